@@ -1,0 +1,7 @@
+"""``python -m mfstein`` runs the console dispatcher."""
+
+import sys
+
+from mfstein.cli import main
+
+sys.exit(main())

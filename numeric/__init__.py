@@ -1,0 +1,1 @@
+"""Numeric layer of mfstein (mpmath, NumPy, SciPy)."""

@@ -1,0 +1,1 @@
+"""Exact stationary distribution of small finite-N systems."""

@@ -1,0 +1,1 @@
+"""Registry of the numeric claims of seed 000, checked at high precision."""

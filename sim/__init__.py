@@ -1,0 +1,1 @@
+"""numba simulators of the finite-N system, with confidence intervals."""
