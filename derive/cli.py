@@ -1,9 +1,237 @@
-"""Command-line subcommands of this package (registered by ``mfstein.cli``)."""
+"""``mfstein derive``: print a model's symbolic objects as LaTeX, text or JSON.
+
+JSON strings parse back with plain :func:`sympy.sympify` to the identical
+expression: symbols whose names SymPy's parser would read as something else
+(``N`` is SymPy's numeric-evaluation function) are printed as ``Symbol('N')``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from typing import Any
+
+#: Every object ``--show`` accepts, in output order.
+SHOW_NAMES: tuple[str, ...] = (
+    "f",
+    "J",
+    "hessian",
+    "Q",
+    "ftilde",
+    "stein",
+    "lyapunov",
+    "kron",
+    "generator",
+    "closed-form",
+)
+DEFAULT_SHOW = "f,J,hessian,Q,ftilde"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the ``mfstein`` dispatcher."""
+    """Add ``mfstein derive`` to the dispatcher."""
+    p = subparsers.add_parser(
+        "derive",
+        help="symbolic objects of the supermarket model (f, J, Hessian, Q, Stein, Lyapunov, ...)",
+        description=(
+            "Derive the drift, Jacobian, Hessian, diffusion, f~, Stein's equation, the "
+            "Lyapunov system (plain and vectorised), the generator identity of Lemma 7 and "
+            "the b <= 2 closed forms of the power-of-d supermarket model, and print them."
+        ),
+    )
+    p.add_argument("--b", required=True, metavar="B", help="buffer size, an integer >= 1")
+    p.add_argument("--d", default="2", metavar="D", help="choices per arrival, integer >= 1")
+    p.add_argument(
+        "--mu",
+        default="1",
+        help="service rate: a positive number, or 'mu' to keep it symbolic (default 1)",
+    )
+    p.add_argument(
+        "--without-replacement",
+        action="store_true",
+        help="sample d distinct servers (rates then depend on N)",
+    )
+    p.add_argument(
+        "--show",
+        default=DEFAULT_SHOW,
+        help=f"comma-separated objects from {','.join(SHOW_NAMES)} (default {DEFAULT_SHOW})",
+    )
+    p.add_argument("--format", choices=("latex", "text", "json"), default="text")
+    p.set_defaults(handler=run)
+
+
+def parse_show(text: str) -> list[str]:
+    """Validate a ``--show`` list; unknown names raise ParameterError."""
+    from derive.errors import ParameterError
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in SHOW_NAMES]
+    if not names or bad:
+        raise ParameterError(
+            f"--show must be a comma-separated list of {', '.join(SHOW_NAMES)}, "
+            f"got {', '.join(bad) if bad else repr(text)}."
+        )
+    return list(dict.fromkeys(names))
+
+
+def _parse_mu(text: str) -> object:
+    import sympy as sp
+
+    from derive.errors import ParameterError
+
+    if text == "mu":
+        return "mu"
+    try:
+        value = sp.Rational(text)
+    except (TypeError, ValueError, SyntaxError):
+        value = None
+    if value is None or not value > 0:
+        raise ParameterError(f"--mu must be a positive number or 'mu', got {text!r}.")
+    return value
+
+
+def to_string(expr: Any) -> str:
+    """A string that :func:`sympy.sympify` parses back to exactly ``expr``."""
+    import sympy as sp
+    from sympy.printing.str import StrPrinter
+
+    class _RoundTrip(StrPrinter):
+        def _print_Symbol(self, s: sp.Symbol) -> str:  # noqa: N802 (SymPy's naming)
+            try:
+                ok = sp.sympify(s.name) == s
+            except (sp.SympifyError, TypeError, SyntaxError, ValueError):
+                ok = False
+            return s.name if ok else f"Symbol({s.name!r})"
+
+    return _RoundTrip().doprint(sp.sympify(expr))
+
+
+def _nested(obj: Any) -> Any:
+    import sympy as sp
+
+    if isinstance(obj, sp.MatrixBase):
+        if obj.shape[1] == 1:
+            return [to_string(e) for e in obj]
+        return [[to_string(e) for e in obj.row(i)] for i in range(obj.shape[0])]
+    if isinstance(obj, sp.NDimArray):
+        return _nested_array(obj.tolist())
+    if isinstance(obj, dict):
+        return {k: _nested(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_nested(v) for v in obj]
+    return to_string(obj)
+
+
+def _nested_array(x: Any) -> Any:
+    return [_nested_array(v) for v in x] if isinstance(x, list) else to_string(x)
+
+
+def objects(model, names: list[str]) -> dict[str, Any]:
+    """The SymPy objects behind each ``--show`` name (dicts for composite ones)."""
+    from derive import generator, stein
+
+    out: dict[str, Any] = {}
+    for name in names:
+        if name == "f":
+            out[name] = model.drift
+        elif name == "J":
+            out[name] = model.jacobian
+        elif name == "hessian":
+            out[name] = model.hessian
+        elif name == "Q":
+            out[name] = model.diffusion
+        elif name == "ftilde":
+            out[name] = model.ftilde
+        elif name == "stein":
+            eq = stein.stein_equation(model)
+            out[name] = {
+                "equilibrium": [e.lhs for e in stein.equilibrium_equations(model)],
+                "J_star": stein.jacobian_at_equilibrium(model),
+                "linearised_drift": stein.linearised_drift(model),
+                "g": stein.stein_solution(model),
+                "P": stein.p_matrix(model.b),
+                "stein_lhs": eq.lhs,
+                "stein_rhs": eq.rhs,
+                "dominant_term": stein.dominant_term(model),
+            }
+        elif name == "lyapunov":
+            eq = stein.lyapunov_equation(model)
+            out[name] = {
+                "lhs": eq.lhs,
+                "rhs": eq.rhs,
+                "residual": stein.lyapunov_residual(model),
+            }
+        elif name == "kron":
+            ks = stein.kronecker_system(model)
+            out[name] = {"matrix": ks.matrix, "vecP": ks.unknowns, "rhs": ks.rhs}
+        elif name == "generator":
+            g = generator.quadratic_test_function(model)
+            out[name] = {
+                "g": g,
+                "Gg": generator.generator_apply(model, g),
+                "lemma7_rhs": generator.lemma7_rhs(model, g),
+                "difference": generator.lemma7_difference(model, g),
+            }
+        elif name == "closed-form":
+            from derive.closed_forms import closed_form
+
+            cf = closed_form(model.b)
+            out[name] = {
+                "s_star": list(cf.s_star),
+                "J": cf.J,
+                "P": cf.P,
+                "c": cf.c,
+                "P_in_sstar": cf.P_in_sstar,
+                "c_in_sstar": cf.c_in_sstar,
+            }
+    return out
+
+
+def _text(obj: Any, indent: str = "  ") -> list[str]:
+    import sympy as sp
+
+    if isinstance(obj, dict):
+        lines = []
+        for k, v in obj.items():
+            lines.append(f"{indent}{k}:")
+            lines += _text(v, indent + "  ")
+        return lines
+    if isinstance(obj, sp.MatrixBase | sp.NDimArray) or isinstance(obj, list):
+        return [indent + line for line in sp.pretty(obj, use_unicode=False).splitlines()]
+    return [indent + line for line in sp.pretty(obj, use_unicode=False).splitlines()]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``mfstein derive``."""
+    from derive.errors import ParameterError, check_int
+    from derive.model import supermarket
+
+    b = check_int("--b", args.b, 1)
+    d = check_int("--d", args.d, 1)
+    names = parse_show(args.show)
+    mu = _parse_mu(args.mu)
+    if "closed-form" in names and not (
+        b <= 2 and d == 2 and mu == 1 and not args.without_replacement
+    ):
+        raise ParameterError(
+            "closed-form needs --b 1 or 2 with --d 2, --mu 1 and sampling with replacement "
+            f"(got b = {b}, d = {d}); from b = 3 on s*_b solves a degree-2^b polynomial "
+            "with no solution in radicals."
+        )
+    model = supermarket(b, d, mu=mu, replacement=not args.without_replacement)
+    if args.format == "latex":
+        from derive.latex import latex_objects
+
+        for name, text in latex_objects(model, names).items():
+            print(f"% {name}")
+            print(text)
+        return 0
+    objs = objects(model, names)
+    if args.format == "json":
+        json.dump({k: _nested(v) for k, v in objs.items()}, sys.stdout, indent=1)
+        print()
+        return 0
+    for name, obj in objs.items():
+        print(f"{name}:")
+        print("\n".join(_text(obj)))
+    return 0

@@ -283,22 +283,25 @@ def generate_source(model: Model, backend: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _unpack(model: Model, exprs: list[sp.Expr]) -> list[str]:
+def _unpack(model: Model, exprs: list[sp.Expr], backend: str) -> list[str]:
+    # mpmath: convert inputs to mpf so that integer arguments (e.g. N = 10) never
+    # meet Python's float division inside a generated expression such as 1/(N - 1).
+    wrap = "mpmath.mpf({})" if backend == "mpmath" else "{}"
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
     out = []
     for i, s in enumerate(model.states):
         if s in used:
-            out.append(f"    {s} = s[{i}]")
+            out.append(f"    {s} = {wrap.format(f's[{i}]')}")
     for i, q in enumerate(model.params):
         if q in used:
-            out.append(f"    {q} = p[{i}]")
+            out.append(f"    {q} = {wrap.format(f'p[{i}]')}")
     return out
 
 
 def _function(name, shape, entries, model, printer, backend) -> list[str]:
     exprs = [e for _, e in entries]
     reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), order="none")
-    body = _unpack(model, exprs)
+    body = _unpack(model, exprs, backend)
     for sym, sub in reps:
         body.append(f"    {sym} = {printer(sub)}")
     doc = _DOCS.get(name, name)

@@ -1,9 +1,245 @@
-"""Command-line subcommands of this package (registered by ``mfstein.cli``)."""
+"""``mfstein simulate`` and ``mfstein table`` (registered by ``mfstein.cli``).
+
+Heavy imports (numba, numpy, scipy, dask, matplotlib) happen inside the handlers.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+#: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
+#: few minutes on two cores (see benchmarks/bench_sim.py for the timing).
+TABLE_STEPS = 10**8
+TABLE_REPS = 4
+
+
+def _int(text: str) -> int:
+    """argparse type: integers also written as 1e8 or 10**8."""
+    t = text.strip().replace("_", "")
+    try:
+        if "**" in t:
+            base, exp = t.split("**", 1)
+            return int(base) ** int(exp)
+        if "e" in t.lower():
+            v = float(t)
+            if v != int(v):
+                raise ValueError
+            return int(v)
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [_int(x) for x in text.split(",") if x.strip()]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the ``mfstein`` dispatcher."""
+    """Add ``simulate`` and ``table`` to the ``mfstein`` dispatcher."""
+    p = subparsers.add_parser(
+        "simulate",
+        help="simulate the finite-N system; N E||S-s*||^2, E[S], N Cov(S), ... with 95%% CIs",
+        description=(
+            "Simulate N servers with buffer b under power-of-d (or JSQ / random) dispatch, "
+            "lam = arrival rate per server (or lam = 1 - gamma/N^alpha). Reports "
+            "N E||S - s*||^2, E[S], N(E[S] - s*), N Cov(S), the queue-length pmf, the blocking "
+            "fraction and (per-server policies) response times, each with a 95%% batch-means "
+            "confidence interval over replications seeded from SeedSequence(seed)."
+        ),
+    )
+    p.add_argument("--N", type=_int, required=True, help="number of servers")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--lam", help="arrival rate per server (> 0)")
+    g.add_argument("--gamma", help="heavy traffic: lam = 1 - gamma / N^alpha (needs --alpha)")
+    p.add_argument("--alpha", help="exponent alpha >= 0 of the heavy-traffic rate")
+    p.add_argument("--b", type=_int, required=True, help="buffer size per server (1..200)")
+    p.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
+    p.add_argument(
+        "--without-replacement",
+        action="store_true",
+        help="sample d distinct servers (default: with replacement, the paper's chain)",
+    )
+    p.add_argument(
+        "--policy",
+        choices=("aggregated", "pod", "jsq", "random"),
+        default="aggregated",
+        help="aggregated CTMC on counts (fast), or per-server FIFO simulation with "
+        "power-of-d, join-shortest-queue or random dispatch",
+    )
+    p.add_argument("--steps", type=_int, required=True, help="events per replication")
+    p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
+    p.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
+    p.add_argument("--batches", type=_int, default=20, help="batches per replication")
+    p.add_argument("--workers", type=_int, help="local worker processes (default: cores)")
+    p.add_argument("--scheduler", help="address of a running Dask scheduler")
+    p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_simulate)
+
+    t = subparsers.add_parser(
+        "table",
+        help="seed 000's Tables 1/2: simulation vs the bound (and exact) over N",
+        description=(
+            "For each N: lam = 1 - gamma/N^alpha, the simulated N E||S - s*||^2 (mean +- 95%% "
+            "CI), Theorem 1's asymptotically tight bound (numeric.bound, b = auto) and, with "
+            "--exact, the exact finite-N value where the state space allows."
+        ),
+    )
+    t.add_argument("--gamma", required=True, help="0 < gamma <= 1")
+    t.add_argument("--alpha", required=True, help="alpha >= 0")
+    t.add_argument("--N", type=_int_list, required=True, help="comma-separated N values")
+    t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
+    t.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
+    t.add_argument(
+        "--sim-steps",
+        type=_int,
+        default=TABLE_STEPS,
+        help=f"events per replication (default {TABLE_STEPS:.0e})",
+    )
+    t.add_argument("--reps", type=_int, default=TABLE_REPS, help=f"default {TABLE_REPS}")
+    t.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
+    t.add_argument("--workers", type=_int, help="local worker processes (default: cores)")
+    t.add_argument("--scheduler", help="address of a running Dask scheduler")
+    t.add_argument("--exact", action="store_true", help="add exact values for small N")
+    t.add_argument("--plot", help="write N E||S-s*||^2 against N to this PNG file")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    fmt = t.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print JSON")
+    fmt.add_argument("--csv", action="store_true", help="print CSV")
+    t.set_defaults(handler=_table)
+
+
+def _lam(args) -> str:
+    from derive.errors import ParameterError
+
+    if args.lam is not None:
+        if args.alpha is not None:
+            raise ParameterError("alpha goes with --gamma, not with --lam; give one of them.")
+        return args.lam
+    if args.alpha is None:
+        raise ParameterError("alpha must be given with --gamma (lam = 1 - gamma/N^alpha).")
+    import mpmath
+
+    import numeric
+
+    return mpmath.nstr(numeric.heavy_traffic_lambda(args.gamma, args.alpha, args.N), 30)
+
+
+def _simulate(args) -> int:
+    from sim.api import simulate
+
+    lam = _lam(args)
+    r = simulate(
+        args.N,
+        lam,
+        args.b,
+        args.d,
+        replacement=not args.without_replacement,
+        policy=args.policy,
+        steps=args.steps,
+        reps=args.reps,
+        seed=args.seed,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        checkpoint=args.checkpoint,
+        batches=args.batches,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+    )
+    for w in r.warnings:
+        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(r.to_json()))
+    else:
+        print(_describe(r))
+    return 130 if r.interrupted else 0
+
+
+def _describe(r) -> str:
+    import numpy as np
+
+    scheme = "with" if r.replacement else "without"
+    lines = [
+        f"N = {r.N}, lam = {r.lam_text}, b = {r.b}, d = {r.d} ({scheme} replacement), "
+        f"policy = {r.policy}",
+        f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
+        f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
+        f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",
+        f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}",
+        f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}",
+        "k   E[S_k]               N(E[S_k] - s*_k)      P(queue = k)",
+    ]
+    pmf = r.queue_length_pmf
+    lines.append(f"0   {'':20} {'':21} {pmf.mean[0]:.5f} ± {pmf.ci95[0]:.5f}")
+    for k in range(r.b):
+        lines.append(
+            f"{k + 1:<3} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
+            f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
+            f"{pmf.mean[k + 1]:.5f} ± {pmf.ci95[k + 1]:.5f}"
+        )
+    diag = np.diag(r.n_cov.mean)
+    lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
+    if r.response_time:
+        rt = r.response_time
+        qs = ", ".join(f"q{float(k):g} = {v:.3f}" for k, v in rt["quantiles"].items())
+        lines.append(f"response time = {rt['mean']:.5f} ± {rt['ci95']:.5f} ({qs})")
+    lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
+    return "\n".join(lines)
+
+
+def _table(args) -> int:
+    from derive.errors import ParameterError, check_int
+    from sim import table
+
+    if not args.N:
+        raise ParameterError("N must list at least one integer >= 1.")
+    for n in args.N:
+        check_int("N", n, 1)
+    b: int | str = "auto" if str(args.b).strip().lower() == "auto" else None  # type: ignore[assignment]
+    if b is None:
+        try:
+            b = check_int("b", args.b, 1)
+        except ParameterError:
+            raise ParameterError(f"b must be an integer >= 1 or auto, got {args.b!r}.") from None
+    rows = table.build(
+        args.gamma,
+        args.alpha,
+        args.N,
+        b=b,
+        d=args.d,
+        steps=args.sim_steps,
+        reps=args.reps,
+        seed=args.seed,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        exact=args.exact,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    meta = dict(gamma=args.gamma, alpha=args.alpha, d=args.d, seed=args.seed)
+    if args.plot:
+        table.plot(rows, args.plot, **meta)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    **meta,
+                    "steps": args.sim_steps,
+                    "reps": args.reps,
+                    "rows": [r.to_json() for r in rows],
+                }
+            )
+        )
+    elif args.csv:
+        sys.stdout.write(table.to_csv(rows))
+    else:
+        print(table.render(rows, steps=args.sim_steps, reps=args.reps, **meta))
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0

@@ -1,0 +1,239 @@
+"""The mean-field equilibrium ``s*`` of the supermarket model, at any precision.
+
+With replacement and service rate ``mu``, summing the drift equations
+``f_j(s*) = 0`` of seed 000, eq. (1), over ``j >= k`` telescopes to
+
+    s_k = rho (s_{k-1}^d - s_b^d),   k = 1..b,   s_0 = 1,   rho = lam / mu,
+
+so the whole fixed point is a function of the single unknown ``y = s_b``
+(shooting).  ``y -> s_b(y) - y`` is decreasing, and a safeguarded Newton /
+bisection iteration on ``y`` converges quadratically.  The forward recursion
+amplifies rounding by up to ``d rho s_{k-1}^{d-1} <= d rho`` per level, so it is
+carried out with ``~ b log10(d rho)`` guard digits; the result is then checked
+against ``derive``'s generated drift kernel (``||f(s*)||_inf``) at the working
+precision.  The infinite-buffer fixed point is ``s_k = rho^((d^k - 1)/(d - 1))``
+(``rho^k`` for ``d = 1``).  Sampling without replacement makes the drift depend
+on ``N``; its fixed point is found by Newton's method on derive's kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mpmath
+from mpmath import mpf
+
+from derive import supermarket
+from derive.errors import ParameterError, check_int
+from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
+
+#: Above this buffer size the drift residual is checked with the telescoped
+#: identity instead of derive's generated kernel (whose first symbolic
+#: derivation costs ~50 s at b = 1000; it is cached on disk afterwards).
+KERNEL_CHECK_MAX_B = 300
+
+
+def check_b(b: Any, *, allow: tuple[str, ...] = ("inf",)) -> int | str:
+    """Validate the buffer size: an integer ``>= 1`` or one of the words in ``allow``."""
+    if isinstance(b, str) and b.strip().lower() in allow:
+        return b.strip().lower()
+    if isinstance(b, float) and math.isinf(b) and "inf" in allow:
+        return "inf"
+    words = "".join(f" or '{w}'" for w in allow)
+    try:
+        return check_int("b", b, 1)
+    except ParameterError:
+        raise ParameterError(f"b must be an integer >= 1{words}, got {b!r}.") from None
+
+
+def guard_digits(b: int, d: int, rho: mpf) -> int:
+    """Guard digits for the shooting recursion: ``b log10(max(d rho, 1))`` plus margin."""
+    return int(b * math.log10(max(float(d * rho), 1.0))) + 15
+
+
+def _shoot(y: mpf, rho: mpf, b: int, d: int) -> tuple[list[mpf] | None, mpf, mpf]:
+    """Run ``s_k = rho (s_{k-1}^d - y^d)``; return (s, s_b - y, d(s_b - y)/dy).
+
+    ``s`` is None when some ``s_k`` drops below ``y`` (then ``y`` is too large).
+    """
+    t = y**d
+    dt = d * y ** (d - 1) if d > 1 else mpf(1)
+    s_prev, ds_prev = mpf(1), mpf(0)
+    out = []
+    for _ in range(b):
+        s = rho * (s_prev**d - t)
+        ds = rho * (d * s_prev ** (d - 1) * ds_prev - dt) if d > 1 else rho * (ds_prev - dt)
+        if s < y:
+            return None, s - y, ds - 1
+        out.append(s)
+        s_prev, ds_prev = s, ds
+    return out, s_prev - y, ds_prev - 1
+
+
+def _shooting(rho: mpf, b: int, d: int) -> list[mpf]:
+    """Safeguarded Newton on the scalar unknown ``y = s_b`` (current precision)."""
+    lo, hi = mpf(0), mpf(1)
+    y = mpf(0)
+    tol = mpf(2) ** (-mpmath.mp.prec + 4)
+    best = None
+    for _ in range(20 * mpmath.mp.prec):
+        s, r, dr = _shoot(y, rho, b, d)
+        if s is None or r < 0:
+            hi = y
+        else:
+            lo = y
+            best = s
+            if r == 0:
+                return s
+        step = -r / dr if (s is not None and dr != 0) else None
+        y_new = y + step if step is not None else None
+        if y_new is None or not lo < y_new < hi:
+            y_new = (lo + hi) / 2
+        if hi - lo <= tol * max(hi, mpf(2) ** (-mpmath.mp.prec * 4)) or abs(y_new - y) <= tol * y:
+            s, r, _ = _shoot(y_new, rho, b, d)
+            if s is not None:
+                return s
+            return best if best is not None else _shoot(lo, rho, b, d)[0]
+        y = y_new
+    raise NumericalError(f"the equilibrium shooting did not converge for b = {b}, d = {d}.")
+
+
+def infinite_buffer_equilibrium(rho: mpf, d: int, floor: mpf) -> list[mpf]:
+    """``s_k = rho^((d^k - 1)/(d - 1))`` (``rho^k`` if ``d = 1``), while ``s_k >= floor``."""
+    out = []
+    k = 1
+    while True:
+        e = (d**k - 1) // (d - 1) if d > 1 else k
+        s = rho**e
+        if s < floor:
+            return out
+        out.append(s)
+        k += 1
+
+
+def equilibrium(
+    lam: Any,
+    b: int | str,
+    d: int = 2,
+    *,
+    dps: int = 30,
+    mu: Any = 1,
+    replacement: bool = True,
+    N: int | None = None,
+) -> list[mpf]:
+    """The mean-field fixed point ``s*_1 .. s*_b`` (``f(s*) = 0``, seed 000 eq. (1)).
+
+    Parameters
+    ----------
+    lam:
+        Arrival rate per server, ``> 0`` (str parsed exactly, or int/float/mpf).
+    b:
+        Buffer size, an integer ``>= 1``, or ``"inf"`` for the infinite-buffer
+        fixed point truncated where ``s_k < 10^-dps`` (needs ``lam < mu``).
+    d:
+        Servers sampled per arrival, ``>= 1``.
+    dps:
+        Significant decimal digits of the result, ``>= 5``.
+    mu:
+        Service rate ``> 0``.
+    replacement:
+        ``False`` samples ``d`` distinct servers; then ``N`` (``>= d``) is required.
+    N:
+        Number of servers for the N-dependent drift without replacement.
+
+    Returns
+    -------
+    list of mpf
+        ``s*_k`` with at least ``dps`` correct significant digits each (the
+        shooting runs with guard digits and the drift residual is verified).
+    """
+    dps = check_dps(dps)
+    d = check_int("d", d, 1)
+    b = check_b(b)
+    with mpmath.workdps(dps + 10):
+        lam_ = parse_lam(lam)
+        mu_ = to_mpf("mu", mu)
+        if mu_ <= 0:
+            raise ParameterError(f"mu must be > 0, got {mu!r}.")
+        rho = lam_ / mu_
+    if not replacement:
+        if N is None:
+            raise ParameterError("N must be given (an integer >= d) when replacement is False.")
+        N = check_int("N", N, max(d, 1))
+        if b == "inf":
+            raise ParameterError("b must be a finite integer >= 1 when replacement is False.")
+        return _newton_equilibrium(lam_, mu_, b, d, N, dps)
+    if b == "inf":
+        if rho >= 1:
+            raise ParameterError(
+                f"lam must be < mu for the infinite buffer (b = inf), got lam/mu = "
+                f"{mpmath.nstr(rho, 8)}."
+            )
+        with mpmath.workdps(dps + 10):
+            rho = lam_ / mu_
+            s = infinite_buffer_equilibrium(rho, d, mpf(10) ** (-dps - 5))
+        if not s:
+            raise ParameterError(f"lam is so small that s*_1 < 10^-{dps}; raise lam or dps.")
+        return s
+    guard = guard_digits(b, d, rho)
+    with mpmath.workdps(dps + guard):
+        rho = to_mpf("lam", lam) / to_mpf("mu", mu)
+        s = _shooting(rho, b, d)
+    verify_equilibrium(s, lam_, b, d, mu_, dps)
+    return s
+
+
+def drift_residual(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, N: int | None = None) -> mpf:
+    """``||f(s)||_inf`` with derive's generated mpmath drift kernel."""
+    model = supermarket(b, d, mu="mu", replacement=N is None)
+    k = model.kernels("mpmath")
+    p = [lam, mu] if N is None else [lam, mu, mpf(N)]
+    return max(abs(v) for v in k.f(s, p))
+
+
+def telescoped_residual(s: list[mpf], rho: mpf, d: int) -> mpf:
+    """``max_k |s_k - rho (s_{k-1}^d - s_b^d)|``: the summed form of eq. (1)."""
+    t = s[-1] ** d
+    prev = mpf(1)
+    worst = mpf(0)
+    for v in s:
+        worst = max(worst, abs(v - rho * (prev**d - t)))
+        prev = v
+    return worst
+
+
+def verify_equilibrium(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, dps: int) -> None:
+    """Raise :class:`NumericalError` unless the drift vanishes to ``10^-(dps+2)``."""
+    with mpmath.workdps(dps + 10):
+        if b <= KERNEL_CHECK_MAX_B:
+            res = drift_residual(s, lam, b, d, mu)
+        else:
+            res = telescoped_residual(s, lam / mu, d)
+        if res > mpf(10) ** (-dps - 2):
+            raise NumericalError(
+                f"the equilibrium residual {mpmath.nstr(res, 3)} exceeds 10^-{dps + 2} (b = {b})."
+            )
+
+
+def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> list[mpf]:
+    """Newton's method on derive's N-dependent drift, started at the with-replacement s*."""
+    model = supermarket(b, d, mu="mu", replacement=False)
+    k = model.kernels("mpmath")
+    guard = guard_digits(b, d, lam / mu)
+    with mpmath.workdps(dps + guard):
+        p = [+lam, +mu, mpf(N)]
+        s = _shooting(lam / mu, b, d)
+        for _ in range(200):
+            f = k.f(s, p)
+            step = mpmath.lu_solve(k.jac(s, p), mpmath.matrix(f))
+            s = [s[i] - step[i] for i in range(b)]
+            if max(abs(step[i]) for i in range(b)) <= mpf(10) ** (-dps - guard + 5):
+                break
+        else:
+            raise NumericalError(f"Newton's method did not converge (b = {b}, N = {N}).")
+    with mpmath.workdps(dps + 10):
+        res = max(abs(v) for v in k.f(s, p))
+        if res > mpf(10) ** (-dps - 2):
+            raise NumericalError(f"the equilibrium residual {mpmath.nstr(res, 3)} is too large.")
+    return s

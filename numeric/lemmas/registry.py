@@ -1,0 +1,241 @@
+"""The claim registry: what a claim is, how it is registered and how one point is judged.
+
+A :class:`Claim` is a statement ``lhs REL rhs`` (``REL`` one of ``<=``, ``<``,
+``>=``, ``>``, ``==``) whose two sides are computed, at the working precision, by
+a function of a :class:`numeric.lemmas.context.Context` (one parameter point:
+gamma, alpha, xi, N, b, d and the lazily solved mean-field objects).  The
+function returns ``(lhs, rhs)`` -- or a ready :class:`Point` when it needs to
+judge the point itself (e.g. an equality to a tolerance it chooses).
+
+Margins are oriented so that a claim holds when its margin is non-negative:
+``rhs - lhs`` for ``<=`` / ``<``, ``lhs - rhs`` for ``>=`` / ``>`` and
+``tol - |lhs - rhs|`` for ``==``.  A non-strict inequality is granted a rounding
+allowance of ``10^-(digits - 3) * max(1, |lhs|, |rhs|)`` (a tie computed in
+floating point may land a few ulps on the wrong side); a strict one is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mpmath
+
+from derive.errors import ParameterError
+
+if TYPE_CHECKING:
+    from numeric.lemmas.context import Context
+
+#: Relations a claim may assert between its two sides.
+RELATIONS: tuple[str, ...] = ("<=", "<", ">=", ">", "==")
+
+#: Parameters a claim may need beyond lam, N, b, d, xi (absent when the user
+#: gives --lam instead of --gamma/--alpha).
+REQUIREMENTS: tuple[str, ...] = ("gamma", "alpha")
+
+
+@dataclass
+class Point:
+    """The verdict of one claim at one parameter point.
+
+    Attributes
+    ----------
+    lhs, rhs:
+        The two sides, as mpmath numbers (or exact ``Fraction``/``int``).
+    margin:
+        Non-negative exactly when the claim holds (see the module docstring).
+    holds:
+        The verdict.
+    digits:
+        Significant digits of ``lhs``/``rhs`` that are trusted; ``0`` marks exact
+        (integer/rational) sides.
+    note:
+        Optional remark (e.g. which route computed a side).
+    """
+
+    lhs: Any
+    rhs: Any
+    margin: Any
+    holds: bool
+    digits: int
+    note: str = ""
+
+
+ClaimFunction = Callable[["Context"], "tuple[Any, Any] | Point"]
+
+
+@dataclass
+class Claim:
+    """One checkable numeric claim.
+
+    Parameters
+    ----------
+    id:
+        Short identifier, dotted for sub-claims (``"lemma9.f1"``).
+    statement:
+        The claim in words, written as ``lhs REL rhs``.
+    equation:
+        Where it is in the paper (``"Lemma 5"``, ``"eq. (17)"``), or ``""``.
+    function:
+        ``function(ctx) -> (lhs, rhs)`` or ``-> Point``.
+    relation:
+        One of :data:`RELATIONS`; how ``lhs`` and ``rhs`` must compare.
+    requires:
+        Parameters from :data:`REQUIREMENTS` the function reads; the claim is
+        skipped when the user supplied ``lam`` directly.
+    corrected_statement:
+        For a claim the paper gets wrong: the correct statement, shown beside it.
+    asymptotic:
+        ``True`` for claims the paper makes only "for sufficiently large N".
+    """
+
+    id: str
+    statement: str
+    equation: str
+    function: ClaimFunction
+    relation: str = "<="
+    requires: tuple[str, ...] = ()
+    corrected_statement: str | None = None
+    asymptotic: bool = False
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id or any(c.isspace() for c in self.id):
+            raise ParameterError(
+                f"claim id must be a non-empty string without spaces, got {self.id!r}."
+            )
+        if self.relation not in RELATIONS:
+            raise ParameterError(
+                f"relation of claim {self.id} must be one of {', '.join(RELATIONS)}, "
+                f"got {self.relation!r}."
+            )
+        bad = [r for r in self.requires if r not in REQUIREMENTS]
+        if bad:
+            raise ParameterError(
+                f"requires of claim {self.id} may only name {', '.join(REQUIREMENTS)}, got {bad}."
+            )
+
+    def evaluate(self, ctx: Context) -> Point:
+        """Compute and judge this claim at the parameter point ``ctx``."""
+        with mpmath.workdps(ctx.dps + ctx.guard):
+            out = self.function(ctx)
+            if isinstance(out, Point):
+                return out
+            lhs, rhs = out
+            return judge(lhs, rhs, self.relation, ctx.digits)
+
+
+def judge(lhs: Any, rhs: Any, relation: str, digits: int, tol: Any = None) -> Point:
+    """Return the :class:`Point` for ``lhs relation rhs`` trusted to ``digits`` digits.
+
+    ``tol`` is the absolute tolerance of an equality (default
+    ``10^-(digits - 3) * max(1, |lhs|, |rhs|)``), also the rounding allowance of a
+    non-strict inequality.  Exact ``int``/``Fraction`` sides are compared exactly.
+    """
+    exact = all(isinstance(v, int) or type(v).__name__ == "Fraction" for v in (lhs, rhs))
+    if relation in ("<=", "<"):
+        margin = rhs - lhs
+    elif relation in (">=", ">"):
+        margin = lhs - rhs
+    elif relation == "==":
+        margin = None
+    else:
+        raise ParameterError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}.")
+    if exact:
+        allowance = 0
+    elif tol is not None:
+        allowance = mpmath.mpf(tol)
+    else:
+        scale = max(mpmath.mpf(1), abs(mpmath.mpf(lhs)), abs(mpmath.mpf(rhs)))
+        allowance = mpmath.mpf(10) ** (-(digits - 3)) * scale
+    if relation == "==":
+        margin = allowance - abs(lhs - rhs)
+        holds = margin >= 0
+    elif relation in ("<", ">"):
+        holds = margin > 0
+    else:
+        holds = margin >= -allowance
+    return Point(lhs=lhs, rhs=rhs, margin=margin, holds=bool(holds), digits=digits)
+
+
+#: The registered claims, in registration order.
+REGISTRY: dict[str, Claim] = {}
+
+
+def register(c: Claim, *, replace: bool = False) -> Claim:
+    """Add a :class:`Claim` to the registry and return it.
+
+    Raises :class:`ParameterError` when the id is taken and ``replace`` is false.
+    """
+    if not isinstance(c, Claim):
+        raise ParameterError(f"register expects a Claim, got {type(c).__name__}.")
+    if c.id in REGISTRY and not replace:
+        raise ParameterError(f"claim id {c.id} is already registered; pass replace=True.")
+    REGISTRY[c.id] = c
+    return c
+
+
+def unregister(claim_id: str) -> None:
+    """Remove a claim from the registry (no error if absent)."""
+    REGISTRY.pop(claim_id, None)
+
+
+def claim(
+    *,
+    id: str,
+    statement: str,
+    equation: str = "",
+    relation: str = "<=",
+    requires: tuple[str, ...] = (),
+    corrected_statement: str | None = None,
+    asymptotic: bool = False,
+    replace: bool = False,
+) -> Callable[[ClaimFunction], ClaimFunction]:
+    """Decorator registering ``function(ctx) -> (lhs, rhs)`` as a :class:`Claim`.
+
+    Returns the function unchanged, so it can still be called directly.
+    """
+
+    def deco(function: ClaimFunction) -> ClaimFunction:
+        register(
+            Claim(
+                id=id,
+                statement=statement,
+                equation=equation,
+                function=function,
+                relation=relation,
+                requires=tuple(requires),
+                corrected_statement=corrected_statement,
+                asymptotic=asymptotic,
+            ),
+            replace=replace,
+        )
+        return function
+
+    return deco
+
+
+def get_claims(ids: list[str] | None = None) -> list[Claim]:
+    """The claims with the given ids (all registered ones if ``None``), in order.
+
+    An id that names a family (``"lemma9"``) selects the claim itself and all its
+    sub-claims (``"lemma9.f1"``, ...).  Unknown ids raise :class:`ParameterError`.
+    """
+    if ids is None:
+        return list(REGISTRY.values())
+    chosen: list[Claim] = []
+    unknown = []
+    for i in ids:
+        hits = [c for c in REGISTRY.values() if c.id == i or c.id.startswith(i + ".")]
+        if not hits:
+            unknown.append(i)
+        for c in hits:
+            if c not in chosen:
+                chosen.append(c)
+    if unknown:
+        raise ParameterError(
+            f"claim ids must be registered ids or families ({', '.join(REGISTRY)}); "
+            f"unknown: {', '.join(unknown)}."
+        )
+    return chosen

@@ -1,0 +1,281 @@
+"""Run registered claims over a grid of N and summarise each claim's verdict.
+
+:func:`check` validates the parameters once, builds one
+:class:`~numeric.lemmas.context.Context` per grid point (so the mean-field
+solution is computed once per N and shared by all claims), evaluates each
+claim, and reports for every claim the smallest grid N from which it holds at
+every larger grid point (``holds_from_N``; ``None`` = "not within the grid").
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+
+from derive.errors import ParameterError, check_int
+from numeric.lemmas.context import Context
+from numeric.lemmas.parameters import to_fraction
+from numeric.lemmas.registry import Claim, Point, get_claims
+
+#: Working-precision range accepted by :func:`check`.
+DPS_RANGE = (15, 1000)
+
+
+@dataclass
+class ClaimResult:
+    """One claim over the grid."""
+
+    claim: Claim
+    Ns: list[int]
+    points: list[Point]
+    skipped: str = ""
+
+    @property
+    def holds_from_N(self) -> int | None:
+        """Smallest grid N from which the claim holds at every larger grid point, or None."""
+        first = None
+        for N, p in zip(reversed(self.Ns), reversed(self.points), strict=True):
+            if not p.holds:
+                break
+            first = N
+        return first
+
+    @property
+    def verdict(self) -> str:
+        """One line summarising the claim over the grid."""
+        if self.skipped:
+            return f"skipped: {self.skipped}"
+        n_hold = sum(p.holds for p in self.points)
+        start = self.holds_from_N
+        if n_hold == len(self.points):
+            text = f"holds at all {len(self.points)} grid points"
+        elif start is None:
+            text = (
+                f"does not hold from any grid N on (holds at {n_hold} of {len(self.points)} points)"
+            )
+            if self.claim.asymptotic:
+                text += "; not within the grid"
+        else:
+            text = (
+                f"holds from N = {start} on (fails at {len(self.points) - n_hold} smaller grid N)"
+            )
+        if self.claim.corrected_statement and n_hold < len(self.points):
+            text += f"; corrected: {self.claim.corrected_statement}"
+        return text
+
+
+@dataclass
+class Report:
+    """The results of :func:`check`."""
+
+    results: list[ClaimResult]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The documented JSON form (decimal strings, never floats)."""
+        claims = []
+        skipped = []
+        shown = int(self.params.get("dps", 30))
+        for r in self.results:
+            if r.skipped:
+                skipped.append({"id": r.claim.id, "reason": r.skipped})
+                continue
+            entry: dict[str, Any] = {
+                "id": r.claim.id,
+                "statement": r.claim.statement,
+                "equation": r.claim.equation,
+                "relation": r.claim.relation,
+                "points": [
+                    {
+                        "N": int(N),
+                        "lhs": decimal_string(p.lhs, shown),
+                        "rhs": decimal_string(p.rhs, shown),
+                        "margin": decimal_string(p.margin, shown),
+                        "holds": bool(p.holds),
+                        **({"exact": True} if p.digits == 0 else {"digits": int(p.digits)}),
+                        **({"note": p.note} if p.note else {}),
+                    }
+                    for N, p in zip(r.Ns, r.points, strict=True)
+                ],
+                "holds_from_N": r.holds_from_N,
+                "verdict": r.verdict,
+            }
+            if r.claim.corrected_statement:
+                entry["corrected_statement"] = r.claim.corrected_statement
+            claims.append(entry)
+        out: dict[str, Any] = {"params": self.params, "claims": claims}
+        if skipped:
+            out["skipped"] = skipped
+        return out
+
+
+def decimal_string(x: Any, digits: int | None = None) -> str:
+    """A decimal string for an mpf, int or Fraction (exact fractions keep ``p/q`` form too)."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return str(x.numerator)
+        dec = mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, digits or mpmath.mp.dps)
+        return dec
+    n = digits or mpmath.mp.dps
+    return mpmath.nstr(mpmath.mpf(x), n)
+
+
+def parse_grid(values: Any) -> list[int]:
+    """Grid of N: ints (or a comma-separated string), each >= 1; sorted, duplicates dropped."""
+    if isinstance(values, str):
+        values = [_grid_item(v) for v in values.replace(" ", "").split(",") if v]
+    try:
+        Ns = sorted({check_int("N", v, 1) for v in values})
+    except TypeError:
+        raise ParameterError("N must be a list of integers >= 1.") from None
+    if not Ns:
+        raise ParameterError("N must list at least one integer >= 1.")
+    return Ns
+
+
+def _grid_item(text: str) -> object:
+    """``"100"`` -> 100, ``"1e8"`` -> 100000000; anything else is left for check_int to reject."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() and abs(value) < 2**53 else text
+
+
+def check(
+    ids: list[str] | None = None,
+    *,
+    N: Any,
+    gamma: Any = None,
+    alpha: Any = None,
+    lam: Any = None,
+    xi: Any = "0.00001",
+    b: int | str = "auto",
+    d: int = 2,
+    dps: int = 30,
+    progress: bool = False,
+) -> Report:
+    """Evaluate registered claims over a grid of N.
+
+    Parameters
+    ----------
+    ids:
+        Claim ids or families to run (``None``: all registered claims).
+    N:
+        Grid of system sizes (ints or ``"10,100,1000"``).
+    gamma, alpha:
+        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (seed 000, Section 3);
+        give both, or give ``lam`` instead.
+    lam:
+        A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are
+        then skipped).
+    xi:
+        The paper's small ``xi``, ``0 < xi < 1`` (decimal string for exactness).
+    b:
+        Buffer size, ``int >= 1`` or ``"auto"``.
+    d:
+        Servers sampled per arrival (the paper's claims are for d = 2).
+    dps:
+        Working precision, 15 to 1000 decimal digits.
+    progress:
+        Show a tqdm bar on standard error.
+    """
+    claims = get_claims(ids)
+    Ns = parse_grid(N)
+    dps = check_int("dps", dps, *DPS_RANGE)
+    d = check_int("d", d, 1)
+    if b != "auto":
+        try:
+            b = check_int("b", b, 1)
+        except ParameterError:
+            raise ParameterError(f"b must be an integer >= 1 or 'auto', got {b!r}.") from None
+    xi_f = to_fraction("xi", xi)
+    if not 0 < xi_f < 1:
+        raise ParameterError(f"xi must satisfy 0 < xi < 1, got {xi!r}.")
+    heavy = lam is None
+    if heavy:
+        if gamma is None or alpha is None:
+            raise ParameterError("give either lam, or both gamma and alpha.")
+        g_f, a_f = to_fraction("gamma", gamma), to_fraction("alpha", alpha)
+        if g_f <= 0:
+            raise ParameterError(f"gamma must be > 0, got {gamma!r}.")
+        if not 0 <= a_f < 1:
+            raise ParameterError(f"alpha must satisfy 0 <= alpha < 1, got {alpha!r}.")
+        bad = [n for n in Ns if _lam_not_positive(g_f, a_f, n)]
+        if bad:
+            raise ParameterError(
+                "gamma must be < N^alpha for every N in the grid (so that "
+                f"lam = 1 - gamma/N^alpha > 0); it fails at N = {bad[0]}."
+            )
+    else:
+        if gamma is not None or alpha is not None:
+            raise ParameterError("give either lam, or both gamma and alpha, not both.")
+        with mpmath.workdps(dps):
+            lam_v = mpmath.mpf(lam)
+        if not 0 < lam_v < 1:
+            raise ParameterError(f"lam must satisfy 0 < lam < 1, got {lam!r}.")
+        g_f = a_f = None
+    params = {
+        "gamma": None if g_f is None else str(gamma),
+        "alpha": None if a_f is None else str(alpha),
+        "lam": None if heavy else str(lam),
+        "xi": str(xi),
+        "b": b,
+        "d": d,
+        "dps": dps,
+    }
+    results = [ClaimResult(c, [], []) for c in claims]
+    for r in results:
+        missing = [q for q in r.claim.requires if (g_f if q == "gamma" else a_f) is None]
+        if missing:
+            r.skipped = f"needs {', '.join(missing)} (run with --gamma/--alpha instead of --lam)"
+    active = [r for r in results if not r.skipped]
+    from tqdm import tqdm
+
+    with tqdm(
+        total=len(Ns) * len(active),
+        file=sys.stderr,
+        disable=not progress,
+        desc="claims",
+        unit="check",
+    ) as bar:
+        for n in Ns:
+            with mpmath.workdps(dps):
+                if heavy:
+                    from numeric import heavy_traffic_lambda
+
+                    lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps)
+                else:
+                    lam_n = mpmath.mpf(lam)
+            ctx = Context(lam=lam_n, N=n, b=b, d=d, xi=xi_f, dps=dps, gamma=g_f, alpha=a_f)
+            params.setdefault("b_used", {})
+            for r in active:
+                bar.set_postfix_str(f"N={n} {r.claim.id}", refresh=False)
+                r.Ns.append(n)
+                r.points.append(r.claim.evaluate(ctx))
+                bar.update(1)
+            if "sol" in ctx.__dict__:
+                params["b_used"][str(n)] = ctx.b_used
+                params.setdefault("digits", {})[str(n)] = ctx.digits
+                params.setdefault("lam_values", {})[str(n)] = mpmath.nstr(lam_n, dps)
+    return Report(results, params)
+
+
+def _lam_not_positive(g: Fraction, a: Fraction, n: int) -> bool:
+    """Whether ``1 - g / n^a <= 0``, i.e. ``g >= n^a`` (decided in high precision)."""
+    with mpmath.workdps(50):
+        return mpmath.mpf(g.numerator) / g.denominator >= mpmath.mpf(n) ** (
+            mpmath.mpf(a.numerator) / a.denominator
+        )

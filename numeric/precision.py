@@ -1,0 +1,123 @@
+"""Parsing and validating numeric inputs, working precision and digit counting.
+
+Every public function of :mod:`numeric` validates its arguments here, once, and
+raises :class:`derive.errors.ParameterError` with one sentence naming the
+parameter and its allowed range.  Numbers given as strings are parsed exactly in
+the working precision (never through a binary float).
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+from mpmath import mpf
+
+from derive.errors import ParameterError, check_int
+
+#: Smallest accepted number of significant digits.
+MIN_DPS = 5
+
+
+class NumericalError(ArithmeticError):
+    """Independent routes or two working precisions disagree beyond the claimed digits."""
+
+
+class IllConditionedWarning(RuntimeWarning):
+    """A float64 result is not trustworthy to the usual ~1e-10 relative accuracy."""
+
+
+def check_dps(dps: Any) -> int:
+    """Return ``dps`` as an int ``>= MIN_DPS`` or raise :class:`ParameterError`."""
+    return check_int("dps", dps, MIN_DPS)
+
+
+def to_mpf(name: str, value: Any) -> mpf:
+    """Convert ``value`` to an ``mpf`` in the *current* working precision.
+
+    Strings (``"0.9109"``, ``"1e-3"``, ``"91/100"``) are parsed exactly: mpmath
+    reads decimal strings correctly rounded to the working precision, and
+    fractions are divided in it.  Floats are taken at their exact binary value.
+    """
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a real number, got {value!r}.")
+    try:
+        if isinstance(value, str):
+            text = value.strip()
+            if "/" in text:
+                num, den = text.split("/", 1)
+                return mpf(Fraction(num.strip()).numerator) / mpf(Fraction(den.strip()).numerator)
+            Decimal(text)  # rejects "nan"-free garbage such as "0.9x" with a clear error
+            out = mpf(text)
+        elif isinstance(value, Fraction):
+            out = mpf(value.numerator) / value.denominator
+        elif isinstance(value, Decimal):
+            out = mpf(str(value))
+        else:
+            out = mpf(value)
+    except (ValueError, TypeError, InvalidOperation, ZeroDivisionError):
+        raise ParameterError(f"{name} must be a real number, got {value!r}.") from None
+    if not mpmath.isfinite(out):
+        raise ParameterError(f"{name} must be a finite real number, got {value!r}.")
+    return out
+
+
+def parse_lam(lam: Any) -> mpf:
+    """Arrival rate per server ``lam > 0`` as an ``mpf`` at the working precision."""
+    out = to_mpf("lam", lam)
+    if out <= 0:
+        raise ParameterError(f"lam must be > 0, got {lam!r}.")
+    return out
+
+
+def heavy_traffic_lambda(gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> mpf:
+    """The heavy-traffic arrival rate ``lam = 1 - gamma / N**alpha`` (seed 000, Section 2).
+
+    Evaluated in ``dps`` significant digits (plus guard digits, then rounded),
+    with ``gamma`` and ``alpha`` parsed exactly when given as decimal strings.
+
+    Parameters
+    ----------
+    gamma:
+        ``0 < gamma <= 1``.
+    alpha:
+        ``alpha >= 0``.
+    N:
+        Number of servers, an integer ``>= 1``.
+    dps:
+        Working precision in significant decimal digits, ``>= 5``.
+    """
+    dps = check_dps(dps)
+    N = check_int("N", N, 1)
+    with mpmath.workdps(dps + 10):
+        g = to_mpf("gamma", gamma)
+        a = to_mpf("alpha", alpha)
+        if not 0 < g <= 1:
+            raise ParameterError(f"gamma must lie in (0, 1], got {gamma!r}.")
+        if a < 0:
+            raise ParameterError(f"alpha must be >= 0, got {alpha!r}.")
+        lam = 1 - g / mpmath.power(N, a)
+    with mpmath.workdps(dps):
+        return +lam
+
+
+def agreeing_digits(x: mpf, y: mpf) -> int:
+    """Number of significant decimal digits on which ``x`` and ``y`` agree.
+
+    ``-log10(|x - y| / |x|)`` rounded down; a huge number when they are equal.
+    """
+    if x == y:
+        return 10**6
+    scale = max(abs(x), abs(y))
+    if scale == 0:
+        return 10**6
+    rel = abs(x - y) / scale
+    return max(0, int(math.floor(-float(mpmath.log10(rel)))))
+
+
+def to_str(x: mpf, dps: int) -> str:
+    """A decimal string of ``x`` with ``dps`` significant digits (JSON safe)."""
+    return mpmath.nstr(x, dps, min_fixed=-5, max_fixed=dps + 1, strip_zeros=False)

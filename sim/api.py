@@ -1,0 +1,340 @@
+"""``simulate``: validated entry point, replications, and the estimates with 95% CIs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from derive.errors import ParameterError, check_int
+from sim import aggregated, engine, perserver, runner, stats
+
+#: Largest buffer the simulators accept (queue lengths are stored as uint8).
+MAX_B = 200
+#: Blocking fraction above which the buffer is reported as too small.
+BLOCKING_WARN = 1e-3
+#: Response-time quantiles reported by the per-server simulator.
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass
+class SimulationResult:
+    """Estimates of one simulated system, each with the half-width of its 95% CI.
+
+    Attributes
+    ----------
+    n_mse:
+        ``N E||S - s*||^2`` (seed 000, Tables 1 and 2: ``N`` times the
+        mean-square error).
+    mean:
+        ``E[S]`` (``b`` entries).
+    n_bias:
+        ``N (E[S] - s*)``; compare with the refined mean field ``V``.
+    n_cov:
+        ``N Cov(S)`` (``b x b``).
+    queue_length_pmf:
+        ``P(queue length = k)``, ``k = 0..b``, i.e. ``E[s_k - s_{k+1}]``.
+    blocking:
+        Fraction of arrivals that found every sampled server full.
+    response_time:
+        Per-server simulators only: mean response time (CI), quantiles and the
+        histogram; ``None`` for the aggregated simulator.
+    """
+
+    N: int
+    lam: float
+    lam_text: str
+    b: int
+    d: int
+    replacement: bool
+    policy: str
+    steps: int
+    reps: int
+    seed: int
+    batches: int
+    warmup: int
+    s_star: list[float]
+    n_mse: stats.Estimate
+    mean: stats.Estimate
+    n_bias: stats.Estimate
+    n_cov: stats.Estimate
+    queue_length_pmf: stats.Estimate
+    blocking: stats.Estimate
+    mean_jobs: stats.Estimate
+    response_time: dict | None
+    events: int
+    events_per_second: float
+    wall_seconds: float
+    complete: bool
+    interrupted: bool
+    lag1_autocorrelation: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The CLI's JSON object (estimates as ``{"mean", "ci95"}`` of plain floats)."""
+        out = {
+            "N": self.N,
+            "lam": self.lam_text,
+            "b": self.b,
+            "d": self.d,
+            "replacement": self.replacement,
+            "policy": self.policy,
+            "steps": self.steps,
+            "reps": self.reps,
+            "seed": self.seed,
+            "batches": self.batches,
+            "warmup": self.warmup,
+            "s_star": self.s_star,
+            "n_mse": self.n_mse.to_json(),
+            "mean": stats._plain(self.mean.mean),
+            "mean_ci95": stats._plain(self.mean.ci95),
+            "n_bias": stats._plain(self.n_bias.mean),
+            "n_bias_ci95": stats._plain(self.n_bias.ci95),
+            "n_cov": self.n_cov.to_json(),
+            "queue_length_pmf": self.queue_length_pmf.to_json(),
+            "blocking": float(self.blocking.mean),
+            "blocking_ci95": float(self.blocking.ci95),
+            "mean_jobs": self.mean_jobs.to_json(),
+            "response_time": self.response_time,
+            "events": self.events,
+            "events_per_second": self.events_per_second,
+            "wall_seconds": self.wall_seconds,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
+            "lag1_autocorrelation": self.lag1_autocorrelation,
+            "warnings": self.warnings,
+        }
+        return out
+
+
+def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
+    """``s*`` from :func:`numeric.equilibrium` (the N-dependent one without replacement).
+
+    JSQ has no power-of-d fixed point; its fluid limit for ``lam < 1`` puts every
+    busy server at one job, ``s* = (lam, 0, ..., 0)`` (seed 003), used as the
+    reference there.
+    """
+    import numeric
+
+    if policy == "jsq":
+        return [min(float(lam_text), 1.0)] + [0.0] * (b - 1)
+    dd = 1 if policy == "random" else d
+    kw: dict[str, Any] = {"replacement": replacement}
+    if not replacement:
+        kw["N"] = N
+    return [float(x) for x in numeric.equilibrium(lam_text, b, dd, **kw)]
+
+
+def simulate(
+    N: int,
+    lam: Any,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    policy: str = "aggregated",
+    steps: int = 10**7,
+    reps: int = 4,
+    seed: int = 0,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    batches: int = 20,
+    warmup_fraction: float = 0.1,
+    progress: bool = False,
+    max_units: int | None = None,
+) -> SimulationResult:
+    """Simulate the finite-N supermarket system and estimate its stationary statistics.
+
+    Parameters
+    ----------
+    N:
+        Number of servers, ``1 <= N <= 2^31`` (``N >= d`` without replacement).
+    lam:
+        Arrival rate per server, ``> 0`` (str, int, float or mpf).
+    b:
+        Buffer size per server, ``1 <= b <= 200``.
+    d:
+        Servers sampled per arrival (``pod`` and ``aggregated``), ``>= 1``.
+    replacement:
+        Sample with replacement (seed 000's chain) or ``d`` distinct servers.
+    policy:
+        ``"aggregated"`` (the CTMC on counts, fastest), or the per-server
+        simulator with ``"pod"``, ``"jsq"`` or ``"random"`` dispatch.
+    steps:
+        Events per replication (the paper's "time steps"); the first
+        ``warmup_fraction`` of them is discarded (seed 000 drops 10%).
+    reps:
+        Independent replications, from ``SeedSequence(seed).spawn(reps)``.
+    seed:
+        Non-negative integer; the same seed gives the same numbers whatever
+        ``workers`` or ``scheduler``.
+    workers:
+        Local processes (default: the number of cores, at most ``reps``).
+    scheduler:
+        Address of a running Dask scheduler (``tcp://host:port``) to run the
+        replications on instead of local processes.
+    checkpoint:
+        JSON file written atomically after every batch; if it exists, the run
+        resumes from it.
+    batches:
+        Batches per replication for the batch-means confidence intervals, ``>= 2``.
+    max_units:
+        Stop after this many units of work (warm-ups or batches) in this call;
+        the result then covers the completed batches (``complete=False``).
+
+    Returns
+    -------
+    SimulationResult
+    """
+    N = check_int("N", N, 1, 2**31)
+    b = check_int("b", b, 1, MAX_B)
+    d = check_int("d", d, 1)
+    reps = check_int("reps", reps, 1)
+    seed = check_int("seed", seed, 0)
+    batches = check_int("batches", batches, 2)
+    steps = check_int("steps", steps, 1)
+    if policy not in engine.POLICIES:
+        raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
+    if workers is None:
+        workers = min(os.cpu_count() or 1, reps)
+    workers = check_int("workers", workers, 1)
+    if not 0.0 <= float(warmup_fraction) < 1.0:
+        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    from numeric.precision import parse_lam
+
+    lam_mp = parse_lam(lam)
+    lam_text = lam if isinstance(lam, str) else repr(float(lam_mp))
+    lam_f = float(lam_mp)
+    plan = runner.Plan.make(steps, batches, float(warmup_fraction))
+    s_star = _reference_point(lam_text, b, d, replacement, policy, N)
+    spec = engine.Spec(
+        N=N,
+        lam=lam_f,
+        b=b,
+        d=1 if policy == "random" else d,
+        replacement=replacement,
+        policy=policy,
+        s_star=tuple(s_star),
+    )
+    out = runner.run(
+        spec,
+        plan,
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        max_units=max_units,
+    )
+    return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+
+
+def summarise(
+    spec: engine.Spec, out: runner.RunOutput, *, lam_text: str, steps: int, reps: int, seed: int
+) -> SimulationResult:
+    """Pool the batches of every replication into estimates with 95% CIs."""
+    batches = [s for r in out.reps for s in r.batches]
+    if not batches:
+        raise ParameterError(
+            "steps is too small (or the run stopped too early) to complete one batch; "
+            "increase steps."
+        )
+    N, b = spec.N, spec.b
+    s_star = np.asarray(spec.s_star)
+    sc = np.array([s["scalars"] for s in batches])
+    T = sc[:, aggregated.TIME]
+    mean_n = np.array([s["mean"] for s in batches])  # sum w n_k
+    n_mse = stats.ratio(sc[:, aggregated.SUMSQ] / N, T)
+    mean = stats.ratio(mean_n / N, T)
+    n_bias = stats.Estimate(N * (mean.mean - s_star), N * mean.ci95)
+    # queue-length pmf: E[s_k - s_{k+1}], k = 0..b, with s_0 = 1, s_{b+1} = 0
+    padded = np.concatenate([T[:, None] * N, mean_n, np.zeros((len(T), 1))], axis=1)
+    pmf = stats.ratio((padded[:, :-1] - padded[:, 1:]) / N, T)
+    mean_jobs = stats.ratio(mean_n.sum(axis=1) / N, T)
+    # N Cov(S) per batch: (E[n_j n_k] - E[n_j] E[n_k]) / N, thinned second moments
+    tt = sc[:, aggregated.THIN_TIME]
+    covs = []
+    for s, ti, Ti in zip(batches, tt, T, strict=True):
+        upper = np.triu(s["cov"])
+        second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
+        m = s["mean"] / Ti
+        covs.append((second - np.outer(m, m)) / N)
+    n_cov = stats.batch_means(np.array(covs))
+    arrivals = sc[:, aggregated.ARRIVALS]
+    blocking = stats.ratio(sc[:, aggregated.BLOCKED], arrivals)
+    events = int(sum(sc[:, aggregated.EVENTS]))
+    seconds = sum(s["seconds"] for s in batches)
+    response = None
+    if spec.per_server:
+        jobs = sc[:, perserver.JOBS]
+        resp = stats.ratio(sc[:, perserver.RESP_SUM], jobs)
+        hist = np.sum([s["hist"] for s in batches], axis=0)
+        over = float(sc[:, perserver.RESP_OVER].sum())
+        qs = stats.histogram_quantiles(hist, spec.hist_max, over, QUANTILES)
+        response = {
+            "mean": float(resp.mean),
+            "ci95": float(resp.ci95),
+            "quantiles": {str(q): v for q, v in zip(QUANTILES, qs, strict=True)},
+            "jobs": int(jobs.sum()),
+            "histogram": {
+                "bin_width": spec.hist_max / spec.hist_bins,
+                "counts": hist.tolist(),
+                "overflow": over,
+            },
+        }
+    warnings = []
+    if float(blocking.mean) > BLOCKING_WARN:
+        warnings.append(
+            f"blocking fraction {float(blocking.mean):.2e} exceeds {BLOCKING_WARN:g}: "
+            f"the buffer b = {b} is too small for this finite system (it distorts the "
+            "comparison with larger-b bounds); increase b."
+        )
+    if not out.complete:
+        done = len(batches)
+        warnings.append(
+            f"run incomplete: {done} of {reps * out.plan.batches} batches completed"
+            + (" (interrupted)" if out.interrupted else "")
+            + "; estimates use the completed batches."
+        )
+    rho = stats.lag1_autocorrelation(sc[:, aggregated.SUMSQ], T)
+    if len(batches) >= 10 and rho > 0.3:
+        warnings.append(
+            f"batch means of N||S - s*||^2 are correlated (lag-1 autocorrelation {rho:.2f}); "
+            "the confidence intervals are too narrow: increase steps."
+        )
+    return SimulationResult(
+        N=N,
+        lam=spec.lam,
+        lam_text=lam_text,
+        b=b,
+        d=spec.d,
+        replacement=spec.replacement,
+        policy=spec.policy,
+        steps=steps,
+        reps=reps,
+        seed=seed,
+        batches=out.plan.batches,
+        warmup=out.plan.warmup,
+        s_star=[float(x) for x in s_star],
+        n_mse=n_mse,
+        mean=mean,
+        n_bias=n_bias,
+        n_cov=n_cov,
+        queue_length_pmf=pmf,
+        blocking=blocking,
+        mean_jobs=mean_jobs,
+        response_time=response,
+        events=events,
+        events_per_second=events / seconds if seconds > 0 else float("nan"),
+        wall_seconds=out.wall_seconds,
+        complete=out.complete,
+        interrupted=out.interrupted,
+        lag1_autocorrelation=rho,
+        warnings=warnings,
+    )

@@ -1,0 +1,169 @@
+"""One unit of simulation work: advance one replication by a number of events.
+
+:func:`advance` is a pure function of a :class:`Spec` and a replication's state
+(plain NumPy arrays and numbers, so it pickles to worker processes and Dask
+workers and serialises to a checkpoint).  It returns the new state and the
+batch sums the statistics need; given the same inputs it returns the same
+outputs on any worker, which is what makes results independent of the number
+of workers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim import aggregated, perserver
+
+#: Policies handled by each simulator.
+POLICIES: tuple[str, ...] = ("aggregated", "pod", "jsq", "random")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything a worker needs to simulate one system.
+
+    Attributes
+    ----------
+    N, lam, b, d, replacement, policy:
+        The system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``,
+        ``d`` sampled servers with or without replacement, dispatch policy.
+    s_star:
+        The reference point ``s*`` (float64) for ``||S - s*||^2``.
+    thin_bits:
+        Second moments use one event in ``2^thin_bits``.
+    hist_bins, hist_max:
+        Response-time histogram (per-server simulator).
+    """
+
+    N: int
+    lam: float
+    b: int
+    d: int
+    replacement: bool
+    policy: str
+    s_star: tuple[float, ...]
+    thin_bits: int = aggregated.THIN_BITS
+    hist_bins: int = 400
+
+    @property
+    def hist_max(self) -> float:
+        """Upper end of the response-time histogram: ``4 (b + 1)`` service times."""
+        return 4.0 * (self.b + 1)
+
+    @property
+    def per_server(self) -> bool:
+        """Whether the explicit per-server simulator runs this spec."""
+        return self.policy != "aggregated"
+
+
+def fresh_state(spec: Spec, rng: np.ndarray) -> dict:
+    """Initial state of a replication: the counts nearest ``N s*``, RNG state ``rng``."""
+    counts = aggregated.initial_counts(spec.N, np.asarray(spec.s_star))
+    state: dict = {"rng": np.asarray(rng, dtype=np.uint64).copy()}
+    if spec.per_server:
+        state.update(perserver.initial_state(spec.N, spec.b, counts))
+    else:
+        state["n"] = counts
+    return state
+
+
+def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
+    """Run ``steps`` events from ``state`` (not modified); return ``(new_state, sums)``.
+
+    ``sums`` holds ``scalars`` (see :mod:`sim.aggregated` / :mod:`sim.perserver`
+    for the layout), ``mean`` (``sum w n_k``), ``cov`` (thinned ``sum w n_j n_k``,
+    upper triangle), ``hist`` (response times, per-server only) and ``seconds``
+    (CPU time of this unit, so the rate is per core even on a loaded machine).
+    """
+    b = spec.b
+    s_star = np.asarray(spec.s_star, dtype=float)
+    inv_rate = aggregated.inverse_rates(spec.N, spec.lam)
+    mean_acc = np.zeros(b)
+    cov_acc = np.zeros((b, b))
+    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
+    t0 = time.process_time()
+    if spec.per_server:
+        hist = np.zeros(spec.hist_bins)
+        out = perserver.run(
+            new["q"],
+            new["perm"],
+            new["arrival_times"],
+            new["head"],
+            float(new["clock"]),
+            new["rng"],
+            int(steps),
+            spec.lam,
+            spec.d,
+            spec.replacement,
+            perserver.POLICIES[spec.policy],
+            s_star,
+            inv_rate,
+            spec.thin_bits,
+            mean_acc,
+            cov_acc,
+            hist,
+            spec.hist_max,
+        )
+        new["clock"] = float(out[perserver.N_SCALARS])
+        scalars = out[: perserver.N_SCALARS]
+    else:
+        hist = np.zeros(0)
+        scalars = aggregated.run(
+            new["n"],
+            new["rng"],
+            int(steps),
+            spec.lam,
+            spec.d,
+            spec.replacement,
+            s_star,
+            inv_rate,
+            spec.thin_bits,
+            mean_acc,
+            cov_acc,
+        )
+    seconds = time.process_time() - t0
+    sums = {
+        "scalars": scalars,
+        "mean": mean_acc,
+        "cov": cov_acc,
+        "hist": hist,
+        "seconds": seconds,
+    }
+    return new, sums
+
+
+def state_to_json(state: dict) -> dict:
+    """A JSON-ready copy of a replication state (uint64 words as exact integers)."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, np.ndarray):
+            out[k] = {"dtype": str(v.dtype), "shape": list(v.shape), "data": v.ravel().tolist()}
+        else:
+            out[k] = v
+    return out
+
+
+def state_from_json(data: dict) -> dict:
+    """Inverse of :func:`state_to_json` (exact: floats round-trip through ``repr``)."""
+    out = {}
+    for k, v in data.items():
+        if isinstance(v, dict) and "dtype" in v:
+            out[k] = np.asarray(v["data"], dtype=v["dtype"]).reshape(v["shape"])
+        else:
+            out[k] = v
+    return out
+
+
+def sums_to_json(sums: dict) -> dict:
+    """A JSON-ready copy of one batch's sums."""
+    return {
+        k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in sums.items()
+    }
+
+
+def sums_from_json(data: dict) -> dict:
+    """Inverse of :func:`sums_to_json`."""
+    return {k: (v if k == "seconds" else np.asarray(v, dtype=float)) for k, v in data.items()}

@@ -1,0 +1,215 @@
+"""Seed 000's Tables 1 and 2: simulation against Theorem 1's bound (and the exact value).
+
+For each ``N`` the heavy-traffic rate ``lam = 1 - gamma / N^alpha``
+(:func:`numeric.heavy_traffic_lambda`), the simulated ``N E||S - s*||^2`` with
+its 95% confidence interval (:func:`sim.simulate`), the asymptotically tight
+bound ``c = tr(P Q)`` of Theorem 1 (:func:`numeric.bound`, with the digits it
+certifies) and, where the state space is small enough, the exact stationary
+value (:func:`numeric.exact.solve_exact`).
+
+The paper does not say which buffer it simulated; by default the simulation uses
+the buffer ``b`` that ``bound(b="auto")`` settles on (beyond it the constant no
+longer changes), and the table prints it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from math import comb
+from pathlib import Path
+from typing import Any
+
+#: Exact values are attempted only up to this many states ``C(N + b, b)``.
+EXACT_MAX_STATES = 400_000
+
+
+@dataclass
+class Row:
+    """One column of the paper's table (one system size ``N``)."""
+
+    N: int
+    lam: str
+    b: int
+    sim_mean: float
+    sim_ci95: float
+    sim_blocking: float
+    bound: str
+    bound_digits: int
+    exact: str | None
+    exact_note: str
+    warnings: list[str]
+
+    def to_json(self) -> dict:
+        """Plain JSON: bound and exact as decimal strings, simulation as floats."""
+        return dict(self.__dict__)
+
+
+def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
+    states = comb(N + b, b)
+    if states > EXACT_MAX_STATES:
+        return None, f"state space C(N+b, b) = {states:.3g} > {EXACT_MAX_STATES:,} states"
+    from derive.errors import ParameterError
+    from numeric.exact import solve_exact
+
+    try:
+        r = solve_exact(N, lam, b, d)
+    except ParameterError as exc:
+        return None, str(exc)
+    return repr(float(r.n_mse)), f"{states:,} states, residual {float(r.residual):.1e}"
+
+
+def build(
+    gamma: Any,
+    alpha: Any,
+    Ns: list[int],
+    *,
+    b: int | str = "auto",
+    d: int = 2,
+    steps: int,
+    reps: int,
+    seed: int,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    exact: bool = False,
+    progress: bool = False,
+    dps: int = 30,
+) -> list[Row]:
+    """Compute the table's columns, one :class:`Row` per ``N``."""
+    import mpmath
+
+    import numeric
+    from sim.api import simulate
+
+    rows = []
+    for N in Ns:
+        lam_mp = numeric.heavy_traffic_lambda(gamma, alpha, N, dps=dps)
+        lam = mpmath.nstr(lam_mp, dps, strip_zeros=True)
+        sol = numeric.bound(lam, "auto" if b == "auto" else b, d, dps=dps)
+        bb = int(sol.b)
+        res = simulate(
+            N,
+            lam,
+            bb,
+            d,
+            steps=steps,
+            reps=reps,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+        )
+        ex, note = _exact(N, lam, bb, d) if exact else (None, "not requested (--exact)")
+        rows.append(
+            Row(
+                N=N,
+                lam=lam,
+                b=bb,
+                sim_mean=float(res.n_mse.mean),
+                sim_ci95=float(res.n_mse.ci95),
+                sim_blocking=float(res.blocking.mean),
+                bound=mpmath.nstr(sol.constant, max(int(sol.digits), 1)),
+                bound_digits=int(sol.digits),
+                exact=ex,
+                exact_note=note,
+                warnings=list(res.warnings),
+            )
+        )
+    return rows
+
+
+def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps: int, seed: int):
+    """The paper's layout: one column per ``N``; rows lam, b, simulation, bound, exact."""
+    head = (
+        f"N E||S - s*||^2, gamma = {gamma}, alpha = {alpha}, d = {d}, seed = {seed}, "
+        f"{reps} replications x {steps:.3g} steps, 95% CI"
+    )
+    cells = {
+        "N": [f"{r.N:,}" for r in rows],
+        "lambda": [f"{float(r.lam):.4f}" for r in rows],
+        "b (simulated)": [str(r.b) for r in rows],
+        "Simulation": [f"{r.sim_mean:.4f} ± {r.sim_ci95:.4f}" for r in rows],
+        "Asymptotic tight bound": [
+            _short(r.bound, 8) + f" ({r.bound_digits} d)" for r in rows
+        ],
+        "Exact": [f"{float(r.exact):.4f}" if r.exact else "—" for r in rows],
+    }
+    w0 = max(len(k) for k in cells)
+    widths = [max(len(v[i]) for v in cells.values()) for i in range(len(rows))]
+    lines = [head]
+    for k, vals in cells.items():
+        lines.append(
+            k.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(vals, widths, strict=True))
+        )
+    notes = [f"N = {r.N:,}: exact — {r.exact_note}" for r in rows if not r.exact]
+    notes += [f"N = {r.N:,}: {w}" for r in rows for w in r.warnings]
+    notes.append("bound: numeric.bound(b='auto'); '(k d)' = correct significant digits.")
+    return "\n".join(lines + [""] + notes)
+
+
+def _short(text: str, sig: int) -> str:
+    """Round a decimal string to ``sig`` significant digits for display."""
+    import mpmath
+
+    return mpmath.nstr(mpmath.mpf(text), sig)
+
+
+def to_csv(rows: list[Row]) -> str:
+    """One line per ``N``."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    fields = ["N", "lam", "b", "sim_mean", "sim_ci95", "sim_blocking", "bound", "bound_digits",
+              "exact", "exact_note"]
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in r.to_json().items()})
+    return buf.getvalue()
+
+
+def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed: int) -> None:
+    """``N E||S - s*||^2`` against ``N`` (log x): simulation with 95% error bars, the
+    bound, and exact values where present.  Written atomically (temp + rename)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    Ns = [r.N for r in rows]
+    bs = sorted({r.b for r in rows})
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.errorbar(
+        Ns,
+        [r.sim_mean for r in rows],
+        yerr=[r.sim_ci95 for r in rows],
+        fmt="o",
+        capsize=4,
+        label=f"simulation (95% CI), b = {','.join(map(str, bs))}, d = {d}, seed = {seed}",
+    )
+    ax.plot(Ns, [float(r.bound) for r in rows], "s--", label="asymptotic tight bound (Thm 1)")
+    ex = [(r.N, float(r.exact)) for r in rows if r.exact]
+    if ex:
+        ax.plot(*zip(*ex, strict=True), "k^", label="exact (finite N)")
+    ax.set_xscale("log")
+    ax.set_xlabel("number of servers N")
+    ax.set_ylabel(r"$N\,E\|S - s^*\|^2$")
+    ax.set_title(rf"$\gamma = {gamma}$, $\alpha = {alpha}$, $\lambda = 1 - \gamma/N^\alpha$")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)

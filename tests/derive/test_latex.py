@@ -1,0 +1,37 @@
+"""LaTeX output uses the paper's notation."""
+
+from __future__ import annotations
+
+import pytest
+
+from derive import supermarket
+from derive.cli import SHOW_NAMES
+from derive.latex import latex, latex_objects, symbol_latex
+
+
+def test_symbol_names() -> None:
+    assert symbol_latex("s3") == "s_{3}"
+    assert symbol_latex("sstar2") == "s^*_{2}"
+    assert symbol_latex("lam") == r"\lambda"
+    assert symbol_latex("P_1_2") == "P_{12}"
+    assert symbol_latex("P_3_11") == "P_{3,11}"
+
+
+@pytest.mark.parametrize("b", [1, 2])
+def test_every_object_renders_in_paper_notation(b: int) -> None:
+    texts = latex_objects(supermarket(b), SHOW_NAMES)
+    assert set(texts) == set(SHOW_NAMES)
+    for name, text in texts.items():
+        assert "lam" not in text and "sstar" not in text, name
+        assert text.count("{") == text.count("}"), name
+    assert r"\tilde f_{1}(s)" in texts["ftilde"]
+    assert r"s^*_{1}" in texts["stein"] and "P_{11}" in texts["lyapunov"]
+    assert r"\otimes" in texts["kron"]
+    assert texts["generator"].rstrip().endswith("&= 0\n\\end{aligned}".split("\n")[0]) or (
+        "&= 0\n\\end{aligned}" in texts["generator"]
+    )
+
+
+def test_matrix_latex() -> None:
+    m = supermarket(2)
+    assert latex(m.jacobian).startswith(r"\left(\begin{matrix}- 2 \lambda s_{1} - 1")
