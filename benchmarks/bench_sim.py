@@ -45,7 +45,7 @@ from sim.rng import seed_states  # noqa: E402
 def baseline(n, steps, lam, d, s_star, seed):
     """The straightforward simulator: rates, exponential clock and error recomputed
     per event (O(b) per event), NumPy's RNG."""
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 (numba supports only the legacy API in njit)
     b = s_star.shape[0]
     N = n[0]
     rates = np.empty(2 * b)
@@ -60,14 +60,14 @@ def baseline(n, steps, lam, d, s_star, seed):
             total += a + n[k] - n[k + 1]
         blocked = lam * N * (n[b] / N) ** d
         total += blocked
-        dt = np.random.exponential(1.0 / total)
+        dt = np.random.exponential(1.0 / total)  # noqa: NPY002
         err = 0.0
         for k in range(b):
             e = n[k + 1] / N - s_star[k]
             err += e * e
         area += dt * err
         t += dt
-        u = np.random.random() * total
+        u = np.random.random() * total  # noqa: NPY002
         acc = 0.0
         for i in range(2 * b):
             acc += rates[i]
@@ -92,8 +92,9 @@ def bench_aggregated(N, events, repeat):
     lam = 1 - 0.1 / N**0.05
     b, d = 10, 2
     s_star = np.array(_reference_point(repr(lam), b, d, True, "aggregated", N))
-    spec = engine.Spec(N=N, lam=lam, b=b, d=d, replacement=True, policy="aggregated",
-                       s_star=tuple(s_star))
+    spec = engine.Spec(
+        N=N, lam=lam, b=b, d=d, replacement=True, policy="aggregated", s_star=tuple(s_star)
+    )
     state = engine.fresh_state(spec, seed_states(1, 1)[0])
     state, _ = engine.advance(spec, state, 10_000)  # compile / warm
 
@@ -113,8 +114,7 @@ def bench_per_server(N, events, repeat):
     lam = 1 - 0.1 / N**0.05
     b, d = 10, 2
     s_star = _reference_point(repr(lam), b, d, True, "pod", N)
-    spec = engine.Spec(N=N, lam=lam, b=b, d=d, replacement=True, policy="pod",
-                       s_star=tuple(s_star))
+    spec = engine.Spec(N=N, lam=lam, b=b, d=d, replacement=True, policy="pod", s_star=tuple(s_star))
     state = engine.fresh_state(spec, seed_states(1, 1)[0])
     state, _ = engine.advance(spec, state, 10_000)
     t, sums = _best(lambda: engine.advance(spec, state, events)[1], repeat)
@@ -143,17 +143,28 @@ def main() -> None:
     print(f"{'  completed jobs/s':<34}{'':>7}{jobs:>20.3e}")
     if args.table:
         cmd = [
-            os.path.join(ROOT, ".venv", "bin", "mfstein"), "table", "--gamma", "0.1",
-            "--alpha", "0.05", "--N", "10,100,1000,10000",
-            "--sim-steps", str(int(args.table_steps)), "--reps", str(args.table_reps),
+            os.path.join(ROOT, ".venv", "bin", "mfstein"),
+            "table",
+            "--gamma",
+            "0.1",
+            "--alpha",
+            "0.05",
+            "--N",
+            "10,100,1000,10000",
+            "--sim-steps",
+            str(int(args.table_steps)),
+            "--reps",
+            str(args.table_reps),
             "--no-progress",
         ]
         t0 = time.perf_counter()
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         wall = time.perf_counter() - t0
         print(out)
-        print(f"mfstein table (Table 1, {args.table_reps} reps x {args.table_steps:.0e} steps "
-              f"per N, {os.cpu_count()} cores): {wall:.1f} s wall")
+        print(
+            f"mfstein table (Table 1, {args.table_reps} reps x {args.table_steps:.0e} steps "
+            f"per N, {os.cpu_count()} cores): {wall:.1f} s wall"
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

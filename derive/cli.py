@@ -96,7 +96,7 @@ def to_string(expr: Any) -> str:
     from sympy.printing.str import StrPrinter
 
     class _RoundTrip(StrPrinter):
-        def _print_Symbol(self, s: sp.Symbol) -> str:  # noqa: N802 (SymPy's naming)
+        def _print_Symbol(self, s: sp.Symbol) -> str:
             try:
                 ok = sp.sympify(s.name) == s
             except (sp.SympifyError, TypeError, SyntaxError, ValueError):

@@ -35,8 +35,10 @@ The dominant constant is ``c = 2 tr(P F~) = tr(P Q(s^*))`` with
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
+import mpmath
 import sympy as sp
 
 from derive.errors import ParameterError, check_int
@@ -110,17 +112,35 @@ def shooting_polynomial(b: int, x: sp.Symbol) -> tuple[sp.Expr, list[sp.Expr]]:
     return poly, [*levels, x]
 
 
-def _physical(values: list[sp.Expr]) -> bool:
+@functools.lru_cache(maxsize=256)
+def _mpmath_function(expr: sp.Expr):
+    return sp.lambdify(LAM, expr, modules="mpmath")
+
+
+def evaluate(expr: sp.Expr, lam: object, dps: int = 30) -> mpmath.mpc:
+    """Evaluate a closed form at ``lam`` with mpmath at ``dps`` digits.
+
+    The ``b = 2`` radicals take principal complex branches (as SymPy defines
+    them), so the value is an ``mpc`` whose imaginary part is rounding noise;
+    ``lam`` may be a string, number, ``sympy.Rational`` or mpf.  The expression
+    is compiled once with :func:`sympy.lambdify` (mpmath module), which is far
+    faster than ``sp.N`` on the long radical expressions.
+    """
+    fn = _mpmath_function(sp.sympify(expr))
+    with mpmath.workdps(dps):
+        x = mpmath.mpf(lam.p) / lam.q if isinstance(lam, sp.Rational) else mpmath.mpf(lam)
+        return mpmath.mpc(fn(x))
+
+
+def _physical(values: list[sp.Expr], lam: sp.Rational) -> bool:
     """``0 < v_b <= ... <= v_1 < 1`` for numerically evaluated (nearly real) values."""
     nums = []
     for v in values:
-        z = complex(sp.N(v, 30))
+        z = evaluate(v, lam)
         if abs(z.imag) > 1e-20:
             return False
         nums.append(z.real)
-    return 0 < nums[-1] and all(a >= b for a, b in zip(nums, nums[1:], strict=False)) and (
-        nums[0] < 1
-    )
+    return 0 < nums[-1] and all(a >= b for a, b in itertools.pairwise(nums)) and (nums[0] < 1)
 
 
 def _canonical(expr: sp.Expr) -> sp.Expr:
@@ -152,7 +172,7 @@ def _generic_branch(expr: sp.Expr) -> sp.Expr:
     return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def equilibrium_closed_form(b: int) -> list[sp.Expr]:
     """``[s^*_1, ..., s^*_b]`` in radicals of ``lam`` (``b`` in :data:`TRACTABLE_B`)."""
     b = check_int("b", b, 1)
@@ -163,21 +183,19 @@ def equilibrium_closed_form(b: int) -> list[sp.Expr]:
     x = sp.Symbol("x")
     poly, levels = shooting_polynomial(b, x)
     if b == 1:
-        candidates = [(sp.sqrt(4 * LAM**2 + 1) - 1) / (2 * LAM), -(sp.sqrt(4 * LAM**2 + 1) + 1) / (
-            2 * LAM
-        )]
+        candidates = [
+            (sp.sqrt(4 * LAM**2 + 1) - 1) / (2 * LAM),
+            -(sp.sqrt(4 * LAM**2 + 1) + 1) / (2 * LAM),
+        ]
     else:
         candidates = [_generic_branch(r) for r in sp.roots(sp.Poly(poly, x))]
     for root in candidates:
-        if all(
-            _physical([lev.subs(x, root).subs(LAM, lv) for lev in levels])
-            for lv in ROOT_CHECK_LAMBDAS
-        ):
+        if all(_physical([lev.subs(x, root) for lev in levels], lv) for lv in ROOT_CHECK_LAMBDAS):
             return [lev.subs(x, root) for lev in levels]
     raise ArithmeticError(f"no radical root of the b = {b} equilibrium is physical on (0, 1).")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def closed_form(b: int) -> ClosedForm:
     """All closed forms for buffer ``b`` (1 or 2), ``d = 2``, ``mu = 1``, with replacement.
 
@@ -185,27 +203,24 @@ def closed_form(b: int) -> ClosedForm:
     (:func:`derive.stein.solve_lyapunov`), then ``s^*(lam)`` is substituted.
     """
     b = check_int("b", b, 1)
-    s_star = equilibrium_closed_form(b)
+    # Ferrari's radicals come out of roots() partly unevaluated (e.g. -2*(a + b)
+    # kept as a product); re-parsing the short pieces puts them in the form that
+    # sympify(str(.)) returns, and xreplace() keeps the substituted results in
+    # that form, so printed closed forms parse back to identical objects.
+    s_star = [_canonical(e) for e in equilibrium_closed_form(b)]
     model = supermarket(b, 2)
     sub = dict(zip(sstar_symbols(b), s_star, strict=True))
-    P_sym = solve_lyapunov(model)
-    c_sym = sp.factor(sp.simplify(dominant_term(model, P_sym) * sp.Symbol("N")))
+    P_sym = solve_lyapunov(model).applyfunc(_canonical)
+    c_sym = _canonical(sp.factor(sp.simplify(dominant_term(model, P_sym) * sp.Symbol("N"))))
     J = jacobian_at_equilibrium(model).xreplace(sub)
     P = P_sym.xreplace(sub)
     c = c_sym.xreplace(sub)
     if b == 1:
         # small enough to simplify; for b = 2 simplify() on the quartic's radicals
         # runs for many minutes without shortening them.
-        J = J.applyfunc(sp.simplify)
-        P = P.applyfunc(sp.simplify)
-        c = sp.simplify(c)
-    # Ferrari's radicals come out of roots() partly unevaluated (e.g. -2*(a + b)
-    # kept as a product); re-parsing puts them in the form sympify(str(.)) returns,
-    # so printed closed forms parse back to identical objects.
-    s_star = [_canonical(e) for e in s_star]
-    J, P = J.applyfunc(_canonical), P.applyfunc(_canonical)
-    c = _canonical(c)
-    P_sym, c_sym = P_sym.applyfunc(_canonical), _canonical(c_sym)
+        J = J.applyfunc(lambda e: _canonical(sp.simplify(e)))
+        P = P.applyfunc(lambda e: _canonical(sp.simplify(e)))
+        c = _canonical(sp.simplify(c))
     return ClosedForm(
         b=b,
         s_star=s_star,

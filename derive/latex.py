@@ -82,7 +82,7 @@ def jacobian_latex(model: Model) -> str:
 
 
 def hessian_latex(model: Model) -> str:
-    """``nabla^2 f_i(s) = (...)`` for each ``i`` (Section 6.3), ``(j, k)`` entry ``d2 f_i/ds_j ds_k``."""
+    """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
     b = model.b
     H = model.hessian
     rows = []
@@ -175,7 +175,9 @@ def closed_form_latex(b: int) -> str:
     rows = [f"s^*_{{{k + 1}}} &= {latex(v)}" for k, v in enumerate(cf.s_star)]
     rows.append(f"J(s^*) &= {latex(cf.J)}")
     rows.append(f"P &= {latex(cf.P)}")
-    rows.append(f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(cf.c_in_sstar)} = {latex(cf.c)}")
+    rows.append(
+        f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(cf.c_in_sstar)} = {latex(cf.c)}"
+    )
     return _aligned(rows)
 
 

@@ -46,9 +46,7 @@ def symmetric_symbols(name: str, b: int) -> sp.Matrix:
     Entry ``(i, j)`` and ``(j, i)`` hold the same symbol ``{name}_min_max``.
     """
     b = check_int("b", b, 1)
-    return sp.Matrix(
-        b, b, lambda i, j: sp.Symbol(f"{name}_{min(i, j) + 1}_{max(i, j) + 1}")
-    )
+    return sp.Matrix(b, b, lambda i, j: sp.Symbol(f"{name}_{min(i, j) + 1}_{max(i, j) + 1}"))
 
 
 def p_matrix(b: int) -> sp.Matrix:
@@ -220,7 +218,7 @@ def solve_lyapunov(model: Model, M: object = None, J: sp.Matrix | None = None) -
     eqs = [R[i, j] for i in range(b) for j in range(i, b)]
     (sol,) = sp.linsolve(eqs, unknowns)
     table = dict(zip(unknowns, sol, strict=True))
-    return P.xreplace(table).applyfunc(sp.simplify)
+    return P.xreplace(table).applyfunc(sp.factor)
 
 
 def solve_kronecker(model: Model, M: object = None, J: sp.Matrix | None = None) -> sp.Matrix:
@@ -236,7 +234,7 @@ def solve_kronecker(model: Model, M: object = None, J: sp.Matrix | None = None) 
     K = sp.kronecker_product(Jt, eye) + sp.kronecker_product(eye, Jt)
     v = K.LUsolve(-vec(Mm))
     # vec is column-major: entry (i, j) sits at position j * b + i.
-    return sp.Matrix(b, b, lambda i, j: sp.simplify(v[j * b + i]))
+    return sp.Matrix(b, b, lambda i, j: sp.factor(v[j * b + i]))
 
 
 def dominant_term(model: Model, P: sp.Matrix | None = None) -> sp.Expr:

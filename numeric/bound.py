@@ -12,10 +12,13 @@ refined bias ``V`` and ``c = tr(P Q)`` by independent routes:
 ``kronecker``   ``tr(P Q)`` from the paper's vectorised ``b^2 x b^2`` system
                 (seed 000, Theorem 1), for small ``b``.
 
-Everything runs twice, at ``wp`` and ``wp + extra`` digits (``wp`` = requested
-digits + guard digits for the shooting recursions); ``digits`` is the number of
-significant digits on which every route at both precisions agrees, capped at
-the requested ``dps``.  If that falls short of ``dps`` after raising the guard
+The reference value (``shooting``, reported as ``constant``) is computed at
+``wp + extra`` digits and every other route at ``wp`` digits (``wp`` = requested
+digits + the guard digits the shooting recursions need), the fixed point being
+recomputed at each precision; ``digits`` is the number of significant digits on
+which all of them agree, capped at the requested ``dps`` -- so a precision loss
+in either working precision or an error in any route shows up as a
+disagreement.  If that falls short of ``dps`` after raising the guard
 twice, :class:`numeric.precision.NumericalError` is raised.
 
 :func:`bound` adds ``b = "auto"`` (the smallest buffer beyond which ``c`` no
@@ -31,7 +34,6 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from derive import supermarket
 from derive.errors import ParameterError, check_int
 from numeric import lyapunov
 from numeric.equilibrium import (
@@ -40,6 +42,7 @@ from numeric.equilibrium import (
     check_b,
     equilibrium,
     guard_digits,
+    model_and_params,
 )
 from numeric.precision import NumericalError, agreeing_digits, check_dps, parse_lam, to_mpf, to_str
 from numeric.refined import refined_bias
@@ -50,7 +53,7 @@ KRONECKER_MAX_B = 8
 #: The spectral route is run when it needs at most this many extra digits ...
 SPECTRAL_MAX_GUARD = 400
 #: ... and b is at most this (mpmath's dense symmetric eigensolver is O(b^3)).
-SPECTRAL_MAX_B = 40
+SPECTRAL_MAX_B = 24
 #: Largest buffer ``b = "auto"`` will try.
 AUTO_MAX_B = 2000
 
@@ -100,17 +103,6 @@ def _check_m(M: mpmath.matrix, b: int) -> mpmath.matrix:
     return M
 
 
-def _model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None):
-    replacement = N is None
-    model = supermarket(b, d, mu=1 if mu == 1 else "mu", replacement=replacement)
-    p = [lam]
-    if mu != 1:
-        p.append(mu)
-    if not replacement:
-        p.append(mpf(N))
-    return model, p
-
-
 def _fixed_point(lam: mpf, mu: mpf, b: int, d: int, N: int | None, wp: int) -> list[mpf]:
     """``s*`` with ``wp`` correct digits (shooting with its own guard digits)."""
     if N is not None:
@@ -137,7 +129,7 @@ def _routes_at(
     s = _fixed_point(lam, mu, b, d, N, wp)
     out: dict[str, Any] = {}
     with mpmath.workdps(wp):
-        model, p = _model_and_params(b, d, lam, mu, N)
+        model, p = model_and_params(b, d, lam, mu, N)
         k = model.kernels("mpmath")
         s = [+x for x in s]
         J = k.jac(s, p)
@@ -155,7 +147,7 @@ def _routes_at(
     if "spectral" in routes:
         extra = lyapunov.spectral_guard_digits(J)
         if extra <= SPECTRAL_MAX_GUARD and b <= SPECTRAL_MAX_B:
-            wps = wp + int(math.ceil(extra)) + 10
+            wps = wp + math.ceil(extra) + 10
             s2 = _fixed_point(lam, mu, b, d, N, wps)
             with mpmath.workdps(wps):
                 J2, Q2 = k.jac(s2, p), k.Q(s2, p)
@@ -243,26 +235,26 @@ def solve(
         b = _inf_buffer(lam_, mu_, d, dps)
     unknown = set(routes) - set(ALL_ROUTES)
     if unknown:
-        raise ParameterError(f"routes must be among {', '.join(ALL_ROUTES)}, got {sorted(unknown)}.")
+        raise ParameterError(
+            f"routes must be among {', '.join(ALL_ROUTES)}, got {sorted(unknown)}."
+        )
     Mf = _m_factory(M)
     Mf(b)  # validate now
     with mpmath.workdps(dps + 20):
         s_probe = _fixed_point(lam_, mu_, b, d, N, 20)
-        model, p = _model_and_params(b, d, +lam_, +mu_, N)
+        model, p = model_and_params(b, d, +lam_, +mu_, N)
         J_probe = model.kernels("mpmath").jac(s_probe, p)
         growth = max(lyapunov.shooting_growth_digits(J_probe), 0)
     guard = growth + 10
     for _attempt in range(3):
         wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 2)
-        low = _routes_at(lam_, mu_, b, d, N, Mf, wp1, tuple(routes), full=True)
-        high = _routes_at(lam_, mu_, b, d, N, Mf, wp2, ("shooting", "covariance"), full=True)
+        wp2 = wp1 + max(10, dps // 10)
+        others = tuple(r for r in routes if r != "shooting")
+        low = _routes_at(lam_, mu_, b, d, N, Mf, wp1, ("covariance", *others), full=False)
+        high = _routes_at(lam_, mu_, b, d, N, Mf, wp2, ("shooting",), full=False)
         ref = high["shooting"]
-        values = {f"{r}": v for r, v in low.items() if r in ALL_ROUTES}
-        digits = min(
-            [agreeing_digits(ref, high["covariance"])]
-            + [agreeing_digits(ref, v) for v in values.values()]
-        )
+        values = {r: v for r, v in low.items() if r in ALL_ROUTES and r != "shooting"}
+        digits = min(agreeing_digits(ref, v) for v in values.values())
         if digits >= dps:
             break
         guard += dps + 20
@@ -271,20 +263,20 @@ def solve(
             f"the routes agree on only {digits} of the {dps} requested digits "
             f"(b = {b}, lam = {mpmath.nstr(lam_, 12)}); no result is reported."
         )
-    with mpmath.workdps(wp2):
-        J = high["J"]
-        eig = lyapunov.eigenvalues(J)
+    with mpmath.workdps(dps + 10):
+        eig = lyapunov.eigenvalues(high["J"])
         if not eig[-1] < 0:
             raise ParameterError(
                 f"lam = {mpmath.nstr(lam_, 12)} gives a Jacobian that is not Hurwitz "
                 f"(largest eigenvalue {mpmath.nstr(eig[-1], 5)})."
             )
+    with mpmath.workdps(wp1):
         k = high["kernels"]
-        V = refined_bias(J, high["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
+        J = high["J"]
+        V = refined_bias(J, low["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
         ftilde = k.ftilde(high["s"], high["p"])
-    methods = {r: to_str(v, dps) for r, v in values.items()}
-    methods["covariance"] = to_str(high["covariance"], dps)
-    methods["shooting"] = to_str(ref, dps)
+    methods = {"shooting": to_str(ref, dps)}
+    methods.update({r: to_str(v, dps) for r, v in values.items()})
     return MeanFieldSolution(
         lam=high["lam"],
         b=b,
@@ -295,7 +287,7 @@ def solve(
         ftilde=ftilde,
         Q=high["Q"],
         P=high["P"],
-        W=high["W"],
+        W=low["W"],
         V=V,
         eigenvalues=eig,
         constant=ref,
@@ -324,7 +316,7 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     prev_c, prev_delta = None, None
     for b in range(1, AUTO_MAX_B + 1):
         with mpmath.workdps(wp + 20):
-            model, p = _model_and_params(b, d, +lam_, +mu_, None)
+            model, p = model_and_params(b, d, +lam_, +mu_, None)
             s = _fixed_point(lam_, mu_, b, d, None, 20)
             growth = lyapunov.shooting_growth_digits(model.kernels("mpmath").jac(s, p))
         c = _routes_at(lam_, mu_, b, d, None, Mf, wp + growth, ("shooting",), full=False)[

@@ -32,6 +32,8 @@ from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
 #: identity instead of derive's generated kernel (whose first symbolic
 #: derivation costs ~50 s at b = 1000; it is cached on disk afterwards).
 KERNEL_CHECK_MAX_B = 300
+#: Largest number of levels the truncated infinite-buffer fixed point may have.
+INF_MAX_LEVELS = 2000
 
 
 def check_b(b: Any, *, allow: tuple[str, ...] = ("inf",)) -> int | str:
@@ -97,6 +99,14 @@ def _shooting(rho: mpf, b: int, d: int) -> list[mpf]:
             return best if best is not None else _shoot(lo, rho, b, d)[0]
         y = y_new
     raise NumericalError(f"the equilibrium shooting did not converge for b = {b}, d = {d}.")
+
+
+def _levels_above(rho: mpf, d: int, digits: int) -> int:
+    """Number of levels ``k`` with ``rho^((d^k-1)/(d-1)) >= 10^-digits`` (an upper estimate)."""
+    x = digits * math.log(10) / max(-float(mpmath.log(rho)), 1e-300)
+    if d == 1:
+        return int(x) + 1
+    return int(math.log(x * (d - 1) + 1, d)) + 2
 
 
 def infinite_buffer_equilibrium(rho: mpf, d: int, floor: mpf) -> list[mpf]:
@@ -172,6 +182,12 @@ def equilibrium(
             )
         with mpmath.workdps(dps + 10):
             rho = lam_ / mu_
+            levels = _levels_above(rho, d, dps + 5)
+            if levels > INF_MAX_LEVELS:
+                raise ParameterError(
+                    f"b = inf would need {levels} levels at lam/mu = {mpmath.nstr(rho, 8)} "
+                    f"(more than {INF_MAX_LEVELS}); give an integer b."
+                )
             s = infinite_buffer_equilibrium(rho, d, mpf(10) ** (-dps - 5))
         if not s:
             raise ParameterError(f"lam is so small that s*_1 < 10^-{dps}; raise lam or dps.")
@@ -184,12 +200,25 @@ def equilibrium(
     return s
 
 
+def model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None):
+    """derive's supermarket model and the parameter vector ``p`` for its kernels.
+
+    ``mu = 1`` uses the model with the rate built in (the one other packages use,
+    so generated kernels are shared); other rates keep ``mu`` as a parameter.
+    """
+    model = supermarket(b, d, mu=1 if mu == 1 else "mu", replacement=N is None)
+    p = [lam]
+    if mu != 1:
+        p.append(mu)
+    if N is not None:
+        p.append(mpf(N))
+    return model, p
+
+
 def drift_residual(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, N: int | None = None) -> mpf:
     """``||f(s)||_inf`` with derive's generated mpmath drift kernel."""
-    model = supermarket(b, d, mu="mu", replacement=N is None)
-    k = model.kernels("mpmath")
-    p = [lam, mu] if N is None else [lam, mu, mpf(N)]
-    return max(abs(v) for v in k.f(s, p))
+    model, p = model_and_params(b, d, lam, mu, N)
+    return max(abs(v) for v in model.kernels("mpmath").f(s, p))
 
 
 def telescoped_residual(s: list[mpf], rho: mpf, d: int) -> mpf:
@@ -218,11 +247,10 @@ def verify_equilibrium(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, dps: int
 
 def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> list[mpf]:
     """Newton's method on derive's N-dependent drift, started at the with-replacement s*."""
-    model = supermarket(b, d, mu="mu", replacement=False)
-    k = model.kernels("mpmath")
     guard = guard_digits(b, d, lam / mu)
     with mpmath.workdps(dps + guard):
-        p = [+lam, +mu, mpf(N)]
+        model, p = model_and_params(b, d, +lam, +mu, N)
+        k = model.kernels("mpmath")
         s = _shooting(lam / mu, b, d)
         for _ in range(200):
             f = k.f(s, p)

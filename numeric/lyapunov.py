@@ -34,6 +34,11 @@ from mpmath import mpf
 
 from numeric.precision import NumericalError
 
+try:  # gmpy2's integers multiply long operands faster than Python's
+    from gmpy2 import mpz as _INT
+except ImportError:  # pragma: no cover - gmpy2 is a declared dependency
+    _INT = int
+
 
 def tridiagonal_parts(A: mpmath.matrix) -> tuple[list[mpf], list[mpf], list[mpf]]:
     """Diagonal, super-diagonal and sub-diagonal of a tridiagonal matrix.
@@ -92,12 +97,15 @@ def shooting_growth_digits(A: mpmath.matrix) -> int:
             float(sup[j - 1])
         )
         total += math.log10(max(g, 1.0))
-    return int(math.ceil(total))
+    return math.ceil(total)
 
 
 def _fixed(x: mpf, F: int) -> int:
-    """``round(x 2^F)`` as a Python int (fixed-point with ``F`` fraction bits)."""
-    return int(mpmath.nint(mpmath.ldexp(x, F)))
+    """``round(x 2^F)`` as an integer (fixed point with ``F`` fraction bits).
+
+    A ``gmpy2.mpz`` when gmpy2 is installed (faster on long integers), else ``int``.
+    """
+    return _INT(int(mpmath.nint(mpmath.ldexp(x, F))))
 
 
 def _int_array(values, F: int) -> np.ndarray:
@@ -172,27 +180,55 @@ def solve_shooting(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     inv = _int_array([1 / x for x in sup], F)
     sb = _int_array(sub, F)
 
+    unit_up = all(v == 1 for v in sup)
+    # sub-diagonal entries below 2^-F vanish in fixed point (the fast-decaying tail of
+    # s*); the products with them are skipped
+    nz = [i for i in range(n - 1) if lo[i] != 0]
+    K0, K = (nz[0], nz[-1] + 1) if nz else (0, 0)
+
     def at_plus(Y: np.ndarray, j: int) -> np.ndarray:
         """(A^T + a_jj I) Y, fixed point; Y is n x m."""
         out = (dg + dg[j])[:, None] * Y
+        if K:
+            out[K0:K] += lo[K0:K, None] * Y[K0 + 1 : K + 1]
+        if unit_up:
+            out >>= F
+            out[1:] += Y[:-1]
+            return out
         out[1:] += up[1:, None] * Y[:-1]
-        out[:-1] += lo[:-1, None] * Y[1:]
         return out >> F
 
     # column j = A_j x + c_j with x = last column; carried as [A_j | c_j]
-    nxt = np.zeros((n, n + 1), dtype=object)
+    nxt = np.empty((n, n + 1), dtype=object)
+    nxt[:] = _INT(0)
     for i in range(n):
-        nxt[i, i] = 1 << F
+        nxt[i, i] = _INT(1) << F
     after = None
+    sign = 1
     for j in range(n - 1, 0, -1):
         rhs = at_plus(nxt, j)
+        if unit_up:
+            # carry Z_j = sign_j * (column j) with sign_{j-1} = -sign_j: then
+            # Z_{j-1} = (A^T + a_jj) Z_j + sign_j c_j - a_{j+1,j} Z_{j+1}, no negation pass
+            rhs[:, n] += Cn[:, j] if sign == 1 else -Cn[:, j]
+            if after is not None and sb[j] != 0:
+                rhs -= (sb[j] * after) >> F
+            after, nxt = nxt, rhs
+            sign = -sign
+            continue
         rhs[:, n] += Cn[:, j]
-        if after is not None:
+        if after is not None and sb[j] != 0:
             rhs += (sb[j] * after) >> F
         after, nxt = nxt, -((rhs * inv[j - 1]) >> F)
+    # first column: (A^T + a_00) x_0 + a_10 x_1 + c_0 = 0 (scaled by sign_0)
     cond = at_plus(nxt, 0)
-    cond[:, n] += Cn[:, 0]
-    cond += (sb[0] * after) >> F
+    cond[:, n] += Cn[:, 0] if sign == 1 else -Cn[:, 0]
+    if sb[0] != 0:
+        term = (sb[0] * after) >> F
+        if unit_up:
+            cond -= term
+        else:
+            cond += term
     x = _int_solve(cond[:, :n], -cond[:, n], F)
     cols = [None] * n
     cols[n - 1] = x
@@ -200,7 +236,7 @@ def solve_shooting(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
         y = at_plus(cols[j][:, None], j)[:, 0] + Cn[:, j]
         if j + 1 < n:
             y = y + ((sb[j] * cols[j + 1]) >> F)
-        cols[j - 1] = -((y * inv[j - 1]) >> F)
+        cols[j - 1] = -y if unit_up else -((y * inv[j - 1]) >> F)
     X = mpmath.matrix(n, n)
     for j in range(n):
         for i in range(n):

@@ -115,7 +115,7 @@ def agreeing_digits(x: mpf, y: mpf) -> int:
     if scale == 0:
         return 10**6
     rel = abs(x - y) / scale
-    return max(0, int(math.floor(-float(mpmath.log10(rel)))))
+    return max(0, math.floor(-float(mpmath.log10(rel))))
 
 
 def to_str(x: mpf, dps: int) -> str:

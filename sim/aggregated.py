@@ -28,7 +28,8 @@ keep their weight), so no exponential variates are drawn:
 ``E_pi[g(S)] = lim sum_i g(S_i) w_i / sum_i w_i``.  Statistics update in O(1)
 per event: ``sum_k (n_k - N s*_k)^2`` changes by ``2 delta D_k + 1`` when ``n_k``
 moves by ``delta``, and the time integral of ``n_k`` is kept by parts,
-``int_0^t n_k = n_k(t) t - sum_{jumps of n_k} delta tau``, one update per event.  The second moments ``E[n_j n_k]`` (for ``N Cov(S)``) are
+``int_0^t n_k = n_k(t) t - sum_{jumps of n_k} delta tau``, one update per event.
+The second moments ``E[n_j n_k]`` (for ``N Cov(S)``) are
 accumulated on an independent Bernoulli(``2^-t``) thinning of the events (the
 thinning bit comes from the same random word), which keeps the estimator
 unbiased at an average cost of ``b^2 / 2^t`` per event.
@@ -103,13 +104,12 @@ def _second_moments(n, w, cov_acc):
 
 
 @numba.njit(cache=True)
-def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, lam, replacement, thin_bits):
+def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, thin_bits):
     """The event loop for ``d = 2``: both sampled ranks from one 64-bit word."""
     b = target.shape[0] - 1
     N = n[0]
     nb = _U64(N)
     nb2 = _U64(N) if replacement else _U64(max(N - 1, 1))
-    lam_n = lam * N
     sumsq = 0.0
     for k in range(1, b + 1):
         sumsq += (n[k] - target[k]) ** 2
@@ -120,11 +120,11 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, lam, replacem
     t_thin = 0.0
     departures = 0
     blocked = 0
-    # n_1 is kept in registers (as int and float): it is on the loop-carried
-    # dependency chain, and reloading it from ``n`` would add a store-to-load
-    # forwarding delay to every event.
+    # n_1 is kept in a register: it is on the loop-carried dependency chain, and
+    # reloading it from ``n`` would add a store-to-load forwarding delay to
+    # every event.
+    p_dep = np.arange(N + 1) * inv_rate  # n_1 / (lam N + n_1)
     n1 = n[1]
-    n1f = float(n1)
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq
@@ -133,27 +133,38 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, lam, replacem
             t_thin += w
             _second_moments(n, w, cov_acc)
         t += w
-        v = (r >> _U64(11)) * INV_2_53 * (lam_n + n1f)
-        dep = v < n1f
+        dep = (r >> _U64(11)) * INV_2_53 < p_dep[n1]
+        # the second word gives the departing busy rank (high half) or the two
+        # sampled ranks of an arrival (both halves); all three are computed and
+        # one is selected, so there is no unpredictable branch
         r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        n1u = _U64(n1)
         m1 = (r2 >> _U64(32)) * nb
         m2 = (r2 & _MASK32) * nb2
-        if (m1 & _MASK32) < nb or (m2 & _MASK32) < nb2:
-            # Lemire's rejection zone (probability < 2N / 2^32): redo exactly.
-            thr1 = ((_U64(1) << _U64(32)) - nb) % nb
-            thr2 = ((_U64(1) << _U64(32)) - nb2) % nb2
-            while (m1 & _MASK32) < thr1:
-                r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-                m1 = (r2 >> _U64(32)) * nb
-            while (m2 & _MASK32) < thr2:
-                r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-                m2 = (r2 >> _U64(32)) * nb2
+        my = (r2 >> _U64(32)) * n1u
+        if (m1 & _MASK32) < nb or (m2 & _MASK32) < nb2 or (my & _MASK32) < n1u:
+            # Lemire's rejection zone (probability < 3N / 2^32): redo the used
+            # draws exactly.
+            if dep:
+                thr = ((_U64(1) << _U64(32)) - n1u) % n1u
+                while (my & _MASK32) < thr:
+                    r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+                    my = (r2 >> _U64(32)) * n1u
+            else:
+                thr1 = ((_U64(1) << _U64(32)) - nb) % nb
+                thr2 = ((_U64(1) << _U64(32)) - nb2) % nb2
+                while (m1 & _MASK32) < thr1:
+                    r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+                    m1 = (r2 >> _U64(32)) * nb
+                while (m2 & _MASK32) < thr2:
+                    r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+                    m2 = (r2 >> _U64(32)) * nb2
         x1 = np.int64(m1 >> _U64(32))
         x2 = np.int64(m2 >> _U64(32))
         # without replacement x2 is uniform on the N - 1 ranks other than x1
         x2 += (not replacement) and x2 >= x1
         x = max(x1, x2)
-        z = np.int64(v) if dep else x
+        z = np.int64(my >> _U64(32)) if dep else x
         lev = np.int64(table[z])
         if not dep and lev == b:
             blocked += 1
@@ -169,7 +180,6 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, lam, replacem
         table[nk - 1 + dep] = k - dep
         step1 = delta * (k == 1)
         n1 += step1
-        n1f += step1
     rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
     return t, area, t_thin, departures, blocked
 
@@ -300,7 +310,7 @@ def run(n, rng, steps, lam, d, replacement, s_star, inv_rate, thin_bits, mean_ac
     acc = np.zeros(b + 1)
     if d == 2:
         t, area, t_thin, departures, blocked = _loop_d2(
-            n, table, target, acc, cov_acc, inv_rate, rng, steps, lam, replacement, thin_bits
+            n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, thin_bits
         )
     else:
         t, area, t_thin, departures, blocked = _loop_any_d(

@@ -11,7 +11,7 @@ import sys
 
 #: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
 #: few minutes on two cores (see benchmarks/bench_sim.py for the timing).
-TABLE_STEPS = 10**8
+TABLE_STEPS = 2 * 10**8
 TABLE_REPS = 4
 
 

@@ -143,6 +143,13 @@ class _Inline:
         return None
 
 
+def _ignore_sigint() -> None:
+    """Worker initialiser: Ctrl-C is handled by the parent, which keeps what is done."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _executor(workers: int, scheduler: str | None, reps: int):
     """Return ``(submit, wait_first, shutdown)`` for the chosen back end."""
     if scheduler:
@@ -176,7 +183,10 @@ def _executor(workers: int, scheduler: str | None, reps: int):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
     from concurrent.futures import wait as cf_wait
 
-    pool = _Inline() if workers == 1 or reps == 1 else ProcessPoolExecutor(max_workers=workers)
+    if workers == 1 or reps == 1:
+        pool = _Inline()
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
 
     def wait_first(futs):
         return cf_wait(list(futs), return_when=FIRST_COMPLETED).done
@@ -222,9 +232,7 @@ def run(
     path = Path(checkpoint) if checkpoint is not None else None
     state = _read_checkpoint(path, config) if path is not None else None
     if state is None:
-        state = [
-            Replication(engine.fresh_state(spec, rng)) for rng in seed_states(seed, reps)
-        ]
+        state = [Replication(engine.fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
 
     def pending(r: Replication) -> int | None:
         if not r.warm:

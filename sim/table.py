@@ -130,9 +130,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
         "lambda": [f"{float(r.lam):.4f}" for r in rows],
         "b (simulated)": [str(r.b) for r in rows],
         "Simulation": [f"{r.sim_mean:.4f} ± {r.sim_ci95:.4f}" for r in rows],
-        "Asymptotic tight bound": [
-            _short(r.bound, 8) + f" ({r.bound_digits} d)" for r in rows
-        ],
+        "Asymptotic tight bound": [_short(r.bound, 8) + f" ({r.bound_digits} d)" for r in rows],
         "Exact": [f"{float(r.exact):.4f}" if r.exact else "—" for r in rows],
     }
     w0 = max(len(k) for k in cells)
@@ -145,7 +143,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
     notes = [f"N = {r.N:,}: exact — {r.exact_note}" for r in rows if not r.exact]
     notes += [f"N = {r.N:,}: {w}" for r in rows for w in r.warnings]
     notes.append("bound: numeric.bound(b='auto'); '(k d)' = correct significant digits.")
-    return "\n".join(lines + [""] + notes)
+    return "\n".join([*lines, "", *notes])
 
 
 def _short(text: str, sig: int) -> str:
@@ -161,8 +159,18 @@ def to_csv(rows: list[Row]) -> str:
     import io
 
     buf = io.StringIO()
-    fields = ["N", "lam", "b", "sim_mean", "sim_ci95", "sim_blocking", "bound", "bound_digits",
-              "exact", "exact_note"]
+    fields = [
+        "N",
+        "lam",
+        "b",
+        "sim_mean",
+        "sim_ci95",
+        "sim_blocking",
+        "bound",
+        "bound_digits",
+        "exact",
+        "exact_note",
+    ]
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:

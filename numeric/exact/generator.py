@@ -7,7 +7,8 @@ intensities ``beta_l(s)`` (seed 000, Section 3), the finite-N chain on
     Q[n, n + l] = N beta_l(n / N),    Q[n, n] = -sum_l N beta_l(n / N).
 
 The intensities come from the model's generated numba kernel ``rates_into``
-(one source of truth: :mod:`derive.kernels`); the assembly loop is compiled.
+(one source of truth: :mod:`derive.kernels`), evaluated for all states by one
+small compiled loop; the assembly loop is compiled once and cached.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import numpy as np
 import scipy.sparse as sps
 
 from derive.errors import ParameterError
-from numeric.exact.states import StateSpace, index_of
+from numeric.exact.states import StateSpace, index_of, rates_batch
 
 
-@numba.njit
-def _assemble(states, N, mode, keys, lookup, binom, jumps, rates_into, p, arrival):
+@numba.njit(cache=True)
+def _assemble(states, R, N, mode, keys, lookup, binom, jumps, arrival):
     S, b = states.shape
     nt = jumps.shape[0]
     rows = np.empty(S * nt, dtype=np.int64)
@@ -29,16 +30,11 @@ def _assemble(states, N, mode, keys, lookup, binom, jumps, rates_into, p, arriva
     vals = np.empty(S * nt)
     exit_rate = np.zeros(S)
     arrivals = np.zeros(S)
-    s = np.empty(b)
-    beta = np.empty(nt)
     m = np.empty(b, dtype=np.int64)
     nnz = 0
     for i in range(S):
-        for k in range(b):
-            s[k] = states[i, k] / N
-        rates_into(s, p, beta)
         for t in range(nt):
-            r = beta[t]
+            r = R[i, t]
             if r == 0.0:
                 continue
             if not r > 0.0:
@@ -94,18 +90,19 @@ def assemble(
     jumps = np.ascontiguousarray(kern.jumps, dtype=np.int64)
     arrival = jumps.sum(axis=1) > 0
     p = np.asarray(p, dtype=np.float64)
+    R = rates_batch(space.states, space.N, kern.rates_into, p, jumps.shape[0])
     rows, cols, vals, exit_rate, arrivals, bad, t = _assemble(
         space.states,
+        R,
         space.N,
         space.mode,
         space.keys,
         space.lookup,
         space.binom,
         jumps,
-        kern.rates_into,
-        p,
         arrival,
     )
+    del R
     if bad >= 0:
         state = space.states[bad].tolist()
         if t >= 0:

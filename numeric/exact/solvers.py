@@ -8,12 +8,13 @@ For an irreducible chain ``A`` is nonsingular.
     Sparse LU (SuperLU through :func:`scipy.sparse.linalg.spsolve`, COLAMD
     ordering).  Exact up to rounding, but on the ``b``-dimensional lattice the
     factors fill in badly: fine up to ~10^4 states, minutes beyond.
-``"gmres"``
-    Restarted GMRES (:func:`scipy.sparse.linalg.gmres`) preconditioned by one
+``"bicgstab"`` (default for large chains), ``"gmres"``
+    BiCGSTAB (:func:`scipy.sparse.linalg.bicgstab`) or restarted GMRES(40)
+    (:func:`scipy.sparse.linalg.gmres`), preconditioned by one
     symmetric Gauss--Seidel sweep (``M = (D + L) D^-1 (D + U)``) in level order
     (states sorted by the total number of jobs, so the forward sweep follows the
     arrivals and the backward sweep the departures).  Memory is linear in the
-    number of states.  Restarted from the current iterate until the residual
+    number of states.  Run in rounds from the current iterate until the residual
     ``||pi Q||_1`` is below the tolerance.
 
 Every answer carries the residual ``||pi Q||_1`` computed afresh from ``Q``.
@@ -30,7 +31,7 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 #: Solver names accepted by :func:`stationary`.
-METHODS: tuple[str, ...] = ("auto", "direct", "gmres")
+METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")
 
 #: ``"auto"`` uses the direct solver up to this many states.
 DIRECT_MAX_STATES = 3000
@@ -123,32 +124,42 @@ def solve_direct(QT: sps.csr_matrix, r: int) -> Stationary:
     return Stationary(pi=pi, residual=residual(QT, pi), method="direct")
 
 
-def solve_gmres(
+def solve_krylov(
     QT: sps.csr_matrix,
     r: int,
     *,
+    solver: str = "bicgstab",
     tol: float = 1e-11,
-    restart: int = 40,
-    max_rounds: int = 60,
+    chunk: int = 100,
+    max_rounds: int = 50,
     progress: bool = False,
 ) -> Stationary:
-    """Solve by GMRES with a symmetric Gauss--Seidel preconditioner (level order).
+    """Solve by BiCGSTAB or GMRES with a symmetric Gauss--Seidel preconditioner.
+
+    The states are in level order, so one preconditioner application is a
+    forward sweep along the arrivals and a backward sweep along the departures.
+    The Krylov solver runs in rounds of ``chunk`` iterations; after each round
+    ``||pi Q||_1`` is recomputed from ``Q`` and the loop stops once it is at most
+    ``tol``.
 
     Parameters
     ----------
     QT:
         The transposed generator (CSR).
     r:
-        Index of the reference state (best one of high probability).
+        Index of the reference state.
+    solver:
+        ``"bicgstab"`` (:func:`scipy.sparse.linalg.bicgstab`, the default: short
+        recurrences, memory ``~8 S`` floats) or ``"gmres"``
+        (:func:`scipy.sparse.linalg.gmres`, restart 40).
     tol:
         Target for ``||pi Q||_1``.
-    restart:
-        GMRES restart length (memory ``restart * S`` floats).
+    chunk:
+        Iterations per round.
     max_rounds:
-        Outer rounds of ``restart * 10`` iterations each before giving up; the
-        result then carries whatever residual was reached.
+        Rounds before giving up; the result then carries the residual reached.
     progress:
-        Show a tqdm bar on standard error with the residual per round.
+        Show a tqdm bar on standard error with the residual after each round.
     """
     A = _pinned(QT, r)
     A.indices = A.indices.astype(np.int64, copy=False)
@@ -156,55 +167,60 @@ def solve_gmres(
     S = QT.shape[0]
     diag = _diagonal(A.indptr, A.indices, A.data)
     M = spla.LinearOperator(
-        (S, S), matvec=lambda v: _sgs(A.indptr, A.indices, A.data, diag, np.ravel(v))
+        (S, S),
+        matvec=lambda v: _sgs(A.indptr, A.indices, A.data, diag, np.ascontiguousarray(v).ravel()),
     )
     rhs = np.zeros(S)
     rhs[r] = 1.0
     x = np.ones(S)
-    iterations = 0
     history: list[float] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=max_rounds, desc="gmres", unit="round", file=sys.stderr, leave=False)
     count = [0]
 
     def cb(_):
         count[0] += 1
 
-    rtol = 1e-8
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=max_rounds, desc=solver, unit="round", file=sys.stderr, leave=False)
+    rtol = 1e-13
     res = float("inf")
+    pi = _normalise(x)
     try:
         for _ in range(max_rounds):
-            x, _info = spla.gmres(
-                A,
-                rhs,
-                x0=x,
-                rtol=rtol,
-                atol=0.0,
-                restart=restart,
-                maxiter=10,
-                M=M,
-                callback=cb,
-                callback_type="pr_norm",
-            )
+            if solver == "gmres":
+                x_new, _info = spla.gmres(
+                    A,
+                    rhs,
+                    x0=x,
+                    rtol=rtol,
+                    atol=0.0,
+                    restart=40,
+                    maxiter=max(1, chunk // 40),
+                    M=M,
+                    callback=cb,
+                    callback_type="pr_norm",
+                )
+            else:
+                x_new, _info = spla.bicgstab(
+                    A, rhs, x0=x, rtol=rtol, atol=0.0, maxiter=chunk, M=M, callback=cb
+                )
+            if np.all(np.isfinite(x_new)) and x_new.sum() > 0:
+                x = x_new
             pi = _normalise(x)
             res = residual(QT, pi)
             history.append(res)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(residual=f"{res:.1e}")
+                bar.set_postfix(residual=f"{res:.1e}", iterations=count[0])
             if res <= tol:
                 break
-            rtol = max(rtol * 1e-2, 1e-15)
+            rtol = max(rtol * 1e-1, 1e-16)
     finally:
         if bar is not None:
             bar.close()
-    iterations = count[0]
-    return Stationary(
-        pi=pi, residual=res, method="gmres", iterations=iterations, history=history
-    )
+    return Stationary(pi=pi, residual=res, method=solver, iterations=count[0], history=history)
 
 
 def stationary(
@@ -224,15 +240,15 @@ def stationary(
     reference:
         Index of the state whose balance equation is replaced by ``x_r = 1``.
     method:
-        ``"auto"`` (direct up to :data:`DIRECT_MAX_STATES` states, else GMRES),
-        ``"direct"`` or ``"gmres"``.
+        ``"auto"`` (direct up to :data:`DIRECT_MAX_STATES` states, else BiCGSTAB),
+        ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
     tol:
         Residual target of the iterative solver.
     progress:
         Show progress on standard error (iterative solver only).
     """
     if method == "auto":
-        method = "direct" if QT.shape[0] <= DIRECT_MAX_STATES else "gmres"
+        method = "direct" if QT.shape[0] <= DIRECT_MAX_STATES else "bicgstab"
     if method == "direct":
         return solve_direct(QT, reference)
-    return solve_gmres(QT, reference, tol=tol, progress=progress)
+    return solve_krylov(QT, reference, solver=method, tol=tol, progress=progress)

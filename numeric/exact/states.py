@@ -149,57 +149,51 @@ def _code(n, radix):
 
 
 @numba.njit
-def _bfs(start, N, jumps, rates_into, p, max_states):
-    b = start.shape[0]
-    nt = jumps.shape[0]
-    seen = numba.typed.Dict.empty(numba.types.int64, numba.types.int64)
-    cap = 1024
-    buf = np.empty((cap, b), dtype=np.int64)
-    buf[0] = start
-    seen[_code(start, N + 1)] = 0
-    count = 1
-    head = 0
+def rates_batch(states, N, rates_into, p, nt):
+    """``R[i, t] = beta_t(states[i] / N)`` from the model's compiled kernel.
+
+    The only compiled loop specialised to a model (it calls that model's
+    ``rates_into``); everything else is compiled once and cached.
+    """
+    S, b = states.shape
+    R = np.empty((S, nt))
     s = np.empty(b)
-    beta = np.empty(nt)
-    m = np.empty(b, dtype=np.int64)
-    while head < count:
-        n = buf[head]
+    for i in range(S):
         for k in range(b):
-            s[k] = n[k] / N
-        rates_into(s, p, beta)
-        for t in range(nt):
-            if not beta[t] > 0.0:
-                continue
-            ok = True
-            for k in range(b):
-                m[k] = n[k] + jumps[t, k]
-                if m[k] < 0 or m[k] > N:
-                    ok = False
-            if not ok:
-                continue
-            c = _code(m, N + 1)
-            if c in seen:
-                continue
-            if count >= max_states:
-                return buf[:0], -1
-            if count == cap:
-                cap *= 2
-                nb = np.empty((cap, b), dtype=np.int64)
-                nb[:count] = buf[:count]
-                buf = nb
-                n = buf[head]
-            seen[c] = count
-            buf[count] = m
-            count += 1
-        head += 1
-    return buf[:count].copy(), count
+            s[k] = states[i, k] / N
+        rates_into(s, p, R[i])
+    return R
+
+
+def _bfs(start, N, jumps, rates_into, p, max_states):
+    """Level-synchronous breadth-first search on mixed-radix codes (vectorised)."""
+    radix = N + 1
+    found = [start[None, :]]
+    seen = _codes(start[None, :], radix)
+    frontier = start[None, :]
+    count = 1
+    while frontier.shape[0]:
+        R = rates_batch(frontier, N, rates_into, p, jumps.shape[0])
+        rows, ts = np.nonzero(R > 0.0)
+        targets = frontier[rows] + jumps[ts]
+        inside = np.all((targets >= 0) & (targets <= N), axis=1)
+        targets = targets[inside]
+        codes, first = np.unique(_codes(targets, radix), return_index=True)
+        fresh = ~np.isin(codes, seen, assume_unique=True)
+        frontier = targets[first[fresh]]
+        count += frontier.shape[0]
+        if count > max_states:
+            return frontier[:0], -1
+        seen = np.union1d(seen, codes[fresh])
+        found.append(frontier)
+    return np.concatenate(found), count
 
 
 def reachable_states(kern, N: int, p: np.ndarray, start, max_states: int) -> StateSpace:
     """States reachable from ``start`` through transitions of positive rate.
 
-    Jumps leaving the lattice ``{0..N}^b`` are ignored (a model whose rates are
-    positive there is not a finite-N chain on that lattice).
+    Jumps leaving the lattice ``{0..N}^b`` are not followed here; the generator
+    assembly then rejects the model (positive rate off the lattice).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from derive import ParameterError
-from derive.closed_forms import closed_form, equilibrium_closed_form
+from derive.closed_forms import closed_form, equilibrium_closed_form, evaluate
 
 DPS = 30
 LAMBDAS = ["0.3", "0.7", "0.95", "0.999"]
@@ -59,11 +59,10 @@ def _numeric(lam: mpmath.mpf, b: int):
 
 
 def _value(expr, lam_text: str) -> mpmath.mpf:
-    z = sp.N(sp.sympify(expr).subs(sp.Symbol("lam"), sp.Rational(lam_text)), DPS + 5)
-    re, im = z.as_real_imag()
+    z = evaluate(expr, lam_text, DPS + 5)
     # the b = 2 radicals pass through complex numbers (casus irreducibilis)
-    assert abs(im) < sp.Float(10) ** (-DPS + 2)
-    return mpmath.mpf(str(re))
+    assert abs(z.imag) < mpmath.mpf(10) ** (-DPS + 2)
+    return z.real
 
 
 @pytest.mark.parametrize("b", [1, 2])
@@ -84,6 +83,12 @@ def test_closed_forms_match_numeric_solution(b: int) -> None:
             assert c > 0
 
 
+def test_b2_closed_forms_print_and_parse_back() -> None:
+    cf = closed_form(2)
+    for e in [*cf.s_star, cf.c, cf.c_in_sstar, *cf.P_in_sstar]:
+        assert sp.sympify(str(e)) == e
+
+
 def test_b1_closed_form_is_the_quadratic_root() -> None:
     lam = sp.Symbol("lam")
     (s1,) = equilibrium_closed_form(1)
@@ -95,3 +100,20 @@ def test_b1_closed_form_is_the_quadratic_root() -> None:
 def test_closed_forms_refuse_b3() -> None:
     with pytest.raises(ParameterError, match="b must be 1 or 2"):
         equilibrium_closed_form(3)
+
+
+@pytest.mark.parametrize("b", [1, 2])
+def test_chosen_root_is_physical_on_a_dense_grid(b: int) -> None:
+    # no branch switch of the radicals anywhere in (0, 1): on 40 values of lam the
+    # closed form is real, ordered 0 < s*_b <= ... <= s*_1 < 1 and solves (1b)-(1c)
+    s_star = equilibrium_closed_form(b)
+    with mpmath.workdps(DPS):
+        for n in range(1, 41):
+            lam = mpmath.mpf(n) / 41
+            z = [evaluate(e, lam, DPS) for e in s_star]
+            assert all(abs(v.imag) < mpmath.mpf(10) ** (-DPS + 3) for v in z)
+            s = [mpmath.mpf(1), *(v.real for v in z), mpmath.mpf(0)]
+            assert 0 < s[b] and all(s[k] >= s[k + 1] for k in range(b)) and s[1] < 1
+            for k in range(1, b + 1):
+                res = lam * (s[k - 1] ** 2 - s[k] ** 2) - (s[k] - s[k + 1])
+                assert abs(res) < mpmath.mpf(10) ** (-DPS + 3)

@@ -16,13 +16,16 @@ def t_ratio(batches: int, level: float) -> float:
     return float(stats.t.ppf(0.5 + level / 2, batches - 1) / stats.t.ppf(0.975, batches - 1))
 
 
-@pytest.mark.parametrize(("policy", "d"), [("pod", 2), ("random", 1)])
-def test_per_server_agrees_with_aggregated(policy, d):
+@pytest.mark.parametrize(
+    ("policy", "d", "replacement"), [("pod", 2, True), ("pod", 2, False), ("random", 1, True)]
+)
+def test_per_server_agrees_with_aggregated(policy, d, replacement):
     """Same system, two simulators, independent seeds: n_mse, E[S] agree within the 99%
     interval of the difference; per-server response times obey Little's law."""
     N, lam, b = 12, "0.9", 5
-    a = simulate(N, lam, b, d, steps=2 * 10**6, reps=2, seed=2, workers=1)
-    p = simulate(N, lam, b, d, policy=policy, steps=2 * 10**6, reps=2, seed=3, workers=1)
+    kw = dict(replacement=replacement, steps=2 * 10**6, reps=2, workers=1)
+    a = simulate(N, lam, b, d, seed=2, **kw)
+    p = simulate(N, lam, b, d, policy=policy, seed=3, **kw)
     k = t_ratio(a.batches * a.reps, 0.99)
     assert abs(a.n_mse.mean - p.n_mse.mean) <= k * np.hypot(a.n_mse.ci95, p.n_mse.ci95)
     kb = t_ratio(a.batches * a.reps, 1 - 0.01 / b)

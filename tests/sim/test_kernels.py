@@ -50,11 +50,14 @@ def test_level_table_tracks_counts():
     rng = seed_states(3, 1)[0]
     inv = aggregated.inverse_rates(N, 0.95)
     for rep in (True, False):
-        out = aggregated.run(n, rng, 20_000, 0.95, 2, rep, s_star, inv, 6, np.zeros(b), np.zeros((b, b)))
+        out = aggregated.run(
+            n, rng, 20_000, 0.95, 2, rep, s_star, inv, 6, np.zeros(b), np.zeros((b, b))
+        )
         assert n[0] == N and n[-1] == 0
         assert np.all(np.diff(n) <= 0)
         table = aggregated.level_table(n)
-        assert [int(table[x]) for x in range(N)] == [int((n[1 : b + 1] > x).sum()) for x in range(N)]
+        expected = [int((n[1 : b + 1] > x).sum()) for x in range(N)]
+        assert [int(table[x]) for x in range(N)] == expected
         assert out[aggregated.EVENTS] == 20_000
 
 
@@ -68,9 +71,24 @@ def test_per_server_index_consistent():
     inv = aggregated.inverse_rates(N, 0.9)
     for policy in (0, 1, 2):
         out = perserver.run(
-            st["q"], st["perm"], st["arrival_times"], st["head"], st["clock"], rng, 30_000,
-            0.9, 2, True, policy, s_star, inv, 6, np.zeros(b), np.zeros((b, b)),
-            np.zeros(50), 20.0,
+            st["q"],
+            st["perm"],
+            st["arrival_times"],
+            st["head"],
+            st["clock"],
+            rng,
+            30_000,
+            0.9,
+            2,
+            True,
+            policy,
+            s_star,
+            inv,
+            6,
+            np.zeros(b),
+            np.zeros((b, b)),
+            np.zeros(50),
+            20.0,
         )
         st["clock"] = out[perserver.N_SCALARS]
         q = st["q"][st["perm"]]

@@ -76,3 +76,30 @@ def test_blocking_warning_for_small_buffer():
     r = simulate(5, "0.95", 2, steps=200_000, reps=2, seed=0, workers=1)
     assert r.blocking.mean > 1e-3
     assert any("buffer b = 2 is too small" in w for w in r.warnings)
+
+
+def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
+    """A KeyboardInterrupt in the middle of a run (here raised when the 6th unit starts)
+    returns the completed batches, leaves them in the checkpoint, and resuming gives the
+    uninterrupted numbers."""
+    from sim import engine, runner
+
+    full = simulate(**ARGS, seed=8, workers=1, batches=4)
+    calls = {"n": 0}
+    real = engine.advance
+
+    def interrupted_advance(*args):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(runner.engine, "advance", interrupted_advance)
+    ck = tmp_path / "ctrlc.json"
+    part = simulate(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
+    assert part.interrupted and not part.complete
+    assert any("interrupted" in w for w in part.warnings)
+    monkeypatch.setattr(runner.engine, "advance", real)
+    saved = json.loads(ck.read_text())
+    assert sum(r["warm"] + len(r["batches"]) for r in saved["reps"]) == 5
+    assert _numbers(simulate(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)) == _numbers(full)

@@ -1,0 +1,409 @@
+"""Exact stationary distribution of the finite-N supermarket model (and any model on a lattice).
+
+The finite-N chain of seed 000, Section 3 lives on ``n = N s`` with
+``N >= n_1 >= ... >= n_b >= 0`` and jumps ``n -> n + l`` at rate
+``N beta_l(n / N)``, with the transitions and intensities of
+:func:`derive.supermarket`.  Its stationary distribution ``pi`` is computed
+exactly up to floating-point rounding (the residual ``||pi Q||_1`` is reported),
+and from it the quantities the mean-field theory approximates:
+
+* ``E[S]`` and ``N (E[S] - s*)``, compared with the refined bias ``V``
+  (``E[S] = s* + V/N + O(1/N^2)``);
+* ``N E||S - s*||^2``, compared with Theorem 1's constant ``c = tr(P Q)``;
+* ``N Cov(S)``, compared with the Ornstein--Uhlenbeck covariance ``W``;
+* the queue-length distribution ``P(Q = k) = E[S_k] - E[S_{k+1}]`` (``S_0 = 1``,
+  ``S_{b+1} = 0``), by exchangeability of the servers;
+* the blocking probability: the fraction of arrivals that find all ``d`` sampled
+  queues full, ``1 - E[sum of the arrival intensities] / lam`` (the model's
+  arrival intensities telescope to ``lam (1 - s_b^d)`` with replacement and to
+  ``lam (1 - C(N s_b, d) / C(N, d))`` without);
+* the mean number of jobs per server ``sum_k E[S_k]``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from derive.errors import ParameterError, check_int
+from numeric.exact.generator import assemble
+from numeric.exact.solvers import METHODS, stationary
+from numeric.exact.states import StateSpace, count_monotone, monotone_states, reachable_states
+
+#: Default share of the available memory a solve may plan to use.
+MEMORY_FRACTION = 0.5
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable`` on Linux, else physical pages)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def bytes_per_state(b: int, n_transitions: int) -> int:
+    """Planned peak memory per state of one solve (generous; see the benchmark).
+
+    Assembly holds ``n_transitions`` intensities and (row, column, value) triples
+    per state (32 bytes each); ``Q^T`` and its pinned copy hold ``n_transitions + 1``
+    entries per row (value and index, 16 bytes each, twice); the state array
+    holds ``b`` int64; BiCGSTAB and the preconditioner hold about 16 vectors.
+    """
+    t = n_transitions
+    return 32 * t + 2 * 16 * (t + 1) + 8 * b + 8 * 16
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
+        if n < 1000 or unit == "EB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1000
+    raise AssertionError  # pragma: no cover
+
+
+def memory_limit_bytes(limit: float | None) -> int:
+    """The memory limit: ``limit`` bytes, or :data:`MEMORY_FRACTION` of what is available."""
+    if limit is None:
+        return int(MEMORY_FRACTION * available_memory())
+    if not limit > 0:
+        raise ParameterError(f"memory_limit must be a positive number of bytes, got {limit!r}.")
+    return int(limit)
+
+
+def check_size(N: int, b: int, states: int, n_transitions: int, limit: float | None) -> int:
+    """Raise :class:`ParameterError` if ``states`` would need more memory than the limit.
+
+    Returns the memory estimate in bytes.
+    """
+    need = states * bytes_per_state(b, n_transitions)
+    cap = memory_limit_bytes(limit)
+    if need > cap:
+        raise ParameterError(
+            f"N={N}, b={b} gives {states:,} states, needing about {_human_bytes(need)}; "
+            f"the limit is {_human_bytes(cap)}."
+        )
+    return need
+
+
+@dataclass
+class ChainSolution:
+    """Stationary distribution of a finite-N chain on an enumerated state space.
+
+    Attributes
+    ----------
+    space:
+        The states (``space.states``, ``(S, b)`` integers ``n``, level order).
+    pi:
+        Stationary probabilities, aligned with ``space.states``.
+    residual:
+        ``||pi Q||_1``.
+    arrival_intensity:
+        Per state, the sum of the intensities ``beta_l(n/N)`` of transitions that
+        raise the total (``sum(l) > 0``).
+    method, iterations:
+        Solver used and its Krylov iterations.
+    """
+
+    space: StateSpace
+    pi: np.ndarray
+    residual: float
+    arrival_intensity: np.ndarray
+    method: str
+    iterations: int
+
+
+def solve_chain(
+    model,
+    N: int,
+    p,
+    *,
+    start=None,
+    reference=None,
+    method: str = "auto",
+    tol: float = 1e-11,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ChainSolution:
+    """Stationary distribution of the finite-N chain of any population-process model.
+
+    The chain on integer states ``n`` in ``{0..N}^b`` jumps ``n -> n + l`` at rate
+    ``N beta_l(n/N)`` (seed 000, Section 3), with jumps and intensities from
+    ``model.kernels("numba")``.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.Model`.  A :class:`derive.SupermarketModel` uses the
+        monotone state space ``N >= n_1 >= ... >= n_b >= 0`` (``C(N + b, b)``
+        states, checked against the memory limit before anything is allocated);
+        any other model uses the states reachable from ``start``.
+    N:
+        Lattice size (number of servers), ``N >= 1``.
+    p:
+        Parameter values in ``model.params`` order.
+    start:
+        Start state of the reachability search (default the zero state); ignored
+        for supermarket models.
+    reference:
+        A state whose balance equation is replaced by the normalisation (best one
+        of high probability); default the zero state.
+    method:
+        ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"`` (see
+        :mod:`numeric.exact.solvers`).
+    tol:
+        Residual target ``||pi Q||_1`` for the iterative solvers.
+    memory_limit:
+        Bytes a solve may plan to use; default half the available memory.
+    progress:
+        Show solver progress on standard error.
+    """
+    from derive.model import SupermarketModel
+
+    N = check_int("N", N, 1)
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    kern = model.kernels("numba")
+    b = model.b
+    nt = int(kern.jumps.shape[0])
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    if p.shape[0] != len(model.params):
+        raise ParameterError(
+            f"p must hold {len(model.params)} values (for {', '.join(kern.params)}), "
+            f"got {p.shape[0]}."
+        )
+    if isinstance(model, SupermarketModel):
+        check_size(N, b, count_monotone(N, b), nt, memory_limit)
+        space = monotone_states(N, b)
+    else:
+        max_states = memory_limit_bytes(memory_limit) // bytes_per_state(b, nt)
+        space = reachable_states(kern, N, p, np.zeros(b) if start is None else start, max_states)
+    QT, _exit, arrivals = assemble(space, kern, p)
+    r = 0
+    if reference is not None:
+        from numeric.exact.states import index_of
+
+        ref = np.asarray(reference, dtype=np.int64)
+        r = int(
+            index_of(ref, space.N, space.mode, space.keys, space.lookup, space.binom)
+            if ref.shape == (b,)
+            else -1
+        )
+        if r < 0:
+            raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
+    sol = stationary(QT, r, method=method, tol=tol, progress=progress)
+    return ChainSolution(
+        space=space,
+        pi=sol.pi,
+        residual=sol.residual,
+        arrival_intensity=arrivals,
+        method=sol.method,
+        iterations=sol.iterations,
+    )
+
+
+@dataclass
+class ExactResult:
+    """Exact finite-N results for the supermarket model (float64).
+
+    Attributes
+    ----------
+    N, lam, b, d, replacement:
+        The system (``lam`` as given, a decimal string).
+    states:
+        Number of states ``C(N + b, b)``.
+    residual:
+        ``||pi Q||_1`` of the computed ``pi``: the precision of every number here.
+    pi, state_array:
+        Stationary probabilities and the states ``n`` (rows, level order).
+    s_star:
+        The mean-field equilibrium (``numeric.equilibrium``; without replacement
+        the equilibrium of the N-dependent drift).
+    mean:
+        ``E[S]``.
+    n_bias:
+        ``N (E[S] - s*)`` (tends to the refined bias ``V``).
+    n_mse:
+        ``N E||S - s*||^2`` (tends to Theorem 1's constant).
+    n_cov:
+        ``N Cov(S)`` (tends to ``W``).
+    queue_length_pmf:
+        ``P(Q = k)``, ``k = 0..b``.
+    blocking:
+        Fraction of arrivals that find all ``d`` sampled queues full.
+    mean_jobs:
+        Mean number of jobs per server ``sum_k E[S_k]``.
+    seconds:
+        Wall time of the solve.
+    method, iterations:
+        Solver used and its iterations.
+    """
+
+    N: int
+    lam: str
+    b: int
+    d: int
+    replacement: bool
+    states: int
+    residual: float
+    pi: np.ndarray = field(repr=False)
+    state_array: np.ndarray = field(repr=False)
+    s_star: np.ndarray
+    mean: np.ndarray
+    n_bias: np.ndarray
+    n_mse: float
+    n_cov: np.ndarray
+    queue_length_pmf: np.ndarray
+    blocking: float
+    mean_jobs: float
+    seconds: float
+    method: str
+    iterations: int
+
+    def to_json(self) -> dict:
+        """The CLI's JSON object (``lam`` a decimal string, the rest float64)."""
+        return {
+            "N": self.N,
+            "lam": self.lam,
+            "b": self.b,
+            "d": self.d,
+            "states": self.states,
+            "residual": float(self.residual),
+            "n_mse": float(self.n_mse),
+            "mean": [float(v) for v in self.mean],
+            "n_bias": [float(v) for v in self.n_bias],
+            "n_cov": [[float(v) for v in row] for row in self.n_cov],
+            "queue_length_pmf": [float(v) for v in self.queue_length_pmf],
+            "blocking": float(self.blocking),
+            "seconds": float(self.seconds),
+        }
+
+
+def _lam_string(lam) -> str:
+    import mpmath
+
+    if isinstance(lam, str):
+        text = lam.strip()
+    elif isinstance(lam, mpmath.mpf):
+        text = mpmath.nstr(lam, 30)
+    else:
+        text = repr(lam) if isinstance(lam, float) else str(lam)
+    try:
+        value = float(mpmath.mpf(text))
+    except (ValueError, TypeError):
+        raise ParameterError(f"lam must be a positive number, got {lam!r}.") from None
+    if not 0.0 < value < float("inf"):
+        raise ParameterError(f"lam must be a positive number, got {lam!r}.")
+    return text
+
+
+def solve_exact(
+    N: int,
+    lam,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    method: str = "auto",
+    tol: float = 1e-11,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ExactResult:
+    """Exact stationary distribution of the finite-N supermarket model and its moments.
+
+    Parameters
+    ----------
+    N:
+        Number of servers, ``N >= 1`` (``N >= d`` without replacement).
+    lam:
+        Arrival rate per server (str, int, float or mpf), ``lam > 0``.
+    b:
+        Buffer size, ``b >= 1``.
+    d:
+        Servers sampled per arrival, ``d >= 1``.
+    replacement:
+        Sample with replacement (seed 000's chain) or ``d`` distinct servers.
+    method, tol, memory_limit, progress:
+        See :func:`solve_chain`.
+
+    Returns
+    -------
+    ExactResult
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, or a state space too large for the memory limit (raised
+        before anything is allocated, naming the states and the memory needed).
+    """
+    import numeric
+    from derive import supermarket
+
+    t0 = time.perf_counter()
+    N = check_int("N", N, 1)
+    b = check_int("b", b, 1)
+    d = check_int("d", d, 1)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
+    lam_text = _lam_string(lam)
+    lam_f = float(lam_text)
+    model = supermarket(b, d, replacement=replacement)
+    nt = 2 * b
+    check_size(N, b, count_monotone(N, b), nt, memory_limit)
+    if replacement:
+        s_star_mp = numeric.equilibrium(lam_text, b, d)
+    else:
+        s_star_mp = numeric.equilibrium(lam_text, b, d, replacement=False, N=N)
+    s_star = np.array([float(v) for v in s_star_mp])
+    p = [lam_f] if replacement else [lam_f, float(N)]
+    # the lattice point nearest N s* carries much probability: a good reference
+    ref = np.clip(np.rint(N * s_star), 0, N).astype(np.int64)
+    sol = solve_chain(
+        model,
+        N,
+        p,
+        reference=ref,
+        method=method,
+        tol=tol,
+        memory_limit=memory_limit,
+        progress=progress,
+    )
+    pi = sol.pi
+    S = sol.space.states / N
+    mean = pi @ S
+    centred = S - mean
+    cov = (centred * pi[:, None]).T @ centred
+    dev = S - s_star
+    n_mse = N * float(pi @ np.einsum("ij,ij->i", dev, dev))
+    padded = np.concatenate([[1.0], mean, [0.0]])
+    pmf = padded[:-1] - padded[1:]
+    blocking = 1.0 - float(pi @ sol.arrival_intensity) / lam_f
+    return ExactResult(
+        N=N,
+        lam=lam_text,
+        b=b,
+        d=d,
+        replacement=replacement,
+        states=sol.space.size,
+        residual=sol.residual,
+        pi=pi,
+        state_array=sol.space.states,
+        s_star=s_star,
+        mean=mean,
+        n_bias=N * (mean - s_star),
+        n_mse=n_mse,
+        n_cov=N * cov,
+        queue_length_pmf=pmf,
+        blocking=blocking,
+        mean_jobs=float(mean.sum()),
+        seconds=time.perf_counter() - t0,
+        method=sol.method,
+        iterations=sol.iterations,
+    )
