@@ -8,6 +8,7 @@ expression: symbols whose names SymPy's parser would read as something else
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import Any
@@ -90,20 +91,33 @@ def _parse_mu(text: str) -> object:
     return value
 
 
-def to_string(expr: Any) -> str:
-    """A string that :func:`sympy.sympify` parses back to exactly ``expr``."""
+@functools.cache
+def _round_trip_printer():
+    """A StrPrinter that writes ``Symbol('N')`` for names sympify would misread."""
     import sympy as sp
     from sympy.printing.str import StrPrinter
 
+    @functools.cache
+    def safe(name: str) -> bool:
+        try:
+            return sp.sympify(name) == sp.Symbol(name)
+        except (sp.SympifyError, TypeError, SyntaxError, ValueError):
+            return False
+
     class _RoundTrip(StrPrinter):
         def _print_Symbol(self, s: sp.Symbol) -> str:
-            try:
-                ok = sp.sympify(s.name) == s
-            except (sp.SympifyError, TypeError, SyntaxError, ValueError):
-                ok = False
-            return s.name if ok else f"Symbol({s.name!r})"
+            return s.name if safe(s.name) else f"Symbol({s.name!r})"
 
-    return _RoundTrip().doprint(sp.sympify(expr))
+    return _RoundTrip()
+
+
+def to_string(expr: Any) -> str:
+    """A string that :func:`sympy.sympify` parses back to exactly ``expr``."""
+    import sympy as sp
+
+    if expr == 0:
+        return "0"
+    return _round_trip_printer().doprint(sp.sympify(expr))
 
 
 def _nested(obj: Any) -> Any:

@@ -122,18 +122,19 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
     blocked = 0
     # n_1 is kept in a register: it is on the loop-carried dependency chain, and
     # reloading it from ``n`` would add a store-to-load forwarding delay to
-    # every event.
+    # every event.  Indices are cast to uint64 so that numba omits its
+    # negative-index wraparound code (all indices here are >= 0 by construction).
     p_dep = np.arange(N + 1) * inv_rate  # n_1 / (lam N + n_1)
     n1 = n[1]
     for _ in range(steps):
-        w = inv_rate[n1]
+        w = inv_rate[_U64(n1)]
         area += w * sumsq
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         if (r & thin_mask) == _U64(0):
             t_thin += w
             _second_moments(n, w, cov_acc)
         t += w
-        dep = (r >> _U64(11)) * INV_2_53 < p_dep[n1]
+        dep = (r >> _U64(11)) * INV_2_53 < p_dep[_U64(n1)]
         # the second word gives the departing busy rank (high half) or the two
         # sampled ranks of an arrival (both halves); all three are computed and
         # one is selected, so there is no unpredictable branch
@@ -165,19 +166,20 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
         x2 += (not replacement) and x2 >= x1
         x = max(x1, x2)
         z = np.int64(my >> _U64(32)) if dep else x
-        lev = np.int64(table[z])
+        lev = np.int64(table[_U64(z)])
         if not dep and lev == b:
             blocked += 1
             continue
         departures += dep
         k = lev + 1 - dep
         delta = 1 - 2 * dep
-        nk = n[k]
-        acc[k] -= delta * t
-        sumsq += 2.0 * delta * (nk - target[k]) + 1.0
+        ku = _U64(k)
+        nk = n[ku]
+        acc[ku] -= delta * t
+        sumsq += 2.0 * delta * (nk - target[ku]) + 1.0
         nk += delta
-        n[k] = nk
-        table[nk - 1 + dep] = k - dep
+        n[ku] = nk
+        table[_U64(nk - 1 + dep)] = k - dep
         step1 = delta * (k == 1)
         n1 += step1
     rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3

@@ -263,26 +263,43 @@ def run(
         launched += 1
         running[submit(engine.advance, spec, state[i].state, steps)] = i
 
+    def record(fut) -> None:
+        i = running.pop(fut)
+        new_state, sums = fut.result()
+        rep = state[i]
+        if rep.warm:
+            rep.batches.append(sums)
+        else:
+            rep.warm = True
+        rep.state = new_state
+        if path is not None:
+            _write_checkpoint(path, config, state)
+        bar.update(1)
+
     try:
         for i in range(reps):
             launch(i)
-        while running:
-            for fut in wait_first(running):
-                i = running.pop(fut)
-                new_state, sums = fut.result()
-                rep = state[i]
-                if rep.warm:
-                    rep.batches.append(sums)
-                else:
-                    rep.warm = True
-                rep.state = new_state
-                if path is not None:
-                    _write_checkpoint(path, config, state)
-                bar.update(1)
-                launch(i)
+        while running and not interrupted:
+            done = wait_first(running)
+            for fut in sorted(done, key=lambda f: running[f]):
+                i = running[fut]
+                try:
+                    record(fut)
+                except KeyboardInterrupt:
+                    interrupted = True
+                    continue
+                if not interrupted:
+                    launch(i)
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        if interrupted:
+            # keep every unit that finished before the interruption
+            for fut in [f for f in running if f.done()]:
+                try:
+                    record(fut)
+                except BaseException:  # the interrupted unit itself: nothing to keep
+                    running.pop(fut, None)
         shutdown()
         bar.close()
     complete = all(pending(r) is None for r in state)
