@@ -201,6 +201,10 @@ def objects(model, names: list[str]) -> dict[str, Any]:
     return out
 
 
+#: Expressions longer than this (as plain strings) are printed flat, not 2-D.
+PRETTY_LIMIT = 2000
+
+
 def _text(obj: Any, indent: str = "  ") -> list[str]:
     import sympy as sp
 
@@ -210,8 +214,9 @@ def _text(obj: Any, indent: str = "  ") -> list[str]:
             lines.append(f"{indent}{k}:")
             lines += _text(v, indent + "  ")
         return lines
-    if isinstance(obj, sp.MatrixBase | sp.NDimArray) or isinstance(obj, list):
-        return [indent + line for line in sp.pretty(obj, use_unicode=False).splitlines()]
+    flat = str(obj)
+    if len(flat) > PRETTY_LIMIT:  # 2-D layout of huge radicals is unreadable and slow
+        return [indent + flat]
     return [indent + line for line in sp.pretty(obj, use_unicode=False).splitlines()]
 
 
