@@ -150,6 +150,17 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# How large is "sufficiently large"? The last step of Lemma 6's proof needs
+# `54 b / γ ≤ N^ξ`, i.e. `log10 N ≥ log10(54 b / γ) / ξ` — with the paper's arbitrarily
+# small `ξ` that is far beyond any grid:
+
+# %%
+b_max = max(B_USED.values())
+xi = mpmath.mpf(XI)
+log10_N = mpmath.log10(54 * b_max / mpmath.mpf(GAMMA)) / xi
+print(f"lemma6.last_step holds from log10 N >= {mpmath.nstr(log10_N, 6)} (b = {b_max}, xi = {XI})")
+
+# %% [markdown]
 # ## 3. The sign error of Theorem 1
 #
 # Theorem 1 states the leading coefficient of `N E‖S − s*‖²` as
@@ -272,6 +283,7 @@ result = {
     "gamma": GAMMA,
     "alpha": ALPHA,
     "d": D,
+    "xi": XI,
     "dps": DPS,
     "Ns": list(sign.Ns),
     "b_used": {str(n): b for n, b in B_USED.items()},
@@ -287,5 +299,6 @@ result = {
         for n, p in zip(user.Ns, user.points, strict=True)
     },
     "holds_from_N": {r.claim.id: r.holds_from_N for r in report.results if not r.skipped},
+    "lemma6_last_step_log10_N": mpmath.nstr(log10_N, 15),
 }
 print("MFSTEIN_RESULT " + json.dumps(result))

@@ -96,8 +96,8 @@ def lam_path(gamma: str, alpha: str, N: int) -> float:
 # of one would be handed back to the mpmath path with a warning.
 
 # %%
-lam_max = max(lam_path(g, a, max(N_GRID)) for g in GAMMAS for a in ALPHAS)
-lam_max = max(lam_max, *(lam_path(GAMMA0, a, max(N_GRID)) for a in ALPHAS))
+sweep = [(g, ALPHA0) for g in GAMMAS] + [(GAMMA0, a) for a in ALPHAS]
+lam_max = max(lam_path(g, a, max(N_GRID)) for g, a in sweep)
 B_F64 = numeric.auto_buffer(repr(lam_max), D, dps=15)
 print(f"heaviest rate in the sweep: lam = {lam_max:.10f}; buffer b = {B_F64}")
 

@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Simulate N servers with buffer b under power-of-d (or JSQ / random) dispatch, "
             "lam = arrival rate per server (or lam = 1 - gamma/N^alpha). Reports "
             "N E||S - s*||^2, E[S], N(E[S] - s*), N Cov(S), the queue-length pmf, the blocking "
-            "fraction and (per-server policies) response times, each with a 95%% batch-means "
+            "fraction and (per-server policies) response times, each with a 95% batch-means "
             "confidence interval over replications seeded from SeedSequence(seed)."
         ),
     )
@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "table",
         help="seed 000's Tables 1/2: simulation vs the bound (and exact) over N",
         description=(
-            "For each N: lam = 1 - gamma/N^alpha, the simulated N E||S - s*||^2 (mean +- 95%% "
+            "For each N: lam = 1 - gamma/N^alpha, the simulated N E||S - s*||^2 (mean +- 95% "
             "CI), Theorem 1's asymptotically tight bound (numeric.bound, b = auto) and, with "
             "--exact, the exact finite-N value where the state space allows."
         ),

@@ -159,7 +159,6 @@ def test_light_traffic_convergence_to_mean_field() -> None:
         assert np.all(e * np.array(Ns) < 1.5), (name, e)
 
 
-@pytest.mark.slow
 def test_light_traffic_convergence_b4() -> None:
     lam, b = "0.7", 4
     ms = numeric.solve(lam, b, 2)

@@ -112,6 +112,11 @@ def test_lemmas_notebook(results: dict, tmp_path: Path, mean_field_reference) ->
     assert verdicts["theorem1.sign"] is None
     assert verdicts["theorem1.eq6"] is None
     assert verdicts["theorem1.constant"] == r["Ns"][0]
+    # Lemma 6's last step needs 54 b / gamma <= N^xi.
+    b_max = max(r["b_used"].values())
+    need = np.log10(54 * b_max / gamma) / float(r["xi"])
+    assert float(r["lemma6_last_step_log10_N"]) == pytest.approx(need, rel=1e-12)
+    assert (verdicts["lemma6.last_step"] is None) is bool(np.log10(r["Ns"][-1]) < need)
 
 
 # -- 02_closed_forms -----------------------------------------------------------------
@@ -190,6 +195,11 @@ def test_tables_notebook(
         assert abs(row["sim_mean"] - row["exact"]) <= 3 * row["sim_ci95"]
         checked += 1
     assert checked >= 1
+    # The bound c_b at each buffer of the Table 2 study.
+    study2 = r["buffer_study_table2"]
+    for row in study2["rows"]:
+        ref = mean_field_reference(float(study2["lam"]), row["b"], d)
+        assert row["bound"] == pytest.approx(ref.constant, rel=1e-9)
 
 
 # -- 04_heavy_traffic ----------------------------------------------------------------
