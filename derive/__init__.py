@@ -15,7 +15,7 @@ from derive.generator import (
     quadratic_test_function,
 )
 from derive.kernels import Kernels, kernels
-from derive.latex import latex, latex_objects
+from derive.latex import latex_objects
 from derive.model import LAM, MU, Model, N, SupermarketModel, Transition, supermarket
 from derive.stein import (
     KroneckerSystem,
@@ -56,7 +56,6 @@ __all__ = [
     "jacobian_at_equilibrium",
     "kernels",
     "kronecker_system",
-    "latex",
     "latex_objects",
     "lemma7_difference",
     "lemma7_rhs",

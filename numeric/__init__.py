@@ -6,7 +6,7 @@ plus a float64 fast path for sweeps.
 """
 
 from numeric.bound import auto_buffer, bound, solve
-from numeric.equilibrium import equilibrium
+from numeric.equilibrium import equilibrium, reference_point
 from numeric.precision import (
     IllConditionedWarning,
     NumericalError,
@@ -24,5 +24,6 @@ __all__ = [
     "constant_float64",
     "equilibrium",
     "heavy_traffic_lambda",
+    "reference_point",
     "solve",
 ]

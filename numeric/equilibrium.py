@@ -264,4 +264,32 @@ def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> 
         res = max(abs(v) for v in k.f(s, p))
         if res > mpf(10) ** (-dps - 2):
             raise NumericalError(f"the equilibrium residual {mpmath.nstr(res, 3)} is too large.")
+        # C(N s, d)/C(N, d) is a sampling probability only where N s >= d - 1 (or s = 0);
+        # extended to all s it can push the fixed point out of 1 >= s_1 >= ... >= s_b >= 0.
+        if min(s) < 0 or any(s[i] < s[i + 1] for i in range(b - 1)) or s[0] > 1:
+            raise ParameterError(
+                f"b = {b} is too large for the without-replacement mean field at N = {N}: "
+                "its fixed point leaves 1 >= s_1 >= ... >= s_b >= 0 (some N s*_k < d - 1), "
+                "so use a smaller b or sampling with replacement."
+            )
     return s
+
+
+def reference_point(
+    lam: Any, b: int, d: int = 2, *, replacement: bool = True, N: int | None = None, dps: int = 30
+) -> tuple[list[mpf], str | None]:
+    """The point finite-N statistics are centred at, and a note when it is a fallback.
+
+    With replacement this is :func:`equilibrium`.  Without replacement it is the
+    fixed point of the N-dependent drift when that lies in
+    ``1 >= s_1 >= ... >= s_b >= 0``; otherwise (large b, small N) the N-dependent
+    mean field has no meaning and the with-replacement fixed point -- the common
+    ``N -> infinity`` limit of both samplings -- is returned, with a note saying so.
+    """
+    if replacement:
+        return equilibrium(lam, b, d, dps=dps), None
+    try:
+        return equilibrium(lam, b, d, dps=dps, replacement=False, N=N), None
+    except ParameterError as exc:
+        note = f"{exc} Statistics are centred at the with-replacement fixed point instead."
+        return equilibrium(lam, b, d, dps=dps), note

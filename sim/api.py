@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,10 +122,10 @@ def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
     if policy == "jsq":
         return [min(float(lam_text), 1.0)] + [0.0] * (b - 1)
     dd = 1 if policy == "random" else d
-    kw: dict[str, Any] = {"replacement": replacement}
-    if not replacement:
-        kw["N"] = N
-    return [float(x) for x in numeric.equilibrium(lam_text, b, dd, **kw)]
+    s_star, note = numeric.reference_point(lam_text, b, dd, replacement=replacement, N=N)
+    if note:
+        warnings.warn(note, stacklevel=3)
+    return [float(x) for x in s_star]
 
 
 def simulate(

@@ -200,7 +200,16 @@ def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed
     ax.plot(Ns, [float(r.bound) for r in rows], "s--", label="asymptotic tight bound (Thm 1)")
     ex = [(r.N, float(r.exact)) for r in rows if r.exact]
     if ex:
-        ax.plot(*zip(*ex, strict=True), "k^", label="exact (finite N)")
+        ax.plot(
+            *zip(*ex, strict=True),
+            linestyle="none",
+            marker="D",
+            markersize=11,
+            markerfacecolor="none",
+            markeredgecolor="k",
+            zorder=5,
+            label="exact (finite N)",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("number of servers N")
     ax.set_ylabel(r"$N\,E\|S - s^*\|^2$")

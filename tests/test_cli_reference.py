@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_generator():
-    spec = importlib.util.spec_from_file_location("make_cli_reference", ROOT / "docs/make_cli_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_cli_reference", ROOT / "docs/make_cli_reference.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

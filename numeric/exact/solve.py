@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from derive.errors import ParameterError, check_int
+from numeric.equilibrium import reference_point
 from numeric.exact.generator import assemble
 from numeric.exact.solvers import METHODS, stationary
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, reachable_states
@@ -343,7 +345,6 @@ def solve_exact(
         Bad parameters, or a state space too large for the memory limit (raised
         before anything is allocated, naming the states and the memory needed).
     """
-    import numeric
     from derive import supermarket
 
     t0 = time.perf_counter()
@@ -357,10 +358,9 @@ def solve_exact(
     model = supermarket(b, d, replacement=replacement)
     nt = 2 * b
     check_size(N, b, count_monotone(N, b), nt, memory_limit)
-    if replacement:
-        s_star_mp = numeric.equilibrium(lam_text, b, d)
-    else:
-        s_star_mp = numeric.equilibrium(lam_text, b, d, replacement=False, N=N)
+    s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
+    if reference_note:
+        warnings.warn(reference_note, stacklevel=2)
     s_star = np.array([float(v) for v in s_star_mp])
     p = [lam_f] if replacement else [lam_f, float(N)]
     # the lattice point nearest N s* carries much probability: a good reference
