@@ -56,7 +56,6 @@ from derive import (
     closed_form,
     jacobian_at_equilibrium,
     kronecker_system,
-    latex,
     latex_objects,
     lemma7_difference,
     solve_kronecker,
@@ -70,6 +69,7 @@ from derive.latex import (
     dominant_latex,
     generator_latex,
     kronecker_latex,
+    latex,
     lyapunov_latex,
     stein_latex,
 )
