@@ -104,6 +104,30 @@ def _second_moments(n, w, cov_acc):
 
 
 @numba.njit(cache=True)
+def _departure_thresholds(inv_rate):
+    """``thr[m] = ceil(2^53 p_m)``, ``p_m = m / (lam N + m)`` (the float ``m * inv_rate[m]``).
+
+    ``p_m`` is the probability that an event in a state with ``n_1 = m`` is a
+    departure.  For a 53-bit integer ``u``, ``u 2^-53 < p`` (both sides exact
+    doubles; scaling by 2^53 is exact) holds iff ``u < 2^53 p`` iff
+    ``u < ceil(2^53 p)``, so the integer test on the top 53 bits of a word is
+    the same event as the float test and the chain consumes the same random
+    words; ``p >= 1`` gives ``2^53`` (always) and a NaN ``p`` gives 0 (never),
+    as the float test would.
+    """
+    out = np.empty(inv_rate.shape[0], dtype=np.uint64)
+    for m in range(inv_rate.shape[0]):
+        p = m * inv_rate[m]
+        if p >= 1.0:
+            out[m] = _U64(1) << _U64(53)
+        elif p > 0.0:
+            out[m] = _U64(np.ceil(p * 9007199254740992.0))
+        else:
+            out[m] = _U64(0)
+    return out
+
+
+@numba.njit(cache=True)
 def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, thin_bits):
     """The event loop for ``d = 2``: both sampled ranks from one 64-bit word."""
     b = target.shape[0] - 1
@@ -124,7 +148,7 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
     # reloading it from ``n`` would add a store-to-load forwarding delay to
     # every event.  Indices are cast to uint64 so that numba omits its
     # negative-index wraparound code (all indices here are >= 0 by construction).
-    p_dep = np.arange(N + 1) * inv_rate  # n_1 / (lam N + n_1)
+    dep_thr = _departure_thresholds(inv_rate)
     n1 = n[1]
     for _ in range(steps):
         w = inv_rate[_U64(n1)]
@@ -134,7 +158,9 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
             t_thin += w
             _second_moments(n, w, cov_acc)
         t += w
-        dep = (r >> _U64(11)) * INV_2_53 < p_dep[_U64(n1)]
+        # the same event as ``(r >> 11) 2^-53 < n_1 / (lam N + n_1)``, see
+        # _departure_thresholds
+        dep = (r >> _U64(11)) < dep_thr[_U64(n1)]
         # the second word gives the departing busy rank (high half) or the two
         # sampled ranks of an arrival (both halves); all three are computed and
         # one is selected, so there is no unpredictable branch
@@ -167,7 +193,9 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
         x = max(x1, x2)
         z = np.int64(my >> _U64(32)) if dep else x
         lev = np.int64(table[_U64(z)])
-        if not dep and lev == b:
+        # blocked iff an arrival reaches level b; one integer test (levels are
+        # below 256) so that the code does not branch on the random ``dep``
+        if (lev | (np.int64(dep) << 8)) == b:
             blocked += 1
             continue
         departures += dep
