@@ -223,6 +223,9 @@ def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=120)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
