@@ -75,21 +75,17 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     from derive.errors import check_int
     from numeric.bound import bound
     from numeric.equilibrium import check_b
-    from numeric.precision import check_dps, heavy_traffic_lambda, parse_lam
+    from numeric.precision import arrival_rate, check_dps
 
     dps = check_dps(args.dps)
     d = check_int("d", args.d, 1)
     b = check_b(args.b, allow=("auto", "inf"))
     ns = _parse_ns(args.N)
     if args.lam is not None:
-        if args.gamma is not None or args.alpha is not None:
-            raise ParameterError("give either --lam or --gamma with --alpha, not both.")
-        parse_lam(args.lam)
-        lams = [args.lam] * len(ns)
+        arrival_rate(args.lam, args.gamma, args.alpha, None)  # validates the choice
+        lams = [args.lam] * len(ns)  # kept as given: parsed at each working precision
     else:
-        if args.gamma is None or args.alpha is None:
-            raise ParameterError("give --lam, or both --gamma and --alpha.")
-        lams = [heavy_traffic_lambda(args.gamma, args.alpha, n, dps=dps + 20) for n in ns]
+        lams = [arrival_rate(None, args.gamma, args.alpha, n, dps=dps + 20) for n in ns]
     done: dict[str, Any] = {}
     out = []
     for n, lam in zip(ns, lams, strict=True):

@@ -104,6 +104,23 @@ def heavy_traffic_lambda(gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> mp
         return +lam
 
 
+def arrival_rate(lam: Any, gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> mpf:
+    """The arrival rate from either form a user may give: ``lam`` itself, or the
+    heavy-traffic pair ``(gamma, alpha)`` giving ``lam = 1 - gamma / N**alpha``.
+
+    Exactly one form must be given; the command-line tools all resolve
+    ``--lam | --gamma --alpha`` through this function.
+    """
+    if lam is not None:
+        if gamma is not None or alpha is not None:
+            raise ParameterError("give either --lam or --gamma with --alpha, not both.")
+        with mpmath.workdps(check_dps(dps)):
+            return parse_lam(lam)
+    if gamma is None or alpha is None:
+        raise ParameterError("give --lam, or both --gamma and --alpha.")
+    return heavy_traffic_lambda(gamma, alpha, N, dps=dps)
+
+
 def agreeing_digits(x: mpf, y: mpf) -> int:
     """Number of significant decimal digits on which ``x`` and ``y`` agree.
 

@@ -93,6 +93,25 @@ def _draw_below(s0, s1, s2, s3, bound):
             return np.int64(m >> _U64(32)), s0, s1, s2, s3
 
 
+@numba.njit(inline="always", cache=True)
+def _draw_distinct(s0, s1, s2, s3, N, j, sel):
+    """The ``j``-th of ``d`` distinct uniform ranks in ``[0, N)``, given the ``j``
+    already drawn in ``sel[:j]`` (sorted): draw from ``[0, N - j)`` and step over
+    the taken ranks, then insert the result keeping ``sel[:j+1]`` sorted.
+
+    Returns ``(rank, s0, s1, s2, s3)``.
+    """
+    y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N - j)
+    pos = 0
+    while pos < j and sel[pos] <= y:
+        y += 1
+        pos += 1
+    for q in range(j, pos, -1):
+        sel[q] = sel[q - 1]
+    sel[pos] = y
+    return y, s0, s1, s2, s3
+
+
 @numba.njit(cache=True)
 def _second_moments(n, w, cov_acc):
     """``cov_acc[j, k] += w n_{j+1} n_{k+1}`` for ``j <= k`` (kept out of the hot loop)."""
@@ -257,14 +276,7 @@ def _loop_any_d(
             # d distinct ranks: draw from [0, N - j) and step over the ones
             # taken (in increasing order), keeping ``sel`` sorted.
             for j in range(d):
-                y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N - j)
-                pos = 0
-                while pos < j and sel[pos] <= y:
-                    y += 1
-                    pos += 1
-                for q in range(j, pos, -1):
-                    sel[q] = sel[q - 1]
-                sel[pos] = y
+                y, s0, s1, s2, s3 = _draw_distinct(s0, s1, s2, s3, N, j, sel)
             x = sel[d - 1]
         z = np.int64(v) if dep else x
         lev = np.int64(table[z])

@@ -118,19 +118,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _lam(args) -> str:
-    from derive.errors import ParameterError
-
-    if args.lam is not None:
-        if args.alpha is not None:
-            raise ParameterError("alpha goes with --gamma, not with --lam; give one of them.")
-        return args.lam
-    if args.alpha is None:
-        raise ParameterError("alpha must be given with --gamma (lam = 1 - gamma/N^alpha).")
     import mpmath
 
-    import numeric
+    from numeric.precision import arrival_rate
 
-    return mpmath.nstr(numeric.heavy_traffic_lambda(args.gamma, args.alpha, args.N), 30)
+    if args.lam is not None:
+        arrival_rate(args.lam, args.gamma, args.alpha, args.N)  # validates the choice
+        return args.lam
+    return mpmath.nstr(arrival_rate(None, args.gamma, args.alpha, args.N), 30)
 
 
 def _simulate(args) -> int:

@@ -32,7 +32,7 @@ import math
 import numba
 import numpy as np
 
-from sim.aggregated import _draw_below
+from sim.aggregated import _draw_below, _draw_distinct
 from sim.rng import INV_2_53, next_u64
 
 _U64 = np.uint64
@@ -224,14 +224,7 @@ def run(
                     if replacement:
                         y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N)
                     else:
-                        y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N - j)
-                        pp = 0
-                        while pp < j and sel[pp] <= y:
-                            y += 1
-                            pp += 1
-                        for qq in range(j, pp, -1):
-                            sel[qq] = sel[qq - 1]
-                        sel[pp] = y
+                        y, s0, s1, s2, s3 = _draw_distinct(s0, s1, s2, s3, N, j, sel)
                     if best < 0 or q[y] < q[best]:
                         best = y
                 srv = best

@@ -50,17 +50,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _lam(args: argparse.Namespace, N: int) -> str:
-    if args.lam is not None:
-        if args.alpha is not None:
-            raise ParameterError("alpha goes with --gamma only; give --lam or --gamma/--alpha.")
-        return args.lam
-    if args.alpha is None:
-        raise ParameterError("alpha is required with --gamma (lam = 1 - gamma / N^alpha).")
     import mpmath
 
-    from numeric import heavy_traffic_lambda
+    from numeric.precision import arrival_rate
 
-    return mpmath.nstr(heavy_traffic_lambda(args.gamma, args.alpha, N), 30)
+    if args.lam is not None:
+        arrival_rate(args.lam, args.gamma, args.alpha, N)  # validates the choice
+        return args.lam
+    return mpmath.nstr(arrival_rate(None, args.gamma, args.alpha, N), 30)
 
 
 def run(args: argparse.Namespace) -> int:

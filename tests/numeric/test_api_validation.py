@@ -47,3 +47,19 @@ def test_finite_buffer_above_one_is_fine() -> None:
     sol = solve("1.3", 6, dps=20)
     assert all(x < 0 for x in sol.eigenvalues)
     assert sol.digits == 20
+
+
+def test_arrival_rate_takes_exactly_one_form() -> None:
+    import mpmath
+    import pytest
+
+    from derive.errors import ParameterError
+    from numeric.precision import arrival_rate, heavy_traffic_lambda
+
+    with mpmath.workdps(30):
+        assert arrival_rate("0.9", None, None, 10, dps=30) == mpmath.mpf("0.9")
+    assert arrival_rate(None, "0.1", "0.05", 100) == heavy_traffic_lambda("0.1", "0.05", 100)
+    with pytest.raises(ParameterError, match="not both"):
+        arrival_rate("0.9", None, "0.05", 10)
+    with pytest.raises(ParameterError, match="both --gamma and --alpha"):
+        arrival_rate(None, "0.1", None, 10)

@@ -15,7 +15,7 @@ from mfstein.cli import main
         (["--N", "10", "--lam", "0.9", "--b", "0", "--steps", "1000"], "b must"),
         (["--N", "10", "--lam", "-1", "--b", "3", "--steps", "1000"], "lam must"),
         (["--N", "0", "--lam", "0.9", "--b", "3", "--steps", "1000"], "N must"),
-        (["--N", "10", "--gamma", "0.1", "--b", "3", "--steps", "1000"], "alpha must"),
+        (["--N", "10", "--gamma", "0.1", "--b", "3", "--steps", "1000"], "--alpha"),
         (["--N", "10", "--gamma", "2", "--alpha", "0.05", "--b", "3", "--steps", "9"], "gamma"),
         (
             ["--N", "1", "--lam", "0.9", "--b", "3", "--steps", "1000", "--without-replacement"],
