@@ -6,69 +6,45 @@
 -2*lam*s1 - 1
 """
 
-from derive.closed_forms import ClosedForm, closed_form, equilibrium_closed_form
-from derive.errors import ParameterError
-from derive.generator import (
-    generator_apply,
-    lemma7_difference,
-    lemma7_rhs,
-    quadratic_test_function,
-)
-from derive.kernels import Kernels, kernels
-from derive.latex import latex_objects
-from derive.model import LAM, MU, Model, N, SupermarketModel, Transition, supermarket
-from derive.stein import (
-    KroneckerSystem,
-    SteinLyapunovCheck,
-    dominant_term,
-    equilibrium_equations,
-    jacobian_at_equilibrium,
-    kronecker_system,
-    linearised_drift,
-    lyapunov_equation,
-    lyapunov_residual,
-    p_matrix,
-    solve_kronecker,
-    solve_lyapunov,
-    sstar_symbols,
-    stein_equation,
-    stein_lyapunov_check,
-    stein_solution,
-)
+from __future__ import annotations
 
-__all__ = [
-    "LAM",
-    "MU",
-    "ClosedForm",
-    "Kernels",
-    "KroneckerSystem",
-    "Model",
-    "N",
-    "ParameterError",
-    "SteinLyapunovCheck",
-    "SupermarketModel",
-    "Transition",
-    "closed_form",
-    "dominant_term",
-    "equilibrium_closed_form",
-    "equilibrium_equations",
-    "generator_apply",
-    "jacobian_at_equilibrium",
-    "kernels",
-    "kronecker_system",
-    "latex_objects",
-    "lemma7_difference",
-    "lemma7_rhs",
-    "linearised_drift",
-    "lyapunov_equation",
-    "lyapunov_residual",
-    "p_matrix",
-    "quadratic_test_function",
-    "solve_kronecker",
-    "solve_lyapunov",
-    "sstar_symbols",
-    "stein_equation",
-    "stein_lyapunov_check",
-    "stein_solution",
-    "supermarket",
-]
+from mfstein.lazy import lazy_exports
+
+_EXPORTS = {
+    "ClosedForm": "derive.closed_forms",
+    "Kernels": "derive.kernels",
+    "KroneckerSystem": "derive.stein",
+    "LAM": "derive.model",
+    "MU": "derive.model",
+    "Model": "derive.model",
+    "N": "derive.model",
+    "ParameterError": "mfstein.errors",
+    "SteinLyapunovCheck": "derive.stein",
+    "SupermarketModel": "derive.model",
+    "Transition": "derive.model",
+    "closed_form": "derive.closed_forms",
+    "dominant_term": "derive.stein",
+    "equilibrium_closed_form": "derive.closed_forms",
+    "equilibrium_equations": "derive.stein",
+    "generator_apply": "derive.generator",
+    "jacobian_at_equilibrium": "derive.stein",
+    "kernels": "derive.kernels",
+    "kronecker_system": "derive.stein",
+    "latex_objects": "derive.latex",
+    "lemma7_difference": "derive.generator",
+    "lemma7_rhs": "derive.generator",
+    "linearised_drift": "derive.stein",
+    "lyapunov_equation": "derive.stein",
+    "lyapunov_residual": "derive.stein",
+    "p_matrix": "derive.stein",
+    "quadratic_test_function": "derive.generator",
+    "solve_kronecker": "derive.stein",
+    "solve_lyapunov": "derive.stein",
+    "sstar_symbols": "derive.stein",
+    "stein_equation": "derive.stein",
+    "stein_lyapunov_check": "derive.stein",
+    "stein_solution": "derive.stein",
+    "supermarket": "derive.model",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_show(text: str) -> list[str]:
     """Validate a ``--show`` list; unknown names raise ParameterError."""
-    from derive.errors import ParameterError
+    from mfstein.errors import ParameterError
 
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in SHOW_NAMES]
@@ -78,7 +78,7 @@ def parse_show(text: str) -> list[str]:
 def _parse_mu(text: str) -> object:
     import sympy as sp
 
-    from derive.errors import ParameterError
+    from mfstein.errors import ParameterError
 
     if text == "mu":
         return "mu"
@@ -222,8 +222,8 @@ def _text(obj: Any, indent: str = "  ") -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein derive``."""
-    from derive.errors import ParameterError, check_int
     from derive.model import supermarket
+    from mfstein.errors import ParameterError, check_int
 
     b = check_int("--b", args.b, 1)
     d = check_int("--d", args.d, 1)

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import mpmath
 import sympy as sp
 
-from derive.errors import ParameterError, check_int
 from derive.model import LAM, supermarket
 from derive.stein import (
     dominant_term,
@@ -49,6 +48,7 @@ from derive.stein import (
     solve_lyapunov,
     sstar_symbols,
 )
+from mfstein.errors import ParameterError, check_int
 
 #: Values of ``lam`` at which the physical root is identified (and must stay valid).
 ROOT_CHECK_LAMBDAS: tuple[sp.Rational, ...] = (

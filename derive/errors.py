@@ -1,40 +1,5 @@
-"""The one exception type for bad user input, shared by every mfstein package."""
+"""Re-export of :mod:`mfstein.errors` (the one home of mfstein's error types)."""
 
-from __future__ import annotations
+from mfstein.errors import ParameterError, check_int
 
-from typing import Any
-
-
-class ParameterError(ValueError):
-    """A parameter is outside its allowed range.
-
-    The message is one sentence naming the parameter and the allowed range; the
-    ``mfstein`` dispatcher prints it and exits with status 2.
-    """
-
-
-def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
-    """Return ``value`` as an ``int`` or raise :class:`ParameterError`.
-
-    Accepts Python and NumPy integers (and integral strings from a CLI); rejects
-    bools, floats and anything below ``minimum`` or above ``maximum``.
-    """
-    ok = False
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-            ok = True
-        except ValueError:
-            ok = False
-    elif not isinstance(value, bool):
-        try:
-            import operator
-
-            value = operator.index(value)
-            ok = True
-        except TypeError:
-            ok = False
-    upper = "" if maximum is None else f" and <= {maximum}"
-    if not ok or value < minimum or (maximum is not None and value > maximum):
-        raise ParameterError(f"{name} must be an integer >= {minimum}{upper}, got {value!r}.")
-    return int(value)
+__all__ = ["ParameterError", "check_int"]

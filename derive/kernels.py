@@ -39,7 +39,7 @@ import numpy as np
 import sympy as sp
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model import Model

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 
 #: The arrival-rate symbol (lambda in the paper).
 LAM = sp.Symbol("lam")

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
-from derive.errors import ParameterError, check_int
 from derive.model import N
+from mfstein.errors import ParameterError, check_int
 
 if TYPE_CHECKING:
     from derive.model import Model

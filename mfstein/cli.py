@@ -6,7 +6,7 @@ function taking the parsed namespace and returning an exit status) as the
 parser default.  Heavy imports happen inside the handlers, so ``mfstein --help``
 stays fast.
 
-Bad input raises :class:`derive.errors.ParameterError`; the dispatcher turns it
+Bad input raises :class:`mfstein.errors.ParameterError`; the dispatcher turns it
 into one sentence on standard error and exit status 2.
 """
 
@@ -17,8 +17,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from derive.errors import ParameterError
 from mfstein import __version__
+from mfstein.errors import ParameterError
 
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (

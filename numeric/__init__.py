@@ -5,25 +5,21 @@ mean-field bias ``V`` and Theorem 1's constant at any precision and buffer size,
 plus a float64 fast path for sweeps.
 """
 
-from numeric.bound import auto_buffer, bound, solve
-from numeric.equilibrium import equilibrium, reference_point
-from numeric.precision import (
-    IllConditionedWarning,
-    NumericalError,
-    heavy_traffic_lambda,
-)
-from numeric.solution import MeanFieldSolution
-from numeric.sweep import constant_float64
+from __future__ import annotations
 
-__all__ = [
-    "IllConditionedWarning",
-    "MeanFieldSolution",
-    "NumericalError",
-    "auto_buffer",
-    "bound",
-    "constant_float64",
-    "equilibrium",
-    "heavy_traffic_lambda",
-    "reference_point",
-    "solve",
-]
+from mfstein.lazy import lazy_exports
+
+_EXPORTS = {
+    "IllConditionedWarning": "numeric.precision",
+    "MeanFieldSolution": "numeric.solution",
+    "NumericalError": "numeric.precision",
+    "auto_buffer": "numeric.bound",
+    "bound": "numeric.bound",
+    "constant_float64": "numeric.sweep",
+    "equilibrium": "numeric.equilibrium",
+    "heavy_traffic_lambda": "numeric.precision",
+    "reference_point": "numeric.equilibrium",
+    "solve": "numeric.bound",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

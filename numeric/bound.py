@@ -34,7 +34,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from numeric import lyapunov
 from numeric.equilibrium import (
     _newton_equilibrium,

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 _M_HELP = (
     "quadratic observable (S - s*)^T M (S - s*): 'identity' (default) or "
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _parse_ns(text: str) -> list[int]:
-    from derive.errors import check_int
+    from mfstein.errors import check_int
 
     items = [t.strip() for t in str(text).split(",") if t.strip()]
     if not items:
@@ -72,7 +72,7 @@ def _parse_ns(text: str) -> list[int]:
 
 def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
-    from derive.errors import check_int
+    from mfstein.errors import check_int
     from numeric.bound import bound
     from numeric.equilibrium import check_b
     from numeric.precision import arrival_rate, check_dps

@@ -25,7 +25,7 @@ import mpmath
 from mpmath import mpf
 
 from derive import supermarket
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
 
 #: Above this buffer size the drift residual is checked with the telescoped

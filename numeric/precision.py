@@ -1,7 +1,7 @@
 """Parsing and validating numeric inputs, working precision and digit counting.
 
 Every public function of :mod:`numeric` validates its arguments here, once, and
-raises :class:`derive.errors.ParameterError` with one sentence naming the
+raises :class:`mfstein.errors.ParameterError` with one sentence naming the
 parameter and its allowed range.  Numbers given as strings are parsed exactly in
 the working precision (never through a binary float).
 """
@@ -16,18 +16,24 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
+
+__all__ = [
+    "MIN_DPS",
+    "IllConditionedWarning",
+    "NumericalError",
+    "ParameterError",
+    "agreeing_digits",
+    "arrival_rate",
+    "check_dps",
+    "heavy_traffic_lambda",
+    "parse_lam",
+    "to_mpf",
+    "to_str",
+]
 
 #: Smallest accepted number of significant digits.
 MIN_DPS = 5
-
-
-class NumericalError(ArithmeticError):
-    """Independent routes or two working precisions disagree beyond the claimed digits."""
-
-
-class IllConditionedWarning(RuntimeWarning):
-    """A float64 result is not trustworthy to the usual ~1e-10 relative accuracy."""
 
 
 def check_dps(dps: Any) -> int:

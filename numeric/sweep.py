@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from derive import supermarket
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from numeric.precision import IllConditionedWarning
 
 #: Below this distance from 1, lam is handed to the mpmath path (with a warning).

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from sim import aggregated, engine, perserver, runner, stats
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).

@@ -190,7 +190,7 @@ def _describe(r) -> str:
 
 
 def _table(args) -> int:
-    from derive.errors import ParameterError, check_int
+    from mfstein.errors import ParameterError, check_int
     from sim import table
 
     if not args.N:

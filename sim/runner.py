@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 from sim import engine
 from sim.rng import seed_states
 

@@ -50,7 +50,7 @@ def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
     states = comb(N + b, b)
     if states > EXACT_MAX_STATES:
         return None, f"state space C(N+b, b) = {states:.3g} > {EXACT_MAX_STATES:,} states"
-    from derive.errors import ParameterError
+    from mfstein.errors import ParameterError
     from numeric.exact import solve_exact
 
     try:

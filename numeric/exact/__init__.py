@@ -6,6 +6,15 @@
 (35, True)
 """
 
-from numeric.exact.solve import ChainSolution, ExactResult, solve_chain, solve_exact
+from __future__ import annotations
 
-__all__ = ["ChainSolution", "ExactResult", "solve_chain", "solve_exact"]
+from mfstein.lazy import lazy_exports
+
+_EXPORTS = {
+    "ChainSolution": "numeric.exact.solve",
+    "ExactResult": "numeric.exact.solve",
+    "solve_chain": "numeric.exact.solve",
+    "solve_exact": "numeric.exact.solve",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

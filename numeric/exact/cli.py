@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,7 +62,7 @@ def _lam(args: argparse.Namespace, N: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
-    from derive.errors import check_int
+    from mfstein.errors import check_int
     from numeric.exact.solve import solve_exact
 
     N = check_int("N", args.N, 1)

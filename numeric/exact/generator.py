@@ -17,7 +17,7 @@ import numba
 import numpy as np
 import scipy.sparse as sps
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 from numeric.exact.states import StateSpace, index_of, rates_batch
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from numeric.equilibrium import reference_point
 from numeric.exact.generator import assemble
 from numeric.exact.solvers import METHODS, stationary

@@ -26,7 +26,7 @@ from math import comb
 import numba
 import numpy as np
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 #: Mode flags of :class:`StateSpace` (how the generator assembly finds an index).
 RANK_MONOTONE = 0

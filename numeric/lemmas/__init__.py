@@ -40,39 +40,35 @@ A function may also return a ready :class:`Point` (see :func:`judge`) when it
 wants its own tolerance.
 """
 
-from numeric.lemmas import seed000 as _seed000  # noqa: F401  (registers seed 000's claims)
-from numeric.lemmas.context import Context
-from numeric.lemmas.hessian import max_quadratic_ratio
-from numeric.lemmas.parameters import Lemma12Parameters, lemma12_parameters, xi_supremum
-from numeric.lemmas.quadrature import lyapunov_integral
-from numeric.lemmas.registry import (
-    REGISTRY,
-    Claim,
-    Point,
-    claim,
-    get_claims,
-    judge,
-    register,
-    unregister,
-)
-from numeric.lemmas.runner import ClaimResult, Report, check
+from __future__ import annotations
 
-__all__ = [
-    "REGISTRY",
-    "Claim",
-    "ClaimResult",
-    "Context",
-    "Lemma12Parameters",
-    "Point",
-    "Report",
-    "check",
-    "claim",
-    "get_claims",
-    "judge",
-    "lemma12_parameters",
-    "lyapunov_integral",
-    "max_quadratic_ratio",
-    "register",
-    "unregister",
-    "xi_supremum",
-]
+from mfstein.lazy import lazy_exports
+
+_EXPORTS = {
+    "Claim": "numeric.lemmas.registry",
+    "ClaimResult": "numeric.lemmas.runner",
+    "Context": "numeric.lemmas.context",
+    "Lemma12Parameters": "numeric.lemmas.parameters",
+    "Point": "numeric.lemmas.registry",
+    "REGISTRY": "numeric.lemmas.registry",
+    "Report": "numeric.lemmas.runner",
+    "check": "numeric.lemmas.runner",
+    "claim": "numeric.lemmas.registry",
+    "get_claims": "numeric.lemmas.registry",
+    "judge": "numeric.lemmas.registry",
+    "lemma12_parameters": "numeric.lemmas.parameters",
+    "lyapunov_integral": "numeric.lemmas.quadrature",
+    "max_quadratic_ratio": "numeric.lemmas.hessian",
+    "register": "numeric.lemmas.registry",
+    "unregister": "numeric.lemmas.registry",
+    "xi_supremum": "numeric.lemmas.parameters",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def _register() -> None:
+    """Import seed 000's claims, which register themselves in the registry."""
+    import numeric.lemmas.seed000  # noqa: F401
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, before=_register)

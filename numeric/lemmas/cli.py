@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from derive.errors import ParameterError
+    from mfstein.errors import ParameterError
     from numeric.lemmas import REGISTRY, check
     from numeric.lemmas.report import format_report
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import mpmath
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 
 @dataclass

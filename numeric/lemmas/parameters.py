@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 
 def to_fraction(name: str, value: object) -> Fraction:

@@ -29,7 +29,7 @@ import numpy as np
 from mpmath.calculus.quadrature import GaussLegendre
 from mpmath.libmp import to_fixed
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 
 def _to_fixed(x, p: int) -> int:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
     from numeric.lemmas.context import Context

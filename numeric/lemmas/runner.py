@@ -16,7 +16,7 @@ from typing import Any
 
 import mpmath
 
-from derive.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
 from numeric.lemmas.parameters import to_fraction
 from numeric.lemmas.registry import Claim, Point, get_claims

@@ -64,7 +64,7 @@ def test_seed000_constant_is_attained_for_d2():
 
 
 def test_non_diagonal_hessian_rejected():
-    from derive.errors import ParameterError
+    from mfstein.errors import ParameterError
 
     with pytest.raises(ParameterError):
         max_quadratic_ratio([(0, 0, 1)], [mpmath.mpf(1)], 2)

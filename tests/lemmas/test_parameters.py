@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derive.errors import ParameterError
+from mfstein.errors import ParameterError
 from numeric.lemmas import lemma12_parameters, xi_supremum
 
 
