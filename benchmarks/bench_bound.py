@@ -45,6 +45,7 @@ def _jacobian(lam: str, b: int, dps: int):
 def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
     from derive import supermarket
     from numeric import constant_float64, equilibrium
+    from numeric.lyapunov import kronecker_sum
 
     b = 50
     constant_float64([lam], b)  # compile
@@ -55,7 +56,7 @@ def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
     J, Q = k.jac(s, np.array([lam])), k.Q(s, np.array([lam]))
 
     def kron() -> float:
-        K = np.kron(J.T, np.eye(b)) + np.kron(np.eye(b), J.T)
+        K = kronecker_sum(J)
         P = np.linalg.solve(K, -np.eye(b).reshape(-1, order="F")).reshape(b, b, order="F")
         return float(np.trace(P @ Q))
 
@@ -77,7 +78,7 @@ def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
 
 def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
     from numeric import solve
-    from numeric.lyapunov import shooting_growth_digits, solve_kronecker, solve_shooting
+    from numeric.lyapunov import shooting_growth_digits, solve_shooting, solve_vectorised
 
     rows = []
     t16 = None
@@ -93,7 +94,7 @@ def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
             I = mpmath.eye(b)
             if b <= 16:
                 t0 = time.perf_counter()
-                P2 = solve_kronecker(J, I)
+                P2 = solve_vectorised(J, I)
                 t_kron = time.perf_counter() - t0
                 t16 = t_kron
                 with mpmath.workdps(dps + 5):

@@ -17,10 +17,15 @@ _EXPORTS = {
     "LAM": "derive.model",
     "MU": "derive.model",
     "Model": "derive.model",
+    "ModelInfo": "derive.spec",
+    "Parameter": "derive.spec",
+    "StateSpace": "derive.spec",
+    "Truncated": "derive.spec",
+    "load_model": "derive.models",
     "N": "derive.model",
     "ParameterError": "mfstein.errors",
     "SteinLyapunovCheck": "derive.stein",
-    "SupermarketModel": "derive.model",
+    "SupermarketModel": "derive.models.supermarket",
     "Transition": "derive.model",
     "closed_form": "derive.closed_forms",
     "dominant_term": "derive.stein",
@@ -44,7 +49,7 @@ _EXPORTS = {
     "stein_equation": "derive.stein",
     "stein_lyapunov_check": "derive.stein",
     "stein_solution": "derive.stein",
-    "supermarket": "derive.model",
+    "supermarket": "derive.models.supermarket",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -225,9 +225,24 @@ def run(args: argparse.Namespace) -> int:
     from derive.model import supermarket
     from mfstein.errors import ParameterError, check_int
 
+    from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B, MAX_D
+
     b = check_int("--b", args.b, 1)
-    d = check_int("--d", args.d, 1)
+    d = check_int("--d", args.d, 1, MAX_D)
     names = parse_show(args.show)
+    if b > DERIVE_MAX_B:
+        raise ParameterError(
+            f"--b must be at most {DERIVE_MAX_B} for symbolic derivation, got {b}: the "
+            f"expressions grow like b^2 (b = 80 takes ~10 s, b = 300 over a minute); "
+            "for numbers at large b use 'mfstein bound' or 'mfstein refined'."
+        )
+    for name in names:
+        cap = DERIVE_OBJECT_MAX_B.get(name)
+        if cap is not None and b > cap and name != "closed-form":
+            raise ParameterError(
+                f"--show {name} needs --b <= {cap} (got b = {b}): its size grows like "
+                f"{'b^4 (a b^2 x b^2 matrix)' if name == 'kron' else 'b^3'}."
+            )
     mu = _parse_mu(args.mu)
     if "closed-form" in names and not (
         b <= 2 and d == 2 and mu == 1 and not args.without_replacement

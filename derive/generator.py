@@ -1,4 +1,4 @@
-"""The generator of the finite-N chain on quadratic test functions (seed 000, Lemma 7).
+"""The generator of the finite-N chain on quadratic test functions (core paper, Lemma 7).
 
 The chain jumps ``s -> s + l/N`` at rate ``N beta_l(s)``, so its generator is
 
@@ -13,6 +13,11 @@ model ``Q = 2 diag(f~)`` and the last term is the paper's
 ``(1/N) sum_i d_ii g f~_i``.  :func:`lemma7_difference` computes both sides
 independently -- the left from the transitions, the right from the drift and
 diffusion of :mod:`derive.objects` -- and returns their simplified difference.
+
+References
+----------
+"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
+Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ def generator_apply(model: Model, g: sp.Expr) -> sp.Expr:
 
 
 def lemma7_rhs(model: Model, g: sp.Expr) -> sp.Expr:
-    """``grad g . f + (1/2N) sum_ij Q_ij d_ij g`` (seed 000, Lemma 7, eq. (12))."""
+    """``grad g . f + (1/2N) sum_ij Q_ij d_ij g`` (core paper, Lemma 7, eq. (12))."""
     states = model.states
     f = model.drift
     Q = model.diffusion

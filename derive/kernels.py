@@ -4,21 +4,19 @@
 as values on its sparsity pattern), the Hessian (values on its pattern), the
 diffusion matrix ``Q``, ``f~ = diag(Q)/2`` and the transition intensities
 ``beta_l`` into Python source with SymPy's own code printers (after common
-subexpression elimination), and loads it.  Two back ends:
-
-``"numba"``
-    float64, every function ``numba.njit(cache=True)``-compiled, so ``sim`` can
-    call them from compiled code;  ``*_into(s, p, out)`` variants fill a
-    preallocated array.
-``"mpmath"``
-    arbitrary precision: rationals are printed as ``mpf`` quotients, so results
-    carry the working precision of :data:`mpmath.mp`.
+subexpression elimination), and loads it.  The back ends are classes
+registered in :mod:`derive.backends` (``"numba"``: float64, compiled, callable
+from ``sim``'s compiled code, with ``*_into(s, p, out)`` variants;
+``"mpmath"``: arbitrary precision in the working precision of :data:`mpmath.mp`).
 
 Every function takes ``s`` (the ``b`` state values) and ``p`` (parameter values
 in the order of ``model.params``).  The generated module is written once to a
 cache directory (``$MFSTEIN_CACHE_DIR``, default ``~/.cache/mfstein``) under a
 digest of the model and the generator version, so a model with ``b = 100`` is
 derived and compiled once, not on every call or in every worker process.
+Each cached file ends with a digest of its own content: a damaged file is
+regenerated with a warning, and an unwritable cache directory falls back to a
+private temporary one.
 Read the generated code with ``print(model.kernels("mpmath").source)``.
 """
 
@@ -30,6 +28,7 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -37,18 +36,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sp
-from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
+from derive.backends import BACKENDS, Backend, get_backend, unpack_inputs
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model import Model
 
-#: Back ends :func:`kernels` can generate.
-BACKENDS: tuple[str, ...] = ("numba", "mpmath")
+__all__ = ["BACKENDS", "CODEGEN_VERSION", "Kernels", "cache_dir", "generate_source", "kernels"]
 
 #: Bump when the generated code changes shape, to invalidate disk caches.
-CODEGEN_VERSION = "1"
+CODEGEN_VERSION = "2"
+#: Last line of every cached module: a digest of everything above it.
+_CHECK_PREFIX = "# mfstein-check: "
 
 _memory_cache: dict[tuple, Kernels] = {}
 _lock = threading.Lock()
@@ -87,6 +87,7 @@ class Kernels:
     source: str
     path: Path
     module: ModuleType = field(repr=False)
+    index: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
         # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba)
@@ -112,10 +113,15 @@ class Kernels:
 
 
 def _generator_digest() -> str:
-    """Digest of the modules that shape generated code, so edits invalidate caches."""
+    """Digest of the modules that shape generated code, so edits invalidate caches.
+
+    Only the code generator and the derivation of the objects count: a model's
+    identity is its own key (a digest of its transitions), so adding a model to
+    the library does not invalidate anyone's cache.
+    """
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for name in ("model.py", "objects.py", "kernels.py"):
+    for name in ("objects.py", "kernels.py", "backends.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -126,7 +132,7 @@ def cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "mfstein"
 
 
-def kernels(model: Model, backend: str = "numba") -> Kernels:
+def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernels:
     """Generate (or load from cache) the numeric kernels of ``model``.
 
     Parameters
@@ -134,60 +140,104 @@ def kernels(model: Model, backend: str = "numba") -> Kernels:
     model:
         A :class:`derive.model.Model`.
     backend:
-        ``"numba"`` (float64, compiled) or ``"mpmath"`` (arbitrary precision).
+        A registered back end: ``"numba"`` (float64, compiled) or ``"mpmath"``
+        (arbitrary precision); see :mod:`derive.backends`.
+    group:
+        ``"base"`` (what first-order results need) or ``"order2"`` (the objects
+        of the 1/N^2 expansion, :mod:`derive.expansion`), generated and cached
+        separately so that a route builds only what it uses.
 
     Returns
     -------
     Kernels
-        Functions ``f(s, p)``, ``jac(s, p)``, ``jac_values(s, p)``,
+        ``base``: functions ``f(s, p)``, ``jac(s, p)``, ``jac_values(s, p)``,
         ``hess_values(s, p)``, ``hess(s, p)``, ``Q(s, p)``, ``ftilde(s, p)`` and
-        ``rates(s, p)``; with numba also ``*_into(s, p, out)``.
+        ``rates(s, p)``; with numba also ``*_into(s, p, out)``.  ``order2``:
+        ``d3f_values``, ``d4f_values``, ``dQ_values``, ``d2Q_values``,
+        ``R_values`` on the index lists in ``Kernels.index``.
     """
-    if backend not in BACKENDS:
-        raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}.")
-    key = (model.key, backend)
+    be = get_backend(backend)
+    if group not in _GROUPS:
+        raise ParameterError(f"group must be one of {', '.join(_GROUPS)}, got {group!r}.")
+    key = (model.key, backend) if group == "base" else (model.key, backend, group)
     with _lock:
         hit = _memory_cache.get(key)
         if hit is not None:
             return hit
         digest = hashlib.sha256(
             repr(
-                (model.key, backend, CODEGEN_VERSION, sp.__version__, _generator_digest())
+                (model.key, backend, group, CODEGEN_VERSION, sp.__version__, _generator_digest())
             ).encode()
         ).hexdigest()[:20]
-        path = cache_dir() / f"kernels_{backend}_{digest}.py"
-        if path.exists():
-            source = path.read_text()
-        else:
-            source = generate_source(model, backend)
-            _atomic_write(path, source)
-        module = _load(path, f"mfstein_kernels_{backend}_{digest}")
+        name = f"kernels_{backend}_{digest}"
+        path, source = _cached_source(model, be, name, group)
+        module = _load(path, f"mfstein_{name}")
         k = Kernels(
             backend=backend,
             b=model.b,
             params=tuple(map(str, model.params)),
             jumps=np.asarray(module.JUMPS, dtype=np.int64).reshape(-1, model.b),
-            jac_index=np.asarray(module.JAC_INDEX, dtype=np.int64).reshape(-1, 2),
-            hess_index=np.asarray(module.HESS_INDEX, dtype=np.int64).reshape(-1, 3),
+            jac_index=np.asarray(getattr(module, "JAC_INDEX", []), dtype=np.int64).reshape(-1, 2),
+            hess_index=np.asarray(getattr(module, "HESS_INDEX", []), dtype=np.int64).reshape(-1, 3),
             source=source,
             path=path,
             module=module,
+            index={
+                n: np.asarray(v, dtype=np.int64).reshape(len(v), _RANK[n])
+                for n, v in getattr(module, "INDEX", {}).items()
+            },
         )
         _memory_cache[key] = k
         return k
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+def _with_check(body: str) -> str:
+    return body + _CHECK_PREFIX + hashlib.sha256(body.encode()).hexdigest() + "\n"
+
+
+def _intact(text: str) -> bool:
+    """Whether a cached module ends with the digest of its own content."""
+    head, sep, tail = text.rpartition(_CHECK_PREFIX)
+    return bool(sep) and tail.strip() == hashlib.sha256(head.encode()).hexdigest()
+
+
+def _cached_source(model: Model, backend: Backend, name: str, group: str) -> tuple[Path, str]:
+    """The generated module's path and text: read from the disk cache when intact,
+    regenerated (with a warning) when damaged, and kept in a private temporary
+    directory when the cache directory cannot be written."""
+    path = cache_dir() / f"{name}.py"
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        text = path.read_text() if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        text = ""  # unreadable: treated as damaged
+    if text is not None:
+        if _intact(text):
+            return path, text
+        warnings.warn(
+            f"the cached kernel module {path} is damaged; regenerating it.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    text = _with_check(generate_source(model, backend.name, group))
+    try:
+        _atomic_write(path, text)
+    except OSError:
+        fallback = Path(tempfile.mkdtemp(prefix="mfstein-kernels-")) / path.name
+        fallback.write_text(text)
+        warnings.warn(
+            f"the kernel cache directory {path.parent} is not writable; using {fallback.parent} "
+            "for this process (set MFSTEIN_CACHE_DIR to a writable directory).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        path = fallback
+    return path, text
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    from mfstein.io import atomic_write
+
+    atomic_write(path, text)
 
 
 def _load(path: Path, name: str) -> ModuleType:
@@ -202,25 +252,6 @@ def _load(path: Path, name: str) -> ModuleType:
 # --------------------------------------------------------------------------
 # source generation
 # --------------------------------------------------------------------------
-class _Printer:
-    """Wraps a SymPy printer; ``numba`` prints floats, ``mpmath`` exact mpf quotients."""
-
-    def __init__(self, backend: str) -> None:
-        self.backend = backend
-        if backend == "numba":
-            self._p = PythonCodePrinter({"fully_qualified_modules": True})
-        else:
-            self._p = MpmathPrinter({"fully_qualified_modules": True})
-
-    def __call__(self, expr: sp.Expr) -> str:
-        if self.backend == "numba" and isinstance(expr, sp.Rational) and not expr.is_Integer:
-            return repr(float(expr))
-        text = self._p.doprint(expr)
-        if self.backend == "mpmath" and isinstance(expr, sp.Integer):
-            return f"mpmath.mpf({text})"
-        return text
-
-
 def _objects(
     model: Model,
 ) -> dict[str, tuple[tuple[int, ...], list[tuple[tuple[int, ...], sp.Expr]]]]:
@@ -256,10 +287,31 @@ def _objects(
     }
 
 
-def generate_source(model: Model, backend: str) -> str:
+def _order2_objects(model: Model) -> tuple[dict, dict[str, list]]:
+    """The 1/N^2 objects as value kernels on sparse index lists."""
+    from derive.expansion import order2_objects
+
+    funcs = {}
+    index = {}
+    for name, entries in order2_objects(model).items():
+        items = sorted(entries.items())
+        funcs[f"{name}_values"] = ((len(items),), [((n,), e) for n, (_, e) in enumerate(items)])
+        index[name] = [list(idx) for idx, _ in items]
+    return funcs, index
+
+
+_GROUPS = ("base", "order2")
+#: Number of indices of each order-2 object.
+_RANK = {"d3f": 4, "d4f": 5, "dQ": 3, "d2Q": 4, "R": 3}
+
+
+def generate_source(model: Model, backend: str, group: str = "base") -> str:
     """Return the Python source of the kernels of ``model`` for ``backend``."""
-    printer = _Printer(backend)
-    objs = _objects(model)
+    be = get_backend(backend)
+    if group == "order2":
+        objs, index = _order2_objects(model)
+    else:
+        objs, index = _objects(model), None
     b = model.b
     lines = [
         f'"""Kernels generated by mfstein.derive (codegen {CODEGEN_VERSION}) -- do not edit.',
@@ -269,84 +321,40 @@ def generate_source(model: Model, backend: str) -> str:
         '"""',
         "",
     ]
-    if backend == "numba":
-        lines += ["import math", "", "import numba", "import numpy as np", ""]
-    else:
-        lines += ["import mpmath", ""]
+    lines += [*be.imports, ""]
     jumps = [list(t.jump) for t in model.transitions]
     lines.append(f"JUMPS = {jumps!r}")
-    lines.append(f"JAC_INDEX = {[list(ij) for ij, _ in objs.pop('_jac_index')[1]]!r}")
-    lines.append(f"HESS_INDEX = {[list(ijk) for ijk, _ in objs.pop('_hess_index')[1]]!r}")
+    if index is None:
+        lines.append(f"JAC_INDEX = {[list(ij) for ij, _ in objs.pop('_jac_index')[1]]!r}")
+        lines.append(f"HESS_INDEX = {[list(ijk) for ijk, _ in objs.pop('_hess_index')[1]]!r}")
+    else:
+        lines.append(f"INDEX = {index!r}")
     lines.append("")
     for name, (shape, entries) in objs.items():
-        lines += _function(name, shape, entries, model, printer, backend)
+        lines += _function(name, shape, entries, model, be)
     return "\n".join(lines) + "\n"
 
 
-def _unpack(model: Model, exprs: list[sp.Expr], backend: str) -> list[str]:
-    # mpmath: convert inputs to mpf so that integer arguments (e.g. N = 10) never
-    # meet Python's float division inside a generated expression such as 1/(N - 1).
-    wrap = "mpmath.mpf({})" if backend == "mpmath" else "{}"
-    used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    out = []
-    for i, s in enumerate(model.states):
-        if s in used:
-            out.append(f"    {s} = {wrap.format(f's[{i}]')}")
-    for i, q in enumerate(model.params):
-        if q in used:
-            out.append(f"    {q} = {wrap.format(f'p[{i}]')}")
-    return out
-
-
-def _function(name, shape, entries, model, printer, backend) -> list[str]:
+def _function(name: str, shape, entries, model: Model, be: Backend) -> list[str]:
     exprs = [e for _, e in entries]
     reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), order="none")
-    body = _unpack(model, exprs, backend)
+    body = unpack_inputs(model, exprs, be)
     for sym, sub in reps:
-        body.append(f"    {sym} = {printer(sub)}")
-    doc = _DOCS.get(name, name)
-    if backend == "numba":
-        dims = ", ".join(map(str, shape))
-        out = [
-            "@numba.njit(cache=True)",
-            f"def {name}_into(s, p, out):",
-            f'    """{doc} Writes into ``out`` (shape ({dims},)); returns it."""',
-            *body,
-        ]
-        out += ["    out[:] = 0.0"] if len(shape) > 1 or len(entries) < shape[0] else []
-        for (idx, _), e in zip(entries, reduced, strict=True):
-            out.append(f"    out[{', '.join(map(str, idx))}] = {printer(e)}")
-        out += [
-            "    return out",
-            "",
-            "",
-            "@numba.njit(cache=True)",
-            f"def {name}(s, p):",
-            f'    """{doc}"""',
-            f"    return {name}_into(s, p, np.empty(({dims},)))",
-            "",
-            "",
-        ]
-        return out
-    zero = "mpmath.mpf(0)"
-    out = [f"def {name}(s, p):", f'    """{doc}"""', *body]
-    if len(shape) == 1:
-        out.append(f"    out = [{zero}] * {shape[0]}")
-    else:
-        out.append(f"    out = mpmath.matrix({shape[0]}, {shape[1]})")
-    for (idx, _), e in zip(entries, reduced, strict=True):
-        target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
-        out.append(f"    {target} = {printer(e)}")
-    out += ["    return out", "", ""]
-    return out
+        body.append(f"    {sym} = {be.print_expr(sub)}")
+    return be.function(name, shape, entries, body, reduced, _DOCS.get(name, name))
 
 
 _DOCS = {
-    "f": "Drift f(s), seed 000 Section 3.",
+    "f": "Drift f(s) = sum_l l beta_l(s).",
     "jac": "Jacobian J(s) = df/ds, dense.",
     "jac_values": "Jacobian entries on JAC_INDEX.",
     "hess_values": "Hessian entries d2f_i/ds_j ds_k on HESS_INDEX.",
     "Q": "Diffusion matrix Q(s) = sum_l l l^T beta_l(s).",
-    "ftilde": "f~(s) = diag(Q(s))/2, seed 000 Theorem 1.",
+    "ftilde": "f~(s) = diag(Q(s))/2 (Theorem 1 of Beyond Scaling).",
     "rates": "Transition intensities beta_l(s) in the order of JUMPS.",
+    "d3f_values": "Third derivatives of f on INDEX['d3f'] (i, j <= k <= l).",
+    "d4f_values": "Fourth derivatives of f on INDEX['d4f'] (i, j <= k <= l <= m).",
+    "dQ_values": "First derivatives of Q on INDEX['dQ'] (i <= j, k).",
+    "d2Q_values": "Second derivatives of Q on INDEX['d2Q'] (i <= j, k <= l).",
+    "R_values": "Third jump moment sum_l l_i l_j l_k beta_l on INDEX['R'] (i <= j <= k).",
 }

@@ -1,14 +1,24 @@
-"""Density-dependent population processes and the supermarket (power-of-d) family.
+"""Density-dependent population processes: the plain model description.
 
 A model of dimension ``b`` is a list of transitions ``l`` with jump vectors
 ``l in Z^b`` and intensities ``beta_l(s)``: from state ``s`` the finite-N chain
-jumps to ``s + l/N`` at rate ``N beta_l(s)`` (seed 000, Section 3).  Everything
-else -- drift, Jacobian, Hessian, diffusion matrix, Stein's equation -- is
-derived from that list in :mod:`derive.objects`.
+jumps to ``s + l/N`` at rate ``N beta_l(s)`` (Section 3 of "Beyond Scaling:
+Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
+Heavy-Traffic").  A :class:`Model` is only that description plus its metadata
+(:class:`derive.spec.ModelInfo`); everything else -- drift, Jacobian, Hessian,
+diffusion matrix, Stein's equation, generated kernels -- is derived from it by
+:mod:`derive.objects` and :mod:`derive.kernels`, which read the model.  The
+model families of the library (supermarket, JSQ(L), SIR, ...) live in
+:mod:`derive.models`.
 
 Symbols are plain SymPy symbols without assumptions (``s1 .. sb``, ``lam``,
 ``mu``, ``N``) so that every expression printed by mfstein parses back with
 :func:`sympy.sympify` to the identical object.
+
+References
+----------
+"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
+Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations
@@ -17,14 +27,16 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import sympy as sp
 
-from mfstein.errors import ParameterError, check_int
+from derive.spec import ModelInfo
+from mfstein.errors import ParameterError
 
 #: The arrival-rate symbol (lambda in the paper).
 LAM = sp.Symbol("lam")
-#: The service-rate symbol (1 in seed 000; general in seed 001).
+#: The service-rate symbol (1 in the core paper; beta in Graham's JSQ(L)).
 MU = sp.Symbol("mu")
 #: The number of servers, a parameter only of N-dependent models.
 N = sp.Symbol("N")
@@ -69,9 +81,15 @@ class Model:
     transitions:
         The transitions; each jump vector must have length ``b`` and each rate may
         only involve the state symbols and ``params``.
+    info:
+        Metadata for the numeric layers (parameter ranges, state space,
+        conservation laws, reference point, fast path); see
+        :class:`derive.spec.ModelInfo`.  Defaults to an empty declaration.
     key:
         A hashable identity used for caching derived objects and generated kernels.
-        Defaults to a digest of the transitions' ``srepr``.
+        Defaults to a digest of the name, symbols and transitions (``srepr``), so
+        two models with the same transitions share kernels and any change to a
+        transition gives a new key.
     """
 
     def __init__(
@@ -81,9 +99,11 @@ class Model:
         params: Sequence[sp.Symbol],
         transitions: Iterable[Transition],
         *,
+        info: ModelInfo | None = None,
         key: tuple | None = None,
     ) -> None:
         self.name = name
+        self.info: ModelInfo = info if info is not None else ModelInfo()
         self.states: tuple[sp.Symbol, ...] = tuple(states)
         self.params: tuple[sp.Symbol, ...] = tuple(params)
         self.transitions: tuple[Transition, ...] = tuple(transitions)
@@ -134,7 +154,13 @@ class Model:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Model) and other.key == self.key
 
-    # -- derived symbolic objects (cached; see derive.objects for the math) ---
+    def structure(self, name: str, default: Any = None) -> Any:
+        """A structural fact declared by the model's factory (``info.structure``)."""
+        return self.info.structure.get(name, default)
+
+    # -- derived symbolic objects ---------------------------------------------
+    # Convenience accessors: the objects are computed by derive.objects, which
+    # reads the model (the model itself holds only its description).
     @cached_property
     def drift(self) -> sp.Matrix:
         """The mean-field drift ``f(s) = sum_l l beta_l(s)`` as a ``b x 1`` matrix."""
@@ -167,7 +193,7 @@ class Model:
     def ftilde(self) -> sp.Matrix:
         """``f~(s) = diag(Q(s)) / 2``; for the supermarket model the paper's ``f~``.
 
-        Seed 000 (Theorem 1): ``f~_i = 1/2 [lam (s_{i-1}^2 - s_i^2) + (s_i - s_{i+1})]``,
+        The core paper (Theorem 1): ``f~_i = 1/2 [lam (s_{i-1}^2 - s_i^2) + (s_i - s_{i+1})]``,
         and ``Q = 2 diag(f~)`` because every jump moves one coordinate by one.
         """
         from derive import objects
@@ -195,105 +221,11 @@ class Model:
         return kernels(self, backend)
 
 
-class SupermarketModel(Model):
-    """A :class:`Model` built by :func:`supermarket`; remembers ``d``, ``mu`` and the
-    sampling scheme so that numeric code can use the model's structure."""
+def __getattr__(name: str) -> Any:
+    # The supermarket family moved to derive.models.supermarket; these names stay
+    # importable from here for older callers.
+    if name in ("supermarket", "SupermarketModel"):
+        import importlib
 
-    def __init__(self, *args, d: int, mu: sp.Expr, replacement: bool, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.d = d
-        self.mu = mu
-        self.replacement = replacement
-
-
-def _binomial_fraction(x: sp.Expr, d: int) -> sp.Expr:
-    """``C(N x, d) / C(N, d) = prod_{j<d} (N x - j) / (N - j)``: the chance that d
-    servers drawn without replacement all lie in a set holding the fraction x."""
-    return sp.Mul(*[(N * x - j) / (N - j) for j in range(d)])
-
-
-def supermarket(
-    b: int,
-    d: int = 2,
-    *,
-    mu: object = 1,
-    replacement: bool = True,
-) -> Model:
-    """The supermarket model with buffer ``b`` under power-of-``d`` choices.
-
-    State ``s_k`` = fraction of servers holding at least ``k`` jobs, with
-    ``s_0 = 1`` and ``s_{b+1} = 0`` (seed 000, Section 3).  Transitions:
-
-    * arrival joining a server with ``k-1`` jobs, ``l = +e_k``, intensity
-      ``lam (s_{k-1}^d - s_k^d)`` (with replacement), or
-      ``lam [C(N s_{k-1}, d) - C(N s_k, d)] / C(N, d)`` (d distinct servers);
-    * departure from a server with ``k`` jobs, ``l = -e_k``, intensity
-      ``mu (s_k - s_{k+1})``.
-
-    With ``d = 2``, ``mu = 1`` and replacement this is seed 000's CTMC, whose
-    drift is the paper's ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})``.
-
-    Parameters
-    ----------
-    b:
-        Buffer size (jobs per server, including the one in service), ``b >= 1``.
-    d:
-        Number of servers sampled per arrival, ``d >= 1`` (``d = 1`` is random
-        dispatch).
-    mu:
-        Service rate: a positive number, or ``"mu"`` (or the symbol ``MU``) to keep
-        it as a free parameter.
-    replacement:
-        ``True`` samples with replacement (the paper's chain); ``False`` samples d
-        distinct servers, which makes the rates depend on ``N`` (a parameter of
-        the returned model; needs ``N >= d`` when evaluated).
-    """
-    b = check_int("b", b, 1)
-    d = check_int("d", d, 1)
-    if isinstance(mu, str):
-        if mu != "mu":
-            raise ParameterError(f"mu must be a positive number or 'mu', got {mu!r}.")
-        mu = MU
-    mu_expr = sp.sympify(mu)
-    if mu_expr != MU:
-        if not (mu_expr.is_number and mu_expr.is_positive):
-            raise ParameterError(f"mu must be a positive number or 'mu', got {mu!r}.")
-    states = state_symbols(b)
-    padded = (sp.Integer(1), *states, sp.Integer(0))
-    if replacement:
-
-        def sample(x: sp.Expr) -> sp.Expr:
-            return x**d
-    else:
-
-        def sample(x: sp.Expr) -> sp.Expr:
-            return _binomial_fraction(x, d) if x != 0 else sp.Integer(0)
-
-    transitions = []
-    for k in range(1, b + 1):
-        up = tuple(1 if j == k - 1 else 0 for j in range(b))
-        down = tuple(-1 if j == k - 1 else 0 for j in range(b))
-        transitions.append(
-            Transition(
-                up, LAM * (sample(padded[k - 1]) - sample(padded[k])), f"arrival to level {k}"
-            )
-        )
-        transitions.append(
-            Transition(down, mu_expr * (padded[k] - padded[k + 1]), f"departure from level {k}")
-        )
-    params: list[sp.Symbol] = [LAM]
-    if mu_expr == MU:
-        params.append(MU)
-    if not replacement:
-        params.append(N)
-    name = "supermarket" if replacement else "supermarket-without-replacement"
-    return SupermarketModel(
-        name,
-        states,
-        params,
-        transitions,
-        key=(name, b, d, sp.srepr(mu_expr)),
-        d=d,
-        mu=mu_expr,
-        replacement=replacement,
-    )
+        return getattr(importlib.import_module("derive.models.supermarket"), name)
+    raise AttributeError(f"module 'derive.model' has no attribute {name!r}")

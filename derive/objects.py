@@ -1,9 +1,14 @@
-"""Symbolic objects derived from a model's transitions (seed 000, Sections 3 and 6).
+"""Symbolic objects derived from a model's transitions (core paper, Sections 3 and 6).
 
 All functions take a :class:`derive.model.Model` and return SymPy objects in the
 model's symbols.  Sparsity is used throughout: a derivative is only taken with
 respect to the symbols an expression actually contains, so ``b = 100`` costs
 ``O(b)`` derivatives for the supermarket model, not ``O(b^3)``.
+
+References
+----------
+"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
+Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def drift(model: Model) -> sp.Matrix:
-    """Mean-field drift ``f(s) = sum_l l beta_l(s)`` (seed 000, Section 3).
+    """Mean-field drift ``f(s) = sum_l l beta_l(s)`` (core paper, Section 3).
 
     For the supermarket model with d = 2 this is
     ``f_k = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})``, ``s_0 = 1``, ``s_{b+1} = 0``.
@@ -49,7 +54,7 @@ def _grad_sparse(expr: sp.Expr, states: tuple[sp.Symbol, ...]) -> dict[int, sp.E
 def jacobian(model: Model) -> sp.Matrix:
     """Jacobian ``J_ij(s) = df_i/ds_j``.
 
-    Supermarket model (seed 000, Theorem 1, generalised to d): tridiagonal with
+    Supermarket model (core paper, Theorem 1, generalised to d): tridiagonal with
     ``J_{k,k-1} = lam d s_{k-1}^{d-1}``, ``J_kk = -lam d s_k^{d-1} - mu``,
     ``J_{k,k+1} = mu``.
     """
@@ -63,7 +68,7 @@ def jacobian(model: Model) -> sp.Matrix:
 
 
 def hessian(model: Model) -> sp.MutableSparseNDimArray:
-    """Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` (seed 000, Section 6.3).
+    """Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` (core paper, Section 6.3).
 
     For the supermarket model with replacement only ``H[k, k-1, k-1] =
     lam d (d-1) s_{k-1}^{d-2}`` and ``H[k, k, k] = -lam d (d-1) s_k^{d-2}`` are
@@ -85,7 +90,7 @@ def diffusion(model: Model) -> sp.Matrix:
     """Diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)``.
 
     The generator of the finite-N chain acts on a quadratic ``g`` as
-    ``grad g . f + (1/2N) sum_ij Q_ij d_ij g`` (seed 000, Lemma 7).
+    ``grad g . f + (1/2N) sum_ij Q_ij d_ij g`` (core paper, Lemma 7).
     """
     b = model.b
     Q = sp.zeros(b, b)
@@ -98,7 +103,7 @@ def diffusion(model: Model) -> sp.Matrix:
 
 
 def ftilde(model: Model) -> sp.Matrix:
-    """``f~_i(s) = Q_ii(s) / 2`` (seed 000, Theorem 1).
+    """``f~_i(s) = Q_ii(s) / 2`` (core paper, Theorem 1).
 
     For the supermarket model, ``f~_i = 1/2 [lam (s_{i-1}^d - s_i^d) + mu (s_i - s_{i+1})]``
     and ``Q = 2 diag(f~)``.

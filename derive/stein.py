@@ -1,4 +1,4 @@
-"""Equilibrium, linearisation, Stein's equation and the Lyapunov system (seed 000, Sections 4, 6.2).
+"""Equilibrium, linearisation, Stein's equation and the Lyapunov system (core paper, Secs. 4, 6.2).
 
 Everything here is symbolic.  The equilibrium point is kept as symbols
 ``sstar1 .. sstarb`` (printed ``s^*_k``), the Stein solution's matrix as a
@@ -18,6 +18,11 @@ The chain of facts implemented (with ``x = s - s^*``):
   ``vec`` stacking columns;
 * dominant term: ``E[x^T M x] ~ tr(P Q(s^*)) / N``; with ``M = I`` this is
   ``2 tr(P F~) / N`` (Theorem 1 with its sign corrected).
+
+References
+----------
+"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
+Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ def deviation(model: Model) -> sp.Matrix:
 
 
 def equilibrium_equations(model: Model) -> list[sp.Equality]:
-    """The equilibrium conditions ``f_k(s^*) = 0``, ``k = 1..b`` (seed 000, eqs. (1a)-(1c)).
+    """The equilibrium conditions ``f_k(s^*) = 0``, ``k = 1..b`` (core paper, eqs. (1a)-(1c)).
 
     The boundary values ``s^*_0 = 1`` (1a) and ``s^*_{b+1} = 0`` are already
     substituted by the model, so for the supermarket model row ``k < b`` is (1b),
@@ -117,7 +122,7 @@ def ftilde_at_equilibrium(model: Model) -> sp.Matrix:
 
 
 def linearised_drift(model: Model) -> sp.Matrix:
-    """The linear mean-field model ``l(s) = J(s^*) (s - s^*)`` (seed 000, eq. (8))."""
+    """The linear mean-field model ``l(s) = J(s^*) (s - s^*)`` (core paper, eq. (8))."""
     return (jacobian_at_equilibrium(model) * deviation(model)).applyfunc(sp.expand)
 
 
@@ -134,7 +139,7 @@ def gradient(expr: sp.Expr, model: Model) -> sp.Matrix:
 
 
 def stein_equation(model: Model, M: object = None, g: sp.Expr | None = None) -> sp.Equality:
-    """Stein's equation for the linear model (seed 000, eq. (10), weight ``M``).
+    """Stein's equation for the linear model (core paper, eq. (10), weight ``M``).
 
     ``grad g(s) . J(s^*) (s - s^*) = (s - s^*)^T M (s - s^*)``; ``g`` defaults to
     :func:`stein_solution`.  Returned unevaluated as ``Eq(lhs, rhs)`` with both
@@ -165,7 +170,7 @@ def lyapunov_equation(model: Model, M: object = None) -> sp.Equality:
 
 
 def vec(A: sp.Matrix) -> sp.Matrix:
-    """Column-major vectorisation ``vec(A)`` (columns stacked), as in seed 000 Section 6.4."""
+    """Column-major vectorisation ``vec(A)`` (columns stacked), core paper Section 6.4."""
     return sp.Matrix(A).vec()
 
 
@@ -189,7 +194,7 @@ class KroneckerSystem:
 
 
 def kronecker_system(model: Model, M: object = None) -> KroneckerSystem:
-    """``(J^T (x) I + I (x) J^T) vec P = -vec M`` (seed 000, Section 6.4).
+    """``(J^T (x) I + I (x) J^T) vec P = -vec M`` (core paper, Section 6.4).
 
     Uses ``vec(A B C) = (C^T (x) A) vec(B)`` on ``P J = I P J`` and ``J^T P = J^T P I``.
     """

@@ -7,26 +7,33 @@ parser default.  Heavy imports happen inside the handlers, so ``mfstein --help``
 stays fast.
 
 Bad input raises :class:`mfstein.errors.ParameterError`; the dispatcher turns it
-into one sentence on standard error and exit status 2.
+into one sentence on standard error and exit status 2.  A computation that
+fails its own check (:class:`mfstein.errors.NumericalError`) or runs out of
+memory ends with one sentence and exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from mfstein import __version__
-from mfstein.errors import ParameterError
+from mfstein.errors import NumericalError, ParameterError
 
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
     "derive.cli",
     "numeric.cli",
+    "numeric.solve_cli",
+    "numeric.transient_cli",
     "numeric.exact.cli",
     "numeric.lemmas.cli",
     "sim.cli",
+    "sim.tail_cli",
+    "sim.pi_cli",
 )
 
 
@@ -57,18 +64,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except ParameterError as exc:
-        print(f"mfstein {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args.command, "error", exc, 2)
+    except NumericalError as exc:
+        # a result that failed its own check is never printed
+        return _fail(args.command, "numerical error", exc, 1)
+    except MemoryError:
+        return _fail(
+            args.command,
+            "error",
+            "not enough memory for this computation; reduce the size (N, b, dps) or free memory.",
+            1,
+        )
     except KeyboardInterrupt:
         print(f"mfstein {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader (e.g. ``| head``) went away: stop quietly, as Unix tools do.
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        # the environment: a file that cannot be written, a full disk, a lost connection
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        text = exc.strerror or str(exc) or type(exc).__name__
+        return _fail(args.command, "error", f"{text}{where}.", 1)
+    except (OverflowError, RecursionError) as exc:
+        return _fail(
+            args.command,
+            "error",
+            f"a size or value is too large to compute with ({type(exc).__name__}: {exc}); "
+            "reduce it.",
+            2,
+        )
+    except Exception as exc:  # a library failed on this input: one sentence, no traceback
+        if os.environ.get("MFSTEIN_TRACEBACK"):
+            raise
+        return _fail(
+            args.command,
+            "internal error",
+            f"{type(exc).__name__}: {exc} (set MFSTEIN_TRACEBACK=1 for the details and "
+            "please report it).",
+            1,
+        )
+
+
+def _fail(command: str, kind: str, message: object, status: int) -> int:
+    """Print ``mfstein COMMAND: KIND: MESSAGE`` as one line on standard error."""
+    text = " ".join(str(message).split()) or "failed."
+    if len(text) > 600:
+        text = text[:597] + "..."
+    try:
+        print(f"mfstein {command}: {kind}: {text}", file=sys.stderr)
+    except OSError:  # pragma: no cover - standard error itself is gone
+        pass
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,11 @@ from __future__ import annotations
 from mfstein.lazy import lazy_exports
 
 _EXPORTS = {
+    "CertifiedSolution": "numeric.certify",
+    "certify": "numeric.certify",
+    "heavy_traffic_ball": "numeric.certify",
+    "second_order": "numeric.expansion",
+    "second_order_float64": "numeric.expansion",
     "IllConditionedWarning": "numeric.precision",
     "MeanFieldSolution": "numeric.solution",
     "NumericalError": "numeric.precision",
@@ -19,7 +24,9 @@ _EXPORTS = {
     "equilibrium": "numeric.equilibrium",
     "heavy_traffic_lambda": "numeric.precision",
     "reference_point": "numeric.equilibrium",
-    "solve": "numeric.bound",
+    "solve": "numeric.mean_field",
+    "solve_model": "numeric.mean_field",
+    "register_fast_path": "numeric.mean_field",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -22,10 +22,9 @@ _M_HELP = (
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("arrival rate (give --lam, or --gamma with --alpha)")
-    g.add_argument("--lam", help="arrival rate per server, > 0 (decimal string, parsed exactly)")
-    g.add_argument("--gamma", help="heavy traffic lam = 1 - gamma/N^alpha: 0 < gamma <= 1")
-    g.add_argument("--alpha", help="heavy traffic exponent, alpha >= 0")
+    from mfstein.options import add_arrival_rate
+
+    add_arrival_rate(p)
     p.add_argument("--N", required=True, help="system size(s), comma-separated integers >= 1")
     p.add_argument("--b", default="auto", help="buffer: integer >= 1, 'auto' (default) or 'inf'")
     p.add_argument("--d", default="2", help="servers sampled per arrival, integer >= 1 (default 2)")
@@ -47,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     _common(p)
+    p.add_argument(
+        "--certify",
+        action="store_true",
+        help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic and print "
+        "its certified digits",
+    )
     p.set_defaults(handler=run_bound)
     r = subparsers.add_parser(
         "refined",
@@ -58,6 +63,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     _common(r)
+    r.add_argument(
+        "--order",
+        default="1",
+        choices=("1", "2"),
+        help="2: also the 1/N^2 terms A, B and c2 of the size expansion",
+    )
     r.set_defaults(handler=run_refined)
 
 
@@ -108,16 +119,32 @@ def run_bound(args: argparse.Namespace) -> int:
     import mpmath
 
     sols = _solutions(args)
+    certs = None
+    if getattr(args, "certify", False):
+        from mfstein.errors import NumericalError
+        from numeric.certify import certify, heavy_traffic_ball
+
+        certs = []
+        for n, s in sols:
+            exact = heavy_traffic_ball(args.gamma, args.alpha, n) if args.lam is None else None
+            lam = args.lam if args.lam is not None else exact
+            try:
+                certs.append(certify(s, params={"lam": lam}, M=args.M))
+            except NumericalError as exc:
+                print(f"mfstein bound: certification refused (N = {n}): {exc}", file=sys.stderr)
+                return 1
     with mpmath.workdps(sols[0][1].dps + 20):
-        return _print_bound(args, sols)
+        return _print_bound(args, sols, certs)
 
 
-def _print_bound(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
+def _print_bound(
+    args: argparse.Namespace, sols: list[tuple[int, Any]], certs: list[Any] | None = None
+) -> int:
     from numeric.precision import to_str
 
     if args.json:
         results = []
-        for n, s in sols:
+        for i, (n, s) in enumerate(sols):
             results.append(
                 {
                     "N": n,
@@ -130,6 +157,7 @@ def _print_bound(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
                     "digits": s.digits,
                     "methods": dict(s.methods),
                     "s_star": [to_str(x, s.dps) for x in s.s_star],
+                    **(certs[i].to_json() if certs else {}),
                 }
             )
         json.dump({"results": results}, sys.stdout, indent=1)
@@ -148,6 +176,11 @@ def _print_bound(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
     ]
     print(_table(rows, ["N", "lam", "b", "constant", "bound", "digits"]))
     print(f"routes: {', '.join(sols[0][1].methods)}; bound = constant/N (E||S - s*||^2 ~ c/N)")
+    if certs:
+        pairs = zip(sols, certs, strict=True)
+        crow = [[str(n), c.interval(), str(c.certified_digits)] for (n, _), c in pairs]
+        print(_table(crow, ["N", "certified constant [lo, hi]", "certified digits"]))
+        print("certified: Arb ball arithmetic, Krawczyk + Lyapunov certificates (exact lam)")
     return 0
 
 
@@ -156,6 +189,14 @@ def run_refined(args: argparse.Namespace) -> int:
     import mpmath
 
     sols = _solutions(args)
+    if getattr(args, "order", "1") == "2":
+        from numeric.mean_field import add_second_order, supermarket_model
+
+        seen: dict[int, Any] = {}
+        for _, s in sols:
+            if id(s) not in seen:
+                model, params = supermarket_model(s.b, s.d, lam=mpmath.nstr(s.lam, s.dps + 15))
+                seen[id(s)] = add_second_order(s, model, params, dps=s.dps, M=args.M, start=None)
     with mpmath.workdps(sols[0][1].dps + 20):
         return _print_refined(args, sols)
 
@@ -180,6 +221,14 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
                     "W": [[to_str(s.W[i, j], p) for j in range(s.b)] for i in range(s.b)],
                 }
             )
+            if s.c2 is not None:
+                from numeric.solve_cli import order2_json
+
+                results[-1].update(order2_json(s, p))
+                results[-1]["mean2"] = [
+                    to_str(x + v / n + a / n**2, p)
+                    for x, v, a in zip(s.s_star, s.V, s.A, strict=True)
+                ]
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
         return 0
@@ -198,4 +247,9 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
         ]
         print(_table(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
         print(f"({digits} significant digits shown; --json prints dps digits and all of W)")
+        if s.c2 is not None:
+            from numeric.solve_cli import print_order2
+
+            print_order2(s, [str(k + 1) for k in range(s.b)])
+            print(f"c + c2/N = {to_str(s.constant + s.c2 / n, min(s.digits, s.digits2))}")
     return 0

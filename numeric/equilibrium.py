@@ -1,23 +1,36 @@
 """The mean-field equilibrium ``s*`` of the supermarket model, at any precision.
 
 With replacement and service rate ``mu``, summing the drift equations
-``f_j(s*) = 0`` of seed 000, eq. (1), over ``j >= k`` telescopes to
+``f_j(s*) = 0`` of the core paper, eq. (1), over ``j >= k`` telescopes to
 
     s_k = rho (s_{k-1}^d - s_b^d),   k = 1..b,   s_0 = 1,   rho = lam / mu,
 
 so the whole fixed point is a function of the single unknown ``y = s_b``
-(shooting).  ``y -> s_b(y) - y`` is decreasing, and a safeguarded Newton /
-bisection iteration on ``y`` converges quadratically.  The forward recursion
-amplifies rounding by up to ``d rho s_{k-1}^{d-1} <= d rho`` per level, so it is
-carried out with ``~ b log10(d rho)`` guard digits; the result is then checked
+(shooting).  For ``rho < 1`` the recursion runs forwards from ``s_0 = 1``;
+``y -> s_b(y) - y`` is decreasing, and a safeguarded Newton / bisection
+iteration on ``y`` converges quadratically.  The forward recursion amplifies
+rounding by up to ``d rho s_{k-1}^{d-1} <= d rho`` per level, so it is carried
+out with ``~ b log10(d rho)`` guard digits.  For ``rho >= 1`` the levels sit
+near 1 for most ``k`` and the forward recursion would amplify rounding by
+``~ d rho`` per level over the whole buffer; there the recursion runs
+*backwards*, ``s_{k-1} = (s_k / rho + y^d)^(1/d)`` from ``s_b = y``, which
+contracts by ``1 / (d rho s_{k-1}^{d-1})`` per level, and ``y`` solves
+``s_0(y) = 1`` (``s_0`` increases with ``y``).  The result is then checked
 against ``derive``'s generated drift kernel (``||f(s*)||_inf``) at the working
 precision.  The infinite-buffer fixed point is ``s_k = rho^((d^k - 1)/(d - 1))``
 (``rho^k`` for ``d = 1``).  Sampling without replacement makes the drift depend
 on ``N``; its fixed point is found by Newton's method on derive's kernels.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -42,16 +55,32 @@ def check_b(b: Any, *, allow: tuple[str, ...] = ("inf",)) -> int | str:
         return b.strip().lower()
     if isinstance(b, float) and math.isinf(b) and "inf" in allow:
         return "inf"
+    from mfstein.limits import NUMERIC_MAX_B
+
     words = "".join(f" or '{w}'" for w in allow)
     try:
-        return check_int("b", b, 1)
+        return check_int("b", b, 1, NUMERIC_MAX_B)
     except ParameterError:
-        raise ParameterError(f"b must be an integer >= 1{words}, got {b!r}.") from None
+        raise ParameterError(
+            f"b must be an integer from 1 to {NUMERIC_MAX_B}{words}, got {b!r}."
+        ) from None
 
 
 def guard_digits(b: int, d: int, rho: mpf) -> int:
-    """Guard digits for the shooting recursion: ``b log10(max(d rho, 1))`` plus margin."""
-    return int(b * math.log10(max(float(d * rho), 1.0))) + 15
+    """Guard digits for the shooting recursion (forward for ``rho < 1``, else backward).
+
+    Forward: ``b log10(max(d rho, 1))`` plus margin.  Backward: the sum over the
+    levels of ``log10 max(1, 1 / (d rho s_{k-1}^{d-1}))``, from a 30-digit probe
+    (only the few levels near the top, where ``s`` falls towards ``s_b``, expand).
+    """
+    if rho < 1:
+        return int(b * math.log10(max(float(d * rho), 1.0))) + 15
+    with mpmath.workdps(30):
+        s = _backward_shooting(+rho, b, d)
+        total = sum(
+            max(0.0, -math.log10(float(d * rho * s[k] ** (d - 1)))) for k in range(b - 1) if d > 1
+        )
+    return int(total) + 15
 
 
 def _shoot(y: mpf, rho: mpf, b: int, d: int) -> tuple[list[mpf] | None, mpf, mpf]:
@@ -75,6 +104,8 @@ def _shoot(y: mpf, rho: mpf, b: int, d: int) -> tuple[list[mpf] | None, mpf, mpf
 
 def _shooting(rho: mpf, b: int, d: int) -> list[mpf]:
     """Safeguarded Newton on the scalar unknown ``y = s_b`` (current precision)."""
+    if rho >= 1:
+        return _backward_shooting(rho, b, d)
     lo, hi = mpf(0), mpf(1)
     y = mpf(0)
     tol = mpf(2) ** (-mpmath.mp.prec + 4)
@@ -97,6 +128,52 @@ def _shooting(rho: mpf, b: int, d: int) -> list[mpf]:
             if s is not None:
                 return s
             return best if best is not None else _shoot(lo, rho, b, d)[0]
+        y = y_new
+    raise NumericalError(f"the equilibrium shooting did not converge for b = {b}, d = {d}.")
+
+
+def _shoot_back(y: mpf, rho: mpf, b: int, d: int) -> tuple[list[mpf], mpf, mpf]:
+    """Run ``s_{k-1} = (s_k / rho + y^d)^(1/d)`` from ``s_b = y``; return
+    ``(s_1..s_b, s_0 - 1, d s_0 / dy)``."""
+    t = y**d
+    dt = d * y ** (d - 1) if d > 1 else mpf(1)
+    s, ds = y, mpf(1)
+    out = [y]
+    inv_d = mpf(1) / d
+    for _ in range(b):
+        inner = s / rho + t
+        s_new = inner**inv_d if d > 1 else inner
+        dinner = ds / rho + dt
+        ds = dinner / (d * s_new ** (d - 1)) if d > 1 else dinner
+        s = s_new
+        out.append(s)
+    out.pop()  # s_0
+    out.reverse()
+    return out, s - 1, ds
+
+
+def _backward_shooting(rho: mpf, b: int, d: int) -> list[mpf]:
+    """``s*`` for ``rho >= 1``: bracketed Newton on ``s_0(y) = 1`` (current precision)."""
+    lo, hi = mpf(0), mpf(1)
+    guess = (1 - 1 / rho) ** (mpf(1) / d) if d > 1 else mpf(1) / (b + 1)
+    y = min(max(guess, mpf(2) ** -20), mpf(1) - mpf(2) ** -20)
+    tol = mpf(2) ** (-mpmath.mp.prec + 4)
+    last_width = hi - lo
+    for it in range(20 * mpmath.mp.prec):
+        s, g, dg = _shoot_back(y, rho, b, d)
+        if g == 0:
+            return s
+        if g < 0:
+            lo = y
+        else:
+            hi = y
+        y_new = y - g / dg if dg > 0 else None
+        if y_new is None or not lo < y_new < hi or (it % 4 == 3 and hi - lo > last_width / 2):
+            y_new = (lo + hi) / 2
+        if it % 4 == 3:
+            last_width = hi - lo
+        if abs(y_new - y) <= tol * y or hi - lo <= tol * hi:
+            return _shoot_back(y_new, rho, b, d)[0]
         y = y_new
     raise NumericalError(f"the equilibrium shooting did not converge for b = {b}, d = {d}.")
 
@@ -132,7 +209,7 @@ def equilibrium(
     replacement: bool = True,
     N: int | None = None,
 ) -> list[mpf]:
-    """The mean-field fixed point ``s*_1 .. s*_b`` (``f(s*) = 0``, seed 000 eq. (1)).
+    """The mean-field fixed point ``s*_1 .. s*_b`` (``f(s*) = 0``, the core paper, eq. (1)).
 
     Parameters
     ----------
@@ -200,13 +277,19 @@ def equilibrium(
     return s
 
 
+@functools.lru_cache(maxsize=64)
+def _model(b: int, d: int, unit_rate: bool, replacement: bool):
+    """derive's supermarket model, built once per shape (SymPy construction is slow at large b)."""
+    return supermarket(b, d, mu=1 if unit_rate else "mu", replacement=replacement)
+
+
 def model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None):
     """derive's supermarket model and the parameter vector ``p`` for its kernels.
 
     ``mu = 1`` uses the model with the rate built in (the one other packages use,
     so generated kernels are shared); other rates keep ``mu`` as a parameter.
     """
-    model = supermarket(b, d, mu=1 if mu == 1 else "mu", replacement=N is None)
+    model = _model(b, d, mu == 1, N is None)
     p = [lam]
     if mu != 1:
         p.append(mu)

@@ -25,8 +25,10 @@ __all__ = [
     "ParameterError",
     "agreeing_digits",
     "arrival_rate",
+    "blas_thread_limit",
     "check_dps",
     "heavy_traffic_lambda",
+    "limited_blas",
     "parse_lam",
     "to_mpf",
     "to_str",
@@ -37,8 +39,10 @@ MIN_DPS = 5
 
 
 def check_dps(dps: Any) -> int:
-    """Return ``dps`` as an int ``>= MIN_DPS`` or raise :class:`ParameterError`."""
-    return check_int("dps", dps, MIN_DPS)
+    """Return ``dps`` as an int in ``MIN_DPS .. MAX_DPS`` or raise :class:`ParameterError`."""
+    from mfstein.limits import MAX_DPS
+
+    return check_int("dps", dps, MIN_DPS, MAX_DPS)
 
 
 def to_mpf(name: str, value: Any) -> mpf:
@@ -73,14 +77,28 @@ def to_mpf(name: str, value: Any) -> mpf:
 
 def parse_lam(lam: Any) -> mpf:
     """Arrival rate per server ``lam > 0`` as an ``mpf`` at the working precision."""
+    from mfstein.limits import MAX_LAM
+
     out = to_mpf("lam", lam)
     if out <= 0:
-        raise ParameterError(f"lam must be > 0, got {lam!r}.")
+        raise ParameterError(f"lam must be > 0, got {_show(lam)}.")
+    if out > MAX_LAM:
+        raise ParameterError(
+            f"lam must be <= {MAX_LAM:g} (the rates lam s^d must stay finite in float64), "
+            f"got {_show(lam)}."
+        )
     return out
 
 
+def _show(value: Any) -> str:
+    """A value as the user wrote it (decimal text for mpf, never ``mpf('...')``)."""
+    if isinstance(value, mpf):
+        return mpmath.nstr(value, 15)
+    return repr(value)
+
+
 def heavy_traffic_lambda(gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> mpf:
-    """The heavy-traffic arrival rate ``lam = 1 - gamma / N**alpha`` (seed 000, Section 2).
+    """The heavy-traffic arrival rate ``lam = 1 - gamma / N**alpha`` (the core paper, Section 2).
 
     Evaluated in ``dps`` significant digits (plus guard digits, then rounded),
     with ``gamma`` and ``alpha`` parsed exactly when given as decimal strings.
@@ -106,6 +124,11 @@ def heavy_traffic_lambda(gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> mp
         if a < 0:
             raise ParameterError(f"alpha must be >= 0, got {alpha!r}.")
         lam = 1 - g / mpmath.power(N, a)
+        if lam <= 0:
+            raise ParameterError(
+                f"gamma = {gamma} and alpha = {alpha} give lam = 1 - gamma/N^alpha = 0 at "
+                f"N = {N}; the arrival rate must be > 0 (take gamma < 1, or alpha > 0 with N > 1)."
+            )
     with mpmath.workdps(dps):
         return +lam
 
@@ -144,3 +167,65 @@ def agreeing_digits(x: mpf, y: mpf) -> int:
 def to_str(x: mpf, dps: int) -> str:
     """A decimal string of ``x`` with ``dps`` significant digits (JSON safe)."""
     return mpmath.nstr(x, dps, min_fixed=-5, max_fixed=dps + 1, strip_zeros=False)
+
+
+#: Environment variable that sets how many BLAS/OpenMP threads mfstein's own
+#: hot loops may use (default 1; ``0`` or ``all`` leaves the libraries' default).
+BLAS_THREADS_ENV = "MFSTEIN_BLAS_THREADS"
+
+
+def blas_thread_limit() -> int | None:
+    """Threads allowed to BLAS inside mfstein's hot loops (``None``: no limit).
+
+    Read from ``$MFSTEIN_BLAS_THREADS`` on each call: a positive integer, or
+    ``0``/``all`` for the libraries' own default.  The default is 1, because the
+    loops call BLAS on small or medium matrices many times and, on a shared
+    machine, threads that wait for busy cores make them 20--300x slower.
+    """
+    import os
+
+    text = os.environ.get(BLAS_THREADS_ENV, "1").strip().lower()
+    if text in ("0", "all", "", "none"):
+        return None
+    return check_int(BLAS_THREADS_ENV, text, 1)
+
+
+class limited_blas:
+    """Context manager limiting BLAS threads to :func:`blas_thread_limit` (threadpoolctl).
+
+    A no-op when the limit is ``None`` or threadpoolctl is missing.  Nested uses
+    are cheap: only the outermost one talks to threadpoolctl.
+    """
+
+    _depth = 0
+    #: (number of imported modules, ThreadpoolController): scanning the loaded
+    #: libraries costs milliseconds, so it is redone only after new imports.
+    _controller: tuple[int, Any] | None = None
+
+    @classmethod
+    def _get_controller(cls) -> Any:
+        import sys
+
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - a declared dependency
+            return None
+        if cls._controller is None or cls._controller[0] != len(sys.modules):
+            cls._controller = (len(sys.modules), ThreadpoolController())
+        return cls._controller[1]
+
+    def __enter__(self) -> limited_blas:
+        cls = type(self)
+        self._ctl = None
+        if cls._depth == 0:
+            n = blas_thread_limit()
+            controller = self._get_controller() if n is not None else None
+            if controller is not None:
+                self._ctl = controller.limit(limits=n, user_api="blas")
+        cls._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        type(self)._depth -= 1
+        if self._ctl is not None:
+            self._ctl.restore_original_limits()

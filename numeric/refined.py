@@ -1,9 +1,14 @@
-"""Refined mean-field correction (Gast & Van Houdt 2018; design notes).
+"""Refined mean-field correction (Gast and Van Houdt).
 
 ``E[S] = s* + V/N + O(1/N^2)`` with ``V = -J^{-1} h`` and
 ``h_i = 1/2 sum_{j,k} (d^2 f_i / ds_j ds_k)(s*) W_jk``, where ``W`` is the
 stationary covariance of the Ornstein--Uhlenbeck limit of ``sqrt(N)(S - s*)``
 (``J W + W J^T + Q = 0``).  Hessian values come from derive's generated kernel.
+
+References
+----------
+.. [1] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017.
 """
 
 from __future__ import annotations

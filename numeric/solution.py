@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import mpmath
 from mpmath import mpf
@@ -30,18 +31,50 @@ class MeanFieldSolution:
     eigenvalues:
         Eigenvalues of ``J(s*)``, ascending (real and negative).
     constant:
-        ``c = tr(P Q) = tr(M W)``; for ``M = I`` this is ``2 tr(P F~)`` of seed 000
+        ``c = tr(P Q) = tr(M W)``; for ``M = I`` this is ``2 tr(P F~)`` of the core paper's
         Theorem 1 (with the sign fixed), so ``E||S - s*||^2 ~ c/N``.
     digits:
         Correct significant digits claimed for ``constant`` (all routes and two
         working precisions agree to at least this many).
     methods:
         Route name -> value of ``constant`` computed by that route (decimal string).
+    model:
+        Name of the model the solution belongs to.
+    params:
+        Parameter values used (name -> decimal string).
+    free:
+        Indices of the coordinates solved for; the others follow from the
+        conservation laws (all indices when there are none).
+    conservation:
+        Linear invariants ``c . s`` of the jump vectors (rows of integers or
+        fraction strings), empty when none.
+    fixed_points:
+        Other stable fixed points found from other starts (float64 accuracy), empty
+        when the fixed point is the only one found.
+    notes:
+        Remarks a reader of the numbers needs (truncations, fallbacks).
+    truncated_at, note:
+        The supermarket fast path's tail truncation: ``None`` when every level
+        was solved, else ``K`` (levels ``K+1..b`` are negligible at the requested
+        precision; ``J``, ``Q``, ``P`` and ``eigenvalues`` are then of size ``K``,
+        while ``s_star``, ``V``, ``W`` and ``ftilde`` have all ``b`` entries), and
+        one sentence saying so.
+    A, B, c2, digits2:
+        With ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
+        ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
+        ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
+        claimed for them (:mod:`numeric.expansion`); ``None`` otherwise.
+
+    For a model without a ``lam``/``d`` (any model but the supermarket family)
+    ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
+    coordinates (zero rows and columns for the others, so that
+    ``(s - s*)^T P (s - s*)`` is the quadratic form of the reduced model on the
+    invariant set), while ``W`` and ``V`` are in all coordinates.
     """
 
-    lam: mpf
+    lam: mpf | None
     b: int
-    d: int
+    d: int | None
     dps: int
     s_star: list[mpf]
     J: mpmath.matrix
@@ -50,7 +83,19 @@ class MeanFieldSolution:
     P: mpmath.matrix
     W: mpmath.matrix
     V: list[mpf]
-    eigenvalues: list[mpf]
+    eigenvalues: list[Any]
     constant: mpf
     digits: int
     methods: dict[str, str] = field(default_factory=dict)
+    model: str = "supermarket"
+    params: dict[str, str] = field(default_factory=dict)
+    free: list[int] | None = None
+    conservation: list[list[str]] = field(default_factory=list)
+    fixed_points: list[list[float]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    truncated_at: int | None = None
+    note: str = ""
+    A: list[mpf] | None = None
+    B: mpmath.matrix | None = None
+    c2: mpf | None = None
+    digits2: int | None = None

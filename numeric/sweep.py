@@ -6,7 +6,9 @@ kernels and a numba-compiled Lyapunov solve:
 1. ``s*``: start from the shooting recursion with ``s_b^d`` dropped,
    ``s_k = lam s_{k-1}^d`` (stable: it is the infinite-buffer fixed point), and
    polish with Newton's method on the full drift ``f(s) = 0`` using derive's
-   generated ``f_into``/``jac_into`` kernels.
+   generated ``f_into``/``jac_values_into`` kernels.  ``J`` is tridiagonal and
+   diagonally dominant by columns, so each Newton step is an ``O(b)``
+   elimination without pivoting (:func:`_tridiagonal_step`), not a dense LU.
 2. Truncation: the level-``k`` coordinates beyond the first ``K`` with
    ``J_{K+1,K} = lam d s_K^{d-1} < 1e-20`` are decoupled from the head to far
    below float64 resolution (their covariance is driven only through that
@@ -14,11 +16,17 @@ kernels and a numba-compiled Lyapunov solve:
    ``d = 1``.
 3. ``J W + W J^T + Q = 0`` on that block as a dense linear system in the
    ``K(K+1)/2`` unknowns ``W_ij, i <= j`` (LAPACK ``gesv``), and ``c = tr(W)``
-   (duality ``tr(P Q) = tr(W)`` for ``M = I``, design notes).
+   (duality ``tr(P Q) = tr(W)`` for ``M = I``, ``docs/design.md``).
 
 Rounding in ``s*`` is amplified by ``~ 1/(1 - lam)`` in heavy traffic; points
 with ``1 - lam < ILL_CONDITIONED_GAP`` (and ``lam >= 1``) are recomputed with the
 mpmath path at 20 digits and reported with an :class:`IllConditionedWarning`.
+BLAS threads are limited while it runs (:func:`numeric.precision.limited_blas`).
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic", Theorem 1.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ import numpy as np
 
 from derive import supermarket
 from mfstein.errors import ParameterError, check_int
-from numeric.precision import IllConditionedWarning
+from numeric.precision import IllConditionedWarning, limited_blas
 
 #: Below this distance from 1, lam is handed to the mpmath path (with a warning).
 ILL_CONDITIONED_GAP = 1e-5
@@ -81,16 +89,49 @@ def _lyapunov_trace_impl(J: np.ndarray, Q: np.ndarray, d: int) -> float:
     return c
 
 
-_lyapunov_trace = None
+def _tridiagonal_step_impl(index: np.ndarray, values: np.ndarray, f: np.ndarray) -> float:
+    """Solve ``J x = f`` in place of ``f`` for tridiagonal ``J`` given as sparse
+    ``(index, values)``; return ``max|x|``.
+
+    Elimination without pivoting, ``O(b)``: stable because ``J`` is diagonally
+    dominant by columns.
+    """
+    b = f.shape[0]
+    dg = np.zeros(b)
+    up = np.zeros(b)
+    lo = np.zeros(b)
+    for t in range(index.shape[0]):
+        i, j = index[t, 0], index[t, 1]
+        if i == j:
+            dg[i] = values[t]
+        elif j == i + 1:
+            up[i] = values[t]
+        elif j == i - 1:
+            lo[i] = values[t]
+    for i in range(1, b):
+        m = lo[i] / dg[i - 1]
+        dg[i] -= m * up[i - 1]
+        f[i] -= m * f[i - 1]
+    f[b - 1] /= dg[b - 1]
+    biggest = abs(f[b - 1])
+    for i in range(b - 2, -1, -1):
+        f[i] = (f[i] - up[i] * f[i + 1]) / dg[i]
+        biggest = max(biggest, abs(f[i]))
+    return biggest
 
 
-def _trace_kernel():
-    global _lyapunov_trace
-    if _lyapunov_trace is None:
+_compiled: dict[str, Any] = {}
+
+
+def _compiled_kernels():
+    """numba-compiled ``(one, trace)`` (compiled on first use, cached on disk)."""
+    if not _compiled:
         import numba
 
-        _lyapunov_trace = numba.njit(cache=True)(_lyapunov_trace_impl)
-    return _lyapunov_trace
+        global _tridiagonal_step
+        _tridiagonal_step = numba.njit(cache=True)(_tridiagonal_step_impl)
+        _compiled["trace"] = numba.njit(cache=True)(_lyapunov_trace_impl)
+    return _compiled["trace"]
 
 
 def _one(lam: float, b: int, d: int, k, trace) -> float:
@@ -102,16 +143,36 @@ def _one(lam: float, b: int, d: int, k, trace) -> float:
         prev = lam * prev**d
         s[i] = prev
     f = np.empty(b)
-    J = np.empty((b, b))
+    jv = np.empty(k.jac_index.shape[0])
     for _ in range(60):
         k.f_into(s, p, f)
-        k.jac_into(s, p, J)
-        step = np.linalg.solve(J, f)
-        s -= step
-        if np.max(np.abs(step)) <= 1e-16 * np.max(np.abs(s)):
+        k.jac_values_into(s, p, jv)
+        size = _tridiagonal_step(k.jac_index, jv, f)
+        s -= f
+        if size <= 1e-16 * np.max(np.abs(s)):
             break
-    k.jac_into(s, p, J)
-    return trace(J, k.Q(s, p), d)
+    # only the leading K x K block enters the trace (module docstring, step 2);
+    # Q = 2 diag(f~) for the supermarket model (every transition moves one level)
+    K = _coupled_levels(s, lam, d)
+    k.jac_values_into(s, p, jv)
+    J = np.zeros((K, K))
+    rows, cols = k.jac_index[:, 0], k.jac_index[:, 1]
+    keep = (rows < K) & (cols < K)
+    J[rows[keep], cols[keep]] = jv[keep]
+    ft = np.empty(b)
+    k.ftilde_into(s, p, ft)
+    return trace(J, np.diag(2.0 * ft[:K]), 1)
+
+
+def _coupled_levels(s: np.ndarray, lam: float, d: int) -> int:
+    """The leading block size ``K`` of step 2 (``b`` for ``d = 1``)."""
+    b = s.shape[0]
+    if d == 1:
+        return b
+    for i in range(b - 1):
+        if lam * d * s[i] ** (d - 1) < DECOUPLED:
+            return i + 1
+    return b
 
 
 def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
@@ -140,12 +201,13 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
     if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
         raise ParameterError("lam must be finite and > 0 at every point.")
     k = _numba_kernels(b, d)
-    trace = _trace_kernel()
+    trace = _compiled_kernels()
     out = np.empty(flat.shape[0])
     hard = flat >= 1.0 - ILL_CONDITIONED_GAP
     easy = ~hard
-    for t in np.flatnonzero(easy):
-        out[t] = _one(float(flat[t]), b, d, k, trace)
+    with limited_blas():
+        for t in np.flatnonzero(easy):
+            out[t] = _one(float(flat[t]), b, d, k, trace)
     if np.any(hard):
         from numeric.bound import solve
 

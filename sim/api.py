@@ -1,4 +1,12 @@
-"""``simulate``: validated entry point, replications, and the estimates with 95% CIs."""
+"""``simulate``: validated entry point, replications, and the estimates with 95% CIs.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (Tables 1 and 2: ``N E||S - s*||^2``).
+.. [2] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017 (``N (E[S] - s*)`` against ``V``).
+"""
 
 from __future__ import annotations
 
@@ -27,7 +35,7 @@ class SimulationResult:
     Attributes
     ----------
     n_mse:
-        ``N E||S - s*||^2`` (seed 000, Tables 1 and 2: ``N`` times the
+        ``N E||S - s*||^2`` (the core paper's Tables 1 and 2: ``N`` times the
         mean-square error).
     mean:
         ``E[S]`` (``b`` entries).
@@ -51,6 +59,7 @@ class SimulationResult:
     d: int
     replacement: bool
     policy: str
+    simulator: str
     steps: int
     reps: int
     seed: int
@@ -82,6 +91,7 @@ class SimulationResult:
             "d": self.d,
             "replacement": self.replacement,
             "policy": self.policy,
+            "simulator": self.simulator,
             "steps": self.steps,
             "reps": self.reps,
             "seed": self.seed,
@@ -128,6 +138,27 @@ def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
     return [float(x) for x in s_star]
 
 
+def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
+    """``(policy, simulator)`` from the user's choice, with the old alias
+    ``policy="aggregated"`` (which named a simulator) mapped to ``("pod", "aggregated")``."""
+    if policy == "aggregated":
+        policy, simulator = "pod", simulator or "aggregated"
+    if policy not in engine.POLICIES:
+        raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
+    if simulator is None:
+        simulator = "aggregated" if policy == "pod" else "per-server"
+    if simulator not in engine.SIMULATORS:
+        raise ParameterError(
+            f"simulator must be one of {', '.join(engine.SIMULATORS)}, got {simulator!r}."
+        )
+    if simulator == "aggregated" and policy != "pod":
+        raise ParameterError(
+            f"the aggregated simulator runs policy 'pod' only; use simulator='per-server' "
+            f"for policy {policy!r}."
+        )
+    return policy, simulator
+
+
 def simulate(
     N: int,
     lam: Any,
@@ -135,7 +166,8 @@ def simulate(
     d: int = 2,
     *,
     replacement: bool = True,
-    policy: str = "aggregated",
+    policy: str = "pod",
+    simulator: str | None = None,
     steps: int = 10**7,
     reps: int = 4,
     seed: int = 0,
@@ -160,13 +192,18 @@ def simulate(
     d:
         Servers sampled per arrival (``pod`` and ``aggregated``), ``>= 1``.
     replacement:
-        Sample with replacement (seed 000's chain) or ``d`` distinct servers.
+        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
     policy:
-        ``"aggregated"`` (the CTMC on counts, fastest), or the per-server
-        simulator with ``"pod"``, ``"jsq"`` or ``"random"`` dispatch.
+        Dispatch: ``"pod"`` (power-of-``d``), ``"jsq"`` or ``"random"``.  The
+        old value ``"aggregated"`` is accepted as an alias of ``policy="pod"``
+        with ``simulator="aggregated"``.
+    simulator:
+        ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
+        or ``"per-server"`` (explicit FIFO servers, with response times).
+        Default: aggregated for ``"pod"``, per-server otherwise.
     steps:
         Events per replication (the paper's "time steps"); the first
-        ``warmup_fraction`` of them is discarded (seed 000 drops 10%).
+        ``warmup_fraction`` of them is discarded (the core paper drops 10%).
     reps:
         Independent replications, from ``SeedSequence(seed).spawn(reps)``.
     seed:
@@ -197,8 +234,7 @@ def simulate(
     seed = check_int("seed", seed, 0)
     batches = check_int("batches", batches, 2)
     steps = check_int("steps", steps, 1)
-    if policy not in engine.POLICIES:
-        raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
+    policy, simulator = resolve_policy(policy, simulator)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
     if workers is None:
@@ -221,6 +257,7 @@ def simulate(
         replacement=replacement,
         policy=policy,
         s_star=tuple(s_star),
+        simulator=simulator,
     )
     out = runner.run(
         spec,
@@ -317,6 +354,7 @@ def summarise(
         d=spec.d,
         replacement=spec.replacement,
         policy=spec.policy,
+        simulator=spec.simulator,
         steps=steps,
         reps=reps,
         seed=seed,

@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from mfstein.options import add_arrival_rate, arrival_rate_text
+
 #: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
 #: few minutes on two cores (see benchmarks/bench_sim.py for the timing).
 TABLE_STEPS = 2 * 10**8
@@ -55,10 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--N", type=_int, required=True, help="number of servers")
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--lam", help="arrival rate per server (> 0)")
-    g.add_argument("--gamma", help="heavy traffic: lam = 1 - gamma / N^alpha (needs --alpha)")
-    p.add_argument("--alpha", help="exponent alpha >= 0 of the heavy-traffic rate")
+    add_arrival_rate(p)
     p.add_argument("--b", type=_int, required=True, help="buffer size per server (1..200)")
     p.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
     p.add_argument(
@@ -68,10 +67,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--policy",
-        choices=("aggregated", "pod", "jsq", "random"),
-        default="aggregated",
-        help="aggregated CTMC on counts (fast), or per-server FIFO simulation with "
-        "power-of-d, join-shortest-queue or random dispatch",
+        choices=("pod", "jsq", "random", "aggregated"),
+        default="pod",
+        help="dispatch: power-of-d (default), join-shortest-queue or random "
+        "('aggregated' is the old name of --policy pod --simulator aggregated)",
+    )
+    p.add_argument(
+        "--simulator",
+        choices=("aggregated", "per-server"),
+        help="aggregated CTMC on the counts (fast, pod only; the default for pod) or "
+        "per-server FIFO queues with response times (the default for jsq, random)",
     )
     p.add_argument("--steps", type=_int, required=True, help="events per replication")
     p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
@@ -86,15 +91,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     t = subparsers.add_parser(
         "table",
-        help="seed 000's Tables 1/2: simulation vs the bound (and exact) over N",
+        help="the core paper's Tables 1/2: simulation vs the bound (and exact) over N",
         description=(
             "For each N: lam = 1 - gamma/N^alpha, the simulated N E||S - s*||^2 (mean +- 95% "
             "CI), Theorem 1's asymptotically tight bound (numeric.bound, b = auto) and, with "
             "--exact, the exact finite-N value where the state space allows."
         ),
     )
-    t.add_argument("--gamma", required=True, help="0 < gamma <= 1")
-    t.add_argument("--alpha", required=True, help="alpha >= 0")
+    add_arrival_rate(t, lam=False)
     t.add_argument("--N", type=_int_list, required=True, help="comma-separated N values")
     t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
     t.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
@@ -117,21 +121,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.set_defaults(handler=_table)
 
 
-def _lam(args) -> str:
-    import mpmath
-
-    from numeric.precision import arrival_rate
-
-    if args.lam is not None:
-        arrival_rate(args.lam, args.gamma, args.alpha, args.N)  # validates the choice
-        return args.lam
-    return mpmath.nstr(arrival_rate(None, args.gamma, args.alpha, args.N), 30)
-
-
 def _simulate(args) -> int:
     from sim.api import simulate
 
-    lam = _lam(args)
+    lam = arrival_rate_text(args, args.N)
     r = simulate(
         args.N,
         lam,
@@ -139,6 +132,7 @@ def _simulate(args) -> int:
         args.d,
         replacement=not args.without_replacement,
         policy=args.policy,
+        simulator=args.simulator,
         steps=args.steps,
         reps=args.reps,
         seed=args.seed,
@@ -163,7 +157,7 @@ def _describe(r) -> str:
     scheme = "with" if r.replacement else "without"
     lines = [
         f"N = {r.N}, lam = {r.lam_text}, b = {r.b}, d = {r.d} ({scheme} replacement), "
-        f"policy = {r.policy}",
+        f"policy = {r.policy} ({r.simulator} simulator)",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
         f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",

@@ -17,8 +17,10 @@ import numpy as np
 
 from sim import aggregated, perserver
 
-#: Policies handled by each simulator.
-POLICIES: tuple[str, ...] = ("aggregated", "pod", "jsq", "random")
+#: Dispatch policies.
+POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
+#: Simulators: the chain on the counts (power-of-d only, fastest) or explicit servers.
+SIMULATORS: tuple[str, ...] = ("aggregated", "per-server")
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,16 @@ class Spec:
     ----------
     N, lam, b, d, replacement, policy:
         The system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``,
-        ``d`` sampled servers with or without replacement, dispatch policy.
+        ``d`` sampled servers with or without replacement, dispatch policy
+        (:data:`POLICIES`).
+    simulator:
+        ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
+        (:mod:`sim.perserver`).
     s_star:
         The reference point ``s*`` (float64) for ``||S - s*||^2``.
     thin_bits:
-        Second moments use one event in ``2^thin_bits``.
+        Second moments use one event in ``2^thin_bits``; ``None`` (default)
+        takes :func:`sim.aggregated.thin_bits` of ``b``.
     hist_bins, hist_max:
         Response-time histogram (per-server simulator).
     """
@@ -45,7 +52,8 @@ class Spec:
     replacement: bool
     policy: str
     s_star: tuple[float, ...]
-    thin_bits: int = aggregated.THIN_BITS
+    simulator: str = "aggregated"
+    thin_bits: int | None = None
     hist_bins: int = 400
 
     @property
@@ -56,7 +64,12 @@ class Spec:
     @property
     def per_server(self) -> bool:
         """Whether the explicit per-server simulator runs this spec."""
-        return self.policy != "aggregated"
+        return self.simulator == "per-server"
+
+    @property
+    def thinning(self) -> int:
+        """The thinning exponent in use (``thin_bits``, or the default for ``b``)."""
+        return aggregated.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
 
 
 def fresh_state(spec: Spec, rng: np.ndarray) -> dict:
@@ -101,7 +114,7 @@ def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
             perserver.POLICIES[spec.policy],
             s_star,
             inv_rate,
-            spec.thin_bits,
+            spec.thinning,
             mean_acc,
             cov_acc,
             hist,
@@ -120,7 +133,7 @@ def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
             spec.replacement,
             s_star,
             inv_rate,
-            spec.thin_bits,
+            spec.thinning,
             mean_acc,
             cov_acc,
         )

@@ -50,10 +50,9 @@ POLICIES: dict[str, int] = {"pod": 0, "jsq": 1, "random": 2}
     EVENTS,
     JOBS,
     RESP_SUM,
-    RESP_SQ,
     RESP_OVER,
-) = range(10)
-N_SCALARS = 10
+) = range(9)
+N_SCALARS = 9
 
 
 def initial_state(N: int, b: int, counts: np.ndarray) -> dict[str, np.ndarray | float]:
@@ -120,7 +119,7 @@ def run(
         oldest slot; all updated in place.  The order within a block of equal
         queue lengths is arbitrary but must be a valid longest-first order.
     clock : float
-        Current time; the new time is returned in ``out[TIME + 10]``.
+        Current time; the new time is returned in ``out[N_SCALARS]``.
     rng : uint64[4]
         xoshiro256** state, updated in place.
     steps, lam, d, replacement, policy :
@@ -135,7 +134,7 @@ def run(
 
     Returns
     -------
-    float64[11]
+    float64[10]
         The scalars indexed by the module constants, then the new clock.
     """
     b = s_star.shape[0]
@@ -161,7 +160,6 @@ def run(
     blocked = 0
     jobs = 0
     resp_sum = 0.0
-    resp_sq = 0.0
     resp_over = 0
     for _ in range(steps):
         n1 = n[1]
@@ -189,7 +187,6 @@ def run(
             head[srv] = h + 1 if h + 1 < b else 0
             jobs += 1
             resp_sum += resp
-            resp_sq += resp * resp
             bi = np.int64(resp * scale)
             if bi < bins:
                 hist[bi] += 1.0
@@ -263,7 +260,6 @@ def run(
     out[EVENTS] = steps
     out[JOBS] = jobs
     out[RESP_SUM] = resp_sum
-    out[RESP_SQ] = resp_sq
     out[RESP_OVER] = resp_over
     out[N_SCALARS] = clock
     return out

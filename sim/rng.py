@@ -18,8 +18,6 @@ import numba
 import numpy as np
 
 _U64 = np.uint64
-_MASK32 = np.uint64(0xFFFFFFFF)
-_TWO32 = np.uint64(1) << np.uint64(32)
 #: 2^-53, to turn the top 53 bits of an output into a double in [0, 1).
 INV_2_53 = 1.0 / 9007199254740992.0
 
@@ -57,24 +55,6 @@ def next_u64(s0, s1, s2, s3):
     s2 ^= t
     s3 = _rotl(s3, 45)
     return result, s0, s1, s2, s3
-
-
-@numba.njit(inline="always", cache=True)
-def below32(h, n, threshold):
-    """Map 32 random bits ``h`` to ``[0, n)`` by Lemire's multiply-shift.
-
-    Returns ``(value, ok)``; ``ok`` is False with probability below ``n / 2^32``
-    (Lemire's rejection zone, ``threshold = 2^32 mod n``), in which case the
-    caller draws again.  Accepted values are exactly uniform.
-    """
-    m = h * n
-    low = m & _MASK32
-    return m >> _U64(32), low >= threshold
-
-
-def lemire_threshold(n: int) -> np.uint64:
-    """``2^32 mod n``: the rejection threshold of :func:`below32`."""
-    return np.uint64((1 << 32) % n)
 
 
 @numba.njit(cache=True)

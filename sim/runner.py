@@ -11,7 +11,7 @@ reported -- depend on ``seed`` only, not on the number or kind of workers.
 
 After every completed unit the whole run (each replication's RNG and chain
 state, and all its batch sums so far) is written to ``checkpoint`` atomically
-(temporary file + :func:`os.replace`), so Ctrl-C or a crash loses at most the
+(:func:`mfstein.io.atomic_write`), so Ctrl-C or a crash loses at most the
 units in flight, and the same command resumes where it stopped.
 """
 
@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mfstein.errors import ParameterError
+from mfstein.io import atomic_write
 from sim import engine
 from sim.rng import seed_states
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,7 @@ def _write_checkpoint(path: Path, config: dict, reps: list[Replication]) -> None
             for r in reps
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, json.dumps(payload))
 
 
 def _read_checkpoint(path: Path, config: dict) -> list[Replication] | None:
@@ -208,6 +199,8 @@ def run(
     checkpoint: str | os.PathLike | None = None,
     progress: bool = False,
     max_units: int | None = None,
+    advance=None,
+    fresh_state=None,
 ) -> RunOutput:
     """Run (or resume) ``reps`` replications of ``spec`` according to ``plan``.
 
@@ -217,6 +210,11 @@ def run(
         Stop after this many units of work (warm-ups and batches) in this call,
         keeping the checkpoint; ``None`` runs to completion.  A later call with
         the same checkpoint finishes the run with identical numbers.
+    advance, fresh_state:
+        The simulator's unit of work ``advance(spec, state, steps) -> (state, sums)``
+        and initial state ``fresh_state(spec, rng) -> state`` (picklable
+        module-level functions; default :func:`sim.engine.advance` and
+        :func:`sim.engine.fresh_state`, the supermarket engines).
 
     Notes
     -----
@@ -231,8 +229,10 @@ def run(
     config = _config(spec, plan, reps, seed)
     path = Path(checkpoint) if checkpoint is not None else None
     state = _read_checkpoint(path, config) if path is not None else None
+    advance = engine.advance if advance is None else advance
+    fresh_state = engine.fresh_state if fresh_state is None else fresh_state
     if state is None:
-        state = [Replication(engine.fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
+        state = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
 
     def pending(r: Replication) -> int | None:
         if not r.warm:
@@ -261,7 +261,7 @@ def run(
         if steps is None or (max_units is not None and launched >= max_units):
             return
         launched += 1
-        running[submit(engine.advance, spec, state[i].state, steps)] = i
+        running[submit(advance, spec, state[i].state, steps)] = i
 
     def record(fut) -> None:
         i = running.pop(fut)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from mfstein.errors import ParameterError
+from mfstein.options import add_arrival_rate, arrival_rate_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,10 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--N", required=True, help="number of servers (integer >= 1)")
-    lam = p.add_mutually_exclusive_group(required=True)
-    lam.add_argument("--lam", help="arrival rate per server, e.g. 0.9")
-    lam.add_argument("--gamma", help="heavy traffic: lam = 1 - gamma / N^alpha (needs --alpha)")
-    p.add_argument("--alpha", help="heavy-traffic exponent (with --gamma)")
+    add_arrival_rate(p)
     p.add_argument("--b", required=True, help="buffer size (integer >= 1)")
     p.add_argument("--d", default="2", help="servers sampled per arrival (default 2)")
     p.add_argument(
@@ -49,24 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _lam(args: argparse.Namespace, N: int) -> str:
-    import mpmath
-
-    from numeric.precision import arrival_rate
-
-    if args.lam is not None:
-        arrival_rate(args.lam, args.gamma, args.alpha, N)  # validates the choice
-        return args.lam
-    return mpmath.nstr(arrival_rate(None, args.gamma, args.alpha, N), 30)
-
-
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
     from mfstein.errors import check_int
     from numeric.exact.solve import solve_exact
 
     N = check_int("N", args.N, 1)
-    lam = _lam(args, N)
+    lam = arrival_rate_text(args, N)
     limit = None
     if args.memory_limit is not None:
         if not args.memory_limit > 0:

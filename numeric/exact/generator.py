@@ -1,7 +1,7 @@
 """The generator matrix of the finite-N chain, assembled from a model's transitions.
 
 For a density-dependent population process with transitions ``l`` and
-intensities ``beta_l(s)`` (seed 000, Section 3), the finite-N chain on
+intensities ``beta_l(s)`` (the core paper, Section 3), the finite-N chain on
 ``n = N s`` jumps ``n -> n + l`` at rate ``N beta_l(n / N)``.  The generator is
 
     Q[n, n + l] = N beta_l(n / N),    Q[n, n] = -sum_l N beta_l(n / N).
@@ -9,6 +9,12 @@ intensities ``beta_l(s)`` (seed 000, Section 3), the finite-N chain on
 The intensities come from the model's generated numba kernel ``rates_into``
 (one source of truth: :mod:`derive.kernels`), evaluated for all states by one
 small compiled loop; the assembly loop is compiled once and cached.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Exact stationary distribution of the finite-N supermarket model (and any model on a lattice).
 
-The finite-N chain of seed 000, Section 3 lives on ``n = N s`` with
+The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
 ``N >= n_1 >= ... >= n_b >= 0`` and jumps ``n -> n + l`` at rate
 ``N beta_l(n / N)``, with the transitions and intensities of
 :func:`derive.supermarket`.  Its stationary distribution ``pi`` is computed
@@ -18,6 +18,17 @@ and from it the quantities the mean-field theory approximates:
   arrival intensities telescope to ``lam (1 - s_b^d)`` with replacement and to
   ``lam (1 - C(N s_b, d) / C(N, d))`` without);
 * the mean number of jobs per server ``sum_k E[S_k]``.
+
+The sparse solvers call BLAS on vectors many times; BLAS threads are limited
+to ``$MFSTEIN_BLAS_THREADS`` (default 1) while they run
+(:func:`numeric.precision.limited_blas`).
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the finite-N chain and its mean field).
+.. [2] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017 (the bias ``V``).
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from numeric.equilibrium import reference_point
 from numeric.exact.generator import assemble
 from numeric.exact.solvers import METHODS, stationary
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, reachable_states
+from numeric.precision import limited_blas
 
 #: Default share of the available memory a solve may plan to use.
 MEMORY_FRACTION = 0.5
@@ -137,7 +149,7 @@ def solve_chain(
     """Stationary distribution of the finite-N chain of any population-process model.
 
     The chain on integer states ``n`` in ``{0..N}^b`` jumps ``n -> n + l`` at rate
-    ``N beta_l(n/N)`` (seed 000, Section 3), with jumps and intensities from
+    ``N beta_l(n/N)`` (the core paper, Section 3), with jumps and intensities from
     ``model.kernels("numba")``.
 
     Parameters
@@ -200,7 +212,8 @@ def solve_chain(
         )
         if r < 0:
             raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
-    sol = stationary(QT, r, method=method, tol=tol, progress=progress)
+    with limited_blas():  # many BLAS calls on small vectors: threads only contend
+        sol = stationary(QT, r, method=method, tol=tol, progress=progress)
     return ChainSolution(
         space=space,
         pi=sol.pi,
@@ -331,7 +344,7 @@ def solve_exact(
     d:
         Servers sampled per arrival, ``d >= 1``.
     replacement:
-        Sample with replacement (seed 000's chain) or ``d`` distinct servers.
+        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
     method, tol, memory_limit, progress:
         See :func:`solve_chain`.
 

@@ -3,7 +3,7 @@
 The finite-N chain of a density-dependent population process lives on integer
 vectors ``n = N s``.  Two state spaces are provided:
 
-* :func:`monotone_states` -- the supermarket state space of seed 000, Section 3:
+* :func:`monotone_states` -- the supermarket state space of the core paper, Section 3:
   ``N >= n_1 >= n_2 >= ... >= n_b >= 0`` (``n_k`` = number of servers holding at
   least ``k`` jobs).  It has ``C(N + b, b)`` points and a closed-form ranking by
   the combinatorial number system: with ``c_k = n_k + b - k`` (strictly
@@ -16,6 +16,12 @@ vectors ``n = N s``.  Two state spaces are provided:
 Both return the states sorted by *level* (total ``sum_k n_k``), the ordering in
 which arrivals (+1) and departures (-1) make the generator block tridiagonal,
 together with a numba-callable way of finding the index of any state.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Registry of numeric claims, checked at high precision over a grid of N.
 
-Importing this package registers the claims of seed 000 (Lemmas 4, 5, 6, 8, 9,
+Importing this package registers the claims of the core paper (Lemmas 4, 5, 6, 8, 9,
 10, 12, 13, Theorem 1, eq. (6), Remark 2, the equilibrium identity and the
 spectral-gap bound used in Lemma 6; see :mod:`numeric.lemmas.seed000`).  Each
 claim computes a left side, a right side and a margin (non-negative exactly
@@ -38,6 +38,12 @@ The same claim can be built without the decorator as
 ``register(Claim(id=..., statement=..., equation=..., function=f, relation=">="))``.
 A function may also return a ready :class:`Point` (see :func:`judge`) when it
 wants its own tolerance.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def _register() -> None:
-    """Import seed 000's claims, which register themselves in the registry."""
+    """Import the core paper's claims, which register themselves in the registry."""
     import numeric.lemmas.seed000  # noqa: F401
 
 

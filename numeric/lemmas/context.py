@@ -2,12 +2,18 @@
 
 A :class:`Context` holds ``(lam, N, b, d, xi, dps)`` and, when the heavy-traffic
 scaling was given, ``gamma`` and ``alpha`` with ``lam = 1 - gamma / N^alpha``
-(seed 000, Section 3).  The mean-field objects -- ``s*``, ``J(s*)``, ``P``, ``f~``,
+(the core paper, Section 3).  The mean-field objects -- ``s*``, ``J(s*)``, ``P``, ``f~``,
 the constant ``c`` and the eigenvalues of ``J`` -- come from :mod:`numeric`
 (``bound`` for ``b = "auto"``, ``solve`` for a given ``b``) and are computed on
 first use, once per context.  A few derived quantities the paper's proofs use
 (the spectral norm of ``J``, the Hessian of ``f`` at ``s*`` from ``derive``'s
 generated kernels) are cached here too, so claims never recompute them.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations
@@ -64,9 +70,10 @@ class Context:
         import numeric
 
         with mpmath.workdps(self.dps):
+            # the claims use J and P of every level: no tail truncation
             if self.b == "auto":
-                return numeric.bound(self.lam, "auto", self.d, dps=self.dps)
-            return numeric.solve(self.lam, self.b, self.d, dps=self.dps)
+                return numeric.bound(self.lam, "auto", self.d, dps=self.dps, truncate=False)
+            return numeric.solve(self.lam, self.b, self.d, dps=self.dps, truncate=False)
 
     @property
     def b_used(self) -> int:
@@ -99,7 +106,7 @@ class Context:
 
     @cached_property
     def norm2_J(self):
-        """Spectral norm ``||J(s*)||_2 = sqrt(lambda_max(J^T J))`` (seed 000's ``||.||``)."""
+        """Spectral norm ``||J(s*)||_2 = sqrt(lambda_max(J^T J))`` (the core paper's ``||.||``)."""
         return spectral_norm(self.J)
 
     @cached_property

@@ -1,4 +1,4 @@
-"""The exact maximum of ``||<x, Hess f x>|| / ||x||^2`` over ``x != 0`` (seed 000, Lemma 8).
+"""The exact maximum of ``||<x, Hess f x>|| / ||x||^2`` over ``x != 0`` (the core paper, Lemma 8).
 
 Write ``q_i(x) = x^T H_i x`` with ``H_i = Hess f_i(s*)``.  When every ``H_i`` is
 diagonal -- true for the supermarket model, whose ``f_i`` is a sum of functions of
@@ -11,9 +11,15 @@ and ``y`` ranges over the cone ``y >= 0`` with ``sum(y) = ||x||^2``.  So
 because a norm of a linear map is convex and a convex function on a polytope
 attains its maximum at a vertex; the simplex's vertices are the ``e_j``
 (``x = e_j``).  Vertex enumeration is therefore exact and costs ``O(nnz)``.
-For seed 000 (``d = 2``), column ``j < b`` of ``A`` is ``(-2 lam, 2 lam)`` in rows
+For the core paper (``d = 2``), column ``j < b`` of ``A`` is ``(-2 lam, 2 lam)`` in rows
 ``j, j+1`` and the maximum is exactly ``2 sqrt(2) lam`` -- Lemma 8's constant is
 attained (at ``x = e_j``), the inequality is tight.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations

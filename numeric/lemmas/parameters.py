@@ -1,6 +1,6 @@
 """Lemma 12's parameter conditions, exactly, with rational arithmetic.
 
-Seed 000, Lemma 12 asks for an integer ``r`` and a real ``epsilon`` with
+The core paper's Lemma 12 asks for an integer ``r`` and a real ``epsilon`` with
 
     (21)  3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi) < r,
     (22)  2 r (1 + 3 alpha + 3 xi) / 3 < epsilon < r (1 - 4 alpha - 7 xi) - 1 - alpha - xi.
@@ -14,6 +14,12 @@ the user typed (``"0.05"`` is exactly 1/20), so the remark after Lemma 12 --
 "for alpha = 0.05, r needs to be at least 32 and epsilon can be 24.54" -- is
 checked exactly.  ``xi = 0`` is the limit ``xi -> 0`` (every bound is affine or a
 ratio of affine functions of ``xi``, continuous at 0).
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations

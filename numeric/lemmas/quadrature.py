@@ -20,6 +20,12 @@ Arithmetic is binary fixed point on Python integers held in NumPy object arrays
 then run at integer speed, about ten times faster than mpmath matrices, and every
 operation has absolute error ``2^-p`` -- far below the working precision relative
 to ``max |P_ij|``, which is how the result is compared.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations
@@ -90,7 +96,7 @@ def _gauss_legendre(coeffs, h: int, degree: int, p: int) -> np.ndarray:
 
 
 def lyapunov_integral(J: mpmath.matrix, *, max_doublings: int = 400) -> mpmath.matrix:
-    """``int_0^inf e^{J^T t} e^{J t} dt`` at the current mpmath precision (seed 000, Lemma 4).
+    """``int_0^inf e^{J^T t} e^{J t} dt`` at the current mpmath precision (the core paper, Lemma 4).
 
     Parameters
     ----------

@@ -176,7 +176,7 @@ def check(
     N:
         Grid of system sizes (ints or ``"10,100,1000"``).
     gamma, alpha:
-        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (seed 000, Section 3);
+        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (the core paper, Section 3);
         give both, or give ``lam`` instead.
     lam:
         A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are

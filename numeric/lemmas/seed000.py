@@ -1,4 +1,4 @@
-"""The numeric claims of seed 000 (power-of-two-choices in heavy traffic), registered on import.
+"""numeric claims of the core paper (power-of-two-choices in heavy traffic), registered on import.
 
 Notation: ``||.||`` is the Euclidean norm and the matrix norm it induces (the
 spectral norm), as the paper states at the start of Section 6; ``||.||_1`` and
@@ -12,6 +12,12 @@ Two printed statements are wrong and are reported as failing, with the
 corrected statement beside them: Theorem 1's sign (the printed expression
 ``2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I)`` equals ``-c < 0``) and eq. (6)
 (its extra factor ``1/N``).
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
+   named in the copy the project works from).
 """
 
 from __future__ import annotations

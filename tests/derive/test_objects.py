@@ -1,4 +1,4 @@
-"""J(s) and the Hessian against seed 000's printed formulas, generalised to d."""
+"""J(s) and the Hessian against the core paper's printed formulas, generalised to d."""
 
 from __future__ import annotations
 

@@ -66,7 +66,15 @@ def test_notebooks_exist() -> None:
     assert names == sorted(EXPECTED), names
 
 
-EXPECTED = ["01_tables", "02_closed_forms", "03_lemmas", "04_heavy_traffic"]
+EXPECTED = [
+    "01_tables",
+    "02_closed_forms",
+    "03_lemmas",
+    "04_heavy_traffic",
+    "05_persistent_idle",  # executed by tests/pi/test_notebook.py
+    "06_exponential_tails",  # executed by tests/tails/test_notebook.py
+    "07_second_order",  # executed by tests/models/test_notebook_order2.py
+]
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ def test_duality_trace_P_Q_equals_trace_W_for_general_M() -> None:
         trPQ = mpmath.fsum(sol.P[i, j] * sol.Q[j, i] for i in range(n) for j in range(n))
         trMW = mpmath.fsum(M[i, j] * sol.W[j, i] for i in range(n) for j in range(n))
         assert abs(trPQ - trMW) <= mpmath.mpf(10) ** -29 * trPQ
-        assert set(sol.methods) == {"shooting", "covariance", "spectral", "kronecker"}
+        assert set(sol.methods) == {"shooting", "covariance", "spectral", "kronecker", "iterative"}
 
 
 def test_claimed_digits_hold_against_a_higher_precision_run() -> None:

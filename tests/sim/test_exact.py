@@ -24,6 +24,7 @@ def t_ratio(batches: int, level: float) -> float:
         (6, "0.9", 5, 2, False),
         (10, "0.9109", 4, 2, False),
         (7, "0.9", 4, 3, False),
+        (3, "0.9", 12, 2, True),  # b (b + 1) / 2 = 78 > 64: thinning 2^-7, not 2^-6
     ],
 )
 def test_aggregated_matches_exact(N, lam, b, d, replacement):

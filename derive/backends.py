@@ -1,0 +1,280 @@
+"""Code-generation back ends: one interface, a registry, two implementations.
+
+A back end turns a kernel -- a name, an output shape and its non-zero
+``(index, SymPy expression)`` entries, after common-subexpression elimination
+-- into Python source.  Every back end produces the same functions with the
+same arguments ``(s, p)`` (state values, parameter values in ``model.params``
+order); only the number type differs:
+
+``numba``   float64 NumPy arrays, each function ``numba.njit(cache=True)``
+            compiled, plus ``NAME_into(s, p, out)`` variants that fill a
+            preallocated array (callable from other compiled code);
+``mpmath``  lists of ``mpf`` and ``mpmath.matrix``, in the working precision
+            of ``mpmath.mp`` (rationals printed as exact ``mpf`` quotients).
+
+Add a back end by subclassing :class:`Backend` and calling
+:func:`register_backend`; :func:`derive.kernels.kernels` then accepts its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+import sympy as sp
+from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
+
+from mfstein.errors import ParameterError
+
+if TYPE_CHECKING:
+    from derive.model import Model
+
+Entries = list[tuple[tuple[int, ...], sp.Expr]]
+
+
+class Backend:
+    """Interface of a code-generation back end (subclass and register)."""
+
+    #: Registry name, e.g. ``"numba"``.
+    name: ClassVar[str] = ""
+    #: Import lines at the top of the generated module.
+    imports: ClassVar[tuple[str, ...]] = ()
+
+    def print_expr(self, expr: sp.Expr) -> str:
+        """Python source of one scalar expression."""
+        raise NotImplementedError
+
+    def wrap_input(self, text: str) -> str:
+        """How a state or parameter value is read from ``s[i]`` / ``p[i]``."""
+        return text
+
+    def function(
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        entries: Entries,
+        body: list[str],
+        values: Sequence[sp.Expr],
+        doc: str,
+    ) -> list[str]:
+        """Source lines of kernel ``name``.
+
+        ``body`` holds the unpacking of inputs and the CSE temporaries, already
+        indented; ``values`` the reduced expression of each entry.
+        """
+        raise NotImplementedError
+
+
+class NumbaBackend(Backend):
+    """float64 kernels compiled with ``numba.njit(cache=True)``."""
+
+    name = "numba"
+    imports = ("import math", "", "import numba", "import numpy as np")
+
+    def __init__(self) -> None:
+        self._p = PythonCodePrinter({"fully_qualified_modules": True})
+
+    def print_expr(self, expr: sp.Expr) -> str:
+        if isinstance(expr, sp.Rational) and not expr.is_Integer:
+            return repr(float(expr))
+        return self._p.doprint(expr)
+
+    def function(self, name, shape, entries, body, values, doc) -> list[str]:
+        dims = ", ".join(map(str, shape))
+        out = [
+            "@numba.njit(cache=True)",
+            f"def {name}_into(s, p, out):",
+            f'    """{doc} Writes into ``out`` (shape ({dims},)); returns it."""',
+            *body,
+        ]
+        out += ["    out[:] = 0.0"] if len(shape) > 1 or len(entries) < shape[0] else []
+        for (idx, _), e in zip(entries, values, strict=True):
+            out.append(f"    out[{', '.join(map(str, idx))}] = {self.print_expr(e)}")
+        out += [
+            "    return out",
+            "",
+            "",
+            "@numba.njit(cache=True)",
+            f"def {name}(s, p):",
+            f'    """{doc}"""',
+            f"    return {name}_into(s, p, np.empty(({dims},)))",
+            "",
+            "",
+        ]
+        return out
+
+
+class MpmathBackend(Backend):
+    """Arbitrary-precision kernels on ``mpmath.mpf`` (working precision of ``mp``)."""
+
+    name = "mpmath"
+    imports = ("import mpmath",)
+
+    def __init__(self) -> None:
+        self._p = MpmathPrinter({"fully_qualified_modules": True})
+
+    def print_expr(self, expr: sp.Expr) -> str:
+        text = self._p.doprint(expr)
+        if isinstance(expr, sp.Integer):
+            return f"mpmath.mpf({text})"
+        return text
+
+    def wrap_input(self, text: str) -> str:
+        # integer arguments (e.g. N = 10) must never meet Python's float division
+        # inside a generated expression such as 1/(N - 1)
+        return f"mpmath.mpf({text})"
+
+    def function(self, name, shape, entries, body, values, doc) -> list[str]:
+        zero = "mpmath.mpf(0)"
+        out = [f"def {name}(s, p):", f'    """{doc}"""', *body]
+        if len(shape) == 1:
+            out.append(f"    out = [{zero}] * {shape[0]}")
+        else:
+            out.append(f"    out = mpmath.matrix({shape[0]}, {shape[1]})")
+        for (idx, _), e in zip(entries, values, strict=True):
+            target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
+            out.append(f"    {target} = {self.print_expr(e)}")
+        out += ["    return out", "", ""]
+        return out
+
+
+#: Registered back ends by name.
+BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> None:
+    """Make ``backend`` available to :func:`derive.kernels.kernels` under its name."""
+    if not backend.name:
+        raise ParameterError("a back end needs a non-empty name.")
+    BACKENDS[backend.name] = backend
+
+
+def get_backend(name: str) -> Backend:
+    """The registered back end called ``name`` (ParameterError if unknown)."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ParameterError(
+            f"backend must be one of {', '.join(BACKENDS)}, got {name!r}."
+        ) from None
+
+
+def unpack_inputs(model: Model, exprs: Sequence[sp.Expr], backend: Backend) -> list[str]:
+    """Lines binding the state and parameter symbols that ``exprs`` use."""
+    used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+    out = []
+    for i, s in enumerate(model.states):
+        if s in used:
+            out.append(f"    {s} = {backend.wrap_input(f's[{i}]')}")
+    for i, q in enumerate(model.params):
+        if q in used:
+            out.append(f"    {q} = {backend.wrap_input(f'p[{i}]')}")
+    return out
+
+
+register_backend(NumbaBackend())
+register_backend(MpmathBackend())
+
+
+class ArbPrinter(PythonCodePrinter):
+    """SymPy printer for Arb ball arithmetic (``flint.arb``): every number exact.
+
+    Integers print as ``arb(k)``, rationals as ``(arb(p)/q)`` (one correctly
+    enclosed division), binary floats as the exact ``arb((man, exp))``;
+    square roots and elementary functions call the ball versions of Arb, so
+    every generated value is a ball containing the exact value.
+    """
+
+    _unary: ClassVar[dict[str, str]] = {
+        "exp": "exp",
+        "log": "log",
+        "sin": "sin",
+        "cos": "cos",
+        "tan": "tan",
+        "atan": "atan",
+        "sinh": "sinh",
+        "cosh": "cosh",
+        "tanh": "tanh",
+    }
+
+    def _print_Integer(self, expr: sp.Integer) -> str:
+        return f"arb({int(expr)})"
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        return f"(arb({int(expr.p)})/{int(expr.q)})"
+
+    def _print_Half(self, expr: sp.Rational) -> str:
+        return "(arb(1)/2)"
+
+    def _print_Float(self, expr: sp.Float) -> str:
+        sign, man, exp, _ = expr._mpf_
+        return f"arb(({-int(man) if sign else int(man)}, {int(exp)}))"
+
+    def _print_Pi(self, expr: sp.Expr) -> str:
+        return "arb.pi()"
+
+    def _print_Exp1(self, expr: sp.Expr) -> str:
+        return "arb.const_e()"
+
+    def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
+        base, e = expr.as_base_exp()
+        b = self.parenthesize(base, sp.printing.precedence.PRECEDENCE["Pow"])
+        if e == sp.Rational(1, 2):
+            return f"arb.sqrt(arb({self._print(base)}))"
+        if e == -sp.Rational(1, 2):
+            return f"arb.rsqrt(arb({self._print(base)}))"
+        if e.is_Integer:
+            return f"{b}**{int(e)}"
+        return f"{b}**({self._print(e)})"
+
+    def _print_Function(self, expr: sp.Function) -> str:
+        name = type(expr).__name__
+        if name in self._unary and len(expr.args) == 1:
+            return f"arb.{self._unary[name]}(arb({self._print(expr.args[0])}))"
+        raise NotImplementedError(f"the arb back end cannot print the function {name}.")
+
+    def _print_Abs(self, expr: sp.Expr) -> str:
+        return f"abs({self._print(expr.args[0])})"
+
+
+for _name in ArbPrinter._unary:  # SymPy's printers bind known functions by name
+    setattr(ArbPrinter, f"_print_{_name}", ArbPrinter._print_Function)
+
+
+class ArbBackend(Backend):
+    """Rigorous kernels on Arb balls (``flint.arb``, ``flint.arb_mat``).
+
+    Inputs are wrapped as ``arb`` (pass ``arb`` balls, integers, exact decimal
+    strings, or ``(man, exp)`` pairs), constants are printed exactly, and every
+    operation rounds outward in the working precision ``flint.ctx.prec``: each
+    output is a ball containing the exact value of the symbolic expression at
+    every point of the input balls.  Vectors are lists of ``arb``, matrices
+    ``arb_mat``.  Used by :mod:`numeric.certify`.
+    """
+
+    name = "arb"
+    imports = ("from flint import arb, arb_mat",)
+
+    def __init__(self) -> None:
+        self._p = ArbPrinter({"fully_qualified_modules": True})
+
+    def print_expr(self, expr: sp.Expr) -> str:
+        return self._p.doprint(expr)
+
+    def wrap_input(self, text: str) -> str:
+        return f"arb({text})"
+
+    def function(self, name, shape, entries, body, values, doc) -> list[str]:
+        out = [f"def {name}(s, p):", f'    """{doc} (Arb balls)"""', *body]
+        if len(shape) == 1:
+            out.append(f"    out = [arb(0)] * {shape[0]}")
+        else:
+            out.append(f"    out = arb_mat({shape[0]}, {shape[1]})")
+        for (idx, _), e in zip(entries, values, strict=True):
+            target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
+            out.append(f"    {target} = arb({self.print_expr(e)})")
+        out += ["    return out", "", ""]
+        return out
+
+
+register_backend(ArbBackend())

@@ -1,0 +1,183 @@
+"""The model library: one module per model family, and user models from files.
+
+Built-in families (each a factory returning a :class:`derive.model.Model`, or a
+:class:`derive.spec.Truncated` family for infinite buffers):
+
+``supermarket``  power-of-d choices with buffer ``b`` (:mod:`derive.models.supermarket`);
+``jsq_L``        JSQ(L), arrival rate ``alpha``, service rate ``beta`` (:mod:`derive.models.jsq`);
+``sir``          the SIRS epidemic, a model with a conservation law (:mod:`derive.models.sir`).
+
+Your own model
+--------------
+Write a Python file with a factory -- a function taking no arguments, or only
+keyword arguments with defaults -- that returns a ``derive.Model``::
+
+    # mymodel.py
+    import sympy as sp
+    from derive import Model, Transition
+    from derive.spec import ModelInfo, Parameter, StateSpace
+
+    def birth_death(cap=1):
+        x, lam = sp.symbols("x lam")
+        return Model(
+            "birth-death", (x,), (lam,),
+            [Transition((1,), lam * (cap - x), "birth"), Transition((-1,), x, "death")],
+            info=ModelInfo(parameters=(Parameter("lam", low=0),),
+                           state_space=StateSpace("box")),
+        )
+
+and use it as ``load_model("mymodel.py:birth_death", cap=2)`` from Python, or
+``mfstein solve --model mymodel.py:birth_death --param cap=2 --param lam=0.5``
+from the command line (``--param`` names that are factory keywords go to the
+factory, the others are the model's parameters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from mfstein.errors import ParameterError
+
+#: Built-in model families: name -> "module:factory".
+MODELS: dict[str, str] = {
+    "supermarket": "derive.models.supermarket:supermarket",
+    "jsq_L": "derive.models.jsq:jsq_L",
+    "sir": "derive.models.sir:sir",
+}
+
+
+def available() -> list[str]:
+    """Names of the built-in model families."""
+    return sorted(MODELS)
+
+
+def factory(spec: str) -> Callable[..., Any]:
+    """The factory named by ``spec``: a built-in name or ``path/to/file.py:function``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ParameterError(
+            f"model must be one of {', '.join(available())} or FILE.py:FACTORY, got {spec!r}."
+        )
+    spec = spec.strip()
+    if spec in MODELS:
+        module, name = MODELS[spec].split(":")
+        return getattr(importlib.import_module(module), name)
+    path_text, sep, name = spec.rpartition(":")
+    if not sep or not path_text.endswith(".py"):
+        raise ParameterError(
+            f"model must be one of {', '.join(available())} or FILE.py:FACTORY, got {spec!r}."
+        )
+    module = _import_file(Path(path_text))
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise ParameterError(f"model file {path_text} does not define a factory named {name!r}.")
+    if not callable(fn):
+        raise ParameterError(f"{name!r} in model file {path_text} is not a function.")
+    required = [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if required:
+        raise ParameterError(
+            f"factory {name!r} in {path_text} must take no arguments or only keyword "
+            f"arguments with defaults; {', '.join(required)} has no default."
+        )
+    return fn
+
+
+def _import_file(path: Path) -> Any:
+    if not path.is_file():
+        raise ParameterError(f"model file {path} does not exist.")
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"mfstein_user_model_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ParameterError(f"model file {path} is not a Python file.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a user's file: report, do not crash
+        sys.modules.pop(name, None)
+        raise ParameterError(
+            f"model file {path} could not be imported ({type(exc).__name__}: {exc})."
+        ) from None
+    return module
+
+
+def factory_keywords(fn: Callable[..., Any]) -> set[str]:
+    """Keyword arguments a factory accepts (its structural options, e.g. ``b``)."""
+    return {
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
+
+
+def parse_option(text: str) -> Any:
+    """A factory option given as text: ``true``/``false``, an integer, ``inf``, an
+    exact rational (decimal or ``p/q``), or the text itself."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    if t.lower() == "inf":
+        return "inf"
+    try:
+        import sympy as sp
+
+        return sp.Rational(Fraction(t))
+    except (ValueError, ZeroDivisionError):
+        return t
+
+
+def load_model(spec: str, **options: Any) -> Any:
+    """Build a model: ``load_model("supermarket", b=5, d=2)``, ``load_model("file.py:f")``.
+
+    Returns a :class:`derive.model.Model` (or a :class:`derive.spec.Truncated`
+    family); anything else returned by a factory is refused.
+    """
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    fn = factory(spec)
+    accepted = factory_keywords(fn)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ParameterError(
+            f"{', '.join(unknown)} is not an option of model {spec!r}; its options are "
+            f"{', '.join(sorted(accepted)) or 'none'}."
+        )
+    try:
+        model = fn(**options)
+    except ParameterError:
+        raise
+    except Exception as exc:
+        raise ParameterError(
+            f"model factory {spec!r} failed ({type(exc).__name__}: {exc})."
+        ) from None
+    if not isinstance(model, Model | Truncated):
+        raise ParameterError(
+            f"model factory {spec!r} returned {type(model).__name__}, not a derive.Model."
+        )
+    return model
+
+
+def split_values(spec: str, values: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Split ``--param name=value`` pairs into factory options and model parameters."""
+    accepted = factory_keywords(factory(spec))
+    options = {k: parse_option(v) for k, v in values.items() if k in accepted}
+    params = {k: v for k, v in values.items() if k not in accepted}
+    return options, params

@@ -1,0 +1,136 @@
+"""JSQ(L) with arrival rate alpha and service rate beta (Graham's network).
+
+N single-server queues with infinite buffers; customers arrive at rate
+``N alpha``, each is allocated ``L`` distinct queues uniformly at random and
+joins the shortest (ties uniform); servers work at rate ``beta``.  The state
+``u(k)`` is the fraction of queues with at least ``k`` customers, and the
+mean-field drift is
+
+    du(k)/dt = alpha (u(k-1)^L - u(k)^L) - beta (u(k) - u(k+1)),
+
+with the fixed point ``u(k) = rho^((L^k - 1)/(L - 1))`` (``rho^k`` for L = 1),
+``rho = alpha/beta < 1`` ("Functional central limit theorems for a large
+network in which customers join the shortest of several queues", C. Graham).
+The supermarket model of "Beyond Scaling" is the case ``alpha = lam``,
+``beta = 1``, ``L = d``.
+
+Infinite buffers (``b = "inf"``) are truncated automatically where ``u(k)``
+falls below the requested precision (:class:`derive.spec.Truncated`); a finite
+``b`` gives the model with buffer ``b``.  ``distinct=True`` samples the ``L``
+queues without replacement as the paper does, which makes the rates depend on
+``N`` (the N -> infinity mean field is the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sympy as sp
+
+from derive.models.supermarket import (
+    SOURCE_DIGEST,
+    SupermarketModel,
+    levels_for,
+    queue_parameters,
+    queue_transitions,
+)
+from derive.spec import ModelInfo, StateSpace, Truncated
+from mfstein.errors import ParameterError, check_int
+
+ALPHA = sp.Symbol("alpha")
+BETA = sp.Symbol("beta")
+CITATION = (
+    "C. Graham, Functional central limit theorems for a large network in which "
+    "customers join the shortest of several queues"
+)
+
+#: Largest dimension an automatic truncation may reach.
+MAX_LEVELS = 5000
+
+
+def _finite(L: int, b: int, distinct: bool) -> SupermarketModel:
+    states, transitions = queue_transitions(b, L, ALPHA, BETA, not distinct)
+    params, declared = queue_parameters(ALPHA, BETA, L, not distinct)
+    name = "jsq_L-distinct" if distinct else "jsq_L"
+    info = ModelInfo(
+        parameters=declared,
+        state_space=StateSpace("monotone"),
+        reference=None,
+        fast_path="supermarket",
+        structure={
+            "b": b,
+            "d": L,
+            "mu": BETA,
+            "replacement": not distinct,
+            "arrival": "alpha",
+            "service": "beta",
+        },
+        citation=CITATION,
+    )
+    return SupermarketModel(
+        name,
+        states,
+        params,
+        transitions,
+        info=info,
+        key=(name, b, L, SOURCE_DIGEST),
+        d=L,
+        mu=BETA,
+        replacement=not distinct,
+    )
+
+
+def jsq_L(L: int = 2, b: int | str = "inf", *, distinct: bool = False) -> Any:
+    """JSQ(L): ``L`` choices, arrival rate ``alpha``, service rate ``beta``.
+
+    Parameters
+    ----------
+    L:
+        Queues sampled per arrival, ``L >= 1`` (``L = 1``: independent M/M/1 queues).
+    b:
+        Buffer size ``>= 1``, or ``"inf"`` for infinite buffers truncated where
+        ``u(k) < 10^-(digits + 10)`` once ``alpha``, ``beta`` and the precision
+        are known (needs ``alpha < beta``).
+    distinct:
+        Sample ``L`` distinct queues (rates depend on ``N``, a parameter).
+
+    Returns
+    -------
+    SupermarketModel or derive.spec.Truncated
+        Free parameters ``alpha > 0``, ``beta > 0`` (and ``N >= L`` if distinct).
+    """
+    L = check_int("L", L, 1)
+    if not isinstance(distinct, bool):
+        raise ParameterError(f"distinct must be True or False, got {distinct!r}.")
+    if isinstance(b, str) and b.strip().lower() == "inf":
+        if distinct:
+            raise ParameterError(
+                "b must be a finite integer >= 1 when distinct is True (the N-dependent "
+                "rates have no infinite-buffer truncation)."
+            )
+
+        def levels(params: Mapping[str, Any], digits: int) -> int:
+            rho = params["alpha"] / params["beta"]
+            if not 0 < rho < 1:
+                raise ParameterError(
+                    f"alpha/beta must be < 1 for b = inf (stability), got {float(rho):.6g}."
+                )
+            n = levels_for(rho, L, digits + 10)
+            if n > MAX_LEVELS:
+                raise ParameterError(
+                    f"b = inf needs {n} levels at alpha/beta = {float(rho):.6g} "
+                    f"(more than {MAX_LEVELS}); give an integer b."
+                )
+            return n
+
+        probe = _finite(L, 1, False)
+        return Truncated(
+            name="jsq_L",
+            build=lambda n: _finite(L, n, False),
+            levels=levels,
+            params=("alpha", "beta"),
+            info=probe.info,
+        )
+    b = check_int("b", b, 1)
+    return _finite(L, b, distinct)

@@ -1,0 +1,204 @@
+"""The supermarket model under power-of-d choices (and JSQ(L), its relabelling).
+
+State ``s_k`` = fraction of servers holding at least ``k`` jobs, ``k = 1..b``,
+with ``s_0 = 1`` and ``s_{b+1} = 0``.  Transitions (Section 3 of "Beyond
+Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
+Heavy-Traffic"):
+
+* arrival joining a server with ``k - 1`` jobs, ``l = +e_k``, intensity
+  ``lam (s_{k-1}^d - s_k^d)`` with replacement, or
+  ``lam [C(N s_{k-1}, d) - C(N s_k, d)] / C(N, d)`` for ``d`` distinct servers;
+* departure from a server with ``k`` jobs, ``l = -e_k``, intensity
+  ``mu (s_k - s_{k+1})``.
+
+With ``d = 2``, ``mu = 1`` and replacement this is that paper's chain, whose
+drift is ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})`` (eq. (1)).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import sympy as sp
+
+from derive.model import LAM, MU, Model, N, Transition, state_symbols
+from derive.spec import ModelInfo, Parameter, StateSpace
+from mfstein.errors import ParameterError, check_int
+
+CITATION = (
+    "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field "
+    "Model in Heavy-Traffic"
+)
+
+
+#: Part of every model key of this family: editing the family's transitions
+#: invalidates its cached kernels (and only its own).
+SOURCE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
+
+class SupermarketModel(Model):
+    """A :class:`Model` built by :func:`supermarket`; remembers ``d``, ``mu`` and the
+    sampling scheme so that numeric code can use the model's structure."""
+
+    def __init__(self, *args: Any, d: int, mu: sp.Expr, replacement: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.d = d
+        self.mu = mu
+        self.replacement = replacement
+
+
+def binomial_fraction(x: sp.Expr, d: int) -> sp.Expr:
+    """``C(N x, d) / C(N, d) = prod_{j<d} (N x - j) / (N - j)``: the chance that d
+    servers drawn without replacement all lie in a set holding the fraction x."""
+    return sp.Mul(*[(N * x - j) / (N - j) for j in range(d)])
+
+
+def parse_rate(name: str, value: Any, symbol: sp.Symbol) -> sp.Expr:
+    """A service or arrival rate given to a factory: a positive number (kept exact:
+    strings and floats become rationals), or the symbol's name to keep it free."""
+    if isinstance(value, sp.Symbol) and value == symbol:
+        return symbol
+    if isinstance(value, str):
+        if value.strip() == str(symbol):
+            return symbol
+        try:
+            value = sp.Rational(value.strip())
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"{name} must be a positive number or '{symbol}', got {value!r}."
+            ) from None
+    if isinstance(value, float):
+        value = sp.Rational(str(value))
+    expr = sp.sympify(value)
+    if not (expr.is_number and expr.is_positive):
+        raise ParameterError(f"{name} must be a positive number or '{symbol}', got {value!r}.")
+    return expr
+
+
+def queue_transitions(
+    b: int, d: int, arrival: sp.Expr, service: sp.Expr, replacement: bool
+) -> tuple[tuple[sp.Symbol, ...], list[Transition]]:
+    """State symbols and transitions of the power-of-d (JSQ(d)) family."""
+    states = state_symbols(b)
+    padded = (sp.Integer(1), *states, sp.Integer(0))
+    if replacement:
+
+        def sample(x: sp.Expr) -> sp.Expr:
+            return x**d
+    else:
+
+        def sample(x: sp.Expr) -> sp.Expr:
+            return binomial_fraction(x, d) if x != 0 else sp.Integer(0)
+
+    transitions = []
+    for k in range(1, b + 1):
+        up = tuple(1 if j == k - 1 else 0 for j in range(b))
+        down = tuple(-1 if j == k - 1 else 0 for j in range(b))
+        transitions.append(
+            Transition(
+                up, arrival * (sample(padded[k - 1]) - sample(padded[k])), f"arrival to level {k}"
+            )
+        )
+        transitions.append(
+            Transition(down, service * (padded[k] - padded[k + 1]), f"departure from level {k}")
+        )
+    return states, transitions
+
+
+def queue_parameters(
+    arrival: sp.Symbol, service: sp.Expr, d: int, replacement: bool
+) -> tuple[list[sp.Symbol], tuple[Parameter, ...]]:
+    """Free symbols (kernel order) and their declared ranges."""
+    params = [arrival]
+    declared = [Parameter(str(arrival), low=0, doc="arrival rate per server")]
+    if isinstance(service, sp.Symbol):
+        params.append(service)
+        declared.append(Parameter(str(service), low=0, doc="service rate"))
+    if not replacement:
+        params.append(N)
+        declared.append(
+            Parameter("N", low=d, low_inclusive=True, integer=True, doc="number of servers")
+        )
+    return params, tuple(declared)
+
+
+def supermarket(
+    b: int,
+    d: int = 2,
+    *,
+    mu: object = 1,
+    replacement: bool = True,
+) -> SupermarketModel:
+    """The supermarket model with buffer ``b`` under power-of-``d`` choices.
+
+    Parameters
+    ----------
+    b:
+        Buffer size (jobs per server, including the one in service), ``b >= 1``.
+    d:
+        Number of servers sampled per arrival, ``d >= 1`` (``d = 1`` is random
+        dispatch).
+    mu:
+        Service rate: a positive number, or ``"mu"`` (or the symbol ``MU``) to keep it
+        as a free parameter.
+    replacement:
+        ``True`` samples with replacement (the paper's chain); ``False`` samples d
+        distinct servers, which makes the rates depend on ``N`` (a parameter of
+        the returned model; needs ``N >= d`` when evaluated).
+
+    Returns
+    -------
+    SupermarketModel
+        Free parameter ``lam`` (arrival rate per server, ``> 0``), then ``mu`` if
+        kept symbolic, then ``N`` without replacement.  State space
+        ``1 >= s_1 >= ... >= s_b >= 0``; reference point the empty system; fast
+        path ``"supermarket"`` (the structure-aware solver of :mod:`numeric`).
+    """
+    b = check_int("b", b, 1)
+    d = check_int("d", d, 1)
+    if not isinstance(replacement, bool):
+        raise ParameterError(f"replacement must be True or False, got {replacement!r}.")
+    mu_expr = parse_rate("mu", mu, MU)
+    states, transitions = queue_transitions(b, d, LAM, mu_expr, replacement)
+    params, declared = queue_parameters(LAM, mu_expr, d, replacement)
+    name = "supermarket" if replacement else "supermarket-without-replacement"
+    info = ModelInfo(
+        parameters=declared,
+        state_space=StateSpace("monotone"),
+        reference=None,
+        fast_path="supermarket",
+        structure={
+            "b": b,
+            "d": d,
+            "mu": mu_expr,
+            "replacement": replacement,
+            "arrival": "lam",
+            "service": str(mu_expr) if isinstance(mu_expr, sp.Symbol) else None,
+        },
+        citation=CITATION,
+    )
+    return SupermarketModel(
+        name,
+        states,
+        params,
+        transitions,
+        info=info,
+        key=(name, b, d, sp.srepr(mu_expr), SOURCE_DIGEST),
+        d=d,
+        mu=mu_expr,
+        replacement=replacement,
+    )
+
+
+def levels_for(rho: Any, d: int, digits: int) -> int:
+    """Levels ``k`` with ``rho^((d^k - 1)/(d - 1)) >= 10^-digits`` (``rho^k`` if
+    ``d = 1``), plus one: the buffer at which the infinite-buffer fixed point has
+    fallen below ``10^-digits``.  ``0 < rho < 1``."""
+    import math
+
+    x = digits * math.log(10) / -math.log(float(rho))
+    if d == 1:
+        return int(x) + 2
+    return int(math.log(x * (d - 1) + 1, d)) + 2

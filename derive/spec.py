@@ -1,0 +1,187 @@
+"""What the numeric, exact and simulation layers need to know about a model,
+declared once, next to the model's transitions.
+
+A :class:`ModelInfo` travels with a :class:`derive.model.Model` (``model.info``)
+and records
+
+* the parameters with their allowed ranges (:class:`Parameter`),
+* the state space (:class:`StateSpace`: monotone, simplex, box or orthant),
+* linear conservation laws ``c . s = const`` that the modeller declares (numeric
+  also detects every linear invariant of the jump vectors itself and checks the
+  declared ones against them),
+* a reference point: the initial state used when the caller gives none,
+* an optional *fast path*: the name of a structure-aware solver registered in
+  :mod:`numeric` and the structural facts it needs (e.g. ``d`` and the
+  sampling scheme of the supermarket model).
+
+Nothing here computes: the information is read by the numeric layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mfstein.errors import ParameterError
+
+#: State-space kinds understood by numeric (membership checks, random starts)
+#: and by the exact solver (lattice enumeration).
+STATE_SPACE_KINDS = ("monotone", "simplex", "box", "orthant")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A model parameter and its allowed range ``low (<|<=) value (<|<=) high``.
+
+    ``None`` bounds are unbounded; ``integer`` parameters (such as the number of
+    servers ``N`` of an N-dependent model) must be whole numbers.
+    """
+
+    name: str
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = False
+    high_inclusive: bool = False
+    integer: bool = False
+    doc: str = ""
+
+    def describe(self) -> str:
+        """The allowed range in words, e.g. ``"> 0"`` or ``"an integer >= 2"``."""
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>=' if self.low_inclusive else '>'} {_num(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<=' if self.high_inclusive else '<'} {_num(self.high)}")
+        text = " and ".join(parts) if parts else "any real number"
+        return f"an integer {text}" if self.integer else text
+
+    def contains(self, value: Any) -> bool:
+        """Whether ``value`` (a real number of any numeric type) is allowed."""
+        if self.integer and value != int(value):
+            return False
+        if self.low is not None and (
+            value < self.low or (value == self.low and not self.low_inclusive)
+        ):
+            return False
+        if self.high is not None and (
+            value > self.high or (value == self.high and not self.high_inclusive)
+        ):
+            return False
+        return True
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+@dataclass(frozen=True)
+class StateSpace:
+    """The set the state ``s`` lives in.
+
+    ``monotone``  ``1 >= s_1 >= s_2 >= ... >= s_b >= 0`` (fractions of servers
+                  with at least k jobs: the supermarket and JSQ models);
+    ``simplex``   ``s >= 0`` and ``sum(s) <= total`` (``== total`` when the sum
+                  is conserved, as for SIR);
+    ``box``       ``0 <= s_i <= 1``;
+    ``orthant``   ``s >= 0``.
+    """
+
+    kind: str = "orthant"
+    total: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in STATE_SPACE_KINDS:
+            raise ParameterError(
+                f"state space kind must be one of {', '.join(STATE_SPACE_KINDS)}, "
+                f"got {self.kind!r}."
+            )
+
+    def describe(self, b: int) -> str:
+        """The state space as a formula in ``s_1 .. s_b``."""
+        if self.kind == "monotone":
+            return f"1 >= s_1 >= ... >= s_{b} >= 0"
+        if self.kind == "simplex":
+            return f"s_i >= 0, s_1 + ... + s_{b} <= {_num(self.total)}"
+        if self.kind == "box":
+            return "0 <= s_i <= 1"
+        return "s_i >= 0"
+
+    def contains(self, s: Sequence[Any], tol: float = 0.0) -> bool:
+        """Whether ``s`` lies in the state space (up to ``tol``)."""
+        if any(x < -tol for x in s):
+            return False
+        if self.kind == "monotone":
+            return s[0] <= 1 + tol and all(s[i] >= s[i + 1] - tol for i in range(len(s) - 1))
+        if self.kind == "simplex":
+            return sum(s) <= self.total + tol
+        if self.kind == "box":
+            return all(x <= 1 + tol for x in s)
+        return True
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Metadata of a model family, declared by its factory.
+
+    Attributes
+    ----------
+    parameters:
+        One :class:`Parameter` per symbol in ``model.params`` (others are
+        accepted with any real value).
+    state_space:
+        Where ``s`` lives (:class:`StateSpace`).
+    conservation:
+        Declared linear invariants ``c . s`` (integer coefficient vectors).
+    reference:
+        The initial state when none is given: a sequence of numbers, or a
+        function of the parameter values (a mapping name -> number) returning one.
+        ``None`` means the origin (the empty system).
+    fast_path:
+        Name of a structure-aware solver registered in :mod:`numeric`, or ``None``.
+    structure:
+        Structural facts that solver needs (e.g. ``{"d": 2, "replacement": True}``).
+    citation:
+        The paper the model comes from (authors and title), for reports.
+    """
+
+    parameters: tuple[Parameter, ...] = ()
+    state_space: StateSpace = field(default_factory=StateSpace)
+    conservation: tuple[tuple[int, ...], ...] = ()
+    reference: Sequence[Any] | Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    fast_path: str | None = None
+    structure: Mapping[str, Any] = field(default_factory=dict)
+    citation: str = ""
+
+    def parameter(self, name: str) -> Parameter | None:
+        """The declared :class:`Parameter` called ``name``, if any."""
+        for p in self.parameters:
+            if p.name == name:
+                return p
+        return None
+
+
+@dataclass(frozen=True)
+class Truncated:
+    """A model family with an unbounded state (e.g. infinite buffers), resolved to a
+    finite :class:`derive.model.Model` once the parameters and the precision are
+    known.
+
+    ``levels(params, digits)`` returns the dimension beyond which the
+    neglected part of the fixed point is below ``10^-digits`` (raising
+    :class:`mfstein.errors.ParameterError` when no finite truncation exists,
+    e.g. an unstable load), and ``build(b)`` the model of that dimension.
+    """
+
+    name: str
+    build: Callable[[int], Any]
+    levels: Callable[[Mapping[str, Any], int], int]
+    params: tuple[str, ...] = ()
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    def __repr__(self) -> str:
+        return f"<Truncated {self.name} params=({', '.join(self.params)})>"
+
+    def resolve(self, params: Mapping[str, Any], digits: int) -> Any:
+        """The finite model that represents this family to ``digits`` digits."""
+        return self.build(self.levels(params, digits))

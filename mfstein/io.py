@@ -1,0 +1,70 @@
+"""Writing files atomically: a reader sees the old file or the new one, never half of one.
+
+:func:`atomic_write` is the one implementation mfstein uses (simulation
+checkpoints, plots, generated sources).  It writes to a temporary file in the
+target's own directory (so that the final rename stays on one file system),
+flushes it to disk, gives it the mode a freshly created file would have (the
+process umask applied to ``0o666``, not ``mkstemp``'s ``0o600``) and moves it
+into place with :func:`os.replace`, which is atomic on POSIX and Windows.  On
+any error, Ctrl-C included, the temporary file is removed and the old file is
+left untouched.  Standard library only, so it is cheap to import.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+__all__ = ["atomic_write"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(
+    path: str | os.PathLike,
+    data: str | bytes | Callable[[IO], None],
+    *,
+    binary: bool | None = None,
+) -> Path:
+    """Write ``data`` to ``path`` atomically and return the path.
+
+    Parameters
+    ----------
+    path:
+        Target file; missing parent directories are created.
+    data:
+        Text, bytes, or a callable that writes to the open file object (e.g.
+        ``lambda fh: json.dump(obj, fh)`` or ``lambda fh: fig.savefig(fh,
+        format="png")``).
+    binary:
+        Open the temporary file in binary mode; by default binary for bytes,
+        text for str, and binary for a callable.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if binary is None:
+        binary = not isinstance(data, str)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        mode = {"mode": "wb"} if binary else {"mode": "w", "encoding": "utf-8"}
+        with os.fdopen(fd, **mode) as fh:
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target

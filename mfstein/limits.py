@@ -1,0 +1,114 @@
+"""Declared size limits and cost estimates, checked before any work starts.
+
+Every size that drives the cost of a computation -- the buffer ``b``, the number
+of choices ``d``, the number of servers ``N``, the working precision ``dps`` and
+the number of simulated events -- has either a hard limit here (beyond it the
+computation cannot be carried out at all: integer overflow, memory that no
+machine has) or a cost estimate (a rough time in seconds, calibrated on a
+2-core machine) that is compared with :data:`TIME_BUDGET_SECONDS` before the
+first expensive step.  A refusal is a :class:`mfstein.errors.ParameterError`
+whose one sentence names the size, the limit and what would be needed.
+
+The estimates are deliberately rough (a factor of a few either way); they only
+have to separate "seconds to a minute" from "hours to forever".  Standard
+library only, so the command-line parsers can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mfstein.errors import ParameterError
+
+__all__ = [
+    "DERIVE_MAX_B",
+    "DERIVE_OBJECT_MAX_B",
+    "EXACT_MAX_STATES",
+    "MAX_D",
+    "MAX_DPS",
+    "MAX_LAM",
+    "NUMERIC_MAX_B",
+    "SIM_MAX_N",
+    "SIM_MAX_STEPS",
+    "TIME_BUDGET_SECONDS",
+    "check_time",
+    "human_seconds",
+    "mean_field_seconds",
+]
+
+#: Longest computation (estimated seconds) started without being asked for a
+#: smaller problem.  Simulations are exempt: their length is the user's choice,
+#: they show progress, and Ctrl-C keeps the completed batches.
+TIME_BUDGET_SECONDS = 600.0
+
+#: Largest number of significant digits any command accepts (``--dps``).
+MAX_DPS = 10_000
+#: Largest buffer of the high-precision mean-field routes (``bound``,
+#: ``refined``, ``lemmas``): ``refined --json`` prints the ``b x b`` matrix W.
+NUMERIC_MAX_B = 2000
+#: Largest number of choices per arrival (``d``); the rates contain ``s^d`` and
+#: the per-server simulator samples ``d`` servers per arrival.
+MAX_D = 1000
+#: Largest arrival rate: ``lam^d`` and the Jacobian's entries must stay finite
+#: in float64 (the exact solver and the simulators work in float64).
+MAX_LAM = 1e6
+
+#: ``mfstein derive``: the symbolic objects grow like ``b^2`` expressions of
+#: growing size (b = 80 takes ~10 s, b = 300 over a minute).
+DERIVE_MAX_B = 100
+#: ... and the objects whose size grows faster than that.
+DERIVE_OBJECT_MAX_B = {
+    "kron": 8,  # a b^2 x b^2 symbolic matrix
+    "generator": 20,  # the generator applied to a quadratic in b variables
+    "closed-form": 2,
+}
+
+#: The exact solver: above this many states the iterative solver does not reach
+#: its residual target in reasonable time (5.6 million states ran 86 s and
+#: stalled at a residual far above the target).
+EXACT_MAX_STATES = 2_000_000
+
+#: Simulators: queue lengths live in int32-indexed arrays of N servers.
+SIM_MAX_N = 2**31 - 1
+#: Events per replication: counters are int64 and a run of more than 10^14
+#: events (about two weeks per replication at 10^8 events/s) is not a run.
+SIM_MAX_STEPS = 10**14
+
+
+def human_seconds(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``2.1 h``, ``4.0 days``, ``1e+12 years``."""
+    if not math.isfinite(seconds) or seconds > 3.15e7 * 1e6:
+        return "more than a million years"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    if seconds < 3.15e7:
+        return f"{seconds / 86400:.1f} days"
+    return f"{seconds / 3.15e7:.3g} years"
+
+
+def check_time(what: str, seconds: float, advice: str) -> None:
+    """Raise :class:`ParameterError` when ``seconds`` exceeds the time budget."""
+    if not seconds <= TIME_BUDGET_SECONDS:
+        raise ParameterError(
+            f"{what} would take about {human_seconds(seconds)} (estimated; the limit is "
+            f"{human_seconds(TIME_BUDGET_SECONDS)}); {advice}"
+        )
+
+
+def mean_field_seconds(levels: int, dps: int) -> float:
+    """Estimated seconds of one high-precision solve with ``levels`` coupled levels.
+
+    Calibrated on two cores: 200 levels at 30 digits ~ 12 s (dominated by the
+    first symbolic derivation of the model's kernels, ~ levels^2), 5 levels at
+    3000 digits ~ 23 s (big-number arithmetic, ~ dps^2 per operation, levels^3
+    operations in the shooting routes).
+    """
+    n = max(int(levels), 1)
+    p = max(int(dps), 30) + 20
+    symbolic = 3e-4 * n**2
+    arithmetic = 2.0e-9 * (n**2 + 40 * n) * p**2 * max(1.0, math.log10(p))
+    return 1.0 + symbolic + arithmetic

@@ -1,0 +1,169 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Exponential tails of JSQ in many-server heavy traffic
+#
+# *Stored as a jupytext percent-format script (no outputs in the repository).
+# Open it with the Jupyter jupytext extension, or convert it with
+# `jupytext --to ipynb notebooks/06_exponential_tails.py`.*
+#
+# "Exponential Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy Traffic
+# and Large Deviations" (Jhunjhunwala, Hurtado-Lange, Maguluri) shows (Theorem 1)
+# that for JSQ with `n` servers and arrival rate `n(1 - eps_n)`,
+# `eps_n = n^-alpha`, the scaled total queue `eps_n qbar` converges to Exp(1) for
+# every `alpha > 1`, and (Theorem 2) bounds `P(eps_n qbar > x)` for finite `n`.
+# Here we look at `sup_x |P(eps qbar > x) - exp(-x)|` as `n` grows for
+# `alpha = 0.5, 1, 1.5, 2`:
+#
+# * exactly, for small `n`, by the level-phase QBD of `numeric.tails`;
+# * by simulation (`sim.tails`, 95% CIs over independent replications) for
+#   larger `n`.  The relaxation time of `qbar` is about `1/eps^2` events, so the
+#   simulated `n` are kept where `n^(2 alpha)` events are affordable.
+#
+# For `alpha <= 1` the `~n` jobs in service alone give `eps qbar >= eps n ~
+# n^(1 - alpha)`, which does not vanish: no exponential limit.
+
+# %% tags=["parameters"]
+import os
+
+SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
+if SIZE not in ("ci", "full"):
+    raise ValueError(f"MFSTEIN_NOTEBOOK_SIZE must be 'ci' or 'full', got {SIZE!r}.")
+
+ALPHAS = [0.5, 1.0, 1.5, 2.0]
+SEED = 2024
+X = [0.5, 1.0, 2.0]
+if SIZE == "ci":
+    EXACT_N = [2, 3]
+    SIM_N = [3, 10]
+    SIM_REPS = 4
+    MAX_EVENTS = 2 * 10**6
+else:
+    EXACT_N = [2, 3, 4, 5]
+    SIM_N = [3, 10, 30, 100]
+    SIM_REPS = 8
+    MAX_EVENTS = 10**8
+
+# %%
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from numeric.tails import exact_tails
+from sim.tails import simulate_jsq_tails
+
+# %% [markdown]
+# ## Exact laws for small n
+
+# %%
+exact = {}
+for alpha in ALPHAS:
+    for n in EXACT_N:
+        eps = n ** (-alpha)
+        r = exact_tails("jsq", n, eps, X)
+        exact[(alpha, n)] = r
+        print(
+            f"alpha={alpha:<4} n={n:<3} eps={eps:.4f}  E[eps qbar]={r.scaled_mean:.4f}  "
+            f"sup|.|={r.sup_distance:.4f}  D={r.accuracy['D']}  "
+            f"neglected mass={r.accuracy['boundary_mass']:.1e}"
+        )
+
+# %% [markdown]
+# ## Simulation for larger n
+
+# %%
+sims = {}
+for alpha in ALPHAS:
+    for n in SIM_N:
+        eps = n ** (-alpha)
+        events = int(min(max(30 / eps**2, 2 * 10**5), MAX_EVENTS))
+        s = simulate_jsq_tails(n, eps, X, events=events, reps=SIM_REPS, seed=SEED)
+        sims[(alpha, n)] = s
+        print(
+            f"alpha={alpha:<4} n={n:<4} eps={eps:.2e} events={events:.1e}  "
+            f"E[eps qbar]={float(s.scaled_mean.mean):.4f}±{float(s.scaled_mean.ci95):.4f}  "
+            f"sup|.|={float(s.sup_distance.mean):.4f}±{float(s.sup_distance.ci95):.4f}"
+            + ("  (!) " + "; ".join(s.warnings) if s.warnings else "")
+        )
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+for alpha in ALPHAS:
+    ne = [n for n in EXACT_N]
+    axes[0].plot(ne, [exact[(alpha, n)].sup_distance for n in ne], "o-", label=f"exact α={alpha}")
+    ns = [n for n in SIM_N]
+    axes[0].errorbar(
+        ns,
+        [float(sims[(alpha, n)].sup_distance.mean) for n in ns],
+        yerr=[float(sims[(alpha, n)].sup_distance.ci95) for n in ns],
+        fmt="s--",
+        capsize=3,
+        label=f"simulated α={alpha}",
+    )
+axes[0].set_xscale("log")
+axes[0].set_yscale("log")
+axes[0].set_xlabel("n")
+axes[0].set_ylabel("sup_x |P(ε qbar > x) − exp(−x)|")
+axes[0].legend(fontsize=7)
+xs = np.linspace(0, 4, 200)
+axes[1].plot(xs, np.exp(-xs), "k-", lw=2, label="exp(−x)")
+for alpha in ALPHAS:
+    n = SIM_N[-1]
+    s = sims[(alpha, n)]
+    keep = s.grid <= 4
+    axes[1].step(s.grid[keep], s.survival[keep], where="post", label=f"sim n={n}, α={alpha}")
+axes[1].set_xlabel("x")
+axes[1].set_ylabel("P(ε qbar > x)")
+axes[1].legend(fontsize=7)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# For `alpha = 1.5, 2` the distance falls with `n`; for `alpha = 0.5, 1` the
+# scaled queue concentrates near `eps n rho` instead (busy servers), away from Exp(1).
+
+# %%
+result = {
+    "alphas": ALPHAS,
+    "x": X,
+    "exact": [
+        {
+            "alpha": a,
+            "n": n,
+            "eps": r.eps,
+            "scaled_mean": r.scaled_mean,
+            "tail": r.tail,
+            "sup_distance": r.sup_distance,
+            "level_decay": r.level_decay,
+            "boundary_mass": r.accuracy["boundary_mass"],
+        }
+        for (a, n), r in exact.items()
+    ],
+    "sim": [
+        {
+            "alpha": a,
+            "n": n,
+            "eps": s.eps,
+            "tail": np.atleast_1d(s.tail.mean).tolist(),
+            "tail_ci95": np.atleast_1d(s.tail.ci95).tolist(),
+            "scaled_mean": float(s.scaled_mean.mean),
+            "scaled_mean_ci95": float(s.scaled_mean.ci95),
+            "sup_distance": float(s.sup_distance.mean),
+        }
+        for (a, n), s in sims.items()
+    ],
+}
+print("MFSTEIN_RESULT " + json.dumps(result))

@@ -1,0 +1,538 @@
+"""Exact stationary distribution of the finite-N chain of *any* model, and its moments.
+
+``solve(model, N, params, *, start=None)`` solves the chain that jumps
+``n -> n + l`` at rate ``N beta_l(n / N)`` on the states reachable from the
+start (Section 3 of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"), for every model
+of :mod:`derive.models` and every user model:
+
+1. **Lattice** (:mod:`numeric.exact.lattice`): bounds from the declared state
+   space, the start (``start`` in fractions, else the model's reference point,
+   else the origin) times ``N`` rounded consistently with the conservation laws,
+   the reachable states found by a compiled breadth-first search that
+   evaluates every intensity exactly where float64 is ambiguous.  An upper
+   bound on the number of states and the memory limit are known before any
+   array grows; beyond the limit the solve is refused with one sentence.
+2. **Uniqueness**: the strongly connected components of the transition graph
+   are computed; a chain with more than one closed class has no unique
+   stationary law and is refused (transient states are allowed and get
+   probability zero).
+3. **Balance equations** ``pi Q = 0``, ``sum pi = 1``: sparse LU with
+   iterative refinement, or preconditioned BiCGSTAB / GMRES
+   (:mod:`numeric.exact.solvers`); if the relative residual
+   ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next method is tried,
+   and if none reaches it :class:`mfstein.errors.NumericalError` is raised:
+   **a result is never returned with a residual above the tolerance**.
+4. **Statistics**, centred at the mean-field fixed point ``s*`` of
+   :func:`numeric.solve` for the same parameters and the same values of the
+   conservation laws: ``E[S]``, ``N (E[S] - s*)`` (tends to the refined bias
+   ``V``: ``E[S] = s* + V/N + A/N^2 + ...``, N. Gast and B. Van Houdt, "A
+   Refined Mean Field Approximation"), ``N Cov(S)`` (tends to ``W``),
+   ``N E||S - s*||^2`` (tends to Theorem 1's ``c = tr(W)``), the marginal
+   pmfs ``P(n_k = j)``, and for the queueing models the queue-length pmf,
+   the mean number of jobs and the blocking probability.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError, check_int
+
+#: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
+TOL = 1e-10
+#: Sparse LU is tried first up to this many states (any dimension) ...
+DIRECT_MAX_STATES = 5000
+#: ... and up to this many when at most two coordinates are free (planar lattices
+#: factor with little fill).
+DIRECT_MAX_PLANAR = 400_000
+#: Digits of the mean-field solution used as the centre.
+DPS = 20
+
+
+@dataclass
+class ModelExactResult:
+    """Exact finite-N results of any model (float64; precision stated by the residual).
+
+    Attributes
+    ----------
+    model, N, params:
+        The system (parameters as given, as strings).
+    b:
+        State dimension.
+    states:
+        Number of reachable states.
+    residual, relative_residual, tolerance:
+        ``||pi Q||_1``, that divided by the largest exit rate, and the tolerance
+        the latter met.
+    pi, state_array:
+        Stationary probabilities and the states ``n`` (rows; ``S = n / N``).
+    start:
+        The lattice start (integers) and ``law_values`` the conserved ``c . n``.
+    s_star, V, W, constant:
+        Mean-field fixed point, refined bias, OU covariance and ``c = tr(W)``
+        (:func:`numeric.solve`, same parameters and conservation-law values).
+    mean, n_bias, n_cov, n_mse:
+        ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``, ``N E||S - s*||^2``.
+    marginal_pmf:
+        ``marginal_pmf[k][j] = P(n_k = j)``.
+    queue_length_pmf, mean_jobs, blocking:
+        For monotone (queueing) models ``P(Q = k) = E[S_k] - E[S_{k+1}]`` and
+        ``sum_k E[S_k]``; ``blocking`` = ``1 - E[accepted arrival intensity] / rate``
+        when the model declares its arrival parameter; ``None`` otherwise.
+    up_rate:
+        ``E[sum of the intensities of the transitions with sum(l) > 0]``.
+    seconds, method, iterations, exact_states, notes:
+        Wall time, solver, its iterations, states whose rates needed exact
+        evaluation, remarks.
+    """
+
+    model: str
+    N: int
+    params: dict[str, str]
+    b: int
+    states: int
+    residual: float
+    relative_residual: float
+    tolerance: float
+    pi: np.ndarray = field(repr=False)
+    state_array: np.ndarray = field(repr=False)
+    start: list[int]
+    law_values: list[str]
+    s_star: np.ndarray
+    V: np.ndarray
+    W: np.ndarray
+    constant: float
+    mean: np.ndarray
+    n_bias: np.ndarray
+    n_mse: float
+    n_cov: np.ndarray
+    marginal_pmf: list[np.ndarray] = field(repr=False)
+    queue_length_pmf: np.ndarray | None
+    mean_jobs: float | None
+    blocking: float | None
+    up_rate: float
+    seconds: float
+    method: str
+    iterations: int
+    exact_states: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """A JSON object with the keys of ``mfstein exact --json`` (plain floats)."""
+        return {
+            "model": self.model,
+            "N": self.N,
+            "params": self.params,
+            "b": self.b,
+            "states": self.states,
+            "residual": float(self.residual),
+            "relative_residual": float(self.relative_residual),
+            "tolerance": self.tolerance,
+            "start": self.start,
+            "law_values": self.law_values,
+            "s_star": [float(v) for v in self.s_star],
+            "V": [float(v) for v in self.V],
+            "constant": float(self.constant),
+            "n_mse": float(self.n_mse),
+            "mean": [float(v) for v in self.mean],
+            "n_bias": [float(v) for v in self.n_bias],
+            "n_cov": [[float(v) for v in row] for row in self.n_cov],
+            "marginal_pmf": [[float(v) for v in m] for m in self.marginal_pmf],
+            "queue_length_pmf": None
+            if self.queue_length_pmf is None
+            else [float(v) for v in self.queue_length_pmf],
+            "mean_jobs": self.mean_jobs,
+            "blocking": self.blocking,
+            "up_rate": self.up_rate,
+            "seconds": self.seconds,
+            "method": self.method,
+            "iterations": self.iterations,
+            "notes": self.notes,
+        }
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v).strip()
+
+
+def prepare(
+    model: Any, N: int, params: Mapping[str, Any] | None
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Check the model, ``N`` and the parameters; fill ``N`` for N-dependent models.
+
+    Returns ``(model, params, values)`` with ``values`` the parsed ``mpf``
+    parameters (declared ranges enforced, so ``N < d`` without replacement is
+    refused here with the model's own sentence).
+    """
+    import mpmath
+
+    from derive.model import Model
+    from derive.spec import Truncated
+    from numeric.model_params import check_names, parse_params
+
+    if isinstance(model, Truncated):
+        raise ParameterError(
+            f"model {model.name} has infinite buffers (an unbounded state space) and no "
+            "truncation for the finite-N chain; give a finite buffer (e.g. b=20)."
+        )
+    if not isinstance(model, Model):
+        raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
+    N = check_int("N", N, 1)
+    given = dict(params or {})
+    names = [str(q) for q in model.params]
+    if "N" in names:
+        if "N" in given and str(given["N"]).strip() != str(N):
+            raise ParameterError(
+                f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
+                f"got {given['N']!r}."
+            )
+        given["N"] = N
+    given = check_names(model, given)
+    with mpmath.workdps(30):
+        values = parse_params(model, given)
+    return model, given, values
+
+
+def _closed_classes(S: int, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """Labels of the closed communicating classes (``-1`` for transient states) and
+    their number."""
+    import scipy.sparse as sps
+    from scipy.sparse.csgraph import connected_components
+
+    A = sps.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(S, S))
+    n, labels = connected_components(A, directed=True, connection="strong")
+    leaving = np.zeros(n, dtype=bool)
+    cross = labels[rows] != labels[cols]
+    leaving[labels[rows[cross]]] = True
+    closed = np.flatnonzero(~leaving)
+    out = np.full(S, -1, dtype=np.int64)
+    for c, lab in enumerate(closed):
+        out[labels == lab] = c
+    return out, int(closed.shape[0])
+
+
+def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float]:
+    """Sparse LU on the pinned system with up to four steps of iterative refinement."""
+    import scipy.sparse.linalg as spla
+
+    from numeric.exact.solvers import _normalise, _pinned, residual
+
+    A = _pinned(QT, r).tocsc()
+    lu = spla.splu(A)
+    rhs = np.zeros(QT.shape[0])
+    rhs[r] = 1.0
+    x = lu.solve(rhs)
+    pi = _normalise(x)
+    res = residual(QT, pi)
+    for _ in range(4):
+        if res <= tol * qmax:
+            break
+        x = x + lu.solve(rhs - A @ x)
+        cand = _normalise(x)
+        cres = residual(QT, cand)
+        if not cres < res:
+            break
+        pi, res = cand, cres
+    return pi, res
+
+
+def stationary_checked(
+    QT: Any,
+    r: int,
+    *,
+    free_dims: int,
+    method: str = "auto",
+    tol: float = TOL,
+    progress: bool = False,
+) -> tuple[np.ndarray, float, str, int, list[str]]:
+    """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying methods in turn.
+
+    ``"auto"`` tries sparse LU first for small or planar chains, then
+    BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
+    too large).  Returns ``(pi, residual, method, iterations, notes)``.
+
+    Raises
+    ------
+    NumericalError
+        When no method reaches the tolerance (naming the best residual).
+    """
+    from numeric.exact.solvers import solve_krylov
+    from numeric.precision import limited_blas
+
+    S = QT.shape[0]
+    qmax = float(-QT.diagonal().min()) if S else 0.0
+    if S == 1 or qmax == 0.0:
+        return np.ones(S) / S, 0.0, "trivial", 0, []
+    small = S <= DIRECT_MAX_STATES or (free_dims <= 2 and S <= DIRECT_MAX_PLANAR)
+    if method == "auto":
+        order = ["direct", "bicgstab", "gmres"] if small else ["bicgstab", "gmres"]
+        if not small and S <= 20 * DIRECT_MAX_STATES:
+            order.append("direct")
+    else:
+        order = [method]
+    best: tuple[np.ndarray, float, str, int] | None = None
+    notes: list[str] = []
+    with limited_blas():
+        for m in order:
+            try:
+                if m == "direct":
+                    pi, res = _direct(QT, r, qmax, tol)
+                    it = 0
+                else:
+                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, progress=progress)
+                    pi, res, it = sol.pi, sol.residual, sol.iterations
+            except (MemoryError, RuntimeError) as exc:
+                notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
+                continue
+            if not np.isfinite(res):
+                continue
+            if best is None or res < best[1]:
+                best = (pi, res, m, it)
+            if res <= tol * qmax:
+                if m != order[0]:
+                    notes.append(f"{order[0]} missed the tolerance; {m} reached it")
+                return pi, res, m, it, notes
+            notes.append(f"{m} reached relative residual {res / qmax:.1e} only")
+    got = "no finite residual" if best is None else f"{best[1] / qmax:.2e}"
+    raise NumericalError(
+        f"the balance equations of this chain ({S:,} states) reached a relative residual "
+        f"||pi Q||_1 / max q = {got}, above the tolerance {tol:.0e} (methods tried: "
+        f"{', '.join(order)}); no result is returned."
+    )
+
+
+_LIMITS: dict[Any, Any] = {}
+
+
+def limit_model(model: Any) -> Any:
+    """The ``N -> infinity`` limit of an N-dependent model: every intensity replaced by
+    its limit (e.g. ``C(N x, d) / C(N, d) -> x^d``), ``N`` removed from the parameters."""
+    hit = _LIMITS.get(model.key)
+    if hit is None:
+        hit = _LIMITS[model.key] = _limit_model(model)
+    return hit
+
+
+def _limit_model(model: Any) -> Any:
+    import dataclasses
+
+    import sympy as sp
+
+    from derive.model import Model, Transition
+    from derive.model import N as N_SYM
+
+    transitions = [
+        Transition(t.jump, sp.simplify(sp.limit(t.rate, N_SYM, sp.oo)), t.label)
+        for t in model.transitions
+    ]
+    info = dataclasses.replace(
+        model.info,
+        parameters=tuple(p for p in model.info.parameters if p.name != "N"),
+        fast_path=None,
+    )
+    params = [q for q in model.params if q != N_SYM]
+    return Model(f"{model.name}-limit", model.states, params, transitions, info=info)
+
+
+def _mean_field(
+    model: Any, params: Mapping[str, Any], start: np.ndarray, N: int, laws: bool, given: bool
+) -> tuple[Any, str | None]:
+    """The mean-field solution used as the centre (same law values as the chain), and a
+    note when it is the ``N -> infinity`` fallback of an N-dependent model."""
+    import numeric
+
+    frac = None if not laws and not given else [str(Fraction(int(v), N)) for v in start]
+    try:
+        return numeric.solve(model, params, dps=DPS, start=frac), None
+    except ParameterError as exc:
+        if "N" not in [str(q) for q in model.params]:
+            raise
+        lim = limit_model(model)
+        rest = {k: v for k, v in params.items() if k != "N"}
+        note = f"{exc} Statistics are centred at the N -> infinity mean field instead."
+        return numeric.solve(lim, rest, dps=DPS, start=frac), note
+
+
+def solve(
+    model: Any,
+    N: int,
+    params: Mapping[str, Any] | None = None,
+    *,
+    start: Sequence[Any] | str | None = None,
+    truncation: Any = None,
+    method: str = "auto",
+    tol: float = TOL,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ModelExactResult:
+    """Exact stationary distribution of the finite-N chain of ``model`` and its moments.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
+    N:
+        Population size (number of servers), ``N >= 1``; for models with an
+        ``N`` parameter (sampling without replacement) it is filled in, and the
+        model's range for it (e.g. ``N >= d``) is enforced.
+    params:
+        Parameter name -> value (strings are parsed exactly).
+    start:
+        Initial state in fractions (as in :func:`numeric.solve`); ``N start``
+        rounded to the lattice gives the start of the reachability search and
+        the values of the conservation laws.  Default: the model's reference
+        point, else the origin.
+    truncation:
+        For unbounded state spaces: keep ``n_k <= floor(N truncation)`` (jumps
+        above are blocked).
+    method:
+        ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
+    tol:
+        Tolerance on ``||pi Q||_1 / max_i q_i``, in ``(0, 1e-3]``.
+    memory_limit:
+        Bytes the solve may plan to use (default: half the available memory).
+    progress:
+        Show solver progress on standard error.
+
+    Returns
+    -------
+    ModelExactResult
+
+    Raises
+    ------
+    ParameterError
+        Bad input (one sentence): unknown or out-of-range parameters, a start
+        outside the state space, ``N`` below the model's range, an unbounded
+        state space without truncation, too many states for the memory limit,
+        a chain without a unique stationary law, a negative intensity.
+    NumericalError
+        The balance equations could not be solved to the tolerance.
+    """
+    import mpmath
+    import scipy.sparse as sps
+
+    from numeric.exact.lattice import ExactRates, make_lattice, reachable, round_to_lattice
+    from numeric.exact.solve import bytes_per_state, memory_limit_bytes
+    from numeric.exact.solvers import METHODS
+    from numeric.general import start_point
+
+    t0 = time.perf_counter()
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
+        raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
+    model, given, values = prepare(model, N, params)
+    N = int(N)
+    kern = model.kernels("numba")
+    b, nt = model.b, int(kern.jumps.shape[0])
+    with mpmath.workdps(30):
+        s0 = start_point(model, start, values)
+    p64 = np.array([float(values[str(q)]) for q in model.params])
+    exact = ExactRates(model, given)
+    if all(f is not None for f in exact.fractions):
+        p64 = np.array([float(f) for f in exact.fractions])
+    lattice = make_lattice(model, N, truncation)
+    n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+    per_state = bytes_per_state(b, nt) + 8 * nt + 40
+    cap = memory_limit_bytes(memory_limit)
+    max_states = max(1, cap // per_state)
+    bound = lattice.bound(b)
+    notes = list(lattice.notes)
+    if lattice.truncated:
+        notes.append(f"truncated at n_k <= {lattice.upper} (jumps above are blocked)")
+    # the mean field first: it is cheap and its failure should cost nothing
+    mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+    if note:
+        notes.append(note)
+    s_star = np.array([float(v) for v in mf.s_star])
+    reach = reachable(kern, exact, lattice, p64, n0, min(max_states, max(bound, 1)))
+    S = reach.states.shape[0]
+    classes, n_closed = _closed_classes(S, reach.rows, reach.cols)
+    if n_closed != 1:
+        ex = [tuple(int(x) for x in reach.states[np.flatnonzero(classes == c)[0]]) for c in (0, 1)]
+        raise ParameterError(
+            f"the chain from {tuple(int(x) for x in n0)} has {n_closed} closed classes (e.g. "
+            f"states {ex[0]} and {ex[1]}), so its stationary law is not unique; change the "
+            "parameters or the start."
+        )
+    if (classes < 0).any():
+        notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
+    indptr = np.zeros(S + 1, dtype=np.int64)
+    np.cumsum(np.bincount(reach.rows, minlength=S), out=indptr[1:])
+    off = sps.csr_matrix((reach.vals, reach.cols, indptr), shape=(S, S))
+    exit_rate = np.asarray(off.sum(axis=1)).ravel()
+    QT = (off.T - sps.diags(exit_rate)).tocsr()
+    QT.sort_indices()
+    # pin the balance equation of a probable recurrent state: the one nearest N s*
+    recurrent = np.flatnonzero(classes == 0)
+    dist = ((reach.states[recurrent] - N * s_star) ** 2).sum(axis=1)
+    r = int(recurrent[np.argmin(dist)])
+    pi, res, used, iters, more = stationary_checked(
+        QT, r, free_dims=len(lattice.free), method=method, tol=tol, progress=progress
+    )
+    notes += more
+    qmax = float(exit_rate.max()) if S else 0.0
+    X = reach.states / N
+    mean = pi @ X
+    centred = X - mean
+    cov = (centred * pi[:, None]).T @ centred
+    dev = X - s_star
+    n_mse = N * float(pi @ np.einsum("ij,ij->i", dev, dev))
+    marg = [
+        np.bincount(reach.states[:, k], weights=pi, minlength=int(reach.states[:, k].max()) + 1)
+        for k in range(b)
+    ]
+    up = kern.jumps.sum(axis=1) > 0
+    up_rate = float(pi @ reach.rates[:, up].sum(axis=1)) if up.any() else 0.0
+    pmf = mean_jobs = blocking = None
+    if lattice.kind == "monotone":
+        padded = np.concatenate([[1.0], mean, [0.0]])
+        pmf = padded[:-1] - padded[1:]
+        mean_jobs = float(mean.sum())
+    arrival = model.structure("arrival")
+    if arrival and arrival in given:
+        blocking = 1.0 - up_rate / float(values[arrival])
+    if reach.exact_states:
+        notes.append(f"{reach.exact_states} states needed exact rate evaluation")
+    W = np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
+    return ModelExactResult(
+        model=model.name,
+        N=N,
+        params={k: _param_text(v) for k, v in given.items()},
+        b=b,
+        states=S,
+        residual=float(res),
+        relative_residual=float(res / qmax) if qmax else 0.0,
+        tolerance=float(tol),
+        pi=pi,
+        state_array=reach.states,
+        start=[int(x) for x in n0],
+        law_values=[str(v) for v in lattice.values],
+        s_star=s_star,
+        V=np.array([float(v) for v in mf.V]),
+        W=W,
+        constant=float(mf.constant),
+        mean=mean,
+        n_bias=N * (mean - s_star),
+        n_mse=n_mse,
+        n_cov=N * cov,
+        marginal_pmf=marg,
+        queue_length_pmf=pmf,
+        mean_jobs=mean_jobs,
+        blocking=blocking,
+        up_rate=up_rate,
+        seconds=time.perf_counter() - t0,
+        method=used,
+        iterations=iters,
+        exact_states=reach.exact_states,
+        notes=notes,
+    )

@@ -1,0 +1,635 @@
+"""The lattice of a finite-N population process: states, exact rates, reachability.
+
+The finite-N chain of a density-dependent population process with jumps ``l``
+and intensities ``beta_l(s)`` lives on integer vectors ``n = N s`` and jumps
+``n -> n + l`` at rate ``N beta_l(n / N)`` (Section 3 of "Beyond Scaling:
+Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
+Heavy-Traffic").  This module builds its state space from what the model
+declares (:class:`derive.spec.ModelInfo`):
+
+* the *kind* of state space gives the bounds of every lattice point:
+  ``monotone`` ``N >= n_1 >= ... >= n_b >= 0``; ``simplex`` ``n >= 0``,
+  ``sum n <= N total``; ``box`` ``0 <= n_k <= N``; ``orthant`` ``n >= 0``
+  (unbounded: a *truncation* ``n_k <= floor(N t)`` is needed unless the
+  reachable set is finite by itself);
+* the *conservation laws* ``c . l = 0`` (found exactly by
+  :func:`numeric.invariants.reduction`) fix ``c . n`` along every path, so the
+  start point is rounded to the lattice *consistently* with them
+  (:func:`round_to_lattice`);
+* the states are those reachable from the start through transitions of
+  positive rate, found by a compiled breadth-first search
+  (:func:`explore`) that assembles the generator's off-diagonal entries on the
+  way.  States are kept in an open-addressing hash table keyed by the vector
+  itself, so no mixed-radix code (and no ``(N + 1)^b < 2^63`` limit) is needed.
+
+Exact rates.  Intensities are evaluated in float64 by the model's generated
+kernel ``rates_into``.  Round-off can turn an exact zero into ``+-1e-17``
+(``1 - 0.8 - 0.2``): a spurious negative refused the model, a spurious
+positive one would follow a jump off the lattice.  Every intensity that is
+negative, NaN, or nonzero but at most :data:`AMBIGUOUS` times the largest
+intensity of its state is therefore recomputed *exactly*: in rational
+arithmetic (:class:`fractions.Fraction`, the rates printed from SymPy with
+rationals kept exact) when the rates are rational functions, otherwise in
+60-digit ``mpmath`` with values below ``10^-40`` of the state's largest rate
+taken as zero.  The exact value decides the sign; a truly negative intensity
+is refused with one sentence naming the transition, the state and the
+parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import comb
+from typing import Any
+
+import numba
+import numpy as np
+
+from mfstein.errors import ParameterError
+
+#: Relative size below which a nonzero float64 intensity is recomputed exactly.
+AMBIGUOUS = 1e-9
+#: Kinds of state space, as the compiled search encodes them.
+KIND_CODES = {"monotone": 0, "simplex": 1, "box": 2, "orthant": 3}
+#: Without a truncation, an orthant coordinate above ``GUARD * N`` is taken as
+#: evidence of an unbounded state space.
+GUARD = 1000
+
+
+def to_fraction(name: str, value: Any) -> Fraction | None:
+    """A parameter value as an exact rational (decimal strings, ``p/q``, ints,
+    floats by their shortest repr, SymPy rationals); ``None`` if not rational."""
+    try:
+        import sympy as sp
+
+        if isinstance(value, sp.Rational):
+            return Fraction(int(value.p), int(value.q))
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | Fraction):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(repr(value)) if np.isfinite(value) else None
+    try:
+        return Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+class ExactRates:
+    """The model's intensities evaluated exactly at lattice points ``n / N``.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`.
+    params:
+        Parameter name -> value (as the caller gave them).
+    """
+
+    def __init__(self, model: Any, params: Mapping[str, Any]) -> None:
+        import sympy as sp
+        from sympy.printing.pycode import PythonCodePrinter
+
+        class _FractionPrinter(PythonCodePrinter):
+            def _print_Rational(self, e: sp.Rational) -> str:
+                return f"Fraction({int(e.p)}, {int(e.q)})"
+
+            def _print_Half(self, e: sp.Rational) -> str:
+                return "Fraction(1, 2)"
+
+            def _print_Float(self, e: sp.Float) -> str:
+                return f"Fraction({str(e)!r})"
+
+        self.model = model
+        names = [str(q) for q in model.params]
+        self.fractions = [to_fraction(n, params[n]) for n in names]
+        self.params = [params[n] for n in names]
+        exprs = [t.rate for t in model.transitions]
+        self._fn = None
+        if all(f is not None for f in self.fractions):
+            try:
+                self._fn = sp.lambdify(
+                    [list(model.states), list(model.params)],
+                    exprs,
+                    modules=[{"Fraction": Fraction}, "math"],
+                    printer=_FractionPrinter,
+                )
+            except Exception:  # exotic expressions: the mpmath route below
+                self._fn = None
+
+    def __call__(self, n: Sequence[int], N: int) -> list[float]:
+        """Exact intensities at ``n / N``, rounded to float64 (exact zeros stay zero).
+
+        Raises
+        ------
+        ParameterError
+            If an intensity is negative or undefined there.
+        """
+        values = self._rational(n, N)
+        if values is None:
+            values = self._mpmath(n, N)
+        out = []
+        for t, v in enumerate(values):
+            if v is None or v < 0:
+                tr = self.model.transitions[t]
+                label = tr.label or str(tr.jump)
+                state = ", ".join(f"{int(x)}/{N}" for x in n)
+                raise ParameterError(
+                    f"transition {label!r} has a {'negative' if v is not None else 'undefined'} "
+                    f"rate at state ({state}) of model {self.model.name}; its parameters "
+                    "are outside the range where the model is a Markov chain."
+                )
+            out.append(float(v))
+        return out
+
+    def _rational(self, n: Sequence[int], N: int) -> list[Any] | None:
+        if self._fn is None:
+            return None
+        s = [Fraction(int(x), N) for x in n]
+        try:
+            vals = self._fn(s, self.fractions)
+        except ZeroDivisionError:
+            return [None] * len(self.model.transitions)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        out = []
+        for v in vals:
+            if isinstance(v, int | Fraction) and not isinstance(v, bool):
+                out.append(Fraction(v))
+            else:
+                return None  # a transcendental function: not rational
+        return out
+
+    def _mpmath(self, n: Sequence[int], N: int) -> list[Any]:
+        import mpmath
+
+        from numeric.precision import to_mpf
+
+        kern = self.model.kernels("mpmath")
+        with mpmath.workdps(60):
+            s = [mpmath.mpf(int(x)) / N for x in n]
+            p = [to_mpf(str(q), v) for q, v in zip(self.model.params, self.params, strict=True)]
+            vals = list(kern.rates(s, p))
+            scale = max([abs(v) for v in vals if mpmath.isfinite(v)] + [mpmath.mpf(0)])
+            out: list[Any] = []
+            for v in vals:
+                if not mpmath.isfinite(v):
+                    out.append(None)
+                elif abs(v) <= scale * mpmath.mpf(10) ** -40:
+                    out.append(0)
+                else:
+                    out.append(v)
+        return out
+
+
+@dataclass
+class Lattice:
+    """Bounds of the lattice of one finite-N chain.
+
+    Attributes
+    ----------
+    N:
+        Number of individuals (servers); ``s = n / N``.
+    kind:
+        State-space kind (``monotone``, ``simplex``, ``box``, ``orthant``).
+    upper:
+        Largest value of any coordinate (``N``, ``floor(N total)``, the
+        truncation, or the guard ``GUARD * N`` for an untruncated orthant).
+    total:
+        ``floor(N total)`` for a simplex (sum bound), else ``upper``.
+    truncated:
+        Whether jumps above ``upper`` are blocked (a declared truncation).
+    laws:
+        Conservation laws (RREF rows of fractions) and ``values`` ``c . n`` at the start.
+    """
+
+    N: int
+    kind: str
+    upper: int
+    total: int
+    truncated: bool
+    laws: tuple[tuple[Fraction, ...], ...] = ()
+    free: tuple[int, ...] = ()
+    values: tuple[Fraction, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    def contains(self, n: Sequence[int]) -> bool:
+        """Whether the integer vector ``n`` is a point of this lattice."""
+        if min(n) < 0 or max(n) > self.upper:
+            return False
+        if self.kind == "monotone":
+            return all(n[i] >= n[i + 1] for i in range(len(n) - 1))
+        if self.kind == "simplex":
+            return sum(n) <= self.total
+        return True
+
+    def bound(self, b: int) -> int:
+        """An upper bound on the number of lattice points with the start's law values."""
+        U = self.upper
+        if self.kind == "monotone":
+            count = comb(U + b, b)
+        elif self.kind == "simplex":
+            conserved = any(all(c == 1 for c in row) for row in self.laws)
+            count = comb(self.total + b - 1, b - 1) if conserved else comb(self.total + b, b)
+        else:
+            count = (U + 1) ** b
+        return min(count, (U + 1) ** max(len(self.free), 1))
+
+    def describe(self, b: int) -> str:
+        """The lattice in words, for messages."""
+        if self.kind == "monotone":
+            return f"{self.N} >= n_1 >= ... >= n_{b} >= 0"
+        if self.kind == "simplex":
+            return f"n_i >= 0, n_1 + ... + n_{b} <= {self.total}"
+        if self.kind == "box":
+            return f"0 <= n_i <= {self.N}"
+        return f"0 <= n_i <= {self.upper}" if self.truncated else "n_i >= 0"
+
+
+def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
+    """The :class:`Lattice` of ``model`` at size ``N`` (``truncation`` in state units,
+    ``n_k <= floor(N truncation)``, allowed for every kind; needed for an unbounded
+    orthant whose reachable set is infinite)."""
+    from numeric.invariants import reduction
+
+    space = model.info.state_space
+    kind = space.kind
+    trunc = None
+    if truncation is not None:
+        t = to_fraction("truncation", truncation)
+        if t is None or t <= 0:
+            raise ParameterError(f"truncation must be a positive number, got {truncation!r}.")
+        trunc = int(t * N)
+        if trunc < 1:
+            raise ParameterError(
+                f"truncation must be at least 1/N = 1/{N} to leave room for a jump, "
+                f"got {truncation!r}."
+            )
+    total_frac = to_fraction("total", space.total) or Fraction(1)
+    if kind == "orthant":
+        upper = trunc if trunc is not None else GUARD * N
+    elif kind == "simplex":
+        upper = int(total_frac * N)
+    else:
+        upper = N
+    truncated = trunc is not None and trunc < upper if kind != "orthant" else trunc is not None
+    if trunc is not None:
+        upper = min(upper, trunc)
+    total = int(total_frac * N) if kind == "simplex" else upper
+    red = reduction(model, model.kernels("numba").jumps)
+    return Lattice(
+        N=N,
+        kind=kind,
+        upper=upper,
+        total=total,
+        truncated=truncated,
+        laws=red.laws,
+        free=red.free,
+    )
+
+
+def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") -> np.ndarray:
+    """The lattice point nearest ``N s`` with the conservation laws kept.
+
+    Free coordinates are rounded to the nearest integer; each dependent one
+    (the pivot of a law in reduced row echelon form) is then solved from its
+    law, ``n_d = N (c . s) - sum_{j free} c_j n_j``, and rounded; so
+    ``c . n = N c . s`` exactly whenever that is attainable on the lattice.
+    Raises :class:`ParameterError` if the point is not in the state space.
+    """
+    N = lattice.N
+    exact = [to_fraction(what, v) for v in s]
+    exact = [Fraction(str(float(v))) if e is None else e for e, v in zip(exact, s, strict=True)]
+    b = len(exact)
+    n = [0] * b
+    for j in lattice.free:
+        n[j] = round(exact[j] * N)
+    for row in lattice.laws:
+        d = next(j for j, c in enumerate(row) if c)
+        q = sum(c * exact[j] for j, c in enumerate(row) if c) * N
+        rest = sum(row[j] * n[j] for j in lattice.free if row[j])
+        n[d] = round((q - rest) / row[d])
+    if not lattice.contains(n):
+        raise ParameterError(
+            f"{what} rounds to the lattice point {tuple(n)} (N = {N}), outside the state space "
+            f"{lattice.describe(b)}; give a {what} inside it."
+        )
+    lattice.values = tuple(
+        sum((c * n[j] for j, c in enumerate(row) if c), Fraction(0)) for row in lattice.laws
+    )
+    return np.asarray(n, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------
+# compiled breadth-first search with on-the-fly assembly
+# ---------------------------------------------------------------------------
+#: Status codes of :func:`_explore`.
+DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED = range(5)
+
+
+@numba.njit(inline="always", cache=True)
+def _hash(states, i, b, mask):
+    h = np.uint64(1469598103934665603)
+    for k in range(b):
+        h = (h ^ np.uint64(states[i, k] & 0xFFFFFFFFFFFF)) * np.uint64(1099511628211)
+    h ^= h >> np.uint64(29)
+    return np.int64(h & np.uint64(mask))
+
+
+@numba.njit(cache=True)
+def _find_or_insert(table, states, tail, b, mask):
+    """Index of the vector ``states[tail]`` in ``table``; inserts it (returning
+    ``tail``) when new.  ``table`` holds state index + 1 (0 = empty)."""
+    h = _hash(states, tail, b, mask)
+    while True:
+        e = table[h]
+        if e == 0:
+            table[h] = tail + 1
+            return tail
+        j = e - 1
+        same = True
+        for k in range(b):
+            if states[j, k] != states[tail, k]:
+                same = False
+                break
+        if same:
+            return j
+        h = (h + 1) & mask
+
+
+@numba.njit(cache=True)
+def rehash(states, count, capacity):
+    """A fresh hash table of ``capacity`` slots (a power of two) for ``states[:count]``."""
+    table = np.zeros(capacity, dtype=np.int64)
+    b = states.shape[1]
+    mask = capacity - 1
+    for i in range(count):
+        h = _hash(states, i, b, mask)
+        while table[h] != 0:
+            h = (h + 1) & mask
+        table[h] = i + 1
+    return table
+
+
+@numba.njit(cache=True)
+def _inside(states, row, kind, upper, total):
+    b = states.shape[1]
+    acc = 0
+    for k in range(b):
+        v = states[row, k]
+        if v < 0:
+            return 0
+        if v > upper:
+            return 2  # above the upper bound: blocked by a truncation, or unbounded
+        if kind == 0 and k > 0 and v > states[row, k - 1]:
+            return 0
+        acc += v
+    if kind == 1 and acc > total:
+        return 0
+    return 1
+
+
+@numba.njit
+def explore(
+    rates_into,
+    p,
+    N,
+    jumps,
+    states,
+    R,
+    done,
+    table,
+    rows,
+    cols,
+    vals,
+    ctr,
+    kind,
+    upper,
+    total,
+    trunc,
+):
+    """Breadth-first search from ``states[0]`` over jumps of positive intensity.
+
+    Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail), writing each state's
+    intensities into ``R`` and the generator's off-diagonal entries
+    ``(i, j, N beta_t(n_i / N))`` into ``rows``, ``cols``, ``vals`` (``ctr[2]``
+    of them).  Returns ``(status, i, t)``: :data:`DONE`; :data:`AMBIG` when an
+    intensity of state ``i`` needs exact evaluation (the caller fills ``R[i]``,
+    sets ``done[i]`` and calls again); :data:`FULL` when the arrays must grow;
+    :data:`OUTSIDE` / :data:`UNBOUNDED` when transition ``t`` of state ``i``
+    leaves the state space / exceeds the guard.
+    """
+    b = states.shape[1]
+    nt = jumps.shape[0]
+    cap = states.shape[0]
+    mask = table.shape[0] - 1
+    s = np.empty(b)
+    head, tail, nnz = ctr[0], ctr[1], ctr[2]
+    status, bad_i, bad_t = 0, -1, -1
+    while head < tail:
+        i = head
+        if tail + nt > cap or nnz + nt > rows.shape[0] or 2 * (tail + nt) > table.shape[0]:
+            status = 2
+            break
+        if done[i] == 0:
+            for k in range(b):
+                s[k] = states[i, k] / N
+            rates_into(s, p, R[i])
+            m = 0.0
+            for t in range(nt):
+                a = abs(R[i, t])
+                if a > m:
+                    m = a
+            amb = -1
+            for t in range(nt):
+                r = R[i, t]
+                if r != 0.0 and (not r > 0.0 or r <= 1e-9 * m):
+                    amb = t
+                    break
+            if amb >= 0:
+                status, bad_i, bad_t = 1, i, amb
+                break
+            done[i] = 1
+        stop = False
+        for t in range(nt):
+            r = R[i, t]
+            if r <= 0.0:
+                continue
+            zero = True
+            for k in range(b):
+                states[tail, k] = states[i, k] + jumps[t, k]
+                if jumps[t, k] != 0:
+                    zero = False
+            if zero:
+                R[i, t] = 0.0  # a self-loop does not move the chain
+                continue
+            where = _inside(states, tail, kind, upper, total)
+            if where == 2 and trunc:
+                R[i, t] = 0.0  # blocked by the truncation
+                continue
+            if where != 1:
+                # above the guard of an untruncated orthant: evidence of an unbounded
+                # state space; anything else leaves the declared state space
+                status, bad_i, bad_t = (4 if where == 2 and kind == 3 else 3), i, t
+                stop = True
+                break
+            j = _find_or_insert(table, states, tail, b, mask)
+            if j == tail:
+                done[tail] = 0
+                tail += 1
+            rows[nnz] = i
+            cols[nnz] = j
+            vals[nnz] = N * r
+            nnz += 1
+        if stop:
+            # undo this state's partial entries so that a retry is clean
+            while nnz > 0 and rows[nnz - 1] == i:
+                nnz -= 1
+            break
+        head += 1
+    ctr[0], ctr[1], ctr[2] = head, tail, nnz
+    return status, bad_i, bad_t
+
+
+@dataclass
+class Reachable:
+    """The reachable states and the generator's off-diagonal part.
+
+    Attributes
+    ----------
+    states:
+        ``(S, b)`` int64, in breadth-first order from the start (index 0).
+    rates:
+        ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
+        exact; blocked and self-loop transitions zeroed).
+    rows, cols, vals:
+        Off-diagonal generator entries ``Q[rows, cols] = vals`` (rows ascending).
+    exact_states:
+        How many states needed exact rate evaluation.
+    """
+
+    states: np.ndarray
+    rates: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    exact_states: int
+
+
+def reachable(
+    kern: Any,
+    exact: ExactRates,
+    lattice: Lattice,
+    p: np.ndarray,
+    start: np.ndarray,
+    max_states: int,
+) -> Reachable:
+    """States reachable from ``start`` (see :func:`explore`), at most ``max_states``.
+
+    Raises
+    ------
+    ParameterError
+        More than ``max_states`` states; a positive-rate jump leaving the state
+        space; an unbounded orthant without a truncation; a negative intensity.
+    """
+    b = kern.b
+    jumps = np.ascontiguousarray(kern.jumps, dtype=np.int64)
+    nt = jumps.shape[0]
+    N = lattice.N
+    # sized before allocation: the lattice's own bound on the number of states
+    # (exact for the monotone and simplex kinds), capped by the memory limit
+    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, 1 << 21))
+    states = np.zeros((cap, b), dtype=np.int64)
+    states[0] = start
+    R = np.zeros((cap, nt))
+    done = np.zeros(cap, dtype=np.uint8)
+    table = rehash(states, 1, _pow2(4 * cap))
+    rows = np.empty(cap * nt, dtype=np.int64)
+    cols = np.empty(cap * nt, dtype=np.int64)
+    vals = np.empty(cap * nt)
+    ctr = np.array([0, 1, 0], dtype=np.int64)
+    kind = KIND_CODES[lattice.kind]
+    n_exact = 0
+    while True:
+        status, i, t = explore(
+            kern.rates_into,
+            p,
+            N,
+            jumps,
+            states,
+            R,
+            done,
+            table,
+            rows,
+            cols,
+            vals,
+            ctr,
+            kind,
+            lattice.upper,
+            lattice.total,
+            lattice.truncated,
+        )
+        if status == DONE:
+            break
+        if status == AMBIG:
+            R[i] = exact(states[i], N)
+            done[i] = 1
+            n_exact += 1
+            continue
+        if status == FULL:
+            if ctr[1] > max_states:
+                raise ParameterError(
+                    f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
+                    f"has more than {max_states:,} states (the lattice bound is "
+                    f"{lattice.bound(b):,}), above the memory limit; reduce N or raise the "
+                    "memory limit."
+                )
+            new = int(min(2 * cap, max_states + 2 * nt))
+            if new <= cap:
+                new = cap + 2 * nt
+            states = _grow(states, new)
+            R = _grow(R, new)
+            done = _grow(done, new)
+            rows = _grow(rows, new * nt)
+            cols = _grow(cols, new * nt)
+            vals = _grow(vals, new * nt)
+            table = rehash(states, int(ctr[1]), _pow2(4 * new))
+            cap = new
+            continue
+        state = tuple(int(x) for x in states[i])
+        tr = kern.jumps[t].tolist()
+        if status == UNBOUNDED:
+            raise ParameterError(
+                f"model has the unbounded state space s_i >= 0 and its chain at N = {N} "
+                f"climbs above s_i = {GUARD} (transition {tr} from state {state}); give a "
+                "truncation (truncation=T keeps n_i <= N T)."
+            )
+        raise ParameterError(
+            f"transition {tr} has a positive rate at state {state} but leads out of the "
+            f"declared state space {lattice.describe(b)}; the model's transitions and its "
+            "state space disagree."
+        )
+    S, nnz = int(ctr[1]), int(ctr[2])
+    return Reachable(
+        states=np.ascontiguousarray(states[:S]),
+        rates=np.ascontiguousarray(R[:S]),
+        rows=rows[:nnz],
+        cols=cols[:nnz],
+        vals=vals[:nnz],
+        exact_states=n_exact,
+    )
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(4, int(n - 1).bit_length())
+
+
+def _grow(a: np.ndarray, rows: int) -> np.ndarray:
+    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out

@@ -1,0 +1,143 @@
+"""``mfstein exact --model ...``: the exact solution of any model from the command line.
+
+The options (``--model``, repeatable ``--param NAME=VALUE``, ``--start``,
+``--truncation``, ``--mu``) are added to the ``exact`` subcommand by
+:func:`add_options`; :func:`run` is the handler's branch for ``--model``.
+Importing this module loads only the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from mfstein.errors import ParameterError
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Add the any-model options (``--model`` optional: without it, the supermarket CLI)."""
+    g = p.add_argument_group("any model (give --model; --N as above)")
+    g.add_argument(
+        "--model",
+        metavar="NAME|FILE.py:FACTORY",
+        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
+    )
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
+    )
+    g.add_argument("--start", help="initial state in fractions, comma-separated")
+    g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
+    g.add_argument(
+        "--mu",
+        help="service rate of the supermarket model (default 1; with --model supermarket)",
+    )
+
+
+def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
+    """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
+    ``--b``, ``--d`` for the supermarket family when given)."""
+    from mfstein.model_args import parse_pairs
+
+    pairs = parse_pairs(list(getattr(args, "param", []) or []))
+    b = getattr(args, "b", None)
+    if b is not None and "b" not in pairs:
+        pairs["b"] = str(b)  # refused with one sentence if the model has no option b
+    d = getattr(args, "d", None)
+    if d is not None and args.model == "supermarket" and "d" not in pairs:
+        pairs["d"] = str(d)
+    given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
+    if given_rate and args.model == "supermarket" and "lam" not in pairs:
+        from mfstein.errors import check_int
+        from mfstein.options import arrival_rate_text
+
+        pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
+    mu = getattr(args, "mu", None)
+    if mu is not None:
+        if args.model != "supermarket":
+            raise ParameterError(
+                f"--mu is the supermarket's service rate; model {args.model} takes its "
+                "rates as --param."
+            )
+        if "mu" in pairs:
+            raise ParameterError("mu is given twice (--mu and --param mu=...).")
+        pairs["mu"] = str(mu)
+    from derive.models import load_model, split_values
+
+    options, params = split_values(args.model, pairs)
+    if args.model == "supermarket" and "mu" in pairs:
+        options["mu"] = "mu"  # a free parameter, so that its range is checked
+        params["mu"] = pairs["mu"]
+    if args.model == "supermarket" and getattr(args, "without_replacement", False):
+        options["replacement"] = False
+    return load_model(args.model, **options), params
+
+
+def run(args: argparse.Namespace) -> int:
+    """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
+    import sys
+
+    from mfstein.errors import check_int
+    from numeric.exact.general import solve
+
+    model, params = model_and_params(args)
+    N = check_int("N", args.N, 1)
+    limit = None
+    if getattr(args, "memory_limit", None) is not None:
+        if not args.memory_limit > 0:
+            raise ParameterError(
+                f"memory-limit must be a positive number of GB, got {args.memory_limit}."
+            )
+        limit = args.memory_limit * 1e9
+    r = solve(
+        model,
+        N,
+        params,
+        start=args.start,
+        truncation=args.truncation,
+        method=getattr(args, "method", "auto"),
+        memory_limit=limit,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    if args.json:
+        print(json.dumps(r.to_json()))
+        return 0
+    print(describe(r))
+    return 0
+
+
+def describe(r: Any) -> str:
+    """The human-readable report of a :class:`numeric.exact.general.ModelExactResult`."""
+    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
+    out = [
+        f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
+        f"states {r.states:,}   solver {r.method} ({r.iterations} iterations)   "
+        f"||pi Q||_1 / max q = {r.relative_residual:.1e} (tolerance {r.tolerance:.0e})   "
+        f"{r.seconds:.2f} s",
+        f"start n = {tuple(r.start)}"
+        + (f", conserved c.n = {r.law_values}" if r.law_values else ""),
+        "",
+        f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'V_k':>12} "
+        f"{'N Var(S_k)':>12} {'W_kk':>12}",
+    ]
+    for k in range(r.b):
+        out.append(
+            f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
+            f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"
+        )
+    out += ["", f"N E||S - s*||^2       = {r.n_mse:.10g}   (mean field c = {r.constant:.10g})"]
+    if r.blocking is not None:
+        out.append(f"blocking probability  = {r.blocking:.6g}")
+    if r.mean_jobs is not None:
+        out.append(f"mean jobs per server  = {r.mean_jobs:.10g}")
+    if r.queue_length_pmf is not None:
+        out.append(
+            "P(queue length = k)   = "
+            + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf))
+        )
+    out += [f"note: {n}" for n in r.notes]
+    return "\n".join(out)

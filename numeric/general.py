@@ -1,0 +1,323 @@
+"""Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model, at any precision.
+
+For a density-dependent population process with drift ``f``, diffusion
+``Q = sum_l l l^T beta_l`` and a stable fixed point ``s*`` (Section 3 and
+Theorem 1 of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", with the sign of the
+Kronecker form corrected):
+
+* ``J = Df(s*)``; ``W`` solves ``J W + W J^T + Q(s*) = 0`` (covariance of the
+  Ornstein--Uhlenbeck limit of ``sqrt(N)(S - s*)``);
+* ``P`` solves ``P J + J^T P + M = 0`` (Stein's equation for
+  ``g(s) = -(s - s*)^T P (s - s*)``);
+* ``c = tr(P Q) = tr(M W)``, so ``E[(S - s*)^T M (S - s*)] = c/N + o(1/N)``;
+* ``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk (d^2 f_i/ds_j ds_k)(s*) W_jk``, so
+  ``E[S] = s* + V/N + O(1/N^2)`` (N. Gast and B. Van Houdt, "A Refined Mean
+  Field Approximation", Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017).
+
+Conservation laws are removed first (:mod:`numeric.invariants`): everything is
+solved on the free coordinates and ``W``, ``V`` are mapped back exactly.  The
+fixed point comes from :mod:`numeric.fixed_point`; the linear algebra from
+:mod:`numeric.refinement` (float64 solves refined by exact residuals).
+
+Routes and digits.  The reference value ``stein`` = ``tr(P Q)`` and every
+reported object are computed at ``wp2`` digits, and the ``covariance`` route
+``tr(M W)`` at ``wp1 < wp2`` (the fixed point recomputed at each precision);
+for at most :data:`KRONECKER_MAX_N` free coordinates the dense Kronecker system
+(:func:`numeric.lyapunov.solve_vectorised`) is a third, independent route.
+``digits`` is the number of significant digits on which all routes agree and
+on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
+the requested ``dps``; if that falls short after raising the guard digits
+twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric import fixed_point as fp
+from numeric.invariants import reduction
+from numeric.model_params import check_names, kernel_vector, parse_params
+from numeric.precision import agreeing_digits, check_dps, to_mpf, to_str
+from numeric.refinement import solve_linear, solve_lyapunov
+from numeric.solution import MeanFieldSolution
+
+#: The dense Kronecker route runs for at most this many free coordinates.
+KRONECKER_MAX_N = 8
+
+
+def _sympy_to_mpf(name: str, value: Any) -> mpf:
+    """A number from a model declaration (SymPy number, int, str, float) as mpf."""
+    import sympy as sp
+
+    if isinstance(value, sp.Rational):
+        return mpf(int(value.p)) / int(value.q)
+    if isinstance(value, sp.Basic):
+        if not value.is_number:
+            raise ParameterError(f"{name} must be a number, got {value}.")
+        return mpmath.mpf(str(sp.N(value, mpmath.mp.dps + 10)))
+    return to_mpf(name, value)
+
+
+def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mpf]) -> list[mpf]:
+    """The initial state: the caller's ``start``, else the model's reference point,
+    else the origin; checked against the state space (current precision)."""
+    b = model.b
+    if start is None:
+        ref = model.info.reference
+        if callable(ref):
+            ref = ref(values)
+        raw = list(ref) if ref is not None else [0] * b
+        what = "the model's reference point"
+    else:
+        if isinstance(start, str):
+            start = [t for t in start.split(",") if t.strip()]
+        raw = list(start)
+        what = "start"
+    if len(raw) != b:
+        raise ParameterError(
+            f"{what} must have {b} coordinates (one per state of model {model.name}), "
+            f"got {len(raw)}."
+        )
+    s = [_sympy_to_mpf("start", v) for v in raw]
+    if not model.info.state_space.contains(s, tol=mpf(10) ** (-mpmath.mp.dps + 5)):
+        raise ParameterError(
+            f"{what} must lie in the state space {model.info.state_space.describe(b)} of "
+            f"model {model.name}, got ({', '.join(mpmath.nstr(v, 8) for v in s)})."
+        )
+    return s
+
+
+def _trace(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
+    n = A.rows
+    return mpmath.fsum(A[i, j] * B[j, i] for i in range(n) for j in range(n) if A[i, j])
+
+
+def _sparse_rows(T: list[list[mpf]]) -> list[list[tuple[int, mpf]]]:
+    return [[(a, t) for a, t in enumerate(row) if t] for row in T]
+
+
+def _expand(T: list[list[mpf]], X: mpmath.matrix) -> mpmath.matrix:
+    """``T X T^T`` for the sparse ``b x n`` map ``T`` (free rows are unit vectors)."""
+    rows = _sparse_rows(T)
+    b = len(rows)
+    out = mpmath.matrix(b, b)
+    for i in range(b):
+        for j in range(i + 1):
+            v = mpmath.fsum(t * u * X[a, c] for a, t in rows[i] for c, u in rows[j])
+            out[i, j] = out[j, i] = v
+    return out
+
+
+def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
+    """``T^T M T``: the quadratic form ``M`` on the free coordinates."""
+    rows = _sparse_rows(T)
+    b = len(rows)
+    out = mpmath.matrix(n, n)
+    for i in range(b):
+        for j in range(b):
+            m = M[i, j]
+            if m:
+                for a, t in rows[i]:
+                    for c, u in rows[j]:
+                        out[a, c] += t * m * u
+    return out
+
+
+def _norm_digits(a: Sequence[mpf], b: Sequence[mpf]) -> int:
+    """Significant digits on which two vectors agree, relative to their largest entry."""
+    scale = max([abs(x) for x in a] + [abs(x) for b_ in [b] for x in b_])
+    if scale == 0:
+        return 10**6
+    diff = max(abs(x - y) for x, y in zip(a, b, strict=True))
+    if diff == 0:
+        return 10**6
+    return max(0, int(mpmath.floor(-mpmath.log10(diff / scale))))
+
+
+class _Problem:
+    """One model with its reduction, kernels, start and float64 fixed point."""
+
+    def __init__(
+        self,
+        model: Any,
+        params: Mapping[str, Any],
+        start: Any,
+        M: Any,
+        *,
+        extra_starts: bool = True,
+    ) -> None:
+        from numeric.bound import _m_factory
+
+        self.model = model
+        self.params = dict(params)
+        self.red = reduction(model, model.kernels("numba").jumps)
+        self.rm = fp.ReducedModel(model, self.red)
+        with mpmath.workdps(30):
+            values = parse_params(model, params)
+            s0 = start_point(model, start, values)
+            self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
+        self.start = start
+        self.M_of = _m_factory(M)
+        self.M_of(model.b)  # validate now
+        self.search = fp.search(
+            self.rm, np.array([float(v) for v in s0]), self.p64, extra_starts=extra_starts
+        )
+        self.q64 = np.array(
+            [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in self.red.laws]
+        )
+        # refuse an unstable or non-hyperbolic fixed point before any high-precision work
+        fp.check_stable(self.rm, self.rm.full64(self.search.primary, self.q64), self.p64, self.q64)
+
+    def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
+        """Every object at ``wp`` significant digits."""
+        model, red, rm = self.model, self.red, self.rm
+        out: dict[str, Any] = {}
+        with mpmath.workdps(wp):
+            values = parse_params(model, self.params)
+            p = kernel_vector(model, values)
+            s0 = start_point(model, self.start, values)
+            q = red.values(s0)
+            s = fp.newton(rm, self.search.primary, q, p, wp)
+            F = list(red.free)
+            Jr = rm.jac_mp(s, p)
+            Q = rm.kmp.Q(s, p)
+            Qr = mpmath.matrix([[Q[i, j] for j in F] for i in F])
+            T = rm.Tmp
+            M = self.M_of(model.b)
+            Mr = _reduce_form(T, M, red.n)
+            Wr = solve_lyapunov(Jr, Qr)
+            W = _expand(T, Wr)
+            out.update(s=s, p=p, Jr=Jr, Q=Q, Qr=Qr, Wr=Wr, W=W, M=M, Mr=Mr)
+            out["covariance"] = _trace(Mr, Wr)
+            h = [mpf(0)] * model.b
+            hess = rm.kmp.hess_values(s, p)
+            for (i, j, k), v in zip(rm.k64.hess_index.tolist(), hess, strict=True):
+                if v:
+                    h[i] += v * W[j, k] / 2
+            Vr = solve_linear(Jr, [-h[i] for i in F])
+            out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.b)]
+            if full:
+                Pr = solve_lyapunov(Jr.T, Mr)
+                out["Pr"] = Pr
+                out["stein"] = _trace(Pr, Qr)
+            if kronecker and red.n <= KRONECKER_MAX_N:
+                from numeric.lyapunov import solve_vectorised
+
+                out["kronecker"] = _trace(solve_vectorised(Jr, Mr), Qr)
+        return out
+
+
+def solve_general(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+) -> MeanFieldSolution:
+    """The general (structure-free) route for a finite :class:`derive.Model`.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`.
+    params:
+        Parameter name -> value (strings parsed exactly).
+    dps:
+        Requested significant digits of ``c``, ``>= 5``.
+    M:
+        The quadratic observable, as in :func:`numeric.bound.solve`
+        (``None``/``"identity"``, ``"diag:a,b,..."`` or a symmetric ``b x b`` matrix).
+    start:
+        Initial state in the model's coordinates; it starts the fixed-point
+        search and fixes the values of the conservation laws.
+    """
+    dps = check_dps(dps)
+    params = check_names(model, params)
+    prob = _Problem(model, params, start, M)
+    guard = 10
+    digits = 0
+    for _attempt in range(3):
+        wp1 = dps + guard
+        wp2 = wp1 + max(10, dps // 10)
+        low = prob.at(wp1, full=False, kronecker=True)
+        high = prob.at(wp2, full=True, kronecker=False)
+        ref = high["stein"]
+        values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
+        if "kronecker" in low:
+            values["kronecker"] = low["kronecker"]
+        digits = min(agreeing_digits(ref, v) for v in values.values())
+        b = model.b
+        flat_w = [high["W"][i, j] for i in range(b) for j in range(b)]
+        flat_w_low = [low["W"][i, j] for i in range(b) for j in range(b)]
+        digits = min(digits, _norm_digits(flat_w, flat_w_low), _norm_digits(high["V"], low["V"]))
+        if digits >= dps:
+            break
+        guard += dps + 20
+    else:
+        raise NumericalError(
+            f"the routes agree on only {digits} of the {dps} requested digits (model "
+            f"{model.name}); no result is reported."
+        )
+    red = prob.red
+    eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64)
+    with mpmath.workdps(dps + 10):
+        s = high["s"]
+        P = mpmath.matrix(model.b, model.b)
+        for a, i in enumerate(red.free):
+            for c, j in enumerate(red.free):
+                P[i, j] = high["Pr"][a, c]
+        eigenvalues = [
+            mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
+            for v in eig
+        ]
+        J = prob.rm.kmp.jac(s, high["p"])
+        ftilde = prob.rm.kmp.ftilde(s, high["p"])
+    others = [
+        [float(v) for v in t]
+        for t in prob.search.stable
+        if np.max(np.abs(t - np.array([float(v) for v in s]))) > 1e-6
+    ]
+    notes = list(prob.search.notes)
+    notes.append("eigenvalues of J(s*) are float64 values (about 15 significant digits).")
+    if red.laws:
+        notes.append(
+            f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
+            f"{', '.join(str(model.states[j]) for j in red.free)}; W and V are exact images in "
+            "all coordinates, P acts on the free ones."
+        )
+    methods = {"stein": to_str(ref, dps)}
+    methods.update({k: to_str(v, dps) for k, v in values.items()})
+    with mpmath.workdps(wp2):
+        vals = parse_params(model, params)
+    structure_lam = vals.get("lam")
+    return MeanFieldSolution(
+        lam=structure_lam,
+        b=model.b,
+        d=model.structure("d"),
+        dps=dps,
+        s_star=s,
+        J=J,
+        ftilde=ftilde,
+        Q=high["Q"],
+        P=P,
+        W=high["W"],
+        V=high["V"],
+        eigenvalues=eigenvalues,
+        constant=ref,
+        digits=min(digits, dps),
+        methods=methods,
+        model=model.name,
+        params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
+        free=list(red.free),
+        conservation=red.laws_as_text(),
+        fixed_points=others,
+        notes=notes,
+    )

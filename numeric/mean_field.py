@@ -1,0 +1,193 @@
+"""``numeric.solve``: the mean-field solution of any model, or of the supermarket
+model by its classic signature.
+
+``solve(model, params, *, dps, M, start, method)`` takes a
+:class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
+is resolved to the dimension the requested precision needs) and a mapping of
+parameter values.  A model whose family registered a *fast path* (a
+structure-aware solver, :data:`FAST_PATHS`) is solved by it unless
+``method="general"`` or a ``start`` is given; otherwise the general route of
+:mod:`numeric.general` runs.  ``solve(lam, b, d, ...)`` with a number first is
+the supermarket model's own signature (:func:`numeric.bound.solve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import mpmath
+
+from mfstein.errors import ParameterError
+from numeric.model_params import check_names, parse_params
+from numeric.precision import check_dps
+from numeric.solution import MeanFieldSolution
+
+#: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
+FAST_PATHS: dict[str, Callable[..., MeanFieldSolution]] = {}
+
+METHODS = ("auto", "general", "fast")
+
+
+def register_fast_path(name: str, solver: Callable[..., MeanFieldSolution]) -> None:
+    """Register ``solver`` for models whose ``info.fast_path`` is ``name``."""
+    FAST_PATHS[name] = solver
+
+
+def _supermarket_fast(
+    model: Any, params: Mapping[str, Any], *, dps: int, M: Any
+) -> MeanFieldSolution:
+    """The supermarket family (and JSQ(L)) through the tridiagonal routes of
+    :func:`numeric.bound.solve`."""
+    from numeric.bound import solve as supermarket_solve
+
+    st = model.info.structure
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    sol = supermarket_solve(
+        params[st["arrival"]],
+        model.b,
+        st["d"],
+        dps=dps,
+        M=M,
+        mu=mu,
+        replacement=st["replacement"],
+        N=None if st["replacement"] else params["N"],
+    )
+    with mpmath.workdps(dps + 10):
+        values = parse_params(model, params)
+    sol.model = model.name
+    sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
+    sol.free = list(range(model.b))
+    return sol
+
+
+register_fast_path("supermarket", _supermarket_fast)
+
+
+def solve_model(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    method: str = "auto",
+    order: int = 1,
+) -> MeanFieldSolution:
+    """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model` or :class:`derive.spec.Truncated` family.
+    params:
+        Parameter name -> value (``{}`` for a model without parameters).
+    dps:
+        Requested significant digits, ``>= 5``.
+    M:
+        The quadratic observable (default the identity).
+    start:
+        Initial state in the model's coordinates (starts the fixed-point search
+        and fixes the conservation laws); default the model's reference point.
+    method:
+        ``"auto"`` (fast path when registered and no start is given),
+        ``"general"`` or ``"fast"``.
+    order:
+        ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
+        ``c2`` (:mod:`numeric.expansion`).
+
+    Returns
+    -------
+    MeanFieldSolution
+        In the model's own coordinates; see :mod:`numeric.general` for how
+        ``digits`` is earned.
+    """
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    dps = check_dps(dps)
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if isinstance(model, Truncated):
+        with mpmath.workdps(dps + 20):
+            values = parse_params(model, params)
+        model = model.resolve(values, dps)
+    elif not isinstance(model, Model):
+        raise ParameterError(
+            f"model must be a derive.Model (or a number lam for the supermarket signature), "
+            f"got {type(model).__name__}."
+        )
+    params = check_names(model, params)
+    with mpmath.workdps(dps + 20):
+        parse_params(model, params)  # names, numbers and declared ranges, before any work
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    fast = FAST_PATHS.get(model.info.fast_path or "")
+    if method == "fast" and fast is None:
+        raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
+    if fast is not None and method != "general" and start is None:
+        sol = fast(model, params, dps=dps, M=M)
+    else:
+        from numeric.general import solve_general
+
+        sol = solve_general(model, params, dps=dps, M=M, start=start)
+    if order == 2:
+        add_second_order(sol, model, params, dps=dps, M=M, start=start)
+    return sol
+
+
+def add_second_order(
+    sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
+) -> MeanFieldSolution:
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`)."""
+    from numeric.expansion import second_order
+
+    so = second_order(model, params, dps=dps, M=M, start=start)
+    sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
+    sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
+    return sol
+
+
+def supermarket_model(
+    b: int, d: int = 2, *, mu: Any = 1, replacement: bool = True, N: Any = None, lam: Any = None
+) -> tuple[Any, dict[str, Any]]:
+    """The model and parameter mapping behind ``solve(lam, b, d, mu=, replacement=, N=)``."""
+    from derive.models.supermarket import supermarket
+
+    mu_param = not (isinstance(mu, int | str) and str(mu).strip() == "1")
+    model = supermarket(b, d, mu="mu" if mu_param else 1, replacement=replacement)
+    params: dict[str, Any] = {"lam": lam}
+    if mu_param:
+        params["mu"] = mu
+    if not replacement:
+        params["N"] = N
+    return model, params
+
+
+def solve(first: Any, *args: Any, **kwargs: Any) -> MeanFieldSolution:
+    """Mean-field solution: ``solve(model, params, ...)`` for any model, or
+    ``solve(lam, b, d, ...)`` for the supermarket model (see :func:`solve_model`
+    and :func:`numeric.bound.solve`)."""
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    if isinstance(first, Model | Truncated):
+        return solve_model(first, *args, **kwargs)
+    from numeric.bound import solve as supermarket_solve
+
+    order = kwargs.pop("order", 1)
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    sol = supermarket_solve(first, *args, **kwargs)
+    if order == 2:
+        model, params = supermarket_model(
+            sol.b,
+            sol.d,
+            mu=kwargs.get("mu", 1),
+            replacement=kwargs.get("replacement", True),
+            N=kwargs.get("N"),
+            lam=first,
+        )
+        add_second_order(sol, model, params, dps=sol.dps, M=kwargs.get("M"), start=None)
+    return sol

@@ -1,0 +1,65 @@
+"""Parameter values of a model: names checked, values parsed exactly, ranges enforced.
+
+``params`` is a mapping from parameter names to values (strings are parsed
+exactly in the working precision, as everywhere in :mod:`numeric`); the
+allowed ranges are the ones the model's factory declared
+(:class:`derive.spec.Parameter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpmath import mpf
+
+from mfstein.errors import ParameterError
+from numeric.precision import to_mpf
+
+
+def parameter_names(model: Any) -> list[str]:
+    """The model's parameter names in kernel order."""
+    return [str(p) for p in getattr(model, "params", ())]
+
+
+def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``params`` as a dict after checking that it names exactly the model's parameters."""
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise ParameterError(
+            f"params must be a mapping from parameter names to values, got {type(params).__name__}."
+        )
+    names = list(model.params) if not hasattr(model, "states") else parameter_names(model)
+    given = {str(k): v for k, v in params.items()}
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ParameterError(
+            f"{', '.join(unknown)} is not a parameter of model {model.name}; its parameters "
+            f"are {', '.join(names) or 'none'}."
+        )
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ParameterError(
+            f"model {model.name} needs a value for {', '.join(missing)} "
+            f"(e.g. --param {missing[0]}=VALUE)."
+        )
+    return given
+
+
+def parse_params(model: Any, params: Mapping[str, Any] | None) -> dict[str, mpf]:
+    """Parameter values as ``mpf`` at the current precision, in range, by name."""
+    given = check_names(model, params)
+    out: dict[str, mpf] = {}
+    for name, raw in given.items():
+        value = to_mpf(name, raw)
+        declared = model.info.parameter(name)
+        if declared is not None and not declared.contains(value):
+            raise ParameterError(f"{name} must be {declared.describe()}, got {raw!r}.")
+        out[name] = value
+    return out
+
+
+def kernel_vector(model: Any, values: Mapping[str, mpf]) -> list[mpf]:
+    """Parameter values in the order the generated kernels expect."""
+    return [values[n] for n in parameter_names(model)]

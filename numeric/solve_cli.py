@@ -1,0 +1,200 @@
+"""``mfstein solve``: fixed point, refined bias V, covariance W and the constant c
+of any model (built-in, or a factory in a file), at any precision."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mfstein.model_args import add_model_arguments
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``mfstein solve`` to the dispatcher."""
+    p = subparsers.add_parser(
+        "solve",
+        help="s*, V, W and c = tr(P Q) of any model (--model NAME|FILE.py:FACTORY)",
+        description=(
+            "Solve a model's mean field at any precision: the stable fixed point s*, the "
+            "refined bias V (E[S] = s* + V/N + O(1/N^2)), the covariance W of the "
+            "Ornstein-Uhlenbeck limit (J W + W J^T + Q = 0) and the constant c = tr(P Q) = "
+            "tr(M W) with E[(S - s*)^T M (S - s*)] ~ c/N.  Conservation laws are detected "
+            "and removed; results are in the model's own coordinates.  'digits' is the "
+            "number of significant digits on which independent routes agree."
+        ),
+        epilog=(
+            "examples: mfstein solve --model sir --param beta=3 --param gamma=1 "
+            "--param rho=0.5 --param a=0.1;  mfstein solve --model supermarket "
+            "--param b=10 --param lam=0.9 --dps 50;  mfstein solve --model mymodel.py:build "
+            "--param lam=0.5"
+        ),
+    )
+    add_model_arguments(p)
+    p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
+    p.add_argument(
+        "--start",
+        default=None,
+        metavar="X1,X2,...",
+        help="initial state (model coordinates): starts the search, fixes conserved sums",
+    )
+    p.add_argument(
+        "--M",
+        default="identity",
+        help="observable (S - s*)^T M (S - s*): 'identity' (default) or 'diag:a,b,...'",
+    )
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=("auto", "general", "fast"),
+        help="auto: the model's registered fast path when it has one (default)",
+    )
+    p.add_argument(
+        "--order",
+        default="1",
+        choices=("1", "2"),
+        help="2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
+    p.add_argument(
+        "--certify",
+        action="store_true",
+        help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic (Krawczyk + "
+        "Lyapunov certificates) and print its certified digits",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``mfstein solve``."""
+    import mpmath
+
+    from mfstein.model_args import model_from_args
+    from numeric.mean_field import solve_model
+    from numeric.precision import check_dps, to_str
+
+    dps = check_dps(args.dps)
+    model, params = model_from_args(args)
+    sol = solve_model(
+        model,
+        params,
+        dps=dps,
+        M=args.M,
+        start=args.start,
+        method=args.method,
+        order=int(args.order),
+    )
+    states = _state_names(model, sol.b)
+    cert = None
+    if getattr(args, "certify", False):
+        from mfstein.errors import NumericalError
+        from numeric.certify import certify
+
+        try:
+            cert = certify(sol, model, params, M=args.M, start=args.start)
+        except NumericalError as exc:
+            print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
+            return 1
+    with mpmath.workdps(dps + 20):
+        if args.json:
+            out = {
+                "model": sol.model,
+                "params": sol.params,
+                "states": states,
+                "dps": dps,
+                "s_star": [to_str(x, dps) for x in sol.s_star],
+                "V": [to_str(x, dps) for x in sol.V],
+                "W": [[to_str(sol.W[i, j], dps) for j in range(sol.b)] for i in range(sol.b)],
+                "constant": to_str(sol.constant, dps),
+                "digits": sol.digits,
+                "methods": dict(sol.methods),
+                "conservation": sol.conservation,
+                "other_fixed_points": sol.fixed_points,
+                "notes": sol.notes,
+            }
+            if sol.c2 is not None:
+                out.update(order2_json(sol, dps))
+            if cert is not None:
+                out.update(cert.to_json())
+            json.dump(out, sys.stdout, indent=1)
+            print()
+            return 0
+        _print_text(sol, states, dps)
+        if sol.c2 is not None:
+            print_order2(sol, states)
+        if cert is not None:
+            print(
+                f"certified: c in {cert.interval()}  ({cert.certified_digits} certified digits; "
+                f"Arb, {cert.prec} bits)"
+            )
+    return 0
+
+
+def _state_names(model, b: int) -> list[str]:
+    states = getattr(model, "states", None)
+    if states is not None and len(states) == b:
+        return [str(s) for s in states]
+    return [f"s{k}" for k in range(1, b + 1)]
+
+
+def _print_text(sol, states: list[str], dps: int) -> None:
+    from numeric.cli import _table
+    from numeric.precision import to_str
+
+    shown = min(12, dps)
+    params = ", ".join(f"{k} = {v}" for k, v in sol.params.items()) or "none"
+    print(f"model {sol.model} ({', '.join(states)}); {params}")
+    if sol.conservation:
+        laws = [
+            " + ".join(
+                f"{c}*{s}" if c != "1" else s for c, s in zip(row, states, strict=True) if c != "0"
+            )
+            for row in sol.conservation
+        ]
+        print(f"conserved: {'; '.join(laws)}")
+    rows = [
+        [
+            states[k],
+            to_str(sol.s_star[k], shown),
+            to_str(sol.V[k], shown),
+            to_str(sol.W[k, k], shown),
+        ]
+        for k in range(sol.b)
+    ]
+    print(_table(rows, ["state", "s*", "V", "W (diagonal)"]))
+    print(
+        f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
+        f"{', '.join(sol.methods)} agree)"
+    )
+    print(f"({shown} significant digits shown for s*, V, W; --json prints {dps} and all of W)")
+    for note in sol.notes:
+        print(f"note: {note}")
+    for fp in sol.fixed_points:
+        print(f"other stable fixed point: ({', '.join(f'{v:.10g}' for v in fp)})")
+
+
+def order2_json(sol, dps: int) -> dict:
+    """JSON fields of the 1/N^2 terms (decimal strings)."""
+    from numeric.precision import to_str
+
+    b = sol.b
+    return {
+        "A": [to_str(x, dps) for x in sol.A],
+        "B": [[to_str(sol.B[i, j], dps) for j in range(b)] for i in range(b)],
+        "c2": to_str(sol.c2, dps),
+        "digits2": sol.digits2,
+    }
+
+
+def print_order2(sol, states: list[str]) -> None:
+    """Text table of the 1/N^2 terms."""
+    from numeric.cli import _table
+    from numeric.precision import to_str
+
+    shown = min(12, sol.dps)
+    rows = [[states[k], to_str(sol.A[k], shown), to_str(sol.B[k, k], shown)] for k in range(sol.b)]
+    print(_table(rows, ["state", "A", "B (diagonal)"]))
+    print(
+        f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "
+        "N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"
+    )

@@ -1,0 +1,34 @@
+"""Exact exponential-tail statistics of JSQ, M/M/n and the single-server queue.
+
+After "Exponential Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy
+Traffic and Large Deviations" (Jhunjhunwala, Hurtado-Lange, Maguluri): exact
+stationary laws of the total queue length -- M/M/n in closed form
+(:mod:`numeric.tails.mmn`), the discrete-time SSQ with bounded arrivals and
+services by the roots method (:mod:`numeric.tails.ssq`), JSQ for small ``n`` by
+a level-phase QBD (:mod:`numeric.tails.jsq_qbd`, :mod:`numeric.tails.qbd`) --
+and, from them, ``P(eps qbar > x)``, ``E[eps qbar]``, the distance to the
+exponential heavy-traffic limit, the exact tail decay rate and the moments of
+the perpendicular component ``q_perp`` (:mod:`numeric.tails.statistics`,
+:mod:`numeric.tails.report`).  Names are imported lazily.
+"""
+
+from __future__ import annotations
+
+from mfstein.lazy import lazy_exports
+
+_EXPORTS = {
+    "JSQSolution": "numeric.tails.jsq_qbd",
+    "SSQSolution": "numeric.tails.ssq",
+    "TailReport": "numeric.tails.report",
+    "TotalQueueLaw": "numeric.tails.statistics",
+    "erlang_c": "numeric.tails.mmn",
+    "exact_tails": "numeric.tails.report",
+    "geometric_law": "numeric.tails.statistics",
+    "mm1_law": "numeric.tails.mmn",
+    "mmn_law": "numeric.tails.mmn",
+    "solve_jsq": "numeric.tails.jsq_qbd",
+    "solve_qbd": "numeric.tails.qbd",
+    "solve_ssq": "numeric.tails.ssq",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,396 @@
+"""Exact stationary law of small JSQ systems as a level-phase QBD.
+
+Model (Section 2 of "Exponential Tail Bounds on Queues: A Confluence of
+Non-Asymptotic Heavy Traffic and Large Deviations", Jhunjhunwala,
+Hurtado-Lange, Maguluri): ``n`` FCFS servers of rate ``mu = 1``, Poisson
+arrivals at rate ``lambda_n = n (1 - eps)``, each sent to a shortest queue
+(ties uniformly at random).  By symmetry the queue-length vector ``q`` can be
+lumped into occupancy counts without changing the law of any symmetric
+statistic (``qbar``, ``||q_perp||``).
+
+Level and phase.  Level ``m = min_i q_i``; phase ``c = (c_0, ..., c_D)`` with
+``c_d`` the number of queues of length ``m + d`` (``c_0 >= 1``,
+``sum c_d = n``).  Then ``qbar = n m + s(c)``, ``s(c) = sum_d d c_d``, and the
+perpendicular component of Proposition 3,
+``q_perp = q - (qbar / n) 1``, depends on the phase only:
+``||q_perp||_2^2 = sum_d c_d d^2 - s(c)^2 / n``.
+
+Transitions (at level ``m >= 1``; at level 0 the ``c_0`` queues of length 0
+are idle):
+
+* arrival, rate ``lambda``: if ``c_0 >= 2``, ``c_0 -> c_0 - 1``,
+  ``c_1 -> c_1 + 1`` (same level); if ``c_0 = 1`` the level rises and
+  ``c -> (c_1 + 1, c_2, ..., c_D, 0)``;
+* departure from a queue at offset ``d >= 1``, rate ``c_d``:
+  ``c_d -> c_d - 1``, ``c_{d-1} -> c_{d-1} + 1``;
+* departure from a shortest queue, rate ``c_0``: the level falls and
+  ``c -> (1, c_0 - 1, c_1, ..., c_{D-1})``.
+
+Phase truncation (spread ``max q - min q <= D``).  The last move would create
+spread ``D + 1`` when ``c_D > 0``; there the departure is taken from a
+longest queue instead (``c_D -> c_D - 1``, ``c_{D-1} -> c_{D-1} + 1``).  This
+keeps the total departure rate equal to the number of busy servers, so that
+``qbar`` moves exactly as in the JSQ system whenever all servers are busy.
+Consequences, both checked numerically on every solve:
+
+* in the truncated chain, every state with ``qbar > (n - 1) D`` has all
+  servers busy, so the cut equations give ``P(qbar = k + 1) = rho P(qbar = k)``
+  for ``k >= (n - 1) D``: the total queue has an exactly geometric tail of
+  ratio ``rho = 1 - eps``, and the level decay factor is
+  ``sp(R) = rho^n`` (``n`` jobs per level);
+* the truncated chain differs from JSQ only through states of spread ``D``;
+  their stationary mass (``boundary_mass``) is the neglected mass.
+
+``D`` is chosen automatically: it grows from 2 until ``boundary_mass <=
+mass_tol`` *and* the reported statistics (``E qbar``, ``E ||q_perp||^2`` and
+``E exp(theta ||q_perp||)`` on the requested grid) change by at most ``rtol``
+(relative) from the previous ``D``; that change is reported as
+``truncation_change``, the accuracy claim of the truncation.  The number of
+phases, ``C(n - 1 + D, D)``, is computed before anything is allocated; beyond
+``max_phases`` a :class:`ParameterError` names ``n`` (or ``theta``, when the
+moment generating function has not converged at a size where the mass has).
+
+Accuracy of each returned number: the QBD residuals (``solve_qbd``, relative,
+``<= 1e-10``), the tail-ratio and mass checks below (``<= 1e-9``), and the
+truncation change.  For ``n = 1`` there is one phase and no truncation: the
+chain is M/M/1.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from math import comb
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric.tails.params import check_eps, check_n
+from numeric.tails.qbd import QBDSolution, solve_qbd
+from numeric.tails.statistics import TotalQueueLaw
+
+__all__ = ["JSQSolution", "count_phases", "jsq_blocks", "jsq_phases", "solve_jsq"]
+
+#: Default cap on the number of phases (dense matrices of this side are formed).
+MAX_PHASES = 2500
+
+
+def count_phases(n: int, D: int) -> int:
+    """``C(n - 1 + D, D)``: count vectors of ``n`` queues with ``c_0 >= 1``, spread ``<= D``."""
+    return comb(n - 1 + D, D)
+
+
+def jsq_phases(n: int, D: int) -> np.ndarray:
+    """All phases ``(c_0, ..., c_D)`` with ``c_0 >= 1``, ``sum = n`` (rows, int64)."""
+    out: list[tuple[int, ...]] = []
+
+    def rec(prefix: list[int], left: int, slots: int) -> None:
+        if slots == 1:
+            out.append((*prefix, left))
+            return
+        for v in range(left, -1, -1):
+            rec([*prefix, v], left - v, slots - 1)
+
+    if D == 0:
+        return np.array([[n]], dtype=np.int64)
+    for c0 in range(n, 0, -1):
+        rec([c0], n - c0, D)
+    return np.array(out, dtype=np.int64)
+
+
+def jsq_blocks(
+    n: int, eps: float, D: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(phases, A0, A1, A2, B1)`` of the truncated JSQ QBD (see the module docstring)."""
+    lam = n * (1.0 - eps)
+    ph = jsq_phases(n, D)
+    P = ph.shape[0]
+    index = {tuple(c): i for i, c in enumerate(ph.tolist())}
+    A0 = np.zeros((P, P))
+    A1 = np.zeros((P, P))
+    A2 = np.zeros((P, P))
+    B1 = np.zeros((P, P))
+    for i, c in enumerate(ph.tolist()):
+        # arrival
+        if c[0] >= 2:
+            t = c.copy()
+            t[0] -= 1
+            t[1] += 1
+            j = index[tuple(t)]
+            A1[i, j] += lam
+            B1[i, j] += lam
+        else:
+            t = [c[1] + 1, *c[2:], 0] if D >= 1 else [1]
+            A0[i, index[tuple(t)]] += lam
+        # departures from queues above the minimum (same at every level)
+        for d in range(1, D + 1):
+            if c[d]:
+                t = c.copy()
+                t[d] -= 1
+                t[d - 1] += 1
+                j = index[tuple(t)]
+                A1[i, j] += c[d]
+                B1[i, j] += c[d]
+        # departures from the shortest queues (levels >= 1 only)
+        if D == 0:
+            A2[i, i] += c[0]
+        elif c[D] > 0:
+            t = c.copy()
+            t[D] -= 1
+            t[D - 1] += 1
+            A1[i, index[tuple(t)]] += c[0]
+        else:
+            t = [1, c[0] - 1, *c[1:D]]
+            A2[i, index[tuple(t)]] += c[0]
+    busy_top = n
+    A1[np.diag_indices(P)] -= lam + busy_top
+    B1[np.diag_indices(P)] -= lam + (n - ph[:, 0])
+    return ph, A0, A1, A2, B1
+
+
+@dataclass
+class JSQSolution:
+    """Exact (phase-truncated) stationary law of JSQ with ``n`` servers.
+
+    Attributes
+    ----------
+    law:
+        Law of ``qbar``; head up to ``(n - 1) D``, geometric tail of ratio ``rho``.
+    D, phases:
+        Phase truncation (maximal spread) and number of phases.
+    boundary_mass:
+        Stationary mass of spread ``D`` (the neglected mass).
+    truncation_change:
+        Largest relative change of the checked statistics between the last two
+        ``D`` (the error estimate of the truncation); 0 for ``n = 1``.
+    level_decay:
+        ``sp(R)``, the decay factor of ``P(level = m)``; equals ``rho^n``.
+    tail_ratio_residual, mass_residual:
+        ``max |P(qbar = k+1) / P(qbar = k) - rho|`` over ``(n-1)D <= k < (n-1)D + n``
+        (computed from the levels, not assumed) and ``|sum of the law - 1|``.
+    qbd:
+        The :class:`~numeric.tails.qbd.QBDSolution` (residuals, ``R``).
+    phase_marginal, perp_norm:
+        Stationary phase probabilities and ``||q_perp||_2`` in each phase.
+    """
+
+    n: int
+    eps: float
+    D: int
+    phases: int
+    law: TotalQueueLaw
+    boundary_mass: float
+    truncation_change: float
+    level_decay: float
+    tail_ratio_residual: float
+    mass_residual: float
+    qbd: QBDSolution
+    phase_marginal: np.ndarray
+    perp_norm: np.ndarray
+    seconds: float
+    history: list[dict] = field(default_factory=list)
+
+    @property
+    def rho(self) -> float:
+        return 1.0 - self.eps
+
+    def perp_second_moment(self) -> float:
+        """``E ||q_perp||_2^2`` (Proposition 3's perpendicular component)."""
+        return float(self.phase_marginal @ self.perp_norm**2)
+
+    def perp_mgf(self, thetas: np.ndarray | list[float]) -> np.ndarray:
+        """``E exp(theta ||q_perp||_2)`` for each ``theta`` (Proposition 3's MGF)."""
+        th = np.asarray(thetas, dtype=float)
+        return np.exp(np.outer(th, self.perp_norm)) @ self.phase_marginal
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (``threadpoolctl`` if installed, else a no-op).
+
+    The QBD matrices are at most a few thousand wide; on a shared machine
+    OpenBLAS's thread team then costs more than it gains (measured: 20x slower
+    at 136 phases on a loaded 2-core machine)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _solve_fixed(n: int, eps: float, D: int, tol: float) -> dict:
+    ph, A0, A1, A2, B1 = jsq_blocks(n, eps, D)
+    with _one_blas_thread():
+        sol = solve_qbd(A0, A1, A2, B1, tol=tol)
+    rho = 1.0 - eps
+    s = ph @ np.arange(D + 1)
+    perp2 = np.maximum(ph @ (np.arange(D + 1) ** 2) - s.astype(float) ** 2 / n, 0.0)
+    K0 = (n - 1) * D
+    Kc = K0 + n
+    levels = sol.levels(Kc // n + 1)
+    p = np.zeros(Kc + 1)
+    for m in range(levels.shape[0]):
+        k = n * m + s
+        ok = k <= Kc
+        np.add.at(p, k[ok], levels[m, ok])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = p[K0 + 1 : Kc + 1] / p[K0:Kc]
+    ratio_res = float(np.max(np.abs(ratios - rho)))
+    law = TotalQueueLaw(p[: K0 + 1], np.array([p[K0]]), np.array([rho]))
+    mass_res = abs(law.total_mass() - 1.0)
+    if not (ratio_res <= 1e-9 and mass_res <= 1e-9):
+        raise NumericalError(
+            f"JSQ QBD (n = {n}, eps = {eps}, D = {D}): geometric-tail residual {ratio_res:.2e}, "
+            f"mass residual {mass_res:.2e} (tolerance 1e-9)."
+        )
+    with _one_blas_thread():
+        w = sol.level_marginal()
+    boundary = 0.0 if n == 1 else float(w[ph[:, D] > 0].sum())
+    return dict(
+        D=D,
+        phases=ph.shape[0],
+        sol=sol,
+        law=law,
+        w=w,
+        perp=np.sqrt(perp2),
+        boundary=boundary,
+        ratio_res=ratio_res,
+        mass_res=mass_res,
+    )
+
+
+def _next_spread(history: list[dict], mass_tol: float) -> int:
+    """Next ``D`` to try: one more, or (from ``D = 4`` on, while the boundary mass is
+    above ``mass_tol``) a jump to two below the ``D`` at which the geometric decay
+    of the boundary mass over the last two solves predicts ``mass_tol`` (the decay
+    steepens with ``D``, so the prediction errs on the large side)."""
+    D = history[-1]["D"]
+    if len(history) < 3:
+        return D + 1
+    h1, h2 = history[-2], history[-1]
+    m1, m2 = h1["boundary_mass"], h2["boundary_mass"]
+    if not (0 < m2 < m1) or m2 <= mass_tol:
+        return D + 1
+    per_step = np.log(m2 / m1) / (h2["D"] - h1["D"])
+    steps = int(np.ceil(np.log(mass_tol / m2) / per_step))
+    return D + max(1, steps - 2)
+
+
+def _stats(r: dict, thetas: np.ndarray) -> np.ndarray:
+    w, perp = r["w"], r["perp"]
+    vals = [r["law"].mean(), float(w @ perp**2)]
+    if thetas.size:
+        vals.extend(np.exp(np.outer(thetas, perp)) @ w)
+    return np.asarray(vals)
+
+
+def solve_jsq(
+    n: int,
+    eps: float,
+    *,
+    thetas: list[float] | np.ndarray = (),
+    mass_tol: float = 1e-7,
+    rtol: float = 1e-5,
+    D: int | None = None,
+    max_phases: int = MAX_PHASES,
+    tol: float = 1e-10,
+) -> JSQSolution:
+    """Stationary law of JSQ(``n``) at ``lambda = n (1 - eps)``, by the truncated QBD.
+
+    Parameters
+    ----------
+    n:
+        Number of servers (small: the phase count grows like ``C(n - 1 + D, D)``).
+    eps:
+        Heavy-traffic parameter, ``0 < eps < 1`` (``rho = 1 - eps``).
+    thetas:
+        Points where ``E exp(theta ||q_perp||)`` must have converged in ``D``.
+    mass_tol, rtol:
+        Truncation targets (module docstring).
+    D:
+        Fix the truncation instead of choosing it (no convergence check; the
+        boundary mass is still reported).
+    max_phases:
+        Largest QBD phase space allowed.
+    tol:
+        Tolerance of the QBD residual checks.
+
+    Raises
+    ------
+    ParameterError
+        ``eps`` or ``n`` out of range, or the phase space needed exceeds
+        ``max_phases``.
+    NumericalError
+        A residual check failed.
+    """
+    n = check_n(n)
+    eps = check_eps(eps)
+    th = np.asarray(list(thetas), dtype=float)
+    t0 = time.perf_counter()
+    if n == 1:
+        D = 0
+    if D is not None:
+        if count_phases(n, D) > max_phases:
+            raise ParameterError(
+                f"D must keep the JSQ phase space C(n - 1 + D, D) <= {max_phases}; "
+                f"D = {D} gives {count_phases(n, D)} for n = {n}."
+            )
+        r = _solve_fixed(n, eps, D, tol)
+        change = 0.0
+        history = [dict(D=D, phases=r["phases"], boundary_mass=r["boundary"])]
+    else:
+        if count_phases(n, 3) > max_phases:
+            raise ParameterError(
+                f"n must be small enough for the exact JSQ QBD (C(n + 2, 3) <= {max_phases} "
+                f"phases at spread 3), got n = {n}; use the simulator for larger n."
+            )
+        history = []
+        prev = None
+        Dc = 2
+        while True:
+            if count_phases(n, Dc) > max_phases:
+                last = history[-1]
+                if last["boundary_mass"] > mass_tol:
+                    raise ParameterError(
+                        f"n must be small enough for the exact JSQ QBD to reach boundary mass "
+                        f"{mass_tol:g} within {max_phases} phases; n = {n} reached "
+                        f"{last['boundary_mass']:.1e} at D = {Dc - 1} (use the simulator)."
+                    )
+                raise ParameterError(
+                    f"theta must lie where E exp(theta ||q_perp||) converges under phase "
+                    f"truncation (relative change {last['change']:.1e} > {rtol:g} at D = "
+                    f"{Dc - 1}, max {max_phases} phases); lower the largest theta."
+                )
+            r = _solve_fixed(n, eps, Dc, tol)
+            cur = _stats(r, th)
+            change = (
+                float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1e-300)))
+                if prev is not None
+                else np.inf
+            )
+            history.append(
+                dict(D=Dc, phases=r["phases"], boundary_mass=r["boundary"], change=change)
+            )
+            if r["boundary"] <= mass_tol and change <= rtol:
+                break
+            prev = cur
+            Dc = _next_spread(history, mass_tol)
+    sol = r["sol"]
+    return JSQSolution(
+        n=n,
+        eps=eps,
+        D=r["D"],
+        phases=r["phases"],
+        law=r["law"],
+        boundary_mass=r["boundary"],
+        truncation_change=float(change) if n > 1 else 0.0,
+        level_decay=sol.spectral_radius,
+        tail_ratio_residual=r["ratio_res"],
+        mass_residual=r["mass_res"],
+        qbd=sol,
+        phase_marginal=r["w"],
+        perp_norm=r["perp"],
+        seconds=time.perf_counter() - t0,
+        history=history,
+    )

@@ -1,0 +1,63 @@
+"""Validation of the tail tools' parameters (one-sentence :class:`ParameterError`).
+
+Standard library and NumPy only, so the command-line layer can validate cheaply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from mfstein.errors import ParameterError, check_int
+
+__all__ = ["check_eps", "check_n", "check_nonnegative_list", "eps_from_alpha", "parse_float"]
+
+
+def parse_float(name: str, value: Any) -> float:
+    """``value`` as a finite float, or :class:`ParameterError` naming ``name``."""
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a real number, got {value!r}.")
+    try:
+        out = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a real number, got {value!r}.") from None
+    if not math.isfinite(out):
+        raise ParameterError(f"{name} must be a finite real number, got {value!r}.")
+    return out
+
+
+def check_eps(eps: Any) -> float:
+    """``eps = 1 - rho`` must lie in the open interval (0, 1)."""
+    e = parse_float("eps", eps)
+    if not 0.0 < e < 1.0:
+        raise ParameterError(f"eps must lie in the open interval (0, 1), got {eps!r}.")
+    return e
+
+
+def check_n(n: Any, maximum: int | None = None) -> int:
+    """Number of servers, an integer ``>= 1`` (and ``<= maximum``)."""
+    return check_int("n", n, 1, maximum)
+
+
+def eps_from_alpha(n: int, alpha: Any) -> float:
+    """Many-server heavy traffic ``eps_n = n^(-alpha)``; needs ``alpha > 0`` and ``eps < 1``."""
+    a = parse_float("alpha", alpha)
+    if a <= 0.0:
+        raise ParameterError(f"alpha must be > 0 (eps = n^-alpha), got {alpha!r}.")
+    if n < 2:
+        raise ParameterError(f"n must be >= 2 when eps is given as n^-alpha, got {n}.")
+    return float(n) ** (-a)
+
+
+def check_nonnegative_list(name: str, values: Iterable[Any] | str) -> list[float]:
+    """Comma-separated text or an iterable of reals, each ``>= 0``."""
+    if isinstance(values, str):
+        items: list[Any] = [t for t in values.split(",") if t.strip()]
+    else:
+        items = list(values)
+    out = [parse_float(name, v) for v in items]
+    for v in out:
+        if v < 0:
+            raise ParameterError(f"{name} must be >= 0, got {v!r}.")
+    return out

@@ -1,0 +1,225 @@
+"""One entry point for the exact tail statistics of JSQ, M/M/n and the SSQ.
+
+:func:`exact_tails` returns a :class:`TailReport`: for the scaled queue
+``eps X`` (``X = qbar`` for JSQ and M/M/n, ``X = q`` for the SSQ) of "Exponential
+Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy Traffic and Large
+Deviations" (Jhunjhunwala, Hurtado-Lange, Maguluri):
+
+* ``P(eps X > x)`` at the requested ``x`` (the quantity bounded in Theorem 2);
+* ``E[eps X]`` (Lemma 4's MGF at 0 has derivative ``E[eps qbar]``; Theorem 1's
+  limit has mean 1);
+* ``sup_x |P(eps X > x) - exp(-x / m)|``, the distance to the exponential
+  heavy-traffic limit of mean ``m`` (``m = 1`` for JSQ and M/M/n, Kingman's
+  ``(Var a + Var s) / (2 E s)`` for the SSQ);
+* the exact tail decay: the factor ``r`` with ``P(X = k + 1) ~ r P(X = k)``
+  (``rho`` for JSQ and M/M/n, the Cramér root for the SSQ), the scaled rate
+  ``-log(r) / eps`` (Theorem 2's exponent; it tends to 1 as ``eps -> 0``) and,
+  for JSQ, the level decay factor ``sp(R) = rho^n``;
+* JSQ only: ``E ||q_perp||_2^2`` and ``E exp(theta ||q_perp||_2)``
+  (Proposition 3, state-space collapse), ``q_perp = q - (qbar / n) 1``.
+
+The ``accuracy`` mapping states how accurate the numbers are (residuals,
+neglected mass, truncation change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import ParameterError
+from numeric.tails.params import check_eps, check_n, check_nonnegative_list
+
+__all__ = ["MODELS", "TailReport", "exact_tails"]
+
+MODELS = ("jsq", "mmn", "ssq")
+
+
+@dataclass
+class TailReport:
+    """Exact tail statistics of one model (see the module docstring)."""
+
+    model: str
+    n: int
+    eps: float
+    x: list[float]
+    tail: list[float]
+    scaled_mean: float
+    limit_mean: float
+    sup_distance: float
+    sup_distance_at: float
+    decay_factor: float
+    scaled_decay_rate: float
+    level_decay: float | None = None
+    perp_second_moment: float | None = None
+    thetas: list[float] = field(default_factory=list)
+    perp_mgf: list[float] = field(default_factory=list)
+    accuracy: dict[str, Any] = field(default_factory=dict)
+    law: Any = None
+
+    def to_json(self) -> dict:
+        """Plain JSON-ready dict (the law itself is omitted)."""
+        out = {k: v for k, v in self.__dict__.items() if k != "law"}
+        return out
+
+    def describe(self) -> str:
+        """Human-readable summary (the CLI's text output)."""
+        lines = [
+            f"model = {self.model}, n = {self.n}, eps = {self.eps:.6g} (rho = {1 - self.eps:.6g})"
+        ]
+        for x, t in zip(self.x, self.tail, strict=True):
+            lines.append(
+                f"P(eps X > {x:g}) = {t:.10g}   (exp(-x/m) = {np.exp(-x / self.limit_mean):.10g})"
+            )
+        lines.append(
+            f"E[eps X] = {self.scaled_mean:.10g}   (heavy-traffic mean m = {self.limit_mean:.6g})"
+        )
+        lines.append(
+            f"sup_x |P(eps X > x) - exp(-x/m)| = {self.sup_distance:.6g} at x = "
+            f"{self.sup_distance_at:.6g}"
+        )
+        lines.append(
+            f"tail decay factor per job = {self.decay_factor:.12g}, scaled decay rate "
+            f"-log(r)/eps = {self.scaled_decay_rate:.10g}"
+        )
+        if self.level_decay is not None:
+            lines.append(
+                f"QBD level decay sp(R) = {self.level_decay:.12g}   (rho^n = "
+                f"{(1 - self.eps) ** self.n:.12g})"
+            )
+        if self.perp_second_moment is not None:
+            lines.append(f"E ||q_perp||^2 = {self.perp_second_moment:.10g}")
+            for th, v in zip(self.thetas, self.perp_mgf, strict=True):
+                lines.append(f"E exp({th:g} ||q_perp||) = {v:.10g}")
+        acc = ", ".join(
+            f"{k} = {v:.2g}" if isinstance(v, float) else f"{k} = {v}"
+            for k, v in self.accuracy.items()
+        )
+        lines.append(f"accuracy: {acc}")
+        return "\n".join(lines)
+
+
+def exact_tails(
+    model: str,
+    n: int,
+    eps: float,
+    x: list[float] | str = (1.0,),
+    *,
+    thetas: list[float] | str = (),
+    arrival_pmf: list[float] | None = None,
+    service_pmf: list[float] | None = None,
+    max_phases: int | None = None,
+) -> TailReport:
+    """Exact tail statistics of ``model`` (``"jsq"``, ``"mmn"`` or ``"ssq"``).
+
+    Parameters
+    ----------
+    n:
+        Servers (JSQ, M/M/n); for the SSQ, the size of the default binomial
+        family (:func:`numeric.tails.ssq.binomial_pmfs`) when no pmfs are given.
+    eps:
+        ``1 - rho`` in ``(0, 1)``; for the SSQ with explicit pmfs it is derived
+        from them and ``eps`` must be ``None``.
+    x:
+        Points ``x >= 0`` for ``P(eps X > x)``.
+    thetas:
+        JSQ only: points for ``E exp(theta ||q_perp||)``.
+    arrival_pmf, service_pmf:
+        SSQ only: explicit pmfs (both or neither).
+    max_phases:
+        JSQ only: cap on the QBD phase space.
+    """
+    if model not in MODELS:
+        raise ParameterError(f"model must be one of {', '.join(MODELS)}, got {model!r}.")
+    n = check_n(n)
+    xs = check_nonnegative_list("x", x)
+    ths = check_nonnegative_list("theta", thetas)
+    if ths and model != "jsq":
+        raise ParameterError("theta is only defined for --model jsq (q_perp of Proposition 3).")
+    if (arrival_pmf is None) != (service_pmf is None):
+        raise ParameterError("arrival_pmf and service_pmf must be given together.")
+    if arrival_pmf is not None and model != "ssq":
+        raise ParameterError("arrival_pmf and service_pmf are only used with model ssq.")
+    kw: dict[str, Any] = {}
+    if model == "ssq":
+        from numeric.tails.ssq import MAX_SUPPORT, binomial_pmfs, solve_ssq
+
+        if arrival_pmf is None:
+            eps = check_eps(eps)
+            if n + 1 > MAX_SUPPORT:
+                raise ParameterError(
+                    f"n must be <= {MAX_SUPPORT - 1} for the default SSQ family "
+                    f"(binomial pmfs on 0..n), got {n}."
+                )
+            arrival_pmf, service_pmf = binomial_pmfs(n, eps)
+        elif eps is not None:
+            raise ParameterError(
+                "eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s)."
+            )
+        sol = solve_ssq(arrival_pmf, service_pmf)
+        eps = sol.eps
+        law = sol.law
+        m = sol.limit_mean
+        decay = sol.cramer_root
+        kw["accuracy"] = dict(
+            method="roots",
+            balance_residual=sol.balance_residual,
+            mass_residual=sol.mass_residual,
+            imaginary_residual=sol.imaginary_residual,
+            cramer_exponent=sol.cramer_exponent,
+            drift=sol.drift,
+        )
+    elif model == "mmn":
+        from numeric.tails.mmn import mmn_law
+
+        eps = check_eps(eps)
+        law = mmn_law(n, eps)
+        m = 1.0
+        decay = 1.0 - eps
+        kw["accuracy"] = dict(
+            method="closed form (Erlang C)", mass_residual=abs(law.total_mass() - 1.0)
+        )
+    else:
+        from numeric.tails.jsq_qbd import MAX_PHASES, solve_jsq
+
+        eps = check_eps(eps)
+        sol = solve_jsq(n, eps, thetas=ths, max_phases=max_phases or MAX_PHASES)
+        law = sol.law
+        m = 1.0
+        decay = 1.0 - eps
+        kw.update(
+            level_decay=sol.level_decay,
+            perp_second_moment=sol.perp_second_moment(),
+            thetas=ths,
+            perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
+        )
+        kw["accuracy"] = dict(
+            method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
+            D=sol.D,
+            phases=sol.phases,
+            boundary_mass=sol.boundary_mass,
+            truncation_change=sol.truncation_change,
+            residual_R=sol.qbd.residual_R,
+            residual_boundary=sol.qbd.residual_boundary,
+            tail_ratio_residual=sol.tail_ratio_residual,
+            mass_residual=sol.mass_residual,
+            seconds=sol.seconds,
+        )
+    dist, at = law.sup_distance(eps, m)
+    return TailReport(
+        model=model,
+        n=n,
+        eps=float(eps),
+        x=xs,
+        tail=[float(v) for v in law.tail(np.asarray(xs), eps)],
+        scaled_mean=law.scaled_mean(eps),
+        limit_mean=float(m),
+        sup_distance=dist,
+        sup_distance_at=at,
+        decay_factor=float(decay),
+        scaled_decay_rate=float(-np.log(decay) / eps),
+        law=law,
+        **kw,
+    )

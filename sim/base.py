@@ -1,0 +1,237 @@
+"""What a simulator of a finite-N model is: its interface, its result, its registry.
+
+Every simulator of mfstein estimates stationary time averages of the finite-N
+chain of a density-dependent population process (Section 3 of "Beyond
+Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model
+in Heavy-Traffic") by batch means over independent replications
+(:mod:`sim.stats`, :mod:`sim.runner`).  Like PySB's ``SimulatorBase``, a
+:class:`Simulator` is built for one model and its parameters, says what it
+supports (:attr:`Simulator.capabilities`), and ``run`` returns one result type,
+:class:`ModelSimulationResult`, whatever the engine.
+
+Engines:
+
+``generic``      :class:`sim.generic.GenericSimulator`: any model, compiled
+                 from its generated kernels (``JUMPS``, ``rates_into``);
+``supermarket``  :class:`sim.generic.SupermarketFastPath`: the aggregated
+                 simulator of :mod:`sim.aggregated`, registered as the fast
+                 path of the supermarket family (models whose
+                 ``info.fast_path`` is ``"supermarket"``).
+
+:func:`register_simulator` adds a fast path; :func:`choose` picks the engine
+for a model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from mfstein.errors import ParameterError
+
+#: Capabilities a simulator may declare.
+CAPABILITIES = (
+    "any-model",  # runs any derive.Model
+    "workers",  # local worker processes
+    "dask",  # a Dask scheduler
+    "checkpoint",  # resumable JSON checkpoints, identical to an uninterrupted run
+    "interrupt",  # Ctrl-C keeps completed batches
+    "marginals",  # marginal pmfs P(n_k = j)
+    "conservation",  # models with conservation laws
+)
+
+
+@dataclass
+class ModelSimulationResult:
+    """Estimates of one simulated model, each an :class:`sim.stats.Estimate` (95% CI).
+
+    Attributes
+    ----------
+    model, simulator, N, params, b:
+        The system and the engine that ran it.
+    s_star:
+        The centre ``s*`` (mean-field fixed point of :func:`numeric.solve`).
+    n_mse, mean, n_bias, n_cov:
+        ``N E||S - s*||^2``, ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``.
+    marginal_pmf:
+        ``P(n_k = j)`` as an Estimate of shape ``(b, m)``, or ``None``.
+    queue_length_pmf, mean_jobs, blocking:
+        For the queueing (monotone) models; ``None`` otherwise.
+    events, events_per_second:
+        Jumps simulated and jumps per second per core (CPU time).
+    complete, interrupted:
+        Whether every batch ran; whether Ctrl-C stopped the run.
+    """
+
+    model: str
+    simulator: str
+    N: int
+    params: dict[str, str]
+    b: int
+    steps: int
+    reps: int
+    seed: int
+    batches: int
+    warmup: int
+    s_star: list[float]
+    start: list[int]
+    n_mse: Any
+    mean: Any
+    n_bias: Any
+    n_cov: Any
+    marginal_pmf: Any
+    queue_length_pmf: Any
+    mean_jobs: Any
+    blocking: Any
+    events: int
+    events_per_second: float
+    wall_seconds: float
+    complete: bool
+    interrupted: bool
+    lag1_autocorrelation: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The CLI's JSON object, with the keys of ``mfstein simulate --json``."""
+        from sim.stats import _plain
+
+        def est(e: Any) -> Any:
+            return None if e is None else e.to_json()
+
+        return {
+            "model": self.model,
+            "simulator": self.simulator,
+            "N": self.N,
+            "params": self.params,
+            "b": self.b,
+            "steps": self.steps,
+            "reps": self.reps,
+            "seed": self.seed,
+            "batches": self.batches,
+            "warmup": self.warmup,
+            "s_star": self.s_star,
+            "start": self.start,
+            "n_mse": self.n_mse.to_json(),
+            "mean": _plain(self.mean.mean),
+            "mean_ci95": _plain(self.mean.ci95),
+            "n_bias": _plain(self.n_bias.mean),
+            "n_bias_ci95": _plain(self.n_bias.ci95),
+            "n_cov": self.n_cov.to_json(),
+            "marginal_pmf": est(self.marginal_pmf),
+            "queue_length_pmf": est(self.queue_length_pmf),
+            "mean_jobs": est(self.mean_jobs),
+            "blocking": None if self.blocking is None else float(self.blocking.mean),
+            "blocking_ci95": None if self.blocking is None else float(self.blocking.ci95),
+            "events": self.events,
+            "events_per_second": self.events_per_second,
+            "wall_seconds": self.wall_seconds,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
+            "lag1_autocorrelation": self.lag1_autocorrelation,
+            "warnings": self.warnings,
+        }
+
+
+class Simulator:
+    """Interface of a simulator of one model at one parameter point.
+
+    Subclasses set :attr:`name` and :attr:`capabilities` and implement
+    :meth:`run`.  The constructor validates everything (one-sentence
+    :class:`mfstein.errors.ParameterError` on bad input) so that ``run`` only
+    simulates.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`.
+    N:
+        Population size (servers), ``N >= 1``.
+    params:
+        Parameter name -> value.
+    start:
+        Initial state in fractions (fixes the conservation laws); default the
+        model's reference point.
+    truncation:
+        For unbounded state spaces: ``n_k <= floor(N truncation)``.
+    """
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(
+        self,
+        model: Any,
+        N: int,
+        params: Mapping[str, Any] | None = None,
+        *,
+        start: Sequence[Any] | str | None = None,
+        truncation: Any = None,
+    ) -> None:
+        self.model = model
+        self.N = N
+        self.params = dict(params or {})
+        self.start = start
+        self.truncation = truncation
+
+    def supports(self, feature: str) -> bool:
+        """Whether this simulator has the capability ``feature`` (:data:`CAPABILITIES`)."""
+        return feature in self.capabilities
+
+    @classmethod
+    def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
+        """Whether this engine can run ``model`` (a fast path checks its structure)."""
+        return "any-model" in cls.capabilities
+
+    def run(
+        self,
+        *,
+        steps: int = 10**7,
+        reps: int = 4,
+        seed: int = 0,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        batches: int = 20,
+        warmup_fraction: float = 0.1,
+        progress: bool = False,
+        max_units: int | None = None,
+    ) -> ModelSimulationResult:
+        """Simulate and estimate (see :func:`sim.api.simulate` for the arguments)."""
+        raise NotImplementedError
+
+
+#: Fast paths: ``ModelInfo.fast_path`` name -> simulator class.
+FAST_SIMULATORS: dict[str, type[Simulator]] = {}
+
+
+def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
+    """Use ``cls`` for models whose ``info.fast_path`` is ``fast_path`` (when it accepts them)."""
+    if not issubclass(cls, Simulator):
+        raise ParameterError(f"a simulator must subclass sim.base.Simulator, got {cls!r}.")
+    FAST_SIMULATORS[fast_path] = cls
+
+
+#: Values of ``simulator=`` in :func:`sim.generic.simulate_model`.
+CHOICES = ("auto", "generic", "fast")
+
+
+def choose(model: Any, params: Mapping[str, Any], simulator: str = "auto") -> type[Simulator]:
+    """The engine for ``model``: its registered fast path when ``simulator`` is
+    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic one."""
+    from sim.generic import GenericSimulator
+
+    if simulator not in CHOICES:
+        raise ParameterError(f"simulator must be one of {', '.join(CHOICES)}, got {simulator!r}.")
+    if simulator == "generic":
+        return GenericSimulator
+    fast = FAST_SIMULATORS.get(model.info.fast_path or "")
+    if fast is not None and fast.accepts(model, params):
+        return fast
+    if simulator == "fast":
+        raise ParameterError(
+            f"model {model.name} has no fast-path simulator for these parameters; "
+            "use simulator='auto' or 'generic'."
+        )
+    return GenericSimulator

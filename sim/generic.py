@@ -1,0 +1,589 @@
+"""Simulation of any model: the generic simulator and the supermarket fast path.
+
+``simulate_model(model, N, params, ...)`` estimates the stationary statistics
+of the finite-N chain ``n -> n + l`` at rate ``N beta_l(n / N)`` (Section 3 of
+"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
+Model in Heavy-Traffic") -- the same statistics as :func:`numeric.exact.solve`:
+``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``, ``N E||S - s*||^2``, the marginal
+pmfs, and for the queueing models the queue-length pmf, the mean number of
+jobs and the blocking fraction -- each with a 95% batch-means confidence
+interval (:mod:`sim.stats`).
+
+Engines (:mod:`sim.base`):
+
+* :class:`GenericSimulator` runs the jump chain with exact holding-time
+  weighting (:mod:`sim.generic_kernels`), compiled from the model's generated
+  kernels (``JUMPS``, ``rates_into``);
+* :class:`SupermarketFastPath` runs the supermarket family (and JSQ(L) of C.
+  Graham, "Functional central limit theorems for a large network in which
+  customers join the shortest of several queues") on the aggregated simulator
+  :mod:`sim.aggregated`.  A service rate ``mu != 1`` only rescales time, so
+  the stationary law is that of the ``mu = 1`` chain with ``lam / mu``.
+
+Both use the machinery of :mod:`sim.runner`: replications seeded from
+``SeedSequence(seed).spawn(reps)``, local workers or a Dask scheduler, a tqdm
+bar, Ctrl-C keeping completed batches, and ``checkpoint`` files from which a
+run resumes with the numbers of an uninterrupted run.  Workers find the
+model's compiled kernel module in the kernel cache (``$MFSTEIN_CACHE_DIR``; on
+a Dask cluster it must be shared).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import ParameterError, check_int
+from sim.base import ModelSimulationResult, Simulator, choose, register_simulator
+
+#: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
+MAX_HIST = 100_000
+#: Blocking fraction above which a warning is given (as in :mod:`sim.api`).
+BLOCKING_WARN = 1e-3
+
+
+@dataclass(frozen=True)
+class GenericSpec:
+    """Everything a worker needs to simulate one model (JSON-ready, picklable).
+
+    Attributes
+    ----------
+    model:
+        The model's name (for messages and checkpoints).
+    kernel, update:
+        File stems of the model's generated numba kernel module and of its
+        incremental update kernel (:func:`sim.generic_kernels.update_module`) in
+        the kernel cache (each embeds a digest of the model and of its generator).
+    N, b:
+        Population size and dimension.
+    params:
+        Parameter values (float64, kernel order).
+    jumps:
+        The jump vectors (``JUMPS``).
+    s_star:
+        The centre ``s*``.
+    start:
+        Initial counts of every replication.
+    kind, upper, total:
+        Lattice bounds (:mod:`numeric.exact.lattice` codes).
+    thin_bits, hist_len:
+        Thinning exponent of the second moments; values per coordinate kept for
+        the marginal pmfs (``0``: none).
+    """
+
+    model: str
+    kernel: str
+    update: str
+    N: int
+    b: int
+    params: tuple[float, ...]
+    jumps: tuple[tuple[int, ...], ...]
+    s_star: tuple[float, ...]
+    start: tuple[int, ...]
+    kind: int
+    upper: int
+    total: int
+    thin_bits: int
+    hist_len: int
+
+
+_MODULES: dict[str, Any] = {}
+
+
+def _kernel_module(name: str) -> Any:
+    """The compiled kernel module ``name`` (already loaded, or from the kernel cache)."""
+    mod = _MODULES.get(name) or sys.modules.get(f"mfstein_{name}")
+    if mod is None:
+        from derive.kernels import cache_dir
+
+        path = cache_dir() / f"{name}.py"
+        if not path.is_file():
+            raise ParameterError(
+                f"the kernel module {path} is missing on this worker; share the kernel "
+                "cache ($MFSTEIN_CACHE_DIR) with the workers."
+            )
+        spec = importlib.util.spec_from_file_location(f"mfstein_{name}", path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+    _MODULES[name] = mod
+    return mod
+
+
+def _sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
+    J = np.asarray(jumps, dtype=np.int64)
+    nt, _b = J.shape
+    width = max(1, int((J != 0).sum(axis=1).max()) if nt else 1)
+    jk = np.zeros((nt, width), dtype=np.int64)
+    jv = np.zeros((nt, width), dtype=np.int64)
+    jl = np.zeros(nt, dtype=np.int64)
+    for t in range(nt):
+        nz = np.flatnonzero(J[t])
+        jl[t] = nz.shape[0]
+        jk[t, : nz.shape[0]] = nz
+        jv[t, : nz.shape[0]] = J[t, nz]
+    up = (J.sum(axis=1) > 0).astype(np.int64)
+    return jk, jv, jl, up
+
+
+def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
+    """A replication's initial state: the start counts and its RNG state."""
+    return {
+        "rng": np.asarray(rng, dtype=np.uint64).copy(),
+        "n": np.asarray(spec.start, dtype=np.int64),
+    }
+
+
+def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
+    """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
+
+    ``sums``: ``scalars`` (:mod:`sim.generic_kernels` layout), ``mean``
+    (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
+    ``hist`` (time at each value of each coordinate) and ``seconds`` (CPU time).
+    """
+    from sim.generic_kernels import load_update, run_chain
+
+    mod = _kernel_module(spec.kernel)
+    upd = load_update(spec.update)
+    jk, jv, jl, up = _sparse_jumps(spec.jumps)
+    b = spec.b
+    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
+    corr = np.zeros(b)
+    cov = np.zeros((b, b))
+    hist = np.zeros((b, spec.hist_len))
+    t0 = time.process_time()
+    scalars = run_chain(
+        mod.rates_into,
+        upd.update_into,
+        np.asarray(upd.DEPS_PTR, dtype=np.int64),
+        np.asarray(upd.DEPS_IDX, dtype=np.int64),
+        np.asarray(spec.params, dtype=np.float64),
+        new["n"],
+        spec.N,
+        jk,
+        jv,
+        jl,
+        up,
+        spec.N * np.asarray(spec.s_star, dtype=np.float64),
+        new["rng"],
+        int(steps),
+        spec.thin_bits,
+        spec.kind,
+        spec.upper,
+        spec.total,
+        corr,
+        cov,
+        hist,
+    )
+    seconds = time.process_time() - t0
+    mean = new["n"] * scalars[0] - corr
+    return new, {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
+
+
+def _run_args(
+    steps: int, reps: int, seed: int, batches: int, workers: int | None, warmup_fraction: float
+) -> tuple[int, int, int, int, int]:
+    steps = check_int("steps", steps, 1)
+    reps = check_int("reps", reps, 1)
+    seed = check_int("seed", seed, 0)
+    batches = check_int("batches", batches, 2)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, reps)
+    workers = check_int("workers", workers, 1)
+    if not 0.0 <= float(warmup_fraction) < 1.0:
+        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    return steps, reps, seed, batches, workers
+
+
+class GenericSimulator(Simulator):
+    """Any model's jump chain, compiled from its generated kernels (module docstring)."""
+
+    name = "generic"
+    capabilities = frozenset(
+        {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
+    )
+
+    def __init__(
+        self,
+        model: Any,
+        N: int,
+        params: Mapping[str, Any] | None = None,
+        *,
+        start: Sequence[Any] | str | None = None,
+        truncation: Any = None,
+    ) -> None:
+        import mpmath
+
+        from numeric.exact.general import _mean_field, prepare
+        from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
+        from numeric.general import start_point
+        from sim.aggregated import thin_bits
+        from sim.generic_kernels import update_module
+
+        model, given, values = prepare(model, check_int("N", N, 1, 2**40), params)
+        super().__init__(model, int(N), given, start=start, truncation=truncation)
+        N = int(N)
+        kern = model.kernels("numba")
+        with mpmath.workdps(30):
+            s0 = start_point(model, start, values)
+        lattice = make_lattice(model, N, truncation)
+        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+        self.notes = [note] if note else []
+        s_star = [float(v) for v in mf.s_star]
+        init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")
+        hist_len = lattice.upper + 1 if model.b * (lattice.upper + 1) <= MAX_HIST else 0
+        self.lattice = lattice
+        update, _ = update_module(model)
+        self.spec = GenericSpec(
+            model=model.name,
+            kernel=Path(kern.path).stem,
+            update=update,
+            N=N,
+            b=model.b,
+            params=tuple(float(values[str(q)]) for q in model.params),
+            jumps=tuple(tuple(int(x) for x in row) for row in kern.jumps),
+            s_star=tuple(s_star),
+            start=tuple(int(x) for x in init),
+            kind=KIND_CODES[lattice.kind],
+            upper=int(lattice.upper),
+            total=int(lattice.total),
+            thin_bits=thin_bits(model.b),
+            hist_len=hist_len,
+        )
+        _MODULES[self.spec.kernel] = kern.module
+
+    def run(
+        self,
+        *,
+        steps: int = 10**7,
+        reps: int = 4,
+        seed: int = 0,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        batches: int = 20,
+        warmup_fraction: float = 0.1,
+        progress: bool = False,
+        max_units: int | None = None,
+    ) -> ModelSimulationResult:
+        """Run the replications (:func:`sim.runner.run`) and pool their batches."""
+        from sim import runner
+
+        steps, reps, seed, batches, workers = _run_args(
+            steps, reps, seed, batches, workers, warmup_fraction
+        )
+        plan = runner.Plan.make(steps, batches, float(warmup_fraction))
+        out = runner.run(
+            self.spec,
+            plan,
+            reps=reps,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+            progress=progress,
+            max_units=max_units,
+            advance=advance,
+            fresh_state=fresh_state,
+        )
+        return self._summarise(out, steps=steps, reps=reps, seed=seed)
+
+    def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> ModelSimulationResult:
+        from sim import stats
+        from sim.generic_kernels import EVENTS, REJECTED, SUMSQ, THIN_TIME, TIME, UP
+
+        spec = self.spec
+        batches = [s for r in out.reps for s in r.batches]
+        if not batches:
+            raise ParameterError(
+                "steps is too small (or the run stopped too early) to complete one batch; "
+                "increase steps."
+            )
+        N, b = spec.N, spec.b
+        s_star = np.asarray(spec.s_star)
+        sc = np.array([s["scalars"] for s in batches])
+        T = sc[:, TIME]
+        if not (T > 0).all():
+            raise ParameterError(
+                f"the chain of model {spec.model} reached an absorbing state (no transition "
+                "of positive rate); it has no stationary law to estimate."
+            )
+        mean_n = np.array([s["mean"] for s in batches])
+        n_mse = stats.ratio(sc[:, SUMSQ] / N, T)
+        mean = stats.ratio(mean_n / N, T)
+        n_bias = stats.Estimate(N * (mean.mean - s_star), N * mean.ci95)
+        covs = []
+        for s, ti, Ti in zip(batches, sc[:, THIN_TIME], T, strict=True):
+            upper = np.triu(s["cov"])
+            second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
+            m = s["mean"] / Ti
+            covs.append((second - np.outer(m, m)) / N)
+        n_cov = stats.batch_means(np.array(covs))
+        marg = None
+        if spec.hist_len:
+            marg = stats.ratio(np.array([s["hist"] for s in batches]), T)
+        pmf = mean_jobs = blocking = None
+        if spec.kind == 0:
+            padded = np.concatenate([T[:, None] * N, mean_n, np.zeros((len(T), 1))], axis=1)
+            pmf = stats.ratio((padded[:, :-1] - padded[:, 1:]) / N, T)
+            mean_jobs = stats.ratio(mean_n.sum(axis=1) / N, T)
+        arrival = self.model.structure("arrival")
+        warnings: list[str] = list(self.notes)
+        if arrival and arrival in self.params:
+            rate = float(Fraction(str(self.params[arrival]).strip()))
+            accepted = stats.ratio(sc[:, UP], T)
+            blocking = stats.Estimate(1.0 - accepted.mean / rate, accepted.ci95 / rate)
+            if float(blocking.mean) > BLOCKING_WARN:
+                warnings.append(
+                    f"blocking fraction {float(blocking.mean):.2e} exceeds {BLOCKING_WARN:g}: "
+                    f"the buffer b = {b} is too small for this finite system; increase b."
+                )
+        rejected = int(sc[:, REJECTED].sum())
+        if rejected:
+            warnings.append(
+                f"{rejected} jumps would have left the lattice and were rejected (round-off "
+                "of an exactly zero intensity, or the guard of an unbounded state space)."
+            )
+        if not out.complete:
+            warnings.append(
+                f"run incomplete: {len(batches)} of {reps * out.plan.batches} batches completed"
+                + (" (interrupted)" if out.interrupted else "")
+                + "; estimates use the completed batches."
+            )
+        rho = stats.lag1_autocorrelation(sc[:, SUMSQ], T)
+        if len(batches) >= 10 and rho > 0.3:
+            warnings.append(
+                f"batch means of N||S - s*||^2 are correlated (lag-1 autocorrelation {rho:.2f}); "
+                "the confidence intervals are too narrow: increase steps."
+            )
+        events = int(sc[:, EVENTS].sum())
+        seconds = sum(s["seconds"] for s in batches)
+        return ModelSimulationResult(
+            model=spec.model,
+            simulator=self.name,
+            N=N,
+            params={k: str(v) for k, v in self.params.items()},
+            b=b,
+            steps=steps,
+            reps=reps,
+            seed=seed,
+            batches=out.plan.batches,
+            warmup=out.plan.warmup,
+            s_star=[float(x) for x in s_star],
+            start=list(spec.start),
+            n_mse=n_mse,
+            mean=mean,
+            n_bias=n_bias,
+            n_cov=n_cov,
+            marginal_pmf=marg,
+            queue_length_pmf=pmf,
+            mean_jobs=mean_jobs,
+            blocking=blocking,
+            events=events,
+            events_per_second=events / seconds if seconds > 0 else float("nan"),
+            wall_seconds=out.wall_seconds,
+            complete=out.complete,
+            interrupted=out.interrupted,
+            lag1_autocorrelation=rho,
+            warnings=warnings,
+        )
+
+
+class SupermarketFastPath(Simulator):
+    """The supermarket family on the aggregated simulator (:func:`sim.api.simulate`).
+
+    Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
+    service rate or a service-rate parameter; runs the ``mu = 1`` chain with
+    arrival rate ``lam / mu`` (the same stationary law: the generator is
+    ``mu`` times that chain's generator).
+    """
+
+    name = "supermarket"
+    capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
+
+    @classmethod
+    def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
+        st = model.info.structure
+        return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.b <= 200
+
+    def __init__(
+        self,
+        model: Any,
+        N: int,
+        params: Mapping[str, Any] | None = None,
+        *,
+        start: Sequence[Any] | str | None = None,
+        truncation: Any = None,
+    ) -> None:
+        import mpmath
+
+        from numeric.exact.general import prepare
+        from numeric.exact.lattice import to_fraction
+
+        if start is not None or truncation is not None:
+            raise ParameterError(
+                "the supermarket fast path starts at N s* and has no truncation; use "
+                "simulator='generic' to give a start or a truncation."
+            )
+        model, given, values = prepare(model, check_int("N", N, 1, 2**31), params)
+        super().__init__(model, int(N), given)
+        st = model.info.structure
+        service = st.get("service")
+        with mpmath.workdps(40):
+            lam = values[st["arrival"]]
+            if service:
+                mu = values[service]
+            else:
+                f = to_fraction("mu", st["mu"])
+                if f is None:
+                    raise ParameterError(f"mu must be a positive number, got {st['mu']!r}.")
+                mu = mpmath.mpf(f.numerator) / f.denominator
+            self.lam_text = mpmath.nstr(lam / mu, 30)
+        self.d = int(st["d"])
+        self.replacement = bool(st["replacement"])
+
+    def run(
+        self,
+        *,
+        steps: int = 10**7,
+        reps: int = 4,
+        seed: int = 0,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        batches: int = 20,
+        warmup_fraction: float = 0.1,
+        progress: bool = False,
+        max_units: int | None = None,
+    ) -> ModelSimulationResult:
+        """Run :func:`sim.api.simulate` and return its estimates as a model result."""
+        from sim.api import simulate
+
+        r = simulate(
+            self.N,
+            self.lam_text,
+            self.model.b,
+            self.d,
+            replacement=self.replacement,
+            steps=steps,
+            reps=reps,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+            batches=batches,
+            warmup_fraction=warmup_fraction,
+            progress=progress,
+            max_units=max_units,
+        )
+        return ModelSimulationResult(
+            model=self.model.name,
+            simulator=self.name,
+            N=r.N,
+            params={k: str(v) for k, v in self.params.items()},
+            b=r.b,
+            steps=r.steps,
+            reps=r.reps,
+            seed=r.seed,
+            batches=r.batches,
+            warmup=r.warmup,
+            s_star=list(r.s_star),
+            start=[round(self.N * x) for x in r.s_star],
+            n_mse=r.n_mse,
+            mean=r.mean,
+            n_bias=r.n_bias,
+            n_cov=r.n_cov,
+            marginal_pmf=None,
+            queue_length_pmf=r.queue_length_pmf,
+            mean_jobs=r.mean_jobs,
+            blocking=r.blocking,
+            events=r.events,
+            events_per_second=r.events_per_second,
+            wall_seconds=r.wall_seconds,
+            complete=r.complete,
+            interrupted=r.interrupted,
+            lag1_autocorrelation=r.lag1_autocorrelation,
+            warnings=list(r.warnings),
+        )
+
+
+register_simulator("supermarket", SupermarketFastPath)
+
+
+def simulate_model(
+    model: Any,
+    N: int,
+    params: Mapping[str, Any] | None = None,
+    *,
+    simulator: str = "auto",
+    start: Sequence[Any] | str | None = None,
+    truncation: Any = None,
+    steps: int = 10**7,
+    reps: int = 4,
+    seed: int = 0,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    batches: int = 20,
+    warmup_fraction: float = 0.1,
+    progress: bool = False,
+    max_units: int | None = None,
+) -> ModelSimulationResult:
+    """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
+    N:
+        Population size, ``N >= 1`` (the model's own range for an ``N`` parameter).
+    params:
+        Parameter name -> value.
+    simulator:
+        ``"auto"`` (the model's registered fast path when it accepts the model
+        and no start/truncation is given, else generic), ``"generic"`` or ``"fast"``.
+    start, truncation:
+        Initial state in fractions (fixes the conservation laws; the chain then
+        starts at the lattice point nearest ``N s*``) and the truncation of an
+        unbounded state space (see :func:`numeric.exact.solve`).
+    steps, reps, seed, workers, scheduler, checkpoint, batches, warmup_fraction, progress,
+    max_units:
+        As in :func:`sim.api.simulate`; ``steps`` counts jumps of the chain.
+
+    Returns
+    -------
+    ModelSimulationResult
+    """
+    from derive.model import Model
+
+    if isinstance(model, Model) and simulator == "auto" and (start or truncation is not None):
+        simulator = "generic"
+    if not isinstance(model, Model):
+        from numeric.exact.general import prepare
+
+        prepare(model, N, params)  # the one-sentence refusal of a non-model
+    cls = choose(model, params or {}, simulator)
+    sim = cls(model, N, params, start=start, truncation=truncation)
+    return sim.run(
+        steps=steps,
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        batches=batches,
+        warmup_fraction=warmup_fraction,
+        progress=progress,
+        max_units=max_units,
+    )

@@ -1,0 +1,700 @@
+"""Simulation of the Persistent-Idle (PI) policy under batch arrivals and random capacities.
+
+Model and policies are those of "On the Persistent-Idle Load Distribution Policy
+Under Batch Arrivals and Random Service Capacity": ``n`` servers in discrete time,
+i.i.d. batches ``a(t)`` with ``P(a = 0) > 0``, i.i.d. capacities ``s_i(t) >= 1``;
+
+* ``"pi"``: eq. (4), ``Q_i(t) = [Q_i(t-1) + a(t) 1{LI(t) = i} - s_i(t)]^+`` with
+  ``LI(t)`` uniform on ``I(t-1)`` (eq. (3)) when some server is idle, else
+  ``LI(t) = LI(t-1)``;
+* ``"pi-split"``: eq. (9), the batch split over the idle servers by a rule ``f``
+  satisfying (7) and (8) (default: equal shares, the remainder one job each to a
+  uniformly chosen subset of the idle servers);
+* ``"jiq"``, ``"jsq"``, ``"random"`` for comparison (whole batch to one server).
+
+The compiled loop is :func:`sim.pi_kernels.run_slots`.  Replications, workers,
+the progress bar, Ctrl-C handling and checkpoints reuse :mod:`sim.runner`'s
+pieces; seeds come from :func:`sim.rng.seed_states` (one
+``SeedSequence(seed).spawn(reps)`` child per replication feeding a xoshiro256**
+stream), and confidence intervals are :mod:`sim.stats`'s batch means over the
+pooled batches of all replications.  Every number is a function of ``seed``
+(and the parameters) only, whatever the number of workers or interruptions.
+
+>>> r = simulate_pi("0:.4,2:.2,4:.3,6:.1", ["1:1", "1:.5,2:.3,3:.2"],
+...                 slots=10**6, reps=2, seed=1)                    # doctest: +SKIP
+>>> r.mean_total.mean, r.mean_total.ci95                             # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import ParameterError, check_int
+from sim import pi_kernels as K
+from sim import runner, stats
+from sim.pi_model import PIModel, check_load, make_model
+from sim.rng import seed_states
+
+#: Checkpoint format of this simulator (part of the run's configuration).
+CHECKPOINT_KIND = "pi-v1"
+#: Origins the path-bound check may hold while waiting for ``Omega`` (see pi_kernels).
+PENDING_CAPACITY = 1 << 14
+#: Lag-1 autocorrelation of the batch means of ``Q_total`` above which a warning is given.
+AUTOCORR_WARN = 0.3
+
+#: Counters accumulated over the whole path of a replication (warm-up included).
+PATH_COUNTERS = (
+    K.BOUND_CHECKS,
+    K.BOUND_VIOL,
+    K.EQ37_VIOL,
+    K.EQ37_VIOL_PROOF,
+    K.UNCHECKED,
+    K.BUSY_WHILE_IDLE,
+)
+
+SplitRule = Callable[[np.ndarray, int, float, np.ndarray], None]
+
+
+@dataclass(frozen=True)
+class PISpec:
+    """Everything a worker needs to simulate one system (hashable, picklable).
+
+    Attributes
+    ----------
+    model:
+        The validated model (:func:`sim.pi_model.make_model`).
+    policy:
+        One of :data:`sim.pi_kernels.POLICIES`.
+    check_bound:
+        Evaluate the path-bound counters (eq. (37)).
+    rule_name:
+        ``"module:function"`` of a user split rule, or ``""`` for the default.
+    """
+
+    model: PIModel
+    policy: str
+    check_bound: bool = True
+    rule_name: str = ""
+
+    def config(self) -> dict[str, Any]:
+        """The JSON description a checkpoint is matched against."""
+        return {
+            "kind": CHECKPOINT_KIND,
+            "model": self.model.to_json(),
+            "policy": self.policy,
+            "check_bound": self.check_bound,
+            "split_rule": self.rule_name,
+        }
+
+
+def _rule_name(rule: Any) -> str:
+    fn = getattr(rule, "py_func", rule)
+    return f"{fn.__module__}:{fn.__qualname__}"
+
+
+def load_rule(name: str) -> SplitRule:
+    """Import a split rule given as ``"module:function"`` and compile it with numba if needed.
+
+    Raises
+    ------
+    ParameterError
+        The name does not resolve to a callable.
+    """
+    import numba
+
+    mod, _, attr = name.partition(":")
+    try:
+        obj: Any = importlib.import_module(mod)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError, ValueError):
+        raise ParameterError(
+            f"split-rule must name an importable function as module:function, got {name!r}."
+        ) from None
+    if not callable(obj):
+        raise ParameterError(f"split-rule must name a callable, got {name!r}.")
+    if not hasattr(obj, "py_func"):
+        obj = numba.njit(obj)
+    return obj
+
+
+@lru_cache(maxsize=16)
+def _tables(model: PIModel) -> dict[str, np.ndarray]:
+    """Alias tables of the batch pmf and of every server's capacity pmf."""
+    a_thr, a_alias = K.alias_table(model.arrivals.probs)
+    width = max(len(s.values) for s in model.services)
+    n = model.n
+    s_val = np.zeros((n, width), dtype=np.int64)
+    s_thr = np.ones((n, width))
+    s_alias = np.zeros((n, width), dtype=np.int64)
+    s_k = np.zeros(n, dtype=np.int64)
+    for i, s in enumerate(model.services):
+        k = len(s.values)
+        thr, alias = K.alias_table(s.probs)
+        s_val[i, :k] = s.values
+        s_thr[i, :k] = thr
+        s_alias[i, :k] = alias
+        s_k[i] = k
+    return {
+        "a_val": np.asarray(model.arrivals.values, dtype=np.int64),
+        "a_thr": a_thr,
+        "a_alias": a_alias,
+        "s_val": s_val,
+        "s_thr": s_thr,
+        "s_alias": s_alias,
+        "s_k": s_k,
+    }
+
+
+_RULES: dict[str, SplitRule] = {}
+
+
+def _rule(spec: PISpec) -> tuple[bool, SplitRule]:
+    if not spec.rule_name:
+        return False, K.no_rule
+    if spec.rule_name not in _RULES:
+        _RULES[spec.rule_name] = load_rule(spec.rule_name)
+    return True, _RULES[spec.rule_name]
+
+
+def fresh_state(spec: PISpec, rng: np.ndarray) -> dict:
+    """An empty system, ``X(0) = (0, ..., 0, 1)`` (server 1 is ``LI(0)``), RNG state ``rng``."""
+    chain = np.zeros(4, dtype=np.int64)
+    return {
+        "rng": np.asarray(rng, dtype=np.uint64).copy(),
+        "q": np.zeros(spec.model.n, dtype=np.int64),
+        "chain": chain,
+        "pending": np.zeros((0, K.PENDING_COLUMNS), dtype=np.int64),
+        "counters": np.zeros(len(PATH_COUNTERS), dtype=np.int64),
+    }
+
+
+def advance(spec: PISpec, state: dict, steps: int) -> tuple[dict, dict]:
+    """Run ``steps`` slots from ``state`` (not modified); return ``(new_state, sums)``.
+
+    ``sums`` holds ``scalars`` (layout :data:`sim.pi_kernels.SLOTS` ...),
+    ``qsum`` and ``idle`` (per server) and ``seconds`` (CPU time of this unit).
+
+    Raises
+    ------
+    ParameterError
+        The user split rule returned an allocation violating (7) or (8).
+    """
+    t = _tables(spec.model)
+    custom, rule = _rule(spec)
+    n = spec.model.n
+    q = np.array(state["q"], dtype=np.int64)
+    chain = np.array(state["chain"], dtype=np.int64)
+    rng = np.array(state["rng"], dtype=np.uint64)
+    pending = np.zeros((PENDING_CAPACITY, K.PENDING_COLUMNS), dtype=np.int64)
+    old = np.asarray(state["pending"], dtype=np.int64).reshape(-1, K.PENDING_COLUMNS)
+    pending[: len(old)] = old
+    chain[K.NPEND] = len(old)
+    scal = np.zeros(K.N_SCALARS, dtype=np.int64)
+    qsum = np.zeros(n, dtype=np.int64)
+    idle = np.zeros(n, dtype=np.int64)
+    alloc = np.zeros(n, dtype=np.int64)
+    t0 = time.process_time()
+    status = K.run_slots(
+        K.POLICIES[spec.policy],
+        custom,
+        q,
+        chain,
+        rng,
+        int(steps),
+        t["a_val"],
+        t["a_thr"],
+        t["a_alias"],
+        t["s_val"],
+        t["s_thr"],
+        t["s_alias"],
+        t["s_k"],
+        pending,
+        spec.check_bound,
+        scal,
+        qsum,
+        idle,
+        rule,
+        alloc,
+    )
+    seconds = time.process_time() - t0
+    if status == K.RULE_VIOLATION:
+        raise ParameterError(
+            f"split-rule must satisfy eq. (7) (shares summing to the batch) and eq. (8) "
+            f"(nothing to a busy server while one is idle); for queues {q.tolist()} and "
+            f"batch {int(chain[K.BAD_BATCH])} it returned {alloc.tolist()}."
+        )
+    new = {
+        "rng": rng,
+        "q": q,
+        "chain": chain,
+        "pending": pending[: chain[K.NPEND]].copy(),
+        "counters": np.asarray(state["counters"], dtype=np.int64) + scal[list(PATH_COUNTERS)],
+    }
+    sums = {
+        "scalars": scal.astype(float),
+        "qsum": qsum.astype(float),
+        "idle": idle.astype(float),
+        "seconds": seconds,
+    }
+    return new, sums
+
+
+def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200) -> None:
+    """Call a split rule on random states with an idle server and check (7) and (8).
+
+    A quick check before a run (the simulator checks every call as well).
+
+    Raises
+    ------
+    ParameterError
+        An allocation that does not sum to the batch, is negative, or sends jobs
+        to a busy server.
+    """
+    gen = np.random.default_rng(seed)
+    n = model.n
+    sizes = [v for v in model.arrivals.values if v > 0] or [1]
+    for _ in range(trials):
+        q = gen.integers(0, 4, size=n).astype(np.int64)
+        q[gen.integers(n)] = 0
+        a = int(gen.choice(sizes))
+        out = np.zeros(n, dtype=np.int64)
+        rule(q, a, float(gen.random()), out)
+        if out.sum() != a or (out < 0).any() or (out[q > 0] != 0).any():
+            raise ParameterError(
+                f"split-rule must satisfy eq. (7) (shares summing to the batch) and eq. (8) "
+                f"(nothing to a busy server while one is idle); for queues {q.tolist()} and "
+                f"batch {a} it returned {out.tolist()}."
+            )
+
+
+def run_replications(
+    spec: PISpec,
+    plan: runner.Plan,
+    *,
+    reps: int,
+    seed: int,
+    workers: int,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = False,
+    max_units: int | None = None,
+) -> runner.RunOutput:
+    """Run (or resume) ``reps`` replications of ``spec``: warm-up, then ``plan.batches`` batches.
+
+    Uses :mod:`sim.runner`'s executors, checkpoint files (atomic, written after
+    every completed unit, resumed when the file exists and belongs to the same
+    run) and its interruption semantics: Ctrl-C keeps every completed unit and
+    returns ``interrupted=True``.  ``max_units`` stops after that many units of
+    work in this call.
+    """
+    from tqdm import tqdm
+
+    config = {**spec.config(), "plan": vars(plan), "reps": reps, "seed": seed}
+    path = Path(checkpoint) if checkpoint is not None else None
+    reps_state = runner._read_checkpoint(path, config) if path is not None else None
+    if reps_state is None:
+        reps_state = [runner.Replication(fresh_state(spec, r)) for r in seed_states(seed, reps)]
+
+    def todo(rep: runner.Replication) -> int | None:
+        if not rep.warm:
+            return plan.warmup
+        return plan.batch_len if len(rep.batches) < plan.batches else None
+
+    done = sum(int(r.warm) + len(r.batches) for r in reps_state)
+    t0 = time.perf_counter()
+    bar = tqdm(
+        total=reps * (plan.batches + 1),
+        initial=done,
+        unit="batch",
+        desc=f"simulate {spec.policy} n={spec.model.n}",
+        disable=not progress,
+        leave=False,
+    )
+    submit, wait_first, shutdown = runner._executor(workers, None, reps)
+    running: dict = {}
+    launched = 0
+    interrupted = False
+
+    def launch(i: int) -> None:
+        nonlocal launched
+        steps = todo(reps_state[i])
+        if steps is None or (max_units is not None and launched >= max_units):
+            return
+        launched += 1
+        running[submit(advance, spec, reps_state[i].state, steps)] = i
+
+    def collect(fut) -> None:
+        i = running.pop(fut)
+        new_state, sums = fut.result()
+        rep = reps_state[i]
+        if rep.warm:
+            rep.batches.append(sums)
+        rep.warm = True
+        rep.state = new_state
+        if path is not None:
+            runner._write_checkpoint(path, config, reps_state)
+        bar.update(1)
+
+    try:
+        for i in range(reps):
+            launch(i)
+        while running and not interrupted:
+            for fut in sorted(wait_first(running), key=lambda f: running[f]):
+                i = running[fut]
+                try:
+                    collect(fut)
+                except KeyboardInterrupt:
+                    interrupted = True
+                if not interrupted:
+                    launch(i)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if interrupted:
+            for fut in [f for f in running if f.done()]:
+                try:
+                    collect(fut)
+                except BaseException:  # the unit that was interrupted: nothing to keep
+                    running.pop(fut, None)
+        shutdown()
+        bar.close()
+    complete = all(todo(r) is None for r in reps_state)
+    return runner.RunOutput(reps_state, plan, complete, interrupted, time.perf_counter() - t0)
+
+
+@dataclass
+class PIResult:
+    """Estimates with 95% confidence half-widths (batch means over replications).
+
+    Attributes
+    ----------
+    mean_queue:
+        ``E[Q_i]`` per server (queues recorded at the end of a slot).
+    mean_total:
+        ``E[Q_total] = E[sum_i Q_i]``.
+    delay:
+        Mean delay in slots by Little's law, ``E[Q_total] / E[a]``: the mean number
+        of slot ends a job spends in the system (0 if served in its arrival slot).
+    p_idle:
+        ``P(Q_i = 0)`` per server.
+    messages_per_slot, messages_per_job, messages_per_batch:
+        Communication cost.  PI, PI-Split and JIQ: tokens (a server sends one when
+        it becomes idle; the dispatcher returns it with the next jobs it sends
+        there), i.e. one message for server ``i`` in slot ``t`` iff
+        ``Q_i(t-1) + a_i(t) > 0`` and ``Q_i(t) = 0``.  Under PI a token is returned
+        only by a non-empty batch, so in steady state at most one message per
+        non-empty batch: ``messages_per_slot = P(a > 0) P(I(t-1) != {})
+        <= P(a > 0)``.  JSQ: ``n`` queue-length messages per non-empty batch (the
+        dispatcher polls every server).  Random: none.  Per job divides by
+        ``E[a]``, per batch by ``P(a > 0)``.
+    batch_fraction:
+        Fraction of slots with ``a(t) > 0`` (estimates ``P(a > 0)``).
+    drift:
+        ``E[Q_total(t) - Q_total(t-1)]`` per slot over the measured batches; about
+        ``0`` when stable, positive when ``E[a] >= sum_i E[s_i]``.
+    bound_checks, bound_violations:
+        Origins ``u`` at which ``tau_0 <= max(1, max_{i != LI(u+1)} Q_i(u))`` was
+        checked, and violations (0 for PI; see :mod:`sim.pi_kernels`).
+    eq37_violations, eq37_violations_proof_case:
+        Violations of (37) exactly as printed, ``tau_0 <= max_{i != LI(0)} Q_i(0)``,
+        over all origins and over those where no server other than ``LI(u)`` is
+        idle (the case the paper's proof treats; 0 for PI).
+    unchecked:
+        Origins not checked (pending buffer full).
+    busy_while_idle:
+        Slots in which a job joined a busy server while some server was idle
+        (0 for PI, PI-Split, JIQ and JSQ by construction; checked every slot).
+    """
+
+    model: PIModel
+    policy: str
+    split_rule: str
+    slots: int
+    reps: int
+    seed: int
+    batches: int
+    warmup: int
+    mean_queue: stats.Estimate
+    mean_total: stats.Estimate
+    delay: stats.Estimate
+    p_idle: stats.Estimate
+    messages_per_slot: stats.Estimate
+    messages_per_job: stats.Estimate
+    messages_per_batch: stats.Estimate
+    tokens_per_slot: stats.Estimate
+    batch_fraction: stats.Estimate
+    drift: stats.Estimate
+    bound_checks: int
+    bound_violations: int
+    eq37_violations: int
+    eq37_violations_proof_case: int
+    unchecked: int
+    busy_while_idle: int
+    measured_slots: int
+    server_slots_per_second: float
+    wall_seconds: float
+    complete: bool
+    interrupted: bool
+    lag1_autocorrelation: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The command line's JSON object (estimates as ``{"mean", "ci95"}``)."""
+        est = {
+            k: getattr(self, k).to_json()
+            for k in (
+                "mean_queue",
+                "mean_total",
+                "delay",
+                "p_idle",
+                "messages_per_slot",
+                "messages_per_job",
+                "messages_per_batch",
+                "tokens_per_slot",
+                "batch_fraction",
+                "drift",
+            )
+        }
+        return {
+            "method": "simulation",
+            **self.model.to_json(),
+            "policy": self.policy,
+            "split_rule": self.split_rule,
+            "slots": self.slots,
+            "reps": self.reps,
+            "seed": self.seed,
+            "batches": self.batches,
+            "warmup": self.warmup,
+            **est,
+            "path_bound": {
+                "checks": self.bound_checks,
+                "violations": self.bound_violations,
+                "eq37_as_printed_violations": self.eq37_violations,
+                "eq37_as_printed_violations_proof_case": self.eq37_violations_proof_case,
+                "unchecked": self.unchecked,
+            },
+            "busy_while_idle": self.busy_while_idle,
+            "measured_slots": self.measured_slots,
+            "server_slots_per_second": self.server_slots_per_second,
+            "wall_seconds": self.wall_seconds,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
+            "lag1_autocorrelation": self.lag1_autocorrelation,
+            "warnings": self.warnings,
+        }
+
+
+def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> PIResult:
+    """Pool the batches of every replication into :class:`PIResult`."""
+    batches = [b for r in out.reps for b in r.batches]
+    if not batches:
+        raise ParameterError(
+            "slots is too small (or the run stopped too early) to complete one batch; "
+            "increase slots."
+        )
+    model = spec.model
+    sc = np.array([b["scalars"] for b in batches])
+    T = sc[:, K.SLOTS]
+    qsum = np.array([b["qsum"] for b in batches])
+    idle = np.array([b["idle"] for b in batches])
+    mean_queue = stats.ratio(qsum, T)
+    total = qsum.sum(axis=1)
+    mean_total = stats.ratio(total, T)
+    ea = model.mean_arrival
+    delay = stats.Estimate(mean_total.mean / ea, mean_total.ci95 / ea)
+    p_idle = stats.ratio(idle, T)
+    tokens = stats.ratio(sc[:, K.TOKENS], T)
+    if spec.policy == "jsq":
+        msgs = stats.ratio(model.n * sc[:, K.NONEMPTY], T)
+    elif spec.policy == "random":
+        msgs = stats.Estimate(0.0, 0.0)
+    else:
+        msgs = tokens
+    p_batch = 1.0 - model.arrivals.prob(0)
+    per_job = stats.Estimate(msgs.mean / ea, msgs.ci95 / ea)
+    per_batch = stats.Estimate(msgs.mean / p_batch, msgs.ci95 / p_batch)
+    drift = stats.ratio(sc[:, K.Q_END] - sc[:, K.Q_START], T)
+    seconds = sum(b["seconds"] for b in batches)
+    rho = stats.lag1_autocorrelation(total, T)
+
+    def count(idx: int) -> int:
+        # whole paths, warm-up included (kept in each replication's state)
+        j = PATH_COUNTERS.index(idx)
+        return int(sum(int(r.state["counters"][j]) for r in out.reps))
+
+    warnings = []
+    if model.load >= 1.0:
+        warnings.append(
+            f"load {model.load:.6g} >= 1: the system is unstable (E[a] >= sum E[s_i]); the "
+            "estimates are time averages of a transient run, not stationary quantities."
+        )
+    if not out.complete:
+        warnings.append(
+            f"run incomplete: {len(batches)} of {out.plan.batches * len(out.reps)} batches "
+            "completed" + (" (interrupted)" if out.interrupted else "") + "; estimates use "
+            "the completed batches."
+        )
+    if len(batches) >= 10 and rho > AUTOCORR_WARN and model.load < 1.0:
+        warnings.append(
+            f"batch means of Q_total are correlated (lag-1 autocorrelation {rho:.2f}); the "
+            "confidence intervals are too narrow: increase slots."
+        )
+    if model.load < 1.0 and float(drift.mean) > 3 * float(drift.ci95):
+        warnings.append(
+            f"Q_total grows by {float(drift.mean):.3g} +- {float(drift.ci95):.2g} per slot: "
+            f"policy {spec.policy} appears unstable here although E[a] < sum E[s_i]."
+        )
+    unchecked = count(K.UNCHECKED)
+    if unchecked:
+        warnings.append(f"{unchecked} origins of the path-bound check were not checked.")
+    return PIResult(
+        model=model,
+        policy=spec.policy,
+        split_rule=spec.rule_name or ("equal" if spec.policy == "pi-split" else ""),
+        slots=slots,
+        reps=len(out.reps),
+        seed=seed,
+        batches=out.plan.batches,
+        warmup=out.plan.warmup,
+        mean_queue=mean_queue,
+        mean_total=mean_total,
+        delay=delay,
+        p_idle=p_idle,
+        messages_per_slot=msgs,
+        messages_per_job=per_job,
+        messages_per_batch=per_batch,
+        tokens_per_slot=tokens,
+        batch_fraction=stats.ratio(sc[:, K.NONEMPTY], T),
+        drift=drift,
+        bound_checks=count(K.BOUND_CHECKS),
+        bound_violations=count(K.BOUND_VIOL),
+        eq37_violations=count(K.EQ37_VIOL),
+        eq37_violations_proof_case=count(K.EQ37_VIOL_PROOF),
+        unchecked=unchecked,
+        busy_while_idle=count(K.BUSY_WHILE_IDLE),
+        measured_slots=int(T.sum()),
+        server_slots_per_second=float(T.sum()) * model.n / seconds if seconds > 0 else np.nan,
+        wall_seconds=out.wall_seconds,
+        complete=out.complete,
+        interrupted=out.interrupted,
+        lag1_autocorrelation=rho,
+        warnings=warnings,
+    )
+
+
+def simulate_pi(
+    arrivals: Any,
+    services: Any,
+    *,
+    policy: str = "pi",
+    n: int | None = None,
+    slots: int = 10**6,
+    reps: int = 4,
+    batches: int = 20,
+    warmup_fraction: float = 0.1,
+    seed: int = 0,
+    workers: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    allow_unstable: bool = False,
+    split_rule: SplitRule | str | None = None,
+    check_bound: bool = True,
+    progress: bool = False,
+    max_units: int | None = None,
+) -> PIResult:
+    """Simulate PI, PI-Split, JIQ, JSQ or Random and estimate their stationary statistics.
+
+    Parameters
+    ----------
+    arrivals:
+        Batch-size pmf, e.g. ``"0:.4,2:.2,4:.3,6:.1"`` or ``{0: .4, 2: .2, ...}``;
+        ``P(a = 0) > 0``.
+    services:
+        One capacity pmf for all servers, or a list with one per server; support
+        ``>= 1``.
+    policy:
+        ``"pi"``, ``"pi-split"``, ``"jiq"``, ``"jsq"`` or ``"random"``.
+    n:
+        Number of servers (default: the number of service pmfs).
+    slots:
+        Slots per replication; the first ``warmup_fraction`` is discarded.
+    reps, batches:
+        Independent replications, and batches per replication for the
+        batch-means confidence intervals.
+    seed:
+        Non-negative integer; replication ``i`` uses child ``i`` of
+        ``SeedSequence(seed).spawn(reps)``.
+    workers:
+        Local processes (default: cores, at most ``reps``); results do not depend on it.
+    checkpoint:
+        JSON file written after every unit of work and resumed from if it exists.
+    allow_unstable:
+        Accept ``E[a] >= sum_i E[s_i]`` for a transient run (a warning says so).
+    split_rule:
+        PI-Split only: ``rule(q, a, b, out)`` writing into the int64 array ``out``
+        the jobs sent to each server, given the queues ``q``, the batch ``a`` and
+        ``b ~ U[0, 1)`` (the i.i.d. ``B(t)`` of eq. (6)); a numba-compiled
+        function, a plain Python function (compiled here) or
+        ``"module:function"``.  Must satisfy (7) and (8); checked on random
+        states first and then in every slot it is used.
+    check_bound:
+        Evaluate the path-bound counters (cheap; on by default).
+    max_units:
+        Stop after this many units of work (warm-ups and batches).
+
+    Returns
+    -------
+    PIResult
+    """
+    if policy not in K.POLICIES:
+        raise ParameterError(f"policy must be one of {', '.join(K.POLICIES)}, got {policy!r}.")
+    model = make_model(arrivals, services, n)
+    check_load(model, allow_unstable)
+    slots = check_int("slots", slots, 1)
+    reps = check_int("reps", reps, 1)
+    batches = check_int("batches", batches, 2)
+    seed = check_int("seed", seed, 0)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, reps)
+    workers = check_int("workers", workers, 1)
+    if not 0.0 <= float(warmup_fraction) < 1.0:
+        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    rule_name = ""
+    if split_rule is not None:
+        if policy != "pi-split":
+            raise ParameterError(f"split-rule applies to policy pi-split only, got {policy!r}.")
+        if isinstance(split_rule, str):
+            rule_name = split_rule
+            rule = load_rule(split_rule)
+        else:
+            rule_name = _rule_name(split_rule)
+            rule = split_rule if hasattr(split_rule, "py_func") else load_rule(rule_name)
+        _RULES[rule_name] = rule
+        probe_rule(rule, model, seed)
+    need = int(np.ceil(batches / (1.0 - float(warmup_fraction))))
+    if slots < need:
+        raise ParameterError(
+            f"slots must be at least {need} to fill {batches} batches after the warm-up, "
+            f"got {slots}."
+        )
+    plan = runner.Plan.make(slots, batches, float(warmup_fraction))
+    spec = PISpec(model, policy, bool(check_bound), rule_name)
+    out = run_replications(
+        spec,
+        plan,
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        checkpoint=checkpoint,
+        progress=progress,
+        max_units=max_units,
+    )
+    return summarise(spec, out, slots=slots, seed=seed)

@@ -1,0 +1,165 @@
+"""``mfstein tail``: exponential tails of JSQ, M/M/n and the SSQ (registered by ``mfstein.cli``).
+
+Exact laws come from :mod:`numeric.tails`, simulation from :mod:`sim.tails`.
+Everything heavy (NumPy, SciPy, numba) is imported inside the handler; options
+are parsed as text and validated there, so bad input gives one sentence on
+standard error and exit status 2 through the dispatcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mfstein.errors import ParameterError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``mfstein tail`` to the dispatcher."""
+    p = subparsers.add_parser(
+        "tail",
+        help="P(eps qbar > x), E[eps qbar], distance to Exp(1), decay rate, q_perp MGF",
+        description=(
+            "Exponential tails of the scaled total queue eps*qbar (Jhunjhunwala, Hurtado-Lange, "
+            "Maguluri, 'Exponential Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy "
+            "Traffic and Large Deviations'): n servers of rate 1, Poisson arrivals at rate "
+            "n(1 - eps). Exact laws: M/M/n (Erlang C), the discrete-time SSQ q' = max(q + a - s, "
+            "0) (roots method; default a ~ Bin(n, (1-eps)/2), s ~ Bin(n, 1/2)), JSQ for small n "
+            "(level-phase QBD, phase truncation chosen from the neglected mass). --simulate "
+            "runs the JSQ simulator instead (95%% CIs over replications)."
+        ),
+    )
+    p.add_argument("--model", default="jsq", help="jsq (default), mmn or ssq")
+    p.add_argument("--n", required=True, help="number of servers, integer >= 1")
+    p.add_argument("--eps", help="heavy-traffic parameter eps = 1 - rho in (0, 1)")
+    p.add_argument("--alpha", help="many-server heavy traffic: eps = n^-alpha (instead of --eps)")
+    p.add_argument("--x", default="1", help="comma-separated x >= 0 for P(eps qbar > x)")
+    p.add_argument(
+        "--theta", default="", help="comma-separated theta >= 0 for E exp(theta ||q_perp||) (jsq)"
+    )
+    p.add_argument("--arrival-pmf", help="ssq: P(a=0),P(a=1),... (with --service-pmf)")
+    p.add_argument("--service-pmf", help="ssq: P(s=0),P(s=1),... (eps is then 1 - E a/E s)")
+    p.add_argument("--simulate", action="store_true", help="simulate JSQ instead of solving")
+    p.add_argument("--events", default="1000000", help="simulated events per replication")
+    p.add_argument("--reps", default="8", help="replications, >= 2 (default 8)")
+    p.add_argument("--seed", default="0", help="seed (default 0)")
+    p.add_argument("--workers", default="1", help="local worker processes (default 1)")
+    p.add_argument("--checkpoint", help="JSON checkpoint of completed replications")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=run_tail)
+
+
+def _float_list(text: str) -> list[float]:
+    from numeric.tails.params import parse_float
+
+    return [parse_float("pmf entry", t) for t in text.split(",") if t.strip()]
+
+
+def _int_text(name: str, text: str, minimum: int) -> int:
+    from mfstein.errors import check_int
+
+    t = str(text).strip().replace("_", "")
+    if "e" in t.lower():
+        try:
+            v = float(t)
+        except ValueError:
+            v = float("nan")
+        if v == v and v == int(v):
+            t = str(int(v))
+    return check_int(name, t, minimum)
+
+
+def run_tail(args: argparse.Namespace) -> int:
+    """Handler of ``mfstein tail``."""
+    from numeric.tails.params import check_eps, check_n, check_nonnegative_list, eps_from_alpha
+
+    model = str(args.model).strip().lower()
+    if model not in ("jsq", "mmn", "ssq"):
+        raise ParameterError(f"model must be one of jsq, mmn, ssq, got {args.model!r}.")
+    n = check_n(str(args.n).strip())
+    pmfs = args.arrival_pmf is not None or args.service_pmf is not None
+    if args.eps is not None and args.alpha is not None:
+        raise ParameterError("eps and alpha are exclusive: give eps in (0, 1) or alpha > 0.")
+    if pmfs:
+        if model != "ssq":
+            raise ParameterError("arrival-pmf and service-pmf are only allowed with --model ssq.")
+        if args.arrival_pmf is None or args.service_pmf is None:
+            raise ParameterError("arrival-pmf and service-pmf must be given together.")
+        if args.eps is not None or args.alpha is not None:
+            raise ParameterError("eps must be omitted with explicit pmfs (it is 1 - E a/E s).")
+        eps = None
+    elif args.alpha is not None:
+        eps = check_eps(eps_from_alpha(n, args.alpha))
+    elif args.eps is not None:
+        eps = check_eps(args.eps)
+    else:
+        raise ParameterError("eps must be given (a number in (0, 1)), or alpha > 0.")
+    xs = check_nonnegative_list("x", args.x)
+    if not xs:
+        raise ParameterError("x must list at least one number >= 0.")
+    thetas = check_nonnegative_list("theta", args.theta)
+    if args.simulate:
+        if model != "jsq":
+            raise ParameterError(f"simulate is available for model jsq only, got {model}.")
+        from sim.tails import simulate_jsq_tails
+
+        r = simulate_jsq_tails(
+            n,
+            eps,
+            xs,
+            thetas=thetas,
+            events=_int_text("events", args.events, 1),
+            reps=_int_text("reps", args.reps, 2),
+            seed=_int_text("seed", args.seed, 0),
+            workers=_int_text("workers", args.workers, 1),
+            checkpoint=args.checkpoint,
+            progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        )
+        for w in r.warnings:
+            print(f"mfstein tail: warning: {w}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(r.to_json()))
+        else:
+            print(_describe_sim(r))
+        return 0 if r.complete else 130
+    from numeric.tails.report import exact_tails
+
+    kw = {}
+    if pmfs:
+        kw = dict(
+            arrival_pmf=_float_list(args.arrival_pmf), service_pmf=_float_list(args.service_pmf)
+        )
+    rep = exact_tails(model, n, eps, xs, thetas=thetas, **kw)
+    if args.json:
+        print(json.dumps(rep.to_json()))
+    else:
+        print(rep.describe())
+    return 0
+
+
+def _describe_sim(r) -> str:
+    import numpy as np
+
+    lines = [
+        f"JSQ simulation: n = {r.n}, eps = {r.eps:.6g}, seed = {r.seed}, {r.reps} replications "
+        f"x {r.events:.3g} events (warm-up {r.warmup:.3g}), 95% CIs",
+    ]
+    for i, x in enumerate(r.x):
+        m, h = np.atleast_1d(r.tail.mean)[i], np.atleast_1d(r.tail.ci95)[i]
+        lines.append(f"P(eps qbar > {x:g}) = {m:.6f} ± {h:.6f}   (exp(-x) = {np.exp(-x):.6f})")
+    lines.append(f"E[eps qbar] = {float(r.scaled_mean.mean):.6f} ± {float(r.scaled_mean.ci95):.6f}")
+    lines.append(
+        f"sup_x |P(eps qbar > x) - exp(-x)| = {float(r.sup_distance.mean):.5f} ± "
+        f"{float(r.sup_distance.ci95):.5f}"
+    )
+    lines.append(
+        f"E ||q_perp||^2 = {float(r.perp_second_moment.mean):.6f} ± "
+        f"{float(r.perp_second_moment.ci95):.6f}"
+    )
+    for i, th in enumerate(r.thetas):
+        m, h = np.atleast_1d(r.perp_mgf.mean)[i], np.atleast_1d(r.perp_mgf.ci95)[i]
+        lines.append(f"E exp({th:g} ||q_perp||) = {m:.6f} ± {h:.6f}")
+    lines.append(f"{r.events_per_second:.3g} events/s per core, {r.wall_seconds:.1f} s wall")
+    return "\n".join(lines)

@@ -1,0 +1,472 @@
+"""Simulation of JSQ's total queue and perpendicular component, up to n = 1000 and beyond.
+
+Model of "Exponential Tail Bounds on Queues: A Confluence of Non-Asymptotic
+Heavy Traffic and Large Deviations" (Jhunjhunwala, Hurtado-Lange, Maguluri):
+``n`` servers of rate 1, Poisson arrivals at rate ``lambda = n (1 - eps)``,
+each joining a shortest queue (ties uniformly at random), unbounded queues.
+
+Data structure (O(1) per event).  The queue lengths are kept *sorted*,
+``ql[0] <= ... <= ql[n-1]``, together with ``start[L]`` = the first index
+holding a queue of length ``>= L`` (``start[L] = n`` above the maximum).  By
+symmetry only the multiset of lengths matters, and the two moves keep the
+array sorted with one store each:
+
+* arrival: the minimum is ``m = ql[0]``; the last queue of the block of length
+  ``m`` (index ``start[m+1] - 1``) becomes ``m + 1`` and ``start[m+1]`` drops by one;
+* departure: a uniformly chosen busy index ``j in [start[1], n)`` has length
+  ``L = ql[j]``; the first queue of block ``L`` becomes ``L - 1`` and
+  ``start[L]`` rises by one (same multiset as removing a job from queue ``j``).
+
+Estimator.  The jump chain is walked and each visited state weighted by its
+expected holding time ``1 / (lambda + busy)`` (the Rao-Blackwellised time
+average, no exponential variates), as in :mod:`sim.aggregated`.  One 53-bit
+uniform per event chooses arrival or departure and, for a departure, the busy
+index.  ``qbar`` and ``S2 = sum q_i^2`` are updated incrementally, so
+``||q_perp||_2^2 = S2 - qbar^2 / n`` is O(1).
+
+Randomness.  Replication ``i`` uses the ``i``-th child of
+``numpy.random.SeedSequence(seed)`` (:func:`sim.rng.seed_states`, xoshiro256**);
+the initial ``qbar`` is drawn from Geometric(``rho``) (the M/M/1 law at rate
+``n``) spread as evenly as possible over the queues (state-space collapse,
+Proposition 3), then ``warmup_fraction`` of the events are discarded.  The
+relaxation time of ``qbar`` is of order ``1 / (n eps^2)`` time units, i.e.
+``~ 1/eps^2`` events: runs must be much longer than that.
+
+Confidence intervals.  Each replication gives sums ``A_i`` (time integrals)
+and ``T_i`` (time); time averages are ratio estimators over independent
+replications with the delta-method 95% interval of :func:`sim.stats.ratio`.
+The Kolmogorov distance to Exp(1) is computed per replication from its
+``qbar`` histogram and averaged (:func:`sim.stats.batch_means`); being a
+supremum of noisy differences it is biased upwards by the noise level.
+
+Replications run on local processes, a Dask scheduler or inline through
+:mod:`sim.runner`'s executor; a JSON checkpoint keeps completed replications.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from mfstein.errors import ParameterError, check_int
+from sim import stats
+from sim.rng import INV_2_53, next_u64, seed_states
+
+_U64 = np.uint64
+
+#: Largest number of histogram bins for qbar (bins widen beyond this).
+HIST_BINS = 1 << 20
+
+#: Scalar accumulator layout.
+T, QBAR, PERP2, EVENTS = range(4)
+
+
+@numba.njit(cache=True)
+def _initial(n, rho, rng, cap):
+    """Sorted queue lengths with ``qbar ~ Geometric(rho)`` spread evenly; start array."""
+    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    u = ((r >> _U64(11)) + _U64(1)) * INV_2_53  # (0, 1]
+    qbar = np.int64(np.floor(np.log(u) / np.log(rho)))
+    base = qbar // n
+    extra = qbar - base * n
+    ql = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        ql[i] = base + (1 if i >= n - extra else 0)
+    size = max(cap, base + 8)
+    start = np.full(size, n, dtype=np.int64)
+    for L in range(size):
+        # first index with length >= L
+        if L <= base:
+            start[L] = 0
+        elif L == base + 1:
+            start[L] = n - extra
+    return ql, start
+
+
+@numba.njit(cache=True)
+def _run(ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, hist, acc, tail_acc, mgf):
+    """Advance ``steps`` events.  Returns the events done (fewer when ``start`` must grow).
+
+    ``st = [qbar, S2]``; ``acc = [T, int qbar, int ||q_perp||^2, events]``;
+    ``tail_acc[i] += w [qbar > thresholds[i]]``; ``mgf[i] += w exp(thetas[i] ||q_perp||)``;
+    ``hist[qbar // bw] += w`` (the last bin collects the overflow).
+    """
+    n = ql.shape[0]
+    qbar = st[0]
+    S2 = st[1]
+    H = hist.shape[0]
+    nt = thresholds.shape[0]
+    nth = thetas.shape[0]
+    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    done = 0
+    top = start.shape[0] - 2
+    for _ in range(steps):
+        if ql[0] + 2 >= top:
+            break  # an arrival could outgrow ``start``: the caller enlarges it
+        busy = n - start[1]
+        total = lam + busy
+        w = 1.0 / total
+        if record:
+            acc[0] += w
+            acc[1] += w * qbar
+            p2 = (n * S2 - qbar * qbar) / n
+            if p2 < 0.0:
+                p2 = 0.0
+            acc[2] += w * p2
+            b = qbar // bw
+            if b >= H:
+                b = H - 1
+            hist[b] += w
+            for i in range(nt):
+                if qbar > thresholds[i]:
+                    tail_acc[i] += w
+            if nth > 0:
+                pn = np.sqrt(p2)
+                for i in range(nth):
+                    mgf[i] += w * np.exp(thetas[i] * pn)
+        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        uu = ((r >> _U64(11)) * INV_2_53) * total
+        if uu < lam:
+            m = ql[0]
+            i1 = start[m + 1] - 1
+            ql[i1] = m + 1
+            start[m + 1] -= 1
+            S2 += 2 * m + 1
+            qbar += 1
+        else:
+            j = start[1] + np.int64(uu - lam)
+            if j >= n:
+                j = n - 1
+            L = ql[j]
+            i0 = start[L]
+            ql[i0] = L - 1
+            start[L] += 1
+            S2 -= 2 * L - 1
+            qbar -= 1
+        done += 1
+    if record:
+        acc[3] += done
+    st[0] = qbar
+    st[1] = S2
+    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    return done
+
+
+def _advance(ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, hist, acc, tails, mgf):
+    """Run ``steps`` events, growing ``start`` whenever a queue outgrows it."""
+    while steps > 0:
+        done = _run(
+            ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, hist, acc, tails, mgf
+        )
+        steps -= done
+        if steps > 0:
+            n = ql.shape[0]
+            bigger = np.full(2 * start.shape[0], n, dtype=np.int64)
+            bigger[: start.shape[0]] = start
+            start = bigger
+    return ql, start
+
+
+def replicate(
+    n: int,
+    eps: float,
+    rng: np.ndarray,
+    events: int,
+    warmup: int,
+    thresholds: np.ndarray,
+    thetas: np.ndarray,
+    bw: int,
+    bins: int,
+) -> dict:
+    """One replication: warm-up, then ``events`` recorded events; returns the sums."""
+    rng = np.asarray(rng, dtype=np.uint64).copy()
+    lam = n * (1.0 - eps)
+    ql, start = _initial(n, 1.0 - eps, rng, 64)
+    st = np.array([int(ql.sum()), int((ql * ql).sum())], dtype=np.int64)
+    hist = np.zeros(bins)
+    acc = np.zeros(4)
+    tails = np.zeros(thresholds.size)
+    mgf = np.zeros(thetas.size)
+    t0 = time.process_time()
+    ql, start = _advance(
+        ql, start, st, rng, warmup, lam, False, thresholds, thetas, bw, hist, acc, tails, mgf
+    )
+    ql, start = _advance(
+        ql, start, st, rng, events, lam, True, thresholds, thetas, bw, hist, acc, tails, mgf
+    )
+    seconds = time.process_time() - t0
+    nz = np.flatnonzero(hist)
+    lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 0)
+    return {
+        "acc": acc.tolist(),
+        "tails": tails.tolist(),
+        "mgf": mgf.tolist(),
+        "hist_lo": lo,
+        "hist": hist[lo:hi].tolist(),
+        "seconds": seconds,
+        "events": warmup + events,
+    }
+
+
+@dataclass
+class JSQTailSimulation:
+    """Simulated tail statistics of JSQ with 95% CIs over independent replications.
+
+    Attributes
+    ----------
+    tail:
+        ``P(eps qbar > x)`` at each ``x``.
+    scaled_mean:
+        ``E[eps qbar]``.
+    perp_second_moment, perp_mgf:
+        ``E ||q_perp||_2^2`` and ``E exp(theta ||q_perp||_2)`` (Proposition 3).
+    sup_distance:
+        ``sup_x |P(eps qbar > x) - exp(-x)|`` on the histogram grid (per-replication
+        mean; biased upwards by the noise).
+    grid, survival:
+        Pooled estimate of ``P(eps qbar > x)`` at ``x = eps (k bw)`` (``bw`` = bin width
+        in jobs), for plots.
+    """
+
+    n: int
+    eps: float
+    x: list[float]
+    thetas: list[float]
+    seed: int
+    reps: int
+    events: int
+    warmup: int
+    tail: stats.Estimate
+    scaled_mean: stats.Estimate
+    perp_second_moment: stats.Estimate
+    perp_mgf: stats.Estimate
+    sup_distance: stats.Estimate
+    grid: np.ndarray
+    survival: np.ndarray
+    bin_width: int
+    events_per_second: float
+    wall_seconds: float
+    complete: bool
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "n": self.n,
+            "eps": self.eps,
+            "x": self.x,
+            "thetas": self.thetas,
+            "seed": self.seed,
+            "reps": self.reps,
+            "events": self.events,
+            "warmup": self.warmup,
+            "tail": self.tail.to_json(),
+            "scaled_mean": self.scaled_mean.to_json(),
+            "perp_second_moment": self.perp_second_moment.to_json(),
+            "perp_mgf": self.perp_mgf.to_json(),
+            "sup_distance": self.sup_distance.to_json(),
+            "bin_width": self.bin_width,
+            "events_per_second": self.events_per_second,
+            "wall_seconds": self.wall_seconds,
+            "complete": self.complete,
+            "warnings": self.warnings,
+        }
+
+
+def _sup_distance(hist: np.ndarray, lo: int, bins: int, total: float, eps: float, bw: int):
+    full = np.zeros(bins)
+    full[lo : lo + len(hist)] = hist
+    # P(qbar > k bw - 1) = P(qbar >= k bw) at the bin edges k = 0..bins-1
+    above = np.concatenate([[total], total - np.cumsum(full)])[:-1] / total
+    k = np.arange(bins)
+    x_lo = eps * (k * bw - 1)
+    x_hi = eps * (k * bw)
+    # on [eps (k bw - 1), eps k bw) the law's tail is P(qbar > k bw - 1); clip at x >= 0
+    x_lo = np.maximum(x_lo, 0.0)
+    d = np.maximum(np.abs(above - np.exp(-x_lo)), np.abs(above - np.exp(-x_hi)))
+    return float(d.max()), above
+
+
+def _write_json_atomic(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(payload, fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def simulate_jsq_tails(
+    n: int,
+    eps: float,
+    x: Any = (1.0,),
+    *,
+    thetas: Any = (),
+    events: int = 10**6,
+    reps: int = 8,
+    seed: int = 0,
+    warmup_fraction: float = 0.1,
+    workers: int = 1,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> JSQTailSimulation:
+    """Simulate JSQ(``n``) at ``lambda = n (1 - eps)``; tail statistics with 95% CIs.
+
+    Parameters
+    ----------
+    n:
+        Servers, ``>= 1``.
+    eps:
+        ``1 - rho`` in ``(0, 1)``.
+    x, thetas:
+        Points for ``P(eps qbar > x)`` and ``E exp(theta ||q_perp||)`` (``>= 0``).
+    events:
+        Recorded events per replication (plus ``warmup_fraction / (1 - warmup_fraction)``
+        times as many discarded first).
+    reps:
+        Independent replications, ``>= 2`` (from ``SeedSequence(seed).spawn(reps)``).
+    seed:
+        Non-negative integer; results depend on it only (not on ``workers``).
+    workers, scheduler:
+        Local processes or a Dask scheduler address (:mod:`sim.runner`'s executor).
+    checkpoint:
+        JSON file: completed replications are stored and reused on a rerun with
+        the same parameters.
+    """
+    from numeric.tails.params import check_eps, check_n, check_nonnegative_list
+
+    n = check_n(n)
+    eps = check_eps(eps)
+    xs = check_nonnegative_list("x", x)
+    ths = check_nonnegative_list("theta", thetas)
+    events = check_int("events", events, 1)
+    reps = check_int("reps", reps, 2)
+    seed = check_int("seed", seed, 0)
+    workers = check_int("workers", workers, 1)
+    if not 0.0 <= float(warmup_fraction) < 1.0:
+        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    from sim.runner import _executor
+
+    warmup = int(events * warmup_fraction / (1.0 - warmup_fraction))
+    thresholds = np.floor(np.asarray(xs, dtype=float) / eps).astype(np.int64)
+    theta_arr = np.asarray(ths, dtype=float)
+    span = 45.0 / eps  # P(eps qbar > 45) ~ e^-45
+    bw = max(1, int(np.ceil(span / HIST_BINS)))
+    bins = int(min(HIST_BINS, np.ceil(span / bw))) + 1
+    config = dict(
+        n=n, eps=eps, x=xs, thetas=ths, events=events, reps=reps, seed=seed,
+        warmup=warmup, bw=bw, bins=bins, version=1,
+    )  # fmt: skip
+    path = Path(checkpoint) if checkpoint is not None else None
+    done: dict[int, dict] = {}
+    if path is not None and path.exists():
+        try:
+            payload = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ParameterError(
+                f"checkpoint {path} is not a readable mfstein checkpoint."
+            ) from exc
+        if payload.get("config") != json.loads(json.dumps(config)):
+            raise ParameterError(
+                f"checkpoint {path} belongs to a different run; use the same parameters "
+                "or a new file."
+            )
+        done = {int(k): v for k, v in payload["reps"].items()}
+    states = seed_states(seed, reps)
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    bar = tqdm(total=reps, initial=len(done), unit="rep", desc=f"JSQ n={n}", disable=not progress)
+    submit, wait_first, shutdown = _executor(workers, scheduler, reps)
+    running = {}
+    interrupted = False
+    try:
+        for i in range(reps):
+            if i not in done:
+                fut = submit(
+                    replicate, n, eps, states[i], events, warmup, thresholds, theta_arr, bw, bins
+                )
+                running[fut] = i
+        while running:
+            for fut in wait_first(running):
+                i = running.pop(fut)
+                done[i] = fut.result()
+                bar.update(1)
+                if path is not None:
+                    _write_json_atomic(
+                        path, {"config": config, "reps": {str(k): v for k, v in done.items()}}
+                    )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        shutdown()
+        bar.close()
+    if len(done) < 2:
+        raise ParameterError(
+            "reps must complete at least 2 replications for a confidence interval."
+        )
+    order = sorted(done)
+    res = [done[i] for i in order]
+    acc = np.array([r["acc"] for r in res])
+    Tw = acc[:, T]
+    tail = stats.ratio(np.array([r["tails"] for r in res]).reshape(len(res), -1), Tw)
+    mean = stats.ratio(eps * acc[:, QBAR], Tw)
+    perp2 = stats.ratio(acc[:, PERP2], Tw)
+    mgf = stats.ratio(np.array([r["mgf"] for r in res]).reshape(len(res), -1), Tw)
+    dists = []
+    pooled = np.zeros(bins)
+    for r, t in zip(res, Tw, strict=True):
+        h = np.asarray(r["hist"], dtype=float)
+        d, _ = _sup_distance(h, r["hist_lo"], bins, t, eps, bw)
+        dists.append(d)
+        pooled[r["hist_lo"] : r["hist_lo"] + h.size] += h
+    sup = stats.batch_means(np.array(dists))
+    total = pooled.sum()
+    survival = np.concatenate([[total], total - np.cumsum(pooled)])[:-1] / total
+    grid = eps * np.maximum(np.arange(bins) * bw - 1, 0)
+    seconds = sum(r["seconds"] for r in res)
+    n_events = sum(r["events"] for r in res)
+    warnings = []
+    if interrupted or len(res) < reps:
+        warnings.append(f"run incomplete: {len(res)} of {reps} replications completed.")
+    if events < 20.0 / eps**2:
+        warnings.append(
+            f"events = {events:g} per replication is not much longer than the relaxation time "
+            f"~1/eps^2 = {1 / eps**2:.3g} events; the CIs may be too narrow."
+        )
+    return JSQTailSimulation(
+        n=n,
+        eps=eps,
+        x=xs,
+        thetas=ths,
+        seed=seed,
+        reps=reps,
+        events=events,
+        warmup=warmup,
+        tail=tail,
+        scaled_mean=mean,
+        perp_second_moment=perp2,
+        perp_mgf=mgf,
+        sup_distance=sup,
+        grid=grid,
+        survival=survival,
+        bin_width=bw,
+        events_per_second=n_events / seconds if seconds > 0 else float("nan"),
+        wall_seconds=time.perf_counter() - t0,
+        complete=len(res) == reps and not interrupted,
+        warnings=warnings,
+    )

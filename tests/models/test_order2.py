@@ -1,0 +1,200 @@
+"""The 1/N^2 terms (A, B, c2) against exact finite-N stationary laws.
+
+``x_N = N (N E||S - s*||^2 - c)`` tends to ``c2`` and ``N^2 (E[S] - s* - V/N)``
+to ``A``, both with an O(1/N) error; a two-level Richardson extrapolation over
+N, 2N, 4N removes the 1/N and 1/N^2 error terms, so it must land much closer
+to the computed coefficient than the raw value at the largest N.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+
+import numeric
+from derive.models import load_model
+from numeric.exact import solve_exact
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_library import SIR_PARAMS, _sir_exact
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _richardson(x: list) -> np.ndarray:
+    """Two-level Richardson extrapolation of values at N, 2N, 4N (error O(1/N))."""
+    r1 = [2 * np.asarray(x[i + 1]) - np.asarray(x[i]) for i in range(2)]
+    return (4 * r1[1] - r1[0]) / 3
+
+
+@pytest.mark.parametrize(("b", "d", "sizes"), [(3, 2, (20, 40, 80)), (2, 3, (40, 80, 160))])
+def test_supermarket_order2_against_exact(b: int, d: int, sizes: tuple[int, ...]) -> None:
+    # d = 3 exercises the third derivatives of the drift (they vanish for d = 2)
+    sol = numeric.solve("0.9", b, d, dps=20, order=2)
+    assert sol.digits2 == 20
+    c, c2 = float(sol.constant), float(sol.c2)
+    s = np.array([float(v) for v in sol.s_star])
+    V = np.array([float(v) for v in sol.V])
+    A = np.array([float(v) for v in sol.A])
+    xs, bias = [], []
+    for N in sizes:
+        r = solve_exact(N, "0.9", b, d)
+        xs.append(N * (r.n_mse - c))
+        bias.append(N * (np.asarray(r.n_bias) - V))  # N^2 (E[S] - s*) - N V
+    est_c2, est_A = _richardson(xs), _richardson(bias)
+    assert abs(est_c2 - c2) < 0.02 * abs(c2) + 0.003
+    assert abs(est_c2 - c2) < abs(xs[-1] - c2) / 4
+    assert np.max(np.abs(est_A - A)) < 0.02 * np.max(np.abs(A))
+    assert np.max(np.abs(est_A - A)) < np.max(np.abs(bias[-1] - A)) / 4
+    assert s.shape == A.shape
+
+
+def test_sir_order2_against_exact_and_conservation() -> None:
+    sol = numeric.solve(load_model("sir"), SIR_PARAMS, dps=20, order=2)
+    with mpmath.workdps(30):
+        tol = mpmath.mpf(10) ** -18
+        assert abs(mpmath.fsum(sol.A)) < tol
+        for i in range(3):
+            assert abs(mpmath.fsum(sol.B[i, j] for j in range(3))) < tol
+    s = np.array([float(v) for v in sol.s_star])
+    V = np.array([float(v) for v in sol.V])
+    A = np.array([float(v) for v in sol.A])
+    W = np.array([[float(sol.W[i, j]) for j in range(3)] for i in range(3)])
+    xs, bias = [], []
+    for N in (100, 200, 400):
+        mean, cov = _sir_exact(N, 3.0, 1.0, 0.5, 0.1)
+        second = cov + np.outer(mean - s, mean - s)
+        xs.append(N * (N * np.trace(second) - np.trace(W)))
+        bias.append(N * N * (mean - s) - N * V)
+    est_c2, est_A = _richardson(xs), _richardson(bias)
+    assert abs(est_c2 - float(sol.c2)) < 0.01 * abs(float(sol.c2))
+    assert np.max(np.abs(est_A - A)) < 0.01 * np.max(np.abs(A))
+
+
+CUBIC = """
+import sympy as sp
+from derive import Model, Transition
+from derive.spec import ModelInfo, StateSpace
+
+def cubic():
+    x = sp.Symbol("x")
+    return Model("cubic", (x,), (), [
+        Transition((1,), 2 * (1 - x) * (1 + x**2 + x**3), "up"),
+        Transition((-1,), x + x**4, "down"),
+        Transition((2,), x**2 * (1 - x) / 3, "double"),
+    ], info=ModelInfo(state_space=StateSpace("box")))
+"""
+
+
+def test_cubic_rates_and_double_jumps_against_exact(tmp_path: Path) -> None:
+    """Third and fourth drift derivatives and a third jump moment (jumps of size 2)
+    all enter A and c2; a one-dimensional chain is solved exactly up to N = 1600."""
+    import scipy.sparse as sps
+    import scipy.sparse.linalg as spla
+
+    f = tmp_path / "cubic.py"
+    f.write_text(CUBIC)
+    sol = numeric.solve(load_model(f"{f}:cubic"), {}, dps=20, order=2)
+    s, V, c = float(sol.s_star[0]), float(sol.V[0]), float(sol.constant)
+    xs, bias = [], []
+    for N in (400, 800, 1600):
+        k = np.arange(N + 1)
+        x = k / N
+        rates = (
+            (1, N * 2 * (1 - x) * (1 + x**2 + x**3)),
+            (-1, N * (x + x**4)),
+            (2, N * x**2 * (1 - x) / 3),
+        )
+        rows, cols, vals = [], [], []
+        for step, r in rates:
+            ok = (k + step >= 0) & (k + step <= N) & (r > 0)
+            rows += [k[ok], k[ok]]
+            cols += [k[ok] + step, k[ok]]
+            vals += [r[ok], -r[ok]]
+        Q = sps.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(N + 1, N + 1),
+        )
+        A_ = Q.T.tocsc()
+        pi = np.ones(N + 1)
+        pi[:-1] = spla.spsolve(A_[:-1, :-1], -A_[:-1, -1].toarray().ravel())
+        pi /= pi.sum()
+        xs.append(N * (N * (pi @ (x - s) ** 2) - c))
+        bias.append(N * N * (pi @ x - s) - N * V)
+    assert abs(_richardson(xs) - float(sol.c2)) < 1e-4 * abs(float(sol.c2))
+    assert abs(_richardson(bias) - float(sol.A[0])) < 1e-3 * abs(float(sol.A[0]))
+
+
+def test_float64_route_agrees_with_high_precision() -> None:
+    from numeric.expansion import second_order_float64
+
+    for model, params in (
+        (load_model("sir"), SIR_PARAMS),
+        (load_model("supermarket", b=5, d=3), {"lam": "0.95"}),
+    ):
+        hp = numeric.solve(model, params, dps=20, order=2, method="general")
+        f64 = second_order_float64(model, params)
+        assert abs(f64["c2"] - float(hp.c2)) < 1e-9 * max(1.0, abs(float(hp.c2)))
+        A = np.array([float(v) for v in hp.A])
+        assert np.max(np.abs(f64["A"] - A)) < 1e-9 * max(1.0, np.max(np.abs(A)))
+
+
+def test_cli_order2_json_and_refined_row() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mfstein",
+            "solve",
+            "--model",
+            "supermarket",
+            "--param",
+            "b=3",
+            "--param",
+            "lam=0.9",
+            "--order",
+            "2",
+            "--dps",
+            "15",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"A", "B", "c2", "digits2"} <= set(data) and data["digits2"] == 15
+    ref = numeric.solve("0.9", 3, 2, dps=15, order=2)
+    assert abs(mpmath.mpf(data["c2"]) - ref.c2) < 1e-13
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mfstein",
+            "refined",
+            "--lam",
+            "0.9",
+            "--b",
+            "3",
+            "--N",
+            "20",
+            "--order",
+            "2",
+            "--dps",
+            "15",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "c + c2/N" in out.stdout

@@ -1,0 +1,77 @@
+"""Policy names, the thinning rule, the shared rate options and the atomic writer."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+
+import pytest
+
+from mfstein.errors import ParameterError
+from mfstein.io import atomic_write
+from mfstein.options import add_arrival_rate, arrival_rate_text
+from sim import aggregated
+from sim.api import resolve_policy
+
+
+def test_policy_alias_and_simulator_choice() -> None:
+    assert resolve_policy("aggregated", None) == ("pod", "aggregated")
+    assert resolve_policy("pod", None) == ("pod", "aggregated")
+    assert resolve_policy("pod", "per-server") == ("pod", "per-server")
+    assert resolve_policy("jsq", None) == ("jsq", "per-server")
+    with pytest.raises(ParameterError, match="aggregated simulator runs policy 'pod' only"):
+        resolve_policy("random", "aggregated")
+    with pytest.raises(ParameterError, match="policy must be one of"):
+        resolve_policy("fifo", None)
+
+
+def test_thinning_grows_with_b_and_keeps_the_event_bits_free() -> None:
+    assert aggregated.thin_bits(1) == aggregated.THIN_BITS == 6
+    assert aggregated.thin_bits(10) == 6  # 55 <= 64
+    assert aggregated.thin_bits(11) == 7  # 66 > 64
+    assert aggregated.thin_bits(50) == 11  # 1275 <= 2048
+    assert aggregated.thin_bits(200) == aggregated.MAX_THIN_BITS == 11
+    for b in range(1, 64):
+        t = aggregated.thin_bits(b)
+        assert t <= 11 and (b * (b + 1) // 2 <= 2**t or t == 11)
+
+
+def _parser(lam: bool = True) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser()
+    add_arrival_rate(p, lam=lam)
+    return p
+
+
+def test_rate_options_resolve_either_form() -> None:
+    args = _parser().parse_args(["--lam", "0.9"])
+    assert arrival_rate_text(args, 10) == "0.9"
+    args = _parser().parse_args(["--gamma", "0.1", "--alpha", "0.05"])
+    lam = float(arrival_rate_text(args, 100))
+    assert abs(lam - (1 - 0.1 / 100**0.05)) < 1e-15
+    with pytest.raises(ParameterError, match="not both"):
+        arrival_rate_text(_parser().parse_args(["--lam", "0.9", "--gamma", "0.1"]), 10)
+    with pytest.raises(ParameterError, match="give --lam, or both"):
+        arrival_rate_text(_parser().parse_args(["--gamma", "0.1"]), 10)
+    with pytest.raises(SystemExit):  # table: gamma and alpha required, no --lam
+        _parser(lam=False).parse_args(["--lam", "0.9"])
+
+
+def test_atomic_write_mode_content_and_failure(tmp_path) -> None:
+    target = tmp_path / "sub" / "out.json"
+    atomic_write(target, '{"a": 1}')
+    assert target.read_text() == '{"a": 1}'
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    atomic_write(target, lambda fh: fh.write(b"binary"))
+    assert target.read_bytes() == b"binary"
+
+    def boom(fh) -> None:
+        fh.write(b"partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, boom)
+    assert target.read_bytes() == b"binary"  # old content intact
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.json"]  # no temp left

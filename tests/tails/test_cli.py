@@ -1,0 +1,69 @@
+"""``mfstein tail`` in a subprocess: results, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys
+import mfstein.cli
+try:
+    mfstein.cli.main(sys.argv[1:])
+except SystemExit:
+    pass
+print("LOADED:" + ",".join(m for m in ("sympy", "numba", "scipy") if m in sys.modules))
+"""
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mfstein", "tail", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--n", "3", "--eps", "1.5"],
+        ["--n", "3", "--eps", "0"],
+        ["--n", "0", "--eps", "0.1"],
+        ["--n", "3", "--eps", "0.1", "--x", "1,-2"],
+        ["--n", "60", "--eps", "0.1"],
+        ["--model", "ssq", "--n", "2", "--arrival-pmf", "0.5,0.6", "--service-pmf", "0,1"],
+        ["--model", "ssq", "--n", "2", "--arrival-pmf", "0,1", "--service-pmf", "0.5,0.5"],
+        ["--model", "mmn", "--n", "3", "--eps", "0.1", "--simulate"],
+        ["--model", "fifo", "--n", "3", "--eps", "0.1"],
+    ],
+)
+def test_bad_input_one_line_exit_2(argv):
+    out = _run(*argv)
+    assert out.returncode == 2, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    assert lines[0].startswith("mfstein tail: error: ")
+
+
+def test_json_results():
+    out = _run("--model", "mmn", "--n", "4", "--alpha", "1.5", "--x", "1,3", "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["eps"] == pytest.approx(4**-1.5)
+    assert r["tail"][0] > r["tail"][1] > 0
+    out = _run("--n", "2", "--eps", "0.2", "--x", "1", "--theta", "0.5", "--json")
+    r = json.loads(out.stdout)
+    assert r["level_decay"] == pytest.approx(0.8**2, rel=1e-10) and len(r["perp_mgf"]) == 1
+
+
+def test_help_is_light():
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, "tail", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip().splitlines()[-1] == "LOADED:"

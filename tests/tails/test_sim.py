@@ -1,0 +1,41 @@
+"""The JSQ simulator against the exact QBD, and its reproducibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numeric.tails import solve_jsq
+from sim.tails import simulate_jsq_tails
+
+
+@pytest.mark.parametrize(("n", "eps"), [(2, 0.3), (3, 0.2)])
+def test_simulator_within_ci_of_exact(n, eps):
+    x, th = [0.5, 1.0, 2.0], [0.5]
+    r = simulate_jsq_tails(n, eps, x, thetas=th, events=4 * 10**5, reps=8, seed=7)
+    ex = solve_jsq(n, eps, thetas=th)
+    # a fixed seed makes this deterministic; 3 x CI95 ~ a 1e-3 two-sided level per number
+    exact_tail = ex.law.tail(np.array(x), eps)
+    assert np.all(np.abs(r.tail.mean - exact_tail) <= 3 * r.tail.ci95)
+    assert abs(r.scaled_mean.mean - ex.law.scaled_mean(eps)) <= 3 * r.scaled_mean.ci95
+    assert abs(r.perp_second_moment.mean - ex.perp_second_moment()) <= 3 * r.perp_second_moment.ci95
+    assert np.all(np.abs(r.perp_mgf.mean - ex.perp_mgf(th)) <= 3 * r.perp_mgf.ci95)
+    assert np.all(r.tail.ci95 < 0.02)  # the comparison has teeth
+
+
+def test_same_seed_same_numbers_and_large_n():
+    a = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=3)
+    b = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=3)
+    c = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=4)
+    assert a.to_json()["tail"] == b.to_json()["tail"]
+    assert a.to_json()["tail"] != c.to_json()["tail"]
+    # alpha = 1 (eps n = 1): every server is busy, eps qbar >= eps n rho ~ 1 - eps
+    assert float(a.scaled_mean.mean) > 0.99
+
+
+def test_checkpoint_resumes(tmp_path):
+    path = tmp_path / "ck.json"
+    a = simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
+    assert path.exists()
+    b = simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
+    assert a.to_json()["tail"] == b.to_json()["tail"]

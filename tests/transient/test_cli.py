@@ -1,0 +1,117 @@
+"""``mfstein transient`` in a subprocess: JSON, plot, and bad input (exit 2, one
+line on standard error, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SIR = [
+    "--model",
+    "sir",
+    "--param",
+    "beta=3",
+    "--param",
+    "gamma=1",
+    "--param",
+    "rho=0.5",
+    "--param",
+    "a=0.1",
+]
+
+
+def _run(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mfstein", "transient", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=os.environ.copy(),
+    )
+
+
+def test_json_and_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "mean.png"
+    out = _run(
+        *SIR,
+        "--start",
+        "0.75,0.25,0",
+        "--t",
+        "0:4:5",
+        "--order",
+        "2",
+        "--json",
+        "--plot",
+        str(plot),
+        "--N",
+        "50",
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["states"] == ["S", "I", "R"] and data["route"] == "float64"
+    assert data["times"] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert len(data["x"]) == 5 and len(data["W"][0]) == 3 and len(data["B"][4][2]) == 3
+    assert data["x"][0] == [0.75, 0.25, 0.0] and data["A"][0] == [0.0, 0.0, 0.0]
+    assert abs(sum(data["x"][3]) - 1) < 1e-12
+    assert plot.is_file() and plot.read_bytes()[:4] == b"\x89PNG"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".mfstein-plot-")]
+
+
+def test_json_mpmath_numbers_are_strings() -> None:
+    out = _run(*SIR, "--start", "0.75,0.25,0", "--t", "0:1:2", "--dps", "12", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["route"] == "mpmath" and data["digits"] == 12
+    assert isinstance(data["V"][1][0], str) and len(data["V"][1][0].lstrip("-0.")) >= 11
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        ([*SIR, "--start", "0.9,0.2,0", "--t", "0:1:3"], "state space"),
+        ([*SIR, "--start", "0.5,0.5", "--t", "0:1:3"], "must have 3 coordinates"),
+        ([*SIR, "--t", "0:1"], "--t must look like"),
+        ([*SIR, "--t", "2:1:5"], "--t must look like"),
+        ([*SIR, "--t", "0:1:x"], "--t must look like"),
+        (["--model", "nosuch", "--t", "0:1:3"], "model must be one of"),
+        ([*SIR, "--param", "zeta=1", "--t", "0:1:3"], "zeta is not"),
+        ([*SIR, "--t", "0:1:3", "--order", "3"], "--order must be 0, 1 or 2"),
+        ([*SIR, "--t", "0:1:3", "--plot", "/nonexistent-dir/x.png", "--N", "10"], "does not exist"),
+        ([*SIR, "--t", "0:1:3", "--plot", "x.txt", "--N", "10"], "--plot must end in"),
+        ([*SIR, "--t", "0:1:3", "--plot", "x.png"], "--plot needs --N"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(argv: list[str], words: str) -> None:
+    out = _run(*argv)
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_unwritable_plot_directory(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        out = _run(*SIR, "--t", "0:1:3", "--plot", str(locked / "x.png"), "--N", "10")
+    finally:
+        locked.chmod(0o700)
+    assert out.returncode == 2 and "not writable" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_unwritable_plot_path_even_for_root(tmp_path: Path) -> None:
+    """/proc refuses new files to everyone; a directory is not a file name."""
+    for target, words in (("/proc/mfstein-x.png", "not writable"), (str(tmp_path), "directory")):
+        out = _run(*SIR, "--t", "0:1:3", "--plot", target, "--N", "10")
+        assert out.returncode == 2 and words in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
