@@ -224,7 +224,6 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein derive``."""
     from derive.model import supermarket
     from mfstein.errors import ParameterError, check_int
-
     from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B, MAX_D
 
     b = check_int("--b", args.b, 1)
@@ -241,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         if cap is not None and b > cap and name != "closed-form":
             raise ParameterError(
                 f"--show {name} needs --b <= {cap} (got b = {b}): its size grows like "
-                f"{'b^4 (a b^2 x b^2 matrix)' if name == 'kron' else 'b^3'}."
+                f"{'b^4 (a b^2 x b^2 matrix)' if name == 'kron' else 'b^3 or faster'}."
             )
     mu = _parse_mu(args.mu)
     if "closed-form" in names and not (

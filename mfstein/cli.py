@@ -9,7 +9,12 @@ stays fast.
 Bad input raises :class:`mfstein.errors.ParameterError`; the dispatcher turns it
 into one sentence on standard error and exit status 2.  A computation that
 fails its own check (:class:`mfstein.errors.NumericalError`) or runs out of
-memory ends with one sentence and exit status 1.
+memory ends with one sentence and exit status 1.  No input or environment shows
+a traceback: an ``OSError`` (unwritable file, full disk, lost connection) is one
+sentence and status 1, an ``OverflowError`` status 2, and any other library
+exception one "internal error" sentence and status 1 (``MFSTEIN_TRACEBACK=1``
+re-raises it for debugging).  Ctrl-C ends with status 130; further presses
+while leaving are ignored.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import importlib
 import os
 import sys
+import typing
 from collections.abc import Sequence
 
 from mfstein import __version__
@@ -37,13 +43,23 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line (``mfstein CMD: error: ...``), exit 2;
+    ``--help`` still shows the usage.  Subcommand parsers inherit the class."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help).\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every package's subcommands registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mfstein",
         description=(
-            "Stein's-method error analysis of the power-of-d-choices mean-field model: "
-            "symbolic derivation, high-precision bounds, exact solutions and simulation."
+            "Error analysis of mean-field models of load balancing by Stein's method: "
+            "symbolic derivation, high-precision constants for any model, exact "
+            "solutions and simulation."
         ),
     )
     parser.add_argument("--version", action="version", version=f"mfstein {__version__}")
@@ -76,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             1,
         )
     except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # further presses: we are leaving
         print(f"mfstein {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

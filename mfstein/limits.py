@@ -59,7 +59,9 @@ DERIVE_MAX_B = 100
 #: ... and the objects whose size grows faster than that.
 DERIVE_OBJECT_MAX_B = {
     "kron": 8,  # a b^2 x b^2 symbolic matrix
-    "generator": 20,  # the generator applied to a quadratic in b variables
+    "generator": 20,  # the generator applied to a quadratic in b variables (b = 20: ~4 s)
+    "stein": 30,  # P and g are dense b x b symbolic objects (b = 40: ~25 s)
+    "lyapunov": 30,
     "closed-form": 2,
 }
 
@@ -112,3 +114,69 @@ def mean_field_seconds(levels: int, dps: int) -> float:
     symbolic = 3e-4 * n**2
     arithmetic = 2.0e-9 * (n**2 + 40 * n) * p**2 * max(1.0, math.log10(p))
     return 1.0 + symbolic + arithmetic
+
+
+#: Largest number of replications, batches per replication and local workers.
+SIM_MAX_REPS = 10_000
+SIM_MAX_BATCHES = 10_000
+SIM_MAX_WORKERS = 1024
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable`` on Linux, else physical pages)."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no sysconf
+        return 2**40
+
+
+def human_bytes(n: float) -> str:
+    """``512 bytes``, ``3.2 GB``, ..."""
+    n = float(n)
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1000
+    raise AssertionError  # pragma: no cover
+
+
+def simulation_bytes(N: int, b: int, per_server: bool, reps: int, workers: int) -> int:
+    """Planned peak memory of a simulation of ``N`` servers (generous).
+
+    Each replication's state is held by the parent (per-server: queue
+    lengths, rank order, head pointers and ``b`` arrival times per server,
+    ``(32 + 8 b) N`` bytes; aggregated: ``b + 2`` counts); each worker holds a
+    copy of the state it advances and the ``N + 1`` holding times and
+    departure thresholds (``24 (N + 1)`` bytes, with a temporary).
+    """
+    state = (32 + 8 * b) * N if per_server else 8 * (b + 2)
+    unit = state + 24 * (N + 1) + (16 * N if per_server else 0)
+    return reps * state + max(1, workers) * unit
+
+
+def check_memory(what: str, need: int, fraction: float = 0.8) -> None:
+    """Raise :class:`ParameterError` if ``need`` bytes exceed ``fraction`` of the free memory."""
+    cap = int(fraction * available_memory())
+    if need > cap:
+        raise ParameterError(
+            f"{what} needs about {human_bytes(need)} of memory; {human_bytes(cap)} is "
+            "available: lower N (or reps and workers)."
+        )
+
+
+def second_order_seconds(b: int, dps: int) -> float:
+    """Estimated seconds of the 1/N^2 terms (``refined --order 2``) at buffer ``b``.
+
+    Calibrated on two cores at 30 digits: b = 30 ~ 6 s, b = 60 ~ 23 s,
+    b = 100 ~ 47 s (the general route solves every level; no truncation).
+    """
+    return 1.0 + 5e-3 * b**2 * max(1.0, max(int(dps), 30) / 30) ** 1.5

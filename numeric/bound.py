@@ -88,6 +88,7 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.errors import ParameterError, check_int
+from mfstein.limits import MAX_D
 from numeric import lyapunov
 from numeric.equilibrium import (
     _newton_equilibrium,
@@ -270,7 +271,7 @@ def _trace_product(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
 
 def _validate(lam: Any, d: Any, dps: Any, mu: Any, N: Any, replacement: bool):
     dps = check_dps(dps)
-    d = check_int("d", d, 1)
+    d = check_int("d", d, 1, MAX_D)
     with mpmath.workdps(dps + 20):
         lam_ = parse_lam(lam)
         mu_ = to_mpf("mu", mu)
@@ -572,7 +573,7 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     if predicted > DIRECT_MAX_B:
         fall = "geometrically (s*_k ~ rho^k)" if d == 1 else "doubly exponentially"
         raise ParameterError(
-            f"b = auto at lam/mu = {mpmath.nstr(lam_ / mu_, 8)}, d = {d} and {dps} digits would "
+            f"b = auto at lam/mu = {mpmath.nstr(lam_ / mu_, 15)}, d = {d} and {dps} digits would "
             f"need about {min(predicted, 10**6)} levels (they fall only {fall}); b = auto scans "
             f"at most {DIRECT_MAX_B} levels: give an integer b, or lower dps."
         )

@@ -453,14 +453,14 @@ def check_certified(
     import mpmath
 
     from numeric.certify import heavy_traffic_ball
-    from numeric.lemmas import check, get_claims
+    from numeric.lemmas import get_claims
     from numeric.lemmas.context import Context
     from numeric.lemmas.parameters import to_fraction
-    from numeric.lemmas.runner import parse_grid
+    from numeric.lemmas.runner import grid_params, parse_grid
 
     claims = get_claims(ids)
-    base = check([], N=N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps)
-    params = dict(base.params)
+    _, params, _, _, _ = grid_params(N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps)
+    params = dict(params, b_used={})
     Ns = parse_grid(N)
     dps_i, d_i = int(params["dps"]), int(params["d"])
     heavy = lam is None

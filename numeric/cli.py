@@ -1,6 +1,6 @@
 """``mfstein bound`` and ``mfstein refined``: Theorem 1's constant and the refined mean field.
 
-``bound`` prints ``c`` and the bound ``c/N`` on ``E||S - s*||^2`` (seed 000,
+``bound`` prints ``c`` and the bound ``c/N`` on ``E||S - s*||^2`` (core paper,
 Theorem 1, sign corrected) for one or more system sizes; ``refined`` prints
 ``s*``, the refined bias ``V`` (``E[S] ~ s* + V/N``) and the covariance ``W``.
 Heavy imports happen inside the handlers.
@@ -73,23 +73,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _parse_ns(text: str) -> list[int]:
-    from mfstein.errors import check_int
+    """The N list in the order given, each N once (as ``mfstein lemmas`` does)."""
+    from numeric.precision import parse_size
 
     items = [t.strip() for t in str(text).split(",") if t.strip()]
     if not items:
         raise ParameterError("N must be a comma-separated list of integers >= 1.")
-    return [check_int("N", t, 1) for t in items]
+    return list(dict.fromkeys(parse_size("N", t) for t in items))
 
 
 def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
     from mfstein.errors import check_int
+    from mfstein.limits import MAX_D
     from numeric.bound import bound
     from numeric.equilibrium import check_b
     from numeric.precision import arrival_rate, check_dps
 
     dps = check_dps(args.dps)
-    d = check_int("d", args.d, 1)
+    d = check_int("d", args.d, 1, MAX_D)
     b = check_b(args.b, allow=("auto", "inf"))
     ns = _parse_ns(args.N)
     if args.lam is not None:
@@ -190,7 +192,15 @@ def run_refined(args: argparse.Namespace) -> int:
 
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
+        from mfstein.limits import check_time, second_order_seconds
         from numeric.mean_field import add_second_order, supermarket_model
+
+        for _, s in sols:
+            check_time(
+                f"the 1/N^2 terms at b = {s.b} and {s.dps} digits",
+                second_order_seconds(s.b, s.dps),
+                "lower b or dps (or use --order 1).",
+            )
 
         seen: dict[int, Any] = {}
         for _, s in sols:
@@ -201,6 +211,18 @@ def run_refined(args: argparse.Namespace) -> int:
         return _print_refined(args, sols)
 
 
+def _error_bound(values: list[Any], digits: int) -> Any:
+    from numeric.precision import normwise_error
+
+    return normwise_error(values, digits)
+
+
+def _entry(x: Any, bound: Any, digits: int) -> str:
+    from numeric.precision import entry_str
+
+    return entry_str(x, bound, digits)
+
+
 def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
     from numeric.precision import to_str
 
@@ -208,6 +230,8 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
         results = []
         for n, s in sols:
             p = s.dps
+            ev = _error_bound(list(s.V), s.digits)
+            ew = _error_bound([s.W[i, j] for i in range(s.b) for j in range(s.b)], s.digits)
             results.append(
                 {
                     "N": n,
@@ -216,9 +240,11 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
                     "d": s.d,
                     "dps": p,
                     "s_star": [to_str(x, p) for x in s.s_star],
-                    "V": [to_str(x, p) for x in s.V],
+                    "V": [_entry(x, ev, p) for x in s.V],
                     "mean": [to_str(x + v / n, p) for x, v in zip(s.s_star, s.V, strict=True)],
-                    "W": [[to_str(s.W[i, j], p) for j in range(s.b)] for i in range(s.b)],
+                    "W": [[_entry(s.W[i, j], ew, p) for j in range(s.b)] for i in range(s.b)],
+                    "V_abs_error": to_str(ev, 3),
+                    "W_abs_error": to_str(ew, 3),
                 }
             )
             if s.c2 is not None:
@@ -235,18 +261,24 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
     digits = 12
     for n, s in sols:
         print(f"N = {n}, lam = {to_str(s.lam, s.dps)}, b = {s.b}, d = {s.d}")
+        ev = _error_bound(list(s.V), s.digits)
+        ew = _error_bound([s.W[i, j] for i in range(s.b) for j in range(s.b)], s.digits)
         rows = [
             [
                 str(k + 1),
                 to_str(s.s_star[k], digits),
-                to_str(s.V[k], digits),
+                _entry(s.V[k], ev, digits),
                 to_str(s.s_star[k] + s.V[k] / n, digits),
-                to_str(s.W[k, k], digits),
+                _entry(s.W[k, k], ew, digits),
             ]
             for k in range(s.b)
         ]
         print(_table(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
-        print(f"({digits} significant digits shown; --json prints dps digits and all of W)")
+        print(
+            f"({digits} significant digits shown at most; --json prints dps digits and all of "
+            f"W; V and W are accurate to {to_str(ev, 2)} and {to_str(ew, 2)} absolute, "
+            "entries below that print as 0)"
+        )
         if s.c2 is not None:
             from numeric.solve_cli import print_order2
 

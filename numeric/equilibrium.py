@@ -39,6 +39,7 @@ from mpmath import mpf
 
 from derive import supermarket
 from mfstein.errors import ParameterError, check_int
+from mfstein.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
 
 #: Above this buffer size the drift residual is checked with the telescoped
@@ -236,7 +237,7 @@ def equilibrium(
         shooting runs with guard digits and the drift residual is verified).
     """
     dps = check_dps(dps)
-    d = check_int("d", d, 1)
+    d = check_int("d", d, 1, MAX_D)
     b = check_b(b)
     with mpmath.workdps(dps + 10):
         lam_ = parse_lam(lam)

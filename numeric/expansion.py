@@ -46,6 +46,7 @@ from mpmath import mpf
 
 from mfstein.errors import NumericalError
 from numeric.precision import agreeing_digits, check_dps
+from numeric.refinement import _to_float, _to_ints
 
 try:
     from gmpy2 import mpz as _INT
@@ -239,25 +240,6 @@ def _modes(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     out = np.tensordot(X, C, axes=(1, 0))  # a j k
     out = np.tensordot(X, out, axes=(1, 1)).transpose(1, 0, 2)  # a b k
     return np.tensordot(out, X, axes=(2, 1))  # a b c
-
-
-def _to_float(a: np.ndarray) -> tuple[np.ndarray, int]:
-    big = max((abs(int(v)) for v in a.flat), default=0)
-    top = max(big.bit_length() - 60, 0)
-    return np.array([float(int(v) >> top) for v in a.flat]).reshape(a.shape), top
-
-
-def _to_ints(x: np.ndarray, shift: int) -> np.ndarray:
-    import math
-
-    out = np.empty(x.shape, dtype=object)
-    flat = out.reshape(-1)
-    for k, v in enumerate(x.flat):
-        mant, exp = math.frexp(float(v))
-        m = _INT(int(mant * 2**53))
-        e = exp - 53 + shift
-        flat[k] = m << e if e >= 0 else m >> (-e)
-    return out
 
 
 def solve_third_moment(ar: _Arith, Jentries, J64: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -522,6 +504,15 @@ def second_order_float64(
     from derive.kernels import kernels
     from numeric.general import _Problem
 
+    cut = _negligible_tail(model, params) if start is None else None
+    if cut is not None:
+        # levels above `cut` contribute less than 1e-20 to every moment equation
+        # (see _negligible_tail), below float64 resolution: the model with buffer
+        # `cut` gives the same numbers (padded with zeros)
+        from derive.models.supermarket import with_buffer
+
+        small = second_order_float64(with_buffer(model, cut), params)
+        return _pad(small, model.b)
     prob = _Problem(model, params, start, None, extra_starts=False)
     rm, red = prob.rm, prob.red
     n, b = red.n, model.b
@@ -577,3 +568,42 @@ def second_order_float64(
         "n": n,
         "b": b,
     }
+
+
+def _negligible_tail(model: Any, params: Mapping[str, Any]) -> int | None:
+    """For the supermarket family with replacement: a buffer ``K < b`` beyond which
+    every level's contribution is below 1e-20 (float64 resolution is 1e-16), or
+    ``None`` when there is none.  ``s*`` comes from the family's O(b) shooting
+    solver (:func:`numeric.equilibrium.equilibrium`)."""
+    st = model.info.structure
+    if model.info.fast_path != "supermarket" or not st.get("replacement", False):
+        return None
+    from numeric.equilibrium import equilibrium
+
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    small = [k for k, v in enumerate(s) if abs(v) < 1e-20]
+    # level k0 + 1 holds < 1e-20; the bias and the 1/N^2 terms of a level are driven
+    # by the variance of the level below (V_{k+1} ~ W_kk ~ s*_k), so two more levels
+    # are kept: everything neglected is then below 1e-20
+    if not small or small[0] + 3 >= model.b:
+        return None
+    return int(small[0] + 3)
+
+
+def _pad(res: dict[str, Any], b: int) -> dict[str, Any]:
+    """Extend a truncated float64 order-2 result to ``b`` levels with zeros."""
+    k = res["b"]
+    out = dict(res)
+    for name in ("s_star", "V", "A"):
+        v = np.zeros(b)
+        v[:k] = res[name]
+        out[name] = v
+    for name in ("W", "B"):
+        m = np.zeros((b, b))
+        m[:k, :k] = res[name]
+        out[name] = m
+    out["b"] = b
+    out["truncated_at"] = k
+    return out

@@ -75,6 +75,37 @@ def to_mpf(name: str, value: Any) -> mpf:
     return out
 
 
+#: Largest system size accepted in a grid of N (``1e100``): beyond, ``N^alpha``
+#: and the derived rates are no longer meaningful at any working precision.
+MAX_GRID_EXPONENT = 100
+
+
+def parse_size(name: str, text: Any) -> int:
+    """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer ``>= 1``.
+
+    Decimal notation is read exactly (``1e16`` is ``10**16``, with no binary
+    float in between), so every integral value up to ``10**MAX_GRID_EXPONENT``
+    is accepted alike.
+    """
+    if not isinstance(text, str):
+        return check_int(name, text, 1, 10**MAX_GRID_EXPONENT)
+    t = text.strip().replace("_", "")
+    if "**" in t:
+        base, _, exp = t.partition("**")
+        if base.strip().isdigit() and exp.strip().isdigit() and int(exp) <= 400:
+            t = str(int(base) ** int(exp))
+    try:
+        value = Decimal(t)
+    except InvalidOperation:
+        value = None
+    ok = value is not None and value.is_finite() and value == value.to_integral_value()
+    if ok and value.adjusted() > MAX_GRID_EXPONENT:
+        raise ParameterError(f"{name} must be at most 1e{MAX_GRID_EXPONENT}, got {text.strip()!r}.")
+    if not ok:
+        raise ParameterError(f"{name} must be an integer >= 1 (e.g. 100 or 1e6), got {text!r}.")
+    return check_int(name, int(value), 1)
+
+
 def parse_lam(lam: Any) -> mpf:
     """Arrival rate per server ``lam > 0`` as an ``mpf`` at the working precision."""
     from mfstein.limits import MAX_LAM
@@ -229,3 +260,27 @@ class limited_blas:
         type(self)._depth -= 1
         if self._ctl is not None:
             self._ctl.restore_original_limits()
+
+
+def normwise_error(values: list[Any], digits: int) -> Any:
+    """Norm-wise absolute error of a computed vector or matrix: ``max|x| 10^-digits``.
+
+    The routes certify ``digits`` significant digits of ``c`` (two working
+    precisions and independent routes agree); ``V`` and ``W`` are solved at the
+    same working precision, so their error is that fraction of their largest
+    entry -- not of each entry.  An entry smaller than the bound has no correct
+    digit and is printed as ``0``.
+    """
+    top = max((abs(x) for x in values), default=mpmath.mpf(0))
+    return top * mpmath.mpf(10) ** (-digits)
+
+
+def entry_str(x: Any, bound: Any, digits: int) -> str:
+    """``x`` with ``digits`` significant digits, capped at the digits above ``bound``;
+    ``0`` when ``|x|`` is below the norm-wise error bound."""
+    if abs(x) <= bound:
+        return "0"
+    if bound > 0:
+        good = int(mpmath.floor(mpmath.log10(abs(x) / bound)))
+        digits = max(1, min(digits, good))
+    return to_str(x, digits)

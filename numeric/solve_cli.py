@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mfstein.model_args import model_from_args
     from numeric.mean_field import solve_model
-    from numeric.precision import check_dps, to_str
+    from numeric.precision import check_dps, entry_str, normwise_error, to_str
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
@@ -96,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1
     with mpmath.workdps(dps + 20):
+        # V and W are accurate norm-wise (to 10^-digits of their largest entry):
+        # entries below that bound have no correct digit and print as 0
+        ev = normwise_error(list(sol.V), sol.digits)
+        ew = normwise_error([sol.W[i, j] for i in range(sol.b) for j in range(sol.b)], sol.digits)
         if args.json:
             out = {
                 "model": sol.model,
@@ -103,8 +107,12 @@ def run(args: argparse.Namespace) -> int:
                 "states": states,
                 "dps": dps,
                 "s_star": [to_str(x, dps) for x in sol.s_star],
-                "V": [to_str(x, dps) for x in sol.V],
-                "W": [[to_str(sol.W[i, j], dps) for j in range(sol.b)] for i in range(sol.b)],
+                "V": [entry_str(x, ev, dps) for x in sol.V],
+                "W": [
+                    [entry_str(sol.W[i, j], ew, dps) for j in range(sol.b)] for i in range(sol.b)
+                ],
+                "V_abs_error": to_str(ev, 3),
+                "W_abs_error": to_str(ew, 3),
                 "constant": to_str(sol.constant, dps),
                 "digits": sol.digits,
                 "methods": dict(sol.methods),
@@ -119,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             json.dump(out, sys.stdout, indent=1)
             print()
             return 0
-        _print_text(sol, states, dps)
+        _print_text(sol, states, dps, ev, ew)
         if sol.c2 is not None:
             print_order2(sol, states)
         if cert is not None:
@@ -137,9 +145,9 @@ def _state_names(model, b: int) -> list[str]:
     return [f"s{k}" for k in range(1, b + 1)]
 
 
-def _print_text(sol, states: list[str], dps: int) -> None:
+def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
     from numeric.cli import _table
-    from numeric.precision import to_str
+    from numeric.precision import entry_str, to_str
 
     shown = min(12, dps)
     params = ", ".join(f"{k} = {v}" for k, v in sol.params.items()) or "none"
@@ -156,8 +164,8 @@ def _print_text(sol, states: list[str], dps: int) -> None:
         [
             states[k],
             to_str(sol.s_star[k], shown),
-            to_str(sol.V[k], shown),
-            to_str(sol.W[k, k], shown),
+            entry_str(sol.V[k], ev, shown),
+            entry_str(sol.W[k, k], ew, shown),
         ]
         for k in range(sol.b)
     ]
@@ -166,7 +174,11 @@ def _print_text(sol, states: list[str], dps: int) -> None:
         f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
         f"{', '.join(sol.methods)} agree)"
     )
-    print(f"({shown} significant digits shown for s*, V, W; --json prints {dps} and all of W)")
+    print(
+        f"({shown} significant digits shown at most; --json prints {dps} and all of W; V and "
+        f"W are accurate to {to_str(ev, 2)} and {to_str(ew, 2)} absolute, entries below "
+        "that print as 0)"
+    )
     for note in sol.notes:
         print(f"note: {note}")
     for fp in sol.fixed_points:
@@ -175,12 +187,16 @@ def _print_text(sol, states: list[str], dps: int) -> None:
 
 def order2_json(sol, dps: int) -> dict:
     """JSON fields of the 1/N^2 terms (decimal strings)."""
-    from numeric.precision import to_str
+    from numeric.precision import entry_str, normwise_error, to_str
 
     b = sol.b
+    ea = normwise_error(list(sol.A), sol.digits2)
+    eb = normwise_error([sol.B[i, j] for i in range(b) for j in range(b)], sol.digits2)
     return {
-        "A": [to_str(x, dps) for x in sol.A],
-        "B": [[to_str(sol.B[i, j], dps) for j in range(b)] for i in range(b)],
+        "A": [entry_str(x, ea, dps) for x in sol.A],
+        "B": [[entry_str(sol.B[i, j], eb, dps) for j in range(b)] for i in range(b)],
+        "A_abs_error": to_str(ea, 3),
+        "B_abs_error": to_str(eb, 3),
         "c2": to_str(sol.c2, dps),
         "digits2": sol.digits2,
     }
@@ -189,10 +205,15 @@ def order2_json(sol, dps: int) -> dict:
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
     from numeric.cli import _table
-    from numeric.precision import to_str
+    from numeric.precision import entry_str, normwise_error, to_str
 
     shown = min(12, sol.dps)
-    rows = [[states[k], to_str(sol.A[k], shown), to_str(sol.B[k, k], shown)] for k in range(sol.b)]
+    ea = normwise_error(list(sol.A), sol.digits2)
+    eb = normwise_error([sol.B[i, j] for i in range(sol.b) for j in range(sol.b)], sol.digits2)
+    rows = [
+        [states[k], entry_str(sol.A[k], ea, shown), entry_str(sol.B[k, k], eb, shown)]
+        for k in range(sol.b)
+    ]
     print(_table(rows, ["state", "A", "B (diagonal)"]))
     print(
         f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "

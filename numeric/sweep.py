@@ -164,6 +164,26 @@ def _one(lam: float, b: int, d: int, k, trace) -> float:
     return trace(J, np.diag(2.0 * ft[:K]), 1)
 
 
+#: Levels whose infinite-buffer occupancy is below this are dropped by the float64
+#: path: everything they feed into c (through s*, Q and the coupling of J) is
+#: smaller still, far below float64 resolution.
+FLOAT_NEGLIGIBLE = 1e-60
+
+
+def _float_levels(lam: float, b: int, d: int) -> int:
+    """Buffer the float64 path solves: ``b``, or fewer levels when the occupancy
+    ``lam^((d^k - 1)/(d - 1))`` (``lam^k`` for ``d = 1``) of the infinite-buffer
+    fixed point falls below :data:`FLOAT_NEGLIGIBLE` (``lam < 1``), plus two."""
+    if lam >= 1.0:
+        return b
+    log_s, k = 0.0, 0
+    log_floor = np.log(FLOAT_NEGLIGIBLE)
+    while k < b and log_s > log_floor:
+        k += 1
+        log_s = np.log(lam) * ((d**k - 1) // (d - 1) if d > 1 else k)
+    return min(b, k + 2)
+
+
 def _coupled_levels(s: np.ndarray, lam: float, d: int) -> int:
     """The leading block size ``K`` of step 2 (``b`` for ``d = 1``)."""
     b = s.shape[0]
@@ -196,18 +216,30 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
     """
     b = check_int("b", b, 1)
     d = check_int("d", d, 1)
-    arr = np.asarray(lam, dtype=np.float64)
+    try:
+        arr = np.asarray(lam, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(
+            f"lam must be a real number or an array of real numbers, got {lam!r}."
+        ) from None
     flat = arr.reshape(-1)
     if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
         raise ParameterError("lam must be finite and > 0 at every point.")
-    k = _numba_kernels(b, d)
+    from mfstein.limits import MAX_D, NUMERIC_MAX_B
+
+    b = check_int("b", b, 1, NUMERIC_MAX_B)
+    d = check_int("d", d, 1, MAX_D)
     trace = _compiled_kernels()
     out = np.empty(flat.shape[0])
     hard = flat >= 1.0 - ILL_CONDITIONED_GAP
     easy = ~hard
+    # compile kernels only for the levels that matter in float64 (first use of a
+    # b = 1000 model would otherwise compile 1000-line kernels for minutes)
+    beff = max((_float_levels(float(x), b, d) for x in flat[easy]), default=1)
+    k = _numba_kernels(beff, d) if np.any(easy) else None
     with limited_blas():
         for t in np.flatnonzero(easy):
-            out[t] = _one(float(flat[t]), b, d, k, trace)
+            out[t] = _one(float(flat[t]), beff, d, k, trace)
     if np.any(hard):
         from numeric.bound import solve
 

@@ -159,6 +159,57 @@ def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
     return policy, simulator
 
 
+def check_inputs(
+    N: Any,
+    b: Any,
+    d: Any,
+    reps: Any,
+    seed: Any,
+    batches: Any,
+    steps: Any,
+    workers: Any,
+    policy: str = "pod",
+    simulator: str | None = None,
+    replacement: bool = True,
+) -> tuple:
+    """Validate the sizes of a simulation against :mod:`mfstein.limits`, before any work.
+
+    Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, simulator)``;
+    ``workers`` defaults to the number of cores and is capped at ``reps``.
+    """
+    from mfstein.limits import (
+        MAX_D,
+        SIM_MAX_BATCHES,
+        SIM_MAX_N,
+        SIM_MAX_REPS,
+        SIM_MAX_STEPS,
+        SIM_MAX_WORKERS,
+        check_memory,
+        simulation_bytes,
+    )
+
+    N = check_int("N", N, 1, SIM_MAX_N)
+    b = check_int("b", b, 1, MAX_B)
+    d = check_int("d", d, 1, MAX_D)
+    reps = check_int("reps", reps, 1, SIM_MAX_REPS)
+    seed = check_int("seed", seed, 0, 2**128 - 1)
+    batches = check_int("batches", batches, 2, SIM_MAX_BATCHES)
+    steps = check_int("steps", steps, 1, SIM_MAX_STEPS)
+    policy, simulator = resolve_policy(policy, simulator)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
+    if workers is None:
+        workers = min(os.cpu_count() or 1, reps)
+    workers = min(check_int("workers", workers, 1, SIM_MAX_WORKERS), reps)
+    per_server = simulator != "aggregated"
+    check_memory(
+        f"simulating N = {N:,} servers ({simulator}, b = {b}, {reps} replications, "
+        f"{workers} workers)",
+        simulation_bytes(N, b, per_server, reps, workers),
+    )
+    return N, b, d, reps, seed, batches, steps, workers, policy, simulator
+
+
 def simulate(
     N: int,
     lam: Any,
@@ -227,19 +278,9 @@ def simulate(
     -------
     SimulationResult
     """
-    N = check_int("N", N, 1, 2**31)
-    b = check_int("b", b, 1, MAX_B)
-    d = check_int("d", d, 1)
-    reps = check_int("reps", reps, 1)
-    seed = check_int("seed", seed, 0)
-    batches = check_int("batches", batches, 2)
-    steps = check_int("steps", steps, 1)
-    policy, simulator = resolve_policy(policy, simulator)
-    if not replacement and N < d:
-        raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
-    if workers is None:
-        workers = min(os.cpu_count() or 1, reps)
-    workers = check_int("workers", workers, 1)
+    N, b, d, reps, seed, batches, steps, workers, policy, simulator = check_inputs(
+        N, b, d, reps, seed, batches, steps, workers, policy, simulator, replacement
+    )
     if not 0.0 <= float(warmup_fraction) < 1.0:
         raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
     from numeric.precision import parse_lam
@@ -259,18 +300,21 @@ def simulate(
         s_star=tuple(s_star),
         simulator=simulator,
     )
-    out = runner.run(
-        spec,
-        plan,
-        reps=reps,
-        seed=seed,
-        workers=workers,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        max_units=max_units,
-    )
-    return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+    # Ctrl-C is a flag from here to the returned result: a second press that
+    # lands after the run stopped must not lose the estimates being pooled
+    with runner._Interrupts():
+        out = runner.run(
+            spec,
+            plan,
+            reps=reps,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+            progress=progress,
+            max_units=max_units,
+        )
+        return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
 
 
 def summarise(
@@ -278,6 +322,10 @@ def summarise(
 ) -> SimulationResult:
     """Pool the batches of every replication into estimates with 95% CIs."""
     batches = [s for r in out.reps for s in r.batches]
+    if not batches and out.interrupted:
+        # nothing to estimate from: an interruption, not bad input (the checkpoint,
+        # if any, keeps the completed warm-ups)
+        raise KeyboardInterrupt
     if not batches:
         raise ParameterError(
             "steps is too small (or the run stopped too early) to complete one batch; "

@@ -197,6 +197,8 @@ def _table(args) -> int:
             b = check_int("b", args.b, 1)
         except ParameterError:
             raise ParameterError(f"b must be an integer >= 1 or auto, got {args.b!r}.") from None
+    if args.plot:
+        table.check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     rows = table.build(
         args.gamma,
         args.alpha,

@@ -73,8 +73,9 @@ class GenericSpec:
         The centre ``s*``.
     start:
         Initial counts of every replication.
-    kind, upper, total:
-        Lattice bounds (:mod:`numeric.exact.lattice` codes).
+    kind, upper, total, truncated:
+        Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
+        jumps above ``upper`` are blocked (self-loops), as in the exact solver.
     thin_bits, hist_len:
         Thinning exponent of the second moments; values per coordinate kept for
         the marginal pmfs (``0``: none).
@@ -92,6 +93,7 @@ class GenericSpec:
     kind: int
     upper: int
     total: int
+    truncated: bool
     thin_bits: int
     hist_len: int
 
@@ -151,7 +153,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
     ``hist`` (time at each value of each coordinate) and ``seconds`` (CPU time).
     """
-    from sim.generic_kernels import load_update, run_chain
+    from sim.generic_kernels import incremental_pays, load_update, run_chain
 
     mod = _kernel_module(spec.kernel)
     upd = load_update(spec.update)
@@ -167,6 +169,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
         upd.update_into,
         np.asarray(upd.DEPS_PTR, dtype=np.int64),
         np.asarray(upd.DEPS_IDX, dtype=np.int64),
+        incremental_pays(upd.DEPS_PTR, spec.jumps),
         np.asarray(spec.params, dtype=np.float64),
         new["n"],
         spec.N,
@@ -258,6 +261,7 @@ class GenericSimulator(Simulator):
             kind=KIND_CODES[lattice.kind],
             upper=int(lattice.upper),
             total=int(lattice.total),
+            truncated=bool(lattice.truncated),
             thin_bits=thin_bits(model.b),
             hist_len=hist_len,
         )
@@ -284,6 +288,8 @@ class GenericSimulator(Simulator):
             steps, reps, seed, batches, workers, warmup_fraction
         )
         plan = runner.Plan.make(steps, batches, float(warmup_fraction))
+        # compile the event loop here: worker processes forked from this one inherit it
+        advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
         out = runner.run(
             self.spec,
             plan,
@@ -350,7 +356,12 @@ class GenericSimulator(Simulator):
                     f"the buffer b = {b} is too small for this finite system; increase b."
                 )
         rejected = int(sc[:, REJECTED].sum())
-        if rejected:
+        if rejected and spec.truncated:
+            warnings.append(
+                f"{rejected} jumps above the truncation n_k <= {spec.upper} were blocked "
+                "(self-loops), as in the exact solver."
+            )
+        elif rejected:
             warnings.append(
                 f"{rejected} jumps would have left the lattice and were rejected (round-off "
                 "of an exactly zero intensity, or the guard of an unbounded state space)."

@@ -21,6 +21,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,9 @@ from mfstein.io import atomic_write
 from sim import engine
 from sim.rng import seed_states
 
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = 3
+#: Seconds between checks for Ctrl-C while units run (how prompt an interrupt is).
+POLL_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -81,40 +84,174 @@ def _config(spec: engine.Spec, plan: Plan, reps: int, seed: int) -> dict:
     return cfg
 
 
+def _checksum(config: dict, reps: list) -> str:
+    """SHA-256 of the canonical JSON of a checkpoint's content (config and replications)."""
+    import hashlib
+
+    text = json.dumps({"config": config, "reps": reps}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _write_checkpoint(path: Path, config: dict, reps: list[Replication]) -> None:
-    payload = {
-        "config": config,
-        "reps": [
-            {
-                "warm": r.warm,
-                "state": engine.state_to_json(r.state),
-                "batches": [engine.sums_to_json(s) for s in r.batches],
-            }
-            for r in reps
-        ],
-    }
+    body = [
+        {
+            "warm": r.warm,
+            "state": engine.state_to_json(r.state),
+            "batches": [engine.sums_to_json(s) for s in r.batches],
+        }
+        for r in reps
+    ]
+    config = json.loads(json.dumps(config))
+    body = json.loads(json.dumps(body))
+    payload = {"config": config, "reps": body, "checksum": _checksum(config, body)}
     atomic_write(path, json.dumps(payload))
 
 
-def _read_checkpoint(path: Path, config: dict) -> list[Replication] | None:
+def check_writable(path: str | os.PathLike, what: str) -> Path:
+    """Raise :class:`ParameterError` unless a file can be written at ``path``.
+
+    Checked before a run starts, so that no work is lost to an output that
+    cannot be saved; nothing is left behind.  An existing directory is tested
+    by creating and removing a temporary file in it (``os.access`` alone
+    misses read-only file systems, and is always true for root); a missing
+    one by creating and removing the first missing directory.
+    """
+    import tempfile
+
+    target = Path(path)
+    if str(path).strip() == "" or target.is_dir():
+        raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
+    parent = target.parent
+    while not parent.exists():
+        if parent == parent.parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ParameterError(
+            f"{what} {str(path)!r} cannot be written: {parent} is not a directory."
+        )
+    created = None
+    try:
+        if parent != target.parent:
+            # create (and remove again) the first missing directory: the writer
+            # will create the rest, exactly as here
+            created = target.parent
+            while created.parent != parent:
+                created = created.parent
+            created.mkdir()
+        fd, tmp = tempfile.mkstemp(dir=created or parent, prefix=".mfstein.", suffix=".probe")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ParameterError(f"{what} {str(path)!r} cannot be written: {reason}.") from None
+    finally:
+        if created is not None and created.is_dir():
+            try:
+                created.rmdir()
+            except OSError:
+                pass
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ParameterError(f"{what} {str(path)!r} exists and is not writable.")
+    return target
+
+
+def _bad(path: Path, why: str) -> ParameterError:
+    return ParameterError(
+        f"checkpoint {path} is not a valid mfstein checkpoint ({why}); delete it or use a new file."
+    )
+
+
+def _same_layout(a: Any, b: Any) -> bool:
+    """Same keys, dtypes and shapes (arrays) or the same kind of value (scalars)."""
+    if isinstance(a, dict) != isinstance(b, dict):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_layout(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+        )
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool)
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return True
+    return type(a) is type(b)
+
+
+def _finite(x: Any) -> bool:
+    if isinstance(x, dict):
+        return all(_finite(v) for v in x.values())
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "iuf" and bool(np.all(np.isfinite(x)))
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, int | float) and np.isfinite(x)
+
+
+def _read_checkpoint(
+    path: Path, config: dict, template: dict | None = None, plan: Plan | None = None
+) -> list[Replication] | None:
+    """The replications saved in ``path`` (``None`` if there is no file).
+
+    Anything but an intact checkpoint of this very run is refused with one
+    sentence: unreadable or non-JSON content, another run's parameters, a
+    checksum that does not match the content (a hand-edited or damaged file),
+    or replications whose layout differs from a fresh replication's.
+    """
     if not path.exists():
         return None
     try:
         payload = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ParameterError(f"checkpoint {path} is not a readable mfstein checkpoint.") from exc
-    if payload.get("config") != json.loads(json.dumps(config)):
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise _bad(path, "not readable JSON") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
+        raise _bad(path, "no run configuration")
+    cfg = payload["config"]
+    want = config.get("version")
+    if want is not None and cfg.get("version") != want:
+        raise _bad(path, f"format {cfg.get('version')!r}, this mfstein writes {want}")
+    if cfg != json.loads(json.dumps(config)):
         raise ParameterError(
             f"checkpoint {path} belongs to a different run; use the same parameters or a new file."
         )
-    return [
-        Replication(
-            state=engine.state_from_json(r["state"]),
-            warm=r["warm"],
-            batches=[engine.sums_from_json(s) for s in r["batches"]],
-        )
-        for r in payload["reps"]
-    ]
+    reps = payload.get("reps")
+    if not isinstance(reps, list) or payload.get("checksum") != _checksum(cfg, reps):
+        raise _bad(path, "its checksum does not match its content")
+    if isinstance(config.get("reps"), int) and len(reps) != config["reps"]:
+        raise _bad(path, f"{len(reps)} replications saved, the run has {config['reps']}")
+    out = []
+    first_batch = None
+    try:
+        for r in reps:
+            if not isinstance(r, dict) or not isinstance(r.get("warm"), bool):
+                raise ValueError("a replication entry is malformed")
+            state = engine.state_from_json(r["state"])
+            if template is not None and not _same_layout(state, template):
+                raise ValueError("a replication state has the wrong layout")
+            rng = state.get("rng")
+            if isinstance(rng, np.ndarray) and not np.any(rng):
+                raise ValueError("a random-number state is all zero")
+            if not isinstance(r["batches"], list) or (not r["warm"] and r["batches"]):
+                raise ValueError("a batch list is malformed")
+            if plan is not None and len(r["batches"]) > plan.batches:
+                raise ValueError("a replication has more batches than the run")
+            batches = []
+            for raw in r["batches"]:
+                if not isinstance(raw, dict):
+                    raise ValueError("a batch entry is malformed")
+                sums = engine.sums_from_json(raw)
+                first_batch = sums if first_batch is None else first_batch
+                if not _same_layout(sums, first_batch) or not _finite(sums):
+                    raise ValueError("a batch entry is malformed")
+                batches.append(sums)
+            out.append(Replication(state=state, warm=r["warm"], batches=batches))
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise _bad(path, str(exc) if isinstance(exc, ValueError) else "malformed content") from None
+    return out
 
 
 class _Inline:
@@ -141,9 +278,32 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _executor(workers: int, scheduler: str | None, reps: int):
-    """Return ``(submit, wait_first, shutdown)`` for the chosen back end."""
+def _check_scheduler_address(scheduler: str) -> None:
+    """A Dask scheduler address must look like ``[tcp|tls|inproc|ucx]://host:port`` or
+    ``host:port``; anything else is refused at once instead of after a connection timeout."""
+    import re
+
+    if not re.fullmatch(
+        r"((tcp|tls|inproc|ucx|ws|wss)://)?[A-Za-z0-9_.\-\[\]:]+:\d{1,5}/?", scheduler
+    ):
+        raise ParameterError(
+            f"scheduler must be the address of a running Dask scheduler, such as "
+            f"tcp://127.0.0.1:8786, got {scheduler!r}."
+        )
+
+
+def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | None = None):
+    """Return ``(submit, wait_first, shutdown)`` for the chosen back end.
+
+    ``wait_first(futs, timeout=None)`` returns the finished futures (possibly
+    none when ``timeout`` seconds pass first).  ``inline`` forces (True) or
+    forbids (False) running units in this process; by default they run inline
+    for ``workers == 1`` or ``reps == 1``.
+    """
+    import time
+
     if scheduler:
+        _check_scheduler_address(scheduler)
         try:
             from dask.distributed import Client, as_completed
         except ImportError as exc:  # pragma: no cover - optional dependency
@@ -152,7 +312,7 @@ def _executor(workers: int, scheduler: str | None, reps: int):
             ) from exc
         try:
             client = Client(scheduler, timeout="10s", set_as_default=False)
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:  # OSError, TimeoutError, ValueError (bad address), ...
             raise ParameterError(
                 f"scheduler must be the address of a running Dask scheduler, "
                 f"could not connect to {scheduler!r}."
@@ -164,8 +324,15 @@ def _executor(workers: int, scheduler: str | None, reps: int):
             finished.add(fut)
             return fut
 
-        def wait_first(futs):
-            return {next(finished)}
+        def wait_first(futs, timeout=None):
+            if timeout is None:
+                return {next(finished)}
+            deadline = time.monotonic() + timeout
+            while True:  # poll: the main thread must stay free for Ctrl-C
+                done = {f for f in futs if f.done()}
+                if done or time.monotonic() >= deadline:
+                    return done
+                time.sleep(0.02)
 
         def shutdown():
             client.close()
@@ -174,18 +341,88 @@ def _executor(workers: int, scheduler: str | None, reps: int):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
     from concurrent.futures import wait as cf_wait
 
-    if workers == 1 or reps == 1:
+    if inline is None:
+        inline = workers == 1 or reps == 1
+    processes: list = []
+    if inline:
         pool = _Inline()
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(
+            max_workers=max(1, min(workers, reps)), initializer=_ignore_sigint
+        )
 
-    def wait_first(futs):
-        return cf_wait(list(futs), return_when=FIRST_COMPLETED).done
+    def wait_first(futs, timeout=None):
+        return cf_wait(list(futs), timeout=timeout, return_when=FIRST_COMPLETED).done
 
-    def shutdown():
+    def shutdown(terminate: bool = False):
+        if terminate and not inline:
+            # units in flight would otherwise run to their end (and the interpreter
+            # waits for them at exit): stop the worker processes now
+            processes.extend((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            try:
+                proc.terminate()
+            except Exception:  # pragma: no cover - already gone
+                pass
+        for proc in processes:
+            proc.join(timeout=2)
 
     return pool.submit, wait_first, shutdown
+
+
+class _Interrupts:
+    """Ctrl-C as a flag: while installed, SIGINT (any number of presses) sets
+    ``stop`` instead of raising, so no lock or future is left half-updated and
+    the run loop stops at its next poll (every :data:`POLL_SECONDS`)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.presses = 0
+        self.installed = False
+        self._old = None
+        self._parent: _Interrupts | None = None
+        self._main = threading.current_thread() is threading.main_thread()
+
+    @property
+    def stop(self) -> bool:
+        return self.presses > 0
+
+    def _handler(self, signum, frame) -> None:
+        self.presses += 1
+        if self._parent is not None:
+            self._parent._handler(signum, frame)
+
+    def __enter__(self) -> _Interrupts:
+        import signal
+
+        self._parent = None
+        if self._main:
+            self._old = signal.signal(signal.SIGINT, self._handler)
+            outer = getattr(self._old, "__self__", None)
+            if isinstance(outer, _Interrupts):  # nested: presses so far count here too
+                self._parent = outer
+                self.presses = outer.presses
+            self.installed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGINT, self._old)
+            self.installed = False
+
+
+def _picklable(fn) -> bool:
+    import pickle
+
+    try:
+        pickle.dumps(fn)
+    except Exception:
+        return False
+    return True
 
 
 def run(
@@ -218,21 +455,34 @@ def run(
 
     Notes
     -----
-    Ctrl-C stops the run after cancelling the units in flight; every
-    completed batch is kept (and saved when ``checkpoint`` is given), and the
-    returned :class:`RunOutput` has ``interrupted=True``.
+    Ctrl-C (any number of presses, at any moment of the run) stops the run
+    within :data:`POLL_SECONDS`: units in flight are cancelled and their worker
+    processes stopped; every completed batch is kept (and saved when
+    ``checkpoint`` is given), and the returned :class:`RunOutput` has
+    ``interrupted=True``.  Called from the main thread with a picklable
+    ``advance``, units run in a worker process even for ``workers=1``, so that
+    the main process stays responsive; otherwise ``workers=1`` runs them inline
+    (an interrupt then takes effect when the unit in progress ends).  The
+    checkpoint's directory is checked for writability before any work, and the
+    checkpoint carries a checksum of its content: a damaged or hand-edited file
+    is refused.
     """
+    import threading
     import time
 
     from tqdm import tqdm
 
     config = _config(spec, plan, reps, seed)
     path = Path(checkpoint) if checkpoint is not None else None
-    state = _read_checkpoint(path, config) if path is not None else None
     advance = engine.advance if advance is None else advance
     fresh_state = engine.fresh_state if fresh_state is None else fresh_state
+    fresh = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
+    state = None
+    if path is not None:
+        check_writable(path, "checkpoint")
+        state = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
     if state is None:
-        state = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
+        state = fresh
 
     def pending(r: Replication) -> int | None:
         if not r.warm:
@@ -242,65 +492,84 @@ def run(
     total_units = reps * (plan.batches + 1)
     done_units = sum(int(r.warm) + len(r.batches) for r in state)
     t0 = time.perf_counter()
-    bar = tqdm(
-        total=total_units,
-        initial=done_units,
-        unit="batch",
-        desc=f"simulate N={spec.N}",
-        disable=not progress,
-        leave=False,
-    )
-    submit, wait_first, shutdown = _executor(workers, scheduler, reps)
     running: dict = {}
     launched = 0
     interrupted = False
+    inline = None
+    if (
+        scheduler is None
+        and (workers == 1 or reps == 1)
+        and threading.current_thread() is threading.main_thread()
+        and _picklable(advance)
+        and any(pending(r) is not None for r in state)
+    ):
+        inline = False  # a worker process keeps Ctrl-C prompt during long units
+    with _Interrupts() as sig:
+        bar = tqdm(
+            total=total_units,
+            initial=done_units,
+            unit="batch",
+            desc=f"simulate N={spec.N}",
+            disable=not progress,
+            leave=False,
+        )
+        submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
 
-    def launch(i: int) -> None:
-        nonlocal launched
-        steps = pending(state[i])
-        if steps is None or (max_units is not None and launched >= max_units):
-            return
-        launched += 1
-        running[submit(advance, spec, state[i].state, steps)] = i
+        def launch(i: int) -> None:
+            nonlocal launched
+            steps = pending(state[i])
+            if steps is None or (max_units is not None and launched >= max_units):
+                return
+            launched += 1
+            running[submit(advance, spec, state[i].state, steps)] = i
 
-    def record(fut) -> None:
-        i = running.pop(fut)
-        new_state, sums = fut.result()
-        rep = state[i]
-        if rep.warm:
-            rep.batches.append(sums)
-        else:
-            rep.warm = True
-        rep.state = new_state
-        if path is not None:
-            _write_checkpoint(path, config, state)
-        bar.update(1)
+        def record(fut) -> None:
+            i = running.pop(fut)
+            new_state, sums = fut.result()
+            rep = state[i]
+            if rep.warm:
+                rep.batches.append(sums)
+            else:
+                rep.warm = True
+            rep.state = new_state
+            if path is not None:
+                _write_checkpoint(path, config, state)
+            bar.update(1)
 
-    try:
-        for i in range(reps):
-            launch(i)
-        while running and not interrupted:
-            done = wait_first(running)
-            for fut in sorted(done, key=lambda f: running[f]):
-                i = running[fut]
-                try:
-                    record(fut)
-                except KeyboardInterrupt:
+        try:
+            for i in range(reps):
+                if sig.stop:
+                    break
+                launch(i)
+            while running and not interrupted:
+                if sig.stop:
                     interrupted = True
-                    continue
-                if not interrupted:
-                    launch(i)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if interrupted:
-            # keep every unit that finished before the interruption
-            for fut in [f for f in running if f.done()]:
-                try:
-                    record(fut)
-                except BaseException:  # the interrupted unit itself: nothing to keep
-                    running.pop(fut, None)
-        shutdown()
-        bar.close()
+                    break
+                done = wait_first(running, timeout=POLL_SECONDS)
+                for fut in sorted(done, key=lambda f: running[f]):
+                    i = running[fut]
+                    try:
+                        record(fut)
+                    except KeyboardInterrupt:
+                        interrupted = True
+                        continue
+                    if not interrupted and not sig.stop:
+                        launch(i)
+            interrupted = interrupted or sig.stop
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            if interrupted:
+                # keep every unit that finished before the interruption
+                for fut in [f for f in running if f.done()]:
+                    try:
+                        record(fut)
+                    except BaseException:  # the interrupted unit itself: nothing to keep
+                        running.pop(fut, None)
+            try:
+                shutdown(terminate=bool(running)) if not scheduler else shutdown()
+            except TypeError:  # pragma: no cover - a back end without terminate
+                shutdown()
+            bar.close()
     complete = all(pending(r) is None for r in state)
     return RunOutput(state, plan, complete, interrupted, time.perf_counter() - t0)

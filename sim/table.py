@@ -56,13 +56,14 @@ class Row:
 def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
     states = comb(N + b, b)
     if states > EXACT_MAX_STATES:
-        return None, f"state space C(N+b, b) = {states:.3g} > {EXACT_MAX_STATES:,} states"
-    from mfstein.errors import ParameterError
+        size = f"{states:.3g}" if states < 10**300 else f"10^{len(str(states)) - 1}"
+        return None, f"state space C(N+b, b) = {size} > {EXACT_MAX_STATES:,} states"
+    from mfstein.errors import NumericalError, ParameterError
     from numeric.exact import solve_exact
 
     try:
         r = solve_exact(N, lam, b, d)
-    except ParameterError as exc:
+    except (ParameterError, NumericalError) as exc:
         return None, str(exc)
     return repr(float(r.n_mse)), f"{states:,} states, residual {float(r.residual):.1e}"
 
@@ -87,8 +88,19 @@ def build(
     import mpmath
 
     import numeric
-    from sim.api import simulate
+    from mfstein.errors import ParameterError, check_int
+    from numeric.precision import check_dps
+    from sim.api import MAX_B, check_inputs, simulate
 
+    dps = check_dps(dps)
+    Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
+    if not Ns:
+        raise ParameterError("N must list at least one integer >= 1.")
+    if b != "auto":
+        b = check_int("b", b, 1, MAX_B)
+    for N in Ns:  # every size is checked before the first computation
+        numeric.heavy_traffic_lambda(gamma, alpha, N, dps=dps)
+        check_inputs(N, 1 if b == "auto" else b, d, reps, seed, 20, steps, workers)
     rows = []
     for N in Ns:
         lam_mp = numeric.heavy_traffic_lambda(gamma, alpha, N, dps=dps)
@@ -201,6 +213,13 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
+def check_plot_path(path: str | os.PathLike) -> None:
+    """Refuse (ParameterError) a ``--plot`` path that cannot be written, before any work."""
+    from sim.runner import check_writable
+
+    check_writable(path, "--plot")
+
+
 def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed: int) -> None:
     """``N E||S - s*||^2`` against ``N`` (log x): simulation with 95% error bars, the
     bound, and exact values where present.  Written atomically (temp + rename)."""
@@ -221,6 +240,8 @@ def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed
         label=f"simulation (95% CI), b = {','.join(map(str, bs))}, d = {d}, seed = {seed}",
     )
     ax.plot(Ns, [float(r.bound) for r in rows], "s--", label="asymptotic tight bound (Thm 1)")
+    if all(r.second_order for r in rows):
+        ax.plot(Ns, [float(r.second_order) for r in rows], "^:", label="c + c2/N (size expansion)")
     ex = [(r.N, float(r.exact)) for r in rows if r.exact]
     if ex:
         ax.plot(

@@ -28,14 +28,8 @@ from typing import Any
 
 import sympy as sp
 
-from derive.models.supermarket import (
-    SOURCE_DIGEST,
-    SupermarketModel,
-    levels_for,
-    queue_parameters,
-    queue_transitions,
-)
-from derive.spec import ModelInfo, StateSpace, Truncated
+from derive.models.supermarket import SOURCE_DIGEST, SupermarketModel, levels_for, queue_model
+from derive.spec import Truncated
 from mfstein.errors import ParameterError, check_int
 
 ALPHA = sp.Symbol("alpha")
@@ -50,34 +44,9 @@ MAX_LEVELS = 5000
 
 
 def _finite(L: int, b: int, distinct: bool) -> SupermarketModel:
-    states, transitions = queue_transitions(b, L, ALPHA, BETA, not distinct)
-    params, declared = queue_parameters(ALPHA, BETA, L, not distinct)
     name = "jsq_L-distinct" if distinct else "jsq_L"
-    info = ModelInfo(
-        parameters=declared,
-        state_space=StateSpace("monotone"),
-        reference=None,
-        fast_path="supermarket",
-        structure={
-            "b": b,
-            "d": L,
-            "mu": BETA,
-            "replacement": not distinct,
-            "arrival": "alpha",
-            "service": "beta",
-        },
-        citation=CITATION,
-    )
-    return SupermarketModel(
-        name,
-        states,
-        params,
-        transitions,
-        info=info,
-        key=(name, b, L, SOURCE_DIGEST),
-        d=L,
-        mu=BETA,
-        replacement=not distinct,
+    return queue_model(
+        name, b, L, ALPHA, BETA, not distinct, key=(name, b, L, SOURCE_DIGEST), citation=CITATION
     )
 
 

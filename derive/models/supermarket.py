@@ -161,9 +161,44 @@ def supermarket(
     if not isinstance(replacement, bool):
         raise ParameterError(f"replacement must be True or False, got {replacement!r}.")
     mu_expr = parse_rate("mu", mu, MU)
-    states, transitions = queue_transitions(b, d, LAM, mu_expr, replacement)
-    params, declared = queue_parameters(LAM, mu_expr, d, replacement)
     name = "supermarket" if replacement else "supermarket-without-replacement"
+    return queue_model(
+        name, b, d, LAM, mu_expr, replacement, key=(name, b, d, sp.srepr(mu_expr), SOURCE_DIGEST)
+    )
+
+
+def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
+    """The same power-of-d family member (name, d, rates, sampling) with buffer ``b``."""
+    st = model.info.structure
+    arrival = next(p for p in model.params if str(p) == st["arrival"])
+    key = (*model.key[:1], b, *model.key[2:])
+    return queue_model(
+        model.name,
+        b,
+        st["d"],
+        arrival,
+        st["mu"],
+        st["replacement"],
+        key=key,
+        citation=model.info.citation,
+    )
+
+
+def queue_model(
+    name: str,
+    b: int,
+    d: int,
+    arrival: sp.Symbol,
+    service: sp.Expr,
+    replacement: bool,
+    *,
+    key: tuple,
+    citation: str = CITATION,
+) -> SupermarketModel:
+    """A power-of-d (JSQ(d)) model with the given arrival symbol and service rate,
+    its parameters declared and the ``supermarket`` fast path registered."""
+    states, transitions = queue_transitions(b, d, arrival, service, replacement)
+    params, declared = queue_parameters(arrival, service, d, replacement)
     info = ModelInfo(
         parameters=declared,
         state_space=StateSpace("monotone"),
@@ -172,12 +207,12 @@ def supermarket(
         structure={
             "b": b,
             "d": d,
-            "mu": mu_expr,
+            "mu": service,
             "replacement": replacement,
-            "arrival": "lam",
-            "service": str(mu_expr) if isinstance(mu_expr, sp.Symbol) else None,
+            "arrival": str(arrival),
+            "service": str(service) if isinstance(service, sp.Symbol) else None,
         },
-        citation=CITATION,
+        citation=citation,
     )
     return SupermarketModel(
         name,
@@ -185,9 +220,9 @@ def supermarket(
         params,
         transitions,
         info=info,
-        key=(name, b, d, sp.srepr(mu_expr), SOURCE_DIGEST),
+        key=key,
         d=d,
-        mu=mu_expr,
+        mu=service,
         replacement=replacement,
     )
 

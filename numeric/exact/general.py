@@ -45,6 +45,11 @@ import numpy as np
 
 from mfstein.errors import NumericalError, ParameterError, check_int
 
+# Imported here, not lazily: binding the submodule numeric.exact.solve to the package
+# must happen before the package binds this module's ``solve`` (numeric.exact.solve is
+# then the function; see numeric/exact/__init__.py).
+from numeric.exact.solve import bytes_per_state, memory_limit_bytes
+
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
 #: Sparse LU is tried first up to this many states (any dimension) ...
@@ -275,8 +280,8 @@ def stationary_checked(
     small = S <= DIRECT_MAX_STATES or (free_dims <= 2 and S <= DIRECT_MAX_PLANAR)
     if method == "auto":
         order = ["direct", "bicgstab", "gmres"] if small else ["bicgstab", "gmres"]
-        if not small and S <= 20 * DIRECT_MAX_STATES:
-            order.append("direct")
+        if not small and (free_dims <= 2 or S <= 20 * DIRECT_MAX_STATES):
+            order.append("direct")  # the last resort: slow, but exact up to rounding
     else:
         order = [method]
     best: tuple[np.ndarray, float, str, int] | None = None
@@ -421,7 +426,6 @@ def solve(
     import scipy.sparse as sps
 
     from numeric.exact.lattice import ExactRates, make_lattice, reachable, round_to_lattice
-    from numeric.exact.solve import bytes_per_state, memory_limit_bytes
     from numeric.exact.solvers import METHODS
     from numeric.general import start_point
 

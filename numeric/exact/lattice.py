@@ -80,6 +80,12 @@ def to_fraction(name: str, value: Any) -> Fraction | None:
         return None
 
 
+#: Rational-arithmetic rate functions by model key (lambdified once per process).
+_LAMBDIFIED: dict[Any, Any] = {}
+#: Conservation-law reductions by model key.
+_REDUCTIONS: dict[Any, Any] = {}
+
+
 class ExactRates:
     """The model's intensities evaluated exactly at lattice points ``n / N``.
 
@@ -112,15 +118,17 @@ class ExactRates:
         exprs = [t.rate for t in model.transitions]
         self._fn = None
         if all(f is not None for f in self.fractions):
-            try:
-                self._fn = sp.lambdify(
-                    [list(model.states), list(model.params)],
-                    exprs,
-                    modules=[{"Fraction": Fraction}, "math"],
-                    printer=_FractionPrinter,
-                )
-            except Exception:  # exotic expressions: the mpmath route below
-                self._fn = None
+            if model.key not in _LAMBDIFIED:
+                try:
+                    _LAMBDIFIED[model.key] = sp.lambdify(
+                        [list(model.states), list(model.params)],
+                        exprs,
+                        modules=[{"Fraction": Fraction}, "math"],
+                        printer=_FractionPrinter,
+                    )
+                except Exception:  # exotic expressions: the mpmath route below
+                    _LAMBDIFIED[model.key] = None
+            self._fn = _LAMBDIFIED[model.key]
 
     def __call__(self, n: Sequence[int], N: int) -> list[float]:
         """Exact intensities at ``n / N``, rounded to float64 (exact zeros stay zero).
@@ -281,7 +289,9 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     if trunc is not None:
         upper = min(upper, trunc)
     total = int(total_frac * N) if kind == "simplex" else upper
-    red = reduction(model, model.kernels("numba").jumps)
+    red = _REDUCTIONS.get(model.key)
+    if red is None:
+        red = _REDUCTIONS[model.key] = reduction(model, model.kernels("numba").jumps)
     return Lattice(
         N=N,
         kind=kind,

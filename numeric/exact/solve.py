@@ -41,11 +41,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
+from mfstein.limits import MAX_D
 from numeric.equilibrium import reference_point
 from numeric.exact.generator import assemble
 from numeric.exact.solvers import METHODS, stationary
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, reachable_states
 from numeric.precision import limited_blas
+
+#: A direct (LU) solve is accepted up to this residual even when ``tol`` is
+#: smaller: its residual is rounding, ~1e-16 times the largest rate times a
+#: modest growth factor.
+RESIDUAL_FLOOR = 1e-9
 
 #: Default share of the available memory a solve may plan to use.
 MEMORY_FRACTION = 0.5
@@ -76,6 +82,9 @@ def bytes_per_state(b: int, n_transitions: int) -> int:
 
 
 def _human_bytes(n: float) -> str:
+    if n >= 10**21:  # beyond exabytes (and beyond float64 for huge state counts)
+        return f"10^{len(str(int(n))) - 1} bytes"
+    n = float(n)
     for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
         if n < 1000 or unit == "EB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
@@ -83,12 +92,18 @@ def _human_bytes(n: float) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def _count(states: int) -> str:
+    return f"{states:,}" if states < 10**15 else f"about 10^{len(str(states)) - 1}"
+
+
 def memory_limit_bytes(limit: float | None) -> int:
     """The memory limit: ``limit`` bytes, or :data:`MEMORY_FRACTION` of what is available."""
     if limit is None:
         return int(MEMORY_FRACTION * available_memory())
-    if not limit > 0:
-        raise ParameterError(f"memory_limit must be a positive number of bytes, got {limit!r}.")
+    if not (limit > 0 and limit < float("inf")):
+        raise ParameterError(
+            f"memory_limit must be a positive, finite number of bytes, got {limit!r}."
+        )
     return int(limit)
 
 
@@ -97,12 +112,20 @@ def check_size(N: int, b: int, states: int, n_transitions: int, limit: float | N
 
     Returns the memory estimate in bytes.
     """
+    from mfstein.limits import EXACT_MAX_STATES
+
     need = states * bytes_per_state(b, n_transitions)
     cap = memory_limit_bytes(limit)
     if need > cap:
         raise ParameterError(
-            f"N={N}, b={b} gives {states:,} states, needing about {_human_bytes(need)}; "
+            f"N={N}, b={b} gives {_count(states)} states, needing about {_human_bytes(need)}; "
             f"the limit is {_human_bytes(cap)}."
+        )
+    if states > EXACT_MAX_STATES:
+        raise ParameterError(
+            f"N={N}, b={b} gives {_count(states)} states; the exact solver handles at most "
+            f"{EXACT_MAX_STATES:,} (beyond, the iterative solver does not reach its residual "
+            "target in reasonable time): lower N or b, or simulate."
         )
     return need
 
@@ -214,6 +237,15 @@ def solve_chain(
             raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
     with limited_blas():  # many BLAS calls on small vectors: threads only contend
         sol = stationary(QT, r, method=method, tol=tol, progress=progress)
+    target = max(tol, RESIDUAL_FLOOR) if sol.method == "direct" else tol
+    if not sol.residual <= target:
+        from mfstein.errors import NumericalError
+
+        raise NumericalError(
+            f"the {sol.method} solver stopped at residual ||pi Q||_1 = {sol.residual:.2e}, "
+            f"above its target {target:.0e} ({space.size:,} states); "
+            "no result is reported: try --method direct or gmres, or a smaller N or b."
+        )
     return ChainSolution(
         space=space,
         pi=sol.pi,
@@ -363,14 +395,14 @@ def solve_exact(
     t0 = time.perf_counter()
     N = check_int("N", N, 1)
     b = check_int("b", b, 1)
-    d = check_int("d", d, 1)
+    d = check_int("d", d, 1, MAX_D)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
     lam_text = _lam_string(lam)
     lam_f = float(lam_text)
-    model = supermarket(b, d, replacement=replacement)
     nt = 2 * b
-    check_size(N, b, count_monotone(N, b), nt, memory_limit)
+    check_size(N, b, count_monotone(N, b), nt, memory_limit)  # before any symbolic work
+    model = supermarket(b, d, replacement=replacement)
     s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
     if reference_note:
         warnings.warn(reference_note, stacklevel=2)

@@ -168,6 +168,16 @@ def rates_batch(states, N, rates_into, p, nt):
         for k in range(b):
             s[k] = states[i, k] / N
         rates_into(s, p, R[i])
+        # a rate that is zero in exact arithmetic can come out as -1e-16 (e.g. the
+        # product (N s - j) / (N - j) of sampling without replacement at s = n/N):
+        # rounding-level negatives are zeros, larger ones are reported by assemble
+        scale = 1.0
+        for t in range(nt):
+            if abs(R[i, t]) > scale:
+                scale = abs(R[i, t])
+        for t in range(nt):
+            if R[i, t] < 0.0 and R[i, t] > -256.0 * 2.220446049250313e-16 * scale:
+                R[i, t] = 0.0
     return R
 
 

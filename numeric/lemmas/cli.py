@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_arrival_rate(p)
     p.add_argument(
-        "--N", required=True, help="comma-separated grid of system sizes, e.g. 10,100,1e3"
+        "--N", help="comma-separated grid of system sizes, e.g. 10,100,1e3 (required unless --list)"
     )
     p.add_argument("--b", default="auto", help="buffer size: integer >= 1 or 'auto' (default)")
     p.add_argument(
@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         for c in REGISTRY.values():
             print(f"{c.id:28s} [{c.equation}] {c.statement}")
         return 0
+    if args.N is None:
+        raise ParameterError("--N is required: a comma-separated grid of sizes, e.g. 10,100.")
     ids = None
     if args.only is not None:
         ids = [s.strip() for s in args.only.split(",") if s.strip()]

@@ -130,10 +130,12 @@ def decimal_string(x: Any, digits: int | None = None) -> str:
 
 def parse_grid(values: Any) -> list[int]:
     """Grid of N: ints (or a comma-separated string), each >= 1; sorted, duplicates dropped."""
+    from numeric.precision import parse_size
+
     if isinstance(values, str):
-        values = [_grid_item(v) for v in values.replace(" ", "").split(",") if v]
+        values = [v for v in values.replace(" ", "").split(",") if v]
     try:
-        Ns = sorted({check_int("N", v, 1) for v in values})
+        Ns = sorted({parse_size("N", v) for v in values})
     except TypeError:
         raise ParameterError("N must be a list of integers >= 1.") from None
     if not Ns:
@@ -154,10 +156,9 @@ def _grid_item(text: str) -> object:
     return int(value) if value.is_integer() and abs(value) < 2**53 else text
 
 
-def check(
-    ids: list[str] | None = None,
-    *,
+def grid_params(
     N: Any,
+    *,
     gamma: Any = None,
     alpha: Any = None,
     lam: Any = None,
@@ -165,34 +166,12 @@ def check(
     b: int | str = "auto",
     d: int = 2,
     dps: int = 30,
-    progress: bool = False,
-) -> Report:
-    """Evaluate registered claims over a grid of N.
+) -> tuple[list[int], dict[str, Any], Any, Any, Any]:
+    """Validate a grid's parameters as :func:`check` does (one sentence per error).
 
-    Parameters
-    ----------
-    ids:
-        Claim ids or families to run (``None``: all registered claims).
-    N:
-        Grid of system sizes (ints or ``"10,100,1000"``).
-    gamma, alpha:
-        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (the core paper, Section 3);
-        give both, or give ``lam`` instead.
-    lam:
-        A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are
-        then skipped).
-    xi:
-        The paper's small ``xi``, ``0 < xi < 1`` (decimal string for exactness).
-    b:
-        Buffer size, ``int >= 1`` or ``"auto"``.
-    d:
-        Servers sampled per arrival (the paper's claims are for d = 2).
-    dps:
-        Working precision, 15 to 1000 decimal digits.
-    progress:
-        Show a tqdm bar on standard error.
+    Returns the grid of N, the report's ``params`` dict and ``gamma``, ``alpha``,
+    ``xi`` as exact fractions (``None`` for gamma and alpha when ``lam`` is given).
     """
-    claims = get_claims(ids)
     Ns = parse_grid(N)
     dps = check_int("dps", dps, *DPS_RANGE)
     d = check_int("d", d, 1)
@@ -236,6 +215,55 @@ def check(
         "d": d,
         "dps": dps,
     }
+    return Ns, params, g_f, a_f, xi_f
+
+
+def check(
+    ids: list[str] | None = None,
+    *,
+    N: Any,
+    gamma: Any = None,
+    alpha: Any = None,
+    lam: Any = None,
+    xi: Any = "0.00001",
+    b: int | str = "auto",
+    d: int = 2,
+    dps: int = 30,
+    progress: bool = False,
+) -> Report:
+    """Evaluate registered claims over a grid of N.
+
+    Parameters
+    ----------
+    ids:
+        Claim ids or families to run (``None``: all registered claims).
+    N:
+        Grid of system sizes (ints or ``"10,100,1000"``).
+    gamma, alpha:
+        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (the core paper, Section 3);
+        give both, or give ``lam`` instead.
+    lam:
+        A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are
+        then skipped).
+    xi:
+        The paper's small ``xi``, ``0 < xi < 1`` (decimal string for exactness).
+    b:
+        Buffer size, ``int >= 1`` or ``"auto"``.
+    d:
+        Servers sampled per arrival (the paper's claims are for d = 2).
+    dps:
+        Working precision, 15 to 1000 decimal digits.
+    progress:
+        Show a tqdm bar on standard error.
+    """
+    if ids is not None and not list(ids):
+        raise ParameterError("ids must name at least one claim id or family (see --list).")
+    claims = get_claims(ids)
+    Ns, params, g_f, a_f, xi_f = grid_params(
+        N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
+    )
+    heavy = lam is None
+    b, d, dps = params["b"], params["d"], params["dps"]
     results = [ClaimResult(c, [], []) for c in claims]
     for r in results:
         missing = [q for q in r.claim.requires if (g_f if q == "gamma" else a_f) is None]

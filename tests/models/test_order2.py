@@ -198,3 +198,18 @@ def test_cli_order2_json_and_refined_row() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "c + c2/N" in out.stdout
+
+
+def test_float64_tail_truncation_is_invisible() -> None:
+    """At lam = 0.9 the levels above ~11 carry less than 1e-20: the float64 route
+    solves the shorter model; its c2 and A must equal the full model's 20-digit ones."""
+    from numeric.expansion import second_order_float64
+
+    full = numeric.solve(load_model("supermarket", b=16), {"lam": "0.9"}, dps=20, order=2)
+    cut = second_order_float64(load_model("supermarket", b=16), {"lam": "0.9"})
+    assert cut.get("truncated_at") is not None and cut["truncated_at"] < 16
+    assert abs(cut["c2"] - float(full.c2)) < 1e-12 * abs(float(full.c2))
+    A = np.array([float(v) for v in full.A])
+    assert np.max(np.abs(cut["A"] - A)) < 1e-12 * np.max(np.abs(A))
+    big = second_order_float64(load_model("supermarket", b=1000), {"lam": "0.9"})
+    assert big["c2"] == pytest.approx(cut["c2"], rel=1e-14)
