@@ -12,3 +12,27 @@ This package only holds the version and the ``mfstein`` console dispatcher.
 """
 
 __version__ = "0.1.0"
+
+
+def _quiet_interrupt_during_startup() -> None:
+    """Ctrl-C while the ``mfstein`` command is still importing its modules: exit 130
+    with one line instead of a traceback (``mfstein.cli.main`` restores Python's
+    own handler before any work starts).  Does nothing when mfstein is imported as
+    a library."""
+    import os
+    import signal
+    import sys
+
+    if os.path.basename(sys.argv[0] if sys.argv else "") != "mfstein":
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        sys.stderr.write("mfstein: interrupted\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+_quiet_interrupt_during_startup()

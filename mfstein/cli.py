@@ -71,6 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mfstein`` console script; returns the exit status."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        # the start-up guard of mfstein/__init__.py: from here on Ctrl-C raises
+        # KeyboardInterrupt, which the handlers below turn into one line and 130
+        if getattr(signal.getsignal(signal.SIGINT), "__qualname__", "").startswith(
+            "_quiet_interrupt_during_startup"
+        ):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Estimate", "SimulationResult", "simulate"]
+__all__ = [
+    "Estimate",
+    "GenericSimulator",
+    "ModelSimulationResult",
+    "SimulationResult",
+    "Simulator",
+    "simulate",
+    "simulate_model",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +31,14 @@ def __getattr__(name: str) -> Any:
         from sim import api
 
         return getattr(api, name)
+    if name in ("simulate_model", "GenericSimulator"):
+        from sim import generic
+
+        return getattr(generic, name)
+    if name in ("Simulator", "ModelSimulationResult"):
+        from sim import base
+
+        return getattr(base, name)
     if name == "Estimate":
         from sim.stats import Estimate
 

@@ -58,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--N", type=_int, required=True, help="number of servers")
     add_arrival_rate(p)
-    p.add_argument("--b", type=_int, required=True, help="buffer size per server (1..200)")
+    p.add_argument(
+        "--b", type=_int, help="buffer size per server (1..200; required without --model)"
+    )
     p.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
     p.add_argument(
         "--without-replacement",
@@ -87,6 +89,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from sim.generic_cli import add_options
+
+    add_options(p)  # --model, --param, --start, --truncation, --mu, --engine (any model)
     p.set_defaults(handler=_simulate)
 
     t = subparsers.add_parser(
@@ -123,6 +128,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _simulate(args) -> int:
     from sim.api import simulate
+
+    if args.model is not None or args.mu is not None:
+        from sim.generic_cli import run as run_model
+
+        args.model = args.model or "supermarket"
+        return run_model(args)
+    if args.b is None:
+        from mfstein.errors import ParameterError
+
+        raise ParameterError("b is required without --model (--b, an integer 1..200).")
 
     lam = arrival_rate_text(args, args.N)
     r = simulate(

@@ -14,6 +14,8 @@ _EXPORTS = {
     "ChainSolution": "numeric.exact.solve",
     "ExactResult": "numeric.exact.solve",
     "solve_chain": "numeric.exact.solve",
+    "solve": "numeric.exact.solve",
+    "ModelExactResult": "numeric.exact.general",
     "solve_exact": "numeric.exact.solve",
 }
 __all__ = sorted(_EXPORTS)

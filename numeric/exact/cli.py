@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--N", required=True, help="number of servers (integer >= 1)")
     add_arrival_rate(p)
-    p.add_argument("--b", required=True, help="buffer size (integer >= 1)")
+    p.add_argument("--b", help="buffer size (integer >= 1; required without --model)")
     p.add_argument("--d", default="2", help="servers sampled per arrival (default 2)")
     p.add_argument(
         "--without-replacement",
@@ -44,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="memory limit in GB (default: half the available memory)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from numeric.exact.model_cli import add_options
+
+    add_options(p)  # --model, --param, --start, --truncation, --mu (any model)
     p.set_defaults(handler=run)
 
 
@@ -52,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.errors import check_int
     from numeric.exact.solve import solve_exact
 
+    if args.model is not None or args.mu is not None:
+        from numeric.exact.model_cli import run as run_model
+
+        args.model = args.model or "supermarket"
+        return run_model(args)
+    if args.b is None:
+        raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
     lam = arrival_rate_text(args, N)
     limit = None

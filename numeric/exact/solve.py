@@ -37,6 +37,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -452,3 +453,15 @@ def solve_exact(
         method=sol.method,
         iterations=sol.iterations,
     )
+
+
+def solve(model: Any, N: Any, params: Any = None, **kwargs: Any) -> Any:
+    """The exact stationary law of any model (:func:`numeric.exact.general.solve`).
+
+    Defined here too because this module is also called ``solve``: after
+    ``import numeric.exact.solve`` the package attribute ``numeric.exact.solve``
+    must still be this function (see :mod:`mfstein.lazy`).
+    """
+    from numeric.exact.general import solve as solve_model
+
+    return solve_model(model, N, params, **kwargs)
