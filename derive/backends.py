@@ -18,6 +18,7 @@ Add a back end by subclassing :class:`Backend` and calling
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 Entries = list[tuple[tuple[int, ...], sp.Expr]]
 
 
-class Backend:
+class Backend(ABC):
     """Interface of a code-generation back end (subclass and register)."""
 
     #: Registry name, e.g. ``"numba"``.
@@ -40,14 +41,15 @@ class Backend:
     #: Import lines at the top of the generated module.
     imports: ClassVar[tuple[str, ...]] = ()
 
+    @abstractmethod
     def print_expr(self, expr: sp.Expr) -> str:
         """Python source of one scalar expression."""
-        raise NotImplementedError
 
     def wrap_input(self, text: str) -> str:
         """How a state or parameter value is read from ``s[i]`` / ``p[i]``."""
         return text
 
+    @abstractmethod
     def function(
         self,
         name: str,
@@ -62,7 +64,6 @@ class Backend:
         ``body`` holds the unpacking of inputs and the CSE temporaries, already
         indented; ``values`` the reduced expression of each entry.
         """
-        raise NotImplementedError
 
 
 class NumbaBackend(Backend):
@@ -231,7 +232,10 @@ class ArbPrinter(PythonCodePrinter):
         name = type(expr).__name__
         if name in self._unary and len(expr.args) == 1:
             return f"arb.{self._unary[name]}(arb({self._print(expr.args[0])}))"
-        raise NotImplementedError(f"the arb back end cannot print the function {name}.")
+        raise ParameterError(
+            f"the model uses the function {name}, which the arb back end (certify) does not "
+            f"support; supported: {', '.join(sorted(self._unary))}."
+        )
 
     def _print_Abs(self, expr: sp.Expr) -> str:
         return f"abs({self._print(expr.args[0])})"
@@ -239,6 +243,14 @@ class ArbPrinter(PythonCodePrinter):
 
 for _name in ArbPrinter._unary:  # SymPy's printers bind known functions by name
     setattr(ArbPrinter, f"_print_{_name}", ArbPrinter._print_Function)
+
+
+# PythonCodePrinter prints its known functions (erf, gamma, log1p, ...) as ``math.*``
+# through per-function methods; in Arb every function goes through _print_Function,
+# which prints the supported ones as ``arb.*`` and refuses the others in one sentence.
+for _name in PythonCodePrinter._kf:
+    if f"_print_{_name}" not in ArbPrinter.__dict__:  # keep Arb's own (Abs, ...)
+        setattr(ArbPrinter, f"_print_{_name}", ArbPrinter._print_Function)
 
 
 class ArbBackend(Backend):

@@ -357,9 +357,9 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         T = rm.Tmp
         b = model.b
         A = [mpmath.fsum(T[i][m] * Ar[m] for m in range(n) if T[i][m]) for i in range(b)]
-        from numeric.general import _expand as expand_full
+        from numeric.general import congruence
 
-        B = expand_full(T, Br)
+        B = congruence(T, Br)
         M = prob.M_of(b)
         c2 = mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
         Cm = [[[ar.to_mp(C[i, j, k]) for k in range(n)] for j in range(n)] for i in range(n)]
@@ -421,9 +421,9 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
     G, _ = _G_and_A_terms(ar, n, W_, V_, C, o)
     Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
     Br = solve_lyapunov(Jr, (Gm + Gm.T) / 2)
-    from numeric.general import _expand as expand_full
+    from numeric.general import congruence
 
-    B = expand_full(T, Br)
+    B = congruence(T, Br)
     return mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
 
 

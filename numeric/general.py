@@ -103,7 +103,7 @@ def _sparse_rows(T: list[list[mpf]]) -> list[list[tuple[int, mpf]]]:
     return [[(a, t) for a, t in enumerate(row) if t] for row in T]
 
 
-def _expand(T: list[list[mpf]], X: mpmath.matrix) -> mpmath.matrix:
+def congruence(T: list[list[mpf]], X: mpmath.matrix) -> mpmath.matrix:
     """``T X T^T`` for the sparse ``b x n`` map ``T`` (free rows are unit vectors)."""
     rows = _sparse_rows(T)
     b = len(rows)
@@ -193,7 +193,7 @@ class _Problem:
             M = self.M_of(model.b)
             Mr = _reduce_form(T, M, red.n)
             Wr = solve_lyapunov(Jr, Qr)
-            W = _expand(T, Wr)
+            W = congruence(T, Wr)
             out.update(s=s, p=p, Jr=Jr, Q=Q, Qr=Qr, Wr=Wr, W=W, M=M, Mr=Mr)
             out["covariance"] = _trace(Mr, Wr)
             h = [mpf(0)] * model.b

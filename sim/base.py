@@ -25,6 +25,7 @@ for a model.
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -134,7 +135,7 @@ class ModelSimulationResult:
         }
 
 
-class Simulator:
+class Simulator(ABC):
     """Interface of a simulator of one model at one parameter point.
 
     Subclasses set :attr:`name` and :attr:`capabilities` and implement
@@ -184,6 +185,7 @@ class Simulator:
         """Whether this engine can run ``model`` (a fast path checks its structure)."""
         return "any-model" in cls.capabilities
 
+    @abstractmethod
     def run(
         self,
         *,
@@ -199,7 +201,6 @@ class Simulator:
         max_units: int | None = None,
     ) -> ModelSimulationResult:
         """Simulate and estimate (see :func:`sim.api.simulate` for the arguments)."""
-        raise NotImplementedError
 
 
 #: Fast paths: ``ModelInfo.fast_path`` name -> simulator class.

@@ -30,9 +30,7 @@ a Dask cluster it must be shared).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -103,22 +101,11 @@ _MODULES: dict[str, Any] = {}
 
 def _kernel_module(name: str) -> Any:
     """The compiled kernel module ``name`` (already loaded, or from the kernel cache)."""
-    mod = _MODULES.get(name) or sys.modules.get(f"mfstein_{name}")
+    mod = _MODULES.get(name)
     if mod is None:
-        from derive.kernels import cache_dir
+        from derive.kernels import load_module
 
-        path = cache_dir() / f"{name}.py"
-        if not path.is_file():
-            raise ParameterError(
-                f"the kernel module {path} is missing on this worker; share the kernel "
-                "cache ($MFSTEIN_CACHE_DIR) with the workers."
-            )
-        spec = importlib.util.spec_from_file_location(f"mfstein_{name}", path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    _MODULES[name] = mod
+        mod = _MODULES[name] = load_module(name)
     return mod
 
 

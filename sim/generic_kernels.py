@@ -46,8 +46,6 @@ are counted and reported, so the chain never leaves its lattice.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -163,25 +161,11 @@ def update_module(model: Any) -> tuple[str, ModuleType]:
 
 def load_update(name: str, path: Path | None = None) -> ModuleType:
     """Load the generated update kernel ``name`` (from the kernel cache by default)."""
-    mod = _UPDATES.get(name) or sys.modules.get(f"mfstein_{name}")
+    mod = _UPDATES.get(name)
     if mod is None:
-        from mfstein.errors import ParameterError
+        from derive.kernels import load_module
 
-        if path is None:
-            from derive.kernels import cache_dir
-
-            path = cache_dir() / f"{name}.py"
-        if not path.is_file():
-            raise ParameterError(
-                f"the generated kernel {path} is missing on this worker; share the kernel "
-                "cache ($MFSTEIN_CACHE_DIR) with the workers."
-            )
-        spec = importlib.util.spec_from_file_location(f"mfstein_{name}", path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    _UPDATES[name] = mod
+        mod = _UPDATES[name] = load_module(name, path)
     return mod
 
 

@@ -98,3 +98,15 @@ def test_a_registered_backend_generates_the_same_kernels(tmp_path, monkeypatch) 
         BACKENDS.pop("pyfloat", None)
     with pytest.raises(ParameterError, match="backend must be one of"):
         kernels_module.kernels(model, "pyfloat")
+
+
+def test_arb_printer_refuses_functions_it_cannot_enclose() -> None:
+    import sympy as sp
+
+    from derive.backends import ArbPrinter
+
+    x = sp.Symbol("x")
+    printer = ArbPrinter()
+    assert printer.doprint(sp.exp(x)) == "arb.exp(arb(x))"  # not math.exp: no enclosure
+    with pytest.raises(ParameterError, match="function erf"):
+        printer.doprint(sp.erf(x))
