@@ -1,6 +1,8 @@
-"""Start-up cost, before vs after: ``mfstein --help`` and ``mfstein table`` overhead.
+"""Start-up cost, before vs after: ``mfstein --help`` and ``mfstein table`` overhead;
+and (``--sigint``) what Ctrl-C does at each moment of start-up.
 
 Run:  .venv/bin/python benchmarks/bench_startup.py [--before /tmp/before] [--repeat 5]
+      .venv/bin/python benchmarks/bench_startup.py --sigint [--to 300] [--step 5] [--repeat 2]
 
 "before" is the committed tree exported with
 ``git -C /work/main archive HEAD | tar -x -C /tmp/before`` and run with
@@ -51,11 +53,99 @@ MODS = (
 )
 
 
+#: A simulation long enough never to finish on its own (Ctrl-C ends it).
+LONG_RUN = ["simulate", "--N", "100", "--lam", "0.9", "--b", "8", "--steps", "4e9"]
+LONG_RUN += ["--reps", "2", "--batches", "400", "--no-progress", "--workers", "1"]
+
+
+#: One standard-error text per outcome, shown after the sweep.
+EXAMPLES: dict[str, str] = {}
+
+
+def _sigint_outcome(delay: float, presses: int, timeout: float = 20.0) -> str:
+    """Spawn ``.venv/bin/mfstein simulate ...``, press Ctrl-C ``presses`` times from
+    ``delay`` seconds after the spawn (0.05 s apart) and classify the ending:
+
+    * ``silent``: killed by SIGINT before Python installed its handler (no output);
+    * ``one line``: status 130 with one line on standard error, no traceback;
+    * ``traceback``: a Python traceback on standard error, either raised in
+      mfstein's own code or before its first statement ran (CPython's start-up,
+      ``site`` and ``.pth`` hooks, the console script's first lines);
+    * ``hang``: still running ``timeout`` seconds after the last press;
+    * ``other``: anything else (shown with its status).
+    """
+    import signal
+
+    exe = os.path.join(os.path.dirname(sys.executable), "mfstein")
+    proc = subprocess.Popen(
+        [exe, *LONG_RUN],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,  # the pool's workers too are killed after a hang
+    )
+    time.sleep(delay)
+    for i in range(presses):
+        if i:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+    try:
+        err = proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return "hang"
+    if "Traceback" in err:
+        ours = any(f'"{ROOT}/{pkg}/' in err for pkg in ("mfstein", "numeric", "derive", "sim"))
+        kind = "traceback (mfstein code)" if ours else "traceback (before mfstein runs)"
+    elif proc.returncode == -signal.SIGINT and not err.strip():
+        kind = "silent"
+    elif proc.returncode == 130 and len(err.strip().splitlines()) == 1:
+        kind = "one line"
+    else:
+        kind = f"other (status {proc.returncode})"
+    EXAMPLES.setdefault(kind, f"t = {delay * 1e3:.0f} ms:\n{err.strip()[-1200:]}")
+    return kind
+
+
+def sigint_sweep(start_ms: int, stop_ms: int, step_ms: int, repeat: int, presses: int) -> None:
+    """Print one row per delay: how Ctrl-C at that moment of start-up ended."""
+    from collections import Counter
+
+    total: Counter = Counter()
+    bad: list[int] = []
+    print(f"Ctrl-C x{presses} at t ms after spawning mfstein {' '.join(LONG_RUN[:1])} ...")
+    print(f"{'t (ms)':>7}  outcomes ({repeat} runs each)")
+    for ms in range(start_ms, stop_ms + 1, step_ms):
+        got = Counter(_sigint_outcome(ms / 1000, presses) for _ in range(repeat))
+        total += got
+        if any(k.startswith(("traceback", "hang", "other")) for k in got):
+            bad.append(ms)
+        print(f"{ms:>7}  " + ", ".join(f"{k}: {v}" for k, v in sorted(got.items())))
+    print("total:", dict(total))
+    if bad:
+        print(f"traceback/hang/other at t = {bad[0]} .. {bad[-1]} ms ({len(bad)} delays)")
+    else:
+        print("no traceback, hang or other ending at any delay")
+    for kind, text in EXAMPLES.items():
+        if kind.startswith(("traceback", "other")):
+            print(f"\n--- first {kind}, {text}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", default="/tmp/before")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--sigint", action="store_true", help="sweep Ctrl-C over start-up")
+    p.add_argument("--from", dest="start", type=int, default=0, help="first delay (ms)")
+    p.add_argument("--to", type=int, default=200, help="last delay (ms)")
+    p.add_argument("--step", type=int, default=5, help="delay step (ms)")
+    p.add_argument("--presses", type=int, default=1, help="Ctrl-C presses, 50 ms apart")
     a = p.parse_args()
+    if a.sigint:
+        sigint_sweep(a.start, a.to, a.step, a.repeat, a.presses)
+        return
     rows = []
     for name, tree in (("before", a.before), ("after", ROOT)):
         t_help, _ = _run(tree, HELP, a.repeat)

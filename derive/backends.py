@@ -67,13 +67,101 @@ class Backend(ABC):
 
 
 class NumbaBackend(Backend):
-    """float64 kernels compiled with ``numba.njit(cache=True)``."""
+    """float64 kernels compiled with ``numba.njit(cache=True)``.
+
+    Numba's type inference takes time superlinear in the length of one
+    function, so a kernel with more than ``chunk_size`` statements (CSE
+    temporaries plus output entries) is split by :meth:`chunked_function`
+    into compiled helpers of at most ``chunk_size`` statements each, called
+    in order by the kernel; compile time then grows linearly in the length.
+    ``chunk_size = None`` switches the splitting off (one function per kernel).
+    """
 
     name = "numba"
     imports = ("import math", "", "import numba", "import numpy as np")
+    #: Most statements in one compiled function (None: never split).
+    chunk_size: int | None = 150
 
     def __init__(self) -> None:
         self._p = PythonCodePrinter({"fully_qualified_modules": True})
+
+    def chunked_function(
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        entries: Entries,
+        inputs: Sequence[tuple[str, sp.Symbol]],
+        reps: Sequence[tuple[sp.Symbol, sp.Expr]],
+        values: Sequence[sp.Expr],
+        doc: str,
+    ) -> list[str]:
+        """Source lines of kernel ``name`` split into helpers of ``chunk_size`` statements.
+
+        The statements -- the CSE assignments ``x_k = reps[k]`` and the output
+        entries ``out[idx] = values[n]`` -- keep their expressions (so the
+        results are bit-identical to the unsplit kernel); the outputs keep their
+        order and each temporary moves to just before its first use
+        (:func:`_schedule`), so that few of them cross a helper.  Consecutive
+        runs of ``chunk_size`` statements become helpers
+        ``_NAME_into_c(s, p, out, t)``; a temporary computed in one helper and
+        used in a later one is stored in slot ``t[m]`` of a scratch array
+        allocated by ``NAME_into``, and read back from it where needed.
+        ``inputs`` pairs each state/parameter symbol with its source
+        (``"s[3]"``); every helper unpacks only the inputs it uses.
+        """
+        size = self.chunk_size or len(reps) + len(values)
+        stmts = _schedule(reps, values)
+        targets = [", ".join(map(str, idx)) for idx, _ in entries]
+        chunks = [stmts[i : i + size] for i in range(0, len(stmts), size)]
+        chunk_of = {sym: c for c, chunk in enumerate(chunks) for sym, _ in chunk if sym}
+        used = [{str(x) for _, e in chunk for x in e.free_symbols} for chunk in chunks]
+        # temporaries read in a later chunk than the one that computes them
+        crossing = sorted(
+            {x for c, u in enumerate(used) for x in u if chunk_of.get(x, c) < c},
+            key=lambda x: int(x.rpartition("_")[2]),
+        )
+        slot = {x: m for m, x in enumerate(crossing)}
+        dims = ", ".join(map(str, shape))
+        out: list[str] = []
+        n_out = 0
+        for c, chunk in enumerate(chunks):
+            out += [
+                "@numba.njit(cache=True)",
+                f"def _{name}_into_{c}(s, p, out, t):",
+                f'    """Statements {c * size} to {c * size + len(chunk) - 1} of {name}_into."""',
+            ]
+            out += [f"    {q} = {self.wrap_input(src)}" for src, q in inputs if str(q) in used[c]]
+            out += [f"    {x} = t[{slot[x]}]" for x in crossing if x in used[c] and chunk_of[x] < c]
+            for sym, e in chunk:
+                if sym is None:
+                    out.append(f"    out[{targets[n_out]}] = {self.print_expr(e)}")
+                    n_out += 1
+                else:
+                    out.append(f"    {sym} = {self.print_expr(e)}")
+            out += [f"    t[{slot[x]}] = {x}" for x in crossing if chunk_of[x] == c]
+            out += ["    return None", "", ""]
+        out += [
+            "@numba.njit(cache=True)",
+            f"def {name}_into(s, p, out):",
+            f'    """{doc} Writes into ``out`` (shape ({dims},)); returns it."""',
+            f"    t = np.empty({max(len(crossing), 1)})",
+        ]
+        out += ["    out[:] = 0.0"] if len(shape) > 1 or len(entries) < shape[0] else []
+        out += [f"    _{name}_into_{c}(s, p, out, t)" for c in range(len(chunks))]
+        out += ["    return out", "", ""]
+        out += self._wrapper(name, dims, doc)
+        return out
+
+    def _wrapper(self, name: str, dims: str, doc: str) -> list[str]:
+        """``NAME(s, p)``: ``NAME_into`` on a fresh array."""
+        return [
+            "@numba.njit(cache=True)",
+            f"def {name}(s, p):",
+            f'    """{doc}"""',
+            f"    return {name}_into(s, p, np.empty(({dims},)))",
+            "",
+            "",
+        ]
 
     def print_expr(self, expr: sp.Expr) -> str:
         if isinstance(expr, sp.Rational) and not expr.is_Integer:
@@ -91,18 +179,50 @@ class NumbaBackend(Backend):
         out += ["    out[:] = 0.0"] if len(shape) > 1 or len(entries) < shape[0] else []
         for (idx, _), e in zip(entries, values, strict=True):
             out.append(f"    out[{', '.join(map(str, idx))}] = {self.print_expr(e)}")
-        out += [
-            "    return out",
-            "",
-            "",
-            "@numba.njit(cache=True)",
-            f"def {name}(s, p):",
-            f'    """{doc}"""',
-            f"    return {name}_into(s, p, np.empty(({dims},)))",
-            "",
-            "",
-        ]
+        out += ["    return out", "", ""]
+        out += self._wrapper(name, dims, doc)
         return out
+
+
+def _schedule(
+    reps: Sequence[tuple[sp.Symbol, sp.Expr]], values: Sequence[sp.Expr]
+) -> list[tuple[str | None, sp.Expr]]:
+    """Statements ``(temporary name or None for an output, expression)`` in an
+    order where each CSE temporary comes just before the first statement that
+    needs it (after the temporaries it needs itself); outputs keep their order."""
+    subs = dict(reps)
+    order = {sym: k for k, (sym, _) in enumerate(reps)}
+    done: set[sp.Symbol] = set()
+    out: list[tuple[str | None, sp.Expr]] = []
+
+    def pending(expr: sp.Expr) -> list[sp.Symbol]:
+        # last first: popped from the stack in the order of ``reps``
+        todo = [x for x in expr.free_symbols if x in subs and x not in done]
+        return sorted(todo, key=order.__getitem__, reverse=True)
+
+    def need(expr: sp.Expr) -> None:
+        # depth-first, with an explicit stack (nesting can be deep): a
+        # temporary is emitted once every temporary it reads is
+        stack = [(x, False) for x in pending(expr)]
+        while stack:
+            x, ready = stack.pop()
+            if x in done:
+                continue
+            if ready:
+                done.add(x)
+                out.append((str(x), subs[x]))
+            else:
+                stack.append((x, True))
+                stack += [(y, False) for y in pending(subs[x])]
+
+    for e in values:
+        need(e)
+        out.append((None, e))
+    for sym, sub in reps:  # temporaries no output uses (none, after CSE)
+        if sym not in done:
+            done.add(sym)
+            out.append((str(sym), sub))
+    return out
 
 
 class MpmathBackend(Backend):
@@ -160,17 +280,17 @@ def get_backend(name: str) -> Backend:
         ) from None
 
 
+def input_sources(model: Model) -> list[tuple[str, sp.Symbol]]:
+    """Each state and parameter symbol with where a kernel reads it (``"s[3]"``)."""
+    return [(f"s[{i}]", s) for i, s in enumerate(model.states)] + [
+        (f"p[{i}]", q) for i, q in enumerate(model.params)
+    ]
+
+
 def unpack_inputs(model: Model, exprs: Sequence[sp.Expr], backend: Backend) -> list[str]:
     """Lines binding the state and parameter symbols that ``exprs`` use."""
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    out = []
-    for i, s in enumerate(model.states):
-        if s in used:
-            out.append(f"    {s} = {backend.wrap_input(f's[{i}]')}")
-    for i, q in enumerate(model.params):
-        if q in used:
-            out.append(f"    {q} = {backend.wrap_input(f'p[{i}]')}")
-    return out
+    return [f"    {q} = {backend.wrap_input(src)}" for src, q in input_sources(model) if q in used]
 
 
 register_backend(NumbaBackend())

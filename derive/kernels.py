@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -37,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy as sp
 
-from derive.backends import BACKENDS, Backend, get_backend, unpack_inputs
+from derive.backends import BACKENDS, Backend, get_backend, input_sources, unpack_inputs
 from mfstein.errors import ParameterError
+from mfstein.io import atomic_write
 
 if TYPE_CHECKING:
     from derive.model import Model
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["BACKENDS", "CODEGEN_VERSION", "Kernels", "cache_dir", "generate_source", "kernels"]
 
 #: Bump when the generated code changes shape, to invalidate disk caches.
-CODEGEN_VERSION = "2"
+CODEGEN_VERSION = "4"
 #: Last line of every cached module: a digest of everything above it.
 _CHECK_PREFIX = "# mfstein-check: "
 
@@ -88,15 +90,21 @@ class Kernels:
     path: Path
     module: ModuleType = field(repr=False)
     index: dict[str, np.ndarray] = field(default_factory=dict)
+    #: For a subset group (``"mean_field"``): builds the full ``"base"`` kernels,
+    #: which serve any function the subset did not generate.
+    complete: Callable[[], Kernels] | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> Any:
         # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba)
         module = self.__dict__.get("module")
         if module is not None and not name.startswith("_") and hasattr(module, name):
             return getattr(module, name)
+        complete = self.__dict__.get("complete")
+        if complete is not None and not name.startswith("_"):
+            return getattr(complete(), name)
         raise AttributeError(name)
 
-    def hess(self, s, p):
+    def hess(self, s: Any, p: Any) -> Any:
         """Dense Hessian ``H[i, j, k]`` (convenience; prefer ``hess_values``)."""
         vals = self.module.hess_values(s, p)
         if self.backend == "numba":
@@ -143,9 +151,13 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
         A registered back end: ``"numba"`` (float64, compiled) or ``"mpmath"``
         (arbitrary precision); see :mod:`derive.backends`.
     group:
-        ``"base"`` (what first-order results need) or ``"order2"`` (the objects
+        ``"base"`` (what first-order results need), ``"order2"`` (the objects
         of the 1/N^2 expansion, :mod:`derive.expansion`), generated and cached
-        separately so that a route builds only what it uses.
+        separately so that a route builds only what it uses, or
+        ``"mean_field"``: the subset ``jac``, ``Q``, ``ftilde``, ``hess_values``
+        of ``base`` that the high-precision mean-field route evaluates (the
+        ``base`` kernels are returned instead when they are already generated;
+        any other function is looked up in ``base``, generating it then).
 
     Returns
     -------
@@ -160,23 +172,26 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
     if group not in _GROUPS:
         raise ParameterError(f"group must be one of {', '.join(_GROUPS)}, got {group!r}.")
     key = (model.key, backend) if group == "base" else (model.key, backend, group)
+    if group in _SUBSETS:
+        with _lock:
+            full = _memory_cache.get((model.key, backend))
+        if (
+            full is not None
+            or (cache_dir() / f"{_module_name(model, backend, 'base')}.py").is_file()
+        ):
+            return kernels(model, backend, "base")
     with _lock:
         hit = _memory_cache.get(key)
         if hit is not None:
             return hit
-        digest = hashlib.sha256(
-            repr(
-                (model.key, backend, group, CODEGEN_VERSION, sp.__version__, _generator_digest())
-            ).encode()
-        ).hexdigest()[:20]
-        name = f"kernels_{backend}_{digest}"
+        name = _module_name(model, backend, group)
         path, source = _cached_source(model, be, name, group)
         module = _load(path, f"mfstein_{name}")
         k = Kernels(
             backend=backend,
             b=model.b,
             params=tuple(map(str, model.params)),
-            jumps=np.asarray(module.JUMPS, dtype=np.int64).reshape(-1, model.b),
+            jumps=_dense_jumps(module, model.b),
             jac_index=np.asarray(getattr(module, "JAC_INDEX", []), dtype=np.int64).reshape(-1, 2),
             hess_index=np.asarray(getattr(module, "HESS_INDEX", []), dtype=np.int64).reshape(-1, 3),
             source=source,
@@ -186,9 +201,36 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
                 n: np.asarray(v, dtype=np.int64).reshape(len(v), _RANK[n])
                 for n, v in getattr(module, "INDEX", {}).items()
             },
+            complete=(lambda: kernels(model, backend, "base")) if group in _SUBSETS else None,
         )
         _memory_cache[key] = k
         return k
+
+
+def _module_name(model: Model, backend: str, group: str) -> str:
+    """File name (without ``.py``) of a generated module in the cache directory."""
+    digest = hashlib.sha256(
+        repr(
+            (
+                model.key,
+                backend,
+                group,
+                CODEGEN_VERSION,
+                sp.__version__,
+                _generator_digest(),
+                getattr(BACKENDS.get(backend), "chunk_size", None),
+            )
+        ).encode()
+    ).hexdigest()[:20]
+    return f"kernels_{backend}_{digest}"
+
+
+def _dense_jumps(module: ModuleType, b: int) -> np.ndarray:
+    """The ``(n_transitions, b)`` jump matrix from a module's sparse ``JUMP_ENTRIES``."""
+    out = np.zeros((module.N_TRANSITIONS, b), dtype=np.int64)
+    entries = np.asarray(module.JUMP_ENTRIES, dtype=np.int64).reshape(-1, 3)
+    out[entries[:, 0], entries[:, 1]] = entries[:, 2]
+    return out
 
 
 def _with_check(body: str) -> str:
@@ -220,7 +262,7 @@ def _cached_source(model: Model, backend: Backend, name: str, group: str) -> tup
         )
     text = _with_check(generate_source(model, backend.name, group))
     try:
-        _atomic_write(path, text)
+        atomic_write(path, text)
     except OSError:
         fallback = Path(tempfile.mkdtemp(prefix="mfstein-kernels-")) / path.name
         fallback.write_text(text)
@@ -232,12 +274,6 @@ def _cached_source(model: Model, backend: Backend, name: str, group: str) -> tup
         )
         path = fallback
     return path, text
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    from mfstein.io import atomic_write
-
-    atomic_write(path, text)
 
 
 def load_module(name: str, path: Path | None = None) -> ModuleType:
@@ -282,7 +318,7 @@ def _objects(
     H = model.hessian
     Q = model.diffusion
     ft = model.ftilde
-    jac_entries = [((i, j), J[i, j]) for i in range(b) for j in range(b) if J[i, j] != 0]
+    jac_entries = sorted((ij, v) for ij, v in J.todok().items() if v != 0)
     hess_entries = sorted(
         (
             (tuple(int(x) for x in np.unravel_index(flat, (b, b, b))), v)
@@ -296,7 +332,7 @@ def _objects(
         "jac": ((b, b), jac_entries),
         "jac_values": ((len(jac_entries),), [((n,), e) for n, (_, e) in enumerate(jac_entries)]),
         "hess_values": ((len(hess_entries),), [((n,), e) for n, (_, e) in enumerate(hess_entries)]),
-        "Q": ((b, b), [((i, j), Q[i, j]) for i in range(b) for j in range(b) if Q[i, j] != 0]),
+        "Q": ((b, b), sorted((ij, v) for ij, v in Q.todok().items() if v != 0)),
         "ftilde": ((b,), [((i,), ft[i]) for i in range(b) if ft[i] != 0]),
         "rates": (
             (len(model.transitions),),
@@ -320,7 +356,9 @@ def _order2_objects(model: Model) -> tuple[dict, dict[str, list]]:
     return funcs, index
 
 
-_GROUPS = ("base", "order2")
+_GROUPS = ("base", "order2", "mean_field")
+#: Groups that are a subset of ``base``: the functions they generate.
+_SUBSETS = {"mean_field": ("jac", "Q", "ftilde", "hess_values")}
 #: Number of indices of each order-2 object.
 _RANK = {"d3f": 4, "d4f": 5, "dQ": 3, "d2Q": 4, "R": 3}
 
@@ -332,6 +370,8 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
         objs, index = _order2_objects(model)
     else:
         objs, index = _objects(model), None
+        if group in _SUBSETS:
+            objs = {n: v for n, v in objs.items() if n in _SUBSETS[group] or n.startswith("_")}
     b = model.b
     lines = [
         f'"""Kernels generated by mfstein.derive (codegen {CODEGEN_VERSION}) -- do not edit.',
@@ -342,8 +382,16 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
         "",
     ]
     lines += [*be.imports, ""]
-    jumps = [list(t.jump) for t in model.transitions]
-    lines.append(f"JUMPS = {jumps!r}")
+    # the jump vectors, sparse: (transition, coordinate, change); a dense list
+    # would make the module O(b^2) long (6 MB at b = 1000)
+    entries = [
+        [n, i, int(li)]
+        for n, t in enumerate(model.transitions)
+        for i, li in enumerate(t.jump)
+        if li
+    ]
+    lines.append(f"N_TRANSITIONS = {len(model.transitions)}")
+    lines.append(f"JUMP_ENTRIES = {entries!r}")
     if index is None:
         lines.append(f"JAC_INDEX = {[list(ij) for ij, _ in objs.pop('_jac_index')[1]]!r}")
         lines.append(f"HESS_INDEX = {[list(ijk) for ijk, _ in objs.pop('_hess_index')[1]]!r}")
@@ -358,6 +406,12 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
 def _function(name: str, shape, entries, model: Model, be: Backend) -> list[str]:
     exprs = [e for _, e in entries]
     reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), order="none")
+    chunk = getattr(be, "chunk_size", None)
+    if chunk and len(reps) + len(reduced) > chunk:
+        # long kernels: compiled helpers of at most `chunk` statements each
+        return be.chunked_function(
+            name, shape, entries, input_sources(model), reps, reduced, _DOCS.get(name, name)
+        )
     body = unpack_inputs(model, exprs, be)
     for sym, sub in reps:
         body.append(f"    {sym} = {be.print_expr(sub)}")
@@ -371,7 +425,7 @@ _DOCS = {
     "hess_values": "Hessian entries d2f_i/ds_j ds_k on HESS_INDEX.",
     "Q": "Diffusion matrix Q(s) = sum_l l l^T beta_l(s).",
     "ftilde": "f~(s) = diag(Q(s))/2 (Theorem 1 of Beyond Scaling).",
-    "rates": "Transition intensities beta_l(s) in the order of JUMPS.",
+    "rates": "Transition intensities beta_l(s), one per transition (JUMP_ENTRIES).",
     "d3f_values": "Third derivatives of f on INDEX['d3f'] (i, j <= k <= l).",
     "d4f_values": "Fourth derivatives of f on INDEX['d4f'] (i, j <= k <= l <= m).",
     "dQ_values": "First derivatives of Q on INDEX['dQ'] (i <= j, k).",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from derive import generator, stein
+from derive import chain_operator, stein
 
 if TYPE_CHECKING:
     from derive.model import Model
@@ -155,10 +155,10 @@ def dominant_latex(model: Model) -> str:
 
 def generator_latex(model: Model) -> str:
     """Lemma 7 for a general quadratic ``g``: both sides and their difference."""
-    g = generator.quadratic_test_function(model)
-    Gg = generator.generator_apply(model, g)
-    rhs = generator.lemma7_rhs(model, g)
-    diff = generator.lemma7_difference(model, g)
+    g = chain_operator.quadratic_test_function(model)
+    Gg = chain_operator.generator_apply(model, g)
+    rhs = chain_operator.lemma7_rhs(model, g)
+    diff = chain_operator.lemma7_difference(model, g)
     return _aligned(
         [
             f"g(s) &= {latex(g)}",

@@ -27,12 +27,15 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
 from derive.spec import ModelInfo
 from mfstein.errors import ParameterError
+
+if TYPE_CHECKING:
+    from derive.kernels import Kernels
 
 #: The arrival-rate symbol (lambda in the paper).
 LAM = sp.Symbol("lam")
@@ -214,7 +217,7 @@ class Model:
             out[sym] = v
         return out
 
-    def kernels(self, backend: str = "numba"):
+    def kernels(self, backend: str = "numba") -> Kernels:
         """Generated numeric kernels for this model (see :func:`derive.kernels.kernels`)."""
         from derive.kernels import kernels
 

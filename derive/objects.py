@@ -36,19 +36,43 @@ def drift(model: Model) -> sp.Matrix:
     return sp.Matrix(b, 1, [sp.expand(c) for c in comps])
 
 
-def _grad_sparse(expr: sp.Expr, states: tuple[sp.Symbol, ...]) -> dict[int, sp.Expr]:
-    # Differentiate an expanded sum term by term, touching only the terms that
-    # contain the symbol: at b = 100 this is ~4x faster than diff() on the whole
-    # expression (which re-canonicalises every term for every symbol).
+def _grad_sparse(expr: sp.Expr, position: dict[sp.Symbol, int]) -> dict[int, sp.Expr]:
+    """Non-zero ``{j: d expr / d s_j}``, ``position`` mapping each state symbol to ``j``.
+
+    Differentiates an expanded sum term by term, only with respect to the
+    symbols the expression contains and touching only the terms that contain
+    each (``diff`` on the whole sum re-canonicalises every term for every
+    symbol), so a row of a banded Jacobian costs ``O(band)``, not ``O(b)``.
+    """
     terms = sp.Add.make_args(expr)
-    present = expr.free_symbols
     out = {}
-    for j, s in enumerate(states):
-        if s in present:
-            g = sp.expand(sp.Add(*[t.diff(s) for t in terms if s in t.free_symbols]))
-            if g != 0:
-                out[j] = g
+    for j, s in sorted((position[s], s) for s in expr.free_symbols if s in position):
+        g = sp.expand(sp.Add(*[_term_diff(t, s) for t in terms if s in t.free_symbols]))
+        if g != 0:
+            out[j] = g
     return out
+
+
+def _term_diff(term: sp.Expr, s: sp.Symbol) -> sp.Expr:
+    """``d term / d s`` for one term of an expanded sum.
+
+    A monomial factor ``s`` or ``s^e`` (integer ``e``) that is the term's only
+    factor containing ``s`` is differentiated directly (``e s^(e-1)`` times the
+    other factors), several times faster than SymPy's general ``diff``, which
+    handles every other case.
+    """
+    factors = sp.Mul.make_args(term)
+    hits = [f for f in factors if s in f.free_symbols]
+    if len(hits) == 1:
+        f = hits[0]
+        if f == s:
+            new = sp.Integer(1)
+        elif f.is_Pow and f.base == s and f.exp.is_Integer:
+            new = f.exp * s ** (f.exp - 1)
+        else:
+            return term.diff(s)
+        return sp.Mul(*[g for g in factors if g is not f], new)
+    return term.diff(s)
 
 
 def jacobian(model: Model) -> sp.Matrix:
@@ -60,9 +84,10 @@ def jacobian(model: Model) -> sp.Matrix:
     """
     b = model.b
     f = model.drift
+    position = {s: j for j, s in enumerate(model.states)}
     J = sp.zeros(b, b)
     for i in range(b):
-        for j, g in _grad_sparse(f[i], model.states).items():
+        for j, g in _grad_sparse(f[i], position).items():
             J[i, j] = g
     return J
 
@@ -75,14 +100,11 @@ def hessian(model: Model) -> sp.MutableSparseNDimArray:
     non-zero (both vanish for d = 1).
     """
     b = model.b
-    J = model.jacobian
+    position = {s: j for j, s in enumerate(model.states)}
     H = sp.MutableSparseNDimArray.zeros(b, b, b)
-    for i in range(b):
-        for j in range(b):
-            if J[i, j] == 0:
-                continue
-            for k, g in _grad_sparse(J[i, j], model.states).items():
-                H[i, j, k] = g
+    for (i, j), Jij in sorted(model.jacobian.todok().items()):
+        for k, g in _grad_sparse(Jij, position).items():
+            H[i, j, k] = g
     return H
 
 

@@ -143,6 +143,11 @@ class ModelInfo:
         Structural facts that solver needs (e.g. ``{"d": 2, "replacement": True}``).
     citation:
         The paper the model comes from (authors and title), for reports.
+    unique_fixed_point:
+        ``True`` when the factory can prove that the mean-field ODE has exactly
+        one fixed point in the state space for every allowed parameter value; the
+        general fixed-point search then integrates from the start only, without
+        the extra random starts that look for other stable points.
     """
 
     parameters: tuple[Parameter, ...] = ()
@@ -152,6 +157,7 @@ class ModelInfo:
     fast_path: str | None = None
     structure: Mapping[str, Any] = field(default_factory=dict)
     citation: str = ""
+    unique_fixed_point: bool = False
 
     def parameter(self, name: str) -> Parameter | None:
         """The declared :class:`Parameter` called ``name``, if any."""

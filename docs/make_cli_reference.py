@@ -37,10 +37,10 @@ def render() -> str:
 
 
 def main() -> int:
+    from mfstein.io import atomic_write
+
     text = render()
-    tmp = PAGE.with_suffix(".md.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, PAGE)
+    atomic_write(PAGE, text)
     print(f"wrote {PAGE}", file=sys.stderr)
     return 0
 

@@ -11,28 +11,44 @@ The work is split into three packages that depend on each other one way only,
 This package only holds the version and the ``mfstein`` console dispatcher.
 """
 
-__version__ = "0.1.0"
-
 
 def _quiet_interrupt_during_startup() -> None:
-    """Ctrl-C while the ``mfstein`` command is still importing its modules: exit 130
-    with one line instead of a traceback (``mfstein.cli.main`` restores Python's
-    own handler before any work starts).  Does nothing when mfstein is imported as
-    a library."""
+    """Ctrl-C while the ``mfstein`` command is still starting (importing modules,
+    building and running the argument parser): exit 130 with one line instead of
+    a traceback.  Nothing has been computed or written yet, so leaving at once
+    loses nothing.  :func:`mfstein.cli.main` replaces the guard by Python's own
+    handler just before the subcommand's work starts.
+
+    The guard is installed only when this process *is* the ``mfstein`` command
+    (the console script, or ``python -m mfstein``); importing mfstein as a
+    library leaves Ctrl-C alone.  This is the first code of the package, so the
+    window in which Ctrl-C still shows a traceback is CPython's own start-up
+    (``site`` and the installed packages' ``.pth`` hooks) plus the console
+    script's first lines.
+    """
+    import itertools
     import os
     import signal
     import sys
 
-    if os.path.basename(sys.argv[0] if sys.argv else "") != "mfstein":
+    argv0 = os.path.basename(sys.argv[0]) if sys.argv else ""
+    orig = list(getattr(sys, "orig_argv", ()))
+    targets = ("mfstein", "mfstein.cli")
+    as_module = any(a == "-m" and b in targets for a, b in itertools.pairwise(orig))
+    if argv0 != "mfstein" and not as_module:
         return
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
 
     def interrupted(signum: int, frame: object) -> None:
-        sys.stderr.write("mfstein: interrupted\n")
-        os._exit(130)
+        try:
+            os.write(2, b"mfstein: interrupted\n")
+        finally:
+            os._exit(130)
 
     signal.signal(signal.SIGINT, interrupted)
 
 
 _quiet_interrupt_during_startup()
+
+__version__ = "0.1.0"

@@ -14,7 +14,8 @@ a traceback: an ``OSError`` (unwritable file, full disk, lost connection) is one
 sentence and status 1, an ``OverflowError`` status 2, and any other library
 exception one "internal error" sentence and status 1 (``MFSTEIN_TRACEBACK=1``
 re-raises it for debugging).  Ctrl-C ends with status 130; further presses
-while leaving are ignored.
+while leaving are ignored.  Python warnings raised while a subcommand runs are
+shown as one line, ``mfstein CMD: warning: MESSAGE``.
 """
 
 from __future__ import annotations
@@ -71,22 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mfstein`` console script; returns the exit status."""
-    import signal
-
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        # the start-up guard of mfstein/__init__.py: from here on Ctrl-C raises
-        # KeyboardInterrupt, which the handlers below turn into one line and 130
-        if getattr(signal.getsignal(signal.SIGINT), "__qualname__", "").startswith(
-            "_quiet_interrupt_during_startup"
-        ):
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # a library caller (the console script has the guard)
+        return _interrupted("mfstein")
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
+    import warnings
+
+    show = warnings.showwarning
+    warnings.showwarning = _one_line_warning(args.command)
     try:
+        _end_startup_guard()
         return int(handler(args) or 0)
     except ParameterError as exc:
         return _fail(args.command, "error", exc, 2)
@@ -101,17 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             1,
         )
     except KeyboardInterrupt:
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # further presses: we are leaving
-        print(f"mfstein {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(f"mfstein {args.command}")
     except BrokenPipeError:
         # The reader (e.g. ``| head``) went away: stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except OSError as exc:
+        if _was_interrupted(exc):  # e.g. an interrupted system call
+            return _interrupted(f"mfstein {args.command}")
         # the environment: a file that cannot be written, a full disk, a lost connection
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         text = exc.strerror or str(exc) or type(exc).__name__
@@ -125,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             2,
         )
     except Exception as exc:  # a library failed on this input: one sentence, no traceback
+        if _was_interrupted(exc):  # e.g. numpy's ImportError for a Ctrl-C mid-import
+            return _interrupted(f"mfstein {args.command}")
         if os.environ.get("MFSTEIN_TRACEBACK"):
             raise
         return _fail(
@@ -134,6 +134,93 @@ def main(argv: Sequence[str] | None = None) -> int:
             "please report it).",
             1,
         )
+    finally:
+        warnings.showwarning = show
+
+
+def _end_startup_guard() -> None:
+    """Hand Ctrl-C back to Python (``KeyboardInterrupt``) once the work starts.
+
+    The start-up guard of :mod:`mfstein` (``mfstein/__init__.py``) leaves at once
+    with status 130 on Ctrl-C, which is right while nothing has been done; from
+    here on a subcommand may have results to keep (a simulation saves its
+    completed batches), so Ctrl-C must raise ``KeyboardInterrupt`` (or set the
+    simulator's flag) instead.
+    """
+    import signal
+
+    current = signal.getsignal(signal.SIGINT)
+    if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
+        signal.signal(signal.SIGINT, _keyboard_interrupt)
+
+
+#: Ctrl-C presses seen by :func:`_keyboard_interrupt` in this process.
+_PRESSES = [0]
+
+
+def _keyboard_interrupt(signum: int, frame: object) -> None:
+    """Python's default SIGINT behaviour (raise ``KeyboardInterrupt``), counting the
+    presses: a library that turns the interruption into another exception (NumPy
+    raises ``ImportError`` when Ctrl-C hits its C extension's import) is then
+    still reported as an interruption, not as an internal error."""
+    _PRESSES[0] += 1
+    raise KeyboardInterrupt
+
+
+def _was_interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` followed a Ctrl-C (a press was counted, or a
+    ``KeyboardInterrupt`` is in its chain of causes)."""
+    return _PRESSES[0] > 0 or _caused_by_interrupt(exc)
+
+
+def _interrupted(prog: str) -> int:
+    """One line for Ctrl-C, status 130; further presses while leaving are ignored."""
+    import signal
+
+    for _ in range(5):  # signal.signal first runs a press still pending: retry then
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt:
+            continue
+        except ValueError:  # pragma: no cover - not the main thread
+            break
+    try:
+        print(f"{prog}: interrupted", file=sys.stderr)
+    except OSError:  # pragma: no cover - standard error itself is gone
+        pass
+    return 130
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a Ctrl-C (``KeyboardInterrupt``) is in ``exc``'s chain of causes."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        todo += [e.__cause__, e.__context__]
+    return False
+
+
+def _one_line_warning(command: str) -> typing.Callable[..., None]:
+    """A :func:`warnings.showwarning` that prints ``mfstein CMD: warning: MESSAGE`` as
+    one line (no file name, no source line), like the dispatcher's errors."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split()) or category.__name__
+        if len(text) > 600:
+            text = text[:597] + "..."
+        try:
+            print(f"mfstein {command}: warning: {text}", file=file or sys.stderr)
+        except OSError:  # pragma: no cover - standard error itself is gone
+            pass
+
+    return show
 
 
 def _fail(command: str, kind: str, message: object, status: int) -> int:

@@ -50,4 +50,30 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, parse_pairs(args.param))
+    check_size_options(options)
     return load_model(args.model, **options), params
+
+
+#: Factory options that set a model's size (its number of levels or choices), with
+#: the largest value accepted: building a model is linear in them and every route
+#: after it at least quadratic, so beyond these nothing finishes (``b = 10^6``
+#: spends minutes building symbols before any check could count the work).
+SIZE_OPTIONS = {"b": "NUMERIC_MAX_B", "d": "MAX_D", "L": "MAX_D"}
+
+
+def check_size_options(options: dict[str, Any]) -> None:
+    """Refuse a size-setting factory option (``b``, ``d``, ``L``) beyond its declared
+    limit in :mod:`mfstein.limits` before the model is built (one sentence,
+    :class:`ParameterError`).  ``b = inf`` (a truncated family) is left to the model."""
+    import mfstein.limits as limits
+
+    for name, limit_name in SIZE_OPTIONS.items():
+        value = options.get(name)
+        if value is None or value == "inf" or isinstance(value, bool):
+            continue
+        limit = getattr(limits, limit_name)
+        if not isinstance(value, int) or not 1 <= value <= limit:
+            raise ParameterError(
+                f"--param {name} must be an integer from 1 to {limit:,} (the model's size), "
+                f"got {value!r}."
+            )

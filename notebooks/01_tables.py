@@ -12,7 +12,10 @@
 # ---
 
 # %% [markdown]
-# # Reproducing Tables 1 and 2 of seed 000
+# # Reproducing Tables 1 and 2 of the core paper
+#
+# The core paper: "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+# Mean-Field Model in Heavy-Traffic".
 #
 # *This notebook is stored as a jupytext percent-format script (no outputs in the
 # repository). Open it with the Jupyter jupytext extension ("Open With → Notebook"),
@@ -46,7 +49,7 @@ TABLES = {"Table 1": "0.1", "Table 2": "0.01"}  # gamma of each table
 D = 2
 SEED = 20240531  # every simulated number is a function of this seed
 DPS = 30
-# The paper's printed rows (seed 000, Section 5), for comparison.
+# The paper's printed rows (the core paper, Section 5), for comparison.
 PAPER = {
     "Table 1": {
         "sim": {10: 4.2975, 100: 3.6884, 1000: 3.9553, 10000: 4.4068},

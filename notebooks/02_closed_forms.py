@@ -19,7 +19,7 @@
 # or convert it with `jupytext --to ipynb notebooks/02_closed_forms.py`.*
 #
 # `derive` holds the supermarket model symbolically (SymPy) and derives from its
-# transitions every object of seed 000's analysis: the drift `f`, its Jacobian `J`
+# transitions every object of the core paper's analysis: the drift `f`, its Jacobian `J`
 # and Hessian, the diffusion `Q`, Stein's equation for the linearised model, the
 # Lyapunov system and its Kronecker (vectorised) form, Lemma 7's generator identity,
 # the closed forms for buffers `b = 1` and `b = 2`, and the numeric kernels generated

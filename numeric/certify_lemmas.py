@@ -49,6 +49,7 @@ class CertifiedPoint:
     note: str = ""
 
     def margin_strings(self, digits: int = 12) -> tuple[str, str] | None:
+        """Outward-rounded decimal ends ``(lo, hi)`` of the margin (``None`` if absent)."""
         if self.margin is None:
             return None
         if isinstance(self.margin, Fraction | int):
@@ -101,6 +102,7 @@ class _CCtx:
 
 
 def max_ball(xs: list[Any]) -> Any:
+    """A ball enclosing the largest of the Arb balls ``xs``."""
     out = xs[0]
     for x in xs[1:]:
         out = out.max(x)
@@ -108,6 +110,7 @@ def max_ball(xs: list[Any]) -> Any:
 
 
 def min_ball(xs: list[Any]) -> Any:
+    """A ball enclosing the smallest of the Arb balls ``xs``."""
     out = xs[0]
     for x in xs[1:]:
         out = out.min(x)
@@ -369,6 +372,7 @@ class CertifiedReport:
     rows: list[tuple[Any, list[int], list[CertifiedPoint], str]] = field(default_factory=list)
 
     def summary(self, claim: Any, Ns: list[int], points: list[CertifiedPoint]) -> str:
+        """One line: at which N the claim is proved, refuted or undecided."""
         proved = [n for n, p in zip(Ns, points, strict=True) if p.verdict == "proved"]
         refuted = [n for n, p in zip(Ns, points, strict=True) if p.verdict == "refuted"]
         parts = []
@@ -382,6 +386,7 @@ class CertifiedReport:
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data (margins as decimal enclosures)."""
         claims = []
         for claim, Ns, points, skipped in self.rows:
             entry: dict[str, Any] = {"id": claim.id, "relation": claim.relation}
@@ -404,6 +409,7 @@ class CertifiedReport:
         return {"params": self.params, "certified": True, "claims": claims}
 
     def format(self) -> str:
+        """The report as text, one block per claim."""
         p = self.params
         head = (
             f"lam = {p['lam']}"

@@ -99,6 +99,10 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
         lams = [args.lam] * len(ns)  # kept as given: parsed at each working precision
     else:
         lams = [arrival_rate(None, args.gamma, args.alpha, n, dps=dps + 20) for n in ns]
+        if b in ("auto", "inf"):
+            from mfstein.options import check_heavy_traffic_below_one
+
+            check_heavy_traffic_below_one(args.gamma, args.alpha, ns, dps, b=b)
     done: dict[str, Any] = {}
     out = []
     for n, lam in zip(ns, lams, strict=True):

@@ -87,16 +87,18 @@ def guard_digits(b: int, d: int, rho: mpf) -> int:
 def _shoot(y: mpf, rho: mpf, b: int, d: int) -> tuple[list[mpf] | None, mpf, mpf]:
     """Run ``s_k = rho (s_{k-1}^d - y^d)``; return (s, s_b - y, d(s_b - y)/dy).
 
-    ``s`` is None when some ``s_k`` drops below ``y`` (then ``y`` is too large).
+    ``s`` is None when some ``s_k``, ``k < b``, drops below ``y`` (then ``y`` is
+    too large and ``s_b - y`` is not defined); ``s_b < y`` alone is a negative
+    residual, on which Newton's step is still valid.
     """
     t = y**d
     dt = d * y ** (d - 1) if d > 1 else mpf(1)
     s_prev, ds_prev = mpf(1), mpf(0)
     out = []
-    for _ in range(b):
+    for k in range(b):
         s = rho * (s_prev**d - t)
         ds = rho * (d * s_prev ** (d - 1) * ds_prev - dt) if d > 1 else rho * (ds_prev - dt)
-        if s < y:
+        if s < y and k < b - 1:
             return None, s - y, ds - 1
         out.append(s)
         s_prev, ds_prev = s, ds
@@ -121,6 +123,8 @@ def _shooting(rho: mpf, b: int, d: int) -> list[mpf]:
             if r == 0:
                 return s
         step = -r / dr if (s is not None and dr != 0) else None
+        if step is not None and abs(step) <= tol * y:
+            return s  # Newton has converged (approached from either side)
         y_new = y + step if step is not None else None
         if y_new is None or not lo < y_new < hi:
             y_new = (lo + hi) / 2
@@ -284,7 +288,7 @@ def _model(b: int, d: int, unit_rate: bool, replacement: bool):
     return supermarket(b, d, mu=1 if unit_rate else "mu", replacement=replacement)
 
 
-def model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None):
+def model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None) -> tuple[Any, list[mpf]]:
     """derive's supermarket model and the parameter vector ``p`` for its kernels.
 
     ``mu = 1`` uses the model with the rate built in (the one other packages use,

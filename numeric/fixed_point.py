@@ -35,6 +35,7 @@ from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
 from numeric.invariants import Reduction
+from numeric.precision import limited_blas
 from numeric.refinement import solve_linear
 
 #: Random starts tried besides the caller's start (seed 0).
@@ -75,9 +76,11 @@ class ReducedModel:
         return s
 
     def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Drift on the free coordinates ``x`` (conserved quantities ``q``), float64."""
         return self.k64.f(self.full64(x, q), p)[self.free]
 
     def jac64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Reduced Jacobian ``J[F, :] T`` at the free coordinates ``x``, float64."""
         J = self.k64.jac(self.full64(x, q), p)
         return J[self.free, :] @ self.T64
 
@@ -127,6 +130,7 @@ def _random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Gen
     return out
 
 
+@limited_blas()
 def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
     from scipy.integrate import solve_ivp
 

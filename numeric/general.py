@@ -153,7 +153,7 @@ class _Problem:
         *,
         extra_starts: bool = True,
     ) -> None:
-        from numeric.bound import _m_factory
+        from numeric.supermarket import _m_factory
 
         self.model = model
         self.params = dict(params)
@@ -166,6 +166,9 @@ class _Problem:
         self.start = start
         self.M_of = _m_factory(M)
         self.M_of(model.b)  # validate now
+        info = getattr(model, "info", None)
+        if info is not None and info.unique_fixed_point:
+            extra_starts = False
         self.search = fp.search(
             self.rm, np.array([float(v) for v in s0]), self.p64, extra_starts=extra_starts
         )
@@ -233,7 +236,7 @@ def solve_general(
     dps:
         Requested significant digits of ``c``, ``>= 5``.
     M:
-        The quadratic observable, as in :func:`numeric.bound.solve`
+        The quadratic observable, as in :func:`numeric.supermarket.solve`
         (``None``/``"identity"``, ``"diag:a,b,..."`` or a symmetric ``b x b`` matrix).
     start:
         Initial state in the model's coordinates; it starts the fixed-point

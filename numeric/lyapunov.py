@@ -308,7 +308,16 @@ def symmetrizer(A: mpmath.matrix) -> tuple[list[mpf], mpmath.matrix]:
 
 
 def spectral_guard_digits(A: mpmath.matrix) -> float:
-    """``2 log10(max D / min D)``: digits the spectral route loses to cancellation."""
+    """``2 log10(max D / min D)``: digits the spectral route loses to cancellation.
+
+    Infinite when ``A`` has an off-diagonal product ``<= 0`` (it is then not
+    similar to a symmetric matrix by a diagonal scaling), so callers skip the
+    spectral route: this happens for sampling without replacement at small N,
+    where an intensity's derivative can vanish at the fixed point.
+    """
+    _, sup, sub = tridiagonal_parts(A)
+    if not all(u * v > 0 for u, v in zip(sup, sub, strict=True)):
+        return math.inf
     D, _ = symmetrizer(A)
     logs = [float(mpmath.log10(x)) for x in D]
     return 2 * (max(logs) - min(logs))
@@ -319,11 +328,17 @@ def eigenvalues(A: mpmath.matrix) -> list[mpf]:
 
     They are those of the symmetric ``T`` (same diagonal, off-diagonals
     ``sqrt(a_{i,i+1} a_{i+1,i})``), hence real; computed by implicit QL without
-    eigenvectors, ``O(b^2)``, with absolute accuracy ``~ eps ||T||``.
+    eigenvectors, ``O(b^2)``, with absolute accuracy ``~ eps ||T||``.  When some
+    off-diagonal product is ``<= 0`` (sampling without replacement at small N)
+    the eigenvalues may be complex: the real parts of the general eigenvalues
+    (:func:`mpmath.eig`, ``O(b^3)``) are returned instead, which is what a
+    stability check needs.
     """
     from mpmath.matrices.eigen_symmetric import tridiag_eigen
 
     diag, sup, sub = tridiagonal_parts(A)
+    if not all(u * v > 0 for u, v in zip(sup, sub, strict=True)):
+        return sorted(mpmath.re(z) for z in mpmath.eig(A, left=False, right=False))
     d = list(diag)
     e = [mpmath.sqrt(sup[i] * sub[i]) for i in range(len(sup))] + [mpf(0)]
     tridiag_eigen(mpmath.mp, d, e, False)
@@ -513,8 +528,11 @@ def solve_iterative(
     each sweep evaluates the residual exactly in ``O(b^2)`` integer operations
     and adds the float64 Bartels--Stewart correction.  The loop stops when a
     correction is below ``2^-prec max|X|`` (the iterate no longer changes at
-    the working precision); if the corrections stop shrinking by half first,
-    :class:`NumericalError` is raised.
+    the working precision), or when the geometric contraction of the last two
+    corrections puts the next one below ``2^-(prec+8) max|X|``; if the
+    corrections stop shrinking by half first, :class:`NumericalError` is
+    raised.  (:func:`numeric.supermarket.solve` checks the result independently: two
+    routes at two working precisions must agree.)
 
     Parameters
     ----------
@@ -553,33 +571,56 @@ def solve_iterative(
     def fixed(v: mpf) -> int:
         return int(mpmath.nint(mpmath.ldexp(v, F)))
 
-    Cn = np.empty((n, n), dtype=object)
-    Cn[...] = 0
-    for (i, j), v in centries.items():
-        Cn[i, j] = fixed(v)
-    dg = np.array([fixed(v) for v in diag], dtype=object)
-    # (X A)_{:,j} = X_{:,j-1} A_{j-1,j} + X_{:,j} A_jj + X_{:,j+1} A_{j+1,j}
-    up = np.array([fixed(v) for v in sup], dtype=object)
-    lo = np.array([fixed(v) for v in sub], dtype=object)
+    dg = [fixed(v) for v in diag]
+    up = [fixed(v) for v in sup]
+    lo = [fixed(v) for v in sub]
     unit_up = all(v == 1 << F for v in up)
-    X = _to_fixed_matrix(X64, F)
+    # X is symmetric, so only its upper triangle (i <= j) is kept, packed, with one
+    # zero slot at the end for neighbours outside the matrix.  Entry (i, j) of
+    # R = C + X A + A^T X reads
+    #   X_ij (A_ii + A_jj) + A_{j-1,j} X_{i,j-1} + A_{j+1,j} X_{i,j+1}
+    #                      + A_{i-1,i} X_{i-1,j} + A_{i+1,i} X_{i+1,j},
+    # the neighbours found in the triangle through the symmetry X_ij = X_ji.
+    rows, cols = np.triu_indices(n)
+    m = rows.size
+    slot = np.full((n + 2, n + 2), m, dtype=np.int64)  # slot of X[i - 1, j - 1]
+    slot[rows + 1, cols + 1] = np.arange(m)
+    slot[cols + 1, rows + 1] = np.arange(m)
+    left, right = slot[rows + 1, cols], slot[rows + 1, cols + 2]
+    above, below = slot[rows, cols + 1], slot[rows + 2, cols + 1]
+
+    def coefficients(values: list[int], at: np.ndarray) -> np.ndarray:
+        return np.array([_INT(0), *values, _INT(0)], dtype=object)[at]
+
+    dsum = coefficients(dg, rows + 1) + coefficients(dg, cols + 1)
+    c_left, c_right = coefficients([0, *up], cols + 1), coefficients(lo, cols + 1)
+    c_above, c_below = coefficients([0, *up], rows + 1), coefficients(lo, rows + 1)
+    cpacked = [(int(slot[i + 1, j + 1]), fixed(v)) for (i, j), v in centries.items() if i <= j]
+    X = np.empty(m + 1, dtype=object)
+    X[:m] = _to_fixed_matrix(X64[rows, cols], F)
+    X[m] = _INT(0)
+    Rf = np.empty((n, n))
     # stop once a correction is below 2^-prec max|X| (log2, in units of 2^-F)
     done_log2 = F + math.frexp(xscale)[1] - prec
-    previous = math.inf
+    previous = F + math.frexp(xscale)[1]  # the float64 start counts as the first correction
     for sweep in range(1, ITERATIVE_MAX_SWEEPS + 1):
-        XA = X * dg
-        XA[:, :-1] += X[:, 1:] * lo
-        if not unit_up:
-            XA[:, 1:] += X[:, :-1] * up
-        XA >>= F
+        R = X[:m] * dsum + X[right] * c_right + X[below] * c_below
         if unit_up:
-            XA[:, 1:] += X[:, :-1]
-        R = Cn + XA + XA.T
-        Rf, e = _to_float_matrix(R)
-        dXf = schur.correction(Rf, dual)
+            R >>= F
+            R += X[left]
+            R += X[above]
+        else:
+            R += X[left] * c_left + X[above] * c_above
+            R >>= F
+        for k, v in cpacked:  # C is sparse (often diagonal): add its entries only
+            R[k] += v
+        Rp, e = _to_float_matrix(R)
+        Rf[rows, cols] = Rp
+        Rf[cols, rows] = Rp
+        dXf = schur.correction(Rf, dual)[rows, cols]
         amax = float(np.max(np.abs(dXf)))
         size = math.frexp(amax)[1] + e if amax > 0 else -math.inf
-        X += _to_fixed_matrix(dXf, e)
+        X[:m] += _to_fixed_matrix(dXf, e)
         if size <= max(2, done_log2):
             break
         if size > previous - 1:
@@ -587,10 +628,15 @@ def solve_iterative(
                 "the iterative Lyapunov refinement stopped converging "
                 f"(correction 2^{size - F} after {sweep} sweeps)."
             )
+        # the error contracts geometrically: the next correction would be about
+        # 2^(2 size - previous); when that is below the target with 8 bits to
+        # spare, the iterate already meets it (saves the confirming sweep)
+        if 2 * size - previous <= max(2, done_log2) - 8:
+            break
         previous = size
     else:  # pragma: no cover - bounded by the halving test above
         raise NumericalError("the iterative Lyapunov refinement did not converge.")
-    return _fixed_to_mp(X, F), sweep
+    return _symmetric_to_mp(X[:m], rows, cols, n, F), sweep
 
 
 def _stored(A: mpmath.matrix) -> dict[tuple[int, int], Any]:
@@ -601,21 +647,22 @@ def _stored(A: mpmath.matrix) -> dict[tuple[int, int], Any]:
     return {(i, j): A[i, j] for i in range(A.rows) for j in range(A.cols)}
 
 
-def _fixed_to_mp(X: np.ndarray, F: int) -> mpmath.matrix:
-    """An ``mpmath.matrix`` from fixed-point integers ``X 2^F`` (rounded to mp.prec)."""
+def _symmetric_to_mp(
+    X: np.ndarray, rows: np.ndarray, cols: np.ndarray, n: int, F: int
+) -> mpmath.matrix:
+    """The symmetric ``n x n`` ``mpmath.matrix`` whose entries ``(rows[k], cols[k])``
+    and ``(cols[k], rows[k])`` are the fixed-point integers ``X[k] 2^-F`` rounded
+    to mp.prec (one conversion per pair, the same ``mpf`` stored twice)."""
     from mpmath.libmp import from_man_exp
 
     prec = mpmath.mp.prec
     make = mpmath.mp.make_mpf
-    n, m = X.shape
-    out = mpmath.matrix(n, m)
+    out = mpmath.matrix(n, n)
     data = out._matrix__data
-    for i in range(n):
-        row = X[i]
-        for j in range(m):
-            v = int(row[j])
-            if v:
-                data[i, j] = make(from_man_exp(v, -F, prec, "n"))
+    for i, j, v in zip(rows.tolist(), cols.tolist(), X.tolist(), strict=True):
+        if v:
+            x = data[i, j] = make(from_man_exp(int(v), -F, prec, "n"))
+            data[j, i] = x
     return out
 
 

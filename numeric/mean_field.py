@@ -8,7 +8,7 @@ parameter values.  A model whose family registered a *fast path* (a
 structure-aware solver, :data:`FAST_PATHS`) is solved by it unless
 ``method="general"`` or a ``start`` is given; otherwise the general route of
 :mod:`numeric.general` runs.  ``solve(lam, b, d, ...)`` with a number first is
-the supermarket model's own signature (:func:`numeric.bound.solve`).
+the supermarket model's own signature (:func:`numeric.supermarket.solve`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def _supermarket_fast(
     model: Any, params: Mapping[str, Any], *, dps: int, M: Any
 ) -> MeanFieldSolution:
     """The supermarket family (and JSQ(L)) through the tridiagonal routes of
-    :func:`numeric.bound.solve`."""
-    from numeric.bound import solve as supermarket_solve
+    :func:`numeric.supermarket.solve`."""
+    from numeric.supermarket import solve as supermarket_solve
 
     st = model.info.structure
     service = st.get("service")
@@ -168,13 +168,13 @@ def supermarket_model(
 def solve(first: Any, *args: Any, **kwargs: Any) -> MeanFieldSolution:
     """Mean-field solution: ``solve(model, params, ...)`` for any model, or
     ``solve(lam, b, d, ...)`` for the supermarket model (see :func:`solve_model`
-    and :func:`numeric.bound.solve`)."""
+    and :func:`numeric.supermarket.solve`)."""
     from derive.model import Model
     from derive.spec import Truncated
 
     if isinstance(first, Model | Truncated):
         return solve_model(first, *args, **kwargs)
-    from numeric.bound import solve as supermarket_solve
+    from numeric.supermarket import solve as supermarket_solve
 
     order = kwargs.pop("order", 1)
     if order not in (1, 2):

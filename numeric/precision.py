@@ -8,6 +8,7 @@ the working precision (never through a binary float).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -221,12 +222,21 @@ def blas_thread_limit() -> int | None:
     return check_int(BLAS_THREADS_ENV, text, 1)
 
 
-class limited_blas:
+class limited_blas(contextlib.ContextDecorator):
     """Context manager limiting BLAS threads to :func:`blas_thread_limit` (threadpoolctl).
 
     A no-op when the limit is ``None`` or threadpoolctl is missing.  Nested uses
-    are cheap: only the outermost one talks to threadpoolctl.
+    are cheap: only the outermost one talks to threadpoolctl.  Also a decorator
+    (``@limited_blas()``): each call of the decorated function runs under the
+    limit.
+
+    Override the limit with the environment variable ``MFSTEIN_BLAS_THREADS``
+    (:data:`BLAS_THREADS_ENV`): a number of threads, or ``all`` for the
+    libraries' own default.
     """
+
+    def _recreate_cm(self) -> limited_blas:
+        return type(self)()  # a fresh instance per call: re-entrant, thread-safe state
 
     _depth = 0
     #: (number of imported modules, ThreadpoolController): scanning the loaded

@@ -13,13 +13,21 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import mpmath
 from mpmath import mpf
 
 from numeric.lyapunov import tridiagonal_solve
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def hessian_contraction(hess_index, hess_values, W: mpmath.matrix, b: int) -> list[mpf]:
+
+def hessian_contraction(
+    hess_index: np.ndarray, hess_values: Sequence[mpf], W: mpmath.matrix, b: int
+) -> list[mpf]:
     """``h_i = 1/2 sum_jk H_ijk W_jk`` from the Hessian's sparse values."""
     h = [mpf(0)] * b
     for (i, j, k), v in zip(hess_index.tolist(), hess_values, strict=True):
@@ -27,7 +35,9 @@ def hessian_contraction(hess_index, hess_values, W: mpmath.matrix, b: int) -> li
     return h
 
 
-def refined_bias(J: mpmath.matrix, W: mpmath.matrix, hess_index, hess_values) -> list[mpf]:
+def refined_bias(
+    J: mpmath.matrix, W: mpmath.matrix, hess_index: np.ndarray, hess_values: Sequence[mpf]
+) -> list[mpf]:
     """``V = -J^{-1} h`` (current mpmath precision).
 
     Parameters

@@ -31,6 +31,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError
+from numeric.precision import limited_blas
 
 try:  # gmpy2's integers multiply long operands faster than Python's
     from gmpy2 import mpz as _INT
@@ -66,6 +67,7 @@ class Fixed:
         return cls(ints, F)
 
     def matmul(self, other: Fixed) -> Fixed:
+        """The exact product, with ``F`` the sum of both fraction-bit counts."""
         return Fixed(self.ints.dot(other.ints), self.F + other.F)
 
     def shifted(self, F: int) -> np.ndarray:
@@ -126,6 +128,7 @@ def _check_progress(size: int, xmax: int, prev: int | None, what: str) -> bool:
     return False
 
 
+@limited_blas()
 def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     """Solve ``A x = rhs`` to the working precision by iterative refinement."""
     import scipy.linalg
@@ -161,6 +164,7 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
 
 
+@limited_blas()
 def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     """Solve ``A X + X A^T + C = 0`` (symmetric ``C``) by iterative refinement.
 

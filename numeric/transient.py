@@ -62,14 +62,17 @@ Routes and accuracy.
   ``1e-12``): for a well-conditioned model expect a global error of a few
   times ``rtol`` relative to the largest entry over ``[0, t]`` (``1e-11`` to
   ``1e-10`` against the mpmath route in the tests); no digits are claimed.
-* ``mpmath`` (when ``dps`` is given; orders 0 and 1, at most
-  :data:`MP_MAX_N` free coordinates): :func:`mpmath.odefun` (Taylor series of
-  degree ``3 + 1.5 wp``, generated at ``wp (1 + degree)`` bits) with the
-  generated mpmath kernels, run at two working precisions ``dps + 10`` and
-  ``dps + 20``.  ``digits`` is the number of significant digits on which the
-  two runs agree norm-wise over all times and all of ``x, V, W``; if it falls
-  short of ``dps`` after one retry with more guard digits,
-  :class:`mfstein.errors.NumericalError` is raised and nothing is returned.
+* ``mpmath`` (when ``dps`` is given; at most :data:`MP_MAX_N` free
+  coordinates, :data:`MP_ORDER2_MAX_N` at order 2): :func:`mpmath.odefun`
+  (Taylor series of degree ``3 + 1.5 wp``, generated at ``wp (1 + degree)``
+  bits) with the generated mpmath kernels, run at two working precisions
+  ``dps + 10`` and ``dps + 20``.  The right-hand side is the float64 route's
+  (:class:`_MomentSystem` over ``mpf`` object arrays), so the two routes
+  integrate the same equations.  ``digits`` is the number of significant
+  digits on which the two runs agree, norm-wise for each of ``x, V, W (, A,
+  B)`` at each time; if it falls short of ``dps`` after one retry with more
+  guard digits, :class:`mfstein.errors.NumericalError` is raised and nothing
+  is returned.
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ from mfstein.errors import NumericalError, ParameterError
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
 MP_MAX_N = 6
+#: ... at order 2 (the state holds the ``n^3`` entries of ``C``).
+MP_ORDER2_MAX_N = 3
 #: Largest number of free coordinates of the float64 order-2 route (``C`` has ``n^3`` entries).
 ORDER2_MAX_N = 80
 #: Largest number of free coordinates of the float64 orders 0 and 1.
@@ -105,6 +110,43 @@ LSODA_MAX_STATE = 2000
 STIFF_ORDER2_MAX_N = 20
 #: Largest number of output times.
 MAX_TIMES = 100_000
+#: Latest output time: far beyond any relaxation time a mean-field model of
+#: interest has (in heavy traffic at 1 - lam = 1e-6 it is ~1e6), and a horizon
+#: the integrators can cross in a bounded number of steps.
+MAX_TIME = 1e12
+#: Right-hand-side evaluations one float64 integration may spend (a few seconds
+#: for small models; ordinary horizons need hundreds to a few thousand).  An
+#: integration that needs more -- a horizon like 1e300, or rates so large that
+#: the problem overflows or is hopelessly stiff -- stops with one sentence
+#: instead of running without end.
+MAX_RHS_EVALS = 100_000
+#: The same budget for one mpmath (Taylor) integration, whose evaluations are
+#: far costlier.
+MP_MAX_RHS_EVALS = 20_000
+
+
+class _Budget:
+    """A right-hand side that counts its calls and refuses non-finite values."""
+
+    def __init__(self, rhs: Any, limit: int, model: str, tmax: float) -> None:
+        self.rhs, self.limit, self.model, self.tmax = rhs, limit, model, tmax
+        self.calls = 0
+
+    def __call__(self, t: Any, y: Any) -> Any:
+        self.calls += 1
+        if self.calls > self.limit:
+            raise NumericalError(
+                f"the transient of model {self.model} up to t = {self.tmax:g} needs more than "
+                f"{self.limit} right-hand-side evaluations (a very long horizon or very large "
+                "rates); give a shorter time grid or smaller rates."
+            )
+        out = self.rhs(t, y)
+        if out.dtype != object and not np.all(np.isfinite(out)):
+            raise NumericalError(
+                f"the moment equations of model {self.model} overflow at t = {float(t):g} "
+                "(rates too large for float64); give smaller rates."
+            )
+        return out
 
 
 @dataclass
@@ -188,6 +230,11 @@ def check_times(times: Any) -> np.ndarray:
         raise ParameterError(f"times must hold at most {MAX_TIMES} values, got {t.size}.")
     if not np.all(np.isfinite(t)) or np.any(t < 0):
         raise ParameterError("times must be finite and >= 0 (the chain starts at t = 0).")
+    if np.any(t > MAX_TIME):
+        raise ParameterError(
+            f"times must be at most {MAX_TIME:g} (got {float(np.max(t)):g}); beyond the "
+            "relaxation time the moments are stationary: use numeric.solve for them."
+        )
     if np.any(np.diff(t) < 0):
         raise ParameterError("times must be non-decreasing.")
     return t
@@ -340,25 +387,43 @@ def _float_map(m: _Map, nvals: int) -> _Map:
 # --------------------------------------------------------------------------
 # float64 route
 # --------------------------------------------------------------------------
-class _Float64System:
-    """Right side and sparse Newton Jacobian of the concatenated moment system."""
+class _MomentSystem:
+    """Right side of the concatenated moment ODEs ``(x, V, vec W [, vec C, vec B, A])``,
+    written once over two back ends:
 
-    def __init__(self, st: _Setup, order: int) -> None:
-        self.st, self.order, self.n = st, order, st.n
+    * ``mp=False``: float64 arrays and the numba kernels (SciPy's ``solve_ivp``);
+    * ``mp=True``: object arrays of ``mpf`` at the working precision of
+      ``mpmath.mp`` and the mpmath kernels (``mpmath.odefun``).
+
+    Only the kernel evaluations and the rounding of the exact rational maps
+    (``T`` and the reduction of the derivative tensors) differ; the moment
+    equations themselves are :func:`numeric.expansion._assemble_D` and
+    :func:`numeric.expansion._G_and_A_terms`, the same as the stationary solver's.
+    """
+
+    def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
+        from numeric.expansion import _Arith
+
+        self.st, self.order, self.n, self.mp = st, order, st.n, mp
+        self.ar = _Arith(None, mp=mp)
+        backend = "mpmath" if mp else "numba"
         k64 = st.rm.k64
         self.k64 = k64
+        self.kern = st.rm.kmp if mp else k64
         n = self.n
-        self.H = _float_map(
-            _build_map(k64.hess_index.tolist(), "H", st.Tfrac, st.free), len(k64.hess_index)
-        )
+        self.H = _build_map(k64.hess_index.tolist(), "H", st.Tfrac, st.free)
         self.objs: dict[str, _Map] = {}
         if order == 2:
             from derive.kernels import kernels
 
-            self.k2 = kernels(st.model, "numba", "order2")
+            self.k2 = kernels(st.model, backend, "order2")
             for name in ("d3f", "d4f", "dQ", "d2Q", "R"):
                 idx = self.k2.index[name].tolist()
-                self.objs[name] = _float_map(_build_map(idx, name, st.Tfrac, st.free), len(idx))
+                self.objs[name] = _build_map(idx, name, st.Tfrac, st.free)
+        if not mp:
+            _float_map(self.H, len(k64.hess_index))
+            for name, m in self.objs.items():
+                _float_map(m, len(self.k2.index[name]))
         sizes = [n]
         if order >= 1:
             sizes += [n, n * n]
@@ -367,36 +432,92 @@ class _Float64System:
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.size = int(self.offsets[-1])
         self.F = np.array(st.free, dtype=int)
+        self.jac_index = k64.jac_index
+        self._rounded: dict[int, dict[str, Any]] = {}
+        self.p = self.q = None  # mpmath parameters and conserved values (set by _mp_run)
 
-    # helpers ------------------------------------------------------------------
+    # back-end specific pieces ------------------------------------------------
+    def _exact(self) -> dict[str, Any]:
+        """``T`` and the rational map coefficients rounded at the current precision."""
+        prec = mpmath.mp.prec
+        hit = self._rounded.get(prec)
+        if hit is None:
+
+            def c(v: Fraction) -> mpf:
+                return mpf(v.numerator) / v.denominator
+
+            T = np.array([[c(v) for v in row] for row in self.st.Tfrac], dtype=object)
+            maps = {"H": self.H, **self.objs}
+            rows = {k: [[(q, c(w)) for q, w in row] for row in m.rows] for k, m in maps.items()}
+            hit = self._rounded[prec] = {"T": T, "rows": rows}
+        return hit
+
     def full(self, x: np.ndarray) -> np.ndarray:
+        if self.mp:
+            return np.array(self.st.red.complete(list(x), self.q), dtype=object)
         return self.st.rm.full64(x, self.st.q64)
 
-    def jac_r(self, s: np.ndarray) -> np.ndarray:
-        return self.k64.jac(s, self.st.p64)[self.F, :] @ self.st.T64
+    def _params(self) -> Any:
+        return self.p if self.mp else self.st.p64
 
+    def _kernel_input(self, s: np.ndarray) -> Any:
+        return list(s) if self.mp else s
+
+    def jac_r(self, s: np.ndarray) -> np.ndarray:
+        """``J_r = J[F, :] T`` at the full state ``s``."""
+        if not self.mp:
+            return self.k64.jac(s, self.st.p64)[self.F, :] @ self.st.T64
+        vals = self.kern.jac_values(list(s), self.p)
+        Jfull = self.ar.zeros((self.st.model.b, self.st.model.b))
+        for (i, j), v in zip(self.jac_index.tolist(), vals, strict=True):
+            Jfull[i, j] += v
+        return Jfull[self.F, :] @ self._exact()["T"]
+
+    def _reduce(self, name: str, values: Any) -> np.ndarray:
+        """Kernel values of one object mapped to its entries on the free coordinates."""
+        m = self.H if name == "H" else self.objs[name]
+        if not self.mp:
+            return m.M @ values
+        rows = self._exact()["rows"][name]
+        return np.array([mpmath.fsum(c * values[q] for q, c in row) for row in rows], dtype=object)
+
+    def _Q(self, s: np.ndarray) -> np.ndarray:
+        Q = self.kern.Q(self._kernel_input(s), self._params())
+        if self.mp:
+            b = self.st.model.b
+            Q = np.array([[Q[i, j] for j in range(b)] for i in range(b)], dtype=object)
+        return Q[np.ix_(self.F, self.F)]
+
+    # helpers ------------------------------------------------------------------
     def block(self, y: np.ndarray, k: int) -> np.ndarray:
         return y[self.offsets[k] : self.offsets[k + 1]]
 
     def _h_contract(self, Hv: np.ndarray, X: np.ndarray) -> np.ndarray:
         """``(1/2) H : X`` on the free coordinates."""
         keys = self.H.keys
-        if not len(keys):
-            return np.zeros(self.n)
-        return (
-            np.bincount(keys[:, 0], weights=Hv * X[keys[:, 1], keys[:, 2]], minlength=self.n) / 2.0
-        )
+        if not self.mp:
+            if not len(keys):
+                return np.zeros(self.n)
+            w = Hv * X[keys[:, 1], keys[:, 2]]
+            return np.bincount(keys[:, 0], weights=w, minlength=self.n) / 2.0
+        out = self.ar.zeros((self.n,))
+        if len(keys):
+            np.add.at(out, keys[:, 0], Hv * X[keys[:, 1], keys[:, 2]])
+        return out / 2
 
-    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        n, p = self.n, self.st.p64
+    def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
+        from numeric.expansion import _assemble_D, _G_and_A_terms, _sym3
+
+        n, p, ar = self.n, self._params(), self.ar
         x = y[:n]
         s = self.full(x)
-        fx = self.k64.f(s, p)[self.F]
+        si = self._kernel_input(s)
+        fx = ar.array(self.kern.f(si, p))[self.F]
         if self.order == 0:
             return fx
         J = self.jac_r(s)
-        Hv = self.H.M @ self.k64.hess_values(s, p)
-        Q = self.k64.Q(s, p)[np.ix_(self.F, self.F)]
+        Hv = self._reduce("H", self.kern.hess_values(si, p))
+        Q = self._Q(s)
         V = self.block(y, 1)
         W = self.block(y, 2).reshape(n, n)
         JW = J @ W
@@ -404,16 +525,13 @@ class _Float64System:
         dW = JW + JW.T + Q
         if self.order == 1:
             return np.concatenate([fx, dV, dW.ravel()])
-        from numeric.expansion import _Arith, _assemble_D, _G_and_A_terms, _sym3
-
         C = self.block(y, 3).reshape(n, n, n)
         B = self.block(y, 4).reshape(n, n)
         A = self.block(y, 5)
         objs: dict[str, list] = {"H": list(zip(self.H.tuples(), Hv, strict=True))}
         for name, m in self.objs.items():
-            vals = m.M @ getattr(self.k2, f"{name}_values")(s, p)
+            vals = self._reduce(name, getattr(self.k2, f"{name}_values")(si, p))
             objs[name] = list(zip(m.tuples(), vals, strict=True))
-        ar = _Arith(None)
         D = _assemble_D(ar, n, W, V, Q, objs)
         # C is symmetric, so (J (+) J (+) J) C = sym3(J x1 C): one matrix product
         LC = _sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
@@ -425,8 +543,8 @@ class _Float64System:
         return np.concatenate([fx, dV, dW.ravel(), (LC + D).ravel(), dB.ravel(), dA])
 
     def jac(self, t: float, y: np.ndarray) -> Any:
-        """Sparse Newton matrix: exact ``J_r(x)`` for ``x``, exact linear parts of
-        the moment blocks, exact ``1/2 H`` couplings ``V <- W`` and ``A <- B``."""
+        """Sparse Newton matrix (float64): exact ``J_r(x)`` for ``x``, exact linear
+        parts of the moment blocks, exact ``1/2 H`` couplings ``V <- W`` and ``A <- B``."""
         import scipy.sparse as sps
 
         n = self.n
@@ -453,6 +571,30 @@ class _Float64System:
                 out[o[5] : o[6], o[4] : o[5]] = coup
         return out.tocsc()
 
+    def outputs(self, Y: np.ndarray) -> dict[str, np.ndarray]:
+        """``x, V, W (, A, B)`` in the model's coordinates from the states ``Y``
+        (one column per time): ``x = complete(x_r)``, ``V = T V_r``, ``W = T W_r T^T``."""
+        n, m = self.n, Y.shape[1]
+        T = self._exact()["T"] if self.mp else self.st.T64
+        out: dict[str, np.ndarray] = {"x": np.array([self.full(Y[:n, k]) for k in range(m)])}
+        if self.order == 0:
+            return out
+        o = self.offsets
+
+        def sym(block: np.ndarray) -> np.ndarray:
+            X = block.T.reshape(m, n, n)
+            X = (X + X.transpose(0, 2, 1)) / 2
+            if not self.mp:
+                return np.einsum("ia,tab,jb->tij", T, X, T)
+            return np.array([T @ X[k] @ T.T for k in range(m)])
+
+        out["V"] = Y[o[1] : o[2]].T @ T.T
+        out["W"] = sym(Y[o[2] : o[3]])
+        if self.order == 2:
+            out["B"] = sym(Y[o[4] : o[5]])
+            out["A"] = Y[o[5] : o[6]].T @ T.T
+        return out
+
 
 def _float64(
     st: _Setup, times: np.ndarray, order: int, method: str, rtol: float, atol: float
@@ -461,7 +603,7 @@ def _float64(
 
     from numeric.precision import limited_blas
 
-    sys_ = _Float64System(st, order)
+    sys_ = _MomentSystem(st, order)
     n = st.n
     y0 = np.zeros(sys_.size)
     y0[:n] = st.s0_64[st.free]
@@ -495,7 +637,7 @@ def _float64(
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
         with limited_blas():
             sol = solve_ivp(
-                sys_.rhs,
+                _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax),
                 (0.0, tmax),
                 y0,
                 method=method,
@@ -510,141 +652,43 @@ def _float64(
                 f"t = {tmax:g} ({sol.message})."
             )
         Y = sol.y
-    Y = Y[:, inverse]
-    T = st.T64
-    out: dict[str, np.ndarray] = {}
-    out["x"] = np.array([sys_.full(Y[:n, k]) for k in range(Y.shape[1])])
-    m = Y.shape[1]
-    if order >= 1:
-        o = sys_.offsets
-        Vr = Y[o[1] : o[2]].T
-        Wr = Y[o[2] : o[3]].T.reshape(m, n, n)
-        Wr = (Wr + Wr.transpose(0, 2, 1)) / 2
-        out["V"] = Vr @ T.T
-        out["W"] = np.einsum("ia,tab,jb->tij", T, Wr, T)
-    if order == 2:
-        Br = Y[o[4] : o[5]].T.reshape(m, n, n)
-        Br = (Br + Br.transpose(0, 2, 1)) / 2
-        out["B"] = np.einsum("ia,tab,jb->tij", T, Br, T)
-        out["A"] = Y[o[5] : o[6]].T @ T.T
-    return out, method
+    return sys_.outputs(Y[:, inverse]), method
 
 
 # --------------------------------------------------------------------------
-# mpmath route (orders 0 and 1)
+# mpmath route
 # --------------------------------------------------------------------------
-class _MpSystem:
-    """Right side of ``(x, V, upper triangle of W)`` in mpmath at the current precision."""
-
-    def __init__(self, st: _Setup, order: int, p: list[mpf], q: list[mpf]) -> None:
-        self.st, self.order, self.n = st, order, st.n
-        self.kmp = st.rm.kmp
-        self.p, self.q = p, q
-        k64 = st.rm.k64
-        self.jac_index = [tuple(ix) for ix in k64.jac_index.tolist()]
-        self.H = _build_map(k64.hess_index.tolist(), "H", st.Tfrac, st.free)
-        self.Htuples = self.H.tuples()
-        n = self.n
-        self.upper = [(i, j) for i in range(n) for j in range(i, n)]
-        self._conv: dict[int, Any] = {}
-
-    def _consts(self) -> tuple[list[list[mpf]], list[list[tuple[int, mpf]]]]:
-        """``T`` and the Hessian map coefficients, rounded at the current precision."""
-        prec = mpmath.mp.prec
-        hit = self._conv.get(prec)
-        if hit is None:
-
-            def c(v: Fraction) -> mpf:
-                return mpf(v.numerator) / v.denominator
-
-            T = [[c(v) for v in row] for row in self.st.Tfrac]
-            rows = [[(q, c(w)) for q, w in row] for row in self.H.rows]
-            hit = self._conv[prec] = (T, rows)
-        return hit
-
-    def full(self, x: Sequence[mpf]) -> list[mpf]:
-        return self.st.red.complete(list(x), self.q)
-
-    def __call__(self, t: mpf, y: Sequence[mpf]) -> list[mpf]:
-        n, p = self.n, self.p
-        x = y[:n]
-        s = self.full(x)
-        fx = self.kmp.f(s, p)
-        F = self.st.free
-        out = [fx[j] for j in F]
-        if self.order == 0:
-            return out
-        T, hrows = self._consts()
-        pos = {j: i for i, j in enumerate(F)}
-        J = [[mpf(0)] * n for _ in range(n)]
-        for (i, j), v in zip(self.jac_index, self.kmp.jac_values(s, p), strict=True):
-            r = pos.get(i)
-            if r is None or not v:
-                continue
-            for m in range(n):
-                if T[j][m]:
-                    J[r][m] += v * T[j][m]
-        hv = self.kmp.hess_values(s, p)
-        Q = self.kmp.Q(s, p)
-        V = list(y[n : 2 * n])
-        W = [[mpf(0)] * n for _ in range(n)]
-        for k, (i, j) in enumerate(self.upper):
-            W[i][j] = W[j][i] = y[2 * n + k]
-        h = [mpf(0)] * n
-        for (i, a, b), row in zip(self.Htuples, hrows, strict=True):
-            h[i] += mpmath.fsum(c * hv[q] for q, c in row) * W[a][b]
-        out += [mpmath.fsum(J[i][m] * V[m] for m in range(n)) + h[i] / 2 for i in range(n)]
-        JW = [
-            [mpmath.fsum(J[i][m] * W[m][j] for m in range(n)) for j in range(n)] for i in range(n)
-        ]
-        out += [JW[i][j] + JW[j][i] + Q[F[i], F[j]] for i, j in self.upper]
-        return out
-
-
-def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> list[list[mpf]]:
-    """Full-coordinate ``x, V, W`` (flattened) at each time, at ``wp`` digits."""
+def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.ndarray]:
+    """``x, V, W (, A, B)`` at each time (object arrays of ``mpf``), at ``wp`` digits."""
     with mpmath.workdps(wp):
         p, s0, q = st.values_mp()
-        sys_ = _MpSystem(st, order, p, q)
-        n = st.n
-        y0 = [s0[j] for j in st.free]
-        if order == 1:
-            y0 += [mpf(0)] * (n + len(sys_.upper))
-        sol = mpmath.odefun(sys_, 0, y0)
-        T, _ = sys_._consts()
-        b = st.model.b
-        rows = []
-        for t in times:
-            y = sol(mpmath.mpf(float(t)))
-            vals = list(sys_.full(y[:n]))
-            if order == 1:
-                Vr = y[n : 2 * n]
-                Wr = [[mpf(0)] * n for _ in range(n)]
-                for k, (i, j) in enumerate(sys_.upper):
-                    Wr[i][j] = Wr[j][i] = y[2 * n + k]
-                vals += [mpmath.fsum(T[i][m] * Vr[m] for m in range(n)) for i in range(b)]
-                TW = [
-                    [mpmath.fsum(T[i][m] * Wr[m][c] for m in range(n)) for c in range(n)]
-                    for i in range(b)
-                ]
-                vals += [
-                    mpmath.fsum(TW[i][c] * T[j][c] for c in range(n))
-                    for i in range(b)
-                    for j in range(b)
-                ]
-            rows.append(vals)
-    return rows
+        sys_ = _MomentSystem(st, order, mp=True)
+        sys_.p, sys_.q = p, q
+        y0 = [s0[j] for j in st.free] + [mpf(0)] * (sys_.size - st.n)
+
+        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)))
+
+        def deriv(t: mpf, y: list[mpf]) -> list[mpf]:
+            return list(rhs(t, np.array(y, dtype=object)))
+
+        sol = mpmath.odefun(deriv, 0, y0)
+        Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
+        return sys_.outputs(Y)
 
 
 def _mpmath(
     st: _Setup, times: np.ndarray, order: int, dps: int
 ) -> tuple[dict, int, tuple[int, int]]:
+    """The mpmath route at two working precisions; ``digits`` is the smallest
+    number of significant digits on which the two runs agree, norm-wise for each
+    of ``x, V, W (, A, B)`` at each time."""
     from numeric.general import _norm_digits
 
-    if st.n > MP_MAX_N:
+    limit = MP_ORDER2_MAX_N if order == 2 else MP_MAX_N
+    if st.n > limit:
         raise ParameterError(
-            f"the mpmath route (dps) handles at most {MP_MAX_N} free coordinates; model "
-            f"{st.model.name} has {st.n}; omit dps for the float64 route."
+            f"the mpmath route (dps) of order {order} handles at most {limit} free "
+            f"coordinates; model {st.model.name} has {st.n}; omit dps for the float64 route."
         )
     guard = 10
     digits = 0
@@ -652,7 +696,11 @@ def _mpmath(
         low = _mp_run(st, times, order, dps + guard)
         high = _mp_run(st, times, order, dps + 2 * guard)
         with mpmath.workdps(dps + 2 * guard):
-            digits = min(_norm_digits(h, lo) for h, lo in zip(high, low, strict=True))
+            digits = min(
+                _norm_digits(list(high[name][k].flat), list(low[name][k].flat))
+                for name in high
+                for k in range(len(times))
+            )
         if digits >= dps:
             break
         guard += dps
@@ -661,15 +709,7 @@ def _mpmath(
             f"the two working precisions of the mpmath transient agree on only {digits} of "
             f"the {dps} requested digits (model {st.model.name}); no result is reported."
         )
-    b, m = st.model.b, len(times)
-    arr = np.empty((m, len(high[0])), dtype=object)
-    for k, row in enumerate(high):
-        arr[k, :] = row
-    out = {"x": arr[:, :b]}
-    if order == 1:
-        out["V"] = arr[:, b : 2 * b]
-        out["W"] = arr[:, 2 * b :].reshape(m, b, b)
-    return out, min(digits, dps), (dps + guard, dps + 2 * guard)
+    return high, min(digits, dps), (dps + guard, dps + 2 * guard)
 
 
 # --------------------------------------------------------------------------
@@ -705,8 +745,8 @@ def transient(
         0 (``x``), 1 (also ``V``, ``W``; default) or 2 (also ``A``, ``B``).
     dps:
         ``None`` for the float64 route; an integer ``>= 5`` for the mpmath route
-        (orders 0 and 1, at most :data:`MP_MAX_N` free coordinates) with
-        ``dps`` digits earned by two working precisions.
+        (at most :data:`MP_MAX_N` free coordinates, :data:`MP_ORDER2_MAX_N` at
+        order 2) with ``dps`` digits earned by two working precisions.
     method:
         ``solve_ivp`` method of the float64 route (one of :data:`METHODS`).
     rtol, atol:
@@ -723,11 +763,6 @@ def transient(
     times = check_times(times)
     if dps is not None:
         dps = check_dps(dps)
-        if order == 2:
-            raise ParameterError(
-                "order must be 0 or 1 on the mpmath route (dps); order 2 runs in float64 "
-                "(omit dps)."
-            )
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -755,7 +790,7 @@ def transient(
         route, method = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
-            f"{digits} significant digits (norm-wise over all times and entries)."
+            f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
         )
     return TransientResult(
         times=times,

@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(Gast, Bortolussi, Tribastone, Perf. Eval. 129, 2019).  Conservation laws "
             "are removed; results are in the model's own coordinates.  Without --dps: "
             "float64 (SciPy solve_ivp, stiff-capable, rtol 1e-10; no digits claimed).  "
-            "With --dps: mpmath's Taylor ODE solver at two precisions (orders 0 and 1, "
-            "small models), digits earned by their agreement."
+            "With --dps: mpmath's Taylor ODE solver at two precisions (at most 6 free "
+            "coordinates, 3 at order 2), digits earned by their agreement."
         ),
         epilog=(
             "examples: mfstein transient --model sir --param beta=3 --param gamma=1 "
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dps",
         default=None,
-        help="significant digits (integer >= 5): mpmath route, orders 0 and 1, small models",
+        help="significant digits (integer >= 5): mpmath route, small models",
     )
     p.add_argument(
         "--method",

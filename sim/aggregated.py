@@ -63,7 +63,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sim.rng import INV_2_53, next_u64
+from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -182,6 +182,17 @@ def _departure_thresholds(inv_rate):
     return out
 
 
+@numba.njit(inline="always", cache=True)
+def _start(n, target, rng, thin_bits):
+    """What both event loops start from: ``sum_{k=1..b} (n_k - N s*_k)^2`` (the
+    running squared distance), the thinning mask and the four RNG words."""
+    sumsq = 0.0
+    for k in range(1, target.shape[0]):
+        sumsq += (n[k] - target[k]) ** 2
+    s0, s1, s2, s3 = load_state(rng)
+    return sumsq, low_bits(thin_bits), s0, s1, s2, s3
+
+
 @numba.njit(cache=True)
 def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, thin_bits):
     """The event loop for ``d = 2``: both sampled ranks from one 64-bit word."""
@@ -189,11 +200,7 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
     N = n[0]
     nb = _U64(N)
     nb2 = _U64(N) if replacement else _U64(max(N - 1, 1))
-    sumsq = 0.0
-    for k in range(1, b + 1):
-        sumsq += (n[k] - target[k]) ** 2
-    thin_mask = (_U64(1) << _U64(thin_bits)) - _U64(1)
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    sumsq, thin_mask, s0, s1, s2, s3 = _start(n, target, rng, thin_bits)
     t = 0.0
     area = 0.0
     t_thin = 0.0
@@ -265,7 +272,7 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
         table[_U64(nk - 1 + dep)] = k - dep
         step1 = delta * (k == 1)
         n1 += step1
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     return t, area, t_thin, departures, blocked
 
 
@@ -278,11 +285,7 @@ def _loop_any_d(
     b = target.shape[0] - 1
     N = n[0]
     lam_n = lam * N
-    sumsq = 0.0
-    for k in range(1, b + 1):
-        sumsq += (n[k] - target[k]) ** 2
-    thin_mask = (_U64(1) << _U64(thin_bits)) - _U64(1)
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    sumsq, thin_mask, s0, s1, s2, s3 = _start(n, target, rng, thin_bits)
     t = 0.0
     area = 0.0
     t_thin = 0.0
@@ -331,7 +334,7 @@ def _loop_any_d(
         step1 = delta * (k == 1)
         n1 += step1
         n1f += step1
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     return t, area, t_thin, departures, blocked
 
 

@@ -124,8 +124,9 @@ def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
     """``s*`` from :func:`numeric.equilibrium` (the N-dependent one without replacement).
 
     JSQ has no power-of-d fixed point; its fluid limit for ``lam < 1`` puts every
-    busy server at one job, ``s* = (lam, 0, ..., 0)`` (seed 003), used as the
-    reference there.
+    busy server at one job, ``s* = (lam, 0, ..., 0)`` (the JSQ system of "Exponential
+    Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy Traffic and Large
+    Deviations"), used as the reference there.
     """
     import numeric
 
@@ -177,30 +178,18 @@ def check_inputs(
     Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, simulator)``;
     ``workers`` defaults to the number of cores and is capped at ``reps``.
     """
-    from mfstein.limits import (
-        MAX_D,
-        SIM_MAX_BATCHES,
-        SIM_MAX_N,
-        SIM_MAX_REPS,
-        SIM_MAX_STEPS,
-        SIM_MAX_WORKERS,
-        check_memory,
-        simulation_bytes,
-    )
+    from mfstein.limits import MAX_D, SIM_MAX_N, check_memory, simulation_bytes
 
     N = check_int("N", N, 1, SIM_MAX_N)
     b = check_int("b", b, 1, MAX_B)
     d = check_int("d", d, 1, MAX_D)
-    reps = check_int("reps", reps, 1, SIM_MAX_REPS)
-    seed = check_int("seed", seed, 0, 2**128 - 1)
-    batches = check_int("batches", batches, 2, SIM_MAX_BATCHES)
-    steps = check_int("steps", steps, 1, SIM_MAX_STEPS)
+    steps, reps, seed, batches, workers, _ = runner.check_run(
+        steps, reps, seed, workers, 0.0, batches=batches
+    )
     policy, simulator = resolve_policy(policy, simulator)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
-    if workers is None:
-        workers = min(os.cpu_count() or 1, reps)
-    workers = min(check_int("workers", workers, 1, SIM_MAX_WORKERS), reps)
+    workers = min(workers, reps)
     per_server = simulator != "aggregated"
     check_memory(
         f"simulating N = {N:,} servers ({simulator}, b = {b}, {reps} replications, "

@@ -12,7 +12,7 @@ supports (:attr:`Simulator.capabilities`), and ``run`` returns one result type,
 Engines:
 
 ``generic``      :class:`sim.generic.GenericSimulator`: any model, compiled
-                 from its generated kernels (``JUMPS``, ``rates_into``);
+                 from its generated kernels (``jumps``, ``rates_into``);
 ``supermarket``  :class:`sim.generic.SupermarketFastPath`: the aggregated
                  simulator of :mod:`sim.aggregated`, registered as the fast
                  path of the supermarket family (models whose
@@ -139,16 +139,16 @@ class Simulator(ABC):
     """Interface of a simulator of one model at one parameter point.
 
     Subclasses set :attr:`name` and :attr:`capabilities` and implement
-    :meth:`run`.  The constructor validates everything (one-sentence
-    :class:`mfstein.errors.ParameterError` on bad input) so that ``run`` only
-    simulates.
+    :meth:`_prepare` and :meth:`_run` (:meth:`run` checks the options first).
+    The constructor validates everything (one-sentence :class:`mfstein.errors.ParameterError`
+    on bad input) so that ``run`` only simulates.
 
     Parameters
     ----------
     model:
         A :class:`derive.model.Model`.
     N:
-        Population size (servers), ``N >= 1``.
+        Population size (servers), ``1 <= N <= 2^31 - 1`` (:mod:`mfstein.limits`).
     params:
         Parameter name -> value.
     start:
@@ -170,11 +170,23 @@ class Simulator(ABC):
         start: Sequence[Any] | str | None = None,
         truncation: Any = None,
     ) -> None:
+        from mfstein.errors import check_int
+        from mfstein.limits import SIM_MAX_N
+        from numeric.exact.general import prepare
+
+        model, given, values = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
         self.model = model
-        self.N = N
-        self.params = dict(params or {})
+        self.N = int(N)
+        self.params = given
+        self.values = values
         self.start = start
         self.truncation = truncation
+        self._prepare()
+
+    @abstractmethod
+    def _prepare(self) -> None:
+        """Validate and precompute for this engine (after the model, ``N`` and the
+        parameters are checked: ``self.params`` by name, ``self.values`` parsed)."""
 
     def supports(self, feature: str) -> bool:
         """Whether this simulator has the capability ``feature`` (:data:`CAPABILITIES`)."""
@@ -185,22 +197,88 @@ class Simulator(ABC):
         """Whether this engine can run ``model`` (a fast path checks its structure)."""
         return "any-model" in cls.capabilities
 
+    def run(self, **options: Any) -> ModelSimulationResult:
+        """Simulate and estimate.
+
+        ``options`` are those of :class:`RunOptions` (``steps``, ``reps``,
+        ``seed``, ``workers``, ``scheduler``, ``checkpoint``, ``batches``,
+        ``warmup_fraction``, ``progress``, ``max_units``; see
+        :func:`sim.api.simulate`); they are checked against
+        :mod:`mfstein.limits` before any work.
+        """
+        return self._run(RunOptions(**options).checked())
+
     @abstractmethod
-    def run(
-        self,
-        *,
-        steps: int = 10**7,
-        reps: int = 4,
-        seed: int = 0,
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | os.PathLike | None = None,
-        batches: int = 20,
-        warmup_fraction: float = 0.1,
-        progress: bool = False,
-        max_units: int | None = None,
-    ) -> ModelSimulationResult:
-        """Simulate and estimate (see :func:`sim.api.simulate` for the arguments)."""
+    def _run(self, options: RunOptions) -> ModelSimulationResult:
+        """Simulate with checked ``options`` (what each engine implements)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a simulation: the options every engine shares, with their defaults.
+
+    Attributes
+    ----------
+    steps:
+        Events per replication (jumps of the chain); the first
+        ``warmup_fraction`` of them is discarded.
+    reps, seed:
+        Independent replications, from ``SeedSequence(seed).spawn(reps)``.
+    workers, scheduler:
+        Local processes (default: cores, at most ``reps``) or a Dask scheduler
+        address; results do not depend on them.
+    checkpoint:
+        JSON file written after every unit of work and resumed from.
+    batches:
+        Batches per replication (batch-means confidence intervals).
+    progress, max_units:
+        A tqdm bar; stop after this many units of work (warm-ups and batches).
+    """
+
+    steps: int = 10**7
+    reps: int = 4
+    seed: int = 0
+    workers: int | None = None
+    scheduler: str | None = None
+    checkpoint: str | os.PathLike | None = None
+    batches: int = 20
+    warmup_fraction: float = 0.1
+    progress: bool = False
+    max_units: int | None = None
+
+    def checked(self) -> RunOptions:
+        """These options with the sizes checked (:func:`sim.runner.check_run`) and
+        ``workers`` resolved."""
+        import dataclasses
+
+        from sim.runner import check_run
+
+        steps, reps, seed, batches, workers, fraction = check_run(
+            self.steps, self.reps, self.seed, self.workers, self.warmup_fraction,
+            batches=self.batches,
+        )  # fmt: skip
+        return dataclasses.replace(
+            self,
+            steps=steps,
+            reps=reps,
+            seed=seed,
+            batches=batches,
+            workers=workers,
+            warmup_fraction=fraction,
+        )
+
+    def runner_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`sim.runner.run` and :func:`sim.api.simulate`
+        that pass through unchanged."""
+        return {
+            "reps": self.reps,
+            "seed": self.seed,
+            "workers": self.workers,
+            "scheduler": self.scheduler,
+            "checkpoint": self.checkpoint,
+            "progress": self.progress,
+            "max_units": self.max_units,
+        }
 
 
 #: Fast paths: ``ModelInfo.fast_path`` name -> simulator class.

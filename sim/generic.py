@@ -13,7 +13,7 @@ Engines (:mod:`sim.base`):
 
 * :class:`GenericSimulator` runs the jump chain with exact holding-time
   weighting (:mod:`sim.generic_kernels`), compiled from the model's generated
-  kernels (``JUMPS``, ``rates_into``);
+  kernels (``jumps``, ``rates_into``);
 * :class:`SupermarketFastPath` runs the supermarket family (and JSQ(L) of C.
   Graham, "Functional central limit theorems for a large network in which
   customers join the shortest of several queues") on the aggregated simulator
@@ -30,7 +30,6 @@ a Dask cluster it must be shared).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
-from sim.base import ModelSimulationResult, Simulator, choose, register_simulator
+from mfstein.limits import SIM_MAX_N
+from sim.base import ModelSimulationResult, RunOptions, Simulator, choose, register_simulator
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
@@ -59,14 +59,14 @@ class GenericSpec:
         The model's name (for messages and checkpoints).
     kernel, update:
         File stems of the model's generated numba kernel module and of its
-        incremental update kernel (:func:`sim.generic_kernels.update_module`) in
-        the kernel cache (each embeds a digest of the model and of its generator).
+        generated event loops (:func:`sim.generic_kernels.chain_module`) in the
+        kernel cache (each embeds a digest of the model and of its generator).
     N, b:
         Population size and dimension.
     params:
         Parameter values (float64, kernel order).
     jumps:
-        The jump vectors (``JUMPS``).
+        The jump vectors (the kernels' ``jumps``).
     s_star:
         The centre ``s*``.
     start:
@@ -140,10 +140,10 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
     ``hist`` (time at each value of each coordinate) and ``seconds`` (CPU time).
     """
-    from sim.generic_kernels import incremental_pays, load_update, run_chain
+    from sim.generic_kernels import load_chain, run_chain
 
-    mod = _kernel_module(spec.kernel)
-    upd = load_update(spec.update)
+    _kernel_module(spec.kernel)  # the chain module takes rates_into from it
+    chain = load_chain(spec.update)
     jk, jv, jl, up = _sparse_jumps(spec.jumps)
     b = spec.b
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
@@ -152,11 +152,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     hist = np.zeros((b, spec.hist_len))
     t0 = time.process_time()
     scalars = run_chain(
-        mod.rates_into,
-        upd.update_into,
-        np.asarray(upd.DEPS_PTR, dtype=np.int64),
-        np.asarray(upd.DEPS_IDX, dtype=np.int64),
-        incremental_pays(upd.DEPS_PTR, spec.jumps),
+        chain,
         np.asarray(spec.params, dtype=np.float64),
         new["n"],
         spec.N,
@@ -180,21 +176,6 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     return new, {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
 
 
-def _run_args(
-    steps: int, reps: int, seed: int, batches: int, workers: int | None, warmup_fraction: float
-) -> tuple[int, int, int, int, int]:
-    steps = check_int("steps", steps, 1)
-    reps = check_int("reps", reps, 1)
-    seed = check_int("seed", seed, 0)
-    batches = check_int("batches", batches, 2)
-    if workers is None:
-        workers = min(os.cpu_count() or 1, reps)
-    workers = check_int("workers", workers, 1)
-    if not 0.0 <= float(warmup_fraction) < 1.0:
-        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
-    return steps, reps, seed, batches, workers
-
-
 class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
@@ -203,26 +184,17 @@ class GenericSimulator(Simulator):
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
 
-    def __init__(
-        self,
-        model: Any,
-        N: int,
-        params: Mapping[str, Any] | None = None,
-        *,
-        start: Sequence[Any] | str | None = None,
-        truncation: Any = None,
-    ) -> None:
+    def _prepare(self) -> None:
         import mpmath
 
-        from numeric.exact.general import _mean_field, prepare
+        from numeric.exact.general import _mean_field
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.general import start_point
         from sim.aggregated import thin_bits
-        from sim.generic_kernels import update_module
+        from sim.generic_kernels import chain_module
 
-        model, given, values = prepare(model, check_int("N", N, 1, 2**40), params)
-        super().__init__(model, int(N), given, start=start, truncation=truncation)
-        N = int(N)
+        model, N, given, values = self.model, self.N, self.params, self.values
+        start, truncation = self.start, self.truncation
         kern = model.kernels("numba")
         with mpmath.workdps(30):
             s0 = start_point(model, start, values)
@@ -234,7 +206,7 @@ class GenericSimulator(Simulator):
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")
         hist_len = lattice.upper + 1 if model.b * (lattice.upper + 1) <= MAX_HIST else 0
         self.lattice = lattice
-        update, _ = update_module(model)
+        update, _ = chain_module(model)
         self.spec = GenericSpec(
             model=model.name,
             kernel=Path(kern.path).stem,
@@ -254,43 +226,18 @@ class GenericSimulator(Simulator):
         )
         _MODULES[self.spec.kernel] = kern.module
 
-    def run(
-        self,
-        *,
-        steps: int = 10**7,
-        reps: int = 4,
-        seed: int = 0,
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | os.PathLike | None = None,
-        batches: int = 20,
-        warmup_fraction: float = 0.1,
-        progress: bool = False,
-        max_units: int | None = None,
-    ) -> ModelSimulationResult:
+    def _run(self, options: RunOptions) -> ModelSimulationResult:
         """Run the replications (:func:`sim.runner.run`) and pool their batches."""
         from sim import runner
 
-        steps, reps, seed, batches, workers = _run_args(
-            steps, reps, seed, batches, workers, warmup_fraction
-        )
-        plan = runner.Plan.make(steps, batches, float(warmup_fraction))
+        o = options
+        plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
         # compile the event loop here: worker processes forked from this one inherit it
         advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
         out = runner.run(
-            self.spec,
-            plan,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
-            progress=progress,
-            max_units=max_units,
-            advance=advance,
-            fresh_state=fresh_state,
+            self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
         )
-        return self._summarise(out, steps=steps, reps=reps, seed=seed)
+        return self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
 
     def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> ModelSimulationResult:
         from sim import stats
@@ -415,27 +362,17 @@ class SupermarketFastPath(Simulator):
         st = model.info.structure
         return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.b <= 200
 
-    def __init__(
-        self,
-        model: Any,
-        N: int,
-        params: Mapping[str, Any] | None = None,
-        *,
-        start: Sequence[Any] | str | None = None,
-        truncation: Any = None,
-    ) -> None:
+    def _prepare(self) -> None:
         import mpmath
 
-        from numeric.exact.general import prepare
         from numeric.exact.lattice import to_fraction
 
-        if start is not None or truncation is not None:
+        if self.start is not None or self.truncation is not None:
             raise ParameterError(
                 "the supermarket fast path starts at N s* and has no truncation; use "
                 "simulator='generic' to give a start or a truncation."
             )
-        model, given, values = prepare(model, check_int("N", N, 1, 2**31), params)
-        super().__init__(model, int(N), given)
+        model, values = self.model, self.values
         st = model.info.structure
         service = st.get("service")
         with mpmath.workdps(40):
@@ -451,39 +388,21 @@ class SupermarketFastPath(Simulator):
         self.d = int(st["d"])
         self.replacement = bool(st["replacement"])
 
-    def run(
-        self,
-        *,
-        steps: int = 10**7,
-        reps: int = 4,
-        seed: int = 0,
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | os.PathLike | None = None,
-        batches: int = 20,
-        warmup_fraction: float = 0.1,
-        progress: bool = False,
-        max_units: int | None = None,
-    ) -> ModelSimulationResult:
+    def _run(self, options: RunOptions) -> ModelSimulationResult:
         """Run :func:`sim.api.simulate` and return its estimates as a model result."""
         from sim.api import simulate
 
+        o = options
         r = simulate(
             self.N,
             self.lam_text,
             self.model.b,
             self.d,
             replacement=self.replacement,
-            steps=steps,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
-            batches=batches,
-            warmup_fraction=warmup_fraction,
-            progress=progress,
-            max_units=max_units,
+            steps=o.steps,
+            batches=o.batches,
+            warmup_fraction=o.warmup_fraction,
+            **o.runner_kwargs(),
         )
         return ModelSimulationResult(
             model=self.model.name,
@@ -527,16 +446,7 @@ def simulate_model(
     simulator: str = "auto",
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
-    steps: int = 10**7,
-    reps: int = 4,
-    seed: int = 0,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
-    batches: int = 20,
-    warmup_fraction: float = 0.1,
-    progress: bool = False,
-    max_units: int | None = None,
+    **options: Any,
 ) -> ModelSimulationResult:
     """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
 
@@ -545,7 +455,8 @@ def simulate_model(
     model:
         A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
     N:
-        Population size, ``N >= 1`` (the model's own range for an ``N`` parameter).
+        Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.limits.SIM_MAX_N`;
+        the model's own range for an ``N`` parameter).
     params:
         Parameter name -> value.
     simulator:
@@ -555,9 +466,12 @@ def simulate_model(
         Initial state in fractions (fixes the conservation laws; the chain then
         starts at the lattice point nearest ``N s*``) and the truncation of an
         unbounded state space (see :func:`numeric.exact.solve`).
-    steps, reps, seed, workers, scheduler, checkpoint, batches, warmup_fraction, progress,
-    max_units:
-        As in :func:`sim.api.simulate`; ``steps`` counts jumps of the chain.
+    **options:
+        The run options of :class:`sim.base.RunOptions` (``steps``, ``reps``,
+        ``seed``, ``workers``, ``scheduler``, ``checkpoint``, ``batches``,
+        ``warmup_fraction``, ``progress``, ``max_units``), as in
+        :func:`sim.api.simulate`; ``steps`` counts jumps of the chain.  Every
+        size is checked (:mod:`mfstein.limits`) before any work.
 
     Returns
     -------
@@ -565,23 +479,14 @@ def simulate_model(
     """
     from derive.model import Model
 
+    opts = RunOptions(**options).checked()  # before any symbolic or compiled work
     if isinstance(model, Model) and simulator == "auto" and (start or truncation is not None):
         simulator = "generic"
     if not isinstance(model, Model):
         from numeric.exact.general import prepare
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
+    check_int("N", N, 1, SIM_MAX_N)
     cls = choose(model, params or {}, simulator)
     sim = cls(model, N, params, start=start, truncation=truncation)
-    return sim.run(
-        steps=steps,
-        reps=reps,
-        seed=seed,
-        workers=workers,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        batches=batches,
-        warmup_fraction=warmup_fraction,
-        progress=progress,
-        max_units=max_units,
-    )
+    return sim._run(opts)

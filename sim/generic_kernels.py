@@ -3,24 +3,64 @@
 The finite-N chain of a density-dependent population process jumps
 ``n -> n + l_t`` at rate ``N beta_t(n / N)`` (Section 3 of "Beyond Scaling:
 Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
-Heavy-Traffic").  :func:`run_chain` walks its embedded jump chain: in state
-``n`` it evaluates every intensity with the model's generated kernel
-``rates_into(s, p, out)`` (:mod:`derive.kernels`), picks transition ``t``
-with probability ``beta_t / sum_u beta_u`` from the top 53 bits of one
-xoshiro256** word (:mod:`sim.rng`), and weights the visited state by its
-*expected* holding time ``w = 1 / (N sum_u beta_u(n / N))`` -- the
-conditional (Rao--Blackwellised) form of the time average, so that
+Heavy-Traffic").  The event loop ``run_chain`` walks its embedded jump chain:
+in state ``n`` it holds every intensity ``beta_t(n / N)``, picks transition
+``t`` with probability ``beta_t / sum_u beta_u`` by inversion (a running sum
+of the intensities in transition order against ``u * sum_u beta_u``, ``u``
+from the top 53 bits of one xoshiro256** word, :mod:`sim.rng`), and weights
+the visited state by its *expected* holding time
+``w = 1 / (N sum_u beta_u(n / N))`` -- the conditional (Rao--Blackwellised)
+form of the time average, so that
 ``E_pi[g(S)] = lim sum_i g(S_i) w_i / sum_i w_i`` with no exponential variates
 drawn.
 
-Incremental intensities.  Only the intensities that depend on a coordinate the
-jump moved change; :func:`update_module` generates, from the same symbolic
-intensities and with the same printer and common-subexpression elimination as
-:mod:`derive.kernels`, a kernel ``update_into(k, s, p, out)`` that recomputes
-exactly those of coordinate ``k`` (cached on disk next to the model's
-kernels).  The total rate is updated by differences and recomputed from the
-stored intensities every :data:`REFRESH` events, so its rounding error never
-accumulates; the first state is evaluated in full by ``rates_into``.
+Generated, model-specialised loops.  :func:`chain_source` prints, for one
+model, a module holding
+
+* ``update_into(k, s, p, out)``: recomputes the intensities that involve
+  coordinate ``k`` (``DEPS_IDX[DEPS_PTR[k]:DEPS_PTR[k + 1]]``), from the
+  model's symbolic intensities with the printer and common-subexpression
+  elimination of :mod:`derive.kernels`;
+* ``run_chain_tables``: the event loop driven by tables (sparse jumps, the
+  dependency lists and ``update_into``), for any number of transitions;
+* ``run_chain_unrolled`` (models with at most :data:`MAX_UNROLL`
+  transitions): the same loop with the inversion written out transition by
+  transition, and after each comparison the code of that transition with its
+  jump, its lattice check and the recomputation of the intensities it changes
+  inlined as constants -- one unpredictable branch per event and no table
+  look-ups; the intensities live in local variables ``R_t`` (registers), not
+  in the array ``R``, and the statistics of a jump are printed after its
+  intensity update.  Both are printed from one template (:data:`_LOOP`) and do
+  the same floating-point operations in the same order, so they return
+  identical numbers for the same seed (tested).
+
+The module is generated once and cached on disk next to the model's kernels
+(:func:`chain_module`).  Only the intensities that depend on a coordinate the
+jump moved change: when every jump touches fewer than a third of the
+intensities (:func:`incremental_pays`) those are recomputed, their old sum
+is taken off the total rate before and their new sum added after (pairwise
+sums, :func:`_pair_sum`, to keep the chain of dependent additions short),
+and the total is recomputed from the stored intensities every
+:data:`REFRESH` events so that its rounding error never accumulates;
+otherwise all intensities are recomputed by ``rates_into``.
+
+Speed (supermarket, b = 10, N = 1000, lam = 0.9; one core of a shared
+machine): the table-driven loop ran about 48 ns per event, the unrolled one
+about 23.5 ns.  What mattered, measured one change at a time: statistics
+printed into the loop instead of an inlined helper call (-13 ns), the
+comparisons and the transition code fused so the event costs one
+unpredictable branch (-8 ns), pairwise sums and the old sum taken off early
+(-2 ns: they sit on the loop-carried chain ``n -> s -> beta -> total -> u ->
+branch``), the clamp threshold computed once per event (-1 ns); the jump's statistics
+printed after its intensity update, so that the chain is issued first after
+the mispredicted branch (-1.3 ns); the intensities held in locals ``R_t``
+together with the thinned second moments written out for ``b <=``
+:data:`MAX_COV_UNROLL` (-1.5 ns: the locals alone or the written-out update
+alone gained nothing -- the stores into ``cov_acc`` may alias the array
+``R``, and the short inner loops mispredicted their exits).  Reordering the
+inversion by stationary frequency did not help, nor did
+``fastmath={"nnan", "ninf", "nsz"}``, a float copy of the counts, or
+computing ``u`` before the statistics at the top of the event.
 
 Statistics, each updated in O(number of coordinates the jump moves):
 
@@ -46,6 +86,7 @@ are counted and reported, so the chain never leaves its lattice.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,214 +94,76 @@ from typing import Any
 import numba
 import numpy as np
 
-from sim.rng import INV_2_53, next_u64
-
 _U64 = np.uint64
 
 #: Intensities at most this fraction of the state's total rate are taken as zero.
 CLAMP = 1e-14
 #: The total rate is recomputed from the stored intensities every this many events.
 REFRESH = 64
-#: Version of the generated update kernels (part of their cache key).
-UPDATE_VERSION = "1"
+#: Models with at most this many transitions get the unrolled event loop.
+MAX_UNROLL = 64
+#: Version of the generated chain modules (part of their cache key).
+CHAIN_VERSION = "3"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
-
-def update_source(model: Any) -> str:
-    """Python source of ``update_into(k, s, p, out)`` and the dependency lists.
-
-    ``DEPS_PTR``/``DEPS_IDX`` (CSR): the transitions whose intensity involves
-    coordinate ``k`` are ``DEPS_IDX[DEPS_PTR[k]:DEPS_PTR[k + 1]]``; the kernel
-    writes exactly those entries of ``out`` (negative values clamped to zero).
-    """
-    import sympy as sp
-
-    from derive.backends import get_backend, unpack_inputs
-
-    be = get_backend("numba")
-    rates = [sp.sympify(tr.rate) for tr in model.transitions]
-    ptr, idx = [0], []
-    for s in model.states:
-        idx += [t for t, r in enumerate(rates) if s in r.free_symbols]
-        ptr.append(len(idx))
-    lines = [
-        f'"""Incremental intensity updates generated by mfstein.sim (v{UPDATE_VERSION}) -- '
-        "do not edit.",
-        "",
-        f"model: {model.name}, b = {model.b}",
-        '"""',
-        "",
-        "import math",
-        "",
-        "import numba",
-        "import numpy as np",
-        "",
-        f"DEPS_PTR = {ptr!r}",
-        f"DEPS_IDX = {idx!r}",
-        "",
-        "",
-        "@numba.njit(cache=True)",
-        "def update_into(k, s, p, out):",
-        '    """Recompute the intensities that depend on coordinate k (clamped at 0)."""',
-    ]
-    first = True
-    for k in range(model.b):
-        ts = idx[ptr[k] : ptr[k + 1]]
-        if not ts:
-            continue
-        exprs = [rates[t] for t in ts]
-        reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), order="none")
-        lines.append(f"    {'if' if first else 'elif'} k == {k}:")
-        first = False
-        body = unpack_inputs(model, exprs, be)
-        body += [f"    {sym} = {be.print_expr(sub)}" for sym, sub in reps]
-        lines += ["    " + line for line in body]
-        for t, e in zip(ts, reduced, strict=True):
-            lines.append(f"        out[{t}] = max({be.print_expr(e)}, 0.0)")
-    lines += ["    return out", ""]
-    return "\n".join(lines) + "\n"
-
-
-def incremental_pays(deps_ptr: Any, jumps: Any) -> bool:
-    """Whether updating only the moved coordinates' intensities is cheaper than
-    recomputing all of them: every jump touches fewer than a third of them
-    (e.g. 4 of 20 for the supermarket model with b = 10; not for SIR's 3)."""
-    ptr = np.asarray(deps_ptr)
-    J = np.asarray(jumps)
-    nt = J.shape[0]
-    touched = [int(sum(ptr[k + 1] - ptr[k] for k in np.flatnonzero(row))) for row in J]
-    return nt > 0 and 3 * max(touched) < nt
-
-
-_UPDATES: dict[str, ModuleType] = {}
-
-
-def update_module(model: Any) -> tuple[str, ModuleType]:
-    """The generated update kernel of ``model``: its cache file stem and the module
-    (generated once, written atomically to the kernel cache directory)."""
-    import sympy as sp
-
-    from derive.kernels import cache_dir
-    from mfstein.io import atomic_write
-
-    key = repr((model.key, UPDATE_VERSION, sp.__version__, _SELF_DIGEST))
-    name = "simupdate_" + hashlib.sha256(key.encode()).hexdigest()[:20]
-    if name in _UPDATES:
-        return name, _UPDATES[name]
-    path = cache_dir() / f"{name}.py"
-    if not path.is_file():
-        try:
-            atomic_write(path, update_source(model))
-        except OSError:  # an unwritable cache: a private temporary directory
-            import tempfile
-
-            path = Path(tempfile.mkdtemp(prefix="mfstein-simupdate-")) / f"{name}.py"
-            path.write_text(update_source(model))
-    return name, load_update(name, path)
-
-
-def load_update(name: str, path: Path | None = None) -> ModuleType:
-    """Load the generated update kernel ``name`` (from the kernel cache by default)."""
-    mod = _UPDATES.get(name)
-    if mod is None:
-        from derive.kernels import load_module
-
-        mod = _UPDATES[name] = load_module(name, path)
-    return mod
-
-
-#: Indices into the scalar accumulator returned by :func:`run_chain`.
+#: Indices into the scalar accumulator returned by ``run_chain``.
 TIME, SUMSQ, THIN_TIME, UP, EVENTS, REJECTED = range(6)
 N_SCALARS = 6
 
 
-@numba.njit(inline="always")
-def _inside(n, kind, upper, total):
+@numba.njit(inline="always", cache=True)
+def _inside_after(n, jk, jv, m, kind, upper, total):
+    """Whether ``n`` plus the sparse jump ``(jk, jv)[:m]`` lies in the lattice
+    (bounds, order for ``kind == 0``, sum for ``kind == 1``); ``n`` is restored."""
+    for q in range(m):
+        n[jk[q]] += jv[q]
     b = n.shape[0]
+    ok = True
     acc = 0
     for k in range(b):
         v = n[k]
-        if v < 0 or v > upper:
-            return False
-        if kind == 0 and k > 0 and v > n[k - 1]:
-            return False
+        if v < 0 or v > upper or (kind == 0 and k > 0 and v > n[k - 1]):
+            ok = False
         acc += v
-    return not (kind == 1 and acc > total)
+    if kind == 1 and acc > total:
+        ok = False
+    for q in range(m):
+        n[jk[q]] -= jv[q]
+    return ok
 
 
-@numba.njit
-def run_chain(
-    rates_into,
-    update_into,
-    deps_ptr,
-    deps_idx,
-    incremental,
-    p,
-    n,
-    N,
-    jump_k,
-    jump_v,
-    jump_len,
-    up,
-    target,
-    rng,
-    steps,
-    thin_bits,
-    kind,
-    upper,
-    total,
-    corr,
-    cov_acc,
-    hist,
+#: Moving coordinate ``K`` by ``DV``: the count and the density, then (after
+#: the intensities, in the unrolled loop) the by-parts statistics at time ``T``
+#: from the old count ``OLD`` (printed into the loops: an inlined function call
+#: here cost a third of the event time).
+_MOVE_STATE = """\
+OLD = n[K]
+n[K] = OLD + DV
+s[K] = (OLD + DV) * inv_n
+"""
+_MOVE_STATS = """\
+if with_hist:
+    hist[K, OLD] += T - last[K]
+    last[K] = T
+corr[K] += DV * T
+sumsq += 2.0 * DV * (OLD - target[K]) + DV * DV
+"""
+
+
+def _move(k: Any, dv: Any, stats: bool) -> list[str]:
+    text = _MOVE_STATS if stats else _MOVE_STATE
+    old = f"old{k}" if str(k).isdigit() else f"old_{k}"
+    return text.replace("OLD", old).replace("K", str(k)).replace("DV", str(dv)).splitlines()
+
+
+_LOOP = '''
+
+@numba.njit(cache=True, error_model="numpy")
+def @NAME@(
+    p, n, N, jump_k, jump_v, jump_len, up, target, rng, steps, thin_bits, kind, upper,
+    total, corr, cov_acc, hist,
 ):
-    """Advance the chain by ``steps`` jumps from ``n`` (updated in place).
-
-    Parameters
-    ----------
-    rates_into:
-        The model's compiled kernel ``rates_into(s, p, out)`` (all intensities).
-    update_into, deps_ptr, deps_idx:
-        The generated kernel recomputing the intensities of one coordinate, and
-        which those are (:func:`update_source`).
-    incremental:
-        Update only the intensities of the moved coordinates (:func:`incremental_pays`);
-        otherwise every intensity is recomputed by ``rates_into`` after each jump.
-    p:
-        Parameter values (float64, model order).
-    n:
-        Counts (int64[b]); updated in place.
-    N:
-        Population size.
-    jump_k, jump_v, jump_len:
-        Sparse jumps: transition ``t`` moves coordinates ``jump_k[t, :jump_len[t]]``
-        by ``jump_v[t, :jump_len[t]]``.
-    up:
-        ``1`` for transitions with ``sum(l) > 0`` (arrivals), else ``0``.
-    target:
-        ``N s*`` (float64[b]), the centre of the squared error.
-    rng:
-        xoshiro256** state (uint64[4]); updated in place.
-    steps:
-        Number of jumps.
-    thin_bits:
-        Second moments on one event in ``2^thin_bits``.
-    kind, upper, total:
-        Lattice bounds (:mod:`numeric.exact.lattice` codes).
-    corr:
-        float64[b]: ``sum_jumps l_k tau`` (the by-parts correction); the caller
-        turns it into ``int n_k = n_k(T) T - corr_k``.
-    cov_acc:
-        float64[b, b]: thinned ``sum w n_j n_k`` (upper triangle).
-    hist:
-        float64[b, m]: time at each value ``0..m-1`` of each coordinate (``m = 0``
-        to skip).
-
-    Returns
-    -------
-    numpy.ndarray
-        The scalars :data:`TIME`, :data:`SUMSQ`, :data:`THIN_TIME`, :data:`UP`,
-        :data:`EVENTS`, :data:`REJECTED`.
-    """
+    """Advance the chain by ``steps`` jumps from ``n`` (see sim.generic_kernels.run_chain)."""
     b = n.shape[0]
     nt = jump_len.shape[0]
     R = np.empty(nt)
@@ -274,14 +177,16 @@ def run_chain(
     rates_into(s, p, R)
     for t in range(nt):
         R[t] = max(R[t], 0.0)  # a negative value is round-off of an exact zero
+@LOAD@
     last = np.zeros(b)
-    hist_len = hist.shape[1]
-    with_hist = hist_len > 0
+    nrow = np.empty(b)
+    with_hist = hist.shape[1] > 0
+    check_lattice = kind == 0 or kind == 1
     sumsq = 0.0
     for k in range(b):
         sumsq += (n[k] - target[k]) ** 2
-    thin_mask = (_U64(1) << _U64(thin_bits)) - _U64(1)
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    thin_mask = low_bits(thin_bits)
+    r0, r1, r2, r3 = load_state(rng)
     T = 0.0
     area = 0.0
     t_thin = 0.0
@@ -291,28 +196,24 @@ def run_chain(
     tot = 0.0
     tot_up = 0.0
     for i in range(steps):
-        if not incremental or (i & (REFRESH - 1)) == 0 or not tot > 0.0:
-            # recompute the totals from the stored intensities: no drift accumulates
-            tot = 0.0
-            tot_up = 0.0
-            for t in range(nt):
-                tot += R[t]
-                tot_up += R[t] * upf[t]
+        if @REFRESH@ or not tot > 0.0:
+            # the totals from the stored intensities: no drift accumulates
+@TOTALS@
             if not tot > 0.0:
                 break  # an absorbing state: nothing moves any more
         events += 1
         w = inv_n / tot
         area += w * sumsq
         up_area += w * tot_up
-        r64, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        r64, r0, r1, r2, r3 = next_u64(r0, r1, r2, r3)
         if (r64 & thin_mask) == _U64(0):
             t_thin += w
-            for j in range(b):
-                wj = w * n[j]
-                for k in range(j, b):
-                    cov_acc[j, k] += wj * n[k]
+@COV@
         T += w
         u = (r64 >> _U64(11)) * INV_2_53 * tot
+        tiny = CLAMP * tot
+@UNROLLED@
+@STORE@
         chosen = nt - 1
         acc = 0.0
         for t in range(nt):
@@ -328,49 +229,22 @@ def run_chain(
             v = n[jump_k[chosen, q]] + jump_v[chosen, q]
             if v < 0 or v > upper:
                 ok = False
-        if ok and R[chosen] <= CLAMP * tot and (kind == 0 or kind == 1):
-            # an intensity within round-off of zero: check the whole lattice condition
-            for q in range(m):
-                n[jump_k[chosen, q]] += jump_v[chosen, q]
-            ok = _inside(n, kind, upper, total)
-            for q in range(m):
-                n[jump_k[chosen, q]] -= jump_v[chosen, q]
-        if not ok or R[chosen] <= CLAMP * tot * 1e-3:
+        if ok and R[chosen] <= tiny and check_lattice:
+            # within round-off of zero: check the whole lattice condition
+            ok = _inside_after(n, jump_k[chosen], jump_v[chosen], m, kind, upper, total)
+        if not ok or R[chosen] <= tiny * 1e-3:
             rejected += 1
             continue
         for q in range(m):
             k = jump_k[chosen, q]
             dv = jump_v[chosen, q]
-            nk = n[k]
-            if with_hist:
-                hist[k, nk] += T - last[k]
-                last[k] = T
-            corr[k] += dv * T
-            sumsq += 2.0 * dv * (nk - target[k]) + dv * dv
-            nk += dv
-            n[k] = nk
-            s[k] = nk * inv_n
-        if not incremental:
-            rates_into(s, p, R)
-            for t in range(nt):
-                R[t] = max(R[t], 0.0)
-            continue
-        for q in range(m):
-            k = jump_k[chosen, q]
-            lo, hi = deps_ptr[k], deps_ptr[k + 1]
-            for j in range(lo, hi):
-                t = deps_idx[j]
-                tot -= R[t]
-                tot_up -= R[t] * upf[t]
-            update_into(k, s, p, R)
-            for j in range(lo, hi):
-                t = deps_idx[j]
-                tot += R[t]
-                tot_up += R[t] * upf[t]
+@MOVE_TABLES@
+@UPDATE_TABLES@
+@RELOAD@
     if with_hist:
         for k in range(b):
             hist[k, n[k]] += T - last[k]
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, r0, r1, r2, r3)
     out = np.zeros(N_SCALARS)
     out[TIME] = T
     out[SUMSQ] = area
@@ -379,3 +253,351 @@ def run_chain(
     out[EVENTS] = events
     out[REJECTED] = rejected
     return out
+'''
+
+_FULL_UPDATE = """\
+rates_into(s, p, R)
+for t in range(nt):
+    R[t] = max(R[t], 0.0)
+"""
+
+_TABLE_UPDATE = """\
+for q in range(m):
+    k = jump_k[chosen, q]
+    lo, hi = DEPS_PTR_A[k], DEPS_PTR_A[k + 1]
+    tot -= _pair_sum(R, DEPS_IDX_A, lo, hi, upf, False)
+    tot_up -= _pair_sum(R, DEPS_IDX_A, lo, hi, upf, True)
+    update_into(k, s, p, R)
+    tot += _pair_sum(R, DEPS_IDX_A, lo, hi, upf, False)
+    tot_up += _pair_sum(R, DEPS_IDX_A, lo, hi, upf, True)
+"""
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
+
+
+def incremental_pays(deps_ptr: Any, jumps: Any) -> bool:
+    """Whether updating only the moved coordinates' intensities is cheaper than
+    recomputing all of them: every jump touches fewer than a third of them
+    (e.g. 4 of 20 for the supermarket model with b = 10; not for SIR's 3)."""
+    ptr = np.asarray(deps_ptr)
+    J = np.asarray(jumps)
+    nt = J.shape[0]
+    touched = [int(sum(ptr[k + 1] - ptr[k] for k in np.flatnonzero(row))) for row in J]
+    return nt > 0 and 3 * max(touched) < nt
+
+
+class _Blocks:
+    """The model's intensities with neutral symbol names, grouped by coordinate.
+
+    States print as ``_s<i>``, parameters as ``_p<j>`` and common
+    subexpressions as ``_c<m>``, so that the same lines can be inlined into the
+    event loop (whose own names never start with ``_s``, ``_p`` or ``_c``) and
+    used in ``update_into``: the two evaluate identical expressions.
+    """
+
+    def __init__(self, model: Any) -> None:
+        import sympy as sp
+
+        from derive.backends import get_backend
+
+        be = get_backend("numba")
+        names = {s: sp.Symbol(f"_s{i}") for i, s in enumerate(model.states)}
+        names.update({q: sp.Symbol(f"_p{j}") for j, q in enumerate(model.params)})
+        rates = [sp.sympify(tr.rate).xreplace(names) for tr in model.transitions]
+        self.ptr, self.idx = [0], []
+        self.lines: list[list[str]] = []
+        for i in range(model.b):
+            mine = [t for t, r in enumerate(rates) if sp.Symbol(f"_s{i}") in r.free_symbols]
+            self.idx += mine
+            self.ptr.append(len(self.idx))
+            exprs = [rates[t] for t in mine]
+            reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none")
+            used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+            body = [
+                f"{sym} = {be.wrap_input(f'{arr}[{j}]')}"
+                for arr, pre, count in (("s", "_s", model.b), ("p", "_p", len(model.params)))
+                for j in range(count)
+                if (sym := sp.Symbol(f"{pre}{j}")) in used
+            ]
+            body += [f"{sym} = {be.print_expr(sub)}" for sym, sub in reps]
+            body += [
+                f"R[{t}] = max({be.print_expr(e)}, 0.0)" for t, e in zip(mine, reduced, strict=True)
+            ]
+            self.lines.append(body)
+
+    def deps(self, k: int) -> list[int]:
+        return self.idx[self.ptr[k] : self.ptr[k + 1]]
+
+
+@numba.njit(inline="always", cache=True)
+def _pair_sum(R, idx, lo, hi, upf, up_only):
+    """``sum R[idx[lo:hi]]`` (weighted by ``upf`` if ``up_only``) added pair by
+    pair, ``(x0 + x1) + (x2 + x3) + ...``: half the dependent additions of a
+    running sum, and the order :func:`_sum` prints."""
+    acc = 0.0
+    j = lo
+    while j + 1 < hi:
+        a, c = R[idx[j]], R[idx[j + 1]]
+        if up_only:
+            a, c = a * upf[idx[j]], c * upf[idx[j + 1]]
+        acc += a + c
+        j += 2
+    if j < hi:
+        acc += R[idx[j]] * upf[idx[j]] if up_only else R[idx[j]]
+    return acc
+
+
+def _sum(terms: list[str | None]) -> str:
+    """The pairwise sum of :func:`_pair_sum`; ``None`` stands for a term that
+    ``up_only`` weights by zero (dropped: ``x + 0.0 == x`` and ``x * 1.0 == x``)."""
+    groups = [terms[j : j + 2] for j in range(0, len(terms), 2)]
+    parts = []
+    for g in groups:
+        kept = [x for x in g if x is not None]
+        if kept:
+            parts.append(f"({kept[0]} + {kept[1]})" if len(kept) == 2 else kept[0])
+    return " + ".join(parts) if parts else "0.0"
+
+
+_COV_LOOP = """\
+for j in range(b):
+    nrow[j] = n[j]  # converted once, not once per product
+for j in range(b):
+    wj = w * nrow[j]
+    crow = cov_acc[j]
+    for k in range(j, b):
+        crow[k] += wj * nrow[k]
+"""
+#: Up to this many coordinates the thinned second moments are printed as
+#: straight-line code (short inner loops of varying length mispredict their exits).
+MAX_COV_UNROLL = 16
+
+
+def _cov(b: int, unrolled: bool) -> str:
+    """The thinned update ``cov_acc[j, k] += (w n_j) n_k``, ``j <= k``: the loop, or
+    the same operations written out."""
+    if not unrolled or b > MAX_COV_UNROLL:
+        return _COV_LOOP
+    lines = [f"nv{j} = float(n[{j}])" for j in range(b)]
+    for j in range(b):
+        lines.append(f"wv = w * nv{j}")
+        lines += [f"cov_acc[{j}, {k}] += wv * nv{k}" for k in range(j, b)]
+    return "\n".join(lines) + "\n"
+
+
+def _locals(nt: int, load: bool) -> str:
+    """Copy the intensities between the array ``R`` and the locals ``R_t`` of the
+    unrolled loop (which keeps them in registers: no store-to-load forwarding on
+    the loop-carried chain ``R -> acc -> branch``)."""
+    pairs = [(f"R_{t}", f"R[{t}]") for t in range(nt)]
+    return "".join(f"{a} = {b}\n" if load else f"{b} = {a}\n" for a, b in pairs)
+
+
+def _totals(up: list[bool], local: bool) -> str:
+    """``tot`` and ``tot_up`` summed from the stored intensities in transition
+    order (the locals skip the ``up`` weight 0: ``x + R * 0.0 == x`` for
+    ``x >= +0.0``)."""
+    if not local:
+        return (
+            "tot = 0.0\ntot_up = 0.0\nfor t in range(nt):\n"
+            "    tot += R[t]\n    tot_up += R[t] * upf[t]\n"
+        )
+    lines = ["tot = 0.0", "tot_up = 0.0"]
+    lines += [f"tot += R_{t}" for t in range(len(up))]
+    lines += [f"tot_up += R_{t}" for t in range(len(up)) if up[t]]
+    return "\n".join(lines) + "\n"
+
+
+def _unrolled(jumps: np.ndarray, up: list[bool], blocks: _Blocks, incremental: bool) -> str:
+    """The inversion written out: after each partial sum, transition ``t``'s code."""
+    out = []
+    for t, row in enumerate(jumps):
+        ks = [int(k) for k in np.flatnonzero(row)]
+        out.append("acc = R_0" if t == 0 else f"acc += R_{t}")
+        out.append(f"if u < acc:  # transition {t}: jump {list(map(int, row))}")
+        checks = [
+            f"n[{k}] + {int(row[k])} <= upper" if row[k] > 0 else f"n[{k}] - {-int(row[k])} >= 0"
+            for k in ks
+        ]
+        body = [
+            f"ok = {' and '.join(checks) if checks else 'True'}",
+            f"if ok and R_{t} <= tiny and check_lattice:",
+            f"    ok = _inside_after(n, jump_k[{t}], jump_v[{t}], {len(ks)}, kind, upper, total)",
+            f"if not ok or R_{t} <= tiny * 1e-3:",
+            "    rejected += 1",
+            "    continue",
+        ]
+        for k in ks:
+            body += _move(k, f"({int(row[k])})", stats=False)
+        if not incremental:
+            body += _FULL_UPDATE.splitlines() + _locals(len(jumps), load=True).splitlines()
+        for k in ks if incremental else ():
+            dep = blocks.deps(k)
+            ups = [f"R_{d}" if up[d] else None for d in dep]
+            # the old intensities leave the totals before the new ones are known
+            body.append(f"tot -= {_sum([f'R_{d}' for d in dep])}")
+            body.append(f"tot_up -= {_sum(ups)}")
+            body += [re.sub(r"^R\[(\d+)\] = ", r"R_\1 = ", line) for line in blocks.lines[k]]
+            body.append(f"tot += {_sum([f'R_{d}' for d in dep])}")
+            body.append(f"tot_up += {_sum(ups)}")
+        # the statistics last: the intensities and the total (the loop-carried
+        # chain) are issued first after the mispredicted branch
+        for k in ks:
+            body += _move(k, f"({int(row[k])})", stats=True)
+        body.append("continue")
+        out += ["    " + line for line in body]
+    return "\n".join(out) + "\n"
+
+
+def chain_source(model: Any) -> str:
+    """Python source of the model's chain module (module docstring).
+
+    The module takes ``rates_into`` from the model's kernel module, so that its
+    loops have only array and number arguments and numba caches them on disk.
+    """
+    kern = model.kernels("numba")
+    jumps = np.asarray(kern.jumps, dtype=np.int64)
+    up = [bool(x) for x in jumps.sum(axis=1) > 0]
+    blocks = _Blocks(model)
+    incremental = incremental_pays(blocks.ptr, jumps)
+    refresh = "(i & (REFRESH - 1)) == 0" if incremental else "True"
+    update = _TABLE_UPDATE if incremental else _FULL_UPDATE
+    head = [
+        f'"""Event loops of the generic simulator generated by mfstein.sim (v{CHAIN_VERSION}) '
+        "-- do not edit.",
+        "",
+        f"model: {model.name}, b = {model.b}, {len(jumps)} transitions, "
+        f"incremental = {incremental}",
+        '"""',
+        "",
+        "import math",
+        "",
+        "import numba",
+        "import numpy as np",
+        "",
+        "from derive.kernels import load_module",
+        "from sim.generic_kernels import (",
+        "    CLAMP, EVENTS, N_SCALARS, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
+        "    _inside_after, _pair_sum,",
+        ")",
+        "from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state",
+        "",
+        f"rates_into = load_module({Path(kern.path).stem!r}).rates_into",
+        "_U64 = np.uint64",
+        f"INCREMENTAL = {incremental}",
+        f"DEPS_PTR = {blocks.ptr!r}",
+        f"DEPS_IDX = {blocks.idx!r}",
+        "DEPS_PTR_A = np.array(DEPS_PTR, dtype=np.int64)",
+        "DEPS_IDX_A = np.array(DEPS_IDX, dtype=np.int64)",
+        "",
+        "",
+        "@numba.njit(cache=True)",
+        "def update_into(k, s, p, R):",
+        '    """Recompute the intensities that involve coordinate k (clamped at 0)."""',
+    ]
+    first = True
+    for k in range(model.b):
+        if not blocks.deps(k):
+            continue
+        head.append(f"    {'if' if first else 'elif'} k == {k}:")
+        first = False
+        head += ["        " + line for line in blocks.lines[k]]
+    head.append("    return R")
+    src = "\n".join(head) + "\n"
+
+    def loop(name: str, unrolled: str, local: bool) -> str:
+        text = _LOOP.replace("@NAME@", name).replace("@REFRESH@", refresh)
+        text = text.replace("@TOTALS@\n", _indent(_totals(up, local), 12))
+        text = text.replace("@COV@\n", _indent(_cov(model.b, local), 12))
+        for key, spaces, lines in (
+            ("@LOAD@", 4, _locals(len(jumps), load=True)),
+            ("@STORE@", 8, _locals(len(jumps), load=False)),
+            ("@RELOAD@", 8, _locals(len(jumps), load=True)),
+        ):
+            text = text.replace(f"{key}\n", _indent(lines, spaces) if local else "")
+        text = text.replace("@UNROLLED@\n", _indent(unrolled, 8))
+        text = text.replace(
+            "@MOVE_TABLES@\n",
+            _indent("\n".join(_move("k", "dv", False) + _move("k", "dv", True)) + "\n", 12),
+        )
+        return text.replace("@UPDATE_TABLES@\n", _indent(update, 8))
+
+    src += loop("run_chain_tables", "", False)
+    if 0 < len(jumps) <= MAX_UNROLL:
+        src += loop("run_chain_unrolled", _unrolled(jumps, up, blocks, incremental), True)
+    return src
+
+
+_CHAINS: dict[str, ModuleType] = {}
+
+
+def chain_module(model: Any) -> tuple[str, ModuleType]:
+    """The generated chain module of ``model``: its cache file stem and the module
+    (generated once, written atomically to the kernel cache directory)."""
+    import sympy as sp
+
+    from derive.kernels import cache_dir
+    from mfstein.io import atomic_write
+
+    stem = Path(model.kernels("numba").path).stem
+    key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST))
+    name = "simchain_" + hashlib.sha256(key.encode()).hexdigest()[:20]
+    if name in _CHAINS:
+        return name, _CHAINS[name]
+    path = cache_dir() / f"{name}.py"
+    if not path.is_file():
+        try:
+            atomic_write(path, chain_source(model))
+        except OSError:  # an unwritable cache: a private temporary directory
+            import tempfile
+
+            path = Path(tempfile.mkdtemp(prefix="mfstein-simchain-")) / f"{name}.py"
+            path.write_text(chain_source(model))
+    return name, load_chain(name, path)
+
+
+def load_chain(name: str, path: Path | None = None) -> ModuleType:
+    """Load the generated chain module ``name`` (from the kernel cache by default)."""
+    mod = _CHAINS.get(name)
+    if mod is None:
+        from derive.kernels import load_module
+
+        mod = _CHAINS[name] = load_module(name, path)
+    return mod
+
+
+def run_chain(mod: ModuleType, *args: Any, unrolled: bool = True) -> np.ndarray:
+    """Advance the chain with the generated loop of ``mod`` (:func:`chain_module`).
+
+    Parameters
+    ----------
+    mod:
+        The model's chain module.
+    *args:
+        ``p, n, N, jump_k, jump_v, jump_len, up, target, rng, steps, thin_bits,
+        kind, upper, total, corr, cov_acc, hist``: parameter values (float64,
+        model order); counts (int64[b], updated in place); population size;
+        sparse jumps (transition ``t`` moves coordinates
+        ``jump_k[t, :jump_len[t]]`` by ``jump_v[t, :jump_len[t]]``); ``up[t] = 1``
+        for transitions with ``sum(l) > 0``; ``N s*`` (the centre of the
+        squared error); the xoshiro256** state (uint64[4], updated in place);
+        number of jumps; second moments on one event in ``2^thin_bits``;
+        lattice bounds (:mod:`numeric.exact.lattice` codes); the by-parts
+        correction ``sum_jumps l_k tau`` (float64[b], the caller forms
+        ``int n_k = n_k(T) T - corr_k``); thinned ``sum w n_j n_k`` (float64[b, b],
+        upper triangle); time at each value of each coordinate
+        (float64[b, m], ``m = 0`` to skip).
+    unrolled:
+        Use the unrolled loop when the module has one (identical results).
+
+    Returns
+    -------
+    numpy.ndarray
+        The scalars :data:`TIME`, :data:`SUMSQ`, :data:`THIN_TIME`, :data:`UP`,
+        :data:`EVENTS`, :data:`REJECTED`.
+    """
+    fn = getattr(mod, "run_chain_unrolled", None) if unrolled else None
+    return (fn or mod.run_chain_tables)(*args)

@@ -33,7 +33,7 @@ import numba
 import numpy as np
 
 from sim.aggregated import _draw_below, _draw_distinct
-from sim.rng import INV_2_53, next_u64
+from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 
@@ -151,8 +151,8 @@ def run(
     sel = np.empty(max(d, 1), dtype=np.int64)
     bins = hist.shape[0]
     scale = bins / hist_max
-    thin_mask = (_U64(1) << _U64(thin_bits)) - _U64(1)
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    thin_mask = low_bits(thin_bits)
+    s0, s1, s2, s3 = load_state(rng)
     t = 0.0
     area = 0.0
     t_thin = 0.0
@@ -250,7 +250,7 @@ def run(
         n[k] = nk + delta
     for k in range(1, b + 1):
         mean_acc[k - 1] += acc[k] + n[k] * (t - tlast[k])
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     out = np.empty(N_SCALARS + 1)
     out[TIME] = t
     out[SUMSQ] = area

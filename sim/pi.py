@@ -33,16 +33,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError
 from sim import pi_kernels as K
 from sim import runner, stats
 from sim.pi_model import PIModel, check_load, make_model
-from sim.rng import seed_states
 
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
@@ -275,100 +273,6 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
                 f"(nothing to a busy server while one is idle); for queues {q.tolist()} and "
                 f"batch {a} it returned {out.tolist()}."
             )
-
-
-def run_replications(
-    spec: PISpec,
-    plan: runner.Plan,
-    *,
-    reps: int,
-    seed: int,
-    workers: int,
-    checkpoint: str | os.PathLike | None = None,
-    progress: bool = False,
-    max_units: int | None = None,
-) -> runner.RunOutput:
-    """Run (or resume) ``reps`` replications of ``spec``: warm-up, then ``plan.batches`` batches.
-
-    Uses :mod:`sim.runner`'s executors, checkpoint files (atomic, written after
-    every completed unit, resumed when the file exists and belongs to the same
-    run) and its interruption semantics: Ctrl-C keeps every completed unit and
-    returns ``interrupted=True``.  ``max_units`` stops after that many units of
-    work in this call.
-    """
-    from tqdm import tqdm
-
-    config = {**spec.config(), "plan": vars(plan), "reps": reps, "seed": seed}
-    path = Path(checkpoint) if checkpoint is not None else None
-    reps_state = runner._read_checkpoint(path, config) if path is not None else None
-    if reps_state is None:
-        reps_state = [runner.Replication(fresh_state(spec, r)) for r in seed_states(seed, reps)]
-
-    def todo(rep: runner.Replication) -> int | None:
-        if not rep.warm:
-            return plan.warmup
-        return plan.batch_len if len(rep.batches) < plan.batches else None
-
-    done = sum(int(r.warm) + len(r.batches) for r in reps_state)
-    t0 = time.perf_counter()
-    bar = tqdm(
-        total=reps * (plan.batches + 1),
-        initial=done,
-        unit="batch",
-        desc=f"simulate {spec.policy} n={spec.model.n}",
-        disable=not progress,
-        leave=False,
-    )
-    submit, wait_first, shutdown = runner._executor(workers, None, reps)
-    running: dict = {}
-    launched = 0
-    interrupted = False
-
-    def launch(i: int) -> None:
-        nonlocal launched
-        steps = todo(reps_state[i])
-        if steps is None or (max_units is not None and launched >= max_units):
-            return
-        launched += 1
-        running[submit(advance, spec, reps_state[i].state, steps)] = i
-
-    def collect(fut) -> None:
-        i = running.pop(fut)
-        new_state, sums = fut.result()
-        rep = reps_state[i]
-        if rep.warm:
-            rep.batches.append(sums)
-        rep.warm = True
-        rep.state = new_state
-        if path is not None:
-            runner._write_checkpoint(path, config, reps_state)
-        bar.update(1)
-
-    try:
-        for i in range(reps):
-            launch(i)
-        while running and not interrupted:
-            for fut in sorted(wait_first(running), key=lambda f: running[f]):
-                i = running[fut]
-                try:
-                    collect(fut)
-                except KeyboardInterrupt:
-                    interrupted = True
-                if not interrupted:
-                    launch(i)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if interrupted:
-            for fut in [f for f in running if f.done()]:
-                try:
-                    collect(fut)
-                except BaseException:  # the unit that was interrupted: nothing to keep
-                    running.pop(fut, None)
-        shutdown()
-        bar.close()
-    complete = all(todo(r) is None for r in reps_state)
-    return runner.RunOutput(reps_state, plan, complete, interrupted, time.perf_counter() - t0)
 
 
 @dataclass
@@ -656,17 +560,18 @@ def simulate_pi(
     """
     if policy not in K.POLICIES:
         raise ParameterError(f"policy must be one of {', '.join(K.POLICIES)}, got {policy!r}.")
+    from mfstein.limits import check_memory, simulation_bytes
+
     model = make_model(arrivals, services, n)
     check_load(model, allow_unstable)
-    slots = check_int("slots", slots, 1)
-    reps = check_int("reps", reps, 1)
-    batches = check_int("batches", batches, 2)
-    seed = check_int("seed", seed, 0)
-    if workers is None:
-        workers = min(os.cpu_count() or 1, reps)
-    workers = check_int("workers", workers, 1)
-    if not 0.0 <= float(warmup_fraction) < 1.0:
-        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    slots, reps, seed, batches, workers, warmup_fraction = runner.check_run(
+        slots, reps, seed, workers, warmup_fraction, batches=batches, steps_name="slots"
+    )
+    check_memory(
+        f"simulating n = {model.n:,} servers ({reps} replications, {workers} workers)",
+        simulation_bytes(model.n, 0, True, reps, workers)
+        + reps * PENDING_CAPACITY * K.PENDING_COLUMNS * 8,
+    )
     rule_name = ""
     if split_rule is not None:
         if policy != "pi-split":
@@ -687,7 +592,8 @@ def simulate_pi(
         )
     plan = runner.Plan.make(slots, batches, float(warmup_fraction))
     spec = PISpec(model, policy, bool(check_bound), rule_name)
-    out = run_replications(
+    # sim.runner.run with this module's units: checkpoints, workers, Ctrl-C semantics
+    out = runner.run(
         spec,
         plan,
         reps=reps,
@@ -696,5 +602,8 @@ def simulate_pi(
         checkpoint=checkpoint,
         progress=progress,
         max_units=max_units,
+        advance=advance,
+        fresh_state=fresh_state,
+        desc=f"simulate {policy} n={model.n}",
     )
     return summarise(spec, out, slots=slots, seed=seed)

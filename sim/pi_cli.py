@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Service Capacity).  Reports E[Q_i], E[Q_total], the mean delay E[Q_total]/E[a] "
             "(Little's law), P(idle) per server, messages per job (tokens: a server sends one "
             "when it becomes idle), the drift of Q_total and the path bound (37), each with "
-            "a 95%% batch-means confidence interval over replications seeded from "
+            "a 95% batch-means confidence interval over replications seeded from "
             "SeedSequence(seed); or, with --exact, the stationary values of the chain "
             "(Q_1..Q_n, LI) truncated at an automatically chosen queue cap (n <= 3)."
         ),
@@ -85,8 +85,16 @@ def run(args: argparse.Namespace) -> int:
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
         print(json.dumps(e.to_json()) if args.json else _describe_exact(e))
         return 0
+    from mfstein.errors import check_int
+    from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
     from sim.pi import simulate_pi
 
+    # the run's sizes, checked before any work (the simulator allocates per replication)
+    check_int("reps", args.reps, 1, SIM_MAX_REPS)
+    check_int("batches", args.batches, 1, SIM_MAX_BATCHES)
+    check_int("slots", args.slots, 1, SIM_MAX_STEPS)
+    if args.workers is not None:
+        check_int("workers", args.workers, 1, SIM_MAX_WORKERS)
     r = simulate_pi(
         args.arrivals,
         args.service,

@@ -58,7 +58,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sim.rng import INV_2_53, next_u64
+from sim.rng import INV_2_53, load_state, next_u64, store_state
 
 _U64 = np.uint64
 
@@ -200,7 +200,7 @@ def run_slots(
         ``li_state[BAD_BATCH]``; the other outputs are then meaningless.
     """
     n = q.shape[0]
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    s0, s1, s2, s3 = load_state(rng)
     li = li_state[LI]
     npend = li_state[NPEND]
     cap = pending.shape[0]
@@ -437,7 +437,7 @@ def run_slots(
     scal[EQ37_VIOL_PROOF] += viol37p
     scal[UNCHECKED] += unchecked
     scal[BUSY_WHILE_IDLE] += bwi
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     li_state[LI] = li
     li_state[NPEND] = npend
     return status

@@ -57,13 +57,32 @@ def next_u64(s0, s1, s2, s3):
     return result, s0, s1, s2, s3
 
 
+@numba.njit(inline="always", cache=True)
+def load_state(state):
+    """The four words of a ``uint64[4]`` state, for a loop's local variables."""
+    return state[0], state[1], state[2], state[3]
+
+
+@numba.njit(inline="always", cache=True)
+def store_state(state, s0, s1, s2, s3):
+    """Write a loop's four state words back into the ``uint64[4]`` array."""
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+
+
+@numba.njit(inline="always", cache=True)
+def low_bits(bits):
+    """The mask of the low ``bits`` bits of a word (``2^bits - 1``): an event is
+    kept by a Bernoulli(``2^-bits``) thinning when those bits of its word are zero."""
+    return (_U64(1) << _U64(bits)) - _U64(1)
+
+
 @numba.njit(cache=True)
 def uniforms(state, count):
     """``count`` doubles in ``[0, 1)`` from ``state`` (advances it); for tests."""
-    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    s0, s1, s2, s3 = load_state(state)
     out = np.empty(count)
     for i in range(count):
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         out[i] = (r >> _U64(11)) * INV_2_53
-    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+    store_state(state, s0, s1, s2, s3)
     return out

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.errors import ParameterError, check_int
 from mfstein.io import atomic_write
 from sim import engine
 from sim.rng import seed_states
@@ -33,6 +33,43 @@ from sim.rng import seed_states
 CHECKPOINT_VERSION = 3
 #: Seconds between checks for Ctrl-C while units run (how prompt an interrupt is).
 POLL_SECONDS = 0.2
+
+
+def check_run(
+    steps: Any,
+    reps: Any,
+    seed: Any,
+    workers: Any,
+    warmup_fraction: Any,
+    *,
+    batches: Any = None,
+    steps_name: str = "steps",
+    min_reps: int = 1,
+) -> tuple[int, int, int, int | None, int, float]:
+    """Check the run options every simulator shares against :mod:`mfstein.limits`.
+
+    One sentence (:class:`ParameterError`) per bad value, before any work.
+    Returns ``(steps, reps, seed, batches, workers, warmup_fraction)``;
+    ``workers`` defaults to the number of cores, at most ``reps``; ``batches``
+    stays ``None`` for a simulator without batches.
+    """
+    from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
+
+    steps = check_int(steps_name, steps, 1, SIM_MAX_STEPS)
+    reps = check_int("reps", reps, min_reps, SIM_MAX_REPS)
+    seed = check_int("seed", seed, 0, 2**128 - 1)
+    if batches is not None:
+        batches = check_int("batches", batches, 2, SIM_MAX_BATCHES)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, reps)
+    workers = check_int("workers", workers, 1, SIM_MAX_WORKERS)
+    try:
+        fraction = float(warmup_fraction)
+    except (TypeError, ValueError):
+        fraction = float("nan")
+    if isinstance(warmup_fraction, bool) or not 0.0 <= fraction < 1.0:
+        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    return steps, reps, seed, batches, workers, fraction
 
 
 @dataclass(frozen=True)
@@ -77,8 +114,13 @@ class RunOutput:
 
 
 def _config(spec: engine.Spec, plan: Plan, reps: int, seed: int) -> dict:
-    cfg = asdict(spec)
-    cfg["s_star"] = list(spec.s_star)
+    """What a checkpoint must match: the spec (its ``config()`` if it has one), the
+    plan, ``reps``, ``seed`` and the checkpoint format."""
+    if hasattr(spec, "config"):
+        cfg = dict(spec.config())
+    else:
+        cfg = asdict(spec)
+        cfg["s_star"] = list(spec.s_star)
     cfg.update(asdict(plan))
     cfg.update(reps=reps, seed=seed, version=CHECKPOINT_VERSION)
     return cfg
@@ -163,7 +205,9 @@ def _bad(path: Path, why: str) -> ParameterError:
 
 
 def _same_layout(a: Any, b: Any) -> bool:
-    """Same keys, dtypes and shapes (arrays) or the same kind of value (scalars)."""
+    """Same keys, dtypes and shapes (arrays) or the same kind of value (scalars);
+    an array with no rows in ``b`` (a list that grows, e.g. pending jobs) may
+    have any number of rows in ``a``."""
     if isinstance(a, dict) != isinstance(b, dict):
         return False
     if isinstance(a, dict):
@@ -173,7 +217,10 @@ def _same_layout(a: Any, b: Any) -> bool:
             isinstance(a, np.ndarray)
             and isinstance(b, np.ndarray)
             and a.dtype == b.dtype
-            and a.shape == b.shape
+            and (
+                a.shape == b.shape
+                or (a.ndim == b.ndim >= 1 and b.shape[0] == 0 and a.shape[1:] == b.shape[1:])
+            )
         )
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool)
@@ -438,6 +485,7 @@ def run(
     max_units: int | None = None,
     advance=None,
     fresh_state=None,
+    desc: str | None = None,
 ) -> RunOutput:
     """Run (or resume) ``reps`` replications of ``spec`` according to ``plan``.
 
@@ -452,6 +500,8 @@ def run(
         and initial state ``fresh_state(spec, rng) -> state`` (picklable
         module-level functions; default :func:`sim.engine.advance` and
         :func:`sim.engine.fresh_state`, the supermarket engines).
+    desc:
+        Label of the progress bar (default ``simulate N=<spec.N>``).
 
     Notes
     -----
@@ -509,7 +559,7 @@ def run(
             total=total_units,
             initial=done_units,
             unit="batch",
-            desc=f"simulate N={spec.N}",
+            desc=desc or f"simulate N={spec.N}",
             disable=not progress,
             leave=False,
         )

@@ -7,7 +7,7 @@ are pooled.  A time average is the ratio estimator ``r = sum A_i / sum T_i``;
 its standard error comes from the batch residuals ``z_i = (A_i - r T_i) / mean T``
 (the delta method for ratios), and the 95% interval is
 ``r +- t_{0.975, M-1} sd(z) / sqrt(M)`` with ``M`` the number of pooled batches
-(Student t from :mod:`scipy.stats`).  Batches must be long compared with the
+(Student t quantile from :func:`scipy.special.stdtrit`).  Batches must be long compared with the
 chain's relaxation time for the ``z_i`` to be nearly uncorrelated; the lag-1
 autocorrelation of the residuals is reported so a user can see when they are
 not.  Statistics that are not ratios (the covariance) use the plain batch-means
@@ -43,11 +43,11 @@ def _plain(x):
 
 def t_quantile(batches: int) -> float:
     """``t_{0.975}`` with ``batches - 1`` degrees of freedom (inf when fewer than 2 batches)."""
-    from scipy import stats
+    from scipy.special import stdtrit  # the t quantile itself; scipy.stats costs ~1 s to import
 
     if batches < 2:
         return float("inf")
-    return float(stats.t.ppf(0.975, batches - 1))
+    return float(stdtrit(batches - 1, 0.975))
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> Estimate:

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "n(1 - eps). Exact laws: M/M/n (Erlang C), the discrete-time SSQ q' = max(q + a - s, "
             "0) (roots method; default a ~ Bin(n, (1-eps)/2), s ~ Bin(n, 1/2)), JSQ for small n "
             "(level-phase QBD, phase truncation chosen from the neglected mass). --simulate "
-            "runs the JSQ simulator instead (95%% CIs over replications)."
+            "runs the JSQ simulator instead (95% CIs over replications)."
         ),
     )
     p.add_argument("--model", default="jsq", help="jsq (default), mmn or ssq")
@@ -57,7 +57,12 @@ def _float_list(text: str) -> list[float]:
     return [parse_float("pmf entry", t) for t in text.split(",") if t.strip()]
 
 
-def _int_text(name: str, text: str, minimum: int) -> int:
+#: Largest x of P(eps qbar > x): the laws are evaluated at the integer x / eps
+#: (int64), and beyond x = 1000 every probability is below the smallest double.
+MAX_X = 1e6
+
+
+def _int_text(name: str, text: str, minimum: int, maximum: int | None = None) -> int:
     from mfstein.errors import check_int
 
     t = str(text).strip().replace("_", "")
@@ -66,9 +71,9 @@ def _int_text(name: str, text: str, minimum: int) -> int:
             v = float(t)
         except ValueError:
             v = float("nan")
-        if v == v and v == int(v):
+        if v == v and abs(v) < float("inf") and v == int(v):
             t = str(int(v))
-    return check_int(name, t, minimum)
+    return check_int(name, t, minimum, maximum)
 
 
 def run_tail(args: argparse.Namespace) -> int:
@@ -99,10 +104,13 @@ def run_tail(args: argparse.Namespace) -> int:
     xs = check_nonnegative_list("x", args.x)
     if not xs:
         raise ParameterError("x must list at least one number >= 0.")
+    if max(xs) > MAX_X:
+        raise ParameterError(f"x must be a number from 0 to {MAX_X:g}, got {max(xs)!r}.")
     thetas = check_nonnegative_list("theta", args.theta)
     if args.simulate:
         if model != "jsq":
             raise ParameterError(f"simulate is available for model jsq only, got {model}.")
+        from mfstein.limits import SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
         from sim.tails import simulate_jsq_tails
 
         r = simulate_jsq_tails(
@@ -110,10 +118,10 @@ def run_tail(args: argparse.Namespace) -> int:
             eps,
             xs,
             thetas=thetas,
-            events=_int_text("events", args.events, 1),
-            reps=_int_text("reps", args.reps, 2),
+            events=_int_text("events", args.events, 1, SIM_MAX_STEPS),
+            reps=_int_text("reps", args.reps, 2, SIM_MAX_REPS),
             seed=_int_text("seed", args.seed, 0),
-            workers=_int_text("workers", args.workers, 1),
+            workers=_int_text("workers", args.workers, 1, SIM_MAX_WORKERS),
             checkpoint=args.checkpoint,
             progress=not args.no_progress and not args.json and sys.stderr.isatty(),
         )

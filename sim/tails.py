@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +55,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError
+from mfstein.io import atomic_write
 from sim import stats
-from sim.rng import INV_2_53, next_u64, seed_states
+from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
 
 _U64 = np.uint64
 
@@ -72,9 +72,9 @@ T, QBAR, PERP2, EVENTS = range(4)
 @numba.njit(cache=True)
 def _initial(n, rho, rng, cap):
     """Sorted queue lengths with ``qbar ~ Geometric(rho)`` spread evenly; start array."""
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    s0, s1, s2, s3 = load_state(rng)
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     u = ((r >> _U64(11)) + _U64(1)) * INV_2_53  # (0, 1]
     qbar = np.int64(np.floor(np.log(u) / np.log(rho)))
     base = qbar // n
@@ -107,7 +107,7 @@ def _run(ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, hist, a
     H = hist.shape[0]
     nt = thresholds.shape[0]
     nth = thetas.shape[0]
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    s0, s1, s2, s3 = load_state(rng)
     done = 0
     top = start.shape[0] - 2
     for _ in range(steps):
@@ -158,7 +158,7 @@ def _run(ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, hist, a
         acc[3] += done
     st[0] = qbar
     st[1] = S2
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    store_state(rng, s0, s1, s2, s3)
     return done
 
 
@@ -296,19 +296,6 @@ def _sup_distance(hist: np.ndarray, lo: int, bins: int, total: float, eps: float
     return float(d.max()), above
 
 
-def _write_json_atomic(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def simulate_jsq_tails(
     n: int,
     eps: float,
@@ -347,19 +334,21 @@ def simulate_jsq_tails(
         JSON file: completed replications are stored and reused on a rerun with
         the same parameters.
     """
+    from mfstein.limits import SIM_MAX_N, check_memory, simulation_bytes
     from numeric.tails.params import check_eps, check_n, check_nonnegative_list
+    from sim.runner import _executor, check_run
 
-    n = check_n(n)
+    n = check_n(n, SIM_MAX_N)
     eps = check_eps(eps)
     xs = check_nonnegative_list("x", x)
     ths = check_nonnegative_list("theta", thetas)
-    events = check_int("events", events, 1)
-    reps = check_int("reps", reps, 2)
-    seed = check_int("seed", seed, 0)
-    workers = check_int("workers", workers, 1)
-    if not 0.0 <= float(warmup_fraction) < 1.0:
-        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
-    from sim.runner import _executor
+    events, reps, seed, _, workers, warmup_fraction = check_run(
+        events, reps, seed, workers, warmup_fraction, steps_name="events", min_reps=2
+    )
+    check_memory(
+        f"simulating JSQ with n = {n:,} servers ({reps} replications, {workers} workers)",
+        simulation_bytes(n, 0, True, reps, workers),
+    )
 
     warmup = int(events * warmup_fraction / (1.0 - warmup_fraction))
     thresholds = np.floor(np.asarray(xs, dtype=float) / eps).astype(np.int64)
@@ -407,9 +396,8 @@ def simulate_jsq_tails(
                 done[i] = fut.result()
                 bar.update(1)
                 if path is not None:
-                    _write_json_atomic(
-                        path, {"config": config, "reps": {str(k): v for k, v in done.items()}}
-                    )
+                    payload = {"config": config, "reps": {str(k): v for k, v in done.items()}}
+                    atomic_write(path, lambda fh, p=payload: json.dump(p, fh), binary=False)
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -93,9 +93,10 @@ def queue_transitions(
             return binomial_fraction(x, d) if x != 0 else sp.Integer(0)
 
     transitions = []
+    zeros = (0,) * b
     for k in range(1, b + 1):
-        up = tuple(1 if j == k - 1 else 0 for j in range(b))
-        down = tuple(-1 if j == k - 1 else 0 for j in range(b))
+        up = (*zeros[: k - 1], 1, *zeros[k:])
+        down = (*zeros[: k - 1], -1, *zeros[k:])
         transitions.append(
             Transition(
                 up, arrival * (sample(padded[k - 1]) - sample(padded[k])), f"arrival to level {k}"
@@ -213,6 +214,10 @@ def queue_model(
             "service": str(service) if isinstance(service, sp.Symbol) else None,
         },
         citation=citation,
+        # With replacement the fixed point is unique: summing f_k = 0 from level k to b
+        # gives s_k = rho (s_{k-1}^d - s_b^d), s_0 = 1, so every s_k is a decreasing
+        # function of x = s_b on the state space, and s_b(x) = x has one root at most.
+        unique_fixed_point=replacement,
     )
     return SupermarketModel(
         name,

@@ -367,6 +367,107 @@ def _mean_field(
         return numeric.solve(lim, rest, dps=DPS, start=frac), note
 
 
+@dataclass
+class Chain:
+    """The finite-N chain of a model on its lattice, before and after solving.
+
+    :meth:`setup` checks the input and fixes the lattice, the start and the
+    memory bound (nothing large allocated); :meth:`solve` finds the reachable
+    states, checks that there is one closed class, assembles ``Q^T`` and solves
+    the balance equations to the tolerance (:func:`stationary_checked`).  Used
+    by :func:`solve` and by :func:`numeric.exact.solve.solve_chain`.
+    """
+
+    model: Any
+    N: int
+    params: dict[str, Any]
+    values: dict[str, Any]
+    kern: Any
+    exact: Any
+    p64: np.ndarray
+    lattice: Any
+    start: np.ndarray
+    max_states: int
+    notes: list[str]
+
+    @classmethod
+    def setup(
+        cls,
+        model: Any,
+        N: int,
+        params: Mapping[str, Any] | None,
+        start: Sequence[Any] | str | None,
+        truncation: Any,
+        memory_limit: float | None,
+    ) -> Chain:
+        import mpmath
+
+        from numeric.exact.lattice import ExactRates, make_lattice, round_to_lattice
+        from numeric.general import start_point
+
+        model, given, values = prepare(model, N, params)
+        N = int(N)
+        kern = model.kernels("numba")
+        b, nt = model.b, int(kern.jumps.shape[0])
+        with mpmath.workdps(30):
+            s0 = start_point(model, start, values)
+        p64 = np.array([float(values[str(q)]) for q in model.params])
+        exact = ExactRates(model, given)
+        if all(f is not None for f in exact.fractions):
+            p64 = np.array([float(f) for f in exact.fractions])
+        lattice = make_lattice(model, N, truncation)
+        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        per_state = bytes_per_state(b, nt) + 8 * nt + 40
+        max_states = max(1, memory_limit_bytes(memory_limit) // per_state)
+        notes = list(lattice.notes)
+        if lattice.truncated:
+            notes.append(f"truncated at n_k <= {lattice.upper} (jumps above are blocked)")
+        return cls(model, N, given, values, kern, exact, p64, lattice, n0, max_states, notes)
+
+    def solve(
+        self, centre: np.ndarray, method: str, tol: float, progress: bool
+    ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
+        """``(reach, pi, residual, method, iterations, exit_rate)``; the balance
+        equation of the recurrent state nearest ``centre`` (counts) is pinned."""
+        import scipy.sparse as sps
+
+        from numeric.exact.lattice import reachable
+
+        bound = self.lattice.bound(self.model.b)
+        reach = reachable(
+            self.kern, self.exact, self.lattice, self.p64, self.start,
+            min(self.max_states, max(bound, 1)),
+        )  # fmt: skip
+        S = reach.states.shape[0]
+        classes, n_closed = _closed_classes(S, reach.rows, reach.cols)
+        if n_closed != 1:
+            ex = [
+                tuple(int(x) for x in reach.states[np.flatnonzero(classes == c)[0]]) for c in (0, 1)
+            ]
+            raise ParameterError(
+                f"the chain from {tuple(int(x) for x in self.start)} has {n_closed} closed "
+                f"classes (e.g. states {ex[0]} and {ex[1]}), so its stationary law is not "
+                "unique; change the parameters or the start."
+            )
+        if (classes < 0).any():
+            self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
+        indptr = np.zeros(S + 1, dtype=np.int64)
+        np.cumsum(np.bincount(reach.rows, minlength=S), out=indptr[1:])
+        off = sps.csr_matrix((reach.vals, reach.cols, indptr), shape=(S, S))
+        exit_rate = np.asarray(off.sum(axis=1)).ravel()
+        QT = (off.T - sps.diags(exit_rate)).tocsr()
+        QT.sort_indices()
+        # pin the balance equation of a probable recurrent state
+        recurrent = np.flatnonzero(classes == 0)
+        dist = ((reach.states[recurrent] - centre) ** 2).sum(axis=1)
+        r = int(recurrent[np.argmin(dist)])
+        pi, res, used, iters, more = stationary_checked(
+            QT, r, free_dims=len(self.lattice.free), method=method, tol=tol, progress=progress
+        )
+        self.notes += more
+        return reach, pi, res, used, iters, exit_rate
+
+
 def solve(
     model: Any,
     N: int,
@@ -422,68 +523,26 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
-    import mpmath
-    import scipy.sparse as sps
-
-    from numeric.exact.lattice import ExactRates, make_lattice, reachable, round_to_lattice
     from numeric.exact.solvers import METHODS
-    from numeric.general import start_point
 
     t0 = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
-    model, given, values = prepare(model, N, params)
-    N = int(N)
-    kern = model.kernels("numba")
-    b, nt = model.b, int(kern.jumps.shape[0])
-    with mpmath.workdps(30):
-        s0 = start_point(model, start, values)
-    p64 = np.array([float(values[str(q)]) for q in model.params])
-    exact = ExactRates(model, given)
-    if all(f is not None for f in exact.fractions):
-        p64 = np.array([float(f) for f in exact.fractions])
-    lattice = make_lattice(model, N, truncation)
-    n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
-    per_state = bytes_per_state(b, nt) + 8 * nt + 40
-    cap = memory_limit_bytes(memory_limit)
-    max_states = max(1, cap // per_state)
-    bound = lattice.bound(b)
-    notes = list(lattice.notes)
-    if lattice.truncated:
-        notes.append(f"truncated at n_k <= {lattice.upper} (jumps above are blocked)")
+    ch = Chain.setup(model, N, params, start, truncation, memory_limit)
+    model, N, given, values, kern, lattice, n0 = (
+        ch.model, ch.N, ch.params, ch.values, ch.kern, ch.lattice, ch.start
+    )
+    b = model.b
     # the mean field first: it is cheap and its failure should cost nothing
     mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
     if note:
-        notes.append(note)
+        ch.notes.append(note)
     s_star = np.array([float(v) for v in mf.s_star])
-    reach = reachable(kern, exact, lattice, p64, n0, min(max_states, max(bound, 1)))
+    reach, pi, res, used, iters, exit_rate = ch.solve(N * s_star, method, tol, progress)
+    notes = ch.notes
     S = reach.states.shape[0]
-    classes, n_closed = _closed_classes(S, reach.rows, reach.cols)
-    if n_closed != 1:
-        ex = [tuple(int(x) for x in reach.states[np.flatnonzero(classes == c)[0]]) for c in (0, 1)]
-        raise ParameterError(
-            f"the chain from {tuple(int(x) for x in n0)} has {n_closed} closed classes (e.g. "
-            f"states {ex[0]} and {ex[1]}), so its stationary law is not unique; change the "
-            "parameters or the start."
-        )
-    if (classes < 0).any():
-        notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
-    indptr = np.zeros(S + 1, dtype=np.int64)
-    np.cumsum(np.bincount(reach.rows, minlength=S), out=indptr[1:])
-    off = sps.csr_matrix((reach.vals, reach.cols, indptr), shape=(S, S))
-    exit_rate = np.asarray(off.sum(axis=1)).ravel()
-    QT = (off.T - sps.diags(exit_rate)).tocsr()
-    QT.sort_indices()
-    # pin the balance equation of a probable recurrent state: the one nearest N s*
-    recurrent = np.flatnonzero(classes == 0)
-    dist = ((reach.states[recurrent] - N * s_star) ** 2).sum(axis=1)
-    r = int(recurrent[np.argmin(dist)])
-    pi, res, used, iters, more = stationary_checked(
-        QT, r, free_dims=len(lattice.free), method=method, tol=tol, progress=progress
-    )
-    notes += more
     qmax = float(exit_rate.max()) if S else 0.0
     X = reach.states / N
     mean = pi @ X

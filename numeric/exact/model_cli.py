@@ -69,12 +69,39 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, pairs)
+    from mfstein.model_args import check_size_options
+
+    check_size_options(options)
+    if args.model == "supermarket":
+        _check_supermarket_states(args.N, options)
     if args.model == "supermarket" and "mu" in pairs:
         options["mu"] = "mu"  # a free parameter, so that its range is checked
         params["mu"] = pairs["mu"]
     if args.model == "supermarket" and getattr(args, "without_replacement", False):
         options["replacement"] = False
     return load_model(args.model, **options), params
+
+
+def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:
+    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
+    states (occupancy vectors): refuse more than the exact solver handles before
+    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
+    import math
+
+    from mfstein.errors import check_int
+    from mfstein.limits import EXACT_MAX_STATES
+
+    b = options.get("b")
+    if not isinstance(b, int) or isinstance(b, bool):
+        return
+    n = check_int("N", N, 1)
+    states = math.comb(n + b, b)
+    if states > EXACT_MAX_STATES:
+        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
+        raise ParameterError(
+            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
+            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
+        )
 
 
 def run(args: argparse.Namespace) -> int:

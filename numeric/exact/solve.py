@@ -33,7 +33,6 @@ References
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -42,12 +41,10 @@ from typing import Any
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
-from mfstein.limits import MAX_D
+from mfstein.limits import MAX_D, available_memory
 from numeric.equilibrium import reference_point
-from numeric.exact.generator import assemble
-from numeric.exact.solvers import METHODS, stationary
-from numeric.exact.states import StateSpace, count_monotone, monotone_states, reachable_states
-from numeric.precision import limited_blas
+from numeric.exact.solvers import METHODS
+from numeric.exact.states import StateSpace, count_monotone, monotone_states
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
 #: smaller: its residual is rounding, ~1e-16 times the largest rate times a
@@ -56,18 +53,6 @@ RESIDUAL_FLOOR = 1e-9
 
 #: Default share of the available memory a solve may plan to use.
 MEMORY_FRACTION = 0.5
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (``MemAvailable`` on Linux, else physical pages)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def bytes_per_state(b: int, n_transitions: int) -> int:
@@ -172,42 +157,57 @@ def solve_chain(
 ) -> ChainSolution:
     """Stationary distribution of the finite-N chain of any population-process model.
 
-    The chain on integer states ``n`` in ``{0..N}^b`` jumps ``n -> n + l`` at rate
-    ``N beta_l(n/N)`` (the core paper, Section 3), with jumps and intensities from
-    ``model.kernels("numba")``.
+    A thin wrapper of the one exact solver, :class:`numeric.exact.general.Chain`
+    as used by :func:`numeric.exact.general.solve` (lattice from the model's
+    declared state space, reachable states with exactly evaluated rates, a
+    unique closed class checked, and a result never returned above the
+    tolerance), keeping this function's older signature and result type; it
+    needs no mean-field solution.  The chain jumps ``n -> n + l`` at rate ``N beta_l(n/N)`` (the
+    core paper, Section 3).
 
     Parameters
     ----------
     model:
-        A :class:`derive.Model`.  A :class:`derive.SupermarketModel` uses the
-        monotone state space ``N >= n_1 >= ... >= n_b >= 0`` (``C(N + b, b)``
-        states, checked against the memory limit before anything is allocated);
-        any other model uses the states reachable from ``start``.
+        A :class:`derive.Model`.  For a :class:`derive.SupermarketModel` the states
+        are returned as the monotone space ``N >= n_1 >= ... >= n_b >= 0``
+        (``C(N + b, b)`` states, checked against the memory limit before anything
+        is allocated).
     N:
         Lattice size (number of servers), ``N >= 1``.
     p:
-        Parameter values in ``model.params`` order.
+        Parameter values in ``model.params`` order (a parameter named ``N`` must
+        equal ``N``).
     start:
-        Start state of the reachability search (default the zero state); ignored
-        for supermarket models.
+        Start state in counts ``n`` (``b`` integers); it fixes the values of the
+        conservation laws.  Default: the model's reference point, else the origin.
     reference:
-        A state whose balance equation is replaced by the normalisation (best one
-        of high probability); default the zero state.
+        A state of the chain (``ParameterError`` otherwise) whose balance equation
+        is replaced by the normalisation (best one of high probability); default
+        the recurrent state nearest the start.
     method:
-        ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"`` (see
-        :mod:`numeric.exact.solvers`).
+        ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
     tol:
-        Residual target ``||pi Q||_1`` for the iterative solvers.
+        Target for the residual ``||pi Q||_1``: the general solver is asked for
+        the relative residual ``tol / max_i q_i``; a result above ``tol`` (above
+        :data:`RESIDUAL_FLOOR` for a direct solve) raises
+        :class:`mfstein.errors.NumericalError`, it is never returned.
     memory_limit:
         Bytes a solve may plan to use; default half the available memory.
     progress:
         Show solver progress on standard error.
     """
+    from fractions import Fraction
+
     from derive.model import SupermarketModel
+    from mfstein.errors import NumericalError
+    from numeric.exact.general import Chain
+    from numeric.exact.states import code_space, index_of, rates_batch
 
     N = check_int("N", N, 1)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if not (isinstance(tol, float | int) and tol > 0):
+        raise ParameterError(f"tol must be a positive number, got {tol!r}.")
     kern = model.kernels("numba")
     b = model.b
     nt = int(kern.jumps.shape[0])
@@ -217,43 +217,76 @@ def solve_chain(
             f"p must hold {len(model.params)} values (for {', '.join(kern.params)}), "
             f"got {p.shape[0]}."
         )
-    if isinstance(model, SupermarketModel):
+    params = {}
+    for q, v in zip(model.params, p, strict=True):
+        if str(q) == "N":
+            if v != N:
+                raise ParameterError(f"the parameter N must equal the lattice size {N}, got {v!r}.")
+            continue  # filled in by the general solver
+        params[str(q)] = repr(float(v))
+    monotone = isinstance(model, SupermarketModel)
+    if monotone:
         check_size(N, b, count_monotone(N, b), nt, memory_limit)
-        space = monotone_states(N, b)
-    else:
-        max_states = memory_limit_bytes(memory_limit) // bytes_per_state(b, nt)
-        space = reachable_states(kern, N, p, np.zeros(b) if start is None else start, max_states)
-    QT, _exit, arrivals = assemble(space, kern, p)
-    r = 0
-    if reference is not None:
-        from numeric.exact.states import index_of
-
-        ref = np.asarray(reference, dtype=np.int64)
-        r = int(
-            index_of(ref, space.N, space.mode, space.keys, space.lookup, space.binom)
-            if ref.shape == (b,)
-            else -1
-        )
-        if r < 0:
-            raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
-    with limited_blas():  # many BLAS calls on small vectors: threads only contend
-        sol = stationary(QT, r, method=method, tol=tol, progress=progress)
-    target = max(tol, RESIDUAL_FLOOR) if sol.method == "direct" else tol
-    if not sol.residual <= target:
-        from mfstein.errors import NumericalError
-
+    frac = None
+    if start is not None:
+        n0 = np.asarray(start).reshape(-1)
+        if n0.shape != (b,) or not all(float(x).is_integer() for x in n0):
+            raise ParameterError(f"start must be {b} integer counts, got {np.asarray(start)!r}.")
+        frac = [str(Fraction(int(x), N)) for x in n0]
+    if reference is not None and np.shape(reference) != (b,):
+        raise ParameterError(f"reference must be a state of the chain, got {reference!r}.")
+    ch = Chain.setup(model, N, params, frac, None, memory_limit)
+    centre = ch.start if reference is None else np.asarray(reference, dtype=np.float64)
+    rel = min(float(tol), 1e-3)
+    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress)
+    target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
+    qmax = float(exit_rate.max()) if exit_rate.size else 0.0
+    if res > target and qmax > 0:  # now that max q is known: ask for the absolute target
+        reach, pi, res, used, iters, _ = ch.solve(centre, method, tol / qmax, progress)
+        target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
+    if not res <= target:
         raise NumericalError(
-            f"the {sol.method} solver stopped at residual ||pi Q||_1 = {sol.residual:.2e}, "
-            f"above its target {target:.0e} ({space.size:,} states); "
-            "no result is reported: try --method direct or gmres, or a smaller N or b."
+            f"the {used} solver stopped at residual ||pi Q||_1 = {res:.2e}, above its target "
+            f"{target:.0e} ({reach.states.shape[0]:,} states); no result is reported: try "
+            "method='direct' or 'gmres', or a smaller N or b."
         )
+    states = reach.states
+    if monotone:
+        space = monotone_states(N, b)
+        mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
+        if space.size != states.shape[0] or not np.array_equal(
+            space.states[mine], states[theirs]
+        ):
+            raise NumericalError(
+                f"the reachable states of model {model.name} are not its monotone space."
+            )
+        full = np.zeros(space.size)
+        full[mine] = pi[theirs]
+        pi = full
+    else:
+        if (N + 1) ** b >= 2**62:
+            raise ParameterError(
+                f"the lattice {{0..N}}^b with N={N}, b={b} is too large to index by codes; "
+                "it needs (N + 1)^b < 2^62."
+            )
+        space, order = code_space(states, N)
+        pi = pi[order]
+    if reference is not None:
+        ref = np.asarray(reference, dtype=np.int64)
+        ok = ref.shape == (b,) and (
+            index_of(ref, space.N, space.mode, space.keys, space.lookup, space.binom) >= 0
+        )
+        if not ok:
+            raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
+    rates = np.maximum(rates_batch(space.states, N, kern.rates_into, p, nt), 0.0)
+    arrivals = rates[:, np.asarray(kern.jumps).sum(axis=1) > 0].sum(axis=1)
     return ChainSolution(
         space=space,
-        pi=sol.pi,
-        residual=sol.residual,
+        pi=pi,
+        residual=float(res),
         arrival_intensity=arrivals,
-        method=sol.method,
-        iterations=sol.iterations,
+        method=used,
+        iterations=iters,
     )
 
 

@@ -108,6 +108,64 @@ def _sgs(indptr, indices, data, diag, v):
     return z
 
 
+@numba.njit(cache=True)
+def _split_triangles(indptr, indices, data):
+    """The strictly lower and strictly upper parts of a CSR matrix as two CSR
+    matrices (32-bit column indices), each row keeping the original entry order."""
+    n = indptr.shape[0] - 1
+    lp = np.zeros(n + 1, np.int64)
+    up = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        nl = 0
+        nu = 0
+        for q in range(indptr[i], indptr[i + 1]):
+            j = indices[q]
+            if j < i:
+                nl += 1
+            elif j > i:
+                nu += 1
+        lp[i + 1] = lp[i] + nl
+        up[i + 1] = up[i] + nu
+    li = np.empty(lp[n], np.int32)
+    lx = np.empty(lp[n])
+    ui = np.empty(up[n], np.int32)
+    ux = np.empty(up[n])
+    for i in range(n):
+        a = lp[i]
+        c = up[i]
+        for q in range(indptr[i], indptr[i + 1]):
+            j = indices[q]
+            if j < i:
+                li[a] = j
+                lx[a] = data[q]
+                a += 1
+            elif j > i:
+                ui[c] = j
+                ux[c] = data[q]
+                c += 1
+    return lp, li, lx, up, ui, ux
+
+
+@numba.njit(cache=True)
+def _sgs_split(lp, li, lx, up, ui, ux, diag, v):
+    """:func:`_sgs` on the parts of :func:`_split_triangles`: the same operations in
+    the same order (identical results), but each sweep reads only its triangle."""
+    n = v.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        acc = v[i]
+        for q in range(lp[i], lp[i + 1]):
+            acc -= lx[q] * y[li[q]]
+        y[i] = acc / diag[i]
+    z = np.empty(n)
+    for i in range(n - 1, -1, -1):
+        acc = diag[i] * y[i]
+        for q in range(up[i], up[i + 1]):
+            acc -= ux[q] * z[ui[q]]
+        z[i] = acc / diag[i]
+    return z
+
+
 def _normalise(x: np.ndarray) -> np.ndarray:
     # entries that are negative by rounding only (|x| at the level of the residual)
     x = np.where(x < 0.0, 0.0, x)
@@ -162,13 +220,13 @@ def solve_krylov(
         Show a tqdm bar on standard error with the residual after each round.
     """
     A = _pinned(QT, r)
-    A.indices = A.indices.astype(np.int64, copy=False)
-    A.indptr = A.indptr.astype(np.int64, copy=False)
     S = QT.shape[0]
     diag = _diagonal(A.indptr, A.indices, A.data)
+    # the two sweeps read separate triangles (half the memory traffic of _sgs)
+    parts = _split_triangles(A.indptr, A.indices, A.data)
     M = spla.LinearOperator(
         (S, S),
-        matvec=lambda v: _sgs(A.indptr, A.indices, A.data, diag, np.ascontiguousarray(v).ravel()),
+        matvec=lambda v: _sgs_split(*parts, diag, np.ascontiguousarray(v).ravel()),
     )
     rhs = np.zeros(S)
     rhs[r] = 1.0

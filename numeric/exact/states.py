@@ -241,11 +241,17 @@ def reachable_states(kern, N: int, p: np.ndarray, start, max_states: int) -> Sta
             f"the state space reachable from {start.tolist()} has more than "
             f"{max_states:,} states, above the memory limit."
         )
+    return code_space(states, N)[0]
+
+
+def code_space(states: np.ndarray, N: int) -> tuple[StateSpace, np.ndarray]:
+    """The :data:`RANK_CODES` state space of ``states`` (level order) and the
+    permutation ``order`` that sorted them (``space.states == states[order]``)."""
     order = np.lexsort((_codes(states, N + 1), states.sum(axis=1)))
     states = np.ascontiguousarray(states[order])
     codes = _codes(states, N + 1)
     by_code = np.argsort(codes)
-    return StateSpace(
+    space = StateSpace(
         N=N,
         states=states,
         mode=RANK_CODES,
@@ -253,6 +259,7 @@ def reachable_states(kern, N: int, p: np.ndarray, start, max_states: int) -> Sta
         lookup=by_code.astype(np.int64),
         binom=np.zeros((1, 1), dtype=np.int64),
     )
+    return space, order
 
 
 def _codes(states: np.ndarray, radix: int) -> np.ndarray:

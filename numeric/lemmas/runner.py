@@ -186,7 +186,10 @@ def grid_params(
     heavy = lam is None
     if heavy:
         if gamma is None or alpha is None:
-            raise ParameterError("give either lam, or both gamma and alpha.")
+            missing = "gamma" if gamma is None else "alpha"
+            raise ParameterError(
+                f"give either lam, or both gamma and alpha ({missing} is missing)."
+            )
         g_f, a_f = to_fraction("gamma", gamma), to_fraction("alpha", alpha)
         if g_f <= 0:
             raise ParameterError(f"gamma must be > 0, got {gamma!r}.")
@@ -198,6 +201,10 @@ def grid_params(
                 "gamma must be < N^alpha for every N in the grid (so that "
                 f"lam = 1 - gamma/N^alpha > 0); it fails at N = {bad[0]}."
             )
+        if b == "auto":
+            from mfstein.options import check_heavy_traffic_below_one
+
+            check_heavy_traffic_below_one(gamma, alpha, Ns, dps, b=b)
     else:
         if gamma is not None or alpha is not None:
             raise ParameterError("give either lam, or both gamma and alpha, not both.")

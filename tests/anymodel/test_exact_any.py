@@ -118,7 +118,8 @@ def test_jsq_distinct_identity_and_variance_limit():
 
 def test_supermarket_service_rate_rescales_time_only():
     """mu != 1: the generator is mu times that of the chain with lam/mu, so the stationary
-    laws agree; checked against today's supermarket solver (numeric.exact.solve_exact)."""
+    laws agree (two different generators); solve_exact, now a wrapper of the same
+    solver, reports the same law through its own statistics code."""
     from numeric.exact.solve import solve_exact
 
     fast = solve(load_model("supermarket", b=4, mu="mu"), 8, {"lam": "1.8", "mu": 2})
@@ -177,6 +178,30 @@ def test_a_result_is_never_returned_above_the_tolerance(sir):
         solve(sir, 10, SIR, tol=1e-300)
 
 
+def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
+    """The issue's case: solve_chain on SIR once returned E[S] = [0.972, 0.027, 0.0003] with
+    residual 27.2.  It now delegates: the law of the general solver, checked here by
+    the balance equations of a generator assembled independently (numeric.exact.generator),
+    and an unreachable residual target raises instead of returning."""
+    from numeric.exact.generator import assemble
+    from numeric.exact.solve import solve_chain
+
+    p = [3.0, 1.0, 0.5, 0.1]
+    sol = solve_chain(sir, 30, p, start=[30, 0, 0])
+    assert sol.residual <= 1e-11
+    QT, _, arrivals = assemble(sol.space, sir.kernels("numba"), np.array(p))
+    assert np.abs(QT @ sol.pi).sum() <= 1e-11 and abs(sol.pi.sum() - 1) < 1e-14
+    np.testing.assert_allclose(sol.arrival_intensity, arrivals, rtol=1e-15, atol=0)
+    mean = sol.pi @ sol.space.states / 30
+    ref = solve(sir, 30, {"beta": 3, "gamma": 1, "rho": 0.5, "a": 0.1}, start=["1", "0", "0"])
+    np.testing.assert_allclose(mean, ref.mean, atol=1e-12)
+    assert abs(mean.sum() - 1) < 1e-12  # S + I + R = N on every state
+    with pytest.raises(NumericalError, match="above the tolerance"):
+        solve_chain(sir, 10, p, start=[10, 0, 0], method="bicgstab", tol=1e-300)
+    with pytest.raises(ParameterError, match="p must hold 4 values"):
+        solve_chain(sir, 10, p[:2])
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -199,3 +224,19 @@ def test_models_with_n_parameter_and_infinite_buffers_are_refused():
         solve(m, 1, {"lam": "0.5"})
     with pytest.raises(ParameterError, match="unbounded state space"):
         solve(load_model("jsq_L"), 5, {"alpha": "0.5", "beta": 1})
+
+
+def test_without_replacement_small_n_is_solved_by_both_assemblies():
+    """d = 3 of N = 7 without replacement: J(s*) has an off-diagonal product <= 0.
+
+    The mean field's spectral cross-check must step aside (not refuse the model);
+    the general assembly and the supermarket's own state space then agree.
+    """
+    from numeric.exact import solve_exact
+
+    model = load_model("supermarket", b=4, d=3, replacement=False)
+    general = solve(model, 7, {"lam": 0.9})
+    special = solve_exact(7, 0.9, 4, d=3, replacement=False)
+    assert general.residual < 1e-10
+    assert general.n_mse == pytest.approx(special.n_mse, rel=1e-9)
+    np.testing.assert_allclose(general.mean, special.mean, rtol=1e-9)

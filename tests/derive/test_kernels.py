@@ -156,3 +156,36 @@ def test_bad_backend_is_rejected() -> None:
 
     with pytest.raises(ParameterError, match="backend"):
         supermarket(2).kernels("cython")
+
+
+def test_jump_matrix_is_the_models_transitions() -> None:
+    """The sparse JUMP_ENTRIES of the generated module rebuild every jump vector."""
+    from derive.models import load_model
+
+    for model in (supermarket(4, 3), load_model("sir")):
+        jumps = model.kernels("mpmath").jumps
+        assert jumps.tolist() == [list(t.jump) for t in model.transitions]
+
+
+def test_mean_field_group_generates_only_its_functions(tmp_path, monkeypatch) -> None:
+    """The ``mean_field`` subset: the same values as ``base``, nothing else generated
+    until asked, and a complete ``base`` is reused when it already exists."""
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
+    model = supermarket(6, 2, mu="mu")
+    for key in ((model.key, "mpmath"), (model.key, "mpmath", "mean_field")):
+        kernels_module._memory_cache.pop(key, None)
+    sub = kernels_module.kernels(model, "mpmath", "mean_field")
+    assert "def jac(" in sub.source and "def f(" not in sub.source
+    assert "def rates(" not in sub.source and len(list(tmp_path.glob("*.py"))) == 1
+    s = [mpmath.mpf(x) / 10 for x in (9, 7, 5, 3, 2, 1)]
+    p = [mpmath.mpf("0.85"), mpmath.mpf("1.5")]
+    full = model.kernels("mpmath")  # generated now: a second file
+    assert len(list(tmp_path.glob("*.py"))) == 2
+    assert sub.jac(s, p) == full.jac(s, p) and sub.Q(s, p) == full.Q(s, p)
+    assert sub.ftilde(s, p) == full.ftilde(s, p)
+    assert sub.hess_values(s, p) == full.hess_values(s, p)
+    assert sub.hess_index.tolist() == full.hess_index.tolist()
+    assert sub.f(s, p) == full.f(s, p)  # looked up in base
+    # with base generated, asking for the subset returns base itself
+    kernels_module._memory_cache.pop((model.key, "mpmath", "mean_field"), None)
+    assert kernels_module.kernels(model, "mpmath", "mean_field") is full

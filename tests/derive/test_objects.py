@@ -64,3 +64,20 @@ def test_diffusion_is_twice_diag_ftilde() -> None:
         paper = sp.Rational(1, 2) * (LAM * (s[k - 1] ** 2 - s[k] ** 2) + (s[k] - s[k + 1]))
         assert sp.expand(m.ftilde[i] - paper) == 0
     assert (m.diffusion - 2 * sp.diag(*m.ftilde)).applyfunc(sp.expand).is_zero_matrix
+
+
+def test_sparse_derivatives_equal_sympy_diff() -> None:
+    """J and the Hessian (term-wise monomial derivatives) against SymPy's diff of the
+    whole drift, for models whose rates are not plain powers (d = 3, sampling
+    without replacement, SIRS)."""
+    from derive.models import load_model
+
+    models = [supermarket(5, 3), supermarket(4, 2, replacement=False), load_model("sir")]
+    for m in models:
+        f, x = m.drift, m.states
+        for i in range(m.b):
+            for j in range(m.b):
+                ref = sp.diff(f[i], x[j])
+                assert sp.expand(m.jacobian[i, j] - ref) == 0
+                for k in range(m.b):
+                    assert sp.expand(m.hessian[i, j, k] - sp.diff(ref, x[k])) == 0

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from derive import N, stein, supermarket
-from derive.generator import generator_apply, lemma7_difference, quadratic_test_function
+from derive.chain_operator import generator_apply, lemma7_difference, quadratic_test_function
 
 
 @pytest.mark.parametrize("M", [None, "symbolic"])

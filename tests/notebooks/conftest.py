@@ -1,6 +1,6 @@
 """Independent float64 reference for the notebook tests (SciPy, not numeric).
 
-Everything here is rebuilt from seed 000's model equations (eq. (1)) with NumPy
+Everything here is rebuilt from the core paper's model equations (eq. (1)) with NumPy
 and SciPy, deliberately without numeric's shooting, Lyapunov or refined-bias code,
 so that the numbers the notebooks print are checked by a second route:
 
@@ -140,7 +140,7 @@ def exact_moments(
 
     States are the occupancy counts ``N >= n_1 >= ... >= n_b >= 0``; an arrival
     raises ``n_k`` at rate ``N lam ((n_{k-1}/N)^d - (n_k/N)^d)`` (``n_0 = N``), a
-    departure lowers it at rate ``n_k - n_{k+1}`` (``n_{b+1} = 0``); seed 000, eq. (1)
+    departure lowers it at rate ``n_k - n_{k+1}`` (``n_{b+1} = 0``); the core paper, eq. (1)
     with sampling with replacement (``x^d``), or ``C(n_k, d)/C(N, d)`` in place of
     ``(n_k/N)^d`` without.  Meant for a few thousand states.
     """

@@ -162,7 +162,7 @@ def test_closed_forms_notebook(results: dict, tmp_path: Path, mean_field_referen
 
 
 # -- 01_tables -----------------------------------------------------------------------
-# The paper's printed "Asymptotic Tight Bound" rows (seed 000, Tables 1 and 2).
+# The paper's printed "Asymptotic Tight Bound" rows (the core paper, Tables 1 and 2).
 PAPER_BOUND = {
     "0.1": {10: 3.1872, 100: 3.5499, 1000: 3.9542, 10000: 4.4049},
     "0.01": {10: 28.8070, 100: 32.2472, 1000: 36.1022, 10000: 40.4250},

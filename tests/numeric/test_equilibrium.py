@@ -93,3 +93,24 @@ def test_without_replacement_matches_derive_kernel() -> None:
         assert max(abs(v) for v in k.f(s, [mpmath.mpf("0.9"), mpmath.mpf(20)])) < 1e-28
         ref = equilibrium("0.9", 4, 2, dps=30)
         assert abs(s[0] - ref[0]) > 1e-4  # the O(1/N) change is real
+
+
+@pytest.mark.parametrize("b", [1, 2, 5, 9])
+@pytest.mark.parametrize("dps", [45, 80])
+def test_forward_shooting_converges_quadratically(monkeypatch, b: int, dps: int) -> None:
+    """Newton from either side of s_b (a final level below y is a residual, not a
+    failure): a few dozen shots, not the bit-by-bit bisection, and the drift of
+    derive's kernel vanishes at the result."""
+    import importlib
+
+    eq = importlib.import_module("numeric.equilibrium")
+    shots = []
+    shoot = eq._shoot
+    monkeypatch.setattr(eq, "_shoot", lambda *a: shots.append(1) or shoot(*a))
+    with mpmath.workdps(dps):
+        s = eq._shooting(mpmath.mpf("0.9109"), b, 2)
+    assert len(shots) <= 30
+    with mpmath.workdps(dps + 10):
+        assert drift_residual(s, mpmath.mpf("0.9109"), b, 2, mpmath.mpf(1)) < mpmath.mpf(10) ** (
+            -dps + 2
+        )

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numeric import solve
-from numeric.bound import KRONECKER_MAX_B
+from numeric.supermarket import KRONECKER_MAX_B
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)

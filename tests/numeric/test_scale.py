@@ -7,27 +7,21 @@ import numpy as np
 import pytest
 
 from numeric import bound, constant_float64, solve
-from numeric.bound import truncation_level
+from numeric.supermarket import truncation_level
 
 
+@pytest.mark.parametrize("b", [200, 1000])
 @pytest.mark.parametrize("lam", ["0.9", "0.999"])
-def test_truncated_b200_equals_auto_to_all_digits(lam: str) -> None:
-    r = solve(lam, 200, dps=50)
+def test_truncated_b_equals_auto_to_all_digits(lam: str, b: int) -> None:
+    """Tail truncation is exact to the digits claimed: b = 200 and b = 1000 at 50
+    digits give b = "auto"'s constant (a separate, untruncated solve of the
+    smallest buffer beyond which c no longer changes)."""
+    r = solve(lam, b, dps=50)
     a = bound(lam, "auto", dps=50)
-    assert r.truncated_at is not None and r.truncated_at < 200
-    assert a.b < 200
-    assert r.b == 200 and len(r.s_star) == 200 and len(r.V) == 200 and r.W.rows == 200
+    assert r.truncated_at is not None and r.truncated_at < b
+    assert a.b < 200 and a.truncated_at is None
+    assert r.b == b and len(r.s_star) == b and len(r.V) == b and r.W.rows == b
     assert r.digits == 50 and a.digits == 50
-    with mpmath.workdps(60):
-        assert abs(r.constant - a.constant) <= mpmath.mpf(10) ** -50 * a.constant
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("lam", ["0.9", "0.999"])
-def test_truncated_b1000_equals_auto_to_all_digits(lam: str) -> None:
-    r = solve(lam, 1000, dps=50)
-    a = bound(lam, "auto", dps=50)
-    assert r.truncated_at is not None and r.b == 1000
     with mpmath.workdps(60):
         assert abs(r.constant - a.constant) <= mpmath.mpf(10) ** -50 * a.constant
 
@@ -66,7 +60,7 @@ def test_iterative_route_against_shooting_lam_above_one(monkeypatch) -> None:
     shooting routes forced on the same system."""
     import importlib
 
-    nb = importlib.import_module("numeric.bound")  # the module, not the lazy export
+    nb = importlib.import_module("numeric.supermarket")  # the module, not the lazy export
 
     it = solve("1.2", 60, dps=40)
     assert set(it.methods) == {"iterative", "covariance"} and it.digits == 40
@@ -142,3 +136,33 @@ def test_blas_thread_limit_follows_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("MFSTEIN_BLAS_THREADS", "two")
     with pytest.raises(Exception, match="MFSTEIN_BLAS_THREADS must be an integer"):
         blas_thread_limit()
+
+
+def test_blas_limit_as_decorator_covers_the_refinement_loops(monkeypatch) -> None:
+    """``@limited_blas()`` (used on the general route's refinement and fixed-point
+    search) caps BLAS inside each call and restores the library setting after."""
+    import scipy.linalg
+    from threadpoolctl import threadpool_info
+
+    from numeric import refinement
+    from numeric.precision import limited_blas
+
+    def threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    outside = threads()
+    if not outside:
+        pytest.skip("no BLAS library visible to threadpoolctl")
+    monkeypatch.setenv("MFSTEIN_BLAS_THREADS", "1")
+    seen = []
+    real = scipy.linalg.lu_factor
+    monkeypatch.setattr(
+        scipy.linalg, "lu_factor", lambda *a, **k: seen.append(threads()) or real(*a, **k)
+    )
+    with mpmath.workdps(30):
+        A = mpmath.matrix([[-2, 1], [1, -3]])
+        x = refinement.solve_linear(A, [mpmath.mpf(1), mpmath.mpf(2)])
+        assert mpmath.norm(A * mpmath.matrix(x) - mpmath.matrix([1, 2])) < mpmath.mpf(10) ** -28
+    assert seen and all(n == 1 for n in seen[0])
+    assert threads() == outside
+    assert limited_blas()(threads)() == [1] * len(outside)

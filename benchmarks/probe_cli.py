@@ -1,0 +1,717 @@
+"""Hostile-input probe sweep over every ``mfstein`` subcommand (issue 15).
+
+Each probe runs ``.venv/bin/mfstein ...`` in a subprocess, in a fresh working
+directory, with a timeout and a memory limit, and is classified as
+
+* ``exit 0``: status 0, standard error empty or only one-line ``mfstein ...``
+  notes (warnings);
+* ``exit 2 one-line`` / ``exit 1 one-line``: status 2 (bad input) or 1
+  (environment, failed self-check) with exactly one line ``mfstein CMD: ...``
+  on standard error;
+* ``traceback``, ``hang`` (no answer within the timeout), ``multi-line
+  stderr`` or ``other`` (any other status, e.g. killed by the kernel).
+
+A probe fails when its outcome is one of the last four, when its status is not
+one it allows (bad input must never end in status 0), when it leaves a
+half-written file (``*.tmp``) behind, or when its own check fails (a damaged
+file the run must not touch was changed).  The classes are those of the issue:
+huge sizes (b, d, N, dps, steps, reps, ...), non-numbers and out-of-range
+values for every numeric option, unwritable, missing and directory output
+paths, damaged checkpoints and kernel caches, bad ``--model`` files, factories
+and parameters, starts outside the state space, duplicate N lists.
+
+Run:  .venv/bin/python benchmarks/probe_cli.py [--only TEXT] [--timeout 60]
+      [--jobs 1] [--list] [--show-all]
+
+The tally and every failure (with the exact command) are printed at the end;
+the exit status is 1 when any probe failed.  A full sweep takes several
+minutes (each probe starts a fresh interpreter; the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXE = str(Path(sys.executable).with_name("mfstein"))
+
+OK, INPUT, ENV = "exit 0", "exit 2 one-line", "exit 1 one-line"
+ANY = (OK, INPUT, ENV)
+BAD_OUTCOMES = ("traceback", "hang", "multi-line stderr", "other")
+
+
+@dataclass
+class Probe:
+    """One command line and the outcomes it may end in.
+
+    ``argv`` may contain ``{dir}`` (the probe's working directory) and
+    ``{shared}`` (a directory prepared once per sweep, see :func:`prepare`).
+    ``setup(work)`` may create files and returns extra environment variables;
+    ``check(work, proc)`` returns a failure text or ``None``.
+    """
+
+    cls: str
+    argv: list[str]
+    allowed: tuple[str, ...]
+    setup: Callable[[Path], dict[str, str]] | None = None
+    check: Callable[[Path, subprocess.CompletedProcess], str | None] | None = None
+    timeout: float | None = None
+
+
+@dataclass
+class Result:
+    probe: Probe
+    outcome: str
+    status: int | None
+    stderr: str
+    seconds: float
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problems)
+
+
+# ----------------------------------------------------------------------------- probes
+SIM = ["--steps", "2000", "--reps", "2", "--workers", "1", "--no-progress"]
+SIM_BASE = ["simulate", "--N", "10", "--lam", "0.9", "--b", "5", *SIM]
+TABLE_BASE = ["table", "--gamma", "0.1", "--alpha", "0.05", "--N", "10", "--sim-steps", "4000"]
+TABLE_BASE += ["--reps", "2", "--workers", "1", "--no-progress"]
+PI_BASE = ["pi", "--arrivals", "0:.4,2:.2,4:.3,6:.1", "--service", "1:1", "--service", "1:.5,2:.5"]
+PI_BASE += ["--slots", "2000", "--reps", "2", "--batches", "2", "--workers", "1", "--no-progress"]
+TAIL_SIM = ["tail", "--model", "jsq", "--n", "3", "--eps", "0.2", "--simulate", "--events", "4000"]
+TAIL_SIM += ["--reps", "2", "--workers", "1", "--no-progress"]
+MODEL_SM = ["--model", "supermarket", "--param", "b=3", "--param", "lam=0.9"]
+
+#: (command base, option, values allowed to succeed) for the value sweep.
+#: Every value in NONSENSE must be refused (exit 2); the others may end in any
+#: of the three contract outcomes but never in a traceback, hang or multi-line error.
+NONSENSE = ["nan", "abc", "-1"]
+EDGE = ["inf", "0", "1e300", "2147483648"]
+
+NUMERIC: list[tuple[list[str], str, tuple[str, ...]]] = [
+    (["derive", "--b", "3", "--show", "f"], "--b", ()),
+    (["derive", "--b", "3", "--show", "f"], "--d", ()),
+    (["derive", "--b", "3", "--show", "f"], "--mu", ()),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--lam", ()),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--N", ()),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--b", ("inf",)),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--d", ()),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--dps", ()),
+    (["bound", "--gamma", "0.1", "--alpha", "0.05", "--N", "10", "--b", "5"], "--gamma", ()),
+    (["bound", "--gamma", "0.1", "--alpha", "0.05", "--N", "10", "--b", "5"], "--alpha", ()),
+    (["refined", "--lam", "0.9", "--N", "10", "--b", "4"], "--lam", ()),
+    (["refined", "--lam", "0.9", "--N", "10", "--b", "4"], "--b", ("inf",)),
+    (["refined", "--lam", "0.9", "--N", "10", "--b", "4"], "--dps", ()),
+    (["solve", *MODEL_SM], "--dps", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--N", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--b", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--d", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--lam", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--memory-limit", ()),
+    (["exact", "--N", "5", "--lam", "0.9", "--b", "3"], "--mu", ()),
+    (["exact", "--N", "5", *MODEL_SM], "--truncation", ()),
+    (["lemmas", "--lam", "0.9", "--N", "10", "--b", "3", "--only", "lemma5"], "--N", ()),
+    (["lemmas", "--lam", "0.9", "--N", "10", "--b", "3", "--only", "lemma5"], "--b", ()),
+    (["lemmas", "--lam", "0.9", "--N", "10", "--b", "3", "--only", "lemma5"], "--d", ()),
+    (["lemmas", "--lam", "0.9", "--N", "10", "--b", "3", "--only", "lemma5"], "--xi", ()),
+    (["lemmas", "--lam", "0.9", "--N", "10", "--b", "3", "--only", "lemma5"], "--dps", ()),
+    (SIM_BASE, "--N", ()),
+    (SIM_BASE, "--b", ()),
+    (SIM_BASE, "--d", ()),
+    (SIM_BASE, "--lam", ()),
+    (SIM_BASE, "--steps", ()),
+    (SIM_BASE, "--reps", ()),
+    (SIM_BASE, "--seed", ()),
+    (SIM_BASE, "--batches", ()),
+    (SIM_BASE, "--workers", ()),
+    (TABLE_BASE, "--N", ()),
+    (TABLE_BASE, "--b", ()),
+    (TABLE_BASE, "--sim-steps", ()),
+    (TABLE_BASE, "--reps", ()),
+    (TABLE_BASE, "--gamma", ()),
+    (["tail", "--model", "jsq", "--n", "3", "--eps", "0.2"], "--n", ()),
+    (["tail", "--model", "jsq", "--n", "3", "--eps", "0.2"], "--eps", ()),
+    (["tail", "--model", "mmn", "--n", "3", "--eps", "0.2"], "--x", ()),
+    (["tail", "--model", "mmn", "--n", "3", "--eps", "0.2"], "--theta", ()),
+    (TAIL_SIM, "--events", ()),
+    (TAIL_SIM, "--reps", ()),
+    (PI_BASE, "--slots", ()),
+    (PI_BASE, "--reps", ()),
+    (PI_BASE, "--n", ()),
+    (["transient", *MODEL_SM, "--t", "0:1:3"], "--dps", ()),
+    (["transient", *MODEL_SM, "--t", "0:1:3"], "--order", ()),
+]
+
+
+#: Options that set a simulation's length: a huge finite value is a valid (long) run.
+RUN_LENGTHS = ("--steps", "--sim-steps", "--events", "--slots")
+
+
+_EXACT_WOR = ["exact", "--N", "10", "--lam", "0.9", "--b", "3", "--without-replacement"]
+
+
+def _with(base: list[str], option: str, value: str) -> list[str]:
+    """``base`` with ``option`` set to ``value`` (replaced when present)."""
+    argv = list(base)
+    if option in argv:
+        argv[argv.index(option) + 1] = value
+    else:
+        argv += [option, value]
+    return argv
+
+
+def numeric_probes() -> list[Probe]:
+    out = []
+    for base, option, words in NUMERIC:
+        for value in NONSENSE:
+            allowed = ANY if option == "--seed" and value == "-1" else (INPUT,)
+            out.append(Probe(f"value {option}", _with(base, option, value), allowed))
+        for value in EDGE:
+            if option in RUN_LENGTHS and value == "2147483648":
+                continue  # a valid, long simulation (lengths are the user's choice)
+            allowed = ANY if value not in words else (OK,)
+            out.append(Probe(f"value {option}", _with(base, option, value), allowed))
+    return out
+
+
+def _untouched(name: str, text: str) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        path = work / name
+        if path.is_file() and path.read_text(errors="replace") != text:
+            return f"{name} was changed by a failed run"
+        return None
+
+    return check
+
+
+def _mentions(word: str) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        return None if word in proc.stderr else f"no warning mentioning {word!r}"
+
+    return check
+
+
+def _file(name: str, text: str) -> Callable[[Path], dict[str, str]]:
+    def setup(work: Path) -> dict[str, str]:
+        (work / name).write_text(text)
+        return {}
+
+    return setup
+
+
+def _readonly_dir(name: str) -> Callable[[Path], dict[str, str]]:
+    def setup(work: Path) -> dict[str, str]:
+        d = work / name
+        d.mkdir()
+        d.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        return {}
+
+    return setup
+
+
+def _blocker(work: Path) -> dict[str, str]:
+    (work / "file").write_text("x")
+    return {}
+
+
+def output_path_probes() -> list[Probe]:
+    """--plot, --checkpoint into missing, unwritable and directory places."""
+    out: list[Probe] = []
+    targets = [
+        ("a file as directory", "{dir}/file/out.x", _blocker),
+        ("missing directory", "{dir}/no/such/dir/out.x", None),
+        ("a directory", "{dir}", None),
+        ("/proc", "/proc/mfstein-probe/out.x", None),
+        ("read-only directory", "{dir}/ro/out.x", _readonly_dir("ro")),
+    ]
+    users = [
+        (["table", *TABLE_BASE[1:]], "--plot", ".png"),
+        (["transient", *MODEL_SM, "--t", "0:1:3", "--N", "10"], "--plot", ".png"),
+        ([*SIM_BASE], "--checkpoint", ".json"),
+        ([*TAIL_SIM], "--checkpoint", ".json"),
+        ([*PI_BASE], "--checkpoint", ".json"),
+    ]
+    for base, option, ext in users:
+        for what, target, setup in targets:
+            t = target.replace("out.x", f"out{ext}")
+            # a missing directory is created (atomic_write makes parents): success allowed
+            allowed = ANY if what == "missing directory" else (INPUT, ENV)
+            if what == "read-only directory" and os.geteuid() == 0:
+                allowed = ANY  # root writes anywhere
+            out.append(Probe(f"output {option} {what}", _with(base, option, t), allowed, setup))
+    return out
+
+
+CK_ARGS = ["simulate", "--N", "20", "--lam", "0.9", "--b", "6", "--steps", "20000", "--reps", "2"]
+CK_ARGS += ["--batches", "4", "--workers", "1", "--no-progress"]
+
+
+def checkpoint_probes(shared: Path) -> list[Probe]:
+    """Damaged simulation checkpoints: refused in one sentence, the file left as it was."""
+    good = shared / "good-checkpoint.json"
+    damages: dict[str, Callable[[str], str]] = {
+        "empty": lambda t: "",
+        "truncated": lambda t: t[: len(t) // 2],
+        "random bytes": lambda t: "\x00\x17garbage\xff" * 20,
+        "JSON list": lambda t: "[]",
+        "JSON null": lambda t: "null",
+        "wrong config": lambda t: t.replace('"N": 20', '"N": 21', 1),
+        "no checksum": lambda t: json.dumps(
+            {k: v for k, v in json.loads(t).items() if k != "checksum"}
+        ),
+    }
+    out = []
+    for what, damage in damages.items():
+
+        def setup(work: Path, damage=damage) -> dict[str, str]:
+            (work / "ck.json").write_text(damage(good.read_text()))
+            return {}
+
+        def check(work: Path, proc, damage=damage) -> str | None:
+            return _untouched("ck.json", damage(good.read_text()))(work, proc)
+
+        argv = [*CK_ARGS, "--checkpoint", "{dir}/ck.json"]
+        out.append(Probe(f"checkpoint {what}", argv, (INPUT,), setup, check))
+    out.append(
+        Probe(
+            "checkpoint is a directory",
+            [*CK_ARGS, "--checkpoint", "{dir}"],
+            (INPUT, ENV),
+        )
+    )
+    return out
+
+
+def cache_probes(shared: Path) -> list[Probe]:
+    """Damaged kernel caches: regenerated with a one-line warning (status 0), or a
+    read-only / file cache directory: an in-memory build (status 0)."""
+    src = shared / "cache"
+
+    def damaged(how: str) -> Callable[[Path], dict[str, str]]:
+        def setup(work: Path) -> dict[str, str]:
+            cache = work / "cache"
+            shutil.copytree(src, cache)
+            files = sorted(p for p in cache.rglob("*") if p.is_file())
+            for p in files:
+                if how == "truncated" and p.suffix == ".py":
+                    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+                elif how == "empty":
+                    p.write_bytes(b"")
+                elif how == "random bytes":
+                    p.write_bytes(os.urandom(256))
+                elif how == "numba index" and p.suffix in (".nbi", ".nbc"):
+                    p.write_bytes(os.urandom(64))
+            return {"MFSTEIN_CACHE_DIR": str(cache)}
+
+        return setup
+
+    def file_cache(work: Path) -> dict[str, str]:
+        (work / "cache").write_text("x")
+        return {"MFSTEIN_CACHE_DIR": str(work / "cache")}
+
+    def readonly_cache(work: Path) -> dict[str, str]:
+        cache = work / "cache"
+        cache.mkdir()
+        cache.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        return {"MFSTEIN_CACHE_DIR": str(cache)}
+
+    runs = [
+        ["simulate", "--N", "10", "--lam", "0.9", "--b", "4", "--engine", "generic", *SIM],
+        ["bound", "--lam", "0.9", "--N", "10", "--b", "4"],
+    ]
+    out = []
+    for argv in runs:
+        for how in ("truncated", "empty", "random bytes", "numba index"):
+            check = None if how == "numba index" else _mentions("damaged")
+            out.append(Probe(f"cache {how}", argv, (OK,), damaged(how), check, timeout=180))
+        out.append(Probe("cache dir is a file", argv, (OK,), file_cache, timeout=180))
+        out.append(
+            Probe(
+                "cache dir read-only",
+                argv,
+                ANY if os.geteuid() == 0 else (OK,),
+                readonly_cache,
+                timeout=180,
+            )
+        )
+    return out
+
+
+BAD_MODEL_FILE = "def factory(:\n"
+RAISING_MODEL = "def factory(**kw):\n    raise RuntimeError('boom')\n"
+NOT_A_MODEL = "def factory(**kw):\n    return 42\n"
+
+
+def model_probes() -> list[Probe]:
+    out = []
+    files = {
+        "syntax error": BAD_MODEL_FILE,
+        "factory raises": RAISING_MODEL,
+        "factory returns no model": NOT_A_MODEL,
+    }
+    for cmd in (
+        ["solve"],
+        ["exact", "--N", "4"],
+        ["simulate", *SIM],
+        ["transient", "--t", "0:1:3"],
+    ):
+        out.append(Probe("model unknown name", [*cmd, "--model", "bogus"], (INPUT,)))
+        out.append(Probe("model missing file", [*cmd, "--model", "{dir}/none.py:f"], (INPUT,)))
+        out.append(
+            Probe(
+                "model missing factory",
+                [*cmd, "--model", f"{ROOT}/examples/birth_death.py:nope"],
+                (INPUT,),
+            )
+        )
+        for what, text in files.items():
+            out.append(
+                Probe(
+                    f"model {what}",
+                    [*cmd, "--model", "{dir}/m.py:factory"],
+                    (INPUT,),
+                    _file("m.py", text),
+                )
+            )
+        base = [*cmd, "--model", "supermarket"]
+        for param in (
+            "b=abc",
+            "b=0",
+            "b=1000000",
+            "lam=nan",
+            "lam=-1",
+            "nosuch=1",
+            "x",
+            "=1",
+            "lam=1e300",
+        ):
+            out.append(
+                Probe(
+                    "model bad --param",
+                    [*base, "--param", "b=3", "--param", param]
+                    if not param.startswith("b=")
+                    else [*base, "--param", param, "--param", "lam=0.9"],
+                    (INPUT,),
+                )
+            )
+        out.append(
+            Probe(
+                "model duplicate --param",
+                [*base, "--param", "b=3", "--param", "b=4", "--param", "lam=0.9"],
+                (INPUT,),
+            )
+        )
+    for cmd in (
+        ["solve"],
+        ["exact", "--N", "4"],
+        ["simulate", *SIM],
+        ["transient", "--t", "0:1:3"],
+    ):
+        base = [*cmd, *MODEL_SM]
+        for start in ("1.5,0.5,0.1", "0.5,0.9,0.1", "-1,0,0", "nan,0,0", "0.5,0.5", "a,b,c", ""):
+            out.append(Probe("start outside state space", [*base, "--start", start], (INPUT,)))
+    return out
+
+
+def issue_probes() -> list[Probe]:
+    """The issue's own command lines (hangs, tracebacks, refusals, quirks)."""
+    P = Probe
+    out = [
+        P("size b", ["bound", "--lam", "0.9", "--N", "10", "--b", "1000000"], (INPUT,)),
+        P("size dps", ["bound", "--lam", "0.9", "--N", "10", "--dps", "100000"], (INPUT,)),
+        P("size b", ["derive", "--b", "1000000"], (INPUT,)),
+        P("size b", ["derive", "--b", "300"], (INPUT,)),
+        P("size b", ["refined", "--lam", "0.9", "--N", "10", "--b", "1000000"], (INPUT,)),
+        P("size b", [*TABLE_BASE, "--b", "1000000"], (INPUT,)),
+        P("size b", ["exact", "--N", "2", "--lam", "0.9", "--b", "1000000"], (INPUT,)),
+        P("size N", ["exact", "--N", "10000000", "--lam", "0.9", "--b", "1"], (INPUT,)),
+        P("size N", ["exact", "--N", "100000", "--lam", "0.9", "--b", "200"], (INPUT,)),
+        P("size d", [*SIM_BASE, "--d", "1000000"], (INPUT,)),
+        P("size d", ["bound", "--lam", "0.5", "--N", "10", "--d", "1"], (INPUT, OK)),
+        P("size d", ["lemmas", "--lam", "0.9", "--N", "10", "--d", "1"], (INPUT,)),
+        P("size d", [*TABLE_BASE, "--d", "1"], (INPUT,)),
+        P("size N", [*SIM_BASE, "--N", "2147483648"], (INPUT,)),
+        P("size N", [*SIM_BASE, "--N", "2000000000"], (INPUT,)),
+        P("size steps", [*SIM_BASE, "--steps", "1e30"], (INPUT,)),
+        P("size reps", [*SIM_BASE, "--reps", "1000000000"], (INPUT,)),
+        P("size workers", [*SIM_BASE, "--workers", "1000000000"], (INPUT,)),
+        P("value lam", ["bound", "--lam", "1e300", "--N", "10"], (INPUT,)),
+        P("value scheduler", [*SIM_BASE, "--scheduler", "bogus"], (INPUT,)),
+        P("value M", ["bound", "--lam", "0.9", "--N", "10", "--M", "diag:1,nan"], (INPUT,)),
+        P("value M", ["bound", "--lam", "0.9", "--N", "10", "--M", "bogus"], (INPUT,)),
+        P("rate", ["bound", "--gamma", "1", "--alpha", "0", "--N", "10"], (INPUT,)),
+        P("rate", ["lemmas", "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100"], (INPUT,)),
+        P("rate", ["lemmas", "--alpha", "0.99", "--N", "1e100"], (INPUT,)),
+        P("rate", ["bound", "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100"], (INPUT,)),
+        P(
+            "rate",
+            ["bound", "--lam", "0.9", "--gamma", "0.5", "--alpha", "0.5", "--N", "10"],
+            (INPUT,),
+        ),
+        *(
+            P("valid", [*_EXACT_WOR, "--d", str(d)], (OK,) if d <= 10 else (INPUT,))
+            for d in (8, 10, 11)
+        ),
+        P("valid", ["lemmas", "--list"], (OK,)),
+        P("valid", ["lemmas", "--lam", "0.9", "--N", "10", "--only", ","], (INPUT,)),
+        P("valid", ["lemmas", "--lam", "0.9", "--N", "10", "--only", "bogus"], (INPUT,)),
+        P("valid", ["lemmas", "--lam", "0.9", "--N", "1e16", "--only", "lemma5"], (OK,)),
+        P("duplicate N", ["bound", "--lam", "0.9", "--N", "10,10,1e1"], (OK,)),
+        P("duplicate N", ["refined", "--lam", "0.9", "--N", "10,10", "--b", "3"], (OK,)),
+        P(
+            "duplicate N",
+            ["lemmas", "--lam", "0.9", "--N", "10,10", "--b", "3", "--only", "lemma5"],
+            (OK,),
+        ),
+        P("duplicate N", [*TABLE_BASE[:5], "--N", "10,10", *TABLE_BASE[7:]], (OK,)),
+        P("empty N", ["bound", "--lam", "0.9", "--N", ","], (INPUT,)),
+        P("empty N", ["lemmas", "--lam", "0.9", "--N", ",", "--only", "lemma5"], (INPUT,)),
+        P("usage", ["bogus-command"], (INPUT,)),
+        P("usage", ["bound", "--no-such-option"], (INPUT,)),
+        P("usage", ["derive", "--b", "3", "--show", "bogus"], (INPUT,)),
+        P("usage", ["derive", "--b", "3", "--format", "bogus"], (INPUT,)),
+        P("usage", ["tail", "--model", "bogus", "--n", "3", "--eps", "0.2"], (INPUT,)),
+        P("usage", ["tail", "--model", "jsq", "--n", "3"], (INPUT,)),
+        P(
+            "usage",
+            ["tail", "--model", "jsq", "--n", "3", "--eps", "0.2", "--alpha", "0.5"],
+            (INPUT,),
+        ),
+        P("pmf", ["pi", "--arrivals", "1:1", "--service", "1:1"], (INPUT,)),
+        P("pmf", ["pi", "--arrivals", "0:.5,1:.6", "--service", "1:1"], (INPUT,)),
+        P("pmf", ["pi", "--arrivals", "abc", "--service", "1:1"], (INPUT,)),
+        P("pmf", ["pi", "--arrivals", "0:.5,2:.5", "--service", "0:1"], (INPUT,)),
+        P("pmf", ["pi", "--arrivals", "0:.5,2:.5", "--service", "1:nan"], (INPUT,)),
+        P("pmf", ["pi", "--arrivals", "0:.1,9:.9", "--service", "1:1", *PI_BASE[5:]], (INPUT,)),
+        P(
+            "pmf",
+            ["pi", "--arrivals", "0:.5,2:.5", "--service", "1:1", "--exact", "--n", "9"],
+            (INPUT,),
+        ),
+        P(
+            "pmf",
+            ["tail", "--model", "ssq", "--n", "1", "--eps", "0.2", "--arrival-pmf", "x"],
+            (INPUT,),
+        ),
+        P(
+            "split rule",
+            [*PI_BASE[:5], "--policy", "pi-split", "--split-rule", "nosuch:f", *PI_BASE[5:]],
+            (INPUT,),
+        ),
+        P("transient t", ["transient", *MODEL_SM, "--t", "bogus"], (INPUT,)),
+        P("transient t", ["transient", *MODEL_SM, "--t", "0:1:1000000000"], (INPUT,)),
+        P("transient t", ["transient", *MODEL_SM, "--t", "1:0:3"], (INPUT, OK)),
+        P("transient t", ["transient", *MODEL_SM, "--t", "0:1e300:3"], ANY),
+        P("transient t", ["transient", *MODEL_SM, "--t", "0:nan:3"], (INPUT,)),
+        P(
+            "warning",
+            [
+                "exact",
+                "--without-replacement",
+                "--d",
+                "10",
+                "--N",
+                "10",
+                "--lam",
+                "0.9",
+                "--b",
+                "3",
+            ],
+            (OK,),
+        ),
+    ]
+    return out
+
+
+def all_probes(shared: Path) -> list[Probe]:
+    return [
+        *issue_probes(),
+        *numeric_probes(),
+        *output_path_probes(),
+        *model_probes(),
+        *checkpoint_probes(shared),
+        *cache_probes(shared),
+    ]
+
+
+def prepare(shared: Path, timeout: float) -> None:
+    """A good checkpoint and a populated kernel cache, shared by the damage probes."""
+    env = _env({"MFSTEIN_CACHE_DIR": str(shared / "cache")})
+    ck = shared / "good-checkpoint.json"
+    for argv in (
+        [*CK_ARGS, "--checkpoint", str(ck)],
+        ["simulate", "--N", "10", "--lam", "0.9", "--b", "4", "--engine", "generic", *SIM],
+        ["bound", "--lam", "0.9", "--N", "10", "--b", "4"],
+    ):
+        proc = subprocess.run(
+            [EXE, *argv],
+            cwd=shared,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=max(timeout, 300),
+        )
+        if proc.returncode != 0:
+            sys.exit(f"preparing the damage probes failed: {' '.join(argv)}\n{proc.stderr}")
+
+
+# ----------------------------------------------------------------------------- running
+#: ``--tree DIR``: run another copy of the sources (e.g. ``git archive HEAD``) instead.
+TREE: list[str] = []
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    env = {**os.environ, "COLUMNS": "200", **extra}
+    if TREE:
+        env["PYTHONPATH"] = TREE[0]
+    for name in ("MFSTEIN_TRACEBACK", "PYTHONWARNINGS"):
+        env.pop(name, None)
+    return env
+
+
+def _limit_memory(gb: float) -> Callable[[], None] | None:
+    if gb <= 0:
+        return None
+
+    def limit() -> None:
+        cap = int(gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    return limit
+
+
+def classify(status: int | None, stderr: str) -> str:
+    if status is None:
+        return "hang"
+    if "Traceback (most recent call last)" in stderr:
+        return "traceback"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    ours = all(line.startswith("mfstein") for line in lines)
+    if status == 0:
+        return OK if ours else "multi-line stderr"
+    if status in (1, 2):
+        if len(lines) == 1 and ours:
+            return INPUT if status == 2 else ENV
+        return "multi-line stderr"
+    return "other"
+
+
+def run_probe(probe: Probe, shared: Path, timeout: float, mem_gb: float) -> Result:
+    work = Path(tempfile.mkdtemp(prefix="probe-"))
+    try:
+        extra = probe.setup(work) if probe.setup else {}
+        argv = [a.replace("{dir}", str(work)).replace("{shared}", str(shared)) for a in probe.argv]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [EXE, *argv],
+            cwd=work,
+            env=_env(extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+            preexec_fn=_limit_memory(mem_gb),
+        )
+        try:
+            out, err = proc.communicate(timeout=probe.timeout or timeout)
+            status: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, err = proc.communicate()
+            status = None
+        seconds = time.perf_counter() - t0
+        outcome = classify(status, err)
+        r = Result(probe, outcome, status, err, seconds)
+        if outcome not in probe.allowed:
+            r.problems.append(f"{outcome} (status {status}), allowed: {', '.join(probe.allowed)}")
+        leftovers = [p.name for p in work.rglob("*.tmp")]
+        if leftovers:
+            r.problems.append(f"half-written files left: {leftovers}")
+        if probe.check is not None:
+            msg = probe.check(work, subprocess.CompletedProcess(argv, status or 0, out, err))
+            if msg:
+                r.problems.append(msg)
+        return r
+    finally:
+        for p in [work, *work.rglob("*")]:
+            if p.is_dir() and not p.is_symlink():
+                try:
+                    p.chmod(0o755)
+                except OSError:
+                    pass
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _quote(argv: list[str]) -> str:
+    import shlex
+
+    return "mfstein " + " ".join(shlex.quote(a) for a in argv)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", help="run the probes whose class or command line contains TEXT")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per probe (60)")
+    p.add_argument("--jobs", type=int, default=1, help="probes run at once (1)")
+    p.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit (8 GB)")
+    p.add_argument("--list", action="store_true", help="list the probes and exit")
+    p.add_argument("--show-all", action="store_true", help="print every probe's outcome")
+    p.add_argument("--tree", help="source tree to probe instead of the installed one")
+    a = p.parse_args()
+    if a.tree:
+        TREE.append(str(Path(a.tree).resolve()))
+
+    shared = Path(tempfile.mkdtemp(prefix="probe-shared-"))
+    try:
+        probes = all_probes(shared)
+        if a.only:
+            probes = [q for q in probes if a.only in q.cls or a.only in " ".join(q.argv)]
+        if a.list:
+            for q in probes:
+                print(f"{q.cls:32s} {_quote(q.argv)}")
+            return 0
+        if any(q.cls.startswith(("checkpoint", "cache")) for q in probes):
+            prepare(shared, a.timeout)
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            results = list(pool.map(lambda q: run_probe(q, shared, a.timeout, a.memory_gb), probes))
+        wall = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+    tally = Counter(r.outcome for r in results)
+    failures = [r for r in results if r.failed]
+    if a.show_all:
+        for r in results:
+            print(f"{r.outcome:18s} {r.seconds:6.1f} s  {_quote(r.probe.argv)}")
+    print(f"\n{len(results)} probes in {wall:.0f} s (timeout {a.timeout:.0f} s per probe)")
+    for outcome in (OK, INPUT, ENV, *BAD_OUTCOMES):
+        print(f"  {outcome:20s} {tally.get(outcome, 0):5d}")
+    print(f"  {'failed':20s} {len(failures):5d}")
+    by_class = Counter(r.probe.cls.split()[0] for r in results)
+    print("classes: " + ", ".join(f"{k} {v}" for k, v in sorted(by_class.items())))
+    for r in failures:
+        err = r.stderr.strip().splitlines()
+        tail = " | ".join(err[-3:])[-400:] if err else "(no stderr)"
+        print(f"\nFAIL [{r.probe.cls}] {_quote(r.probe.argv)}\n  {'; '.join(r.problems)}\n  {tail}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

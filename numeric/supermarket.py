@@ -1,0 +1,643 @@
+"""Theorem 1's constant ``c`` (E||S - s*||^2 ~ c/N) at any precision and any buffer.
+
+:func:`solve` computes, for one buffer size, the fixed point ``s*``, ``J(s*)``,
+``Q(s*)``, ``P`` (``P J + J^T P = -M``), ``W`` (``J W + W J^T + Q = 0``), the
+refined bias ``V`` and ``c = tr(P Q)`` by independent routes.  Up to
+:data:`DIRECT_MAX_B` levels:
+
+``shooting``    ``tr(P Q)`` with ``P`` from the structure-aware column shooting;
+``covariance``  ``tr(M W)`` with ``W`` from the dual shooting (the duality
+                ``tr(P Q) = tr(M W)``: both equal ``int_0^inf tr(M e^{Jt} Q
+                e^{J^T t}) dt``);
+``spectral``    ``tr(P Q)`` via the symmetrised eigen-decomposition, when its
+                cancellation (``2 log10(max D / min D)`` digits) stays moderate;
+``kronecker``   ``tr(P Q)`` from the paper's vectorised ``b^2 x b^2`` system
+                (Theorem 1 of the core paper), for small ``b``.
+
+Above it the shooting's ``O(b^3)`` recursion and its ``~ b`` guard digits are
+replaced by mixed-precision iterative refinement (:func:`numeric.lyapunov.solve_iterative`,
+``O(b^2)`` big-number operations per sweep):
+
+``iterative``   ``tr(P Q)`` with ``P`` refined at the higher working precision;
+``covariance``  ``tr(M W)`` with ``W`` refined from the dual equation at the
+                lower one.
+
+The reference value (``shooting`` or ``iterative``, reported as ``constant``)
+is computed at ``wp + extra`` digits and every other route at ``wp`` digits
+(``wp`` = requested digits + the guard digits the routes need), the fixed point
+being recomputed at each precision; ``digits`` is the number of significant
+digits on which all of them agree, capped at the requested ``dps`` -- so a
+precision loss in either working precision or an error in any route shows up
+as a disagreement.  If that falls short of ``dps`` after raising the guard
+twice, :class:`numeric.precision.NumericalError` is raised.
+
+Tail truncation (``lam < mu``, ``d >= 2``, sampling with replacement).  The
+levels of the fixed point fall doubly exponentially,
+``s*_k <= rho^((d^k - 1)/(d - 1))``, so beyond a level ``K`` they no longer
+influence anything at the requested precision.  The argument: write the
+``b``-level Jacobian in blocks (head ``1..K``, tail ``K+1..b``)::
+
+    J = [[J_h, E], [F, J_t]],   E = mu e_K e_1^T,   F = lam d s_K^(d-1) e_1 e_K^T.
+
+``J_h`` is exactly the Jacobian of the ``K``-level model at the same point
+(row ``K`` does not contain ``s_{K+1}``), and ``F``, the only coupling from
+head to tail, has size ``eps = lam d (s*_K)^(d-1)``.  The ``K``-level and
+``b``-level fixed points differ, on the head, only through the ``s_{K+1}``
+term of ``f_K`` (``s_{K+1} <= rho s_K^d = s_K eps / (d mu)``) and ``y^d`` terms
+smaller still; ``Q``'s tail and the difference of ``Q_KK`` are of the same
+order ``s_K eps``.  Setting ``eps`` to zero makes ``J`` block upper triangular:
+then ``W`` (driven by ``Q``) vanishes on the tail up to ``O(eps)``, the head
+blocks of ``W``, ``P`` and ``V`` are those of the ``K``-level model, and
+``c = tr(P Q) = tr(M W)`` loses only ``O(eps)`` terms.  A perturbation of
+relative size ``eps`` in ``J`` and ``Q`` moves the solution of a stable
+Lyapunov equation by at most ``2 eps ||J|| ||X|| ||L^-1||`` with
+``||L^-1|| <= ||P_I||_2 <= tr(P_I)`` (``P_I`` solves ``P J + J^T P = -I``;
+``C -> X`` is monotone), and the tail's own operator (``J_t ~ -mu (I - N)``,
+``N`` the shift) has ``||L_t^-1|| <= (b - K) / mu``.  So :func:`truncation_level`
+takes the first ``K`` with
+``eps <= 10^-(wp + 2 log10 b + log10(tr(P_I) ||J||) + 10)``, ``tr(P_I)``
+estimated in float64 on the head; the change of ``c``, ``s*``, ``W`` and ``V``
+is then below ``10^-wp`` relative to their scale.  The result is reported for
+the requested ``b``: ``s*`` continues with the tail recursion
+``s_k = rho s_{k-1}^d`` (the ``y^d`` correction is below the working precision),
+``W``, ``V`` and ``ftilde`` are padded with zeros (negligible to the same
+precision), and :attr:`SupermarketSolution.truncated_at` says where the levels
+were cut; ``J``, ``Q``, ``P`` and ``eigenvalues`` are those of the ``K``
+leading levels (``P``'s tail is not negligible -- it solves the tail's own
+equation -- but it does not enter ``c`` or ``V``).
+
+:func:`bound` adds ``b = "auto"`` (the smallest buffer beyond which ``c`` no
+longer changes at the requested precision) and ``b = "inf"``.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic", Theorem 1 (the constant, with the sign
+   of its Kronecker form corrected) and Lemma 13.
+.. [2] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017 (the bias ``V``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import mpmath
+from mpmath import mpf
+
+from mfstein.errors import ParameterError, check_int
+from mfstein.limits import MAX_D
+from numeric import lyapunov
+from numeric.equilibrium import (
+    _newton_equilibrium,
+    _shooting,
+    check_b,
+    equilibrium,
+    guard_digits,
+    model_and_params,
+)
+from numeric.precision import NumericalError, agreeing_digits, check_dps, parse_lam, to_mpf, to_str
+from numeric.refined import refined_bias
+from numeric.solution import MeanFieldSolution
+
+#: The dense Kronecker route is run for b up to this size inside :func:`solve`.
+KRONECKER_MAX_B = 8
+#: The spectral route is run when it needs at most this many extra digits ...
+SPECTRAL_MAX_GUARD = 400
+#: ... and b is at most this (mpmath's dense symmetric eigensolver is O(b^3)).
+SPECTRAL_MAX_B = 24
+#: Up to this many (untruncated) levels the shooting routes run; above, the
+#: iterative-refinement routes (O(b^2) big-number operations, no growth).
+DIRECT_MAX_B = 40
+#: Largest buffer ``b = "auto"`` will try.
+AUTO_MAX_B = 2000
+
+ALL_ROUTES = ("shooting", "covariance", "spectral", "kronecker", "iterative")
+
+MSpec = Any  # None | "identity" | "diag:a,b,..." | square matrix | callable b -> matrix
+
+
+#: Older name of the supermarket result; the truncation fields now live on
+#: :class:`numeric.solution.MeanFieldSolution` itself.
+SupermarketSolution = MeanFieldSolution
+
+
+def _m_factory(M: MSpec) -> Callable[[int], mpmath.matrix]:
+    """Turn the ``M`` argument into a function ``b -> symmetric b x b mpmath.matrix``."""
+    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
+        return lambda b: mpmath.eye(b)
+    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
+        items = [x for x in M.strip()[5:].split(",") if x.strip()]
+        if not items:
+            raise ParameterError("M = diag:... needs at least one entry, e.g. diag:1,0,0.")
+        entries = [to_mpf("M", x) for x in items]
+
+        def diag(b: int) -> mpmath.matrix:
+            if len(entries) > b:
+                raise ParameterError(
+                    f"M has {len(entries)} diagonal entries but b = {b}; give at most b entries."
+                )
+            vals = [to_mpf("M", x) for x in items] + [mpf(0)] * (b - len(entries))
+            return mpmath.diag(vals)
+
+        return diag
+    if isinstance(M, str):
+        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
+    if callable(M):
+        return lambda b: _check_m(_as_matrix(M(b)), b)
+    fixed = M
+
+    def given(b: int) -> mpmath.matrix:
+        return _check_m(_as_matrix(fixed), b)
+
+    return given
+
+
+def _as_matrix(M: Any) -> mpmath.matrix:
+    """``M`` as an mpmath matrix; anything that is not a real matrix is a ParameterError."""
+    try:
+        if hasattr(M, "tolist") and not isinstance(M, mpmath.matrix):
+            M = M.tolist()
+        out = mpmath.matrix(M)
+        for i in range(out.rows):
+            for j in range(out.cols):
+                if not isinstance(out[i, j], mpf):
+                    raise TypeError
+        return out
+    except (TypeError, ValueError, IndexError):
+        raise ParameterError(
+            "M must be 'identity', 'diag:a,b,...' or a square matrix of real numbers."
+        ) from None
+
+
+def _check_m(M: mpmath.matrix, b: int) -> mpmath.matrix:
+    if M.rows != b or M.cols != b:
+        raise ParameterError(f"M must be a {b} x {b} matrix (b = {b}), got {M.rows} x {M.cols}.")
+    for i in range(b):
+        for j in range(b):
+            if not mpmath.isfinite(M[i, j]):
+                raise ParameterError(f"M must have finite entries, got M[{i}, {j}] = {M[i, j]}.")
+    for i in range(b):
+        for j in range(i):
+            if M[i, j] != M[j, i]:
+                raise ParameterError("M must be symmetric.")
+    return M
+
+
+def _fixed_point(lam: mpf, mu: mpf, b: int, d: int, N: int | None, wp: int) -> list[mpf]:
+    """``s*`` with ``wp`` correct digits (shooting with its own guard digits)."""
+    if N is not None:
+        return _newton_equilibrium(lam, mu, b, d, N, wp)
+    with mpmath.workdps(wp + guard_digits(b, d, lam / mu)):
+        return _shooting(lam / mu, b, d)
+
+
+def _routes_at(
+    lam_in: Any,
+    mu_in: Any,
+    b: int,
+    d: int,
+    N: int | None,
+    Mf: Callable[[int], mpmath.matrix],
+    wp: int,
+    routes: tuple[str, ...],
+    full: bool,
+    shared: dict | None = None,
+) -> dict[str, Any]:
+    """Compute the requested routes at ``wp`` significant digits.
+
+    ``shared`` carries objects both working precisions can reuse (the float64
+    Schur form of ``J`` for the iterative routes).
+    """
+    shared = {} if shared is None else shared
+    with mpmath.workdps(wp):
+        lam = to_mpf("lam", lam_in)
+        mu = to_mpf("mu", mu_in)
+    s = _fixed_point(lam, mu, b, d, N, wp)
+    out: dict[str, Any] = {}
+    direct = b <= DIRECT_MAX_B
+    with mpmath.workdps(wp):
+        model, p = model_and_params(b, d, lam, mu, N)
+        k = _mp_kernels(model)
+        s = [+x for x in s]
+        J = k.jac(s, p)
+        Q = k.Q(s, p)
+        M = Mf(b)
+        out.update(lam=lam, s=s, J=J, Q=Q, M=M, kernels=k, p=p)
+
+        def schur() -> lyapunov.Schur64:
+            if "schur" not in shared:
+                shared["schur"] = lyapunov.Schur64(lyapunov.float64_matrix(J))
+            return shared["schur"]
+
+        if direct and ("shooting" in routes or full):
+            P = lyapunov.solve_shooting(J, M)
+            out["P"] = P
+            out["shooting"] = _trace_product(P, Q)
+        if "iterative" in routes:
+            P, _ = lyapunov.solve_iterative(J, M, schur=schur())
+            out["P"] = P
+            out["iterative"] = _trace_product(P, Q)
+        if "covariance" in routes or full:
+            if direct:
+                W = lyapunov.solve_dual_shooting(J, Q)
+            else:
+                W, _ = lyapunov.solve_iterative(J, Q, dual=True, schur=schur())
+            out["W"] = W
+            out["covariance"] = _trace_product(M, W)
+    if "spectral" in routes:
+        extra = lyapunov.spectral_guard_digits(J)
+        if extra <= SPECTRAL_MAX_GUARD and b <= SPECTRAL_MAX_B:
+            wps = wp + math.ceil(extra) + 10
+            s2 = _fixed_point(lam, mu, b, d, N, wps)
+            with mpmath.workdps(wps):
+                J2, Q2 = k.jac(s2, p), k.Q(s2, p)
+                out["spectral"] = _trace_product(lyapunov.solve_spectral(J2, Mf(b)), Q2)
+    if "kronecker" in routes and b <= KRONECKER_MAX_B:
+        with mpmath.workdps(wp):
+            out["kronecker"] = _trace_product(lyapunov.solve_vectorised(J, M), Q)
+    return out
+
+
+def _mp_kernels(model: Any) -> Any:
+    """The mpmath kernels this route evaluates (``jac``, ``Q``, ``ftilde``,
+    ``hess_values``): derive's ``mean_field`` group, so a first use at large ``b``
+    generates only those."""
+    from derive.kernels import kernels
+
+    return kernels(model, "mpmath", "mean_field")
+
+
+def _trace_product(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
+    """``tr(A B)`` over the stored entries of the sparser factor (``O(nnz)``)."""
+    ea, eb = lyapunov._stored(A), lyapunov._stored(B)
+    if len(eb) < len(ea):
+        ea, eb = eb, ea
+    return mpmath.fsum(v * eb[j, i] for (i, j), v in ea.items() if (j, i) in eb)
+
+
+def _validate(lam: Any, d: Any, dps: Any, mu: Any, N: Any, replacement: bool):
+    dps = check_dps(dps)
+    d = check_int("d", d, 1, MAX_D)
+    with mpmath.workdps(dps + 20):
+        lam_ = parse_lam(lam)
+        mu_ = to_mpf("mu", mu)
+    if mu_ <= 0:
+        raise ParameterError(f"mu must be > 0, got {mu!r}.")
+    if not replacement:
+        if N is None:
+            raise ParameterError("N must be given (an integer >= d) when replacement is False.")
+        N = check_int("N", N, max(d, 1))
+    else:
+        N = None
+    return lam_, d, dps, mu_, N
+
+
+def _inf_buffer(lam: mpf, mu: mpf, d: int, dps: int) -> int:
+    """Buffer size at which the infinite-buffer fixed point falls below ``10^-dps``."""
+    if lam >= mu:
+        raise ParameterError(
+            "lam must be < mu for b = inf: the infinite-buffer Jacobian is not Hurwitz "
+            f"(got lam/mu = {mpmath.nstr(lam / mu, 8)})."
+        )
+    return len(equilibrium(lam, "inf", d, dps=dps + 5, mu=mu)) + 1
+
+
+def _coupling_log10(lam: mpf, mu: mpf, d: int, k: int) -> float:
+    """``log10(lam d s_k^(d-1))`` with the infinite-buffer bound ``s_k <= rho^((d^k-1)/(d-1))``."""
+    with mpmath.workdps(20):
+        log_rho = float(mpmath.log10(lam / mu))
+        head = float(mpmath.log10(lam * d))
+    return head + float(d**k - 1) * log_rho if k < 4000 else -math.inf
+
+
+def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> int:
+    """A cheap estimate (no kernels, no solves) of the levels :func:`solve` will couple.
+
+    All ``b`` when nothing can be truncated (``N`` given, ``d = 1``, ``lam >= mu``),
+    else the first level whose coupling is below the truncation target.
+    """
+    if N is not None or d < 2 or lam >= mu:
+        return b
+    target = dps + 10 + 2 * math.log10(b) + 10
+    k = 1
+    while k < b and _coupling_log10(lam, mu, d, k) > -target:
+        k += 1
+    return k
+
+
+def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
+    """Predicted ``b = "auto"``: the first level ``k`` with ``s*_k`` below ``10^-(dps + 2)``
+    (infinite-buffer bound ``s*_k <= rho^((d^k - 1)/(d - 1))``, ``rho^k`` for ``d = 1``).
+
+    With ``delta = -log10 rho > 0`` this is the least ``k`` with
+    ``(d^k - 1)/(d - 1) delta >= dps + 2``, i.e.
+    ``k = ceil(log_d(1 + (dps + 2)(d - 1)/delta))``.  ``delta`` is computed from
+    ``1 - rho`` with ``log1p``, so a ``rho`` within ``1e-20`` of 1 does not round
+    to 1.
+    """
+    with mpmath.workdps(30):
+        gap = (mu - lam) / mu  # relative rounding only: exact enough for any tiny gap
+        if gap <= 0:
+            raise ParameterError(
+                f"b = auto needs lam < mu (got lam/mu = {mpmath.nstr(lam / mu, 8)})."
+            )
+        decay = -mpmath.log1p(-gap) / mpmath.log(10)  # -log10(rho) > 0
+    need = dps + 2
+    if d == 1:
+        return int(mpmath.ceil(need / decay))
+    with mpmath.workdps(30):
+        k = mpmath.ceil(mpmath.log(1 + need * (d - 1) / decay) / mpmath.log(d))
+    return max(1, int(k))
+
+
+def check_cost(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> None:
+    """Refuse (ParameterError) a solve whose estimated time exceeds the budget."""
+    from mfstein.limits import check_time, mean_field_seconds
+
+    n = coupled_levels(lam, mu, b, d, N, dps)
+    what = f"b = {b} at {dps} digits"
+    if n < b:
+        what += f" ({n} coupled levels after truncation)"
+    check_time(f"solving {what}", mean_field_seconds(n, dps), "lower dps or b.")
+
+
+def truncation_level(
+    lam: Any, b: int, d: int = 2, *, wp: int, mu: Any = 1, N: int | None = None
+) -> int | None:
+    """The number ``K < b`` of leading levels that determine the solution to ``wp`` digits.
+
+    ``None`` when nothing can be cut: sampling without replacement (``N``
+    given), ``d = 1`` (the coupling ``lam d s_k^(d-1) = lam`` never decays) or
+    ``lam >= mu``.  Otherwise the first ``K`` whose head-to-tail coupling
+    ``eps = lam d s_K^(d-1)`` is below
+    ``10^-(wp + 2 log10 b + log10(tr(P_I) ||J||) + 10)`` (module docstring),
+    with ``tr(P_I) ||J||_inf`` estimated in float64 on a first cut.
+    """
+    with mpmath.workdps(30):
+        lam_, mu_ = to_mpf("lam", lam), to_mpf("mu", mu)
+    if N is not None or d < 2 or lam_ >= mu_:
+        return None
+
+    def first_below(target: float) -> int:
+        k = 1
+        while k < b and _coupling_log10(lam_, mu_, d, k) > -target:
+            k += 1
+        return k
+
+    base = wp + 2 * math.log10(b) + 10
+    K0 = first_below(base)
+    if K0 >= b:
+        return None
+    with mpmath.workdps(30):
+        s = _fixed_point(lam_, mu_, K0, d, None, 20)
+        model, p = model_and_params(K0, d, lam_, mu_, None)
+        J = _mp_kernels(model).jac(s, p)
+        J64 = lyapunov.float64_matrix(J)
+    import numpy as np
+
+    P_I = lyapunov.Schur64(J64).correction(np.eye(K0), dual=False)
+    kappa = float(np.trace(P_I)) * float(np.max(np.sum(np.abs(J64), axis=1)))
+    K = first_below(base + max(0.0, math.log10(max(kappa, 1.0))))
+    return K if K < b else None
+
+
+def _pad(sol: dict, b: int, K: int, rho: mpf, d: int) -> dict:
+    """Extend ``s*``, ``W``, ``V`` and ``ftilde`` of the ``K``-level solution to ``b`` levels."""
+    s = list(sol["s"])
+    while len(s) < b:
+        s.append(rho * s[-1] ** d)
+    W = mpmath.matrix(b, b)
+    W._matrix__data.update(lyapunov._stored(sol["W"]))
+    zeros = [mpf(0)] * (b - K)
+    return {
+        "s": s,
+        "W": W,
+        "V": list(sol["V"]) + zeros,
+        "ftilde": list(sol["ftilde"]) + zeros,
+    }
+
+
+def solve(
+    lam: Any,
+    b: int | str,
+    d: int = 2,
+    *,
+    dps: int = 30,
+    M: MSpec = None,
+    mu: Any = 1,
+    replacement: bool = True,
+    N: int | None = None,
+    routes: tuple[str, ...] = ALL_ROUTES,
+    truncate: bool = True,
+) -> SupermarketSolution:
+    """Equilibrium, ``P``, ``W``, ``V`` and the constant ``c`` for one buffer size.
+
+    Parameters
+    ----------
+    lam:
+        Arrival rate per server ``> 0`` (strings parsed exactly).
+    b:
+        Buffer size ``>= 1``, or ``"inf"`` (truncated where ``s*_k < 10^-dps``).
+    d:
+        Servers sampled per arrival, ``>= 1``.
+    dps:
+        Requested significant digits, ``>= 5``.
+    M:
+        Quadratic observable ``(S - s*)^T M (S - s*)``: ``None``/``"identity"``,
+        ``"diag:a,b,..."`` (padded with zeros), a symmetric ``b x b`` matrix or a
+        callable ``b -> matrix``.
+    mu, replacement, N:
+        Service rate; sampling without replacement needs ``N``.
+    routes:
+        Subset of :data:`ALL_ROUTES`; the reference route (``shooting`` up to
+        :data:`DIRECT_MAX_B` levels, else ``iterative``) and ``covariance``
+        always run.
+    truncate:
+        Cut the levels beyond :func:`truncation_level` (default); ``False``
+        solves all ``b`` levels.
+
+    Returns
+    -------
+    SupermarketSolution
+        A :class:`numeric.MeanFieldSolution` for the requested ``b``, plus
+        ``truncated_at`` and ``note``.
+    """
+    lam_, d, dps, mu_, N = _validate(lam, d, dps, mu, N, replacement)
+    b = check_b(b)
+    if b == "inf":
+        if N is not None:
+            raise ParameterError("b must be a finite integer >= 1 when replacement is False.")
+        b = _inf_buffer(lam_, mu_, d, dps)
+    unknown = set(routes) - set(ALL_ROUTES)
+    if unknown:
+        raise ParameterError(
+            f"routes must be among {', '.join(ALL_ROUTES)}, got {sorted(unknown)}."
+        )
+    Mfull = _m_factory(M)
+    Mfull(b)  # validate now
+    if truncate:
+        check_cost(lam_, mu_, b, d, N, dps)
+    else:
+        check_cost(lam_, mu_, b, 1, N, dps)  # every level is solved
+    K = truncation_level(lam_, b, d, wp=dps + 10, mu=mu_, N=N) if truncate else None
+    n = b if K is None else K
+
+    def Mf(size: int) -> mpmath.matrix:
+        full = Mfull(b)
+        if size == b:
+            return full
+        head = mpmath.matrix(size, size)  # the leading block (module docstring)
+        for (i, j), v in lyapunov._stored(full).items():
+            if i < size and j < size:
+                head[i, j] = v
+        return head
+
+    direct = n <= DIRECT_MAX_B
+    reference = "shooting" if direct else "iterative"
+    if direct:
+        with mpmath.workdps(dps + 20):
+            s_probe = _fixed_point(lam_, mu_, n, d, N, 20)
+            model, p = model_and_params(n, d, +lam_, +mu_, N)
+            J_probe = _mp_kernels(model).jac(s_probe, p)
+            growth = max(lyapunov.shooting_growth_digits(J_probe), 0)
+    else:
+        growth = 0  # iterative refinement has no recursion to amplify rounding
+    guard = growth + 10
+    shared: dict = {}
+    for _attempt in range(3):
+        wp1 = dps + guard
+        wp2 = wp1 + max(10, dps // 10)
+        others = tuple(r for r in routes if r not in ("shooting", reference))
+        if not direct:
+            others = tuple(r for r in others if r not in ("spectral", "kronecker"))
+        low = _routes_at(
+            lam_, mu_, n, d, N, Mf, wp1, ("covariance", *others), full=False, shared=shared
+        )
+        high = _routes_at(lam_, mu_, n, d, N, Mf, wp2, (reference,), full=False, shared=shared)
+        ref = high[reference]
+        values = {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
+        digits = min(agreeing_digits(ref, v) for v in values.values())
+        if digits >= dps:
+            break
+        guard += dps + 20
+    else:
+        raise NumericalError(
+            f"the routes agree on only {digits} of the {dps} requested digits "
+            f"(b = {n}, lam = {mpmath.nstr(lam_, 12)}); no result is reported."
+        )
+    with mpmath.workdps(dps + 10):
+        eig = lyapunov.eigenvalues(high["J"]) if direct else lyapunov.eigenvalues_float64(high["J"])
+        if not eig[-1] < 0:
+            raise ParameterError(
+                f"lam = {mpmath.nstr(lam_, 12)} gives a Jacobian that is not Hurwitz "
+                f"(largest eigenvalue {mpmath.nstr(eig[-1], 5)})."
+            )
+    with mpmath.workdps(wp1):
+        k = high["kernels"]
+        J = high["J"]
+        V = refined_bias(J, low["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
+        ftilde = k.ftilde(high["s"], high["p"])
+        parts = {"s": high["s"], "W": low["W"], "V": V, "ftilde": ftilde}
+        note = ""
+        if K is not None:
+            parts = _pad(parts, b, K, lam_ / mu_, d)
+            note = (
+                f"levels {K + 1}..{b} truncated: their coupling to the first {K} levels is "
+                f"below 10^-{dps + 10} relative (s*_{K} = {mpmath.nstr(high['s'][-1], 3)}); "
+                "J, Q, P and the eigenvalues are of the first "
+                f"{K} levels, s*, V, W and ftilde padded to b = {b}."
+            )
+    methods = {reference: to_str(ref, dps)}
+    methods.update({r: to_str(v, dps) for r, v in values.items()})
+    return SupermarketSolution(
+        lam=high["lam"],
+        b=b,
+        d=d,
+        dps=dps,
+        s_star=parts["s"],
+        J=J,
+        ftilde=parts["ftilde"],
+        Q=high["Q"],
+        P=high["P"],
+        W=parts["W"],
+        V=parts["V"],
+        eigenvalues=eig,
+        constant=ref,
+        digits=min(digits, dps),
+        methods=methods,
+        truncated_at=K,
+        note=note,
+    )
+
+
+def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any = 1) -> int:
+    """Smallest ``b`` beyond which ``c`` no longer changes at ``dps`` digits.
+
+    Scans ``b = 1, 2, ...`` with the shooting route and stops at the first ``b``
+    whose remaining change, bounded by the geometric tail
+    ``|c_{b+1} - c_b| / (1 - r)`` with ``r`` the ratio of successive changes, is
+    below ``10^-(dps+2) |c_b|``.  Needs ``lam < mu`` (otherwise ``c`` grows
+    without limit in ``b``).
+    """
+    lam_, d, dps, mu_, _ = _validate(lam, d, dps, mu, None, True)
+    if lam_ >= mu_:
+        raise ParameterError(
+            "lam must be < mu for b = auto or inf (for lam >= mu the constant grows "
+            "without limit in b); give an integer b."
+        )
+    Mf = _m_factory(M)
+    predicted = auto_levels(lam_, mu_, d, dps)
+    if predicted > DIRECT_MAX_B:
+        fall = "geometrically (s*_k ~ rho^k)" if d == 1 else "doubly exponentially"
+        raise ParameterError(
+            f"b = auto at 1 - lam/mu = {mpmath.nstr((mu_ - lam_) / mu_, 3)}, d = {d} and {dps} "
+            "digits would "
+            f"need about {min(predicted, 10**6)} levels (they fall only {fall}); b = auto scans "
+            f"at most {DIRECT_MAX_B} levels: give an integer b, or lower dps."
+        )
+    wp = dps + 15
+    prev_c, prev_delta = None, None
+    for b in range(1, DIRECT_MAX_B + 1):
+        with mpmath.workdps(wp + 20):
+            model, p = model_and_params(b, d, +lam_, +mu_, None)
+            s = _fixed_point(lam_, mu_, b, d, None, 20)
+            growth = lyapunov.shooting_growth_digits(_mp_kernels(model).jac(s, p))
+        c = _routes_at(lam_, mu_, b, d, None, Mf, wp + growth, ("shooting",), full=False)[
+            "shooting"
+        ]
+        if prev_c is not None:
+            delta = abs(c - prev_c)
+            r = delta / prev_delta if prev_delta else mpf(0)
+            tail = delta / (1 - r) if r < 1 else mpmath.inf
+            if tail <= mpf(10) ** (-dps - 2) * abs(c):
+                return b - 1
+            prev_delta = delta
+        prev_c = c
+    raise NumericalError(
+        f"b = auto did not settle within b = {DIRECT_MAX_B} levels; give b explicitly."
+    )
+
+
+def bound(
+    lam: Any,
+    b: int | str = "auto",
+    d: int = 2,
+    *,
+    dps: int = 30,
+    M: MSpec = None,
+    truncate: bool = True,
+) -> SupermarketSolution:
+    """Theorem 1's constant with ``b = "auto"``, ``"inf"`` or an integer buffer.
+
+    ``E[(S - s*)^T M (S - s*)] ~ c/N``; for ``M = I`` the bound is ``c/N``
+    (the core paper's Theorem 1 with the sign of the Kronecker form corrected).
+    ``b = "auto"`` reports the buffer it settled on in ``MeanFieldSolution.b``;
+    ``truncate`` as in :func:`solve`.
+    """
+    b = check_b(b, allow=("auto", "inf"))
+    if b == "auto":
+        b = auto_buffer(lam, d, dps=dps, M=M)
+    return solve(lam, b, d, dps=dps, M=M, truncate=truncate)

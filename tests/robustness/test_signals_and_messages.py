@@ -1,0 +1,187 @@
+"""Issue 15, the remaining gaps: Ctrl-C during start-up, one-line warnings, and the
+heavy-traffic rate that rounds to 1 named as such.
+
+Every test runs the real ``mfstein`` in a subprocess (the signal handling and the
+warning formatter live in the console entry point).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "COLUMNS": "200", **extra}
+    for name in ("PYTHONWARNINGS", "MFSTEIN_TRACEBACK"):
+        env.pop(name, None)
+    return env
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def _mfstein(*argv: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mfstein", *argv],
+        cwd=ROOT,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+# ------------------------------------------------------------------- Ctrl-C at start-up
+def test_ctrl_c_right_after_the_package_is_imported_is_one_line() -> None:
+    """The guard is the package's first code: a press right after ``import mfstein``
+    (the console script's first import) ends with one line and 130."""
+    code = (
+        "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
+        "import mfstein, os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(10)\n"
+        "print('not interrupted')\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip() == "mfstein: interrupted"
+    assert "not interrupted" not in proc.stdout
+
+
+def test_library_import_leaves_ctrl_c_alone() -> None:
+    """Imported by another program, mfstein installs nothing: Ctrl-C raises
+    ``KeyboardInterrupt`` there as usual."""
+    code = (
+        "import mfstein, os, signal, time\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT); time.sleep(10)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caught')\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 0 and proc.stdout.strip() == "caught", proc.stderr
+
+
+def test_ctrl_c_while_the_parser_is_built_is_one_line() -> None:
+    """A press while the subcommands are registered (the slowest part of start-up
+    before any work) ends with one line and 130, in the console script and for a
+    library caller of ``mfstein.cli.main`` alike."""
+    for argv0 in ("/somewhere/bin/mfstein", "caller.py"):
+        code = (
+            f"import sys; sys.argv = [{argv0!r}, 'bound', '--lam', '0.9', '--N', '10']\n"
+            "import os, signal, importlib\n"
+            "import mfstein.cli as cli\n"
+            "real = importlib.import_module\n"
+            "def import_module(name, *a):\n"
+            "    if name == 'numeric.cli':\n"
+            "        os.kill(os.getpid(), signal.SIGINT)\n"
+            "    return real(name, *a)\n"
+            "cli.importlib.import_module = import_module\n"
+            "sys.exit(cli.main())\n"
+        )
+        proc = _python(code)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == 130, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+        assert proc.stderr.strip().endswith("interrupted")
+
+
+def test_an_error_raised_because_of_ctrl_c_is_reported_as_the_interruption() -> None:
+    """NumPy turns a Ctrl-C inside its C extension's import into an ImportError;
+    the dispatcher reports the press, not an internal error."""
+    from mfstein.cli import _caused_by_interrupt
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("multiarray failed to import") from exc
+    except ImportError as exc:
+        assert _caused_by_interrupt(exc)
+    assert not _caused_by_interrupt(ImportError("no numpy"))
+
+
+# ------------------------------------------------------------------ one-line warnings
+def test_a_warning_is_one_line(tmp_path: Path) -> None:
+    """A damaged kernel cache is regenerated with a warning: one line in the
+    dispatcher's format (not Python's two-line ``file:line: RuntimeWarning``)."""
+    cache = tmp_path / "cache"
+    argv = ("bound", "--lam", "0.9", "--N", "10", "--b", "2")
+    first = _mfstein(*argv, MFSTEIN_CACHE_DIR=str(cache))
+    assert first.returncode == 0, first.stderr
+    files = list(cache.glob("*.py"))
+    assert files
+    for f in files:
+        f.write_text(f.read_text()[:50])
+    again = _mfstein(*argv, MFSTEIN_CACHE_DIR=str(cache))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout  # regenerated: the same answer
+    lines = again.stderr.strip().splitlines()
+    assert len(lines) == len(files) and lines, again.stderr
+    assert all(line.startswith("mfstein bound: warning: the cached kernel") for line in lines)
+
+
+# ------------------------------------------------------------ a rate that rounds to 1
+def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
+    """gamma/N^alpha = 5e-100 is below 30 digits: lam is 1 in the working precision;
+    the sentence says so (not "lam must be < mu") and what would work."""
+    for cmd in ("lemmas", "bound"):
+        proc = _mfstein(cmd, "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100")
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr
+        msg = lines[0]
+        assert "lam must be < mu" not in msg
+        assert "1 - 5.0e-100 at N = 1e+100" in msg and "to 30 digits" in msg
+        assert "give an integer b" in msg and "N <= 9.98e+29" in msg
+
+
+def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -> None:
+    """The refusal is exactly "lam rounds to 1": with an integer b the same grid is
+    computed, and a size whose gamma/N^alpha stays above 10^-dps is not named."""
+    from mfstein.errors import ParameterError
+    from mfstein.options import check_heavy_traffic_below_one
+
+    check_heavy_traffic_below_one("0.5", "0.99", [10**29], 30)  # 9.7e-30 >= 1e-30
+    with pytest.raises(ParameterError, match=r"1 - 1\.02e-31 at N = 1e\+31"):
+        check_heavy_traffic_below_one("0.5", "0.99", [10, 10**31], 30)
+    argv = ["--gamma", "0.5", "--alpha", "0.99", "--N", "1e100", "--b", "3", "--only", "lemma5"]
+    proc = _mfstein("lemmas", *argv)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_half_of_the_heavy_traffic_pair_is_named() -> None:
+    proc = _mfstein("lemmas", "--alpha", "0.99", "--N", "1e100")
+    assert proc.returncode == 2
+    assert "gamma is missing" in proc.stderr
+
+
+def test_signal_module_state_is_restored_for_library_callers() -> None:
+    """``mfstein.cli.main`` called from Python leaves SIGINT and the warning
+    display as it found them."""
+    code = (
+        "import signal, warnings, sys\n"
+        "import mfstein.cli as cli\n"
+        "before = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
+        "status = cli.main(['lemmas', '--list'])\n"
+        "after = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
+        "print(status, before == after)\n"
+    )
+    proc = _python(code)
+    assert proc.stdout.strip().splitlines()[-1] == "0 True", proc.stderr

@@ -1,0 +1,53 @@
+"""A transient that cannot finish ends in one sentence, never runs without end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import numeric.transient as tr
+from derive.models import load_model
+from mfstein.errors import NumericalError, ParameterError
+
+
+def test_horizon_beyond_the_declared_limit_is_refused_before_work() -> None:
+    model = load_model("supermarket", b=3)
+    with pytest.raises(ParameterError, match="at most 1e\\+12"):
+        tr.transient(model, {"lam": 0.9}, None, [0.0, 1e300])
+
+
+def test_evaluation_budget_stops_an_integration_that_needs_more(monkeypatch) -> None:
+    model = load_model("supermarket", b=3)
+    times = np.linspace(0.0, 5.0, 6)
+    full = tr.transient(model, {"lam": 0.9}, None, times)  # well inside the budget
+    monkeypatch.setattr(tr, "MAX_RHS_EVALS", 20)
+    with pytest.raises(NumericalError, match="more than 20 right-hand-side evaluations"):
+        tr.transient(model, {"lam": 0.9}, None, times)
+    assert np.all(np.isfinite(full.x))
+
+
+def test_cli_refuses_an_absurd_horizon_in_one_line() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mfstein",
+            "transient",
+            "--model",
+            "supermarket",
+            "--param",
+            "b=3",
+            "--param",
+            "lam=0.9",
+            "--t",
+            "0:1e300:3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "at most 1e+12" in r.stderr
