@@ -1,4 +1,4 @@
-"""Time the full claim registry of seed 000 over N = 10^1 .. 10^8 (dps 30, b = auto).
+"""Time the full claim registry of the core paper over N = 10^1 .. 10^8 (dps 30, b = auto).
 
 Prints, for gamma = 0.1 and 0.01 (alpha = 0.05, xi = 1e-5):
 

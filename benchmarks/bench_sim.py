@@ -3,7 +3,7 @@
 Prints a table with:
 
 * the aggregated simulator (:mod:`sim.aggregated`) at N = 10 and N = 1000,
-  b = 10, d = 2, lam = 1 - 0.1/N^0.05 (seed 000, Table 1), against a
+  b = 10, d = 2, lam = 1 - 0.1/N^0.05 (the core paper, Table 1), against a
   straightforward compiled simulator of the same chain (numba, NumPy's
   ``np.random`` inside njit, all 2b rates recomputed per event, an exponential
   holding time drawn per event, the event found by a linear scan of the

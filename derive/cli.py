@@ -142,7 +142,7 @@ def _nested_array(x: Any) -> Any:
 
 def objects(model, names: list[str]) -> dict[str, Any]:
     """The SymPy objects behind each ``--show`` name (dicts for composite ones)."""
-    from derive import generator, stein
+    from derive import chain_operator, stein
 
     out: dict[str, Any] = {}
     for name in names:
@@ -179,12 +179,12 @@ def objects(model, names: list[str]) -> dict[str, Any]:
             ks = stein.kronecker_system(model)
             out[name] = {"matrix": ks.matrix, "vecP": ks.unknowns, "rhs": ks.rhs}
         elif name == "generator":
-            g = generator.quadratic_test_function(model)
+            g = chain_operator.quadratic_test_function(model)
             out[name] = {
                 "g": g,
-                "Gg": generator.generator_apply(model, g),
-                "lemma7_rhs": generator.lemma7_rhs(model, g),
-                "difference": generator.lemma7_difference(model, g),
+                "Gg": chain_operator.generator_apply(model, g),
+                "lemma7_rhs": chain_operator.lemma7_rhs(model, g),
+                "difference": chain_operator.lemma7_difference(model, g),
             }
         elif name == "closed-form":
             from derive.closed_forms import closed_form

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "bound",
         help="Theorem 1's constant c and the bound c/N at any precision",
         description=(
-            "Compute the constant c with E||S - s*||^2 ~ c/N (seed 000, Theorem 1, sign "
+            "Compute the constant c with E||S - s*||^2 ~ c/N (Theorem 1 of the core paper, sign "
             "corrected) for the power-of-d supermarket model, by independent routes that "
             "must agree, and print c, c/N and the number of correct digits. "
             "s*, V and W are printed by 'mfstein refined'."
