@@ -114,7 +114,16 @@ def bench_per_server(N, events, repeat):
     lam = 1 - 0.1 / N**0.05
     b, d = 10, 2
     s_star = _reference_point(repr(lam), b, d, True, "pod", N)
-    spec = engine.Spec(N=N, lam=lam, b=b, d=d, replacement=True, policy="pod", s_star=tuple(s_star))
+    spec = engine.Spec(
+        N=N,
+        lam=lam,
+        b=b,
+        d=d,
+        replacement=True,
+        policy="pod",
+        simulator="per-server",
+        s_star=tuple(s_star),
+    )
     state = engine.fresh_state(spec, seed_states(1, 1)[0])
     state, _ = engine.advance(spec, state, 10_000)
     t, sums = _best(lambda: engine.advance(spec, state, events)[1], repeat)
