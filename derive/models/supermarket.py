@@ -112,11 +112,19 @@ def queue_parameters(
     arrival: sp.Symbol, service: sp.Expr, d: int, replacement: bool
 ) -> tuple[list[sp.Symbol], tuple[Parameter, ...]]:
     """Free symbols (kernel order) and their declared ranges."""
+    from mfstein.limits import MAX_LAM  # rates beyond it overflow float64 kernels
+
     params = [arrival]
-    declared = [Parameter(str(arrival), low=0, doc="arrival rate per server")]
+    declared = [
+        Parameter(
+            str(arrival), low=0, high=MAX_LAM, high_inclusive=True, doc="arrival rate per server"
+        )
+    ]
     if isinstance(service, sp.Symbol):
         params.append(service)
-        declared.append(Parameter(str(service), low=0, doc="service rate"))
+        declared.append(
+            Parameter(str(service), low=0, high=MAX_LAM, high_inclusive=True, doc="service rate")
+        )
     if not replacement:
         params.append(N)
         declared.append(

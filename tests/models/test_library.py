@@ -27,7 +27,7 @@ def test_library_lists_the_families() -> None:
     assert isinstance(load_model("jsq_L", L=2), Truncated)
     m = load_model("supermarket", b=4, d=3)
     assert m.info.fast_path == "supermarket" and m.info.structure["d"] == 3
-    assert m.info.parameter("lam").describe() == "> 0"
+    assert m.info.parameter("lam").describe() == "> 0 and <= 1000000"  # mfstein.limits.MAX_LAM
     opts, params = split_values("supermarket", {"b": "4", "lam": "0.9"})
     assert opts == {"b": 4} and params == {"lam": "0.9"}
 
