@@ -984,20 +984,14 @@ def second_order_float64(
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
+    from numeric.mean_field import fast_fixed_point
     from numeric.model_params import check_names, kernel_vector, parse_params
 
-    st = model.info.structure
-    if start is None and model.info.fast_path == "supermarket" and st.get("replacement"):
-        from numeric.equilibrium import equilibrium
-
-        params = check_names(model, params)
+    params = check_names(model, params)
+    s = fast_fixed_point(model, params) if start is None else None
+    if s is not None:
         with mpmath.workdps(30):
             p = np.array([float(v) for v in kernel_vector(model, parse_params(model, params))])
-        service = st.get("service")
-        mu = params[service] if service else str(st["mu"])
-        s = np.array(
-            [float(v) for v in equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)]
-        )
         k64 = model.kernels("numba")
         return {
             "s": s,

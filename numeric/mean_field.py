@@ -29,9 +29,30 @@ FAST_PATHS: dict[str, Callable[..., MeanFieldSolution]] = {}
 METHODS = ("auto", "general", "fast")
 
 
-def register_fast_path(name: str, solver: Callable[..., MeanFieldSolution]) -> None:
-    """Register ``solver`` for models whose ``info.fast_path`` is ``name``."""
+#: Optional float64 fixed points of the fast paths: ``g(model, params) -> array | None``
+#: (``None`` when this member of the family has no structured fixed point).
+FAST_FIXED_POINTS: dict[str, Callable[..., Any]] = {}
+
+
+def register_fast_path(
+    name: str,
+    solver: Callable[..., MeanFieldSolution],
+    *,
+    fixed_point: Callable[..., Any] | None = None,
+) -> None:
+    """Register ``solver`` for models whose ``info.fast_path`` is ``name``, and
+    optionally the family's own float64 fixed point (used by the float64 order 2
+    instead of the general ODE search)."""
     FAST_PATHS[name] = solver
+    if fixed_point is not None:
+        FAST_FIXED_POINTS[name] = fixed_point
+
+
+def fast_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
+    """The fixed point of ``model`` from its registered fast path as a float64
+    array, or ``None`` when the model has none."""
+    g = FAST_FIXED_POINTS.get(model.info.fast_path or "")
+    return None if g is None else g(model, params)
 
 
 def _supermarket_fast(
@@ -62,7 +83,23 @@ def _supermarket_fast(
     return sol
 
 
-register_fast_path("supermarket", _supermarket_fast)
+def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
+    """``s*`` by the family's O(b) shooting (:func:`numeric.equilibrium.equilibrium`),
+    20 digits rounded to float64; ``None`` for sampling without replacement."""
+    import numpy as np
+
+    from numeric.equilibrium import equilibrium
+
+    st = model.info.structure
+    if not st.get("replacement"):
+        return None
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    return np.array([float(v) for v in s])
+
+
+register_fast_path("supermarket", _supermarket_fast, fixed_point=_supermarket_fixed_point)
 
 
 def solve_model(
