@@ -65,10 +65,11 @@ DERIVE_OBJECT_MAX_B = {
     "closed-form": 2,
 }
 
-#: The exact solver: above this many states the iterative solver does not reach
-#: its residual target in reasonable time (5.6 million states ran 86 s and
-#: stalled at a residual far above the target).
-EXACT_MAX_STATES = 2_000_000
+#: The exact solver: states of the largest chain it accepts.  Measured on a
+#: two-core machine (benchmarks/bench_exact_large.py): the supermarket chain
+#: with b = 3, N = 320 (5.6 million states) solves in about a minute in 3.8 GB;
+#: b = 4, N = 100 (4.6 million) in 55 s; b = 10, N = 15 (3.3 million) in 42 s.
+EXACT_MAX_STATES = 6_000_000
 
 #: Simulators: queue lengths live in int32-indexed arrays of N servers.
 SIM_MAX_N = 2**31 - 1

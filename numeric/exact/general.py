@@ -257,13 +257,16 @@ def stationary_checked(
     free_dims: int,
     method: str = "auto",
     tol: float = TOL,
+    x0: np.ndarray | None = None,
     progress: bool = False,
 ) -> tuple[np.ndarray, float, str, int, list[str]]:
     """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying methods in turn.
 
     ``"auto"`` tries sparse LU first for small or planar chains, then
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
-    too large).  Returns ``(pi, residual, method, iterations, notes)``.
+    too large).  ``x0`` is the iterative solvers' start (a guess of ``pi``, e.g.
+    :func:`numeric.exact.solvers.gaussian_start`).  Returns ``(pi, residual,
+    method, iterations, notes)``.
 
     Raises
     ------
@@ -293,7 +296,9 @@ def stationary_checked(
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
-                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, progress=progress)
+                    sol = solve_krylov(
+                        QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress
+                    )
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
                 notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
@@ -389,6 +394,8 @@ class Chain:
     start: np.ndarray
     max_states: int
     notes: list[str]
+    #: the last solve (centre key, reach, Q^T, classes, exit rates, pinned state, pi)
+    last: Any = field(default=None, repr=False)
 
     @classmethod
     def setup(
@@ -425,10 +432,48 @@ class Chain:
         return cls(model, N, given, values, kern, exact, p64, lattice, n0, max_states, notes)
 
     def solve(
-        self, centre: np.ndarray, method: str, tol: float, progress: bool
+        self,
+        centre: np.ndarray,
+        method: str,
+        tol: float,
+        progress: bool,
+        spread: np.ndarray | None = None,
     ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
         """``(reach, pi, residual, method, iterations, exit_rate)``; the balance
-        equation of the recurrent state nearest ``centre`` (counts) is pinned."""
+        equation of the recurrent state nearest ``centre`` (counts) is pinned.
+        ``spread``, the mean field's ``W``, gives the iterative solvers a
+        Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`)."""
+        from numeric.exact.solvers import gaussian_start
+
+        key = tuple(np.asarray(centre, dtype=np.float64).tolist())
+        if self.last is not None and self.last[0] == key:
+            # asked again (a tighter target): the same chain, from the last answer
+            _, reach, QT, classes, exit_rate, r, x0 = self.last
+        else:
+            reach, QT, classes, exit_rate, r = self._assemble(centre)
+            x0 = None
+            if spread is not None:
+                x0 = gaussian_start(reach.states, centre, self.N, spread)
+                if x0 is not None:
+                    x0[classes != 0] = 0.0  # transient states have probability 0
+                    if not x0[r] > 1e-200:
+                        x0 = None
+        pi, res, used, iters, more = stationary_checked(
+            QT,
+            r,
+            free_dims=len(self.lattice.free),
+            method=method,
+            tol=tol,
+            x0=x0,
+            progress=progress,
+        )
+        self.notes += more
+        self.last = (key, reach, QT, classes, exit_rate, r, pi)
+        return reach, pi, res, used, iters, exit_rate
+
+    def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
+        """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
+        (the recurrent state nearest ``centre``)."""
         import scipy.sparse as sps
 
         from numeric.exact.lattice import reachable
@@ -461,11 +506,7 @@ class Chain:
         recurrent = np.flatnonzero(classes == 0)
         dist = ((reach.states[recurrent] - centre) ** 2).sum(axis=1)
         r = int(recurrent[np.argmin(dist)])
-        pi, res, used, iters, more = stationary_checked(
-            QT, r, free_dims=len(self.lattice.free), method=method, tol=tol, progress=progress
-        )
-        self.notes += more
-        return reach, pi, res, used, iters, exit_rate
+        return reach, QT, classes, exit_rate, r
 
 
 def solve(
@@ -540,7 +581,8 @@ def solve(
     if note:
         ch.notes.append(note)
     s_star = np.array([float(v) for v in mf.s_star])
-    reach, pi, res, used, iters, exit_rate = ch.solve(N * s_star, method, tol, progress)
+    W = np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
+    reach, pi, res, used, iters, exit_rate = ch.solve(N * s_star, method, tol, progress, W)
     notes = ch.notes
     S = reach.states.shape[0]
     qmax = float(exit_rate.max()) if S else 0.0
@@ -566,7 +608,6 @@ def solve(
         blocking = 1.0 - up_rate / float(values[arrival])
     if reach.exact_states:
         notes.append(f"{reach.exact_states} states needed exact rate evaluation")
-    W = np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
     return ModelExactResult(
         model=model.name,
         N=N,

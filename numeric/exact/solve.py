@@ -153,6 +153,7 @@ def solve_chain(
     method: str = "auto",
     tol: float = 1e-11,
     memory_limit: float | None = None,
+    spread: np.ndarray | None = None,
     progress: bool = False,
 ) -> ChainSolution:
     """Stationary distribution of the finite-N chain of any population-process model.
@@ -193,6 +194,9 @@ def solve_chain(
         :class:`mfstein.errors.NumericalError`, it is never returned.
     memory_limit:
         Bytes a solve may plan to use; default half the available memory.
+    spread:
+        The mean field's covariance ``W``: the iterative solvers then start from
+        the Gaussian guess around ``reference`` (:func:`numeric.exact.solvers.gaussian_start`).
     progress:
         Show solver progress on standard error.
     """
@@ -238,11 +242,11 @@ def solve_chain(
     ch = Chain.setup(model, N, params, frac, None, memory_limit)
     centre = ch.start if reference is None else np.asarray(reference, dtype=np.float64)
     rel = min(float(tol), 1e-3)
-    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress)
+    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress, spread)
     target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
     qmax = float(exit_rate.max()) if exit_rate.size else 0.0
     if res > target and qmax > 0:  # now that max q is known: ask for the absolute target
-        reach, pi, res, used, iters, _ = ch.solve(centre, method, tol / qmax, progress)
+        reach, pi, res, used, iters, _ = ch.solve(centre, method, tol / qmax, progress, spread)
         target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
     if not res <= target:
         raise NumericalError(
@@ -385,6 +389,27 @@ def _lam_string(lam) -> str:
     return text
 
 
+#: Chains above this many states start the iterative solver from the Gaussian
+#: guess (:func:`numeric.exact.solvers.gaussian_start`); below, the mean field's
+#: ``W`` would cost more than it saves.
+GAUSSIAN_START_STATES = 100_000
+
+
+def _mean_field_covariance(model: Any, lam: str, N: int, replacement: bool) -> np.ndarray | None:
+    """The mean field's ``W`` (float64), or ``None`` when it cannot be had (then the
+    solver starts from all ones: slower, not less exact)."""
+    import numeric
+    from mfstein.errors import NumericalError
+
+    params = {"lam": lam} if replacement else {"lam": lam, "N": str(N)}
+    try:
+        mf = numeric.solve(model, params, dps=20)
+    except (ParameterError, NumericalError):
+        return None
+    b = model.b
+    return np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
+
+
 def solve_exact(
     N: int,
     lam,
@@ -444,6 +469,9 @@ def solve_exact(
     p = [lam_f] if replacement else [lam_f, float(N)]
     # the lattice point nearest N s* carries much probability: a good reference
     ref = np.clip(np.rint(N * s_star), 0, N).astype(np.int64)
+    spread = None
+    if count_monotone(N, b) > GAUSSIAN_START_STATES:
+        spread = _mean_field_covariance(model, lam_text, N, replacement)
     sol = solve_chain(
         model,
         N,
@@ -452,6 +480,7 @@ def solve_exact(
         method=method,
         tol=tol,
         memory_limit=memory_limit,
+        spread=spread,
         progress=progress,
     )
     pi = sol.pi

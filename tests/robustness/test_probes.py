@@ -236,7 +236,7 @@ def test_exact_refuses_sizes_it_cannot_solve_before_work() -> None:
 
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match="states"):
-        solve_exact(320, "0.9", 3, 3)  # 5.6 million states
+        solve_exact(400, "0.9", 3, 3)  # 10.8 million states (the limit is 6 million)
     with pytest.raises(ParameterError, match="states"):
         solve_exact(2, "0.9", 10**6)  # refused before the model is built symbolically
     assert time.monotonic() - t0 < 5

@@ -1,0 +1,67 @@
+"""The iterative stationary solver (numeric.exact.solvers.solve_krylov) from all
+ones and from the Gaussian start of the central limit gives the sparse-LU
+solution; the Gaussian start needs fewer iterations; bad starts are refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numeric
+from derive import supermarket
+from numeric.exact.generator import assemble
+from numeric.exact.solvers import gaussian_start, residual, solve_direct, solve_krylov
+from numeric.exact.states import monotone_states
+
+
+@pytest.fixture(scope="module")
+def chain():
+    """The supermarket chain with b = 3, d = 2, lam = 0.9 at N = 40 (12,341 states),
+    its mean field's s* and W, and the index of the state nearest N s*."""
+    model = supermarket(3, 2)
+    space = monotone_states(40, 3)
+    QT, _, _ = assemble(space, model.kernels("numba"), np.array([0.9]))
+    mf = numeric.solve(model, {"lam": "0.9"}, dps=20)
+    s = np.array([float(v) for v in mf.s_star])
+    W = np.array([[float(mf.W[i, j]) for j in range(3)] for i in range(3)])
+    r = int(np.argmin(((space.states - 40 * s) ** 2).sum(axis=1)))
+    return QT, space.states, 40 * s, W, r
+
+
+def test_both_starts_agree_with_lu_and_gaussian_is_faster(chain) -> None:
+    QT, states, centre, W, r = chain
+    lu = solve_direct(QT, r)
+    assert lu.residual < 1e-12
+    tol = 1e-11
+    ones = solve_krylov(QT, r, tol=tol)
+    x0 = gaussian_start(states, centre, 40, W)
+    assert x0 is not None and x0.max() == 1.0
+    guess = solve_krylov(QT, r, tol=tol, x0=x0)
+    for sol in (ones, guess):
+        assert sol.residual <= tol
+        assert sol.residual == pytest.approx(residual(QT, sol.pi), rel=1e-12)
+        # the chain mixes in O(1) time at rates O(N): |pi - pi_LU|_1 well below 1e-7
+        assert np.abs(sol.pi - lu.pi).sum() < 1e-7
+    assert guess.iterations < ones.iterations, (guess.iterations, ones.iterations)
+
+
+def test_gaussian_start_refuses_a_non_covariance(chain) -> None:
+    _, states, centre, W, _ = chain
+    assert gaussian_start(states, centre, 40, -W) is None
+    assert gaussian_start(states, centre, 40, np.full((3, 3), np.nan)) is None
+    # a singular W (a conservation law) is fine: the pseudo-inverse is used
+    P = np.diag([1.0, 1.0, 0.0])
+    assert gaussian_start(states, centre, 40, P @ W @ P) is not None
+
+
+def test_bad_start_and_solver_are_refused(chain) -> None:
+    QT, _, _, _, r = chain
+    S = QT.shape[0]
+    with pytest.raises(ValueError, match="x0"):
+        solve_krylov(QT, r, x0=np.ones(S - 1))
+    bad = np.ones(S)
+    bad[r] = 0.0
+    with pytest.raises(ValueError, match="x0"):
+        solve_krylov(QT, r, x0=bad)
+    with pytest.raises(ValueError, match="solver"):
+        solve_krylov(QT, r, solver="cg")
