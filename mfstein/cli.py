@@ -87,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _one_line_warning(args.command)
     try:
         _end_startup_guard()
-        return int(handler(args) or 0)
+        status = int(handler(args) or 0)
+        if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
+            _ignore_interrupts()
+        return status
     except ParameterError as exc:
         return _fail(args.command, "error", exc, 2)
     except NumericalError as exc:
@@ -173,8 +176,10 @@ def _was_interrupted(exc: BaseException) -> bool:
     return _PRESSES[0] > 0 or _caused_by_interrupt(exc)
 
 
-def _interrupted(prog: str) -> int:
-    """One line for Ctrl-C, status 130; further presses while leaving are ignored."""
+def _ignore_interrupts() -> None:
+    """Ignore Ctrl-C from now on: the process is leaving with status 130, and a
+    press that raised ``KeyboardInterrupt`` on the way out (after ``main``
+    returned) would end it by the signal instead (status -2, no message)."""
     import signal
 
     for _ in range(5):  # signal.signal first runs a press still pending: retry then
@@ -185,6 +190,11 @@ def _interrupted(prog: str) -> int:
             continue
         except ValueError:  # pragma: no cover - not the main thread
             break
+
+
+def _interrupted(prog: str) -> int:
+    """One line for Ctrl-C, status 130; further presses while leaving are ignored."""
+    _ignore_interrupts()
     try:
         print(f"{prog}: interrupted", file=sys.stderr)
     except OSError:  # pragma: no cover - standard error itself is gone

@@ -185,3 +185,24 @@ def test_signal_module_state_is_restored_for_library_callers() -> None:
     )
     proc = _python(code)
     assert proc.stdout.strip().splitlines()[-1] == "0 True", proc.stderr
+
+
+def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None:
+    """A command that kept what a Ctrl-C left returns 130 itself (``simulate``
+    saves its completed batches); a second press landing after ``main`` returned,
+    on the way out, must not turn that into death by the signal (status -2, no
+    message): ``main`` ignores further presses once the status is 130."""
+    code = (
+        "import argparse, os, signal, sys\n"
+        "import mfstein.cli as cli\n"
+        "class Parser:\n"
+        "    def parse_args(self, argv):\n"
+        "        return argparse.Namespace(command='run', handler=lambda args: 130)\n"
+        "cli.build_parser = Parser\n"
+        "status = cli.main([])\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.exit(status)\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
