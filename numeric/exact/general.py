@@ -565,6 +565,7 @@ def solve(
         The balance equations could not be solved to the tolerance.
     """
     from numeric.exact.solvers import METHODS
+    from numeric.refinement import to_float64
 
     t0 = time.perf_counter()
     if method not in METHODS:
@@ -581,7 +582,7 @@ def solve(
     if note:
         ch.notes.append(note)
     s_star = np.array([float(v) for v in mf.s_star])
-    W = np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
+    W = to_float64(mf.W)
     reach, pi, res, used, iters, exit_rate = ch.solve(N * s_star, method, tol, progress, W)
     notes = ch.notes
     S = reach.states.shape[0]

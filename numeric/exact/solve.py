@@ -239,6 +239,13 @@ def solve_chain(
         frac = [str(Fraction(int(x), N)) for x in n0]
     if reference is not None and np.shape(reference) != (b,):
         raise ParameterError(f"reference must be a state of the chain, got {reference!r}.")
+    if spread is not None:
+        spread = np.asarray(spread, dtype=np.float64)
+        if spread.shape != (b, b) or not np.all(np.isfinite(spread)):
+            raise ParameterError(
+                f"spread must be a finite {b} x {b} covariance matrix (the mean field's W), "
+                f"got shape {spread.shape}."
+            )
     ch = Chain.setup(model, N, params, frac, None, memory_limit)
     centre = ch.start if reference is None else np.asarray(reference, dtype=np.float64)
     rel = min(float(tol), 1e-3)
@@ -396,18 +403,20 @@ GAUSSIAN_START_STATES = 100_000
 
 
 def _mean_field_covariance(model: Any, lam: str, N: int, replacement: bool) -> np.ndarray | None:
-    """The mean field's ``W`` (float64), or ``None`` when it cannot be had (then the
-    solver starts from all ones: slower, not less exact)."""
-    import numeric
+    """The mean field's ``W`` (float64) as :func:`numeric.exact.solve` computes it
+    (the ``N -> infinity`` limit for sampling without replacement when the finite
+    one has no solution), or ``None`` when there is none: the solver then starts
+    from all ones, slower but not less exact."""
     from mfstein.errors import NumericalError
+    from numeric.exact.general import _mean_field
+    from numeric.refinement import to_float64
 
     params = {"lam": lam} if replacement else {"lam": lam, "N": str(N)}
     try:
-        mf = numeric.solve(model, params, dps=20)
+        mf, _ = _mean_field(model, params, np.zeros(model.b, dtype=np.int64), N, False, False)
     except (ParameterError, NumericalError):
         return None
-    b = model.b
-    return np.array([[float(mf.W[i, j]) for j in range(b)] for i in range(b)])
+    return to_float64(mf.W)
 
 
 def solve_exact(

@@ -281,12 +281,12 @@ def solve_krylov(
 
         bar = tqdm(desc=solver, unit="it", file=sys.stderr, leave=False)
 
-    def check(xk: np.ndarray, steps: int) -> None:
+    def check(xk: np.ndarray, steps: int, now: bool = False) -> None:
         state["its"] += steps
         state["since"] += steps
         if bar is not None:
             bar.update(steps)
-        if state["since"] < check_every and steps < check_every:
+        if state["since"] < check_every and not now:
             return
         state["since"] = 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
@@ -306,8 +306,8 @@ def solve_krylov(
     def on_bicgstab(xk: np.ndarray) -> None:
         check(xk, 1)
 
-    def on_gmres(xk: np.ndarray) -> None:
-        check(xk, 40)
+    def on_gmres(xk: np.ndarray) -> None:  # once per cycle of 40
+        check(xk, 40, now=True)
 
     rtol = 1e-15
     try:
@@ -327,8 +327,7 @@ def solve_krylov(
                         A, rhs, x0=state["x"], rtol=rtol, atol=0.0, maxiter=cycle, M=M,
                         callback=on_bicgstab,
                     )  # fmt: skip
-                state["since"] = check_every  # check the end point
-                check(x_new, 0)
+                check(x_new, 0, now=True)  # the end point
             except _Done:
                 pass
             if state["its"] == before or not state["best"] < 0.5 * best:

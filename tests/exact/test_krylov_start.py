@@ -65,3 +65,23 @@ def test_bad_start_and_solver_are_refused(chain) -> None:
         solve_krylov(QT, r, x0=bad)
     with pytest.raises(ValueError, match="solver"):
         solve_krylov(QT, r, solver="cg")
+
+
+def test_solve_chain_refuses_a_malformed_spread_in_one_sentence() -> None:
+    from mfstein.errors import ParameterError
+    from numeric.exact.solve import solve_chain
+
+    with pytest.raises(ParameterError, match=r"spread must be a finite 3 x 3 covariance"):
+        solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
+
+
+def test_without_replacement_gets_its_start_from_the_mean_field() -> None:
+    """solve_exact's covariance for the Gaussian start, for sampling without
+    replacement (an N-dependent model), is the mean field's W at that N."""
+    from numeric.exact.solve import _mean_field_covariance
+
+    model = supermarket(3, 2, replacement=False)
+    W = _mean_field_covariance(model, "0.9", 50, False)
+    mf = numeric.solve(model, {"lam": "0.9", "N": "50"}, dps=20)
+    assert W is not None and W.shape == (3, 3)
+    assert np.allclose(W, [[float(mf.W[i, j]) for j in range(3)] for i in range(3)], rtol=1e-12)
