@@ -165,9 +165,16 @@ class CertifiedSolution:
     notes: list[str] = field(default_factory=list)
 
     def enclosure(self, digits: int | None = None) -> tuple[str, str]:
-        """``(lo, hi)``: decimal strings with ``lo <= c <= hi`` (rounded outward)."""
-        n = self.certified_digits + 3 if digits is None else digits
-        return decimal_outward(self.constant, max(5, min(n, self.dps + 10)))
+        """``(lo, hi)``: decimal strings with ``lo <= c <= hi`` (rounded outward).
+
+        By default with two digits more than ``certified_digits`` (at most what
+        the working precision holds), so the printed interval is as narrow as the
+        ball: it shows every digit it certifies, not the requested ``dps``.
+        """
+        if digits is None:
+            held = int(self.prec * math.log10(2))
+            digits = min(self.certified_digits, held) + 2
+        return decimal_outward(self.constant, max(5, digits))
 
     def interval(self, digits: int | None = None) -> str:
         """``"[lo, hi]"`` for display."""

@@ -146,7 +146,7 @@ def run_bound(args: argparse.Namespace) -> int:
 def _print_bound(
     args: argparse.Namespace, sols: list[tuple[int, Any]], certs: list[Any] | None = None
 ) -> int:
-    from numeric.precision import to_str
+    from numeric.precision import solution_entries, to_str
 
     if args.json:
         results = []
@@ -162,7 +162,7 @@ def _print_bound(
                     "bound": to_str(s.constant / n, s.dps),
                     "digits": s.digits,
                     "methods": dict(s.methods),
-                    "s_star": [to_str(x, s.dps) for x in s.s_star],
+                    "s_star": solution_entries(s, "s_star", s.dps)[0],
                     **(certs[i].to_json() if certs else {}),
                 }
             )
@@ -215,27 +215,30 @@ def run_refined(args: argparse.Namespace) -> int:
         return _print_refined(args, sols)
 
 
-def _error_bound(values: list[Any], digits: int) -> Any:
-    from numeric.precision import normwise_error
+def _mean_entries(s: Any, n: int, digits: int, order2: bool = False) -> tuple[list[str], str]:
+    """``s* + V/N`` (``+ A/N^2``) with the per-entry errors of its terms."""
+    from numeric.precision import format_entries
 
-    return normwise_error(values, digits)
-
-
-def _entry(x: Any, bound: Any, digits: int) -> str:
-    from numeric.precision import entry_str
-
-    return entry_str(x, bound, digits)
+    e = s.errors
+    values = [x + v / n for x, v in zip(s.s_star, s.V, strict=True)]
+    errs = [a + b / n for a, b in zip(e["s_star"], e["V"], strict=True)]
+    if order2:
+        values = [x + a / n**2 for x, a in zip(values, s.A, strict=True)]
+        errs = [x + a / n**2 for x, a in zip(errs, e["A"], strict=True)]
+    return format_entries(values, errs, digits)
 
 
 def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
-    from numeric.precision import to_str
+    from numeric.precision import matrix_rows, solution_entries, to_str
 
     if args.json:
         results = []
         for n, s in sols:
             p = s.dps
-            ev = _error_bound(list(s.V), s.digits)
-            ew = _error_bound([s.W[i, j] for i in range(s.b) for j in range(s.b)], s.digits)
+            s_str, es = solution_entries(s, "s_star", p)
+            v_str, ev = solution_entries(s, "V", p)
+            w_str, ew = solution_entries(s, "W", p)
+            mean, em = _mean_entries(s, n, p)
             results.append(
                 {
                     "N": n,
@@ -243,45 +246,39 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
                     "b": s.b,
                     "d": s.d,
                     "dps": p,
-                    "s_star": [to_str(x, p) for x in s.s_star],
-                    "V": [_entry(x, ev, p) for x in s.V],
-                    "mean": [to_str(x + v / n, p) for x, v in zip(s.s_star, s.V, strict=True)],
-                    "W": [[_entry(s.W[i, j], ew, p) for j in range(s.b)] for i in range(s.b)],
-                    "V_abs_error": to_str(ev, 3),
-                    "W_abs_error": to_str(ew, 3),
+                    "s_star": s_str,
+                    "V": v_str,
+                    "mean": mean,
+                    "W": matrix_rows(w_str, s.b),
+                    "s_star_abs_error": es,
+                    "V_abs_error": ev,
+                    "mean_abs_error": em,
+                    "W_abs_error": ew,
                 }
             )
             if s.c2 is not None:
                 from numeric.solve_cli import order2_json
 
                 results[-1].update(order2_json(s, p))
-                results[-1]["mean2"] = [
-                    to_str(x + v / n + a / n**2, p)
-                    for x, v, a in zip(s.s_star, s.V, s.A, strict=True)
-                ]
+                mean2, em2 = _mean_entries(s, n, p, order2=True)
+                results[-1]["mean2"] = mean2
+                results[-1]["mean2_abs_error"] = em2
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
         return 0
     digits = 12
     for n, s in sols:
         print(f"N = {n}, lam = {to_str(s.lam, s.dps)}, b = {s.b}, d = {s.d}")
-        ev = _error_bound(list(s.V), s.digits)
-        ew = _error_bound([s.W[i, j] for i in range(s.b) for j in range(s.b)], s.digits)
-        rows = [
-            [
-                str(k + 1),
-                to_str(s.s_star[k], digits),
-                _entry(s.V[k], ev, digits),
-                to_str(s.s_star[k] + s.V[k] / n, digits),
-                _entry(s.W[k, k], ew, digits),
-            ]
-            for k in range(s.b)
-        ]
+        s_str, _ = solution_entries(s, "s_star", digits)
+        v_str, ev = solution_entries(s, "V", digits)
+        mean, _ = _mean_entries(s, n, digits)
+        w_str, ew = solution_entries(s, "W", digits, [k * s.b + k for k in range(s.b)])
+        rows = [[str(k + 1), s_str[k], v_str[k], mean[k], w_str[k]] for k in range(s.b)]
         print(_table(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
         print(
-            f"({digits} significant digits shown at most; --json prints dps digits and all of "
-            f"W; V and W are accurate to {to_str(ev, 2)} and {to_str(ew, 2)} absolute, "
-            "entries below that print as 0)"
+            f"({digits} significant digits shown at most, only those each entry's error "
+            f"allows; --json prints dps digits and all of W; the V and W shown are within {ev} "
+            f"and {ew} absolute, entries without a correct digit print as 0)"
         )
         if s.c2 is not None:
             from numeric.solve_cli import print_order2

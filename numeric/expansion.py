@@ -40,7 +40,7 @@ Power-of-Two-Choices Mean-Field Model in Heavy-Traffic" (the generator, Lemma 7)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations
 from typing import Any
 
@@ -49,7 +49,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
-from numeric.precision import agreeing_digits, check_dps
+from numeric.precision import agreeing_digits, check_dps, entry_errors
 from numeric.refinement import _to_float, _to_ints
 
 try:
@@ -73,6 +73,9 @@ class SecondOrder:
     c2: mpf
     digits: int
     methods: dict[str, str]
+    #: per-entry absolute error estimates of ``A`` and ``B`` (row-major), from the
+    #: two working precisions (:func:`numeric.precision.entry_errors`)
+    errors: dict[str, list[mpf]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -871,6 +874,15 @@ def second_order(
         )
     methods = {"refined": to_str(high["c2"], dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
+    with mpmath.workdps(wp2):
+        errors = {
+            "A": entry_errors(high["A"], low["A"], wp1),
+            "B": entry_errors(
+                [high["B"][i, j] for i in range(b) for j in range(b)],
+                [low["B"][i, j] for i in range(b) for j in range(b)],
+                wp1,
+            ),
+        }
     return SecondOrder(
         A=high["A"],
         B=high["B"],
@@ -878,6 +890,7 @@ def second_order(
         c2=high["c2"],
         digits=min(digits, dps),
         methods=methods,
+        errors=errors,
     )
 
 

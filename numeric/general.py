@@ -27,7 +27,9 @@ for at most :data:`KRONECKER_MAX_N` free coordinates the dense Kronecker system
 (:func:`numeric.lyapunov.solve_vectorised`) is a third, independent route.
 ``digits`` is the number of significant digits on which all routes agree and
 on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
-the requested ``dps``; if that falls short after raising the guard digits
+the requested ``dps``; every entry of ``s*``, ``V`` and ``W`` carries its own
+error estimate, the difference between the two precisions
+(``MeanFieldSolution.errors``); if that falls short after raising the guard digits
 twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned.
 """
 
@@ -44,7 +46,7 @@ from mfstein.errors import NumericalError, ParameterError
 from numeric import fixed_point as fp
 from numeric.invariants import reduction
 from numeric.model_params import check_names, kernel_vector, parse_params
-from numeric.precision import agreeing_digits, check_dps, to_mpf, to_str
+from numeric.precision import agreeing_digits, check_dps, entry_errors, to_mpf, to_str
 from numeric.refinement import solve_linear, solve_lyapunov
 from numeric.solution import MeanFieldSolution
 
@@ -299,6 +301,12 @@ def solve_general(
     methods = {"stein": to_str(ref, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
     with mpmath.workdps(wp2):
+        errors = {
+            "s_star": entry_errors(high["s"], low["s"], wp1),
+            "V": entry_errors(high["V"], low["V"], wp1),
+            "W": entry_errors(flat_w, flat_w_low, wp1),
+        }
+    with mpmath.workdps(wp2):
         vals = parse_params(model, params)
     structure_lam = vals.get("lam")
     return MeanFieldSolution(
@@ -323,4 +331,5 @@ def solve_general(
         conservation=red.laws_as_text(),
         fixed_points=others,
         notes=notes,
+        errors=errors,
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from decimal import Decimal, InvalidOperation
+from collections.abc import Sequence
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
@@ -272,25 +273,90 @@ class limited_blas(contextlib.ContextDecorator):
             self._ctl.restore_original_limits()
 
 
-def normwise_error(values: list[Any], digits: int) -> Any:
-    """Norm-wise absolute error of a computed vector or matrix: ``max|x| 10^-digits``.
+def entry_errors(high: Sequence[Any], low: Sequence[Any], wp_low: int) -> list[Any]:
+    """Per-entry absolute error estimates of values computed at two working precisions.
 
-    The routes certify ``digits`` significant digits of ``c`` (two working
-    precisions and independent routes agree); ``V`` and ``W`` are solved at the
-    same working precision, so their error is that fraction of their largest
-    entry -- not of each entry.  An entry smaller than the bound has no correct
-    digit and is printed as ``0``.
+    ``high`` is what is reported, ``low`` the same computation at ``wp_low < wp_high``
+    digits.  When the only error is rounding amplified by the conditioning, the error
+    at ``wp`` digits is about ``G 10^-wp``, so ``|high_i - low_i|`` estimates the
+    error of ``low_i`` and bounds that of ``high_i`` with room ``10^(wp_high -
+    wp_low)``.  Each estimate is at least ``|high_i| 10^-wp_low`` (the lower
+    precision's own rounding), so entries that agree by chance claim no more than
+    the lower precision carries.  Entry by entry, not norm-wise: a small entry's
+    error is its own, not a fraction of the largest entry.
     """
-    top = max((abs(x) for x in values), default=mpmath.mpf(0))
-    return top * mpmath.mpf(10) ** (-digits)
+    floor = mpmath.mpf(10) ** (-wp_low)
+    return [max(abs(h - lo), abs(h) * floor) for h, lo in zip(high, low, strict=True)]
 
 
-def entry_str(x: Any, bound: Any, digits: int) -> str:
-    """``x`` with ``digits`` significant digits, capped at the digits above ``bound``;
-    ``0`` when ``|x|`` is below the norm-wise error bound."""
-    if abs(x) <= bound:
+def round_up(x: Any, n: int = 3) -> str:
+    """``x >= 0`` as a decimal string of ``n`` significant digits rounded upwards
+    (never below ``x``): the form of a stated error bound."""
+    if x == 0:
         return "0"
-    if bound > 0:
-        good = int(mpmath.floor(mpmath.log10(abs(x) / bound)))
-        digits = max(1, min(digits, good))
-    return to_str(x, digits)
+    with mpmath.workdps(n + 20):
+        d = Decimal(mpmath.nstr(+x, n + 15, strip_zeros=False, min_fixed=1, max_fixed=0))
+    q = Decimal(1).scaleb(d.adjusted() - n + 1)
+    return f"{d.quantize(q, rounding=ROUND_CEILING).normalize():.{n - 1}e}"
+
+
+def format_entries(
+    values: Sequence[Any], errors: Sequence[Any], digits: int
+) -> tuple[list[str], str]:
+    """Decimal strings of ``values`` keeping only correct digits, and an absolute
+    error bound that holds for every string, rounding included.
+
+    Entry ``x`` with error estimate ``e`` (:func:`entry_errors`) is printed with
+    the most significant digits ``k <= digits`` for which ``e`` is at most half a
+    unit of the ``k``-th digit, so the string is within one unit of its last
+    digit of the value; when not even one digit is correct (``|x| <= 2e``) it
+    prints as ``0``.  The returned bound, ``max_i (|string_i - x_i| + e_i)``
+    rounded upwards to three digits, holds for every entry.
+    """
+    strings: list[str] = []
+    worst = mpmath.mpf(0)
+    with mpmath.workdps(digits + 30):
+        for x, e in zip(values, errors, strict=True):
+            x, e = +x, abs(+e)
+            if x == 0:
+                strings.append("0")
+                worst = max(worst, e)
+                continue
+            k = digits
+            if e > 0:
+                top = int(mpmath.floor(mpmath.log10(abs(x))))
+                k = min(digits, int(mpmath.floor(top + 1 - mpmath.log10(2 * e))))
+            if k < 1:
+                strings.append("0")
+                worst = max(worst, abs(x) + e)
+                continue
+            text = to_str(x, k)
+            strings.append(text)
+            # the difference is exact to 10^-30 relative: charge that too
+            slack = abs(x) * mpmath.mpf(10) ** (-digits - 25)
+            worst = max(worst, abs(mpmath.mpf(text) - x) + e + slack)
+    return strings, round_up(worst)
+
+
+def solution_entries(sol: Any, name: str, digits: int, index: Sequence[int] | None = None):
+    """``format_entries`` of the array ``name`` (``s_star``, ``V``, ``W``, ``A`` or
+    ``B``; matrices row-major) of a :class:`numeric.MeanFieldSolution`, restricted
+    to the flat positions ``index`` when given, with the per-entry errors its
+    route earned (``sol.errors``)."""
+    value = getattr(sol, name)
+    if isinstance(value, mpmath.matrix):
+        flat = [value[i, j] for i in range(value.rows) for j in range(value.cols)]
+    else:
+        flat = list(value)
+    errs = sol.errors.get(name)
+    if errs is None:
+        raise NumericalError(f"the route that computed this solution earned no error for {name}.")
+    if index is not None:
+        flat = [flat[i] for i in index]
+        errs = [errs[i] for i in index]
+    return format_entries(flat, errs, digits)
+
+
+def matrix_rows(flat: Sequence[str], n: int) -> list[list[str]]:
+    """A row-major flat list of ``n * n`` strings as ``n`` rows."""
+    return [list(flat[i * n : (i + 1) * n]) for i in range(n)]

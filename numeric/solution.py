@@ -64,6 +64,12 @@ class MeanFieldSolution:
         ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
         ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
         claimed for them (:mod:`numeric.expansion`); ``None`` otherwise.
+    errors:
+        Per-entry absolute error estimates earned by the two working precisions
+        (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
+        (row-major), and with ``order=2`` also ``"A"``, ``"B"``.  Printing goes
+        through :func:`numeric.precision.solution_entries`, which keeps only the
+        digits these errors allow and states a bound valid for every entry.
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
@@ -99,3 +105,4 @@ class MeanFieldSolution:
     B: mpmath.matrix | None = None
     c2: mpf | None = None
     digits2: int | None = None
+    errors: dict[str, list[mpf]] = field(default_factory=dict)

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mfstein.model_args import model_from_args
     from numeric.mean_field import solve_model
-    from numeric.precision import check_dps, entry_str, normwise_error, to_str
+    from numeric.precision import check_dps, matrix_rows, solution_entries, to_str
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
@@ -96,23 +96,22 @@ def run(args: argparse.Namespace) -> int:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1
     with mpmath.workdps(dps + 20):
-        # V and W are accurate norm-wise (to 10^-digits of their largest entry):
-        # entries below that bound have no correct digit and print as 0
-        ev = normwise_error(list(sol.V), sol.digits)
-        ew = normwise_error([sol.W[i, j] for i in range(sol.b) for j in range(sol.b)], sol.digits)
+        # every entry keeps only the digits its own error allows (numeric.precision)
         if args.json:
+            s_str, es = solution_entries(sol, "s_star", dps)
+            v_str, ev = solution_entries(sol, "V", dps)
+            w_str, ew = solution_entries(sol, "W", dps)
             out = {
                 "model": sol.model,
                 "params": sol.params,
                 "states": states,
                 "dps": dps,
-                "s_star": [to_str(x, dps) for x in sol.s_star],
-                "V": [entry_str(x, ev, dps) for x in sol.V],
-                "W": [
-                    [entry_str(sol.W[i, j], ew, dps) for j in range(sol.b)] for i in range(sol.b)
-                ],
-                "V_abs_error": to_str(ev, 3),
-                "W_abs_error": to_str(ew, 3),
+                "s_star": s_str,
+                "V": v_str,
+                "W": matrix_rows(w_str, sol.b),
+                "s_star_abs_error": es,
+                "V_abs_error": ev,
+                "W_abs_error": ew,
                 "constant": to_str(sol.constant, dps),
                 "digits": sol.digits,
                 "methods": dict(sol.methods),
@@ -127,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             json.dump(out, sys.stdout, indent=1)
             print()
             return 0
-        _print_text(sol, states, dps, ev, ew)
+        _print_text(sol, states, dps)
         if sol.c2 is not None:
             print_order2(sol, states)
         if cert is not None:
@@ -145,9 +144,9 @@ def _state_names(model, b: int) -> list[str]:
     return [f"s{k}" for k in range(1, b + 1)]
 
 
-def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
+def _print_text(sol, states: list[str], dps: int) -> None:
     from numeric.cli import _table
-    from numeric.precision import entry_str, to_str
+    from numeric.precision import solution_entries, to_str
 
     shown = min(12, dps)
     params = ", ".join(f"{k} = {v}" for k, v in sol.params.items()) or "none"
@@ -160,24 +159,19 @@ def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
             for row in sol.conservation
         ]
         print(f"conserved: {'; '.join(laws)}")
-    rows = [
-        [
-            states[k],
-            to_str(sol.s_star[k], shown),
-            entry_str(sol.V[k], ev, shown),
-            entry_str(sol.W[k, k], ew, shown),
-        ]
-        for k in range(sol.b)
-    ]
+    s_str, _ = solution_entries(sol, "s_star", shown)
+    v_str, ev = solution_entries(sol, "V", shown)
+    w_str, ew = solution_entries(sol, "W", shown, [k * sol.b + k for k in range(sol.b)])
+    rows = [[states[k], s_str[k], v_str[k], w_str[k]] for k in range(sol.b)]
     print(_table(rows, ["state", "s*", "V", "W (diagonal)"]))
     print(
         f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
         f"{', '.join(sol.methods)} agree)"
     )
     print(
-        f"({shown} significant digits shown at most; --json prints {dps} and all of W; V and "
-        f"W are accurate to {to_str(ev, 2)} and {to_str(ew, 2)} absolute, entries below "
-        "that print as 0)"
+        f"({shown} significant digits shown at most, only those each entry's error allows; "
+        f"--json prints {dps} and all of W; the V and W shown are within {ev} and {ew} "
+        "absolute, entries without a correct digit print as 0)"
     )
     for note in sol.notes:
         print(f"note: {note}")
@@ -187,16 +181,15 @@ def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
 
 def order2_json(sol, dps: int) -> dict:
     """JSON fields of the 1/N^2 terms (decimal strings)."""
-    from numeric.precision import entry_str, normwise_error, to_str
+    from numeric.precision import matrix_rows, solution_entries, to_str
 
-    b = sol.b
-    ea = normwise_error(list(sol.A), sol.digits2)
-    eb = normwise_error([sol.B[i, j] for i in range(b) for j in range(b)], sol.digits2)
+    a_str, ea = solution_entries(sol, "A", dps)
+    b_str, eb = solution_entries(sol, "B", dps)
     return {
-        "A": [entry_str(x, ea, dps) for x in sol.A],
-        "B": [[entry_str(sol.B[i, j], eb, dps) for j in range(b)] for i in range(b)],
-        "A_abs_error": to_str(ea, 3),
-        "B_abs_error": to_str(eb, 3),
+        "A": a_str,
+        "B": matrix_rows(b_str, sol.b),
+        "A_abs_error": ea,
+        "B_abs_error": eb,
         "c2": to_str(sol.c2, dps),
         "digits2": sol.digits2,
     }
@@ -205,15 +198,12 @@ def order2_json(sol, dps: int) -> dict:
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
     from numeric.cli import _table
-    from numeric.precision import entry_str, normwise_error, to_str
+    from numeric.precision import solution_entries, to_str
 
     shown = min(12, sol.dps)
-    ea = normwise_error(list(sol.A), sol.digits2)
-    eb = normwise_error([sol.B[i, j] for i in range(sol.b) for j in range(sol.b)], sol.digits2)
-    rows = [
-        [states[k], entry_str(sol.A[k], ea, shown), entry_str(sol.B[k, k], eb, shown)]
-        for k in range(sol.b)
-    ]
+    a_str, _ = solution_entries(sol, "A", shown)
+    b_str, _ = solution_entries(sol, "B", shown, [k * sol.b + k for k in range(sol.b)])
+    rows = [[states[k], a_str[k], b_str[k]] for k in range(sol.b)]
     print(_table(rows, ["state", "A", "B (diagonal)"]))
     print(
         f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "

@@ -98,7 +98,15 @@ from numeric.equilibrium import (
     guard_digits,
     model_and_params,
 )
-from numeric.precision import NumericalError, agreeing_digits, check_dps, parse_lam, to_mpf, to_str
+from numeric.precision import (
+    NumericalError,
+    agreeing_digits,
+    check_dps,
+    entry_errors,
+    parse_lam,
+    to_mpf,
+    to_str,
+)
 from numeric.refined import refined_bias
 from numeric.solution import MeanFieldSolution
 
@@ -420,6 +428,33 @@ def _pad(sol: dict, b: int, K: int, rho: mpf, d: int) -> dict:
     }
 
 
+def _flat(X: mpmath.matrix) -> list[mpf]:
+    """The entries of a square matrix, row-major."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
+
+
+def _pad_errors(errors: dict, parts: dict, b: int, K: int, dps: int) -> dict:
+    """Per-entry errors of the padded solution (:func:`_pad`).
+
+    A head entry keeps its own error.  A tail entry of ``V`` or ``W`` is printed
+    as the padded ``0`` and is charged the truncation's bound, ``10^-(dps + 10)``
+    relative to the head's largest entry (module docstring, "Tail truncation");
+    a continued ``s*_k = rho s*_(k-1)^d`` is charged the same fraction of itself
+    plus of ``s*_K``.
+    """
+    small = mpf(10) ** (-dps - 10)
+    top_v = max((abs(x) for x in parts["V"][:K]), default=mpf(0))
+    top_w = max(abs(parts["W"][i, j]) for i in range(K) for j in range(K))
+    s = parts["s"]
+    s_err = list(errors["s_star"]) + [small * (abs(x) + abs(s[K - 1])) for x in s[K:]]
+    v_err = list(errors["V"]) + [small * top_v] * (b - K)
+    w_err = []
+    for i in range(b):
+        for j in range(b):
+            w_err.append(errors["W"][i * K + j] if i < K and j < K else small * top_w)
+    return {"s_star": s_err, "V": v_err, "W": w_err}
+
+
 def solve(
     lam: Any,
     b: int | str,
@@ -516,7 +551,10 @@ def solve(
         low = _routes_at(
             lam_, mu_, n, d, N, Mf, wp1, ("covariance", *others), full=False, shared=shared
         )
-        high = _routes_at(lam_, mu_, n, d, N, Mf, wp2, (reference,), full=False, shared=shared)
+        # W (hence V) at both precisions too: their entries' errors are measured
+        high = _routes_at(
+            lam_, mu_, n, d, N, Mf, wp2, (reference, "covariance"), full=False, shared=shared
+        )
         ref = high[reference]
         values = {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
         digits = min(agreeing_digits(ref, v) for v in values.values())
@@ -536,14 +574,24 @@ def solve(
                 f"(largest eigenvalue {mpmath.nstr(eig[-1], 5)})."
             )
     with mpmath.workdps(wp1):
+        kl = low["kernels"]
+        V_low = refined_bias(low["J"], low["W"], kl.hess_index, kl.hess_values(low["s"], low["p"]))
+    with mpmath.workdps(wp2):
         k = high["kernels"]
         J = high["J"]
-        V = refined_bias(J, low["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
+        V = refined_bias(J, high["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
         ftilde = k.ftilde(high["s"], high["p"])
-        parts = {"s": high["s"], "W": low["W"], "V": V, "ftilde": ftilde}
+        parts = {"s": high["s"], "W": high["W"], "V": V, "ftilde": ftilde}
+        errors = {
+            "s_star": entry_errors(high["s"], low["s"], wp1),
+            "V": entry_errors(V, V_low, wp1),
+            "W": entry_errors(_flat(high["W"]), _flat(low["W"]), wp1),
+        }
+    with mpmath.workdps(wp1):
         note = ""
         if K is not None:
             parts = _pad(parts, b, K, lam_ / mu_, d)
+            errors = _pad_errors(errors, parts, b, K, dps)
             note = (
                 f"levels {K + 1}..{b} truncated: their coupling to the first {K} levels is "
                 f"below 10^-{dps + 10} relative (s*_{K} = {mpmath.nstr(high['s'][-1], 3)}); "
@@ -570,6 +618,7 @@ def solve(
         methods=methods,
         truncated_at=K,
         note=note,
+        errors=errors,
     )
 
 

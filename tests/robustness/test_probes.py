@@ -174,7 +174,7 @@ def test_refined_prints_no_digit_it_does_not_have(tmp_path: Path) -> None:
     assert_contract(proc, OK)
     w_column = [line.split()[-1] for line in proc.stdout.splitlines()[2:5]]
     assert all(not w.startswith("-") for w in w_column), proc.stdout
-    assert "entries below that print as 0" in proc.stdout
+    assert "entries without a correct digit print as 0" in proc.stdout
 
 
 @pytest.mark.slow

@@ -1,0 +1,146 @@
+"""Issue 23: every printed number keeps its promise.
+
+Over seeded random parameter sets of every library model (supermarket, JSQ(L),
+SIR) and a user model from a file (``examples/birth_death.py``), each entry of
+``s*``, ``V``, ``W`` (and ``A``, ``B`` at order 2) is formatted exactly as the
+command line prints it (:func:`numeric.precision.solution_entries`) and compared
+with the same model solved at twice the precision: every string lies within the
+stated absolute error of the array and within one unit of its own last digit;
+``c`` printed with its ``digits`` lies within one unit of its last digit.  A
+certified enclosure contains the twice-precision value and is printed with the
+digits it certifies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import mpmath
+import pytest
+from mpmath import mpf
+
+from derive.models import load_model, split_values
+from numeric.mean_field import solve_model
+from numeric.precision import solution_entries, to_str
+
+ROOT = Path(__file__).resolve().parents[2]
+BIRTH_DEATH = str(ROOT / "examples" / "birth_death.py") + ":birth_death"
+DPS = 12
+
+
+def _cases() -> list[tuple[str, dict[str, str], int]]:
+    """30+ seeded random (model, options and parameters, order)."""
+    rng = random.Random(23)
+    out: list[tuple[str, dict[str, str], int]] = []
+    for i in range(10):
+        lam = f"{rng.uniform(0.2, 0.97):.6f}"
+        out.append(("supermarket", {"b": str(rng.randint(2, 4)), "lam": lam}, 1 + i % 2))
+    for i in range(8):
+        alpha = f"{rng.uniform(0.3, 0.95):.5f}"
+        out.append(("jsq_L", {"L": str(rng.randint(2, 4)), "alpha": alpha, "beta": "1"}, 1 + i % 2))
+    for i in range(8):
+        p = {k: f"{rng.uniform(lo, hi):.4f}" for k, lo, hi in
+             (("beta", 0.5, 4), ("gamma", 0.2, 2), ("rho", 0.05, 1), ("a", 0.01, 0.3))}
+        out.append(("sir", p, 1 + i % 2))
+    for i in range(6):
+        p = {"cap": str(rng.randint(1, 3)), "lam": f"{rng.uniform(0.1, 3):.5f}"}
+        out.append((BIRTH_DEATH, p, 1 + i % 2))
+    return out
+
+
+CASES = _cases()
+
+
+def _solve(name: str, pairs: dict[str, str], dps: int, order: int):
+    options, params = split_values(name, dict(pairs))
+    model = load_model(name, **options)
+    return solve_model(model, params, dps=dps, order=order)
+
+
+def _flat(x, b: int) -> list[mpf]:
+    """The first ``b`` entries (leading ``b x b`` block of a matrix, row-major): a
+    truncated family (JSQ(L) with ``b = inf``) keeps more levels at more digits."""
+    if isinstance(x, mpmath.matrix):
+        return [x[i, j] for i in range(b) for j in range(b)]
+    return list(x)[:b]
+
+
+def _unit(text: str) -> Decimal:
+    """One unit of the last printed digit of a decimal string."""
+    return Decimal(1).scaleb(Decimal(text).as_tuple().exponent)
+
+
+def _check_entries(name: str, truth: list[mpf], strings: list[str], stated: str) -> None:
+    bound = mpf(stated)
+    for k, (text, t) in enumerate(zip(strings, truth, strict=True)):
+        err = abs(mpf(text) - t)
+        assert err <= bound, f"{name}[{k}] = {text} is {mpmath.nstr(err, 3)} off (stated {stated})"
+        if text != "0":
+            assert err <= mpf(str(_unit(text))), f"{name}[{k}] = {text}: last digit wrong"
+
+
+def test_at_least_30_parameter_sets_of_every_model() -> None:
+    names = {c[0] for c in CASES}
+    assert len(CASES) >= 30 and names == {"supermarket", "jsq_L", "sir", BIRTH_DEATH}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{Path(c[0]).stem}-{c[2]}-{c[1]}")
+def test_every_printed_entry_within_its_stated_error(case) -> None:
+    name, pairs, order = case
+    low = _solve(name, pairs, DPS, order)
+    high = _solve(name, pairs, 2 * DPS, order)
+    arrays = ["s_star", "V", "W"] + (["A", "B"] if order == 2 else [])
+    with mpmath.workdps(4 * DPS):
+        for arr in arrays:
+            for digits in (DPS, min(12, DPS)):
+                strings, stated = solution_entries(low, arr, digits)
+                _check_entries(arr, _flat(getattr(high, arr), low.b), strings, stated)
+        c_text = to_str(low.constant, low.digits)
+        assert abs(mpf(c_text) - high.constant) <= mpf(str(_unit(c_text))), c_text
+
+
+def _cli(argv: list[str]) -> dict:
+    env = {**os.environ}
+    env.pop("MFSTEIN_TRACEBACK", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mfstein", *argv, "--json"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_issue_example_jsq_l_dps_25_keeps_its_promise() -> None:
+    """The issue's example: V[3] was 15x, W 33x the stated error off the dps 55 run."""
+    argv = ["solve", "--model", "jsq_L", "--param", "L=4", "--param", "alpha=0.8797",
+            "--param", "beta=1", "--order", "2"]
+    low, high = _cli([*argv, "--dps", "25"]), _cli([*argv, "--dps", "55"])
+    with mpmath.workdps(80):
+        for arr in ("s_star", "V", "W", "A", "B"):
+            lo, hi = low[arr], high[arr]
+            if isinstance(lo[0], list):
+                lo, hi = [x for r in lo for x in r], [x for r in hi for x in r]
+            _check_entries(arr, [mpf(x) for x in hi], lo, low[f"{arr}_abs_error"])
+
+
+def test_certified_enclosure_contains_the_truth_with_the_digits_it_claims() -> None:
+    """The issue's example: a 2e-30 wide enclosure printed next to "38 certified digits"."""
+    from numeric import certify
+
+    model, params = load_model("supermarket", b=3), {"lam": "0.447671"}
+    sol = solve_model(model, params, dps=20)
+    cert = certify(sol, model, params)
+    truth = solve_model(model, params, dps=60).constant
+    lo, hi = cert.enclosure()
+    with mpmath.workdps(80):
+        assert mpf(lo) <= truth <= mpf(hi)
+        width = (mpf(hi) - mpf(lo)) / abs(truth)
+        # as narrow as the digits it claims (two more digits printed than certified)
+        assert width <= mpf(10) ** (1 - cert.certified_digits), (lo, hi, cert.certified_digits)
+    assert cert.certified_digits >= 20
