@@ -180,6 +180,10 @@ class TransientResult:
         The free coordinates the ODEs were integrated on (conservation laws removed).
     method:
         The integrator that ran: a ``solve_ivp`` method, or ``"taylor"`` (mpmath).
+    errors:
+        mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
+        (same shapes; the difference of the two working precisions), which
+        printing uses to keep only correct digits; empty for float64.
     """
 
     times: np.ndarray
@@ -198,6 +202,7 @@ class TransientResult:
     params: dict[str, str] = field(default_factory=dict)
     free: list[str] = field(default_factory=list)
     method: str = ""
+    errors: dict[str, np.ndarray] = field(default_factory=dict)
 
     def mean(self, N: float) -> np.ndarray:
         """The expansion of ``E[S(t)]`` for ``N`` objects: ``x + V/N (+ A/N^2)``."""
@@ -678,10 +683,11 @@ def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.
 
 def _mpmath(
     st: _Setup, times: np.ndarray, order: int, dps: int
-) -> tuple[dict, int, tuple[int, int]]:
+) -> tuple[dict, int, tuple[int, int], dict]:
     """The mpmath route at two working precisions; ``digits`` is the smallest
     number of significant digits on which the two runs agree, norm-wise for each
-    of ``x, V, W (, A, B)`` at each time."""
+    of ``x, V, W (, A, B)`` at each time; the per-entry errors (same shapes,
+    :func:`numeric.precision.entry_errors`) are what printing uses."""
     from numeric.general import _norm_digits
 
     limit = MP_ORDER2_MAX_N if order == 2 else MP_MAX_N
@@ -709,7 +715,17 @@ def _mpmath(
             f"the two working precisions of the mpmath transient agree on only {digits} of "
             f"the {dps} requested digits (model {st.model.name}); no result is reported."
         )
-    return high, min(digits, dps), (dps + guard, dps + 2 * guard)
+    from numeric.precision import entry_errors
+
+    with mpmath.workdps(dps + 2 * guard):
+        errors = {
+            name: np.array(
+                entry_errors(list(high[name].flat), list(low[name].flat), dps + guard),
+                dtype=object,
+            ).reshape(high[name].shape)
+            for name in high
+        }
+    return high, min(digits, dps), (dps + guard, dps + 2 * guard), errors
 
 
 # --------------------------------------------------------------------------
@@ -771,6 +787,7 @@ def transient(
     st = _Setup(model, params, start)
     notes = st.notes()
     digits = None
+    errors: dict[str, np.ndarray] = {}
     if dps is None:
         limit = ORDER2_MAX_N if order == 2 else FLOAT_MAX_N
         if st.n > limit:
@@ -786,7 +803,7 @@ def transient(
             "no digits claimed)."
         )
     else:
-        out, digits, (wp1, wp2) = _mpmath(st, times, order, dps)
+        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps)
         route, method = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
@@ -809,4 +826,5 @@ def transient(
         params={k: str(v) for k, v in st.params.items()},
         free=[st.states[j] for j in st.free],
         method=method,
+        errors=errors,
     )

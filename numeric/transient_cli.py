@@ -170,25 +170,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _num(res: Any) -> Any:
-    """Number formatter: floats as floats, mpf as decimal strings of ``dps`` digits."""
+def _strings(res: Any, name: str, digits: int) -> tuple[Any, str | None]:
+    """The array ``name`` as nested lists: floats on the float64 route; on the
+    mpmath route decimal strings keeping only the digits each entry's error
+    allows, with the absolute error that holds for every one of them."""
+    a = getattr(res, name)
     if res.route == "float64":
-        return float
-    from numeric.precision import to_str
+        return a.tolist(), None
+    import numpy as np
 
-    return lambda v: to_str(v, res.dps)
+    from numeric.precision import format_entries
+
+    strings, bound = format_entries(list(a.flat), list(res.errors[name].flat), digits)
+    return np.array(strings, dtype=object).reshape(a.shape).tolist(), bound
 
 
 def to_json(res: Any) -> dict[str, Any]:
     """The JSON document of a :class:`numeric.transient.TransientResult`."""
-    num = _num(res)
-
-    def arr(a: Any) -> Any:
-        if a is None:
-            return None
-        if getattr(a, "ndim", 0) == 0:
-            return num(a)
-        return [arr(v) for v in a]
+    import mpmath
 
     if res.route == "float64":
         precision = (
@@ -198,8 +197,10 @@ def to_json(res: Any) -> dict[str, Any]:
         )
     else:
         precision = (
-            f"decimal strings with {res.dps} significant digits; {res.digits} digits agree "
-            "between two working precisions of mpmath's Taylor ODE solver"
+            f"decimal strings with at most {res.dps} significant digits, each keeping only "
+            "the digits on which two working precisions of mpmath's Taylor ODE solver agree "
+            "for that entry (within one unit of its last digit; <name>_abs_error holds for "
+            f"every entry); {res.digits} digits agree norm-wise"
         )
     out = {
         "model": res.model,
@@ -211,14 +212,14 @@ def to_json(res: Any) -> dict[str, Any]:
         "free": res.free,
         "precision": precision,
         "times": [float(t) for t in res.times],
-        "x": arr(res.x),
     }
-    if res.V is not None:
-        out["V"] = arr(res.V)
-        out["W"] = arr(res.W)
-    if res.A is not None:
-        out["A"] = arr(res.A)
-        out["B"] = arr(res.B)
+    names = ["x"] + (["V", "W"] if res.V is not None else [])
+    names += ["A", "B"] if res.A is not None else []
+    with mpmath.workdps((res.dps or 15) + 20):
+        for name in names:
+            out[name], bound = _strings(res, name, res.dps or 15)
+            if bound is not None:
+                out[f"{name}_abs_error"] = bound
     if res.digits is not None:
         out["digits"] = res.digits
     out["notes"] = res.notes
@@ -232,12 +233,6 @@ def _print_text(res: Any) -> None:
 
         def fmt(v: Any) -> str:
             return f"{float(v):.10g}"
-    else:
-        from numeric.precision import to_str
-
-        def fmt(v: Any) -> str:
-            return to_str(v, min(12, res.dps))
-
     m = len(res.times)
     rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
     shown = res.states[:4]
@@ -246,13 +241,29 @@ def _print_text(res: Any) -> None:
         header += [f"V[{s}]" for s in shown]
     if res.A is not None:
         header += [f"A[{s}]" for s in shown]
+    cols = {}
+    for name in ["x"] + (["V"] if res.V is not None else []) + (["A"] if res.A is not None else []):
+        a = getattr(res, name)
+        if res.route == "float64":
+            cols[name] = [[fmt(v) for v in a[k][: len(shown)]] for k in rows_idx]
+        else:
+            import mpmath
+
+            from numeric.precision import format_entries
+
+            n = len(shown)
+            with mpmath.workdps(res.dps + 20):
+                flat, _ = format_entries(
+                    [v for k in rows_idx for v in a[k][:n]],
+                    [e for k in rows_idx for e in res.errors[name][k][:n]],
+                    min(12, res.dps),
+                )
+            cols[name] = [flat[i * n : (i + 1) * n] for i in range(len(rows_idx))]
     rows = []
-    for k in rows_idx:
-        row = [f"{float(res.times[k]):.6g}"] + [fmt(v) for v in res.x[k][: len(shown)]]
-        if res.V is not None:
-            row += [fmt(v) for v in res.V[k][: len(shown)]]
-        if res.A is not None:
-            row += [fmt(v) for v in res.A[k][: len(shown)]]
+    for i, k in enumerate(rows_idx):
+        row = [f"{float(res.times[k]):.6g}"]
+        for name in cols:
+            row += cols[name][i]
         rows.append(row)
     params = ", ".join(f"{k} = {v}" for k, v in res.params.items()) or "none"
     print(f"model {res.model} ({', '.join(res.states)}); {params}; order {res.order}")

@@ -144,3 +144,23 @@ def test_certified_enclosure_contains_the_truth_with_the_digits_it_claims() -> N
         # as narrow as the digits it claims (two more digits printed than certified)
         assert width <= mpf(10) ** (1 - cert.certified_digits), (lo, hi, cert.certified_digits)
     assert cert.certified_digits >= 20
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_transient_entries_within_their_stated_error(order: int) -> None:
+    """The mpmath transient prints each entry with the digits its own error allows."""
+    import numpy as np
+
+    from numeric.transient import transient
+    from numeric.transient_cli import to_json
+
+    model = load_model("sir")
+    params = {"beta": "2.5", "gamma": "1", "rho": "0.5", "a": "0.05"}
+    times = np.linspace(0, 2, 3)
+    low = to_json(transient(model, params, None, times, order=order, dps=10))
+    high = transient(model, params, None, times, order=order, dps=20)
+    with mpmath.workdps(60):
+        for name in ["x", "V", "W"] + (["A", "B"] if order == 2 else []):
+            strings = np.array(low[name], dtype=object).ravel().tolist()
+            truth = list(getattr(high, name).flat)
+            _check_entries(name, truth, strings, low[f"{name}_abs_error"])
