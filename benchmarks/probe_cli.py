@@ -538,9 +538,174 @@ def issue_probes() -> list[Probe]:
     return out
 
 
+FRACTIONAL_JUMP = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "def factory():\n    x, lam = sp.symbols('x lam')\n"
+    "    return Model('frac', (x,), (lam,), [Transition((0.5,), lam), Transition((-1,), x)])\n"
+)
+INT_RATE = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "def factory():\n    x = sp.Symbol('x')\n"
+    "    return Model('imm', (x,), (), [Transition((1,), 2), Transition((-1,), x)])\n"
+)
+LEAKY = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "def factory():\n    x = sp.Symbol('x')\n"
+    "    return Model('leaky', (x,), (), [Transition((1,), sp.Rational(1, 10)), "
+    "Transition((-1,), 1)])\n"
+)
+SIR_PARAMS = ["--param", "beta=2", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
+
+
+def _json_field_is(name: str, test: Callable[[object], bool]):
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        try:
+            value = json.loads(proc.stdout)[name]
+        except (ValueError, KeyError) as exc:
+            return f"no JSON field {name}: {exc}"
+        return None if test(value) else f"{name} = {value!r}"
+
+    return check
+
+
+def _no_negative_variance(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    for line in proc.stdout.splitlines():
+        if line.startswith("diag N Cov(S)") and "-" in line.split("=", 1)[1]:
+            return f"negative variance printed: {line}"
+    return None
+
+
+def issue23_probes() -> list[Probe]:
+    """Issue 23 (first part): printed precision, population processes, estimates."""
+    P = Probe
+    bd = f"{ROOT}/examples/birth_death.py:birth_death"
+    out = [
+        # every printed number keeps its promise (tests/validation checks the values)
+        P(
+            "precision",
+            [
+                "solve",
+                "--model",
+                "jsq_L",
+                "--param",
+                "L=4",
+                "--param",
+                "alpha=0.8797",
+                "--param",
+                "beta=1",
+                "--dps",
+                "25",
+                "--order",
+                "2",
+                "--json",
+            ],
+            (OK,),
+            check=_json_field_is("V_abs_error", lambda v: isinstance(v, str)),
+        ),
+        P(
+            "precision",
+            [
+                "bound",
+                "--lam",
+                "0.447671",
+                "--N",
+                "10",
+                "--b",
+                "3",
+                "--d",
+                "2",
+                "--dps",
+                "20",
+                "--certify",
+            ],
+            (OK,),
+        ),
+        # only population processes are answered
+        P("process", ["solve", "--model", bd, "--param", "lam=0.5", "--param", "cap=-1"], (INPUT,)),
+        P(
+            "process",
+            ["transient", "--model", bd, "--param", "lam=0.5", "--param", "cap=-1", "--t", "0:1:3"],
+            (INPUT,),
+        ),
+        P("process", ["solve", "--model", "sir", *SIR_PARAMS, "--start", "0,0,0"], (INPUT,)),
+        P(
+            "process",
+            ["transient", "--model", "sir", *SIR_PARAMS, "--start", "0,0,0", "--t", "0:1:3"],
+            (INPUT,),
+        ),
+        P(
+            "process",
+            [
+                "solve",
+                "--model",
+                "sir",
+                *SIR_PARAMS,
+                "--dps",
+                "10",
+                "--start",
+                "0.3333333333333333,0.3333333333333333,0.3333333333333333",
+            ],
+            (OK,),
+        ),
+        # estimates that cannot be negative
+        P(
+            "estimate",
+            [
+                "simulate",
+                "--N",
+                "10",
+                "--lam",
+                "0.9",
+                "--b",
+                "3",
+                "--steps",
+                "300",
+                "--reps",
+                "2",
+                "--workers",
+                "1",
+                "--no-progress",
+            ],
+            (OK,),
+            check=_no_negative_variance,
+        ),
+        P(
+            "estimate",
+            ["pi", "--arrivals", "0:1", "--service", "1:1", "--service", "1:1"],
+            (INPUT,),
+        ),
+    ]
+    for cmd in (
+        ["solve"],
+        ["exact", "--N", "4", "--truncation", "3"],
+        ["simulate", "--N", "10", *SIM],
+        ["transient", "--t", "0:1:3"],
+    ):
+        for what, text in (("fractional jump", FRACTIONAL_JUMP), ("leaves its space", LEAKY)):
+            params = ["--param", "lam=0.5"] if what == "fractional jump" else []
+            out.append(
+                P(
+                    f"process {what}",
+                    [*cmd, "--model", "{dir}/m.py:factory", *params],
+                    (INPUT,),
+                    _file("m.py", text),
+                )
+            )
+        out.append(
+            P(
+                "process int rate",
+                [*cmd, "--model", "{dir}/m.py:factory"],
+                (OK,),
+                _file("m.py", INT_RATE),
+            )
+        )
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *issue_probes(),
+        *issue23_probes(),
         *numeric_probes(),
         *output_path_probes(),
         *model_probes(),

@@ -24,6 +24,7 @@ Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -69,6 +70,160 @@ class Transition:
     rate: sp.Expr
     label: str = ""
 
+    def __post_init__(self) -> None:
+        # one sentence for every malformed transition, before anything derives from it
+        if not isinstance(self.label, str):
+            raise ParameterError(f"a transition's label must be a string, got {self.label!r}.")
+        what = f"transition {self.label!r}" if self.label else "a transition"
+        object.__setattr__(self, "jump", _integer_jump(what, self.jump))
+        what = f"transition {self.label or self.jump}"
+        object.__setattr__(self, "rate", _rate_expression(what, self.rate))
+
+
+def _integer_jump(what: str, jump: Any) -> tuple[int, ...]:
+    """The jump vector as a tuple of Python ints, or one sentence why not."""
+    if isinstance(jump, str | bytes) or not isinstance(jump, Iterable):
+        raise ParameterError(
+            f"{what}: the jump must be a sequence of integers such as (1, 0, -1), got {jump!r}."
+        )
+    out = []
+    for v in jump:
+        if isinstance(v, bool):
+            raise ParameterError(f"{what}: jump entries must be integers, got {v!r}.")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise ParameterError(
+                f"{what}: jump entries must be integers (a population process moves by whole "
+                f"individuals: s -> s + l/N), got {v!r} in {tuple(jump)!r}."
+            ) from None
+    if not out:
+        raise ParameterError(f"{what}: the jump vector is empty.")
+    return tuple(out)
+
+
+def _rate_expression(what: str, rate: Any) -> sp.Expr:
+    """The rate as a real SymPy expression (``int``, ``float`` and ``Fraction``
+    constants are taken exactly), or one sentence why it cannot be one."""
+    from fractions import Fraction
+
+    if isinstance(rate, bool) or rate is None or isinstance(rate, str | bytes):
+        raise ParameterError(
+            f"{what}: the rate must be a SymPy expression or a number (e.g. lam*s1), "
+            f"got {rate!r}."
+        )
+    if isinstance(rate, Fraction):
+        rate = sp.Rational(rate.numerator, rate.denominator)
+    elif isinstance(rate, int | float) and not isinstance(rate, bool):
+        rate = sp.Integer(rate) if isinstance(rate, int) else sp.Float(rate)
+    if not isinstance(rate, sp.Basic):
+        kind = "a function" if callable(rate) else type(rate).__name__
+        raise ParameterError(
+            f"{what}: the rate must be a SymPy expression in the states and parameters "
+            f"(e.g. lam*s1), got {kind}."
+        )
+    if not isinstance(rate, sp.Expr) or isinstance(rate, sp.MatrixBase):
+        raise ParameterError(f"{what}: the rate must be a scalar expression, got {rate}.")
+    if rate.has(sp.I) or rate.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise ParameterError(f"{what}: the rate must be real and finite, got {rate}.")
+    if rate.is_number and rate.is_extended_negative:
+        raise ParameterError(f"{what}: the rate must be >= 0, got the constant {rate}.")
+    return rate
+
+
+def _space_point(space: Any, b: int, conserved: bool, rng: Any) -> list[sp.Rational]:
+    """A random rational point of the declared state space (on ``sum = total``
+    when the sum is conserved)."""
+    s = [sp.Rational(rng.randint(1, 999), 1000) for _ in range(b)]
+    if space.kind == "monotone":
+        s.sort(reverse=True)
+    if space.kind == "simplex":
+        total = sp.nsimplify(space.total)
+        scale = total / sum(s)
+        if not conserved:
+            scale *= sp.Rational(rng.randint(1, 999), 1000)
+        s = [v * scale for v in s]
+    return s
+
+
+def _param_point(model: Model, rng: Any) -> dict[sp.Symbol, Any]:
+    """Random parameter values inside their declared ranges (``[0, 2]`` if undeclared)."""
+    out = {}
+    for q in model.params:
+        declared = model.info.parameter(q.name)
+        lo = declared.low if declared is not None and declared.low is not None else 0
+        hi = declared.high if declared is not None and declared.high is not None else lo + 2
+        lo, hi = sp.nsimplify(lo), sp.nsimplify(hi)
+        value = lo + (hi - lo) * sp.Rational(rng.randint(1, 999), 1000)
+        if declared is not None and declared.integer:
+            value = sp.ceiling(value)
+        out[q] = value
+    return out
+
+
+def _faces(space: Any, jump: tuple[int, ...], st: tuple[sp.Symbol, ...], conserved: bool):
+    """``(map point -> point on the face, description)`` for every face ``jump`` crosses."""
+    b = len(st)
+    total = sp.nsimplify(space.total)
+
+    def fix(i: int, value: Any) -> Any:
+        def face(s: list) -> list:
+            s[i] = value if not isinstance(value, int) or value >= 0 else s[-value - 1]
+            if conserved:  # back onto sum = total, keeping s_i
+                rest = sum(s[k] for k in range(b) if k != i)
+                s = [v if k == i else v * (total - s[i]) / rest for k, v in enumerate(s)]
+            return s
+
+        return face
+
+    out = []
+    for i, li in enumerate(jump):
+        if li < 0 and (space.kind != "monotone" or i == b - 1):
+            out.append((fix(i, sp.Integer(0)), f"{st[i]} = 0"))
+        if li > 0 and (space.kind == "box" or (space.kind == "monotone" and i == 0)):
+            out.append((fix(i, sp.Integer(1)), f"{st[i]} = 1"))
+        if space.kind == "monotone" and i < b - 1 and li < jump[i + 1]:
+            out.append((fix(i, -(i + 2)), f"{st[i]} = {st[i + 1]}"))
+    if space.kind == "simplex" and sum(jump) > 0:
+        out.append(
+            (lambda s: [v * total / sum(s) for v in s], f"{' + '.join(map(str, st))} = {total}")
+        )
+    return out
+
+
+def _rate_at(rate: sp.Expr, model: Model, s: list, p: dict) -> float | None:
+    """``rate`` at the state ``s`` and parameters ``p`` (20 digits); ``None`` when
+    it cannot be evaluated to a finite real number."""
+    point = dict(zip(model.states, s, strict=True))
+    point.update(p)
+    try:
+        value = complex(rate.subs(point).evalf(20))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    if value.imag != 0 or not abs(value.real) < float("inf"):
+        return None
+    return value.real
+
+
+def _symbols(model: str, what: str, items: Any) -> tuple[sp.Symbol, ...]:
+    """``states`` or ``params`` as a tuple of distinct SymPy symbols, or one sentence why not."""
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        raise ParameterError(
+            f"{what} of model {model} must be a sequence of SymPy symbols (e.g. "
+            f"sympy.symbols('x y') gives a tuple), got {items!r}."
+        )
+    out = tuple(items)
+    for v in out:
+        if not isinstance(v, sp.Symbol):
+            raise ParameterError(
+                f"{what} of model {model} must be SymPy symbols, got {type(v).__name__} {v!r}."
+            )
+    names = [v.name for v in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ParameterError(f"{what} of model {model} list {', '.join(twice)} more than once.")
+    return out
+
 
 class Model:
     """A density-dependent population process ``s -> s + l/N`` at rate ``N beta_l(s)``.
@@ -105,14 +260,42 @@ class Model:
         info: ModelInfo | None = None,
         key: tuple | None = None,
     ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"a model's name must be a non-empty string, got {name!r}.")
+        if info is not None and not isinstance(info, ModelInfo):
+            raise ParameterError(
+                f"info of model {name} must be a derive.spec.ModelInfo, got {type(info).__name__}."
+            )
         self.name = name
         self.info: ModelInfo = info if info is not None else ModelInfo()
-        self.states: tuple[sp.Symbol, ...] = tuple(states)
-        self.params: tuple[sp.Symbol, ...] = tuple(params)
+        self.states: tuple[sp.Symbol, ...] = _symbols(name, "states", states)
+        self.params: tuple[sp.Symbol, ...] = _symbols(name, "params", params)
+        if isinstance(transitions, str | bytes) or not isinstance(transitions, Iterable):
+            raise ParameterError(
+                f"transitions of model {name} must be a list of derive.Transition, "
+                f"got {type(transitions).__name__}."
+            )
         self.transitions: tuple[Transition, ...] = tuple(transitions)
+        for t in self.transitions:
+            if not isinstance(t, Transition):
+                raise ParameterError(
+                    f"transitions of model {name} must be derive.Transition objects "
+                    f"(Transition(jump, rate, label)), got {type(t).__name__} {t!r}."
+                )
         b = len(self.states)
         if b < 1:
             raise ParameterError("states must hold at least one symbol (b >= 1).")
+        both = sorted(map(str, set(self.states) & set(self.params)))
+        if both:
+            raise ParameterError(
+                f"model {name}: {', '.join(both)} cannot be both a state and a parameter."
+            )
+        declared = [q.name for q in self.info.parameters]
+        twice = sorted({n for n in declared if declared.count(n) > 1})
+        if twice:
+            raise ParameterError(
+                f"model {name} declares parameter {', '.join(twice)} more than once in info."
+            )
         allowed = set(self.states) | set(self.params)
         for t in self.transitions:
             if len(t.jump) != b:
@@ -156,6 +339,50 @@ class Model:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Model) and other.key == self.key
+
+    def check_state_space(self) -> None:
+        """Refuse (one sentence) a transition whose jump can leave the declared
+        state space: where the jump would cross a face, its rate must not be
+        positive on that face.
+
+        Faces: ``s_i = 0`` for ``l_i < 0`` (every kind); ``s_i = 1`` for
+        ``l_i > 0`` (box); ``s_1 + ... + s_b = total`` for ``sum(l) > 0``
+        (simplex); for the monotone space ``1 >= s_1 >= ... >= s_b >= 0``
+        ``s_1 = 1`` for ``l_1 > 0``, ``s_i = s_(i+1)`` for ``l_i < l_(i+1)``
+        and ``s_b = 0`` for ``l_b < 0``.  On a simplex whose sum every jump
+        conserves, the faces are taken inside ``s_1 + ... + s_b = total``.  A rate
+        that expands to zero on the face passes; otherwise it is evaluated at
+        random points of the face inside the space (parameters inside their
+        declared ranges) and must not be positive there (a rate negative there
+        marks states the process never reaches, as for a model declared on the
+        orthant that lives on a smaller set).  Run once per model (the numeric
+        layers call it before any work); the library's own factories build their
+        rates to satisfy it and are not re-checked.
+        """
+        if self.__dict__.get("_space_checked") or self.key[0] != "custom":
+            return
+        import random
+
+        space = self.info.state_space
+        b = len(self.states)
+        conserved = space.kind == "simplex" and all(sum(t.jump) == 0 for t in self.transitions)
+        rng = random.Random(0)
+        points = [
+            (_space_point(space, b, conserved, rng), _param_point(self, rng)) for _ in range(5)
+        ]
+        for t in self.transitions:
+            if t.rate == 0:
+                continue
+            for face, text in _faces(space, t.jump, self.states, conserved):
+                for s, p in points:
+                    value = _rate_at(t.rate, self, face(list(s)), p)
+                    if value is None or value > 1e-12:
+                        raise ParameterError(
+                            f"transition {t.label or t.jump} of model {self.name} (jump "
+                            f"{t.jump}) can leave the state space {space.describe(b)}: its rate "
+                            f"{t.rate} is not zero on the face {text}."
+                        )
+        self.__dict__["_space_checked"] = True
 
     def structure(self, name: str, default: Any = None) -> Any:
         """A structural fact declared by the model's factory (``info.structure``)."""

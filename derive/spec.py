@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 from mfstein.errors import ParameterError
@@ -45,6 +46,24 @@ class Parameter:
     high_inclusive: bool = False
     integer: bool = False
     doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ParameterError(f"a parameter's name must be an identifier, got {self.name!r}.")
+        for side in ("low", "high"):
+            v = getattr(self, side)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, Real) or v != v):
+                raise ParameterError(
+                    f"parameter {self.name}: {side} must be a real number or None, got {v!r}."
+                )
+        lo, hi = self.low, self.high
+        if lo is not None and hi is not None and (
+            lo > hi or (lo == hi and not (self.low_inclusive and self.high_inclusive))
+        ):
+            raise ParameterError(
+                f"parameter {self.name}: the range {self.describe()} is empty (low = "
+                f"{_num(lo)}, high = {_num(hi)})."
+            )
 
     def describe(self) -> str:
         """The allowed range in words, e.g. ``"> 0"`` or ``"an integer >= 2"``."""

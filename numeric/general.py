@@ -88,12 +88,120 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
             f"got {len(raw)}."
         )
     s = [_sympy_to_mpf("start", v) for v in raw]
-    if not model.info.state_space.contains(s, tol=mpf(10) ** (-mpmath.mp.dps + 5)):
+    return snap_into_space(model, s, what)
+
+
+#: A start within this many float64 ulps (relative to 1 and to the total) of the
+#: state space's boundary is snapped onto it: the round-off of a start typed in
+#: decimals or computed in float64, not a different start.
+SNAP_ULPS = 64
+
+
+def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
+    """``s`` checked against the model's declared state space, float round-off snapped.
+
+    Coordinates within :data:`SNAP_ULPS` float64 ulps below 0 (above 1 for box
+    and monotone spaces) are set to the bound, and for a simplex whose sum is
+    conserved by every jump (``s_1 + ... + s_b == total``, as for SIR) a sum
+    within that many ulps of the total is made exact by adjusting the largest
+    coordinate; a warning says so in one line.  Anything farther out is refused
+    in one sentence (:class:`ParameterError`): a start off the state space is
+    another process, not this one.
+    """
+    import warnings
+
+    space = model.info.state_space
+    b = len(s)
+    tol = mpf(SNAP_ULPS) * mpf(2) ** -52 * max(mpf(1), abs(mpf(space.total)))
+    snapped = list(s)
+    upper = space.kind in ("box", "monotone")
+    for i, v in enumerate(snapped):
+        if -tol <= v < 0:
+            snapped[i] = mpf(0)
+        elif upper and 1 < v <= 1 + tol:
+            snapped[i] = mpf(1)
+    if space.kind == "monotone":
+        for i in range(1, b):
+            if snapped[i - 1] < snapped[i] <= snapped[i - 1] + tol:
+                snapped[i] = snapped[i - 1]
+    conserved = space.kind == "simplex" and _sum_conserved(model)
+    if conserved:
+        total = _sympy_to_mpf("total", space.total)
+        gap = total - mpmath.fsum(snapped)
+        if gap != 0 and abs(gap) <= tol:
+            k = max(range(b), key=lambda i: snapped[i])
+            snapped[k] += gap
+    shown = ", ".join(mpmath.nstr(v, 8) for v in s)
+    where = space.describe(b)
+    if conserved:
+        where = f"s_i >= 0, s_1 + ... + s_{b} = {space.total:g} (every jump conserves the sum)"
+        if abs(mpmath.fsum(snapped) - total) > 0:
+            raise ParameterError(
+                f"{what} must lie in the state space {where} of model {model.name}, got "
+                f"({shown}), whose sum is {mpmath.nstr(mpmath.fsum(s), 8)}."
+            )
+    if not space.contains(snapped, tol=0):
         raise ParameterError(
-            f"{what} must lie in the state space {model.info.state_space.describe(b)} of "
-            f"model {model.name}, got ({', '.join(mpmath.nstr(v, 8) for v in s)})."
+            f"{what} must lie in the state space {where} of model {model.name}, got ({shown})."
         )
-    return s
+    if snapped != s:
+        message = (
+            f"{what} ({shown}) was moved onto the state space {where} by at most "
+            f"{mpmath.nstr(max(abs(a - c) for a, c in zip(s, snapped, strict=True)), 2)} "
+            "(float round-off)."
+        )
+        if message not in _SNAPPED:  # once, not at every working precision
+            _SNAPPED.add(message)
+            warnings.warn(message, stacklevel=2)
+    return snapped
+
+
+#: Snapping messages already shown in this process.
+_SNAPPED: set[str] = set()
+
+
+def _sum_conserved(model: Any) -> bool:
+    """Whether every jump leaves ``s_1 + ... + s_b`` unchanged."""
+    return all(sum(t.jump) == 0 for t in model.transitions)
+
+
+def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> None:
+    """Refuse a state at which some rate is negative or not finite (one sentence
+    naming the transition and the state): only population processes are answered,
+    and ``N beta_l(s)`` is a jump intensity only when it is finite and ``>= 0``.
+
+    ``s`` and ``p`` are numbers of any kind (evaluated in mpmath at 30 digits);
+    a negative value within ``10^-20`` of the largest rate there counts as the
+    round-off of a rate that vanishes.
+    """
+    kmp = model.kernels("mpmath")
+    with mpmath.workdps(30):
+        sm = [mpf(v) if not isinstance(v, mpf) else v for v in s]
+        pm = [mpf(v) if not isinstance(v, mpf) else v for v in p]
+        try:
+            vals = list(kmp.rates(sm, pm))
+        except (ZeroDivisionError, ValueError, OverflowError):
+            vals = None
+        scale = max([mpf(1)] + [abs(v) for v in vals or [] if mpmath.isfinite(v)])
+        pairs = zip(model.states, sm, strict=True)
+        state = ", ".join(f"{x} = {mpmath.nstr(v, 8)}" for x, v in pairs)
+        if vals is None:
+            raise ParameterError(
+                f"the rates of model {model.name} cannot be evaluated at {where} ({state})."
+            )
+        for t, v in zip(model.transitions, vals, strict=True):
+            name = t.label or str(t.jump)
+            if not mpmath.isfinite(v):
+                raise ParameterError(
+                    f"transition {name} of model {model.name} has a rate that is not finite at "
+                    f"{where} ({state}); a population process needs finite rates."
+                )
+            if v < -scale * mpf(10) ** -20:
+                raise ParameterError(
+                    f"transition {name} of model {model.name} has the negative rate "
+                    f"{mpmath.nstr(v, 6)} at {where} ({state}); a population process needs "
+                    "rates >= 0 on its state space (check the parameters and factory options)."
+                )
 
 
 def _trace(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
@@ -164,7 +272,9 @@ class _Problem:
         with mpmath.workdps(30):
             values = parse_params(model, params)
             s0 = start_point(model, start, values)
-            self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
+            p30 = kernel_vector(model, values)
+            self.p64 = np.array([float(v) for v in p30])
+            check_rates(model, s0, p30, "the start")
         self.start = start
         self.M_of = _m_factory(M)
         self.M_of(model.b)  # validate now
@@ -178,7 +288,10 @@ class _Problem:
             [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in self.red.laws]
         )
         # refuse an unstable or non-hyperbolic fixed point before any high-precision work
-        fp.check_stable(self.rm, self.rm.full64(self.search.primary, self.q64), self.p64, self.q64)
+        s_star = self.rm.full64(self.search.primary, self.q64)
+        with mpmath.workdps(30):
+            check_rates(model, [mpf(float(v)) for v in s_star], p30, "the fixed point")
+        fp.check_stable(self.rm, s_star, self.p64, self.q64)
 
     def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
         """Every object at ``wp`` significant digits."""

@@ -30,6 +30,9 @@ def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
         raise ParameterError(
             f"params must be a mapping from parameter names to values, got {type(params).__name__}."
         )
+    check = getattr(model, "check_state_space", None)
+    if check is not None:
+        check()  # a jump that can leave the declared state space: one sentence, once
     names = list(model.params) if not hasattr(model, "states") else parameter_names(model)
     given = {str(k): v for k, v in params.items()}
     unknown = sorted(set(given) - set(names))

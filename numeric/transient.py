@@ -728,6 +728,32 @@ def _mpmath(
     return high, min(digits, dps), (dps + guard, dps + 2 * guard), errors
 
 
+def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
+    """Refuse a solution ``x(t)`` that leaves the declared state space or reaches a
+    state with a negative or non-finite rate (one sentence naming the time): the
+    moment equations then describe no population process."""
+    from numeric.general import check_rates
+
+    model = st.model
+    space = model.info.state_space
+    with mpmath.workdps(30):
+        p, s0, _ = st.values_mp()
+        check_rates(model, s0, p, "the start")
+        for k, t in enumerate(times):
+            s = [mpf(v) if not isinstance(v, mpf) else v for v in x[k]]
+            scale = max([mpf(1)] + [abs(v) for v in s])
+            if not all(mpmath.isfinite(v) for v in s) or not space.contains(
+                s, tol=mpf(10) ** -8 * scale
+            ):
+                shown = ", ".join(mpmath.nstr(v, 6) for v in s)
+                raise ParameterError(
+                    f"the mean-field solution of model {model.name} leaves its state space "
+                    f"{space.describe(model.b)} at t = {float(t):g} (x = ({shown})); no "
+                    "transient is reported (check the parameters, the start and the rates)."
+                )
+            check_rates(model, s, p, f"x(t) at t = {float(t):g}")
+
+
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
@@ -809,6 +835,7 @@ def transient(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
             f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
         )
+    _check_path(st, times, out["x"])
     return TransientResult(
         times=times,
         x=out["x"],

@@ -340,7 +340,7 @@ def summarise(
         second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
         m = s["mean"] / Ti
         covs.append((second - np.outer(m, m)) / N)
-    n_cov = stats.batch_means(np.array(covs))
+    n_cov, cov_note = stats.covariance(np.array(covs), tt)
     arrivals = sc[:, aggregated.ARRIVALS]
     blocking = stats.ratio(sc[:, aggregated.BLOCKED], arrivals)
     events = int(sum(sc[:, aggregated.EVENTS]))
@@ -363,7 +363,7 @@ def summarise(
                 "overflow": over,
             },
         }
-    warnings = []
+    warnings = [cov_note] if cov_note else []
     if float(blocking.mean) > BLOCKING_WARN:
         warnings.append(
             f"blocking fraction {float(blocking.mean):.2e} exceeds {BLOCKING_WARN:g}: "

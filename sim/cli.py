@@ -189,7 +189,10 @@ def _describe(r) -> str:
             f"{pmf.mean[k + 1]:.5f} ± {pmf.ci95[k + 1]:.5f}"
         )
     diag = np.diag(r.n_cov.mean)
-    lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
+    if np.isnan(diag).any():
+        lines.append("diag N Cov(S) = not reported (run too short, see the warning)")
+    else:
+        lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
     if r.response_time:
         rt = r.response_time
         qs = ", ".join(f"q{float(k):g} = {v:.3f}" for k, v in rt["quantiles"].items())

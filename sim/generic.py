@@ -269,7 +269,9 @@ class GenericSimulator(Simulator):
             second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
             m = s["mean"] / Ti
             covs.append((second - np.outer(m, m)) / N)
-        n_cov = stats.batch_means(np.array(covs))
+        n_cov, cov_note = stats.covariance(
+            np.array(covs), sc[:, THIN_TIME], "N Var(S) and N Cov(S)"
+        )
         marg = None
         if spec.hist_len:
             marg = stats.ratio(np.array([s["hist"] for s in batches]), T)
@@ -279,7 +281,7 @@ class GenericSimulator(Simulator):
             pmf = stats.ratio((padded[:, :-1] - padded[:, 1:]) / N, T)
             mean_jobs = stats.ratio(mean_n.sum(axis=1) / N, T)
         arrival = self.model.structure("arrival")
-        warnings: list[str] = list(self.notes)
+        warnings: list[str] = list(self.notes) + ([cov_note] if cov_note else [])
         if arrival and arrival in self.params:
             rate = float(Fraction(str(self.params[arrival]).strip()))
             accepted = stats.ratio(sc[:, UP], T)

@@ -87,7 +87,11 @@ def describe(r: Any) -> str:
         lines.append(
             f"{k + 1:<3} {r.s_star[k]:<10.6f} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
             f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
-            f"{r.n_cov.mean[k, k]:.4f} ± {r.n_cov.ci95[k, k]:.4f}"
+            + (
+                "not reported"
+                if r.n_cov.mean[k, k] != r.n_cov.mean[k, k]  # NaN: withheld
+                else f"{r.n_cov.mean[k, k]:.4f} ± {r.n_cov.ci95[k, k]:.4f}"
+            )
         )
     lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
     return "\n".join(lines)

@@ -242,6 +242,11 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
             "arrivals must have P(a = 0) > 0 (the paper's assumption that makes the empty "
             "states communicate, so that the chain (Q, LI) is irreducible and aperiodic)."
         )
+    if a.prob(0) >= 1:
+        raise ParameterError(
+            "arrivals must give a batch size >= 1 some positive probability: with P(a = 0) = 1 "
+            "no job ever arrives, and the mean delay E[Q_total]/E[a] is 0/0."
+        )
     parsed = []
     for i, s in enumerate(svc_list):
         label = "service" if len(set(map(str, svc_list))) == 1 else f"service of server {i + 1}"

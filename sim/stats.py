@@ -37,8 +37,11 @@ class Estimate:
 
 
 def _plain(x):
+    """Plain floats / nested lists for JSON; NaN (an estimate withheld) as ``None``."""
     a = np.asarray(x, dtype=float)
-    return float(a) if a.ndim == 0 else a.tolist()
+    if a.ndim == 0:
+        return float(a) if np.isfinite(a) or np.isinf(a) else None
+    return np.where(np.isnan(a), None, a).tolist() if np.isnan(a).any() else a.tolist()
 
 
 def t_quantile(batches: int) -> float:
@@ -75,6 +78,37 @@ def batch_means(per_batch: np.ndarray) -> Estimate:
     if M < 2:
         return Estimate(mean, np.full_like(mean, np.inf))
     return Estimate(mean, t_quantile(M) * x.std(axis=0, ddof=1) / np.sqrt(M))
+
+
+def covariance(
+    per_batch: np.ndarray, thin_time: np.ndarray | None = None, what: str = "N Cov(S)"
+) -> tuple[Estimate, str | None]:
+    """Batch means of per-batch covariance matrices, or nothing when they cannot be one.
+
+    The second moments are accumulated on a thinning of the events and the means
+    on all of them (:mod:`sim.aggregated`): a batch in which no event was kept
+    (``thin_time == 0``) has no second moment at all, and a short run can give a
+    negative variance, which no covariance has.  Then the estimate is withheld:
+    the returned :class:`Estimate` is all NaN (printed as "not reported",
+    ``null`` in JSON) and the sentence says why; otherwise the sentence is ``None``.
+    """
+    est = batch_means(per_batch)
+    empty = 0 if thin_time is None else int((np.asarray(thin_time) <= 0).sum())
+    if empty:
+        nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
+        return Estimate(nan, nan.copy()), (
+            f"{what} is not reported: the run is too short for its second moments ({empty} "
+            "of the batches kept no thinned sample); increase steps."
+        )
+    diag = np.diagonal(np.asarray(est.mean, dtype=float))
+    if diag.size and (not np.isfinite(diag).all() or (diag < 0).any()):
+        nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
+        worst = float(np.nanmin(diag)) if np.isfinite(diag).any() else float("nan")
+        return Estimate(nan, nan.copy()), (
+            f"{what} is not reported: the run is too short for its second moments (a "
+            f"variance estimate came out {worst:.3g} < 0); increase steps."
+        )
+    return est, None
 
 
 def lag1_autocorrelation(num: np.ndarray, den: np.ndarray) -> float:
