@@ -554,6 +554,14 @@ LEAKY = (
     "    return Model('leaky', (x,), (), [Transition((1,), sp.Rational(1, 10)), "
     "Transition((-1,), 1)])\n"
 )
+MIN_RATE = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "from derive.spec import ModelInfo, StateSpace\n"
+    "def factory():\n    x, lam = sp.symbols('x lam')\n"
+    "    return Model('mmc', (x,), (lam,), [Transition((1,), lam), "
+    "Transition((-1,), sp.Min(x**2, 2))], info=ModelInfo(state_space=StateSpace('orthant'), "
+    "reference=(sp.Rational(1, 2),)))\n"
+)
 SIR_PARAMS = ["--param", "beta=2", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
 
 
@@ -647,6 +655,13 @@ def issue23_probes() -> list[Probe]:
             ],
             (OK,),
         ),
+        # a fixed point on the kink of Min(x^2, 2): refused in one sentence
+        P(
+            "rates kink",
+            ["solve", "--model", "{dir}/m.py:factory", "--param", "lam=2"],
+            (INPUT,),
+            _file("m.py", MIN_RATE),
+        ),
         # estimates that cannot be negative
         P(
             "estimate",
@@ -691,6 +706,14 @@ def issue23_probes() -> list[Probe]:
                     _file("m.py", text),
                 )
             )
+        out.append(
+            P(
+                "rates Min",
+                [*cmd, "--model", "{dir}/m.py:factory", "--param", "lam=1.5"],
+                (OK,),
+                _file("m.py", MIN_RATE),
+            )
+        )
         out.append(
             P(
                 "process int rate",

@@ -128,7 +128,40 @@ def _rate_expression(what: str, rate: Any) -> sp.Expr:
         raise ParameterError(f"{what}: the rate must be real and finite, got {rate}.")
     if rate.is_number and rate.is_extended_negative:
         raise ParameterError(f"{what}: the rate must be >= 0, got the constant {rate}.")
+    return piecewise_form(rate)
+
+
+def piecewise_form(rate: sp.Expr) -> sp.Expr:
+    """``Min``, ``Max``, ``Abs`` and ``Heaviside`` written as ``Piecewise``.
+
+    Rates such as a multi-server departure ``Min(x, c)`` or a capped arrival
+    ``lam*Min(1, 2 - x)`` are smooth except on a few surfaces.  SymPy
+    differentiates ``Min`` into ``Heaviside`` and then ``DiracDelta``, which no
+    back end prints and which is zero away from the kink anyway; a ``Piecewise``
+    is differentiated branch by branch, so every derivative is the one of the
+    branch active at the point, and every back end prints it.  (A kink exactly
+    at the fixed point is refused by the numeric layers: the expansion needs a
+    differentiable drift there.)
+    """
+    if rate.has(sp.Abs):
+        rate = rate.replace(
+            lambda e: isinstance(e, sp.Abs),
+            lambda e: sp.Piecewise((e.args[0], e.args[0] >= 0), (-e.args[0], True)),
+        )
+    if rate.has(sp.Min, sp.Max, sp.Heaviside):
+        rate = rate.rewrite(sp.Piecewise)
     return rate
+
+
+def kinks(rate: sp.Expr) -> list[sp.Expr]:
+    """The expressions ``g`` whose zero set ``g = 0`` bounds a branch of the
+    ``Piecewise`` parts of ``rate`` (``lhs - rhs`` of every relational condition)."""
+    out = []
+    for pw in rate.atoms(sp.Piecewise):
+        for _, cond in pw.args:
+            for rel in cond.atoms(sp.core.relational.Relational):
+                out.append(rel.lhs - rel.rhs)
+    return out
 
 
 def _space_point(space: Any, b: int, conserved: bool, rng: Any) -> list[sp.Rational]:

@@ -204,6 +204,33 @@ def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> N
                 )
 
 
+def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
+    """Refuse a fixed point on a kink of a piecewise rate (``Min``, ``Max``,
+    ``Abs``, ``Heaviside``, ``Piecewise``; :func:`derive.model.kinks`), in one
+    sentence: ``J``, the Hessian and the 1/N expansion need a drift that is
+    differentiable at ``s*``; away from the kinks every derivative is that of the
+    branch active there."""
+    import sympy as sp
+
+    from derive.model import kinks
+
+    point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
+    point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
+    scale = 1 + max(abs(float(v)) for v in point.values())
+    for t in model.transitions:
+        for g in kinks(t.rate):
+            value = complex(g.subs(point).evalf(17))
+            if abs(value) <= 1e-9 * scale:
+                pairs = zip(model.states, s, strict=True)
+                shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
+                raise ParameterError(
+                    f"the fixed point ({shown}) of model {model.name} lies on the kink "
+                    f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
+                    "a drift that is differentiable at the fixed point (move the parameters "
+                    "off the kink)."
+                )
+
+
 def _trace(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
     n = A.rows
     return mpmath.fsum(A[i, j] * B[j, i] for i in range(n) for j in range(n) if A[i, j])
@@ -291,6 +318,7 @@ class _Problem:
         s_star = self.rm.full64(self.search.primary, self.q64)
         with mpmath.workdps(30):
             check_rates(model, [mpf(float(v)) for v in s_star], p30, "the fixed point")
+        check_no_kink(model, s_star, self.p64)
         fp.check_stable(self.rm, s_star, self.p64, self.q64)
 
     def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:

@@ -105,6 +105,32 @@ def test_every_printed_entry_within_its_stated_error(case) -> None:
         assert abs(mpf(c_text) - high.constant) <= mpf(str(_unit(c_text))), c_text
 
 
+def _large_cases() -> list[tuple[str, dict[str, str], int]]:
+    """The slow sweep: bigger models (the supermarket's iterative route beyond 40
+    levels, at lam > 1 where nothing is truncated) and more digits."""
+    rng = random.Random(2323)
+    out = [("supermarket", {"b": str(b), "lam": f"{rng.uniform(1.01, 1.3):.5f}"}, 1)
+           for b in (8, 45, 60)]
+    out += [("supermarket", {"b": str(rng.randint(5, 12)), "lam": f"{rng.uniform(0.5, 0.99):.6f}"},
+             2) for _ in range(4)]
+    out += [("jsq_L", {"L": str(rng.randint(2, 6)), "alpha": f"{rng.uniform(0.5, 0.99):.5f}",
+                       "beta": "1"}, 2) for _ in range(4)]
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _large_cases(), ids=lambda c: f"{c[0]}-{c[2]}-{c[1]}")
+def test_larger_sweep_every_printed_entry_within_its_stated_error(case) -> None:
+    name, pairs, order = case
+    dps = 30
+    low = _solve(name, pairs, dps, order)
+    high = _solve(name, pairs, 2 * dps, order)
+    with mpmath.workdps(4 * dps):
+        for arr in ["s_star", "V", "W"] + (["A", "B"] if order == 2 else []):
+            strings, stated = solution_entries(low, arr, dps)
+            _check_entries(arr, _flat(getattr(high, arr), low.b), strings, stated)
+
+
 def _cli(argv: list[str]) -> dict:
     env = {**os.environ}
     env.pop("MFSTEIN_TRACEBACK", None)

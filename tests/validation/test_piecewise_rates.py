@@ -1,0 +1,98 @@
+"""Issue 23: rates as users write them.
+
+``Min``, ``Max``, ``Abs``, ``Heaviside`` are written as ``Piecewise``
+(:func:`derive.model.piecewise_form`), which SymPy differentiates branch by
+branch and every back end prints: away from a kink, ``V`` and ``W`` are those
+of the model written with the active branch only; a fixed point on a kink is
+refused in one sentence; the exact chain and the simulation of such a model
+agree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from derive import Model, Transition
+from derive.model import kinks, piecewise_form
+from derive.spec import ModelInfo, Parameter, StateSpace
+from mfstein.errors import ParameterError
+
+x, lam = sp.symbols("x lam")
+
+
+def _station(departure: sp.Expr, arrival: sp.Expr = lam, name: str = "station") -> Model:
+    """Arrivals at rate ``arrival``, departures at rate ``departure`` (one queue per unit)."""
+    return Model(
+        name,
+        (x,),
+        (lam,),
+        [Transition((1,), arrival, "arrival"), Transition((-1,), departure, "departure")],
+        info=ModelInfo(
+            parameters=(Parameter("lam", low=0),),
+            state_space=StateSpace("orthant"),
+            reference=(sp.Rational(1, 2),),
+        ),
+    )
+
+
+def test_min_max_abs_heaviside_become_piecewise() -> None:
+    for rate in (sp.Min(x, 2), sp.Max(x, 1), sp.Abs(x - 1), sp.Heaviside(x - 1) + x):
+        pw = piecewise_form(rate)
+        assert not pw.has(sp.Min, sp.Max, sp.Abs, sp.Heaviside) and pw.has(sp.Piecewise)
+        for v in (sp.Rational(1, 3), sp.Rational(5, 2)):  # same function off the kink
+            assert pw.subs(x, v) == rate.subs(x, v)
+        assert not sp.diff(pw, x, 2).has(sp.DiracDelta)
+    assert kinks(piecewise_form(sp.Min(x, 2))) == [x - 2]
+
+
+@pytest.mark.parametrize(
+    "departure",
+    [sp.Min(x**2, 2), -sp.Max(-(x**2), -2), sp.Piecewise((x**2, x < sp.sqrt(2)), (2, True))],
+    ids=["Min", "Max", "Piecewise"],
+)
+def test_v_and_w_are_those_of_the_active_branch(departure) -> None:
+    """lam = 1.5: x* = sqrt(1.5) < sqrt(2), where the branch x^2 is active."""
+    from numeric.mean_field import solve_model
+
+    kinked = solve_model(_station(departure), {"lam": "1.5"}, dps=20, order=2)
+    branch = solve_model(_station(x**2, name="branch"), {"lam": "1.5"}, dps=20, order=2)
+    for name in ("s_star", "V", "A"):
+        for a, b in zip(getattr(kinked, name), getattr(branch, name), strict=True):
+            assert abs(a - b) < 1e-18
+    for a, b in ((kinked.W, branch.W), (kinked.B, branch.B)):
+        assert abs(a[0, 0] - b[0, 0]) < 1e-18
+    # the branch model's own closed forms: x* = sqrt(lam), J = -2 x*, W = Q/(2|J|) = lam/(2 x*)
+    xs = float(np.sqrt(1.5))
+    assert float(kinked.W[0, 0]) == pytest.approx(1.5 / (2 * xs), rel=1e-14)
+
+
+def test_capped_arrival_away_from_its_kink() -> None:
+    from numeric.mean_field import solve_model
+
+    capped = solve_model(_station(x, lam * sp.Min(1, 3 - x)), {"lam": "1.5"}, dps=20)
+    plain = solve_model(_station(x, name="plain"), {"lam": "1.5"}, dps=20)
+    assert abs(capped.constant - plain.constant) < 1e-18 and abs(capped.W[0, 0] - 1.5) < 1e-18
+
+
+def test_fixed_point_on_a_kink_is_refused() -> None:
+    from numeric.mean_field import solve_model
+
+    with pytest.raises(ParameterError) as exc:
+        solve_model(_station(sp.Min(x**2, 2)), {"lam": "2"}, dps=15)  # x* = sqrt(2)
+    text = str(exc.value)
+    assert "lies on the kink" in text and "differentiable" in text and "\n" not in text
+
+
+def test_exact_chain_and_simulation_agree_for_a_min_rate() -> None:
+    from numeric.exact.general import solve as solve_exact
+    from sim import simulate_model
+
+    model = _station(sp.Min(x, 1))  # an M/M/c-like station: c = N servers
+    params = {"lam": "0.8"}
+    exact = solve_exact(model, 10, params, truncation=3)
+    sim = simulate_model(model, 10, params, truncation=3, steps=4 * 10**5, reps=2, seed=3,
+                         workers=1)
+    assert abs(float(sim.n_mse.mean) - exact.n_mse) < 3 * float(sim.n_mse.ci95) + 0.02
+    assert abs(float(sim.mean.mean[0]) - exact.mean[0]) < 3 * float(sim.mean.ci95[0]) + 1e-3
