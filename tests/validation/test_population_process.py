@@ -53,7 +53,9 @@ def test_jumps_must_be_integers(jump, needle) -> None:
     [(None, "SymPy expression or a number"), ("lam*x", "SymPy expression or a number"),
      (lambda s: s, "got a function"), (sp.I * x, "real and finite"),
      (sp.zoo, "real and finite"), (-1, ">= 0"), (sp.Matrix([x]), "SymPy expression"),
-     (sp.Eq(x, 1), "scalar"), (sp.ImmutableMatrix([x]), "scalar")],
+     (sp.Eq(x, 1), "scalar"), (sp.ImmutableMatrix([x]), "scalar"),
+     (sp.Integer(10) ** 400 * x, "beyond what the compiled float64"),
+     (x / sp.Integer(2) ** 70, "beyond what the compiled float64")],
 )
 def test_rates_must_be_real_expressions(rate, needle) -> None:
     with pytest.raises(ParameterError) as exc:
