@@ -80,6 +80,11 @@ def batch_means(per_batch: np.ndarray) -> Estimate:
     return Estimate(mean, t_quantile(M) * x.std(axis=0, ddof=1) / np.sqrt(M))
 
 
+#: How the sentence of a withheld covariance ends (:func:`covariance`): a report
+#: that prints no covariance (the Table 1 of ``sim.table``) leaves it out.
+WITHHELD = "is not reported: the run is too short for its second moments"
+
+
 def covariance(
     per_batch: np.ndarray, thin_time: np.ndarray | None = None, what: str = "N Cov(S)"
 ) -> tuple[Estimate, str | None]:
@@ -97,16 +102,16 @@ def covariance(
     if empty:
         nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
         return Estimate(nan, nan.copy()), (
-            f"{what} is not reported: the run is too short for its second moments ({empty} "
-            "of the batches kept no thinned sample); increase steps."
+            f"{what} {WITHHELD} ({empty} of the batches kept no thinned sample); "
+            "increase steps."
         )
     diag = np.diagonal(np.asarray(est.mean, dtype=float))
     if diag.size and (not np.isfinite(diag).all() or (diag < 0).any()):
         nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
         worst = float(np.nanmin(diag)) if np.isfinite(diag).any() else float("nan")
         return Estimate(nan, nan.copy()), (
-            f"{what} is not reported: the run is too short for its second moments (a "
-            f"variance estimate came out {worst:.3g} < 0); increase steps."
+            f"{what} {WITHHELD} (a variance estimate came out {worst:.3g} < 0); "
+            "increase steps."
         )
     return est, None
 

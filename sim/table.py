@@ -90,6 +90,7 @@ def build(
     import numeric
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
+    from sim import stats
     from sim.api import MAX_B, check_inputs, simulate
 
     dps = check_dps(dps)
@@ -138,7 +139,8 @@ def build(
                 bound_digits=int(sol.digits),
                 exact=ex,
                 exact_note=note,
-                warnings=list(res.warnings),
+                # the table prints no covariance: its withholding is no news here
+                warnings=[w for w in res.warnings if stats.WITHHELD not in w],
                 c2=mpmath.nstr(so.c2, max(int(so.digits), 1)),
                 c2_digits=int(so.digits),
                 second_order=mpmath.nstr(sol.constant + so.c2 / N, digits2),
