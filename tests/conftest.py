@@ -37,3 +37,6 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         path = tempfile.mkdtemp(prefix="mfstein-test-cache-")
     os.environ["MFSTEIN_CACHE_DIR"] = str(path)
+    # notebooks executed by the tests, rendered by the documentation build (tests/test_docs.py)
+    executed = cache.mkdir("executed-notebooks") if cache is not None else tempfile.mkdtemp()
+    os.environ["MFSTEIN_EXECUTED_NOTEBOOKS"] = str(executed)
