@@ -17,6 +17,9 @@ PACKAGES = ("mfstein", "derive", "numeric", "sim")
 SKIP_PARTS = {"__pycache__", ".pytest_cache", "_build", ".ipynb_checkpoints"}
 
 
+GENERATED = ("docs/api/", "docs/notebooks/")  # written by the documentation build
+
+
 def _tree_files(folder: str) -> set[str]:
     return {
         p.relative_to(ROOT).as_posix()
@@ -24,6 +27,7 @@ def _tree_files(folder: str) -> set[str]:
         if p.is_file()
         and not SKIP_PARTS & set(p.parts)
         and p.suffix not in (".pyc", ".nbi", ".nbc")
+        and not p.relative_to(ROOT).as_posix().startswith(GENERATED)
     }
 
 
