@@ -42,6 +42,7 @@ __all__ = [
     "ENV_VAR",
     "cache_dir",
     "configured_cache_dir",
+    "known_dirs",
     "read_checked",
     "report_damaged",
     "write_checked",
@@ -109,6 +110,13 @@ def cache_dir() -> Path:
             )
         _resolved[key] = _resolved[str(_fallback[0])] = _fallback[0]
         return _fallback[0]
+
+
+def known_dirs() -> tuple[Path, ...]:
+    """The configured cache directory and this process's fallback, if it made one,
+    without creating either (for code that only asks whether a file is inside)."""
+    with _lock:
+        return (configured_cache_dir(), *_fallback)
 
 
 def report_damaged(path: str | os.PathLike) -> None:

@@ -100,11 +100,12 @@ def check_compiled_caches(directory: str) -> None:
 
 
 def _ours(py_file: str) -> bool:
+    """Whether ``py_file`` is mfstein's: in its packages or in its cache directory
+    (asked without creating the cache directory for someone else's function)."""
     path = os.path.realpath(py_file)
     if path.startswith(_OWN_DIRS):
         return True
-    root = str(cache.cache_dir().resolve()) + os.sep
-    return path.startswith(root)
+    return any(path.startswith(os.path.realpath(d) + os.sep) for d in cache.known_dirs())
 
 
 class MfsteinCacheLocator(caching._CacheLocator):

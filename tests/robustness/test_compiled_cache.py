@@ -108,3 +108,32 @@ def test_pickle_streams_are_checked_without_unpickling() -> None:
     for cut in (0, 1, len(index) // 2, len(index) - 1):
         assert not _complete_pickles(index[:cut], 2), cut
     assert not _complete_pickles(b"\x00\xff garbage", 1)
+
+
+OTHER_CODE = """
+import importlib.util, os, sys
+from mfstein.jit import MfsteinCacheLocator
+spec = importlib.util.spec_from_file_location("theirs", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+locator = mod.f._cache._impl.locator
+print(type(locator).__name__, isinstance(locator, MfsteinCacheLocator))
+print(os.path.exists(os.environ["MFSTEIN_CACHE_DIR"]))
+"""
+
+
+def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
+    theirs = tmp_path / "theirs.py"
+    theirs.write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path / "never-made")}
+    out = subprocess.run(
+        [sys.executable, "-c", OTHER_CODE, str(theirs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
+    # and mfstein's cache directory was not even created for it
+    assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out
