@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -82,5 +81,21 @@ def stage(dest: Path) -> list[str]:
         done = executed_dir() / f"{name}-{_key(name)}.ipynb"
         if not done.is_file():
             done = execute(name)
-        shutil.copyfile(done, dest / f"{name}.ipynb")
+        _with_size_note(done, dest / f"{name}.ipynb")
     return names
+
+
+#: Shown under each notebook's title on the site.
+SIZE_NOTE = (
+    "*This page shows the notebook executed at CI size (`MFSTEIN_NOTEBOOK_SIZE=ci`: "
+    "the short runs the test suite checks, so intervals are wider and grids coarser "
+    "than in a full run).*"
+)
+
+
+def _with_size_note(src: Path, dest: Path) -> None:
+    import nbformat
+
+    nb = nbformat.read(src, as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell(SIZE_NOTE, id="mfstein-size-note"))
+    nbformat.write(nb, dest)
