@@ -25,6 +25,10 @@ def public_names(package: str) -> list[str]:
     return sorted(getattr(module, "__all__", ()))
 
 
+#: Words that end with a full stop inside a sentence.
+_ABBREVIATIONS = (" eq", "(eq", " eqs", " e.g", " i.e", " cf", " Fig", " Sec", " vs", " approx")
+
+
 def summary(obj: Any) -> str:
     """The first sentence of ``obj``'s docstring, or '' where it cannot be cut
     cleanly (a sentence end inside an inline literal)."""
@@ -37,7 +41,7 @@ def summary(obj: Any) -> str:
             inside = not inside
             i += 2
             continue
-        if not inside and para.startswith(". ", i):
+        if not inside and para.startswith(". ", i) and not para[:i].endswith(_ABBREVIATIONS):
             return para[: i + 1]
         i += 1
     return "" if inside else para
