@@ -193,7 +193,7 @@ def observable(model: Model, g: Any) -> Observable:
         if text in known:
             return Observable(text, known[text])
         expr = parse_expression(model, text)
-        return Observable(str(expr), expr)
+        return Observable(text, expr)
     expr = check_expression(model, g)
     return Observable(str(expr), expr)
 
