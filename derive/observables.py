@@ -84,13 +84,13 @@ def declared(model: Model) -> dict[str, sp.Expr]:
     return out
 
 
-def _check_tree(text: str) -> None:
+def check_syntax(text: str, what: str = "observable") -> None:
+    """Refuse (one sentence) any syntax but numbers, names, ``+ - * / ** ^`` and
+    calls of :data:`FUNCTIONS`: nothing else reaches ``eval``."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
-        raise ParameterError(
-            f"observable {text!r} is not a valid expression (syntax error)."
-        ) from None
+        raise ParameterError(f"{what} {text!r} is not a valid expression (syntax error).") from None
     for node in ast.walk(tree):
         if isinstance(node, ast.Expression | ast.BinOp | ast.UnaryOp | ast.Load | ast.Name):
             continue
@@ -106,7 +106,7 @@ def _check_tree(text: str) -> None:
         ):
             continue
         raise ParameterError(
-            f"observable {text!r} may only hold numbers, the model's symbols, + - * / ** "
+            f"{what} {text!r} may only hold numbers, symbols, + - * / ** "
             f"and the functions {', '.join(sorted(FUNCTIONS))}."
         )
 
@@ -122,7 +122,7 @@ def parse_expression(model: Model, text: str) -> sp.Expr:
 
     if not isinstance(text, str) or not text.strip():
         raise ParameterError(f"observable must be a non-empty expression, got {text!r}.")
-    _check_tree(text)
+    check_syntax(text)
     symbols = {str(s): s for s in (*model.states, *model.params)}
     names = {
         node.id
