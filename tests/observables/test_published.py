@@ -111,3 +111,32 @@ def test_bike_sharing_matches_rmf_tool_example(s):
         assert ratio == pytest.approx(BIKE_V_OVER_PI_S9, abs=6e-9)
     e = sol.observable(m, "problematic")
     assert 0 < float(e.g0) < 1
+
+
+# rmf_tool misc/jsqD_simulate/steadyState/exp_rho{70,90,95}_d2_N{10,100}.npy: the
+# authors' own simulations of JSQ(2) with infinite buffers (rows: steady-state
+# samples of x_0 .. x_19); the mean queue length sum_k x_k over the rows and its
+# standard error (rows treated as independent samples).
+JSQ2_SIMULATION = {
+    ("0.7", 10): (1.2192976, 0.00014467684816962183),
+    ("0.7", 100): (1.1387389404347825, 0.00011230801163735064),
+    ("0.9", 10): (2.8002988932432435, 0.0007627362158760356),
+    ("0.9", 100): (2.3930885321739126, 0.0004916762740217644),
+    ("0.95", 10): (4.299288242857143, 0.002773096847741461),
+    ("0.95", 100): (3.3066095008695653, 0.001125116524099809),
+}
+
+
+@pytest.mark.parametrize("rho", ["0.7", "0.9", "0.95"])
+def test_jsq2_mean_queue_length_against_the_authors_simulations(rho):
+    """Each order of the expansion of E[sum_k S_k] gets closer to the authors'
+    simulation, and at N = 100 the 1/N^2 value lies within 3 standard errors."""
+    fam = load_model("jsq_L", L=2)
+    sol = solve(fam, {"alpha": rho, "beta": "1"}, dps=20, order=2)
+    e = sol.observable(fam, "queue_length")
+    for N in (10, 100):
+        sim, se = JSQ2_SIMULATION[(rho, N)]
+        err = [abs(float(e.value(N, k)) - sim) for k in (0, 1, 2)]
+        assert err[2] < err[1] < err[0], (N, err)
+        if N == 100:
+            assert err[2] < 3 * se
