@@ -3,9 +3,10 @@ exact finite-N values, and the rows of the accuracy table.
 
 Expansion.  With ``Y = S_N - s*`` and the stationary moment expansion of
 Gast, Bortolussi and Tribastone ("Size expansions of mean field approximation:
-transient and steady-state analysis", Performance Evaluation 129, 2019;
-Theorem 3.2 and the steady-state coefficients of its Section 5, computed here by
-:mod:`numeric.general` and :mod:`numeric.expansion`)
+transient and steady-state analysis", Performance Evaluation 129, 2019), whose
+coefficients solve the equations (C), (B), (A) of :mod:`derive.expansion` and
+are computed by :mod:`numeric.general` (``V``, ``W``) and
+:mod:`numeric.expansion` (``A``, ``B``, ``C``)
 
     E[Y]           = V/N + A/N^2 + O(1/N^3),
     E[Y Y^T]       = W/N + B/N^2 + O(1/N^3),
