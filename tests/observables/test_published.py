@@ -140,3 +140,24 @@ def test_jsq2_mean_queue_length_against_the_authors_simulations(rho):
         assert err[2] < err[1] < err[0], (N, err)
         if N == 100:
             assert err[2] < 3 * se
+
+
+def test_sir_matches_rmf_tool_basic_example():
+    """rmf_tool ``BasicExample_SIR.ipynb``: infection at rate x_S + 2 x_S x_I,
+    recovery x_I, loss of immunity 3 x_R (mfstein's ``sir`` with a = 1, beta = 2,
+    gamma = 1, rho = 3); printed pi and V (8 decimals)."""
+    m = load_model("sir")
+    sol = solve(m, {"beta": "2", "gamma": "1", "rho": "3", "a": "1"}, dps=20, order=2)
+    assert [float(v) for v in sol.s_star] == pytest.approx(
+        [0.26259518, 0.55305361, 0.1843512], abs=6e-9
+    )
+    assert [float(v) for v in sol.V] == pytest.approx(
+        [0.15875529, -0.11906646, -0.03968882], abs=6e-9
+    )
+    e = sol.observable(m, "infected")
+    assert float(e.g0) == pytest.approx(0.55305361, abs=6e-9)
+    assert float(e.g1) == pytest.approx(-0.11906646, abs=6e-9)
+    # the notebook's refined value at N = 10 (pi + V/N), and its simulation
+    # 0.54281585 +/- 0.00547974 covers the order-2 value as well
+    assert float(e.value(10, 1)) == pytest.approx(0.54114697, abs=6e-9)
+    assert abs(float(e.value(10, 2)) - 0.54281585) < 0.00547974
