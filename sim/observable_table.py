@@ -27,7 +27,7 @@ from typing import Any
 
 import mpmath
 
-from mfstein.errors import ParameterError
+from mfstein.errors import NumericalError, ParameterError
 
 #: Significant digits printed for exact (float64) values.
 EXACT_DIGITS = 10
@@ -77,6 +77,17 @@ def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:
     return mpmath.nstr(mpmath.mpf(str(v)), dps + 5, strip_zeros=False)
 
 
+def _uses_N(value: Any) -> bool:
+    """Whether a parameter value is a string expression naming ``N``."""
+    if not isinstance(value, str):
+        return False
+    try:
+        tree = ast.parse(value.strip(), mode="eval")
+    except SyntaxError:
+        return False  # parameter_at refuses it in one sentence
+    return any(isinstance(n, ast.Name) and n.id == "N" for n in ast.walk(tree))
+
+
 def _sim_text(est: Any) -> dict[str, str]:
     mean, ci = float(est.mean), float(est.ci95)
     if not math.isfinite(ci) or ci <= 0:
@@ -100,7 +111,8 @@ def accuracy_table(
     sim_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rows ``{"N", "params", "mean_field", "order1", "order2", "exact",
-    "exact_note", "simulation": {"mean", "ci95"}}`` of the accuracy table of ``g``.
+    "exact_note", "simulation": {"mean", "ci95"}, "simulation_note"}`` of the
+    accuracy table of ``g``.
 
     Parameters
     ----------
@@ -138,13 +150,7 @@ def accuracy_table(
     Ns = [int(n) for n in Ns]
     if not Ns or any(n < 1 for n in Ns):
         raise ParameterError(f"N must be a list of integers >= 1, got {Ns!r}.")
-    depends = any(
-        isinstance(v, str)
-        and "N"
-        in {n.id for n in ast.walk(ast.parse(v.strip(), mode="eval")) if isinstance(n, ast.Name)}
-        for v in params.values()
-        if isinstance(v, str) and v.strip()
-    )
+    depends = any(_uses_N(v) for v in params.values())
     rows = []
     cached = None
     name = expression = None
@@ -166,6 +172,7 @@ def accuracy_table(
             "exact": None,
             "exact_note": None,
             "simulation": None,
+            "simulation_note": None,
         }
         if exact:
             row["exact"], row["exact_note"] = _exact(finite, N, values, g, exact_max_states)
@@ -173,7 +180,11 @@ def accuracy_table(
             from sim import simulate_model
 
             obs = observable(finite, g)
-            if obs.quadratic:
+            if obs.quadratic and obs.M is not None:
+                row["simulation_note"] = (
+                    "the simulator estimates the quadratic observable with M = I only."
+                )
+            elif obs.quadratic:
                 r = simulate_model(finite, N, values, **dict(sim_options or {}))
                 row["simulation"] = _sim_text(r.n_mse)
             else:
@@ -203,7 +214,7 @@ def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: in
         return None, f"the chain has up to {bound:,} states (more than {max_states:,})."
     try:
         r = exact_solve(model, N, values)
-    except ParameterError as exc:
+    except (ParameterError, NumericalError) as exc:
         return None, str(exc)
     x = r.expect(g, model).mean
     return f"{x:.{EXACT_DIGITS}g}", None

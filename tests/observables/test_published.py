@@ -74,7 +74,7 @@ CACHE = {
 }
 
 
-@pytest.mark.parametrize("size", [5, 3])
+@pytest.mark.parametrize("size", [5, pytest.param(3, marks=pytest.mark.slow)])
 def test_random_cache_matches_rmf_tool(size):
     m = load_model("cache_random", n=10, m=size, alpha="0.5")
     sol = solve(m, {}, dps=15)

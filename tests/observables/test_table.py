@@ -74,3 +74,9 @@ def test_user_model_from_a_file(tmp_path):
 def test_bad_parameter_expressions(value, words):
     with pytest.raises(ParameterError, match=words):
         parameter_at("lam", value, 10, 20)
+
+
+def test_bad_parameter_in_the_table_is_one_sentence():
+    m = load_model("sir")
+    with pytest.raises(ParameterError, match="parameter beta"):
+        accuracy_table(m, {**SIR, "beta": "two and a half"}, "infected", [10], exact=False)
