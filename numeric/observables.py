@@ -102,6 +102,8 @@ class ObservableExpansion:
             raise ParameterError(f"order must be 0, 1 or 2, got {order!r}.")
         if order == 2 and self.g2 is None:
             raise ParameterError("order 2 needs a solution with order=2 (A, B, C).")
+        if order >= 1 and self.g1 is None:
+            raise ParameterError("order 1 of this observable needs a solution with order=2.")
         with mpmath.workdps(self.dps + 10):
             n = mpf(N)
             out = self.g0
@@ -124,13 +126,17 @@ class ObservableExpansion:
 
     def text(self, name: str, N: Any = None, order: int = 0) -> str:
         """One term (``g0``, ``g1``, ``g2``, ``variance``) or, with ``N``, the
-        value at order ``order``, as a decimal string with its claimed digits."""
+        value at order ``order``, as a decimal string with its claimed digits
+        (``None`` when the term is absent or not one digit of it is earned)."""
         from numeric.precision import to_str
 
         if N is not None:
-            return to_str(self.value(N, order), max(1, self.value_digits(N, order)))
+            digits = self.value_digits(N, order)
+            return to_str(self.value(N, order), digits) if digits >= 1 else None
         v = getattr(self, name)
-        return None if v is None else to_str(v, max(1, self.digits[name]))
+        if v is None or self.digits.get(name, 0) < 1:
+            return None
+        return to_str(v, self.digits[name])
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: numbers as decimal strings (their claimed digits),
