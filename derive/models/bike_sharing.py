@@ -39,12 +39,12 @@ LAM, MU, S = sp.symbols("lam mu s")
 _DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 
-def bike_sharing(K: int = 10, start: int = 7) -> Model:
+def bike_sharing(K: int = 10) -> Model:
     """Stations of capacity ``K >= 1``; parameters ``lam > 0`` (take rate), ``mu > 0``
-    (return rate), ``s > 0`` (bikes per station).  The reference point puts
-    ``start`` bikes in every station (``0 <= start <= K``), as rmf_tool does."""
+    (return rate), ``s > 0`` (bikes per station; the finite-N chain needs ``s N``
+    to be a whole number).  The reference point puts ``min(floor(s), K)`` bikes in
+    every station and the rest in transit, a state of every finite system."""
     K = check_int("K", K, 1)
-    start = check_int("start", start, 0, K)
     x = sp.symbols(f"x0:{K + 1}")
     riding = S - sp.Add(*[j * x[j] for j in range(K + 1)])
     transitions = []
@@ -55,7 +55,13 @@ def bike_sharing(K: int = 10, start: int = 7) -> Model:
         back = [0] * (K + 1)
         back[i], back[i - 1] = 1, -1
         transitions.append(Transition(tuple(back), MU * x[i - 1] * riding, f"return to {i - 1}"))
-    reference = tuple(sp.Integer(1 if k == start else 0) for k in range(K + 1))
+
+    def reference(values):
+        import math
+
+        start = min(K, math.floor(values["s"]))
+        return tuple(sp.Integer(1 if k == start else 0) for k in range(K + 1))
+
     info = ModelInfo(
         parameters=(
             Parameter("lam", low=0, doc="rate at which a user takes a bike from a station"),

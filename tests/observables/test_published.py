@@ -161,3 +161,18 @@ def test_sir_matches_rmf_tool_basic_example():
     # 0.54281585 +/- 0.00547974 covers the order-2 value as well
     assert float(e.value(10, 1)) == pytest.approx(0.54114697, abs=6e-9)
     assert abs(float(e.value(10, 2)) - 0.54281585) < 0.00547974
+
+
+def test_bike_sharing_expansion_against_exact_chains():
+    """The finite systems (s N bikes, the reference point a valid state of each)
+    against the expansion of the fraction of problematic stations."""
+    from numeric.exact import solve as exact_solve
+
+    m = load_model("bike_sharing", K=4)
+    p = {"lam": "1", "mu": "1", "s": "2"}
+    sol = solve(m, p, dps=20, order=2)
+    e = sol.observable(m, "problematic")
+    for N in (10, 20):
+        x = exact_solve(m, N, p).expect("problematic").mean
+        err = [abs(x - float(e.value(N, k))) for k in (0, 1, 2)]
+        assert err[2] < err[1] < err[0], (N, err)
