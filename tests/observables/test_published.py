@@ -176,3 +176,58 @@ def test_bike_sharing_expansion_against_exact_chains():
         x = exact_solve(m, N, p).expect("problematic").mean
         err = [abs(x - float(e.value(N, k))) for k in (0, 1, 2)]
         assert err[2] < err[1] < err[0], (N, err)
+
+
+def _rational_sir():
+    """rmf_tool ``Example_nonStableSIR.ipynb`` / ``misc/SIR_simulate``: infection at
+    rate S (1 + 10 I/(a + S)), recovery 5 I, loss of immunity (10 S + 0.1) R,
+    R = 1 - S - I (a user model with rational rates)."""
+    import sympy as sp
+
+    from derive import Model, Transition
+    from derive.spec import ModelInfo, Parameter, StateSpace
+
+    S, I, a = sp.symbols("S I a")
+    return Model(
+        "sir_rational",
+        (S, I),
+        (a,),
+        [
+            Transition((-1, 1), S * (1 + 10 * I / (a + S))),
+            Transition((0, -1), 5 * I),
+            Transition((1, 0), (10 * S + sp.Rational(1, 10)) * (1 - S - I)),
+        ],
+        info=ModelInfo(
+            parameters=(Parameter("a", low=0),),
+            state_space=StateSpace("simplex", total=1.0),
+            reference=(sp.Rational(1, 2), sp.Rational(1, 2)),
+        ),
+    )
+
+
+# misc/SIR_simulate/traj/steadyStateN{N}a0.3.txt: 100 independent runs, each the time
+# average of (S, I) over t in [100, 1000]; their mean and standard error.
+RATIONAL_SIR_SIMULATION = {
+    1000: ((0.21381374000000006, 4.806367960289446e-05), (0.23977486, 2.2804350196372444e-05)),
+    2000: ((0.21248375999999997, 3.2788936665844515e-05), (0.24081154, 1.76850357333224e-05)),
+}
+
+
+def test_rational_sir_matches_rmf_tool():
+    m = _rational_sir()
+    sol = solve(m, {"a": "0.5"}, dps=20)
+    # the notebook's printed fixed point, V and W at a = 0.5
+    assert [float(v) for v in sol.s_star] == pytest.approx([0.31199746, 0.26950822], abs=6e-9)
+    assert [float(v) for v in sol.V] == pytest.approx([1.28376883, -1.32697402], abs=6e-9)
+    W = [[float(sol.W[i, j]) for j in range(2)] for i in range(2)]
+    assert W[0] == pytest.approx([1.45092322, -0.23627429], abs=6e-9)
+    assert W[1] == pytest.approx([-0.23627429, 0.54280068], abs=6e-9)
+    # a = 0.3, near the loss of stability: large 1/N^2 terms, and the expansion to
+    # 1/N^2 within 3 standard errors of the authors' simulations at N = 1000, 2000
+    sol = solve(m, {"a": "0.3"}, dps=20, order=2)
+    for k, g in enumerate(("S", "I")):
+        e = sol.observable(m, g)
+        assert abs(float(e.g2)) > 50
+        for N, sims in RATIONAL_SIR_SIMULATION.items():
+            mean, se = sims[k]
+            assert abs(float(e.value(N, 2)) - mean) < 3 * se, (g, N)
