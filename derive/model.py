@@ -129,21 +129,21 @@ def _rate_expression(what: str, rate: Any) -> sp.Expr:
     if rate.is_number and rate.is_extended_negative:
         raise ParameterError(f"{what}: the rate must be >= 0, got the constant {rate}.")
     for number in rate.atoms(sp.Rational, sp.Float):
-        if isinstance(number, sp.Float):
+        if isinstance(number, sp.Integer):
+            big = abs(number.p) >= _MAX_CONSTANT
+        else:  # a float, or a fraction (printed as p/q, which Python folds to a float)
             big = abs(number) > _MAX_FLOAT
-        else:
-            big = abs(number.p) >= _MAX_CONSTANT or number.q >= _MAX_CONSTANT
         if big:
             raise ParameterError(
                 f"{what}: the rate's constant {sp.N(number, 3)} is beyond what the compiled "
-                "float64 kernels and simulators hold (integers and denominators below 2^63, "
-                "floats below 1e300 in magnitude); rescale the model's rates or time."
+                "float64 kernels and simulators hold (integers below 2^63, other numbers "
+                "below 1e300 in magnitude); rescale the model's rates or time."
             )
     return piecewise_form(rate)
 
 
-#: Bound on the magnitude of an integer (numerator, denominator) in a rate: numba
-#: types integer literals as int64; and on a float constant (float64's range).
+#: Bound on the magnitude of an integer in a rate (numba types integer literals as
+#: int64) and of any other constant (float64's range).
 _MAX_CONSTANT = 2**63
 _MAX_FLOAT = 1e300
 

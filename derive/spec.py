@@ -98,12 +98,16 @@ def _num(x: float) -> str:
 class StateSpace:
     """The set the state ``s`` lives in.
 
-    ``monotone``  ``1 >= s_1 >= s_2 >= ... >= s_b >= 0`` (fractions of servers
-                  with at least k jobs: the supermarket and JSQ models);
-    ``simplex``   ``s >= 0`` and ``sum(s) <= total`` (``== total`` when the sum
-                  is conserved, as for SIR);
-    ``box``       ``0 <= s_i <= 1``;
-    ``orthant``   ``s >= 0``.
+    ``monotone``
+        ``1 >= s_1 >= s_2 >= ... >= s_b >= 0`` (fractions of servers with at
+        least k jobs: the supermarket and JSQ models);
+    ``simplex``
+        ``s >= 0`` and ``sum(s) <= total`` (``== total`` when the sum is
+        conserved, as for SIR);
+    ``box``
+        ``0 <= s_i <= 1``;
+    ``orthant``
+        ``s >= 0``.
     """
 
     kind: str = "orthant"
@@ -167,6 +171,10 @@ class ModelInfo:
         one fixed point in the state space for every allowed parameter value; the
         general fixed-point search then integrates from the start only, without
         the extra random starts that look for other stable points.
+    observables:
+        The model's usual performance measures by name: name -> a SymPy
+        expression (or a string) in the state symbols and parameters, e.g.
+        ``{"queue_length": s1 + s2}`` (:mod:`derive.observables`).
     """
 
     parameters: tuple[Parameter, ...] = ()
@@ -177,6 +185,7 @@ class ModelInfo:
     structure: Mapping[str, Any] = field(default_factory=dict)
     citation: str = ""
     unique_fixed_point: bool = False
+    observables: Mapping[str, Any] = field(default_factory=dict)
 
     def parameter(self, name: str) -> Parameter | None:
         """The declared :class:`Parameter` called ``name``, if any."""

@@ -55,7 +55,8 @@ def test_jumps_must_be_integers(jump, needle) -> None:
      (sp.zoo, "real and finite"), (-1, ">= 0"), (sp.Matrix([x]), "SymPy expression"),
      (sp.Eq(x, 1), "scalar"), (sp.ImmutableMatrix([x]), "scalar"),
      (sp.Integer(10) ** 400 * x, "beyond what the compiled float64"),
-     (x / sp.Integer(2) ** 70, "beyond what the compiled float64")],
+     (sp.Integer(2) ** 70 * x, "beyond what the compiled float64"),
+     (sp.Rational(10**400, 3) * x, "beyond what the compiled float64")],
 )
 def test_rates_must_be_real_expressions(rate, needle) -> None:
     with pytest.raises(ParameterError) as exc:
