@@ -86,8 +86,8 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
     from mfstein.errors import check_int
     from mfstein.limits import MAX_D
-    from numeric.bound import bound
     from numeric.equilibrium import check_b
+    from numeric.mean_field import bound
     from numeric.precision import arrival_rate, check_dps
 
     dps = check_dps(args.dps)
@@ -128,14 +128,14 @@ def run_bound(args: argparse.Namespace) -> int:
     certs = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify, heavy_traffic_ball
+        from numeric.certify import certify_solution, heavy_traffic_ball
 
         certs = []
         for n, s in sols:
             exact = heavy_traffic_ball(args.gamma, args.alpha, n) if args.lam is None else None
             lam = args.lam if args.lam is not None else exact
             try:
-                certs.append(certify(s, params={"lam": lam}, M=args.M))
+                certs.append(certify_solution(s, params={"lam": lam}, M=args.M))
             except NumericalError as exc:
                 print(f"mfstein bound: certification refused (N = {n}): {exc}", file=sys.stderr)
                 return 1
@@ -146,25 +146,17 @@ def run_bound(args: argparse.Namespace) -> int:
 def _print_bound(
     args: argparse.Namespace, sols: list[tuple[int, Any]], certs: list[Any] | None = None
 ) -> int:
+    import mpmath
+
     from numeric.precision import to_str
 
     if args.json:
         results = []
         for i, (n, s) in enumerate(sols):
+            with mpmath.workdps(s.dps + 20):
+                bound = to_str(s.constant / n, s.dps)
             results.append(
-                {
-                    "N": n,
-                    "lam": to_str(s.lam, s.dps),
-                    "b": s.b,
-                    "d": s.d,
-                    "dps": s.dps,
-                    "constant": to_str(s.constant, s.dps),
-                    "bound": to_str(s.constant / n, s.dps),
-                    "digits": s.digits,
-                    "methods": dict(s.methods),
-                    "s_star": [to_str(x, s.dps) for x in s.s_star],
-                    **(certs[i].to_json() if certs else {}),
-                }
+                {"N": n, **s.to_dict(), "bound": bound, **(certs[i].to_dict() if certs else {})}
             )
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
@@ -228,37 +220,23 @@ def _entry(x: Any, bound: Any, digits: int) -> str:
 
 
 def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
+    import mpmath
+
     from numeric.precision import to_str
 
     if args.json:
         results = []
         for n, s in sols:
-            p = s.dps
-            ev = _error_bound(list(s.V), s.digits)
-            ew = _error_bound([s.W[i, j] for i in range(s.b) for j in range(s.b)], s.digits)
-            results.append(
-                {
-                    "N": n,
-                    "lam": to_str(s.lam, p),
-                    "b": s.b,
-                    "d": s.d,
-                    "dps": p,
-                    "s_star": [to_str(x, p) for x in s.s_star],
-                    "V": [_entry(x, ev, p) for x in s.V],
-                    "mean": [to_str(x + v / n, p) for x, v in zip(s.s_star, s.V, strict=True)],
-                    "W": [[_entry(s.W[i, j], ew, p) for j in range(s.b)] for i in range(s.b)],
-                    "V_abs_error": to_str(ev, 3),
-                    "W_abs_error": to_str(ew, 3),
-                }
-            )
-            if s.c2 is not None:
-                from numeric.solve_cli import order2_json
-
-                results[-1].update(order2_json(s, p))
-                results[-1]["mean2"] = [
-                    to_str(x + v / n + a / n**2, p)
-                    for x, v, a in zip(s.s_star, s.V, s.A, strict=True)
-                ]
+            with mpmath.workdps(s.dps + 20):
+                p = s.dps
+                out = {"N": n, **s.to_dict()}
+                out["mean"] = [to_str(x + v / n, p) for x, v in zip(s.s_star, s.V, strict=True)]
+                if s.c2 is not None:
+                    out["mean2"] = [
+                        to_str(x + v / n + a / n**2, p)
+                        for x, v, a in zip(s.s_star, s.V, s.A, strict=True)
+                    ]
+            results.append(out)
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
         return 0

@@ -70,12 +70,12 @@ def run(args: argparse.Namespace) -> int:
     import mpmath
 
     from mfstein.model_args import model_from_args
-    from numeric.mean_field import solve_model
-    from numeric.precision import check_dps, entry_str, normwise_error, to_str
+    from numeric.mean_field import solve
+    from numeric.precision import check_dps, normwise_error
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
-    sol = solve_model(
+    sol = solve(
         model,
         params,
         dps=dps,
@@ -88,10 +88,10 @@ def run(args: argparse.Namespace) -> int:
     cert = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify
+        from numeric.certify import certify_solution
 
         try:
-            cert = certify(sol, model, params, M=args.M, start=args.start)
+            cert = certify_solution(sol, params=params, M=args.M, start=args.start)
         except NumericalError as exc:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1
@@ -101,29 +101,9 @@ def run(args: argparse.Namespace) -> int:
         ev = normwise_error(list(sol.V), sol.digits)
         ew = normwise_error([sol.W[i, j] for i in range(sol.b) for j in range(sol.b)], sol.digits)
         if args.json:
-            out = {
-                "model": sol.model,
-                "params": sol.params,
-                "states": states,
-                "dps": dps,
-                "s_star": [to_str(x, dps) for x in sol.s_star],
-                "V": [entry_str(x, ev, dps) for x in sol.V],
-                "W": [
-                    [entry_str(sol.W[i, j], ew, dps) for j in range(sol.b)] for i in range(sol.b)
-                ],
-                "V_abs_error": to_str(ev, 3),
-                "W_abs_error": to_str(ew, 3),
-                "constant": to_str(sol.constant, dps),
-                "digits": sol.digits,
-                "methods": dict(sol.methods),
-                "conservation": sol.conservation,
-                "other_fixed_points": sol.fixed_points,
-                "notes": sol.notes,
-            }
-            if sol.c2 is not None:
-                out.update(order2_json(sol, dps))
+            out = sol.to_dict()
             if cert is not None:
-                out.update(cert.to_json())
+                out.update(cert.to_dict())
             json.dump(out, sys.stdout, indent=1)
             print()
             return 0
@@ -183,23 +163,6 @@ def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
         print(f"note: {note}")
     for fp in sol.fixed_points:
         print(f"other stable fixed point: ({', '.join(f'{v:.10g}' for v in fp)})")
-
-
-def order2_json(sol, dps: int) -> dict:
-    """JSON fields of the 1/N^2 terms (decimal strings)."""
-    from numeric.precision import entry_str, normwise_error, to_str
-
-    b = sol.b
-    ea = normwise_error(list(sol.A), sol.digits2)
-    eb = normwise_error([sol.B[i, j] for i in range(b) for j in range(b)], sol.digits2)
-    return {
-        "A": [entry_str(x, ea, dps) for x in sol.A],
-        "B": [[entry_str(sol.B[i, j], eb, dps) for j in range(b)] for i in range(b)],
-        "A_abs_error": to_str(ea, 3),
-        "B_abs_error": to_str(eb, 3),
-        "c2": to_str(sol.c2, dps),
-        "digits2": sol.digits2,
-    }
 
 
 def print_order2(sol, states: list[str]) -> None:

@@ -9,9 +9,7 @@ loads only the standard library; the numeric stack is imported by the handler.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -157,72 +155,18 @@ def run(args: argparse.Namespace) -> int:
     dps = check_dps(args.dps) if args.dps is not None else None
     model, params = model_from_args(args)
     times = np.linspace(a, b, n)
-    res = transient(model, params, args.start, times, order=order, dps=dps, method=str(args.method))
+    res = transient(
+        model, params, times=times, start=args.start, order=order, dps=dps, method=str(args.method)
+    )
     if plot is not None:
         _plot(res, plot, N)
     if args.json:
-        json.dump(to_json(res), sys.stdout, indent=1)
-        print()
+        print(res.to_json(indent=1))
         return 0
     _print_text(res)
     if plot is not None:
         print(f"plot written to {plot}")
     return 0
-
-
-def _num(res: Any) -> Any:
-    """Number formatter: floats as floats, mpf as decimal strings of ``dps`` digits."""
-    if res.route == "float64":
-        return float
-    from numeric.precision import to_str
-
-    return lambda v: to_str(v, res.dps)
-
-
-def to_json(res: Any) -> dict[str, Any]:
-    """The JSON document of a :class:`numeric.transient.TransientResult`."""
-    num = _num(res)
-
-    def arr(a: Any) -> Any:
-        if a is None:
-            return None
-        if getattr(a, "ndim", 0) == 0:
-            return num(a)
-        return [arr(v) for v in a]
-
-    if res.route == "float64":
-        precision = (
-            f"float64 numbers from SciPy solve_ivp ({res.method}, local error control rtol "
-            "1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
-            "largest entry; no digits are claimed"
-        )
-    else:
-        precision = (
-            f"decimal strings with {res.dps} significant digits; {res.digits} digits agree "
-            "between two working precisions of mpmath's Taylor ODE solver"
-        )
-    out = {
-        "model": res.model,
-        "params": res.params,
-        "states": res.states,
-        "order": res.order,
-        "route": res.route,
-        "method": res.method,
-        "free": res.free,
-        "precision": precision,
-        "times": [float(t) for t in res.times],
-        "x": arr(res.x),
-    }
-    if res.V is not None:
-        out["V"] = arr(res.V)
-        out["W"] = arr(res.W)
-    if res.A is not None:
-        out["A"] = arr(res.A)
-        out["B"] = arr(res.B)
-    if res.digits is not None:
-        out["digits"] = res.digits
-    out["notes"] = res.notes
-    return out
 
 
 def _print_text(res: Any) -> None:

@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _simulate(args) -> int:
-    from sim.api import simulate
+    from sim.api import simulate_supermarket
 
     if args.model is not None or args.mu is not None:
         from sim.generic_cli import run as run_model
@@ -140,7 +140,7 @@ def _simulate(args) -> int:
         raise ParameterError("b is required without --model (--b, an integer 1..200).")
 
     lam = arrival_rate_text(args, args.N)
-    r = simulate(
+    r = simulate_supermarket(
         args.N,
         lam,
         args.b,
@@ -160,7 +160,7 @@ def _simulate(args) -> int:
     for w in r.warnings:
         print(f"mfstein simulate: warning: {w}", file=sys.stderr)
     if args.json:
-        print(json.dumps(r.to_json()))
+        print(r.to_json(indent=None))
     else:
         print(_describe(r))
     return 130 if r.interrupted else 0

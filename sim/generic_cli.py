@@ -9,7 +9,6 @@ standard library.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
     from mfstein.errors import ParameterError, check_int
     from numeric.exact.model_cli import model_and_params
-    from sim.generic import simulate_model
+    from sim.api import simulate
 
     if getattr(args, "policy", "pod") != "pod" or getattr(args, "simulator", None) is not None:
         raise ParameterError(
@@ -43,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
     N = check_int("N", args.N, 1)
     if args.steps is None:
         raise ParameterError("steps is required (--steps, events per replication).")
-    r = simulate_model(
+    r = simulate(
         model,
-        N,
         params,
-        simulator=args.engine,
+        N=N,
+        engine=args.engine,
         start=args.start,
         truncation=args.truncation,
         steps=args.steps,
@@ -61,12 +60,12 @@ def run(args: argparse.Namespace) -> int:
     )
     for w in r.warnings:
         print(f"mfstein simulate: warning: {w}", file=sys.stderr)
-    print(json.dumps(r.to_json()) if args.json else describe(r))
+    print(r.to_json(indent=None) if args.json else describe(r))
     return 130 if r.interrupted else 0
 
 
 def describe(r: Any) -> str:
-    """The human-readable report of a :class:`sim.base.ModelSimulationResult`."""
+    """The human-readable report of a :class:`sim.base.SimulationResult`."""
     pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
     lines = [
         f"{r.model} model, N = {r.N}" + (f", {pv}" if pv else "") + f" ({r.simulator} simulator)",

@@ -90,7 +90,7 @@ def build(
     import numeric
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
-    from sim.api import MAX_B, check_inputs, simulate
+    from sim.api import MAX_B, check_inputs, simulate_supermarket
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -113,7 +113,7 @@ def build(
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)
         digits2 = max(1, min(int(sol.digits), int(so.digits)))
-        res = simulate(
+        res = simulate_supermarket(
             N,
             lam,
             bb,

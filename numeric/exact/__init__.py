@@ -12,10 +12,9 @@ from mfstein.lazy import lazy_exports
 
 _EXPORTS = {
     "ChainSolution": "numeric.exact.solve",
-    "ExactResult": "numeric.exact.solve",
+    "ExactResult": "numeric.exact.result",
     "solve_chain": "numeric.exact.solve",
     "solve": "numeric.exact.solve",
-    "ModelExactResult": "numeric.exact.general",
     "solve_exact": "numeric.exact.solve",
 }
 __all__ = sorted(_EXPORTS)

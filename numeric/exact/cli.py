@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mfstein.errors import ParameterError
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json and sys.stderr.isatty(),
     )
     if args.json:
-        print(json.dumps(r.to_json()))
+        print(r.to_json(indent=None))
         return 0
     sampling = "without" if args.without_replacement else "with"
     out = [

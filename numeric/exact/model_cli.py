@@ -9,7 +9,6 @@ Importing this module loads only the standard library.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from mfstein.errors import ParameterError
@@ -122,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
         limit = args.memory_limit * 1e9
     r = solve(
         model,
-        N,
         params,
+        N=N,
         start=args.start,
         truncation=args.truncation,
         method=getattr(args, "method", "auto"),
@@ -131,14 +130,14 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json and sys.stderr.isatty(),
     )
     if args.json:
-        print(json.dumps(r.to_json()))
+        print(r.to_json(indent=None))
         return 0
     print(describe(r))
     return 0
 
 
 def describe(r: Any) -> str:
-    """The human-readable report of a :class:`numeric.exact.general.ModelExactResult`."""
+    """The human-readable report of a :class:`numeric.exact.general.ExactResult`."""
     pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
     out = [
         f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
