@@ -261,7 +261,7 @@ plt.show()
 # Seed 000's chain samples `d` servers *with* replacement (`P(all d hold ≥ k jobs) =
 # s_k^d`). A real dispatcher samples `d` distinct servers, `C(N s_k, d)/C(N, d)`: an
 # `O(1/N)` change of the drift, so a different `s*`, `J` and constant at every finite
-# `N`, converging to the paper's as `N → ∞`. `numeric.solve(..., replacement=False,
+# `N`, converging to the paper's as `N → ∞`. `numeric.bound(..., replacement=False,
 # N=N)` solves the `N`-dependent mean field.
 
 # %%

@@ -19,7 +19,7 @@
 #
 # Theorem 1 of *Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
 # Mean-Field Model in Heavy-Traffic* gives the first term `c` of
-# `N E‖S − s*‖² = c + c2/N + O(1/N²)`. `numeric.solve(..., order=2)` computes the
+# `N E‖S − s*‖² = c + c2/N + O(1/N²)`. `numeric.bound(..., order=2)` computes the
 # next coefficient `c2 = tr(B)` from the moment equations of `derive.expansion`.
 # This notebook puts `c` and `c + c2/N` next to the exact finite-`N` value and next
 # to simulations, for the paper's Tables 1 and 2 and for a few buffers, and says

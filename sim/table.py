@@ -173,7 +173,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
     notes += [f"N = {r.N:,}: {w}" for r in rows for w in r.warnings]
     notes.append("bound: numeric.bound(b='auto'); '(k d)' = correct significant digits.")
     notes.append(
-        "c + c2/N: the next term of the size expansion (numeric.solve(..., order=2)); "
+        "c + c2/N: the next term of the size expansion (numeric.bound(..., order=2)); "
         "not a bound, and in heavy traffic at small N it can overshoot."
     )
     return "\n".join([*lines, "", *notes])
