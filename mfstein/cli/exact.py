@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="memory limit in GB (default: half the available memory)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from numeric.exact.model_cli import add_options
+    from mfstein.cli.exact_model import add_options
 
     add_options(p)  # --model, --param, --start, --truncation, --mu (any model)
     p.set_defaults(handler=run)
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from numeric.exact.solve import solve_exact
 
     if args.model is not None or args.mu is not None:
-        from numeric.exact.model_cli import run as run_model
+        from mfstein.cli.exact_model import run as run_model
 
         args.model = args.model or "supermarket"
         return run_model(args)

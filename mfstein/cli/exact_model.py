@@ -40,7 +40,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
     ``--b``, ``--d`` for the supermarket family when given)."""
-    from mfstein.model_args import parse_pairs
+    from mfstein.cli.model_args import parse_pairs
 
     pairs = parse_pairs(list(getattr(args, "param", []) or []))
     b = getattr(args, "b", None)
@@ -68,7 +68,7 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, pairs)
-    from mfstein.model_args import check_size_options
+    from mfstein.cli.model_args import check_size_options
 
     check_size_options(options)
     if args.model == "supermarket":

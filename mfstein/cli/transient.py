@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mfstein.cli.model_args import add_model_arguments
 from mfstein.errors import ParameterError
-from mfstein.model_args import add_model_arguments
 
 #: File types ``--plot`` writes (matplotlib's Agg back end).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg")
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from mfstein.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args
     from numeric.precision import check_dps
     from numeric.transient import transient
 
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_text(res: Any) -> None:
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
 
     if res.route == "float64":
 

@@ -15,7 +15,7 @@ from typing import Any
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """Add the any-model options (``--model`` optional: without it, the supermarket CLI)."""
-    from numeric.exact.model_cli import add_options as add_model
+    from mfstein.cli.exact_model import add_options as add_model
 
     add_model(p)
     p.add_argument(
@@ -29,8 +29,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
+    from mfstein.cli.exact_model import model_and_params
     from mfstein.errors import ParameterError, check_int
-    from numeric.exact.model_cli import model_and_params
     from sim.api import simulate
 
     if getattr(args, "policy", "pod") != "pod" or getattr(args, "simulator", None) is not None:

@@ -89,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from sim.generic_cli import add_options
+    from mfstein.cli.simulate_model import add_options
 
     add_options(p)  # --model, --param, --start, --truncation, --mu, --engine (any model)
     p.set_defaults(handler=_simulate)
@@ -130,7 +130,7 @@ def _simulate(args) -> int:
     from sim.api import simulate_supermarket
 
     if args.model is not None or args.mu is not None:
-        from sim.generic_cli import run as run_model
+        from mfstein.cli.simulate_model import run as run_model
 
         args.model = args.model or "supermarket"
         return run_model(args)

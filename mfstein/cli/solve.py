@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from mfstein.model_args import add_model_arguments
+from mfstein.cli.model_args import add_model_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein solve``."""
     import mpmath
 
-    from mfstein.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args
     from numeric.mean_field import solve
     from numeric.precision import check_dps, normwise_error
 
@@ -126,7 +126,7 @@ def _state_names(model, b: int) -> list[str]:
 
 
 def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
     from numeric.precision import entry_str, to_str
 
     shown = min(12, dps)
@@ -167,7 +167,7 @@ def _print_text(sol, states: list[str], dps: int, ev, ew) -> None:
 
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
     from numeric.precision import entry_str, normwise_error, to_str
 
     shown = min(12, sol.dps)

@@ -262,7 +262,7 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
             "entries below that print as 0)"
         )
         if s.c2 is not None:
-            from numeric.solve_cli import print_order2
+            from mfstein.cli.solve import print_order2
 
             print_order2(s, [str(k + 1) for k in range(s.b)])
             print(f"c + c2/N = {to_str(s.constant + s.c2 / n, min(s.digits, s.digits2))}")
