@@ -274,3 +274,32 @@ def test_every_command_takes_json(command: str, capsys: pytest.CaptureFixture[st
     assert main([command, *ARGV[command], *extra, "--json"]) == 0
     out = capsys.readouterr().out
     assert isinstance(json.loads(out), dict | list)
+
+
+def test_one_engine_option_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["simulate", "--N", "6", "--lam", "0.9", "--b", "3", "--steps", "2e4", "--reps", "2"]
+    base += ["--workers", "1", "--no-progress", "--json"]
+    runs = {}
+    for extra in ([], ["--engine", "aggregated"], ["--simulator", "aggregated"]):
+        assert main([*base, *extra]) == 0
+        out = json.loads(capsys.readouterr().out)
+        runs[tuple(extra)] = (out["n_mse"], out["n_cov"], out["simulator"])
+    assert len(set(json.dumps(v) for v in runs.values())) == 1  # same engine, same numbers
+    assert main([*base, "--engine", "generic"]) == 0
+    assert json.loads(capsys.readouterr().out)["simulator"] == "generic"
+    assert main([*base, "--engine", "per-server", "--simulator", "aggregated"]) == 2
+
+
+def test_the_library_does_not_import_the_command_line() -> None:
+    """Dependencies point one way: derive, numeric and sim never import mfstein.cli."""
+    import ast
+
+    for package in ("derive", "numeric", "sim"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                assert not any(n.startswith("mfstein.cli") for n in names), path

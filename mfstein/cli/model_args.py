@@ -77,3 +77,90 @@ def check_size_options(options: dict[str, Any]) -> None:
                 f"--param {name} must be an integer from 1 to {limit:,} (the model's size), "
                 f"got {value!r}."
             )
+
+
+def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--model`` (optional: without it, the supermarket options of the command),
+    ``--param``, ``--start``, ``--truncation`` and ``--mu`` to a finite-N command
+    (``exact``, ``simulate``)."""
+    g = p.add_argument_group("any model (give --model; --N as above)")
+    g.add_argument(
+        "--model",
+        metavar="NAME|FILE.py:FACTORY",
+        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
+    )
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
+    )
+    g.add_argument("--start", help="initial state in fractions, comma-separated")
+    g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
+    g.add_argument(
+        "--mu",
+        help="service rate of the supermarket model (default 1; with --model supermarket)",
+    )
+
+
+def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
+    """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
+    ``--b``, ``--d`` for the supermarket family when given)."""
+    pairs = parse_pairs(list(getattr(args, "param", []) or []))
+    b = getattr(args, "b", None)
+    if b is not None and "b" not in pairs:
+        pairs["b"] = str(b)  # refused with one sentence if the model has no option b
+    d = getattr(args, "d", None)
+    if d is not None and args.model == "supermarket" and "d" not in pairs:
+        pairs["d"] = str(d)
+    given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
+    if given_rate and args.model == "supermarket" and "lam" not in pairs:
+        from mfstein.errors import check_int
+        from mfstein.options import arrival_rate_text
+
+        pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
+    mu = getattr(args, "mu", None)
+    if mu is not None:
+        if args.model != "supermarket":
+            raise ParameterError(
+                f"--mu is the supermarket's service rate; model {args.model} takes its "
+                "rates as --param."
+            )
+        if "mu" in pairs:
+            raise ParameterError("mu is given twice (--mu and --param mu=...).")
+        pairs["mu"] = str(mu)
+    from derive.models import load_model, split_values
+
+    options, params = split_values(args.model, pairs)
+    check_size_options(options)
+    if args.model == "supermarket":
+        _check_supermarket_states(args.N, options)
+    if args.model == "supermarket" and "mu" in pairs:
+        options["mu"] = "mu"  # a free parameter, so that its range is checked
+        params["mu"] = pairs["mu"]
+    if args.model == "supermarket" and getattr(args, "without_replacement", False):
+        options["replacement"] = False
+    return load_model(args.model, **options), params
+
+
+def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:
+    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
+    states (occupancy vectors): refuse more than the exact solver handles before
+    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
+    import math
+
+    from mfstein.errors import check_int
+    from mfstein.limits import EXACT_MAX_STATES
+
+    b = options.get("b")
+    if not isinstance(b, int) or isinstance(b, bool):
+        return
+    n = check_int("N", N, 1)
+    states = math.comb(n + b, b)
+    if states > EXACT_MAX_STATES:
+        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
+        raise ParameterError(
+            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
+            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
+        )
