@@ -303,3 +303,17 @@ def test_the_library_does_not_import_the_command_line() -> None:
                 elif isinstance(node, ast.ImportFrom) and node.module:
                     names = [node.module]
                 assert not any(n.startswith("mfstein.cli") for n in names), path
+
+
+def test_import_mfstein_loads_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mfstein as mf\n"
+        "assert callable(mf.__getattr__) and 'solve' in dir(mf)\n"
+        "print(sorted(m for m in ('sympy', 'numba', 'scipy', 'numpy', 'mpmath') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
