@@ -430,6 +430,17 @@ def simulate(
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)
+    if policy == "aggregated":  # the old alias of policy="pod" on the aggregated engine
+        policy, engine = "pod", "aggregated" if engine == "auto" else engine
+    if policy != "pod":
+        from sim.base import FAST_SIMULATORS
+
+        fast = FAST_SIMULATORS.get(model.info.fast_path or "")
+        if fast is None or fast.name != "supermarket":
+            raise ParameterError(
+                f"policy {policy!r} is a dispatch rule of the supermarket's per-server "
+                f"engine; model {model.name} runs its own transitions (policy='pod')."
+            )
     if engine == "auto" and (start or truncation is not None):
         engine = "generic"
     if engine == "auto" and policy != "pod":

@@ -317,3 +317,13 @@ def test_import_mfstein_loads_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_policy_belongs_to_the_supermarket_engines() -> None:
+    from mfstein.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="policy 'jsq' is a dispatch rule"):
+        sim.simulate("sir", SIR, N=10, policy="jsq", **SIM)
+    old = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    new = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, engine="aggregated", **SIM)
+    assert old.simulator == new.simulator == "aggregated" and old.n_mse == new.n_mse

@@ -279,8 +279,6 @@ def _run_model(args: argparse.Namespace) -> int:
 
     engine = _engine(args)
     policy = getattr(args, "policy", "pod")
-    if policy == "aggregated":  # the old alias of --policy pod --engine aggregated
-        policy, engine = "pod", "aggregated" if engine == "auto" else engine
     model, params = model_and_params(args)
     N = check_int("N", args.N, 1)
     if args.steps is None:
