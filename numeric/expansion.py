@@ -73,6 +73,7 @@ class SecondOrder:
     c2: mpf
     digits: int
     methods: dict[str, str]
+    free_map: list[list[mpf]] | None = None  # T: free -> all coordinates
 
 
 # --------------------------------------------------------------------------
@@ -860,6 +861,7 @@ def second_order(
                 [high["B"][i, j] for i in range(b) for j in range(b)],
                 [low["B"][i, j] for i in range(b) for j in range(b)],
             ),
+            _norm_digits(_flat3(high["C"]), _flat3(low["C"])),
         )
         if digits >= dps:
             break
@@ -878,7 +880,12 @@ def second_order(
         c2=high["c2"],
         digits=min(digits, dps),
         methods=methods,
+        free_map=prob.rm.Tmp,
     )
+
+
+def _flat3(C: Any) -> list[mpf]:
+    return [v for plane in C for row in plane for v in row]
 
 
 def second_order_float64(

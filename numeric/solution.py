@@ -108,6 +108,12 @@ class MeanFieldSolution:
         ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
         ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
         claimed for them (:mod:`numeric.expansion`); ``None`` otherwise.
+    C, free_map:
+        With ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
+        (``Y = S - s*``) on the free coordinates (nested lists), and the map
+        ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
+        the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
+        (:mod:`numeric.observables` contracts it); ``None`` otherwise.
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
@@ -143,6 +149,8 @@ class MeanFieldSolution:
     B: mpmath.matrix | None = None
     c2: mpf | None = None
     digits2: int | None = None
+    C: Any = None
+    free_map: list[list[mpf]] | None = None
     source_model: Any = field(default=None, repr=False, compare=False)
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     start: Any = field(default=None, repr=False, compare=False)
@@ -292,3 +300,9 @@ class MeanFieldSolution:
             if self.c2 is not None:
                 text += rf",\quad c_2 = {to_str(self.c2, self.digits2)}"
         return f"${text}$"
+
+    def observable(self, model: Any, g: Any, params: Any = None) -> Any:
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.observables.expand`)."""
+        from numeric.observables import expand
+
+        return expand(self, model, g, params)

@@ -360,6 +360,7 @@ def simulate(
     warmup_fraction: float = 0.1,
     progress: bool = False,
     max_units: int | None = None,
+    observables: Sequence[Any] | str = (),
 ) -> SimulationResult:
     """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
 
@@ -397,6 +398,11 @@ def simulate(
         A Dask scheduler address; a JSON checkpoint written atomically and
         resumed from; batches per replication (batch-means CIs); the warm-up
         fraction; a progress bar; stop after this many units of work.
+    observables:
+        Observables ``g`` (declared names, expressions or strings; see
+        :mod:`sim.observables` for those the statistics support) whose
+        ``E[g(S_N)]`` is estimated with a 95% CI in ``result.observables``;
+        they run on the generic engine.
 
     Returns
     -------
@@ -450,10 +456,23 @@ def simulate(
             f"policy {policy!r} is run by the supermarket's per-server engine; use "
             "engine='per-server' (or policy='pod')."
         )
+    prepared: tuple = ()
+    if observables:
+        from sim.observables import prepare as prepare_observable
+
+        if isinstance(observables, str):
+            observables = [observables]
+        if engine not in ("auto", "generic"):
+            raise ParameterError("observables need engine='generic' (or 'auto').")
+        engine = "generic"
+        values = dict(params or {})
+        prepared = tuple(prepare_observable(model, g, values) for g in observables)
     cls = choose(model, params or {}, engine)
     sim = cls(model, N, params, start=start, truncation=truncation)
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
+    if prepared:
+        sim.observables = prepared
     return sim._run(opts)
 
 

@@ -79,6 +79,9 @@ class SimulationResult:
         sampling and dispatch policy; ``None`` for other engines.
     response_time:
         Per-server engine only: mean response time (CI), quantiles, histogram.
+    observables:
+        Name -> Estimate of ``E[g(S_N)]`` for the observables requested
+        (:mod:`sim.observables`); empty when none.
     """
 
     model: str
@@ -114,6 +117,7 @@ class SimulationResult:
     replacement: bool | None = None
     policy: str | None = None
     response_time: dict | None = None
+    observables: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as

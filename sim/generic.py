@@ -179,6 +179,8 @@ class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
     name = "generic"
+    #: Observables to estimate (:func:`sim.observables.prepare`), set by sim.simulate.
+    observables: tuple = ()
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
@@ -313,6 +315,11 @@ class GenericSimulator(Simulator):
             )
         events = int(sc[:, EVENTS].sum())
         seconds = sum(s["seconds"] for s in batches)
+        observed = {}
+        if self.observables:
+            from sim.observables import estimate
+
+            observed = estimate(self.observables, batches, T, sc[:, THIN_TIME], N)
         return SimulationResult(
             model=spec.model,
             simulator=self.name,
@@ -341,6 +348,7 @@ class GenericSimulator(Simulator):
             interrupted=out.interrupted,
             lag1_autocorrelation=rho,
             warnings=warnings,
+            observables=observed,
         )
 
 

@@ -545,4 +545,5 @@ def solve(
         iterations=iters,
         exact_states=reach.exact_states,
         notes=notes,
+        source_model=model,
     )

@@ -64,6 +64,8 @@ class ExactResult:
     lam, d, replacement:
         The supermarket short form's arrival rate (decimal string as given),
         choices and sampling; ``None`` for other models.
+    source_model:
+        The :class:`derive.Model` solved (for :meth:`expect`).
     """
 
     model: str
@@ -99,6 +101,13 @@ class ExactResult:
     lam: str | None = None
     d: int | None = None
     replacement: bool | None = None
+    source_model: Any = field(default=None, repr=False, compare=False)
+
+    def expect(self, g: Any, model: Any = None) -> Any:
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
+        from numeric.observables import expect_exact
+
+        return expect_exact(self, g, model)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein exact --json`` (plain floats;

@@ -458,6 +458,7 @@ def solve_exact(
         lam=lam_text,
         d=d,
         replacement=replacement,
+        source_model=model,
     )
 
 
