@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from mfstein import __version__ as __version__
 from mfstein.lazy import lazy_exports
 
 _EXPORTS = {

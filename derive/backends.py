@@ -78,7 +78,7 @@ class NumbaBackend(Backend):
     """
 
     name = "numba"
-    imports = ("import math", "", "import numba", "import numpy as np")
+    imports = ("import math", "", "import numpy as np", "", "from mfstein.jit import numba")
     #: Most statements in one compiled function (None: never split).
     chunk_size: int | None = 150
 

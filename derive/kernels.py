@@ -11,12 +11,14 @@ from ``sim``'s compiled code, with ``*_into(s, p, out)`` variants;
 
 Every function takes ``s`` (the ``b`` state values) and ``p`` (parameter values
 in the order of ``model.params``).  The generated module is written once to a
-cache directory (``$MFSTEIN_CACHE_DIR``, default ``~/.cache/mfstein``) under a
-digest of the model and the generator version, so a model with ``b = 100`` is
-derived and compiled once, not on every call or in every worker process.
-Each cached file ends with a digest of its own content: a damaged file is
-regenerated with a warning, and an unwritable cache directory falls back to a
-private temporary one.
+cache directory (:func:`mfstein.cache.cache_dir`: ``$MFSTEIN_CACHE_DIR``,
+default the platform's user cache directory) under a digest of the model and
+the generator version, so a model with ``b = 100`` is derived and compiled
+once, not on every call or in every worker process; numba's compiled code of
+the module goes to the same directory (:mod:`mfstein.jit`).  Each cached file
+ends with a digest of its own content: a damaged file is regenerated (one
+warning per process), and an unwritable cache directory falls back to one
+private temporary directory per process.
 Read the generated code with ``print(model.kernels("mpmath").source)``.
 """
 
@@ -24,11 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +38,8 @@ import numpy as np
 import sympy as sp
 
 from derive.backends import BACKENDS, Backend, get_backend, input_sources, unpack_inputs
+from mfstein.cache import cache_dir, read_checked, write_checked
 from mfstein.errors import ParameterError
-from mfstein.io import atomic_write
 
 if TYPE_CHECKING:
     from derive.model import Model
@@ -49,8 +48,6 @@ __all__ = ["BACKENDS", "CODEGEN_VERSION", "Kernels", "cache_dir", "generate_sour
 
 #: Bump when the generated code changes shape, to invalidate disk caches.
 CODEGEN_VERSION = "4"
-#: Last line of every cached module: a digest of everything above it.
-_CHECK_PREFIX = "# mfstein-check: "
 
 _memory_cache: dict[tuple, Kernels] = {}
 _lock = threading.Lock()
@@ -132,12 +129,6 @@ def _generator_digest() -> str:
     for name in ("objects.py", "kernels.py", "backends.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    """The directory holding generated kernel modules."""
-    root = os.environ.get("MFSTEIN_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "mfstein"
 
 
 def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernels:
@@ -233,46 +224,14 @@ def _dense_jumps(module: ModuleType, b: int) -> np.ndarray:
     return out
 
 
-def _with_check(body: str) -> str:
-    return body + _CHECK_PREFIX + hashlib.sha256(body.encode()).hexdigest() + "\n"
-
-
-def _intact(text: str) -> bool:
-    """Whether a cached module ends with the digest of its own content."""
-    head, sep, tail = text.rpartition(_CHECK_PREFIX)
-    return bool(sep) and tail.strip() == hashlib.sha256(head.encode()).hexdigest()
-
-
 def _cached_source(model: Model, backend: Backend, name: str, group: str) -> tuple[Path, str]:
     """The generated module's path and text: read from the disk cache when intact,
-    regenerated (with a warning) when damaged, and kept in a private temporary
-    directory when the cache directory cannot be written."""
+    regenerated when missing or damaged (one warning per process,
+    :func:`mfstein.cache.read_checked`)."""
     path = cache_dir() / f"{name}.py"
-    try:
-        text = path.read_text() if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
-        text = ""  # unreadable: treated as damaged
-    if text is not None:
-        if _intact(text):
-            return path, text
-        warnings.warn(
-            f"the cached kernel module {path} is damaged; regenerating it.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    text = _with_check(generate_source(model, backend.name, group))
-    try:
-        atomic_write(path, text)
-    except OSError:
-        fallback = Path(tempfile.mkdtemp(prefix="mfstein-kernels-")) / path.name
-        fallback.write_text(text)
-        warnings.warn(
-            f"the kernel cache directory {path.parent} is not writable; using {fallback.parent} "
-            "for this process (set MFSTEIN_CACHE_DIR to a writable directory).",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        path = fallback
+    text = read_checked(path)
+    if text is None:
+        text = write_checked(path, generate_source(model, backend.name, group))
     return path, text
 
 

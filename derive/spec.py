@@ -79,12 +79,16 @@ def _num(x: float) -> str:
 class StateSpace:
     """The set the state ``s`` lives in.
 
-    ``monotone``  ``1 >= s_1 >= s_2 >= ... >= s_b >= 0`` (fractions of servers
-                  with at least k jobs: the supermarket and JSQ models);
-    ``simplex``   ``s >= 0`` and ``sum(s) <= total`` (``== total`` when the sum
-                  is conserved, as for SIR);
-    ``box``       ``0 <= s_i <= 1``;
-    ``orthant``   ``s >= 0``.
+    ``monotone``
+        ``1 >= s_1 >= s_2 >= ... >= s_b >= 0`` (fractions of servers with at
+        least k jobs: the supermarket and JSQ models);
+    ``simplex``
+        ``s >= 0`` and ``sum(s) <= total`` (``== total`` when the sum is
+        conserved, as for SIR);
+    ``box``
+        ``0 <= s_i <= 1``;
+    ``orthant``
+        ``s >= 0``.
     """
 
     kind: str = "orthant"

@@ -8,6 +8,10 @@ The work is split into three packages that depend on each other one way only,
   constant at any precision, the exact finite-N solver, lemma checks;
 * :mod:`sim`     -- numba simulators of the finite-N system with confidence intervals.
 
+This package holds the version, the ``mfstein`` console dispatcher and the
+light ground modules every package uses (errors, limits, file writing, the
+cache directory, lazy exports).
+
 One pattern for every task, ``result = task(model, params, *, options)``::
 
     import mfstein as mf
@@ -65,7 +69,18 @@ def _quiet_interrupt_during_startup() -> None:
 
 _quiet_interrupt_during_startup()
 
-__version__ = "0.1.0"
+def _version() -> str:
+    """The installed distribution's version (one source: ``pyproject.toml``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mfstein")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+#: The version of mfstein; ``derive``, ``numeric`` and ``sim`` carry the same one.
+__version__ = _version()
 
 #: The entries of ``import mfstein as mf``: name -> (module, attribute; ``""`` is
 #: the module itself), imported on first use (PEP 562).

@@ -18,7 +18,9 @@
 # repository). Open it with the Jupyter jupytext extension ("Open With → Notebook"),
 # or convert it with `jupytext --to ipynb notebooks/04_heavy_traffic.py`.*
 #
-# Seed 000 lets the arrival rate approach one with the system size,
+# The core paper (F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound
+# of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613,
+# 2020) lets the arrival rate approach one with the system size,
 # `λ = 1 − γ/N^α`, and shows `E‖S − s*‖² ≈ c/N` with `c = tr(P Q(s*))`,
 # `P J + Jᵀ P = −I` (Theorem 1 with its sign corrected). This notebook explores
 # that constant:
@@ -41,6 +43,8 @@ import os
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
 if SIZE not in ("ci", "full"):
     raise ValueError(f"MFSTEIN_NOTEBOOK_SIZE must be 'ci' or 'full', got {SIZE!r}.")
+# Set only by the test suite: a file that receives the numbers computed below as JSON.
+RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
 D = 2
 ALPHA0, GAMMA0 = "0.05", "0.1"  # Table 1 of the core paper
@@ -258,7 +262,7 @@ plt.show()
 # %% [markdown]
 # ## 5. With against without replacement
 #
-# Seed 000's chain samples `d` servers *with* replacement (`P(all d hold ≥ k jobs) =
+# The core paper's chain samples `d` servers *with* replacement (`P(all d hold ≥ k jobs) =
 # s_k^d`). A real dispatcher samples `d` distinct servers, `C(N s_k, d)/C(N, d)`: an
 # `O(1/N)` change of the drift, so a different `s*`, `J` and constant at every finite
 # `N`, converging to the paper's as `N → ∞`. `numeric.bound(..., replacement=False,
@@ -304,12 +308,12 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Result line
+# ## How this notebook is checked
 # The test suite re-derives these numbers with SciPy (Bartels–Stewart Lyapunov
 # solves on an independently computed fixed point) and checks the exact solver's
 # approach to `V` and `W`.
 
-# %%
+# %% tags=["remove-cell"]
 pick = [0, len(N_GRID) - 1]
 result = {
     "d": D,
@@ -357,4 +361,6 @@ result = {
         "exact_without": [float(exact_without[n].n_mse) for n in EXACT_N],
     },
 }
-print("MFSTEIN_RESULT " + json.dumps(result))
+if RESULT_FILE:
+    with open(RESULT_FILE, "w") as fh:
+        json.dump(result, fh)

@@ -7,6 +7,7 @@ plus a float64 fast path for sweeps.
 
 from __future__ import annotations
 
+from mfstein import __version__ as __version__
 from mfstein.lazy import lazy_exports
 
 _EXPORTS = {

@@ -511,7 +511,7 @@ def _compiled_triangular() -> Any:
     """:func:`_quasi_triangular_third_moment_impl` compiled by numba (cached on disk)."""
     fn = _COMPILED.get("triangular")
     if fn is None:
-        import numba
+        from mfstein.jit import numba
 
         global _store, _small_solve, _tail_dot
         _tail_dot = numba.njit(cache=True, fastmath={"reassoc", "contract"})(_tail_dot_impl)

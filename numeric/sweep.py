@@ -126,7 +126,7 @@ _compiled: dict[str, Any] = {}
 def _compiled_kernels():
     """numba-compiled ``(one, trace)`` (compiled on first use, cached on disk)."""
     if not _compiled:
-        import numba
+        from mfstein.jit import numba
 
         global _tridiagonal_step
         _tridiagonal_step = numba.njit(cache=True)(_tridiagonal_step_impl)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mfstein import __version__ as __version__
+
 __all__ = [
     "Estimate",
     "GenericSimulator",

@@ -60,9 +60,9 @@ References
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from mfstein.jit import numba
 from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64

@@ -91,8 +91,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numba
 import numpy as np
+
+from mfstein.jit import numba
 
 _U64 = np.uint64
 
@@ -475,10 +476,10 @@ def chain_source(model: Any) -> str:
         "",
         "import math",
         "",
-        "import numba",
         "import numpy as np",
         "",
         "from derive.kernels import load_module",
+        "from mfstein.jit import numba",
         "from sim.generic_kernels import (",
         "    CLAMP, EVENTS, N_SCALARS, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
         "    _inside_after, _pair_sum,",
@@ -539,8 +540,7 @@ def chain_module(model: Any) -> tuple[str, ModuleType]:
     (generated once, written atomically to the kernel cache directory)."""
     import sympy as sp
 
-    from derive.kernels import cache_dir
-    from mfstein.io import atomic_write
+    from mfstein.cache import cache_dir, read_checked, write_checked
 
     stem = Path(model.kernels("numba").path).stem
     key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST))
@@ -548,14 +548,8 @@ def chain_module(model: Any) -> tuple[str, ModuleType]:
     if name in _CHAINS:
         return name, _CHAINS[name]
     path = cache_dir() / f"{name}.py"
-    if not path.is_file():
-        try:
-            atomic_write(path, chain_source(model))
-        except OSError:  # an unwritable cache: a private temporary directory
-            import tempfile
-
-            path = Path(tempfile.mkdtemp(prefix="mfstein-simchain-")) / f"{name}.py"
-            path.write_text(chain_source(model))
+    if read_checked(path) is None:  # missing, or damaged (reported once)
+        write_checked(path, chain_source(model))
     return name, load_chain(name, path)
 
 

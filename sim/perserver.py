@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from mfstein.jit import numba
 from sim.aggregated import _draw_below, _draw_distinct
 from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
 

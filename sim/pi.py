@@ -107,7 +107,7 @@ def load_rule(name: str) -> SplitRule:
     ParameterError
         The name does not resolve to a callable.
     """
-    import numba
+    from mfstein.jit import numba
 
     mod, _, attr = name.partition(":")
     try:

@@ -14,8 +14,9 @@ into local variables for their inner loops and write it back at the end.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from mfstein.jit import numba
 
 _U64 = np.uint64
 #: 2^-53, to turn the top 53 bits of an output into a double in [0, 1).

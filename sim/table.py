@@ -13,9 +13,9 @@ longer changes), and the table prints it.
 
 References
 ----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
+.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of
+   the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic",
+   arXiv:2012.06613 (2020): the core paper.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-#: Exact values are attempted only up to this many states ``C(N + b, b)``.
-EXACT_MAX_STATES = 400_000
+from mfstein.limits import EXACT_MAX_STATES  # the exact solver's one limit (6 million states)
 
 
 @dataclass

@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 
 from mfstein.errors import ParameterError
 from mfstein.io import atomic_write
+from mfstein.jit import numba
 from sim import stats
 from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
 

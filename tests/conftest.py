@@ -18,22 +18,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _kernel_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """Generated kernels go to pytest's cache directory, not the user's ``~/.cache``.
+def pytest_configure(config: pytest.Config) -> None:
+    """Generated kernels and numba's compiled caches go to pytest's cache directory,
+    not the user's cache directory.
 
-    The directory persists between runs like the real cache, so numba's compiled
-    code is reused; tests that need an empty cache set ``MFSTEIN_CACHE_DIR`` to a
-    ``tmp_path`` themselves.  Without pytest's cache plugin a session temp dir is used.
+    Set here, before any test module is imported, because numba fixes the cache
+    location of a function when it is decorated (at import).  The directory
+    persists between runs like the real cache, so compiled code is reused; tests
+    that need an empty cache set ``MFSTEIN_CACHE_DIR`` to a ``tmp_path`` themselves.
+    Without pytest's cache plugin a temporary directory is used.
     """
     import os
+    import tempfile
 
-    old = os.environ.get("MFSTEIN_CACHE_DIR")
-    cache = getattr(request.config, "cache", None)
-    path = cache.mkdir("mfstein-kernels") if cache is not None else tmp_path_factory.mktemp("k")
-    os.environ["MFSTEIN_CACHE_DIR"] = str(path)
-    yield
-    if old is None:
-        os.environ.pop("MFSTEIN_CACHE_DIR", None)
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        path = cache.mkdir("mfstein-kernels")
     else:
-        os.environ["MFSTEIN_CACHE_DIR"] = old
+        path = tempfile.mkdtemp(prefix="mfstein-test-cache-")
+    os.environ["MFSTEIN_CACHE_DIR"] = str(path)
+    # notebooks executed by the tests, rendered by the documentation build (tests/test_docs.py)
+    executed = cache.mkdir("executed-notebooks") if cache is not None else tempfile.mkdtemp()
+    os.environ["MFSTEIN_EXECUTED_NOTEBOOKS"] = str(executed)

@@ -29,6 +29,8 @@ keyword arguments with defaults -- that returns a ``derive.Model``::
                            state_space=StateSpace("box")),
         )
 
+(``derive/models/examples/birth_death.py``, shipped with the package and
+reachable as ``derive.models.examples.birth_death:birth_death``, is this file)
 and use it as ``load_model("mymodel.py:birth_death", cap=2)`` from Python, or
 ``mfstein solve --model mymodel.py:birth_death --param cap=2 --param lam=0.5``
 from the command line (``--param`` names that are factory keywords go to the
@@ -41,6 +43,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -66,7 +69,9 @@ def available() -> list[str]:
 
 
 def factory(spec: str) -> Callable[..., Any]:
-    """The factory named by ``spec``: a built-in name or ``path/to/file.py:function``."""
+    """The factory named by ``spec``: a built-in name, ``path/to/file.py:function``
+    or ``package.module:function`` (an importable module, e.g. the shipped
+    examples ``derive.models.examples.birth_death:birth_death``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ParameterError(
             f"model must be one of {', '.join(available())} or FILE.py:FACTORY, got {spec!r}."
@@ -76,11 +81,15 @@ def factory(spec: str) -> Callable[..., Any]:
         module, name = MODELS[spec].split(":")
         return getattr(importlib.import_module(module), name)
     path_text, sep, name = spec.rpartition(":")
-    if not sep or not path_text.endswith(".py"):
+    if sep and path_text.endswith(".py"):
+        module = _import_file(Path(path_text))
+    elif sep and _MODULE_NAME.fullmatch(path_text):
+        module = _import_module(path_text)
+    else:
         raise ParameterError(
-            f"model must be one of {', '.join(available())} or FILE.py:FACTORY, got {spec!r}."
+            f"model must be one of {', '.join(available())}, FILE.py:FACTORY or "
+            f"MODULE:FACTORY, got {spec!r}."
         )
-    module = _import_file(Path(path_text))
     fn = getattr(module, name, None)
     if fn is None:
         raise ParameterError(f"model file {path_text} does not define a factory named {name!r}.")
@@ -98,6 +107,18 @@ def factory(spec: str) -> Callable[..., Any]:
             f"arguments with defaults; {', '.join(required)} has no default."
         )
     return fn
+
+
+#: An importable module name (``derive.models.examples.birth_death``), not a file.
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _import_module(name: str) -> Any:
+    """An installed module named in a ``MODULE:FACTORY`` spec."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ParameterError(f"model module {name} could not be imported ({exc}).") from None
 
 
 def _import_file(path: Path) -> Any:

@@ -19,11 +19,11 @@ References
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.sparse as sps
 
 from mfstein.errors import ParameterError
+from mfstein.jit import numba
 from numeric.exact.states import StateSpace, index_of, rates_batch
 
 

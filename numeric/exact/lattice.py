@@ -44,10 +44,10 @@ from fractions import Fraction
 from math import comb
 from typing import Any
 
-import numba
 import numpy as np
 
 from mfstein.errors import ParameterError
+from mfstein.jit import numba
 
 #: Relative size below which a nonzero float64 intensity is recomputed exactly.
 AMBIGUOUS = 1e-9

@@ -26,10 +26,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
+
+from mfstein.jit import numba
 
 #: Solver names accepted by :func:`stationary`.
 METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")

@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import comb
 
-import numba
 import numpy as np
 
 from mfstein.errors import ParameterError
+from mfstein.jit import numba
 
 #: Mode flags of :class:`StateSpace` (how the generator assembly finds an index).
 RANK_MONOTONE = 0

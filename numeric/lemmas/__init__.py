@@ -41,9 +41,9 @@ wants its own tolerance.
 
 References
 ----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
+F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
+(2020): the core paper.
 """
 
 from __future__ import annotations

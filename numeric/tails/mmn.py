@@ -45,9 +45,10 @@ def erlang_c(n: int, a: float) -> float:
 
 
 def mmn_law(n: int, eps: float) -> TotalQueueLaw:
-    """Stationary law of the number of jobs in M/M/n with ``lambda = n (1 - eps)``, ``mu = 1``.
+    r"""Stationary law of the number of jobs in M/M/n with ``lambda = n (1 - eps)``, ``mu = 1``.
 
-    The head is ``p_0 .. p_n`` and the tail ``p_{n+i} = p_n rho^i`` (exactly
+    The head is :math:`p_0, \dots, p_n` and the tail
+    :math:`p_{n+i} = p_n \rho^i`, :math:`\rho = 1 - \varepsilon` (exactly
     geometric: all servers are busy from ``n`` jobs on).
 
     Raises

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sympy.printing.pycode import PythonCodePrinter
 
+import mfstein.cache
 from derive import supermarket
 from derive.backends import BACKENDS, Backend, register_backend
 from derive.models import load_model
@@ -24,6 +29,7 @@ def _fresh(model, backend: str):
 @pytest.mark.parametrize("damage", [b"", b"\x00\xff garbage", None])
 def test_damaged_cache_file_is_regenerated(tmp_path, monkeypatch, damage) -> None:
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(mfstein.cache, "_damage_reported", [False])  # warned once per process
     model = supermarket(3, 2)
     k1 = _fresh(model, "mpmath")
     good = k1.path.read_bytes()
@@ -34,15 +40,43 @@ def test_damaged_cache_file_is_regenerated(tmp_path, monkeypatch, damage) -> Non
     assert k2.f([0.5, 0.2, 0.1], [0.9]) == k1.f([0.5, 0.2, 0.1], [0.9])
 
 
-def test_unwritable_cache_falls_back_to_a_private_directory(tmp_path, monkeypatch) -> None:
+FALLBACK_PROBE = """
+import warnings, os
+warnings.simplefilter("always")
+import mfstein.cache
+from derive import supermarket
+from derive.models import load_model
+from mfstein.cache import cache_dir
+with warnings.catch_warnings(record=True) as seen:
+    k1 = supermarket(2, 3).kernels("mpmath")
+    k2 = load_model("sir").kernels("mpmath")
+    print(len(k1.f([0.5, 0.2], [0.9])))
+print("DIRS", k1.path.parent, k2.path.parent, cache_dir())
+print("ENV", os.environ["MFSTEIN_CACHE_DIR"])
+print("WARNINGS", len([w for w in seen if "not writable" in str(w.message)]))
+"""
+
+
+def test_unwritable_cache_falls_back_to_one_private_directory(tmp_path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache directory should be")
-    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(blocker))
-    model = supermarket(2, 3)
-    with pytest.warns(RuntimeWarning, match="not writable"):
-        k = _fresh(model, "mpmath")
-    assert not str(k.path).startswith(str(blocker))
-    assert len(k.f([0.5, 0.2], [0.9])) == 2
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(blocker)}
+    out = subprocess.run(
+        [sys.executable, "-c", FALLBACK_PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0] == "2"
+    dirs = out[1].split()[1:]
+    assert len(set(dirs)) == 1, dirs  # one directory for both models and cache_dir()
+    private = Path(dirs[0])
+    assert not str(private).startswith(str(blocker))
+    assert out[2] == f"ENV {private}"  # exported to worker processes
+    assert out[3] == "WARNINGS 1"
+    assert not private.exists()  # removed at exit
 
 
 def test_adding_a_model_keeps_other_cache_keys() -> None:

@@ -2,9 +2,10 @@
 
 Notebooks live in ``notebooks/`` as jupytext percent-format ``.py`` files (reviewable
 diffs, no stored outputs).  Each reads ``MFSTEIN_NOTEBOOK_SIZE`` (``ci`` or
-``full``) in its parameter cell, and its last cell prints one JSON line,
-``MFSTEIN_RESULT {...}``, holding numbers it computed; the tests below check those
-numbers against independent computations.
+``full``) in its parameter cell, and its last cell (hidden on the documentation
+site) writes the numbers it computed as JSON to the file named by
+``MFSTEIN_NOTEBOOK_RESULT``; the tests below check those numbers against
+independent computations.
 """
 
 from __future__ import annotations
@@ -21,12 +22,29 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+DOCS = NOTEBOOKS.parent / "docs"
 
 
 def run_notebook(name: str, tmp_path: Path) -> dict:
-    """Execute ``notebooks/<name>.py`` and return the JSON it reports."""
+    """Execute ``notebooks/<name>.py`` at CI size and return the JSON it reports.
+
+    The executed notebook (outputs and figures, the inline matplotlib back end)
+    is also stored for the documentation site (``docs/notebooks_build.py``), so
+    that the site shows these runs instead of executing every notebook again.
+    """
+    sys.path.insert(0, str(DOCS))
+    try:
+        import notebooks_build
+    finally:
+        sys.path.remove(str(DOCS))
     nb = jupytext.read(NOTEBOOKS / f"{name}.py")
-    env = dict(os.environ, MFSTEIN_NOTEBOOK_SIZE="ci", MPLBACKEND="Agg")
+    report = tmp_path / f"{name}.json"
+    env = dict(
+        os.environ,
+        MFSTEIN_NOTEBOOK_SIZE="ci",
+        MFSTEIN_NOTEBOOK_RESULT=str(report),
+        MPLBACKEND=notebooks_build.INLINE_BACKEND,
+    )
     old = os.environ.copy()
     os.environ.update(env)
     try:
@@ -40,13 +58,9 @@ def run_notebook(name: str, tmp_path: Path) -> dict:
     finally:
         os.environ.clear()
         os.environ.update(old)
-    for cell in reversed(nb.cells):
-        for out in cell.get("outputs", []):
-            text = out.get("text", "")
-            for line in text.splitlines():
-                if line.startswith("MFSTEIN_RESULT "):
-                    return json.loads(line[len("MFSTEIN_RESULT ") :])
-    raise AssertionError(f"notebook {name} printed no MFSTEIN_RESULT line")
+    notebooks_build.store_executed(name, nb)
+    assert report.is_file(), f"notebook {name} wrote no result file"
+    return json.loads(report.read_text())
 
 
 def test_python_kernel_is_this_interpreter() -> None:

@@ -133,8 +133,9 @@ def test_a_warning_is_one_line(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert again.stdout == first.stdout  # regenerated: the same answer
     lines = again.stderr.strip().splitlines()
-    assert len(lines) == len(files) and lines, again.stderr
-    assert all(line.startswith("mfstein bound: warning: the cached kernel") for line in lines)
+    # one warning however many files were damaged (mfstein.cache.report_damaged)
+    assert len(files) >= 1 and len(lines) == 1, again.stderr
+    assert lines[0].startswith("mfstein bound: warning: damaged cache files in ")
 
 
 # ------------------------------------------------------------ a rate that rounds to 1

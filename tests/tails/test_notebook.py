@@ -3,36 +3,22 @@ check its numbers against routes computed here."""
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import math
-import os
 from pathlib import Path
 
-import jupytext
 import numpy as np
 import pytest
-from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "06_exponential_tails.py"
+NOTEBOOK = "06_exponential_tails"
+NB_TESTS = Path(__file__).resolve().parents[1] / "notebooks" / "test_notebooks.py"
 
 
 def _run(tmp_path: Path) -> dict:
-    nb = jupytext.read(NOTEBOOK)
-    old = os.environ.copy()
-    os.environ.update(MFSTEIN_NOTEBOOK_SIZE="ci", MPLBACKEND="Agg")
-    try:
-        NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-        ).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-    for cell in reversed(nb.cells):
-        for out in cell.get("outputs", []):
-            for line in out.get("text", "").splitlines():
-                if line.startswith("MFSTEIN_RESULT "):
-                    return json.loads(line[len("MFSTEIN_RESULT ") :])
-    raise AssertionError("notebook printed no MFSTEIN_RESULT line")
+    spec = importlib.util.spec_from_file_location("_mfstein_nb_tests", NB_TESTS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.run_notebook(NOTEBOOK, tmp_path)
 
 
 def _mmn_mean(n: int, eps: float) -> float:

@@ -1,0 +1,74 @@
+"""Sphinx configuration of the mfstein documentation site.
+
+Build it (offline; warnings are errors) with::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The user guide is the Markdown of README.md and docs/ (MyST), the API
+reference is generated from the packages' export lists (``docs/api_pages.py``)
+and docstrings (autodoc, autosummary, napoleon for the NumPy docstring style),
+and the notebooks are rendered executed at CI size with their figures
+(``docs/notebooks_build.py``, MyST-NB without re-execution).  MathJax is served
+from the build itself (``sphinx-mathjax-offline``), so pages render without
+network access.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import api_pages  # noqa: E402
+import notebooks_build  # noqa: E402
+
+import mfstein  # noqa: E402
+
+project = "mfstein"
+author = "the mfstein developers"
+copyright = "2026, the mfstein developers"
+release = version = mfstein.__version__
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
+]
+
+root_doc = "index"
+exclude_patterns = ["_build", "internal-api.md", "**.ipynb_checkpoints"]
+templates_path: list[str] = []
+html_theme = "alabaster"
+html_title = "mfstein"
+html_static_path: list[str] = []
+
+# MyST: $...$ and $$...$$ math, anchors for headings (links to sections)
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+# the notebooks are staged executed (notebooks_build): never execute here
+nb_execution_mode = "off"
+nb_output_stderr = "remove"
+
+autosummary_generate = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+
+suppress_warnings = ["myst.header"]
+
+
+def _generate(app: object, config: object) -> None:
+    api_pages.write(HERE / "api")
+    notebooks_build.stage(HERE / "notebooks")
+
+
+def setup(app: object) -> dict[str, bool]:
+    app.connect("config-inited", _generate)  # type: ignore[attr-defined]
+    return {"parallel_read_safe": True}

@@ -1,0 +1,139 @@
+"""numba's compiled caches of mfstein's functions live in mfstein's cache directory
+and heal when damaged (mfstein.jit)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("mfstein", "derive", "numeric", "sim")
+NUMBA_MODULES = (
+    "sim.rng",
+    "sim.aggregated",
+    "sim.perserver",
+    "sim.pi_kernels",
+    "sim.tails",
+    "sim.generic_kernels",
+    "numeric.exact.states",
+    "numeric.exact.lattice",
+    "numeric.exact.generator",
+    "numeric.exact.solvers",
+)
+
+
+def _imports_numba(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "numba" for a in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numba":
+            return True
+    return False
+
+
+def test_numba_is_imported_in_one_place_only() -> None:
+    offenders = [
+        str(p.relative_to(ROOT))
+        for pkg in PACKAGES
+        for p in (ROOT / pkg).rglob("*.py")
+        if p.name != "jit.py" and _imports_numba(p)
+    ]
+    assert offenders == [], f"import numba through mfstein.jit: {offenders}"
+    # and the generated modules too
+    from derive import supermarket
+
+    assert "from mfstein.jit import numba" in supermarket(2, 2).kernels("numba").source
+
+
+def test_every_cached_function_uses_the_mfstein_locator() -> None:
+    from mfstein.cache import cache_dir
+    from mfstein.jit import MfsteinCacheLocator, numba
+
+    root = str(cache_dir() / "numba")
+    seen = 0
+    for name in NUMBA_MODULES:
+        for obj in vars(importlib.import_module(name)).values():
+            impl = getattr(getattr(obj, "_cache", None), "_impl", None)
+            if isinstance(obj, numba.core.dispatcher.Dispatcher) and impl is not None:
+                assert isinstance(impl.locator, MfsteinCacheLocator), (name, obj)
+                assert impl.locator.get_cache_path().startswith(root)
+                seen += 1
+    assert seen >= 20
+
+
+def _exact(env: dict[str, str]) -> subprocess.CompletedProcess:
+    out = subprocess.run(
+        [sys.executable, "-m", "mfstein", "exact", "--N", "6", "--lam", "0.9", "--b", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out.stdout = re.sub(r"\d+(\.\d+)? s$", "<time>", out.stdout, flags=re.M)  # timings differ
+    return out
+
+
+def test_emptied_or_truncated_cache_files_are_regenerated_with_one_warning(tmp_path) -> None:
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
+    first = _exact(env)
+    assert first.returncode == 0, first.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in files}
+    assert {".py", ".nbi", ".nbc"} <= kinds, kinds
+    for p in files:  # generated modules and indexes emptied, object code cut in half
+        p.write_bytes(p.read_bytes()[: p.stat().st_size // 2] if p.suffix == ".nbc" else b"")
+    healed = _exact(env)
+    assert healed.returncode == 0, healed.stderr
+    assert healed.stdout == first.stdout
+    assert healed.stderr.count("warning") == 1 and "damaged cache files" in healed.stderr
+    again = _exact(env)  # healed for good: silent
+    assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
+
+
+def test_pickle_streams_are_checked_without_unpickling() -> None:
+    import pickle
+
+    from mfstein.jit import _complete_pickles
+
+    index = pickle.dumps("0.68") + pickle.dumps((("stamp", 1), {"sig": "f.1.nbc"}))
+    assert _complete_pickles(index, 2)
+    assert not _complete_pickles(index, 1)  # trailing bytes
+    for cut in (0, 1, len(index) // 2, len(index) - 1):
+        assert not _complete_pickles(index[:cut], 2), cut
+    assert not _complete_pickles(b"\x00\xff garbage", 1)
+
+
+OTHER_CODE = """
+import importlib.util, os, sys
+from mfstein.jit import MfsteinCacheLocator
+spec = importlib.util.spec_from_file_location("theirs", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+locator = mod.f._cache._impl.locator
+print(type(locator).__name__, isinstance(locator, MfsteinCacheLocator))
+print(os.path.exists(os.environ["MFSTEIN_CACHE_DIR"]))
+"""
+
+
+def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
+    theirs = tmp_path / "theirs.py"
+    theirs.write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path / "never-made")}
+    out = subprocess.run(
+        [sys.executable, "-c", OTHER_CODE, str(theirs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
+    # and mfstein's cache directory was not even created for it
+    assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out

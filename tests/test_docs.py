@@ -1,0 +1,211 @@
+"""The documentation site: built by Sphinx with warnings as errors and without
+network, every internal link resolving, and pages that render in a real browser.
+
+The build renders the notebooks executed by the notebook tests (stored by
+their runner, see docs/notebooks_build.py); this file sorts after them, so in a
+full run no notebook is executed twice.  The browser is headless Chromium
+(Debian's ``chromium``), installed here with apt when it is missing and the
+tests run as root; it is skipped, with the reason, only where it cannot be had.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class _Page(HTMLParser):
+    """Ids, links and resources of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.resources: list[str] = []
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        for key in ("id", "name"):
+            if a.get(key):
+                self.ids.add(a[key])  # type: ignore[arg-type]
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])  # type: ignore[arg-type]
+        if tag in ("img", "script") and a.get("src"):
+            self.resources.append(a["src"])  # type: ignore[arg-type]
+        if tag == "link" and a.get("href"):
+            self.resources.append(a["href"])  # type: ignore[arg-type]
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_title = False if tag == "title" else self._in_title
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    for module in ("sphinx", "myst_nb"):
+        pytest.importorskip(module, reason="the documentation toolchain (test extra) is missing")
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(ROOT / "docs"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    problems = [line for line in run.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
+    problems = [line for line in problems if "IPKernelApp" not in line]  # the kernel's own log
+    assert run.returncode == 0 and not problems, "\n".join(problems) or run.stderr[-3000:]
+    return out
+
+
+def test_site_has_the_guide_the_notebooks_and_every_public_name(site: Path) -> None:
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import api_pages
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    for page in ("index", "readme", "models", "cli", "design", "api/index", "changelog"):
+        assert (site / f"{page}.html").is_file(), page
+    for nb in (ROOT / "notebooks").glob("*.py"):
+        html = (site / "notebooks" / f"{nb.stem}.html").read_text()
+        assert "<img" in html, f"notebook {nb.stem} shows no figure"
+    for package in api_pages.PACKAGES:
+        module = __import__(package, fromlist=["__all__"])
+        listing = (site / "api" / f"{package}.html").read_text()
+        for name in module.__all__:
+            own_page = f"generated/{package}.{name}.html"
+            if callable(getattr(module, name)):
+                assert own_page in listing and (site / "api" / own_page).is_file(), name
+            else:  # constants are listed with their value
+                assert f'<span class="pre">{name}</span>' in listing, name
+
+
+def test_every_internal_link_and_resource_resolves_offline(site: Path) -> None:
+    pages = {p: _parse(p) for p in site.rglob("*.html")}
+    broken, external = [], []
+    for path, page in pages.items():
+        for target in page.links + page.resources:
+            parts = urlsplit(target)
+            if parts.scheme in ("http", "https", "mailto") or target.startswith("//"):
+                if target in page.resources:
+                    external.append((path.name, target))
+                continue
+            file = path if not parts.path else (path.parent / unquote(parts.path)).resolve()
+            if not file.exists():
+                broken.append((str(path.relative_to(site)), target))
+            elif parts.fragment and file.suffix == ".html":
+                ids = pages[file].ids if file in pages else _parse(file).ids
+                if unquote(parts.fragment) not in ids:
+                    broken.append((str(path.relative_to(site)), target))
+    assert not broken, broken[:20]
+    assert not external, f"pages load resources from the network: {external[:5]}"
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip("Chromium is not installed and cannot be installed here (not root with apt)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium"]):
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            pytest.skip(f"installing Chromium failed: {done.stderr.strip()[-300:]}")
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip("apt-get installed chromium but no chromium command appeared")
+    return found
+
+
+def _browse(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            _chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=20000",
+            "--window-size=1200,1600",
+            *extra,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _rendered(page: Path, tmp_path: Path) -> str:
+    dom = _browse(page, tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    return dom.stdout
+
+
+def test_front_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
+    page = site / "index.html"
+    dom = _rendered(page, tmp_path)
+    assert "<title>mfstein" in dom
+    assert dom.count("<mjx-container") >= 1 and "<merror" not in dom  # MathJax typeset, offline
+    assert 'src="_images/table1.png"' in dom
+    # the figure is drawn: the screenshot holds the plot's coloured pixels
+    shot = tmp_path / "front.png"
+    done = _browse(page, tmp_path, f"--screenshot={shot}")
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    import matplotlib.image
+
+    rgb = matplotlib.image.imread(shot)[..., :3]
+    coloured = (rgb.max(axis=-1) - rgb.min(axis=-1) > 0.3).sum()
+    assert coloured > 2000, f"only {coloured} coloured pixels: the figure did not render"
+
+
+def test_an_api_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
+    pages = sorted(
+        p for p in (site / "api" / "generated").glob("*.html") if 'class="math' in p.read_text()
+    )
+    assert pages, "no API page shows a formula"
+    page = pages[0]
+    dom = _rendered(page, tmp_path)
+    assert f"<title>{page.stem}" in dom
+    assert dom.count("<mjx-container") >= 1 and "<merror" not in dom
+    assert 'class="sig' in dom  # the signature, from autodoc
