@@ -37,16 +37,16 @@ def _int(text: str) -> int:
 
 def bench_sim(steps: int, repeat: int) -> list[tuple[str, float, float, float]]:
     from derive.models import load_model
-    from sim.generic import simulate_model
+    from sim.api import simulate
 
     m = load_model("supermarket", b=10)
     rows = []
     for engine in ("generic", "fast"):
-        simulate_model(m, 1000, {"lam": "0.9"}, simulator=engine, steps=10**5, reps=1, workers=1)
+        simulate(m, {"lam": "0.9"}, N=1000, engine=engine, steps=10**5, reps=1, workers=1)
         best = None
         for _ in range(repeat):
-            r = simulate_model(
-                m, 1000, {"lam": "0.9"}, simulator=engine, steps=steps, reps=1, workers=1, seed=1
+            r = simulate(
+                m, {"lam": "0.9"}, N=1000, engine=engine, steps=steps, reps=1, workers=1, seed=1
             )
             if best is None or r.events_per_second > best.events_per_second:
                 best = r
@@ -119,8 +119,8 @@ def bench_exact(repeat: int) -> list[tuple[str, int, int, float]]:
     solve_exact(3, "0.9", 10)
     t, r = _best(lambda: solve_exact(N, "0.9", 10), repeat)
     rows.append((f"full solve, solve_exact wrapper ({r.method})", r.states, 0, t))
-    solve(m, 3, {"lam": "0.9"})
-    t, g = _best(lambda: solve(m, N, {"lam": "0.9"}), repeat)
+    solve(m, {"lam": "0.9"}, N=3)
+    t, g = _best(lambda: solve(m, {"lam": "0.9"}, N=N), repeat)
     rows.append((f"full solve, generic (exact.general.solve, {g.method})", g.states, 0, t))
     assert abs(g.n_mse - r.n_mse) < 1e-8, (g.n_mse, r.n_mse)
     return rows

@@ -51,7 +51,7 @@ def main() -> None:
     from derive import supermarket
     from derive.kernels import kernels
     from derive.models.sir import sir
-    from numeric.certify import certify
+    from numeric.certify import certify_solution
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dps", type=int, default=50)
@@ -66,8 +66,8 @@ def main() -> None:
         rows.append(
             _row(
                 f"supermarket lam={lam} b={b}",
-                lambda b=b: numeric.solve(lam, b, 2, dps=dps),
-                lambda s: certify(s, params={"lam": lam}),
+                lambda b=b: numeric.bound(lam, b, 2, dps=dps),
+                lambda s: certify_solution(s, params={"lam": lam}),
             )
         )
     m = sir()
@@ -77,7 +77,7 @@ def main() -> None:
         _row(
             "sir (1 conservation law)",
             lambda: numeric.solve(m, p, dps=dps),
-            lambda s: certify(s, m, p),
+            lambda s: certify_solution(s, params=p),
         )
     )
     head = [

@@ -60,11 +60,11 @@ def main() -> None:
         model = load_model(name, **options)
         for order in (0, 1, 2):
             t0 = time.perf_counter()
-            transient(model, params, start, [0.0, 1e-3], order=order)
+            transient(model, params, times=[0.0, 1e-3], start=start, order=order)
             warm = time.perf_counter() - t0
 
             def run(model=model, params=params, start=start, order=order):
-                return transient(model, params, start, times, order=order)
+                return transient(model, params, times=times, start=start, order=order)
 
             sec, res = _time(run, args.repeat)
             n = len(res.free)
@@ -85,10 +85,12 @@ def main() -> None:
         model = load_model(name, **options)
         for order in (int(x) for x in args.mp_orders.split(",")):
             t0 = time.perf_counter()
-            res = transient(model, params, start, times_mp, order=order, dps=args.dps)
+            res = transient(model, params, times=times_mp, start=start, order=order, dps=args.dps)
             sec = time.perf_counter() - t0
             t0 = time.perf_counter()
-            fl = transient(model, params, start, times_mp, order=order, rtol=1e-12, atol=1e-14)
+            fl = transient(
+                model, params, times=times_mp, start=start, order=order, rtol=1e-12, atol=1e-14
+            )
             sec_f = time.perf_counter() - t0
             diff = max(
                 float(np.max(np.abs(getattr(fl, k) - getattr(res, k).astype(float))))

@@ -68,7 +68,7 @@ def main() -> int:
     xs, bias = [], []
     for N in sizes:
         t0 = time.perf_counter()
-        r = exact.solve(model, N, params)
+        r = exact.solve(model, params, N=N)
         xs.append(N * (r.n_mse - c))
         bias.append(N * (np.asarray(r.n_bias, dtype=float) - V))
         print(

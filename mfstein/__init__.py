@@ -11,6 +11,22 @@ The work is split into three packages that depend on each other one way only,
 This package holds the version, the ``mfstein`` console dispatcher and the
 light ground modules every package uses (errors, limits, file writing, the
 cache directory, lazy exports).
+
+One pattern for every task, ``result = task(model, params, *, options)``::
+
+    import mfstein as mf
+
+    sol = mf.solve("sir", {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}, dps=30)
+    ex = mf.exact("sir", {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}, N=50)
+    sim = mf.simulate("supermarket", {"b": 6, "lam": "0.9"}, N=10, steps=10**6, seed=1)
+    tr = mf.transient("sir", {...}, times=[0, 1, 2], start="0.76,0.24,0")
+    cert = mf.certify("supermarket", {"b": 4, "lam": "0.9"}, dps=20)
+
+``model`` is a :class:`derive.Model` or a name :func:`derive.models.load_model`
+takes (``mf.load_model``, the library ``mf.models``); every result prints a
+short summary, shows a table in Jupyter and has ``to_dict()``/``to_json()``.
+The names are imported on first use: ``import mfstein`` and ``mfstein --help``
+load no SymPy, numba or SciPy.
 """
 
 
@@ -65,3 +81,33 @@ def _version() -> str:
 
 #: The version of mfstein; ``derive``, ``numeric`` and ``sim`` carry the same one.
 __version__ = _version()
+
+#: The entries of ``import mfstein as mf``: name -> (module, attribute; ``""`` is
+#: the module itself), imported on first use (PEP 562).
+_ENTRIES = {
+    "solve": ("numeric.mean_field", "solve"),
+    "bound": ("numeric.mean_field", "bound"),
+    "exact": ("numeric.exact.solve", "solve"),
+    "simulate": ("sim.api", "simulate"),
+    "transient": ("numeric.transient", "transient"),
+    "certify": ("numeric.certify", "certify"),
+    "load_model": ("derive.models", "load_model"),
+    "models": ("derive.models", ""),
+}
+__all__ = sorted(_ENTRIES)
+
+
+def __getattr__(name: str) -> object:
+    entry = _ENTRIES.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'mfstein' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(entry[0])
+    value = getattr(module, entry[1]) if entry[1] else module
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_ENTRIES])

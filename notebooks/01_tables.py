@@ -90,7 +90,7 @@ import numpy as np
 
 import numeric
 from numeric.exact import solve_exact
-from sim import simulate
+from sim import simulate_supermarket
 
 print(f"size = {SIZE}; N = {N_LIST}; {REPS} replications x {STEPS:,} events; seed {SEED}")
 
@@ -111,8 +111,12 @@ for t, (table, gamma) in enumerate(TABLES.items()):
         lam_text = mpmath.nstr(lam, DPS, strip_zeros=True)
         sol = numeric.bound(lam_text, "auto", D, dps=DPS)
         seed = SEED + 100 * t + i
-        sim = simulate(N, lam_text, sol.b, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS)
-        big = simulate(N, lam_text, B_LARGE, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS)
+        sim = simulate_supermarket(
+            N, lam_text, sol.b, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS
+        )
+        big = simulate_supermarket(
+            N, lam_text, B_LARGE, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS
+        )
         states = comb(N + sol.b, sol.b)
         exact = solve_exact(N, lam_text, sol.b, D) if states <= EXACT_MAX_STATES else None
         rows[table].append(
@@ -212,12 +216,12 @@ lam10 = mpmath.nstr(
 )
 study = []
 for j, b in enumerate(BUFFERS):
-    sim = simulate(
+    sim = simulate_supermarket(
         BUFFER_N, lam10, b, D, steps=BUFFER_STEPS, reps=REPS, seed=SEED + 1000 + j, workers=WORKERS
     )
     states = comb(BUFFER_N + b, b)
     exact = solve_exact(BUFFER_N, lam10, b, D) if states <= EXACT_MAX_STATES else None
-    bound_b = numeric.solve(lam10, b, D, dps=DPS)
+    bound_b = numeric.bound(lam10, b, D, dps=DPS)
     study.append(
         {
             "b": b,
@@ -273,7 +277,7 @@ lam10_t2 = mpmath.nstr(
 )
 study_t2 = []
 for j, b in enumerate(BUFFERS):
-    sim = simulate(
+    sim = simulate_supermarket(
         BUFFER_N,
         lam10_t2,
         b,
@@ -289,7 +293,7 @@ for j, b in enumerate(BUFFERS):
             "sim_mean": float(sim.n_mse.mean),
             "sim_ci95": float(sim.n_mse.ci95),
             "seed": SEED + 2000 + j,
-            "bound": float(numeric.solve(lam10_t2, b, D, dps=15).constant),
+            "bound": float(numeric.bound(lam10_t2, b, D, dps=15).constant),
         }
     )
 

@@ -180,7 +180,7 @@ def closed(fn, lam):
 
 lams = [str(v) for v in np.round(np.linspace(0.05, 0.99, LAM_PLOT), 4)]
 vals = {1: [closed(c1, v) for v in lams], 2: [closed(c2, v) for v in lams]}
-num = {b: [numeric.solve(v, b, D, dps=25).constant for v in lams] for b in (1, 2)}
+num = {b: [numeric.bound(v, b, D, dps=25).constant for v in lams] for b in (1, 2)}
 err = {b: max(abs(a - n) / n for a, n in zip(vals[b], num[b], strict=True)) for b in (1, 2)}
 print(
     f"max relative difference closed form vs numeric.solve: b=1 {mpmath.nstr(err[1], 3)}, "

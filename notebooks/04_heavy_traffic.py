@@ -190,7 +190,7 @@ plt.show()
 lam_conv = numeric.heavy_traffic_lambda("0.01", "0.05", 10_000, dps=CONV_DPS)
 b_auto = numeric.auto_buffer(lam_conv, D, dps=CONV_DPS)
 b_first = max(1, b_auto - 5) if SIZE == "ci" else 1
-conv = {b: numeric.solve(lam_conv, b, D, dps=CONV_DPS) for b in range(b_first, b_auto + 3)}
+conv = {b: numeric.bound(lam_conv, b, D, dps=CONV_DPS) for b in range(b_first, b_auto + 3)}
 c_ref = conv[b_auto].constant
 print(f"lam = {mpmath.nstr(lam_conv, CONV_DPS)}, b auto = {b_auto}")
 print(f"{'b':>3} {'c_b':>{CONV_DPS + 8}} {'|c_b - c_auto|':>12} {'digits':>6}")
@@ -223,7 +223,7 @@ plt.show()
 # %%
 from numeric.exact import solve_exact
 
-mf = numeric.solve(EXACT_LAM, EXACT_B, D, dps=30)
+mf = numeric.bound(EXACT_LAM, EXACT_B, D, dps=30)
 V = np.array([float(v) for v in mf.V])
 W = np.array(mf.W.tolist(), dtype=float)
 exact = {}
@@ -265,13 +265,13 @@ plt.show()
 # The core paper's chain samples `d` servers *with* replacement (`P(all d hold ≥ k jobs) =
 # s_k^d`). A real dispatcher samples `d` distinct servers, `C(N s_k, d)/C(N, d)`: an
 # `O(1/N)` change of the drift, so a different `s*`, `J` and constant at every finite
-# `N`, converging to the paper's as `N → ∞`. `numeric.solve(..., replacement=False,
+# `N`, converging to the paper's as `N → ∞`. `numeric.bound(..., replacement=False,
 # N=N)` solves the `N`-dependent mean field.
 
 # %%
-c_with = numeric.solve(EXACT_LAM, EXACT_B, D, dps=20).constant
+c_with = numeric.bound(EXACT_LAM, EXACT_B, D, dps=20).constant
 c_without = {
-    n: numeric.solve(EXACT_LAM, EXACT_B, D, dps=20, replacement=False, N=n).constant for n in REPL_N
+    n: numeric.bound(EXACT_LAM, EXACT_B, D, dps=20, replacement=False, N=n).constant for n in REPL_N
 }
 print(f"with replacement: c = {mpmath.nstr(c_with, 15)}")
 for n, c in c_without.items():

@@ -20,7 +20,7 @@
 # Theorem 1 of the core paper (F. Hairi, X. Liu and L. Ying, *Beyond Scaling: Calculable
 # Error Bound of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic*,
 # arXiv:2012.06613, 2020) gives the first term `c` of
-# `N E‖S − s*‖² = c + c2/N + O(1/N²)`. `numeric.solve(..., order=2)` computes the
+# `N E‖S − s*‖² = c + c2/N + O(1/N²)`. `numeric.bound(..., order=2)` computes the
 # next coefficient `c2 = tr(B)` from the moment equations of `derive.expansion`.
 # This notebook puts `c` and `c + c2/N` next to the exact finite-`N` value and next
 # to simulations, for the paper's Tables 1 and 2 and for a few buffers, and says
@@ -69,7 +69,7 @@ import mpmath
 
 import numeric
 from numeric.exact import solve_exact
-from sim import simulate
+from sim import simulate_supermarket
 
 # %% [markdown]
 # ## 1. Tables 1 and 2
@@ -87,9 +87,9 @@ for t, (table, gamma) in enumerate(TABLES.items()):
     for i, N in enumerate(N_LIST):
         lam = mpmath.nstr(numeric.heavy_traffic_lambda(gamma, ALPHA, N, dps=DPS + 10), DPS + 5)
         b = numeric.auto_buffer(lam, D, dps=DPS)
-        sol = numeric.solve(lam, b, D, dps=DPS, order=2)
+        sol = numeric.bound(lam, b, D, dps=DPS, order=2)
         seed = SEED + 100 * t + i
-        sim = simulate(N, lam, b, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS)
+        sim = simulate_supermarket(N, lam, b, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS)
         exact = solve_exact(N, lam, b, D).n_mse if comb(N + b, b) <= EXACT_MAX_STATES else None
         c, second = float(sol.constant), float(sol.constant + sol.c2 / N)
         mean, ci = float(sim.n_mse.mean), float(sim.n_mse.ci95)
@@ -140,7 +140,7 @@ for t, (table, gamma) in enumerate(TABLES.items()):
 lam10 = mpmath.nstr(numeric.heavy_traffic_lambda(TABLES["Table 1"], ALPHA, BUFFER_N, dps=40), 30)
 buffer_rows = []
 for b in BUFFERS:
-    sol = numeric.solve(lam10, b, D, dps=DPS, order=2)
+    sol = numeric.bound(lam10, b, D, dps=DPS, order=2)
     ex = solve_exact(BUFFER_N, lam10, b, D)
     c, second = float(sol.constant), float(sol.constant + sol.c2 / BUFFER_N)
     buffer_rows.append(
@@ -170,7 +170,7 @@ for r in buffer_rows:
 # decays like `1/N`; the error of `c + c2/N` like `1/N²` once `N` is moderately large.
 
 # %%
-conv_sol = numeric.solve(CONV_LAM, CONV_B, D, dps=DPS, order=2)
+conv_sol = numeric.bound(CONV_LAM, CONV_B, D, dps=DPS, order=2)
 conv = []
 for N in CONVERGENCE_N:
     ex = solve_exact(N, CONV_LAM, CONV_B, D)

@@ -13,6 +13,7 @@ from mfstein.lazy import lazy_exports
 _EXPORTS = {
     "CertifiedSolution": "numeric.certify",
     "certify": "numeric.certify",
+    "certify_solution": "numeric.certify",
     "heavy_traffic_ball": "numeric.certify",
     "second_order": "numeric.expansion",
     "second_order_float64": "numeric.expansion",
@@ -20,14 +21,15 @@ _EXPORTS = {
     "MeanFieldSolution": "numeric.solution",
     "NumericalError": "numeric.precision",
     "auto_buffer": "numeric.supermarket",
-    "bound": "numeric.supermarket",
+    "bound": "numeric.mean_field",
     "constant_float64": "numeric.sweep",
     "equilibrium": "numeric.equilibrium",
     "heavy_traffic_lambda": "numeric.precision",
     "reference_point": "numeric.equilibrium",
     "solve": "numeric.mean_field",
-    "solve_model": "numeric.mean_field",
     "register_fast_path": "numeric.mean_field",
+    "transient": "numeric.transient",
+    "TransientResult": "numeric.transient",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -99,7 +99,7 @@ from numeric.certify_arb import (
     working_precision,
 )
 
-__all__ = ["CertifiedSolution", "certify", "heavy_traffic_ball", "model_of"]
+__all__ = ["CertifiedSolution", "certify", "certify_solution", "heavy_traffic_ball"]
 
 #: Guard digits of the first working precision (raised on a shortfall).
 GUARD_DIGITS = 15
@@ -203,7 +203,7 @@ class CertifiedSolution:
                 return "refuted"
             return "undecided"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``constant_enclosure`` (outward-rounded decimal strings) and digits."""
         lo, hi = self.enclosure()
         return {
@@ -212,6 +212,41 @@ class CertifiedSolution:
             "working_precision_bits": self.prec,
             "certificates": dict(self.certificates),
         }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text."""
+        from mfstein.display import dumps
+
+        return dumps(self.to_dict(), indent=indent)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
+        return [
+            ("model", f"{self.model} ({self.b} states)"),
+            ("params", params),
+            ("c in", self.interval()),
+            ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
+            ("working precision", f"{self.prec} bits"),
+            ("balls", "s_star, V (vectors); J, Q, P, W (arb_mat)"),
+            ("certificates", ", ".join(self.certificates) or "-"),
+        ]
+
+    _MORE = "proofs: .certificates; balls: .constant, .s_star, .P, .W; .to_dict() for JSON"
+
+    def __repr__(self) -> str:
+        from mfstein.display import text_block
+
+        return text_block("CertifiedSolution", self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        from mfstein.display import html_table
+
+        return html_table("CertifiedSolution", self._rows(), self._MORE)
+
+    def _repr_latex_(self) -> str:
+        """``c`` enclosed: ``lo <= c <= hi``."""
+        lo, hi = self.enclosure()
+        return f"${lo} \\le c \\le {hi}$"
 
 
 # --------------------------------------------------------------------------
@@ -238,32 +273,6 @@ def heavy_traffic_ball(gamma: Any, alpha: Any, N: int) -> Any:
         return 1 - to_arb("gamma", g) / arb(n) ** to_arb("alpha", a)
 
     return lam
-
-
-def model_of(solution: Any) -> Any:
-    """Rebuild the model a solution belongs to (built-in families only).
-
-    ``supermarket`` (with ``mu = 1``, sampling with replacement) from
-    ``solution.b`` and ``solution.d``; ``jsq_L`` from ``L = d`` and ``b``;
-    ``sir``.  Anything else needs ``model=`` passed to :func:`certify`.
-    """
-    name = getattr(solution, "model", "supermarket")
-    if name == "supermarket":
-        from derive.models.supermarket import supermarket
-
-        return supermarket(int(solution.b), int(solution.d or 2))
-    if name in ("jsq_L", "jsq_L-distinct"):
-        from derive.models.jsq import jsq_L
-
-        return jsq_L(int(solution.d), int(solution.b), distinct=name.endswith("distinct"))
-    if name == "sir":
-        from derive.models.sir import sir
-
-        return sir()
-    raise ParameterError(
-        f"model must be given to certify a solution of model {name!r} (pass model=, the "
-        "derive.Model the solution was computed from)."
-    )
 
 
 def _parameter_values(model: Any, solution: Any, params: Mapping[str, Any] | None) -> dict:
@@ -323,7 +332,7 @@ def _fraction_of(v: Any) -> Fraction:
         return Fraction(v)
     if isinstance(v, float):
         return Fraction(v)
-    if type(v).__module__.startswith("mpmath"):
+    if type(v).__module__.startswith("mpmath") or hasattr(v, "_mpf_"):
         sign, man, exp, _ = v._mpf_  # exact (mpmath.mpf(v) would round)
         return (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)
     try:
@@ -723,25 +732,46 @@ class _Certifier:
 
 
 def certify(
-    solution: Any,
-    model: Any = None,
-    params: Mapping[str, Any] | None = None,
+    model: Any,
+    params: Mapping[str, Any] | None,
     *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    method: str = "auto",
+) -> CertifiedSolution:
+    """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
+
+    Solves first (:func:`numeric.solve` with the same ``dps``, ``M``, ``start``
+    and ``method``), then proves enclosures around that solution
+    (:func:`certify_solution`).  ``model`` and ``params`` as in
+    :func:`numeric.solve`; parameter values are taken exactly (decimal strings,
+    fractions, ``mpf``; a ``flint.arb`` ball for every value in it).
+    """
+    from derive.models import as_model
+    from numeric.mean_field import solve
+
+    model, params = as_model(model, params)
+    sol = solve(model, params, dps=dps, M=M, start=start, method=method)
+    return certify_solution(sol, params=params, M=M, start=start)
+
+
+def certify_solution(
+    solution: Any,
+    *,
+    params: Mapping[str, Any] | None = None,
     dps: int | None = None,
     M: Any = None,
     start: Sequence[Any] | str | None = None,
+    model: Any = None,
 ) -> CertifiedSolution:
     """Rigorous Arb enclosures of the objects of a :class:`numeric.MeanFieldSolution`.
 
     Parameters
     ----------
     solution:
-        The float solution from :func:`numeric.solve` (either signature) or
-        :func:`numeric.bound`.  Its ``s*`` is the centre of the Krawczyk box.
-    model:
-        The :class:`derive.Model` it was computed from; default: rebuilt from
-        the solution for the built-in families (supermarket with ``mu = 1`` and
-        sampling with replacement, ``jsq_L``, ``sir``; see :func:`model_of`).
+        The float solution from :func:`numeric.solve` or :func:`numeric.bound`;
+        it carries its model.  Its ``s*`` is the centre of the Krawczyk box.
     params:
         Parameter name -> value.  Decimal strings, fractions, ``mpf`` and
         ``flint.arb`` balls are taken exactly (a ball: every value in it).
@@ -755,7 +785,11 @@ def certify(
         used.
     start:
         State fixing the conserved quantities of a model with conservation
-        laws (default the model's reference point, as in :func:`numeric.solve`).
+        laws (default the solution's own start, else the model's reference
+        point, as in :func:`numeric.solve`).
+    model:
+        Only for a solution built by hand, which carries no model: the
+        :class:`derive.Model` it belongs to.
 
     Returns
     -------
@@ -770,7 +804,7 @@ def certify(
         certificate fails, or ``c`` cannot be enclosed to ``dps`` digits after
         raising the working precision twice; the message says what to raise.
     mfstein.errors.ParameterError
-        Bad input (missing parameters, unknown model, wrong ``M`` or ``start``).
+        Bad input (missing parameters, no model, wrong ``M`` or ``start``).
 
     Notes
     -----
@@ -784,7 +818,15 @@ def certify(
     from numeric.precision import check_dps
 
     if model is None:
-        model = model_of(solution)
+        get = getattr(solution, "get_model", None)
+        model = get() if get is not None else None
+    if model is None:
+        raise ParameterError(
+            f"model must be given to certify a solution that carries none (model "
+            f"{getattr(solution, 'model', '?')!r}; pass model=, the derive.Model it belongs to)."
+        )
+    if start is None:
+        start = getattr(solution, "start", None)
     from derive.model import Model
     from derive.spec import Truncated
 

@@ -71,7 +71,7 @@ def to_arb(name: str, value: Any) -> Any:
             raise ParameterError(f"{name} must be finite, got {value!r}.")
         return arb(value)  # exact: a double is a dyadic rational
     tname = type(value).__module__ + "." + type(value).__name__
-    if tname.startswith("mpmath"):
+    if tname.startswith("mpmath") or hasattr(value, "_mpf_"):
         import mpmath
 
         if not mpmath.isfinite(value) or isinstance(value, mpmath.mpc):

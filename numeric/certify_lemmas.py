@@ -62,11 +62,11 @@ class _CCtx:
     """Certified objects of one grid point, computed on first use."""
 
     def __init__(self, ctx: Any, lam_exact: Any, heavy: bool) -> None:
-        from numeric.certify import certify
+        from numeric.certify import certify_solution
 
         self.ctx = ctx
         self.heavy = heavy
-        self.cs = certify(ctx.sol, params={"lam": lam_exact})
+        self.cs = certify_solution(ctx.sol, params={"lam": lam_exact})
         self.prec = self.cs.prec
         with working_precision(self.prec):
             self.lam = to_arb("lam", lam_exact)
@@ -180,9 +180,7 @@ def _spectral_gap(c: _CCtx):
 
 
 def _lemma8(c: _CCtx):
-    from numeric.certify import model_of
-
-    k = _arb_kernels(model_of(c.ctx.sol))
+    k = _arb_kernels(c.ctx.sol.get_model())
     vals = k.hess_values(c.cs.s_star, [c.lam])
     cols: dict[int, list[Any]] = {}
     for (_i, j, kk), v in zip(k.hess_index.tolist(), vals, strict=True):

@@ -1,18 +1,20 @@
-"""``numeric.solve``: the mean-field solution of any model, or of the supermarket
-model by its classic signature.
+"""``numeric.solve``: the mean-field solution of any model, and the paper's short
+form ``numeric.bound(lam, b, d)`` for the supermarket model.
 
-``solve(model, params, *, dps, M, start, method)`` takes a
+``solve(model, params, *, dps, order, M, start, method)`` takes a
 :class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
-is resolved to the dimension the requested precision needs) and a mapping of
-parameter values.  A model whose family registered a *fast path* (a
-structure-aware solver, :data:`FAST_PATHS`) is solved by it unless
-``method="general"`` or a ``start`` is given; otherwise the general route of
-:mod:`numeric.general` runs.  ``solve(lam, b, d, ...)`` with a number first is
-the supermarket model's own signature (:func:`numeric.supermarket.solve`).
+is resolved to the dimension the requested precision needs, or a model name
+that :func:`derive.models.load_model` takes) and a mapping of parameter
+values.  A model whose family registered a *fast path* (a structure-aware
+solver, :data:`FAST_PATHS`) is solved by it unless ``method="general"`` or a
+``start`` is given; otherwise the general route of :mod:`numeric.general`
+runs.  :func:`bound` builds the supermarket model from ``(lam, b, d)`` and runs
+its fast path (which also takes ``b = "auto"``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -102,26 +104,32 @@ def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
 register_fast_path("supermarket", _supermarket_fast, fixed_point=_supermarket_fixed_point)
 
 
-def solve_model(
+def solve(
     model: Any,
-    params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None,
     *,
     dps: int = 30,
+    order: int = 1,
     M: Any = None,
     start: Sequence[Any] | str | None = None,
     method: str = "auto",
-    order: int = 1,
 ) -> MeanFieldSolution:
     """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
 
     Parameters
     ----------
     model:
-        A :class:`derive.model.Model` or :class:`derive.spec.Truncated` family.
+        A :class:`derive.model.Model`, a :class:`derive.spec.Truncated` family
+        (resolved to the dimension the requested precision needs), or a name
+        :func:`derive.models.load_model` takes (``"sir"``, ``"file.py:factory"``;
+        entries of ``params`` that are factory keywords build it).
     params:
         Parameter name -> value (``{}`` for a model without parameters).
     dps:
         Requested significant digits, ``>= 5``.
+    order:
+        ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
+        ``c2`` (:mod:`numeric.expansion`).
     M:
         The quadratic observable (default the identity).
     start:
@@ -130,31 +138,25 @@ def solve_model(
     method:
         ``"auto"`` (fast path when registered and no start is given),
         ``"general"`` or ``"fast"``.
-    order:
-        ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
-        ``c2`` (:mod:`numeric.expansion`).
 
     Returns
     -------
     MeanFieldSolution
-        In the model's own coordinates; see :mod:`numeric.general` for how
-        ``digits`` is earned.
+        In the model's own coordinates, carrying the model it belongs to (so
+        that :func:`numeric.certify_solution` needs nothing else); see
+        :mod:`numeric.general` for how ``digits`` is earned.
     """
-    from derive.model import Model
+    from derive.models import as_model
     from derive.spec import Truncated
 
     dps = check_dps(dps)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    model, params = as_model(model, params)
     if isinstance(model, Truncated):
         with mpmath.workdps(dps + 20):
             values = parse_params(model, params)
         model = model.resolve(values, dps)
-    elif not isinstance(model, Model):
-        raise ParameterError(
-            f"model must be a derive.Model (or a number lam for the supermarket signature), "
-            f"got {type(model).__name__}."
-        )
     params = check_names(model, params)
     with mpmath.workdps(dps + 20):
         parse_params(model, params)  # names, numbers and declared ranges, before any work
@@ -171,6 +173,9 @@ def solve_model(
         sol = solve_general(model, params, dps=dps, M=M, start=start)
     if order == 2:
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
+    sol.source_model = model
+    sol.inputs = dict(params)
+    sol.start = start
     return sol
 
 
@@ -194,39 +199,69 @@ def supermarket_model(
     """The model and parameter mapping behind ``solve(lam, b, d, mu=, replacement=, N=)``."""
     from derive.models.supermarket import supermarket
 
-    mu_param = not (isinstance(mu, int | str) and str(mu).strip() == "1")
-    model = supermarket(b, d, mu="mu" if mu_param else 1, replacement=replacement)
-    params: dict[str, Any] = {"lam": lam}
-    if mu_param:
-        params["mu"] = mu
-    if not replacement:
-        params["N"] = N
+    params = _supermarket_params(mu, replacement, N, lam)
+    model = supermarket(b, d, mu="mu" if "mu" in params else 1, replacement=replacement)
     return model, params
 
 
-def solve(first: Any, *args: Any, **kwargs: Any) -> MeanFieldSolution:
-    """Mean-field solution: ``solve(model, params, ...)`` for any model, or
-    ``solve(lam, b, d, ...)`` for the supermarket model (see :func:`solve_model`
-    and :func:`numeric.supermarket.solve`)."""
-    from derive.model import Model
-    from derive.spec import Truncated
+def _supermarket_params(mu: Any, replacement: bool, N: Any, lam: Any) -> dict[str, Any]:
+    """The parameter values of the supermarket model of :func:`supermarket_model`."""
+    params: dict[str, Any] = {"lam": lam}
+    if not (isinstance(mu, int | str) and str(mu).strip() == "1"):
+        params["mu"] = mu
+    if not replacement:
+        params["N"] = N
+    return params
 
-    if isinstance(first, Model | Truncated):
-        return solve_model(first, *args, **kwargs)
+
+def bound(
+    lam: Any,
+    b: int | str = "auto",
+    d: int = 2,
+    *,
+    dps: int = 30,
+    order: int = 1,
+    M: Any = None,
+    mu: Any = 1,
+    replacement: bool = True,
+    N: Any = None,
+    truncate: bool = True,
+) -> MeanFieldSolution:
+    """The paper's short form: Theorem 1's constant of the supermarket model.
+
+    ``bound(lam, b, d)`` is :func:`solve` for the power-of-``d`` supermarket
+    model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
+    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Theorem 1 with the
+    sign of the Kronecker form corrected: ``E||S - s*||^2 ~ c/N``), by the
+    family's registered fast path (:func:`numeric.supermarket.solve`), which
+    also takes ``b = "auto"`` (the smallest buffer at which ``c`` stops
+    changing, reported in ``.b``) and ``b = "inf"``.  ``mu``, ``replacement``
+    and ``N`` as in :func:`numeric.supermarket.solve`; ``order=2`` adds the
+    1/N^2 terms; ``truncate`` cuts negligible tail levels.
+    """
+    from numeric.supermarket import auto_buffer, check_b
     from numeric.supermarket import solve as supermarket_solve
 
-    order = kwargs.pop("order", 1)
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    sol = supermarket_solve(first, *args, **kwargs)
+    b = check_b(b, allow=("auto", "inf"))
+    if b == "auto":
+        b = auto_buffer(lam, d, dps=dps, M=M)
+    sol = supermarket_solve(
+        lam, b, d, dps=dps, M=M, mu=mu, replacement=replacement, N=N, truncate=truncate
+    )
+    recipe = functools.partial(_supermarket_of, sol.b, sol.d, mu, replacement)
     if order == 2:
         model, params = supermarket_model(
-            sol.b,
-            sol.d,
-            mu=kwargs.get("mu", 1),
-            replacement=kwargs.get("replacement", True),
-            N=kwargs.get("N"),
-            lam=first,
+            sol.b, sol.d, mu=mu, replacement=replacement, N=N, lam=lam
         )
-        add_second_order(sol, model, params, dps=sol.dps, M=kwargs.get("M"), start=None)
+        add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
+        recipe = model
+    sol.source_model = recipe  # built on first use (certify_solution), not for every bound
+    sol.inputs = _supermarket_params(mu, replacement, N, lam)
     return sol
+
+
+def _supermarket_of(b: int, d: int, mu: Any, replacement: bool) -> Any:
+    """The supermarket model behind a :func:`bound` (built when first needed)."""
+    return supermarket_model(b, d, mu=mu, replacement=replacement)[0]

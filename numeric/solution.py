@@ -8,6 +8,50 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
+from mfstein.display import dumps, html_table, shape_text, text_block
+
+
+class Stated(mpf):
+    """An ``mpf`` that knows how many significant digits are claimed for it.
+
+    ``str`` and ``repr`` print exactly those digits, whatever ``mpmath.mp.dps``
+    is (a 30-digit constant prints 30 digits in a session at 15); arithmetic
+    returns plain ``mpf`` (the claim does not survive computation).
+    """
+
+    __slots__ = ("digits",)
+
+    def __new__(cls, value: Any, digits: int) -> Stated:
+        self = mpf.__new__(cls)
+        self._mpf_ = value._mpf_ if isinstance(value, mpf) else mpf(value)._mpf_
+        self.digits = int(digits)
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _stated, (self._mpf_, self.digits)
+
+    def __str__(self) -> str:
+        from numeric.precision import to_str
+
+        return to_str(self, self.digits)
+
+    def __repr__(self) -> str:
+        return f"Stated('{self}', digits={self.digits})"
+
+
+def _stated(raw: tuple, digits: int) -> Stated:
+    x = mpf.__new__(Stated)
+    x._mpf_ = raw
+    x.digits = digits
+    return x
+
+
+def stated(value: Any, digits: int | None) -> Any:
+    """``value`` as a :class:`Stated` number when it is an ``mpf`` and ``digits`` known."""
+    if digits is None or not isinstance(value, mpf):
+        return value
+    return Stated(value, digits)
+
 
 @dataclass
 class MeanFieldSolution:
@@ -114,6 +158,159 @@ class MeanFieldSolution:
     errors: dict[str, list[mpf]] = field(default_factory=dict)
     C: Any = None
     free_map: list[list[mpf]] | None = None
+    source_model: Any = field(default=None, repr=False, compare=False)
+    inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    start: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.constant = stated(self.constant, self.digits)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the constants print with the digits claimed for them (see Stated)
+        if name == "constant" and "digits" in self.__dict__:
+            value = stated(value, self.digits)
+        elif name == "c2":
+            value = stated(value, self.__dict__.get("digits2"))
+        elif name == "digits2" and self.__dict__.get("c2") is not None:
+            object.__setattr__(self, "c2", stated(self.c2, value))
+        elif name == "digits" and "constant" in self.__dict__:
+            object.__setattr__(self, "constant", stated(self.constant, value))
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------
+    # the model it belongs to
+    # ------------------------------------------------------------------
+    def get_model(self) -> Any:
+        """The :class:`derive.Model` this solution was computed from (``None`` if
+        it was built by hand)."""
+        m = self.source_model
+        if callable(m) and not hasattr(m, "transitions"):
+            m = m()
+            object.__setattr__(self, "source_model", m)
+        return m
+
+    def state_names(self) -> list[str]:
+        """The model's state names (``s1 .. sb`` when the model is not at hand)."""
+        m = self.source_model
+        states = getattr(m, "states", None) if hasattr(m, "transitions") else None
+        if states is not None and len(states) == self.b:
+            return [str(x) for x in states]
+        return [f"s{k}" for k in range(1, self.b + 1)]
+
+    def certify(self, **options: Any) -> Any:
+        """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`)."""
+        from numeric.certify import certify_solution
+
+        return certify_solution(self, **options)
+
+    # ------------------------------------------------------------------
+    # presentation
+    # ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: high-precision numbers as decimal strings of at most
+        ``dps`` digits, each entry of ``s*``, ``V``, ``W``, ``A``, ``B`` keeping only
+        the digits its own error allows (``<name>_abs_error`` holds for every
+        entry, :func:`numeric.precision.format_entries`), ``digits`` claimed for
+        ``constant``; independent of ``mpmath.mp.dps``.  The keys of
+        ``mfstein solve --json`` (and ``lam``, ``b``, ``d`` of ``mfstein bound``)."""
+        from numeric.precision import matrix_rows, solution_entries, to_str
+
+        p, b = self.dps, self.b
+        with mpmath.workdps(p + 20):
+            out: dict[str, Any] = {"model": self.model, "params": dict(self.params)}
+            if self.lam is not None:
+                out["lam"] = to_str(self.lam, p)
+            out["b"] = b
+            if self.d is not None:
+                out["d"] = self.d
+            out["states"] = self.state_names()
+            out["dps"] = p
+            s_str, es = solution_entries(self, "s_star", p)
+            v_str, ev = solution_entries(self, "V", p)
+            w_str, ew = solution_entries(self, "W", p)
+            out.update(
+                {
+                    "s_star": s_str,
+                    "V": v_str,
+                    "W": matrix_rows(w_str, b),
+                    "s_star_abs_error": es,
+                    "V_abs_error": ev,
+                    "W_abs_error": ew,
+                    "constant": to_str(self.constant, p),
+                    "digits": self.digits,
+                    "methods": dict(self.methods),
+                    "conservation": self.conservation,
+                    "other_fixed_points": self.fixed_points,
+                    "notes": list(self.notes),
+                }
+            )
+            if self.truncated_at is not None:
+                out["truncated_at"] = self.truncated_at
+            if self.c2 is not None:
+                out.update(self.order2_dict())
+        return out
+
+    def order2_dict(self) -> dict[str, Any]:
+        """The 1/N^2 terms as decimal strings (``A``, ``B`` with per-entry digits
+        and error bounds valid for every entry)."""
+        from numeric.precision import matrix_rows, solution_entries, to_str
+
+        p, b = self.dps, self.b
+        with mpmath.workdps(p + 20):
+            a_str, ea = solution_entries(self, "A", p)
+            b_str, eb = solution_entries(self, "B", p)
+            return {
+                "A": a_str,
+                "B": matrix_rows(b_str, b),
+                "A_abs_error": ea,
+                "B_abs_error": eb,
+                "c2": to_str(self.c2, p),
+                "digits2": self.digits2,
+            }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return dumps(self.to_dict(), indent=indent)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from numeric.precision import to_str
+
+        with mpmath.workdps(self.dps + 20):
+            rows = [("model", self.model)]
+            if self.params:
+                rows.append(("params", ", ".join(f"{k} = {v}" for k, v in self.params.items())))
+            elif self.lam is not None:
+                rows.append(("lam", to_str(self.lam, min(self.dps, 20))))
+            rows.append(("c", f"{to_str(self.constant, self.digits)}  ({self.digits} digits)"))
+            if self.c2 is not None:
+                rows.append(("c2", f"{to_str(self.c2, self.digits2)}  ({self.digits2} digits)"))
+            head = ", ".join(to_str(x, 8) for x in self.s_star[:4])
+            more = ", ..." if self.b > 4 else ""
+            rows.append(("s*", f"({head}{more})  [{self.b} states]"))
+            rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
+            rows.append(("routes", ", ".join(self.methods)))
+            if self.notes:
+                rows.append(("notes", f"{len(self.notes)} (see .notes)"))
+        return rows
+
+    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods; .to_dict() for JSON"
+
+    def __repr__(self) -> str:
+        return text_block("MeanFieldSolution", self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        return html_table("MeanFieldSolution", self._rows(), self._MORE)
+
+    def _repr_latex_(self) -> str:
+        """The headline identity ``N E||S - s*||^2 -> c`` with its digits."""
+        from numeric.precision import to_str
+
+        with mpmath.workdps(self.dps + 20):
+            c = to_str(self.constant, self.digits)
+            text = rf"N\,\mathbb{{E}}\|S - s^*\|^2 \to c = {c}"
+            if self.c2 is not None:
+                text += rf",\quad c_2 = {to_str(self.c2, self.digits2)}"
+        return f"${text}$"
 
     def observable(self, model: Any, g: Any, params: Any = None) -> Any:
         """The expansion of ``E[g(S_N)]`` (:func:`numeric.observables.expand`)."""

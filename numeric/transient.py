@@ -204,6 +204,114 @@ class TransientResult:
     method: str = ""
     errors: dict[str, np.ndarray] = field(default_factory=dict)
 
+    # ------------------------------------------------------------------
+    # presentation
+    # ------------------------------------------------------------------
+    def precision(self) -> str:
+        """One sentence: what the numbers are and how accurate."""
+        if self.route == "float64":
+            return (
+                f"float64 numbers from SciPy solve_ivp ({self.method}, local error control rtol "
+                "1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
+                "largest entry; no digits are claimed"
+            )
+        return (
+            f"decimal strings with at most {self.dps} significant digits, each keeping only "
+            "the digits on which two working precisions of mpmath's Taylor ODE solver agree "
+            "for that entry (within one unit of its last digit; <name>_abs_error holds for "
+            f"every entry); {self.digits} digits agree norm-wise"
+        )
+
+    def _strings(self, name: str) -> tuple[Any, str | None]:
+        """The array ``name`` as nested lists: floats on the float64 route; on the
+        mpmath route decimal strings keeping only the digits each entry's error
+        allows (:func:`numeric.precision.format_entries`), with the absolute error
+        that holds for every one of them."""
+        a = getattr(self, name)
+        if self.route == "float64":
+            return a.tolist(), None
+        from numeric.precision import format_entries
+
+        strings, bound = format_entries(
+            list(a.flat), list(self.errors[name].flat), self.dps or 15
+        )
+        return np.array(strings, dtype=object).reshape(a.shape).tolist(), bound
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the keys of ``mfstein transient --json``: floats on the
+        float64 route; on the mpmath route decimal strings that keep only the digits
+        each entry earned, with ``<name>_abs_error`` valid for every entry, whatever
+        ``mpmath.mp.dps`` is."""
+        import mpmath
+
+        out: dict[str, Any] = {
+            "model": self.model,
+            "params": self.params,
+            "states": self.states,
+            "order": self.order,
+            "route": self.route,
+            "method": self.method,
+            "free": self.free,
+            "precision": self.precision(),
+            "times": [float(t) for t in self.times],
+        }
+        names = ["x"] + (["V", "W"] if self.V is not None else [])
+        names += ["A", "B"] if self.A is not None else []
+        with mpmath.workdps((self.dps or 15) + 20):
+            for name in names:
+                out[name], bound = self._strings(name)
+                if bound is not None:
+                    out[f"{name}_abs_error"] = bound
+        if self.digits is not None:
+            out["digits"] = self.digits
+        out["notes"] = self.notes
+        return out
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text."""
+        from mfstein.display import dumps
+
+        return dumps(self.to_dict(), indent=indent)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from mfstein.display import shape_text
+
+        def fmt(v: Any) -> str:
+            if self.route == "float64":
+                return f"{float(v):.10g}"
+            from numeric.precision import to_str
+
+            return to_str(v, self.digits or self.dps or 15)
+
+        t0, t1 = float(self.times[0]), float(self.times[-1])
+        last = ", ".join(fmt(v) for v in self.x[-1][:4]) + (", ..." if self.x.shape[1] > 4 else "")
+        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
+        rows = [
+            ("model", f"{self.model} ({', '.join(self.states[:6])})"),
+            ("params", params),
+            ("times", f"{len(self.times)} from {t0:g} to {t1:g}"),
+            (f"x({t1:g})", last),
+            ("order", f"{self.order} (x, V, W: {shape_text(self.x)}, {shape_text(self.V)}, "
+                      f"{shape_text(self.W)})"),
+            ("route", f"{self.route} ({self.method})"
+             + (f", {self.digits} digits earned" if self.digits is not None else "")),
+        ]  # fmt: skip
+        if self.notes:
+            rows.append(("notes", f"{len(self.notes)} (see .notes)"))
+        return rows
+
+    _MORE = "arrays: .times, .x, .V, .W, .A, .B; .mean(N); .to_dict() for JSON"
+
+    def __repr__(self) -> str:
+        from mfstein.display import text_block
+
+        return text_block("TransientResult", self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        from mfstein.display import html_table
+
+        return html_table("TransientResult", self._rows(), self._MORE)
+
     def mean(self, N: float) -> np.ndarray:
         """The expansion of ``E[S(t)]`` for ``N`` objects: ``x + V/N (+ A/N^2)``."""
         if isinstance(N, bool) or not isinstance(N, numbers.Real) or not N > 0:
@@ -760,9 +868,9 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
 def transient(
     model: Any,
     params: Mapping[str, Any] | None,
-    start: Sequence[Any] | str | None,
-    times: Any,
     *,
+    times: Any,
+    start: Sequence[Any] | str | None = None,
     order: int = 1,
     dps: int | None = None,
     method: str = "auto",
@@ -774,15 +882,17 @@ def transient(
     Parameters
     ----------
     model:
-        A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
+        A :class:`derive.model.Model`, or a name :func:`derive.models.load_model`
+        takes (``"sir"``, ``"file.py:factory"``; entries of ``params`` that are
+        factory keywords build it).
     params:
-        Parameter name -> value (strings parsed exactly).
+        Parameter name -> value (strings parsed exactly; ``{}`` for none).
+    times:
+        Non-decreasing times ``>= 0``.
     start:
         The deterministic initial state ``s0`` in the model's coordinates (a
         sequence or ``"x1,x2,..."``); ``None`` is the model's reference point.
         It must lie in the model's state space and fixes the conserved values.
-    times:
-        Non-decreasing times ``>= 0``.
     order:
         0 (``x``), 1 (also ``V``, ``W``; default) or 2 (also ``A``, ``B``).
     dps:
@@ -810,6 +920,10 @@ def transient(
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(tol, int | float) and 0 < tol < 1):
             raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
+    if isinstance(model, str):
+        from derive.models import as_model
+
+        model, params = as_model(model, params)
     st = _Setup(model, params, start)
     notes = st.notes()
     digits = None

@@ -1,14 +1,17 @@
-"""numba simulators of the finite-N supermarket system, with confidence intervals.
+"""numba simulators of finite-N systems (any model; the supermarket's own engines),
+with confidence intervals.
 
 >>> from sim import simulate
->>> r = simulate(10, "0.9", b=5, steps=10**6, reps=2, seed=1)   # doctest: +SKIP
+>>> params = {"b": 5, "lam": "0.9"}                  # b builds the model, lam is its rate
+>>> r = simulate("supermarket", params, N=10, steps=10**6, reps=2, seed=1)  # doctest: +SKIP
 >>> r.n_mse.mean, r.n_mse.ci95                                   # doctest: +SKIP
 
 Modules: :mod:`sim.aggregated` (CTMC on counts), :mod:`sim.perserver` (explicit
-FIFO servers), :mod:`sim.stats` (batch means), :mod:`sim.runner` (replications,
-workers, checkpoints), :mod:`sim.api` (``simulate``), :mod:`sim.table` (seed
-000's Tables 1 and 2).  The names below are imported lazily so that
-``mfstein --help`` does not load numba.
+FIFO servers), :mod:`sim.generic` (any model), :mod:`sim.stats` (batch means),
+:mod:`sim.runner` (replications, workers, checkpoints), :mod:`sim.api`
+(``simulate`` and the short form ``simulate_supermarket(N, lam, b, d)``),
+:mod:`sim.table` (the core paper's Tables 1 and 2).  The names below are
+imported lazily so that ``mfstein --help`` does not load numba.
 """
 
 from __future__ import annotations
@@ -20,24 +23,23 @@ from mfstein import __version__ as __version__
 __all__ = [
     "Estimate",
     "GenericSimulator",
-    "ModelSimulationResult",
     "SimulationResult",
     "Simulator",
     "simulate",
-    "simulate_model",
+    "simulate_supermarket",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("simulate", "SimulationResult"):
+    if name in ("simulate", "simulate_supermarket"):
         from sim import api
 
         return getattr(api, name)
-    if name in ("simulate_model", "GenericSimulator"):
+    if name == "GenericSimulator":
         from sim import generic
 
         return getattr(generic, name)
-    if name in ("Simulator", "ModelSimulationResult"):
+    if name in ("Simulator", "SimulationResult"):
         from sim import base
 
         return getattr(base, name)

@@ -1,4 +1,6 @@
-"""``simulate``: validated entry point, replications, and the estimates with 95% CIs.
+"""``simulate(model, params, *, N, ...)``: the one entry of simulation, its
+supermarket short form ``simulate_supermarket(N, lam, b, d)``, and the
+supermarket's aggregated and per-server engines with their estimates (95% CIs).
 
 References
 ----------
@@ -12,13 +14,14 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
 from sim import aggregated, engine, perserver, runner, stats
+from sim.base import SimulationResult
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -26,98 +29,6 @@ MAX_B = 200
 BLOCKING_WARN = 1e-3
 #: Response-time quantiles reported by the per-server simulator.
 QUANTILES = (0.5, 0.9, 0.99)
-
-
-@dataclass
-class SimulationResult:
-    """Estimates of one simulated system, each with the half-width of its 95% CI.
-
-    Attributes
-    ----------
-    n_mse:
-        ``N E||S - s*||^2`` (the core paper's Tables 1 and 2: ``N`` times the
-        mean-square error).
-    mean:
-        ``E[S]`` (``b`` entries).
-    n_bias:
-        ``N (E[S] - s*)``; compare with the refined mean field ``V``.
-    n_cov:
-        ``N Cov(S)`` (``b x b``).
-    queue_length_pmf:
-        ``P(queue length = k)``, ``k = 0..b``, i.e. ``E[s_k - s_{k+1}]``.
-    blocking:
-        Fraction of arrivals that found every sampled server full.
-    response_time:
-        Per-server simulators only: mean response time (CI), quantiles and the
-        histogram; ``None`` for the aggregated simulator.
-    """
-
-    N: int
-    lam: float
-    lam_text: str
-    b: int
-    d: int
-    replacement: bool
-    policy: str
-    simulator: str
-    steps: int
-    reps: int
-    seed: int
-    batches: int
-    warmup: int
-    s_star: list[float]
-    n_mse: stats.Estimate
-    mean: stats.Estimate
-    n_bias: stats.Estimate
-    n_cov: stats.Estimate
-    queue_length_pmf: stats.Estimate
-    blocking: stats.Estimate
-    mean_jobs: stats.Estimate
-    response_time: dict | None
-    events: int
-    events_per_second: float
-    wall_seconds: float
-    complete: bool
-    interrupted: bool
-    lag1_autocorrelation: float
-    warnings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        """The CLI's JSON object (estimates as ``{"mean", "ci95"}`` of plain floats)."""
-        out = {
-            "N": self.N,
-            "lam": self.lam_text,
-            "b": self.b,
-            "d": self.d,
-            "replacement": self.replacement,
-            "policy": self.policy,
-            "simulator": self.simulator,
-            "steps": self.steps,
-            "reps": self.reps,
-            "seed": self.seed,
-            "batches": self.batches,
-            "warmup": self.warmup,
-            "s_star": self.s_star,
-            "n_mse": self.n_mse.to_json(),
-            "mean": stats._plain(self.mean.mean),
-            "mean_ci95": stats._plain(self.mean.ci95),
-            "n_bias": stats._plain(self.n_bias.mean),
-            "n_bias_ci95": stats._plain(self.n_bias.ci95),
-            "n_cov": self.n_cov.to_json(),
-            "queue_length_pmf": self.queue_length_pmf.to_json(),
-            "blocking": float(self.blocking.mean),
-            "blocking_ci95": float(self.blocking.ci95),
-            "mean_jobs": self.mean_jobs.to_json(),
-            "response_time": self.response_time,
-            "events": self.events,
-            "events_per_second": self.events_per_second,
-            "wall_seconds": self.wall_seconds,
-            "complete": self.complete,
-            "interrupted": self.interrupted,
-            "lag1_autocorrelation": self.lag1_autocorrelation,
-            "warnings": self.warnings,
-        }
-        return out
 
 
 def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
@@ -199,7 +110,7 @@ def check_inputs(
     return N, b, d, reps, seed, batches, steps, workers, policy, simulator
 
 
-def simulate(
+def run_supermarket(
     N: int,
     lam: Any,
     b: int,
@@ -219,7 +130,10 @@ def simulate(
     progress: bool = False,
     max_units: int | None = None,
 ) -> SimulationResult:
-    """Simulate the finite-N supermarket system and estimate its stationary statistics.
+    """The supermarket engines: simulate the finite-N supermarket system.
+
+    What the ``aggregated`` and ``per-server`` engines of :func:`simulate` run
+    (and :func:`simulate_supermarket`, the paper's short form, through them).
 
     Parameters
     ----------
@@ -384,6 +298,10 @@ def summarise(
             "the confidence intervals are too narrow: increase steps."
         )
     return SimulationResult(
+        model="supermarket",
+        params={"lam": lam_text},
+        start=None,
+        marginal_pmf=None,
         N=N,
         lam=spec.lam,
         lam_text=lam_text,
@@ -414,3 +332,183 @@ def summarise(
         lag1_autocorrelation=rho,
         warnings=warnings,
     )
+
+
+#: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's registered
+#: fast path when it accepts the model, else generic), ``generic`` (any model),
+#: ``fast`` (the registered fast path, or an error), and the supermarket family's
+#: two engines by name.
+ENGINES = ("auto", "generic", "fast", "aggregated", "per-server")
+
+
+def simulate(
+    model: Any,
+    params: Mapping[str, Any] | None,
+    *,
+    N: int,
+    steps: int = 10**7,
+    reps: int = 4,
+    seed: int = 0,
+    workers: int | None = None,
+    engine: str = "auto",
+    policy: str = "pod",
+    start: Sequence[Any] | str | None = None,
+    truncation: Any = None,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    batches: int = 20,
+    warmup_fraction: float = 0.1,
+    progress: bool = False,
+    max_units: int | None = None,
+    observables: Sequence[Any] | str = (),
+) -> SimulationResult:
+    """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`, or a name :func:`derive.models.load_model`
+        takes (``"sir"``, ``"file.py:factory"``; entries of ``params`` that are
+        factory keywords build it).
+    params:
+        Parameter name -> value (``{}`` for none).
+    N:
+        Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.limits.SIM_MAX_N`;
+        the model's own range for an ``N`` parameter).
+    steps, reps, seed, workers:
+        Events (jumps) per replication, the first ``warmup_fraction`` of them
+        discarded; independent replications from ``SeedSequence(seed)``; local
+        processes (default the cores, at most ``reps``).  The same seed gives
+        the same numbers whatever ``workers`` or ``scheduler``.
+    engine:
+        One of :data:`ENGINES`.  ``auto`` picks the model's registered fast path
+        (for the supermarket family the aggregated CTMC on the counts) unless a
+        ``start`` or ``truncation`` is given; ``aggregated`` and ``per-server``
+        (explicit FIFO servers, with response times) are the supermarket
+        family's engines.
+    policy:
+        Dispatch of the supermarket's per-server engine: ``"pod"``
+        (power-of-``d``), ``"jsq"`` or ``"random"``; another policy than
+        ``"pod"`` selects that engine under ``auto``.
+    start, truncation:
+        Initial state in fractions (fixes the conservation laws) and the
+        truncation of an unbounded state space (see :func:`numeric.exact.solve`);
+        generic engine only.
+    scheduler, checkpoint, batches, warmup_fraction, progress, max_units:
+        A Dask scheduler address; a JSON checkpoint written atomically and
+        resumed from; batches per replication (batch-means CIs); the warm-up
+        fraction; a progress bar; stop after this many units of work.
+    observables:
+        Observables ``g`` (declared names, expressions or strings; see
+        :mod:`sim.observables` for those the statistics support) whose
+        ``E[g(S_N)]`` is estimated with a 95% CI in ``result.observables``;
+        they run on the generic engine.
+
+    Returns
+    -------
+    SimulationResult
+        Every size is checked (:mod:`mfstein.limits`) before any work.
+    """
+    from derive.model import Model
+    from mfstein.limits import SIM_MAX_N
+    from sim.base import RunOptions, choose
+
+    opts = RunOptions(
+        steps=steps,
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        batches=batches,
+        warmup_fraction=warmup_fraction,
+        progress=progress,
+        max_units=max_units,
+    ).checked()  # before any symbolic or compiled work
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}.")
+    if isinstance(model, str):
+        from derive.models import as_model
+
+        model, params = as_model(model, params)
+    if not isinstance(model, Model):
+        from numeric.exact.general import prepare
+
+        prepare(model, N, params)  # the one-sentence refusal of a non-model
+    check_int("N", N, 1, SIM_MAX_N)
+    if policy == "aggregated":  # the old alias of policy="pod" on the aggregated engine
+        policy, engine = "pod", "aggregated" if engine == "auto" else engine
+    if policy != "pod":
+        from sim.base import FAST_SIMULATORS
+
+        fast = FAST_SIMULATORS.get(model.info.fast_path or "")
+        if fast is None or fast.name != "supermarket":
+            raise ParameterError(
+                f"policy {policy!r} is a dispatch rule of the supermarket's per-server "
+                f"engine; model {model.name} runs its own transitions (policy='pod')."
+            )
+    if engine == "auto" and (start or truncation is not None):
+        engine = "generic"
+    if engine == "auto" and policy != "pod":
+        engine = "per-server"
+    if policy != "pod" and engine not in ("per-server",):
+        raise ParameterError(
+            f"policy {policy!r} is run by the supermarket's per-server engine; use "
+            "engine='per-server' (or policy='pod')."
+        )
+    prepared: tuple = ()
+    if observables:
+        from sim.observables import prepare as prepare_observable
+
+        if isinstance(observables, str):
+            observables = [observables]
+        if engine not in ("auto", "generic"):
+            raise ParameterError("observables need engine='generic' (or 'auto').")
+        engine = "generic"
+        values = dict(params or {})
+        prepared = tuple(prepare_observable(model, g, values) for g in observables)
+    cls = choose(model, params or {}, engine)
+    sim = cls(model, N, params, start=start, truncation=truncation)
+    if engine in ("aggregated", "per-server"):
+        sim.engine, sim.policy = engine, policy
+    if prepared:
+        sim.observables = prepared
+    return sim._run(opts)
+
+
+def simulate_supermarket(
+    N: int,
+    lam: Any,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    policy: str = "pod",
+    simulator: str | None = None,
+    **options: Any,
+) -> SimulationResult:
+    """The paper's short form: simulate the supermarket model with ``N`` servers.
+
+    ``simulate_supermarket(N, lam, b, d)`` builds the power-of-``d`` supermarket
+    model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
+    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Section 3) and
+    runs :func:`simulate` on it with ``engine = simulator`` (``"aggregated"``,
+    the default for ``policy="pod"``, or ``"per-server"``, the default for
+    ``"jsq"`` and ``"random"``).  ``options`` are those of :func:`simulate`
+    (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
+    ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).  The old
+    ``policy="aggregated"`` is an alias of ``policy="pod"`` with the aggregated
+    engine.
+    """
+    from derive.models.supermarket import supermarket
+    from numeric.precision import parse_lam
+
+    opts = {"steps": 10**7, "reps": 4, "seed": 0, "workers": None, "batches": 20, **options}
+    check_inputs(
+        N, b, d, opts["reps"], opts["seed"], opts["batches"], opts["steps"], opts["workers"],
+        policy, simulator, replacement,
+    )  # fmt: skip
+    policy, simulator = resolve_policy(policy, simulator)
+    parse_lam(lam)  # the same one-sentence refusal as before any model is built
+    model = supermarket(int(b), 1 if policy == "random" else int(d), replacement=replacement)
+    return simulate(model, {"lam": lam}, N=N, engine=simulator, policy=policy, **options)

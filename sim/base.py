@@ -7,7 +7,7 @@ in Heavy-Traffic") by batch means over independent replications
 (:mod:`sim.stats`, :mod:`sim.runner`).  Like PySB's ``SimulatorBase``, a
 :class:`Simulator` is built for one model and its parameters, says what it
 supports (:attr:`Simulator.capabilities`), and ``run`` returns one result type,
-:class:`ModelSimulationResult`, whatever the engine.
+:class:`SimulationResult`, whatever the engine.
 
 Engines:
 
@@ -45,17 +45,25 @@ CAPABILITIES = (
 
 
 @dataclass
-class ModelSimulationResult:
+class SimulationResult:
     """Estimates of one simulated model, each an :class:`sim.stats.Estimate` (95% CI).
+
+    The one result type of :func:`sim.simulate`, whatever the engine.
 
     Attributes
     ----------
     model, simulator, N, params, b:
         The system and the engine that ran it.
+    steps, reps, seed, batches, warmup:
+        Events per replication, replications, seed, batches per replication and
+        events discarded as warm-up.
     s_star:
         The centre ``s*`` (mean-field fixed point of :func:`numeric.solve`).
+    start:
+        The lattice start of the chain (``None`` when the engine does not report it).
     n_mse, mean, n_bias, n_cov:
-        ``N E||S - s*||^2``, ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``.
+        ``N E||S - s*||^2`` (the core paper's Tables 1 and 2), ``E[S]``,
+        ``N (E[S] - s*)`` (compare with the refined mean field ``V``), ``N Cov(S)``.
     marginal_pmf:
         ``P(n_k = j)`` as an Estimate of shape ``(b, m)``, or ``None``.
     queue_length_pmf, mean_jobs, blocking:
@@ -64,6 +72,13 @@ class ModelSimulationResult:
         Jumps simulated and jumps per second per core (CPU time).
     complete, interrupted:
         Whether every batch ran; whether Ctrl-C stopped the run.
+    lag1_autocorrelation:
+        Of the batch means of ``N E||S - s*||^2`` (near 0: batches long enough).
+    lam, lam_text, d, replacement, policy:
+        The supermarket engines' arrival rate (float and as given), choices,
+        sampling and dispatch policy; ``None`` for other engines.
+    response_time:
+        Per-server engine only: mean response time (CI), quantiles, histogram.
     observables:
         Name -> Estimate of ``E[g(S_N)]`` for the observables requested
         (:mod:`sim.observables`); empty when none.
@@ -80,7 +95,7 @@ class ModelSimulationResult:
     batches: int
     warmup: int
     s_star: list[float]
-    start: list[int]
+    start: list[int] | None
     n_mse: Any
     mean: Any
     n_bias: Any
@@ -96,47 +111,111 @@ class ModelSimulationResult:
     interrupted: bool
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
+    lam: float | None = None
+    lam_text: str | None = None
+    d: int | None = None
+    replacement: bool | None = None
+    policy: str | None = None
+    response_time: dict | None = None
     observables: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        """The CLI's JSON object, with the keys of ``mfstein simulate --json``."""
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
+        ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
         from sim.stats import _plain
 
         def est(e: Any) -> Any:
             return None if e is None else e.to_json()
 
-        return {
-            "model": self.model,
-            "simulator": self.simulator,
-            "N": self.N,
-            "params": self.params,
-            "b": self.b,
-            "steps": self.steps,
-            "reps": self.reps,
-            "seed": self.seed,
-            "batches": self.batches,
-            "warmup": self.warmup,
-            "s_star": self.s_star,
-            "start": self.start,
-            "n_mse": self.n_mse.to_json(),
-            "mean": _plain(self.mean.mean),
-            "mean_ci95": _plain(self.mean.ci95),
-            "n_bias": _plain(self.n_bias.mean),
-            "n_bias_ci95": _plain(self.n_bias.ci95),
-            "n_cov": self.n_cov.to_json(),
-            "marginal_pmf": est(self.marginal_pmf),
-            "queue_length_pmf": est(self.queue_length_pmf),
-            "mean_jobs": est(self.mean_jobs),
-            "blocking": None if self.blocking is None else float(self.blocking.mean),
-            "blocking_ci95": None if self.blocking is None else float(self.blocking.ci95),
-            "events": self.events,
-            "events_per_second": self.events_per_second,
-            "wall_seconds": self.wall_seconds,
-            "complete": self.complete,
-            "interrupted": self.interrupted,
-            "lag1_autocorrelation": self.lag1_autocorrelation,
-            "warnings": self.warnings,
-        }
+        out: dict[str, Any] = {"model": self.model, "N": self.N}
+        if self.lam_text is not None:
+            out.update(
+                {"lam": self.lam_text, "d": self.d, "replacement": self.replacement,
+                 "policy": self.policy}
+            )  # fmt: skip
+        out.update(
+            {
+                "simulator": self.simulator,
+                "params": dict(self.params),
+                "b": self.b,
+                "steps": self.steps,
+                "reps": self.reps,
+                "seed": self.seed,
+                "batches": self.batches,
+                "warmup": self.warmup,
+                "s_star": list(self.s_star),
+                "start": self.start,
+                "n_mse": self.n_mse.to_json(),
+                "mean": _plain(self.mean.mean),
+                "mean_ci95": _plain(self.mean.ci95),
+                "n_bias": _plain(self.n_bias.mean),
+                "n_bias_ci95": _plain(self.n_bias.ci95),
+                "n_cov": self.n_cov.to_json(),
+                "marginal_pmf": est(self.marginal_pmf),
+                "queue_length_pmf": est(self.queue_length_pmf),
+                "mean_jobs": est(self.mean_jobs),
+                "blocking": None if self.blocking is None else float(self.blocking.mean),
+                "blocking_ci95": None if self.blocking is None else float(self.blocking.ci95),
+            }
+        )
+        if self.lam_text is not None:
+            out["response_time"] = self.response_time
+        out.update(
+            {
+                "events": self.events,
+                "events_per_second": self.events_per_second,
+                "wall_seconds": self.wall_seconds,
+                "complete": self.complete,
+                "interrupted": self.interrupted,
+                "lag1_autocorrelation": self.lag1_autocorrelation,
+                "warnings": list(self.warnings),
+            }
+        )
+        return out
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text."""
+        from mfstein.display import dumps
+
+        return dumps(self.to_dict(), indent=indent)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from mfstein.display import shape_text
+
+        def ci(e: Any) -> str:
+            return f"{float(e.mean):.6g} +/- {float(e.ci95):.2g} (95% CI)"
+
+        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
+        rows = [
+            ("model", f"{self.model}, N = {self.N} ({self.simulator} engine)"),
+            ("params", params),
+            ("N E||S-s*||^2", ci(self.n_mse)),
+        ]
+        if self.blocking is not None:
+            rows.append(("blocking", ci(self.blocking)))
+        rows += [
+            ("mean, n_bias", f"{shape_text(self.mean.mean)}, {shape_text(self.n_bias.mean)}"),
+            ("run", f"seed {self.seed}, {self.reps} x {self.steps:,} events, {self.batches} "
+                    f"batches"),
+            ("speed", f"{self.events_per_second:.3g} events/s, {self.wall_seconds:.3g} s wall"),
+        ]  # fmt: skip
+        if not self.complete:
+            rows.append(("complete", "no (interrupted or max_units)"))
+        if self.warnings:
+            rows.append(("warnings", f"{len(self.warnings)} (see .warnings)"))
+        return rows
+
+    _MORE = "estimates: .n_mse, .mean, .n_bias, .n_cov (mean, ci95); .to_dict() for JSON"
+
+    def __repr__(self) -> str:
+        from mfstein.display import text_block
+
+        return text_block("SimulationResult", self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        from mfstein.display import html_table
+
+        return html_table("SimulationResult", self._rows(), self._MORE)
 
 
 class Simulator(ABC):
@@ -201,7 +280,7 @@ class Simulator(ABC):
         """Whether this engine can run ``model`` (a fast path checks its structure)."""
         return "any-model" in cls.capabilities
 
-    def run(self, **options: Any) -> ModelSimulationResult:
+    def run(self, **options: Any) -> SimulationResult:
         """Simulate and estimate.
 
         ``options`` are those of :class:`RunOptions` (``steps``, ``reps``,
@@ -213,7 +292,7 @@ class Simulator(ABC):
         return self._run(RunOptions(**options).checked())
 
     @abstractmethod
-    def _run(self, options: RunOptions) -> ModelSimulationResult:
+    def _run(self, options: RunOptions) -> SimulationResult:
         """Simulate with checked ``options`` (what each engine implements)."""
 
 
@@ -296,25 +375,36 @@ def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
     FAST_SIMULATORS[fast_path] = cls
 
 
-#: Values of ``simulator=`` in :func:`sim.generic.simulate_model`.
-CHOICES = ("auto", "generic", "fast")
+#: Values of ``engine=`` in :func:`sim.simulate` (:data:`sim.api.ENGINES`).
+CHOICES = ("auto", "generic", "fast", "aggregated", "per-server")
 
 
-def choose(model: Any, params: Mapping[str, Any], simulator: str = "auto") -> type[Simulator]:
-    """The engine for ``model``: its registered fast path when ``simulator`` is
-    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic one."""
+def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[Simulator]:
+    """The engine for ``model``: its registered fast path when ``engine`` is
+    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
+    one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
     from sim.generic import GenericSimulator
 
-    if simulator not in CHOICES:
-        raise ParameterError(f"simulator must be one of {', '.join(CHOICES)}, got {simulator!r}.")
-    if simulator == "generic":
+    if engine not in CHOICES:
+        raise ParameterError(f"engine must be one of {', '.join(CHOICES)}, got {engine!r}.")
+    if engine == "generic":
         return GenericSimulator
     fast = FAST_SIMULATORS.get(model.info.fast_path or "")
     if fast is not None and fast.accepts(model, params):
+        if engine in ("aggregated", "per-server") and fast.name != "supermarket":
+            raise ParameterError(
+                f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
+                "use engine='auto' or 'generic'."
+            )
         return fast
-    if simulator == "fast":
+    if engine in ("aggregated", "per-server"):
+        raise ParameterError(
+            f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
+            "use engine='auto' or 'generic'."
+        )
+    if engine == "fast":
         raise ParameterError(
             f"model {model.name} has no fast-path simulator for these parameters; "
-            "use simulator='auto' or 'generic'."
+            "use engine='auto' or 'generic'."
         )
     return GenericSimulator

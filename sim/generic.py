@@ -1,6 +1,6 @@
 """Simulation of any model: the generic simulator and the supermarket fast path.
 
-``simulate_model(model, N, params, ...)`` estimates the stationary statistics
+``sim.simulate(model, params, N=N, ...)`` estimates the stationary statistics
 of the finite-N chain ``n -> n + l`` at rate ``N beta_l(n / N)`` (Section 3 of
 "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
 Model in Heavy-Traffic") -- the same statistics as :func:`numeric.exact.solve`:
@@ -39,9 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
-from mfstein.limits import SIM_MAX_N
-from sim.base import ModelSimulationResult, RunOptions, Simulator, choose, register_simulator
+from mfstein.errors import ParameterError
+from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
@@ -180,7 +179,7 @@ class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
     name = "generic"
-    #: Observables to estimate (:func:`sim.observables.prepare`), set by simulate_model.
+    #: Observables to estimate (:func:`sim.observables.prepare`), set by sim.simulate.
     observables: tuple = ()
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
@@ -228,7 +227,7 @@ class GenericSimulator(Simulator):
         )
         _MODULES[self.spec.kernel] = kern.module
 
-    def _run(self, options: RunOptions) -> ModelSimulationResult:
+    def _run(self, options: RunOptions) -> SimulationResult:
         """Run the replications (:func:`sim.runner.run`) and pool their batches."""
         from sim import runner
 
@@ -241,7 +240,7 @@ class GenericSimulator(Simulator):
         )
         return self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
 
-    def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> ModelSimulationResult:
+    def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> SimulationResult:
         from sim import stats
         from sim.generic_kernels import EVENTS, REJECTED, SUMSQ, THIN_TIME, TIME, UP
 
@@ -323,7 +322,7 @@ class GenericSimulator(Simulator):
             from sim.observables import estimate
 
             observed = estimate(self.observables, batches, T, sc[:, THIN_TIME], N)
-        return ModelSimulationResult(
+        return SimulationResult(
             model=spec.model,
             simulator=self.name,
             N=N,
@@ -356,16 +355,23 @@ class GenericSimulator(Simulator):
 
 
 class SupermarketFastPath(Simulator):
-    """The supermarket family on the aggregated simulator (:func:`sim.api.simulate`).
+    """The supermarket family on its own engines (:func:`sim.api.run_supermarket`).
 
     Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
     service rate or a service-rate parameter; runs the ``mu = 1`` chain with
     arrival rate ``lam / mu`` (the same stationary law: the generator is
-    ``mu`` times that chain's generator).
+    ``mu`` times that chain's generator).  As the registered fast path
+    (``engine="auto"`` or ``"fast"``) it runs the aggregated CTMC on the counts
+    and reports itself as ``"supermarket"``; :func:`sim.simulate` with
+    ``engine="aggregated"`` or ``"per-server"`` (and a ``policy``) sets
+    :attr:`engine` and :attr:`policy`, and the result names that engine.
     """
 
     name = "supermarket"
     capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
+    #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
+    engine: str | None = None
+    policy: str = "pod"
 
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
@@ -380,7 +386,7 @@ class SupermarketFastPath(Simulator):
         if self.start is not None or self.truncation is not None:
             raise ParameterError(
                 "the supermarket fast path starts at N s* and has no truncation; use "
-                "simulator='generic' to give a start or a truncation."
+                "engine='generic' to give a start or a truncation."
             )
         model, values = self.model, self.values
         st = model.info.structure
@@ -394,128 +400,41 @@ class SupermarketFastPath(Simulator):
                 if f is None:
                     raise ParameterError(f"mu must be a positive number, got {st['mu']!r}.")
                 mu = mpmath.mpf(f.numerator) / f.denominator
-            self.lam_text = mpmath.nstr(lam / mu, 30)
+            if mu == 1 and not service:
+                self.lam_text = self.params[st["arrival"]]  # as given: no rescaling
+            else:
+                self.lam_text = mpmath.nstr(lam / mu, 30)
         self.d = int(st["d"])
         self.replacement = bool(st["replacement"])
 
-    def _run(self, options: RunOptions) -> ModelSimulationResult:
-        """Run :func:`sim.api.simulate` and return its estimates as a model result."""
-        from sim.api import simulate
+    def _run(self, options: RunOptions) -> SimulationResult:
+        """Run :func:`sim.api.run_supermarket` and label the result with the model."""
+        import dataclasses
+
+        from sim.api import run_supermarket
 
         o = options
-        r = simulate(
+        r = run_supermarket(
             self.N,
             self.lam_text,
             self.model.b,
             self.d,
             replacement=self.replacement,
+            policy=self.policy,
+            simulator=self.engine or "aggregated",
             steps=o.steps,
             batches=o.batches,
             warmup_fraction=o.warmup_fraction,
             **o.runner_kwargs(),
         )
-        return ModelSimulationResult(
-            model=self.model.name,
-            simulator=self.name,
-            N=r.N,
-            params={k: str(v) for k, v in self.params.items()},
-            b=r.b,
-            steps=r.steps,
-            reps=r.reps,
-            seed=r.seed,
-            batches=r.batches,
-            warmup=r.warmup,
-            s_star=list(r.s_star),
-            start=[round(self.N * x) for x in r.s_star],
-            n_mse=r.n_mse,
-            mean=r.mean,
-            n_bias=r.n_bias,
-            n_cov=r.n_cov,
-            marginal_pmf=None,
-            queue_length_pmf=r.queue_length_pmf,
-            mean_jobs=r.mean_jobs,
-            blocking=r.blocking,
-            events=r.events,
-            events_per_second=r.events_per_second,
-            wall_seconds=r.wall_seconds,
-            complete=r.complete,
-            interrupted=r.interrupted,
-            lag1_autocorrelation=r.lag1_autocorrelation,
-            warnings=list(r.warnings),
+        out = dataclasses.replace(
+            r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}
         )
+        if self.engine is None:  # the fast path, as it has always reported itself
+            out = dataclasses.replace(
+                out, simulator=self.name, start=[round(self.N * x) for x in r.s_star]
+            )
+        return out
 
 
 register_simulator("supermarket", SupermarketFastPath)
-
-
-def simulate_model(
-    model: Any,
-    N: int,
-    params: Mapping[str, Any] | None = None,
-    *,
-    simulator: str = "auto",
-    start: Sequence[Any] | str | None = None,
-    truncation: Any = None,
-    observables: Sequence[Any] = (),
-    **options: Any,
-) -> ModelSimulationResult:
-    """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
-
-    Parameters
-    ----------
-    model:
-        A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
-    N:
-        Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.limits.SIM_MAX_N`;
-        the model's own range for an ``N`` parameter).
-    params:
-        Parameter name -> value.
-    simulator:
-        ``"auto"`` (the model's registered fast path when it accepts the model
-        and no start/truncation is given, else generic), ``"generic"`` or ``"fast"``.
-    start, truncation:
-        Initial state in fractions (fixes the conservation laws; the chain then
-        starts at the lattice point nearest ``N s*``) and the truncation of an
-        unbounded state space (see :func:`numeric.exact.solve`).
-    observables:
-        Observables ``g`` (declared names, expressions or strings; see
-        :mod:`sim.observables` for those the statistics support) whose
-        ``E[g(S_N)]`` is estimated with a 95% CI in ``result.observables``;
-        they run on the generic simulator.
-    **options:
-        The run options of :class:`sim.base.RunOptions` (``steps``, ``reps``,
-        ``seed``, ``workers``, ``scheduler``, ``checkpoint``, ``batches``,
-        ``warmup_fraction``, ``progress``, ``max_units``), as in
-        :func:`sim.api.simulate`; ``steps`` counts jumps of the chain.  Every
-        size is checked (:mod:`mfstein.limits`) before any work.
-
-    Returns
-    -------
-    ModelSimulationResult
-    """
-    from derive.model import Model
-
-    opts = RunOptions(**options).checked()  # before any symbolic or compiled work
-    if isinstance(model, Model) and simulator == "auto" and (start or truncation is not None):
-        simulator = "generic"
-    if not isinstance(model, Model):
-        from numeric.exact.general import prepare
-
-        prepare(model, N, params)  # the one-sentence refusal of a non-model
-    check_int("N", N, 1, SIM_MAX_N)
-    prepared: tuple = ()
-    if observables:
-        from sim.observables import prepare as prepare_observable
-
-        if isinstance(observables, str):
-            observables = [observables]
-        if simulator == "fast":
-            raise ParameterError("observables need simulator='generic' (or 'auto').")
-        simulator = "generic"
-        values = {k: v for k, v in (params or {}).items()}
-        prepared = tuple(prepare_observable(model, g, values) for g in observables)
-    cls = choose(model, params or {}, simulator)
-    sim = cls(model, N, params, start=start, truncation=truncation)
-    if prepared:
-        sim.observables = prepared
-    return sim._run(opts)

@@ -130,7 +130,7 @@ def accuracy_table(
         Solve the exact chain where it has at most ``exact_max_states`` states
         (else ``exact`` is ``None`` and ``exact_note`` says why).
     simulate:
-        Simulate each N (:func:`sim.simulate_model` with ``sim_options``, e.g.
+        Simulate each N (:func:`sim.simulate` with ``sim_options``, e.g.
         ``{"steps": 10**7, "reps": 4, "seed": 0}``).
     dps:
         Digits requested of the expansion.
@@ -177,7 +177,7 @@ def accuracy_table(
         if exact:
             row["exact"], row["exact_note"] = _exact(finite, N, values, g, exact_max_states)
         if simulate:
-            from sim import simulate_model
+            from sim import simulate
 
             obs = observable(finite, g)
             if obs.quadratic and obs.M is not None:
@@ -185,10 +185,10 @@ def accuracy_table(
                     "the simulator estimates the quadratic observable with M = I only."
                 )
             elif obs.quadratic:
-                r = simulate_model(finite, N, values, **dict(sim_options or {}))
+                r = simulate(finite, values, N=N, **dict(sim_options or {}))
                 row["simulation"] = _sim_text(r.n_mse)
             else:
-                r = simulate_model(finite, N, values, observables=[g], **dict(sim_options or {}))
+                r = simulate(finite, values, N=N, observables=[g], **dict(sim_options or {}))
                 row["simulation"] = _sim_text(next(iter(r.observables.values())))
         rows.append(row)
     return {
@@ -213,7 +213,7 @@ def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: in
     if bound is not None and bound > max_states:
         return None, f"the chain has up to {bound:,} states (more than {max_states:,})."
     try:
-        r = exact_solve(model, N, values)
+        r = exact_solve(model, values, N=N)
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
     x = r.expect(g, model).mean

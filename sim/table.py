@@ -90,7 +90,7 @@ def build(
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
-    from sim.api import MAX_B, check_inputs, simulate
+    from sim.api import MAX_B, check_inputs, simulate_supermarket
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -113,7 +113,7 @@ def build(
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)
         digits2 = max(1, min(int(sol.digits), int(so.digits)))
-        res = simulate(
+        res = simulate_supermarket(
             N,
             lam,
             bb,
@@ -174,7 +174,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
     notes += [f"N = {r.N:,}: {w}" for r in rows for w in r.warnings]
     notes.append("bound: numeric.bound(b='auto'); '(k d)' = correct significant digits.")
     notes.append(
-        "c + c2/N: the next term of the size expansion (numeric.solve(..., order=2)); "
+        "c + c2/N: the next term of the size expansion (numeric.bound(..., order=2)); "
         "not a bound, and in heavy traffic at small N it can overshoot."
     )
     return "\n".join([*lines, "", *notes])

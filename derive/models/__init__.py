@@ -208,3 +208,39 @@ def split_values(spec: str, values: Mapping[str, str]) -> tuple[dict[str, Any], 
     options = {k: parse_option(v) for k, v in values.items() if k in accepted}
     params = {k: v for k, v in values.items() if k not in accepted}
     return options, params
+
+
+def as_model(model: Any, params: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """The model and its parameter values, as every task entry takes them.
+
+    ``model`` is a :class:`derive.model.Model`, a :class:`derive.spec.Truncated`
+    family, or a name :func:`load_model` takes (a library name or
+    ``file.py:factory``); for a name, the entries of ``params`` that are
+    keywords of the factory (e.g. ``b``, ``d``, ``cap``) build the model and the
+    others are its parameter values.  ``params`` is a mapping (``{}`` or ``None``
+    for a model without parameters).
+    """
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise ParameterError(
+            f"params must be a mapping of parameter names to values, got {type(params).__name__}."
+        )
+    if isinstance(model, Model | Truncated):
+        return model, dict(params)
+    if isinstance(model, str):
+        accepted = factory_keywords(factory(model))
+        options = {
+            k: parse_option(v) if isinstance(v, str) else v
+            for k, v in params.items()
+            if k in accepted
+        }
+        rest = {k: v for k, v in params.items() if k not in accepted}
+        return load_model(model, **options), rest
+    raise ParameterError(
+        "model must be a derive.Model, a Truncated family or a model name "
+        f"(a library name or FILE.py:FACTORY), got {type(model).__name__}."
+    )

@@ -48,6 +48,7 @@ from mfstein.errors import NumericalError, ParameterError, check_int
 # Imported here, not lazily: binding the submodule numeric.exact.solve to the package
 # must happen before the package binds this module's ``solve`` (numeric.exact.solve is
 # then the function; see numeric/exact/__init__.py).
+from numeric.exact.result import ExactResult
 from numeric.exact.solve import bytes_per_state, memory_limit_bytes
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
@@ -59,115 +60,6 @@ DIRECT_MAX_STATES = 5000
 DIRECT_MAX_PLANAR = 400_000
 #: Digits of the mean-field solution used as the centre.
 DPS = 20
-
-
-@dataclass
-class ModelExactResult:
-    """Exact finite-N results of any model (float64; precision stated by the residual).
-
-    Attributes
-    ----------
-    model, N, params:
-        The system (parameters as given, as strings).
-    b:
-        State dimension.
-    states:
-        Number of reachable states.
-    residual, relative_residual, tolerance:
-        ``||pi Q||_1``, that divided by the largest exit rate, and the tolerance
-        the latter met.
-    pi, state_array:
-        Stationary probabilities and the states ``n`` (rows; ``S = n / N``).
-    start:
-        The lattice start (integers) and ``law_values`` the conserved ``c . n``.
-    s_star, V, W, constant:
-        Mean-field fixed point, refined bias, OU covariance and ``c = tr(W)``
-        (:func:`numeric.solve`, same parameters and conservation-law values).
-    mean, n_bias, n_cov, n_mse:
-        ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``, ``N E||S - s*||^2``.
-    marginal_pmf:
-        ``marginal_pmf[k][j] = P(n_k = j)``.
-    queue_length_pmf, mean_jobs, blocking:
-        For monotone (queueing) models ``P(Q = k) = E[S_k] - E[S_{k+1}]`` and
-        ``sum_k E[S_k]``; ``blocking`` = ``1 - E[accepted arrival intensity] / rate``
-        when the model declares its arrival parameter; ``None`` otherwise.
-    up_rate:
-        ``E[sum of the intensities of the transitions with sum(l) > 0]``.
-    seconds, method, iterations, exact_states, notes:
-        Wall time, solver, its iterations, states whose rates needed exact
-        evaluation, remarks.
-    """
-
-    model: str
-    N: int
-    params: dict[str, str]
-    b: int
-    states: int
-    residual: float
-    relative_residual: float
-    tolerance: float
-    pi: np.ndarray = field(repr=False)
-    state_array: np.ndarray = field(repr=False)
-    start: list[int]
-    law_values: list[str]
-    s_star: np.ndarray
-    V: np.ndarray
-    W: np.ndarray
-    constant: float
-    mean: np.ndarray
-    n_bias: np.ndarray
-    n_mse: float
-    n_cov: np.ndarray
-    marginal_pmf: list[np.ndarray] = field(repr=False)
-    queue_length_pmf: np.ndarray | None
-    mean_jobs: float | None
-    blocking: float | None
-    up_rate: float
-    seconds: float
-    method: str
-    iterations: int
-    exact_states: int
-    notes: list[str] = field(default_factory=list)
-    source_model: Any = field(default=None, repr=False, compare=False)
-
-    def expect(self, g: Any, model: Any = None) -> Any:
-        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
-        from numeric.observables import expect_exact
-
-        return expect_exact(self, g, model)
-
-    def to_json(self) -> dict:
-        """A JSON object with the keys of ``mfstein exact --json`` (plain floats)."""
-        return {
-            "model": self.model,
-            "N": self.N,
-            "params": self.params,
-            "b": self.b,
-            "states": self.states,
-            "residual": float(self.residual),
-            "relative_residual": float(self.relative_residual),
-            "tolerance": self.tolerance,
-            "start": self.start,
-            "law_values": self.law_values,
-            "s_star": [float(v) for v in self.s_star],
-            "V": [float(v) for v in self.V],
-            "constant": float(self.constant),
-            "n_mse": float(self.n_mse),
-            "mean": [float(v) for v in self.mean],
-            "n_bias": [float(v) for v in self.n_bias],
-            "n_cov": [[float(v) for v in row] for row in self.n_cov],
-            "marginal_pmf": [[float(v) for v in m] for m in self.marginal_pmf],
-            "queue_length_pmf": None
-            if self.queue_length_pmf is None
-            else [float(v) for v in self.queue_length_pmf],
-            "mean_jobs": self.mean_jobs,
-            "blocking": self.blocking,
-            "up_rate": self.up_rate,
-            "seconds": self.seconds,
-            "method": self.method,
-            "iterations": self.iterations,
-            "notes": self.notes,
-        }
 
 
 def _param_text(v: Any) -> str:
@@ -518,28 +410,30 @@ class Chain:
 
 def solve(
     model: Any,
-    N: int,
-    params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None,
     *,
+    N: int,
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
     method: str = "auto",
     tol: float = TOL,
     memory_limit: float | None = None,
     progress: bool = False,
-) -> ModelExactResult:
+) -> ExactResult:
     """Exact stationary distribution of the finite-N chain of ``model`` and its moments.
 
     Parameters
     ----------
     model:
-        A :class:`derive.model.Model` (e.g. ``load_model("sir")``).
+        A :class:`derive.model.Model`, or a name :func:`derive.models.load_model`
+        takes (``"sir"``, ``"file.py:factory"``; entries of ``params`` that are
+        factory keywords build it).
+    params:
+        Parameter name -> value (strings are parsed exactly; ``{}`` for none).
     N:
         Population size (number of servers), ``N >= 1``; for models with an
         ``N`` parameter (sampling without replacement) it is filled in, and the
         model's range for it (e.g. ``N >= d``) is enforced.
-    params:
-        Parameter name -> value (strings are parsed exactly).
     start:
         Initial state in fractions (as in :func:`numeric.solve`); ``N start``
         rounded to the lattice gives the start of the reachability search and
@@ -559,7 +453,7 @@ def solve(
 
     Returns
     -------
-    ModelExactResult
+    ExactResult
 
     Raises
     ------
@@ -579,6 +473,10 @@ def solve(
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
+    if isinstance(model, str):
+        from derive.models import as_model
+
+        model, params = as_model(model, params)
     ch = Chain.setup(model, N, params, start, truncation, memory_limit)
     model, N, given, values, kern, lattice, n0 = (
         ch.model, ch.N, ch.params, ch.values, ch.kern, ch.lattice, ch.start
@@ -616,7 +514,7 @@ def solve(
         blocking = 1.0 - up_rate / float(values[arrival])
     if reach.exact_states:
         notes.append(f"{reach.exact_states} states needed exact rate evaluation")
-    return ModelExactResult(
+    return ExactResult(
         model=model.name,
         N=N,
         params={k: _param_text(v) for k, v in given.items()},

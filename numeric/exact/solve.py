@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ import numpy as np
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D, available_memory
 from numeric.equilibrium import reference_point
+from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states
 
@@ -301,89 +303,6 @@ def solve_chain(
     )
 
 
-@dataclass
-class ExactResult:
-    """Exact finite-N results for the supermarket model (float64).
-
-    Attributes
-    ----------
-    N, lam, b, d, replacement:
-        The system (``lam`` as given, a decimal string).
-    states:
-        Number of states ``C(N + b, b)``.
-    residual:
-        ``||pi Q||_1`` of the computed ``pi``: the precision of every number here.
-    pi, state_array:
-        Stationary probabilities and the states ``n`` (rows, level order).
-    s_star:
-        The mean-field equilibrium (``numeric.equilibrium``; without replacement
-        the equilibrium of the N-dependent drift).
-    mean:
-        ``E[S]``.
-    n_bias:
-        ``N (E[S] - s*)`` (tends to the refined bias ``V``).
-    n_mse:
-        ``N E||S - s*||^2`` (tends to Theorem 1's constant).
-    n_cov:
-        ``N Cov(S)`` (tends to ``W``).
-    queue_length_pmf:
-        ``P(Q = k)``, ``k = 0..b``.
-    blocking:
-        Fraction of arrivals that find all ``d`` sampled queues full.
-    mean_jobs:
-        Mean number of jobs per server ``sum_k E[S_k]``.
-    seconds:
-        Wall time of the solve.
-    method, iterations:
-        Solver used and its iterations.
-    """
-
-    N: int
-    lam: str
-    b: int
-    d: int
-    replacement: bool
-    states: int
-    residual: float
-    pi: np.ndarray = field(repr=False)
-    state_array: np.ndarray = field(repr=False)
-    s_star: np.ndarray
-    mean: np.ndarray
-    n_bias: np.ndarray
-    n_mse: float
-    n_cov: np.ndarray
-    queue_length_pmf: np.ndarray
-    blocking: float
-    mean_jobs: float
-    seconds: float
-    method: str
-    iterations: int
-
-    def expect(self, g: Any, model: Any = None) -> Any:
-        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
-        from numeric.observables import expect_exact
-
-        return expect_exact(self, g, model)
-
-    def to_json(self) -> dict:
-        """The CLI's JSON object (``lam`` a decimal string, the rest float64)."""
-        return {
-            "N": self.N,
-            "lam": self.lam,
-            "b": self.b,
-            "d": self.d,
-            "states": self.states,
-            "residual": float(self.residual),
-            "n_mse": float(self.n_mse),
-            "mean": [float(v) for v in self.mean],
-            "n_bias": [float(v) for v in self.n_bias],
-            "n_cov": [[float(v) for v in row] for row in self.n_cov],
-            "queue_length_pmf": [float(v) for v in self.queue_length_pmf],
-            "blocking": float(self.blocking),
-            "seconds": float(self.seconds),
-        }
-
-
 def _lam_string(lam) -> str:
     import mpmath
 
@@ -508,37 +427,70 @@ def solve_exact(
     padded = np.concatenate([[1.0], mean, [0.0]])
     pmf = padded[:-1] - padded[1:]
     blocking = 1.0 - float(pi @ sol.arrival_intensity) / lam_f
+    states = sol.space.states
+    marginal = [
+        np.bincount(states[:, k], weights=pi, minlength=int(states[:, k].max()) + 1)
+        for k in range(b)
+    ]
     return ExactResult(
+        model=model.name,
         N=N,
-        lam=lam_text,
+        params={"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)},
         b=b,
-        d=d,
-        replacement=replacement,
         states=sol.space.size,
         residual=sol.residual,
         pi=pi,
-        state_array=sol.space.states,
+        state_array=states,
         s_star=s_star,
         mean=mean,
         n_bias=N * (mean - s_star),
         n_mse=n_mse,
         n_cov=N * cov,
-        queue_length_pmf=pmf,
-        blocking=blocking,
-        mean_jobs=float(mean.sum()),
         seconds=time.perf_counter() - t0,
         method=sol.method,
         iterations=sol.iterations,
+        tolerance=float(tol),
+        marginal_pmf=marginal,
+        queue_length_pmf=pmf,
+        mean_jobs=float(mean.sum()),
+        blocking=blocking,
+        up_rate=float(pi @ sol.arrival_intensity),
+        lam=lam_text,
+        d=d,
+        replacement=replacement,
+        source_model=model,
     )
 
 
-def solve(model: Any, N: Any, params: Any = None, **kwargs: Any) -> Any:
+def solve(
+    model: Any,
+    params: Mapping[str, Any] | None,
+    *,
+    N: int,
+    start: Sequence[Any] | str | None = None,
+    truncation: Any = None,
+    method: str = "auto",
+    tol: float | None = None,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ExactResult:
     """The exact stationary law of any model (:func:`numeric.exact.general.solve`).
 
     Defined here too because this module is also called ``solve``: after
     ``import numeric.exact.solve`` the package attribute ``numeric.exact.solve``
     must still be this function (see :mod:`mfstein.lazy`).
     """
-    from numeric.exact.general import solve as solve_model
+    from numeric.exact.general import TOL
+    from numeric.exact.general import solve as solve_general
 
-    return solve_model(model, N, params, **kwargs)
+    return solve_general(
+        model,
+        params,
+        N=N,
+        start=start,
+        truncation=truncation,
+        method=method,
+        tol=TOL if tol is None else tol,
+        memory_limit=memory_limit,
+        progress=progress,
+    )

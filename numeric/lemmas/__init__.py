@@ -7,7 +7,7 @@ claim computes a left side, a right side and a margin (non-negative exactly
 when the claim holds) from numeric's mean-field objects at one grid point;
 :func:`check` runs claims over a grid of N and reports, per claim, the smallest
 grid N from which it holds at every larger grid point.  The command line is
-``mfstein lemmas`` (:mod:`numeric.lemmas.cli`).
+``mfstein lemmas`` (:mod:`mfstein.cli.lemmas`).
 
 Registering your own claim
 --------------------------

@@ -73,7 +73,7 @@ class Context:
             # the claims use J and P of every level: no tail truncation
             if self.b == "auto":
                 return numeric.bound(self.lam, "auto", self.d, dps=self.dps, truncate=False)
-            return numeric.solve(self.lam, self.b, self.d, dps=self.dps, truncate=False)
+            return numeric.bound(self.lam, self.b, self.d, dps=self.dps, truncate=False)
 
     @property
     def b_used(self) -> int:

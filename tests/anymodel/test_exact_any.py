@@ -35,7 +35,7 @@ def test_sir_converges_to_refined_mean_field_at_rate_one_over_n_squared(sir, sir
     A = sir_second_order
     scaled_errors = []
     for N in (50, 100, 200, 400):
-        r = solve(sir, N, SIR)
+        r = solve(sir, SIR, N=N)
         assert r.relative_residual <= r.tolerance
         assert r.states == math.comb(N + 2, 2)  # S + I + R = N, all reachable
         assert abs(r.mean.sum() - 1) < 1e-12  # the conservation law, exactly
@@ -49,7 +49,7 @@ def test_sir_converges_to_refined_mean_field_at_rate_one_over_n_squared(sir, sir
 def test_sir_start_fixes_the_conservation_law(sir):
     """A start with S + I + R = 1 gives the chain on N individuals; the rounded start
     keeps the law exactly."""
-    r = solve(sir, 20, SIR, start=["0.5", "0.45", "0.05"])
+    r = solve(sir, SIR, N=20, start=["0.5", "0.45", "0.05"])
     assert sum(r.start) == 20 and r.law_values == ["20"]
     assert r.states == math.comb(22, 2)
 
@@ -84,8 +84,8 @@ def test_round_off_zero_rate_is_not_refused(sir, tmp_path):
     )
     assert 0.5 * (1 - 0.8) - 0.5 * 0.2 < 0
     m = load_model(f"{path}:sir_roundoff")
-    r = solve(m, 5, SIR)
-    ref = solve(sir, 5, SIR)
+    r = solve(m, SIR, N=5)
+    ref = solve(sir, SIR, N=5)
     assert r.exact_states > 0
     np.testing.assert_allclose(r.mean, ref.mean, rtol=0, atol=1e-13)
     assert abs(r.n_mse - ref.n_mse) < 1e-12
@@ -104,7 +104,7 @@ def test_jsq_distinct_identity_and_variance_limit():
     W11 = float(numeric.solve(load_model("jsq_L", L=2, b=b), params, dps=20).W[0, 0])
     variances, gaps = [], []
     for N in range(4, 13):
-        r = solve(m, N, params)
+        r = solve(m, params, N=N)
         assert r.relative_residual <= r.tolerance
         assert r.states == math.comb(N + b, b)
         assert abs(r.mean[0] - 0.5 * (1 - r.blocking)) < 1e-10  # to the residual tolerance
@@ -122,8 +122,8 @@ def test_supermarket_service_rate_rescales_time_only():
     solver, reports the same law through its own statistics code."""
     from numeric.exact.solve import solve_exact
 
-    fast = solve(load_model("supermarket", b=4, mu="mu"), 8, {"lam": "1.8", "mu": 2})
-    unit = solve(load_model("supermarket", b=4), 8, {"lam": "0.9"})
+    fast = solve(load_model("supermarket", b=4, mu="mu"), {"lam": "1.8", "mu": 2}, N=8)
+    unit = solve(load_model("supermarket", b=4), {"lam": "0.9"}, N=8)
     old = solve_exact(8, "0.9", 4)
     for r in (fast, unit):
         np.testing.assert_allclose(r.mean, old.mean, rtol=0, atol=1e-12)
@@ -137,7 +137,7 @@ def test_supermarket_service_rate_rescales_time_only():
 def test_case_where_the_old_solver_returned_garbage():
     """solve_exact(320, "0.9", 2, 3) once returned N E||S - s*||^2 = 14890 after 86 s; the
     generic solver checks its residual and agrees with the mean-field constant to O(1/N)."""
-    r = solve(load_model("supermarket", b=2, d=3), 320, {"lam": "0.9"})
+    r = solve(load_model("supermarket", b=2, d=3), {"lam": "0.9"}, N=320)
     assert r.states == math.comb(322, 2) and r.relative_residual <= r.tolerance
     assert abs(r.n_mse - r.constant) < 0.01
     assert np.abs(r.n_bias - r.V).max() < 0.05
@@ -166,8 +166,8 @@ def test_truncated_orthant_is_a_truncated_poisson(tmp_path):
     m = load_model(f"{path}:immigration")
     N, lam = 10, 0.5
     with pytest.raises(ParameterError, match="unbounded state space"):
-        solve(m, N, {"lam": lam, "mu": 1})
-    r = solve(m, N, {"lam": lam, "mu": 1}, truncation=2)
+        solve(m, {"lam": lam, "mu": 1}, N=N)
+    r = solve(m, {"lam": lam, "mu": 1}, N=N, truncation=2)
     k = np.arange(21)
     poisson = np.array([math.exp(-N * lam) * (N * lam) ** j / math.factorial(j) for j in k])
     np.testing.assert_allclose(r.marginal_pmf[0], poisson / poisson.sum(), rtol=1e-9, atol=0)
@@ -175,7 +175,7 @@ def test_truncated_orthant_is_a_truncated_poisson(tmp_path):
 
 def test_a_result_is_never_returned_above_the_tolerance(sir):
     with pytest.raises(NumericalError, match="above the tolerance"):
-        solve(sir, 10, SIR, tol=1e-300)
+        solve(sir, SIR, N=10, tol=1e-300)
 
 
 def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
@@ -193,7 +193,7 @@ def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
     assert np.abs(QT @ sol.pi).sum() <= 1e-11 and abs(sol.pi.sum() - 1) < 1e-14
     np.testing.assert_allclose(sol.arrival_intensity, arrivals, rtol=1e-15, atol=0)
     mean = sol.pi @ sol.space.states / 30
-    ref = solve(sir, 30, {"beta": 3, "gamma": 1, "rho": 0.5, "a": 0.1}, start=["1", "0", "0"])
+    ref = solve(sir, {"beta": 3, "gamma": 1, "rho": 0.5, "a": 0.1}, N=30, start=["1", "0", "0"])
     np.testing.assert_allclose(mean, ref.mean, atol=1e-12)
     assert abs(mean.sum() - 1) < 1e-12  # S + I + R = N on every state
     with pytest.raises(NumericalError, match="above the tolerance"):
@@ -205,11 +205,11 @@ def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda m: solve(m, 10, {**SIR, "gamma": -1}), "gamma must be > 0"),
-        (lambda m: solve(m, 10, {"beta": 3}), "needs a value for"),
-        (lambda m: solve(m, 10, SIR, start=["0.7", "0.6", "0"]), "state space"),
-        (lambda m: solve(m, 0, SIR), "N must be an integer >= 1"),
-        (lambda m: solve(m, 10**6, SIR, memory_limit=1e6), "memory limit"),
+        (lambda m: solve(m, {**SIR, "gamma": -1}, N=10), "gamma must be > 0"),
+        (lambda m: solve(m, {"beta": 3}, N=10), "needs a value for"),
+        (lambda m: solve(m, SIR, N=10, start=["0.7", "0.6", "0"]), "state space"),
+        (lambda m: solve(m, SIR, N=0), "N must be an integer >= 1"),
+        (lambda m: solve(m, SIR, N=10**6, memory_limit=1e6), "memory limit"),
     ],
 )
 def test_bad_input_is_one_sentence(sir, call, match):
@@ -221,9 +221,9 @@ def test_bad_input_is_one_sentence(sir, call, match):
 def test_models_with_n_parameter_and_infinite_buffers_are_refused():
     m = load_model("supermarket", b=3, replacement=False)
     with pytest.raises(ParameterError, match="N must be an integer >= 2"):
-        solve(m, 1, {"lam": "0.5"})
+        solve(m, {"lam": "0.5"}, N=1)
     with pytest.raises(ParameterError, match="unbounded state space"):
-        solve(load_model("jsq_L"), 5, {"alpha": "0.5", "beta": 1})
+        solve(load_model("jsq_L"), {"alpha": "0.5", "beta": 1}, N=5)
 
 
 def test_without_replacement_small_n_is_solved_by_both_assemblies():
@@ -235,7 +235,7 @@ def test_without_replacement_small_n_is_solved_by_both_assemblies():
     from numeric.exact import solve_exact
 
     model = load_model("supermarket", b=4, d=3, replacement=False)
-    general = solve(model, 7, {"lam": 0.9})
+    general = solve(model, {"lam": 0.9}, N=7)
     special = solve_exact(7, 0.9, 4, d=3, replacement=False)
     assert general.residual < 1e-10
     assert general.n_mse == pytest.approx(special.n_mse, rel=1e-9)

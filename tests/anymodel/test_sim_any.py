@@ -9,8 +9,9 @@ import pytest
 
 from derive.models import load_model
 from mfstein.errors import ParameterError
-from sim.base import CAPABILITIES, ModelSimulationResult, Simulator, choose
-from sim.generic import GenericSimulator, SupermarketFastPath, simulate_model
+from sim.api import simulate
+from sim.base import CAPABILITIES, SimulationResult, Simulator, choose
+from sim.generic import GenericSimulator, SupermarketFastPath
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
 
@@ -22,13 +23,13 @@ def sir():
 
 @pytest.fixture(scope="module")
 def sir_run(sir):
-    return simulate_model(sir, 50, SIR, steps=2 * 10**6, reps=2, seed=1, workers=1)
+    return simulate(sir, SIR, N=50, steps=2 * 10**6, reps=2, seed=1, workers=1)
 
 
 def test_generic_sir_agrees_with_exact_within_its_ci(sir, sir_run):
     from numeric.exact.general import solve
 
-    exact = solve(sir, 50, SIR)
+    exact = solve(sir, SIR, N=50)
     r = sir_run
     assert r.simulator == "generic" and r.complete and not r.warnings
     np.testing.assert_allclose(r.s_star, exact.s_star, atol=1e-14)
@@ -44,7 +45,7 @@ def test_generic_sir_agrees_with_exact_within_its_ci(sir, sir_run):
 
 
 def test_json_has_todays_keys(sir_run):
-    out = json.loads(json.dumps(sir_run.to_json()))
+    out = json.loads(sir_run.to_json())
     for key in ("mean", "mean_ci95", "n_mse", "n_bias", "n_bias_ci95", "n_cov", "events"):
         assert key in out
     assert out["n_mse"].keys() == {"mean", "ci95"}
@@ -54,8 +55,8 @@ def test_json_has_todays_keys(sir_run):
 def test_generic_supermarket_agrees_with_the_fast_path():
     m = load_model("supermarket", b=4)
     kw = dict(steps=2 * 10**6, reps=2, seed=3, workers=1)
-    gen = simulate_model(m, 20, {"lam": "0.9"}, simulator="generic", **kw)
-    fast = simulate_model(m, 20, {"lam": "0.9"}, **kw)
+    gen = simulate(m, {"lam": "0.9"}, N=20, engine="generic", **kw)
+    fast = simulate(m, {"lam": "0.9"}, N=20, **kw)
     assert gen.simulator == "generic" and fast.simulator == "supermarket"
     both = np.hypot(gen.mean.ci95, fast.mean.ci95)
     assert np.all(np.abs(gen.mean.mean - fast.mean.mean) <= 2 * both)
@@ -74,11 +75,11 @@ def test_fast_path_takes_the_service_rate_as_a_time_change():
 
 def test_checkpoint_resume_is_identical_and_workers_do_not_matter(sir, tmp_path):
     kw = dict(steps=4 * 10**4, reps=2, seed=7, batches=4)
-    whole = simulate_model(sir, 30, SIR, workers=1, **kw)
+    whole = simulate(sir, SIR, N=30, workers=1, **kw)
     path = tmp_path / "ck.json"
-    part = simulate_model(sir, 30, SIR, workers=1, checkpoint=path, max_units=3, **kw)
+    part = simulate(sir, SIR, N=30, workers=1, checkpoint=path, max_units=3, **kw)
     assert not part.complete and any("incomplete" in w for w in part.warnings)
-    rest = simulate_model(sir, 30, SIR, workers=2, checkpoint=path, **kw)
+    rest = simulate(sir, SIR, N=30, workers=2, checkpoint=path, **kw)
     assert rest.complete
     assert float(rest.n_mse.mean) == float(whole.n_mse.mean)
     np.testing.assert_array_equal(rest.mean.mean, whole.mean.mean)
@@ -143,7 +144,7 @@ def test_interface():
     assert choose(load_model("sir"), SIR) is GenericSimulator
     assert choose(load_model("supermarket", b=2), {"lam": "0.5"}) is SupermarketFastPath
     assert choose(load_model("supermarket", b=2), {"lam": "0.5"}, "generic") is GenericSimulator
-    assert "result" not in ModelSimulationResult.__dataclass_fields__
+    assert "result" not in SimulationResult.__dataclass_fields__
     with pytest.raises(ParameterError, match="no fast-path simulator"):
         choose(load_model("sir"), SIR, "fast")
 
@@ -160,4 +161,4 @@ def test_interface():
 def test_bad_input(sir, kwargs, match):
     kwargs = {"steps": 1000, "reps": 1, "workers": 1, **kwargs}
     with pytest.raises(ParameterError, match=match):
-        simulate_model(sir, **kwargs)
+        simulate(sir, **kwargs)

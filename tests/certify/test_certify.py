@@ -10,7 +10,7 @@ import sympy as sp
 
 import numeric
 from mfstein.errors import NumericalError, ParameterError
-from numeric.certify import certify, heavy_traffic_ball
+from numeric.certify import certify_solution, heavy_traffic_ball
 from numeric.certify_arb import to_arb, working_precision
 
 
@@ -57,8 +57,8 @@ def test_tables_1_and_2(gamma: str) -> None:
     for N, printed in zip((10, 100, 1000, 10000), TABLES[gamma], strict=True):
         lam = numeric.heavy_traffic_lambda(gamma, "0.05", N, dps=60)
         sol = numeric.bound(lam, "auto", dps=dps)
-        ref = numeric.solve(lam, sol.b, 2, dps=dps + 20)  # the float routes, high precision
-        cs = certify(sol, params={"lam": heavy_traffic_ball(gamma, "0.05", N)})
+        ref = numeric.bound(lam, sol.b, 2, dps=dps + 20)  # the float routes, high precision
+        cs = certify_solution(sol, params={"lam": heavy_traffic_ball(gamma, "0.05", N)})
         assert _contains(cs.constant, ref.constant), (gamma, N)
         assert _radius_ok(cs, dps)
         assert cs.certified_digits >= dps
@@ -78,8 +78,8 @@ def test_closed_forms(b: int) -> None:
     cf = closed_form(b)
     for lam in ("0.9", "0.5"):
         exact = sp.N(cf.c.subs(sp.Symbol("lam"), sp.Rational(lam)), 80)
-        sol = numeric.solve(lam, b, 2, dps=30)
-        cs = certify(sol, params={"lam": lam})
+        sol = numeric.bound(lam, b, 2, dps=30)
+        cs = certify_solution(sol, params={"lam": lam})
         assert _contains(cs.constant, str(sp.re(exact))), (b, lam)
         assert _radius_ok(cs, 30)
 
@@ -98,9 +98,9 @@ MORE = [
 @pytest.mark.parametrize("lam,b,d", MORE)
 def test_more_points(lam: str, b: int, d: int) -> None:
     dps = 30
-    sol = numeric.solve(lam, b, d, dps=dps)
-    ref = numeric.solve(lam, b, d, dps=dps + 20)
-    cs = certify(sol, params={"lam": lam})
+    sol = numeric.bound(lam, b, d, dps=dps)
+    ref = numeric.bound(lam, b, d, dps=dps + 20)
+    cs = certify_solution(sol, params={"lam": lam})
     assert _contains(cs.constant, ref.constant)
     assert _radius_ok(cs, dps)
     # s*, V and the diagonal of W agree with the high-precision float values to within
@@ -116,9 +116,9 @@ def test_more_points(lam: str, b: int, d: int) -> None:
 
 
 def test_truncated_solution_is_certified_on_all_levels() -> None:
-    sol = numeric.solve("0.9", 40, 2, dps=30)
+    sol = numeric.bound("0.9", 40, 2, dps=30)
     assert sol.truncated_at is not None and sol.truncated_at < 40
-    cs = certify(sol, params={"lam": "0.9"})
+    cs = certify_solution(sol, params={"lam": "0.9"})
     assert cs.b == 40 and cs.P.nrows() == 40
     assert cs.decide(sol.constant, sol.digits) == "proved"
     assert any("truncated" in n for n in cs.notes)
@@ -126,27 +126,27 @@ def test_truncated_solution_is_certified_on_all_levels() -> None:
 
 # -- refusals --------------------------------------------------------------------------------
 def test_perturbed_fixed_point_is_refused_by_krawczyk() -> None:
-    sol = numeric.solve("0.9", 6, 2, dps=30)
+    sol = numeric.bound("0.9", 6, 2, dps=30)
     with mpmath.workdps(60):
         sol.s_star = list(sol.s_star)
         sol.s_star[2] = sol.s_star[2] * (1 + mpmath.mpf(10) ** -12)
     with pytest.raises(NumericalError, match="Krawczyk"):
-        certify(sol, params={"lam": "0.9"})
+        certify_solution(sol, params={"lam": "0.9"})
 
 
 def test_wrong_parameter_is_refused() -> None:
-    sol = numeric.solve("0.9", 4, 2, dps=30)
+    sol = numeric.bound("0.9", 4, 2, dps=30)
     with pytest.raises(NumericalError, match="Krawczyk"):
-        certify(sol, params={"lam": "0.9000001"})
+        certify_solution(sol, params={"lam": "0.9000001"})
 
 
 def test_bad_input() -> None:
-    sol = numeric.solve("0.9", 4, 2, dps=20)
+    sol = numeric.bound("0.9", 4, 2, dps=20)
     with pytest.raises(ParameterError, match="params"):
-        certify(sol, params={"mu": "1"})
-    sol.model = "my-model"
+        certify_solution(sol, params={"mu": "1"})
+    sol.source_model = None  # a solution built by hand carries no model
     with pytest.raises(ParameterError, match="model must be given"):
-        certify(sol)
+        certify_solution(sol)
 
 
 # -- the referee: every digits claim on a random grid ---------------------------------------------
@@ -156,8 +156,8 @@ def test_digits_claims_on_a_random_grid() -> None:
         lam = f"{rng.uniform(0.3, 0.99):.6f}"
         b = rng.randint(1, 8)
         d = rng.randint(1, 4)
-        sol = numeric.solve(lam, b, d, dps=15)
-        cs = certify(sol, params={"lam": lam})
+        sol = numeric.bound(lam, b, d, dps=15)
+        cs = certify_solution(sol, params={"lam": lam})
         assert cs.decide(sol.constant, sol.digits) == "proved", (lam, b, d)
         with mpmath.workdps(40):  # the value rounded to its claimed digits is consistent too
             rounded = mpmath.mpf(mpmath.nstr(sol.constant, sol.digits))
@@ -172,7 +172,7 @@ def test_sir_with_a_conservation_law() -> None:
     params = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
     sol = numeric.solve(m, params, dps=30)
     ref = numeric.solve(m, params, dps=50)
-    cs = certify(sol, m, params)
+    cs = certify_solution(sol, params=params)
     assert sol.conservation and cs.conservation == sol.conservation
     assert _contains(cs.constant, ref.constant) and _radius_ok(cs, 30)
     with working_precision(cs.prec):
@@ -183,11 +183,11 @@ def test_sir_with_a_conservation_law() -> None:
     assert cs.decide(sol.constant, sol.digits) == "proved"
 
 
-def test_jsq_model_is_rebuilt_from_the_solution() -> None:
+def test_jsq_solution_carries_its_model() -> None:
     from derive.models.jsq import jsq_L
 
     sol = numeric.solve(jsq_L(3, 6), {"alpha": "0.8", "beta": "1"}, dps=25)
-    cs = certify(sol, params={"alpha": "0.8", "beta": "1"})
+    cs = certify_solution(sol, params={"alpha": "0.8", "beta": "1"})
     assert cs.model == "jsq_L" and cs.decide(sol.constant, sol.digits) == "proved"
 
 

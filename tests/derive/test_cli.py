@@ -11,8 +11,8 @@ import pytest
 import sympy as sp
 
 from derive import supermarket
-from derive.cli import SHOW_NAMES, objects
 from mfstein.cli import main
+from mfstein.cli.derive import SHOW_NAMES, objects
 
 ALL = ",".join(SHOW_NAMES)
 

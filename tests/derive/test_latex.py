@@ -7,8 +7,8 @@ import re
 import pytest
 
 from derive import supermarket
-from derive.cli import SHOW_NAMES
 from derive.latex import latex, latex_objects, symbol_latex
+from mfstein.cli.derive import SHOW_NAMES
 
 
 def test_symbol_names() -> None:

@@ -138,7 +138,7 @@ def test_sanity_and_identities(replacement: bool) -> None:
 
 def test_light_traffic_convergence_to_mean_field() -> None:
     lam, b = "0.7", 3
-    ms = numeric.solve(lam, b, 2)
+    ms = numeric.bound(lam, b, 2)
     c = float(ms.constant)
     V = np.array([float(v) for v in ms.V])
     W = np.array(ms.W.tolist(), dtype=float)
@@ -161,7 +161,7 @@ def test_light_traffic_convergence_to_mean_field() -> None:
 
 def test_light_traffic_convergence_b4() -> None:
     lam, b = "0.7", 4
-    ms = numeric.solve(lam, b, 2)
+    ms = numeric.bound(lam, b, 2)
     V = np.array([float(v) for v in ms.V])
     W = np.array(ms.W.tolist(), dtype=float)
     e_bias, e_cov = [], []
@@ -198,6 +198,7 @@ def test_bad_input(kwargs) -> None:
         solve_exact(**kwargs)
 
 
+#: today's keys of ``mfstein exact --json`` (supermarket form) ...
 JSON_KEYS = {
     "N",
     "lam",
@@ -213,12 +214,17 @@ JSON_KEYS = {
     "blocking",
     "seconds",
 }
+#: ... plus those of the one exact result type shared with ``--model``
+MODEL_JSON_KEYS = {
+    "model", "params", "relative_residual", "tolerance", "start", "law_values", "s_star",
+    "V", "constant", "marginal_pmf", "mean_jobs", "up_rate", "method", "iterations", "notes",
+}  # fmt: skip
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["exact", "--N", "4", "--lam", "0.7", "--b", "3", "--d", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == JSON_KEYS
+    assert set(out) == JSON_KEYS | MODEL_JSON_KEYS
     assert out["states"] == 35 and out["lam"] == "0.7" and out["d"] == 3
     assert len(out["mean"]) == len(out["n_bias"]) == 3
     assert np.array(out["n_cov"]).shape == (3, 3)

@@ -37,7 +37,7 @@ def _richardson(x: list) -> np.ndarray:
 @pytest.mark.parametrize(("b", "d", "sizes"), [(3, 2, (20, 40, 80)), (2, 3, (40, 80, 160))])
 def test_supermarket_order2_against_exact(b: int, d: int, sizes: tuple[int, ...]) -> None:
     # d = 3 exercises the third derivatives of the drift (they vanish for d = 2)
-    sol = numeric.solve("0.9", b, d, dps=20, order=2)
+    sol = numeric.bound("0.9", b, d, dps=20, order=2)
     assert sol.digits2 == 20
     c, c2 = float(sol.constant), float(sol.c2)
     s = np.array([float(v) for v in sol.s_star])
@@ -173,7 +173,7 @@ def test_cli_order2_json_and_refined_row() -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert {"A", "B", "c2", "digits2"} <= set(data) and data["digits2"] == 15
-    ref = numeric.solve("0.9", 3, 2, dps=15, order=2)
+    ref = numeric.bound("0.9", 3, 2, dps=15, order=2)
     assert abs(mpmath.mpf(data["c2"]) - ref.c2) < 1e-13
     out = subprocess.run(
         [
@@ -344,7 +344,7 @@ def test_supermarket_order2_against_exact_up_to_N320() -> None:
     A = np.array([float(v) for v in sol.A])
     xs, bias = [], []
     for N in (20, 40, 80, 160, 320):
-        r = exact.solve(model, N, {"lam": "0.9"})
+        r = exact.solve(model, {"lam": "0.9"}, N=N)
         xs.append(N * (r.n_mse - c))
         bias.append(N * (np.asarray(r.n_bias, dtype=float) - V))
     gap_c2 = [abs(x - c2) for x in xs]
@@ -375,7 +375,7 @@ def test_sir_order2_against_library_exact_up_to_N800() -> None:
     W = np.array([[float(sol.W[i, j]) for j in range(3)] for i in range(3)])
     xs, bias = [], []
     for N in (200, 400, 800):
-        r = exact.solve(load_model("sir"), N, SIR_PARAMS)
+        r = exact.solve(load_model("sir"), SIR_PARAMS, N=N)
         mean = np.asarray(r.mean, dtype=float)
         second = np.asarray(r.n_cov, dtype=float) / N + np.outer(mean - s, mean - s)
         xs.append(N * (N * np.trace(second) - np.trace(W)))

@@ -6,17 +6,17 @@ import mpmath
 import pytest
 
 from mfstein.errors import ParameterError
-from numeric import bound, equilibrium, heavy_traffic_lambda, solve
+from numeric import bound, equilibrium, heavy_traffic_lambda
 
 
 @pytest.mark.parametrize(
     ("call", "word"),
     [
-        (lambda: solve("0", 3), "lam"),
-        (lambda: solve("-1", 3), "lam"),
-        (lambda: solve("0.5", 0), "b"),
-        (lambda: solve("0.5", 3, 0), "d"),
-        (lambda: solve("0.5", 3, dps=4), "dps"),
+        (lambda: bound("0", 3), "lam"),
+        (lambda: bound("-1", 3), "lam"),
+        (lambda: bound("0.5", 0), "b"),
+        (lambda: bound("0.5", 3, 0), "d"),
+        (lambda: bound("0.5", 3, dps=4), "dps"),
         (lambda: bound("1.0", "inf"), "lam"),
         (lambda: bound("1.5", "auto"), "lam"),
         (lambda: equilibrium("0.5", 3, replacement=False), "N"),
@@ -24,7 +24,7 @@ from numeric import bound, equilibrium, heavy_traffic_lambda, solve
         (lambda: heavy_traffic_lambda("1.5", "0.05", 10), "gamma"),
         (lambda: heavy_traffic_lambda("0.1", "-0.05", 10), "alpha"),
         (lambda: heavy_traffic_lambda("0.1", "0.05", 0), "N"),
-        (lambda: solve("0.5", 3, M="diag:1,2,3,4"), "M"),
+        (lambda: bound("0.5", 3, M="diag:1,2,3,4"), "M"),
     ],
 )
 def test_parameter_errors(call, word: str) -> None:
@@ -44,7 +44,7 @@ def test_heavy_traffic_lambda_is_exact_in_working_precision() -> None:
 
 
 def test_finite_buffer_above_one_is_fine() -> None:
-    sol = solve("1.3", 6, dps=20)
+    sol = bound("1.3", 6, dps=20)
     assert all(x < 0 for x in sol.eigenvalues)
     assert sol.digits == 20
 

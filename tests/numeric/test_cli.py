@@ -26,8 +26,12 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"results"} and len(data["results"]) == 2
     keys = {"N", "lam", "b", "d", "dps", "constant", "bound", "digits", "methods", "s_star"}
+    # ... and those of MeanFieldSolution.to_dict(), which the CLI prints since issue 22
+    solution = {"model", "params", "states", "V", "W", "V_abs_error", "W_abs_error"}
+    solution |= {"s_star_abs_error"}  # per-entry errors (issue 23)
+    solution |= {"conservation", "other_fixed_points", "notes"}
     for r, n in zip(data["results"], (10, 20), strict=True):
-        assert set(r) == keys
+        assert set(r) == keys | solution
         assert r["N"] == n and r["b"] == 4 and r["d"] == 2 and r["dps"] == 25
         for name in ("lam", "constant", "bound"):
             assert isinstance(r[name], str)

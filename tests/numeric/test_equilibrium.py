@@ -7,8 +7,9 @@ import pytest
 import sympy as sp
 
 from derive import supermarket
-from numeric import equilibrium, solve
+from numeric import equilibrium
 from numeric.equilibrium import drift_residual, telescoped_residual
+from numeric.supermarket import solve
 
 
 @pytest.mark.parametrize("b", [1, 10, 100])

@@ -6,8 +6,7 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numeric import solve
-from numeric.supermarket import KRONECKER_MAX_B
+from numeric.supermarket import KRONECKER_MAX_B, solve
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)

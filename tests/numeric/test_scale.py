@@ -6,8 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from numeric import bound, constant_float64, solve
-from numeric.supermarket import truncation_level
+from numeric import bound, constant_float64
+from numeric.supermarket import solve, truncation_level
 
 
 @pytest.mark.parametrize("b", [200, 1000])

@@ -22,7 +22,7 @@ def test_valid_fixed_point_is_a_root_of_the_n_dependent_drift() -> None:
 
 def test_fixed_point_outside_the_state_space_is_refused_in_one_sentence() -> None:
     with pytest.raises(ParameterError, match=r"^b = 6 is too large .* N = 10: .*\.$"):
-        numeric.solve("0.9", 6, 2, replacement=False, N=10)
+        numeric.bound("0.9", 6, 2, replacement=False, N=10)
 
 
 def test_reference_point_falls_back_to_the_common_limit_with_a_note() -> None:

@@ -103,7 +103,7 @@ def test_g1_g2_agree_with_exact_chains(case, g, Ns, tol, request):
     e = expand(sol, m, g)
     g0, g1, g2 = float(e.g0), float(e.g1), float(e.g2)
     assert abs(g2) > 1e-2  # a non-trivial second-order term
-    exact = [expect_exact(exact_solve(m, N, params), g, m).mean for N in Ns]
+    exact = [expect_exact(exact_solve(m, params, N=N), g, m).mean for N in Ns]
     h1 = [N * (x - g0) for N, x in zip(Ns, exact, strict=True)]
     h2 = [N * N * (x - g0 - g1 / N) for N, x in zip(Ns, exact, strict=True)]
     # h1 = g1 + g2/N + ...: remove two terms; h2 = g2 + O(1/N): remove two terms
@@ -118,7 +118,7 @@ def test_n_variance_converges_at_rate_one_over_N(sm2):
     m, sol = sm2
     e = expand(sol, m, "s1*s2")
     Ns = (40, 80, 160)
-    v = [expect_exact(exact_solve(m, N, SM_PARAMS), "s1*s2", m).n_variance for N in Ns]
+    v = [expect_exact(exact_solve(m, SM_PARAMS, N=N), "s1*s2", m).n_variance for N in Ns]
     lim = float(e.variance)
     err = [abs(x - lim) for x in v]
     # rate 1/N: the error halves with each doubling of N
@@ -129,7 +129,7 @@ def test_n_variance_converges_at_rate_one_over_N(sm2):
 
 def test_exact_expect_matches_the_chain_statistics():
     m = load_model("supermarket", b=3, d=2)
-    r = exact_solve(m, 12, {"lam": "0.8"})
+    r = exact_solve(m, {"lam": "0.8"}, N=12)
     assert r.expect("queue_length").mean == pytest.approx(r.mean_jobs, rel=1e-12)
     assert r.expect("busy").mean == pytest.approx(r.mean[0], rel=1e-12)
     q = r.expect("quadratic")

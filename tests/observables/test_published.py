@@ -173,7 +173,7 @@ def test_bike_sharing_expansion_against_exact_chains():
     sol = solve(m, p, dps=20, order=2)
     e = sol.observable(m, "problematic")
     for N in (10, 20):
-        x = exact_solve(m, N, p).expect("problematic").mean
+        x = exact_solve(m, p, N=N).expect("problematic").mean
         err = [abs(x - float(e.value(N, k))) for k in (0, 1, 2)]
         assert err[2] < err[1] < err[0], (N, err)
 

@@ -8,7 +8,7 @@ import pytest
 from derive.models import load_model
 from mfstein.errors import ParameterError
 from numeric.exact import solve as exact_solve
-from sim import simulate_model
+from sim import simulate
 
 
 @pytest.mark.parametrize(
@@ -32,8 +32,8 @@ from sim import simulate_model
 )
 def test_simulated_observables_cover_the_exact_values(name, options, params, N, gs):
     m = load_model(name, **options)
-    r = simulate_model(m, N, params, steps=2_000_000, reps=2, seed=3, observables=gs, workers=1)
-    x = exact_solve(m, N, params)
+    r = simulate(m, params, N=N, steps=2_000_000, reps=2, seed=3, observables=gs, workers=1)
+    x = exact_solve(m, params, N=N)
     assert list(r.observables) == gs
     for g in gs:
         est = r.observables[g]
@@ -45,6 +45,6 @@ def test_simulated_observables_cover_the_exact_values(name, options, params, N, 
 def test_unsupported_observable_is_refused_before_running():
     m = load_model("supermarket", b=3, d=2)
     with pytest.raises(ParameterError, match="cannot be estimated by the simulator"):
-        simulate_model(m, 10, {"lam": "0.8"}, steps=10_000, observables=["s1*exp(s2)"])
+        simulate(m, {"lam": "0.8"}, N=10, steps=10_000, observables=["s1*exp(s2)"])
     with pytest.raises(ParameterError, match="not a symbol of model"):
-        simulate_model(m, 10, {"lam": "0.8"}, steps=10_000, observables=["s1 + q"])
+        simulate(m, {"lam": "0.8"}, N=10, steps=10_000, observables=["s1 + q"])

@@ -38,7 +38,7 @@ def test_two_speeds_against_exact_chains():
     m = load_model("power_of_d_two_speeds", b=2, d=2)
     sol = solve(m, PARAMS, dps=20, order=2)
     for N in (20, 40):
-        r = exact_solve(m, N, PARAMS)
+        r = exact_solve(m, PARAMS, N=N)
         for g in ("queue_length", "busy_class2", "jobs_class1"):
             e = sol.observable(m, g)
             x = r.expect(g, m).mean
@@ -54,7 +54,7 @@ def test_two_speeds_g2_by_richardson():
     m = load_model("power_of_d_two_speeds", b=2, d=2)
     sol = solve(m, PARAMS, dps=20, order=2)
     Ns = (20, 40, 80)
-    chains = [exact_solve(m, N, PARAMS) for N in Ns]
+    chains = [exact_solve(m, PARAMS, N=N) for N in Ns]
     for g in ("queue_length", "busy_class2"):
         e = sol.observable(m, g)
         h = [

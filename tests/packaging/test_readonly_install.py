@@ -93,7 +93,7 @@ for where in (sys.argv[1], sys.argv[1] + "/sim", os.environ["HOME"]):
     except OSError:
         continue
     raise AssertionError(f"{where} is writable")
-r = sim.simulate(10, "0.9", b=3, steps=20000, reps=2, seed=1, workers=1, progress=False)
+r = sim.simulate_supermarket(10, "0.9", b=3, steps=20000, reps=2, seed=1, workers=1, progress=False)
 print("n_mse", r.n_mse.mean)
 """
 

@@ -89,7 +89,7 @@ def test_ctrl_c_while_the_parser_is_built_is_one_line() -> None:
             "import mfstein.cli as cli\n"
             "real = importlib.import_module\n"
             "def import_module(name, *a):\n"
-            "    if name == 'numeric.cli':\n"
+            "    if name == 'mfstein.cli.bound':\n"
             "        os.kill(os.getpid(), signal.SIGINT)\n"
             "    return real(name, *a)\n"
             "cli.importlib.import_module = import_module\n"

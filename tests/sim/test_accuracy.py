@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from numeric import solve
-from sim import simulate
+from numeric.supermarket import solve
+from sim import simulate_supermarket
 
 
 def t_ratio(batches: int, level: float) -> float:
@@ -24,8 +24,8 @@ def test_per_server_agrees_with_aggregated(policy, d, replacement):
     interval of the difference; per-server response times obey Little's law."""
     N, lam, b = 12, "0.9", 5
     kw = dict(replacement=replacement, steps=2 * 10**6, reps=2, workers=1)
-    a = simulate(N, lam, b, d, seed=2, **kw)
-    p = simulate(N, lam, b, d, policy=policy, simulator="per-server", seed=3, **kw)
+    a = simulate_supermarket(N, lam, b, d, seed=2, **kw)
+    p = simulate_supermarket(N, lam, b, d, policy=policy, simulator="per-server", seed=3, **kw)
     k = t_ratio(a.batches * a.reps, 0.99)
     assert abs(a.n_mse.mean - p.n_mse.mean) <= k * np.hypot(a.n_mse.ci95, p.n_mse.ci95)
     kb = t_ratio(a.batches * a.reps, 1 - 0.01 / b)
@@ -42,7 +42,9 @@ def test_single_server_is_mm1b():
     pmf = lam ** np.arange(b + 1)
     pmf /= pmf.sum()
     for policy in ("jsq", "pod", "random"):
-        r = simulate(1, lam, b, 2, policy=policy, steps=10**6, reps=2, seed=4, workers=1)
+        r = simulate_supermarket(
+            1, lam, b, 2, policy=policy, steps=10**6, reps=2, seed=4, workers=1
+        )
         kb = t_ratio(r.batches * r.reps, 1 - 0.01 / (b + 1))
         assert np.all(np.abs(r.queue_length_pmf.mean - pmf) <= kb * r.queue_length_pmf.ci95)
         k = t_ratio(r.batches * r.reps, 0.99)
@@ -60,7 +62,7 @@ def test_light_traffic_large_N_approaches_constant():
     c = float(sol.constant)
     V = np.array([float(v) for v in sol.V])
     N = 200
-    r = simulate(N, "0.5", 6, steps=4 * 10**6, reps=2, seed=5, workers=1)
+    r = simulate_supermarket(N, "0.5", 6, steps=4 * 10**6, reps=2, seed=5, workers=1)
     target = c + V @ V / N
     slack = c / N
     assert abs(r.n_mse.mean - target) <= t_ratio(r.batches * r.reps, 0.99) * r.n_mse.ci95 + slack

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from numeric.exact import solve_exact
-from sim import simulate
+from sim import simulate_supermarket
 
 
 def t_ratio(batches: int, level: float) -> float:
@@ -31,7 +31,9 @@ def test_aggregated_matches_exact(N, lam, b, d, replacement):
     """Exact n_mse, E[S], blocking, N Cov(S) and the queue-length pmf lie in the
     simulation's 99% intervals (vectors jointly, Bonferroni: each entry at 1 - 0.01/m)."""
     ex = solve_exact(N, lam, b, d, replacement=replacement)
-    r = simulate(N, lam, b, d, replacement=replacement, steps=2 * 10**6, reps=2, seed=1, workers=1)
+    r = simulate_supermarket(
+        N, lam, b, d, replacement=replacement, steps=2 * 10**6, reps=2, seed=1, workers=1
+    )
     M = r.batches * r.reps
     assert abs(float(ex.n_mse) - r.n_mse.mean) <= t_ratio(M, 0.99) * r.n_mse.ci95
     tol = t_ratio(M, 1 - 0.01 / b) * r.mean.ci95

@@ -14,8 +14,8 @@ import pytest
 from derive.models import load_model
 from mfstein.errors import ParameterError
 from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_N, SIM_MAX_REPS, SIM_MAX_STEPS
-from sim.api import simulate
-from sim.generic import GenericSimulator, simulate_model
+from sim.api import simulate, simulate_supermarket
+from sim.generic import GenericSimulator
 from sim.pi import simulate_pi
 from sim.tails import simulate_jsq_tails
 
@@ -47,11 +47,11 @@ def sir():
 def test_generic_simulator_refuses_a_huge_population(sir):
     """The issue's example: N = 2^40 raised a memory error or ran; now one sentence."""
     _refused(
-        lambda: simulate_model(sir, 2**40, SIR), f"N must be an integer >= 1 and <= {SIM_MAX_N}"
+        lambda: simulate(sir, SIR, N=2**40), f"N must be an integer >= 1 and <= {SIM_MAX_N}"
     )
     _refused(lambda: GenericSimulator(sir, 2**40, SIR), "N must be an integer")
     sm = load_model("supermarket", b=3)
-    _refused(lambda: simulate_model(sm, 2**40, {"lam": "0.5"}), "N must be an integer")
+    _refused(lambda: simulate(sm, {"lam": "0.5"}, N=2**40), "N must be an integer")
 
 
 @pytest.mark.parametrize("name", sorted(TOO_MANY))
@@ -61,8 +61,8 @@ def test_run_options_share_one_check(sir, name):
     value = TOO_MANY[name]
     messages = []
     for call in (
-        lambda: simulate(10, "0.5", 3, **{name: value}),
-        lambda: simulate_model(sir, 10, SIR, **{name: value}),
+        lambda: simulate_supermarket(10, "0.5", 3, **{name: value}),
+        lambda: simulate(sir, SIR, N=10, **{name: value}),
         lambda: simulate_pi(
             "0:.5,1:.5", "1:1", n=2, **{"slots" if name == "steps" else name: value}
         ),
@@ -71,7 +71,7 @@ def test_run_options_share_one_check(sir, name):
             call()
         messages.append(str(info.value).replace("slots", "steps"))
     assert len(set(messages)) == 1 and name in messages[0]
-    _refused(lambda: simulate_model(sir, 10, SIR, **{name: value}), name)
+    _refused(lambda: simulate(sir, SIR, N=10, **{name: value}), name)
     if name != "batches":  # the tail simulator has no batches
         tail = {"events" if name == "steps" else name: value}
         _refused(lambda: simulate_jsq_tails(2, 0.3, **tail), "events" if name == "steps" else name)

@@ -8,59 +8,59 @@ import numpy as np
 import pytest
 
 from mfstein.errors import ParameterError
-from sim import simulate
+from sim import simulate_supermarket
 
 ARGS = dict(N=30, lam="0.9", b=6, d=2, steps=400_000, reps=3)
 
 
 def _numbers(r) -> dict:
-    out = r.to_json()
+    out = r.to_dict()
     for k in ("events_per_second", "wall_seconds"):
         out.pop(k)
     return out
 
 
 def test_same_seed_same_numbers_for_one_and_two_workers():
-    one = simulate(**ARGS, seed=9, workers=1)
-    two = simulate(**ARGS, seed=9, workers=2)
+    one = simulate_supermarket(**ARGS, seed=9, workers=1)
+    two = simulate_supermarket(**ARGS, seed=9, workers=2)
     assert _numbers(one) == _numbers(two)
-    other = simulate(**ARGS, seed=10, workers=1)
+    other = simulate_supermarket(**ARGS, seed=10, workers=1)
     assert other.n_mse.mean != one.n_mse.mean
     assert not np.array_equal(other.mean.mean, one.mean.mean)
 
 
 def test_per_server_reproducible():
-    a = simulate(**{**ARGS, "steps": 100_000}, policy="pod", seed=1, workers=1)
-    b = simulate(**{**ARGS, "steps": 100_000}, policy="pod", seed=1, workers=2)
+    a = simulate_supermarket(**{**ARGS, "steps": 100_000}, policy="pod", seed=1, workers=1)
+    b = simulate_supermarket(**{**ARGS, "steps": 100_000}, policy="pod", seed=1, workers=2)
     assert _numbers(a) == _numbers(b)
 
 
 def test_checkpoint_resume_equals_uninterrupted(tmp_path):
-    full = simulate(**ARGS, seed=4, workers=1, batches=5)
+    full = simulate_supermarket(**ARGS, seed=4, workers=1, batches=5)
     ck = tmp_path / "run.json"
-    part = simulate(**ARGS, seed=4, workers=1, batches=5, checkpoint=ck, max_units=7)
+    part = simulate_supermarket(**ARGS, seed=4, workers=1, batches=5, checkpoint=ck, max_units=7)
     assert not part.complete and ck.exists()
     saved = json.loads(ck.read_text())
     assert sum(len(r["batches"]) for r in saved["reps"]) == 7 - 3  # 3 warm-ups done
-    resumed = simulate(**ARGS, seed=4, workers=2, batches=5, checkpoint=ck)
+    resumed = simulate_supermarket(**ARGS, seed=4, workers=2, batches=5, checkpoint=ck)
     assert resumed.complete
     assert _numbers(resumed) == _numbers(full)
     assert not list(tmp_path.glob("*.tmp")), "temporary files must not be left behind"
     with pytest.raises(ParameterError, match="different run"):
-        simulate(**{**ARGS, "b": 5}, seed=4, workers=1, batches=5, checkpoint=ck)
+        simulate_supermarket(**{**ARGS, "b": 5}, seed=4, workers=1, batches=5, checkpoint=ck)
 
 
 def test_per_server_checkpoint_resume(tmp_path):
     args = {**ARGS, "steps": 100_000, "policy": "jsq", "seed": 2, "workers": 1, "batches": 4}
-    full = simulate(**args)
+    full = simulate_supermarket(**args)
     ck = tmp_path / "ps.json"
-    simulate(**args, checkpoint=ck, max_units=5)
-    assert _numbers(simulate(**args, checkpoint=ck)) == _numbers(full)
+    simulate_supermarket(**args, checkpoint=ck, max_units=5)
+    assert _numbers(simulate_supermarket(**args, checkpoint=ck)) == _numbers(full)
 
 
 def test_dask_local_cluster_equals_local():
     distributed = pytest.importorskip("dask.distributed")
-    local = simulate(**ARGS, seed=6, workers=1)
+    local = simulate_supermarket(**ARGS, seed=6, workers=1)
     with distributed.LocalCluster(
         n_workers=1,
         processes=False,
@@ -68,12 +68,12 @@ def test_dask_local_cluster_equals_local():
         host="127.0.0.1",
         dashboard_address=None,
     ) as cluster:
-        remote = simulate(**ARGS, seed=6, scheduler=cluster.scheduler_address)
+        remote = simulate_supermarket(**ARGS, seed=6, scheduler=cluster.scheduler_address)
     assert _numbers(remote) == _numbers(local)
 
 
 def test_blocking_warning_for_small_buffer():
-    r = simulate(5, "0.95", 2, steps=200_000, reps=2, seed=0, workers=1)
+    r = simulate_supermarket(5, "0.95", 2, steps=200_000, reps=2, seed=0, workers=1)
     assert r.blocking.mean > 1e-3
     assert any("buffer b = 2 is too small" in w for w in r.warnings)
 
@@ -84,7 +84,7 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
     resuming gives the uninterrupted numbers."""
     from sim import engine, runner
 
-    full = simulate(**ARGS, seed=8, workers=1, batches=4)
+    full = simulate_supermarket(**ARGS, seed=8, workers=1, batches=4)
     calls = {"n": 0, "completed": 0}
     real = engine.advance
 
@@ -98,11 +98,13 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner.engine, "advance", interrupted_advance)
     ck = tmp_path / "ctrlc.json"
-    part = simulate(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
+    part = simulate_supermarket(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
     assert part.interrupted and not part.complete
     assert any("interrupted" in w for w in part.warnings)
     monkeypatch.setattr(runner.engine, "advance", real)
     saved = json.loads(ck.read_text())
     kept = sum(r["warm"] + len(r["batches"]) for r in saved["reps"])
     assert kept == calls["completed"] >= 5  # every completed unit is kept
-    assert _numbers(simulate(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)) == _numbers(full)
+    assert _numbers(
+        simulate_supermarket(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
+    ) == _numbers(full)

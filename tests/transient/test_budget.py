@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-import numeric.transient as tr
 from derive.models import load_model
 from mfstein.errors import NumericalError, ParameterError
+
+# the module (the package attribute numeric.transient is the function)
+tr = importlib.import_module("numeric.transient")
 
 
 def test_horizon_beyond_the_declared_limit_is_refused_before_work() -> None:
     model = load_model("supermarket", b=3)
     with pytest.raises(ParameterError, match="at most 1e\\+12"):
-        tr.transient(model, {"lam": 0.9}, None, [0.0, 1e300])
+        tr.transient(model, {"lam": 0.9}, times=[0.0, 1e300], start=None)
 
 
 def test_evaluation_budget_stops_an_integration_that_needs_more(monkeypatch) -> None:
     model = load_model("supermarket", b=3)
     times = np.linspace(0.0, 5.0, 6)
-    full = tr.transient(model, {"lam": 0.9}, None, times)  # well inside the budget
+    full = tr.transient(model, {"lam": 0.9}, times=times, start=None)  # well inside the budget
     monkeypatch.setattr(tr, "MAX_RHS_EVALS", 20)
     with pytest.raises(NumericalError, match="more than 20 right-hand-side evaluations"):
-        tr.transient(model, {"lam": 0.9}, None, times)
+        tr.transient(model, {"lam": 0.9}, times=times, start=None)
     assert np.all(np.isfinite(full.x))
 
 

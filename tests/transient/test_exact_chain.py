@@ -105,7 +105,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_error_times_N_halves_and_order2_is_closer(case: str) -> None:
     build, params, start, exact = CASES[case]
-    res = transient(build(), params, start, TIMES, order=2)
+    res = transient(build(), params, times=TIMES, start=start, order=2)
     scaled = []
     for N in NS:
         E = exact(N)

@@ -23,9 +23,9 @@ def test_mpmath_order2_agrees_with_float64() -> None:
     # a conservation law (S + I + R = 1): integrated on two free coordinates
     model = load_model("sir")
     times = [0.0, 0.5]
-    mp = transient(model, SIR, "0.75,0.25,0", times, order=2, dps=12)
+    mp = transient(model, SIR, times=times, start="0.75,0.25,0", order=2, dps=12)
     assert mp.route == "mpmath" and mp.digits == 12 and mp.order == 2
-    fl = transient(model, SIR, "0.75,0.25,0", times, order=2, rtol=1e-12, atol=1e-14)
+    fl = transient(model, SIR, times=times, start="0.75,0.25,0", order=2, rtol=1e-12, atol=1e-14)
     for name in ("x", "V", "W", "A", "B"):
         a, b = getattr(fl, name), getattr(mp, name).astype(float)
         assert a.shape == b.shape
@@ -40,7 +40,7 @@ def test_mpmath_order2_long_time_limit_is_the_stationary_expansion() -> None:
     model = load_model("supermarket", b=1, d=3)
     params = {"lam": "2"}
     dps = 10
-    res = transient(model, params, [0.0], [0.0, 7.0], order=2, dps=dps)
+    res = transient(model, params, times=[0.0, 7.0], start=[0.0], order=2, dps=dps)
     assert res.digits == dps
     sol = numeric.solve(model, params, order=2, dps=20)
     tol = mpmath.mpf(10) ** -dps

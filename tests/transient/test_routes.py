@@ -16,11 +16,18 @@ TIMES = [0.0, 0.5, 2.0, 5.0]
 
 def test_float64_and_mpmath_agree() -> None:
     model = load_model("sir")
-    mp = transient(model, SIR, "0.75,0.25,0", TIMES, order=1, dps=15)
+    mp = transient(model, SIR, times=TIMES, start="0.75,0.25,0", order=1, dps=15)
     assert mp.route == "mpmath" and mp.digits == 15
     for method in ("auto", "BDF"):
         fl = transient(
-            model, SIR, "0.75,0.25,0", TIMES, order=1, rtol=1e-12, atol=1e-14, method=method
+            model,
+            SIR,
+            times=TIMES,
+            start="0.75,0.25,0",
+            order=1,
+            rtol=1e-12,
+            atol=1e-14,
+            method=method,
         )
         for name in ("x", "V", "W"):
             a = getattr(fl, name)
@@ -31,8 +38,10 @@ def test_float64_and_mpmath_agree() -> None:
 
 def test_order0_routes_agree_on_a_model_without_laws() -> None:
     model = load_model("supermarket", b=2)
-    mp = transient(model, {"lam": "0.8"}, [0.5, 0.25], TIMES, order=0, dps=20)
-    fl = transient(model, {"lam": "0.8"}, [0.5, 0.25], TIMES, order=0, rtol=1e-12, atol=1e-14)
+    mp = transient(model, {"lam": "0.8"}, times=TIMES, start=[0.5, 0.25], order=0, dps=20)
+    fl = transient(
+        model, {"lam": "0.8"}, times=TIMES, start=[0.5, 0.25], order=0, rtol=1e-12, atol=1e-14
+    )
     assert mp.V is None and fl.V is None
     assert np.max(np.abs(fl.x - mp.x.astype(float))) < 1e-10
 
@@ -55,12 +64,16 @@ def test_bad_input_is_refused(kwargs: dict, words: str) -> None:
     args.update(kwargs)
     model = load_model("sir")
     with pytest.raises(ParameterError, match=words):
-        transient(model, args.pop("params"), args.pop("start"), args.pop("times"), **args)
+        transient(
+            model, args.pop("params"), times=args.pop("times"), start=args.pop("start"), **args
+        )
 
 
 def test_mpmath_route_refuses_large_models() -> None:
     model = load_model("supermarket", b=8)
     with pytest.raises(ParameterError, match="at most 6 free coordinates"):
-        transient(model, {"lam": "0.5"}, None, [1.0], dps=15)
+        transient(model, {"lam": "0.5"}, times=[1.0], start=None, dps=15)
     with pytest.raises(ParameterError, match="of order 2 handles at most 3 free coordinates"):
-        transient(load_model("supermarket", b=4), {"lam": "0.5"}, None, [1.0], order=2, dps=15)
+        transient(
+            load_model("supermarket", b=4), {"lam": "0.5"}, times=[1.0], start=None, order=2, dps=15
+        )

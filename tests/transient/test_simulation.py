@@ -55,7 +55,7 @@ def _gillespie(N: int, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_transient_expansion_against_simulation() -> None:
     N, runs = 50, 20_000
     mean, se = _gillespie(N, runs, seed=20261130)
-    res = transient(load_model("sir"), SIR, list(START), list(TIMES), order=1)
+    res = transient(load_model("sir"), SIR, times=list(TIMES), start=list(START), order=1)
     x = np.asarray(res.x)
     refined = x + np.asarray(res.V) / N
     assert np.all(np.abs(mean - refined) <= 4 * se + 1e-12), (mean, refined, se)

@@ -62,14 +62,14 @@ def test_issue_example_supermarket_short_run_prints_no_negative_variance() -> No
 def test_generic_simulator_short_run_withholds_and_long_run_matches_w() -> None:
     """A 1-state model printed N Var -1.14 against the exact 0.22 on a short run."""
     from derive.models import load_model
-    from numeric.mean_field import solve_model
-    from sim import simulate_model
+    from numeric.mean_field import solve as solve_model
+    from sim import simulate
 
     model = load_model(str(ROOT / "examples" / "birth_death.py") + ":birth_death", cap=1)
-    short = simulate_model(model, 10, {"lam": "0.5"}, steps=200, reps=2, seed=0, workers=1)
+    short = simulate(model, {"lam": "0.5"}, N=10, steps=200, reps=2, seed=0, workers=1)
     assert np.isnan(short.n_cov.mean).all()
     assert any("too short" in w for w in short.warnings)
-    long = simulate_model(model, 10, {"lam": "0.5"}, steps=10**6, reps=2, seed=0, workers=1)
+    long = simulate(model, {"lam": "0.5"}, N=10, steps=10**6, reps=2, seed=0, workers=1)
     w = float(solve_model(model, {"lam": "0.5"}, dps=10).W[0, 0])  # 2/9, the N -> oo limit
     est, half = float(long.n_cov.mean[0, 0]), float(long.n_cov.ci95[0, 0])
     assert est > 0 and abs(est - w) < 3 * half + 0.05 * w

@@ -66,7 +66,7 @@ def test_rates_must_be_real_expressions(rate, needle) -> None:
 
 def test_numeric_rates_are_exact_sympy_numbers_and_work() -> None:
     """``Transition((1,), 2)`` crashed every command; it is a valid constant rate."""
-    from numeric.mean_field import solve_model
+    from numeric.mean_field import solve as solve_model
 
     assert Transition((1,), 2).rate == sp.Integer(2)
     assert Transition((1,), Fraction(1, 3)).rate == sp.Rational(1, 3)
@@ -115,7 +115,7 @@ def test_parameter_ranges_must_be_consistent(kwargs) -> None:
 
 def test_negative_rates_from_a_factory_option_are_refused() -> None:
     """birth-death with cap = -1 gave a negative c "to 30 correct digits"."""
-    from numeric.mean_field import solve_model
+    from numeric.mean_field import solve as solve_model
     from numeric.transient import transient
 
     model = load_model(BIRTH_DEATH, cap=-1)
@@ -124,12 +124,12 @@ def test_negative_rates_from_a_factory_option_are_refused() -> None:
     text = _one_sentence(exc)
     assert "transition birth" in text and "negative rate" in text and "x = 0" in text
     with pytest.raises(ParameterError, match="negative rate"):
-        transient(model, {"lam": "0.5"}, None, [0, 1])
+        transient(model, {"lam": "0.5"}, times=[0, 1])
 
 
 def test_negative_rate_at_the_fixed_point_is_refused() -> None:
     """Rates fine at the start but negative where the ODE settles."""
-    from numeric.mean_field import solve_model
+    from numeric.mean_field import solve as solve_model
 
     m = Model("dip", (x,), (),
               [Transition((1,), 2), Transition((-1,), x), Transition((1,), (1 - x) / 2, "dip")],
@@ -142,12 +142,12 @@ def test_negative_rate_at_the_fixed_point_is_refused() -> None:
 
 def test_jumps_that_can_leave_the_declared_space_are_refused() -> None:
     """A constant death rate on the orthant drives x below 0 (x(1) = -0.4)."""
-    from numeric.mean_field import solve_model
+    from numeric.mean_field import solve as solve_model
     from numeric.transient import transient
 
     m = Model("leaky", (x,), (), [Transition((1,), sp.Rational(1, 10)), Transition((-1,), 1)],
               info=ModelInfo(state_space=StateSpace("orthant"), reference=(sp.Rational(1, 2),)))
-    for run in (lambda: transient(m, {}, None, [0, 1]), lambda: solve_model(m, {}, dps=10)):
+    for run in (lambda: transient(m, {}, times=[0, 1]), lambda: solve_model(m, {}, dps=10)):
         with pytest.raises(ParameterError) as exc:
             run()
         assert "can leave the state space" in _one_sentence(exc) and "x = 0" in str(exc.value)
@@ -175,15 +175,15 @@ def test_transient_refuses_negative_rates_along_the_way() -> None:
               [Transition((1,), 2), Transition((-1,), x), Transition((1,), (1 - x) / 2, "dip")],
               info=ModelInfo(reference=(sp.Rational(1, 2),)))
     with pytest.raises(ParameterError) as exc:
-        transient(m, {}, None, [0, 0.1, 2])
+        transient(m, {}, times=[0, 0.1, 2])
     text = _one_sentence(exc)
     assert "transition dip" in text and "negative rate" in text and "t = 2" in text
-    ok = transient(m, {}, None, [0, 0.1])  # x(0.1) < 1: all rates >= 0 so far
+    ok = transient(m, {}, times=[0, 0.1])  # x(0.1) < 1: all rates >= 0 so far
     assert 0.5 < float(ok.x[-1][0]) < 1
 
 
 def test_start_off_the_conserved_simplex_is_refused_and_round_off_snapped() -> None:
-    from numeric.mean_field import solve_model
+    from numeric.mean_field import solve as solve_model
 
     sir = load_model("sir")
     with pytest.raises(ParameterError) as exc:

@@ -26,7 +26,7 @@ import pytest
 from mpmath import mpf
 
 from derive.models import load_model, split_values
-from numeric.mean_field import solve_model
+from numeric.mean_field import solve as solve_model
 from numeric.precision import solution_entries, to_str
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,11 +157,11 @@ def test_issue_example_jsq_l_dps_25_keeps_its_promise() -> None:
 
 def test_certified_enclosure_contains_the_truth_with_the_digits_it_claims() -> None:
     """The issue's example: a 2e-30 wide enclosure printed next to "38 certified digits"."""
-    from numeric import certify
+    from numeric.certify import certify_solution
 
     model, params = load_model("supermarket", b=3), {"lam": "0.447671"}
     sol = solve_model(model, params, dps=20)
-    cert = certify(sol, model, params)
+    cert = certify_solution(sol, params=params)
     truth = solve_model(model, params, dps=60).constant
     lo, hi = cert.enclosure()
     with mpmath.workdps(80):
@@ -178,14 +178,13 @@ def test_transient_entries_within_their_stated_error(order: int) -> None:
     import numpy as np
 
     from numeric.transient import transient
-    from numeric.transient_cli import to_json
 
     model = load_model("sir")
     params = {"beta": "2.5", "gamma": "1", "rho": "0.5", "a": "0.05"}
     times = np.linspace(0, 2, 3) if order == 1 else np.array([0.0, 1.0])
     dps = 10 if order == 1 else 8
-    low = to_json(transient(model, params, None, times, order=order, dps=dps))
-    high = transient(model, params, None, times, order=order, dps=2 * dps)
+    low = transient(model, params, times=times, order=order, dps=dps).to_dict()
+    high = transient(model, params, times=times, order=order, dps=2 * dps)
     with mpmath.workdps(60):
         for name in ["x", "V", "W"] + (["A", "B"] if order == 2 else []):
             strings = np.array(low[name], dtype=object).ravel().tolist()

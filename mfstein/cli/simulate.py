@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
+from mfstein.cli.model_args import add_finite_n_model_arguments
 from mfstein.options import add_arrival_rate, arrival_rate_text
 
 #: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
@@ -77,8 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--simulator",
         choices=("aggregated", "per-server"),
-        help="aggregated CTMC on the counts (fast, pod only; the default for pod) or "
-        "per-server FIFO queues with response times (the default for jsq, random)",
+        help="the old name of --engine aggregated / --engine per-server",
     )
     p.add_argument("--steps", type=_int, required=True, help="events per replication")
     p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
@@ -89,9 +90,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from sim.generic_cli import add_options
-
-    add_options(p)  # --model, --param, --start, --truncation, --mu, --engine (any model)
+    add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
+    p.add_argument(
+        "--engine",
+        choices=("auto", "generic", "fast", "aggregated", "per-server"),
+        default=None,
+        help="the simulator (as engine= of sim.simulate): auto (default: the model's "
+        "registered fast path when it applies, for the supermarket the aggregated CTMC on "
+        "the counts; per-server for --policy jsq or random), generic (compiled from the "
+        "model's kernels), fast, or the supermarket's aggregated or per-server (FIFO "
+        "queues with response times) engine",
+    )
     p.set_defaults(handler=_simulate)
 
     t = subparsers.add_parser(
@@ -126,28 +135,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.set_defaults(handler=_table)
 
 
+def _engine(args: argparse.Namespace) -> str:
+    """``--engine`` with its old spelling ``--simulator`` (one of them, or both alike)."""
+    from mfstein.errors import ParameterError
+
+    engine, old = getattr(args, "engine", None), getattr(args, "simulator", None)
+    if engine is not None and old is not None and engine != old:
+        raise ParameterError(f"--engine {engine} and --simulator {old} contradict each other.")
+    return engine or old or "auto"
+
+
 def _simulate(args) -> int:
-    from sim.api import simulate
+    from sim.api import simulate_supermarket
 
+    engine = _engine(args)
+    if engine in ("generic", "fast") and args.model is None:
+        args.model = "supermarket"  # the model engines run the supermarket model too
     if args.model is not None or args.mu is not None:
-        from sim.generic_cli import run as run_model
-
         args.model = args.model or "supermarket"
-        return run_model(args)
+        return _run_model(args)
     if args.b is None:
         from mfstein.errors import ParameterError
 
         raise ParameterError("b is required without --model (--b, an integer 1..200).")
 
     lam = arrival_rate_text(args, args.N)
-    r = simulate(
+    r = simulate_supermarket(
         args.N,
         lam,
         args.b,
         args.d,
         replacement=not args.without_replacement,
         policy=args.policy,
-        simulator=args.simulator,
+        simulator=None if engine == "auto" else engine,
         steps=args.steps,
         reps=args.reps,
         seed=args.seed,
@@ -160,7 +180,7 @@ def _simulate(args) -> int:
     for w in r.warnings:
         print(f"mfstein simulate: warning: {w}", file=sys.stderr)
     if args.json:
-        print(json.dumps(r.to_json()))
+        print(r.to_json(indent=None))
     else:
         print(_describe(r))
     return 130 if r.interrupted else 0
@@ -252,3 +272,70 @@ def _table(args) -> int:
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
+    from mfstein.cli.model_args import model_and_params
+    from mfstein.errors import ParameterError, check_int
+    from sim.api import simulate
+
+    engine = _engine(args)
+    policy = getattr(args, "policy", "pod")
+    model, params = model_and_params(args)
+    N = check_int("N", args.N, 1)
+    if args.steps is None:
+        raise ParameterError("steps is required (--steps, events per replication).")
+    r = simulate(
+        model,
+        params,
+        N=N,
+        engine=engine,
+        policy=policy,
+        start=args.start,
+        truncation=args.truncation,
+        steps=args.steps,
+        reps=args.reps,
+        seed=args.seed,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        checkpoint=args.checkpoint,
+        batches=args.batches,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+    )
+    for w in r.warnings:
+        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
+    print(r.to_json(indent=None) if args.json else _describe_model(r))
+    return 130 if r.interrupted else 0
+
+
+def _describe_model(r: Any) -> str:
+    """The human-readable report of a :class:`sim.base.SimulationResult`."""
+    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
+    lines = [
+        f"{r.model} model, N = {r.N}" + (f", {pv}" if pv else "") + f" ({r.simulator} simulator)",
+        f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
+        f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
+        f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",
+    ]
+    if r.blocking is not None:
+        lines.append(
+            f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}"
+        )
+    if r.mean_jobs is not None:
+        lines.append(
+            f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}"
+        )
+    lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")
+    for k in range(r.b):
+        lines.append(
+            f"{k + 1:<3} {r.s_star[k]:<10.6f} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
+            f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
+            + (
+                "not reported"
+                if r.n_cov.mean[k, k] != r.n_cov.mean[k, k]  # NaN: withheld
+                else f"{r.n_cov.mean[k, k]:.4f} ± {r.n_cov.ci95[k, k]:.4f}"
+            )
+        )
+    lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
+    return "\n".join(lines)

@@ -58,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"comma-separated objects from {','.join(SHOW_NAMES)} (default {DEFAULT_SHOW})",
     )
     p.add_argument("--format", choices=("latex", "text", "json"), default="text")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (the same as --format json: SymPy expressions as strings that "
+        "sympy.sympify parses back)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -226,6 +232,10 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.errors import ParameterError, check_int
     from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B, MAX_D
 
+    if getattr(args, "json", False):
+        if args.format not in ("text", "json"):
+            raise ParameterError(f"--json and --format {args.format} exclude each other.")
+        args.format = "json"
     b = check_int("--b", args.b, 1)
     d = check_int("--d", args.d, 1, MAX_D)
     names = parse_show(args.show)

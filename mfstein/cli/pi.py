@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from sim.cli import _int
+from mfstein.cli.simulate import _int
 
 POLICY_CHOICES = ("pi", "pi-split", "jiq", "jsq", "random")
 

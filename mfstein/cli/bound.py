@@ -86,8 +86,8 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
     from mfstein.errors import check_int
     from mfstein.limits import MAX_D
-    from numeric.bound import bound
     from numeric.equilibrium import check_b
+    from numeric.mean_field import bound
     from numeric.precision import arrival_rate, check_dps
 
     dps = check_dps(args.dps)
@@ -128,14 +128,14 @@ def run_bound(args: argparse.Namespace) -> int:
     certs = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify, heavy_traffic_ball
+        from numeric.certify import certify_solution, heavy_traffic_ball
 
         certs = []
         for n, s in sols:
             exact = heavy_traffic_ball(args.gamma, args.alpha, n) if args.lam is None else None
             lam = args.lam if args.lam is not None else exact
             try:
-                certs.append(certify(s, params={"lam": lam}, M=args.M))
+                certs.append(certify_solution(s, params={"lam": lam}, M=args.M))
             except NumericalError as exc:
                 print(f"mfstein bound: certification refused (N = {n}): {exc}", file=sys.stderr)
                 return 1
@@ -146,25 +146,17 @@ def run_bound(args: argparse.Namespace) -> int:
 def _print_bound(
     args: argparse.Namespace, sols: list[tuple[int, Any]], certs: list[Any] | None = None
 ) -> int:
-    from numeric.precision import solution_entries, to_str
+    import mpmath
+
+    from numeric.precision import to_str
 
     if args.json:
         results = []
         for i, (n, s) in enumerate(sols):
+            with mpmath.workdps(s.dps + 20):
+                bound = to_str(s.constant / n, s.dps)
             results.append(
-                {
-                    "N": n,
-                    "lam": to_str(s.lam, s.dps),
-                    "b": s.b,
-                    "d": s.d,
-                    "dps": s.dps,
-                    "constant": to_str(s.constant, s.dps),
-                    "bound": to_str(s.constant / n, s.dps),
-                    "digits": s.digits,
-                    "methods": dict(s.methods),
-                    "s_star": solution_entries(s, "s_star", s.dps)[0],
-                    **(certs[i].to_json() if certs else {}),
-                }
+                {"N": n, **s.to_dict(), "bound": bound, **(certs[i].to_dict() if certs else {})}
             )
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
@@ -229,40 +221,20 @@ def _mean_entries(s: Any, n: int, digits: int, order2: bool = False) -> tuple[li
 
 
 def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
-    from numeric.precision import matrix_rows, solution_entries, to_str
+    import mpmath
+
+    from numeric.precision import solution_entries, to_str
 
     if args.json:
         results = []
         for n, s in sols:
-            p = s.dps
-            s_str, es = solution_entries(s, "s_star", p)
-            v_str, ev = solution_entries(s, "V", p)
-            w_str, ew = solution_entries(s, "W", p)
-            mean, em = _mean_entries(s, n, p)
-            results.append(
-                {
-                    "N": n,
-                    "lam": to_str(s.lam, p),
-                    "b": s.b,
-                    "d": s.d,
-                    "dps": p,
-                    "s_star": s_str,
-                    "V": v_str,
-                    "mean": mean,
-                    "W": matrix_rows(w_str, s.b),
-                    "s_star_abs_error": es,
-                    "V_abs_error": ev,
-                    "mean_abs_error": em,
-                    "W_abs_error": ew,
-                }
-            )
-            if s.c2 is not None:
-                from numeric.solve_cli import order2_json
-
-                results[-1].update(order2_json(s, p))
-                mean2, em2 = _mean_entries(s, n, p, order2=True)
-                results[-1]["mean2"] = mean2
-                results[-1]["mean2_abs_error"] = em2
+            with mpmath.workdps(s.dps + 20):
+                p = s.dps
+                out = {"N": n, **s.to_dict()}
+                out["mean"], out["mean_abs_error"] = _mean_entries(s, n, p)
+                if s.c2 is not None:
+                    out["mean2"], out["mean2_abs_error"] = _mean_entries(s, n, p, order2=True)
+            results.append(out)
         json.dump({"results": results}, sys.stdout, indent=1)
         print()
         return 0
@@ -281,7 +253,7 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
             f"and {ew} absolute, entries without a correct digit print as 0)"
         )
         if s.c2 is not None:
-            from numeric.solve_cli import print_order2
+            from mfstein.cli.solve import print_order2
 
             print_order2(s, [str(k + 1) for k in range(s.b)])
             print(f"c + c2/N = {to_str(s.constant + s.c2 / n, min(s.digits, s.digits2))}")

@@ -1,11 +1,13 @@
-"""``mfstein exact``: the exact stationary distribution of a small finite-N system."""
+"""``mfstein exact``: the exact stationary distribution of a small finite-N system
+(the supermarket by ``--N --lam --b --d``, or any model by ``--model`` and ``--param``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import Any
 
+from mfstein.cli.model_args import add_finite_n_model_arguments
 from mfstein.errors import ParameterError
 from mfstein.options import add_arrival_rate, arrival_rate_text
 
@@ -44,9 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="memory limit in GB (default: half the available memory)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from numeric.exact.model_cli import add_options
-
-    add_options(p)  # --model, --param, --start, --truncation, --mu (any model)
+    add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
     p.set_defaults(handler=run)
 
 
@@ -56,10 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from numeric.exact.solve import solve_exact
 
     if args.model is not None or args.mu is not None:
-        from numeric.exact.model_cli import run as run_model
-
         args.model = args.model or "supermarket"
-        return run_model(args)
+        return _run_model(args)
     if args.b is None:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
@@ -82,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json and sys.stderr.isatty(),
     )
     if args.json:
-        print(json.dumps(r.to_json()))
+        print(r.to_json(indent=None))
         return 0
     sampling = "without" if args.without_replacement else "with"
     out = [
@@ -108,3 +106,70 @@ def run(args: argparse.Namespace) -> int:
     ]
     print("\n".join(out))
     return 0
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
+    import sys
+
+    from mfstein.cli.model_args import model_and_params
+    from mfstein.errors import check_int
+    from numeric.exact.general import solve
+
+    model, params = model_and_params(args)
+    N = check_int("N", args.N, 1)
+    limit = None
+    if getattr(args, "memory_limit", None) is not None:
+        if not args.memory_limit > 0:
+            raise ParameterError(
+                f"memory-limit must be a positive number of GB, got {args.memory_limit}."
+            )
+        limit = args.memory_limit * 1e9
+    r = solve(
+        model,
+        params,
+        N=N,
+        start=args.start,
+        truncation=args.truncation,
+        method=getattr(args, "method", "auto"),
+        memory_limit=limit,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    if args.json:
+        print(r.to_json(indent=None))
+        return 0
+    print(_describe_model(r))
+    return 0
+
+
+def _describe_model(r: Any) -> str:
+    """The human-readable report of a :class:`numeric.exact.ExactResult`."""
+    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
+    out = [
+        f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
+        f"states {r.states:,}   solver {r.method} ({r.iterations} iterations)   "
+        f"||pi Q||_1 / max q = {r.relative_residual:.1e} (tolerance {r.tolerance:.0e})   "
+        f"{r.seconds:.2f} s",
+        f"start n = {tuple(r.start)}"
+        + (f", conserved c.n = {r.law_values}" if r.law_values else ""),
+        "",
+        f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'V_k':>12} "
+        f"{'N Var(S_k)':>12} {'W_kk':>12}",
+    ]
+    for k in range(r.b):
+        out.append(
+            f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
+            f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"
+        )
+    out += ["", f"N E||S - s*||^2       = {r.n_mse:.10g}   (mean field c = {r.constant:.10g})"]
+    if r.blocking is not None:
+        out.append(f"blocking probability  = {r.blocking:.6g}")
+    if r.mean_jobs is not None:
+        out.append(f"mean jobs per server  = {r.mean_jobs:.10g}")
+    if r.queue_length_pmf is not None:
+        out.append(
+            "P(queue length = k)   = "
+            + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf))
+        )
+    out += [f"note: {n}" for n in r.notes]
+    return "\n".join(out)

@@ -9,14 +9,12 @@ loads only the standard library; the numeric stack is imported by the handler.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from mfstein.cli.model_args import add_model_arguments
 from mfstein.errors import ParameterError
-from mfstein.model_args import add_model_arguments
 
 #: File types ``--plot`` writes (matplotlib's Agg back end).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg")
@@ -150,19 +148,20 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from mfstein.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args
     from numeric.precision import check_dps
     from numeric.transient import transient
 
     dps = check_dps(args.dps) if args.dps is not None else None
     model, params = model_from_args(args)
     times = np.linspace(a, b, n)
-    res = transient(model, params, args.start, times, order=order, dps=dps, method=str(args.method))
+    res = transient(
+        model, params, times=times, start=args.start, order=order, dps=dps, method=str(args.method)
+    )
     if plot is not None:
         _plot(res, plot, N)
     if args.json:
-        json.dump(to_json(res), sys.stdout, indent=1)
-        print()
+        print(res.to_json(indent=1))
         return 0
     _print_text(res)
     if plot is not None:
@@ -170,64 +169,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _strings(res: Any, name: str, digits: int) -> tuple[Any, str | None]:
-    """The array ``name`` as nested lists: floats on the float64 route; on the
-    mpmath route decimal strings keeping only the digits each entry's error
-    allows, with the absolute error that holds for every one of them."""
-    a = getattr(res, name)
-    if res.route == "float64":
-        return a.tolist(), None
-    import numpy as np
-
-    from numeric.precision import format_entries
-
-    strings, bound = format_entries(list(a.flat), list(res.errors[name].flat), digits)
-    return np.array(strings, dtype=object).reshape(a.shape).tolist(), bound
-
-
-def to_json(res: Any) -> dict[str, Any]:
-    """The JSON document of a :class:`numeric.transient.TransientResult`."""
-    import mpmath
-
-    if res.route == "float64":
-        precision = (
-            f"float64 numbers from SciPy solve_ivp ({res.method}, local error control rtol "
-            "1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
-            "largest entry; no digits are claimed"
-        )
-    else:
-        precision = (
-            f"decimal strings with at most {res.dps} significant digits, each keeping only "
-            "the digits on which two working precisions of mpmath's Taylor ODE solver agree "
-            "for that entry (within one unit of its last digit; <name>_abs_error holds for "
-            f"every entry); {res.digits} digits agree norm-wise"
-        )
-    out = {
-        "model": res.model,
-        "params": res.params,
-        "states": res.states,
-        "order": res.order,
-        "route": res.route,
-        "method": res.method,
-        "free": res.free,
-        "precision": precision,
-        "times": [float(t) for t in res.times],
-    }
-    names = ["x"] + (["V", "W"] if res.V is not None else [])
-    names += ["A", "B"] if res.A is not None else []
-    with mpmath.workdps((res.dps or 15) + 20):
-        for name in names:
-            out[name], bound = _strings(res, name, res.dps or 15)
-            if bound is not None:
-                out[f"{name}_abs_error"] = bound
-    if res.digits is not None:
-        out["digits"] = res.digits
-    out["notes"] = res.notes
-    return out
-
-
 def _print_text(res: Any) -> None:
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
 
     if res.route == "float64":
 

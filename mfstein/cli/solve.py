@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from mfstein.model_args import add_model_arguments
+from mfstein.cli.model_args import add_model_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,13 +69,13 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein solve``."""
     import mpmath
 
-    from mfstein.model_args import model_from_args
-    from numeric.mean_field import solve_model
-    from numeric.precision import check_dps, matrix_rows, solution_entries, to_str
+    from mfstein.cli.model_args import model_from_args
+    from numeric.mean_field import solve
+    from numeric.precision import check_dps
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
-    sol = solve_model(
+    sol = solve(
         model,
         params,
         dps=dps,
@@ -88,41 +88,19 @@ def run(args: argparse.Namespace) -> int:
     cert = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify
+        from numeric.certify import certify_solution
 
         try:
-            cert = certify(sol, model, params, M=args.M, start=args.start)
+            cert = certify_solution(sol, params=params, M=args.M, start=args.start)
         except NumericalError as exc:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1
     with mpmath.workdps(dps + 20):
         # every entry keeps only the digits its own error allows (numeric.precision)
         if args.json:
-            s_str, es = solution_entries(sol, "s_star", dps)
-            v_str, ev = solution_entries(sol, "V", dps)
-            w_str, ew = solution_entries(sol, "W", dps)
-            out = {
-                "model": sol.model,
-                "params": sol.params,
-                "states": states,
-                "dps": dps,
-                "s_star": s_str,
-                "V": v_str,
-                "W": matrix_rows(w_str, sol.b),
-                "s_star_abs_error": es,
-                "V_abs_error": ev,
-                "W_abs_error": ew,
-                "constant": to_str(sol.constant, dps),
-                "digits": sol.digits,
-                "methods": dict(sol.methods),
-                "conservation": sol.conservation,
-                "other_fixed_points": sol.fixed_points,
-                "notes": sol.notes,
-            }
-            if sol.c2 is not None:
-                out.update(order2_json(sol, dps))
+            out = sol.to_dict()
             if cert is not None:
-                out.update(cert.to_json())
+                out.update(cert.to_dict())
             json.dump(out, sys.stdout, indent=1)
             print()
             return 0
@@ -145,7 +123,7 @@ def _state_names(model, b: int) -> list[str]:
 
 
 def _print_text(sol, states: list[str], dps: int) -> None:
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, dps)
@@ -179,25 +157,9 @@ def _print_text(sol, states: list[str], dps: int) -> None:
         print(f"other stable fixed point: ({', '.join(f'{v:.10g}' for v in fp)})")
 
 
-def order2_json(sol, dps: int) -> dict:
-    """JSON fields of the 1/N^2 terms (decimal strings)."""
-    from numeric.precision import matrix_rows, solution_entries, to_str
-
-    a_str, ea = solution_entries(sol, "A", dps)
-    b_str, eb = solution_entries(sol, "B", dps)
-    return {
-        "A": a_str,
-        "B": matrix_rows(b_str, sol.b),
-        "A_abs_error": ea,
-        "B_abs_error": eb,
-        "c2": to_str(sol.c2, dps),
-        "digits2": sol.digits2,
-    }
-
-
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
-    from numeric.cli import _table
+    from mfstein.cli.bound import _table
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, sol.dps)

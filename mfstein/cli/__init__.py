@@ -32,15 +32,15 @@ from mfstein.errors import NumericalError, ParameterError
 
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
-    "derive.cli",
-    "numeric.cli",
-    "numeric.solve_cli",
-    "numeric.transient_cli",
-    "numeric.exact.cli",
-    "numeric.lemmas.cli",
-    "sim.cli",
-    "sim.tail_cli",
-    "sim.pi_cli",
+    "mfstein.cli.derive",
+    "mfstein.cli.bound",
+    "mfstein.cli.solve",
+    "mfstein.cli.transient",
+    "mfstein.cli.exact",
+    "mfstein.cli.lemmas",
+    "mfstein.cli.simulate",
+    "mfstein.cli.tail",
+    "mfstein.cli.pi",
 )
 
 

@@ -1,22 +1,88 @@
-"""``mfstein exact --model ...``: the exact solution of any model from the command line.
+"""Command-line options that name a model: ``--model`` and repeatable ``--param``.
 
-The options (``--model``, repeatable ``--param NAME=VALUE``, ``--start``,
-``--truncation``, ``--mu``) are added to the ``exact`` subcommand by
-:func:`add_options`; :func:`run` is the handler's branch for ``--model``.
-Importing this module loads only the standard library.
+``--model`` is a built-in family (``supermarket``, ``jsq_L``, ``sir``; see
+:mod:`derive.models`) or ``path/to/file.py:factory``; ``--param name=value``
+sets a factory option (e.g. ``b=10``) or a model parameter (e.g. ``lam=0.9``),
+whichever the name is.  Importing this module loads only the standard library.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from mfstein.errors import ParameterError
 
 
-def add_options(p: argparse.ArgumentParser) -> None:
-    """Add the any-model options (``--model`` optional: without it, the supermarket CLI)."""
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--model`` and ``--param`` to a subcommand."""
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME|FILE.py:FACTORY",
+        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
+    )
+
+
+def parse_pairs(items: list[str]) -> dict[str, str]:
+    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` (each name once)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise ParameterError(f"--param must look like NAME=VALUE, got {item!r}.")
+        if name in out:
+            raise ParameterError(f"--param {name} is given twice.")
+        out[name] = value
+    return out
+
+
+def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
+    """The model named by ``--model`` built with its options, and the parameter values."""
+    from derive.models import load_model, split_values
+
+    options, params = split_values(args.model, parse_pairs(args.param))
+    check_size_options(options)
+    return load_model(args.model, **options), params
+
+
+#: Factory options that set a model's size (its number of levels or choices), with
+#: the largest value accepted: building a model is linear in them and every route
+#: after it at least quadratic, so beyond these nothing finishes (``b = 10^6``
+#: spends minutes building symbols before any check could count the work).
+SIZE_OPTIONS = {"b": "NUMERIC_MAX_B", "d": "MAX_D", "L": "MAX_D"}
+
+
+def check_size_options(options: dict[str, Any]) -> None:
+    """Refuse a size-setting factory option (``b``, ``d``, ``L``) beyond its declared
+    limit in :mod:`mfstein.limits` before the model is built (one sentence,
+    :class:`ParameterError`).  ``b = inf`` (a truncated family) is left to the model."""
+    import mfstein.limits as limits
+
+    for name, limit_name in SIZE_OPTIONS.items():
+        value = options.get(name)
+        if value is None or value == "inf" or isinstance(value, bool):
+            continue
+        limit = getattr(limits, limit_name)
+        if not isinstance(value, int) or not 1 <= value <= limit:
+            raise ParameterError(
+                f"--param {name} must be an integer from 1 to {limit:,} (the model's size), "
+                f"got {value!r}."
+            )
+
+
+def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--model`` (optional: without it, the supermarket options of the command),
+    ``--param``, ``--start``, ``--truncation`` and ``--mu`` to a finite-N command
+    (``exact``, ``simulate``)."""
     g = p.add_argument_group("any model (give --model; --N as above)")
     g.add_argument(
         "--model",
@@ -41,8 +107,6 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
     ``--b``, ``--d`` for the supermarket family when given)."""
-    from mfstein.model_args import parse_pairs
-
     pairs = parse_pairs(list(getattr(args, "param", []) or []))
     b = getattr(args, "b", None)
     if b is not None and "b" not in pairs:
@@ -69,8 +133,6 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, pairs)
-    from mfstein.model_args import check_size_options
-
     check_size_options(options)
     if args.model == "supermarket":
         _check_supermarket_states(args.N, options)
@@ -102,69 +164,3 @@ def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:
             f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
             f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
         )
-
-
-def run(args: argparse.Namespace) -> int:
-    """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
-    import sys
-
-    from mfstein.errors import check_int
-    from numeric.exact.general import solve
-
-    model, params = model_and_params(args)
-    N = check_int("N", args.N, 1)
-    limit = None
-    if getattr(args, "memory_limit", None) is not None:
-        if not args.memory_limit > 0:
-            raise ParameterError(
-                f"memory-limit must be a positive number of GB, got {args.memory_limit}."
-            )
-        limit = args.memory_limit * 1e9
-    r = solve(
-        model,
-        N,
-        params,
-        start=args.start,
-        truncation=args.truncation,
-        method=getattr(args, "method", "auto"),
-        memory_limit=limit,
-        progress=not args.json and sys.stderr.isatty(),
-    )
-    if args.json:
-        print(json.dumps(r.to_json()))
-        return 0
-    print(describe(r))
-    return 0
-
-
-def describe(r: Any) -> str:
-    """The human-readable report of a :class:`numeric.exact.general.ModelExactResult`."""
-    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
-    out = [
-        f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
-        f"states {r.states:,}   solver {r.method} ({r.iterations} iterations)   "
-        f"||pi Q||_1 / max q = {r.relative_residual:.1e} (tolerance {r.tolerance:.0e})   "
-        f"{r.seconds:.2f} s",
-        f"start n = {tuple(r.start)}"
-        + (f", conserved c.n = {r.law_values}" if r.law_values else ""),
-        "",
-        f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'V_k':>12} "
-        f"{'N Var(S_k)':>12} {'W_kk':>12}",
-    ]
-    for k in range(r.b):
-        out.append(
-            f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
-            f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"
-        )
-    out += ["", f"N E||S - s*||^2       = {r.n_mse:.10g}   (mean field c = {r.constant:.10g})"]
-    if r.blocking is not None:
-        out.append(f"blocking probability  = {r.blocking:.6g}")
-    if r.mean_jobs is not None:
-        out.append(f"mean jobs per server  = {r.mean_jobs:.10g}")
-    if r.queue_length_pmf is not None:
-        out.append(
-            "P(queue length = k)   = "
-            + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf))
-        )
-    out += [f"note: {n}" for n in r.notes]
-    return "\n".join(out)

@@ -1,0 +1,64 @@
+"""How results present themselves: a short ``repr``, an HTML table, JSON text.
+
+Every result type of mfstein (:class:`numeric.MeanFieldSolution`,
+:class:`numeric.exact.ExactResult`, :class:`sim.SimulationResult`,
+:class:`numeric.transient.TransientResult`, :class:`numeric.CertifiedSolution`)
+builds a list of ``(label, text)`` rows from its headline numbers -- already
+formatted with the digits the result claims -- and hands them to the helpers
+here, so that the text, the notebook display and the JSON agree.  Standard
+library only.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: Most lines a result's ``repr`` prints (its headline numbers; the rest is in
+#: ``to_dict()``).
+MAX_REPR_LINES = 12
+
+
+def text_block(title: str, rows: Sequence[tuple[str, str]], more: str = "") -> str:
+    """``title`` and ``label: text`` rows, at most :data:`MAX_REPR_LINES` lines."""
+    body = list(rows)[: MAX_REPR_LINES - 1 - bool(more)]
+    width = max((len(label) for label, _ in body), default=0)
+    lines = [title] + [f"  {label.ljust(width)}  {text}" for label, text in body]
+    if more:
+        lines.append(f"  ({more})")
+    return "\n".join(lines)
+
+
+def html_table(title: str, rows: Sequence[tuple[str, str]], more: str = "") -> str:
+    """The same rows as a small HTML table (for Jupyter's ``_repr_html_``)."""
+    esc = html.escape
+    cells = "".join(
+        f"<tr><th style=\"text-align:left\">{esc(label)}</th><td>{esc(text)}</td></tr>"
+        for label, text in rows
+    )
+    foot = f"<tr><td colspan=\"2\"><i>{esc(more)}</i></td></tr>" if more else ""
+    return (
+        f"<table><caption style=\"text-align:left\"><b>{esc(title)}</b></caption>"
+        f"<tbody>{cells}{foot}</tbody></table>"
+    )
+
+
+def shape_text(value: Any) -> str:
+    """``"3 x 3"`` for a matrix-like value, ``"4"`` for a vector, ``"-"`` for none."""
+    if value is None:
+        return "-"
+    shape = getattr(value, "shape", None)
+    if shape is None and hasattr(value, "rows") and hasattr(value, "cols"):
+        shape = (value.rows, value.cols)
+    if shape is None and hasattr(value, "nrows"):
+        shape = (value.nrows(), value.ncols())
+    if shape is None:
+        shape = (len(value),)
+    return " x ".join(str(int(n)) for n in shape)
+
+
+def dumps(data: Mapping[str, Any], *, indent: int | None = 1) -> str:
+    """JSON text of a result's ``to_dict()`` (``indent=None``: one line)."""
+    return json.dumps(data, indent=indent)

@@ -1,0 +1,331 @@
+"""Issue 22: one way in (``task(model, params, *, options)``) and results that speak for
+themselves (``to_dict``/``to_json``, a short ``repr``, HTML, stated digits)."""
+
+from __future__ import annotations
+
+import html.parser
+import inspect
+import json
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+
+import mfstein as mf
+import numeric
+import numeric.exact
+import sim
+from mfstein.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+BD = f"{ROOT / 'examples' / 'birth_death.py'}:birth_death"
+SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
+SIM = {"steps": 40_000, "reps": 2, "seed": 7, "workers": 1, "batches": 4}
+
+ENTRIES = {
+    "numeric.solve": numeric.solve,
+    "numeric.exact.solve": numeric.exact.solve,
+    "sim.simulate": sim.simulate,
+    "numeric.transient": numeric.transient,
+    "numeric.certify": numeric.certify,
+}
+
+
+# -- one entry per task ---------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_entries_take_model_then_params_and_keywords_only(name: str) -> None:
+    params = list(inspect.signature(ENTRIES[name]).parameters.values())
+    assert [p.name for p in params[:2]] == ["model", "params"], name
+    assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params[:2])
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:]), name  # no *args, no **kwargs
+
+
+def test_the_distribution_name_gives_the_same_entries() -> None:
+    assert mf.solve is numeric.solve and mf.exact is numeric.exact.solve
+    assert mf.simulate is sim.simulate and mf.transient is numeric.transient
+    assert mf.certify is numeric.certify
+    from derive import models
+
+    assert mf.models is models and mf.load_model is models.load_model
+
+
+def test_option_names_are_the_same_everywhere() -> None:
+    """The same thing has the same keyword in every entry (``engine`` for the choice of
+    simulator, ``method`` for the choice of solver)."""
+    shared = {"N", "dps", "order", "M", "start", "seed", "steps", "reps", "workers"}
+    seen: dict[str, set[str]] = {}
+    for name, fn in ENTRIES.items():
+        for p in list(inspect.signature(fn).parameters)[2:]:
+            seen.setdefault(p, set()).add(name)
+    assert shared <= set(seen)
+    assert "simulator" not in seen and "engine" in seen
+
+
+def test_bad_model_and_params_are_one_sentence() -> None:
+    from mfstein.errors import ParameterError
+
+    for call in (
+        lambda: numeric.solve(0.9, {"lam": "0.9"}),
+        lambda: numeric.solve("sir", [1, 2]),
+        lambda: numeric.solve("no-such-model", {}),
+        lambda: numeric.exact.solve(3, {}, N=4),
+    ):
+        with pytest.raises(ParameterError) as info:
+            call()
+        msg = str(info.value)
+        assert msg.endswith(".") and "\n" not in msg and ("model" in msg or "params" in msg)
+
+
+# -- the same numbers by other routes -------------------------------------------------
+def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
+    from numeric.supermarket import solve as structured
+
+    via_entry = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25)
+    short = numeric.bound("0.9", 5, 2, dps=25)
+    ref = structured("0.9", 5, 2, dps=25)
+    assert via_entry.constant == short.constant == ref.constant
+    assert via_entry.s_star == short.s_star == ref.s_star
+    general = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25, method="general")
+    with mpmath.workdps(40):  # an independent route: agreement to the digits claimed
+        assert abs(general.constant - ref.constant) <= 10 ** -(ref.digits - 1) * ref.constant
+
+
+def test_sir_and_a_user_file_model() -> None:
+    from derive.models import load_model
+    from numeric.general import solve_general
+
+    sol = numeric.solve("sir", SIR, dps=30)
+    ref = solve_general(load_model("sir"), SIR, dps=30)
+    assert sol.constant == ref.constant and sol.s_star == ref.s_star
+    # birth-death with capacity: x* = lam cap / (1 + lam), W = cap p (1 - p), p = lam/(1 + lam)
+    bd = numeric.solve(BD, {"cap": 2, "lam": "0.5"}, dps=30)
+    with mpmath.workdps(50):
+        p = mpmath.mpf(1) / 3
+        assert abs(bd.s_star[0] - 2 * p) < mpmath.mpf(10) ** -29
+        assert abs(bd.constant - 2 * p * (1 - p)) < mpmath.mpf(10) ** -28
+
+
+def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
+    from numeric.exact import solve_exact
+
+    a = numeric.exact.solve("supermarket", {"b": 3, "lam": "0.9"}, N=6)
+    b = solve_exact(6, "0.9", 3, 2)  # the supermarket's own enumeration and solver
+    assert a.states == b.states and type(a) is type(b)
+    assert a.n_mse == pytest.approx(b.n_mse, rel=1e-9)
+    assert np.allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)
+    # the user's birth-death chain is Binomial(N cap, p): N Var(S) = cap p (1 - p)
+    N, cap, p = 20, 2, Fraction(1, 3)
+    ex = numeric.exact.solve(BD, {"cap": cap, "lam": "0.5"}, N=N)
+    assert ex.mean[0] == pytest.approx(float(cap * p), rel=1e-9)
+    assert ex.n_mse == pytest.approx(float(cap * p * (1 - p)), rel=1e-8)
+
+
+def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
+    from sim.api import run_supermarket
+
+    ref = run_supermarket(10, "0.9", 4, 2, **SIM)  # the aggregated engine itself
+    auto = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, **SIM)
+    named = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, engine="aggregated", **SIM)
+    short = sim.simulate_supermarket(10, "0.9", 4, 2, **SIM)
+    for r in (auto, named, short):
+        assert np.array_equal(r.n_cov.mean, ref.n_cov.mean) and r.n_mse == ref.n_mse
+    assert auto.simulator == "supermarket" and named.simulator == short.simulator == "aggregated"
+    jsq = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, policy="jsq", **SIM)
+    assert jsq.simulator == "per-server" and jsq.response_time is not None
+    assert jsq.n_mse == run_supermarket(10, "0.9", 4, 2, policy="jsq", **SIM).n_mse
+
+
+def test_transient_and_certify_entries() -> None:
+    from derive.models import load_model
+    from numeric.certify import certify_solution
+
+    tr = numeric.transient("sir", SIR, times=[0, 1, 2], start="0.76,0.24,0", order=1)
+    again = numeric.transient(load_model("sir"), SIR, times=[0, 1, 2], start="0.76,0.24,0")
+    assert np.array_equal(tr.x, again.x) and np.array_equal(tr.W, again.W)
+    cert = numeric.certify("supermarket", {"b": 3, "lam": "0.9"}, dps=20)
+    sol = numeric.bound("0.9", 3, 2, dps=20)
+    assert cert.decide(sol.constant, sol.digits) == "proved"
+    assert certify_solution(sol).interval() == sol.certify().interval()  # carries its model
+
+
+# -- results that speak for themselves --------------------------------------------------
+class _Checker(html.parser.HTMLParser):
+    """Well-formed: every opened tag closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.tags = 0
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.stack.append(tag)
+        self.tags += 1
+
+    def handle_endtag(self, tag) -> None:
+        assert self.stack and self.stack.pop() == tag, tag
+
+
+def _significant(text: str) -> int:
+    mant = re.split("[eE]", text.strip().lstrip("+-"))[0].replace(".", "").lstrip("0")
+    return len(mant)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    from numeric.exact import solve_exact
+
+    with mpmath.workdps(15):
+        return {
+            "mean-field": numeric.bound("0.9", 4, 2, dps=30, order=2),
+            "mean-field (sir)": numeric.solve("sir", SIR, dps=30),
+            "exact (supermarket)": solve_exact(5, "0.9", 3, 2),
+            "exact (model)": numeric.exact.solve(BD, {"cap": 2, "lam": "0.5"}, N=10),
+            "simulation": sim.simulate_supermarket(8, "0.9", 3, 2, **SIM),
+            "simulation (model)": sim.simulate("sir", SIR, N=20, **SIM),
+            "transient (float64)": numeric.transient(BD, {"cap": 2, "lam": "0.5"}, times=[0, 1]),
+            "transient (mpmath)": numeric.transient(
+                BD, {"cap": 2, "lam": "0.5"}, times=[0, 1], start=[0], dps=20
+            ),
+            "certified": numeric.certify("supermarket", {"b": 3, "lam": "0.9"}, dps=20),
+        }
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "mean-field",
+        "mean-field (sir)",
+        "exact (supermarket)",
+        "exact (model)",
+        "simulation",
+        "simulation (model)",
+        "transient (float64)",
+        "transient (mpmath)",
+        "certified",
+    ],
+)
+def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:
+    r = results[kind]
+    text = r.to_json()
+    assert json.loads(text) == json.loads(json.dumps(r.to_dict()))  # round trip
+    assert isinstance(json.loads(r.to_json(indent=None)), dict)
+    lines = repr(r).splitlines()
+    assert 3 <= len(lines) <= 15, repr(r)
+    checker = _Checker()
+    checker.feed(r._repr_html_())
+    checker.close()
+    assert checker.tags >= 3 and not checker.stack
+
+
+def test_numbers_print_with_the_digits_they_claim(results: dict) -> None:
+    old = mpmath.mp.dps
+    try:
+        mpmath.mp.dps = 15
+        sol = results["mean-field"]
+        assert sol.digits == 30 and _significant(str(sol.constant)) == 30
+        assert _significant(str(sol.c2)) == sol.digits2 > 15
+        assert f"{sol.constant}" in repr(sol) and f"({sol.digits} digits)" in repr(sol)
+        assert _significant(sol.to_dict()["constant"]) == sol.dps == 30
+        assert str(sol.constant) in sol._repr_latex_()
+        other = results["mean-field (sir)"]
+        assert _significant(str(other.constant)) == other.digits == 30
+        tr = results["transient (mpmath)"].to_dict()
+        assert tr["digits"] >= 15 and all(_significant(v) == 20 for v in tr["x"][-1])
+        cert = results["certified"]
+        lo, hi = cert.enclosure()  # two digits more than it certifies (documented)
+        held = int(cert.prec * math.log10(2))
+        shown = min(cert.certified_digits, held) + 2
+        assert cert.certified_digits >= 20 and _significant(lo) == _significant(hi) == shown
+        assert lo in cert._repr_latex_() and lo in repr(cert)
+    finally:
+        mpmath.mp.dps = old
+    # arithmetic gives plain numbers; the claim stays with the result
+    assert type(sol.constant + 0) is mpmath.mpf
+
+
+# -- the command line ---------------------------------------------------------------------
+ARGV = {
+    "derive": ["--b", "1", "--show", "f"],
+    "bound": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
+    "refined": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
+    "solve": ["--model", BD, "--param", "cap=2", "--param", "lam=0.5", "--dps", "15"],
+    "exact": ["--N", "4", "--lam", "0.7", "--b", "2"],
+    "transient": ["--model", BD, "--param", "cap=2", "--param", "lam=0.5", "--t", "0:1:3"],
+    "simulate": ["--N", "5", "--lam", "0.9", "--b", "2", "--steps", "2e4", "--reps", "2"],
+    "table": ["--gamma", "0.1", "--alpha", "0.05", "--N", "4", "--sim-steps", "4000"],
+    "lemmas": ["--lam", "0.9", "--N", "10", "--b", "1", "--only", "lemma6"],
+    "tail": ["--model", "jsq", "--n", "3", "--eps", "0.1", "--x", "1"],
+    "pi": ["--arrivals", "0:.5,1:.5", "--service", "1:1", "--service", "1:1", "--exact"],
+}
+
+
+def test_every_command_is_covered() -> None:
+    sub = next(a for a in build_parser()._actions if getattr(a, "choices", None))
+    assert set(sub.choices) == set(ARGV)
+
+
+@pytest.mark.parametrize("command", sorted(ARGV))
+def test_every_command_takes_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    extra = ["--reps", "2", "--workers", "1", "--no-progress"] if command == "table" else []
+    if command == "simulate":
+        extra = ["--workers", "1", "--no-progress"]
+    assert main([command, *ARGV[command], *extra, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert isinstance(json.loads(out), dict | list)
+
+
+def test_one_engine_option_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["simulate", "--N", "6", "--lam", "0.9", "--b", "3", "--steps", "2e4", "--reps", "2"]
+    base += ["--workers", "1", "--no-progress", "--json"]
+    runs = {}
+    for extra in ([], ["--engine", "aggregated"], ["--simulator", "aggregated"]):
+        assert main([*base, *extra]) == 0
+        out = json.loads(capsys.readouterr().out)
+        runs[tuple(extra)] = (out["n_mse"], out["n_cov"], out["simulator"])
+    assert len(set(json.dumps(v) for v in runs.values())) == 1  # same engine, same numbers
+    assert main([*base, "--engine", "generic"]) == 0
+    assert json.loads(capsys.readouterr().out)["simulator"] == "generic"
+    assert main([*base, "--engine", "per-server", "--simulator", "aggregated"]) == 2
+
+
+def test_the_library_does_not_import_the_command_line() -> None:
+    """Dependencies point one way: derive, numeric and sim never import mfstein.cli."""
+    import ast
+
+    for package in ("derive", "numeric", "sim"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                assert not any(n.startswith("mfstein.cli") for n in names), path
+
+
+def test_import_mfstein_loads_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mfstein as mf\n"
+        "assert callable(mf.__getattr__) and 'solve' in dir(mf)\n"
+        "print(sorted(m for m in ('sympy', 'numba', 'scipy', 'numpy', 'mpmath') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_policy_belongs_to_the_supermarket_engines() -> None:
+    from mfstein.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="policy 'jsq' is a dispatch rule"):
+        sim.simulate("sir", SIR, N=10, policy="jsq", **SIM)
+    old = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    new = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, engine="aggregated", **SIM)
+    assert old.simulator == new.simulator == "aggregated" and old.n_mse == new.n_mse
