@@ -167,6 +167,10 @@ class ModelInfo:
         one fixed point in the state space for every allowed parameter value; the
         general fixed-point search then integrates from the start only, without
         the extra random starts that look for other stable points.
+    observables:
+        The model's usual performance measures by name: name -> a SymPy
+        expression (or a string) in the state symbols and parameters, e.g.
+        ``{"queue_length": s1 + s2}`` (:mod:`derive.observables`).
     """
 
     parameters: tuple[Parameter, ...] = ()
@@ -177,6 +181,7 @@ class ModelInfo:
     structure: Mapping[str, Any] = field(default_factory=dict)
     citation: str = ""
     unique_fixed_point: bool = False
+    observables: Mapping[str, Any] = field(default_factory=dict)
 
     def parameter(self, name: str) -> Parameter | None:
         """The declared :class:`Parameter` called ``name``, if any."""

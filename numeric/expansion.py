@@ -76,6 +76,7 @@ class SecondOrder:
     #: per-entry absolute error estimates of ``A`` and ``B`` (row-major), from the
     #: two working precisions (:func:`numeric.precision.entry_errors`)
     errors: dict[str, list[mpf]] = field(default_factory=dict)
+    free_map: list[list[mpf]] | None = None  # T: free -> all coordinates
 
 
 # --------------------------------------------------------------------------
@@ -863,6 +864,7 @@ def second_order(
                 [high["B"][i, j] for i in range(b) for j in range(b)],
                 [low["B"][i, j] for i in range(b) for j in range(b)],
             ),
+            _norm_digits(_flat3(high["C"]), _flat3(low["C"])),
         )
         if digits >= dps:
             break
@@ -891,7 +893,12 @@ def second_order(
         digits=min(digits, dps),
         methods=methods,
         errors=errors,
+        free_map=prob.rm.Tmp,
     )
+
+
+def _flat3(C: Any) -> list[mpf]:
+    return [v for plane in C for row in plane for v in row]
 
 
 def second_order_float64(

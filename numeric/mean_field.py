@@ -183,6 +183,7 @@ def add_second_order(
     so = second_order(model, params, dps=dps, M=M, start=start)
     sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
     sol.errors.update(so.errors)
+    sol.C, sol.free_map = so.C, so.free_map
     sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
     return sol
 

@@ -70,6 +70,12 @@ class MeanFieldSolution:
         (row-major), and with ``order=2`` also ``"A"``, ``"B"``.  Printing goes
         through :func:`numeric.precision.solution_entries`, which keeps only the
         digits these errors allow and states a bound valid for every entry.
+    C, free_map:
+        With ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
+        (``Y = S - s*``) on the free coordinates (nested lists), and the map
+        ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
+        the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
+        (:mod:`numeric.observables` contracts it); ``None`` otherwise.
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
@@ -106,3 +112,11 @@ class MeanFieldSolution:
     c2: mpf | None = None
     digits2: int | None = None
     errors: dict[str, list[mpf]] = field(default_factory=dict)
+    C: Any = None
+    free_map: list[list[mpf]] | None = None
+
+    def observable(self, model: Any, g: Any, params: Any = None) -> Any:
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.observables.expand`)."""
+        from numeric.observables import expand
+
+        return expand(self, model, g, params)

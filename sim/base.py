@@ -64,6 +64,9 @@ class ModelSimulationResult:
         Jumps simulated and jumps per second per core (CPU time).
     complete, interrupted:
         Whether every batch ran; whether Ctrl-C stopped the run.
+    observables:
+        Name -> Estimate of ``E[g(S_N)]`` for the observables requested
+        (:mod:`sim.observables`); empty when none.
     """
 
     model: str
@@ -93,6 +96,7 @@ class ModelSimulationResult:
     interrupted: bool
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
+    observables: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The CLI's JSON object, with the keys of ``mfstein simulate --json``."""

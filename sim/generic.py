@@ -180,6 +180,8 @@ class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
     name = "generic"
+    #: Observables to estimate (:func:`sim.observables.prepare`), set by simulate_model.
+    observables: tuple = ()
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
@@ -316,6 +318,11 @@ class GenericSimulator(Simulator):
             )
         events = int(sc[:, EVENTS].sum())
         seconds = sum(s["seconds"] for s in batches)
+        observed = {}
+        if self.observables:
+            from sim.observables import estimate
+
+            observed = estimate(self.observables, batches, T, sc[:, THIN_TIME], N)
         return ModelSimulationResult(
             model=spec.model,
             simulator=self.name,
@@ -344,6 +351,7 @@ class GenericSimulator(Simulator):
             interrupted=out.interrupted,
             lag1_autocorrelation=rho,
             warnings=warnings,
+            observables=observed,
         )
 
 
@@ -448,6 +456,7 @@ def simulate_model(
     simulator: str = "auto",
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
+    observables: Sequence[Any] = (),
     **options: Any,
 ) -> ModelSimulationResult:
     """Simulate the finite-N chain of ``model`` and estimate its stationary statistics.
@@ -468,6 +477,11 @@ def simulate_model(
         Initial state in fractions (fixes the conservation laws; the chain then
         starts at the lattice point nearest ``N s*``) and the truncation of an
         unbounded state space (see :func:`numeric.exact.solve`).
+    observables:
+        Observables ``g`` (declared names, expressions or strings; see
+        :mod:`sim.observables` for those the statistics support) whose
+        ``E[g(S_N)]`` is estimated with a 95% CI in ``result.observables``;
+        they run on the generic simulator.
     **options:
         The run options of :class:`sim.base.RunOptions` (``steps``, ``reps``,
         ``seed``, ``workers``, ``scheduler``, ``checkpoint``, ``batches``,
@@ -489,6 +503,19 @@ def simulate_model(
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)
+    prepared: tuple = ()
+    if observables:
+        from sim.observables import prepare as prepare_observable
+
+        if isinstance(observables, str):
+            observables = [observables]
+        if simulator == "fast":
+            raise ParameterError("observables need simulator='generic' (or 'auto').")
+        simulator = "generic"
+        values = {k: v for k, v in (params or {}).items()}
+        prepared = tuple(prepare_observable(model, g, values) for g in observables)
     cls = choose(model, params or {}, simulator)
     sim = cls(model, N, params, start=start, truncation=truncation)
+    if prepared:
+        sim.observables = prepared
     return sim._run(opts)

@@ -5,7 +5,10 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 
 ``supermarket``  power-of-d choices with buffer ``b`` (:mod:`derive.models.supermarket`);
 ``jsq_L``        JSQ(L), arrival rate ``alpha``, service rate ``beta`` (:mod:`derive.models.jsq`);
-``sir``          the SIRS epidemic, a model with a conservation law (:mod:`derive.models.sir`).
+``sir``          the SIRS epidemic, a model with a conservation law (:mod:`derive.models.sir`);
+``cache_random`` a cache under RANDOM replacement, Zipf requests (:mod:`derive.models.cache`);
+``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
+``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 
 Your own model
 --------------
@@ -51,6 +54,9 @@ MODELS: dict[str, str] = {
     "supermarket": "derive.models.supermarket:supermarket",
     "jsq_L": "derive.models.jsq:jsq_L",
     "sir": "derive.models.sir:sir",
+    "cache_random": "derive.models.cache:cache_random",
+    "bike_sharing": "derive.models.bike_sharing:bike_sharing",
+    "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
 }
 
 

@@ -49,6 +49,7 @@ def sir() -> Model:
         state_space=StateSpace("simplex", total=1.0),
         conservation=((1, 1, 1),),
         reference=(sp.Rational(99, 100), sp.Rational(1, 100), sp.Integer(0)),
+        observables={"susceptible": S, "infected": I, "recovered": R},
         citation="SIRS epidemic (a textbook example of a density-dependent population process)",
     )
     return Model(

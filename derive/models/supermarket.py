@@ -226,6 +226,7 @@ def queue_model(
         # gives s_k = rho (s_{k-1}^d - s_b^d), s_0 = 1, so every s_k is a decreasing
         # function of x = s_b on the state space, and s_b(x) = x has one root at most.
         unique_fixed_point=replacement,
+        observables=queue_observables(states, d, replacement),
     )
     return SupermarketModel(
         name,
@@ -238,6 +239,19 @@ def queue_model(
         mu=service,
         replacement=replacement,
     )
+
+
+def queue_observables(
+    states: tuple[sp.Symbol, ...], d: int, replacement: bool
+) -> dict[str, sp.Expr]:
+    """The family's usual measures: ``queue_length`` = sum of ``s_k`` (mean jobs per
+    server), ``busy`` = ``s_1`` (utilisation), ``tail_k`` = ``s_k``, and with
+    replacement ``blocking`` = ``s_b^d`` (an arrival's d samples are all full)."""
+    obs: dict[str, sp.Expr] = {"queue_length": sp.Add(*states), "busy": states[0]}
+    obs.update({f"tail_{k}": s for k, s in enumerate(states, start=1)})
+    if replacement:
+        obs["blocking"] = states[-1] ** d
+    return obs
 
 
 def levels_for(rho: Any, d: int, digits: int) -> int:

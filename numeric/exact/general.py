@@ -128,6 +128,13 @@ class ModelExactResult:
     iterations: int
     exact_states: int
     notes: list[str] = field(default_factory=list)
+    source_model: Any = field(default=None, repr=False, compare=False)
+
+    def expect(self, g: Any, model: Any = None) -> Any:
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
+        from numeric.observables import expect_exact
+
+        return expect_exact(self, g, model)
 
     def to_json(self) -> dict:
         """A JSON object with the keys of ``mfstein exact --json`` (plain floats)."""
@@ -640,4 +647,5 @@ def solve(
         iterations=iters,
         exact_states=reach.exact_states,
         notes=notes,
+        source_model=model,
     )

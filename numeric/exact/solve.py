@@ -359,6 +359,12 @@ class ExactResult:
     method: str
     iterations: int
 
+    def expect(self, g: Any, model: Any = None) -> Any:
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
+        from numeric.observables import expect_exact
+
+        return expect_exact(self, g, model)
+
     def to_json(self) -> dict:
         """The CLI's JSON object (``lam`` a decimal string, the rest float64)."""
         return {

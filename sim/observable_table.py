@@ -1,0 +1,220 @@
+"""The accuracy table of an observable for any model: the rows behind
+``mfstein table --model ... --observable G`` (the command itself is a thin
+wrapper over :func:`accuracy_table`).
+
+For each N the row holds the mean-field value ``g(s*)``, the refined values
+``g0 + g1/N`` and ``g0 + g1/N + g2/N^2`` (:mod:`numeric.observables`), the exact
+stationary value of the finite-N chain where its state count allows
+(:mod:`numeric.exact`; otherwise ``None`` with the reason), and a simulation
+estimate with its 95% confidence interval (:mod:`sim.observables`). A
+parameter may be an expression in ``N`` (``lam = "1 - 0.1/N**0.05"``, the
+heavy-traffic regime of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"), evaluated at each N
+to the working precision; the model is then solved at each N.
+
+Numbers are decimal strings: the expansion's with the digits it earns, the
+exact value with :data:`EXACT_DIGITS` significant digits (float64 solve to a
+relative residual of at most ``1e-10``), the simulation's mean to the decimal
+place of its CI's second significant digit.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mpmath
+
+from mfstein.errors import NumericalError, ParameterError
+
+#: Significant digits printed for exact (float64) values.
+EXACT_DIGITS = 10
+
+
+def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:
+    """``value`` with ``N`` substituted: a number (kept as given), or a string
+    expression in ``N`` evaluated to ``dps`` digits (a decimal string)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ParameterError(f"parameter {name} = {value!r} is not a valid expression.") from None
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if not names:
+        return text
+    from derive.observables import FUNCTIONS, check_syntax
+
+    check_syntax(text, f"parameter {name}")
+    unknown = sorted(names - {"N"} - set(FUNCTIONS))
+    if unknown:
+        raise ParameterError(
+            f"parameter {name} = {value!r} may only depend on N, not on {', '.join(unknown)}."
+        )
+    import sympy as sp
+    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
+
+    expr = parse_expr(
+        text,
+        local_dict={"N": sp.Symbol("N")},
+        global_dict={
+            "__builtins__": {},
+            "Integer": sp.Integer,
+            "Float": sp.Float,
+            "Rational": sp.Rational,
+            **FUNCTIONS,
+        },
+        transformations=(*standard_transformations, convert_xor),
+    )
+    v = sp.N(expr.subs(sp.Symbol("N"), sp.Integer(N)), dps + 10)
+    if not v.is_real or not v.is_finite:
+        raise ParameterError(
+            f"parameter {name} = {value!r} is not a finite real number at N = {N}."
+        )
+    return mpmath.nstr(mpmath.mpf(str(v)), dps + 5, strip_zeros=False)
+
+
+def _uses_N(value: Any) -> bool:
+    """Whether a parameter value is a string expression naming ``N``."""
+    if not isinstance(value, str):
+        return False
+    try:
+        tree = ast.parse(value.strip(), mode="eval")
+    except SyntaxError:
+        return False  # parameter_at refuses it in one sentence
+    return any(isinstance(n, ast.Name) and n.id == "N" for n in ast.walk(tree))
+
+
+def _sim_text(est: Any) -> dict[str, str]:
+    mean, ci = float(est.mean), float(est.ci95)
+    if not math.isfinite(ci) or ci <= 0:
+        return {"mean": repr(mean), "ci95": repr(ci)}
+    place = 1 - math.floor(math.log10(ci))  # two significant digits of the CI
+    place = max(place, 0)
+    return {"mean": f"{mean:.{place}f}", "ci95": f"{ci:.{place}f}"}
+
+
+def accuracy_table(
+    model: Any,
+    params: Mapping[str, Any],
+    g: Any,
+    Ns: Sequence[int],
+    *,
+    order: int = 2,
+    exact: bool = True,
+    simulate: bool = False,
+    dps: int = 20,
+    exact_max_states: int = 2_000_000,
+    sim_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Rows ``{"N", "params", "mean_field", "order1", "order2", "exact",
+    "exact_note", "simulation": {"mean", "ci95"}, "simulation_note"}`` of the
+    accuracy table of ``g``.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model` or :class:`derive.spec.Truncated` family.
+    params:
+        Parameter values; strings may be expressions in ``N``.
+    g:
+        The observable (:func:`derive.observables.observable`).
+    Ns:
+        The population sizes.
+    order:
+        ``1`` or ``2`` (``order2`` is ``None`` with ``order=1``).
+    exact:
+        Solve the exact chain where it has at most ``exact_max_states`` states
+        (else ``exact`` is ``None`` and ``exact_note`` says why).
+    simulate:
+        Simulate each N (:func:`sim.simulate_model` with ``sim_options``, e.g.
+        ``{"steps": 10**7, "reps": 4, "seed": 0}``).
+    dps:
+        Digits requested of the expansion.
+
+    Returns
+    -------
+    dict
+        ``{"model", "observable", "expression", "order", "rows": [...]}``, every
+        number a decimal string and ``None`` where a value is absent.
+    """
+    from derive.observables import observable
+    from numeric import solve
+    from numeric.observables import expand, resolve_model
+
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    Ns = [int(n) for n in Ns]
+    if not Ns or any(n < 1 for n in Ns):
+        raise ParameterError(f"N must be a list of integers >= 1, got {Ns!r}.")
+    depends = any(_uses_N(v) for v in params.values())
+    rows = []
+    cached = None
+    name = expression = None
+    for N in Ns:
+        values = {k: parameter_at(k, v, N, dps) for k, v in params.items()}
+        if cached is None or depends:
+            sol = solve(model, values, dps=dps, order=order)
+            cached = sol
+        sol = cached
+        finite = resolve_model(model, sol.b)
+        e = expand(sol, finite, g, values)
+        name, expression = e.observable, e.expression
+        row: dict[str, Any] = {
+            "N": N,
+            "params": {k: str(v) for k, v in values.items()},
+            "mean_field": e.text("g0", N, 0),
+            "order1": e.text("g1", N, 1) if e.g1 is not None else None,
+            "order2": e.text("g2", N, 2) if e.g2 is not None else None,
+            "exact": None,
+            "exact_note": None,
+            "simulation": None,
+            "simulation_note": None,
+        }
+        if exact:
+            row["exact"], row["exact_note"] = _exact(finite, N, values, g, exact_max_states)
+        if simulate:
+            from sim import simulate_model
+
+            obs = observable(finite, g)
+            if obs.quadratic and obs.M is not None:
+                row["simulation_note"] = (
+                    "the simulator estimates the quadratic observable with M = I only."
+                )
+            elif obs.quadratic:
+                r = simulate_model(finite, N, values, **dict(sim_options or {}))
+                row["simulation"] = _sim_text(r.n_mse)
+            else:
+                r = simulate_model(finite, N, values, observables=[g], **dict(sim_options or {}))
+                row["simulation"] = _sim_text(next(iter(r.observables.values())))
+        rows.append(row)
+    return {
+        "model": getattr(model, "name", str(model)),
+        "observable": name,
+        "expression": expression,
+        "order": order,
+        "rows": rows,
+    }
+
+
+def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: int):
+    """``(value, None)`` or ``(None, reason)``."""
+    from numeric.exact import solve as exact_solve
+    from numeric.exact.general import Chain
+
+    try:
+        ch = Chain.setup(model, N, values, None, None, None)
+        bound = ch.lattice.bound(model.b) if hasattr(ch.lattice, "bound") else None
+    except ParameterError as exc:
+        return None, str(exc)
+    if bound is not None and bound > max_states:
+        return None, f"the chain has up to {bound:,} states (more than {max_states:,})."
+    try:
+        r = exact_solve(model, N, values)
+    except (ParameterError, NumericalError) as exc:
+        return None, str(exc)
+    x = r.expect(g, model).mean
+    return f"{x:.{EXACT_DIGITS}g}", None

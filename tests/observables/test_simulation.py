@@ -1,0 +1,50 @@
+"""Simulation estimates of observables (sim.observables) cover the exact values
+of the same finite-N chains (numeric.exact), seeded."""
+
+from __future__ import annotations
+
+import pytest
+
+from derive.models import load_model
+from mfstein.errors import ParameterError
+from numeric.exact import solve as exact_solve
+from sim import simulate_model
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "params", "N", "gs"),
+    [
+        (
+            "supermarket",
+            {"b": 3, "d": 2},
+            {"lam": "0.8"},
+            20,
+            ["queue_length", "s1**2", "s1*s2", "exp(s2) - s3", "blocking", "1 + s1*s3"],
+        ),
+        (
+            "sir",
+            {},
+            {"beta": "2", "gamma": "1", "rho": "1", "a": "0.1"},
+            30,
+            ["infected", "S*I", "I**2 + R", "log(1 + I)"],
+        ),
+    ],
+)
+def test_simulated_observables_cover_the_exact_values(name, options, params, N, gs):
+    m = load_model(name, **options)
+    r = simulate_model(m, N, params, steps=2_000_000, reps=2, seed=3, observables=gs, workers=1)
+    x = exact_solve(m, N, params)
+    assert list(r.observables) == gs
+    for g in gs:
+        est = r.observables[g]
+        exact = x.expect(g, m).mean
+        assert 0 < est.ci95 < 0.02 * max(abs(exact), 0.1)  # a real interval, not a wide one
+        assert abs(est.mean - exact) <= est.ci95, (g, est, exact)
+
+
+def test_unsupported_observable_is_refused_before_running():
+    m = load_model("supermarket", b=3, d=2)
+    with pytest.raises(ParameterError, match="cannot be estimated by the simulator"):
+        simulate_model(m, 10, {"lam": "0.8"}, steps=10_000, observables=["s1*exp(s2)"])
+    with pytest.raises(ParameterError, match="not a symbol of model"):
+        simulate_model(m, 10, {"lam": "0.8"}, steps=10_000, observables=["s1 + q"])
