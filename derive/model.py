@@ -194,8 +194,9 @@ def _faces(space: Any, jump: tuple[int, ...], st: tuple[sp.Symbol, ...], conserv
 def _rate_at(rate: sp.Expr, model: Model, s: list, p: dict) -> float | None:
     """``rate`` at the state ``s`` and parameters ``p`` (20 digits); ``None`` when
     it cannot be evaluated to a finite real number."""
-    point = dict(zip(model.states, s, strict=True))
-    point.update(p)
+    free = rate.free_symbols  # only these: substituting all b states costs O(b) per rate
+    point = {x: v for x, v in zip(model.states, s, strict=True) if x in free}
+    point.update({k: v for k, v in p.items() if k in free})
     try:
         value = complex(rate.subs(point).evalf(20))
     except (TypeError, ValueError, ZeroDivisionError):

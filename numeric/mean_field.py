@@ -111,6 +111,7 @@ def solve_model(
     start: Sequence[Any] | str | None = None,
     method: str = "auto",
     order: int = 1,
+    precision: str = "dps",
 ) -> MeanFieldSolution:
     """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
 
@@ -133,6 +134,11 @@ def solve_model(
     order:
         ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
         ``c2`` (:mod:`numeric.expansion`).
+    precision:
+        ``"dps"`` (default: ``dps`` digits earned by two working precisions) or
+        ``"float64"``: the float64 route of :mod:`numeric.float64_route` for any
+        model (``dps`` is then ignored and ``digits`` is estimated from the
+        conditioning and two independent routes).
 
     Returns
     -------
@@ -160,6 +166,12 @@ def solve_model(
         parse_params(model, params)  # names, numbers and declared ranges, before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    if precision not in ("dps", "float64"):
+        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    if precision == "float64":
+        from numeric.float64_route import solve_float64
+
+        return solve_float64(model, params, M=M, start=start, order=order)
     fast = FAST_PATHS.get(model.info.fast_path or "")
     if method == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")

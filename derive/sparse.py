@@ -1,0 +1,135 @@
+"""Sparse evaluators of a model's rates and their derivatives, without numba.
+
+A density-dependent population process is fully described by its jumps
+``l`` and intensities ``beta_l(s)``; everything else follows by sparse
+linear algebra (Section 3 of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"):
+
+* ``f(s) = L^T beta(s)`` (``L`` the jump matrix, one row per transition);
+* ``J(s) = L^T (d beta / ds)``, sparse when each rate depends on few coordinates;
+* ``Q(s) = L^T diag(beta(s)) L``;
+* ``d^2 f_i / ds_j ds_k = sum_l L_li d^2 beta_l / ds_j ds_k``.
+
+Only the derivatives of each rate with respect to the coordinates it actually
+contains are formed (``O(transitions x symbols per rate)`` SymPy work, linear
+in the model's size), and each list is turned into one Python function by
+:func:`sympy.lambdify` (NumPy or mpmath module).  Compiling a lambdified
+function is Python's own byte-compilation, linear in the length of the code,
+so this is the route chosen for large models, where numba's compile time
+(super-linear in the length of one function) costs more than it saves; see
+docs/design.md, "Compiling".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["SparseRates", "sparse_rates"]
+
+_cache: dict[tuple, SparseRates] = {}
+
+
+@dataclass
+class SparseRates:
+    """Rates and their first and second derivatives as flat lists on sparse indices.
+
+    ``jumps``: ``(rows, cols, vals)`` of the jump matrix ``L`` (transition,
+    coordinate, change).  ``grad_index[m] = (l, j)`` with value
+    ``d beta_l / ds_j``; ``hess_index[m] = (l, j, k)``, ``j <= k``, with value
+    ``d^2 beta_l / ds_j ds_k``.  Each evaluator takes ``(s, p)`` (state and
+    parameter vectors in the model's order) and returns a flat sequence.
+    """
+
+    b: int
+    n_transitions: int
+    jumps: tuple[np.ndarray, np.ndarray, np.ndarray]
+    grad_index: np.ndarray
+    hess_index: np.ndarray
+    _exprs: dict[str, list[sp.Expr]]
+    _symbols: tuple[sp.Symbol, ...]
+    _funcs: dict[tuple[str, str], Callable[..., Any]]
+
+    def evaluator(self, what: str, module: str = "numpy") -> Callable[[Any, Any], Any]:
+        """``what`` in ``rates``, ``grad``, ``hess``; ``module`` ``numpy`` or ``mpmath``."""
+        key = (what, module)
+        fn = self._funcs.get(key)
+        if fn is None:
+            exprs = self._exprs[what]
+            raw = sp.lambdify(self._symbols, exprs, modules=module, cse=True)
+            n = len(exprs)
+
+            def fn(s: Any, p: Any, _raw: Callable[..., Any] = raw, _n: int = n) -> Any:
+                if _n == 0:
+                    return np.zeros(0) if module == "numpy" else []
+                out = _raw(*s, *p)
+                if module == "numpy":
+                    return np.array(out, dtype=float).reshape(_n)
+                return list(out)
+
+            self._funcs[key] = fn
+        return fn
+
+    def rates(self, s: Any, p: Any) -> np.ndarray:
+        """``beta_l(s)`` in float64."""
+        return self.evaluator("rates")(s, p)
+
+    def grad(self, s: Any, p: Any) -> np.ndarray:
+        """``d beta_l / ds_j`` on :attr:`grad_index`, float64."""
+        return self.evaluator("grad")(s, p)
+
+    def hess(self, s: Any, p: Any) -> np.ndarray:
+        """``d^2 beta_l / ds_j ds_k`` on :attr:`hess_index`, float64."""
+        return self.evaluator("hess")(s, p)
+
+
+def sparse_rates(model: Any) -> SparseRates:
+    """The :class:`SparseRates` of ``model`` (cached per model key in this process)."""
+    key = model.key
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    states = tuple(model.states)
+    pos = {x: i for i, x in enumerate(states)}
+    rows, cols, vals = [], [], []
+    rates, grads, gidx, hesss, hidx = [], [], [], [], []
+    for n, t in enumerate(model.transitions):
+        for i, v in enumerate(t.jump):
+            if v:
+                rows.append(n)
+                cols.append(i)
+                vals.append(int(v))
+        rate = sp.sympify(t.rate)
+        rates.append(rate)
+        present = sorted(pos[x] for x in rate.free_symbols if x in pos)
+        for a, j in enumerate(present):
+            d1 = sp.diff(rate, states[j])
+            if d1 == 0:
+                continue
+            grads.append(d1)
+            gidx.append((n, j))
+            for k in present[a:]:
+                d2 = sp.diff(d1, states[k])
+                if d2 != 0:
+                    hesss.append(d2)
+                    hidx.append((n, j, k))
+    out = SparseRates(
+        b=len(states),
+        n_transitions=len(model.transitions),
+        jumps=(
+            np.array(rows, dtype=np.int64),
+            np.array(cols, dtype=np.int64),
+            np.array(vals, dtype=float),
+        ),
+        grad_index=np.array(gidx, dtype=np.int64).reshape(-1, 2),
+        hess_index=np.array(hidx, dtype=np.int64).reshape(-1, 3),
+        _exprs={"rates": rates, "grad": grads, "hess": hesss},
+        _symbols=(*states, *model.params),
+        _funcs={},
+    )
+    _cache[key] = out
+    return out
