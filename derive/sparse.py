@@ -133,3 +133,64 @@ def sparse_rates(model: Any) -> SparseRates:
     )
     _cache[key] = out
     return out
+
+
+class LambdaKernels:
+    """The functions of one kernel group (:func:`derive.kernels.kernels`) evaluated by
+    lambdified NumPy code instead of numba: same names, same index lists, no
+    compile beyond Python's byte-compilation.
+
+    ``jac`` and ``Q`` return dense ``b x b`` arrays, ``f``, ``ftilde``, ``rates``
+    and every ``*_values`` a flat array; ``jac_index``, ``hess_index`` and (order
+    2) ``index[name]`` are as in the generated modules.
+    """
+
+    def __init__(self, model: Any, group: str = "base") -> None:
+        from derive.kernels import _objects, _order2_objects
+
+        self.b = model.b
+        self._symbols = (*model.states, *model.params)
+        if group == "order2":
+            objs, index = _order2_objects(model)
+            self.index = {k: np.array(v, dtype=np.int64) for k, v in index.items()}
+        else:
+            objs = _objects(model)
+            self.jac_index = np.array([ij for ij, _ in objs.pop("_jac_index")[1]], dtype=np.int64)
+            self.hess_index = np.array(
+                [ijk for ijk, _ in objs.pop("_hess_index")[1]], dtype=np.int64
+            ).reshape(-1, 3)
+        self._objs = objs
+        self._funcs: dict[str, Callable[..., Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        objs = self.__dict__.get("_objs", {})
+        if name not in objs:
+            raise AttributeError(name)
+        fn = self._funcs.get(name)
+        if fn is None:
+            shape, entries = objs[name]
+            idx = [ix for ix, _ in entries]
+            raw = sp.lambdify(self._symbols, [e for _, e in entries], modules="numpy", cse=True)
+
+            def fn(s: Any, p: Any, _raw: Any = raw, _idx: Any = idx, _shape: Any = shape) -> Any:
+                out = np.zeros(_shape)
+                if _idx:
+                    vals = np.array(_raw(*s, *p), dtype=float).reshape(len(_idx))
+                    for ix, v in zip(_idx, vals.tolist(), strict=True):
+                        out[ix] = v
+                return out
+
+            self._funcs[name] = fn
+        return fn
+
+
+_lambda_cache: dict[tuple, LambdaKernels] = {}
+
+
+def lambda_kernels(model: Any, group: str = "base") -> LambdaKernels:
+    """:class:`LambdaKernels` of ``model`` (cached per model key and group)."""
+    key = (model.key, group)
+    hit = _lambda_cache.get(key)
+    if hit is None:
+        hit = _lambda_cache[key] = LambdaKernels(model, group)
+    return hit

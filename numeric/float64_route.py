@@ -238,7 +238,7 @@ def solve_float64(
         },
     )
     if order == 2:
-        _add_order2_float64(sol, model, params, start, sorted(dropped), e)
+        _add_order2_float64(sol, model, params, s, sorted(dropped), e)
     return sol
 
 
@@ -246,26 +246,46 @@ def _add_order2_float64(
     sol: MeanFieldSolution,
     model: Any,
     params: Mapping[str, Any],
-    start: Any,
+    s: np.ndarray,
     dropped: list[int],
     e1: float,
 ) -> None:
-    """``A``, ``B``, ``c2`` in float64 on the kept coordinates, digits from the
-    order-1 estimate and the agreement of two third-moment solvers."""
-    from numeric.expansion import second_order_float64
-    from numeric.structure import restricted_model
+    """``A``, ``B``, ``c2`` in float64 on the kept coordinates (the model restricted
+    to them, :func:`numeric.structure.restricted_model`), every object evaluated by
+    lambdified NumPy code (:class:`derive.sparse.LambdaKernels`, no numba compile);
+    digits from the order-1 estimate and the agreement of two third-moment solvers
+    (``schur``, ``trsyl``)."""
+    from derive.sparse import lambda_kernels
+    from numeric.expansion import second_order_float64_at
+    from numeric.structure import SparseSystem, fixed_point64, restricted_model
 
     b = model.b
-    kept = [i for i in range(b) if i not in set(dropped)]
+    drop = set(dropped)
+    kept = [i for i in range(b) if i not in drop]
     sub = restricted_model(model, dropped) if dropped else model
-    sub_start = None if start is None else [list(sol.s_star)[i] for i in kept]
-    if start is not None:
-        sub_start = [float(v) for v in sub_start]
-    r1 = second_order_float64(sub, params, start=sub_start, solver="schur")
-    r2 = second_order_float64(sub, params, start=sub_start, solver="trsyl")
+    with mpmath.workdps(30):
+        p64 = np.array([float(v) for v in kernel_vector(sub, parse_params(sub, params))])
+    sysm = SparseSystem.build(sub, p64)
+    ss = fixed_point64(sysm, np.asarray(s, dtype=float)[kept])
+    F = list(sysm.red.free)
+    Q = sysm.Q(ss).toarray()
+    base = {
+        "s": ss,
+        "p": p64,
+        "T": sysm.T.toarray() if sysm.red.laws else None,
+        "F": F,
+        "n": len(F),
+        "J": sysm.jac_reduced(ss).toarray(),
+        "Q0": Q[np.ix_(F, F)],
+        "k64": lambda_kernels(sub, "base"),
+        "fast": False,
+    }
+    k2 = lambda_kernels(sub, "order2")
+    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2)
+    r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
-    scale = max(np.max(np.abs(r1["A"]), initial=0.0), 1e-300)
+    scale = max(float(np.max(np.abs(r1["A"]), initial=0.0)), 1e-300)
     disagree = max(disagree, float(np.max(np.abs(r1["A"] - r2["A"]), initial=0.0)) / scale)
     e = max(10 * e1, 10 * disagree)
     digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(max(e, 1e-300))))))
@@ -278,6 +298,5 @@ def _add_order2_float64(
             if v:
                 B[i, j] = mpf(v)
     sol.A, sol.B, sol.c2, sol.digits2 = A, B, mpf(c2), digits2
-    atop = float(np.max(np.abs(r1["A"]), initial=0.0))
-    sol.errors["A"] = [mpf(e * atop)] * b
+    sol.errors["A"] = [mpf(e * scale)] * b
     sol.methods.update({"c2:float64:schur": repr(r1["c2"]), "c2:float64:trsyl": repr(r2["c2"])})
