@@ -179,7 +179,11 @@ def solve_model(
         sol = fast(model, params, dps=dps, M=M)
     else:
         from numeric.general import solve_general
+        from numeric.truncation import solve_truncated
 
+        cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
+        if cut is not None:
+            return cut
         sol = solve_general(model, params, dps=dps, M=M, start=start)
     if order == 2:
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
