@@ -42,6 +42,8 @@ from numeric.refinement import solve_linear
 RANDOM_STARTS = 4
 #: ODE horizons tried in turn.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: After this many horizons without convergence, look for an unstable fixed point.
+UNSTABLE_PROBE = 2
 
 
 @dataclass
@@ -135,7 +137,14 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
     from scipy.integrate import solve_ivp
 
     x = np.array(x0, dtype=float)
-    for horizon in HORIZONS:
+    for n_horizon, horizon in enumerate(HORIZONS):
+        if n_horizon == UNSTABLE_PROBE:
+            # still moving after the first horizons: an unstable fixed point with a
+            # limit cycle around it would keep the ODE going through every horizon;
+            # Newton from here finds such a point, which the caller then refuses
+            probe = _newton64(rm, x, q, p)
+            if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
+                return probe
         sol = solve_ivp(
             lambda t, y: rm.f64(y, q, p),
             (0.0, horizon),
@@ -159,6 +168,27 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
         x = x - step
         if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
             break
+    return x
+
+
+def _newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+    """A float64 Newton iteration from ``x0``: the fixed point (drift below ``1e-12``
+    of the largest intensity) or ``None`` when it does not converge."""
+    x = np.array(x0, dtype=float)
+    with np.errstate(all="ignore"):
+        for _ in range(50):
+            f = rm.f64(x, q, p)
+            if not np.all(np.isfinite(f)):
+                return None
+            step = np.linalg.lstsq(rm.jac64(x, q, p), f, rcond=None)[0]
+            x = x - step
+            if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+                break
+        else:
+            return None
+        scale = max(1.0, float(np.max(np.abs(rm.k64.rates(rm.full64(x, q), p)))))
+        if not np.max(np.abs(rm.f64(x, q, p))) < 1e-12 * scale:
+            return None
     return x
 
 

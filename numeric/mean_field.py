@@ -193,8 +193,19 @@ def solve_model(
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`)."""
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`;
+    on the coordinates that matter when some are negligible, :mod:`numeric.truncation`)."""
     from numeric.expansion import second_order
+    from numeric.truncation import solve_truncated
+
+    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
+    if cut is not None:
+        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
+        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
+        sol.C, sol.free_map = cut.C, cut.free_map
+        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
+        sol.notes.append(f"order 2: {cut.note}")
+        return sol
 
     so = second_order(model, params, dps=dps, M=M, start=start)
     sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
