@@ -137,14 +137,16 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
     from scipy.integrate import solve_ivp
 
     x = np.array(x0, dtype=float)
+    unstable = None
     for n_horizon, horizon in enumerate(HORIZONS):
         if n_horizon == UNSTABLE_PROBE:
             # still moving after the first horizons: an unstable fixed point with a
             # limit cycle around it would keep the ODE going through every horizon;
-            # Newton from here finds such a point, which the caller then refuses
+            # Newton from here finds such a point, returned (and then refused by the
+            # caller) if the ODE has not converged after one more horizon either
             probe = _newton64(rm, x, q, p)
             if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
-                return probe
+                unstable = probe
         sol = solve_ivp(
             lambda t, y: rm.f64(y, q, p),
             (0.0, horizon),
@@ -162,6 +164,8 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
         x = sol.y[:, -1]
         if np.max(np.abs(rm.f64(x, q, p))) < 1e-8:
             break
+        if unstable is not None:
+            return unstable
     # float64 Newton polish
     for _ in range(50):
         step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]

@@ -9,7 +9,7 @@ Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
 Heavy-Traffic").
 
     mfstein solve --model benchmarks/models/supermarket_user.py:supermarket_user \\
-        --option b=100 --param lam=0.9
+        --param b=100 --param lam=0.9
 """
 
 import sympy as sp

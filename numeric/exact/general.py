@@ -303,7 +303,9 @@ def stationary_checked(
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
-                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress)
+                    sol = solve_krylov(
+                        QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress
+                    )
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
                 notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
@@ -579,13 +581,7 @@ def solve(
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
     ch = Chain.setup(model, N, params, start, truncation, memory_limit)
     model, N, given, values, kern, lattice, n0 = (
-        ch.model,
-        ch.N,
-        ch.params,
-        ch.values,
-        ch.kern,
-        ch.lattice,
-        ch.start,
+        ch.model, ch.N, ch.params, ch.values, ch.kern, ch.lattice, ch.start
     )
     b = model.b
     # the mean field first: it is cheap and its failure should cost nothing
@@ -596,12 +592,10 @@ def solve(
         # is unstable (a limit cycle): answer it, without the statistics centred at s*
         if "is not stable" not in str(exc) and "not hyperbolic" not in str(exc):
             raise
-        mf, note = (
-            None,
-            (
-                f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "
-                "centred at s* (n_bias, n_mse) are NaN."
-            ),
+        mf = None
+        note = (
+            f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "
+            "centred at s* (n_bias, n_mse) are NaN."
         )
     if note:
         ch.notes.append(note)

@@ -72,3 +72,30 @@ def test_precision_checked():
     m = load_model("examples/birth_death.py:birth_death", cap=2)
     with pytest.raises(ParameterError, match="precision must be"):
         numeric.solve(m, {"lam": "0.5"}, precision="float32")
+
+
+def test_cli_float64_json_and_bad_input():
+    import json
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "mfstein", "solve", "--model", f"{USER}:supermarket_user"]
+    out = subprocess.run(
+        [*base, "--param", "b=50", "--param", "lam=0.9", "--float64", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    fast = numeric.solve("0.9", 50, 2, dps=30)
+    assert got["digits"] >= 8
+    assert _rel_err(got["constant"], fast.constant) <= mpmath.mpf(10) ** -got["digits"]
+    bad = subprocess.run(
+        [*base, "--param", "b=50", "--param", "lam=1.5", "--float64"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr
