@@ -67,14 +67,20 @@ class ReducedModel:
         self.T64 = np.array([[float(v) for v in row] for row in T])
         self.Tmp = [[mpf(v.numerator) / v.denominator for v in row] for row in T]
         self.free = list(red.free)
+        # s_D = q - C_F s_F as float arrays (full64 runs at every ODE evaluation)
+        self._free_idx = np.array(self.free, dtype=np.int64)
+        self._dep_idx = np.array(red.dependent, dtype=np.int64)
+        self._C = np.array(
+            [[float(row[j]) for j in self.free] for row in red.laws], dtype=float
+        ).reshape(len(red.laws), len(self.free))
 
     # float64 ---------------------------------------------------------------
     def full64(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Full state from free coordinates ``x`` and conserved values ``q``."""
         s = np.zeros(self.red.b)
-        s[self.free] = x
-        for row, qi, d in zip(self.red.laws, q, self.red.dependent, strict=True):
-            s[d] = qi - sum(float(row[j]) * s[j] for j in self.free if row[j])
+        s[self._free_idx] = x
+        if self._dep_idx.size:
+            s[self._dep_idx] = np.asarray(q, dtype=float) - self._C @ np.asarray(x, dtype=float)
         return s
 
     def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
