@@ -32,6 +32,8 @@ import sympy as sp
 __all__ = ["SparseRates", "sparse_rates"]
 
 _cache: dict[tuple, SparseRates] = {}
+#: Lists longer than this are lambdified without common-subexpression elimination.
+CSE_MAX = 400
 
 
 @dataclass
@@ -60,7 +62,9 @@ class SparseRates:
         fn = self._funcs.get(key)
         if fn is None:
             exprs = self._exprs[what]
-            raw = sp.lambdify(self._symbols, exprs, modules=module, cse=True)
+            # common subexpressions pay off within short lists; for long ones SymPy's
+            # cse costs more than the evaluation it saves
+            raw = sp.lambdify(self._symbols, exprs, modules=module, cse=len(exprs) <= CSE_MAX)
             n = len(exprs)
 
             def fn(s: Any, p: Any, _raw: Callable[..., Any] = raw, _n: int = n) -> Any:
@@ -87,6 +91,45 @@ class SparseRates:
         return self.evaluator("hess")(s, p)
 
 
+#: Derivatives of rate templates (the rate with its states renamed ``z0, z1, ...``).
+_templates: dict[sp.Expr, dict[tuple[int, int | None], sp.Expr]] = {}
+_Z = sp.symbols("z0:64", real=True)
+
+
+def _derivatives(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
+    """Non-zero first (``(a, None)``) and second (``(a, c)``, ``a <= c``) derivatives
+    of ``rate`` with respect to the states ``xs`` it contains.
+
+    Rates of large models repeat a few forms (``lam (x_(k-1)^2 - x_k^2)`` for
+    every ``k``): each form is differentiated once, with its states renamed
+    ``z0, z1, ...``, and renamed back -- SymPy's ``diff`` costs about a
+    millisecond per call, ``xreplace`` a few microseconds.
+    """
+    if len(xs) > len(_Z):
+        return _differentiate(rate, xs)
+    zs = _Z[: len(xs)]
+    template = rate.xreplace(dict(zip(xs, zs, strict=True)))
+    hit = _templates.get(template)
+    if hit is None:
+        hit = _templates[template] = _differentiate(template, list(zs))
+    back = dict(zip(zs, xs, strict=True))
+    return {k: v.xreplace(back) for k, v in hit.items()}
+
+
+def _differentiate(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
+    out: dict[tuple[int, int | None], sp.Expr] = {}
+    for a, x in enumerate(xs):
+        d1 = sp.diff(rate, x)
+        if d1 == 0:
+            continue
+        out[(a, None)] = d1
+        for c in range(a, len(xs)):
+            d2 = sp.diff(d1, xs[c])
+            if d2 != 0:
+                out[(a, c)] = d2
+    return out
+
+
 def sparse_rates(model: Any) -> SparseRates:
     """The :class:`SparseRates` of ``model`` (cached per model key in this process)."""
     key = model.key
@@ -106,17 +149,13 @@ def sparse_rates(model: Any) -> SparseRates:
         rate = sp.sympify(t.rate)
         rates.append(rate)
         present = sorted(pos[x] for x in rate.free_symbols if x in pos)
-        for a, j in enumerate(present):
-            d1 = sp.diff(rate, states[j])
-            if d1 == 0:
-                continue
-            grads.append(d1)
-            gidx.append((n, j))
-            for k in present[a:]:
-                d2 = sp.diff(d1, states[k])
-                if d2 != 0:
-                    hesss.append(d2)
-                    hidx.append((n, j, k))
+        for (a, b_), d in _derivatives(rate, [states[j] for j in present]).items():
+            if b_ is None:
+                grads.append(d)
+                gidx.append((n, present[a]))
+            else:
+                hesss.append(d)
+                hidx.append((n, present[a], present[b_]))
     out = SparseRates(
         b=len(states),
         n_transitions=len(model.transitions),
