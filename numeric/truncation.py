@@ -26,6 +26,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from mfstein.errors import NumericalError, ParameterError
 from numeric.model_params import kernel_vector, parse_params
 from numeric.solution import MeanFieldSolution
 
@@ -96,7 +97,10 @@ def solve_truncated(
         with mpmath.workdps(dps + 20):
             full = start_point(model, start, parse_params(model, params))
         sub_start = [full[i] for i in kept]
-    sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
+    try:
+        sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
+    except (ParameterError, NumericalError):
+        return None  # the whole model is solved instead, and answers for itself
     with mpmath.workdps(dps + 20):
         p = kernel_vector(model, parse_params(model, params))
         bad = padded_residual(model, kept, sol.s_star, p)
