@@ -27,7 +27,7 @@ import hashlib
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import sympy as sp
@@ -211,10 +211,16 @@ def _param_point(model: Model, rng: Any) -> dict[sp.Symbol, Any]:
     return out
 
 
+@lru_cache(maxsize=64)
+def _exact_total(total: float) -> sp.Expr:
+    """The declared total of a simplex as an exact number (once per value)."""
+    return sp.nsimplify(total)
+
+
 def _faces(space: Any, jump: tuple[int, ...], st: tuple[sp.Symbol, ...], conserved: bool):
     """``(map point -> point on the face, description)`` for every face ``jump`` crosses."""
     b = len(st)
-    total = sp.nsimplify(space.total)
+    total = _exact_total(space.total)
 
     def fix(i: int, value: Any) -> Any:
         def face(s: list) -> list:
@@ -244,10 +250,18 @@ def _faces(space: Any, jump: tuple[int, ...], st: tuple[sp.Symbol, ...], conserv
 def _rate_at(rate: sp.Expr, model: Model, s: list, p: dict) -> float | None:
     """``rate`` at the state ``s`` and parameters ``p`` (20 digits); ``None`` when
     it cannot be evaluated to a finite real number."""
-    point = dict(zip(model.states, s, strict=True))
-    point.update(p)
+    # only the rate's own symbols: substituting all b states costs O(b) per rate
+    pos = model.__dict__.get("_state_pos")
+    if pos is None:
+        pos = model.__dict__["_state_pos"] = {x: i for i, x in enumerate(model.states)}
+    point = {}
+    for x in rate.free_symbols:
+        if x in pos:
+            point[x] = s[pos[x]]
+        elif x in p:
+            point[x] = p[x]
     try:
-        value = complex(rate.subs(point).evalf(20))
+        value = complex(rate.xreplace(point).evalf(20))
     except (TypeError, ValueError, ZeroDivisionError):
         return None
     if value.imag != 0 or not abs(value.real) < float("inf"):

@@ -843,7 +843,8 @@ def second_order(
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
-            f"precision (model {model.name} has {prob.red.n}); use order2_float64 for larger ones."
+            f"precision (model {model.name} has {prob.red.n}); use "
+            "numeric.solve(..., precision='float64', order=2) for larger ones."
         )
     guard = 10
     digits = 0
@@ -928,8 +929,6 @@ def second_order_float64(
     ``B`` and ``A`` equations use.  The result's ``third_moment`` names the
     route that ran.
     """
-    import scipy.linalg
-
     from numeric.precision import limited_blas
 
     if solver not in ("auto", "eigen", "schur", "trsyl"):
@@ -945,12 +944,28 @@ def second_order_float64(
         return _pad(small, model.b)
     with limited_blas():
         base = _base64(model, params, start)
+        return second_order_float64_at(model, base, solver=solver)
+
+
+def second_order_float64_at(
+    model: Any, base: dict[str, Any], *, solver: str = "auto", k2: Any = None
+) -> dict[str, Any]:
+    """The body of :func:`second_order_float64` at a given fixed point: ``base`` as
+    :func:`_base64` makes it (``s``, ``p``, ``T``, ``F``, ``n``, reduced ``J`` and
+    ``Q0``, base kernels ``k64``, ``fast``); ``k2`` the order-2 kernels (default
+    the generated numba ones; :class:`derive.sparse.LambdaKernels` avoids the
+    compile)."""
+    import scipy.linalg
+
+    from numeric.precision import limited_blas
+
+    with limited_blas():
         n, b, T, J, Q0 = base["n"], model.b, base["T"], base["J"], base["Q0"]
         # one real Schur form of J serves W, the third moment and B
         schur = scipy.linalg.schur(J, output="real")
         W = _lyapunov_real_schur(*schur, -Q0)
         W = (W + W.T) / 2
-        objs = _objects64(model, base)
+        objs = _objects64(model, base, k2)
         h = np.zeros(n)
         for (i, k, l), v in objs["H"]:
             h[i] += v * W[k, l] / 2
@@ -1045,14 +1060,14 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
     }
 
 
-def _objects64(model: Any, base: dict[str, Any]) -> dict[str, list]:
+def _objects64(model: Any, base: dict[str, Any], k2: Any = None) -> dict[str, list]:
     """The Hessian ``H`` and the order-2 objects at ``s`` in float64 on the free
     coordinates, fully expanded (see :func:`reduced_objects`)."""
     from derive.kernels import kernels
 
     s, p, T, F = base["s"], base["p"], base["T"], base["F"]
     k64 = base["k64"]
-    k2 = kernels(model, "numba", "order2")
+    k2 = kernels(model, "numba", "order2") if k2 is None else k2
     Tmp = None if T is None else [[mpf(float(v)) for v in row] for row in T]
 
     def reduce(entries: list, nout: int) -> list:

@@ -42,6 +42,8 @@ from numeric.refinement import solve_linear
 RANDOM_STARTS = 4
 #: ODE horizons tried in turn.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: After this many horizons without convergence, look for an unstable fixed point.
+UNSTABLE_PROBE = 2
 
 
 @dataclass
@@ -65,14 +67,20 @@ class ReducedModel:
         self.T64 = np.array([[float(v) for v in row] for row in T])
         self.Tmp = [[mpf(v.numerator) / v.denominator for v in row] for row in T]
         self.free = list(red.free)
+        # s_D = q - C_F s_F as float arrays (full64 runs at every ODE evaluation)
+        self._free_idx = np.array(self.free, dtype=np.int64)
+        self._dep_idx = np.array(red.dependent, dtype=np.int64)
+        self._C = np.array(
+            [[float(row[j]) for j in self.free] for row in red.laws], dtype=float
+        ).reshape(len(red.laws), len(self.free))
 
     # float64 ---------------------------------------------------------------
     def full64(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Full state from free coordinates ``x`` and conserved values ``q``."""
         s = np.zeros(self.red.b)
-        s[self.free] = x
-        for row, qi, d in zip(self.red.laws, q, self.red.dependent, strict=True):
-            s[d] = qi - sum(float(row[j]) * s[j] for j in self.free if row[j])
+        s[self._free_idx] = x
+        if self._dep_idx.size:
+            s[self._dep_idx] = np.asarray(q, dtype=float) - self._C @ np.asarray(x, dtype=float)
         return s
 
     def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -135,7 +143,16 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
     from scipy.integrate import solve_ivp
 
     x = np.array(x0, dtype=float)
-    for horizon in HORIZONS:
+    unstable = None
+    for n_horizon, horizon in enumerate(HORIZONS):
+        if n_horizon == UNSTABLE_PROBE:
+            # still moving after the first horizons: an unstable fixed point with a
+            # limit cycle around it would keep the ODE going through every horizon;
+            # Newton from here finds such a point, returned (and then refused by the
+            # caller) if the ODE has not converged after one more horizon either
+            probe = _newton64(rm, x, q, p)
+            if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
+                unstable = probe
         sol = solve_ivp(
             lambda t, y: rm.f64(y, q, p),
             (0.0, horizon),
@@ -153,12 +170,35 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
         x = sol.y[:, -1]
         if np.max(np.abs(rm.f64(x, q, p))) < 1e-8:
             break
+        if unstable is not None:
+            return unstable
     # float64 Newton polish
     for _ in range(50):
         step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]
         x = x - step
         if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
             break
+    return x
+
+
+def _newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+    """A float64 Newton iteration from ``x0``: the fixed point (drift below ``1e-12``
+    of the largest intensity) or ``None`` when it does not converge."""
+    x = np.array(x0, dtype=float)
+    with np.errstate(all="ignore"):
+        for _ in range(50):
+            f = rm.f64(x, q, p)
+            if not np.all(np.isfinite(f)):
+                return None
+            step = np.linalg.lstsq(rm.jac64(x, q, p), f, rcond=None)[0]
+            x = x - step
+            if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+                break
+        else:
+            return None
+        scale = max(1.0, float(np.max(np.abs(rm.k64.rates(rm.full64(x, q), p)))))
+        if not np.max(np.abs(rm.f64(x, q, p))) < 1e-12 * scale:
+            return None
     return x
 
 

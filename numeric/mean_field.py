@@ -113,6 +113,7 @@ def solve(
     M: Any = None,
     start: Sequence[Any] | str | None = None,
     method: str = "auto",
+    precision: str = "dps",
 ) -> MeanFieldSolution:
     """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
 
@@ -138,6 +139,11 @@ def solve(
     method:
         ``"auto"`` (fast path when registered and no start is given),
         ``"general"`` or ``"fast"``.
+    precision:
+        ``"dps"`` (default: ``dps`` digits earned by two working precisions) or
+        ``"float64"``: the float64 route of :mod:`numeric.float64_route` for any
+        model (``dps`` is then ignored and ``digits`` is estimated from the
+        conditioning and two independent routes).
 
     Returns
     -------
@@ -162,6 +168,24 @@ def solve(
         parse_params(model, params)  # names, numbers and declared ranges, before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    if precision not in ("dps", "float64"):
+        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    if precision == "float64":
+        from numeric.float64_route import solve_float64
+
+        sol = solve_float64(model, params, M=M, start=start, order=order)
+    else:
+        sol = _solve_working_precision(model, params, dps, order, M, start, method)
+    sol.source_model = model
+    sol.inputs = dict(params)
+    sol.start = start
+    return sol
+
+
+def _solve_working_precision(
+    model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, method: str
+) -> MeanFieldSolution:
+    """The fast path, the truncated general route or the general route (``dps`` digits)."""
     fast = FAST_PATHS.get(model.info.fast_path or "")
     if method == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
@@ -169,21 +193,33 @@ def solve(
         sol = fast(model, params, dps=dps, M=M)
     else:
         from numeric.general import solve_general
+        from numeric.truncation import solve_truncated
 
+        cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
+        if cut is not None:
+            return cut
         sol = solve_general(model, params, dps=dps, M=M, start=start)
     if order == 2:
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
-    sol.source_model = model
-    sol.inputs = dict(params)
-    sol.start = start
     return sol
 
 
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`)."""
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`;
+    on the coordinates that matter when some are negligible, :mod:`numeric.truncation`)."""
     from numeric.expansion import second_order
+    from numeric.truncation import solve_truncated
+
+    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
+    if cut is not None:
+        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
+        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
+        sol.C, sol.free_map = cut.C, cut.free_map
+        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
+        sol.notes.append(f"order 2: {cut.note}")
+        return sol
 
     so = second_order(model, params, dps=dps, M=M, start=start)
     sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits

@@ -55,6 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("1", "2"),
         help="2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)",
     )
+    p.add_argument(
+        "--float64",
+        action="store_true",
+        help="the float64 route for any model (sparse, no compiling; digits estimated "
+        "from the conditioning and two routes; --dps is then ignored)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
     p.add_argument(
         "--certify",
@@ -83,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         method=args.method,
         order=int(args.order),
+        precision="float64" if getattr(args, "float64", False) else "dps",
     )
     states = _state_names(model, sol.b)
     cert = None

@@ -483,12 +483,29 @@ def solve(
     )
     b = model.b
     # the mean field first: it is cheap and its failure should cost nothing
-    mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+    try:
+        mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+    except ParameterError as exc:
+        # a finite chain has a stationary law even when the mean field's fixed point
+        # is unstable (a limit cycle): answer it, without the statistics centred at s*
+        if "is not stable" not in str(exc) and "not hyperbolic" not in str(exc):
+            raise
+        mf = None
+        note = (
+            f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "
+            "centred at s* (n_bias, n_mse) are NaN."
+        )
     if note:
         ch.notes.append(note)
-    s_star = np.array([float(v) for v in mf.s_star])
-    W = to_float64(mf.W)
-    reach, pi, res, used, iters, exit_rate = ch.solve(N * s_star, method, tol, progress, W)
+    if mf is None:
+        s_star = np.full(b, np.nan)
+        W = None
+        centre = np.asarray(n0, dtype=np.float64)
+    else:
+        s_star = np.array([float(v) for v in mf.s_star])
+        W = to_float64(mf.W)
+        centre = N * s_star
+    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, tol, progress, W)
     notes = ch.notes
     S = reach.states.shape[0]
     qmax = float(exit_rate.max()) if S else 0.0
@@ -528,9 +545,9 @@ def solve(
         start=[int(x) for x in n0],
         law_values=[str(v) for v in lattice.values],
         s_star=s_star,
-        V=np.array([float(v) for v in mf.V]),
-        W=W,
-        constant=float(mf.constant),
+        V=np.full(b, np.nan) if mf is None else np.array([float(v) for v in mf.V]),
+        W=np.full((b, b), np.nan) if W is None else W,
+        constant=float("nan") if mf is None else float(mf.constant),
         mean=mean,
         n_bias=N * (mean - s_star),
         n_mse=n_mse,

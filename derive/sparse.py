@@ -1,0 +1,235 @@
+"""Sparse evaluators of a model's rates and their derivatives, without numba.
+
+A density-dependent population process is fully described by its jumps
+``l`` and intensities ``beta_l(s)``; everything else follows by sparse
+linear algebra (Section 3 of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"):
+
+* ``f(s) = L^T beta(s)`` (``L`` the jump matrix, one row per transition);
+* ``J(s) = L^T (d beta / ds)``, sparse when each rate depends on few coordinates;
+* ``Q(s) = L^T diag(beta(s)) L``;
+* ``d^2 f_i / ds_j ds_k = sum_l L_li d^2 beta_l / ds_j ds_k``.
+
+Only the derivatives of each rate with respect to the coordinates it actually
+contains are formed (``O(transitions x symbols per rate)`` SymPy work, linear
+in the model's size), and each list is turned into one Python function by
+:func:`sympy.lambdify` (NumPy or mpmath module).  Compiling a lambdified
+function is Python's own byte-compilation, linear in the length of the code,
+so this is the route chosen for large models, where numba's compile time
+(super-linear in the length of one function) costs more than it saves; see
+docs/design.md, "Compiling".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["SparseRates", "sparse_rates"]
+
+_cache: dict[tuple, SparseRates] = {}
+#: Lists longer than this are lambdified without common-subexpression elimination.
+CSE_MAX = 400
+
+
+@dataclass
+class SparseRates:
+    """Rates and their first and second derivatives as flat lists on sparse indices.
+
+    ``jumps``: ``(rows, cols, vals)`` of the jump matrix ``L`` (transition,
+    coordinate, change).  ``grad_index[m] = (l, j)`` with value
+    ``d beta_l / ds_j``; ``hess_index[m] = (l, j, k)``, ``j <= k``, with value
+    ``d^2 beta_l / ds_j ds_k``.  Each evaluator takes ``(s, p)`` (state and
+    parameter vectors in the model's order) and returns a flat sequence.
+    """
+
+    b: int
+    n_transitions: int
+    jumps: tuple[np.ndarray, np.ndarray, np.ndarray]
+    grad_index: np.ndarray
+    hess_index: np.ndarray
+    _exprs: dict[str, list[sp.Expr]]
+    _symbols: tuple[sp.Symbol, ...]
+    _funcs: dict[tuple[str, str], Callable[..., Any]]
+
+    def evaluator(self, what: str, module: str = "numpy") -> Callable[[Any, Any], Any]:
+        """``what`` in ``rates``, ``grad``, ``hess``; ``module`` ``numpy`` or ``mpmath``."""
+        key = (what, module)
+        fn = self._funcs.get(key)
+        if fn is None:
+            exprs = self._exprs[what]
+            # common subexpressions pay off within short lists; for long ones SymPy's
+            # cse costs more than the evaluation it saves
+            raw = sp.lambdify(self._symbols, exprs, modules=module, cse=len(exprs) <= CSE_MAX)
+            n = len(exprs)
+
+            def fn(s: Any, p: Any, _raw: Callable[..., Any] = raw, _n: int = n) -> Any:
+                if _n == 0:
+                    return np.zeros(0) if module == "numpy" else []
+                out = _raw(*s, *p)
+                if module == "numpy":
+                    return np.array(out, dtype=float).reshape(_n)
+                return list(out)
+
+            self._funcs[key] = fn
+        return fn
+
+    def rates(self, s: Any, p: Any) -> np.ndarray:
+        """``beta_l(s)`` in float64."""
+        return self.evaluator("rates")(s, p)
+
+    def grad(self, s: Any, p: Any) -> np.ndarray:
+        """``d beta_l / ds_j`` on :attr:`grad_index`, float64."""
+        return self.evaluator("grad")(s, p)
+
+    def hess(self, s: Any, p: Any) -> np.ndarray:
+        """``d^2 beta_l / ds_j ds_k`` on :attr:`hess_index`, float64."""
+        return self.evaluator("hess")(s, p)
+
+
+#: Derivatives of rate templates (the rate with its states renamed ``z0, z1, ...``).
+_templates: dict[sp.Expr, dict[tuple[int, int | None], sp.Expr]] = {}
+_Z = sp.symbols("z0:64", real=True)
+
+
+def _derivatives(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
+    """Non-zero first (``(a, None)``) and second (``(a, c)``, ``a <= c``) derivatives
+    of ``rate`` with respect to the states ``xs`` it contains.
+
+    Rates of large models repeat a few forms (``lam (x_(k-1)^2 - x_k^2)`` for
+    every ``k``): each form is differentiated once, with its states renamed
+    ``z0, z1, ...``, and renamed back -- SymPy's ``diff`` costs about a
+    millisecond per call, ``xreplace`` a few microseconds.
+    """
+    if len(xs) > len(_Z):
+        return _differentiate(rate, xs)
+    zs = _Z[: len(xs)]
+    template = rate.xreplace(dict(zip(xs, zs, strict=True)))
+    hit = _templates.get(template)
+    if hit is None:
+        hit = _templates[template] = _differentiate(template, list(zs))
+    back = dict(zip(zs, xs, strict=True))
+    return {k: v.xreplace(back) for k, v in hit.items()}
+
+
+def _differentiate(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
+    out: dict[tuple[int, int | None], sp.Expr] = {}
+    for a, x in enumerate(xs):
+        d1 = sp.diff(rate, x)
+        if d1 == 0:
+            continue
+        out[(a, None)] = d1
+        for c in range(a, len(xs)):
+            d2 = sp.diff(d1, xs[c])
+            if d2 != 0:
+                out[(a, c)] = d2
+    return out
+
+
+def sparse_rates(model: Any) -> SparseRates:
+    """The :class:`SparseRates` of ``model`` (cached per model key in this process)."""
+    key = model.key
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    states = tuple(model.states)
+    pos = {x: i for i, x in enumerate(states)}
+    rows, cols, vals = [], [], []
+    rates, grads, gidx, hesss, hidx = [], [], [], [], []
+    for n, t in enumerate(model.transitions):
+        for i, v in enumerate(t.jump):
+            if v:
+                rows.append(n)
+                cols.append(i)
+                vals.append(int(v))
+        rate = sp.sympify(t.rate)
+        rates.append(rate)
+        present = sorted(pos[x] for x in rate.free_symbols if x in pos)
+        for (a, b_), d in _derivatives(rate, [states[j] for j in present]).items():
+            if b_ is None:
+                grads.append(d)
+                gidx.append((n, present[a]))
+            else:
+                hesss.append(d)
+                hidx.append((n, present[a], present[b_]))
+    out = SparseRates(
+        b=len(states),
+        n_transitions=len(model.transitions),
+        jumps=(
+            np.array(rows, dtype=np.int64),
+            np.array(cols, dtype=np.int64),
+            np.array(vals, dtype=float),
+        ),
+        grad_index=np.array(gidx, dtype=np.int64).reshape(-1, 2),
+        hess_index=np.array(hidx, dtype=np.int64).reshape(-1, 3),
+        _exprs={"rates": rates, "grad": grads, "hess": hesss},
+        _symbols=(*states, *model.params),
+        _funcs={},
+    )
+    _cache[key] = out
+    return out
+
+
+class LambdaKernels:
+    """The functions of one kernel group (:func:`derive.kernels.kernels`) evaluated by
+    lambdified NumPy code instead of numba: same names, same index lists, no
+    compile beyond Python's byte-compilation.
+
+    ``jac`` and ``Q`` return dense ``b x b`` arrays, ``f``, ``ftilde``, ``rates``
+    and every ``*_values`` a flat array; ``jac_index``, ``hess_index`` and (order
+    2) ``index[name]`` are as in the generated modules.
+    """
+
+    def __init__(self, model: Any, group: str = "base") -> None:
+        from derive.kernels import _objects, _order2_objects
+
+        self.b = model.b
+        self._symbols = (*model.states, *model.params)
+        if group == "order2":
+            objs, index = _order2_objects(model)
+            self.index = {k: np.array(v, dtype=np.int64) for k, v in index.items()}
+        else:
+            objs = _objects(model)
+            self.jac_index = np.array([ij for ij, _ in objs.pop("_jac_index")[1]], dtype=np.int64)
+            self.hess_index = np.array(
+                [ijk for ijk, _ in objs.pop("_hess_index")[1]], dtype=np.int64
+            ).reshape(-1, 3)
+        self._objs = objs
+        self._funcs: dict[str, Callable[..., Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        objs = self.__dict__.get("_objs", {})
+        if name not in objs:
+            raise AttributeError(name)
+        fn = self._funcs.get(name)
+        if fn is None:
+            shape, entries = objs[name]
+            idx = [ix for ix, _ in entries]
+            raw = sp.lambdify(self._symbols, [e for _, e in entries], modules="numpy", cse=True)
+
+            def fn(s: Any, p: Any, _raw: Any = raw, _idx: Any = idx, _shape: Any = shape) -> Any:
+                out = np.zeros(_shape)
+                if _idx:
+                    vals = np.array(_raw(*s, *p), dtype=float).reshape(len(_idx))
+                    for ix, v in zip(_idx, vals.tolist(), strict=True):
+                        out[ix] = v
+                return out
+
+            self._funcs[name] = fn
+        return fn
+
+
+_lambda_cache: dict[tuple, LambdaKernels] = {}
+
+
+def lambda_kernels(model: Any, group: str = "base") -> LambdaKernels:
+    """:class:`LambdaKernels` of ``model`` (cached per model key and group)."""
+    key = (model.key, group)
+    hit = _lambda_cache.get(key)
+    if hit is None:
+        hit = _lambda_cache[key] = LambdaKernels(model, group)
+    return hit
