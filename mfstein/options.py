@@ -26,7 +26,9 @@ _HELP = {
 }
 
 
-def add_arrival_rate(parser: argparse.ArgumentParser, *, lam: bool = True) -> None:
+def add_arrival_rate(
+    parser: argparse.ArgumentParser, *, lam: bool = True, required: bool | None = None
+) -> None:
     """Add ``--lam | --gamma --alpha`` to ``parser`` as one titled group.
 
     With ``lam=False`` only the heavy-traffic pair is offered, and both are
@@ -34,12 +36,14 @@ def add_arrival_rate(parser: argparse.ArgumentParser, *, lam: bool = True) -> No
     defined by ``gamma`` and ``alpha``).  Which combination was given is
     checked when the rate is resolved, by :func:`arrival_rate_text`, so that a
     bad combination is one sentence and exit status 2 like any other bad input.
+    ``required=False`` leaves the pair optional for the command to check.
     """
+    need = (not lam) if required is None else required
     group = parser.add_argument_group(_TITLE if lam else "heavy-traffic arrival rate")
     if lam:
         group.add_argument("--lam", help=_HELP["lam"])
-    group.add_argument("--gamma", required=not lam, help=_HELP["gamma"])
-    group.add_argument("--alpha", required=not lam, help=_HELP["alpha"])
+    group.add_argument("--gamma", required=need, help=_HELP["gamma"])
+    group.add_argument("--alpha", required=need, help=_HELP["alpha"])
 
 
 def arrival_rate_text(args: argparse.Namespace, N: Any, *, dps: int = 30) -> str:

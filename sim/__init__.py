@@ -21,10 +21,12 @@ from typing import Any
 from mfstein import __version__ as __version__
 
 __all__ = [
+    "AccuracyTable",
     "Estimate",
     "GenericSimulator",
     "SimulationResult",
     "Simulator",
+    "accuracy_table",
     "simulate",
     "simulate_supermarket",
 ]
@@ -35,6 +37,10 @@ def __getattr__(name: str) -> Any:
         from sim import api
 
         return getattr(api, name)
+    if name in ("AccuracyTable", "accuracy_table"):
+        from sim import accuracy
+
+        return accuracy.AccuracyTable if name == "AccuracyTable" else accuracy.accuracy
     if name == "GenericSimulator":
         from sim import generic
 

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from mfstein.cli.model_args import add_finite_n_model_arguments
+from mfstein.cli.model_table import MODEL_TABLE_STEPS, add_table_model_arguments, model_table
 from mfstein.options import add_arrival_rate, arrival_rate_text
 
 #: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
@@ -105,22 +106,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     t = subparsers.add_parser(
         "table",
-        help="the core paper's Tables 1/2: simulation vs the bound (and exact) over N",
+        help="accuracy table over N: the core paper's Tables 1/2, or any model's observable",
         description=(
-            "For each N: lam = 1 - gamma/N^alpha, the simulated N E||S - s*||^2 (mean +- 95% "
-            "CI), Theorem 1's asymptotically tight bound (numeric.bound, b = auto) and, with "
-            "--exact, the exact finite-N value where the state space allows."
+            "Without --model, the core paper's Tables 1/2: for each N, lam = 1 - gamma/N^alpha, "
+            "the simulated N E||S - s*||^2 (mean +- 95% CI), Theorem 1's asymptotically tight "
+            "bound (numeric.bound, b = auto) and, with --exact, the exact finite-N value where "
+            "the state space allows. With --model and --observable G: for each N, the "
+            "mean-field value g(s*), + 1/N, + 1/N^2 (--order), the exact value (--exact; a "
+            "dash with the reason where the chain is too large) and a simulation estimate "
+            "with its 95% CI (--simulate); parameters may be expressions in N."
         ),
     )
-    add_arrival_rate(t, lam=False)
+    add_arrival_rate(t, lam=False, required=False)
     t.add_argument("--N", type=_int_list, required=True, help="comma-separated N values")
     t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
-    t.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
+    t.add_argument("--d", type=_int, help="servers sampled per arrival (default 2)")
     t.add_argument(
         "--sim-steps",
         type=_int,
-        default=TABLE_STEPS,
-        help=f"events per replication (default {TABLE_STEPS:.0e})",
+        help=f"events per replication (default {TABLE_STEPS:.0e}; "
+        f"{MODEL_TABLE_STEPS:.0e} with --model)",
     )
     t.add_argument("--reps", type=_int, default=TABLE_REPS, help=f"default {TABLE_REPS}")
     t.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
@@ -132,6 +137,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fmt = t.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print JSON")
     fmt.add_argument("--csv", action="store_true", help="print CSV")
+    add_table_model_arguments(t)
     t.set_defaults(handler=_table)
 
 
@@ -225,6 +231,22 @@ def _table(args) -> int:
     from mfstein.errors import ParameterError, check_int
     from sim import table
 
+    if args.model is not None:
+        return model_table(args)
+    for flag in ("observable", "order"):
+        if getattr(args, flag) is not None:
+            raise ParameterError(f"--{flag} needs --model (with --observable G).")
+    if args.param:
+        raise ParameterError(
+            "--param needs --model (the supermarket table takes --gamma and --alpha)."
+        )
+    if args.gamma is None or args.alpha is None:
+        raise ParameterError(
+            "gamma and alpha are required without --model (--gamma G --alpha A, "
+            "lam = 1 - G/N^A)."
+        )
+    args.d = 2 if args.d is None else args.d
+    args.sim_steps = TABLE_STEPS if args.sim_steps is None else args.sim_steps
     if not args.N:
         raise ParameterError("N must list at least one integer >= 1.")
     for n in args.N:

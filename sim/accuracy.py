@@ -1,0 +1,255 @@
+"""The accuracy table of an observable as a result: :class:`AccuracyTable`.
+
+:func:`accuracy` runs :func:`sim.observable_table.accuracy_table` (the rows: for
+each N the mean-field value ``g(s*)``, the refined values ``g0 + g1/N`` and
+``g0 + g1/N + g2/N^2``, the exact finite-N value or the reason it is absent, a
+simulation estimate with its 95% batch-means CI) and wraps them with the run's
+settings (seed, events, replications), so that ``mfstein table --model ...``
+prints ``to_json()``, a CSV row per N or an aligned text table, and draws the
+observable against N (:meth:`AccuracyTable.plot`).  Numbers stay the decimal
+strings the rows carry; nothing is re-rounded here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mfstein.display import dumps, html_table, text_block
+
+#: The columns of the text and CSV forms, with their headers.
+COLUMNS = (
+    ("N", "N"),
+    ("mean_field", "mean field"),
+    ("order1", "+ 1/N"),
+    ("order2", "+ 1/N^2"),
+    ("exact", "exact"),
+    ("simulation", "simulation (95% CI)"),
+)
+
+
+@dataclass(frozen=True)
+class AccuracyTable:
+    """Rows of the accuracy table of one observable of one model.
+
+    ``rows`` are dicts with the keys ``N``, ``mean_field``, ``order1``, ``order2``,
+    ``exact``, ``exact_note``, ``simulation`` (``{"mean", "ci95"}`` or ``None``),
+    ``simulation_note``, ``simulation_seed`` and ``params`` (the parameters at
+    that N); numbers are
+    decimal strings, ``None`` where absent.  ``seed``/``steps``/``reps`` are the
+    simulation's settings (``None`` without simulation).
+    """
+
+    model: str
+    observable: str
+    expression: str | None
+    order: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    seed: int | None = None
+    steps: int | None = None
+    reps: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"model", "observable", "rows"}`` (the issue's JSON shape)."""
+        return {"model": self.model, "observable": self.observable, "rows": list(self.rows)}
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """JSON text of :meth:`to_dict`."""
+        return dumps(self.to_dict(), indent=indent)
+
+    def _title(self) -> str:
+        expr = (
+            f" = {self.expression}"
+            if self.expression and self.expression != self.observable
+            else ""
+        )
+        return f"AccuracyTable: {self.observable}{expr}, {self.model} model, order {self.order}"
+
+    def _summary_rows(self) -> list[tuple[str, str]]:
+        out = []
+        for r in self.rows:
+            best = r["order2"] or r["order1"] or r["mean_field"]
+            extra = f", exact {r['exact']}" if r["exact"] is not None else ""
+            sim = r["simulation"]
+            if sim is not None:
+                extra += f", simulation {sim['mean']} ± {sim['ci95']}"
+            out.append((f"N = {r['N']}", f"{best}{extra}"))
+        return out
+
+    def __repr__(self) -> str:
+        return text_block(self._title(), self._summary_rows(), "rows in to_dict()")
+
+    def _repr_html_(self) -> str:
+        return html_table(self._title(), self._summary_rows())
+
+    def settings_text(self) -> str:
+        """One line naming the simulation's seed, events and replications."""
+        if self.seed is None:
+            return "no simulation"
+        return (
+            f"simulation: seed = {self.seed}, {self.reps} replications x {self.steps:.3g} "
+            "events per N, 95% batch-means CIs"
+        )
+
+    def cells(self, row: Mapping[str, Any]) -> list[str]:
+        """The text cells of one row (a dash where a value is absent)."""
+        out = []
+        for key, _ in COLUMNS:
+            v = row.get(key)
+            if key == "simulation":
+                out.append("-" if v is None else f"{v['mean']} ± {v['ci95']}")
+            else:
+                out.append("-" if v is None else str(v))
+        return out
+
+    def render(self) -> str:
+        """An aligned text table, the notes (why a value is absent) and the settings."""
+        head = [h for _, h in COLUMNS]
+        body = [self.cells(r) for r in self.rows]
+        widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+        lines = [self._title().removeprefix("AccuracyTable: ")]
+        for cells in [head, *body]:
+            lines.append("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+        for r in self.rows:
+            for key in ("exact_note", "simulation_note"):
+                if r.get(key):
+                    lines.append(f"N = {r['N']}: {key.split('_')[0]}: {r[key]}")
+        lines.append(self.settings_text())
+        return "\n".join(lines)
+
+    def to_csv(self) -> str:
+        """One CSV row per N (the simulation as its mean, ci95 and seed)."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(
+            [
+                "N",
+                "mean_field",
+                "order1",
+                "order2",
+                "exact",
+                "simulation_mean",
+                "simulation_ci95",
+                "simulation_seed",
+            ]
+        )
+        for r in self.rows:
+            sim = r["simulation"] or {}
+            w.writerow(
+                [
+                    r["N"],
+                    r["mean_field"],
+                    r["order1"] or "",
+                    r["order2"] or "",
+                    r["exact"] or "",
+                    sim.get("mean", ""),
+                    sim.get("ci95", ""),
+                    "" if r.get("simulation_seed") is None else r["simulation_seed"],
+                ]
+            )
+        return buf.getvalue()
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """The observable against N (log x): the expansion orders as lines, exact
+        values as markers, the simulation with its 95% CI as error bars.  Written
+        atomically (:func:`mfstein.io.atomic_write`)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from mfstein.io import atomic_write
+
+        Ns = [r["N"] for r in self.rows]
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        for key, label, style in (
+            ("mean_field", "mean field", "-"),
+            ("order1", "+ 1/N", "--"),
+            ("order2", "+ 1/N^2", ":"),
+        ):
+            if all(r[key] is not None for r in self.rows):
+                ax.plot(Ns, [float(r[key]) for r in self.rows], style, marker=".", label=label)
+        ex = [(r["N"], float(r["exact"])) for r in self.rows if r["exact"] is not None]
+        if ex:
+            ax.plot(
+                *zip(*ex, strict=True),
+                "D",
+                markerfacecolor="none",
+                color="k",
+                label="exact (finite N)",
+            )
+        sims = [r for r in self.rows if r["simulation"] is not None]
+        if sims:
+            ax.errorbar(
+                [r["N"] for r in sims],
+                [float(r["simulation"]["mean"]) for r in sims],
+                yerr=[float(r["simulation"]["ci95"]) for r in sims],
+                fmt="o",
+                capsize=4,
+                label=f"simulation (95% CI), seed = {self.seed}",
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("N")
+        ax.set_ylabel(f"E[{self.observable}]")
+        ax.set_title(f"{self.model}: {self.observable}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        try:
+            atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
+        finally:
+            plt.close(fig)
+
+
+def accuracy(
+    model: Any,
+    params: Mapping[str, Any],
+    g: Any,
+    Ns: Sequence[int],
+    *,
+    order: int = 2,
+    exact: bool = True,
+    simulate: bool = False,
+    steps: int = 10**7,
+    reps: int = 4,
+    seed: int = 0,
+    workers: int | None = None,
+    dps: int = 20,
+) -> AccuracyTable:
+    """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
+
+    ``params`` may hold expressions in ``N``; ``order`` is 1 or 2; ``exact`` solves
+    the finite chain where its state count allows; ``simulate`` runs
+    :func:`sim.simulate` with ``steps`` events x ``reps`` replications seeded from
+    ``seed`` (the same seed at each N).  See :func:`sim.observable_table.accuracy_table`.
+    """
+    from sim.observable_table import accuracy_table
+
+    sim_options = {"steps": steps, "reps": reps, "seed": seed, "workers": workers}
+    tab = accuracy_table(
+        model,
+        params,
+        g,
+        Ns,
+        order=order,
+        exact=exact,
+        simulate=simulate,
+        dps=dps,
+        sim_options=sim_options,
+    )
+    for row in tab["rows"]:
+        row["simulation_seed"] = seed if simulate else None  # the same seed at each N
+    return AccuracyTable(
+        model=tab["model"],
+        observable=tab["observable"],
+        expression=tab["expression"],
+        order=tab["order"],
+        rows=tab["rows"],
+        seed=seed if simulate else None,
+        steps=steps if simulate else None,
+        reps=reps if simulate else None,
+    )
