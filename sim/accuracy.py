@@ -62,11 +62,8 @@ class AccuracyTable:
         return dumps(self.to_dict(), indent=indent)
 
     def _title(self) -> str:
-        expr = (
-            f" = {self.expression}"
-            if self.expression and self.expression != self.observable
-            else ""
-        )
+        named = self.observable.isidentifier() and self.expression not in (None, self.observable)
+        expr = f" = {self.expression}" if named else ""  # a declared name: show what it is
         return f"AccuracyTable: {self.observable}{expr}, {self.model} model, order {self.order}"
 
     def _summary_rows(self) -> list[tuple[str, str]]:
@@ -114,6 +111,10 @@ class AccuracyTable:
         lines = [self._title().removeprefix("AccuracyTable: ")]
         for cells in [head, *body]:
             lines.append("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+        if len({tuple(sorted(r.get("params", {}).items())) for r in self.rows}) > 1:
+            for r in self.rows:  # parameters that are expressions in N, at each N
+                pv = ", ".join(f"{k} = {v}" for k, v in r["params"].items())
+                lines.append(f"N = {r['N']}: {pv}")
         for r in self.rows:
             for key in ("exact_note", "simulation_note"):
                 if r.get(key):

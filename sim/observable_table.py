@@ -55,7 +55,12 @@ def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:
             f"parameter {name} = {value!r} may only depend on N, not on {', '.join(unknown)}."
         )
     import sympy as sp
-    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        parse_expr,
+        rationalize,
+        standard_transformations,
+    )
 
     expr = parse_expr(
         text,
@@ -67,14 +72,17 @@ def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:
             "Rational": sp.Rational,
             **FUNCTIONS,
         },
-        transformations=(*standard_transformations, convert_xor),
+        # decimals as exact rationals ("0.05" = 1/20), not 15-digit floats, so that
+        # the value holds to every one of the dps + 5 digits printed
+        transformations=(*standard_transformations, convert_xor, rationalize),
     )
     v = sp.N(expr.subs(sp.Symbol("N"), sp.Integer(N)), dps + 10)
     if not v.is_real or not v.is_finite:
         raise ParameterError(
             f"parameter {name} = {value!r} is not a finite real number at N = {N}."
         )
-    return mpmath.nstr(mpmath.mpf(str(v)), dps + 5, strip_zeros=False)
+    with mpmath.workdps(dps + 10):  # not the default 15 digits: all dps + 5 printed hold
+        return mpmath.nstr(mpmath.mpf(str(v)), dps + 5, strip_zeros=False)
 
 
 def _uses_N(value: Any) -> bool:

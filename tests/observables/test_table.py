@@ -21,7 +21,9 @@ def test_heavy_traffic_quadratic_row_is_the_papers_table_1():
     tab = accuracy_table(m, {"lam": "1 - 0.1/N**0.05"}, "quadratic", [10, 100], exact=False)
     rows = tab["rows"]
     assert [r["mean_field"][:6] for r in rows] == ["3.1872", "3.5499"]
-    assert rows[0]["params"]["lam"].startswith("0.91087490618662547")
+    with mpmath.workdps(40):  # every printed digit of lam = 1 - 0.1/10^0.05 holds
+        lam = 1 - mpmath.mpf(1) / 10 / mpmath.power(10, mpmath.mpf(1) / 20)
+        assert abs(mpmath.mpf(rows[0]["params"]["lam"]) - lam) < mpmath.mpf(10) ** -24
     assert rows[0]["order2"] is None and rows[0]["exact"] is None
     json.dumps(tab)  # JSON-ready
 

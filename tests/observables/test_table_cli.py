@@ -52,7 +52,10 @@ def second_moment(N: int) -> Fraction:
 
 
 def close(text: str, value: Fraction, digits: int) -> bool:
-    return abs(mpmath.mpf(text) - mpmath.mpf(value.numerator) / value.denominator) < 10**-digits
+    """``text`` agrees with ``value`` to ``digits`` decimals (compared at 40 digits)."""
+    with mpmath.workdps(40):
+        diff = mpmath.mpf(text) - mpmath.mpf(value.numerator) / value.denominator
+        return abs(diff) < mpmath.mpf(10) ** -digits
 
 
 def test_user_model_json_rows_match_the_binomial_closed_form(capsys):
@@ -166,3 +169,19 @@ def test_python_entry_returns_an_accuracy_table():
     assert json.loads(tab.to_json()) == tab.to_dict()
     assert len(repr(tab).splitlines()) <= 12 and "N = 4" in repr(tab)
     assert tab._repr_html_().startswith("<table>")
+
+
+def test_parameter_in_N_is_evaluated_at_each_N(capsys):
+    argv = ["table", "--model", "supermarket", "--param", "b=4", "--param"]
+    argv += ["lam=1 - 0.1/N**0.05", "--observable", "queue_length", "--N", "10,100"]
+    assert main([*argv, "--order", "1"]) == 0
+    text = capsys.readouterr().out
+    assert main([*argv, "--order", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    for r in rows:
+        with mpmath.workdps(40):
+            lam = 1 - mpmath.mpf("0.1") / mpmath.power(r["N"], mpmath.mpf("0.05"))
+            assert abs(mpmath.mpf(r["params"]["lam"]) - lam) < mpmath.mpf(10) ** -20
+        assert f"N = {r['N']}: lam = {r['params']['lam']}" in text
+    # heavier traffic at larger N: the mean-field queue grows
+    assert mpmath.mpf(rows[1]["mean_field"]) > mpmath.mpf(rows[0]["mean_field"])
