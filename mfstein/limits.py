@@ -181,3 +181,28 @@ def second_order_seconds(b: int, dps: int) -> float:
     b = 100 ~ 47 s (the general route solves every level; no truncation).
     """
     return 1.0 + 5e-3 * b**2 * max(1.0, max(int(dps), 30) / 30) ** 1.5
+
+
+#: Seconds a user's model file may take to import and its factory to build the
+#: model (:func:`derive.models.load_model`); the environment variable
+#: ``MFSTEIN_MODEL_TIMEOUT`` (seconds, > 0) overrides it.
+MODEL_TIMEOUT_SECONDS = 60.0
+
+
+def model_timeout() -> float:
+    """The model-file time limit: ``MFSTEIN_MODEL_TIMEOUT`` if set, else
+    :data:`MODEL_TIMEOUT_SECONDS`; a bad value is one sentence."""
+    import os
+
+    text = os.environ.get("MFSTEIN_MODEL_TIMEOUT", "").strip()
+    if not text:
+        return MODEL_TIMEOUT_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 86400:
+        raise ParameterError(
+            f"MFSTEIN_MODEL_TIMEOUT must be a number of seconds in (0, 86400], got {text!r}."
+        )
+    return value
