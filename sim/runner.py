@@ -160,8 +160,12 @@ def check_writable(path: str | os.PathLike, what: str) -> Path:
     """
     import tempfile
 
-    target = Path(path)
-    if str(path).strip() == "" or target.is_dir():
+    from mfstein.io import write_target
+
+    if str(path).strip() == "":
+        raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
+    target = write_target(path)  # a symbolic link is written through
+    if target.is_dir():
         raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
     parent = target.parent
     while not parent.exists():
