@@ -808,6 +808,16 @@ def issue23_files_probes() -> list[Probe]:
     ]
     for text in flags:
         out.append(P("flags conflicting", ["exact", "--N", "4", *text.split()], (INPUT,)))
+    # long work without an end: refused before it starts
+    for dps in ("101", "10000"):
+        out.append(
+            P(
+                "budget transient dps",
+                ["transient", *MODEL_SM, "--t", "0:1:3", "--dps", dps],
+                (INPUT,),
+                timeout=30,
+            )
+        )
     out.append(
         P(
             "signals dangling-symlink checkpoint",

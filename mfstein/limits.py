@@ -31,6 +31,7 @@ __all__ = [
     "SIM_MAX_N",
     "SIM_MAX_STEPS",
     "TIME_BUDGET_SECONDS",
+    "TRANSIENT_MAX_DPS",
     "check_time",
     "human_seconds",
     "mean_field_seconds",
@@ -43,6 +44,11 @@ TIME_BUDGET_SECONDS = 600.0
 
 #: Largest number of significant digits any command accepts (``--dps``).
 MAX_DPS = 10_000
+#: Largest ``dps`` of the mpmath (Taylor) route of ``transient``: its cost grows
+#: about like ``dps^2`` (supermarket b = 3, order 0, t = 0..2 on two shared
+#: cores: dps 30 ~ 2 s, dps 100 ~ 45 s, dps 200 > 100 s), so beyond this nothing
+#: finishes within minutes.
+TRANSIENT_MAX_DPS = 100
 #: Largest buffer of the high-precision mean-field routes (``bound``,
 #: ``refined``, ``lemmas``): ``refined --json`` prints the ``b x b`` matrix W.
 NUMERIC_MAX_B = 2000

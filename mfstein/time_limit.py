@@ -66,9 +66,18 @@ def time_limited(seconds: float, message: str) -> Iterator[None]:
     if hasattr(os, "fork"):
         try:
             watchdog = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()),
-                 str(seconds + GRACE_SECONDS), message],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-c",
+                    _WATCHDOG,
+                    str(os.getpid()),
+                    str(seconds + GRACE_SECONDS),
+                    message,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
                 start_new_session=True,
             )
         except OSError:  # pragma: no cover - no process to spare: the alarm still works

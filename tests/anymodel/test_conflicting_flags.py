@@ -10,10 +10,14 @@ from mfstein.cli import main
 @pytest.mark.parametrize(
     ("argv", "pattern"),
     [
-        ("--lam 0.5 --model supermarket --param lam=0.9 --param b=3",
-         r"arrival rate is given twice \(--lam and --param lam"),
-        ("--gamma 0.5 --model supermarket --param lam=0.9 --param b=3",
-         r"arrival rate is given twice \(--gamma and --param lam"),
+        (
+            "--lam 0.5 --model supermarket --param lam=0.9 --param b=3",
+            r"arrival rate is given twice \(--lam and --param lam",
+        ),
+        (
+            "--gamma 0.5 --model supermarket --param lam=0.9 --param b=3",
+            r"arrival rate is given twice \(--gamma and --param lam",
+        ),
         ("--lam 0.5 --model sir --param gamma=1", r"--lam is the supermarket's arrival rate"),
         ("--b 3 --model supermarket --param b=4 --lam 0.5", r"b is given twice"),
         ("--d 3 --model supermarket --param d=2 --b 3 --lam 0.5", r"d is given twice"),

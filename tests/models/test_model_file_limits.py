@@ -104,7 +104,10 @@ def test_cli_loop_in_python_is_exit_2_and_one_line(tmp_path) -> None:
     env = {**__import__("os").environ, "MFSTEIN_MODEL_TIMEOUT": "1"}
     r = subprocess.run(
         [sys.executable, "-m", "mfstein", "solve", "--model", f"{path}:f", "--param", "lam=0.5"],
-        capture_output=True, text=True, timeout=60, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "ran past the time limit of 1 s" in r.stderr

@@ -21,8 +21,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 CMD = [
-    "simulate", "--N", "1000", "--lam", "0.9", "--b", "3", "--steps", "100000000",
-    "--reps", "2", "--batches", "200", "--no-progress", "--checkpoint", "ck.json",
+    "simulate",
+    "--N",
+    "1000",
+    "--lam",
+    "0.9",
+    "--b",
+    "3",
+    "--steps",
+    "100000000",
+    "--reps",
+    "2",
+    "--batches",
+    "200",
+    "--no-progress",
+    "--checkpoint",
+    "ck.json",
 ]
 
 
@@ -47,7 +61,10 @@ def _alive(pid: int) -> bool:
 def _start(tmp_path: Path, workers: int) -> tuple[subprocess.Popen, list[int]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "mfstein", *CMD, "--workers", str(workers)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not (tmp_path / "ck.json").exists():  # the first unit is done, workers run

@@ -36,8 +36,10 @@ def test_chain_of_links_reaches_the_last_target(tmp_path) -> None:
 def test_looping_link_is_refused_in_one_sentence(tmp_path) -> None:
     (tmp_path / "l1").symlink_to(tmp_path / "l2")
     (tmp_path / "l2").symlink_to(tmp_path / "l1")
-    for fn in (lambda: atomic_write(tmp_path / "l1", "x"),
-               lambda: check_writable(tmp_path / "l1", "checkpoint")):
+    for fn in (
+        lambda: atomic_write(tmp_path / "l1", "x"),
+        lambda: check_writable(tmp_path / "l1", "checkpoint"),
+    ):
         with pytest.raises(ParameterError, match="symbolic link that loops"):
             fn()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l1", "l2"]
@@ -55,13 +57,15 @@ def test_simulation_checkpoint_through_a_dangling_link(tmp_path) -> None:
 
     link = tmp_path / "ck.json"
     link.symlink_to(tmp_path / "real.json")
-    r = simulate(10, "0.5", 3, 2, steps=4000, reps=2, batches=4, seed=1, workers=1,
-                 checkpoint=str(link))
+    r = simulate(
+        10, "0.5", 3, 2, steps=4000, reps=2, batches=4, seed=1, workers=1, checkpoint=str(link)
+    )
     assert link.is_symlink() and (tmp_path / "real.json").is_file()
     saved = json.loads((tmp_path / "real.json").read_text())
     assert len(saved["reps"]) == 2 and all(len(x["batches"]) == 4 for x in saved["reps"])
-    again = simulate(10, "0.5", 3, 2, steps=4000, reps=2, batches=4, seed=1, workers=1,
-                     checkpoint=str(link))  # resumes from the link's target: same numbers
+    again = simulate(
+        10, "0.5", 3, 2, steps=4000, reps=2, batches=4, seed=1, workers=1, checkpoint=str(link)
+    )  # resumes from the link's target: same numbers
     first, second = r.to_json(), again.to_json()
     first.pop("wall_seconds"), second.pop("wall_seconds")
     assert second == first
