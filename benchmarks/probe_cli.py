@@ -725,10 +725,116 @@ def issue23_probes() -> list[Probe]:
     return out
 
 
+def _timed_file(name: str, text: str, seconds: str = "2") -> Callable[[Path], dict[str, str]]:
+    """A model file, and a short model time limit (``MFSTEIN_MODEL_TIMEOUT``)."""
+
+    def setup(work: Path) -> dict[str, str]:
+        (work / name).write_text(text)
+        return {"MFSTEIN_MODEL_TIMEOUT": seconds}
+
+    return setup
+
+
+def _dangling_link(work: Path) -> dict[str, str]:
+    (work / "ck.json").symlink_to(work / "store" / "real.json")
+    return {}
+
+
+def _link_written_through(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    if not (work / "ck.json").is_symlink():
+        return "the symbolic link --checkpoint was replaced by a regular file"
+    if not (work / "store" / "real.json").is_file():
+        return "the checkpoint was not written to the link's target"
+    return None
+
+
+def _one_line_mentioning(word: str) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        if len(lines) != 1 or word not in lines[0]:
+            return f"expected one line mentioning {word!r}, got {proc.stderr!r}"
+        return None
+
+    return check
+
+
+def issue23_files_probes() -> list[Probe]:
+    """Issue 23 (second part): model files under a time limit, what they raise,
+    conflicting flags, symbolic-link checkpoints.  (``kill -9`` and SIGTERM of a
+    checkpointed run are probed by ``tests/sim/test_signals.py``.)"""
+    P = Probe
+    files = {
+        "python loop": "while True:\n    pass\n",
+        "sleep": "import time\ntime.sleep(3600)\n",
+        "sys.exit": "import sys\nsys.exit(3)\n",
+        "SystemExit": "raise SystemExit\n",
+        "BaseException": "class B(BaseException):\n    pass\nraise B('boom')\n",
+        "factory sys.exit": "import sys\ndef factory():\n    sys.exit()\n",
+        "factory BaseException": (
+            "class B(BaseException):\n    pass\ndef factory():\n    raise B\n"
+        ),
+        "factory loop": "def factory():\n    while True:\n        pass\n",
+    }
+    out = []
+    for what, text in files.items():
+        for cmd in (["solve"], ["exact", "--N", "4"]):
+            out.append(
+                P(
+                    f"modelfile {what}",
+                    [*cmd, "--model", "{dir}/m.py:factory", "--param", "lam=0.5"],
+                    (INPUT,),
+                    _timed_file("m.py", text),
+                    timeout=30,
+                )
+            )
+    # a loop inside C code: no Python handler runs; the watchdog prints the
+    # sentence and kills the process (status -9: outcome "other", by design)
+    out.append(
+        P(
+            "modelfile C loop",
+            ["solve", "--model", "{dir}/m.py:factory", "--param", "lam=0.5"],
+            ("other",),
+            _timed_file("m.py", "import itertools\nsum(itertools.count())\n"),
+            _one_line_mentioning("ran past"),
+            timeout=30,
+        )
+    )
+    flags = [
+        "--lam 0.5 --model supermarket --param lam=0.9 --param b=3",
+        "--gamma 0.5 --model supermarket --param lam=0.9 --param b=3",
+        "--lam 0.5 --model sir --param gamma=1",
+        "--b 3 --model supermarket --param b=4 --lam 0.5",
+        "--d 3 --model supermarket --param d=2 --b 3 --lam 0.5",
+    ]
+    for text in flags:
+        out.append(P("flags conflicting", ["exact", "--N", "4", *text.split()], (INPUT,)))
+    # long work without an end: refused before it starts
+    for dps in ("101", "10000"):
+        out.append(
+            P(
+                "budget transient dps",
+                ["transient", *MODEL_SM, "--t", "0:1:3", "--dps", dps],
+                (INPUT,),
+                timeout=30,
+            )
+        )
+    out.append(
+        P(
+            "signals dangling-symlink checkpoint",
+            [*SIM_BASE, "--checkpoint", "ck.json"],
+            (OK,),
+            _dangling_link,
+            _link_written_through,
+        )
+    )
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *issue_probes(),
         *issue23_probes(),
+        *issue23_files_probes(),
         *numeric_probes(),
         *output_path_probes(),
         *model_probes(),

@@ -7,7 +7,11 @@ flushes it to disk, gives it the mode a freshly created file would have (the
 process umask applied to ``0o666``, not ``mkstemp``'s ``0o600``) and moves it
 into place with :func:`os.replace`, which is atomic on POSIX and Windows.  On
 any error, Ctrl-C included, the temporary file is removed and the old file is
-left untouched.  Standard library only, so it is cheap to import.
+left untouched.  A symbolic link is written through: its target (followed to
+the end of a chain of links, created if the link dangles) receives the new
+content and the link stays a link; a link that loops is refused with one
+sentence (:class:`mfstein.errors.ParameterError`).  Standard library only, so
+it is cheap to import.
 """
 
 from __future__ import annotations
@@ -18,13 +22,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "write_target"]
 
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def write_target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` must replace: ``path`` itself, or, for a
+    symbolic link (dangling or not), the file at the end of its chain of links.
+
+    Raises :class:`ParameterError` for a link that loops (or a chain too long
+    to follow).
+    """
+    target = Path(path)
+    if not target.is_symlink():
+        return target
+    resolved = Path(os.path.realpath(target))
+    if resolved.is_symlink():
+        from mfstein.errors import ParameterError
+
+        raise ParameterError(
+            f"{str(path)!r} is a symbolic link that loops; point it at a file or remove it."
+        )
+    return resolved
 
 
 def atomic_write(
@@ -47,7 +71,7 @@ def atomic_write(
         Open the temporary file in binary mode; by default binary for bytes,
         text for str, and binary for a callable.
     """
-    target = Path(path)
+    target = write_target(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if binary is None:
         binary = not isinstance(data, str)

@@ -31,6 +31,7 @@ __all__ = [
     "SIM_MAX_N",
     "SIM_MAX_STEPS",
     "TIME_BUDGET_SECONDS",
+    "TRANSIENT_MAX_DPS",
     "check_time",
     "human_seconds",
     "mean_field_seconds",
@@ -43,6 +44,11 @@ TIME_BUDGET_SECONDS = 600.0
 
 #: Largest number of significant digits any command accepts (``--dps``).
 MAX_DPS = 10_000
+#: Largest ``dps`` of the mpmath (Taylor) route of ``transient``: its cost grows
+#: about like ``dps^2`` (supermarket b = 3, order 0, t = 0..2 on two shared
+#: cores: dps 30 ~ 2 s, dps 100 ~ 45 s, dps 200 > 100 s), so beyond this nothing
+#: finishes within minutes.
+TRANSIENT_MAX_DPS = 100
 #: Largest buffer of the high-precision mean-field routes (``bound``,
 #: ``refined``, ``lemmas``): ``refined --json`` prints the ``b x b`` matrix W.
 NUMERIC_MAX_B = 2000
@@ -181,3 +187,28 @@ def second_order_seconds(b: int, dps: int) -> float:
     b = 100 ~ 47 s (the general route solves every level; no truncation).
     """
     return 1.0 + 5e-3 * b**2 * max(1.0, max(int(dps), 30) / 30) ** 1.5
+
+
+#: Seconds a user's model file may take to import and its factory to build the
+#: model (:func:`derive.models.load_model`); the environment variable
+#: ``MFSTEIN_MODEL_TIMEOUT`` (seconds, > 0) overrides it.
+MODEL_TIMEOUT_SECONDS = 60.0
+
+
+def model_timeout() -> float:
+    """The model-file time limit: ``MFSTEIN_MODEL_TIMEOUT`` if set, else
+    :data:`MODEL_TIMEOUT_SECONDS`; a bad value is one sentence."""
+    import os
+
+    text = os.environ.get("MFSTEIN_MODEL_TIMEOUT", "").strip()
+    if not text:
+        return MODEL_TIMEOUT_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 86400:
+        raise ParameterError(
+            f"MFSTEIN_MODEL_TIMEOUT must be a number of seconds in (0, 86400], got {text!r}."
+        )
+    return value

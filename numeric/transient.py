@@ -914,7 +914,14 @@ def transient(
     order = _check_order(order)
     times = check_times(times)
     if dps is not None:
+        from mfstein.limits import TRANSIENT_MAX_DPS
+
         dps = check_dps(dps)
+        if dps > TRANSIENT_MAX_DPS:
+            raise ParameterError(
+                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
+                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
+            )
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     for name, tol in (("rtol", rtol), ("atol", atol)):

@@ -160,8 +160,12 @@ def check_writable(path: str | os.PathLike, what: str) -> Path:
     """
     import tempfile
 
-    target = Path(path)
-    if str(path).strip() == "" or target.is_dir():
+    from mfstein.io import write_target
+
+    if str(path).strip() == "":
+        raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
+    target = write_target(path)  # a symbolic link is written through
+    if target.is_dir():
         raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
     parent = target.parent
     while not parent.exists():
@@ -325,6 +329,54 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+#: Seconds between a worker's checks that its parent is still alive (the portable
+#: fallback of :func:`_die_with_parent`).
+PARENT_POLL_SECONDS = 0.5
+
+#: ``prctl`` option: the signal a Linux process receives when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make this worker process end when ``parent`` does, whatever kills it.
+
+    On Linux the kernel sends the worker SIGKILL when its parent dies
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` via ctypes); everywhere a daemon
+    thread also checks every :data:`PARENT_POLL_SECONDS` that the parent is
+    still the worker's parent and ends the worker (``os._exit``) when it is not
+    -- without either, a worker of a ``kill -9``-ed run stays blocked for ever
+    on its task pipe.
+    """
+    import signal
+    import sys
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the thread remains
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mfstein-parent-watch", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    """Worker initialiser: Ctrl-C is left to the parent, and the worker dies with it."""
+    _ignore_sigint()
+    _die_with_parent(parent)
+
+
 def _check_scheduler_address(scheduler: str) -> None:
     """A Dask scheduler address must look like ``[tcp|tls|inproc|ucx]://host:port`` or
     ``host:port``; anything else is refused at once instead of after a connection timeout."""
@@ -395,7 +447,9 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
         pool = _Inline()
     else:
         pool = ProcessPoolExecutor(
-            max_workers=max(1, min(workers, reps)), initializer=_ignore_sigint
+            max_workers=max(1, min(workers, reps)),
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
         )
 
     def wait_first(futs, timeout=None):
@@ -421,7 +475,13 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
 class _Interrupts:
     """Ctrl-C as a flag: while installed, SIGINT (any number of presses) sets
     ``stop`` instead of raising, so no lock or future is left half-updated and
-    the run loop stops at its next poll (every :data:`POLL_SECONDS`)."""
+    the run loop stops at its next poll (every :data:`POLL_SECONDS`).
+
+    SIGTERM is handled the same way (completed batches kept and saved, workers
+    stopped, no temporary file left) and recorded (:func:`mfstein.signals.note`);
+    once the run has cleaned up, leaving the outermost block hands the SIGTERM
+    on to the handler that was there before -- the ``mfstein`` command's
+    (``KeyboardInterrupt``, status 143) or the default (the process ends)."""
 
     def __init__(self) -> None:
         import threading
@@ -429,6 +489,8 @@ class _Interrupts:
         self.presses = 0
         self.installed = False
         self._old = None
+        self._old_term = None
+        self.terminated = False
         self._parent: _Interrupts | None = None
         self._main = threading.current_thread() is threading.main_thread()
 
@@ -437,7 +499,15 @@ class _Interrupts:
         return self.presses > 0
 
     def _handler(self, signum, frame) -> None:
+        import signal
+
         self.presses += 1
+        if signum == signal.SIGTERM:
+            from mfstein.signals import note
+
+            if not self.terminated and self._parent is None:
+                note(signum)
+            self.terminated = True
         if self._parent is not None:
             self._parent._handler(signum, frame)
 
@@ -447,6 +517,7 @@ class _Interrupts:
         self._parent = None
         if self._main:
             self._old = signal.signal(signal.SIGINT, self._handler)
+            self._old_term = signal.signal(signal.SIGTERM, self._handler)
             outer = getattr(self._old, "__self__", None)
             if isinstance(outer, _Interrupts):  # nested: presses so far count here too
                 self._parent = outer
@@ -459,7 +530,11 @@ class _Interrupts:
 
         if self.installed:
             signal.signal(signal.SIGINT, self._old)
+            signal.signal(signal.SIGTERM, self._old_term)
             self.installed = False
+            if self.terminated and self._parent is None:
+                # the run has saved its work: now let SIGTERM do what it did before
+                signal.raise_signal(signal.SIGTERM)
 
 
 def _picklable(fn) -> bool:

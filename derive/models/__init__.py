@@ -35,6 +35,15 @@ and use it as ``load_model("mymodel.py:birth_death", cap=2)`` from Python, or
 ``mfstein solve --model mymodel.py:birth_death --param cap=2 --param lam=0.5``
 from the command line (``--param`` names that are factory keywords go to the
 factory, the others are the model's parameters).
+
+Model files run under a time limit: importing the file and calling its
+factory may each take at most ``MFSTEIN_MODEL_TIMEOUT`` seconds (default
+:data:`mfstein.limits.MODEL_TIMEOUT_SECONDS`; see :mod:`mfstein.time_limit`
+for how a loop in Python and one stuck in C code are stopped, POSIX only).
+Any exception a file or factory raises -- ``SystemExit`` (``sys.exit()``) and
+other ``BaseException`` included, only ``KeyboardInterrupt`` (Ctrl-C) passes
+through -- becomes one sentence naming the file
+(:class:`mfstein.errors.ParameterError`).
 """
 
 from __future__ import annotations
@@ -115,10 +124,8 @@ _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 def _import_module(name: str) -> Any:
     """An installed module named in a ``MODULE:FACTORY`` spec."""
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise ParameterError(f"model module {name} could not be imported ({exc}).") from None
+    what = f"model module {name} could not be imported"
+    return _run_user_code(what, importlib.import_module, name)
 
 
 def _import_file(path: Path) -> Any:
@@ -132,13 +139,34 @@ def _import_file(path: Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a user's file: report, do not crash
+        _run_user_code(f"model file {path} could not be imported", spec.loader.exec_module, module)
+    except BaseException:
         sys.modules.pop(name, None)
-        raise ParameterError(
-            f"model file {path} could not be imported ({type(exc).__name__}: {exc})."
-        ) from None
+        raise
     return module
+
+
+def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` -- a user's file or factory -- under the model time
+    limit, with anything it raises but ``KeyboardInterrupt`` and
+    :class:`ParameterError` turned into one sentence starting with ``what``."""
+    from mfstein.limits import model_timeout
+    from mfstein.time_limit import TimeLimitExceeded, time_limited
+
+    seconds = model_timeout()
+    limit = f"{seconds:g} s (MFSTEIN_MODEL_TIMEOUT)"
+    try:
+        with time_limited(seconds, f"mfstein: error: {what}: it ran past {limit}; stopped."):
+            return fn(*args, **kwargs)
+    except (KeyboardInterrupt, ParameterError):
+        raise
+    except TimeLimitExceeded:
+        raise ParameterError(f"{what}: it ran past the time limit of {limit}.") from None
+    except SystemExit as exc:
+        raise ParameterError(f"{what}: it called sys.exit({exc.code!r}).") from None
+    except BaseException as exc:  # a user's code: report, do not crash
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise ParameterError(f"{what} ({detail}).") from None
 
 
 def factory_keywords(fn: Callable[..., Any]) -> set[str]:
@@ -187,14 +215,16 @@ def load_model(spec: str, **options: Any) -> Any:
             f"{', '.join(unknown)} is not an option of model {spec!r}; its options are "
             f"{', '.join(sorted(accepted)) or 'none'}."
         )
-    try:
-        model = fn(**options)
-    except ParameterError:
-        raise
-    except Exception as exc:
-        raise ParameterError(
-            f"model factory {spec!r} failed ({type(exc).__name__}: {exc})."
-        ) from None
+    what = f"model factory {spec!r} failed"
+    if spec.strip() in MODELS:  # the library's own factories: no time limit
+        try:
+            model = fn(**options)
+        except ParameterError:
+            raise
+        except Exception as exc:
+            raise ParameterError(f"{what} ({type(exc).__name__}: {exc}).") from None
+    else:
+        model = _run_user_code(what, fn, **options)
     if not isinstance(model, Model | Truncated):
         raise ParameterError(
             f"model factory {spec!r} returned {type(model).__name__}, not a derive.Model."

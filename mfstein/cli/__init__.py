@@ -27,7 +27,7 @@ import sys
 import typing
 from collections.abc import Sequence
 
-from mfstein import __version__
+from mfstein import __version__, signals
 from mfstein.errors import NumericalError, ParameterError
 
 #: Modules that contribute subcommands, in the order their commands are listed.
@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = int(handler(args) or 0)
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
             _ignore_interrupts()
+            status = signals.exit_status()  # 143 after a SIGTERM
         return status
     except ParameterError as exc:
         return _fail(args.command, "error", exc, 2)
@@ -155,6 +156,7 @@ def _end_startup_guard() -> None:
     current = signal.getsignal(signal.SIGINT)
     if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
         signal.signal(signal.SIGINT, _keyboard_interrupt)
+        signals.install()  # SIGTERM like Ctrl-C: clean up, then status 143
 
 
 #: Ctrl-C presses seen by :func:`_keyboard_interrupt` in this process.
@@ -185,6 +187,7 @@ def _ignore_interrupts() -> None:
     for _ in range(5):  # signal.signal first runs a press still pending: retry then
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             break
         except KeyboardInterrupt:
             continue
@@ -193,13 +196,15 @@ def _ignore_interrupts() -> None:
 
 
 def _interrupted(prog: str) -> int:
-    """One line for Ctrl-C, status 130; further presses while leaving are ignored."""
+    """One line for Ctrl-C, status 130 (SIGTERM: ``terminated``, 143); further
+    presses while leaving are ignored."""
     _ignore_interrupts()
+    word = "terminated" if signals.terminated() else "interrupted"
     try:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        print(f"{prog}: {word}", file=sys.stderr)
     except OSError:  # pragma: no cover - standard error itself is gone
         pass
-    return 130
+    return signals.exit_status()
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:

@@ -104,10 +104,33 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
+    """One value per quantity: ``--lam``/``--gamma``, ``--b`` or an explicit ``--d``
+    next to ``--param`` of the same name is refused (one sentence), as is
+    ``--lam``/``--gamma`` for a model other than the supermarket (whose rates are
+    ``--param``), instead of silently using one of them."""
+    rate = next((f for f in ("lam", "gamma") if getattr(args, f, None) is not None), None)
+    if rate is not None and args.model != "supermarket":
+        raise ParameterError(
+            f"--{rate} is the supermarket's arrival rate; model {args.model} takes its "
+            "parameters as --param NAME=VALUE."
+        )
+    if rate is not None and "lam" in pairs:
+        raise ParameterError(
+            f"the arrival rate is given twice (--{rate} and --param lam=...); give one."
+        )
+    if getattr(args, "b", None) is not None and "b" in pairs:
+        raise ParameterError("b is given twice (--b and --param b=...); give one.")
+    d = getattr(args, "d", None)
+    if d is not None and str(d).strip() != "2" and "d" in pairs:  # "2" is --d's default
+        raise ParameterError("d is given twice (--d and --param d=...); give one.")
+
+
 def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
     ``--b``, ``--d`` for the supermarket family when given)."""
     pairs = parse_pairs(list(getattr(args, "param", []) or []))
+    _refuse_conflicts(args, pairs)
     b = getattr(args, "b", None)
     if b is not None and "b" not in pairs:
         pairs["b"] = str(b)  # refused with one sentence if the model has no option b

@@ -54,3 +54,17 @@ def test_cli_refuses_an_absurd_horizon_in_one_line() -> None:
     )
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "at most 1e+12" in r.stderr
+
+
+def test_dps_beyond_the_transient_limit_is_refused_before_work() -> None:
+    import time
+
+    from mfstein.limits import TRANSIENT_MAX_DPS
+
+    model = load_model("supermarket", b=3)
+    for dps in (TRANSIENT_MAX_DPS + 1, 10_000):
+        t0 = time.monotonic()
+        message = f"dps of transient must be at most {TRANSIENT_MAX_DPS}"
+        with pytest.raises(ParameterError, match=message):
+            tr.transient(model, {"lam": 0.9}, times=[0.0, 1.0], dps=dps)
+        assert time.monotonic() - t0 < 1.0

@@ -1,0 +1,51 @@
+"""SIGTERM handled like Ctrl-C: work in progress is saved, then the process ends.
+
+A ``kill`` (SIGTERM, the signal a batch system or ``timeout`` sends) must not
+leave half-written files or orphaned worker processes behind, so the
+``mfstein`` command turns it into a ``KeyboardInterrupt`` (:func:`raise_interrupt`)
+-- every ``finally`` and ``except BaseException`` clean-up runs, e.g.
+:func:`mfstein.io.atomic_write` removes its temporary file -- and the
+simulation runner (:mod:`sim.runner`) treats it as a Ctrl-C press: completed
+batches are kept and saved, workers are stopped.  :func:`note` records that it
+came, so that the command ends with status 143 (128 + SIGTERM) and the line
+``mfstein CMD: terminated`` instead of Ctrl-C's 130.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+__all__ = ["exit_status", "install", "note", "raise_interrupt", "terminated"]
+
+_received: list[int] = []
+
+
+def note(signum: int) -> None:
+    """Record that signal ``signum`` asked this process to stop."""
+    _received.append(int(signum))
+
+
+def terminated() -> bool:
+    """Whether a SIGTERM was recorded by :func:`note`."""
+    return int(signal.SIGTERM) in _received
+
+
+def exit_status() -> int:
+    """143 after a SIGTERM, else 130 (Ctrl-C)."""
+    return 128 + int(signal.SIGTERM) if terminated() else 130
+
+
+def raise_interrupt(signum: int, frame: object) -> None:
+    """Signal handler: record the signal and raise ``KeyboardInterrupt``."""
+    note(signum)
+    raise KeyboardInterrupt
+
+
+def install() -> None:
+    """Handle SIGTERM with :func:`raise_interrupt` (main thread only; a handler
+    the embedding program installed itself is left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, raise_interrupt)
