@@ -69,10 +69,10 @@ def test_bad_start_and_solver_are_refused(chain) -> None:
 
 def test_solve_chain_refuses_a_malformed_spread_in_one_sentence() -> None:
     from mfstein.errors import ParameterError
-    from numeric.exact.solve import solve_chain
+    from numeric.exact.solve import _solve_chain
 
     with pytest.raises(ParameterError, match=r"spread must be a finite 3 x 3 covariance"):
-        solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
+        _solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
 
 
 def test_without_replacement_gets_its_start_from_the_mean_field() -> None:
