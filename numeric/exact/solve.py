@@ -378,8 +378,7 @@ def supermarket_fast(
     handle (a service rate other than 1, a symbolic one, the JSQ(L) variants).
     """
     from mfstein.errors import NumericalError
-    from numeric.exact.general import _mean_field
-    from numeric.model_params import check_names
+    from numeric.exact.general import _mean_field, prepare
     from numeric.refinement import to_float64
 
     st = model.info.structure
@@ -388,20 +387,10 @@ def supermarket_fast(
     ):
         return None
     t0 = time.perf_counter()
-    N = check_int("N", N, 1)
-    b, d, replacement = model.b, st["d"], bool(st["replacement"])
-    d = check_int("d", d, 1, MAX_D)
-    if not replacement and N < d:
-        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
-    given = dict(params or {})
-    if not replacement:
-        if "N" in given and str(given["N"]).strip() != str(N):
-            raise ParameterError(
-                f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
-                f"got {given['N']!r}."
-            )
-        given["N"] = N
-    given = check_names(model, given)
+    # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
+    model, given, _ = prepare(model, N, params)
+    N = int(N)
+    b, d, replacement = model.b, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
     lam_text = _lam_string(given["lam"])
     lam_f = float(lam_text)
     if tol is None:
@@ -539,7 +528,9 @@ def solve_exact(
     from derive import supermarket
 
     N, b = check_int("N", N, 1), check_int("b", b, 1)
-    check_int("d", d, 1, MAX_D)
+    d = check_int("d", d, 1, MAX_D)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
     check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
     return solve(
         supermarket(b, d, replacement=replacement),
