@@ -398,7 +398,7 @@ def supermarket_fast(
     check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
     s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
     if reference_note:
-        warnings.warn(reference_note, stacklevel=3)
+        warnings.warn(reference_note, stacklevel=4)  # the caller of numeric.exact.solve
     s_star = np.array([float(v) for v in s_star_mp])
     p = [lam_f] if replacement else [lam_f, float(N)]
     # the lattice point nearest N s* carries much probability: a good reference
