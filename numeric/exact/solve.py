@@ -336,23 +336,6 @@ def _lam_string(lam) -> str:
 GAUSSIAN_START_STATES = 100_000
 
 
-def _mean_field_covariance(model: Any, lam: str, N: int, replacement: bool) -> np.ndarray | None:
-    """The mean field's ``W`` (float64) as :func:`numeric.exact.solve` computes it
-    (the ``N -> infinity`` limit for sampling without replacement when the finite
-    one has no solution), or ``None`` when there is none: the solver then starts
-    from all ones, slower but not less exact."""
-    from mfstein.errors import NumericalError
-    from numeric.exact.general import _mean_field
-    from numeric.refinement import to_float64
-
-    params = {"lam": lam} if replacement else {"lam": lam, "N": str(N)}
-    try:
-        mf, _ = _mean_field(model, params, np.zeros(model.b, dtype=np.int64), N, False, False)
-    except (ParameterError, NumericalError):
-        return None
-    return to_float64(mf.W)
-
-
 def supermarket_fast(
     model: Any,
     params: Mapping[str, Any] | None,
