@@ -1,4 +1,10 @@
-"""Exact stationary distribution of the finite-N supermarket model (and any model on a lattice).
+"""The supermarket family's exact fast path, and the paper's short form ``solve_exact``.
+
+:func:`supermarket_fast` is registered as the exact task's fast path for the
+supermarket family (:mod:`numeric.exact.fast_paths`); :func:`numeric.exact.solve`
+chooses it, and :func:`solve_exact` ``(N, lam, b, d)`` builds the model and calls
+that entry.  The chain is solved by the one exact solver,
+:class:`numeric.exact.general.Chain` (through :func:`_solve_chain`).
 
 The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
 ``N >= n_1 >= ... >= n_b >= 0`` and jumps ``n -> n + l`` at rate
