@@ -113,7 +113,7 @@ def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
     from numeric.exact import solve_exact
 
     a = numeric.exact.solve("supermarket", {"b": 3, "lam": "0.9"}, N=6)
-    b = solve_exact(6, "0.9", 3, 2)  # the supermarket's own enumeration and solver
+    b = solve_exact(6, "0.9", 3, 2)  # the short form: the same entry and fast path
     assert a.states == b.states and type(a) is type(b)
     assert a.n_mse == pytest.approx(b.n_mse, rel=1e-9)
     assert np.allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)

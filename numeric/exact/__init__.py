@@ -1,9 +1,12 @@
 """Exact stationary distribution of small finite-N systems (the ground truth).
 
 ``numeric.exact.solve(model, params, *, N, ...)`` for any model (``model`` a
-:class:`derive.Model` or a name :func:`derive.models.load_model` takes), and the
-supermarket's short form ``solve_exact(N, lam, b, d)`` (its own state
-enumeration); both return :class:`ExactResult`.
+:class:`derive.Model` or a name :func:`derive.models.load_model` takes) is the
+one implementation; the supermarket family's fast path
+(:func:`numeric.exact.solve.supermarket_fast`, registered in
+:mod:`numeric.exact.fast_paths`) is chosen by it, and the paper's short form
+``solve_exact(N, lam, b, d)`` builds the supermarket model and calls it.  Both
+return :class:`ExactResult`.
 
 >>> from numeric.exact import solve_exact
 >>> r = solve_exact(4, "0.7", 3, 2)
@@ -16,9 +19,8 @@ from __future__ import annotations
 from mfstein.lazy import lazy_exports
 
 _EXPORTS = {
-    "ChainSolution": "numeric.exact.solve",
     "ExactResult": "numeric.exact.result",
-    "solve_chain": "numeric.exact.solve",
+    "register_fast_path": "numeric.exact.fast_paths",
     "solve": "numeric.exact.solve",
     "solve_exact": "numeric.exact.solve",
 }

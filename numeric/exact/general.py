@@ -60,6 +60,8 @@ DIRECT_MAX_STATES = 5000
 DIRECT_MAX_PLANAR = 400_000
 #: Digits of the mean-field solution used as the centre.
 DPS = 20
+#: Values of ``route`` (:func:`solve`).
+ROUTES = ("auto", "general", "fast")
 
 
 def _param_text(v: Any) -> str:
@@ -195,9 +197,7 @@ def stationary_checked(
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
-                    sol = solve_krylov(
-                        QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress
-                    )
+                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
                 notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
@@ -279,7 +279,7 @@ class Chain:
     memory bound (nothing large allocated); :meth:`solve` finds the reachable
     states, checks that there is one closed class, assembles ``Q^T`` and solves
     the balance equations to the tolerance (:func:`stationary_checked`).  Used
-    by :func:`solve` and by :func:`numeric.exact.solve.solve_chain`.
+    by :func:`solve` and by :func:`numeric.exact.solve._solve_chain`.
     """
 
     model: Any
@@ -415,12 +415,19 @@ def solve(
     N: int,
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
+    route: str = "auto",
     method: str = "auto",
-    tol: float = TOL,
+    tol: float | None = None,
     memory_limit: float | None = None,
     progress: bool = False,
 ) -> ExactResult:
     """Exact stationary distribution of the finite-N chain of ``model`` and its moments.
+
+    The one implementation of the exact task.  A model whose family registered
+    an exact fast path (:mod:`numeric.exact.fast_paths`; the supermarket's,
+    :func:`numeric.exact.solve.supermarket_fast`, on its monotone space) is solved
+    by it when ``route`` is ``"auto"`` and neither ``start`` nor ``truncation``
+    is given; otherwise the general chain below runs.
 
     Parameters
     ----------
@@ -442,10 +449,18 @@ def solve(
     truncation:
         For unbounded state spaces: keep ``n_k <= floor(N truncation)`` (jumps
         above are blocked).
+    route:
+        ``"auto"`` (the family's fast path when it has one and can honour the
+        call, else the general chain), ``"general"`` (always the general chain)
+        or ``"fast"`` (the fast path, refused with one sentence when there is
+        none for this model or call).
     method:
-        ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
+        The linear solver: ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
     tol:
-        Tolerance on ``||pi Q||_1 / max_i q_i``, in ``(0, 1e-3]``.
+        Tolerance on ``||pi Q||_1 / max_i q_i``, in ``(0, 1e-3]`` (default
+        :data:`TOL`).  The supermarket's fast path meets it on the absolute
+        residual ``||pi Q||_1`` (default ``1e-11``), which is stricter there
+        (``max_i q_i >= N``).
     memory_limit:
         Bytes the solve may plan to use (default: half the available memory).
     progress:
@@ -465,21 +480,46 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
+    from numeric.exact.fast_paths import fast_path
     from numeric.exact.solvers import METHODS
     from numeric.refinement import to_float64
 
     t0 = time.perf_counter()
+    if route not in ROUTES:
+        raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
-        raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
     if isinstance(model, str):
         from derive.models import as_model
 
         model, params = as_model(model, params)
+    fast = fast_path(model) if route != "general" else None
+    if fast is not None and start is None and truncation is None:
+        r = fast(
+            model, params, N=N, method=method, tol=tol, memory_limit=memory_limit,
+            progress=progress,
+        )  # fmt: skip
+        if r is not None:
+            return r
+    if route == "fast":
+        why = "a start or a truncation" if fast is not None else "this model"
+        raise ParameterError(
+            f"route='fast': the exact task has no fast path for {why} (model "
+            f"{getattr(model, 'name', model)!r}); use route='auto' or 'general'."
+        )
+    if tol is None:
+        tol = TOL
+    if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
+        raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
     ch = Chain.setup(model, N, params, start, truncation, memory_limit)
     model, N, given, values, kern, lattice, n0 = (
-        ch.model, ch.N, ch.params, ch.values, ch.kern, ch.lattice, ch.start
+        ch.model,
+        ch.N,
+        ch.params,
+        ch.values,
+        ch.kern,
+        ch.lattice,
+        ch.start,
     )
     b = model.b
     # the mean field first: it is cheap and its failure should cost nothing

@@ -1,4 +1,10 @@
-"""Exact stationary distribution of the finite-N supermarket model (and any model on a lattice).
+"""The supermarket family's exact fast path, and the paper's short form ``solve_exact``.
+
+:func:`supermarket_fast` is registered as the exact task's fast path for the
+supermarket family (:mod:`numeric.exact.fast_paths`); :func:`numeric.exact.solve`
+chooses it, and :func:`solve_exact` ``(N, lam, b, d)`` builds the model and calls
+that entry.  The chain is solved by the one exact solver,
+:class:`numeric.exact.general.Chain` (through :func:`_solve_chain`).
 
 The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
 ``N >= n_1 >= ... >= n_b >= 0`` and jumps ``n -> n + l`` at rate
@@ -44,6 +50,7 @@ import numpy as np
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D, available_memory
 from numeric.equilibrium import reference_point
+from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states
@@ -119,7 +126,7 @@ def check_size(N: int, b: int, states: int, n_transitions: int, limit: float | N
 
 
 @dataclass
-class ChainSolution:
+class _ChainSolution:
     """Stationary distribution of a finite-N chain on an enumerated state space.
 
     Attributes
@@ -135,6 +142,10 @@ class ChainSolution:
         raise the total (``sum(l) > 0``).
     method, iterations:
         Solver used and its Krylov iterations.
+    max_exit_rate:
+        ``max_i q_i`` (for the relative residual).
+    start:
+        The start of the reachability search (counts).
     """
 
     space: StateSpace
@@ -143,9 +154,11 @@ class ChainSolution:
     arrival_intensity: np.ndarray
     method: str
     iterations: int
+    max_exit_rate: float = 0.0
+    start: list[int] | None = None
 
 
-def solve_chain(
+def _solve_chain(
     model,
     N: int,
     p,
@@ -157,7 +170,7 @@ def solve_chain(
     memory_limit: float | None = None,
     spread: np.ndarray | None = None,
     progress: bool = False,
-) -> ChainSolution:
+) -> _ChainSolution:
     """Stationary distribution of the finite-N chain of any population-process model.
 
     A thin wrapper of the one exact solver, :class:`numeric.exact.general.Chain`
@@ -255,7 +268,9 @@ def solve_chain(
     target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
     qmax = float(exit_rate.max()) if exit_rate.size else 0.0
     if res > target and qmax > 0:  # now that max q is known: ask for the absolute target
-        reach, pi, res, used, iters, _ = ch.solve(centre, method, tol / qmax, progress, spread)
+        reach, pi, res, used, iters, exit_rate = ch.solve(
+            centre, method, tol / qmax, progress, spread
+        )
         target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
     if not res <= target:
         raise NumericalError(
@@ -267,9 +282,7 @@ def solve_chain(
     if monotone:
         space = monotone_states(N, b)
         mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
-        if space.size != states.shape[0] or not np.array_equal(
-            space.states[mine], states[theirs]
-        ):
+        if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
             raise NumericalError(
                 f"the reachable states of model {model.name} are not its monotone space."
             )
@@ -293,13 +306,15 @@ def solve_chain(
             raise ParameterError(f"reference must be a state of the chain, got {ref.tolist()}.")
     rates = np.maximum(rates_batch(space.states, N, kern.rates_into, p, nt), 0.0)
     arrivals = rates[:, np.asarray(kern.jumps).sum(axis=1) > 0].sum(axis=1)
-    return ChainSolution(
+    return _ChainSolution(
         space=space,
         pi=pi,
         residual=float(res),
         arrival_intensity=arrivals,
         method=used,
         iterations=iters,
+        max_exit_rate=float(exit_rate.max()) if exit_rate.size else 0.0,
+        start=[int(x) for x in ch.start],
     )
 
 
@@ -327,86 +342,67 @@ def _lam_string(lam) -> str:
 GAUSSIAN_START_STATES = 100_000
 
 
-def _mean_field_covariance(model: Any, lam: str, N: int, replacement: bool) -> np.ndarray | None:
-    """The mean field's ``W`` (float64) as :func:`numeric.exact.solve` computes it
-    (the ``N -> infinity`` limit for sampling without replacement when the finite
-    one has no solution), or ``None`` when there is none: the solver then starts
-    from all ones, slower but not less exact."""
-    from mfstein.errors import NumericalError
-    from numeric.exact.general import _mean_field
-    from numeric.refinement import to_float64
-
-    params = {"lam": lam} if replacement else {"lam": lam, "N": str(N)}
-    try:
-        mf, _ = _mean_field(model, params, np.zeros(model.b, dtype=np.int64), N, False, False)
-    except (ParameterError, NumericalError):
-        return None
-    return to_float64(mf.W)
-
-
-def solve_exact(
-    N: int,
-    lam,
-    b: int,
-    d: int = 2,
+def supermarket_fast(
+    model: Any,
+    params: Mapping[str, Any] | None,
     *,
-    replacement: bool = True,
+    N: int,
     method: str = "auto",
-    tol: float = 1e-11,
+    tol: float | None = None,
     memory_limit: float | None = None,
     progress: bool = False,
-) -> ExactResult:
-    """Exact stationary distribution of the finite-N supermarket model and its moments.
+) -> ExactResult | None:
+    """The exact task's fast path for the supermarket family (registered as ``"supermarket"``).
 
-    Parameters
-    ----------
-    N:
-        Number of servers, ``N >= 1`` (``N >= d`` without replacement).
-    lam:
-        Arrival rate per server (str, int, float or mpf), ``lam > 0``.
-    b:
-        Buffer size, ``b >= 1``.
-    d:
-        Servers sampled per arrival, ``d >= 1``.
-    replacement:
-        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
-    method, tol, memory_limit, progress:
-        See :func:`solve_chain`.
-
-    Returns
-    -------
-    ExactResult
-
-    Raises
-    ------
-    ParameterError
-        Bad parameters, or a state space too large for the memory limit (raised
-        before anything is allocated, naming the states and the memory needed).
+    The unit-rate power-of-d chain of the core paper (Section 3), with or without
+    replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
+    centred at the family's own fixed point (:func:`numeric.equilibrium.reference_point`),
+    the balance equation of the state nearest ``N s*`` pinned, the iterative solvers
+    started from the mean field's Gaussian above :data:`GAUSSIAN_START_STATES` states.
+    ``tol`` is a target for the absolute residual ``||pi Q||_1`` (default ``1e-11``);
+    since the largest exit rate of this chain is at least ``N mu >= 1`` it also
+    meets the same relative tolerance of :func:`numeric.exact.solve`.  The refined
+    bias ``V``, ``W`` and ``c`` of :func:`numeric.solve` are reported when the mean
+    field has a solution.  Returns ``None`` for members of the family it does not
+    handle (a service rate other than 1, a symbolic one, the JSQ(L) variants).
     """
-    from derive import supermarket
+    from mfstein.errors import NumericalError
+    from numeric.exact.general import _mean_field, prepare
+    from numeric.refinement import to_float64
 
+    st = model.info.structure
+    if model.name not in ("supermarket", "supermarket-without-replacement") or not (
+        st.get("service") is None and st.get("mu") == 1
+    ):
+        return None
     t0 = time.perf_counter()
-    N = check_int("N", N, 1)
-    b = check_int("b", b, 1)
-    d = check_int("d", d, 1, MAX_D)
-    if not replacement and N < d:
-        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
-    lam_text = _lam_string(lam)
+    # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
+    model, given, _ = prepare(model, N, params)
+    N = int(N)
+    b, d, replacement = model.b, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
+    lam_text = _lam_string(given["lam"])
     lam_f = float(lam_text)
-    nt = 2 * b
-    check_size(N, b, count_monotone(N, b), nt, memory_limit)  # before any symbolic work
-    model = supermarket(b, d, replacement=replacement)
+    if tol is None:
+        tol = 1e-11
+    check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
     s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
     if reference_note:
-        warnings.warn(reference_note, stacklevel=2)
+        warnings.warn(reference_note, stacklevel=4)  # the caller of numeric.exact.solve
     s_star = np.array([float(v) for v in s_star_mp])
     p = [lam_f] if replacement else [lam_f, float(N)]
     # the lattice point nearest N s* carries much probability: a good reference
     ref = np.clip(np.rint(N * s_star), 0, N).astype(np.int64)
-    spread = None
-    if count_monotone(N, b) > GAUSSIAN_START_STATES:
-        spread = _mean_field_covariance(model, lam_text, N, replacement)
-    sol = solve_chain(
+    mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}
+    notes: list[str] = []
+    try:
+        mf, note = _mean_field(model, mf_params, np.zeros(b, dtype=np.int64), N, False, False)
+    except (ParameterError, NumericalError):
+        mf, note = None, None
+    if note:
+        notes.append(note)
+    W = None if mf is None else to_float64(mf.W)
+    spread = W if count_monotone(N, b) > GAUSSIAN_START_STATES else None
+    sol = _solve_chain(
         model,
         N,
         p,
@@ -432,16 +428,22 @@ def solve_exact(
         np.bincount(states[:, k], weights=pi, minlength=int(states[:, k].max()) + 1)
         for k in range(b)
     ]
+    qmax = sol.max_exit_rate
     return ExactResult(
         model=model.name,
         N=N,
-        params={"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)},
+        params=mf_params,
         b=b,
         states=sol.space.size,
         residual=sol.residual,
+        relative_residual=sol.residual / qmax if qmax else 0.0,
         pi=pi,
         state_array=states,
+        start=sol.start,
         s_star=s_star,
+        V=None if mf is None else np.array([float(v) for v in mf.V]),
+        W=W,
+        constant=None if mf is None else float(mf.constant),
         mean=mean,
         n_bias=N * (mean - s_star),
         n_mse=n_mse,
@@ -455,10 +457,79 @@ def solve_exact(
         mean_jobs=float(mean.sum()),
         blocking=blocking,
         up_rate=float(pi @ sol.arrival_intensity),
+        notes=notes,
         lam=lam_text,
         d=d,
         replacement=replacement,
         source_model=model,
+    )
+
+
+register_fast_path("supermarket", supermarket_fast)
+
+
+def solve_exact(
+    N: int,
+    lam,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    method: str = "auto",
+    tol: float = 1e-11,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ExactResult:
+    """The paper's short form: the exact finite-N supermarket model and its moments.
+
+    Builds the supermarket model :func:`derive.supermarket` ``(b, d, replacement=...)``
+    and calls the one entry, ``numeric.exact.solve(model, {"lam": lam}, N=N,
+    route="fast", ...)`` (its fast path :func:`supermarket_fast`); the size is
+    checked first, before the model is built symbolically.
+
+    Parameters
+    ----------
+    N:
+        Number of servers, ``N >= 1`` (``N >= d`` without replacement).
+    lam:
+        Arrival rate per server (str, int, float or mpf), ``lam > 0``.
+    b:
+        Buffer size, ``b >= 1``.
+    d:
+        Servers sampled per arrival, ``d >= 1``.
+    replacement:
+        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
+    method, memory_limit, progress:
+        See :func:`numeric.exact.solve`.
+    tol:
+        Target for the absolute residual ``||pi Q||_1``.
+
+    Returns
+    -------
+    ExactResult
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, or a state space too large for the memory limit (raised
+        before anything is allocated, naming the states and the memory needed).
+    """
+    from derive import supermarket
+
+    N, b = check_int("N", N, 1), check_int("b", b, 1)
+    d = check_int("d", d, 1, MAX_D)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
+    check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
+    return solve(
+        supermarket(b, d, replacement=replacement),
+        {"lam": lam} if replacement else {"lam": lam, "N": N},
+        N=N,
+        route="fast",
+        method=method,
+        tol=tol,
+        memory_limit=memory_limit,
+        progress=progress,
     )
 
 
@@ -469,6 +540,7 @@ def solve(
     N: int,
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
+    route: str = "auto",
     method: str = "auto",
     tol: float | None = None,
     memory_limit: float | None = None,
@@ -480,7 +552,6 @@ def solve(
     ``import numeric.exact.solve`` the package attribute ``numeric.exact.solve``
     must still be this function (see :mod:`mfstein.lazy`).
     """
-    from numeric.exact.general import TOL
     from numeric.exact.general import solve as solve_general
 
     return solve_general(
@@ -489,8 +560,9 @@ def solve(
         N=N,
         start=start,
         truncation=truncation,
+        route=route,
         method=method,
-        tol=TOL if tol is None else tol,
+        tol=tol,
         memory_limit=memory_limit,
         progress=progress,
     )

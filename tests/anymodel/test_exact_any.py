@@ -179,15 +179,15 @@ def test_a_result_is_never_returned_above_the_tolerance(sir):
 
 
 def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
-    """The issue's case: solve_chain on SIR once returned E[S] = [0.972, 0.027, 0.0003] with
+    """The issue's case: _solve_chain on SIR once returned E[S] = [0.972, 0.027, 0.0003] with
     residual 27.2.  It now delegates: the law of the general solver, checked here by
     the balance equations of a generator assembled independently (numeric.exact.generator),
     and an unreachable residual target raises instead of returning."""
     from numeric.exact.generator import assemble
-    from numeric.exact.solve import solve_chain
+    from numeric.exact.solve import _solve_chain
 
     p = [3.0, 1.0, 0.5, 0.1]
-    sol = solve_chain(sir, 30, p, start=[30, 0, 0])
+    sol = _solve_chain(sir, 30, p, start=[30, 0, 0])
     assert sol.residual <= 1e-11
     QT, _, arrivals = assemble(sol.space, sir.kernels("numba"), np.array(p))
     assert np.abs(QT @ sol.pi).sum() <= 1e-11 and abs(sol.pi.sum() - 1) < 1e-14
@@ -197,9 +197,9 @@ def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
     np.testing.assert_allclose(mean, ref.mean, atol=1e-12)
     assert abs(mean.sum() - 1) < 1e-12  # S + I + R = N on every state
     with pytest.raises(NumericalError, match="above the tolerance"):
-        solve_chain(sir, 10, p, start=[10, 0, 0], method="bicgstab", tol=1e-300)
+        _solve_chain(sir, 10, p, start=[10, 0, 0], method="bicgstab", tol=1e-300)
     with pytest.raises(ParameterError, match="p must hold 4 values"):
-        solve_chain(sir, 10, p[:2])
+        _solve_chain(sir, 10, p[:2])
 
 
 @pytest.mark.parametrize(

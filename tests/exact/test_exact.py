@@ -11,7 +11,8 @@ import pytest
 import numeric
 from derive import Model, ParameterError, supermarket
 from mfstein.cli import main
-from numeric.exact import solve_chain, solve_exact
+from numeric.exact import solve_exact
+from numeric.exact.solve import _solve_chain
 
 # ---------------------------------------------------------------------------
 # An independent construction: the chain on per-server queue lengths
@@ -94,8 +95,8 @@ def test_matches_per_server_chain(N: int, b: int, d: int, replacement: bool) -> 
 def test_generic_reachable_path_matches_supermarket_path() -> None:
     m = supermarket(2, 2)
     copy = Model("copy", m.states, m.params, m.transitions)  # not a SupermarketModel
-    a = solve_chain(m, 6, [0.9])
-    g = solve_chain(copy, 6, [0.9], start=[5, 2])
+    a = _solve_chain(m, 6, [0.9])
+    g = _solve_chain(copy, 6, [0.9], start=[5, 2])
     assert g.space.size == a.space.size
     got = {tuple(n): p for n, p in zip(g.space.states.tolist(), g.pi, strict=True)}
     for n, p in zip(a.space.states.tolist(), a.pi, strict=True):

@@ -69,19 +69,20 @@ def test_bad_start_and_solver_are_refused(chain) -> None:
 
 def test_solve_chain_refuses_a_malformed_spread_in_one_sentence() -> None:
     from mfstein.errors import ParameterError
-    from numeric.exact.solve import solve_chain
+    from numeric.exact.solve import _solve_chain
 
     with pytest.raises(ParameterError, match=r"spread must be a finite 3 x 3 covariance"):
-        solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
+        _solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
 
 
 def test_without_replacement_gets_its_start_from_the_mean_field() -> None:
-    """solve_exact's covariance for the Gaussian start, for sampling without
-    replacement (an N-dependent model), is the mean field's W at that N."""
-    from numeric.exact.solve import _mean_field_covariance
+    """The supermarket fast path's covariance (its Gaussian start above 10^5 states,
+    and the reported W), for sampling without replacement (an N-dependent model),
+    is the mean field's W at that N."""
+    from numeric.exact import solve_exact
 
     model = supermarket(3, 2, replacement=False)
-    W = _mean_field_covariance(model, "0.9", 50, False)
-    mf = numeric.solve(model, {"lam": "0.9", "N": "50"}, dps=20)
+    W = solve_exact(10, "0.9", 3, 2, replacement=False).W
+    mf = numeric.solve(model, {"lam": "0.9", "N": "10"}, dps=20)
     assert W is not None and W.shape == (3, 3)
     assert np.allclose(W, [[float(mf.W[i, j]) for j in range(3)] for i in range(3)], rtol=1e-12)

@@ -1,0 +1,32 @@
+"""Structure-aware exact solvers by family: the exact task's fast paths.
+
+As the mean field does (:data:`numeric.mean_field.FAST_PATHS`), a model family
+whose ``info.fast_path`` names a registered solver has its finite-N chain
+solved by it in :func:`numeric.exact.solve`, unless ``route="general"`` or
+the call asks for something the fast path cannot honour (a ``start`` or a
+``truncation``).  A fast path is
+
+``f(model, params, *, N, method, tol, memory_limit, progress) -> ExactResult | None``
+
+and returns ``None`` for a member of its family it does not handle (the
+general chain then runs).  This module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+#: ``ModelInfo.fast_path`` name -> exact solver.
+FAST_PATHS: dict[str, Callable[..., Any]] = {}
+
+
+def register_fast_path(name: str, solver: Callable[..., Any]) -> None:
+    """Solve the finite-N chain of models whose ``info.fast_path`` is ``name`` by ``solver``."""
+    FAST_PATHS[name] = solver
+
+
+def fast_path(model: Any) -> Callable[..., Any] | None:
+    """The registered exact solver of ``model``'s family, or ``None``."""
+    info = getattr(model, "info", None)
+    return FAST_PATHS.get(getattr(info, "fast_path", None) or "")
