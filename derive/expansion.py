@@ -115,32 +115,6 @@ def order2_objects(model: Model) -> dict[str, dict[tuple, sp.Expr]]:
     }
 
 
-_TENSOR_LATEX = {
-    "d3f": r"\frac{\partial^3 f_{%s}}{\partial s_{%s}\partial s_{%s}\partial s_{%s}}",
-    "d4f": (
-        r"\frac{\partial^4 f_{%s}}"
-        r"{\partial s_{%s}\partial s_{%s}\partial s_{%s}\partial s_{%s}}"
-    ),
-    "dQ": r"\frac{\partial Q_{%s%s}}{\partial s_{%s}}",
-    "d2Q": r"\frac{\partial^2 Q_{%s%s}}{\partial s_{%s}\partial s_{%s}}",
-    "R": r"R_{%s%s%s}",
-}
-
-
-def tensor_latex(model: Model, name: str) -> str:
-    """LaTeX of the non-zero entries of one order-2 object (1-based indices)."""
-    from derive.latex import latex
-
-    entries = order2_objects(model)[name]
-    if not entries:
-        return r"\text{all entries vanish}"
-    rows = []
-    for idx, expr in sorted(entries.items()):
-        head = _TENSOR_LATEX[name] % tuple(str(i + 1) for i in idx)
-        rows.append(f"{head} &= {latex(expr)}")
-    return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-
 def order2_equations_latex() -> str:
     """The three moment equations (C), (B), (A) of the module docstring, in LaTeX."""
     return r"""\begin{aligned}
