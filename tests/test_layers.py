@@ -125,14 +125,14 @@ def test_the_walker_sees_imports_inside_functions_and_relative_ones() -> None:
         "    from .solution import _private\n"
         "    importlib.import_module('sim.table')\n"
     )
-    up = upward_imports(source, "numeric.general")
+    up = upward_imports(source, "numeric.precision")
     assert [u.split(" imports ")[1] for u in up] == [
         "sim.pi (sim)",
         "mfstein.cli (cli)",
         "sim.table (sim)",
     ]
-    assert private_imports(source, "numeric.general") == [
-        "numeric.general:7 imports numeric.solution._private"
+    assert private_imports(source, "numeric.precision") == [
+        "numeric.precision:7 imports numeric.solution._private"
     ]
     # the same source one layer up is clean apart from the command line
     assert [u.split(" imports ")[1] for u in upward_imports(source, "sim.table")] == [
