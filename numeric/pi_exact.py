@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.errors import NumericalError, ParameterError, check_int
-from sim.pi_model import PIModel, check_load, make_model
 
 #: Policies the exact solver handles.
 POLICIES: tuple[str, ...] = ("pi", "pi-split", "jiq", "jsq", "random")
