@@ -41,6 +41,7 @@ References
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -186,6 +187,15 @@ def _lam_string(lam) -> str:
     return text
 
 
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first caller outside :mod:`numeric.exact` (a warning
+    names the line that called ``numeric.exact.solve`` or ``solve_exact``)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numeric.exact"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _handles(model: Any) -> bool:
     """The unit-rate power-of-d chain, with or without replacement."""
     st = model.info.structure
@@ -234,7 +244,7 @@ def supermarket_fast(
     check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
     s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
     if reference_note:
-        warnings.warn(reference_note, stacklevel=4)  # the caller of numeric.exact.solve
+        warnings.warn(reference_note, stacklevel=_outside_level())
     s_star = np.array([float(v) for v in s_star_mp])
     mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}
     try:
@@ -332,15 +342,9 @@ def solve_exact(
     tol:
         Target for the absolute residual ``||pi Q||_1``.
 
-    Returns
-    -------
-    ExactResult
-
-    Raises
-    ------
-    ParameterError
-        Bad parameters, or a state space too large for the memory limit (raised
-        before anything is allocated, naming the states and the memory needed).
+    Returns an :class:`ExactResult`; bad parameters, or a state space too large
+    for the memory limit, raise :class:`ParameterError` before anything is
+    allocated (naming the states and the memory needed).
     """
     from derive import supermarket
 
