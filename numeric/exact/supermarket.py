@@ -342,9 +342,15 @@ def solve_exact(
     tol:
         Target for the absolute residual ``||pi Q||_1``.
 
-    Returns an :class:`ExactResult`; bad parameters, or a state space too large
-    for the memory limit, raise :class:`ParameterError` before anything is
-    allocated (naming the states and the memory needed).
+    Returns
+    -------
+    ExactResult
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, or a state space too large for the memory limit (raised
+        before anything is allocated, naming the states and the memory needed).
     """
     from derive import supermarket
 
