@@ -49,7 +49,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
-from numeric.precision import agreeing_digits, check_dps, entry_errors
+from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder
 from numeric.refinement import _to_float, _to_ints
 
 try:
@@ -835,7 +835,7 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.general import _norm_digits, _Problem
+    from numeric.general import _Problem
     from numeric.precision import to_str
 
     dps = check_dps(dps)
@@ -846,46 +846,42 @@ def second_order(
             f"precision (model {model.name} has {prob.red.n}); use "
             "numeric.solve(..., precision='float64', order=2) for larger ones."
         )
-    guard = 10
-    digits = 0
-    for _ in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        low = order2_at(prob, wp1, kronecker=True)
-        high = order2_at(prob, wp2, kronecker=False)
+    b = model.b
+
+    def flat_b(X: Any) -> list[mpf]:
+        return [X[i, j] for i in range(b) for j in range(b)]
+
+    def route_values(low: dict) -> dict[str, mpf]:
         values = {"refined-low": low["c2"]}
         if "kronecker" in low:
             values["kronecker"] = low["kronecker"]
-        digits = min(agreeing_digits(high["c2"], v) for v in values.values())
-        b = model.b
-        digits = min(
-            digits,
-            _norm_digits(high["A"], low["A"]),
-            _norm_digits(
-                [high["B"][i, j] for i in range(b) for j in range(b)],
-                [low["B"][i, j] for i in range(b) for j in range(b)],
-            ),
-            _norm_digits(_flat3(high["C"]), _flat3(low["C"])),
+        return values
+
+    def agreement(low: dict, high: dict) -> int:
+        return min(
+            min(agreeing_digits(high["c2"], v) for v in route_values(low).values()),
+            agreeing_digits(high["A"], low["A"]),
+            agreeing_digits(flat_b(high["B"]), flat_b(low["B"])),
+            agreeing_digits(_flat3(high["C"]), _flat3(low["C"])),
         )
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the order-2 routes agree on only {digits} of the {dps} requested digits "
-            f"(model {model.name}); no result is reported."
-        )
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps),
+        lambda wp: order2_at(prob, wp, kronecker=True),
+        lambda wp: order2_at(prob, wp, kronecker=False),
+        agreement,
+        who="the order-2 routes",
+        where=f"model {model.name}",
+    )
+    low, high, digits = earned.low, earned.high, earned.digits
+    values = route_values(low)
     methods = {"refined": to_str(high["c2"], dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
-    with mpmath.workdps(wp2):
-        errors = {
-            "A": entry_errors(high["A"], low["A"], wp1),
-            "B": entry_errors(
-                [high["B"][i, j] for i in range(b) for j in range(b)],
-                [low["B"][i, j] for i in range(b) for j in range(b)],
-                wp1,
-            ),
-        }
+    errors = {
+        "A": earned.errors(high["A"], low["A"]),
+        "B": earned.errors(flat_b(high["B"]), flat_b(low["B"])),
+    }
     return SecondOrder(
         A=high["A"],
         B=high["B"],

@@ -30,7 +30,8 @@ on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
 the requested ``dps``; every entry of ``s*``, ``V`` and ``W`` carries its own
 error estimate, the difference between the two precisions
 (``MeanFieldSolution.errors``); if that falls short after raising the guard digits
-twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned.
+twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
+(:func:`numeric.precision.earn_digits`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.errors import ParameterError
 from numeric import fixed_point as fp
 from numeric.invariants import reduction
 from numeric.model_params import check_names, kernel_vector, parse_params
-from numeric.precision import agreeing_digits, check_dps, entry_errors, to_mpf, to_str
+from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder, to_mpf, to_str
 from numeric.refinement import solve_linear, solve_lyapunov
 from numeric.solution import MeanFieldSolution
 
@@ -267,15 +268,17 @@ def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
     return out
 
 
-def _norm_digits(a: Sequence[mpf], b: Sequence[mpf]) -> int:
-    """Significant digits on which two vectors agree, relative to their largest entry."""
-    scale = max([abs(x) for x in a] + [abs(x) for b_ in [b] for x in b_])
-    if scale == 0:
-        return 10**6
-    diff = max(abs(x - y) for x, y in zip(a, b, strict=True))
-    if diff == 0:
-        return 10**6
-    return max(0, int(mpmath.floor(-mpmath.log10(diff / scale))))
+def _flat(X: mpmath.matrix) -> list[mpf]:
+    """The entries of a square matrix, row-major."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
+
+
+def _route_values(low: dict, high: dict) -> dict[str, mpf]:
+    """The values the reference ``stein`` (at the higher precision) is compared with."""
+    values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
+    if "kronecker" in low:
+        values["kronecker"] = low["kronecker"]
+    return values
 
 
 class _Problem:
@@ -388,30 +391,27 @@ def solve_general(
     dps = check_dps(dps)
     params = check_names(model, params)
     prob = _Problem(model, params, start, M)
-    guard = 10
-    digits = 0
-    for _attempt in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        low = prob.at(wp1, full=False, kronecker=True)
-        high = prob.at(wp2, full=True, kronecker=False)
-        ref = high["stein"]
-        values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
-        if "kronecker" in low:
-            values["kronecker"] = low["kronecker"]
-        digits = min(agreeing_digits(ref, v) for v in values.values())
-        b = model.b
-        flat_w = [high["W"][i, j] for i in range(b) for j in range(b)]
-        flat_w_low = [low["W"][i, j] for i in range(b) for j in range(b)]
-        digits = min(digits, _norm_digits(flat_w, flat_w_low), _norm_digits(high["V"], low["V"]))
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the routes agree on only {digits} of the {dps} requested digits (model "
-            f"{model.name}); no result is reported."
+
+    def agreement(low: dict, high: dict) -> int:
+        values = _route_values(low, high)
+        return min(
+            min(agreeing_digits(high["stein"], v) for v in values.values()),
+            agreeing_digits(_flat(high["W"]), _flat(low["W"])),
+            agreeing_digits(high["V"], low["V"]),
         )
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps),
+        lambda wp: prob.at(wp, full=False, kronecker=True),
+        lambda wp: prob.at(wp, full=True, kronecker=False),
+        agreement,
+        who="the routes",
+        where=f"model {model.name}",
+    )
+    low, high, digits, wp2 = earned.low, earned.high, earned.digits, earned.wp_high
+    ref = high["stein"]
+    values = _route_values(low, high)
     red = prob.red
     eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64)
     with mpmath.workdps(dps + 10):
@@ -441,12 +441,11 @@ def solve_general(
         )
     methods = {"stein": to_str(ref, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
-    with mpmath.workdps(wp2):
-        errors = {
-            "s_star": entry_errors(high["s"], low["s"], wp1),
-            "V": entry_errors(high["V"], low["V"], wp1),
-            "W": entry_errors(flat_w, flat_w_low, wp1),
-        }
+    errors = {
+        "s_star": earned.errors(high["s"], low["s"]),
+        "V": earned.errors(high["V"], low["V"]),
+        "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+    }
     with mpmath.workdps(wp2):
         vals = parse_params(model, params)
     structure_lam = vals.get("lam")

@@ -102,7 +102,8 @@ from numeric.precision import (
     NumericalError,
     agreeing_digits,
     check_dps,
-    entry_errors,
+    earn_digits,
+    guard_ladder,
     parse_lam,
     to_mpf,
     to_str,
@@ -540,32 +541,34 @@ def solve(
             growth = max(lyapunov.shooting_growth_digits(J_probe), 0)
     else:
         growth = 0  # iterative refinement has no recursion to amplify rounding
-    guard = growth + 10
     shared: dict = {}
-    for _attempt in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        others = tuple(r for r in routes if r not in ("shooting", reference))
-        if not direct:
-            others = tuple(r for r in others if r not in ("spectral", "kronecker"))
-        low = _routes_at(
-            lam_, mu_, n, d, N, Mf, wp1, ("covariance", *others), full=False, shared=shared
-        )
+    others = tuple(r for r in routes if r not in ("shooting", reference))
+    if not direct:
+        others = tuple(r for r in others if r not in ("spectral", "kronecker"))
+
+    def route_values(low: dict) -> dict[str, mpf]:
+        return {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps, growth + 10),
+        lambda wp: _routes_at(
+            lam_, mu_, n, d, N, Mf, wp, ("covariance", *others), full=False, shared=shared
+        ),
         # W (hence V) at both precisions too: their entries' errors are measured
-        high = _routes_at(
-            lam_, mu_, n, d, N, Mf, wp2, (reference, "covariance"), full=False, shared=shared
-        )
-        ref = high[reference]
-        values = {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
-        digits = min(agreeing_digits(ref, v) for v in values.values())
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the routes agree on only {digits} of the {dps} requested digits "
-            f"(b = {n}, lam = {mpmath.nstr(lam_, 12)}); no result is reported."
-        )
+        lambda wp: _routes_at(
+            lam_, mu_, n, d, N, Mf, wp, (reference, "covariance"), full=False, shared=shared
+        ),
+        lambda low, high: min(
+            agreeing_digits(high[reference], v) for v in route_values(low).values()
+        ),
+        who="the routes",
+        where=f"b = {n}, lam = {mpmath.nstr(lam_, 12)}",
+    )
+    low, high, digits = earned.low, earned.high, earned.digits
+    wp1, wp2 = earned.wp_low, earned.wp_high
+    ref = high[reference]
+    values = route_values(low)
     with mpmath.workdps(dps + 10):
         eig = lyapunov.eigenvalues(high["J"]) if direct else lyapunov.eigenvalues_float64(high["J"])
         if not eig[-1] < 0:
@@ -583,9 +586,9 @@ def solve(
         ftilde = k.ftilde(high["s"], high["p"])
         parts = {"s": high["s"], "W": high["W"], "V": V, "ftilde": ftilde}
         errors = {
-            "s_star": entry_errors(high["s"], low["s"], wp1),
-            "V": entry_errors(V, V_low, wp1),
-            "W": entry_errors(_flat(high["W"]), _flat(low["W"]), wp1),
+            "s_star": earned.errors(high["s"], low["s"]),
+            "V": earned.errors(V, V_low),
+            "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
         }
     with mpmath.workdps(wp1):
         note = ""
