@@ -281,8 +281,12 @@ def _route_values(low: dict, high: dict) -> dict[str, mpf]:
     return values
 
 
-class _Problem:
-    """One model with its reduction, kernels, start and float64 fixed point."""
+class PreparedModel:
+    """One model prepared once for the working-precision routes (this module's
+    :func:`solve_general` and :func:`numeric.expansion.second_order`): its
+    parameters checked, conservation laws removed (:mod:`numeric.invariants`),
+    start checked against the state space, float64 fixed point found and its
+    stability checked; :meth:`at` then computes every object at any precision."""
 
     def __init__(
         self,
@@ -390,7 +394,7 @@ def solve_general(
     """
     dps = check_dps(dps)
     params = check_names(model, params)
-    prob = _Problem(model, params, start, M)
+    prob = PreparedModel(model, params, start, M)
 
     def agreement(low: dict, high: dict) -> int:
         values = _route_values(low, high)

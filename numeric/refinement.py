@@ -91,15 +91,17 @@ def _max_abs_int(a: np.ndarray) -> int:
     return max((abs(int(v)) for v in a.flat), default=0)
 
 
-def _to_float(a: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits)."""
+def scaled_float64(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits), for an object
+    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`."""
     top = max(_max_abs_int(a).bit_length() - 60, 0)
     m = np.array([float(int(v) >> top) for v in a.flat], dtype=float).reshape(a.shape)
     return m, top
 
 
-def _to_ints(x: np.ndarray, shift: int) -> np.ndarray:
-    """``round(x * 2^shift)`` exactly, as integers (an object array)."""
+def scaled_ints(x: np.ndarray, shift: int) -> np.ndarray:
+    """``round(x * 2^shift)`` exactly, as integers (an object array): a float64
+    correction brought into fixed point (the inverse of :func:`scaled_float64`)."""
     out = np.empty(x.shape, dtype=object)
     flat = out.reshape(-1)
     for k, v in enumerate(x.flat):
@@ -151,10 +153,10 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     prev = None
     for _ in range(MAX_STEPS):
         r = bint - Af.ints.dot(x)  # at scale 2^-(Af.F + Fx)
-        r64, top = _to_float(r)
+        r64, top = scaled_float64(r)
         if not np.any(r64):
             break
-        corr = _to_ints(scipy.linalg.lu_solve(lu, r64), top - Af.F)
+        corr = scaled_ints(scipy.linalg.lu_solve(lu, r64), top - Af.F)
         x = x + corr
         if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, "a linear solve"):
             break
@@ -185,7 +187,7 @@ def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
 
     Af = Fixed.from_mp(A, bits)
     Cf = Fixed.from_mp(C, bits)
-    c64, ctop = _to_float(Cf.ints)
+    c64, ctop = scaled_float64(Cf.ints)
     X64 = lyap64(c64)
     if not np.all(np.isfinite(X64)):
         raise NumericalError("the Lyapunov equation is singular to float64 precision.")
@@ -198,10 +200,10 @@ def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     prev = None
     for _ in range(MAX_STEPS):
         AX = Af.ints.dot(X)  # at scale 2^-(Af.F + Fx)
-        R64, top = _to_float(AX + AX.T + Cs)
+        R64, top = scaled_float64(AX + AX.T + Cs)
         if not np.any(R64):
             break
-        corr = _to_ints(lyap64(R64), top - Af.F)
+        corr = scaled_ints(lyap64(R64), top - Af.F)
         X = X + corr
         if _check_progress(_max_abs_int(corr), _max_abs_int(X), prev, "a Lyapunov equation"):
             break

@@ -81,7 +81,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mpmath
@@ -98,6 +98,7 @@ from numeric.equilibrium import (
     guard_digits,
     model_and_params,
 )
+from numeric.model_params import parse_params
 from numeric.precision import (
     NumericalError,
     agreeing_digits,
@@ -693,3 +694,43 @@ def bound(
     if b == "auto":
         b = auto_buffer(lam, d, dps=dps, M=M)
     return solve(lam, b, d, dps=dps, M=M, truncate=truncate)
+
+
+def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:
+    """The fast path of the supermarket family (and JSQ(L)): :func:`solve` on the
+    rates the model's ``info.structure`` names, reported in the model's terms
+    (registered in :mod:`numeric.fast_paths`)."""
+    st = model.info.structure
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    sol = solve(
+        params[st["arrival"]],
+        model.b,
+        st["d"],
+        dps=dps,
+        M=M,
+        mu=mu,
+        replacement=st["replacement"],
+        N=None if st["replacement"] else params["N"],
+    )
+    with mpmath.workdps(dps + 10):
+        values = parse_params(model, params)
+    sol.model = model.name
+    sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
+    sol.free = list(range(model.b))
+    return sol
+
+
+def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
+    """``s*`` of a supermarket-family model by the O(b) shooting
+    (:func:`numeric.equilibrium.equilibrium`), 20 digits rounded to float64;
+    ``None`` for sampling without replacement."""
+    import numpy as np
+
+    st = model.info.structure
+    if not st.get("replacement"):
+        return None
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    return np.array([float(v) for v in s])

@@ -510,15 +510,15 @@ class _MomentSystem:
 
     Only the kernel evaluations and the rounding of the exact rational maps
     (``T`` and the reduction of the derivative tensors) differ; the moment
-    equations themselves are :func:`numeric.expansion._assemble_D` and
-    :func:`numeric.expansion._G_and_A_terms`, the same as the stationary solver's.
+    equations themselves are :func:`numeric.expansion.assemble_D` and
+    :func:`numeric.expansion.G_and_A_terms`, the same as the stationary solver's.
     """
 
     def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
-        from numeric.expansion import _Arith
+        from numeric.expansion import Arith
 
         self.st, self.order, self.n, self.mp = st, order, st.n, mp
-        self.ar = _Arith(None, mp=mp)
+        self.ar = Arith(None, mp=mp)
         backend = "mpmath" if mp else "numba"
         k64 = st.rm.k64
         self.k64 = k64
@@ -619,7 +619,7 @@ class _MomentSystem:
         return out / 2
 
     def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
-        from numeric.expansion import _assemble_D, _G_and_A_terms, _sym3
+        from numeric.expansion import G_and_A_terms, assemble_D, sym3
 
         n, p, ar = self.n, self._params(), self.ar
         x = y[:n]
@@ -645,10 +645,10 @@ class _MomentSystem:
         for name, m in self.objs.items():
             vals = self._reduce(name, getattr(self.k2, f"{name}_values")(si, p))
             objs[name] = list(zip(m.tuples(), vals, strict=True))
-        D = _assemble_D(ar, n, W, V, Q, objs)
+        D = assemble_D(ar, n, W, V, Q, objs)
         # C is symmetric, so (J (+) J (+) J) C = sym3(J x1 C): one matrix product
-        LC = _sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
-        G, a_part = _G_and_A_terms(ar, n, W, V, C, objs)
+        LC = sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
+        G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
         G = (G + G.T) / 2
         JB = J @ B
         dB = JB + JB.T + G
