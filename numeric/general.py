@@ -48,6 +48,7 @@ from numeric import fixed_point as fp
 from numeric.invariants import reduction
 from numeric.model_params import check_names, kernel_vector, parse_params
 from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder, to_mpf, to_str
+from numeric.quadratic_form import quadratic_form
 from numeric.refinement import solve_linear, solve_lyapunov
 from numeric.solution import MeanFieldSolution
 
@@ -297,8 +298,6 @@ class PreparedModel:
         *,
         extra_starts: bool = True,
     ) -> None:
-        from numeric.supermarket import _m_factory
-
         self.model = model
         self.params = dict(params)
         self.red = reduction(model, model.kernels("numba").jumps)
@@ -310,7 +309,7 @@ class PreparedModel:
             self.p64 = np.array([float(v) for v in p30])
             check_rates(model, s0, p30, "the start")
         self.start = start
-        self.M_of = _m_factory(M)
+        self.M_of = quadratic_form(M)
         self.M_of(model.b)  # validate now
         info = getattr(model, "info", None)
         if info is not None and info.unique_fixed_point:
@@ -386,7 +385,7 @@ def solve_general(
     dps:
         Requested significant digits of ``c``, ``>= 5``.
     M:
-        The quadratic observable, as in :func:`numeric.supermarket.solve`
+        The quadratic observable (:func:`numeric.quadratic_form.quadratic_form`)
         (``None``/``"identity"``, ``"diag:a,b,..."`` or a symmetric ``b x b`` matrix).
     start:
         Initial state in the model's coordinates; it starts the fixed-point

@@ -118,39 +118,16 @@ def _solve_working_precision(
         sol = fast(model, params, dps=dps, M=M)
     else:
         from numeric.general import solve_general
-        from numeric.truncation import solve_truncated
+        from numeric.truncation import add_second_order, solve_truncated
 
         cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
         if cut is not None:
             return cut
         sol = solve_general(model, params, dps=dps, M=M, start=start)
     if order == 2:
+        from numeric.truncation import add_second_order
+
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
-    return sol
-
-
-def add_second_order(
-    sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
-) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`;
-    on the coordinates that matter when some are negligible, :mod:`numeric.truncation`)."""
-    from numeric.expansion import second_order
-    from numeric.truncation import solve_truncated
-
-    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
-    if cut is not None:
-        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
-        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
-        sol.C, sol.free_map = cut.C, cut.free_map
-        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
-        sol.notes.append(f"order 2: {cut.note}")
-        return sol
-
-    so = second_order(model, params, dps=dps, M=M, start=start)
-    sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
-    sol.errors.update(so.errors)
-    sol.C, sol.free_map = so.C, so.free_map
-    sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
     return sol
 
 
@@ -202,6 +179,7 @@ def bound(
     """
     from numeric.supermarket import auto_buffer, check_b
     from numeric.supermarket import solve as supermarket_solve
+    from numeric.truncation import add_second_order
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
