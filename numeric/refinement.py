@@ -25,6 +25,7 @@ multiply-adds in C loops rather than as many ``mpf`` objects.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -150,20 +151,45 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     bint = np.array([_INT(int(mpmath.nint(mpmath.ldexp(v, Af.F + Fx)))) for v in rhs], dtype=object)
     x = np.zeros(n, dtype=object)
     x[:] = _INT(0)
+    x = _refine(
+        x,
+        lambda x: bint - Af.ints.dot(x),  # at scale 2^-(Af.F + Fx)
+        lambda r64: scipy.linalg.lu_solve(lu, r64),
+        Af.F,
+        "a linear solve",
+    )
+    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+
+
+def _refine(
+    x: np.ndarray,
+    residual: Callable[[np.ndarray], np.ndarray],
+    solve64: Callable[[np.ndarray], np.ndarray],
+    shift: int,
+    what: str,
+) -> np.ndarray:
+    """The refinement loop of the module docstring, in fixed point.
+
+    ``x`` holds integers; ``residual(x)`` is the exact integer residual ``R_k``
+    (at scale ``2^-(shift + F_x)``), ``solve64`` applies the float64 inverse
+    ``L64^{-1}`` to it (rounded to float64 by :func:`scaled_float64`), and the
+    correction is added back exactly (:func:`scaled_ints`).  Stops when the
+    residual vanishes or the correction no longer matters
+    (:func:`_check_progress`); :class:`NumericalError` after :data:`MAX_STEPS`.
+    """
     prev = None
     for _ in range(MAX_STEPS):
-        r = bint - Af.ints.dot(x)  # at scale 2^-(Af.F + Fx)
-        r64, top = scaled_float64(r)
+        r64, top = scaled_float64(residual(x))
         if not np.any(r64):
             break
-        corr = scaled_ints(scipy.linalg.lu_solve(lu, r64), top - Af.F)
+        corr = scaled_ints(solve64(r64), top - shift)
         x = x + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, "a linear solve"):
+        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, what):
             break
         prev = _max_abs_int(corr)
     else:
-        raise NumericalError("iterative refinement of a linear solve did not converge.")
-    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+        raise NumericalError(f"iterative refinement of {what} did not converge.")
+    return x
 
 
 @limited_blas()
@@ -197,19 +223,12 @@ def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     Cs = Cf.shifted(Af.F + Fx)
     X = np.zeros((n, n), dtype=object)
     X[:] = _INT(0)
-    prev = None
-    for _ in range(MAX_STEPS):
+
+    def residual(X: np.ndarray) -> np.ndarray:
         AX = Af.ints.dot(X)  # at scale 2^-(Af.F + Fx)
-        R64, top = scaled_float64(AX + AX.T + Cs)
-        if not np.any(R64):
-            break
-        corr = scaled_ints(lyap64(R64), top - Af.F)
-        X = X + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(X), prev, "a Lyapunov equation"):
-            break
-        prev = _max_abs_int(corr)
-    else:
-        raise NumericalError("iterative refinement of a Lyapunov equation did not converge.")
+        return AX + AX.T + Cs
+
+    X = _refine(X, residual, lyap64, Af.F, "a Lyapunov equation")
     out = mpmath.matrix(n, n)
     for i in range(n):
         for j in range(n):
