@@ -260,9 +260,9 @@ def _param_values(model: Any, params: Mapping[str, Any] | None, fallback: Mappin
 
 
 def _quadratic_M(g: Any, b: int) -> mpmath.matrix:
-    from numeric.supermarket import _m_factory
+    from numeric.quadratic_form import quadratic_form
 
-    return _m_factory(g.M)(b)
+    return quadratic_form(g.M)(b)
 
 
 # --------------------------------------------------------------------------
