@@ -12,7 +12,7 @@ strings coming *out* are rounded outward.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -139,11 +139,6 @@ def lower(x: Any) -> float:
     return f
 
 
-def mid_matrix(A: Any) -> Any:
-    """The exact midpoint matrix of an ``arb_mat``."""
-    return A.mid()
-
-
 def to_numpy(A: Any, scale_exp: int = 0) -> np.ndarray:
     """Float64 midpoints of ``A * 2^scale_exp`` (rounded; for approximations only)."""
     if scale_exp:
@@ -186,11 +181,6 @@ def frobenius_upper(A: Any) -> Any:
         u = v.abs_upper()
         total += u * u
     return total.sqrt().upper()
-
-
-def vector_ball(mids: Sequence[Any], rads: Sequence[Any]) -> list[Any]:
-    """Balls ``mids[i] +/- rads[i]``."""
-    return [ball(m, r) for m, r in zip(mids, rads, strict=True)]
 
 
 def decimal_outward(x: Any, digits: int) -> tuple[str, str]:

@@ -143,19 +143,6 @@ def parse_grid(values: Any) -> list[int]:
     return Ns
 
 
-def _grid_item(text: str) -> object:
-    """``"100"`` -> 100, ``"1e8"`` -> 100000000; anything else is left for check_int to reject."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() and abs(value) < 2**53 else text
-
-
 def grid_params(
     N: Any,
     *,
