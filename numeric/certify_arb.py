@@ -12,7 +12,7 @@ strings coming *out* are rounded outward.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -181,6 +181,22 @@ def frobenius_upper(A: Any) -> Any:
         u = v.abs_upper()
         total += u * u
     return total.sqrt().upper()
+
+
+def max_ball(xs: Sequence[Any]) -> Any:
+    """A ball enclosing the largest of the Arb balls ``xs``."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = out.max(x)
+    return out
+
+
+def min_ball(xs: Sequence[Any]) -> Any:
+    """A ball enclosing the smallest of the Arb balls ``xs``."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = out.min(x)
+    return out
 
 
 def decimal_outward(x: Any, digits: int) -> tuple[str, str]:
