@@ -83,6 +83,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import check_keywords
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certify_arb import (
     ball,
@@ -731,9 +732,10 @@ class _Certifier:
             )
 
 
+@check_keywords
 def certify(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     dps: int = 30,
     M: Any = None,
@@ -756,6 +758,7 @@ def certify(
     return certify_solution(sol, params=params, M=M, start=start)
 
 
+@check_keywords
 def certify_solution(
     solution: Any,
     *,
@@ -817,6 +820,11 @@ def certify_solution(
     from numeric.invariants import reduction
     from numeric.precision import check_dps
 
+    if not hasattr(solution, "s_star") or not hasattr(solution, "dps"):
+        raise ParameterError(
+            "solution must be a numeric.MeanFieldSolution (from numeric.solve or numeric.bound), "
+            f"got {type(solution).__name__}."
+        )
     if model is None:
         get = getattr(solution, "get_model", None)
         model = get() if get is not None else None

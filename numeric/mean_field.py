@@ -20,6 +20,7 @@ from typing import Any
 
 import mpmath
 
+from mfstein.arguments import check_keywords, check_start
 from mfstein.errors import ParameterError
 from numeric.model_params import check_names, parse_params
 from numeric.precision import check_dps
@@ -104,9 +105,10 @@ def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
 register_fast_path("supermarket", _supermarket_fast, fixed_point=_supermarket_fixed_point)
 
 
+@check_keywords
 def solve(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     dps: int = 30,
     order: int = 1,
@@ -156,6 +158,7 @@ def solve(
     from derive.spec import Truncated
 
     dps = check_dps(dps)
+    check_start(start)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     model, params = as_model(model, params)

@@ -13,6 +13,7 @@ from typing import Any
 
 from mpmath import mpf
 
+from mfstein.arguments import check_params
 from mfstein.errors import ParameterError
 from numeric.precision import to_mpf
 
@@ -24,12 +25,9 @@ def parameter_names(model: Any) -> list[str]:
 
 def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """``params`` as a dict after checking that it names exactly the model's parameters."""
+    check_params(params)
     if params is None:
         params = {}
-    if not isinstance(params, Mapping):
-        raise ParameterError(
-            f"params must be a mapping from parameter names to values, got {type(params).__name__}."
-        )
     check = getattr(model, "check_state_space", None)
     if check is not None:
         check()  # a jump that can leave the declared state space: one sentence, once

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import check_keywords, check_params, check_start
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D, available_memory
 from numeric.equilibrium import reference_point
@@ -533,9 +534,10 @@ def solve_exact(
     )
 
 
+@check_keywords
 def solve(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     N: int,
     start: Sequence[Any] | str | None = None,
@@ -554,6 +556,8 @@ def solve(
     """
     from numeric.exact.general import solve as solve_general
 
+    check_params(params)
+    check_start(start)
     return solve_general(
         model,
         params,
