@@ -274,23 +274,16 @@ def check_certified(
     rate (``1 - gamma/N^alpha`` as an Arb ball when ``gamma``/``alpha`` are
     given); claims are then evaluated in ball arithmetic (module docstring).
     """
-    import mpmath
-
     from numeric.certify import heavy_traffic_ball
     from numeric.lemmas import get_claims
-    from numeric.lemmas.context import Context
-    from numeric.lemmas.parameters import to_fraction
-    from numeric.lemmas.runner import grid_params, parse_grid
+    from numeric.lemmas.runner import grid_context, grid_params
 
     claims = get_claims(ids)
-    _, params, _, _, _ = grid_params(N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps)
+    Ns, params, g_f, a_f, xi_f = grid_params(
+        N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
+    )
     params = dict(params, b_used={})
-    Ns = parse_grid(N)
-    dps_i, d_i = int(params["dps"]), int(params["d"])
     heavy = lam is None
-    xi_f = to_fraction("xi", xi)
-    g_f = to_fraction("gamma", gamma) if heavy else None
-    a_f = to_fraction("alpha", alpha) if heavy else None
     report = CertifiedReport(params=params)
     per_claim: dict[str, list[CertifiedPoint]] = {c.id: [] for c in claims}
     skipped = {
@@ -299,16 +292,7 @@ def check_certified(
         if not heavy and c.requires
     }
     for n in Ns:
-        with mpmath.workdps(dps_i):
-            if heavy:
-                from numeric import heavy_traffic_lambda
-
-                lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps_i + 20)
-            else:
-                lam_n = mpmath.mpf(lam)
-        ctx = Context(
-            lam=lam_n, N=n, b=params["b"], d=d_i, xi=xi_f, dps=dps_i, gamma=g_f, alpha=a_f
-        )
+        ctx = grid_context(n, params, gamma, alpha, lam, (g_f, a_f, xi_f), lam_guard=20)
         exact = heavy_traffic_ball(gamma, alpha, n) if heavy else str(lam)
         cctx: CertifiedContext | None
         try:
