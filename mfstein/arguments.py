@@ -29,19 +29,34 @@ from typing import Any, TypeVar
 
 from mfstein.errors import ParameterError
 
-__all__ = ["check_keywords", "check_params", "check_path", "check_start", "unknown_keyword"]
+__all__ = [
+    "check_keywords",
+    "check_params",
+    "check_path",
+    "check_start",
+    "did_you_mean",
+    "unknown_keyword",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def did_you_mean(given: str, valid: Sequence[str], quote: bool = True) -> str:
+    """``" (did you mean 'dps'?)"`` naming the valid name nearest to ``given``
+    (:func:`difflib.get_close_matches`), or ``""`` when none is close."""
+    close = difflib.get_close_matches(given, list(valid), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f" (did you mean {close[0]!r}?)" if quote else f" (did you mean {close[0]}?)"
 
 
 def unknown_keyword(entry: str, given: str, valid: Sequence[str]) -> str:
     """The sentence for a keyword ``given`` that ``entry`` does not take.
 
-    Names the nearest valid keyword (:func:`difflib.get_close_matches`) when one
-    is close, and lists the valid ones.
+    Names the nearest valid keyword (:func:`did_you_mean`) when one is close, and
+    lists the valid ones.
     """
-    close = difflib.get_close_matches(given, list(valid), n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(given, valid)
     return (
         f"{entry}() got an unexpected keyword argument {given!r}{hint}; "
         f"its keywords are {', '.join(valid)}."

@@ -13,7 +13,7 @@ from typing import Any
 
 from mpmath import mpf
 
-from mfstein.arguments import check_params
+from mfstein.arguments import check_params, did_you_mean
 from mfstein.errors import ParameterError
 from numeric.precision import to_mpf
 
@@ -35,8 +35,9 @@ def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
     given = {str(k): v for k, v in params.items()}
     unknown = sorted(set(given) - set(names))
     if unknown:
+        hint = did_you_mean(unknown[0], names, quote=False) if len(unknown) == 1 else ""
         raise ParameterError(
-            f"{', '.join(unknown)} is not a parameter of model {model.name}; its parameters "
+            f"{', '.join(unknown)} is not a parameter of model {model.name}{hint}; its parameters "
             f"are {', '.join(names) or 'none'}."
         )
     missing = [n for n in names if n not in given]

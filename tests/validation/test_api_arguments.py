@@ -41,6 +41,13 @@ CASES = [
     (numeric.solve, (MODEL, "0.9"), {}, ParameterError, "params must be a mapping"),
     (numeric.solve, (MODEL, OK), {"dsp": 20}, TypeError, "'dsp' (did you mean 'dps'?)"),
     (numeric.solve, (MODEL, OK), {"start": 3}, ParameterError, "start must be a sequence"),
+    (
+        numeric.solve,
+        (MODEL, {"lamb": "0.5"}),
+        {},
+        ParameterError,
+        "lamb is not a parameter of model birth_death (did you mean lam?); its parameters are lam.",
+    ),
     (numeric.exact.solve, (MODEL, "0.5"), {"N": 5}, ParameterError, "params must be a mapping"),
     (numeric.exact.solve, (MODEL, OK), {"N": 5, "rout": "x"}, TypeError, "did you mean 'route'"),
     (numeric.exact.solve, (MODEL, OK), {"N": 5, "start": 0.5}, ParameterError, "start must be"),
