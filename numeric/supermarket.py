@@ -136,23 +136,21 @@ def _m_factory(M: MSpec) -> Callable[[int], mpmath.matrix]:
     """Turn the ``M`` argument into a function ``b -> symmetric b x b mpmath.matrix``."""
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return lambda b: mpmath.eye(b)
-    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
-        items = [x for x in M.strip()[5:].split(",") if x.strip()]
-        if not items:
-            raise ParameterError("M = diag:... needs at least one entry, e.g. diag:1,0,0.")
-        entries = [to_mpf("M", x) for x in items]
+    if isinstance(M, str):
+        from mfstein.numbers import parse_diagonal
+
+        entries = parse_diagonal("M", M)  # the one parser of the observable's text form
+        assert entries is not None  # "identity" is handled above
 
         def diag(b: int) -> mpmath.matrix:
             if len(entries) > b:
                 raise ParameterError(
                     f"M has {len(entries)} diagonal entries but b = {b}; give at most b entries."
                 )
-            vals = [to_mpf("M", x) for x in items] + [mpf(0)] * (b - len(entries))
-            return mpmath.diag(vals)
+            vals = [mpf(x.numerator) / x.denominator for x in entries]
+            return mpmath.diag(vals + [mpf(0)] * (b - len(entries)))
 
         return diag
-    if isinstance(M, str):
-        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
     if callable(M):
         return lambda b: _check_m(_as_matrix(M(b)), b)
     fixed = M

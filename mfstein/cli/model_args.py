@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from mfstein.cli.option_types import real
 from mfstein.errors import ParameterError
+from mfstein.limits import FLOAT_MIN_RATE, MAX_LAM
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,6 +102,7 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
     g.add_argument(
         "--mu",
+        type=real("mu", FLOAT_MIN_RATE, MAX_LAM),
         help="service rate of the supermarket model (default 1; with --model supermarket)",
     )
 
@@ -122,7 +125,7 @@ def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     if getattr(args, "b", None) is not None and "b" in pairs:
         raise ParameterError("b is given twice (--b and --param b=...); give one.")
     d = getattr(args, "d", None)
-    if d is not None and str(d).strip() != "2" and "d" in pairs:  # "2" is --d's default
+    if d is not None and "d" in pairs:  # --d has no default: given means given
         raise ParameterError("d is given twice (--d and --param d=...); give one.")
 
 
@@ -139,8 +142,8 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         pairs["d"] = str(d)
     given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
     if given_rate and args.model == "supermarket" and "lam" not in pairs:
+        from mfstein.cli.arrival import arrival_rate_text
         from mfstein.errors import check_int
-        from mfstein.options import arrival_rate_text
 
         pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
     mu = getattr(args, "mu", None)

@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_text(res: Any) -> None:
-    from mfstein.cli.bound import _table
+    from mfstein.display import columns
 
     if res.route == "float64":
 
@@ -211,7 +211,7 @@ def _print_text(res: Any) -> None:
     params = ", ".join(f"{k} = {v}" for k, v in res.params.items()) or "none"
     print(f"model {res.model} ({', '.join(res.states)}); {params}; order {res.order}")
     print("E[S(t)] = x(t) + V(t)/N + A(t)/N^2 + O(1/N^3) from S(0) = x(0)")
-    print(_table(rows, header))
+    print(columns(rows, header))
     more = []
     if m > len(rows):
         more.append(f"{len(rows)} of {m} times")

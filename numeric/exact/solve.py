@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
-from mfstein.limits import MAX_D, available_memory
+from mfstein.limits import MAX_D, human_bytes, memory_cap
 from numeric.equilibrium import reference_point
 from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.result import ExactResult
@@ -59,10 +59,6 @@ from numeric.exact.states import StateSpace, count_monotone, monotone_states
 #: smaller: its residual is rounding, ~1e-16 times the largest rate times a
 #: modest growth factor.
 RESIDUAL_FLOOR = 1e-9
-
-#: Default share of the available memory a solve may plan to use.
-MEMORY_FRACTION = 0.5
-
 
 def bytes_per_state(b: int, n_transitions: int) -> int:
     """Planned peak memory per state of one solve (generous; see the benchmark).
@@ -76,25 +72,15 @@ def bytes_per_state(b: int, n_transitions: int) -> int:
     return 32 * t + 2 * 16 * (t + 1) + 8 * b + 8 * 16
 
 
-def _human_bytes(n: float) -> str:
-    if n >= 10**21:  # beyond exabytes (and beyond float64 for huge state counts)
-        return f"10^{len(str(int(n))) - 1} bytes"
-    n = float(n)
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
-        if n < 1000 or unit == "EB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
-        n /= 1000
-    raise AssertionError  # pragma: no cover
-
-
 def _count(states: int) -> str:
     return f"{states:,}" if states < 10**15 else f"about 10^{len(str(states)) - 1}"
 
 
 def memory_limit_bytes(limit: float | None) -> int:
-    """The memory limit: ``limit`` bytes, or :data:`MEMORY_FRACTION` of what is available."""
+    """The memory limit: ``limit`` bytes, or the one memory policy
+    (:func:`mfstein.limits.memory_cap`)."""
     if limit is None:
-        return int(MEMORY_FRACTION * available_memory())
+        return memory_cap()
     if not (limit > 0 and limit < float("inf")):
         raise ParameterError(
             f"memory_limit must be a positive, finite number of bytes, got {limit!r}."
@@ -113,8 +99,8 @@ def check_size(N: int, b: int, states: int, n_transitions: int, limit: float | N
     cap = memory_limit_bytes(limit)
     if need > cap:
         raise ParameterError(
-            f"N={N}, b={b} gives {_count(states)} states, needing about {_human_bytes(need)}; "
-            f"the limit is {_human_bytes(cap)}."
+            f"N={N}, b={b} gives {_count(states)} states, needing about {human_bytes(need)}; "
+            f"the limit is {human_bytes(cap)}."
         )
     if states > EXACT_MAX_STATES:
         raise ParameterError(
