@@ -140,9 +140,7 @@ def parse_integer(name: str, value: Any, minimum: int, maximum: int | None = Non
     return int(number)
 
 
-def parse_integer_list(
-    name: str, text: Any, minimum: int, maximum: int | None = None
-) -> list[int]:
+def parse_integer_list(name: str, text: Any, minimum: int, maximum: int | None = None) -> list[int]:
     """A comma-separated list of integers (each by :func:`parse_integer`), at least one."""
     items = [t for t in str(text).split(",") if t.strip()]
     if not items:

@@ -15,22 +15,31 @@ from mfstein.cli.option_types import real
 from mfstein.errors import ParameterError
 from mfstein.limits import FLOAT_MIN_RATE, MAX_LAM
 
+#: ``--model``'s help, for every command that takes a model.
+MODEL_HELP = "a built-in model (supermarket, jsq_L, sir, ...) or a factory in a Python file"
+#: ``--param``'s help.
+PARAM_HELP = "a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable"
+
+
+def add_model_options(
+    target: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    required: bool = False,
+    param_help: str = PARAM_HELP,
+) -> None:
+    """Add ``--model`` and repeatable ``--param`` to a command (or one of its groups):
+    the one declaration of these two options."""
+    target.add_argument(
+        "--model", required=required, metavar="NAME|FILE.py:FACTORY", help=MODEL_HELP
+    )
+    target.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help=param_help
+    )
+
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """Add ``--model`` and ``--param`` to a subcommand."""
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME|FILE.py:FACTORY",
-        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
-    )
-    p.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
-    )
+    """Add ``--model`` (required) and ``--param`` to a subcommand."""
+    add_model_options(p, required=True)
 
 
 def parse_pairs(items: list[str]) -> dict[str, str]:
@@ -86,18 +95,7 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     ``--param``, ``--start``, ``--truncation`` and ``--mu`` to a finite-N command
     (``exact``, ``simulate``)."""
     g = p.add_argument_group("any model (give --model; --N as above)")
-    g.add_argument(
-        "--model",
-        metavar="NAME|FILE.py:FACTORY",
-        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
-    )
-    g.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
-    )
+    add_model_options(g)
     g.add_argument("--start", help="initial state in fractions, comma-separated")
     g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
     g.add_argument(

@@ -39,9 +39,7 @@ def integer(name: str, minimum: int, maximum: int | None = None) -> Callable[[st
     return _argparse_type(name, lambda t: parse_integer(name, t, minimum, maximum))
 
 
-def integer_list(
-    name: str, minimum: int, maximum: int | None = None
-) -> Callable[[str], list[int]]:
+def integer_list(name: str, minimum: int, maximum: int | None = None) -> Callable[[str], list[int]]:
     """An argparse ``type``: comma-separated exact integers ``minimum .. maximum``."""
     return _argparse_type(name, lambda t: parse_integer_list(name, t, minimum, maximum))
 
