@@ -8,10 +8,10 @@ import sys
 from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
-from mfstein.cli.model_args import add_finite_n_model_arguments
+from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
 from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
-from mfstein.limits import EXACT_MAX_STATES, MAX_D
+from mfstein.limits import EXACT_MAX_STATES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,14 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_arrival_rate(p, float64=True)
     p.add_argument("--b", help="buffer size (integer >= 1; required without --model)")
-    p.add_argument(
-        "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
-    )
-    p.add_argument(
-        "--without-replacement",
-        action="store_true",
-        help="sample d distinct servers (default: with replacement, the paper's chain)",
-    )
+    add_choice_options(p)
     p.add_argument(
         "--method",
         default="auto",

@@ -105,6 +105,23 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_choice_options(p: argparse.ArgumentParser) -> None:
+    """The supermarket's dispatch choices of a finite-N command (``exact``,
+    ``simulate``): ``--d`` (no default, so that ``--d 2 --param d=3`` is seen as
+    the conflict it is) and ``--without-replacement``."""
+    from mfstein.cli.option_types import integer
+    from mfstein.limits import MAX_D
+
+    p.add_argument(
+        "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
+    )
+    p.add_argument(
+        "--without-replacement",
+        action="store_true",
+        help="sample d distinct servers (default: with replacement, the paper's chain)",
+    )
+
+
 def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     """One value per quantity: ``--lam``/``--gamma``, ``--b`` or an explicit ``--d``
     next to ``--param`` of the same name is refused (one sentence), as is

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mfstein.cli.option_types import integer
-from mfstein.cli.simulate import add_run_options
+from mfstein.cli.simulate import add_run_options, report, run_keywords
 from mfstein.limits import PI_MAX_SERVERS, SIM_MAX_BATCHES
 
 POLICY_CHOICES = ("pi", "pi-split", "jiq", "jsq", "random")
@@ -101,19 +100,11 @@ def run(args: argparse.Namespace) -> int:
         policy=args.policy,
         n=args.n,
         slots=args.slots,
-        reps=args.reps,
-        batches=args.batches,
-        seed=args.seed,
-        workers=args.workers,
-        checkpoint=args.checkpoint,
         allow_unstable=args.allow_unstable,
         split_rule=args.split_rule,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein pi: warning: {w}", file=sys.stderr)
-    print(json.dumps(r.to_json()) if args.json else _describe(r))
-    return 130 if r.interrupted else 0
+    return report("pi", r, json.dumps(r.to_json()) if args.json else _describe(r))
 
 
 def _header(model, policy: str) -> list[str]:

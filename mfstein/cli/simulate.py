@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
-from mfstein.cli.model_args import add_finite_n_model_arguments
+from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
 from mfstein.cli.model_table import MODEL_TABLE_STEPS, add_table_model_arguments, model_table
 from mfstein.cli.option_types import integer, integer_list
 from mfstein.limits import (
@@ -74,6 +74,28 @@ def add_run_options(
     )
 
 
+def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options of a simulating command (``--reps``, ``--seed``, ``--workers``,
+    ``--checkpoint``, ``--batches``, the progress bar) as keywords of its simulator."""
+    return dict(
+        reps=args.reps,
+        seed=args.seed,
+        workers=args.workers,
+        checkpoint=args.checkpoint,
+        batches=args.batches,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+    )
+
+
+def report(command: str, result: Any, text: str) -> int:
+    """Print a simulation's warnings (one line each) and its report; the exit status
+    (130 when Ctrl-C or SIGTERM cut the run short and the completed batches were kept)."""
+    for w in result.warnings:
+        print(f"mfstein {command}: warning: {w}", file=sys.stderr)
+    print(text)
+    return 130 if result.interrupted else 0
+
+
 def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "simulate",
@@ -93,14 +115,7 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         type=integer("b", 1, SIM_MAX_B),
         help=f"buffer size per server (1..{SIM_MAX_B}; required without --model)",
     )
-    p.add_argument(
-        "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
-    )
-    p.add_argument(
-        "--without-replacement",
-        action="store_true",
-        help="sample d distinct servers (default: with replacement, the paper's chain)",
-    )
+    add_choice_options(p)
     p.add_argument(
         "--policy",
         choices=("pod", "jsq", "random", "aggregated"),
@@ -215,21 +230,10 @@ def _simulate(args) -> int:
         policy=args.policy,
         simulator=None if engine == "auto" else engine,
         steps=args.steps,
-        reps=args.reps,
-        seed=args.seed,
-        workers=args.workers,
         scheduler=args.scheduler,
-        checkpoint=args.checkpoint,
-        batches=args.batches,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
-    if args.json:
-        print(r.to_json(indent=None))
-    else:
-        print(_describe(r))
-    return 130 if r.interrupted else 0
+    return report("simulate", r, r.to_json(indent=None) if args.json else _describe(r))
 
 
 def _describe(r) -> str:
@@ -356,18 +360,10 @@ def _run_model(args: argparse.Namespace) -> int:
         start=args.start,
         truncation=args.truncation,
         steps=args.steps,
-        reps=args.reps,
-        seed=args.seed,
-        workers=args.workers,
         scheduler=args.scheduler,
-        checkpoint=args.checkpoint,
-        batches=args.batches,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
-    print(r.to_json(indent=None) if args.json else _describe_model(r))
-    return 130 if r.interrupted else 0
+    return report("simulate", r, r.to_json(indent=None) if args.json else _describe_model(r))
 
 
 def _describe_model(r: Any) -> str:
