@@ -53,7 +53,7 @@ def add_arrival_rate(
         low = FLOAT_MIN_RATE if float64 else 0
         rate = real("lam", low, MAX_LAM, low_open=not float64)
         group.add_argument("--lam", type=rate, help=_HELP["lam"])
-    gamma = real("gamma", 0, 1, low_open=True)
+    gamma = real("gamma", 0, low_open=True)  # its upper limit is the command's (numeric)
     group.add_argument("--gamma", type=gamma, required=need, help=_HELP["gamma"])
     group.add_argument("--alpha", type=real("alpha", 0), required=need, help=_HELP["alpha"])
 
