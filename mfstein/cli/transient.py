@@ -91,12 +91,14 @@ def parse_grid(text: str) -> tuple[float, float, int]:
     parts = text.split(":")
     if len(parts) != 3:
         raise ParameterError(msg)
-    try:
-        a, b = float(parts[0]), float(parts[1])
-        n = int(parts[2].strip())
-    except ValueError:
+    from mfstein.numbers import parse_integer, parse_real
+
+    try:  # read exactly (no float overflow, no giant integers), then in float64
+        a, b = (float(parse_real("t", x, 0, 10**300)) for x in parts[:2])
+        n = parse_integer("t", parts[2], 1, MAX_COUNT)
+    except ParameterError:
         raise ParameterError(msg) from None
-    if not (math.isfinite(a) and math.isfinite(b)) or a < 0 or b < a or not 1 <= n <= MAX_COUNT:
+    if not (math.isfinite(a) and math.isfinite(b)) or b < a:
         raise ParameterError(msg)
     if (n == 1) != (a == b):
         raise ParameterError(msg)
