@@ -6,21 +6,30 @@ option and its range (the limits live in :mod:`mfstein.limits`).  The value is
 read by :mod:`mfstein.numbers` (``1e6``, ``10**6``, ``5.0`` are integers;
 ``1e400``, ``10**5000``, ``nan``, ``1/2`` are refused without float overflow or
 giant-integer arithmetic) while the command line is parsed, so nothing runs
-with a value out of range; a refusal is one line ``mfstein CMD: error:
-argument --N: N must be an integer >= 1 and <= 2147483647, got '1e400'.`` and
-exit status 2.  Standard library only.
+with a value out of range; a refusal is one line ``mfstein CMD: error: N must
+be an integer >= 1 and <= 2147483647, got '1e400'.`` and exit status 2.  Standard library only.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any
 
 from mfstein.errors import ParameterError
 from mfstein.numbers import decimal_text, parse_integer, parse_integer_list, parse_real
 
-__all__ = ["integer", "integer_list", "real"]
+__all__ = ["OptionValueError", "integer", "integer_list", "real"]
+
+
+class OptionValueError(Exception):
+    """A numeric option out of its range, raised while the command line is parsed.
+
+    Deliberately not a ``ValueError``: argparse lets it through, and the
+    dispatcher (:func:`mfstein.cli.main`) prints its one sentence as
+    ``mfstein CMD: error: ...`` and returns status 2, as for any
+    :class:`mfstein.errors.ParameterError` (an in-process caller gets the status,
+    not ``SystemExit``).
+    """
 
 
 def _argparse_type(name: str, parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -28,7 +37,7 @@ def _argparse_type(name: str, parse: Callable[[str], Any]) -> Callable[[str], An
         try:
             return parse(text)
         except ParameterError as exc:
-            raise argparse.ArgumentTypeError(str(exc).rstrip(".")) from None
+            raise OptionValueError(str(exc)) from None
 
     convert.__name__ = name  # argparse names the type in its own messages
     return convert
