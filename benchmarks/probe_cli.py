@@ -20,7 +20,7 @@ values for every numeric option, unwritable, missing and directory output
 paths, damaged checkpoints and kernel caches, bad ``--model`` files, factories
 and parameters, starts outside the state space, duplicate N lists.
 
-Run:  .venv/bin/python benchmarks/probe_cli.py [--only TEXT] [--timeout 60]
+Run:  .venv/bin/python benchmarks/probe_cli.py [--only TEXT] [--skip CLASS] [--timeout 60]
       [--jobs 1] [--list] [--show-all]
 
 The tally and every failure (with the exact command) are printed at the end;
@@ -1090,6 +1090,7 @@ def _quote(argv: list[str]) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", help="run the probes whose class or command line contains TEXT")
+    p.add_argument("--skip", help="leave out the probes whose class starts with TEXT")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per probe (60)")
     p.add_argument("--jobs", type=int, default=1, help="probes run at once (1)")
     p.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit (8 GB)")
@@ -1105,6 +1106,8 @@ def main() -> int:
         probes = all_probes(shared)
         if a.only:
             probes = [q for q in probes if a.only in q.cls or a.only in " ".join(q.argv)]
+        if a.skip:
+            probes = [q for q in probes if not q.cls.startswith(a.skip)]
         if a.list:
             for q in probes:
                 print(f"{q.cls:32s} {_quote(q.argv)}")
