@@ -308,17 +308,14 @@ def _matrix_spec(M: Any, b: int) -> list[list[Fraction]]:
     or a symmetric ``b x b`` matrix of exact numbers)."""
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return [[Fraction(int(i == j)) for j in range(b)] for i in range(b)]
-    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
-        items = [x.strip() for x in M.strip()[5:].split(",") if x.strip()]
-        if not items or len(items) > b:
-            raise ParameterError(f"M = diag:... needs 1 to b = {b} entries, got {len(items)}.")
-        try:
-            vals = [Fraction(x) for x in items] + [Fraction(0)] * (b - len(items))
-        except (ValueError, ZeroDivisionError):
-            raise ParameterError(f"M entries must be decimal numbers, got {M!r}.") from None
-        return [[vals[i] if i == j else Fraction(0) for j in range(b)] for i in range(b)]
     if isinstance(M, str):
-        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
+        from mfstein.numbers import parse_diagonal
+
+        items = parse_diagonal("M", M) or []  # the one parser of the observable's text form
+        if len(items) > b:
+            raise ParameterError(f"M = diag:... needs 1 to b = {b} entries, got {len(items)}.")
+        vals = items + [Fraction(0)] * (b - len(items))
+        return [[vals[i] if i == j else Fraction(0) for j in range(b)] for i in range(b)]
     rows = [list(r) for r in (M.tolist() if hasattr(M, "tolist") else M)]
     if len(rows) != b or any(len(r) != b for r in rows):
         raise ParameterError(f"M must be a {b} x {b} matrix.")

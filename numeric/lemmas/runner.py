@@ -189,7 +189,7 @@ def grid_params(
                 f"lam = 1 - gamma/N^alpha > 0); it fails at N = {bad[0]}."
             )
         if b == "auto":
-            from mfstein.options import check_heavy_traffic_below_one
+            from numeric.precision import check_heavy_traffic_below_one
 
             check_heavy_traffic_below_one(gamma, alpha, Ns, dps, b=b)
     else:
