@@ -4,16 +4,20 @@ Every public function of :mod:`numeric` validates its arguments here, once, and
 raises :class:`mfstein.errors.ParameterError` with one sentence naming the
 parameter and its allowed range.  Numbers given as strings are parsed exactly in
 the working precision (never through a binary float).
+
+It is also the one home of "earning the digits": :func:`earn_digits` computes a
+result at two working precisions (:func:`guard_ladder`) and keeps the digits on
+which they agree (:func:`agreeing_digits`); every working-precision route calls it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import mpmath
 from mpmath import mpf
@@ -22,6 +26,7 @@ from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError
 
 __all__ = [
     "MIN_DPS",
+    "Earned",
     "IllConditionedWarning",
     "NumericalError",
     "ParameterError",
@@ -29,12 +34,19 @@ __all__ = [
     "arrival_rate",
     "blas_thread_limit",
     "check_dps",
+    "check_heavy_traffic_below_one",
+    "earn_digits",
+    "guard_ladder",
     "heavy_traffic_lambda",
     "limited_blas",
     "parse_lam",
+    "parse_size",
     "to_mpf",
     "to_str",
 ]
+
+_Low = TypeVar("_Low")
+_High = TypeVar("_High")
 
 #: Smallest accepted number of significant digits.
 MIN_DPS = 5
@@ -83,29 +95,16 @@ MAX_GRID_EXPONENT = 100
 
 
 def parse_size(name: str, text: Any) -> int:
-    """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer ``>= 1``.
+    """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer
+    from 1 to ``10**MAX_GRID_EXPONENT``.
 
-    Decimal notation is read exactly (``1e16`` is ``10**16``, with no binary
-    float in between), so every integral value up to ``10**MAX_GRID_EXPONENT``
-    is accepted alike.
+    Read exactly by :func:`mfstein.numbers.parse_integer` (the one integer
+    parser: ``1e16`` is ``10**16``, with no binary float in between, and a
+    size beyond the limit is refused before any integer is built).
     """
-    if not isinstance(text, str):
-        return check_int(name, text, 1, 10**MAX_GRID_EXPONENT)
-    t = text.strip().replace("_", "")
-    if "**" in t:
-        base, _, exp = t.partition("**")
-        if base.strip().isdigit() and exp.strip().isdigit() and int(exp) <= 400:
-            t = str(int(base) ** int(exp))
-    try:
-        value = Decimal(t)
-    except InvalidOperation:
-        value = None
-    ok = value is not None and value.is_finite() and value == value.to_integral_value()
-    if ok and value.adjusted() > MAX_GRID_EXPONENT:
-        raise ParameterError(f"{name} must be at most 1e{MAX_GRID_EXPONENT}, got {text.strip()!r}.")
-    if not ok:
-        raise ParameterError(f"{name} must be an integer >= 1 (e.g. 100 or 1e6), got {text!r}.")
-    return check_int(name, int(value), 1)
+    from mfstein.numbers import parse_integer
+
+    return parse_integer(name, text, 1, 10**MAX_GRID_EXPONENT)
 
 
 def parse_lam(lam: Any) -> mpf:
@@ -183,18 +182,142 @@ def arrival_rate(lam: Any, gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> 
     return heavy_traffic_lambda(gamma, alpha, N, dps=dps)
 
 
-def agreeing_digits(x: mpf, y: mpf) -> int:
+def check_heavy_traffic_below_one(
+    gamma: Any, alpha: Any, Ns: list[int], dps: int, *, b: Any = "auto"
+) -> None:
+    """Refuse a grid where ``lam = 1 - gamma/N^alpha`` is 1 at ``dps`` digits,
+    i.e. ``gamma/N^alpha < 10^-dps``.
+
+    A buffer of ``b = auto`` (or ``inf``) needs ``lam < 1``; when ``gamma/N^alpha``
+    is below the working precision, the rate rounds to (about) 1 and the solver
+    could only say "lam must be < mu", which hides the cause (``N`` too large
+    for ``alpha``, ``gamma`` and ``dps``).  The sentence names the first such
+    ``N``, the value of ``gamma/N^alpha`` and the largest ``N`` that still works.
+
+    Parameters
+    ----------
+    gamma, alpha:
+        The heavy-traffic pair as given (decimal strings), already range-checked.
+    Ns:
+        The sizes of the grid.
+    dps:
+        Working precision (significant decimal digits) of the rate.
+    b:
+        The buffer option, for the sentence.
+    """
+    with mpmath.workdps(max(int(dps), 15) + 30):
+        g, a = mpmath.mpf(str(gamma)), mpmath.mpf(str(alpha))
+        floor = mpmath.power(10, -int(dps))
+        for n in Ns:
+            eps = g / mpmath.power(n, a)
+            if eps >= floor:
+                continue
+            largest = mpmath.power(g * mpmath.power(10, int(dps)), 1 / a) if a > 0 else None
+            most = f" (N <= {mpmath.nstr(largest, 3)} here)" if largest is not None else ""
+            shown = str(n) if n < 10**9 else f"{n:.3g}"
+            raise ParameterError(
+                f"b = {b} needs lam < 1, but gamma = {gamma} and alpha = {alpha} give "
+                f"lam = 1 - gamma/N^alpha = 1 - {mpmath.nstr(eps, 3)} at N = {shown}, which is 1 "
+                f"to {dps} digits: give an integer b, or sizes with gamma/N^alpha above "
+                f"10^-{dps}{most}."
+            )
+
+
+def agreeing_digits(x: Any, y: Any) -> int:
     """Number of significant decimal digits on which ``x`` and ``y`` agree.
 
-    ``-log10(|x - y| / |x|)`` rounded down; a huge number when they are equal.
+    ``floor(-log10(max_i |x_i - y_i| / max_i max(|x_i|, |y_i|)))`` for two
+    sequences of the same length (norm-wise: relative to the largest entry, so
+    a small entry's disagreement counts only at the scale of the largest), and
+    the same with one entry for two numbers.  A huge number (``10**6``) when they
+    are equal or both zero.
     """
-    if x == y:
+    xs = list(x) if isinstance(x, Sequence) else [x]
+    ys = list(y) if isinstance(y, Sequence) else [y]
+    diff = max((abs(a - c) for a, c in zip(xs, ys, strict=True)), default=0)
+    if diff == 0:
         return 10**6
-    scale = max(abs(x), abs(y))
-    if scale == 0:
-        return 10**6
-    rel = abs(x - y) / scale
-    return max(0, math.floor(-float(mpmath.log10(rel))))
+    scale = max(abs(v) for v in xs + ys)
+    return max(0, int(mpmath.floor(-mpmath.log10(diff / scale))))
+
+
+def guard_ladder(
+    dps: int, guard: int = 10, *, attempts: int = 3, raise_by: int | None = None
+) -> list[tuple[int, int]]:
+    """The pairs of working precisions ``(wp_low, wp_high)`` a route tries in turn.
+
+    ``wp_low = dps + guard`` and ``wp_high = wp_low + max(10, dps // 10)``; after
+    each failed attempt the guard grows by ``raise_by`` (default ``dps + 20``),
+    ``attempts`` times in all.
+    """
+    step = dps + 20 if raise_by is None else raise_by
+    out = []
+    for _ in range(attempts):
+        wp_low = dps + guard
+        out.append((wp_low, wp_low + max(10, dps // 10)))
+        guard += step
+    return out
+
+
+@dataclass(frozen=True)
+class Earned(Generic[_Low, _High]):
+    """The outcome of :func:`earn_digits`: both computations, the digits on which
+    they agree and the two working precisions they ran at."""
+
+    low: _Low
+    high: _High
+    digits: int
+    wp_low: int
+    wp_high: int
+
+    def errors(self, high: Sequence[Any], low: Sequence[Any]) -> list[Any]:
+        """:func:`entry_errors` of matching entries of the two results (evaluated at
+        ``wp_high`` digits, the floor at ``wp_low``)."""
+        with mpmath.workdps(self.wp_high):
+            return entry_errors(high, low, self.wp_low)
+
+
+def earn_digits(
+    dps: int,
+    precisions: Sequence[tuple[int, int]],
+    low: Callable[[int], _Low],
+    high: Callable[[int], _High],
+    agreement: Callable[[_Low, _High], int],
+    *,
+    who: str,
+    where: str,
+) -> Earned[_Low, _High]:
+    """Compute at two working precisions and keep the digits on which they agree.
+
+    The contract every working-precision route of :mod:`numeric` shares (mean
+    field, order 2, transient, supermarket).  For each pair
+    ``(wp_low, wp_high)`` of ``precisions`` (:func:`guard_ladder`), in turn,
+    ``low(wp_low)`` and then ``high(wp_high)`` are computed -- each recomputes
+    everything, from the fixed point on, at its own precision -- and
+    ``agreement(low, high)`` (evaluated at ``wp_high`` digits, so the difference
+    of the results is not rounded) counts the significant digits on which they
+    agree (:func:`agreeing_digits`, taken over every route and every reported
+    object).  When the only errors are rounding errors amplified by the
+    conditioning ``G``, the error at ``wp`` digits is about ``G 10^-wp``: the two
+    results then agree on about ``wp_low - log10 G`` digits, which are also
+    correct in the higher one, while an error of a route or a lost precision
+    shows as a disagreement.  The first pair on which at least ``dps`` digits
+    agree is returned (the digits uncapped); if none does,
+    :class:`NumericalError` is raised with the sentence "``who`` agree on only
+    ``k`` of the ``dps`` requested digits (``where``); no result is reported."
+    """
+    digits = 0
+    for wp_low, wp_high in precisions:
+        lo = low(wp_low)
+        hi = high(wp_high)
+        with mpmath.workdps(wp_high):
+            digits = agreement(lo, hi)
+        if digits >= dps:
+            return Earned(lo, hi, digits, wp_low, wp_high)
+    raise NumericalError(
+        f"{who} agree on only {digits} of the {dps} requested digits ({where}); "
+        "no result is reported."
+    )
 
 
 def to_str(x: mpf, dps: int) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.errors import ParameterError, check_int
 from sim import aggregated, engine, perserver, runner, stats
 from sim.base import SimulationResult
@@ -341,9 +342,10 @@ def summarise(
 ENGINES = ("auto", "generic", "fast", "aggregated", "per-server")
 
 
+@check_keywords
 def simulate(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     N: int,
     steps: int = 10**7,
@@ -409,6 +411,9 @@ def simulate(
     SimulationResult
         Every size is checked (:mod:`mfstein.limits`) before any work.
     """
+    check_params(params)
+    check_path("checkpoint", checkpoint)
+    check_start(start)
     from derive.model import Model
     from mfstein.limits import SIM_MAX_N
     from sim.base import RunOptions, choose
@@ -432,7 +437,7 @@ def simulate(
 
         model, params = as_model(model, params)
     if not isinstance(model, Model):
-        from numeric.exact.general import prepare
+        from numeric.prepared import prepare
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)

@@ -10,6 +10,9 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 
+Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
+Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
+
 Your own model
 --------------
 Write a Python file with a factory -- a function taking no arguments, or only
@@ -59,6 +62,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from mfstein.arguments import check_params
 from mfstein.errors import ParameterError
 
 #: Built-in model families: name -> "module:factory".
@@ -253,12 +257,9 @@ def as_model(model: Any, params: Mapping[str, Any] | None) -> tuple[Any, dict[st
     from derive.model import Model
     from derive.spec import Truncated
 
+    check_params(params)
     if params is None:
         params = {}
-    if not isinstance(params, Mapping):
-        raise ParameterError(
-            f"params must be a mapping of parameter names to values, got {type(params).__name__}."
-        )
     if isinstance(model, Model | Truncated):
         return model, dict(params)
     if isinstance(model, str):
