@@ -152,13 +152,11 @@ def test_the_library_is_read_whole() -> None:
 
 
 # ------------------------------------------------------------- the layout's checks
-@LAYOUT
 def test_no_import_from_a_lower_layer_to_a_higher_one() -> None:
     bad = scan(upward_imports)
     assert not bad, "\n".join(bad)
 
 
-@LAYOUT
 def test_the_ground_imports_nothing_of_the_project() -> None:
     bad = []
     for f in library_files():
