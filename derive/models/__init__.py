@@ -9,6 +9,7 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``cache_random`` a cache under RANDOM replacement, Zipf requests (:mod:`derive.models.cache`);
 ``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
+``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
 
 Your own model
 --------------
@@ -69,6 +70,7 @@ MODELS: dict[str, str] = {
     "cache_random": "derive.models.cache:cache_random",
     "bike_sharing": "derive.models.bike_sharing:bike_sharing",
     "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
+    "sis": "derive.models.sis:sis",
 }
 
 

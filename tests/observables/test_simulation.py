@@ -28,6 +28,7 @@ from sim import simulate
             30,
             ["infected", "S*I", "I**2 + R", "log(1 + I)"],
         ),
+        ("sis", {}, {"a": "0.1", "beta": "2", "gamma": "1"}, 25, ["infected", "I**3"]),
     ],
 )
 def test_simulated_observables_cover_the_exact_values(name, options, params, N, gs):
