@@ -10,6 +10,7 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 ``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
+``jiq``          Join-Idle-Queue, idle servers report to dispatchers (:mod:`derive.models.jiq`).
 
 Your own model
 --------------
@@ -71,6 +72,7 @@ MODELS: dict[str, str] = {
     "bike_sharing": "derive.models.bike_sharing:bike_sharing",
     "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
     "sis": "derive.models.sis:sis",
+    "jiq": "derive.models.jiq:jiq",
 }
 
 
