@@ -85,7 +85,9 @@ def test_fewer_dispatchers_queue_less():
     best with few dispatchers."""
     q = {}
     for r in (1, 4):
-        sol = solve(load_model("jiq", b=3, r=r), PARAMS, dps=15, observables=["queued", "random_dispatch"])
+        sol = solve(
+            load_model("jiq", b=3, r=r), PARAMS, dps=15, observables=["queued", "random_dispatch"]
+        )
         q[r] = (sol.observables["queued"].g0, sol.observables["random_dispatch"].g0)
     assert 0 < q[4][0] < q[1][0] and 0 < q[4][1] < q[1][1]
 
