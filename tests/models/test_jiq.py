@@ -29,7 +29,7 @@ GS = ["queue_length", "occupied", "queued", "x1*z1", "x2**2 + z1"]
 @pytest.fixture(scope="module")
 def jiq():
     m = load_model("jiq", **OPTIONS)
-    sol = solve(m, PARAMS, dps=20, order=2, observables=GS)
+    sol = solve(m, PARAMS, dps=15, order=2, observables=GS)
     exact = {N: exact_solve(m, PARAMS, N=N) for N in NS}
     return m, sol, exact
 
@@ -43,7 +43,7 @@ def _richardson(h):
 def test_g1_g2_agree_with_exact_chains_by_richardson(jiq, g):
     m, sol, exact = jiq
     e = sol.observables[g]
-    assert min(e.digits.values()) >= 15
+    assert min(e.digits.values()) >= 12
     g0, g1, g2 = float(e.g0), float(e.g1), float(e.g2)
     x = [exact[N].expect(g, m).mean for N in NS]
     h1 = [N * (v - g0) for N, v in zip(NS, x, strict=True)]
@@ -64,7 +64,7 @@ def test_flow_balance_holds_at_every_N_and_every_order(jiq):
         assert abs(exact[N].expect(g, m).mean) < 1e-10
     e = sol.observable(m, g)
     for term in ("g0", "g1", "g2"):
-        assert abs(getattr(e, term)) < mpmath.mpf(10) ** -17, term
+        assert abs(getattr(e, term)) < mpmath.mpf(10) ** -13, term
 
 
 def test_every_idle_server_is_listed_once(jiq):
@@ -75,7 +75,7 @@ def test_every_idle_server_is_listed_once(jiq):
     total = r.expect("x1 + z1 + z2 + z3", m)
     assert total.mean == pytest.approx(1, abs=1e-12) and total.variance < 1e-20
     with mpmath.workdps(30):
-        assert abs(sol.s_star[0] + mpmath.fsum(sol.s_star[3:]) - 1) < mpmath.mpf(10) ** -18
+        assert abs(sol.s_star[0] + mpmath.fsum(sol.s_star[3:]) - 1) < mpmath.mpf(10) ** -14
 
 
 def test_fewer_dispatchers_queue_less():
@@ -86,7 +86,7 @@ def test_fewer_dispatchers_queue_less():
     q = {}
     for r in (1, 4):
         sol = solve(
-            load_model("jiq", b=3, r=r), PARAMS, dps=15, observables=["queued", "random_dispatch"]
+            load_model("jiq", b=3, r=r), PARAMS, dps=8, observables=["queued", "random_dispatch"]
         )
         q[r] = (sol.observables["queued"].g0, sol.observables["random_dispatch"].g0)
     assert 0 < q[4][0] < q[1][0] and 0 < q[4][1] < q[1][1]
