@@ -135,3 +135,18 @@ def test_library_exact_chain_matches_the_product_form():
     r = exact_solve(load_model("sis"), p, N=60)
     for name in ("infected", "infection_rate"):
         assert r.expect(name).mean == pytest.approx(float(_moments(p, 60, _g(name, p))), rel=1e-11)
+
+
+def test_n_variance_converges_to_the_limit_at_rate_one_over_N(solved):
+    """N Var g(S_N) of the exact chain -> g'(x*)^2 W, the error halving with each
+    doubling of N (rate 1/N), and one Richardson step leaving far less."""
+    p, sol = solved
+    for name in ("infected", "I**3"):
+        g = _g(name, p)
+        lim = mpmath.mpf(str(sol.observables[name].variance))
+        Ns = (400, 800, 1600)
+        with mpmath.workdps(50):
+            v = [N * (_moments(p, N, g**2) - _moments(p, N, g) ** 2) for N in Ns]
+            err = [x - lim for x in v]
+            assert 1.85 < err[0] / err[1] < 2.15 and 1.85 < err[1] / err[2] < 2.15, name
+            assert abs(2 * v[2] - v[1] - lim) < abs(err[2]) / 10, name
