@@ -302,10 +302,15 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
         taylor = _Taylor.at(solution, model, obs, values)
         g0, g1, variance, digits = taylor.first_order()
         g2 = None
-        if solution.A is not None:
-            g2, digits["g2"] = taylor.second_order()
-        else:
+        if solution.A is None:
             notes.append("the 1/N^2 term needs a solution with order=2.")
+        elif solution.C is None and taylor.at_s[3]:
+            notes.append(
+                "the 1/N^2 term of a g with third derivatives needs the third moment C, "
+                "which this solution (the float64 route) does not carry."
+            )
+        else:
+            g2, digits["g2"] = taylor.second_order()
     return ObservableExpansion(
         observable=obs.name,
         expression=str(obs.expr),
@@ -430,9 +435,12 @@ class _Taylor:
         sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
         errA = _scale(A, d2)
         errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
-        Cfull = _full_third_moment(sol.C, sol.free_map)
-        errC = _scale([v for _, v in _flat_reduced(sol.C)], d2) * _map_gain(sol.free_map)
         third = [(p, v) for idx, v in at[3].items() for p in set(permutations(idx))]
+        if third:  # (without third derivatives C is not needed, nor always present)
+            Cfull = _full_third_moment(sol.C, sol.free_map)
+            errC = _scale([v for _, v in _flat_reduced(sol.C)], d2) * _map_gain(sol.free_map)
+        else:
+            Cfull, errC = None, mpf(0)
         fourth = [(p, v) for idx, v in at[4].items() for p in set(permutations(idx))]
         g2 = (
             mpmath.fsum(lin[i] * A[i] for i in range(b) if lin[i])

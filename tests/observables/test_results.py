@@ -91,3 +91,25 @@ def test_simulation_result_json_holds_the_observables():
     assert "E[busy]" in repr(r)
     plain = simulate(m, {"lam": "0.8"}, N=10, steps=20_000, reps=1, seed=5, workers=1)
     assert "observables" not in plain.to_dict()
+
+
+def test_float64_route_gives_g2_where_it_needs_no_third_moment():
+    """The float64 route carries A and B but not C: g2 of a g with third derivatives
+    is absent with a note; the others agree with the SIS closed form to their digits."""
+    import sympy as sp
+
+    from derive.models.sis import I, closed_form, expansion
+
+    p = {"a": "0.1", "beta": "2", "gamma": "1"}
+    sol = solve("sis", p, precision="float64", order=2, observables=["infected", "I**2", "I**3"])
+    cf = closed_form(sp.Rational(1, 10), 2, 1)
+    for name, g in (("infected", I), ("I**2", I**2)):
+        e = sol.observables[name]
+        for term, exact in zip(("g0", "g1", "g2"), expansion(g, cf), strict=True):
+            digits = e.digits[term]
+            assert digits >= 10
+            rel = abs(float(getattr(e, term)) / float(sp.N(exact, 20)) - 1)
+            assert rel < 10.0 ** (1 - digits), (name, term, rel, digits)
+    cubic = sol.observables["I**3"]
+    assert cubic.g2 is None and "third moment C" in cubic.notes[0]
+    assert cubic.to_dict()["g2"] is None and cubic.g1 is not None
