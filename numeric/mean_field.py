@@ -41,6 +41,7 @@ def solve(
     start: Sequence[Any] | str | None = None,
     method: str = "auto",
     precision: str = "dps",
+    observables: Sequence[Any] | str = (),
 ) -> MeanFieldSolution:
     """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
 
@@ -71,6 +72,13 @@ def solve(
         ``"float64"``: the float64 route of :mod:`numeric.float64_route` for any
         model (``dps`` is then ignored and ``digits`` is estimated from the
         conditioning and two independent routes).
+    observables:
+        Observables ``g`` (a name the model declares, an expression in its
+        state symbols and parameters, ``"quadratic"``; one or a list; see
+        :mod:`derive.observables`), parsed before any work: each one's expansion
+        ``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``
+        (:func:`numeric.observables.expand`; ``g2`` with ``order=2``) is in
+        ``solution.observables`` by name, and in its ``to_dict``.
 
     Returns
     -------
@@ -98,6 +106,7 @@ def solve(
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
     if precision not in ("dps", "float64"):
         raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    wanted = _parse_observables(model, observables)
     if precision == "float64":
         from numeric.float64_route import solve_float64
 
@@ -107,7 +116,34 @@ def solve(
     sol.source_model = model
     sol.inputs = dict(params)
     sol.start = start
+    if wanted:
+        from numeric.observables import expand
+
+        sol.observables = {g.name: expand(sol, model, g, params) for g in wanted}
     return sol
+
+
+def _parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
+    """The requested observables parsed against ``model`` (one sentence on a bad
+    one, before any work), without repeated names."""
+    from derive.observables import observable
+
+    if isinstance(observables, str) or (
+        isinstance(observables, tuple) and len(observables) == 2 and observables[0] == "quadratic"
+    ):
+        observables = [observables]
+    try:
+        items = list(observables or ())
+    except TypeError:
+        raise ParameterError(
+            f"observables must be a list of names or expressions, got {type(observables).__name__}."
+        ) from None
+    parsed = [observable(model, g) for g in items]
+    names = [g.name for g in parsed]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ParameterError(f"observables must be distinct; {', '.join(repeated)} is repeated.")
+    return parsed
 
 
 def _solve_working_precision(

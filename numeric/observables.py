@@ -290,72 +290,130 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     -------
     ObservableExpansion
     """
-    from derive.observables import derivatives, observable
+    from derive.observables import observable
 
     model = resolve_model(model, solution.b)
     obs = observable(model, g)
-    dps = solution.dps
-    d1 = solution.digits
-    d2 = solution.digits2
-    order2 = solution.A is not None
-    b = model.b
+    if obs.quadratic:
+        return _expand_quadratic(solution, model, obs)
+    notes: list[str] = []
+    with mpmath.workdps(solution.dps + 10):
+        values = _param_values(model, params, solution.params)
+        taylor = _Taylor.at(solution, model, obs, values)
+        g0, g1, variance, digits = taylor.first_order()
+        g2 = None
+        if solution.A is None:
+            notes.append("the 1/N^2 term needs a solution with order=2.")
+        elif solution.C is None and taylor.at_s[3]:
+            notes.append(
+                "the 1/N^2 term of a g with third derivatives needs the third moment C, "
+                "which this solution (the float64 route) does not carry."
+            )
+        else:
+            g2, digits["g2"] = taylor.second_order()
+    return ObservableExpansion(
+        observable=obs.name,
+        expression=str(obs.expr),
+        model=model.name,
+        params={k: mpmath.nstr(v, solution.dps) for k, v in values.items()},
+        g0=g0,
+        g1=g1,
+        g2=g2,
+        variance=variance,
+        digits=digits,
+        dps=solution.dps,
+        notes=notes,
+    )
+
+
+def _expand_quadratic(solution: Any, model: Any, obs: Any) -> ObservableExpansion:
+    """``N E[Y^T M Y] = tr(M W) + tr(M B)/N + O(1/N^2)`` (``g1`` with ``order=2``)."""
+    dps, b = solution.dps, model.b
     notes: list[str] = []
     with mpmath.workdps(dps + 10):
         W = solution.W
-        errW = _scale([W[i, j] for i in range(b) for j in range(b)], d1)
-        if obs.quadratic:
-            M = _quadratic_M(obs, b)
-            pairs = [(i, j) for i in range(b) for j in range(b) if M[i, j]]
-            g0 = mpmath.fsum(M[i, j] * W[j, i] for i, j in pairs)
-            e0 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errW
-            g1 = e1 = None
-            if order2:
-                B = solution.B
-                errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
-                g1 = mpmath.fsum(M[i, j] * B[j, i] for i, j in pairs)
-                e1 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errB
-            else:
-                notes.append("the 1/N term tr(M B) needs order=2.")
-            digits = {"g0": _digits(g0, e0, dps)}
-            if g1 is not None:
-                digits["g1"] = _digits(g1, e1, dps)
-            return ObservableExpansion(
-                observable=str(obs),
-                expression=None,
-                model=model.name,
-                params=dict(solution.params),
-                g0=g0,
-                g1=g1,
-                g2=None,
-                variance=None,
-                digits=digits,
-                dps=dps,
-                notes=notes,
-            )
-        values = _param_values(model, params, solution.params)
-        tensors = derivatives(model, obs.expr, 4)
-        from derive.observables import evaluate
+        errW = _scale([W[i, j] for i in range(b) for j in range(b)], solution.digits)
+        M = _quadratic_M(obs, b)
+        pairs = [(i, j) for i in range(b) for j in range(b) if M[i, j]]
+        g0 = mpmath.fsum(M[i, j] * W[j, i] for i, j in pairs)
+        e0 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errW
+        g1 = e1 = None
+        if solution.A is not None:
+            B = solution.B
+            errB = _scale([B[i, j] for i in range(b) for j in range(b)], solution.digits2)
+            g1 = mpmath.fsum(M[i, j] * B[j, i] for i, j in pairs)
+            e1 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errB
+        else:
+            notes.append("the 1/N term tr(M B) needs order=2.")
+        digits = {"g0": _digits(g0, e0, dps)}
+        if g1 is not None:
+            digits["g1"] = _digits(g1, e1, dps)
+    return ObservableExpansion(
+        observable=str(obs),
+        expression=None,
+        model=model.name,
+        params=dict(solution.params),
+        g0=g0,
+        g1=g1,
+        g2=None,
+        variance=None,
+        digits=digits,
+        dps=dps,
+        notes=notes,
+    )
 
+
+@dataclass
+class _Taylor:
+    """The derivatives of ``g`` at ``s*`` and the moment coefficients they are
+    contracted with (the formulas of the module docstring), with the norm-wise
+    error of each input; built by :meth:`at` inside the working precision."""
+
+    solution: Any
+    b: int
+    at_s: list[dict[tuple[int, ...], mpf]]  # derivative tensors of g at s*, orders 0..4
+    lin: list[mpf]  # the gradient g_i
+    hess_terms: list[tuple[tuple[int, ...], mpf]]  # g_ij over all index orders
+    errW: mpf
+
+    @classmethod
+    def at(cls, solution: Any, model: Any, obs: Any, values: Mapping[str, Any]) -> _Taylor:
+        from derive.observables import derivatives, evaluate
+
+        b = model.b
         s = list(solution.s_star)
         at = [
             {idx: _real(obs, evaluate(model, e, values, "mpmath")(*s)) for idx, e in t.items()}
-            for t in tensors
+            for t in derivatives(model, obs.expr, 4)
         ]
-        V = solution.V
-        errS = _scale(s, d1)
-        errV = _scale(V, d1)
-        g0 = at[0][()]
-        e0 = errS * mpmath.fsum(abs(v) * _multiplicity(i) for i, v in at[1].items())
         lin = [mpf(0)] * b
         for (i,), v in at[1].items():
             lin[i] = v
+        W = solution.W
+        return cls(
+            solution=solution,
+            b=b,
+            at_s=at,
+            lin=lin,
+            hess_terms=[(p, v) for idx, v in at[2].items() for p in set(permutations(idx))],
+            errW=_scale([W[i, j] for i in range(b) for j in range(b)], solution.digits),
+        )
+
+    def first_order(self) -> tuple[mpf, mpf, mpf, dict[str, int]]:
+        """``g0 = g(s*)``, ``g1 = g_i V_i + g_ij W_ij / 2``, ``g_i W_ij g_j`` and their digits."""
+        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
+        d1, dps = sol.digits, sol.dps
+        V, W, errW = sol.V, sol.W, self.errW
+        errS = _scale(list(sol.s_star), d1)
+        errV = _scale(V, d1)
+        g0 = at[0][()]
+        e0 = errS * mpmath.fsum(abs(v) * _multiplicity(i) for i, v in at[1].items())
         sum1 = mpmath.fsum(abs(v) for v in lin)
-        hess_terms = [(p, v) for idx, v in at[2].items() for p in set(permutations(idx))]
         g1 = (
             mpmath.fsum(lin[i] * V[i] for i in range(b) if lin[i])
-            + mpmath.fsum(v * W[p] for p, v in hess_terms) / 2
+            + mpmath.fsum(v * W[p] for p, v in self.hess_terms) / 2
         )
-        sum2 = mpmath.fsum(abs(v) for _, v in hess_terms)
+        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
         e1 = sum1 * errV + sum2 * errW / 2
         variance = mpmath.fsum(
             lin[i] * W[i, j] * lin[j] for i in range(b) for j in range(b) if lin[i] and lin[j]
@@ -366,49 +424,41 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
             "g1": _digits(g1, e1, dps),
             "variance": _digits(variance, evar, dps),
         }
-        g2 = None
-        if order2:
-            A, B = solution.A, solution.B
-            errA = _scale(A, d2)
-            errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
-            Cfull = _full_third_moment(solution.C, solution.free_map)
-            errC = _scale([v for _, v in _flat_reduced(solution.C)], d2) * _map_gain(
-                solution.free_map
-            )
-            third = [(p, v) for idx, v in at[3].items() for p in set(permutations(idx))]
-            fourth = [(p, v) for idx, v in at[4].items() for p in set(permutations(idx))]
-            g2 = (
-                mpmath.fsum(lin[i] * A[i] for i in range(b) if lin[i])
-                + mpmath.fsum(v * B[p] for p, v in hess_terms) / 2
-                + mpmath.fsum(v * Cfull(p) for p, v in third) / 6
-                + mpmath.fsum(v * W[p[0], p[1]] * W[p[2], p[3]] for p, v in fourth) / 8
-            )
-            e2 = (
-                sum1 * errA
-                + sum2 * errB / 2
-                + mpmath.fsum(abs(v) for _, v in third) * errC / 6
-                + mpmath.fsum(
-                    abs(v) * (abs(W[p[0], p[1]]) + abs(W[p[2], p[3]]) + errW) for p, v in fourth
-                )
-                * errW
-                / 8
-            )
-            digits["g2"] = _digits(g2, e2, min(dps, d2 if d2 is not None else dps))
+        return g0, g1, variance, digits
+
+    def second_order(self) -> tuple[mpf, int]:
+        """``g2 = g_i A_i + g_ij B_ij/2 + g_ijk C_ijk/6 + g_ijkl W_ij W_kl/8`` and its digits."""
+        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
+        d2, dps = sol.digits2, sol.dps
+        W, A, B, errW = sol.W, sol.A, sol.B, self.errW
+        sum1 = mpmath.fsum(abs(v) for v in lin)
+        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
+        errA = _scale(A, d2)
+        errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
+        third = [(p, v) for idx, v in at[3].items() for p in set(permutations(idx))]
+        if third:  # (without third derivatives C is not needed, nor always present)
+            Cfull = _full_third_moment(sol.C, sol.free_map)
+            errC = _scale([v for _, v in _flat_reduced(sol.C)], d2) * _map_gain(sol.free_map)
         else:
-            notes.append("the 1/N^2 term needs a solution with order=2.")
-    return ObservableExpansion(
-        observable=obs.name,
-        expression=str(obs.expr),
-        model=model.name,
-        params={k: mpmath.nstr(v, dps) for k, v in values.items()},
-        g0=g0,
-        g1=g1,
-        g2=g2,
-        variance=variance,
-        digits=digits,
-        dps=dps,
-        notes=notes,
-    )
+            Cfull, errC = None, mpf(0)
+        fourth = [(p, v) for idx, v in at[4].items() for p in set(permutations(idx))]
+        g2 = (
+            mpmath.fsum(lin[i] * A[i] for i in range(b) if lin[i])
+            + mpmath.fsum(v * B[p] for p, v in self.hess_terms) / 2
+            + mpmath.fsum(v * Cfull(p) for p, v in third) / 6
+            + mpmath.fsum(v * W[p[0], p[1]] * W[p[2], p[3]] for p, v in fourth) / 8
+        )
+        e2 = (
+            sum1 * errA
+            + sum2 * errB / 2
+            + mpmath.fsum(abs(v) for _, v in third) * errC / 6
+            + mpmath.fsum(
+                abs(v) * (abs(W[p[0], p[1]]) + abs(W[p[2], p[3]]) + errW) for p, v in fourth
+            )
+            * errW
+            / 8
+        )
+        return g2, _digits(g2, e2, min(dps, d2 if d2 is not None else dps))
 
 
 def _real(obs: Any, value: Any) -> mpf:

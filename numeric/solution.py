@@ -46,6 +46,33 @@ def _stated(raw: tuple, digits: int) -> Stated:
     return x
 
 
+def _observables_text(observables: dict[str, Any], most: int = 3) -> str:
+    """``name: g0 + g1/N [+ g2/N^2]`` of the first ``most`` expansions (8 digits
+    at most, never more than each term claims), ``, ...`` for the rest."""
+    parts = []
+    for name, e in list(observables.items())[:most]:
+        terms = [(e.text("g0"), ""), (e.text("g1"), "/N"), (e.text("g2"), "/N^2")]
+        shown = [(_short(t), unit) for t, unit in terms if t is not None]
+        text = "".join(
+            f"{v}{u}" if k == 0 else f" - {v[1:]}{u}" if v.startswith("-") else f" + {v}{u}"
+            for k, (v, u) in enumerate(shown)
+        )
+        parts.append(f"{name}: {text or '(no digit earned)'}")
+    more = ", ..." if len(observables) > most else ""
+    return "; ".join(parts) + more
+
+
+def _short(text: str, digits: int = 8) -> str:
+    """A decimal string cut to at most ``digits`` significant digits (never more
+    than it has)."""
+    from mpmath import mpf, nstr, workdps
+
+    with workdps(40):
+        x = mpf(text)
+        have = len(text.lstrip("-").replace(".", "").split("e")[0].lstrip("0")) or 1
+        return nstr(x, min(digits, have))
+
+
 def stated(value: Any, digits: int | None) -> Any:
     """``value`` as a :class:`Stated` number when it is an ``mpf`` and ``digits`` known."""
     if digits is None or not isinstance(value, mpf):
@@ -120,6 +147,10 @@ class MeanFieldSolution:
         ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
         the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
         (:mod:`numeric.observables` contracts it); ``None`` otherwise.
+    observables:
+        Name -> :class:`numeric.observables.ObservableExpansion` of each
+        observable requested by ``numeric.solve(..., observables=[...])``
+        (empty when none; :meth:`observable` expands any other).
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
@@ -158,6 +189,7 @@ class MeanFieldSolution:
     errors: dict[str, list[mpf]] = field(default_factory=dict)
     C: Any = None
     free_map: list[list[mpf]] | None = None
+    observables: dict[str, Any] = field(default_factory=dict)
     source_model: Any = field(default=None, repr=False, compare=False)
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     start: Any = field(default=None, repr=False, compare=False)
@@ -248,6 +280,8 @@ class MeanFieldSolution:
                 out["truncated_at"] = self.truncated_at
             if self.c2 is not None:
                 out.update(self.order2_dict())
+            if self.observables:
+                out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
         return out
 
     def order2_dict(self) -> dict[str, Any]:
@@ -289,11 +323,13 @@ class MeanFieldSolution:
             rows.append(("s*", f"({head}{more})  [{self.b} states]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
             rows.append(("routes", ", ".join(self.methods)))
+            if self.observables:
+                rows.append(("observables", _observables_text(self.observables)))
             if self.notes:
                 rows.append(("notes", f"{len(self.notes)} (see .notes)"))
         return rows
 
-    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods; .to_dict() for JSON"
+    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods, .observables; .to_dict() for JSON"
 
     def __repr__(self) -> str:
         return text_block("MeanFieldSolution", self._rows(), self._MORE)

@@ -81,7 +81,8 @@ class SimulationResult:
         Per-server engine only: mean response time (CI), quantiles, histogram.
     observables:
         Name -> Estimate of ``E[g(S_N)]`` for the observables requested
-        (:mod:`sim.observables`); empty when none.
+        (:mod:`sim.observables`); empty when none (then absent from
+        :meth:`to_dict`, else its ``"observables"``: name -> ``{"mean", "ci95"}``).
     """
 
     model: str
@@ -160,6 +161,8 @@ class SimulationResult:
         )
         if self.lam_text is not None:
             out["response_time"] = self.response_time
+        if self.observables:
+            out["observables"] = {k: e.to_json() for k, e in self.observables.items()}
         out.update(
             {
                 "events": self.events,
@@ -193,6 +196,10 @@ class SimulationResult:
         ]
         if self.blocking is not None:
             rows.append(("blocking", ci(self.blocking)))
+        for name, e in list(self.observables.items())[:3]:
+            rows.append((f"E[{name}]", ci(e)))
+        if len(self.observables) > 3:
+            rows.append(("observables", f"{len(self.observables)} (see .observables)"))
         rows += [
             ("mean, n_bias", f"{shape_text(self.mean.mean)}, {shape_text(self.n_bias.mean)}"),
             ("run", f"seed {self.seed}, {self.reps} x {self.steps:,} events, {self.batches} "

@@ -9,6 +9,8 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``cache_random`` a cache under RANDOM replacement, Zipf requests (:mod:`derive.models.cache`);
 ``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
+``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
+``jiq``          Join-Idle-Queue, idle servers report to dispatchers (:mod:`derive.models.jiq`).
 
 Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
 Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
@@ -73,6 +75,8 @@ MODELS: dict[str, str] = {
     "cache_random": "derive.models.cache:cache_random",
     "bike_sharing": "derive.models.bike_sharing:bike_sharing",
     "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
+    "sis": "derive.models.sis:sis",
+    "jiq": "derive.models.jiq:jiq",
 }
 
 

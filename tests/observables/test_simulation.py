@@ -28,6 +28,15 @@ from sim import simulate
             30,
             ["infected", "S*I", "I**2 + R", "log(1 + I)"],
         ),
+        ("sis", {}, {"a": "0.1", "beta": "2", "gamma": "1"}, 25, ["infected", "I**3"]),
+        pytest.param(
+            "jiq",
+            {"b": 3, "r": 2, "L": 3},
+            {"lam": "0.7"},
+            20,
+            ["queue_length", "occupied", "x1*z1"],
+            marks=pytest.mark.slow,  # compiles a six-dimensional model: about 10 s of CPU
+        ),
     ],
 )
 def test_simulated_observables_cover_the_exact_values(name, options, params, N, gs):
