@@ -185,15 +185,15 @@ class LambdaKernels:
     """
 
     def __init__(self, model: Any, group: str = "base") -> None:
-        from derive.kernels import _objects, _order2_objects
+        from derive.kernels import kernel_objects, order2_kernel_objects
 
         self.b = model.b
         self._symbols = (*model.states, *model.params)
         if group == "order2":
-            objs, index = _order2_objects(model)
+            objs, index = order2_kernel_objects(model)
             self.index = {k: np.array(v, dtype=np.int64) for k, v in index.items()}
         else:
-            objs = _objects(model)
+            objs = kernel_objects(model)
             self.jac_index = np.array([ij for ij, _ in objs.pop("_jac_index")[1]], dtype=np.int64)
             self.hess_index = np.array(
                 [ijk for ijk, _ in objs.pop("_hess_index")[1]], dtype=np.int64

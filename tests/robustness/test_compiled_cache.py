@@ -97,19 +97,6 @@ def test_emptied_or_truncated_cache_files_are_regenerated_with_one_warning(tmp_p
     assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
 
 
-def test_pickle_streams_are_checked_without_unpickling() -> None:
-    import pickle
-
-    from mfstein.jit import _complete_pickles
-
-    index = pickle.dumps("0.68") + pickle.dumps((("stamp", 1), {"sig": "f.1.nbc"}))
-    assert _complete_pickles(index, 2)
-    assert not _complete_pickles(index, 1)  # trailing bytes
-    for cut in (0, 1, len(index) // 2, len(index) - 1):
-        assert not _complete_pickles(index[:cut], 2), cut
-    assert not _complete_pickles(b"\x00\xff garbage", 1)
-
-
 OTHER_CODE = """
 import importlib.util, os, sys
 from mfstein.jit import MfsteinCacheLocator
