@@ -103,13 +103,17 @@ class Kernels:
     complete: Callable[[], Kernels] | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> Any:
-        # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba)
+        # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba);
+        # kept on the instance once found, so that the next look-up (the ODE of
+        # the fixed point calls ``f`` thousands of times) is a plain attribute
         module = self.__dict__.get("module")
         if module is not None and not name.startswith("_") and hasattr(module, name):
-            return getattr(module, name)
+            value = self.__dict__[name] = getattr(module, name)
+            return value
         complete = self.__dict__.get("complete")
         if complete is not None and not name.startswith("_"):
-            return getattr(complete(), name)
+            value = self.__dict__[name] = getattr(complete(), name)
+            return value
         raise AttributeError(name)
 
     def hess(self, s: Any, p: Any) -> Any:
