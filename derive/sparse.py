@@ -23,7 +23,7 @@ docs/design.md, "Compiling".
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,62 @@ __all__ = ["SparseRates", "sparse_rates"]
 _cache: dict[tuple, SparseRates] = {}
 #: Lists longer than this are lambdified without common-subexpression elimination.
 CSE_MAX = 400
+#: Lists of at least FORMS_MIN entries with at most one form per REPEAT entries
+#: are evaluated form by form (:meth:`SparseRates.evaluator`).
+FORMS_MIN = 64
+REPEAT = 8
+
+
+@dataclass
+class _Group:
+    """Entries of one list that share a form: ``expr`` in the symbols ``args``
+    (states renamed ``z0, z1, ...``), written at ``out`` from the states at
+    ``pos`` (one row per entry, one column per ``z``)."""
+
+    expr: sp.Expr
+    args: tuple[sp.Symbol, ...]
+    out: np.ndarray
+    pos: np.ndarray
+
+
+def _groups(forms: dict[Any, list[tuple[int, list[int]]]], states: tuple) -> list[_Group]:
+    out = []
+    for key, inst in forms.items():
+        expr = key[-1]
+        m = len(inst[0][1])
+        own = isinstance(key[0], tuple) and key[0][:1] == ("own",)
+        args = tuple(states[j] for j in inst[0][1]) if own else _Z[:m]
+        out.append(
+            _Group(
+                expr,
+                args,
+                np.array([o for o, _ in inst], dtype=np.int64),
+                np.array([p for _, p in inst], dtype=np.int64).reshape(len(inst), m),
+            )
+        )
+    return out
+
+
+def _repeats(groups: list[_Group]) -> bool:
+    n = sum(len(g.out) for g in groups)
+    return n >= FORMS_MIN and REPEAT * len(groups) <= n
+
+
+def _by_forms(
+    groups: list[_Group], n: int, params: tuple[sp.Symbol, ...]
+) -> Callable[[Any, Any], np.ndarray]:
+    """The float64 evaluator of a list grouped by forms: one lambdified NumPy
+    function per form, applied to the arrays of its instances' states."""
+    funcs = [sp.lambdify((*g.args, *params), g.expr, modules="numpy") for g in groups]
+
+    def fn(s: Any, p: Any) -> np.ndarray:
+        s = np.asarray(s, dtype=float)
+        out = np.empty(n)
+        for g, f in zip(groups, funcs, strict=True):
+            out[g.out] = f(*(s[g.pos[:, a]] for a in range(g.pos.shape[1])), *p)
+        return out
+
+    return fn
 
 
 @dataclass
@@ -55,11 +111,26 @@ class SparseRates:
     _exprs: dict[str, list[sp.Expr]]
     _symbols: tuple[sp.Symbol, ...]
     _funcs: dict[tuple[str, str], Callable[..., Any]]
+    #: per object, the entries grouped by rate template (:func:`_groups`)
+    _forms: dict[str, list[_Group]] = field(default_factory=dict)
+    _params: tuple[sp.Symbol, ...] = ()
 
     def evaluator(self, what: str, module: str = "numpy") -> Callable[[Any, Any], Any]:
-        """``what`` in ``rates``, ``grad``, ``hess``; ``module`` ``numpy`` or ``mpmath``."""
+        """``what`` in ``rates``, ``grad``, ``hess``; ``module`` ``numpy`` or ``mpmath``.
+
+        float64 lists whose entries repeat few forms (at least :data:`FORMS_MIN`
+        entries and at most one distinct template per :data:`REPEAT` of them:
+        the supermarket written as a model file has 4 forms for its 2b rates)
+        are evaluated form by form, each form lambdified once and applied to all
+        its instances as NumPy arrays (:func:`_by_forms`): setup and evaluation
+        linear in the model's size with small constants.  Other lists are one
+        lambdified function.
+        """
         key = (what, module)
         fn = self._funcs.get(key)
+        groups = self._forms.get(what)
+        if fn is None and module == "numpy" and groups is not None and _repeats(groups):
+            fn = self._funcs[key] = _by_forms(groups, len(self._exprs[what]), self._params)
         if fn is None:
             exprs = self._exprs[what]
             # common subexpressions pay off within short lists; for long ones SymPy's
@@ -96,6 +167,19 @@ _templates: dict[sp.Expr, dict[tuple[int, int | None], sp.Expr]] = {}
 _Z = sp.symbols("z0:64", real=True)
 
 
+def _template(rate: sp.Expr, xs: list[sp.Symbol]) -> tuple[sp.Expr | None, dict]:
+    """``rate`` with its states ``xs`` renamed ``z0, z1, ...`` (``None`` past
+    :data:`_Z`) and the template's derivatives (:func:`_derivatives`)."""
+    if len(xs) > len(_Z):
+        return None, _differentiate(rate, xs)
+    zs = _Z[: len(xs)]
+    template = rate.xreplace(dict(zip(xs, zs, strict=True)))
+    hit = _templates.get(template)
+    if hit is None:
+        hit = _templates[template] = _differentiate(template, list(zs))
+    return template, hit
+
+
 def _derivatives(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
     """Non-zero first (``(a, None)``) and second (``(a, c)``, ``a <= c``) derivatives
     of ``rate`` with respect to the states ``xs`` it contains.
@@ -105,14 +189,10 @@ def _derivatives(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | No
     ``z0, z1, ...``, and renamed back -- SymPy's ``diff`` costs about a
     millisecond per call, ``xreplace`` a few microseconds.
     """
-    if len(xs) > len(_Z):
-        return _differentiate(rate, xs)
-    zs = _Z[: len(xs)]
-    template = rate.xreplace(dict(zip(xs, zs, strict=True)))
-    hit = _templates.get(template)
-    if hit is None:
-        hit = _templates[template] = _differentiate(template, list(zs))
-    back = dict(zip(zs, xs, strict=True))
+    template, hit = _template(rate, xs)
+    if template is None:
+        return hit
+    back = dict(zip(_Z[: len(xs)], xs, strict=True))
     return {k: v.xreplace(back) for k, v in hit.items()}
 
 
@@ -140,6 +220,12 @@ def sparse_rates(model: Any) -> SparseRates:
     pos = {x: i for i, x in enumerate(states)}
     rows, cols, vals = [], [], []
     rates, grads, gidx, hesss, hidx = [], [], [], [], []
+    # template -> instances (out position, the states' positions), one list per object
+    forms: dict[str, dict[Any, list[tuple[int, list[int]]]]] = {
+        "rates": {},
+        "grad": {},
+        "hess": {},
+    }
     for n, t in enumerate(model.transitions):
         for i, v in enumerate(t.jump):
             if v:
@@ -147,14 +233,25 @@ def sparse_rates(model: Any) -> SparseRates:
                 cols.append(i)
                 vals.append(int(v))
         rate = sp.sympify(t.rate)
-        rates.append(rate)
         present = sorted(pos[x] for x in rate.free_symbols if x in pos)
-        for (a, b_), d in _derivatives(rate, [states[j] for j in present]).items():
+        xs = [states[j] for j in present]
+        template, derivs = _template(rate, xs)
+        back = None if template is None else dict(zip(_Z[: len(xs)], xs, strict=True))
+        tkey = template if template is not None else ("own", n)
+        forms["rates"].setdefault((tkey, rate if template is None else template), []).append(
+            (len(rates), present)
+        )
+        rates.append(rate)
+        for (a, b_), d in derivs.items():
+            full = d if back is None else d.xreplace(back)
+            what, target = ("grad", grads) if b_ is None else ("hess", hesss)
+            forms[what].setdefault((tkey, (a, b_), full if back is None else d), []).append(
+                (len(target), present)
+            )
+            target.append(full)
             if b_ is None:
-                grads.append(d)
                 gidx.append((n, present[a]))
             else:
-                hesss.append(d)
                 hidx.append((n, present[a], present[b_]))
     out = SparseRates(
         b=len(states),
@@ -169,6 +266,8 @@ def sparse_rates(model: Any) -> SparseRates:
         _exprs={"rates": rates, "grad": grads, "hess": hesss},
         _symbols=(*states, *model.params),
         _funcs={},
+        _forms={what: _groups(f, states) for what, f in forms.items()},
+        _params=tuple(model.params),
     )
     _cache[key] = out
     return out
