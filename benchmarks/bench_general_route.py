@@ -71,10 +71,11 @@ out = {{"t": time.time() - t_start, "c": s(r.constant), "digits": r.digits}}
 """,
     "user_warm": """
 m = supermarket_user(100)
+fm = load_model("supermarket", b=100)
 numeric.solve(m, {{"lam": "0.9"}}, dps=30)
-numeric.solve("0.9", 100, 2, dps=30)
+numeric.solve(fm, {{"lam": "0.9"}}, dps=30)
 t0 = time.time(); r = numeric.solve(m, {{"lam": "0.9"}}, dps=30); t1 = time.time()
-f = numeric.solve("0.9", 100, 2, dps=30); t2 = time.time()
+f = numeric.solve(fm, {{"lam": "0.9"}}, dps=30); t2 = time.time()
 out = {{"t": t1 - t0, "fast": t2 - t1, "ratio": (t1 - t0) / (t2 - t1), "c": s(r.constant),
         "ref": s(f.constant)}}
 """,
@@ -90,7 +91,7 @@ t1 = time.time()
 if r is None:
     out = {{"t": None}}
 else:
-    f = numeric.solve("0.9", b, 2, dps=30)
+    f = numeric.solve(load_model("supermarket", b=b), {{"lam": "0.9"}}, dps=30)
     out = {{"t": t1 - t0, "total": t1 - t_start, "c": s(r.constant), "digits": r.digits,
             "ref": s(f.constant)}}
 """,
