@@ -52,6 +52,23 @@ class _Group:
     pos: np.ndarray
 
 
+class _Exprs(dict):
+    """The expression lists of a :class:`SparseRates`, built on first use from
+    ``(expression, renaming)`` pairs (a template's derivative and the map back to
+    the rate's own states): the float64 route evaluates by forms and never needs
+    them, and renaming every derivative back costs more than the rest of the setup."""
+
+    def __init__(self, pending: dict[str, list[tuple[sp.Expr, dict | None]]]) -> None:
+        super().__init__()
+        self._pending = pending
+        self.sizes = {k: len(v) for k, v in pending.items()}
+
+    def __missing__(self, what: str) -> list[sp.Expr]:
+        out = [e if back is None else e.xreplace(back) for e, back in self._pending[what]]
+        self[what] = out
+        return out
+
+
 def _groups(forms: dict[Any, list[tuple[int, list[int]]]], states: tuple) -> list[_Group]:
     out = []
     for key, inst in forms.items():
@@ -108,7 +125,7 @@ class SparseRates:
     jumps: tuple[np.ndarray, np.ndarray, np.ndarray]
     grad_index: np.ndarray
     hess_index: np.ndarray
-    _exprs: dict[str, list[sp.Expr]]
+    _exprs: _Exprs
     _symbols: tuple[sp.Symbol, ...]
     _funcs: dict[tuple[str, str], Callable[..., Any]]
     #: per object, the entries grouped by rate template (:func:`_groups`)
@@ -130,7 +147,7 @@ class SparseRates:
         fn = self._funcs.get(key)
         groups = self._forms.get(what)
         if fn is None and module == "numpy" and groups is not None and _repeats(groups):
-            fn = self._funcs[key] = _by_forms(groups, len(self._exprs[what]), self._params)
+            fn = self._funcs[key] = _by_forms(groups, self._exprs.sizes[what], self._params)
         if fn is None:
             exprs = self._exprs[what]
             # common subexpressions pay off within short lists; for long ones SymPy's
@@ -169,7 +186,14 @@ _Z = sp.symbols("z0:64", real=True)
 
 def _template(rate: sp.Expr, xs: list[sp.Symbol]) -> tuple[sp.Expr | None, dict]:
     """``rate`` with its states ``xs`` renamed ``z0, z1, ...`` (``None`` past
-    :data:`_Z`) and the template's derivatives (:func:`_derivatives`)."""
+    :data:`_Z`) and the template's non-zero first (``(a, None)``) and second
+    (``(a, c)``, ``a <= c``) derivatives with respect to the ``z``.
+
+    Rates of large models repeat a few forms (``lam (x_(k-1)^2 - x_k^2)`` for
+    every ``k``): each form is differentiated once -- SymPy's ``diff`` costs
+    about a millisecond per call, ``xreplace`` a few microseconds.  Past
+    :data:`_Z` states the rate's own derivatives are returned.
+    """
     if len(xs) > len(_Z):
         return None, _differentiate(rate, xs)
     zs = _Z[: len(xs)]
@@ -178,22 +202,6 @@ def _template(rate: sp.Expr, xs: list[sp.Symbol]) -> tuple[sp.Expr | None, dict]
     if hit is None:
         hit = _templates[template] = _differentiate(template, list(zs))
     return template, hit
-
-
-def _derivatives(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
-    """Non-zero first (``(a, None)``) and second (``(a, c)``, ``a <= c``) derivatives
-    of ``rate`` with respect to the states ``xs`` it contains.
-
-    Rates of large models repeat a few forms (``lam (x_(k-1)^2 - x_k^2)`` for
-    every ``k``): each form is differentiated once, with its states renamed
-    ``z0, z1, ...``, and renamed back -- SymPy's ``diff`` costs about a
-    millisecond per call, ``xreplace`` a few microseconds.
-    """
-    template, hit = _template(rate, xs)
-    if template is None:
-        return hit
-    back = dict(zip(_Z[: len(xs)], xs, strict=True))
-    return {k: v.xreplace(back) for k, v in hit.items()}
 
 
 def _differentiate(rate: sp.Expr, xs: list[sp.Symbol]) -> dict[tuple[int, int | None], sp.Expr]:
@@ -241,14 +249,11 @@ def sparse_rates(model: Any) -> SparseRates:
         forms["rates"].setdefault((tkey, rate if template is None else template), []).append(
             (len(rates), present)
         )
-        rates.append(rate)
+        rates.append((rate, None))
         for (a, b_), d in derivs.items():
-            full = d if back is None else d.xreplace(back)
             what, target = ("grad", grads) if b_ is None else ("hess", hesss)
-            forms[what].setdefault((tkey, (a, b_), full if back is None else d), []).append(
-                (len(target), present)
-            )
-            target.append(full)
+            forms[what].setdefault((tkey, (a, b_), d), []).append((len(target), present))
+            target.append((d, back))  # renamed back only when asked for (_Exprs)
             if b_ is None:
                 gidx.append((n, present[a]))
             else:
@@ -263,7 +268,7 @@ def sparse_rates(model: Any) -> SparseRates:
         ),
         grad_index=np.array(gidx, dtype=np.int64).reshape(-1, 2),
         hess_index=np.array(hidx, dtype=np.int64).reshape(-1, 3),
-        _exprs={"rates": rates, "grad": grads, "hess": hesss},
+        _exprs=_Exprs({"rates": rates, "grad": grads, "hess": hesss}),
         _symbols=(*states, *model.params),
         _funcs={},
         _forms={what: _groups(f, states) for what, f in forms.items()},
