@@ -66,20 +66,13 @@ class Backend(ABC):
         """
 
     def list_function(
-        self,
-        name: str,
-        shape: tuple[int, ...],
-        entries: Entries,
-        body: list[str],
-        values: Sequence[sp.Expr],
-        doc: str,
-        *,
-        zero: str,
-        matrix: str,
-        wrap: Callable[[str], str] = lambda text: text,
+        self, kernel: tuple, *, zero: str, matrix: str, wrap: Callable[[str], str] = str
     ) -> list[str]:
         """Source lines of a pure-Python kernel: a list of ``zero`` (vectors) or a
-        ``matrix(rows, cols)`` filled entry by entry, each value ``wrap``-ped."""
+        ``matrix(rows, cols)`` filled entry by entry, each value ``wrap``-ped;
+        ``kernel`` is ``(name, shape, entries, body, values, doc)`` as
+        :meth:`function` takes them."""
+        name, shape, entries, body, values, doc = kernel
         out = [f"def {name}(s, p):", f'    """{doc}"""', *body]
         if len(shape) == 1:
             out.append(f"    out = [{zero}] * {shape[0]}")
@@ -272,9 +265,8 @@ class MpmathBackend(Backend):
         return f"mpmath.mpf({text})"
 
     def function(self, name, shape, entries, body, values, doc) -> list[str]:
-        return self.list_function(
-            name, shape, entries, body, values, doc, zero="mpmath.mpf(0)", matrix="mpmath.matrix"
-        )
+        kernel = (name, shape, entries, body, values, doc)
+        return self.list_function(kernel, zero="mpmath.mpf(0)", matrix="mpmath.matrix")
 
 
 #: Registered back ends by name.
@@ -415,16 +407,9 @@ class ArbBackend(Backend):
         return f"arb({text})"
 
     def function(self, name, shape, entries, body, values, doc) -> list[str]:
+        kernel = (name, shape, entries, body, values, f"{doc} (Arb balls)")
         return self.list_function(
-            name,
-            shape,
-            entries,
-            body,
-            values,
-            f"{doc} (Arb balls)",
-            zero="arb(0)",
-            matrix="arb_mat",
-            wrap=lambda text: f"arb({text})",
+            kernel, zero="arb(0)", matrix="arb_mat", wrap=lambda text: f"arb({text})"
         )
 
 
