@@ -107,8 +107,12 @@ class SparseSystem:
         return self.sr.rates(s, self.p)
 
     def f(self, s: np.ndarray) -> np.ndarray:
-        """``f(s) = L^T beta(s)``."""
-        return self.L.T @ self.rates(s)
+        """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
+        same order as the transposed view, without rebuilding it per call)."""
+        LT = self.__dict__.get("_LT")
+        if LT is None:
+            LT = self.__dict__["_LT"] = self.L.T.tocsr()
+        return LT @ self.rates(s)
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -148,11 +152,23 @@ class SparseSystem:
         )
 
     def full(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """The full state from the free coordinates ``x`` and the conserved values
+        ``q`` (each dependent coordinate summed over its law's free terms in order)."""
+        laws = self.__dict__.get("_law_terms")
+        if laws is None:
+            free = list(self.red.free)
+            laws = self.__dict__["_law_terms"] = (
+                free,
+                [
+                    (d, [(j, float(row[j])) for j in free if row[j]])
+                    for row, d in zip(self.red.laws, self.red.dependent, strict=True)
+                ],
+            )
+        free, terms = laws
         s = np.zeros(self.red.b)
-        free = list(self.red.free)
         s[free] = x
-        for row, qi, d in zip(self.red.laws, q, self.red.dependent, strict=True):
-            s[d] = qi - sum(float(row[j]) * s[j] for j in free if row[j])
+        for (d, row), qi in zip(terms, q, strict=True):
+            s[d] = qi - sum(c * s[j] for j, c in row)
         return s
 
     def jac_reduced(self, s: np.ndarray) -> sps.csr_matrix:
