@@ -20,7 +20,8 @@ through :func:`generated_module` (the process that can generate) or
   model or another generator version, copied or renamed into place, is
   refused even though its own digest is valid), compile, execute, and define
   the names the caller requires; the text executed is the text checked (it is
-  not read from disk a second time);
+  not read from disk a second time; its bytecode is kept beside it under the
+  digest of that text, :func:`_code`);
 * a file that fails any of these is **damaged**: reported once per process
   (:func:`mfstein.cache.report_damaged`) and generated again from the source
   (the model) by :func:`generated_module`; :func:`load_generated`, which has
@@ -33,12 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import marshal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 
 from mfstein import cache
 from mfstein.errors import ParameterError
@@ -103,6 +105,29 @@ def _read(path: Path, name: str) -> str | None:
     return None
 
 
+def _code(text: str, path: Path) -> CodeType:
+    """The code object of the checked ``text``: from the bytecode kept beside it
+    (``__pycache__/<file>.<digest of the text>.<python>.code``, written the first
+    time), else compiled -- compiling a generated module of a large model costs
+    seconds, as Python's own ``.pyc`` files save for ordinary modules.  A kept
+    file that does not load is compiled and written again."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+    tag = sys.implementation.cache_tag or "py"
+    kept = path.parent / "__pycache__" / f"{path.stem}.{digest}.{tag}.code"
+    try:
+        code = marshal.loads(kept.read_bytes())
+        if isinstance(code, CodeType) and code.co_filename == str(path):
+            return code
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    code = compile(text, str(path), "exec")
+    try:
+        atomic_write(kept, marshal.dumps(code))
+    except OSError:
+        pass  # a read-only cache: compile every time
+    return code
+
+
 def _execute(text: str, path: Path, name: str, required: Sequence[str]) -> ModuleType:
     """Execute the checked ``text`` as the module ``mfstein_<name>`` (file ``path``,
     so that numba's cache locator finds the source); raise when it fails or lacks
@@ -113,7 +138,7 @@ def _execute(text: str, path: Path, name: str, required: Sequence[str]) -> Modul
     module.__file__ = str(path)
     sys.modules[_sys_name(name)] = module
     try:
-        exec(compile(text, str(path), "exec"), module.__dict__)  # the checked text
+        exec(_code(text, path), module.__dict__)  # the checked text
         missing = [n for n in required if not hasattr(module, n)]
         if missing:
             raise ImportError(f"{path.name} defines no {', '.join(missing)}")

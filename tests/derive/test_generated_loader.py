@@ -169,3 +169,18 @@ def test_damaged_simulator_module_is_regenerated_bit_for_bit(sim_cache, monkeypa
     assert path.read_text() == good
     np.testing.assert_array_equal(again.mean.mean, first.mean.mean)  # same seed, same numbers
     assert again.n_mse.mean == first.n_mse.mean and again.events == first.events
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00\xff garbage", None])
+def test_kept_bytecode_is_used_and_a_damaged_one_recompiled(cache, damage) -> None:
+    import marshal
+
+    made = generated_module("probe", "bytecode key", lambda: "X = 6 * 7\n")
+    (kept,) = (cache / "__pycache__").glob(f"{made.name}.*.code")
+    assert marshal.loads(kept.read_bytes()).co_filename == str(made.path)
+    # another code object under the kept name (say, of another module) is not used
+    other = compile("X = 0\n", "elsewhere.py", "exec")
+    kept.write_bytes(marshal.dumps(other) if damage is None else damage)
+    again = generated_module("probe", "bytecode key", lambda: pytest.fail("not regenerated"))
+    assert again.module.X == 42
+    assert marshal.loads(kept.read_bytes()).co_filename == str(made.path)  # written again
