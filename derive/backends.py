@@ -19,7 +19,7 @@ Add a back end by subclassing :class:`Backend` and calling
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import sympy as sp
@@ -64,6 +64,25 @@ class Backend(ABC):
         ``body`` holds the unpacking of inputs and the CSE temporaries, already
         indented; ``values`` the reduced expression of each entry.
         """
+
+    def list_function(
+        self, kernel: tuple, *, zero: str, matrix: str, wrap: Callable[[str], str] = str
+    ) -> list[str]:
+        """Source lines of a pure-Python kernel: a list of ``zero`` (vectors) or a
+        ``matrix(rows, cols)`` filled entry by entry, each value ``wrap``-ped;
+        ``kernel`` is ``(name, shape, entries, body, values, doc)`` as
+        :meth:`function` takes them."""
+        name, shape, entries, body, values, doc = kernel
+        out = [f"def {name}(s, p):", f'    """{doc}"""', *body]
+        if len(shape) == 1:
+            out.append(f"    out = [{zero}] * {shape[0]}")
+        else:
+            out.append(f"    out = {matrix}({shape[0]}, {shape[1]})")
+        for (idx, _), e in zip(entries, values, strict=True):
+            target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
+            out.append(f"    {target} = {wrap(self.print_expr(e))}")
+        out += ["    return out", "", ""]
+        return out
 
 
 class NumbaBackend(Backend):
@@ -246,17 +265,8 @@ class MpmathBackend(Backend):
         return f"mpmath.mpf({text})"
 
     def function(self, name, shape, entries, body, values, doc) -> list[str]:
-        zero = "mpmath.mpf(0)"
-        out = [f"def {name}(s, p):", f'    """{doc}"""', *body]
-        if len(shape) == 1:
-            out.append(f"    out = [{zero}] * {shape[0]}")
-        else:
-            out.append(f"    out = mpmath.matrix({shape[0]}, {shape[1]})")
-        for (idx, _), e in zip(entries, values, strict=True):
-            target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
-            out.append(f"    {target} = {self.print_expr(e)}")
-        out += ["    return out", "", ""]
-        return out
+        kernel = (name, shape, entries, body, values, doc)
+        return self.list_function(kernel, zero="mpmath.mpf(0)", matrix="mpmath.matrix")
 
 
 #: Registered back ends by name.
@@ -397,16 +407,10 @@ class ArbBackend(Backend):
         return f"arb({text})"
 
     def function(self, name, shape, entries, body, values, doc) -> list[str]:
-        out = [f"def {name}(s, p):", f'    """{doc} (Arb balls)"""', *body]
-        if len(shape) == 1:
-            out.append(f"    out = [arb(0)] * {shape[0]}")
-        else:
-            out.append(f"    out = arb_mat({shape[0]}, {shape[1]})")
-        for (idx, _), e in zip(entries, values, strict=True):
-            target = f"out[{idx[0]}]" if len(idx) == 1 else f"out[{idx[0]}, {idx[1]}]"
-            out.append(f"    {target} = arb({self.print_expr(e)})")
-        out += ["    return out", "", ""]
-        return out
+        kernel = (name, shape, entries, body, values, f"{doc} (Arb balls)")
+        return self.list_function(
+            kernel, zero="arb(0)", matrix="arb_mat", wrap=lambda text: f"arb({text})"
+        )
 
 
 register_backend(ArbBackend())

@@ -15,8 +15,10 @@ cache directory (:func:`mfstein.cache.cache_dir`: ``$MFSTEIN_CACHE_DIR``,
 default the platform's user cache directory) under a digest of the model and
 the generator version, so a model with ``b = 100`` is derived and compiled
 once, not on every call or in every worker process; numba's compiled code of
-the module goes to the same directory (:mod:`mfstein.jit`).  Each cached file
-ends with a digest of its own content: a damaged file is regenerated (one
+the module goes to the same directory (:mod:`mfstein.jit`).  The module is
+written, checked and loaded by the one loader of generated code,
+:func:`mfstein.generated.generated_module` (digest, key, compiles and defines
+its functions before it is trusted; a damaged file is regenerated with one
 warning per process), and an unwritable cache directory falls back to one
 private temporary directory per process.
 Read the generated code with ``print(model.kernels("mpmath").source)``.
@@ -25,8 +27,6 @@ Read the generated code with ``print(model.kernels("mpmath").source)``.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,13 +38,24 @@ import numpy as np
 import sympy as sp
 
 from derive.backends import BACKENDS, Backend, get_backend, input_sources, unpack_inputs
-from mfstein.cache import cache_dir, read_checked, write_checked
+from mfstein.cache import cache_dir
 from mfstein.errors import ParameterError
+from mfstein.generated import generated_module, load_generated, module_name
 
 if TYPE_CHECKING:
     from derive.model import Model
 
-__all__ = ["BACKENDS", "CODEGEN_VERSION", "Kernels", "cache_dir", "generate_source", "kernels"]
+__all__ = [
+    "BACKENDS",
+    "CODEGEN_VERSION",
+    "Kernels",
+    "cache_dir",
+    "generate_source",
+    "kernel_objects",
+    "kernels",
+    "load_module",
+    "order2_kernel_objects",
+]
 
 #: Bump when the generated code changes shape, to invalidate disk caches.
 CODEGEN_VERSION = "4"
@@ -92,13 +103,17 @@ class Kernels:
     complete: Callable[[], Kernels] | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> Any:
-        # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba)
+        # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba);
+        # kept on the instance once found, so that the next look-up (the ODE of
+        # the fixed point calls ``f`` thousands of times) is a plain attribute
         module = self.__dict__.get("module")
         if module is not None and not name.startswith("_") and hasattr(module, name):
-            return getattr(module, name)
+            value = self.__dict__[name] = getattr(module, name)
+            return value
         complete = self.__dict__.get("complete")
         if complete is not None and not name.startswith("_"):
-            return getattr(complete(), name)
+            value = self.__dict__[name] = getattr(complete(), name)
+            return value
         raise AttributeError(name)
 
     def hess(self, s: Any, p: Any) -> Any:
@@ -175,9 +190,13 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
         hit = _memory_cache.get(key)
         if hit is not None:
             return hit
-        name = _module_name(model, backend, group)
-        path, source = _cached_source(model, be, name, group)
-        module = _load(path, f"mfstein_{name}")
+        gen = generated_module(
+            f"kernels_{backend}",
+            _module_key(model, backend, group),
+            lambda: generate_source(model, be.name, group),
+            required=_required(group),
+        )
+        module, source, path = gen.module, gen.text, gen.path
         k = Kernels(
             backend=backend,
             b=model.b,
@@ -198,22 +217,33 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
         return k
 
 
+def _module_key(model: Model, backend: str, group: str) -> str:
+    """What a generated kernel module is generated from (its cache key,
+    :mod:`mfstein.generated`): the model, the back end and group, and the generator."""
+    return repr(
+        (
+            model.key,
+            backend,
+            group,
+            CODEGEN_VERSION,
+            sp.__version__,
+            _generator_digest(),
+            getattr(BACKENDS.get(backend), "chunk_size", None),
+        )
+    )
+
+
 def _module_name(model: Model, backend: str, group: str) -> str:
     """File name (without ``.py``) of a generated module in the cache directory."""
-    digest = hashlib.sha256(
-        repr(
-            (
-                model.key,
-                backend,
-                group,
-                CODEGEN_VERSION,
-                sp.__version__,
-                _generator_digest(),
-                getattr(BACKENDS.get(backend), "chunk_size", None),
-            )
-        ).encode()
-    ).hexdigest()[:20]
-    return f"kernels_{backend}_{digest}"
+    return module_name(f"kernels_{backend}", _module_key(model, backend, group))
+
+
+def _required(group: str) -> tuple[str, ...]:
+    """Names a cached module of ``group`` must define to be trusted."""
+    if group == "order2":
+        return ("N_TRANSITIONS", "JUMP_ENTRIES", "INDEX")
+    funcs = _SUBSETS.get(group, ("f", "jac", "jac_values", "hess_values", "Q", "ftilde", "rates"))
+    return ("N_TRANSITIONS", "JUMP_ENTRIES", "JAC_INDEX", "HESS_INDEX", *funcs)
 
 
 def _dense_jumps(module: ModuleType, b: int) -> np.ndarray:
@@ -224,50 +254,17 @@ def _dense_jumps(module: ModuleType, b: int) -> np.ndarray:
     return out
 
 
-def _cached_source(model: Model, backend: Backend, name: str, group: str) -> tuple[Path, str]:
-    """The generated module's path and text: read from the disk cache when intact,
-    regenerated when missing or damaged (one warning per process,
-    :func:`mfstein.cache.read_checked`)."""
-    path = cache_dir() / f"{name}.py"
-    text = read_checked(path)
-    if text is None:
-        text = write_checked(path, generate_source(model, backend.name, group))
-    return path, text
-
-
 def load_module(name: str, path: Path | None = None) -> ModuleType:
-    """A generated module by its cache name (``kernels_numba_<digest>``, ...).
-
-    Returns the module already loaded in this process, else loads ``path``
-    (default: the file of that name in :func:`cache_dir`).  Worker processes
-    use this to find kernels generated by the parent; a missing file is one
-    sentence (:class:`mfstein.errors.ParameterError`).
-    """
-    loaded = sys.modules.get(f"mfstein_{name}")
-    if loaded is not None:
-        return loaded
-    path = cache_dir() / f"{name}.py" if path is None else path
-    if not path.is_file():
-        raise ParameterError(
-            f"the generated module {path} is missing in this process; share the kernel "
-            "cache ($MFSTEIN_CACHE_DIR) with every worker."
-        )
-    return _load(path, f"mfstein_{name}")
-
-
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """A generated module by its cache name (``kernels_numba_<digest>``, ...), for
+    processes that did not generate it: :func:`mfstein.generated.load_generated`
+    (checked before it is trusted; missing or damaged: one sentence)."""
+    return load_generated(name, path)
 
 
 # --------------------------------------------------------------------------
 # source generation
 # --------------------------------------------------------------------------
-def _objects(
+def kernel_objects(
     model: Model,
 ) -> dict[str, tuple[tuple[int, ...], list[tuple[tuple[int, ...], sp.Expr]]]]:
     """Each kernel's output shape and its non-zero ``(index, expression)`` entries."""
@@ -302,7 +299,7 @@ def _objects(
     }
 
 
-def _order2_objects(model: Model) -> tuple[dict, dict[str, list]]:
+def order2_kernel_objects(model: Model) -> tuple[dict, dict[str, list]]:
     """The 1/N^2 objects as value kernels on sparse index lists."""
     from derive.expansion import order2_objects
 
@@ -326,9 +323,9 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
     """Return the Python source of the kernels of ``model`` for ``backend``."""
     be = get_backend(backend)
     if group == "order2":
-        objs, index = _order2_objects(model)
+        objs, index = order2_kernel_objects(model)
     else:
-        objs, index = _objects(model), None
+        objs, index = kernel_objects(model), None
         if group in _SUBSETS:
             objs = {n: v for n, v in objs.items() if n in _SUBSETS[group] or n.startswith("_")}
     b = model.b

@@ -13,12 +13,16 @@ source, which is unwritable in a read-only install.  Functions of other
 packages (and the user's own numba code) keep numba's usual locators and
 ``$NUMBA_CACHE_DIR``.
 
-The first time a directory of compiled caches is used in a process, its
-``.nbi`` and ``.nbc`` files are checked to be complete pickle streams (without
-unpickling them); a damaged or emptied file is removed, which makes numba
-compile and store that function again, with one warning per process
-(:func:`mfstein.cache.report_damaged`).  Without this check numba stops on such
-a file (``EOFError: Ran out of input``).
+Compiled caches heal from any damage.  Loading a cached function of
+mfstein's (numba's ``Cache.load_overload``, wrapped once by this module for
+caches under mfstein's directory only) that fails in any way -- an emptied,
+truncated or garbled index (``.nbi``) or object-code file (``.nbc``), a
+well-formed pickle of the wrong thing, object code that does not rebuild --
+removes that function's index and data files, warns once per process
+(:func:`mfstein.cache.report_damaged`) and returns "not cached", so numba
+compiles the function and stores it again.  Without this numba stops on such
+a file (``EOFError: Ran out of input``, ``UnpicklingError``, ...).  Caches of
+other packages are not touched: their errors propagate as numba raises them.
 
 This module is the one place that imports numba; it is imported only by the
 numeric code, never by ``mfstein --help``.
@@ -27,11 +31,9 @@ numeric code, never by ``mfstein --help``.
 from __future__ import annotations
 
 import functools
+import glob
 import hashlib
-import io
 import os
-import pickletools
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,6 @@ __all__ = ["MfsteinCacheLocator", "numba"]
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
 _ROOT = Path(__file__).resolve().parent.parent
 _OWN_DIRS = tuple(str(_ROOT / name) + os.sep for name in _PACKAGES)
-_checked: set[str] = set()
-_lock = threading.Lock()
 
 
 @functools.cache
@@ -55,48 +55,35 @@ def _file_digest(path: str, mtime_ns: int, size: int) -> str:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
-def _complete_pickles(data: bytes, count: int) -> bool:
-    """Whether ``data`` is exactly ``count`` complete pickle streams, back to back."""
-    stream = io.BytesIO(data)
-    try:
-        for _ in range(count):
-            for _op in pickletools.genops(stream):
-                pass
-    except Exception:  # a truncated or garbled stream, whatever pickletools says
-        return False
-    return stream.tell() == len(data)
-
-
-def check_compiled_caches(directory: str) -> None:
-    """Remove damaged ``.nbi``/``.nbc`` files of ``directory`` (once per process).
-
-    numba writes an index as two pickles (its version, then the source stamp
-    and the overload table) and each object-code file as one pickle.
-    """
-    with _lock:
-        if directory in _checked:
-            return
-        _checked.add(directory)
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        count = 2 if name.endswith(".nbi") else 1 if name.endswith(".nbc") else 0
-        if not count:
-            continue
-        path = os.path.join(directory, name)
+def _discard(cache_file: Any) -> None:
+    """Remove the index and every object-code file of one function's cache."""
+    index = cache_file._index_path
+    stem = index[: -len(".nbi")]
+    for path in (index, *glob.glob(glob.escape(stem) + ".*.nbc")):
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            os.unlink(path)
         except OSError:
-            continue
-        if not _complete_pickles(data, count):
-            cache.report_damaged(path)
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            pass
+
+
+def _guarded_load(load: Any) -> Any:
+    """numba's ``Cache.load_overload``, healing mfstein's damaged caches (module docstring)."""
+
+    @functools.wraps(load)
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        if not isinstance(getattr(self._impl, "locator", None), MfsteinCacheLocator):
+            return load(self, sig, target_context)
+        try:
+            return load(self, sig, target_context)
+        except (KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except Exception:  # any damage: compile afresh
+            cache.report_damaged(self._cache_file._index_path)
+            _discard(self._cache_file)
+            return None
+
+    load_overload.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return load_overload
 
 
 def _ours(py_file: str) -> bool:
@@ -121,10 +108,6 @@ class MfsteinCacheLocator(caching._CacheLocator):
         self._lineno = py_func.__code__.co_firstlineno
         sub = self.get_suitable_cache_subpath(py_file)
         self._cache_path = str(cache.cache_dir() / "numba" / sub)
-
-    def ensure_cache_path(self) -> None:
-        super().ensure_cache_path()
-        check_compiled_caches(self._cache_path)
 
     def get_cache_path(self) -> str:
         return self._cache_path
@@ -153,6 +136,8 @@ def _register() -> None:
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
     if MfsteinCacheLocator not in impl._locator_classes:
         impl._locator_classes.insert(0, MfsteinCacheLocator)
+    if not getattr(caching.Cache.load_overload, "__mfstein_guard__", False):
+        caching.Cache.load_overload = _guarded_load(caching.Cache.load_overload)
 
 
 _register()

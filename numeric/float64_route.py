@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import mpmath
@@ -97,34 +98,36 @@ def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
     return out
 
 
-def solve_float64(
-    model: Any,
-    params: Mapping[str, Any] | None = None,
-    *,
-    M: Any = None,
-    start: Sequence[Any] | str | None = None,
-    order: int = 1,
-) -> MeanFieldSolution:
-    """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
-    import scipy.linalg as sla
+@dataclass
+class _Block:
+    """The kept block of the float64 route (module docstring, step 2): free
+    coordinates ``F``, kept ones ``K`` (``kr``: their positions in ``F``), the
+    rows ``R`` of the full state that the kept block reaches, ``J``, ``Q``,
+    ``M`` on the block, the map ``T`` from the block to the full state, and
+    the solutions ``W``, ``P`` of the two Lyapunov equations."""
 
-    from numeric.general import start_point
-    from numeric.quadratic_form import quadratic_form
-    from numeric.structure import SparseSystem, fixed_point64, negligible
+    F: list[int]
+    K: list[int]
+    kr: list[int]
+    R: list[int]
+    dropped: set[int]
+    JK: np.ndarray
+    QK: np.ndarray
+    Qs: Any
+    TK: np.ndarray
+    MK: np.ndarray
+    eig: np.ndarray
+    WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
-    params = check_names(model, params)
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    M_of = quadratic_form(M)
-    Mb = M_of(model.b)
-    sysm = SparseSystem.build(model, p64)
-    _check_rates64(model, sysm.rates(s0), s0, "the start")
-    s = fixed_point64(sysm, s0)
-    _check_rates64(model, sysm.rates(s), s, "the fixed point")
-    b, red = model.b, sysm.red
-    F = list(red.free)
+
+def _kept_block(sysm: Any, model: Any, s: np.ndarray, Mb: Any) -> _Block:
+    """Drop the negligible coordinates at ``s`` and restrict ``J``, ``Q``, ``M`` to
+    the rest; refuse an unstable fixed point."""
+    from numeric.structure import negligible
+
+    b = model.b
+    F = list(sysm.red.free)
     dropped = set(negligible(sysm, s, DELTA))
     kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
     K = [F[a] for a in kr]
@@ -137,99 +140,168 @@ def solve_float64(
     R = [i for i in range(b) if np.any(TK[i])]
     MR = np.array([[float(Mb[i, j]) for j in R] for i in R])
     MK = TK[R].T @ MR @ TK[R]
-    WK = sla.solve_continuous_lyapunov(JK, -QK)
-    WK = (WK + WK.T) / 2
-    PK = sla.solve_continuous_lyapunov(JK.T, -MK)
-    PK = (PK + PK.T) / 2
-    c_w = float(np.sum(MK * WK))
-    c_p = float(np.sum(PK * QK))
-    # h_i = 1/2 sum_jk H_ijk W_jk, entries j <= k (j < k counted twice)
-    W_full_R = TK[R] @ WK @ TK[R].T
-    posR = {i: a for a, i in enumerate(R)}
+    return _Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
+
+
+def _lyapunov(blk: _Block) -> tuple[float, float]:
+    """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
+    (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
+    import scipy.linalg as sla
+
+    WK = sla.solve_continuous_lyapunov(blk.JK, -blk.QK)
+    blk.WK = (WK + WK.T) / 2
+    PK = sla.solve_continuous_lyapunov(blk.JK.T, -blk.MK)
+    blk.PK = (PK + PK.T) / 2
+    return float(np.sum(blk.MK * blk.WK)), float(np.sum(blk.PK * blk.QK))
+
+
+def _bias(sysm: Any, s: np.ndarray, blk: _Block, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk H_ijk W_jk`` (Theorem 1 of Beyond
+    Scaling), and ``W`` on the rows ``R``."""
+    # entries j <= k of the Hessian, j < k counted twice
+    W_full_R = blk.TK[blk.R] @ blk.WK @ blk.TK[blk.R].T
+    posR = {i: a for a, i in enumerate(blk.R)}
     hidx, hval = sysm.hess_entries(s)
     h = np.zeros(b)
     for (i, j, k), v in zip(hidx.tolist(), hval.tolist(), strict=True):
         if j in posR and k in posR:
             w = W_full_R[posR[j], posR[k]]
             h[i] += v * w * (0.5 if j == k else 1.0)
-    hK = h[K]
-    VK = np.linalg.solve(JK, -hK) if JK.size else np.zeros(0)
-    V = TK @ VK
-    # accuracy estimate (module docstring, step 3)
-    nK = len(K)
-    PI = PK if M is None else sla.solve_continuous_lyapunov(JK.T, -np.eye(nK))
+    hK = h[blk.K]
+    VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
+    return blk.TK @ VK, W_full_R
+
+
+def _accuracy(blk: _Block, M: Any, c_w: float, c_p: float) -> tuple[float, int, float, float]:
+    """The relative error estimate ``e`` of module docstring step 3, the digits it
+    earns, ``kappa_L`` and ``kappa_J``."""
+    import scipy.linalg as sla
+
+    JK, nK = blk.JK, len(blk.K)
+    PI = blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T, -np.eye(nK))
     kappa_L = 2 * np.linalg.norm(JK, 2) * np.linalg.norm(PI, 2) if nK else 1.0
     kappa_J = np.linalg.cond(JK) if nK else 1.0
-    c = c_w
-    disagree = abs(c_w - c_p) / max(abs(c), 1e-300)
+    disagree = abs(c_w - c_p) / max(abs(c_w), 1e-300)
     e = max(10 * max(nK, 1) * _U * (kappa_L + kappa_J), 10 * disagree, DELTA * kappa_L)
     digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(e)))))
-    # the record, sparse where the objects are
-    Wm = mpmath.matrix(b, b)
-    for a, i in enumerate(R):
-        for cidx, j in enumerate(R):
-            v = W_full_R[a, cidx]
-            if v:
-                Wm[i, j] = mpf(float(v))
-    Pm = mpmath.matrix(b, b)
-    for a, i in enumerate(K):
-        for cidx, j in enumerate(K):
-            Pm[i, j] = mpf(float(PK[a, cidx]))
-    Qm = _sparse_mp(Qs, b)
-    Jm = _sparse_mp(sysm.jac(s), b)
-    ftilde = [mpf(float(v)) / 2 for v in Qs.diagonal()]
-    s_mp = [mpf(float(v)) for v in s]
-    V_mp = [mpf(float(v)) for v in V]
+    return e, digits, kappa_L, kappa_J
+
+
+def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmath.matrix:
+    """The ``b x b`` mpmath matrix with ``A`` on ``rows x rows`` (zeros elsewhere)."""
+    out = mpmath.matrix(b, b)
+    for a, i in enumerate(rows):
+        for cidx, j in enumerate(rows):
+            v = A[a, cidx]
+            if v or not skip_zeros:
+                out[i, j] = mpf(float(v))
+    return out
+
+
+def solve_float64(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    order: int = 1,
+) -> MeanFieldSolution:
+    """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
+    from numeric.general import start_point
+    from numeric.quadratic_form import quadratic_form
+    from numeric.structure import SparseSystem, fixed_point64
+
+    params = check_names(model, params)
+    with mpmath.workdps(30):
+        values = parse_params(model, params)
+        s0 = np.array([float(v) for v in start_point(model, start, values)])
+        p64 = np.array([float(v) for v in kernel_vector(model, values)])
+    Mb = quadratic_form(M)(model.b)
+    sysm = SparseSystem.build(model, p64)
+    _check_rates64(model, sysm.rates(s0), s0, "the start")
+    s = fixed_point64(sysm, s0)
+    _check_rates64(model, sysm.rates(s), s, "the fixed point")
+    b = model.b
+    blk = _kept_block(sysm, model, s, Mb)
+    c_w, c_p = _lyapunov(blk)
+    V, W_full_R = _bias(sysm, s, blk, b)
+    e, digits, kappa_L, kappa_J = _accuracy(blk, M, c_w, c_p)
+    note = (
+        f"float64 route: {digits} digits claimed from the conditioning (kappa_L = "
+        f"{kappa_L:.3g}, cond(J) = {kappa_J:.3g}) and two independent traces "
+        f"(tr(MW) - tr(PQ) = {c_w - c_p:.2e})."
+    )
+    sol = _record(model, values, sysm, s, V, W_full_R, blk, (c_w, c_p), (e, digits), note)
+    if order == 2:
+        _add_order2_float64(sol, model, params, s, sorted(blk.dropped), e)
+    return sol
+
+
+def _record(
+    model: Any,
+    values: Mapping[str, Any],
+    sysm: Any,
+    s: np.ndarray,
+    V: np.ndarray,
+    W_full_R: np.ndarray,
+    blk: _Block,
+    traces: tuple[float, float],
+    accuracy: tuple[float, int],
+    note: str,
+) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 route, sparse where the objects
+    are; every entry carries the error ``e`` times the largest entry of its object."""
+    b, red = model.b, sysm.red
+    (c_w, c_p), (e, digits) = traces, accuracy
+    nK = len(blk.K)
+    Wm = _dense_mp(W_full_R, blk.R, b, skip_zeros=True)
+    Pm = _dense_mp(blk.PK, blk.K, b, skip_zeros=False)
 
     def errs(vals: Sequence[float]) -> list[mpf]:
         top = max((abs(float(v)) for v in vals), default=0.0)
         return [mpf(e * top)] * len(vals)
 
     wtop = float(np.max(np.abs(W_full_R), initial=0.0))  # W's error: e times its largest entry
-    notes = [
-        f"float64 route: {digits} digits claimed from the conditioning (kappa_L = "
-        f"{kappa_L:.3g}, cond(J) = {kappa_J:.3g}) and two independent traces "
-        f"(tr(MW) - tr(PQ) = {c_w - c_p:.2e})."
-    ]
+    notes = [note]
     truncated_at = None
-    if dropped:
+    if blk.dropped:
         notes.append(
-            f"{len(dropped)} of {b} coordinates are negligible at s* (mass, intensities and "
-            f"coupling below {DELTA:g}): solved on the other {nK}; W, V vanish there, J, Q, "
-            "P and the eigenvalues of the kept block are reported."
+            f"{len(blk.dropped)} of {b} coordinates are negligible at s* (mass, intensities "
+            f"and coupling below {DELTA:g}): solved on the other {nK}; W, V vanish there, J, "
+            "Q, P and the eigenvalues of the kept block are reported."
         )
         truncated_at = nK
     if red.laws:
         notes.append(
             f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
-            f"{', '.join(str(model.states[j]) for j in F)}."
+            f"{', '.join(str(model.states[j]) for j in blk.F)}."
         )
     with mpmath.workdps(30):
         shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
-    sol = MeanFieldSolution(
+    return MeanFieldSolution(
         lam=values.get("lam"),
         b=b,
         d=model.structure("d"),
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
-        s_star=s_mp,
-        J=Jm,
-        ftilde=ftilde,
-        Q=Qm,
+        s_star=[mpf(float(v)) for v in s],
+        J=_sparse_mp(sysm.jac(s), b),
+        ftilde=[mpf(float(v)) / 2 for v in blk.Qs.diagonal()],
+        Q=_sparse_mp(blk.Qs, b),
         P=Pm,
         W=Wm,
-        V=V_mp,
+        V=[mpf(float(v)) for v in V],
         eigenvalues=[
             mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-            for v in eig
+            for v in blk.eig
         ],
-        constant=mpf(c),
+        constant=mpf(c_w),
         digits=digits,
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(c_p)},
         model=model.name,
         params=shown,
-        free=F,
+        free=blk.F,
         conservation=red.laws_as_text(),
         notes=notes,
         truncated_at=truncated_at,
@@ -239,9 +311,6 @@ def solve_float64(
             "W": [mpf(e * wtop)] * (b * b),
         },
     )
-    if order == 2:
-        _add_order2_float64(sol, model, params, s, sorted(dropped), e)
-    return sol
 
 
 def _add_order2_float64(

@@ -42,6 +42,25 @@ from numeric.invariants import Reduction, reduction
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: Up to this many free coordinates the fixed point's linear algebra is dense.
+DENSE_MAX = 32
+
+
+def _linear_solver(dense: bool) -> Any:
+    """``solve(A, b)`` for the implicit steps: LAPACK for dense ``A``, SuperLU for
+    sparse; a singular ``A`` raises :class:`RuntimeError` either way."""
+    if not dense:
+        from scipy.sparse.linalg import splu
+
+        return lambda A, b: splu(A.tocsc()).solve(b)
+
+    def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+        try:
+            return np.linalg.solve(A, b)
+        except np.linalg.LinAlgError as exc:
+            raise RuntimeError(str(exc)) from exc
+
+    return solve
 
 
 def _reduction(model: Any, sr: Any) -> Reduction:
@@ -88,8 +107,12 @@ class SparseSystem:
         return self.sr.rates(s, self.p)
 
     def f(self, s: np.ndarray) -> np.ndarray:
-        """``f(s) = L^T beta(s)``."""
-        return self.L.T @ self.rates(s)
+        """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
+        same order as the transposed view, without rebuilding it per call)."""
+        LT = self.__dict__.get("_LT")
+        if LT is None:
+            LT = self.__dict__["_LT"] = self.L.T.tocsr()
+        return LT @ self.rates(s)
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -129,17 +152,45 @@ class SparseSystem:
         )
 
     def full(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """The full state from the free coordinates ``x`` and the conserved values
+        ``q`` (each dependent coordinate summed over its law's free terms in order)."""
+        laws = self.__dict__.get("_law_terms")
+        if laws is None:
+            free = list(self.red.free)
+            laws = self.__dict__["_law_terms"] = (
+                free,
+                [
+                    (d, [(j, float(row[j])) for j in free if row[j]])
+                    for row, d in zip(self.red.laws, self.red.dependent, strict=True)
+                ],
+            )
+        free, terms = laws
         s = np.zeros(self.red.b)
-        free = list(self.red.free)
         s[free] = x
-        for row, qi, d in zip(self.red.laws, q, self.red.dependent, strict=True):
-            s[d] = qi - sum(float(row[j]) * s[j] for j in free if row[j])
+        for (d, row), qi in zip(terms, q, strict=True):
+            s[d] = qi - sum(c * s[j] for j, c in row)
         return s
 
     def jac_reduced(self, s: np.ndarray) -> sps.csr_matrix:
         """``J_r = J[F, :] T`` (sparse ``n x n``)."""
         J = self.jac(s)
         return (J[list(self.red.free), :] @ self.T).tocsr()
+
+    def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
+        """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
+        (:data:`DENSE_MAX`), where SciPy's sparse bookkeeping costs more than the
+        arithmetic."""
+        dense = self.__dict__.get("_dense")
+        if dense is None:
+            dense = self.__dict__["_dense"] = (
+                self.L.T.toarray()[list(self.red.free), :],
+                self.T.toarray(),
+            )
+        LtF, T = dense
+        gi = self.sr.grad_index
+        D = np.zeros(self.L.shape)
+        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
+        return LtF @ D @ T
 
 
 def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
@@ -149,26 +200,32 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     pseudo-transient continuation (:func:`_pseudo_transient`) or, when that does
     not converge, integrated by BDF with the sparse reduced Jacobian (horizons
     :data:`HORIZONS` until ``||f|| < 1e-8``), then Newton steps solved by a
-    sparse LU until the step is below ``1e-14``.
+    sparse LU until the step is below ``1e-14``.  Systems of at most
+    :data:`DENSE_MAX` free coordinates use dense arrays and LAPACK instead of
+    SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
+    bookkeeping that dominates small systems).
     """
     from scipy.integrate import solve_ivp
-    from scipy.sparse.linalg import splu
 
     red = system.red
     free = list(red.free)
     q = system.laws64(start)
     x = np.array(start, dtype=float)[free]
+    dense = len(free) <= DENSE_MAX
+    solve = _linear_solver(dense)
 
     def fr(t: float, y: np.ndarray) -> np.ndarray:
         return system.f(system.full(y, q))[free]
 
-    def jr(t: float, y: np.ndarray) -> sps.csc_matrix:
+    def jr(t: float, y: np.ndarray) -> Any:
+        if dense:
+            return system.jac_reduced_dense(system.full(y, q))
         return system.jac_reduced(system.full(y, q)).tocsc()
 
     def scale(y: np.ndarray) -> float:
         return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
 
-    ptc = _pseudo_transient(fr, jr, x, scale)
+    ptc = _pseudo_transient(fr, jr, x, scale, solve)
     for horizon in HORIZONS if ptc is None else ():
         sol = solve_ivp(fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10)
         if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
@@ -182,7 +239,7 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     if ptc is not None:
         x = ptc
     for _ in range(50):
-        step = splu(jr(0, x)).solve(fr(0, x))
+        step = solve(jr(0, x), fr(0, x))
         x = x - step
         if np.max(np.abs(step), initial=0.0) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
             break
@@ -193,29 +250,32 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
 PTC_STEPS = 200
 
 
-def _pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any) -> np.ndarray | None:
+def _pseudo_transient(
+    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any
+) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
     ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
     evolution relaxation, ``h_(k+1) = h_k ||f_k|| / ||f_(k+1)||``), so that the
     iteration tracks the trajectory while it moves and becomes Newton's method
     near the fixed point.  ``None`` when it has not reached ``||f|| < 1e-8`` of
     the largest intensity within :data:`PTC_STEPS` steps, or a step left the
-    finite numbers (the caller then integrates with BDF)."""
-    from scipy.sparse.linalg import splu
-
+    finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
+    sparse matrices, ``solve`` solves with them (:func:`_linear_solver`)."""
     x = np.array(x0, dtype=float)
     f = fr(0, x)
     J = jr(0, x)
     norm = float(np.max(np.abs(f), initial=0.0))
-    jmax = float(np.max(np.abs(J.data), initial=0.0)) if J.nnz else 1.0
+    dense = isinstance(J, np.ndarray)
+    entries = J[J != 0] if dense else J.data
+    jmax = float(np.max(np.abs(entries), initial=0.0)) if entries.size else 1.0
     h = 0.1 / max(jmax, 1e-300)
-    ident = sps.identity(x.size, format="csc")
+    ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
         for _ in range(PTC_STEPS):
             if norm < 1e-8 * scale(x):
                 return x
             try:
-                dx = splu((ident / h - J).tocsc()).solve(f)
+                dx = solve(ident / h - J, f)
             except RuntimeError:  # singular: shorten the step
                 h /= 4
                 continue

@@ -104,7 +104,7 @@ REFRESH = 64
 #: Models with at most this many transitions get the unrolled event loop.
 MAX_UNROLL = 64
 #: Version of the generated chain modules (part of their cache key).
-CHAIN_VERSION = "3"
+CHAIN_VERSION = "4"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 #: Indices into the scalar accumulator returned by ``run_chain``.
@@ -478,7 +478,7 @@ def chain_source(model: Any) -> str:
         "",
         "import numpy as np",
         "",
-        "from derive.kernels import load_module",
+        "from mfstein.generated import load_generated",
         "from mfstein.jit import numba",
         "from sim.generic_kernels import (",
         "    CLAMP, EVENTS, N_SCALARS, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
@@ -486,7 +486,7 @@ def chain_source(model: Any) -> str:
         ")",
         "from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state",
         "",
-        f"rates_into = load_module({Path(kern.path).stem!r}).rates_into",
+        f"rates_into = load_generated({Path(kern.path).stem!r}).rates_into",
         "_U64 = np.uint64",
         f"INCREMENTAL = {incremental}",
         f"DEPS_PTR = {blocks.ptr!r}",
@@ -533,33 +533,37 @@ def chain_source(model: Any) -> str:
 
 
 _CHAINS: dict[str, ModuleType] = {}
+#: Names a cached chain module must define to be trusted.
+_REQUIRED = ("update_into", "run_chain_tables", "rates_into", "DEPS_PTR", "DEPS_IDX")
 
 
 def chain_module(model: Any) -> tuple[str, ModuleType]:
-    """The generated chain module of ``model``: its cache file stem and the module
-    (generated once, written atomically to the kernel cache directory)."""
+    """The generated chain module of ``model``: its cache name and the module,
+    through the one loader of generated code (:func:`mfstein.generated.generated_module`:
+    written atomically to the cache directory, checked before it is trusted,
+    regenerated when damaged)."""
     import sympy as sp
 
-    from mfstein.cache import cache_dir, read_checked, write_checked
+    from mfstein.generated import generated_module, module_name
 
     stem = Path(model.kernels("numba").path).stem
     key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST))
-    name = "simchain_" + hashlib.sha256(key.encode()).hexdigest()[:20]
-    if name in _CHAINS:
-        return name, _CHAINS[name]
-    path = cache_dir() / f"{name}.py"
-    if read_checked(path) is None:  # missing, or damaged (reported once)
-        write_checked(path, chain_source(model))
-    return name, load_chain(name, path)
+    name = module_name("simchain", key)
+    if name not in _CHAINS:
+        gen = generated_module("simchain", key, lambda: chain_source(model), required=_REQUIRED)
+        _CHAINS[name] = gen.module
+    return name, _CHAINS[name]
 
 
 def load_chain(name: str, path: Path | None = None) -> ModuleType:
-    """Load the generated chain module ``name`` (from the kernel cache by default)."""
+    """The generated chain module ``name`` in a worker process
+    (:func:`mfstein.generated.load_generated`: checked, one sentence when missing
+    or damaged)."""
     mod = _CHAINS.get(name)
     if mod is None:
-        from derive.kernels import load_module
+        from mfstein.generated import load_generated
 
-        mod = _CHAINS[name] = load_module(name, path)
+        mod = _CHAINS[name] = load_generated(name, path, required=_REQUIRED)
     return mod
 
 

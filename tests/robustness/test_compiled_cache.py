@@ -96,19 +96,6 @@ def test_emptied_or_truncated_cache_files_are_regenerated_with_one_warning(tmp_p
     assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
 
 
-def test_pickle_streams_are_checked_without_unpickling() -> None:
-    import pickle
-
-    from mfstein.jit import _complete_pickles
-
-    index = pickle.dumps("0.68") + pickle.dumps((("stamp", 1), {"sig": "f.1.nbc"}))
-    assert _complete_pickles(index, 2)
-    assert not _complete_pickles(index, 1)  # trailing bytes
-    for cut in (0, 1, len(index) // 2, len(index) - 1):
-        assert not _complete_pickles(index[:cut], 2), cut
-    assert not _complete_pickles(b"\x00\xff garbage", 1)
-
-
 OTHER_CODE = """
 import importlib.util, os, sys
 from mfstein.jit import MfsteinCacheLocator
@@ -136,3 +123,56 @@ def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
     # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
     # and mfstein's cache directory was not even created for it
     assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out
+
+
+KERNEL_CALLS = """
+from derive.models import load_model
+k = load_model("sir").kernels("numba")
+s, p = [0.6, 0.3, 0.1], [3.0, 1.0, 0.5, 0.1]
+print(repr(k.f(s, p).tolist()), repr(k.rates(s, p).tolist()), repr(k.jac(s, p).tolist()))
+"""
+
+
+def _garble(path: Path, n: int) -> None:
+    """One of four kinds of damage to a numba index or object-code file, by ``n``."""
+    import pickle
+
+    import numba
+
+    data = path.read_bytes()
+    kind = n % 4
+    if kind == 0:
+        data = b"\x00\xff garbage"
+    elif kind == 1:
+        data = data[: len(data) // 3]
+    elif path.suffix == ".nbi":  # well-formed pickles of the wrong things
+        data = pickle.dumps(numba.__version__) + pickle.dumps("not an index")
+    else:
+        data = pickle.dumps(("not", "object code"))
+    path.write_bytes(data)
+
+
+def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", KERNEL_CALLS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    first = run()
+    assert first.returncode == 0, first.stderr
+    files = sorted(p for p in tmp_path.rglob("*") if p.suffix in (".nbi", ".nbc"))
+    assert {p.suffix for p in files} == {".nbi", ".nbc"}
+    for n, p in enumerate(files):
+        _garble(p, n)
+    healed = run()
+    assert healed.returncode == 0, healed.stderr
+    assert healed.stdout == first.stdout
+    assert healed.stderr.count("RuntimeWarning: damaged cache files") == 1, healed.stderr
+    again = run()  # stored afresh: silent
+    assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
