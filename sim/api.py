@@ -205,7 +205,7 @@ def run_supermarket(
     )
     # Ctrl-C is a flag from here to the returned result: a second press that
     # lands after the run stopped must not lose the estimates being pooled
-    with runner._Interrupts():
+    with runner.Interrupts():
         out = runner.run(
             spec,
             plan,

@@ -472,7 +472,7 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
     return pool.submit, wait_first, shutdown
 
 
-class _Interrupts:
+class Interrupts:
     """Ctrl-C as a flag: while installed, SIGINT (any number of presses) sets
     ``stop`` instead of raising, so no lock or future is left half-updated and
     the run loop stops at its next poll (every :data:`POLL_SECONDS`).
@@ -491,7 +491,7 @@ class _Interrupts:
         self._old = None
         self._old_term = None
         self.terminated = False
-        self._parent: _Interrupts | None = None
+        self._parent: Interrupts | None = None
         self._main = threading.current_thread() is threading.main_thread()
 
     @property
@@ -511,7 +511,7 @@ class _Interrupts:
         if self._parent is not None:
             self._parent._handler(signum, frame)
 
-    def __enter__(self) -> _Interrupts:
+    def __enter__(self) -> Interrupts:
         import signal
 
         self._parent = None
@@ -519,7 +519,7 @@ class _Interrupts:
             self._old = signal.signal(signal.SIGINT, self._handler)
             self._old_term = signal.signal(signal.SIGTERM, self._handler)
             outer = getattr(self._old, "__self__", None)
-            if isinstance(outer, _Interrupts):  # nested: presses so far count here too
+            if isinstance(outer, Interrupts):  # nested: presses so far count here too
                 self._parent = outer
                 self.presses = outer.presses
             self.installed = True
@@ -629,7 +629,7 @@ def run(
         and any(pending(r) is not None for r in state)
     ):
         inline = False  # a worker process keeps Ctrl-C prompt during long units
-    with _Interrupts() as sig:
+    with Interrupts() as sig:
         bar = tqdm(
             total=total_units,
             initial=done_units,
