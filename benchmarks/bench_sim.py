@@ -93,7 +93,7 @@ def bench_aggregated(N, events, repeat):
     b, d = 10, 2
     s_star = np.array(_reference_point(repr(lam), b, d, True, "aggregated", N))
     spec = engine.Spec(
-        N=N, lam=lam, b=b, d=d, replacement=True, policy="aggregated", s_star=tuple(s_star)
+        N=N, lam=lam, b=b, d=d, replacement=True, policy="pod", s_star=tuple(s_star)
     )
     state = engine.fresh_state(spec, seed_states(1, 1)[0])
     state, _ = engine.advance(spec, state, 10_000)  # compile / warm

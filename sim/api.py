@@ -22,6 +22,7 @@ import numpy as np
 from mfstein.errors import ParameterError, check_int
 from sim import aggregated, engine, perserver, runner, stats
 from sim.base import SimulationResult
+from sim.engine import POLICIES
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -51,10 +52,8 @@ def _reference_point(lam_text, b, d, replacement, policy, N) -> list[float]:
 
 
 def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
-    """``(policy, simulator)`` from the user's choice, with the old alias
-    ``policy="aggregated"`` (which named a simulator) mapped to ``("pod", "aggregated")``."""
-    if policy == "aggregated":
-        policy, simulator = "pod", simulator or "aggregated"
+    """``(policy, simulator)`` from the user's choice: the simulator defaults to the
+    aggregated one for ``"pod"`` and to the per-server one otherwise."""
     if policy not in engine.POLICIES:
         raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
     if simulator is None:
@@ -148,9 +147,7 @@ def run_supermarket(
     replacement:
         Sample with replacement (the core paper's chain) or ``d`` distinct servers.
     policy:
-        Dispatch: ``"pod"`` (power-of-``d``), ``"jsq"`` or ``"random"``.  The
-        old value ``"aggregated"`` is accepted as an alias of ``policy="pod"``
-        with ``simulator="aggregated"``.
+        Dispatch: ``"pod"`` (power-of-``d``), ``"jsq"`` or ``"random"``.
     simulator:
         ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
         or ``"per-server"`` (explicit FIFO servers, with response times).
@@ -427,6 +424,8 @@ def simulate(
     ).checked()  # before any symbolic or compiled work
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}.")
+    if policy not in POLICIES:
+        raise ParameterError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}.")
     if isinstance(model, str):
         from derive.models import as_model
 
@@ -436,8 +435,6 @@ def simulate(
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)
-    if policy == "aggregated":  # the old alias of policy="pod" on the aggregated engine
-        policy, engine = "pod", "aggregated" if engine == "auto" else engine
     if policy != "pod":
         from sim.base import FAST_SIMULATORS
 
@@ -496,9 +493,7 @@ def simulate_supermarket(
     the default for ``policy="pod"``, or ``"per-server"``, the default for
     ``"jsq"`` and ``"random"``).  ``options`` are those of :func:`simulate`
     (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
-    ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).  The old
-    ``policy="aggregated"`` is an alias of ``policy="pod"`` with the aggregated
-    engine.
+    ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).
     """
     from derive.models.supermarket import supermarket
     from numeric.precision import parse_lam

@@ -122,7 +122,7 @@ class SimulationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
         ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
-        from sim.stats import _plain
+        from sim.stats import plain
 
         def est(e: Any) -> Any:
             return None if e is None else e.to_json()
@@ -146,10 +146,10 @@ class SimulationResult:
                 "s_star": list(self.s_star),
                 "start": self.start,
                 "n_mse": self.n_mse.to_json(),
-                "mean": _plain(self.mean.mean),
-                "mean_ci95": _plain(self.mean.ci95),
-                "n_bias": _plain(self.n_bias.mean),
-                "n_bias_ci95": _plain(self.n_bias.ci95),
+                "mean": plain(self.mean.mean),
+                "mean_ci95": plain(self.mean.ci95),
+                "n_bias": plain(self.n_bias.mean),
+                "n_bias_ci95": plain(self.n_bias.ci95),
                 "n_cov": self.n_cov.to_json(),
                 "marginal_pmf": est(self.marginal_pmf),
                 "queue_length_pmf": est(self.queue_length_pmf),

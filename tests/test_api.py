@@ -326,6 +326,8 @@ def test_policy_belongs_to_the_supermarket_engines() -> None:
 
     with pytest.raises(ParameterError, match="policy 'jsq' is a dispatch rule"):
         sim.simulate("sir", SIR, N=10, policy="jsq", **SIM)
-    old = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    with pytest.raises(ParameterError, match="policy must be one of pod, jsq, random, got"):
+        sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    auto = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, **SIM)
     new = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, engine="aggregated", **SIM)
-    assert old.simulator == new.simulator == "aggregated" and old.n_mse == new.n_mse
+    assert new.simulator == "aggregated" and auto.n_mse == new.n_mse

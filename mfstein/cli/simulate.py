@@ -72,10 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--policy",
-        choices=("pod", "jsq", "random", "aggregated"),
+        choices=("pod", "jsq", "random"),
         default="pod",
-        help="dispatch: power-of-d (default), join-shortest-queue or random "
-        "('aggregated' is the old name of --policy pod --simulator aggregated)",
+        help="dispatch: power-of-d (default), join-shortest-queue or random",
     )
     p.add_argument(
         "--simulator",
