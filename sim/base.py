@@ -18,8 +18,8 @@ Engines:
                  path of the supermarket family (models whose
                  ``info.fast_path`` is ``"supermarket"``).
 
-:func:`register_simulator` adds a fast path; :func:`choose` picks the engine
-for a model.
+:func:`register_simulator` adds a fast path; :func:`sim.api.choose` picks the
+engine for a model.
 """
 
 from __future__ import annotations
@@ -373,38 +373,3 @@ def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
     if not issubclass(cls, Simulator):
         raise ParameterError(f"a simulator must subclass sim.base.Simulator, got {cls!r}.")
     FAST_SIMULATORS[fast_path] = cls
-
-
-#: Values of ``engine=`` in :func:`sim.simulate` (:data:`sim.api.ENGINES`).
-CHOICES = ("auto", "generic", "fast", "aggregated", "per-server")
-
-
-def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[Simulator]:
-    """The engine for ``model``: its registered fast path when ``engine`` is
-    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
-    one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
-    from sim.generic import GenericSimulator
-
-    if engine not in CHOICES:
-        raise ParameterError(f"engine must be one of {', '.join(CHOICES)}, got {engine!r}.")
-    if engine == "generic":
-        return GenericSimulator
-    fast = FAST_SIMULATORS.get(model.info.fast_path or "")
-    if fast is not None and fast.accepts(model, params):
-        if engine in ("aggregated", "per-server") and fast.name != "supermarket":
-            raise ParameterError(
-                f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
-                "use engine='auto' or 'generic'."
-            )
-        return fast
-    if engine in ("aggregated", "per-server"):
-        raise ParameterError(
-            f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
-            "use engine='auto' or 'generic'."
-        )
-    if engine == "fast":
-        raise ParameterError(
-            f"model {model.name} has no fast-path simulator for these parameters; "
-            "use engine='auto' or 'generic'."
-        )
-    return GenericSimulator

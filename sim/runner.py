@@ -592,7 +592,6 @@ def run(
     checkpoint carries a checksum of its content: a damaged or hand-edited file
     is refused.
     """
-    import threading
     import time
 
     from tqdm import tqdm
@@ -601,100 +600,135 @@ def run(
     path = Path(checkpoint) if checkpoint is not None else None
     advance = engine.advance if advance is None else advance
     fresh_state = engine.fresh_state if fresh_state is None else fresh_state
-    fresh = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
-    state = None
-    if path is not None:
-        check_writable(path, "checkpoint")
-        state = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
-    if state is None:
-        state = fresh
-
-    def pending(r: Replication) -> int | None:
-        if not r.warm:
-            return plan.warmup
-        return plan.batch_len if len(r.batches) < plan.batches else None
-
-    total_units = reps * (plan.batches + 1)
-    done_units = sum(int(r.warm) + len(r.batches) for r in state)
+    state = _start(spec, plan, config, path, reps, seed, fresh_state)
     t0 = time.perf_counter()
-    running: dict = {}
-    launched = 0
-    interrupted = False
-    inline = None
-    if (
-        scheduler is None
-        and (workers == 1 or reps == 1)
-        and threading.current_thread() is threading.main_thread()
-        and _picklable(advance)
-        and any(pending(r) is not None for r in state)
-    ):
-        inline = False  # a worker process keeps Ctrl-C prompt during long units
+    units = _Units(spec, plan, state, advance, path, config, max_units)
     with Interrupts() as sig:
         bar = tqdm(
-            total=total_units,
-            initial=done_units,
+            total=reps * (plan.batches + 1),
+            initial=sum(int(r.warm) + len(r.batches) for r in state),
             unit="batch",
             desc=desc or f"simulate N={spec.N}",
             disable=not progress,
             leave=False,
         )
+        units.bar = bar
+        inline = _inline(scheduler, workers, reps, advance, units)
         submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
-
-        def launch(i: int) -> None:
-            nonlocal launched
-            steps = pending(state[i])
-            if steps is None or (max_units is not None and launched >= max_units):
-                return
-            launched += 1
-            running[submit(advance, spec, state[i].state, steps)] = i
-
-        def record(fut) -> None:
-            i = running.pop(fut)
-            new_state, sums = fut.result()
-            rep = state[i]
-            if rep.warm:
-                rep.batches.append(sums)
-            else:
-                rep.warm = True
-            rep.state = new_state
-            if path is not None:
-                _write_checkpoint(path, config, state)
-            bar.update(1)
-
+        units.submit = submit
         try:
-            for i in range(reps):
-                if sig.stop:
-                    break
-                launch(i)
-            while running and not interrupted:
-                if sig.stop:
-                    interrupted = True
-                    break
-                done = wait_first(running, timeout=POLL_SECONDS)
-                for fut in sorted(done, key=lambda f: running[f]):
-                    i = running[fut]
-                    try:
-                        record(fut)
-                    except KeyboardInterrupt:
-                        interrupted = True
-                        continue
-                    if not interrupted and not sig.stop:
-                        launch(i)
-            interrupted = interrupted or sig.stop
+            units.drive(sig, wait_first)
         except KeyboardInterrupt:
-            interrupted = True
+            units.interrupted = True
         finally:
-            if interrupted:
-                # keep every unit that finished before the interruption
-                for fut in [f for f in running if f.done()]:
-                    try:
-                        record(fut)
-                    except BaseException:  # the interrupted unit itself: nothing to keep
-                        running.pop(fut, None)
+            if units.interrupted:
+                units.keep_finished()
             try:
-                shutdown(terminate=bool(running)) if not scheduler else shutdown()
+                shutdown(terminate=bool(units.running)) if not scheduler else shutdown()
             except TypeError:  # pragma: no cover - a back end without terminate
                 shutdown()
             bar.close()
-    complete = all(pending(r) is None for r in state)
-    return RunOutput(state, plan, complete, interrupted, time.perf_counter() - t0)
+    complete = all(units.pending(r) is None for r in state)
+    return RunOutput(state, plan, complete, units.interrupted, time.perf_counter() - t0)
+
+
+def _start(
+    spec: Any, plan: Plan, config: dict, path: Path | None, reps: int, seed: int, fresh_state
+) -> list[Replication]:
+    """Every replication's state: from the checkpoint at ``path`` when there is one (checked
+    against a fresh replication's layout), else fresh from ``SeedSequence(seed)``."""
+    fresh = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
+    if path is None:
+        return fresh
+    check_writable(path, "checkpoint")
+    saved = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
+    return fresh if saved is None else saved
+
+
+def _inline(scheduler: str | None, workers: int, reps: int, advance, units: _Units) -> bool | None:
+    """``False`` (a worker process even for one worker, so that Ctrl-C stays prompt during
+    long units) when the main thread runs one local worker with a picklable unit of work
+    still to do; ``None`` (the executor's default) otherwise."""
+    import threading
+
+    if (
+        scheduler is None
+        and (workers == 1 or reps == 1)
+        and threading.current_thread() is threading.main_thread()
+        and _picklable(advance)
+        and any(units.pending(r) is not None for r in units.state)
+    ):
+        return False
+    return None
+
+
+class _Units:
+    """The units of work of one run: which comes next for each replication, launching it,
+    and recording (and checkpointing) its result."""
+
+    def __init__(self, spec, plan: Plan, state, advance, path, config, max_units) -> None:
+        self.spec, self.plan, self.state, self.advance = spec, plan, state, advance
+        self.path, self.config, self.max_units = path, config, max_units
+        self.running: dict = {}
+        self.launched = 0
+        self.interrupted = False
+        self.submit = None
+        self.bar = None
+
+    def pending(self, r: Replication) -> int | None:
+        """Steps of the replication's next unit (its warm-up or a batch), ``None`` when done."""
+        if not r.warm:
+            return self.plan.warmup
+        return self.plan.batch_len if len(r.batches) < self.plan.batches else None
+
+    def launch(self, i: int) -> None:
+        steps = self.pending(self.state[i])
+        if steps is None or (self.max_units is not None and self.launched >= self.max_units):
+            return
+        self.launched += 1
+        self.running[self.submit(self.advance, self.spec, self.state[i].state, steps)] = i
+
+    def record(self, fut) -> None:
+        i = self.running.pop(fut)
+        new_state, sums = fut.result()
+        rep = self.state[i]
+        if rep.warm:
+            rep.batches.append(sums)
+        else:
+            rep.warm = True
+        rep.state = new_state
+        if self.path is not None:
+            _write_checkpoint(self.path, self.config, self.state)
+        self.bar.update(1)
+
+    def drive(self, sig: Interrupts, wait_first) -> None:
+        """Launch every replication's next unit, and another each time one ends, until all
+        are done or ``sig`` is raised (then :attr:`interrupted` is set)."""
+        running = self.running
+        for i in range(len(self.state)):
+            if sig.stop:
+                break
+            self.launch(i)
+        while running and not self.interrupted:
+            if sig.stop:
+                self.interrupted = True
+                break
+            done = wait_first(running, timeout=POLL_SECONDS)
+            for fut in sorted(done, key=lambda f: running[f]):
+                i = running[fut]
+                try:
+                    self.record(fut)
+                except KeyboardInterrupt:
+                    self.interrupted = True
+                    continue
+                if not self.interrupted and not sig.stop:
+                    self.launch(i)
+        self.interrupted = self.interrupted or sig.stop
+
+    def keep_finished(self) -> None:
+        """After an interruption: record every unit that finished before it."""
+        for fut in [f for f in self.running if f.done()]:
+            try:
+                self.record(fut)
+            except BaseException:  # the interrupted unit itself: nothing to keep
+                self.running.pop(fut, None)

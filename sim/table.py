@@ -90,7 +90,8 @@ def build(
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
-    from sim.api import MAX_B, check_inputs, simulate_supermarket
+    from sim.api import simulate_supermarket
+    from sim.supermarket import MAX_B, check_inputs
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does

@@ -125,7 +125,7 @@ def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
 
 
 def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
-    from sim.api import run_supermarket
+    from sim.supermarket import run_supermarket
 
     ref = run_supermarket(10, "0.9", 4, 2, **SIM)  # the aggregated engine itself
     auto = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, **SIM)

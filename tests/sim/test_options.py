@@ -12,7 +12,7 @@ from mfstein.errors import ParameterError
 from mfstein.io import atomic_write
 from mfstein.options import add_arrival_rate, arrival_rate_text
 from sim import aggregated
-from sim.api import resolve_policy
+from sim.supermarket import resolve_policy
 
 
 def test_policy_and_simulator_choice() -> None:
