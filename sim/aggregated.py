@@ -63,15 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from mfstein.jit import numba
-from sim.rng import (
-    INV_2_53,
-    draw_below,
-    draw_distinct,
-    load_state,
-    low_bits,
-    next_u64,
-    store_state,
-)
+from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)

@@ -387,10 +387,7 @@ class SupermarketFastPath(Simulator):
             replacement=self.replacement,
             policy=self.policy,
             simulator=self.engine or "aggregated",
-            steps=o.steps,
-            batches=o.batches,
-            warmup_fraction=o.warmup_fraction,
-            **o.runner_kwargs(),
+            **dataclasses.asdict(o),
         )
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}

@@ -32,15 +32,7 @@ import math
 import numpy as np
 
 from mfstein.jit import numba
-from sim.rng import (
-    INV_2_53,
-    draw_below,
-    draw_distinct,
-    load_state,
-    low_bits,
-    next_u64,
-    store_state,
-)
+from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 
@@ -95,6 +87,8 @@ def _index(q, perm, b):
     return pos, n
 
 
+# One long compiled loop on purpose: split into calls, its state would leave the
+# registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
 @numba.njit(cache=True)
 def run(
     q,

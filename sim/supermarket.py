@@ -17,7 +17,7 @@ References
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import warnings
 from typing import Any
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from mfstein.errors import ParameterError, check_int
 from sim import aggregated, engine, perserver, runner, stats, summary
-from sim.base import SimulationResult
+from sim.base import RunOptions, SimulationResult
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -121,21 +121,12 @@ def run_supermarket(
     replacement: bool = True,
     policy: str = "pod",
     simulator: str | None = None,
-    steps: int = 10**7,
-    reps: int = 4,
-    seed: int = 0,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
-    batches: int = 20,
-    warmup_fraction: float = 0.1,
-    progress: bool = False,
-    max_units: int | None = None,
+    **options: Any,
 ) -> SimulationResult:
     """The supermarket engines: simulate the finite-N supermarket system.
 
-    What the ``aggregated`` and ``per-server`` engines of :func:`simulate` run
-    (and :func:`simulate_supermarket`, the paper's short form, through them).
+    What the ``aggregated`` and ``per-server`` engines of :func:`sim.simulate` run
+    (and :func:`sim.simulate_supermarket`, the paper's short form, through them).
 
     Parameters
     ----------
@@ -155,47 +146,33 @@ def run_supermarket(
         ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
         or ``"per-server"`` (explicit FIFO servers, with response times).
         Default: aggregated for ``"pod"``, per-server otherwise.
-    steps:
-        Events per replication (the paper's "time steps"); the first
-        ``warmup_fraction`` of them is discarded (the core paper drops 10%).
-    reps:
-        Independent replications, from ``SeedSequence(seed).spawn(reps)``.
-    seed:
-        Non-negative integer; the same seed gives the same numbers whatever
-        ``workers`` or ``scheduler``.
-    workers:
-        Local processes (default: the number of cores, at most ``reps``).
-    scheduler:
-        Address of a running Dask scheduler (``tcp://host:port``) to run the
-        replications on instead of local processes.
-    checkpoint:
-        JSON file written atomically after every batch; if it exists, the run
-        resumes from it.
-    batches:
-        Batches per replication for the batch-means confidence intervals, ``>= 2``.
-    max_units:
-        Stop after this many units of work (warm-ups or batches) in this call;
-        the result then covers the completed batches (``complete=False``).
+    options:
+        Those of :class:`sim.base.RunOptions`: ``steps`` (events per
+        replication, the paper's "time steps"; the core paper drops the first
+        10%), ``reps``, ``seed`` (the same seed gives the same numbers whatever
+        ``workers`` or ``scheduler``), ``workers``, ``scheduler``,
+        ``checkpoint``, ``batches``, ``warmup_fraction``, ``progress`` and
+        ``max_units`` (then the result covers the completed batches,
+        ``complete=False``).
 
     Returns
     -------
     SimulationResult
     """
+    o = RunOptions(**options)
     N, b, d, reps, seed, batches, steps, workers, policy, simulator = check_inputs(
-        N, b, d, reps, seed, batches, steps, workers, policy, simulator, replacement
+        N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, simulator, replacement
     )
-    if not 0.0 <= float(warmup_fraction) < 1.0:
-        raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
+    o = dataclasses.replace(o.checked(), workers=workers)
     from numeric.precision import parse_lam
 
     lam_mp = parse_lam(lam)
     lam_text = lam if isinstance(lam, str) else repr(float(lam_mp))
-    lam_f = float(lam_mp)
-    plan = runner.Plan.make(steps, batches, float(warmup_fraction))
+    plan = runner.Plan.make(steps, batches, o.warmup_fraction)
     s_star = reference_point(lam_text, b, d, replacement, policy, N)
     spec = engine.Spec(
         N=N,
-        lam=lam_f,
+        lam=float(lam_mp),
         b=b,
         d=1 if policy == "random" else d,
         replacement=replacement,
@@ -206,17 +183,7 @@ def run_supermarket(
     # Ctrl-C is a flag from here to the returned result: a second press that
     # lands after the run stopped must not lose the estimates being pooled
     with runner.Interrupts():
-        out = runner.run(
-            spec,
-            plan,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
-            progress=progress,
-            max_units=max_units,
-        )
+        out = runner.run(spec, plan, **o.runner_kwargs())
         return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
 
 
