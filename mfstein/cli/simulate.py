@@ -76,11 +76,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="pod",
         help="dispatch: power-of-d (default), join-shortest-queue or random",
     )
-    p.add_argument(
-        "--simulator",
-        choices=("aggregated", "per-server"),
-        help="the old name of --engine aggregated / --engine per-server",
-    )
     p.add_argument("--steps", type=_int, required=True, help="events per replication")
     p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
     p.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
@@ -141,13 +136,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _engine(args: argparse.Namespace) -> str:
-    """``--engine`` with its old spelling ``--simulator`` (one of them, or both alike)."""
-    from mfstein.errors import ParameterError
-
-    engine, old = getattr(args, "engine", None), getattr(args, "simulator", None)
-    if engine is not None and old is not None and engine != old:
-        raise ParameterError(f"--engine {engine} and --simulator {old} contradict each other.")
-    return engine or old or "auto"
+    """The ``--engine`` asked for (``auto`` when none)."""
+    return getattr(args, "engine", None) or "auto"
 
 
 def _simulate(args) -> int:

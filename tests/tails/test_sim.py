@@ -76,3 +76,16 @@ def test_interrupted_run_resumes_bit_for_bit(tmp_path):
         simulate_jsq_tails(5, 0.2, [0.5, 1.0], checkpoint=path, **args)
     with pytest.raises(ParameterError, match="different run"):
         simulate_jsq_tails(5, 0.25, [0.5, 1.0], checkpoint=path, **args)
+
+
+def test_a_checkpoint_of_the_former_format_is_refused(tmp_path):
+    import json
+
+    from mfstein.errors import ParameterError
+
+    path = tmp_path / "old.json"  # what sim.tails wrote before it ran on sim.runner
+    config = dict(n=4, eps=0.2, x=[1.0], thetas=[], events=10**5, reps=3, seed=5, version=1)
+    path.write_text(json.dumps({"config": config, "reps": {"0": {"acc": [1, 2, 3, 4]}}}))
+    with pytest.raises(ParameterError, match="format 1, this mfstein writes 3"):
+        simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
+    assert json.loads(path.read_text())["config"] == config  # left as it was
