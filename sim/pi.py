@@ -574,13 +574,7 @@ def simulate_pi(
         + reps * PENDING_CAPACITY * K.PENDING_COLUMNS * 8,
     )
     rule_name = "" if split_rule is None else _register_rule(split_rule, policy, model, seed)
-    need = int(np.ceil(batches / (1.0 - float(warmup_fraction))))
-    if slots < need:
-        raise ParameterError(
-            f"slots must be at least {need} to fill {batches} batches after the warm-up, "
-            f"got {slots}."
-        )
-    plan = runner.Plan.make(slots, batches, float(warmup_fraction))
+    plan = runner.Plan.make(slots, batches, float(warmup_fraction), "slots")
     spec = PISpec(model, policy, bool(check_bound), rule_name)
     # sim.runner.run with this module's units: checkpoints, workers, Ctrl-C semantics
     out = runner.run(

@@ -82,13 +82,17 @@ class Plan:
     batch_len: int
 
     @classmethod
-    def make(cls, steps: int, batches: int, warmup_fraction: float) -> Plan:
-        """``warmup = steps - batches * batch_len`` with ``batch_len`` as large as allowed."""
+    def make(
+        cls, steps: int, batches: int, warmup_fraction: float, steps_name: str = "steps"
+    ) -> Plan:
+        """``warmup = steps - batches * batch_len`` with ``batch_len`` as large as allowed
+        (one sentence naming ``steps_name`` when not even one step fits in a batch)."""
         batch_len = int((steps * (1.0 - warmup_fraction)) // batches)
         if batch_len < 1:
+            need = int(np.ceil(batches / (1.0 - warmup_fraction)))
             raise ParameterError(
-                f"steps must be at least {int(np.ceil(batches / (1 - warmup_fraction)))} "
-                f"to fill {batches} batches, got {steps}."
+                f"{steps_name} must be at least {need} to fill {batches} batches after the "
+                f"warm-up, got {steps}."
             )
         return cls(steps, batches, steps - batches * batch_len, batch_len)
 
@@ -372,8 +376,17 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _init_worker(parent: int) -> None:
-    """Worker initialiser: Ctrl-C is left to the parent, and the worker dies with it."""
+    """Worker initialiser: Ctrl-C is left to the parent, and the worker dies with it.
+
+    SIGTERM gets its default action back: a forked worker inherits the parent's
+    :class:`Interrupts` handler, which only sets a flag, and the parent's
+    ``terminate()`` of an interrupted run would then leave the worker running
+    its unit to the end (and the interpreter's exit waiting for it).
+    """
+    import signal
+
     _ignore_sigint()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
 
 
