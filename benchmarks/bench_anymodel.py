@@ -11,13 +11,12 @@ loops, so a loaded machine still gives the per-core rate), best of
 ``--repeat`` runs after a warm-up run that compiles.
 
 Exact: building the generator of the supermarket chain at N = 10, b = 10
-(184,756 states) -- today's route (:func:`numeric.exact.states.monotone_states`
-and :func:`numeric.exact.generator.assemble`) against the generic route
-(lattice from the declared state space, breadth-first search with exact
-rates, CSR assembly; :mod:`numeric.exact.lattice`) -- and the complete solves
-(:func:`numeric.exact.solve_exact`, now a wrapper of the same solver with its
-own supermarket statistics, against :func:`numeric.exact.general.solve`), best
-of ``--repeat`` after a warm-up.
+(184,756 states) by the one route (lattice from the declared state space,
+breadth-first search with exact rates, CSR assembly; :mod:`numeric.exact.lattice`)
+-- and the complete solves (:func:`numeric.exact.solve_exact`, the supermarket's
+fast path on the same chain with its own statistics, against
+``numeric.exact.solve(..., route="general")``), best of ``--repeat`` after a
+warm-up.
 """
 
 from __future__ import annotations
@@ -80,15 +79,6 @@ def _generic_assembly(m, p, N):
     return S, QT.nnz
 
 
-def _today_assembly(m, p, N):
-    from numeric.exact.generator import assemble
-    from numeric.exact.states import monotone_states
-
-    space = monotone_states(N, m.b)
-    QT, _, _ = assemble(space, m.kernels("numba"), p)
-    return space.size, QT.nnz
-
-
 def _best(fn, repeat):
     out, best = None, float("inf")
     for _ in range(repeat):
@@ -103,24 +93,20 @@ def bench_exact(repeat: int) -> list[tuple[str, int, int, float]]:
 
     from derive.models import load_model
     from numeric.exact.general import solve
-    from numeric.exact.solve import solve_exact
+    from numeric.exact.supermarket import solve_exact
 
     m = load_model("supermarket", b=10)
     p = np.array([0.9])
     N = 10
     rows = []
-    for name, fn in (
-        ("assembly, today (monotone_states + assemble)", lambda: _today_assembly(m, p, N)),
-        ("assembly, generic (lattice + BFS + CSR)", lambda: _generic_assembly(m, p, N)),
-    ):
-        fn()
-        t, (S, nnz) = _best(fn, repeat)
-        rows.append((name, S, nnz, t))
+    _generic_assembly(m, p, N)
+    t, (S, nnz) = _best(lambda: _generic_assembly(m, p, N), repeat)
+    rows.append(("assembly, generic (lattice + BFS + CSR)", S, nnz, t))
     solve_exact(3, "0.9", 10)
     t, r = _best(lambda: solve_exact(N, "0.9", 10), repeat)
     rows.append((f"full solve, solve_exact wrapper ({r.method})", r.states, 0, t))
-    solve(m, {"lam": "0.9"}, N=3)
-    t, g = _best(lambda: solve(m, {"lam": "0.9"}, N=N), repeat)
+    solve(m, {"lam": "0.9"}, N=3, route="general")
+    t, g = _best(lambda: solve(m, {"lam": "0.9"}, N=N, route="general"), repeat)
     rows.append((f"full solve, generic (exact.general.solve, {g.method})", g.states, 0, t))
     assert abs(g.n_mse - r.n_mse) < 1e-8, (g.n_mse, r.n_mse)
     return rows

@@ -30,8 +30,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from derive.models.persistent_idle import make_model  # noqa: E402
 from sim import pi  # noqa: E402
-from sim.pi_model import make_model  # noqa: E402
 from sim.rng import seed_states  # noqa: E402
 
 SERVICE = "1:.5,2:.3,3:.2"

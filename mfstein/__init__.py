@@ -87,7 +87,7 @@ __version__ = _version()
 _ENTRIES = {
     "solve": ("numeric.mean_field", "solve"),
     "bound": ("numeric.mean_field", "bound"),
-    "exact": ("numeric.exact.solve", "solve"),
+    "exact": ("numeric.exact.general", "solve"),
     "simulate": ("sim.api", "simulate"),
     "transient": ("numeric.transient", "transient"),
     "certify": ("numeric.certify", "certify"),

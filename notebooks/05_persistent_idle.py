@@ -63,9 +63,9 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
+from derive.models.persistent_idle import parse_pmf
 from numeric.pi_exact import solve_pi_exact
 from sim.pi import simulate_pi
-from sim.pi_model import parse_pmf
 
 mean_s = parse_pmf(SERVICE, "service").mean
 

@@ -27,7 +27,7 @@ _EXPORTS = {
     "heavy_traffic_lambda": "numeric.precision",
     "reference_point": "numeric.equilibrium",
     "solve": "numeric.mean_field",
-    "register_fast_path": "numeric.mean_field",
+    "register_fast_path": "numeric.fast_paths",
     "transient": "numeric.transient",
     "TransientResult": "numeric.transient",
 }

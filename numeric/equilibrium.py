@@ -38,6 +38,7 @@ import mpmath
 from mpmath import mpf
 
 from derive import supermarket
+from derive.models.supermarket import levels_above, occupancy_exponent
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
@@ -183,21 +184,13 @@ def _backward_shooting(rho: mpf, b: int, d: int) -> list[mpf]:
     raise NumericalError(f"the equilibrium shooting did not converge for b = {b}, d = {d}.")
 
 
-def _levels_above(rho: mpf, d: int, digits: int) -> int:
-    """Number of levels ``k`` with ``rho^((d^k-1)/(d-1)) >= 10^-digits`` (an upper estimate)."""
-    x = digits * math.log(10) / max(-float(mpmath.log(rho)), 1e-300)
-    if d == 1:
-        return int(x) + 1
-    return int(math.log(x * (d - 1) + 1, d)) + 2
-
-
 def infinite_buffer_equilibrium(rho: mpf, d: int, floor: mpf) -> list[mpf]:
-    """``s_k = rho^((d^k - 1)/(d - 1))`` (``rho^k`` if ``d = 1``), while ``s_k >= floor``."""
+    """``s_k = rho^(e_k)``, ``e_k = (d^k - 1)/(d - 1)`` (``k`` if ``d = 1``;
+    :func:`derive.models.supermarket.occupancy_exponent`), while ``s_k >= floor``."""
     out = []
     k = 1
     while True:
-        e = (d**k - 1) // (d - 1) if d > 1 else k
-        s = rho**e
+        s = rho ** occupancy_exponent(d, k)
         if s < floor:
             return out
         out.append(s)
@@ -264,7 +257,7 @@ def equilibrium(
             )
         with mpmath.workdps(dps + 10):
             rho = lam_ / mu_
-            levels = _levels_above(rho, d, dps + 5)
+            levels = levels_above(rho, d, dps + 5)
             if levels > INF_MAX_LEVELS:
                 raise ParameterError(
                     f"b = inf would need {levels} levels at lam/mu = {mpmath.nstr(rho, 8)} "
@@ -361,6 +354,17 @@ def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> 
                 "so use a smaller b or sampling with replacement."
             )
     return s
+
+
+def fixed_point_at(lam: mpf, mu: mpf, b: int, d: int, N: int | None, wp: int) -> list[mpf]:
+    """``s*`` with ``wp`` correct digits for ``b`` levels: the shooting with its own
+    guard digits (:func:`guard_digits`) with replacement, Newton's method on the
+    N-dependent drift without (``N`` given); no residual check (the callers
+    compare two working precisions)."""
+    if N is not None:
+        return _newton_equilibrium(lam, mu, b, d, N, wp)
+    with mpmath.workdps(wp + guard_digits(b, d, lam / mu)):
+        return _shooting(lam / mu, b, d)
 
 
 def reference_point(

@@ -49,8 +49,9 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
-from numeric.precision import agreeing_digits, check_dps, entry_errors
-from numeric.refinement import _to_float, _to_ints
+from numeric.fast_paths import fast_fixed_point
+from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder
+from numeric.refinement import scaled_float64, scaled_ints
 
 try:
     from gmpy2 import mpz as _INT
@@ -124,7 +125,7 @@ def reduced_objects(
 # --------------------------------------------------------------------------
 # arithmetic: float64 arrays, or fixed-point integers at scale 2^-F
 # --------------------------------------------------------------------------
-class _Arith:
+class Arith:
     """Float64 (``F is None``), ``mpf`` object arrays (``F is None``, ``mp=True``;
     the working precision of ``mpmath.mp``) or exact fixed-point integer
     arithmetic at scale ``2^-F``: the order-2 right-hand sides below are written
@@ -186,7 +187,7 @@ class _Arith:
         return mpmath.ldexp(mpf(int(a)), -self.F)
 
 
-def _sym3(K: np.ndarray) -> np.ndarray:
+def sym3(K: np.ndarray) -> np.ndarray:
     """``K_ijk + K_jik + K_kij`` for ``K`` symmetric in its last two indices."""
     out = K + K.transpose(1, 0, 2)
     out += K.transpose(1, 2, 0)
@@ -194,7 +195,7 @@ def _sym3(K: np.ndarray) -> np.ndarray:
 
 
 def _K_float64(n: int, W: np.ndarray, H: list) -> np.ndarray:
-    """``K`` of :func:`_assemble_D` in float64, with the entries of ``H`` grouped by
+    """``K`` of :func:`assemble_D` in float64, with the entries of ``H`` grouped by
     output index: ``K_i = (sum_e v_e W_{l_e m_e}) W + 2 (v W_L)^T W_M`` (one small
     matrix product per ``i`` instead of two ``n x n`` temporaries per entry)."""
     idx = np.array([e[0] for e in H])
@@ -212,7 +213,7 @@ def _K_float64(n: int, W: np.ndarray, H: list) -> np.ndarray:
     return K
 
 
-def _assemble_D(ar: _Arith, n: int, W, V, Q0, objs) -> np.ndarray:
+def assemble_D(ar: Arith, n: int, W, V, Q0, objs) -> np.ndarray:
     """Right-hand side ``D`` of the third-moment equation (C) (see derive.expansion)."""
     # K_ijk = sum_lm H_ilm E4_lmjk = (sum_lm H_ilm W_lm) W_jk + 2 sum_lm H_ilm W_lj W_mk
     if ar.F is None and not ar.mp and objs["H"]:
@@ -221,7 +222,7 @@ def _assemble_D(ar: _Arith, n: int, W, V, Q0, objs) -> np.ndarray:
         K = ar.zeros((n, n, n))
         for (i, l, m), v in objs["H"]:
             K[i] += ar.mul(ar.mul(v, W[l, m]), W) + 2 * ar.mul(v, ar.outer(W[l], W[m]))
-    D = ar.div_int(_sym3(K), 2)
+    D = ar.div_int(sym3(K), 2)
     # P_ijk = Q0_ij V_k + sum_l Q1_ijl W_lk   (symmetric in i, j)
     P = ar.mul(Q0[:, :, None], V[None, None, :])
     for (i, j, l), v in objs["dQ"]:
@@ -234,7 +235,7 @@ def _assemble_D(ar: _Arith, n: int, W, V, Q0, objs) -> np.ndarray:
     return D
 
 
-def _mode_sum(ar: _Arith, Jentries, C: np.ndarray) -> np.ndarray:
+def _mode_sum(ar: Arith, Jentries, C: np.ndarray) -> np.ndarray:
     """``(J (+) J (+) J) C = J x1 C + J x2 C + J x3 C`` with sparse ``J``."""
     out = ar.zeros(C.shape)
     for (i, l), v in Jentries:
@@ -640,7 +641,7 @@ def _modes(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return (X @ out.reshape(m, -1)).reshape(n0, n0, n0)  # a b c
 
 
-def solve_third_moment(ar: _Arith, Jentries, J64: np.ndarray, D: np.ndarray) -> np.ndarray:
+def solve_third_moment(ar: Arith, Jentries, J64: np.ndarray, D: np.ndarray) -> np.ndarray:
     """``C`` with ``(J (+) J (+) J) C + D = 0`` (refined to the fixed-point scale)."""
     eig = _SchurSolver(J64)
     if ar.F is None:
@@ -649,10 +650,10 @@ def solve_third_moment(ar: _Arith, Jentries, J64: np.ndarray, D: np.ndarray) -> 
     prev = None
     for _ in range(200):
         R = _mode_sum(ar, Jentries, C) + D
-        R64, top = _to_float(R)
+        R64, top = scaled_float64(R)
         if not np.any(R64):
             break
-        corr = _to_ints(eig(R64), top)
+        corr = scaled_ints(eig(R64), top)
         C = C + corr
         size = max((abs(int(v)) for v in corr.flat), default=0)
         cmax = max((abs(int(v)) for v in C.flat), default=0)
@@ -668,7 +669,7 @@ def solve_third_moment(ar: _Arith, Jentries, J64: np.ndarray, D: np.ndarray) -> 
     return C
 
 
-def _G_and_A_terms(ar: _Arith, n: int, W, V, C, objs) -> tuple[np.ndarray, np.ndarray]:
+def G_and_A_terms(ar: Arith, n: int, W, V, C, objs) -> tuple[np.ndarray, np.ndarray]:
     """``G`` of equation (B) and the part of (A)'s right side that does not need B."""
     half = ar.zeros((n, n))
     for (i, k, l), v in objs["H"]:
@@ -691,7 +692,7 @@ def _G_and_A_terms(ar: _Arith, n: int, W, V, C, objs) -> tuple[np.ndarray, np.nd
     return G, a
 
 
-def _prepare(ar: _Arith, objs: dict, Hentries) -> dict:
+def _prepare(ar: Arith, objs: dict, Hentries) -> dict:
     conv = {}
     for name, entries in objs.items():
         conv[name] = [(k, ar.scalar(v)) for k, v in entries]
@@ -701,7 +702,7 @@ def _prepare(ar: _Arith, objs: dict, Hentries) -> dict:
 
 def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
-    (:class:`numeric.general._Problem`)."""
+    (:class:`numeric.general.MeanFieldProblem`)."""
     from derive.kernels import kernels
     from numeric.refinement import solve_linear, solve_lyapunov
 
@@ -731,16 +732,16 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
             [mpf(1)] + [abs(Wr[i, j]) for i in range(n) for j in range(n)] + [abs(v) for v in Vr]
         )
         F = mpmath.mp.prec + 40 - int(mpmath.log(scale, 2))
-        ar = _Arith(F)
+        ar = Arith(F)
         W_ = ar.array([[Wr[i, j] for j in range(n)] for i in range(n)])
         V_ = ar.array(Vr)
         Q_ = ar.array([[Q0[i, j] for j in range(n)] for i in range(n)])
         o = _prepare(ar, objs, Hred)
         Jentries = [((i, j), ar.scalar(Jr[i, j])) for i in range(n) for j in range(n) if Jr[i, j]]
         J64 = np.array([[float(Jr[i, j]) for j in range(n)] for i in range(n)])
-        D = _assemble_D(ar, n, W_, V_, Q_, o)
+        D = assemble_D(ar, n, W_, V_, Q_, o)
         C = solve_third_moment(ar, Jentries, J64, D)
-        G, a_part = _G_and_A_terms(ar, n, W_, V_, C, o)
+        G, a_part = G_and_A_terms(ar, n, W_, V_, C, o)
         Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
         Gm = (Gm + Gm.T) / 2
         Br = solve_lyapunov(Jr, Gm)
@@ -816,7 +817,7 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
         for j in range(n):
             for k in range(n):
                 C[i, j, k] = ar.scalar(x[at(i, j, k)])
-    G, _ = _G_and_A_terms(ar, n, W_, V_, C, o)
+    G, _ = G_and_A_terms(ar, n, W_, V_, C, o)
     Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
     Br = solve_lyapunov(Jr, (Gm + Gm.T) / 2)
     from numeric.general import congruence
@@ -835,57 +836,53 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.general import _norm_digits, _Problem
+    from numeric.general import MeanFieldProblem
     from numeric.precision import to_str
 
     dps = check_dps(dps)
-    prob = _Problem(model, params, start, M)
+    prob = MeanFieldProblem(model, params, start, M)
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
             f"precision (model {model.name} has {prob.red.n}); use "
             "numeric.solve(..., precision='float64', order=2) for larger ones."
         )
-    guard = 10
-    digits = 0
-    for _ in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        low = order2_at(prob, wp1, kronecker=True)
-        high = order2_at(prob, wp2, kronecker=False)
+    b = model.b
+
+    def flat_b(X: Any) -> list[mpf]:
+        return [X[i, j] for i in range(b) for j in range(b)]
+
+    def route_values(low: dict) -> dict[str, mpf]:
         values = {"refined-low": low["c2"]}
         if "kronecker" in low:
             values["kronecker"] = low["kronecker"]
-        digits = min(agreeing_digits(high["c2"], v) for v in values.values())
-        b = model.b
-        digits = min(
-            digits,
-            _norm_digits(high["A"], low["A"]),
-            _norm_digits(
-                [high["B"][i, j] for i in range(b) for j in range(b)],
-                [low["B"][i, j] for i in range(b) for j in range(b)],
-            ),
-            _norm_digits(_flat3(high["C"]), _flat3(low["C"])),
+        return values
+
+    def agreement(low: dict, high: dict) -> int:
+        return min(
+            min(agreeing_digits(high["c2"], v) for v in route_values(low).values()),
+            agreeing_digits(high["A"], low["A"]),
+            agreeing_digits(flat_b(high["B"]), flat_b(low["B"])),
+            agreeing_digits(_flat3(high["C"]), _flat3(low["C"])),
         )
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the order-2 routes agree on only {digits} of the {dps} requested digits "
-            f"(model {model.name}); no result is reported."
-        )
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps),
+        lambda wp: order2_at(prob, wp, kronecker=True),
+        lambda wp: order2_at(prob, wp, kronecker=False),
+        agreement,
+        who="the order-2 routes",
+        where=f"model {model.name}",
+    )
+    low, high, digits = earned.low, earned.high, earned.digits
+    values = route_values(low)
     methods = {"refined": to_str(high["c2"], dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
-    with mpmath.workdps(wp2):
-        errors = {
-            "A": entry_errors(high["A"], low["A"], wp1),
-            "B": entry_errors(
-                [high["B"][i, j] for i in range(b) for j in range(b)],
-                [low["B"][i, j] for i in range(b) for j in range(b)],
-                wp1,
-            ),
-        }
+    errors = {
+        "A": earned.errors(high["A"], low["A"]),
+        "B": earned.errors(flat_b(high["B"]), flat_b(low["B"])),
+    }
     return SecondOrder(
         A=high["A"],
         B=high["B"],
@@ -970,8 +967,8 @@ def second_order_float64_at(
         for (i, k, l), v in objs["H"]:
             h[i] += v * W[k, l] / 2
         V = np.linalg.solve(J, -h)
-        ar = _Arith(None)
-        D = _assemble_D(ar, n, W, V, Q0, objs)
+        ar = Arith(None)
+        D = assemble_D(ar, n, W, V, Q0, objs)
         eig = None
         if solver == "eigen" or (solver == "auto" and base["fast"]):
             eig = _TridiagonalEigenSolver.build(J)
@@ -990,7 +987,7 @@ def second_order_float64_at(
             C, method = _SchurSolver(J)(D), "trsyl"
         else:
             C, method = _SchurSolver(J, symmetric=True, schur=schur).rows(D, pairs), "schur"
-        G, a_part = _G_and_A_terms(ar, n, W, V, C, objs)
+        G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
         G = (G + G.T) / 2
         B = _lyapunov_real_schur(*schur, -G)
         B = (B + B.T) / 2
@@ -1019,7 +1016,6 @@ def second_order_float64_at(
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
-    from numeric.mean_field import fast_fixed_point
     from numeric.model_params import check_names, kernel_vector, parse_params
 
     params = check_names(model, params)
@@ -1039,9 +1035,9 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
             "k64": k64,
             "fast": True,
         }
-    from numeric.general import _Problem
+    from numeric.general import MeanFieldProblem
 
-    prob = _Problem(model, params, start, None, extra_starts=False)
+    prob = MeanFieldProblem(model, params, start, None, extra_starts=False)
     rm, red = prob.rm, prob.red
     x = prob.search.primary
     s = rm.full64(x, prob.q64)

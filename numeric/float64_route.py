@@ -109,15 +109,15 @@ def solve_float64(
     import scipy.linalg as sla
 
     from numeric.general import start_point
+    from numeric.quadratic_form import quadratic_form
     from numeric.structure import SparseSystem, fixed_point64, negligible
-    from numeric.supermarket import _m_factory
 
     params = check_names(model, params)
     with mpmath.workdps(30):
         values = parse_params(model, params)
         s0 = np.array([float(v) for v in start_point(model, start, values)])
         p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    M_of = _m_factory(M)
+    M_of = quadratic_form(M)
     Mb = M_of(model.b)
     sysm = SparseSystem.build(model, p64)
     _check_rates64(model, sysm.rates(s0), s0, "the start")

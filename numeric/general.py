@@ -30,7 +30,8 @@ on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
 the requested ``dps``; every entry of ``s*``, ``V`` and ``W`` carries its own
 error estimate, the difference between the two precisions
 (``MeanFieldSolution.errors``); if that falls short after raising the guard digits
-twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned.
+twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
+(:func:`numeric.precision.earn_digits`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.errors import ParameterError
 from numeric import fixed_point as fp
 from numeric.invariants import reduction
 from numeric.model_params import check_names, kernel_vector, parse_params
-from numeric.precision import agreeing_digits, check_dps, entry_errors, to_mpf, to_str
+from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder, to_mpf, to_str
+from numeric.quadratic_form import quadratic_form
 from numeric.refinement import solve_linear, solve_lyapunov
 from numeric.solution import MeanFieldSolution
 
@@ -267,19 +269,26 @@ def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
     return out
 
 
-def _norm_digits(a: Sequence[mpf], b: Sequence[mpf]) -> int:
-    """Significant digits on which two vectors agree, relative to their largest entry."""
-    scale = max([abs(x) for x in a] + [abs(x) for b_ in [b] for x in b_])
-    if scale == 0:
-        return 10**6
-    diff = max(abs(x - y) for x, y in zip(a, b, strict=True))
-    if diff == 0:
-        return 10**6
-    return max(0, int(mpmath.floor(-mpmath.log10(diff / scale))))
+def _flat(X: mpmath.matrix) -> list[mpf]:
+    """The entries of a square matrix, row-major."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
 
 
-class _Problem:
-    """One model with its reduction, kernels, start and float64 fixed point."""
+def _route_values(low: dict, high: dict) -> dict[str, mpf]:
+    """The values the reference ``stein`` (at the higher precision) is compared with."""
+    values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
+    if "kronecker" in low:
+        values["kronecker"] = low["kronecker"]
+    return values
+
+
+class MeanFieldProblem:
+    """One model prepared for the working-precision mean-field routes (this
+    module's :func:`solve_general` and :func:`numeric.expansion.second_order`;
+    the exact chains and simulators read :class:`numeric.prepared.PreparedModel`):
+    its parameters checked, conservation laws removed (:mod:`numeric.invariants`),
+    start checked against the state space, float64 fixed point found and its
+    stability checked; :meth:`at` then computes every object at any precision."""
 
     def __init__(
         self,
@@ -290,8 +299,6 @@ class _Problem:
         *,
         extra_starts: bool = True,
     ) -> None:
-        from numeric.supermarket import _m_factory
-
         self.model = model
         self.params = dict(params)
         self.red = reduction(model, model.kernels("numba").jumps)
@@ -303,7 +310,7 @@ class _Problem:
             self.p64 = np.array([float(v) for v in p30])
             check_rates(model, s0, p30, "the start")
         self.start = start
-        self.M_of = _m_factory(M)
+        self.M_of = quadratic_form(M)
         self.M_of(model.b)  # validate now
         info = getattr(model, "info", None)
         if info is not None and info.unique_fixed_point:
@@ -379,7 +386,7 @@ def solve_general(
     dps:
         Requested significant digits of ``c``, ``>= 5``.
     M:
-        The quadratic observable, as in :func:`numeric.supermarket.solve`
+        The quadratic observable (:func:`numeric.quadratic_form.quadratic_form`)
         (``None``/``"identity"``, ``"diag:a,b,..."`` or a symmetric ``b x b`` matrix).
     start:
         Initial state in the model's coordinates; it starts the fixed-point
@@ -387,31 +394,28 @@ def solve_general(
     """
     dps = check_dps(dps)
     params = check_names(model, params)
-    prob = _Problem(model, params, start, M)
-    guard = 10
-    digits = 0
-    for _attempt in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        low = prob.at(wp1, full=False, kronecker=True)
-        high = prob.at(wp2, full=True, kronecker=False)
-        ref = high["stein"]
-        values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
-        if "kronecker" in low:
-            values["kronecker"] = low["kronecker"]
-        digits = min(agreeing_digits(ref, v) for v in values.values())
-        b = model.b
-        flat_w = [high["W"][i, j] for i in range(b) for j in range(b)]
-        flat_w_low = [low["W"][i, j] for i in range(b) for j in range(b)]
-        digits = min(digits, _norm_digits(flat_w, flat_w_low), _norm_digits(high["V"], low["V"]))
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the routes agree on only {digits} of the {dps} requested digits (model "
-            f"{model.name}); no result is reported."
+    prob = MeanFieldProblem(model, params, start, M)
+
+    def agreement(low: dict, high: dict) -> int:
+        values = _route_values(low, high)
+        return min(
+            min(agreeing_digits(high["stein"], v) for v in values.values()),
+            agreeing_digits(_flat(high["W"]), _flat(low["W"])),
+            agreeing_digits(high["V"], low["V"]),
         )
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps),
+        lambda wp: prob.at(wp, full=False, kronecker=True),
+        lambda wp: prob.at(wp, full=True, kronecker=False),
+        agreement,
+        who="the routes",
+        where=f"model {model.name}",
+    )
+    low, high, digits, wp2 = earned.low, earned.high, earned.digits, earned.wp_high
+    ref = high["stein"]
+    values = _route_values(low, high)
     red = prob.red
     eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64)
     with mpmath.workdps(dps + 10):
@@ -441,12 +445,11 @@ def solve_general(
         )
     methods = {"stein": to_str(ref, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
-    with mpmath.workdps(wp2):
-        errors = {
-            "s_star": entry_errors(high["s"], low["s"], wp1),
-            "V": entry_errors(high["V"], low["V"], wp1),
-            "W": entry_errors(flat_w, flat_w_low, wp1),
-        }
+    errors = {
+        "s_star": earned.errors(high["s"], low["s"]),
+        "V": earned.errors(high["V"], low["V"]),
+        "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+    }
     with mpmath.workdps(wp2):
         vals = parse_params(model, params)
     structure_lam = vals.get("lam")

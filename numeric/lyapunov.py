@@ -556,7 +556,7 @@ def solve_iterative(
         schur = Schur64(float64_matrix(A))
     if dual:  # A X + X A^T = X (A^T) + (A^T)^T X: the primal form with A^T
         sup, sub = sub, sup
-    centries = {key: v for key, v in _stored(C).items() if v != 0}
+    centries = {key: v for key, v in stored_entries(C).items() if v != 0}
     if not centries:
         return mpmath.matrix(n, n), 0
     C64 = np.zeros((n, n))
@@ -639,7 +639,7 @@ def solve_iterative(
     return _symmetric_to_mp(X[:m], rows, cols, n, F), sweep
 
 
-def _stored(A: mpmath.matrix) -> dict[tuple[int, int], Any]:
+def stored_entries(A: mpmath.matrix) -> dict[tuple[int, int], Any]:
     """The stored entries of an ``mpmath.matrix`` (its sparse dictionary), or all entries."""
     data = getattr(A, "_matrix__data", None)
     if isinstance(data, dict):
@@ -669,7 +669,7 @@ def _symmetric_to_mp(
 def float64_matrix(A: mpmath.matrix) -> np.ndarray:
     """``A`` as a float64 array (its stored entries only)."""
     out = np.zeros((A.rows, A.cols))
-    for (i, j), v in _stored(A).items():
+    for (i, j), v in stored_entries(A).items():
         out[i, j] = float(v)
     return out
 

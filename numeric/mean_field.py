@@ -6,7 +6,7 @@ form ``numeric.bound(lam, b, d)`` for the supermarket model.
 is resolved to the dimension the requested precision needs, or a model name
 that :func:`derive.models.load_model` takes) and a mapping of parameter
 values.  A model whose family registered a *fast path* (a structure-aware
-solver, :data:`FAST_PATHS`) is solved by it unless ``method="general"`` or a
+solver, :data:`numeric.fast_paths.FAST_PATHS`) is solved by it unless ``method="general"`` or a
 ``start`` is given; otherwise the general route of :mod:`numeric.general`
 runs.  :func:`bound` builds the supermarket model from ``(lam, b, d)`` and runs
 its fast path (which also takes ``b = "auto"``).
@@ -15,93 +15,18 @@ its fast path (which also takes ``b = "auto"``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mpmath
 
 from mfstein.errors import ParameterError
+from numeric.fast_paths import fast_path
 from numeric.model_params import check_names, parse_params
 from numeric.precision import check_dps
 from numeric.solution import MeanFieldSolution
 
-#: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
-FAST_PATHS: dict[str, Callable[..., MeanFieldSolution]] = {}
-
 METHODS = ("auto", "general", "fast")
-
-
-#: Optional float64 fixed points of the fast paths: ``g(model, params) -> array | None``
-#: (``None`` when this member of the family has no structured fixed point).
-FAST_FIXED_POINTS: dict[str, Callable[..., Any]] = {}
-
-
-def register_fast_path(
-    name: str,
-    solver: Callable[..., MeanFieldSolution],
-    *,
-    fixed_point: Callable[..., Any] | None = None,
-) -> None:
-    """Register ``solver`` for models whose ``info.fast_path`` is ``name``, and
-    optionally the family's own float64 fixed point (used by the float64 order 2
-    instead of the general ODE search)."""
-    FAST_PATHS[name] = solver
-    if fixed_point is not None:
-        FAST_FIXED_POINTS[name] = fixed_point
-
-
-def fast_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    """The fixed point of ``model`` from its registered fast path as a float64
-    array, or ``None`` when the model has none."""
-    g = FAST_FIXED_POINTS.get(model.info.fast_path or "")
-    return None if g is None else g(model, params)
-
-
-def _supermarket_fast(
-    model: Any, params: Mapping[str, Any], *, dps: int, M: Any
-) -> MeanFieldSolution:
-    """The supermarket family (and JSQ(L)) through the tridiagonal routes of
-    :func:`numeric.supermarket.solve`."""
-    from numeric.supermarket import solve as supermarket_solve
-
-    st = model.info.structure
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    sol = supermarket_solve(
-        params[st["arrival"]],
-        model.b,
-        st["d"],
-        dps=dps,
-        M=M,
-        mu=mu,
-        replacement=st["replacement"],
-        N=None if st["replacement"] else params["N"],
-    )
-    with mpmath.workdps(dps + 10):
-        values = parse_params(model, params)
-    sol.model = model.name
-    sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
-    sol.free = list(range(model.b))
-    return sol
-
-
-def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    """``s*`` by the family's O(b) shooting (:func:`numeric.equilibrium.equilibrium`),
-    20 digits rounded to float64; ``None`` for sampling without replacement."""
-    import numpy as np
-
-    from numeric.equilibrium import equilibrium
-
-    st = model.info.structure
-    if not st.get("replacement"):
-        return None
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
-    return np.array([float(v) for v in s])
-
-
-register_fast_path("supermarket", _supermarket_fast, fixed_point=_supermarket_fixed_point)
 
 
 def solve(
@@ -186,46 +111,23 @@ def _solve_working_precision(
     model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, method: str
 ) -> MeanFieldSolution:
     """The fast path, the truncated general route or the general route (``dps`` digits)."""
-    fast = FAST_PATHS.get(model.info.fast_path or "")
+    fast = fast_path(model)
     if method == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
     if fast is not None and method != "general" and start is None:
         sol = fast(model, params, dps=dps, M=M)
     else:
         from numeric.general import solve_general
-        from numeric.truncation import solve_truncated
+        from numeric.truncation import add_second_order, solve_truncated
 
         cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
         if cut is not None:
             return cut
         sol = solve_general(model, params, dps=dps, M=M, start=start)
     if order == 2:
+        from numeric.truncation import add_second_order
+
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
-    return sol
-
-
-def add_second_order(
-    sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
-) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`;
-    on the coordinates that matter when some are negligible, :mod:`numeric.truncation`)."""
-    from numeric.expansion import second_order
-    from numeric.truncation import solve_truncated
-
-    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
-    if cut is not None:
-        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
-        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
-        sol.C, sol.free_map = cut.C, cut.free_map
-        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
-        sol.notes.append(f"order 2: {cut.note}")
-        return sol
-
-    so = second_order(model, params, dps=dps, M=M, start=start)
-    sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
-    sol.errors.update(so.errors)
-    sol.C, sol.free_map = so.C, so.free_map
-    sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
     return sol
 
 
@@ -277,6 +179,7 @@ def bound(
     """
     from numeric.supermarket import auto_buffer, check_b
     from numeric.supermarket import solve as supermarket_solve
+    from numeric.truncation import add_second_order
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")

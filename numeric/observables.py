@@ -260,9 +260,9 @@ def _param_values(model: Any, params: Mapping[str, Any] | None, fallback: Mappin
 
 
 def _quadratic_M(g: Any, b: int) -> mpmath.matrix:
-    from numeric.supermarket import _m_factory
+    from numeric.quadratic_form import quadratic_form
 
-    return _m_factory(g.M)(b)
+    return quadratic_form(g.M)(b)
 
 
 # --------------------------------------------------------------------------
@@ -468,7 +468,7 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
     """``E[g(S_N)]`` and ``Var g(S_N)`` under an exact stationary law.
 
     ``result`` is a :class:`numeric.exact.ExactResult` (either entry) or a
-    supermarket :class:`numeric.exact.solve.ExactResult` (``pi`` over the states
+    supermarket :class:`numeric.exact.result.ExactResult` (``pi`` over the states
     ``state_array``, ``S = n/N``); ``model`` the model it was solved for (default:
     the model the result records, or the supermarket model it describes).
     ``g`` as in :func:`expand`, or a function of the ``(states, b)`` array of

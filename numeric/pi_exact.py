@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.errors import NumericalError, ParameterError, check_int
-from sim.pi_model import PIModel, check_load, make_model
 
 #: Policies the exact solver handles.
 POLICIES: tuple[str, ...] = ("pi", "pi-split", "jiq", "jsq", "random")
@@ -373,6 +373,43 @@ def solve_pi_exact(
     NumericalError
         The stationary solve failed its residual check.
     """
+    model = _checked_model(arrivals, services, n, policy)
+    max_states = check_int("max_states", max_states, 1)
+    max_entries = check_int("max_entries", max_entries, 1)
+    if not 0 < mass_tol < 1:
+        raise ParameterError(f"mass_tol must lie in (0, 1), got {mass_tol!r}.")
+    t0 = time.perf_counter()
+    tried: list[tuple[int, float]] = []
+    if cap is not None:
+        cap = check_int("cap", cap, 1)
+        _check_size(model, policy, cap, max_states, max_entries)
+        best = _at_cap(model, policy, cap, residual_tol, progress)
+        tried.append((cap, best["truncated_mass"]))
+    else:
+        best = _choose_cap(
+            model, policy, tried, mass_tol=mass_tol, residual_tol=residual_tol,
+            max_states=max_states, max_entries=max_entries, progress=progress,
+        )  # fmt: skip
+    return PIExactResult(
+        model=model,
+        policy=policy,
+        cap=best["cap"],
+        states=best["states"],
+        entries=best["entries"],
+        truncated_mass=best["truncated_mass"],
+        dropped_jobs_per_slot=best["dropped"],
+        residual=best["residual"],
+        method=best["method"],
+        seconds=time.perf_counter() - t0,
+        caps_tried=tried,
+        **_statistics(model, policy, best),
+    )
+
+
+def _checked_model(arrivals: Any, services: Any, n: int | None, policy: str) -> PIModel:
+    """The validated model (:func:`derive.models.persistent_idle.make_model`) with the
+    exact solver's own conditions: a known policy, ``n <= MAX_N``, load below one, and
+    for Random dispatch every server loaded below one."""
     if policy not in POLICIES:
         raise ParameterError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}.")
     model = make_model(arrivals, services, n)
@@ -388,72 +425,71 @@ def solve_pi_exact(
                 f"policy 'random' must load every server below one for a stationary solution "
                 f"(E[a] / (n E[s_i]) < 1), got {worst:.6g}."
             )
-    max_states = check_int("max_states", max_states, 1)
-    max_entries = check_int("max_entries", max_entries, 1)
-    if not 0 < mass_tol < 1:
-        raise ParameterError(f"mass_tol must lie in (0, 1), got {mass_tol!r}.")
-    t0 = time.perf_counter()
-    tried: list[tuple[int, float]] = []
-    if cap is not None:
-        cap = check_int("cap", cap, 1)
-        _check_size(model, policy, cap, max_states, max_entries)
-        best = _at_cap(model, policy, cap, residual_tol, progress)
-        tried.append((cap, best["truncated_mass"]))
-    else:
-        k = _initial_cap(model)
-        while True:
-            _check_size(model, policy, k, max_states, max_entries)
-            best = _at_cap(model, policy, k, residual_tol, progress)
-            mass = best["truncated_mass"]
-            tried.append((k, mass))
-            if mass <= mass_tol:
-                break
-            if len(tried) >= 2 and mass > 0.5 * tried[-2][1]:
-                raise ParameterError(
-                    f"policy {policy!r} must give a stable chain for the exact solver, but the "
-                    f"truncated mass does not decay with the cap ({tried[-2][1]:.3g} at cap "
-                    f"{tried[-2][0]}, {mass:.3g} at cap {k}): some server is overloaded."
-                )
-            nxt = math.ceil(1.5 * k)
-            if len(tried) >= 2 and 0 < mass < tried[-2][1]:
-                # geometric decay between the last two caps: jump to the predicted cap
-                (k1, m1), (k2, m2) = tried[-2], tried[-1]
-                rate = math.log(m1 / m2) / (k2 - k1)
-                need = k2 + math.log(m2 / mass_tol) / rate
-                nxt = max(k + 1, math.ceil(1.1 * need))
-            k = nxt
-    n_ = model.n
+    return model
+
+
+def _choose_cap(
+    model: PIModel,
+    policy: str,
+    tried: list[tuple[int, float]],
+    *,
+    mass_tol: float,
+    residual_tol: float,
+    max_states: int,
+    max_entries: int,
+    progress: bool,
+) -> dict[str, Any]:
+    """Solve at growing caps until the truncated mass is at most ``mass_tol`` (module
+    docstring): from :func:`_initial_cap`, by 1.5 at first, then to the cap the
+    geometric decay of the last two masses predicts (with 10 % to spare).  Appends
+    ``(cap, mass)`` of every solve to ``tried``; refuses a mass that does not decay."""
+    k = _initial_cap(model)
+    while True:
+        _check_size(model, policy, k, max_states, max_entries)
+        best = _at_cap(model, policy, k, residual_tol, progress)
+        mass = best["truncated_mass"]
+        tried.append((k, mass))
+        if mass <= mass_tol:
+            return best
+        if len(tried) >= 2 and mass > 0.5 * tried[-2][1]:
+            raise ParameterError(
+                f"policy {policy!r} must give a stable chain for the exact solver, but the "
+                f"truncated mass does not decay with the cap ({tried[-2][1]:.3g} at cap "
+                f"{tried[-2][0]}, {mass:.3g} at cap {k}): some server is overloaded."
+            )
+        nxt = math.ceil(1.5 * k)
+        if len(tried) >= 2 and 0 < mass < tried[-2][1]:
+            # geometric decay between the last two caps: jump to the predicted cap
+            (k1, m1), (k2, m2) = tried[-2], tried[-1]
+            rate = math.log(m1 / m2) / (k2 - k1)
+            need = k2 + math.log(m2 / mass_tol) / rate
+            nxt = max(k + 1, math.ceil(1.1 * need))
+        k = nxt
+
+
+def _statistics(model: PIModel, policy: str, best: dict[str, Any]) -> dict[str, Any]:
+    """The module docstring's statistics from the stationary law at the chosen cap:
+    mean queues, delay (Little's law), idle probabilities and messages (JSQ polls
+    all ``n`` servers per batch, Random sends none, PI/PI-Split/JIQ send tokens)."""
     pi, grid = best["pi"], best["grid"]
     mean_queue = pi @ grid
     idle = grid == 0
-    p_idle = pi @ idle
     ea = model.mean_arrival
     p_batch = 1.0 - model.arrivals.prob(0)
     if policy == "jsq":
-        msgs = n_ * p_batch
+        msgs = model.n * p_batch
     elif policy == "random":
         msgs = 0.0
     else:
         msgs = best["tokens"]
-    return PIExactResult(
-        model=model,
-        policy=policy,
-        cap=best["cap"],
-        states=best["states"],
-        entries=best["entries"],
-        truncated_mass=best["truncated_mass"],
-        dropped_jobs_per_slot=best["dropped"],
-        residual=best["residual"],
-        method=best["method"],
-        mean_queue=mean_queue,
-        mean_total=float(mean_queue.sum()),
-        delay=float(mean_queue.sum() / ea),
-        p_idle=p_idle,
-        p_some_idle=float(pi @ idle.any(axis=1)),
-        tokens_per_slot=best["tokens"],
-        messages_per_slot=msgs,
-        messages_per_job=msgs / ea,
-        messages_per_batch=msgs / p_batch,
-        seconds=time.perf_counter() - t0,
-        caps_tried=tried,
-    )
+    return {
+        "mean_queue": mean_queue,
+        "mean_total": float(mean_queue.sum()),
+        "delay": float(mean_queue.sum() / ea),
+        "p_idle": pi @ idle,
+        "p_some_idle": float(pi @ idle.any(axis=1)),
+        "tokens_per_slot": best["tokens"],
+        "messages_per_slot": msgs,
+        "messages_per_job": msgs / ea,
+        "messages_per_batch": msgs / p_batch,
+    }

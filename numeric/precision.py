@@ -4,16 +4,20 @@ Every public function of :mod:`numeric` validates its arguments here, once, and
 raises :class:`mfstein.errors.ParameterError` with one sentence naming the
 parameter and its allowed range.  Numbers given as strings are parsed exactly in
 the working precision (never through a binary float).
+
+It is also the one home of "earning the digits": :func:`earn_digits` computes a
+result at two working precisions (:func:`guard_ladder`) and keeps the digits on
+which they agree (:func:`agreeing_digits`); every working-precision route calls it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import mpmath
 from mpmath import mpf
@@ -22,6 +26,7 @@ from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError
 
 __all__ = [
     "MIN_DPS",
+    "Earned",
     "IllConditionedWarning",
     "NumericalError",
     "ParameterError",
@@ -29,12 +34,17 @@ __all__ = [
     "arrival_rate",
     "blas_thread_limit",
     "check_dps",
+    "earn_digits",
+    "guard_ladder",
     "heavy_traffic_lambda",
     "limited_blas",
     "parse_lam",
     "to_mpf",
     "to_str",
 ]
+
+_Low = TypeVar("_Low")
+_High = TypeVar("_High")
 
 #: Smallest accepted number of significant digits.
 MIN_DPS = 5
@@ -183,18 +193,101 @@ def arrival_rate(lam: Any, gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> 
     return heavy_traffic_lambda(gamma, alpha, N, dps=dps)
 
 
-def agreeing_digits(x: mpf, y: mpf) -> int:
+def agreeing_digits(x: Any, y: Any) -> int:
     """Number of significant decimal digits on which ``x`` and ``y`` agree.
 
-    ``-log10(|x - y| / |x|)`` rounded down; a huge number when they are equal.
+    ``floor(-log10(max_i |x_i - y_i| / max_i max(|x_i|, |y_i|)))`` for two
+    sequences of the same length (norm-wise: relative to the largest entry, so
+    a small entry's disagreement counts only at the scale of the largest), and
+    the same with one entry for two numbers.  A huge number (``10**6``) when they
+    are equal or both zero.
     """
-    if x == y:
+    xs = list(x) if isinstance(x, Sequence) else [x]
+    ys = list(y) if isinstance(y, Sequence) else [y]
+    diff = max((abs(a - c) for a, c in zip(xs, ys, strict=True)), default=0)
+    if diff == 0:
         return 10**6
-    scale = max(abs(x), abs(y))
-    if scale == 0:
-        return 10**6
-    rel = abs(x - y) / scale
-    return max(0, math.floor(-float(mpmath.log10(rel))))
+    scale = max(abs(v) for v in xs + ys)
+    return max(0, int(mpmath.floor(-mpmath.log10(diff / scale))))
+
+
+def guard_ladder(
+    dps: int, guard: int = 10, *, attempts: int = 3, raise_by: int | None = None
+) -> list[tuple[int, int]]:
+    """The pairs of working precisions ``(wp_low, wp_high)`` a route tries in turn.
+
+    ``wp_low = dps + guard`` and ``wp_high = wp_low + max(10, dps // 10)``; after
+    each failed attempt the guard grows by ``raise_by`` (default ``dps + 20``),
+    ``attempts`` times in all.
+    """
+    step = dps + 20 if raise_by is None else raise_by
+    out = []
+    for _ in range(attempts):
+        wp_low = dps + guard
+        out.append((wp_low, wp_low + max(10, dps // 10)))
+        guard += step
+    return out
+
+
+@dataclass(frozen=True)
+class Earned(Generic[_Low, _High]):
+    """The outcome of :func:`earn_digits`: both computations, the digits on which
+    they agree and the two working precisions they ran at."""
+
+    low: _Low
+    high: _High
+    digits: int
+    wp_low: int
+    wp_high: int
+
+    def errors(self, high: Sequence[Any], low: Sequence[Any]) -> list[Any]:
+        """:func:`entry_errors` of matching entries of the two results (evaluated at
+        ``wp_high`` digits, the floor at ``wp_low``)."""
+        with mpmath.workdps(self.wp_high):
+            return entry_errors(high, low, self.wp_low)
+
+
+def earn_digits(
+    dps: int,
+    precisions: Sequence[tuple[int, int]],
+    low: Callable[[int], _Low],
+    high: Callable[[int], _High],
+    agreement: Callable[[_Low, _High], int],
+    *,
+    who: str,
+    where: str,
+) -> Earned[_Low, _High]:
+    """Compute at two working precisions and keep the digits on which they agree.
+
+    The contract every working-precision route of :mod:`numeric` shares (mean
+    field, order 2, transient, supermarket).  For each pair
+    ``(wp_low, wp_high)`` of ``precisions`` (:func:`guard_ladder`), in turn,
+    ``low(wp_low)`` and then ``high(wp_high)`` are computed -- each recomputes
+    everything, from the fixed point on, at its own precision -- and
+    ``agreement(low, high)`` (evaluated at ``wp_high`` digits, so the difference
+    of the results is not rounded) counts the significant digits on which they
+    agree (:func:`agreeing_digits`, taken over every route and every reported
+    object).  When the only errors are rounding errors amplified by the
+    conditioning ``G``, the error at ``wp`` digits is about ``G 10^-wp``: the two
+    results then agree on about ``wp_low - log10 G`` digits, which are also
+    correct in the higher one, while an error of a route or a lost precision
+    shows as a disagreement.  The first pair on which at least ``dps`` digits
+    agree is returned (the digits uncapped); if none does,
+    :class:`NumericalError` is raised with the sentence "``who`` agree on only
+    ``k`` of the ``dps`` requested digits (``where``); no result is reported."
+    """
+    digits = 0
+    for wp_low, wp_high in precisions:
+        lo = low(wp_low)
+        hi = high(wp_high)
+        with mpmath.workdps(wp_high):
+            digits = agreement(lo, hi)
+        if digits >= dps:
+            return Earned(lo, hi, digits, wp_low, wp_high)
+    raise NumericalError(
+        f"{who} agree on only {digits} of the {dps} requested digits ({where}); "
+        "no result is reported."
+    )
 
 
 def to_str(x: mpf, dps: int) -> str:

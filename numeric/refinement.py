@@ -25,6 +25,7 @@ multiply-adds in C loops rather than as many ``mpf`` objects.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -91,15 +92,17 @@ def _max_abs_int(a: np.ndarray) -> int:
     return max((abs(int(v)) for v in a.flat), default=0)
 
 
-def _to_float(a: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits)."""
+def scaled_float64(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits), for an object
+    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`."""
     top = max(_max_abs_int(a).bit_length() - 60, 0)
     m = np.array([float(int(v) >> top) for v in a.flat], dtype=float).reshape(a.shape)
     return m, top
 
 
-def _to_ints(x: np.ndarray, shift: int) -> np.ndarray:
-    """``round(x * 2^shift)`` exactly, as integers (an object array)."""
+def scaled_ints(x: np.ndarray, shift: int) -> np.ndarray:
+    """``round(x * 2^shift)`` exactly, as integers (an object array): a float64
+    correction brought into fixed point (the inverse of :func:`scaled_float64`)."""
     out = np.empty(x.shape, dtype=object)
     flat = out.reshape(-1)
     for k, v in enumerate(x.flat):
@@ -148,20 +151,45 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     bint = np.array([_INT(int(mpmath.nint(mpmath.ldexp(v, Af.F + Fx)))) for v in rhs], dtype=object)
     x = np.zeros(n, dtype=object)
     x[:] = _INT(0)
+    x = _refine(
+        x,
+        lambda x: bint - Af.ints.dot(x),  # at scale 2^-(Af.F + Fx)
+        lambda r64: scipy.linalg.lu_solve(lu, r64),
+        Af.F,
+        "a linear solve",
+    )
+    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+
+
+def _refine(
+    x: np.ndarray,
+    residual: Callable[[np.ndarray], np.ndarray],
+    solve64: Callable[[np.ndarray], np.ndarray],
+    shift: int,
+    what: str,
+) -> np.ndarray:
+    """The refinement loop of the module docstring, in fixed point.
+
+    ``x`` holds integers; ``residual(x)`` is the exact integer residual ``R_k``
+    (at scale ``2^-(shift + F_x)``), ``solve64`` applies the float64 inverse
+    ``L64^{-1}`` to it (rounded to float64 by :func:`scaled_float64`), and the
+    correction is added back exactly (:func:`scaled_ints`).  Stops when the
+    residual vanishes or the correction no longer matters
+    (:func:`_check_progress`); :class:`NumericalError` after :data:`MAX_STEPS`.
+    """
     prev = None
     for _ in range(MAX_STEPS):
-        r = bint - Af.ints.dot(x)  # at scale 2^-(Af.F + Fx)
-        r64, top = _to_float(r)
+        r64, top = scaled_float64(residual(x))
         if not np.any(r64):
             break
-        corr = _to_ints(scipy.linalg.lu_solve(lu, r64), top - Af.F)
+        corr = scaled_ints(solve64(r64), top - shift)
         x = x + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, "a linear solve"):
+        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, what):
             break
         prev = _max_abs_int(corr)
     else:
-        raise NumericalError("iterative refinement of a linear solve did not converge.")
-    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+        raise NumericalError(f"iterative refinement of {what} did not converge.")
+    return x
 
 
 @limited_blas()
@@ -185,7 +213,7 @@ def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
 
     Af = Fixed.from_mp(A, bits)
     Cf = Fixed.from_mp(C, bits)
-    c64, ctop = _to_float(Cf.ints)
+    c64, ctop = scaled_float64(Cf.ints)
     X64 = lyap64(c64)
     if not np.all(np.isfinite(X64)):
         raise NumericalError("the Lyapunov equation is singular to float64 precision.")
@@ -195,19 +223,12 @@ def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     Cs = Cf.shifted(Af.F + Fx)
     X = np.zeros((n, n), dtype=object)
     X[:] = _INT(0)
-    prev = None
-    for _ in range(MAX_STEPS):
+
+    def residual(X: np.ndarray) -> np.ndarray:
         AX = Af.ints.dot(X)  # at scale 2^-(Af.F + Fx)
-        R64, top = _to_float(AX + AX.T + Cs)
-        if not np.any(R64):
-            break
-        corr = _to_ints(lyap64(R64), top - Af.F)
-        X = X + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(X), prev, "a Lyapunov equation"):
-            break
-        prev = _max_abs_int(corr)
-    else:
-        raise NumericalError("iterative refinement of a Lyapunov equation did not converge.")
+        return AX + AX.T + Cs
+
+    X = _refine(X, residual, lyap64, Af.F, "a Lyapunov equation")
     out = mpmath.matrix(n, n)
     for i in range(n):
         for j in range(n):

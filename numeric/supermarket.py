@@ -61,7 +61,7 @@ is then below ``10^-wp`` relative to their scale.  The result is reported for
 the requested ``b``: ``s*`` continues with the tail recursion
 ``s_k = rho s_{k-1}^d`` (the ``y^d`` correction is below the working precision),
 ``W``, ``V`` and ``ftilde`` are padded with zeros (negligible to the same
-precision), and :attr:`SupermarketSolution.truncated_at` says where the levels
+precision), and :attr:`MeanFieldSolution.truncated_at` says where the levels
 were cut; ``J``, ``Q``, ``P`` and ``eigenvalues`` are those of the ``K``
 leading levels (``P``'s tail is not negligible -- it solves the tail's own
 equation -- but it does not enter ``c`` or ``V``).
@@ -81,32 +81,30 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mpmath
 from mpmath import mpf
 
+from derive.models.supermarket import levels_above, occupancy_exponent
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric import lyapunov
-from numeric.equilibrium import (
-    _newton_equilibrium,
-    _shooting,
-    check_b,
-    equilibrium,
-    guard_digits,
-    model_and_params,
-)
+from numeric.equilibrium import check_b, equilibrium, fixed_point_at, model_and_params
+from numeric.model_params import parse_params
 from numeric.precision import (
+    Earned,
     NumericalError,
     agreeing_digits,
     check_dps,
-    entry_errors,
+    earn_digits,
+    guard_ladder,
     parse_lam,
     to_mpf,
     to_str,
 )
+from numeric.quadratic_form import MSpec, quadratic_form
 from numeric.refined import refined_bias
 from numeric.solution import MeanFieldSolution
 
@@ -123,83 +121,6 @@ DIRECT_MAX_B = 40
 AUTO_MAX_B = 2000
 
 ALL_ROUTES = ("shooting", "covariance", "spectral", "kronecker", "iterative")
-
-MSpec = Any  # None | "identity" | "diag:a,b,..." | square matrix | callable b -> matrix
-
-
-#: Older name of the supermarket result; the truncation fields now live on
-#: :class:`numeric.solution.MeanFieldSolution` itself.
-SupermarketSolution = MeanFieldSolution
-
-
-def _m_factory(M: MSpec) -> Callable[[int], mpmath.matrix]:
-    """Turn the ``M`` argument into a function ``b -> symmetric b x b mpmath.matrix``."""
-    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
-        return lambda b: mpmath.eye(b)
-    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
-        items = [x for x in M.strip()[5:].split(",") if x.strip()]
-        if not items:
-            raise ParameterError("M = diag:... needs at least one entry, e.g. diag:1,0,0.")
-        entries = [to_mpf("M", x) for x in items]
-
-        def diag(b: int) -> mpmath.matrix:
-            if len(entries) > b:
-                raise ParameterError(
-                    f"M has {len(entries)} diagonal entries but b = {b}; give at most b entries."
-                )
-            vals = [to_mpf("M", x) for x in items] + [mpf(0)] * (b - len(entries))
-            return mpmath.diag(vals)
-
-        return diag
-    if isinstance(M, str):
-        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
-    if callable(M):
-        return lambda b: _check_m(_as_matrix(M(b)), b)
-    fixed = M
-
-    def given(b: int) -> mpmath.matrix:
-        return _check_m(_as_matrix(fixed), b)
-
-    return given
-
-
-def _as_matrix(M: Any) -> mpmath.matrix:
-    """``M`` as an mpmath matrix; anything that is not a real matrix is a ParameterError."""
-    try:
-        if hasattr(M, "tolist") and not isinstance(M, mpmath.matrix):
-            M = M.tolist()
-        out = mpmath.matrix(M)
-        for i in range(out.rows):
-            for j in range(out.cols):
-                if not isinstance(out[i, j], mpf):
-                    raise TypeError
-        return out
-    except (TypeError, ValueError, IndexError):
-        raise ParameterError(
-            "M must be 'identity', 'diag:a,b,...' or a square matrix of real numbers."
-        ) from None
-
-
-def _check_m(M: mpmath.matrix, b: int) -> mpmath.matrix:
-    if M.rows != b or M.cols != b:
-        raise ParameterError(f"M must be a {b} x {b} matrix (b = {b}), got {M.rows} x {M.cols}.")
-    for i in range(b):
-        for j in range(b):
-            if not mpmath.isfinite(M[i, j]):
-                raise ParameterError(f"M must have finite entries, got M[{i}, {j}] = {M[i, j]}.")
-    for i in range(b):
-        for j in range(i):
-            if M[i, j] != M[j, i]:
-                raise ParameterError("M must be symmetric.")
-    return M
-
-
-def _fixed_point(lam: mpf, mu: mpf, b: int, d: int, N: int | None, wp: int) -> list[mpf]:
-    """``s*`` with ``wp`` correct digits (shooting with its own guard digits)."""
-    if N is not None:
-        return _newton_equilibrium(lam, mu, b, d, N, wp)
-    with mpmath.workdps(wp + guard_digits(b, d, lam / mu)):
-        return _shooting(lam / mu, b, d)
 
 
 def _routes_at(
@@ -223,7 +144,7 @@ def _routes_at(
     with mpmath.workdps(wp):
         lam = to_mpf("lam", lam_in)
         mu = to_mpf("mu", mu_in)
-    s = _fixed_point(lam, mu, b, d, N, wp)
+    s = fixed_point_at(lam, mu, b, d, N, wp)
     out: dict[str, Any] = {}
     direct = b <= DIRECT_MAX_B
     with mpmath.workdps(wp):
@@ -259,7 +180,7 @@ def _routes_at(
         extra = lyapunov.spectral_guard_digits(J)
         if extra <= SPECTRAL_MAX_GUARD and b <= SPECTRAL_MAX_B:
             wps = wp + math.ceil(extra) + 10
-            s2 = _fixed_point(lam, mu, b, d, N, wps)
+            s2 = fixed_point_at(lam, mu, b, d, N, wps)
             with mpmath.workdps(wps):
                 J2, Q2 = k.jac(s2, p), k.Q(s2, p)
                 out["spectral"] = _trace_product(lyapunov.solve_spectral(J2, Mf(b)), Q2)
@@ -280,7 +201,7 @@ def _mp_kernels(model: Any) -> Any:
 
 def _trace_product(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
     """``tr(A B)`` over the stored entries of the sparser factor (``O(nnz)``)."""
-    ea, eb = lyapunov._stored(A), lyapunov._stored(B)
+    ea, eb = lyapunov.stored_entries(A), lyapunov.stored_entries(B)
     if len(eb) < len(ea):
         ea, eb = eb, ea
     return mpmath.fsum(v * eb[j, i] for (i, j), v in ea.items() if (j, i) in eb)
@@ -314,11 +235,14 @@ def _inf_buffer(lam: mpf, mu: mpf, d: int, dps: int) -> int:
 
 
 def _coupling_log10(lam: mpf, mu: mpf, d: int, k: int) -> float:
-    """``log10(lam d s_k^(d-1))`` with the infinite-buffer bound ``s_k <= rho^((d^k-1)/(d-1))``."""
+    """``log10(lam d s_k^(d-1))`` with the infinite-buffer bound ``s_k <= rho^(e_k)``
+    (:func:`derive.models.supermarket.occupancy_exponent`; ``(d - 1) e_k = d^k - 1``)."""
     with mpmath.workdps(20):
         log_rho = float(mpmath.log10(lam / mu))
         head = float(mpmath.log10(lam * d))
-    return head + float(d**k - 1) * log_rho if k < 4000 else -math.inf
+    if k >= 4000:
+        return -math.inf
+    return head + float((d - 1) * occupancy_exponent(d, k)) * log_rho
 
 
 def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> int:
@@ -338,27 +262,17 @@ def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -
 
 def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
     """Predicted ``b = "auto"``: the first level ``k`` with ``s*_k`` below ``10^-(dps + 2)``
-    (infinite-buffer bound ``s*_k <= rho^((d^k - 1)/(d - 1))``, ``rho^k`` for ``d = 1``).
-
-    With ``delta = -log10 rho > 0`` this is the least ``k`` with
-    ``(d^k - 1)/(d - 1) delta >= dps + 2``, i.e.
-    ``k = ceil(log_d(1 + (dps + 2)(d - 1)/delta))``.  ``delta`` is computed from
-    ``1 - rho`` with ``log1p``, so a ``rho`` within ``1e-20`` of 1 does not round
-    to 1.
-    """
+    (the infinite-buffer bound ``s*_k <= rho^(e_k)``): one more than the
+    :func:`derive.models.supermarket.levels_above` ``10^-(dps + 2)``."""
     with mpmath.workdps(30):
         gap = (mu - lam) / mu  # relative rounding only: exact enough for any tiny gap
         if gap <= 0:
             raise ParameterError(
                 f"b = auto needs lam < mu (got lam/mu = {mpmath.nstr(lam / mu, 8)})."
             )
-        decay = -mpmath.log1p(-gap) / mpmath.log(10)  # -log10(rho) > 0
-    need = dps + 2
-    if d == 1:
-        return int(mpmath.ceil(need / decay))
-    with mpmath.workdps(30):
-        k = mpmath.ceil(mpmath.log(1 + need * (d - 1) / decay) / mpmath.log(d))
-    return max(1, int(k))
+    with mpmath.workdps(30 + max(0, -int(mpmath.floor(mpmath.log10(gap))))):
+        rho = 1 - gap  # digits enough that rho - 1 gives the gap back to 30 digits
+    return levels_above(rho, d, dps + 2) + 1
 
 
 def check_cost(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> None:
@@ -400,7 +314,7 @@ def truncation_level(
     if K0 >= b:
         return None
     with mpmath.workdps(30):
-        s = _fixed_point(lam_, mu_, K0, d, None, 20)
+        s = fixed_point_at(lam_, mu_, K0, d, None, 20)
         model, p = model_and_params(K0, d, lam_, mu_, None)
         J = _mp_kernels(model).jac(s, p)
         J64 = lyapunov.float64_matrix(J)
@@ -418,7 +332,7 @@ def _pad(sol: dict, b: int, K: int, rho: mpf, d: int) -> dict:
     while len(s) < b:
         s.append(rho * s[-1] ** d)
     W = mpmath.matrix(b, b)
-    W._matrix__data.update(lyapunov._stored(sol["W"]))
+    W._matrix__data.update(lyapunov.stored_entries(sol["W"]))
     zeros = [mpf(0)] * (b - K)
     return {
         "s": s,
@@ -467,7 +381,7 @@ def solve(
     N: int | None = None,
     routes: tuple[str, ...] = ALL_ROUTES,
     truncate: bool = True,
-) -> SupermarketSolution:
+) -> MeanFieldSolution:
     """Equilibrium, ``P``, ``W``, ``V`` and the constant ``c`` for one buffer size.
 
     Parameters
@@ -496,117 +410,69 @@ def solve(
 
     Returns
     -------
-    SupermarketSolution
+    MeanFieldSolution
         A :class:`numeric.MeanFieldSolution` for the requested ``b``, plus
         ``truncated_at`` and ``note``.
     """
     lam_, d, dps, mu_, N = _validate(lam, d, dps, mu, N, replacement)
-    b = check_b(b)
-    if b == "inf":
-        if N is not None:
-            raise ParameterError("b must be a finite integer >= 1 when replacement is False.")
-        b = _inf_buffer(lam_, mu_, d, dps)
+    b = _check_buffer(b, lam_, mu_, d, dps, N)
     unknown = set(routes) - set(ALL_ROUTES)
     if unknown:
         raise ParameterError(
             f"routes must be among {', '.join(ALL_ROUTES)}, got {sorted(unknown)}."
         )
-    Mfull = _m_factory(M)
+    Mfull = quadratic_form(M)
     Mfull(b)  # validate now
-    if truncate:
-        check_cost(lam_, mu_, b, d, N, dps)
-    else:
-        check_cost(lam_, mu_, b, 1, N, dps)  # every level is solved
+    check_cost(lam_, mu_, b, d if truncate else 1, N, dps)  # d = 1: every level is solved
     K = truncation_level(lam_, b, d, wp=dps + 10, mu=mu_, N=N) if truncate else None
     n = b if K is None else K
-
-    def Mf(size: int) -> mpmath.matrix:
-        full = Mfull(b)
-        if size == b:
-            return full
-        head = mpmath.matrix(size, size)  # the leading block (module docstring)
-        for (i, j), v in lyapunov._stored(full).items():
-            if i < size and j < size:
-                head[i, j] = v
-        return head
-
     direct = n <= DIRECT_MAX_B
     reference = "shooting" if direct else "iterative"
-    if direct:
-        with mpmath.workdps(dps + 20):
-            s_probe = _fixed_point(lam_, mu_, n, d, N, 20)
-            model, p = model_and_params(n, d, +lam_, +mu_, N)
-            J_probe = _mp_kernels(model).jac(s_probe, p)
-            growth = max(lyapunov.shooting_growth_digits(J_probe), 0)
-    else:
-        growth = 0  # iterative refinement has no recursion to amplify rounding
-    guard = growth + 10
+    others = tuple(r for r in routes if r not in ("shooting", reference))
+    if not direct:
+        others = tuple(r for r in others if r not in ("spectral", "kronecker"))
+    Mf = _leading_block(Mfull, b)
+    growth = _shooting_growth(lam_, mu_, n, d, N, dps) if direct else 0
     shared: dict = {}
-    for _attempt in range(3):
-        wp1 = dps + guard
-        wp2 = wp1 + max(10, dps // 10)
-        others = tuple(r for r in routes if r not in ("shooting", reference))
-        if not direct:
-            others = tuple(r for r in others if r not in ("spectral", "kronecker"))
-        low = _routes_at(
-            lam_, mu_, n, d, N, Mf, wp1, ("covariance", *others), full=False, shared=shared
-        )
+
+    def route_values(low: dict) -> dict[str, mpf]:
+        return {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps, growth + 10),
+        lambda wp: _routes_at(
+            lam_, mu_, n, d, N, Mf, wp, ("covariance", *others), full=False, shared=shared
+        ),
         # W (hence V) at both precisions too: their entries' errors are measured
-        high = _routes_at(
-            lam_, mu_, n, d, N, Mf, wp2, (reference, "covariance"), full=False, shared=shared
-        )
-        ref = high[reference]
-        values = {r: v for r, v in low.items() if r in ALL_ROUTES and r != reference}
-        digits = min(agreeing_digits(ref, v) for v in values.values())
-        if digits >= dps:
-            break
-        guard += dps + 20
-    else:
-        raise NumericalError(
-            f"the routes agree on only {digits} of the {dps} requested digits "
-            f"(b = {n}, lam = {mpmath.nstr(lam_, 12)}); no result is reported."
-        )
-    with mpmath.workdps(dps + 10):
-        eig = lyapunov.eigenvalues(high["J"]) if direct else lyapunov.eigenvalues_float64(high["J"])
-        if not eig[-1] < 0:
-            raise ParameterError(
-                f"lam = {mpmath.nstr(lam_, 12)} gives a Jacobian that is not Hurwitz "
-                f"(largest eigenvalue {mpmath.nstr(eig[-1], 5)})."
-            )
-    with mpmath.workdps(wp1):
-        kl = low["kernels"]
-        V_low = refined_bias(low["J"], low["W"], kl.hess_index, kl.hess_values(low["s"], low["p"]))
-    with mpmath.workdps(wp2):
-        k = high["kernels"]
-        J = high["J"]
-        V = refined_bias(J, high["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
-        ftilde = k.ftilde(high["s"], high["p"])
-        parts = {"s": high["s"], "W": high["W"], "V": V, "ftilde": ftilde}
-        errors = {
-            "s_star": entry_errors(high["s"], low["s"], wp1),
-            "V": entry_errors(V, V_low, wp1),
-            "W": entry_errors(_flat(high["W"]), _flat(low["W"]), wp1),
-        }
-    with mpmath.workdps(wp1):
-        note = ""
-        if K is not None:
+        lambda wp: _routes_at(
+            lam_, mu_, n, d, N, Mf, wp, (reference, "covariance"), full=False, shared=shared
+        ),
+        lambda low, high: min(
+            agreeing_digits(high[reference], v) for v in route_values(low).values()
+        ),
+        who="the routes",
+        where=f"b = {n}, lam = {mpmath.nstr(lam_, 12)}",
+    )
+    low, high = earned.low, earned.high
+    eig = _hurwitz_eigenvalues(high["J"], direct, lam_, dps)
+    parts, errors = _bias_and_errors(earned)
+    note = ""
+    if K is not None:
+        with mpmath.workdps(earned.wp_low):
             parts = _pad(parts, b, K, lam_ / mu_, d)
             errors = _pad_errors(errors, parts, b, K, dps)
-            note = (
-                f"levels {K + 1}..{b} truncated: their coupling to the first {K} levels is "
-                f"below 10^-{dps + 10} relative (s*_{K} = {mpmath.nstr(high['s'][-1], 3)}); "
-                "J, Q, P and the eigenvalues are of the first "
-                f"{K} levels, s*, V, W and ftilde padded to b = {b}."
-            )
+            note = _truncation_note(K, b, dps, high["s"][-1])
+    ref = high[reference]
     methods = {reference: to_str(ref, dps)}
-    methods.update({r: to_str(v, dps) for r, v in values.items()})
-    return SupermarketSolution(
+    methods.update({r: to_str(v, dps) for r, v in route_values(low).items()})
+    return MeanFieldSolution(
         lam=high["lam"],
         b=b,
         d=d,
         dps=dps,
         s_star=parts["s"],
-        J=J,
+        J=high["J"],
         ftilde=parts["ftilde"],
         Q=high["Q"],
         P=high["P"],
@@ -614,11 +480,92 @@ def solve(
         V=parts["V"],
         eigenvalues=eig,
         constant=ref,
-        digits=min(digits, dps),
+        digits=min(earned.digits, dps),
         methods=methods,
         truncated_at=K,
         note=note,
         errors=errors,
+    )
+
+
+def _check_buffer(b: Any, lam: mpf, mu: mpf, d: int, dps: int, N: int | None) -> int:
+    """The buffer ``b`` as an integer (``"inf"``: where ``s*_k`` falls below ``10^-dps``)."""
+    b = check_b(b)
+    if b == "inf":
+        if N is not None:
+            raise ParameterError("b must be a finite integer >= 1 when replacement is False.")
+        b = _inf_buffer(lam, mu, d, dps)
+    return b
+
+
+def _leading_block(Mfull: Callable[[int], mpmath.matrix], b: int) -> Callable[[int], mpmath.matrix]:
+    """``size -> M``'s leading ``size x size`` block: the observable of the ``K``
+    kept levels when the tail is truncated (module docstring)."""
+
+    def Mf(size: int) -> mpmath.matrix:
+        full = Mfull(b)
+        if size == b:
+            return full
+        head = mpmath.matrix(size, size)
+        for (i, j), v in lyapunov.stored_entries(full).items():
+            if i < size and j < size:
+                head[i, j] = v
+        return head
+
+    return Mf
+
+
+def _shooting_growth(lam: mpf, mu: mpf, n: int, d: int, N: int | None, dps: int) -> int:
+    """Digits the column shooting of ``P`` and ``W`` loses on the ``n``-level
+    Jacobian (:func:`numeric.lyapunov.shooting_growth_digits`, from a 20-digit probe)."""
+    with mpmath.workdps(dps + 20):
+        s_probe = fixed_point_at(lam, mu, n, d, N, 20)
+        model, p = model_and_params(n, d, +lam, +mu, N)
+        J_probe = _mp_kernels(model).jac(s_probe, p)
+        return max(lyapunov.shooting_growth_digits(J_probe), 0)
+
+
+def _hurwitz_eigenvalues(J: mpmath.matrix, direct: bool, lam: mpf, dps: int) -> list:
+    """The eigenvalues of ``J`` (mpmath up to :data:`DIRECT_MAX_B` levels, else
+    float64), refusing (:class:`ParameterError`) a ``J`` that is not Hurwitz."""
+    with mpmath.workdps(dps + 10):
+        eig = lyapunov.eigenvalues(J) if direct else lyapunov.eigenvalues_float64(J)
+        if not eig[-1] < 0:
+            raise ParameterError(
+                f"lam = {mpmath.nstr(lam, 12)} gives a Jacobian that is not Hurwitz "
+                f"(largest eigenvalue {mpmath.nstr(eig[-1], 5)})."
+            )
+    return eig
+
+
+def _bias_and_errors(earned: Earned) -> tuple[dict, dict]:
+    """``s*``, ``W``, the refined bias ``V`` and ``ftilde`` of the higher precision,
+    with the per-entry errors of ``s*``, ``V`` and ``W`` from the two precisions
+    (:meth:`numeric.precision.Earned.errors`)."""
+    low, high = earned.low, earned.high
+    with mpmath.workdps(earned.wp_low):
+        kl = low["kernels"]
+        V_low = refined_bias(low["J"], low["W"], kl.hess_index, kl.hess_values(low["s"], low["p"]))
+    with mpmath.workdps(earned.wp_high):
+        k = high["kernels"]
+        V = refined_bias(high["J"], high["W"], k.hess_index, k.hess_values(high["s"], high["p"]))
+        ftilde = k.ftilde(high["s"], high["p"])
+        parts = {"s": high["s"], "W": high["W"], "V": V, "ftilde": ftilde}
+        errors = {
+            "s_star": earned.errors(high["s"], low["s"]),
+            "V": earned.errors(V, V_low),
+            "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+        }
+    return parts, errors
+
+
+def _truncation_note(K: int, b: int, dps: int, s_K: mpf) -> str:
+    """The sentence :attr:`MeanFieldSolution.note` carries for a truncated solve."""
+    return (
+        f"levels {K + 1}..{b} truncated: their coupling to the first {K} levels is "
+        f"below 10^-{dps + 10} relative (s*_{K} = {mpmath.nstr(s_K, 3)}); "
+        "J, Q, P and the eigenvalues are of the first "
+        f"{K} levels, s*, V, W and ftilde padded to b = {b}."
     )
 
 
@@ -637,7 +584,7 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
             "lam must be < mu for b = auto or inf (for lam >= mu the constant grows "
             "without limit in b); give an integer b."
         )
-    Mf = _m_factory(M)
+    Mf = quadratic_form(M)
     predicted = auto_levels(lam_, mu_, d, dps)
     if predicted > DIRECT_MAX_B:
         fall = "geometrically (s*_k ~ rho^k)" if d == 1 else "doubly exponentially"
@@ -652,7 +599,7 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     for b in range(1, DIRECT_MAX_B + 1):
         with mpmath.workdps(wp + 20):
             model, p = model_and_params(b, d, +lam_, +mu_, None)
-            s = _fixed_point(lam_, mu_, b, d, None, 20)
+            s = fixed_point_at(lam_, mu_, b, d, None, 20)
             growth = lyapunov.shooting_growth_digits(_mp_kernels(model).jac(s, p))
         c = _routes_at(lam_, mu_, b, d, None, Mf, wp + growth, ("shooting",), full=False)[
             "shooting"
@@ -678,7 +625,7 @@ def bound(
     dps: int = 30,
     M: MSpec = None,
     truncate: bool = True,
-) -> SupermarketSolution:
+) -> MeanFieldSolution:
     """Theorem 1's constant with ``b = "auto"``, ``"inf"`` or an integer buffer.
 
     ``E[(S - s*)^T M (S - s*)] ~ c/N``; for ``M = I`` the bound is ``c/N``
@@ -690,3 +637,43 @@ def bound(
     if b == "auto":
         b = auto_buffer(lam, d, dps=dps, M=M)
     return solve(lam, b, d, dps=dps, M=M, truncate=truncate)
+
+
+def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:
+    """The fast path of the supermarket family (and JSQ(L)): :func:`solve` on the
+    rates the model's ``info.structure`` names, reported in the model's terms
+    (registered in :mod:`numeric.fast_paths`)."""
+    st = model.info.structure
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    sol = solve(
+        params[st["arrival"]],
+        model.b,
+        st["d"],
+        dps=dps,
+        M=M,
+        mu=mu,
+        replacement=st["replacement"],
+        N=None if st["replacement"] else params["N"],
+    )
+    with mpmath.workdps(dps + 10):
+        values = parse_params(model, params)
+    sol.model = model.name
+    sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
+    sol.free = list(range(model.b))
+    return sol
+
+
+def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
+    """``s*`` of a supermarket-family model by the O(b) shooting
+    (:func:`numeric.equilibrium.equilibrium`), 20 digits rounded to float64;
+    ``None`` for sampling without replacement."""
+    import numpy as np
+
+    st = model.info.structure
+    if not st.get("replacement"):
+        return None
+    service = st.get("service")
+    mu = params[service] if service else str(st["mu"])
+    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    return np.array([float(v) for v in s])

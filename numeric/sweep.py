@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from derive import supermarket
+from derive.models.supermarket import occupancy_exponent
 from mfstein.errors import ParameterError, check_int
 from numeric.precision import IllConditionedWarning, limited_blas
 
@@ -172,15 +173,16 @@ FLOAT_NEGLIGIBLE = 1e-60
 
 def _float_levels(lam: float, b: int, d: int) -> int:
     """Buffer the float64 path solves: ``b``, or fewer levels when the occupancy
-    ``lam^((d^k - 1)/(d - 1))`` (``lam^k`` for ``d = 1``) of the infinite-buffer
-    fixed point falls below :data:`FLOAT_NEGLIGIBLE` (``lam < 1``), plus two."""
+    ``lam^(e_k)`` (:func:`derive.models.supermarket.occupancy_exponent`) of the
+    infinite-buffer fixed point falls below :data:`FLOAT_NEGLIGIBLE` (``lam < 1``),
+    plus two."""
     if lam >= 1.0:
         return b
     log_s, k = 0.0, 0
     log_floor = np.log(FLOAT_NEGLIGIBLE)
     while k < b and log_s > log_floor:
         k += 1
-        log_s = np.log(lam) * ((d**k - 1) // (d - 1) if d > 1 else k)
+        log_s = np.log(lam) * occupancy_exponent(d, k)
     return min(b, k + 2)
 
 

@@ -510,15 +510,15 @@ class _MomentSystem:
 
     Only the kernel evaluations and the rounding of the exact rational maps
     (``T`` and the reduction of the derivative tensors) differ; the moment
-    equations themselves are :func:`numeric.expansion._assemble_D` and
-    :func:`numeric.expansion._G_and_A_terms`, the same as the stationary solver's.
+    equations themselves are :func:`numeric.expansion.assemble_D` and
+    :func:`numeric.expansion.G_and_A_terms`, the same as the stationary solver's.
     """
 
     def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
-        from numeric.expansion import _Arith
+        from numeric.expansion import Arith
 
         self.st, self.order, self.n, self.mp = st, order, st.n, mp
-        self.ar = _Arith(None, mp=mp)
+        self.ar = Arith(None, mp=mp)
         backend = "mpmath" if mp else "numba"
         k64 = st.rm.k64
         self.k64 = k64
@@ -619,7 +619,7 @@ class _MomentSystem:
         return out / 2
 
     def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
-        from numeric.expansion import _assemble_D, _G_and_A_terms, _sym3
+        from numeric.expansion import G_and_A_terms, assemble_D, sym3
 
         n, p, ar = self.n, self._params(), self.ar
         x = y[:n]
@@ -645,10 +645,10 @@ class _MomentSystem:
         for name, m in self.objs.items():
             vals = self._reduce(name, getattr(self.k2, f"{name}_values")(si, p))
             objs[name] = list(zip(m.tuples(), vals, strict=True))
-        D = _assemble_D(ar, n, W, V, Q, objs)
+        D = assemble_D(ar, n, W, V, Q, objs)
         # C is symmetric, so (J (+) J (+) J) C = sym3(J x1 C): one matrix product
-        LC = _sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
-        G, a_part = _G_and_A_terms(ar, n, W, V, C, objs)
+        LC = sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
+        G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
         G = (G + G.T) / 2
         JB = J @ B
         dB = JB + JB.T + G
@@ -796,7 +796,7 @@ def _mpmath(
     number of significant digits on which the two runs agree, norm-wise for each
     of ``x, V, W (, A, B)`` at each time; the per-entry errors (same shapes,
     :func:`numeric.precision.entry_errors`) are what printing uses."""
-    from numeric.general import _norm_digits
+    from numeric.precision import agreeing_digits, earn_digits
 
     limit = MP_ORDER2_MAX_N if order == 2 else MP_MAX_N
     if st.n > limit:
@@ -804,36 +804,36 @@ def _mpmath(
             f"the mpmath route (dps) of order {order} handles at most {limit} free "
             f"coordinates; model {st.model.name} has {st.n}; omit dps for the float64 route."
         )
-    guard = 10
-    digits = 0
-    for _ in range(2):
-        low = _mp_run(st, times, order, dps + guard)
-        high = _mp_run(st, times, order, dps + 2 * guard)
-        with mpmath.workdps(dps + 2 * guard):
-            digits = min(
-                _norm_digits(list(high[name][k].flat), list(low[name][k].flat))
-                for name in high
-                for k in range(len(times))
-            )
-        if digits >= dps:
-            break
-        guard += dps
-    else:
-        raise NumericalError(
-            f"the two working precisions of the mpmath transient agree on only {digits} of "
-            f"the {dps} requested digits (model {st.model.name}); no result is reported."
-        )
-    from numeric.precision import entry_errors
 
-    with mpmath.workdps(dps + 2 * guard):
-        errors = {
-            name: np.array(
-                entry_errors(list(high[name].flat), list(low[name].flat), dps + guard),
-                dtype=object,
-            ).reshape(high[name].shape)
+    def run(wp: int) -> dict[str, np.ndarray]:
+        return _mp_run(st, times, order, wp)
+
+    def agreement(low: dict, high: dict) -> int:
+        return min(
+            agreeing_digits(list(high[name][k].flat), list(low[name][k].flat))
             for name in high
-        }
-    return high, min(digits, dps), (dps + guard, dps + 2 * guard), errors
+            for k in range(len(times))
+        )
+
+    # the guard g = 10, then 10 + dps: (dps + g, dps + 2 g)
+    ladder = [(dps + g, dps + 2 * g) for g in (10, 10 + dps)]
+    earned = earn_digits(
+        dps,
+        ladder,
+        run,
+        run,
+        agreement,
+        who="the two working precisions of the mpmath transient",
+        where=f"model {st.model.name}",
+    )
+    high, low = earned.high, earned.low
+    errors = {
+        name: np.array(
+            earned.errors(list(high[name].flat), list(low[name].flat)), dtype=object
+        ).reshape(high[name].shape)
+        for name in high
+    }
+    return high, min(earned.digits, dps), (earned.wp_low, earned.wp_high), errors
 
 
 def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:

@@ -76,8 +76,8 @@ def solve_truncated(
     """The solution of ``model`` from its kept coordinates (module docstring), or
     ``None`` when nothing is negligible or the check at working precision fails."""
     from numeric.general import solve_general, start_point
+    from numeric.quadratic_form import quadratic_form
     from numeric.structure import padded_residual, restricted_model
-    from numeric.supermarket import _m_factory
 
     b = model.b
     if b < MIN_B:
@@ -90,7 +90,7 @@ def solve_truncated(
     sub = restricted_model(model, dropped)
     Msub = None
     if M is not None:
-        Mb = _m_factory(M)(b)
+        Mb = quadratic_form(M)(b)
         Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
     sub_start = None
     if start is not None:
@@ -107,8 +107,6 @@ def solve_truncated(
     if bad > delta:
         return None
     if order == 2:
-        from numeric.mean_field import add_second_order
-
         add_second_order(sol, sub, params, dps=dps, M=Msub, start=sub_start)
     return _pad(sol, model, kept, bad, delta)
 
@@ -204,3 +202,27 @@ def _pad(
                 rows[i] = list(sol.free_map[a])
             out.free_map = rows
     return out
+
+
+def add_second_order(
+    sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
+) -> MeanFieldSolution:
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion`;
+    on the coordinates that matter when some are negligible, :func:`solve_truncated`)."""
+    from numeric.expansion import second_order
+
+    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
+    if cut is not None:
+        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
+        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
+        sol.C, sol.free_map = cut.C, cut.free_map
+        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
+        sol.notes.append(f"order 2: {cut.note}")
+        return sol
+
+    so = second_order(model, params, dps=dps, M=M, start=start)
+    sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
+    sol.errors.update(so.errors)
+    sol.C, sol.free_map = so.C, so.free_map
+    sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
+    return sol

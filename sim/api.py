@@ -171,7 +171,7 @@ def simulate(
 
         model, params = as_model(model, params)
     if not isinstance(model, Model):
-        from numeric.exact.general import prepare
+        from numeric.prepared import prepare
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)

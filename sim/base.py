@@ -255,9 +255,10 @@ class Simulator(ABC):
     ) -> None:
         from mfstein.errors import check_int
         from mfstein.limits import SIM_MAX_N
-        from numeric.exact.general import prepare
+        from numeric.prepared import prepare
 
-        model, given, values = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
+        prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
+        model, given, values = prepared.model, prepared.params, prepared.values
         self.model = model
         self.N = int(N)
         self.params = given

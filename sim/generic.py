@@ -188,9 +188,9 @@ class GenericSimulator(Simulator):
     def _prepare(self) -> None:
         import mpmath
 
-        from numeric.exact.general import _mean_field
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.general import start_point
+        from numeric.prepared import mean_field
         from sim.aggregated import thin_bits
         from sim.generic_kernels import chain_module
 
@@ -201,7 +201,7 @@ class GenericSimulator(Simulator):
             s0 = start_point(model, start, values)
         lattice = make_lattice(model, N, truncation)
         n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
-        mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+        mf, note = mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.errors import ParameterError
 from sim import pi_kernels as K
 from sim import runner, stats, summary
-from sim.pi_model import PIModel, check_load, make_model
 
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
@@ -67,7 +67,7 @@ class PISpec:
     Attributes
     ----------
     model:
-        The validated model (:func:`sim.pi_model.make_model`).
+        The validated model (:func:`derive.models.persistent_idle.make_model`).
     policy:
         One of :data:`sim.pi_kernels.POLICIES`.
     check_bound:

@@ -40,3 +40,41 @@ def pytest_configure(config: pytest.Config) -> None:
     # notebooks executed by the tests, rendered by the documentation build (tests/test_docs.py)
     executed = cache.mkdir("executed-notebooks") if cache is not None else tempfile.mkdtemp()
     os.environ["MFSTEIN_EXECUTED_NOTEBOOKS"] = str(executed)
+
+
+@pytest.fixture(scope="session")
+def transposed_generator():
+    """``Q^T`` of a finite-N chain on given states, assembled independently of
+    numeric.exact's assembly (a dict of the states, the model's float kernel called
+    state by state): ``Q[n, n + l] = N beta_l(n / N)``, ``Q[n, n] = -sum_l N beta_l(n / N)``.
+
+    ``build(states, kern, p, N)`` returns ``(QT, up)`` with ``up[i]`` the summed
+    intensity ``beta_l(n_i / N)`` of the jumps that raise the total (``sum(l) > 0``).
+    """
+    import numpy as np
+    import scipy.sparse as sps
+
+    def build(states, kern, p, N):
+        states = np.asarray(states, dtype=np.int64)
+        jumps = np.asarray(kern.jumps, dtype=np.int64)
+        index = {tuple(n): i for i, n in enumerate(states.tolist())}
+        S = states.shape[0]
+        rows, cols, vals = [], [], []
+        exit_rate, up = np.zeros(S), np.zeros(S)
+        R = np.empty(jumps.shape[0])
+        for i, n in enumerate(states):
+            kern.rates_into(n / N, np.asarray(p, dtype=np.float64), R)
+            for t, jump in enumerate(jumps):
+                if R[t] > 0.0:
+                    rows.append(index[tuple((n + jump).tolist())])
+                    cols.append(i)
+                    vals.append(N * R[t])
+                    exit_rate[i] += N * R[t]
+                    if jump.sum() > 0:
+                        up[i] += R[t]
+        off = sps.csr_matrix((vals, (rows, cols)), shape=(S, S))
+        QT = (off - sps.diags(exit_rate)).tocsr()
+        QT.sort_indices()
+        return QT, up
+
+    return build

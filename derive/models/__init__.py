@@ -10,6 +10,9 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``bike_sharing`` stations of finite capacity (:mod:`derive.models.bike_sharing`);
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 
+Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
+Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
+
 Your own model
 --------------
 Write a Python file with a factory -- a function taking no arguments, or only

@@ -189,7 +189,8 @@ def run_refined(args: argparse.Namespace) -> int:
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
         from mfstein.limits import check_time, second_order_seconds
-        from numeric.mean_field import add_second_order, supermarket_model
+        from numeric.mean_field import supermarket_model
+        from numeric.truncation import add_second_order
 
         for _, s in sols:
             check_time(

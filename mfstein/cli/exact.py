@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
     from mfstein.errors import check_int
-    from numeric.exact.solve import solve_exact
+    from numeric.exact.supermarket import solve_exact
 
     if args.model is not None or args.mu is not None:
         args.model = args.model or "supermarket"

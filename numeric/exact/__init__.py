@@ -3,7 +3,7 @@
 ``numeric.exact.solve(model, params, *, N, ...)`` for any model (``model`` a
 :class:`derive.Model` or a name :func:`derive.models.load_model` takes) is the
 one implementation; the supermarket family's fast path
-(:func:`numeric.exact.solve.supermarket_fast`, registered in
+(:func:`numeric.exact.supermarket.supermarket_fast`, registered in
 :mod:`numeric.exact.fast_paths`) is chosen by it, and the paper's short form
 ``solve_exact(N, lam, b, d)`` builds the supermarket model and calls it.  Both
 return :class:`ExactResult`.
@@ -21,8 +21,8 @@ from mfstein.lazy import lazy_exports
 _EXPORTS = {
     "ExactResult": "numeric.exact.result",
     "register_fast_path": "numeric.exact.fast_paths",
-    "solve": "numeric.exact.solve",
-    "solve_exact": "numeric.exact.solve",
+    "solve": "numeric.exact.general",
+    "solve_exact": "numeric.exact.supermarket",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -38,18 +38,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from mfstein.errors import NumericalError, ParameterError, check_int
-
-# Imported here, not lazily: binding the submodule numeric.exact.solve to the package
-# must happen before the package binds this module's ``solve`` (numeric.exact.solve is
-# then the function; see numeric/exact/__init__.py).
+from mfstein.errors import NumericalError, ParameterError
+from numeric.exact.fast_paths import fast_path
+from numeric.exact.memory import bytes_per_state, memory_limit_bytes
 from numeric.exact.result import ExactResult
-from numeric.exact.solve import bytes_per_state, memory_limit_bytes
+from numeric.exact.solvers import METHODS
+from numeric.prepared import Placement, prepare
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
@@ -58,8 +56,6 @@ DIRECT_MAX_STATES = 5000
 #: ... and up to this many when at most two coordinates are free (planar lattices
 #: factor with little fill).
 DIRECT_MAX_PLANAR = 400_000
-#: Digits of the mean-field solution used as the centre.
-DPS = 20
 #: Values of ``route`` (:func:`solve`).
 ROUTES = ("auto", "general", "fast")
 
@@ -68,44 +64,6 @@ def _param_text(v: Any) -> str:
     if isinstance(v, float):
         return repr(v)
     return str(v).strip()
-
-
-def prepare(
-    model: Any, N: int, params: Mapping[str, Any] | None
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """Check the model, ``N`` and the parameters; fill ``N`` for N-dependent models.
-
-    Returns ``(model, params, values)`` with ``values`` the parsed ``mpf``
-    parameters (declared ranges enforced, so ``N < d`` without replacement is
-    refused here with the model's own sentence).
-    """
-    import mpmath
-
-    from derive.model import Model
-    from derive.spec import Truncated
-    from numeric.model_params import check_names, parse_params
-
-    if isinstance(model, Truncated):
-        raise ParameterError(
-            f"model {model.name} has infinite buffers (an unbounded state space) and no "
-            "truncation for the finite-N chain; give a finite buffer (e.g. b=20)."
-        )
-    if not isinstance(model, Model):
-        raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
-    N = check_int("N", N, 1)
-    given = dict(params or {})
-    names = [str(q) for q in model.params]
-    if "N" in names:
-        if "N" in given and str(given["N"]).strip() != str(N):
-            raise ParameterError(
-                f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
-                f"got {given['N']!r}."
-            )
-        given["N"] = N
-    given = check_names(model, given)
-    with mpmath.workdps(30):
-        values = parse_params(model, given)
-    return model, given, values
 
 
 def _closed_classes(S: int, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, int]:
@@ -130,20 +88,20 @@ def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float
     """Sparse LU on the pinned system with up to four steps of iterative refinement."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.solvers import _normalise, _pinned, residual
+    from numeric.exact.solvers import normalise, pinned, residual
 
-    A = _pinned(QT, r).tocsc()
+    A = pinned(QT, r).tocsc()
     lu = spla.splu(A)
     rhs = np.zeros(QT.shape[0])
     rhs[r] = 1.0
     x = lu.solve(rhs)
-    pi = _normalise(x)
+    pi = normalise(x)
     res = residual(QT, pi)
     for _ in range(4):
         if res <= tol * qmax:
             break
         x = x + lu.solve(rhs - A @ x)
-        cand = _normalise(x)
+        cand = normalise(x)
         cres = residual(QT, cand)
         if not cres < res:
             break
@@ -219,82 +177,58 @@ def stationary_checked(
     )
 
 
-_LIMITS: dict[Any, Any] = {}
-
-
-def limit_model(model: Any) -> Any:
-    """The ``N -> infinity`` limit of an N-dependent model: every intensity replaced by
-    its limit (e.g. ``C(N x, d) / C(N, d) -> x^d``), ``N`` removed from the parameters."""
-    hit = _LIMITS.get(model.key)
-    if hit is None:
-        hit = _LIMITS[model.key] = _limit_model(model)
-    return hit
-
-
-def _limit_model(model: Any) -> Any:
-    import dataclasses
-
-    import sympy as sp
-
-    from derive.model import Model, Transition
-    from derive.model import N as N_SYM
-
-    transitions = [
-        Transition(t.jump, sp.simplify(sp.limit(t.rate, N_SYM, sp.oo)), t.label)
-        for t in model.transitions
-    ]
-    info = dataclasses.replace(
-        model.info,
-        parameters=tuple(p for p in model.info.parameters if p.name != "N"),
-        fast_path=None,
-    )
-    params = [q for q in model.params if q != N_SYM]
-    return Model(f"{model.name}-limit", model.states, params, transitions, info=info)
-
-
-def _mean_field(
-    model: Any, params: Mapping[str, Any], start: np.ndarray, N: int, laws: bool, given: bool
-) -> tuple[Any, str | None]:
-    """The mean-field solution used as the centre (same law values as the chain), and a
-    note when it is the ``N -> infinity`` fallback of an N-dependent model."""
-    import numeric
-
-    frac = None if not laws and not given else [str(Fraction(int(v), N)) for v in start]
-    try:
-        return numeric.solve(model, params, dps=DPS, start=frac), None
-    except ParameterError as exc:
-        if "N" not in [str(q) for q in model.params]:
-            raise
-        lim = limit_model(model)
-        rest = {k: v for k, v in params.items() if k != "N"}
-        note = f"{exc} Statistics are centred at the N -> infinity mean field instead."
-        return numeric.solve(lim, rest, dps=DPS, start=frac), note
-
-
 @dataclass
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
 
-    :meth:`setup` checks the input and fixes the lattice, the start and the
-    memory bound (nothing large allocated); :meth:`solve` finds the reachable
-    states, checks that there is one closed class, assembles ``Q^T`` and solves
-    the balance equations to the tolerance (:func:`stationary_checked`).  Used
-    by :func:`solve` and by :func:`numeric.exact.solve._solve_chain`.
+    :meth:`setup` prepares the model (:func:`numeric.prepared.prepare`: the
+    parameters checked, the lattice, its conservation laws and the start fixed
+    by :meth:`numeric.prepared.PreparedModel.place`) and the memory bound
+    (nothing large allocated); :meth:`solve` finds the reachable states, checks
+    that there is one closed class, assembles ``Q^T`` and solves the balance
+    equations to the tolerance (:func:`stationary_checked`).  Used by
+    :func:`solve` and by the supermarket's fast path
+    (:func:`numeric.exact.supermarket.supermarket_fast`).
     """
 
-    model: Any
-    N: int
-    params: dict[str, Any]
-    values: dict[str, Any]
+    placement: Placement
     kern: Any
     exact: Any
     p64: np.ndarray
-    lattice: Any
-    start: np.ndarray
     max_states: int
     notes: list[str]
     #: the last solve (centre key, reach, Q^T, classes, exit rates, pinned state, pi)
     last: Any = field(default=None, repr=False)
+
+    @property
+    def model(self) -> Any:
+        """The :class:`derive.model.Model`."""
+        return self.placement.prepared.model
+
+    @property
+    def N(self) -> int:
+        """The population size."""
+        return self.placement.prepared.N
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The checked parameters by name (:attr:`numeric.prepared.PreparedModel.params`)."""
+        return self.placement.prepared.params
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The parsed parameters (:attr:`numeric.prepared.PreparedModel.values`)."""
+        return self.placement.prepared.values
+
+    @property
+    def lattice(self) -> Any:
+        """The lattice (:attr:`numeric.prepared.Placement.lattice`)."""
+        return self.placement.lattice
+
+    @property
+    def start(self) -> np.ndarray:
+        """The start of the reachability search, in counts."""
+        return self.placement.start
 
     @classmethod
     def setup(
@@ -306,29 +240,28 @@ class Chain:
         truncation: Any,
         memory_limit: float | None,
     ) -> Chain:
-        import mpmath
+        """Prepare ``model`` for ``N`` (see the class docstring); no state is enumerated."""
+        return cls.of(prepare(model, N, params).place(start, truncation), memory_limit)
 
-        from numeric.exact.lattice import ExactRates, make_lattice, round_to_lattice
-        from numeric.general import start_point
+    @classmethod
+    def of(cls, placement: Placement, memory_limit: float | None) -> Chain:
+        """The chain of a model already prepared and placed on its lattice."""
+        from numeric.exact.lattice import ExactRates
 
-        model, given, values = prepare(model, N, params)
-        N = int(N)
+        prepared, lattice = placement.prepared, placement.lattice
+        model = prepared.model
         kern = model.kernels("numba")
         b, nt = model.b, int(kern.jumps.shape[0])
-        with mpmath.workdps(30):
-            s0 = start_point(model, start, values)
-        p64 = np.array([float(values[str(q)]) for q in model.params])
-        exact = ExactRates(model, given)
+        p64 = np.array([float(prepared.values[str(q)]) for q in model.params])
+        exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
             p64 = np.array([float(f) for f in exact.fractions])
-        lattice = make_lattice(model, N, truncation)
-        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
         per_state = bytes_per_state(b, nt) + 8 * nt + 40
         max_states = max(1, memory_limit_bytes(memory_limit) // per_state)
         notes = list(lattice.notes)
         if lattice.truncated:
             notes.append(f"truncated at n_k <= {lattice.upper} (jumps above are blocked)")
-        return cls(model, N, given, values, kern, exact, p64, lattice, n0, max_states, notes)
+        return cls(placement, kern, exact, p64, max_states, notes)
 
     def solve(
         self,
@@ -425,7 +358,7 @@ def solve(
 
     The one implementation of the exact task.  A model whose family registered
     an exact fast path (:mod:`numeric.exact.fast_paths`; the supermarket's,
-    :func:`numeric.exact.solve.supermarket_fast`, on its monotone space) is solved
+    :func:`numeric.exact.supermarket.supermarket_fast`, on its monotone space) is solved
     by it when ``route`` is ``"auto"`` and neither ``start`` nor ``truncation``
     is given; otherwise the general chain below runs.
 
@@ -480,10 +413,6 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
-    from numeric.exact.fast_paths import fast_path
-    from numeric.exact.solvers import METHODS
-    from numeric.refinement import to_float64
-
     t0 = time.perf_counter()
     if route not in ROUTES:
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
@@ -493,12 +422,70 @@ def solve(
         from derive.models import as_model
 
         model, params = as_model(model, params)
-    fast = fast_path(model) if route != "general" else None
-    if fast is not None and start is None and truncation is None:
-        r = fast(
-            model, params, N=N, method=method, tol=tol, memory_limit=memory_limit,
-            progress=progress,
+    if route != "general":
+        general_call = start is not None or truncation is not None
+        r = _by_fast_path(
+            model, params, N=N, route=route, general_call=general_call, method=method,
+            tol=tol, memory_limit=memory_limit, progress=progress,
         )  # fmt: skip
+        if r is not None:
+            return r
+    if tol is None:
+        tol = TOL
+    if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
+        raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
+    ch = Chain.setup(model, N, params, start, truncation, memory_limit)
+    # the mean field first: it is cheap and its failure should cost nothing
+    mf, note = _centre(ch.placement)
+    if note:
+        ch.notes.append(note)
+    centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
+    W = None if mf is None else _w64(mf)
+    solved = ch.solve(centre, method, tol, progress, W)
+    return _result(ch, solved, mf, tol=tol, t0=t0)
+
+
+def _result(ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float) -> ExactResult:
+    """The :class:`ExactResult` of the chain ``ch`` solved (``solved`` is what
+    :meth:`Chain.solve` returns), centred at the mean field ``mf`` (or ``None``)."""
+    reach, pi, res, used, iters, exit_rate = solved
+    if reach.exact_states:
+        ch.notes.append(f"{reach.exact_states} states needed exact rate evaluation")
+    qmax = float(exit_rate.max()) if reach.states.shape[0] else 0.0
+    return ExactResult(
+        model=ch.model.name,
+        N=ch.N,
+        params={k: _param_text(v) for k, v in ch.params.items()},
+        b=ch.model.b,
+        states=reach.states.shape[0],
+        residual=float(res),
+        relative_residual=float(res / qmax) if qmax else 0.0,
+        tolerance=float(tol),
+        pi=pi,
+        state_array=reach.states,
+        start=[int(x) for x in ch.start],
+        law_values=[str(v) for v in ch.lattice.values],
+        seconds=time.perf_counter() - t0,
+        method=used,
+        iterations=iters,
+        exact_states=reach.exact_states,
+        notes=ch.notes,
+        source_model=ch.model,
+        **_mean_field_fields(mf, ch.model.b),
+        **_statistics(ch, reach, pi, mf),
+    )
+
+
+def _by_fast_path(
+    model: Any, params: Any, *, N: int, route: str, general_call: bool, **options: Any
+) -> ExactResult | None:
+    """The answer of ``model``'s registered fast path (:mod:`numeric.exact.fast_paths`),
+    or ``None`` for the general chain: there is no fast path, the call asks for what
+    it cannot honour (``general_call``: a start or a truncation), or it declines this
+    member of its family.  With ``route="fast"`` the ``None`` cases are refused."""
+    fast = fast_path(model)
+    if fast is not None and not general_call:
+        r = fast(model, params, N=N, **options)
         if r is not None:
             return r
     if route == "fast":
@@ -507,100 +494,100 @@ def solve(
             f"route='fast': the exact task has no fast path for {why} (model "
             f"{getattr(model, 'name', model)!r}); use route='auto' or 'general'."
         )
-    if tol is None:
-        tol = TOL
-    if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
-        raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
-    ch = Chain.setup(model, N, params, start, truncation, memory_limit)
-    model, N, given, values, kern, lattice, n0 = (
-        ch.model,
-        ch.N,
-        ch.params,
-        ch.values,
-        ch.kern,
-        ch.lattice,
-        ch.start,
-    )
-    b = model.b
-    # the mean field first: it is cheap and its failure should cost nothing
+    return None
+
+
+def _floats(v: Any) -> np.ndarray:
+    return np.array([float(x) for x in v])
+
+
+def _w64(mf: Any) -> np.ndarray:
+    from numeric.refinement import to_float64
+
+    return to_float64(mf.W)
+
+
+def _centre(placement: Placement) -> tuple[Any, str | None]:
+    """The mean field the statistics are centred at (:meth:`Placement.mean_field`), or
+    ``None`` with a note when its fixed point is unstable: a finite chain has a
+    stationary law even then (a limit cycle), reported without the statistics
+    centred at ``s*``."""
     try:
-        mf, note = _mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+        return placement.mean_field()
     except ParameterError as exc:
-        # a finite chain has a stationary law even when the mean field's fixed point
-        # is unstable (a limit cycle): answer it, without the statistics centred at s*
         if "is not stable" not in str(exc) and "not hyperbolic" not in str(exc):
             raise
-        mf = None
-        note = (
+        return None, (
             f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "
             "centred at s* (n_bias, n_mse) are NaN."
         )
-    if note:
-        ch.notes.append(note)
+
+
+def _mean_field_fields(mf: Any, b: int) -> dict[str, Any]:
+    """``s_star``, ``V``, ``W``, ``constant`` of the result (NaN without a mean field)."""
     if mf is None:
-        s_star = np.full(b, np.nan)
-        W = None
-        centre = np.asarray(n0, dtype=np.float64)
-    else:
-        s_star = np.array([float(v) for v in mf.s_star])
-        W = to_float64(mf.W)
-        centre = N * s_star
-    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, tol, progress, W)
-    notes = ch.notes
-    S = reach.states.shape[0]
-    qmax = float(exit_rate.max()) if S else 0.0
-    X = reach.states / N
+        return {
+            "s_star": np.full(b, np.nan),
+            "V": np.full(b, np.nan),
+            "W": np.full((b, b), np.nan),
+            "constant": float("nan"),
+        }
+    return {
+        "s_star": _floats(mf.s_star),
+        "V": _floats(mf.V),
+        "W": _w64(mf),
+        "constant": float(mf.constant),
+    }
+
+
+def law_moments(states: np.ndarray, pi: np.ndarray, N: int, s_star: np.ndarray) -> dict[str, Any]:
+    """The moments of a stationary law ``pi`` on ``states`` (counts ``n``, ``S = n / N``)
+    that every exact result reports (module docstring, step 4): ``mean = E[S]``,
+    ``n_bias = N (E[S] - s*)``, ``n_mse = N E||S - s*||^2``, ``n_cov = N Cov(S)`` and
+    the marginal pmfs ``P(n_k = j)``, ``j = 0 .. max n_k``."""
+    X = states / N
     mean = pi @ X
     centred = X - mean
     cov = (centred * pi[:, None]).T @ centred
     dev = X - s_star
-    n_mse = N * float(pi @ np.einsum("ij,ij->i", dev, dev))
-    marg = [
-        np.bincount(reach.states[:, k], weights=pi, minlength=int(reach.states[:, k].max()) + 1)
-        for k in range(b)
-    ]
-    up = kern.jumps.sum(axis=1) > 0
+    return {
+        "mean": mean,
+        "n_bias": N * (mean - s_star),
+        "n_mse": N * float(pi @ np.einsum("ij,ij->i", dev, dev)),
+        "n_cov": N * cov,
+        "marginal_pmf": [
+            np.bincount(states[:, k], weights=pi, minlength=int(states[:, k].max()) + 1)
+            for k in range(states.shape[1])
+        ],
+    }
+
+
+def queue_length_pmf(mean: np.ndarray) -> np.ndarray:
+    """``P(Q = k) = E[S_k] - E[S_{k+1}]`` (``S_0 = 1``, ``S_{b+1} = 0``): the queue-length
+    pmf of one server of a monotone (supermarket-like) model, by exchangeability."""
+    padded = np.concatenate([[1.0], mean, [0.0]])
+    return padded[:-1] - padded[1:]
+
+
+def _statistics(ch: Chain, reach: Any, pi: np.ndarray, mf: Any) -> dict[str, Any]:
+    """:func:`law_moments`, the rate of up-jumps, and for the queueing models the
+    queue-length pmf, the mean number of jobs and the blocking probability."""
+    b = ch.model.b
+    s_star = np.full(b, np.nan) if mf is None else _floats(mf.s_star)
+    out = law_moments(reach.states, pi, ch.N, s_star)
+    up = ch.kern.jumps.sum(axis=1) > 0
     up_rate = float(pi @ reach.rates[:, up].sum(axis=1)) if up.any() else 0.0
     pmf = mean_jobs = blocking = None
-    if lattice.kind == "monotone":
-        padded = np.concatenate([[1.0], mean, [0.0]])
-        pmf = padded[:-1] - padded[1:]
-        mean_jobs = float(mean.sum())
-    arrival = model.structure("arrival")
-    if arrival and arrival in given:
-        blocking = 1.0 - up_rate / float(values[arrival])
-    if reach.exact_states:
-        notes.append(f"{reach.exact_states} states needed exact rate evaluation")
-    return ExactResult(
-        model=model.name,
-        N=N,
-        params={k: _param_text(v) for k, v in given.items()},
-        b=b,
-        states=S,
-        residual=float(res),
-        relative_residual=float(res / qmax) if qmax else 0.0,
-        tolerance=float(tol),
-        pi=pi,
-        state_array=reach.states,
-        start=[int(x) for x in n0],
-        law_values=[str(v) for v in lattice.values],
-        s_star=s_star,
-        V=np.full(b, np.nan) if mf is None else np.array([float(v) for v in mf.V]),
-        W=np.full((b, b), np.nan) if W is None else W,
-        constant=float("nan") if mf is None else float(mf.constant),
-        mean=mean,
-        n_bias=N * (mean - s_star),
-        n_mse=n_mse,
-        n_cov=N * cov,
-        marginal_pmf=marg,
-        queue_length_pmf=pmf,
-        mean_jobs=mean_jobs,
-        blocking=blocking,
-        up_rate=up_rate,
-        seconds=time.perf_counter() - t0,
-        method=used,
-        iterations=iters,
-        exact_states=reach.exact_states,
-        notes=notes,
-        source_model=model,
-    )
+    if ch.lattice.kind == "monotone":
+        pmf = queue_length_pmf(out["mean"])
+        mean_jobs = float(out["mean"].sum())
+    arrival = ch.model.structure("arrival")
+    if arrival and arrival in ch.params:
+        blocking = 1.0 - up_rate / float(ch.values[arrival])
+    return {
+        **out,
+        "queue_length_pmf": pmf,
+        "mean_jobs": mean_jobs,
+        "blocking": blocking,
+        "up_rate": up_rate,
+    }

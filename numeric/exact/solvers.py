@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sps
@@ -32,11 +33,8 @@ import scipy.sparse.linalg as spla
 
 from mfstein.jit import numba
 
-#: Solver names accepted by :func:`stationary`.
+#: Solver names accepted by the exact solve (:func:`numeric.exact.general.stationary_checked`).
 METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")
-
-#: ``"auto"`` uses the direct solver up to this many states.
-DIRECT_MAX_STATES = 3000
 
 
 @dataclass
@@ -67,7 +65,7 @@ def residual(QT: sps.csr_matrix, pi: np.ndarray) -> float:
     return float(np.abs(QT @ pi).sum())
 
 
-def _pinned(QT: sps.csr_matrix, r: int) -> sps.csr_matrix:
+def pinned(QT: sps.csr_matrix, r: int) -> sps.csr_matrix:
     """``Q^T`` with row ``r`` replaced by ``e_r`` (sharing the index arrays)."""
     data = QT.data.copy()
     lo, hi = QT.indptr[r], QT.indptr[r + 1]
@@ -168,19 +166,20 @@ def _sgs_split(lp, li, lx, up, ui, ux, diag, v):
     return z
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
-    # entries that are negative by rounding only (|x| at the level of the residual)
+def normalise(x: np.ndarray) -> np.ndarray:
+    """``x / sum(x)`` with the entries that are negative by rounding only (``|x|`` at
+    the level of the residual) set to zero."""
     x = np.where(x < 0.0, 0.0, x)
     return x / x.sum()
 
 
 def solve_direct(QT: sps.csr_matrix, r: int) -> Stationary:
     """Solve by sparse LU on the pinned system (see module docstring)."""
-    A = _pinned(QT, r).tocsc()
+    A = pinned(QT, r).tocsc()
     rhs = np.zeros(QT.shape[0])
     rhs[r] = 1.0
     x = spla.spsolve(A, rhs)
-    pi = _normalise(x)
+    pi = normalise(x)
     return Stationary(pi=pi, residual=residual(QT, pi), method="direct")
 
 
@@ -252,15 +251,9 @@ def solve_krylov(
     """
     if solver not in ("bicgstab", "gmres"):
         raise ValueError(f"solver must be 'bicgstab' or 'gmres', got {solver!r}")
-    A = _pinned(QT, r)
+    A = pinned(QT, r)
     S = QT.shape[0]
-    diag = _diagonal(A.indptr, A.indices, A.data)
-    # the two sweeps read separate triangles (half the memory traffic of _sgs)
-    parts = _split_triangles(A.indptr, A.indices, A.data)
-    M = spla.LinearOperator(
-        (S, S),
-        matvec=lambda v: _sgs_split(*parts, diag, np.ascontiguousarray(v).ravel()),
-    )
+    M = _preconditioner(A)
     rhs = np.zeros(S)
     rhs[r] = 1.0
     x = np.ones(S)
@@ -269,78 +262,126 @@ def solve_krylov(
         if x0.shape != (S,) or not (np.all(np.isfinite(x0)) and np.all(x0 >= 0) and x0[r] > 0):
             raise ValueError("x0 must hold one finite non-negative value per state, > 0 at r")
         x = x0 / x0[r]
-    pi = _normalise(x)
-    # its: iterations so far; since: since the last check; best, x: the best iterate;
-    # mark: a residual the run must halve, at_mark: the iteration it was set
-    res0 = residual(QT, pi)
-    state = {"its": 0, "since": 0, "best": res0, "x": x, "mark": res0, "at_mark": 0}
-    history: list[float] = [state["best"]]
-
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(desc=solver, unit="it", file=sys.stderr, leave=False)
-
-    def check(xk: np.ndarray, steps: int, now: bool = False) -> None:
-        state["its"] += steps
-        state["since"] += steps
-        if bar is not None:
-            bar.update(steps)
-        if state["since"] < check_every and not now:
-            return
-        state["since"] = 0
-        if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
-            raise _Done
-        res = residual(QT, _normalise(xk))
-        history.append(res)
-        if bar is not None:
-            bar.set_postfix(residual=f"{res:.1e}")
-        if res < state["best"]:
-            state["best"], state["x"] = res, xk.copy()
-        if res <= 0.5 * state["mark"]:
-            state["mark"], state["at_mark"] = res, state["its"]
-        stalled = state["its"] - state["at_mark"] >= patience
-        if res <= tol or state["its"] >= max_iter or stalled:
-            raise _Done
-
-    def on_bicgstab(xk: np.ndarray) -> None:
-        check(xk, 1)
-
-    def on_gmres(xk: np.ndarray) -> None:  # once per cycle of 40
-        check(xk, 40, now=True)
-
-    rtol = 1e-15
+    mon = _Monitor(QT, x, tol, check_every, max_iter, patience, bar)
     try:
-        while state["its"] < max_iter and state["best"] > tol:
-            before, best = state["its"], state["best"]
-            state["mark"], state["at_mark"] = best, before
-            cycle = max_iter - state["its"]
-            try:
-                if solver == "gmres":
-                    x_new, _ = spla.gmres(
-                        A, rhs, x0=state["x"], rtol=rtol, atol=0.0, restart=40,
-                        maxiter=max(1, cycle // 40), M=M, callback=on_gmres,
-                        callback_type="x",
-                    )  # fmt: skip
-                else:
-                    x_new, _ = spla.bicgstab(
-                        A, rhs, x0=state["x"], rtol=rtol, atol=0.0, maxiter=cycle, M=M,
-                        callback=on_bicgstab,
-                    )  # fmt: skip
-                check(x_new, 0, now=True)  # the end point
-            except _Done:
-                pass
-            if state["its"] == before or not state["best"] < 0.5 * best:
-                break  # a breakdown at the start, or a whole run without halving the residual
-            rtol = max(rtol * 0.1, 1e-16)
+        _runs(solver, A, rhs, M, mon, max_iter)
     finally:
         if bar is not None:
             bar.close()
-    pi = _normalise(state["x"])
+    pi = normalise(mon.x)
     return Stationary(
-        pi=pi, residual=residual(QT, pi), method=solver, iterations=state["its"], history=history
+        pi=pi, residual=residual(QT, pi), method=solver, iterations=mon.its, history=mon.history
     )
+
+
+def _preconditioner(A: sps.csr_matrix) -> spla.LinearOperator:
+    """``v -> M^-1 v``: one symmetric Gauss--Seidel sweep (:func:`_sgs_split`) on ``A``,
+    the two sweeps reading separate triangles (half the memory traffic of :func:`_sgs`)."""
+    S = A.shape[0]
+    diag = _diagonal(A.indptr, A.indices, A.data)
+    parts = _split_triangles(A.indptr, A.indices, A.data)
+    return spla.LinearOperator(
+        (S, S),
+        matvec=lambda v: _sgs_split(*parts, diag, np.ascontiguousarray(v).ravel()),
+    )
+
+
+class _Monitor:
+    """The true residual ``||pi Q||_1`` of the Krylov iterates (:func:`solve_krylov`).
+
+    :meth:`check` is the solvers' callback: every ``check_every`` iterations (or
+    ``now``) it recomputes the residual of the normalised iterate, keeps the best
+    iterate (``x``, ``best``), and stops the run (:class:`_Done`) at ``tol``, at
+    ``max_iter`` or when the residual has not halved since ``mark`` within
+    ``patience`` iterations.
+    """
+
+    def __init__(
+        self,
+        QT: sps.csr_matrix,
+        x: np.ndarray,
+        tol: float,
+        check_every: int,
+        max_iter: int,
+        patience: int,
+        bar: Any,
+    ) -> None:
+        self.QT, self.tol, self.bar = QT, tol, bar
+        self.check_every, self.max_iter, self.patience = check_every, max_iter, patience
+        res0 = residual(QT, normalise(x))
+        # its: iterations so far; since: since the last check; best, x: the best iterate;
+        # mark: a residual the run must halve, at_mark: the iteration it was set
+        self.its, self.since, self.best, self.x = 0, 0, res0, x
+        self.mark, self.at_mark = res0, 0
+        self.history: list[float] = [res0]
+
+    def check(self, xk: np.ndarray, steps: int, now: bool = False) -> None:
+        self.its += steps
+        self.since += steps
+        if self.bar is not None:
+            self.bar.update(steps)
+        if self.since < self.check_every and not now:
+            return
+        self.since = 0
+        if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
+            raise _Done
+        res = residual(self.QT, normalise(xk))
+        self.history.append(res)
+        if self.bar is not None:
+            self.bar.set_postfix(residual=f"{res:.1e}")
+        if res < self.best:
+            self.best, self.x = res, xk.copy()
+        if res <= 0.5 * self.mark:
+            self.mark, self.at_mark = res, self.its
+        stalled = self.its - self.at_mark >= self.patience
+        if res <= self.tol or self.its >= self.max_iter or stalled:
+            raise _Done
+
+
+def _runs(
+    solver: str,
+    A: sps.csr_matrix,
+    rhs: np.ndarray,
+    M: spla.LinearOperator,
+    mon: _Monitor,
+    max_iter: int,
+) -> None:
+    """Krylov runs from the best iterate while each halves the best residual
+    (:func:`solve_krylov`); the answer is ``mon.x``."""
+
+    def on_bicgstab(xk: np.ndarray) -> None:
+        mon.check(xk, 1)
+
+    def on_gmres(xk: np.ndarray) -> None:  # once per cycle of 40
+        mon.check(xk, 40, now=True)
+
+    rtol = 1e-15
+    while mon.its < max_iter and mon.best > mon.tol:
+        before, best = mon.its, mon.best
+        mon.mark, mon.at_mark = best, before
+        cycle = max_iter - mon.its
+        try:
+            if solver == "gmres":
+                x_new, _ = spla.gmres(
+                    A, rhs, x0=mon.x, rtol=rtol, atol=0.0, restart=40,
+                    maxiter=max(1, cycle // 40), M=M, callback=on_gmres, callback_type="x",
+                )  # fmt: skip
+            else:
+                x_new, _ = spla.bicgstab(
+                    A, rhs, x0=mon.x, rtol=rtol, atol=0.0, maxiter=cycle, M=M,
+                    callback=on_bicgstab,
+                )  # fmt: skip
+            mon.check(x_new, 0, now=True)  # the end point
+        except _Done:
+            pass
+        if mon.its == before or not mon.best < 0.5 * best:
+            break  # a breakdown at the start, or a whole run without halving the residual
+        rtol = max(rtol * 0.1, 1e-16)
 
 
 def gaussian_start(
@@ -365,34 +406,3 @@ def gaussian_start(
     y = (np.asarray(states, dtype=np.float64) - np.asarray(centre, dtype=np.float64)) / np.sqrt(N)
     q = np.einsum("ij,jk,ik->i", y, np.linalg.pinv(W, rcond=1e-10, hermitian=True), y)
     return np.exp(-0.5 * (q - q.min()))
-
-
-def stationary(
-    QT: sps.csr_matrix,
-    reference: int = 0,
-    *,
-    method: str = "auto",
-    tol: float = 1e-11,
-    progress: bool = False,
-) -> Stationary:
-    """Stationary distribution of the chain with transposed generator ``QT``.
-
-    Parameters
-    ----------
-    QT:
-        ``Q^T`` in CSR form (rows: rates into each state; diagonal ``-q_i``).
-    reference:
-        Index of the state whose balance equation is replaced by ``x_r = 1``.
-    method:
-        ``"auto"`` (direct up to :data:`DIRECT_MAX_STATES` states, else BiCGSTAB),
-        ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
-    tol:
-        Residual target of the iterative solver.
-    progress:
-        Show progress on standard error (iterative solver only).
-    """
-    if method == "auto":
-        method = "direct" if QT.shape[0] <= DIRECT_MAX_STATES else "bicgstab"
-    if method == "direct":
-        return solve_direct(QT, reference)
-    return solve_krylov(QT, reference, solver=method, tol=tol, progress=progress)

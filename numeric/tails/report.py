@@ -142,71 +142,12 @@ def exact_tails(
         raise ParameterError("arrival_pmf and service_pmf must be given together.")
     if arrival_pmf is not None and model != "ssq":
         raise ParameterError("arrival_pmf and service_pmf are only used with model ssq.")
-    kw: dict[str, Any] = {}
     if model == "ssq":
-        from numeric.tails.ssq import MAX_SUPPORT, binomial_pmfs, solve_ssq
-
-        if arrival_pmf is None:
-            eps = check_eps(eps)
-            if n + 1 > MAX_SUPPORT:
-                raise ParameterError(
-                    f"n must be <= {MAX_SUPPORT - 1} for the default SSQ family "
-                    f"(binomial pmfs on 0..n), got {n}."
-                )
-            arrival_pmf, service_pmf = binomial_pmfs(n, eps)
-        elif eps is not None:
-            raise ParameterError(
-                "eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s)."
-            )
-        sol = solve_ssq(arrival_pmf, service_pmf)
-        eps = sol.eps
-        law = sol.law
-        m = sol.limit_mean
-        decay = sol.cramer_root
-        kw["accuracy"] = dict(
-            method="roots",
-            balance_residual=sol.balance_residual,
-            mass_residual=sol.mass_residual,
-            imaginary_residual=sol.imaginary_residual,
-            cramer_exponent=sol.cramer_exponent,
-            drift=sol.drift,
-        )
+        eps, law, m, decay, kw = _ssq(n, eps, arrival_pmf, service_pmf)
     elif model == "mmn":
-        from numeric.tails.mmn import mmn_law
-
-        eps = check_eps(eps)
-        law = mmn_law(n, eps)
-        m = 1.0
-        decay = 1.0 - eps
-        kw["accuracy"] = dict(
-            method="closed form (Erlang C)", mass_residual=abs(law.total_mass() - 1.0)
-        )
+        eps, law, m, decay, kw = _mmn(n, eps)
     else:
-        from numeric.tails.jsq_qbd import MAX_PHASES, solve_jsq
-
-        eps = check_eps(eps)
-        sol = solve_jsq(n, eps, thetas=ths, max_phases=max_phases or MAX_PHASES)
-        law = sol.law
-        m = 1.0
-        decay = 1.0 - eps
-        kw.update(
-            level_decay=sol.level_decay,
-            perp_second_moment=sol.perp_second_moment(),
-            thetas=ths,
-            perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
-        )
-        kw["accuracy"] = dict(
-            method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
-            D=sol.D,
-            phases=sol.phases,
-            boundary_mass=sol.boundary_mass,
-            truncation_change=sol.truncation_change,
-            residual_R=sol.qbd.residual_R,
-            residual_boundary=sol.qbd.residual_boundary,
-            tail_ratio_residual=sol.tail_ratio_residual,
-            mass_residual=sol.mass_residual,
-            seconds=sol.seconds,
-        )
+        eps, law, m, decay, kw = _jsq(n, eps, ths, max_phases)
     dist, at = law.sup_distance(eps, m)
     return TailReport(
         model=model,
@@ -223,3 +164,75 @@ def exact_tails(
         law=law,
         **kw,
     )
+
+
+#: What each model's solver returns to :func:`exact_tails`: ``(eps, law, m, r, fields)``
+#: -- ``eps``, the law of ``X``, the heavy-traffic mean ``m``, the tail decay factor
+#: ``r`` and the model's own fields of :class:`TailReport` (``accuracy`` among them).
+_Solved = tuple[float, Any, float, float, dict[str, Any]]
+
+
+def _ssq(n: int, eps: float | None, arrival_pmf: Any, service_pmf: Any) -> _Solved:
+    """The SSQ by the roots method (:func:`numeric.tails.ssq.solve_ssq`): the given pmfs,
+    or the default binomial family on ``0..n`` at ``eps``; ``r`` is the Cramér root
+    and ``m`` Kingman's ``(Var a + Var s) / (2 E s)``."""
+    from numeric.tails.ssq import MAX_SUPPORT, binomial_pmfs, solve_ssq
+
+    if arrival_pmf is None:
+        eps = check_eps(eps)
+        if n + 1 > MAX_SUPPORT:
+            raise ParameterError(
+                f"n must be <= {MAX_SUPPORT - 1} for the default SSQ family "
+                f"(binomial pmfs on 0..n), got {n}."
+            )
+        arrival_pmf, service_pmf = binomial_pmfs(n, eps)
+    elif eps is not None:
+        raise ParameterError("eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s).")
+    sol = solve_ssq(arrival_pmf, service_pmf)
+    accuracy = dict(
+        method="roots",
+        balance_residual=sol.balance_residual,
+        mass_residual=sol.mass_residual,
+        imaginary_residual=sol.imaginary_residual,
+        cramer_exponent=sol.cramer_exponent,
+        drift=sol.drift,
+    )
+    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": accuracy}
+
+
+def _mmn(n: int, eps: float) -> _Solved:
+    """M/M/n in closed form (Erlang C): ``r = rho``, ``m = 1``."""
+    from numeric.tails.mmn import mmn_law
+
+    eps = check_eps(eps)
+    law = mmn_law(n, eps)
+    accuracy = dict(method="closed form (Erlang C)", mass_residual=abs(law.total_mass() - 1.0))
+    return eps, law, 1.0, 1.0 - eps, {"accuracy": accuracy}
+
+
+def _jsq(n: int, eps: float, ths: list[float], max_phases: int | None) -> _Solved:
+    """JSQ by the level-phase QBD (:func:`numeric.tails.jsq_qbd.solve_jsq`): ``r = rho``,
+    ``m = 1``, and the QBD's level decay and the moments of ``q_perp``."""
+    from numeric.tails.jsq_qbd import MAX_PHASES, solve_jsq
+
+    eps = check_eps(eps)
+    sol = solve_jsq(n, eps, thetas=ths, max_phases=max_phases or MAX_PHASES)
+    kw: dict[str, Any] = dict(
+        level_decay=sol.level_decay,
+        perp_second_moment=sol.perp_second_moment(),
+        thetas=ths,
+        perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
+    )
+    kw["accuracy"] = dict(
+        method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
+        D=sol.D,
+        phases=sol.phases,
+        boundary_mass=sol.boundary_mass,
+        truncation_change=sol.truncation_change,
+        residual_R=sol.qbd.residual_R,
+        residual_boundary=sol.qbd.residual_boundary,
+        tail_ratio_residual=sol.tail_ratio_residual,
+        mass_residual=sol.mass_residual,
+        seconds=sol.seconds,
+    )
+    return eps, sol.law, 1.0, 1.0 - eps, kw

@@ -35,9 +35,6 @@ import numpy as np
 
 __all__ = ["TotalQueueLaw", "geometric_law"]
 
-#: Tail probabilities below this are treated as zero when locating the supremum.
-_NEGLIGIBLE = 1e-300
-
 #: Evaluate the distance at every integer up to this many points, else on a grid.
 _DENSE_LIMIT = 2_000_000
 

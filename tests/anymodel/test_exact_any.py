@@ -120,7 +120,7 @@ def test_supermarket_service_rate_rescales_time_only():
     """mu != 1: the generator is mu times that of the chain with lam/mu, so the stationary
     laws agree (two different generators); solve_exact, now a wrapper of the same
     solver, reports the same law through its own statistics code."""
-    from numeric.exact.solve import solve_exact
+    from numeric.exact.supermarket import solve_exact
 
     fast = solve(load_model("supermarket", b=4, mu="mu"), {"lam": "1.8", "mu": 2}, N=8)
     unit = solve(load_model("supermarket", b=4), {"lam": "0.9"}, N=8)
@@ -178,28 +178,19 @@ def test_a_result_is_never_returned_above_the_tolerance(sir):
         solve(sir, SIR, N=10, tol=1e-300)
 
 
-def test_solve_chain_is_a_wrapper_of_the_general_solver(sir):
-    """The issue's case: _solve_chain on SIR once returned E[S] = [0.972, 0.027, 0.0003] with
-    residual 27.2.  It now delegates: the law of the general solver, checked here by
-    the balance equations of a generator assembled independently (numeric.exact.generator),
-    and an unreachable residual target raises instead of returning."""
-    from numeric.exact.generator import assemble
-    from numeric.exact.solve import _solve_chain
-
+def test_general_solver_meets_independently_assembled_balance_equations(sir, transposed_generator):
+    """The issue's case: the older chain wrapper on SIR once returned E[S] = [0.972, 0.027,
+    0.0003] with residual 27.2.  The general solver's law satisfies the balance equations
+    of a generator assembled independently (tests/conftest.py) to its tolerance, and its
+    rate of up-jumps is the one of that generator."""
     p = [3.0, 1.0, 0.5, 0.1]
-    sol = _solve_chain(sir, 30, p, start=[30, 0, 0])
-    assert sol.residual <= 1e-11
-    QT, _, arrivals = assemble(sol.space, sir.kernels("numba"), np.array(p))
-    assert np.abs(QT @ sol.pi).sum() <= 1e-11 and abs(sol.pi.sum() - 1) < 1e-14
-    np.testing.assert_allclose(sol.arrival_intensity, arrivals, rtol=1e-15, atol=0)
-    mean = sol.pi @ sol.space.states / 30
-    ref = solve(sir, {"beta": 3, "gamma": 1, "rho": 0.5, "a": 0.1}, N=30, start=["1", "0", "0"])
-    np.testing.assert_allclose(mean, ref.mean, atol=1e-12)
-    assert abs(mean.sum() - 1) < 1e-12  # S + I + R = N on every state
-    with pytest.raises(NumericalError, match="above the tolerance"):
-        _solve_chain(sir, 10, p, start=[10, 0, 0], method="bicgstab", tol=1e-300)
-    with pytest.raises(ParameterError, match="p must hold 4 values"):
-        _solve_chain(sir, 10, p[:2])
+    r = solve(sir, {"beta": 3, "gamma": 1, "rho": 0.5, "a": 0.1}, N=30, start=["1", "0", "0"],
+              tol=1e-13)  # fmt: skip
+    QT, up = transposed_generator(r.state_array, sir.kernels("numba"), p, 30)
+    qmax = float(-QT.diagonal().min())
+    assert np.abs(QT @ r.pi).sum() <= 1e-13 * qmax and abs(r.pi.sum() - 1) < 1e-14
+    assert r.up_rate == pytest.approx(float(r.pi @ up), rel=1e-13)
+    assert abs(r.mean.sum() - 1) < 1e-12  # S + I + R = N on every state
 
 
 @pytest.mark.parametrize(
@@ -235,7 +226,7 @@ def test_without_replacement_small_n_is_solved_by_both_assemblies():
     from numeric.exact import solve_exact
 
     model = load_model("supermarket", b=4, d=3, replacement=False)
-    general = solve(model, {"lam": 0.9}, N=7)
+    general = solve(model, {"lam": 0.9}, N=7, route="general")
     special = solve_exact(7, 0.9, 4, d=3, replacement=False)
     assert general.residual < 1e-10
     assert general.n_mse == pytest.approx(special.n_mse, rel=1e-9)

@@ -12,7 +12,6 @@ import numeric
 from derive import Model, ParameterError, supermarket
 from mfstein.cli import main
 from numeric.exact import solve_exact
-from numeric.exact.solve import _solve_chain
 
 # ---------------------------------------------------------------------------
 # An independent construction: the chain on per-server queue lengths
@@ -95,11 +94,12 @@ def test_matches_per_server_chain(N: int, b: int, d: int, replacement: bool) -> 
 def test_generic_reachable_path_matches_supermarket_path() -> None:
     m = supermarket(2, 2)
     copy = Model("copy", m.states, m.params, m.transitions)  # not a SupermarketModel
-    a = _solve_chain(m, 6, [0.9])
-    g = _solve_chain(copy, 6, [0.9], start=[5, 2])
-    assert g.space.size == a.space.size
-    got = {tuple(n): p for n, p in zip(g.space.states.tolist(), g.pi, strict=True)}
-    for n, p in zip(a.space.states.tolist(), a.pi, strict=True):
+    a = numeric.exact.solve(m, {"lam": "0.9"}, N=6)  # the supermarket's fast path
+    g = numeric.exact.solve(copy, {"lam": "0.9"}, N=6, start=["5/6", "1/3"])
+    assert a.method == "direct" and a.lam == "0.9" and copy.info.fast_path is None
+    assert g.states == a.states and g.start == [5, 2]
+    got = {tuple(n): p for n, p in zip(g.state_array.tolist(), g.pi, strict=True)}
+    for n, p in zip(a.state_array.tolist(), a.pi, strict=True):
         assert got[tuple(n)] == pytest.approx(p, abs=1e-13)
 
 

@@ -75,3 +75,13 @@ def test_short_form_reports_the_mean_field_it_is_compared_with() -> None:
     assert r.constant == float(mf.constant)
     assert np.array_equal(r.V, np.array([float(v) for v in mf.V]))
     assert r.start == [0, 0, 0] and 0 < r.relative_residual <= r.residual
+
+
+def test_fallback_warning_names_the_callers_line() -> None:
+    """b = 5 is too large for the without-replacement mean field at N = 6: the warning
+    points at the line that called the exact task, through either entry."""
+    model = load_model("supermarket", b=5, replacement=False)
+    with pytest.warns(UserWarning, match="too large for the without-replacement") as got:
+        solve_exact(6, "0.9", 5, 2, replacement=False)
+        numeric.exact.solve(model, {"lam": "0.9"}, N=6)
+    assert [w.filename for w in got] == [__file__, __file__]

@@ -9,18 +9,17 @@ import pytest
 
 import numeric
 from derive import supermarket
-from numeric.exact.generator import assemble
 from numeric.exact.solvers import gaussian_start, residual, solve_direct, solve_krylov
 from numeric.exact.states import monotone_states
 
 
 @pytest.fixture(scope="module")
-def chain():
-    """The supermarket chain with b = 3, d = 2, lam = 0.9 at N = 40 (12,341 states),
-    its mean field's s* and W, and the index of the state nearest N s*."""
+def chain(transposed_generator):
+    """The supermarket chain with b = 3, d = 2, lam = 0.9 at N = 40 (12,341 states, in
+    level order), its mean field's s* and W, and the index of the state nearest N s*."""
     model = supermarket(3, 2)
     space = monotone_states(40, 3)
-    QT, _, _ = assemble(space, model.kernels("numba"), np.array([0.9]))
+    QT, _ = transposed_generator(space.states, model.kernels("numba"), [0.9], 40)
     mf = numeric.solve(model, {"lam": "0.9"}, dps=20)
     s = np.array([float(v) for v in mf.s_star])
     W = np.array([[float(mf.W[i, j]) for j in range(3)] for i in range(3)])
@@ -65,14 +64,6 @@ def test_bad_start_and_solver_are_refused(chain) -> None:
         solve_krylov(QT, r, x0=bad)
     with pytest.raises(ValueError, match="solver"):
         solve_krylov(QT, r, solver="cg")
-
-
-def test_solve_chain_refuses_a_malformed_spread_in_one_sentence() -> None:
-    from mfstein.errors import ParameterError
-    from numeric.exact.solve import _solve_chain
-
-    with pytest.raises(ParameterError, match=r"spread must be a finite 3 x 3 covariance"):
-        _solve_chain(supermarket(3, 2), 5, [0.9], spread=np.eye(2))
 
 
 def test_without_replacement_gets_its_start_from_the_mean_field() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numeric.exact.solvers import _diagonal, _pinned, _sgs, _sgs_split, _split_triangles
+from numeric.exact.solvers import _diagonal, _sgs, _sgs_split, _split_triangles, pinned
 
 
 def test_split_sweeps_are_identical_to_the_full_sweep() -> None:
@@ -16,7 +16,7 @@ def test_split_sweeps_are_identical_to_the_full_sweep() -> None:
     n = 400
     Q = sps.random(n, n, density=0.02, random_state=4, format="csr")
     Q = Q + sps.diags(-np.asarray(Q.sum(axis=1)).ravel() - 1.0)
-    A = _pinned(Q.T.tocsr(), 7)
+    A = pinned(Q.T.tocsr(), 7)
     diag = _diagonal(A.indptr, A.indices, A.data)
     parts = _split_triangles(A.indptr, A.indices, A.data)
     assert parts[1].size + parts[4].size + n == A.nnz

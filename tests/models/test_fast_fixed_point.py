@@ -13,7 +13,7 @@ import sympy as sp
 
 from derive import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from numeric import mean_field
+from numeric import fast_paths
 from numeric.expansion import second_order_float64
 
 
@@ -29,10 +29,10 @@ def registered():
     def solver(model, params, *, dps, M):  # the first-order route is not under test
         raise AssertionError("not used")
 
-    mean_field.register_fast_path("bd-closed-form", solver, fixed_point=fixed_point)
+    fast_paths.register_fast_path("bd-closed-form", solver, fixed_point=fixed_point)
     yield calls
-    mean_field.FAST_PATHS.pop("bd-closed-form")
-    mean_field.FAST_FIXED_POINTS.pop("bd-closed-form")
+    fast_paths.FAST_PATHS.pop("bd-closed-form")
+    fast_paths.FAST_FIXED_POINTS.pop("bd-closed-form")
 
 
 def birth_death(fast_path=None):

@@ -235,12 +235,12 @@ def test_third_moment_solvers_agree_with_dense_kronecker(lam: str, b: int, d: in
     dense Kronecker system, on the right side D of a real model; then c2 and A of
     the three routes of second_order_float64 against each other."""
     from numeric.expansion import (
-        _Arith,
-        _assemble_D,
+        Arith,
         _base64,
         _objects64,
         _SchurSolver,
         _TridiagonalEigenSolver,
+        assemble_D,
         second_order_float64,
     )
 
@@ -252,7 +252,7 @@ def test_third_moment_solvers_agree_with_dense_kronecker(lam: str, b: int, d: in
     rng = np.random.default_rng(b)
     W = rng.standard_normal((b, b))
     W = W @ W.T
-    D = _assemble_D(_Arith(None), b, W, rng.standard_normal(b), base["Q0"], objs)
+    D = assemble_D(Arith(None), b, W, rng.standard_normal(b), base["Q0"], objs)
     ref = _kronecker_third_moment(J, D)
     scale = np.max(np.abs(ref))
     eig = _TridiagonalEigenSolver.build(J)

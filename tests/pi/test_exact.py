@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from derive.models.persistent_idle import parse_pmf
 from mfstein.errors import NumericalError, ParameterError
 from numeric import pi_exact
 from numeric.pi_exact import solve_pi_exact
 from sim.pi import simulate_pi
-from sim.pi_model import parse_pmf
 
 # n = 1, one job served per slot: Q(t) = [Q(t-1) + a(t) - 1]^+, recorded at the end
 # of slot t.  With U = 1{Q(t-1) + a(t) = 0}: Q(t) = Q(t-1) + a(t) - 1 + U, so E U = 1 - E a,

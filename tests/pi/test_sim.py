@@ -8,9 +8,9 @@ import numba
 import numpy as np
 import pytest
 
+from derive.models.persistent_idle import parse_pmf
 from mfstein.errors import ParameterError
 from sim.pi import simulate_pi
-from sim.pi_model import parse_pmf
 
 ARR = "0:.4,2:.2,4:.3,6:.1"
 SVC = ["1:1", "1:.5,2:.3,3:.2"]

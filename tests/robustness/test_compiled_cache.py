@@ -22,7 +22,6 @@ NUMBA_MODULES = (
     "sim.generic_kernels",
     "numeric.exact.states",
     "numeric.exact.lattice",
-    "numeric.exact.generator",
     "numeric.exact.solvers",
 )
 

@@ -77,7 +77,7 @@ def test_generic_simulator_short_run_withholds_and_long_run_matches_w() -> None:
 
 def test_pi_without_arrivals_is_refused() -> None:
     """pi --arrivals 0:1 printed mean delay = nan ± nan and exited 0."""
-    from sim.pi_model import make_model
+    from derive.models.persistent_idle import make_model
 
     with pytest.raises(ParameterError, match="no job ever arrives"):
         make_model("0:1", "1:1", n=2)

@@ -1,0 +1,374 @@
+"""The supermarket family's exact fast path, and the paper's short form ``solve_exact``.
+
+:func:`supermarket_fast` is registered as the exact task's fast path for the
+supermarket family (:mod:`numeric.exact.fast_paths`); :func:`numeric.exact.solve`
+chooses it, and :func:`solve_exact` ``(N, lam, b, d)`` builds the model and calls
+it.  The chain is solved by the one exact solver,
+:class:`numeric.exact.general.Chain`, on the model prepared once
+(:func:`numeric.prepared.prepare`); its reachable states are then checked to be
+the monotone space and put in its order (:func:`_on_monotone_space`).
+
+The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
+``N >= n_1 >= ... >= n_b >= 0`` and jumps ``n -> n + l`` at rate
+``N beta_l(n / N)``, with the transitions and intensities of
+:func:`derive.supermarket`.  Its stationary distribution ``pi`` is computed
+exactly up to floating-point rounding (the residual ``||pi Q||_1`` is reported),
+and from it the quantities the mean-field theory approximates:
+
+* ``E[S]`` and ``N (E[S] - s*)``, compared with the refined bias ``V``
+  (``E[S] = s* + V/N + O(1/N^2)``);
+* ``N E||S - s*||^2``, compared with Theorem 1's constant ``c = tr(P Q)``;
+* ``N Cov(S)``, compared with the Ornstein--Uhlenbeck covariance ``W``;
+* the queue-length distribution ``P(Q = k) = E[S_k] - E[S_{k+1}]`` (``S_0 = 1``,
+  ``S_{b+1} = 0``), by exchangeability of the servers;
+* the blocking probability: the fraction of arrivals that find all ``d`` sampled
+  queues full, ``1 - E[sum of the arrival intensities] / lam`` (the model's
+  arrival intensities telescope to ``lam (1 - s_b^d)`` with replacement and to
+  ``lam (1 - C(N s_b, d) / C(N, d))`` without);
+* the mean number of jobs per server ``sum_k E[S_k]``.
+
+The sparse solvers call BLAS on vectors many times; BLAS threads are limited
+to ``$MFSTEIN_BLAS_THREADS`` (default 1) while they run
+(:func:`numeric.precision.limited_blas`).
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (the finite-N chain and its mean field).
+.. [2] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017 (the bias ``V``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError, check_int
+from mfstein.limits import MAX_D
+from numeric.equilibrium import reference_point
+from numeric.exact.fast_paths import register_fast_path
+from numeric.exact.general import Chain, law_moments, queue_length_pmf
+from numeric.exact.memory import check_size
+from numeric.exact.result import ExactResult
+from numeric.exact.solvers import METHODS
+from numeric.exact.states import StateSpace, count_monotone, monotone_states, rates_batch
+from numeric.prepared import PreparedModel, mean_field, prepare
+
+#: A direct (LU) solve is accepted up to this residual even when ``tol`` is
+#: smaller: its residual is rounding, ~1e-16 times the largest rate times a
+#: modest growth factor.
+RESIDUAL_FLOOR = 1e-9
+
+#: Chains above this many states start the iterative solver from the Gaussian
+#: guess (:func:`numeric.exact.solvers.gaussian_start`); below, the mean field's
+#: ``W`` would cost more than it saves.
+GAUSSIAN_START_STATES = 100_000
+
+#: Default target for the absolute residual ``||pi Q||_1``.
+TOL = 1e-11
+
+
+@dataclass
+class _MonotoneSolution:
+    """The stationary law on the monotone space ``N >= n_1 >= ... >= n_b >= 0``.
+
+    ``pi`` is aligned with ``space.states`` (level order); ``arrival_intensity``
+    is, per state, the sum of the intensities ``beta_l(n/N)`` of the transitions
+    that raise the total (``sum(l) > 0``); ``max_exit_rate`` is ``max_i q_i``.
+    """
+
+    space: StateSpace
+    pi: np.ndarray
+    residual: float
+    arrival_intensity: np.ndarray
+    method: str
+    iterations: int
+    max_exit_rate: float
+    start: list[int]
+
+
+def _solve_to_target(
+    ch: Chain,
+    centre: np.ndarray,
+    *,
+    method: str,
+    tol: float,
+    spread: np.ndarray | None,
+    progress: bool,
+) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
+    """``ch.solve`` to the absolute residual target ``tol`` (:data:`RESIDUAL_FLOOR` for
+    a direct solve): first asked for the relative residual ``min(tol, 1e-3)``, then,
+    once ``max_i q_i`` is known and if needed, for ``tol / max_i q_i``.  A result
+    above the target raises :class:`mfstein.errors.NumericalError`."""
+    rel = min(float(tol), 1e-3)
+    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress, spread)
+    target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
+    qmax = float(exit_rate.max()) if exit_rate.size else 0.0
+    if res > target and qmax > 0:  # now that max q is known: ask for the absolute target
+        reach, pi, res, used, iters, exit_rate = ch.solve(
+            centre, method, tol / qmax, progress, spread
+        )
+        target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
+    if not res <= target:
+        raise NumericalError(
+            f"the {used} solver stopped at residual ||pi Q||_1 = {res:.2e}, above its target "
+            f"{target:.0e} ({reach.states.shape[0]:,} states); no result is reported: try "
+            "method='direct' or 'gmres', or a smaller N or b."
+        )
+    return reach, pi, res, used, iters, exit_rate
+
+
+def _on_monotone_space(
+    prepared: PreparedModel,
+    reference: np.ndarray,
+    *,
+    method: str,
+    tol: float,
+    memory_limit: float | None,
+    spread: np.ndarray | None,
+    progress: bool,
+) -> _MonotoneSolution:
+    """Solve the chain of ``prepared`` (:class:`numeric.exact.general.Chain`, the
+    balance equation of the state nearest ``reference`` pinned) and return its law
+    on the monotone space, checked to be the reachable set."""
+    N, model = prepared.N, prepared.model
+    ch = Chain.of(prepared.place(), memory_limit)
+    reach, pi, res, used, iters, exit_rate = _solve_to_target(
+        ch, reference.astype(np.float64), method=method, tol=tol, spread=spread,
+        progress=progress,
+    )  # fmt: skip
+    space = monotone_states(N, model.b)
+    states = reach.states
+    mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
+    if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
+        raise NumericalError(
+            f"the reachable states of model {model.name} are not its monotone space."
+        )
+    full = np.zeros(space.size)
+    full[mine] = pi[theirs]
+    kern = ch.kern
+    nt = int(kern.jumps.shape[0])
+    rates = np.maximum(rates_batch(space.states, N, kern.rates_into, ch.p64, nt), 0.0)
+    arrivals = rates[:, np.asarray(kern.jumps).sum(axis=1) > 0].sum(axis=1)
+    return _MonotoneSolution(
+        space=space,
+        pi=full,
+        residual=float(res),
+        arrival_intensity=arrivals,
+        method=used,
+        iterations=iters,
+        max_exit_rate=float(exit_rate.max()) if exit_rate.size else 0.0,
+        start=[int(x) for x in ch.start],
+    )
+
+
+def _lam_string(lam) -> str:
+    import mpmath
+
+    if isinstance(lam, str):
+        text = lam.strip()
+    elif isinstance(lam, mpmath.mpf):
+        text = mpmath.nstr(lam, 30)
+    else:
+        text = repr(lam) if isinstance(lam, float) else str(lam)
+    try:
+        value = float(mpmath.mpf(text))
+    except (ValueError, TypeError):
+        raise ParameterError(f"lam must be a positive number, got {lam!r}.") from None
+    if not 0.0 < value < float("inf"):
+        raise ParameterError(f"lam must be a positive number, got {lam!r}.")
+    return text
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first caller outside :mod:`numeric.exact` (a warning
+    names the line that called ``numeric.exact.solve`` or ``solve_exact``)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numeric.exact"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _handles(model: Any) -> bool:
+    """The unit-rate power-of-d chain, with or without replacement."""
+    st = model.info.structure
+    return model.name in ("supermarket", "supermarket-without-replacement") and (
+        st.get("service") is None and st.get("mu") == 1
+    )
+
+
+def supermarket_fast(
+    model: Any,
+    params: Mapping[str, Any] | None,
+    *,
+    N: int,
+    method: str = "auto",
+    tol: float | None = None,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ExactResult | None:
+    """The exact task's fast path for the supermarket family (registered as ``"supermarket"``).
+
+    The unit-rate power-of-d chain of the core paper (Section 3), with or without
+    replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
+    centred at the family's own fixed point (:func:`numeric.equilibrium.reference_point`),
+    the balance equation of the state nearest ``N s*`` pinned, the iterative solvers
+    started from the mean field's Gaussian above :data:`GAUSSIAN_START_STATES` states.
+    ``tol`` is a target for the absolute residual ``||pi Q||_1`` (default :data:`TOL`);
+    since the largest exit rate of this chain is at least ``N mu >= 1`` it also
+    meets the same relative tolerance of :func:`numeric.exact.solve`.  The refined
+    bias ``V``, ``W`` and ``c`` of :func:`numeric.solve` are reported when the mean
+    field has a solution.  Returns ``None`` for members of the family it does not
+    handle (a service rate other than 1, a symbolic one, the JSQ(L) variants).
+    """
+    from numeric.refinement import to_float64
+
+    if not _handles(model):
+        return None
+    t0 = time.perf_counter()
+    # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
+    prepared = prepare(model, N, params)
+    model, N, st = prepared.model, prepared.N, model.info.structure
+    b, d, replacement = model.b, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
+    lam_text = _lam_string(prepared.params["lam"])
+    tol = TOL if tol is None else tol
+    if not (isinstance(tol, float | int) and tol > 0):
+        raise ParameterError(f"tol must be a positive number, got {tol!r}.")
+    check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
+    s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
+    if reference_note:
+        warnings.warn(reference_note, stacklevel=_outside_level())
+    s_star = np.array([float(v) for v in s_star_mp])
+    mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}
+    try:
+        mf, note = mean_field(model, mf_params, np.zeros(b, dtype=np.int64), N, False, False)
+    except (ParameterError, NumericalError):
+        mf, note = None, None
+    W = None if mf is None else to_float64(mf.W)
+    sol = _on_monotone_space(
+        prepared,
+        # the lattice point nearest N s* carries much probability: a good reference
+        np.clip(np.rint(N * s_star), 0, N).astype(np.int64),
+        method=method,
+        tol=tol,
+        memory_limit=memory_limit,
+        spread=W if count_monotone(N, b) > GAUSSIAN_START_STATES else None,
+        progress=progress,
+    )
+    return ExactResult(
+        model=model.name,
+        N=N,
+        params=mf_params,
+        b=b,
+        states=sol.space.size,
+        residual=sol.residual,
+        relative_residual=sol.residual / sol.max_exit_rate if sol.max_exit_rate else 0.0,
+        pi=sol.pi,
+        state_array=sol.space.states,
+        start=sol.start,
+        s_star=s_star,
+        V=None if mf is None else np.array([float(v) for v in mf.V]),
+        W=W,
+        constant=None if mf is None else float(mf.constant),
+        seconds=time.perf_counter() - t0,
+        method=sol.method,
+        iterations=sol.iterations,
+        tolerance=float(tol),
+        notes=[note] if note else [],
+        lam=lam_text,
+        d=d,
+        replacement=replacement,
+        source_model=model,
+        **_moments(sol, N, s_star, float(lam_text)),
+    )
+
+
+def _moments(sol: _MonotoneSolution, N: int, s_star: np.ndarray, lam: float) -> dict[str, Any]:
+    """The statistics of the module docstring from the law on the monotone space."""
+    out = law_moments(sol.space.states, sol.pi, N, s_star)
+    up_rate = float(sol.pi @ sol.arrival_intensity)
+    return {
+        **out,
+        "queue_length_pmf": queue_length_pmf(out["mean"]),
+        "mean_jobs": float(out["mean"].sum()),
+        "blocking": 1.0 - up_rate / lam,
+        "up_rate": up_rate,
+    }
+
+
+register_fast_path("supermarket", supermarket_fast)
+
+
+def solve_exact(
+    N: int,
+    lam,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    method: str = "auto",
+    tol: float = TOL,
+    memory_limit: float | None = None,
+    progress: bool = False,
+) -> ExactResult:
+    """The paper's short form: the exact finite-N supermarket model and its moments.
+
+    Builds the supermarket model :func:`derive.supermarket` ``(b, d, replacement=...)``
+    and solves it by the family's fast path :func:`supermarket_fast` (what
+    ``numeric.exact.solve(model, {"lam": lam}, N=N, route="fast", ...)`` does);
+    the size is checked first, before the model is built symbolically.
+
+    Parameters
+    ----------
+    N:
+        Number of servers, ``N >= 1`` (``N >= d`` without replacement).
+    lam:
+        Arrival rate per server (str, int, float or mpf), ``lam > 0``.
+    b:
+        Buffer size, ``b >= 1``.
+    d:
+        Servers sampled per arrival, ``d >= 1``.
+    replacement:
+        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
+    method, memory_limit, progress:
+        See :func:`numeric.exact.solve`.
+    tol:
+        Target for the absolute residual ``||pi Q||_1``.
+
+    Returns
+    -------
+    ExactResult
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, or a state space too large for the memory limit (raised
+        before anything is allocated, naming the states and the memory needed).
+    """
+    from derive import supermarket
+
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    N, b = check_int("N", N, 1), check_int("b", b, 1)
+    d = check_int("d", d, 1, MAX_D)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
+    check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
+    r = supermarket_fast(
+        supermarket(b, d, replacement=replacement),
+        {"lam": lam} if replacement else {"lam": lam, "N": N},
+        N=N,
+        method=method,
+        tol=tol,
+        memory_limit=memory_limit,
+        progress=progress,
+    )
+    assert r is not None  # the unit-rate chain is the fast path's own
+    return r

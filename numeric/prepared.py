@@ -1,0 +1,216 @@
+"""A model prepared once for a population of ``N``: the form exact, sim and numeric read.
+
+The finite-N chain of a model jumps ``n -> n + l`` at rate ``N beta_l(n / N)``
+on the lattice of ``n = N s`` (Section 3 of "Beyond Scaling: Calculable Error
+Bound of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic").  Every
+consumer of that chain -- the exact solver (:mod:`numeric.exact`), the
+simulators (:mod:`sim`) -- starts from the same three steps, written here once:
+
+1. :func:`prepare` checks the model, ``N`` and the parameters (names, declared
+   ranges, ``N`` filled in for N-dependent models such as sampling without
+   replacement) and returns a :class:`PreparedModel`;
+2. :meth:`PreparedModel.place` fixes the lattice (bounds from the declared
+   state space, the conservation laws and their values) and the start ``n0``
+   (the caller's start, else the model's reference point, else the origin,
+   times ``N`` rounded consistently with the laws): a :class:`Placement`;
+3. :meth:`Placement.mean_field` (or :func:`mean_field`) solves the mean field
+   with the same values of the conservation laws: its fixed point ``s*`` is the
+   centre of the chain's statistics.  For an N-dependent model whose finite-N
+   mean field is refused, the ``N -> infinity`` limit model (:func:`limit_model`)
+   is solved instead and a note says so.
+
+This module imports nothing heavy; SymPy, the lattice and the mean field are
+imported when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import ParameterError, check_int
+
+#: Digits of the mean-field solution used as the centre.
+CENTRE_DPS = 20
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """A model whose parameters are checked for a population of ``N``.
+
+    Attributes
+    ----------
+    model:
+        The :class:`derive.model.Model`.
+    N:
+        Population size (number of servers), ``N >= 1``.
+    params:
+        Parameter name -> value as given (``N`` filled in when the model has an
+        ``N`` parameter).
+    values:
+        Parameter name -> parsed ``mpf`` (30 digits), declared ranges enforced.
+    """
+
+    model: Any
+    N: int
+    params: dict[str, Any]
+    values: dict[str, Any]
+
+    def place(self, start: Sequence[Any] | str | None = None, truncation: Any = None) -> Placement:
+        """The lattice of the chain and its start ``n0`` (see the module docstring).
+
+        ``start`` is in fractions (as in :func:`numeric.solve`); ``truncation``
+        keeps ``n_k <= floor(N truncation)`` on an unbounded state space.
+        """
+        import mpmath
+
+        from numeric.exact.lattice import make_lattice, round_to_lattice
+        from numeric.general import start_point
+
+        with mpmath.workdps(30):
+            s0 = start_point(self.model, start, self.values)
+        lattice = make_lattice(self.model, self.N, truncation)
+        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        return Placement(self, lattice, n0, start is not None)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A prepared model on its lattice.
+
+    Attributes
+    ----------
+    prepared:
+        The :class:`PreparedModel`.
+    lattice:
+        The :class:`numeric.exact.lattice.Lattice` (bounds, conservation laws
+        ``lattice.laws`` and their values ``lattice.values``).
+    start:
+        ``n0``: the start in counts, on the lattice.
+    start_given:
+        Whether the caller gave the start (else it is the model's reference
+        point or the origin).
+    """
+
+    prepared: PreparedModel
+    lattice: Any
+    start: np.ndarray
+    start_given: bool
+
+    def mean_field(self) -> tuple[Any, str | None]:
+        """The mean field with the chain's values of the conservation laws
+        (:func:`mean_field`)."""
+        p = self.prepared
+        return mean_field(
+            p.model, p.params, self.start, p.N, bool(self.lattice.laws), self.start_given
+        )
+
+
+def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedModel:
+    """Check the model, ``N`` and the parameters; fill ``N`` for N-dependent models.
+
+    Refused with one sentence (:class:`mfstein.errors.ParameterError`): a
+    model with infinite buffers (:class:`derive.spec.Truncated`), anything that
+    is not a :class:`derive.model.Model`, ``N < 1``, a parameter ``N`` other
+    than the lattice size, unknown or missing parameters, values outside the
+    declared ranges (so ``N < d`` without replacement is refused here, with the
+    model's own sentence).
+    """
+    import mpmath
+
+    from derive.model import Model
+    from derive.spec import Truncated
+    from numeric.model_params import check_names, parse_params
+
+    if isinstance(model, Truncated):
+        raise ParameterError(
+            f"model {model.name} has infinite buffers (an unbounded state space) and no "
+            "truncation for the finite-N chain; give a finite buffer (e.g. b=20)."
+        )
+    if not isinstance(model, Model):
+        raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
+    N = check_int("N", N, 1)
+    given = dict(params or {})
+    names = [str(q) for q in model.params]
+    if "N" in names:
+        if "N" in given and str(given["N"]).strip() != str(N):
+            raise ParameterError(
+                f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
+                f"got {given['N']!r}."
+            )
+        given["N"] = N
+    given = check_names(model, given)
+    with mpmath.workdps(30):
+        values = parse_params(model, given)
+    return PreparedModel(model, int(N), given, values)
+
+
+def mean_field(
+    model: Any,
+    params: Mapping[str, Any],
+    start: np.ndarray,
+    N: int,
+    laws: bool,
+    given: bool,
+) -> tuple[Any, str | None]:
+    """The mean-field solution used as the centre of the chain's statistics, and a note.
+
+    ``start`` (counts on the lattice of size ``N``) is passed to
+    :func:`numeric.solve` as the fractions ``start / N`` when the model has
+    conservation laws (``laws``: the fixed point must carry the chain's values
+    of them) or the start was ``given`` by the caller; otherwise the mean field
+    chooses its own start.  An N-dependent model whose finite-N mean field is
+    refused is solved as its ``N -> infinity`` limit (:func:`limit_model`), and
+    the note says that the statistics are centred there; the note is ``None``
+    otherwise.  Solved at :data:`CENTRE_DPS` digits.
+    """
+    import numeric
+
+    frac = None if not laws and not given else [str(Fraction(int(v), N)) for v in start]
+    try:
+        return numeric.solve(model, params, dps=CENTRE_DPS, start=frac), None
+    except ParameterError as exc:
+        if "N" not in [str(q) for q in model.params]:
+            raise
+        lim = limit_model(model)
+        rest = {k: v for k, v in params.items() if k != "N"}
+        note = f"{exc} Statistics are centred at the N -> infinity mean field instead."
+        return numeric.solve(lim, rest, dps=CENTRE_DPS, start=frac), note
+
+
+_LIMITS: dict[Any, Any] = {}
+
+
+def limit_model(model: Any) -> Any:
+    """The ``N -> infinity`` limit of an N-dependent model: every intensity replaced by
+    its limit (e.g. ``C(N x, d) / C(N, d) -> x^d``), ``N`` removed from the parameters,
+    no fast path.  Built once per model (by its key)."""
+    hit = _LIMITS.get(model.key)
+    if hit is None:
+        hit = _LIMITS[model.key] = _limit_model(model)
+    return hit
+
+
+def _limit_model(model: Any) -> Any:
+    import dataclasses
+
+    import sympy as sp
+
+    from derive.model import Model, Transition
+    from derive.model import N as N_SYM
+
+    transitions = [
+        Transition(t.jump, sp.simplify(sp.limit(t.rate, N_SYM, sp.oo)), t.label)
+        for t in model.transitions
+    ]
+    info = dataclasses.replace(
+        model.info,
+        parameters=tuple(p for p in model.info.parameters if p.name != "N"),
+        fast_path=None,
+    )
+    params = [q for q in model.params if q != N_SYM]
+    return Model(f"{model.name}-limit", model.states, params, transitions, info=info)
