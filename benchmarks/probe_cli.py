@@ -20,7 +20,7 @@ values for every numeric option, unwritable, missing and directory output
 paths, damaged checkpoints and kernel caches, bad ``--model`` files, factories
 and parameters, starts outside the state space, duplicate N lists.
 
-Run:  .venv/bin/python benchmarks/probe_cli.py [--only TEXT] [--timeout 60]
+Run:  .venv/bin/python benchmarks/probe_cli.py [--only TEXT] [--skip CLASS] [--timeout 60]
       [--jobs 1] [--list] [--show-all]
 
 The tally and every failure (with the exact command) are printed at the end;
@@ -830,11 +830,140 @@ def issue23_files_probes() -> list[Probe]:
     return out
 
 
+#: Issue 23, numbers of any size: spellings every integer option must refuse in one
+#: sentence (no float overflow, no giant integers) ...
+HUGE_INTEGERS = ["1e400", "10**5000", "9" * 5000, "1/2", "1e-400", "nan"]
+#: ... spellings of a valid integer (5), which must be read as 5 (tests/cli checks
+#: `` 5``, ``4e0``, ``2**2`` give the same answer as the plain integer) ...
+SPELLED_FIVE = ["5.0"]
+#: ... and reals every real option must refuse (or accept as the number they are).
+HUGE_REALS = ["1e400", "10**5000", "nan", "1e-400", "1/2"]
+GOOD_REALS = ("1/2", "1e-400")
+
+PI_N = ["pi", "--arrivals", "0:.5,1:.5", "--service", "1:1", "--n", "3", "--slots", "200"]
+PI_N += ["--reps", "2", "--batches", "2", "--workers", "1", "--no-progress"]
+EXACT_SM = ["exact", "--N", "5", "--lam", "0.9", "--b", "3"]
+TAIL_EXACT = ["tail", "--model", "jsq", "--n", "3", "--eps", "0.2"]
+LEMMAS = ["lemmas", "--gamma", "0.5", "--alpha", "0.5", "--N", "10", "--b", "3"]
+LEMMAS += ["--only", "lemma5", "--dps", "20"]
+
+#: Every integer option of every command, on a base command line that works.
+INTEGER_OPTIONS: list[tuple[list[str], str]] = [
+    *((SIM_BASE, o) for o in ("--N", "--b", "--d", "--steps", "--reps", "--seed")),
+    *((SIM_BASE, o) for o in ("--batches", "--workers")),
+    *((TABLE_BASE, o) for o in ("--N", "--sim-steps", "--reps", "--seed", "--workers", "--d")),
+    *((PI_N, o) for o in ("--n", "--slots", "--reps", "--batches", "--seed", "--workers")),
+    *((EXACT_SM, o) for o in ("--N", "--b", "--d")),
+    (["exact", "--N", "5", *MODEL_SM], "--N"),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--N"),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--b"),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--d"),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--dps"),
+    (["refined", "--lam", "0.9", "--N", "10", "--b", "4"], "--dps"),
+    (["solve", *MODEL_SM], "--dps"),
+    (LEMMAS, "--N"),
+    (LEMMAS, "--b"),
+    (LEMMAS, "--dps"),
+    (TAIL_EXACT, "--n"),
+    (TAIL_SIM, "--events"),
+    (TAIL_SIM, "--reps"),
+    (TAIL_SIM, "--seed"),
+    (TAIL_SIM, "--workers"),
+    (["derive", "--b", "3", "--show", "f"], "--b"),
+    (["derive", "--b", "3", "--show", "f"], "--d"),
+    (["transient", *MODEL_SM, "--t", "0:1:3"], "--dps"),
+]
+
+#: Every real option of every command.
+REAL_OPTIONS: list[tuple[list[str], str]] = [
+    (SIM_BASE, "--lam"),
+    (EXACT_SM, "--lam"),
+    (EXACT_SM, "--mu"),
+    (EXACT_SM, "--memory-limit"),
+    (["simulate", "--N", "10", *SIM, *MODEL_SM[:4]], "--mu"),
+    (TABLE_BASE, "--gamma"),
+    (TABLE_BASE, "--alpha"),
+    (["bound", "--lam", "0.9", "--N", "10", "--b", "5"], "--lam"),
+    (["bound", "--gamma", "0.1", "--alpha", "0.05", "--N", "10", "--b", "5"], "--gamma"),
+    (["bound", "--gamma", "0.1", "--alpha", "0.05", "--N", "10", "--b", "5"], "--alpha"),
+    (["refined", "--lam", "0.9", "--N", "10", "--b", "4"], "--lam"),
+    (LEMMAS, "--xi"),
+    (LEMMAS, "--gamma"),
+    (TAIL_EXACT, "--eps"),
+    (TAIL_EXACT, "--x"),
+    (TAIL_EXACT, "--theta"),
+    (["exact", "--N", "5", *MODEL_SM], "--truncation"),
+]
+
+
+def numbers_probes() -> list[Probe]:
+    """Issue 23, "numbers of any size": every integer and real option with huge,
+    tiny, fractional, non-finite and oddly spelt values; the issue's own command
+    lines; conflicting flags on every command that has them."""
+    out: list[Probe] = []
+    for base, option in INTEGER_OPTIONS:
+        for value in HUGE_INTEGERS:
+            out.append(Probe(f"numbers {option}", _with(base, option, value), (INPUT,)))
+        for value in SPELLED_FIVE:
+            out.append(Probe(f"numbers {option}", _with(base, option, value), ANY))
+    for base, option in REAL_OPTIONS:
+        for value in HUGE_REALS:
+            # an exponent or a truncation factor has no upper limit: 1e400 is a valid value
+            unbounded = option in ("--alpha", "--truncation") and value == "1e400"
+            allowed = ANY if value in GOOD_REALS or unbounded else (INPUT,)
+            out.append(Probe(f"numbers {option}", _with(base, option, value), allowed))
+    sm = ["--model", "supermarket", "--param", "b=3"]
+    issue = [
+        (["refined", "--lam", "0.9", "--N", "10", "--b", "3", "--M", "diag:1e400"], (INPUT,)),
+        (["solve", *MODEL_SM, "--M", "diag:1e400"], (INPUT,)),
+        (["bound", "--lam", "0.9", "--N", "10", "--b", "3", "--M", "diag:1/2,10**5000"], (INPUT,)),
+        (["bound", "--lam", "0.9", "--N", "10", "--b", "3", "--M", "diag:1/2,1e-400"], ANY),
+        (["exact", "--N", "5", "--lam", "1/2", "--b", "3"], (OK,)),
+        (["exact", "--N", "5", "--lam", "0.5", "--b", "3", "--mu", "1e-400"], (INPUT,)),
+        (["transient", *MODEL_SM, "--t", "0:1e400:3"], (INPUT,)),
+        (["transient", *MODEL_SM, "--t", "0:1:10**5000"], (INPUT,)),
+        (["transient", *MODEL_SM, "--t", "0:1/2:3e0"], (OK,)),
+        ([*TAIL_EXACT, "--theta", "1000"], (INPUT,)),
+        ([*TAIL_EXACT, "--theta", "10"], (INPUT,)),
+        ([*TAIL_EXACT, "--theta", "0.5"], (OK,)),
+        # a million servers: the setup is linear in n (it was quadratic: minutes)
+        ([*_with(_with(PI_N, "--n", "1000000"), "--slots", "10"), "--json"], (OK,)),
+        (_with(PI_N, "--n", "1000001"), (INPUT,)),
+        # conflicting flags, on every command that has both spellings
+        ([*EXACT_SM[:5], "--d", "2", *sm, "--param", "d=3"], (INPUT,)),
+        ([*EXACT_SM[:3], "--lam", "0.5", *sm, "--param", "lam=0.9"], (INPUT,)),
+        ([*EXACT_SM[:3], "--gamma", "0.5", "--alpha", "0.5", *sm, "--param", "lam=0.9"], (INPUT,)),
+        ([*EXACT_SM[:3], "--b", "2", *sm, "--param", "lam=0.9"], (INPUT,)),
+        ([*EXACT_SM[:3], "--mu", "2", *sm, "--param", "lam=0.9", "--param", "mu=1"], (INPUT,)),
+        (["simulate", "--N", "10", *SIM, "--d", "2", *sm, "--param", "d=3"], (INPUT,)),
+        (["simulate", "--N", "10", *SIM, "--lam", "0.5", *sm, "--param", "lam=0.9"], (INPUT,)),
+        (["simulate", "--N", "10", *SIM, "--lam", "0.5", "--model", "sir"], (INPUT,)),
+        (
+            [
+                *TABLE_BASE[:1],
+                "--N",
+                "10",
+                "--model",
+                "sir",
+                "--observable",
+                "infected",
+                "--d",
+                "2",
+            ],
+            (INPUT,),
+        ),
+        (["solve", *MODEL_SM, "--param", "lam=0.8"], (INPUT,)),
+    ]
+    out += [Probe("numbers issue 23", argv, allowed) for argv, allowed in issue]
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *issue_probes(),
         *issue23_probes(),
         *issue23_files_probes(),
+        *numbers_probes(),
         *numeric_probes(),
         *output_path_probes(),
         *model_probes(),
@@ -961,6 +1090,7 @@ def _quote(argv: list[str]) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", help="run the probes whose class or command line contains TEXT")
+    p.add_argument("--skip", help="leave out the probes whose class starts with TEXT")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per probe (60)")
     p.add_argument("--jobs", type=int, default=1, help="probes run at once (1)")
     p.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit (8 GB)")
@@ -976,6 +1106,8 @@ def main() -> int:
         probes = all_probes(shared)
         if a.only:
             probes = [q for q in probes if a.only in q.cls or a.only in " ".join(q.argv)]
+        if a.skip:
+            probes = [q for q in probes if not q.cls.startswith(a.skip)]
         if a.list:
             for q in probes:
                 print(f"{q.cls:32s} {_quote(q.argv)}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -493,20 +493,6 @@ class Model:
         from derive import objects
 
         return objects.ftilde(self)
-
-    def subs_params(self, values: Mapping[sp.Symbol | str, object]) -> dict[sp.Symbol, object]:
-        """Map parameter names or symbols to values, checking that each is a parameter."""
-        out: dict[sp.Symbol, object] = {}
-        by_name = {str(p): p for p in self.params}
-        for k, v in values.items():
-            sym = by_name.get(str(k))
-            if sym is None:
-                raise ParameterError(
-                    f"{k} is not a parameter of this model; its parameters are "
-                    f"{', '.join(by_name) or 'none'}."
-                )
-            out[sym] = v
-        return out
 
     def kernels(self, backend: str = "numba") -> Kernels:
         """Generated numeric kernels for this model (see :func:`derive.kernels.kernels`)."""

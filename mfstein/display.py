@@ -62,3 +62,11 @@ def shape_text(value: Any) -> str:
 def dumps(data: Mapping[str, Any], *, indent: int | None = 1) -> str:
     """JSON text of a result's ``to_dict()`` (``indent=None``: one line)."""
     return json.dumps(data, indent=indent)
+
+
+def columns(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A plain-text table: ``header`` and ``rows`` right-aligned in columns two spaces apart."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)

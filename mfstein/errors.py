@@ -8,7 +8,6 @@ these names for older callers.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 
@@ -31,25 +30,12 @@ class IllConditionedWarning(RuntimeWarning):
 
 
 def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
-    """Return ``value`` as an ``int`` or raise :class:`ParameterError`.
+    """Return ``value`` as an ``int`` in ``minimum .. maximum`` or raise :class:`ParameterError`.
 
-    Accepts Python and NumPy integers (and integral strings from a CLI); rejects
-    bools, floats and anything below ``minimum`` or above ``maximum``.
+    Accepts Python and NumPy integers and integral strings from a CLI (``"12"``,
+    ``"1e6"``, ``"10**6"``, read exactly by :func:`mfstein.numbers.parse_integer`,
+    the one integer parser); rejects bools, floats and anything out of range.
     """
-    ok = False
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-            ok = True
-        except ValueError:
-            ok = False
-    elif not isinstance(value, bool):
-        try:
-            value = operator.index(value)
-            ok = True
-        except TypeError:
-            ok = False
-    upper = "" if maximum is None else f" and <= {maximum}"
-    if not ok or value < minimum or (maximum is not None and value > maximum):
-        raise ParameterError(f"{name} must be an integer >= {minimum}{upper}, got {value!r}.")
-    return int(value)
+    from mfstein.numbers import parse_integer
+
+    return parse_integer(name, value, minimum, maximum)

@@ -24,17 +24,30 @@ __all__ = [
     "DERIVE_MAX_B",
     "DERIVE_OBJECT_MAX_B",
     "EXACT_MAX_STATES",
+    "FLOAT_MIN_RATE",
     "MAX_D",
     "MAX_DPS",
     "MAX_LAM",
+    "MAX_OBSERVABLE_ENTRY",
+    "MEMORY_FRACTION",
     "NUMERIC_MAX_B",
+    "PI_MAX_SERVERS",
+    "SIM_MAX_B",
+    "SIM_MAX_BATCHES",
     "SIM_MAX_N",
+    "SIM_MAX_REPS",
+    "SIM_MAX_SEED",
     "SIM_MAX_STEPS",
+    "SIM_MAX_WORKERS",
     "TIME_BUDGET_SECONDS",
     "TRANSIENT_MAX_DPS",
+    "available_memory",
+    "check_memory",
     "check_time",
+    "human_bytes",
     "human_seconds",
     "mean_field_seconds",
+    "memory_cap",
 ]
 
 #: Longest computation (estimated seconds) started without being asked for a
@@ -127,6 +140,28 @@ def mean_field_seconds(levels: int, dps: int) -> float:
 SIM_MAX_REPS = 10_000
 SIM_MAX_BATCHES = 10_000
 SIM_MAX_WORKERS = 1024
+#: Largest simulation seed: ``numpy.random.SeedSequence`` takes any non-negative
+#: integer, and 128 bits are as many as its entropy pool mixes in.
+SIM_MAX_SEED = 2**128 - 1
+#: Largest buffer of the supermarket simulators (their per-server arrays hold
+#: ``b`` arrival times per server; beyond, use a model with ``--model``).
+SIM_MAX_B = 200
+#: Largest number of servers of the Persistent-Idle model (``mfstein pi``): its
+#: per-slot work is linear in ``n`` and it keeps ``n`` pmfs; 10^6 servers and the
+#: default 10^6 slots is already about 10^12 server-slots.
+PI_MAX_SERVERS = 10**6
+
+#: Smallest rate (``--lam``, ``--mu``) of the float64 routes (``exact``,
+#: ``simulate``): rates and their ratios must stay well inside float64.
+FLOAT_MIN_RATE = 1e-6
+#: Largest magnitude of an entry of the observable ``M = diag:...``: ``c = tr(M W)``
+#: and the Lyapunov solution ``P`` scale with ``M``, and the float64 starting
+#: points of the refinement must stay finite.
+MAX_OBSERVABLE_ENTRY = 1e100
+
+#: The one memory policy: a computation may plan to use at most this fraction
+#: of the memory available when it starts (exact chains, simulations).
+MEMORY_FRACTION = 0.5
 
 
 def available_memory() -> int:
@@ -146,11 +181,18 @@ def available_memory() -> int:
         return 2**40
 
 
+def memory_cap() -> int:
+    """Bytes a computation may plan to use: :data:`MEMORY_FRACTION` of the available memory."""
+    return int(MEMORY_FRACTION * available_memory())
+
+
 def human_bytes(n: float) -> str:
-    """``512 bytes``, ``3.2 GB``, ..."""
+    """``512 bytes``, ``3.2 GB``, ..., ``10^24 bytes`` (exact integers of any size)."""
+    if n >= 10**21:  # beyond exabytes (and beyond float64 for huge state counts)
+        return f"10^{len(str(int(n))) - 1} bytes"
     n = float(n)
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
-        if n < 1000 or unit == "PB":
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
+        if n < 1000 or unit == "EB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
         n /= 1000
     raise AssertionError  # pragma: no cover
@@ -170,9 +212,9 @@ def simulation_bytes(N: int, b: int, per_server: bool, reps: int, workers: int) 
     return reps * state + max(1, workers) * unit
 
 
-def check_memory(what: str, need: int, fraction: float = 0.8) -> None:
-    """Raise :class:`ParameterError` if ``need`` bytes exceed ``fraction`` of the free memory."""
-    cap = int(fraction * available_memory())
+def check_memory(what: str, need: int) -> None:
+    """Raise :class:`ParameterError` if ``need`` bytes exceed :func:`memory_cap`."""
+    cap = memory_cap()
     if need > cap:
         raise ParameterError(
             f"{what} needs about {human_bytes(need)} of memory; {human_bytes(cap)} is "

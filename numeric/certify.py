@@ -83,6 +83,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import check_keywords
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certify_arb import (
     ball,
@@ -307,17 +308,14 @@ def _matrix_spec(M: Any, b: int) -> list[list[Fraction]]:
     or a symmetric ``b x b`` matrix of exact numbers)."""
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return [[Fraction(int(i == j)) for j in range(b)] for i in range(b)]
-    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
-        items = [x.strip() for x in M.strip()[5:].split(",") if x.strip()]
-        if not items or len(items) > b:
-            raise ParameterError(f"M = diag:... needs 1 to b = {b} entries, got {len(items)}.")
-        try:
-            vals = [Fraction(x) for x in items] + [Fraction(0)] * (b - len(items))
-        except (ValueError, ZeroDivisionError):
-            raise ParameterError(f"M entries must be decimal numbers, got {M!r}.") from None
-        return [[vals[i] if i == j else Fraction(0) for j in range(b)] for i in range(b)]
     if isinstance(M, str):
-        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
+        from mfstein.numbers import parse_diagonal
+
+        items = parse_diagonal("M", M) or []  # the one parser of the observable's text form
+        if len(items) > b:
+            raise ParameterError(f"M = diag:... needs 1 to b = {b} entries, got {len(items)}.")
+        vals = items + [Fraction(0)] * (b - len(items))
+        return [[vals[i] if i == j else Fraction(0) for j in range(b)] for i in range(b)]
     rows = [list(r) for r in (M.tolist() if hasattr(M, "tolist") else M)]
     if len(rows) != b or any(len(r) != b for r in rows):
         raise ParameterError(f"M must be a {b} x {b} matrix.")
@@ -390,6 +388,34 @@ def _sympy_plain(v: Any) -> Any:
 # --------------------------------------------------------------------------
 # the certifier
 # --------------------------------------------------------------------------
+@dataclass
+class _Certificate:
+    """Lyapunov certificate (step 2): residual norms ``eps`` of ``Z~`` and ``P~_I``,
+    ``d = 1 - eps`` and the upper bounds ``u_i >= sqrt(Z~_ii)``, ``sqrt(P~_I,ii)``."""
+
+    eps_Z: Any
+    eps_I: Any
+    dZ: Any
+    dI: Any
+    uZ: list[Any]
+    uI: list[Any]
+
+
+@dataclass
+class _Enclosures:
+    """Step 2's approximations ``P~``, ``W~`` (reduced), their residual norms, error
+    factors ``k = eps / d`` and the ball matrices ``P_r``, ``W_r``."""
+
+    Pt: Any
+    Wt: Any
+    P_r: Any
+    W_r: Any
+    kP: Any
+    kW: Any
+    eps_P: Any
+    eps_W: Any
+
+
 class _Certifier:
     """One model at one parameter point; :meth:`run` certifies at a working precision."""
 
@@ -597,114 +623,163 @@ class _Certifier:
         lam_min = arb(1) / (inv_norm * inv_norm)
         return bool(lam_min > e)
 
-    def run(self, prec: int) -> CertifiedSolution:
+    # -- step 2: Lyapunov certificates and enclosures ------------------------
+    def reduced(self, A: Any) -> Any:
+        """The free-coordinate block ``A[F, F]`` of a ``b x b`` ``arb_mat``."""
+        from flint import arb_mat
+
+        n, F = self.n, self.free
+        out = arb_mat(n, n)
+        for a, i in enumerate(F):
+            for c_, j in enumerate(F):
+                out[a, c_] = A[i, j]
+        return out
+
+    def hurwitz(self, Jr: Any, schur: Any) -> _Certificate:
+        """Float64 ``Z~`` and ``P~_I`` with residual norms ``eps_Z, eps_I < 1`` and
+        ``Z~ > 0``: ``J`` is Hurwitz and the inverse Lyapunov operators are bounded."""
+        n = self.n
+        eye = identity(n)
+        Z64 = schur.correction(np.eye(n), dual=True)
+        PI64 = schur.correction(np.eye(n), dual=False)
+        Z, PI = from_numpy(Z64), from_numpy(PI64)
+        eps_Z = frobenius_upper(self._residual(Jr, Z, eye, "W"))
+        eps_I = frobenius_upper(self._residual(Jr, PI, eye, "P"))
+        if not (eps_Z < 1 and eps_I < 1 and self.posdef(Z64)):
+            raise NumericalError(
+                "the Lyapunov certificate failed (J(s*) could not be proved Hurwitz with "
+                f"residuals {float(eps_Z):.3g}, {float(eps_I):.3g}); the Jacobian is too "
+                "ill-conditioned for a float64 certificate -- raise dps or reduce b."
+            )
+        return _Certificate(
+            eps_Z=eps_Z,
+            eps_I=eps_I,
+            dZ=1 - eps_Z,
+            dI=1 - eps_I,
+            uZ=[Z[i, i].abs_upper().sqrt().upper() for i in range(n)],
+            uI=[PI[i, i].abs_upper().sqrt().upper() for i in range(n)],
+        )
+
+    def enclose(
+        self, Jr: Any, Mr: Any, Qr: Any, schur: Any, cert: _Certificate, prec: int
+    ) -> _Enclosures:
+        """``P`` and ``W`` (reduced) to the working precision, enclosed entrywise by the
+        certificate: ``|E_ij| <= eps / (1 - eps_cert) sqrt(Z~_ii Z~_jj)``."""
+        from flint import arb_mat
+
+        n = self.n
+        Jmid = Jr.mid()
+        Pt = self.refine(Jmid, Mr, schur, "P", prec)
+        Wt = self.refine(Jmid, Qr.mid(), schur, "W", prec)
+        eps_P = frobenius_upper(self._residual(Jr, Pt, Mr, "P"))
+        eps_W = frobenius_upper(self._residual(Jr, Wt, Qr, "W"))
+        kP = (eps_P / cert.dI).upper()
+        kW = (eps_W / cert.dZ).upper()
+        uI, uZ = cert.uI, cert.uZ
+        P_r = arb_mat(n, n)
+        W_r = arb_mat(n, n)
+        for i in range(n):
+            for j in range(n):
+                P_r[i, j] = ball(Pt[i, j], (kP * uI[i] * uI[j]).upper())
+                W_r[i, j] = ball(Wt[i, j], (kW * uZ[i] * uZ[j]).upper())
+        return _Enclosures(Pt=Pt, Wt=Wt, P_r=P_r, W_r=W_r, kP=kP, kW=kW, eps_P=eps_P, eps_W=eps_W)
+
+    # -- step 3: the constant by both routes ---------------------------------
+    def constant(
+        self, Qr: Any, Mr: Any, cert: _Certificate, enc: _Enclosures
+    ) -> tuple[Any, Any, Any]:
+        """``(c_stein, c_cov, c)``: ``tr(P Q)`` and ``tr(M W)`` as balls and their
+        intersection (disjoint balls contradict the duality and raise)."""
+        from flint import arb
+
+        n, uI, uZ = self.n, cert.uI, cert.uZ
+        c_stein = arb(0)
+        err_stein = arb(0)
+        for i in range(n):
+            for j in range(n):
+                qij = Qr[i, j]
+                if not qij.is_zero():
+                    c_stein += enc.Pt[i, j] * qij
+                    err_stein += uI[i] * uI[j] * qij.abs_upper()
+        c_stein = ball(c_stein, (enc.kP * err_stein).upper())
+        c_cov = arb(0)
+        err_cov = arb(0)
+        for i in range(n):
+            for j in range(n):
+                mij = Mr[i, j]
+                if not mij.is_zero():
+                    c_cov += mij * enc.Wt[i, j]
+                    err_cov += uZ[i] * uZ[j] * abs(mij)
+        c_cov = ball(c_cov, (enc.kW * err_cov.upper()).upper())
+        if not c_stein.overlaps(c_cov):
+            raise NumericalError(
+                "the two certified routes for c (tr(P Q) and tr(M W)) do not overlap; "
+                "this contradicts the duality tr(P Q) = tr(M W) -- please report it."
+            )
+        return c_stein, c_cov, c_stein.intersection(c_cov)
+
+    # -- step 4: full coordinates and the refined bias -------------------------
+    def full_matrices(self, enc: _Enclosures) -> tuple[Any, Any, Any]:
+        """``(T, W, P)``: ``W = T W_r T^T`` and ``P`` on the free block (``T`` is
+        ``None`` without conservation laws)."""
+        from flint import arb_mat
+
+        Tm = self.exact_matrix(self.T) if self.red.laws else None
+        W = Tm * enc.W_r * Tm.transpose() if Tm is not None else enc.W_r
+        P = arb_mat(self.b, self.b)
+        for a, i in enumerate(self.free):
+            for c_, j in enumerate(self.free):
+                P[i, j] = enc.P_r[a, c_]
+        return Tm, W, P
+
+    def refined_bias(self, s: list[Any], p: list[Any], Jr: Any, W: Any, Tm: Any) -> list[Any]:
+        """``V = T V_r`` with ``J_r V_r = -h[F]``, ``h_i = 1/2 sum_jk H_ijk W_jk``
+        (Arb's verified solve)."""
         from flint import arb, arb_mat
 
+        b, F = self.b, self.free
+        h = [arb(0)] * b
+        hv = self.k.hess_values(s, p)
+        for (i, j, k_), v in zip(self.k.hess_index.tolist(), hv, strict=True):
+            h[i] += v * W[j, k_] / 2
+        rhs = arb_mat([[-h[i]] for i in F])
+        try:
+            Vr = Jr.solve(rhs)
+        except ZeroDivisionError:
+            raise NumericalError(
+                "the verified solve for V failed (J(s*) numerically singular at this "
+                "precision) -- raise dps."
+            ) from None
+        if Tm is not None:
+            Vm = Tm * Vr
+            return [Vm[i, 0] for i in range(b)]
+        return [Vr[i, 0] for i in range(b)]
+
+    def run(self, prec: int) -> CertifiedSolution:
+        """Steps 1-4 at ``prec`` bits: the :class:`CertifiedSolution`."""
         from numeric.lyapunov import Schur64
 
         with working_precision(prec):
             p = [to_arb(name, v) for name, v in self.values.items()]
             X, cert = self.krawczyk(p, prec)
             s = self.full(X)
-            n, b, F = self.n, self.b, self.free
             Jr = self.Jr(s, p)
             Qfull = self.k.Q(s, p)
-            Qr = arb_mat(n, n)
-            for a, i in enumerate(F):
-                for c_, j in enumerate(F):
-                    Qr[a, c_] = Qfull[i, j]
+            Qr = self.reduced(Qfull)
             Mr = self.exact_matrix(self.Mr)
-            Jmid = Jr.mid()
-            J64 = to_numpy(Jmid)
-            schur = Schur64(J64)
-            eye = identity(n)
-            # certificates of Hurwitz stability and of the inverse operators' size
-            Z64 = schur.correction(np.eye(n), dual=True)
-            PI64 = schur.correction(np.eye(n), dual=False)
-            Z, PI = from_numpy(Z64), from_numpy(PI64)
-            eps_Z = frobenius_upper(self._residual(Jr, Z, eye, "W"))
-            eps_I = frobenius_upper(self._residual(Jr, PI, eye, "P"))
-            if not (eps_Z < 1 and eps_I < 1 and self.posdef(Z64)):
-                raise NumericalError(
-                    "the Lyapunov certificate failed (J(s*) could not be proved Hurwitz with "
-                    f"residuals {float(eps_Z):.3g}, {float(eps_I):.3g}); the Jacobian is too "
-                    "ill-conditioned for a float64 certificate -- raise dps or reduce b."
-                )
-            dZ, dI = 1 - eps_Z, 1 - eps_I
-            uZ = [Z[i, i].abs_upper().sqrt().upper() for i in range(n)]
-            uI = [PI[i, i].abs_upper().sqrt().upper() for i in range(n)]
-            # high-precision approximations and their rigorous residuals
-            Pt = self.refine(Jmid, Mr, schur, "P", prec)
-            Wt = self.refine(Jmid, Qr.mid(), schur, "W", prec)
-            eps_P = frobenius_upper(self._residual(Jr, Pt, Mr, "P"))
-            eps_W = frobenius_upper(self._residual(Jr, Wt, Qr, "W"))
-            kP = (eps_P / dI).upper()
-            kW = (eps_W / dZ).upper()
-            P_r = arb_mat(n, n)
-            W_r = arb_mat(n, n)
-            for i in range(n):
-                for j in range(n):
-                    P_r[i, j] = ball(Pt[i, j], (kP * uI[i] * uI[j]).upper())
-                    W_r[i, j] = ball(Wt[i, j], (kW * uZ[i] * uZ[j]).upper())
-            # the constant by both routes
-            c_stein = arb(0)
-            err_stein = arb(0)
-            for i in range(n):
-                for j in range(n):
-                    qij = Qr[i, j]
-                    if not qij.is_zero():
-                        c_stein += Pt[i, j] * qij
-                        err_stein += uI[i] * uI[j] * qij.abs_upper()
-            c_stein = ball(c_stein, (kP * err_stein).upper())
-            c_cov = arb(0)
-            err_cov = arb(0)
-            for i in range(n):
-                for j in range(n):
-                    mij = Mr[i, j]
-                    if not mij.is_zero():
-                        c_cov += mij * Wt[i, j]
-                        err_cov += uZ[i] * uZ[j] * abs(mij)
-            c_cov = ball(c_cov, (kW * err_cov.upper()).upper())
-            if not c_stein.overlaps(c_cov):
-                raise NumericalError(
-                    "the two certified routes for c (tr(P Q) and tr(M W)) do not overlap; "
-                    "this contradicts the duality tr(P Q) = tr(M W) -- please report it."
-                )
-            c = c_stein.intersection(c_cov)
-            # full coordinates
-            Tm = self.exact_matrix(self.T) if self.red.laws else None
-            W = Tm * W_r * Tm.transpose() if Tm is not None else W_r
-            P = arb_mat(b, b)
-            for a, i in enumerate(F):
-                for c_, j in enumerate(F):
-                    P[i, j] = P_r[a, c_]
-            h = [arb(0)] * b
-            hv = self.k.hess_values(s, p)
-            for (i, j, k_), v in zip(self.k.hess_index.tolist(), hv, strict=True):
-                h[i] += v * W[j, k_] / 2
-            rhs = arb_mat([[-h[i]] for i in F])
-            try:
-                Vr = Jr.solve(rhs)
-            except ZeroDivisionError:
-                raise NumericalError(
-                    "the verified solve for V failed (J(s*) numerically singular at this "
-                    "precision) -- raise dps."
-                ) from None
-            if Tm is not None:
-                Vm = Tm * Vr
-                V = [Vm[i, 0] for i in range(b)]
-            else:
-                V = [Vr[i, 0] for i in range(b)]
-            J = self.k.jac(s, p)
-            ftilde = self.k.ftilde(s, p)
+            schur = Schur64(to_numpy(Jr.mid()))
+            lyap = self.hurwitz(Jr, schur)
+            enc = self.enclose(Jr, Mr, Qr, schur, lyap, prec)
+            c_stein, c_cov, c = self.constant(Qr, Mr, lyap, enc)
+            Tm, W, P = self.full_matrices(enc)
+            V = self.refined_bias(s, p, Jr, W, Tm)
             cert.update(
-                lyapunov_eps_Z=f"{upper(eps_Z):.3e}",
-                lyapunov_eps_I=f"{upper(eps_I):.3e}",
-                residual_P=f"{upper(eps_P):.3e}",
-                residual_W=f"{upper(eps_W):.3e}",
+                lyapunov_eps_Z=f"{upper(lyap.eps_Z):.3e}",
+                lyapunov_eps_I=f"{upper(lyap.eps_I):.3e}",
+                residual_P=f"{upper(enc.eps_P):.3e}",
+                residual_W=f"{upper(enc.eps_W):.3e}",
                 hurwitz="proved (Lyapunov certificate Z > 0, J Z + Z J^T < 0)",
             )
-            digits = significant_digits(c)
             params = {
                 name: raw if isinstance(raw, str) else v.str(self.dps + 5, radius=True)
                 for (name, raw), v in zip(self.values.items(), p, strict=True)
@@ -712,28 +787,81 @@ class _Certifier:
             return CertifiedSolution(
                 model=self.model.name,
                 params=params,
-                b=b,
+                b=self.b,
                 dps=self.dps,
                 prec=prec,
                 s_star=s,
-                J=J,
+                J=self.k.jac(s, p),
                 Q=Qfull,
-                ftilde=ftilde,
+                ftilde=self.k.ftilde(s, p),
                 P=P,
                 W=W,
                 V=V,
                 constant=c,
                 routes={"stein": c_stein, "covariance": c_cov},
-                certified_digits=digits,
-                free=list(F),
+                certified_digits=significant_digits(c),
+                free=list(self.free),
                 conservation=self.red.laws_as_text(),
                 certificates=cert,
             )
 
 
+def _model_of(solution: Any, model: Any) -> Any:
+    """The finite :class:`derive.Model` a solution belongs to (its own, or ``model``
+    for a solution built by hand; a truncated family at the solution's dimension)."""
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    if not hasattr(solution, "s_star") or not hasattr(solution, "dps"):
+        raise ParameterError(
+            "solution must be a numeric.MeanFieldSolution (from numeric.solve or numeric.bound), "
+            f"got {type(solution).__name__}."
+        )
+    if model is None:
+        get = getattr(solution, "get_model", None)
+        model = get() if get is not None else None
+    if model is None:
+        raise ParameterError(
+            f"model must be given to certify a solution that carries none (model "
+            f"{getattr(solution, 'model', '?')!r}; pass model=, the derive.Model it belongs to)."
+        )
+    if isinstance(model, Truncated):
+        model = model.build(len(solution.s_star))  # the dimension the solution used
+    if not isinstance(model, Model):
+        raise ParameterError(
+            f"model must be a derive.Model (a resolved, finite model), got {type(model).__name__}."
+        )
+    if len(solution.s_star) != model.b:
+        raise ParameterError(
+            f"model must match the solution: it has {model.b} states, the solution "
+            f"{len(solution.s_star)}."
+        )
+    return model
+
+
+def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolution:
+    """Certify at a working precision of ``target`` plus guard digits, raising it
+    (up to :data:`ATTEMPTS` times) until ``c`` has ``target`` certified digits."""
+    guard = GUARD_DIGITS
+    best = None
+    for _attempt in range(ATTEMPTS):
+        prec = bits_for_digits(target + guard + int(math.log10(max(model.b, 1)) * 2))
+        best = cert.run(prec)
+        if best.certified_digits >= target:
+            return best
+        guard += target + 20
+    assert best is not None
+    raise NumericalError(
+        f"the enclosure of c proves only {best.certified_digits} of the {target} requested "
+        f"digits at {best.prec} bits (model {model.name}, b = {model.b}); raise dps in "
+        "numeric.solve and certify again, or request fewer digits."
+    )
+
+
+@check_keywords
 def certify(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     dps: int = 30,
     M: Any = None,
@@ -756,6 +884,7 @@ def certify(
     return certify_solution(sol, params=params, M=M, start=start)
 
 
+@check_keywords
 def certify_solution(
     solution: Any,
     *,
@@ -817,32 +946,11 @@ def certify_solution(
     from numeric.invariants import reduction
     from numeric.precision import check_dps
 
-    if model is None:
-        get = getattr(solution, "get_model", None)
-        model = get() if get is not None else None
-    if model is None:
-        raise ParameterError(
-            f"model must be given to certify a solution that carries none (model "
-            f"{getattr(solution, 'model', '?')!r}; pass model=, the derive.Model it belongs to)."
-        )
+    model = _model_of(solution, model)
     if start is None:
         start = getattr(solution, "start", None)
-    from derive.model import Model
-    from derive.spec import Truncated
-
-    if isinstance(model, Truncated):
-        model = model.build(len(solution.s_star))  # the dimension the solution used
-
-    if not isinstance(model, Model):
-        raise ParameterError(
-            f"model must be a derive.Model (a resolved, finite model), got {type(model).__name__}."
-        )
     target = check_dps(solution.dps if dps is None else dps)
     s_star = list(solution.s_star)
-    if len(s_star) != model.b:
-        raise ParameterError(
-            f"model must match the solution: it has {model.b} states, the solution {len(s_star)}."
-        )
     values = _parameter_values(model, solution, params)
     from derive.kernels import kernels
 
@@ -850,22 +958,7 @@ def certify_solution(
     q = _conserved_values(model, red, solution, start)
     Mx = _matrix_spec(M, model.b)
     x0 = [s_star[j] for j in red.free]
-    cert = _Certifier(model, values, q, red, x0, Mx, target)
-    guard = GUARD_DIGITS
-    best = None
-    for _attempt in range(ATTEMPTS):
-        prec = bits_for_digits(target + guard + int(math.log10(max(model.b, 1)) * 2))
-        best = cert.run(prec)
-        if best.certified_digits >= target:
-            break
-        guard += target + 20
-    else:
-        assert best is not None
-        raise NumericalError(
-            f"the enclosure of c proves only {best.certified_digits} of the {target} requested "
-            f"digits at {best.prec} bits (model {model.name}, b = {model.b}); raise dps in "
-            "numeric.solve and certify again, or request fewer digits."
-        )
+    best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
     best.notes.append(
         "parameters: "
         + ("as given" if params is not None else "as recorded by the solution")

@@ -139,11 +139,6 @@ def lower(x: Any) -> float:
     return f
 
 
-def mid_matrix(A: Any) -> Any:
-    """The exact midpoint matrix of an ``arb_mat``."""
-    return A.mid()
-
-
 def to_numpy(A: Any, scale_exp: int = 0) -> np.ndarray:
     """Float64 midpoints of ``A * 2^scale_exp`` (rounded; for approximations only)."""
     if scale_exp:
@@ -188,9 +183,20 @@ def frobenius_upper(A: Any) -> Any:
     return total.sqrt().upper()
 
 
-def vector_ball(mids: Sequence[Any], rads: Sequence[Any]) -> list[Any]:
-    """Balls ``mids[i] +/- rads[i]``."""
-    return [ball(m, r) for m, r in zip(mids, rads, strict=True)]
+def max_ball(xs: Sequence[Any]) -> Any:
+    """A ball enclosing the largest of the Arb balls ``xs``."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = out.max(x)
+    return out
+
+
+def min_ball(xs: Sequence[Any]) -> Any:
+    """A ball enclosing the smallest of the Arb balls ``xs``."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = out.min(x)
+    return out
 
 
 def decimal_outward(x: Any, digits: int) -> tuple[str, str]:

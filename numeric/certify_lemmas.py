@@ -15,27 +15,30 @@ non-negative exactly when the claim holds) is a ball too, and the verdict is
              that holds with equality, such as Lemma 8's attained constant, can
              never be proved by balls), or the claim has no certified evaluator.
 
-A claim is never reported "holds" here.  Spectral quantities use Arb's
+A claim is never reported "holds" here.  Each claim declares its certified
+evaluator with itself (``certified=`` of :func:`numeric.lemmas.claim`; the core
+paper's are in :mod:`numeric.lemmas.power_of_two_heavy_traffic`), so a user's
+claim is certified the same way; this module provides the point they read,
+:class:`CertifiedContext`, and the verdicts.  Spectral quantities use Arb's
 rigorous eigenvalue enclosures (``acb_mat.eig``, simple eigenvalues): the
 spectral norms ``||J||_2 = sqrt(lambda_max(J^T J))`` and ``||P||_2 =
-lambda_max(P)``, and the eigenvalues of ``J``.  Exact claims (Lemma 12's
-rational parameters) are decided in exact arithmetic by their own functions.
-Claims without a certified evaluator (``lemma4``, which compares two
-floating-point routes) are reported as not decided, with that reason.
+lambda_max(P)``, and the eigenvalues of ``J``.  Exact claims (``exact=True``,
+Lemma 12's rational parameters) are decided in exact arithmetic by their own
+functions.  Claims without a certified evaluator (``lemma4``, which compares
+two floating-point routes) are reported as not decided, with that reason.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from mfstein.errors import NumericalError
-from numeric.certify_arb import decimal_outward, to_arb, working_precision
+from numeric.certify_arb import decimal_outward, max_ball, to_arb, working_precision
 
-__all__ = ["CERTIFIED", "CertifiedPoint", "CertifiedReport", "check_certified"]
+__all__ = ["CertifiedContext", "CertifiedPoint", "CertifiedReport", "check_certified"]
 
 VERDICTS = ("proved", "refuted", "not decided at this precision")
 
@@ -58,8 +61,17 @@ class CertifiedPoint:
         return decimal_outward(self.margin, digits)
 
 
-class _CCtx:
-    """Certified objects of one grid point, computed on first use."""
+class CertifiedContext:
+    """The certified objects of one grid point, the input of a claim's ``certified`` evaluator.
+
+    ``ctx`` is the float :class:`numeric.lemmas.context.Context` of the point
+    (``N``, ``b``, ``d``, ``xi``, ``gamma``, ``alpha``, ``digits``); ``cs`` the
+    :class:`numeric.certify.CertifiedSolution` of its mean-field solution, whose
+    ``s_star``, ``ftilde``, ``constant`` (and ``J``, ``P`` here) are Arb balls
+    containing the exact values; ``lam`` the exact arrival rate as a ball.  An
+    evaluator runs at the working precision ``prec`` (bits) and may use the
+    helpers below; everything it returns must be an Arb ball.
+    """
 
     def __init__(self, ctx: Any, lam_exact: Any, heavy: bool) -> None:
         from numeric.certify import certify_solution
@@ -73,18 +85,41 @@ class _CCtx:
         self._cache: dict[str, Any] = {}
 
     def num(self, x: Any) -> Any:
+        """``x`` (an integer, ``Fraction``, ``mpf``, float or decimal string) as an exact ball."""
         return to_arb("x", x)
+
+    def frac(self, x: Any) -> Any:
+        """``x`` read as the exact rational ``Fraction(x)`` (``xi``, ``alpha``, ``gamma``)."""
+        return to_arb("x", Fraction(x) if not isinstance(x, Fraction) else x)
+
+    @property
+    def N(self) -> Any:
+        """The grid point's ``N`` as an exact ball."""
+        return to_arb("N", int(self.ctx.N))
+
+    @property
+    def b(self) -> int:
+        """The buffer size of the certified solution."""
+        return self.cs.b
+
+    def tol(self, scale: Any) -> Any:
+        """``10^-digits * scale``: the tolerance of an equality to the point's trusted digits."""
+        from flint import arb
+
+        return arb(10) ** (-int(self.ctx.digits)) * scale
 
     @property
     def J(self) -> Any:
+        """``J(s*)`` as an ``arb_mat``."""
         return self.cs.J
 
     @property
     def P(self) -> Any:
+        """``P`` (``J^T P + P J + I = 0``) as an ``arb_mat``."""
         return self.cs.P
 
     def eig(self, name: str, A: Any) -> list[Any]:
-        """Real parts of Arb's rigorous eigenvalue enclosures of ``A`` (cached)."""
+        """Real parts of Arb's rigorous eigenvalue enclosures of ``A`` (cached by ``name``)."""
         if name not in self._cache:
             try:
                 ev = A.eig()
@@ -94,231 +129,13 @@ class _CCtx:
         return self._cache[name]
 
     def norm2_J(self) -> Any:
+        """``||J||_2 = sqrt(lambda_max(J^T J))``."""
         J = self.J
         return max_ball(self.eig("J^T J", J.transpose() * J)).sqrt()
 
     def norm2_P(self) -> Any:
+        """``||P||_2 = lambda_max(P)`` (``P`` symmetric positive definite)."""
         return max_ball(self.eig("P", self.P))
-
-
-def max_ball(xs: list[Any]) -> Any:
-    """A ball enclosing the largest of the Arb balls ``xs``."""
-    out = xs[0]
-    for x in xs[1:]:
-        out = out.max(x)
-    return out
-
-
-def min_ball(xs: list[Any]) -> Any:
-    """A ball enclosing the smallest of the Arb balls ``xs``."""
-    out = xs[0]
-    for x in xs[1:]:
-        out = out.min(x)
-    return out
-
-
-def _frac(x: Any) -> Any:
-    return to_arb("x", Fraction(x) if not isinstance(x, Fraction) else x)
-
-
-def _N(c: _CCtx) -> Any:
-    return to_arb("N", int(c.ctx.N))
-
-
-def _tol(c: _CCtx, scale: Any) -> Any:
-    from flint import arb
-
-    return arb(10) ** (-int(c.ctx.digits)) * scale
-
-
-# -- evaluators: (lhs, rhs) balls, or a margin ball directly ----------------------------
-def _lemma5(c: _CCtx):
-    P = c.P
-    return min_ball([P[i, i] for i in range(c.cs.b)]), 1 / (2 * c.norm2_J())
-
-
-def _lemma5_18(c: _CCtx):
-    return 1 / (2 * c.norm2_J()), _frac(Fraction(1, 18))
-
-
-def _norms_1_inf(c: _CCtx) -> tuple[Any, Any]:
-    J, b = c.J, c.cs.b
-    cols = [sum((abs(J[i, j]) for i in range(b)), c.num(0)) for j in range(b)]
-    rows = [sum((abs(J[i, j]) for j in range(b)), c.num(0)) for i in range(b)]
-    return max_ball(cols), max_ball(rows)
-
-
-def _lemma5_norm(c: _CCtx):
-    one, inf = _norms_1_inf(c)
-    return c.norm2_J(), (one * inf).sqrt()
-
-
-def _lemma5_norm9(c: _CCtx):
-    one, inf = _norms_1_inf(c)
-    return (one * inf).sqrt(), c.num(9)
-
-
-def _lemma5_entries(c: _CCtx):
-    J, b = c.J, c.cs.b
-    return max_ball([abs(J[i, j]) for i in range(b) for j in range(b)]), c.num(3)
-
-
-def _lemma6(c: _CCtx):
-    ex = 2 * _frac(c.ctx.alpha) + 3 * _frac(c.ctx.xi)
-    return c.norm2_P(), _N(c) ** ex
-
-
-def _lemma6_last(c: _CCtx):
-    N, a, x = _N(c), _frac(c.ctx.alpha), _frac(c.ctx.xi)
-    return 54 * c.cs.b * N ** (2 * a + 2 * x) / _frac(c.ctx.gamma), N ** (2 * a + 3 * x)
-
-
-def _spectral_gap(c: _CCtx):
-    ev = c.eig("J", c.J)
-    ex = 2 * _frac(c.ctx.alpha) + 2 * _frac(c.ctx.xi)
-    return min_ball([abs(e) for e in ev]), _N(c) ** (-ex)
-
-
-def _lemma8(c: _CCtx):
-    k = _arb_kernels(c.ctx.sol.get_model())
-    vals = k.hess_values(c.cs.s_star, [c.lam])
-    cols: dict[int, list[Any]] = {}
-    for (_i, j, kk), v in zip(k.hess_index.tolist(), vals, strict=True):
-        if j != kk and not v.is_zero():
-            raise NumericalError("the Hessian is not diagonal in (j, k)")
-        cols.setdefault(j, []).append(v)
-    norms = [sum((v * v for v in col), c.num(0)).sqrt() for col in cols.values()]
-    return max_ball(norms), 2 * c.num(2).sqrt() * c.lam
-
-
-def _arb_kernels(model: Any) -> Any:
-    from derive.kernels import kernels
-
-    return kernels(model, "arb")
-
-
-def _dominant(c: _CCtx) -> Any:
-    P, ft = c.P, c.cs.ftilde
-    return 2 * sum((P[i, i] * ft[i] for i in range(c.cs.b)), c.num(0)) / _N(c)
-
-
-def _lemma9(c: _CCtx):
-    lam = c.lam
-    return _dominant(c), lam * (1 - lam) / (9 * _N(c))
-
-
-def _lemma9_nonneg(c: _CCtx):
-    return min_ball(list(c.cs.ftilde)), c.num(0)
-
-
-def _lemma9_posdef(c: _CCtx):
-    return min_ball(c.eig("P", c.P)), c.num(0)
-
-
-def _lemma9_f1(c: _CCtx):
-    lam = c.lam
-    return c.cs.ftilde[0], lam * (1 - lam**2)
-
-
-def _lemma9_chain(c: _CCtx):
-    lam = c.lam
-    return lam * (1 - lam**2), lam * (1 - lam)
-
-
-def _lemma9_p11(c: _CCtx):
-    lam = c.lam
-    return 2 * c.P[0, 0] * c.cs.ftilde[0] / _N(c), lam * (1 - lam) / (9 * _N(c))
-
-
-def _lemma10(c: _CCtx):
-    return _dominant(c), 2 * c.cs.b * c.norm2_P() / _N(c)
-
-
-def _lemma10_ft(c: _CCtx):
-    return max_ball(list(c.cs.ftilde)), c.num(1)
-
-
-def _lemma10_pii(c: _CCtx):
-    P = c.P
-    return max_ball([P[i, i] for i in range(c.cs.b)]), c.norm2_P()
-
-
-def _lemma10_order(c: _CCtx):
-    a, x = _frac(c.ctx.alpha), _frac(c.ctx.xi)
-    return _dominant(c), _N(c) ** (-(1 - 2 * a - 4 * x))
-
-
-def _lemma13(c: _CCtx):
-    return max_ball(c.eig("J", c.J)), c.num(0)
-
-
-def _lemma13_kron(c: _CCtx):
-    ev = c.eig("J", c.J)
-    return min_ball([abs(a + b) for a in ev for b in ev]), c.num(0)
-
-
-def _equilibrium_identity(c: _CCtx):
-    s = [c.num(1), *c.cs.s_star]
-    lam, d, ft = c.lam, c.ctx.d, c.cs.ftilde
-    diff = max_ball([abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(c.cs.b)])
-    return diff, _tol(c, max_ball(list(ft)))
-
-
-def _kron_value(c: _CCtx) -> Any:
-    """``vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = sum_i f~_i X_ii`` with
-    ``X J + J^T X = I``, i.e. ``X = -P``: equal to ``-c/2``."""
-    P, ft = c.P, c.cs.ftilde
-    return -sum((ft[i] * P[i, i] for i in range(c.cs.b)), c.num(0))
-
-
-def _theorem1_sign(c: _CCtx):
-    return 2 * _kron_value(c), c.num(0)
-
-
-def _theorem1_constant(c: _CCtx):
-    lhs, rhs = -2 * _kron_value(c), c.cs.constant
-    return lhs, rhs, _tol(c, abs(rhs))
-
-
-def _theorem1_eq6(c: _CCtx):
-    lhs, rhs = 2 * _kron_value(c) / _N(c), c.cs.constant
-    return lhs, rhs, _tol(c, abs(rhs))
-
-
-def _remark2(c: _CCtx):
-    a, x = _frac(c.ctx.alpha), _frac(c.ctx.xi)
-    return c.cs.constant / _N(c), _N(c) ** (-(1 - 2 * a - 4 * x))
-
-
-#: Claim id -> certified evaluator (``(lhs, rhs)`` balls, or ``(lhs, rhs, tol)`` for ``==``).
-CERTIFIED: dict[str, Callable[[_CCtx], tuple]] = {
-    "lemma5": _lemma5,
-    "lemma5.eighteenth": _lemma5_18,
-    "lemma5.norm_J": _lemma5_norm,
-    "lemma5.norm_J_9": _lemma5_norm9,
-    "lemma5.entries": _lemma5_entries,
-    "lemma6": _lemma6,
-    "lemma6.last_step": _lemma6_last,
-    "spectral_gap": _spectral_gap,
-    "lemma8": _lemma8,
-    "lemma9": _lemma9,
-    "lemma9.ftilde_nonneg": _lemma9_nonneg,
-    "lemma9.P_posdef": _lemma9_posdef,
-    "lemma9.f1": _lemma9_f1,
-    "lemma9.lam_chain": _lemma9_chain,
-    "lemma9.P11": _lemma9_p11,
-    "lemma10": _lemma10,
-    "lemma10.ftilde_le_1": _lemma10_ft,
-    "lemma10.Pii_le_normP": _lemma10_pii,
-    "lemma10.order": _lemma10_order,
-    "lemma13": _lemma13,
-    "lemma13.kronecker": _lemma13_kron,
-    "equilibrium_identity": _equilibrium_identity,
-    "theorem1.sign": _theorem1_sign,
-    "theorem1.constant": _theorem1_constant,
-    "theorem1.eq6": _theorem1_eq6,
-    "remark2": _remark2,
-}
 
 
 def _verdict(margin: Any, relation: str) -> str:
@@ -336,21 +153,24 @@ def _verdict(margin: Any, relation: str) -> str:
     return VERDICTS[2]
 
 
-def evaluate(claim: Any, c: _CCtx | None, ctx: Any) -> CertifiedPoint:
-    """The certified verdict of one claim at one grid point."""
-    if claim.id.startswith("lemma12"):  # exact rationals: the claim's own function decides
+def evaluate(claim: Any, c: CertifiedContext | None, ctx: Any) -> CertifiedPoint:
+    """The certified verdict of one claim at one grid point.
+
+    An exact claim is decided by its own function; any other by its ``certified``
+    evaluator in ball arithmetic at ``c.prec`` bits.
+    """
+    if claim.exact:
         p = claim.evaluate(ctx)
         if p.digits == 0 and isinstance(p.margin, Fraction | int):
             return CertifiedPoint(p.margin, _verdict(p.margin, claim.relation), "exact arithmetic")
         return CertifiedPoint(None, VERDICTS[2], "no finite exact margin")
-    fn = CERTIFIED.get(claim.id)
-    if fn is None:
+    if claim.certified is None:
         return CertifiedPoint(None, VERDICTS[2], "no certified evaluator for this claim")
     if c is None:
         return CertifiedPoint(None, VERDICTS[2], "the mean-field objects could not be certified")
     with working_precision(c.prec):
         try:
-            out = fn(c)
+            out = claim.certified(c)
         except NumericalError as exc:
             return CertifiedPoint(None, VERDICTS[2], str(exc))
         if claim.relation == "==":
@@ -454,23 +274,16 @@ def check_certified(
     rate (``1 - gamma/N^alpha`` as an Arb ball when ``gamma``/``alpha`` are
     given); claims are then evaluated in ball arithmetic (module docstring).
     """
-    import mpmath
-
     from numeric.certify import heavy_traffic_ball
     from numeric.lemmas import get_claims
-    from numeric.lemmas.context import Context
-    from numeric.lemmas.parameters import to_fraction
-    from numeric.lemmas.runner import grid_params, parse_grid
+    from numeric.lemmas.runner import grid_context, grid_params
 
     claims = get_claims(ids)
-    _, params, _, _, _ = grid_params(N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps)
+    Ns, params, g_f, a_f, xi_f = grid_params(
+        N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
+    )
     params = dict(params, b_used={})
-    Ns = parse_grid(N)
-    dps_i, d_i = int(params["dps"]), int(params["d"])
     heavy = lam is None
-    xi_f = to_fraction("xi", xi)
-    g_f = to_fraction("gamma", gamma) if heavy else None
-    a_f = to_fraction("alpha", alpha) if heavy else None
     report = CertifiedReport(params=params)
     per_claim: dict[str, list[CertifiedPoint]] = {c.id: [] for c in claims}
     skipped = {
@@ -479,20 +292,11 @@ def check_certified(
         if not heavy and c.requires
     }
     for n in Ns:
-        with mpmath.workdps(dps_i):
-            if heavy:
-                from numeric import heavy_traffic_lambda
-
-                lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps_i + 20)
-            else:
-                lam_n = mpmath.mpf(lam)
-        ctx = Context(
-            lam=lam_n, N=n, b=params["b"], d=d_i, xi=xi_f, dps=dps_i, gamma=g_f, alpha=a_f
-        )
+        ctx = grid_context(n, params, gamma, alpha, lam, (g_f, a_f, xi_f), lam_guard=20)
         exact = heavy_traffic_ball(gamma, alpha, n) if heavy else str(lam)
-        cctx: _CCtx | None
+        cctx: CertifiedContext | None
         try:
-            cctx = _CCtx(ctx, exact, heavy)
+            cctx = CertifiedContext(ctx, exact, heavy)
         except NumericalError as exc:
             cctx = None
             if progress:

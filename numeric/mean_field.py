@@ -20,6 +20,7 @@ from typing import Any
 
 import mpmath
 
+from mfstein.arguments import check_keywords, check_start
 from mfstein.errors import ParameterError
 from numeric.fast_paths import fast_path
 from numeric.model_params import check_names, parse_params
@@ -29,9 +30,10 @@ from numeric.solution import MeanFieldSolution
 METHODS = ("auto", "general", "fast")
 
 
+@check_keywords
 def solve(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     dps: int = 30,
     order: int = 1,
@@ -81,6 +83,7 @@ def solve(
     from derive.spec import Truncated
 
     dps = check_dps(dps)
+    check_start(start)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     model, params = as_model(model, params)

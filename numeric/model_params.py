@@ -13,6 +13,7 @@ from typing import Any
 
 from mpmath import mpf
 
+from mfstein.arguments import check_params, did_you_mean
 from mfstein.errors import ParameterError
 from numeric.precision import to_mpf
 
@@ -24,12 +25,9 @@ def parameter_names(model: Any) -> list[str]:
 
 def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """``params`` as a dict after checking that it names exactly the model's parameters."""
+    check_params(params)
     if params is None:
         params = {}
-    if not isinstance(params, Mapping):
-        raise ParameterError(
-            f"params must be a mapping from parameter names to values, got {type(params).__name__}."
-        )
     check = getattr(model, "check_state_space", None)
     if check is not None:
         check()  # a jump that can leave the declared state space: one sentence, once
@@ -37,8 +35,9 @@ def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
     given = {str(k): v for k, v in params.items()}
     unknown = sorted(set(given) - set(names))
     if unknown:
+        hint = did_you_mean(unknown[0], names, quote=False) if len(unknown) == 1 else ""
         raise ParameterError(
-            f"{', '.join(unknown)} is not a parameter of model {model.name}; its parameters "
+            f"{', '.join(unknown)} is not a parameter of model {model.name}{hint}; its parameters "
             f"are {', '.join(names) or 'none'}."
         )
     missing = [n for n in names if n not in given]

@@ -34,11 +34,13 @@ __all__ = [
     "arrival_rate",
     "blas_thread_limit",
     "check_dps",
+    "check_heavy_traffic_below_one",
     "earn_digits",
     "guard_ladder",
     "heavy_traffic_lambda",
     "limited_blas",
     "parse_lam",
+    "parse_size",
     "to_mpf",
     "to_str",
 ]
@@ -93,29 +95,16 @@ MAX_GRID_EXPONENT = 100
 
 
 def parse_size(name: str, text: Any) -> int:
-    """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer ``>= 1``.
+    """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer
+    from 1 to ``10**MAX_GRID_EXPONENT``.
 
-    Decimal notation is read exactly (``1e16`` is ``10**16``, with no binary
-    float in between), so every integral value up to ``10**MAX_GRID_EXPONENT``
-    is accepted alike.
+    Read exactly by :func:`mfstein.numbers.parse_integer` (the one integer
+    parser: ``1e16`` is ``10**16``, with no binary float in between, and a
+    size beyond the limit is refused before any integer is built).
     """
-    if not isinstance(text, str):
-        return check_int(name, text, 1, 10**MAX_GRID_EXPONENT)
-    t = text.strip().replace("_", "")
-    if "**" in t:
-        base, _, exp = t.partition("**")
-        if base.strip().isdigit() and exp.strip().isdigit() and int(exp) <= 400:
-            t = str(int(base) ** int(exp))
-    try:
-        value = Decimal(t)
-    except InvalidOperation:
-        value = None
-    ok = value is not None and value.is_finite() and value == value.to_integral_value()
-    if ok and value.adjusted() > MAX_GRID_EXPONENT:
-        raise ParameterError(f"{name} must be at most 1e{MAX_GRID_EXPONENT}, got {text.strip()!r}.")
-    if not ok:
-        raise ParameterError(f"{name} must be an integer >= 1 (e.g. 100 or 1e6), got {text!r}.")
-    return check_int(name, int(value), 1)
+    from mfstein.numbers import parse_integer
+
+    return parse_integer(name, text, 1, 10**MAX_GRID_EXPONENT)
 
 
 def parse_lam(lam: Any) -> mpf:
@@ -191,6 +180,47 @@ def arrival_rate(lam: Any, gamma: Any, alpha: Any, N: Any, *, dps: int = 30) -> 
     if gamma is None or alpha is None:
         raise ParameterError("give --lam, or both --gamma and --alpha.")
     return heavy_traffic_lambda(gamma, alpha, N, dps=dps)
+
+
+def check_heavy_traffic_below_one(
+    gamma: Any, alpha: Any, Ns: list[int], dps: int, *, b: Any = "auto"
+) -> None:
+    """Refuse a grid where ``lam = 1 - gamma/N^alpha`` is 1 at ``dps`` digits,
+    i.e. ``gamma/N^alpha < 10^-dps``.
+
+    A buffer of ``b = auto`` (or ``inf``) needs ``lam < 1``; when ``gamma/N^alpha``
+    is below the working precision, the rate rounds to (about) 1 and the solver
+    could only say "lam must be < mu", which hides the cause (``N`` too large
+    for ``alpha``, ``gamma`` and ``dps``).  The sentence names the first such
+    ``N``, the value of ``gamma/N^alpha`` and the largest ``N`` that still works.
+
+    Parameters
+    ----------
+    gamma, alpha:
+        The heavy-traffic pair as given (decimal strings), already range-checked.
+    Ns:
+        The sizes of the grid.
+    dps:
+        Working precision (significant decimal digits) of the rate.
+    b:
+        The buffer option, for the sentence.
+    """
+    with mpmath.workdps(max(int(dps), 15) + 30):
+        g, a = mpmath.mpf(str(gamma)), mpmath.mpf(str(alpha))
+        floor = mpmath.power(10, -int(dps))
+        for n in Ns:
+            eps = g / mpmath.power(n, a)
+            if eps >= floor:
+                continue
+            largest = mpmath.power(g * mpmath.power(10, int(dps)), 1 / a) if a > 0 else None
+            most = f" (N <= {mpmath.nstr(largest, 3)} here)" if largest is not None else ""
+            shown = str(n) if n < 10**9 else f"{n:.3g}"
+            raise ParameterError(
+                f"b = {b} needs lam < 1, but gamma = {gamma} and alpha = {alpha} give "
+                f"lam = 1 - gamma/N^alpha = 1 - {mpmath.nstr(eps, 3)} at N = {shown}, which is 1 "
+                f"to {dps} digits: give an integer b, or sizes with gamma/N^alpha above "
+                f"10^-{dps}{most}."
+            )
 
 
 def agreeing_digits(x: Any, y: Any) -> int:

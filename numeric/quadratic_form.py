@@ -18,7 +18,6 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.errors import ParameterError
-from numeric.precision import to_mpf
 
 MSpec = Any  # None | "identity" | "diag:a,b,..." | square matrix | callable b -> matrix
 
@@ -28,23 +27,21 @@ def quadratic_form(M: MSpec) -> Callable[[int], mpmath.matrix]:
     (entries parsed at the working precision of each call)."""
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return lambda b: mpmath.eye(b)
-    if isinstance(M, str) and M.strip().lower().startswith("diag:"):
-        items = [x for x in M.strip()[5:].split(",") if x.strip()]
-        if not items:
-            raise ParameterError("M = diag:... needs at least one entry, e.g. diag:1,0,0.")
-        entries = [to_mpf("M", x) for x in items]
+    if isinstance(M, str):
+        from mfstein.numbers import parse_diagonal
+
+        entries = parse_diagonal("M", M)  # the one parser of the observable's text form
+        assert entries is not None  # "identity" is handled above
 
         def diag(b: int) -> mpmath.matrix:
             if len(entries) > b:
                 raise ParameterError(
                     f"M has {len(entries)} diagonal entries but b = {b}; give at most b entries."
                 )
-            vals = [to_mpf("M", x) for x in items] + [mpf(0)] * (b - len(entries))
-            return mpmath.diag(vals)
+            vals = [mpf(x.numerator) / x.denominator for x in entries]
+            return mpmath.diag(vals + [mpf(0)] * (b - len(entries)))
 
         return diag
-    if isinstance(M, str):
-        raise ParameterError(f"M must be 'identity' or 'diag:a,b,...', got {M!r}.")
     if callable(M):
         return lambda b: _check_m(_as_matrix(M(b)), b)
     fixed = M

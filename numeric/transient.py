@@ -88,6 +88,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from mfstein.arguments import check_keywords, check_start
 from mfstein.errors import NumericalError, ParameterError
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
@@ -865,9 +866,10 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
+@check_keywords
 def transient(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     times: Any,
     start: Sequence[Any] | str | None = None,
@@ -911,6 +913,7 @@ def transient(
     """
     from numeric.precision import check_dps
 
+    check_start(start)
     order = _check_order(order)
     times = check_times(times)
     if dps is not None:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mfstein.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.errors import ParameterError, check_int
 from sim.base import FAST_SIMULATORS, RunOptions, SimulationResult, Simulator
 from sim.engine import POLICIES
@@ -79,9 +80,10 @@ def _engine_for(model: Any, engine: str, policy: str, given_start: bool, observi
     return engine
 
 
+@check_keywords
 def simulate(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     N: int,
     steps: int = 10**7,
@@ -147,6 +149,9 @@ def simulate(
     SimulationResult
         Every size is checked (:mod:`mfstein.limits`) before any work.
     """
+    check_params(params)
+    check_path("checkpoint", checkpoint)
+    check_start(start)
     from derive.model import Model
     from mfstein.limits import SIM_MAX_N
 

@@ -62,6 +62,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from mfstein.arguments import check_params
 from mfstein.errors import ParameterError
 
 #: Built-in model families: name -> "module:factory".
@@ -256,12 +257,9 @@ def as_model(model: Any, params: Mapping[str, Any] | None) -> tuple[Any, dict[st
     from derive.model import Model
     from derive.spec import Truncated
 
+    check_params(params)
     if params is None:
         params = {}
-    if not isinstance(params, Mapping):
-        raise ParameterError(
-            f"params must be a mapping of parameter names to values, got {type(params).__name__}."
-        )
     if isinstance(model, Model | Truncated):
         return model, dict(params)
     if isinstance(model, str):

@@ -28,6 +28,7 @@ parser stays light.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class Pmf:
     values: tuple[int, ...]
     probs: tuple[float, ...]
 
-    @property
+    @functools.cached_property  # read once per server and slot statistic (10^6 servers)
     def mean(self) -> float:
         """``E[X]``."""
         return float(np.dot(self.values, self.probs))
@@ -177,7 +178,7 @@ class PIModel:
         """``E[a]``."""
         return self.arrivals.mean
 
-    @property
+    @functools.cached_property  # a sum over the servers, read several times per run
     def capacity(self) -> float:
         """``sum_i E[s_i]``."""
         return math.fsum(s.mean for s in self.services)
@@ -221,6 +222,7 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
         see :func:`check_load`).
     """
     from mfstein.errors import check_int
+    from mfstein.limits import PI_MAX_SERVERS
 
     single = isinstance(services, str | Pmf | Mapping) or (
         isinstance(services, Sequence | np.ndarray)
@@ -233,7 +235,7 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
         raise ParameterError("service must give at least one capacity pmf.")
     if n is None:
         n = len(svc_list)
-    n = check_int("n", n, 1, 10**6)
+    n = check_int("n", n, 1, PI_MAX_SERVERS)
     if len(svc_list) == 1:
         svc_list = svc_list * n
     elif len(svc_list) != n:
@@ -252,9 +254,11 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
             "arrivals must give a batch size >= 1 some positive probability: with P(a = 0) = 1 "
             "no job ever arrives, and the mean delay E[Q_total]/E[a] is 0/0."
         )
+    # identical servers are parsed once (linear, not quadratic, in n: 10^6 servers)
+    same = len(set(map(str, svc_list))) == 1
     parsed = []
-    for i, s in enumerate(svc_list):
-        label = "service" if len(set(map(str, svc_list))) == 1 else f"service of server {i + 1}"
+    for i, s in enumerate(svc_list[:1] if same else svc_list):
+        label = "service" if same else f"service of server {i + 1}"
         p = parse_pmf(s, label)
         if p.values[0] < 1:
             raise ParameterError(
@@ -262,7 +266,7 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
                 f"at least one job per slot), got P(s = 0) = {p.prob(0):g}."
             )
         parsed.append(p)
-    return PIModel(a, tuple(parsed))
+    return PIModel(a, tuple(parsed * n if same else parsed))
 
 
 def check_load(model: PIModel, allow_unstable: bool = False) -> None:

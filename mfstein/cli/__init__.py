@@ -72,11 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mfstein`` console script; returns the exit status."""
+    from mfstein.cli.option_types import OptionValueError
+
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
     except KeyboardInterrupt:  # a library caller (the console script has the guard)
         return _interrupted("mfstein")
+    except OptionValueError as exc:  # a numeric option out of its declared range
+        words = sys.argv[1:] if argv is None else list(argv)
+        command = next((w for w in words if not w.startswith("-")), "")
+        return _fail(command, "error", exc, 2)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

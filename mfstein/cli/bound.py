@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from mfstein.display import columns
 from mfstein.errors import ParameterError
 
 _M_HELP = (
@@ -22,7 +23,7 @@ _M_HELP = (
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from mfstein.options import add_arrival_rate
+    from mfstein.cli.arrival import add_arrival_rate
 
     add_arrival_rate(p)
     p.add_argument("--N", required=True, help="system size(s), comma-separated integers >= 1")
@@ -100,7 +101,7 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     else:
         lams = [arrival_rate(None, args.gamma, args.alpha, n, dps=dps + 20) for n in ns]
         if b in ("auto", "inf"):
-            from mfstein.options import check_heavy_traffic_below_one
+            from numeric.precision import check_heavy_traffic_below_one
 
             check_heavy_traffic_below_one(args.gamma, args.alpha, ns, dps, b=b)
     done: dict[str, Any] = {}
@@ -111,13 +112,6 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
             done[key] = bound(lam, b, d, dps=dps, M=args.M)
         out.append((n, done[key]))
     return out
-
-
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
 
 
 def run_bound(args: argparse.Namespace) -> int:
@@ -172,12 +166,12 @@ def _print_bound(
         ]
         for n, s in sols
     ]
-    print(_table(rows, ["N", "lam", "b", "constant", "bound", "digits"]))
+    print(columns(rows, ["N", "lam", "b", "constant", "bound", "digits"]))
     print(f"routes: {', '.join(sols[0][1].methods)}; bound = constant/N (E||S - s*||^2 ~ c/N)")
     if certs:
         pairs = zip(sols, certs, strict=True)
         crow = [[str(n), c.interval(), str(c.certified_digits)] for (n, _), c in pairs]
-        print(_table(crow, ["N", "certified constant [lo, hi]", "certified digits"]))
+        print(columns(crow, ["N", "certified constant [lo, hi]", "certified digits"]))
         print("certified: Arb ball arithmetic, Krawczyk + Lyapunov certificates (exact lam)")
     return 0
 
@@ -247,7 +241,7 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
         mean, _ = _mean_entries(s, n, digits)
         w_str, ew = solution_entries(s, "W", digits, [k * s.b + k for k in range(s.b)])
         rows = [[str(k + 1), s_str[k], v_str[k], mean[k], w_str[k]] for k in range(s.b)]
-        print(_table(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
+        print(columns(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
         print(
             f"({digits} significant digits shown at most, only those each entry's error "
             f"allows; --json prints dps digits and all of W; the V and W shown are within {ev} "

@@ -7,9 +7,11 @@ import argparse
 import sys
 from typing import Any
 
-from mfstein.cli.model_args import add_finite_n_model_arguments
+from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
+from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
+from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
-from mfstein.options import add_arrival_rate, arrival_rate_text
+from mfstein.limits import EXACT_MAX_STATES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,15 +26,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "is stated by the residual ||pi Q||_1."
         ),
     )
-    p.add_argument("--N", required=True, help="number of servers (integer >= 1)")
-    add_arrival_rate(p)
-    p.add_argument("--b", help="buffer size (integer >= 1; required without --model)")
-    p.add_argument("--d", default="2", help="servers sampled per arrival (default 2)")
     p.add_argument(
-        "--without-replacement",
-        action="store_true",
-        help="sample d distinct servers (default: with replacement, the paper's chain)",
+        "--N",
+        type=integer("N", 1, EXACT_MAX_STATES),
+        required=True,
+        help="number of servers (integer >= 1)",
     )
+    add_arrival_rate(p, float64=True)
+    p.add_argument("--b", help="buffer size (integer >= 1; required without --model)")
+    add_choice_options(p)
     p.add_argument(
         "--method",
         default="auto",
@@ -41,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--memory-limit",
-        type=float,
+        type=real("memory-limit", 0, 10**6, low_open=True),
         default=None,
         help="memory limit in GB (default: half the available memory)",
     )
@@ -62,18 +64,12 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
     lam = arrival_rate_text(args, N)
-    limit = None
-    if args.memory_limit is not None:
-        if not args.memory_limit > 0:
-            raise ParameterError(
-                f"memory-limit must be a positive number of GB, got {args.memory_limit}."
-            )
-        limit = args.memory_limit * 1e9
+    limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     r = solve_exact(
         N,
         lam,
         args.b,
-        args.d,
+        2 if args.d is None else args.d,
         replacement=not args.without_replacement,
         method=args.method,
         memory_limit=limit,
@@ -118,13 +114,7 @@ def _run_model(args: argparse.Namespace) -> int:
 
     model, params = model_and_params(args)
     N = check_int("N", args.N, 1)
-    limit = None
-    if getattr(args, "memory_limit", None) is not None:
-        if not args.memory_limit > 0:
-            raise ParameterError(
-                f"memory-limit must be a positive number of GB, got {args.memory_limit}."
-            )
-        limit = args.memory_limit * 1e9
+    limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     r = solve(
         model,
         params,

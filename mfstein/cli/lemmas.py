@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from mfstein.options import add_arrival_rate
+from mfstein.cli.arrival import add_arrival_rate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

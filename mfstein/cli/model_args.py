@@ -11,24 +11,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from mfstein.cli.option_types import real
 from mfstein.errors import ParameterError
+from mfstein.limits import FLOAT_MIN_RATE, MAX_LAM
+
+#: ``--model``'s help, for every command that takes a model.
+MODEL_HELP = "a built-in model (supermarket, jsq_L, sir, ...) or a factory in a Python file"
+#: ``--param``'s help.
+PARAM_HELP = "a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable"
+
+
+def add_model_options(
+    target: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    required: bool = False,
+    param_help: str = PARAM_HELP,
+) -> None:
+    """Add ``--model`` and repeatable ``--param`` to a command (or one of its groups):
+    the one declaration of these two options."""
+    target.add_argument(
+        "--model", required=required, metavar="NAME|FILE.py:FACTORY", help=MODEL_HELP
+    )
+    target.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help=param_help
+    )
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """Add ``--model`` and ``--param`` to a subcommand."""
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME|FILE.py:FACTORY",
-        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
-    )
-    p.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
-    )
+    """Add ``--model`` (required) and ``--param`` to a subcommand."""
+    add_model_options(p, required=True)
 
 
 def parse_pairs(items: list[str]) -> dict[str, str]:
@@ -84,23 +95,30 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     ``--param``, ``--start``, ``--truncation`` and ``--mu`` to a finite-N command
     (``exact``, ``simulate``)."""
     g = p.add_argument_group("any model (give --model; --N as above)")
-    g.add_argument(
-        "--model",
-        metavar="NAME|FILE.py:FACTORY",
-        help="a built-in model (supermarket, jsq_L, sir) or a factory in a Python file",
-    )
-    g.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable",
-    )
+    add_model_options(g)
     g.add_argument("--start", help="initial state in fractions, comma-separated")
     g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
     g.add_argument(
         "--mu",
+        type=real("mu", FLOAT_MIN_RATE, MAX_LAM),
         help="service rate of the supermarket model (default 1; with --model supermarket)",
+    )
+
+
+def add_choice_options(p: argparse.ArgumentParser) -> None:
+    """The supermarket's dispatch choices of a finite-N command (``exact``,
+    ``simulate``): ``--d`` (no default, so that ``--d 2 --param d=3`` is seen as
+    the conflict it is) and ``--without-replacement``."""
+    from mfstein.cli.option_types import integer
+    from mfstein.limits import MAX_D
+
+    p.add_argument(
+        "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
+    )
+    p.add_argument(
+        "--without-replacement",
+        action="store_true",
+        help="sample d distinct servers (default: with replacement, the paper's chain)",
     )
 
 
@@ -122,7 +140,7 @@ def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     if getattr(args, "b", None) is not None and "b" in pairs:
         raise ParameterError("b is given twice (--b and --param b=...); give one.")
     d = getattr(args, "d", None)
-    if d is not None and str(d).strip() != "2" and "d" in pairs:  # "2" is --d's default
+    if d is not None and "d" in pairs:  # --d has no default: given means given
         raise ParameterError("d is given twice (--d and --param d=...); give one.")
 
 
@@ -139,8 +157,8 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         pairs["d"] = str(d)
     given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
     if given_rate and args.model == "supermarket" and "lam" not in pairs:
+        from mfstein.cli.arrival import arrival_rate_text
         from mfstein.errors import check_int
-        from mfstein.options import arrival_rate_text
 
         pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
     mu = getattr(args, "mu", None)

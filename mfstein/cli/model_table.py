@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mfstein.cli.model_args import add_model_options
+from mfstein.cli.option_types import integer
 from mfstein.errors import ParameterError
 
 #: Default events per replication of each simulated N with ``--model``.
@@ -21,17 +23,9 @@ MODEL_TABLE_STEPS = 10**7
 def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
     """Add ``--model``, ``--param``, ``--observable``, ``--order`` and ``--simulate``."""
     g = t.add_argument_group("any model (give --model and --observable; --N as above)")
-    g.add_argument(
-        "--model",
-        metavar="NAME|FILE.py:FACTORY",
-        help="a built-in model (supermarket, jsq_L, sir, ...) or a factory in a Python file",
-    )
-    g.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a factory option (e.g. b=10) or a model parameter, which may be an "
+    add_model_options(
+        g,
+        param_help="a factory option (e.g. b=10) or a model parameter, which may be an "
         "expression in N (e.g. lam='1 - 0.1/N**0.05'); repeatable",
     )
     g.add_argument(
@@ -40,7 +34,11 @@ def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
         help="a declared observable (e.g. queue_length, busy, infected), 'quadratic', or "
         "an expression in the state symbols and parameters",
     )
-    g.add_argument("--order", type=int, help="expansion order: 1 (+ 1/N) or 2 (+ 1/N^2, default)")
+    g.add_argument(
+        "--order",
+        type=integer("order", 1, 2),
+        help="expansion order: 1 (+ 1/N) or 2 (+ 1/N^2, default)",
+    )
     g.add_argument(
         "--simulate",
         dest="simulate_flag",

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from mfstein.cli.simulate import _int
+from mfstein.cli.option_types import integer
+from mfstein.cli.simulate import add_run_options, report, run_keywords
+from mfstein.limits import PI_MAX_SERVERS, SIM_MAX_BATCHES
 
 POLICY_CHOICES = ("pi", "pi-split", "jiq", "jsq", "random")
 
@@ -46,7 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="capacity pmf of a server (support >= 1); repeat once per server",
     )
     p.add_argument("--policy", choices=POLICY_CHOICES, default="pi", help="default pi")
-    p.add_argument("--n", type=_int, help="number of servers (default: number of --service)")
+    p.add_argument(
+        "--n",
+        type=integer("n", 1, PI_MAX_SERVERS),
+        help="number of servers (default: number of --service)",
+    )
     p.add_argument(
         "--split-rule",
         help="pi-split only: module:function of a rule f(q, a, b, out) obeying eqs. (7), (8) "
@@ -55,11 +60,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--exact", action="store_true", help="solve the truncated chain instead (n <= 3)"
     )
-    p.add_argument("--slots", type=_int, default=10**6, help="slots per replication (1e6)")
-    p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
-    p.add_argument("--batches", type=_int, default=20, help="batches per replication (20)")
-    p.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
-    p.add_argument("--workers", type=_int, help="local worker processes (default: cores)")
+    add_run_options(p, "--slots", default=10**6, help="slots per replication (1e6)")
+    p.add_argument(
+        "--batches",
+        type=integer("batches", 2, SIM_MAX_BATCHES),
+        default=20,
+        help="batches per replication (20)",
+    )
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
     p.add_argument(
         "--allow-unstable",
@@ -85,35 +92,19 @@ def run(args: argparse.Namespace) -> int:
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
         print(json.dumps(e.to_json()) if args.json else _describe_exact(e))
         return 0
-    from mfstein.errors import check_int
-    from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
     from sim.pi import simulate_pi
 
-    # the run's sizes, checked before any work (the simulator allocates per replication)
-    check_int("reps", args.reps, 1, SIM_MAX_REPS)
-    check_int("batches", args.batches, 1, SIM_MAX_BATCHES)
-    check_int("slots", args.slots, 1, SIM_MAX_STEPS)
-    if args.workers is not None:
-        check_int("workers", args.workers, 1, SIM_MAX_WORKERS)
     r = simulate_pi(
         args.arrivals,
         args.service,
         policy=args.policy,
         n=args.n,
         slots=args.slots,
-        reps=args.reps,
-        batches=args.batches,
-        seed=args.seed,
-        workers=args.workers,
-        checkpoint=args.checkpoint,
         allow_unstable=args.allow_unstable,
         split_rule=args.split_rule,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein pi: warning: {w}", file=sys.stderr)
-    print(json.dumps(r.to_json()) if args.json else _describe(r))
-    return 130 if r.interrupted else 0
+    return report("pi", r, json.dumps(r.to_json()) if args.json else _describe(r))
 
 
 def _header(model, policy: str) -> list[str]:

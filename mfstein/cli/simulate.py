@@ -10,9 +10,20 @@ import json
 import sys
 from typing import Any
 
-from mfstein.cli.model_args import add_finite_n_model_arguments
+from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
+from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
 from mfstein.cli.model_table import MODEL_TABLE_STEPS, add_table_model_arguments, model_table
-from mfstein.options import add_arrival_rate, arrival_rate_text
+from mfstein.cli.option_types import integer, integer_list
+from mfstein.limits import (
+    MAX_D,
+    SIM_MAX_B,
+    SIM_MAX_BATCHES,
+    SIM_MAX_N,
+    SIM_MAX_REPS,
+    SIM_MAX_SEED,
+    SIM_MAX_STEPS,
+    SIM_MAX_WORKERS,
+)
 
 #: Defaults of ``mfstein table``: sized so that N = 10, 100, 1000, 10000 takes a
 #: few minutes on two cores (see benchmarks/bench_sim.py for the timing).
@@ -20,34 +31,72 @@ TABLE_STEPS = 2 * 10**8
 TABLE_REPS = 4
 
 
-def _int(text: str) -> int:
-    """argparse type: integers also written as 1e8 or 10**8."""
-    t = text.strip().replace("_", "")
-    try:
-        if "**" in t:
-            base, exp = t.split("**", 1)
-            return int(base) ** int(exp)
-        if "e" in t.lower():
-            v = float(t)
-            if v != int(v):
-                raise ValueError
-            return int(v)
-        return int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        return [_int(x) for x in text.split(",") if x.strip()]
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``simulate`` and ``table`` to the ``mfstein`` dispatcher."""
+    _register_simulate(subparsers)
+    _register_table(subparsers)
+
+
+def add_run_options(
+    p: argparse.ArgumentParser,
+    length: str,
+    *,
+    required: bool = False,
+    default: int | None = None,
+    reps: int = 4,
+    help: str,
+) -> None:
+    """The size of a simulation, declared once for every simulating command: its
+    length option (``--steps``, ``--sim-steps``, ``--slots``), ``--reps``,
+    ``--seed`` and ``--workers``, each an exact integer within its limit in
+    :mod:`mfstein.limits`."""
+    name = length.lstrip("-")
+    p.add_argument(
+        length,
+        type=integer(name, 1, SIM_MAX_STEPS),
+        required=required,
+        default=default,
+        help=help,
+    )
+    p.add_argument(
+        "--reps",
+        type=integer("reps", 1, SIM_MAX_REPS),
+        default=reps,
+        help=f"replications (default {reps})",
+    )
+    p.add_argument(
+        "--seed", type=integer("seed", 0, SIM_MAX_SEED), default=0, help="seed (default 0)"
+    )
+    p.add_argument(
+        "--workers",
+        type=integer("workers", 1, SIM_MAX_WORKERS),
+        help="local worker processes (default: cores)",
+    )
+
+
+def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options of a simulating command (``--reps``, ``--seed``, ``--workers``,
+    ``--checkpoint``, ``--batches``, the progress bar) as keywords of its simulator."""
+    return dict(
+        reps=args.reps,
+        seed=args.seed,
+        workers=args.workers,
+        checkpoint=args.checkpoint,
+        batches=args.batches,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+    )
+
+
+def report(command: str, result: Any, text: str) -> int:
+    """Print a simulation's warnings (one line each) and its report; the exit status
+    (130 when Ctrl-C or SIGTERM cut the run short and the completed batches were kept)."""
+    for w in result.warnings:
+        print(f"mfstein {command}: warning: {w}", file=sys.stderr)
+    print(text)
+    return 130 if result.interrupted else 0
+
+
+def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "simulate",
         help="simulate the finite-N system; N E||S-s*||^2, E[S], N Cov(S), ... with 95%% CIs",
@@ -59,28 +108,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "confidence interval over replications seeded from SeedSequence(seed)."
         ),
     )
-    p.add_argument("--N", type=_int, required=True, help="number of servers")
-    add_arrival_rate(p)
+    p.add_argument("--N", type=integer("N", 1, SIM_MAX_N), required=True, help="number of servers")
+    add_arrival_rate(p, float64=True)
     p.add_argument(
-        "--b", type=_int, help="buffer size per server (1..200; required without --model)"
+        "--b",
+        type=integer("b", 1, SIM_MAX_B),
+        help=f"buffer size per server (1..{SIM_MAX_B}; required without --model)",
     )
-    p.add_argument("--d", type=_int, default=2, help="servers sampled per arrival (default 2)")
-    p.add_argument(
-        "--without-replacement",
-        action="store_true",
-        help="sample d distinct servers (default: with replacement, the paper's chain)",
-    )
+    add_choice_options(p)
     p.add_argument(
         "--policy",
         choices=("pod", "jsq", "random"),
         default="pod",
         help="dispatch: power-of-d (default), join-shortest-queue or random",
     )
-    p.add_argument("--steps", type=_int, required=True, help="events per replication")
-    p.add_argument("--reps", type=_int, default=4, help="replications (default 4)")
-    p.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
-    p.add_argument("--batches", type=_int, default=20, help="batches per replication")
-    p.add_argument("--workers", type=_int, help="local worker processes (default: cores)")
+    add_run_options(p, "--steps", required=True, help="events per replication")
+    p.add_argument(
+        "--batches",
+        type=integer("batches", 2, SIM_MAX_BATCHES),
+        default=20,
+        help="batches per replication",
+    )
     p.add_argument("--scheduler", help="address of a running Dask scheduler")
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -98,6 +146,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=_simulate)
 
+
+def _register_table(subparsers: argparse._SubParsersAction) -> None:
     t = subparsers.add_parser(
         "table",
         help="accuracy table over N: the core paper's Tables 1/2, or any model's observable",
@@ -112,18 +162,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     add_arrival_rate(t, lam=False, required=False)
-    t.add_argument("--N", type=_int_list, required=True, help="comma-separated N values")
-    t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
-    t.add_argument("--d", type=_int, help="servers sampled per arrival (default 2)")
     t.add_argument(
+        "--N",
+        type=integer_list("N", 1, SIM_MAX_N),
+        required=True,
+        help="comma-separated N values",
+    )
+    t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
+    t.add_argument(
+        "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
+    )
+    add_run_options(
+        t,
         "--sim-steps",
-        type=_int,
+        reps=TABLE_REPS,
         help=f"events per replication (default {TABLE_STEPS:.0e}; "
         f"{MODEL_TABLE_STEPS:.0e} with --model)",
     )
-    t.add_argument("--reps", type=_int, default=TABLE_REPS, help=f"default {TABLE_REPS}")
-    t.add_argument("--seed", type=_int, default=0, help="seed (default 0)")
-    t.add_argument("--workers", type=_int, help="local worker processes (default: cores)")
     t.add_argument("--scheduler", help="address of a running Dask scheduler")
     t.add_argument("--exact", action="store_true", help="add exact values for small N")
     t.add_argument("--plot", help="write N E||S-s*||^2 against N to this PNG file")
@@ -159,26 +214,15 @@ def _simulate(args) -> int:
         args.N,
         lam,
         args.b,
-        args.d,
+        2 if args.d is None else args.d,
         replacement=not args.without_replacement,
         policy=args.policy,
         simulator=None if engine == "auto" else engine,
         steps=args.steps,
-        reps=args.reps,
-        seed=args.seed,
-        workers=args.workers,
         scheduler=args.scheduler,
-        checkpoint=args.checkpoint,
-        batches=args.batches,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
-    if args.json:
-        print(r.to_json(indent=None))
-    else:
-        print(_describe(r))
-    return 130 if r.interrupted else 0
+    return report("simulate", r, r.to_json(indent=None) if args.json else _describe(r))
 
 
 def _describe(r) -> str:
@@ -231,8 +275,7 @@ def _table(args) -> int:
         )
     if args.gamma is None or args.alpha is None:
         raise ParameterError(
-            "gamma and alpha are required without --model (--gamma G --alpha A, "
-            "lam = 1 - G/N^A)."
+            "gamma and alpha are required without --model (--gamma G --alpha A, lam = 1 - G/N^A)."
         )
     args.d = 2 if args.d is None else args.d
     args.sim_steps = TABLE_STEPS if args.sim_steps is None else args.sim_steps
@@ -306,18 +349,10 @@ def _run_model(args: argparse.Namespace) -> int:
         start=args.start,
         truncation=args.truncation,
         steps=args.steps,
-        reps=args.reps,
-        seed=args.seed,
-        workers=args.workers,
         scheduler=args.scheduler,
-        checkpoint=args.checkpoint,
-        batches=args.batches,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        **run_keywords(args),
     )
-    for w in r.warnings:
-        print(f"mfstein simulate: warning: {w}", file=sys.stderr)
-    print(r.to_json(indent=None) if args.json else _describe_model(r))
-    return 130 if r.interrupted else 0
+    return report("simulate", r, r.to_json(indent=None) if args.json else _describe_model(r))
 
 
 def _describe_model(r: Any) -> str:

@@ -130,7 +130,7 @@ def _state_names(model, b: int) -> list[str]:
 
 
 def _print_text(sol, states: list[str], dps: int) -> None:
-    from mfstein.cli.bound import _table
+    from mfstein.display import columns
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, dps)
@@ -148,7 +148,7 @@ def _print_text(sol, states: list[str], dps: int) -> None:
     v_str, ev = solution_entries(sol, "V", shown)
     w_str, ew = solution_entries(sol, "W", shown, [k * sol.b + k for k in range(sol.b)])
     rows = [[states[k], s_str[k], v_str[k], w_str[k]] for k in range(sol.b)]
-    print(_table(rows, ["state", "s*", "V", "W (diagonal)"]))
+    print(columns(rows, ["state", "s*", "V", "W (diagonal)"]))
     print(
         f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
         f"{', '.join(sol.methods)} agree)"
@@ -166,14 +166,14 @@ def _print_text(sol, states: list[str], dps: int) -> None:
 
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
-    from mfstein.cli.bound import _table
+    from mfstein.display import columns
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, sol.dps)
     a_str, _ = solution_entries(sol, "A", shown)
     b_str, _ = solution_entries(sol, "B", shown, [k * sol.b + k for k in range(sol.b)])
     rows = [[states[k], a_str[k], b_str[k]] for k in range(sol.b)]
-    print(_table(rows, ["state", "A", "B (diagonal)"]))
+    print(columns(rows, ["state", "A", "B (diagonal)"]))
     print(
         f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "
         "N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"

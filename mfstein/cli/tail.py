@@ -62,20 +62,6 @@ def _float_list(text: str) -> list[float]:
 MAX_X = 1e6
 
 
-def _int_text(name: str, text: str, minimum: int, maximum: int | None = None) -> int:
-    from mfstein.errors import check_int
-
-    t = str(text).strip().replace("_", "")
-    if "e" in t.lower():
-        try:
-            v = float(t)
-        except ValueError:
-            v = float("nan")
-        if v == v and abs(v) < float("inf") and v == int(v):
-            t = str(int(v))
-    return check_int(name, t, minimum, maximum)
-
-
 def run_tail(args: argparse.Namespace) -> int:
     """Handler of ``mfstein tail``."""
     from numeric.tails.params import check_eps, check_n, check_nonnegative_list, eps_from_alpha
@@ -110,7 +96,8 @@ def run_tail(args: argparse.Namespace) -> int:
     if args.simulate:
         if model != "jsq":
             raise ParameterError(f"simulate is available for model jsq only, got {model}.")
-        from mfstein.limits import SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
+        from mfstein.errors import check_int
+        from mfstein.limits import SIM_MAX_REPS, SIM_MAX_SEED, SIM_MAX_STEPS, SIM_MAX_WORKERS
         from sim.tails import simulate_jsq_tails
 
         r = simulate_jsq_tails(
@@ -118,10 +105,10 @@ def run_tail(args: argparse.Namespace) -> int:
             eps,
             xs,
             thetas=thetas,
-            events=_int_text("events", args.events, 1, SIM_MAX_STEPS),
-            reps=_int_text("reps", args.reps, 2, SIM_MAX_REPS),
-            seed=_int_text("seed", args.seed, 0),
-            workers=_int_text("workers", args.workers, 1, SIM_MAX_WORKERS),
+            events=check_int("events", args.events, 1, SIM_MAX_STEPS),
+            reps=check_int("reps", args.reps, 2, SIM_MAX_REPS),
+            seed=check_int("seed", args.seed, 0, SIM_MAX_SEED),
+            workers=check_int("workers", args.workers, 1, SIM_MAX_WORKERS),
             checkpoint=args.checkpoint,
             progress=not args.no_progress and not args.json and sys.stderr.isatty(),
         )

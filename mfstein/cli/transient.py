@@ -91,12 +91,14 @@ def parse_grid(text: str) -> tuple[float, float, int]:
     parts = text.split(":")
     if len(parts) != 3:
         raise ParameterError(msg)
-    try:
-        a, b = float(parts[0]), float(parts[1])
-        n = int(parts[2].strip())
-    except ValueError:
+    from mfstein.numbers import parse_integer, parse_real
+
+    try:  # read exactly (no float overflow, no giant integers), then in float64
+        a, b = (float(parse_real("t", x, 0, 10**300)) for x in parts[:2])
+        n = parse_integer("t", parts[2], 1, MAX_COUNT)
+    except ParameterError:
         raise ParameterError(msg) from None
-    if not (math.isfinite(a) and math.isfinite(b)) or a < 0 or b < a or not 1 <= n <= MAX_COUNT:
+    if not (math.isfinite(a) and math.isfinite(b)) or b < a:
         raise ParameterError(msg)
     if (n == 1) != (a == b):
         raise ParameterError(msg)
@@ -170,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_text(res: Any) -> None:
-    from mfstein.cli.bound import _table
+    from mfstein.display import columns
 
     if res.route == "float64":
 
@@ -211,7 +213,7 @@ def _print_text(res: Any) -> None:
     params = ", ".join(f"{k} = {v}" for k, v in res.params.items()) or "none"
     print(f"model {res.model} ({', '.join(res.states)}); {params}; order {res.order}")
     print("E[S(t)] = x(t) + V(t)/N + A(t)/N^2 + O(1/N^3) from S(0) = x(0)")
-    print(_table(rows, header))
+    print(columns(rows, header))
     more = []
     if m > len(rows):
         more.append(f"{len(rows)} of {m} times")

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import check_keywords, check_params, check_start
 from mfstein.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, memory_limit_bytes
@@ -341,9 +342,10 @@ class Chain:
         return reach, QT, classes, exit_rate, r
 
 
+@check_keywords
 def solve(
     model: Any,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None = None,
     *,
     N: int,
     start: Sequence[Any] | str | None = None,
@@ -414,6 +416,8 @@ def solve(
         The balance equations could not be solved to the tolerance.
     """
     t0 = time.perf_counter()
+    check_params(params)
+    check_start(start)
     if route not in ROUTES:
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if method not in METHODS:

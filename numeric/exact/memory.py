@@ -5,17 +5,14 @@ array grows (the supermarket's ``C(N + b, b)``, the general lattice's bound);
 :func:`check_size` turns it into bytes with :func:`bytes_per_state` and refuses,
 with one sentence naming ``N``, ``b``, the states and the memory, a problem
 above the limit (:func:`memory_limit_bytes`: the caller's, else
-:data:`MEMORY_FRACTION` of the available memory) or above
+:func:`mfstein.limits.memory_cap`, the one memory policy) or above
 :data:`mfstein.limits.EXACT_MAX_STATES`.
 """
 
 from __future__ import annotations
 
 from mfstein.errors import ParameterError
-from mfstein.limits import EXACT_MAX_STATES, available_memory
-
-#: Default share of the available memory a solve may plan to use.
-MEMORY_FRACTION = 0.5
+from mfstein.limits import EXACT_MAX_STATES, human_bytes, memory_cap
 
 
 def bytes_per_state(b: int, n_transitions: int) -> int:
@@ -30,25 +27,15 @@ def bytes_per_state(b: int, n_transitions: int) -> int:
     return 32 * t + 2 * 16 * (t + 1) + 8 * b + 8 * 16
 
 
-def _human_bytes(n: float) -> str:
-    if n >= 10**21:  # beyond exabytes (and beyond float64 for huge state counts)
-        return f"10^{len(str(int(n))) - 1} bytes"
-    n = float(n)
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
-        if n < 1000 or unit == "EB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
-        n /= 1000
-    raise AssertionError  # pragma: no cover
-
-
 def _count(states: int) -> str:
     return f"{states:,}" if states < 10**15 else f"about 10^{len(str(states)) - 1}"
 
 
 def memory_limit_bytes(limit: float | None) -> int:
-    """The memory limit: ``limit`` bytes, or :data:`MEMORY_FRACTION` of what is available."""
+    """The memory limit: ``limit`` bytes, or the one memory policy
+    (:func:`mfstein.limits.memory_cap`)."""
     if limit is None:
-        return int(MEMORY_FRACTION * available_memory())
+        return memory_cap()
     if not (limit > 0 and limit < float("inf")):
         raise ParameterError(
             f"memory_limit must be a positive, finite number of bytes, got {limit!r}."
@@ -65,8 +52,8 @@ def check_size(N: int, b: int, states: int, n_transitions: int, limit: float | N
     cap = memory_limit_bytes(limit)
     if need > cap:
         raise ParameterError(
-            f"N={N}, b={b} gives {_count(states)} states, needing about {_human_bytes(need)}; "
-            f"the limit is {_human_bytes(cap)}."
+            f"N={N}, b={b} gives {_count(states)} states, needing about {human_bytes(need)}; "
+            f"the limit is {human_bytes(cap)}."
         )
     if states > EXACT_MAX_STATES:
         raise ParameterError(

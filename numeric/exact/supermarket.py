@@ -189,9 +189,11 @@ def _lam_string(lam) -> str:
 
 def _outside_level() -> int:
     """The ``stacklevel`` of the first caller outside :mod:`numeric.exact` (a warning
-    names the line that called ``numeric.exact.solve`` or ``solve_exact``)."""
+    names the line that called ``numeric.exact.solve`` or ``solve_exact``; the entry's
+    argument check, :func:`mfstein.arguments.check_keywords`, counts as inside)."""
+    inside = ("numeric.exact", "mfstein.arguments")
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("numeric.exact"):
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(inside):
         frame, level = frame.f_back, level + 1
     return level
 

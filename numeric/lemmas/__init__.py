@@ -2,7 +2,8 @@
 
 Importing this package registers the claims of the core paper (Lemmas 4, 5, 6, 8, 9,
 10, 12, 13, Theorem 1, eq. (6), Remark 2, the equilibrium identity and the
-spectral-gap bound used in Lemma 6; see :mod:`numeric.lemmas.seed000`).  Each
+spectral-gap bound used in Lemma 6; see
+:mod:`numeric.lemmas.power_of_two_heavy_traffic`).  Each
 claim computes a left side, a right side and a margin (non-negative exactly
 when the claim holds) from numeric's mean-field objects at one grid point;
 :func:`check` runs claims over a grid of N and reports, per claim, the smallest
@@ -33,6 +34,18 @@ on first use, ``ctx.sol`` (numeric's ``MeanFieldSolution``: ``s_star``, ``J``,
 >>> [p.holds for p in report.results[0].points], report.results[0].holds_from_N
 ([True, True], 10)
 >>> unregister("mine.trace")
+
+A claim may carry its proof-grade check: ``certified=f`` where ``f(cctx)``
+returns the same two sides as Arb balls (``(lhs, rhs, tol)`` for ``==``) from a
+:class:`numeric.certify_lemmas.CertifiedContext` (``cctx.P``, ``cctx.J``,
+``cctx.cs.ftilde``, ``cctx.cs.constant``, ``cctx.lam``, ``cctx.N``,
+``cctx.norm2_J()``, ...); ``mfstein lemmas --certify`` (or
+:func:`numeric.certify_lemmas.check_certified`) then proves or refutes it::
+
+    @claim(id="mine.trace", statement=..., relation=">=",
+           certified=lambda c: (sum((c.P[i, i] for i in range(c.b)), c.num(0)),
+                                c.b / (2 * c.norm2_J())))
+    def _trace(ctx): ...
 
 The same claim can be built without the decorator as
 ``register(Claim(id=..., statement=..., equation=..., function=f, relation=">="))``.
@@ -74,7 +87,7 @@ __all__ = sorted(_EXPORTS)
 
 def _register() -> None:
     """Import the core paper's claims, which register themselves in the registry."""
-    import numeric.lemmas.seed000  # noqa: F401
+    import numeric.lemmas.power_of_two_heavy_traffic  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, before=_register)

@@ -88,11 +88,6 @@ class Context:
             return int(self.dps)
         return max(3, min(int(self.dps), int(self.sol.digits)))
 
-    @property
-    def one_minus_lam(self):
-        """``1 - lam``, which equals ``gamma / N^alpha`` in heavy traffic."""
-        return 1 - mpmath.mpf(self.lam)
-
     # -- matrices and norms used by the proofs -----------------------------
     @cached_property
     def J(self) -> mpmath.matrix:

@@ -12,6 +12,15 @@ Margins are oriented so that a claim holds when its margin is non-negative:
 ``tol - |lhs - rhs|`` for ``==``.  A non-strict inequality is granted a rounding
 allowance of ``10^-(digits - 3) * max(1, |lhs|, |rhs|)`` (a tie computed in
 floating point may land a few ulps on the wrong side); a strict one is not.
+
+A claim carries its proof-grade check with it: ``certified`` is a function of a
+:class:`numeric.certify_lemmas.CertifiedContext` (the same point with Arb
+enclosures of ``s*``, ``J``, ``P``, ``f~``, ``c``) returning the two sides as
+Arb balls -- ``(lhs, rhs)``, or ``(lhs, rhs, tol)`` for ``==`` -- from which
+``mfstein lemmas --certify`` decides the claim (proved / refuted / not decided).
+A claim whose function already computes in exact arithmetic (``int`` or
+``Fraction`` sides, digits 0) declares ``exact=True`` instead and is decided by
+that function.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import mpmath
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
+    from numeric.certify_lemmas import CertifiedContext
     from numeric.lemmas.context import Context
 
 #: Relations a claim may assert between its two sides.
@@ -63,6 +73,8 @@ class Point:
 
 
 ClaimFunction = Callable[["Context"], "tuple[Any, Any] | Point"]
+#: ``certified(cctx) -> (lhs, rhs)`` Arb balls (``(lhs, rhs, tol)`` for ``==``).
+CertifiedFunction = Callable[["CertifiedContext"], tuple]
 
 
 @dataclass
@@ -88,6 +100,15 @@ class Claim:
         For a claim the paper gets wrong: the correct statement, shown beside it.
     asymptotic:
         ``True`` for claims the paper makes only "for sufficiently large N".
+    certified:
+        The claim's certified evaluator, ``certified(cctx) -> (lhs, rhs)`` as
+        Arb balls (``(lhs, rhs, tol)`` for ``==``), computed from the certified
+        objects of :class:`numeric.certify_lemmas.CertifiedContext`; ``None``
+        when the claim has none (``mfstein lemmas --certify`` then reports it
+        "not decided").
+    exact:
+        ``True`` when ``function`` computes both sides in exact arithmetic
+        (``int``/``Fraction``): the function itself is then the certified check.
     """
 
     id: str
@@ -99,6 +120,8 @@ class Claim:
     corrected_statement: str | None = None
     asymptotic: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    certified: CertifiedFunction | None = None
+    exact: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id or any(c.isspace() for c in self.id):
@@ -114,6 +137,16 @@ class Claim:
         if bad:
             raise ParameterError(
                 f"requires of claim {self.id} may only name {', '.join(REQUIREMENTS)}, got {bad}."
+            )
+        if self.certified is not None and not callable(self.certified):
+            raise ParameterError(
+                f"certified of claim {self.id} must be a function of a CertifiedContext, "
+                f"got {type(self.certified).__name__}."
+            )
+        if self.certified is not None and self.exact:
+            raise ParameterError(
+                f"claim {self.id} is exact (decided by its own function); it takes no certified "
+                "evaluator."
             )
 
     def evaluate(self, ctx: Context) -> Point:
@@ -190,11 +223,15 @@ def claim(
     requires: tuple[str, ...] = (),
     corrected_statement: str | None = None,
     asymptotic: bool = False,
+    certified: CertifiedFunction | None = None,
+    exact: bool = False,
     replace: bool = False,
 ) -> Callable[[ClaimFunction], ClaimFunction]:
     """Decorator registering ``function(ctx) -> (lhs, rhs)`` as a :class:`Claim`.
 
-    Returns the function unchanged, so it can still be called directly.
+    ``certified`` is the same claim's evaluator in ball arithmetic and ``exact``
+    marks a function that is exact already (see :class:`Claim`).  Returns the
+    function unchanged, so it can still be called directly.
     """
 
     def deco(function: ClaimFunction) -> ClaimFunction:
@@ -208,6 +245,8 @@ def claim(
                 requires=tuple(requires),
                 corrected_statement=corrected_statement,
                 asymptotic=asymptotic,
+                certified=certified,
+                exact=exact,
             ),
             replace=replace,
         )

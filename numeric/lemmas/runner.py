@@ -143,19 +143,6 @@ def parse_grid(values: Any) -> list[int]:
     return Ns
 
 
-def _grid_item(text: str) -> object:
-    """``"100"`` -> 100, ``"1e8"`` -> 100000000; anything else is left for check_int to reject."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() and abs(value) < 2**53 else text
-
-
 def grid_params(
     N: Any,
     *,
@@ -202,7 +189,7 @@ def grid_params(
                 f"lam = 1 - gamma/N^alpha > 0); it fails at N = {bad[0]}."
             )
         if b == "auto":
-            from mfstein.options import check_heavy_traffic_below_one
+            from numeric.precision import check_heavy_traffic_below_one
 
             check_heavy_traffic_below_one(gamma, alpha, Ns, dps, b=b)
     else:
@@ -269,8 +256,7 @@ def check(
     Ns, params, g_f, a_f, xi_f = grid_params(
         N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
     )
-    heavy = lam is None
-    b, d, dps = params["b"], params["d"], params["dps"]
+    dps = params["dps"]
     results = [ClaimResult(c, [], []) for c in claims]
     for r in results:
         missing = [q for q in r.claim.requires if (g_f if q == "gamma" else a_f) is None]
@@ -287,14 +273,8 @@ def check(
         unit="check",
     ) as bar:
         for n in Ns:
-            with mpmath.workdps(dps):
-                if heavy:
-                    from numeric import heavy_traffic_lambda
-
-                    lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps)
-                else:
-                    lam_n = mpmath.mpf(lam)
-            ctx = Context(lam=lam_n, N=n, b=b, d=d, xi=xi_f, dps=dps, gamma=g_f, alpha=a_f)
+            ctx = grid_context(n, params, gamma, alpha, lam, (g_f, a_f, xi_f))
+            lam_n = ctx.lam
             params.setdefault("b_used", {})
             for r in active:
                 bar.set_postfix_str(f"N={n} {r.claim.id}", refresh=False)
@@ -306,6 +286,36 @@ def check(
                 params.setdefault("digits", {})[str(n)] = ctx.digits
                 params.setdefault("lam_values", {})[str(n)] = mpmath.nstr(lam_n, dps)
     return Report(results, params)
+
+
+def grid_context(
+    n: int,
+    params: dict[str, Any],
+    gamma: Any,
+    alpha: Any,
+    lam: Any,
+    fractions: tuple[Any, Any, Any],
+    *,
+    lam_guard: int = 0,
+) -> Context:
+    """The :class:`Context` of grid point ``N = n`` from :func:`grid_params`' results.
+
+    ``lam = 1 - gamma / n^alpha`` is computed at ``dps + lam_guard`` digits (the
+    heavy-traffic scaling of the core paper, Section 3), or ``lam`` is taken as given;
+    ``fractions`` are the exact ``(gamma, alpha, xi)``.
+    """
+    dps = params["dps"]
+    g_f, a_f, xi_f = fractions
+    with mpmath.workdps(dps):
+        if lam is None:
+            from numeric import heavy_traffic_lambda
+
+            lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps + lam_guard)
+        else:
+            lam_n = mpmath.mpf(lam)
+    return Context(
+        lam=lam_n, N=n, b=params["b"], d=params["d"], xi=xi_f, dps=dps, gamma=g_f, alpha=a_f
+    )
 
 
 def _lam_not_positive(g: Fraction, a: Fraction, n: int) -> bool:

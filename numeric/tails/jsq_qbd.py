@@ -58,6 +58,7 @@ chain is M/M/1.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from math import comb
@@ -277,6 +278,30 @@ def _next_spread(history: list[dict], mass_tol: float) -> int:
     return D + max(1, steps - 2)
 
 
+#: Truncation levels over which the relative change of the statistics must
+#: shrink once the boundary mass is small: a convergent ``E exp(theta ||q_perp||)``
+#: changes geometrically less with each spread, a divergent one does not.
+DIVERGENCE_LEVELS = 3
+
+
+def _refuse_diverging_mgf(history: list[dict], thetas: np.ndarray, mass_ok: bool) -> None:
+    """Refuse a ``theta`` whose MGF does not settle under phase truncation, up front:
+    the boundary mass is already small but the relative change has not shrunk over
+    :data:`DIVERGENCE_LEVELS` spreads (without this, the loop grows the phase space
+    to ``max_phases``, minutes of dense solves, before refusing)."""
+    k = DIVERGENCE_LEVELS
+    if not thetas.size or not mass_ok or len(history) <= k:
+        return
+    recent = [h["change"] for h in history[-(k + 1) :]]
+    if all(later >= earlier for earlier, later in itertools.pairwise(recent)):
+        raise ParameterError(
+            f"theta must lie where E exp(theta ||q_perp||) converges: at theta = "
+            f"{float(np.max(thetas)):g} its relative change under phase truncation stopped "
+            f"shrinking ({recent[-1]:.1e} at spread D = {history[-1]['D']}), so it diverges; "
+            "lower the largest theta."
+        )
+
+
 def _stats(r: dict, thetas: np.ndarray) -> np.ndarray:
     w, perp = r["w"], r["perp"]
     vals = [r["law"].mean(), float(w @ perp**2)]
@@ -363,7 +388,14 @@ def solve_jsq(
                     f"{Dc - 1}, max {max_phases} phases); lower the largest theta."
                 )
             r = _solve_fixed(n, eps, Dc, tol)
-            cur = _stats(r, th)
+            with np.errstate(over="ignore", invalid="ignore"):
+                cur = _stats(r, th)
+            if not np.all(np.isfinite(cur)):  # no phase truncation can make it converge
+                raise ParameterError(
+                    f"theta must lie where E exp(theta ||q_perp||) is finite: at theta = "
+                    f"{float(np.max(th)):g} it overflows float64 already at spread D = {Dc} "
+                    "(the MGF diverges there); lower the largest theta."
+                )
             change = (
                 float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1e-300)))
                 if prev is not None
@@ -374,6 +406,7 @@ def solve_jsq(
             )
             if r["boundary"] <= mass_tol and change <= rtol:
                 break
+            _refuse_diverging_mgf(history, th, r["boundary"] <= mass_tol)
             prev = cur
             Dc = _next_spread(history, mass_tol)
     sol = r["sol"]

@@ -67,7 +67,7 @@ def test_bad_input_is_one_sentence_and_exit_2(immigration):
         ),
         "mu": (
             "exact --model supermarket --b 3 --lam 0.9 --mu 0 --N 4".split(),
-            "mu must be > 0",
+            "mu must be a real number >= 1e-06",
         ),
         "simulate range": (
             ["simulate", "--model", "sir", *SIR[:-1], "a=0", "--N", "5", "--steps", "1000"],

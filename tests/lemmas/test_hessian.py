@@ -55,7 +55,7 @@ def test_vertex_maximum_matches_optimiser(b, d):
     assert found >= float(best) * (1 - 1e-6)
 
 
-def test_seed000_constant_is_attained_for_d2():
+def test_core_paper_constant_is_attained_for_d2():
     lam = "0.95"
     _, index, vals = _hessian(3, 2, lam, ["0.9", "0.6", "0.3"])
     with mpmath.workdps(30):

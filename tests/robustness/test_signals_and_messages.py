@@ -157,7 +157,7 @@ def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -
     """The refusal is exactly "lam rounds to 1": with an integer b the same grid is
     computed, and a size whose gamma/N^alpha stays above 10^-dps is not named."""
     from mfstein.errors import ParameterError
-    from mfstein.options import check_heavy_traffic_below_one
+    from numeric.precision import check_heavy_traffic_below_one
 
     check_heavy_traffic_below_one("0.5", "0.99", [10**29], 30)  # 9.7e-30 >= 1e-30
     with pytest.raises(ParameterError, match=r"1 - 1\.02e-31 at N = 1e\+31"):

@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
+from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
 from mfstein.errors import ParameterError
 from mfstein.io import atomic_write
-from mfstein.options import add_arrival_rate, arrival_rate_text
 from sim import aggregated
 from sim.supermarket import resolve_policy
 

@@ -1,4 +1,4 @@
-"""Seed 000's claims against hand calculations for b = 1 and b = 2, and the paper's tables."""
+"""The core paper's claims against hand calculations for b = 1 and b = 2, and the paper's tables."""
 
 from __future__ import annotations
 
@@ -135,12 +135,12 @@ def test_theorem1_printed_value_is_minus_the_papers_table():
 def test_kronecker_routes_agree(monkeypatch):
     # Theorem 1's expression: literal b^2 x b^2 system vs the Lyapunov-equation route
     # (quadrature) used above KRONECKER_MAX_B; neither uses numeric's P.
-    from numeric.lemmas import seed000
+    from numeric.lemmas import power_of_two_heavy_traffic as core
     from numeric.lemmas.context import Context
 
     lam = mpmath.mpf("0.95")
-    direct = seed000.kronecker_form(Context(lam=lam, N=10, b=4, dps=DPS))
-    monkeypatch.setattr(seed000, "KRONECKER_MAX_B", 0)
-    via_quad = seed000.kronecker_form(Context(lam=lam, N=10, b=4, dps=DPS))
+    direct = core.kronecker_form(Context(lam=lam, N=10, b=4, dps=DPS))
+    monkeypatch.setattr(core, "KRONECKER_MAX_B", 0)
+    via_quad = core.kronecker_form(Context(lam=lam, N=10, b=4, dps=DPS))
     assert "banded" in direct[1] and "quadrature" in via_quad[1]
     assert close(direct[0], via_quad[0])

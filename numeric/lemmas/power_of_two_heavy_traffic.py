@@ -1,4 +1,16 @@
-"""numeric claims of the core paper (power-of-two-choices in heavy traffic), registered on import.
+"""The numeric claims of the core paper, each with its certified check, registered on import.
+
+The paper: F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error
+Bound of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"
+(power-of-two-choices in heavy traffic, ``lam = 1 - gamma / N^alpha``).  Every
+claim is declared once, with both of its evaluators: the decorated function
+computes ``(lhs, rhs)`` at the working precision (mpmath) from
+:class:`numeric.lemmas.context.Context`, and its ``certified=`` evaluator
+computes the same two sides as Arb balls from
+:class:`numeric.certify_lemmas.CertifiedContext` (``mfstein lemmas
+--certify``).  Lemma 12's claims are exact (rational arithmetic) and decide
+themselves; Lemma 4 compares two floating-point routes and has no certified
+form.
 
 Notation: ``||.||`` is the Euclidean norm and the matrix norm it induces (the
 spectral norm), as the paper states at the start of Section 6; ``||.||_1`` and
@@ -15,23 +27,28 @@ corrected statement beside them: Theorem 1's sign (the printed expression
 
 References
 ----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
+.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of
+   the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic" (the core paper).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 
+from mfstein.errors import NumericalError
+from numeric.certify_arb import max_ball, min_ball
 from numeric.lemmas.context import Context
 from numeric.lemmas.hessian import max_quadratic_ratio
 from numeric.lemmas.kronecker import kronecker_solve_identity
 from numeric.lemmas.parameters import lemma12_parameters, to_fraction, xi_supremum
 from numeric.lemmas.quadrature import lyapunov_integral
 from numeric.lemmas.registry import Point, claim, judge
+
+if TYPE_CHECKING:
+    from numeric.certify_lemmas import CertifiedContext
 
 #: Largest buffer for which Theorem 1's Kronecker system (b^2 x b^2) is solved
 #: literally; above it, the equivalent Lyapunov equation is solved by Lemma 4's
@@ -117,15 +134,25 @@ def _lemma4(ctx: Context) -> Point:
 
 
 # -- Lemma 5 ---------------------------------------------------------------------
+def _lemma5_arb(c: CertifiedContext):
+    P = c.P
+    return min_ball([P[i, i] for i in range(c.b)]), 1 / (2 * c.norm2_J())
+
+
 @claim(
     id="lemma5",
     statement="min_i P_ii >= 1 / (2 ||J(s*)||)",
     equation="Lemma 5",
     relation=">=",
+    certified=_lemma5_arb,
 )
 def _lemma5(ctx: Context):
     P = ctx.P
     return min(P[i, i] for i in range(P.rows)), 1 / (2 * ctx.norm2_J)
+
+
+def _lemma5_18_arb(c: CertifiedContext):
+    return 1 / (2 * c.norm2_J()), c.frac(Fraction(1, 18))
 
 
 @claim(
@@ -133,6 +160,7 @@ def _lemma5(ctx: Context):
     statement="1 / (2 ||J(s*)||) >= 1/18, i.e. ||J(s*)|| <= 9",
     equation="Lemma 5",
     relation=">=",
+    certified=_lemma5_18_arb,
 )
 def _lemma5_18(ctx: Context):
     return 1 / (2 * ctx.norm2_J), mpmath.mpf(1) / 18
@@ -145,30 +173,55 @@ def _norm_1_inf(J: mpmath.matrix) -> tuple[mpmath.mpf, mpmath.mpf]:
     return one, inf
 
 
+def _norms_1_inf_arb(c: CertifiedContext) -> tuple[Any, Any]:
+    J, b = c.J, c.b
+    cols = [sum((abs(J[i, j]) for i in range(b)), c.num(0)) for j in range(b)]
+    rows = [sum((abs(J[i, j]) for j in range(b)), c.num(0)) for i in range(b)]
+    return max_ball(cols), max_ball(rows)
+
+
+def _lemma5_norm_arb(c: CertifiedContext):
+    one, inf = _norms_1_inf_arb(c)
+    return c.norm2_J(), (one * inf).sqrt()
+
+
 @claim(
     id="lemma5.norm_J",
     statement="||J(s*)|| <= sqrt(||J(s*)||_1 ||J(s*)||_inf) (spectral norm; proof of Lemma 5)",
     equation="Lemma 5 (proof)",
+    certified=_lemma5_norm_arb,
 )
 def _lemma5_norm(ctx: Context):
     one, inf = _norm_1_inf(ctx.J)
     return ctx.norm2_J, mpmath.sqrt(one * inf)
 
 
+def _lemma5_norm9_arb(c: CertifiedContext):
+    one, inf = _norms_1_inf_arb(c)
+    return (one * inf).sqrt(), c.num(9)
+
+
 @claim(
     id="lemma5.norm_J_9",
     statement="sqrt(||J(s*)||_1 ||J(s*)||_inf) <= 9 (proof of Lemma 5)",
     equation="Lemma 5 (proof)",
+    certified=_lemma5_norm9_arb,
 )
 def _lemma5_norm9(ctx: Context):
     one, inf = _norm_1_inf(ctx.J)
     return mpmath.sqrt(one * inf), mpmath.mpf(9)
 
 
+def _lemma5_entries_arb(c: CertifiedContext):
+    J, b = c.J, c.b
+    return max_ball([abs(J[i, j]) for i in range(b) for j in range(b)]), c.num(3)
+
+
 @claim(
     id="lemma5.entries",
     statement="max_ij |J(s*)_ij| <= 3 (proof of Lemma 5)",
     equation="Lemma 5 (proof)",
+    certified=_lemma5_entries_arb,
 )
 def _lemma5_entries(ctx: Context):
     J = ctx.J
@@ -176,15 +229,26 @@ def _lemma5_entries(ctx: Context):
 
 
 # -- Lemma 6 and the spectral gap ------------------------------------------------------
+def _lemma6_arb(c: CertifiedContext):
+    ex = 2 * c.frac(c.ctx.alpha) + 3 * c.frac(c.ctx.xi)
+    return c.norm2_P(), c.N**ex
+
+
 @claim(
     id="lemma6",
     statement="||P|| <= N^(2 alpha + 3 xi) (for sufficiently large N)",
     equation="Lemma 6",
     requires=("alpha",),
     asymptotic=True,
+    certified=_lemma6_arb,
 )
 def _lemma6(ctx: Context):
     return ctx.norm2_P, mpmath.mpf(ctx.N) ** (2 * _mp(ctx.alpha) + 3 * _mp(ctx.xi))
+
+
+def _lemma6_last_arb(c: CertifiedContext):
+    N, a, x = c.N, c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
+    return 54 * c.b * N ** (2 * a + 2 * x) / c.frac(c.ctx.gamma), N ** (2 * a + 3 * x)
 
 
 @claim(
@@ -196,10 +260,17 @@ def _lemma6(ctx: Context):
     equation="Lemma 6 (proof)",
     requires=("gamma", "alpha"),
     asymptotic=True,
+    certified=_lemma6_last_arb,
 )
 def _lemma6_last(ctx: Context):
     N, a, x = mpmath.mpf(ctx.N), _mp(ctx.alpha), _mp(ctx.xi)
     return 54 * ctx.b_used * N ** (2 * a + 2 * x) / _mp(ctx.gamma), N ** (2 * a + 3 * x)
+
+
+def _spectral_gap_arb(c: CertifiedContext):
+    ev = c.eig("J", c.J)
+    ex = 2 * c.frac(c.ctx.alpha) + 2 * c.frac(c.ctx.xi)
+    return min_ball([abs(e) for e in ev]), c.N ** (-ex)
 
 
 @claim(
@@ -212,6 +283,7 @@ def _lemma6_last(ctx: Context):
     relation=">=",
     requires=("alpha",),
     asymptotic=True,
+    certified=_spectral_gap_arb,
 )
 def _spectral_gap(ctx: Context):
     gap = min(abs(_mp(m)) for m in ctx.sol.eigenvalues)
@@ -219,6 +291,22 @@ def _spectral_gap(ctx: Context):
 
 
 # -- Lemma 8 ---------------------------------------------------------------------
+def _lemma8_arb(c: CertifiedContext):
+    """Lemma 8 in balls: the Hessian is diagonal in ``(j, k)`` for the supermarket
+    model, so the maximum of ``||<x, H x>|| / ||x||^2`` is the largest column norm."""
+    from derive.kernels import kernels
+
+    k = kernels(c.ctx.sol.get_model(), "arb")
+    vals = k.hess_values(c.cs.s_star, [c.lam])
+    cols: dict[int, list[Any]] = {}
+    for (_i, j, kk), v in zip(k.hess_index.tolist(), vals, strict=True):
+        if j != kk and not v.is_zero():
+            raise NumericalError("the Hessian is not diagonal in (j, k)")
+        cols.setdefault(j, []).append(v)
+    norms = [sum((v * v for v in col), c.num(0)).sqrt() for col in cols.values()]
+    return max_ball(norms), 2 * c.num(2).sqrt() * c.lam
+
+
 @claim(
     id="lemma8",
     statement=(
@@ -226,6 +314,7 @@ def _spectral_gap(ctx: Context):
         "(exact maximum: vertex enumeration over y = x o x in the simplex)"
     ),
     equation="Lemma 8, eq. (16)",
+    certified=_lemma8_arb,
 )
 def _lemma8(ctx: Context) -> Point:
     index, values = ctx.hessian
@@ -243,15 +332,30 @@ def _dominant_sum(ctx: Context) -> mpmath.mpf:
     return 2 * mpmath.fsum(P[i, i] * _mp(ft[i]) for i in range(P.rows)) / ctx.N
 
 
+def _dominant_arb(c: CertifiedContext) -> Any:
+    P, ft = c.P, c.cs.ftilde
+    return 2 * sum((P[i, i] * ft[i] for i in range(c.b)), c.num(0)) / c.N
+
+
+def _lemma9_arb(c: CertifiedContext):
+    lam = c.lam
+    return _dominant_arb(c), lam * (1 - lam) / (9 * c.N)
+
+
 @claim(
     id="lemma9",
     statement="(2/N) sum_i P_ii f~_i(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)",
     equation="Lemma 9, eq. (17)",
     relation=">=",
+    certified=_lemma9_arb,
 )
 def _lemma9(ctx: Context):
     lam = _mp(ctx.lam)
     return _dominant_sum(ctx), lam * (1 - lam) / (9 * ctx.N)
+
+
+def _lemma9_nonneg_arb(c: CertifiedContext):
+    return min_ball(list(c.cs.ftilde)), c.num(0)
 
 
 @claim(
@@ -259,9 +363,14 @@ def _lemma9(ctx: Context):
     statement="min_i f~_i(s*) >= 0",
     equation="Lemma 9 (proof)",
     relation=">=",
+    certified=_lemma9_nonneg_arb,
 )
 def _lemma9_nonneg(ctx: Context):
     return min(_mp(v) for v in ctx.sol.ftilde), mpmath.mpf(0)
+
+
+def _lemma9_posdef_arb(c: CertifiedContext):
+    return min_ball(c.eig("P", c.P)), c.num(0)
 
 
 @claim(
@@ -269,6 +378,7 @@ def _lemma9_nonneg(ctx: Context):
     statement="P is positive definite, so P_ii >= 0: lambda_min(P) > 0",
     equation="Lemma 9 (proof)",
     relation=">",
+    certified=_lemma9_posdef_arb,
 )
 def _lemma9_posdef(ctx: Context):
     P = ctx.P
@@ -276,15 +386,26 @@ def _lemma9_posdef(ctx: Context):
     return min(ev[i] for i in range(P.rows)), mpmath.mpf(0)
 
 
+def _lemma9_f1_arb(c: CertifiedContext):
+    lam = c.lam
+    return c.cs.ftilde[0], lam * (1 - lam**2)
+
+
 @claim(
     id="lemma9.f1",
     statement="f~_1(s*) = lam (1 - (s*_1)^2) >= lam (1 - lam^2)",
     equation="Lemma 9 (proof)",
     relation=">=",
+    certified=_lemma9_f1_arb,
 )
 def _lemma9_f1(ctx: Context):
     lam = _mp(ctx.lam)
     return _mp(ctx.sol.ftilde[0]), lam * (1 - lam**2)
+
+
+def _lemma9_chain_arb(c: CertifiedContext):
+    lam = c.lam
+    return lam * (1 - lam**2), lam * (1 - lam)
 
 
 @claim(
@@ -292,10 +413,16 @@ def _lemma9_f1(ctx: Context):
     statement="lam (1 - lam^2) >= lam (1 - lam) = lam gamma / N^alpha",
     equation="Lemma 9 (proof)",
     relation=">=",
+    certified=_lemma9_chain_arb,
 )
 def _lemma9_chain(ctx: Context):
     lam = _mp(ctx.lam)
     return lam * (1 - lam**2), lam * (1 - lam)
+
+
+def _lemma9_p11_arb(c: CertifiedContext):
+    lam = c.lam
+    return 2 * c.P[0, 0] * c.cs.ftilde[0] / c.N, lam * (1 - lam) / (9 * c.N)
 
 
 @claim(
@@ -303,6 +430,7 @@ def _lemma9_chain(ctx: Context):
     statement="(2/N) P_11 f~_1(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)",
     equation="Lemma 9 (proof)",
     relation=">=",
+    certified=_lemma9_p11_arb,
 )
 def _lemma9_p11(ctx: Context):
     lam = _mp(ctx.lam)
@@ -310,32 +438,53 @@ def _lemma9_p11(ctx: Context):
 
 
 # -- Lemma 10 --------------------------------------------------------------------
+def _lemma10_arb(c: CertifiedContext):
+    return _dominant_arb(c), 2 * c.b * c.norm2_P() / c.N
+
+
 @claim(
     id="lemma10",
     statement="(2/N) sum_i P_ii f~_i(s*) <= (2 b / N) ||P|| (the bound in the proof of eq. (18))",
     equation="Lemma 10, eq. (18)",
+    certified=_lemma10_arb,
 )
 def _lemma10(ctx: Context):
     return _dominant_sum(ctx), 2 * ctx.b_used * ctx.norm2_P / ctx.N
+
+
+def _lemma10_ft_arb(c: CertifiedContext):
+    return max_ball(list(c.cs.ftilde)), c.num(1)
 
 
 @claim(
     id="lemma10.ftilde_le_1",
     statement="max_i f~_i(s*) <= 1",
     equation="Lemma 10 (proof)",
+    certified=_lemma10_ft_arb,
 )
 def _lemma10_ft(ctx: Context):
     return max(_mp(v) for v in ctx.sol.ftilde), mpmath.mpf(1)
+
+
+def _lemma10_pii_arb(c: CertifiedContext):
+    P = c.P
+    return max_ball([P[i, i] for i in range(c.b)]), c.norm2_P()
 
 
 @claim(
     id="lemma10.Pii_le_normP",
     statement="max_i P_ii <= ||P||",
     equation="Lemma 10 (proof)",
+    certified=_lemma10_pii_arb,
 )
 def _lemma10_pii(ctx: Context):
     P = ctx.P
     return max(P[i, i] for i in range(P.rows)), ctx.norm2_P
+
+
+def _lemma10_order_arb(c: CertifiedContext):
+    a, x = c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
+    return _dominant_arb(c), c.N ** (-(1 - 2 * a - 4 * x))
 
 
 @claim(
@@ -347,6 +496,7 @@ def _lemma10_pii(ctx: Context):
     equation="Lemma 10, eq. (18)",
     requires=("alpha",),
     asymptotic=True,
+    certified=_lemma10_order_arb,
 )
 def _lemma10_order(ctx: Context):
     a, x = _mp(ctx.alpha), _mp(ctx.xi)
@@ -360,6 +510,7 @@ def _lemma10_order(ctx: Context):
     equation="Lemma 12, eq. (21)",
     relation="<",
     requires=("alpha",),
+    exact=True,
 )
 def _lemma12_r(ctx: Context) -> Point:
     p = lemma12_parameters(ctx.alpha, ctx.xi)
@@ -384,6 +535,7 @@ def _lemma12_r(ctx: Context) -> Point:
     equation="Lemma 12, eq. (22)",
     relation="<",
     requires=("alpha",),
+    exact=True,
 )
 def _lemma12_eps(ctx: Context) -> Point:
     p = lemma12_parameters(ctx.alpha, ctx.xi)
@@ -399,6 +551,7 @@ def _lemma12_eps(ctx: Context) -> Point:
     statement="remark after Lemma 12: for alpha = 0.05 and xi -> 0 the least r in (21) is 32",
     equation="Lemma 12 (remark)",
     relation="==",
+    exact=True,
 )
 def _lemma12_remark_r(ctx: Context) -> Point:
     p = lemma12_parameters(REMARK_ALPHA, 0)
@@ -415,6 +568,7 @@ def _lemma12_remark_r(ctx: Context) -> Point:
     ),
     equation="Lemma 12 (remark)",
     relation="<",
+    exact=True,
 )
 def _lemma12_remark_eps(ctx: Context) -> Point:
     sup = xi_supremum(REMARK_ALPHA, REMARK_R, REMARK_EPSILON)
@@ -422,14 +576,24 @@ def _lemma12_remark_eps(ctx: Context) -> Point:
 
 
 # -- Lemma 13 --------------------------------------------------------------------
+def _lemma13_arb(c: CertifiedContext):
+    return max_ball(c.eig("J", c.J)), c.num(0)
+
+
 @claim(
     id="lemma13",
     statement="J(s*) is Hurwitz: max_i mu_i < 0 (eigenvalues by symmetrising the tridiagonal J)",
     equation="Lemma 13",
     relation="<",
+    certified=_lemma13_arb,
 )
 def _lemma13(ctx: Context):
     return max(ctx.eigenvalues_J), mpmath.mpf(0)
+
+
+def _lemma13_kron_arb(c: CertifiedContext):
+    ev = c.eig("J", c.J)
+    return min_ball([abs(a + b) for a in ev for b in ev]), c.num(0)
 
 
 @claim(
@@ -437,6 +601,7 @@ def _lemma13(ctx: Context):
     statement="J^T (x) I + I (x) J^T is invertible: min_ij |mu_i + mu_j| > 0",
     equation="Lemma 13",
     relation=">",
+    certified=_lemma13_kron_arb,
 )
 def _lemma13_kron(ctx: Context):
     ev = ctx.eigenvalues_J
@@ -444,6 +609,13 @@ def _lemma13_kron(ctx: Context):
 
 
 # -- equilibrium identity, Theorem 1, eq. (6), Remark 2 ------------------------------------
+def _equilibrium_identity_arb(c: CertifiedContext):
+    s = [c.num(1), *c.cs.s_star]
+    lam, d, ft = c.lam, c.ctx.d, c.cs.ftilde
+    diff = max_ball([abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(c.b)])
+    return diff, c.tol(max_ball(list(ft)))
+
+
 @claim(
     id="equilibrium_identity",
     statement=(
@@ -451,6 +623,7 @@ def _lemma13_kron(ctx: Context):
         "max_i |difference| <= 10^-digits max_i f~_i"
     ),
     equation="Lemma 9 (proof), eq. (1b)",
+    certified=_equilibrium_identity_arb,
 )
 def _equilibrium_identity(ctx: Context) -> Point:
     s = [mpmath.mpf(1)] + [_mp(v) for v in ctx.sol.s_star]
@@ -459,6 +632,17 @@ def _equilibrium_identity(ctx: Context) -> Point:
     diff = max(abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(len(ft)))
     tol = mpmath.mpf(10) ** (-ctx.digits) * max(ft)
     return judge(diff, tol, "<=", ctx.digits, tol=0)
+
+
+def _kron_value_arb(c: CertifiedContext) -> Any:
+    """``vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = sum_i f~_i X_ii`` with
+    ``X J + J^T X = I``, i.e. ``X = -P``: equal to ``-c/2``."""
+    P, ft = c.P, c.cs.ftilde
+    return -sum((ft[i] * P[i, i] for i in range(c.b)), c.num(0))
+
+
+def _theorem1_sign_arb(c: CertifiedContext):
+    return 2 * _kron_value_arb(c), c.num(0)
 
 
 @claim(
@@ -473,12 +657,18 @@ def _equilibrium_identity(ctx: Context) -> Point:
         "c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = 2 tr(P F~) > 0; "
         "the printed expression equals -c"
     ),
+    certified=_theorem1_sign_arb,
 )
 def _theorem1_sign(ctx: Context) -> Point:
     val, route = kronecker_form(ctx)
     p = judge(2 * val, mpmath.mpf(0), ">", ctx.digits)
     p.note = route
     return p
+
+
+def _theorem1_constant_arb(c: CertifiedContext):
+    lhs, rhs = -2 * _kron_value_arb(c), c.cs.constant
+    return lhs, rhs, c.tol(abs(rhs))
 
 
 @claim(
@@ -489,6 +679,7 @@ def _theorem1_sign(ctx: Context) -> Point:
     ),
     equation="Theorem 1 (proof, Step 2)",
     relation="==",
+    certified=_theorem1_constant_arb,
 )
 def _theorem1_constant(ctx: Context) -> Point:
     val, route = kronecker_form(ctx)
@@ -496,6 +687,11 @@ def _theorem1_constant(ctx: Context) -> Point:
     p = judge(-2 * val, c, "==", ctx.digits, tol=_rel_tol(ctx, c))
     p.note = route
     return p
+
+
+def _theorem1_eq6_arb(c: CertifiedContext):
+    lhs, rhs = 2 * _kron_value_arb(c) / c.N, c.cs.constant
+    return lhs, rhs, c.tol(abs(rhs))
 
 
 @claim(
@@ -510,6 +706,7 @@ def _theorem1_constant(ctx: Context) -> Point:
         "lim N E||S - s*||^2 = c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I): "
         "no factor 1/N, and a minus sign"
     ),
+    certified=_theorem1_eq6_arb,
 )
 def _theorem1_eq6(ctx: Context) -> Point:
     val, route = kronecker_form(ctx)
@@ -518,6 +715,11 @@ def _theorem1_eq6(ctx: Context) -> Point:
     p = judge(printed, c, "==", ctx.digits, tol=_rel_tol(ctx, c))
     p.note = f"printed / c = {mpmath.nstr(printed / c, 8)} (= -1/N); {route}"
     return p
+
+
+def _remark2_arb(c: CertifiedContext):
+    a, x = c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
+    return c.cs.constant / c.N, c.N ** (-(1 - 2 * a - 4 * x))
 
 
 @claim(
@@ -529,6 +731,7 @@ def _theorem1_eq6(ctx: Context) -> Point:
     equation="Remark 2",
     requires=("alpha",),
     asymptotic=True,
+    certified=_remark2_arb,
 )
 def _remark2(ctx: Context):
     a, x = _mp(ctx.alpha), _mp(ctx.xi)
