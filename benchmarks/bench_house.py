@@ -110,11 +110,11 @@ SIM = """
 import json, time
 import numpy as np
 from sim import aggregated, engine
-from sim.api import _reference_point
+from sim.supermarket import reference_point
 from sim.rng import seed_states
 N, b, lam = 1000, 50, 0.95
-s_star = tuple(_reference_point(repr(lam), b, 2, True, "aggregated", N))
-spec = engine.Spec(N=N, lam=lam, b=b, d=2, replacement=True, policy="aggregated", s_star=s_star)
+s_star = tuple(reference_point(repr(lam), b, 2, True, "pod", N))
+spec = engine.Spec(N=N, lam=lam, b=b, d=2, replacement=True, policy="pod", s_star=s_star)
 state = engine.fresh_state(spec, seed_states(1, 1)[0])
 state, _ = engine.advance(spec, state, 10_000)
 best = float("inf")

@@ -37,8 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from sim import aggregated, engine, perserver  # noqa: E402
-from sim.api import _reference_point  # noqa: E402
 from sim.rng import seed_states  # noqa: E402
+from sim.supermarket import reference_point  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -91,9 +91,9 @@ def _best(fn, repeat):
 def bench_aggregated(N, events, repeat):
     lam = 1 - 0.1 / N**0.05
     b, d = 10, 2
-    s_star = np.array(_reference_point(repr(lam), b, d, True, "aggregated", N))
+    s_star = np.array(reference_point(repr(lam), b, d, True, "pod", N))
     spec = engine.Spec(
-        N=N, lam=lam, b=b, d=d, replacement=True, policy="aggregated", s_star=tuple(s_star)
+        N=N, lam=lam, b=b, d=d, replacement=True, policy="pod", s_star=tuple(s_star)
     )
     state = engine.fresh_state(spec, seed_states(1, 1)[0])
     state, _ = engine.advance(spec, state, 10_000)  # compile / warm
@@ -113,7 +113,7 @@ def bench_aggregated(N, events, repeat):
 def bench_per_server(N, events, repeat):
     lam = 1 - 0.1 / N**0.05
     b, d = 10, 2
-    s_star = _reference_point(repr(lam), b, d, True, "pod", N)
+    s_star = reference_point(repr(lam), b, d, True, "pod", N)
     spec = engine.Spec(
         N=N,
         lam=lam,

@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 
 from numeric.tails import solve_jsq  # noqa: E402
 from sim.rng import seed_states  # noqa: E402
-from sim.tails import replicate  # noqa: E402
+from sim.tails import TailsSpec, advance, fresh_state  # noqa: E402
 
 #: Largest chain the sparse-LU route builds.
 MAX_SPARSE_STATES = 100_000
@@ -44,12 +44,12 @@ def sim_rate(n: int, events: int, repeat: int) -> float:
     eps = n**-1.5
     best = 0.0
     st = seed_states(1, repeat + 1)
-    replicate(n, eps, st[0], 1000, 0, np.zeros(1, np.int64), np.zeros(0), 1, 1000)  # compile
+    bw = max(1, int(np.ceil(45 / eps / 2**20)))
+    spec = TailsSpec(n, eps, (1.0,), (), 0, bw, 2**20 + 1)
+    advance(spec, fresh_state(spec, st[0]), 1000)  # compile
     for i in range(repeat):
-        bw = max(1, int(np.ceil(45 / eps / 2**20)))
-        r = replicate(n, eps, st[i + 1], events, 0, np.array([int(1 / eps)]), np.zeros(0), bw,
-                      2**20 + 1)  # fmt: skip
-        best = max(best, r["events"] / r["seconds"])
+        _, sums = advance(spec, fresh_state(spec, st[i + 1]), events)
+        best = max(best, sums["acc"][3] / sums["seconds"])
     return best
 
 

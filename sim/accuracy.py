@@ -158,15 +158,10 @@ class AccuracyTable:
         """The observable against N (log x): the expansion orders as lines, exact
         values as markers, the simulation with its 95% CI as error bars.  Written
         atomically (:func:`mfstein.io.atomic_write`)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from mfstein.io import atomic_write
+        from sim.table import new_figure, save_figure
 
         Ns = [r["N"] for r in self.rows]
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig, ax = new_figure()
         for key, label, style in (
             ("mean_field", "mean field", "-"),
             ("order1", "+ 1/N", "--"),
@@ -193,17 +188,9 @@ class AccuracyTable:
                 capsize=4,
                 label=f"simulation (95% CI), seed = {self.seed}",
             )
-        ax.set_xscale("log")
-        ax.set_xlabel("N")
-        ax.set_ylabel(f"E[{self.observable}]")
-        ax.set_title(f"{self.model}: {self.observable}")
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
-        try:
-            atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
-        finally:
-            plt.close(fig)
+        save_figure(
+            fig, ax, path, "N", f"E[{self.observable}]", f"{self.model}: {self.observable}"
+        )
 
 
 def accuracy(

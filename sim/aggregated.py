@@ -63,7 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from mfstein.jit import numba
-from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
+from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -111,41 +111,6 @@ def level_table(n):
     for x in range(N):
         table[x] = _level(n, x, b)
     return table
-
-
-@numba.njit(inline="always", cache=True)
-def _draw_below(s0, s1, s2, s3, bound):
-    """A uniform integer in ``[0, bound)`` from 32 fresh bits (Lemire's method, exact).
-
-    Returns ``(value, s0, s1, s2, s3)``; redraws in the rejection zone
-    ``low < 2^32 mod bound`` (probability below ``bound / 2^32``).
-    """
-    nb = _U64(bound)
-    while True:
-        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-        m = (r >> _U64(32)) * nb
-        low = m & _MASK32
-        if low >= nb or low >= ((_U64(1) << _U64(32)) - nb) % nb:
-            return np.int64(m >> _U64(32)), s0, s1, s2, s3
-
-
-@numba.njit(inline="always", cache=True)
-def _draw_distinct(s0, s1, s2, s3, N, j, sel):
-    """The ``j``-th of ``d`` distinct uniform ranks in ``[0, N)``, given the ``j``
-    already drawn in ``sel[:j]`` (sorted): draw from ``[0, N - j)`` and step over
-    the taken ranks, then insert the result keeping ``sel[:j+1]`` sorted.
-
-    Returns ``(rank, s0, s1, s2, s3)``.
-    """
-    y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N - j)
-    pos = 0
-    while pos < j and sel[pos] <= y:
-        y += 1
-        pos += 1
-    for q in range(j, pos, -1):
-        sel[q] = sel[q - 1]
-    sel[pos] = y
-    return y, s0, s1, s2, s3
 
 
 @numba.njit(cache=True)
@@ -309,13 +274,13 @@ def _loop_any_d(
         if replacement:
             x = np.int64(-1)
             for _j in range(d):
-                y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N)
+                y, s0, s1, s2, s3 = draw_below(s0, s1, s2, s3, N)
                 x = max(x, y)
         else:
             # d distinct ranks: draw from [0, N - j) and step over the ones
             # taken (in increasing order), keeping ``sel`` sorted.
             for j in range(d):
-                y, s0, s1, s2, s3 = _draw_distinct(s0, s1, s2, s3, N, j, sel)
+                y, s0, s1, s2, s3 = draw_distinct(s0, s1, s2, s3, N, j, sel)
             x = sel[d - 1]
         z = np.int64(v) if dep else x
         lev = np.int64(table[z])

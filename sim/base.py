@@ -18,8 +18,8 @@ Engines:
                  path of the supermarket family (models whose
                  ``info.fast_path`` is ``"supermarket"``).
 
-:func:`register_simulator` adds a fast path; :func:`choose` picks the engine
-for a model.
+:func:`register_simulator` adds a fast path; :func:`sim.api.choose` picks the
+engine for a model.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class SimulationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
         ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
-        from sim.stats import _plain
+        from sim.stats import plain
 
         def est(e: Any) -> Any:
             return None if e is None else e.to_json()
@@ -147,10 +147,10 @@ class SimulationResult:
                 "s_star": list(self.s_star),
                 "start": self.start,
                 "n_mse": self.n_mse.to_json(),
-                "mean": _plain(self.mean.mean),
-                "mean_ci95": _plain(self.mean.ci95),
-                "n_bias": _plain(self.n_bias.mean),
-                "n_bias_ci95": _plain(self.n_bias.ci95),
+                "mean": plain(self.mean.mean),
+                "mean_ci95": plain(self.mean.ci95),
+                "n_bias": plain(self.n_bias.mean),
+                "n_bias_ci95": plain(self.n_bias.ci95),
                 "n_cov": self.n_cov.to_json(),
                 "marginal_pmf": est(self.marginal_pmf),
                 "queue_length_pmf": est(self.queue_length_pmf),
@@ -381,38 +381,3 @@ def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
     if not issubclass(cls, Simulator):
         raise ParameterError(f"a simulator must subclass sim.base.Simulator, got {cls!r}.")
     FAST_SIMULATORS[fast_path] = cls
-
-
-#: Values of ``engine=`` in :func:`sim.simulate` (:data:`sim.api.ENGINES`).
-CHOICES = ("auto", "generic", "fast", "aggregated", "per-server")
-
-
-def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[Simulator]:
-    """The engine for ``model``: its registered fast path when ``engine`` is
-    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
-    one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
-    from sim.generic import GenericSimulator
-
-    if engine not in CHOICES:
-        raise ParameterError(f"engine must be one of {', '.join(CHOICES)}, got {engine!r}.")
-    if engine == "generic":
-        return GenericSimulator
-    fast = FAST_SIMULATORS.get(model.info.fast_path or "")
-    if fast is not None and fast.accepts(model, params):
-        if engine in ("aggregated", "per-server") and fast.name != "supermarket":
-            raise ParameterError(
-                f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
-                "use engine='auto' or 'generic'."
-            )
-        return fast
-    if engine in ("aggregated", "per-server"):
-        raise ParameterError(
-            f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
-            "use engine='auto' or 'generic'."
-        )
-    if engine == "fast":
-        raise ParameterError(
-            f"model {model.name} has no fast-path simulator for these parameters; "
-            "use engine='auto' or 'generic'."
-        )
-    return GenericSimulator

@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 
 from mfstein.errors import ParameterError
+from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
+from sim.supermarket import run_supermarket
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
-#: Blocking fraction above which a warning is given (as in :mod:`sim.api`).
-BLOCKING_WARN = 1e-3
 
 
 @dataclass(frozen=True)
@@ -229,8 +229,6 @@ class GenericSimulator(Simulator):
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run the replications (:func:`sim.runner.run`) and pool their batches."""
-        from sim import runner
-
         o = options
         plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
         # compile the event loop here: worker processes forked from this one inherit it
@@ -240,19 +238,39 @@ class GenericSimulator(Simulator):
         )
         return self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
 
+    def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
+        """``1 - (accepted arrival rate) / (offered rate)`` when the model names its
+        arrival rate (a queueing model); ``None`` otherwise."""
+        from sim.generic_kernels import UP
+
+        arrival = self.model.structure("arrival")
+        if not (arrival and arrival in self.params):
+            return None
+        rate = float(Fraction(str(self.params[arrival]).strip()))
+        accepted = stats.ratio(sc[:, UP], T)
+        return stats.Estimate(1.0 - accepted.mean / rate, accepted.ci95 / rate)
+
+    def _rejected_warnings(self, rejected: int) -> list[str]:
+        """What the jumps blocked at the truncation or rejected at the lattice's edge mean."""
+        if rejected and self.spec.truncated:
+            return [
+                f"{rejected} jumps above the truncation n_k <= {self.spec.upper} were blocked "
+                "(self-loops), as in the exact solver."
+            ]
+        if rejected:
+            return [
+                f"{rejected} jumps would have left the lattice and were rejected (round-off "
+                "of an exactly zero intensity, or the guard of an unbounded state space)."
+            ]
+        return []
+
     def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> SimulationResult:
-        from sim import stats
-        from sim.generic_kernels import EVENTS, REJECTED, SUMSQ, THIN_TIME, TIME, UP
+        """Pool the batches of every replication into estimates with 95% CIs."""
+        from sim.generic_kernels import EVENTS, REJECTED, SUMSQ, THIN_TIME, TIME
 
         spec = self.spec
-        batches = [s for r in out.reps for s in r.batches]
-        if not batches:
-            raise ParameterError(
-                "steps is too small (or the run stopped too early) to complete one batch; "
-                "increase steps."
-            )
+        batches = summary.completed_batches(out)
         N, b = spec.N, spec.b
-        s_star = np.asarray(spec.s_star)
         sc = np.array([s["scalars"] for s in batches])
         T = sc[:, TIME]
         if not (T > 0).all():
@@ -260,63 +278,24 @@ class GenericSimulator(Simulator):
                 f"the chain of model {spec.model} reached an absorbing state (no transition "
                 "of positive rate); it has no stationary law to estimate."
             )
-        mean_n = np.array([s["mean"] for s in batches])
-        n_mse = stats.ratio(sc[:, SUMSQ] / N, T)
-        mean = stats.ratio(mean_n / N, T)
-        n_bias = stats.Estimate(N * (mean.mean - s_star), N * mean.ci95)
-        covs = []
-        for s, ti, Ti in zip(batches, sc[:, THIN_TIME], T, strict=True):
-            upper = np.triu(s["cov"])
-            second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
-            m = s["mean"] / Ti
-            covs.append((second - np.outer(m, m)) / N)
-        n_cov, cov_note = stats.covariance(
-            np.array(covs), sc[:, THIN_TIME], "N Var(S) and N Cov(S)"
-        )
+        m = summary.moments(
+            batches, sc[:, SUMSQ], T, sc[:, THIN_TIME], N, np.asarray(spec.s_star),
+            "N Var(S) and N Cov(S)",
+        )  # fmt: skip
         marg = None
         if spec.hist_len:
             marg = stats.ratio(np.array([s["hist"] for s in batches]), T)
-        pmf = mean_jobs = blocking = None
+        pmf = mean_jobs = None
         if spec.kind == 0:
-            padded = np.concatenate([T[:, None] * N, mean_n, np.zeros((len(T), 1))], axis=1)
-            pmf = stats.ratio((padded[:, :-1] - padded[:, 1:]) / N, T)
-            mean_jobs = stats.ratio(mean_n.sum(axis=1) / N, T)
-        arrival = self.model.structure("arrival")
-        warnings: list[str] = list(self.notes) + ([cov_note] if cov_note else [])
-        if arrival and arrival in self.params:
-            rate = float(Fraction(str(self.params[arrival]).strip()))
-            accepted = stats.ratio(sc[:, UP], T)
-            blocking = stats.Estimate(1.0 - accepted.mean / rate, accepted.ci95 / rate)
-            if float(blocking.mean) > BLOCKING_WARN:
-                warnings.append(
-                    f"blocking fraction {float(blocking.mean):.2e} exceeds {BLOCKING_WARN:g}: "
-                    f"the buffer b = {b} is too small for this finite system; increase b."
-                )
-        rejected = int(sc[:, REJECTED].sum())
-        if rejected and spec.truncated:
-            warnings.append(
-                f"{rejected} jumps above the truncation n_k <= {spec.upper} were blocked "
-                "(self-loops), as in the exact solver."
-            )
-        elif rejected:
-            warnings.append(
-                f"{rejected} jumps would have left the lattice and were rejected (round-off "
-                "of an exactly zero intensity, or the guard of an unbounded state space)."
-            )
-        if not out.complete:
-            warnings.append(
-                f"run incomplete: {len(batches)} of {reps * out.plan.batches} batches completed"
-                + (" (interrupted)" if out.interrupted else "")
-                + "; estimates use the completed batches."
-            )
+            pmf, mean_jobs = summary.queue_length_pmf(batches, T, N)
+        blocking = self._blocking(sc, T)
+        warnings: list[str] = list(self.notes) + ([m.cov_note] if m.cov_note else [])
+        if blocking is not None:
+            warnings += summary.blocking_warning(float(blocking.mean), b)
+        warnings += self._rejected_warnings(int(sc[:, REJECTED].sum()))
         rho = stats.lag1_autocorrelation(sc[:, SUMSQ], T)
-        if len(batches) >= 10 and rho > 0.3:
-            warnings.append(
-                f"batch means of N||S - s*||^2 are correlated (lag-1 autocorrelation {rho:.2f}); "
-                "the confidence intervals are too narrow: increase steps."
-            )
+        warnings += summary.run_warnings(out, len(batches), rho)
         events = int(sc[:, EVENTS].sum())
-        seconds = sum(s["seconds"] for s in batches)
         observed = {}
         if self.observables:
             from sim.observables import estimate
@@ -328,34 +307,22 @@ class GenericSimulator(Simulator):
             N=N,
             params={k: str(v) for k, v in self.params.items()},
             b=b,
-            steps=steps,
-            reps=reps,
-            seed=seed,
-            batches=out.plan.batches,
-            warmup=out.plan.warmup,
-            s_star=[float(x) for x in s_star],
             start=list(spec.start),
-            n_mse=n_mse,
-            mean=mean,
-            n_bias=n_bias,
-            n_cov=n_cov,
             marginal_pmf=marg,
             queue_length_pmf=pmf,
             mean_jobs=mean_jobs,
             blocking=blocking,
-            events=events,
-            events_per_second=events / seconds if seconds > 0 else float("nan"),
-            wall_seconds=out.wall_seconds,
-            complete=out.complete,
-            interrupted=out.interrupted,
-            lag1_autocorrelation=rho,
             warnings=warnings,
             observables=observed,
-        )
+            **summary.result_fields(
+                out, batches, m, events=events, rho=rho, s_star=spec.s_star,
+                steps=steps, reps=reps, seed=seed,
+            ),
+        )  # fmt: skip
 
 
 class SupermarketFastPath(Simulator):
-    """The supermarket family on its own engines (:func:`sim.api.run_supermarket`).
+    """The supermarket family on its own engines (:func:`sim.supermarket.run_supermarket`).
 
     Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
     service rate or a service-rate parameter; runs the ``mu = 1`` chain with
@@ -408,10 +375,8 @@ class SupermarketFastPath(Simulator):
         self.replacement = bool(st["replacement"])
 
     def _run(self, options: RunOptions) -> SimulationResult:
-        """Run :func:`sim.api.run_supermarket` and label the result with the model."""
+        """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""
         import dataclasses
-
-        from sim.api import run_supermarket
 
         o = options
         r = run_supermarket(
@@ -422,10 +387,7 @@ class SupermarketFastPath(Simulator):
             replacement=self.replacement,
             policy=self.policy,
             simulator=self.engine or "aggregated",
-            steps=o.steps,
-            batches=o.batches,
-            warmup_fraction=o.warmup_fraction,
-            **o.runner_kwargs(),
+            **dataclasses.asdict(o),
         )
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}

@@ -149,7 +149,6 @@ def accuracy_table(
         ``{"model", "observable", "expression", "order", "rows": [...]}``, every
         number a decimal string and ``None`` where a value is absent.
     """
-    from derive.observables import observable
     from numeric import solve
     from numeric.observables import expand, resolve_model
 
@@ -185,19 +184,9 @@ def accuracy_table(
         if exact:
             row["exact"], row["exact_note"] = _exact(finite, N, values, g, exact_max_states)
         if simulate:
-            from sim import simulate
-
-            obs = observable(finite, g)
-            if obs.quadratic and obs.M is not None:
-                row["simulation_note"] = (
-                    "the simulator estimates the quadratic observable with M = I only."
-                )
-            elif obs.quadratic:
-                r = simulate(finite, values, N=N, **dict(sim_options or {}))
-                row["simulation"] = _sim_text(r.n_mse)
-            else:
-                r = simulate(finite, values, N=N, observables=[g], **dict(sim_options or {}))
-                row["simulation"] = _sim_text(next(iter(r.observables.values())))
+            row["simulation"], row["simulation_note"] = _simulated(
+                finite, values, N, g, sim_options
+            )
         rows.append(row)
     return {
         "model": getattr(model, "name", str(model)),
@@ -206,6 +195,23 @@ def accuracy_table(
         "order": order,
         "rows": rows,
     }
+
+
+def _simulated(
+    model: Any, values: Mapping[str, Any], N: int, g: Any, sim_options: Mapping[str, Any] | None
+) -> tuple[dict[str, str] | None, str | None]:
+    """``(simulation, note)`` of a row: :func:`sim.simulate`'s estimate of ``E[g(S_N)]``
+    (a quadratic observable as ``N E||S - s*||^2``), or why there is none."""
+    from derive.observables import observable
+    from sim import simulate
+
+    obs = observable(model, g)
+    if obs.quadratic and obs.M is not None:
+        return None, "the simulator estimates the quadratic observable with M = I only."
+    if obs.quadratic:
+        return _sim_text(simulate(model, values, N=N, **dict(sim_options or {})).n_mse), None
+    r = simulate(model, values, N=N, observables=[g], **dict(sim_options or {}))
+    return _sim_text(next(iter(r.observables.values()))), None
 
 
 def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: int):

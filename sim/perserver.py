@@ -32,8 +32,7 @@ import math
 import numpy as np
 
 from mfstein.jit import numba
-from sim.aggregated import _draw_below, _draw_distinct
-from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
+from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
 
@@ -88,6 +87,8 @@ def _index(q, perm, b):
     return pos, n
 
 
+# One long compiled loop on purpose: split into calls, its state would leave the
+# registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
 @numba.njit(cache=True)
 def run(
     q,
@@ -210,18 +211,18 @@ def run(
                 while lmin < b and n[lmin + 1] == N:
                     lmin += 1
                 lo = n[lmin + 1]
-                y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N - lo)
+                y, s0, s1, s2, s3 = draw_below(s0, s1, s2, s3, N - lo)
                 srv = perm[lo + y]
             elif policy == 2:
-                y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N)
+                y, s0, s1, s2, s3 = draw_below(s0, s1, s2, s3, N)
                 srv = y
             else:
                 best = -1
                 for j in range(d):
                     if replacement:
-                        y, s0, s1, s2, s3 = _draw_below(s0, s1, s2, s3, N)
+                        y, s0, s1, s2, s3 = draw_below(s0, s1, s2, s3, N)
                     else:
-                        y, s0, s1, s2, s3 = _draw_distinct(s0, s1, s2, s3, N, j, sel)
+                        y, s0, s1, s2, s3 = draw_distinct(s0, s1, s2, s3, N, j, sel)
                     if best < 0 or q[y] < q[best]:
                         best = y
                 srv = best

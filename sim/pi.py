@@ -40,14 +40,12 @@ import numpy as np
 from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.errors import ParameterError
 from sim import pi_kernels as K
-from sim import runner, stats
+from sim import runner, stats, summary
 
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
 #: Origins the path-bound check may hold while waiting for ``Omega`` (see pi_kernels).
 PENDING_CAPACITY = 1 << 14
-#: Lag-1 autocorrelation of the batch means of ``Q_total`` above which a warning is given.
-AUTOCORR_WARN = 0.3
 
 #: Counters accumulated over the whole path of a replication (warm-up included).
 PATH_COUNTERS = (
@@ -247,6 +245,22 @@ def advance(spec: PISpec, state: dict, steps: int) -> tuple[dict, dict]:
     return new, sums
 
 
+def _register_rule(split_rule: SplitRule | str, policy: str, model: PIModel, seed: int) -> str:
+    """Compile (if needed), probe (:func:`probe_rule`) and register a user split rule for
+    the workers; return its ``"module:function"`` name (what a checkpoint records)."""
+    if policy != "pi-split":
+        raise ParameterError(f"split-rule applies to policy pi-split only, got {policy!r}.")
+    if isinstance(split_rule, str):
+        rule_name = split_rule
+        rule = load_rule(split_rule)
+    else:
+        rule_name = _rule_name(split_rule)
+        rule = split_rule if hasattr(split_rule, "py_func") else load_rule(rule_name)
+    _RULES[rule_name] = rule
+    probe_rule(rule, model, seed)
+    return rule_name
+
+
 def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200) -> None:
     """Call a split rule on random states with an idle server and check (7) and (8).
 
@@ -399,12 +413,7 @@ class PIResult:
 
 def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> PIResult:
     """Pool the batches of every replication into :class:`PIResult`."""
-    batches = [b for r in out.reps for b in r.batches]
-    if not batches:
-        raise ParameterError(
-            "slots is too small (or the run stopped too early) to complete one batch; "
-            "increase slots."
-        )
+    batches = summary.completed_batches(out, "slots")
     model = spec.model
     sc = np.array([b["scalars"] for b in batches])
     T = sc[:, K.SLOTS]
@@ -427,7 +436,6 @@ def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> 
     per_job = stats.Estimate(msgs.mean / ea, msgs.ci95 / ea)
     per_batch = stats.Estimate(msgs.mean / p_batch, msgs.ci95 / p_batch)
     drift = stats.ratio(sc[:, K.Q_END] - sc[:, K.Q_START], T)
-    seconds = sum(b["seconds"] for b in batches)
     rho = stats.lag1_autocorrelation(total, T)
 
     def count(idx: int) -> int:
@@ -441,17 +449,10 @@ def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> 
             f"load {model.load:.6g} >= 1: the system is unstable (E[a] >= sum E[s_i]); the "
             "estimates are time averages of a transient run, not stationary quantities."
         )
-    if not out.complete:
-        warnings.append(
-            f"run incomplete: {len(batches)} of {out.plan.batches * len(out.reps)} batches "
-            "completed" + (" (interrupted)" if out.interrupted else "") + "; estimates use "
-            "the completed batches."
-        )
-    if len(batches) >= 10 and rho > AUTOCORR_WARN and model.load < 1.0:
-        warnings.append(
-            f"batch means of Q_total are correlated (lag-1 autocorrelation {rho:.2f}); the "
-            "confidence intervals are too narrow: increase slots."
-        )
+    warnings += summary.run_warnings(
+        out, len(batches), rho, statistic="Q_total", steps_name="slots",
+        correlation=model.load < 1.0,
+    )  # fmt: skip
     if model.load < 1.0 and float(drift.mean) > 3 * float(drift.ci95):
         warnings.append(
             f"Q_total grows by {float(drift.mean):.3g} +- {float(drift.ci95):.2g} per slot: "
@@ -486,7 +487,7 @@ def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> 
         unchecked=unchecked,
         busy_while_idle=count(K.BUSY_WHILE_IDLE),
         measured_slots=int(T.sum()),
-        server_slots_per_second=float(T.sum()) * model.n / seconds if seconds > 0 else np.nan,
+        server_slots_per_second=summary.per_second(float(T.sum()) * model.n, batches),
         wall_seconds=out.wall_seconds,
         complete=out.complete,
         interrupted=out.interrupted,
@@ -572,25 +573,8 @@ def simulate_pi(
         simulation_bytes(model.n, 0, True, reps, workers)
         + reps * PENDING_CAPACITY * K.PENDING_COLUMNS * 8,
     )
-    rule_name = ""
-    if split_rule is not None:
-        if policy != "pi-split":
-            raise ParameterError(f"split-rule applies to policy pi-split only, got {policy!r}.")
-        if isinstance(split_rule, str):
-            rule_name = split_rule
-            rule = load_rule(split_rule)
-        else:
-            rule_name = _rule_name(split_rule)
-            rule = split_rule if hasattr(split_rule, "py_func") else load_rule(rule_name)
-        _RULES[rule_name] = rule
-        probe_rule(rule, model, seed)
-    need = int(np.ceil(batches / (1.0 - float(warmup_fraction))))
-    if slots < need:
-        raise ParameterError(
-            f"slots must be at least {need} to fill {batches} batches after the warm-up, "
-            f"got {slots}."
-        )
-    plan = runner.Plan.make(slots, batches, float(warmup_fraction))
+    rule_name = "" if split_rule is None else _register_rule(split_rule, policy, model, seed)
+    plan = runner.Plan.make(slots, batches, float(warmup_fraction), "slots")
     spec = PISpec(model, policy, bool(check_bound), rule_name)
     # sim.runner.run with this module's units: checkpoints, workers, Ctrl-C semantics
     out = runner.run(

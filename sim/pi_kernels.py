@@ -142,6 +142,8 @@ def _below(r, k):
     return np.int64(m >> _U64(32)), ok
 
 
+# One long compiled loop on purpose: split into calls, its state would leave the
+# registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
 @numba.njit(cache=True)
 def run_slots(
     policy,

@@ -19,6 +19,7 @@ import numpy as np
 from mfstein.jit import numba
 
 _U64 = np.uint64
+_MASK32 = np.uint64(0xFFFFFFFF)
 #: 2^-53, to turn the top 53 bits of an output into a double in [0, 1).
 INV_2_53 = 1.0 / 9007199254740992.0
 
@@ -87,3 +88,38 @@ def uniforms(state, count):
         out[i] = (r >> _U64(11)) * INV_2_53
     store_state(state, s0, s1, s2, s3)
     return out
+
+
+@numba.njit(inline="always", cache=True)
+def draw_below(s0, s1, s2, s3, bound):
+    """A uniform integer in ``[0, bound)`` from 32 fresh bits (Lemire's method, exact).
+
+    Returns ``(value, s0, s1, s2, s3)``; redraws in the rejection zone
+    ``low < 2^32 mod bound`` (probability below ``bound / 2^32``).
+    """
+    nb = _U64(bound)
+    while True:
+        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        m = (r >> _U64(32)) * nb
+        low = m & _MASK32
+        if low >= nb or low >= ((_U64(1) << _U64(32)) - nb) % nb:
+            return np.int64(m >> _U64(32)), s0, s1, s2, s3
+
+
+@numba.njit(inline="always", cache=True)
+def draw_distinct(s0, s1, s2, s3, N, j, sel):
+    """The ``j``-th of ``d`` distinct uniform ranks in ``[0, N)``, given the ``j``
+    already drawn in ``sel[:j]`` (sorted): draw from ``[0, N - j)`` and step over
+    the taken ranks, then insert the result keeping ``sel[:j+1]`` sorted.
+
+    Returns ``(rank, s0, s1, s2, s3)``.
+    """
+    y, s0, s1, s2, s3 = draw_below(s0, s1, s2, s3, N - j)
+    pos = 0
+    while pos < j and sel[pos] <= y:
+        y += 1
+        pos += 1
+    for q in range(j, pos, -1):
+        sel[q] = sel[q - 1]
+    sel[pos] = y
+    return y, s0, s1, s2, s3

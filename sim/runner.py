@@ -82,13 +82,17 @@ class Plan:
     batch_len: int
 
     @classmethod
-    def make(cls, steps: int, batches: int, warmup_fraction: float) -> Plan:
-        """``warmup = steps - batches * batch_len`` with ``batch_len`` as large as allowed."""
+    def make(
+        cls, steps: int, batches: int, warmup_fraction: float, steps_name: str = "steps"
+    ) -> Plan:
+        """``warmup = steps - batches * batch_len`` with ``batch_len`` as large as allowed
+        (one sentence naming ``steps_name`` when not even one step fits in a batch)."""
         batch_len = int((steps * (1.0 - warmup_fraction)) // batches)
         if batch_len < 1:
+            need = int(np.ceil(batches / (1.0 - warmup_fraction)))
             raise ParameterError(
-                f"steps must be at least {int(np.ceil(batches / (1 - warmup_fraction)))} "
-                f"to fill {batches} batches, got {steps}."
+                f"{steps_name} must be at least {need} to fill {batches} batches after the "
+                f"warm-up, got {steps}."
             )
         return cls(steps, batches, steps - batches * batch_len, batch_len)
 
@@ -372,8 +376,17 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _init_worker(parent: int) -> None:
-    """Worker initialiser: Ctrl-C is left to the parent, and the worker dies with it."""
+    """Worker initialiser: Ctrl-C is left to the parent, and the worker dies with it.
+
+    SIGTERM gets its default action back: a forked worker inherits the parent's
+    :class:`Interrupts` handler, which only sets a flag, and the parent's
+    ``terminate()`` of an interrupted run would then leave the worker running
+    its unit to the end (and the interpreter's exit waiting for it).
+    """
+    import signal
+
     _ignore_sigint()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
 
 
@@ -472,7 +485,7 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
     return pool.submit, wait_first, shutdown
 
 
-class _Interrupts:
+class Interrupts:
     """Ctrl-C as a flag: while installed, SIGINT (any number of presses) sets
     ``stop`` instead of raising, so no lock or future is left half-updated and
     the run loop stops at its next poll (every :data:`POLL_SECONDS`).
@@ -491,7 +504,7 @@ class _Interrupts:
         self._old = None
         self._old_term = None
         self.terminated = False
-        self._parent: _Interrupts | None = None
+        self._parent: Interrupts | None = None
         self._main = threading.current_thread() is threading.main_thread()
 
     @property
@@ -511,7 +524,7 @@ class _Interrupts:
         if self._parent is not None:
             self._parent._handler(signum, frame)
 
-    def __enter__(self) -> _Interrupts:
+    def __enter__(self) -> Interrupts:
         import signal
 
         self._parent = None
@@ -519,7 +532,7 @@ class _Interrupts:
             self._old = signal.signal(signal.SIGINT, self._handler)
             self._old_term = signal.signal(signal.SIGTERM, self._handler)
             outer = getattr(self._old, "__self__", None)
-            if isinstance(outer, _Interrupts):  # nested: presses so far count here too
+            if isinstance(outer, Interrupts):  # nested: presses so far count here too
                 self._parent = outer
                 self.presses = outer.presses
             self.installed = True
@@ -592,7 +605,6 @@ def run(
     checkpoint carries a checksum of its content: a damaged or hand-edited file
     is refused.
     """
-    import threading
     import time
 
     from tqdm import tqdm
@@ -601,100 +613,135 @@ def run(
     path = Path(checkpoint) if checkpoint is not None else None
     advance = engine.advance if advance is None else advance
     fresh_state = engine.fresh_state if fresh_state is None else fresh_state
-    fresh = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
-    state = None
-    if path is not None:
-        check_writable(path, "checkpoint")
-        state = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
-    if state is None:
-        state = fresh
-
-    def pending(r: Replication) -> int | None:
-        if not r.warm:
-            return plan.warmup
-        return plan.batch_len if len(r.batches) < plan.batches else None
-
-    total_units = reps * (plan.batches + 1)
-    done_units = sum(int(r.warm) + len(r.batches) for r in state)
+    state = _start(spec, plan, config, path, reps, seed, fresh_state)
     t0 = time.perf_counter()
-    running: dict = {}
-    launched = 0
-    interrupted = False
-    inline = None
-    if (
-        scheduler is None
-        and (workers == 1 or reps == 1)
-        and threading.current_thread() is threading.main_thread()
-        and _picklable(advance)
-        and any(pending(r) is not None for r in state)
-    ):
-        inline = False  # a worker process keeps Ctrl-C prompt during long units
-    with _Interrupts() as sig:
+    units = _Units(spec, plan, state, advance, path, config, max_units)
+    with Interrupts() as sig:
         bar = tqdm(
-            total=total_units,
-            initial=done_units,
+            total=reps * (plan.batches + 1),
+            initial=sum(int(r.warm) + len(r.batches) for r in state),
             unit="batch",
             desc=desc or f"simulate N={spec.N}",
             disable=not progress,
             leave=False,
         )
+        units.bar = bar
+        inline = _inline(scheduler, workers, reps, advance, units)
         submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
-
-        def launch(i: int) -> None:
-            nonlocal launched
-            steps = pending(state[i])
-            if steps is None or (max_units is not None and launched >= max_units):
-                return
-            launched += 1
-            running[submit(advance, spec, state[i].state, steps)] = i
-
-        def record(fut) -> None:
-            i = running.pop(fut)
-            new_state, sums = fut.result()
-            rep = state[i]
-            if rep.warm:
-                rep.batches.append(sums)
-            else:
-                rep.warm = True
-            rep.state = new_state
-            if path is not None:
-                _write_checkpoint(path, config, state)
-            bar.update(1)
-
+        units.submit = submit
         try:
-            for i in range(reps):
-                if sig.stop:
-                    break
-                launch(i)
-            while running and not interrupted:
-                if sig.stop:
-                    interrupted = True
-                    break
-                done = wait_first(running, timeout=POLL_SECONDS)
-                for fut in sorted(done, key=lambda f: running[f]):
-                    i = running[fut]
-                    try:
-                        record(fut)
-                    except KeyboardInterrupt:
-                        interrupted = True
-                        continue
-                    if not interrupted and not sig.stop:
-                        launch(i)
-            interrupted = interrupted or sig.stop
+            units.drive(sig, wait_first)
         except KeyboardInterrupt:
-            interrupted = True
+            units.interrupted = True
         finally:
-            if interrupted:
-                # keep every unit that finished before the interruption
-                for fut in [f for f in running if f.done()]:
-                    try:
-                        record(fut)
-                    except BaseException:  # the interrupted unit itself: nothing to keep
-                        running.pop(fut, None)
+            if units.interrupted:
+                units.keep_finished()
             try:
-                shutdown(terminate=bool(running)) if not scheduler else shutdown()
+                shutdown(terminate=bool(units.running)) if not scheduler else shutdown()
             except TypeError:  # pragma: no cover - a back end without terminate
                 shutdown()
             bar.close()
-    complete = all(pending(r) is None for r in state)
-    return RunOutput(state, plan, complete, interrupted, time.perf_counter() - t0)
+    complete = all(units.pending(r) is None for r in state)
+    return RunOutput(state, plan, complete, units.interrupted, time.perf_counter() - t0)
+
+
+def _start(
+    spec: Any, plan: Plan, config: dict, path: Path | None, reps: int, seed: int, fresh_state
+) -> list[Replication]:
+    """Every replication's state: from the checkpoint at ``path`` when there is one (checked
+    against a fresh replication's layout), else fresh from ``SeedSequence(seed)``."""
+    fresh = [Replication(fresh_state(spec, rng)) for rng in seed_states(seed, reps)]
+    if path is None:
+        return fresh
+    check_writable(path, "checkpoint")
+    saved = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
+    return fresh if saved is None else saved
+
+
+def _inline(scheduler: str | None, workers: int, reps: int, advance, units: _Units) -> bool | None:
+    """``False`` (a worker process even for one worker, so that Ctrl-C stays prompt during
+    long units) when the main thread runs one local worker with a picklable unit of work
+    still to do; ``None`` (the executor's default) otherwise."""
+    import threading
+
+    if (
+        scheduler is None
+        and (workers == 1 or reps == 1)
+        and threading.current_thread() is threading.main_thread()
+        and _picklable(advance)
+        and any(units.pending(r) is not None for r in units.state)
+    ):
+        return False
+    return None
+
+
+class _Units:
+    """The units of work of one run: which comes next for each replication, launching it,
+    and recording (and checkpointing) its result."""
+
+    def __init__(self, spec, plan: Plan, state, advance, path, config, max_units) -> None:
+        self.spec, self.plan, self.state, self.advance = spec, plan, state, advance
+        self.path, self.config, self.max_units = path, config, max_units
+        self.running: dict = {}
+        self.launched = 0
+        self.interrupted = False
+        self.submit = None
+        self.bar = None
+
+    def pending(self, r: Replication) -> int | None:
+        """Steps of the replication's next unit (its warm-up or a batch), ``None`` when done."""
+        if not r.warm:
+            return self.plan.warmup
+        return self.plan.batch_len if len(r.batches) < self.plan.batches else None
+
+    def launch(self, i: int) -> None:
+        steps = self.pending(self.state[i])
+        if steps is None or (self.max_units is not None and self.launched >= self.max_units):
+            return
+        self.launched += 1
+        self.running[self.submit(self.advance, self.spec, self.state[i].state, steps)] = i
+
+    def record(self, fut) -> None:
+        i = self.running.pop(fut)
+        new_state, sums = fut.result()
+        rep = self.state[i]
+        if rep.warm:
+            rep.batches.append(sums)
+        else:
+            rep.warm = True
+        rep.state = new_state
+        if self.path is not None:
+            _write_checkpoint(self.path, self.config, self.state)
+        self.bar.update(1)
+
+    def drive(self, sig: Interrupts, wait_first) -> None:
+        """Launch every replication's next unit, and another each time one ends, until all
+        are done or ``sig`` is raised (then :attr:`interrupted` is set)."""
+        running = self.running
+        for i in range(len(self.state)):
+            if sig.stop:
+                break
+            self.launch(i)
+        while running and not self.interrupted:
+            if sig.stop:
+                self.interrupted = True
+                break
+            done = wait_first(running, timeout=POLL_SECONDS)
+            for fut in sorted(done, key=lambda f: running[f]):
+                i = running[fut]
+                try:
+                    self.record(fut)
+                except KeyboardInterrupt:
+                    self.interrupted = True
+                    continue
+                if not self.interrupted and not sig.stop:
+                    self.launch(i)
+        self.interrupted = self.interrupted or sig.stop
+
+    def keep_finished(self) -> None:
+        """After an interruption: record every unit that finished before it."""
+        for fut in [f for f in self.running if f.done()]:
+            try:
+                self.record(fut)
+            except BaseException:  # the interrupted unit itself: nothing to keep
+                self.running.pop(fut, None)

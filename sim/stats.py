@@ -33,10 +33,10 @@ class Estimate:
 
     def to_json(self) -> dict:
         """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists."""
-        return {"mean": _plain(self.mean), "ci95": _plain(self.ci95)}
+        return {"mean": plain(self.mean), "ci95": plain(self.ci95)}
 
 
-def _plain(x):
+def plain(x):
     """Plain floats / nested lists for JSON; NaN (an estimate withheld) as ``None``."""
     a = np.asarray(x, dtype=float)
     if a.ndim == 0:

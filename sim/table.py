@@ -90,7 +90,8 @@ def build(
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
-    from sim.api import MAX_B, check_inputs, simulate_supermarket
+    from sim.api import simulate_supermarket
+    from sim.supermarket import MAX_B, check_inputs
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -221,17 +222,44 @@ def check_plot_path(path: str | os.PathLike) -> None:
     check_writable(path, "--plot")
 
 
-def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed: int) -> None:
-    """``N E||S - s*||^2`` against ``N`` (log x): simulation with 95% error bars, the
-    bound, and exact values where present.  Written atomically (temp + rename)."""
+def new_figure() -> tuple[Any, Any]:
+    """``(figure, axes)`` of a one-panel plot on matplotlib's Agg back end (no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt.subplots(figsize=(6.4, 4.2))
+
+
+def save_figure(
+    fig: Any, ax: Any, path: str | os.PathLike, xlabel: str, ylabel: str, title: str
+) -> None:
+    """Finish a plot against ``N`` (log x, labels, legend, grid) and write it as PNG,
+    atomically (:func:`mfstein.io.atomic_write`); the figure is closed either way."""
+    import matplotlib.pyplot as plt
+
+    from mfstein.io import atomic_write
+
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    try:
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
+    finally:
+        plt.close(fig)
+
+
+def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed: int) -> None:
+    """``N E||S - s*||^2`` against ``N`` (log x): simulation with 95% error bars, the
+    bound, and exact values where present.  Written atomically (temp + rename)."""
     Ns = [r.N for r in rows]
     bs = sorted({r.b for r in rows})
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = new_figure()
     ax.errorbar(
         Ns,
         [r.sim_mean for r in rows],
@@ -255,16 +283,11 @@ def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed
             zorder=5,
             label="exact (finite N)",
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("number of servers N")
-    ax.set_ylabel(r"$N\,E\|S - s^*\|^2$")
-    ax.set_title(rf"$\gamma = {gamma}$, $\alpha = {alpha}$, $\lambda = 1 - \gamma/N^\alpha$")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    from mfstein.io import atomic_write
-
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
-    finally:
-        plt.close(fig)
+    save_figure(
+        fig,
+        ax,
+        path,
+        "number of servers N",
+        r"$N\,E\|S - s^*\|^2$",
+        rf"$\gamma = {gamma}$, $\alpha = {alpha}$, $\lambda = 1 - \gamma/N^\alpha$",
+    )

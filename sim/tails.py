@@ -39,31 +39,34 @@ The Kolmogorov distance to Exp(1) is computed per replication from its
 ``qbar`` histogram and averaged (:func:`sim.stats.batch_means`); being a
 supremum of noisy differences it is biased upwards by the noise level.
 
-Replications run on local processes, a Dask scheduler or inline through
-:mod:`sim.runner`'s executor; a JSON checkpoint keeps completed replications.
+Replications run through :func:`sim.runner.run` (local processes, a Dask
+scheduler or inline; progress, Ctrl-C and SIGTERM keep what is done; checksummed
+JSON checkpoints): each replication is a warm-up unit and one recorded unit.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mfstein.errors import ParameterError
-from mfstein.io import atomic_write
 from mfstein.jit import numba
-from sim import stats
-from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
+from sim import runner, stats
+from sim.rng import INV_2_53, load_state, next_u64, store_state
 
 _U64 = np.uint64
 
 #: Largest number of histogram bins for qbar (bins widen beyond this).
 HIST_BINS = 1 << 20
+
+#: Length of a fresh ``start`` array (it doubles whenever a queue outgrows it).
+START_CAPACITY = 64
+#: Checkpoint format of this simulator (part of the run's configuration).
+CHECKPOINT_KIND = "jsq-tails-v2"
 
 #: Scalar accumulator layout.
 T, QBAR, PERP2, EVENTS = range(4)
@@ -177,45 +180,100 @@ def _advance(ql, start, st, rng, steps, lam, record, thresholds, thetas, bw, his
     return ql, start
 
 
-def replicate(
-    n: int,
-    eps: float,
-    rng: np.ndarray,
-    events: int,
-    warmup: int,
-    thresholds: np.ndarray,
-    thetas: np.ndarray,
-    bw: int,
-    bins: int,
-) -> dict:
-    """One replication: warm-up, then ``events`` recorded events; returns the sums."""
+def _start_array(ql: np.ndarray) -> np.ndarray:
+    """``start[L]`` = the first index of the sorted ``ql`` holding a length ``>= L``
+    (``n`` above the maximum), with room above the longest queue."""
+    size = max(START_CAPACITY, int(ql[-1]) + 8)
+    return np.searchsorted(ql, np.arange(size), side="left").astype(np.int64)
+
+
+@dataclass(frozen=True)
+class TailsSpec:
+    """Everything a worker needs to simulate JSQ(``n``) (hashable, picklable).
+
+    Attributes
+    ----------
+    n, eps:
+        Servers and ``1 - rho``.
+    x, thetas:
+        The points of the tail and of the moment generating function.
+    warmup:
+        Events discarded at the start of each replication.
+    bin_width, bins:
+        Histogram of ``qbar``: ``bins`` bins of ``bin_width`` jobs (the last one
+        collects the overflow).
+    """
+
+    n: int
+    eps: float
+    x: tuple[float, ...]
+    thetas: tuple[float, ...]
+    warmup: int
+    bin_width: int
+    bins: int
+
+    @property
+    def N(self) -> int:
+        """The number of servers (the name :mod:`sim.runner` labels a run with)."""
+        return self.n
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        """``floor(x / eps)``: ``eps qbar > x`` iff ``qbar > floor(x / eps)`` (integer ``qbar``)."""
+        return np.floor(np.asarray(self.x, dtype=float) / self.eps).astype(np.int64)
+
+    def config(self) -> dict[str, Any]:
+        """The JSON description a checkpoint is matched against."""
+        return {
+            "kind": CHECKPOINT_KIND,
+            "n": self.n,
+            "eps": self.eps,
+            "x": list(self.x),
+            "thetas": list(self.thetas),
+            "bin_width": self.bin_width,
+            "bins": self.bins,
+        }
+
+
+def fresh_state(spec: TailsSpec, rng: np.ndarray) -> dict:
+    """A replication's initial state: ``qbar ~ Geometric(rho)`` spread evenly over the
+    sorted queues ``ql``, ``st = [qbar, sum q_i^2]``, the events run so far and the RNG."""
     rng = np.asarray(rng, dtype=np.uint64).copy()
-    lam = n * (1.0 - eps)
-    ql, start = _initial(n, 1.0 - eps, rng, 64)
+    ql, _ = _initial(spec.n, 1.0 - spec.eps, rng, START_CAPACITY)
     st = np.array([int(ql.sum()), int((ql * ql).sum())], dtype=np.int64)
-    hist = np.zeros(bins)
+    return {"rng": rng, "ql": ql, "st": st, "events": 0}
+
+
+def advance(spec: TailsSpec, state: dict, steps: int) -> tuple[dict, dict]:
+    """Run ``steps`` events from ``state`` (not modified); return ``(new_state, sums)``.
+
+    Events up to ``spec.warmup`` (counted over the replication) are not recorded.
+    ``sums`` holds ``acc`` (layout ``T, QBAR, PERP2, EVENTS``), ``tails``
+    (``int [qbar > x / eps] dt``), ``mgf`` (``int exp(theta ||q_perp||) dt``),
+    ``hist`` (time per ``qbar`` bin) and ``seconds`` (CPU time of this unit).
+    """
+    lam = spec.n * (1.0 - spec.eps)
+    ql = np.array(state["ql"], dtype=np.int64)
+    st = np.array(state["st"], dtype=np.int64)
+    rng = np.array(state["rng"], dtype=np.uint64)
+    start = _start_array(ql)
+    thresholds = spec.thresholds
+    thetas = np.asarray(spec.thetas, dtype=float)
+    hist = np.zeros(spec.bins)
     acc = np.zeros(4)
     tails = np.zeros(thresholds.size)
     mgf = np.zeros(thetas.size)
+    done = int(state["events"])
+    quiet = min(int(steps), max(0, spec.warmup - done))
     t0 = time.process_time()
-    ql, start = _advance(
-        ql, start, st, rng, warmup, lam, False, thresholds, thetas, bw, hist, acc, tails, mgf
-    )
-    ql, start = _advance(
-        ql, start, st, rng, events, lam, True, thresholds, thetas, bw, hist, acc, tails, mgf
-    )
+    for record, count in ((False, quiet), (True, int(steps) - quiet)):
+        ql, start = _advance(
+            ql, start, st, rng, count, lam, record, thresholds, thetas, spec.bin_width,
+            hist, acc, tails, mgf,
+        )  # fmt: skip
     seconds = time.process_time() - t0
-    nz = np.flatnonzero(hist)
-    lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 0)
-    return {
-        "acc": acc.tolist(),
-        "tails": tails.tolist(),
-        "mgf": mgf.tolist(),
-        "hist_lo": lo,
-        "hist": hist[lo:hi].tolist(),
-        "seconds": seconds,
-        "events": warmup + events,
-    }
+    new = {"rng": rng, "ql": ql, "st": st, "events": done + int(steps)}
+    return new, {"acc": acc, "tails": tails, "mgf": mgf, "hist": hist, "seconds": seconds}
 
 
 @dataclass
@@ -282,18 +340,38 @@ class JSQTailSimulation:
         }
 
 
-def _sup_distance(hist: np.ndarray, lo: int, bins: int, total: float, eps: float, bw: int):
-    full = np.zeros(bins)
-    full[lo : lo + len(hist)] = hist
-    # P(qbar > k bw - 1) = P(qbar >= k bw) at the bin edges k = 0..bins-1
-    above = np.concatenate([[total], total - np.cumsum(full)])[:-1] / total
-    k = np.arange(bins)
-    x_lo = eps * (k * bw - 1)
+def _survival(hist: np.ndarray, total: float) -> np.ndarray:
+    """``P(qbar >= k bw) = P(qbar > k bw - 1)`` at the bin edges ``k = 0..bins-1``, from the
+    time ``hist`` spent in each bin out of ``total``."""
+    return np.concatenate([[total], total - np.cumsum(hist)])[:-1] / total
+
+
+def _sup_distance(hist: np.ndarray, total: float, eps: float, bw: int) -> float:
+    """``sup_x |P(eps qbar > x) - exp(-x)|`` for one replication's histogram: on
+    ``[eps (k bw - 1), eps k bw)`` the law's tail is ``P(qbar > k bw - 1)``, and
+    ``exp(-x)`` is monotone, so the supremum is at the ends (clipped at ``x >= 0``)."""
+    above = _survival(hist, total)
+    k = np.arange(hist.shape[0])
+    x_lo = np.maximum(eps * (k * bw - 1), 0.0)
     x_hi = eps * (k * bw)
-    # on [eps (k bw - 1), eps k bw) the law's tail is P(qbar > k bw - 1); clip at x >= 0
-    x_lo = np.maximum(x_lo, 0.0)
     d = np.maximum(np.abs(above - np.exp(-x_lo)), np.abs(above - np.exp(-x_hi)))
-    return float(d.max()), above
+    return float(d.max())
+
+
+def _plan(events: int, warmup_fraction: float) -> runner.Plan:
+    """A warm-up of ``events warmup_fraction / (1 - warmup_fraction)`` events, then one
+    recorded batch of ``events`` events (the replications are the batches)."""
+    warmup = int(events * warmup_fraction / (1.0 - warmup_fraction))
+    return runner.Plan(steps=warmup + events, batches=1, warmup=warmup, batch_len=events)
+
+
+def _spec(n: int, eps: float, xs: list[float], ths: list[float], warmup: int) -> TailsSpec:
+    """The histogram of ``qbar`` reaches ``45 / eps`` jobs (``P(eps qbar > 45) ~ e^-45``)
+    in at most :data:`HIST_BINS` bins, plus one for the overflow."""
+    span = 45.0 / eps
+    bw = max(1, int(np.ceil(span / HIST_BINS)))
+    bins = int(min(HIST_BINS, np.ceil(span / bw))) + 1
+    return TailsSpec(n, eps, tuple(xs), tuple(ths), warmup, bw, bins)
 
 
 def simulate_jsq_tails(
@@ -310,6 +388,7 @@ def simulate_jsq_tails(
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
     progress: bool = False,
+    max_units: int | None = None,
 ) -> JSQTailSimulation:
     """Simulate JSQ(``n``) at ``lambda = n (1 - eps)``; tail statistics with 95% CIs.
 
@@ -329,107 +408,82 @@ def simulate_jsq_tails(
     seed:
         Non-negative integer; results depend on it only (not on ``workers``).
     workers, scheduler:
-        Local processes or a Dask scheduler address (:mod:`sim.runner`'s executor).
+        Local processes or a Dask scheduler address (:func:`sim.runner.run`).
     checkpoint:
-        JSON file: completed replications are stored and reused on a rerun with
-        the same parameters.
+        JSON file (checksummed, :mod:`sim.runner`'s format) written after every
+        warm-up and every replication; a rerun with the same parameters resumes
+        from it with the numbers of an uninterrupted run.
+    progress, max_units:
+        A progress bar; stop after this many units of work (warm-ups and
+        replications) in this call, keeping the checkpoint.
     """
     from mfstein.limits import SIM_MAX_N, check_memory, simulation_bytes
     from numeric.tails.params import check_eps, check_n, check_nonnegative_list
-    from sim.runner import _executor, check_run
 
     n = check_n(n, SIM_MAX_N)
     eps = check_eps(eps)
     xs = check_nonnegative_list("x", x)
     ths = check_nonnegative_list("theta", thetas)
-    events, reps, seed, _, workers, warmup_fraction = check_run(
+    events, reps, seed, _, workers, warmup_fraction = runner.check_run(
         events, reps, seed, workers, warmup_fraction, steps_name="events", min_reps=2
     )
     check_memory(
         f"simulating JSQ with n = {n:,} servers ({reps} replications, {workers} workers)",
         simulation_bytes(n, 0, True, reps, workers),
     )
+    plan = _plan(events, warmup_fraction)
+    spec = _spec(n, eps, xs, ths, plan.warmup)
+    with runner.Interrupts():  # a late Ctrl-C must not lose the pooled estimates
+        out = runner.run(
+            spec,
+            plan,
+            reps=reps,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+            progress=progress,
+            max_units=max_units,
+            advance=advance,
+            fresh_state=fresh_state,
+            desc=f"JSQ n={n}",
+        )
+        return summarise(spec, out, seed=seed)
 
-    warmup = int(events * warmup_fraction / (1.0 - warmup_fraction))
-    thresholds = np.floor(np.asarray(xs, dtype=float) / eps).astype(np.int64)
-    theta_arr = np.asarray(ths, dtype=float)
-    span = 45.0 / eps  # P(eps qbar > 45) ~ e^-45
-    bw = max(1, int(np.ceil(span / HIST_BINS)))
-    bins = int(min(HIST_BINS, np.ceil(span / bw))) + 1
-    config = dict(
-        n=n, eps=eps, x=xs, thetas=ths, events=events, reps=reps, seed=seed,
-        warmup=warmup, bw=bw, bins=bins, version=1,
-    )  # fmt: skip
-    path = Path(checkpoint) if checkpoint is not None else None
-    done: dict[int, dict] = {}
-    if path is not None and path.exists():
-        try:
-            payload = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise ParameterError(
-                f"checkpoint {path} is not a readable mfstein checkpoint."
-            ) from exc
-        if payload.get("config") != json.loads(json.dumps(config)):
-            raise ParameterError(
-                f"checkpoint {path} belongs to a different run; use the same parameters "
-                "or a new file."
-            )
-        done = {int(k): v for k, v in payload["reps"].items()}
-    states = seed_states(seed, reps)
-    from tqdm import tqdm
 
-    t0 = time.perf_counter()
-    bar = tqdm(total=reps, initial=len(done), unit="rep", desc=f"JSQ n={n}", disable=not progress)
-    submit, wait_first, shutdown = _executor(workers, scheduler, reps)
-    running = {}
-    interrupted = False
-    try:
-        for i in range(reps):
-            if i not in done:
-                fut = submit(
-                    replicate, n, eps, states[i], events, warmup, thresholds, theta_arr, bw, bins
-                )
-                running[fut] = i
-        while running:
-            for fut in wait_first(running):
-                i = running.pop(fut)
-                done[i] = fut.result()
-                bar.update(1)
-                if path is not None:
-                    payload = {"config": config, "reps": {str(k): v for k, v in done.items()}}
-                    atomic_write(path, lambda fh, p=payload: json.dump(p, fh), binary=False)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        shutdown()
-        bar.close()
-    if len(done) < 2:
+def _distances(
+    spec: TailsSpec, hists: np.ndarray, Tw: np.ndarray
+) -> tuple[stats.Estimate, np.ndarray]:
+    """The per-replication Kolmogorov distance to Exp(1), averaged, and the pooled
+    survival function ``P(eps qbar > x)`` on the histogram grid."""
+    dists = [_sup_distance(h, t, spec.eps, spec.bin_width) for h, t in zip(hists, Tw, strict=True)]
+    pooled = np.zeros(spec.bins)
+    for h in hists:
+        pooled += h
+    return stats.batch_means(np.array(dists)), _survival(pooled, pooled.sum())
+
+
+def summarise(spec: TailsSpec, out: runner.RunOutput, *, seed: int) -> JSQTailSimulation:
+    """Ratio estimators over the completed replications (one batch each), with 95% CIs."""
+    eps, reps = spec.eps, len(out.reps)
+    res = [r.batches[0] for r in out.reps if r.batches]
+    if len(res) < 2:
         raise ParameterError(
             "reps must complete at least 2 replications for a confidence interval."
         )
-    order = sorted(done)
-    res = [done[i] for i in order]
     acc = np.array([r["acc"] for r in res])
     Tw = acc[:, T]
     tail = stats.ratio(np.array([r["tails"] for r in res]).reshape(len(res), -1), Tw)
     mean = stats.ratio(eps * acc[:, QBAR], Tw)
     perp2 = stats.ratio(acc[:, PERP2], Tw)
     mgf = stats.ratio(np.array([r["mgf"] for r in res]).reshape(len(res), -1), Tw)
-    dists = []
-    pooled = np.zeros(bins)
-    for r, t in zip(res, Tw, strict=True):
-        h = np.asarray(r["hist"], dtype=float)
-        d, _ = _sup_distance(h, r["hist_lo"], bins, t, eps, bw)
-        dists.append(d)
-        pooled[r["hist_lo"] : r["hist_lo"] + h.size] += h
-    sup = stats.batch_means(np.array(dists))
-    total = pooled.sum()
-    survival = np.concatenate([[total], total - np.cumsum(pooled)])[:-1] / total
-    grid = eps * np.maximum(np.arange(bins) * bw - 1, 0)
+    sup, survival = _distances(spec, np.array([r["hist"] for r in res]), Tw)
+    grid = eps * np.maximum(np.arange(spec.bins) * spec.bin_width - 1, 0)
     seconds = sum(r["seconds"] for r in res)
-    n_events = sum(r["events"] for r in res)
+    n_events = float(acc[:, EVENTS].sum())
+    events = out.plan.batch_len
     warnings = []
-    if interrupted or len(res) < reps:
+    if out.interrupted or len(res) < reps:
         warnings.append(f"run incomplete: {len(res)} of {reps} replications completed.")
     if events < 20.0 / eps**2:
         warnings.append(
@@ -437,14 +491,14 @@ def simulate_jsq_tails(
             f"~1/eps^2 = {1 / eps**2:.3g} events; the CIs may be too narrow."
         )
     return JSQTailSimulation(
-        n=n,
+        n=spec.n,
         eps=eps,
-        x=xs,
-        thetas=ths,
+        x=list(spec.x),
+        thetas=list(spec.thetas),
         seed=seed,
         reps=reps,
         events=events,
-        warmup=warmup,
+        warmup=out.plan.warmup,
         tail=tail,
         scaled_mean=mean,
         perp_second_moment=perp2,
@@ -452,9 +506,9 @@ def simulate_jsq_tails(
         sup_distance=sup,
         grid=grid,
         survival=survival,
-        bin_width=bw,
+        bin_width=spec.bin_width,
         events_per_second=n_events / seconds if seconds > 0 else float("nan"),
-        wall_seconds=time.perf_counter() - t0,
-        complete=len(res) == reps and not interrupted,
+        wall_seconds=out.wall_seconds,
+        complete=len(res) == reps and not out.interrupted,
         warnings=warnings,
     )

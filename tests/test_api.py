@@ -125,7 +125,7 @@ def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
 
 
 def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
-    from sim.api import run_supermarket
+    from sim.supermarket import run_supermarket
 
     ref = run_supermarket(10, "0.9", 4, 2, **SIM)  # the aggregated engine itself
     auto = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, **SIM)
@@ -282,14 +282,17 @@ def test_one_engine_option_on_the_command_line(capsys: pytest.CaptureFixture[str
     base = ["simulate", "--N", "6", "--lam", "0.9", "--b", "3", "--steps", "2e4", "--reps", "2"]
     base += ["--workers", "1", "--no-progress", "--json"]
     runs = {}
-    for extra in ([], ["--engine", "aggregated"], ["--simulator", "aggregated"]):
+    for extra in ([], ["--engine", "aggregated"]):
         assert main([*base, *extra]) == 0
         out = json.loads(capsys.readouterr().out)
         runs[tuple(extra)] = (out["n_mse"], out["n_cov"], out["simulator"])
     assert len(set(json.dumps(v) for v in runs.values())) == 1  # same engine, same numbers
     assert main([*base, "--engine", "generic"]) == 0
     assert json.loads(capsys.readouterr().out)["simulator"] == "generic"
-    assert main([*base, "--engine", "per-server", "--simulator", "aggregated"]) == 2
+    # --simulator, the former spelling of --engine, is gone: argparse refuses it
+    with pytest.raises(SystemExit) as exit_:
+        main([*base, "--simulator", "aggregated"])
+    assert exit_.value.code == 2
 
 
 def test_the_library_does_not_import_the_command_line() -> None:
@@ -326,6 +329,8 @@ def test_policy_belongs_to_the_supermarket_engines() -> None:
 
     with pytest.raises(ParameterError, match="policy 'jsq' is a dispatch rule"):
         sim.simulate("sir", SIR, N=10, policy="jsq", **SIM)
-    old = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    with pytest.raises(ParameterError, match="policy must be one of pod, jsq, random, got"):
+        sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
+    auto = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, **SIM)
     new = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, engine="aggregated", **SIM)
-    assert old.simulator == new.simulator == "aggregated" and old.n_mse == new.n_mse
+    assert new.simulator == "aggregated" and auto.n_mse == new.n_mse

@@ -118,15 +118,9 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     add_choice_options(p)
     p.add_argument(
         "--policy",
-        choices=("pod", "jsq", "random", "aggregated"),
+        choices=("pod", "jsq", "random"),
         default="pod",
-        help="dispatch: power-of-d (default), join-shortest-queue or random "
-        "('aggregated' is the old name of --policy pod --simulator aggregated)",
-    )
-    p.add_argument(
-        "--simulator",
-        choices=("aggregated", "per-server"),
-        help="the old name of --engine aggregated / --engine per-server",
+        help="dispatch: power-of-d (default), join-shortest-queue or random",
     )
     add_run_options(p, "--steps", required=True, help="events per replication")
     p.add_argument(
@@ -197,13 +191,8 @@ def _register_table(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _engine(args: argparse.Namespace) -> str:
-    """``--engine`` with its old spelling ``--simulator`` (one of them, or both alike)."""
-    from mfstein.errors import ParameterError
-
-    engine, old = getattr(args, "engine", None), getattr(args, "simulator", None)
-    if engine is not None and old is not None and engine != old:
-        raise ParameterError(f"--engine {engine} and --simulator {old} contradict each other.")
-    return engine or old or "auto"
+    """The ``--engine`` asked for (``auto`` when none)."""
+    return getattr(args, "engine", None) or "auto"
 
 
 def _simulate(args) -> int:

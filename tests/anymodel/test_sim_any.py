@@ -9,8 +9,8 @@ import pytest
 
 from derive.models import load_model
 from mfstein.errors import ParameterError
-from sim.api import simulate
-from sim.base import CAPABILITIES, SimulationResult, Simulator, choose
+from sim.api import choose, simulate
+from sim.base import CAPABILITIES, SimulationResult, Simulator
 from sim.generic import GenericSimulator, SupermarketFastPath
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}

@@ -12,11 +12,10 @@ from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
 from mfstein.errors import ParameterError
 from mfstein.io import atomic_write
 from sim import aggregated
-from sim.api import resolve_policy
+from sim.supermarket import resolve_policy
 
 
-def test_policy_alias_and_simulator_choice() -> None:
-    assert resolve_policy("aggregated", None) == ("pod", "aggregated")
+def test_policy_and_simulator_choice() -> None:
     assert resolve_policy("pod", None) == ("pod", "aggregated")
     assert resolve_policy("pod", "per-server") == ("pod", "per-server")
     assert resolve_policy("jsq", None) == ("jsq", "per-server")
@@ -24,6 +23,8 @@ def test_policy_alias_and_simulator_choice() -> None:
         resolve_policy("random", "aggregated")
     with pytest.raises(ParameterError, match="policy must be one of"):
         resolve_policy("fifo", None)
+    with pytest.raises(ParameterError, match="policy must be one of pod, jsq, random"):
+        resolve_policy("aggregated", None)  # a simulator, not a dispatch policy
 
 
 def test_thinning_grows_with_b_and_keeps_the_event_bits_free() -> None:

@@ -58,9 +58,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _start(tmp_path: Path, workers: int) -> tuple[subprocess.Popen, list[int]]:
+def _start(
+    tmp_path: Path, workers: int, cmd: list[str] = CMD
+) -> tuple[subprocess.Popen, list[int]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mfstein", *CMD, "--workers", str(workers)],
+        [sys.executable, "-m", "mfstein", *cmd, "--workers", str(workers)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -118,3 +120,17 @@ def test_sigterm_saves_batches_removes_temporaries_exits_143(tmp_path) -> None:
     again = json.loads((tmp_path / "ck.json").read_text())
     done = sum(len(r["batches"]) for r in saved["reps"])
     assert sum(len(r["batches"]) for r in again["reps"]) >= done
+
+
+def test_sigterm_keeps_the_completed_units_of_the_tail_simulator(tmp_path) -> None:
+    """sim.tails runs on the same runner: SIGTERM saves a checksummed checkpoint."""
+    cmd = ["tail", "--simulate", "--n", "20", "--eps", "0.1", "--events", "3e8", "--reps", "2"]
+    proc, kids = _start(tmp_path, 2, [*cmd, "--no-progress", "--checkpoint", "ck.json"])
+    os.kill(proc.pid, signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert not _wait_gone(kids, 5.0)
+    assert not list(tmp_path.glob(".ck.json.*"))
+    saved = json.loads((tmp_path / "ck.json").read_text())
+    assert saved["config"]["kind"] == "jsq-tails-v2" and len(saved["checksum"]) == 64
+    assert any(r["warm"] for r in saved["reps"])  # the completed warm-up was saved

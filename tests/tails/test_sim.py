@@ -39,3 +39,53 @@ def test_checkpoint_resumes(tmp_path):
     assert path.exists()
     b = simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
     assert a.to_json()["tail"] == b.to_json()["tail"]
+
+
+def _numbers(r) -> dict:
+    """Every estimate of a run (not its timings), for bit-for-bit comparisons."""
+    out = r.to_json()
+    for k in ("wall_seconds", "events_per_second", "warnings", "complete"):
+        out.pop(k)
+    out["survival"] = r.survival.tolist()
+    return out
+
+
+def test_interrupted_run_resumes_bit_for_bit(tmp_path):
+    import json
+
+    from mfstein.errors import ParameterError
+
+    args = dict(thetas=[0.2], events=2 * 10**4, reps=3, seed=9)
+    whole = simulate_jsq_tails(5, 0.2, [0.5, 1.0], **args)
+    path = tmp_path / "ck.json"
+    # 3 warm-ups and 1 replication: too few for a confidence interval, the checkpoint stays
+    with pytest.raises(ParameterError, match="at least 2 replications"):
+        simulate_jsq_tails(5, 0.2, [0.5, 1.0], checkpoint=path, max_units=4, **args)
+    saved = json.loads(path.read_text())
+    assert saved["config"]["kind"] == "jsq-tails-v2" and len(saved["checksum"]) == 64
+    assert sum(len(r["batches"]) for r in saved["reps"]) == 1
+    part = simulate_jsq_tails(5, 0.2, [0.5, 1.0], checkpoint=path, max_units=1, **args)
+    assert not part.complete and "2 of 3 replications" in part.warnings[0]
+    resumed = simulate_jsq_tails(5, 0.2, [0.5, 1.0], checkpoint=path, **args)
+    assert resumed.complete and _numbers(resumed) == _numbers(whole)
+    # the checkpoint is checksummed: an edited number is refused, as is another run's file
+    saved = json.loads(path.read_text())
+    saved["reps"][0]["batches"][0]["acc"][0] *= 2
+    path.write_text(json.dumps(saved))
+    with pytest.raises(ParameterError, match="checksum"):
+        simulate_jsq_tails(5, 0.2, [0.5, 1.0], checkpoint=path, **args)
+    with pytest.raises(ParameterError, match="different run"):
+        simulate_jsq_tails(5, 0.25, [0.5, 1.0], checkpoint=path, **args)
+
+
+def test_a_checkpoint_of_the_former_format_is_refused(tmp_path):
+    import json
+
+    from mfstein.errors import ParameterError
+
+    path = tmp_path / "old.json"  # what sim.tails wrote before it ran on sim.runner
+    config = dict(n=4, eps=0.2, x=[1.0], thetas=[], events=10**5, reps=3, seed=5, version=1)
+    path.write_text(json.dumps({"config": config, "reps": {"0": {"acc": [1, 2, 3, 4]}}}))
+    with pytest.raises(ParameterError, match="format 1, this mfstein writes 3"):
+        simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
+    assert json.loads(path.read_text())["config"] == config  # left as it was

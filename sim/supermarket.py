@@ -1,0 +1,253 @@
+"""The supermarket family's own engines: the finite-N supermarket system on the
+aggregated CTMC of the counts (:mod:`sim.aggregated`) or on explicit FIFO servers
+(:mod:`sim.perserver`), with their estimates (95% CIs).
+
+:func:`run_supermarket` is what :func:`sim.simulate` runs for the supermarket
+family's fast path and its ``aggregated`` and ``per-server`` engines
+(:class:`sim.generic.SupermarketFastPath`), and what :func:`sim.simulate_supermarket`
+reaches through it.
+
+References
+----------
+.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+   Mean-Field Model in Heavy-Traffic" (Tables 1 and 2: ``N E||S - s*||^2``).
+.. [2] N. Gast and B. Van Houdt, "A Refined Mean Field Approximation",
+   Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017 (``N (E[S] - s*)`` against ``V``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import ParameterError, check_int
+from sim import aggregated, engine, perserver, runner, stats, summary
+from sim.base import RunOptions, SimulationResult
+
+#: Largest buffer the simulators accept (queue lengths are stored as uint8).
+MAX_B = 200
+#: Response-time quantiles reported by the per-server simulator.
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+def reference_point(
+    lam_text: str, b: int, d: int, replacement: bool, policy: str, N: int
+) -> list[float]:
+    """``s*`` from :func:`numeric.equilibrium` (the N-dependent one without replacement).
+
+    JSQ has no power-of-d fixed point; its fluid limit for ``lam < 1`` puts every
+    busy server at one job, ``s* = (lam, 0, ..., 0)`` (the JSQ system of "Exponential
+    Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy Traffic and Large
+    Deviations"), used as the reference there.
+    """
+    import numeric
+
+    if policy == "jsq":
+        return [min(float(lam_text), 1.0)] + [0.0] * (b - 1)
+    dd = 1 if policy == "random" else d
+    s_star, note = numeric.reference_point(lam_text, b, dd, replacement=replacement, N=N)
+    if note:
+        warnings.warn(note, stacklevel=3)
+    return [float(x) for x in s_star]
+
+
+def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
+    """``(policy, simulator)`` from the user's choice: the simulator defaults to the
+    aggregated one for ``"pod"`` and to the per-server one otherwise."""
+    if policy not in engine.POLICIES:
+        raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
+    if simulator is None:
+        simulator = "aggregated" if policy == "pod" else "per-server"
+    if simulator not in engine.SIMULATORS:
+        raise ParameterError(
+            f"simulator must be one of {', '.join(engine.SIMULATORS)}, got {simulator!r}."
+        )
+    if simulator == "aggregated" and policy != "pod":
+        raise ParameterError(
+            f"the aggregated simulator runs policy 'pod' only; use simulator='per-server' "
+            f"for policy {policy!r}."
+        )
+    return policy, simulator
+
+
+def check_inputs(
+    N: Any,
+    b: Any,
+    d: Any,
+    reps: Any,
+    seed: Any,
+    batches: Any,
+    steps: Any,
+    workers: Any,
+    policy: str = "pod",
+    simulator: str | None = None,
+    replacement: bool = True,
+) -> tuple:
+    """Validate the sizes of a simulation against :mod:`mfstein.limits`, before any work.
+
+    Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, simulator)``;
+    ``workers`` defaults to the number of cores and is capped at ``reps``.
+    """
+    from mfstein.limits import MAX_D, SIM_MAX_N, check_memory, simulation_bytes
+
+    N = check_int("N", N, 1, SIM_MAX_N)
+    b = check_int("b", b, 1, MAX_B)
+    d = check_int("d", d, 1, MAX_D)
+    steps, reps, seed, batches, workers, _ = runner.check_run(
+        steps, reps, seed, workers, 0.0, batches=batches
+    )
+    policy, simulator = resolve_policy(policy, simulator)
+    if not replacement and N < d:
+        raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
+    workers = min(workers, reps)
+    per_server = simulator != "aggregated"
+    check_memory(
+        f"simulating N = {N:,} servers ({simulator}, b = {b}, {reps} replications, "
+        f"{workers} workers)",
+        simulation_bytes(N, b, per_server, reps, workers),
+    )
+    return N, b, d, reps, seed, batches, steps, workers, policy, simulator
+
+
+def run_supermarket(
+    N: int,
+    lam: Any,
+    b: int,
+    d: int = 2,
+    *,
+    replacement: bool = True,
+    policy: str = "pod",
+    simulator: str | None = None,
+    **options: Any,
+) -> SimulationResult:
+    """The supermarket engines: simulate the finite-N supermarket system.
+
+    What the ``aggregated`` and ``per-server`` engines of :func:`sim.simulate` run
+    (and :func:`sim.simulate_supermarket`, the paper's short form, through them).
+
+    Parameters
+    ----------
+    N:
+        Number of servers, ``1 <= N <= 2^31`` (``N >= d`` without replacement).
+    lam:
+        Arrival rate per server, ``> 0`` (str, int, float or mpf).
+    b:
+        Buffer size per server, ``1 <= b <= 200``.
+    d:
+        Servers sampled per arrival (``pod`` and ``aggregated``), ``>= 1``.
+    replacement:
+        Sample with replacement (the core paper's chain) or ``d`` distinct servers.
+    policy:
+        Dispatch: ``"pod"`` (power-of-``d``), ``"jsq"`` or ``"random"``.
+    simulator:
+        ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
+        or ``"per-server"`` (explicit FIFO servers, with response times).
+        Default: aggregated for ``"pod"``, per-server otherwise.
+    options:
+        Those of :class:`sim.base.RunOptions`: ``steps`` (events per
+        replication, the paper's "time steps"; the core paper drops the first
+        10%), ``reps``, ``seed`` (the same seed gives the same numbers whatever
+        ``workers`` or ``scheduler``), ``workers``, ``scheduler``,
+        ``checkpoint``, ``batches``, ``warmup_fraction``, ``progress`` and
+        ``max_units`` (then the result covers the completed batches,
+        ``complete=False``).
+
+    Returns
+    -------
+    SimulationResult
+    """
+    o = RunOptions(**options)
+    N, b, d, reps, seed, batches, steps, workers, policy, simulator = check_inputs(
+        N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, simulator, replacement
+    )
+    o = dataclasses.replace(o.checked(), workers=workers)
+    from numeric.precision import parse_lam
+
+    lam_mp = parse_lam(lam)
+    lam_text = lam if isinstance(lam, str) else repr(float(lam_mp))
+    plan = runner.Plan.make(steps, batches, o.warmup_fraction)
+    s_star = reference_point(lam_text, b, d, replacement, policy, N)
+    spec = engine.Spec(
+        N=N,
+        lam=float(lam_mp),
+        b=b,
+        d=1 if policy == "random" else d,
+        replacement=replacement,
+        policy=policy,
+        s_star=tuple(s_star),
+        simulator=simulator,
+    )
+    # Ctrl-C is a flag from here to the returned result: a second press that
+    # lands after the run stopped must not lose the estimates being pooled
+    with runner.Interrupts():
+        out = runner.run(spec, plan, **o.runner_kwargs())
+        return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+
+
+def _response_time(spec: engine.Spec, batches: list[dict], sc: np.ndarray) -> dict:
+    """The per-server engine's response times: mean (95% CI), :data:`QUANTILES` and the
+    pooled histogram on ``[0, hist_max)`` with its overflow."""
+    jobs = sc[:, perserver.JOBS]
+    resp = stats.ratio(sc[:, perserver.RESP_SUM], jobs)
+    hist = np.sum([s["hist"] for s in batches], axis=0)
+    over = float(sc[:, perserver.RESP_OVER].sum())
+    qs = stats.histogram_quantiles(hist, spec.hist_max, over, QUANTILES)
+    return {
+        "mean": float(resp.mean),
+        "ci95": float(resp.ci95),
+        "quantiles": {str(q): v for q, v in zip(QUANTILES, qs, strict=True)},
+        "jobs": int(jobs.sum()),
+        "histogram": {
+            "bin_width": spec.hist_max / spec.hist_bins,
+            "counts": hist.tolist(),
+            "overflow": over,
+        },
+    }
+
+
+def summarise(
+    spec: engine.Spec, out: runner.RunOutput, *, lam_text: str, steps: int, reps: int, seed: int
+) -> SimulationResult:
+    """Pool the batches of every replication into estimates with 95% CIs."""
+    batches = summary.completed_batches(out)
+    N, b = spec.N, spec.b
+    sc = np.array([s["scalars"] for s in batches])
+    T = sc[:, aggregated.TIME]
+    m = summary.moments(
+        batches, sc[:, aggregated.SUMSQ], T, sc[:, aggregated.THIN_TIME], N,
+        np.asarray(spec.s_star),
+    )  # fmt: skip
+    pmf, mean_jobs = summary.queue_length_pmf(batches, T, N)
+    blocking = stats.ratio(sc[:, aggregated.BLOCKED], sc[:, aggregated.ARRIVALS])
+    events = int(sum(sc[:, aggregated.EVENTS]))
+    response = _response_time(spec, batches, sc) if spec.per_server else None
+    rho = stats.lag1_autocorrelation(sc[:, aggregated.SUMSQ], T)
+    warnings = [m.cov_note] if m.cov_note else []
+    warnings += summary.blocking_warning(float(blocking.mean), b)
+    warnings += summary.run_warnings(out, len(batches), rho)
+    return SimulationResult(
+        model="supermarket",
+        params={"lam": lam_text},
+        start=None,
+        marginal_pmf=None,
+        N=N,
+        lam=spec.lam,
+        lam_text=lam_text,
+        b=b,
+        d=spec.d,
+        replacement=spec.replacement,
+        policy=spec.policy,
+        simulator=spec.simulator,
+        queue_length_pmf=pmf,
+        blocking=blocking,
+        mean_jobs=mean_jobs,
+        response_time=response,
+        warnings=warnings,
+        **summary.result_fields(
+            out, batches, m, events=events, rho=rho, s_star=spec.s_star,
+            steps=steps, reps=reps, seed=seed,
+        ),
+    )  # fmt: skip

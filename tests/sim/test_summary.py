@@ -1,0 +1,64 @@
+"""sim.summary: the pooling every chain engine shares, on batches whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mfstein.errors import ParameterError
+from sim import summary
+from sim.runner import Plan, Replication, RunOutput
+
+
+def _out(batches_per_rep, *, complete=True, interrupted=False) -> RunOutput:
+    reps = [Replication(state={}, warm=True, batches=list(b)) for b in batches_per_rep]
+    return RunOutput(reps, Plan(100, 2, 0, 50), complete, interrupted, 0.0)
+
+
+def _frozen(n, T, thin):
+    """The sums of a batch that spent time ``T`` (``thin`` of it thinned) in state ``n``."""
+    n = np.asarray(n, dtype=float)
+    return {"mean": n * T, "cov": np.triu(np.outer(n, n)) * thin, "seconds": 0.5}
+
+
+def test_no_batch_is_an_interruption_or_too_few_steps() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        summary.completed_batches(_out([[], []], complete=False, interrupted=True))
+    with pytest.raises(ParameterError, match=r"slots is too small .* increase slots"):
+        summary.completed_batches(_out([[], []], complete=False), "slots")
+    assert len(summary.completed_batches(_out([[{"a": 1}], [{"a": 2}, {"a": 3}]]))) == 3
+
+
+def test_moments_of_a_chain_that_stays_in_one_state() -> None:
+    N, n, s_star = 10, [6.0, 3.0], np.array([0.5, 0.25])
+    T, thin = np.array([2.0, 3.0, 4.0]), np.array([0.5, 1.0, 0.25])
+    batches = [_frozen(n, t, h) for t, h in zip(T, thin, strict=True)]
+    dist2 = float(np.sum((np.asarray(n) - N * s_star) ** 2))  # N^2 ||S - s*||^2
+    m = summary.moments(batches, dist2 * T, T, thin, N, s_star)
+    assert np.allclose(m.mean.mean, [0.6, 0.3]) and np.allclose(m.mean.ci95, 0.0)
+    assert np.allclose(m.n_bias.mean, N * (np.array([0.6, 0.3]) - s_star))
+    assert np.isclose(m.n_mse.mean, dist2 / N)
+    assert np.allclose(m.n_cov.mean, 0.0, atol=1e-12) and m.cov_note is None
+    # a batch that kept no thinned sample has no second moment: withheld, with a reason
+    with np.errstate(over="ignore", invalid="ignore"):  # 0 thinned time: inf, then NaN
+        m = summary.moments(batches, dist2 * T, T, np.array([0.5, 0.0, 0.25]), N, s_star)
+    assert np.isnan(m.n_cov.mean).all() and "1 of the batches" in m.cov_note
+
+
+def test_queue_length_pmf_from_the_tail_fractions() -> None:
+    N, T = 10, np.array([1.0, 2.0])
+    batches = [_frozen([6.0, 3.0], t, t) for t in T]  # s_1 = 0.6, s_2 = 0.3
+    pmf, jobs = summary.queue_length_pmf(batches, T, N)
+    assert np.allclose(pmf.mean, [0.4, 0.3, 0.3]) and np.isclose(jobs.mean, 0.9)
+
+
+def test_warnings_say_how_the_run_went() -> None:
+    out = _out([[{}], [{}, {}]], complete=False, interrupted=True)
+    w = summary.run_warnings(out, 3, 0.9, statistic="Q_total", steps_name="slots")
+    assert w[0].startswith("run incomplete: 3 of 4 batches completed (interrupted)")
+    assert w == w[:1]  # fewer than 10 batches: no verdict on their correlation
+    w = summary.run_warnings(_out([[{}] * 6, [{}] * 6]), 12, 0.9, statistic="Q_total")
+    assert len(w) == 1 and "batch means of Q_total are correlated" in w[0]
+    assert summary.run_warnings(_out([[{}] * 6] * 2), 12, 0.9, correlation=False) == []
+    assert summary.blocking_warning(2e-3, 4)[0].startswith("blocking fraction 2.00e-03")
+    assert summary.blocking_warning(1e-3, 4) == []
