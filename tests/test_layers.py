@@ -169,7 +169,6 @@ def test_the_ground_imports_nothing_of_the_project() -> None:
     assert not bad, "\n".join(bad)
 
 
-@LAYOUT
 def test_no_private_name_is_imported_across_modules() -> None:
     bad = scan(private_imports)
     assert not bad, "\n".join(bad)
