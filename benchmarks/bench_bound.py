@@ -45,7 +45,7 @@ def _jacobian(lam: str, b: int, dps: int):
 def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
     from derive import supermarket
     from numeric import constant_float64, equilibrium
-    from numeric.lyapunov import kronecker_sum
+    from numeric.linalg.tridiagonal import kronecker_sum
 
     b = 50
     constant_float64([lam], b)  # compile
@@ -77,8 +77,8 @@ def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
 
 
 def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
-    from numeric.lyapunov import shooting_growth_digits, solve_shooting, solve_vectorised
-    from numeric.supermarket import solve
+    from numeric.linalg.tridiagonal import shooting_growth_digits, solve_shooting, solve_vectorised
+    from numeric.supermarket.solver import solve
 
     rows = []
     t16 = None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from numeric.certify_arb import working_precision
+from numeric.certified.arb import working_precision
 
 
 def _row(label: str, solve, cert) -> list[str]:
@@ -51,7 +51,7 @@ def main() -> None:
     from derive import supermarket
     from derive.kernels import kernels
     from derive.models.sir import sir
-    from numeric.certify import certify_solution
+    from numeric.certified.enclosures import certify_solution
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dps", type=int, default=50)

@@ -108,7 +108,7 @@ try:
     r = numeric.solve(m, {{}}, precision="float64", order=2)
     out = {{"t": time.time() - t0, "c": s(r.c2), "digits": r.digits2}}
 except TypeError:
-    from numeric.expansion import second_order_float64
+    from numeric.expansion.stationary import second_order_float64
     q = second_order_float64(m, {{}})
     out = {{"t": time.time() - t0, "c": repr(q["c2"]), "digits": None}}
 t1 = time.time()
@@ -141,7 +141,7 @@ out = {{"t": t_first, "warm": best, "c": s(r.constant), "digits": r.digits, "ref
 #: the row's "total" is the whole child, imports included.
 WARM_IMPORTS = """
 import scipy.integrate, scipy.linalg, scipy.sparse, scipy.sparse.linalg
-import numeric.float64_route, numeric.structure, derive.sparse
+import numeric.meanfield.float64_route, numeric.meanfield.structure, derive.sparse
 """
 
 RMF = """

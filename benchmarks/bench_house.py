@@ -60,7 +60,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Child snippets; each prints one JSON object on its last line.
 BOUND = """
 import json, time
-from numeric.supermarket import solve
+from numeric.supermarket.solver import solve
 t, cpu = time.perf_counter(), time.process_time()
 r = solve({lam!r}, {b}, dps=50)
 out = {{"s": time.perf_counter() - t, "cpu": time.process_time() - cpu, "c": str(r.constant)}}
@@ -84,8 +84,8 @@ import json, sys
 import mpmath
 import numpy as np
 from numeric import equilibrium, sweep
-from numeric.supermarket import _mp_kernels, model_and_params
-from numeric.lyapunov import float64_matrix
+from numeric.supermarket.solver import _mp_kernels, model_and_params
+from numeric.linalg.tridiagonal import float64_matrix
 from numeric.precision import limited_blas
 sweep._compiled_kernels()
 lam = mpmath.mpf("0.95")

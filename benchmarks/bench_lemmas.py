@@ -21,7 +21,7 @@ import mpmath
 from numeric import heavy_traffic_lambda
 from numeric.lemmas import REGISTRY, check
 from numeric.lemmas.context import Context
-from numeric.lemmas.kronecker import kronecker_solve_identity, kronecker_sum_rows
+from numeric.linalg.kronecker import kronecker_solve_identity, kronecker_sum_rows
 
 ALPHA, XI, DPS = "0.05", "0.00001", 30
 GRID = [10**k for k in range(1, 9)]
@@ -67,7 +67,7 @@ def kronecker_table() -> None:
     for b in (4, 6, 8, 10):
         with mpmath.workdps(DPS + 10):
             sol_lam = heavy_traffic_lambda("0.1", ALPHA, 100, dps=DPS)
-            from numeric.supermarket import solve
+            from numeric.supermarket.solver import solve
 
             J = mpmath.matrix(solve(sol_lam, b, dps=DPS).J)
             t0 = time.perf_counter()

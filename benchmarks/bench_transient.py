@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from derive.models import load_model
-from numeric.transient import transient
+from numeric.expansion.transient import transient
 
 SIR = ("sir", {}, {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, "0.75,0.25,0")
 

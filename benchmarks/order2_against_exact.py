@@ -1,6 +1,6 @@
 """The 1/N^2 coefficients c2 and A against exact finite-N chains, as a table.
 
-The numbers behind ``tests/models/test_order2.py::
+The numbers behind ``tests/numeric/meanfield/test_order2.py::
 test_supermarket_order2_against_exact_up_to_N320``: for the supermarket with
 ``lam = 0.9``, ``b = 3``, ``d = 2`` (or other values), the exact stationary law at
 each N (:func:`numeric.exact.solve`), the scaled errors ``N (N E||Y||^2 - c)``

@@ -391,7 +391,7 @@ class ArbBackend(Backend):
     operation rounds outward in the working precision ``flint.ctx.prec``: each
     output is a ball containing the exact value of the symbolic expression at
     every point of the input balls.  Vectors are lists of ``arb``, matrices
-    ``arb_mat``.  Used by :mod:`numeric.certify`.
+    ``arb_mat``.  Used by :mod:`numeric.certified.enclosures`.
     """
 
     name = "arb"

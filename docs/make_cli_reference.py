@@ -1,6 +1,6 @@
 """Write ``docs/cli.md``: the ``--help`` of every ``mfstein`` subcommand on one page.
 
-Run ``python docs/make_cli_reference.py``; ``tests/test_cli_reference.py`` checks that
+Run ``python docs/make_cli_reference.py``; ``tests/cli/test_reference.py`` checks that
 the committed page matches the parsers, so the page cannot drift from the code.
 """
 

@@ -85,12 +85,12 @@ __version__ = _version()
 #: The entries of ``import mfstein as mf``: name -> (module, attribute; ``""`` is
 #: the module itself), imported on first use (PEP 562).
 _ENTRIES = {
-    "solve": ("numeric.mean_field", "solve"),
-    "bound": ("numeric.mean_field", "bound"),
+    "solve": ("numeric.meanfield.entry", "solve"),
+    "bound": ("numeric.meanfield.entry", "bound"),
     "exact": ("numeric.exact.general", "solve"),
     "simulate": ("sim.api", "simulate"),
-    "transient": ("numeric.transient", "transient"),
-    "certify": ("numeric.certify", "certify"),
+    "transient": ("numeric.expansion.transient", "transient"),
+    "certify": ("numeric.certified.enclosures", "certify"),
     "load_model": ("derive.models", "load_model"),
     "models": ("derive.models", ""),
 }

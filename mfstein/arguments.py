@@ -13,7 +13,7 @@ arguments at the top with these helpers, before any symbolic or numeric work:
 * :func:`check_start` -- a start state is ``None``, a string or a sequence of numbers.
 
 Values and ranges are checked where they are read (:func:`mfstein.errors.check_int`,
-:mod:`mfstein.limits`, :mod:`numeric.model_params`); the model itself where it
+:mod:`mfstein.limits`, :mod:`numeric.meanfield.params`); the model itself where it
 is built (:class:`derive.Model`).  Like the rest of the ground package, this
 module imports only the standard library and :mod:`mfstein.errors`.
 """

@@ -2,7 +2,7 @@
 
 Every result type of mfstein (:class:`numeric.MeanFieldSolution`,
 :class:`numeric.exact.ExactResult`, :class:`sim.SimulationResult`,
-:class:`numeric.transient.TransientResult`, :class:`numeric.CertifiedSolution`)
+:class:`numeric.expansion.transient.TransientResult`, :class:`numeric.CertifiedSolution`)
 builds a list of ``(label, text)`` rows from its headline numbers -- already
 formatted with the digits the result claims -- and hands them to the helpers
 here, so that the text, the notebook display and the JSON agree.  Standard

@@ -52,7 +52,7 @@ def lazy_exports(
 def _export_preferring(exports: Mapping[str, str]) -> type[types.ModuleType]:
     """A module class that keeps an exported function when a submodule of the same
     name is imported (``numeric.equilibrium`` is the function, as with eager
-    imports, even after ``import numeric.equilibrium`` bound the submodule)."""
+    imports, even after ``import numeric.supermarket.equilibrium`` bound the submodule)."""
 
     class _Package(types.ModuleType):
         def __setattr__(self, name: str, value: Any) -> None:

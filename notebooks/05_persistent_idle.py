@@ -32,7 +32,7 @@
 #
 # Here: PI, PI-Split and JIQ as the load grows, from `sim.simulate_pi` (95% batch-means
 # confidence intervals over independent replications), and the exact truncated chain
-# (`numeric.pi_exact`) for two servers as a check.
+# (`numeric.pi.exact`) for two servers as a check.
 
 # %% tags=["parameters"]
 import os
@@ -64,7 +64,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from derive.models.persistent_idle import parse_pmf
-from numeric.pi_exact import solve_pi_exact
+from numeric.pi.exact import solve_pi_exact
 from sim.pi import simulate_pi
 
 mean_s = parse_pmf(SERVICE, "service").mean

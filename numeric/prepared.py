@@ -69,7 +69,7 @@ class PreparedModel:
         import mpmath
 
         from numeric.exact.lattice import make_lattice, round_to_lattice
-        from numeric.general import start_point
+        from numeric.meanfield.general import start_point
 
         with mpmath.workdps(30):
             s0 = start_point(self.model, start, self.values)
@@ -124,7 +124,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
 
     from derive.model import Model
     from derive.spec import Truncated
-    from numeric.model_params import check_names, parse_params
+    from numeric.meanfield.params import check_names, parse_params
 
     if isinstance(model, Truncated):
         raise ParameterError(

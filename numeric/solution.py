@@ -134,7 +134,7 @@ class MeanFieldSolution:
         With ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
         ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
         ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
-        claimed for them (:mod:`numeric.expansion`); ``None`` otherwise.
+        claimed for them (:mod:`numeric.expansion.stationary`); ``None`` otherwise.
     errors:
         Per-entry absolute error estimates earned by the two working precisions
         (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
@@ -146,9 +146,9 @@ class MeanFieldSolution:
         (``Y = S - s*``) on the free coordinates (nested lists), and the map
         ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
         the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
-        (:mod:`numeric.observables` contracts it); ``None`` otherwise.
+        (:mod:`numeric.expansion.observables` contracts it); ``None`` otherwise.
     observables:
-        Name -> :class:`numeric.observables.ObservableExpansion` of each
+        Name -> :class:`numeric.expansion.observables.ObservableExpansion` of each
         observable requested by ``numeric.solve(..., observables=[...])``
         (empty when none; :meth:`observable` expands any other).
 
@@ -231,7 +231,7 @@ class MeanFieldSolution:
 
     def certify(self, **options: Any) -> Any:
         """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`)."""
-        from numeric.certify import certify_solution
+        from numeric.certified.enclosures import certify_solution
 
         return certify_solution(self, **options)
 
@@ -349,7 +349,7 @@ class MeanFieldSolution:
         return f"${text}$"
 
     def observable(self, model: Any, g: Any, params: Any = None) -> Any:
-        """The expansion of ``E[g(S_N)]`` (:func:`numeric.observables.expand`)."""
-        from numeric.observables import expand
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.expansion.observables.expand`)."""
+        from numeric.expansion.observables import expand
 
         return expand(self, model, g, params)

@@ -189,7 +189,7 @@ class GenericSimulator(Simulator):
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
-        from numeric.general import start_point
+        from numeric.meanfield.general import start_point
         from numeric.prepared import mean_field
         from sim.aggregated import thin_bits
         from sim.generic_kernels import chain_module

@@ -3,7 +3,7 @@
 wrapper over :func:`accuracy_table`).
 
 For each N the row holds the mean-field value ``g(s*)``, the refined values
-``g0 + g1/N`` and ``g0 + g1/N + g2/N^2`` (:mod:`numeric.observables`), the exact
+``g0 + g1/N`` and ``g0 + g1/N + g2/N^2`` (:mod:`numeric.expansion.observables`), the exact
 stationary value of the finite-N chain where its state count allows
 (:mod:`numeric.exact`; otherwise ``None`` with the reason), and a simulation
 estimate with its 95% confidence interval (:mod:`sim.observables`). A
@@ -150,7 +150,7 @@ def accuracy_table(
         number a decimal string and ``None`` where a value is absent.
     """
     from numeric import solve
-    from numeric.observables import expand, resolve_model
+    from numeric.expansion.observables import expand, resolve_model
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")

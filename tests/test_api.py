@@ -30,8 +30,8 @@ ENTRIES = {
     "numeric.solve": numeric.solve,
     "numeric.exact.solve": numeric.exact.solve,
     "sim.simulate": sim.simulate,
-    "numeric.transient": numeric.transient,
-    "numeric.certify": numeric.certify,
+    "numeric.expansion.transient": numeric.transient,
+    "numeric.certified.enclosures": numeric.certify,
 }
 
 
@@ -82,7 +82,7 @@ def test_bad_model_and_params_are_one_sentence() -> None:
 
 # -- the same numbers by other routes -------------------------------------------------
 def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
-    from numeric.supermarket import solve as structured
+    from numeric.supermarket.solver import solve as structured
 
     via_entry = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25)
     short = numeric.bound("0.9", 5, 2, dps=25)
@@ -96,7 +96,7 @@ def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
 
 def test_sir_and_a_user_file_model() -> None:
     from derive.models import load_model
-    from numeric.general import solve_general
+    from numeric.meanfield.general import solve_general
 
     sol = numeric.solve("sir", SIR, dps=30)
     ref = solve_general(load_model("sir"), SIR, dps=30)
@@ -141,7 +141,7 @@ def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
 
 def test_transient_and_certify_entries() -> None:
     from derive.models import load_model
-    from numeric.certify import certify_solution
+    from numeric.certified.enclosures import certify_solution
 
     tr = numeric.transient("sir", SIR, times=[0, 1, 2], start="0.76,0.24,0", order=1)
     again = numeric.transient(load_model("sir"), SIR, times=[0, 1, 2], start="0.76,0.24,0")

@@ -182,7 +182,6 @@ def numeric_subpackages() -> list[str]:
     return sorted(p.parent.name for p in (ROOT / "numeric").glob("*/__init__.py"))
 
 
-@LAYOUT
 def test_numeric_top_level_is_its_public_face() -> None:
     top = numeric_top_level()
     assert "__init__.py" in top

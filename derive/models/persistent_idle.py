@@ -19,7 +19,7 @@ excludes:
   theorem gives stability exactly when ``E[a] < sum_i E[s_i]``.
 
 It lives with the model descriptions below :mod:`numeric` and :mod:`sim`, both
-of which read it (:mod:`numeric.pi_exact` solves its chain exactly, :mod:`sim.pi`
+of which read it (:mod:`numeric.pi.exact` solves its chain exactly, :mod:`sim.pi`
 simulates it).  It is not a population process of :mod:`derive.model` (no
 transitions, no :func:`derive.models.load_model` entry): two pmfs and a number
 of servers.  Nothing here imports SymPy, numba or SciPy, so the command-line

@@ -87,9 +87,9 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
     from mfstein.errors import check_int
     from mfstein.limits import MAX_D
-    from numeric.equilibrium import check_b
-    from numeric.mean_field import bound
+    from numeric.meanfield.entry import bound
     from numeric.precision import arrival_rate, check_dps
+    from numeric.supermarket.equilibrium import check_b
 
     dps = check_dps(args.dps)
     d = check_int("d", args.d, 1, MAX_D)
@@ -122,7 +122,7 @@ def run_bound(args: argparse.Namespace) -> int:
     certs = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify_solution, heavy_traffic_ball
+        from numeric.certified.enclosures import certify_solution, heavy_traffic_ball
 
         certs = []
         for n, s in sols:
@@ -183,8 +183,8 @@ def run_refined(args: argparse.Namespace) -> int:
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
         from mfstein.limits import check_time, second_order_seconds
-        from numeric.mean_field import supermarket_model
-        from numeric.truncation import add_second_order
+        from numeric.meanfield.entry import supermarket_model
+        from numeric.meanfield.truncation import add_second_order
 
         for _, s in sols:
             check_time(

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         if not ids:
             raise ParameterError("--only must name at least one claim id (see --list).")
     if getattr(args, "certify", False):
-        from numeric.certify_lemmas import check_certified
+        from numeric.certified.claims import check_certified
 
         kw = dict(N=args.N, gamma=args.gamma, alpha=args.alpha, lam=args.lam, xi=args.xi)
         cert = check_certified(ids, **kw, b=args.b, d=args.d, dps=args.dps)

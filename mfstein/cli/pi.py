@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.errors import ParameterError
 
     if args.exact:
-        from numeric.pi_exact import solve_pi_exact
+        from numeric.pi.exact import solve_pi_exact
 
         if args.split_rule:
             raise ParameterError("split-rule is not available with --exact (default rule only).")

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     import mpmath
 
     from mfstein.cli.model_args import model_from_args
-    from numeric.mean_field import solve
+    from numeric.meanfield.entry import solve
     from numeric.precision import check_dps
 
     dps = check_dps(args.dps)
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     cert = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certify import certify_solution
+        from numeric.certified.enclosures import certify_solution
 
         try:
             cert = certify_solution(sol, params=params, M=args.M, start=args.start)

@@ -2,7 +2,7 @@
 
 ``E[S(t)] = x(t) + V(t)/N + A(t)/N^2 + O(1/N^3)`` from a deterministic start
 ``S(0) = s0``, with ``x`` the mean-field ODE solution and ``V``, ``W`` (``A``,
-``B``) the moment ODEs of :mod:`numeric.transient`.  Importing this module
+``B``) the moment ODEs of :mod:`numeric.expansion.transient`.  Importing this module
 loads only the standard library; the numeric stack is imported by the handler.
 """
 
@@ -151,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from mfstein.cli.model_args import model_from_args
+    from numeric.expansion.transient import transient
     from numeric.precision import check_dps
-    from numeric.transient import transient
 
     dps = check_dps(args.dps) if args.dps is not None else None
     model, params = model_from_args(args)

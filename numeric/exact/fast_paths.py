@@ -1,6 +1,6 @@
 """Structure-aware exact solvers by family: the exact task's fast paths.
 
-As the mean field does (:data:`numeric.mean_field.FAST_PATHS`), a model family
+As the mean field does (:data:`numeric.meanfield.entry.FAST_PATHS`), a model family
 whose ``info.fast_path`` names a registered solver has its finite-N chain
 solved by it in :func:`numeric.exact.solve`, unless ``route="general"`` or
 the call asks for something the fast path cannot honour (a ``start`` or a

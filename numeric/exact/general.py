@@ -506,7 +506,7 @@ def _floats(v: Any) -> np.ndarray:
 
 
 def _w64(mf: Any) -> np.ndarray:
-    from numeric.refinement import to_float64
+    from numeric.linalg.refinement import to_float64
 
     return to_float64(mf.W)
 

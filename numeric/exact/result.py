@@ -104,8 +104,8 @@ class ExactResult:
     source_model: Any = field(default=None, repr=False, compare=False)
 
     def expect(self, g: Any, model: Any = None) -> Any:
-        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.observables.expect_exact`)."""
-        from numeric.observables import expect_exact
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.expansion.observables.expect_exact`)."""
+        from numeric.expansion.observables import expect_exact
 
         return expect_exact(self, g, model)
 

@@ -52,7 +52,6 @@ import numpy as np
 
 from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
-from numeric.equilibrium import reference_point
 from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_size
@@ -60,6 +59,7 @@ from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, rates_batch
 from numeric.prepared import PreparedModel, mean_field, prepare
+from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
 #: smaller: its residual is rounding, ~1e-16 times the largest rate times a
@@ -220,7 +220,8 @@ def supermarket_fast(
 
     The unit-rate power-of-d chain of the core paper (Section 3), with or without
     replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
-    centred at the family's own fixed point (:func:`numeric.equilibrium.reference_point`),
+    centred at the family's own fixed point
+    (:func:`numeric.supermarket.equilibrium.reference_point`),
     the balance equation of the state nearest ``N s*`` pinned, the iterative solvers
     started from the mean field's Gaussian above :data:`GAUSSIAN_START_STATES` states.
     ``tol`` is a target for the absolute residual ``||pi Q||_1`` (default :data:`TOL`);
@@ -230,7 +231,7 @@ def supermarket_fast(
     field has a solution.  Returns ``None`` for members of the family it does not
     handle (a service rate other than 1, a symbolic one, the JSQ(L) variants).
     """
-    from numeric.refinement import to_float64
+    from numeric.linalg.refinement import to_float64
 
     if not _handles(model):
         return None

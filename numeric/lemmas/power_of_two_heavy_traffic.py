@@ -7,7 +7,7 @@ claim is declared once, with both of its evaluators: the decorated function
 computes ``(lhs, rhs)`` at the working precision (mpmath) from
 :class:`numeric.lemmas.context.Context`, and its ``certified=`` evaluator
 computes the same two sides as Arb balls from
-:class:`numeric.certify_lemmas.CertifiedContext` (``mfstein lemmas
+:class:`numeric.certified.claims.CertifiedContext` (``mfstein lemmas
 --certify``).  Lemma 12's claims are exact (rational arithmetic) and decide
 themselves; Lemma 4 compares two floating-point routes and has no certified
 form.
@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any
 import mpmath
 
 from mfstein.errors import NumericalError
-from numeric.certify_arb import max_ball, min_ball
+from numeric.certified.arb import max_ball, min_ball
 from numeric.lemmas.context import Context
 from numeric.lemmas.hessian import max_quadratic_ratio
-from numeric.lemmas.kronecker import kronecker_solve_identity
 from numeric.lemmas.parameters import lemma12_parameters, to_fraction, xi_supremum
 from numeric.lemmas.quadrature import lyapunov_integral
 from numeric.lemmas.registry import Point, claim, judge
+from numeric.linalg.kronecker import kronecker_solve_identity
 
 if TYPE_CHECKING:
-    from numeric.certify_lemmas import CertifiedContext
+    from numeric.certified.claims import CertifiedContext
 
 #: Largest buffer for which Theorem 1's Kronecker system (b^2 x b^2) is solved
 #: literally; above it, the equivalent Lyapunov equation is solved by Lemma 4's
@@ -86,7 +86,7 @@ def kronecker_form(ctx: Context) -> tuple[mpmath.mpf, str]:
     """``vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I)`` and the route that computed it.
 
     For ``b <= KRONECKER_MAX_B`` the ``b^2 x b^2`` system is solved literally
-    (banded elimination, :mod:`numeric.lemmas.kronecker`); above,
+    (banded elimination, :mod:`numeric.linalg.kronecker`); above,
     ``(J^T (x) I + I (x) J^T) vec(X) = vec(I)`` is the Lyapunov equation
     ``X J + J^T X = I`` whose solution is ``X = -int_0^inf e^{J^T t} e^{J t} dt``
     (Lemma 4's quadrature).  Neither route uses numeric's ``P``.

@@ -85,9 +85,9 @@ EXPECTED = [
     "02_closed_forms",
     "03_lemmas",
     "04_heavy_traffic",
-    "05_persistent_idle",  # executed by tests/pi/test_notebook.py
-    "06_exponential_tails",  # executed by tests/tails/test_notebook.py
-    "07_second_order",  # executed by tests/models/test_notebook_order2.py
+    "05_persistent_idle",  # executed by tests/notebooks/test_persistent_idle.py
+    "06_exponential_tails",  # executed by tests/numeric/tails/test_notebook.py
+    "07_second_order",  # executed by tests/notebooks/test_second_order.py
 ]
 
 

@@ -62,7 +62,7 @@ def test_issue_example_supermarket_short_run_prints_no_negative_variance() -> No
 def test_generic_simulator_short_run_withholds_and_long_run_matches_w() -> None:
     """A 1-state model printed N Var -1.14 against the exact 0.22 on a short run."""
     from derive.models import load_model
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
     from sim import simulate
 
     model = load_model(str(ROOT / "examples" / "birth_death.py") + ":birth_death", cap=1)

@@ -54,7 +54,7 @@ def test_min_max_abs_heaviside_become_piecewise() -> None:
 )
 def test_v_and_w_are_those_of_the_active_branch(departure) -> None:
     """lam = 1.5: x* = sqrt(1.5) < sqrt(2), where the branch x^2 is active."""
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     kinked = solve_model(_station(departure), {"lam": "1.5"}, dps=20, order=2)
     branch = solve_model(_station(x**2, name="branch"), {"lam": "1.5"}, dps=20, order=2)
@@ -69,7 +69,7 @@ def test_v_and_w_are_those_of_the_active_branch(departure) -> None:
 
 
 def test_capped_arrival_away_from_its_kink() -> None:
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     capped = solve_model(_station(x, lam * sp.Min(1, 3 - x)), {"lam": "1.5"}, dps=20)
     plain = solve_model(_station(x, name="plain"), {"lam": "1.5"}, dps=20)
@@ -77,7 +77,7 @@ def test_capped_arrival_away_from_its_kink() -> None:
 
 
 def test_fixed_point_on_a_kink_is_refused() -> None:
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     with pytest.raises(ParameterError) as exc:
         solve_model(_station(sp.Min(x**2, 2)), {"lam": "2"}, dps=15)  # x* = sqrt(2)

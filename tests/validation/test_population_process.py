@@ -66,7 +66,7 @@ def test_rates_must_be_real_expressions(rate, needle) -> None:
 
 def test_numeric_rates_are_exact_sympy_numbers_and_work() -> None:
     """``Transition((1,), 2)`` crashed every command; it is a valid constant rate."""
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     assert Transition((1,), 2).rate == sp.Integer(2)
     assert Transition((1,), Fraction(1, 3)).rate == sp.Rational(1, 3)
@@ -115,8 +115,8 @@ def test_parameter_ranges_must_be_consistent(kwargs) -> None:
 
 def test_negative_rates_from_a_factory_option_are_refused() -> None:
     """birth-death with cap = -1 gave a negative c "to 30 correct digits"."""
-    from numeric.mean_field import solve as solve_model
-    from numeric.transient import transient
+    from numeric.expansion.transient import transient
+    from numeric.meanfield.entry import solve as solve_model
 
     model = load_model(BIRTH_DEATH, cap=-1)
     with pytest.raises(ParameterError) as exc:
@@ -129,7 +129,7 @@ def test_negative_rates_from_a_factory_option_are_refused() -> None:
 
 def test_negative_rate_at_the_fixed_point_is_refused() -> None:
     """Rates fine at the start but negative where the ODE settles."""
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     m = Model("dip", (x,), (),
               [Transition((1,), 2), Transition((-1,), x), Transition((1,), (1 - x) / 2, "dip")],
@@ -142,8 +142,8 @@ def test_negative_rate_at_the_fixed_point_is_refused() -> None:
 
 def test_jumps_that_can_leave_the_declared_space_are_refused() -> None:
     """A constant death rate on the orthant drives x below 0 (x(1) = -0.4)."""
-    from numeric.mean_field import solve as solve_model
-    from numeric.transient import transient
+    from numeric.expansion.transient import transient
+    from numeric.meanfield.entry import solve as solve_model
 
     m = Model("leaky", (x,), (), [Transition((1,), sp.Rational(1, 10)), Transition((-1,), 1)],
               info=ModelInfo(state_space=StateSpace("orthant"), reference=(sp.Rational(1, 2),)))
@@ -169,7 +169,7 @@ def test_jumps_that_can_leave_the_declared_space_are_refused() -> None:
 
 def test_transient_refuses_negative_rates_along_the_way() -> None:
     """Rates fine at the start, negative once x(t) passes 1: refused, naming the time."""
-    from numeric.transient import transient
+    from numeric.expansion.transient import transient
 
     m = Model("dip", (x,), (),
               [Transition((1,), 2), Transition((-1,), x), Transition((1,), (1 - x) / 2, "dip")],
@@ -183,7 +183,7 @@ def test_transient_refuses_negative_rates_along_the_way() -> None:
 
 
 def test_start_off_the_conserved_simplex_is_refused_and_round_off_snapped() -> None:
-    from numeric.mean_field import solve as solve_model
+    from numeric.meanfield.entry import solve as solve_model
 
     sir = load_model("sir")
     with pytest.raises(ParameterError) as exc:

@@ -26,7 +26,7 @@ import pytest
 from mpmath import mpf
 
 from derive.models import load_model, split_values
-from numeric.mean_field import solve as solve_model
+from numeric.meanfield.entry import solve as solve_model
 from numeric.precision import solution_entries, to_str
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +157,7 @@ def test_issue_example_jsq_l_dps_25_keeps_its_promise() -> None:
 
 def test_certified_enclosure_contains_the_truth_with_the_digits_it_claims() -> None:
     """The issue's example: a 2e-30 wide enclosure printed next to "38 certified digits"."""
-    from numeric.certify import certify_solution
+    from numeric.certified.enclosures import certify_solution
 
     model, params = load_model("supermarket", b=3), {"lam": "0.447671"}
     sol = solve_model(model, params, dps=20)
@@ -177,7 +177,7 @@ def test_transient_entries_within_their_stated_error(order: int) -> None:
     """The mpmath transient prints each entry with the digits its own error allows."""
     import numpy as np
 
-    from numeric.transient import transient
+    from numeric.expansion.transient import transient
 
     model = load_model("sir")
     params = {"beta": "2.5", "gamma": "1", "rho": "0.5", "a": "0.05"}

@@ -1,0 +1,3 @@
+"""Certified numbers: Arb enclosures of the mean-field solution and proof-grade checks of
+the registered claims.
+"""

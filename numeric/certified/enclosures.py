@@ -1,0 +1,973 @@
+"""Certified numbers: rigorous enclosures of ``s*``, ``J``, ``P``, ``W``, ``V`` and ``c``.
+
+``certify(solution)`` takes a :class:`numeric.MeanFieldSolution` from
+:func:`numeric.solve` (any model of :mod:`derive.models`, or a user
+:class:`derive.Model`) and returns a :class:`CertifiedSolution` whose numbers
+are Arb balls (python-flint's ``arb``: midpoint and radius, every operation
+rounded outward) that provably contain the exact values.  The float routes of
+:mod:`numeric` stay the default and their ``digits`` are *evidence* (agreement
+of independent routes); the enclosures here are *proofs*, conditional only on
+the correctness of Arb and of the generated kernels, which are printed from
+the same SymPy expressions as the float kernels (``derive.kernels(model, "arb")``).
+
+The mathematics (notation of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Section 3 and
+Theorem 1 with the sign of the Kronecker form corrected):
+
+1. *Fixed point (Krawczyk).*  Conservation laws ``C s = q`` are removed
+   exactly (:mod:`numeric.meanfield.invariants`): ``s = s(x)`` is affine in the free
+   coordinates ``x`` with rational coefficients, and ``F(x) = f_F(s(x))``.  For a
+   box ``X`` around the float solution ``x~``, an approximate inverse ``Y`` of
+   ``DF(x~)`` (float64) and the ball Jacobian ``DF(X)`` from the Arb kernels,
+   the Krawczyk operator is
+
+       K(X) = x~ - Y F(x~) + (I - Y DF(X)) (X - x~).
+
+   If ``K(X)`` lies in the interior of ``X``, then ``F`` has exactly one zero
+   in ``X`` (Krawczyk 1969; Moore 1977), for every parameter value in the
+   parameter balls.  The first box is ``x~ +/- r`` with ``r`` about four times
+   the Newton correction ``|Y F(x~)|``; when that ``r`` exceeds ``10^-dps``
+   (relative to the largest coordinate) the solution handed in is *refused*:
+   its ``s*`` is not a fixed point to the requested precision.  Then
+   ``X <- K(X) /\\ X`` (re-centred) shrinks the box to the working precision.
+2. *Lyapunov equations (residual plus a Lyapunov certificate).*  With
+   ``J = DF(s*)`` (a ball matrix containing the exact one),
+   ``L(X) = J X + X J^T`` and ``L*(X) = J^T X + X J``:
+
+   * a float64 ``Z~`` with ``R_Z = J Z~ + Z~ J^T + I`` and
+     ``eps_Z = ||R_Z||_F < 1`` (upper bound over the ball), and ``Z~ > 0``
+     (checked by a float64 Cholesky factor ``L``: ``lambda_min(Z~) >=
+     1/||L^-1||^2 - ||L L^T - Z~||_F``, with ``||L^-1||`` bounded through an
+     approximate inverse ``G``: ``||L^-1|| <= ||G||_F / (1 - ||I - L G||_F)``),
+     prove that ``J`` is Hurwitz (Lyapunov's theorem) and that
+     ``Z~ = int e^{Jt} (I - R_Z) e^{J^T t} dt >= (1 - eps_Z) int e^{Jt} e^{J^T t} dt``;
+   * for a symmetric ``C``, ``X = L^{-1}(-C) = int_0^inf e^{Jt} C e^{J^T t} dt``
+     satisfies ``-||C||_2 Z~/(1 - eps_Z) <= X <= ||C||_2 Z~/(1 - eps_Z)``
+     (Loewner order), hence ``|X_ij| <= ||C||_F sqrt(Z~_ii Z~_jj)/(1 - eps_Z)``;
+   * likewise ``P~_I`` with ``J^T P~_I + P~_I J + I`` of norm ``eps_I < 1``
+     bounds ``L*^{-1}``.
+
+   ``P~`` (``J^T P + P J + M = 0``) and ``W~`` (``J W + W J^T + Q = 0``) are
+   computed to the working precision by iterative refinement (float64
+   Bartels--Stewart corrections, residuals in Arb); their errors solve the
+   same equations with the residual (a symmetric ball matrix) as right-hand
+   side, so every entry of ``P`` and ``W`` is enclosed by the bounds above.
+3. *Constant.*  ``c = tr(P Q) = tr(P~ Q) + tr(E_P Q)`` with
+   ``|tr(E_P Q)| <= eps_P/(1 - eps_I) sum_ij sqrt(P~_I,ii P~_I,jj) |Q_ij|``, and
+   independently ``c = tr(M W) = tr(M W~) + tr(M E_W)``.  Both balls contain
+   ``c``; the reported ball is their intersection (disjoint balls would be a
+   contradiction and raise :class:`mfstein.errors.NumericalError`).
+4. *Refined bias.*  ``V = -J^{-1} h``, ``h_i = 1/2 sum_jk H_ijk W_jk``, by
+   Arb's verified linear solve with the ball ``W``; conservation laws map
+   ``W = T W_r T^T`` and ``V = T V_r`` exactly.
+
+``certified_digits`` is the number of significant digits every point of the
+ball of ``c`` shares with its midpoint (``floor(-log10(rad/|c|))``).  When it
+falls short of the requested ``dps`` the working precision is raised (twice);
+if it still falls short, or a certificate fails, a
+:class:`mfstein.errors.NumericalError` says what failed and what to raise.
+
+Parameters are taken exactly: decimal strings and fractions become balls one
+rounding wide, ``mpf`` and floats are exact binary numbers, and an ``arb``
+ball (e.g. ``1 - gamma/N^alpha`` enclosed in Arb) is used as given -- the
+enclosures then hold for every parameter value in the ball.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from mfstein.arguments import check_keywords
+from mfstein.errors import NumericalError, ParameterError
+from numeric.certified.arb import (
+    ball,
+    bits_for_digits,
+    decimal_outward,
+    frobenius_upper,
+    from_numpy,
+    identity,
+    max_exponent,
+    significant_digits,
+    to_arb,
+    to_numpy,
+    upper,
+    working_precision,
+)
+
+__all__ = ["CertifiedSolution", "certify", "certify_solution", "heavy_traffic_ball"]
+
+#: Guard digits of the first working precision (raised on a shortfall).
+GUARD_DIGITS = 15
+#: Working-precision attempts before giving up.
+ATTEMPTS = 3
+#: Most Krawczyk tightening steps and Lyapunov refinement sweeps.
+MAX_STEPS = 40
+
+
+@dataclass
+class CertifiedSolution:
+    """Rigorous enclosures (Arb balls) of the mean-field objects of one model.
+
+    Attributes
+    ----------
+    model, params:
+        Model name and the parameter values used (decimal strings of the balls).
+    b, dps:
+        Dimension and requested significant digits.
+    prec:
+        Working precision in bits of the successful attempt.
+    s_star:
+        Balls ``s*_1 .. s*_b`` (Krawczyk: exactly one fixed point in the box).
+    J, Q, ftilde:
+        ``J(s*)``, ``Q(s*)`` (``arb_mat``, ``b x b``) and ``f~(s*)``.
+    P:
+        ``P J + J^T P = -M`` on the free coordinates (zero rows and columns for
+        the others, as in :class:`numeric.MeanFieldSolution`), ``arb_mat``.
+    W, V:
+        ``J W + W J^T + Q = 0`` and the refined bias ``V``, in all coordinates.
+    constant:
+        ``c = tr(P Q) = tr(M W)``, the intersection of the balls of both routes.
+    routes:
+        ``{"stein": tr(P Q), "covariance": tr(M W)}`` balls before intersecting.
+    certified_digits:
+        Significant digits of ``constant`` proved by its ball.
+    free, conservation:
+        Free coordinates and conservation laws (as in the float solution).
+    certificates:
+        The numbers the proofs rest on (Krawczyk radius, Lyapunov residual norms).
+    notes:
+        Remarks (parameter sources, truncations undone).
+    """
+
+    model: str
+    params: dict[str, str]
+    b: int
+    dps: int
+    prec: int
+    s_star: list[Any]
+    J: Any
+    Q: Any
+    ftilde: list[Any]
+    P: Any
+    W: Any
+    V: list[Any]
+    constant: Any
+    routes: dict[str, Any]
+    certified_digits: int
+    free: list[int]
+    conservation: list[list[str]] = field(default_factory=list)
+    certificates: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def enclosure(self, digits: int | None = None) -> tuple[str, str]:
+        """``(lo, hi)``: decimal strings with ``lo <= c <= hi`` (rounded outward).
+
+        By default with two digits more than ``certified_digits`` (at most what
+        the working precision holds), so the printed interval is as narrow as the
+        ball: it shows every digit it certifies, not the requested ``dps``.
+        """
+        if digits is None:
+            held = int(self.prec * math.log10(2))
+            digits = min(self.certified_digits, held) + 2
+        return decimal_outward(self.constant, max(5, digits))
+
+    def interval(self, digits: int | None = None) -> str:
+        """``"[lo, hi]"`` for display."""
+        lo, hi = self.enclosure(digits)
+        return f"[{lo}, {hi}]"
+
+    def decide(self, value: Any, digits: int) -> str:
+        """Is ``value`` correct to ``digits`` significant digits?
+
+        In the sense of :func:`numeric.precision.agreeing_digits`: the claim is
+        ``|value - c| <= 10^-digits max(|value|, |c|)``.  Returns ``"proved"``
+        when it holds for every ``c`` in the ball, ``"refuted"`` when it fails
+        for every ``c`` in the ball, else ``"undecided"``.
+        """
+        from flint import arb
+
+        with working_precision(self.prec + 64):
+            v = to_arb("value", value)
+            tol = arb(10) ** (-int(digits))
+            diff = abs(v - self.constant)
+            scale_lo = max(abs(v).lower(), self.constant.abs_lower())
+            scale_hi = max(abs(v).upper(), self.constant.abs_upper())
+            if diff.upper() <= tol * scale_lo:
+                return "proved"
+            if diff.lower() > tol * scale_hi:
+                return "refuted"
+            return "undecided"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``constant_enclosure`` (outward-rounded decimal strings) and digits."""
+        lo, hi = self.enclosure()
+        return {
+            "constant_enclosure": {"lo": lo, "hi": hi},
+            "certified_digits": self.certified_digits,
+            "working_precision_bits": self.prec,
+            "certificates": dict(self.certificates),
+        }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text."""
+        from mfstein.display import dumps
+
+        return dumps(self.to_dict(), indent=indent)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
+        return [
+            ("model", f"{self.model} ({self.b} states)"),
+            ("params", params),
+            ("c in", self.interval()),
+            ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
+            ("working precision", f"{self.prec} bits"),
+            ("balls", "s_star, V (vectors); J, Q, P, W (arb_mat)"),
+            ("certificates", ", ".join(self.certificates) or "-"),
+        ]
+
+    _MORE = "proofs: .certificates; balls: .constant, .s_star, .P, .W; .to_dict() for JSON"
+
+    def __repr__(self) -> str:
+        from mfstein.display import text_block
+
+        return text_block("CertifiedSolution", self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        from mfstein.display import html_table
+
+        return html_table("CertifiedSolution", self._rows(), self._MORE)
+
+    def _repr_latex_(self) -> str:
+        """``c`` enclosed: ``lo <= c <= hi``."""
+        lo, hi = self.enclosure()
+        return f"${lo} \\le c \\le {hi}$"
+
+
+# --------------------------------------------------------------------------
+# the model and its parameters
+# --------------------------------------------------------------------------
+def heavy_traffic_ball(gamma: Any, alpha: Any, N: int) -> Any:
+    """``lam = 1 - gamma/N^alpha`` as a parameter for :func:`certify`.
+
+    Returns a function that encloses the (generally irrational) arrival rate of
+    the heavy-traffic scaling of "Beyond Scaling: Calculable Error Bound of the
+    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic" in an Arb ball at
+    the working precision (``gamma`` and ``alpha`` read exactly as decimals), so
+    the certificate holds for the exact ``lam``, not for a rounding of it.
+    """
+    from mfstein.errors import check_int
+
+    n = check_int("N", N, 1)
+    g = Fraction(str(gamma))
+    a = Fraction(str(alpha))
+
+    def lam() -> Any:
+        from flint import arb
+
+        return 1 - to_arb("gamma", g) / arb(n) ** to_arb("alpha", a)
+
+    return lam
+
+
+def _parameter_values(model: Any, solution: Any, params: Mapping[str, Any] | None) -> dict:
+    """Parameter name -> raw value (exact source preferred) and a note on the source."""
+    names = [str(p) for p in model.params]
+    if params is not None:
+        given = {str(k): v for k, v in params.items()}
+        missing = [n for n in names if n not in given]
+        extra = sorted(set(given) - set(names))
+        if missing or extra:
+            raise ParameterError(
+                f"params must give exactly the parameters {', '.join(names) or 'none'} of model "
+                f"{model.name}; missing {missing or 'none'}, unknown {extra or 'none'}."
+            )
+        return {n: given[n] for n in names}
+    recorded = dict(getattr(solution, "params", {}) or {})
+    out = {}
+    for n in names:
+        if n in recorded:
+            out[n] = recorded[n]
+        elif n == "lam" and getattr(solution, "lam", None) is not None:
+            out[n] = solution.lam  # the exact binary number the float routes used
+        else:
+            raise ParameterError(
+                f"params must give a value for {n} (the solution does not record it)."
+            )
+    return out
+
+
+def _matrix_spec(M: Any, b: int) -> list[list[Fraction]]:
+    """The observable ``M`` as exact rationals (``None``/``"identity"``, ``"diag:..."``,
+    or a symmetric ``b x b`` matrix of exact numbers)."""
+    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
+        return [[Fraction(int(i == j)) for j in range(b)] for i in range(b)]
+    if isinstance(M, str):
+        from mfstein.numbers import parse_diagonal
+
+        items = parse_diagonal("M", M) or []  # the one parser of the observable's text form
+        if len(items) > b:
+            raise ParameterError(f"M = diag:... needs 1 to b = {b} entries, got {len(items)}.")
+        vals = items + [Fraction(0)] * (b - len(items))
+        return [[vals[i] if i == j else Fraction(0) for j in range(b)] for i in range(b)]
+    rows = [list(r) for r in (M.tolist() if hasattr(M, "tolist") else M)]
+    if len(rows) != b or any(len(r) != b for r in rows):
+        raise ParameterError(f"M must be a {b} x {b} matrix.")
+    out = [[_fraction_of(v) for v in r] for r in rows]
+    if any(out[i][j] != out[j][i] for i in range(b) for j in range(i)):
+        raise ParameterError("M must be symmetric.")
+    return out
+
+
+def _fraction_of(v: Any) -> Fraction:
+    if isinstance(v, int | Fraction):
+        return Fraction(v)
+    if isinstance(v, float):
+        return Fraction(v)
+    if type(v).__module__.startswith("mpmath") or hasattr(v, "_mpf_"):
+        sign, man, exp, _ = v._mpf_  # exact (mpmath.mpf(v) would round)
+        return (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)
+    try:
+        return Fraction(str(v))
+    except (ValueError, ZeroDivisionError):
+        raise ParameterError(f"M entries must be exact numbers, got {v!r}.") from None
+
+
+def _conserved_values(model: Any, red: Any, solution: Any, start: Any) -> list[Fraction | Any]:
+    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point)."""
+    if not red.laws:
+        return []
+    if start is None:
+        ref = model.info.reference
+        if callable(ref):
+            raise ParameterError(
+                f"start must be given to certify model {model.name} (its reference point "
+                "depends on the parameters)."
+            )
+        if ref is None:
+            raise ParameterError(
+                f"start must be given to certify model {model.name} (it conserves "
+                f"{len(red.laws)} quantities and declares no reference point)."
+            )
+        raw = list(ref)
+    else:
+        raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
+    if len(raw) != model.b:
+        raise ParameterError(f"start must have {model.b} coordinates, got {len(raw)}.")
+    s0 = [_fraction_of(_sympy_plain(v)) for v in raw]
+    q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
+    # the solution must lie on the same invariant set
+    s = [float(v) for v in solution.s_star]
+    for row, qi in zip(red.laws, q, strict=True):
+        val = sum(float(c) * s[j] for j, c in enumerate(row))
+        if abs(val - float(qi)) > 1e-8 * max(1.0, abs(float(qi))):
+            raise ParameterError(
+                f"start must fix the conserved values of the solution (c . s* = {val:.10g}, "
+                f"but c . start = {float(qi):.10g}); pass the start the solution was computed from."
+            )
+    return q
+
+
+def _sympy_plain(v: Any) -> Any:
+    if type(v).__module__.startswith("sympy"):
+        import sympy as sp
+
+        e = sp.sympify(v)
+        if isinstance(e, sp.Rational):
+            return Fraction(int(e.p), int(e.q))
+        return str(e)
+    return v
+
+
+# --------------------------------------------------------------------------
+# the certifier
+# --------------------------------------------------------------------------
+@dataclass
+class _Certificate:
+    """Lyapunov certificate (step 2): residual norms ``eps`` of ``Z~`` and ``P~_I``,
+    ``d = 1 - eps`` and the upper bounds ``u_i >= sqrt(Z~_ii)``, ``sqrt(P~_I,ii)``."""
+
+    eps_Z: Any
+    eps_I: Any
+    dZ: Any
+    dI: Any
+    uZ: list[Any]
+    uI: list[Any]
+
+
+@dataclass
+class _Enclosures:
+    """Step 2's approximations ``P~``, ``W~`` (reduced), their residual norms, error
+    factors ``k = eps / d`` and the ball matrices ``P_r``, ``W_r``."""
+
+    Pt: Any
+    Wt: Any
+    P_r: Any
+    W_r: Any
+    kP: Any
+    kW: Any
+    eps_P: Any
+    eps_W: Any
+
+
+class _Certifier:
+    """One model at one parameter point; :meth:`run` certifies at a working precision."""
+
+    def __init__(
+        self,
+        model: Any,
+        values: dict[str, Any],
+        q: list[Any],
+        red: Any,
+        x0: list[Any],
+        M: list[list[Fraction]],
+        dps: int,
+    ) -> None:
+        from derive.kernels import kernels
+
+        self.model = model
+        self.values = values
+        self.q = q
+        self.red = red
+        self.k = kernels(model, "arb")
+        self.x0 = x0  # free coordinates of the float solution (mpf or float)
+        self.M = M
+        self.dps = dps
+        self.b = model.b
+        self.free = list(red.free)
+        self.n = len(self.free)
+        self.T = red.T()
+        # M_r = T^T M T (exact rationals)
+        b, n, T = self.b, self.n, self.T
+        if not red.laws:
+            self.Mr = M
+            return
+        MT = [
+            [
+                sum((M[i][a] * T[a][j] for a in range(b) if M[i][a] and T[a][j]), Fraction(0))
+                for j in range(n)
+            ]
+            for i in range(b)
+        ]
+        self.Mr = [
+            [sum((T[a][i] * MT[a][j] for a in range(b) if T[a][i]), Fraction(0)) for j in range(n)]
+            for i in range(n)
+        ]
+
+    # -- coordinates --------------------------------------------------------
+    def full(self, x: Sequence[Any]) -> list[Any]:
+        """Full state from free coordinates (exact rational maps, Arb balls)."""
+        from flint import arb
+
+        s: list[Any] = [arb(0)] * self.b
+        for i, j in enumerate(self.free):
+            s[j] = x[i]
+        for row, qi, d in zip(self.red.laws, self.q, self.red.dependent, strict=True):
+            acc = to_arb("q", qi)
+            for j in self.free:
+                if row[j]:
+                    acc = acc - to_arb("c", row[j]) * s[j]
+            s[d] = acc
+        return s
+
+    def F(self, s: list[Any], p: list[Any]) -> list[Any]:
+        f = self.k.f(s, p)
+        return [f[j] for j in self.free]
+
+    def Jr(self, s: list[Any], p: list[Any]) -> Any:
+        """Reduced Jacobian ``J[F, :] T`` (``arb_mat``)."""
+        from flint import arb_mat
+
+        J = self.k.jac(s, p)
+        if not self.red.laws:
+            return J
+        n = self.n
+        out = arb_mat(n, n)
+        for r, i in enumerate(self.free):
+            for m in range(n):
+                acc = None
+                for a in range(self.b):
+                    t = self.T[a][m]
+                    if t:
+                        term = J[i, a] * to_arb("T", t)
+                        acc = term if acc is None else acc + term
+                out[r, m] = acc
+        return out
+
+    def exact_matrix(self, A: list[list[Fraction]]) -> Any:
+        from flint import arb_mat
+
+        out = arb_mat(len(A), len(A[0]) if A else 0)
+        for i, row in enumerate(A):
+            for j, v in enumerate(row):
+                if v:
+                    out[i, j] = to_arb("M", v)
+        return out
+
+    # -- step 1: Krawczyk ---------------------------------------------------
+    def krawczyk(self, p: list[Any], prec: int) -> tuple[list[Any], dict[str, str]]:
+        from flint import arb, arb_mat
+
+        n = self.n
+        x = [to_arb("s*", v) for v in self.x0]
+        scale = max(1.0, max(abs(float(v.mid())) for v in x))
+        A64 = to_numpy(self.Jr(self.full(x), p).mid())
+        try:
+            Y64 = np.linalg.inv(A64)
+        except np.linalg.LinAlgError:
+            raise NumericalError(
+                "Krawczyk's test cannot start: the Jacobian at the given s* is singular "
+                "in float64 (the fixed point is not hyperbolic)."
+            ) from None
+        if not np.all(np.isfinite(Y64)):
+            raise NumericalError("Krawczyk's test cannot start: the Jacobian is singular.")
+        Y = from_numpy(Y64)
+
+        def newton(xc: list[Any]) -> list[Any]:
+            Fx = arb_mat([[v] for v in self.F(self.full(xc), p)])
+            yf = Y * Fx
+            return [yf[i, 0] for i in range(n)]
+
+        yf = newton(x)
+        step = max(upper(abs(v)) for v in yf)
+        r = max(4 * step, scale * 2.0 ** (-(prec - 30)))
+        tol = scale * 10.0 ** (-self.dps)
+        if r > tol:
+            raise NumericalError(
+                f"Krawczyk's test refuses the given s*: its Newton correction is {step:.3g}, "
+                f"larger than the 10^-{self.dps} the requested precision allows, so s* is not "
+                "a fixed point to dps digits; recompute the solution with numeric.solve (at "
+                "this or a higher dps) before certifying it."
+            )
+        X = [ball(v, r) for v in x]
+        first = True
+        history = []
+        for _ in range(MAX_STEPS):
+            JX = self.Jr(self.full(X), p)
+            C = identity(n) - Y * JX
+            D = arb_mat([[X[i] - x[i]] for i in range(n)])
+            CD = C * D
+            K = [x[i] - yf[i] + CD[i, 0] for i in range(n)]
+            if first:
+                bad = [i for i in range(n) if not X[i].contains_interior(K[i])]
+                if bad:
+                    raise NumericalError(
+                        "Krawczyk's test fails: K(X) is not inside the box X around the given s* "
+                        f"(coordinate {self.free[bad[0]] + 1}; radius {r:.3g}); the fixed point "
+                        "could not be isolated at this precision -- raise dps."
+                    )
+                first = False
+            X = [K[i].intersection(X[i]) for i in range(n)]
+            rad = max(upper(arb(v.rad())) for v in X)
+            history.append(rad)
+            if rad <= scale * 2.0 ** (-(prec - 24)) or (len(history) > 1 and rad > history[-2] / 4):
+                break
+            x = [arb(v.mid()) for v in X]
+            yf = newton(x)
+        cert = {
+            "krawczyk_first_radius": f"{r:.3e}",
+            "krawczyk_radius": f"{history[-1]:.3e}",
+            "krawczyk_steps": str(len(history)),
+        }
+        return X, cert
+
+    # -- step 2: Lyapunov ---------------------------------------------------
+    @staticmethod
+    def _residual(J: Any, X: Any, C: Any, kind: str) -> Any:
+        """``J X + X J^T + C`` (``kind="W"``) or ``J^T X + X J + C`` (``"P"``), for symmetric X."""
+        A = J * X if kind == "W" else X * J
+        return A + A.transpose() + C
+
+    def refine(self, Jmid: Any, C: Any, schur: Any, kind: str, prec: int) -> Any:
+        """Symmetric ``X`` (exact midpoints) solving the Lyapunov equation to ~``prec`` bits."""
+        from flint import arb_mat
+
+        n = self.n
+        X = arb_mat(n, n)
+        R = C.mid()
+        top = max_exponent(C)
+        prev = None
+        for _ in range(MAX_STEPS):
+            if all(v.is_zero() for v in R.entries()):
+                break
+            e = max_exponent(R)
+            if e < top - prec + 8 or (prev is not None and e > prev - 8):
+                break
+            prev = e
+            d64 = schur.correction(to_numpy(R, -e), dual=(kind == "W"))
+            X = (X + from_numpy(d64, e)).mid()
+            R = self._residual(Jmid, X, C, kind).mid()
+        return X
+
+    def posdef(self, Z64: np.ndarray) -> bool:
+        """Prove ``Z64 > 0`` (exact float64 entries): Cholesky factor plus norm bounds."""
+        from flint import arb
+
+        try:
+            L64 = np.linalg.cholesky(Z64)
+        except np.linalg.LinAlgError:
+            return False
+        G64 = np.linalg.inv(L64)
+        L, G, Z = from_numpy(L64), from_numpy(G64), from_numpy(Z64)
+        e = frobenius_upper(L * L.transpose() - Z)
+        g = frobenius_upper(identity(Z.nrows()) - L * G)
+        if not g < 1:
+            return False
+        inv_norm = frobenius_upper(G) / (1 - g)
+        lam_min = arb(1) / (inv_norm * inv_norm)
+        return bool(lam_min > e)
+
+    # -- step 2: Lyapunov certificates and enclosures ------------------------
+    def reduced(self, A: Any) -> Any:
+        """The free-coordinate block ``A[F, F]`` of a ``b x b`` ``arb_mat``."""
+        from flint import arb_mat
+
+        n, F = self.n, self.free
+        out = arb_mat(n, n)
+        for a, i in enumerate(F):
+            for c_, j in enumerate(F):
+                out[a, c_] = A[i, j]
+        return out
+
+    def hurwitz(self, Jr: Any, schur: Any) -> _Certificate:
+        """Float64 ``Z~`` and ``P~_I`` with residual norms ``eps_Z, eps_I < 1`` and
+        ``Z~ > 0``: ``J`` is Hurwitz and the inverse Lyapunov operators are bounded."""
+        n = self.n
+        eye = identity(n)
+        Z64 = schur.correction(np.eye(n), dual=True)
+        PI64 = schur.correction(np.eye(n), dual=False)
+        Z, PI = from_numpy(Z64), from_numpy(PI64)
+        eps_Z = frobenius_upper(self._residual(Jr, Z, eye, "W"))
+        eps_I = frobenius_upper(self._residual(Jr, PI, eye, "P"))
+        if not (eps_Z < 1 and eps_I < 1 and self.posdef(Z64)):
+            raise NumericalError(
+                "the Lyapunov certificate failed (J(s*) could not be proved Hurwitz with "
+                f"residuals {float(eps_Z):.3g}, {float(eps_I):.3g}); the Jacobian is too "
+                "ill-conditioned for a float64 certificate -- raise dps or reduce b."
+            )
+        return _Certificate(
+            eps_Z=eps_Z,
+            eps_I=eps_I,
+            dZ=1 - eps_Z,
+            dI=1 - eps_I,
+            uZ=[Z[i, i].abs_upper().sqrt().upper() for i in range(n)],
+            uI=[PI[i, i].abs_upper().sqrt().upper() for i in range(n)],
+        )
+
+    def enclose(
+        self, Jr: Any, Mr: Any, Qr: Any, schur: Any, cert: _Certificate, prec: int
+    ) -> _Enclosures:
+        """``P`` and ``W`` (reduced) to the working precision, enclosed entrywise by the
+        certificate: ``|E_ij| <= eps / (1 - eps_cert) sqrt(Z~_ii Z~_jj)``."""
+        from flint import arb_mat
+
+        n = self.n
+        Jmid = Jr.mid()
+        Pt = self.refine(Jmid, Mr, schur, "P", prec)
+        Wt = self.refine(Jmid, Qr.mid(), schur, "W", prec)
+        eps_P = frobenius_upper(self._residual(Jr, Pt, Mr, "P"))
+        eps_W = frobenius_upper(self._residual(Jr, Wt, Qr, "W"))
+        kP = (eps_P / cert.dI).upper()
+        kW = (eps_W / cert.dZ).upper()
+        uI, uZ = cert.uI, cert.uZ
+        P_r = arb_mat(n, n)
+        W_r = arb_mat(n, n)
+        for i in range(n):
+            for j in range(n):
+                P_r[i, j] = ball(Pt[i, j], (kP * uI[i] * uI[j]).upper())
+                W_r[i, j] = ball(Wt[i, j], (kW * uZ[i] * uZ[j]).upper())
+        return _Enclosures(Pt=Pt, Wt=Wt, P_r=P_r, W_r=W_r, kP=kP, kW=kW, eps_P=eps_P, eps_W=eps_W)
+
+    # -- step 3: the constant by both routes ---------------------------------
+    def constant(
+        self, Qr: Any, Mr: Any, cert: _Certificate, enc: _Enclosures
+    ) -> tuple[Any, Any, Any]:
+        """``(c_stein, c_cov, c)``: ``tr(P Q)`` and ``tr(M W)`` as balls and their
+        intersection (disjoint balls contradict the duality and raise)."""
+        from flint import arb
+
+        n, uI, uZ = self.n, cert.uI, cert.uZ
+        c_stein = arb(0)
+        err_stein = arb(0)
+        for i in range(n):
+            for j in range(n):
+                qij = Qr[i, j]
+                if not qij.is_zero():
+                    c_stein += enc.Pt[i, j] * qij
+                    err_stein += uI[i] * uI[j] * qij.abs_upper()
+        c_stein = ball(c_stein, (enc.kP * err_stein).upper())
+        c_cov = arb(0)
+        err_cov = arb(0)
+        for i in range(n):
+            for j in range(n):
+                mij = Mr[i, j]
+                if not mij.is_zero():
+                    c_cov += mij * enc.Wt[i, j]
+                    err_cov += uZ[i] * uZ[j] * abs(mij)
+        c_cov = ball(c_cov, (enc.kW * err_cov.upper()).upper())
+        if not c_stein.overlaps(c_cov):
+            raise NumericalError(
+                "the two certified routes for c (tr(P Q) and tr(M W)) do not overlap; "
+                "this contradicts the duality tr(P Q) = tr(M W) -- please report it."
+            )
+        return c_stein, c_cov, c_stein.intersection(c_cov)
+
+    # -- step 4: full coordinates and the refined bias -------------------------
+    def full_matrices(self, enc: _Enclosures) -> tuple[Any, Any, Any]:
+        """``(T, W, P)``: ``W = T W_r T^T`` and ``P`` on the free block (``T`` is
+        ``None`` without conservation laws)."""
+        from flint import arb_mat
+
+        Tm = self.exact_matrix(self.T) if self.red.laws else None
+        W = Tm * enc.W_r * Tm.transpose() if Tm is not None else enc.W_r
+        P = arb_mat(self.b, self.b)
+        for a, i in enumerate(self.free):
+            for c_, j in enumerate(self.free):
+                P[i, j] = enc.P_r[a, c_]
+        return Tm, W, P
+
+    def refined_bias(self, s: list[Any], p: list[Any], Jr: Any, W: Any, Tm: Any) -> list[Any]:
+        """``V = T V_r`` with ``J_r V_r = -h[F]``, ``h_i = 1/2 sum_jk H_ijk W_jk``
+        (Arb's verified solve)."""
+        from flint import arb, arb_mat
+
+        b, F = self.b, self.free
+        h = [arb(0)] * b
+        hv = self.k.hess_values(s, p)
+        for (i, j, k_), v in zip(self.k.hess_index.tolist(), hv, strict=True):
+            h[i] += v * W[j, k_] / 2
+        rhs = arb_mat([[-h[i]] for i in F])
+        try:
+            Vr = Jr.solve(rhs)
+        except ZeroDivisionError:
+            raise NumericalError(
+                "the verified solve for V failed (J(s*) numerically singular at this "
+                "precision) -- raise dps."
+            ) from None
+        if Tm is not None:
+            Vm = Tm * Vr
+            return [Vm[i, 0] for i in range(b)]
+        return [Vr[i, 0] for i in range(b)]
+
+    def run(self, prec: int) -> CertifiedSolution:
+        """Steps 1-4 at ``prec`` bits: the :class:`CertifiedSolution`."""
+        from numeric.linalg.tridiagonal import Schur64
+
+        with working_precision(prec):
+            p = [to_arb(name, v) for name, v in self.values.items()]
+            X, cert = self.krawczyk(p, prec)
+            s = self.full(X)
+            Jr = self.Jr(s, p)
+            Qfull = self.k.Q(s, p)
+            Qr = self.reduced(Qfull)
+            Mr = self.exact_matrix(self.Mr)
+            schur = Schur64(to_numpy(Jr.mid()))
+            lyap = self.hurwitz(Jr, schur)
+            enc = self.enclose(Jr, Mr, Qr, schur, lyap, prec)
+            c_stein, c_cov, c = self.constant(Qr, Mr, lyap, enc)
+            Tm, W, P = self.full_matrices(enc)
+            V = self.refined_bias(s, p, Jr, W, Tm)
+            cert.update(
+                lyapunov_eps_Z=f"{upper(lyap.eps_Z):.3e}",
+                lyapunov_eps_I=f"{upper(lyap.eps_I):.3e}",
+                residual_P=f"{upper(enc.eps_P):.3e}",
+                residual_W=f"{upper(enc.eps_W):.3e}",
+                hurwitz="proved (Lyapunov certificate Z > 0, J Z + Z J^T < 0)",
+            )
+            params = {
+                name: raw if isinstance(raw, str) else v.str(self.dps + 5, radius=True)
+                for (name, raw), v in zip(self.values.items(), p, strict=True)
+            }
+            return CertifiedSolution(
+                model=self.model.name,
+                params=params,
+                b=self.b,
+                dps=self.dps,
+                prec=prec,
+                s_star=s,
+                J=self.k.jac(s, p),
+                Q=Qfull,
+                ftilde=self.k.ftilde(s, p),
+                P=P,
+                W=W,
+                V=V,
+                constant=c,
+                routes={"stein": c_stein, "covariance": c_cov},
+                certified_digits=significant_digits(c),
+                free=list(self.free),
+                conservation=self.red.laws_as_text(),
+                certificates=cert,
+            )
+
+
+def _model_of(solution: Any, model: Any) -> Any:
+    """The finite :class:`derive.Model` a solution belongs to (its own, or ``model``
+    for a solution built by hand; a truncated family at the solution's dimension)."""
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    if not hasattr(solution, "s_star") or not hasattr(solution, "dps"):
+        raise ParameterError(
+            "solution must be a numeric.MeanFieldSolution (from numeric.solve or numeric.bound), "
+            f"got {type(solution).__name__}."
+        )
+    if model is None:
+        get = getattr(solution, "get_model", None)
+        model = get() if get is not None else None
+    if model is None:
+        raise ParameterError(
+            f"model must be given to certify a solution that carries none (model "
+            f"{getattr(solution, 'model', '?')!r}; pass model=, the derive.Model it belongs to)."
+        )
+    if isinstance(model, Truncated):
+        model = model.build(len(solution.s_star))  # the dimension the solution used
+    if not isinstance(model, Model):
+        raise ParameterError(
+            f"model must be a derive.Model (a resolved, finite model), got {type(model).__name__}."
+        )
+    if len(solution.s_star) != model.b:
+        raise ParameterError(
+            f"model must match the solution: it has {model.b} states, the solution "
+            f"{len(solution.s_star)}."
+        )
+    return model
+
+
+def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolution:
+    """Certify at a working precision of ``target`` plus guard digits, raising it
+    (up to :data:`ATTEMPTS` times) until ``c`` has ``target`` certified digits."""
+    guard = GUARD_DIGITS
+    best = None
+    for _attempt in range(ATTEMPTS):
+        prec = bits_for_digits(target + guard + int(math.log10(max(model.b, 1)) * 2))
+        best = cert.run(prec)
+        if best.certified_digits >= target:
+            return best
+        guard += target + 20
+    assert best is not None
+    raise NumericalError(
+        f"the enclosure of c proves only {best.certified_digits} of the {target} requested "
+        f"digits at {best.prec} bits (model {model.name}, b = {model.b}); raise dps in "
+        "numeric.solve and certify again, or request fewer digits."
+    )
+
+
+@check_keywords
+def certify(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    method: str = "auto",
+) -> CertifiedSolution:
+    """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
+
+    Solves first (:func:`numeric.solve` with the same ``dps``, ``M``, ``start``
+    and ``method``), then proves enclosures around that solution
+    (:func:`certify_solution`).  ``model`` and ``params`` as in
+    :func:`numeric.solve`; parameter values are taken exactly (decimal strings,
+    fractions, ``mpf``; a ``flint.arb`` ball for every value in it).
+    """
+    from derive.models import as_model
+    from numeric.meanfield.entry import solve
+
+    model, params = as_model(model, params)
+    sol = solve(model, params, dps=dps, M=M, start=start, method=method)
+    return certify_solution(sol, params=params, M=M, start=start)
+
+
+@check_keywords
+def certify_solution(
+    solution: Any,
+    *,
+    params: Mapping[str, Any] | None = None,
+    dps: int | None = None,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    model: Any = None,
+) -> CertifiedSolution:
+    """Rigorous Arb enclosures of the objects of a :class:`numeric.MeanFieldSolution`.
+
+    Parameters
+    ----------
+    solution:
+        The float solution from :func:`numeric.solve` or :func:`numeric.bound`;
+        it carries its model.  Its ``s*`` is the centre of the Krawczyk box.
+    params:
+        Parameter name -> value.  Decimal strings, fractions, ``mpf`` and
+        ``flint.arb`` balls are taken exactly (a ball: every value in it).
+        Default: the values the solution records (its ``params`` strings, or
+        ``lam`` as the binary number the float routes used).
+    dps:
+        Significant digits to certify for ``c`` (default ``solution.dps``).
+    M:
+        The observable (default the identity; ``"diag:a,b,..."`` or a
+        symmetric matrix of exact numbers) -- it must be the one the solution
+        used.
+    start:
+        State fixing the conserved quantities of a model with conservation
+        laws (default the solution's own start, else the model's reference
+        point, as in :func:`numeric.solve`).
+    model:
+        Only for a solution built by hand, which carries no model: the
+        :class:`derive.Model` it belongs to.
+
+    Returns
+    -------
+    CertifiedSolution
+        Balls for ``s*``, ``J``, ``Q``, ``f~``, ``P``, ``W``, ``V`` and
+        ``c``, with ``certified_digits`` and the certificates used.
+
+    Raises
+    ------
+    mfstein.errors.NumericalError
+        When Krawczyk's test refuses the given ``s*``, the Lyapunov
+        certificate fails, or ``c`` cannot be enclosed to ``dps`` digits after
+        raising the working precision twice; the message says what to raise.
+    mfstein.errors.ParameterError
+        Bad input (missing parameters, no model, wrong ``M`` or ``start``).
+
+    Notes
+    -----
+    The mathematics is in the module docstring; the constant is Theorem 1's
+    ``c`` of "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
+    Mean-Field Model in Heavy-Traffic" (sign corrected) for ``M = I``.  A
+    supermarket solution whose tail levels were truncated by the float route
+    is certified on all ``b`` levels.
+    """
+    from numeric.meanfield.invariants import reduction
+    from numeric.precision import check_dps
+
+    model = _model_of(solution, model)
+    if start is None:
+        start = getattr(solution, "start", None)
+    target = check_dps(solution.dps if dps is None else dps)
+    s_star = list(solution.s_star)
+    values = _parameter_values(model, solution, params)
+    from derive.kernels import kernels
+
+    red = reduction(model, kernels(model, "arb").jumps)
+    q = _conserved_values(model, red, solution, start)
+    Mx = _matrix_spec(M, model.b)
+    x0 = [s_star[j] for j in red.free]
+    best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
+    best.notes.append(
+        "parameters: "
+        + ("as given" if params is not None else "as recorded by the solution")
+        + "; the enclosures hold for every value in the parameter balls."
+    )
+    trunc = getattr(solution, "truncated_at", None)
+    if trunc:
+        best.notes.append(
+            f"the float route truncated levels {trunc + 1}..{model.b}; the enclosures are "
+            f"for all {model.b} levels."
+        )
+    return best

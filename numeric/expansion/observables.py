@@ -1,0 +1,581 @@
+"""Observables of a solved model: the expansion of ``E[g(S_N)]`` in ``1/N``, their
+exact finite-N values, and the rows of the accuracy table.
+
+Expansion.  With ``Y = S_N - s*`` and the stationary moment expansion of
+Gast, Bortolussi and Tribastone ("Size expansions of mean field approximation:
+transient and steady-state analysis", Performance Evaluation 129, 2019), whose
+coefficients solve the equations (C), (B), (A) of :mod:`derive.expansion` and
+are computed by :mod:`numeric.meanfield.general` (``V``, ``W``) and
+:mod:`numeric.expansion.stationary` (``A``, ``B``, ``C``)
+
+    E[Y]           = V/N + A/N^2 + O(1/N^3),
+    E[Y Y^T]       = W/N + B/N^2 + O(1/N^3),
+    E[Y (x) Y (x) Y] = C/N^2 + O(1/N^3),
+    E[Y_i Y_j Y_k Y_l] = (W_ij W_kl + W_ik W_jl + W_il W_jk)/N^2 + O(1/N^3),
+
+and higher moments ``O(1/N^3)``, a smooth ``g`` expanded by Taylor's formula at
+``s*`` (``g_i, g_ij, g_ijk, g_ijkl`` its derivatives there, sums over repeated
+indices) gives
+
+    E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3),
+    g0 = g(s*),
+    g1 = g_i V_i + 1/2 g_ij W_ij,
+    g2 = g_i A_i + 1/2 g_ij B_ij + 1/6 g_ijk C_ijk + 1/8 g_ijkl W_ij W_kl,
+
+(the last term: ``1/24 g_ijkl`` against the three Gaussian pairings, equal by the
+symmetry of ``g_ijkl``), and, from ``Var g = g_i g_j Cov(Y_i, Y_j) + O(1/N^2)``,
+
+    lim_{N -> infinity} N Var g(S_N) = g_i W_ij g_j.
+
+For a linear ``g = a . s`` this is ``a . s* + a . V/N + a . A/N^2``. The
+quadratic observable of the core paper ("Beyond Scaling", Theorem 1),
+``N E[Y^T M Y] = tr(M W) + tr(M B)/N + O(1/N^2)``, is reported with
+``g0 = tr(M W)`` (Theorem 1's ``c``), ``g1 = tr(M B)`` and no ``g2``.
+
+Digits.  The derivatives of ``g`` are evaluated at ``s*`` at the solution's
+working precision (``s*`` carries its full working precision); each input
+carries the norm-wise error its digits claim (``V``, ``W``: ``solution.digits``;
+``A``, ``B``, ``C``: ``solution.digits2``; ``s*``: ``solution.digits``), the
+error bound of each term is the sum of the absolute contributions, and the
+digits reported are those the bound leaves (at most the requested ``dps``), so
+cancellation in a sum costs digits instead of hiding.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import permutations
+from typing import Any
+
+import mpmath
+from mpmath import mpf
+
+from mfstein.errors import ParameterError
+
+
+# --------------------------------------------------------------------------
+# result types
+# --------------------------------------------------------------------------
+@dataclass
+class ObservableExpansion:
+    """``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``.
+
+    Attributes
+    ----------
+    observable, expression:
+        The name (declared or the expression's text) and the expression
+        (``None`` for the quadratic observable).
+    model, params:
+        The model's name and the parameter values (decimal strings).
+    g0, g1, g2, variance:
+        The coefficients (``mpf``); ``g2`` is ``None`` without ``order=2``,
+        ``variance`` ``None`` for the quadratic observable.
+    digits:
+        Term name -> significant digits claimed (see the module docstring).
+    dps:
+        The solution's requested digits (the most any term claims).
+    """
+
+    observable: str
+    expression: str | None
+    model: str
+    params: dict[str, str]
+    g0: mpf
+    g1: mpf
+    g2: mpf | None
+    variance: mpf | None
+    digits: dict[str, int]
+    dps: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def order(self) -> int:
+        """``2`` when ``g2`` is known, else ``1``."""
+        return 1 if self.g2 is None else 2
+
+    def value(self, N: Any, order: int = 0) -> mpf:
+        """``g0`` (order 0), ``g0 + g1/N`` (1) or ``g0 + g1/N + g2/N^2`` (2)."""
+        if order not in (0, 1, 2):
+            raise ParameterError(f"order must be 0, 1 or 2, got {order!r}.")
+        if order == 2 and self.g2 is None:
+            raise ParameterError("order 2 needs a solution with order=2 (A, B, C).")
+        if order >= 1 and self.g1 is None:
+            raise ParameterError("order 1 of this observable needs a solution with order=2.")
+        with mpmath.workdps(self.dps + 10):
+            n = mpf(N)
+            out = self.g0
+            if order >= 1:
+                out = out + self.g1 / n
+            if order >= 2:
+                out = out + self.g2 / n**2
+        return out
+
+    def value_digits(self, N: Any, order: int = 0) -> int:
+        """Digits of :meth:`value`: from the terms' absolute error bounds."""
+        terms = [("g0", self.g0, 1)]
+        if order >= 1:
+            terms.append(("g1", self.g1, N))
+        if order >= 2:
+            terms.append(("g2", self.g2, N * N))
+        with mpmath.workdps(self.dps + 10):
+            err = mpmath.fsum(_abs_err(v, self.digits[k]) / m for k, v, m in terms)
+            return _digits(self.value(N, order), err, self.dps)
+
+    def text(self, name: str, N: Any = None, order: int = 0) -> str:
+        """One term (``g0``, ``g1``, ``g2``, ``variance``) or, with ``N``, the
+        value at order ``order``, as a decimal string with its claimed digits
+        (``None`` when the term is absent or not one digit of it is earned)."""
+        from numeric.precision import to_str
+
+        if N is not None:
+            digits = self.value_digits(N, order)
+            return to_str(self.value(N, order), digits) if digits >= 1 else None
+        v = getattr(self, name)
+        if v is None or self.digits.get(name, 0) < 1:
+            return None
+        return to_str(v, self.digits[name])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: numbers as decimal strings (their claimed digits),
+        ``None`` where a term is absent."""
+        return {
+            "observable": self.observable,
+            "expression": self.expression,
+            "model": self.model,
+            "params": dict(self.params),
+            "order": self.order,
+            "g0": self.text("g0"),
+            "g1": self.text("g1"),
+            "g2": self.text("g2"),
+            "variance": self.text("variance"),
+            "digits": dict(self.digits),
+            "notes": list(self.notes),
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __repr__(self) -> str:
+        parts = [mpmath.nstr(self.g0, 10), f"{mpmath.nstr(self.g1, 8)}/N"]
+        if self.g2 is not None:
+            parts.append(f"{mpmath.nstr(self.g2, 8)}/N^2")
+        return f"<ObservableExpansion {self.observable}: {' + '.join(parts)}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(label)}</td><td><code>{escape(str(self.text(k)))}</code></td>"
+            f"<td>{self.digits.get(k, '')}</td></tr>"
+            for k, label in (
+                ("g0", "mean field g(s*)"),
+                ("g1", "1/N term"),
+                ("g2", "1/N^2 term"),
+                ("variance", "lim N Var g"),
+            )
+            if getattr(self, k) is not None
+        )
+        head = escape(f"{self.observable} ({self.model})")
+        return (
+            f"<table><caption>{head}</caption><tr><th>term</th><th>value</th>"
+            f"<th>digits</th></tr>{rows}</table>"
+        )
+
+
+@dataclass
+class ExactExpectation:
+    """``E[g(S_N)]`` and ``Var g(S_N)`` under the exact stationary law (float64;
+    the chain's relative residual bounds their precision)."""
+
+    observable: str
+    N: int
+    mean: float
+    variance: float
+
+    @property
+    def n_variance(self) -> float:
+        """``N Var g(S_N)`` (tends to ``g_i W_ij g_j``)."""
+        return self.N * self.variance
+
+    def __float__(self) -> float:
+        return float(self.mean)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "observable": self.observable,
+            "N": self.N,
+            "mean": repr(float(self.mean)),
+            "variance": repr(float(self.variance)),
+        }
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+def _abs_err(value: Any, digits: int) -> mpf:
+    return abs(mpf(value)) * mpf(10) ** (-digits) if value is not None else mpf(0)
+
+
+def _digits(value: mpf, err: mpf, cap: int) -> int:
+    if err == 0:
+        return cap
+    if value == 0:
+        return 0
+    return max(0, min(cap, int(mpmath.floor(-mpmath.log10(err / abs(value))))))
+
+
+def _scale(values: Sequence[Any], digits: int) -> mpf:
+    """The norm-wise absolute error of a vector whose digits are ``digits``."""
+    return max([abs(mpf(v)) for v in values] + [mpf(0)]) * mpf(10) ** (-digits)
+
+
+def _multiplicity(idx: tuple[int, ...]) -> int:
+    return math.factorial(len(idx)) // math.prod(math.factorial(idx.count(i)) for i in set(idx))
+
+
+def resolve_model(model: Any, b: int) -> Any:
+    """A finite :class:`derive.model.Model` of dimension ``b`` from ``model`` (a
+    :class:`derive.spec.Truncated` family is built at ``b``)."""
+    from derive.spec import Truncated
+
+    if isinstance(model, Truncated):
+        model = model.build(b)
+    if model.b != b:
+        raise ParameterError(
+            f"the solution has {b} coordinates but model {model.name} has {model.b}."
+        )
+    return model
+
+
+def _param_values(model: Any, params: Mapping[str, Any] | None, fallback: Mapping[str, str]):
+    from numeric.meanfield.params import parse_params
+
+    given = dict(fallback if params is None else params)
+    known = {str(p) for p in model.params}
+    return parse_params(model, {k: v for k, v in given.items() if k in known})
+
+
+def _quadratic_M(g: Any, b: int) -> mpmath.matrix:
+    from numeric.quadratic_form import quadratic_form
+
+    return quadratic_form(g.M)(b)
+
+
+# --------------------------------------------------------------------------
+# the expansion
+# --------------------------------------------------------------------------
+def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None = None):
+    """The expansion of ``E[g(S_N)]`` for a solved model.
+
+    Parameters
+    ----------
+    solution:
+        A :class:`numeric.solution.MeanFieldSolution` of ``model``
+        (:func:`numeric.solve`, ``order=1`` or ``2``).
+    model:
+        The model that was solved (a :class:`derive.model.Model` or a
+        :class:`derive.spec.Truncated` family).
+    g:
+        An observable (:func:`derive.observables.observable`): a declared name,
+        an expression, a string, ``"quadratic"`` or ``("quadratic", M)``.
+    params:
+        Parameter values for a ``g`` that involves parameters (default: the
+        solution's own, as decimal strings).
+
+    Returns
+    -------
+    ObservableExpansion
+    """
+    from derive.observables import observable
+
+    model = resolve_model(model, solution.b)
+    obs = observable(model, g)
+    if obs.quadratic:
+        return _expand_quadratic(solution, model, obs)
+    notes: list[str] = []
+    with mpmath.workdps(solution.dps + 10):
+        values = _param_values(model, params, solution.params)
+        taylor = _Taylor.at(solution, model, obs, values)
+        g0, g1, variance, digits = taylor.first_order()
+        g2 = None
+        if solution.A is None:
+            notes.append("the 1/N^2 term needs a solution with order=2.")
+        elif solution.C is None and taylor.at_s[3]:
+            notes.append(
+                "the 1/N^2 term of a g with third derivatives needs the third moment C, "
+                "which this solution (the float64 route) does not carry."
+            )
+        else:
+            g2, digits["g2"] = taylor.second_order()
+    return ObservableExpansion(
+        observable=obs.name,
+        expression=str(obs.expr),
+        model=model.name,
+        params={k: mpmath.nstr(v, solution.dps) for k, v in values.items()},
+        g0=g0,
+        g1=g1,
+        g2=g2,
+        variance=variance,
+        digits=digits,
+        dps=solution.dps,
+        notes=notes,
+    )
+
+
+def _expand_quadratic(solution: Any, model: Any, obs: Any) -> ObservableExpansion:
+    """``N E[Y^T M Y] = tr(M W) + tr(M B)/N + O(1/N^2)`` (``g1`` with ``order=2``)."""
+    dps, b = solution.dps, model.b
+    notes: list[str] = []
+    with mpmath.workdps(dps + 10):
+        W = solution.W
+        errW = _scale([W[i, j] for i in range(b) for j in range(b)], solution.digits)
+        M = _quadratic_M(obs, b)
+        pairs = [(i, j) for i in range(b) for j in range(b) if M[i, j]]
+        g0 = mpmath.fsum(M[i, j] * W[j, i] for i, j in pairs)
+        e0 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errW
+        g1 = e1 = None
+        if solution.A is not None:
+            B = solution.B
+            errB = _scale([B[i, j] for i in range(b) for j in range(b)], solution.digits2)
+            g1 = mpmath.fsum(M[i, j] * B[j, i] for i, j in pairs)
+            e1 = mpmath.fsum(abs(M[i, j]) for i, j in pairs) * errB
+        else:
+            notes.append("the 1/N term tr(M B) needs order=2.")
+        digits = {"g0": _digits(g0, e0, dps)}
+        if g1 is not None:
+            digits["g1"] = _digits(g1, e1, dps)
+    return ObservableExpansion(
+        observable=str(obs),
+        expression=None,
+        model=model.name,
+        params=dict(solution.params),
+        g0=g0,
+        g1=g1,
+        g2=None,
+        variance=None,
+        digits=digits,
+        dps=dps,
+        notes=notes,
+    )
+
+
+@dataclass
+class _Taylor:
+    """The derivatives of ``g`` at ``s*`` and the moment coefficients they are
+    contracted with (the formulas of the module docstring), with the norm-wise
+    error of each input; built by :meth:`at` inside the working precision."""
+
+    solution: Any
+    b: int
+    at_s: list[dict[tuple[int, ...], mpf]]  # derivative tensors of g at s*, orders 0..4
+    lin: list[mpf]  # the gradient g_i
+    hess_terms: list[tuple[tuple[int, ...], mpf]]  # g_ij over all index orders
+    errW: mpf
+
+    @classmethod
+    def at(cls, solution: Any, model: Any, obs: Any, values: Mapping[str, Any]) -> _Taylor:
+        from derive.observables import derivatives, evaluate
+
+        b = model.b
+        s = list(solution.s_star)
+        at = [
+            {idx: _real(obs, evaluate(model, e, values, "mpmath")(*s)) for idx, e in t.items()}
+            for t in derivatives(model, obs.expr, 4)
+        ]
+        lin = [mpf(0)] * b
+        for (i,), v in at[1].items():
+            lin[i] = v
+        W = solution.W
+        return cls(
+            solution=solution,
+            b=b,
+            at_s=at,
+            lin=lin,
+            hess_terms=[(p, v) for idx, v in at[2].items() for p in set(permutations(idx))],
+            errW=_scale([W[i, j] for i in range(b) for j in range(b)], solution.digits),
+        )
+
+    def first_order(self) -> tuple[mpf, mpf, mpf, dict[str, int]]:
+        """``g0 = g(s*)``, ``g1 = g_i V_i + g_ij W_ij / 2``, ``g_i W_ij g_j`` and their digits."""
+        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
+        d1, dps = sol.digits, sol.dps
+        V, W, errW = sol.V, sol.W, self.errW
+        errS = _scale(list(sol.s_star), d1)
+        errV = _scale(V, d1)
+        g0 = at[0][()]
+        e0 = errS * mpmath.fsum(abs(v) * _multiplicity(i) for i, v in at[1].items())
+        sum1 = mpmath.fsum(abs(v) for v in lin)
+        g1 = (
+            mpmath.fsum(lin[i] * V[i] for i in range(b) if lin[i])
+            + mpmath.fsum(v * W[p] for p, v in self.hess_terms) / 2
+        )
+        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
+        e1 = sum1 * errV + sum2 * errW / 2
+        variance = mpmath.fsum(
+            lin[i] * W[i, j] * lin[j] for i in range(b) for j in range(b) if lin[i] and lin[j]
+        )
+        evar = sum1 * sum1 * errW
+        digits = {
+            "g0": _digits(g0, e0, dps),
+            "g1": _digits(g1, e1, dps),
+            "variance": _digits(variance, evar, dps),
+        }
+        return g0, g1, variance, digits
+
+    def second_order(self) -> tuple[mpf, int]:
+        """``g2 = g_i A_i + g_ij B_ij/2 + g_ijk C_ijk/6 + g_ijkl W_ij W_kl/8`` and its digits."""
+        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
+        d2, dps = sol.digits2, sol.dps
+        W, A, B, errW = sol.W, sol.A, sol.B, self.errW
+        sum1 = mpmath.fsum(abs(v) for v in lin)
+        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
+        errA = _scale(A, d2)
+        errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
+        third = [(p, v) for idx, v in at[3].items() for p in set(permutations(idx))]
+        if third:  # (without third derivatives C is not needed, nor always present)
+            Cfull = _full_third_moment(sol.C, sol.free_map)
+            errC = _scale([v for _, v in _flat_reduced(sol.C)], d2) * _map_gain(sol.free_map)
+        else:
+            Cfull, errC = None, mpf(0)
+        fourth = [(p, v) for idx, v in at[4].items() for p in set(permutations(idx))]
+        g2 = (
+            mpmath.fsum(lin[i] * A[i] for i in range(b) if lin[i])
+            + mpmath.fsum(v * B[p] for p, v in self.hess_terms) / 2
+            + mpmath.fsum(v * Cfull(p) for p, v in third) / 6
+            + mpmath.fsum(v * W[p[0], p[1]] * W[p[2], p[3]] for p, v in fourth) / 8
+        )
+        e2 = (
+            sum1 * errA
+            + sum2 * errB / 2
+            + mpmath.fsum(abs(v) for _, v in third) * errC / 6
+            + mpmath.fsum(
+                abs(v) * (abs(W[p[0], p[1]]) + abs(W[p[2], p[3]]) + errW) for p, v in fourth
+            )
+            * errW
+            / 8
+        )
+        return g2, _digits(g2, e2, min(dps, d2 if d2 is not None else dps))
+
+
+def _real(obs: Any, value: Any) -> mpf:
+    """A derivative value at ``s*`` as a finite real ``mpf``, else one sentence."""
+    try:
+        v = mpmath.mpmathify(value)
+    except (TypeError, ValueError):
+        v = None
+    if isinstance(v, mpmath.mpc):
+        v = v.real if v.imag == 0 else None
+    if v is None or not mpmath.isfinite(v):
+        raise ParameterError(
+            f"observable {obs.name!r} is not a finite real number at the fixed point s*."
+        )
+    return mpf(v)
+
+
+def _flat_reduced(C: Any) -> list[tuple[tuple[int, int, int], mpf]]:
+    return [
+        ((a, b, c), v)
+        for a, plane in enumerate(C)
+        for b, row in enumerate(plane)
+        for c, v in enumerate(row)
+    ]
+
+
+def _map_gain(T: list[list[Any]]) -> mpf:
+    """``max_i sum_a |T_ia|`` cubed: how much the map to all coordinates can grow
+    a norm-wise error of the reduced third moment."""
+    return max(mpmath.fsum(abs(mpf(t)) for t in row) for row in T) ** 3
+
+
+def _full_third_moment(C: Any, T: list[list[Any]]):
+    """``(i, j, k) -> sum_abc T_ia T_jb T_kc C_abc`` (the model's coordinates)."""
+    rows = [[(a, mpf(t)) for a, t in enumerate(row) if t] for row in T]
+    cache: dict[tuple[int, int, int], mpf] = {}
+
+    def entry(p: tuple[int, ...]) -> mpf:
+        key = tuple(sorted(p))
+        if key not in cache:
+            i, j, k = key
+            cache[key] = mpmath.fsum(
+                ta * tb * tc * C[a][bb][c]
+                for a, ta in rows[i]
+                for bb, tb in rows[j]
+                for c, tc in rows[k]
+            )
+        return cache[key]
+
+    return entry
+
+
+# --------------------------------------------------------------------------
+# exact chains
+# --------------------------------------------------------------------------
+def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
+    """``E[g(S_N)]`` and ``Var g(S_N)`` under an exact stationary law.
+
+    ``result`` is a :class:`numeric.exact.ExactResult` (either entry) or a
+    supermarket :class:`numeric.exact.result.ExactResult` (``pi`` over the states
+    ``state_array``, ``S = n/N``); ``model`` the model it was solved for (default:
+    the model the result records, or the supermarket model it describes).
+    ``g`` as in :func:`expand`, or a function of the ``(states, b)`` array of
+    ``S`` returning one value per state. The quadratic observable is
+    ``N E[(S - s*)^T M (S - s*)]`` at the result's ``s*``.
+    """
+    import numpy as np
+
+    from derive.observables import evaluate, observable
+
+    N = int(result.N)
+    X = np.asarray(result.state_array, dtype=float) / N
+    pi = np.asarray(result.pi, dtype=float)
+    if callable(g) and not hasattr(g, "free_symbols"):
+        vals = np.asarray(g(X), dtype=float)
+        name = getattr(g, "__name__", "g")
+    else:
+        model = _exact_model(result, model)
+        obs = observable(model, g)
+        name = obs.name
+        if obs.quadratic:
+            M = _quadratic_M(obs, model.b)
+            Mf = np.array([[float(M[i, j]) for j in range(model.b)] for i in range(model.b)])
+            Y = X - np.asarray(result.s_star, dtype=float)
+            vals = N * np.einsum("ni,ij,nj->n", Y, Mf, Y)
+        else:
+            params = {k: float(mpmath.mpf(v)) for k, v in _exact_params(result).items()}
+            vals = evaluate(model, obs.expr, params, "numpy")(X)
+    if vals.shape != pi.shape or not np.all(np.isfinite(vals)):
+        raise ParameterError(
+            f"observable {name!r} is not a finite real number on every state of the chain."
+        )
+    mean = float(pi @ vals)
+    variance = float(pi @ (vals - mean) ** 2)
+    return ExactExpectation(observable=name, N=N, mean=mean, variance=variance)
+
+
+def _exact_params(result: Any) -> dict[str, str]:
+    params = dict(getattr(result, "params", None) or {})
+    if not params and hasattr(result, "lam"):
+        params = {"lam": result.lam}
+        if not getattr(result, "replacement", True):
+            params["N"] = str(result.N)
+    return params
+
+
+def _exact_model(result: Any, model: Any) -> Any:
+    if model is not None:
+        return resolve_model(model, result.b)
+    stored = getattr(result, "source_model", None)
+    if stored is not None:
+        return stored
+    if hasattr(result, "lam") and hasattr(result, "d"):
+        from derive.models.supermarket import supermarket
+
+        return supermarket(result.b, result.d, replacement=result.replacement)
+    raise ParameterError(
+        "model must be given to evaluate an observable on this exact result "
+        f"(model {getattr(result, 'model', '?')})."
+    )

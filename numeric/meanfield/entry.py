@@ -1,0 +1,246 @@
+"""``numeric.solve``: the mean-field solution of any model, and the paper's short
+form ``numeric.bound(lam, b, d)`` for the supermarket model.
+
+``solve(model, params, *, dps, order, M, start, method)`` takes a
+:class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
+is resolved to the dimension the requested precision needs, or a model name
+that :func:`derive.models.load_model` takes) and a mapping of parameter
+values.  A model whose family registered a *fast path* (a structure-aware
+solver, :data:`numeric.meanfield.fast_paths.FAST_PATHS`) is solved by it unless ``method="general"``
+or a
+``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
+runs.  :func:`bound` builds the supermarket model from ``(lam, b, d)`` and runs
+its fast path (which also takes ``b = "auto"``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mpmath
+
+from mfstein.arguments import check_keywords, check_start
+from mfstein.errors import ParameterError
+from numeric.meanfield.fast_paths import fast_path
+from numeric.meanfield.params import check_names, parse_params
+from numeric.precision import check_dps
+from numeric.solution import MeanFieldSolution
+
+METHODS = ("auto", "general", "fast")
+
+
+@check_keywords
+def solve(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    order: int = 1,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    method: str = "auto",
+    precision: str = "dps",
+    observables: Sequence[Any] | str = (),
+) -> MeanFieldSolution:
+    """Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`, a :class:`derive.spec.Truncated` family
+        (resolved to the dimension the requested precision needs), or a name
+        :func:`derive.models.load_model` takes (``"sir"``, ``"file.py:factory"``;
+        entries of ``params`` that are factory keywords build it).
+    params:
+        Parameter name -> value (``{}`` for a model without parameters).
+    dps:
+        Requested significant digits, ``>= 5``.
+    order:
+        ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
+        ``c2`` (:mod:`numeric.expansion.stationary`).
+    M:
+        The quadratic observable (default the identity).
+    start:
+        Initial state in the model's coordinates (starts the fixed-point search
+        and fixes the conservation laws); default the model's reference point.
+    method:
+        ``"auto"`` (fast path when registered and no start is given),
+        ``"general"`` or ``"fast"``.
+    precision:
+        ``"dps"`` (default: ``dps`` digits earned by two working precisions) or
+        ``"float64"``: the float64 route of :mod:`numeric.meanfield.float64_route` for any
+        model (``dps`` is then ignored and ``digits`` is estimated from the
+        conditioning and two independent routes).
+    observables:
+        Observables ``g`` (a name the model declares, an expression in its
+        state symbols and parameters, ``"quadratic"``; one or a list; see
+        :mod:`derive.observables`), parsed before any work: each one's expansion
+        ``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``
+        (:func:`numeric.expansion.observables.expand`; ``g2`` with ``order=2``) is in
+        ``solution.observables`` by name, and in its ``to_dict``.
+
+    Returns
+    -------
+    MeanFieldSolution
+        In the model's own coordinates, carrying the model it belongs to (so
+        that :func:`numeric.certify_solution` needs nothing else); see
+        :mod:`numeric.meanfield.general` for how ``digits`` is earned.
+    """
+    from derive.models import as_model
+    from derive.spec import Truncated
+
+    dps = check_dps(dps)
+    check_start(start)
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    model, params = as_model(model, params)
+    if isinstance(model, Truncated):
+        with mpmath.workdps(dps + 20):
+            values = parse_params(model, params)
+        model = model.resolve(values, dps)
+    params = check_names(model, params)
+    with mpmath.workdps(dps + 20):
+        parse_params(model, params)  # names, numbers and declared ranges, before any work
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    if precision not in ("dps", "float64"):
+        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    wanted = _parse_observables(model, observables)
+    if precision == "float64":
+        from numeric.meanfield.float64_route import solve_float64
+
+        sol = solve_float64(model, params, M=M, start=start, order=order)
+    else:
+        sol = _solve_working_precision(model, params, dps, order, M, start, method)
+    sol.source_model = model
+    sol.inputs = dict(params)
+    sol.start = start
+    if wanted:
+        from numeric.expansion.observables import expand
+
+        sol.observables = {g.name: expand(sol, model, g, params) for g in wanted}
+    return sol
+
+
+def _parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
+    """The requested observables parsed against ``model`` (one sentence on a bad
+    one, before any work), without repeated names."""
+    from derive.observables import observable
+
+    if isinstance(observables, str) or (
+        isinstance(observables, tuple) and len(observables) == 2 and observables[0] == "quadratic"
+    ):
+        observables = [observables]
+    try:
+        items = list(observables or ())
+    except TypeError:
+        raise ParameterError(
+            f"observables must be a list of names or expressions, got {type(observables).__name__}."
+        ) from None
+    parsed = [observable(model, g) for g in items]
+    names = [g.name for g in parsed]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ParameterError(f"observables must be distinct; {', '.join(repeated)} is repeated.")
+    return parsed
+
+
+def _solve_working_precision(
+    model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, method: str
+) -> MeanFieldSolution:
+    """The fast path, the truncated general route or the general route (``dps`` digits)."""
+    fast = fast_path(model)
+    if method == "fast" and fast is None:
+        raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
+    if fast is not None and method != "general" and start is None:
+        sol = fast(model, params, dps=dps, M=M)
+    else:
+        from numeric.meanfield.general import solve_general
+        from numeric.meanfield.truncation import add_second_order, solve_truncated
+
+        cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
+        if cut is not None:
+            return cut
+        sol = solve_general(model, params, dps=dps, M=M, start=start)
+    if order == 2:
+        from numeric.meanfield.truncation import add_second_order
+
+        add_second_order(sol, model, params, dps=dps, M=M, start=start)
+    return sol
+
+
+def supermarket_model(
+    b: int, d: int = 2, *, mu: Any = 1, replacement: bool = True, N: Any = None, lam: Any = None
+) -> tuple[Any, dict[str, Any]]:
+    """The model and parameter mapping behind ``solve(lam, b, d, mu=, replacement=, N=)``."""
+    from derive.models.supermarket import supermarket
+
+    params = _supermarket_params(mu, replacement, N, lam)
+    model = supermarket(b, d, mu="mu" if "mu" in params else 1, replacement=replacement)
+    return model, params
+
+
+def _supermarket_params(mu: Any, replacement: bool, N: Any, lam: Any) -> dict[str, Any]:
+    """The parameter values of the supermarket model of :func:`supermarket_model`."""
+    params: dict[str, Any] = {"lam": lam}
+    if not (isinstance(mu, int | str) and str(mu).strip() == "1"):
+        params["mu"] = mu
+    if not replacement:
+        params["N"] = N
+    return params
+
+
+def bound(
+    lam: Any,
+    b: int | str = "auto",
+    d: int = 2,
+    *,
+    dps: int = 30,
+    order: int = 1,
+    M: Any = None,
+    mu: Any = 1,
+    replacement: bool = True,
+    N: Any = None,
+    truncate: bool = True,
+) -> MeanFieldSolution:
+    """The paper's short form: Theorem 1's constant of the supermarket model.
+
+    ``bound(lam, b, d)`` is :func:`solve` for the power-of-``d`` supermarket
+    model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
+    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Theorem 1 with the
+    sign of the Kronecker form corrected: ``E||S - s*||^2 ~ c/N``), by the
+    family's registered fast path (:func:`numeric.supermarket.solver.solve`), which
+    also takes ``b = "auto"`` (the smallest buffer at which ``c`` stops
+    changing, reported in ``.b``) and ``b = "inf"``.  ``mu``, ``replacement``
+    and ``N`` as in :func:`numeric.supermarket.solver.solve`; ``order=2`` adds the
+    1/N^2 terms; ``truncate`` cuts negligible tail levels.
+    """
+    from numeric.meanfield.truncation import add_second_order
+    from numeric.supermarket.solver import auto_buffer, check_b
+    from numeric.supermarket.solver import solve as supermarket_solve
+
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    b = check_b(b, allow=("auto", "inf"))
+    if b == "auto":
+        b = auto_buffer(lam, d, dps=dps, M=M)
+    sol = supermarket_solve(
+        lam, b, d, dps=dps, M=M, mu=mu, replacement=replacement, N=N, truncate=truncate
+    )
+    recipe = functools.partial(_supermarket_of, sol.b, sol.d, mu, replacement)
+    if order == 2:
+        model, params = supermarket_model(
+            sol.b, sol.d, mu=mu, replacement=replacement, N=N, lam=lam
+        )
+        add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
+        recipe = model
+    sol.source_model = recipe  # built on first use (certify_solution), not for every bound
+    sol.inputs = _supermarket_params(mu, replacement, N, lam)
+    return sol
+
+
+def _supermarket_of(b: int, d: int, mu: Any, replacement: bool) -> Any:
+    """The supermarket model behind a :func:`bound` (built when first needed)."""
+    return supermarket_model(b, d, mu=mu, replacement=replacement)[0]

@@ -1,0 +1,69 @@
+"""Structure-aware mean-field solvers by family: the registry of fast paths.
+
+A model family whose ``info.fast_path`` names a registered solver is solved by
+it in :func:`numeric.solve` unless ``method="general"`` or a ``start`` is given
+(the general route of :mod:`numeric.meanfield.general` runs otherwise).  A fast path is
+
+``f(model, params, *, dps, M) -> MeanFieldSolution``
+
+optionally with the family's own float64 fixed point
+``g(model, params) -> array | None`` (used by the float64 order 2 instead of
+the general ODE search; ``None`` for a member without a structured fixed
+point).  The exact task has the same registry for its chains
+(:mod:`numeric.exact.fast_paths`).
+
+The supermarket family (and JSQ(L)) is registered here; its solvers live in
+:mod:`numeric.supermarket.solver` and are imported only when first called, so this
+module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
+FAST_PATHS: dict[str, Callable[..., Any]] = {}
+
+#: Optional float64 fixed points of the fast paths: ``g(model, params) -> array | None``.
+FAST_FIXED_POINTS: dict[str, Callable[..., Any]] = {}
+
+
+def register_fast_path(
+    name: str,
+    solver: Callable[..., Any],
+    *,
+    fixed_point: Callable[..., Any] | None = None,
+) -> None:
+    """Register ``solver`` for models whose ``info.fast_path`` is ``name``, and
+    optionally the family's own float64 fixed point."""
+    FAST_PATHS[name] = solver
+    if fixed_point is not None:
+        FAST_FIXED_POINTS[name] = fixed_point
+
+
+def fast_path(model: Any) -> Callable[..., Any] | None:
+    """The registered solver of ``model``'s family, or ``None``."""
+    return FAST_PATHS.get(model.info.fast_path or "")
+
+
+def fast_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
+    """The fixed point of ``model`` from its registered fast path as a float64
+    array, or ``None`` when the model has none."""
+    g = FAST_FIXED_POINTS.get(model.info.fast_path or "")
+    return None if g is None else g(model, params)
+
+
+def _supermarket_solve(model: Any, params: Mapping[str, Any], *, dps: int, M: Any) -> Any:
+    from numeric.supermarket.solver import solve_model
+
+    return solve_model(model, params, dps=dps, M=M)
+
+
+def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
+    from numeric.supermarket.solver import fixed_point64
+
+    return fixed_point64(model, params)
+
+
+register_fast_path("supermarket", _supermarket_solve, fixed_point=_supermarket_fixed_point)

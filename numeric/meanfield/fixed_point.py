@@ -1,0 +1,302 @@
+"""The mean-field fixed point of any model: a global float64 search, then Newton
+at working precision.
+
+1. *Global start.*  From each start the mean-field ODE ``ds/dt = f(s)`` is
+   integrated in float64 (SciPy's ``solve_ivp``, LSODA with the generated
+   Jacobian) on the invariant set fixed by the start's conservation laws, over
+   horizons ``10, 40, 160, ...`` until ``||f|| < 1e-8``; a float64 Newton
+   iteration then polishes the end point.  Besides the caller's start (or the
+   model's declared reference point, or the origin) a few random starts in the
+   model's state space with the same conserved quantities are tried (NumPy
+   generator with seed 0, so the list is reproducible), and every distinct
+   stable fixed point found is reported.
+2. *Working precision.*  Newton's method on the reduced coordinates, with the
+   drift and Jacobian from the generated mpmath kernels and each step solved
+   by :func:`numeric.linalg.refinement.solve_linear`; it stops when a step is below
+   ``10^-(wp + 5)`` and the drift then vanishes to ``10^-(wp - 2)`` relative to
+   the largest transition intensity, otherwise
+   :class:`mfstein.errors.NumericalError` is raised.
+3. *Stability.*  The fixed point must be hyperbolic and stable: every
+   eigenvalue of the reduced Jacobian must have a negative real part
+   (float64 eigenvalues, with a margin of ``1e-9 ||J||``); otherwise the
+   mean-field error constants do not exist and a
+   :class:`mfstein.errors.ParameterError` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric.linalg.refinement import solve_linear
+from numeric.meanfield.invariants import Reduction
+from numeric.precision import limited_blas
+
+#: Random starts tried besides the caller's start (seed 0).
+RANDOM_STARTS = 4
+#: ODE horizons tried in turn.
+HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: After this many horizons without convergence, look for an unstable fixed point.
+UNSTABLE_PROBE = 2
+
+
+@dataclass
+class Float64Search:
+    """Fixed points found by the float64 search."""
+
+    primary: np.ndarray  # reduced coordinates, reached from the main start
+    stable: list[np.ndarray]  # every distinct stable fixed point (full coordinates)
+    notes: list[str]
+
+
+class ReducedModel:
+    """The drift and Jacobian of a model on its free coordinates (float64 and mpmath)."""
+
+    def __init__(self, model: Any, red: Reduction) -> None:
+        self.model = model
+        self.red = red
+        self.k64 = model.kernels("numba")
+        self.kmp = model.kernels("mpmath")
+        T = red.T()
+        self.T64 = np.array([[float(v) for v in row] for row in T])
+        self.Tmp = [[mpf(v.numerator) / v.denominator for v in row] for row in T]
+        self.free = list(red.free)
+        # s_D = q - C_F s_F as float arrays (full64 runs at every ODE evaluation)
+        self._free_idx = np.array(self.free, dtype=np.int64)
+        self._dep_idx = np.array(red.dependent, dtype=np.int64)
+        self._C = np.array(
+            [[float(row[j]) for j in self.free] for row in red.laws], dtype=float
+        ).reshape(len(red.laws), len(self.free))
+
+    # float64 ---------------------------------------------------------------
+    def full64(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Full state from free coordinates ``x`` and conserved values ``q``."""
+        s = np.zeros(self.red.b)
+        s[self._free_idx] = x
+        if self._dep_idx.size:
+            s[self._dep_idx] = np.asarray(q, dtype=float) - self._C @ np.asarray(x, dtype=float)
+        return s
+
+    def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Drift on the free coordinates ``x`` (conserved quantities ``q``), float64."""
+        return self.k64.f(self.full64(x, q), p)[self.free]
+
+    def jac64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Reduced Jacobian ``J[F, :] T`` at the free coordinates ``x``, float64."""
+        J = self.k64.jac(self.full64(x, q), p)
+        return J[self.free, :] @ self.T64
+
+    # working precision -------------------------------------------------------
+    def jac_mp(self, s: list[mpf], p: list[mpf]) -> mpmath.matrix:
+        """Reduced Jacobian ``J_r = J[F, :] T`` at full state ``s`` (sparse evaluation)."""
+        n = self.red.n
+        pos = {j: i for i, j in enumerate(self.free)}
+        out = mpmath.matrix(n, n)
+        vals = self.kmp.jac_values(s, p)
+        for (i, j), v in zip(self.k64.jac_index.tolist(), vals, strict=True):
+            r = pos.get(i)
+            if r is None or not v:
+                continue
+            col = pos.get(j)
+            if col is not None:
+                out[r, col] += v
+            else:
+                for m in range(n):
+                    t = self.Tmp[j][m]
+                    if t:
+                        out[r, m] += v * t
+        return out
+
+
+def _random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Generator) -> list:
+    """Random points of the state space with the same conserved values ``q``."""
+    space = model.info.state_space
+    b = red.b
+    out = []
+    for _ in range(RANDOM_STARTS):
+        if not red.laws:
+            if space.kind == "monotone":
+                s = np.sort(rng.random(b))[::-1]
+            elif space.kind == "simplex":
+                s = rng.dirichlet(np.ones(b + 1))[:b] * space.total
+            else:
+                s = rng.random(b)
+            out.append(s)
+        elif (
+            space.kind == "simplex"
+            and len(red.laws) == 1
+            and all(c == 1 for c in red.laws[0])
+            and 0 < q[0] <= space.total
+        ):
+            out.append(rng.dirichlet(np.ones(b)) * q[0])
+    return out
+
+
+@limited_blas()
+def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    from scipy.integrate import solve_ivp
+
+    x = np.array(x0, dtype=float)
+    unstable = None
+    for n_horizon, horizon in enumerate(HORIZONS):
+        if n_horizon == UNSTABLE_PROBE:
+            # still moving after the first horizons: an unstable fixed point with a
+            # limit cycle around it would keep the ODE going through every horizon;
+            # Newton from here finds such a point, returned (and then refused by the
+            # caller) if the ODE has not converged after one more horizon either
+            probe = _newton64(rm, x, q, p)
+            if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
+                unstable = probe
+        sol = solve_ivp(
+            lambda t, y: rm.f64(y, q, p),
+            (0.0, horizon),
+            x,
+            method="LSODA",
+            jac=lambda t, y: rm.jac64(y, q, p),
+            rtol=1e-7,  # only the basin matters: Newton polishes below
+            atol=1e-10,
+        )
+        if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
+            raise NumericalError(
+                f"the mean-field ODE of model {rm.model.name} could not be integrated from the "
+                f"start ({sol.message})."
+            )
+        x = sol.y[:, -1]
+        if np.max(np.abs(rm.f64(x, q, p))) < 1e-8:
+            break
+        if unstable is not None:
+            return unstable
+    # float64 Newton polish
+    for _ in range(50):
+        step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]
+        x = x - step
+        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+            break
+    return x
+
+
+def _newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+    """A float64 Newton iteration from ``x0``: the fixed point (drift below ``1e-12``
+    of the largest intensity) or ``None`` when it does not converge."""
+    x = np.array(x0, dtype=float)
+    with np.errstate(all="ignore"):
+        for _ in range(50):
+            f = rm.f64(x, q, p)
+            if not np.all(np.isfinite(f)):
+                return None
+            step = np.linalg.lstsq(rm.jac64(x, q, p), f, rcond=None)[0]
+            x = x - step
+            if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+                break
+        else:
+            return None
+        scale = max(1.0, float(np.max(np.abs(rm.k64.rates(rm.full64(x, q), p)))))
+        if not np.max(np.abs(rm.f64(x, q, p))) < 1e-12 * scale:
+            return None
+    return x
+
+
+def stability(J: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Eigenvalues of ``J`` (by increasing real part reversed: largest last) and
+    whether all have real part below ``-1e-9 ||J||``."""
+    if J.size == 0:
+        return np.zeros(0), True
+    eig = np.linalg.eigvals(J)
+    eig = eig[np.argsort(eig.real)]
+    margin = 1e-9 * max(1.0, float(np.max(np.abs(J))))
+    return eig, bool(np.max(eig.real) < -margin)
+
+
+def search(
+    rm: ReducedModel, start: np.ndarray, p: np.ndarray, *, extra_starts: bool = True
+) -> Float64Search:
+    """Integrate from ``start`` (full coordinates) and from random starts; classify."""
+    red = rm.red
+    q = np.array([sum(float(c) * start[j] for j, c in enumerate(row)) for row in red.laws])
+    primary = _integrate(rm, start[rm.free], q, p)
+    found = [rm.full64(primary, q)]
+    notes: list[str] = []
+    if extra_starts:
+        rng = np.random.default_rng(0)
+        for s0 in _random_starts(rm.model, red, q, rng):
+            try:
+                x = _integrate(rm, s0[rm.free], q, p)
+            except NumericalError:
+                continue
+            found.append(rm.full64(x, q))
+    stable: list[np.ndarray] = []
+    for s in found:
+        x = s[rm.free]
+        if np.max(np.abs(rm.f64(x, q, p))) > 1e-9:
+            continue
+        _, ok = stability(rm.jac64(x, q, p))
+        if ok and not any(np.max(np.abs(s - t)) <= 1e-6 * (1 + np.max(np.abs(t))) for t in stable):
+            stable.append(s)
+    if len(stable) > 1:
+        notes.append(
+            f"{len(stable)} distinct stable fixed points were found from {len(found)} starts "
+            "(random starts with seed 0); the solution is the one reached from the given start."
+        )
+    return Float64Search(primary=primary, stable=stable, notes=notes)
+
+
+def newton(rm: ReducedModel, x0: Sequence[float], q: list[mpf], p: list[mpf], wp: int) -> list[mpf]:
+    """The fixed point's full coordinates at ``wp`` digits (iterated with 10 guard
+    digits, returned rounded to the current precision)."""
+    red = rm.red
+    with mpmath.workdps(wp + 10):
+        x = [mpf(float(v)) for v in x0]
+        q = [+v for v in q]
+        tol = mpf(10) ** (-wp - 3)
+        for _ in range(60 + wp // 5):
+            s = red.complete(x, q)
+            f = rm.kmp.f(s, p)
+            step = solve_linear(rm.jac_mp(s, p), [f[j] for j in rm.free])
+            x = [a - b for a, b in zip(x, step, strict=True)]
+            size = max((abs(v) for v in step), default=mpf(0))
+            if size <= tol * max([mpf(1)] + [abs(v) for v in x]):
+                break
+        else:
+            raise NumericalError(
+                f"Newton's method for the fixed point of model {rm.model.name} did not converge."
+            )
+    s = [+v for v in red.complete(x, q)]
+    scale = max([mpf(1)] + [abs(v) for v in rm.kmp.rates(s, p)])
+    res = max(abs(v) for v in rm.kmp.f(s, p))
+    if res > mpf(10) ** (-wp + 2) * scale:
+        raise NumericalError(
+            f"the fixed point's drift residual {mpmath.nstr(res, 3)} exceeds "
+            f"10^-{wp - 2} (model {rm.model.name}); no result is reported."
+        )
+    return s
+
+
+def check_stable(
+    rm: ReducedModel, s: Sequence[Any], p64: np.ndarray, q64: np.ndarray
+) -> np.ndarray:
+    """Eigenvalues of the reduced Jacobian at ``s``; ParameterError unless stable."""
+    x = np.array([float(s[j]) for j in rm.free])
+    eig, ok = stability(rm.jac64(x, q64, p64))
+    if not ok:
+        worst = eig[-1]
+        where = ", ".join(f"{float(v):.6g}" for v in s)
+        if abs(worst) <= 1e-9 * max(1.0, float(np.max(np.abs(rm.jac64(x, q64, p64))))):
+            what = "is not hyperbolic: J(s*) has an eigenvalue 0" + (
+                " beyond the conservation laws found"
+                if rm.red.laws
+                else " and the jumps conserve no linear quantity"
+            )
+        else:
+            what = f"is not stable: J(s*) has an eigenvalue with real part {worst.real:.3g} >= 0"
+        raise ParameterError(
+            f"the fixed point s* = ({where}) of model {rm.model.name} {what}; the mean-field "
+            "error constants need a stable hyperbolic fixed point (change the parameters or "
+            "the start)."
+        )
+    return eig

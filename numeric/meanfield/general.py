@@ -1,0 +1,479 @@
+"""Fixed point, ``P``, ``W``, ``V`` and the constant ``c`` of any model, at any precision.
+
+For a density-dependent population process with drift ``f``, diffusion
+``Q = sum_l l l^T beta_l`` and a stable fixed point ``s*`` (Section 3 and
+Theorem 1 of "Beyond Scaling: Calculable Error Bound of the
+Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", with the sign of the
+Kronecker form corrected):
+
+* ``J = Df(s*)``; ``W`` solves ``J W + W J^T + Q(s*) = 0`` (covariance of the
+  Ornstein--Uhlenbeck limit of ``sqrt(N)(S - s*)``);
+* ``P`` solves ``P J + J^T P + M = 0`` (Stein's equation for
+  ``g(s) = -(s - s*)^T P (s - s*)``);
+* ``c = tr(P Q) = tr(M W)``, so ``E[(S - s*)^T M (S - s*)] = c/N + o(1/N)``;
+* ``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk (d^2 f_i/ds_j ds_k)(s*) W_jk``, so
+  ``E[S] = s* + V/N + O(1/N^2)`` (N. Gast and B. Van Houdt, "A Refined Mean
+  Field Approximation", Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017).
+
+Conservation laws are removed first (:mod:`numeric.meanfield.invariants`): everything is
+solved on the free coordinates and ``W``, ``V`` are mapped back exactly.  The
+fixed point comes from :mod:`numeric.meanfield.fixed_point`; the linear algebra from
+:mod:`numeric.linalg.refinement` (float64 solves refined by exact residuals).
+
+Routes and digits.  The reference value ``stein`` = ``tr(P Q)`` and every
+reported object are computed at ``wp2`` digits, and the ``covariance`` route
+``tr(M W)`` at ``wp1 < wp2`` (the fixed point recomputed at each precision);
+for at most :data:`KRONECKER_MAX_N` free coordinates the dense Kronecker system
+(:func:`numeric.linalg.tridiagonal.solve_vectorised`) is a third, independent route.
+``digits`` is the number of significant digits on which all routes agree and
+on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
+the requested ``dps``; every entry of ``s*``, ``V`` and ``W`` carries its own
+error estimate, the difference between the two precisions
+(``MeanFieldSolution.errors``); if that falls short after raising the guard digits
+twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
+(:func:`numeric.precision.earn_digits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+from mfstein.errors import ParameterError
+from numeric.linalg.refinement import solve_linear, solve_lyapunov
+from numeric.meanfield import fixed_point as fp
+from numeric.meanfield.invariants import reduction
+from numeric.meanfield.params import check_names, kernel_vector, parse_params
+from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder, to_mpf, to_str
+from numeric.quadratic_form import quadratic_form
+from numeric.solution import MeanFieldSolution
+
+#: The dense Kronecker route runs for at most this many free coordinates.
+KRONECKER_MAX_N = 8
+
+
+def _sympy_to_mpf(name: str, value: Any) -> mpf:
+    """A number from a model declaration (SymPy number, int, str, float) as mpf."""
+    import sympy as sp
+
+    if isinstance(value, sp.Rational):
+        return mpf(int(value.p)) / int(value.q)
+    if isinstance(value, sp.Basic):
+        if not value.is_number:
+            raise ParameterError(f"{name} must be a number, got {value}.")
+        return mpmath.mpf(str(sp.N(value, mpmath.mp.dps + 10)))
+    return to_mpf(name, value)
+
+
+def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mpf]) -> list[mpf]:
+    """The initial state: the caller's ``start``, else the model's reference point,
+    else the origin; checked against the state space (current precision)."""
+    b = model.b
+    if start is None:
+        ref = model.info.reference
+        if callable(ref):
+            ref = ref(values)
+        raw = list(ref) if ref is not None else [0] * b
+        what = "the model's reference point"
+    else:
+        if isinstance(start, str):
+            start = [t for t in start.split(",") if t.strip()]
+        raw = list(start)
+        what = "start"
+    if len(raw) != b:
+        raise ParameterError(
+            f"{what} must have {b} coordinates (one per state of model {model.name}), "
+            f"got {len(raw)}."
+        )
+    s = [_sympy_to_mpf("start", v) for v in raw]
+    return snap_into_space(model, s, what)
+
+
+#: A start within this many float64 ulps (relative to 1 and to the total) of the
+#: state space's boundary is snapped onto it: the round-off of a start typed in
+#: decimals or computed in float64, not a different start.
+SNAP_ULPS = 64
+
+
+def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
+    """``s`` checked against the model's declared state space, float round-off snapped.
+
+    Coordinates within :data:`SNAP_ULPS` float64 ulps below 0 (above 1 for box
+    and monotone spaces) are set to the bound, and for a simplex whose sum is
+    conserved by every jump (``s_1 + ... + s_b == total``, as for SIR) a sum
+    within that many ulps of the total is made exact by adjusting the largest
+    coordinate; a warning says so in one line.  Anything farther out is refused
+    in one sentence (:class:`ParameterError`): a start off the state space is
+    another process, not this one.
+    """
+    import warnings
+
+    space = model.info.state_space
+    b = len(s)
+    tol = mpf(SNAP_ULPS) * mpf(2) ** -52 * max(mpf(1), abs(mpf(space.total)))
+    snapped = list(s)
+    upper = space.kind in ("box", "monotone")
+    for i, v in enumerate(snapped):
+        if -tol <= v < 0:
+            snapped[i] = mpf(0)
+        elif upper and 1 < v <= 1 + tol:
+            snapped[i] = mpf(1)
+    if space.kind == "monotone":
+        for i in range(1, b):
+            if snapped[i - 1] < snapped[i] <= snapped[i - 1] + tol:
+                snapped[i] = snapped[i - 1]
+    conserved = space.kind == "simplex" and _sum_conserved(model)
+    if conserved:
+        total = _sympy_to_mpf("total", space.total)
+        gap = total - mpmath.fsum(snapped)
+        if gap != 0 and abs(gap) <= tol:
+            k = max(range(b), key=lambda i: snapped[i])
+            snapped[k] += gap
+    shown = ", ".join(mpmath.nstr(v, 8) for v in s)
+    where = space.describe(b)
+    if conserved:
+        where = f"s_i >= 0, s_1 + ... + s_{b} = {space.total:g} (every jump conserves the sum)"
+        if abs(mpmath.fsum(snapped) - total) > 0:
+            raise ParameterError(
+                f"{what} must lie in the state space {where} of model {model.name}, got "
+                f"({shown}), whose sum is {mpmath.nstr(mpmath.fsum(s), 8)}."
+            )
+    if not space.contains(snapped, tol=0):
+        raise ParameterError(
+            f"{what} must lie in the state space {where} of model {model.name}, got ({shown})."
+        )
+    if snapped != s:
+        message = (
+            f"{what} ({shown}) was moved onto the state space {where} by at most "
+            f"{mpmath.nstr(max(abs(a - c) for a, c in zip(s, snapped, strict=True)), 2)} "
+            "(float round-off)."
+        )
+        if message not in _SNAPPED:  # once, not at every working precision
+            _SNAPPED.add(message)
+            warnings.warn(message, stacklevel=2)
+    return snapped
+
+
+#: Snapping messages already shown in this process.
+_SNAPPED: set[str] = set()
+
+
+def _sum_conserved(model: Any) -> bool:
+    """Whether every jump leaves ``s_1 + ... + s_b`` unchanged."""
+    return all(sum(t.jump) == 0 for t in model.transitions)
+
+
+def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> None:
+    """Refuse a state at which some rate is negative or not finite (one sentence
+    naming the transition and the state): only population processes are answered,
+    and ``N beta_l(s)`` is a jump intensity only when it is finite and ``>= 0``.
+
+    ``s`` and ``p`` are numbers of any kind (evaluated in mpmath at 30 digits);
+    a negative value within ``10^-20`` of the largest rate there counts as the
+    round-off of a rate that vanishes.
+    """
+    kmp = model.kernels("mpmath")
+    with mpmath.workdps(30):
+        sm = [mpf(v) if not isinstance(v, mpf) else v for v in s]
+        pm = [mpf(v) if not isinstance(v, mpf) else v for v in p]
+        try:
+            vals = list(kmp.rates(sm, pm))
+        except (ZeroDivisionError, ValueError, OverflowError):
+            vals = None
+        scale = max([mpf(1)] + [abs(v) for v in vals or [] if mpmath.isfinite(v)])
+        pairs = zip(model.states, sm, strict=True)
+        state = ", ".join(f"{x} = {mpmath.nstr(v, 8)}" for x, v in pairs)
+        if vals is None:
+            raise ParameterError(
+                f"the rates of model {model.name} cannot be evaluated at {where} ({state})."
+            )
+        for t, v in zip(model.transitions, vals, strict=True):
+            name = t.label or str(t.jump)
+            if not mpmath.isfinite(v):
+                raise ParameterError(
+                    f"transition {name} of model {model.name} has a rate that is not finite at "
+                    f"{where} ({state}); a population process needs finite rates."
+                )
+            if v < -scale * mpf(10) ** -20:
+                raise ParameterError(
+                    f"transition {name} of model {model.name} has the negative rate "
+                    f"{mpmath.nstr(v, 6)} at {where} ({state}); a population process needs "
+                    "rates >= 0 on its state space (check the parameters and factory options)."
+                )
+
+
+def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
+    """Refuse a fixed point on a kink of a piecewise rate (``Min``, ``Max``,
+    ``Abs``, ``Heaviside``, ``Piecewise``; :func:`derive.model.kinks`), in one
+    sentence: ``J``, the Hessian and the 1/N expansion need a drift that is
+    differentiable at ``s*``; away from the kinks every derivative is that of the
+    branch active there."""
+    import sympy as sp
+
+    from derive.model import kinks
+
+    point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
+    point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
+    scale = 1 + max(abs(float(v)) for v in point.values())
+    for t in model.transitions:
+        for g in kinks(t.rate):
+            value = complex(g.subs(point).evalf(17))
+            if abs(value) <= 1e-9 * scale:
+                pairs = zip(model.states, s, strict=True)
+                shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
+                raise ParameterError(
+                    f"the fixed point ({shown}) of model {model.name} lies on the kink "
+                    f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
+                    "a drift that is differentiable at the fixed point (move the parameters "
+                    "off the kink)."
+                )
+
+
+def _trace(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
+    n = A.rows
+    return mpmath.fsum(A[i, j] * B[j, i] for i in range(n) for j in range(n) if A[i, j])
+
+
+def _sparse_rows(T: list[list[mpf]]) -> list[list[tuple[int, mpf]]]:
+    return [[(a, t) for a, t in enumerate(row) if t] for row in T]
+
+
+def congruence(T: list[list[mpf]], X: mpmath.matrix) -> mpmath.matrix:
+    """``T X T^T`` for the sparse ``b x n`` map ``T`` (free rows are unit vectors)."""
+    rows = _sparse_rows(T)
+    b = len(rows)
+    out = mpmath.matrix(b, b)
+    for i in range(b):
+        for j in range(i + 1):
+            v = mpmath.fsum(t * u * X[a, c] for a, t in rows[i] for c, u in rows[j])
+            out[i, j] = out[j, i] = v
+    return out
+
+
+def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
+    """``T^T M T``: the quadratic form ``M`` on the free coordinates."""
+    rows = _sparse_rows(T)
+    b = len(rows)
+    out = mpmath.matrix(n, n)
+    for i in range(b):
+        for j in range(b):
+            m = M[i, j]
+            if m:
+                for a, t in rows[i]:
+                    for c, u in rows[j]:
+                        out[a, c] += t * m * u
+    return out
+
+
+def _flat(X: mpmath.matrix) -> list[mpf]:
+    """The entries of a square matrix, row-major."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
+
+
+def _route_values(low: dict, high: dict) -> dict[str, mpf]:
+    """The values the reference ``stein`` (at the higher precision) is compared with."""
+    values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
+    if "kronecker" in low:
+        values["kronecker"] = low["kronecker"]
+    return values
+
+
+class MeanFieldProblem:
+    """One model prepared for the working-precision mean-field routes (this
+    module's :func:`solve_general` and :func:`numeric.expansion.stationary.second_order`;
+    the exact chains and simulators read :class:`numeric.prepared.PreparedModel`):
+    its parameters checked, conservation laws removed (:mod:`numeric.meanfield.invariants`),
+    start checked against the state space, float64 fixed point found and its
+    stability checked; :meth:`at` then computes every object at any precision."""
+
+    def __init__(
+        self,
+        model: Any,
+        params: Mapping[str, Any],
+        start: Any,
+        M: Any,
+        *,
+        extra_starts: bool = True,
+    ) -> None:
+        self.model = model
+        self.params = dict(params)
+        self.red = reduction(model, model.kernels("numba").jumps)
+        self.rm = fp.ReducedModel(model, self.red)
+        with mpmath.workdps(30):
+            values = parse_params(model, params)
+            s0 = start_point(model, start, values)
+            p30 = kernel_vector(model, values)
+            self.p64 = np.array([float(v) for v in p30])
+            check_rates(model, s0, p30, "the start")
+        self.start = start
+        self.M_of = quadratic_form(M)
+        self.M_of(model.b)  # validate now
+        info = getattr(model, "info", None)
+        if info is not None and info.unique_fixed_point:
+            extra_starts = False
+        self.search = fp.search(
+            self.rm, np.array([float(v) for v in s0]), self.p64, extra_starts=extra_starts
+        )
+        self.q64 = np.array(
+            [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in self.red.laws]
+        )
+        # refuse an unstable or non-hyperbolic fixed point before any high-precision work
+        s_star = self.rm.full64(self.search.primary, self.q64)
+        with mpmath.workdps(30):
+            check_rates(model, [mpf(float(v)) for v in s_star], p30, "the fixed point")
+        check_no_kink(model, s_star, self.p64)
+        fp.check_stable(self.rm, s_star, self.p64, self.q64)
+
+    def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
+        """Every object at ``wp`` significant digits."""
+        model, red, rm = self.model, self.red, self.rm
+        out: dict[str, Any] = {}
+        with mpmath.workdps(wp):
+            values = parse_params(model, self.params)
+            p = kernel_vector(model, values)
+            s0 = start_point(model, self.start, values)
+            q = red.values(s0)
+            s = fp.newton(rm, self.search.primary, q, p, wp)
+            F = list(red.free)
+            Jr = rm.jac_mp(s, p)
+            Q = rm.kmp.Q(s, p)
+            Qr = mpmath.matrix([[Q[i, j] for j in F] for i in F])
+            T = rm.Tmp
+            M = self.M_of(model.b)
+            Mr = _reduce_form(T, M, red.n)
+            Wr = solve_lyapunov(Jr, Qr)
+            W = congruence(T, Wr)
+            out.update(s=s, p=p, Jr=Jr, Q=Q, Qr=Qr, Wr=Wr, W=W, M=M, Mr=Mr)
+            out["covariance"] = _trace(Mr, Wr)
+            h = [mpf(0)] * model.b
+            hess = rm.kmp.hess_values(s, p)
+            for (i, j, k), v in zip(rm.k64.hess_index.tolist(), hess, strict=True):
+                if v:
+                    h[i] += v * W[j, k] / 2
+            Vr = solve_linear(Jr, [-h[i] for i in F])
+            out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.b)]
+            if full:
+                Pr = solve_lyapunov(Jr.T, Mr)
+                out["Pr"] = Pr
+                out["stein"] = _trace(Pr, Qr)
+            if kronecker and red.n <= KRONECKER_MAX_N:
+                from numeric.linalg.tridiagonal import solve_vectorised
+
+                out["kronecker"] = _trace(solve_vectorised(Jr, Mr), Qr)
+        return out
+
+
+def solve_general(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+) -> MeanFieldSolution:
+    """The general (structure-free) route for a finite :class:`derive.Model`.
+
+    Parameters
+    ----------
+    model:
+        A :class:`derive.model.Model`.
+    params:
+        Parameter name -> value (strings parsed exactly).
+    dps:
+        Requested significant digits of ``c``, ``>= 5``.
+    M:
+        The quadratic observable (:func:`numeric.quadratic_form.quadratic_form`)
+        (``None``/``"identity"``, ``"diag:a,b,..."`` or a symmetric ``b x b`` matrix).
+    start:
+        Initial state in the model's coordinates; it starts the fixed-point
+        search and fixes the values of the conservation laws.
+    """
+    dps = check_dps(dps)
+    params = check_names(model, params)
+    prob = MeanFieldProblem(model, params, start, M)
+
+    def agreement(low: dict, high: dict) -> int:
+        values = _route_values(low, high)
+        return min(
+            min(agreeing_digits(high["stein"], v) for v in values.values()),
+            agreeing_digits(_flat(high["W"]), _flat(low["W"])),
+            agreeing_digits(high["V"], low["V"]),
+        )
+
+    earned = earn_digits(
+        dps,
+        guard_ladder(dps),
+        lambda wp: prob.at(wp, full=False, kronecker=True),
+        lambda wp: prob.at(wp, full=True, kronecker=False),
+        agreement,
+        who="the routes",
+        where=f"model {model.name}",
+    )
+    low, high, digits, wp2 = earned.low, earned.high, earned.digits, earned.wp_high
+    ref = high["stein"]
+    values = _route_values(low, high)
+    red = prob.red
+    eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64)
+    with mpmath.workdps(dps + 10):
+        s = high["s"]
+        P = mpmath.matrix(model.b, model.b)
+        for a, i in enumerate(red.free):
+            for c, j in enumerate(red.free):
+                P[i, j] = high["Pr"][a, c]
+        eigenvalues = [
+            mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
+            for v in eig
+        ]
+        J = prob.rm.kmp.jac(s, high["p"])
+        ftilde = prob.rm.kmp.ftilde(s, high["p"])
+    others = [
+        [float(v) for v in t]
+        for t in prob.search.stable
+        if np.max(np.abs(t - np.array([float(v) for v in s]))) > 1e-6
+    ]
+    notes = list(prob.search.notes)
+    notes.append("eigenvalues of J(s*) are float64 values (about 15 significant digits).")
+    if red.laws:
+        notes.append(
+            f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
+            f"{', '.join(str(model.states[j]) for j in red.free)}; W and V are exact images in "
+            "all coordinates, P acts on the free ones."
+        )
+    methods = {"stein": to_str(ref, dps)}
+    methods.update({k: to_str(v, dps) for k, v in values.items()})
+    errors = {
+        "s_star": earned.errors(high["s"], low["s"]),
+        "V": earned.errors(high["V"], low["V"]),
+        "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+    }
+    with mpmath.workdps(wp2):
+        vals = parse_params(model, params)
+    structure_lam = vals.get("lam")
+    return MeanFieldSolution(
+        lam=structure_lam,
+        b=model.b,
+        d=model.structure("d"),
+        dps=dps,
+        s_star=s,
+        J=J,
+        ftilde=ftilde,
+        Q=high["Q"],
+        P=P,
+        W=high["W"],
+        V=high["V"],
+        eigenvalues=eigenvalues,
+        constant=ref,
+        digits=min(digits, dps),
+        methods=methods,
+        model=model.name,
+        params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
+        free=list(red.free),
+        conservation=red.laws_as_text(),
+        fixed_points=others,
+        notes=notes,
+        errors=errors,
+    )

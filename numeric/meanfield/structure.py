@@ -1,0 +1,408 @@
+"""Structure found from the model itself: sparse drift and Jacobian, a float64
+fixed point by sparse solves, and the coordinates that are negligible there.
+
+Nothing here is declared by a family: the jump matrix ``L`` and the sparsity of
+``d beta / ds`` come from the transitions (:mod:`derive.sparse`), so
+``f = L^T beta``, ``J = L^T (d beta/ds)`` and ``Q = L^T diag(beta) L`` are sparse
+matrices whenever each rate involves few coordinates, and the fixed point is
+found by the mean-field ODE (SciPy's BDF with the sparse Jacobian) polished by
+Newton steps with a sparse LU (``scipy.sparse.linalg.splu``).
+
+Negligible coordinates (docs/design.md, "Negligible coordinates").  A set ``D``
+of free coordinates is dropped at the fixed point ``s*`` when, relative to the
+largest state, rate and Jacobian entry,
+
+* ``|s*_i| <= delta`` for ``i in D``,
+* every transition that moves a coordinate of ``D`` has intensity ``<= delta``,
+* ``|J_ij| <= delta`` for ``i in D``, ``j`` kept (the kept block drives the
+  dropped one only through ``delta``),
+* no conservation law involves a coordinate of ``D``.
+
+Then ``Q_DD``, ``Q_DK`` and ``J_DK`` are ``O(delta)``: with them set to zero,
+``J`` is block upper triangular, ``W`` and ``V`` vanish on ``D`` and their kept
+blocks solve the kept block's own equations -- exactly the tail argument of the
+supermarket model, made for any model.  A relative perturbation ``delta`` of
+``J`` and ``Q`` moves the stable Lyapunov solutions by at most
+``2 delta ||J|| ||X|| ||L^{-1}||`` (``||L^{-1}|| <= tr(P_I)``), which is how the
+callers choose ``delta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+import scipy.sparse as sps
+
+from mfstein.errors import NumericalError
+from numeric.meanfield.invariants import Reduction, reduction
+
+#: ODE horizons tried in turn by :func:`fixed_point64`.
+HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: Up to this many free coordinates the fixed point's linear algebra is dense.
+DENSE_MAX = 32
+
+
+def _linear_solver(dense: bool) -> Any:
+    """``solve(A, b)`` for the implicit steps: LAPACK for dense ``A``, SuperLU for
+    sparse; a singular ``A`` raises :class:`RuntimeError` either way."""
+    if not dense:
+        from scipy.sparse.linalg import splu
+
+        return lambda A, b: splu(A.tocsc()).solve(b)
+
+    def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+        try:
+            return np.linalg.solve(A, b)
+        except np.linalg.LinAlgError as exc:
+            raise RuntimeError(str(exc)) from exc
+
+    return solve
+
+
+def _reduction(model: Any, sr: Any) -> Reduction:
+    """The conservation laws of ``model``: none, without exact linear algebra, when
+    every coordinate has a unit jump of its own (the jump matrix then has full
+    column rank), else :func:`numeric.meanfield.invariants.reduction`."""
+    b = model.b
+    rows, cols, vals = sr.jumps
+    counts = np.bincount(rows, minlength=sr.n_transitions)
+    unit = np.zeros(b, dtype=bool)
+    single = counts[rows] == 1
+    unit[cols[single & (np.abs(vals) == 1)]] = True
+    if unit.all() and not model.info.conservation:
+        return Reduction(b=b, laws=(), free=tuple(range(b)), dependent=())
+    return reduction(model, model.kernels("numba").jumps)
+
+
+@dataclass
+class SparseSystem:
+    """A model's float64 drift, sparse Jacobian and diffusion at given parameters."""
+
+    model: Any
+    sr: Any
+    p: np.ndarray
+    red: Reduction
+    L: sps.csr_matrix
+    T: sps.csr_matrix  # b x n: ds/dx on the free coordinates
+
+    @classmethod
+    def build(cls, model: Any, p: Sequence[float]) -> SparseSystem:
+        from derive.sparse import sparse_rates
+
+        sr = sparse_rates(model)
+        red = _reduction(model, sr)
+        rows, cols, vals = sr.jumps
+        L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.b))
+        if red.laws:
+            T = sps.csr_matrix(np.array([[float(v) for v in row] for row in red.T()]))
+        else:
+            T = sps.identity(model.b, format="csr")
+        return cls(model, sr, np.asarray(p, dtype=float), red, L, T)
+
+    def rates(self, s: np.ndarray) -> np.ndarray:
+        return self.sr.rates(s, self.p)
+
+    def f(self, s: np.ndarray) -> np.ndarray:
+        """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
+        same order as the transposed view, without rebuilding it per call)."""
+        LT = self.__dict__.get("_LT")
+        if LT is None:
+            LT = self.__dict__["_LT"] = self.L.T.tocsr()
+        return LT @ self.rates(s)
+
+    def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
+        """``d beta / ds`` (transitions x b), sparse."""
+        gi = self.sr.grad_index
+        return sps.csr_matrix((self.sr.grad(s, self.p), (gi[:, 0], gi[:, 1])), shape=self.L.shape)
+
+    def jac(self, s: np.ndarray) -> sps.csr_matrix:
+        """``J(s) = L^T d beta/ds``, sparse ``b x b``."""
+        return (self.L.T @ self.dbeta(s)).tocsr()
+
+    def Q(self, s: np.ndarray) -> sps.csr_matrix:
+        """``Q(s) = L^T diag(beta) L``, sparse ``b x b``."""
+        return (self.L.T @ sps.diags(self.rates(s)) @ self.L).tocsr()
+
+    def hess_entries(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(index (m, 3), values)`` of ``d^2 f_i/ds_j ds_k`` for ``j <= k``
+        (duplicates summed by the caller)."""
+        hi = self.sr.hess_index
+        hv = self.sr.hess(s, self.p)
+        rows, cols, vals = self.sr.jumps
+        jumps_of: dict[int, list[tuple[int, float]]] = {}
+        for n, i, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True):
+            jumps_of.setdefault(n, []).append((i, v))
+        idx, out = [], []
+        for (n, j, k), v in zip(hi.tolist(), hv.tolist(), strict=True):
+            if v:
+                for i, li in jumps_of.get(n, []):
+                    idx.append((i, j, k))
+                    out.append(li * v)
+        vals = out
+        return np.array(idx, dtype=np.int64).reshape(-1, 3), np.array(vals, dtype=float)
+
+    # reduced coordinates -------------------------------------------------
+    def laws64(self, s: np.ndarray) -> np.ndarray:
+        return np.array(
+            [sum(float(c) * s[j] for j, c in enumerate(row) if c) for row in self.red.laws]
+        )
+
+    def full(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """The full state from the free coordinates ``x`` and the conserved values
+        ``q`` (each dependent coordinate summed over its law's free terms in order)."""
+        laws = self.__dict__.get("_law_terms")
+        if laws is None:
+            free = list(self.red.free)
+            laws = self.__dict__["_law_terms"] = (
+                free,
+                [
+                    (d, [(j, float(row[j])) for j in free if row[j]])
+                    for row, d in zip(self.red.laws, self.red.dependent, strict=True)
+                ],
+            )
+        free, terms = laws
+        s = np.zeros(self.red.b)
+        s[free] = x
+        for (d, row), qi in zip(terms, q, strict=True):
+            s[d] = qi - sum(c * s[j] for j, c in row)
+        return s
+
+    def jac_reduced(self, s: np.ndarray) -> sps.csr_matrix:
+        """``J_r = J[F, :] T`` (sparse ``n x n``)."""
+        J = self.jac(s)
+        return (J[list(self.red.free), :] @ self.T).tocsr()
+
+    def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
+        """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
+        (:data:`DENSE_MAX`), where SciPy's sparse bookkeeping costs more than the
+        arithmetic."""
+        dense = self.__dict__.get("_dense")
+        if dense is None:
+            dense = self.__dict__["_dense"] = (
+                self.L.T.toarray()[list(self.red.free), :],
+                self.T.toarray(),
+            )
+        LtF, T = dense
+        gi = self.sr.grad_index
+        D = np.zeros(self.L.shape)
+        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
+        return LtF @ D @ T
+
+
+def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
+    """The fixed point reached from ``start`` (full coordinates), float64.
+
+    The mean-field ODE on the invariant set of ``start``, followed by
+    pseudo-transient continuation (:func:`_pseudo_transient`) or, when that does
+    not converge, integrated by BDF with the sparse reduced Jacobian (horizons
+    :data:`HORIZONS` until ``||f|| < 1e-8``), then Newton steps solved by a
+    sparse LU until the step is below ``1e-14``.  Systems of at most
+    :data:`DENSE_MAX` free coordinates use dense arrays and LAPACK instead of
+    SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
+    bookkeeping that dominates small systems).
+    """
+    from scipy.integrate import solve_ivp
+
+    red = system.red
+    free = list(red.free)
+    q = system.laws64(start)
+    x = np.array(start, dtype=float)[free]
+    dense = len(free) <= DENSE_MAX
+    solve = _linear_solver(dense)
+
+    def fr(t: float, y: np.ndarray) -> np.ndarray:
+        return system.f(system.full(y, q))[free]
+
+    def jr(t: float, y: np.ndarray) -> Any:
+        if dense:
+            return system.jac_reduced_dense(system.full(y, q))
+        return system.jac_reduced(system.full(y, q)).tocsc()
+
+    def scale(y: np.ndarray) -> float:
+        return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
+
+    ptc = _pseudo_transient(fr, jr, x, scale, solve)
+    for horizon in HORIZONS if ptc is None else ():
+        sol = solve_ivp(fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10)
+        if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
+            raise NumericalError(
+                f"the mean-field ODE of model {system.model.name} could not be integrated "
+                f"from the start ({sol.message})."
+            )
+        x = sol.y[:, -1]
+        if np.max(np.abs(fr(0, x)), initial=0.0) < 1e-8 * scale(x):
+            break
+    if ptc is not None:
+        x = ptc
+    for _ in range(50):
+        step = solve(jr(0, x), fr(0, x))
+        x = x - step
+        if np.max(np.abs(step), initial=0.0) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+            break
+    return system.full(x, q)
+
+
+#: Pseudo-transient continuation: at most this many implicit Euler steps.
+PTC_STEPS = 200
+
+
+def _pseudo_transient(
+    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any
+) -> np.ndarray | None:
+    """Follow the mean-field ODE from ``x0`` by implicit Euler steps
+    ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
+    evolution relaxation, ``h_(k+1) = h_k ||f_k|| / ||f_(k+1)||``), so that the
+    iteration tracks the trajectory while it moves and becomes Newton's method
+    near the fixed point.  ``None`` when it has not reached ``||f|| < 1e-8`` of
+    the largest intensity within :data:`PTC_STEPS` steps, or a step left the
+    finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
+    sparse matrices, ``solve`` solves with them (:func:`_linear_solver`)."""
+    x = np.array(x0, dtype=float)
+    f = fr(0, x)
+    J = jr(0, x)
+    norm = float(np.max(np.abs(f), initial=0.0))
+    dense = isinstance(J, np.ndarray)
+    entries = J[J != 0] if dense else J.data
+    jmax = float(np.max(np.abs(entries), initial=0.0)) if entries.size else 1.0
+    h = 0.1 / max(jmax, 1e-300)
+    ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
+    with np.errstate(all="ignore"):
+        for _ in range(PTC_STEPS):
+            if norm < 1e-8 * scale(x):
+                return x
+            try:
+                dx = solve(ident / h - J, f)
+            except RuntimeError:  # singular: shorten the step
+                h /= 4
+                continue
+            y = x + dx
+            g = fr(0, y)
+            if not np.all(np.isfinite(g)):
+                h /= 4
+                continue
+            new = float(np.max(np.abs(g), initial=0.0))
+            h = min(h * max(norm / max(new, 1e-300), 0.25), 1e12)
+            x, f, norm = y, g, new
+            J = jr(0, x)
+    return None
+
+
+def negligible(system: SparseSystem, s: np.ndarray, delta: float) -> list[int]:
+    """The free coordinates that can be dropped at ``s`` with tolerance ``delta``
+    (the four conditions of the module docstring), ascending."""
+    b = system.model.b
+    red = system.red
+    rates = np.abs(system.rates(s))
+    rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
+    smax = max(1.0, float(np.max(np.abs(s), initial=0.0)))
+    cand = np.abs(s) <= delta * smax
+    for row in red.laws:
+        for j, c in enumerate(row):
+            if c:
+                cand[j] = False
+    for j in red.dependent:
+        cand[j] = False
+    # coordinates moved by a transition with a non-negligible intensity
+    big = rates > delta * rmax
+    moved = np.zeros(b, dtype=bool)
+    rows, cols, _ = system.sr.jumps
+    moved[cols[big[rows]]] = True
+    cand &= ~moved
+    J = system.jac(s).tocoo()
+    jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
+    strong = np.abs(J.data) > delta * jmax
+    ii, jj = J.row[strong], J.col[strong]
+    while True:  # drop only what the kept block drives at most through delta
+        bad = cand[ii] & ~cand[jj]
+        if not bad.any():
+            break
+        cand[ii[bad]] = False
+    return [int(i) for i in np.flatnonzero(cand)]
+
+
+def restricted_model(model: Any, dropped: Sequence[int]) -> Any:
+    """``model`` with the coordinates ``dropped`` set to zero and removed: every rate
+    with ``s_i = 0`` there, jumps restricted to the kept coordinates, transitions
+    whose restricted jump or rate vanishes left out."""
+    import sympy as sp
+
+    from derive.model import Model, Transition
+    from derive.spec import ModelInfo
+
+    drop = set(dropped)
+    kept = [i for i in range(model.b) if i not in drop]
+    zero = {model.states[i]: 0 for i in drop}
+    transitions = []
+    for t in model.transitions:
+        jump = tuple(t.jump[i] for i in kept)
+        if not any(jump):
+            continue
+        rate = sp.sympify(t.rate).xreplace(zero)
+        if rate == 0:
+            continue
+        transitions.append(Transition(jump, rate, t.label))
+    info = model.info
+    ref = info.reference
+    if callable(ref):
+
+        def reference(values: Any, _ref: Any = ref) -> list[Any]:
+            full = list(_ref(values))
+            return [full[i] for i in kept]
+
+        new_ref: Any = reference
+    else:
+        new_ref = None if ref is None else [list(ref)[i] for i in kept]
+    new_info = ModelInfo(
+        parameters=info.parameters,
+        state_space=info.state_space,
+        reference=new_ref,
+        citation=info.citation,
+        unique_fixed_point=info.unique_fixed_point,
+    )
+    return Model(
+        f"{model.name}[{len(kept)} of {model.b} coordinates]",
+        tuple(model.states[i] for i in kept),
+        tuple(model.params),
+        transitions,
+        info=new_info,
+    )
+
+
+def padded_residual(
+    model: Any, kept: Sequence[int], s_kept: Sequence[Any], p: Sequence[Any]
+) -> Any:
+    """At the padded point (``s_kept`` on ``kept``, zero elsewhere), at the current
+    mpmath precision: the largest intensity of a transition that moves a dropped
+    coordinate and the largest ``|J_ij|``, ``i`` dropped, ``j`` kept -- each
+    relative to the largest intensity and Jacobian entry -- i.e. ``delta`` of
+    the module docstring, earned at working precision."""
+    from derive.sparse import sparse_rates
+
+    sr = sparse_rates(model)
+    s = [mpmath.mpf(0)] * model.b
+    for i, v in zip(kept, s_kept, strict=True):
+        s[i] = v
+    keep = set(kept)
+    rates = sr.evaluator("rates", "mpmath")(s, p)
+    grads = sr.evaluator("grad", "mpmath")(s, p)
+    rows, cols, vals = sr.jumps
+    rmax = max([abs(v) for v in rates] + [mpmath.mpf(10) ** -300])
+    moving = set(rows[[c not in keep for c in cols.tolist()]].tolist())
+    r_bad = max([abs(rates[n]) for n in moving] + [mpmath.mpf(0)]) / rmax
+    # J_ij = sum_l L_li dbeta_l/ds_j
+    jumps_of: dict[int, list[tuple[int, float]]] = {}
+    for n, i, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True):
+        jumps_of.setdefault(n, []).append((i, v))
+    J: dict[tuple[int, int], Any] = {}
+    for (n, j), g in zip(sr.grad_index.tolist(), grads, strict=True):
+        for i, li in jumps_of.get(n, []):
+            J[(i, j)] = J.get((i, j), 0) + li * g
+    jmax = max([abs(v) for v in J.values()] + [mpmath.mpf(10) ** -300])
+    j_bad = max(
+        [abs(v) for (i, j), v in J.items() if i not in keep and j in keep] + [mpmath.mpf(0)]
+    )
+    return max(r_bad, j_bad / jmax)

@@ -1,0 +1,101 @@
+"""The float64 route (``precision="float64"``) of any model: every digit it claims
+holds against the 30-digit general route, on models with and without
+conservation laws, with negligible coordinates dropped or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mpmath
+import pytest
+
+import numeric
+from derive.models import load_model
+from mfstein.errors import ParameterError
+
+USER = str(Path(__file__).resolve().parents[3] / "benchmarks/models/supermarket_user.py")
+
+CASES = [
+    ("sir", {}, {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}),
+    ("bike_sharing", {}, {"lam": "1", "mu": "1", "s": "2.5"}),
+    ("cache_random", {"n": 4, "m": 2}, {}),
+    (f"{USER}:supermarket_user", {"b": 30}, {"lam": "0.9"}),
+    ("examples/birth_death.py:birth_death", {"cap": 2}, {"lam": "0.5"}),
+]
+
+
+def _model(spec, opts, params):
+    return load_model(spec, **opts), params
+
+
+def _rel_err(a, b):
+    return abs(mpmath.mpf(a) - b) / max(abs(b), mpmath.mpf(10) ** -300)
+
+
+@pytest.mark.parametrize("spec,opts,params", CASES, ids=[c[0].split(":")[-1] for c in CASES])
+def test_digits_hold_against_30_digits(spec, opts, params):
+    m, params = _model(spec, opts, params)
+    r64 = numeric.solve(m, params, precision="float64")
+    ref = numeric.solve(m, params, dps=30, method="general")
+    assert r64.digits >= 8, r64.notes
+    assert _rel_err(r64.constant, ref.constant) <= mpmath.mpf(10) ** -r64.digits
+    for name, got, want in (("s_star", r64.s_star, ref.s_star), ("V", r64.V, ref.V)):
+        errs = r64.errors[name]
+        for g, w, e in zip(got, want, errs, strict=True):
+            assert abs(g - w) <= e, (name, g, w, e)
+    b = m.b
+    for i in range(b):
+        for j in range(b):
+            assert abs(r64.W[i, j] - ref.W[i, j]) <= r64.errors["W"][i * b + j]
+
+
+def test_negligible_levels_dropped_and_reported():
+    m = load_model(f"{USER}:supermarket_user", b=60)
+    r = numeric.solve(m, {"lam": "0.9"}, precision="float64")
+    fast = numeric.bound("0.9", 60, 2, dps=30)
+    assert r.truncated_at is not None and r.truncated_at < 20
+    assert _rel_err(r.constant, fast.constant) <= mpmath.mpf(10) ** -r.digits
+    assert all(v == 0 for v in r.V[r.truncated_at :])
+
+
+def test_order2_float64_against_30_digits():
+    m = load_model(f"{USER}:supermarket_user", b=40)
+    r = numeric.solve(m, {"lam": "0.9"}, precision="float64", order=2)
+    ref = numeric.bound("0.9", 40, 2, dps=30, order=2)
+    assert r.digits2 >= 8
+    assert _rel_err(r.c2, ref.c2) <= mpmath.mpf(10) ** -r.digits2
+    for g, w, e in zip(r.A, ref.A, r.errors["A"], strict=True):
+        assert abs(g - w) <= e
+
+
+def test_precision_checked():
+    m = load_model("examples/birth_death.py:birth_death", cap=2)
+    with pytest.raises(ParameterError, match="precision must be"):
+        numeric.solve(m, {"lam": "0.5"}, precision="float32")
+
+
+def test_cli_float64_json_and_bad_input():
+    import json
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "mfstein", "solve", "--model", f"{USER}:supermarket_user"]
+    out = subprocess.run(
+        [*base, "--param", "b=50", "--param", "lam=0.9", "--float64", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    fast = numeric.bound("0.9", 50, 2, dps=30)
+    assert got["digits"] >= 8
+    assert _rel_err(got["constant"], fast.constant) <= mpmath.mpf(10) ** -got["digits"]
+    bad = subprocess.run(
+        [*base, "--param", "b=50", "--param", "lam=1.5", "--float64"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr
