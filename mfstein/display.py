@@ -3,10 +3,11 @@
 Every result type of mfstein (:class:`numeric.MeanFieldSolution`,
 :class:`numeric.exact.ExactResult`, :class:`sim.SimulationResult`,
 :class:`numeric.expansion.transient.TransientResult`, :class:`numeric.CertifiedSolution`)
-builds a list of ``(label, text)`` rows from its headline numbers -- already
-formatted with the digits the result claims -- and hands them to the helpers
-here, so that the text, the notebook display and the JSON agree.  Standard
-library only.
+derives from :class:`Presentable`: it declares only what is its own -- its
+``to_dict()`` and its ``_rows()``, a list of ``(label, text)`` pairs of its
+headline numbers already formatted with the digits the result claims -- and the
+base writes from them the JSON text, the short ``repr`` and the notebook's HTML
+table, so that the three agree.  Standard library only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 #: Most lines a result's ``repr`` prints (its headline numbers; the rest is in
 #: ``to_dict()``).
@@ -62,6 +63,52 @@ def shape_text(value: Any) -> str:
 def dumps(data: Mapping[str, Any], *, indent: int | None = 1) -> str:
     """JSON text of a result's ``to_dict()`` (``indent=None``: one line)."""
     return json.dumps(data, indent=indent)
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    """A result's parameters as ``"k = v, ..."`` (``"none"`` for no parameters)."""
+    return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
+
+
+def count_row(name: str, items: Sequence[Any] | Mapping[str, Any]) -> tuple[str, str]:
+    """The row ``(name, "<how many> (see .name)")`` for a list a result holds in full."""
+    return (name, f"{len(items)} (see .{name})")
+
+
+class Presentable:
+    """The presentation every result type shares, written once.
+
+    A subclass declares what is its own:
+
+    - ``to_dict()``: the JSON-ready dict (the keys of its ``--json`` command);
+    - ``_rows()``: its headline numbers as ``(label, text)`` rows, formatted;
+    - ``_MORE``: the footer line saying where the rest is.
+
+    and inherits ``to_json`` (:func:`dumps` of ``to_dict()``), ``repr`` (the
+    class name over the rows, :func:`text_block`) and ``_repr_html_``
+    (:func:`html_table`).  A ``@dataclass`` subclass is declared with
+    ``repr=False``, else the dataclass writes its own ``__repr__`` over this one.
+    """
+
+    #: The footer of ``repr`` and of the HTML table.
+    _MORE: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the result (each result type writes its own)."""
+        raise NotImplementedError
+
+    def _rows(self) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """:meth:`to_dict` as JSON text (``indent=None``: one line)."""
+        return dumps(self.to_dict(), indent=indent)
+
+    def __repr__(self) -> str:
+        return text_block(type(self).__name__, self._rows(), self._MORE)
+
+    def _repr_html_(self) -> str:
+        return html_table(type(self).__name__, self._rows(), self._MORE)
 
 
 def columns(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.display import dumps, html_table, shape_text, text_block
+from mfstein.display import Presentable, count_row, shape_text
 
 
 class Stated(mpf):
@@ -80,8 +80,8 @@ def stated(value: Any, digits: int | None) -> Any:
     return Stated(value, digits)
 
 
-@dataclass
-class MeanFieldSolution:
+@dataclass(repr=False)
+class MeanFieldSolution(Presentable):
     """Mean-field equilibrium, Stein/Lyapunov solution and Theorem 1's constant.
 
     Attributes
@@ -302,10 +302,6 @@ class MeanFieldSolution:
                 "digits2": self.digits2,
             }
 
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return dumps(self.to_dict(), indent=indent)
-
     def _rows(self) -> list[tuple[str, str]]:
         from numeric.precision import to_str
 
@@ -326,16 +322,10 @@ class MeanFieldSolution:
             if self.observables:
                 rows.append(("observables", _observables_text(self.observables)))
             if self.notes:
-                rows.append(("notes", f"{len(self.notes)} (see .notes)"))
+                rows.append(count_row("notes", self.notes))
         return rows
 
     _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods, .observables; .to_dict() for JSON"
-
-    def __repr__(self) -> str:
-        return text_block("MeanFieldSolution", self._rows(), self._MORE)
-
-    def _repr_html_(self) -> str:
-        return html_table("MeanFieldSolution", self._rows(), self._MORE)
 
     def _repr_latex_(self) -> str:
         """The headline identity ``N E||S - s*||^2 -> c`` with its digits."""

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from mfstein.display import Presentable, count_row, params_text, shape_text
 from mfstein.errors import ParameterError
 
 #: Capabilities a simulator may declare.
@@ -44,8 +45,8 @@ CAPABILITIES = (
 )
 
 
-@dataclass
-class SimulationResult:
+@dataclass(repr=False)
+class SimulationResult(Presentable):
     """Estimates of one simulated model, each an :class:`sim.stats.Estimate` (95% CI).
 
     The one result type of :func:`sim.simulate`, whatever the engine.
@@ -176,22 +177,13 @@ class SimulationResult:
         )
         return out
 
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """:meth:`to_dict` as JSON text."""
-        from mfstein.display import dumps
-
-        return dumps(self.to_dict(), indent=indent)
-
     def _rows(self) -> list[tuple[str, str]]:
-        from mfstein.display import shape_text
-
         def ci(e: Any) -> str:
             return f"{float(e.mean):.6g} +/- {float(e.ci95):.2g} (95% CI)"
 
-        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
         rows = [
             ("model", f"{self.model}, N = {self.N} ({self.simulator} engine)"),
-            ("params", params),
+            ("params", params_text(self.params)),
             ("N E||S-s*||^2", ci(self.n_mse)),
         ]
         if self.blocking is not None:
@@ -199,7 +191,7 @@ class SimulationResult:
         for name, e in list(self.observables.items())[:3]:
             rows.append((f"E[{name}]", ci(e)))
         if len(self.observables) > 3:
-            rows.append(("observables", f"{len(self.observables)} (see .observables)"))
+            rows.append(count_row("observables", self.observables))
         rows += [
             ("mean, n_bias", f"{shape_text(self.mean.mean)}, {shape_text(self.n_bias.mean)}"),
             ("run", f"seed {self.seed}, {self.reps} x {self.steps:,} events, {self.batches} "
@@ -209,20 +201,10 @@ class SimulationResult:
         if not self.complete:
             rows.append(("complete", "no (interrupted or max_units)"))
         if self.warnings:
-            rows.append(("warnings", f"{len(self.warnings)} (see .warnings)"))
+            rows.append(count_row("warnings", self.warnings))
         return rows
 
     _MORE = "estimates: .n_mse, .mean, .n_bias, .n_cov (mean, ci95); .to_dict() for JSON"
-
-    def __repr__(self) -> str:
-        from mfstein.display import text_block
-
-        return text_block("SimulationResult", self._rows(), self._MORE)
-
-    def _repr_html_(self) -> str:
-        from mfstein.display import html_table
-
-        return html_table("SimulationResult", self._rows(), self._MORE)
 
 
 class Simulator(ABC):

@@ -84,6 +84,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.arguments import check_keywords
+from mfstein.display import Presentable, params_text
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
     ball,
@@ -110,8 +111,8 @@ ATTEMPTS = 3
 MAX_STEPS = 40
 
 
-@dataclass
-class CertifiedSolution:
+@dataclass(repr=False)
+class CertifiedSolution(Presentable):
     """Rigorous enclosures (Arb balls) of the mean-field objects of one model.
 
     Attributes
@@ -214,17 +215,10 @@ class CertifiedSolution:
             "certificates": dict(self.certificates),
         }
 
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """:meth:`to_dict` as JSON text."""
-        from mfstein.display import dumps
-
-        return dumps(self.to_dict(), indent=indent)
-
     def _rows(self) -> list[tuple[str, str]]:
-        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
         return [
             ("model", f"{self.model} ({self.b} states)"),
-            ("params", params),
+            ("params", params_text(self.params)),
             ("c in", self.interval()),
             ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
             ("working precision", f"{self.prec} bits"),
@@ -233,16 +227,6 @@ class CertifiedSolution:
         ]
 
     _MORE = "proofs: .certificates; balls: .constant, .s_star, .P, .W; .to_dict() for JSON"
-
-    def __repr__(self) -> str:
-        from mfstein.display import text_block
-
-        return text_block("CertifiedSolution", self._rows(), self._MORE)
-
-    def _repr_html_(self) -> str:
-        from mfstein.display import html_table
-
-        return html_table("CertifiedSolution", self._rows(), self._MORE)
 
     def _repr_latex_(self) -> str:
         """``c`` enclosed: ``lo <= c <= hi``."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.display import dumps, html_table, shape_text, text_block
+from mfstein.display import Presentable, count_row, params_text, shape_text
 
 
 def _floats(v: Any) -> Any:
@@ -23,8 +23,8 @@ def _head(v: Any, n: int = 4) -> str:
     return ", ".join(f"{x:.8g}" for x in a[:n]) + (", ..." if a.size > n else "")
 
 
-@dataclass
-class ExactResult:
+@dataclass(repr=False)
+class ExactResult(Presentable):
     """Exact finite-N results of a model (float64; the precision is stated by the residual).
 
     Attributes
@@ -152,15 +152,10 @@ class ExactResult:
         )
         return out
 
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return dumps(self.to_dict(), indent=indent)
-
     def _rows(self) -> list[tuple[str, str]]:
-        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
         rows = [
             ("model", f"{self.model}, N = {self.N}"),
-            ("params", params),
+            ("params", params_text(self.params)),
             ("states", f"{self.states:,} (dimension {self.b})"),
             ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number)"),
             ("N E||S-s*||^2", f"{self.n_mse:.10g}"),
@@ -172,13 +167,7 @@ class ExactResult:
         solver = f"{self.method}, {self.iterations} iterations, {self.seconds:.3g} s"
         rows.append(("solver", solver))
         if self.notes:
-            rows.append(("notes", f"{len(self.notes)} (see .notes)"))
+            rows.append(count_row("notes", self.notes))
         return rows
 
     _MORE = "all numbers: .pi, .state_array, .mean, .n_cov, .marginal_pmf; .to_dict() for JSON"
-
-    def __repr__(self) -> str:
-        return text_block("ExactResult", self._rows(), self._MORE)
-
-    def _repr_html_(self) -> str:
-        return html_table("ExactResult", self._rows(), self._MORE)

@@ -89,6 +89,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.arguments import check_keywords, check_start
+from mfstein.display import Presentable, count_row, params_text, shape_text
 from mfstein.errors import NumericalError, ParameterError
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
@@ -150,8 +151,8 @@ class _Budget:
         return out
 
 
-@dataclass
-class TransientResult:
+@dataclass(repr=False)
+class TransientResult(Presentable):
     """The transient expansion at the requested times, in the model's coordinates.
 
     Attributes
@@ -268,15 +269,7 @@ class TransientResult:
         out["notes"] = self.notes
         return out
 
-    def to_json(self, *, indent: int | None = 1) -> str:
-        """:meth:`to_dict` as JSON text."""
-        from mfstein.display import dumps
-
-        return dumps(self.to_dict(), indent=indent)
-
     def _rows(self) -> list[tuple[str, str]]:
-        from mfstein.display import shape_text
-
         def fmt(v: Any) -> str:
             if self.route == "float64":
                 return f"{float(v):.10g}"
@@ -286,10 +279,9 @@ class TransientResult:
 
         t0, t1 = float(self.times[0]), float(self.times[-1])
         last = ", ".join(fmt(v) for v in self.x[-1][:4]) + (", ..." if self.x.shape[1] > 4 else "")
-        params = ", ".join(f"{k} = {v}" for k, v in self.params.items()) or "none"
         rows = [
             ("model", f"{self.model} ({', '.join(self.states[:6])})"),
-            ("params", params),
+            ("params", params_text(self.params)),
             ("times", f"{len(self.times)} from {t0:g} to {t1:g}"),
             (f"x({t1:g})", last),
             ("order", f"{self.order} (x, V, W: {shape_text(self.x)}, {shape_text(self.V)}, "
@@ -298,20 +290,10 @@ class TransientResult:
              + (f", {self.digits} digits earned" if self.digits is not None else "")),
         ]  # fmt: skip
         if self.notes:
-            rows.append(("notes", f"{len(self.notes)} (see .notes)"))
+            rows.append(count_row("notes", self.notes))
         return rows
 
     _MORE = "arrays: .times, .x, .V, .W, .A, .B; .mean(N); .to_dict() for JSON"
-
-    def __repr__(self) -> str:
-        from mfstein.display import text_block
-
-        return text_block("TransientResult", self._rows(), self._MORE)
-
-    def _repr_html_(self) -> str:
-        from mfstein.display import html_table
-
-        return html_table("TransientResult", self._rows(), self._MORE)
 
     def mean(self, N: float) -> np.ndarray:
         """The expansion of ``E[S(t)]`` for ``N`` objects: ``x + V/N (+ A/N^2)``."""
