@@ -221,6 +221,22 @@ def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None
     assert checker.tags >= 3 and not checker.stack
 
 
+def test_every_result_type_presents_itself_through_one_base() -> None:
+    from mfstein.display import Presentable
+    from numeric.certified.enclosures import CertifiedSolution
+    from numeric.exact.result import ExactResult
+    from numeric.expansion.transient import TransientResult
+    from numeric.solution import MeanFieldSolution
+    from sim.base import SimulationResult
+
+    for cls in (MeanFieldSolution, ExactResult, TransientResult, SimulationResult,
+                CertifiedSolution):  # fmt: skip
+        assert issubclass(cls, Presentable), cls
+        own = {"to_json", "__repr__", "_repr_html_"} & set(vars(cls))
+        assert not own, f"{cls.__name__} writes {sorted(own)} again"
+        assert {"to_dict", "_rows", "_MORE"} <= set(vars(cls)), cls
+
+
 def test_numbers_print_with_the_digits_they_claim(results: dict) -> None:
     old = mpmath.mp.dps
     try:

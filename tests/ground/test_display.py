@@ -1,0 +1,46 @@
+"""The presentation base of every result type (mfstein.display.Presentable)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from mfstein.display import MAX_REPR_LINES, Presentable, count_row, params_text
+
+
+@dataclass(repr=False)
+class _Toy(Presentable):
+    params: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    _MORE = "the rest: .notes"
+
+    def to_dict(self) -> dict:
+        return {"params": self.params, "notes": self.notes}
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("params", params_text(self.params))]
+        if self.notes:
+            rows.append(count_row("notes", self.notes))
+        return rows
+
+
+def test_a_result_declares_rows_and_dict_and_inherits_the_rest() -> None:
+    toy = _Toy({"lam": "0.9", "d": 2}, ["a", "b"])
+    assert repr(toy).splitlines() == [
+        "_Toy",
+        "  params  lam = 0.9, d = 2",
+        "  notes   2 (see .notes)",
+        "  (the rest: .notes)",
+    ]
+    assert json.loads(toy.to_json()) == toy.to_dict()
+    assert "\n" not in toy.to_json(indent=None)
+    html = toy._repr_html_()
+    assert html.startswith("<table>") and "<b>_Toy</b>" in html and "the rest: .notes" in html
+    assert repr(_Toy()).splitlines()[1] == "  params  none"
+
+
+def test_repr_stays_short() -> None:
+    toy = _Toy(notes=["x"])
+    toy._rows = lambda: [(f"row {k}", "v") for k in range(40)]  # type: ignore[method-assign]
+    assert len(repr(toy).splitlines()) == MAX_REPR_LINES
