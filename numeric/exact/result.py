@@ -12,6 +12,8 @@ from mfstein.display import Presentable, count_row, params_text, shape_text
 
 
 def _floats(v: Any) -> Any:
+    """Plain floats for JSON: a float for a scalar, nested lists for an array, ``None``
+    for ``None``."""
     if v is None:
         return None
     a = np.asarray(v, dtype=float)
@@ -124,15 +126,13 @@ class ExactResult(Presentable):
             {
                 "states": self.states,
                 "residual": float(self.residual),
-                "relative_residual": None
-                if self.relative_residual is None
-                else float(self.relative_residual),
+                "relative_residual": _floats(self.relative_residual),
                 "tolerance": self.tolerance,
                 "start": self.start,
                 "law_values": list(self.law_values),
                 "s_star": _floats(self.s_star),
                 "V": _floats(self.V),
-                "constant": None if self.constant is None else float(self.constant),
+                "constant": _floats(self.constant),
                 "n_mse": float(self.n_mse),
                 "mean": _floats(self.mean),
                 "n_bias": _floats(self.n_bias),
@@ -141,9 +141,9 @@ class ExactResult(Presentable):
                 if self.marginal_pmf is None
                 else [_floats(m) for m in self.marginal_pmf],
                 "queue_length_pmf": _floats(self.queue_length_pmf),
-                "mean_jobs": None if self.mean_jobs is None else float(self.mean_jobs),
-                "blocking": None if self.blocking is None else float(self.blocking),
-                "up_rate": None if self.up_rate is None else float(self.up_rate),
+                "mean_jobs": _floats(self.mean_jobs),
+                "blocking": _floats(self.blocking),
+                "up_rate": _floats(self.up_rate),
                 "seconds": float(self.seconds),
                 "method": self.method,
                 "iterations": self.iterations,
