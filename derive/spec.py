@@ -94,6 +94,27 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
+def region_text(kind: str, b: int, *, var: str, top: str, total: str) -> str:
+    """A state-space kind as inequalities in ``var_1 .. var_b``, for messages.
+
+    ``top`` bounds every coordinate (``1`` for densities ``s``, ``N`` for the
+    counts ``n = N s`` of the finite-N lattice) and ``total`` is the simplex's
+    bound on the sum:
+
+    * ``monotone``: ``top >= var_1 >= ... >= var_b >= 0``;
+    * ``simplex``: ``var_i >= 0, var_1 + ... + var_b <= total``;
+    * ``box``: ``0 <= var_i <= top``;
+    * ``orthant``: ``var_i >= 0``.
+    """
+    if kind == "monotone":
+        return f"{top} >= {var}_1 >= ... >= {var}_{b} >= 0"
+    if kind == "simplex":
+        return f"{var}_i >= 0, {var}_1 + ... + {var}_{b} <= {total}"
+    if kind == "box":
+        return f"0 <= {var}_i <= {top}"
+    return f"{var}_i >= 0"
+
+
 @dataclass(frozen=True)
 class StateSpace:
     """The set the state ``s`` lives in.
@@ -122,13 +143,7 @@ class StateSpace:
 
     def describe(self, b: int) -> str:
         """The state space as a formula in ``s_1 .. s_b``."""
-        if self.kind == "monotone":
-            return f"1 >= s_1 >= ... >= s_{b} >= 0"
-        if self.kind == "simplex":
-            return f"s_i >= 0, s_1 + ... + s_{b} <= {_num(self.total)}"
-        if self.kind == "box":
-            return "0 <= s_i <= 1"
-        return "s_i >= 0"
+        return region_text(self.kind, b, var="s", top="1", total=_num(self.total))
 
     def contains(self, s: Sequence[Any], tol: float = 0.0) -> bool:
         """Whether ``s`` lies in the state space (up to ``tol``)."""

@@ -122,17 +122,13 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     """
     import mpmath
 
-    from derive.model import Model
-    from derive.spec import Truncated
-    from numeric.meanfield.params import check_names, parse_params
+    from numeric.meanfield.params import check_finite_model, check_names, parse_params
 
-    if isinstance(model, Truncated):
-        raise ParameterError(
-            f"model {model.name} has infinite buffers (an unbounded state space) and no "
-            "truncation for the finite-N chain; give a finite buffer (e.g. b=20)."
-        )
-    if not isinstance(model, Model):
-        raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
+    check_finite_model(
+        model,
+        f"model {getattr(model, 'name', '?')} has infinite buffers (an unbounded state space) "
+        "and no truncation for the finite-N chain; give a finite buffer (e.g. b=20).",
+    )
     N = check_int("N", N, 1)
     given = dict(params or {})
     names = [str(q) for q in model.params]

@@ -76,7 +76,7 @@ enclosures then hold for every parameter value in the ball.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -400,6 +400,31 @@ class _Enclosures:
     eps_W: Any
 
 
+def _trace_and_weight(
+    mid: Any, exact: Any, u: Sequence[Any], size: Callable[[Any], Any]
+) -> tuple[Any, Any]:
+    """``tr(X A) = sum_ij X_ij A_ij`` and its error weight ``sum_ij u_i u_j size(A_ij)``.
+
+    ``X`` is a refined midpoint matrix whose entries are each enclosed by
+    ``k u_i u_j`` (``u_i = sqrt(Z~_ii)`` from the Lyapunov certificate) and ``A``
+    the exact data matrix; only the nonzero ``A_ij`` are summed.  The ball
+    ``tr(X A) +/- k * weight`` then encloses the constant (either duality route:
+    ``tr(P Q)`` or ``tr(M W)``).
+    """
+    from flint import arb
+
+    n = len(u)
+    total = arb(0)
+    weight = arb(0)
+    for i in range(n):
+        for j in range(n):
+            a = exact[i, j]
+            if not a.is_zero():
+                total += mid[i, j] * a
+                weight += u[i] * u[j] * size(a)
+    return total, weight
+
+
 class _Certifier:
     """One model at one parameter point; :meth:`run` certifies at a working precision."""
 
@@ -674,26 +699,9 @@ class _Certifier:
     ) -> tuple[Any, Any, Any]:
         """``(c_stein, c_cov, c)``: ``tr(P Q)`` and ``tr(M W)`` as balls and their
         intersection (disjoint balls contradict the duality and raise)."""
-        from flint import arb
-
-        n, uI, uZ = self.n, cert.uI, cert.uZ
-        c_stein = arb(0)
-        err_stein = arb(0)
-        for i in range(n):
-            for j in range(n):
-                qij = Qr[i, j]
-                if not qij.is_zero():
-                    c_stein += enc.Pt[i, j] * qij
-                    err_stein += uI[i] * uI[j] * qij.abs_upper()
+        c_stein, err_stein = _trace_and_weight(enc.Pt, Qr, cert.uI, lambda q: q.abs_upper())
         c_stein = ball(c_stein, (enc.kP * err_stein).upper())
-        c_cov = arb(0)
-        err_cov = arb(0)
-        for i in range(n):
-            for j in range(n):
-                mij = Mr[i, j]
-                if not mij.is_zero():
-                    c_cov += mij * enc.Wt[i, j]
-                    err_cov += uZ[i] * uZ[j] * abs(mij)
+        c_cov, err_cov = _trace_and_weight(enc.Wt, Mr, cert.uZ, abs)
         c_cov = ball(c_cov, (enc.kW * err_cov.upper()).upper())
         if not c_stein.overlaps(c_cov):
             raise NumericalError(

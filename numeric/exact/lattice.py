@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from derive.spec import region_text
 from mfstein.errors import ParameterError
 from mfstein.jit import numba
 
@@ -249,14 +250,10 @@ class Lattice:
         return min(count, (U + 1) ** max(len(self.free), 1))
 
     def describe(self, b: int) -> str:
-        """The lattice in words, for messages."""
-        if self.kind == "monotone":
-            return f"{self.N} >= n_1 >= ... >= n_{b} >= 0"
-        if self.kind == "simplex":
-            return f"n_i >= 0, n_1 + ... + n_{b} <= {self.total}"
-        if self.kind == "box":
-            return f"0 <= n_i <= {self.N}"
-        return f"0 <= n_i <= {self.upper}" if self.truncated else "n_i >= 0"
+        """The lattice in words, for messages (a truncated orthant shows its cap)."""
+        if self.kind == "orthant" and self.truncated:
+            return f"0 <= n_i <= {self.upper}"
+        return region_text(self.kind, b, var="n", top=str(self.N), total=str(self.total))
 
 
 def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:

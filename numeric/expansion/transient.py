@@ -346,20 +346,21 @@ class _Setup:
     """Model, reduction, parameters and start, validated once."""
 
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
-        from derive.model import Model
-        from derive.spec import Truncated
         from numeric.meanfield import fixed_point as fp
         from numeric.meanfield.general import start_point
         from numeric.meanfield.invariants import reduction
-        from numeric.meanfield.params import check_names, kernel_vector, parse_params
+        from numeric.meanfield.params import (
+            check_finite_model,
+            check_names,
+            kernel_vector,
+            parse_params,
+        )
 
-        if isinstance(model, Truncated):
-            raise ParameterError(
-                f"model {model.name} has an unbounded state; give a finite buffer "
-                "(e.g. --param b=10) for the transient."
-            )
-        if not isinstance(model, Model):
-            raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
+        check_finite_model(
+            model,
+            f"model {getattr(model, 'name', '?')} has an unbounded state; give a finite "
+            "buffer (e.g. --param b=10) for the transient.",
+        )
         self.model = model
         self.params = check_names(model, params)
         with mpmath.workdps(30):

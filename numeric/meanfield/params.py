@@ -18,6 +18,22 @@ from mfstein.errors import ParameterError
 from numeric.precision import to_mpf
 
 
+def check_finite_model(model: Any, unbounded: str) -> None:
+    """Refuse anything but a finite :class:`derive.model.Model`.
+
+    A :class:`derive.spec.Truncated` family (infinite buffers, an unbounded state
+    space) raises with the caller's sentence ``unbounded``, which says what finite
+    buffer to give; any other object raises naming its type.
+    """
+    from derive.model import Model
+    from derive.spec import Truncated
+
+    if isinstance(model, Truncated):
+        raise ParameterError(unbounded)
+    if not isinstance(model, Model):
+        raise ParameterError(f"model must be a derive.Model, got {type(model).__name__}.")
+
+
 def parameter_names(model: Any) -> list[str]:
     """The model's parameter names in kernel order."""
     return [str(p) for p in getattr(model, "params", ())]

@@ -23,9 +23,9 @@ on ``N``; its fixed point is found by Newton's method on derive's kernels.
 
 References
 ----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
+.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
+   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
+   (the core paper).
 """
 
 from __future__ import annotations
