@@ -89,6 +89,18 @@ def _index(q, perm, b):
 
 # One long compiled loop on purpose: split into calls, its state would leave the
 # registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
+@numba.njit(inline="always", cache=True)
+def _move_to_rank(perm, pos, srv, rank):
+    """Swap server ``srv`` with the server at ``rank`` of the longest-first order ``perm``
+    (``pos`` is its inverse, ``perm[pos[i]] = i``); inlined into :func:`run`'s loop."""
+    other = perm[rank]
+    p = pos[srv]
+    perm[p] = other
+    pos[other] = p
+    perm[rank] = srv
+    pos[srv] = rank
+
+
 @numba.njit(cache=True)
 def run(
     q,
@@ -194,13 +206,7 @@ def run(
             else:
                 resp_over += 1
             # move srv to the last rank of block L, then shrink the block
-            last = n[L] - 1
-            other = perm[last]
-            p = pos[srv]
-            perm[p] = other
-            pos[other] = p
-            perm[last] = srv
-            pos[srv] = last
+            _move_to_rank(perm, pos, srv, n[L] - 1)
             k = L
             delta = -1
         else:
@@ -232,13 +238,7 @@ def run(
                 continue
             arrival_times[srv, (head[srv] + L) % b] = clock
             # move srv to the first rank of block L, then grow block L + 1
-            first = n[L + 1]
-            other = perm[first]
-            p = pos[srv]
-            perm[p] = other
-            pos[other] = p
-            perm[first] = srv
-            pos[srv] = first
+            _move_to_rank(perm, pos, srv, n[L + 1])
             k = L + 1
             delta = 1
         q[srv] += delta
