@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from mfstein.jit import numba
+from sim.aggregated import second_moments
 from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
@@ -181,10 +182,7 @@ def run(
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         if (r & thin_mask) == _U64(0):
             t_thin += w
-            for j in range(b):
-                wj = w * n[j + 1]
-                for k in range(j, b):
-                    cov_acc[j, k] += wj * n[k + 1]
+            second_moments(n, w, cov_acc)
         t += w
         # real holding time, exponential with rate lam N + n_1
         r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
