@@ -265,6 +265,10 @@ def _loop_any_d(
     # forwarding delay to every event.
     n1 = n[1]
     n1f = float(n1)
+    # The accumulators and the per-event accounting below are those of _loop_d2 (and
+    # of sim.perserver.run): each compiled loop keeps its own copies so that they
+    # stay in registers; what can be shared without that cost is (_start,
+    # second_moments).
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq

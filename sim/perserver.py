@@ -175,6 +175,10 @@ def run(
     jobs = 0
     resp_sum = 0.0
     resp_over = 0
+    # The per-event accounting (holding time w, the areas, the thinned sample, the
+    # clock) is the one of sim.aggregated's loops and of sim.generic_kernels' template,
+    # written out in each compiled loop on purpose: a helper would return nine
+    # loop-carried scalars per event, and the accumulators must stay in registers.
     for _ in range(steps):
         n1 = n[1]
         w = inv_rate[n1]
