@@ -8,6 +8,7 @@ these names for older callers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -39,3 +40,14 @@ def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -
     from mfstein.numbers import parse_integer
 
     return parse_integer(name, value, minimum, maximum)
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str]) -> None:
+    """Raise :class:`ParameterError` unless ``value`` is one of ``choices``.
+
+    The one sentence every "unknown option" refusal shares:
+    ``"<name> must be one of a, b, c, got 'x'."``.
+    """
+    choices = tuple(choices)
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")

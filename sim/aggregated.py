@@ -114,8 +114,12 @@ def level_table(n):
 
 
 @numba.njit(cache=True)
-def _second_moments(n, w, cov_acc):
-    """``cov_acc[j, k] += w n_{j+1} n_{k+1}`` for ``j <= k`` (kept out of the hot loop)."""
+def second_moments(n, w, cov_acc):
+    """``cov_acc[j, k] += w n_{j+1} n_{k+1}`` for ``j <= k`` (kept out of the hot loop).
+
+    The thinned second-moment sample of both supermarket engines (``n`` the counts
+    ``n_0 = N, n_1, ..., n_b``, ``w`` the holding time of the current state).
+    """
     b = cov_acc.shape[0]
     for j in range(b):
         wj = w * n[j + 1]
@@ -183,7 +187,7 @@ def _loop_d2(n, table, target, acc, cov_acc, inv_rate, rng, steps, replacement, 
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         if (r & thin_mask) == _U64(0):
             t_thin += w
-            _second_moments(n, w, cov_acc)
+            second_moments(n, w, cov_acc)
         t += w
         # the same event as ``(r >> 11) 2^-53 < n_1 / (lam N + n_1)``, see
         # _departure_thresholds
@@ -261,13 +265,17 @@ def _loop_any_d(
     # forwarding delay to every event.
     n1 = n[1]
     n1f = float(n1)
+    # The accumulators and the per-event accounting below are those of _loop_d2 (and
+    # of sim.perserver.run): each compiled loop keeps its own copies so that they
+    # stay in registers; what can be shared without that cost is (_start,
+    # second_moments).
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         if (r & thin_mask) == _U64(0):
             t_thin += w
-            _second_moments(n, w, cov_acc)
+            second_moments(n, w, cov_acc)
         t += w
         v = (r >> _U64(11)) * INV_2_53 * (lam_n + n1f)
         dep = v < n1f

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mfstein.arguments import check_keywords, check_params, check_path, check_start
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_choice, check_int
 from sim.base import FAST_SIMULATORS, RunOptions, SimulationResult, Simulator
 from sim.engine import POLICIES
 from sim.generic import GenericSimulator
@@ -30,8 +30,7 @@ def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[
     """The engine for ``model``: its registered fast path when ``engine`` is
     ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
     one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}.")
+    check_choice("engine", engine, ENGINES)
     if engine == "generic":
         return GenericSimulator
     fast = FAST_SIMULATORS.get(model.info.fast_path or "")
@@ -106,12 +105,10 @@ def simulate(
 
     Parameters
     ----------
-    model:
-        A :class:`derive.model.Model`, or a name :func:`derive.models.load_model`
-        takes (``"sir"``, ``"file.py:factory"``; entries of ``params`` that are
-        factory keywords build it).
-    params:
-        Parameter name -> value (``{}`` for none).
+    model, params:
+        The model and its parameter values, as :func:`derive.models.as_model`
+        takes them (a model name such as ``"sir"`` or ``"file.py:factory"`` is
+        built from the entries of ``params`` that are factory keywords).
     N:
         Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.limits.SIM_MAX_N`;
         the model's own range for an ``N`` parameter).
@@ -167,10 +164,8 @@ def simulate(
         progress=progress,
         max_units=max_units,
     ).checked()  # before any symbolic or compiled work
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}.")
-    if policy not in POLICIES:
-        raise ParameterError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}.")
+    check_choice("engine", engine, ENGINES)
+    check_choice("policy", policy, POLICIES)
     if isinstance(model, str):
         from derive.models import as_model
 

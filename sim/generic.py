@@ -293,9 +293,6 @@ class GenericSimulator(Simulator):
         if blocking is not None:
             warnings += summary.blocking_warning(float(blocking.mean), b)
         warnings += self._rejected_warnings(int(sc[:, REJECTED].sum()))
-        rho = stats.lag1_autocorrelation(sc[:, SUMSQ], T)
-        warnings += summary.run_warnings(out, len(batches), rho)
-        events = int(sc[:, EVENTS].sum())
         observed = {}
         if self.observables:
             from sim.observables import estimate
@@ -312,11 +309,10 @@ class GenericSimulator(Simulator):
             queue_length_pmf=pmf,
             mean_jobs=mean_jobs,
             blocking=blocking,
-            warnings=warnings,
             observables=observed,
             **summary.result_fields(
-                out, batches, m, events=events, rho=rho, s_star=spec.s_star,
-                steps=steps, reps=reps, seed=seed,
+                out, batches, m, sumsq=sc[:, SUMSQ], T=T, events=sc[:, EVENTS],
+                s_star=spec.s_star, steps=steps, reps=reps, seed=seed, warnings=warnings,
             ),
         )  # fmt: skip
 
@@ -378,17 +374,11 @@ class SupermarketFastPath(Simulator):
         """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""
         import dataclasses
 
-        o = options
         r = run_supermarket(
-            self.N,
-            self.lam_text,
-            self.model.b,
-            self.d,
-            replacement=self.replacement,
-            policy=self.policy,
+            self.N, self.lam_text, self.model.b, self.d, options,
+            replacement=self.replacement, policy=self.policy,
             simulator=self.engine or "aggregated",
-            **dataclasses.asdict(o),
-        )
+        )  # fmt: skip
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}
         )

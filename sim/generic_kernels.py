@@ -157,6 +157,10 @@ def _move(k: Any, dv: Any, stats: bool) -> list[str]:
     return text.replace("OLD", old).replace("K", str(k)).replace("DV", str(dv)).splitlines()
 
 
+# The generated event loop.  Its accumulators and per-event accounting (holding
+# time, areas, the thinned sample) are those of sim.aggregated's and
+# sim.perserver's hand-written loops, written out here too: each compiled loop
+# keeps them in registers, which a shared helper returning them would not.
 _LOOP = '''
 
 @numba.njit(cache=True, error_model="numpy")

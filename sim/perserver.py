@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from mfstein.jit import numba
+from sim.aggregated import second_moments
 from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
@@ -89,6 +90,18 @@ def _index(q, perm, b):
 
 # One long compiled loop on purpose: split into calls, its state would leave the
 # registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
+@numba.njit(inline="always", cache=True)
+def _move_to_rank(perm, pos, srv, rank):
+    """Swap server ``srv`` with the server at ``rank`` of the longest-first order ``perm``
+    (``pos`` is its inverse, ``perm[pos[i]] = i``); inlined into :func:`run`'s loop."""
+    other = perm[rank]
+    p = pos[srv]
+    perm[p] = other
+    pos[other] = p
+    perm[rank] = srv
+    pos[srv] = rank
+
+
 @numba.njit(cache=True)
 def run(
     q,
@@ -162,6 +175,10 @@ def run(
     jobs = 0
     resp_sum = 0.0
     resp_over = 0
+    # The per-event accounting (holding time w, the areas, the thinned sample, the
+    # clock) is the one of sim.aggregated's loops and of sim.generic_kernels' template,
+    # written out in each compiled loop on purpose: a helper would return nine
+    # loop-carried scalars per event, and the accumulators must stay in registers.
     for _ in range(steps):
         n1 = n[1]
         w = inv_rate[n1]
@@ -169,10 +186,7 @@ def run(
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
         if (r & thin_mask) == _U64(0):
             t_thin += w
-            for j in range(b):
-                wj = w * n[j + 1]
-                for k in range(j, b):
-                    cov_acc[j, k] += wj * n[k + 1]
+            second_moments(n, w, cov_acc)
         t += w
         # real holding time, exponential with rate lam N + n_1
         r2, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
@@ -194,13 +208,7 @@ def run(
             else:
                 resp_over += 1
             # move srv to the last rank of block L, then shrink the block
-            last = n[L] - 1
-            other = perm[last]
-            p = pos[srv]
-            perm[p] = other
-            pos[other] = p
-            perm[last] = srv
-            pos[srv] = last
+            _move_to_rank(perm, pos, srv, n[L] - 1)
             k = L
             delta = -1
         else:
@@ -232,13 +240,7 @@ def run(
                 continue
             arrival_times[srv, (head[srv] + L) % b] = clock
             # move srv to the first rank of block L, then grow block L + 1
-            first = n[L + 1]
-            other = perm[first]
-            p = pos[srv]
-            perm[p] = other
-            pos[other] = p
-            perm[first] = srv
-            pos[srv] = first
+            _move_to_rank(perm, pos, srv, n[L + 1])
             k = L + 1
             delta = 1
         q[srv] += delta

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
-from mfstein.errors import ParameterError
+from mfstein.errors import ParameterError, check_choice
 from sim import pi_kernels as K
 from sim import runner, stats, summary
 
@@ -559,8 +559,7 @@ def simulate_pi(
     -------
     PIResult
     """
-    if policy not in K.POLICIES:
-        raise ParameterError(f"policy must be one of {', '.join(K.POLICIES)}, got {policy!r}.")
+    check_choice("policy", policy, K.POLICIES)
     from mfstein.limits import check_memory, simulation_bytes
 
     model = make_model(arrivals, services, n)

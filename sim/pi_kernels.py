@@ -144,6 +144,17 @@ def _below(r, k):
 
 # One long compiled loop on purpose: split into calls, its state would leave the
 # registers of the hot loop (issue 21 allows the simulators' inner loops to stay long).
+@numba.njit(inline="always", cache=True)
+def _top_two(qi, i, m1, m1i, m2):
+    """The largest queue ``m1``, its server ``m1i`` and the second largest ``m2`` after
+    server ``i``'s queue ``qi`` is seen; inlined into :func:`run_slots`'s loops."""
+    if qi > m1:
+        return qi, i, m1
+    if qi > m2:
+        return m1, m1i, qi
+    return m1, m1i, m2
+
+
 @numba.njit(cache=True)
 def run_slots(
     policy,
@@ -219,12 +230,7 @@ def run_slots(
         if qi == 0:
             idle_list[nidle] = i
             nidle += 1
-        if qi > m1:
-            m2 = m1
-            m1 = qi
-            m1i = i
-        elif qi > m2:
-            m2 = qi
+        m1, m1i, m2 = _top_two(qi, i, m1, m1i, m2)
     scal[Q_START] += qtot
     check = check_bound and n >= 2
     clock = li_state[CLOCK]
@@ -377,12 +383,7 @@ def run_slots(
                 nidle += 1
                 idle_count[i] += 1
             if check:
-                if qi > m1:
-                    m2 = m1
-                    m1 = qi
-                    m1i = i
-                elif qi > m2:
-                    m2 = qi
+                m1, m1i, m2 = _top_two(qi, i, m1, m1i, m2)
         clock += 1
         if check:
             omega = nidle - (1 if q[li] == 0 else 0) > 0

@@ -146,17 +146,28 @@ def result_fields(
     batches: list[dict],
     m: Moments,
     *,
-    events: int,
-    rho: float,
+    sumsq: np.ndarray,
+    T: np.ndarray,
+    events: np.ndarray,
     s_star: Any,
     steps: int,
     reps: int,
     seed: int,
+    warnings: list[str],
 ) -> dict[str, Any]:
     """The fields of :class:`sim.base.SimulationResult` that every chain engine fills
     alike: the run (``steps``, ``reps``, ``seed``, batches, warm-up, how it went), the
-    centre ``s*``, the :class:`Moments`, the events and their rate per CPU second."""
+    centre ``s*``, the :class:`Moments`, the events and their rate per CPU second.
+
+    ``sumsq``, ``T`` and ``events`` are the batches' sums of ``int ||S - s*||^2 dt``,
+    of time and of events; the lag-1 autocorrelation of ``sumsq / T`` across the
+    batches is reported, and the engine's own ``warnings`` are followed by
+    :func:`run_warnings`.
+    """
+    rho = stats.lag1_autocorrelation(sumsq, T)
+    n_events = int(events.sum())
     return {
+        "warnings": list(warnings) + run_warnings(out, len(batches), rho),
         "steps": steps,
         "reps": reps,
         "seed": seed,
@@ -167,8 +178,8 @@ def result_fields(
         "mean": m.mean,
         "n_bias": m.n_bias,
         "n_cov": m.n_cov,
-        "events": events,
-        "events_per_second": per_second(events, batches),
+        "events": n_events,
+        "events_per_second": per_second(n_events, batches),
         "wall_seconds": out.wall_seconds,
         "complete": out.complete,
         "interrupted": out.interrupted,

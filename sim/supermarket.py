@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_choice, check_int
 from sim import aggregated, engine, perserver, runner, stats, summary
 from sim.base import RunOptions, SimulationResult
 
@@ -57,14 +57,10 @@ def reference_point(
 def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
     """``(policy, simulator)`` from the user's choice: the simulator defaults to the
     aggregated one for ``"pod"`` and to the per-server one otherwise."""
-    if policy not in engine.POLICIES:
-        raise ParameterError(f"policy must be one of {', '.join(engine.POLICIES)}, got {policy!r}.")
+    check_choice("policy", policy, engine.POLICIES)
     if simulator is None:
         simulator = "aggregated" if policy == "pod" else "per-server"
-    if simulator not in engine.SIMULATORS:
-        raise ParameterError(
-            f"simulator must be one of {', '.join(engine.SIMULATORS)}, got {simulator!r}."
-        )
+    check_choice("simulator", simulator, engine.SIMULATORS)
     if simulator == "aggregated" and policy != "pod":
         raise ParameterError(
             f"the aggregated simulator runs policy 'pod' only; use simulator='per-server' "
@@ -113,15 +109,8 @@ def check_inputs(
 
 
 def run_supermarket(
-    N: int,
-    lam: Any,
-    b: int,
-    d: int = 2,
-    *,
-    replacement: bool = True,
-    policy: str = "pod",
-    simulator: str | None = None,
-    **options: Any,
+    N: int, lam: Any, b: int, d: int, options: RunOptions, *, replacement: bool, policy: str,
+    simulator: str,
 ) -> SimulationResult:
     """The supermarket engines: simulate the finite-N supermarket system.
 
@@ -138,6 +127,11 @@ def run_supermarket(
         Buffer size per server, ``1 <= b <= 200``.
     d:
         Servers sampled per arrival (``pod`` and ``aggregated``), ``>= 1``.
+    options:
+        The run (:class:`sim.base.RunOptions`): ``steps`` are the paper's "time
+        steps" (the core paper drops the first 10%); the same seed gives the same
+        numbers whatever ``workers`` or ``scheduler``; with ``max_units`` the
+        result covers the completed batches (``complete=False``).
     replacement:
         Sample with replacement (the core paper's chain) or ``d`` distinct servers.
     policy:
@@ -145,21 +139,12 @@ def run_supermarket(
     simulator:
         ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
         or ``"per-server"`` (explicit FIFO servers, with response times).
-        Default: aggregated for ``"pod"``, per-server otherwise.
-    options:
-        Those of :class:`sim.base.RunOptions`: ``steps`` (events per
-        replication, the paper's "time steps"; the core paper drops the first
-        10%), ``reps``, ``seed`` (the same seed gives the same numbers whatever
-        ``workers`` or ``scheduler``), ``workers``, ``scheduler``,
-        ``checkpoint``, ``batches``, ``warmup_fraction``, ``progress`` and
-        ``max_units`` (then the result covers the completed batches,
-        ``complete=False``).
 
     Returns
     -------
     SimulationResult
     """
-    o = RunOptions(**options)
+    o = options
     N, b, d, reps, seed, batches, steps, workers, policy, simulator = check_inputs(
         N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, simulator, replacement
     )
@@ -222,12 +207,9 @@ def summarise(
     )  # fmt: skip
     pmf, mean_jobs = summary.queue_length_pmf(batches, T, N)
     blocking = stats.ratio(sc[:, aggregated.BLOCKED], sc[:, aggregated.ARRIVALS])
-    events = int(sum(sc[:, aggregated.EVENTS]))
     response = _response_time(spec, batches, sc) if spec.per_server else None
-    rho = stats.lag1_autocorrelation(sc[:, aggregated.SUMSQ], T)
     warnings = [m.cov_note] if m.cov_note else []
     warnings += summary.blocking_warning(float(blocking.mean), b)
-    warnings += summary.run_warnings(out, len(batches), rho)
     return SimulationResult(
         model="supermarket",
         params={"lam": lam_text},
@@ -245,9 +227,8 @@ def summarise(
         blocking=blocking,
         mean_jobs=mean_jobs,
         response_time=response,
-        warnings=warnings,
         **summary.result_fields(
-            out, batches, m, events=events, rho=rho, s_star=spec.s_star,
-            steps=steps, reps=reps, seed=seed,
+            out, batches, m, sumsq=sc[:, aggregated.SUMSQ], T=T, events=sc[:, aggregated.EVENTS],
+            s_star=spec.s_star, steps=steps, reps=reps, seed=seed, warnings=warnings,
         ),
     )  # fmt: skip

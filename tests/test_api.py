@@ -125,9 +125,13 @@ def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
 
 
 def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
+    from sim.base import RunOptions
     from sim.supermarket import run_supermarket
 
-    ref = run_supermarket(10, "0.9", 4, 2, **SIM)  # the aggregated engine itself
+    opts = RunOptions(**SIM)
+    ref = run_supermarket(  # the aggregated engine itself
+        10, "0.9", 4, 2, opts, replacement=True, policy="pod", simulator="aggregated"
+    )
     auto = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, **SIM)
     named = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, engine="aggregated", **SIM)
     short = sim.simulate_supermarket(10, "0.9", 4, 2, **SIM)
@@ -136,7 +140,10 @@ def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
     assert auto.simulator == "supermarket" and named.simulator == short.simulator == "aggregated"
     jsq = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, policy="jsq", **SIM)
     assert jsq.simulator == "per-server" and jsq.response_time is not None
-    assert jsq.n_mse == run_supermarket(10, "0.9", 4, 2, policy="jsq", **SIM).n_mse
+    direct = run_supermarket(
+        10, "0.9", 4, 2, opts, replacement=True, policy="jsq", simulator="per-server"
+    )
+    assert jsq.n_mse == direct.n_mse
 
 
 def test_transient_and_certify_entries() -> None:
