@@ -1,8 +1,16 @@
 """Lazy package exports (PEP 562), so that importing a package stays cheap.
 
-A package ``__init__`` declares which submodule provides each public name;
+A package ``__init__`` declares, per submodule, the public names it provides;
 the submodule is imported on first attribute access.  ``mfstein --help`` thus
-imports no SymPy, numba or SciPy.
+imports no SymPy, numba or SciPy.  The whole ``__init__`` is one call::
+
+    __all__, __getattr__, __dir__ = lazy_package(
+        __name__,
+        {
+            "numeric.tails.mmn": ("erlang_c", "mm1_law", "mmn_law"),
+            "numeric.tails.ssq": ("SSQSolution", "solve_ssq"),
+        },
+    )
 """
 
 from __future__ import annotations
@@ -10,8 +18,34 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+
+def lazy_package(
+    package: str,
+    modules: Mapping[str, Iterable[str]],
+    *,
+    before: Callable[[], None] | None = None,
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """Return ``(__all__, __getattr__, __dir__)`` for ``package``.
+
+    Parameters
+    ----------
+    package:
+        The package's ``__name__``.
+    modules:
+        Module (absolute dotted path) -> the public names it defines.  A name
+        given by two modules is refused (``ValueError``): each name has one home.
+    before:
+        Called once before the first lazy import (e.g. to register plug-ins).
+    """
+    exports: dict[str, str] = {}
+    for module, names in modules.items():
+        for name in names:
+            if exports.setdefault(name, module) != module:
+                raise ValueError(f"{package}: {name!r} exported by {exports[name]} and {module}")
+    return sorted(exports), *lazy_exports(package, exports, before=before)
 
 
 def lazy_exports(
