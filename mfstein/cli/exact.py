@@ -108,19 +108,15 @@ def _run_model(args: argparse.Namespace) -> int:
     """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
     import sys
 
-    from mfstein.cli.model_args import model_and_params
-    from mfstein.errors import check_int
+    from mfstein.cli.model_args import finite_n_task
     from numeric.exact.general import solve
 
-    model, params = model_and_params(args)
-    N = check_int("N", args.N, 1)
+    model, params, finite_n = finite_n_task(args)
     limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     r = solve(
         model,
         params,
-        N=N,
-        start=args.start,
-        truncation=args.truncation,
+        **finite_n,
         method=getattr(args, "method", "auto"),
         memory_limit=limit,
         progress=not args.json and sys.stderr.isatty(),
