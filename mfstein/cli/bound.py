@@ -23,12 +23,9 @@ _M_HELP = (
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from mfstein.cli.arrival import add_arrival_rate
+    from mfstein.cli.supermarket_grid import add_supermarket_grid
 
-    add_arrival_rate(p)
-    p.add_argument("--N", required=True, help="system size(s), comma-separated integers >= 1")
-    p.add_argument("--b", default="auto", help="buffer: integer >= 1, 'auto' (default) or 'inf'")
-    p.add_argument("--d", default="2", help="servers sampled per arrival, integer >= 1 (default 2)")
+    add_supermarket_grid(p, b_inf=True)
     p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
     p.add_argument("--M", default="identity", help=_M_HELP)
     p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from mfstein.cli.arrival import add_arrival_rate
+from mfstein.cli.supermarket_grid import add_supermarket_grid
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,14 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "whatever the verdicts; 2 for bad input."
         ),
     )
-    add_arrival_rate(p)
-    p.add_argument(
-        "--N", help="comma-separated grid of system sizes, e.g. 10,100,1e3 (required unless --list)"
-    )
-    p.add_argument("--b", default="auto", help="buffer size: integer >= 1 or 'auto' (default)")
-    p.add_argument(
-        "--d", default="2", help="servers sampled per arrival (default 2, as in the paper)"
-    )
+    add_supermarket_grid(p, N_unless="--list")
     p.add_argument(
         "--xi", default="0.00001", help="the paper's small xi, 0 < xi < 1 (default 0.00001)"
     )
