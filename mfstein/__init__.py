@@ -82,32 +82,23 @@ def _version() -> str:
 #: The version of mfstein; ``derive``, ``numeric`` and ``sim`` carry the same one.
 __version__ = _version()
 
-#: The entries of ``import mfstein as mf``: name -> (module, attribute; ``""`` is
-#: the module itself), imported on first use (PEP 562).
-_ENTRIES = {
-    "solve": ("numeric.meanfield.entry", "solve"),
-    "bound": ("numeric.meanfield.entry", "bound"),
-    "exact": ("numeric.exact.general", "solve"),
-    "simulate": ("sim.api", "simulate"),
-    "transient": ("numeric.expansion.transient", "transient"),
-    "certify": ("numeric.certified.enclosures", "certify"),
-    "load_model": ("derive.models", "load_model"),
-    "models": ("derive.models", ""),
-}
-__all__ = sorted(_ENTRIES)
+from mfstein.lazy import lazy_package  # noqa: E402  (after the start-up guard)
 
-
-def __getattr__(name: str) -> object:
-    entry = _ENTRIES.get(name)
-    if entry is None:
-        raise AttributeError(f"module 'mfstein' has no attribute {name!r}")
-    import importlib
-
-    module = importlib.import_module(entry[0])
-    value = getattr(module, entry[1]) if entry[1] else module
-    globals()[name] = value
-    return value
+#: The entries of ``import mfstein as mf``, imported on first use (PEP 562):
+#: ``mf.exact`` is ``numeric.exact.general.solve``, ``mf.models`` the module
+#: ``derive.models``.
+__all__, __getattr__, _entries = lazy_package(
+    __name__,
+    {
+        "derive.models": ("load_model", ("models", "")),
+        "numeric.certified.enclosures": ("certify",),
+        "numeric.exact.general": (("exact", "solve"),),
+        "numeric.expansion.transient": ("transient",),
+        "numeric.meanfield.entry": ("bound", "solve"),
+        "sim.api": ("simulate",),
+    },
+)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_ENTRIES])
+    return sorted({*globals(), *_entries()})

@@ -1,8 +1,16 @@
 """Lazy package exports (PEP 562), so that importing a package stays cheap.
 
-A package ``__init__`` declares which submodule provides each public name;
+A package ``__init__`` declares, per submodule, the public names it provides;
 the submodule is imported on first attribute access.  ``mfstein --help`` thus
-imports no SymPy, numba or SciPy.
+imports no SymPy, numba or SciPy.  The whole ``__init__`` is one call::
+
+    __all__, __getattr__, __dir__ = lazy_package(
+        __name__,
+        {
+            "numeric.tails.mmn": ("erlang_c", "mm1_law", "mmn_law"),
+            "numeric.tails.ssq": ("SSQSolution", "solve_ssq"),
+        },
+    )
 """
 
 from __future__ import annotations
@@ -10,24 +18,41 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+__all__ = ["lazy_package"]
 
-def lazy_exports(
-    package: str, exports: Mapping[str, str], *, before: Callable[[], None] | None = None
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """Return ``(__getattr__, __dir__)`` for ``package``.
+#: A public name the module defines under the same name, or a pair ``(name, attribute)``:
+#: the module's ``attribute`` exported as ``name`` (``attribute`` ``""``: the module itself).
+Export = str | tuple[str, str]
+
+
+def lazy_package(
+    package: str,
+    modules: Mapping[str, Iterable[Export]],
+    *,
+    before: Callable[[], None] | None = None,
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """Return ``(__all__, __getattr__, __dir__)`` for ``package``.
 
     Parameters
     ----------
     package:
         The package's ``__name__``.
-    exports:
-        Public name -> module that defines it (absolute dotted path).
+    modules:
+        Module (absolute dotted path) -> the public names it provides (:data:`Export`).
+        A name given twice is refused (``ValueError``): each name has one home.
     before:
         Called once before the first lazy import (e.g. to register plug-ins).
     """
+    exports: dict[str, tuple[str, str]] = {}
+    for module, entries in modules.items():
+        for entry in entries:
+            name, attribute = (entry, entry) if isinstance(entry, str) else entry
+            if name in exports:
+                raise ValueError(f"{package}: {name!r} exported by {exports[name][0]} and {module}")
+            exports[name] = (module, attribute)
     done = [before is None]
     sys.modules[package].__class__ = _export_preferring(exports)
 
@@ -38,18 +63,18 @@ def lazy_exports(
         if not done[0]:
             done[0] = True
             before()  # type: ignore[misc]
-        value = getattr(importlib.import_module(target), name)
-        globals_ = importlib.import_module(package).__dict__
-        globals_[name] = value
+        module = importlib.import_module(target[0])
+        value = getattr(module, target[1]) if target[1] else module
+        sys.modules[package].__dict__[name] = value
         return value
 
     def __dir__() -> list[str]:
         return sorted(exports)
 
-    return __getattr__, __dir__
+    return sorted(exports), __getattr__, __dir__
 
 
-def _export_preferring(exports: Mapping[str, str]) -> type[types.ModuleType]:
+def _export_preferring(exports: Mapping[str, tuple[str, str]]) -> type[types.ModuleType]:
     """A module class that keeps an exported function when a submodule of the same
     name is imported (``numeric.equilibrium`` is the function, as with eager
     imports, even after ``import numeric.supermarket.equilibrium`` bound the submodule)."""
@@ -58,7 +83,7 @@ def _export_preferring(exports: Mapping[str, str]) -> type[types.ModuleType]:
         def __setattr__(self, name: str, value: Any) -> None:
             if (
                 isinstance(value, types.ModuleType)
-                and exports.get(name) == value.__name__
+                and exports.get(name) == (value.__name__, name)
                 and hasattr(value, name)
             ):
                 value = getattr(value, name)

@@ -8,28 +8,25 @@ plus a float64 fast path for sweeps.
 from __future__ import annotations
 
 from mfstein import __version__ as __version__
-from mfstein.lazy import lazy_exports
+from mfstein.lazy import lazy_package
 
-_EXPORTS = {
-    "CertifiedSolution": "numeric.certified.enclosures",
-    "certify": "numeric.certified.enclosures",
-    "certify_solution": "numeric.certified.enclosures",
-    "heavy_traffic_ball": "numeric.certified.enclosures",
-    "second_order": "numeric.expansion.stationary",
-    "second_order_float64": "numeric.expansion.stationary",
-    "IllConditionedWarning": "numeric.precision",
-    "MeanFieldSolution": "numeric.solution",
-    "NumericalError": "numeric.precision",
-    "auto_buffer": "numeric.supermarket.solver",
-    "bound": "numeric.meanfield.entry",
-    "constant_float64": "numeric.supermarket.sweep",
-    "equilibrium": "numeric.supermarket.equilibrium",
-    "heavy_traffic_lambda": "numeric.precision",
-    "reference_point": "numeric.supermarket.equilibrium",
-    "solve": "numeric.meanfield.entry",
-    "register_fast_path": "numeric.meanfield.fast_paths",
-    "transient": "numeric.expansion.transient",
-    "TransientResult": "numeric.expansion.transient",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_package(
+    __name__,
+    {
+        "numeric.certified.enclosures": (
+            "CertifiedSolution",
+            "certify",
+            "certify_solution",
+            "heavy_traffic_ball",
+        ),
+        "numeric.expansion.stationary": ("second_order", "second_order_float64"),
+        "numeric.expansion.transient": ("TransientResult", "transient"),
+        "numeric.meanfield.entry": ("bound", "solve"),
+        "numeric.meanfield.fast_paths": ("register_fast_path",),
+        "numeric.precision": ("IllConditionedWarning", "NumericalError", "heavy_traffic_lambda"),
+        "numeric.solution": ("MeanFieldSolution",),
+        "numeric.supermarket.equilibrium": ("equilibrium", "reference_point"),
+        "numeric.supermarket.solver": ("auto_buffer",),
+        "numeric.supermarket.sweep": ("constant_float64",),
+    },
+)

@@ -16,41 +16,16 @@ imported lazily so that ``mfstein --help`` does not load numba.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mfstein import __version__ as __version__
+from mfstein.lazy import lazy_package
 
-__all__ = [
-    "AccuracyTable",
-    "Estimate",
-    "GenericSimulator",
-    "SimulationResult",
-    "Simulator",
-    "accuracy_table",
-    "simulate",
-    "simulate_supermarket",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("simulate", "simulate_supermarket"):
-        from sim import api
-
-        return getattr(api, name)
-    if name in ("AccuracyTable", "accuracy_table"):
-        from sim import accuracy
-
-        return accuracy.AccuracyTable if name == "AccuracyTable" else accuracy.accuracy
-    if name == "GenericSimulator":
-        from sim import generic
-
-        return getattr(generic, name)
-    if name in ("Simulator", "SimulationResult"):
-        from sim import base
-
-        return getattr(base, name)
-    if name == "Estimate":
-        from sim.stats import Estimate
-
-        return Estimate
-    raise AttributeError(f"module 'sim' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_package(
+    __name__,
+    {
+        "sim.accuracy": ("AccuracyTable", ("accuracy_table", "accuracy")),
+        "sim.api": ("simulate", "simulate_supermarket"),
+        "sim.base": ("SimulationResult", "Simulator"),
+        "sim.generic": ("GenericSimulator",),
+        "sim.stats": ("Estimate",),
+    },
+)

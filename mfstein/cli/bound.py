@@ -16,22 +16,13 @@ from typing import Any
 from mfstein.display import columns
 from mfstein.errors import ParameterError
 
-_M_HELP = (
-    "quadratic observable (S - s*)^T M (S - s*): 'identity' (default) or "
-    "'diag:a,b,...' (diagonal, padded with zeros to length b)"
-)
 
+def _common(p: argparse.ArgumentParser, *, certify: bool) -> None:
+    from mfstein.cli.constant_options import add_constant_options
+    from mfstein.cli.supermarket_grid import add_supermarket_grid
 
-def _common(p: argparse.ArgumentParser) -> None:
-    from mfstein.cli.arrival import add_arrival_rate
-
-    add_arrival_rate(p)
-    p.add_argument("--N", required=True, help="system size(s), comma-separated integers >= 1")
-    p.add_argument("--b", default="auto", help="buffer: integer >= 1, 'auto' (default) or 'inf'")
-    p.add_argument("--d", default="2", help="servers sampled per arrival, integer >= 1 (default 2)")
-    p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
-    p.add_argument("--M", default="identity", help=_M_HELP)
-    p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
+    add_supermarket_grid(p, b_inf=True)
+    add_constant_options(p, certify=certify)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,13 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "s*, V and W are printed by 'mfstein refined'."
         ),
     )
-    _common(p)
-    p.add_argument(
-        "--certify",
-        action="store_true",
-        help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic and print "
-        "its certified digits",
-    )
+    _common(p, certify=True)
     p.set_defaults(handler=run_bound)
     r = subparsers.add_parser(
         "refined",
@@ -63,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(J W + W J^T + Q = 0); --json gives W in full."
         ),
     )
-    _common(r)
+    _common(r, certify=False)
     r.add_argument(
         "--order",
         default="1",

@@ -64,17 +64,9 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
     lam = arrival_rate_text(args, N)
-    limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
-    r = solve_exact(
-        N,
-        lam,
-        args.b,
-        2 if args.d is None else args.d,
-        replacement=not args.without_replacement,
-        method=args.method,
-        memory_limit=limit,
-        progress=not args.json and sys.stderr.isatty(),
-    )
+    d = 2 if args.d is None else args.d
+    replacement = not args.without_replacement
+    r = solve_exact(N, lam, args.b, d, replacement=replacement, **_solver_keywords(args))
     if args.json:
         print(r.to_json(indent=None))
         return 0
@@ -104,27 +96,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_model(args: argparse.Namespace) -> int:
-    """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
-    import sys
-
-    from mfstein.cli.model_args import model_and_params
-    from mfstein.errors import check_int
-    from numeric.exact.general import solve
-
-    model, params = model_and_params(args)
-    N = check_int("N", args.N, 1)
+def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The exact solver's options as given (``--method``, ``--memory-limit`` in GB,
+    the progress bar unless ``--json`` or not on a terminal), as keywords of
+    :func:`numeric.exact.general.solve` and :func:`numeric.exact.supermarket.solve_exact`."""
     limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
-    r = solve(
-        model,
-        params,
-        N=N,
-        start=args.start,
-        truncation=args.truncation,
-        method=getattr(args, "method", "auto"),
+    return dict(
+        method=args.method,
         memory_limit=limit,
         progress=not args.json and sys.stderr.isatty(),
     )
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
+
+    from mfstein.cli.model_args import finite_n_task
+    from numeric.exact.general import solve
+
+    model, params, finite_n = finite_n_task(args)
+    r = solve(model, params, **finite_n, **_solver_keywords(args))
     if args.json:
         print(r.to_json(indent=None))
         return 0

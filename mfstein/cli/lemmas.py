@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from mfstein.cli.arrival import add_arrival_rate
+from mfstein.cli.supermarket_grid import add_supermarket_grid
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,14 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "whatever the verdicts; 2 for bad input."
         ),
     )
-    add_arrival_rate(p)
-    p.add_argument(
-        "--N", help="comma-separated grid of system sizes, e.g. 10,100,1e3 (required unless --list)"
-    )
-    p.add_argument("--b", default="auto", help="buffer size: integer >= 1 or 'auto' (default)")
-    p.add_argument(
-        "--d", default="2", help="servers sampled per arrival (default 2, as in the paper)"
-    )
+    add_supermarket_grid(p, N_unless="--list")
     p.add_argument(
         "--xi", default="0.00001", help="the paper's small xi, 0 < xi < 1 (default 0.00001)"
     )
@@ -80,25 +73,22 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "certify", False):
         from numeric.certified.claims import check_certified
 
-        kw = dict(N=args.N, gamma=args.gamma, alpha=args.alpha, lam=args.lam, xi=args.xi)
-        cert = check_certified(ids, **kw, b=args.b, d=args.d, dps=args.dps)
+        cert = check_certified(ids, **_grid(args))
         out = json.dumps(cert.to_json(), indent=2) if args.json else cert.format()
         sys.stdout.write(out + "\n")
         return 0
-    report = check(
-        ids,
-        N=args.N,
-        gamma=args.gamma,
-        alpha=args.alpha,
-        lam=args.lam,
-        xi=args.xi,
-        b=args.b,
-        d=args.d,
-        dps=args.dps,
-        progress=sys.stderr.isatty(),
-    )
+    report = check(ids, **_grid(args), progress=sys.stderr.isatty())
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     else:
         sys.stdout.write(format_report(report))
     return 0
+
+
+def _grid(args: argparse.Namespace) -> dict[str, str]:
+    """The grid of points the claims are checked on, as keywords of
+    :func:`numeric.lemmas.check` and :func:`numeric.certified.claims.check_certified`:
+    the sizes ``N``, the rate (``lam``, or ``gamma`` and ``alpha``), ``xi``, ``b``,
+    ``d`` and the working precision ``dps``, as given on the command line."""
+    names = ("N", "gamma", "alpha", "lam", "xi", "b", "d", "dps")
+    return {name: getattr(args, name) for name in names}

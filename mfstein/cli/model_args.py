@@ -105,6 +105,18 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def finite_n_task(args: argparse.Namespace) -> tuple[Any, dict[str, str], dict[str, Any]]:
+    """The model and parameters of a finite-N command run with ``--model`` (``exact``,
+    ``simulate``; :func:`model_and_params`) and the keywords its task takes from the
+    options :func:`add_finite_n_model_arguments` declares: ``N`` (an integer >= 1),
+    ``start`` and ``truncation``."""
+    from mfstein.errors import check_int
+
+    model, params = model_and_params(args)
+    keywords = dict(N=check_int("N", args.N, 1), start=args.start, truncation=args.truncation)
+    return model, params, keywords
+
+
 def add_choice_options(p: argparse.ArgumentParser) -> None:
     """The supermarket's dispatch choices of a finite-N command (``exact``,
     ``simulate``): ``--d`` (no default, so that ``--d 2 --param d=3`` is seen as

@@ -12,8 +12,8 @@ import argparse
 import json
 
 from mfstein.cli.option_types import integer
-from mfstein.cli.simulate import add_run_options, report, run_keywords
-from mfstein.limits import PI_MAX_SERVERS, SIM_MAX_BATCHES
+from mfstein.cli.simulate import add_batch_options, add_run_options, report, run_keywords
+from mfstein.limits import PI_MAX_SERVERS
 
 POLICY_CHOICES = ("pi", "pi-split", "jiq", "jsq", "random")
 
@@ -61,20 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--exact", action="store_true", help="solve the truncated chain instead (n <= 3)"
     )
     add_run_options(p, "--slots", default=10**6, help="slots per replication (1e6)")
-    p.add_argument(
-        "--batches",
-        type=integer("batches", 2, SIM_MAX_BATCHES),
-        default=20,
-        help="batches per replication (20)",
-    )
-    p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
+    add_batch_options(p)
     p.add_argument(
         "--allow-unstable",
         action="store_true",
         help="simulate a load E[a] / sum E[s_i] >= 1 (a transient run: drift, no steady state)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run)
 
 

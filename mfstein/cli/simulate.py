@@ -74,6 +74,21 @@ def add_run_options(
     )
 
 
+def add_batch_options(p: argparse.ArgumentParser) -> None:
+    """The rest of what :func:`run_keywords` reads, declared once for the commands that
+    run batched, checkpointed replications (``simulate``, ``pi``): ``--batches``,
+    ``--checkpoint``, ``--no-progress`` and ``--json``."""
+    p.add_argument(
+        "--batches",
+        type=integer("batches", 2, SIM_MAX_BATCHES),
+        default=20,
+        help="batches per replication (default 20)",
+    )
+    p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
     """The run options of a simulating command (``--reps``, ``--seed``, ``--workers``,
     ``--checkpoint``, ``--batches``, the progress bar) as keywords of its simulator."""
@@ -123,16 +138,8 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         help="dispatch: power-of-d (default), join-shortest-queue or random",
     )
     add_run_options(p, "--steps", required=True, help="events per replication")
-    p.add_argument(
-        "--batches",
-        type=integer("batches", 2, SIM_MAX_BATCHES),
-        default=20,
-        help="batches per replication",
-    )
+    add_batch_options(p)
     p.add_argument("--scheduler", help="address of a running Dask scheduler")
-    p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
     p.add_argument(
         "--engine",
@@ -330,24 +337,21 @@ def _table(args) -> int:
 
 def _run_model(args: argparse.Namespace) -> int:
     """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
-    from mfstein.cli.model_args import model_and_params
-    from mfstein.errors import ParameterError, check_int
+    from mfstein.cli.model_args import finite_n_task
+    from mfstein.errors import ParameterError
     from sim.api import simulate
 
     engine = _engine(args)
     policy = getattr(args, "policy", "pod")
-    model, params = model_and_params(args)
-    N = check_int("N", args.N, 1)
+    model, params, finite_n = finite_n_task(args)
     if args.steps is None:
         raise ParameterError("steps is required (--steps, events per replication).")
     r = simulate(
         model,
         params,
-        N=N,
+        **finite_n,
         engine=engine,
         policy=policy,
-        start=args.start,
-        truncation=args.truncation,
         steps=args.steps,
         scheduler=args.scheduler,
         **run_keywords(args),

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from mfstein.cli.constant_options import add_constant_options
 from mfstein.cli.model_args import add_model_arguments
 
 
@@ -31,17 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     add_model_arguments(p)
-    p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
+    add_constant_options(p, certify=True)
     p.add_argument(
         "--start",
         default=None,
         metavar="X1,X2,...",
         help="initial state (model coordinates): starts the search, fixes conserved sums",
-    )
-    p.add_argument(
-        "--M",
-        default="identity",
-        help="observable (S - s*)^T M (S - s*): 'identity' (default) or 'diag:a,b,...'",
     )
     p.add_argument(
         "--method",
@@ -60,13 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the float64 route for any model (sparse, no compiling; digits estimated "
         "from the conditioning and two routes; --dps is then ignored)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
-    p.add_argument(
-        "--certify",
-        action="store_true",
-        help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic (Krawczyk + "
-        "Lyapunov certificates) and print its certified digits",
     )
     p.set_defaults(handler=run)
 

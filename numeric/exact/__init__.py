@@ -16,13 +16,14 @@ return :class:`ExactResult`.
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_exports
+from mfstein.lazy import lazy_package
 
-_EXPORTS = {
-    "ExactResult": "numeric.exact.result",
-    "register_fast_path": "numeric.exact.fast_paths",
-    "solve": "numeric.exact.general",
-    "solve_exact": "numeric.exact.supermarket",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_package(
+    __name__,
+    {
+        "numeric.exact.fast_paths": ("register_fast_path",),
+        "numeric.exact.general": ("solve",),
+        "numeric.exact.result": ("ExactResult",),
+        "numeric.exact.supermarket": ("solve_exact",),
+    },
+)

@@ -61,28 +61,7 @@ Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_exports
-
-_EXPORTS = {
-    "Claim": "numeric.lemmas.registry",
-    "ClaimResult": "numeric.lemmas.runner",
-    "Context": "numeric.lemmas.context",
-    "Lemma12Parameters": "numeric.lemmas.parameters",
-    "Point": "numeric.lemmas.registry",
-    "REGISTRY": "numeric.lemmas.registry",
-    "Report": "numeric.lemmas.runner",
-    "check": "numeric.lemmas.runner",
-    "claim": "numeric.lemmas.registry",
-    "get_claims": "numeric.lemmas.registry",
-    "judge": "numeric.lemmas.registry",
-    "lemma12_parameters": "numeric.lemmas.parameters",
-    "lyapunov_integral": "numeric.lemmas.quadrature",
-    "max_quadratic_ratio": "numeric.lemmas.hessian",
-    "register": "numeric.lemmas.registry",
-    "unregister": "numeric.lemmas.registry",
-    "xi_supremum": "numeric.lemmas.parameters",
-}
-__all__ = sorted(_EXPORTS)
+from mfstein.lazy import lazy_package
 
 
 def _register() -> None:
@@ -90,4 +69,24 @@ def _register() -> None:
     import numeric.lemmas.power_of_two_heavy_traffic  # noqa: F401
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, before=_register)
+__all__, __getattr__, __dir__ = lazy_package(
+    __name__,
+    {
+        "numeric.lemmas.context": ("Context",),
+        "numeric.lemmas.hessian": ("max_quadratic_ratio",),
+        "numeric.lemmas.parameters": ("Lemma12Parameters", "lemma12_parameters", "xi_supremum"),
+        "numeric.lemmas.quadrature": ("lyapunov_integral",),
+        "numeric.lemmas.registry": (
+            "Claim",
+            "Point",
+            "REGISTRY",
+            "claim",
+            "get_claims",
+            "judge",
+            "register",
+            "unregister",
+        ),
+        "numeric.lemmas.runner": ("ClaimResult", "Report", "check"),
+    },
+    before=_register,
+)

@@ -14,21 +14,16 @@ the perpendicular component ``q_perp`` (:mod:`numeric.tails.statistics`,
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_exports
+from mfstein.lazy import lazy_package
 
-_EXPORTS = {
-    "JSQSolution": "numeric.tails.jsq_qbd",
-    "SSQSolution": "numeric.tails.ssq",
-    "TailReport": "numeric.tails.report",
-    "TotalQueueLaw": "numeric.tails.statistics",
-    "erlang_c": "numeric.tails.mmn",
-    "exact_tails": "numeric.tails.report",
-    "geometric_law": "numeric.tails.statistics",
-    "mm1_law": "numeric.tails.mmn",
-    "mmn_law": "numeric.tails.mmn",
-    "solve_jsq": "numeric.tails.jsq_qbd",
-    "solve_qbd": "numeric.tails.qbd",
-    "solve_ssq": "numeric.tails.ssq",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_package(
+    __name__,
+    {
+        "numeric.tails.jsq_qbd": ("JSQSolution", "solve_jsq"),
+        "numeric.tails.mmn": ("erlang_c", "mm1_law", "mmn_law"),
+        "numeric.tails.qbd": ("solve_qbd",),
+        "numeric.tails.report": ("TailReport", "exact_tails"),
+        "numeric.tails.ssq": ("SSQSolution", "solve_ssq"),
+        "numeric.tails.statistics": ("TotalQueueLaw", "geometric_law"),
+    },
+)

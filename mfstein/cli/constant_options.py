@@ -1,0 +1,36 @@
+"""The options of the commands that compute Theorem 1's constant ``c`` with
+``E[(S - s*)^T M (S - s*)] ~ c/N`` (``solve`` for any model, ``bound`` and ``refined``
+for the supermarket), declared once: the working precision, the observable ``M``,
+JSON output and the proof of an enclosure of ``c``.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_constant_options"]
+
+
+def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
+    """Add ``--dps``, ``--M``, ``--json`` and, with ``certify``, ``--certify`` to ``p``.
+
+    ``M`` takes the forms of :mod:`numeric.quadratic_form` (``identity``, or
+    ``diag:a,b,...`` padded with zeros to the dimension); ``--certify`` proves an
+    enclosure ``[lo, hi]`` of ``c`` in Arb ball arithmetic
+    (:func:`numeric.certified.enclosures.certify_solution`).
+    """
+    p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
+    p.add_argument(
+        "--M",
+        default="identity",
+        help="quadratic observable (S - s*)^T M (S - s*): 'identity' (default) or "
+        "'diag:a,b,...' (diagonal, padded with zeros to the dimension)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
+    if certify:
+        p.add_argument(
+            "--certify",
+            action="store_true",
+            help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic (Krawczyk + "
+            "Lyapunov certificates) and print its certified digits",
+        )

@@ -1,0 +1,48 @@
+"""The supermarket options of the commands that work on a grid of system sizes
+(``bound``, ``refined``, ``lemmas``), declared once.
+
+A point of the power-of-d supermarket model is its arrival rate (``--lam``, or the
+core paper's heavy-traffic ``lam = 1 - gamma/N^alpha``, :mod:`mfstein.cli.arrival`),
+the system sizes ``--N``, the buffer ``--b`` and the number of servers sampled per
+arrival ``--d``.  The values are kept as given and checked by the command's task
+(:func:`numeric.meanfield.entry.bound`, :func:`numeric.lemmas.check`).  Standard
+library only: ``mfstein --help`` imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mfstein.cli.arrival import add_arrival_rate
+
+__all__ = ["add_supermarket_grid"]
+
+
+def add_supermarket_grid(
+    p: argparse.ArgumentParser, *, b_inf: bool = False, N_unless: str | None = None
+) -> None:
+    """Add ``--lam | --gamma --alpha``, ``--N``, ``--b`` and ``--d`` to ``p``.
+
+    ``b_inf`` offers ``--b inf`` (the untruncated chain) beside an integer and
+    ``auto``; ``N_unless`` names the option without which ``--N`` is required
+    (``--N`` is then optional for the parser and checked by the command), else
+    ``--N`` is required.
+    """
+    add_arrival_rate(p)
+    N_help = "comma-separated system sizes, integers >= 1, e.g. 10,100,1e3"
+    p.add_argument(
+        "--N",
+        required=N_unless is None,
+        help=N_help if N_unless is None else f"{N_help} (required unless {N_unless})",
+    )
+    b_help = (
+        "buffer: integer >= 1, 'auto' (default) or 'inf'"
+        if b_inf
+        else ("buffer: integer >= 1 or 'auto' (default)")
+    )
+    p.add_argument("--b", default="auto", help=b_help)
+    p.add_argument(
+        "--d",
+        default="2",
+        help="servers sampled per arrival, integer >= 1 (default 2, as in the core paper)",
+    )

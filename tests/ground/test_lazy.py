@@ -1,0 +1,38 @@
+"""mfstein.lazy.lazy_package: one call makes a package's ``__all__``, ``__getattr__``
+and ``__dir__``; names resolve on first use, a name has one home."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from mfstein.lazy import lazy_package
+
+
+@pytest.fixture
+def package() -> types.ModuleType:
+    module = types.ModuleType("lazy_probe_pkg")
+    sys.modules[module.__name__] = module
+    yield module
+    del sys.modules[module.__name__]
+
+
+def test_names_resolve_on_first_use(package: types.ModuleType) -> None:
+    exports = {"json": ("dumps", ("load_text", "loads"), ("codec", ""))}
+    package.__all__, package.__getattr__, package.__dir__ = lazy_package(package.__name__, exports)
+    import json
+
+    assert package.__all__ == ["codec", "dumps", "load_text"]
+    assert package.dumps is json.dumps
+    assert package.load_text is json.loads
+    assert package.codec is json
+    assert dir(package) == ["codec", "dumps", "load_text"]
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        package.nothing  # noqa: B018
+
+
+def test_a_name_has_one_home(package: types.ModuleType) -> None:
+    with pytest.raises(ValueError, match="'dumps' exported by json and pickle"):
+        lazy_package(package.__name__, {"json": ("dumps",), "pickle": ("dumps",)})
