@@ -132,7 +132,7 @@ def test_bad_observable_is_one_sentence_and_exit_2(g, words, capsys):
     [
         (["--observable", "x", "--gamma", "0.1"], "--gamma"),
         (["--observable", "x", "--b", "3"], "--b"),
-        (["--observable", "x", "--order", "3"], "order must be 1 or 2"),
+        (["--observable", "x", "--order", "3"], "order must be an integer >= 1 and <= 2"),
         ([], "observable is required"),
     ],
 )
