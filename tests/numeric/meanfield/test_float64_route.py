@@ -99,3 +99,27 @@ def test_cli_float64_json_and_bad_input():
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr
+
+
+def test_small_models_compile_nothing(monkeypatch):
+    """A small model's first answer, 30 digits and float64 to order 2, asks numba for
+    no generated kernel and no third-moment kernel (docs/design.md, "Compiling")."""
+    from derive.model import Model
+    from numeric.expansion import stationary
+
+    kernels = Model.kernels
+
+    def no_numba(self, backend="numba", *args, **kwargs):
+        assert backend != "numba", "a small model compiled numba kernels"
+        return kernels(self, backend, *args, **kwargs)
+
+    def no_compile():
+        raise AssertionError("the third-moment kernel was compiled for a small model")
+
+    monkeypatch.setattr(Model, "kernels", no_numba)
+    monkeypatch.setattr(stationary, "_compiled_triangular", no_compile)
+    m, params = _model(*CASES[0])
+    r = numeric.solve(m, params, dps=30)
+    r64 = numeric.solve(m, params, precision="float64", order=2)
+    assert r.digits == 30 and r64.digits2 >= 8
+    assert _rel_err(r64.constant, r.constant) < mpmath.mpf(10) ** -r64.digits
