@@ -296,7 +296,7 @@ class _SchurSolver:
         Dh = _modes(np.ascontiguousarray(Z.conj().T), D if self.real else D.astype(complex))
         if self.symmetric:
             # the kernel returns C^ with reversed indices: the basis Z with reversed columns
-            return _compiled_triangular()(T, np.negative(Dh, out=Dh))
+            return _triangular(T.shape[0])(T, np.negative(Dh, out=Dh))
         from scipy.linalg.lapack import dtrsyl, ztrsyl
 
         n = T.shape[0]
@@ -508,20 +508,49 @@ def _quasi_triangular_third_moment_impl(T, R):
     return C
 
 
+#: Up to this many free coordinates the third-moment kernel runs as plain Python
+#: (about ``n^4/4`` multiply-adds: 0.1 s at ``n = 24``) instead of being compiled
+#: by numba (several seconds with an empty cache, whatever ``n``); docs/design.md,
+#: "Compiling bounded".
+INTERPRETED_MAX_N = 24
+
+# the helpers the kernel calls, as plain Python; the compiled kernel gets compiled
+# ones in a namespace of its own (:func:`_compiled_triangular`), so the plain
+# kernel never calls compiled code and its result does not depend on what the
+# process compiled before
+_tail_dot = _tail_dot_impl
+_store = _store_impl
+_small_solve = _small_solve_impl
+
 _COMPILED: dict[str, Any] = {}
+
+
+def _triangular(n: int) -> Any:
+    """The third-moment kernel for ``n`` coordinates: plain Python up to
+    :data:`INTERPRETED_MAX_N`, compiled above."""
+    if n <= INTERPRETED_MAX_N:
+        return _quasi_triangular_third_moment_impl
+    return _compiled_triangular()
 
 
 def _compiled_triangular() -> Any:
     """:func:`_quasi_triangular_third_moment_impl` compiled by numba (cached on disk)."""
     fn = _COMPILED.get("triangular")
     if fn is None:
+        import types
+
         from mfstein.jit import numba
 
-        global _store, _small_solve, _tail_dot
-        _tail_dot = numba.njit(cache=True, fastmath={"reassoc", "contract"})(_tail_dot_impl)
-        _store = numba.njit(cache=True)(_store_impl)
-        _small_solve = numba.njit(cache=True)(_small_solve_impl)
-        fn = _COMPILED["triangular"] = numba.njit(cache=True)(_quasi_triangular_third_moment_impl)
+        impl = _quasi_triangular_third_moment_impl
+        space = dict(impl.__globals__)
+        space.update(
+            _tail_dot=numba.njit(cache=True, fastmath={"reassoc", "contract"})(_tail_dot_impl),
+            _store=numba.njit(cache=True)(_store_impl),
+            _small_solve=numba.njit(cache=True)(_small_solve_impl),
+        )
+        copy = types.FunctionType(impl.__code__, space, impl.__name__)
+        copy.__qualname__, copy.__doc__ = impl.__qualname__, impl.__doc__
+        fn = _COMPILED["triangular"] = numba.njit(cache=True)(copy)
     return fn
 
 

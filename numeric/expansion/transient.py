@@ -369,8 +369,9 @@ class _Setup:
             self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
             self.s0_64 = np.array([float(v) for v in s0])
         self.start = start
-        self.red = reduction(model, model.kernels("numba").jumps)
-        self.rm = fp.ReducedModel(model, self.red)
+        k64 = model.kernels("numba")
+        self.red = reduction(model, k64.jumps)
+        self.rm = fp.ReducedModel(model, self.red, k64)
         self.free = list(self.red.free)
         self.n = self.red.n
         self.T64 = self.rm.T64

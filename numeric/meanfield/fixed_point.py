@@ -2,9 +2,12 @@
 at working precision.
 
 1. *Global start.*  From each start the mean-field ODE ``ds/dt = f(s)`` is
-   integrated in float64 (SciPy's ``solve_ivp``, LSODA with the generated
-   Jacobian) on the invariant set fixed by the start's conservation laws, over
-   horizons ``10, 40, 160, ...`` until ``||f|| < 1e-8``; a float64 Newton
+   followed in float64 on the invariant set fixed by the start's conservation
+   laws: first by pseudo-transient continuation (implicit Euler steps that
+   lengthen as the drift falls, :func:`numeric.meanfield.structure.pseudo_transient`;
+   tens of steps), kept when it ends at a stable fixed point; otherwise the ODE
+   is integrated (SciPy's ``solve_ivp``, LSODA with the generated Jacobian) over
+   horizons ``10, 40, 160, ...`` until ``||f|| < 1e-8``.  A float64 Newton
    iteration then polishes the end point.  Besides the caller's start (or the
    model's declared reference point, or the origin) a few random starts in the
    model's state space with the same conserved quantities are tried (NumPy
@@ -55,13 +58,40 @@ class Float64Search:
     notes: list[str]
 
 
+#: Up to this many states the float64 kernels (``f``, ``J``, the rates, ``Q``) are
+#: lambdified NumPy code (:class:`derive.sparse.LambdaKernels`: milliseconds to
+#: build, about 20 us a call) instead of numba's (a few seconds of compiling on a
+#: first call with an empty cache, about 1 us a call): the fixed-point search makes
+#: a few hundred calls (docs/design.md, "Compiling").
+LAMBDA_MAX_B = 12
+
+
+def float64_kernels(model: Any) -> Any:
+    """The float64 base kernels of ``model``: lambdified NumPy code up to
+    :data:`LAMBDA_MAX_B` states, numba's above."""
+    if model.b <= LAMBDA_MAX_B:
+        from derive.sparse import lambda_kernels
+
+        return lambda_kernels(model, "base")
+    return model.kernels("numba")
+
+
+def jump_matrix(model: Any) -> np.ndarray:
+    """The ``(transitions, b)`` integer matrix of the jumps ``l`` (no kernel module
+    is generated for it)."""
+    rows = [list(t.jump) for t in model.transitions]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), model.b)
+
+
 class ReducedModel:
     """The drift and Jacobian of a model on its free coordinates (float64 and mpmath)."""
 
-    def __init__(self, model: Any, red: Reduction) -> None:
+    def __init__(self, model: Any, red: Reduction, k64: Any = None) -> None:
         self.model = model
         self.red = red
-        self.k64 = model.kernels("numba")
+        # float64 kernels: the caller's (numba's for ODE right-hand sides evaluated
+        # thousands of times), else chosen by size (:func:`float64_kernels`)
+        self.k64 = float64_kernels(model) if k64 is None else k64
         self.kmp = model.kernels("mpmath")
         T = red.T()
         self.T64 = np.array([[float(v) for v in row] for row in T])
@@ -140,6 +170,47 @@ def _random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Gen
 
 @limited_blas()
 def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The float64 fixed point reached from ``x0``: pseudo-transient continuation
+    (:func:`numeric.meanfield.structure.pseudo_transient`, tens of implicit Euler
+    steps) when it ends at a stable fixed point, else the ODE over the horizons;
+    then Newton polish."""
+    x = _pseudo_transient(rm, x0, q, p)
+    if x is None:
+        x = _ode(rm, x0, q, p)
+    # float64 Newton polish
+    for _ in range(50):
+        step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]
+        x = x - step
+        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+            break
+    return x
+
+
+def _pseudo_transient(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+    """The end point of pseudo-transient continuation from ``x0`` when it is a stable
+    fixed point, else ``None`` (the caller integrates the ODE: a point reached this
+    way that is not stable may be a saddle the trajectory only passes)."""
+    from numeric.meanfield.structure import linear_solver, pseudo_transient
+
+    def scale(y: np.ndarray) -> float:
+        rates = rm.k64.rates(rm.full64(y, q), p)
+        return max(1.0, float(np.max(np.abs(rates), initial=0.0)))
+
+    x = pseudo_transient(
+        lambda t, y: rm.f64(y, q, p),
+        lambda t, y: rm.jac64(y, q, p),
+        np.array(x0, dtype=float),
+        scale,
+        linear_solver(dense=True),
+    )
+    if x is None or not stability(rm.jac64(x, q, p))[1]:
+        return None
+    return x
+
+
+def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The end point of the mean-field ODE from ``x0`` over :data:`HORIZONS` (or an
+    unstable fixed point the trajectory circles, see below)."""
     from scipy.integrate import solve_ivp
 
     x = np.array(x0, dtype=float)
@@ -172,12 +243,6 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
             break
         if unstable is not None:
             return unstable
-    # float64 Newton polish
-    for _ in range(50):
-        step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]
-        x = x - step
-        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
-            break
     return x
 
 

@@ -301,7 +301,7 @@ class MeanFieldProblem:
     ) -> None:
         self.model = model
         self.params = dict(params)
-        self.red = reduction(model, model.kernels("numba").jumps)
+        self.red = reduction(model, fp.jump_matrix(model))
         self.rm = fp.ReducedModel(model, self.red)
         with mpmath.workdps(30):
             values = parse_params(model, params)

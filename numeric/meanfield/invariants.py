@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 import mpmath
+import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import ParameterError
@@ -98,8 +99,25 @@ def conservation_laws(jumps: Any, b: int) -> tuple[tuple[Fraction, ...], ...]:
     return tuple(out)
 
 
+#: Reductions already computed, by model and jump matrix (a :class:`Reduction` is
+#: immutable and depends on nothing else): a warm call skips the exact nullspace.
+_REDUCTIONS: dict[tuple, Reduction] = {}
+
+
 def reduction(model: Any, jumps: Any) -> Reduction:
-    """The :class:`Reduction` of ``model`` (checks its declared laws against the jumps)."""
+    """The :class:`Reduction` of ``model`` (checks its declared laws against the
+    jumps); computed once per model and jump matrix."""
+    L = np.asarray(jumps, dtype=np.int64)
+    key = (model, L.shape, L.tobytes(), repr(model.info.conservation))
+    red = _REDUCTIONS.get(key)
+    if red is None:
+        if len(_REDUCTIONS) >= 256:  # a sweep over many models: keep the memory bounded
+            _REDUCTIONS.clear()
+        red = _REDUCTIONS[key] = _reduction(model, jumps)
+    return red
+
+
+def _reduction(model: Any, jumps: Any) -> Reduction:
     b = model.b
     laws = conservation_laws(jumps, b)
     for declared in model.info.conservation:

@@ -9,6 +9,7 @@ allowed ranges are the ones the model's factory declared
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from mpmath import mpf
@@ -35,8 +36,17 @@ def check_finite_model(model: Any, unbounded: str) -> None:
 
 
 def parameter_names(model: Any) -> list[str]:
-    """The model's parameter names in kernel order."""
-    return [str(p) for p in getattr(model, "params", ())]
+    """The model's parameter names in kernel order (printed once per model:
+    SymPy's printer costs about 0.1 ms a symbol, and every route asks several times)."""
+    try:
+        return list(_names(model))
+    except TypeError:  # an unhashable stand-in for a model
+        return [str(p) for p in getattr(model, "params", ())]
+
+
+@lru_cache(maxsize=256)
+def _names(model: Any) -> tuple[str, ...]:
+    return tuple(str(p) for p in getattr(model, "params", ()))
 
 
 def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:

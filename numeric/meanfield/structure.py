@@ -46,7 +46,7 @@ HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
 DENSE_MAX = 32
 
 
-def _linear_solver(dense: bool) -> Any:
+def linear_solver(dense: bool) -> Any:
     """``solve(A, b)`` for the implicit steps: LAPACK for dense ``A``, SuperLU for
     sparse; a singular ``A`` raises :class:`RuntimeError` either way."""
     if not dense:
@@ -66,7 +66,8 @@ def _linear_solver(dense: bool) -> Any:
 def _reduction(model: Any, sr: Any) -> Reduction:
     """The conservation laws of ``model``: none, without exact linear algebra, when
     every coordinate has a unit jump of its own (the jump matrix then has full
-    column rank), else :func:`numeric.meanfield.invariants.reduction`."""
+    column rank), else :func:`numeric.meanfield.invariants.reduction` of the jump
+    matrix ``L`` (read from ``sr``: no kernel module is generated for it)."""
     b = model.b
     rows, cols, vals = sr.jumps
     counts = np.bincount(rows, minlength=sr.n_transitions)
@@ -75,7 +76,9 @@ def _reduction(model: Any, sr: Any) -> Reduction:
     unit[cols[single & (np.abs(vals) == 1)]] = True
     if unit.all() and not model.info.conservation:
         return Reduction(b=b, laws=(), free=tuple(range(b)), dependent=())
-    return reduction(model, model.kernels("numba").jumps)
+    dense = np.zeros((sr.n_transitions, b), dtype=np.int64)
+    dense[rows, cols] = vals
+    return reduction(model, dense)
 
 
 @dataclass
@@ -197,7 +200,7 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
     The mean-field ODE on the invariant set of ``start``, followed by
-    pseudo-transient continuation (:func:`_pseudo_transient`) or, when that does
+    pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
     not converge, integrated by BDF with the sparse reduced Jacobian (horizons
     :data:`HORIZONS` until ``||f|| < 1e-8``), then Newton steps solved by a
     sparse LU until the step is below ``1e-14``.  Systems of at most
@@ -212,7 +215,7 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     q = system.laws64(start)
     x = np.array(start, dtype=float)[free]
     dense = len(free) <= DENSE_MAX
-    solve = _linear_solver(dense)
+    solve = linear_solver(dense)
 
     def fr(t: float, y: np.ndarray) -> np.ndarray:
         return system.f(system.full(y, q))[free]
@@ -225,7 +228,7 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     def scale(y: np.ndarray) -> float:
         return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
 
-    ptc = _pseudo_transient(fr, jr, x, scale, solve)
+    ptc = pseudo_transient(fr, jr, x, scale, solve)
     for horizon in HORIZONS if ptc is None else ():
         sol = solve_ivp(fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10)
         if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
@@ -248,9 +251,13 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
 
 #: Pseudo-transient continuation: at most this many implicit Euler steps.
 PTC_STEPS = 200
+#: The first step times the largest Jacobian entry: ``h |J| = 1`` still follows the
+#: fastest mode (implicit Euler damps it, does not overshoot), and the steps grow
+#: from there (SIR: 12 steps where ``h |J| = 0.1`` took 121).
+PTC_FIRST_STEP = 1.0
 
 
-def _pseudo_transient(
+def pseudo_transient(
     fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any
 ) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
@@ -260,7 +267,7 @@ def _pseudo_transient(
     near the fixed point.  ``None`` when it has not reached ``||f|| < 1e-8`` of
     the largest intensity within :data:`PTC_STEPS` steps, or a step left the
     finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
-    sparse matrices, ``solve`` solves with them (:func:`_linear_solver`)."""
+    sparse matrices, ``solve`` solves with them (:func:`linear_solver`)."""
     x = np.array(x0, dtype=float)
     f = fr(0, x)
     J = jr(0, x)
@@ -268,7 +275,7 @@ def _pseudo_transient(
     dense = isinstance(J, np.ndarray)
     entries = J[J != 0] if dense else J.data
     jmax = float(np.max(np.abs(entries), initial=0.0)) if entries.size else 1.0
-    h = 0.1 / max(jmax, 1e-300)
+    h = PTC_FIRST_STEP / max(jmax, 1e-300)
     ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
         for _ in range(PTC_STEPS):

@@ -99,3 +99,49 @@ def test_cli_float64_json_and_bad_input():
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr
+
+
+def test_small_models_compile_nothing(monkeypatch):
+    """A small model's first answer, 30 digits and float64 to order 2, asks numba for
+    no generated kernel and no third-moment kernel (docs/design.md, "Compiling")."""
+    from derive.model import Model
+    from numeric.expansion import stationary
+
+    kernels = Model.kernels
+
+    def no_numba(self, backend="numba", *args, **kwargs):
+        assert backend != "numba", "a small model compiled numba kernels"
+        return kernels(self, backend, *args, **kwargs)
+
+    def no_compile():
+        raise AssertionError("the third-moment kernel was compiled for a small model")
+
+    monkeypatch.setattr(Model, "kernels", no_numba)
+    monkeypatch.setattr(stationary, "_compiled_triangular", no_compile)
+    m, params = _model(*CASES[0])
+    r = numeric.solve(m, params, dps=30)
+    r64 = numeric.solve(m, params, precision="float64", order=2)
+    assert r.digits == 30 and r64.digits2 >= 8
+    assert _rel_err(r64.constant, r.constant) < mpmath.mpf(10) ** -r64.digits
+
+
+@pytest.mark.parametrize("start,expected", [("0.29", "0.2"), ("0.31", "1"), ("2", "1")])
+def test_search_keeps_the_basin_of_the_start(start, expected):
+    """Schloegl-like birth-death drift ``-(x - 0.2)(x - 0.3)(x - 1)``: stable points 0.2
+    and 1, the unstable 0.3 between them; both routes' searches (pseudo-transient
+    continuation first) end in the start's basin, the other point is reported."""
+    import sympy as sp
+
+    from derive.model import Model, Transition
+
+    x = sp.Symbol("x")
+    up = Transition((1,), sp.Rational(3, 2) * x**2 + sp.Rational(6, 100))
+    down = Transition((-1,), x**3 + sp.Rational(56, 100) * x)
+    m = Model("schloegl", (x,), (), [up, down])
+    r = numeric.solve(m, {}, dps=20, start=[start])
+    r64 = numeric.solve(m, {}, precision="float64", start=[start])
+    with mpmath.workdps(30):
+        assert abs(r.s_star[0] - mpmath.mpf(expected)) < 1e-18
+    assert abs(float(r64.s_star[0]) - float(expected)) < 1e-12
+    other = round(1.2 - float(expected), 9)
+    assert [round(v[0], 9) for v in r.fixed_points] == [other]
