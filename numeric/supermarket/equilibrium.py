@@ -266,11 +266,23 @@ def equilibrium(
         if not s:
             raise ParameterError(f"lam is so small that s*_1 < 10^-{dps}; raise lam or dps.")
         return s
+    return verified_shooting(supermarket_member(b, d, lam_, mu_), lam, mu, dps)
+
+
+def verified_shooting(member: Member, lam: Any, mu: Any, dps: int) -> list[mpf]:
+    """``s*`` of a member sampling with replacement, to ``dps`` digits: the shooting
+    at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu`` read from the
+    rates as given (``lam``, ``mu``: strings are parsed at that precision), then
+    the drift residual checked on the member's kernels (:func:`verify_equilibrium`).
+    ``member.lam`` and ``member.mu`` are the rates at ``dps + 10`` digits."""
+    b, d = member.b, member.d
+    with mpmath.workdps(dps + 10):
+        rho = member.lam / member.mu
     guard = guard_digits(b, d, rho)
     with mpmath.workdps(dps + guard):
         rho = to_mpf("lam", lam) / to_mpf("mu", mu)
         s = _shooting(rho, b, d)
-    verify_equilibrium(s, supermarket_member(b, d, lam_, mu_), dps)
+    verify_equilibrium(s, member, dps)
     return s
 
 

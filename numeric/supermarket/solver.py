@@ -106,7 +106,12 @@ from numeric.precision import (
 )
 from numeric.quadratic_form import MSpec, quadratic_form
 from numeric.solution import MeanFieldSolution
-from numeric.supermarket.equilibrium import check_b, equilibrium, fixed_point_at
+from numeric.supermarket.equilibrium import (
+    check_b,
+    equilibrium,
+    fixed_point_at,
+    verified_shooting,
+)
 from numeric.supermarket.member import Member, supermarket_member
 from numeric.supermarket.refined import refined_bias
 
@@ -676,14 +681,19 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
 
 def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
     """``s*`` of a supermarket-family model by the O(b) shooting
-    (:func:`numeric.supermarket.equilibrium.equilibrium`), 20 digits rounded to float64;
-    ``None`` for sampling without replacement."""
+    (:func:`numeric.supermarket.equilibrium.verified_shooting`, the residual checked on
+    the model's own kernels), 20 digits rounded to float64; ``None`` for sampling
+    without replacement."""
     import numpy as np
 
     st = model.info.structure
     if not st.get("replacement"):
         return None
     service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    lam, mu = params[st["arrival"]], params[service] if service else str(st["mu"])
+    with mpmath.workdps(30):
+        lam_, mu_ = parse_lam(lam), to_mpf("mu", mu)
+    if mu_ <= 0:
+        raise ParameterError(f"{service or 'mu'} must be > 0, got {mu!r}.")
+    s = verified_shooting(Member(model, lam_, mu_), lam, mu, 20)
     return np.array([float(v) for v in s])
