@@ -499,4 +499,3 @@ class Model:
         from derive.kernels import kernels
 
         return kernels(self, backend)
-
