@@ -423,7 +423,9 @@ def solve(
     lam_, d, dps, mu_, N = _validate(lam, d, dps, mu, N, replacement)
     b = _check_buffer(b, lam_, mu_, d, dps, N)
     member = supermarket_member(b, d, lam_, mu_, N)
-    return solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
+    sol = solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
+    sol.source_model = member.model
+    return sol
 
 
 def solve_member(
