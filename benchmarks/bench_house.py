@@ -84,14 +84,14 @@ import json, sys
 import mpmath
 import numpy as np
 from numeric import equilibrium, sweep
-from numeric.supermarket.solver import _mp_kernels, model_and_params
+from numeric.supermarket.member import supermarket_member
 from numeric.linalg.tridiagonal import float64_matrix
 from numeric.precision import limited_blas
 sweep._compiled_kernels()
 lam = mpmath.mpf("0.95")
-model, p = model_and_params(1000, 2, lam, mpmath.mpf(1), None)
+member = supermarket_member(1000, 2, lam, mpmath.mpf(1))
 s = equilibrium("0.95", 1000, dps=20)
-J = float64_matrix(_mp_kernels(model).jac(s, p))
+J = float64_matrix(member.kernels(1000).jac(s, member.params()))
 f = np.sin(np.arange(1000.0))
 index = np.argwhere(J != 0).astype(np.int64)
 values = J[index[:, 0], index[:, 1]].copy()

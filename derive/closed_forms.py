@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import mpmath
 import sympy as sp
 
-from derive.model import LAM, supermarket
+from derive.model import LAM
+from derive.models.supermarket import supermarket
 from derive.stein import (
     dominant_term,
     jacobian_at_equilibrium,

@@ -499,13 +499,3 @@ class Model:
         from derive.kernels import kernels
 
         return kernels(self, backend)
-
-
-def __getattr__(name: str) -> Any:
-    # The supermarket family moved to derive.models.supermarket; these names stay
-    # importable from here for older callers.
-    if name in ("supermarket", "SupermarketModel"):
-        import importlib
-
-        return getattr(importlib.import_module("derive.models.supermarket"), name)
-    raise AttributeError(f"module 'derive.model' has no attribute {name!r}")

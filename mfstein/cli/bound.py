@@ -168,7 +168,6 @@ def run_refined(args: argparse.Namespace) -> int:
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
         from mfstein.limits import check_time, second_order_seconds
-        from numeric.meanfield.entry import supermarket_model
         from numeric.meanfield.truncation import add_second_order
 
         for _, s in sols:
@@ -181,7 +180,8 @@ def run_refined(args: argparse.Namespace) -> int:
         seen: dict[int, Any] = {}
         for _, s in sols:
             if id(s) not in seen:
-                model, params = supermarket_model(s.b, s.d, lam=mpmath.nstr(s.lam, s.dps + 15))
+                # the model and rates the solution was computed from, not rebuilt from s.lam
+                model, params = s.get_model(), dict(s.inputs)
                 seen[id(s)] = add_second_order(s, model, params, dps=s.dps, M=args.M, start=None)
     with mpmath.workdps(sols[0][1].dps + 20):
         return _print_refined(args, sols)

@@ -228,7 +228,7 @@ def _text(obj: Any, indent: str = "  ") -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein derive``."""
-    from derive.model import supermarket
+    from derive.models.supermarket import supermarket
     from mfstein.errors import ParameterError, check_int
     from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B, MAX_D
 

@@ -15,7 +15,6 @@ its fast path (which also takes ``b = "auto"``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -229,18 +228,11 @@ def bound(
     sol = supermarket_solve(
         lam, b, d, dps=dps, M=M, mu=mu, replacement=replacement, N=N, truncate=truncate
     )
-    recipe = functools.partial(_supermarket_of, sol.b, sol.d, mu, replacement)
+    model = sol.get_model()  # built once by the short form, kept with the solution
+    names = {str(p) for p in model.params}
+    given = {"lam": lam, "mu": mu, "N": N}
+    params = {k: v for k, v in given.items() if k in names}
     if order == 2:
-        model, params = supermarket_model(
-            sol.b, sol.d, mu=mu, replacement=replacement, N=N, lam=lam
-        )
         add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
-        recipe = model
-    sol.source_model = recipe  # built on first use (certify_solution), not for every bound
-    sol.inputs = _supermarket_params(mu, replacement, N, lam)
+    sol.inputs = params
     return sol
-
-
-def _supermarket_of(b: int, d: int, mu: Any, replacement: bool) -> Any:
-    """The supermarket model behind a :func:`bound` (built when first needed)."""
-    return supermarket_model(b, d, mu=mu, replacement=replacement)[0]

@@ -30,18 +30,17 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
 import mpmath
 from mpmath import mpf
 
-from derive import supermarket
 from derive.models.supermarket import levels_above, occupancy_exponent
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
+from numeric.supermarket.member import Member, supermarket_member
 
 #: Above this buffer size the drift residual is checked with the telescoped
 #: identity instead of derive's generated kernel (whose first symbolic
@@ -248,7 +247,7 @@ def equilibrium(
         N = check_int("N", N, max(d, 1))
         if b == "inf":
             raise ParameterError("b must be a finite integer >= 1 when replacement is False.")
-        return _newton_equilibrium(lam_, mu_, b, d, N, dps)
+        return _newton_equilibrium(supermarket_member(b, d, lam_, mu_, N), b, dps)
     if b == "inf":
         if rho >= 1:
             raise ParameterError(
@@ -267,39 +266,29 @@ def equilibrium(
         if not s:
             raise ParameterError(f"lam is so small that s*_1 < 10^-{dps}; raise lam or dps.")
         return s
+    return verified_shooting(supermarket_member(b, d, lam_, mu_), lam, mu, dps)
+
+
+def verified_shooting(member: Member, lam: Any, mu: Any, dps: int) -> list[mpf]:
+    """``s*`` of a member sampling with replacement, to ``dps`` digits: the shooting
+    at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu`` read from the
+    rates as given (``lam``, ``mu``: strings are parsed at that precision), then
+    the drift residual checked on the member's kernels (:func:`verify_equilibrium`).
+    ``member.lam`` and ``member.mu`` are the rates at ``dps + 10`` digits."""
+    b, d = member.b, member.d
+    with mpmath.workdps(dps + 10):
+        rho = member.lam / member.mu
     guard = guard_digits(b, d, rho)
     with mpmath.workdps(dps + guard):
         rho = to_mpf("lam", lam) / to_mpf("mu", mu)
         s = _shooting(rho, b, d)
-    verify_equilibrium(s, lam_, b, d, mu_, dps)
+    verify_equilibrium(s, member, dps)
     return s
 
 
-@functools.lru_cache(maxsize=64)
-def _model(b: int, d: int, unit_rate: bool, replacement: bool):
-    """derive's supermarket model, built once per shape (SymPy construction is slow at large b)."""
-    return supermarket(b, d, mu=1 if unit_rate else "mu", replacement=replacement)
-
-
-def model_and_params(b: int, d: int, lam: mpf, mu: mpf, N: int | None) -> tuple[Any, list[mpf]]:
-    """derive's supermarket model and the parameter vector ``p`` for its kernels.
-
-    ``mu = 1`` uses the model with the rate built in (the one other packages use,
-    so generated kernels are shared); other rates keep ``mu`` as a parameter.
-    """
-    model = _model(b, d, mu == 1, N is None)
-    p = [lam]
-    if mu != 1:
-        p.append(mu)
-    if N is not None:
-        p.append(mpf(N))
-    return model, p
-
-
-def drift_residual(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, N: int | None = None) -> mpf:
-    """``||f(s)||_inf`` with derive's generated mpmath drift kernel."""
-    model, p = model_and_params(b, d, lam, mu, N)
-    return max(abs(v) for v in model.kernels("mpmath").f(s, p))
+def drift_residual(s: list[mpf], member: Member) -> mpf:
+    """``||f(s)||_inf`` with the member's generated mpmath drift kernel."""
+    return max(abs(v) for v in member.kernels(len(s), "base").f(s, member.params()))
 
 
 def telescoped_residual(s: list[mpf], rho: mpf, d: int) -> mpf:
@@ -313,25 +302,28 @@ def telescoped_residual(s: list[mpf], rho: mpf, d: int) -> mpf:
     return worst
 
 
-def verify_equilibrium(s: list[mpf], lam: mpf, b: int, d: int, mu: mpf, dps: int) -> None:
+def verify_equilibrium(s: list[mpf], member: Member, dps: int) -> None:
     """Raise :class:`NumericalError` unless the drift vanishes to ``10^-(dps+2)``."""
+    b = len(s)
     with mpmath.workdps(dps + 10):
         if b <= KERNEL_CHECK_MAX_B:
-            res = drift_residual(s, lam, b, d, mu)
+            res = drift_residual(s, member)
         else:
-            res = telescoped_residual(s, lam / mu, d)
+            res = telescoped_residual(s, member.lam / member.mu, member.d)
         if res > mpf(10) ** (-dps - 2):
             raise NumericalError(
                 f"the equilibrium residual {mpmath.nstr(res, 3)} exceeds 10^-{dps + 2} (b = {b})."
             )
 
 
-def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> list[mpf]:
-    """Newton's method on derive's N-dependent drift, started at the with-replacement s*."""
+def _newton_equilibrium(member: Member, b: int, dps: int) -> list[mpf]:
+    """Newton's method on the member's N-dependent drift (``b`` leading levels),
+    started at the with-replacement s*."""
+    lam, mu, d, N = member.lam, member.mu, member.d, member.N
     guard = guard_digits(b, d, lam / mu)
     with mpmath.workdps(dps + guard):
-        model, p = model_and_params(b, d, +lam, +mu, N)
-        k = model.kernels("mpmath")
+        p = member.rounded().params()
+        k = member.kernels(b, "base")
         s = _shooting(lam / mu, b, d)
         for _ in range(200):
             f = k.f(s, p)
@@ -356,13 +348,14 @@ def _newton_equilibrium(lam: mpf, mu: mpf, b: int, d: int, N: int, dps: int) -> 
     return s
 
 
-def fixed_point_at(lam: mpf, mu: mpf, b: int, d: int, N: int | None, wp: int) -> list[mpf]:
-    """``s*`` with ``wp`` correct digits for ``b`` levels: the shooting with its own
-    guard digits (:func:`guard_digits`) with replacement, Newton's method on the
-    N-dependent drift without (``N`` given); no residual check (the callers
-    compare two working precisions)."""
-    if N is not None:
-        return _newton_equilibrium(lam, mu, b, d, N, wp)
+def fixed_point_at(member: Member, b: int, wp: int) -> list[mpf]:
+    """``s*`` of the member's ``b`` leading levels with ``wp`` correct digits: the
+    shooting with its own guard digits (:func:`guard_digits`) with replacement,
+    Newton's method on the N-dependent drift without (``N`` given); no residual
+    check (the callers compare two working precisions)."""
+    if member.N is not None:
+        return _newton_equilibrium(member, b, wp)
+    lam, mu, d = member.lam, member.mu, member.d
     with mpmath.workdps(wp + guard_digits(b, d, lam / mu)):
         return _shooting(lam / mu, b, d)
 

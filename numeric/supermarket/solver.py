@@ -106,7 +106,13 @@ from numeric.precision import (
 )
 from numeric.quadratic_form import MSpec, quadratic_form
 from numeric.solution import MeanFieldSolution
-from numeric.supermarket.equilibrium import check_b, equilibrium, fixed_point_at, model_and_params
+from numeric.supermarket.equilibrium import (
+    check_b,
+    equilibrium,
+    fixed_point_at,
+    verified_shooting,
+)
+from numeric.supermarket.member import Member, supermarket_member
 from numeric.supermarket.refined import refined_bias
 
 #: The dense Kronecker route is run for b up to this size inside :func:`solve`.
@@ -125,32 +131,29 @@ ALL_ROUTES = ("shooting", "covariance", "spectral", "kronecker", "iterative")
 
 
 def _routes_at(
-    lam_in: Any,
-    mu_in: Any,
+    member: Member,
     b: int,
-    d: int,
-    N: int | None,
     Mf: Callable[[int], mpmath.matrix],
     wp: int,
     routes: tuple[str, ...],
     full: bool,
     shared: dict | None = None,
 ) -> dict[str, Any]:
-    """Compute the requested routes at ``wp`` significant digits.
+    """Compute the requested routes at ``wp`` significant digits on the member's
+    ``b`` leading levels.
 
     ``shared`` carries objects both working precisions can reuse (the float64
     Schur form of ``J`` for the iterative routes).
     """
     shared = {} if shared is None else shared
     with mpmath.workdps(wp):
-        lam = to_mpf("lam", lam_in)
-        mu = to_mpf("mu", mu_in)
-    s = fixed_point_at(lam, mu, b, d, N, wp)
+        at_wp = member.rounded()
+    s = fixed_point_at(at_wp, b, wp)
     out: dict[str, Any] = {}
     direct = b <= DIRECT_MAX_B
     with mpmath.workdps(wp):
-        model, p = model_and_params(b, d, lam, mu, N)
-        k = _mp_kernels(model)
+        lam, p = at_wp.lam, at_wp.params()
+        k = at_wp.kernels(b)
         s = [+x for x in s]
         J = k.jac(s, p)
         Q = k.Q(s, p)
@@ -181,7 +184,7 @@ def _routes_at(
         extra = lyapunov.spectral_guard_digits(J)
         if extra <= SPECTRAL_MAX_GUARD and b <= SPECTRAL_MAX_B:
             wps = wp + math.ceil(extra) + 10
-            s2 = fixed_point_at(lam, mu, b, d, N, wps)
+            s2 = fixed_point_at(at_wp, b, wps)
             with mpmath.workdps(wps):
                 J2, Q2 = k.jac(s2, p), k.Q(s2, p)
                 out["spectral"] = _trace_product(lyapunov.solve_spectral(J2, Mf(b)), Q2)
@@ -189,15 +192,6 @@ def _routes_at(
         with mpmath.workdps(wp):
             out["kronecker"] = _trace_product(lyapunov.solve_vectorised(J, M), Q)
     return out
-
-
-def _mp_kernels(model: Any) -> Any:
-    """The mpmath kernels this route evaluates (``jac``, ``Q``, ``ftilde``,
-    ``hess_values``): derive's ``mean_field`` group, so a first use at large ``b``
-    generates only those."""
-    from derive.kernels import kernels
-
-    return kernels(model, "mpmath", "mean_field")
 
 
 def _trace_product(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
@@ -290,7 +284,17 @@ def check_cost(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> No
 def truncation_level(
     lam: Any, b: int, d: int = 2, *, wp: int, mu: Any = 1, N: int | None = None
 ) -> int | None:
-    """The number ``K < b`` of leading levels that determine the solution to ``wp`` digits.
+    """:func:`head_levels` of the supermarket model with buffer ``b`` (the short form)."""
+    with mpmath.workdps(30):
+        lam_, mu_ = to_mpf("lam", lam), to_mpf("mu", mu)
+    if N is not None or d < 2 or lam_ >= mu_:
+        return None
+    return head_levels(supermarket_member(b, d, lam_, mu_, N), wp=wp)
+
+
+def head_levels(member: Member, *, wp: int) -> int | None:
+    """The number ``K < b`` of the member's leading levels that determine the
+    solution to ``wp`` digits.
 
     ``None`` when nothing can be cut: sampling without replacement (``N``
     given), ``d = 1`` (the coupling ``lam d s_k^(d-1) = lam`` never decays) or
@@ -299,9 +303,11 @@ def truncation_level(
     ``10^-(wp + 2 log10 b + log10(tr(P_I) ||J||) + 10)`` (module docstring),
     with ``tr(P_I) ||J||_inf`` estimated in float64 on a first cut.
     """
+    b, d = member.b, member.d
     with mpmath.workdps(30):
-        lam_, mu_ = to_mpf("lam", lam), to_mpf("mu", mu)
-    if N is not None or d < 2 or lam_ >= mu_:
+        at30 = member.rounded()
+    lam_, mu_ = at30.lam, at30.mu
+    if member.N is not None or d < 2 or lam_ >= mu_:
         return None
 
     def first_below(target: float) -> int:
@@ -315,9 +321,8 @@ def truncation_level(
     if K0 >= b:
         return None
     with mpmath.workdps(30):
-        s = fixed_point_at(lam_, mu_, K0, d, None, 20)
-        model, p = model_and_params(K0, d, lam_, mu_, None)
-        J = _mp_kernels(model).jac(s, p)
+        s = fixed_point_at(at30, K0, 20)
+        J = at30.kernels(K0).jac(s, at30.params())
         J64 = lyapunov.float64_matrix(J)
     import numpy as np
 
@@ -417,6 +422,23 @@ def solve(
     """
     lam_, d, dps, mu_, N = _validate(lam, d, dps, mu, N, replacement)
     b = _check_buffer(b, lam_, mu_, d, dps, N)
+    member = supermarket_member(b, d, lam_, mu_, N)
+    sol = solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
+    sol.source_model = member.model
+    return sol
+
+
+def solve_member(
+    member: Member,
+    *,
+    dps: int,
+    M: MSpec = None,
+    routes: tuple[str, ...] = ALL_ROUTES,
+    truncate: bool = True,
+) -> MeanFieldSolution:
+    """:func:`solve` on a family member whose rates are validated (``dps`` checked):
+    the model travels down to where its kernels are evaluated."""
+    lam_, mu_, b, d, N = member.lam, member.mu, member.b, member.d, member.N
     unknown = set(routes) - set(ALL_ROUTES)
     if unknown:
         raise ParameterError(
@@ -425,7 +447,7 @@ def solve(
     Mfull = quadratic_form(M)
     Mfull(b)  # validate now
     check_cost(lam_, mu_, b, d if truncate else 1, N, dps)  # d = 1: every level is solved
-    K = truncation_level(lam_, b, d, wp=dps + 10, mu=mu_, N=N) if truncate else None
+    K = head_levels(member, wp=dps + 10) if truncate else None
     n = b if K is None else K
     direct = n <= DIRECT_MAX_B
     reference = "shooting" if direct else "iterative"
@@ -433,7 +455,7 @@ def solve(
     if not direct:
         others = tuple(r for r in others if r not in ("spectral", "kronecker"))
     Mf = _leading_block(Mfull, b)
-    growth = _shooting_growth(lam_, mu_, n, d, N, dps) if direct else 0
+    growth = _shooting_growth(member, n, dps) if direct else 0
     shared: dict = {}
 
     def route_values(low: dict) -> dict[str, mpf]:
@@ -443,11 +465,11 @@ def solve(
         dps,
         guard_ladder(dps, growth + 10),
         lambda wp: _routes_at(
-            lam_, mu_, n, d, N, Mf, wp, ("covariance", *others), full=False, shared=shared
+            member, n, Mf, wp, ("covariance", *others), full=False, shared=shared
         ),
         # W (hence V) at both precisions too: their entries' errors are measured
         lambda wp: _routes_at(
-            lam_, mu_, n, d, N, Mf, wp, (reference, "covariance"), full=False, shared=shared
+            member, n, Mf, wp, (reference, "covariance"), full=False, shared=shared
         ),
         lambda low, high: min(
             agreeing_digits(high[reference], v) for v in route_values(low).values()
@@ -516,13 +538,13 @@ def _leading_block(Mfull: Callable[[int], mpmath.matrix], b: int) -> Callable[[i
     return Mf
 
 
-def _shooting_growth(lam: mpf, mu: mpf, n: int, d: int, N: int | None, dps: int) -> int:
-    """Digits the column shooting of ``P`` and ``W`` loses on the ``n``-level
+def _shooting_growth(member: Member, n: int, dps: int) -> int:
+    """Digits the column shooting of ``P`` and ``W`` loses on the member's ``n``-level
     Jacobian (:func:`numeric.linalg.tridiagonal.shooting_growth_digits`, from a 20-digit probe)."""
     with mpmath.workdps(dps + 20):
-        s_probe = fixed_point_at(lam, mu, n, d, N, 20)
-        model, p = model_and_params(n, d, +lam, +mu, N)
-        J_probe = _mp_kernels(model).jac(s_probe, p)
+        s_probe = fixed_point_at(member, n, 20)
+        probe = member.rounded()
+        J_probe = probe.kernels(n).jac(s_probe, probe.params())
         return max(lyapunov.shooting_growth_digits(J_probe), 0)
 
 
@@ -596,15 +618,14 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
             f"at most {DIRECT_MAX_B} levels: give an integer b, or lower dps."
         )
     wp = dps + 15
+    member = supermarket_member(DIRECT_MAX_B, d, lam_, mu_)
     prev_c, prev_delta = None, None
     for b in range(1, DIRECT_MAX_B + 1):
         with mpmath.workdps(wp + 20):
-            model, p = model_and_params(b, d, +lam_, +mu_, None)
-            s = fixed_point_at(lam_, mu_, b, d, None, 20)
-            growth = lyapunov.shooting_growth_digits(_mp_kernels(model).jac(s, p))
-        c = _routes_at(lam_, mu_, b, d, None, Mf, wp + growth, ("shooting",), full=False)[
-            "shooting"
-        ]
+            probe = member.rounded()
+            s = fixed_point_at(member, b, 20)
+            growth = lyapunov.shooting_growth_digits(probe.kernels(b).jac(s, probe.params()))
+        c = _routes_at(member, b, Mf, wp + growth, ("shooting",), full=False)["shooting"]
         if prev_c is not None:
             delta = abs(c - prev_c)
             r = delta / prev_delta if prev_delta else mpf(0)
@@ -647,16 +668,11 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
     st = model.info.structure
     service = st.get("service")
     mu = params[service] if service else str(st["mu"])
-    sol = solve(
-        params[st["arrival"]],
-        model.b,
-        st["d"],
-        dps=dps,
-        M=M,
-        mu=mu,
-        replacement=st["replacement"],
-        N=None if st["replacement"] else params["N"],
-    )
+    replacement = st["replacement"]
+    N = None if replacement else params["N"]
+    lam_, _, dps, mu_, N = _validate(params[st["arrival"]], st["d"], dps, mu, N, replacement)
+    check_b(model.b)
+    sol = solve_member(Member(model, lam_, mu_, N), dps=dps, M=M)
     with mpmath.workdps(dps + 10):
         values = parse_params(model, params)
     sol.model = model.name
@@ -667,14 +683,19 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
 
 def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
     """``s*`` of a supermarket-family model by the O(b) shooting
-    (:func:`numeric.supermarket.equilibrium.equilibrium`), 20 digits rounded to float64;
-    ``None`` for sampling without replacement."""
+    (:func:`numeric.supermarket.equilibrium.verified_shooting`, the residual checked on
+    the model's own kernels), 20 digits rounded to float64; ``None`` for sampling
+    without replacement."""
     import numpy as np
 
     st = model.info.structure
     if not st.get("replacement"):
         return None
     service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    lam, mu = params[st["arrival"]], params[service] if service else str(st["mu"])
+    with mpmath.workdps(30):
+        lam_, mu_ = parse_lam(lam), to_mpf("mu", mu)
+    if mu_ <= 0:
+        raise ParameterError(f"{service or 'mu'} must be > 0, got {mu!r}.")
+    s = verified_shooting(Member(model, lam_, mu_), lam, mu, 20)
     return np.array([float(v) for v in s])

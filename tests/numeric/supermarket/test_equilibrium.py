@@ -9,6 +9,7 @@ import sympy as sp
 from derive import supermarket
 from numeric import equilibrium
 from numeric.supermarket.equilibrium import drift_residual, telescoped_residual
+from numeric.supermarket.member import supermarket_member
 from numeric.supermarket.solver import solve
 
 
@@ -17,7 +18,10 @@ from numeric.supermarket.solver import solve
 def test_residual_with_derive_kernel(b: int, lam: str) -> None:
     s = equilibrium(lam, b, dps=50)
     with mpmath.workdps(60):
-        assert drift_residual(s, mpmath.mpf(lam), b, 2, mpmath.mpf(1)) < mpmath.mpf(10) ** -45
+        assert (
+            drift_residual(s, supermarket_member(b, 2, mpmath.mpf(lam), mpmath.mpf(1)))
+            < mpmath.mpf(10) ** -45
+        )
 
 
 def test_residual_b1000_structure_aware() -> None:
@@ -33,7 +37,8 @@ def test_residual_b1000_with_derive_kernel() -> None:
     s = equilibrium("0.999", 1000, dps=50)
     with mpmath.workdps(60):
         assert (
-            drift_residual(s, mpmath.mpf("0.999"), 1000, 2, mpmath.mpf(1)) < mpmath.mpf(10) ** -45
+            drift_residual(s, supermarket_member(1000, 2, mpmath.mpf("0.999"), mpmath.mpf(1)))
+            < mpmath.mpf(10) ** -45
         )
 
 
@@ -112,6 +117,6 @@ def test_forward_shooting_converges_quadratically(monkeypatch, b: int, dps: int)
         s = eq._shooting(mpmath.mpf("0.9109"), b, 2)
     assert len(shots) <= 30
     with mpmath.workdps(dps + 10):
-        assert drift_residual(s, mpmath.mpf("0.9109"), b, 2, mpmath.mpf(1)) < mpmath.mpf(10) ** (
-            -dps + 2
-        )
+        assert drift_residual(
+            s, supermarket_member(b, 2, mpmath.mpf("0.9109"), mpmath.mpf(1))
+        ) < mpmath.mpf(10) ** (-dps + 2)
