@@ -370,4 +370,9 @@ def _add_order2_float64(
                 B[i, j] = mpf(v)
     sol.A, sol.B, sol.c2, sol.digits2 = A, B, mpf(c2), digits2
     sol.errors["A"] = [mpf(e * scale)] * b
+    # B's bound, the same way: the two Sylvester solvers' disagreement relative to
+    # B's largest entry, and never below ten times the order-1 error.
+    scale_b = max(float(np.max(np.abs(r1["B"]), initial=0.0)), 1e-300)
+    gap_b = float(np.max(np.abs(r1["B"] - r2["B"]), initial=0.0)) / scale_b
+    sol.errors["B"] = [mpf(max(10 * e1, 10 * gap_b) * scale_b)] * (b * b)
     sol.methods.update({"c2:float64:schur": repr(r1["c2"]), "c2:float64:trsyl": repr(r2["c2"])})

@@ -145,3 +145,26 @@ def test_search_keeps_the_basin_of_the_start(start, expected):
     assert abs(float(r64.s_star[0]) - float(expected)) < 1e-12
     other = round(1.2 - float(expected), 9)
     assert [round(v[0], 9) for v in r.fixed_points] == [other]
+
+
+ORDER2_CASES = [CASES[0], CASES[2], CASES[4]]
+
+
+@pytest.mark.parametrize(
+    "spec,opts,params", ORDER2_CASES, ids=[c[0].split(":")[-1] for c in ORDER2_CASES]
+)
+def test_order2_json_entries_hold_against_30_digits(spec, opts, params):
+    """The float64 order 2 prints A and B with an absolute error (``to_dict``); every
+    printed entry is within it of the 30-digit order-2 answer."""
+    m, params = _model(spec, opts, params)
+    d = numeric.solve(m, params, precision="float64", order=2).to_dict()
+    ref = numeric.solve(m, params, dps=30, order=2, method="general")
+    for name in ("A", "B"):
+        err = mpmath.mpf(d[f"{name}_abs_error"])
+        printed = d[name] if name == "A" else [x for row in d[name] for x in row]
+        exact = getattr(ref, name)
+        if isinstance(exact, mpmath.matrix):
+            exact = [exact[i, j] for i in range(exact.rows) for j in range(exact.cols)]
+        assert len(printed) == len(exact)
+        worst = max(abs(mpmath.mpf(p) - e) for p, e in zip(printed, exact, strict=True))
+        assert worst <= err, (name, worst, err)
