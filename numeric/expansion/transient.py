@@ -142,11 +142,16 @@ class _Budget:
                 f"{self.limit} right-hand-side evaluations (a very long horizon or very large "
                 "rates); give a shorter time grid or smaller rates."
             )
-        out = self.rhs(t, y)
+        # An overflow is reported just below, in one sentence: NumPy's own
+        # RuntimeWarning would only add a second line.
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.rhs(t, y)
         if out.dtype != object and not np.all(np.isfinite(out)):
             raise NumericalError(
-                f"the moment equations of model {self.model} overflow at t = {float(t):g} "
-                "(rates too large for float64); give smaller rates."
+                f"the moment equations of model {self.model} overflow at t = {float(t):g}: "
+                "the mean field grows without bound from this start (no stable fixed point "
+                "attracts it) or its rates are too large for float64; give another start or "
+                "smaller rates."
             )
         return out
 

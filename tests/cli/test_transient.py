@@ -3,6 +3,7 @@ line on standard error, no traceback)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -115,3 +116,34 @@ def test_unwritable_plot_path_even_for_root(tmp_path: Path) -> None:
         out = _run(*SIR, "--t", "0:1:3", "--plot", target, "--N", "10")
         assert out.returncode == 2 and words in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+BISTABLE = '''
+import sympy as sp
+from derive.model import Model, Transition
+
+
+def bistable():
+    """Drift 1/10 + a x^2 - x: for a = 2 a stable point near 0.138, an unstable one
+    near 0.362, and no fixed point above it (the mean field blows up in finite time)."""
+    x, a = sp.Symbol("x"), sp.Symbol("a")
+    return Model(
+        "bistable", (x,), (a,),
+        [Transition((1,), sp.Rational(1, 10) + a * x**2), Transition((-1,), x)],
+    )
+'''
+
+
+def test_a_start_outside_every_basin_is_one_sentence(tmp_path: Path) -> None:
+    (tmp_path / "bistable.py").write_text(BISTABLE)
+    model = ["--model", f"{tmp_path / 'bistable.py'}:bistable", "--param", "a=2"]
+    below = _run(*model, "--start", "0.3", "--t", "0:5:6", "--json")
+    assert below.returncode == 0, below.stderr
+    x = [float(row[0]) for row in json.loads(below.stdout)["x"]]
+    stable = (1 - 0.2**0.5) / 4
+    # below the unstable point the mean field falls towards the stable one
+    assert all(a > b > stable for a, b in itertools.pairwise(x)), x
+    above = _run(*model, "--start", "0.5", "--t", "0:5:6")
+    assert above.returncode == 1
+    err = above.stderr.strip().splitlines()
+    assert len(err) == 1 and "grows without bound" in err[0], above.stderr
