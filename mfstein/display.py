@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -75,7 +76,7 @@ def count_row(name: str, items: Sequence[Any] | Mapping[str, Any]) -> tuple[str,
     return (name, f"{len(items)} (see .{name})")
 
 
-class Presentable:
+class Presentable(ABC):
     """The presentation every result type shares, written once.
 
     A subclass declares what is its own:
@@ -93,12 +94,13 @@ class Presentable:
     #: The footer of ``repr`` and of the HTML table.
     _MORE: ClassVar[str] = ""
 
+    @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the result (each result type writes its own)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _rows(self) -> list[tuple[str, str]]:
-        raise NotImplementedError
+        """The headline rows ``(label, text)`` of ``repr`` and the HTML table."""
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """:meth:`to_dict` as JSON text (``indent=None``: one line)."""

@@ -142,10 +142,7 @@ class _Budget:
                 f"{self.limit} right-hand-side evaluations (a very long horizon or very large "
                 "rates); give a shorter time grid or smaller rates."
             )
-        # An overflow is reported just below, in one sentence: NumPy's own
-        # RuntimeWarning would only add a second line.
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = self.rhs(t, y)
+        out = self.rhs(t, y)
         if out.dtype != object and not np.all(np.isfinite(out)):
             raise NumericalError(
                 f"the moment equations of model {self.model} overflow at t = {float(t):g}: "
@@ -738,7 +735,9 @@ def _float64(
                     f"(at most {LSODA_MAX_STATE}); use BDF."
                 )
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
-        with limited_blas():
+        # An overflow is reported by _Budget in one sentence: NumPy's own
+        # RuntimeWarning would only add a second line, so it is silenced here.
+        with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
             sol = solve_ivp(
                 _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax),
                 (0.0, tmax),

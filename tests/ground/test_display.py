@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+import pytest
+
 from mfstein.display import MAX_REPR_LINES, Presentable, count_row, params_text
 
 
@@ -44,3 +46,12 @@ def test_repr_stays_short() -> None:
     toy = _Toy(notes=["x"])
     toy._rows = lambda: [(f"row {k}", "v") for k in range(40)]  # type: ignore[method-assign]
     assert len(repr(toy).splitlines()) == MAX_REPR_LINES
+
+
+def test_a_result_type_must_declare_its_own_dict_and_rows() -> None:
+    class Half(Presentable):
+        def to_dict(self) -> dict:
+            return {}
+
+    with pytest.raises(TypeError, match="_rows"):
+        Half()
