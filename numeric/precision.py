@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Generic, TypeVar
 
@@ -414,13 +414,33 @@ def entry_errors(high: Sequence[Any], low: Sequence[Any], wp_low: int) -> list[A
 
 def round_up(x: Any, n: int = 3) -> str:
     """``x >= 0`` as a decimal string of ``n`` significant digits rounded upwards
-    (never below ``x``): the form of a stated error bound."""
+    (never below ``x``): the form of a stated error bound.
+
+    Exact: ``x`` (an ``mpf``, int or float) is read as the rational number it is
+    and rounded up to ``n`` digits, so ``2.5e-13 + 10^-40`` gives ``2.51e-13``
+    (a decimal string of ``x`` rounded to nearest first could round it down to
+    ``2.50e-13``, below ``x``).
+    """
     if x == 0:
         return "0"
-    with mpmath.workdps(n + 20):
-        d = Decimal(mpmath.nstr(+x, n + 15, strip_zeros=False, min_fixed=1, max_fixed=0))
-    q = Decimal(1).scaleb(d.adjusted() - n + 1)
-    return f"{d.quantize(q, rounding=ROUND_CEILING).normalize():.{n - 1}e}"
+    exact = _exact_fraction(x)
+    if exact < 0:
+        raise ValueError(f"round_up needs x >= 0, got {x!r}.")
+    # the exponent of the leading digit: 10^top <= exact < 10^(top + 1)
+    top = len(str(exact.numerator)) - len(str(exact.denominator))
+    if Fraction(10) ** top > exact:
+        top -= 1
+    unit = Fraction(10) ** (top - n + 1)
+    digits = -((-exact) // unit)  # ceil(exact / unit): n digits (n + 1 when it carries)
+    return f"{Decimal(digits).scaleb(top - n + 1).normalize():.{n - 1}e}"
+
+
+def _exact_fraction(x: Any) -> Fraction:
+    """The exact rational value of an ``mpf``, int, float or ``Fraction``."""
+    if isinstance(x, int | float | Fraction):
+        return Fraction(x)
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 def format_entries(

@@ -15,6 +15,10 @@ Jacobian's coupling into them must be below ``delta``
 (:func:`numeric.meanfield.structure.padded_residual`).  The head drift vanishes there
 exactly, so the padded point is a fixed point of the whole model up to that
 residual.  If the check fails, the whole model is solved instead.
+
+At order 2 the kept set is then grown ring by ring until ``A`` and ``B`` no
+longer change (:func:`_settle_second_order`): the tail argument bounds the
+first-order objects only.
 """
 
 from __future__ import annotations
@@ -75,22 +79,45 @@ def solve_truncated(
 ) -> MeanFieldSolution | None:
     """The solution of ``model`` from its kept coordinates (module docstring), or
     ``None`` when nothing is negligible or the check at working precision fails."""
-    from numeric.meanfield.general import solve_general, start_point
-    from numeric.meanfield.structure import padded_residual, restricted_model
-    from numeric.quadratic_form import quadratic_form
-
     b = model.b
     if b < MIN_B:
         return None
     dropped, delta = _negligible_for(model, params, dps, start)
     if not dropped:
         return None
-    drop = set(dropped)
-    kept = [i for i in range(b) if i not in drop]
-    sub = restricted_model(model, dropped)
+    kept = [i for i in range(b) if i not in set(dropped)]
+    cut = _restricted_solution(model, params, kept, delta, dps=dps, M=M, start=start, order=order)
+    if cut is None:
+        return None  # the whole model is solved instead, and answers for itself
+    out = _pad(cut[0], model, kept, cut[1], delta)
+    if order == 2:
+        out = _settle_second_order(out, model, params, kept, delta, dps=dps, M=M, start=start)
+    return out
+
+
+def _restricted_solution(
+    model: Any,
+    params: Mapping[str, Any],
+    kept: list[int],
+    delta: float,
+    *,
+    dps: int,
+    M: Any,
+    start: Any,
+    order: int,
+) -> tuple[MeanFieldSolution, Any] | None:
+    """The solution of ``model`` restricted to ``kept`` (its own coordinates) and the
+    padded residual of :func:`numeric.meanfield.structure.padded_residual`, or
+    ``None`` when the restricted model cannot be solved or the residual exceeds
+    ``delta`` (checked before the order-2 terms are computed)."""
+    from numeric.meanfield.general import solve_general, start_point
+    from numeric.meanfield.structure import padded_residual, restricted_model
+    from numeric.quadratic_form import quadratic_form
+
+    sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
     Msub = None
     if M is not None:
-        Mb = quadratic_form(M)(b)
+        Mb = quadratic_form(M)(model.b)
         Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
     sub_start = None
     if start is not None:
@@ -100,7 +127,7 @@ def solve_truncated(
     try:
         sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
     except (ParameterError, NumericalError):
-        return None  # the whole model is solved instead, and answers for itself
+        return None
     with mpmath.workdps(dps + 20):
         p = kernel_vector(model, parse_params(model, params))
         bad = padded_residual(model, kept, sol.s_star, p)
@@ -108,7 +135,86 @@ def solve_truncated(
         return None
     if order == 2:
         add_second_order(sol, sub, params, dps=dps, M=Msub, start=sub_start)
-    return _pad(sol, model, kept, bad, delta)
+    return sol, bad
+
+
+#: Most rings of coordinates :func:`_settle_second_order` adds back to the kept set.
+MAX_RINGS = 4
+
+
+def ring(model: Any, kept: Sequence[int]) -> list[int]:
+    """The coordinates outside ``kept`` one transition away from it: moved by a
+    transition whose rate depends on a kept coordinate (ascending)."""
+    import sympy as sp
+
+    inside = set(kept)
+    symbols = {model.states[i] for i in inside}
+    out: set[int] = set()
+    for t in model.transitions:
+        if sp.sympify(t.rate).free_symbols & symbols:
+            out.update(i for i, step in enumerate(t.jump) if step and i not in inside)
+    return sorted(out)
+
+
+def _settle_second_order(
+    sol: MeanFieldSolution,
+    model: Any,
+    params: Mapping[str, Any],
+    kept: list[int],
+    delta: float,
+    *,
+    dps: int,
+    M: Any,
+    start: Any,
+) -> MeanFieldSolution:
+    """The order-2 solution on ``kept`` grown ring by ring (:func:`ring`) until adding a
+    ring changes no entry of ``A`` and ``B`` by more than its own error estimate.
+
+    Dropping coordinates where ``s*``, the intensities and the coupling ``J`` are
+    below ``delta`` leaves ``s*``, ``V``, ``W`` right to ``O(delta)`` (docs/design.md,
+    "Negligible coordinates"), but not the ``1/N^2`` terms: the Hessian couples the
+    second moments of the kept coordinates into the means of the dropped ones
+    without a small factor (the supermarket's ``lam s_K^2`` gives
+    ``H_{K+1,K,K} = 2 lam``), so ``A`` and ``B`` on the first dropped level are of
+    the size of ``s*`` two levels up: at 30 digits and ``lam = 0.95``, 11 kept
+    levels leave ``A`` wrong by ``1.5e-23``.  Each step solves the model on one
+    ring more and compares; it stops when no entry moved by more than ``delta``
+    times the largest entry of its array (the tolerance the coordinates were
+    dropped with).  The reported solution is the largest one solved, each
+    entry's error at least its change in the last step (so a tail still moving
+    after :data:`MAX_RINGS` rings is stated, not hidden), and ``digits2`` at most
+    the digits on which the last two ``c2`` agree.
+    """
+    from numeric.precision import agreeing_digits
+
+    for _ in range(MAX_RINGS):
+        more = ring(model, kept)
+        if not more:
+            return sol
+        kept = sorted([*kept, *more])
+        cut = _restricted_solution(model, params, kept, delta, dps=dps, M=M, start=start, order=2)
+        if cut is None:
+            return sol
+        nxt = _pad(cut[0], model, kept, cut[1], delta)
+        settled = True
+        with mpmath.workdps(dps + 20):
+            for name, old, new in (("A", sol.A, nxt.A), ("B", _flat(sol.B), _flat(nxt.B))):
+                errs = nxt.errors[name]
+                tol = mpf(delta) * max(abs(v) for v in new)
+                for k, (a, c) in enumerate(zip(old, new, strict=True)):
+                    change = abs(a - c)
+                    errs[k] = max(errs[k], change)
+                    settled = settled and change <= tol
+            nxt.digits2 = min(nxt.digits2, agreeing_digits(sol.c2, nxt.c2))
+        sol = nxt
+        if settled:
+            break
+    return sol
+
+
+def _flat(X: Any) -> list[Any]:
+    """A square ``mpmath.matrix`` row-major."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
 
 
 def _pad_vec(v: Sequence[Any], kept: list[int], b: int, fill: Any = 0) -> list[Any]:
