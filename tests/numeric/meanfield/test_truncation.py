@@ -35,3 +35,33 @@ def test_order2_beyond_the_dense_limit():
     full = second_order(load_model("supermarket", b=25), {"lam": "0.9"}, dps=20)
     assert r.digits2 >= 20 and agreeing_digits(full.c2, r.c2) >= 20
     assert len(r.A) == 130 and all(v == 0 for v in r.A[40:])
+
+
+def test_order2_entries_past_the_truncated_tail_keep_their_stated_error():
+    """Issue 23: at order 2 the tail argument of order 1 does not hold -- the Hessian
+    carries the second moments of the last kept level into the mean of the first
+    dropped one without a small factor, so ``A`` there is of the size of ``s*`` two
+    levels up (1.5e-23 at lam = 0.95, far above ``delta``).  Every entry of ``A`` and
+    ``B`` of b = 20 (truncated) lies within its stated error and one unit of its
+    last digit of the 15-level model solved whole at twice the precision."""
+    from numeric.precision import solution_entries
+
+    lam, dps = "0.95", 16
+    r = numeric.solve(load_model("supermarket", b=20), {"lam": lam}, dps=dps, order=2)
+    full = numeric.solve(load_model("supermarket", b=15), {"lam": lam}, dps=2 * dps, order=2)
+    assert any("negligible" in n for n in r.notes)
+    with mpmath.workdps(4 * dps):
+        for name in ("A", "B"):
+            strings, stated = solution_entries(r, name, dps)
+            if name == "B":
+                strings = [strings[i * 20 + j] for i in range(15) for j in range(15)]
+                truth = [full.B[i, j] for i in range(15) for j in range(15)]
+            else:
+                strings, truth = strings[:15], list(full.A)
+            for k, (text, t) in enumerate(zip(strings, truth, strict=True)):
+                err = abs(mpmath.mpf(text) - t)
+                assert err <= mpmath.mpf(stated), (name, k, text, stated)
+                if text != "0":
+                    unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(mpmath.mpf(text)))))
+                    digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0"))
+                    assert err <= unit * mpmath.mpf(10) ** (1 - digits), (name, k, text)
