@@ -323,17 +323,39 @@ def _fraction_of(v: Any) -> Fraction:
         raise ParameterError(f"M entries must be exact numbers, got {v!r}.") from None
 
 
-def _conserved_values(model: Any, red: Any, solution: Any, start: Any) -> list[Fraction | Any]:
+def _reference_at(model: Any, values: Mapping[str, Any]) -> list[Any]:
+    """The reference point of a model whose reference depends on the parameters, at
+    ``values``: accepted only when every coordinate is an exact rational (as the
+    bike-sharing model's whole stations are), so the conserved values are exact."""
+    import mpmath
+
+    from numeric.precision import to_mpf
+
+    refuse = ParameterError(
+        f"start must be given to certify model {model.name} (its reference point depends "
+        "on the parameters and is not an exact rational point at these values)."
+    )
+    try:
+        with mpmath.workdps(60):
+            point = list(model.info.reference({n: to_mpf(n, v) for n, v in values.items()}))
+    except (ParameterError, TypeError, ValueError):
+        raise refuse from None
+    plain = [_sympy_plain(v) for v in point]
+    if not all(isinstance(v, int | Fraction) and not isinstance(v, bool) for v in plain):
+        raise refuse
+    return plain
+
+
+def _conserved_values(
+    model: Any, red: Any, solution: Any, start: Any, values: Mapping[str, Any]
+) -> list[Fraction | Any]:
     """Exact values ``q = C s(0)`` of the conservation laws (start or reference point)."""
     if not red.laws:
         return []
     if start is None:
         ref = model.info.reference
         if callable(ref):
-            raise ParameterError(
-                f"start must be given to certify model {model.name} (its reference point "
-                "depends on the parameters)."
-            )
+            ref = _reference_at(model, values)
         if ref is None:
             raise ParameterError(
                 f"start must be given to certify model {model.name} (it conserves "
@@ -947,7 +969,7 @@ def certify_solution(
     from derive.kernels import kernels
 
     red = reduction(model, kernels(model, "arb").jumps)
-    q = _conserved_values(model, red, solution, start)
+    q = _conserved_values(model, red, solution, start, values)
     Mx = _matrix_spec(M, model.b)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)

@@ -2,10 +2,10 @@
 
 Over seeded random parameter sets of every model :func:`numeric.certified.enclosures.
 certify_solution` certifies (the supermarket, JSQ(L) with a finite and an infinite
-buffer, SIR with its conservation law, the SIS and JIQ models, the RANDOM cache, power
-of d with two speeds, and a user model from a file), a solution at ``dps`` digits is
-certified and compared with the same finite model solved at twice the digits the
-certificate claims:
+buffer, SIR with its conservation law, the SIS and JIQ models, the RANDOM cache, bike
+sharing (its reference point depends on the parameters), power of d with two speeds,
+and a user model from a file), a solution at ``dps`` digits is certified and compared
+with the same finite model solved at twice the digits the certificate claims:
 
 * the interval printed for ``c`` (``CertifiedSolution.enclosure``, rounded outwards;
   what ``mfstein solve|bound --certify`` print) contains that value, and so do the
@@ -60,6 +60,8 @@ def _cases(seed: int, rounds: int) -> list[Case]:
             ("jiq", {"lam": f"{u(0.2, 0.9):.4f}"}),
             ("cache_random", {"n": str(rng.randint(3, 5)), "m": "2",
                               "alpha": f"{u(0.2, 1.2):.3f}"}),
+            ("bike_sharing", {"K": str(rng.randint(2, 5)), "lam": f"{u(0.5, 2):.4f}",
+                              "mu": f"{u(0.5, 2):.4f}", "s": f"{u(0.5, 4):.4f}"}),
             ("power_of_d_two_speeds", {"b": "3", "lam": f"{u(0.3, 0.9):.4f}", "mu1": "1.5",
                                        "mu2": "0.5", "gamma": "0.5"}),
         ]
@@ -119,7 +121,7 @@ def _check(case: Case) -> None:
 
 def test_every_certifiable_model_is_sampled() -> None:
     names = {c[0] for c in CASES}
-    assert names == {c[0] for c in SLOW_CASES} and len(names) == 8 and len(SLOW_CASES) >= 30
+    assert names == {c[0] for c in SLOW_CASES} and len(names) == 9 and len(SLOW_CASES) >= 30
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{Path(c[0]).stem}-{c[2]}-{c[1]}")
