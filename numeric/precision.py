@@ -488,7 +488,7 @@ def solution_entries(sol: Any, name: str, digits: int, index: Sequence[int] | No
     route earned (``sol.errors``)."""
     value = getattr(sol, name)
     if isinstance(value, mpmath.matrix):
-        flat = [value[i, j] for i in range(value.rows) for j in range(value.cols)]
+        flat = row_major(value)
     else:
         flat = list(value)
     errs = sol.errors.get(name)
@@ -498,6 +498,12 @@ def solution_entries(sol: Any, name: str, digits: int, index: Sequence[int] | No
         flat = [flat[i] for i in index]
         errs = [errs[i] for i in index]
     return format_entries(flat, errs, digits)
+
+
+def row_major(X: Any) -> list[Any]:
+    """The entries of an ``mpmath.matrix`` (or any object with ``rows``, ``cols`` and
+    ``X[i, j]``), row-major: the order of every flat error list of a matrix."""
+    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
 
 
 def matrix_rows(flat: Sequence[str], n: int) -> list[list[str]]:

@@ -48,7 +48,15 @@ from numeric.linalg.refinement import solve_linear, solve_lyapunov
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
-from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder, to_mpf, to_str
+from numeric.precision import (
+    agreeing_digits,
+    check_dps,
+    earn_digits,
+    guard_ladder,
+    row_major,
+    to_mpf,
+    to_str,
+)
 from numeric.quadratic_form import quadratic_form
 from numeric.solution import MeanFieldSolution
 
@@ -269,11 +277,6 @@ def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
     return out
 
 
-def _flat(X: mpmath.matrix) -> list[mpf]:
-    """The entries of a square matrix, row-major."""
-    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
-
-
 def _route_values(low: dict, high: dict) -> dict[str, mpf]:
     """The values the reference ``stein`` (at the higher precision) is compared with."""
     values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
@@ -400,7 +403,7 @@ def solve_general(
         values = _route_values(low, high)
         return min(
             min(agreeing_digits(high["stein"], v) for v in values.values()),
-            agreeing_digits(_flat(high["W"]), _flat(low["W"])),
+            agreeing_digits(row_major(high["W"]), row_major(low["W"])),
             agreeing_digits(high["V"], low["V"]),
         )
 
@@ -448,7 +451,7 @@ def solve_general(
     errors = {
         "s_star": earned.errors(high["s"], low["s"]),
         "V": earned.errors(high["V"], low["V"]),
-        "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+        "W": earned.errors(row_major(high["W"]), row_major(low["W"])),
     }
     with mpmath.workdps(wp2):
         vals = parse_params(model, params)

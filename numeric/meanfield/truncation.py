@@ -24,6 +24,7 @@ first-order objects only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import mpmath
@@ -32,6 +33,7 @@ from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
 from numeric.meanfield.params import kernel_vector, parse_params
+from numeric.precision import row_major
 from numeric.solution import MeanFieldSolution
 
 #: Models with fewer coordinates are always solved whole.
@@ -86,56 +88,59 @@ def solve_truncated(
     if not dropped:
         return None
     kept = [i for i in range(b) if i not in set(dropped)]
-    cut = _restricted_solution(model, params, kept, delta, dps=dps, M=M, start=start, order=order)
-    if cut is None:
+    problem = _Restriction(model, params, dps, M, start, delta)
+    out = problem.solve(kept, order)
+    if out is None:
         return None  # the whole model is solved instead, and answers for itself
-    out = _pad(cut[0], model, kept, cut[1], delta)
     if order == 2:
-        out = _settle_second_order(out, model, params, kept, delta, dps=dps, M=M, start=start)
+        out = _settle_second_order(problem, out, kept)
     return out
 
 
-def _restricted_solution(
-    model: Any,
-    params: Mapping[str, Any],
-    kept: list[int],
-    delta: float,
-    *,
-    dps: int,
-    M: Any,
-    start: Any,
-    order: int,
-) -> tuple[MeanFieldSolution, Any] | None:
-    """The solution of ``model`` restricted to ``kept`` (its own coordinates) and the
-    padded residual of :func:`numeric.meanfield.structure.padded_residual`, or
-    ``None`` when the restricted model cannot be solved or the residual exceeds
-    ``delta`` (checked before the order-2 terms are computed)."""
-    from numeric.meanfield.general import solve_general, start_point
-    from numeric.meanfield.structure import padded_residual, restricted_model
-    from numeric.quadratic_form import quadratic_form
+@dataclass(frozen=True)
+class _Restriction:
+    """One problem (``model`` at ``params``, ``dps`` digits, observable ``M``, start)
+    solved on a chosen set of kept coordinates, dropped with tolerance ``delta``."""
 
-    sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
-    Msub = None
-    if M is not None:
-        Mb = quadratic_form(M)(model.b)
-        Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
-    sub_start = None
-    if start is not None:
+    model: Any
+    params: Mapping[str, Any]
+    dps: int
+    M: Any
+    start: Any
+    delta: float
+
+    def solve(self, kept: list[int], order: int) -> MeanFieldSolution | None:
+        """The solution restricted to ``kept``, padded to all coordinates (:func:`_pad`),
+        or ``None`` when the restricted model cannot be solved or the padded residual
+        (:func:`numeric.meanfield.structure.padded_residual`) exceeds ``delta``
+        (checked before the order-2 terms are computed)."""
+        from numeric.meanfield.general import solve_general, start_point
+        from numeric.meanfield.structure import padded_residual, restricted_model
+        from numeric.quadratic_form import quadratic_form
+
+        model, params, dps = self.model, self.params, self.dps
+        sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
+        Msub = None
+        if self.M is not None:
+            Mb = quadratic_form(self.M)(model.b)
+            Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
+        sub_start = None
+        if self.start is not None:
+            with mpmath.workdps(dps + 20):
+                full = start_point(model, self.start, parse_params(model, params))
+            sub_start = [full[i] for i in kept]
+        try:
+            sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
+        except (ParameterError, NumericalError):
+            return None
         with mpmath.workdps(dps + 20):
-            full = start_point(model, start, parse_params(model, params))
-        sub_start = [full[i] for i in kept]
-    try:
-        sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
-    except (ParameterError, NumericalError):
-        return None
-    with mpmath.workdps(dps + 20):
-        p = kernel_vector(model, parse_params(model, params))
-        bad = padded_residual(model, kept, sol.s_star, p)
-    if bad > delta:
-        return None
-    if order == 2:
-        add_second_order(sol, sub, params, dps=dps, M=Msub, start=sub_start)
-    return sol, bad
+            p = kernel_vector(model, parse_params(model, params))
+            bad = padded_residual(model, kept, sol.s_star, p)
+        if bad > self.delta:
+            return None
+        if order == 2:
+            add_second_order(sol, sub, params, dps=dps, M=Msub, start=sub_start)
+        return _pad(sol, model, kept, bad, self.delta)
 
 
 #: Most rings of coordinates :func:`_settle_second_order` adds back to the kept set.
@@ -157,15 +162,7 @@ def ring(model: Any, kept: Sequence[int]) -> list[int]:
 
 
 def _settle_second_order(
-    sol: MeanFieldSolution,
-    model: Any,
-    params: Mapping[str, Any],
-    kept: list[int],
-    delta: float,
-    *,
-    dps: int,
-    M: Any,
-    start: Any,
+    problem: _Restriction, sol: MeanFieldSolution, kept: list[int]
 ) -> MeanFieldSolution:
     """The order-2 solution on ``kept`` grown ring by ring (:func:`ring`) until adding a
     ring changes no entry of ``A`` and ``B`` by more than its own error estimate.
@@ -188,19 +185,18 @@ def _settle_second_order(
     from numeric.precision import agreeing_digits
 
     for _ in range(MAX_RINGS):
-        more = ring(model, kept)
+        more = ring(problem.model, kept)
         if not more:
             return sol
         kept = sorted([*kept, *more])
-        cut = _restricted_solution(model, params, kept, delta, dps=dps, M=M, start=start, order=2)
-        if cut is None:
+        nxt = problem.solve(kept, 2)
+        if nxt is None:
             return sol
-        nxt = _pad(cut[0], model, kept, cut[1], delta)
         settled = True
-        with mpmath.workdps(dps + 20):
-            for name, old, new in (("A", sol.A, nxt.A), ("B", _flat(sol.B), _flat(nxt.B))):
+        with mpmath.workdps(problem.dps + 20):
+            for name, old, new in (("A", sol.A, nxt.A), ("B", row_major(sol.B), row_major(nxt.B))):
                 errs = nxt.errors[name]
-                tol = mpf(delta) * max(abs(v) for v in new)
+                tol = mpf(problem.delta) * max(abs(v) for v in new)
                 for k, (a, c) in enumerate(zip(old, new, strict=True)):
                     change = abs(a - c)
                     errs[k] = max(errs[k], change)
@@ -210,11 +206,6 @@ def _settle_second_order(
         if settled:
             break
     return sol
-
-
-def _flat(X: Any) -> list[Any]:
-    """A square ``mpmath.matrix`` row-major."""
-    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
 
 
 def _pad_vec(v: Sequence[Any], kept: list[int], b: int, fill: Any = 0) -> list[Any]:

@@ -101,6 +101,7 @@ from numeric.precision import (
     earn_digits,
     guard_ladder,
     parse_lam,
+    row_major,
     to_mpf,
     to_str,
 )
@@ -348,11 +349,6 @@ def _pad(sol: dict, b: int, K: int, rho: mpf, d: int) -> dict:
     }
 
 
-def _flat(X: mpmath.matrix) -> list[mpf]:
-    """The entries of a square matrix, row-major."""
-    return [X[i, j] for i in range(X.rows) for j in range(X.cols)]
-
-
 def _pad_errors(errors: dict, parts: dict, b: int, K: int, dps: int) -> dict:
     """Per-entry errors of the padded solution (:func:`_pad`).
 
@@ -577,7 +573,7 @@ def _bias_and_errors(earned: Earned) -> tuple[dict, dict]:
         errors = {
             "s_star": earned.errors(high["s"], low["s"]),
             "V": earned.errors(V, V_low),
-            "W": earned.errors(_flat(high["W"]), _flat(low["W"])),
+            "W": earned.errors(row_major(high["W"]), row_major(low["W"])),
         }
     return parts, errors
 
