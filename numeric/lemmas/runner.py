@@ -16,6 +16,7 @@ from typing import Any
 
 import mpmath
 
+from mfstein.arguments import check_keywords
 from mfstein.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
 from numeric.lemmas.parameters import to_fraction
@@ -197,6 +198,7 @@ class Grid:
         )
 
 
+@check_keywords
 def grid_params(
     N: Any,
     *,

@@ -114,3 +114,5 @@ def test_grid_is_checked_once_for_both_runners():
     for run in (check, check_certified):
         with pytest.raises(ParameterError, match="xi must satisfy 0 < xi < 1"):
             run(None, N=[10], lam="0.9", xi="2")
+        with pytest.raises(TypeError, match="did you mean 'gamma'"):
+            run(None, N=[10], gama="0.1", alpha="0.5")
