@@ -221,6 +221,9 @@ def _print_text(res: Any) -> None:
         more.append(f"{len(shown)} of {len(res.states)} states")
     if more:
         print(f"({' and '.join(more)} shown; --json prints all, with W and B)")
+    if res.limit is not None:
+        shown = ", ".join(f"{float(v):.10g}" for v in res.limit[:8])
+        print(f"x(t) tends to the fixed point ({shown}{', ...' if len(res.limit) > 8 else ''})")
     for note in res.notes:
         print(f"note: {note}")
 

@@ -188,6 +188,13 @@ class TransientResult(Presentable):
         mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
         (same shapes; the difference of the two working precisions), which
         printing uses to keep only correct digits; empty for float64.
+    limit:
+        The fixed point the mean field approaches after the last time (float64,
+        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none.
+    warning:
+        ``None`` when the mean field converges to the stable hyperbolic fixed point
+        :func:`numeric.solve` reports, else one sentence saying what happens
+        instead (also issued as a :class:`mfstein.errors.StabilityWarning`).
     """
 
     times: np.ndarray
@@ -207,6 +214,8 @@ class TransientResult(Presentable):
     free: list[str] = field(default_factory=list)
     method: str = ""
     errors: dict[str, np.ndarray] = field(default_factory=dict)
+    limit: np.ndarray | None = None
+    warning: str | None = None
 
     # ------------------------------------------------------------------
     # presentation
@@ -268,6 +277,8 @@ class TransientResult(Presentable):
                     out[f"{name}_abs_error"] = bound
         if self.digits is not None:
             out["digits"] = self.digits
+        out["limit"] = None if self.limit is None else [float(v) for v in self.limit]
+        out["warning"] = self.warning
         out["notes"] = self.notes
         return out
 
@@ -291,6 +302,11 @@ class TransientResult(Presentable):
             ("route", f"{self.route} ({self.method})"
              + (f", {self.digits} digits earned" if self.digits is not None else "")),
         ]  # fmt: skip
+        if self.limit is not None:
+            rows.append(("limit", ", ".join(f"{float(v):.10g}" for v in self.limit[:4])
+                         + (", ..." if len(self.limit) > 4 else "")))  # fmt: skip
+        if self.warning is not None:
+            rows.append(("warning", self.warning))
         if self.notes:
             rows.append(count_row("notes", self.notes))
         return rows
@@ -370,6 +386,11 @@ class _Setup:
             s0 = start_point(model, start, values)
             self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
             self.s0_64 = np.array([float(v) for v in s0])
+            try:  # the start numeric.solve uses by default (numeric.expansion.basin)
+                ref = start_point(model, None, values)
+                self.ref64: np.ndarray | None = np.array([float(v) for v in ref])
+            except ParameterError:
+                self.ref64 = None
         self.start = start
         k64 = model.kernels("numba")
         self.red = reduction(model, k64.jumps)
@@ -948,6 +969,7 @@ def transient(
             f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
         )
     _check_path(st, times, out["x"])
+    where = _fate(st, times, out["x"])
     return TransientResult(
         times=times,
         x=out["x"],
@@ -966,4 +988,25 @@ def transient(
         free=[st.states[j] for j in st.free],
         method=method,
         errors=errors,
+        limit=where.limit,
+        warning=where.warning,
     )
+
+
+def _fate(st: _Setup, times: np.ndarray, x: np.ndarray) -> Any:
+    """Where the mean field goes after the last time (:func:`numeric.expansion.basin.fate`);
+    a :class:`mfstein.errors.StabilityWarning` when not to the stable ``s*``."""
+    import warnings
+
+    from mfstein.errors import StabilityWarning
+    from numeric.expansion.basin import fate
+
+    model = st.model
+    xT = np.array([float(v) for v in x[-1]])
+    where = fate(
+        st.rm, st.q64, st.p64, model.info.state_space, model.name, xT, float(times[-1]),
+        st.s0_64, st.ref64,
+    )  # fmt: skip
+    if where.warning is not None:
+        warnings.warn(where.warning, StabilityWarning, stacklevel=4)
+    return where
