@@ -157,8 +157,17 @@ def run(args: argparse.Namespace) -> int:
     dps = check_dps(args.dps) if args.dps is not None else None
     model, params = model_from_args(args)
     times = np.linspace(a, b, n)
+    import sys
+
     res = transient(
-        model, params, times=times, start=args.start, order=order, dps=dps, method=str(args.method)
+        model,
+        params,
+        times=times,
+        start=args.start,
+        order=order,
+        dps=dps,
+        method=str(args.method),
+        progress=not args.json and sys.stderr.isatty(),
     )
     if plot is not None:
         _plot(res, plot, N)

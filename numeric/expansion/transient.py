@@ -130,12 +130,17 @@ MP_MAX_RHS_EVALS = 20_000
 class _Budget:
     """A right-hand side that counts its calls and refuses non-finite values."""
 
-    def __init__(self, rhs: Any, limit: int, model: str, tmax: float) -> None:
+    def __init__(
+        self, rhs: Any, limit: int, model: str, tmax: float, bar: Any = None
+    ) -> None:
         self.rhs, self.limit, self.model, self.tmax = rhs, limit, model, tmax
         self.calls = 0
+        self.bar = bar
 
     def __call__(self, t: Any, y: Any) -> Any:
         self.calls += 1
+        if self.bar is not None:
+            self.bar.reached(t)
         if self.calls > self.limit:
             raise NumericalError(
                 f"the transient of model {self.model} up to t = {self.tmax:g} needs more than "
@@ -151,6 +156,62 @@ class _Budget:
                 "smaller rates."
             )
         return out
+
+
+class _Progress:
+    """Progress bars of the integrated time ``0 .. tmax`` (tqdm on standard error),
+    one per integration; nothing when ``show`` is false."""
+
+    def __init__(self, show: bool, tmax: float) -> None:
+        self.show, self.tmax = show, tmax
+        self.bar: Any = None
+
+    def start(self, what: str) -> _Progress:
+        self.close()
+        if self.show and self.tmax > 0:
+            import sys
+
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.tmax, desc=what, unit="t", file=sys.stderr, leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {n:.4g}/{total:.4g} "
+                "[{elapsed}<{remaining}]",
+            )  # fmt: skip
+        return self
+
+    def reached(self, t: Any) -> None:
+        """The integrator evaluated the right-hand side at time ``t``."""
+        if self.bar is not None:
+            t = min(float(t), self.tmax)
+            if t > self.bar.n:
+                self.bar.update(t - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _check_taylor_cost(st: _Setup, times: np.ndarray, order: int, dps: int) -> None:
+    """Refuse an mpmath transient whose estimated time exceeds the budget
+    (:func:`mfstein.limits.transient_taylor_seconds`), before any Taylor step."""
+    from mfstein.limits import check_time, transient_taylor_seconds
+
+    n = st.n
+    state = (n, 2 * n + n * n, 3 * n + 2 * n * n + n**3)[order]
+    J = st.rm.jac64(st.s0_64[st.free], st.q64, st.p64)
+    rate = float(np.max(np.abs(J).sum(axis=1), initial=0.0)) if J.size else 0.0
+    if not np.isfinite(rate):
+        rate = 1.0
+    horizon = float(times[-1])
+    check_time(
+        f"the mpmath transient of model {st.model.name} (order {order}, dps {dps}, {n} free "
+        f"coordinates, up to t = {horizon:g})",
+        transient_taylor_seconds(state, dps, horizon, rate),
+        "give a smaller dps, a shorter horizon or a lower order, or omit dps for the float64 "
+        "route.",
+    )
 
 
 @dataclass(repr=False)
@@ -718,7 +779,13 @@ class _MomentSystem:
 
 
 def _float64(
-    st: _Setup, times: np.ndarray, order: int, method: str, rtol: float, atol: float
+    st: _Setup,
+    times: np.ndarray,
+    order: int,
+    method: str,
+    rtol: float,
+    atol: float,
+    bar: _Progress | None = None,
 ) -> tuple[dict[str, np.ndarray], str]:
     from scipy.integrate import solve_ivp
 
@@ -758,17 +825,22 @@ def _float64(
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
         # An overflow is reported by _Budget in one sentence: NumPy's own
         # RuntimeWarning would only add a second line, so it is silenced here.
+        shown = bar.start(f"transient ({method})") if bar is not None else None
         with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
-            sol = solve_ivp(
-                _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax),
+            try:
+                sol = solve_ivp(
+                    _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax, shown),
                 (0.0, tmax),
                 y0,
-                method=method,
-                t_eval=uniq,
-                rtol=rtol,
-                atol=atol,
-                **kwargs,
-            )
+                    method=method,
+                    t_eval=uniq,
+                    rtol=rtol,
+                    atol=atol,
+                    **kwargs,
+                )
+            finally:
+                if shown is not None:
+                    shown.close()
         if not sol.success or not np.all(np.isfinite(sol.y)):
             raise NumericalError(
                 f"the transient of model {st.model.name} could not be integrated up to "
@@ -781,7 +853,9 @@ def _float64(
 # --------------------------------------------------------------------------
 # mpmath route
 # --------------------------------------------------------------------------
-def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.ndarray]:
+def _mp_run(
+    st: _Setup, times: np.ndarray, order: int, wp: int, bar: _Progress | None = None
+) -> dict[str, np.ndarray]:
     """``x, V, W (, A, B)`` at each time (object arrays of ``mpf``), at ``wp`` digits."""
     with mpmath.workdps(wp):
         p, s0, q = st.values_mp()
@@ -789,18 +863,23 @@ def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.
         sys_.p, sys_.q = p, q
         y0 = [s0[j] for j in st.free] + [mpf(0)] * (sys_.size - st.n)
 
-        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)))
+        shown = bar.start(f"transient (mpmath, {wp} digits)") if bar is not None else None
+        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)), shown)
 
         def deriv(t: mpf, y: list[mpf]) -> list[mpf]:
             return list(rhs(t, np.array(y, dtype=object)))
 
-        sol = mpmath.odefun(deriv, 0, y0)
-        Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
+        try:
+            sol = mpmath.odefun(deriv, 0, y0)
+            Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
+        finally:
+            if shown is not None:
+                shown.close()
         return sys_.outputs(Y)
 
 
 def _mpmath(
-    st: _Setup, times: np.ndarray, order: int, dps: int
+    st: _Setup, times: np.ndarray, order: int, dps: int, bar: _Progress | None = None
 ) -> tuple[dict, int, tuple[int, int], dict]:
     """The mpmath route at two working precisions; ``digits`` is the smallest
     number of significant digits on which the two runs agree, norm-wise for each
@@ -816,7 +895,7 @@ def _mpmath(
         )
 
     def run(wp: int) -> dict[str, np.ndarray]:
-        return _mp_run(st, times, order, wp)
+        return _mp_run(st, times, order, wp, bar)
 
     def agreement(low: dict, high: dict) -> int:
         return min(
@@ -887,6 +966,7 @@ def transient(
     method: str = "auto",
     rtol: float = 1e-10,
     atol: float = 1e-12,
+    progress: bool = False,
 ) -> TransientResult:
     """The transient expansion ``x(t)``, ``V(t)``, ``W(t)`` (``A(t)``, ``B(t)``).
 
@@ -914,6 +994,12 @@ def transient(
         ``solve_ivp`` method of the float64 route (one of :data:`METHODS`).
     rtol, atol:
         Local error tolerances of the float64 route.
+    progress:
+        Show a tqdm bar of the integrated time on standard error (one per
+        integration: the float64 route, or each working precision of mpmath's).
+        Before the mpmath route starts, its estimated cost
+        (:func:`mfstein.limits.transient_taylor_seconds`) is compared with
+        :data:`mfstein.limits.TIME_BUDGET_SECONDS`.
 
     Returns
     -------
@@ -944,6 +1030,7 @@ def transient(
 
         model, params = as_model(model, params)
     st = _Setup(model, params, start)
+    bar = _Progress(progress, float(times[-1]))
     notes = st.notes()
     digits = None
     errors: dict[str, np.ndarray] = {}
@@ -954,7 +1041,7 @@ def transient(
                 f"the float64 transient of order {order} handles at most {limit} free "
                 f"coordinates; model {st.model.name} has {st.n}."
             )
-        out, method = _float64(st, times, order, method, rtol, atol)
+        out, method = _float64(st, times, order, method, rtol, atol, bar)
         route = "float64"
         notes.append(
             f"float64: solve_ivp {method}, rtol = {rtol:g}, atol = {atol:g} (local error "
@@ -962,7 +1049,8 @@ def transient(
             "no digits claimed)."
         )
     else:
-        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps)
+        _check_taylor_cost(st, times, order, dps)
+        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps, bar)
         route, method = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
