@@ -951,6 +951,32 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
             check_rates(model, s, p, f"x(t) at t = {float(t):g}")
 
 
+def _check_arguments(
+    order: Any, times: Any, dps: Any, method: Any, rtol: Any, atol: Any
+) -> tuple[int, np.ndarray, int | None]:
+    """``order``, ``times`` and ``dps`` validated (one sentence each otherwise), and
+    ``method``, ``rtol``, ``atol`` checked."""
+    from numeric.precision import check_dps
+
+    order = _check_order(order)
+    times = check_times(times)
+    if dps is not None:
+        from mfstein.limits import TRANSIENT_MAX_DPS
+
+        dps = check_dps(dps)
+        if dps > TRANSIENT_MAX_DPS:
+            raise ParameterError(
+                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
+                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
+            )
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(tol, int | float) and 0 < tol < 1):
+            raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
+    return order, times, dps
+
+
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
@@ -1006,25 +1032,8 @@ def transient(
     TransientResult
         Everything in the model's own coordinates.
     """
-    from numeric.precision import check_dps
-
     check_start(start)
-    order = _check_order(order)
-    times = check_times(times)
-    if dps is not None:
-        from mfstein.limits import TRANSIENT_MAX_DPS
-
-        dps = check_dps(dps)
-        if dps > TRANSIENT_MAX_DPS:
-            raise ParameterError(
-                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
-                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
-            )
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if not (isinstance(tol, int | float) and 0 < tol < 1):
-            raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
+    order, times, dps = _check_arguments(order, times, dps, method, rtol, atol)
     if isinstance(model, str):
         from derive.models import as_model
 
