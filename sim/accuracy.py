@@ -207,17 +207,26 @@ def accuracy(
     seed: int = 0,
     workers: int | None = None,
     dps: int = 20,
+    progress: bool = False,
 ) -> AccuracyTable:
     """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
 
     ``params`` may hold expressions in ``N``; ``order`` is 1 or 2; ``exact`` solves
     the finite chain where its state count allows; ``simulate`` runs
     :func:`sim.simulate` with ``steps`` events x ``reps`` replications seeded from
-    ``seed`` (the same seed at each N).  See :func:`sim.observable_table.accuracy_table`.
+    ``seed`` (the same seed at each N), each with a progress bar when ``progress``;
+    Ctrl-C stops the table (:class:`KeyboardInterrupt`, :func:`sim.summary.whole`).
+    See :func:`sim.observable_table.accuracy_table`.
     """
     from sim.observable_table import accuracy_table
 
-    sim_options = {"steps": steps, "reps": reps, "seed": seed, "workers": workers}
+    sim_options = {
+        "steps": steps,
+        "reps": reps,
+        "seed": seed,
+        "workers": workers,
+        "progress": progress,
+    }
     tab = accuracy_table(
         model,
         params,
