@@ -121,3 +121,15 @@ def test_ctrl_c_keeps_the_completed_batches_of_a_model_simulation():
     assert stopped < STOP_SECONDS
     assert "tandem-2 model, N = 50" in out  # the report of what was completed
     assert "N E||S - s*||^2 = " in out
+
+
+def test_ctrl_c_of_a_tail_simulation_before_two_replications_is_an_interruption():
+    """Fewer than two replications done is what Ctrl-C left, not bad input (it was
+    "reps must complete at least 2 replications", status 2)."""
+    argv = ["tail", "--model", "jsq", "--n", "3", "--eps", "0.2", "--simulate"]
+    argv += ["--events", "1e12", "--reps", "2", "--workers", "1"]
+    status, out, err, stopped = _interrupt_on_terminal(argv, lambda e: _bar_counts(e) is not None)
+    assert status == 130, err[-500:]
+    assert stopped < STOP_SECONDS
+    assert out == ""
+    assert _last_line(err) == "mfstein tail: interrupted"
