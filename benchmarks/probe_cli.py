@@ -35,6 +35,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -50,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXE = str(Path(sys.executable).with_name("mfstein"))
 
 OK, INPUT, ENV = "exit 0", "exit 2 one-line", "exit 1 one-line"
+#: Status 130 after the sweep's SIGINT (``Probe.interrupt``), only ``mfstein ...`` lines.
+STOPPED = "exit 130 on Ctrl-C"
 ANY = (OK, INPUT, ENV)
 BAD_OUTCOMES = ("traceback", "hang", "multi-line stderr", "other")
 
@@ -70,6 +73,13 @@ class Probe:
     setup: Callable[[Path], dict[str, str]] | None = None
     check: Callable[[Path, subprocess.CompletedProcess], str | None] | None = None
     timeout: float | None = None
+    #: Seconds after which the sweep presses Ctrl-C (SIGINT to the process group, as a
+    #: terminal does); the run must then stop within :data:`STOP_SECONDS`.
+    interrupt: float | None = None
+
+
+#: Seconds an interrupted probe may take to stop.
+STOP_SECONDS = 30.0
 
 
 @dataclass
@@ -958,11 +968,127 @@ def numbers_probes() -> list[Probe]:
     return out
 
 
+#: A one-state model whose drift a0 + a1 x + a2 x^2 - d1 x - d3 x^3 is bistable
+#: (Schlogl: a0 = 6, a2 = 6, d1 = 11, d3 = 1), blows up (a0 = 0.1, a2 = 2, d1 = 1),
+#: or has only an unstable (a1 = 1) or a non-hyperbolic (d3 = 1) fixed point.
+POLY_MODEL = """
+import sympy as sp
+from derive.model import Model, Transition
+
+
+def poly():
+    x = sp.Symbol("x")
+    a0, a1, a2, d1, d3 = sp.symbols("a0 a1 a2 d1 d3")
+    return Model(
+        "poly", (x,), (a0, a1, a2, d1, d3),
+        [Transition((1,), a0 + a1 * x + a2 * x**2), Transition((-1,), d1 * x + d3 * x**3)],
+    )
+"""
+
+
+def _poly(values: str) -> list[str]:
+    """``--model {dir}/poly.py:poly`` with ``a0=..,a1=..`` as ``--param`` options."""
+    names = ("a0", "a1", "a2", "d1", "d3")
+    out = ["--model", "{dir}/poly.py:poly"]
+    for name, value in zip(names, values.split(","), strict=True):
+        out += ["--param", f"{name}={value}"]
+    return out
+
+
+SM_ORDER2 = ["--param", "lam=0.9", "--order", "2", "--t", "0:10:11"]
+
+
+def transient_probes() -> list[Probe]:
+    """Issue 23 (transient): where the mean field goes (another basin, an unstable or
+    non-hyperbolic fixed point, unbounded growth: one warning line, status 0), and
+    long work (refused by its estimate before it starts, or finishing)."""
+    P = Probe
+    poly = _file("poly.py", POLY_MODEL)
+    sir = ["--model", "sir", *SIR_PARAMS, "--start", "0.75,0.25,0"]
+    cases = [
+        ("6,0,6,11,1", "1.5", None),  # Schlogl, the basin of s* = 1: silent
+        ("6,0,6,11,1", "2.5", "another basin"),
+        ("6,0,6,11,1", "2", "not stable"),  # on the unstable fixed point
+        ("0.1,0,2,1,0", "0.5", "grows without bound"),  # x(1) finite, blows up later
+        ("0,1,0,0,0", "0", "not stable"),  # the only fixed point unstable
+        ("0,0,0,0,1", "1", "not hyperbolic"),  # f = -x^3
+    ]
+    out = []
+    for values, start, words in cases:
+        argv = ["transient", *_poly(values), "--start", start, "--t", "0:1:3"]
+        check = _one_line_mentioning(words) if words else _no_stderr
+        out.append(P("transient basin", argv, (OK,), poly, check, timeout=120))
+    out += [
+        P(
+            "transient budget",
+            ["transient", *sir, "--order", "2", "--dps", "60", "--t", "0:100:3"],
+            (INPUT,),
+            check=_one_line_mentioning("would take about"),
+            timeout=60,
+        ),
+        P("transient budget", ["transient", *sir, "--dps", "10000", "--t", "0:1:3"], (INPUT,)),
+        P(
+            "transient long",
+            ["transient", "--model", "supermarket", "--param", "b=30", *SM_ORDER2],
+            (OK,),
+            timeout=180,
+        ),
+        # under the budget (about 165 s on two shared cores; a bar on a terminal)
+        P(
+            "transient long",
+            ["transient", *sir, "--order", "2", "--dps", "50", "--t", "0:10:100"],
+            (OK,),
+            timeout=600,
+        ),
+    ]
+    return out
+
+
+def _no_stderr(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    return None if not proc.stderr.strip() else f"expected no stderr, got {proc.stderr!r}"
+
+
+def known_size_probes() -> list[Probe]:
+    """Issue 23, "work with a known size": the issue's 8-station tandem network
+    (``examples/tandem.py``) with default options, and long runs of every simulating
+    command pressed with Ctrl-C after 20 s: each stops within :data:`STOP_SECONDS`
+    with status 130 and only one-line ``mfstein ...`` messages."""
+    tandem = ["--model", f"{ROOT}/examples/tandem.py:tandem", "--param", "lam=1"]
+    tandem += ["--param", "mu=1"]
+    quiet = ["--workers", "1", "--no-progress"]
+    model_table = ["table", *tandem, "--N", "10,100", "--observable", "x1", "--simulate"]
+    table = ["table", "--gamma", "0.1", "--alpha", "0.05", "--N", "10,100"]
+    long_runs = [
+        ["simulate", *tandem, "--N", "100", "--steps", "1e12", "--reps", "2", *quiet],
+        ["simulate", "--N", "100", "--lam", "0.9", "--b", "5", "--steps", "1e13", *quiet],
+        [*model_table, "--sim-steps", "1e12", "--reps", "2", *quiet],
+        [*table, "--sim-steps", "1e12", "--reps", "2", *quiet],
+        [*PI_BASE[:7], "--slots", "1e12", "--reps", "2", *quiet],
+        [*TAIL_SIM[:8], "--events", "1e12", "--reps", "2", *quiet],
+        ["exact", "--N", "300", "--lam", "0.9", "--b", "3"],
+    ]
+    out = [
+        Probe("known size", ["simulate", *tandem, "--N", "100", "--steps", "1e6"], (OK,)),
+        Probe(
+            "known size",
+            [*model_table, "--sim-steps", "1e5", "--reps", "2", *quiet],
+            (OK,),
+        ),
+    ]
+    out += [Probe("known size ctrl-c", argv, (STOPPED,), interrupt=20.0) for argv in long_runs]
+    # bounded before it starts (about 7 min estimated); Ctrl-C or a one-line failure
+    bound = ["bound", "--lam", "0.9", "--N", "10", "--b", "10", "--dps", "10000"]
+    out.append(Probe("known size ctrl-c", bound, (STOPPED, ENV), interrupt=20.0))
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
+        *known_size_probes(),
         *issue_probes(),
         *issue23_probes(),
         *issue23_files_probes(),
+        *transient_probes(),
         *numbers_probes(),
         *numeric_probes(),
         *output_path_probes(),
@@ -1027,6 +1153,8 @@ def classify(status: int | None, stderr: str) -> str:
     ours = all(line.startswith("mfstein") for line in lines)
     if status == 0:
         return OK if ours else "multi-line stderr"
+    if status == 130:
+        return STOPPED if lines and ours else "multi-line stderr"
     if status in (1, 2):
         if len(lines) == 1 and ours:
             return INPUT if status == 2 else ENV
@@ -1052,7 +1180,14 @@ def run_probe(probe: Probe, shared: Path, timeout: float, mem_gb: float) -> Resu
             preexec_fn=_limit_memory(mem_gb),
         )
         try:
-            out, err = proc.communicate(timeout=probe.timeout or timeout)
+            if probe.interrupt is not None:
+                try:
+                    out, err = proc.communicate(timeout=probe.interrupt)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGINT)
+                    out, err = proc.communicate(timeout=STOP_SECONDS)
+            else:
+                out, err = proc.communicate(timeout=probe.timeout or timeout)
             status: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
@@ -1127,7 +1262,7 @@ def main() -> int:
         for r in results:
             print(f"{r.outcome:18s} {r.seconds:6.1f} s  {_quote(r.probe.argv)}")
     print(f"\n{len(results)} probes in {wall:.0f} s (timeout {a.timeout:.0f} s per probe)")
-    for outcome in (OK, INPUT, ENV, *BAD_OUTCOMES):
+    for outcome in (OK, INPUT, ENV, STOPPED, *BAD_OUTCOMES):
         print(f"  {outcome:20s} {tally.get(outcome, 0):5d}")
     print(f"  {'failed':20s} {len(failures):5d}")
     by_class = Counter(r.probe.cls.split()[0] for r in results)

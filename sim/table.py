@@ -10,12 +10,6 @@ value (:func:`numeric.exact.solve_exact`).
 The paper does not say which buffer it simulated; by default the simulation uses
 the buffer ``b`` that ``bound(b="auto")`` settles on (beyond it the constant no
 longer changes), and the table prints it.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of
-   the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic",
-   arXiv:2012.06613 (2020): the core paper.
 """
 
 from __future__ import annotations
@@ -91,6 +85,7 @@ def build(
     from numeric.precision import check_dps
     from sim import stats
     from sim.api import simulate_supermarket
+    from sim.summary import whole
     from sim.supermarket import MAX_B, check_inputs
 
     dps = check_dps(dps)
@@ -114,17 +109,19 @@ def build(
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)
         digits2 = max(1, min(int(sol.digits), int(so.digits)))
-        res = simulate_supermarket(
-            N,
-            lam,
-            bb,
-            d,
-            steps=steps,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            progress=progress,
+        res = whole(
+            simulate_supermarket(
+                N,
+                lam,
+                bb,
+                d,
+                steps=steps,
+                reps=reps,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                progress=progress,
+            )
         )
         ex, note = _exact(N, lam, bb, d) if exact else (None, "not requested (--exact)")
         rows.append(
