@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.display import count_row
 from mfstein.errors import ParameterError
 from sim import stats
 
@@ -185,3 +186,12 @@ def result_fields(
         "interrupted": out.interrupted,
         "lag1_autocorrelation": rho,
     }
+
+
+def status_rows(complete: bool, warnings: list[str]) -> list[tuple[str, str]]:
+    """The closing rows of a simulation result's ``repr``: whether the run is
+    incomplete and how many warnings it carries (none when it is complete and clean)."""
+    rows = [] if complete else [("complete", "no (interrupted or max_units)")]
+    if warnings:
+        rows.append(count_row("warnings", warnings))
+    return rows

@@ -23,13 +23,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import Any, ClassVar
 
+from mfstein.display import Presentable
 from mfstein.limits import EXACT_MAX_STATES  # the exact solver's one limit (6 million states)
 
 
-@dataclass
-class Row:
+@dataclass(repr=False)
+class Row(Presentable):
     """One column of the paper's table (one system size ``N``)."""
 
     N: int
@@ -47,9 +48,25 @@ class Row:
     c2_digits: int = 0
     second_order: str = ""
 
-    def to_json(self) -> dict:
-        """Plain JSON: bound and exact as decimal strings, simulation as floats."""
+    _MORE: ClassVar[str] = "c2, notes and warnings in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: bound and exact as decimal strings, simulation as floats;
+        ``bound_digits``, ``c2_digits`` and ``sim_ci95`` state their precision."""
         return dict(self.__dict__)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from sim.stats import Estimate
+
+        return [
+            ("N", f"{self.N:,}"),
+            ("lam", self.lam),
+            ("b (simulated)", str(self.b)),
+            ("simulation", Estimate(self.sim_mean, self.sim_ci95).text()),
+            ("bound", f"{self.bound} ({self.bound_digits} digits)"),
+            ("c + c2/N", self.second_order or "-"),
+            ("exact", self.exact or f"- ({self.exact_note})"),
+        ]
 
 
 def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
@@ -211,7 +228,7 @@ def to_csv(rows: list[Row]) -> str:
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if v is None else v) for k, v in r.to_json().items()})
+        w.writerow({k: ("" if v is None else v) for k, v in r.to_dict().items()})
     return buf.getvalue()
 
 

@@ -98,7 +98,7 @@ def model_table(args: argparse.Namespace) -> int:
     if args.plot:
         tab.plot(args.plot)
     if args.json:
-        print(tab.to_json())
+        print(tab.to_json(indent=None))
     elif args.csv:
         sys.stdout.write(tab.to_csv())
     else:

@@ -322,7 +322,7 @@ def _table(args) -> int:
                     **meta,
                     "steps": args.sim_steps,
                     "reps": args.reps,
-                    "rows": [r.to_json() for r in rows],
+                    "rows": [r.to_dict() for r in rows],
                 }
             )
         )
