@@ -72,6 +72,12 @@ def params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
 
 
+def heading_rows(model: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The first rows of a result about one model: ``("model", model)`` and its
+    parameters (:func:`params_text`)."""
+    return [("model", model), ("params", params_text(params))]
+
+
 def count_row(name: str, items: Sequence[Any] | Mapping[str, Any]) -> tuple[str, str]:
     """The row ``(name, "<how many> (see .name)")`` for a list a result holds in full."""
     return (name, f"{len(items)} (see .{name})")

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable, count_row, params_text, shape_text
+from mfstein.display import Presentable, count_row, heading_rows, shape_text
 from mfstein.errors import ParameterError
 from sim.summary import status_rows
 
@@ -180,8 +180,7 @@ class SimulationResult(Presentable):
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
-            ("model", f"{self.model}, N = {self.N} ({self.simulator} engine)"),
-            ("params", params_text(self.params)),
+            *heading_rows(f"{self.model}, N = {self.N} ({self.simulator} engine)", self.params),
             ("N E||S-s*||^2", self.n_mse.text()),
         ]
         if self.blocking is not None:

@@ -369,8 +369,7 @@ class PIResult(Presentable):
     _MORE: ClassVar[str] = "per-server estimates and path-bound counters in to_dict()"
 
     def to_dict(self) -> dict[str, Any]:
-        """The command line's JSON object (estimates as ``{"mean", "ci95"}``: the
-        95% CI half-width states each one's precision)."""
+        """``mfstein pi --json``'s object; each estimate as :meth:`sim.stats.Estimate.to_dict`."""
         est = {
             k: getattr(self, k).to_dict()
             for k in (

@@ -32,7 +32,8 @@ class Estimate:
     ci95: np.ndarray | float
 
     def to_dict(self) -> dict:
-        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists."""
+        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists (the 95% CI
+        half-width ``ci95`` states the estimate's precision)."""
         return {"mean": plain(self.mean), "ci95": plain(self.ci95)}
 
     def text(self) -> str:

@@ -321,8 +321,7 @@ class JSQTailSimulation(Presentable):
     _MORE: ClassVar[str] = "every x and theta, grid and survival in to_dict() and attributes"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of ``mfstein tail --simulate --json`` (estimates as
-        ``{"mean", "ci95"}``: the 95% CI half-width states each one's precision)."""
+        """What ``mfstein tail --simulate --json`` prints (an estimate: ``{"mean", "ci95"}``)."""
         return {
             "n": self.n,
             "eps": self.eps,
