@@ -69,6 +69,51 @@ class Row(Presentable):
         ]
 
 
+@dataclass(repr=False)
+class PaperTable(Presentable):
+    """The whole table: the :class:`Row` of each ``N`` and the run's settings (the
+    heavy-traffic ``gamma``, ``alpha``, ``d``, the seed, steps and replications)."""
+
+    rows: list[Row]
+    gamma: Any
+    alpha: Any
+    d: int
+    seed: int
+    steps: int
+    reps: int
+
+    _MORE: ClassVar[str] = "each N's Row in .rows; render(), to_csv() and plot(path)"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``mfstein table --json``'s object: the settings and each row's :meth:`Row.to_dict`."""
+        return {**self._meta(), "steps": self.steps, "reps": self.reps,
+                "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
+
+    def _meta(self) -> dict[str, Any]:
+        return {"gamma": self.gamma, "alpha": self.alpha, "d": self.d, "seed": self.seed}
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from sim.stats import Estimate
+
+        return [
+            (f"N = {r.N:,}", f"simulation {Estimate(r.sim_mean, r.sim_ci95).text()}; "
+                             f"bound {_short(r.bound, 8)} ({r.bound_digits} digits)")
+            for r in self.rows
+        ]  # fmt: skip
+
+    def render(self) -> str:
+        """The paper's layout (:func:`render`)."""
+        return render(self.rows, steps=self.steps, reps=self.reps, **self._meta())
+
+    def to_csv(self) -> str:
+        """One line per ``N`` (:func:`to_csv`)."""
+        return to_csv(self.rows)
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """The figure of the table (:func:`plot`)."""
+        plot(self.rows, path, **self._meta())
+
+
 def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
     states = comb(N + b, b)
     if states > EXACT_MAX_STATES:

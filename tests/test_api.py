@@ -218,6 +218,7 @@ def _other_results() -> dict:
     bd = load_model(BD, cap=2)
     sol = numeric.solve(bd, {"lam": "0.5"}, dps=20, order=2)
     grid = {"N": "10", "lam": "0.9", "b": 1}
+    row = table.build("0.1", "0.05", [4], steps=20_000, reps=2, seed=2, workers=1)[0]
     pi_run = {"slots": 20_000, "reps": 2, "seed": 3, "workers": 1}
     return {
         "lemma report": check(["lemma6", "theorem1.eq6"], **grid),
@@ -226,7 +227,8 @@ def _other_results() -> dict:
         "pi simulation": simulate_pi("0:.4,2:.2,4:.3,6:.1", "1:1", n=3, **pi_run),
         "tails exact": exact_tails("jsq", 2, 0.3, [0.5, 1.0], thetas=[0.1]),
         "tails simulation": simulate_jsq_tails(2, 0.3, [1.0], events=20_000, reps=2, seed=1),
-        "table row": table.build("0.1", "0.05", [4], steps=20_000, reps=2, seed=2, workers=1)[0],
+        "table row": row,
+        "paper table": table.PaperTable([row], "0.1", "0.05", 2, 2, steps=20_000, reps=2),
         "accuracy table": sim.accuracy_table(bd, {"lam": "0.5"}, "x**2", [4], exact=False),
         "observable expansion": sol.observable(bd, "x**2"),
         "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
@@ -252,6 +254,7 @@ def _other_results() -> dict:
         "tails exact",
         "tails simulation",
         "table row",
+        "paper table",
         "accuracy table",
         "observable expansion",
         "exact expectation",

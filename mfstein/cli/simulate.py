@@ -6,7 +6,6 @@ Heavy imports (numba, numpy, scipy, dask, matplotlib) happen inside the handlers
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -312,24 +311,17 @@ def _table(args) -> int:
         exact=args.exact,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
-    meta = dict(gamma=args.gamma, alpha=args.alpha, d=args.d, seed=args.seed)
+    tab = table.PaperTable(
+        rows, args.gamma, args.alpha, args.d, args.seed, steps=args.sim_steps, reps=args.reps
+    )
     if args.plot:
-        table.plot(rows, args.plot, **meta)
+        tab.plot(args.plot)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    **meta,
-                    "steps": args.sim_steps,
-                    "reps": args.reps,
-                    "rows": [r.to_dict() for r in rows],
-                }
-            )
-        )
+        print(tab.to_json(indent=None))
     elif args.csv:
-        sys.stdout.write(table.to_csv(rows))
+        sys.stdout.write(tab.to_csv())
     else:
-        print(table.render(rows, steps=args.sim_steps, reps=args.reps, **meta))
+        print(tab.render())
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0
