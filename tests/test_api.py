@@ -210,7 +210,9 @@ def _other_results() -> dict:
     from numeric.certified.claims import check_certified
     from numeric.lemmas import check
     from numeric.pi.exact import solve_pi_exact
+    from numeric.tails.jsq_qbd import solve_jsq
     from numeric.tails.report import exact_tails
+    from numeric.tails.ssq import binomial_pmfs, solve_ssq
     from sim import table
     from sim.pi import simulate_pi
     from sim.tails import simulate_jsq_tails
@@ -226,6 +228,8 @@ def _other_results() -> dict:
         "pi exact": solve_pi_exact("0:.5,1:.2,3:.3", ["1:1", "1:.5,2:.5"]),
         "pi simulation": simulate_pi("0:.4,2:.2,4:.3,6:.1", "1:1", n=3, **pi_run),
         "tails exact": exact_tails("jsq", 2, 0.3, [0.5, 1.0], thetas=[0.1]),
+        "jsq law": solve_jsq(2, 0.3),
+        "ssq law": solve_ssq(*binomial_pmfs(2, 0.3)),
         "tails simulation": simulate_jsq_tails(2, 0.3, [1.0], events=20_000, reps=2, seed=1),
         "table row": row,
         "paper table": table.PaperTable([row], "0.1", "0.05", 2, 2, steps=20_000, reps=2),
@@ -252,6 +256,8 @@ def _other_results() -> dict:
         "pi exact",
         "pi simulation",
         "tails exact",
+        "jsq law",
+        "ssq law",
         "tails simulation",
         "table row",
         "paper table",

@@ -209,15 +209,7 @@ def _ssq(n: int, eps: float | None, arrival_pmf: Any, service_pmf: Any) -> _Solv
     elif eps is not None:
         raise ParameterError("eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s).")
     sol = solve_ssq(arrival_pmf, service_pmf)
-    accuracy = dict(
-        method="roots",
-        balance_residual=sol.balance_residual,
-        mass_residual=sol.mass_residual,
-        imaginary_residual=sol.imaginary_residual,
-        cramer_exponent=sol.cramer_exponent,
-        drift=sol.drift,
-    )
-    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": accuracy}
+    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": sol.accuracy()}
 
 
 def _mmn(n: int, eps: float) -> _Solved:
@@ -243,16 +235,5 @@ def _jsq(n: int, eps: float, ths: list[float], max_phases: int | None) -> _Solve
         thetas=ths,
         perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
     )
-    kw["accuracy"] = dict(
-        method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
-        D=sol.D,
-        phases=sol.phases,
-        boundary_mass=sol.boundary_mass,
-        truncation_change=sol.truncation_change,
-        residual_R=sol.qbd.residual_R,
-        residual_boundary=sol.qbd.residual_boundary,
-        tail_ratio_residual=sol.tail_ratio_residual,
-        mass_residual=sol.mass_residual,
-        seconds=sol.seconds,
-    )
+    kw["accuracy"] = sol.accuracy()
     return eps, sol.law, 1.0, 1.0 - eps, kw
