@@ -11,7 +11,12 @@ from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
 from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
-from mfstein.cli.model_table import MODEL_TABLE_STEPS, add_table_model_arguments, model_table
+from mfstein.cli.model_table import (
+    MODEL_TABLE_STEPS,
+    add_table_model_arguments,
+    model_table,
+    print_table,
+)
 from mfstein.cli.option_types import integer, integer_list
 from mfstein.limits import (
     MAX_D,
@@ -314,17 +319,7 @@ def _table(args) -> int:
     tab = table.PaperTable(
         rows, args.gamma, args.alpha, args.d, args.seed, steps=args.sim_steps, reps=args.reps
     )
-    if args.plot:
-        tab.plot(args.plot)
-    if args.json:
-        print(tab.to_json(indent=None))
-    elif args.csv:
-        sys.stdout.write(tab.to_csv())
-    else:
-        print(tab.render())
-        if args.plot:
-            print(f"plot written to {args.plot}")
-    return 0
+    return print_table(tab, args)
 
 
 def _run_model(args: argparse.Namespace) -> int:
