@@ -206,9 +206,10 @@ def results() -> dict:
 
 def _other_results() -> dict:
     """One of each remaining result type, from a cheap real computation."""
+    from derive import stein_lyapunov_check, supermarket
     from derive.models import load_model
     from numeric.certified.claims import check_certified
-    from numeric.lemmas import check
+    from numeric.lemmas import check, lemma12_parameters
     from numeric.pi.exact import solve_pi_exact
     from numeric.tails.jsq_qbd import solve_jsq
     from numeric.tails.report import exact_tails
@@ -223,6 +224,8 @@ def _other_results() -> dict:
     row = table.build("0.1", "0.05", [4], steps=20_000, reps=2, seed=2, workers=1)[0]
     pi_run = {"slots": 20_000, "reps": 2, "seed": 3, "workers": 1}
     return {
+        "stein-lyapunov check": stein_lyapunov_check(supermarket(1)),
+        "lemma 12 parameters": lemma12_parameters("0.05", "0.001"),
         "lemma report": check(["lemma6", "theorem1.eq6"], **grid),
         "certified claims": check_certified(["lemma6"], **grid),
         "pi exact": solve_pi_exact("0:.5,1:.2,3:.3", ["1:1", "1:.5,2:.5"]),
@@ -251,6 +254,8 @@ def _other_results() -> dict:
         "transient (float64)",
         "transient (mpmath)",
         "certified",
+        "stein-lyapunov check",
+        "lemma 12 parameters",
         "lemma report",
         "certified claims",
         "pi exact",
