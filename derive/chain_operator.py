@@ -13,11 +13,6 @@ model ``Q = 2 diag(f~)`` and the last term is the paper's
 ``(1/N) sum_i d_ii g f~_i``.  :func:`lemma7_difference` computes both sides
 independently -- the left from the transitions, the right from the drift and
 diffusion of :mod:`derive.objects` -- and returns their simplified difference.
-
-References
-----------
-"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
-Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations

@@ -5,11 +5,6 @@ Symbols are rendered as in the paper: ``s1 -> s_{1}``, ``sstar1 -> s^*_{1}``,
 index has two digits), ``M_i_j``, ``A_i_j`` likewise, ``a_i -> a_{i}``.  Output
 uses only ``amsmath`` (``pmatrix``, ``aligned``), so it pastes into a paper.
 :func:`latex_objects` returns one display-ready string per object name.
-
-References
-----------
-"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
-Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations

@@ -4,11 +4,6 @@ All functions take a :class:`derive.model.Model` and return SymPy objects in the
 model's symbols.  Sparsity is used throughout: a derivative is only taken with
 respect to the symbols an expression actually contains, so ``b = 100`` costs
 ``O(b)`` derivatives for the supermarket model, not ``O(b^3)``.
-
-References
-----------
-"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
-Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations

@@ -18,11 +18,6 @@ The chain of facts implemented (with ``x = s - s^*``):
   ``vec`` stacking columns;
 * dominant term: ``E[x^T M x] ~ tr(P Q(s^*)) / N``; with ``M = I`` this is
   ``2 tr(P F~) / N`` (Theorem 1 with its sign corrected).
-
-References
-----------
-"Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field
-Model in Heavy-Traffic" (the core paper; cited by section, lemma and equation).
 """
 
 from __future__ import annotations

@@ -192,36 +192,25 @@ def accuracy(
     g: Any,
     Ns: Sequence[int],
     *,
-    order: int = 2,
-    exact: bool = True,
     simulate: bool = False,
     steps: int = 10**7,
     reps: int = 4,
     seed: int = 0,
     workers: int | None = None,
-    dps: int = 20,
+    **table: Any,
 ) -> AccuracyTable:
     """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
 
-    ``params`` may hold expressions in ``N``; ``order`` is 1 or 2; ``exact`` solves
-    the finite chain where its state count allows; ``simulate`` runs
-    :func:`sim.simulate` with ``steps`` events x ``reps`` replications seeded from
-    ``seed`` (the same seed at each N).  See :func:`sim.observable_table.accuracy_table`.
+    ``params`` may hold expressions in ``N``; ``simulate`` runs :func:`sim.simulate`
+    with ``steps`` events x ``reps`` replications seeded from ``seed`` (the same seed
+    at each N) on ``workers`` processes; ``table`` holds the other keywords of
+    :func:`sim.observable_table.accuracy_table`, which computes the rows (``order``
+    1 or 2, ``exact``, ``dps``, ``exact_max_states``).
     """
     from sim.observable_table import accuracy_table
 
     sim_options = {"steps": steps, "reps": reps, "seed": seed, "workers": workers}
-    tab = accuracy_table(
-        model,
-        params,
-        g,
-        Ns,
-        order=order,
-        exact=exact,
-        simulate=simulate,
-        dps=dps,
-        sim_options=sim_options,
-    )
+    tab = accuracy_table(model, params, g, Ns, simulate=simulate, sim_options=sim_options, **table)
     for row in tab["rows"]:
         row["simulation_seed"] = seed if simulate else None  # the same seed at each N
     return AccuracyTable(

@@ -10,12 +10,6 @@ value (:func:`numeric.exact.solve_exact`).
 The paper does not say which buffer it simulated; by default the simulation uses
 the buffer ``b`` that ``bound(b="auto")`` settles on (beyond it the constant no
 longer changes), and the table prints it.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of
-   the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic",
-   arXiv:2012.06613 (2020): the core paper.
 """
 
 from __future__ import annotations

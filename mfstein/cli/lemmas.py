@@ -1,12 +1,6 @@
 """``mfstein lemmas``: check the registered claims of the core paper over a grid of N.
 
 Registered by ``mfstein.cli``; heavy imports happen inside the handler.
-
-References
-----------
-.. [1] "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices
-   Mean-Field Model in Heavy-Traffic" (the core paper; its authors are not
-   named in the copy the project works from).
 """
 
 from __future__ import annotations

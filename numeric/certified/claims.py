@@ -266,19 +266,10 @@ class CertifiedReport(Presentable):
 
 
 def check_certified(
-    ids: list[str] | None = None,
-    *,
-    N: Any,
-    gamma: Any = None,
-    alpha: Any = None,
-    lam: Any = None,
-    xi: Any = "0.00001",
-    b: int | str = "auto",
-    d: int = 2,
-    dps: int = 30,
-    progress: bool = False,
+    ids: list[str] | None = None, *, progress: bool = False, **grid: Any
 ) -> CertifiedReport:
-    """Certified counterpart of :func:`numeric.lemmas.check` (same parameters).
+    """Certified counterpart of :func:`numeric.lemmas.check` (same parameters; the
+    ``grid`` keywords are checked by :func:`numeric.lemmas.runner.grid_params`).
 
     The float solution of each grid point is certified with the exact arrival
     rate (``1 - gamma/N^alpha`` as an Arb ball when ``gamma``/``alpha`` are
@@ -286,14 +277,12 @@ def check_certified(
     """
     from numeric.certified.enclosures import heavy_traffic_ball
     from numeric.lemmas import get_claims
-    from numeric.lemmas.runner import grid_context, grid_params
+    from numeric.lemmas.runner import grid_params
 
     claims = get_claims(ids)
-    Ns, params, g_f, a_f, xi_f = grid_params(
-        N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
-    )
-    params = dict(params, b_used={})
-    heavy = lam is None
+    checked = grid_params(**grid)
+    Ns, params = checked.Ns, dict(checked.params, b_used={})
+    heavy, gamma, alpha, lam = checked.heavy, checked.gamma, checked.alpha, checked.lam
     report = CertifiedReport(params=params)
     per_claim: dict[str, list[CertifiedPoint]] = {c.id: [] for c in claims}
     skipped = {
@@ -302,7 +291,7 @@ def check_certified(
         if not heavy and c.requires
     }
     for n in Ns:
-        ctx = grid_context(n, params, gamma, alpha, lam, (g_f, a_f, xi_f), lam_guard=20)
+        ctx = checked.context(n, lam_guard=20)
         exact = heavy_traffic_ball(gamma, alpha, n) if heavy else str(lam)
         cctx: CertifiedContext | None
         try:

@@ -39,7 +39,7 @@ parameters.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from math import comb
 from typing import Any
@@ -528,6 +528,53 @@ class Reachable:
     exact_states: int
 
 
+@dataclass
+class _Frontier:
+    """The breadth-first search's growable arrays, :func:`explore`'s arguments from
+    ``states`` to ``ctr``: the states found, their intensities and whether those are
+    evaluated, the hash table of the states, the generator's entries found and the
+    counters ``(head, tail, nnz)``."""
+
+    states: np.ndarray
+    R: np.ndarray
+    done: np.ndarray
+    table: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    ctr: np.ndarray
+
+    @classmethod
+    def allocate(cls, start: np.ndarray, cap: int, nt: int) -> _Frontier:
+        """Room for ``cap`` states of ``nt`` transitions each, the first one ``start``."""
+        states = np.zeros((cap, start.shape[0]), dtype=np.int64)
+        states[0] = start
+        return cls(
+            states=states,
+            R=np.zeros((cap, nt)),
+            done=np.zeros(cap, dtype=np.uint8),
+            table=rehash(states, 1, _pow2(4 * cap)),
+            rows=np.empty(cap * nt, dtype=np.int64),
+            cols=np.empty(cap * nt, dtype=np.int64),
+            vals=np.empty(cap * nt),
+            ctr=np.array([0, 1, 0], dtype=np.int64),
+        )
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays in :func:`explore`'s order (the order of the fields)."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+    def grow(self, cap: int, nt: int) -> None:
+        """Room for ``cap`` states, the states found kept (and hashed again)."""
+        self.states = _grow(self.states, cap)
+        self.R = _grow(self.R, cap)
+        self.done = _grow(self.done, cap)
+        self.rows = _grow(self.rows, cap * nt)
+        self.cols = _grow(self.cols, cap * nt)
+        self.vals = _grow(self.vals, cap * nt)
+        self.table = rehash(self.states, int(self.ctr[1]), _pow2(4 * cap))
+
+
 def reachable(
     kern: Any,
     exact: ExactRates,
@@ -551,15 +598,7 @@ def reachable(
     # sized before allocation: the lattice's own bound on the number of states
     # (exact for the monotone and simplex kinds), capped by the memory limit
     cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, 1 << 21))
-    states = np.zeros((cap, b), dtype=np.int64)
-    states[0] = start
-    R = np.zeros((cap, nt))
-    done = np.zeros(cap, dtype=np.uint8)
-    table = rehash(states, 1, _pow2(4 * cap))
-    rows = np.empty(cap * nt, dtype=np.int64)
-    cols = np.empty(cap * nt, dtype=np.int64)
-    vals = np.empty(cap * nt)
-    ctr = np.array([0, 1, 0], dtype=np.int64)
+    work = _Frontier.allocate(np.asarray(start), cap, nt)
     kind = KIND_CODES[lattice.kind]
     n_exact = 0
     while True:
@@ -568,14 +607,7 @@ def reachable(
             p,
             N,
             jumps,
-            states,
-            R,
-            done,
-            table,
-            rows,
-            cols,
-            vals,
-            ctr,
+            *work.arrays(),
             kind,
             lattice.upper,
             lattice.total,
@@ -584,12 +616,12 @@ def reachable(
         if status == DONE:
             break
         if status == AMBIG:
-            R[i] = exact(states[i], N)
-            done[i] = 1
+            work.R[i] = exact(work.states[i], N)
+            work.done[i] = 1
             n_exact += 1
             continue
         if status == FULL:
-            if ctr[1] > max_states:
+            if work.ctr[1] > max_states:
                 raise ParameterError(
                     f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
                     f"has more than {max_states:,} states (the lattice bound is "
@@ -599,16 +631,10 @@ def reachable(
             new = int(min(2 * cap, max_states + 2 * nt))
             if new <= cap:
                 new = cap + 2 * nt
-            states = _grow(states, new)
-            R = _grow(R, new)
-            done = _grow(done, new)
-            rows = _grow(rows, new * nt)
-            cols = _grow(cols, new * nt)
-            vals = _grow(vals, new * nt)
-            table = rehash(states, int(ctr[1]), _pow2(4 * new))
+            work.grow(new, nt)
             cap = new
             continue
-        state = tuple(int(x) for x in states[i])
+        state = tuple(int(x) for x in work.states[i])
         tr = kern.jumps[t].tolist()
         if status == UNBOUNDED:
             raise ParameterError(
@@ -621,13 +647,13 @@ def reachable(
             f"declared state space {lattice.describe(b)}; the model's transitions and its "
             "state space disagree."
         )
-    S, nnz = int(ctr[1]), int(ctr[2])
+    S, nnz = int(work.ctr[1]), int(work.ctr[2])
     return Reachable(
-        states=np.ascontiguousarray(states[:S]),
-        rates=np.ascontiguousarray(R[:S]),
-        rows=rows[:nnz],
-        cols=cols[:nnz],
-        vals=vals[:nnz],
+        states=np.ascontiguousarray(work.states[:S]),
+        rates=np.ascontiguousarray(work.R[:S]),
+        rows=work.rows[:nnz],
+        cols=work.cols[:nnz],
+        vals=work.vals[:nnz],
         exact_states=n_exact,
     )
 

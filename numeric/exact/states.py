@@ -11,12 +11,6 @@ The states are returned sorted by *level* (total ``sum_k n_k``), the ordering in
 which arrivals (+1) and departures (-1) make the generator block tridiagonal.
 :func:`rates_batch` evaluates a model's intensities on an array of states.
 The reachable states of any model are found by :func:`numeric.exact.lattice.reachable`.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
-   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
-   (the core paper).
 """
 
 from __future__ import annotations

@@ -8,12 +8,6 @@ the constant ``c`` and the eigenvalues of ``J`` -- come from :mod:`numeric`
 first use, once per context.  A few derived quantities the paper's proofs use
 (the spectral norm of ``J``, the Hessian of ``f`` at ``s*`` from ``derive``'s
 generated kernels) are cached here too, so claims never recompute them.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
-   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
-   (the core paper).
 """
 
 from __future__ import annotations

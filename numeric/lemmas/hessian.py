@@ -14,12 +14,6 @@ attains its maximum at a vertex; the simplex's vertices are the ``e_j``
 For the core paper (``d = 2``), column ``j < b`` of ``A`` is ``(-2 lam, 2 lam)`` in rows
 ``j, j+1`` and the maximum is exactly ``2 sqrt(2) lam`` -- Lemma 8's constant is
 attained (at ``x = e_j``), the inequality is tight.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
-   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
-   (the core paper).
 """
 
 from __future__ import annotations

@@ -14,12 +14,6 @@ the user typed (``"0.05"`` is exactly 1/20), so the remark after Lemma 12 --
 "for alpha = 0.05, r needs to be at least 32 and epsilon can be 24.54" -- is
 checked exactly.  ``xi = 0`` is the limit ``xi -> 0`` (every bound is affine or a
 ratio of affine functions of ``xi``, continuous at 0).
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
-   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
-   (the core paper).
 """
 
 from __future__ import annotations

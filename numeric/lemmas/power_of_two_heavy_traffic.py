@@ -24,11 +24,6 @@ Two printed statements are wrong and are reported as failing, with the
 corrected statement beside them: Theorem 1's sign (the printed expression
 ``2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I)`` equals ``-c < 0``) and eq. (6)
 (its extra factor ``1/N``).
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of
-   the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic" (the core paper).
 """
 
 from __future__ import annotations

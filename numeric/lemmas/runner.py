@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import mpmath
 
+from mfstein.arguments import check_keywords
 from mfstein.display import Presentable, params_text
 from mfstein.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
@@ -152,6 +153,61 @@ def parse_grid(values: Any) -> list[int]:
     return Ns
 
 
+@dataclass(frozen=True)
+class Grid:
+    """A checked grid of claim checks (what :func:`grid_params` returns).
+
+    Attributes
+    ----------
+    Ns:
+        The sizes, sorted, without duplicates.
+    params:
+        The report's ``params``: ``gamma``, ``alpha``, ``lam``, ``xi`` as given (decimal
+        strings, ``None`` where absent), ``b``, ``d`` and ``dps``.
+    gamma, alpha, lam:
+        The rate as given: ``lam = 1 - gamma / N^alpha`` when ``lam`` is ``None``.
+    fractions:
+        ``(gamma, alpha, xi)`` as exact fractions (``None`` for gamma and alpha when
+        ``lam`` is given).
+    """
+
+    Ns: list[int]
+    params: dict[str, Any]
+    gamma: Any
+    alpha: Any
+    lam: Any
+    fractions: tuple[Any, Any, Any]
+
+    @property
+    def heavy(self) -> bool:
+        """Whether the rate is the heavy-traffic scaling ``1 - gamma / N^alpha``."""
+        return self.lam is None
+
+    def context(self, n: int, *, lam_guard: int = 0) -> Context:
+        """The :class:`Context` of grid point ``N = n``.
+
+        ``lam = 1 - gamma / n^alpha`` is computed at ``dps + lam_guard`` digits (the
+        heavy-traffic scaling of the core paper, Section 3), or ``lam`` is taken as
+        given.
+        """
+        params = self.params
+        dps = params["dps"]
+        g_f, a_f, xi_f = self.fractions
+        with mpmath.workdps(dps):
+            if self.heavy:
+                from numeric import heavy_traffic_lambda
+
+                lam_n = heavy_traffic_lambda(
+                    str(self.gamma), str(self.alpha), n, dps=dps + lam_guard
+                )
+            else:
+                lam_n = mpmath.mpf(self.lam)
+        return Context(
+            lam=lam_n, N=n, b=params["b"], d=params["d"], xi=xi_f, dps=dps, gamma=g_f, alpha=a_f
+        )
+
+
+@check_keywords
 def grid_params(
     N: Any,
     *,
@@ -162,11 +218,28 @@ def grid_params(
     b: int | str = "auto",
     d: int = 2,
     dps: int = 30,
-) -> tuple[list[int], dict[str, Any], Any, Any, Any]:
-    """Validate a grid's parameters as :func:`check` does (one sentence per error).
+) -> Grid:
+    """Check the grid of a claim check (one sentence per error): the keywords of
+    :func:`check` and :func:`numeric.certified.claims.check_certified`.
 
-    Returns the grid of N, the report's ``params`` dict and ``gamma``, ``alpha``,
-    ``xi`` as exact fractions (``None`` for gamma and alpha when ``lam`` is given).
+    Parameters
+    ----------
+    N:
+        Grid of system sizes (ints or ``"10,100,1000"``).
+    gamma, alpha:
+        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (the core paper, Section 3);
+        give both, or give ``lam`` instead.
+    lam:
+        A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are
+        then skipped).
+    xi:
+        The paper's small ``xi``, ``0 < xi < 1`` (decimal string for exactness).
+    b:
+        Buffer size, ``int >= 1`` or ``"auto"``.
+    d:
+        Servers sampled per arrival (the paper's claims are for d = 2).
+    dps:
+        Working precision, 15 to 1000 decimal digits.
     """
     Ns = parse_grid(N)
     dps = check_int("dps", dps, *DPS_RANGE)
@@ -218,53 +291,28 @@ def grid_params(
         "d": d,
         "dps": dps,
     }
-    return Ns, params, g_f, a_f, xi_f
+    return Grid(Ns, params, gamma, alpha, lam, (g_f, a_f, xi_f))
 
 
-def check(
-    ids: list[str] | None = None,
-    *,
-    N: Any,
-    gamma: Any = None,
-    alpha: Any = None,
-    lam: Any = None,
-    xi: Any = "0.00001",
-    b: int | str = "auto",
-    d: int = 2,
-    dps: int = 30,
-    progress: bool = False,
-) -> Report:
+def check(ids: list[str] | None = None, *, progress: bool = False, **grid: Any) -> Report:
     """Evaluate registered claims over a grid of N.
 
     Parameters
     ----------
     ids:
         Claim ids or families to run (``None``: all registered claims).
-    N:
-        Grid of system sizes (ints or ``"10,100,1000"``).
-    gamma, alpha:
-        Heavy-traffic scaling ``lam = 1 - gamma / N^alpha`` (the core paper, Section 3);
-        give both, or give ``lam`` instead.
-    lam:
-        A fixed arrival rate ``0 < lam < 1`` (claims that need gamma or alpha are
-        then skipped).
-    xi:
-        The paper's small ``xi``, ``0 < xi < 1`` (decimal string for exactness).
-    b:
-        Buffer size, ``int >= 1`` or ``"auto"``.
-    d:
-        Servers sampled per arrival (the paper's claims are for d = 2).
-    dps:
-        Working precision, 15 to 1000 decimal digits.
     progress:
         Show a tqdm bar on standard error.
+    **grid:
+        The grid, checked by :func:`grid_params`: the sizes ``N`` (required), the
+        rate (``lam``, or ``gamma`` and ``alpha``), ``xi``, ``b``, ``d``, ``dps``.
     """
     if ids is not None and not list(ids):
         raise ParameterError("ids must name at least one claim id or family (see --list).")
     claims = get_claims(ids)
-    Ns, params, g_f, a_f, xi_f = grid_params(
-        N, gamma=gamma, alpha=alpha, lam=lam, xi=xi, b=b, d=d, dps=dps
-    )
+    checked = grid_params(**grid)
+    Ns, params = checked.Ns, checked.params
+    g_f, a_f, _ = checked.fractions
     dps = params["dps"]
     results = [ClaimResult(c, [], []) for c in claims]
     for r in results:
@@ -282,7 +330,7 @@ def check(
         unit="check",
     ) as bar:
         for n in Ns:
-            ctx = grid_context(n, params, gamma, alpha, lam, (g_f, a_f, xi_f))
+            ctx = checked.context(n)
             lam_n = ctx.lam
             params.setdefault("b_used", {})
             for r in active:
@@ -295,36 +343,6 @@ def check(
                 params.setdefault("digits", {})[str(n)] = ctx.digits
                 params.setdefault("lam_values", {})[str(n)] = mpmath.nstr(lam_n, dps)
     return Report(results, params)
-
-
-def grid_context(
-    n: int,
-    params: dict[str, Any],
-    gamma: Any,
-    alpha: Any,
-    lam: Any,
-    fractions: tuple[Any, Any, Any],
-    *,
-    lam_guard: int = 0,
-) -> Context:
-    """The :class:`Context` of grid point ``N = n`` from :func:`grid_params`' results.
-
-    ``lam = 1 - gamma / n^alpha`` is computed at ``dps + lam_guard`` digits (the
-    heavy-traffic scaling of the core paper, Section 3), or ``lam`` is taken as given;
-    ``fractions`` are the exact ``(gamma, alpha, xi)``.
-    """
-    dps = params["dps"]
-    g_f, a_f, xi_f = fractions
-    with mpmath.workdps(dps):
-        if lam is None:
-            from numeric import heavy_traffic_lambda
-
-            lam_n = heavy_traffic_lambda(str(gamma), str(alpha), n, dps=dps + lam_guard)
-        else:
-            lam_n = mpmath.mpf(lam)
-    return Context(
-        lam=lam_n, N=n, b=params["b"], d=params["d"], xi=xi_f, dps=dps, gamma=g_f, alpha=a_f
-    )
 
 
 def _lam_not_positive(g: Fraction, a: Fraction, n: int) -> bool:

@@ -325,6 +325,8 @@ def _solve(P, level: np.ndarray, residual_tol: float, progress: bool):
 def _at_cap(
     model: PIModel, policy: str, cap: int, residual_tol: float, progress: bool
 ) -> dict[str, Any]:
+    """The chain truncated at queue cap ``cap``, solved: the :class:`PIExactResult`
+    fields it decides (all but the model, the policy, the time and the caps tried)."""
     P, grid, tokens, clip, drop = assemble(model, policy, cap)
     level = np.tile(grid.sum(axis=1), P.shape[0] // grid.shape[0])
     sol = _solve(P, level, residual_tol, progress)
@@ -333,13 +335,11 @@ def _at_cap(
         "cap": cap,
         "states": P.shape[0],
         "entries": P.nnz,
-        "pi": pi,
-        "grid": grid,
         "truncated_mass": float(sol.pi @ clip),
-        "dropped": float(sol.pi @ drop),
-        "tokens": float(sol.pi @ tokens),
+        "dropped_jobs_per_slot": float(sol.pi @ drop),
         "residual": sol.residual,
         "method": sol.method,
+        **_statistics(model, policy, pi, grid, float(sol.pi @ tokens)),
     }
 
 
@@ -410,16 +410,9 @@ def solve_pi_exact(
     return PIExactResult(
         model=model,
         policy=policy,
-        cap=best["cap"],
-        states=best["states"],
-        entries=best["entries"],
-        truncated_mass=best["truncated_mass"],
-        dropped_jobs_per_slot=best["dropped"],
-        residual=best["residual"],
-        method=best["method"],
         seconds=time.perf_counter() - t0,
         caps_tried=tried,
-        **_statistics(model, policy, best),
+        **best,
     )
 
 
@@ -484,11 +477,13 @@ def _choose_cap(
         k = nxt
 
 
-def _statistics(model: PIModel, policy: str, best: dict[str, Any]) -> dict[str, Any]:
-    """The module docstring's statistics from the stationary law at the chosen cap:
-    mean queues, delay (Little's law), idle probabilities and messages (JSQ polls
-    all ``n`` servers per batch, Random sends none, PI/PI-Split/JIQ send tokens)."""
-    pi, grid = best["pi"], best["grid"]
+def _statistics(
+    model: PIModel, policy: str, pi: np.ndarray, grid: np.ndarray, tokens: float
+) -> dict[str, Any]:
+    """The module docstring's statistics from the stationary law ``pi`` of the queue
+    vectors ``grid`` and the ``tokens`` sent per slot: mean queues, delay (Little's
+    law), idle probabilities and messages (JSQ polls all ``n`` servers per batch,
+    Random sends none, PI/PI-Split/JIQ send tokens)."""
     mean_queue = pi @ grid
     idle = grid == 0
     ea = model.mean_arrival
@@ -498,14 +493,14 @@ def _statistics(model: PIModel, policy: str, best: dict[str, Any]) -> dict[str, 
     elif policy == "random":
         msgs = 0.0
     else:
-        msgs = best["tokens"]
+        msgs = tokens
     return {
         "mean_queue": mean_queue,
         "mean_total": float(mean_queue.sum()),
         "delay": float(mean_queue.sum() / ea),
         "p_idle": pi @ idle,
         "p_some_idle": float(pi @ idle.any(axis=1)),
-        "tokens_per_slot": best["tokens"],
+        "tokens_per_slot": tokens,
         "messages_per_slot": msgs,
         "messages_per_job": msgs / ea,
         "messages_per_batch": msgs / p_batch,

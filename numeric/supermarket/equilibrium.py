@@ -20,12 +20,6 @@ against ``derive``'s generated drift kernel (``||f(s*)||_inf``) at the working
 precision.  The infinite-buffer fixed point is ``s_k = rho^((d^k - 1)/(d - 1))``
 (``rho^k`` for ``d = 1``).  Sampling without replacement makes the drift depend
 on ``N``; its fixed point is found by Newton's method on derive's kernels.
-
-References
-----------
-.. [1] F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error Bound of the
-   Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
-   (the core paper).
 """
 
 from __future__ import annotations

@@ -262,7 +262,10 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _solve_fixed(n: int, eps: float, D: int, tol: float) -> dict:
+def _solve_fixed(n: int, eps: float, D: int, tol: float) -> dict[str, Any]:
+    """The chain with phase truncation ``D``, solved and checked: the
+    :class:`JSQSolution` fields it decides (all but ``n``, ``eps``, the truncation
+    change, the time and the history)."""
     ph, A0, A1, A2, B1 = jsq_blocks(n, eps, D)
     with _one_blas_thread():
         sol = solve_qbd(A0, A1, A2, B1, tol=tol)
@@ -290,17 +293,18 @@ def _solve_fixed(n: int, eps: float, D: int, tol: float) -> dict:
     with _one_blas_thread():
         w = sol.level_marginal()
     boundary = 0.0 if n == 1 else float(w[ph[:, D] > 0].sum())
-    return dict(
-        D=D,
-        phases=ph.shape[0],
-        sol=sol,
-        law=law,
-        w=w,
-        perp=np.sqrt(perp2),
-        boundary=boundary,
-        ratio_res=ratio_res,
-        mass_res=mass_res,
-    )
+    return {
+        "D": D,
+        "phases": ph.shape[0],
+        "qbd": sol,
+        "law": law,
+        "phase_marginal": w,
+        "perp_norm": np.sqrt(perp2),
+        "boundary_mass": boundary,
+        "level_decay": sol.spectral_radius,
+        "tail_ratio_residual": ratio_res,
+        "mass_residual": mass_res,
+    }
 
 
 def _next_spread(history: list[dict], mass_tol: float) -> int:
@@ -344,8 +348,8 @@ def _refuse_diverging_mgf(history: list[dict], thetas: np.ndarray, mass_ok: bool
         )
 
 
-def _stats(r: dict, thetas: np.ndarray) -> np.ndarray:
-    w, perp = r["w"], r["perp"]
+def _stats(r: dict[str, Any], thetas: np.ndarray) -> np.ndarray:
+    w, perp = r["phase_marginal"], r["perp_norm"]
     vals = [r["law"].mean(), float(w @ perp**2)]
     if thetas.size:
         vals.extend(np.exp(np.outer(thetas, perp)) @ w)
@@ -405,7 +409,7 @@ def solve_jsq(
             )
         r = _solve_fixed(n, eps, D, tol)
         change = 0.0
-        history = [dict(D=D, phases=r["phases"], boundary_mass=r["boundary"])]
+        history = [dict(D=D, phases=r["phases"], boundary_mass=r["boundary_mass"])]
     else:
         if count_phases(n, 3) > max_phases:
             raise ParameterError(
@@ -444,28 +448,18 @@ def solve_jsq(
                 else np.inf
             )
             history.append(
-                dict(D=Dc, phases=r["phases"], boundary_mass=r["boundary"], change=change)
+                dict(D=Dc, phases=r["phases"], boundary_mass=r["boundary_mass"], change=change)
             )
-            if r["boundary"] <= mass_tol and change <= rtol:
+            if r["boundary_mass"] <= mass_tol and change <= rtol:
                 break
-            _refuse_diverging_mgf(history, th, r["boundary"] <= mass_tol)
+            _refuse_diverging_mgf(history, th, r["boundary_mass"] <= mass_tol)
             prev = cur
             Dc = _next_spread(history, mass_tol)
-    sol = r["sol"]
     return JSQSolution(
         n=n,
         eps=eps,
-        D=r["D"],
-        phases=r["phases"],
-        law=r["law"],
-        boundary_mass=r["boundary"],
         truncation_change=float(change) if n > 1 else 0.0,
-        level_decay=sol.spectral_radius,
-        tail_ratio_residual=r["ratio_res"],
-        mass_residual=r["mass_res"],
-        qbd=sol,
-        phase_marginal=r["w"],
-        perp_norm=r["perp"],
         seconds=time.perf_counter() - t0,
         history=history,
+        **r,
     )

@@ -97,3 +97,22 @@ def test_package_docstring_example():
     result = doctest.testmod(numeric.lemmas, verbose=False)
     assert result.attempted >= 4 and result.failed == 0
     assert "mine.trace" not in REGISTRY
+
+
+def test_grid_is_checked_once_for_both_runners():
+    """check and check_certified read the same grid (numeric.lemmas.runner.grid_params):
+    sorted sizes, the heavy-traffic rate at each N, and one sentence for a bad value."""
+    from numeric.certified.claims import check_certified
+    from numeric.lemmas.runner import grid_params
+
+    grid = grid_params(N="100,10,10", gamma="0.5", alpha="0.5", dps=20)
+    assert grid.Ns == [10, 100] and grid.heavy
+    ctx = grid.context(100)
+    with mpmath.workdps(30):
+        assert abs(ctx.lam - mpmath.mpf("0.95")) < mpmath.mpf(10) ** -18
+    assert ctx.gamma == grid.fractions[0] and ctx.dps == 20
+    for run in (check, check_certified):
+        with pytest.raises(ParameterError, match="xi must satisfy 0 < xi < 1"):
+            run(None, N=[10], lam="0.9", xi="2")
+        with pytest.raises(TypeError, match="did you mean 'gamma'"):
+            run(None, N=[10], gama="0.1", alpha="0.5")
