@@ -958,11 +958,92 @@ def numbers_probes() -> list[Probe]:
     return out
 
 
+#: A one-state model whose drift a0 + a1 x + a2 x^2 - d1 x - d3 x^3 is bistable
+#: (Schlogl: a0 = 6, a2 = 6, d1 = 11, d3 = 1), blows up (a0 = 0.1, a2 = 2, d1 = 1),
+#: or has only an unstable (a1 = 1) or a non-hyperbolic (d3 = 1) fixed point.
+POLY_MODEL = """
+import sympy as sp
+from derive.model import Model, Transition
+
+
+def poly():
+    x = sp.Symbol("x")
+    a0, a1, a2, d1, d3 = sp.symbols("a0 a1 a2 d1 d3")
+    return Model(
+        "poly", (x,), (a0, a1, a2, d1, d3),
+        [Transition((1,), a0 + a1 * x + a2 * x**2), Transition((-1,), d1 * x + d3 * x**3)],
+    )
+"""
+
+
+def _poly(values: str) -> list[str]:
+    """``--model {dir}/poly.py:poly`` with ``a0=..,a1=..`` as ``--param`` options."""
+    names = ("a0", "a1", "a2", "d1", "d3")
+    out = ["--model", "{dir}/poly.py:poly"]
+    for name, value in zip(names, values.split(","), strict=True):
+        out += ["--param", f"{name}={value}"]
+    return out
+
+
+SM_ORDER2 = ["--param", "lam=0.9", "--order", "2", "--t", "0:10:11"]
+
+
+def transient_probes() -> list[Probe]:
+    """Issue 23 (transient): where the mean field goes (another basin, an unstable or
+    non-hyperbolic fixed point, unbounded growth: one warning line, status 0), and
+    long work (refused by its estimate before it starts, or finishing)."""
+    P = Probe
+    poly = _file("poly.py", POLY_MODEL)
+    sir = ["--model", "sir", *SIR_PARAMS, "--start", "0.75,0.25,0"]
+    cases = [
+        ("6,0,6,11,1", "1.5", None),  # Schlogl, the basin of s* = 1: silent
+        ("6,0,6,11,1", "2.5", "another basin"),
+        ("6,0,6,11,1", "2", "not stable"),  # on the unstable fixed point
+        ("0.1,0,2,1,0", "0.5", "grows without bound"),  # x(1) finite, blows up later
+        ("0,1,0,0,0", "0", "not stable"),  # the only fixed point unstable
+        ("0,0,0,0,1", "1", "not hyperbolic"),  # f = -x^3
+    ]
+    out = []
+    for values, start, words in cases:
+        argv = ["transient", *_poly(values), "--start", start, "--t", "0:1:3"]
+        check = _one_line_mentioning(words) if words else _no_stderr
+        out.append(P("transient basin", argv, (OK,), poly, check, timeout=120))
+    out += [
+        P(
+            "transient budget",
+            ["transient", *sir, "--order", "2", "--dps", "60", "--t", "0:100:3"],
+            (INPUT,),
+            check=_one_line_mentioning("would take about"),
+            timeout=60,
+        ),
+        P("transient budget", ["transient", *sir, "--dps", "10000", "--t", "0:1:3"], (INPUT,)),
+        P(
+            "transient long",
+            ["transient", "--model", "supermarket", "--param", "b=30", *SM_ORDER2],
+            (OK,),
+            timeout=180,
+        ),
+        # under the budget (about 165 s on two shared cores; a bar on a terminal)
+        P(
+            "transient long",
+            ["transient", *sir, "--order", "2", "--dps", "50", "--t", "0:10:100"],
+            (OK,),
+            timeout=600,
+        ),
+    ]
+    return out
+
+
+def _no_stderr(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    return None if not proc.stderr.strip() else f"expected no stderr, got {proc.stderr!r}"
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *issue_probes(),
         *issue23_probes(),
         *issue23_files_probes(),
+        *transient_probes(),
         *numbers_probes(),
         *numeric_probes(),
         *output_path_probes(),

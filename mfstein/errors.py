@@ -30,6 +30,11 @@ class IllConditionedWarning(RuntimeWarning):
     """A float64 result is not trustworthy to the usual ~1e-10 relative accuracy."""
 
 
+class StabilityWarning(RuntimeWarning):
+    """A mean-field path does not tend to a stable hyperbolic fixed point (another
+    basin, an unstable or non-hyperbolic limit, unbounded growth, no limit)."""
+
+
 def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int`` in ``minimum .. maximum`` or raise :class:`ParameterError`.
 

@@ -48,6 +48,7 @@ __all__ = [
     "human_seconds",
     "mean_field_seconds",
     "memory_cap",
+    "transient_taylor_seconds",
 ]
 
 #: Longest computation (estimated seconds) started without being asked for a
@@ -62,6 +63,32 @@ MAX_DPS = 10_000
 #: cores: dps 30 ~ 2 s, dps 100 ~ 45 s, dps 200 > 100 s), so beyond this nothing
 #: finishes within minutes.
 TRANSIENT_MAX_DPS = 100
+
+
+def transient_taylor_seconds(state: int, dps: int, horizon: float, rate: float) -> float:
+    """Estimated seconds of the mpmath route of ``transient`` (``dps`` digits).
+
+    ``state`` is the length of the integrated vector (``n``, ``2n + n^2`` or
+    ``3n + 2n^2 + n^3`` at orders 0, 1, 2 for ``n`` free coordinates),
+    ``horizon`` the last time and ``rate`` a rate scale of the model (the
+    row-sum norm of the reduced Jacobian at the start, at least 1).  mpmath's
+    Taylor solver takes about ``10 + 2 rate horizon`` steps, each with
+    ``degree = 3 + 1.5 wp`` evaluations of the right-hand side at
+    ``wp (1 + degree)`` digits, for the two working precisions
+    ``wp = dps + 10, dps + 20``; one evaluation costs about
+    ``state (4e-4 + 7e-8 digits)`` seconds.  Calibrated on two shared cores
+    (within a factor 2): SIR order 2, dps 50, t = 0..10 ~ 165 s; supermarket
+    b = 3 order 1, dps 100, t = 0..2 ~ 130 s; SIR order 1, dps 20, t = 0..10 ~ 15 s.
+    """
+    steps = 10.0 + 2.0 * max(1.0, float(rate)) * max(0.0, float(horizon))
+    total = 0.0
+    for wp in (int(dps) + 10, int(dps) + 20):
+        degree = 3 + int(1.5 * wp)
+        digits = wp * (1 + degree)
+        total += steps * degree * max(1, int(state)) * (4e-4 + 7e-8 * digits)
+    return total
+
+
 #: Largest buffer of the high-precision mean-field routes (``bound``,
 #: ``refined``, ``lemmas``): ``refined --json`` prints the ``b x b`` matrix W.
 NUMERIC_MAX_B = 2000

@@ -157,8 +157,17 @@ def run(args: argparse.Namespace) -> int:
     dps = check_dps(args.dps) if args.dps is not None else None
     model, params = model_from_args(args)
     times = np.linspace(a, b, n)
+    import sys
+
     res = transient(
-        model, params, times=times, start=args.start, order=order, dps=dps, method=str(args.method)
+        model,
+        params,
+        times=times,
+        start=args.start,
+        order=order,
+        dps=dps,
+        method=str(args.method),
+        progress=not args.json and sys.stderr.isatty(),
     )
     if plot is not None:
         _plot(res, plot, N)
@@ -221,6 +230,9 @@ def _print_text(res: Any) -> None:
         more.append(f"{len(shown)} of {len(res.states)} states")
     if more:
         print(f"({' and '.join(more)} shown; --json prints all, with W and B)")
+    if res.limit is not None:
+        shown = ", ".join(f"{float(v):.10g}" for v in res.limit[:8])
+        print(f"x(t) tends to the fixed point ({shown}{', ...' if len(res.limit) > 8 else ''})")
     for note in res.notes:
         print(f"note: {note}")
 

@@ -130,12 +130,17 @@ MP_MAX_RHS_EVALS = 20_000
 class _Budget:
     """A right-hand side that counts its calls and refuses non-finite values."""
 
-    def __init__(self, rhs: Any, limit: int, model: str, tmax: float) -> None:
+    def __init__(
+        self, rhs: Any, limit: int, model: str, tmax: float, bar: Any = None
+    ) -> None:
         self.rhs, self.limit, self.model, self.tmax = rhs, limit, model, tmax
         self.calls = 0
+        self.bar = bar
 
     def __call__(self, t: Any, y: Any) -> Any:
         self.calls += 1
+        if self.bar is not None:
+            self.bar.reached(t)
         if self.calls > self.limit:
             raise NumericalError(
                 f"the transient of model {self.model} up to t = {self.tmax:g} needs more than "
@@ -151,6 +156,62 @@ class _Budget:
                 "smaller rates."
             )
         return out
+
+
+class _Progress:
+    """Progress bars of the integrated time ``0 .. tmax`` (tqdm on standard error),
+    one per integration; nothing when ``show`` is false."""
+
+    def __init__(self, show: bool, tmax: float) -> None:
+        self.show, self.tmax = show, tmax
+        self.bar: Any = None
+
+    def start(self, what: str) -> _Progress:
+        self.close()
+        if self.show and self.tmax > 0:
+            import sys
+
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.tmax, desc=what, unit="t", file=sys.stderr, leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {n:.4g}/{total:.4g} "
+                "[{elapsed}<{remaining}]",
+            )  # fmt: skip
+        return self
+
+    def reached(self, t: Any) -> None:
+        """The integrator evaluated the right-hand side at time ``t``."""
+        if self.bar is not None:
+            t = min(float(t), self.tmax)
+            if t > self.bar.n:
+                self.bar.update(t - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _check_taylor_cost(st: _Setup, times: np.ndarray, order: int, dps: int) -> None:
+    """Refuse an mpmath transient whose estimated time exceeds the budget
+    (:func:`mfstein.limits.transient_taylor_seconds`), before any Taylor step."""
+    from mfstein.limits import check_time, transient_taylor_seconds
+
+    n = st.n
+    state = (n, 2 * n + n * n, 3 * n + 2 * n * n + n**3)[order]
+    J = st.rm.jac64(st.s0_64[st.free], st.q64, st.p64)
+    rate = float(np.max(np.abs(J).sum(axis=1), initial=0.0)) if J.size else 0.0
+    if not np.isfinite(rate):
+        rate = 1.0
+    horizon = float(times[-1])
+    check_time(
+        f"the mpmath transient of model {st.model.name} (order {order}, dps {dps}, {n} free "
+        f"coordinates, up to t = {horizon:g})",
+        transient_taylor_seconds(state, dps, horizon, rate),
+        "give a smaller dps, a shorter horizon or a lower order, or omit dps for the float64 "
+        "route.",
+    )
 
 
 @dataclass(repr=False)
@@ -188,6 +249,13 @@ class TransientResult(Presentable):
         mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
         (same shapes; the difference of the two working precisions), which
         printing uses to keep only correct digits; empty for float64.
+    limit:
+        The fixed point the mean field approaches after the last time (float64,
+        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none.
+    warning:
+        ``None`` when the mean field converges to the stable hyperbolic fixed point
+        :func:`numeric.solve` reports, else one sentence saying what happens
+        instead (also issued as a :class:`mfstein.errors.StabilityWarning`).
     """
 
     times: np.ndarray
@@ -207,6 +275,8 @@ class TransientResult(Presentable):
     free: list[str] = field(default_factory=list)
     method: str = ""
     errors: dict[str, np.ndarray] = field(default_factory=dict)
+    limit: np.ndarray | None = None
+    warning: str | None = None
 
     # ------------------------------------------------------------------
     # presentation
@@ -268,6 +338,8 @@ class TransientResult(Presentable):
                     out[f"{name}_abs_error"] = bound
         if self.digits is not None:
             out["digits"] = self.digits
+        out["limit"] = None if self.limit is None else [float(v) for v in self.limit]
+        out["warning"] = self.warning
         out["notes"] = self.notes
         return out
 
@@ -291,6 +363,11 @@ class TransientResult(Presentable):
             ("route", f"{self.route} ({self.method})"
              + (f", {self.digits} digits earned" if self.digits is not None else "")),
         ]  # fmt: skip
+        if self.limit is not None:
+            rows.append(("limit", ", ".join(f"{float(v):.10g}" for v in self.limit[:4])
+                         + (", ..." if len(self.limit) > 4 else "")))  # fmt: skip
+        if self.warning is not None:
+            rows.append(("warning", self.warning))
         if self.notes:
             rows.append(count_row("notes", self.notes))
         return rows
@@ -370,6 +447,11 @@ class _Setup:
             s0 = start_point(model, start, values)
             self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
             self.s0_64 = np.array([float(v) for v in s0])
+            try:  # the start numeric.solve uses by default (numeric.expansion.basin)
+                ref = start_point(model, None, values)
+                self.ref64: np.ndarray | None = np.array([float(v) for v in ref])
+            except ParameterError:
+                self.ref64 = None
         self.start = start
         k64 = model.kernels("numba")
         self.red = reduction(model, k64.jumps)
@@ -697,7 +779,13 @@ class _MomentSystem:
 
 
 def _float64(
-    st: _Setup, times: np.ndarray, order: int, method: str, rtol: float, atol: float
+    st: _Setup,
+    times: np.ndarray,
+    order: int,
+    method: str,
+    rtol: float,
+    atol: float,
+    bar: _Progress | None = None,
 ) -> tuple[dict[str, np.ndarray], str]:
     from scipy.integrate import solve_ivp
 
@@ -737,17 +825,22 @@ def _float64(
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
         # An overflow is reported by _Budget in one sentence: NumPy's own
         # RuntimeWarning would only add a second line, so it is silenced here.
+        shown = bar.start(f"transient ({method})") if bar is not None else None
         with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
-            sol = solve_ivp(
-                _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax),
+            try:
+                sol = solve_ivp(
+                    _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax, shown),
                 (0.0, tmax),
                 y0,
-                method=method,
-                t_eval=uniq,
-                rtol=rtol,
-                atol=atol,
-                **kwargs,
-            )
+                    method=method,
+                    t_eval=uniq,
+                    rtol=rtol,
+                    atol=atol,
+                    **kwargs,
+                )
+            finally:
+                if shown is not None:
+                    shown.close()
         if not sol.success or not np.all(np.isfinite(sol.y)):
             raise NumericalError(
                 f"the transient of model {st.model.name} could not be integrated up to "
@@ -760,7 +853,9 @@ def _float64(
 # --------------------------------------------------------------------------
 # mpmath route
 # --------------------------------------------------------------------------
-def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.ndarray]:
+def _mp_run(
+    st: _Setup, times: np.ndarray, order: int, wp: int, bar: _Progress | None = None
+) -> dict[str, np.ndarray]:
     """``x, V, W (, A, B)`` at each time (object arrays of ``mpf``), at ``wp`` digits."""
     with mpmath.workdps(wp):
         p, s0, q = st.values_mp()
@@ -768,18 +863,23 @@ def _mp_run(st: _Setup, times: np.ndarray, order: int, wp: int) -> dict[str, np.
         sys_.p, sys_.q = p, q
         y0 = [s0[j] for j in st.free] + [mpf(0)] * (sys_.size - st.n)
 
-        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)))
+        shown = bar.start(f"transient (mpmath, {wp} digits)") if bar is not None else None
+        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)), shown)
 
         def deriv(t: mpf, y: list[mpf]) -> list[mpf]:
             return list(rhs(t, np.array(y, dtype=object)))
 
-        sol = mpmath.odefun(deriv, 0, y0)
-        Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
+        try:
+            sol = mpmath.odefun(deriv, 0, y0)
+            Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
+        finally:
+            if shown is not None:
+                shown.close()
         return sys_.outputs(Y)
 
 
 def _mpmath(
-    st: _Setup, times: np.ndarray, order: int, dps: int
+    st: _Setup, times: np.ndarray, order: int, dps: int, bar: _Progress | None = None
 ) -> tuple[dict, int, tuple[int, int], dict]:
     """The mpmath route at two working precisions; ``digits`` is the smallest
     number of significant digits on which the two runs agree, norm-wise for each
@@ -795,7 +895,7 @@ def _mpmath(
         )
 
     def run(wp: int) -> dict[str, np.ndarray]:
-        return _mp_run(st, times, order, wp)
+        return _mp_run(st, times, order, wp, bar)
 
     def agreement(low: dict, high: dict) -> int:
         return min(
@@ -851,6 +951,32 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
             check_rates(model, s, p, f"x(t) at t = {float(t):g}")
 
 
+def _check_arguments(
+    order: Any, times: Any, dps: Any, method: Any, rtol: Any, atol: Any
+) -> tuple[int, np.ndarray, int | None]:
+    """``order``, ``times`` and ``dps`` validated (one sentence each otherwise), and
+    ``method``, ``rtol``, ``atol`` checked."""
+    from numeric.precision import check_dps
+
+    order = _check_order(order)
+    times = check_times(times)
+    if dps is not None:
+        from mfstein.limits import TRANSIENT_MAX_DPS
+
+        dps = check_dps(dps)
+        if dps > TRANSIENT_MAX_DPS:
+            raise ParameterError(
+                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
+                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
+            )
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(tol, int | float) and 0 < tol < 1):
+            raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
+    return order, times, dps
+
+
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
@@ -866,6 +992,7 @@ def transient(
     method: str = "auto",
     rtol: float = 1e-10,
     atol: float = 1e-12,
+    progress: bool = False,
 ) -> TransientResult:
     """The transient expansion ``x(t)``, ``V(t)``, ``W(t)`` (``A(t)``, ``B(t)``).
 
@@ -893,36 +1020,26 @@ def transient(
         ``solve_ivp`` method of the float64 route (one of :data:`METHODS`).
     rtol, atol:
         Local error tolerances of the float64 route.
+    progress:
+        Show a tqdm bar of the integrated time on standard error (one per
+        integration: the float64 route, or each working precision of mpmath's).
+        Before the mpmath route starts, its estimated cost
+        (:func:`mfstein.limits.transient_taylor_seconds`) is compared with
+        :data:`mfstein.limits.TIME_BUDGET_SECONDS`.
 
     Returns
     -------
     TransientResult
         Everything in the model's own coordinates.
     """
-    from numeric.precision import check_dps
-
     check_start(start)
-    order = _check_order(order)
-    times = check_times(times)
-    if dps is not None:
-        from mfstein.limits import TRANSIENT_MAX_DPS
-
-        dps = check_dps(dps)
-        if dps > TRANSIENT_MAX_DPS:
-            raise ParameterError(
-                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
-                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
-            )
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if not (isinstance(tol, int | float) and 0 < tol < 1):
-            raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
+    order, times, dps = _check_arguments(order, times, dps, method, rtol, atol)
     if isinstance(model, str):
         from derive.models import as_model
 
         model, params = as_model(model, params)
     st = _Setup(model, params, start)
+    bar = _Progress(progress, float(times[-1]))
     notes = st.notes()
     digits = None
     errors: dict[str, np.ndarray] = {}
@@ -933,7 +1050,7 @@ def transient(
                 f"the float64 transient of order {order} handles at most {limit} free "
                 f"coordinates; model {st.model.name} has {st.n}."
             )
-        out, method = _float64(st, times, order, method, rtol, atol)
+        out, method = _float64(st, times, order, method, rtol, atol, bar)
         route = "float64"
         notes.append(
             f"float64: solve_ivp {method}, rtol = {rtol:g}, atol = {atol:g} (local error "
@@ -941,13 +1058,15 @@ def transient(
             "no digits claimed)."
         )
     else:
-        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps)
+        _check_taylor_cost(st, times, order, dps)
+        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps, bar)
         route, method = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
             f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
         )
     _check_path(st, times, out["x"])
+    where = _fate(st, times, out["x"])
     return TransientResult(
         times=times,
         x=out["x"],
@@ -966,4 +1085,25 @@ def transient(
         free=[st.states[j] for j in st.free],
         method=method,
         errors=errors,
+        limit=where.limit,
+        warning=where.warning,
     )
+
+
+def _fate(st: _Setup, times: np.ndarray, x: np.ndarray) -> Any:
+    """Where the mean field goes after the last time (:func:`numeric.expansion.basin.fate`);
+    a :class:`mfstein.errors.StabilityWarning` when not to the stable ``s*``."""
+    import warnings
+
+    from mfstein.errors import StabilityWarning
+    from numeric.expansion.basin import fate
+
+    model = st.model
+    xT = np.array([float(v) for v in x[-1]])
+    where = fate(
+        st.rm, st.q64, st.p64, model.info.state_space, model.name, xT, float(times[-1]),
+        st.s0_64, st.ref64,
+    )  # fmt: skip
+    if where.warning is not None:
+        warnings.warn(where.warning, StabilityWarning, stacklevel=4)
+    return where

@@ -221,7 +221,7 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
             # limit cycle around it would keep the ODE going through every horizon;
             # Newton from here finds such a point, returned (and then refused by the
             # caller) if the ODE has not converged after one more horizon either
-            probe = _newton64(rm, x, q, p)
+            probe = newton64(rm, x, q, p)
             if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
                 unstable = probe
         sol = solve_ivp(
@@ -246,7 +246,7 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
     return x
 
 
-def _newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
     """A float64 Newton iteration from ``x0``: the fixed point (drift below ``1e-12``
     of the largest intensity) or ``None`` when it does not converge."""
     x = np.array(x0, dtype=float)
@@ -342,26 +342,37 @@ def newton(rm: ReducedModel, x0: Sequence[float], q: list[mpf], p: list[mpf], wp
     return s
 
 
+def instability(rm: ReducedModel, x: np.ndarray, q64: np.ndarray, p64: np.ndarray) -> str | None:
+    """``None`` when the fixed point at the free coordinates ``x`` is stable and
+    hyperbolic (:func:`stability`), else the words saying why not, to follow
+    "the fixed point ... ": ``"is not hyperbolic: ..."`` when the rightmost
+    eigenvalue of the reduced Jacobian is 0 within ``1e-9 ||J||``, else
+    ``"is not stable: ... real part r >= 0"``."""
+    J = rm.jac64(x, q64, p64)
+    eig, ok = stability(J)
+    if ok:
+        return None
+    worst = eig[-1]
+    if abs(worst) <= 1e-9 * max(1.0, float(np.max(np.abs(J)))):
+        return "is not hyperbolic: J(s*) has an eigenvalue 0" + (
+            " beyond the conservation laws found"
+            if rm.red.laws
+            else " and the jumps conserve no linear quantity"
+        )
+    return f"is not stable: J(s*) has an eigenvalue with real part {worst.real:.3g} >= 0"
+
+
 def check_stable(
     rm: ReducedModel, s: Sequence[Any], p64: np.ndarray, q64: np.ndarray
 ) -> np.ndarray:
     """Eigenvalues of the reduced Jacobian at ``s``; ParameterError unless stable."""
     x = np.array([float(s[j]) for j in rm.free])
-    eig, ok = stability(rm.jac64(x, q64, p64))
-    if not ok:
-        worst = eig[-1]
+    what = instability(rm, x, q64, p64)
+    if what is not None:
         where = ", ".join(f"{float(v):.6g}" for v in s)
-        if abs(worst) <= 1e-9 * max(1.0, float(np.max(np.abs(rm.jac64(x, q64, p64))))):
-            what = "is not hyperbolic: J(s*) has an eigenvalue 0" + (
-                " beyond the conservation laws found"
-                if rm.red.laws
-                else " and the jumps conserve no linear quantity"
-            )
-        else:
-            what = f"is not stable: J(s*) has an eigenvalue with real part {worst.real:.3g} >= 0"
         raise ParameterError(
             f"the fixed point s* = ({where}) of model {rm.model.name} {what}; the mean-field "
             "error constants need a stable hyperbolic fixed point (change the parameters or "
             "the start)."
         )
-    return eig
+    return stability(rm.jac64(x, q64, p64))[0]

@@ -138,7 +138,8 @@ def test_a_start_outside_every_basin_is_one_sentence(tmp_path: Path) -> None:
     (tmp_path / "bistable.py").write_text(BISTABLE)
     model = ["--model", f"{tmp_path / 'bistable.py'}:bistable", "--param", "a=2"]
     below = _run(*model, "--start", "0.3", "--t", "0:5:6", "--json")
-    assert below.returncode == 0, below.stderr
+    assert below.returncode == 0 and below.stderr == "", below.stderr
+    assert json.loads(below.stdout)["warning"] is None
     x = [float(row[0]) for row in json.loads(below.stdout)["x"]]
     stable = (1 - 0.2**0.5) / 4
     # below the unstable point the mean field falls towards the stable one
@@ -147,3 +148,20 @@ def test_a_start_outside_every_basin_is_one_sentence(tmp_path: Path) -> None:
     assert above.returncode == 1
     err = above.stderr.strip().splitlines()
     assert len(err) == 1 and "grows without bound" in err[0], above.stderr
+
+
+def test_a_start_that_leaves_the_basin_later_is_one_warning(tmp_path: Path) -> None:
+    """x(1) is finite, so the numbers are printed; beyond t = 1 the mean field blows
+    up, which one warning line says (status 0)."""
+    (tmp_path / "bistable.py").write_text(BISTABLE)
+    model = ["--model", f"{tmp_path / 'bistable.py'}:bistable", "--param", "a=2"]
+    out = _run(*model, "--start", "0.5", "--t", "0:1:3")
+    assert out.returncode == 0 and "x[x]" in out.stdout, out.stderr
+    err = out.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mfstein transient: warning: "), out.stderr
+    assert "grows without bound" in err[0] and "beyond t = 1" in err[0]
+    assert "tends to the fixed point" not in out.stdout  # it tends to none
+    ok = _run(*model, "--start", "0.3", "--t", "0:1:3")
+    stable = (1 - 0.2**0.5) / 4
+    assert ok.returncode == 0 and ok.stderr == "", ok.stderr
+    assert f"x(t) tends to the fixed point ({stable:.10g})" in ok.stdout

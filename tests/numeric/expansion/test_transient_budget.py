@@ -68,3 +68,60 @@ def test_dps_beyond_the_transient_limit_is_refused_before_work() -> None:
         with pytest.raises(ParameterError, match=message):
             tr.transient(model, {"lam": 0.9}, times=[0.0, 1.0], dps=dps)
         assert time.monotonic() - t0 < 1.0
+
+
+SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
+
+
+def test_an_mpmath_transient_beyond_the_time_budget_is_refused_before_work() -> None:
+    import time
+
+    from mfstein.limits import TIME_BUDGET_SECONDS, transient_taylor_seconds
+
+    model = load_model("sir")
+    tr.transient(model, SIR, times=[0.0, 0.1], start="0.75,0.25,0")  # kernels compiled
+    # the estimate grows with each of its sizes
+    base = transient_taylor_seconds(22, 50, 10.0, 1.5)
+    for bigger in ((98, 50, 10.0, 1.5), (22, 60, 10.0, 1.5), (22, 50, 20.0, 1.5), (22, 50, 10, 3)):
+        assert transient_taylor_seconds(*bigger) > base
+    assert transient_taylor_seconds(22, 60, 100.0, 1.5) > TIME_BUDGET_SECONDS
+    t0 = time.monotonic()
+    with pytest.raises(ParameterError, match=r"would take about .* the limit is 10\.0 min"):
+        tr.transient(model, SIR, times=[0.0, 100.0], start="0.75,0.25,0", order=2, dps=60)
+    assert time.monotonic() - t0 < 5.0
+
+
+def test_progress_bar_on_standard_error(capsys) -> None:
+    model = load_model("sir")
+    quiet = tr.transient(model, SIR, times=[0.0, 1.0, 2.0], start="0.75,0.25,0")
+    assert capsys.readouterr().err == ""
+    shown = tr.transient(model, SIR, times=[0.0, 1.0, 2.0], start="0.75,0.25,0", progress=True)
+    err = capsys.readouterr().err
+    assert "transient (LSODA)" in err and "t = " in err and "/2 " in err
+    assert np.array_equal(quiet.x, shown.x) and np.array_equal(quiet.W, shown.W)
+    tr.transient(model, SIR, times=[0.0, 0.5], start="0.75,0.25,0", dps=8, progress=True)
+    err = capsys.readouterr().err
+    assert "transient (mpmath, 18 digits)" in err and "transient (mpmath, 28 digits)" in err
+
+
+def test_ctrl_c_during_a_long_transient_is_one_line_and_status_130() -> None:
+    """Ctrl-C some seconds into a run of about 40 s: one line, status 130, no output."""
+    import re
+    import signal
+    import time
+
+    argv = [sys.executable, "-m", "mfstein", "transient", "--model", "sir"]
+    argv += [f"--param={k}={v}" for k, v in SIR.items()]
+    argv += ["--start", "0.75,0.25,0", "--t", "0:10:3", "--dps", "40"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(8.0)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"mfstein( transient)?: interrupted", lines[0]), err
