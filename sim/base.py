@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from mfstein.display import Presentable, count_row, heading_rows, shape_text
 from mfstein.errors import ParameterError
-from sim.summary import status_rows
+from sim.summary import status_fields, status_rows
 
 #: Capabilities a simulator may declare.
 CAPABILITIES = (
@@ -165,18 +165,8 @@ class SimulationResult(Presentable):
             out["response_time"] = self.response_time
         if self.observables:
             out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
-        out.update(
-            {
-                "events": self.events,
-                "events_per_second": self.events_per_second,
-                "wall_seconds": self.wall_seconds,
-                "complete": self.complete,
-                "interrupted": self.interrupted,
-                "lag1_autocorrelation": self.lag1_autocorrelation,
-                "warnings": list(self.warnings),
-            }
-        )
-        return out
+        out.update(events=self.events, events_per_second=self.events_per_second)
+        return out | status_fields(self)
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [

@@ -406,11 +406,7 @@ class PIResult(Presentable):
             "busy_while_idle": self.busy_while_idle,
             "measured_slots": self.measured_slots,
             "server_slots_per_second": self.server_slots_per_second,
-            "wall_seconds": self.wall_seconds,
-            "complete": self.complete,
-            "interrupted": self.interrupted,
-            "lag1_autocorrelation": self.lag1_autocorrelation,
-            "warnings": self.warnings,
+            **summary.status_fields(self),
         }
 
     def _rows(self) -> list[tuple[str, str]]:

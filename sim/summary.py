@@ -188,6 +188,19 @@ def result_fields(
     }
 
 
+def status_fields(result: Any) -> dict[str, Any]:
+    """How a run of a batch-means simulator ended, the closing keys of its result's
+    ``to_dict()``: wall time, whether it completed or was interrupted, the lag-1
+    autocorrelation of the batch means (the check of the intervals) and the warnings."""
+    return {
+        "wall_seconds": result.wall_seconds,
+        "complete": result.complete,
+        "interrupted": result.interrupted,
+        "lag1_autocorrelation": result.lag1_autocorrelation,
+        "warnings": list(result.warnings),
+    }
+
+
 def status_rows(complete: bool, warnings: list[str]) -> list[tuple[str, str]]:
     """The closing rows of a simulation result's ``repr``: whether the run is
     incomplete and how many warnings it carries (none when it is complete and clean)."""
