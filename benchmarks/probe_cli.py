@@ -35,6 +35,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -50,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXE = str(Path(sys.executable).with_name("mfstein"))
 
 OK, INPUT, ENV = "exit 0", "exit 2 one-line", "exit 1 one-line"
+#: Status 130 after the sweep's SIGINT (``Probe.interrupt``), only ``mfstein ...`` lines.
+STOPPED = "exit 130 on Ctrl-C"
 ANY = (OK, INPUT, ENV)
 BAD_OUTCOMES = ("traceback", "hang", "multi-line stderr", "other")
 
@@ -70,6 +73,13 @@ class Probe:
     setup: Callable[[Path], dict[str, str]] | None = None
     check: Callable[[Path, subprocess.CompletedProcess], str | None] | None = None
     timeout: float | None = None
+    #: Seconds after which the sweep presses Ctrl-C (SIGINT to the process group, as a
+    #: terminal does); the run must then stop within :data:`STOP_SECONDS`.
+    interrupt: float | None = None
+
+
+#: Seconds an interrupted probe may take to stop.
+STOP_SECONDS = 30.0
 
 
 @dataclass
@@ -1038,8 +1048,43 @@ def _no_stderr(work: Path, proc: subprocess.CompletedProcess) -> str | None:
     return None if not proc.stderr.strip() else f"expected no stderr, got {proc.stderr!r}"
 
 
+def known_size_probes() -> list[Probe]:
+    """Issue 23, "work with a known size": the issue's 8-station tandem network
+    (``examples/tandem.py``) with default options, and long runs of every simulating
+    command pressed with Ctrl-C after 20 s: each stops within :data:`STOP_SECONDS`
+    with status 130 and only one-line ``mfstein ...`` messages."""
+    tandem = ["--model", f"{ROOT}/examples/tandem.py:tandem", "--param", "lam=1"]
+    tandem += ["--param", "mu=1"]
+    quiet = ["--workers", "1", "--no-progress"]
+    model_table = ["table", *tandem, "--N", "10,100", "--observable", "x1", "--simulate"]
+    table = ["table", "--gamma", "0.1", "--alpha", "0.05", "--N", "10,100"]
+    long_runs = [
+        ["simulate", *tandem, "--N", "100", "--steps", "1e12", "--reps", "2", *quiet],
+        ["simulate", "--N", "100", "--lam", "0.9", "--b", "5", "--steps", "1e13", *quiet],
+        [*model_table, "--sim-steps", "1e12", "--reps", "2", *quiet],
+        [*table, "--sim-steps", "1e12", "--reps", "2", *quiet],
+        [*PI_BASE[:7], "--slots", "1e12", "--reps", "2", *quiet],
+        [*TAIL_SIM[:8], "--events", "1e12", "--reps", "2", *quiet],
+        ["exact", "--N", "300", "--lam", "0.9", "--b", "3"],
+    ]
+    out = [
+        Probe("known size", ["simulate", *tandem, "--N", "100", "--steps", "1e6"], (OK,)),
+        Probe(
+            "known size",
+            [*model_table, "--sim-steps", "1e5", "--reps", "2", *quiet],
+            (OK,),
+        ),
+    ]
+    out += [Probe("known size ctrl-c", argv, (STOPPED,), interrupt=20.0) for argv in long_runs]
+    # bounded before it starts (about 7 min estimated); Ctrl-C or a one-line failure
+    bound = ["bound", "--lam", "0.9", "--N", "10", "--b", "10", "--dps", "10000"]
+    out.append(Probe("known size ctrl-c", bound, (STOPPED, ENV), interrupt=20.0))
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
+        *known_size_probes(),
         *issue_probes(),
         *issue23_probes(),
         *issue23_files_probes(),
@@ -1108,6 +1153,8 @@ def classify(status: int | None, stderr: str) -> str:
     ours = all(line.startswith("mfstein") for line in lines)
     if status == 0:
         return OK if ours else "multi-line stderr"
+    if status == 130:
+        return STOPPED if lines and ours else "multi-line stderr"
     if status in (1, 2):
         if len(lines) == 1 and ours:
             return INPUT if status == 2 else ENV
@@ -1133,7 +1180,14 @@ def run_probe(probe: Probe, shared: Path, timeout: float, mem_gb: float) -> Resu
             preexec_fn=_limit_memory(mem_gb),
         )
         try:
-            out, err = proc.communicate(timeout=probe.timeout or timeout)
+            if probe.interrupt is not None:
+                try:
+                    out, err = proc.communicate(timeout=probe.interrupt)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGINT)
+                    out, err = proc.communicate(timeout=STOP_SECONDS)
+            else:
+                out, err = proc.communicate(timeout=probe.timeout or timeout)
             status: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
@@ -1208,7 +1262,7 @@ def main() -> int:
         for r in results:
             print(f"{r.outcome:18s} {r.seconds:6.1f} s  {_quote(r.probe.argv)}")
     print(f"\n{len(results)} probes in {wall:.0f} s (timeout {a.timeout:.0f} s per probe)")
-    for outcome in (OK, INPUT, ENV, *BAD_OUTCOMES):
+    for outcome in (OK, INPUT, ENV, STOPPED, *BAD_OUTCOMES):
         print(f"  {outcome:20s} {tally.get(outcome, 0):5d}")
     print(f"  {'failed':20s} {len(failures):5d}")
     by_class = Counter(r.probe.cls.split()[0] for r in results)

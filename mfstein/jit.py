@@ -42,7 +42,7 @@ from numba.core import caching
 
 from mfstein import cache
 
-__all__ = ["MfsteinCacheLocator", "numba"]
+__all__ = ["MfsteinCacheLocator", "is_compiled", "numba"]
 
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -129,6 +129,22 @@ class MfsteinCacheLocator(caching._CacheLocator):
         except OSError:
             return None
         return self
+
+
+def is_compiled(dispatcher: Any) -> bool:
+    """Whether calling the ``njit`` function ``dispatcher`` can skip numba's compiler:
+    it has compiled code in this process, or an index of compiled code (``.nbi``)
+    in its on-disk cache.
+
+    Used to say before a long first compilation that one is coming (an index of
+    another signature, or a damaged one, makes this answer ``True`` and the
+    compilation goes unannounced: never the other way round).
+    """
+    if getattr(dispatcher, "overloads", None):
+        return True
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    index = getattr(cache_file, "_index_path", None)
+    return isinstance(index, str) and os.path.isfile(index)
 
 
 def _register() -> None:

@@ -197,19 +197,27 @@ def accuracy(
     reps: int = 4,
     seed: int = 0,
     workers: int | None = None,
+    progress: bool = False,
     **table: Any,
 ) -> AccuracyTable:
     """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
 
     ``params`` may hold expressions in ``N``; ``simulate`` runs :func:`sim.simulate`
     with ``steps`` events x ``reps`` replications seeded from ``seed`` (the same seed
-    at each N) on ``workers`` processes; ``table`` holds the other keywords of
-    :func:`sim.observable_table.accuracy_table`, which computes the rows (``order``
-    1 or 2, ``exact``, ``dps``, ``exact_max_states``).
+    at each N) on ``workers`` processes, each with a progress bar when ``progress``;
+    Ctrl-C stops the table (:class:`KeyboardInterrupt`, :func:`sim.summary.whole`).
+    ``table`` holds the other keywords of :func:`sim.observable_table.accuracy_table`,
+    which computes the rows (``order`` 1 or 2, ``exact``, ``dps``, ``exact_max_states``).
     """
     from sim.observable_table import accuracy_table
 
-    sim_options = {"steps": steps, "reps": reps, "seed": seed, "workers": workers}
+    sim_options = {
+        "steps": steps,
+        "reps": reps,
+        "seed": seed,
+        "workers": workers,
+        "progress": progress,
+    }
     tab = accuracy_table(model, params, g, Ns, simulate=simulate, sim_options=sim_options, **table)
     for row in tab["rows"]:
         row["simulation_seed"] = seed if simulate else None  # the same seed at each N

@@ -44,6 +44,9 @@ from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
 from sim.supermarket import run_supermarket
 
+#: A first compilation estimated to take at least this many seconds is announced.
+ANNOUNCE_SECONDS = 3.0
+
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
 
@@ -175,6 +178,25 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     return new, {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
 
 
+def announce_compile(chain: Any) -> None:
+    """One line on standard error before a first compilation of the event loop of
+    ``chain`` that takes more than a few seconds (:func:`sim.generic_kernels.compile_seconds`),
+    so that the wait before the progress bar is not taken for a hang."""
+    import sys
+
+    from mfstein.limits import human_seconds
+    from sim.generic_kernels import compile_seconds
+
+    seconds = compile_seconds(chain)
+    if seconds is not None and seconds >= ANNOUNCE_SECONDS:
+        print(
+            "mfstein: compiling the simulator for this model (first run, about "
+            f"{human_seconds(seconds)} of one core; cached for later runs)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
@@ -232,6 +254,10 @@ class GenericSimulator(Simulator):
         o = options
         plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
         # compile the event loop here: worker processes forked from this one inherit it
+        if o.progress:
+            from sim.generic_kernels import load_chain
+
+            announce_compile(load_chain(self.spec.update))
         advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
         out = runner.run(
             self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state

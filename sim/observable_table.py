@@ -204,13 +204,15 @@ def _simulated(
     (a quadratic observable as ``N E||S - s*||^2``), or why there is none."""
     from derive.observables import observable
     from sim import simulate
+    from sim.summary import whole
 
     obs = observable(model, g)
+    options = dict(sim_options or {})
     if obs.quadratic and obs.M is not None:
         return None, "the simulator estimates the quadratic observable with M = I only."
     if obs.quadratic:
-        return _sim_text(simulate(model, values, N=N, **dict(sim_options or {})).n_mse), None
-    r = simulate(model, values, N=N, observables=[g], **dict(sim_options or {}))
+        return _sim_text(whole(simulate(model, values, N=N, **options)).n_mse), None
+    r = whole(simulate(model, values, N=N, observables=[g], **options))
     return _sim_text(next(iter(r.observables.values()))), None
 
 

@@ -47,6 +47,20 @@ def completed_batches(out: Any, steps_name: str = "steps") -> list[dict]:
     return batches
 
 
+def whole(result: Any) -> Any:
+    """``result`` (a simulation's) when it ran to its end; :class:`KeyboardInterrupt`
+    when Ctrl-C or SIGTERM cut it short.
+
+    For the callers that run several simulations as one piece of work (the
+    accuracy tables, one simulation per N): an interrupted simulation keeps its
+    completed batches, but a table with one short column is no table, so the
+    interruption stops the whole table (the CLI: one line, status 130).
+    """
+    if getattr(result, "interrupted", False):
+        raise KeyboardInterrupt
+    return result
+
+
 @dataclass
 class Moments:
     """The state statistics of a chain on counts ``n`` with ``S = n / N``."""

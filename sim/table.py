@@ -147,6 +147,7 @@ def build(
     from numeric.precision import check_dps
     from sim import stats
     from sim.api import simulate_supermarket
+    from sim.summary import whole
     from sim.supermarket import MAX_B, check_inputs
 
     dps = check_dps(dps)
@@ -170,17 +171,19 @@ def build(
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)
         digits2 = max(1, min(int(sol.digits), int(so.digits)))
-        res = simulate_supermarket(
-            N,
-            lam,
-            bb,
-            d,
-            steps=steps,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            progress=progress,
+        res = whole(
+            simulate_supermarket(
+                N,
+                lam,
+                bb,
+                d,
+                steps=steps,
+                reps=reps,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                progress=progress,
+            )
         )
         ex, note = _exact(N, lam, bb, d) if exact else (None, "not requested (--exact)")
         rows.append(

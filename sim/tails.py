@@ -485,6 +485,8 @@ def summarise(spec: TailsSpec, out: runner.RunOutput, *, seed: int) -> JSQTailSi
     """Ratio estimators over the completed replications (one batch each), with 95% CIs."""
     eps, reps = spec.eps, len(out.reps)
     res = [r.batches[0] for r in out.reps if r.batches]
+    if len(res) < 2 and out.interrupted:
+        raise KeyboardInterrupt  # Ctrl-C before two replications ended: nothing to report
     if len(res) < 2:
         raise ParameterError(
             "reps must complete at least 2 replications for a confidence interval."

@@ -95,6 +95,7 @@ def model_table(args: argparse.Namespace) -> int:
         reps=reps,
         seed=args.seed,
         workers=args.workers,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
     )
     return print_table(tab, args)
 

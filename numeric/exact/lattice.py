@@ -336,7 +336,11 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
 # compiled breadth-first search with on-the-fly assembly
 # ---------------------------------------------------------------------------
 #: Status codes of :func:`_explore`.
-DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED = range(5)
+DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED = range(6)
+#: States :func:`explore` processes per call before it returns :data:`PAUSED`: compiled
+#: code does not see Ctrl-C, so the search hands control back to Python this often
+#: (a few milliseconds each) and an interruption takes effect at once.
+EXPLORE_CHUNK = 1 << 16
 
 
 @numba.njit(inline="always", cache=True)
@@ -419,6 +423,7 @@ def explore(
     upper,
     total,
     trunc,
+    budget,
 ):
     """Breadth-first search from ``states[0]`` over jumps of positive intensity.
 
@@ -429,7 +434,8 @@ def explore(
     intensity of state ``i`` needs exact evaluation (the caller fills ``R[i]``,
     sets ``done[i]`` and calls again); :data:`FULL` when the arrays must grow;
     :data:`OUTSIDE` / :data:`UNBOUNDED` when transition ``t`` of state ``i``
-    leaves the state space / exceeds the guard.
+    leaves the state space / exceeds the guard; :data:`PAUSED` after ``budget``
+    states (the caller calls again: the search goes on where it stopped).
     """
     b = states.shape[1]
     nt = jumps.shape[0]
@@ -438,8 +444,12 @@ def explore(
     s = np.empty(b)
     head, tail, nnz = ctr[0], ctr[1], ctr[2]
     status, bad_i, bad_t = 0, -1, -1
+    limit = head + budget
     while head < tail:
         i = head
+        if head >= limit:
+            status = 5
+            break
         if tail + nt > cap or nnz + nt > rows.shape[0] or 2 * (tail + nt) > table.shape[0]:
             status = 2
             break
@@ -612,7 +622,10 @@ def reachable(
             lattice.upper,
             lattice.total,
             lattice.truncated,
+            EXPLORE_CHUNK,
         )
+        if status == PAUSED:
+            continue
         if status == DONE:
             break
         if status == AMBIG:

@@ -1,0 +1,135 @@
+"""Issue 23, "work with a known size": on a terminal a long run shows a progress bar
+and Ctrl-C stops it cleanly, whatever it is in the middle of.
+
+Each test runs the real ``mfstein`` with its standard error on a pseudo-terminal
+(the progress bars are drawn only there), waits until the bar shows completed
+work, sends SIGINT and checks the exit: status 130 within seconds, one line
+naming the interruption, and what the command promises to keep.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIRTH_DEATH = f"{ROOT}/examples/birth_death.py:birth_death"
+#: Seconds a run may take to stop after SIGINT (units in flight are cancelled).
+STOP_SECONDS = 15.0
+
+
+def _read(fd: int, seconds: float) -> str:
+    ready, _, _ = select.select([fd], [], [], seconds)
+    if not ready:
+        return ""
+    try:
+        return os.read(fd, 65536).decode(errors="replace")
+    except OSError:  # the terminal closed: the process has ended
+        return ""
+
+
+def _bar_counts(text: str) -> tuple[int, int] | None:
+    """``(done, total)`` of the last tqdm bar drawn in ``text``."""
+    found = re.findall(r"(\d+)/(\d+) \[", text)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
+
+
+def _interrupt_on_terminal(
+    argv: list[str], ready: Callable[[str], bool], timeout: float = 180.0
+) -> tuple[int | None, str, str, float]:
+    """Run ``mfstein argv`` with standard error on a terminal; SIGINT once ``ready(stderr
+    so far)``; return ``(status, stdout, stderr, seconds from SIGINT to exit)``."""
+    master, slave = pty.openpty()
+    # a new pseudo-terminal is 0 x 0, on which tqdm draws nothing: give it a size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    env = {**os.environ, "COLUMNS": "120", "PYTHONWARNINGS": "ignore"}
+    env.pop("MFSTEIN_TRACEBACK", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mfstein", *argv],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    err = ""
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready(err) and proc.poll() is None and time.monotonic() < deadline:
+            err += _read(master, 0.2)
+        assert ready(err), f"no progress within {timeout} s: {err[-500:]!r}"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        while proc.poll() is None and time.monotonic() < t0 + STOP_SECONDS + 30:
+            err += _read(master, 0.2)
+        stopped = time.monotonic() - t0
+        err += _read(master, 0.5)
+        out = proc.stdout.read().decode() if proc.poll() is not None else ""
+        return proc.poll(), out, err, stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def _batches_done(at_least: int) -> Callable[[str], bool]:
+    def ready(text: str) -> bool:
+        counts = _bar_counts(text)
+        return counts is not None and counts[0] >= at_least
+
+    return ready
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in re.split(r"[\r\n]", text) if ln.strip()]
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", lines[-1]) if lines else ""
+
+
+def test_ctrl_c_stops_the_model_table_after_its_first_batches():
+    """An interrupted simulation keeps its batches, but the table does not go on to
+    the next N with a short column: it stops, status 130 (it went on before)."""
+    argv = ["table", "--model", BIRTH_DEATH, "--param", "lam=0.5", "--N", "10,20"]
+    argv += ["--observable", "x", "--simulate", "--sim-steps", "1e9", "--reps", "2"]
+    argv += ["--workers", "1", "--seed", "3"]
+    # two warm-ups and one batch are done: a simulation that would report numbers
+    status, out, err, stopped = _interrupt_on_terminal(argv, _batches_done(3))
+    assert status == 130, err[-500:]
+    assert stopped < STOP_SECONDS
+    assert out == ""
+    assert _last_line(err) == "mfstein table: interrupted"
+
+
+def test_ctrl_c_keeps_the_completed_batches_of_a_model_simulation():
+    argv = ["simulate", "--model", f"{ROOT}/examples/tandem.py:tandem", "--param", "stations=2"]
+    argv += ["--param", "lam=1", "--param", "mu=1", "--N", "50", "--steps", "1e9"]
+    argv += ["--reps", "2", "--workers", "1", "--batches", "50"]
+    status, out, err, stopped = _interrupt_on_terminal(argv, _batches_done(4))
+    assert status == 130, err[-500:]
+    assert stopped < STOP_SECONDS
+    assert "tandem-2 model, N = 50" in out  # the report of what was completed
+    assert "N E||S - s*||^2 = " in out
+
+
+def test_ctrl_c_of_a_tail_simulation_before_two_replications_is_an_interruption():
+    """Fewer than two replications done is what Ctrl-C left, not bad input (it was
+    "reps must complete at least 2 replications", status 2)."""
+    argv = ["tail", "--model", "jsq", "--n", "3", "--eps", "0.2", "--simulate"]
+    argv += ["--events", "1e12", "--reps", "2", "--workers", "1"]
+    status, out, err, stopped = _interrupt_on_terminal(argv, lambda e: _bar_counts(e) is not None)
+    assert status == 130, err[-500:]
+    assert stopped < STOP_SECONDS
+    assert out == ""
+    assert _last_line(err) == "mfstein tail: interrupted"

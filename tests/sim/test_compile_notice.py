@@ -1,0 +1,90 @@
+"""A first compilation of the generic simulator's event loop is announced (issue 23,
+"work with a known size"): one line on standard error before numba's compiler runs
+for more than a few seconds, none when the loop is compiled already."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tandem(stations: int):
+    from derive.models import load_model
+
+    return load_model(f"{ROOT}/examples/tandem.py:tandem", stations=stations)
+
+
+def test_an_uncompiled_event_loop_is_announced_in_one_line(tmp_path, monkeypatch, capsys):
+    from sim.generic import ANNOUNCE_SECONDS, announce_compile
+    from sim.generic_kernels import chain_module, compile_seconds
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing compiled here
+    _name, small = chain_module(_tandem(2))
+    _name, large = chain_module(_tandem(8))
+    seconds = compile_seconds(large)
+    assert seconds is not None and seconds >= ANNOUNCE_SECONDS
+    assert compile_seconds(small) < seconds  # a longer loop takes longer to compile
+    announce_compile(large)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("mfstein: compiling the simulator for this model (first run, about ")
+
+
+def test_a_compiled_event_loop_is_not_announced(capsys):
+    import sim
+    from derive.models import load_model
+    from sim.generic import announce_compile
+    from sim.generic_kernels import chain_module, compile_seconds
+
+    model = load_model("sir")  # the model tests/sim/test_generic.py simulates
+    params = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
+    sim.simulate(model, params, N=10, steps=200, reps=1, batches=2, workers=1)
+    _name, mod = chain_module(model)
+    assert compile_seconds(mod) is None
+    announce_compile(mod)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_function_compiled_by_an_earlier_process_counts_as_compiled(tmp_path):
+    """``is_compiled`` reads numba's on-disk index: a second process sees the first's code."""
+    (tmp_path / "tiny.py").write_text(
+        "from mfstein.jit import numba\n\n\n"
+        "@numba.njit(cache=True)\ndef inc(x):\n    return x + 1\n"
+    )
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from mfstein.jit import is_compiled
+        import tiny
+        before = is_compiled(tiny.inc)
+        tiny.inc(1)
+        print(before, is_compiled(tiny.inc))
+        """
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        for _ in range(2)
+    ]
+    assert [r.stdout.split() for r in runs] == [["False", "True"], ["True", "True"]], [
+        r.stderr for r in runs
+    ]
+
+
+@pytest.mark.parametrize("bad", [None, object(), len])
+def test_what_is_not_a_cached_numba_function_is_not_compiled(bad):
+    from mfstein.jit import is_compiled
+
+    assert is_compiled(bad) is False
