@@ -23,11 +23,12 @@ The chain of facts implemented (with ``x = s - s^*``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
 
 from derive.model import N
+from mfstein.display import Presentable
 from mfstein.errors import ParameterError, check_int
 
 if TYPE_CHECKING:
@@ -249,8 +250,8 @@ def dominant_term(model: Model, P: sp.Matrix | None = None) -> sp.Expr:
     return sp.expand((P * Q).trace()) / N
 
 
-@dataclass(frozen=True)
-class SteinLyapunovCheck:
+@dataclass(frozen=True, repr=False)
+class SteinLyapunovCheck(Presentable):
     """Outcome of :func:`stein_lyapunov_check`.
 
     Attributes
@@ -270,10 +271,33 @@ class SteinLyapunovCheck:
     coefficient_gap: sp.Matrix
     symmetric: bool
 
+    _MORE: ClassVar[str] = "exact (symbolic); the expressions: .identity, .coefficient_gap"
+
     @property
     def holds(self) -> bool:
         """True when all three facts were verified."""
         return self.identity == 0 and self.coefficient_gap.is_zero_matrix and self.symmetric
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict and the simplified expressions as SymPy text (``exact``: the
+        check is symbolic, no rounding)."""
+        gap = self.coefficient_gap
+        return {
+            "holds": bool(self.holds),
+            "exact": True,
+            "identity": str(self.identity),
+            "coefficient_gap": [[str(gap[i, j]) for j in range(gap.cols)] for i in range(gap.rows)],
+            "symmetric": bool(self.symmetric),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        zero = self.coefficient_gap.is_zero_matrix
+        return [
+            ("holds", str(bool(self.holds))),
+            ("identity", f"{self.identity} (0: Stein's residual is -x^T R x)"),
+            ("coefficient gap", "zero" if zero else "not zero (see .coefficient_gap)"),
+            ("R symmetric", str(bool(self.symmetric))),
+        ]
 
 
 def stein_lyapunov_check(model: Model, M: object = None) -> SteinLyapunovCheck:

@@ -2,8 +2,9 @@
 
 Every result type of mfstein (:class:`numeric.MeanFieldSolution`,
 :class:`numeric.exact.ExactResult`, :class:`sim.SimulationResult`,
-:class:`numeric.expansion.transient.TransientResult`, :class:`numeric.CertifiedSolution`)
-derives from :class:`Presentable`: it declares only what is its own -- its
+:class:`numeric.expansion.transient.TransientResult`, :class:`numeric.CertifiedSolution`,
+the claim reports, the tail, Persistent-Idle and table results; the list is
+``tests/test_api.py``'s) derives from :class:`Presentable`: it declares only what is its own -- its
 ``to_dict()`` and its ``_rows()``, a list of ``(label, text)`` pairs of its
 headline numbers already formatted with the digits the result claims -- and the
 base writes from them the JSON text, the short ``repr`` and the notebook's HTML
@@ -71,6 +72,12 @@ def params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
 
 
+def heading_rows(model: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The first rows of a result about one model: ``("model", model)`` and its
+    parameters (:func:`params_text`)."""
+    return [("model", model), ("params", params_text(params))]
+
+
 def count_row(name: str, items: Sequence[Any] | Mapping[str, Any]) -> tuple[str, str]:
     """The row ``(name, "<how many> (see .name)")`` for a list a result holds in full."""
     return (name, f"{len(items)} (see .{name})")
@@ -83,10 +90,11 @@ class Presentable(ABC):
 
     - ``to_dict()``: the JSON-ready dict (the keys of its ``--json`` command);
     - ``_rows()``: its headline numbers as ``(label, text)`` rows, formatted;
-    - ``_MORE``: the footer line saying where the rest is.
+    - ``_MORE``: the footer line saying where the rest is;
+    - ``_title()``, optionally: the heading (by default the class name).
 
     and inherits ``to_json`` (:func:`dumps` of ``to_dict()``), ``repr`` (the
-    class name over the rows, :func:`text_block`) and ``_repr_html_``
+    heading over the rows, :func:`text_block`) and ``_repr_html_``
     (:func:`html_table`).  A ``@dataclass`` subclass is declared with
     ``repr=False``, else the dataclass writes its own ``__repr__`` over this one.
     """
@@ -102,15 +110,19 @@ class Presentable(ABC):
     def _rows(self) -> list[tuple[str, str]]:
         """The headline rows ``(label, text)`` of ``repr`` and the HTML table."""
 
+    def _title(self) -> str:
+        """The heading of ``repr`` and the HTML table: the class name."""
+        return type(self).__name__
+
     def to_json(self, *, indent: int | None = 1) -> str:
         """:meth:`to_dict` as JSON text (``indent=None``: one line)."""
         return dumps(self.to_dict(), indent=indent)
 
     def __repr__(self) -> str:
-        return text_block(type(self).__name__, self._rows(), self._MORE)
+        return text_block(self._title(), self._rows(), self._MORE)
 
     def _repr_html_(self) -> str:
-        return html_table(type(self).__name__, self._rows(), self._MORE)
+        return html_table(self._title(), self._rows(), self._MORE)
 
 
 def columns(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:

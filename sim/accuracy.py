@@ -17,9 +17,9 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from mfstein.display import dumps, html_table, text_block
+from mfstein.display import Presentable
 
 #: The columns of the text and CSV forms, with their headers.
 COLUMNS = (
@@ -32,8 +32,8 @@ COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class AccuracyTable:
+@dataclass(frozen=True, repr=False)
+class AccuracyTable(Presentable):
     """Rows of the accuracy table of one observable of one model.
 
     ``rows`` are dicts with the keys ``N``, ``mean_field``, ``order1``, ``order2``,
@@ -53,20 +53,19 @@ class AccuracyTable:
     steps: int | None = None
     reps: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"model", "observable", "rows"}`` (the issue's JSON shape)."""
-        return {"model": self.model, "observable": self.observable, "rows": list(self.rows)}
+    _MORE: ClassVar[str] = "rows in to_dict()"
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """JSON text of :meth:`to_dict`."""
-        return dumps(self.to_dict(), indent=indent)
+    def to_dict(self) -> dict[str, Any]:
+        """``{"model", "observable", "rows"}`` (the issue's JSON shape; numbers are
+        decimal strings with their claimed digits, simulations ``{"mean", "ci95"}``)."""
+        return {"model": self.model, "observable": self.observable, "rows": list(self.rows)}
 
     def _title(self) -> str:
         named = self.observable.isidentifier() and self.expression not in (None, self.observable)
         expr = f" = {self.expression}" if named else ""  # a declared name: show what it is
         return f"AccuracyTable: {self.observable}{expr}, {self.model} model, order {self.order}"
 
-    def _summary_rows(self) -> list[tuple[str, str]]:
+    def _rows(self) -> list[tuple[str, str]]:
         out = []
         for r in self.rows:
             best = r["order2"] or r["order1"] or r["mean_field"]
@@ -76,12 +75,6 @@ class AccuracyTable:
                 extra += f", simulation {sim['mean']} ± {sim['ci95']}"
             out.append((f"N = {r['N']}", f"{best}{extra}"))
         return out
-
-    def __repr__(self) -> str:
-        return text_block(self._title(), self._summary_rows(), "rows in to_dict()")
-
-    def _repr_html_(self) -> str:
-        return html_table(self._title(), self._summary_rows())
 
     def settings_text(self) -> str:
         """One line naming the simulation's seed, events and replications."""

@@ -30,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable, count_row, params_text, shape_text
+from mfstein.display import Presentable, count_row, heading_rows, shape_text
 from mfstein.errors import ParameterError
+from sim.summary import status_fields, status_rows
 
 #: Capabilities a simulator may declare.
 CAPABILITIES = (
@@ -127,7 +128,7 @@ class SimulationResult(Presentable):
         from sim.stats import plain
 
         def est(e: Any) -> Any:
-            return None if e is None else e.to_json()
+            return None if e is None else e.to_dict()
 
         out: dict[str, Any] = {"model": self.model, "N": self.N}
         if self.lam_text is not None:
@@ -147,12 +148,12 @@ class SimulationResult(Presentable):
                 "warmup": self.warmup,
                 "s_star": list(self.s_star),
                 "start": self.start,
-                "n_mse": self.n_mse.to_json(),
+                "n_mse": self.n_mse.to_dict(),
                 "mean": plain(self.mean.mean),
                 "mean_ci95": plain(self.mean.ci95),
                 "n_bias": plain(self.n_bias.mean),
                 "n_bias_ci95": plain(self.n_bias.ci95),
-                "n_cov": self.n_cov.to_json(),
+                "n_cov": self.n_cov.to_dict(),
                 "marginal_pmf": est(self.marginal_pmf),
                 "queue_length_pmf": est(self.queue_length_pmf),
                 "mean_jobs": est(self.mean_jobs),
@@ -163,33 +164,19 @@ class SimulationResult(Presentable):
         if self.lam_text is not None:
             out["response_time"] = self.response_time
         if self.observables:
-            out["observables"] = {k: e.to_json() for k, e in self.observables.items()}
-        out.update(
-            {
-                "events": self.events,
-                "events_per_second": self.events_per_second,
-                "wall_seconds": self.wall_seconds,
-                "complete": self.complete,
-                "interrupted": self.interrupted,
-                "lag1_autocorrelation": self.lag1_autocorrelation,
-                "warnings": list(self.warnings),
-            }
-        )
-        return out
+            out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
+        out.update(events=self.events, events_per_second=self.events_per_second)
+        return out | status_fields(self)
 
     def _rows(self) -> list[tuple[str, str]]:
-        def ci(e: Any) -> str:
-            return f"{float(e.mean):.6g} +/- {float(e.ci95):.2g} (95% CI)"
-
         rows = [
-            ("model", f"{self.model}, N = {self.N} ({self.simulator} engine)"),
-            ("params", params_text(self.params)),
-            ("N E||S-s*||^2", ci(self.n_mse)),
+            *heading_rows(f"{self.model}, N = {self.N} ({self.simulator} engine)", self.params),
+            ("N E||S-s*||^2", self.n_mse.text()),
         ]
         if self.blocking is not None:
-            rows.append(("blocking", ci(self.blocking)))
+            rows.append(("blocking", self.blocking.text()))
         for name, e in list(self.observables.items())[:3]:
-            rows.append((f"E[{name}]", ci(e)))
+            rows.append((f"E[{name}]", e.text()))
         if len(self.observables) > 3:
             rows.append(count_row("observables", self.observables))
         rows += [
@@ -198,11 +185,7 @@ class SimulationResult(Presentable):
                     f"batches"),
             ("speed", f"{self.events_per_second:.3g} events/s, {self.wall_seconds:.3g} s wall"),
         ]  # fmt: skip
-        if not self.complete:
-            rows.append(("complete", "no (interrupted or max_units)"))
-        if self.warnings:
-            rows.append(count_row("warnings", self.warnings))
-        return rows
+        return rows + status_rows(self.complete, self.warnings)
 
     _MORE = "estimates: .n_mse, .mean, .n_bias, .n_cov (mean, ci95); .to_dict() for JSON"
 

@@ -33,11 +33,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
+from mfstein.display import Presentable
 from mfstein.errors import ParameterError, check_choice
 from sim import pi_kernels as K
 from sim import runner, stats, summary
@@ -85,7 +86,7 @@ class PISpec:
         """The JSON description a checkpoint is matched against."""
         return {
             "kind": CHECKPOINT_KIND,
-            "model": self.model.to_json(),
+            "model": self.model.to_dict(),
             "policy": self.policy,
             "check_bound": self.check_bound,
             "split_rule": self.rule_name,
@@ -289,8 +290,8 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
             )
 
 
-@dataclass
-class PIResult:
+@dataclass(repr=False)
+class PIResult(Presentable):
     """Estimates with 95% confidence half-widths (batch means over replications).
 
     Attributes
@@ -365,10 +366,12 @@ class PIResult:
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """The command line's JSON object (estimates as ``{"mean", "ci95"}``)."""
+    _MORE: ClassVar[str] = "per-server estimates and path-bound counters in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``mfstein pi --json``'s object; each estimate as :meth:`sim.stats.Estimate.to_dict`."""
         est = {
-            k: getattr(self, k).to_json()
+            k: getattr(self, k).to_dict()
             for k in (
                 "mean_queue",
                 "mean_total",
@@ -384,7 +387,7 @@ class PIResult:
         }
         return {
             "method": "simulation",
-            **self.model.to_json(),
+            **self.model.to_dict(),
             "policy": self.policy,
             "split_rule": self.split_rule,
             "slots": self.slots,
@@ -403,12 +406,23 @@ class PIResult:
             "busy_while_idle": self.busy_while_idle,
             "measured_slots": self.measured_slots,
             "server_slots_per_second": self.server_slots_per_second,
-            "wall_seconds": self.wall_seconds,
-            "complete": self.complete,
-            "interrupted": self.interrupted,
-            "lag1_autocorrelation": self.lag1_autocorrelation,
-            "warnings": self.warnings,
+            **summary.status_fields(self),
         }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rule = f" (split rule {self.split_rule})" if self.split_rule else ""
+        rows = [
+            ("model", self.model.summary()),
+            ("policy", self.policy + rule),
+            ("E[Q_total]", self.mean_total.text()),
+            ("mean delay", self.delay.text()),
+            ("messages/job", self.messages_per_job.text()),
+            ("drift", self.drift.text()),
+            ("path bound", f"{self.bound_checks:,} origins, {self.bound_violations:,} violations"),
+            ("run", f"seed {self.seed}, {self.reps} x {self.slots:,} slots, "
+                    f"{self.batches} batches"),
+        ]  # fmt: skip
+        return rows + summary.status_rows(self.complete, self.warnings)
 
 
 def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> PIResult:

@@ -31,9 +31,15 @@ class Estimate:
     mean: np.ndarray | float
     ci95: np.ndarray | float
 
-    def to_json(self) -> dict:
-        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists."""
+    def to_dict(self) -> dict:
+        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists (the 95% CI
+        half-width ``ci95`` states the estimate's precision)."""
         return {"mean": plain(self.mean), "ci95": plain(self.ci95)}
+
+    def text(self) -> str:
+        """A scalar estimate as ``"mean +/- half-width (95% CI)"`` (6 and 2 significant
+        digits: the interval, not the mean's printed digits, states its precision)."""
+        return f"{float(self.mean):.6g} +/- {float(self.ci95):.2g} (95% CI)"
 
 
 def plain(x):

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.display import count_row
 from mfstein.errors import ParameterError
 from sim import stats
 
@@ -199,3 +200,25 @@ def result_fields(
         "interrupted": out.interrupted,
         "lag1_autocorrelation": rho,
     }
+
+
+def status_fields(result: Any) -> dict[str, Any]:
+    """How a run of a batch-means simulator ended, the closing keys of its result's
+    ``to_dict()``: wall time, whether it completed or was interrupted, the lag-1
+    autocorrelation of the batch means (the check of the intervals) and the warnings."""
+    return {
+        "wall_seconds": result.wall_seconds,
+        "complete": result.complete,
+        "interrupted": result.interrupted,
+        "lag1_autocorrelation": result.lag1_autocorrelation,
+        "warnings": list(result.warnings),
+    }
+
+
+def status_rows(complete: bool, warnings: list[str]) -> list[tuple[str, str]]:
+    """The closing rows of a simulation result's ``repr``: whether the run is
+    incomplete and how many warnings it carries (none when it is complete and clean)."""
+    rows = [] if complete else [("complete", "no (interrupted or max_units)")]
+    if warnings:
+        rows.append(count_row("warnings", warnings))
+    return rows

@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import Any, ClassVar
 
+from mfstein.display import Presentable
 from mfstein.limits import EXACT_MAX_STATES  # the exact solver's one limit (6 million states)
 
 
-@dataclass
-class Row:
+@dataclass(repr=False)
+class Row(Presentable):
     """One column of the paper's table (one system size ``N``)."""
 
     N: int
@@ -41,9 +42,70 @@ class Row:
     c2_digits: int = 0
     second_order: str = ""
 
-    def to_json(self) -> dict:
-        """Plain JSON: bound and exact as decimal strings, simulation as floats."""
+    _MORE: ClassVar[str] = "c2, notes and warnings in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: bound and exact as decimal strings, simulation as floats;
+        ``bound_digits``, ``c2_digits`` and ``sim_ci95`` state their precision."""
         return dict(self.__dict__)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from sim.stats import Estimate
+
+        return [
+            ("N", f"{self.N:,}"),
+            ("lam", self.lam),
+            ("b (simulated)", str(self.b)),
+            ("simulation", Estimate(self.sim_mean, self.sim_ci95).text()),
+            ("bound", f"{self.bound} ({self.bound_digits} digits)"),
+            ("c + c2/N", self.second_order or "-"),
+            ("exact", self.exact or f"- ({self.exact_note})"),
+        ]
+
+
+@dataclass(repr=False)
+class PaperTable(Presentable):
+    """The whole table: the :class:`Row` of each ``N`` and the run's settings (the
+    heavy-traffic ``gamma``, ``alpha``, ``d``, the seed, steps and replications)."""
+
+    rows: list[Row]
+    gamma: Any
+    alpha: Any
+    d: int
+    seed: int
+    steps: int
+    reps: int
+
+    _MORE: ClassVar[str] = "each N's Row in .rows; render(), to_csv() and plot(path)"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``mfstein table --json``'s object: the settings and each row's :meth:`Row.to_dict`."""
+        return {**self._meta(), "steps": self.steps, "reps": self.reps,
+                "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
+
+    def _meta(self) -> dict[str, Any]:
+        return {"gamma": self.gamma, "alpha": self.alpha, "d": self.d, "seed": self.seed}
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from sim.stats import Estimate
+
+        return [
+            (f"N = {r.N:,}", f"simulation {Estimate(r.sim_mean, r.sim_ci95).text()}; "
+                             f"bound {_short(r.bound, 8)} ({r.bound_digits} digits)")
+            for r in self.rows
+        ]  # fmt: skip
+
+    def render(self) -> str:
+        """The paper's layout (:func:`render`)."""
+        return render(self.rows, steps=self.steps, reps=self.reps, **self._meta())
+
+    def to_csv(self) -> str:
+        """One line per ``N`` (:func:`to_csv`)."""
+        return to_csv(self.rows)
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """The figure of the table (:func:`plot`)."""
+        plot(self.rows, path, **self._meta())
 
 
 def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
@@ -208,7 +270,7 @@ def to_csv(rows: list[Row]) -> str:
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if v is None else v) for k, v in r.to_json().items()})
+        w.writerow({k: ("" if v is None else v) for k, v in r.to_dict().items()})
     return buf.getvalue()
 
 

@@ -49,13 +49,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.display import Presentable
 from mfstein.errors import ParameterError
 from mfstein.jit import numba
-from sim import runner, stats
+from sim import runner, stats, summary
 from sim.rng import INV_2_53, load_state, next_u64, store_state
 
 _U64 = np.uint64
@@ -276,8 +277,8 @@ def advance(spec: TailsSpec, state: dict, steps: int) -> tuple[dict, dict]:
     return new, {"acc": acc, "tails": tails, "mgf": mgf, "hist": hist, "seconds": seconds}
 
 
-@dataclass
-class JSQTailSimulation:
+@dataclass(repr=False)
+class JSQTailSimulation(Presentable):
     """Simulated tail statistics of JSQ with 95% CIs over independent replications.
 
     Attributes
@@ -317,7 +318,10 @@ class JSQTailSimulation:
     complete: bool
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    _MORE: ClassVar[str] = "every x and theta, grid and survival in to_dict() and attributes"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``mfstein tail --simulate --json`` prints (an estimate: ``{"mean", "ci95"}``)."""
         return {
             "n": self.n,
             "eps": self.eps,
@@ -327,17 +331,31 @@ class JSQTailSimulation:
             "reps": self.reps,
             "events": self.events,
             "warmup": self.warmup,
-            "tail": self.tail.to_json(),
-            "scaled_mean": self.scaled_mean.to_json(),
-            "perp_second_moment": self.perp_second_moment.to_json(),
-            "perp_mgf": self.perp_mgf.to_json(),
-            "sup_distance": self.sup_distance.to_json(),
+            "tail": self.tail.to_dict(),
+            "scaled_mean": self.scaled_mean.to_dict(),
+            "perp_second_moment": self.perp_second_moment.to_dict(),
+            "perp_mgf": self.perp_mgf.to_dict(),
+            "sup_distance": self.sup_distance.to_dict(),
             "bin_width": self.bin_width,
             "events_per_second": self.events_per_second,
             "wall_seconds": self.wall_seconds,
             "complete": self.complete,
             "warnings": self.warnings,
         }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        def at(e: stats.Estimate, i: int) -> str:
+            return stats.Estimate(e.mean[i], e.ci95[i]).text()
+
+        rows = [("model", f"JSQ, n = {self.n}, eps = {self.eps:.6g}")]
+        rows += [(f"P(eps qbar > {x:g})", at(self.tail, i)) for i, x in enumerate(self.x[:3])]
+        rows += [
+            ("E[eps qbar]", self.scaled_mean.text()),
+            ("E ||q_perp||^2", self.perp_second_moment.text()),
+            ("sup |P - exp(-x)|", self.sup_distance.text()),
+            ("run", f"seed {self.seed}, {self.reps} x {self.events:,} events"),
+        ]
+        return rows + summary.status_rows(self.complete, self.warnings)
 
 
 def _survival(hist: np.ndarray, total: float) -> np.ndarray:

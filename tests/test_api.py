@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BD = f"{ROOT / 'examples' / 'birth_death.py'}:birth_death"
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
 SIM = {"steps": 40_000, "reps": 2, "seed": 7, "workers": 1, "batches": 4}
+#: The packages of the library (the tests and examples are not).
+LIBRARY = ("derive", "numeric", "sim", "mfstein")
 
 ENTRIES = {
     "numeric.solve": numeric.solve,
@@ -198,7 +200,46 @@ def results() -> dict:
                 BD, {"cap": 2, "lam": "0.5"}, times=[0, 1], start=[0], dps=20
             ),
             "certified": numeric.certify("supermarket", {"b": 3, "lam": "0.9"}, dps=20),
+            **_other_results(),
         }
+
+
+def _other_results() -> dict:
+    """One of each remaining result type, from a cheap real computation."""
+    from derive import stein_lyapunov_check, supermarket
+    from derive.models import load_model
+    from numeric.certified.claims import check_certified
+    from numeric.lemmas import check, lemma12_parameters
+    from numeric.pi.exact import solve_pi_exact
+    from numeric.tails.jsq_qbd import solve_jsq
+    from numeric.tails.report import exact_tails
+    from numeric.tails.ssq import binomial_pmfs, solve_ssq
+    from sim import table
+    from sim.pi import simulate_pi
+    from sim.tails import simulate_jsq_tails
+
+    bd = load_model(BD, cap=2)
+    sol = numeric.solve(bd, {"lam": "0.5"}, dps=20, order=2)
+    grid = {"N": "10", "lam": "0.9", "b": 1}
+    row = table.build("0.1", "0.05", [4], steps=20_000, reps=2, seed=2, workers=1)[0]
+    pi_run = {"slots": 20_000, "reps": 2, "seed": 3, "workers": 1}
+    return {
+        "stein-lyapunov check": stein_lyapunov_check(supermarket(1)),
+        "lemma 12 parameters": lemma12_parameters("0.05", "0.001"),
+        "lemma report": check(["lemma6", "theorem1.eq6"], **grid),
+        "certified claims": check_certified(["lemma6"], **grid),
+        "pi exact": solve_pi_exact("0:.5,1:.2,3:.3", ["1:1", "1:.5,2:.5"]),
+        "pi simulation": simulate_pi("0:.4,2:.2,4:.3,6:.1", "1:1", n=3, **pi_run),
+        "tails exact": exact_tails("jsq", 2, 0.3, [0.5, 1.0], thetas=[0.1]),
+        "jsq law": solve_jsq(2, 0.3),
+        "ssq law": solve_ssq(*binomial_pmfs(2, 0.3)),
+        "tails simulation": simulate_jsq_tails(2, 0.3, [1.0], events=20_000, reps=2, seed=1),
+        "table row": row,
+        "paper table": table.PaperTable([row], "0.1", "0.05", 2, 2, steps=20_000, reps=2),
+        "accuracy table": sim.accuracy_table(bd, {"lam": "0.5"}, "x**2", [4], exact=False),
+        "observable expansion": sol.observable(bd, "x**2"),
+        "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
+    }
 
 
 @pytest.mark.parametrize(
@@ -213,6 +254,21 @@ def results() -> dict:
         "transient (float64)",
         "transient (mpmath)",
         "certified",
+        "stein-lyapunov check",
+        "lemma 12 parameters",
+        "lemma report",
+        "certified claims",
+        "pi exact",
+        "pi simulation",
+        "tails exact",
+        "jsq law",
+        "ssq law",
+        "tails simulation",
+        "table row",
+        "paper table",
+        "accuracy table",
+        "observable expansion",
+        "exact expectation",
     ],
 )
 def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:
@@ -228,20 +284,36 @@ def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None
     assert checker.tags >= 3 and not checker.stack
 
 
-def test_every_result_type_presents_itself_through_one_base() -> None:
+def test_every_result_type_presents_itself_through_one_base(results: dict) -> None:
     from mfstein.display import Presentable
-    from numeric.certified.enclosures import CertifiedSolution
-    from numeric.exact.result import ExactResult
-    from numeric.expansion.transient import TransientResult
-    from numeric.solution import MeanFieldSolution
-    from sim.base import SimulationResult
 
-    for cls in (MeanFieldSolution, ExactResult, TransientResult, SimulationResult,
-                CertifiedSolution):  # fmt: skip
-        assert issubclass(cls, Presentable), cls
+    def subclasses(cls: type) -> set[type]:
+        return {c for s in cls.__subclasses__() for c in {s} | subclasses(s)}
+
+    library = {c for c in subclasses(Presentable) if c.__module__.split(".")[0] in LIBRARY}
+    assert {type(r) for r in results.values()} == library  # each one built above
+    for cls in library:
         own = {"to_json", "__repr__", "_repr_html_"} & set(vars(cls))
         assert not own, f"{cls.__name__} writes {sorted(own)} again"
         assert {"to_dict", "_rows", "_MORE"} <= set(vars(cls)), cls
+
+
+def test_to_json_is_written_once() -> None:
+    """``to_json`` returns JSON text everywhere: the library defines it only in the base
+    (a value type inside a result has ``to_dict``)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for pkg in LIBRARY
+        for path in sorted((ROOT / pkg).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.match(r"\s*def to_json\b", line)
+    ]
+    assert found == ["mfstein/display.py:" + str(_line_of("mfstein/display.py", "def to_json"))]
+
+
+def _line_of(relpath: str, text: str) -> int:
+    lines = (ROOT / relpath).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 def test_numbers_print_with_the_digits_they_claim(results: dict) -> None:

@@ -83,7 +83,7 @@ class Pmf:
         """The ``value:prob,...`` form the command line accepts."""
         return ",".join(f"{v}:{p:.17g}" for v, p in zip(self.values, self.probs, strict=True))
 
-    def to_json(self) -> dict[str, list]:
+    def to_dict(self) -> dict[str, list]:
         """``{"values": [...], "probs": [...]}``."""
         return {"values": list(self.values), "probs": list(self.probs)}
 
@@ -188,12 +188,19 @@ class PIModel:
         """``rho = E[a] / sum_i E[s_i]``; the main theorem: stable iff ``rho < 1``."""
         return self.mean_arrival / self.capacity
 
-    def to_json(self) -> dict[str, Any]:
-        """The model as plain JSON."""
+    def summary(self) -> str:
+        """One line: ``n``, ``E[a]``, ``sum_i E[s_i]`` and the load (6 significant digits)."""
+        return (
+            f"n = {self.n}, E[a] = {self.mean_arrival:.6g}, "
+            f"sum E[s_i] = {self.capacity:.6g}, load = {self.load:.6g}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as a plain JSON-ready dict."""
         return {
             "n": self.n,
-            "arrivals": self.arrivals.to_json(),
-            "services": [s.to_json() for s in self.services],
+            "arrivals": self.arrivals.to_dict(),
+            "services": [s.to_dict() for s in self.services],
             "mean_arrival": self.mean_arrival,
             "capacity": self.capacity,
             "load": self.load,

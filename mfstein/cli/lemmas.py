@@ -46,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein lemmas``; returns the exit status."""
-    import json
     import sys
 
     from mfstein.errors import ParameterError
@@ -68,12 +67,12 @@ def run(args: argparse.Namespace) -> int:
         from numeric.certified.claims import check_certified
 
         cert = check_certified(ids, **_grid(args))
-        out = json.dumps(cert.to_json(), indent=2) if args.json else cert.format()
+        out = cert.to_json(indent=2) if args.json else cert.format()
         sys.stdout.write(out + "\n")
         return 0
     report = check(ids, **_grid(args), progress=sys.stderr.isatty())
     if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        sys.stdout.write(report.to_json(indent=2) + "\n")
     else:
         sys.stdout.write(format_report(report))
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from mfstein.cli.model_args import add_model_options
 from mfstein.cli.option_types import integer
@@ -96,10 +97,16 @@ def model_table(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress and not args.json and sys.stderr.isatty(),
     )
+    return print_table(tab, args)
+
+
+def print_table(tab: Any, args: argparse.Namespace) -> int:
+    """Draw a table result's ``--plot``, then print it: ``--json`` (one line of its
+    ``to_json``), ``--csv`` or the aligned text; the exit status (0)."""
     if args.plot:
         tab.plot(args.plot)
     if args.json:
-        print(tab.to_json())
+        print(tab.to_json(indent=None))
     elif args.csv:
         sys.stdout.write(tab.to_csv())
     else:

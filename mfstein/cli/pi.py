@@ -9,7 +9,6 @@ and SciPy load inside the handler.
 from __future__ import annotations
 
 import argparse
-import json
 
 from mfstein.cli.option_types import integer
 from mfstein.cli.simulate import add_batch_options, add_run_options, report, run_keywords
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         if args.allow_unstable:
             raise ParameterError("allow-unstable is for simulation; --exact needs load < 1.")
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
-        print(json.dumps(e.to_json()) if args.json else _describe_exact(e))
+        print(e.to_json(indent=None) if args.json else _describe_exact(e))
         return 0
     from sim.pi import simulate_pi
 
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         split_rule=args.split_rule,
         **run_keywords(args),
     )
-    return report("pi", r, json.dumps(r.to_json()) if args.json else _describe(r))
+    return report("pi", r, r.to_json(indent=None) if args.json else _describe(r))
 
 
 def _header(model, policy: str) -> list[str]:

@@ -6,13 +6,17 @@ Heavy imports (numba, numpy, scipy, dask, matplotlib) happen inside the handlers
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
 from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
-from mfstein.cli.model_table import MODEL_TABLE_STEPS, add_table_model_arguments, model_table
+from mfstein.cli.model_table import (
+    MODEL_TABLE_STEPS,
+    add_table_model_arguments,
+    model_table,
+    print_table,
+)
 from mfstein.cli.option_types import integer, integer_list
 from mfstein.limits import (
     MAX_D,
@@ -312,27 +316,10 @@ def _table(args) -> int:
         exact=args.exact,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
-    meta = dict(gamma=args.gamma, alpha=args.alpha, d=args.d, seed=args.seed)
-    if args.plot:
-        table.plot(rows, args.plot, **meta)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    **meta,
-                    "steps": args.sim_steps,
-                    "reps": args.reps,
-                    "rows": [r.to_json() for r in rows],
-                }
-            )
-        )
-    elif args.csv:
-        sys.stdout.write(table.to_csv(rows))
-    else:
-        print(table.render(rows, steps=args.sim_steps, reps=args.reps, **meta))
-        if args.plot:
-            print(f"plot written to {args.plot}")
-    return 0
+    tab = table.PaperTable(
+        rows, args.gamma, args.alpha, args.d, args.seed, steps=args.sim_steps, reps=args.reps
+    )
+    return print_table(tab, args)
 
 
 def _run_model(args: argparse.Namespace) -> int:

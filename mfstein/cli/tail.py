@@ -9,7 +9,6 @@ standard error and exit status 2 through the dispatcher.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mfstein.errors import ParameterError
@@ -115,7 +114,7 @@ def run_tail(args: argparse.Namespace) -> int:
         for w in r.warnings:
             print(f"mfstein tail: warning: {w}", file=sys.stderr)
         if args.json:
-            print(json.dumps(r.to_json()))
+            print(r.to_json(indent=None))
         else:
             print(_describe_sim(r))
         return 0 if r.complete else 130
@@ -128,7 +127,7 @@ def run_tail(args: argparse.Namespace) -> int:
         )
     rep = exact_tails(model, n, eps, xs, thetas=thetas, **kw)
     if args.json:
-        print(json.dumps(rep.to_json()))
+        print(rep.to_json(indent=None))
     else:
         print(rep.describe())
     return 0

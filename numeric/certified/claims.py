@@ -33,8 +33,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
+from mfstein.display import Presentable, params_text
 from mfstein.errors import NumericalError
 from numeric.certified.arb import decimal_outward, max_ball, to_arb, working_precision
 
@@ -182,12 +183,14 @@ def evaluate(claim: Any, c: CertifiedContext | None, ctx: Any) -> CertifiedPoint
         return CertifiedPoint(margin, _verdict(margin, claim.relation))
 
 
-@dataclass
-class CertifiedReport:
-    """Certified verdicts of claims over a grid of N."""
+@dataclass(repr=False)
+class CertifiedReport(Presentable):
+    """Certified verdicts of claims over a grid of N: a row per claim."""
 
     params: dict[str, Any]
     rows: list[tuple[Any, list[int], list[CertifiedPoint], str]] = field(default_factory=list)
+
+    _MORE: ClassVar[str] = "every grid point's margin enclosure in to_dict()"
 
     def summary(self, claim: Any, Ns: list[int], points: list[CertifiedPoint]) -> str:
         """One line: at which N the claim is proved, refuted or undecided."""
@@ -203,8 +206,9 @@ class CertifiedReport:
             parts.append(f"not decided at this precision at {undecided} grid N")
         return "; ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON-ready data (margins as decimal enclosures)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data: margins as decimal enclosures ``lo``/``hi``
+        (the interval the margin is certified to lie in states its precision)."""
         claims = []
         for claim, Ns, points, skipped in self.rows:
             entry: dict[str, Any] = {"id": claim.id, "relation": claim.relation}
@@ -225,6 +229,12 @@ class CertifiedReport:
             entry["verdict"] = self.summary(claim, Ns, points)
             claims.append(entry)
         return {"params": self.params, "certified": True, "claims": claims}
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [("params", params_text(self.params))] + [
+            (claim.id, f"skipped: {skipped}" if skipped else self.summary(claim, Ns, points))
+            for claim, Ns, points, skipped in self.rows
+        ]
 
     def format(self) -> str:
         """The report as text, one block per claim."""

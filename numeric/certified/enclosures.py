@@ -84,7 +84,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.arguments import check_keywords
-from mfstein.display import Presentable, params_text
+from mfstein.display import Presentable, heading_rows
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
     ball,
@@ -217,8 +217,7 @@ class CertifiedSolution(Presentable):
 
     def _rows(self) -> list[tuple[str, str]]:
         return [
-            ("model", f"{self.model} ({self.b} states)"),
-            ("params", params_text(self.params)),
+            *heading_rows(f"{self.model} ({self.b} states)", self.params),
             ("c in", self.interval()),
             ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
             ("working precision", f"{self.prec} bits"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.display import Presentable, count_row, params_text, shape_text
+from mfstein.display import Presentable, count_row, heading_rows, shape_text
 
 
 def _floats(v: Any) -> Any:
@@ -154,8 +154,7 @@ class ExactResult(Presentable):
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
-            ("model", f"{self.model}, N = {self.N}"),
-            ("params", params_text(self.params)),
+            *heading_rows(f"{self.model}, N = {self.N}", self.params),
             ("states", f"{self.states:,} (dimension {self.b})"),
             ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number)"),
             ("N E||S-s*||^2", f"{self.n_mse:.10g}"),

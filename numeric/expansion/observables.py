@@ -43,24 +43,24 @@ cancellation in a sum costs digits instead of hiding.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import permutations
-from typing import Any
+from typing import Any, ClassVar
 
 import mpmath
 from mpmath import mpf
 
+from mfstein.display import Presentable, params_text
 from mfstein.errors import ParameterError
 
 
 # --------------------------------------------------------------------------
 # result types
 # --------------------------------------------------------------------------
-@dataclass
-class ObservableExpansion:
+@dataclass(repr=False)
+class ObservableExpansion(Presentable):
     """``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``.
 
     Attributes
@@ -155,46 +155,37 @@ class ObservableExpansion:
             "notes": list(self.notes),
         }
 
-    def to_json(self, **kwargs: Any) -> str:
-        """:meth:`to_dict` as a JSON string."""
-        return json.dumps(self.to_dict(), **kwargs)
+    _MORE: ClassVar[str] = "notes in to_dict(); value(N, order) for g0 + g1/N + g2/N^2"
 
-    def __repr__(self) -> str:
-        parts = [mpmath.nstr(self.g0, 10), f"{mpmath.nstr(self.g1, 8)}/N"]
-        if self.g2 is not None:
-            parts.append(f"{mpmath.nstr(self.g2, 8)}/N^2")
-        return f"<ObservableExpansion {self.observable}: {' + '.join(parts)}>"
+    def _title(self) -> str:
+        return f"ObservableExpansion: {self.observable} ({self.model})"
 
-    def _repr_html_(self) -> str:
-        from html import escape
-
-        rows = "".join(
-            f"<tr><td>{escape(label)}</td><td><code>{escape(str(self.text(k)))}</code></td>"
-            f"<td>{self.digits.get(k, '')}</td></tr>"
-            for k, label in (
-                ("g0", "mean field g(s*)"),
-                ("g1", "1/N term"),
-                ("g2", "1/N^2 term"),
-                ("variance", "lim N Var g"),
-            )
-            if getattr(self, k) is not None
-        )
-        head = escape(f"{self.observable} ({self.model})")
-        return (
-            f"<table><caption>{head}</caption><tr><th>term</th><th>value</th>"
-            f"<th>digits</th></tr>{rows}</table>"
-        )
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("params", params_text(self.params))]
+        for k, label in (
+            ("g0", "g0 = g(s*)"),
+            ("g1", "g1 (1/N term)"),
+            ("g2", "g2 (1/N^2 term)"),
+            ("variance", "lim N Var g"),
+        ):
+            if getattr(self, k) is not None:
+                text = self.text(k)
+                rows.append((label, "-" if text is None else f"{text} ({self.digits[k]} digits)"))
+        return rows
 
 
-@dataclass
-class ExactExpectation:
+@dataclass(repr=False)
+class ExactExpectation(Presentable):
     """``E[g(S_N)]`` and ``Var g(S_N)`` under the exact stationary law (float64;
-    the chain's relative residual bounds their precision)."""
+    the chain's residual ``||pi Q||_1``, when known, bounds their precision)."""
 
     observable: str
     N: int
     mean: float
     variance: float
+    residual: float | None = None
+
+    _MORE: ClassVar[str] = "float64 under the exact stationary law"
 
     @property
     def n_variance(self) -> float:
@@ -205,12 +196,26 @@ class ExactExpectation:
         return float(self.mean)
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: floats as their ``repr`` (all 17 digits), and the chain's
+        ``residual`` stating how far they are from the true stationary values."""
         return {
             "observable": self.observable,
             "N": self.N,
             "mean": repr(float(self.mean)),
             "variance": repr(float(self.variance)),
+            "residual": self.residual,
         }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [
+            ("observable", f"{self.observable}, N = {self.N}"),
+            ("mean", repr(float(self.mean))),
+            ("variance", repr(float(self.variance))),
+            ("N variance", repr(float(self.n_variance))),
+        ]
+        if self.residual is not None:
+            rows.append(("residual", f"{self.residual:.3g} = ||pi Q||_1"))
+        return rows
 
 
 # --------------------------------------------------------------------------
@@ -553,7 +558,9 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
         )
     mean = float(pi @ vals)
     variance = float(pi @ (vals - mean) ** 2)
-    return ExactExpectation(observable=name, N=N, mean=mean, variance=variance)
+    residual = getattr(result, "residual", None)
+    residual = None if residual is None else float(residual)
+    return ExactExpectation(name, N, mean, variance, residual)
 
 
 def _exact_params(result: Any) -> dict[str, str]:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, ClassVar
 
+from mfstein.display import Presentable
 from mfstein.errors import ParameterError
 
 
@@ -42,8 +44,8 @@ def to_fraction(name: str, value: object) -> Fraction:
         raise ParameterError(f"{name} must be a decimal number, got {value!r}.") from None
 
 
-@dataclass(frozen=True)
-class Lemma12Parameters:
+@dataclass(frozen=True, repr=False)
+class Lemma12Parameters(Presentable):
     """The exact solution set of conditions (21)-(22) at given ``alpha`` and ``xi``.
 
     Attributes
@@ -66,10 +68,40 @@ class Lemma12Parameters:
     eps_low: Fraction | None
     eps_high: Fraction | None
 
+    _MORE: ClassVar[str] = "exact fractions: .r_bound, .eps_low, .eps_high"
+
     @property
     def feasible(self) -> bool:
         """Whether some ``(r, epsilon)`` satisfies (21)-(22)."""
         return self.r_min is not None and self.eps_low < self.eps_high
+
+    def to_dict(self) -> dict[str, Any]:
+        """The solution set, every number an exact fraction ``"p/q"`` (``exact``:
+        rational arithmetic, no rounding); ``None`` where no ``r`` exists."""
+
+        def text(q: Fraction | None) -> str | None:
+            return None if q is None else str(q)
+
+        return {
+            "alpha": text(self.alpha),
+            "xi": text(self.xi),
+            "exact": True,
+            "feasible": bool(self.feasible),
+            "r_bound": text(self.r_bound),
+            "r_min": self.r_min,
+            "eps_low": text(self.eps_low),
+            "eps_high": text(self.eps_high),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("alpha, xi", f"{self.alpha}, {self.xi}"), ("feasible", str(self.feasible))]
+        if self.r_min is not None:
+            rows += [
+                ("r_bound", f"{self.r_bound} (r > r_bound, eq. (21))"),
+                ("r_min", str(self.r_min)),
+                ("epsilon", f"({self.eps_low}, {self.eps_high}) (eq. (22) at r_min)"),
+            ]
+        return rows
 
 
 def r_lower_bound(alpha: Fraction, xi: Fraction) -> Fraction | None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import mpmath
 
 from mfstein.arguments import check_keywords
+from mfstein.display import Presentable, params_text
 from mfstein.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
 from numeric.lemmas.parameters import to_fraction
@@ -69,15 +70,18 @@ class ClaimResult:
         return text
 
 
-@dataclass
-class Report:
-    """The results of :func:`check`."""
+@dataclass(repr=False)
+class Report(Presentable):
+    """The results of :func:`check`: a row per claim (its verdict over the grid)."""
 
     results: list[ClaimResult]
     params: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        """The documented JSON form (decimal strings, never floats)."""
+    _MORE: ClassVar[str] = "every grid point's lhs, rhs and margin in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON form (decimal strings, never floats); each point
+        states its precision (``digits``, or ``exact`` for exact arithmetic)."""
         claims = []
         skipped = []
         shown = int(self.params.get("dps", 30))
@@ -112,6 +116,11 @@ class Report:
         if skipped:
             out["skipped"] = skipped
         return out
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [("params", params_text(self.params))] + [
+            (r.claim.id, r.verdict) for r in self.results
+        ]
 
 
 def decimal_string(x: Any, digits: int | None = None) -> str:

@@ -37,11 +37,12 @@ import math
 import time
 from dataclasses import dataclass, field
 from itertools import combinations, product
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
+from mfstein.display import Presentable
 from mfstein.errors import NumericalError, ParameterError, check_int
 
 #: Policies the exact solver handles.
@@ -58,9 +59,10 @@ RESIDUAL_TOL = 1e-10
 DIRECT_MAX = 45_000
 
 
-@dataclass
-class PIExactResult:
-    """Stationary statistics of the truncated chain (plain floats, no error bars).
+@dataclass(repr=False)
+class PIExactResult(Presentable):
+    """Stationary statistics of the truncated chain (plain floats, no error bars:
+    ``truncated_mass`` and ``residual`` state how far they are from the chain's).
 
     Attributes
     ----------
@@ -97,11 +99,14 @@ class PIExactResult:
     seconds: float
     caps_tried: list[tuple[int, float]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """The command line's JSON object."""
+    _MORE: ClassVar[str] = "per-server E[Q_i], P(Q_i = 0) and the caps tried in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The command line's JSON object (``truncated_mass`` and ``residual`` state
+        its precision)."""
         return {
             "method": "exact",
-            **self.model.to_json(),
+            **self.model.to_dict(),
             "policy": self.policy,
             "cap": self.cap,
             "states": self.states,
@@ -123,6 +128,18 @@ class PIExactResult:
             "seconds": self.seconds,
             "caps_tried": [list(c) for c in self.caps_tried],
         }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [
+            ("model", self.model.summary()),
+            ("policy", self.policy),
+            ("E[Q_total]", f"{self.mean_total:.10g}"),
+            ("mean delay", f"{self.delay:.10g}"),
+            ("messages/job", f"{self.messages_per_job:.10g}"),
+            ("chain", f"cap {self.cap}, {self.states:,} states, {self.method}"),
+            ("truncated mass", f"{self.truncated_mass:.2e} per slot"),
+            ("residual", f"{self.residual:.1e} (||pi (P - I)||_1)"),
+        ]
 
 
 def _options_per_state(policy: str, n: int) -> int:

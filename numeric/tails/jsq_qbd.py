@@ -62,10 +62,11 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from math import comb
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.display import Presentable
 from mfstein.errors import NumericalError, ParameterError
 from numeric.tails.params import check_eps, check_n
 from numeric.tails.qbd import QBDSolution, solve_qbd
@@ -150,8 +151,8 @@ def jsq_blocks(
     return ph, A0, A1, A2, B1
 
 
-@dataclass
-class JSQSolution:
+@dataclass(repr=False)
+class JSQSolution(Presentable):
     """Exact (phase-truncated) stationary law of JSQ with ``n`` servers.
 
     Attributes
@@ -192,9 +193,49 @@ class JSQSolution:
     seconds: float
     history: list[dict] = field(default_factory=list)
 
+    _MORE: ClassVar[str] = "the law of qbar: .law; the QBD: .qbd; perp_mgf(thetas)"
+
     @property
     def rho(self) -> float:
         return 1.0 - self.eps
+
+    def accuracy(self) -> dict[str, Any]:
+        """How accurate the law is: the phase truncation, its neglected mass and
+        change, the QBD's residuals and the law's own checks."""
+        return dict(
+            method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
+            D=self.D,
+            phases=self.phases,
+            boundary_mass=self.boundary_mass,
+            truncation_change=self.truncation_change,
+            residual_R=self.qbd.residual_R,
+            residual_boundary=self.qbd.residual_boundary,
+            tail_ratio_residual=self.tail_ratio_residual,
+            mass_residual=self.mass_residual,
+            seconds=self.seconds,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The headline statistics (floats) and :meth:`accuracy`, their precision."""
+        return {
+            "model": "jsq",
+            "n": self.n,
+            "eps": self.eps,
+            "scaled_mean": float(self.law.scaled_mean(self.eps)),
+            "level_decay": self.level_decay,
+            "perp_second_moment": self.perp_second_moment(),
+            "accuracy": self.accuracy(),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [
+            ("model", f"JSQ, n = {self.n}, eps = {self.eps:.6g}"),
+            ("E[eps qbar]", f"{float(self.law.scaled_mean(self.eps)):.10g}"),
+            ("level decay", f"{self.level_decay:.12g} (rho^n = {self.rho**self.n:.12g})"),
+            ("E ||q_perp||^2", f"{self.perp_second_moment():.10g}"),
+            ("truncation", f"D = {self.D}, {self.phases} phases, boundary mass "
+                           f"{self.boundary_mass:.2g}, change {self.truncation_change:.2g}"),
+        ]  # fmt: skip
 
     def perp_second_moment(self) -> float:
         """``E ||q_perp||_2^2`` (Proposition 3's perpendicular component)."""

@@ -25,10 +25,11 @@ neglected mass, truncation change).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.display import Presentable
 from mfstein.errors import ParameterError
 from numeric.tails.params import check_eps, check_n, check_nonnegative_list
 
@@ -37,8 +38,8 @@ __all__ = ["MODELS", "TailReport", "exact_tails"]
 MODELS = ("jsq", "mmn", "ssq")
 
 
-@dataclass
-class TailReport:
+@dataclass(repr=False)
+class TailReport(Presentable):
     """Exact tail statistics of one model (see the module docstring)."""
 
     model: str
@@ -59,10 +60,33 @@ class TailReport:
     accuracy: dict[str, Any] = field(default_factory=dict)
     law: Any = None
 
-    def to_json(self) -> dict:
-        """Plain JSON-ready dict (the law itself is omitted)."""
+    _MORE: ClassVar[str] = "every x and theta in to_dict(); describe() for the full text"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (the law itself is omitted; ``accuracy`` states
+        its precision: residuals, neglected mass, truncation change)."""
         out = {k: v for k, v in self.__dict__.items() if k != "law"}
         return out
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("model", f"{self.model}, n = {self.n}, eps = {self.eps:.6g}")]
+        tails = zip(self.x[:3], self.tail[:3], strict=True)
+        rows += [(f"P(eps X > {x:g})", f"{t:.10g}") for x, t in tails]
+        rows += [
+            ("E[eps X]", f"{self.scaled_mean:.10g} (heavy-traffic mean {self.limit_mean:.6g})"),
+            ("sup distance", f"{self.sup_distance:.6g} at x = {self.sup_distance_at:.6g}"),
+            ("decay factor", f"{self.decay_factor:.12g}"),
+        ]
+        if self.perp_second_moment is not None:
+            rows.append(("E ||q_perp||^2", f"{self.perp_second_moment:.10g}"))
+        return [*rows, ("accuracy", self.accuracy_text())]
+
+    def accuracy_text(self) -> str:
+        """The ``accuracy`` mapping as ``"name = value, ..."`` (floats to 2 digits)."""
+        return ", ".join(
+            f"{k} = {v:.2g}" if isinstance(v, float) else f"{k} = {v}"
+            for k, v in self.accuracy.items()
+        )
 
     def describe(self) -> str:
         """Human-readable summary (the CLI's text output)."""
@@ -93,11 +117,7 @@ class TailReport:
             lines.append(f"E ||q_perp||^2 = {self.perp_second_moment:.10g}")
             for th, v in zip(self.thetas, self.perp_mgf, strict=True):
                 lines.append(f"E exp({th:g} ||q_perp||) = {v:.10g}")
-        acc = ", ".join(
-            f"{k} = {v:.2g}" if isinstance(v, float) else f"{k} = {v}"
-            for k, v in self.accuracy.items()
-        )
-        lines.append(f"accuracy: {acc}")
+        lines.append(f"accuracy: {self.accuracy_text()}")
         return "\n".join(lines)
 
 
@@ -189,15 +209,7 @@ def _ssq(n: int, eps: float | None, arrival_pmf: Any, service_pmf: Any) -> _Solv
     elif eps is not None:
         raise ParameterError("eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s).")
     sol = solve_ssq(arrival_pmf, service_pmf)
-    accuracy = dict(
-        method="roots",
-        balance_residual=sol.balance_residual,
-        mass_residual=sol.mass_residual,
-        imaginary_residual=sol.imaginary_residual,
-        cramer_exponent=sol.cramer_exponent,
-        drift=sol.drift,
-    )
-    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": accuracy}
+    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": sol.accuracy()}
 
 
 def _mmn(n: int, eps: float) -> _Solved:
@@ -223,16 +235,5 @@ def _jsq(n: int, eps: float, ths: list[float], max_phases: int | None) -> _Solve
         thetas=ths,
         perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
     )
-    kw["accuracy"] = dict(
-        method="QBD (level = min queue, phase = offsets, logarithmic reduction)",
-        D=sol.D,
-        phases=sol.phases,
-        boundary_mass=sol.boundary_mass,
-        truncation_change=sol.truncation_change,
-        residual_R=sol.qbd.residual_R,
-        residual_boundary=sol.qbd.residual_boundary,
-        tail_ratio_residual=sol.tail_ratio_residual,
-        mass_residual=sol.mass_residual,
-        seconds=sol.seconds,
-    )
+    kw["accuracy"] = sol.accuracy()
     return eps, sol.law, 1.0, 1.0 - eps, kw

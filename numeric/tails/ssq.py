@@ -40,9 +40,11 @@ negative values below ``1e-12``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.display import Presentable
 from mfstein.errors import NumericalError, ParameterError
 from numeric.tails.statistics import TotalQueueLaw
 
@@ -83,8 +85,8 @@ def binomial_pmfs(n: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
     return stats.binom.pmf(k, n, (1.0 - eps) / 2), stats.binom.pmf(k, n, 0.5)
 
 
-@dataclass
-class SSQSolution:
+@dataclass(repr=False)
+class SSQSolution(Presentable):
     """Exact stationary law of the SSQ.
 
     Attributes
@@ -114,9 +116,46 @@ class SSQSolution:
     mass_residual: float
     imaginary_residual: float
 
+    _MORE: ClassVar[str] = "the law of q: .law; the roots: .roots"
+
     @property
     def cramer_exponent(self) -> float:
         return float(-np.log(self.cramer_root))
+
+    def accuracy(self) -> dict[str, Any]:
+        """How accurate the law is: the checks of the module docstring."""
+        return dict(
+            method="roots",
+            balance_residual=self.balance_residual,
+            mass_residual=self.mass_residual,
+            imaginary_residual=self.imaginary_residual,
+            cramer_exponent=self.cramer_exponent,
+            drift=self.drift,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The headline statistics (floats; a root as ``[re, im]``) and :meth:`accuracy`,
+        their precision."""
+        return {
+            "model": "ssq",
+            "eps": self.eps,
+            "rho": self.rho,
+            "scaled_mean": float(self.law.scaled_mean(self.eps)),
+            "limit_mean": self.limit_mean,
+            "cramer_root": self.cramer_root,
+            "roots": [[float(np.real(r)), float(np.imag(r))] for r in self.roots],
+            "accuracy": self.accuracy(),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [
+            ("model", f"SSQ, eps = {self.eps:.6g} (rho = {self.rho:.6g})"),
+            ("E[eps q]", f"{float(self.law.scaled_mean(self.eps)):.10g} "
+                         f"(heavy-traffic mean {self.limit_mean:.6g})"),
+            ("Cramer root", f"{self.cramer_root:.12g}"),
+            ("roots", f"{len(self.roots)} in the unit disk"),
+            ("residuals", f"balance {self.balance_residual:.2g}, mass {self.mass_residual:.2g}"),
+        ]  # fmt: skip
 
 
 def _increment_pmf(a: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:

@@ -17,7 +17,7 @@ SVC = ["1:1", "1:.5,2:.3,3:.2"]
 
 
 def _numbers(r) -> dict:
-    out = r.to_json()
+    out = r.to_dict()
     for k in ("server_slots_per_second", "wall_seconds"):
         out.pop(k)
     return out

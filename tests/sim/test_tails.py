@@ -27,8 +27,8 @@ def test_same_seed_same_numbers_and_large_n():
     a = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=3)
     b = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=3)
     c = simulate_jsq_tails(1000, 1e-3, [1.0], events=3 * 10**5, reps=2, seed=4)
-    assert a.to_json()["tail"] == b.to_json()["tail"]
-    assert a.to_json()["tail"] != c.to_json()["tail"]
+    assert a.to_dict()["tail"] == b.to_dict()["tail"]
+    assert a.to_dict()["tail"] != c.to_dict()["tail"]
     # alpha = 1 (eps n = 1): every server is busy, eps qbar >= eps n rho ~ 1 - eps
     assert float(a.scaled_mean.mean) > 0.99
 
@@ -38,12 +38,12 @@ def test_checkpoint_resumes(tmp_path):
     a = simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
     assert path.exists()
     b = simulate_jsq_tails(4, 0.2, [1.0], events=10**5, reps=3, seed=5, checkpoint=path)
-    assert a.to_json()["tail"] == b.to_json()["tail"]
+    assert a.to_dict()["tail"] == b.to_dict()["tail"]
 
 
 def _numbers(r) -> dict:
     """Every estimate of a run (not its timings), for bit-for-bit comparisons."""
-    out = r.to_json()
+    out = r.to_dict()
     for k in ("wall_seconds", "events_per_second", "warnings", "complete"):
         out.pop(k)
     out["survival"] = r.survival.tolist()

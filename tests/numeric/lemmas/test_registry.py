@@ -33,7 +33,7 @@ def test_false_user_claim_is_reported_failing(cleanup):
     assert r.holds_from_N is None
     assert all(p.margin < 0 for p in r.points)
     assert "does not hold" in r.verdict
-    entry = rep.to_json()["claims"][0]
+    entry = rep.to_dict()["claims"][0]
     assert entry["holds_from_N"] is None and entry["points"][0]["holds"] is False
 
 
