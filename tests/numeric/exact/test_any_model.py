@@ -244,9 +244,13 @@ def test_an_absorbing_closed_class_is_a_point_mass(method):
     from derive.spec import ModelInfo, StateSpace
 
     x, lam = sp.symbols("x lam")
-    m = Model("absorbed", (x,), (lam,),
-              [Transition((1,), lam), Transition((-1,), x * sp.Abs(2 - x))],
-              info=ModelInfo(state_space=StateSpace("orthant"), reference=(sp.Rational(1, 2),)))
+    m = Model(
+        "absorbed",
+        (x,),
+        (lam,),
+        [Transition((1,), lam), Transition((-1,), x * sp.Abs(2 - x))],
+        info=ModelInfo(state_space=StateSpace("orthant"), reference=(sp.Rational(1, 2),)),
+    )
     N = 4
     r = solve(m, {"lam": "0.7"}, N=N, truncation=2, method=method)
     top = int(np.argmax(r.state_array[:, 0]))
