@@ -578,9 +578,21 @@ def _json_field_is(name: str, test: Callable[[object], bool]):
 
 
 def _no_negative_variance(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    """No negative ``diag N Cov(S)`` (supermarket) nor ``N Var(S_k)`` (the generic
+    simulator's table, its last column)."""
+    in_table = False
     for line in proc.stdout.splitlines():
         if line.startswith("diag N Cov(S)") and "-" in line.split("=", 1)[1]:
             return f"negative variance printed: {line}"
+        if line.rstrip().endswith("N Var(S_k)"):
+            in_table = True
+        elif in_table and line[:1].isdigit():
+            words = line.split()  # "... 0.1653 ± 0.0845" or "... not reported"
+            value = words[-3] if len(words) > 2 and words[-2] == "±" else words[-1]
+            if value.startswith("-"):
+                return f"negative variance printed: {line}"
+        else:
+            in_table = False
     return None
 
 
@@ -684,6 +696,31 @@ def issue23_probes() -> list[Probe]:
             ],
             (OK,),
             check=_no_negative_variance,
+        ),
+        # the generic simulator on a one-state model printed N Var = -1.14 (exact 0.22)
+        *(
+            P(
+                "estimate",
+                [
+                    "simulate",
+                    "--N",
+                    "10",
+                    "--model",
+                    bd,
+                    "--param",
+                    "lam=0.5",
+                    "--steps",
+                    steps,
+                    "--reps",
+                    "2",
+                    "--workers",
+                    "1",
+                    "--no-progress",
+                ],
+                (OK,),
+                check=_no_negative_variance,
+            )
+            for steps in ("30", "300", "30000")
         ),
         P(
             "estimate",

@@ -96,3 +96,17 @@ def test_exact_chain_and_simulation_agree_for_a_min_rate() -> None:
                          workers=1)
     assert abs(float(sim.n_mse.mean) - exact.n_mse) < 3 * float(sim.n_mse.ci95) + 0.02
     assert abs(float(sim.mean.mean[0]) - exact.mean[0]) < 3 * float(sim.mean.ci95[0]) + 1e-3
+
+
+def test_transient_of_a_min_rate_is_that_of_its_active_branch() -> None:
+    """From x(0) = 1/2 the mean field of Min(x^2, 2) climbs to sqrt(1.5) < sqrt(2): the
+    path never reaches the kink, so x(t), V(t), W(t) are those of the branch x^2 (the
+    transient once ended in an internal error on Min)."""
+    from numeric.expansion.transient import transient
+
+    times = [0.0, 0.5, 1.0, 3.0]
+    kinked = transient(_station(sp.Min(x**2, 2)), {"lam": "1.5"}, times=times, start=["0.5"])
+    branch = transient(_station(x**2, name="branch"), {"lam": "1.5"}, times=times, start=["0.5"])
+    assert kinked.x[-1, 0] > 1.1
+    for name in ("x", "V", "W"):
+        np.testing.assert_array_equal(getattr(kinked, name), getattr(branch, name))
