@@ -25,12 +25,50 @@ from typing import TYPE_CHECKING, ClassVar
 import sympy as sp
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
+from derive.model import RATE_FUNCTIONS
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model import Model
 
 Entries = list[tuple[tuple[int, ...], sp.Expr]]
+
+
+def unprintable(expr: sp.Basic, backend: str) -> str:
+    """The sentence for an expression that the ``backend`` printer cannot print.
+
+    A derivative SymPy leaves unevaluated (of ``floor``, say) is named by its
+    function: that is what the user wrote.
+    """
+    inner = expr
+    while isinstance(inner, sp.Derivative | sp.Subs):
+        inner = inner.args[0]
+    what = type(inner).__name__
+    if inner is not expr:
+        what = f"the derivative of {what}, which SymPy leaves unevaluated"
+    return (
+        f"the {backend} back end cannot print {what} (in {sp.sstr(expr)[:80]}); "
+        f"write the model's rates with {RATE_FUNCTIONS}."
+    )
+
+
+class OneSentencePrinter:
+    """Printer mixin: what SymPy's code printer cannot print is a
+    :class:`~mfstein.errors.ParameterError` in one sentence (:func:`unprintable`),
+    not its ``PrintMethodNotImplementedError`` (an internal error)."""
+
+    backend: ClassVar[str] = ""
+
+    def _print_not_supported(self, expr: sp.Basic) -> str:
+        raise ParameterError(unprintable(expr, self.backend))
+
+
+class _NumbaPrinter(OneSentencePrinter, PythonCodePrinter):
+    backend = "numba"
+
+
+class _MpmathPrinter(OneSentencePrinter, MpmathPrinter):
+    backend = "mpmath"
 
 
 class Backend(ABC):
@@ -102,7 +140,7 @@ class NumbaBackend(Backend):
     chunk_size: int | None = 150
 
     def __init__(self) -> None:
-        self._p = PythonCodePrinter({"fully_qualified_modules": True})
+        self._p = _NumbaPrinter({"fully_qualified_modules": True})
 
     def chunked_function(
         self,
@@ -251,7 +289,7 @@ class MpmathBackend(Backend):
     imports = ("import mpmath",)
 
     def __init__(self) -> None:
-        self._p = MpmathPrinter({"fully_qualified_modules": True})
+        self._p = _MpmathPrinter({"fully_qualified_modules": True})
 
     def print_expr(self, expr: sp.Expr) -> str:
         text = self._p.doprint(expr)
@@ -307,7 +345,7 @@ register_backend(NumbaBackend())
 register_backend(MpmathBackend())
 
 
-class ArbPrinter(PythonCodePrinter):
+class ArbPrinter(OneSentencePrinter, PythonCodePrinter):
     """SymPy printer for Arb ball arithmetic (``flint.arb``): every number exact.
 
     Integers print as ``arb(k)``, rationals as ``(arb(p)/q)`` (one correctly
@@ -316,6 +354,7 @@ class ArbPrinter(PythonCodePrinter):
     every generated value is a ball containing the exact value.
     """
 
+    backend = "arb"
     _unary: ClassVar[dict[str, str]] = {
         "exp": "exp",
         "log": "log",

@@ -110,3 +110,50 @@ def test_transient_of_a_min_rate_is_that_of_its_active_branch() -> None:
     assert kinked.x[-1, 0] > 1.1
     for name in ("x", "V", "W"):
         np.testing.assert_array_equal(getattr(kinked, name), getattr(branch, name))
+
+
+def test_sign_is_piecewise_and_gives_the_active_branch() -> None:
+    """sign ended in an internal error (an unevaluated Derivative no back end prints)."""
+    from numeric.meanfield.entry import solve as solve_model
+
+    rate = x * (3 + sp.sign(x - 3))  # 2x below the kink at 3, 4x above it
+    assert not Transition((-1,), rate).rate.has(sp.sign)
+    signed = solve_model(_station(rate), {"lam": "1.5"}, dps=20)
+    branch = solve_model(_station(2 * x, name="branch"), {"lam": "1.5"}, dps=20)
+    assert abs(signed.constant - branch.constant) < 1e-18
+    assert abs(signed.s_star[0] - sp.Rational(3, 4)) < 1e-18
+
+
+@pytest.mark.parametrize(
+    ("rate", "words"),
+    [
+        (sp.Piecewise((x, x < 2)), "is undefined where none of x < 2 holds"),
+        (x + sp.floor(2 * x) / 2, "uses floor, whose derivative SymPy cannot evaluate"),
+        (x * sp.ceiling(x), "uses ceiling"),
+    ],
+)
+def test_rates_no_route_can_use_are_refused_where_the_model_is_built(rate, words) -> None:
+    with pytest.raises(ParameterError) as exc:
+        Transition((-1,), rate)
+    text = str(exc.value)
+    assert words in text and "\n" not in text and text.endswith(".")
+
+
+def test_a_function_a_back_end_cannot_print_is_one_sentence() -> None:
+    """gamma differentiates into polygamma, which neither math nor numba has."""
+    from numeric.meanfield.entry import solve as solve_model
+
+    with pytest.raises(ParameterError) as exc:
+        solve_model(_station(x * sp.gamma(1 + x)), {"lam": "0.7"}, dps=15)
+    text = str(exc.value)
+    assert "back end cannot print polygamma" in text and "\n" not in text
+
+
+def test_a_drift_that_jumps_where_the_flow_would_stop_is_refused_not_chased() -> None:
+    """Deaths x (1 + sign(x - 3)): x' = lam < 3 below 3 and lam - 2x < 0 above it, so
+    the flow chatters at x = 3 and the ODE search never ended."""
+    from mfstein.errors import NumericalError
+    from numeric.meanfield.entry import solve as solve_model
+
+    with pytest.raises(NumericalError, match="did not settle within"):
+        solve_model(_station(x * (1 + sp.sign(x - 3))), {"lam": "0.7"}, dps=15)
