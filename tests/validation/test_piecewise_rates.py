@@ -157,3 +157,18 @@ def test_a_drift_that_jumps_where_the_flow_would_stop_is_refused_not_chased() ->
 
     with pytest.raises(NumericalError, match="did not settle within"):
         solve_model(_station(x * (1 + sp.sign(x - 3))), {"lam": "0.7"}, dps=15)
+
+
+def test_exact_answers_a_kink_at_the_fixed_point_without_the_expansion() -> None:
+    """Deaths Max(x, 2x - 1), lam = 1: x* = 1 on the kink.  The chain needs only the
+    rates: its law is the birth-death product form, and s*, V, W, c are NaN with the
+    refusal's sentence as a note (exact refused the model)."""
+    from numeric.exact.general import solve as solve_exact
+
+    N, T = 4, 3
+    r = solve_exact(_station(sp.Max(x, 2 * x - 1)), {"lam": "1"}, N=N, truncation=T)
+    weights = [1.0]
+    for n in range(1, N * T + 1):
+        weights.append(weights[-1] / max(n / N, 2 * n / N - 1))
+    np.testing.assert_allclose(r.marginal_pmf[0], np.array(weights) / sum(weights), rtol=1e-9)
+    assert np.isnan(r.constant) and any("lies on the kink" in n for n in r.notes)
