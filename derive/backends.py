@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
 from derive.model import RATE_FUNCTIONS
@@ -69,6 +70,30 @@ class _NumbaPrinter(OneSentencePrinter, PythonCodePrinter):
 
 class _MpmathPrinter(OneSentencePrinter, MpmathPrinter):
     backend = "mpmath"
+
+
+class _UnknownRefused:
+    """Printer mixin for :func:`lambdify`: SymPy's lambdify prints a function its
+    module lacks by name (``besselj(...)`` in NumPy), a ``NameError`` at the first
+    call; here it is :func:`unprintable`'s sentence when the code is made."""
+
+    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+        super().__init__({**(settings or {}), "allow_unknown_functions": False})
+
+
+class _NumPyLambdaPrinter(_UnknownRefused, OneSentencePrinter, NumPyPrinter):
+    backend = "NumPy"
+
+
+class _MpmathLambdaPrinter(_UnknownRefused, _MpmathPrinter):
+    pass
+
+
+def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) -> Any:
+    """:func:`sympy.lambdify` for ``module`` ``"numpy"`` or ``"mpmath"``, whose printer
+    refuses in one sentence what the module cannot evaluate."""
+    printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
+    return sp.lambdify(args, exprs, modules=module, printer=printer, **kwargs)
 
 
 class Backend(ABC):
