@@ -792,6 +792,7 @@ FUNCTION_RATES = [
     ("sqrt", "sp.sqrt(x)", "lam", ("exact", "transient")),
     ("exp", "x", "lam*sp.exp(-x)", ("exact", "transient")),
     ("log", "sp.log(1 + x)", "lam", ("exact", "transient")),
+    ("sign", "x*(3 + sp.sign(x - 3))", "lam", ("solve", "exact", "simulate", "transient")),
 ]
 #: ... and rates or models that are no population process (refused in one sentence).
 BAD_RATES = [
@@ -800,6 +801,10 @@ BAD_RATES = [
     ("rate 10**400", _queue_file("sp.Integer(10)**400*x")),
     ("negative rate", _queue_file("x - 1")),
     ("leaves its box", _queue_file("x", space="box")),
+    ("Piecewise with a gap", _queue_file("sp.Piecewise((x, x < 2))")),
+    ("floor rate", _queue_file("x + sp.floor(2*x)/2")),
+    ("gamma rate", _queue_file("x*sp.gamma(1 + x)")),
+    ("besselj rate", _queue_file("x*(1 + sp.besselj(0, x)**2)")),
     (
         "state is a parameter",
         "import sympy as sp\nfrom derive import Model, Transition\n"
@@ -865,6 +870,14 @@ def issue23_rates_probes() -> list[Probe]:
             _file("m.py", _queue_file("x")),
         ),
     ]
+    # a kink at the fixed point: the chain needs only the rates (exact answers, NaN c)
+    kinked = _file("m.py", _queue_file("sp.Max(x, 2*x - 1)"))
+    out.append(
+        P("rates kink exact", [*_ROUTES["exact"], *model[:2], "--param", "lam=1"], (OK,), kinked)
+    )
+    # a drift that jumps where the flow would stop: one sentence, not a search for ever
+    chatter = _file("m.py", _queue_file("x*(1 + sp.sign(x - 3))"))
+    out.append(P("rates chattering", ["solve", *model[:2], "--param", "lam=0.7"], (ENV,), chatter))
     return out
 
 
