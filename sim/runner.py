@@ -529,9 +529,12 @@ class Interrupts:
 
         self._parent = None
         if self._main:
-            self._old = signal.signal(signal.SIGINT, self._handler)
+            # SIGINT that the process ignores (a background job of a script) stays ignored
+            self._old = signal.getsignal(signal.SIGINT)
+            if self._old is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, self._handler)
             self._old_term = signal.signal(signal.SIGTERM, self._handler)
-            outer = getattr(self._old, "__self__", None)
+            outer = getattr(self._old_term, "__self__", None)
             if isinstance(outer, Interrupts):  # nested: presses so far count here too
                 self._parent = outer
                 self.presses = outer.presses
@@ -542,7 +545,8 @@ class Interrupts:
         import signal
 
         if self.installed:
-            signal.signal(signal.SIGINT, self._old)
+            if self._old is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, self._old)
             signal.signal(signal.SIGTERM, self._old_term)
             self.installed = False
             if self.terminated and self._parent is None:

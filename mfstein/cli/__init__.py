@@ -159,10 +159,13 @@ def _end_startup_guard() -> None:
     """
     import signal
 
-    current = signal.getsignal(signal.SIGINT)
-    if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
-        signal.signal(signal.SIGINT, _keyboard_interrupt)
-        signals.install()  # SIGTERM like Ctrl-C: clean up, then status 143
+    for signum, handler in (
+        (signal.SIGINT, _keyboard_interrupt),
+        (signal.SIGTERM, signals.raise_interrupt),  # like Ctrl-C: clean up, status 143
+    ):
+        current = signal.getsignal(signum)
+        if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
+            signal.signal(signum, handler)
 
 
 #: Ctrl-C presses seen by :func:`_keyboard_interrupt` in this process.
