@@ -464,9 +464,15 @@ def _distances(
 
 
 def summarise(spec: TailsSpec, out: runner.RunOutput, *, seed: int) -> JSQTailSimulation:
-    """Ratio estimators over the completed replications (one batch each), with 95% CIs."""
+    """Ratio estimators over the completed replications (one batch each), with 95% CIs.
+
+    Raises :class:`KeyboardInterrupt` when an interrupted run completed fewer than two
+    replications (the checkpoint keeps what was done), :class:`ParameterError` when a
+    finished one did."""
     eps, reps = spec.eps, len(out.reps)
     res = [r.batches[0] for r in out.reps if r.batches]
+    if len(res) < 2 and out.interrupted:  # an interruption, not bad input
+        raise KeyboardInterrupt
     if len(res) < 2:
         raise ParameterError(
             "reps must complete at least 2 replications for a confidence interval."
