@@ -423,6 +423,9 @@ def main() -> int:
         print("signal_sweep reads /proc: Linux only.", file=sys.stderr)
         return 2
     args = _parse()
+    # the commands start as a terminal's would: Ctrl-C not ignored (a background job
+    # of a non-interactive shell, such as this sweep under nohup, inherits SIG_IGN)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     todo = cases(args)
     bases: dict[tuple[str, int], Baseline] = {}
     results: list[Outcome] = []

@@ -554,6 +554,16 @@ class Interrupts:
                 signal.raise_signal(signal.SIGTERM)
 
 
+def honour_late_interrupt(sig: Interrupts, out: RunOutput) -> None:
+    """Raise ``KeyboardInterrupt`` for a Ctrl-C that came while the batches of a run that
+    ended by itself were pooled (inside ``sig``, around :func:`run` and the pooling), so
+    that the command ends as after any other press (one line, status 130); a press
+    after a run it interrupted is that interruption's second press, and the estimates
+    kept from the completed batches stand.  (SIGTERM is handed on by ``sig`` itself.)"""
+    if sig.stop and not out.interrupted and not sig.terminated:
+        raise KeyboardInterrupt
+
+
 def _picklable(fn) -> bool:
     import pickle
 

@@ -433,7 +433,7 @@ def simulate_jsq_tails(
     )
     plan = _plan(events, warmup_fraction)
     spec = _spec(n, eps, xs, ths, plan.warmup)
-    with runner.Interrupts():  # a late Ctrl-C must not lose the pooled estimates
+    with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the pooled estimates
         out = runner.run(
             spec,
             plan,
@@ -448,7 +448,9 @@ def simulate_jsq_tails(
             fresh_state=fresh_state,
             desc=f"JSQ n={n}",
         )
-        return summarise(spec, out, seed=seed)
+        result = summarise(spec, out, seed=seed)
+        runner.honour_late_interrupt(sig, out)
+        return result
 
 
 def _distances(
