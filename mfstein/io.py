@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -101,14 +102,21 @@ def atomic_write(
         finally:
             os.close(fd)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
+    with _removed_on_error(tmp):
         fill(fd, closefd=True)
         os.replace(tmp, target)
+    return target
+
+
+@contextmanager
+def _removed_on_error(tmp: str | Path) -> Iterator[None]:
+    """Remove the temporary file ``tmp`` when the block fails (Ctrl-C included)."""
+    try:
+        yield
     except BaseException:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
-    return target
 
 
 def _unnamed_file(directory: Path) -> int | None:
@@ -145,10 +153,6 @@ def _link_into_place(fd: int, target: Path) -> bool:
         return False
     finally:
         os.close(here)
-    try:
+    with _removed_on_error(tmp):
         os.replace(tmp, target)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
     return True
