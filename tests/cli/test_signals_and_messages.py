@@ -248,3 +248,29 @@ def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None
     proc = _python(code)
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("signame", "status", "word"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")]
+)
+def test_a_signal_while_a_finished_command_exits_is_one_line(signame, status, word) -> None:
+    """After the command printed its result (status 0), a signal while the interpreter
+    shuts down (worker pools joined) ends it at once: the output kept, one line, 128 + n
+    -- not a traceback, and not death by the signal."""
+    code = (
+        "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
+        "import argparse, os, signal, time\n"
+        "import mfstein.cli as cli\n"
+        "class Parser:\n"
+        "    def parse_args(self, argv):\n"
+        "        return argparse.Namespace(command='run', handler=lambda a: print('done'))\n"
+        "cli.build_parser = Parser\n"
+        "status = cli.main([])\n"
+        f"os.kill(os.getpid(), signal.{signame})\n"
+        "time.sleep(10)\n"
+        "sys.exit(status)\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == status, (proc.returncode, proc.stderr)
+    assert proc.stdout.strip() == "done"
+    assert proc.stderr.strip() == f"mfstein run: {word}"
