@@ -167,9 +167,11 @@ def run_supermarket(
     )
     # Ctrl-C is a flag from here to the returned result: a second press that
     # lands after the run stopped must not lose the estimates being pooled
-    with runner.Interrupts():
+    with runner.Interrupts() as sig:
         out = runner.run(spec, plan, **o.runner_kwargs())
-        return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+        result = summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+        runner.honour_late_interrupt(sig, out)
+        return result
 
 
 def _response_time(spec: engine.Spec, batches: list[dict], sc: np.ndarray) -> dict:
