@@ -20,7 +20,9 @@ at one of three moments, each an observable event rather than a guessed delay:
   the unit phase of an undisturbed run of the same command;
 * ``final``: the workers have ended but the main process has not (the
   batches are being pooled and printed).  The window is short; when the
-  process ends before the signal lands the case is counted as ``missed``.
+  process ends before the signal lands the case is counted as ``missed``
+  (also when it is already inside the kernel's exit, ``PF_EXITING``: a
+  signal sent then is lost whatever the program does).
 
 After the signal the sweep waits for the main process (a ``hang`` after
 ``--hang`` seconds), then up to ``--grace`` seconds for the session to empty,
@@ -111,6 +113,22 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
         return None
     fields = text.rsplit(")", 1)[1].split()
     return fields[0], int(fields[1]), int(fields[3])
+
+
+#: ``PF_EXITING``, the flag (field 9 of ``/proc/PID/stat``) of a process inside the
+#: kernel's exit: it runs no more code of its own, and a signal sent now is lost.
+PF_EXITING = 0x4
+
+
+def exiting(pid: int) -> bool:
+    """Whether process ``pid`` is gone or already leaving (a signal can no longer act:
+    the kernel frees a large process's memory for some milliseconds before it is a
+    zombie, and a signal sent then changes nothing -- the run ended first)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return bool(int(text.rsplit(")", 1)[1].split()[6]) & PF_EXITING)
 
 
 def session_members(sid: int, exclude: int | None = None) -> list[int]:
@@ -330,7 +348,7 @@ def _deliver(
             return False
     sent = False
     for i, signum in enumerate(SIGNALS[case.sig]):
-        if proc.poll() is not None:
+        if proc.poll() is not None or exiting(proc.pid):
             break
         if i:
             time.sleep(0.1)

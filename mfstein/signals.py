@@ -10,14 +10,22 @@ job of a script ignores SIGINT, and a batch system still stops it by SIGTERM)
 simulation runner (:mod:`sim.runner`) treats it as a Ctrl-C press: completed
 batches are kept and saved, workers are stopped.  :func:`note` records that it
 came, so that the command ends with status 143 (128 + SIGTERM) and the line
-``mfstein CMD: terminated`` instead of Ctrl-C's 130.  Standard library only.
+``mfstein CMD: terminated`` instead of Ctrl-C's 130.
+
+:func:`leave` ends the command's process once its work is done: it runs the
+exit functions and leaves by ``os._exit``, so that no stretch of interpreter
+finalisation (where CPython has reset the handlers to the default action) is
+left for a late signal to land in.  Standard library only.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import typing
 
-__all__ = ["exit_status", "note", "raise_interrupt", "terminated"]
+__all__ = ["exit_status", "leave", "note", "raise_interrupt", "terminated"]
 
 _received: list[int] = []
 
@@ -41,3 +49,52 @@ def raise_interrupt(signum: int, frame: object) -> None:
     """Signal handler: record the signal and raise ``KeyboardInterrupt``."""
     note(signum)
     raise KeyboardInterrupt
+
+
+def leave(status: int, prog: str) -> typing.NoReturn:
+    """End this process -- the ``mfstein`` command, its work done -- with ``status``.
+
+    Python's own way out (``sys.exit``) runs the exit functions, then finalises
+    the interpreter: CPython first resets every signal that has a Python
+    handler to its default action (``_PySignal_Fini``) and then collects and
+    tears down every module, a few tenths of a second with SymPy, numba and
+    SciPy loaded in which a Ctrl-C or SIGTERM kills the process by the signal
+    (status -2 or -15, no message).  So the command leaves by itself: SIGINT
+    and SIGTERM (unless ignored) now end it at once with the line ``PROG:
+    interrupted`` or ``PROG: terminated`` and status 128 + n; the
+    :mod:`atexit` functions run (e.g. the removal of a private cache
+    directory); standard output and error are flushed; and ``os._exit``
+    ends the process, with no Python code after the flush.  The command's
+    worker pools are shut down by then; a worker still on its way out dies
+    with its parent (:mod:`sim.runner`).
+    """
+    import atexit
+
+    def now(signum: int, frame: object) -> None:
+        word = "terminated" if signum == signal.SIGTERM else "interrupted"
+        _flush(sys.stdout)
+        try:
+            os.write(2, f"{prog}: {word}\n".encode())
+        finally:
+            os._exit(128 + signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, now)
+    atexit._run_exitfuncs()  # errors are reported by atexit itself, as at a normal exit
+    for stream in (sys.stdout, sys.stderr):
+        failed = _flush(stream)
+        if failed is not None and status == 0:  # the output was not all written
+            status = 141 if isinstance(failed, BrokenPipeError) else 1
+    os._exit(status)
+
+
+def _flush(stream: typing.TextIO | None) -> BaseException | None:
+    """Flush ``stream``; the error when that failed (a full disk, a reader that went
+    away, a closed stream), else ``None``."""
+    try:
+        if stream is not None:
+            stream.flush()
+    except (OSError, ValueError) as exc:
+        return exc
+    return None

@@ -108,7 +108,9 @@ class Replication:
 
 @dataclass
 class RunOutput:
-    """What :func:`run` returns: every replication's batches, and how the run went."""
+    """What :func:`run` returns: every replication's batches, and how the run went
+    (``interrupted``: Ctrl-C or SIGTERM stopped it before its last unit; never with
+    ``complete``)."""
 
     reps: list[Replication]
     plan: Plan
@@ -656,7 +658,10 @@ def run(
                 shutdown()
             bar.close()
     complete = all(units.pending(r) is None for r in state)
-    return RunOutput(state, plan, complete, units.interrupted, time.perf_counter() - t0)
+    # a press after the last unit ended cut nothing short: the run is not interrupted,
+    # and the caller's honour_late_interrupt ends the command for it (one line, 130)
+    interrupted = units.interrupted and not complete
+    return RunOutput(state, plan, complete, interrupted, time.perf_counter() - t0)
 
 
 def _start(

@@ -71,34 +71,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mfstein`` console script; returns the exit status."""
+    """Entry point of the ``mfstein`` console script; returns the exit status.
+
+    In the ``mfstein`` command's own process (the start-up guard of
+    :mod:`mfstein` is there) it does not return: the process ends here with that
+    status (:func:`mfstein.signals.leave`), so that a Ctrl-C or SIGTERM while it
+    leaves still gives one line and 130 or 143, not death by the signal.
+    """
+    command = _started_as_command()
+    status, prog = _dispatch(argv)
+    if command:
+        signals.leave(status, prog)
+    return status
+
+
+def _dispatch(argv: Sequence[str] | None) -> tuple[int, str]:
+    """Parse ``argv`` and run the subcommand: ``(exit status, program name)``."""
     from mfstein.cli.option_types import OptionValueError
 
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
     except KeyboardInterrupt:  # a library caller (the console script has the guard)
-        return _interrupted("mfstein")
+        return _interrupted("mfstein"), "mfstein"
     except OptionValueError as exc:  # a numeric option out of its declared range
         words = sys.argv[1:] if argv is None else list(argv)
         command = next((w for w in words if not w.startswith("-")), "")
-        return _fail(command, "error", exc, 2)
+        return _fail(command, "error", exc, 2), f"mfstein {command}".strip()
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
-        return 2
+        return 2, "mfstein"
+    prog = f"mfstein {args.command}"
+    return _run(args, handler), prog
+
+
+def _run(args: argparse.Namespace, handler: typing.Callable[..., object]) -> int:
+    """Run the subcommand's ``handler``: its exit status, every failure as one line."""
     import warnings
 
     show = warnings.showwarning
     warnings.showwarning = _one_line_warning(args.command)
     try:
-        command = _end_startup_guard()
+        _end_startup_guard()
         status = int(handler(args) or 0)
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
             _ignore_interrupts()
             status = signals.exit_status()  # 143 after a SIGTERM
-        elif command:
-            _guard_the_exit(f"mfstein {args.command}")
         return status
     except ParameterError as exc:
         return _fail(args.command, "error", exc, 2)
@@ -150,52 +169,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = show
 
 
-def _end_startup_guard() -> bool:
+def _is_startup_guard(handler: object) -> bool:
+    """Whether ``handler`` is the start-up guard of :mod:`mfstein`."""
+    return getattr(handler, "__qualname__", "").startswith("_quiet_interrupt_during_startup")
+
+
+def _started_as_command() -> bool:
+    """Whether this process is the ``mfstein`` command: :mod:`mfstein` installed its
+    start-up guard (and :func:`_end_startup_guard` has not yet replaced it)."""
+    import signal
+
+    return any(_is_startup_guard(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM))
+
+
+def _end_startup_guard() -> None:
     """Hand Ctrl-C back to Python (``KeyboardInterrupt``) once the work starts.
 
     The start-up guard of :mod:`mfstein` (``mfstein/__init__.py``) leaves at once
     with status 130 on Ctrl-C, which is right while nothing has been done; from
     here on a subcommand may have results to keep (a simulation saves its
     completed batches), so Ctrl-C must raise ``KeyboardInterrupt`` (or set the
-    simulator's flag) instead.  Returns whether this process is the ``mfstein``
-    command (the guard was there).
+    simulator's flag) instead.
     """
     import signal
 
-    command = False
     for signum, handler in (
         (signal.SIGINT, _keyboard_interrupt),
         (signal.SIGTERM, signals.raise_interrupt),  # like Ctrl-C: clean up, status 143
     ):
-        current = signal.getsignal(signum)
-        if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
+        if _is_startup_guard(signal.getsignal(signum)):
             signal.signal(signum, handler)
-            command = True
-    return command
-
-
-def _guard_the_exit(prog: str) -> None:
-    """Once the command's work is done and printed: Ctrl-C or SIGTERM while the
-    interpreter shuts down (worker pools joined, caches closed) ends the process at
-    once with one line and 130 or 143 -- a ``KeyboardInterrupt`` there would be an
-    ignored-exception report, and Python's own finalisation restores the default
-    action, death by the signal with no message."""
-    import signal
-
-    def leave(signum: int, frame: object) -> None:
-        word = "terminated" if signum == signal.SIGTERM else "interrupted"
-        try:
-            sys.stdout.flush()
-        except Exception:  # pragma: no cover - standard output itself is gone
-            pass
-        try:
-            os.write(2, f"{prog}: {word}\n".encode())
-        finally:
-            os._exit(128 + signum)
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, leave)
 
 
 #: Ctrl-C presses seen by :func:`_keyboard_interrupt` in this process.

@@ -250,27 +250,66 @@ def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None
     assert "Traceback" not in proc.stderr
 
 
+#: A stand-in ``mfstein`` command (the start-up guard installed, as for the console
+#: script) whose subcommand prints ``done``; the test appends what happens at exit.
+_FINISHED_COMMAND = (
+    "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
+    "import argparse, atexit, os, signal, time\n"
+    "import mfstein.cli as cli\n"
+    "class Parser:\n"
+    "    def parse_args(self, argv):\n"
+    "        return argparse.Namespace(command='run', handler=lambda a: print('done'))\n"
+    "cli.build_parser = Parser\n"
+)
+
+
 @pytest.mark.parametrize(
     ("signame", "status", "word"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")]
 )
 def test_a_signal_while_a_finished_command_exits_is_one_line(signame, status, word) -> None:
-    """After the command printed its result (status 0), a signal while the interpreter
-    shuts down (worker pools joined) ends it at once: the output kept, one line, 128 + n
-    -- not a traceback, and not death by the signal."""
-    code = (
-        "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
-        "import argparse, os, signal, time\n"
-        "import mfstein.cli as cli\n"
-        "class Parser:\n"
-        "    def parse_args(self, argv):\n"
-        "        return argparse.Namespace(command='run', handler=lambda a: print('done'))\n"
-        "cli.build_parser = Parser\n"
-        "status = cli.main([])\n"
-        f"os.kill(os.getpid(), signal.{signame})\n"
-        "time.sleep(10)\n"
-        "sys.exit(status)\n"
+    """After the command printed its result, a signal while it leaves (here from an
+    exit function: they still run) ends it at once: the output kept, one line,
+    128 + n -- not a traceback, and not death by the signal."""
+    code = _FINISHED_COMMAND + (
+        f"atexit.register(lambda: (os.kill(os.getpid(), signal.{signame}), time.sleep(10)))\n"
+        "cli.main([])\n"
+        "print('main returned')\n"
     )
     proc = _python(code)
     assert proc.returncode == status, (proc.returncode, proc.stderr)
     assert proc.stdout.strip() == "done"
     assert proc.stderr.strip() == f"mfstein run: {word}"
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_the_command_leaves_before_the_interpreter_is_torn_down(signame) -> None:
+    """CPython resets every Python signal handler to the default action before it
+    tears the modules down (tenths of a second with SymPy and numba loaded), so a
+    signal then killed a finished command by the signal (-15/-2, no line; the signal
+    sweep's last failures).  The command now ends before that stage: an object whose
+    finaliser sends the signal at teardown never gets to send it."""
+    code = _FINISHED_COMMAND + (
+        "class Late:\n"
+        "    def __del__(self):\n"
+        f"        os.kill(os.getpid(), signal.{signame}); time.sleep(10)\n"
+        "cycle = [Late()]; cycle.append(cycle)\n"  # collected at teardown only
+        "del cycle\n"
+        "import gc; gc.disable()\n"
+        "cli.main([])\n"
+    )
+    proc = _python(code)
+    assert (proc.returncode, proc.stdout.strip(), proc.stderr.strip()) == (0, "done", "")
+
+
+def test_the_command_runs_exit_functions_and_flushes_its_output(tmp_path) -> None:
+    """Leaving by itself, the command still runs the :mod:`atexit` functions (e.g. the
+    removal of a private cache directory) and writes all of its buffered output."""
+    marker = tmp_path / "ran"
+    code = _FINISHED_COMMAND + (
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').close())\n"
+        "sys.stdout = open(sys.stdout.fileno(), 'w', buffering=1 << 16, closefd=False)\n"
+        "cli.main([])\n"
+    )
+    proc = _python(code)
+    assert (proc.returncode, proc.stdout.strip(), proc.stderr) == (0, "done", "")
+    assert marker.exists()

@@ -133,3 +133,37 @@ def test_a_press_while_a_finished_run_is_pooled_ends_the_command(run_was_interru
         else:
             with pytest.raises(KeyboardInterrupt):
                 runner.honour_late_interrupt(sig, out)
+
+
+def test_a_press_during_the_last_unit_is_a_late_press(monkeypatch) -> None:
+    """Ctrl-C while the run's last unit is running cuts nothing short: the run is
+    complete, not interrupted (else ``simulate`` reported every batch and exited 130
+    without a line), and the simulator honours the press as a late one
+    (``KeyboardInterrupt``: one line, status 130)."""
+    import os
+    import signal
+
+    from sim import engine, runner
+
+    real = engine.advance
+    units = 2 * (4 + 1)  # reps x (warm-up + batches)
+    calls = {"n": 0}
+    seen: list[runner.RunOutput] = []
+
+    def press_in_the_last_unit(*args):
+        calls["n"] += 1
+        if calls["n"] == units:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler (a flag) runs in this thread
+        return real(*args)
+
+    def keep(*args, **kwargs):
+        seen.append(real_run(*args, **kwargs))
+        return seen[-1]
+
+    real_run = runner.run
+    monkeypatch.setattr(runner.engine, "advance", press_in_the_last_unit)
+    monkeypatch.setattr(runner, "run", keep)
+    with pytest.raises(KeyboardInterrupt):
+        simulate_supermarket(**{**ARGS, "reps": 2}, seed=8, workers=1, batches=4)
+    assert calls["n"] == units
+    assert seen[-1].complete and not seen[-1].interrupted
