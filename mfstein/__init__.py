@@ -51,6 +51,8 @@ def _quiet_interrupt_during_startup() -> None:
     import signal
     import sys
 
+    from mfstein.signals import end_at_once
+
     argv0 = os.path.basename(sys.argv[0]) if sys.argv else ""
     orig = list(getattr(sys, "orig_argv", ()))
     targets = ("mfstein", "mfstein.cli")
@@ -58,12 +60,10 @@ def _quiet_interrupt_during_startup() -> None:
     if argv0 != "mfstein" and not as_module:
         return
 
-    def interrupted(signum: int, frame: object) -> None:
-        word = b"terminated" if signum == signal.SIGTERM else b"interrupted"
-        try:
-            os.write(2, b"mfstein: " + word + b"\n")
-        finally:
-            os._exit(128 + signum)
+    leave_now = end_at_once("mfstein")
+
+    def interrupted(signum: int, frame: object) -> None:  # its name marks the guard
+        leave_now(signum, frame)
 
     # Ctrl-C only where Python would raise KeyboardInterrupt (a background job of a
     # script ignores SIGINT, and keeps ignoring it); SIGTERM wherever it would kill

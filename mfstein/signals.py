@@ -25,7 +25,7 @@ import signal
 import sys
 import typing
 
-__all__ = ["exit_status", "leave", "note", "raise_interrupt", "terminated"]
+__all__ = ["end_at_once", "exit_status", "leave", "note", "raise_interrupt", "terminated"]
 
 _received: list[int] = []
 
@@ -51,6 +51,23 @@ def raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def end_at_once(prog: str) -> typing.Callable[[int, object], None]:
+    """A signal handler that ends the process at once, for moments with nothing to keep
+    (the command still starting, or leaving with its output written): standard output
+    flushed, the line ``PROG: interrupted`` (SIGINT) or ``PROG: terminated`` (SIGTERM)
+    on standard error, status 128 + n (``os._exit``: no clean-up left to run)."""
+
+    def handler(signum: int, frame: object) -> None:
+        word = "terminated" if signum == signal.SIGTERM else "interrupted"
+        _flush(sys.stdout)
+        try:
+            os.write(2, f"{prog}: {word}\n".encode())
+        finally:
+            os._exit(128 + signum)
+
+    return handler
+
+
 def leave(status: int, prog: str) -> typing.NoReturn:
     """End this process -- the ``mfstein`` command, its work done -- with ``status``.
 
@@ -63,30 +80,39 @@ def leave(status: int, prog: str) -> typing.NoReturn:
     and SIGTERM (unless ignored) now end it at once with the line ``PROG:
     interrupted`` or ``PROG: terminated`` and status 128 + n; the
     :mod:`atexit` functions run (e.g. the removal of a private cache
-    directory); standard output and error are flushed; and ``os._exit``
-    ends the process, with no Python code after the flush.  The command's
-    worker pools are shut down by then; a worker still on its way out dies
-    with its parent (:mod:`sim.runner`).
+    directory) once the worker processes still alive are killed (the pools are
+    shut down by then, the work done or saved); standard output and error are
+    flushed; and ``os._exit`` ends the process, with no Python code after the
+    flush.
     """
     import atexit
 
-    def now(signum: int, frame: object) -> None:
-        word = "terminated" if signum == signal.SIGTERM else "interrupted"
-        _flush(sys.stdout)
-        try:
-            os.write(2, f"{prog}: {word}\n".encode())
-        finally:
-            os._exit(128 + signum)
-
+    now = end_at_once(prog)
     for signum in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, now)
+    _end_children()
     atexit._run_exitfuncs()  # errors are reported by atexit itself, as at a normal exit
     for stream in (sys.stdout, sys.stderr):
         failed = _flush(stream)
         if failed is not None and status == 0:  # the output was not all written
             status = 141 if isinstance(failed, BrokenPipeError) else 1
     os._exit(status)
+
+
+def _end_children() -> None:
+    """Kill the worker processes still alive: the command's work is done (or saved), so
+    they have nothing left to finish -- and :mod:`multiprocessing`'s exit function would
+    wait for ever for a worker that was never told to stop (Python's own exit first
+    stops the pools' manager threads, a step this way out skips)."""
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    for child in mp.active_children():
+        try:
+            child.kill()
+        except OSError:  # pragma: no cover - already gone
+            pass
 
 
 def _flush(stream: typing.TextIO | None) -> BaseException | None:
