@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein import signals
 from mfstein.arguments import check_keywords, check_params, check_start
 from mfstein.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
@@ -151,6 +152,7 @@ def stationary_checked(
     notes: list[str] = []
     with limited_blas():
         for m in order:
+            signals.check()  # between methods: a Ctrl-C a library lost is raised here
             try:
                 if m == "direct":
                     pi, res = _direct(QT, r, qmax, tol)
@@ -317,7 +319,9 @@ class Chain:
             min(self.max_states, max(bound, 1)),
         )  # fmt: skip
         S = reach.states.shape[0]
+        signals.check()  # each phase below takes seconds at millions of states
         classes, n_closed = _closed_classes(S, reach.rows, reach.cols)
+        signals.check()
         if n_closed != 1:
             ex = [
                 tuple(int(x) for x in reach.states[np.flatnonzero(classes == c)[0]]) for c in (0, 1)
@@ -335,6 +339,7 @@ class Chain:
         exit_rate = np.asarray(off.sum(axis=1)).ravel()
         QT = (off.T - sps.diags(exit_rate)).tocsr()
         QT.sort_indices()
+        signals.check()
         # pin the balance equation of a probable recurrent state
         recurrent = np.flatnonzero(classes == 0)
         dist = ((reach.states[recurrent] - centre) ** 2).sum(axis=1)
