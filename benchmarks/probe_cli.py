@@ -1079,7 +1079,8 @@ def known_size_probes() -> list[Probe]:
     # exact at 4.6 M states, pressed in each phase: the search (2 s), the assembly or the
     # start of BiCGSTAB (8-12 s), the Krylov iterations (30 s)
     big_exact = ["exact", "--N", "300", "--lam", "0.9", "--b", "3"]
-    out += [Probe("known size ctrl-c", big_exact, (STOPPED,), interrupt=t) for t in (2.0, 10.0, 30.0)]
+    for t in (2.0, 10.0, 30.0):
+        out.append(Probe("known size ctrl-c", big_exact, (STOPPED,), interrupt=t))
     # bounded before it starts (about 7 min estimated); Ctrl-C or a one-line failure
     bound = ["bound", "--lam", "0.9", "--N", "10", "--b", "10", "--dps", "10000"]
     out.append(Probe("known size ctrl-c", bound, (STOPPED, ENV), interrupt=20.0))
