@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
+from mfstein import jit
 from mfstein.display import Presentable
 from mfstein.errors import ParameterError, check_choice
 from sim import pi_kernels as K
@@ -45,6 +46,10 @@ from sim import runner, stats, summary
 
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
+#: Seconds of one core numba takes to compile :func:`sim.pi_kernels.run_slots` on a
+#: first run (measured: a two-server ``pi`` run 7.1 s with an empty cache, 4.2 s with
+#: a warm one).
+PI_COMPILE_SECONDS = 3.0
 #: Origins the path-bound check may hold while waiting for ``Omega`` (see pi_kernels).
 PENDING_CAPACITY = 1 << 14
 
@@ -589,6 +594,9 @@ def simulate_pi(
     rule_name = "" if split_rule is None else _register_rule(split_rule, policy, model, seed)
     plan = runner.Plan.make(slots, batches, float(warmup_fraction), "slots")
     spec = PISpec(model, policy, bool(check_bound), rule_name)
+    if progress:
+        seconds = jit.first_compile_seconds(PI_COMPILE_SECONDS, K.run_slots)
+        jit.announce_compile("the persistent-idle simulator", seconds)
     # sim.runner.run with this module's units: checkpoints, workers, Ctrl-C semantics
     out = runner.run(
         spec,
