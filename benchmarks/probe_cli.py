@@ -343,6 +343,7 @@ def cache_probes(shared: Path) -> list[Probe]:
     runs = [
         ["simulate", "--N", "10", "--lam", "0.9", "--b", "4", "--engine", "generic", *SIM],
         ["bound", "--lam", "0.9", "--N", "10", "--b", "4"],
+        ["exact", "--N", "6", "--lam", "0.9", "--b", "3"],  # issue 23: EOFError once
     ]
     out = []
     for argv in runs:
@@ -587,9 +588,21 @@ def _json_field_is(name: str, test: Callable[[object], bool]):
 
 
 def _no_negative_variance(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    """No negative ``diag N Cov(S)`` (supermarket) nor ``N Var(S_k)`` (the generic
+    simulator's table, its last column)."""
+    in_table = False
     for line in proc.stdout.splitlines():
         if line.startswith("diag N Cov(S)") and "-" in line.split("=", 1)[1]:
             return f"negative variance printed: {line}"
+        if line.rstrip().endswith("N Var(S_k)"):
+            in_table = True
+        elif in_table and line[:1].isdigit():
+            words = line.split()  # "... 0.1653 ± 0.0845" or "... not reported"
+            value = words[-3] if len(words) > 2 and words[-2] == "±" else words[-1]
+            if value.startswith("-"):
+                return f"negative variance printed: {line}"
+        else:
+            in_table = False
     return None
 
 
@@ -694,6 +707,31 @@ def issue23_probes() -> list[Probe]:
             (OK,),
             check=_no_negative_variance,
         ),
+        # the generic simulator on a one-state model printed N Var = -1.14 (exact 0.22)
+        *(
+            P(
+                "estimate",
+                [
+                    "simulate",
+                    "--N",
+                    "10",
+                    "--model",
+                    bd,
+                    "--param",
+                    "lam=0.5",
+                    "--steps",
+                    steps,
+                    "--reps",
+                    "2",
+                    "--workers",
+                    "1",
+                    "--no-progress",
+                ],
+                (OK,),
+                check=_no_negative_variance,
+            )
+            for steps in ("30", "300", "30000")
+        ),
         P(
             "estimate",
             ["pi", "--arrivals", "0:1", "--service", "1:1", "--service", "1:1"],
@@ -732,6 +770,124 @@ def issue23_probes() -> list[Probe]:
                 _file("m.py", INT_RATE),
             )
         )
+    return out
+
+
+def _queue_file(departure: str, arrival: str = "lam", space: str = "orthant") -> str:
+    """A one-queue model file: arrivals at rate ``arrival``, departures at ``departure``
+    (SymPy source in ``x`` and ``lam``), on the declared ``space``."""
+    return (
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "from derive.spec import ModelInfo, StateSpace\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        f"    return Model('queue', (x,), (lam,), [Transition((1,), {arrival}), "
+        f"Transition((-1,), {departure})], info=ModelInfo(state_space=StateSpace('{space}'), "
+        "reference=(sp.Rational(1, 2),)))\n"
+    )
+
+
+#: Issue 23, rates as users write them: (name, departure, arrival) of a queue whose
+#: fixed point (lam = 0.7) lies off every kink, and the commands each once broke.
+FUNCTION_RATES = [
+    ("Max", "sp.Max(x, x**2)", "lam", ("solve", "exact", "simulate", "transient")),
+    ("Abs", "sp.Abs(x - 3)*x", "lam", ("solve", "exact", "simulate", "transient")),
+    (
+        "Piecewise",
+        "sp.Piecewise((x, x < 1), (2*x - 1, True))",
+        "lam",
+        ("solve", "exact", "simulate", "transient"),
+    ),
+    ("Heaviside", "x*(1 + sp.Heaviside(x - 3))", "lam", ("solve", "exact", "simulate")),
+    ("capped arrival", "x", "lam*sp.Min(1, 2 - x)", ("solve", "exact", "transient")),
+    ("sqrt", "sp.sqrt(x)", "lam", ("exact", "transient")),
+    ("exp", "x", "lam*sp.exp(-x)", ("exact", "transient")),
+    ("log", "sp.log(1 + x)", "lam", ("exact", "transient")),
+    ("sign", "x*(3 + sp.sign(x - 3))", "lam", ("solve", "exact", "simulate", "transient")),
+]
+#: ... and rates or models that are no population process (refused in one sentence).
+BAD_RATES = [
+    ("complex rate", _queue_file("sp.I*x")),
+    ("string rate", _queue_file("'x'")),
+    ("rate 10**400", _queue_file("sp.Integer(10)**400*x")),
+    ("negative rate", _queue_file("x - 1")),
+    ("leaves its box", _queue_file("x", space="box")),
+    ("Piecewise with a gap", _queue_file("sp.Piecewise((x, x < 2))")),
+    ("floor rate", _queue_file("x + sp.floor(2*x)/2")),
+    ("gamma rate", _queue_file("x*sp.gamma(1 + x)")),
+    ("besselj rate", _queue_file("x*(1 + sp.besselj(0, x)**2)")),
+    (
+        "state is a parameter",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "def factory():\n    x = sp.Symbol('x')\n"
+        "    return Model('dup', (x,), (x,), [Transition((1,), x), Transition((-1,), x)])\n",
+    ),
+]
+CONSTANT_STATE = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "from derive.spec import ModelInfo, StateSpace\n"
+    "def factory():\n    x, y, lam = sp.symbols('x y lam')\n"
+    "    return Model('const', (x, y), (lam,), [Transition((1, 0), lam*y), "
+    "Transition((-1, 0), x)], info=ModelInfo(state_space=StateSpace('orthant'), "
+    "reference=(sp.Rational(1, 2), sp.Integer(1))))\n"
+)
+_ROUTES = {
+    "solve": ["solve"],
+    "exact": ["exact", "--N", "4", "--truncation", "3"],
+    "simulate": ["simulate", "--N", "10", *SIM],
+    "transient": ["transient", "--t", "0:1:3"],
+}
+
+
+def issue23_rates_probes() -> list[Probe]:
+    """Issue 23 audit: every function the issue names in a rate, on each command that
+    once broke on it (status 0); rates and models that are no population process on
+    every command (status 2); a constant state and an unbounded orthant in exact."""
+    P = Probe
+    out = []
+    for name, departure, arrival, commands in FUNCTION_RATES:
+        for cmd in commands:
+            out.append(
+                P(
+                    f"rates {name}",
+                    [*_ROUTES[cmd], "--model", "{dir}/m.py:factory", "--param", "lam=0.7"],
+                    (OK,),
+                    _file("m.py", _queue_file(departure, arrival)),
+                )
+            )
+    for name, text in BAD_RATES:
+        for cmd in _ROUTES.values():
+            out.append(
+                P(
+                    f"process {name}",
+                    [*cmd, "--model", "{dir}/m.py:factory", "--param", "lam=0.7"],
+                    (INPUT,),
+                    _file("m.py", text),
+                )
+            )
+    model = ["--model", "{dir}/m.py:factory", "--param", "lam=0.5"]
+    out += [
+        P(
+            "process constant state",
+            [*_ROUTES["exact"], *model],
+            (OK,),
+            _file("m.py", CONSTANT_STATE),
+        ),
+        P("process constant state", ["solve", *model], (OK,), _file("m.py", CONSTANT_STATE)),
+        P(
+            "process unbounded",
+            ["exact", "--N", "4", *model],
+            (INPUT,),
+            _file("m.py", _queue_file("x")),
+        ),
+    ]
+    # a kink at the fixed point: the chain needs only the rates (exact answers, NaN c)
+    kinked = _file("m.py", _queue_file("sp.Max(x, 2*x - 1)"))
+    out.append(
+        P("rates kink exact", [*_ROUTES["exact"], *model[:2], "--param", "lam=1"], (OK,), kinked)
+    )
+    # a drift that jumps where the flow would stop: one sentence, not a search for ever
+    chatter = _file("m.py", _queue_file("x*(1 + sp.sign(x - 3))"))
+    out.append(P("rates chattering", ["solve", *model[:2], "--param", "lam=0.7"], (ENV,), chatter))
     return out
 
 
@@ -1094,6 +1250,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue23_probes(),
         *issue23_files_probes(),
         *transient_probes(),
+        *issue23_rates_probes(),
         *numbers_probes(),
         *numeric_probes(),
         *output_path_probes(),
@@ -1111,6 +1268,7 @@ def prepare(shared: Path, timeout: float) -> None:
         [*CK_ARGS, "--checkpoint", str(ck)],
         ["simulate", "--N", "10", "--lam", "0.9", "--b", "4", "--engine", "generic", *SIM],
         ["bound", "--lam", "0.9", "--N", "10", "--b", "4"],
+        ["exact", "--N", "6", "--lam", "0.9", "--b", "3"],
     ):
         proc = subprocess.run(
             [EXE, *argv],

@@ -20,17 +20,80 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
+from derive.model import RATE_FUNCTIONS
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model import Model
 
 Entries = list[tuple[tuple[int, ...], sp.Expr]]
+
+
+def unprintable(expr: sp.Basic, backend: str) -> str:
+    """The sentence for an expression that the ``backend`` printer cannot print.
+
+    A derivative SymPy leaves unevaluated (of ``floor``, say) is named by its
+    function: that is what the user wrote.
+    """
+    inner = expr
+    while isinstance(inner, sp.Derivative | sp.Subs):
+        inner = inner.args[0]
+    what = type(inner).__name__
+    if inner is not expr:
+        what = f"the derivative of {what}, which SymPy leaves unevaluated"
+    return (
+        f"the {backend} back end cannot print {what} (in {sp.sstr(expr)[:80]}); "
+        f"write the model's rates with {RATE_FUNCTIONS}."
+    )
+
+
+class OneSentencePrinter:
+    """Printer mixin: what SymPy's code printer cannot print is a
+    :class:`~mfstein.errors.ParameterError` in one sentence (:func:`unprintable`),
+    not its ``PrintMethodNotImplementedError`` (an internal error)."""
+
+    backend: ClassVar[str] = ""
+
+    def _print_not_supported(self, expr: sp.Basic) -> str:
+        raise ParameterError(unprintable(expr, self.backend))
+
+
+class _NumbaPrinter(OneSentencePrinter, PythonCodePrinter):
+    backend = "numba"
+
+
+class _MpmathPrinter(OneSentencePrinter, MpmathPrinter):
+    backend = "mpmath"
+
+
+class _UnknownRefused:
+    """Printer mixin for :func:`lambdify`: SymPy's lambdify prints a function its
+    module lacks by name (``besselj(...)`` in NumPy), a ``NameError`` at the first
+    call; here it is :func:`unprintable`'s sentence when the code is made."""
+
+    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+        super().__init__({**(settings or {}), "allow_unknown_functions": False})
+
+
+class _NumPyLambdaPrinter(_UnknownRefused, OneSentencePrinter, NumPyPrinter):
+    backend = "NumPy"
+
+
+class _MpmathLambdaPrinter(_UnknownRefused, _MpmathPrinter):
+    pass
+
+
+def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) -> Any:
+    """:func:`sympy.lambdify` for ``module`` ``"numpy"`` or ``"mpmath"``, whose printer
+    refuses in one sentence what the module cannot evaluate."""
+    printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
+    return sp.lambdify(args, exprs, modules=module, printer=printer, **kwargs)
 
 
 class Backend(ABC):
@@ -102,7 +165,7 @@ class NumbaBackend(Backend):
     chunk_size: int | None = 150
 
     def __init__(self) -> None:
-        self._p = PythonCodePrinter({"fully_qualified_modules": True})
+        self._p = _NumbaPrinter({"fully_qualified_modules": True})
 
     def chunked_function(
         self,
@@ -251,7 +314,7 @@ class MpmathBackend(Backend):
     imports = ("import mpmath",)
 
     def __init__(self) -> None:
-        self._p = MpmathPrinter({"fully_qualified_modules": True})
+        self._p = _MpmathPrinter({"fully_qualified_modules": True})
 
     def print_expr(self, expr: sp.Expr) -> str:
         text = self._p.doprint(expr)
@@ -307,7 +370,7 @@ register_backend(NumbaBackend())
 register_backend(MpmathBackend())
 
 
-class ArbPrinter(PythonCodePrinter):
+class ArbPrinter(OneSentencePrinter, PythonCodePrinter):
     """SymPy printer for Arb ball arithmetic (``flint.arb``): every number exact.
 
     Integers print as ``arb(k)``, rationals as ``(arb(p)/q)`` (one correctly
@@ -316,6 +379,7 @@ class ArbPrinter(PythonCodePrinter):
     every generated value is a ball containing the exact value.
     """
 
+    backend = "arb"
     _unary: ClassVar[dict[str, str]] = {
         "exp": "exp",
         "log": "log",

@@ -139,7 +139,47 @@ def _rate_expression(what: str, rate: Any) -> sp.Expr:
                 "float64 kernels and simulators hold (integers below 2^63, other numbers "
                 "below 1e300 in magnitude); rescale the model's rates or time."
             )
-    return piecewise_form(rate)
+    rate = piecewise_form(rate)
+    _check_defined_everywhere(what, rate)
+    _check_differentiable(what, rate)
+    return rate
+
+
+#: What a rate may be built from (every back end prints it, SymPy differentiates it).
+RATE_FUNCTIONS = (
+    "polynomials, rational functions, powers, sqrt, exp, log, Min, Max, Abs, sign, "
+    "Heaviside and Piecewise"
+)
+
+
+def _check_defined_everywhere(what: str, rate: sp.Expr) -> None:
+    """A ``Piecewise`` in a rate must end in a ``(value, True)`` branch (SymPy folds
+    complementary conditions into one): elsewhere it is undefined (NaN), and the exact
+    chain or a simulation would meet that state."""
+    for pw in rate.atoms(sp.Piecewise):
+        if pw.args[-1].cond != sp.true:
+            conds = " or ".join(str(c) for _, c in pw.args)
+            raise ParameterError(
+                f"{what}: the rate {rate} is undefined where none of {conds} holds; give "
+                "the Piecewise a last branch (value, True)."
+            )
+
+
+def _check_differentiable(what: str, rate: sp.Expr) -> None:
+    """Every function in a rate must have a derivative SymPy evaluates (J, the
+    Hessian and the 1/N^2 objects are derivatives of the rates): ``floor`` or
+    ``ceiling`` would leave an unevaluated ``Derivative`` that no back end prints.
+    Polynomial rates (no function at all) pass at no cost."""
+    for f in rate.atoms(sp.Function):
+        if isinstance(f, sp.Piecewise):
+            continue  # differentiated branch by branch; its branches' functions are atoms too
+        for symbol in f.free_symbols:
+            if sp.diff(f, symbol).has(sp.Derivative, sp.Subs, sp.DiracDelta):
+                raise ParameterError(
+                    f"{what}: the rate {rate} uses {type(f).__name__}, whose derivative "
+                    f"SymPy cannot evaluate (the expansion needs the drift's derivatives); "
+                    f"write it with {RATE_FUNCTIONS}."
+                )
 
 
 #: Bound on the magnitude of an integer in a rate (numba types integer literals as
@@ -149,7 +189,7 @@ _MAX_FLOAT = 1e300
 
 
 def piecewise_form(rate: sp.Expr) -> sp.Expr:
-    """``Min``, ``Max``, ``Abs`` and ``Heaviside`` written as ``Piecewise``.
+    """``Min``, ``Max``, ``Abs``, ``sign`` and ``Heaviside`` written as ``Piecewise``.
 
     Rates such as a multi-server departure ``Min(x, c)`` or a capped arrival
     ``lam*Min(1, 2 - x)`` are smooth except on a few surfaces.  SymPy
@@ -164,6 +204,11 @@ def piecewise_form(rate: sp.Expr) -> sp.Expr:
         rate = rate.replace(
             lambda e: isinstance(e, sp.Abs),
             lambda e: sp.Piecewise((e.args[0], e.args[0] >= 0), (-e.args[0], True)),
+        )
+    if rate.has(sp.sign):  # SymPy has no Piecewise rewrite of sign
+        rate = rate.replace(
+            lambda e: isinstance(e, sp.sign),
+            lambda e: sp.Piecewise((1, e.args[0] > 0), (-1, e.args[0] < 0), (0, True)),
         )
     if rate.has(sp.Min, sp.Max, sp.Heaviside):
         rate = rate.rewrite(sp.Piecewise)

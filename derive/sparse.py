@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from derive.backends import lambdify
+
 __all__ = ["SparseRates", "sparse_rates"]
 
 _cache: dict[tuple, SparseRates] = {}
@@ -97,7 +99,7 @@ def _by_forms(
 ) -> Callable[[Any, Any], np.ndarray]:
     """The float64 evaluator of a list grouped by forms: one lambdified NumPy
     function per form, applied to the arrays of its instances' states."""
-    funcs = [sp.lambdify((*g.args, *params), g.expr, modules="numpy") for g in groups]
+    funcs = [lambdify((*g.args, *params), g.expr, "numpy") for g in groups]
 
     def fn(s: Any, p: Any) -> np.ndarray:
         s = np.asarray(s, dtype=float)
@@ -152,7 +154,7 @@ class SparseRates:
             exprs = self._exprs[what]
             # common subexpressions pay off within short lists; for long ones SymPy's
             # cse costs more than the evaluation it saves
-            raw = sp.lambdify(self._symbols, exprs, modules=module, cse=len(exprs) <= CSE_MAX)
+            raw = lambdify(self._symbols, exprs, module, cse=len(exprs) <= CSE_MAX)
             n = len(exprs)
 
             def fn(s: Any, p: Any, _raw: Callable[..., Any] = raw, _n: int = n) -> Any:
@@ -313,7 +315,7 @@ class LambdaKernels:
         if fn is None:
             shape, entries = objs[name]
             idx = [ix for ix, _ in entries]
-            raw = sp.lambdify(self._symbols, [e for _, e in entries], modules="numpy", cse=True)
+            raw = lambdify(self._symbols, [e for _, e in entries], "numpy", cse=True)
 
             def fn(s: Any, p: Any, _raw: Any = raw, _idx: Any = idx, _shape: Any = shape) -> Any:
                 out = np.zeros(_shape)

@@ -33,9 +33,11 @@ load no SymPy, numba or SciPy.
 def _quiet_interrupt_during_startup() -> None:
     """Ctrl-C while the ``mfstein`` command is still starting (importing modules,
     building and running the argument parser): exit 130 with one line instead of
-    a traceback.  Nothing has been computed or written yet, so leaving at once
-    loses nothing.  :func:`mfstein.cli.main` replaces the guard by Python's own
-    handler just before the subcommand's work starts.
+    a traceback; SIGTERM likewise, with status 143 (``mfstein: terminated``).
+    Nothing has been computed or written yet, so leaving at once loses nothing.
+    :func:`mfstein.cli.main` replaces the guard by Python's own handler (and
+    SIGTERM's by :func:`mfstein.signals.raise_interrupt`) just before the
+    subcommand's work starts.
 
     The guard is installed only when this process *is* the ``mfstein`` command
     (the console script, or ``python -m mfstein``); importing mfstein as a
@@ -55,16 +57,20 @@ def _quiet_interrupt_during_startup() -> None:
     as_module = any(a == "-m" and b in targets for a, b in itertools.pairwise(orig))
     if argv0 != "mfstein" and not as_module:
         return
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return
 
     def interrupted(signum: int, frame: object) -> None:
+        word = b"terminated" if signum == signal.SIGTERM else b"interrupted"
         try:
-            os.write(2, b"mfstein: interrupted\n")
+            os.write(2, b"mfstein: " + word + b"\n")
         finally:
-            os._exit(130)
+            os._exit(128 + signum)
 
-    signal.signal(signal.SIGINT, interrupted)
+    # Ctrl-C only where Python would raise KeyboardInterrupt (a background job of a
+    # script ignores SIGINT, and keeps ignoring it); SIGTERM wherever it would kill
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupted)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupted)
 
 
 _quiet_interrupt_during_startup()

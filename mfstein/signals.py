@@ -2,7 +2,9 @@
 
 A ``kill`` (SIGTERM, the signal a batch system or ``timeout`` sends) must not
 leave half-written files or orphaned worker processes behind, so the
-``mfstein`` command turns it into a ``KeyboardInterrupt`` (:func:`raise_interrupt`)
+``mfstein`` command turns it into a ``KeyboardInterrupt`` (:func:`raise_interrupt`,
+installed by :func:`mfstein.cli.main` whatever SIGINT's disposition: a background
+job of a script ignores SIGINT, and a batch system still stops it by SIGTERM)
 -- every ``finally`` and ``except BaseException`` clean-up runs, e.g.
 :func:`mfstein.io.atomic_write` removes its temporary file -- and the
 simulation runner (:mod:`sim.runner`) treats it as a Ctrl-C press: completed
@@ -22,17 +24,8 @@ nothing, and :func:`check` never raises.  Standard library only.
 from __future__ import annotations
 
 import signal
-import threading
 
-__all__ = [
-    "check",
-    "exit_status",
-    "install",
-    "note",
-    "raise_interrupt",
-    "stop_requested",
-    "terminated",
-]
+__all__ = ["check", "exit_status", "note", "raise_interrupt", "stop_requested", "terminated"]
 
 _received: list[int] = []
 
@@ -68,12 +61,3 @@ def raise_interrupt(signum: int, frame: object) -> None:
     """Signal handler: record the signal and raise ``KeyboardInterrupt``."""
     note(signum)
     raise KeyboardInterrupt
-
-
-def install() -> None:
-    """Handle SIGTERM with :func:`raise_interrupt` (main thread only; a handler
-    the embedding program installed itself is left alone)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, raise_interrupt)

@@ -248,10 +248,13 @@ class GenericSimulator(Simulator):
 
             announce_compile(load_chain(self.spec.update))
         advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
-        out = runner.run(
-            self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
-        )
-        return self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
+        with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the estimates
+            out = runner.run(
+                self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
+            )
+            result = self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
+            runner.honour_late_interrupt(sig, out)
+            return result
 
     def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
         """``1 - (accepted arrival rate) / (offered rate)`` when the model names its

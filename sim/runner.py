@@ -529,9 +529,12 @@ class Interrupts:
 
         self._parent = None
         if self._main:
-            self._old = signal.signal(signal.SIGINT, self._handler)
+            # SIGINT that the process ignores (a background job of a script) stays ignored
+            self._old = signal.getsignal(signal.SIGINT)
+            if self._old is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, self._handler)
             self._old_term = signal.signal(signal.SIGTERM, self._handler)
-            outer = getattr(self._old, "__self__", None)
+            outer = getattr(self._old_term, "__self__", None)
             if isinstance(outer, Interrupts):  # nested: presses so far count here too
                 self._parent = outer
                 self.presses = outer.presses
@@ -542,12 +545,23 @@ class Interrupts:
         import signal
 
         if self.installed:
-            signal.signal(signal.SIGINT, self._old)
+            if self._old is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, self._old)
             signal.signal(signal.SIGTERM, self._old_term)
             self.installed = False
             if self.terminated and self._parent is None:
                 # the run has saved its work: now let SIGTERM do what it did before
                 signal.raise_signal(signal.SIGTERM)
+
+
+def honour_late_interrupt(sig: Interrupts, out: RunOutput) -> None:
+    """Raise ``KeyboardInterrupt`` for a Ctrl-C that came while the batches of a run that
+    ended by itself were pooled (inside ``sig``, around :func:`run` and the pooling), so
+    that the command ends as after any other press (one line, status 130); a press
+    after a run it interrupted is that interruption's second press, and the estimates
+    kept from the completed batches stand.  (SIGTERM is handed on by ``sig`` itself.)"""
+    if sig.stop and not out.interrupted and not sig.terminated:
+        raise KeyboardInterrupt
 
 
 def _picklable(fn) -> bool:

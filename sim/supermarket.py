@@ -178,9 +178,11 @@ def run_supermarket(
         loop = perserver.run if simulator == "per-server" else aggregated.run
         seconds = jit.first_compile_seconds(SUPERMARKET_COMPILE_SECONDS, loop)
         jit.announce_compile("the supermarket simulator", seconds)
-    with runner.Interrupts():
+    with runner.Interrupts() as sig:
         out = runner.run(spec, plan, **o.runner_kwargs())
-        return summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+        result = summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
+        runner.honour_late_interrupt(sig, out)
+        return result
 
 
 def _response_time(spec: engine.Spec, batches: list[dict], sc: np.ndarray) -> dict:

@@ -451,7 +451,7 @@ def simulate_jsq_tails(
     )
     plan = _plan(events, warmup_fraction)
     spec = _spec(n, eps, xs, ths, plan.warmup)
-    with runner.Interrupts():  # a late Ctrl-C must not lose the pooled estimates
+    with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the pooled estimates
         out = runner.run(
             spec,
             plan,
@@ -466,7 +466,9 @@ def simulate_jsq_tails(
             fresh_state=fresh_state,
             desc=f"JSQ n={n}",
         )
-        return summarise(spec, out, seed=seed)
+        result = summarise(spec, out, seed=seed)
+        runner.honour_late_interrupt(sig, out)
+        return result
 
 
 def _distances(
@@ -482,11 +484,15 @@ def _distances(
 
 
 def summarise(spec: TailsSpec, out: runner.RunOutput, *, seed: int) -> JSQTailSimulation:
-    """Ratio estimators over the completed replications (one batch each), with 95% CIs."""
+    """Ratio estimators over the completed replications (one batch each), with 95% CIs.
+
+    Raises :class:`KeyboardInterrupt` when an interrupted run completed fewer than two
+    replications (the checkpoint keeps what was done), :class:`ParameterError` when a
+    finished one did."""
     eps, reps = spec.eps, len(out.reps)
     res = [r.batches[0] for r in out.reps if r.batches]
-    if len(res) < 2 and out.interrupted:
-        raise KeyboardInterrupt  # Ctrl-C before two replications ended: nothing to report
+    if len(res) < 2 and out.interrupted:  # an interruption, not bad input
+        raise KeyboardInterrupt
     if len(res) < 2:
         raise ParameterError(
             "reps must complete at least 2 replications for a confidence interval."

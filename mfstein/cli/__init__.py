@@ -92,11 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     show = warnings.showwarning
     warnings.showwarning = _one_line_warning(args.command)
     try:
-        _end_startup_guard()
+        command = _end_startup_guard()
         status = int(handler(args) or 0)
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
             _ignore_interrupts()
             status = signals.exit_status()  # 143 after a SIGTERM
+        elif command:
+            _guard_the_exit(f"mfstein {args.command}")
         return status
     except ParameterError as exc:
         return _fail(args.command, "error", exc, 2)
@@ -148,21 +150,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = show
 
 
-def _end_startup_guard() -> None:
+def _end_startup_guard() -> bool:
     """Hand Ctrl-C back to Python (``KeyboardInterrupt``) once the work starts.
 
     The start-up guard of :mod:`mfstein` (``mfstein/__init__.py``) leaves at once
     with status 130 on Ctrl-C, which is right while nothing has been done; from
     here on a subcommand may have results to keep (a simulation saves its
     completed batches), so Ctrl-C must raise ``KeyboardInterrupt`` (or set the
-    simulator's flag) instead.
+    simulator's flag) instead.  Returns whether this process is the ``mfstein``
+    command (the guard was there).
     """
     import signal
 
-    current = signal.getsignal(signal.SIGINT)
-    if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
-        signal.signal(signal.SIGINT, _keyboard_interrupt)
-        signals.install()  # SIGTERM like Ctrl-C: clean up, then status 143
+    command = False
+    for signum, handler in (
+        (signal.SIGINT, _keyboard_interrupt),
+        (signal.SIGTERM, signals.raise_interrupt),  # like Ctrl-C: clean up, status 143
+    ):
+        current = signal.getsignal(signum)
+        if getattr(current, "__qualname__", "").startswith("_quiet_interrupt_during_startup"):
+            signal.signal(signum, handler)
+            command = True
+    return command
+
+
+def _guard_the_exit(prog: str) -> None:
+    """Once the command's work is done and printed: Ctrl-C or SIGTERM while the
+    interpreter shuts down (worker pools joined, caches closed) ends the process at
+    once with one line and 130 or 143 -- a ``KeyboardInterrupt`` there would be an
+    ignored-exception report, and Python's own finalisation restores the default
+    action, death by the signal with no message."""
+    import signal
+
+    def leave(signum: int, frame: object) -> None:
+        word = "terminated" if signum == signal.SIGTERM else "interrupted"
+        try:
+            sys.stdout.flush()
+        except Exception:  # pragma: no cover - standard output itself is gone
+            pass
+        try:
+            os.write(2, f"{prog}: {word}\n".encode())
+        finally:
+            os._exit(128 + signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, leave)
 
 
 #: Ctrl-C presses seen by :func:`_keyboard_interrupt` in this process.

@@ -106,13 +106,16 @@ def parse_grid(text: str) -> tuple[float, float, int]:
 
 
 def check_plot_path(text: str) -> Path:
-    """The ``--plot`` file, after checking that it can be written (nothing is created)."""
+    """The ``--plot`` file, after checking that it can be written (nothing is created);
+    a symbolic link is checked (and later written) through, at its target."""
     import tempfile
 
-    path = Path(text)
+    from mfstein.io import write_target
+
+    path = write_target(text)
     if path.is_dir():
         raise ParameterError(f"--plot {text} is a directory; give a file name.")
-    if path.suffix.lower() not in PLOT_SUFFIXES:
+    if Path(text).suffix.lower() not in PLOT_SUFFIXES:
         raise ParameterError(f"--plot must end in one of {', '.join(PLOT_SUFFIXES)}, got {text!r}.")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
@@ -125,7 +128,7 @@ def check_plot_path(text: str) -> Path:
         os.unlink(tmp)
     except OSError:
         raise ParameterError(f"--plot {text}: the directory {parent} is not writable.") from None
-    return path
+    return Path(text)
 
 
 def _check_N(text: str | None) -> int:
@@ -239,9 +242,8 @@ def _print_text(res: Any) -> None:
 
 def _plot(res: Any, path: Path, N: int) -> None:
     """Draw ``x(t)`` (solid), ``x + V/N`` (dashed) and ``x + V/N + A/N^2`` (dotted);
-    written to a temporary file in the same directory, then renamed."""
-    import tempfile
-
+    written atomically (:func:`mfstein.io.atomic_write`: through a symbolic link, nothing
+    half-written left behind)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -271,16 +273,7 @@ def _plot(res: Any, path: Path, N: int) -> None:
     if k_shown * (1 + (res.V is not None) + (res.A is not None)) <= 12:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    parent = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".mfstein-plot-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from mfstein.io import atomic_write
+
+    kind = path.suffix.lstrip(".").lower()
+    atomic_write(path, lambda fh: fig.savefig(fh, format=kind, dpi=120))

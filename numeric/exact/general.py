@@ -536,13 +536,14 @@ def _w64(mf: Any) -> np.ndarray:
 
 def _centre(placement: Placement) -> tuple[Any, str | None]:
     """The mean field the statistics are centred at (:meth:`Placement.mean_field`), or
-    ``None`` with a note when its fixed point is unstable: a finite chain has a
-    stationary law even then (a limit cycle), reported without the statistics
-    centred at ``s*``."""
+    ``None`` with a note when its fixed point is unstable, or lies on a kink of a
+    piecewise rate (no expansion there): a finite chain has a stationary law even
+    then (a limit cycle; the chain needs only the rates), reported without the
+    statistics centred at ``s*``."""
     try:
         return placement.mean_field()
     except ParameterError as exc:
-        if "is not stable" not in str(exc) and "not hyperbolic" not in str(exc):
+        if not any(w in str(exc) for w in ("is not stable", "not hyperbolic", "on the kink")):
             raise
         return None, (
             f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "

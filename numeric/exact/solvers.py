@@ -67,9 +67,18 @@ def residual(QT: sps.csr_matrix, pi: np.ndarray) -> float:
 
 
 def pinned(QT: sps.csr_matrix, r: int) -> sps.csr_matrix:
-    """``Q^T`` with row ``r`` replaced by ``e_r`` (sharing the index arrays)."""
-    data = QT.data.copy()
+    """``Q^T`` with row ``r`` replaced by ``e_r`` (sharing the index arrays).
+
+    An absorbing ``r`` (exit rate 0: the closed class is that one state) has no
+    stored diagonal entry, since SciPy drops the zero ``-q_r``; it is stored first,
+    so the pinned row really is ``e_r`` (it was a zero row: a singular system).
+    """
     lo, hi = QT.indptr[r], QT.indptr[r + 1]
+    if not np.any(QT.indices[lo:hi] == r):
+        QT = (QT + sps.csr_matrix(([1.0], ([r], [r])), shape=QT.shape)).tocsr()
+        QT.sort_indices()
+        lo, hi = QT.indptr[r], QT.indptr[r + 1]
+    data = QT.data.copy()
     cols = QT.indices[lo:hi]
     data[lo:hi] = np.where(cols == r, 1.0, 0.0)
     return sps.csr_matrix((data, QT.indices, QT.indptr), shape=QT.shape)

@@ -47,6 +47,11 @@ RANDOM_STARTS = 4
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
 #: After this many horizons without convergence, look for an unstable fixed point.
 UNSTABLE_PROBE = 2
+#: Most drift evaluations of one ODE search (:func:`_ode`).  A drift that jumps where
+#: the flow would stop (a discontinuous rate such as ``x (1 + sign(x - 3))``) makes the
+#: integrator chatter there with ever smaller steps: without a bound, it never ends.
+#: Smooth models of the library use a few thousand.
+ODE_MAX_EVALUATIONS = 200_000
 
 
 @dataclass
@@ -215,6 +220,14 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
 
     x = np.array(x0, dtype=float)
     unstable = None
+    calls = [0]
+
+    def drift(t: float, y: np.ndarray) -> np.ndarray:
+        calls[0] += 1
+        if calls[0] > ODE_MAX_EVALUATIONS:
+            raise _Chattering
+        return rm.f64(y, q, p)
+
     for n_horizon, horizon in enumerate(HORIZONS):
         if n_horizon == UNSTABLE_PROBE:
             # still moving after the first horizons: an unstable fixed point with a
@@ -224,15 +237,23 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
             probe = newton64(rm, x, q, p)
             if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
                 unstable = probe
-        sol = solve_ivp(
-            lambda t, y: rm.f64(y, q, p),
-            (0.0, horizon),
-            x,
-            method="LSODA",
-            jac=lambda t, y: rm.jac64(y, q, p),
-            rtol=1e-7,  # only the basin matters: Newton polishes below
-            atol=1e-10,
-        )
+        try:
+            sol = solve_ivp(
+                drift,
+                (0.0, horizon),
+                x,
+                method="LSODA",
+                jac=lambda t, y: rm.jac64(y, q, p),
+                rtol=1e-7,  # only the basin matters: Newton polishes below
+                atol=1e-10,
+            )
+        except _Chattering:
+            raise NumericalError(
+                f"the mean-field ODE of model {rm.model.name} did not settle within "
+                f"{ODE_MAX_EVALUATIONS:,} drift evaluations (a rate that jumps where the flow "
+                "would stop, such as sign or Heaviside at the fixed point, has no fixed point "
+                "the expansion can use); no result is returned."
+            ) from None
         if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
             raise NumericalError(
                 f"the mean-field ODE of model {rm.model.name} could not be integrated from the "
@@ -244,6 +265,10 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
         if unstable is not None:
             return unstable
     return x
+
+
+class _Chattering(Exception):
+    """Raised inside :func:`_ode`'s right-hand side past :data:`ODE_MAX_EVALUATIONS`."""
 
 
 def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:

@@ -64,6 +64,47 @@ def test_ctrl_c_right_after_the_package_is_imported_is_one_line() -> None:
     assert "not interrupted" not in proc.stdout
 
 
+def test_sigterm_during_start_up_is_one_line_and_143() -> None:
+    """SIGTERM while the command starts ends like Ctrl-C there: one line, 128 + 15."""
+    code = (
+        "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
+        "import mfstein, os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(10)\n"
+        "print('not terminated')\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 143, proc.stderr
+    assert proc.stderr.strip() == "mfstein: terminated"
+    assert "not terminated" not in proc.stdout
+
+
+def test_sigterm_is_handled_when_the_command_ignores_ctrl_c() -> None:
+    """A background job of a script starts with SIGINT ignored; SIGTERM (a batch
+    system's stop) must still reach mfstein's handler (status 143, one line), and
+    SIGINT stays ignored."""
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "sys.argv[0] = '/somewhere/bin/mfstein'\n"
+        "import mfstein.cli as cli, os\n"
+        "class Parser:\n"
+        "    def parse_args(self, argv):\n"
+        "        import argparse\n"
+        "        return argparse.Namespace(command='run', handler=work)\n"
+        "def work(args):\n"
+        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    import time; time.sleep(10)\n"
+        "    print('not terminated')\n"
+        "cli.build_parser = Parser\n"
+        "sys.exit(cli.main([]))\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 143, (proc.returncode, proc.stderr)
+    assert proc.stderr.strip() == "mfstein run: terminated"
+    assert "not terminated" not in proc.stdout
+
+
 def test_library_import_leaves_ctrl_c_alone() -> None:
     """Imported by another program, mfstein installs nothing: Ctrl-C raises
     ``KeyboardInterrupt`` there as usual."""
@@ -207,3 +248,29 @@ def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None
     proc = _python(code)
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("signame", "status", "word"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")]
+)
+def test_a_signal_while_a_finished_command_exits_is_one_line(signame, status, word) -> None:
+    """After the command printed its result (status 0), a signal while the interpreter
+    shuts down (worker pools joined) ends it at once: the output kept, one line, 128 + n
+    -- not a traceback, and not death by the signal."""
+    code = (
+        "import sys; sys.argv[0] = '/somewhere/bin/mfstein'\n"
+        "import argparse, os, signal, time\n"
+        "import mfstein.cli as cli\n"
+        "class Parser:\n"
+        "    def parse_args(self, argv):\n"
+        "        return argparse.Namespace(command='run', handler=lambda a: print('done'))\n"
+        "cli.build_parser = Parser\n"
+        "status = cli.main([])\n"
+        f"os.kill(os.getpid(), signal.{signame})\n"
+        "time.sleep(10)\n"
+        "sys.exit(status)\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == status, (proc.returncode, proc.stderr)
+    assert proc.stdout.strip() == "done"
+    assert proc.stderr.strip() == f"mfstein run: {word}"

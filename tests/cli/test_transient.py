@@ -61,7 +61,20 @@ def test_json_and_plot(tmp_path: Path) -> None:
     assert data["x"][0] == [0.75, 0.25, 0.0] and data["A"][0] == [0.0, 0.0, 0.0]
     assert abs(sum(data["x"][3]) - 1) < 1e-12
     assert plot.is_file() and plot.read_bytes()[:4] == b"\x89PNG"
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".mfstein-plot-")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.png"]  # nothing temporary
+
+
+def test_plot_through_a_dangling_symbolic_link(tmp_path: Path) -> None:
+    """The link stays a link and its target receives the plot (issue 23); nothing
+    temporary is left beside either."""
+    (tmp_path / "store").mkdir()
+    link = tmp_path / "mean.png"
+    link.symlink_to(tmp_path / "store" / "real.png")
+    out = _run(*SIR, "--start", "0.75,0.25,0", "--t", "0:1:3", "--plot", str(link), "--N", "50")
+    assert out.returncode == 0, out.stderr
+    assert link.is_symlink() and (tmp_path / "store" / "real.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.png", "store"]
+    assert [p.name for p in (tmp_path / "store").iterdir()] == ["real.png"]
 
 
 def test_json_mpmath_numbers_are_strings() -> None:

@@ -108,3 +108,28 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
     assert _numbers(
         simulate_supermarket(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
     ) == _numbers(full)
+
+
+@pytest.mark.parametrize("run_was_interrupted", [False, True])
+def test_a_press_while_a_finished_run_is_pooled_ends_the_command(run_was_interrupted) -> None:
+    """A Ctrl-C during the pooling of a run that ended by itself is honoured
+    (``KeyboardInterrupt``); after a run it interrupted, it is the second press and
+    the estimates kept stand."""
+    import os
+    import signal
+    import time
+
+    from sim import runner
+
+    out = runner.RunOutput([], runner.Plan(10, 2, 0, 5), True, run_was_interrupted, 0.0)
+    with runner.Interrupts() as sig:
+        os.kill(os.getpid(), signal.SIGINT)
+        deadline = time.monotonic() + 5
+        while not sig.stop and time.monotonic() < deadline:  # the handler runs between bytecodes
+            time.sleep(0.01)
+        assert sig.stop
+        if run_was_interrupted:
+            runner.honour_late_interrupt(sig, out)
+        else:
+            with pytest.raises(KeyboardInterrupt):
+                runner.honour_late_interrupt(sig, out)

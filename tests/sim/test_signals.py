@@ -134,3 +134,17 @@ def test_sigterm_keeps_the_completed_units_of_the_tail_simulator(tmp_path) -> No
     saved = json.loads((tmp_path / "ck.json").read_text())
     assert saved["config"]["kind"] == "jsq-tails-v2" and len(saved["checksum"]) == 64
     assert any(r["warm"] for r in saved["reps"])  # the completed warm-up was saved
+
+
+def test_ctrl_c_before_two_tail_replications_complete_is_an_interruption(tmp_path) -> None:
+    """Not the bad-input sentence "reps must complete at least 2 replications" with
+    status 2: an interruption (status 130, one line), the warm-ups saved."""
+    cmd = ["tail", "--simulate", "--n", "20", "--eps", "0.1", "--events", "3e8", "--reps", "2"]
+    proc, kids = _start(tmp_path, 2, [*cmd, "--no-progress", "--checkpoint", "ck.json"])
+    os.kill(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["mfstein tail: interrupted"]
+    assert not _wait_gone(kids, 5.0)
+    saved = json.loads((tmp_path / "ck.json").read_text())
+    assert not any(r["batches"] for r in saved["reps"])  # no replication had completed

@@ -96,3 +96,88 @@ def test_exact_chain_and_simulation_agree_for_a_min_rate() -> None:
                          workers=1)
     assert abs(float(sim.n_mse.mean) - exact.n_mse) < 3 * float(sim.n_mse.ci95) + 0.02
     assert abs(float(sim.mean.mean[0]) - exact.mean[0]) < 3 * float(sim.mean.ci95[0]) + 1e-3
+
+
+def test_transient_of_a_min_rate_is_that_of_its_active_branch() -> None:
+    """From x(0) = 1/2 the mean field of Min(x^2, 2) climbs to sqrt(1.5) < sqrt(2): the
+    path never reaches the kink, so x(t), V(t), W(t) are those of the branch x^2 (the
+    transient once ended in an internal error on Min)."""
+    from numeric.expansion.transient import transient
+
+    times = [0.0, 0.5, 1.0, 3.0]
+    kinked = transient(_station(sp.Min(x**2, 2)), {"lam": "1.5"}, times=times, start=["0.5"])
+    branch = transient(_station(x**2, name="branch"), {"lam": "1.5"}, times=times, start=["0.5"])
+    assert kinked.x[-1, 0] > 1.1
+    for name in ("x", "V", "W"):
+        np.testing.assert_array_equal(getattr(kinked, name), getattr(branch, name))
+
+
+def test_sign_is_piecewise_and_gives_the_active_branch() -> None:
+    """sign ended in an internal error (an unevaluated Derivative no back end prints)."""
+    from numeric.meanfield.entry import solve as solve_model
+
+    rate = x * (3 + sp.sign(x - 3))  # 2x below the kink at 3, 4x above it
+    assert not Transition((-1,), rate).rate.has(sp.sign)
+    signed = solve_model(_station(rate), {"lam": "1.5"}, dps=20)
+    branch = solve_model(_station(2 * x, name="branch"), {"lam": "1.5"}, dps=20)
+    assert abs(signed.constant - branch.constant) < 1e-18
+    assert abs(signed.s_star[0] - sp.Rational(3, 4)) < 1e-18
+
+
+@pytest.mark.parametrize(
+    ("rate", "words"),
+    [
+        (sp.Piecewise((x, x < 2)), "is undefined where none of x < 2 holds"),
+        (x + sp.floor(2 * x) / 2, "uses floor, whose derivative SymPy cannot evaluate"),
+        (x * sp.ceiling(x), "uses ceiling"),
+    ],
+)
+def test_rates_no_route_can_use_are_refused_where_the_model_is_built(rate, words) -> None:
+    with pytest.raises(ParameterError) as exc:
+        Transition((-1,), rate)
+    text = str(exc.value)
+    assert words in text and "\n" not in text and text.endswith(".")
+
+
+@pytest.mark.parametrize(
+    ("departure", "words"),
+    [
+        # gamma differentiates into polygamma, which neither math nor mpmath's printer has
+        (x * sp.gamma(1 + x), "back end cannot print polygamma"),
+        # NumPy has no besselj: lambdify printed it by name, a NameError at the first call
+        (x * (1 + sp.besselj(0, x) ** 2), "NumPy back end cannot print besselj"),
+    ],
+    ids=["polygamma", "besselj"],
+)
+def test_a_function_a_back_end_cannot_print_is_one_sentence(departure, words) -> None:
+    from numeric.meanfield.entry import solve as solve_model
+
+    with pytest.raises(ParameterError) as exc:
+        solve_model(_station(departure), {"lam": "0.7"}, dps=15)
+    text = str(exc.value)
+    assert words in text and "\n" not in text
+
+
+def test_a_drift_that_jumps_where_the_flow_would_stop_is_refused_not_chased() -> None:
+    """Deaths x (1 + sign(x - 3)): x' = lam < 3 below 3 and lam - 2x < 0 above it, so
+    the flow chatters at x = 3 and the ODE search never ended."""
+    from mfstein.errors import NumericalError
+    from numeric.meanfield.entry import solve as solve_model
+
+    with pytest.raises(NumericalError, match="did not settle within"):
+        solve_model(_station(x * (1 + sp.sign(x - 3))), {"lam": "0.7"}, dps=15)
+
+
+def test_exact_answers_a_kink_at_the_fixed_point_without_the_expansion() -> None:
+    """Deaths Max(x, 2x - 1), lam = 1: x* = 1 on the kink.  The chain needs only the
+    rates: its law is the birth-death product form, and s*, V, W, c are NaN with the
+    refusal's sentence as a note (exact refused the model)."""
+    from numeric.exact.general import solve as solve_exact
+
+    N, T = 4, 3
+    r = solve_exact(_station(sp.Max(x, 2 * x - 1)), {"lam": "1"}, N=N, truncation=T)
+    weights = [1.0]
+    for n in range(1, N * T + 1):
+        weights.append(weights[-1] / max(n / N, 2 * n / N - 1))
+    np.testing.assert_allclose(r.marginal_pmf[0], np.array(weights) / sum(weights), rtol=1e-9)
+    assert np.isnan(r.constant) and any("lies on the kink" in n for n in r.notes)
