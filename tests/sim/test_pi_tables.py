@@ -1,6 +1,7 @@
 """The PI simulator's alias tables are built once per distinct capacity pmf (issue 23,
 "work with a known size": ``pi`` with 10^6 identical servers spent 15 s per unit of
-work tabulating the same pmf 10^6 times before any progress showed)."""
+work tabulating the same pmf 10^6 times before any progress showed), and the
+model's description (the checkpoint's configuration) converts each distinct pmf once."""
 
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def test_identical_servers_are_tabulated_once(monkeypatch):
     first = _per_server(make_model(ARRIVALS, "1:.5,2:.5", n=1))
     for key, row in first.items():
         assert np.array_equal(got[key], np.repeat(row, model.n, axis=0)), key
+
+
+def test_the_model_description_converts_each_distinct_pmf_once_with_the_same_json():
+    import json
+
+    for services, n in (("1:.5,2:.5", 1000), (["1:1", "1:.5,2:.5", "1:1"], None)):
+        model = make_model(ARRIVALS, services, n)
+        want = {**model.to_dict(), "services": [s.to_dict() for s in model.services]}
+        assert json.dumps(model.to_dict()) == json.dumps(want)
