@@ -1232,6 +1232,16 @@ def known_size_probes() -> list[Probe]:
         ),
     ]
     out += [Probe("known size ctrl-c", argv, (STOPPED,), interrupt=20.0) for argv in long_runs]
+    # exact at 4.6 M states, pressed in each phase: the search (2 s), the assembly or the
+    # start of BiCGSTAB (8-12 s), the Krylov iterations (30 s)
+    big_exact = ["exact", "--N", "300", "--lam", "0.9", "--b", "3"]
+    for t in (2.0, 10.0, 30.0):
+        out.append(Probe("known size ctrl-c", big_exact, (STOPPED,), interrupt=t))
+    # 10^6 identical PI servers: the alias tables and the configuration are built once
+    # per distinct pmf (15 s per unit of work before), so the run ends within minutes
+    million = [*PI_BASE[:3], "--service", "1:1", "--n", "1000000", "--slots", "2000"]
+    million += ["--reps", "2", "--batches", "2", "--workers", "1", "--no-progress"]
+    out.append(Probe("known size", million, (OK,)))
     # bounded before it starts (about 7 min estimated); Ctrl-C or a one-line failure
     bound = ["bound", "--lam", "0.9", "--N", "10", "--b", "10", "--dps", "10000"]
     out.append(Probe("known size ctrl-c", bound, (STOPPED, ENV), interrupt=20.0))

@@ -42,7 +42,14 @@ from numba.core import caching
 
 from mfstein import cache
 
-__all__ = ["MfsteinCacheLocator", "is_compiled", "numba"]
+__all__ = [
+    "ANNOUNCE_SECONDS",
+    "MfsteinCacheLocator",
+    "announce_compile",
+    "first_compile_seconds",
+    "is_compiled",
+    "numba",
+]
 
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -145,6 +152,43 @@ def is_compiled(dispatcher: Any) -> bool:
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     index = getattr(cache_file, "_index_path", None)
     return isinstance(index, str) and os.path.isfile(index)
+
+
+#: A first compilation estimated to take at least this many seconds of one core is
+#: announced (:func:`announce_compile`).
+ANNOUNCE_SECONDS = 3.0
+
+
+def first_compile_seconds(seconds: float, *dispatchers: Any) -> float | None:
+    """``seconds`` (an estimate of numba's first compilation of some code) unless
+    every ``njit`` function of ``dispatchers`` is compiled (:func:`is_compiled`);
+    then ``None``: nothing is left to compile."""
+    return None if all(is_compiled(d) for d in dispatchers) else float(seconds)
+
+
+def announce_compile(what: str, seconds: float | None) -> bool:
+    """Say on standard error, in one line, that a first compilation of ``what`` is
+    coming, when it is estimated (``seconds`` of one core, ``None`` for nothing to
+    compile) to take at least :data:`ANNOUNCE_SECONDS`; returns whether it did.
+
+    The one home of this line (the generic simulator, the supermarket and PI
+    simulators and the exact solver call it), printed before the wait so that a
+    first run is not taken for a hang; callers call it only when a progress bar
+    would show (standard error a terminal, no ``--json``).
+    """
+    import sys
+
+    from mfstein.limits import human_seconds
+
+    if seconds is None or seconds < ANNOUNCE_SECONDS:
+        return False
+    print(
+        f"mfstein: compiling {what} (first run, about {human_seconds(seconds)} of one core; "
+        "cached for later runs)...",
+        file=sys.stderr,
+        flush=True,
+    )
+    return True
 
 
 def _register() -> None:

@@ -12,6 +12,14 @@ batches are kept and saved, workers are stopped.  :func:`note` records that it
 came, so that the command ends with status 143 (128 + SIGTERM) and the line
 ``mfstein CMD: terminated`` instead of Ctrl-C's 130.
 
+The ``mfstein`` command records Ctrl-C too (its SIGINT handler calls :func:`note`
+before raising ``KeyboardInterrupt``), so that long numerical work can poll
+:func:`check` at its phase boundaries: a ``KeyboardInterrupt`` that a library
+lost on the way (raised inside a finalizer or a callback that reports and
+discards exceptions) is raised again there, and the command still stops
+within one phase.  A library caller that installed no such handler records
+nothing, and :func:`check` never raises.
+
 :func:`leave` ends the command's process once its work is done: it runs the
 exit functions and leaves by ``os._exit``, so that no stretch of interpreter
 finalisation (where CPython has reset the handlers to the default action) is
@@ -25,7 +33,16 @@ import signal
 import sys
 import typing
 
-__all__ = ["end_at_once", "exit_status", "leave", "note", "raise_interrupt", "terminated"]
+__all__ = [
+    "check",
+    "end_at_once",
+    "exit_status",
+    "leave",
+    "note",
+    "raise_interrupt",
+    "stop_requested",
+    "terminated",
+]
 
 _received: list[int] = []
 
@@ -33,6 +50,18 @@ _received: list[int] = []
 def note(signum: int) -> None:
     """Record that signal ``signum`` asked this process to stop."""
     _received.append(int(signum))
+
+
+def stop_requested() -> bool:
+    """Whether a Ctrl-C or a SIGTERM was recorded by :func:`note`."""
+    return bool(_received)
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` when a stop was recorded (:func:`stop_requested`):
+    the poll of long work between its phases (module docstring)."""
+    if _received:
+        raise KeyboardInterrupt
 
 
 def terminated() -> bool:

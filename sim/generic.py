@@ -44,9 +44,6 @@ from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
 from sim.supermarket import run_supermarket
 
-#: A first compilation estimated to take at least this many seconds is announced.
-ANNOUNCE_SECONDS = 3.0
-
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
 
@@ -180,21 +177,13 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
 def announce_compile(chain: Any) -> None:
     """One line on standard error before a first compilation of the event loop of
-    ``chain`` that takes more than a few seconds (:func:`sim.generic_kernels.compile_seconds`),
-    so that the wait before the progress bar is not taken for a hang."""
-    import sys
-
-    from mfstein.limits import human_seconds
+    ``chain`` that takes more than a few seconds (:func:`sim.generic_kernels.compile_seconds`,
+    :func:`mfstein.jit.announce_compile`), so that the wait before the progress bar
+    is not taken for a hang."""
+    from mfstein import jit
     from sim.generic_kernels import compile_seconds
 
-    seconds = compile_seconds(chain)
-    if seconds is not None and seconds >= ANNOUNCE_SECONDS:
-        print(
-            "mfstein: compiling the simulator for this model (first run, about "
-            f"{human_seconds(seconds)} of one core; cached for later runs)...",
-            file=sys.stderr,
-            flush=True,
-        )
+    jit.announce_compile("the simulator for this model", compile_seconds(chain))
 
 
 class GenericSimulator(Simulator):

@@ -196,11 +196,19 @@ class PIModel:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The model as a plain JSON-ready dict."""
+        """The model as a plain JSON-ready dict (each distinct pmf object converted
+        once: 10^6 identical servers share one, :func:`make_model`)."""
+        once: dict[int, dict[str, list]] = {}
+        services = []
+        for s in self.services:
+            d = once.get(id(s))
+            if d is None:
+                d = once[id(s)] = s.to_dict()
+            services.append(d)
         return {
             "n": self.n,
             "arrivals": self.arrivals.to_dict(),
-            "services": [s.to_dict() for s in self.services],
+            "services": services,
             "mean_arrival": self.mean_arrival,
             "capacity": self.capacity,
             "load": self.load,

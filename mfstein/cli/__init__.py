@@ -209,8 +209,11 @@ def _keyboard_interrupt(signum: int, frame: object) -> None:
     """Python's default SIGINT behaviour (raise ``KeyboardInterrupt``), counting the
     presses: a library that turns the interruption into another exception (NumPy
     raises ``ImportError`` when Ctrl-C hits its C extension's import) is then
-    still reported as an interruption, not as an internal error."""
+    still reported as an interruption, not as an internal error.  The press is
+    also recorded for the work's own polls (:func:`mfstein.signals.check`), which
+    raise it again if a library lost the ``KeyboardInterrupt``."""
     _PRESSES[0] += 1
+    signals.note(signum)
     raise KeyboardInterrupt
 
 

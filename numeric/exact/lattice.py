@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from derive.spec import region_text
+from mfstein import signals
 from mfstein.errors import ParameterError
 from mfstein.jit import numba
 
@@ -625,6 +626,7 @@ def reachable(
             EXPLORE_CHUNK,
         )
         if status == PAUSED:
+            signals.check()  # a Ctrl-C a library lost is raised again here
             continue
         if status == DONE:
             break

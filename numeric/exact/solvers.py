@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
+from mfstein import signals
 from mfstein.jit import numba
 
 #: Solver names accepted by the exact solve (:func:`numeric.exact.general.stationary_checked`).
@@ -330,6 +331,7 @@ class _Monitor:
         self.history: list[float] = [res0]
 
     def check(self, xk: np.ndarray, steps: int, now: bool = False) -> None:
+        signals.check()  # every iteration: a Ctrl-C a library lost is raised again here
         self.its += steps
         self.since += steps
         if self.bar is not None:

@@ -578,10 +578,6 @@ def _exact_model(result: Any, model: Any) -> Any:
     stored = getattr(result, "source_model", None)
     if stored is not None:
         return stored
-    if hasattr(result, "lam") and hasattr(result, "d"):
-        from derive.models.supermarket import supermarket
-
-        return supermarket(result.b, result.d, replacement=result.replacement)
     raise ParameterError(
         "model must be given to evaluate an observable on this exact result "
         f"(model {getattr(result, 'model', '?')})."

@@ -29,6 +29,11 @@ def broken():
 def flat():
     x = sp.Symbol("x")
     return Model("flat", (x,), (), [Transition((1,), x**2), Transition((-1,), x**2)])
+
+def cubic():
+    # drift f = -x^3 (a zero arrival): the only fixed point, 0, has J = 0
+    x = sp.Symbol("x")
+    return Model("cubic", (x,), (), [Transition((1,), 0 * x), Transition((-1,), x**3)])
 """
 
 
@@ -82,6 +87,8 @@ def test_solve_user_file_and_text_output() -> None:
         (["--model", "{bad}:needs"], "has no default"),
         (["--model", "{bad}:broken"], "failed (RuntimeError: oops)"),
         (["--model", "{bad}:flat"], "not hyperbolic"),
+        (["--model", "{bad}:cubic"], "not hyperbolic"),
+        (["--model", "{bad}:cubic", "--start", "0.5"], "not hyperbolic"),
         (["--model", "sir", "--param", "beta=1"], "needs a value for"),
         (["--model", "sir", *SIR, "--param", "zz=1"], "zz is not a parameter"),
         (["--model", "sir", *SIR[:-1], "a=-1"], "a must be > 0"),

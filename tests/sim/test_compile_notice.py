@@ -4,6 +4,7 @@ for more than a few seconds, none when the loop is compiled already."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,8 @@ def _tandem(stations: int):
 
 
 def test_an_uncompiled_event_loop_is_announced_in_one_line(tmp_path, monkeypatch, capsys):
-    from sim.generic import ANNOUNCE_SECONDS, announce_compile
+    from mfstein.jit import ANNOUNCE_SECONDS
+    from sim.generic import announce_compile
     from sim.generic_kernels import chain_module, compile_seconds
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing compiled here
@@ -88,3 +90,49 @@ def test_what_is_not_a_cached_numba_function_is_not_compiled(bad):
     from mfstein.jit import is_compiled
 
     assert is_compiled(bad) is False
+
+
+def test_the_announcement_has_one_home_and_a_threshold(capsys):
+    from mfstein.jit import ANNOUNCE_SECONDS, announce_compile
+
+    assert announce_compile("the thing", None) is False  # nothing to compile
+    assert announce_compile("the thing", ANNOUNCE_SECONDS / 2) is False  # too short to say
+    assert capsys.readouterr().err == ""
+    assert announce_compile("the thing", 2 * ANNOUNCE_SECONDS) is True
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("mfstein: compiling the thing (first run, about ")
+
+
+def test_first_compile_seconds_is_none_once_every_kernel_is_compiled():
+    from mfstein.jit import first_compile_seconds, numba
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    assert first_compile_seconds(4.0, twice) == 4.0
+    twice(1)
+    assert first_compile_seconds(4.0, twice) is None
+
+
+def test_the_exact_solver_announces_a_first_compile_of_its_kernels_once(tmp_path):
+    """With an empty cache the model's kernels are compiled (one line); the second
+    solve in the same process, and a later process, compile nothing (no line)."""
+    code = textwrap.dedent(
+        """
+        import numeric.exact
+        for _ in range(2):
+            numeric.exact.solve("supermarket", {"b": 2, "lam": "0.5"}, N=4, progress=True)
+        """
+    )
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        for _ in range(2)
+    ]
+    first, later = (r.stderr.count("mfstein: compiling the exact solver's kernels") for r in runs)
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr[-500:]
+    assert (first, later) == (1, 0)
