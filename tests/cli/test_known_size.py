@@ -151,3 +151,22 @@ def test_ctrl_c_stops_the_exact_krylov_solve_within_seconds():
     assert stopped < EXACT_STOP_SECONDS
     assert out == ""
     assert _last_line(err).endswith("mfstein exact: interrupted")
+
+
+def _integrated_past_zero(text: str) -> bool:
+    """The transient's bar (``t = n/total [``) shows integrated time beyond 0."""
+    found = re.findall(r"t = ([0-9.e+-]+)/", text)
+    return bool(found) and float(found[-1]) > 0
+
+
+def test_ctrl_c_stops_a_long_mpmath_transient_within_seconds():
+    """The issue's long transient (order 2 at 50 digits, under the time budget, so it
+    runs): SIGINT once its bar shows integrated time: status 130, one line, no output."""
+    argv = ["transient", "--model", "sir", "--param", "beta=2.5", "--param", "gamma=1"]
+    argv += ["--param", "rho=0.5", "--param", "a=0.05", "--start", "0.75,0.25,0"]
+    argv += ["--order", "2", "--dps", "50", "--t", "0:10:100"]
+    status, out, err, stopped = _interrupt_on_terminal(argv, _integrated_past_zero)
+    assert status == 130, err[-500:]
+    assert stopped < STOP_SECONDS
+    assert out == ""
+    assert re.fullmatch(r"mfstein( transient)?: interrupted", _last_line(err)), err[-500:]

@@ -102,26 +102,3 @@ def test_progress_bar_on_standard_error(capsys) -> None:
     tr.transient(model, SIR, times=[0.0, 0.5], start="0.75,0.25,0", dps=8, progress=True)
     err = capsys.readouterr().err
     assert "transient (mpmath, 18 digits)" in err and "transient (mpmath, 28 digits)" in err
-
-
-def test_ctrl_c_during_a_long_transient_is_one_line_and_status_130() -> None:
-    """Ctrl-C some seconds into a run of about 40 s: one line, status 130, no output."""
-    import re
-    import signal
-    import time
-
-    argv = [sys.executable, "-m", "mfstein", "transient", "--model", "sir"]
-    argv += [f"--param={k}={v}" for k, v in SIR.items()]
-    argv += ["--start", "0.75,0.25,0", "--t", "0:10:3", "--dps", "40"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(8.0)
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and re.fullmatch(r"mfstein( transient)?: interrupted", lines[0]), err
