@@ -125,7 +125,8 @@ def run_tail(args: argparse.Namespace) -> int:
         kw = dict(
             arrival_pmf=_float_list(args.arrival_pmf), service_pmf=_float_list(args.service_pmf)
         )
-    rep = exact_tails(model, n, eps, xs, thetas=thetas, **kw)
+    show = model == "jsq" and not args.no_progress and not args.json and sys.stderr.isatty()
+    rep = exact_tails(model, n, eps, xs, thetas=thetas, progress=show, **kw)
     if args.json:
         print(rep.to_json(indent=None))
     else:

@@ -356,6 +356,15 @@ def _stats(r: dict[str, Any], thetas: np.ndarray) -> np.ndarray:
     return np.asarray(vals)
 
 
+def _spread_bar(show: bool) -> Any:
+    """The bar of :func:`solve_jsq`'s spreads (disabled unless ``show``)."""
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(desc="JSQ QBD", unit="spread", file=sys.stderr, leave=False, disable=not show)
+
+
 def solve_jsq(
     n: int,
     eps: float,
@@ -366,6 +375,7 @@ def solve_jsq(
     D: int | None = None,
     max_phases: int = MAX_PHASES,
     tol: float = 1e-10,
+    progress: bool = False,
 ) -> JSQSolution:
     """Stationary law of JSQ(``n``) at ``lambda = n (1 - eps)``, by the truncated QBD.
 
@@ -386,6 +396,9 @@ def solve_jsq(
         Largest QBD phase space allowed.
     tol:
         Tolerance of the QBD residual checks.
+    progress:
+        Show a tqdm bar on standard error, one step per spread ``D`` tried (with its
+        phase count and boundary mass): a solve near ``max_phases`` takes a minute.
 
     Raises
     ------
@@ -419,42 +432,45 @@ def solve_jsq(
         history = []
         prev = None
         Dc = 2
-        while True:
-            if count_phases(n, Dc) > max_phases:
-                last = history[-1]
-                if last["boundary_mass"] > mass_tol:
+        with _spread_bar(progress) as bar:  # closed on a refusal too
+            while True:
+                if count_phases(n, Dc) > max_phases:
+                    last = history[-1]
+                    if last["boundary_mass"] > mass_tol:
+                        raise ParameterError(
+                            f"n must be small enough for the exact JSQ QBD to reach boundary mass "
+                            f"{mass_tol:g} within {max_phases} phases; n = {n} reached "
+                            f"{last['boundary_mass']:.1e} at D = {Dc - 1} (use the simulator)."
+                        )
                     raise ParameterError(
-                        f"n must be small enough for the exact JSQ QBD to reach boundary mass "
-                        f"{mass_tol:g} within {max_phases} phases; n = {n} reached "
-                        f"{last['boundary_mass']:.1e} at D = {Dc - 1} (use the simulator)."
+                        f"theta must lie where E exp(theta ||q_perp||) converges under phase "
+                        f"truncation (relative change {last['change']:.1e} > {rtol:g} at D = "
+                        f"{Dc - 1}, max {max_phases} phases); lower the largest theta."
                     )
-                raise ParameterError(
-                    f"theta must lie where E exp(theta ||q_perp||) converges under phase "
-                    f"truncation (relative change {last['change']:.1e} > {rtol:g} at D = "
-                    f"{Dc - 1}, max {max_phases} phases); lower the largest theta."
+                bar.set_postfix_str(f"D = {Dc}, {count_phases(n, Dc):,} phases")
+                r = _solve_fixed(n, eps, Dc, tol)
+                bar.update()
+                with np.errstate(over="ignore", invalid="ignore"):
+                    cur = _stats(r, th)
+                if not np.all(np.isfinite(cur)):  # no phase truncation can make it converge
+                    raise ParameterError(
+                        f"theta must lie where E exp(theta ||q_perp||) is finite: at theta = "
+                        f"{float(np.max(th)):g} it overflows float64 already at spread D = {Dc} "
+                        "(the MGF diverges there); lower the largest theta."
+                    )
+                change = (
+                    float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1e-300)))
+                    if prev is not None
+                    else np.inf
                 )
-            r = _solve_fixed(n, eps, Dc, tol)
-            with np.errstate(over="ignore", invalid="ignore"):
-                cur = _stats(r, th)
-            if not np.all(np.isfinite(cur)):  # no phase truncation can make it converge
-                raise ParameterError(
-                    f"theta must lie where E exp(theta ||q_perp||) is finite: at theta = "
-                    f"{float(np.max(th)):g} it overflows float64 already at spread D = {Dc} "
-                    "(the MGF diverges there); lower the largest theta."
+                history.append(
+                    dict(D=Dc, phases=r["phases"], boundary_mass=r["boundary_mass"], change=change)
                 )
-            change = (
-                float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1e-300)))
-                if prev is not None
-                else np.inf
-            )
-            history.append(
-                dict(D=Dc, phases=r["phases"], boundary_mass=r["boundary_mass"], change=change)
-            )
-            if r["boundary_mass"] <= mass_tol and change <= rtol:
-                break
-            _refuse_diverging_mgf(history, th, r["boundary_mass"] <= mass_tol)
-            prev = cur
-            Dc = _next_spread(history, mass_tol)
+                if r["boundary_mass"] <= mass_tol and change <= rtol:
+                    break
+                _refuse_diverging_mgf(history, th, r["boundary_mass"] <= mass_tol)
+                prev = cur
+                Dc = _next_spread(history, mass_tol)
     return JSQSolution(
         n=n,
         eps=eps,

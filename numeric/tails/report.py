@@ -131,6 +131,7 @@ def exact_tails(
     arrival_pmf: list[float] | None = None,
     service_pmf: list[float] | None = None,
     max_phases: int | None = None,
+    progress: bool = False,
 ) -> TailReport:
     """Exact tail statistics of ``model`` (``"jsq"``, ``"mmn"`` or ``"ssq"``).
 
@@ -150,6 +151,8 @@ def exact_tails(
         SSQ only: explicit pmfs (both or neither).
     max_phases:
         JSQ only: cap on the QBD phase space.
+    progress:
+        JSQ only: a progress bar of the spreads tried on standard error.
     """
     if model not in MODELS:
         raise ParameterError(f"model must be one of {', '.join(MODELS)}, got {model!r}.")
@@ -167,7 +170,7 @@ def exact_tails(
     elif model == "mmn":
         eps, law, m, decay, kw = _mmn(n, eps)
     else:
-        eps, law, m, decay, kw = _jsq(n, eps, ths, max_phases)
+        eps, law, m, decay, kw = _jsq(n, eps, ths, max_phases, progress)
     dist, at = law.sup_distance(eps, m)
     return TailReport(
         model=model,
@@ -222,13 +225,15 @@ def _mmn(n: int, eps: float) -> _Solved:
     return eps, law, 1.0, 1.0 - eps, {"accuracy": accuracy}
 
 
-def _jsq(n: int, eps: float, ths: list[float], max_phases: int | None) -> _Solved:
+def _jsq(
+    n: int, eps: float, ths: list[float], max_phases: int | None, progress: bool = False
+) -> _Solved:
     """JSQ by the level-phase QBD (:func:`numeric.tails.jsq_qbd.solve_jsq`): ``r = rho``,
     ``m = 1``, and the QBD's level decay and the moments of ``q_perp``."""
     from numeric.tails.jsq_qbd import MAX_PHASES, solve_jsq
 
     eps = check_eps(eps)
-    sol = solve_jsq(n, eps, thetas=ths, max_phases=max_phases or MAX_PHASES)
+    sol = solve_jsq(n, eps, thetas=ths, max_phases=max_phases or MAX_PHASES, progress=progress)
     kw: dict[str, Any] = dict(
         level_decay=sol.level_decay,
         perp_second_moment=sol.perp_second_moment(),

@@ -117,3 +117,15 @@ def test_failed_checks_raise():
         solve_jsq(40, 0.1)
     with pytest.raises(ParameterError, match="stability"):
         solve_ssq([0.2, 0.8], [0.5, 0.5])
+
+
+def test_jsq_progress_bar_shows_each_spread_and_changes_no_number(capsys) -> None:
+    """Issue 23, work with a known size: the exact JSQ solve (up to a minute near its
+    phase cap) draws one bar step per spread tried; the law is the same without it."""
+    quiet = solve_jsq(4, 0.3)
+    assert capsys.readouterr().err == ""
+    shown = solve_jsq(4, 0.3, progress=True)
+    err = capsys.readouterr().err
+    assert "JSQ QBD" in err and f"D = {shown.D}" in err and "spread" in err
+    assert shown.D == quiet.D and shown.boundary_mass == quiet.boundary_mass
+    assert shown.level_decay == quiet.level_decay
