@@ -37,6 +37,7 @@ __all__ = [
     "check",
     "end_at_once",
     "exit_status",
+    "forget",
     "leave",
     "note",
     "raise_interrupt",
@@ -50,6 +51,12 @@ _received: list[int] = []
 def note(signum: int) -> None:
     """Record that signal ``signum`` asked this process to stop."""
     _received.append(int(signum))
+
+
+def forget() -> None:
+    """Forget the signals recorded so far: a command run again in the same process
+    (``mfstein.cli.main`` called twice) starts with no stop requested."""
+    _received.clear()
 
 
 def stop_requested() -> bool:

@@ -113,6 +113,8 @@ def _run(args: argparse.Namespace, handler: typing.Callable[..., object]) -> int
     show = warnings.showwarning
     warnings.showwarning = _one_line_warning(args.command)
     try:
+        signals.forget()  # a press recorded by an earlier command in this process is not ours
+        _PRESSES[0] = 0
         _end_startup_guard()
         status = int(handler(args) or 0)
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit

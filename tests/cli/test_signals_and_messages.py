@@ -229,6 +229,21 @@ def test_signal_module_state_is_restored_for_library_callers() -> None:
     assert proc.stdout.strip().splitlines()[-1] == "0 True", proc.stderr
 
 
+def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next() -> None:
+    """``mfstein.cli.main`` called again in the same process: a Ctrl-C recorded during
+    the first command is not raised by the second one's polls (``signals.check``)."""
+    code = (
+        "import signal\n"
+        "import mfstein.cli as cli\n"
+        "from mfstein import signals\n"
+        "signals.note(signal.SIGINT)  # as the handler of an interrupted first command\n"
+        "status = cli.main(['exact', '--N', '4', '--lam', '0.9', '--b', '2'])\n"
+        "print(status, signals.stop_requested())\n"
+    )
+    proc = _python(code)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+
+
 def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None:
     """A command that kept what a Ctrl-C left returns 130 itself (``simulate``
     saves its completed batches); a second press landing after ``main`` returned,
