@@ -316,7 +316,7 @@ class MeanFieldSolution(Presentable):
                 rows.append(("c2", f"{to_str(self.c2, self.digits2)}  ({self.digits2} digits)"))
             head = ", ".join(to_str(x, 8) for x in self.s_star[:4])
             more = ", ..." if self.b > 4 else ""
-            rows.append(("s*", f"({head}{more})  [{self.b} states]"))
+            rows.append(("s*", f"({head}{more})  [{self.b} coordinates]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
             rows.append(("routes", ", ".join(self.methods)))
             if self.observables:
