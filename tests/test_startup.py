@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from deadlines import deadline
 
 HEAVY = ("sympy", "numba", "scipy")
 
@@ -39,7 +40,7 @@ def test_help_imports_no_numeric_stack(argv: list[str]) -> None:
         [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=deadline(60),
         check=True,
     )
     loaded = out.stdout.strip().splitlines()[-1].removeprefix("LOADED:")

@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from deadlines import deadline
+
 ROOT = Path(__file__).resolve().parents[2]
 BIRTH_DEATH = f"{ROOT}/examples/birth_death.py:birth_death"
 #: Seconds a run may take to stop after SIGINT (units in flight are cancelled).
@@ -66,13 +68,13 @@ def _interrupt_on_terminal(
     os.close(slave)
     err = ""
     try:
-        deadline = time.monotonic() + timeout
-        while not ready(err) and proc.poll() is None and time.monotonic() < deadline:
+        until = time.monotonic() + deadline(timeout)
+        while not ready(err) and proc.poll() is None and time.monotonic() < until:
             err += _read(master, 0.2)
         assert ready(err), f"no progress within {timeout} s: {err[-500:]!r}"
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        while proc.poll() is None and time.monotonic() < t0 + STOP_SECONDS + 30:
+        while proc.poll() is None and time.monotonic() < t0 + deadline(STOP_SECONDS + 30):
             err += _read(master, 0.2)
         stopped = time.monotonic() - t0
         err += _read(master, 0.5)
@@ -107,7 +109,7 @@ def test_ctrl_c_stops_the_model_table_after_its_first_batches():
     # two warm-ups and one batch are done: a simulation that would report numbers
     status, out, err, stopped = _interrupt_on_terminal(argv, _batches_done(3))
     assert status == 130, err[-500:]
-    assert stopped < STOP_SECONDS
+    assert stopped < deadline(STOP_SECONDS)
     assert out == ""
     assert _last_line(err) == "mfstein table: interrupted"
 
@@ -118,7 +120,7 @@ def test_ctrl_c_keeps_the_completed_batches_of_a_model_simulation():
     argv += ["--reps", "2", "--workers", "1", "--batches", "50"]
     status, out, err, stopped = _interrupt_on_terminal(argv, _batches_done(4))
     assert status == 130, err[-500:]
-    assert stopped < STOP_SECONDS
+    assert stopped < deadline(STOP_SECONDS)
     assert "tandem-2 model, N = 50" in out  # the report of what was completed
     assert "N E||S - s*||^2 = " in out
 
@@ -130,7 +132,7 @@ def test_ctrl_c_of_a_tail_simulation_before_two_replications_is_an_interruption(
     argv += ["--events", "1e12", "--reps", "2", "--workers", "1"]
     status, out, err, stopped = _interrupt_on_terminal(argv, lambda e: _bar_counts(e) is not None)
     assert status == 130, err[-500:]
-    assert stopped < STOP_SECONDS
+    assert stopped < deadline(STOP_SECONDS)
     assert out == ""
     assert _last_line(err) == "mfstein tail: interrupted"
 
@@ -148,7 +150,7 @@ def test_ctrl_c_stops_the_exact_krylov_solve_within_seconds():
         argv, lambda e: re.search(r"bicgstab: \d+it", e) is not None
     )
     assert status == 130, err[-500:]
-    assert stopped < EXACT_STOP_SECONDS
+    assert stopped < deadline(EXACT_STOP_SECONDS)
     assert out == ""
     assert _last_line(err).endswith("mfstein exact: interrupted")
 
@@ -167,6 +169,6 @@ def test_ctrl_c_stops_a_long_mpmath_transient_within_seconds():
     argv += ["--order", "2", "--dps", "50", "--t", "0:10:100"]
     status, out, err, stopped = _interrupt_on_terminal(argv, _integrated_past_zero)
     assert status == 130, err[-500:]
-    assert stopped < STOP_SECONDS
+    assert stopped < deadline(STOP_SECONDS)
     assert out == ""
     assert re.fullmatch(r"mfstein( transient)?: interrupted", _last_line(err)), err[-500:]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -32,7 +33,7 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess:
         env=_env(**env),
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=deadline(TIMEOUT),
     )
 
 
@@ -43,7 +44,7 @@ def _mfstein(*argv: str, **env: str) -> subprocess.CompletedProcess:
         env=_env(**env),
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=deadline(TIMEOUT),
     )
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from deadlines import deadline
 
 PROBE = """
 import sys
@@ -64,6 +65,9 @@ def test_json_results():
 
 def test_help_is_light():
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, "tail", "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE, "tail", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
     )
     assert out.stdout.strip().splitlines()[-1] == "LOADED:"

@@ -8,6 +8,7 @@ import textwrap
 import time
 
 import pytest
+from deadlines import deadline
 
 from derive.models import factory, load_model
 from mfstein.errors import ParameterError
@@ -27,7 +28,7 @@ def test_python_loop_on_import_stops_at_the_limit(tmp_path, monkeypatch) -> None
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match=r"loop\.py could not be imported: it ran past"):
         factory(f"{path}:f")
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < deadline(2.0)
 
 
 def test_sleeping_factory_stops_at_the_limit(tmp_path, monkeypatch) -> None:
@@ -36,7 +37,7 @@ def test_sleeping_factory_stops_at_the_limit(tmp_path, monkeypatch) -> None:
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match=r"factory .*slow\.py:f.* ran past the time limit"):
         load_model(f"{path}:f")
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < deadline(2.0)
 
 
 def test_user_except_exception_does_not_swallow_the_limit(tmp_path, monkeypatch) -> None:
@@ -106,7 +107,7 @@ def test_cli_loop_in_python_is_exit_2_and_one_line(tmp_path) -> None:
         [sys.executable, "-m", "mfstein", "solve", "--model", f"{path}:f", "--param", "lam=0.5"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=deadline(60),
         env=env,
     )
     assert r.returncode == 2
@@ -123,9 +124,9 @@ def test_loop_inside_c_code_is_stopped_by_the_watchdog(tmp_path) -> None:
     code = f"from derive.models import factory\nfactory({path + ':f'!r})\n"
     t0 = time.monotonic()
     r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=deadline(60), env=env
     )
     took = time.monotonic() - t0
     assert r.returncode == -9
     assert r.stderr.count("\n") == 1 and "cloop.py could not be imported" in r.stderr
-    assert took < 0.5 + GRACE_SECONDS + 10
+    assert took < deadline(0.5 + GRACE_SECONDS + 10)

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from deadlines import deadline
 
 from mfstein.io import atomic_write
 
@@ -62,7 +63,7 @@ def test_kill_9_in_the_middle_of_a_write_leaves_nothing_behind(tmp_path) -> None
         assert proc.stdout.readline().strip() == "writing"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait(timeout=deadline(30))
     time.sleep(0.05)
     assert sorted(os.listdir(tmp_path)) == ["ck.json"]
     assert target.read_text() == "old"

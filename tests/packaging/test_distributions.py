@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("mfstein", "derive", "numeric", "sim")
@@ -75,7 +76,11 @@ def test_every_package_reports_one_version() -> None:
         "m.version('mfstein'))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=deadline(60),
     ).stdout.split()
     assert len(set(out)) == 1 and out[0] != "0+unknown", out
     assert out[0] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads /proc to find the workers"
@@ -94,7 +95,7 @@ def _wait_gone(pids: list[int], seconds: float) -> list[int]:
 def test_workers_die_with_a_killed_parent(tmp_path, workers) -> None:
     proc, kids = _start(tmp_path, workers)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=deadline(10))
     left = _wait_gone(kids, 5.0)
     for p in left:  # clean up before failing
         os.kill(p, signal.SIGKILL)
@@ -105,7 +106,7 @@ def test_sigterm_saves_batches_removes_temporaries_exits_143(tmp_path) -> None:
     proc, kids = _start(tmp_path, 2)
     time.sleep(0.5)
     os.kill(proc.pid, signal.SIGTERM)
-    _out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=deadline(30))
     assert proc.returncode == 143, err
     assert err.strip().splitlines()[-1] == "mfstein simulate: terminated"
     assert not _wait_gone(kids, 5.0)
@@ -115,7 +116,7 @@ def test_sigterm_saves_batches_removes_temporaries_exits_143(tmp_path) -> None:
     # the saved run resumes: a second SIGTERM'd start reads it back without complaint
     proc2, _ = _start(tmp_path, 1)
     os.kill(proc2.pid, signal.SIGTERM)
-    _, err2 = proc2.communicate(timeout=30)
+    _, err2 = proc2.communicate(timeout=deadline(30))
     assert proc2.returncode == 143, err2
     again = json.loads((tmp_path / "ck.json").read_text())
     done = sum(len(r["batches"]) for r in saved["reps"])
@@ -127,7 +128,7 @@ def test_sigterm_keeps_the_completed_units_of_the_tail_simulator(tmp_path) -> No
     cmd = ["tail", "--simulate", "--n", "20", "--eps", "0.1", "--events", "3e8", "--reps", "2"]
     proc, kids = _start(tmp_path, 2, [*cmd, "--no-progress", "--checkpoint", "ck.json"])
     os.kill(proc.pid, signal.SIGTERM)
-    _out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=deadline(30))
     assert proc.returncode == 143, err
     assert not _wait_gone(kids, 5.0)
     assert not list(tmp_path.glob(".ck.json.*"))
@@ -142,7 +143,7 @@ def test_ctrl_c_before_two_tail_replications_complete_is_an_interruption(tmp_pat
     cmd = ["tail", "--simulate", "--n", "20", "--eps", "0.1", "--events", "3e8", "--reps", "2"]
     proc, kids = _start(tmp_path, 2, [*cmd, "--no-progress", "--checkpoint", "ck.json"])
     os.kill(proc.pid, signal.SIGINT)
-    _out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=deadline(30))
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["mfstein tail: interrupted"]
     assert not _wait_gone(kids, 5.0)

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from deadlines import deadline
 
 from derive.models import load_model
 from mfstein.errors import NumericalError, ParameterError
@@ -67,7 +68,7 @@ def test_dps_beyond_the_transient_limit_is_refused_before_work() -> None:
         message = f"dps of transient must be at most {TRANSIENT_MAX_DPS}"
         with pytest.raises(ParameterError, match=message):
             tr.transient(model, {"lam": 0.9}, times=[0.0, 1.0], dps=dps)
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < deadline(1.0)
 
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
@@ -88,7 +89,7 @@ def test_an_mpmath_transient_beyond_the_time_budget_is_refused_before_work() -> 
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match=r"would take about .* the limit is 10\.0 min"):
         tr.transient(model, SIR, times=[0.0, 100.0], start="0.75,0.25,0", order=2, dps=60)
-    assert time.monotonic() - t0 < 5.0
+    assert time.monotonic() - t0 < deadline(5.0)
 
 
 def test_progress_bar_on_standard_error(capsys) -> None:
