@@ -308,7 +308,8 @@ def evaluate(
     parameters bound to ``params`` (name -> number or decimal string), evaluated
     element-wise in ``float64`` (``module="numpy"``) or in NumPy's ``longdouble``
     (``"longdouble"``, the second precision that bounds the first one's rounding
-    error); one value per state.  The tree is walked, not compiled
+    error); one value per state.  ``f(counts, N)`` takes integer counts and
+    divides the columns ``g`` uses by ``N`` in that precision.  The tree is walked, not compiled
     (:mod:`derive.evaluation`): any length of sum, every function of
     :data:`derive.evaluation.SUPPORTED`."""
     import numpy as np
@@ -323,9 +324,14 @@ def evaluate(
     arith = numpy_arithmetic(dtype)
     bound = {p: arith.number(sp.Rational(str(params[str(p)]))) for p in used}
 
-    def on_array(X: Any) -> Any:
-        X = np.asarray(X, dtype=dtype)
-        leaves = {**bound, **{x: X[:, k] for k, x in enumerate(model.states)}}
+    present = [(k, x) for k, x in enumerate(model.states) if x in expr.free_symbols]
+
+    def on_array(X: Any, divisor: int | None = None) -> Any:
+        X = np.asarray(X)
+        leaves = dict(bound)
+        for k, x in present:  # only the columns g uses, each divided in dtype
+            col = np.asarray(X[:, k], dtype=dtype)
+            leaves[x] = col if divisor is None else col / dtype(divisor)
         with np.errstate(all="ignore"):
             val = walk(expr, leaves, arith)
         return np.broadcast_to(np.asarray(val, dtype=dtype), (X.shape[0],))

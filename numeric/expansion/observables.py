@@ -621,9 +621,7 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
             params = _exact_params(result)
             vals = evaluate(model, obs.expr, params, "numpy")(X)
             # the same states in longdouble: their disagreement is g's rounding error
-            wide = evaluate(model, obs.expr, params, "longdouble")(
-                states.astype(np.longdouble) / N
-            )
+            wide = evaluate(model, obs.expr, params, "longdouble")(states, N)
             rounding = np.abs(vals.astype(np.longdouble) - wide).astype(float)
     if vals.shape != pi.shape or not np.all(np.isfinite(vals)):
         raise ParameterError(

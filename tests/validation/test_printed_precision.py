@@ -259,18 +259,23 @@ OBSERVABLE_MODELS = [
 
 
 def _random_observable(rng: random.Random, states: list[str], centre: list[mpf]) -> str:
-    """A seeded random nonlinear g of two coordinates: a polynomial with random
-    coefficients, an elementary function, and a cancelling square
-    ``(x - c y)**2`` written expanded, with ``c`` the ratio of their fixed-point
-    values to 9 digits (``x - c y`` ~ 1e-9 relative: ~18 digits cancel)."""
-    i, j = rng.sample(range(len(states)), 2) if len(states) > 1 else (0, 0)
-    x, y = states[i], states[j]
-    c = mpmath.nstr(centre[i] / centre[j], 9) if centre[j] else "1"
-    a, b = (f"{rng.uniform(-2, 2):.3f}" for _ in range(2))
+    """A seeded random nonlinear g whose value cancels: a square ``(x - c y)**2``
+    (``(x - c)**2`` for one coordinate) written expanded, ``c`` making it vanish
+    at the fixed point to 9 digits (~18 digits cancel), times a random factor
+    with an elementary function, plus a random cubic of the same tiny size."""
+    if len(states) > 1:
+        i, j = rng.sample(range(len(states)), 2)
+        x, y = states[i], states[j]
+        c = mpmath.nstr(centre[i] / centre[j], 9) if centre[j] else "1"
+        square = f"{x}**2 - 2*{c}*{x}*{y} + {c}**2*{y}**2"
+    else:
+        x = y = states[0]
+        c = mpmath.nstr(centre[0], 9)
+        square = f"{x}**2 - 2*{c}*{x} + {c}**2"
+    a, b = f"{rng.uniform(1, 2):.3f}", f"{rng.uniform(-2, 2):.3f}"
     func = rng.choice([f"exp({x})", f"sqrt({y} + 1)", f"Abs({x} - 0.5)", f"Min({x}, {y})",
                        f"log({y} + 2)", f"Max({x}, 0.25)"])
-    square = f"{x}**2 - 2*{c}*{x}*{y} + {c}**2*{y}**2"
-    return f"{a}*{x}*{y}**2 + {b}*{x}**3 + {func} + {square}"  # fmt: skip
+    return f"({square})*({a} + {func}) + {b}e-{rng.randint(15, 22)}*{x}*{y}**2"  # fmt: skip
 
 
 def _observable_solutions(name: str, pairs: dict[str, str], dps: int, order: int):
