@@ -187,9 +187,8 @@ def _parse_term(model: Model, text: str, piece: str) -> sp.Expr:
 
     try:
         check_syntax(piece)
-    except ParameterError:
-        check_syntax(text)  # the sentence names the whole observable
-        raise
+    except ParameterError as exc:  # the sentence names the whole observable
+        raise ParameterError(str(exc).replace(repr(piece), repr(text), 1)) from None
     symbols = {str(s): s for s in (*model.states, *model.params)}
     names = {
         node.id
