@@ -1248,6 +1248,60 @@ def known_size_probes() -> list[Probe]:
     return out
 
 
+def _rows_never_negative(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    """Every expansion value of a ``table --json`` of a square is absent or ``> 0``."""
+    try:
+        rows = json.loads(proc.stdout)["rows"]
+    except (ValueError, KeyError) as exc:
+        return f"no JSON rows: {exc}"
+    for row in rows:
+        for key in ("mean_field", "order1", "order2"):
+            if row[key] is not None and float(row[key]) <= 0:
+                return f"N = {row['N']}: {key} = {row[key]} printed for a square"
+    return None
+
+
+def _exact_digits_below(limit: int) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        try:
+            rows = json.loads(proc.stdout)["rows"]
+        except (ValueError, KeyError) as exc:
+            return f"no JSON rows: {exc}"
+        for row in rows:
+            text = row["exact"]
+            if text is not None and len(text.split("e")[0].replace(".", "").lstrip("-0")) >= limit:
+                return f"N = {row['N']}: exact {text} claims {limit} or more digits"
+        return None
+
+    return check
+
+
+def issue36_observables_probes() -> list[Probe]:
+    """Issue 36: observables that cancel print only the digits they earn (expansion and
+    exact chain); every documented function works in every back end; a long sum works
+    and an over-long term is refused with its limit."""
+    P = Probe
+    sq = ["--observable", "s1**2-2*s1*s2+s2**2", "--json"]
+    sm = ["table", "--model", "supermarket"]
+    sir = ["table", "--model", "sir", *SIR_PARAMS, "--N", "10"]
+    long_sum = "+".join(f"{i % 7 + 1}*S**{i % 5}*I**{(i // 5) % 9}" for i in range(3000))
+    return [
+        P("issue36 digits", [*sm, "--param", "b=30", "--param", "d=5", "--param", "lam=1.2",
+                     "--N", "10,100", *sq], (OK,), check=_rows_never_negative),
+        P("issue36 digits", [*sm, "--param", "b=20", "--param", "d=2", "--param", "lam=3",
+                     "--N", "10", *sq], (OK,), check=_rows_never_negative),
+        P("issue36 form", [*sir, "--observable", "Abs(I-0.2)", "--exact"], (OK,)),
+        P("issue36 form", [*sir, "--observable", "Min(I,0.2)", "--exact"], (OK,)),
+        P("issue36 form", [*sir, "--observable", "Max(S,I)", "--exact", "--simulate"], (INPUT,),
+          check=_one_line_mentioning("cannot be estimated by the simulator")),
+        P("issue36 size", [*sir, "--observable", long_sum, "--exact"], (OK,)),
+        P("issue36 size", [*sir, "--observable", "*".join(["S"] * 3000)], (INPUT,),
+          check=_one_line_mentioning("1000 operators")),
+        P("issue36 digits", [*sir, "--observable", "(S + 10**8)**2 - 2*10**8*S - 10**16", "--exact",
+                     "--json"], (OK,), check=_exact_digits_below(10)),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1262,6 +1316,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *model_probes(),
         *checkpoint_probes(shared),
         *cache_probes(shared),
+        *issue36_observables_probes(),
     ]
 
 

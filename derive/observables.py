@@ -111,22 +111,88 @@ def check_syntax(text: str, what: str = "observable") -> None:
         )
 
 
+#: Most operators one term of an observable string may hold (a sum may hold any
+#: number of terms): Python's parser recurses once per operator of a chain.
+MAX_TERM_OPERATORS = 1000
+
+
+def split_terms(text: str) -> list[str]:
+    """``text`` cut at its top-level binary ``+`` and ``-`` (each piece keeps its
+    sign): the summands of a long sum, each parsed on its own so that the length
+    of a sum is not limited by the parser's recursion.  Raises
+    :class:`mfstein.errors.ParameterError` (one sentence, the limit named) for a
+    term of more than :data:`MAX_TERM_OPERATORS` operators."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text.strip()).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return [text]  # check_syntax names the syntax error
+    line = text.strip()
+    offsets = [0]  # where each line of the text starts
+    for row in line.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(row))
+    pieces: list[str] = []
+    start, depth, ops, prev = 0, 0, 0, None
+    for tok in tokens:
+        if tok.type == tokenize.OP:
+            ops += 1
+            depth += tok.string in "([{"
+            depth -= tok.string in ")]}"
+            binary = prev is not None and (
+                prev.type in (tokenize.NAME, tokenize.NUMBER) or prev.string in ")]}"
+            )
+            if tok.string in "+-" and depth == 0 and binary:
+                at = offsets[tok.start[0] - 1] + tok.start[1]
+                pieces.append(line[start:at])
+                start, ops = at, 0
+            if ops > MAX_TERM_OPERATORS:
+                raise ParameterError(
+                    f"observable has a term of more than {MAX_TERM_OPERATORS} operators; "
+                    "write it as a sum of smaller terms (a sum may have any number of terms)."
+                )
+        if tok.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            prev = tok
+    pieces.append(line[start:])
+    return pieces
+
+
 def parse_expression(model: Model, text: str) -> sp.Expr:
     """The string ``text`` as a SymPy expression in the model's symbols only.
 
-    Raises :class:`mfstein.errors.ParameterError` (one sentence) on a syntax
-    error, a symbol the model does not have, or an expression that is not a
-    finite real number wherever it is defined (``1/0``, ``nan``).
+    Decimal numbers are read as the exact rationals they denote (``0.2`` is
+    ``1/5``, not the nearest binary float), so the value of ``g`` holds to every
+    digit printed.  Raises :class:`mfstein.errors.ParameterError` (one sentence)
+    on a syntax error, a symbol the model does not have, a term too long to
+    parse, or an expression that is not a finite real number wherever it is
+    defined (``1/0``, ``nan``).
     """
-    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
-
     if not isinstance(text, str) or not text.strip():
         raise ParameterError(f"observable must be a non-empty expression, got {text!r}.")
-    check_syntax(text)
+    pieces = split_terms(text)
+    terms = [_parse_term(model, text, piece) for piece in pieces]
+    expr = terms[0] if len(terms) == 1 else sp.Add(*terms)
+    return check_expression(model, expr, text)
+
+
+def _parse_term(model: Model, text: str, piece: str) -> sp.Expr:
+    """One summand ``piece`` of the observable ``text`` (a whole sum when it is short)."""
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        parse_expr,
+        rationalize,
+        standard_transformations,
+    )
+
+    try:
+        check_syntax(piece)
+    except ParameterError as exc:  # the sentence names the whole observable
+        raise ParameterError(str(exc).replace(repr(piece), repr(text), 1)) from None
     symbols = {str(s): s for s in (*model.states, *model.params)}
     names = {
         node.id
-        for node in ast.walk(ast.parse(text.strip(), mode="eval"))
+        for node in ast.walk(ast.parse(piece.strip(), mode="eval"))
         if isinstance(node, ast.Name)
     } - set(FUNCTIONS)
     unknown = sorted(names - set(symbols))
@@ -144,18 +210,17 @@ def parse_expression(model: Model, text: str) -> sp.Expr:
         **FUNCTIONS,
     }
     try:
-        expr = parse_expr(
-            text.strip(),
+        return parse_expr(
+            piece.strip(),
             local_dict=dict(symbols),
             global_dict=glob,
-            transformations=(*standard_transformations, convert_xor),
+            transformations=(*standard_transformations, convert_xor, rationalize),
             evaluate=True,
         )
     except (SyntaxError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise ParameterError(
             f"observable {text!r} is not a valid expression ({type(exc).__name__})."
         ) from None
-    return check_expression(model, expr, text)
 
 
 def check_expression(model: Model, expr: Any, what: Any = None) -> sp.Expr:
@@ -169,6 +234,14 @@ def check_expression(model: Model, expr: Any, what: Any = None) -> sp.Expr:
         raise ParameterError(f"observable {what!r} is not a number-valued expression.")
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.has(sp.I):
         raise ParameterError(f"observable {what!r} is not a finite real number.")
+    from derive.evaluation import unsupported
+
+    bad = unsupported(expr)
+    if bad:
+        raise ParameterError(
+            f"observable {what!r} uses {', '.join(bad)}; an observable may only use "
+            f"+ - * / ** and the functions {', '.join(sorted(FUNCTIONS))}."
+        )
     extra = expr.free_symbols - set(model.states) - set(model.params)
     if extra:
         raise ParameterError(
@@ -206,8 +279,12 @@ def derivatives(
     Each entry is one representative of its symmetric index class (indices
     sorted); zero entries are omitted.
     """
-    states = model.states
-    out: list[dict[tuple[int, ...], sp.Expr]] = [{(): sp.sympify(expr)}]
+    # real stand-ins: d|x|/dx is sign(x), not an expression in re(x) and im(x)
+    real = [sp.Dummy(str(x), real=True) for x in model.states]
+    states = real
+    out: list[dict[tuple[int, ...], sp.Expr]] = [
+        {(): sp.sympify(expr).xreplace(dict(zip(model.states, real, strict=True)))}
+    ]
     for _ in range(order):
         nxt: dict[tuple[int, ...], sp.Expr] = {}
         for idx, e in out[-1].items():
@@ -219,27 +296,43 @@ def derivatives(
                     if d != 0:
                         nxt[(*idx, j)] = d
         out.append(nxt)
-    return out
+    back = dict(zip(real, model.states, strict=True))
+    return [{idx: e.xreplace(back) for idx, e in t.items()} for t in out]
 
 
-def evaluate(model: Model, expr: sp.Expr, params: Mapping[str, Any], module: str = "numpy") -> Any:
-    """``expr`` as a function of the state, the parameters bound to ``params``
-    (name -> number of the back end's type): ``f(s1, .., sb)`` for
-    ``module="mpmath"``, ``f(X)`` on an ``(n, b)`` float64 array for ``"numpy"``."""
+def evaluate(
+    model: Model, expr: sp.Expr, params: Mapping[str, Any], module: str = "numpy"
+) -> Any:
+    """``expr`` as a function ``f(X)`` of an ``(n, b)`` array of states, the
+    parameters bound to ``params`` (name -> number or decimal string), evaluated
+    element-wise in ``float64`` (``module="numpy"``) or in NumPy's ``longdouble``
+    (``"longdouble"``, the second precision that bounds the first one's rounding
+    error); one value per state.  ``f(counts, N)`` takes integer counts and
+    divides the columns ``g`` uses by ``N`` in that precision.  The tree is walked, not compiled
+    (:mod:`derive.evaluation`): any length of sum, every function of
+    :data:`derive.evaluation.SUPPORTED`."""
+    import numpy as np
+
+    from derive.evaluation import numpy_arithmetic, walk
+
+    dtype = {"numpy": np.float64, "longdouble": np.longdouble}[module]
     used = [p for p in model.params if p in expr.free_symbols]
     missing = [str(p) for p in used if str(p) not in params]
     if missing:
         raise ParameterError(f"observable {expr} needs a value of parameter {', '.join(missing)}.")
-    fn = sp.lambdify((*model.states, *used), expr, module)
-    bound = [params[str(p)] for p in used]
-    if module != "numpy":
-        return lambda *s: fn(*s, *bound)
+    arith = numpy_arithmetic(dtype)
+    bound = {p: arith.number(sp.Rational(str(params[str(p)]))) for p in used}
 
-    def on_array(X: Any) -> Any:
-        import numpy as np
+    present = [(k, x) for k, x in enumerate(model.states) if x in expr.free_symbols]
 
-        X = np.asarray(X, dtype=float)
-        val = fn(*[X[:, k] for k in range(X.shape[1])], *[float(v) for v in bound])
-        return np.broadcast_to(np.asarray(val, dtype=float), (X.shape[0],))
+    def on_array(X: Any, divisor: int | None = None) -> Any:
+        X = np.asarray(X)
+        leaves = dict(bound)
+        for k, x in present:  # only the columns g uses, each divided in dtype
+            col = np.asarray(X[:, k], dtype=dtype)
+            leaves[x] = col if divisor is None else col / dtype(divisor)
+        with np.errstate(all="ignore"):
+            val = walk(expr, leaves, arith)
+        return np.broadcast_to(np.asarray(val, dtype=dtype), (X.shape[0],))
 
     return on_array

@@ -109,7 +109,7 @@ class AccuracyTable(Presentable):
                 pv = ", ".join(f"{k} = {v}" for k, v in r["params"].items())
                 lines.append(f"N = {r['N']}: {pv}")
         for r in self.rows:
-            for key in ("exact_note", "simulation_note"):
+            for key in ("expansion_note", "exact_note", "simulation_note"):
                 if r.get(key):
                     lines.append(f"N = {r['N']}: {key.split('_')[0]}: {r[key]}")
         lines.append(self.settings_text())

@@ -12,10 +12,14 @@ heavy-traffic regime of "Beyond Scaling: Calculable Error Bound of the
 Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"), evaluated at each N
 to the working precision; the model is then solved at each N.
 
-Numbers are decimal strings: the expansion's with the digits it earns, the
-exact value with :data:`EXACT_DIGITS` significant digits (float64 solve to a
-relative residual of at most ``1e-10``), the simulation's mean to the decimal
-place of its CI's second significant digit.
+Numbers are decimal strings: the expansion's with the digits it earns (its
+error bounds include the rounding of evaluating ``g`` and its derivatives), the
+exact value with the digits it earns, at most
+:data:`numeric.expansion.observables.EXACT_DIGITS` (float64 solve to a relative
+residual of at most ``1e-10``; the rounding of ``g`` on the states counted), the
+simulation's mean to the decimal place of its CI's second significant digit.
+A value that earns no digit is ``None``, and ``expansion_note``/``exact_note``
+say how large it may be.
 """
 
 from __future__ import annotations
@@ -28,9 +32,6 @@ from typing import Any
 import mpmath
 
 from mfstein.errors import NumericalError, ParameterError
-
-#: Significant digits printed for exact (float64) values.
-EXACT_DIGITS = 10
 
 
 def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:
@@ -158,6 +159,8 @@ def accuracy_table(
     if not Ns or any(n < 1 for n in Ns):
         raise ParameterError(f"N must be a list of integers >= 1, got {Ns!r}.")
     depends = any(_uses_N(v) for v in params.values())
+    if simulate:  # an observable the simulator cannot estimate: refused before any work
+        _check_simulable(model, params, g, Ns[0], dps)
     rows = []
     cached = None
     name = expression = None
@@ -176,6 +179,7 @@ def accuracy_table(
             "mean_field": e.text("g0", N, 0),
             "order1": e.text("g1", N, 1) if e.g1 is not None else None,
             "order2": e.text("g2", N, 2) if e.g2 is not None else None,
+            "expansion_note": _expansion_note(e, N, dps),
             "exact": None,
             "exact_note": None,
             "simulation": None,
@@ -195,6 +199,17 @@ def accuracy_table(
         "order": order,
         "rows": rows,
     }
+
+
+def _check_simulable(model: Any, params: Mapping[str, Any], g: Any, N: int, dps: int) -> None:
+    """Raise the simulator's one sentence now if it cannot estimate ``g`` (a model
+    family, whose dimension the solve fixes, is checked at its first row)."""
+    from derive.observables import observable
+    from sim.observables import prepare
+
+    if not hasattr(model, "states") or observable(model, g).quadratic:
+        return
+    prepare(model, g, {k: parameter_at(k, v, N, dps) for k, v in params.items()})
 
 
 def _simulated(
@@ -232,5 +247,25 @@ def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: in
         r = exact_solve(model, values, N=N)
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
-    x = r.expect(g, model).mean
-    return f"{x:.{EXACT_DIGITS}g}", None
+    x = r.expect(g, model)
+    text = x.text()
+    if text is None:
+        return None, (
+            f"not one digit of E[g] is earned (|E[g]| <= {abs(x.mean) + x.error:.2g}: "
+            "cancellation in g or in the mean)."
+        )
+    return text, None
+
+
+def _expansion_note(e: Any, N: int, dps: int) -> str | None:
+    """Which expansion values earn no digit at ``dps`` digits and how large they may be."""
+    bounds = []
+    columns = (("mean field", "g0"), ("+ 1/N", "g1"), ("+ 1/N^2", "g2"))
+    for order, (label, term) in enumerate(columns):
+        if getattr(e, term) is None or e.value_digits(N, order) >= 1:
+            continue
+        err = sum(e.error(k) / N**j for j, k in enumerate(("g0", "g1", "g2")[: order + 1]))
+        bounds.append(f"{label} |value| <= {mpmath.nstr(abs(e.value(N, order)) + err, 2)}")
+    if not bounds:
+        return None
+    return f"not one digit earned at {dps} digits: {'; '.join(bounds)}."

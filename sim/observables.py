@@ -91,7 +91,7 @@ def prepare(model: Any, g: Any, params: Mapping[str, Any]) -> SimObservable:
             f"observable {obs.name!r} cannot be estimated by the simulator: its term {term} "
             "is neither a function of one coordinate nor a product of two coordinates."
         )
-    funcs = tuple((k, sp.lambdify(model.states[k], e, "numpy")) for k, e in sorted(single.items()))
+    funcs = tuple((k, _on_grid(model.states[k], e)) for k, e in sorted(single.items()))
     return SimObservable(
         name=obs.name,
         expr=obs.expr,
@@ -100,6 +100,15 @@ def prepare(model: Any, g: Any, params: Mapping[str, Any]) -> SimObservable:
         pairs=tuple((j, k, c) for (j, k), c in sorted(pairs.items())),
         single=funcs,
     )
+
+
+def _on_grid(x: sp.Symbol, expr: sp.Expr) -> Any:
+    """``expr``, a function of the coordinate ``x`` only, as a float64 function of
+    an array of its values (the tree walked, not compiled: any length of sum)."""
+    from derive.evaluation import numpy_arithmetic, walk
+
+    arith = numpy_arithmetic(np.float64)
+    return lambda grid: walk(expr, {x: np.asarray(grid, dtype=float)}, arith)
 
 
 def estimate(

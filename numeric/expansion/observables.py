@@ -75,6 +75,9 @@ class ObservableExpansion(Presentable):
         ``variance`` ``None`` for the quadratic observable.
     digits:
         Term name -> significant digits claimed (see the module docstring).
+    errors:
+        Term name -> the bound of its absolute error the digits come from
+        (rounding in evaluating ``g`` and its derivatives included).
     dps:
         The solution's requested digits (the most any term claims).
     """
@@ -90,6 +93,7 @@ class ObservableExpansion(Presentable):
     digits: dict[str, int]
     dps: int
     notes: list[str] = field(default_factory=list)
+    errors: dict[str, mpf] | None = None
 
     @property
     def order(self) -> int:
@@ -121,8 +125,15 @@ class ObservableExpansion(Presentable):
         if order >= 2:
             terms.append(("g2", self.g2, N * N))
         with mpmath.workdps(self.dps + 10):
-            err = mpmath.fsum(_abs_err(v, self.digits[k]) / m for k, v, m in terms)
+            err = mpmath.fsum(self.error(k) / m for k, _, m in terms)
             return _digits(self.value(N, order), err, self.dps)
+
+    def error(self, name: str) -> mpf:
+        """The bound of the absolute error of term ``name`` (from its digits when
+        the bounds themselves were not kept)."""
+        if self.errors is not None and name in self.errors:
+            return self.errors[name]
+        return _abs_err(getattr(self, name), self.digits[name])
 
     def text(self, name: str, N: Any = None, order: int = 0) -> str:
         """One term (``g0``, ``g1``, ``g2``, ``variance``) or, with ``N``, the
@@ -170,20 +181,38 @@ class ObservableExpansion(Presentable):
         ):
             if getattr(self, k) is not None:
                 text = self.text(k)
-                rows.append((label, "-" if text is None else f"{text} ({self.digits[k]} digits)"))
+                if text is None:  # not one digit earned: say how large it may be
+                    bound = mpmath.nstr(abs(getattr(self, k)) + self.error(k), 2)
+                    text = f"- (0 digits: |value| <= {bound})"
+                else:
+                    text = f"{text} ({self.digits[k]} digits)"
+                rows.append((label, text))
         return rows
+
+
+#: Significant digits an exact (float64) stationary value is claimed to at most:
+#: the balance equations are solved to a relative residual of at most ``1e-10``.
+EXACT_DIGITS = 10
 
 
 @dataclass(repr=False)
 class ExactExpectation(Presentable):
     """``E[g(S_N)]`` and ``Var g(S_N)`` under the exact stationary law (float64;
-    the chain's residual ``||pi Q||_1``, when known, bounds their precision)."""
+    the chain's residual ``||pi Q||_1``, when known, bounds their precision).
+
+    ``error`` bounds the absolute error of ``mean``: the law's half unit in the
+    ``EXACT_DIGITS``-th digit, relative to ``E|g|``, plus the rounding of
+    evaluating ``g`` on the states (the disagreement of float64 with NumPy's
+    ``longdouble``); ``digits`` are those it leaves (at most
+    :data:`EXACT_DIGITS`; ``0`` when cancellation took them all).
+    """
 
     observable: str
     N: int
     mean: float
     variance: float
     residual: float | None = None
+    error: float = 0.0
 
     _MORE: ClassVar[str] = "float64 under the exact stationary law"
 
@@ -192,30 +221,60 @@ class ExactExpectation(Presentable):
         """``N Var g(S_N)`` (tends to ``g_i W_ij g_j``)."""
         return self.N * self.variance
 
+    @property
+    def digits(self) -> int:
+        """Significant digits of ``mean`` that ``error`` leaves (``0`` .. ``EXACT_DIGITS``)."""
+        return exact_digits(self.mean, self.error)
+
+    def text(self) -> str | None:
+        """``mean`` with its :attr:`digits` (``None`` when not one digit is earned)."""
+        d = self.digits
+        return f"{self.mean:.{d}g}" if d >= 1 else None
+
     def __float__(self) -> float:
         return float(self.mean)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: floats as their ``repr`` (all 17 digits), and the chain's
-        ``residual`` stating how far they are from the true stationary values."""
+        """A JSON-ready dict: floats as their ``repr`` (all 17 digits), the chain's
+        ``residual`` stating how far they are from the true stationary values, and
+        ``mean_text``: the mean with the ``digits`` it earns (``None`` for none)."""
         return {
             "observable": self.observable,
             "N": self.N,
             "mean": repr(float(self.mean)),
             "variance": repr(float(self.variance)),
             "residual": self.residual,
+            "mean_text": self.text(),
+            "digits": self.digits,
+            "error": self.error,
         }
 
     def _rows(self) -> list[tuple[str, str]]:
+        text = self.text()
+        bound = abs(self.mean) + self.error
+        mean = f"{text} ({self.digits} digits)" if text else f"- (0 digits: |mean| <= {bound:.2g})"
         rows = [
             ("observable", f"{self.observable}, N = {self.N}"),
-            ("mean", repr(float(self.mean))),
+            ("mean", mean),
             ("variance", repr(float(self.variance))),
             ("N variance", repr(float(self.n_variance))),
         ]
         if self.residual is not None:
             rows.append(("residual", f"{self.residual:.3g} = ||pi Q||_1"))
         return rows
+
+
+def exact_digits(mean: float, error: float) -> int:
+    """The significant digits of an exact (float64) ``mean`` whose absolute error is
+    at most ``error``: at most :data:`EXACT_DIGITS`, ``0`` when ``error`` is not
+    below ``|mean|``."""
+    if not math.isfinite(error):
+        return 0
+    if error <= 0:
+        return EXACT_DIGITS
+    if mean == 0:
+        return 0
+    return max(0, min(EXACT_DIGITS, math.floor(-math.log10(error / abs(mean)))))
 
 
 # --------------------------------------------------------------------------
@@ -228,7 +287,7 @@ def _abs_err(value: Any, digits: int) -> mpf:
 def _digits(value: mpf, err: mpf, cap: int) -> int:
     if err == 0:
         return cap
-    if value == 0:
+    if value == 0 or not mpmath.isfinite(err):
         return 0
     return max(0, min(cap, int(mpmath.floor(-mpmath.log10(err / abs(value))))))
 
@@ -304,8 +363,12 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     notes: list[str] = []
     with mpmath.workdps(solution.dps + 10):
         values = _param_values(model, params, solution.params)
-        taylor = _Taylor.at(solution, model, obs, values)
-        g0, g1, variance, digits = taylor.first_order()
+        given = dict(solution.params if params is None else params)
+        exact = {  # decimal strings read exactly by the balls, not via mpf
+            k: given[k] if isinstance(given.get(k), str | int) else v for k, v in values.items()
+        }
+        taylor = _Taylor.at(solution, model, obs, exact)
+        g0, g1, variance, digits, errors = taylor.first_order()
         g2 = None
         if solution.A is None:
             notes.append("the 1/N^2 term needs a solution with order=2.")
@@ -315,7 +378,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
                 "which this solution (the float64 route) does not carry."
             )
         else:
-            g2, digits["g2"] = taylor.second_order()
+            g2, digits["g2"], errors["g2"] = taylor.second_order()
     return ObservableExpansion(
         observable=obs.name,
         expression=str(obs.expr),
@@ -328,6 +391,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
         digits=digits,
         dps=solution.dps,
         notes=notes,
+        errors=errors,
     )
 
 
@@ -351,8 +415,10 @@ def _expand_quadratic(solution: Any, model: Any, obs: Any) -> ObservableExpansio
         else:
             notes.append("the 1/N term tr(M B) needs order=2.")
         digits = {"g0": _digits(g0, e0, dps)}
+        errors = {"g0": e0}
         if g1 is not None:
             digits["g1"] = _digits(g1, e1, dps)
+            errors["g1"] = e1
     return ObservableExpansion(
         observable=str(obs),
         expression=None,
@@ -365,120 +431,120 @@ def _expand_quadratic(solution: Any, model: Any, obs: Any) -> ObservableExpansio
         digits=digits,
         dps=dps,
         notes=notes,
+        errors=errors,
     )
+
+
+def _dot(terms: Any) -> tuple[mpf, mpf]:
+    """``sum v x`` over ``terms`` ``(v, err_v, x, err_x)`` and a bound of its error
+    (``|v| err_x + err_v (|x| + err_x)`` summed; ``inf`` when an ``err_v`` is)."""
+    terms = list(terms)
+    total = mpmath.fsum(v * x for v, _, x, _ in terms)
+    if any(not mpmath.isfinite(ev) for _, ev, _, _ in terms):
+        return total, mpf("inf")
+    err = mpmath.fsum(abs(v) * ex + ev * (abs(x) + ex) for v, ev, x, ex in terms)
+    return total, err
 
 
 @dataclass
 class _Taylor:
-    """The derivatives of ``g`` at ``s*`` and the moment coefficients they are
-    contracted with (the formulas of the module docstring), with the norm-wise
-    error of each input; built by :meth:`at` inside the working precision."""
+    """The derivatives of ``g`` at ``s*`` with their error bounds
+    (:mod:`numeric.expansion.observable_bounds`) and the moment coefficients they
+    are contracted with (the formulas of the module docstring), with the
+    norm-wise error of each moment; built by :meth:`at` inside the working
+    precision."""
 
     solution: Any
     b: int
     at_s: list[dict[tuple[int, ...], mpf]]  # derivative tensors of g at s*, orders 0..4
-    lin: list[mpf]  # the gradient g_i
-    hess_terms: list[tuple[tuple[int, ...], mpf]]  # g_ij over all index orders
+    err: list[dict[tuple[int, ...], mpf]]  # their error bounds
     errW: mpf
 
     @classmethod
     def at(cls, solution: Any, model: Any, obs: Any, values: Mapping[str, Any]) -> _Taylor:
-        from derive.observables import derivatives, evaluate
+        from numeric.expansion.observable_bounds import derivative_bounds
 
-        b = model.b
         s = list(solution.s_star)
-        at = [
-            {idx: _real(obs, evaluate(model, e, values, "mpmath")(*s)) for idx, e in t.items()}
-            for t in derivatives(model, obs.expr, 4)
-        ]
-        lin = [mpf(0)] * b
-        for (i,), v in at[1].items():
-            lin[i] = v
-        W = solution.W
+        err_s = _scale(s, solution.digits)
+        bounds = derivative_bounds(model, obs, s, err_s, values, solution.dps)
+        W, b = solution.W, model.b
         return cls(
             solution=solution,
             b=b,
-            at_s=at,
-            lin=lin,
-            hess_terms=[(p, v) for idx, v in at[2].items() for p in set(permutations(idx))],
+            at_s=bounds.values,
+            err=bounds.errors,
             errW=_scale([W[i, j] for i in range(b) for j in range(b)], solution.digits),
         )
 
-    def first_order(self) -> tuple[mpf, mpf, mpf, dict[str, int]]:
-        """``g0 = g(s*)``, ``g1 = g_i V_i + g_ij W_ij / 2``, ``g_i W_ij g_j`` and their digits."""
-        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
-        d1, dps = sol.digits, sol.dps
+    def terms(self, order: int) -> list[tuple[tuple[int, ...], mpf, mpf]]:
+        """``(index, value, error)`` of the ``order``-th derivatives over all index orders."""
+        return [
+            (p, v, self.err[order][idx])
+            for idx, v in self.at_s[order].items()
+            for p in sorted(set(permutations(idx)))
+        ]
+
+    def first_order(self) -> tuple[mpf, mpf, mpf, dict[str, int], dict[str, mpf]]:
+        """``g0 = g(s*)``, ``g1 = g_i V_i + g_ij W_ij / 2``, ``g_i W_ij g_j``, their
+        digits and their error bounds."""
+        sol, dps = self.solution, self.solution.dps
         V, W, errW = sol.V, sol.W, self.errW
-        errS = _scale(list(sol.s_star), d1)
-        errV = _scale(V, d1)
-        g0 = at[0][()]
-        e0 = errS * mpmath.fsum(abs(v) * _multiplicity(i) for i, v in at[1].items())
-        sum1 = mpmath.fsum(abs(v) for v in lin)
-        g1 = (
-            mpmath.fsum(lin[i] * V[i] for i in range(b) if lin[i])
-            + mpmath.fsum(v * W[p] for p, v in self.hess_terms) / 2
-        )
-        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
-        e1 = sum1 * errV + sum2 * errW / 2
+        errV = _scale(V, sol.digits)
+        g0, e0 = self.at_s[0][()], self.err[0][()]
+        lin = self.terms(1)
+        g1a, e1a = _dot((v, e, V[i], errV) for (i,), v, e in lin)
+        g1b, e1b = _dot((v, e, W[p], errW) for p, v, e in self.terms(2))
+        g1, e1 = g1a + g1b / 2, e1a + e1b / 2
         variance = mpmath.fsum(
-            lin[i] * W[i, j] * lin[j] for i in range(b) for j in range(b) if lin[i] and lin[j]
+            vi * W[i, j] * vj for (i,), vi, _ in lin for (j,), vj, _ in lin
         )
-        evar = sum1 * sum1 * errW
+        evar = mpmath.fsum(
+            (abs(vi) + ei) * (abs(vj) + ej) * (abs(W[i, j]) + errW) - abs(vi * vj * W[i, j])
+            for (i,), vi, ei in lin
+            for (j,), vj, ej in lin
+        )
+        errors = {"g0": e0, "g1": e1, "variance": evar}
         digits = {
             "g0": _digits(g0, e0, dps),
             "g1": _digits(g1, e1, dps),
             "variance": _digits(variance, evar, dps),
         }
-        return g0, g1, variance, digits
+        return g0, g1, variance, digits, errors
 
-    def second_order(self) -> tuple[mpf, int]:
-        """``g2 = g_i A_i + g_ij B_ij/2 + g_ijk C_ijk/6 + g_ijkl W_ij W_kl/8`` and its digits."""
-        sol, b, lin, at = self.solution, self.b, self.lin, self.at_s
+    def second_order(self) -> tuple[mpf, int, mpf]:
+        """``g2 = g_i A_i + g_ij B_ij/2 + g_ijk C_ijk/6 + g_ijkl W_ij W_kl/8``, its
+        digits and its error bound."""
+        sol, b = self.solution, self.b
         d2, dps = sol.digits2, sol.dps
         W, A, B, errW = sol.W, sol.A, sol.B, self.errW
-        sum1 = mpmath.fsum(abs(v) for v in lin)
-        sum2 = mpmath.fsum(abs(v) for _, v in self.hess_terms)
         errA = _scale(A, d2)
         errB = _scale([B[i, j] for i in range(b) for j in range(b)], d2)
-        third = [(p, v) for idx, v in at[3].items() for p in set(permutations(idx))]
+        third = self.terms(3)
         if third:  # (without third derivatives C is not needed, nor always present)
             Cfull = _full_third_moment(sol.C, sol.free_map)
             errC = _scale([v for _, v in _flat_reduced(sol.C)], d2) * _map_gain(sol.free_map)
         else:
             Cfull, errC = None, mpf(0)
-        fourth = [(p, v) for idx, v in at[4].items() for p in set(permutations(idx))]
-        g2 = (
-            mpmath.fsum(lin[i] * A[i] for i in range(b) if lin[i])
-            + mpmath.fsum(v * B[p] for p, v in self.hess_terms) / 2
-            + mpmath.fsum(v * Cfull(p) for p, v in third) / 6
-            + mpmath.fsum(v * W[p[0], p[1]] * W[p[2], p[3]] for p, v in fourth) / 8
-        )
-        e2 = (
-            sum1 * errA
-            + sum2 * errB / 2
-            + mpmath.fsum(abs(v) for _, v in third) * errC / 6
-            + mpmath.fsum(
-                abs(v) * (abs(W[p[0], p[1]]) + abs(W[p[2], p[3]]) + errW) for p, v in fourth
-            )
-            * errW
-            / 8
-        )
-        return g2, _digits(g2, e2, min(dps, d2 if d2 is not None else dps))
-
-
-def _real(obs: Any, value: Any) -> mpf:
-    """A derivative value at ``s*`` as a finite real ``mpf``, else one sentence."""
-    try:
-        v = mpmath.mpmathify(value)
-    except (TypeError, ValueError):
-        v = None
-    if isinstance(v, mpmath.mpc):
-        v = v.real if v.imag == 0 else None
-    if v is None or not mpmath.isfinite(v):
-        raise ParameterError(
-            f"observable {obs.name!r} is not a finite real number at the fixed point s*."
-        )
-    return mpf(v)
+        parts = [
+            (_dot((v, e, A[i], errA) for (i,), v, e in self.terms(1)), 1),
+            (_dot((v, e, B[p], errB) for p, v, e in self.terms(2)), 2),
+            (_dot((v, e, Cfull(p), errC) for p, v, e in third), 6),
+            (
+                _dot(
+                    (
+                        v,
+                        e,
+                        W[p[0], p[1]] * W[p[2], p[3]],
+                        (abs(W[p[0], p[1]]) + abs(W[p[2], p[3]]) + errW) * errW,
+                    )
+                    for p, v, e in self.terms(4)
+                ),
+                8,
+            ),
+        ]
+        g2 = mpmath.fsum(total / k for (total, _), k in parts)
+        e2 = mpmath.fsum(err / k for (_, err), k in parts)
+        return g2, _digits(g2, e2, min(dps, d2 if d2 is not None else dps)), e2
 
 
 def _flat_reduced(C: Any) -> list[tuple[tuple[int, int, int], mpf]]:
@@ -535,8 +601,10 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
     from derive.observables import evaluate, observable
 
     N = int(result.N)
-    X = np.asarray(result.state_array, dtype=float) / N
+    states = np.asarray(result.state_array)
+    X = states.astype(float) / N
     pi = np.asarray(result.pi, dtype=float)
+    rounding = None
     if callable(g) and not hasattr(g, "free_symbols"):
         vals = np.asarray(g(X), dtype=float)
         name = getattr(g, "__name__", "g")
@@ -550,8 +618,11 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
             Y = X - np.asarray(result.s_star, dtype=float)
             vals = N * np.einsum("ni,ij,nj->n", Y, Mf, Y)
         else:
-            params = {k: float(mpmath.mpf(v)) for k, v in _exact_params(result).items()}
+            params = _exact_params(result)
             vals = evaluate(model, obs.expr, params, "numpy")(X)
+            # the same states in longdouble: their disagreement is g's rounding error
+            wide = evaluate(model, obs.expr, params, "longdouble")(states, N)
+            rounding = np.abs(vals.astype(np.longdouble) - wide).astype(float)
     if vals.shape != pi.shape or not np.all(np.isfinite(vals)):
         raise ParameterError(
             f"observable {name!r} is not a finite real number on every state of the chain."
@@ -560,7 +631,10 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
     variance = float(pi @ (vals - mean) ** 2)
     residual = getattr(result, "residual", None)
     residual = None if residual is None else float(residual)
-    return ExactExpectation(name, N, mean, variance, residual)
+    error = float(np.abs(pi) @ np.abs(vals)) * 10.0**-EXACT_DIGITS / 2
+    if rounding is not None:
+        error += float(np.abs(pi) @ rounding)
+    return ExactExpectation(name, N, mean, variance, residual, error)
 
 
 def _exact_params(result: Any) -> dict[str, str]:

@@ -237,3 +237,174 @@ def test_transient_entries_within_their_stated_error(case, order, dps, times) ->
 def test_transient_order_2_entries_within_their_stated_error(case, order, dps, times) -> None:
     """The same at order 2 (and a heavier order-1 run) for the queueing models."""
     _check_transient(*case, order, dps, times)
+
+
+# --------------------------------------------------------------------------
+# issue 36: observables that cancel keep their digits
+# --------------------------------------------------------------------------
+#: (model, factory options and parameters) of every library model and the user
+#: model of a file, for observables (small sizes: the default tier stays short).
+OBSERVABLE_MODELS = [
+    ("supermarket", {"b": "3", "lam": "0.8"}),
+    ("jsq_L", {"L": "2", "alpha": "0.8", "beta": "1"}),
+    ("sir", {"beta": "2.5", "gamma": "1", "rho": "0.5", "a": "0.05"}),
+    ("sis", {"a": "0.1", "beta": "2", "gamma": "1"}),
+    ("jiq", {"b": "3", "r": "2", "L": "3", "lam": "0.7"}),
+    ("power_of_d_two_speeds", {"b": "2", "d": "2", "lam": "0.7", "mu1": "1.5", "mu2": "0.5",
+                               "gamma": "0.5"}),
+    ("bike_sharing", {"K": "4", "lam": "1", "mu": "1", "s": "2"}),
+    ("cache_random", {"n": "4", "m": "2", "alpha": "0.5"}),
+    (BIRTH_DEATH, {"cap": "2", "lam": "0.7"}),
+]  # fmt: skip
+
+
+def _random_observable(rng: random.Random, states: list[str], centre: list[mpf]) -> str:
+    """A seeded random nonlinear g whose value cancels: a square ``(x - c y)**2``
+    (``(x - c)**2`` for one coordinate) written expanded, ``c`` making it vanish
+    at the fixed point to 9 digits (~18 digits cancel), times a random factor
+    with an elementary function, plus a random cubic of the same tiny size."""
+    if len(states) > 1:
+        i, j = rng.sample(range(len(states)), 2)
+        x, y = states[i], states[j]
+        c = mpmath.nstr(centre[i] / centre[j], 9) if centre[j] else "1"
+        square = f"{x}**2 - 2*{c}*{x}*{y} + {c}**2*{y}**2"
+    else:
+        x = y = states[0]
+        c = mpmath.nstr(centre[0], 9)
+        square = f"{x}**2 - 2*{c}*{x} + {c}**2"
+    a, b = f"{rng.uniform(1, 2):.3f}", f"{rng.uniform(-2, 2):.3f}"
+    func = rng.choice([f"exp({x})", f"sqrt({y} + 1)", f"Abs({x} - 0.5)", f"Min({x}, {y})",
+                       f"log({y} + 2)", f"Max({x}, 0.25)"])
+    return f"({square})*({a} + {func}) + {b}e-{rng.randint(15, 22)}*{x}*{y}**2"  # fmt: skip
+
+
+def _observable_solutions(name: str, pairs: dict[str, str], dps: int, order: int):
+    options, params = split_values(name, dict(pairs))
+    model = load_model(name, **options)
+    return (model, solve_model(model, params, dps=dps, order=order),
+            solve_model(model, params, dps=2 * dps, order=order))  # fmt: skip
+
+
+def _check_observable(model, low_sol, high_sol, g: str, dps: int) -> None:
+    """Every term and every value g0 + g1/N + g2/N^2 of ``g`` printed at ``dps``
+    lies within one unit of its last digit (plus the high run's own bound) of the
+    run at ``2 dps``; the terms the bound leaves no digit are not printed."""
+    from numeric.expansion.observables import expand
+
+    low, high = expand(low_sol, model, g), expand(high_sol, model, g)
+    with mpmath.workdps(4 * dps + 20):
+        for term in ("g0", "g1", "g2", "variance"):
+            text = low.text(term)
+            if text is None:
+                continue
+            err = abs(mpf(text) - getattr(high, term))
+            slack = mpf(str(_unit(text))) + high.error(term)
+            assert err <= slack, f"{g}: {term} = {text} is {mpmath.nstr(err, 3)} off"
+        for N in (10, 1000):
+            for order in range(low.order + 1):
+                text = low.text("g0", N, order)
+                if text is None:
+                    continue
+                err = abs(mpf(text) - high.value(N, order))
+                terms = ("g0", "g1", "g2")[: order + 1]
+                slack = mpf(str(_unit(text))) + sum(
+                    high.error(k) / mpf(N) ** n for n, k in enumerate(terms)
+                )
+                where = f"{g}: value({N}, {order}) = {text}"
+                assert err <= slack, f"{where} is {mpmath.nstr(err, 3)} off"
+
+
+def _observable_cases(seed: int, per_model: int) -> list[tuple[str, dict[str, str], int]]:
+    rng = random.Random(seed)
+    return [(name, pairs, rng.randrange(10**6)) for name, pairs in OBSERVABLE_MODELS
+            for _ in range(per_model)]  # fmt: skip
+
+
+def _run_observable_case(name: str, pairs: dict[str, str], seed: int, dps: int) -> None:
+    model, low, high = _observable_solutions(name, pairs, dps, 2)
+    from numeric.expansion.observables import resolve_model
+
+    finite = resolve_model(model, low.b)
+    states = [str(s) for s in finite.states][: max(2, min(4, finite.b))]
+    g = _random_observable(random.Random(seed), states, list(high.s_star))
+    _check_observable(model, low, high, g, dps)
+
+
+FAST_MODELS = ("sir", "sis", BIRTH_DEATH)
+
+
+@pytest.mark.parametrize("case", [c for c in _observable_cases(36, 1) if c[0] in FAST_MODELS],
+                         ids=lambda c: f"{Path(c[0]).stem}-{c[2]}")  # fmt: skip
+def test_random_cancelling_observables_keep_their_digits(case) -> None:
+    """A few seeded random nonlinear g with an 18-digit cancellation: every digit
+    printed at 12 digits is a digit of the run at 24."""
+    _run_observable_case(*case, 12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _observable_cases(3636, 3),
+                         ids=lambda c: f"{Path(c[0]).stem}-{c[2]}")  # fmt: skip
+def test_random_cancelling_observables_on_every_library_model(case) -> None:
+    """The sweep: three random g on every library model, at 15 digits against 30."""
+    _run_observable_case(*case, 15)
+
+
+def test_cancelled_square_prints_no_digit_then_true_digits() -> None:
+    """``(S - c I)**2`` expanded, ``c`` the ratio ``S*/I*`` to 20 digits (~1e-40): at
+    12 digits no digit survives and none is printed, but the bound says how small
+    it is; at 30 the digits printed are true and the value is positive (the old
+    bound printed a negative square)."""
+    from numeric.expansion.observables import expand
+
+    name, pairs = SIR
+    model, low, high = _observable_solutions(name, pairs, 30, 1)
+    with mpmath.workdps(60):
+        c = mpmath.nstr(high.s_star[0] / high.s_star[1], 20)
+    g = f"S**2 - 2*{c}*S*I + {c}**2*I**2"
+    _check_observable(model, *_observable_solutions(name, pairs, 12, 1)[1:], g, 12)
+    twelve = expand(solve_model(model, split_values(name, pairs)[1], dps=12), model, g)
+    assert twelve.text("g0") is None and twelve.digits["g0"] == 0
+    assert twelve.error("g0") >= abs(twelve.g0)
+    assert "0 digits" in str(twelve)
+    _check_observable(model, low, high, g, 30)
+    assert expand(low, model, g).digits["g0"] >= 5
+    assert mpf(expand(low, model, g).text("g0")) > 0
+
+
+def test_exact_chain_value_counts_the_rounding_of_g() -> None:
+    """``(S + 10**8)**2 - 2*10**8*S - 10**16`` is ``S**2``; float64 loses its every
+    digit on the states (~1 off).  The printed exact value keeps only the digits the
+    float64/longdouble disagreement leaves, and they are digits of ``E[S^2]``."""
+    import numpy as np
+
+    from numeric.exact import solve as exact_solve
+
+    name, pairs = SIR
+    model = load_model(name)
+    r = exact_solve(model, pairs, N=10)
+    x = r.expect("(S + 10**8)**2 - 2*10**8*S - 10**16", model)
+    X = np.asarray(r.state_array, dtype=float) / 10
+    truth = float(np.asarray(r.pi) @ X[:, 0] ** 2)
+    assert x.digits < 10
+    text = x.text()
+    if text is not None:
+        assert abs(float(text) - truth) <= float(_unit(text)), (text, truth)
+    else:
+        assert x.error >= abs(x.mean)
+    plain = r.expect("S**2", model)
+    assert plain.digits == 10 and abs(float(plain.text()) - truth) <= float(_unit(plain.text()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "pairs, g, dps",
+    [({"b": "30", "d": "5", "lam": "1.2"}, "s1**2-2*s1*s2+s2**2", 20),
+     ({"b": "30", "d": "5", "lam": "1.2"}, "s1**2-2*s1*s2+s2**2", 40),
+     ({"b": "20", "d": "2", "lam": "3"}, "s1**2-2*s1*s2+s2**2", 5)],
+    ids=["b30-dps20", "b30-dps40", "b20-dps5"],
+)  # fmt: skip
+def test_issue_36_cancelling_squares(pairs, g, dps) -> None:
+    """The issue's examples: -9.86e-32 printed for a square of 2.19e-45 (10 digits
+    claimed, none true), 17 claimed with 6 true at 40 digits, -1.11e-16 at 5."""
+    model, low, high = _observable_solutions("supermarket", pairs, dps, 2)
+    _check_observable(model, low, high, g, dps)
