@@ -442,6 +442,11 @@ def _add_order2_float64(
     b = model.b
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
+    if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V
+        sol.A, sol.B, sol.c2 = [mpf(0)] * b, mpmath.matrix(b, b), mpf(0)
+        sol.digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
+        sol.errors["A"], sol.errors["B"] = [mpf(0)] * b, [mpf(0)] * (b * b)
+        return
     sub = restricted_model(model, dropped) if dropped else model
     with mpmath.workdps(30):
         p64 = np.array([float(v) for v in kernel_vector(sub, parse_params(sub, params))])

@@ -202,3 +202,13 @@ def test_supermarket_at_lam_1_is_one_sentence(capsys: pytest.CaptureFixture) -> 
     )  # fmt: skip
     assert out.returncode in (1, 2) and out.stdout == "", out
     assert len(out.stderr.strip().splitlines()) == 1 and "internal error" not in out.stderr
+
+
+def test_every_coordinate_negligible_to_order_2(models: str) -> None:
+    """SIS with beta < gamma: s* = 0, every coordinate negligible there; W, V, A, B,
+    c and c2 vanish in both routes (no empty-matrix error)."""
+    r64, ref = _both(f"{models}:sis", {"beta": "1", "gamma": "2"}, order=2)
+    assert not isinstance(r64, Exception), r64
+    assert not isinstance(ref, Exception), ref
+    assert r64.c2 == 0 and ref.c2 == 0 and r64.constant == 0 and ref.constant == 0
+    assert r64.truncated_at == 0 and all(v == 0 for v in r64.A)
