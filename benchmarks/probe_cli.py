@@ -1302,6 +1302,80 @@ def issue36_observables_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+#: Issue 36 (float64): plain model files (transitions only) the float64 route must
+#: check as the default route does.
+FLOAT64_MODELS = """
+import sympy as sp
+from derive import Model, Transition
+
+x, lam, beta, gamma, c = sp.symbols("x lam beta gamma c")
+
+
+def jump():
+    birth = sp.Piecewise((lam, x < sp.Rational(1, 2)), (lam * (1 - x), True))
+    return Model("jump", (x,), (lam,), [Transition((1,), birth), Transition((-1,), x)])
+
+
+def kink():
+    return Model("kink", (x,), (lam,), [Transition((1,), sp.Min(lam, 1 - x)), Transition((-1,), x)])
+
+
+def sis():
+    return Model("sis", (x,), (beta, gamma),
+                 [Transition((1,), beta * x * (1 - x)), Transition((-1,), gamma * x)])
+
+
+def grow():
+    return Model("grow", (x,), (c,), [Transition((1,), 2 * c * x), Transition((-1,), c * x)])
+
+
+def bd():
+    return Model("bd", (x,), (lam,), [Transition((1,), lam * (1 - x)), Transition((-1,), x)])
+"""
+
+
+def _stdout_has(text: str) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        return None if text in proc.stdout else f"expected {text!r} in the output"
+
+    return check
+
+
+def _no_internal_error(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+    return "an internal error" if "internal error" in proc.stderr else None
+
+
+def issue36_float64_probes() -> list[Probe]:
+    """Issue 36 (IV): ``solve --float64`` proves what it returns -- no answer without a
+    fixed point (the drift jumps), on a kink, at an unstable point, after an internal
+    error, with ``--method fast``; SIS answered from a start whose search ends at the
+    unstable root; ``--order 2`` at ``lam = 1000`` answered by the default route."""
+    P = Probe
+    setup = _file("m.py", FLOAT64_MODELS)
+    m = "{dir}/m.py"
+    f64 = ["--float64"]
+    return [
+        P("float64 no fixed point", ["solve", "--model", f"{m}:jump", "--param", "lam=0.5", *f64],
+          (ENV,), setup, _one_line_mentioning("is not a fixed point")),
+        P("float64 kink", ["solve", "--model", f"{m}:kink", "--param", "lam=0.5", *f64],
+          (INPUT,), setup, _one_line_mentioning("lies on the kink")),
+        P("float64 sis unstable root", ["solve", "--model", f"{m}:sis", "--param", "beta=2.981",
+          "--param", "gamma=1.628", "--start", "0.208", *f64],
+          (OK,), setup, _stdout_has("0.453874538745")),
+        P("float64 only unstable", ["solve", "--model", f"{m}:grow", "--param", "c=1", *f64],
+          (INPUT,), setup, _one_line_mentioning("is not stable")),
+        P("float64 tiny J", ["solve", "--model", f"{m}:grow", "--param", "c=1e-300", *f64],
+          (INPUT,), setup, _one_line_mentioning("not below -1e-09 max|J_ij|")),
+        P("float64 supermarket lam=1", ["solve", "--model", "supermarket", "--param", "b=30",
+          "--param", "d=5", "--param", "lam=1.0", *f64], (ENV, INPUT),
+          check=_no_internal_error),
+        P("float64 method fast", ["solve", *MODEL_SM, *f64, "--method", "fast"], (INPUT,),
+          check=_one_line_mentioning("cannot be combined")),
+        P("float64 order 2 lam=1000", ["solve", "--model", f"{m}:bd", "--param", "lam=1000",
+          "--order", "2"], (OK,), setup, _stdout_has("0.999000999001")),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1317,6 +1391,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *checkpoint_probes(shared),
         *cache_probes(shared),
         *issue36_observables_probes(),
+        *issue36_float64_probes(),
     ]
 
 

@@ -94,6 +94,14 @@ def solve(
     check_start(start)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if precision not in ("dps", "float64"):
+        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    if precision == "float64" and method == "fast":
+        raise ParameterError(
+            "method 'fast' cannot be combined with the float64 route (precision='float64', "
+            "--float64), which solves any model without a fast path; use method 'auto' or "
+            "'general'."
+        )
     model, params = as_model(model, params)
     if isinstance(model, Truncated):
         with mpmath.workdps(dps + 20):
@@ -104,8 +112,6 @@ def solve(
         parse_params(model, params)  # names, numbers and declared ranges, before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    if precision not in ("dps", "float64"):
-        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
     wanted = _parse_observables(model, observables)
     if precision == "float64":
         from numeric.meanfield.float64_route import solve_float64

@@ -12,23 +12,28 @@ at working precision.
    model's declared reference point, or the origin) a few random starts in the
    model's state space with the same conserved quantities are tried (NumPy
    generator with seed 0, so the list is reproducible), and every distinct
-   stable fixed point found is reported.
+   stable fixed point found is reported.  The point reached from the caller's
+   start must pass the checks of :mod:`numeric.meanfield.acceptance` (relative
+   drift residual, state space, rates, kink, stability); when it does not, the
+   first stable point found from the other starts that passes is used (with a
+   note), else the start's refusal is raised.
 2. *Working precision.*  Newton's method on the reduced coordinates, with the
    drift and Jacobian from the generated mpmath kernels and each step solved
    by :func:`numeric.linalg.refinement.solve_linear`; it stops when a step is below
    ``10^-(wp + 5)`` and the drift then vanishes to ``10^-(wp - 2)`` relative to
-   the largest transition intensity, otherwise
+   the size of its terms (:func:`numeric.meanfield.acceptance.term_scale`), otherwise
    :class:`mfstein.errors.NumericalError` is raised.
 3. *Stability.*  The fixed point must be hyperbolic and stable: every
    eigenvalue of the reduced Jacobian must have a negative real part
-   (float64 eigenvalues, with a margin of ``1e-9 ||J||``); otherwise the
+   (float64 eigenvalues, below ``-1e-9`` times the largest ``|J_ij|`` at the
+   fixed point and at the start); otherwise the
    mean-field error constants do not exist and a
    :class:`mfstein.errors.ParameterError` says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +41,9 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.errors import NumericalError
 from numeric.linalg.refinement import solve_linear
+from numeric.meanfield import acceptance
 from numeric.meanfield.invariants import Reduction
 from numeric.precision import limited_blas
 
@@ -149,7 +155,7 @@ class ReducedModel:
         return out
 
 
-def _random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Generator) -> list:
+def random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Generator) -> list:
     """Random points of the state space with the same conserved values ``q``."""
     space = model.info.state_space
     b = red.b
@@ -182,13 +188,11 @@ def _integrate(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -
     x = _pseudo_transient(rm, x0, q, p)
     if x is None:
         x = _ode(rm, x0, q, p)
-    # float64 Newton polish
-    for _ in range(50):
-        step = np.linalg.lstsq(rm.jac64(x, q, p), rm.f64(x, q, p), rcond=None)[0]
-        x = x - step
-        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
-            break
-    return x
+    from numeric.meanfield.structure import newton_polish
+
+    return newton_polish(
+        lambda y: np.linalg.lstsq(rm.jac64(y, q, p), rm.f64(y, q, p), rcond=None)[0], x
+    )
 
 
 def _pseudo_transient(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
@@ -273,7 +277,8 @@ class _Chattering(Exception):
 
 def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
     """A float64 Newton iteration from ``x0``: the fixed point (drift below ``1e-12``
-    of the largest intensity) or ``None`` when it does not converge."""
+    of the size of its terms, :func:`numeric.meanfield.acceptance.term_scale`) or
+    ``None`` when it does not converge."""
     x = np.array(x0, dtype=float)
     with np.errstate(all="ignore"):
         for _ in range(50):
@@ -282,25 +287,25 @@ def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> 
                 return None
             step = np.linalg.lstsq(rm.jac64(x, q, p), f, rcond=None)[0]
             x = x - step
-            if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
+            if np.max(np.abs(step)) <= 1e-14 * float(np.max(np.abs(x))):  # relative
                 break
         else:
             return None
-        scale = max(1.0, float(np.max(np.abs(rm.k64.rates(rm.full64(x, q), p)))))
-        if not np.max(np.abs(rm.f64(x, q, p))) < 1e-12 * scale:
+        s = rm.full64(x, q)
+        scale = acceptance.term_scale(rm.k64.rates(s, p), rm.k64.jac(s, p), s)
+        if not np.max(np.abs(rm.f64(x, q, p))) <= 1e-12 * scale:
             return None
     return x
 
 
 def stability(J: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Eigenvalues of ``J`` (by increasing real part reversed: largest last) and
-    whether all have real part below ``-1e-9 ||J||``."""
-    if J.size == 0:
-        return np.zeros(0), True
-    eig = np.linalg.eigvals(J)
-    eig = eig[np.argsort(eig.real)]
-    margin = 1e-9 * max(1.0, float(np.max(np.abs(J))))
-    return eig, bool(np.max(eig.real) < -margin)
+    """Eigenvalues of ``J`` (by increasing real part: largest last) and whether all
+    have real part below ``-1e-9 max |J_ij|``
+    (:func:`numeric.meanfield.acceptance.stability_verdict`: relative to the scale
+    of ``J``)."""
+    eig = acceptance.sorted_eigenvalues(J)
+    jmax = float(np.max(np.abs(J), initial=0.0))
+    return eig, acceptance.stability_verdict(eig, jmax, False) is None
 
 
 def search(
@@ -314,7 +319,7 @@ def search(
     notes: list[str] = []
     if extra_starts:
         rng = np.random.default_rng(0)
-        for s0 in _random_starts(rm.model, red, q, rng):
+        for s0 in random_starts(rm.model, red, q, rng):
             try:
                 x = _integrate(rm, s0[rm.free], q, p)
             except NumericalError:
@@ -357,47 +362,69 @@ def newton(rm: ReducedModel, x0: Sequence[float], q: list[mpf], p: list[mpf], wp
                 f"Newton's method for the fixed point of model {rm.model.name} did not converge."
             )
     s = [+v for v in red.complete(x, q)]
-    scale = max([mpf(1)] + [abs(v) for v in rm.kmp.rates(s, p)])
+    s64 = np.array([float(v) for v in s])
+    p64 = np.array([float(v) for v in p])
+    scale = acceptance.term_scale(rm.k64.rates(s64, p64), rm.k64.jac(s64, p64), s64)
     res = max(abs(v) for v in rm.kmp.f(s, p))
-    if res > mpf(10) ** (-wp + 2) * scale:
-        raise NumericalError(
-            f"the fixed point's drift residual {mpmath.nstr(res, 3)} exceeds "
-            f"10^-{wp - 2} (model {rm.model.name}); no result is reported."
+    # relative to the size of the drift's terms, compared in mpmath (the tolerance
+    # 10^-(wp - 2) is below the float64 range at high precision)
+    if res > mpf(10) ** (-wp + 2) * mpf(scale):
+        words = (
+            acceptance.residual_words(float(res), scale, float(mpf(10) ** (-wp + 2)))
+            or "is not a fixed point: its drift does not vanish at the working precision"
         )
+        raise acceptance.refuse(rm.model, s64, words)
     return s
 
 
-def instability(rm: ReducedModel, x: np.ndarray, q64: np.ndarray, p64: np.ndarray) -> str | None:
+def instability(
+    rm: ReducedModel, x: np.ndarray, q64: np.ndarray, p64: np.ndarray, jscale: float = 0.0
+) -> str | None:
     """``None`` when the fixed point at the free coordinates ``x`` is stable and
-    hyperbolic (:func:`stability`), else the words saying why not, to follow
-    "the fixed point ... ": ``"is not hyperbolic: ..."`` when the rightmost
-    eigenvalue of the reduced Jacobian is 0 within ``1e-9 ||J||``, else
-    ``"is not stable: ... real part r >= 0"``."""
+    hyperbolic, else the words saying why not, to follow "the fixed point ... "
+    (:func:`numeric.meanfield.acceptance.stability_verdict`; ``jscale``: the largest
+    ``|J_ij|`` at the start)."""
     J = rm.jac64(x, q64, p64)
-    eig, ok = stability(J)
-    if ok:
-        return None
-    worst = eig[-1]
-    if abs(worst) <= 1e-9 * max(1.0, float(np.max(np.abs(J)))):
-        return "is not hyperbolic: J(s*) has an eigenvalue 0" + (
-            " beyond the conservation laws found"
-            if rm.red.laws
-            else " and the jumps conserve no linear quantity"
-        )
-    return f"is not stable: J(s*) has an eigenvalue with real part {worst.real:.3g} >= 0"
+    eig = acceptance.sorted_eigenvalues(J)
+    jmax = max(float(np.max(np.abs(J), initial=0.0)), jscale)
+    return acceptance.stability_verdict(eig, jmax, bool(rm.red.laws))
 
 
 def check_stable(
-    rm: ReducedModel, s: Sequence[Any], p64: np.ndarray, q64: np.ndarray
+    rm: ReducedModel, s: Sequence[Any], p64: np.ndarray, q64: np.ndarray, jscale: float = 0.0
 ) -> np.ndarray:
-    """Eigenvalues of the reduced Jacobian at ``s``; ParameterError unless stable."""
+    """Eigenvalues of the reduced Jacobian at ``s``; ParameterError unless stable
+    (``jscale``: the largest ``|J_ij|`` at the start, :func:`instability`)."""
     x = np.array([float(s[j]) for j in rm.free])
-    what = instability(rm, x, q64, p64)
+    what = instability(rm, x, q64, p64, jscale)
     if what is not None:
-        where = ", ".join(f"{float(v):.6g}" for v in s)
-        raise ParameterError(
-            f"the fixed point s* = ({where}) of model {rm.model.name} {what}; the mean-field "
-            "error constants need a stable hyperbolic fixed point (change the parameters or "
-            "the start)."
-        )
+        raise acceptance.refuse(rm.model, s, what)
     return stability(rm.jac64(x, q64, p64))[0]
+
+
+def check_fixed_point64(
+    rm: ReducedModel,
+    s: Sequence[Any],
+    p64: np.ndarray,
+    q64: np.ndarray,
+    check_rates: Callable[[], None],
+    jscale: float,
+) -> None:
+    """The checks of :mod:`numeric.meanfield.acceptance` at the full state ``s``
+    (float64): drift residual relative to the size of its terms, state space, the
+    rates (``check_rates``), no kink, stability (``jscale``: the largest ``|J_ij|``
+    at the start); the first that fails is raised in one sentence."""
+    s64 = np.array([float(v) for v in s])
+    x = s64[rm.free]
+    J = rm.jac64(x, q64, p64)
+    acceptance.check(
+        rm.model,
+        s64,
+        p64,
+        residual=float(np.max(np.abs(rm.f64(x, q64, p64)), initial=0.0)),
+        scale=acceptance.term_scale(rm.k64.rates(s64, p64), rm.k64.jac(s64, p64), s64),
+        eig=acceptance.sorted_eigenvalues(J),
+        jmax=max(float(np.max(np.abs(J), initial=0.0)), jscale),
+        has_laws=bool(rm.red.laws),
+        check_rates=check_rates,
+    )

@@ -9,7 +9,11 @@ float64 and with the structure found from the model (:mod:`numeric.meanfield.str
 
 1. rates and their derivatives by :mod:`derive.sparse` (no numba compile),
    ``f``, ``J``, ``Q`` as sparse matrices; the fixed point by the ODE and
-   sparse Newton steps (:func:`numeric.meanfield.structure.fixed_point64`);
+   sparse Newton steps (:func:`numeric.meanfield.structure.fixed_point64`),
+   accepted only when it passes the default route's checks
+   (:mod:`numeric.meanfield.acceptance`: relative drift residual, state space,
+   rates, kink, stability of the whole reduced ``J``), else searched again from
+   the random starts of :func:`numeric.meanfield.fixed_point.random_starts`;
 2. negligible coordinates dropped with ``delta =`` :data:`DELTA` (their mass,
    the intensities moving them and the Jacobian's coupling into them are below
    ``delta`` relative to the largest ones), so the dense Lyapunov solves
@@ -20,9 +24,11 @@ float64 and with the structure found from the model (:mod:`numeric.meanfield.str
    operator's condition, ``P_I`` solving ``P J + J^T P = -I``) and
    ``kappa_J = cond_2(J)``, the relative error of ``c``, ``W``, ``V`` is
    estimated as ``e = max(10 n u (kappa_L + kappa_J), 10 |tr(M W) - tr(P Q)|/|c|,
-   delta kappa_L)`` -- backward-stable solves give errors ``O(u kappa)``, the
-   two traces are independent routes (``W`` from ``J``, ``P`` from ``J^T``), and
-   the last term is the truncation bound of :mod:`numeric.meanfield.structure`.
+   delta kappa_L, 10 kappa_J r)`` -- backward-stable solves give errors
+   ``O(u kappa)``, the two traces are independent routes (``W`` from ``J``, ``P``
+   from ``J^T``), the third term is the truncation bound of
+   :mod:`numeric.meanfield.structure`, and ``r`` is the drift at ``s*`` relative
+   to the size of its terms.
    ``digits = floor(-log10 e)``, at most :data:`MAX_DIGITS`; every entry of
    ``s*``, ``V`` and ``W`` carries the error ``e`` times the largest entry of its
    object (``MeanFieldSolution.errors``).  The tests hold the claim against the
@@ -46,7 +52,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.errors import NumericalError, ParameterError
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
 from numeric.solution import MeanFieldSolution
 
@@ -71,18 +77,91 @@ def _check_rates64(model: Any, rates: np.ndarray, s: np.ndarray, where: str) -> 
             )
 
 
-def _stable(JK: np.ndarray, model: Any, s: np.ndarray) -> np.ndarray:
-    eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
-    eig = eig[np.argsort(eig.real)]
-    margin = 1e-9 * max(1.0, float(np.max(np.abs(JK), initial=0.0)))
-    if eig.size and eig.real.max() >= -margin:
-        where = ", ".join(f"{float(v):.6g}" for v in s[:12]) + (", ..." if s.size > 12 else "")
-        raise ParameterError(
-            f"the fixed point s* = ({where}) of model {model.name} is not stable: J(s*) has "
-            f"an eigenvalue with real part {eig.real.max():.3g} >= 0; the mean-field error "
-            "constants need a stable hyperbolic fixed point (change the parameters or the start)."
-        )
-    return eig
+def _eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
+    """Every eigenvalue of the sparse reduced Jacobian ``Jr``, by increasing real part:
+    entries below ``DELTA`` times the largest are set to zero (the perturbation the
+    dropped coordinates already carry, module docstring step 2), the rest split into
+    strongly connected components (a block triangular form), and each diagonal
+    block's eigenvalues computed densely -- the dropped tail of a large model is
+    then a set of 1 x 1 blocks, not one dense eigenproblem."""
+    import scipy.sparse as sps
+    from scipy.sparse.csgraph import connected_components
+
+    A = sps.csr_matrix(Jr)
+    n = A.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    jmax = float(np.max(np.abs(A.data), initial=0.0))
+    A.data[np.abs(A.data) <= DELTA * jmax] = 0.0
+    A.eliminate_zeros()
+    count, labels = connected_components(A, directed=True, connection="strong")
+    sizes = np.bincount(labels, minlength=count)
+    diag = A.diagonal()
+    parts = [diag[sizes[labels] == 1].astype(complex)]
+    for comp in np.flatnonzero(sizes > 1).tolist():
+        idx = np.flatnonzero(labels == comp)
+        parts.append(np.linalg.eigvals(A[idx][:, idx].toarray()))
+    eig = np.concatenate(parts)
+    return eig[np.argsort(eig.real)]
+
+
+def _accept(sysm: Any, model: Any, s: np.ndarray, jscale: float) -> None:
+    """The checks of :mod:`numeric.meanfield.acceptance` at ``s`` (the same as the
+    default route's): drift residual relative to the size of its terms, state
+    space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
+    (``jscale``: its largest entry at the start)."""
+    from numeric.meanfield import acceptance
+
+    Jr = sysm.jac_reduced(s)
+    acceptance.check(
+        model,
+        s,
+        sysm.p,
+        residual=float(np.max(np.abs(sysm.f(s)[list(sysm.red.free)]), initial=0.0)),
+        scale=acceptance.term_scale(sysm.rates(s), sysm.jac(s), s),
+        eig=_eigenvalues_by_blocks(Jr),
+        jmax=max(float(np.max(np.abs(Jr.data), initial=0.0)), jscale),
+        has_laws=bool(sysm.red.laws),
+        check_rates=lambda: _check_rates64(model, sysm.rates(s), s, "the fixed point"),
+    )
+
+
+def _accepted_from(sysm: Any, model: Any, start: np.ndarray, jscale: float) -> np.ndarray:
+    """The fixed point reached from ``start`` (full coordinates), refused in one
+    sentence unless it passes :func:`_accept`."""
+    from numeric.meanfield.structure import fixed_point64
+
+    s = fixed_point64(sysm, np.asarray(start, dtype=float))
+    _accept(sysm, model, s, jscale)
+    return s
+
+
+def _fixed_point(sysm: Any, model: Any, s0: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The fixed point reached from ``s0`` when it is accepted (:func:`_accepted_from`);
+    else the first accepted one reached from the random starts in the state space
+    with the same conserved values (:func:`numeric.meanfield.fixed_point.random_starts`,
+    seed 0, as the default route's search), with a note; else the refusal of the
+    point reached from ``s0``."""
+    from numeric.meanfield.fixed_point import random_starts
+    from numeric.meanfield.general import other_start_note
+
+    jscale = float(np.max(np.abs(sysm.jac_reduced(s0).data), initial=0.0))
+    try:
+        return _accepted_from(sysm, model, s0, jscale), []
+    except (ParameterError, NumericalError) as exc:
+        refusal = exc
+    import warnings
+
+    rng = np.random.default_rng(0)
+    for start in random_starts(model, sysm.red, sysm.laws64(s0), rng):
+        # a start whose trajectory runs away overflows on the way: only its end counts
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                return _accepted_from(sysm, model, start, jscale), [other_start_note(refusal)]
+            except (ParameterError, NumericalError):
+                continue
+    raise refusal
 
 
 def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
@@ -135,7 +214,8 @@ def _kept_block(sysm: Any, model: Any, s: np.ndarray, Mb: Any) -> _Block:
     JK = Jr[kr, :][:, kr].toarray()
     Qs = sysm.Q(s)
     QK = Qs[K, :][:, K].toarray()
-    eig = _stable(JK, model, s)
+    eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
+    eig = eig[np.argsort(eig.real)]
     TK = sysm.T[:, kr].toarray()  # b x nK
     R = [i for i in range(b) if np.any(TK[i])]
     MR = np.array([[float(Mb[i, j]) for j in R] for i in R])
@@ -148,11 +228,18 @@ def _lyapunov(blk: _Block) -> tuple[float, float]:
     (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
     import scipy.linalg as sla
 
-    WK = sla.solve_continuous_lyapunov(blk.JK, -blk.QK)
+    if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
+        return 0.0, 0.0
+    # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
+    # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
+    a = float(np.max(np.abs(blk.JK)))
+    Ja = blk.JK / a
+    WK = sla.solve_continuous_lyapunov(Ja, -blk.QK / a)
     blk.WK = (WK + WK.T) / 2
-    PK = sla.solve_continuous_lyapunov(blk.JK.T, -blk.MK)
-    blk.PK = (PK + PK.T) / 2
-    return float(np.sum(blk.MK * blk.WK)), float(np.sum(blk.PK * blk.QK))
+    PaK = sla.solve_continuous_lyapunov(Ja.T, -blk.MK)  # a P
+    PaK = (PaK + PaK.T) / 2
+    blk.PK = PaK / a
+    return float(np.sum(blk.MK * blk.WK)), float(np.sum(PaK * (blk.QK / a)))
 
 
 def _bias(sysm: Any, s: np.ndarray, blk: _Block, b: int) -> tuple[np.ndarray, np.ndarray]:
@@ -172,17 +259,29 @@ def _bias(sysm: Any, s: np.ndarray, blk: _Block, b: int) -> tuple[np.ndarray, np
     return blk.TK @ VK, W_full_R
 
 
-def _accuracy(blk: _Block, M: Any, c_w: float, c_p: float) -> tuple[float, int, float, float]:
+def _accuracy(
+    blk: _Block, M: Any, c_w: float, c_p: float, residual: float
+) -> tuple[float, int, float, float]:
     """The relative error estimate ``e`` of module docstring step 3, the digits it
-    earns, ``kappa_L`` and ``kappa_J``."""
+    earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative to
+    the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
     import scipy.linalg as sla
 
     JK, nK = blk.JK, len(blk.K)
-    PI = blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T, -np.eye(nK))
-    kappa_L = 2 * np.linalg.norm(JK, 2) * np.linalg.norm(PI, 2) if nK else 1.0
+    if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
+        a = float(np.max(np.abs(JK)))
+        aPI = a * blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T / a, -np.eye(nK))
+        kappa_L = 2 * np.linalg.norm(JK / a, 2) * np.linalg.norm(aPI, 2)
+    else:
+        kappa_L = 1.0
     kappa_J = np.linalg.cond(JK) if nK else 1.0
     disagree = abs(c_w - c_p) / max(abs(c_w), 1e-300)
-    e = max(10 * max(nK, 1) * _U * (kappa_L + kappa_J), 10 * disagree, DELTA * kappa_L)
+    e = max(
+        10 * max(nK, 1) * _U * (kappa_L + kappa_J),
+        10 * disagree,
+        DELTA * kappa_L,
+        10 * kappa_J * residual,
+    )
     digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(e)))))
     return e, digits, kappa_L, kappa_J
 
@@ -208,7 +307,7 @@ def solve_float64(
 ) -> MeanFieldSolution:
     """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
     from numeric.meanfield.general import start_point
-    from numeric.meanfield.structure import SparseSystem, fixed_point64
+    from numeric.meanfield.structure import SparseSystem
     from numeric.quadratic_form import quadratic_form
 
     params = check_names(model, params)
@@ -219,22 +318,32 @@ def solve_float64(
     Mb = quadratic_form(M)(model.b)
     sysm = SparseSystem.build(model, p64)
     _check_rates64(model, sysm.rates(s0), s0, "the start")
-    s = fixed_point64(sysm, s0)
-    _check_rates64(model, sysm.rates(s), s, "the fixed point")
+    s, search_notes = _fixed_point(sysm, model, s0)
     b = model.b
     blk = _kept_block(sysm, model, s, Mb)
     c_w, c_p = _lyapunov(blk)
     V, W_full_R = _bias(sysm, s, blk, b)
-    e, digits, kappa_L, kappa_J = _accuracy(blk, M, c_w, c_p)
+    e, digits, kappa_L, kappa_J = _accuracy(blk, M, c_w, c_p, _relative_residual(sysm, s))
     note = (
         f"float64 route: {digits} digits claimed from the conditioning (kappa_L = "
         f"{kappa_L:.3g}, cond(J) = {kappa_J:.3g}) and two independent traces "
         f"(tr(MW) - tr(PQ) = {c_w - c_p:.2e})."
     )
     sol = _record(model, values, sysm, s, V, W_full_R, blk, (c_w, c_p), (e, digits), note)
+    sol.notes.extend(search_notes)
     if order == 2:
         _add_order2_float64(sol, model, params, s, sorted(blk.dropped), e)
     return sol
+
+
+def _relative_residual(sysm: Any, s: np.ndarray) -> float:
+    """``max |f(s)|`` on the free coordinates over the size of the drift's terms
+    (:func:`numeric.meanfield.acceptance.term_scale`)."""
+    from numeric.meanfield.acceptance import term_scale
+
+    res = float(np.max(np.abs(sysm.f(s)[list(sysm.red.free)]), initial=0.0))
+    scale = term_scale(sysm.rates(s), sysm.jac(s), s)
+    return res / scale if scale > 0 else 0.0
 
 
 def _record(
@@ -333,6 +442,11 @@ def _add_order2_float64(
     b = model.b
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
+    if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V
+        sol.A, sol.B, sol.c2 = [mpf(0)] * b, mpmath.matrix(b, b), mpf(0)
+        sol.digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
+        sol.errors["A"], sol.errors["B"] = [mpf(0)] * b, [mpf(0)] * (b * b)
+        return
     sub = restricted_model(model, dropped) if dropped else model
     with mpmath.workdps(30):
         p64 = np.array([float(v) for v in kernel_vector(sub, parse_params(sub, params))])

@@ -43,7 +43,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.errors import NumericalError, ParameterError
 from numeric.linalg.refinement import solve_linear, solve_lyapunov
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
@@ -241,6 +241,16 @@ def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
                 )
 
 
+def other_start_note(exc: Exception) -> str:
+    """The note of a solution whose fixed point was reached from another start
+    than the caller's, because the point reached from the caller's was refused."""
+    return (
+        f"from the start, {str(exc)[0].lower()}{str(exc)[1:].split(';')[0]}; the solution is "
+        "the stable fixed point reached from another start in the state space (random "
+        "starts, seed 0)."
+    )
+
+
 def _trace(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
     n = A.rows
     return mpmath.fsum(A[i, j] * B[j, i] for i in range(n) for j in range(n) if A[i, j])
@@ -324,12 +334,40 @@ class MeanFieldProblem:
         self.q64 = np.array(
             [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in self.red.laws]
         )
-        # refuse an unstable or non-hyperbolic fixed point before any high-precision work
+        # the scale of J for the stability test where J vanishes (numeric.meanfield.acceptance)
+        x0 = np.array([float(s0[j]) for j in self.rm.free])
+        self.jscale = float(np.max(np.abs(self.rm.jac64(x0, self.q64, self.p64)), initial=0.0))
+        # refuse a point that is not a stable fixed point in the state space before any
+        # high-precision work, unless another start found one
+        self.search.primary = self._accepted(p30)[self.rm.free]
+
+    def _check(self, s_star: np.ndarray, p30: Sequence[Any]) -> None:
+        """The rates and the checks of :mod:`numeric.meanfield.acceptance` (drift
+        residual, state space, kink, stability) at the float64 point ``s_star``."""
+
+        def rates() -> None:
+            with mpmath.workdps(30):
+                check_rates(self.model, [mpf(float(v)) for v in s_star], p30, "the fixed point")
+
+        fp.check_fixed_point64(self.rm, s_star, self.p64, self.q64, rates, self.jscale)
+
+    def _accepted(self, p30: Sequence[Any]) -> np.ndarray:
+        """The point reached from the start when it passes :meth:`_check`; else the
+        first stable fixed point found from the other starts that passes it (with a
+        note); else the start's refusal."""
         s_star = self.rm.full64(self.search.primary, self.q64)
-        with mpmath.workdps(30):
-            check_rates(model, [mpf(float(v)) for v in s_star], p30, "the fixed point")
-        check_no_kink(model, s_star, self.p64)
-        fp.check_stable(self.rm, s_star, self.p64, self.q64)
+        try:
+            self._check(s_star, p30)
+            return s_star
+        except (ParameterError, NumericalError) as exc:
+            for other in self.search.stable:
+                try:
+                    self._check(other, p30)
+                except (ParameterError, NumericalError):
+                    continue
+                self.search.notes.append(other_start_note(exc))
+                return np.asarray(other, dtype=float)
+            raise
 
     def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
         """Every object at ``wp`` significant digits."""
@@ -420,7 +458,7 @@ def solve_general(
     ref = high["stein"]
     values = _route_values(low, high)
     red = prob.red
-    eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64)
+    eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64, prob.jscale)
     with mpmath.workdps(dps + 10):
         s = high["s"]
         P = mpmath.matrix(model.b, model.b)

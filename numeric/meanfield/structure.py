@@ -42,6 +42,8 @@ from numeric.meanfield.invariants import Reduction, reduction
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
+#: The ODE search stops when ``max |s|`` exceeds this times ``max(1, max |start|)``.
+RUNAWAY = 1e12
 #: Up to this many free coordinates the fixed point's linear algebra is dense.
 DENSE_MAX = 32
 
@@ -203,7 +205,8 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
     not converge, integrated by BDF with the sparse reduced Jacobian (horizons
     :data:`HORIZONS` until ``||f|| < 1e-8``), then Newton steps solved by a
-    sparse LU until the step is below ``1e-14``.  Systems of at most
+    sparse LU until the step is below ``1e-14`` relative to ``s`` (or ``J`` is
+    singular).  Systems of at most
     :data:`DENSE_MAX` free coordinates use dense arrays and LAPACK instead of
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
     bookkeeping that dominates small systems).
@@ -229,8 +232,21 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
         return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
 
     ptc = pseudo_transient(fr, jr, x, scale, solve)
+    bound = RUNAWAY * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+
+    def runaway(t: float, y: np.ndarray) -> float:
+        return bound - float(np.max(np.abs(y), initial=0.0))
+
+    runaway.terminal = True  # type: ignore[attr-defined]
     for horizon in HORIZONS if ptc is None else ():
-        sol = solve_ivp(fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10)
+        sol = solve_ivp(
+            fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10, events=runaway
+        )
+        if sol.status == 1:
+            raise NumericalError(
+                f"the mean-field ODE of model {system.model.name} grows without bound from "
+                f"the start (|s| > {bound:.3g} at t = {sol.t[-1]:.3g}): no fixed point is reached."
+            )
         if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
             raise NumericalError(
                 f"the mean-field ODE of model {system.model.name} could not be integrated "
@@ -241,12 +257,38 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
             break
     if ptc is not None:
         x = ptc
-    for _ in range(50):
-        step = solve(jr(0, x), fr(0, x))
-        x = x - step
-        if np.max(np.abs(step), initial=0.0) <= 1e-14 * max(1.0, float(np.max(np.abs(x)))):
-            break
-    return system.full(x, q)
+    return system.full(newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x), q)
+
+
+#: Newton polish: at most this many steps (a root where ``J`` is singular is
+#: approached only linearly, each step a fixed fraction of the distance).
+POLISH_STEPS = 2000
+#: The first steps are taken even when they grow (a start not yet in the basin).
+POLISH_FREE_STEPS = 5
+
+
+def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
+    """Newton steps ``x <- x - step_at(x)`` until a step is below ``1e-14`` relative
+    to ``x`` (relative: a fixed point near 0 is resolved to its own size), a step
+    grows after the first :data:`POLISH_FREE_STEPS` (round-off reached, or no root
+    here: the callers' checks judge the point) or ``step_at`` finds ``J`` singular
+    (:class:`RuntimeError`)."""
+    x = np.array(x0, dtype=float)
+    prev = np.inf
+    with np.errstate(all="ignore"):
+        for k in range(POLISH_STEPS):
+            try:
+                step = step_at(x)
+            except RuntimeError:
+                break
+            size = float(np.max(np.abs(step), initial=0.0))
+            if not np.isfinite(size) or (k >= POLISH_FREE_STEPS and size >= prev):
+                break
+            x = x - step
+            if size <= 1e-14 * float(np.max(np.abs(x), initial=0.0)):
+                break
+            prev = size
+    return x
 
 
 #: Pseudo-transient continuation: at most this many implicit Euler steps.
@@ -257,9 +299,7 @@ PTC_STEPS = 200
 PTC_FIRST_STEP = 1.0
 
 
-def pseudo_transient(
-    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any
-) -> np.ndarray | None:
+def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
     ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
     evolution relaxation, ``h_(k+1) = h_k ||f_k|| / ||f_(k+1)||``), so that the

@@ -1,0 +1,158 @@
+"""The checks a fixed point must pass before any route answers with it.
+
+One source of truth for both routes of :func:`numeric.solve` (the working-precision
+route of :mod:`numeric.meanfield.general` and the float64 route of
+:mod:`numeric.meanfield.float64_route`):
+
+* *drift residual*, relative: ``max_i |f_i(s)|`` is compared with the size of the
+  terms that make up ``f`` there, ``max(max_l |beta_l(s)|, max_i sum_j |J_ij| |s_j|)``
+  (:func:`term_scale`), never with an absolute number (a rate ``lam (1 - x)`` at
+  ``lam = 1000`` is a difference of terms of size 1000);
+* *state space*: the point lies in the model's declared state space, up to
+  :data:`SPACE_TOL` times its largest coordinate (or 1);
+* *no kink*: :func:`numeric.meanfield.general.check_no_kink` (the caller runs it);
+* *stability*, relative to the scale of ``J``: every eigenvalue of the reduced
+  Jacobian has real part below ``-STABILITY_MARGIN`` times the largest ``|J_ij|``
+  at ``s*`` and at the start (:func:`stability_verdict`; the start's ``J`` gives
+  the scale when ``J`` vanishes at a degenerate fixed point, the fixed point's when
+  all rates are tiny).
+
+Each check returns the words that follow "the fixed point ... " (``None`` when
+it passes), and :func:`refuse` turns them into the one sentence both routes raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError
+
+#: An eigenvalue must have real part below ``-STABILITY_MARGIN max |J_ij|``.
+STABILITY_MARGIN = 1e-9
+#: A float64 fixed point must have ``max |f| <= RESIDUAL64 * term_scale``.
+RESIDUAL64 = 1e-9
+#: A fixed point may leave the state space by this much relative to its size.
+SPACE_TOL = 1e-9
+
+
+def term_scale(rates: Any, J: Any, s: Any) -> float:
+    """The size of the terms of the drift at ``s``: the largest intensity
+    ``|beta_l(s)|`` and the largest ``sum_j |J_ij| |s_j|`` (dense or SciPy sparse
+    ``J``, float64 values)."""
+    r = float(np.max(np.abs(np.asarray(rates, dtype=float)), initial=0.0))
+    absJ = abs(J) if not isinstance(J, np.ndarray) else np.abs(J)
+    js = absJ @ np.abs(np.asarray(s, dtype=float))
+    return max(r, float(np.max(np.abs(js), initial=0.0)))
+
+
+def residual_words(residual: float, scale: float, tol: float) -> str | None:
+    """``None`` when ``residual <= tol * scale``, else the words saying by how much
+    the drift fails to vanish, relative to the size of its terms."""
+    if residual <= tol * scale:
+        return None
+    rel = residual / scale if scale > 0 else float("inf")
+    return (
+        f"is not a fixed point: the drift there is {residual:.3g}, {rel:.3g} relative to "
+        f"the size of its terms ({scale:.3g}), above the tolerance {tol:.0e} (a rate may "
+        "jump where the flow would stop, no fixed point may exist, or it is too "
+        "ill-conditioned to be found at this precision)"
+    )
+
+
+def space_words(model: Any, s: Sequence[float]) -> str | None:
+    """``None`` when ``s`` lies in the model's declared state space (up to
+    :data:`SPACE_TOL` times ``max(1, max |s_i|)``), else the words saying where."""
+    space = model.info.state_space
+    vals = [float(v) for v in s]
+    tol = SPACE_TOL * max([1.0] + [abs(v) for v in vals])
+    if space.contains(vals, tol=tol):
+        return None
+    return f"lies outside the state space {space.describe(len(vals))}"
+
+
+def stability_verdict(eig: np.ndarray, jmax: float, has_laws: bool) -> str | None:
+    """``None`` when every eigenvalue in ``eig`` has real part below
+    ``-STABILITY_MARGIN * jmax`` (``jmax``: the largest ``|J_ij|`` at ``s*`` and at
+    the start), else the words saying which test failed: not hyperbolic (an
+    eigenvalue within the margin of 0) or not stable."""
+    if eig.size == 0:
+        return None
+    margin = STABILITY_MARGIN * jmax
+    worst = eig[np.argmax(eig.real)]
+    if worst.real < -margin:
+        return None
+    if abs(worst) <= margin:
+        beyond = (
+            " beyond the conservation laws found"
+            if has_laws
+            else " and the jumps conserve no linear quantity"
+        )
+        return (
+            f"is not hyperbolic: J(s*) has an eigenvalue 0 (|{_num(worst)}| <= "
+            f"{STABILITY_MARGIN:g} max|J_ij| = {margin:.3g}, J at s* and at the start){beyond}"
+        )
+    return (
+        f"is not stable: J(s*) has an eigenvalue with real part {worst.real:.3g}, not below "
+        f"-{STABILITY_MARGIN:g} max|J_ij| = {-margin:.3g} (J at s* and at the start)"
+    )
+
+
+def _num(z: complex) -> str:
+    z = complex(z)
+    return f"{z.real:.3g}" if z.imag == 0 else f"{z.real:.3g}{z.imag:+.3g}i"
+
+
+def sorted_eigenvalues(J: np.ndarray) -> np.ndarray:
+    """Eigenvalues of the dense ``J`` by increasing real part (largest last)."""
+    if J.size == 0:
+        return np.zeros(0)
+    eig = np.linalg.eigvals(J)
+    return eig[np.argsort(eig.real)]
+
+
+def check(
+    model: Any,
+    s: Sequence[float],
+    p64: Sequence[float],
+    *,
+    residual: float,
+    scale: float,
+    eig: np.ndarray,
+    jmax: float,
+    has_laws: bool,
+    check_rates: Callable[[], None],
+) -> None:
+    """Every check of this module at the float64 point ``s`` (full coordinates), in
+    order: drift residual (``residual = max |f|`` against :data:`RESIDUAL64` times
+    ``scale``, :func:`term_scale`), state space, the caller's ``check_rates`` (finite
+    rates >= 0), no kink, stability (``eig``: the reduced Jacobian's eigenvalues,
+    ``jmax``: its largest entry); the first that fails is raised in one sentence
+    (:func:`refuse`)."""
+    from numeric.meanfield.general import check_no_kink
+
+    words = residual_words(residual, scale, RESIDUAL64) or space_words(model, s)
+    if words is None:
+        check_rates()
+        check_no_kink(model, s, p64)
+        words = stability_verdict(eig, jmax, has_laws)
+    if words is not None:
+        raise refuse(model, s, words)
+
+
+def refuse(model: Any, s: Sequence[float], words: str) -> Exception:
+    """The one sentence both routes raise for a point failing a check: a
+    :class:`NumericalError` for a drift that does not vanish, a
+    :class:`ParameterError` otherwise (the parameters or the start must change)."""
+    where = ", ".join(f"{float(v):.6g}" for v in list(s)[:12]) + (", ..." if len(s) > 12 else "")
+    if words.startswith("is not a fixed point"):
+        head = f"the point ({where}) where the fixed-point search of model {model.name} ended"
+        return NumericalError(f"{head} {words}; no result is returned.")
+    head = f"the fixed point s* = ({where}) of model {model.name} {words}"
+    need = (
+        "the mean-field error constants need a stable hyperbolic fixed point in the state "
+        "space (change the parameters or the start)."
+    )
+    return ParameterError(f"{head}; {need}")
