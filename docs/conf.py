@@ -65,6 +65,8 @@ myst_heading_anchors = 3
 # the notebooks are staged executed (notebooks_build): never execute here
 nb_execution_mode = "off"
 nb_output_stderr = "remove"
+# a cell's printed lines in one box, not one box per flush of the kernel's stdout
+nb_merge_streams = True
 
 autosummary_generate = True
 autodoc_default_options = {"members": False}
