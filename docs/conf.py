@@ -7,8 +7,10 @@ Build it (offline; warnings are errors) with::
 The user guide is the Markdown of README.md and docs/ (MyST), the API
 reference is generated from the packages' export lists (``docs/api_pages.py``)
 and docstrings (autodoc, autosummary, napoleon for the NumPy docstring style),
-and the notebooks are rendered executed at CI size with their figures
-(``docs/notebooks_build.py``, MyST-NB without re-execution).  MathJax is served
+and the notebooks are rendered executed with their figures (MyST-NB without
+re-execution): the full-size runs stored in ``docs/notebooks_full/`` (made by
+``python docs/run_full_notebooks.py``), or the test suite's CI-size runs where a
+notebook's code has changed since (``docs/notebooks_build.py``).  MathJax is served
 from the build itself (``sphinx-mathjax-offline``), so pages render without
 network access.
 """
@@ -41,11 +43,21 @@ extensions = [
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "internal-api.md", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "internal-api.md", "notebooks_full", "**.ipynb_checkpoints"]
 templates_path: list[str] = []
 html_theme = "alabaster"
 html_title = "mfstein"
-html_static_path: list[str] = []
+# A wider body than alabaster's 940 px page (a 1280 px window holds 1240 px):
+# CLI help (100 columns, docs/make_cli_reference.py) and the notebooks' printed
+# tables fit without clipping; tests/test_docs.py measures every <pre> in Chromium.
+html_theme_options = {
+    "page_width": "1240px",
+    "sidebar_width": "230px",
+    "body_max_width": "none",
+    "code_font_size": "0.8em",
+}
+html_static_path = ["_static"]
+html_css_files = ["mfstein.css"]
 
 # MyST: $...$ and $$...$$ math, anchors for headings (links to sections)
 myst_enable_extensions = ["dollarmath", "amsmath"]
@@ -53,6 +65,8 @@ myst_heading_anchors = 3
 # the notebooks are staged executed (notebooks_build): never execute here
 nb_execution_mode = "off"
 nb_output_stderr = "remove"
+# a cell's printed lines in one box, not one box per flush of the kernel's stdout
+nb_merge_streams = True
 
 autosummary_generate = True
 autodoc_default_options = {"members": False}

@@ -16,6 +16,8 @@ PAGE = Path(__file__).resolve().parent / "cli.md"
 
 def render() -> str:
     """Return the reference page built from the live argparse parsers."""
+    # 100 columns: the site's body holds 110 at 1280 px (docs/conf.py,
+    # docs/_static/mfstein.css; tests/test_docs.py measures it in Chromium)
     os.environ["COLUMNS"] = "100"
     from mfstein.cli import build_parser
 

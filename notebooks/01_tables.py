@@ -38,7 +38,7 @@
 # The paper does not say which buffer it simulated. Section 3 shows that the
 # simulation column depends on it.
 
-# %% tags=["parameters"]
+# %% tags=["remove-cell"]
 import os
 
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
@@ -47,6 +47,7 @@ if SIZE not in ("ci", "full"):
 # Set only by the test suite: a file that receives the numbers computed below as JSON.
 RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
+# %% tags=["parameters"]
 ALPHA = "0.05"
 TABLES = {"Table 1": "0.1", "Table 2": "0.01"}  # gamma of each table
 D = 2

@@ -26,7 +26,7 @@
 # from the same expressions. Every formula below is rendered from those objects, in
 # the paper's notation, as LaTeX that pastes into a paper (only `amsmath` is used).
 
-# %% tags=["parameters"]
+# %% tags=["remove-cell"]
 import os
 
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
@@ -35,6 +35,7 @@ if SIZE not in ("ci", "full"):
 # Set only by the test suite: a file that receives the numbers computed below as JSON.
 RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
+# %% tags=["parameters"]
 D = 2
 if SIZE == "ci":
     B = 2  # buffer of the displayed objects (the Kronecker system is b^2 x b^2)

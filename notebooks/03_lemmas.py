@@ -40,7 +40,7 @@
 # Nothing here is random: every number is a deterministic high-precision computation,
 # reported with the digits `numeric` certifies.
 
-# %% tags=["parameters"]
+# %% tags=["remove-cell"]
 import os
 
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
@@ -49,6 +49,7 @@ if SIZE not in ("ci", "full"):
 # Set only by the test suite: a file that receives the numbers computed below as JSON.
 RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
+# %% tags=["parameters"]
 GAMMA, ALPHA = "0.1", "0.05"  # Table 1 of the core paper
 D = 2  # power-of-two choices
 XI = "0.00001"  # the paper's arbitrarily small xi

@@ -37,7 +37,7 @@
 # Everything is deterministic (no random numbers); high-precision numbers carry the
 # digits `numeric` certifies.
 
-# %% tags=["parameters"]
+# %% tags=["remove-cell"]
 import os
 
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
@@ -46,6 +46,7 @@ if SIZE not in ("ci", "full"):
 # Set only by the test suite: a file that receives the numbers computed below as JSON.
 RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
+# %% tags=["parameters"]
 D = 2
 ALPHA0, GAMMA0 = "0.05", "0.1"  # Table 1 of the core paper
 if SIZE == "ci":

@@ -34,7 +34,7 @@
 # confidence intervals over independent replications), and the exact truncated chain
 # (`numeric.pi.exact`) for two servers as a check.
 
-# %% tags=["parameters"]
+# %% tags=["remove-cell"]
 import os
 
 SIZE = os.environ.get("MFSTEIN_NOTEBOOK_SIZE", "full")
@@ -43,6 +43,7 @@ if SIZE not in ("ci", "full"):
 # Set only by the test suite: a file that receives the numbers computed below as JSON.
 RESULT_FILE = os.environ.get("MFSTEIN_NOTEBOOK_RESULT", "")
 
+# %% tags=["parameters"]
 N_SERVERS = 10
 SERVICE = "1:.5,2:.3,3:.2"  # capacity pmf of every server, E[s] = 1.7
 BATCH = 20  # batches are 0 or BATCH jobs; P(a = BATCH) sets the load (< 1 up to load 1)

@@ -2,24 +2,21 @@
 
 Notebooks live in ``notebooks/`` as jupytext percent-format ``.py`` files (reviewable
 diffs, no stored outputs).  Each reads ``MFSTEIN_NOTEBOOK_SIZE`` (``ci`` or
-``full``) in its parameter cell, and its last cell (hidden on the documentation
-site) writes the numbers it computed as JSON to the file named by
-``MFSTEIN_NOTEBOOK_RESULT``; the tests below check those numbers against
-independent computations.
+``full``) and ``MFSTEIN_NOTEBOOK_RESULT`` in its first code cell, and its last cell
+writes the numbers it computed as JSON to the file named by the latter; both cells
+are test plumbing, tagged ``remove-cell`` (not shown on the documentation site).
+The tests below check those numbers against independent computations.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
 import sys
 from pathlib import Path
 
-import jupytext
 import numpy as np
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 DOCS = NOTEBOOKS.parent / "docs"
@@ -37,27 +34,9 @@ def run_notebook(name: str, tmp_path: Path) -> dict:
         import notebooks_build
     finally:
         sys.path.remove(str(DOCS))
-    nb = jupytext.read(NOTEBOOKS / f"{name}.py")
+    nb = notebooks_build.read_source(name)
     report = tmp_path / f"{name}.json"
-    env = dict(
-        os.environ,
-        MFSTEIN_NOTEBOOK_SIZE="ci",
-        MFSTEIN_NOTEBOOK_RESULT=str(report),
-        MPLBACKEND=notebooks_build.INLINE_BACKEND,
-    )
-    old = os.environ.copy()
-    os.environ.update(env)
-    try:
-        client = NotebookClient(
-            nb,
-            timeout=600,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(tmp_path)}},
-        )
-        client.execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    notebooks_build.run(nb, "ci", tmp_path, timeout=600, MFSTEIN_NOTEBOOK_RESULT=str(report))
     notebooks_build.store_executed(name, nb)
     assert report.is_file(), f"notebook {name} wrote no result file"
     return json.loads(report.read_text())
