@@ -78,6 +78,8 @@ class SecondOrder:
     #: two working precisions (:func:`numeric.precision.entry_errors`)
     errors: dict[str, list[mpf]] = field(default_factory=dict)
     free_map: list[list[mpf]] | None = None  # T: free -> all coordinates
+    #: the fixed point at the higher working precision (all coordinates)
+    s_star: list[mpf] | None = None
 
 
 # --------------------------------------------------------------------------
@@ -791,7 +793,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         M = prob.M_of(b)
         c2 = mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
         Cm = [[[ar.to_mp(C[i, j, k]) for k in range(n)] for j in range(n)] for i in range(n)]
-        out = {"A": A, "B": B, "C": Cm, "c2": c2}
+        out = {"A": A, "B": B, "C": Cm, "c2": c2, "s": list(s)}
         if kronecker and n <= KRONECKER_MAX_N:
             out["kronecker"] = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
     return out
@@ -921,6 +923,7 @@ def second_order(
         methods=methods,
         errors=errors,
         free_map=prob.rm.Tmp,
+        s_star=high["s"],
     )
 
 
