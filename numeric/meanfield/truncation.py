@@ -346,9 +346,12 @@ def _settle_second_order(problem: _Restriction, kept: list[int]) -> _SecondOrder
     restricted models of the supermarket family are its members with a smaller
     buffer (:func:`restricted`), whose compiled kernels are cached.
     """
+    from numeric.expansion.stationary import check_order2_cost
     from numeric.precision import agreeing_digits
 
     kept = grown(problem.model, kept, FIRST_RINGS)
+    # the first solve and the one that checks it, refused together before either starts
+    check_order2_cost(problem.model.name, len(kept) + 1, problem.dps, solves=2)
     sol = problem.second(kept)
     if sol is None:
         return None
