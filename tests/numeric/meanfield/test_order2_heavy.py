@@ -4,12 +4,17 @@ the whole model solved without truncation at twice the precision."""
 
 from __future__ import annotations
 
+import time
+
 import mpmath
+import pytest
 
 import numeric
 import numeric.expansion.stationary as stationary
 import numeric.meanfield.truncation as truncation
 from derive.models.supermarket import supermarket
+from mfstein.errors import ParameterError
+from mfstein.limits import TIME_BUDGET_SECONDS, order2_seconds
 from numeric.meanfield.truncation import FIRST_RINGS, MAX_RINGS, MIN_B
 
 
@@ -53,3 +58,11 @@ def test_truncated_order_2_matches_the_whole_model_at_twice_the_precision(monkey
         for k in range(MIN_B - 1):
             assert abs(sol.A[k] - whole.A[k]) <= sol.errors["A"][k] + floor, k
     assert FIRST_RINGS >= 1
+
+
+def test_an_order_2_expansion_past_the_time_budget_is_refused_before_any_work() -> None:
+    assert order2_seconds(15, 6000) > TIME_BUDGET_SECONDS > order2_seconds(15, 30)
+    start = time.process_time()
+    with pytest.raises(ParameterError, match=r"order-2 expansion .* would take about"):
+        numeric.solve(supermarket(b=15), {"lam": "0.9"}, dps=6000, order=2)
+    assert time.process_time() - start < 5  # refused before the first-order work at dps 6000
