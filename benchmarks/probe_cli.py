@@ -1376,6 +1376,60 @@ def issue36_float64_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+def issue36_known_size_probes() -> list[Probe]:
+    """Issue 36, "no input breaks it (IV)": order 2 near heavy traffic answers (a
+    truncation nested in every ring of the next never ended), an order-2 expansion
+    past the time budget is refused in one sentence before any work, and
+    ``--certify`` holds above 308 digits (float64 flushed its error terms to zero)."""
+
+    def certified_400(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        import re
+
+        m = re.search(r"\((\d+) certified digits", proc.stdout)
+        if not m or int(m.group(1)) < 400:
+            return f"expected at least 400 certified digits, got {proc.stdout[-300:]!r}"
+        return None
+
+    heavy = ["solve", "--model", "supermarket", "--order", "2"]
+    return [
+        Probe(
+            "known size",
+            [*heavy, "--param", "b=20", "--param", "lam=0.999", "--dps", "5"],
+            (OK,),
+            timeout=300,
+        ),
+        Probe(
+            "known size",
+            [*heavy, "--param", "b=18", "--param", "lam=0.999", "--dps", "5"],
+            (OK,),
+            timeout=300,
+        ),
+        Probe(
+            "known size",
+            [*heavy, "--param", "b=15", "--param", "lam=0.9", "--dps", "6000"],
+            (INPUT,),
+        ),
+        Probe(
+            "known size",
+            [
+                "solve",
+                "--model",
+                "supermarket",
+                "--param",
+                "b=3",
+                "--param",
+                "lam=0.9",
+                "--dps",
+                "400",
+                "--certify",
+            ],
+            (OK,),
+            check=certified_400,
+            timeout=300,
+        ),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1392,6 +1446,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *cache_probes(shared),
         *issue36_observables_probes(),
         *issue36_float64_probes(),
+        *issue36_known_size_probes(),
     ]
 
 

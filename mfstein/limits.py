@@ -48,6 +48,7 @@ __all__ = [
     "human_seconds",
     "mean_field_seconds",
     "memory_cap",
+    "order2_seconds",
     "transient_taylor_seconds",
 ]
 
@@ -87,6 +88,24 @@ def transient_taylor_seconds(state: int, dps: int, horizon: float, rate: float) 
         digits = wp * (1 + degree)
         total += steps * degree * max(1, int(state)) * (4e-4 + 7e-8 * digits)
     return total
+
+
+def order2_seconds(n: int, dps: int, solves: int = 1) -> float:
+    """Estimated seconds of ``solves`` working-precision order-2 expansions
+    (:func:`numeric.expansion.stationary.second_order`) on ``n`` free coordinates
+    at ``dps`` digits.
+
+    Each computes the third moment (``n^3`` entries, refined with ``O(n^4)``
+    big-integer work) at two working precisions; the cost grows like
+    ``n^3 (1 + n/20)`` and like ``1 + (dps/100)^1.6`` (big-integer products and
+    the number of refinement steps).  Calibrated on two shared cores (CPU
+    seconds, within a factor 2): supermarket b = 6 at dps 30 / 300 / 1000 ~ 0.08 /
+    0.37 / 2.3 s; b = 12 at dps 30 ~ 0.5 s; b = 18 at dps 30 ~ 3-5 s.
+    """
+    n = max(1, int(n))
+    size = n**3 * (1.0 + n / 20.0)
+    digits = 1.0 + (max(1, int(dps)) / 100.0) ** 1.6
+    return max(1, int(solves)) * 2.5e-4 * size * digits
 
 
 #: Largest buffer of the high-precision mean-field routes (``bound``,

@@ -139,6 +139,25 @@ def lower(x: Any) -> float:
     return f
 
 
+def sci(x: Any, decimals: int = 2) -> str:
+    """An upper bound of the ball ``|x|`` in scientific notation (``"4.94e-324"``,
+    ``"1.00e-400"``) at any exponent, rounded up (float64 formatting flushes
+    exponents below -308 to zero)."""
+    import mpmath
+
+    u = abs(x).upper()
+    if u.is_zero():
+        return f"{0:.{decimals}e}"
+    with mpmath.workdps(decimals + 20):
+        v = mpmath.mpf(u.mid().str(decimals + 20, radius=False))
+        e = int(mpmath.floor(mpmath.log10(v)))
+        m = mpmath.ceil(v / mpmath.mpf(10) ** e * 10**decimals)
+        if m >= 10 ** (decimals + 1):
+            m, e = m / 10, e + 1
+        digits = str(int(m))
+    return f"{digits[0]}.{digits[1:]}e{'-' if e < 0 else '+'}{abs(e):02d}"
+
+
 def to_numpy(A: Any, scale_exp: int = 0) -> np.ndarray:
     """Float64 midpoints of ``A * 2^scale_exp`` (rounded; for approximations only)."""
     if scale_exp:
@@ -250,8 +269,12 @@ def significant_digits(x: Any) -> int:
     lo = x.abs_lower()
     if lo <= 0:
         return 0
-    rel = arb(x.rad()) / lo
-    return max(0, math.floor(-math.log10(upper(rel)))) if upper(rel) > 0 else 10**6
+    u = (arb(x.rad()) / lo).upper()
+    if u.is_zero():
+        return 10**6
+    # -log10 in Arb: a float64 rel would flush to zero below 1e-308 (dps > 308)
+    bound = (-(u.log() / arb(10).log())).lower().floor()
+    return max(0, int(bound.unique_fmpz()))
 
 
 def identity(n: int) -> Any:

@@ -94,10 +94,11 @@ from numeric.certified.arb import (
     from_numpy,
     identity,
     max_exponent,
+    power_of_two,
+    sci,
     significant_digits,
     to_arb,
     to_numpy,
-    upper,
     working_precision,
 )
 
@@ -546,7 +547,9 @@ class _Certifier:
 
         n = self.n
         x = [to_arb("s*", v) for v in self.x0]
-        scale = max(1.0, max(abs(float(v.mid())) for v in x))
+        # the error arithmetic of this step is in Arb (exact points, any exponent):
+        # float64 would flush a Newton correction below 1e-308 (dps > 308) to zero
+        scale = max([arb(1)] + [abs(v.mid()) for v in x])
         A64 = to_numpy(self.Jr(self.full(x), p).mid())
         try:
             Y64 = np.linalg.inv(A64)
@@ -565,12 +568,12 @@ class _Certifier:
             return [yf[i, 0] for i in range(n)]
 
         yf = newton(x)
-        step = max(upper(abs(v)) for v in yf)
-        r = max(4 * step, scale * 2.0 ** (-(prec - 30)))
-        tol = scale * 10.0 ** (-self.dps)
+        step = max(abs(v).upper() for v in yf)
+        r = max(4 * step, scale * power_of_two(-(prec - 30)))
+        tol = (scale * arb(10) ** (-self.dps)).lower()
         if r > tol:
             raise NumericalError(
-                f"Krawczyk's test refuses the given s*: its Newton correction is {step:.3g}, "
+                f"Krawczyk's test refuses the given s*: its Newton correction is {sci(step)}, "
                 f"larger than the 10^-{self.dps} the requested precision allows, so s* is not "
                 "a fixed point to dps digits; recompute the solution with numeric.solve (at "
                 "this or a higher dps) before certifying it."
@@ -594,15 +597,17 @@ class _Certifier:
                     )
                 first = False
             X = [K[i].intersection(X[i]) for i in range(n)]
-            rad = max(upper(arb(v.rad())) for v in X)
+            rad = max(arb(v.rad()).upper() for v in X)
             history.append(rad)
-            if rad <= scale * 2.0 ** (-(prec - 24)) or (len(history) > 1 and rad > history[-2] / 4):
+            if rad <= scale * power_of_two(-(prec - 24)) or (
+                len(history) > 1 and rad > history[-2] / 4
+            ):
                 break
             x = [arb(v.mid()) for v in X]
             yf = newton(x)
         cert = {
-            "krawczyk_first_radius": f"{r:.3e}",
-            "krawczyk_radius": f"{history[-1]:.3e}",
+            "krawczyk_first_radius": sci(r, 3),
+            "krawczyk_radius": sci(history[-1], 3),
             "krawczyk_steps": str(len(history)),
         }
         return X, cert
@@ -787,10 +792,10 @@ class _Certifier:
             Tm, W, P = self.full_matrices(enc)
             V = self.refined_bias(s, p, Jr, W, Tm)
             cert.update(
-                lyapunov_eps_Z=f"{upper(lyap.eps_Z):.3e}",
-                lyapunov_eps_I=f"{upper(lyap.eps_I):.3e}",
-                residual_P=f"{upper(enc.eps_P):.3e}",
-                residual_W=f"{upper(enc.eps_W):.3e}",
+                lyapunov_eps_Z=sci(lyap.eps_Z, 3),
+                lyapunov_eps_I=sci(lyap.eps_I, 3),
+                residual_P=sci(enc.eps_P, 3),
+                residual_W=sci(enc.eps_W, 3),
                 hurwitz="proved (Lyapunov certificate Z > 0, J Z + Z J^T < 0)",
             )
             params = {

@@ -78,6 +78,8 @@ class SecondOrder:
     #: two working precisions (:func:`numeric.precision.entry_errors`)
     errors: dict[str, list[mpf]] = field(default_factory=dict)
     free_map: list[list[mpf]] | None = None  # T: free -> all coordinates
+    #: the fixed point at the higher working precision (all coordinates)
+    s_star: list[mpf] | None = None
 
 
 # --------------------------------------------------------------------------
@@ -791,7 +793,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         M = prob.M_of(b)
         c2 = mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
         Cm = [[[ar.to_mp(C[i, j, k]) for k in range(n)] for j in range(n)] for i in range(n)]
-        out = {"A": A, "B": B, "C": Cm, "c2": c2}
+        out = {"A": A, "B": B, "C": Cm, "c2": c2, "s": list(s)}
         if kronecker and n <= KRONECKER_MAX_N:
             out["kronecker"] = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
     return out
@@ -855,6 +857,20 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
     return mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
 
 
+def check_order2_cost(name: str, n: int, dps: int, solves: int = 1) -> None:
+    """Refuse ``solves`` order-2 expansions of model ``name`` on ``n`` free coordinates
+    at ``dps`` digits whose estimated time (:func:`mfstein.limits.order2_seconds`)
+    exceeds the budget, before any high-precision work."""
+    from mfstein.limits import check_time, order2_seconds
+
+    check_time(
+        f"the order-2 expansion of model {name} ({n} free coordinates, dps {dps})",
+        order2_seconds(n, dps, solves),
+        "give a smaller dps or a smaller model, or use the float64 route "
+        "(precision='float64'; --float64 on the command line).",
+    )
+
+
 def second_order(
     model: Any,
     params: Mapping[str, Any],
@@ -876,6 +892,7 @@ def second_order(
             f"precision (model {model.name} has {prob.red.n}); use "
             "numeric.solve(..., precision='float64', order=2) for larger ones."
         )
+    check_order2_cost(model.name, prob.red.n, dps)
     b = model.b
 
     def flat_b(X: Any) -> list[mpf]:
@@ -921,6 +938,7 @@ def second_order(
         methods=methods,
         errors=errors,
         free_map=prob.rm.Tmp,
+        s_star=high["s"],
     )
 
 

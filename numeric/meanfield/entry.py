@@ -156,6 +156,13 @@ def _solve_working_precision(
     model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, method: str
 ) -> MeanFieldSolution:
     """The fast path, the truncated general route or the general route (``dps`` digits)."""
+    from numeric.meanfield.truncation import MIN_B
+
+    if order == 2 and model.b < MIN_B:
+        # solved whole at order 2: its cost is known before the first-order work starts
+        from numeric.expansion.stationary import check_order2_cost
+
+        check_order2_cost(model.name, model.b, dps)
     fast = fast_path(model)
     if method == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")

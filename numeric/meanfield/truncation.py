@@ -44,6 +44,7 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
     """``(dropped, delta)`` from the float64 structure, or ``([], 0)``."""
     import scipy.linalg as sla
 
+    from numeric.meanfield.fast_paths import fast_fixed_point
     from numeric.meanfield.general import start_point
     from numeric.meanfield.structure import SparseSystem, fixed_point64, negligible
 
@@ -52,7 +53,11 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
         s0 = np.array([float(v) for v in start_point(model, start, values)])
         p64 = np.array([float(v) for v in kernel_vector(model, values)])
     sysm = SparseSystem.build(model, p64)
-    s = fixed_point64(sysm, s0)
+    # the family's own float64 fixed point when it has one (the supermarket's O(b)
+    # shooting instead of the ODE on all b coordinates)
+    s = fast_fixed_point(model, params) if start is None else None
+    if s is None:
+        s = fixed_point64(sysm, s0)
     F = list(sysm.red.free)
     rough = set(negligible(sysm, s, 1e-20))
     kr = [a for a, i in enumerate(F) if i not in rough]
@@ -81,20 +86,46 @@ def solve_truncated(
 ) -> MeanFieldSolution | None:
     """The solution of ``model`` from its kept coordinates (module docstring), or
     ``None`` when nothing is negligible or the check at working precision fails."""
-    b = model.b
-    if b < MIN_B:
+    found = _restriction(model, params, dps, M, start)
+    if found is None:
+        return None
+    problem, kept = found
+    out = problem.solve(kept)
+    if out is None:
+        return None  # the whole model is solved instead, and answers for itself
+    if order == 2:
+        second = _settle_second_order(problem, kept)
+        if second is None:
+            return None
+        second.attach(out)
+    return out
+
+
+def second_order_truncated(
+    model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
+) -> _SecondOrderPart | None:
+    """The order-2 terms of ``model`` on its kept coordinates grown until ``A`` and
+    ``B`` settle (:func:`_settle_second_order`; the first-order objects are not
+    recomputed), or ``None`` when nothing is negligible or a check fails."""
+    found = _restriction(model, params, dps, M, start)
+    if found is None:
+        return None
+    problem, kept = found
+    return _settle_second_order(problem, kept)
+
+
+def _restriction(
+    model: Any, params: Mapping[str, Any], dps: int, M: Any, start: Any
+) -> tuple[_Restriction, list[int]] | None:
+    """The problem restricted to the coordinates not negligible at ``dps`` digits and
+    those coordinates, or ``None`` when the model is solved whole."""
+    if model.b < MIN_B:
         return None
     dropped, delta = _negligible_for(model, params, dps, start)
     if not dropped:
         return None
-    kept = [i for i in range(b) if i not in set(dropped)]
-    problem = _Restriction(model, params, dps, M, start, delta)
-    out = problem.solve(kept, order)
-    if out is None:
-        return None  # the whole model is solved instead, and answers for itself
-    if order == 2:
-        out = _settle_second_order(problem, out, kept)
-    return out
+    kept = [i for i in range(model.b) if i not in set(dropped)]
+    return _Restriction(model, params, dps, M, start, delta), kept
 
 
 @dataclass(frozen=True)
@@ -109,41 +140,161 @@ class _Restriction:
     start: Any
     delta: float
 
-    def solve(self, kept: list[int], order: int) -> MeanFieldSolution | None:
-        """The solution restricted to ``kept``, padded to all coordinates (:func:`_pad`),
-        or ``None`` when the restricted model cannot be solved or the padded residual
-        (:func:`numeric.meanfield.structure.padded_residual`) exceeds ``delta``
-        (checked before the order-2 terms are computed)."""
-        from numeric.meanfield.general import solve_general, start_point
-        from numeric.meanfield.structure import padded_residual, restricted_model
+    def _parts(self, kept: list[int]) -> tuple[Any, Any, Any]:
+        """The restricted model (:func:`restricted`), observable and start on ``kept``."""
+        from numeric.meanfield.general import start_point
         from numeric.quadratic_form import quadratic_form
 
-        model, params, dps = self.model, self.params, self.dps
-        sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
         Msub = None
         if self.M is not None:
-            Mb = quadratic_form(self.M)(model.b)
+            Mb = quadratic_form(self.M)(self.model.b)
             Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
         sub_start = None
         if self.start is not None:
-            with mpmath.workdps(dps + 20):
-                full = start_point(model, self.start, parse_params(model, params))
+            with mpmath.workdps(self.dps + 20):
+                full = start_point(self.model, self.start, parse_params(self.model, self.params))
             sub_start = [full[i] for i in kept]
+        return restricted(self.model, kept), Msub, sub_start
+
+    def _residual(self, kept: list[int], s_kept: Sequence[Any]) -> Any:
+        """The padded residual (:func:`numeric.meanfield.structure.padded_residual`) of
+        the restricted fixed point ``s_kept``, or ``None`` when it exceeds ``delta``."""
+        from numeric.meanfield.structure import padded_residual
+
+        with mpmath.workdps(self.dps + 20):
+            p = kernel_vector(self.model, parse_params(self.model, self.params))
+            bad = padded_residual(self.model, kept, s_kept, p)
+        return None if bad > self.delta else bad
+
+    def solve(self, kept: list[int]) -> MeanFieldSolution | None:
+        """The first-order solution restricted to ``kept``, padded to all coordinates
+        (:func:`_pad`), or ``None`` when the restricted model cannot be solved or the
+        padded residual exceeds ``delta``."""
+        from numeric.meanfield.general import solve_general
+
+        sub, Msub, sub_start = self._parts(kept)
         try:
-            sol = solve_general(sub, params, dps=dps, M=Msub, start=sub_start)
+            sol = solve_general(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
         except (ParameterError, NumericalError):
             return None
-        with mpmath.workdps(dps + 20):
-            p = kernel_vector(model, parse_params(model, params))
-            bad = padded_residual(model, kept, sol.s_star, p)
-        if bad > self.delta:
+        bad = self._residual(kept, sol.s_star)
+        if bad is None:
             return None
-        if order == 2:
-            add_second_order(sol, sub, params, dps=dps, M=Msub, start=sub_start)
-        return _pad(sol, model, kept, bad, self.delta)
+        return _pad(sol, self.model, kept, bad, self.delta)
+
+    def second(self, kept: list[int]) -> _SecondOrderPart | None:
+        """The order-2 terms of the model restricted to ``kept`` (its fixed point from
+        the same computation, checked as in :meth:`solve`), padded to all
+        coordinates, or ``None``.  The restricted model is not truncated again."""
+        from numeric.expansion.stationary import second_order
+
+        sub, Msub, sub_start = self._parts(kept)
+        try:
+            so = second_order(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
+        except (ParameterError, NumericalError):
+            return None
+        bad = self._residual(kept, so.s_star)
+        if bad is None:
+            return None
+        return _SecondOrderPart.padded(so, self.model, kept, bad, self.delta)
 
 
-#: Most rings of coordinates :func:`_settle_second_order` adds back to the kept set.
+@dataclass
+class _SecondOrderPart:
+    """The order-2 terms of a restricted model in the whole model's coordinates:
+    ``A``, ``B`` padded with zeros (error estimate ``delta`` there), ``C`` and
+    ``free_map`` of the restricted model (rows padded), ``c2`` and its digits."""
+
+    A: list[Any]
+    B: Any
+    c2: Any
+    digits2: int
+    errors: dict[str, list[Any]]
+    C: Any
+    free_map: Any
+    methods: dict[str, str]
+    kept: list[int]
+    note: str
+
+    @classmethod
+    def padded(
+        cls, so: Any, model: Any, kept: list[int], bad: Any, delta: float
+    ) -> _SecondOrderPart:
+        """``so`` (a :class:`numeric.expansion.stationary.SecondOrder` on ``kept``) padded."""
+        b, K = model.b, len(kept)
+        bound = mpf(delta)
+        errB = [bound] * (b * b)
+        for a, i in enumerate(kept):
+            for c, j in enumerate(kept):
+                errB[i * b + j] = so.errors["B"][a * K + c]
+        free_map = None
+        if so.free_map is not None:
+            n = len(so.free_map[0]) if so.free_map else 0
+            free_map = [[mpf(0)] * n for _ in range(b)]
+            for a, i in enumerate(kept):
+                free_map[i] = list(so.free_map[a])
+        return cls(
+            A=_pad_vec(so.A, kept, b),
+            B=_pad_mat(so.B, kept, b),
+            c2=so.c2,
+            digits2=so.digits,
+            errors={"A": _pad_vec(so.errors["A"], kept, b, bound), "B": errB},
+            C=so.C,
+            free_map=free_map,
+            methods={f"c2:{k}": v for k, v in so.methods.items()},
+            kept=list(kept),
+            note=_note(model, kept, bad, delta),
+        )
+
+    def attach(self, sol: MeanFieldSolution) -> MeanFieldSolution:
+        """``sol`` (the whole model's first-order solution) with these terms."""
+        sol.A, sol.B, sol.c2, sol.digits2 = self.A, self.B, self.c2, self.digits2
+        sol.errors.update(self.errors)
+        sol.C, sol.free_map = self.C, self.free_map
+        sol.methods.update(self.methods)
+        sol.notes.append(f"order 2: {self.note}")
+        return sol
+
+
+def restricted(model: Any, kept: list[int]) -> Any:
+    """``model`` on the coordinates ``kept``, the others zero
+    (:func:`numeric.meanfield.structure.restricted_model`): the family's own member
+    when its fast path registers a restriction with the same transitions (whose
+    compiled kernels are then cached under the member's key), else the restricted
+    model itself."""
+    from numeric.meanfield.fast_paths import family_restriction
+    from numeric.meanfield.structure import restricted_model
+
+    sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
+    member = family_restriction(model, kept)
+    if member is not None and _same_transitions(member, sub):
+        return member
+    return sub
+
+
+def _same_transitions(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` have the same states and parameters and the same total
+    rate for every jump (symbolically)."""
+    import sympy as sp
+
+    if tuple(a.states) != tuple(b.states) or tuple(a.params) != tuple(b.params):
+        return False
+
+    def totals(m: Any) -> dict[tuple[int, ...], Any]:
+        out: dict[tuple[int, ...], Any] = {}
+        for t in m.transitions:
+            out[tuple(t.jump)] = out.get(tuple(t.jump), 0) + sp.sympify(t.rate)
+        return out
+
+    ta, tb = totals(a), totals(b)
+    return ta.keys() == tb.keys() and all(sp.expand(ta[k] - tb[k]) == 0 for k in ta)
+
+
+#: Rings of coordinates added to the first-order kept set before the first order-2
+#: solve (:func:`_settle_second_order`): the Hessian carries the second moments of
+#: the last kept coordinate into the first dropped one and its mean into the next.
+FIRST_RINGS = 2
+#: Most rings :func:`_settle_second_order` adds after that to check the terms.
 MAX_RINGS = 4
 
 
@@ -161,11 +312,21 @@ def ring(model: Any, kept: Sequence[int]) -> list[int]:
     return sorted(out)
 
 
-def _settle_second_order(
-    problem: _Restriction, sol: MeanFieldSolution, kept: list[int]
-) -> MeanFieldSolution:
-    """The order-2 solution on ``kept`` grown ring by ring (:func:`ring`) until adding a
-    ring changes no entry of ``A`` and ``B`` by more than its own error estimate.
+def grown(model: Any, kept: Sequence[int], rings: int) -> list[int]:
+    """``kept`` with up to ``rings`` rings (:func:`ring`) added, ascending."""
+    out = sorted(kept)
+    for _ in range(rings):
+        more = ring(model, out)
+        if not more:
+            break
+        out = sorted([*out, *more])
+    return out
+
+
+def _settle_second_order(problem: _Restriction, kept: list[int]) -> _SecondOrderPart | None:
+    """The order-2 terms on ``kept`` grown by :data:`FIRST_RINGS` rings, then ring by
+    ring until adding a ring changes no entry of ``A`` and ``B`` by more than its
+    own error estimate; ``None`` when the first solve fails its check.
 
     Dropping coordinates where ``s*``, the intensities and the coupling ``J`` are
     below ``delta`` leaves ``s*``, ``V``, ``W`` right to ``O(delta)`` (docs/design.md,
@@ -174,22 +335,32 @@ def _settle_second_order(
     without a small factor (the supermarket's ``lam s_K^2`` gives
     ``H_{K+1,K,K} = 2 lam``), so ``A`` and ``B`` on the first dropped level are of
     the size of ``s*`` two levels up: at 30 digits and ``lam = 0.95``, 11 kept
-    levels leave ``A`` wrong by ``1.5e-23``.  Each step solves the model on one
-    ring more and compares; it stops when no entry moved by more than ``delta``
-    times the largest entry of its array (the tolerance the coordinates were
-    dropped with).  The reported solution is the largest one solved, each
-    entry's error at least its change in the last step (so a tail still moving
-    after :data:`MAX_RINGS` rings is stated, not hidden), and ``digits2`` at most
-    the digits on which the last two ``c2`` agree.
+    levels leave ``A`` wrong by ``1.5e-23``.  The first solve therefore keeps two
+    rings more (one solve instead of two that are known to be short); each further
+    step solves the model on one ring more and compares; it stops when no entry
+    moved by more than ``delta`` times the largest entry of its array (the
+    tolerance the coordinates were dropped with).  The reported terms are the
+    largest ones solved, each entry's error at least its change in the last step
+    (so a tail still moving after :data:`MAX_RINGS` rings is stated, not hidden),
+    and ``digits2`` at most the digits on which the last two ``c2`` agree.  The
+    restricted models of the supermarket family are its members with a smaller
+    buffer (:func:`restricted`), whose compiled kernels are cached.
     """
+    from numeric.expansion.stationary import check_order2_cost
     from numeric.precision import agreeing_digits
 
+    kept = grown(problem.model, kept, FIRST_RINGS)
+    # the first solve and the one that checks it, refused together before either starts
+    check_order2_cost(problem.model.name, len(kept) + 1, problem.dps, solves=2)
+    sol = problem.second(kept)
+    if sol is None:
+        return None
     for _ in range(MAX_RINGS):
         more = ring(problem.model, kept)
         if not more:
-            return sol
+            return sol  # every coordinate reachable is kept: nothing was dropped
         kept = sorted([*kept, *more])
-        nxt = problem.solve(kept, 2)
+        nxt = problem.second(kept)
         if nxt is None:
             return sol
         settled = True
@@ -229,7 +400,7 @@ def _pad(
     sol: MeanFieldSolution, model: Any, kept: list[int], bad: Any, delta: float
 ) -> MeanFieldSolution:
     """``sol`` of the restricted model in ``model``'s coordinates: ``s*``, ``V``,
-    ``W``, ``f~`` (and ``A``, ``B``) padded with zeros on the dropped coordinates,
+    ``W``, ``f~`` padded with zeros on the dropped coordinates,
     whose error estimate is ``delta``; ``J``, ``Q``, ``P`` padded with zero rows
     and columns; eigenvalues those of the kept block."""
     b, K = model.b, len(kept)
@@ -250,18 +421,8 @@ def _pad(
         return out
 
     errors = {"s_star": vec_err("s_star"), "V": vec_err("V"), "W": mat_err("W")}
-    if sol.A is not None:
-        errors["A"] = vec_err("A")
-        errors["B"] = mat_err("B")
     prefix = kept == list(range(K))
-    dropped = [str(model.states[i]) for i in range(b) if i not in set(kept)]
-    shown = ", ".join(dropped[:3]) + (", ..." if len(dropped) > 3 else "")
-    note = (
-        f"{b - K} of {b} coordinates ({shown}) are negligible at the requested precision "
-        f"(at the padded fixed point the intensities moving them and the coupling into them "
-        f"are {mpmath.nstr(bad, 2)} <= {delta:.2g} relative): solved on the other {K}; s*, W, V "
-        "vanish there; J, Q, P act on the kept coordinates."
-    )
+    note = _note(model, kept, bad, delta)
     out = MeanFieldSolution(
         lam=sol.lam,
         b=b,
@@ -288,36 +449,39 @@ def _pad(
         note=note,
         errors=errors,
     )
-    if sol.A is not None:
-        out.A = _pad_vec(sol.A, kept, b)
-        out.B = _pad_mat(sol.B, kept, b)
-        out.c2, out.digits2, out.C = sol.c2, sol.digits2, sol.C
-        if sol.free_map is not None:
-            n = len(sol.free_map[0]) if sol.free_map else 0
-            rows: list[Any] = [[mpf(0)] * n for _ in range(b)]
-            for a, i in enumerate(kept):
-                rows[i] = list(sol.free_map[a])
-            out.free_map = rows
     return out
+
+
+def _note(model: Any, kept: list[int], bad: Any, delta: float) -> str:
+    """The sentence that says which coordinates were dropped, and why that is safe."""
+    b, K = model.b, len(kept)
+    dropped = [str(model.states[i]) for i in range(b) if i not in set(kept)]
+    shown = ", ".join(dropped[:3]) + (", ..." if len(dropped) > 3 else "")
+    return (
+        f"{b - K} of {b} coordinates ({shown}) are negligible at the requested precision "
+        f"(at the padded fixed point the intensities moving them and the coupling into them "
+        f"are {mpmath.nstr(bad, 2)} <= {delta:.2g} relative): solved on the other {K}; s*, W, V "
+        "vanish there; J, Q, P act on the kept coordinates."
+    )
 
 
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
     """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion.stationary`;
-    on the coordinates that matter when some are negligible, :func:`solve_truncated`)."""
+    on the coordinates that matter when some are negligible,
+    :func:`second_order_truncated`)."""
     from numeric.expansion.stationary import second_order
 
-    cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=2)
+    cut = second_order_truncated(model, params, dps=dps, M=M, start=start)
     if cut is not None:
-        sol.A, sol.B, sol.c2, sol.digits2 = cut.A, cut.B, cut.c2, cut.digits2
-        sol.errors.update({k: cut.errors[k] for k in ("A", "B")})
-        sol.C, sol.free_map = cut.C, cut.free_map
-        sol.methods.update({k: v for k, v in cut.methods.items() if k.startswith("c2:")})
-        sol.notes.append(f"order 2: {cut.note}")
-        return sol
+        return cut.attach(sol)
+    return attach_second_order(sol, second_order(model, params, dps=dps, M=M, start=start))
 
-    so = second_order(model, params, dps=dps, M=M, start=start)
+
+def attach_second_order(sol: MeanFieldSolution, so: Any) -> MeanFieldSolution:
+    """``sol`` with the order-2 terms of ``so`` (a
+    :class:`numeric.expansion.stationary.SecondOrder` of the same model) filled in."""
     sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
     sol.errors.update(so.errors)
     sol.C, sol.free_map = so.C, so.free_map
