@@ -76,6 +76,8 @@ class Probe:
     #: Seconds after which the sweep presses Ctrl-C (SIGINT to the process group, as a
     #: terminal does); the run must then stop within :data:`STOP_SECONDS`.
     interrupt: float | None = None
+    #: Start the command with its standard output closed (``mfstein ... >&-``).
+    close_stdout: bool = False
 
 
 #: Seconds an interrupted probe may take to stop.
@@ -1430,6 +1432,146 @@ def issue36_known_size_probes() -> list[Probe]:
     ]
 
 
+#: A one-queue model file (:func:`_queue_file`) that prints when it is imported and
+#: when its factory runs.
+PRINTING_MODEL = _queue_file("x").replace(
+    "def factory():\n", "print('hello from the import')\ndef factory():\n    print('hello')\n"
+)
+#: The Brusselator on the orthant: at a = 1, b = 3 its fixed point (1, 3) is unstable
+#: and the mean field circles a limit cycle.
+BRUSSELATOR = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "from derive.spec import ModelInfo, StateSpace\n"
+    "def factory():\n    x, y, a, b = sp.symbols('x y a b')\n"
+    "    return Model('brusselator', (x, y), (a, b), [Transition((1, 0), a), "
+    "Transition((-1, 1), b*x), Transition((1, -1), x**2*y), Transition((-1, 0), x)], "
+    "info=ModelInfo(state_space=StateSpace('orthant'), reference=(sp.Integer(1), sp.Integer(3))))\n"
+)
+
+
+def _strict_json(note: str = "", *, stderr: str = "") -> Callable[..., str | None]:
+    """Standard output is exactly one line of strict JSON (no NaN or Infinity token),
+    an object whose ``notes`` mention ``note`` (when given); standard error mentions
+    ``stderr`` (when given)."""
+
+    def refuse(token: str) -> float:
+        raise ValueError(f"the token {token} is not JSON")
+
+    def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        text = proc.stdout
+        if not text.endswith("\n") or text.count("\n") != 1:
+            return f"not one line of JSON: {text[:200]!r}"
+        try:
+            data = json.loads(text, parse_constant=refuse)
+        except ValueError as exc:
+            return f"not one strict JSON document: {exc}"
+        if not isinstance(data, dict):
+            return f"not a JSON object: {text[:200]!r}"
+        if note and not any(note in str(n) for n in data.get("notes", [])):
+            return f"no note mentioning {note!r}: {data.get('notes')!r}"
+        if stderr and stderr not in proc.stderr:
+            return f"standard error does not mention {stderr!r}"
+        return None
+
+    return check
+
+
+def issue36_json_probes() -> list[Probe]:
+    """Issue 36, "JSON is always JSON": every ``--json`` prints one document, strict
+    JSON (a value that is not finite is null, named in a note), whatever the model
+    prints; a closed standard output is an error (status 1, one line)."""
+    P = Probe
+    null = "written as null"
+    m = ["--model", "{dir}/m.py:factory"]
+    exact = ["exact", "--N", "4", "--truncation", "3"]
+    poly = _file("poly.py", POLY_MODEL)
+    # one server: 2 batches, too few for the lag-1 autocorrelation (NaN in the result)
+    one_server = ["pi", "--arrivals", "0:.5,1:.5", "--service", "1:1", *PI_BASE[7:]]
+    return [
+        # NaN in the result (no stable hyperbolic fixed point): null with a note
+        P(
+            "json nan",
+            [*exact, *m, "--param", "lam=1", "--json"],
+            (OK,),
+            _file("m.py", _queue_file("sp.Max(x, 2*x - 1)")),
+            _strict_json(null),
+        ),
+        P(
+            "json nan",
+            [*exact, *m, "--param", "a=1", "--param", "b=3", "--json"],
+            (OK,),
+            _file("m.py", BRUSSELATOR),
+            _strict_json(null),
+            timeout=180,
+        ),
+        P("json nan", [*exact, *_poly("0,0,0,0,1"), "--json"], (OK,), poly, _strict_json(null)),
+        P(
+            "json nan",
+            [*exact, *m, "--param", "lam=0.5", "--json"],
+            (OK,),
+            _file("m.py", _queue_file("sp.Float(1e-300)*x", "sp.Float(1e-300)*lam")),
+            _strict_json(null),
+        ),
+        P(
+            "json nan",
+            ["simulate", "--N", "10", *SIM, *m, "--param", "lam=0.5", "--json"],
+            (OK,),
+            _file("m.py", _queue_file("sp.Float(1e300)*x", "sp.Float(1e300)*lam")),
+            _strict_json(null),
+            timeout=180,
+        ),
+        P(
+            "json nan",
+            [*one_server, "--policy", "random", "--json"],
+            (OK,),
+            check=_strict_json(null),
+        ),
+        P(
+            "json nan",
+            [*one_server, "--policy", "jiq", "--json"],
+            (OK,),
+            check=_strict_json(null),
+        ),
+        # one document, whatever the mode
+        P("json one document", ["lemmas", "--list", "--json"], (OK,), check=_strict_json()),
+        P(
+            "json one document",
+            ["lemmas", "--N", "10,100", "--lam", "0.9", "--b", "3", "--json"],
+            (OK,),
+            check=_strict_json(),
+            timeout=120,
+        ),
+        P(
+            "json one document",
+            ["derive", "--b", "2", "--show", "closed-form", "--json"],
+            (OK,),
+            check=_strict_json(),
+        ),
+        P(
+            "json one document",
+            ["solve", *MODEL_SM, "--certify", "--json"],
+            (OK,),
+            check=_strict_json(),
+        ),
+        # a print() in the model file goes to standard error, not into the JSON
+        P(
+            "json print",
+            ["solve", *m, "--param", "lam=0.5", "--json"],
+            (OK, "multi-line stderr"),
+            _file("m.py", PRINTING_MODEL),
+            _strict_json(stderr="hello from the import"),
+        ),
+        # standard output closed (>&-): an error, not status 0 with the answer lost
+        P(
+            "json closed stdout",
+            ["bound", "--lam", "0.9", "--N", "10", "--json"],
+            (ENV,),
+            check=_mentions("standard output is closed"),
+            close_stdout=True,
+        ),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1447,6 +1589,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_observables_probes(),
         *issue36_float64_probes(),
         *issue36_known_size_probes(),
+        *issue36_json_probes(),
     ]
 
 
@@ -1497,6 +1640,21 @@ def _limit_memory(gb: float) -> Callable[[], None] | None:
     return limit
 
 
+def _child_setup(gb: float, close_stdout: bool) -> Callable[[], None] | None:
+    """What the probe's process does before it runs: the memory limit, and closing its
+    standard output when the probe asks for it."""
+    limit = _limit_memory(gb)
+    if not close_stdout:
+        return limit
+
+    def setup() -> None:
+        if limit is not None:
+            limit()
+        os.close(1)
+
+    return setup
+
+
 def classify(status: int | None, stderr: str) -> str:
     if status is None:
         return "hang"
@@ -1530,7 +1688,7 @@ def run_probe(probe: Probe, shared: Path, timeout: float, mem_gb: float) -> Resu
             text=True,
             errors="replace",
             start_new_session=True,
-            preexec_fn=_limit_memory(mem_gb),
+            preexec_fn=_child_setup(mem_gb, probe.close_stdout),
         )
         try:
             if probe.interrupt is not None:
@@ -1546,6 +1704,7 @@ def run_probe(probe: Probe, shared: Path, timeout: float, mem_gb: float) -> Resu
             os.killpg(proc.pid, 9)
             out, err = proc.communicate()
             status = None
+        out = out or ""  # None when the probe closed standard output
         seconds = time.perf_counter() - t0
         outcome = classify(status, err)
         r = Result(probe, outcome, status, err, seconds)

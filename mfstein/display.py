@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -63,8 +64,64 @@ def shape_text(value: Any) -> str:
 
 
 def dumps(data: Mapping[str, Any], *, indent: int | None = 1) -> str:
-    """JSON text of a result's ``to_dict()`` (``indent=None``: one line)."""
-    return json.dumps(data, indent=indent)
+    """JSON text of a result's ``to_dict()`` (``indent=None``: one line).
+
+    Always strict JSON: a float that is not finite (NaN, an infinity), which JSON
+    cannot represent, is written as ``null`` and named in a note appended to the
+    document's ``notes`` (:func:`finite_data`); the encoder then refuses any other
+    (``allow_nan=False``), so no ``NaN`` or ``Infinity`` token is ever written.
+    """
+    return json.dumps(finite_data(data), indent=indent, allow_nan=False)
+
+
+#: Most places a note on non-finite values names (the rest are counted).
+MAX_NOTED_PLACES = 8
+
+
+def finite_data(data: Any) -> Any:
+    """``data`` (nested dicts, lists and tuples) with every float that is not finite
+    replaced by ``None``; when there was one and ``data`` is a dict, a copy whose
+    ``notes`` list (created if absent) ends with one sentence naming where, e.g.
+    ``"not finite, written as null: s_star (1 NaN), constant (NaN)."``."""
+    places: dict[str, list[str]] = {}
+    clean = _finite(data, "", places)
+    if not places or not isinstance(clean, dict):
+        return clean
+    where = [
+        f"{path} ({len(kinds)} {_kinds(kinds)})" if "[]" in path else f"{path} ({kinds[0]})"
+        for path, kinds in places.items()
+    ]
+    more = len(where) - MAX_NOTED_PLACES
+    text = ", ".join(where[:MAX_NOTED_PLACES]) + (f" and {more} more" if more > 0 else "")
+    note = f"not finite, written as null (JSON has no NaN or Infinity): {text}."
+    notes = clean.get("notes", [])
+    if isinstance(notes, list):
+        clean["notes"] = [*notes, note]
+    else:  # a result whose "notes" is not a list keeps it; the note goes beside it
+        clean["json_notes"] = [note]
+    return clean
+
+
+def _kinds(kinds: list[str]) -> str:
+    """The kinds found at one place, e.g. ``"NaN"`` or ``"-Infinity or NaN"``."""
+    found = sorted(set(kinds))
+    return found[0] if len(found) == 1 else " or ".join(found)
+
+
+def _finite(value: Any, path: str, places: dict[str, list[str]]) -> Any:
+    """A copy of ``value`` with non-finite floats as ``None``, recording each one's
+    ``path`` (dict keys joined by ``.``, ``[]`` for a list) and kind in ``places``."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        kind = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        places.setdefault(path, []).append(kind)
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v, f"{path}.{k}" if path else str(k), places) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v, f"{path}[]", places) for v in value]
+    return value
 
 
 def params_text(params: Mapping[str, Any]) -> str:

@@ -112,10 +112,12 @@ def load_rule(name: str) -> SplitRule:
         The name does not resolve to a callable.
     """
     from mfstein.jit import numba
+    from mfstein.streams import user_output_to_stderr
 
     mod, _, attr = name.partition(":")
     try:
-        obj: Any = importlib.import_module(mod)
+        with user_output_to_stderr():  # a print() in the user's module: not on stdout
+            obj: Any = importlib.import_module(mod)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError, ValueError):

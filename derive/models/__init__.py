@@ -48,7 +48,9 @@ for how a loop in Python and one stuck in C code are stopped, POSIX only).
 Any exception a file or factory raises -- ``SystemExit`` (``sys.exit()``) and
 other ``BaseException`` included, only ``KeyboardInterrupt`` (Ctrl-C) passes
 through -- becomes one sentence naming the file
-(:class:`mfstein.errors.ParameterError`).
+(:class:`mfstein.errors.ParameterError`).  What a file or factory prints goes to
+standard error (:func:`mfstein.streams.user_output_to_stderr`): standard output
+carries the command's answer only.
 """
 
 from __future__ import annotations
@@ -156,15 +158,20 @@ def _import_file(path: Path) -> Any:
 
 def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` -- a user's file or factory -- under the model time
-    limit, with anything it raises but ``KeyboardInterrupt`` and
-    :class:`ParameterError` turned into one sentence starting with ``what``."""
+    limit, with what it prints sent to standard error and anything it raises but
+    ``KeyboardInterrupt`` and :class:`ParameterError` turned into one sentence
+    starting with ``what``."""
     from mfstein.limits import model_timeout
+    from mfstein.streams import user_output_to_stderr
     from mfstein.time_limit import TimeLimitExceeded, time_limited
 
     seconds = model_timeout()
     limit = f"{seconds:g} s (MFSTEIN_MODEL_TIMEOUT)"
     try:
-        with time_limited(seconds, f"mfstein: error: {what}: it ran past {limit}; stopped."):
+        with (
+            time_limited(seconds, f"mfstein: error: {what}: it ran past {limit}; stopped."),
+            user_output_to_stderr(),  # a print() in it must not corrupt the answer on stdout
+        ):
             return fn(*args, **kwargs)
     except (KeyboardInterrupt, ParameterError):
         raise

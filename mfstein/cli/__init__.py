@@ -13,9 +13,13 @@ memory ends with one sentence and exit status 1.  No input or environment shows
 a traceback: an ``OSError`` (unwritable file, full disk, lost connection) is one
 sentence and status 1, an ``OverflowError`` status 2, and any other library
 exception one "internal error" sentence and status 1 (``MFSTEIN_TRACEBACK=1``
-re-raises it for debugging).  Ctrl-C ends with status 130; further presses
-while leaving are ignored.  Python warnings raised while a subcommand runs are
-shown as one line, ``mfstein CMD: warning: MESSAGE``.
+re-raises it for debugging).  Standard output carries the answer only (one
+JSON document with ``--json``: :mod:`mfstein.streams`); a standard output that
+is closed (``mfstein ... >&-``) is an error (one sentence, status 1, before any
+work), while a reader that goes away (``| head``) ends the command quietly with
+status 141, the Unix convention for a broken pipe.  Ctrl-C ends with status
+130; further presses while leaving are ignored.  Python warnings raised while a
+subcommand runs are shown as one line, ``mfstein CMD: warning: MESSAGE``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Sequence
 
 from mfstein import __version__, signals
 from mfstein.errors import NumericalError, ParameterError
+from mfstein.streams import stdout_closed
 
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -116,7 +121,17 @@ def _run(args: argparse.Namespace, handler: typing.Callable[..., object]) -> int
         signals.forget()  # a press recorded by an earlier command in this process is not ours
         _PRESSES[0] = 0
         _end_startup_guard()
+        if stdout_closed():  # every print would be dropped without a word
+            return _fail(
+                args.command,
+                "error",
+                "standard output is closed; redirect it to a file, or to /dev/null to "
+                "discard the answer.",
+                1,
+            )
         status = int(handler(args) or 0)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a write error (full disk, closed pipe) is reported here
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
             _ignore_interrupts()
             status = signals.exit_status()  # 143 after a SIGTERM

@@ -9,12 +9,12 @@ Heavy imports happen inside the handlers.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from mfstein.display import columns
 from mfstein.errors import ParameterError
+from mfstein.streams import write_json
 
 
 def _common(p: argparse.ArgumentParser, *, certify: bool) -> None:
@@ -137,8 +137,7 @@ def _print_bound(
             results.append(
                 {"N": n, **s.to_dict(), "bound": bound, **(certs[i].to_dict() if certs else {})}
             )
-        json.dump({"results": results}, sys.stdout, indent=1)
-        print()
+        write_json({"results": results})
         return 0
     rows = [
         [
@@ -215,8 +214,7 @@ def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int
                 if s.c2 is not None:
                     out["mean2"], out["mean2_abs_error"] = _mean_entries(s, n, p, order2=True)
             results.append(out)
-        json.dump({"results": results}, sys.stdout, indent=1)
-        print()
+        write_json({"results": results})
         return 0
     digits = 12
     for n, s in sols:

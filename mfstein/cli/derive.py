@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
-import sys
 from typing import Any
 
 #: Every object ``--show`` accepts, in output order.
@@ -271,8 +269,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     objs = objects(model, names)
     if args.format == "json":
-        json.dump({k: _nested(v) for k, v in objs.items()}, sys.stdout, indent=1)
-        print()
+        from mfstein.streams import write_json
+
+        write_json({k: _nested(v) for k, v in objs.items()})
         return 0
     for name, obj in objs.items():
         print(f"{name}:")

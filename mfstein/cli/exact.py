@@ -12,6 +12,7 @@ from mfstein.cli.model_args import add_choice_options, add_finite_n_model_argume
 from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
 from mfstein.limits import EXACT_MAX_STATES
+from mfstein.streams import write_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     replacement = not args.without_replacement
     r = solve_exact(N, lam, args.b, d, replacement=replacement, **_solver_keywords(args))
     if args.json:
-        print(r.to_json(indent=None))
+        write_json(r)
         return 0
     sampling = "without" if args.without_replacement else "with"
     out = [
@@ -117,7 +118,7 @@ def _run_model(args: argparse.Namespace) -> int:
     model, params, finite_n = finite_n_task(args)
     r = solve(model, params, **finite_n, **_solver_keywords(args))
     if args.json:
-        print(r.to_json(indent=None))
+        write_json(r)
         return 0
     print(_describe_model(r))
     return 0

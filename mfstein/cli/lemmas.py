@@ -49,10 +49,14 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from mfstein.errors import ParameterError
+    from mfstein.streams import write_json
     from numeric.lemmas import REGISTRY, check
     from numeric.lemmas.report import format_report
 
     if args.list:
+        if args.json:
+            write_json({"claims": [c.to_dict() for c in REGISTRY.values()]})
+            return 0
         for c in REGISTRY.values():
             print(f"{c.id:28s} [{c.equation}] {c.statement}")
         return 0
@@ -67,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
         from numeric.certified.claims import check_certified
 
         cert = check_certified(ids, **_grid(args))
-        out = cert.to_json(indent=2) if args.json else cert.format()
-        sys.stdout.write(out + "\n")
+        if args.json:
+            write_json(cert)
+        else:
+            sys.stdout.write(cert.format() + "\n")
         return 0
     report = check(ids, **_grid(args), progress=sys.stderr.isatty())
     if args.json:
-        sys.stdout.write(report.to_json(indent=2) + "\n")
+        write_json(report)
     else:
         sys.stdout.write(format_report(report))
     return 0

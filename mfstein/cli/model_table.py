@@ -16,6 +16,7 @@ from typing import Any
 from mfstein.cli.model_args import add_model_options
 from mfstein.cli.option_types import integer
 from mfstein.errors import ParameterError
+from mfstein.streams import write_json
 
 #: Default events per replication of each simulated N with ``--model``.
 MODEL_TABLE_STEPS = 10**7
@@ -101,12 +102,12 @@ def model_table(args: argparse.Namespace) -> int:
 
 
 def print_table(tab: Any, args: argparse.Namespace) -> int:
-    """Draw a table result's ``--plot``, then print it: ``--json`` (one line of its
-    ``to_json``), ``--csv`` or the aligned text; the exit status (0)."""
+    """Draw a table result's ``--plot``, then print it: ``--json``
+    (:func:`mfstein.streams.write_json`), ``--csv`` or the aligned text; the exit status (0)."""
     if args.plot:
         tab.plot(args.plot)
     if args.json:
-        print(tab.to_json(indent=None))
+        write_json(tab)
     elif args.csv:
         sys.stdout.write(tab.to_csv())
     else:

@@ -81,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
         if args.allow_unstable:
             raise ParameterError("allow-unstable is for simulation; --exact needs load < 1.")
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
-        print(e.to_json(indent=None) if args.json else _describe_exact(e))
+        if args.json:
+            from mfstein.streams import write_json
+
+            write_json(e)
+        else:
+            print(_describe_exact(e))
         return 0
     from sim.pi import simulate_pi
 
@@ -95,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         split_rule=args.split_rule,
         **run_keywords(args),
     )
-    return report("pi", r, r.to_json(indent=None) if args.json else _describe(r))
+    return report("pi", r, None if args.json else _describe(r))
 
 
 def _header(model, policy: str) -> list[str]:

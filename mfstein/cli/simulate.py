@@ -106,12 +106,19 @@ def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def report(command: str, result: Any, text: str) -> int:
-    """Print a simulation's warnings (one line each) and its report; the exit status
-    (130 when Ctrl-C or SIGTERM cut the run short and the completed batches were kept)."""
+def report(command: str, result: Any, text: str | None) -> int:
+    """Print a simulation's warnings (one line each) and its report: ``text``, or
+    with ``None`` the result as JSON (:func:`mfstein.streams.write_json`); the exit
+    status (130 when Ctrl-C or SIGTERM cut the run short and the completed batches
+    were kept)."""
+    from mfstein.streams import write_json
+
     for w in result.warnings:
         print(f"mfstein {command}: warning: {w}", file=sys.stderr)
-    print(text)
+    if text is None:
+        write_json(result)
+    else:
+        print(text)
     return 130 if result.interrupted else 0
 
 
@@ -233,7 +240,7 @@ def _simulate(args) -> int:
         scheduler=args.scheduler,
         **run_keywords(args),
     )
-    return report("simulate", r, r.to_json(indent=None) if args.json else _describe(r))
+    return report("simulate", r, None if args.json else _describe(r))
 
 
 def _describe(r) -> str:
@@ -343,7 +350,7 @@ def _run_model(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         **run_keywords(args),
     )
-    return report("simulate", r, r.to_json(indent=None) if args.json else _describe_model(r))
+    return report("simulate", r, None if args.json else _describe_model(r))
 
 
 def _describe_model(r: Any) -> str:

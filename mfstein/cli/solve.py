@@ -4,7 +4,6 @@ of any model (built-in, or a factory in a file), at any precision."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mfstein.cli.constant_options import add_constant_options
@@ -94,11 +93,9 @@ def run(args: argparse.Namespace) -> int:
     with mpmath.workdps(dps + 20):
         # every entry keeps only the digits its own error allows (numeric.precision)
         if args.json:
-            out = sol.to_dict()
-            if cert is not None:
-                out.update(cert.to_dict())
-            json.dump(out, sys.stdout, indent=1)
-            print()
+            from mfstein.streams import write_json
+
+            write_json(sol if cert is None else {**sol.to_dict(), **cert.to_dict()})
             return 0
         _print_text(sol, states, dps)
         if sol.c2 is not None:

@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from mfstein.errors import ParameterError
+from mfstein.streams import write_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -114,7 +115,7 @@ def run_tail(args: argparse.Namespace) -> int:
         for w in r.warnings:
             print(f"mfstein tail: warning: {w}", file=sys.stderr)
         if args.json:
-            print(r.to_json(indent=None))
+            write_json(r)
         else:
             print(_describe_sim(r))
         return 0 if r.complete else 130
@@ -128,7 +129,7 @@ def run_tail(args: argparse.Namespace) -> int:
     show = model == "jsq" and not args.no_progress and not args.json and sys.stderr.isatty()
     rep = exact_tails(model, n, eps, xs, thetas=thetas, progress=show, **kw)
     if args.json:
-        print(rep.to_json(indent=None))
+        write_json(rep)
     else:
         print(rep.describe())
     return 0

@@ -175,7 +175,9 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None:
         _plot(res, plot, N)
     if args.json:
-        print(res.to_json(indent=1))
+        from mfstein.streams import write_json
+
+        write_json(res)
         return 0
     _print_text(res)
     if plot is not None:

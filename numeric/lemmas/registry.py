@@ -149,6 +149,23 @@ class Claim:
                 "evaluator."
             )
 
+    def to_dict(self) -> dict[str, Any]:
+        """What the claim is, JSON-ready (``mfstein lemmas --list --json``): its id,
+        statement, place in the paper, relation, requirements, correction, whether it
+        is asymptotic, exact, or has a certified evaluator (``--certify``), and tags."""
+        return {
+            "id": self.id,
+            "statement": self.statement,
+            "equation": self.equation,
+            "relation": self.relation,
+            "requires": list(self.requires),
+            "corrected_statement": self.corrected_statement,
+            "asymptotic": self.asymptotic,
+            "exact": self.exact,
+            "certified": self.certified is not None,
+            "tags": list(self.tags),
+        }
+
     def evaluate(self, ctx: Context) -> Point:
         """Compute and judge this claim at the parameter point ``ctx``."""
         with mpmath.workdps(ctx.dps + ctx.guard):
