@@ -161,6 +161,7 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
     limit, with what it prints sent to standard error and anything it raises but
     ``KeyboardInterrupt`` and :class:`ParameterError` turned into one sentence
     starting with ``what``."""
+    from mfstein.exit_guard import ExitCalled, exit_guarded
     from mfstein.limits import model_timeout
     from mfstein.streams import user_output_to_stderr
     from mfstein.time_limit import TimeLimitExceeded, time_limited
@@ -171,6 +172,7 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
         with (
             time_limited(seconds, f"mfstein: error: {what}: it ran past {limit}; stopped."),
             user_output_to_stderr(),  # a print() in it must not corrupt the answer on stdout
+            exit_guarded(),
         ):
             return fn(*args, **kwargs)
     except (KeyboardInterrupt, ParameterError):
@@ -179,6 +181,8 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
         raise ParameterError(f"{what}: it ran past the time limit of {limit}.") from None
     except SystemExit as exc:
         raise ParameterError(f"{what}: it called sys.exit({exc.code!r}).") from None
+    except ExitCalled as exc:
+        raise ParameterError(f"{what}: it called os._exit({exc.status!r}).") from None
     except BaseException as exc:  # a user's code: report, do not crash
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise ParameterError(f"{what} ({detail}).") from None

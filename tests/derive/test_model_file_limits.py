@@ -130,3 +130,84 @@ def test_loop_inside_c_code_is_stopped_by_the_watchdog(tmp_path) -> None:
     assert r.returncode == -9
     assert r.stderr.count("\n") == 1 and "cloop.py could not be imported" in r.stderr
     assert took < deadline(0.5 + GRACE_SECONDS + 10)
+
+
+# ------------------------------------------------- issue 36: code that ends the process
+@pytest.mark.parametrize(
+    ("body", "pattern"),
+    [
+        ("import os\ndef f():\n    os._exit(0)\n", r"bad\.py:f.* failed: it called os\._exit\(0\)"),
+        ("import os\nos._exit(3)\n", r"bad\.py could not be imported: it called os\._exit\(3\)"),
+        ("import posix\ndef f():\n    posix._exit(0)\n", r"failed: it called os\._exit\(0\)"),
+        ("from os import _exit\ndef f():\n    _exit(0)\n", r"failed: it called os\._exit\(0\)"),
+    ],
+)
+def test_os_exit_in_user_code_is_one_sentence(tmp_path, body, pattern) -> None:
+    """``os._exit`` would end the process on the spot with status 0 and no word."""
+    import os
+
+    real = os._exit
+    path = _file(tmp_path, "bad.py", body)
+    with pytest.raises(ParameterError, match=pattern) as info:
+        load_model(f"{path}:f")
+    assert "\n" not in str(info.value)
+    assert os._exit is real  # the guard is gone once the user's code returned
+
+
+def test_a_forked_child_of_user_code_still_exits(tmp_path) -> None:
+    """Only this process's ``os._exit`` is guarded: a child the factory forks leaves."""
+    body = (
+        "import os\ndef f():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
+        "    raise RuntimeError(f'child {os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}')\n"
+    )
+    path = _file(tmp_path, "forks.py", body)
+    with pytest.raises(ParameterError, match=r"RuntimeError: child 7"):
+        load_model(f"{path}:f")
+
+
+def test_cli_factory_calling_os_exit_is_exit_2_and_one_line(tmp_path) -> None:
+    path = _file(tmp_path, "quits.py", "import os\ndef f():\n    os._exit(0)\n")
+    argv = ["solve", "--model", f"{path}:f", "--param", "lam=0.5"]
+    r = subprocess.run(
+        [sys.executable, "-m", "mfstein", *argv],
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+    )
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "it called os._exit(0)" in r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_watchdog_dies_with_the_process_it_watches(tmp_path) -> None:
+    """A process that ends inside the block by a way no guard sees (the C library's
+    ``_exit``) takes its watchdog with it: a caller reading its standard error gets
+    the end at once (it waited the whole limit before), and no watchdog is left to
+    kill a process number that may be reused."""
+    import os
+    import uuid
+
+    marker = f"watchdog-{uuid.uuid4().hex}"
+    code = (
+        "import ctypes\nfrom mfstein.time_limit import time_limited\n"
+        f"with time_limited(60, {marker!r}):\n"
+        "    ctypes.CDLL(None)._exit(0)\n"
+    )
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=55)
+    assert r.returncode == 0 and r.stderr == ""
+    assert time.monotonic() - t0 < 20  # not the 60 s limit + grace
+
+    def watchdogs() -> list[str]:
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if marker.encode() in fh.read():
+                        found.append(entry)
+            except OSError:
+                continue
+        return found
+
+    assert watchdogs() == []
