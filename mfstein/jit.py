@@ -13,12 +13,18 @@ source, which is unwritable in a read-only install.  Functions of other
 packages (and the user's own numba code) keep numba's usual locators and
 ``$NUMBA_CACHE_DIR``.
 
-Compiled caches heal from any damage.  Loading a cached function of
-mfstein's (numba's ``Cache.load_overload``, wrapped once by this module for
-caches under mfstein's directory only) that fails in any way -- an emptied,
-truncated or garbled index (``.nbi``) or object-code file (``.nbc``), a
-well-formed pickle of the wrong thing, object code that does not rebuild --
-removes that function's index and data files, warns once per process
+Compiled caches heal from any damage.  Every index and object-code file of
+mfstein's ends with the SHA-256 digest of its content (:class:`SealedCacheFile`,
+put in place of numba's ``IndexDataCacheFile`` for mfstein's caches only), and
+a file is unpickled only once its digest matches: garbled bytes never reach
+the unpickler (a garbled length field asked it for exabytes: "not enough
+memory" on every later run) nor LLVM (garbled object code aborted the process
+inside LLVM).  Loading a cached function of mfstein's (numba's
+``Cache.load_overload``, wrapped once by this module for caches under
+mfstein's directory only) that fails in any way -- an emptied, truncated or
+garbled index (``.nbi``) or object-code file (``.nbc``), a well-formed pickle
+of the wrong thing, object code that does not rebuild -- removes that
+function's index and data files, warns once per process
 (:func:`mfstein.cache.report_damaged`) and returns "not cached", so numba
 compiles the function and stores it again.  Without this numba stops on such
 a file (``EOFError: Ran out of input``, ``UnpicklingError``, ...).  Caches of
@@ -30,10 +36,13 @@ numeric code, never by ``mfstein --help``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import hashlib
+import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +53,9 @@ from mfstein import cache
 
 __all__ = [
     "ANNOUNCE_SECONDS",
+    "DamagedCacheFile",
     "MfsteinCacheLocator",
+    "SealedCacheFile",
     "announce_compile",
     "first_compile_seconds",
     "is_compiled",
@@ -73,6 +84,78 @@ def _discard(cache_file: Any) -> None:
             pass
 
 
+#: Between a cache file's content and the SHA-256 digest of that content, its last bytes.
+SEAL = b"\nmfstein-sha256:"
+#: Folder of the sealed caches under ``<cache_dir>/numba/``: files of the unsealed
+#: layout, kept elsewhere, are never read (nor taken for damaged ones).
+_LAYOUT = "sealed"
+
+
+class DamagedCacheFile(Exception):
+    """A cache file's content does not match the digest it ends with."""
+
+
+def _check_seal(path: str) -> None:
+    """Raise :class:`DamagedCacheFile` unless the file at ``path`` ends with the
+    digest of its content (:data:`SEAL`); a missing file passes (numba's own code
+    treats it as "not cached")."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return
+    cut = len(data) - len(SEAL) - hashlib.sha256().digest_size
+    if cut < 0 or data[cut:] != SEAL + hashlib.sha256(data[:cut]).digest():
+        raise DamagedCacheFile(path)
+
+
+class SealedCacheFile(caching.IndexDataCacheFile):
+    """numba's index (``.nbi``) and object-code (``.nbc``) files, each written with
+    :data:`SEAL` and the SHA-256 digest of its content appended, and read by numba's
+    own code only once that digest matches (pickle ignores the bytes after a pickle,
+    so numba's readers take a sealed file as it is)."""
+
+    def _load_index(self) -> dict:
+        _check_seal(self._index_path)
+        return super()._load_index()
+
+    def _load_data(self, name: str) -> Any:
+        _check_seal(self._data_path(name))
+        return super()._load_data(name)
+
+    def save(self, key: Any, data: Any) -> None:
+        try:  # numba reads the index before adding to it: a damaged one starts afresh
+            _check_seal(self._index_path)
+        except DamagedCacheFile:
+            self._save_index({})
+        super().save(key, data)
+
+    @contextlib.contextmanager
+    def _open_for_write(self, filepath: str) -> Iterator[io.BytesIO]:
+        buffer = io.BytesIO()
+        yield buffer
+        body = buffer.getvalue()
+        with super()._open_for_write(filepath) as fh:  # numba's atomic replace
+            fh.write(body + SEAL + hashlib.sha256(body).digest())
+
+
+def _sealed_init(init: Any) -> Any:
+    """numba's ``Cache.__init__``, with :class:`SealedCacheFile` for mfstein's caches."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, py_func: Any) -> None:
+        init(self, py_func)
+        if isinstance(getattr(self._impl, "locator", None), MfsteinCacheLocator):
+            self._cache_file = SealedCacheFile(
+                cache_path=self._cache_path,
+                filename_base=self._impl.filename_base,
+                source_stamp=self._cache_file._source_stamp,
+            )
+
+    __init__.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return __init__
+
+
 def _guarded_load(load: Any) -> Any:
     """numba's ``Cache.load_overload``, healing mfstein's damaged caches (module docstring)."""
 
@@ -83,9 +166,10 @@ def _guarded_load(load: Any) -> Any:
         try:
             return load(self, sig, target_context)
         except (KeyboardInterrupt, SystemExit, MemoryError):
-            raise
-        except Exception:  # any damage: compile afresh
-            cache.report_damaged(self._cache_file._index_path)
+            raise  # a sealed file that passed its digest needs no more than its size
+        except Exception as exc:  # any damage: compile afresh
+            damaged = exc.args[0] if isinstance(exc, DamagedCacheFile) else None
+            cache.report_damaged(damaged or self._cache_file._index_path)
             _discard(self._cache_file)
             return None
 
@@ -105,7 +189,8 @@ def _ours(py_file: str) -> bool:
 class MfsteinCacheLocator(caching._CacheLocator):
     """numba cache locator for mfstein's own and generated functions.
 
-    Caches go to ``<cache_dir>/numba/<folder>_<sha1 of folder>``; the source
+    Caches go to ``<cache_dir>/numba/sealed/<folder>_<sha1 of folder>`` (files
+    sealed by :class:`SealedCacheFile`); the source
     stamp is the digest of the source file's content, so a copied or
     re-installed file with the same content reuses its cache.
     """
@@ -114,7 +199,7 @@ class MfsteinCacheLocator(caching._CacheLocator):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         sub = self.get_suitable_cache_subpath(py_file)
-        self._cache_path = str(cache.cache_dir() / "numba" / sub)
+        self._cache_path = str(cache.cache_dir() / "numba" / _LAYOUT / sub)
 
     def get_cache_path(self) -> str:
         return self._cache_path
@@ -196,6 +281,8 @@ def _register() -> None:
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
     if MfsteinCacheLocator not in impl._locator_classes:
         impl._locator_classes.insert(0, MfsteinCacheLocator)
+    if not getattr(caching.Cache.__init__, "__mfstein_guard__", False):
+        caching.Cache.__init__ = _sealed_init(caching.Cache.__init__)
     if not getattr(caching.Cache.load_overload, "__mfstein_guard__", False):
         caching.Cache.load_overload = _guarded_load(caching.Cache.load_overload)
 

@@ -176,3 +176,86 @@ def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
     assert healed.stderr.count("RuntimeWarning: damaged cache files") == 1, healed.stderr
     again = run()  # stored afresh: silent
     assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
+
+
+# ------------------------------------------ issue 36: sealed index and object-code files
+SEALED = r"""
+import importlib.util, json, sys, warnings
+from mfstein import cache
+from mfstein.jit import SEAL
+
+root = cache.cache_dir()
+src = root / "tiny.py"
+src.write_text(
+    "from mfstein.jit import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return 2 * x + 1\n"
+)
+
+def fresh(tag):
+    spec = importlib.util.spec_from_file_location(f"tiny_{tag}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.f
+
+def damage(data, how):
+    if how == "zero-length":
+        return b""
+    if how == "truncated":
+        return data[: len(data) // 2]
+    if how == "garbled":  # bytes of the middle third changed, the length kept
+        a, b = len(data) // 3, 2 * len(data) // 3
+        return data[:a] + bytes(255 - c for c in data[a:b]) + data[b:]
+    # a pickle length field asking for 2**62 bytes (was "not enough memory" for ever)
+    return data[:2] + b"\x8e" + (2**62).to_bytes(8, "little") + data[2:]
+
+assert fresh("first")(20) == 41
+files = {p.suffix: p for p in root.rglob("*.nb*")}
+good = {s: p.read_bytes() for s, p in files.items()}
+assert sorted(files) == [".nbc", ".nbi"] and all(g[-48:-32] == SEAL for g in good.values())
+for n, (suffix, how) in enumerate(
+    [(None, None)] + [(s, h) for s in (".nbi", ".nbc")
+                      for h in ("zero-length", "truncated", "garbled", "length field")]
+):
+    for s, p in files.items():
+        p.write_bytes(good[s])
+    if suffix:
+        files[suffix].write_bytes(damage(good[suffix], how))
+    cache._damage_reported[0] = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = fresh(n)
+        value = f(20)
+    print(json.dumps({
+        "case": f"{suffix} {how}", "value": value, "hits": sum(f.stats.cache_hits.values()),
+        "warnings": [str(w.message) for w in caught],
+        "resealed": sorted(
+            p.suffix for p in root.rglob("*.nb*") if p.read_bytes()[-48:-32] == SEAL
+        ),
+    }))
+"""
+
+
+def test_damaged_index_or_object_code_is_detected_before_it_is_unpickled(tmp_path) -> None:
+    """Each damage to one ``.nbi`` or ``.nbc`` file (emptied, truncated, garbled in the
+    middle, a length field asking for 2**62 bytes) is one warning naming that file and
+    a recompilation, never "not enough memory" or LLVM aborting the process (both
+    happened); the undamaged cache is used, silently."""
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
+    env.pop("PYTHONWARNINGS", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", SEALED], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 9
+    control, damaged = rows[0], rows[1:]
+    assert control["case"] == "None None" and control["value"] == 41, control
+    assert control["hits"] == 1 and control["warnings"] == [], control  # loaded, silently
+    for row in damaged:
+        suffix = row["case"].split()[0]
+        assert row["value"] == 41, row
+        assert row["hits"] == 0, row  # compiled afresh
+        assert len(row["warnings"]) == 1, row
+        assert "damaged cache files" in row["warnings"][0] and suffix in row["warnings"][0], row
+        assert row["resealed"] == [".nbc", ".nbi"], row  # stored again, sealed
