@@ -30,6 +30,11 @@ compiles the function and stores it again.  Without this numba stops on such
 a file (``EOFError: Ran out of input``, ``UnpicklingError``, ...).  Caches of
 other packages are not touched: their errors propagate as numba raises them.
 
+numba's compiler runs with Ctrl-C and SIGTERM held back until it returns
+(``Dispatcher.compile``, wrapped once by this module in
+:func:`mfstein.signals.deferred`): interrupted inside LLVM it printed tracebacks
+of ctypes callbacks and left the process to die by SIGSEGV on its way out.
+
 This module is the one place that imports numba; it is imported only by the
 numeric code, never by ``mfstein --help``.
 """
@@ -49,7 +54,7 @@ from typing import Any
 import numba
 from numba.core import caching
 
-from mfstein import cache
+from mfstein import cache, signals
 
 __all__ = [
     "ANNOUNCE_SECONDS",
@@ -276,6 +281,20 @@ def announce_compile(what: str, seconds: float | None) -> bool:
     return True
 
 
+def _deferring_compile(compile_: Any) -> Any:
+    """numba's ``Dispatcher.compile``, with Ctrl-C and SIGTERM held back until it
+    returns (:func:`mfstein.signals.deferred`): interrupted inside LLVM, numba left
+    tracebacks of ctypes callbacks and, at exit, a SIGSEGV."""
+
+    @functools.wraps(compile_)
+    def compile(self: Any, sig: Any) -> Any:
+        with signals.deferred():
+            return compile_(self, sig)
+
+    compile.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return compile
+
+
 def _register() -> None:
     # numba >= 0.68 calls the class CacheImpl, earlier releases _CacheImpl
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
@@ -283,6 +302,9 @@ def _register() -> None:
         impl._locator_classes.insert(0, MfsteinCacheLocator)
     if not getattr(caching.Cache.__init__, "__mfstein_guard__", False):
         caching.Cache.__init__ = _sealed_init(caching.Cache.__init__)
+    dispatcher = numba.core.dispatcher.Dispatcher
+    if not getattr(dispatcher.compile, "__mfstein_guard__", False):
+        dispatcher.compile = _deferring_compile(dispatcher.compile)
     if not getattr(caching.Cache.load_overload, "__mfstein_guard__", False):
         caching.Cache.load_overload = _guarded_load(caching.Cache.load_overload)
 

@@ -23,7 +23,15 @@ nothing, and :func:`check` never raises.
 :func:`leave` ends the command's process once its work is done: it runs the
 exit functions and leaves by ``os._exit``, so that no stretch of interpreter
 finalisation (where CPython has reset the handlers to the default action) is
-left for a late signal to land in.  Standard library only.
+left for a late signal to land in.
+
+:func:`deferred` holds the ``KeyboardInterrupt`` back while numba compiles
+(:mod:`mfstein.jit` wraps numba's ``Dispatcher.compile`` in it): raised inside
+numba's compiler or llvmlite -- often in a ``ctypes`` callback from LLVM, which
+prints it as an ignored exception and goes on -- it left LLVM half-way through a
+module, and the process printed tracebacks or died by SIGSEGV on its way out.
+The signal is recorded at once and raised as soon as the compilation returns.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -31,10 +39,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 __all__ = [
     "check",
+    "deferred",
     "end_at_once",
     "exit_status",
     "forget",
@@ -46,6 +58,10 @@ __all__ = [
 ]
 
 _received: list[int] = []
+#: Depth of :func:`deferred` blocks the main thread is in, and whether a signal came
+#: in one (to be raised when the outermost ends).
+_deferring: list[int] = [0]
+_pending: list[bool] = [False]
 #: ``os._exit`` as it was at import: user code run under :mod:`mfstein.exit_guard`
 #: sees a guard in its place, which these handlers must not call.
 _exit = os._exit
@@ -60,6 +76,7 @@ def forget() -> None:
     """Forget the signals recorded so far: a command run again in the same process
     (``mfstein.cli.main`` called twice) starts with no stop requested."""
     _received.clear()
+    _pending[0] = False
 
 
 def stop_requested() -> bool:
@@ -85,9 +102,32 @@ def exit_status() -> int:
 
 
 def raise_interrupt(signum: int, frame: object) -> None:
-    """Signal handler: record the signal and raise ``KeyboardInterrupt``."""
+    """Signal handler: record the signal and raise ``KeyboardInterrupt`` -- at once,
+    or, inside a :func:`deferred` block, when the block ends."""
     note(signum)
+    if _deferring[0]:
+        _pending[0] = True
+        return
     raise KeyboardInterrupt
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Run the block (numba's compiler, module docstring) with the ``KeyboardInterrupt``
+    of :func:`raise_interrupt` held back: a signal that comes meanwhile is recorded
+    and raised when the outermost block ends.  In another thread than the main one
+    (where no Python signal handler runs) it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
+        if not _deferring[0] and _pending[0]:
+            _pending[0] = False
+            raise KeyboardInterrupt
 
 
 def end_at_once(prog: str) -> typing.Callable[[int, object], None]:

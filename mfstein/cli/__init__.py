@@ -230,8 +230,7 @@ def _keyboard_interrupt(signum: int, frame: object) -> None:
     also recorded for the work's own polls (:func:`mfstein.signals.check`), which
     raise it again if a library lost the ``KeyboardInterrupt``."""
     _PRESSES[0] += 1
-    signals.note(signum)
-    raise KeyboardInterrupt
+    signals.raise_interrupt(signum, frame)  # held back while numba compiles
 
 
 def _was_interrupted(exc: BaseException) -> bool:
