@@ -191,13 +191,12 @@ def test_the_watchdog_dies_with_the_process_it_watches(tmp_path) -> None:
     marker = f"watchdog-{uuid.uuid4().hex}"
     code = (
         "import ctypes\nfrom mfstein.time_limit import time_limited\n"
-        f"with time_limited(60, {marker!r}):\n"
+        f"with time_limited(3600, {marker!r}):\n"
         "    ctypes.CDLL(None)._exit(0)\n"
     )
-    t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=55)
+    # a watchdog holding standard error open would make this wait an hour: time out
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stderr == ""
-    assert time.monotonic() - t0 < 20  # not the 60 s limit + grace
 
     def watchdogs() -> list[str]:
         found = []
