@@ -31,6 +31,7 @@ minutes (each probe starts a fresh interpreter; the machine is shared).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
@@ -40,6 +41,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -1572,6 +1574,105 @@ def issue36_json_probes() -> list[Probe]:
     ]
 
 
+#: The runs whose numba caches the issue-36 probes damage (:func:`_issue36_cache`), and
+#: which of their cached functions is damaged (of the library's own code: the cache
+#: of a generated module is filed under the cache directory's path, so a copy of the
+#: cache elsewhere does not reuse it).
+ISSUE36_RUNS = [
+    (["exact", "--N", "6", "--lam", "0.9", "--b", "3"], "lattice.rehash-"),
+    (["simulate", "--N", "10", "--lam", "0.9", "--b", "4", *SIM], "aggregated.run-"),
+]
+_issue36_lock = threading.Lock()
+_issue36_dirs: dict[int, Path] = {}
+
+
+def _issue36_cache(run: int) -> Path:
+    """A cache directory populated by ``ISSUE36_RUNS[run]``, made once per sweep by the
+    first probe that damages it (removed at exit)."""
+    with _issue36_lock:
+        if run not in _issue36_dirs:
+            root = Path(tempfile.mkdtemp(prefix="probe-issue36-"))
+            atexit.register(shutil.rmtree, root, ignore_errors=True)
+            argv = ISSUE36_RUNS[run][0]
+            proc = subprocess.run(
+                [EXE, *argv],
+                env=_env({"MFSTEIN_CACHE_DIR": str(root)}),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if proc.returncode != 0:
+                sys.exit(f"preparing the issue-36 cache failed: {' '.join(argv)}\n{proc.stderr}")
+            _issue36_dirs[run] = root
+        return _issue36_dirs[run]
+
+
+def issue36_processes_probes() -> list[Probe]:
+    """Issue 36, processes and caches: a model factory that calls ``os._exit`` (was a
+    silent exit 0, its watchdog living on for a minute); Ctrl-C while numba compiles
+    on a first run (was a ctypes or llvmlite traceback, or SIGSEGV); one damaged numba
+    index or object-code file of a populated cache (a garbled length field was "not
+    enough memory" on every later run, garbled object code aborted inside LLVM)."""
+    P = Probe
+    quits = "import os\ndef factory():\n    os._exit(0)\n"
+    out = [
+        P(
+            "issue36 factory os._exit",
+            [*cmd, "--model", "{dir}/m.py:factory", "--param", "lam=0.5"],
+            (INPUT,),
+            _file("m.py", quits),
+            _one_line_mentioning("os._exit(0)"),
+            timeout=60,
+        )
+        for cmd in (["solve"], ["exact", "--N", "4"])
+    ]
+
+    def empty_cache(work: Path) -> dict[str, str]:
+        return {"MFSTEIN_CACHE_DIR": str(work / "cache")}
+
+    first_run = ["exact", "--N", "150", "--lam", "0.9", "--b", "3"]
+    for seconds in (6.0, 10.0, 15.0):  # start-up is 2-5 s, the first compilation 10-30 s
+        out.append(
+            P("issue36 compile ctrl-c", first_run, (STOPPED,), empty_cache, interrupt=seconds)
+        )
+
+    def damaged(run: int, suffix: str, how: str) -> Callable[[Path], dict[str, str]]:
+        def setup(work: Path) -> dict[str, str]:
+            cache = work / "cache"
+            shutil.copytree(_issue36_cache(run), cache)
+            stem = ISSUE36_RUNS[run][1]
+            path = sorted(cache.rglob(f"{stem}*{suffix}"))[0]  # one function's file
+            data = path.read_bytes()
+            third = len(data) // 3
+            path.write_bytes(
+                {
+                    "zero-length": b"",
+                    "truncated": data[: len(data) // 2],
+                    "garbled": data[:third] + os.urandom(third) + data[2 * third :],
+                    # a pickle length field asking for 2**62 bytes
+                    "length field": data[:2] + b"\x8e" + (2**62).to_bytes(8, "little") + data[2:],
+                }[how]
+            )
+            return {"MFSTEIN_CACHE_DIR": str(cache)}
+
+        return setup
+
+    for run, (argv, _) in enumerate(ISSUE36_RUNS):
+        for suffix in (".nbi", ".nbc"):
+            for how in ("zero-length", "truncated", "garbled", "length field"):
+                out.append(
+                    P(
+                        f"issue36 cache {suffix} {how}",
+                        argv,
+                        (OK,),
+                        damaged(run, suffix, how),
+                        _mentions("damaged cache files"),
+                        timeout=180,
+                    )
+                )
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1590,6 +1691,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_float64_probes(),
         *issue36_known_size_probes(),
         *issue36_json_probes(),
+        *issue36_processes_probes(),
     ]
 
 
