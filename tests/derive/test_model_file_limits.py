@@ -195,7 +195,9 @@ def test_the_watchdog_dies_with_the_process_it_watches(tmp_path) -> None:
         "    ctypes.CDLL(None)._exit(0)\n"
     )
     # a watchdog holding standard error open would make this wait an hour: time out
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=deadline(60)
+    )
     assert r.returncode == 0 and r.stderr == ""
 
     def watchdogs() -> list[str]:

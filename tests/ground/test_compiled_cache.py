@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deadlines import deadline
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("mfstein", "derive", "numeric", "sim")
 NUMBA_MODULES = (
@@ -242,7 +244,11 @@ def test_damaged_index_or_object_code_is_detected_before_it_is_unpickled(tmp_pat
     env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
     env.pop("PYTHONWARNINGS", None)
     proc = subprocess.run(
-        [sys.executable, "-c", SEALED], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", SEALED],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     import json
