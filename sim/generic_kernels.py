@@ -77,9 +77,10 @@ Statistics, each updated in O(number of coordinates the jump moves):
 Round-off and signs.  An intensity that is an exact zero may evaluate to
 ``+-1e-17``.  A negative value within its rounding allowance
 (:func:`numeric.rate_signs.allowance_exprs`, the rule every route shares) is
-stored as zero; a value below it, an infinite one or NaN (a division by zero)
-is stored as NaN (``clamp_rates`` and the printed updates), which makes the
-total rate NaN and stops the loop at that state, where
+stored as zero; a value below it or NaN is stored as NaN (``clamp_rates`` and
+the printed updates; an infinite one, a division by zero, is kept), which makes
+the total rate NaN or infinite, and the check ``0 < total < inf`` at the top of
+every event stops the loop at that state, where
 :func:`sim.generic.advance` finds it and the caller refuses the model with
 exact's sentence for that lattice state.  A chosen jump whose intensity is at most
 ``CLAMP`` times the state's total is checked against the lattice (bounds, and
@@ -210,11 +211,11 @@ def @NAME@(
     tot = 0.0
     tot_up = 0.0
     for i in range(steps):
-        if @REFRESH@ or not tot > 0.0:
+        if @REFRESH@ or not 0.0 < tot < INF:
             # the totals from the stored intensities: no drift accumulates
 @TOTALS@
-            if not tot > 0.0:
-                break  # an absorbing state: nothing moves any more
+            if not 0.0 < tot < INF:
+                break  # an absorbing state, or a rate that is no jump rate (NaN, inf)
         events += 1
         w = inv_n / tot
         area += w * sumsq
@@ -271,7 +272,11 @@ def @NAME@(
 
 _FULL_UPDATE = """\
 rates_into(s, p, R)
-clamp_rates(s, p, R)
+chk = 0.0
+for t in range(nt):
+    chk += R[t] - abs(R[t])  # 0 unless a rate is negative, infinite or NaN
+if chk != 0.0:
+    clamp_rates(s, p, R)  # the rare state with a zero's round-off or a bad rate
 """
 
 _CLAMP = '''
@@ -362,8 +367,9 @@ class _Blocks:
                 # a jump rate, the round-off of an exact zero (0), or NaN: the loop stops
                 body += [
                     f"_v{t} = {be.print_expr(e)}",
-                    f"R[{t}] = _v{t} if 0.0 <= _v{t} < INF else "
-                    f"(0.0 if -({be.print_expr(room[t])}) <= _v{t} < 0.0 else NAN)",
+                    # (+inf passes here: the total is checked for it at every event)
+                    f"R[{t}] = _v{t} if _v{t} >= 0.0 else "
+                    f"(0.0 if -({be.print_expr(room[t])}) <= _v{t} else NAN)",
                 ]
             self.lines.append(body)
 
