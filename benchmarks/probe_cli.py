@@ -1673,6 +1673,77 @@ def issue36_processes_probes() -> list[Probe]:
     return out
 
 
+#: Issue 36: rmf_tool's Example_nonStableSIR, small (x2 = 1 - x0 - x1 implicit): the
+#: return rate vanishes exactly on the face x0 + x1 = 1, where float64 gave -5e-16.
+NONSTABLE_SIR = (
+    "import sympy as sp\nfrom derive import Model, Transition\n"
+    "from derive.spec import ModelInfo, StateSpace\n"
+    "def factory():\n    x0, x1 = sp.symbols('x0 x1')\n"
+    "    return Model('nssir', (x0, x1), (), [Transition((-1, 1), 10*x0*x1), "
+    "Transition((0, -1), 5*x1), Transition((1, 0), (10*x0 + 0.1)*(1 - x0 - x1), 'return')], "
+    "info=ModelInfo(state_space=StateSpace('simplex')))\n"
+)
+
+
+def issue36_rates_probes() -> list[Probe]:
+    """Issue 36: a rate vanishing on a face is round-off, not a negative rate (status
+    0); ``lam/x`` at ``x = 0`` in solve's sentence on every route; a ``sqrt(y)`` rate
+    from inside (status 0) and from ``y = 0`` (one sentence); a reachable negative
+    rate refused by simulate as by exact."""
+    P = Probe
+    sir = _file("m.py", NONSTABLE_SIR)
+    model = ["--model", "{dir}/m.py:factory"]
+    out = [
+        P("issue36 face", ["transient", *model, "--start", start, "--t", "0:1:3"], (OK,), sir)
+        for start in ("0.5,0.5", "0.7,0.3", "0.2,0.8")
+    ]
+    inverse = _file("m.py", _queue_file("x", arrival="lam/x"))
+    cannot = _one_line_mentioning("cannot be evaluated")
+    for argv in (
+        ["transient", "--t", "0:1:3", "--start", "0"],
+        ["solve", "--start", "0"],
+        [*_ROUTES["exact"]],
+        ["simulate", "--N", "4", "--steps", "20000", "--reps", "1", "--workers", "1"],
+    ):
+        out.append(
+            P("issue36 lam/x", [*argv, *model, "--param", "lam=0.5"], (INPUT,), inverse, cannot)
+        )
+    root = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "from derive.spec import ModelInfo, StateSpace\n"
+        "def factory():\n    x, y, lam = sp.symbols('x y lam')\n"
+        "    return Model('sq', (x, y), (lam,), [Transition((1, 0), lam), "
+        "Transition((-1, 0), x), Transition((0, 1), x), Transition((0, -1), sp.sqrt(y))], "
+        "info=ModelInfo(state_space=StateSpace('orthant')))\n",
+    )
+    sq = ["transient", *model, "--param", "lam=0.5", "--t", "0:1:3"]
+    out += [
+        P("issue36 sqrt", [*sq, "--start", "0.5,0.5"], (OK,), root),
+        P("issue36 sqrt", sq, (INPUT,), root, _one_line_mentioning("no finite derivative")),
+    ]
+    # the mean field settles at x = 1; the chain passes it, where (1 - x)/2 < 0
+    dip = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "from derive.spec import ModelInfo, StateSpace\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('dip', (x,), (lam,), [Transition((1,), lam), Transition((-1,), x), "
+        "Transition((1,), (1 - x)/2, 'dip')], info=ModelInfo(state_space=StateSpace('orthant'), "
+        "reference=(sp.Rational(1, 2),)))\n",
+    )
+    out.append(
+        P(
+            "issue36 negative reachable",
+            ["simulate", "--N", "10", *SIM, *model, "--param", "lam=1"],
+            (INPUT,),
+            dip,
+            _one_line_mentioning("negative rate"),
+        )
+    )
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1692,6 +1763,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_known_size_probes(),
         *issue36_json_probes(),
         *issue36_processes_probes(),
+        *issue36_rates_probes(),
     ]
 
 

@@ -93,7 +93,13 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     """:func:`sympy.lambdify` for ``module`` ``"numpy"`` or ``"mpmath"``, whose printer
     refuses in one sentence what the module cannot evaluate."""
     printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
-    return sp.lambdify(args, exprs, modules=module, printer=printer, **kwargs)
+    modules: Any = module
+    if module == "mpmath":
+        import mpmath
+
+        # the printer writes binary floats as ``mpmath.mpf(...)``: the name must exist
+        modules = [{"mpmath": mpmath}, "mpmath"]
+    return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
 
 
 class Backend(ABC):

@@ -139,7 +139,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
     ``hist`` (time at each value of each coordinate) and ``seconds`` (CPU time).
     """
-    from sim.generic_kernels import load_chain, run_chain
+    from sim.generic_kernels import EVENTS, N_SCALARS, load_chain, run_chain
 
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
     chain = load_chain(spec.update)
@@ -150,29 +150,51 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     cov = np.zeros((b, b))
     hist = np.zeros((b, spec.hist_len))
     t0 = time.process_time()
-    scalars = run_chain(
-        chain,
-        np.asarray(spec.params, dtype=np.float64),
+    p = np.asarray(spec.params, dtype=np.float64)
+    try:
+        scalars = run_chain(
+            chain,
+            p,
         new["n"],
-        spec.N,
-        jk,
-        jv,
-        jl,
-        up,
-        spec.N * np.asarray(spec.s_star, dtype=np.float64),
-        new["rng"],
-        int(steps),
-        spec.thin_bits,
-        spec.kind,
-        spec.upper,
-        spec.total,
-        corr,
-        cov,
-        hist,
-    )
+            spec.N,
+            jk,
+            jv,
+            jl,
+            up,
+            spec.N * np.asarray(spec.s_star, dtype=np.float64),
+            new["rng"],
+            int(steps),
+            spec.thin_bits,
+            spec.kind,
+            spec.upper,
+            spec.total,
+            corr,
+            cov,
+            hist,
+        )
+    except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
+        scalars = np.zeros(N_SCALARS)
     seconds = time.process_time() - t0
     mean = new["n"] * scalars[0] - corr
-    return new, {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
+    refused = np.full(b, -1.0)
+    if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
+        refused = new["n"].astype(float)
+    sums = {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
+    return new, {**sums, "refused": refused}
+
+
+def _rates_finite(chain: Any, spec: GenericSpec, n: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the loop's intensities at ``n`` are jump rates: a loop that stopped
+    early stopped at an absorbing state, or at a rate negative beyond its round-off
+    or not finite (:func:`sim.generic_kernels.clamp_rates` stores NaN there)."""
+    s = np.asarray(n, dtype=np.float64) / spec.N
+    R = np.empty(len(spec.jumps))
+    try:
+        with np.errstate(all="ignore"):
+            chain.clamp_rates(s, p, chain.rates_into(s, p, R))
+    except ZeroDivisionError:
+        return False
+    return bool(np.all(np.isfinite(R)))
 
 
 def announce_compile(chain: Any) -> None:
@@ -282,6 +304,21 @@ class GenericSimulator(Simulator):
             ]
         return []
 
+    def _refuse(self, n: list[int]) -> None:
+        """The sentence for the state ``n`` at which the chain's loop stopped on a rate
+        that is no jump rate: exact's own check of that lattice state
+        (:class:`numeric.exact.lattice.ExactRates`), else the float64 evaluation's."""
+        from numeric.exact.lattice import ExactRates
+        from numeric.rate_signs import state_text, unevaluable
+
+        N = self.N
+        ExactRates(self.model, self.params)(n, N)
+        raise unevaluable(
+            self.model,
+            f"the lattice state N s = ({', '.join(map(str, n))}) at N = {N} in float64",
+            state_text(self.model, [Fraction(k, N) for k in n]),
+        )
+
     def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> SimulationResult:
         """Pool the batches of every replication into estimates with 95% CIs."""
         from sim.generic_kernels import EVENTS, REJECTED, SUMSQ, THIN_TIME, TIME
@@ -291,6 +328,9 @@ class GenericSimulator(Simulator):
         N, b = spec.N, spec.b
         sc = np.array([s["scalars"] for s in batches])
         T = sc[:, TIME]
+        for s in batches:
+            if s["refused"][0] >= 0:
+                self._refuse([round(float(v)) for v in s["refused"]])
         if not (T > 0).all():
             raise ParameterError(
                 f"the chain of model {spec.model} reached an absorbing state (no transition "

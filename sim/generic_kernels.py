@@ -74,8 +74,15 @@ Statistics, each updated in O(number of coordinates the jump moves):
   top 53 bits that choose the event; Horvitz--Thompson, as in
   :mod:`sim.aggregated`).
 
-Round-off.  An intensity that is an exact zero may evaluate to ``+-1e-17``.
-Negative values are clamped to zero; a chosen jump whose intensity is at most
+Round-off and signs.  An intensity that is an exact zero may evaluate to
+``+-1e-17``.  A negative value within its rounding allowance
+(:func:`numeric.rate_signs.allowance_exprs`, the rule every route shares) is
+stored as zero; a value below it or NaN is stored as NaN (``clamp_rates`` and
+the printed updates; an infinite one, a division by zero, is kept), which makes
+the total rate NaN or infinite, and the check ``0 < total < inf`` at the top of
+every event stops the loop at that state, where
+:func:`sim.generic.advance` finds it and the caller refuses the model with
+exact's sentence for that lattice state.  A chosen jump whose intensity is at most
 ``CLAMP`` times the state's total is checked against the lattice (bounds, and
 order or sum for the monotone and simplex kinds) and rejected as a self-loop
 if it would leave it, or if it is below ``1e-3 CLAMP`` of the total (pure
@@ -104,8 +111,12 @@ REFRESH = 64
 #: Models with at most this many transitions get the unrolled event loop.
 MAX_UNROLL = 64
 #: Version of the generated chain modules (part of their cache key).
-CHAIN_VERSION = "4"
+CHAIN_VERSION = "5"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
+#: An intensity that is not a jump rate is stored as NaN: the loop stops there.
+NAN = np.nan
+INF = np.inf
 
 #: Indices into the scalar accumulator returned by ``run_chain``.
 TIME, SUMSQ, THIN_TIME, UP, EVENTS, REJECTED = range(6)
@@ -180,8 +191,7 @@ def @NAME@(
     for k in range(b):
         s[k] = n[k] * inv_n
     rates_into(s, p, R)
-    for t in range(nt):
-        R[t] = max(R[t], 0.0)  # a negative value is round-off of an exact zero
+    clamp_rates(s, p, R)  # round-off of exact zeros to 0, NaN (stop) for a negative rate
 @LOAD@
     last = np.zeros(b)
     nrow = np.empty(b)
@@ -201,11 +211,11 @@ def @NAME@(
     tot = 0.0
     tot_up = 0.0
     for i in range(steps):
-        if @REFRESH@ or not tot > 0.0:
+        if @REFRESH@ or not 0.0 < tot < INF:
             # the totals from the stored intensities: no drift accumulates
 @TOTALS@
-            if not tot > 0.0:
-                break  # an absorbing state: nothing moves any more
+            if not 0.0 < tot < INF:
+                break  # an absorbing state, or a rate that is no jump rate (NaN, inf)
         events += 1
         w = inv_n / tot
         area += w * sumsq
@@ -262,9 +272,32 @@ def @NAME@(
 
 _FULL_UPDATE = """\
 rates_into(s, p, R)
+chk = 0.0
 for t in range(nt):
-    R[t] = max(R[t], 0.0)
+    chk += R[t] - abs(R[t])  # 0 unless a rate is negative, infinite or NaN
+if chk != 0.0:
+    clamp_rates(s, p, R)  # the rare state with a zero's round-off or a bad rate
 """
+
+_CLAMP = '''
+
+@numba.njit(cache=True, error_model="numpy")
+def clamp_rates(s, p, R):
+    """R from rates_into, checked: the round-off of an exact zero becomes 0, a rate
+    negative beyond its allowance (numeric.rate_signs) or not finite becomes NaN."""
+    clean = True
+    for t in range(R.shape[0]):
+        if not 0.0 <= R[t] < INF:
+            clean = False
+    if clean:
+        return R
+    for t in range(R.shape[0]):
+        if not 0.0 <= R[t] < INF:
+            R[t] = NAN  # a rate of no coordinate stays refused; update_into decides the rest
+    for k in range(s.shape[0]):
+        update_into(k, s, p, R)
+    return R
+'''
 
 _TABLE_UPDATE = """\
 for q in range(m):
@@ -307,11 +340,13 @@ class _Blocks:
         import sympy as sp
 
         from derive.backends import get_backend
+        from numeric.rate_signs import allowance_exprs
 
         be = get_backend("numba")
         names = {s: sp.Symbol(f"_s{i}") for i, s in enumerate(model.states)}
         names.update({q: sp.Symbol(f"_p{j}") for j, q in enumerate(model.params)})
         rates = [sp.sympify(tr.rate).xreplace(names) for tr in model.transitions]
+        room = [a.xreplace(names) for a in allowance_exprs(model)]
         self.ptr, self.idx = [0], []
         self.lines: list[list[str]] = []
         for i in range(model.b):
@@ -328,9 +363,14 @@ class _Blocks:
                 if (sym := sp.Symbol(f"{pre}{j}")) in used
             ]
             body += [f"{sym} = {be.print_expr(sub)}" for sym, sub in reps]
-            body += [
-                f"R[{t}] = max({be.print_expr(e)}, 0.0)" for t, e in zip(mine, reduced, strict=True)
-            ]
+            for t, e in zip(mine, reduced, strict=True):
+                # a jump rate, the round-off of an exact zero (0), or NaN: the loop stops
+                body += [
+                    f"_v{t} = {be.print_expr(e)}",
+                    # (+inf passes here: the total is checked for it at every event)
+                    f"R[{t}] = _v{t} if _v{t} >= 0.0 else "
+                    f"(0.0 if -({be.print_expr(room[t])}) <= _v{t} else NAN)",
+                ]
             self.lines.append(body)
 
     def deps(self, k: int) -> list[int]:
@@ -485,7 +525,7 @@ def chain_source(model: Any) -> str:
         "from mfstein.generated import load_generated",
         "from mfstein.jit import numba",
         "from sim.generic_kernels import (",
-        "    CLAMP, EVENTS, N_SCALARS, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
+        "    CLAMP, EVENTS, INF, N_SCALARS, NAN, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
         "    _inside_after, _pair_sum,",
         ")",
         "from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state",
@@ -499,9 +539,9 @@ def chain_source(model: Any) -> str:
         "DEPS_IDX_A = np.array(DEPS_IDX, dtype=np.int64)",
         "",
         "",
-        "@numba.njit(cache=True)",
+        '@numba.njit(cache=True, error_model="numpy")',
         "def update_into(k, s, p, R):",
-        '    """Recompute the intensities that involve coordinate k (clamped at 0)."""',
+        '    """Recompute the intensities that involve coordinate k (sim.rate_signs rule)."""',
     ]
     first = True
     for k in range(model.b):
@@ -511,7 +551,7 @@ def chain_source(model: Any) -> str:
         first = False
         head += ["        " + line for line in blocks.lines[k]]
     head.append("    return R")
-    src = "\n".join(head) + "\n"
+    src = "\n".join(head) + "\n" + _CLAMP
 
     def loop(name: str, unrolled: str, local: bool) -> str:
         text = _LOOP.replace("@NAME@", name).replace("@REFRESH@", refresh)
@@ -538,7 +578,9 @@ def chain_source(model: Any) -> str:
 
 _CHAINS: dict[str, ModuleType] = {}
 #: Names a cached chain module must define to be trusted.
-_REQUIRED = ("update_into", "run_chain_tables", "rates_into", "DEPS_PTR", "DEPS_IDX")
+_REQUIRED = (
+    "update_into", "clamp_rates", "run_chain_tables", "rates_into", "DEPS_PTR", "DEPS_IDX"
+)
 
 
 def chain_module(model: Any) -> tuple[str, ModuleType]:

@@ -27,13 +27,15 @@ kernel ``rates_into``.  Round-off can turn an exact zero into ``+-1e-17``
 (``1 - 0.8 - 0.2``): a spurious negative refused the model, a spurious
 positive one would follow a jump off the lattice.  Every intensity that is
 negative, NaN, or nonzero but at most :data:`AMBIGUOUS` times the largest
-intensity of its state is therefore recomputed *exactly*: in rational
+intensity of its state (and every state whose float64 evaluation raises, a
+division by zero) is therefore recomputed *exactly*: in rational
 arithmetic (:class:`fractions.Fraction`, the rates printed from SymPy with
 rationals kept exact) when the rates are rational functions, otherwise in
 60-digit ``mpmath`` with values below ``10^-40`` of the state's largest rate
 taken as zero.  The exact value decides the sign; a truly negative intensity
-is refused with one sentence naming the transition, the state and the
-parameters.
+(or one that cannot be evaluated) is refused with one sentence naming the
+transition and the state, the sentences every route shares
+(:mod:`numeric.rate_signs`).
 """
 
 from __future__ import annotations
@@ -140,20 +142,21 @@ class ExactRates:
         ParameterError
             If an intensity is negative or undefined there.
         """
+        from numeric.rate_signs import negative_rate, not_finite, state_text, unevaluable
+
+        where = f"the lattice state N s = ({', '.join(str(int(x)) for x in n)}) at N = {N}"
         values = self._rational(n, N)
         if values is None:
             values = self._mpmath(n, N)
+        state = state_text(self.model, [Fraction(int(x), N) for x in n])
+        if values is None:
+            raise unevaluable(self.model, where, state)
         out = []
         for t, v in enumerate(values):
-            if v is None or v < 0:
-                tr = self.model.transitions[t]
-                label = tr.label or str(tr.jump)
-                state = ", ".join(f"{int(x)}/{N}" for x in n)
-                raise ParameterError(
-                    f"transition {label!r} has a {'negative' if v is not None else 'undefined'} "
-                    f"rate at state ({state}) of model {self.model.name}; its parameters "
-                    "are outside the range where the model is a Markov chain."
-                )
+            if v is None:
+                raise not_finite(self.model, t, where, state)
+            if v < 0:  # exact, or zero within 10^-40 of the state's largest rate
+                raise negative_rate(self.model, t, v, where, state)
             out.append(float(v))
         return out
 
@@ -163,10 +166,8 @@ class ExactRates:
         s = [Fraction(int(x), N) for x in n]
         try:
             vals = self._fn(s, self.fractions)
-        except ZeroDivisionError:
-            return [None] * len(self.model.transitions)
-        except (TypeError, ValueError, OverflowError):
-            return None
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            return None  # the mpmath route evaluates it, or says it cannot
         out = []
         for v in vals:
             if isinstance(v, int | Fraction) and not isinstance(v, bool):
@@ -175,7 +176,7 @@ class ExactRates:
                 return None  # a transcendental function: not rational
         return out
 
-    def _mpmath(self, n: Sequence[int], N: int) -> list[Any]:
+    def _mpmath(self, n: Sequence[int], N: int) -> list[Any] | None:
         import mpmath
 
         from numeric.precision import to_mpf
@@ -184,7 +185,10 @@ class ExactRates:
         with mpmath.workdps(60):
             s = [mpmath.mpf(int(x)) / N for x in n]
             p = [to_mpf(str(q), v) for q, v in zip(self.model.params, self.params, strict=True)]
-            vals = list(kern.rates(s, p))
+            try:
+                vals = list(kern.rates(s, p))
+            except (ZeroDivisionError, ValueError, OverflowError):
+                return None
             scale = max([abs(v) for v in vals if mpmath.isfinite(v)] + [mpmath.mpf(0)])
             out: list[Any] = []
             for v in vals:
@@ -457,7 +461,11 @@ def explore(
         if done[i] == 0:
             for k in range(b):
                 s[k] = states[i, k] / N
-            rates_into(s, p, R[i])
+            try:
+                rates_into(s, p, R[i])
+            except Exception:  # a division by zero: the exact evaluation decides
+                status, bad_i, bad_t = 1, i, 0
+                break
             m = 0.0
             for t in range(nt):
                 a = abs(R[i, t])

@@ -247,7 +247,9 @@ def fate(
         L = path.full(limit)
         same = star is not None and _near(L, star, SAME)
         bad = star_bad if same else fp.instability(rm, limit, q, p)
-        if bad is None and same:
+        if bad is None and (same or star is None):
+            # a stable limit; with no s* (the search from the reference point failed,
+            # as numeric.solve's does) there is no other basin to speak of
             return Fate(L, star, None)
         if bad is not None:
             text = (
@@ -258,8 +260,7 @@ def fate(
         else:
             text = (
                 f"{head} converges to the stable fixed point {_point(L)}, not to "
-                + (star_text if star is not None else "the fixed point numeric.solve reports")
-                + ": the start lies in another basin of attraction."
+                f"{star_text}: the start lies in another basin of attraction."
             )
         return Fate(L, star, text)
     if outcome == "unbounded":

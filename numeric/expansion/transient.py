@@ -131,11 +131,27 @@ class _Budget:
     """A right-hand side that counts its calls and refuses non-finite values."""
 
     def __init__(
-        self, rhs: Any, limit: int, model: str, tmax: float, bar: Any = None
+        self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None
     ) -> None:
-        self.rhs, self.limit, self.model, self.tmax = rhs, limit, model, tmax
+        self.rhs, self.limit, self.model, self.tmax = rhs, limit, st.model.name, tmax
+        self.st = st
         self.calls = 0
         self.bar = bar
+
+    def guarded(self, fn: Any, t: Any, y: Any) -> Any:
+        """``fn(t, y)``; rates that cannot be evaluated at ``x = y[:n]`` (a division by
+        zero, a logarithm of 0) are refused in the sentence of
+        :func:`numeric.rate_signs.unevaluable`."""
+        try:
+            return fn(t, y)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            from numeric.rate_signs import state_text, unevaluable
+
+            st = self.st
+            s = st.rm.full64(np.array([float(v) for v in y[: st.n]]), st.q64)
+            raise unevaluable(
+                st.model, f"x(t) at t = {float(t):g}", state_text(st.model, s.tolist())
+            ) from None
 
     def __call__(self, t: Any, y: Any) -> Any:
         self.calls += 1
@@ -147,7 +163,7 @@ class _Budget:
                 f"{self.limit} right-hand-side evaluations (a very long horizon or very large "
                 "rates); give a shorter time grid or smaller rates."
             )
-        out = self.rhs(t, y)
+        out = self.guarded(self.rhs, t, y)
         if out.dtype != object and not np.all(np.isfinite(out)):
             raise NumericalError(
                 f"the moment equations of model {self.model} overflow at t = {float(t):g}: "
@@ -434,6 +450,7 @@ class _Setup:
             kernel_vector,
             parse_params,
         )
+        from numeric.rate_signs import check_rates
 
         check_finite_model(
             model,
@@ -464,6 +481,29 @@ class _Setup:
             [sum(float(c) * self.s0_64[j] for j, c in enumerate(row)) for row in self.red.laws]
         )
         self.states = [str(s) for s in model.states]
+        with mpmath.workdps(30):
+            check_rates(model, s0, kernel_vector(model, values), "the start")
+        self._check_smooth_start()
+
+    def _check_smooth_start(self) -> None:
+        """Refuse, in one sentence, a start where the drift has no finite Jacobian (a
+        rate ``sqrt(y)`` at ``y = 0``): every moment equation and every stiff solver
+        needs ``J(x(t))``, from ``t = 0`` on."""
+        from numeric.rate_signs import state_text
+
+        try:
+            with np.errstate(all="ignore"):
+                J = self.rm.jac64(self.s0_64[self.free], self.q64, self.p64)
+            finite = bool(np.all(np.isfinite(J)))
+        except (ZeroDivisionError, ValueError, OverflowError):
+            finite = False
+        if not finite:
+            raise ParameterError(
+                f"the drift of model {self.model.name} has no finite derivative at the start "
+                f"({state_text(self.model, self.s0_64.tolist())}), as a rate like sqrt(y) at "
+                "y = 0; the transient needs the Jacobian along x(t) (start inside the state "
+                "space)."
+            )
 
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
@@ -823,13 +863,18 @@ def _float64(
                     f"(at most {LSODA_MAX_STATE}); use BDF."
                 )
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
+        budget = _Budget(sys_.rhs, MAX_RHS_EVALS, st, tmax)
+        if "jac" in kwargs:
+            jac = kwargs["jac"]
+            kwargs["jac"] = lambda t, y: budget.guarded(jac, t, y)
         # An overflow is reported by _Budget in one sentence: NumPy's own
         # RuntimeWarning would only add a second line, so it is silenced here.
         shown = bar.start(f"transient ({method})") if bar is not None else None
+        budget.bar = shown
         with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
             try:
                 sol = solve_ivp(
-                    _Budget(sys_.rhs, MAX_RHS_EVALS, st.model.name, tmax, shown),
+                    budget,
                 (0.0, tmax),
                 y0,
                     method=method,
@@ -864,7 +909,7 @@ def _mp_run(
         y0 = [s0[j] for j in st.free] + [mpf(0)] * (sys_.size - st.n)
 
         shown = bar.start(f"transient (mpmath, {wp} digits)") if bar is not None else None
-        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st.model.name, float(max(times)), shown)
+        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st, float(max(times)), shown)
 
         def deriv(t: mpf, y: list[mpf]) -> list[mpf]:
             return list(rhs(t, np.array(y, dtype=object)))
@@ -929,7 +974,7 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
     """Refuse a solution ``x(t)`` that leaves the declared state space or reaches a
     state with a negative or non-finite rate (one sentence naming the time): the
     moment equations then describe no population process."""
-    from numeric.meanfield.general import check_rates
+    from numeric.rate_signs import check_rates
 
     model = st.model
     space = model.info.state_space

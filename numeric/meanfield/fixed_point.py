@@ -125,12 +125,21 @@ class ReducedModel:
         return s
 
     def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Drift on the free coordinates ``x`` (conserved quantities ``q``), float64."""
-        return self.k64.f(self.full64(x, q), p)[self.free]
+        """Drift on the free coordinates ``x`` (conserved quantities ``q``), float64;
+        NaN where a rate divides by zero (the compiled kernel raises)."""
+        try:
+            return self.k64.f(self.full64(x, q), p)[self.free]
+        except ZeroDivisionError:
+            return np.full(len(self.free), np.nan)
 
     def jac64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Reduced Jacobian ``J[F, :] T`` at the free coordinates ``x``, float64."""
-        J = self.k64.jac(self.full64(x, q), p)
+        """Reduced Jacobian ``J[F, :] T`` at the free coordinates ``x``, float64; NaN
+        where a derivative divides by zero (``sqrt(y)`` at ``y = 0``): the searches
+        treat a non-finite Jacobian as a failed step, not as an internal error."""
+        try:
+            J = self.k64.jac(self.full64(x, q), p)
+        except ZeroDivisionError:
+            return np.full((len(self.free), self.T64.shape[1]), np.nan)
         return J[self.free, :] @ self.T64
 
     # working precision -------------------------------------------------------

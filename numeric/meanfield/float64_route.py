@@ -54,6 +54,7 @@ from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
+from numeric.rate_signs import check_values
 from numeric.solution import MeanFieldSolution
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
@@ -61,20 +62,6 @@ DELTA = 1e-24
 #: At most this many digits are claimed by a float64 computation.
 MAX_DIGITS = 14
 _U = 2.0**-53
-
-
-def _check_rates64(model: Any, rates: np.ndarray, s: np.ndarray, where: str) -> None:
-    """One sentence naming a transition whose intensity is negative or not finite."""
-    scale = max(1.0, float(np.max(np.abs(rates[np.isfinite(rates)]), initial=0.0)))
-    for t, v in zip(model.transitions, rates.tolist(), strict=True):
-        bad = not math.isfinite(v) or v < -1e-12 * scale
-        if bad:
-            state = ", ".join(f"{x} = {float(u):.8g}" for x, u in zip(model.states, s, strict=True))
-            what = "not finite" if not math.isfinite(v) else f"negative ({v:.6g})"
-            raise ParameterError(
-                f"transition {t.label or t.jump} of model {model.name} has a rate that is "
-                f"{what} at {where} ({state}); a population process needs finite rates >= 0."
-            )
 
 
 def _eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
@@ -122,7 +109,9 @@ def _accept(sysm: Any, model: Any, s: np.ndarray, jscale: float) -> None:
         eig=_eigenvalues_by_blocks(Jr),
         jmax=max(float(np.max(np.abs(Jr.data), initial=0.0)), jscale),
         has_laws=bool(sysm.red.laws),
-        check_rates=lambda: _check_rates64(model, sysm.rates(s), s, "the fixed point"),
+        check_rates=lambda: check_values(
+            model, sysm.rates(s).tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
+        ),
     )
 
 
@@ -317,7 +306,7 @@ def solve_float64(
         p64 = np.array([float(v) for v in kernel_vector(model, values)])
     Mb = quadratic_form(M)(model.b)
     sysm = SparseSystem.build(model, p64)
-    _check_rates64(model, sysm.rates(s0), s0, "the start")
+    check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
     s, search_notes = _fixed_point(sysm, model, s0)
     b = model.b
     blk = _kept_block(sysm, model, s, Mb)

@@ -58,6 +58,7 @@ from numeric.precision import (
     to_str,
 )
 from numeric.quadratic_form import quadratic_form
+from numeric.rate_signs import ROUND_ULPS, check_rates
 from numeric.solution import MeanFieldSolution
 
 #: The dense Kronecker route runs for at most this many free coordinates.
@@ -104,7 +105,7 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
 #: A start within this many float64 ulps (relative to 1 and to the total) of the
 #: state space's boundary is snapped onto it: the round-off of a start typed in
 #: decimals or computed in float64, not a different start.
-SNAP_ULPS = 64
+SNAP_ULPS = ROUND_ULPS
 
 
 def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
@@ -114,7 +115,9 @@ def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
     and monotone spaces) are set to the bound, and for a simplex whose sum is
     conserved by every jump (``s_1 + ... + s_b == total``, as for SIR) a sum
     within that many ulps of the total is made exact by adjusting the largest
-    coordinate; a warning says so in one line.  Anything farther out is refused
+    coordinate (for any other simplex a sum that many ulps above the total is
+    brought down to it the same way: ``0.2 + 0.8`` in float64); a warning says so
+    in one line.  Anything farther out is refused
     in one sentence (:class:`ParameterError`): a start off the state space is
     another process, not this one.
     """
@@ -135,10 +138,11 @@ def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
             if snapped[i - 1] < snapped[i] <= snapped[i - 1] + tol:
                 snapped[i] = snapped[i - 1]
     conserved = space.kind == "simplex" and _sum_conserved(model)
-    if conserved:
+    if space.kind == "simplex":
         total = _sympy_to_mpf("total", space.total)
         gap = total - mpmath.fsum(snapped)
-        if gap != 0 and abs(gap) <= tol:
+        # a conserved sum must equal the total, any other must not exceed it
+        if (gap != 0 if conserved else gap < 0) and abs(gap) <= tol:
             k = max(range(b), key=lambda i: snapped[i])
             snapped[k] += gap
     shown = ", ".join(mpmath.nstr(v, 8) for v in s)
@@ -173,45 +177,6 @@ _SNAPPED: set[str] = set()
 def _sum_conserved(model: Any) -> bool:
     """Whether every jump leaves ``s_1 + ... + s_b`` unchanged."""
     return all(sum(t.jump) == 0 for t in model.transitions)
-
-
-def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> None:
-    """Refuse a state at which some rate is negative or not finite (one sentence
-    naming the transition and the state): only population processes are answered,
-    and ``N beta_l(s)`` is a jump intensity only when it is finite and ``>= 0``.
-
-    ``s`` and ``p`` are numbers of any kind (evaluated in mpmath at 30 digits);
-    a negative value within ``10^-20`` of the largest rate there counts as the
-    round-off of a rate that vanishes.
-    """
-    kmp = model.kernels("mpmath")
-    with mpmath.workdps(30):
-        sm = [mpf(v) if not isinstance(v, mpf) else v for v in s]
-        pm = [mpf(v) if not isinstance(v, mpf) else v for v in p]
-        try:
-            vals = list(kmp.rates(sm, pm))
-        except (ZeroDivisionError, ValueError, OverflowError):
-            vals = None
-        scale = max([mpf(1)] + [abs(v) for v in vals or [] if mpmath.isfinite(v)])
-        pairs = zip(model.states, sm, strict=True)
-        state = ", ".join(f"{x} = {mpmath.nstr(v, 8)}" for x, v in pairs)
-        if vals is None:
-            raise ParameterError(
-                f"the rates of model {model.name} cannot be evaluated at {where} ({state})."
-            )
-        for t, v in zip(model.transitions, vals, strict=True):
-            name = t.label or str(t.jump)
-            if not mpmath.isfinite(v):
-                raise ParameterError(
-                    f"transition {name} of model {model.name} has a rate that is not finite at "
-                    f"{where} ({state}); a population process needs finite rates."
-                )
-            if v < -scale * mpf(10) ** -20:
-                raise ParameterError(
-                    f"transition {name} of model {model.name} has the negative rate "
-                    f"{mpmath.nstr(v, 6)} at {where} ({state}); a population process needs "
-                    "rates >= 0 on its state space (check the parameters and factory options)."
-                )
 
 
 def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
