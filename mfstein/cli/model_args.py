@@ -60,8 +60,9 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """The model named by ``--model`` built with its options, and the parameter values."""
     from derive.models import load_model, split_values
 
-    options, params = split_values(args.model, parse_pairs(args.param))
-    check_size_options(options)
+    pairs = parse_pairs(args.param)
+    options, params = split_values(args.model, pairs)
+    check_size_options({k: pairs[k] for k in options})
     return load_model(args.model, **options), params
 
 
@@ -72,22 +73,20 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
 SIZE_OPTIONS = {"b": "NUMERIC_MAX_B", "d": "MAX_D", "L": "MAX_D"}
 
 
-def check_size_options(options: dict[str, Any]) -> None:
-    """Refuse a size-setting factory option (``b``, ``d``, ``L``) beyond its declared
-    limit in :mod:`mfstein.limits` before the model is built (one sentence,
-    :class:`ParameterError`).  ``b = inf`` (a truncated family) is left to the model."""
+def check_size_options(options: dict[str, str]) -> None:
+    """Refuse a size-setting factory option (``b``, ``d``, ``L``), given as the text
+    of ``--param``, that is not an integer within its declared limit in
+    :mod:`mfstein.limits`, before the model is built (the one integer parser,
+    :func:`mfstein.numbers.parse_integer`: ``b=3.0`` is 3, ``b=3.5`` is refused
+    quoting what was written).  ``b = inf`` (a truncated family) is left to the model."""
     import mfstein.limits as limits
+    from mfstein.numbers import parse_integer
 
     for name, limit_name in SIZE_OPTIONS.items():
-        value = options.get(name)
-        if value is None or value == "inf" or isinstance(value, bool):
+        text = options.get(name)
+        if text is None or str(text).strip().lower() == "inf":
             continue
-        limit = getattr(limits, limit_name)
-        if not isinstance(value, int) or not 1 <= value <= limit:
-            raise ParameterError(
-                f"--param {name} must be an integer from 1 to {limit:,} (the model's size), "
-                f"got {value!r}."
-            )
+        parse_integer(f"--param {name}", str(text), 1, getattr(limits, limit_name))
 
 
 def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -186,7 +185,7 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, pairs)
-    check_size_options(options)
+    check_size_options({k: pairs[k] for k in options})
     if args.model == "supermarket":
         _check_supermarket_states(args.N, options)
     if args.model == "supermarket" and "mu" in pairs:

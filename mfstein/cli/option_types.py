@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mfstein.errors import ParameterError
-from mfstein.numbers import decimal_text, parse_integer, parse_integer_list, parse_real
+from mfstein.numbers import exact_text, parse_integer, parse_integer_list, parse_real
 
 __all__ = ["OptionValueError", "integer", "integer_list", "real"]
 
@@ -67,7 +67,6 @@ def real(
 
     def parse(text: str) -> str:
         value = parse_real(name, text, low, high, low_open=low_open, high_open=high_open)
-        plain = "/" not in text and "_" not in text
-        return text.strip() if plain else decimal_text(value)
+        return exact_text(text, value)
 
     return _argparse_type(name, parse)
