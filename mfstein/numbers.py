@@ -46,6 +46,7 @@ __all__ = [
     "parse_diagonal",
     "parse_integer",
     "parse_integer_list",
+    "parse_integer_or_word",
     "parse_real",
     "read_integer",
 ]
@@ -67,8 +68,16 @@ def _shown(value: Any) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+def _int_text(n: int) -> str:
+    """An integer limit as a sentence shows it: ``1e100`` for a large power of ten."""
+    text = str(n)
+    if len(text) > 16 and text.strip("0") == "1":
+        return f"1e{len(text) - 1}"
+    return text
+
+
 def _integer_refusal(name: str, value: Any, minimum: int, maximum: int | None) -> ParameterError:
-    upper = "" if maximum is None else f" and <= {maximum}"
+    upper = "" if maximum is None else f" and <= {_int_text(maximum)}"
     return ParameterError(f"{name} must be an integer >= {minimum}{upper}, got {_shown(value)}.")
 
 
@@ -156,12 +165,32 @@ def parse_integer(name: str, value: Any, minimum: int, maximum: int | None = Non
     return int(number)
 
 
+def parse_integer_or_word(
+    name: str, value: Any, minimum: int, maximum: int | None, words: tuple[str, ...]
+) -> int | str:
+    """One of ``words`` (any case, e.g. ``"auto"``, ``"inf"``; returned lower-case) or
+    an integer ``minimum .. maximum`` by :func:`parse_integer`; the refusal names both:
+    ``b must be an integer from 1 to 2000 or 'auto' or 'inf', got 'x'.``"""
+    if isinstance(value, str) and value.strip().lower() in words:
+        return value.strip().lower()
+    if isinstance(value, float) and math.isinf(value) and value > 0 and "inf" in words:
+        return "inf"
+    try:
+        return parse_integer(name, value, minimum, maximum)
+    except ParameterError:
+        upper = "" if maximum is None else f" to {_int_text(maximum)}"
+        alternatives = "".join(f" or {w!r}" for w in words)
+        raise ParameterError(
+            f"{name} must be an integer from {minimum}{upper}{alternatives}, got {_shown(value)}."
+        ) from None
+
+
 def parse_integer_list(name: str, text: Any, minimum: int, maximum: int | None = None) -> list[int]:
     """A comma-separated list of integers (each by :func:`parse_integer`), at least one;
     an empty item (``10,,100``, a trailing comma) is refused, not skipped."""
     items = str(text).split(",")
     if not any(t.strip() for t in items) or not all(t.strip() for t in items):
-        upper = "" if maximum is None else f" and <= {maximum}"
+        upper = "" if maximum is None else f" and <= {_int_text(maximum)}"
         raise ParameterError(
             f"{name} must be a comma-separated list of integers >= {minimum}{upper} "
             f"with no empty item, got {_shown(text)}."

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import mpmath
 from mpmath import mpf
 
+import mfstein.limits as _limits
 from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
 
 __all__ = [
@@ -48,8 +49,8 @@ __all__ = [
 _Low = TypeVar("_Low")
 _High = TypeVar("_High")
 
-#: Smallest accepted number of significant digits.
-MIN_DPS = 5
+#: Smallest accepted number of significant digits (declared in :mod:`mfstein.limits`).
+MIN_DPS = _limits.MIN_DPS
 
 
 def check_dps(dps: Any) -> int:
@@ -81,9 +82,8 @@ def to_mpf(name: str, value: Any) -> mpf:
     return mpf(mpmath.libmp.from_rational(exact.numerator, exact.denominator, prec, "n"))
 
 
-#: Largest system size accepted in a grid of N (``1e100``): beyond, ``N^alpha``
-#: and the derived rates are no longer meaningful at any working precision.
-MAX_GRID_EXPONENT = 100
+#: Largest system size accepted in a grid of N (declared in :mod:`mfstein.limits`).
+MAX_GRID_EXPONENT = _limits.MAX_GRID_EXPONENT
 
 
 def parse_size(name: str, text: Any) -> int:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 
+from mfstein.cli.option_types import integer, real
 from mfstein.cli.supermarket_grid import add_supermarket_grid
+from mfstein.limits import MAX_DPS, MIN_DPS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,9 +27,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_supermarket_grid(p, N_unless="--list")
     p.add_argument(
-        "--xi", default="0.00001", help="the paper's small xi, 0 < xi < 1 (default 0.00001)"
+        "--xi",
+        type=real("xi", 0, 1, low_open=True, high_open=True),
+        default="0.00001",
+        help="the paper's small xi, 0 < xi < 1 (default 0.00001)",
     )
-    p.add_argument("--dps", default="30", help="working precision in decimal digits (default 30)")
+    p.add_argument(
+        "--dps",
+        type=integer("dps", MIN_DPS, MAX_DPS),
+        default=30,
+        help="working precision in decimal digits (default 30)",
+    )
     p.add_argument(
         "--only", help="comma-separated claim ids or families, e.g. lemma5,lemma9.f1,theorem1"
     )

@@ -96,12 +96,29 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("any model (give --model; --N as above)")
     add_model_options(g)
     g.add_argument("--start", help="initial state in fractions, comma-separated")
-    g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
+    g.add_argument(
+        "--truncation",
+        type=real("truncation", 0, low_open=True),
+        help="unbounded state spaces: keep n_k <= N * TRUNCATION",
+    )
     g.add_argument(
         "--mu",
         type=real("mu", FLOAT_MIN_RATE, MAX_LAM),
         help="service rate of the supermarket model (default 1; with --model supermarket)",
     )
+
+
+#: The options of :func:`add_finite_n_model_arguments` that only a run with
+#: ``--model`` reads (``--mu`` selects that run by itself).
+MODEL_ONLY_OPTIONS = ("param", "start", "truncation")
+
+
+def refuse_model_options(args: argparse.Namespace) -> None:
+    """Refuse, in one sentence, the options of the ``--model`` run given to the
+    supermarket run of ``exact`` or ``simulate`` (which would ignore them)."""
+    from mfstein.cli.option_scope import refuse_unused
+
+    refuse_unused(args, MODEL_ONLY_OPTIONS, "with --model")
 
 
 def finite_n_task(args: argparse.Namespace) -> tuple[Any, dict[str, str], dict[str, Any]]:
@@ -135,9 +152,15 @@ def add_choice_options(p: argparse.ArgumentParser) -> None:
 
 def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     """One value per quantity: ``--lam``/``--gamma``, ``--b`` or an explicit ``--d``
-    next to ``--param`` of the same name is refused (one sentence), as is
-    ``--lam``/``--gamma`` for a model other than the supermarket (whose rates are
-    ``--param``), instead of silently using one of them."""
+    next to ``--param`` of the same name is refused (one sentence), as are
+    ``--lam``/``--gamma``/``--alpha``, ``--d`` and ``--without-replacement`` for a
+    model other than the supermarket (whose rates and options are ``--param``),
+    instead of silently using one of them or ignoring them."""
+    if args.model != "supermarket":
+        from mfstein.cli.option_scope import refuse_unused
+
+        hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
+        refuse_unused(args, ("d", "without_replacement", "alpha"), "by the supermarket model", hint)
     rate = next((f for f in ("lam", "gamma") if getattr(args, f, None) is not None), None)
     if rate is not None and args.model != "supermarket":
         raise ParameterError(

@@ -54,7 +54,7 @@ from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
-from numeric.exact.memory import check_size
+from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, rates_batch
@@ -356,7 +356,7 @@ def solve_exact(
 
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    N, b = check_int("N", N, 1), check_int("b", b, 1)
+    N, b = check_exact_N(N), check_int("b", b, 1)
     d = check_int("d", d, 1, MAX_D)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
