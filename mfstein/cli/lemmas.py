@@ -70,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--N is required: a comma-separated grid of sizes, e.g. 10,100.")
     ids = None
     if args.only is not None:
-        ids = [s.strip() for s in args.only.split(",") if s.strip()]
-        if not ids:
-            raise ParameterError("--only must name at least one claim id (see --list).")
+        ids = [s.strip() for s in args.only.split(",")]
+        if not ids or "" in ids:  # an empty item, as in every list option
+            raise ParameterError(
+                f"--only must name claim ids (see --list) with no empty item, got {args.only!r}."
+            )
     if getattr(args, "certify", False):
         from numeric.certified.claims import check_certified
 
