@@ -1278,6 +1278,9 @@ def issue36_parsing_probes() -> list[Probe]:
         (["tail", "--model", "mmn", "--n", "10", "--eps", "1e-300"], (INPUT,), "eps"),
         (["exact", "--N", "\uff15", "--lam", "0.9", "--b", "3"], (INPUT,), "N must be"),
         (["solve", *sm, "--param", "lam=\u0660.9"], (INPUT,), "lam must be"),
+        (["derive", "--b", "2", "--show", "f", "--mu", "\u0663"], (INPUT,), "--mu"),
+        (["pi", "--arrivals", "0:.5,,1:.5", "--service", "1:1"], (INPUT,), "no empty item"),
+        (["transient", *sm, "--param", "lam=0.9", "--t", "0:1:3", "--N", "10"], (INPUT,), "--N"),
     ]
     out = []
     for argv, allowed, word in cases:

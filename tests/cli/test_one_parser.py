@@ -69,6 +69,12 @@ BAD_VALUES = [
     ("table --gamma 0.1 --alpha 0.5 --N 10 --b x", ["b must be an integer from 1 to 200", "'x'"]),
     (f"{EXACT.replace('--b 2', '')} --model supermarket --param b=3.5", ["--param b", "'3.5'"]),
     (f"{EXACT.replace('--b 2', '')} --model supermarket --param b=true", ["--param b", "'true'"]),
+    ("derive --b 2 --show f --mu ٣", ["--mu must be a real number", "'٣'"]),
+    ("derive --b 2 --show f,,J", ["--show must be", "'f,,J'"]),
+    ("lemmas --N 10 --lam 0.9 --only lemma5,", ["--only", "no empty item"]),
+    ("pi --arrivals 0:.5,,1:.5 --service 1:1", ["arrivals must be", "no empty item"]),
+    ("pi --arrivals 0:.5,1e400:.5 --service 1:1", ["arrivals values must be integers", "1e400"]),
+    ("transient --model sir --t 0:1:3 --order 2.5", ["order must be an integer", "'2.5'"]),
 ]
 
 
@@ -91,6 +97,8 @@ UNUSED = [
     (f"exact --N 4 {SIR} --d 3", "--d is only used by the supermarket model"),
     (f"exact --N 4 {SIR} --without-replacement", "--without-replacement is only used by"),
     (f"exact --N 4 {SIR} --alpha 1", "--alpha is only used by the supermarket model"),
+    (f"transient {SIR} --t 0:1:3 --N 10", "--N is only used with --plot"),
+    (f"transient {SIR} --t 0:1:3 --dps 10 --method BDF", "--method is only used by the float64"),
 ]
 
 
