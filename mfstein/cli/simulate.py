@@ -294,6 +294,9 @@ def _table(args) -> int:
         raise ParameterError(
             "--param needs --model (the supermarket table takes --gamma and --alpha)."
         )
+    from mfstein.cli.option_scope import refuse_unused
+
+    refuse_unused(args, ("simulate_flag",), "with --model (the supermarket table always simulates)")
     if args.gamma is None or args.alpha is None:
         raise ParameterError(
             "gamma and alpha are required without --model (--gamma G --alpha A, lam = 1 - G/N^A)."

@@ -97,6 +97,11 @@ UNUSED = [
     (f"exact --N 4 {SIR} --d 3", "--d is only used by the supermarket model"),
     (f"exact --N 4 {SIR} --without-replacement", "--without-replacement is only used by"),
     (f"exact --N 4 {SIR} --alpha 1", "--alpha is only used by the supermarket model"),
+    (f"{TAIL} --reps 8", "--reps is only used with --simulate"),  # the default, given
+    (f"{TAIL} --seed 0", "--seed is only used with --simulate"),
+    ("pi --arrivals 0:.5,1:.5 --service 1:1 --exact --slots 100", "--slots is only used by"),
+    (f"table {SIR} --observable infected --N 10 --reps 2", "--reps is only used with --simulate"),
+    ("table --gamma 0.1 --alpha 0.5 --N 10 --simulate", "--simulate is only used with --model"),
     (f"transient {SIR} --t 0:1:3 --N 10", "--N is only used with --plot"),
     (f"transient {SIR} --t 0:1:3 --dps 10 --method BDF", "--method is only used by the float64"),
 ]
