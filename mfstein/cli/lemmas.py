@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from numeric.lemmas.report import format_report
 
     if args.list:
+        from mfstein.cli.option_scope import refuse_unused
+
+        checking = ("N", "lam", "gamma", "alpha", "xi", "b", "d", "dps", "only", "json", "certify")
+        refuse_unused(args, checking, "to check claims (without --list)")
         for c in REGISTRY.values():
             print(f"{c.id:28s} [{c.equation}] {c.statement}")
         return 0

@@ -102,6 +102,7 @@ UNUSED = [
     ("pi --arrivals 0:.5,1:.5 --service 1:1 --exact --slots 100", "--slots is only used by"),
     (f"table {SIR} --observable infected --N 10 --reps 2", "--reps is only used with --simulate"),
     ("table --gamma 0.1 --alpha 0.5 --N 10 --simulate", "--simulate is only used with --model"),
+    ("lemmas --list --N 10", "--N is only used to check claims (without --list)"),
     (f"transient {SIR} --t 0:1:3 --N 10", "--N is only used with --plot"),
     (f"transient {SIR} --t 0:1:3 --dps 10 --method BDF", "--method is only used by the float64"),
 ]
