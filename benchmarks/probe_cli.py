@@ -1744,6 +1744,47 @@ def issue36_rates_probes() -> list[Probe]:
     return out
 
 
+def issue36_parsing_probes() -> list[Probe]:
+    """Issue 36, "no input breaks it (IV)": one parser for every option and
+    parameter (fractions, unicode digits, empty list items), a bad value refused
+    whatever path the command takes, an option the path does not use refused,
+    and the issue's internal errors as one sentence."""
+    sir = ["--model", "sir", "--param", "beta=2", "--param", "gamma=1", "--param", "rho=1"]
+    sir += ["--param", "a=0.1"]
+    sm = ["--model", "supermarket", "--param", "b=3"]
+    mmn = ["tail", "--model", "mmn", "--n", "10", "--eps", "0.1"]
+    split = [*PI_BASE, "--policy", "pi-split", "--split-rule", "os:system"]
+    table = ["table", *sm, "--param", "lam=9/10", "--N", "10", "--observable", "queue_length"]
+    missing = "{dir}/missing/x.json"
+    cases: list[tuple[list[str], tuple[str, ...], str | None]] = [
+        ([*table, "--exact"], (OK,), None),
+        (["exact", "--N", "5", *sm, "--param", "lam=9/10"], (OK,), None),
+        (["exact", "--N", "5", *sm[:2], "--param", "b=3.0", "--param", "lam=0.9"], (OK,), None),
+        (["exact", "--N", "5", *sm[:2], "--param", "b=3.5", "--param", "lam=1"], (INPUT,), "'3.5'"),
+        ([*mmn, "--reps", "abc"], (INPUT,), "reps"),
+        ([*mmn, "--events", "abc"], (INPUT,), "events"),
+        ([*mmn, "--checkpoint", missing], (INPUT,), "--checkpoint"),
+        ([*EXACT_SM, "--truncation", "abc"], (INPUT,), "truncation"),
+        ([*EXACT_SM, "--start", "abc"], (INPUT,), "--start"),
+        ([*SIM_BASE, "--truncation", "abc"], (INPUT,), "truncation"),
+        (["exact", "--N", "5", *sir, "--d", "3"], (INPUT,), "--d"),
+        (["bound", "--lam", "0.9", "--N", "10,,100"], (INPUT,), "'10,,100'"),
+        (["tail", "--model", "mmn", "--n", "9" * 23, "--eps", "0.1"], (INPUT,), "n must be"),
+        ([*split], (INPUT,), "split-rule"),
+        (["tail", "--model", "mmn", "--n", "10", "--eps", "1e-300"], (INPUT,), "eps"),
+        (["exact", "--N", "\uff15", "--lam", "0.9", "--b", "3"], (INPUT,), "N must be"),
+        (["solve", *sm, "--param", "lam=\u0660.9"], (INPUT,), "lam must be"),
+        (["derive", "--b", "2", "--show", "f", "--mu", "\u0663"], (INPUT,), "--mu"),
+        (["pi", "--arrivals", "0:.5,,1:.5", "--service", "1:1"], (INPUT,), "no empty item"),
+        (["transient", *sm, "--param", "lam=0.9", "--t", "0:1:3", "--N", "10"], (INPUT,), "--N"),
+    ]
+    out = []
+    for argv, allowed, word in cases:
+        check = None if word is None else _one_line_mentioning(word)
+        out.append(Probe("issue36 parsing", argv, allowed, check=check))
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1764,6 +1805,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_json_probes(),
         *issue36_processes_probes(),
         *issue36_rates_probes(),
+        *issue36_parsing_probes(),
     ]
 
 

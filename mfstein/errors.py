@@ -47,6 +47,20 @@ def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -
     return parse_integer(name, value, minimum, maximum)
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a ``bool`` or raise :class:`ParameterError`.
+
+    Accepts ``True``/``False`` and NumPy's ``np.True_``/``np.False_``; refuses
+    anything else (``"no"``, ``0``, ``None``): a truthy string must not switch a
+    flag on.  The one sentence: ``"<name> must be True or False, got 'no'."``.
+    """
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and "bool" in type(value).__name__:
+        return bool(value)
+    raise ParameterError(f"{name} must be True or False, got {value!r}.")
+
+
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> None:
     """Raise :class:`ParameterError` unless ``value`` is one of ``choices``.
 

@@ -27,9 +27,11 @@ __all__ = [
     "FLOAT_MIN_RATE",
     "MAX_D",
     "MAX_DPS",
+    "MAX_GRID_EXPONENT",
     "MAX_LAM",
     "MAX_OBSERVABLE_ENTRY",
     "MEMORY_FRACTION",
+    "MIN_DPS",
     "NUMERIC_MAX_B",
     "PI_MAX_SERVERS",
     "SIM_MAX_B",
@@ -59,6 +61,13 @@ TIME_BUDGET_SECONDS = 600.0
 
 #: Largest number of significant digits any command accepts (``--dps``).
 MAX_DPS = 10_000
+
+#: Smallest number of significant digits any command accepts (``--dps``).
+MIN_DPS = 5
+
+#: Largest system size accepted in a grid of N (``1e100``): beyond, ``N^alpha``
+#: and the derived rates are no longer meaningful at any working precision.
+MAX_GRID_EXPONENT = 100
 #: Largest ``dps`` of the mpmath (Taylor) route of ``transient``: its cost grows
 #: about like ``dps^2`` (supermarket b = 3, order 0, t = 0..2 on two shared
 #: cores: dps 30 ~ 2 s, dps 100 ~ 45 s, dps 200 > 100 s), so beyond this nothing

@@ -17,6 +17,13 @@ entries that take sizes (issue 23, "numbers of any size"):
 * :func:`parse_diagonal` reads the observable ``M = diag:a,b,...`` (its entries
   bounded by :data:`mfstein.limits.MAX_OBSERVABLE_ENTRY`).
 
+The same rules hold for every caller, command line and Python alike (issue 36):
+text is read in ASCII only (``"٣"`` or a full-width ``"３"`` is refused, never
+read as 3 by one route and refused by another); NumPy integer scalars
+(``np.int64(3)``) are integers, NumPy float scalars real numbers at their
+exact binary value (``np.float32(0.9)`` is ``15099494/16777216 = 0.89999997615...``,
+not 0.9: write ``"0.9"`` for the decimal); bools are neither.
+
 Every refusal is a :class:`mfstein.errors.ParameterError` whose one sentence
 names the parameter and the allowed range.  Standard library only.
 """
@@ -35,10 +42,13 @@ from mfstein.errors import ParameterError
 __all__ = [
     "MAX_EXPONENT",
     "decimal_text",
+    "exact_text",
     "parse_diagonal",
     "parse_integer",
     "parse_integer_list",
+    "parse_integer_or_word",
     "parse_real",
+    "read_integer",
 ]
 
 #: Largest decimal exponent a real number may be written with (``1e1000``):
@@ -58,8 +68,16 @@ def _shown(value: Any) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+def _int_text(n: int) -> str:
+    """An integer limit as a sentence shows it: ``1e100`` for a large power of ten."""
+    text = str(n)
+    if len(text) > 16 and text.strip("0") == "1":
+        return f"1e{len(text) - 1}"
+    return text
+
+
 def _integer_refusal(name: str, value: Any, minimum: int, maximum: int | None) -> ParameterError:
-    upper = "" if maximum is None else f" and <= {maximum}"
+    upper = "" if maximum is None else f" and <= {_int_text(maximum)}"
     return ParameterError(f"{name} must be an integer >= {minimum}{upper}, got {_shown(value)}.")
 
 
@@ -76,7 +94,7 @@ def _text_to_int(text: str, maximum: int | None) -> int | None:
     building it.
     """
     t = text.strip().replace("_", "")
-    if not t:
+    if not t or not t.isascii():
         return None
     bound = _digits_bound(maximum)
     too_big = None if maximum is None else maximum + 1
@@ -115,6 +133,13 @@ def _text_to_int(text: str, maximum: int | None) -> int | None:
     return int(integral)
 
 
+def read_integer(text: str) -> int | None:
+    """The exact integer written in ``text`` by the rules of :func:`parse_integer`
+    (``"3"``, ``"3.0"``, ``"1e6"``, ``"10**6"``), or ``None`` if it is not one
+    (or has more than 4000 digits)."""
+    return _text_to_int(text, None)
+
+
 def parse_integer(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
     """``value`` as an exact ``int`` in ``minimum .. maximum``, or :class:`ParameterError`.
 
@@ -140,20 +165,43 @@ def parse_integer(name: str, value: Any, minimum: int, maximum: int | None = Non
     return int(number)
 
 
-def parse_integer_list(name: str, text: Any, minimum: int, maximum: int | None = None) -> list[int]:
-    """A comma-separated list of integers (each by :func:`parse_integer`), at least one."""
-    items = [t for t in str(text).split(",") if t.strip()]
-    if not items:
-        upper = "" if maximum is None else f" and <= {maximum}"
+def parse_integer_or_word(
+    name: str, value: Any, minimum: int, maximum: int | None, words: tuple[str, ...]
+) -> int | str:
+    """One of ``words`` (any case, e.g. ``"auto"``, ``"inf"``; returned lower-case) or
+    an integer ``minimum .. maximum`` by :func:`parse_integer`; the refusal names both:
+    ``b must be an integer from 1 to 2000 or 'auto' or 'inf', got 'x'.``"""
+    if isinstance(value, str) and value.strip().lower() in words:
+        return value.strip().lower()
+    if isinstance(value, float) and math.isinf(value) and value > 0 and "inf" in words:
+        return "inf"
+    try:
+        return parse_integer(name, value, minimum, maximum)
+    except ParameterError:
+        upper = "" if maximum is None else f" to {_int_text(maximum)}"
+        alternatives = "".join(f" or {w!r}" for w in words)
         raise ParameterError(
-            f"{name} must be a comma-separated list of integers >= {minimum}{upper}, "
-            f"got {_shown(text)}."
+            f"{name} must be an integer from {minimum}{upper}{alternatives}, got {_shown(value)}."
+        ) from None
+
+
+def parse_integer_list(name: str, text: Any, minimum: int, maximum: int | None = None) -> list[int]:
+    """A comma-separated list of integers (each by :func:`parse_integer`), at least one;
+    an empty item (``10,,100``, a trailing comma) is refused, not skipped."""
+    items = str(text).split(",")
+    if not any(t.strip() for t in items) or not all(t.strip() for t in items):
+        upper = "" if maximum is None else f" and <= {_int_text(maximum)}"
+        raise ParameterError(
+            f"{name} must be a comma-separated list of integers >= {minimum}{upper} "
+            f"with no empty item, got {_shown(text)}."
         )
     return [parse_integer(name, t, minimum, maximum) for t in items]
 
 
 def _decimal(name: str, text: str, shown: str) -> Decimal:
     try:
+        if not text.isascii():
+            raise ValueError(text)  # Decimal would read other scripts' digits
         value = Decimal(text.strip().replace("_", ""))
     except (InvalidOperation, ValueError):
         raise ParameterError(f"{name} must be a real number, got {shown}.") from None
@@ -181,6 +229,10 @@ def _as_fraction(name: str, value: Any) -> Fraction:
         return Fraction(value)
     if isinstance(value, Decimal):
         return Fraction(_decimal(name, str(value), shown))
+    if not isinstance(value, str):
+        number = _numpy_scalar(value)
+        if number is not None:
+            return number
     text = str(value).strip()
     if "/" in text:
         num, _, den = text.partition("/")
@@ -189,6 +241,31 @@ def _as_fraction(name: str, value: Any) -> Fraction:
             raise ParameterError(f"{name} must be a real number (division by zero), got {shown}.")
         return Fraction(p) / Fraction(q)
     return Fraction(_decimal(name, text, shown))
+
+
+def _numpy_scalar(value: Any) -> Fraction | None:
+    """A NumPy integer or float scalar's exact value (``None`` for anything else).
+
+    Recognised without importing NumPy: an integer by ``__index__``, a float by
+    ``as_integer_ratio`` (its exact binary value, whatever its width).
+    """
+    if type(value).__module__ != "numpy" or isinstance(value, bool):
+        return None
+    if "bool" in type(value).__name__:
+        return None  # np.bool_: neither an integer nor a real number
+    if hasattr(value, "__index__"):
+        try:
+            return Fraction(operator.index(value))
+        except TypeError:
+            return None
+    ratio = getattr(value, "as_integer_ratio", None)
+    if ratio is None:
+        return None
+    try:
+        p, q = ratio()
+    except (OverflowError, ValueError):  # inf, nan
+        return None
+    return Fraction(p, q)
 
 
 def _bound_text(x: Any) -> str:
@@ -239,6 +316,27 @@ def decimal_text(value: Fraction, digits: int = 40) -> str:
     if "." in text and "e" not in text.lower() and "E" not in text:
         text = text.rstrip("0").rstrip(".")
     return text or "0"
+
+
+def exact_text(value: Any, exact: Fraction) -> str:
+    """The decimal text a high-precision route reads for ``value`` (whose exact
+    value :func:`parse_real` found to be ``exact``): a plain decimal string as
+    written; a binary float (NumPy's included) by its shortest round-trip
+    ``repr``, which reads back as that double; anything else (``"9/10"``, a
+    ``Fraction``, an ``int``) by :func:`decimal_text`."""
+    if isinstance(value, str):
+        if "/" not in value and "_" not in value:
+            return value.strip()
+    elif not isinstance(value, int | Fraction) and _is_double(exact):
+        return repr(float(exact))
+    return decimal_text(exact)
+
+
+def _is_double(exact: Fraction) -> bool:
+    try:
+        return Fraction(float(exact)) == exact
+    except OverflowError:
+        return False
 
 
 def parse_diagonal(name: str, text: str) -> list[Fraction] | None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Generic, TypeVar
 
 import mpmath
 from mpmath import mpf
 
+import mfstein.limits as _limits
 from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
 
 __all__ = [
@@ -48,8 +49,8 @@ __all__ = [
 _Low = TypeVar("_Low")
 _High = TypeVar("_High")
 
-#: Smallest accepted number of significant digits.
-MIN_DPS = 5
+#: Smallest accepted number of significant digits (declared in :mod:`mfstein.limits`).
+MIN_DPS = _limits.MIN_DPS
 
 
 def check_dps(dps: Any) -> int:
@@ -62,36 +63,27 @@ def check_dps(dps: Any) -> int:
 def to_mpf(name: str, value: Any) -> mpf:
     """Convert ``value`` to an ``mpf`` in the *current* working precision.
 
-    Strings (``"0.9109"``, ``"1e-3"``, ``"91/100"``) are parsed exactly: mpmath
-    reads decimal strings correctly rounded to the working precision, and
-    fractions are divided in it.  Floats are taken at their exact binary value.
+    Every value is read by the one number parser, :func:`mfstein.numbers.parse_real`
+    (so ``"9/10"``, NumPy scalars and ASCII-only text are accepted or refused
+    alike by every route), then rounded once, correctly, to the working precision:
+    strings (``"0.9109"``, ``"1e-3"``, ``"91/100"``) are exact, fractions are
+    divided exactly, and floats (NumPy's included) are taken at their exact
+    binary value.  ``mpf`` values (and SymPy floats) are kept as they are.
     """
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a real number, got {value!r}.")
-    try:
-        if isinstance(value, str):
-            text = value.strip()
-            if "/" in text:
-                num, den = text.split("/", 1)
-                return mpf(Fraction(num.strip()).numerator) / mpf(Fraction(den.strip()).numerator)
-            Decimal(text)  # rejects "nan"-free garbage such as "0.9x" with a clear error
-            out = mpf(text)
-        elif isinstance(value, Fraction):
-            out = mpf(value.numerator) / value.denominator
-        elif isinstance(value, Decimal):
-            out = mpf(str(value))
-        else:
-            out = mpf(value)
-    except (ValueError, TypeError, InvalidOperation, ZeroDivisionError):
-        raise ParameterError(f"{name} must be a real number, got {value!r}.") from None
-    if not mpmath.isfinite(out):
-        raise ParameterError(f"{name} must be a finite real number, got {value!r}.")
-    return out
+    from mfstein.numbers import parse_real
+
+    if isinstance(value, mpf) or (hasattr(value, "_mpf_") and not isinstance(value, bool)):
+        out = mpf(value)
+        if not mpmath.isfinite(out):
+            raise ParameterError(f"{name} must be a finite real number, got {_show(value)}.")
+        return out
+    exact = parse_real(name, value)
+    prec = mpmath.mp.prec
+    return mpf(mpmath.libmp.from_rational(exact.numerator, exact.denominator, prec, "n"))
 
 
-#: Largest system size accepted in a grid of N (``1e100``): beyond, ``N^alpha``
-#: and the derived rates are no longer meaningful at any working precision.
-MAX_GRID_EXPONENT = 100
+#: Largest system size accepted in a grid of N (declared in :mod:`mfstein.limits`).
+MAX_GRID_EXPONENT = _limits.MAX_GRID_EXPONENT
 
 
 def parse_size(name: str, text: Any) -> int:

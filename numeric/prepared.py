@@ -122,6 +122,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     """
     import mpmath
 
+    from mfstein.numbers import parse_real
     from numeric.meanfield.params import check_finite_model, check_names, parse_params
 
     check_finite_model(
@@ -133,7 +134,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     given = dict(params or {})
     names = [str(q) for q in model.params]
     if "N" in names:
-        if "N" in given and str(given["N"]).strip() != str(N):
+        if "N" in given and parse_real("N", given["N"]) != N:
             raise ParameterError(
                 f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
                 f"got {given['N']!r}."

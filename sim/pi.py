@@ -28,6 +28,7 @@ pooled batches of all replications.  Every number is a function of ``seed``
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import time
 from collections.abc import Callable
@@ -127,6 +128,11 @@ def load_rule(name: str) -> SplitRule:
     if not callable(obj):
         raise ParameterError(f"split-rule must name a callable, got {name!r}.")
     if not hasattr(obj, "py_func"):
+        if not inspect.isfunction(obj):  # numba compiles Python functions only
+            raise ParameterError(
+                f"split-rule must name a Python function f(q, a, b, out), got {name!r} "
+                f"(a {type(obj).__name__})."
+            )
         obj = numba.njit(obj)
     return obj
 

@@ -62,7 +62,6 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -199,22 +198,28 @@ def factory_keywords(fn: Callable[..., Any]) -> set[str]:
 
 def parse_option(text: str) -> Any:
     """A factory option given as text: ``true``/``false``, an integer, ``inf``, an
-    exact rational (decimal or ``p/q``), or the text itself."""
+    exact rational (decimal or ``p/q``), or the text itself.
+
+    Numbers are read by the one number parser (:mod:`mfstein.numbers`): ``3.0``,
+    ``1e3`` and ``10**3`` are integers, ``9/10`` and ``0.9`` the rational 9/10.
+    """
+    from mfstein.numbers import parse_real, read_integer
+
     t = text.strip()
     if t.lower() in ("true", "false"):
         return t.lower() == "true"
-    try:
-        return int(t)
-    except ValueError:
-        pass
     if t.lower() == "inf":
         return "inf"
+    number = read_integer(t)
+    if number is not None:
+        return number
     try:
-        import sympy as sp
-
-        return sp.Rational(Fraction(t))
-    except (ValueError, ZeroDivisionError):
+        exact = parse_real("option", t)
+    except ParameterError:
         return t
+    import sympy as sp
+
+    return sp.Rational(exact.numerator, exact.denominator)
 
 
 def load_model(spec: str, **options: Any) -> Any:

@@ -30,7 +30,7 @@ import sympy as sp
 
 from derive.models.supermarket import SOURCE_DIGEST, SupermarketModel, levels_for, queue_model
 from derive.spec import Truncated
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_bool, check_int
 
 ALPHA = sp.Symbol("alpha")
 BETA = sp.Symbol("beta")
@@ -70,8 +70,7 @@ def jsq_L(L: int = 2, b: int | str = "inf", *, distinct: bool = False) -> Any:
         Free parameters ``alpha > 0``, ``beta > 0`` (and ``N >= L`` if distinct).
     """
     L = check_int("L", L, 1)
-    if not isinstance(distinct, bool):
-        raise ParameterError(f"distinct must be True or False, got {distinct!r}.")
+    distinct = check_bool("distinct", distinct)
     if isinstance(b, str) and b.strip().lower() == "inf":
         if distinct:
             raise ParameterError(

@@ -109,23 +109,7 @@ def parse_pmf(spec: Any, name: str) -> Pmf:
     if isinstance(spec, Pmf):
         pairs = list(zip(spec.values, spec.probs, strict=True))
     elif isinstance(spec, str):
-        pairs = []
-        for item in spec.split(","):
-            if not item.strip():
-                continue
-            parts = item.split(":")
-            if len(parts) != 2:
-                raise ParameterError(
-                    f"{name} must be a list value:probability,... of non-negative integers "
-                    f"with probabilities summing to 1, got {spec!r}."
-                )
-            try:
-                pairs.append((int(parts[0].strip()), float(parts[1].strip())))
-            except ValueError:
-                raise ParameterError(
-                    f"{name} must be a list value:probability,... of non-negative integers "
-                    f"with probabilities summing to 1, got {spec!r}."
-                ) from None
+        pairs = _text_pairs(spec, name)
     elif isinstance(spec, Mapping):
         pairs = list(spec.items())
     elif isinstance(spec, Sequence | np.ndarray):
@@ -151,6 +135,36 @@ def parse_pmf(spec: Any, name: str) -> Pmf:
     support = sorted(v for v, p in merged.items() if p > 0)
     probs = np.array([merged[v] for v in support]) / total
     return Pmf(tuple(support), tuple(float(p) for p in probs))
+
+
+def _text_pairs(spec: str, name: str) -> list[tuple[int, float]]:
+    """``"v:p,v:p,..."`` as (value, probability) pairs, each number read by the one
+    number parser (:mod:`mfstein.numbers`: ``1/2``, ``2.0`` and ``1e1`` are read as
+    everywhere, other scripts' digits and empty items refused)."""
+    from mfstein.numbers import parse_real, read_integer
+
+    refusal = ParameterError(
+        f"{name} must be a list value:probability,... of non-negative integers "
+        f"with probabilities summing to 1 and no empty item, got {spec!r}."
+    )
+    pairs = []
+    for item in spec.split(","):
+        parts = item.split(":")
+        if len(parts) != 2:
+            raise refusal
+        value = read_integer(parts[0])
+        try:
+            prob = float(parse_real(name, parts[1]))
+        except (ParameterError, OverflowError):
+            raise refusal from None
+        if value is None:
+            raise refusal
+        if not 0 <= value <= MAX_VALUE:
+            raise ParameterError(
+                f"{name} values must be integers in [0, {MAX_VALUE}], got {parts[0].strip()!r}."
+            )
+        pairs.append((value, prob))
+    return pairs
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import sympy as sp
 
 from derive.model import LAM, MU, Model, N, Transition, state_symbols
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_bool, check_int
 
 CITATION = (
     "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field "
@@ -168,8 +168,7 @@ def supermarket(
     """
     b = check_int("b", b, 1)
     d = check_int("d", d, 1)
-    if not isinstance(replacement, bool):
-        raise ParameterError(f"replacement must be True or False, got {replacement!r}.")
+    replacement = check_bool("replacement", replacement)
     mu_expr = parse_rate("mu", mu, MU)
     name = "supermarket" if replacement else "supermarket-without-replacement"
     return queue_model(

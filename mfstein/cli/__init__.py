@@ -57,6 +57,26 @@ class _Parser(argparse.ArgumentParser):
         text = " ".join(message.split())
         self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help).\n")
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse as argparse does, and record in ``given_options`` (destination ->
+        option string) the options written on the command line, so that a path that
+        does not use one can refuse it (:mod:`mfstein.cli.option_scope`) even when
+        its value equals the default.  A subcommand's record reaches the top-level
+        namespace with the rest of its values."""
+        self._given: dict[str, str] = {}
+        ns, extras = super().parse_known_args(args, namespace)
+        record = dict(getattr(ns, "given_options", None) or {})
+        record.update(self._given)
+        ns.given_options = record
+        return ns, extras
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        if action.option_strings and hasattr(self, "_given"):
+            self._given.setdefault(action.dest, action.option_strings[0])
+        return super()._get_values(action, arg_strings)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every package's subcommands registered."""

@@ -19,7 +19,15 @@ def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
     enclosure ``[lo, hi]`` of ``c`` in Arb ball arithmetic
     (:func:`numeric.certified.enclosures.certify_solution`).
     """
-    p.add_argument("--dps", default="30", help="significant digits, integer >= 5 (default 30)")
+    from mfstein.cli.option_types import integer
+    from mfstein.limits import MAX_DPS, MIN_DPS
+
+    p.add_argument(
+        "--dps",
+        type=integer("dps", MIN_DPS, MAX_DPS),
+        default=30,
+        help=f"significant digits, integer >= {MIN_DPS} (default 30)",
+    )
     p.add_argument(
         "--M",
         default="identity",

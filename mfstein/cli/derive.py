@@ -69,8 +69,11 @@ def parse_show(text: str) -> list[str]:
     """Validate a ``--show`` list; unknown names raise ParameterError."""
     from mfstein.errors import ParameterError
 
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    names = [t.strip() for t in text.split(",")]
     bad = [n for n in names if n not in SHOW_NAMES]
+    if "" in names:  # an empty item (f,,J or a trailing comma), as in every list option
+        bad = []
+        names = []
     if not names or bad:
         raise ParameterError(
             f"--show must be a comma-separated list of {', '.join(SHOW_NAMES)}, "
@@ -80,19 +83,17 @@ def parse_show(text: str) -> list[str]:
 
 
 def _parse_mu(text: str) -> object:
+    """``--mu``: ``mu`` (symbolic) or a rate ``0 < mu <= MAX_LAM`` read by the one
+    number parser (:func:`mfstein.numbers.parse_real`), as an exact SymPy rational."""
     import sympy as sp
 
-    from mfstein.errors import ParameterError
+    from mfstein.limits import MAX_LAM
+    from mfstein.numbers import parse_real
 
-    if text == "mu":
+    if text.strip() == "mu":
         return "mu"
-    try:
-        value = sp.Rational(text)
-    except (TypeError, ValueError, SyntaxError):
-        value = None
-    if value is None or not value > 0:
-        raise ParameterError(f"--mu must be a positive number or 'mu', got {text!r}.")
-    return value
+    value = parse_real("--mu", text, 0, MAX_LAM, low_open=True)
+    return sp.Rational(value.numerator, value.denominator)
 
 
 @functools.cache

@@ -8,7 +8,11 @@ import sys
 from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
-from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
+from mfstein.cli.model_args import (
+    add_choice_options,
+    add_finite_n_model_arguments,
+    refuse_model_options,
+)
 from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
 from mfstein.limits import EXACT_MAX_STATES
@@ -61,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model is not None or args.mu is not None:
         args.model = args.model or "supermarket"
         return _run_model(args)
+    refuse_model_options(args)
     if args.b is None:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)

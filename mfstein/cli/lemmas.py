@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 
+from mfstein.cli.option_types import integer, real
 from mfstein.cli.supermarket_grid import add_supermarket_grid
+from mfstein.limits import MAX_DPS, MIN_DPS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,9 +27,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_supermarket_grid(p, N_unless="--list")
     p.add_argument(
-        "--xi", default="0.00001", help="the paper's small xi, 0 < xi < 1 (default 0.00001)"
+        "--xi",
+        type=real("xi", 0, 1, low_open=True, high_open=True),
+        default="0.00001",
+        help="the paper's small xi, 0 < xi < 1 (default 0.00001)",
     )
-    p.add_argument("--dps", default="30", help="working precision in decimal digits (default 30)")
+    p.add_argument(
+        "--dps",
+        type=integer("dps", MIN_DPS, MAX_DPS),
+        default=30,
+        help="working precision in decimal digits (default 30)",
+    )
     p.add_argument(
         "--only", help="comma-separated claim ids or families, e.g. lemma5,lemma9.f1,theorem1"
     )
@@ -54,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from numeric.lemmas.report import format_report
 
     if args.list:
+        from mfstein.cli.option_scope import refuse_unused
+
+        checking = ("N", "lam", "gamma", "alpha", "xi", "b", "d", "dps", "only", "certify")
+        refuse_unused(args, checking, "to check claims (without --list)")
         if args.json:
             write_json({"claims": [c.to_dict() for c in REGISTRY.values()]})
             return 0
@@ -64,9 +78,11 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--N is required: a comma-separated grid of sizes, e.g. 10,100.")
     ids = None
     if args.only is not None:
-        ids = [s.strip() for s in args.only.split(",") if s.strip()]
-        if not ids:
-            raise ParameterError("--only must name at least one claim id (see --list).")
+        ids = [s.strip() for s in args.only.split(",")]
+        if not ids or "" in ids:  # an empty item, as in every list option
+            raise ParameterError(
+                f"--only must name claim ids (see --list) with no empty item, got {args.only!r}."
+            )
     if getattr(args, "certify", False):
         from numeric.certified.claims import check_certified
 

@@ -60,8 +60,9 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """The model named by ``--model`` built with its options, and the parameter values."""
     from derive.models import load_model, split_values
 
-    options, params = split_values(args.model, parse_pairs(args.param))
-    check_size_options(options)
+    pairs = parse_pairs(args.param)
+    options, params = split_values(args.model, pairs)
+    check_size_options({k: pairs[k] for k in options})
     return load_model(args.model, **options), params
 
 
@@ -72,22 +73,20 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
 SIZE_OPTIONS = {"b": "NUMERIC_MAX_B", "d": "MAX_D", "L": "MAX_D"}
 
 
-def check_size_options(options: dict[str, Any]) -> None:
-    """Refuse a size-setting factory option (``b``, ``d``, ``L``) beyond its declared
-    limit in :mod:`mfstein.limits` before the model is built (one sentence,
-    :class:`ParameterError`).  ``b = inf`` (a truncated family) is left to the model."""
+def check_size_options(options: dict[str, str]) -> None:
+    """Refuse a size-setting factory option (``b``, ``d``, ``L``), given as the text
+    of ``--param``, that is not an integer within its declared limit in
+    :mod:`mfstein.limits`, before the model is built (the one integer parser,
+    :func:`mfstein.numbers.parse_integer`: ``b=3.0`` is 3, ``b=3.5`` is refused
+    quoting what was written).  ``b = inf`` (a truncated family) is left to the model."""
     import mfstein.limits as limits
+    from mfstein.numbers import parse_integer
 
     for name, limit_name in SIZE_OPTIONS.items():
-        value = options.get(name)
-        if value is None or value == "inf" or isinstance(value, bool):
+        text = options.get(name)
+        if text is None or str(text).strip().lower() == "inf":
             continue
-        limit = getattr(limits, limit_name)
-        if not isinstance(value, int) or not 1 <= value <= limit:
-            raise ParameterError(
-                f"--param {name} must be an integer from 1 to {limit:,} (the model's size), "
-                f"got {value!r}."
-            )
+        parse_integer(f"--param {name}", str(text), 1, getattr(limits, limit_name))
 
 
 def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -97,12 +96,29 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("any model (give --model; --N as above)")
     add_model_options(g)
     g.add_argument("--start", help="initial state in fractions, comma-separated")
-    g.add_argument("--truncation", help="unbounded state spaces: keep n_k <= N * TRUNCATION")
+    g.add_argument(
+        "--truncation",
+        type=real("truncation", 0, low_open=True),
+        help="unbounded state spaces: keep n_k <= N * TRUNCATION",
+    )
     g.add_argument(
         "--mu",
         type=real("mu", FLOAT_MIN_RATE, MAX_LAM),
         help="service rate of the supermarket model (default 1; with --model supermarket)",
     )
+
+
+#: The options of :func:`add_finite_n_model_arguments` that only a run with
+#: ``--model`` reads (``--mu`` selects that run by itself).
+MODEL_ONLY_OPTIONS = ("param", "start", "truncation")
+
+
+def refuse_model_options(args: argparse.Namespace) -> None:
+    """Refuse, in one sentence, the options of the ``--model`` run given to the
+    supermarket run of ``exact`` or ``simulate`` (which would ignore them)."""
+    from mfstein.cli.option_scope import refuse_unused
+
+    refuse_unused(args, MODEL_ONLY_OPTIONS, "with --model")
 
 
 def finite_n_task(args: argparse.Namespace) -> tuple[Any, dict[str, str], dict[str, Any]]:
@@ -136,9 +152,15 @@ def add_choice_options(p: argparse.ArgumentParser) -> None:
 
 def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     """One value per quantity: ``--lam``/``--gamma``, ``--b`` or an explicit ``--d``
-    next to ``--param`` of the same name is refused (one sentence), as is
-    ``--lam``/``--gamma`` for a model other than the supermarket (whose rates are
-    ``--param``), instead of silently using one of them."""
+    next to ``--param`` of the same name is refused (one sentence), as are
+    ``--lam``/``--gamma``/``--alpha``, ``--d`` and ``--without-replacement`` for a
+    model other than the supermarket (whose rates and options are ``--param``),
+    instead of silently using one of them or ignoring them."""
+    if args.model != "supermarket":
+        from mfstein.cli.option_scope import refuse_unused
+
+        hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
+        refuse_unused(args, ("d", "without_replacement", "alpha"), "by the supermarket model", hint)
     rate = next((f for f in ("lam", "gamma") if getattr(args, f, None) is not None), None)
     if rate is not None and args.model != "supermarket":
         raise ParameterError(
@@ -186,7 +208,7 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     from derive.models import load_model, split_values
 
     options, params = split_values(args.model, pairs)
-    check_size_options(options)
+    check_size_options({k: pairs[k] for k in options})
     if args.model == "supermarket":
         _check_supermarket_states(args.N, options)
     if args.model == "supermarket" and "mu" in pairs:

@@ -66,6 +66,11 @@ def model_table(args: argparse.Namespace) -> int:
         )
     if not args.observable:
         raise ParameterError("observable is required with --model (--observable NAME or EXPR).")
+    if not args.simulate_flag:
+        from mfstein.cli.option_scope import refuse_unused
+
+        simulation = ("sim_steps", "reps", "seed", "workers")
+        refuse_unused(args, simulation, "with --simulate (the model table simulates only then)")
     if not args.N:
         raise ParameterError("N must list at least one integer >= 1.")
     for n in args.N:

@@ -16,9 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 from mfstein.errors import ParameterError
-from mfstein.numbers import decimal_text, parse_integer, parse_integer_list, parse_real
+from mfstein.numbers import (
+    exact_text,
+    parse_integer,
+    parse_integer_list,
+    parse_integer_or_word,
+    parse_real,
+)
 
-__all__ = ["OptionValueError", "integer", "integer_list", "real"]
+__all__ = ["OptionValueError", "checked_text", "integer", "integer_list", "integer_or_word", "real"]
 
 
 class OptionValueError(Exception):
@@ -53,6 +59,28 @@ def integer_list(name: str, minimum: int, maximum: int | None = None) -> Callabl
     return _argparse_type(name, lambda t: parse_integer_list(name, t, minimum, maximum))
 
 
+def integer_or_word(
+    name: str, minimum: int, maximum: int | None, words: tuple[str, ...]
+) -> Callable[[str], int | str]:
+    """An argparse ``type``: one of ``words`` (``auto``, ``inf``) or an exact integer
+    ``minimum .. maximum`` (:func:`mfstein.numbers.parse_integer_or_word`)."""
+    return _argparse_type(name, lambda t: parse_integer_or_word(name, t, minimum, maximum, words))
+
+
+def checked_text(parse: Callable[[str], Any]) -> Callable[[str], str]:
+    """An argparse ``type`` that reads the text with ``parse`` (one of the types
+    above), so that a bad value is refused while the command line is parsed,
+    and keeps the text as written for a handler that reads it again (e.g. a
+    grid of ``N`` passed on as text)."""
+
+    def convert(text: str) -> str:
+        parse(text)
+        return text
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
 def real(
     name: str,
     low: Any = None,
@@ -67,7 +95,6 @@ def real(
 
     def parse(text: str) -> str:
         value = parse_real(name, text, low, high, low_open=low_open, high_open=high_open)
-        plain = "/" not in text and "_" not in text
-        return text.strip() if plain else decimal_text(value)
+        return exact_text(text, value)
 
     return _argparse_type(name, parse)

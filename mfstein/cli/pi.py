@@ -74,12 +74,15 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.errors import ParameterError
 
     if args.exact:
+        from mfstein.cli.option_scope import refuse_unused
         from numeric.pi.exact import solve_pi_exact
 
         if args.split_rule:
             raise ParameterError("split-rule is not available with --exact (default rule only).")
         if args.allow_unstable:
             raise ParameterError("allow-unstable is for simulation; --exact needs load < 1.")
+        simulation = ("slots", "reps", "seed", "workers", "batches", "checkpoint", "no_progress")
+        refuse_unused(args, simulation, "by the simulation (without --exact)")
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
         if args.json:
             from mfstein.streams import write_json

@@ -10,14 +10,18 @@ import sys
 from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
-from mfstein.cli.model_args import add_choice_options, add_finite_n_model_arguments
+from mfstein.cli.model_args import (
+    add_choice_options,
+    add_finite_n_model_arguments,
+    refuse_model_options,
+)
 from mfstein.cli.model_table import (
     MODEL_TABLE_STEPS,
     add_table_model_arguments,
     model_table,
     print_table,
 )
-from mfstein.cli.option_types import integer, integer_list
+from mfstein.cli.option_types import integer, integer_list, integer_or_word
 from mfstein.limits import (
     MAX_D,
     SIM_MAX_B,
@@ -186,7 +190,12 @@ def _register_table(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         help="comma-separated N values",
     )
-    t.add_argument("--b", default="auto", help="simulated buffer: an integer or auto (default)")
+    t.add_argument(
+        "--b",
+        type=integer_or_word("b", 1, SIM_MAX_B, ("auto",)),
+        default="auto",
+        help="simulated buffer: an integer or auto (default)",
+    )
     t.add_argument(
         "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
     )
@@ -222,6 +231,7 @@ def _simulate(args) -> int:
     if args.model is not None or args.mu is not None:
         args.model = args.model or "supermarket"
         return _run_model(args)
+    refuse_model_options(args)
     if args.b is None:
         from mfstein.errors import ParameterError
 
@@ -291,6 +301,9 @@ def _table(args) -> int:
         raise ParameterError(
             "--param needs --model (the supermarket table takes --gamma and --alpha)."
         )
+    from mfstein.cli.option_scope import refuse_unused
+
+    refuse_unused(args, ("simulate_flag",), "with --model (the supermarket table always simulates)")
     if args.gamma is None or args.alpha is None:
         raise ParameterError(
             "gamma and alpha are required without --model (--gamma G --alpha A, lam = 1 - G/N^A)."
@@ -301,12 +314,7 @@ def _table(args) -> int:
         raise ParameterError("N must list at least one integer >= 1.")
     for n in args.N:
         check_int("N", n, 1)
-    b: int | str = "auto" if str(args.b).strip().lower() == "auto" else None  # type: ignore[assignment]
-    if b is None:
-        try:
-            b = check_int("b", args.b, 1)
-        except ParameterError:
-            raise ParameterError(f"b must be an integer >= 1 or auto, got {args.b!r}.") from None
+    b: int | str = args.b  # "auto" or an integer 1..SIM_MAX_B, read while parsing
     if args.plot:
         table.check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     rows = table.build(

@@ -28,21 +28,32 @@ def add_supermarket_grid(
     (``--N`` is then optional for the parser and checked by the command), else
     ``--N`` is required.
     """
+    from mfstein.cli.option_types import checked_text, integer, integer_list, integer_or_word
+    from mfstein.limits import MAX_D, MAX_GRID_EXPONENT, NUMERIC_MAX_B
+
     add_arrival_rate(p)
     N_help = "comma-separated system sizes, integers >= 1, e.g. 10,100,1e3"
     p.add_argument(
         "--N",
+        type=checked_text(integer_list("N", 1, 10**MAX_GRID_EXPONENT)),
         required=N_unless is None,
         help=N_help if N_unless is None else f"{N_help} (required unless {N_unless})",
     )
+    words = ("auto", "inf") if b_inf else ("auto",)
     b_help = (
         "buffer: integer >= 1, 'auto' (default) or 'inf'"
         if b_inf
         else ("buffer: integer >= 1 or 'auto' (default)")
     )
-    p.add_argument("--b", default="auto", help=b_help)
+    p.add_argument(
+        "--b",
+        type=checked_text(integer_or_word("b", 1, NUMERIC_MAX_B, words)),
+        default="auto",
+        help=b_help,
+    )
     p.add_argument(
         "--d",
-        default="2",
+        type=integer("d", 1, MAX_D),
+        default=2,
         help="servers sampled per arrival, integer >= 1 (default 2, as in the core paper)",
     )

@@ -1,9 +1,11 @@
 """``mfstein tail``: exponential tails of JSQ, M/M/n and the SSQ (registered by ``mfstein.cli``).
 
 Exact laws come from :mod:`numeric.tails`, simulation from :mod:`sim.tails`.
-Everything heavy (NumPy, SciPy, numba) is imported inside the handler; options
-are parsed as text and validated there, so bad input gives one sentence on
-standard error and exit status 2 through the dispatcher.
+Everything heavy (NumPy, SciPy, numba) is imported inside the handler; every
+numeric option is read by its typed parser while the command line is parsed
+(:mod:`mfstein.cli.option_types`), and the simulation's options without
+``--simulate`` are refused (:mod:`mfstein.cli.option_scope`), so bad input gives
+one sentence on standard error and exit status 2 through the dispatcher.
 """
 
 from __future__ import annotations
@@ -11,8 +13,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mfstein.cli.option_scope import refuse_unused
+from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
+from mfstein.limits import (
+    SIM_MAX_N,
+    SIM_MAX_REPS,
+    SIM_MAX_SEED,
+    SIM_MAX_STEPS,
+    SIM_MAX_WORKERS,
+)
 from mfstein.streams import write_json
+
+#: ``--events`` and ``--reps`` when not given (with ``--simulate``).
+EVENTS = 10**6
+REPS = 8
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,9 +46,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--model", default="jsq", help="jsq (default), mmn or ssq")
-    p.add_argument("--n", required=True, help="number of servers, integer >= 1")
-    p.add_argument("--eps", help="heavy-traffic parameter eps = 1 - rho in (0, 1)")
-    p.add_argument("--alpha", help="many-server heavy traffic: eps = n^-alpha (instead of --eps)")
+    n_type = integer("n", 1, SIM_MAX_N)
+    p.add_argument("--n", type=n_type, required=True, help="number of servers, integer >= 1")
+    p.add_argument(
+        "--eps",
+        type=real("eps", 0, 1, low_open=True, high_open=True),
+        help="heavy-traffic parameter eps = 1 - rho in (0, 1)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=real("alpha", 0, low_open=True),
+        help="many-server heavy traffic: eps = n^-alpha (instead of --eps)",
+    )
     p.add_argument("--x", default="1", help="comma-separated x >= 0 for P(eps qbar > x)")
     p.add_argument(
         "--theta", default="", help="comma-separated theta >= 0 for E exp(theta ||q_perp||) (jsq)"
@@ -41,11 +65,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--arrival-pmf", help="ssq: P(a=0),P(a=1),... (with --service-pmf)")
     p.add_argument("--service-pmf", help="ssq: P(s=0),P(s=1),... (eps is then 1 - E a/E s)")
     p.add_argument("--simulate", action="store_true", help="simulate JSQ instead of solving")
-    p.add_argument("--events", default="1000000", help="simulated events per replication")
-    p.add_argument("--reps", default="8", help="replications, >= 2 (default 8)")
-    p.add_argument("--seed", default="0", help="seed (default 0)")
-    p.add_argument("--workers", default="1", help="local worker processes (default 1)")
-    p.add_argument("--checkpoint", help="JSON checkpoint of completed replications")
+    sim = p.add_argument_group("simulation (with --simulate only)")
+    sim.add_argument(
+        "--events",
+        type=integer("events", 1, SIM_MAX_STEPS),
+        help=f"simulated events per replication (default {EVENTS:.0e})",
+    )
+    sim.add_argument(
+        "--reps",
+        type=integer("reps", 2, SIM_MAX_REPS),
+        help=f"replications, >= 2 (default {REPS})",
+    )
+    sim.add_argument("--seed", type=integer("seed", 0, SIM_MAX_SEED), help="seed (default 0)")
+    sim.add_argument(
+        "--workers",
+        type=integer("workers", 1, SIM_MAX_WORKERS),
+        help="local worker processes (default 1)",
+    )
+    sim.add_argument("--checkpoint", help="JSON checkpoint of completed replications")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run_tail)
@@ -54,7 +91,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _float_list(text: str) -> list[float]:
     from numeric.tails.params import parse_float
 
-    return [parse_float("pmf entry", t) for t in text.split(",") if t.strip()]
+    items = text.split(",")
+    if not all(t.strip() for t in items):
+        raise ParameterError(f"a pmf must list numbers with no empty item, got {text!r}.")
+    return [parse_float("pmf entry", t) for t in items]
 
 
 #: Largest x of P(eps qbar > x): the laws are evaluated at the integer x / eps
@@ -69,7 +109,7 @@ def run_tail(args: argparse.Namespace) -> int:
     model = str(args.model).strip().lower()
     if model not in ("jsq", "mmn", "ssq"):
         raise ParameterError(f"model must be one of jsq, mmn, ssq, got {args.model!r}.")
-    n = check_n(str(args.n).strip())
+    n = check_n(args.n)
     pmfs = args.arrival_pmf is not None or args.service_pmf is not None
     if args.eps is not None and args.alpha is not None:
         raise ParameterError("eps and alpha are exclusive: give eps in (0, 1) or alpha > 0.")
@@ -93,11 +133,11 @@ def run_tail(args: argparse.Namespace) -> int:
     if max(xs) > MAX_X:
         raise ParameterError(f"x must be a number from 0 to {MAX_X:g}, got {max(xs)!r}.")
     thetas = check_nonnegative_list("theta", args.theta)
-    if args.simulate:
+    if not args.simulate:
+        refuse_unused(args, ("events", "reps", "seed", "workers", "checkpoint"), "with --simulate")
+    else:
         if model != "jsq":
             raise ParameterError(f"simulate is available for model jsq only, got {model}.")
-        from mfstein.errors import check_int
-        from mfstein.limits import SIM_MAX_REPS, SIM_MAX_SEED, SIM_MAX_STEPS, SIM_MAX_WORKERS
         from sim.tails import simulate_jsq_tails
 
         r = simulate_jsq_tails(
@@ -105,10 +145,10 @@ def run_tail(args: argparse.Namespace) -> int:
             eps,
             xs,
             thetas=thetas,
-            events=check_int("events", args.events, 1, SIM_MAX_STEPS),
-            reps=check_int("reps", args.reps, 2, SIM_MAX_REPS),
-            seed=check_int("seed", args.seed, 0, SIM_MAX_SEED),
-            workers=check_int("workers", args.workers, 1, SIM_MAX_WORKERS),
+            events=EVENTS if args.events is None else args.events,
+            reps=REPS if args.reps is None else args.reps,
+            seed=args.seed or 0,
+            workers=args.workers or 1,
             checkpoint=args.checkpoint,
             progress=not args.no_progress and not args.json and sys.stderr.isatty(),
         )

@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from mfstein.cli.model_args import add_model_arguments
+from mfstein.cli.option_scope import refuse_unused
+from mfstein.cli.option_types import integer
 from mfstein.errors import ParameterError
+from mfstein.limits import MAX_GRID_EXPONENT, MIN_DPS, TRANSIENT_MAX_DPS
 
 #: File types ``--plot`` writes (matplotlib's Agg back end).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg")
@@ -58,19 +61,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="START:STOP:COUNT",
         help="COUNT equally spaced times from START to STOP, e.g. 0:10:101",
     )
-    p.add_argument("--order", default="1", help="0, 1 (default) or 2")
+    p.add_argument("--order", type=integer("order", 0, 2), default=1, help="0, 1 (default) or 2")
     p.add_argument(
         "--dps",
+        type=integer("dps", MIN_DPS, TRANSIENT_MAX_DPS),
         default=None,
-        help="significant digits (integer >= 5): mpmath route, small models",
+        help=f"significant digits (integer {MIN_DPS}..{TRANSIENT_MAX_DPS}): mpmath route, "
+        "small models",
     )
     p.add_argument(
         "--method",
-        default="auto",
-        help="float64 solve_ivp method: auto (default), LSODA, BDF, Radau, RK45, DOP853",
+        default=None,
+        help="float64 solve_ivp method (without --dps): auto (default), LSODA, BDF, Radau, "
+        "RK45, DOP853",
     )
     p.add_argument("--plot", default=None, metavar="FILE.png", help="plot x(t) and x + V/N")
-    p.add_argument("--N", default=None, help="number of objects N for --plot (integer >= 1)")
+    p.add_argument(
+        "--N",
+        type=integer("N", 1, 10**MAX_GRID_EXPONENT),
+        default=None,
+        help="number of objects N for --plot (integer >= 1)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -131,33 +142,25 @@ def check_plot_path(text: str) -> Path:
     return Path(text)
 
 
-def _check_N(text: str | None) -> int:
-    from mfstein.errors import check_int
-
-    if text is None:
-        raise ParameterError("--plot needs --N, the number of objects (an integer >= 1).")
-    return check_int("--N", text, 1)
-
-
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein transient``."""
     a, b, n = parse_grid(args.t)
-    order_text = str(args.order).strip()
-    if order_text not in ("0", "1", "2"):
-        raise ParameterError(f"--order must be 0, 1 or 2, got {args.order!r}.")
-    order = int(order_text)
+    order = args.order  # 0, 1 or 2, read while the command line was parsed
+    if args.plot is None:
+        refuse_unused(args, ("N",), "with --plot")
+    elif args.N is None:
+        raise ParameterError("--plot needs --N, the number of objects (an integer >= 1).")
+    if args.dps is not None:
+        refuse_unused(args, ("method",), "by the float64 route (without --dps)")
     plot = check_plot_path(args.plot) if args.plot is not None else None
-    N = _check_N(args.N) if plot is not None else None
-    if args.N is not None and plot is None:
-        _check_N(args.N)
+    N = args.N
 
     import numpy as np
 
     from mfstein.cli.model_args import model_from_args
     from numeric.expansion.transient import transient
-    from numeric.precision import check_dps
 
-    dps = check_dps(args.dps) if args.dps is not None else None
+    dps = args.dps
     model, params = model_from_args(args)
     times = np.linspace(a, b, n)
     import sys
@@ -169,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         order=order,
         dps=dps,
-        method=str(args.method),
+        method=args.method or "auto",
         progress=not args.json and sys.stderr.isatty(),
     )
     if plot is not None:

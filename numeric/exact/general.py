@@ -46,7 +46,7 @@ from mfstein import signals
 from mfstein.arguments import check_keywords, check_params, check_start
 from mfstein.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
-from numeric.exact.memory import bytes_per_state, memory_limit_bytes
+from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.prepared import Placement, prepare
@@ -441,6 +441,7 @@ def solve(
     t0 = time.perf_counter()
     check_params(params)
     check_start(start)
+    N = check_exact_N(N)
     if route not in ROUTES:
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if method not in METHODS:

@@ -11,8 +11,18 @@ above the limit (:func:`memory_limit_bytes`: the caller's, else
 
 from __future__ import annotations
 
-from mfstein.errors import ParameterError
+from typing import Any
+
+from mfstein.errors import ParameterError, check_int
 from mfstein.limits import EXACT_MAX_STATES, human_bytes, memory_cap
+
+
+def check_exact_N(N: Any) -> int:
+    """``N`` of an exact solve: an integer from 1 to :data:`mfstein.limits.EXACT_MAX_STATES`,
+    the bound of ``mfstein exact --N`` (one rule for the command and the Python
+    entries), so that an ``N`` such as ``10**30`` is refused in one sentence
+    before it reaches the lattice's int64 arrays."""
+    return check_int("N", N, 1, EXACT_MAX_STATES)
 
 
 def bytes_per_state(b: int, n_transitions: int) -> int:

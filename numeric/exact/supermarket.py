@@ -54,7 +54,7 @@ from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
-from numeric.exact.memory import check_size
+from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states, rates_batch
@@ -169,22 +169,19 @@ def _on_monotone_space(
     )
 
 
-def _lam_string(lam) -> str:
+def _lam_string(lam: Any) -> str:
+    """``lam`` as the decimal text the mean-field reference reads, after the one
+    number parser (:func:`mfstein.numbers.parse_real`) checked it: ``"9/10"``,
+    NumPy scalars and ``mpf`` values are read as everywhere else."""
     import mpmath
 
-    if isinstance(lam, str):
-        text = lam.strip()
-    elif isinstance(lam, mpmath.mpf):
-        text = mpmath.nstr(lam, 30)
-    else:
-        text = repr(lam) if isinstance(lam, float) else str(lam)
-    try:
-        value = float(mpmath.mpf(text))
-    except (ValueError, TypeError):
-        raise ParameterError(f"lam must be a positive number, got {lam!r}.") from None
-    if not 0.0 < value < float("inf"):
-        raise ParameterError(f"lam must be a positive number, got {lam!r}.")
-    return text
+    from mfstein.limits import MAX_LAM
+    from mfstein.numbers import exact_text, parse_real
+
+    if isinstance(lam, mpmath.mpf):
+        lam = mpmath.nstr(lam, 30)
+    exact = parse_real("lam", lam, 0, MAX_LAM, low_open=True)
+    return exact_text(lam, exact)
 
 
 def _outside_level() -> int:
@@ -359,7 +356,7 @@ def solve_exact(
 
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    N, b = check_int("N", N, 1), check_int("b", b, 1)
+    N, b = check_exact_N(N), check_int("b", b, 1)
     d = check_int("d", d, 1, MAX_D)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")

@@ -21,7 +21,7 @@ from typing import Any
 import mpmath
 
 from mfstein.arguments import check_keywords, check_start
-from mfstein.errors import ParameterError
+from mfstein.errors import ParameterError, check_bool
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
 from numeric.precision import check_dps
@@ -235,6 +235,8 @@ def bound(
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
+    replacement = check_bool("replacement", replacement)
+    truncate = check_bool("truncate", truncate)
     b = check_b(b, allow=("auto", "inf"))
     if b == "auto":
         b = auto_buffer(lam, d, dps=dps, M=M)

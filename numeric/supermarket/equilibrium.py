@@ -45,20 +45,13 @@ INF_MAX_LEVELS = 2000
 
 
 def check_b(b: Any, *, allow: tuple[str, ...] = ("inf",)) -> int | str:
-    """Validate the buffer size: an integer ``>= 1`` or one of the words in ``allow``."""
-    if isinstance(b, str) and b.strip().lower() in allow:
-        return b.strip().lower()
-    if isinstance(b, float) and math.isinf(b) and "inf" in allow:
-        return "inf"
+    """Validate the buffer size: an integer ``>= 1`` or one of the words in ``allow``
+    (the one rule, :func:`mfstein.numbers.parse_integer_or_word`, which the
+    command line's ``--b`` also reads)."""
     from mfstein.limits import NUMERIC_MAX_B
+    from mfstein.numbers import parse_integer_or_word
 
-    words = "".join(f" or '{w}'" for w in allow)
-    try:
-        return check_int("b", b, 1, NUMERIC_MAX_B)
-    except ParameterError:
-        raise ParameterError(
-            f"b must be an integer from 1 to {NUMERIC_MAX_B}{words}, got {b!r}."
-        ) from None
+    return parse_integer_or_word("b", b, 1, NUMERIC_MAX_B, tuple(allow))
 
 
 def guard_digits(b: int, d: int, rho: mpf) -> int:

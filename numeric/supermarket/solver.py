@@ -89,7 +89,7 @@ import mpmath
 from mpmath import mpf
 
 from derive.models.supermarket import levels_above, occupancy_exponent
-from mfstein.errors import ParameterError, check_int
+from mfstein.errors import ParameterError, check_bool, check_int
 from mfstein.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
 from numeric.meanfield.params import parse_params
@@ -416,6 +416,8 @@ def solve(
         A :class:`numeric.MeanFieldSolution` for the requested ``b``, plus
         ``truncated_at`` and ``note``.
     """
+    replacement = check_bool("replacement", replacement)
+    truncate = check_bool("truncate", truncate)
     lam_, d, dps, mu_, N = _validate(lam, d, dps, mu, N, replacement)
     b = _check_buffer(b, lam_, mu_, d, dps, N)
     member = supermarket_member(b, d, lam_, mu_, N)
@@ -652,6 +654,7 @@ def bound(
     ``truncate`` as in :func:`solve`.
     """
     b = check_b(b, allow=("auto", "inf"))
+    truncate = check_bool("truncate", truncate)
     if b == "auto":
         b = auto_buffer(lam, d, dps=dps, M=M)
     return solve(lam, b, d, dps=dps, M=M, truncate=truncate)

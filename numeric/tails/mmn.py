@@ -58,6 +58,10 @@ def mmn_law(n: int, eps: float) -> TotalQueueLaw:
     """
     from scipy import stats
 
+    from mfstein.limits import check_memory
+
+    # the head p_0..p_n and SciPy's temporaries: about eight float64 arrays of n + 1
+    check_memory(f"the M/M/n law of n = {n:,} servers", 64 * (n + 1))
     rho = 1.0 - eps
     a = n * rho
     C = erlang_c(n, a)

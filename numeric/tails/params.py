@@ -5,7 +5,6 @@ Standard library and NumPy only, so the command-line layer can validate cheaply.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,16 +14,20 @@ __all__ = ["check_eps", "check_n", "check_nonnegative_list", "eps_from_alpha", "
 
 
 def parse_float(name: str, value: Any) -> float:
-    """``value`` as a finite float, or :class:`ParameterError` naming ``name``."""
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a real number, got {value!r}.")
+    """``value`` as a finite float, or :class:`ParameterError` naming ``name``.
+
+    Read by the one number parser (:func:`mfstein.numbers.parse_real`: ``"9/10"``,
+    NumPy scalars, ASCII text only), then rounded once to the nearest double.
+    """
+    from mfstein.numbers import parse_real
+
+    exact = parse_real(name, value)
     try:
-        out = float(value.strip()) if isinstance(value, str) else float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a real number, got {value!r}.") from None
-    if not math.isfinite(out):
-        raise ParameterError(f"{name} must be a finite real number, got {value!r}.")
-    return out
+        return float(exact)
+    except OverflowError:
+        raise ParameterError(
+            f"{name} must be a real number of magnitude below 1e308, got {value!r}."
+        ) from None
 
 
 def check_eps(eps: Any) -> float:
@@ -32,12 +35,19 @@ def check_eps(eps: Any) -> float:
     e = parse_float("eps", eps)
     if not 0.0 < e < 1.0:
         raise ParameterError(f"eps must lie in the open interval (0, 1), got {eps!r}.")
+    if 1.0 - e == 1.0:  # the laws are float64: rho = 1 - eps would be 1
+        raise ParameterError(
+            f"eps must be >= 1.2e-16 (1 - eps must differ from 1 in float64), got {eps!r}."
+        )
     return e
 
 
 def check_n(n: Any, maximum: int | None = None) -> int:
-    """Number of servers, an integer ``>= 1`` (and ``<= maximum``)."""
-    return check_int("n", n, 1, maximum)
+    """Number of servers, an integer ``>= 1`` and ``<= maximum`` (default
+    :data:`mfstein.limits.SIM_MAX_N`, the servers any route can index)."""
+    from mfstein.limits import SIM_MAX_N
+
+    return check_int("n", n, 1, SIM_MAX_N if maximum is None else maximum)
 
 
 def eps_from_alpha(n: int, alpha: Any) -> float:
@@ -53,7 +63,12 @@ def eps_from_alpha(n: int, alpha: Any) -> float:
 def check_nonnegative_list(name: str, values: Iterable[Any] | str) -> list[float]:
     """Comma-separated text or an iterable of reals, each ``>= 0``."""
     if isinstance(values, str):
-        items: list[Any] = [t for t in values.split(",") if t.strip()]
+        items: list[Any] = values.split(",") if values.strip() else []
+        if any(not t.strip() for t in items):
+            raise ParameterError(
+                f"{name} must be a comma-separated list of numbers >= 0 with no empty item, "
+                f"got {values!r}."
+            )
     else:
         items = list(values)
     out = [parse_float(name, v) for v in items]

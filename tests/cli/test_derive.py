@@ -107,7 +107,7 @@ def test_text_and_latex_formats(capsys, fmt) -> None:
         (["--b", "2", "--d", "0"], "--d must be an integer >= 1"),
         (["--b", "2", "--d", "1.5"], "--d must be an integer >= 1"),
         (["--b", "2", "--show", "f,nope"], "--show must be a comma-separated list"),
-        (["--b", "2", "--mu", "-1"], "--mu must be a positive number"),
+        (["--b", "2", "--mu", "-1"], "--mu must be a real number > 0"),
         (["--b", "3", "--show", "closed-form"], "closed-form needs --b 1 or 2"),
         (["--b", "2", "--d", "3", "--show", "closed-form"], "closed-form needs --b 1 or 2"),
     ],

@@ -63,3 +63,71 @@ def test_arrival_rate_takes_exactly_one_form() -> None:
         arrival_rate("0.9", None, "0.05", 10)
     with pytest.raises(ParameterError, match="both --gamma and --alpha"):
         arrival_rate(None, "0.1", None, 10)
+
+
+# --- issue 36: one parser for every parameter (NumPy scalars, fractions, unicode) ---
+
+
+def test_numpy_scalars_are_numbers_at_their_exact_value() -> None:
+    """``np.float32(0.9)`` is its binary value 7549747/2**23 on every route (not the
+    decimal 0.9), ``np.int64(3)`` the integer 3; both as the plain Python values."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    import numeric
+    from derive.models import load_model
+
+    model = load_model("supermarket", b=3)
+    f32 = numeric.solve(model, {"lam": np.float32(0.9)}, dps=20)
+    exact = numeric.solve(model, {"lam": Fraction(7549747, 2**23)}, dps=20)
+    decimal = numeric.solve(model, {"lam": "0.9"}, dps=20)
+    assert Fraction(np.float32(0.9).item()) == Fraction(7549747, 2**23)
+    assert f32.constant == exact.constant != decimal.constant
+    by_name = numeric.solve("supermarket", {"lam": "0.9", "b": np.int64(3)}, dps=20)
+    assert by_name.constant == decimal.constant
+
+
+def test_numpy_scalars_in_to_mpf_and_the_exact_chain() -> None:
+    import numpy as np
+
+    import mfstein
+    from numeric.precision import to_mpf
+
+    with mpmath.workdps(30):
+        assert to_mpf("lam", np.float32(0.9)) == mpmath.mpf(7549747) / 2**23
+        assert to_mpf("lam", np.int64(3)) == 3
+        assert to_mpf("lam", "9/10") == mpmath.mpf("0.9")
+    frac = mfstein.exact("supermarket", {"lam": "9/10", "b": 2}, N=3)
+    dec = mfstein.exact("supermarket", {"lam": "0.9", "b": np.int64(2)}, N=3)
+    assert frac.n_mse == dec.n_mse and frac.lam == dec.lam == "0.9"
+
+
+@pytest.mark.parametrize("value", ["٠.9", "０.9", "0.9x", True, float("nan"), "1e2000"])
+def test_a_bad_parameter_value_is_one_sentence(value: object) -> None:
+    import numpy as np
+
+    from numeric.precision import to_mpf
+
+    for v in (value, np.bool_(True)) if value is True else (value,):
+        with pytest.raises(ParameterError) as exc:
+            to_mpf("lam", v)
+        msg = str(exc.value)
+        assert msg.startswith("lam must be") and msg.endswith(".") and "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    ("keywords", "word"),
+    [({"replacement": "no"}, "replacement"), ({"truncate": "x"}, "truncate")],
+)
+def test_a_flag_must_be_a_bool(keywords: dict, word: str) -> None:
+    with pytest.raises(ParameterError, match=f"^{word} must be True or False, got "):
+        bound("0.9", 3, **keywords)
+
+
+def test_a_huge_N_of_the_exact_chain_is_one_sentence() -> None:
+    import mfstein
+
+    params = {"beta": 2, "gamma": 1, "rho": 1, "a": "0.1"}
+    with pytest.raises(ParameterError, match=r"^N must be an integer >= 1 and <= "):
+        mfstein.exact("sir", params, N=10**30)
