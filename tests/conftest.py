@@ -18,6 +18,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def _hear_ctrl_c() -> None:
+    """Let the commands the tests start hear SIGINT.
+
+    A shell starts a background job (``pytest ... &``, ``nohup``) with SIGINT
+    ignored, and an ignored signal stays ignored across ``exec``: every ``mfstein``
+    a test started would then ignore the Ctrl-C the test sends (and rightly so: a
+    command started with SIGINT ignored keeps it ignored).  The suite's own
+    processes restore Python's handler, so their children start with the default.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Generated kernels and numba's compiled caches go to pytest's cache directory,
     not the user's cache directory.
@@ -31,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import os
     import tempfile
 
+    _hear_ctrl_c()
     cache = getattr(config, "cache", None)
     if cache is not None:
         path = cache.mkdir("mfstein-kernels")
