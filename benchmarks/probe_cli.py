@@ -1961,6 +1961,8 @@ def main() -> int:
     p.add_argument("--show-all", action="store_true", help="print every probe's outcome")
     p.add_argument("--tree", help="source tree to probe instead of the installed one")
     a = p.parse_args()
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # started as a background job:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # probes must hear Ctrl-C
     if a.tree:
         TREE.append(str(Path(a.tree).resolve()))
 
