@@ -1632,8 +1632,10 @@ def issue36_processes_probes() -> list[Probe]:
 
     first_run = ["exact", "--N", "150", "--lam", "0.9", "--b", "3"]
     for seconds in (6.0, 10.0, 15.0):  # start-up is 2-5 s, the first compilation 10-30 s
+        # on a quiet machine the whole run may end before the press: then status 0 with
+        # its answer; never a traceback, a crash or a second line
         out.append(
-            P("issue36 compile ctrl-c", first_run, (STOPPED,), empty_cache, interrupt=seconds)
+            P("issue36 compile ctrl-c", first_run, (STOPPED, OK), empty_cache, interrupt=seconds)
         )
 
     def damaged(run: int, suffix: str, how: str) -> Callable[[Path], dict[str, str]]:

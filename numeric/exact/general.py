@@ -538,18 +538,22 @@ def _w64(mf: Any) -> np.ndarray:
 def _centre(placement: Placement) -> tuple[Any, str | None]:
     """The mean field the statistics are centred at (:meth:`Placement.mean_field`), or
     ``None`` with a note when its fixed point is unstable, or lies on a kink of a
-    piecewise rate (no expansion there): a finite chain has a stationary law even
-    then (a limit cycle; the chain needs only the rates), reported without the
-    statistics centred at ``s*``."""
+    piecewise rate (no expansion there), or when the expansion fails its own check
+    (e.g. rates of size 1e-300, beyond float64's refinement): a finite chain has a
+    stationary law even then (a limit cycle; the chain needs only the rates),
+    reported without the statistics centred at ``s*``."""
     try:
         return placement.mean_field()
     except ParameterError as exc:
         if not any(w in str(exc) for w in ("is not stable", "not hyperbolic", "on the kink")):
             raise
-        return None, (
-            f"{exc} The exact stationary law is reported; s*, V, W, c and the statistics "
-            "centred at s* (n_bias, n_mse) are NaN."
-        )
+        reason = str(exc)
+    except NumericalError as exc:  # the expansion failed its own check; the law needs none
+        reason = f"the mean-field expansion could not be computed: {exc}"
+    return None, (
+        f"{reason} The exact stationary law is reported; s*, V, W, c and the statistics "
+        "centred at s* (n_bias, n_mse) are NaN."
+    )
 
 
 def _mean_field_fields(mf: Any, b: int) -> dict[str, Any]:
