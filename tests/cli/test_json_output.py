@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 from mfstein.cli import main
 from mfstein.cli.derive import SHOW_NAMES
@@ -121,7 +122,7 @@ def test_the_writer_maps_every_non_finite_float_to_null_with_a_note() -> None:
 
 def _run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [EXE, *argv], cwd=ROOT, stderr=subprocess.PIPE, text=True, timeout=120, **kwargs
+        [EXE, *argv], cwd=ROOT, stderr=subprocess.PIPE, text=True, timeout=deadline(120), **kwargs
     )
 
 
