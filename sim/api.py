@@ -189,7 +189,7 @@ def simulate(
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
     if prepared:
-        sim.observables = prepared
+        sim.observe(prepared)
     return sim._run(opts)
 
 

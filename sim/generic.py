@@ -76,6 +76,9 @@ class GenericSpec:
     thin_bits, hist_len:
         Thinning exponent of the second moments; values per coordinate kept for
         the marginal pmfs (``0``: none).
+    n_obs:
+        Number of observables the event loops of ``update`` integrate
+        (:meth:`GenericSimulator.observe`).
     """
 
     model: str
@@ -93,6 +96,7 @@ class GenericSpec:
     truncated: bool
     thin_bits: int
     hist_len: int
+    n_obs: int = 0
 
 
 _MODULES: dict[str, Any] = {}
@@ -137,7 +141,8 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
     ``sums``: ``scalars`` (:mod:`sim.generic_kernels` layout), ``mean``
     (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
-    ``hist`` (time at each value of each coordinate) and ``seconds`` (CPU time).
+    ``hist`` (time at each value of each coordinate), ``obs`` (``int g_j(S) dt``
+    of each observable) and ``seconds`` (CPU time).
     """
     from sim.generic_kernels import EVENTS, N_SCALARS, load_chain, run_chain
 
@@ -149,13 +154,14 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     corr = np.zeros(b)
     cov = np.zeros((b, b))
     hist = np.zeros((b, spec.hist_len))
+    obs = np.zeros(spec.n_obs)
     t0 = time.process_time()
     p = np.asarray(spec.params, dtype=np.float64)
     try:
         scalars = run_chain(
             chain,
             p,
-        new["n"],
+            new["n"],
             spec.N,
             jk,
             jv,
@@ -171,6 +177,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
             corr,
             cov,
             hist,
+            obs,
         )
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
         scalars = np.zeros(N_SCALARS)
@@ -179,7 +186,14 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     refused = np.full(b, -1.0)
     if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
         refused = new["n"].astype(float)
-    sums = {"scalars": scalars, "mean": mean, "cov": cov, "hist": hist, "seconds": seconds}
+    sums = {
+        "scalars": scalars,
+        "mean": mean,
+        "cov": cov,
+        "hist": hist,
+        "obs": obs,
+        "seconds": seconds,
+    }
     return new, {**sums, "refused": refused}
 
 
@@ -212,7 +226,7 @@ class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
     name = "generic"
-    #: Observables to estimate (:func:`sim.observables.prepare`), set by sim.simulate.
+    #: Observables to estimate (:func:`sim.observables.prepare`), set by :meth:`observe`.
     observables: tuple = ()
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
@@ -259,6 +273,19 @@ class GenericSimulator(Simulator):
             hist_len=hist_len,
         )
         _MODULES[self.spec.kernel] = kern.module
+
+    def observe(self, observables: Sequence[Any]) -> None:
+        """Estimate ``E[g(S_N)]`` of each of ``observables`` (:func:`sim.observables.prepare`)
+        too: the event loops are those of the chain module compiled with them
+        (:func:`sim.generic_kernels.chain_module`), which evaluate every ``g`` at
+        every state visited, so any expression is estimated at any N."""
+        import dataclasses
+
+        from sim.generic_kernels import chain_module
+
+        self.observables = tuple(observables)
+        update, _ = chain_module(self.model, [o.expr for o in self.observables])
+        self.spec = dataclasses.replace(self.spec, update=update, n_obs=len(self.observables))
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run the replications (:func:`sim.runner.run`) and pool their batches."""
@@ -355,7 +382,7 @@ class GenericSimulator(Simulator):
         if self.observables:
             from sim.observables import estimate
 
-            observed = estimate(self.observables, batches, T, sc[:, THIN_TIME], N)
+            observed = estimate(self.observables, batches, T)
         return SimulationResult(
             model=spec.model,
             simulator=self.name,

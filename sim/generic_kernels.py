@@ -69,6 +69,10 @@ Statistics, each updated in O(number of coordinates the jump moves):
 * the time spent at each value of each coordinate (marginal pmfs), also by parts:
   ``hist[k, n_k] += tau - last_k`` when ``n_k`` moves;
 * ``sum_{t : sum(l_t) > 0} beta_t`` (accepted arrival intensity, for blocking);
+* with observables ``g_j`` (any expressions in the state and the parameters,
+  compiled into the module as ``observe_into`` like the intensities), their
+  time integrals ``sum w g_j(n / N)``, evaluated at every event (a module
+  without observables does no work for them);
 * second moments ``n_j n_k`` on a Bernoulli(``2^-thin``) thinning of the events
   whose keep bit is the low ``thin`` bits of the same word (independent of the
   top 53 bits that choose the event; Horvitz--Thompson, as in
@@ -94,6 +98,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -111,7 +116,7 @@ REFRESH = 64
 #: Models with at most this many transitions get the unrolled event loop.
 MAX_UNROLL = 64
 #: Version of the generated chain modules (part of their cache key).
-CHAIN_VERSION = "5"
+CHAIN_VERSION = "6"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 #: An intensity that is not a jump rate is stored as NaN: the loop stops there.
@@ -177,7 +182,7 @@ _LOOP = '''
 @numba.njit(cache=True, error_model="numpy")
 def @NAME@(
     p, n, N, jump_k, jump_v, jump_len, up, target, rng, steps, thin_bits, kind, upper,
-    total, corr, cov_acc, hist,
+    total, corr, cov_acc, hist, obs_acc,
 ):
     """Advance the chain by ``steps`` jumps from ``n`` (see sim.generic_kernels.run_chain)."""
     b = n.shape[0]
@@ -195,6 +200,7 @@ def @NAME@(
 @LOAD@
     last = np.zeros(b)
     nrow = np.empty(b)
+    gval = np.empty(N_OBS)
     with_hist = hist.shape[1] > 0
     check_lattice = kind == 0 or kind == 1
     sumsq = 0.0
@@ -220,7 +226,7 @@ def @NAME@(
         w = inv_n / tot
         area += w * sumsq
         up_area += w * tot_up
-        r64, r0, r1, r2, r3 = next_u64(r0, r1, r2, r3)
+@OBSERVE@        r64, r0, r1, r2, r3 = next_u64(r0, r1, r2, r3)
         if (r64 & thin_mask) == _U64(0):
             t_thin += w
 @COV@
@@ -309,6 +315,48 @@ for q in range(m):
     tot += _pair_sum(R, DEPS_IDX_A, lo, hi, upf, False)
     tot_up += _pair_sum(R, DEPS_IDX_A, lo, hi, upf, True)
 """
+
+
+#: The observables' time integrals, at the top of every event (the state of the
+#: holding time ``w``): ``obs_acc[j] += w g_j(n / N)``.
+_OBSERVE = """\
+observe_into(s, p, gval)
+for j in range(N_OBS):
+    obs_acc[j] += w * gval[j]
+"""
+
+
+def observe_source(model: Any, observables: Sequence[Any]) -> list[str]:
+    """Source lines of ``observe_into(s, p, out)``: the observables (SymPy expressions
+    in the model's states and parameters) at the state ``s`` into ``out``, printed
+    like the intensities (:class:`_Blocks`: neutral names, common subexpressions)."""
+    import sympy as sp
+
+    from derive.backends import get_backend
+
+    be = get_backend("numba")
+    names = {x: sp.Symbol(f"_s{i}") for i, x in enumerate(model.states)}
+    names.update({q: sp.Symbol(f"_p{j}") for j, q in enumerate(model.params)})
+    exprs = [sp.sympify(g).xreplace(names) for g in observables]
+    reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none")
+    used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+    body = [
+        f"{sym} = {be.wrap_input(f'{arr}[{j}]')}"
+        for arr, pre, count in (("s", "_s", model.b), ("p", "_p", len(model.params)))
+        for j in range(count)
+        if (sym := sp.Symbol(f"{pre}{j}")) in used
+    ]
+    body += [f"{sym} = {be.print_expr(sub)}" for sym, sub in reps]
+    body += [f"out[{j}] = {be.print_expr(e)}" for j, e in enumerate(reduced)]
+    return [
+        "",
+        "",
+        '@numba.njit(cache=True, error_model="numpy")',
+        "def observe_into(s, p, out):",
+        '    """The observables g_j(s) into out (NaN or inf where one is not a number)."""',
+        *("    " + line for line in body),
+        "    return out",
+    ]
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -497,11 +545,14 @@ def _unrolled(jumps: np.ndarray, up: list[bool], blocks: _Blocks, incremental: b
     return "\n".join(out) + "\n"
 
 
-def chain_source(model: Any) -> str:
+def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
     """Python source of the model's chain module (module docstring).
 
     The module takes ``rates_into`` from the model's kernel module, so that its
     loops have only array and number arguments and numba caches them on disk.
+    With ``observables`` (SymPy expressions in the model's states and
+    parameters) its loops also integrate each of them over time
+    (``observe_into``, :data:`_OBSERVE`); without, they do no work for them.
     """
     kern = model.kernels("numba")
     jumps = np.asarray(kern.jumps, dtype=np.int64)
@@ -533,6 +584,7 @@ def chain_source(model: Any) -> str:
         f"rates_into = load_generated({Path(kern.path).stem!r}).rates_into",
         "_U64 = np.uint64",
         f"INCREMENTAL = {incremental}",
+        f"N_OBS = {len(observables)}",
         f"DEPS_PTR = {blocks.ptr!r}",
         f"DEPS_IDX = {blocks.idx!r}",
         "DEPS_PTR_A = np.array(DEPS_PTR, dtype=np.int64)",
@@ -551,10 +603,13 @@ def chain_source(model: Any) -> str:
         first = False
         head += ["        " + line for line in blocks.lines[k]]
     head.append("    return R")
+    head += observe_source(model, observables)
     src = "\n".join(head) + "\n" + _CLAMP
+    observe = _indent(_OBSERVE, 8) if observables else ""
 
     def loop(name: str, unrolled: str, local: bool) -> str:
         text = _LOOP.replace("@NAME@", name).replace("@REFRESH@", refresh)
+        text = text.replace("@OBSERVE@", observe)
         text = text.replace("@TOTALS@\n", _indent(_totals(up, local), 12))
         text = text.replace("@COV@\n", _indent(_cov(model.b, local), 12))
         for key, spaces, lines in (
@@ -579,12 +634,14 @@ def chain_source(model: Any) -> str:
 _CHAINS: dict[str, ModuleType] = {}
 #: Names a cached chain module must define to be trusted.
 _REQUIRED = (
-    "update_into", "clamp_rates", "run_chain_tables", "rates_into", "DEPS_PTR", "DEPS_IDX"
+    "update_into", "clamp_rates", "observe_into", "run_chain_tables", "rates_into",
+    "DEPS_PTR", "DEPS_IDX", "N_OBS",
 )
 
 
-def chain_module(model: Any) -> tuple[str, ModuleType]:
-    """The generated chain module of ``model``: its cache name and the module,
+def chain_module(model: Any, observables: Sequence[Any] = ()) -> tuple[str, ModuleType]:
+    """The generated chain module of ``model`` (integrating ``observables``, SymPy
+    expressions in its states and parameters): its cache name and the module,
     through the one loader of generated code (:func:`mfstein.generated.generated_module`:
     written atomically to the cache directory, checked before it is trusted,
     regenerated when damaged)."""
@@ -593,10 +650,14 @@ def chain_module(model: Any) -> tuple[str, ModuleType]:
     from mfstein.generated import generated_module, module_name
 
     stem = Path(model.kernels("numba").path).stem
-    key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST))
+    exprs = tuple(sp.sympify(g) for g in observables)
+    watched = tuple(sp.srepr(g) for g in exprs)
+    key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST, watched))
     name = module_name("simchain", key)
     if name not in _CHAINS:
-        gen = generated_module("simchain", key, lambda: chain_source(model), required=_REQUIRED)
+        gen = generated_module(
+            "simchain", key, lambda: chain_source(model, exprs), required=_REQUIRED
+        )
         _CHAINS[name] = gen.module
     return name, _CHAINS[name]
 
@@ -622,7 +683,7 @@ def run_chain(mod: ModuleType, *args: Any, unrolled: bool = True) -> np.ndarray:
         The model's chain module.
     *args:
         ``p, n, N, jump_k, jump_v, jump_len, up, target, rng, steps, thin_bits,
-        kind, upper, total, corr, cov_acc, hist``: parameter values (float64,
+        kind, upper, total, corr, cov_acc, hist, obs_acc``: parameter values (float64,
         model order); counts (int64[b], updated in place); population size;
         sparse jumps (transition ``t`` moves coordinates
         ``jump_k[t, :jump_len[t]]`` by ``jump_v[t, :jump_len[t]]``); ``up[t] = 1``
@@ -633,7 +694,8 @@ def run_chain(mod: ModuleType, *args: Any, unrolled: bool = True) -> np.ndarray:
         correction ``sum_jumps l_k tau`` (float64[b], the caller forms
         ``int n_k = n_k(T) T - corr_k``); thinned ``sum w n_j n_k`` (float64[b, b],
         upper triangle); time at each value of each coordinate
-        (float64[b, m], ``m = 0`` to skip).
+        (float64[b, m], ``m = 0`` to skip); the time integrals
+        ``sum w g_j(n / N)`` of the module's observables (float64[N_OBS]).
     unrolled:
         Use the unrolled loop when the module has one (identical results).
 

@@ -129,7 +129,7 @@ def test_unrolled_loop_equals_the_table_driven_loop(spec, N, params, incremental
         sc = run_chain(
             chain, np.asarray(sp.params), st["n"], sp.N,
             *_sparse_jumps(sp.jumps), sp.N * np.asarray(sp.s_star), st["rng"], 20_000, 2,
-            sp.kind, sp.upper, sp.total, *acc, unrolled=unrolled,
+            sp.kind, sp.upper, sp.total, *acc, np.zeros(0), unrolled=unrolled,
         )  # fmt: skip
         outs.append([sc, st["n"], st["rng"], *acc])
     assert outs[0][0][4] == 20_000 and outs[0][3].any()  # every event, thinned moments kept
