@@ -198,6 +198,7 @@ def accuracy(
     seed: int = 0,
     workers: int | None = None,
     progress: bool = False,
+    start: Sequence[Any] | str | None = None,
     **table: Any,
 ) -> AccuracyTable:
     """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
@@ -206,11 +207,20 @@ def accuracy(
     with ``steps`` events x ``reps`` replications seeded from ``seed`` (the same seed
     at each N) on ``workers`` processes, each with a progress bar when ``progress``;
     Ctrl-C stops the table (:class:`KeyboardInterrupt`, :func:`sim.summary.whole`).
-    ``table`` holds the other keywords of :func:`sim.observable_table.accuracy_table`,
-    which computes the rows (``order`` 1 or 2, ``exact``, ``dps``, ``exact_max_states``).
+    ``start`` (initial state in fractions: it fixes the conservation laws) goes to
+    every column.  ``table`` holds the other keywords of
+    :func:`sim.observable_table.accuracy_table`, which computes the rows (``order``
+    1 or 2, ``exact``, ``dps``, ``exact_max_states``).  Bad inputs are refused in one
+    sentence before any work; a cell that cannot be computed at some N is ``None``
+    with its reason in the row.
     """
+    from mfstein.arguments import check_start
+    from sim.base import RunOptions
     from sim.observable_table import accuracy_table
 
+    check_start(start)
+    if simulate:  # refused now, not taken for a cell that cannot be computed
+        RunOptions(steps=steps, reps=reps, seed=seed, workers=workers).checked()
     sim_options = {
         "steps": steps,
         "reps": reps,
@@ -218,7 +228,9 @@ def accuracy(
         "workers": workers,
         "progress": progress,
     }
-    tab = accuracy_table(model, params, g, Ns, simulate=simulate, sim_options=sim_options, **table)
+    tab = accuracy_table(
+        model, params, g, Ns, simulate=simulate, sim_options=sim_options, start=start, **table
+    )
     for row in tab["rows"]:
         row["simulation_seed"] = seed if simulate else None  # the same seed at each N
     return AccuracyTable(

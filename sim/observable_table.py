@@ -118,6 +118,7 @@ def accuracy_table(
     dps: int = 20,
     exact_max_states: int = 2_000_000,
     sim_options: Mapping[str, Any] | None = None,
+    start: Sequence[Any] | str | None = None,
 ) -> dict[str, Any]:
     """Rows ``{"N", "params", "mean_field", "order1", "order2", "exact",
     "exact_note", "simulation": {"mean", "ci95"}, "simulation_note"}`` of the
@@ -143,12 +144,20 @@ def accuracy_table(
         ``{"steps": 10**7, "reps": 4, "seed": 0}``).
     dps:
         Digits requested of the expansion.
+    start:
+        Initial state in fractions (starts the fixed-point search and fixes the
+        conservation laws), given to every column: the mean field, the exact
+        chain and the simulation.
 
     Returns
     -------
     dict
         ``{"model", "observable", "expression", "order", "rows": [...]}``, every
-        number a decimal string and ``None`` where a value is absent.
+        number a decimal string and ``None`` where a value is absent: an exact
+        value or a simulation that cannot be computed at some N (a chain too
+        large, an absorbing state, a rate that is no number there) is ``None``
+        with its reason in ``exact_note`` / ``simulation_note``, and the other
+        columns are kept.
     """
     from numeric import solve
     from numeric.expansion.observables import expand, resolve_model
@@ -167,7 +176,7 @@ def accuracy_table(
     for N in Ns:
         values = {k: parameter_at(k, v, N, dps) for k, v in params.items()}
         if cached is None or depends:
-            sol = solve(model, values, dps=dps, order=order)
+            sol = solve(model, values, dps=dps, order=order, start=start)
             cached = sol
         sol = cached
         finite = resolve_model(model, sol.b)
@@ -186,10 +195,12 @@ def accuracy_table(
             "simulation_note": None,
         }
         if exact:
-            row["exact"], row["exact_note"] = _exact(finite, N, values, g, exact_max_states)
+            row["exact"], row["exact_note"] = _exact(
+                finite, N, values, g, exact_max_states, start
+            )
         if simulate:
             row["simulation"], row["simulation_note"] = _simulated(
-                finite, values, N, g, sim_options
+                finite, values, N, g, {**(sim_options or {}), "start": start}
             )
         rows.append(row)
     return {
@@ -213,41 +224,50 @@ def _check_simulable(model: Any, params: Mapping[str, Any], g: Any, N: int, dps:
 
 
 def _simulated(
-    model: Any, values: Mapping[str, Any], N: int, g: Any, sim_options: Mapping[str, Any] | None
+    model: Any, values: Mapping[str, Any], N: int, g: Any, sim_options: Mapping[str, Any]
 ) -> tuple[dict[str, str] | None, str | None]:
     """``(simulation, note)`` of a row: :func:`sim.simulate`'s estimate of ``E[g(S_N)]``
-    (a quadratic observable as ``N E||S - s*||^2``), or why there is none."""
+    (a quadratic observable as ``N E||S - s*||^2``), or why there is none (the
+    simulator's one sentence: the table keeps the other columns)."""
     from derive.observables import observable
     from sim import simulate
     from sim.summary import whole
 
     obs = observable(model, g)
-    options = dict(sim_options or {})
     if obs.quadratic and obs.M is not None:
         return None, "the simulator estimates the quadratic observable with M = I only."
-    if obs.quadratic:
-        return _sim_text(whole(simulate(model, values, N=N, **options)).n_mse), None
-    r = whole(simulate(model, values, N=N, observables=[g], **options))
+    try:
+        if obs.quadratic:
+            return _sim_text(whole(simulate(model, values, N=N, **sim_options)).n_mse), None
+        r = whole(simulate(model, values, N=N, observables=[g], **sim_options))
+    except (ParameterError, NumericalError) as exc:
+        return None, str(exc)
     return _sim_text(next(iter(r.observables.values()))), None
 
 
-def _exact(model: Any, N: int, values: Mapping[str, Any], g: Any, max_states: int):
+def _exact(
+    model: Any,
+    N: int,
+    values: Mapping[str, Any],
+    g: Any,
+    max_states: int,
+    start: Sequence[Any] | str | None = None,
+) -> tuple[str | None, str | None]:
     """``(value, None)`` or ``(None, reason)``."""
     from numeric.exact import solve as exact_solve
     from numeric.exact.general import Chain
 
     try:
-        ch = Chain.setup(model, N, values, None, None, None)
+        ch = Chain.setup(model, N, values, start, None, None)
         bound = ch.lattice.bound(model.b) if hasattr(ch.lattice, "bound") else None
     except ParameterError as exc:
         return None, str(exc)
     if bound is not None and bound > max_states:
         return None, f"the chain has up to {bound:,} states (more than {max_states:,})."
     try:
-        r = exact_solve(model, values, N=N)
+        x = exact_solve(model, values, N=N, start=start).expect(g, model)
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
-    x = r.expect(g, model)
     text = x.text()
     if text is None:
         return None, (

@@ -23,7 +23,8 @@ MODEL_TABLE_STEPS = 10**7
 
 
 def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
-    """Add ``--model``, ``--param``, ``--observable``, ``--order`` and ``--simulate``."""
+    """Add ``--model``, ``--param``, ``--observable``, ``--start``, ``--order`` and
+    ``--simulate``."""
     g = t.add_argument_group("any model (give --model and --observable; --N as above)")
     add_model_options(
         g,
@@ -35,6 +36,12 @@ def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
         metavar="G",
         help="a declared observable (e.g. queue_length, busy, infected), 'quadratic', or "
         "an expression in the state symbols and parameters",
+    )
+    g.add_argument(
+        "--start",
+        metavar="S1,S2,...",
+        help="initial state in fractions, comma-separated: it fixes the conservation laws "
+        "(e.g. a + b = 0.7) and starts the fixed-point search; used by every column",
     )
     g.add_argument(
         "--order",
@@ -102,6 +109,7 @@ def model_table(args: argparse.Namespace) -> int:
         seed=args.seed,
         workers=args.workers,
         progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        start=args.start,
     )
     return print_table(tab, args)
 

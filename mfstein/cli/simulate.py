@@ -301,6 +301,8 @@ def _table(args) -> int:
         raise ParameterError(
             "--param needs --model (the supermarket table takes --gamma and --alpha)."
         )
+    if args.start is not None:
+        raise ParameterError("--start needs --model (the supermarket table starts at N s*).")
     from mfstein.cli.option_scope import refuse_unused
 
     refuse_unused(args, ("simulate_flag",), "with --model (the supermarket table always simulates)")
