@@ -59,3 +59,37 @@ def test_unknown_symbol_is_refused_before_running():
     m = load_model("supermarket", b=3, d=2)
     with pytest.raises(ParameterError, match="not a symbol of model"):
         simulate(m, {"lam": "0.8"}, N=10, steps=10_000, observables=["s1 + q"])
+
+
+#: An observable the stored statistics could not give (a non-polynomial cross
+#: term): the event loop evaluates it at every state it visits.
+CROSS = "S*exp(I)"
+SIR = {"beta": "2", "gamma": "1", "rho": "1", "a": "0.1"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_nonlinear_cross_term_covers_the_exact_value_at_N_10(seed):
+    m = load_model("sir")
+    r = simulate(m, SIR, N=10, steps=400_000, reps=2, seed=seed, observables=[CROSS, "S"])
+    exact = exact_solve(m, SIR, N=10).expect(CROSS, m).mean
+    est = r.observables[CROSS]
+    assert 0 < est.ci95 < 0.02 * exact and abs(est.mean - exact) <= est.ci95, (est, exact)
+    # the time average of g = S in the loop is the by-parts integral of the counts
+    assert float(r.observables["S"].mean) == pytest.approx(float(r.mean.mean[0]), rel=1e-12)
+
+
+def test_nonlinear_cross_term_covers_the_order_two_expansion_at_N_200():
+    """At N = 200 the expansion's remainder O(1/N^3) is far inside the CI."""
+    from numeric import solve
+
+    m = load_model("sir")
+    e = solve(m, SIR, dps=15, order=2, observables=[CROSS]).observables[CROSS]
+    r = simulate(m, SIR, N=200, steps=400_000, reps=2, seed=1, observables=[CROSS])
+    est, order2 = r.observables[CROSS], float(e.value(200, 2))
+    assert 0 < est.ci95 < 0.01 * order2 and abs(est.mean - order2) <= est.ci95, (est, order2)
+
+
+def test_an_observable_that_is_no_number_where_the_chain_goes_is_one_sentence():
+    m = load_model("sir")
+    with pytest.raises(ParameterError, match="not a finite real number on every state"):
+        simulate(m, SIR, N=10, steps=20_000, reps=2, observables=["log(I - 0.5)"])
