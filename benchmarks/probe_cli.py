@@ -1787,6 +1787,80 @@ def issue36_parsing_probes() -> list[Probe]:
     return out
 
 
+def _table_rows(
+    check: Callable[[dict], str | None],
+) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+    """A probe check of every row of a ``table --json`` (``check(row)``: a failure or ``None``)."""
+
+    def run(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        try:
+            rows = json.loads(proc.stdout)["rows"]
+        except (ValueError, KeyError) as exc:
+            return f"no JSON rows: {exc}"
+        return next((f"N = {r['N']}: {bad}" for r in rows if (bad := check(r))), None)
+
+    return run
+
+
+def issue37_table_probes() -> list[Probe]:
+    """Issue 32, "the table fills every cell it can": plain model files (no
+    ``ModelInfo``), a nonlinear observable simulated at any N, ``--start`` in every
+    column, a cell that cannot be computed a dash with its reason (exit 0), bad
+    starts one sentence (exit 2)."""
+    P = Probe
+    plain = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "def sis():\n    x = sp.Symbol('x')\n"
+        "    return Model('sis', (x,), (), [Transition((1,), 2*x*(1 - x) + (1 - x)/10), "
+        "Transition((-1,), x)])\n"
+        "def cache():\n    a, b = sp.symbols('a b')\n"
+        "    return Model('cache', (a, b), (), [Transition((-1, 1), 2*a), "
+        "Transition((1, -1), b)])\n",
+    )
+    sis = ["table", "--model", "{dir}/m.py:sis", "--json"]
+    cache = ["table", "--model", "{dir}/m.py:cache", "--observable", "a*b", "--json"]
+    run = ["--simulate", "--sim-steps", "20000", "--reps", "2", "--workers", "1", "--no-progress"]
+    sir = ["table", "--model", "sir", "--param", "beta=2", "--param", "gamma=1"]
+    sir += ["--param", "rho=1", "--param", "a=0.1", "--observable", "S*I", "--json"]
+
+    def simulated(r: dict) -> str | None:
+        return None if r["simulation"] and not r["simulation_note"] else "no simulation"
+
+    def exact(r: dict) -> str | None:
+        return None if r["exact"] and not r["exact_note"] else "no exact value"
+
+    def dash(key: str, words: str) -> Callable[[dict], str | None]:
+        def check(r: dict) -> str | None:
+            if r[key] is None and words in (r[f"{key}_note"] or "") and r["mean_field"]:
+                return None
+            return f"expected no {key} with a note mentioning {words!r}, got {r[key]!r}"
+
+        return check
+
+    return [
+        P("issue37 table", [*sis, "--observable", "x**2", "--N", "10,200", *run], (OK,), plain,
+          _table_rows(simulated)),
+        P("issue37 table", [*sis, "--observable", "x", "--exact", "--N", "10"], (OK,), plain,
+          _table_rows(exact)),
+        P("issue37 table", [*cache, "--start", "0.7,0", "--exact", "--N", "10", *run], (OK,),
+          plain, _table_rows(lambda r: exact(r) or simulated(r))),
+        P("issue37 table", [*cache, "--N", "10", *run], (OK,), plain,
+          _table_rows(dash("simulation", "absorbing state"))),
+        P("issue37 table", [*sir, "--exact", "--N", "3000"], (OK,), None,
+          _table_rows(dash("exact", "states"))),
+        P("issue37 table", [*cache, "--start", "0.7", "--N", "10"], (INPUT,), plain,
+          _one_line_mentioning("start must have 2 coordinates")),
+        P("issue37 table", [*cache, "--start=-0.1,0.5", "--N", "10"], (INPUT,), plain,
+          _one_line_mentioning("start must lie in the state space")),
+        P("issue37 table", [*cache, "--start", "0.7,0", "--N", "10", *run, "--reps", "1"],
+          (INPUT,), plain, _one_line_mentioning("reps must be")),
+        P("issue37 table", ["table", "--N", "10", "--gamma", "0.1", "--alpha", "0.05",
+                            "--start", "0.5"], (INPUT,), None,
+          _one_line_mentioning("--start needs --model")),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1808,6 +1882,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_processes_probes(),
         *issue36_rates_probes(),
         *issue36_parsing_probes(),
+        *issue37_table_probes(),
     ]
 
 
