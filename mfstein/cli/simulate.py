@@ -178,9 +178,10 @@ def _register_table(subparsers: argparse._SubParsersAction) -> None:
             "the simulated N E||S - s*||^2 (mean +- 95% CI), Theorem 1's asymptotically tight "
             "bound (numeric.bound, b = auto) and, with --exact, the exact finite-N value where "
             "the state space allows. With --model and --observable G: for each N, the "
-            "mean-field value g(s*), + 1/N, + 1/N^2 (--order), the exact value (--exact; a "
-            "dash with the reason where the chain is too large) and a simulation estimate "
-            "with its 95% CI (--simulate); parameters may be expressions in N."
+            "mean-field value g(s*), + 1/N, + 1/N^2 (--order), the exact value (--exact) and "
+            "a simulation estimate with its 95% CI (--simulate); a value that cannot be "
+            "computed at some N (a chain too large, an absorbing state) is a dash with its "
+            "reason under the table; parameters may be expressions in N."
         ),
     )
     add_arrival_rate(t, lam=False, required=False)
