@@ -45,7 +45,7 @@ def solved():
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_documented_function_in_every_back_end(solved, name: str) -> None:
     """The expansion (derivatives to order four, on balls), the exact chain (float64
-    and longdouble arrays) and the simulator's split: no printer error."""
+    and longdouble arrays) and the simulator's parse: no printer error."""
     from numeric.expansion.observables import expand
     from sim.observables import prepare
 
@@ -67,11 +67,25 @@ def test_documented_function_in_every_back_end(solved, name: str) -> None:
     }[name]
     assert x.mean == pytest.approx(float(np.asarray(chain.pi) @ direct), rel=1e-13)
     assert x.digits == 10
-    o = prepare(model, g, SIR)
-    for _, fn in o.single:
-        grid = np.linspace(0, 1, 9)
-        value = fn(grid)
-        assert np.all(np.isfinite(value)) and value.shape == grid.shape
+    # the simulator compiles the same expression into its event loop
+    assert prepare(model, g, SIR).expr == observable(model, g).expr
+
+
+def test_every_form_compiled_into_the_simulator_is_the_tree_walk(solved) -> None:
+    """The event loop's observe_into (printed code, sim.generic_kernels) against the
+    tree walk of derive.observables.evaluate on every state of the exact chain."""
+    from derive.observables import evaluate
+    from sim.generic_kernels import chain_module
+
+    model, _, chain = solved
+    exprs = [observable(model, FORMS[k]).expr for k in sorted(FORMS)]
+    _, mod = chain_module(model, exprs)
+    assert mod.N_OBS == len(exprs)
+    X = np.asarray(chain.state_array, dtype=float) / 8
+    p = np.array([float(sp.Rational(SIR[str(q)])) for q in model.params])
+    compiled = np.array([mod.observe_into(s.copy(), p, np.empty(len(exprs))) for s in X])
+    walked = np.column_stack([evaluate(model, e, SIR)(X) for e in exprs])
+    np.testing.assert_allclose(compiled, walked, rtol=1e-14, atol=1e-15)
 
 
 def test_decimals_are_the_rationals_they_denote() -> None:
