@@ -200,7 +200,7 @@ def accuracy_table(
             )
         if simulate:
             row["simulation"], row["simulation_note"] = _simulated(
-                finite, values, N, g, {**(sim_options or {}), "start": start}
+                finite, values, N, g, {**(sim_options or {}), "start": start}, sol.s_star
             )
         rows.append(row)
     return {
@@ -224,25 +224,56 @@ def _check_simulable(model: Any, params: Mapping[str, Any], g: Any, N: int, dps:
 
 
 def _simulated(
-    model: Any, values: Mapping[str, Any], N: int, g: Any, sim_options: Mapping[str, Any]
+    model: Any,
+    values: Mapping[str, Any],
+    N: int,
+    g: Any,
+    sim_options: Mapping[str, Any],
+    s_star: Sequence[Any],
 ) -> tuple[dict[str, str] | None, str | None]:
     """``(simulation, note)`` of a row: :func:`sim.simulate`'s estimate of ``E[g(S_N)]``
-    (a quadratic observable as ``N E||S - s*||^2``), or why there is none (the
-    simulator's one sentence: the table keeps the other columns)."""
+    (the quadratic observable ``N E[(S - s*)^T M (S - s*)]`` as the simulator's own
+    ``n_mse`` when ``M = I``, else as ``N`` times the estimate of the expression
+    :func:`centred_quadratic` at the mean-field point ``s_star``), or why there is
+    none (the simulator's one sentence: the table keeps the other columns)."""
     from derive.observables import observable
     from sim import simulate
+    from sim.stats import Estimate
     from sim.summary import whole
 
     obs = observable(model, g)
-    if obs.quadratic and obs.M is not None:
-        return None, "the simulator estimates the quadratic observable with M = I only."
     try:
-        if obs.quadratic:
+        if obs.quadratic and obs.M is None:
             return _sim_text(whole(simulate(model, values, N=N, **sim_options)).n_mse), None
-        r = whole(simulate(model, values, N=N, observables=[g], **sim_options))
+        expr = centred_quadratic(model, obs.M, s_star) if obs.quadratic else g
+        r = whole(simulate(model, values, N=N, observables=[expr], **sim_options))
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
-    return _sim_text(next(iter(r.observables.values()))), None
+    est = next(iter(r.observables.values()))
+    if obs.quadratic:
+        est = Estimate(N * est.mean, N * est.ci95)
+    return _sim_text(est), None
+
+
+def centred_quadratic(model: Any, M: Any, s_star: Sequence[Any]) -> Any:
+    """``(s - s*)^T M (s - s*)`` as an expression in the model's states (``M`` in
+    any form :func:`numeric.quadratic_form.quadratic_form` takes; ``s*`` and the
+    entries of ``M`` as exact rationals of their 25-digit decimals)."""
+    import sympy as sp
+
+    from numeric.quadratic_form import quadratic_form
+
+    with mpmath.workdps(30):
+        Mb = quadratic_form(M)(model.b)
+
+        def exact(x: Any) -> sp.Rational:
+            return sp.Rational(mpmath.nstr(mpmath.mpf(x), 25))
+
+        d = [x - exact(c) for x, c in zip(model.states, s_star, strict=True)]
+        return sp.Add(
+            *(exact(Mb[i, j]) * d[i] * d[j] for i in range(model.b) for j in range(model.b)
+              if Mb[i, j] != 0)
+        )  # fmt: skip
 
 
 def _exact(

@@ -82,3 +82,31 @@ def test_bad_parameter_in_the_table_is_one_sentence():
     m = load_model("sir")
     with pytest.raises(ParameterError, match="parameter beta"):
         accuracy_table(m, {**SIR, "beta": "two and a half"}, "infected", [10], exact=False)
+
+
+def test_quadratic_with_a_non_identity_M_is_simulated():
+    """N E[(S - s*)^T M (S - s*)] with M != I (a dash before): the simulator's estimate
+    of the centred form at the table's s*, times N, covers the exact value."""
+    m = load_model("sir")
+    g = ("quadratic", "diag:1,2,0")
+    opts = {"steps": 400_000, "reps": 2, "seed": 1, "workers": 1}
+    (row,) = accuracy_table(m, SIR, g, [10], dps=15, simulate=True, sim_options=opts)["rows"]
+    assert row["simulation_note"] is None and row["exact_note"] is None
+    mean, ci = (mpmath.mpf(row["simulation"][k]) for k in ("mean", "ci95"))
+    exact = mpmath.mpf(row["exact"])
+    assert 0 < ci < 0.02 * exact and abs(mean - exact) <= ci, (row, exact)
+
+
+def test_centred_quadratic_in_the_loop_is_the_simulators_own_n_mse():
+    """Two routes through one trajectory: the centred form with M = I integrated by
+    the event loop, and the loop's by-parts sum of squares (n_mse)."""
+    from numeric import solve
+    from sim import simulate
+    from sim.observable_table import centred_quadratic
+
+    m = load_model("sir")
+    g = centred_quadratic(m, "identity", solve(m, SIR, dps=20).s_star)
+    r = simulate(m, SIR, N=10, steps=200_000, reps=2, seed=1, workers=1, observables=[g])
+    est = next(iter(r.observables.values()))
+    assert 10 * float(est.mean) == pytest.approx(float(r.n_mse.mean), rel=1e-12)
+    assert 10 * float(est.ci95) == pytest.approx(float(r.n_mse.ci95), rel=1e-9)
