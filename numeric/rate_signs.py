@@ -80,7 +80,7 @@ def allowance_exprs(model: Any) -> list[Any]:
     shift = {x: sp.Abs(x) + 1 for x in model.states}
     for t in model.transitions:
         B = terms_bound(sp.sympify(t.rate))
-        out.append(sp.Float(ROUNDING) * sp.Max(B, B.xreplace(shift)))
+        out.append(sp.Float(ROUNDING) * sp.Max(B, B.xreplace(shift), evaluate=False))
     return out
 
 

@@ -64,12 +64,13 @@ def run(args: argparse.Namespace) -> int:
     import mpmath
 
     from mfstein.cli.model_args import model_from_args
+    from mfstein.progress import on_terminal, with_stages
     from numeric.meanfield.entry import solve
     from numeric.precision import check_dps
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
-    sol = solve(
+    sol = with_stages(solve, "mfstein solve", show=on_terminal(args))(
         model,
         params,
         dps=dps,

@@ -735,7 +735,10 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
     (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
     from derive.kernels import kernels
+    from mfstein.progress import stage
     from numeric.linalg.refinement import solve_linear, solve_lyapunov
+
+    stage(f"order 2 on {prob.red.n} coordinates at {wp} digits")
 
     model, red, rm = prob.model, prob.red, prob.rm
     first = prob.at(wp, full=False, kronecker=False)
