@@ -1787,6 +1787,38 @@ def issue36_parsing_probes() -> list[Probe]:
     return out
 
 
+def issue36_warnings_probes() -> list[Probe]:
+    """Issue 36: NumPy's floating-point warnings never stand before an error line
+    (held by the dispatcher, printed only after a success), and a rate with ``exp``
+    in the exact solver's rational evaluation (``math`` was not a name there)."""
+    blow = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('blow', (x,), (lam,), [Transition((1,), lam*sp.exp(50*x)),"
+        " Transition((-1,), x)])\n",
+    )
+    noisy = _file(
+        "m.py",
+        "import numpy as np\nimport sympy as sp\nfrom derive import Model, Transition\n"
+        "def factory():\n    np.log(np.zeros(2))\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('noisy', (x,), (lam,), [Transition((1,), lam*(1 - x)),"
+        " Transition((-1,), x)])\n",
+    )
+    m = ["--model", "{dir}/m.py:factory"]
+    P = Probe
+    return [
+        P("issue36 warnings", ["solve", "--float64", *m, "--param", "lam=1e300"], (ENV,), blow),
+        P("issue36 warnings", ["solve", *m, "--param", "lam=-1"], (INPUT,), noisy),
+        P(
+            "issue36 warnings",
+            ["exact", "--N", "5", "--truncation", "3", *m, "--param", "lam=1"],
+            (OK,),
+            blow,
+        ),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1808,6 +1840,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_processes_probes(),
         *issue36_rates_probes(),
         *issue36_parsing_probes(),
+        *issue36_warnings_probes(),
     ]
 
 

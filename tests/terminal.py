@@ -30,9 +30,7 @@ def read(fd: int, seconds: float) -> str:
 
 
 @contextmanager
-def on_terminal(
-    argv: list[str], env: Mapping[str, str]
-) -> Iterator[tuple[subprocess.Popen, int]]:
+def on_terminal(argv: list[str], env: Mapping[str, str]) -> Iterator[tuple[subprocess.Popen, int]]:
     """``python -m mfstein argv`` with standard error on a new 24 x 120 pseudo-terminal
     (standard output a pipe): yields the process and the terminal's reading end;
     the process is killed if still running when the block ends."""

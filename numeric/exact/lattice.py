@@ -102,6 +102,8 @@ class ExactRates:
     """
 
     def __init__(self, model: Any, params: Mapping[str, Any]) -> None:
+        import math
+
         import sympy as sp
         from sympy.printing.pycode import PythonCodePrinter
 
@@ -127,7 +129,8 @@ class ExactRates:
                     _LAMBDIFIED[model.key] = sp.lambdify(
                         [list(model.states), list(model.params)],
                         exprs,
-                        modules=[{"Fraction": Fraction}, "math"],
+                        # the printer writes math.exp(...): the module itself is a name
+                        modules=[{"Fraction": Fraction, "math": math}, "math"],
                         printer=_FractionPrinter,
                     )
                 except Exception:  # exotic expressions: the mpmath route below

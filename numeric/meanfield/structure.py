@@ -239,9 +239,24 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
 
     runaway.terminal = True  # type: ignore[attr-defined]
     for horizon in HORIZONS if ptc is None else ():
-        sol = solve_ivp(
-            fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10, events=runaway
-        )
+        try:
+            with np.errstate(all="ignore"):  # a non-finite step is reported below
+                sol = solve_ivp(
+                    fr,
+                    (0.0, horizon),
+                    x,
+                    method="BDF",
+                    jac=jr,
+                    rtol=1e-7,
+                    atol=1e-10,
+                    events=runaway,
+                )
+        except ValueError as exc:  # LAPACK refuses a Jacobian with inf or NaN entries
+            raise NumericalError(
+                f"the mean-field ODE of model {system.model.name} could not be integrated "
+                "from the start: its rates or Jacobian overflow float64 on the way "
+                "(rates too large for the float64 route; try the default route)."
+            ) from exc
         if sol.status == 1:
             raise NumericalError(
                 f"the mean-field ODE of model {system.model.name} grows without bound from "
