@@ -105,6 +105,8 @@ def population(
         The model's name, declared parameter ranges (:class:`derive.spec.Parameter`),
         start occupancy (default uniform), named observables and citation.
 
+    Examples
+    --------
     >>> import sympy as sp
     >>> beta = sp.Symbol("beta")
     >>> m = population([[0, 1], [1, 0]], states=("S", "I"), params=(beta,),
