@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derive import Model, Transition, population
+from derive import Model, Transition, latex_objects, population
 from derive.models.sir import sir
 from mfstein.errors import ParameterError
 
@@ -127,3 +127,4 @@ def test_it_is_an_ordinary_model() -> None:
     assert isinstance(m, Model) and all(isinstance(t, Transition) for t in m.transitions)
     assert m.jacobian.shape == (2, 2)
     m.check_state_space()
+    assert "f_{1}(s) &= - 2 u + v" in latex_objects(m, ["f"])["f"]
