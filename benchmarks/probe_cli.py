@@ -1817,6 +1817,65 @@ def issue36_warnings_probes() -> list[Probe]:
             blow,
         ),
     ]
+#: Issue 37 (hompp): model files built by derive.population (issue 33's homogeneous
+#: populations): rate tensors whose entries come from factory keywords.
+POPULATION_MODELS = """
+import numpy as np
+import sympy as sp
+from derive import population
+
+S, I, R, beta = sp.symbols("S I R beta")
+
+
+def sirs(a="1/10", rho="1/2"):
+    B = np.zeros((3, 3, 3, 3), dtype=object)
+    B[0, 1, 1, 1] = beta
+    A = [[0, sp.Rational(a), 0], [0, 0, 1], [sp.Rational(rho), 0, 0]]
+    return population(A, B, states=(S, I, R), params=(beta,))
+
+
+def table():
+    return population(states=("S", "I"), transitions=[("S", "I", 1), ("I", "J", 1)])
+
+
+def pair_of_one():
+    B = np.zeros((3, 3, 3, 3))
+    B[1, 1, 0, 2] = 1.0
+    return population([[0, 1, 0], [0, 0, 0], [0, 1, 0]], B)
+
+
+def ragged():
+    return population([[0, 1], [1]])
+"""
+
+
+def issue37_hompp_probes() -> list[Probe]:
+    """Issue 33 (homogeneous half): a population built by ``derive.population`` in a
+    model file goes through solve, exact, simulate, transient and table; its bad
+    entries (a negative rate from a factory keyword, an unknown state, a pair that
+    takes two objects out of one state, a ragged tensor) end in one sentence, status 2."""
+    P = Probe
+    setup = _file("pop.py", POPULATION_MODELS)
+    m = ["--model", "{dir}/pop.py:sirs", "--param", "beta=3"]
+    bad = ["solve", "--model"]
+    return [
+        P("hompp solve", ["solve", *m], (OK,), setup, _stdout_has("0.292075359905")),
+        P("hompp solve", ["solve", *m, "--order", "2", "--json"], (OK,), setup),
+        P("hompp exact", ["exact", *m, "--N", "8"], (OK,), setup),
+        P("hompp simulate", ["simulate", *m, "--N", "20", "--steps", "1e4", "--reps", "2"],
+          (OK,), setup),
+        P("hompp transient", ["transient", *m, "--t", "0:2:3"], (OK,), setup),
+        P("hompp table", ["table", *m, "--N", "10", "--observable", "I", "--exact"], (OK,),
+          setup),
+        P("hompp negative entry", ["solve", *m, "--param", "a=-1"], (INPUT,), setup,
+          _one_line_mentioning("A[0, 1]: the rate must be >= 0")),
+        P("hompp unknown state", [*bad, "{dir}/pop.py:table"], (INPUT,), setup,
+          _one_line_mentioning("got 'J'")),
+        P("hompp pair of one", [*bad, "{dir}/pop.py:pair_of_one"], (INPUT,), setup,
+          _one_line_mentioning("both objects of a pair")),
+        P("hompp ragged", [*bad, "{dir}/pop.py:ragged"], (INPUT,), setup,
+          _one_line_mentioning("A must be an S x S array")),
+    ]  # fmt: skip
 
 
 def all_probes(shared: Path) -> list[Probe]:
@@ -1841,6 +1900,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_rates_probes(),
         *issue36_parsing_probes(),
         *issue36_warnings_probes(),
+        *issue37_hompp_probes(),
     ]
 
 
