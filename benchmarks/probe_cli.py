@@ -1878,6 +1878,65 @@ def issue37_hompp_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+def issue37_cliopts_probes() -> list[Probe]:
+    """Issue 32 (``cliopts``): ``derive`` of any model, ``models``, and the shared
+    model options (``--model --param --start --observable``) of ``solve``,
+    ``transient``, ``exact`` and ``simulate``: answers in text and strict JSON, bad
+    input one sentence with exit 2."""
+    sis = ["--model", "sis", "--param", "a=0.1", "--param", "beta=2", "--param", "gamma=1"]
+    sim = ["--steps", "20000", "--reps", "2", "--workers", "1", "--no-progress"]
+    cases: list[tuple[list[str], tuple[str, ...], object]] = [
+        (["derive", "--model", "sis", "--show", "J", "--format", "latex"], (OK,), None),
+        (
+            ["derive", *sis[:2], "--param", "beta=2", "--show", "f", "--show", "H", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["derive", *sis[:2], "--show", "stein", "--format", "python"], (OK,), None),
+        (["derive", "--model", "sis", "--b", "2"], (INPUT,), "--b"),
+        (["derive", "--model", "sis", "--param", "zeta=1"], (INPUT,), "zeta"),
+        (["derive", "--model", "sis", "--show", "closed-form"], (INPUT,), "closed-form"),
+        (["derive", "--show", "J"], (INPUT,), "b is required"),
+        (["models"], (OK,), None),
+        (["models", "--json"], (OK,), _strict_json()),
+        (["models", "supermarket", "--json"], (OK,), _strict_json()),
+        (["models", "nope"], (INPUT,), "model must be one of"),
+        (
+            ["solve", *sis, "--observable", "infected", "--order", "2", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["exact", *sis, "--N", "8", "--observable", "I**2", "--json"], (OK,), _strict_json()),
+        (
+            ["exact", "--N", "5", "--lam", "0.9", "--b", "2", "--observable", "queue_length"],
+            (OK,),
+            None,
+        ),
+        (
+            ["transient", *sis, "--t", "0:2:3", "--observable", "infected", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (
+            ["simulate", *sis, "--N", "8", *sim, "--observable", "infected", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["solve", *sis, "--observable", "I+q"], (INPUT,), "uses q"),
+        (["exact", *sis, "--N", "5", "--observable", "sin(I)"], (INPUT,), "may only hold"),
+        (["simulate", *sis, "--N", "5", *sim, "--observable", "quadratic"], (INPUT,), "quadratic"),
+        (["transient", *sis, "--t", "0:1:2", "--observable", "quadratic"], (INPUT,), "quadratic"),
+        (["solve", *sis, "--observable", "I", "--observable", "I"], (INPUT,), "twice"),
+        (["exact", *sis, "--N", "5", "--observable", ""], (INPUT,), "observable"),
+    ]
+    out = []
+    for argv, allowed, check in cases:
+        if isinstance(check, str):
+            check = _one_line_mentioning(check)
+        out.append(Probe("issue37 cliopts", argv, allowed, check=check))
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -1901,6 +1960,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_parsing_probes(),
         *issue36_warnings_probes(),
         *issue37_hompp_probes(),
+        *issue37_cliopts_probes(),
     ]
 
 

@@ -38,6 +38,7 @@ from mfstein.streams import stdout_closed
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
     "mfstein.cli.derive",
+    "mfstein.cli.models",
     "mfstein.cli.bound",
     "mfstein.cli.solve",
     "mfstein.cli.transient",
