@@ -345,6 +345,7 @@ def test_numbers_print_with_the_digits_they_claim(results: dict) -> None:
 # -- the command line ---------------------------------------------------------------------
 ARGV = {
     "derive": ["--b", "1", "--show", "f"],
+    "models": ["sis"],
     "bound": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
     "refined": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
     "solve": ["--model", BD, "--param", "cap=2", "--param", "lam=0.5", "--dps", "15"],

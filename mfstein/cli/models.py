@@ -67,9 +67,10 @@ def _options_text(entry: dict[str, Any]) -> str:
 def _entry_text(entry: dict[str, Any], *, detail: bool) -> str:
     """One model's block of text: the list's summary, or with ``detail`` every field."""
     params = entry["parameters"]
-    lines = [f"{entry['name']}: {entry['summary']}" if not detail else entry["name"]]
+    summary = entry["summary"] or "(no docstring)"
+    lines = [f"{entry['name']}: {summary}" if not detail else entry["name"]]
     if detail:
-        lines.append(f"  {entry['summary']}")
+        lines.append(f"  {summary}")
         lines.append(f"  factory:     {entry['factory']}")
     lines.append(f"  options:     {_options_text(entry)}")
     if detail:
