@@ -105,7 +105,7 @@ def test_bad_observable_is_one_sentence_and_exit_2(capsys, command, words) -> No
 
 def test_bad_observable_from_the_command_line() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "mfstein", "exact", *SIS, "--N", "5", "--observable", "sin(I)"],
+        [sys.executable, "-m", "mfstein", "solve", *SIS, "--observable", "sin(I)"],
         capture_output=True,
         text=True,
         timeout=deadline(120),
