@@ -168,11 +168,17 @@ def print_order2(sol, states: list[str]) -> None:
     )
 
 
+#: Significant digits an observable's term shows at most in the text output.
+SHOWN = 12
+
+
 def print_observables(expansions: dict) -> None:
     """Text table of each ``--observable``'s expansion ``E[g(S_N)] = g0 + g1/N + g2/N^2``
     and ``lim N Var g``: every entry with only the digits its error bound allows
     (:meth:`numeric.expansion.observables.ObservableExpansion.text`), a dash with
     the bound where not one digit is earned."""
+    import mpmath
+
     from mfstein.display import columns
 
     keys = ["g0", "g1"] + (["g2"] if any(e.g2 is not None for e in expansions.values()) else [])
@@ -189,7 +195,14 @@ def print_observables(expansions: dict) -> None:
         for k in keys:
             value = getattr(e, k)
             text = None if value is None else e.text(k)
+            if text is not None:  # rounded to at most SHOWN of the digits it earned
+                text = mpmath.nstr(value, min(SHOWN, e.digits[k]), strip_zeros=False)
             row.append("-" if text is None else f"{text} ({e.digits[k]} digits)")
         rows.append(row)
     print(columns(rows, ["observable"] + [head[k] for k in keys]))
-    print("E[g(S_N)] = g0 + g1/N" + (" + g2/N^2" if "g2" in keys else "") + " + ...")
+    print(
+        "E[g(S_N)] = g0 + g1/N"
+        + (" + g2/N^2" if "g2" in keys else "")
+        + f" + ...  ({SHOWN} significant digits shown at most; (n digits) is what each "
+        "term earned, all printed by --json)"
+    )
