@@ -82,10 +82,14 @@ def test_exact_and_transient_print_the_observable(capsys) -> None:
     # transient: at t = 40 the trajectory has reached the fixed point, so g(x) and the
     # 1/N coefficient are the stationary ones of the closed form
     code = main(
-        ["transient", *SIS, "--start", "0.1", "--t", "0:40:3", "--observable", "I**2", "--json"]
+        ["transient", *SIS, "--start", "0.1", "--t", "0:40:41", "--observable", "I**2", "--json"]
     )
     tr = json.loads(capsys.readouterr().out)["observables"]["I**2"]
     assert code == 0 and tr["mean_field"][0] == pytest.approx(0.01, rel=1e-15)
+    from scipy.integrate import solve_ivp  # the mean field on its own: x' = (1-x)(a+bx) - x
+
+    ode = solve_ivp(lambda t, x: (1 - x) * (0.1 + 2 * x) - x, (0, 1), [0.1], rtol=1e-12, atol=1e-14)
+    assert tr["mean_field"][1] == pytest.approx(ode.y[0, -1] ** 2, rel=1e-8)
     g0, g1, _ = _closed(sp.Symbol("I") ** 2)
     assert tr["mean_field"][-1] == pytest.approx(float(g0), rel=1e-8)
     assert tr["g1"][-1] == pytest.approx(float(g1), rel=1e-6)
