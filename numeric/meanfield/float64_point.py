@@ -43,12 +43,35 @@ class AtPoint:
 
     @classmethod
     def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
+        """The objects at ``s``: dense arrays for a small system (at most
+        :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise."""
+        from numeric.meanfield.structure import DENSE_MAX
+
+        rates = sysm.rates(s)
+        if len(s) <= DENSE_MAX:
+            J = sysm.jac_dense(s)
+            return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, sysm.rates(s), sysm.f(s), J, sysm.reduce_jac(J))
+        return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac(J))
+
+    @property
+    def dense(self) -> bool:
+        """Whether ``J`` and the reduced ``J`` are dense arrays."""
+        return isinstance(self.J, np.ndarray)
+
+    def Q(self, sysm: Any) -> Any:
+        """``Q`` at ``s`` (dense or sparse as ``J``)."""
+        return sysm.Q_dense(self.rates) if self.dense else sysm.Q_from_rates(self.rates)
 
     def residual(self, free: list[int]) -> float:
         """``max |f|`` on the free coordinates."""
         return float(np.max(np.abs(self.f[free]), initial=0.0))
+
+
+def largest_entry(A: Any) -> float:
+    """``max |A_ij|`` of a dense or SciPy sparse matrix (0 when it has no entry)."""
+    data = A if isinstance(A, np.ndarray) else A.data
+    return float(np.max(np.abs(data), initial=0.0))
 
 
 def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
@@ -61,6 +84,10 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
     import scipy.sparse as sps
     from scipy.sparse.csgraph import connected_components
 
+    if isinstance(Jr, np.ndarray):  # a small system: one dense eigenproblem
+        A = np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr)
+        eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
+        return eig[np.argsort(eig.real)]
     A = sps.csr_matrix(Jr, copy=True)  # thresholded below: the caller's Jr stays
     n = A.shape[0]
     if n == 0:
@@ -97,7 +124,7 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
         residual=at.residual(list(sysm.red.free)),
         scale=acceptance.term_scale(at.rates, at.J, s),
         eig=eigenvalues_by_blocks(at.Jr),
-        jmax=max(float(np.max(np.abs(at.Jr.data), initial=0.0)), jscale),
+        jmax=max(largest_entry(at.Jr), jscale),
         has_laws=bool(sysm.red.laws),
         check_rates=lambda: check_values(
             model, at.rates.tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
@@ -105,12 +132,15 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     )
 
 
-def _accepted_from(sysm: Any, model: Any, start: np.ndarray, jscale: float) -> AtPoint:
-    """The fixed point reached from ``start`` (full coordinates), refused in one
-    sentence unless it passes :func:`accept`."""
+def _accepted_from(
+    sysm: Any, model: Any, start: np.ndarray, jscale: float, near: bool = False
+) -> AtPoint:
+    """The fixed point reached from ``start`` (full coordinates; ``near``: a
+    neighbour's fixed point, :func:`numeric.meanfield.structure.fixed_point64`),
+    refused in one sentence unless it passes :func:`accept`."""
     from numeric.meanfield.structure import fixed_point64
 
-    at = AtPoint.of(sysm, fixed_point64(sysm, np.asarray(start, dtype=float)))
+    at = AtPoint.of(sysm, fixed_point64(sysm, np.asarray(start, dtype=float), near=near))
     accept(sysm, model, at, jscale)
     return at
 
@@ -127,11 +157,15 @@ def fixed_point(
     either way."""
     from numeric.meanfield.fixed_point import random_starts
     from numeric.meanfield.general import other_start_note
+    from numeric.meanfield.structure import DENSE_MAX
 
-    jscale = float(np.max(np.abs(sysm.jac_reduced(s0).data), initial=0.0))
+    if model.b <= DENSE_MAX:
+        jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
+    else:
+        jscale = largest_entry(sysm.jac_reduced(s0))
     if first is not None:
         try:
-            return _accepted_from(sysm, model, first, jscale), []
+            return _accepted_from(sysm, model, first, jscale, near=True), []
         except (ParameterError, NumericalError):
             pass  # the neighbour's branch ended: search as a single solve does
     try:
@@ -186,13 +220,13 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
     kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
     K = [F[a] for a in kr]
-    JK = at.Jr.toarray()[np.ix_(kr, kr)]
-    Qs = sysm.Q_from_rates(at.rates)
-    QK = Qs.toarray()[np.ix_(K, K)]
+    JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
+    Qs = at.Q(sysm)
+    QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
     eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
     eig = eig[np.argsort(eig.real)]
     TK = sysm.T_dense[:, kr]  # b x nK
-    R = [i for i in range(sysm.red.b) if np.any(TK[i])]
+    R = np.flatnonzero(TK.any(axis=1)).tolist()
     MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
     return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
 

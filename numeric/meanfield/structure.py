@@ -208,6 +208,13 @@ class SparseSystem:
         """``J_r = J[F, :] T`` of an evaluated ``J`` (sparse ``n x n``)."""
         return (J[list(self.red.free), :] @ self.T).tocsr()
 
+    def _dbeta_dense(self, s: np.ndarray) -> np.ndarray:
+        """``d beta / ds`` (transitions x b) as a dense array."""
+        gi = self.sr.grad_index
+        D = np.zeros(self.L.shape)
+        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
+        return D
+
     def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
         """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
         (:data:`DENSE_MAX`), where SciPy's sparse bookkeeping costs more than the
@@ -215,10 +222,22 @@ class SparseSystem:
         LtF, T = self._shared(
             "dense", lambda: (self.L.T.toarray()[list(self.red.free), :], self.T.toarray())
         )
-        gi = self.sr.grad_index
-        D = np.zeros(self.L.shape)
-        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
-        return LtF @ D @ T
+        return LtF @ self._dbeta_dense(s) @ T
+
+    def jac_dense(self, s: np.ndarray) -> np.ndarray:
+        """``J(s) = L^T d beta/ds`` as a dense ``b x b`` array (small systems)."""
+        return self._shared("LT_dense", lambda: self.L.T.toarray()) @ self._dbeta_dense(s)
+
+    def reduce_jac_dense(self, J: np.ndarray) -> np.ndarray:
+        """``J_r = J[F, :] T`` of a dense evaluated ``J``."""
+        if not self.red.laws:
+            return J
+        return J[list(self.red.free), :] @ self.T_dense
+
+    def Q_dense(self, rates: np.ndarray) -> np.ndarray:
+        """``Q = L^T diag(beta) L`` from evaluated rates, dense (small systems)."""
+        LT = self._shared("LT_dense", lambda: self.L.T.toarray())
+        return (LT * rates) @ self._shared("L_dense", lambda: self.L.toarray())
 
 
 #: The model-level parts of :class:`SparseSystem` by model key (this process).
@@ -247,8 +266,12 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     return replace(base, model=model, p=np.asarray(p, dtype=float))
 
 
-def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
+def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
+
+    ``near``: ``start`` is a neighbouring parameter point's fixed point (a sweep's
+    continuation), so Newton's steps are tried first, alone; when they do not bring
+    the drift below ``1e-8`` of the largest intensity the search below runs.
 
     The mean-field ODE on the invariant set of ``start``, followed by
     pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
@@ -280,6 +303,13 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     def scale(y: np.ndarray) -> float:
         return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
 
+    if near:
+        with np.errstate(all="ignore"):
+            y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
+            if np.all(np.isfinite(y)) and float(np.max(np.abs(fr(0, y)), initial=0.0)) < (
+                1e-8 * scale(y)
+            ):
+                return system.full(y, q)
     ptc = pseudo_transient(fr, jr, x, scale, solve)
     bound = RUNAWAY * max(1.0, float(np.max(np.abs(x), initial=0.0)))
 
@@ -411,10 +441,15 @@ def negligible(
     rows, cols, _ = system.sr.jumps
     moved[cols[big[rows]]] = True
     cand &= ~moved
-    J = (system.jac(s) if J is None else J).tocoo()
-    jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
-    strong = np.abs(J.data) > delta * jmax
-    ii, jj = J.row[strong], J.col[strong]
+    J = system.jac(s) if J is None else J
+    if isinstance(J, np.ndarray):  # dense (a small system)
+        jmax = max(float(np.max(np.abs(J), initial=0.0)), 1e-300)
+        ii, jj = np.nonzero(np.abs(J) > delta * jmax)
+    else:
+        J = J.tocoo()
+        jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
+        strong = np.abs(J.data) > delta * jmax
+        ii, jj = J.row[strong], J.col[strong]
     while True:  # drop only what the kept block drives at most through delta
         bad = cand[ii] & ~cand[jj]
         if not bad.any():
