@@ -91,7 +91,10 @@ def float64_inputs(
 
     with mpmath.workdps(30):
         values = parse_params(model, params)
-        s0 = np.array([float(v) for v in start_point(model, start, values)])
+        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
+            s0 = start
+        else:
+            s0 = np.array([float(v) for v in start_point(model, start, values)])
         p64 = np.array([float(v) for v in kernel_vector(model, values)])
     return values, s0, p64
 
@@ -122,10 +125,20 @@ def solve_float64(
     sysm = prepared_system(model, p64)
     check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
     pt = solve_point64(sysm, model, s0, observable_matrix64(M, model.b), M)
+    return record_float64(
+        model, values, sysm, pt, order2_point64(model, p64, pt) if order == 2 else None
+    )
+
+
+def record_float64(
+    model: Any, values: Mapping[str, Any], sysm: Any, pt: Any, o2: Order2Point64 | None
+) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 point ``pt`` (and its order-2
+    terms ``o2``)."""
     sol = _record(model, values, sysm, pt)
     sol.notes.extend(pt.notes)
-    if order == 2:
-        _add_order2_float64(sol, order2_point64(model, p64, pt))
+    if o2 is not None:
+        _add_order2_float64(sol, o2)
     return sol
 
 
@@ -138,9 +151,7 @@ def accuracy_note(pt: Any) -> str:
     )
 
 
-def _record(
-    model: Any, values: Mapping[str, Any], sysm: Any, pt: Any
-) -> MeanFieldSolution:
+def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFieldSolution:
     """The :class:`MeanFieldSolution` of the float64 route at the point ``pt``
     (:class:`numeric.meanfield.float64_point.Point64`), sparse where the objects
     are; every entry carries the error ``e`` times the largest entry of its object."""
@@ -223,13 +234,16 @@ class Order2Point64:
     solved: bool = True
 
 
-def order2_point64(model: Any, p64: np.ndarray, pt: Any) -> Order2Point64:
+def order2_point64(
+    model: Any, p64: np.ndarray, pt: Any, *, compiled: bool = False
+) -> Order2Point64:
     """``A``, ``B``, ``c2`` in float64 on the kept coordinates of the order-1 point
     ``pt`` (the model restricted to them, :func:`numeric.meanfield.structure.restricted_model`,
     made once per model and set of dropped coordinates), every object evaluated by
     lambdified NumPy code (:class:`derive.sparse.LambdaKernels`, no numba compile);
     digits from the order-1 estimate and the agreement of two third-moment solvers
-    (``schur``, ``trsyl``)."""
+    (``schur``, ``trsyl``); ``compiled``: the compiled third-moment kernel at any
+    size (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
     from derive.sparse import lambda_kernels
     from numeric.expansion.stationary import second_order_float64_at
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
@@ -242,22 +256,23 @@ def order2_point64(model: Any, p64: np.ndarray, pt: Any) -> Order2Point64:
         return Order2Point64(np.zeros(b), np.zeros((b, b)), 0.0, 0.0, digits, 0.0, 0.0, False)
     sub = restricted_model(model, dropped) if dropped else model
     sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
-    ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept])
+    # the order-1 s* on the kept coordinates starts Newton's method
+    ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
     F = list(sysm.red.free)
-    Q = sysm.Q(ss).toarray()
+    Q = sysm.Q_dense(sysm.rates(ss))
     base = {
         "s": ss,
         "p": p64,
-        "T": sysm.T.toarray() if sysm.red.laws else None,
+        "T": sysm.T_dense if sysm.red.laws else None,
         "F": F,
         "n": len(F),
-        "J": sysm.jac_reduced(ss).toarray(),
+        "J": sysm.reduce_jac_dense(sysm.jac_dense(ss)),
         "Q0": Q[np.ix_(F, F)],
         "k64": lambda_kernels(sub, "base"),
         "fast": False,
     }
     k2 = lambda_kernels(sub, "order2")
-    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2)
+    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2, compiled=compiled)
     r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
@@ -287,6 +302,4 @@ def _add_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> None:
     sol.errors["A"] = [mpf(o2.error_A)] * b
     sol.errors["B"] = [mpf(o2.error_B)] * b * b
     if o2.solved:
-        sol.methods.update(
-            {"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)}
-        )
+        sol.methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
