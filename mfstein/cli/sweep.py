@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mfstein.cli.model_args import add_model_options
 
@@ -145,5 +144,5 @@ def _print_text(result) -> None:
         f"{result.seconds:.3g} s; c printed with the digits its point claims; --json or "
         "--csv for s*, V and the observables)"
     )
-    for text in refusals:
-        print(f"refused at {text}", file=sys.stderr)
+    for text in refusals:  # part of the answer: on standard output
+        print(f"refused at {text}")
