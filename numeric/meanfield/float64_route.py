@@ -73,6 +73,10 @@ def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
 
 def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmath.matrix:
     """The ``b x b`` mpmath matrix with ``A`` on ``rows x rows`` (zeros elsewhere)."""
+    if b <= 64:  # small: one dense list, converted by mpmath's constructor (faster)
+        full = np.zeros((b, b))
+        full[np.ix_(rows, rows)] = A
+        return mpmath.matrix(full.tolist())  # zeros are not stored either way
     out = mpmath.matrix(b, b)
     for a, i in enumerate(rows):
         for cidx, j in enumerate(rows):
@@ -93,10 +97,29 @@ def float64_inputs(
         values = parse_params(model, params)
         if isinstance(start, np.ndarray):  # a start already read (a sweep's)
             s0 = start
+        elif start is None and not callable(model.info.reference):
+            s0 = _reference_start(model, values)
         else:
             s0 = np.array([float(v) for v in start_point(model, start, values)])
         p64 = np.array([float(v) for v in kernel_vector(model, values)])
     return values, s0, p64
+
+
+#: The float64 reference starts of models whose reference point is fixed, by model
+#: key, reference point and state space (this process).
+_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
+
+
+def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
+    """The model's fixed reference point (or the origin) in float64, read and checked
+    against the state space once per model."""
+    from numeric.meanfield.general import start_point
+
+    key = (model.key, repr(model.info.reference), repr(model.info.state_space))
+    hit = _STARTS.get(key)
+    if hit is None:
+        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
+    return hit.copy()
 
 
 def observable_matrix64(M: Any, b: int) -> np.ndarray:
@@ -104,6 +127,8 @@ def observable_matrix64(M: Any, b: int) -> np.ndarray:
     in float64."""
     from numeric.quadratic_form import quadratic_form
 
+    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
+        return np.eye(b)
     Mb = quadratic_form(M)(b)
     return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
 

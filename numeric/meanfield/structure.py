@@ -240,7 +240,8 @@ class SparseSystem:
         return (LT * rates) @ self._shared("L_dense", lambda: self.L.toarray())
 
 
-#: The model-level parts of :class:`SparseSystem` by model key (this process).
+#: The model-level parts of :class:`SparseSystem` by model key and declared
+#: conservation laws (this process).
 _PREPARED: dict[Any, SparseSystem] = {}
 
 
@@ -250,7 +251,8 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     ``T`` and the ``shared`` model-level objects are made once per model key (a
     digest of the transitions: any change to the model gives a new key) and reused;
     a new parameter vector costs nothing more."""
-    base = _PREPARED.get(model.key)
+    key = (model.key, repr(model.info.conservation))  # the declared laws shape the reduction
+    base = _PREPARED.get(key)
     if base is None:
         from derive.sparse import sparse_rates
 
@@ -262,7 +264,7 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
             T = sps.csr_matrix(np.array([[float(v) for v in row] for row in red.T()]))
         else:
             T = sps.identity(model.b, format="csr")
-        base = _PREPARED[model.key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
+        base = _PREPARED[key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
     return replace(base, model=model, p=np.asarray(p, dtype=float))
 
 
