@@ -216,8 +216,12 @@ def sweep(
 
     dps, workers = _check_options(order, precision, dps, workers)
     _check_factory_options(model, params_grid)
-    given = model
+    name = model if isinstance(model, str) else None
     model, params = as_model(model, dict(params_grid) if isinstance(params_grid, Mapping) else {})
+    # a model given by name is rebuilt by a worker from its name and factory options
+    given = (
+        None if name is None else (name, {k: v for k, v in params_grid.items() if k not in params})
+    )
     if isinstance(model, Truncated):
         raise ParameterError(
             f"sweep needs a model of fixed dimension; give the {model.name} family its size "
@@ -338,22 +342,22 @@ def solve_piece(
     return rows
 
 
-def _run_piece(given: Any, model: Any, points: list[dict[str, Any]], options: Options) -> list:
-    """One piece in a worker process (the model rebuilt there from its name when it
-    was given by name)."""
+def _run_piece(sent: Any, points: list[dict[str, Any]], options: Options) -> list:
+    """One piece in a worker process: ``sent`` is the model, or its name and factory
+    options (:func:`_sendable`)."""
     from derive.models import as_model
 
-    if isinstance(given, str):
-        model, _ = as_model(given, dict(points[0]))
+    model = as_model(*sent)[0] if isinstance(sent, tuple) else sent
     return solve_piece(model, points, options)
 
 
-def _sendable(given: Any, model: Any) -> Any:
-    """What a worker receives for the model: its name when it was given by name,
-    else the model itself, which must pickle (one sentence when it does not)."""
+def _sendable(given: tuple[str, dict[str, Any]] | None, model: Any) -> Any:
+    """What a worker receives for the model: its name and factory options when it was
+    given by name, else the model itself, which must pickle (one sentence when it
+    does not)."""
     import pickle
 
-    if isinstance(given, str):
+    if given is not None:
         return given
     try:
         pickle.dumps(model)
@@ -372,7 +376,7 @@ def _in_processes(given: Any, model: Any, pieces: list, options: Options) -> lis
 
     sent = _sendable(given, model)
     with ProcessPoolExecutor(max_workers=len(pieces)) as pool:
-        futures = [pool.submit(_run_piece, sent, sent, piece, options) for piece in pieces]
+        futures = [pool.submit(_run_piece, sent, piece, options) for piece in pieces]
         return [row for f in futures for row in f.result()]
 
 
@@ -383,9 +387,7 @@ def _on_dask(scheduler: str, given: Any, model: Any, pieces: list, options: Opti
     sent = _sendable(given, model)
     client = dask_client(scheduler)
     try:
-        futures = [
-            client.submit(_run_piece, sent, sent, piece, options, pure=False) for piece in pieces
-        ]
+        futures = [client.submit(_run_piece, sent, piece, options, pure=False) for piece in pieces]
         return [row for part in client.gather(futures) for row in part]
     finally:
         client.close()

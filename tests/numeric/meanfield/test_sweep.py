@@ -116,17 +116,24 @@ def test_curves_json_csv_and_plot(tmp_path: Path, user_model) -> None:
         res.curve("nope")
 
 
-def test_two_swept_parameters_and_workers() -> None:
+def test_two_swept_parameters() -> None:
     grid = {**SIR, "beta": ["2.5", "3"], "gamma": "1:1.5:3"}
-    one = numeric.sweep("sir", grid, precision="float64")
-    assert [(r.params["beta"], r.params["gamma"]) for r in one.rows][:4] == [
+    res = numeric.sweep("sir", grid, precision="float64")
+    assert [(r.params["beta"], r.params["gamma"]) for r in res.rows][:4] == [
         ("2.5", "1"),
         ("2.5", "1.25"),
         ("2.5", "1.5"),
         ("3", "1"),
     ]
-    two = numeric.sweep("sir", grid, precision="float64", workers=2)
-    assert two.workers == 2
+    assert not res.refused
+
+
+def test_workers_rebuild_a_named_model_with_its_options() -> None:
+    """Two processes, each rebuilding the model from its name and ``b``: the same rows."""
+    grid = {"b": 4, "lam": "0.5:0.9:6"}
+    one = numeric.sweep(USER, grid, precision="float64")
+    two = numeric.sweep(USER, grid, precision="float64", workers=2)
+    assert two.workers == 2 and len(two.rows[0].s_star) == 4
     for a, b in zip(one.rows, two.rows, strict=True):
         assert a.params == b.params and a.digits == b.digits
         assert abs(a.c - b.c) <= 10 ** (1 - a.digits) * abs(a.c)
