@@ -8,8 +8,10 @@ Heavy-Traffic" with the sign of the Kronecker form corrected; the refined bias
 float64 and with the structure found from the model (:mod:`numeric.meanfield.structure`):
 
 1. rates and their derivatives by :mod:`derive.sparse` (no numba compile),
-   ``f``, ``J``, ``Q`` as sparse matrices; the fixed point by the ODE and
-   sparse Newton steps (:func:`numeric.meanfield.structure.fixed_point64`),
+   ``f``, ``J``, ``Q`` as sparse matrices (dense arrays for at most
+   :data:`numeric.meanfield.structure.DENSE_MAX` coordinates; what depends only on
+   the model is prepared once, :mod:`numeric.meanfield.float64_point`); the fixed
+   point by the ODE and Newton steps (:func:`numeric.meanfield.structure.fixed_point64`),
    accepted only when it passes the default route's checks
    (:mod:`numeric.meanfield.acceptance`: relative drift residual, state space,
    rates, kink, stability of the whole reduced ``J``), else searched again from
