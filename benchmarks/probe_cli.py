@@ -1934,6 +1934,109 @@ def issue37_cliopts_probes() -> list[Probe]:
         if isinstance(check, str):
             check = _one_line_mentioning(check)
         out.append(Probe("issue37 cliopts", argv, allowed, check=check))
+def issue37_sweep_probes() -> list[Probe]:
+    """Issue 34 (sweeps): ``mfstein sweep`` answers a grid (JSON with one entry per
+    point, a CSV file with a header and one row per point), a point without an answer
+    is a row with its sentence (exit 0), and every bad grid, option or output file is
+    one sentence with exit 2 before any work (no file left behind)."""
+    P = Probe
+    base = ["sweep", "--model", "supermarket", "--param", "b=4", "--float64", "--no-progress"]
+    grid = [*base, "--param", "lam=0.5:0.9:5"]
+
+    def points(n: int) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+        def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+            got = len(json.loads(proc.stdout)["points"])
+            return None if got == n else f"expected {n} points, got {got}"
+
+        return check
+
+    def csv_rows(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        lines = (work / "s.csv").read_text().splitlines()
+        ok = len(lines) == 6 and lines[0].startswith("lam,c,digits")
+        return None if ok else f"unexpected CSV {lines[:2]!r} ({len(lines)} lines)"
+
+    def no_file(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        left = [f.name for f in work.iterdir() if f.name.startswith(("s.", ".mfstein"))]
+        return f"files left behind: {left}" if left else _one_line_mentioning("")(work, proc)
+
+    decay = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "from derive.spec import ModelInfo, Parameter, StateSpace\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('decay', (x,), (lam,), [Transition((1,), lam), "
+        "Transition((-1,), (2 - lam) * x)], info=ModelInfo(parameters=(Parameter('lam', "
+        "low=0, high=4),), state_space=StateSpace('orthant')))\n",
+    )
+
+    def one_refused(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        rows = json.loads(proc.stdout)["points"]
+        refused = [r["params"]["lam"] for r in rows if "refused" in r]
+        ok = refused == ["2", "3"]  # lam >= 2: no fixed point (lam = 2) or a negative rate
+        return None if ok else f"expected lam = 2 and 3 refused, got {refused}"
+
+    out = [
+        P("issue37 sweep json", [*grid, "--json"], (OK,), None, points(5)),
+        P("issue37 sweep order 2", [*grid, "--order", "2", "--json"], (OK,), None, points(5)),
+        P("issue37 sweep csv", [*grid, "--csv", "{dir}/s.csv"], (OK,), None, csv_rows),
+        P(
+            "issue37 sweep two axes",
+            [
+                "sweep",
+                "--model",
+                "sir",
+                "--param",
+                "beta=2:3:2",
+                "--param",
+                "gamma=1:1.5:2",
+                "--param",
+                "rho=0.5",
+                "--param",
+                "a=0.1",
+                "--dps",
+                "15",
+                "--json",
+            ],
+            (OK,),
+            None,
+            points(4),
+        ),
+        P(
+            "issue37 sweep refused point",
+            [
+                "sweep",
+                "--model",
+                "{dir}/m.py:factory",
+                "--param",
+                "lam=1:3:3",
+                "--float64",
+                "--json",
+            ],
+            (OK,),
+            decay,
+            one_refused,
+        ),
+    ]
+    bad = [
+        ["--param", "lam=0.5:0.9:1"],
+        ["--param", "lam=0.5:0.5:3"],
+        ["--param", "lam=a:b:3"],
+        ["--param", "lam=0.5:0.9:1e9"],
+        ["--param", "lam=0.5:0.9:2.5"],
+        ["--param", "lam=0:2:3"],
+        ["--param", "lam=nan:1:3"],
+        ["--param", "lam=0.9"],
+        ["--param", "lam=0.5:0.9:3", "--param", "b=2:3:2"],
+        ["--param", "lam=0.5:0.9:3", "--workers", "0"],
+        ["--param", "lam=0.5:0.9:3", "--scheduler", "not an address"],
+        ["--param", "lam=0.5:0.9:3", "--observable", "bogus + 1"],
+        ["--param", "lam=0.5:0.9:3", "--dps", "20"],
+        ["--param", "lam=0.5:0.9:3", "--plot", "{dir}/s.txt"],
+        ["--param", "lam=0.5:0.9:3", "--csv", "{dir}/nowhere/s.csv"],
+        ["--param", "lam=0.5:0.9:3", "--csv", "{dir}/s.txt"],
+        ["--param", "lam=0.5:0.9:3", "--M", "diag:x"],
+    ]
+    out += [P("issue37 sweep bad", [*base, *argv], (INPUT,), None, no_file) for argv in bad]
     return out
 
 
@@ -1961,6 +2064,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_warnings_probes(),
         *issue37_hompp_probes(),
         *issue37_cliopts_probes(),
+        *issue37_sweep_probes(),
     ]
 
 

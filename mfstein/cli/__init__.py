@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mfstein.cli.bound",
     "mfstein.cli.solve",
     "mfstein.cli.transient",
+    "mfstein.cli.sweep",
     "mfstein.cli.exact",
     "mfstein.cli.lemmas",
     "mfstein.cli.simulate",

@@ -9,7 +9,6 @@ loads only the standard library; the numeric stack is imported by the handler.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -115,29 +114,11 @@ def parse_grid(text: str) -> tuple[float, float, int]:
 
 
 def check_plot_path(text: str) -> Path:
-    """The ``--plot`` file, after checking that it can be written (nothing is created);
-    a symbolic link is checked (and later written) through, at its target."""
-    import tempfile
+    """The ``--plot`` file, after checking that it can be written (nothing is created;
+    :func:`mfstein.cli.output_files.check_output_file`)."""
+    from mfstein.cli.output_files import check_output_file
 
-    from mfstein.io import write_target
-
-    path = write_target(text)
-    if path.is_dir():
-        raise ParameterError(f"--plot {text} is a directory; give a file name.")
-    if Path(text).suffix.lower() not in PLOT_SUFFIXES:
-        raise ParameterError(f"--plot must end in one of {', '.join(PLOT_SUFFIXES)}, got {text!r}.")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ParameterError(f"--plot {text}: the directory {parent} does not exist.")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ParameterError(f"--plot {text} exists and is not writable.")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".mfstein-plot-", suffix=".tmp")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError:
-        raise ParameterError(f"--plot {text}: the directory {parent} is not writable.") from None
-    return Path(text)
+    return check_output_file("--plot", text, PLOT_SUFFIXES)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -113,7 +113,7 @@ def solve(
         parse_params(model, params)  # names, numbers and declared ranges, before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    wanted = _parse_observables(model, observables)
+    wanted = parse_observables(model, observables)
     if precision == "float64":
         from numeric.meanfield.float64_route import solve_float64
 
@@ -130,7 +130,7 @@ def solve(
     return sol
 
 
-def _parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
+def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad
     one, before any work), without repeated names."""
     from derive.observables import observable
