@@ -155,7 +155,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
         scalars = run_chain(
             chain,
             p,
-        new["n"],
+            new["n"],
             spec.N,
             jk,
             jv,
@@ -208,6 +208,22 @@ def announce_compile(chain: Any) -> None:
     jit.announce_compile("the simulator for this model", compile_seconds(chain))
 
 
+#: Prepared runs kept per process (:func:`_prepared_key` -> spec, lattice, notes): a
+#: second ``simulate`` of the same model, parameters, ``N``, start and truncation
+#: skips the mean-field solve (at :data:`numeric.prepared.CENTRE_DPS` digits) and
+#: the lattice.
+_PREPARED: dict[tuple, tuple] = {}
+#: The most prepared runs kept (the oldest is dropped first).
+MAX_PREPARED = 64
+
+
+def _prepared_key(sim: Simulator) -> tuple:
+    """What a prepared run depends on: the model's key, ``N``, the parameters as given
+    (after :func:`numeric.prepared.prepare` checked them), the start and the truncation."""
+    params = tuple(sorted((str(k), repr(v)) for k, v in sim.params.items()))
+    return (sim.model.key, sim.N, params, repr(sim.start), repr(sim.truncation))
+
+
 class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
@@ -219,6 +235,20 @@ class GenericSimulator(Simulator):
     )
 
     def _prepare(self) -> None:
+        key = _prepared_key(self)
+        hit = _PREPARED.get(key)
+        if hit is None:
+            self._prepare_afresh()
+            if len(_PREPARED) >= MAX_PREPARED:
+                _PREPARED.pop(next(iter(_PREPARED)))
+            _PREPARED[key] = (self.spec, self.lattice, tuple(self.notes))
+        else:
+            self.spec, self.lattice, notes = hit
+            self.notes = list(notes)
+        kern = self.model.kernels("numba")
+        _MODULES[self.spec.kernel] = kern.module
+
+    def _prepare_afresh(self) -> None:
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
@@ -258,7 +288,6 @@ class GenericSimulator(Simulator):
             thin_bits=thin_bits(model.b),
             hist_len=hist_len,
         )
-        _MODULES[self.spec.kernel] = kern.module
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run the replications (:func:`sim.runner.run`) and pool their batches."""
