@@ -99,12 +99,14 @@ _MODULES: dict[str, Any] = {}
 
 
 def _kernel_module(name: str) -> Any:
-    """The compiled kernel module ``name`` (already loaded, or from the kernel cache)."""
+    """The compiled kernel module ``name`` (already loaded, or from the kernel cache:
+    :func:`mfstein.generated.load_generated`, as :func:`derive.kernels.load_module`
+    loads it, without importing SymPy)."""
     mod = _MODULES.get(name)
     if mod is None:
-        from derive.kernels import load_module
+        from mfstein.generated import load_generated
 
-        mod = _MODULES[name] = load_module(name)
+        mod = _MODULES[name] = load_generated(name)
     return mod
 
 
@@ -234,6 +236,61 @@ class GenericSimulator(Simulator):
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
 
+    @classmethod
+    def from_record(
+        cls, record: dict | None, model: str, params: Mapping[str, Any] | None
+    ) -> GenericSimulator | None:
+        """The simulator of a run prepared by an earlier process (:meth:`record`, kept by
+        :mod:`sim.prepared_runs`) for the model named ``model`` with ``params`` (as given
+        to :func:`sim.simulate`); ``None`` when the record or the generated modules it
+        names are unusable (then the run is prepared afresh)."""
+        if record is None:
+            return None
+        from mfstein.errors import ParameterError
+        from sim.generic_kernels import load_chain
+
+        try:
+            raw = record["spec"]
+            spec = GenericSpec(
+                **{
+                    **raw,
+                    "params": tuple(float(x) for x in raw["params"]),
+                    "jumps": tuple(tuple(int(x) for x in row) for row in raw["jumps"]),
+                    "s_star": tuple(float(x) for x in raw["s_star"]),
+                    "start": tuple(int(x) for x in raw["start"]),
+                }
+            )
+            self = cls.__new__(cls)
+            self.spec, self.N, self.notes = spec, spec.N, [str(n) for n in record["notes"]]
+            self.params = {str(k): str(v) for k, v in record["params"].items()}
+            self.arrival = record["arrival"]
+            _kernel_module(spec.kernel)
+            load_chain(spec.update)
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return None
+        self.model, self.values, self.start, self.truncation = None, None, None, None
+        self._source = (model, dict(params or {}))
+        return self
+
+    def record(self) -> dict:
+        """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`)."""
+        import dataclasses
+
+        return {
+            "spec": dataclasses.asdict(self.spec),
+            "notes": list(self.notes),
+            "params": {k: str(v) for k, v in self.params.items()},
+            "arrival": self.arrival,
+        }
+
+    def _model(self) -> Any:
+        """The model (built again from its name when this simulator came from a record)."""
+        if self.model is None:
+            from derive.models import as_model
+
+            self.model, _ = as_model(*self._source)
+        return self.model
+
     def _prepare(self) -> None:
         key = _prepared_key(self)
         hit = _PREPARED.get(key)
@@ -247,6 +304,8 @@ class GenericSimulator(Simulator):
             self.notes = list(notes)
         kern = self.model.kernels("numba")
         _MODULES[self.spec.kernel] = kern.module
+        arrival = self.model.structure("arrival")
+        self.arrival = str(arrival) if arrival and arrival in self.params else None
 
     def _prepare_afresh(self) -> None:
         import mpmath
@@ -312,8 +371,8 @@ class GenericSimulator(Simulator):
         arrival rate (a queueing model); ``None`` otherwise."""
         from sim.generic_kernels import UP
 
-        arrival = self.model.structure("arrival")
-        if not (arrival and arrival in self.params):
+        arrival = self.arrival
+        if arrival is None:
             return None
         rate = float(Fraction(str(self.params[arrival]).strip()))
         accepted = stats.ratio(sc[:, UP], T)
@@ -341,11 +400,12 @@ class GenericSimulator(Simulator):
         from numeric.rate_signs import state_text, unevaluable
 
         N = self.N
-        ExactRates(self.model, self.params)(n, N)
+        model = self._model()
+        ExactRates(model, self.params)(n, N)
         raise unevaluable(
-            self.model,
+            model,
             f"the lattice state N s = ({', '.join(map(str, n))}) at N = {N} in float64",
-            state_text(self.model, [Fraction(k, N) for k in n]),
+            state_text(model, [Fraction(k, N) for k in n]),
         )
 
     def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> SimulationResult:
