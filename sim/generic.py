@@ -30,6 +30,7 @@ a Dask cluster it must be shared).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -126,6 +127,15 @@ def _sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
     return jk, jv, jl, up
 
 
+@functools.lru_cache(maxsize=64)
+def _loop_inputs(spec: GenericSpec) -> tuple[np.ndarray, ...]:
+    """The event loop's read-only arrays of ``spec``, built once per process for all its
+    units: the parameter values, the sparse jumps (:func:`_sparse_jumps`) and ``N s*``."""
+    p = np.asarray(spec.params, dtype=np.float64)
+    target = spec.N * np.asarray(spec.s_star, dtype=np.float64)
+    return (p, *_sparse_jumps(spec.jumps), target)
+
+
 def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
     """A replication's initial state: the start counts and its RNG state."""
     return {
@@ -145,14 +155,13 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
     chain = load_chain(spec.update)
-    jk, jv, jl, up = _sparse_jumps(spec.jumps)
+    p, jk, jv, jl, up, target = _loop_inputs(spec)
     b = spec.b
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
     corr = np.zeros(b)
     cov = np.zeros((b, b))
     hist = np.zeros((b, spec.hist_len))
     t0 = time.process_time()
-    p = np.asarray(spec.params, dtype=np.float64)
     try:
         scalars = run_chain(
             chain,
@@ -163,7 +172,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
             jv,
             jl,
             up,
-            spec.N * np.asarray(spec.s_star, dtype=np.float64),
+            target,
             new["rng"],
             int(steps),
             spec.thin_bits,

@@ -8,16 +8,17 @@ and the notes) that is the same every time.  This module keeps that record in
 the cache directory (:func:`mfstein.cache.cache_dir`, folder ``prepared``), so a
 later process that asks for the same run -- same model name and factory
 options, parameters, ``N``, start, truncation and engine, and the same source of
-mfstein and of the model file -- reads the record and starts simulating without
-SymPy, SciPy or the mean-field solve.
+mfstein and of the libraries it uses -- reads the record and starts simulating
+without SymPy or the mean-field solve.  Library models only: a model file may
+import other files, which no key would cover.
 
 Only runs that were prepared without error are kept (a refusal is never cached:
 the input is checked afresh), and a key covers everything the record depends on:
 
 * every value as given (``repr``; a value whose ``repr`` names an object's
   address is not cached);
-* the SHA-256 of the source of mfstein's packages (:func:`code_digest`) and,
-  for a model ``file.py:factory``, of that file.
+* the SHA-256 of the source of mfstein's packages and the installed releases of
+  SymPy, mpmath, NumPy, SciPy and numba (:func:`code_digest`).
 
 Files end with the digest of their content (:func:`mfstein.cache.with_check`); a
 damaged or unreadable file is a miss, and is written afresh.  Standard library
@@ -42,28 +43,33 @@ _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
 
 
+#: Libraries whose release the preparation depends on: each one's installed
+#: ``__init__.py`` (path, size and modification time) is part of the key.
+_LIBRARIES = ("sympy", "mpmath", "numpy", "scipy", "numba")
+
+
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 of the source files of mfstein's packages (names and contents): any edit
-    of the code that prepares a run gives new keys (some 10 ms, once per process)."""
+    """SHA-256 of the source files of mfstein's packages (names and contents) and of the
+    installed releases of the libraries it prepares a run with (:data:`_LIBRARIES`):
+    any edit or upgrade gives new keys (some 50 ms, once per process)."""
+    import importlib.util
+
     h = hashlib.sha256()
     for package in _PACKAGES:
         for path in sorted((_ROOT / package).rglob("*.py")):
             h.update(str(path.relative_to(_ROOT)).encode() + b"\0")
             h.update(path.read_bytes())
+    for name in _LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None) or ""
+        try:
+            st = os.stat(origin)
+            stamp = f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            stamp = f"{name}:missing"
+        h.update(stamp.encode() + b"\0")
     return h.hexdigest()
-
-
-def _model_digest(model: str) -> str | None:
-    """The content digest of a model file (``file.py:factory``), ``""`` for a library
-    name, ``None`` when the file cannot be read (then nothing is cached)."""
-    path, sep, _factory = model.rpartition(":")
-    if not sep or not path.endswith(".py"):
-        return ""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _text(value: Any) -> str | None:
@@ -80,18 +86,14 @@ def run_key(
     truncation: Any,
     engine: str,
 ) -> str | None:
-    """The key of a prepared run of the model named ``model``, ``None`` when it cannot
-    be cached (a value without a stable ``repr``, an unreadable model file)."""
-    digest = _model_digest(model)
+    """The key of a prepared run of the library model named ``model``, ``None`` when it
+    cannot be cached: a model file (``file.py:factory`` may import other files, which no
+    key would cover) or a value without a stable ``repr``."""
     values = {str(k): _text(v) for k, v in (params or {}).items()}
     fields = [_text(N), _text(start), _text(truncation)]
-    if digest is None or None in values.values() or None in fields:
+    if ":" in model or model.endswith(".py") or None in values.values() or None in fields:
         return None
-    if ":" in model:
-        model = f"{os.path.realpath(model.rpartition(':')[0])}:{model.rpartition(':')[2]}"
-    blob = json.dumps(
-        [VERSION, code_digest(), model, digest, sorted(values.items()), fields, engine]
-    )
+    blob = json.dumps([VERSION, code_digest(), model, sorted(values.items()), fields, engine])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

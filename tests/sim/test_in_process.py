@@ -140,8 +140,5 @@ def test_the_key_of_a_prepared_run_covers_its_inputs(tmp_path):
     assert len({base, *others}) == 5
     model = tmp_path / "m.py"
     model.write_text("# one\n")
-    before = run_key(f"{model}:f", {}, 40, None, None, "auto")
-    model.write_text("# two\n")
-    assert run_key(f"{model}:f", {}, 40, None, None, "auto") != before
-    assert run_key(f"{tmp_path}/missing.py:f", {}, 40, None, None, "auto") is None
+    assert run_key(f"{model}:f", {}, 40, None, None, "auto") is None  # may import files
     assert run_key("sir", {"a": object()}, 40, None, None, "auto") is None
