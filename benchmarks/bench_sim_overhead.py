@@ -1,12 +1,13 @@
 """What a ``simulate`` call costs around its event loop (issue 34), side by side.
 
-Two tables, every figure the best of ``--repeat`` runs (the machine is shared):
+Three tables, every figure the best of ``--repeat`` runs (the machine is shared):
 
-1. **Warm process, small runs** (``--small`` events, default 2e5): a hand-written
-   numba loop of the same chain (compiled before timing; one uniform for the
-   transition, the holding time weighted exactly by ``1 / total rate``, time
-   averages of the counts) against ``sim.simulate`` called a second time in the
-   same process (``reps=1, workers=1``), on SIR and on the supermarket ``b = 10``.
+1. **Warm process, small runs** (``--small`` events, default 2e5; wall and CPU
+   seconds of this process): a hand-written numba loop of the same chain
+   (compiled before timing; one uniform for the transition, the holding time
+   weighted exactly by ``1 / total rate``, time averages of the counts) against
+   ``sim.simulate`` called again in the same process (``reps=1, workers=1``), on
+   SIR and on the supermarket ``b = 10``.
 2. **End to end, large runs** (``--events``, default 1e7), each a new process,
    wall time from its start to its result: the hand-written loop (numba import,
    compile from numba's cache, loop), mfstein with a warm cache, mfstein with an
@@ -17,9 +18,9 @@ Two tables, every figure the best of ``--repeat`` runs (the machine is shared):
    GillesPy2 runs to a time at which the chain has made about ``--events`` jumps
    (the stationary event rate times the time) and records 101 points.
 
-Also the first ``mf.solve("sir", ...)`` and the first ``simulate`` in a new process
-with a warm cache (CPU and wall seconds of the whole process, interpreter start
-included).
+3. **First calls**: the first ``mf.solve("sir", ...)`` and the first ``simulate``
+   in a new process with a warm cache (wall and CPU seconds of the whole process,
+   interpreter start included).
 
 Usage::
 
@@ -122,14 +123,15 @@ def supermarket_loop(n, lam, d, steps, seed):
     return t, area / t
 
 
-def best(fn, repeat: int) -> float:
-    """The least wall time of ``repeat`` calls of ``fn``."""
-    out = []
+def best(fn, repeat: int) -> tuple[float, float]:
+    """The least wall and the least CPU time (this process) of ``repeat`` calls of ``fn``."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
-    return min(out)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu)
 
 
 def _hand_sir(steps: int, seed: int = 1):
@@ -161,15 +163,16 @@ def _mf_supermarket(steps: int, seed: int = 1):
                                     seed=seed)  # fmt: skip
 
 
-def warm_table(small: int, repeat: int) -> list[tuple[str, float, float]]:
-    """(case, hand-written seconds, mfstein seconds) for ``small`` events, warm process."""
+def warm_table(small: int, repeat: int) -> list[tuple[str, float, float, float, float]]:
+    """(case, hand-written wall and CPU seconds, mfstein wall and CPU seconds) for ``small``
+    events in a warm process."""
     rows = []
     for name, hand, mf in (("SIR", _hand_sir, _mf_sir),
                            ("supermarket b=10", _hand_supermarket, _mf_supermarket)):  # fmt: skip
         hand(1000)
         mf(small)  # compiled, loaded and prepared: the warm process
         t_hand = best(lambda h=hand: h(small), repeat)
-        rows.append((name, t_hand, best(lambda m=mf: m(small), repeat)))
+        rows.append((name, *t_hand, *best(lambda m=mf: m(small), repeat)))
     return rows
 
 
@@ -384,10 +387,14 @@ def main() -> None:
     gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
     print(f"best of {args.repeat} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     if args.only in (None, "warm"):
-        print(f"\n## warm process, {args.small:.0e} events, seconds per call")
-        print(f"{'case':<20} {'hand numba':>11} {'mfstein':>9} {'ratio':>6}")
-        for name, hand, mf in warm_table(int(args.small), args.repeat):
-            print(f"{name:<20} {hand:11.4f} {mf:9.4f} {mf / hand:6.2f}")
+        print(f"\n## warm process, {args.small:.0e} events, seconds per call (wall | CPU)")
+        head = f"{'hand numba':>10} {'mfstein':>8} {'ratio':>5}"
+        print(f"{'case':<18} {head} | {head}")
+        for name, hw, hc, mw, mc in warm_table(int(args.small), args.repeat):
+            print(
+                f"{name:<18} {hw:10.4f} {mw:8.4f} {mw / hw:5.2f} | {hc:10.4f} {mc:8.4f} "
+                f"{mc / hc:5.2f}"
+            )
     if args.only in (None, "first"):
         print("\n## a new process, warm cache: whole process, seconds")
         print(f"{'first call':<40} {'wall':>7} {'CPU':>7}")

@@ -161,7 +161,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     corr = np.zeros(b)
     cov = np.zeros((b, b))
     hist = np.zeros((b, spec.hist_len))
-    t0 = time.process_time()
+    t0 = time.thread_time()
     try:
         scalars = run_chain(
             chain,
@@ -185,7 +185,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
         )
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
         scalars = np.zeros(N_SCALARS)
-    seconds = time.process_time() - t0
+    seconds = time.thread_time() - t0
     mean = new["n"] * scalars[0] - corr
     refused = np.full(b, -1.0)
     if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
