@@ -2040,6 +2040,38 @@ def issue37_sweep_probes() -> list[Probe]:
     return out
 
 
+def issue37_simfast_probes() -> list[Probe]:
+    """Issue 34, simulation without per-call overhead: a small run stays in the
+    command's process whatever ``--workers`` (no worker process below
+    ``sim.runner.INLINE_EVENTS`` events), with the numbers of one worker, and a bad
+    ``--workers`` is still one sentence before any work."""
+    sir = ["simulate", "--model", "sir", "--param", "beta=3", "--param", "gamma=1"]
+    sir += ["--param", "rho=0.5", "--param", "a=0.1", "--N", "20", "--steps", "20000"]
+    sir += ["--reps", "2", "--seed", "3", "--no-progress"]
+
+    def same_as_one_worker(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        one = subprocess.run(
+            [EXE, *sir, "--workers", "1"], capture_output=True, text=True, timeout=600,
+            env=_env({}), cwd=work,
+        )  # fmt: skip
+        strip = [ln for ln in proc.stdout.splitlines() if "events/s" not in ln]
+        if one.returncode != 0 or strip != [
+            ln for ln in one.stdout.splitlines() if "events/s" not in ln
+        ]:
+            return "two workers and one worker gave different reports for the same seed"
+        return None
+
+    return [
+        Probe("issue37 simfast", [*sir, "--workers", "2"], (OK,), check=same_as_one_worker),
+        Probe(
+            "issue37 simfast",
+            [*sir, "--workers", "0"],
+            (INPUT,),
+            check=_one_line_mentioning("workers"),
+        ),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2065,6 +2097,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_hompp_probes(),
         *issue37_cliopts_probes(),
         *issue37_sweep_probes(),
+        *issue37_simfast_probes(),
     ]
 
 
