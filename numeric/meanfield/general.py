@@ -301,7 +301,9 @@ class MeanFieldProblem:
         )
         # the scale of J for the stability test where J vanishes (numeric.meanfield.acceptance)
         x0 = np.array([float(s0[j]) for j in self.rm.free])
-        self.jscale = float(np.max(np.abs(self.rm.jac64(x0, self.q64, self.p64)), initial=0.0))
+        with np.errstate(all="ignore"):  # sqrt(y) at y = 0: an infinite entry says nothing
+            J0 = np.abs(self.rm.jac64(x0, self.q64, self.p64))
+        self.jscale = float(np.max(J0[np.isfinite(J0)], initial=0.0))
         # refuse a point that is not a stable fixed point in the state space before any
         # high-precision work, unless another start found one
         self.search.primary = self._accepted(p30)[self.rm.free]
