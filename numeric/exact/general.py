@@ -469,12 +469,7 @@ def solve(
         tol = TOL
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
-    if truncation is not None and truncation_tol is not None:
-        raise ParameterError(
-            "truncation_tol (--truncation-tol) chooses a truncation, so it cannot be given with "
-            "truncation= (--truncation); give one of them."
-        )
-    cut_tol = check_tol(truncation_tol)
+    cut_tol = check_tol(truncation_tol, truncation)
     ch = Chain.setup(model, N, params, start, truncation, memory_limit)
     # the mean field first: it is cheap and its failure should cost nothing
     mf, note = _centre(ch.placement)
@@ -482,15 +477,23 @@ def solve(
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
-    if ch.lattice.kind == "orthant" and not ch.lattice.truncated:
-        ch, solved, cut = _truncated(ch, centre, (method, tol, progress, W), cut_tol, memory_limit)
-    else:
-        solved = ch.solve(centre, method, tol, progress, W)
-        cut = None
-        if ch.lattice.truncated:
-            cut = Cut(ch.lattice.upper, *cut_mass(solved[0].states, solved[1], ch.lattice.upper),
-                      chosen=False)  # fmt: skip
+    ch, solved, cut = _solved(ch, centre, (method, tol, progress, W), cut_tol, memory_limit)
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _solved(
+    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
+) -> tuple[Chain, tuple, Cut | None]:
+    """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
+    ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
+    orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
+    if ch.lattice.kind == "orthant" and not ch.lattice.truncated:
+        return _truncated(ch, centre, how, cut_tol, memory_limit)
+    solved = ch.solve(centre, *how)
+    if not ch.lattice.truncated:
+        return ch, solved, None
+    level = ch.lattice.upper
+    return ch, solved, Cut(level, *cut_mass(solved[0].states, solved[1], level), chosen=False)
 
 
 def _truncated(

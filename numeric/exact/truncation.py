@@ -91,11 +91,17 @@ class Cut:
         )
 
 
-def check_tol(value: Any) -> float:
+def check_tol(value: Any, truncation: Any = None) -> float:
     """``truncation_tol`` as a float in :data:`mfstein.limits.TRUNCATION_TOL_RANGE`
-    (``None``: the default :data:`mfstein.limits.TRUNCATION_TOL`), or one sentence."""
+    (``None``: the default :data:`mfstein.limits.TRUNCATION_TOL`), or one sentence;
+    refused beside a given ``truncation`` (which it would not choose)."""
     from mfstein.numbers import parse_real
 
+    if value is not None and truncation is not None:
+        raise ParameterError(
+            "truncation_tol (--truncation-tol) chooses a truncation, so it cannot be given with "
+            "truncation= (--truncation); give one of them."
+        )
     if value is None:
         return TRUNCATION_TOL
     low, high = TRUNCATION_TOL_RANGE

@@ -37,6 +37,7 @@ twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -86,6 +87,10 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
         ref = model.info.reference
         if callable(ref):
             ref = ref(values)
+        if ref is None:
+            from derive.model import default_start
+
+            ref = default_start(model)
         raw = list(ref) if ref is not None else [0] * b
         what = "the model's reference point"
     else:
@@ -99,7 +104,11 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
             f"got {len(raw)}."
         )
     s = [_sympy_to_mpf("start", v) for v in raw]
-    return snap_into_space(model, s, what)
+    s = snap_into_space(model, s, what)
+    check = getattr(model, "check_state_space", None)
+    if check is not None:  # the faces the conservation laws through this start meet
+        check([Fraction(mpmath.nstr(v, 30)) for v in s])
+    return s
 
 
 #: A start within this many float64 ulps (relative to 1 and to the total) of the
