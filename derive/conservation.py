@@ -12,11 +12,18 @@ builds the reduced coordinates on them.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 
 def conservation_laws(jumps: Any, b: int) -> tuple[tuple[Fraction, ...], ...]:
-    """A basis (reduced row echelon form) of ``{c : c . l = 0 for every jump l}``."""
+    """A basis (reduced row echelon form) of ``{c : c . l = 0 for every jump l}``
+    (``jumps``: rows of integers, a list or an array), computed once per jump matrix."""
+    return _laws(tuple(tuple(int(v) for v in row) for row in jumps), b)
+
+
+@lru_cache(maxsize=256)
+def _laws(jumps: tuple[tuple[int, ...], ...], b: int) -> tuple[tuple[Fraction, ...], ...]:
     from sympy import Matrix
     from sympy.polys.domains import QQ
     from sympy.polys.matrices import DomainMatrix

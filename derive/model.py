@@ -427,10 +427,9 @@ def _covered(transitions: Sequence[Transition], b: int) -> dict[int, int]:
     return out
 
 
-@lru_cache(maxsize=256)
-def _laws(transitions: tuple[Transition, ...], b: int) -> tuple[tuple[Fraction, ...], ...]:
-    """The conservation laws of the jumps (:func:`derive.conservation.conservation_laws`),
-    once per list of transitions."""
+def _laws(transitions: Sequence[Transition], b: int) -> tuple[tuple[Fraction, ...], ...]:
+    """The conservation laws of the jumps (:func:`derive.conservation.conservation_laws`,
+    computed once per jump matrix and shared with :mod:`numeric.meanfield.invariants`)."""
     from derive.conservation import conservation_laws
 
     return conservation_laws([t.jump for t in transitions], b)
@@ -513,7 +512,7 @@ class Model:
                 f"info of model {name} must be a derive.spec.ModelInfo, got {type(info).__name__}."
             )
         self.name = name
-        self.info: ModelInfo = info if info is not None else ModelInfo()
+        self._info: ModelInfo = info if info is not None else ModelInfo()
         self.states: tuple[sp.Symbol, ...] = _symbols(name, "states", states)
         self.params: tuple[sp.Symbol, ...] = _symbols(name, "params", params)
         if isinstance(transitions, str | bytes) or not isinstance(transitions, Iterable):
@@ -536,7 +535,7 @@ class Model:
             raise ParameterError(
                 f"model {name}: {', '.join(both)} cannot be both a state and a parameter."
             )
-        declared = [q.name for q in self.info.parameters]
+        declared = [q.name for q in self._info.parameters]
         twice = sorted({n for n in declared if declared.count(n) > 1})
         if twice:
             raise ParameterError(
@@ -556,8 +555,6 @@ class Model:
                     f"transition {t.label or t.jump} uses symbols {names} that are neither "
                     "states nor declared params."
                 )
-        if not self.info.state_space.declared:
-            self.info = replace(self.info, state_space=infer_state_space(self.transitions, b))
         if key is None:
             blob = repr(
                 (
@@ -571,6 +568,17 @@ class Model:
         self.key = key
 
     # -- basic facts ---------------------------------------------------------
+    @property
+    def info(self) -> ModelInfo:
+        """The factory's :class:`derive.spec.ModelInfo`; a state space it does not
+        declare is inferred from the jumps on first use (:func:`infer_state_space`:
+        exact conservation laws, which cost seconds for a thousand coordinates)."""
+        if not self._info.state_space.declared and "_inferred" not in self.__dict__:
+            space = infer_state_space(self.transitions, self.b)
+            self._info = replace(self._info, state_space=space)
+            self.__dict__["_inferred"] = True
+        return self._info
+
     @property
     def b(self) -> int:
         """The dimension of the state (the buffer size for the supermarket model)."""
