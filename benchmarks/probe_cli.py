@@ -2072,6 +2072,66 @@ def issue37_simfast_probes() -> list[Probe]:
     ]
 
 
+SPACE_MODELS = """import sympy as sp
+from derive import Model, Transition
+from derive.spec import ModelInfo, StateSpace
+
+def mmc():
+    x = sp.Symbol("x"); lam = sp.Symbol("lam")
+    return Model("mmc", (x,), (lam,), [Transition((1,), lam), Transition((-1,), sp.Min(x, 2))])
+
+def tandem():
+    x, y = sp.symbols("x y"); lam = sp.Symbol("lam")
+    return Model("tandem", (x, y), (lam,), [Transition((1, 0), lam),
+        Transition((-1, 1), sp.Min(x, 1)), Transition((0, -1), sp.sqrt(y))])
+
+def cache():
+    a, b = sp.symbols("a b")
+    return Model("cache", (a, b), (), [Transition((-1, 1), a*2), Transition((1, -1), b)],
+        info=ModelInfo(state_space=StateSpace("box")))
+"""
+
+
+def issue37_space_probes() -> list[Probe]:
+    """Issue 32 (state space, truncation): an exact chain on an unbounded space
+    chooses its truncation and reports the mass cut (text and JSON), its options
+    refused in one sentence; a conserved cache on a box accepted from a start whose
+    slice stays inside, refused from one that leaves; the tandem line's fixed point
+    found from the state space and its transient from y = 0 refused naming the rate."""
+    P = Probe
+    files = _file("m.py", SPACE_MODELS)
+    mmc = ["exact", "--model", "{dir}/m.py:mmc", "--param", "lam=1.5", "--N", "10"]
+    cache = ["solve", "--model", "{dir}/m.py:cache"]
+    tandem = ["--model", "{dir}/m.py:tandem", "--param", "lam=0.5"]
+
+    def cut_below(limit: float) -> Callable[[object], bool]:
+        return lambda t: isinstance(t, dict) and t["chosen"] and t["mass_cut"] <= limit
+
+    return [
+        P("issue37 truncation", mmc, (OK,), files, _stdout_has("(chosen); mass cut")),
+        P("issue37 truncation", [*mmc, "--json"], (OK,), files,
+          _json_field_is("truncation", cut_below(1e-12))),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "1e-6", "--json"], (OK,), files,
+          _json_field_is("truncation", cut_below(1e-6))),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "0.5"], (INPUT,), files,
+          _one_line_mentioning("truncation-tol must be")),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "1e-9", "--truncation", "3"],
+          (INPUT,), files, _one_line_mentioning("cannot be given with")),
+        P("issue37 truncation", [*mmc, "--memory-limit", "1e-6"], (INPUT,), files,
+          _one_line_mentioning("needs a truncation at n_k <=")),
+        P("issue37 truncation", [*EXACT_SM, "--truncation-tol", "1e-9"], (INPUT,), None,
+          _one_line_mentioning("--truncation-tol")),
+        P("issue37 conserved face", [*cache, "--start", "0.5,0.5"], (OK,), files),
+        P("issue37 conserved face", [*cache, "--start", "0.7,0.7"], (INPUT,), files,
+          _one_line_mentioning("can leave the state space")),
+        P("issue37 sqrt", ["solve", *tandem], (OK,), files, _stdout_has("random starts")),
+        P("issue37 sqrt", ["transient", *tandem, "--t", "0:1:3"], (INPUT,), files,
+          _one_line_mentioning("the rate sqrt(y) of transition (0, -1)")),
+        P("issue37 sqrt", ["transient", *tandem, "--start", "0.5,0.5", "--t", "0:1:3"], (OK,),
+          files),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2098,6 +2158,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_cliopts_probes(),
         *issue37_sweep_probes(),
         *issue37_simfast_probes(),
+        *issue37_space_probes(),
     ]
 
 

@@ -13,9 +13,10 @@ from mfstein.cli.model_args import (
     add_finite_n_model_arguments,
     refuse_model_options,
 )
+from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
-from mfstein.limits import EXACT_MAX_STATES
+from mfstein.limits import EXACT_MAX_STATES, TRUNCATION_TOL, TRUNCATION_TOL_RANGE
 from mfstein.streams import write_json
 
 
@@ -54,6 +55,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
+    low, high = TRUNCATION_TOL_RANGE
+    p.add_argument(
+        "--truncation-tol",
+        type=real("truncation-tol", low, high),
+        help=(
+            f"unbounded state spaces without --truncation: the largest stationary mass the "
+            f"chosen truncation may cut (default {TRUNCATION_TOL:g}; {low} to {high})"
+        ),
+    )
     p.set_defaults(handler=run)
 
 
@@ -66,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         args.model = args.model or "supermarket"  # --observable: the supermarket as a model
         return _run_model(args)
     refuse_model_options(args)
+    refuse_unused(args, ("truncation_tol",), "with --model")
     if args.b is None:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
@@ -124,7 +135,9 @@ def _run_model(args: argparse.Namespace) -> int:
     model, params, finite_n = finite_n_task(args)
     if texts and hasattr(model, "states"):
         parse_observables(model, texts)  # a bad one: one sentence before the chain is solved
-    r = solve(model, params, **finite_n, **_solver_keywords(args))
+    r = solve(
+        model, params, **finite_n, truncation_tol=args.truncation_tol, **_solver_keywords(args)
+    )
     values = {t: r.expect(t) for t in texts}
     if args.json:
         if values:

@@ -204,6 +204,11 @@ class ExactRates:
         return out
 
 
+class TooManyStates(ParameterError):
+    """The reachable states outnumber what the memory limit allows (one sentence);
+    a caller that chose the lattice itself (an automatic truncation) words its own."""
+
+
 @dataclass
 class Lattice:
     """Bounds of the lattice of one finite-N chain.
@@ -648,7 +653,7 @@ def reachable(
             continue
         if status == FULL:
             if work.ctr[1] > max_states:
-                raise ParameterError(
+                raise TooManyStates(
                     f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
                     f"has more than {max_states:,} states (the lattice bound is "
                     f"{lattice.bound(b):,}), above the memory limit; reduce N or raise the "

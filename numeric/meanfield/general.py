@@ -37,6 +37,7 @@ twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -86,6 +87,10 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
         ref = model.info.reference
         if callable(ref):
             ref = ref(values)
+        if ref is None:
+            from derive.model import default_start
+
+            ref = default_start(model)
         raw = list(ref) if ref is not None else [0] * b
         what = "the model's reference point"
     else:
@@ -99,7 +104,11 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
             f"got {len(raw)}."
         )
     s = [_sympy_to_mpf("start", v) for v in raw]
-    return snap_into_space(model, s, what)
+    s = snap_into_space(model, s, what)
+    check = getattr(model, "check_state_space", None)
+    if check is not None:  # the faces the conservation laws through this start meet
+        check([Fraction(mpmath.nstr(v, 30)) for v in s])
+    return s
 
 
 #: A start within this many float64 ulps (relative to 1 and to the total) of the
@@ -332,7 +341,9 @@ class MeanFieldProblem:
         )
         # the scale of J for the stability test where J vanishes (numeric.meanfield.acceptance)
         x0 = np.array([float(s0[j]) for j in self.rm.free])
-        self.jscale = float(np.max(np.abs(self.rm.jac64(x0, self.q64, self.p64)), initial=0.0))
+        with np.errstate(all="ignore"):  # sqrt(y) at y = 0: an infinite entry says nothing
+            J0 = np.abs(self.rm.jac64(x0, self.q64, self.p64))
+        self.jscale = float(np.max(J0[np.isfinite(J0)], initial=0.0))
         # refuse a point that is not a stable fixed point in the state space before any
         # high-precision work, unless another start found one
         self.search.primary = self._accepted(p30)[self.rm.free]
