@@ -1789,6 +1789,351 @@ def issue36_parsing_probes() -> list[Probe]:
     return out
 
 
+def issue36_warnings_probes() -> list[Probe]:
+    """Issue 36: NumPy's floating-point warnings never stand before an error line
+    (held by the dispatcher, printed only after a success), and a rate with ``exp``
+    in the exact solver's rational evaluation (``math`` was not a name there)."""
+    blow = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('blow', (x,), (lam,), [Transition((1,), lam*sp.exp(50*x)),"
+        " Transition((-1,), x)])\n",
+    )
+    noisy = _file(
+        "m.py",
+        "import numpy as np\nimport sympy as sp\nfrom derive import Model, Transition\n"
+        "def factory():\n    np.log(np.zeros(2))\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('noisy', (x,), (lam,), [Transition((1,), lam*(1 - x)),"
+        " Transition((-1,), x)])\n",
+    )
+    m = ["--model", "{dir}/m.py:factory"]
+    P = Probe
+    return [
+        P("issue36 warnings", ["solve", "--float64", *m, "--param", "lam=1e300"], (ENV,), blow),
+        P("issue36 warnings", ["solve", *m, "--param", "lam=-1"], (INPUT,), noisy),
+        P(
+            "issue36 warnings",
+            ["exact", "--N", "5", "--truncation", "3", *m, "--param", "lam=1"],
+            (OK,),
+            blow,
+        ),
+    ]
+#: Issue 37 (hompp): model files built by derive.population (issue 33's homogeneous
+#: populations): rate tensors whose entries come from factory keywords.
+POPULATION_MODELS = """
+import numpy as np
+import sympy as sp
+from derive import population
+
+S, I, R, beta = sp.symbols("S I R beta")
+
+
+def sirs(a="1/10", rho="1/2"):
+    B = np.zeros((3, 3, 3, 3), dtype=object)
+    B[0, 1, 1, 1] = beta
+    A = [[0, sp.Rational(a), 0], [0, 0, 1], [sp.Rational(rho), 0, 0]]
+    return population(A, B, states=(S, I, R), params=(beta,))
+
+
+def table():
+    return population(states=("S", "I"), transitions=[("S", "I", 1), ("I", "J", 1)])
+
+
+def pair_of_one():
+    B = np.zeros((3, 3, 3, 3))
+    B[1, 1, 0, 2] = 1.0
+    return population([[0, 1, 0], [0, 0, 0], [0, 1, 0]], B)
+
+
+def ragged():
+    return population([[0, 1], [1]])
+"""
+
+
+def issue37_hompp_probes() -> list[Probe]:
+    """Issue 33 (homogeneous half): a population built by ``derive.population`` in a
+    model file goes through solve, exact, simulate, transient and table; its bad
+    entries (a negative rate from a factory keyword, an unknown state, a pair that
+    takes two objects out of one state, a ragged tensor) end in one sentence, status 2."""
+    P = Probe
+    setup = _file("pop.py", POPULATION_MODELS)
+    m = ["--model", "{dir}/pop.py:sirs", "--param", "beta=3"]
+    bad = ["solve", "--model"]
+    return [
+        P("hompp solve", ["solve", *m], (OK,), setup, _stdout_has("0.292075359905")),
+        P("hompp solve", ["solve", *m, "--order", "2", "--json"], (OK,), setup),
+        P("hompp exact", ["exact", *m, "--N", "8"], (OK,), setup),
+        P("hompp simulate", ["simulate", *m, "--N", "20", "--steps", "1e4", "--reps", "2"],
+          (OK,), setup),
+        P("hompp transient", ["transient", *m, "--t", "0:2:3"], (OK,), setup),
+        P("hompp table", ["table", *m, "--N", "10", "--observable", "I", "--exact"], (OK,),
+          setup),
+        P("hompp negative entry", ["solve", *m, "--param", "a=-1"], (INPUT,), setup,
+          _one_line_mentioning("A[0, 1]: the rate must be >= 0")),
+        P("hompp unknown state", [*bad, "{dir}/pop.py:table"], (INPUT,), setup,
+          _one_line_mentioning("got 'J'")),
+        P("hompp pair of one", [*bad, "{dir}/pop.py:pair_of_one"], (INPUT,), setup,
+          _one_line_mentioning("both objects of a pair")),
+        P("hompp ragged", [*bad, "{dir}/pop.py:ragged"], (INPUT,), setup,
+          _one_line_mentioning("A must be an S x S array")),
+    ]  # fmt: skip
+
+
+def issue37_cliopts_probes() -> list[Probe]:
+    """Issue 32 (``cliopts``): ``derive`` of any model, ``models``, and the shared
+    model options (``--model --param --start --observable``) of ``solve``,
+    ``transient``, ``exact`` and ``simulate``: answers in text and strict JSON, bad
+    input one sentence with exit 2."""
+    sis = ["--model", "sis", "--param", "a=0.1", "--param", "beta=2", "--param", "gamma=1"]
+    sim = ["--steps", "20000", "--reps", "2", "--workers", "1", "--no-progress"]
+    cases: list[tuple[list[str], tuple[str, ...], object]] = [
+        (["derive", "--model", "sis", "--show", "J", "--format", "latex"], (OK,), None),
+        (
+            ["derive", *sis[:2], "--param", "beta=2", "--show", "f", "--show", "H", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["derive", *sis[:2], "--show", "stein", "--format", "python"], (OK,), None),
+        (["derive", "--model", "sis", "--b", "2"], (INPUT,), "--b"),
+        (["derive", "--model", "sis", "--param", "zeta=1"], (INPUT,), "zeta"),
+        (["derive", "--model", "sis", "--show", "closed-form"], (INPUT,), "closed-form"),
+        (["derive", "--show", "J"], (INPUT,), "b is required"),
+        (["models"], (OK,), None),
+        (["models", "--json"], (OK,), _strict_json()),
+        (["models", "supermarket", "--json"], (OK,), _strict_json()),
+        (["models", "nope"], (INPUT,), "model must be one of"),
+        (
+            ["solve", *sis, "--observable", "infected", "--order", "2", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["exact", *sis, "--N", "8", "--observable", "I**2", "--json"], (OK,), _strict_json()),
+        (
+            ["exact", "--N", "5", "--lam", "0.9", "--b", "2", "--observable", "queue_length"],
+            (OK,),
+            None,
+        ),
+        (
+            ["transient", *sis, "--t", "0:2:3", "--observable", "infected", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (
+            ["simulate", *sis, "--N", "8", *sim, "--observable", "infected", "--json"],
+            (OK,),
+            _strict_json(),
+        ),
+        (["solve", *sis, "--observable", "I+q"], (INPUT,), "uses q"),
+        (["exact", *sis, "--N", "5", "--observable", "sin(I)"], (INPUT,), "may only hold"),
+        (["simulate", *sis, "--N", "5", *sim, "--observable", "quadratic"], (INPUT,), "quadratic"),
+        (["transient", *sis, "--t", "0:1:2", "--observable", "quadratic"], (INPUT,), "quadratic"),
+        (["solve", *sis, "--observable", "I", "--observable", "I"], (INPUT,), "twice"),
+        (["exact", *sis, "--N", "5", "--observable", ""], (INPUT,), "observable"),
+    ]
+    out = []
+    for argv, allowed, check in cases:
+        if isinstance(check, str):
+            check = _one_line_mentioning(check)
+        out.append(Probe("issue37 cliopts", argv, allowed, check=check))
+def issue37_sweep_probes() -> list[Probe]:
+    """Issue 34 (sweeps): ``mfstein sweep`` answers a grid (JSON with one entry per
+    point, a CSV file with a header and one row per point), a point without an answer
+    is a row with its sentence (exit 0), and every bad grid, option or output file is
+    one sentence with exit 2 before any work (no file left behind)."""
+    P = Probe
+    base = ["sweep", "--model", "supermarket", "--param", "b=4", "--float64", "--no-progress"]
+    grid = [*base, "--param", "lam=0.5:0.9:5"]
+
+    def points(n: int) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
+        def check(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+            got = len(json.loads(proc.stdout)["points"])
+            return None if got == n else f"expected {n} points, got {got}"
+
+        return check
+
+    def csv_rows(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        lines = (work / "s.csv").read_text().splitlines()
+        ok = len(lines) == 6 and lines[0].startswith("lam,c,digits")
+        return None if ok else f"unexpected CSV {lines[:2]!r} ({len(lines)} lines)"
+
+    def no_file(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        left = [f.name for f in work.iterdir() if f.name.startswith(("s.", ".mfstein"))]
+        return f"files left behind: {left}" if left else _one_line_mentioning("")(work, proc)
+
+    decay = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "from derive.spec import ModelInfo, Parameter, StateSpace\n"
+        "def factory():\n    x, lam = sp.symbols('x lam')\n"
+        "    return Model('decay', (x,), (lam,), [Transition((1,), lam), "
+        "Transition((-1,), (2 - lam) * x)], info=ModelInfo(parameters=(Parameter('lam', "
+        "low=0, high=4),), state_space=StateSpace('orthant')))\n",
+    )
+
+    def one_refused(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        rows = json.loads(proc.stdout)["points"]
+        refused = [r["params"]["lam"] for r in rows if "refused" in r]
+        ok = refused == ["2", "3"]  # lam >= 2: no fixed point (lam = 2) or a negative rate
+        return None if ok else f"expected lam = 2 and 3 refused, got {refused}"
+
+    out = [
+        P("issue37 sweep json", [*grid, "--json"], (OK,), None, points(5)),
+        P("issue37 sweep order 2", [*grid, "--order", "2", "--json"], (OK,), None, points(5)),
+        P("issue37 sweep csv", [*grid, "--csv", "{dir}/s.csv"], (OK,), None, csv_rows),
+        P(
+            "issue37 sweep two axes",
+            [
+                "sweep",
+                "--model",
+                "sir",
+                "--param",
+                "beta=2:3:2",
+                "--param",
+                "gamma=1:1.5:2",
+                "--param",
+                "rho=0.5",
+                "--param",
+                "a=0.1",
+                "--dps",
+                "15",
+                "--json",
+            ],
+            (OK,),
+            None,
+            points(4),
+        ),
+        P(
+            "issue37 sweep refused point",
+            [
+                "sweep",
+                "--model",
+                "{dir}/m.py:factory",
+                "--param",
+                "lam=1:3:3",
+                "--float64",
+                "--json",
+            ],
+            (OK,),
+            decay,
+            one_refused,
+        ),
+    ]
+    bad = [
+        ["--param", "lam=0.5:0.9:1"],
+        ["--param", "lam=0.5:0.5:3"],
+        ["--param", "lam=a:b:3"],
+        ["--param", "lam=0.5:0.9:1e9"],
+        ["--param", "lam=0.5:0.9:2.5"],
+        ["--param", "lam=0:2:3"],
+        ["--param", "lam=nan:1:3"],
+        ["--param", "lam=0.9"],
+        ["--param", "lam=0.5:0.9:3", "--param", "b=2:3:2"],
+        ["--param", "lam=0.5:0.9:3", "--workers", "0"],
+        ["--param", "lam=0.5:0.9:3", "--scheduler", "not an address"],
+        ["--param", "lam=0.5:0.9:3", "--observable", "bogus + 1"],
+        ["--param", "lam=0.5:0.9:3", "--dps", "20"],
+        ["--param", "lam=0.5:0.9:3", "--plot", "{dir}/s.txt"],
+        ["--param", "lam=0.5:0.9:3", "--csv", "{dir}/nowhere/s.csv"],
+        ["--param", "lam=0.5:0.9:3", "--csv", "{dir}/s.txt"],
+        ["--param", "lam=0.5:0.9:3", "--M", "diag:x"],
+    ]
+    out += [P("issue37 sweep bad", [*base, *argv], (INPUT,), None, no_file) for argv in bad]
+    return out
+
+
+def issue37_simfast_probes() -> list[Probe]:
+    """Issue 34, simulation without per-call overhead: a small run stays in the
+    command's process whatever ``--workers`` (no worker process below
+    ``sim.runner.INLINE_EVENTS`` events), with the numbers of one worker, and a bad
+    ``--workers`` is still one sentence before any work."""
+    sir = ["simulate", "--model", "sir", "--param", "beta=3", "--param", "gamma=1"]
+    sir += ["--param", "rho=0.5", "--param", "a=0.1", "--N", "20", "--steps", "20000"]
+    sir += ["--reps", "2", "--seed", "3", "--no-progress"]
+
+    def same_as_one_worker(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        one = subprocess.run(
+            [EXE, *sir, "--workers", "1"], capture_output=True, text=True, timeout=600,
+            env=_env({}), cwd=work,
+        )  # fmt: skip
+        strip = [ln for ln in proc.stdout.splitlines() if "events/s" not in ln]
+        if one.returncode != 0 or strip != [
+            ln for ln in one.stdout.splitlines() if "events/s" not in ln
+        ]:
+            return "two workers and one worker gave different reports for the same seed"
+        return None
+
+    return [
+        Probe("issue37 simfast", [*sir, "--workers", "2"], (OK,), check=same_as_one_worker),
+        Probe(
+            "issue37 simfast",
+            [*sir, "--workers", "0"],
+            (INPUT,),
+            check=_one_line_mentioning("workers"),
+        ),
+    ]
+
+
+SPACE_MODELS = """import sympy as sp
+from derive import Model, Transition
+from derive.spec import ModelInfo, StateSpace
+
+def mmc():
+    x = sp.Symbol("x"); lam = sp.Symbol("lam")
+    return Model("mmc", (x,), (lam,), [Transition((1,), lam), Transition((-1,), sp.Min(x, 2))])
+
+def tandem():
+    x, y = sp.symbols("x y"); lam = sp.Symbol("lam")
+    return Model("tandem", (x, y), (lam,), [Transition((1, 0), lam),
+        Transition((-1, 1), sp.Min(x, 1)), Transition((0, -1), sp.sqrt(y))])
+
+def cache():
+    a, b = sp.symbols("a b")
+    return Model("cache", (a, b), (), [Transition((-1, 1), a*2), Transition((1, -1), b)],
+        info=ModelInfo(state_space=StateSpace("box")))
+"""
+
+
+def issue37_space_probes() -> list[Probe]:
+    """Issue 32 (state space, truncation): an exact chain on an unbounded space
+    chooses its truncation and reports the mass cut (text and JSON), its options
+    refused in one sentence; a conserved cache on a box accepted from a start whose
+    slice stays inside, refused from one that leaves; the tandem line's fixed point
+    found from the state space and its transient from y = 0 refused naming the rate."""
+    P = Probe
+    files = _file("m.py", SPACE_MODELS)
+    mmc = ["exact", "--model", "{dir}/m.py:mmc", "--param", "lam=1.5", "--N", "10"]
+    cache = ["solve", "--model", "{dir}/m.py:cache"]
+    tandem = ["--model", "{dir}/m.py:tandem", "--param", "lam=0.5"]
+
+    def cut_below(limit: float) -> Callable[[object], bool]:
+        return lambda t: isinstance(t, dict) and t["chosen"] and t["mass_cut"] <= limit
+
+    return [
+        P("issue37 truncation", mmc, (OK,), files, _stdout_has("(chosen); mass cut")),
+        P("issue37 truncation", [*mmc, "--json"], (OK,), files,
+          _json_field_is("truncation", cut_below(1e-12))),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "1e-6", "--json"], (OK,), files,
+          _json_field_is("truncation", cut_below(1e-6))),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "0.5"], (INPUT,), files,
+          _one_line_mentioning("truncation-tol must be")),
+        P("issue37 truncation", [*mmc, "--truncation-tol", "1e-9", "--truncation", "3"],
+          (INPUT,), files, _one_line_mentioning("cannot be given with")),
+        P("issue37 truncation", [*mmc, "--memory-limit", "1e-6"], (INPUT,), files,
+          _one_line_mentioning("needs a truncation at n_k <=")),
+        P("issue37 truncation", [*EXACT_SM, "--truncation-tol", "1e-9"], (INPUT,), None,
+          _one_line_mentioning("--truncation-tol")),
+        P("issue37 conserved face", [*cache, "--start", "0.5,0.5"], (OK,), files),
+        P("issue37 conserved face", [*cache, "--start", "0.7,0.7"], (INPUT,), files,
+          _one_line_mentioning("can leave the state space")),
+        P("issue37 sqrt", ["solve", *tandem], (OK,), files, _stdout_has("random starts")),
+        P("issue37 sqrt", ["transient", *tandem, "--t", "0:1:3"], (INPUT,), files,
+          _one_line_mentioning("the rate sqrt(y) of transition (0, -1)")),
+        P("issue37 sqrt", ["transient", *tandem, "--start", "0.5,0.5", "--t", "0:1:3"], (OK,),
+          files),
+    ]
+
+
 def _table_rows(
     check: Callable[[dict], str | None],
 ) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
@@ -1816,9 +2161,10 @@ def issue37_table_probes() -> list[Probe]:
         "def sis():\n    x = sp.Symbol('x')\n"
         "    return Model('sis', (x,), (), [Transition((1,), 2*x*(1 - x) + (1 - x)/10), "
         "Transition((-1,), x)])\n"
+        "from derive.spec import ModelInfo, StateSpace\n"
         "def cache():\n    a, b = sp.symbols('a b')\n"
         "    return Model('cache', (a, b), (), [Transition((-1, 1), 2*a), "
-        "Transition((1, -1), b)])\n",
+        "Transition((1, -1), b)], info=ModelInfo(state_space=StateSpace('box')))\n",
     )
     sis = ["table", "--model", "{dir}/m.py:sis", "--json"]
     cache = ["table", "--model", "{dir}/m.py:cache", "--observable", "a*b", "--json"]
@@ -1847,7 +2193,7 @@ def issue37_table_probes() -> list[Probe]:
           _table_rows(exact)),
         P("issue37 table", [*cache, "--start", "0.7,0", "--exact", "--N", "10", *run], (OK,),
           plain, _table_rows(lambda r: exact(r) or simulated(r))),
-        P("issue37 table", [*cache, "--N", "10", *run], (OK,), plain,
+        P("issue37 table", [*cache, "--start", "0,0", "--N", "10", *run], (OK,), plain,
           _table_rows(dash("simulation", "absorbing state"))),
         P("issue37 table", [*sir, "--exact", "--N", "3000"], (OK,), None,
           _table_rows(dash("exact", "states"))),
@@ -1884,6 +2230,12 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue36_processes_probes(),
         *issue36_rates_probes(),
         *issue36_parsing_probes(),
+        *issue36_warnings_probes(),
+        *issue37_hompp_probes(),
+        *issue37_cliopts_probes(),
+        *issue37_sweep_probes(),
+        *issue37_simfast_probes(),
+        *issue37_space_probes(),
         *issue37_table_probes(),
     ]
 

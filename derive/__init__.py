@@ -26,6 +26,7 @@ __all__, __getattr__, __dir__ = lazy_package(
         "derive.model": ("LAM", "MU", "Model", "N", "Transition"),
         "derive.models": ("load_model",),
         "derive.models.supermarket": ("SupermarketModel", "supermarket"),
+        "derive.population": ("population",),
         "derive.spec": ("ModelInfo", "Parameter", "StateSpace", "Truncated"),
         "derive.stein": (
             "KroneckerSystem",

@@ -26,7 +26,8 @@ from __future__ import annotations
 import hashlib
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -292,6 +293,81 @@ def _faces(space: Any, jump: tuple[int, ...], st: tuple[sp.Symbol, ...], conserv
     return out
 
 
+def _face_forms(space: Any, jump: tuple[int, ...], b: int) -> list[tuple[tuple, Fraction]]:
+    """The faces of :func:`_faces`, in the same order, as linear equations
+    ``a . s = rhs`` (``a`` a tuple of ints)."""
+    total = Fraction(str(space.total))
+
+    def unit(i: int, sign: int = 1) -> list[int]:
+        return [sign if k == i else 0 for k in range(b)]
+
+    out = []
+    for i, li in enumerate(jump):
+        if li < 0 and (space.kind != "monotone" or i == b - 1):
+            out.append((tuple(unit(i)), Fraction(0)))
+        if li > 0 and (space.kind == "box" or (space.kind == "monotone" and i == 0)):
+            out.append((tuple(unit(i)), Fraction(1)))
+        if space.kind == "monotone" and i < b - 1 and li < jump[i + 1]:
+            a = unit(i)
+            a[i + 1] = -1
+            out.append((tuple(a), Fraction(0)))
+    if space.kind == "simplex" and sum(jump) > 0:
+        out.append((tuple([1] * b), total))
+    return out
+
+
+def _other_laws(model: Model) -> bool:
+    """Whether the jumps conserve a linear quantity beyond the sum that a conserved
+    simplex already fixes (computed once per model, exactly)."""
+    laws = len(_laws(model.transitions, model.b))
+    space = model.info.state_space
+    conserved = space.kind == "simplex" and all(sum(t.jump) == 0 for t in model.transitions)
+    return laws > (1 if conserved else 0)
+
+
+#: Random directions tried from each base point of the slice through the start.
+SLICE_DIRECTIONS = 24
+
+
+def _slice_leaves(model: Model, t: Transition, form: tuple, start: Sequence[Any]) -> bool:
+    """Whether ``t``'s rate is positive somewhere on the face ``form`` (``a . s =
+    rhs``) inside the state space and on the slice of the conservation laws
+    through ``start``: points of the face are reached from the start (and from
+    midpoints between it and the face points found) along random combinations of
+    the jumps, the directions in which the process moves."""
+    import random
+
+    a, rhs = form
+    space = model.info.state_space
+    s0 = [Fraction(str(v)) if not isinstance(v, Fraction) else v for v in start]
+    rng = random.Random(1)
+    jumps = [t2.jump for t2 in model.transitions]
+    params = [_param_point(model, rng) for _ in range(3)]
+    hits: list[list[Fraction]] = []
+    bases = [s0]
+    for round_ in range(2):
+        for base in bases:
+            for _ in range(SLICE_DIRECTIONS):
+                w = [rng.randint(-3, 3) for _ in jumps]
+                d = [sum(wk * j[i] for wk, j in zip(w, jumps, strict=True)) for i in range(len(s0))]
+                ad = sum(ai * di for ai, di in zip(a, d, strict=True))
+                if ad == 0:
+                    continue
+                step = (rhs - sum(ai * si for ai, si in zip(a, base, strict=True))) / ad
+                q = [si + step * di for si, di in zip(base, d, strict=True)]
+                if space.contains(q):
+                    hits.append(q)
+        if round_ == 0:
+            bases = [[(x + y) / 2 for x, y in zip(s0, q, strict=True)] for q in hits[:4]]
+    for q in hits[:8]:
+        point = [sp.Rational(v.numerator, v.denominator) for v in q]
+        for p in params:
+            value = _rate_at(t.rate, model, point, p)
+            if value is None or value > 1e-12:
+                return True
+    return False
+
+
 def _rate_at(rate: sp.Expr, model: Model, s: list, p: dict) -> float | None:
     """``rate`` at the state ``s`` and parameters ``p`` (20 digits); ``None`` when
     it cannot be evaluated to a finite real number."""
@@ -312,6 +388,66 @@ def _rate_at(rate: sp.Expr, model: Model, s: list, p: dict) -> float | None:
     if value.imag != 0 or not abs(value.real) < float("inf"):
         return None
     return value.real
+
+
+def infer_state_space(transitions: Sequence[Transition], b: int) -> Any:
+    """The state space of a model that declares none, from its jumps alone.
+
+    * every coordinate lies in a conserved sum of fewer than ``b`` coordinates (a
+      conservation law with coefficients 0 and 1 in reduced row echelon form,
+      such as ``x1 + y1`` and ``x2 + y2`` of a two-class model, each class a
+      population of its own): the box ``0 <= s_i <= 1``;
+    * otherwise, when every jump conserves ``s_1 + ... + s_b``: the simplex
+      ``s >= 0``, ``s_1 + ... + s_b = 1`` (the fractions of one population);
+    * otherwise the orthant ``s >= 0``: some coordinate can grow without bound
+      (the exact chains then choose a truncation, :mod:`numeric.exact.truncation`).
+
+    The result carries ``declared=False``; its default start
+    (:func:`default_start`) lies inside it.
+    """
+    from derive.spec import StateSpace
+
+    sizes = _covered(transitions, b)
+    if len(sizes) == b and any(size < b for size in sizes.values()):
+        return StateSpace("box", declared=False)  # several populations, each summing to 1
+    if all(sum(t.jump) == 0 for t in transitions):
+        return StateSpace("simplex", total=1.0, declared=False)
+    return StateSpace("orthant", declared=False)
+
+
+def _covered(transitions: Sequence[Transition], b: int) -> dict[int, int]:
+    """Coordinate -> the size of the smallest conserved 0/1 sum it lies in."""
+    out: dict[int, int] = {}
+    for row in _laws(transitions, b):
+        if all(v in (0, 1) for v in row):
+            size = sum(1 for v in row if v == 1)
+            for i, v in enumerate(row):
+                if v == 1:
+                    out[i] = min(out.get(i, size), size)
+    return out
+
+
+def _laws(transitions: Sequence[Transition], b: int) -> tuple[tuple[Fraction, ...], ...]:
+    """The conservation laws of the jumps (:func:`derive.conservation.conservation_laws`,
+    computed once per jump matrix and shared with :mod:`numeric.meanfield.invariants`)."""
+    from derive.conservation import conservation_laws
+
+    return conservation_laws([t.jump for t in transitions], b)
+
+
+def default_start(model: Model) -> list[sp.Rational] | None:
+    """The start of a model whose state space was inferred (``None`` otherwise, and
+    for the orthant: the origin): the centre of the simplex, ``s_i = 1/b``; in a
+    box, ``1/k`` on each coordinate of a conserved sum of ``k`` coordinates, so
+    that every such sum is 1."""
+    space = model.info.state_space
+    b = model.b
+    if space.declared or space.kind == "orthant":
+        return None
+    if space.kind == "simplex":
+        return [sp.Rational(1, b)] * b
+    sizes = _covered(model.transitions, b)
+    return [sp.Rational(1, sizes.get(i, 2)) for i in range(b)]
 
 
 def _symbols(model: str, what: str, items: Any) -> tuple[sp.Symbol, ...]:
@@ -376,7 +512,7 @@ class Model:
                 f"info of model {name} must be a derive.spec.ModelInfo, got {type(info).__name__}."
             )
         self.name = name
-        self.info: ModelInfo = info if info is not None else ModelInfo()
+        self._info: ModelInfo = info if info is not None else ModelInfo()
         self.states: tuple[sp.Symbol, ...] = _symbols(name, "states", states)
         self.params: tuple[sp.Symbol, ...] = _symbols(name, "params", params)
         if isinstance(transitions, str | bytes) or not isinstance(transitions, Iterable):
@@ -399,7 +535,7 @@ class Model:
             raise ParameterError(
                 f"model {name}: {', '.join(both)} cannot be both a state and a parameter."
             )
-        declared = [q.name for q in self.info.parameters]
+        declared = [q.name for q in self._info.parameters]
         twice = sorted({n for n in declared if declared.count(n) > 1})
         if twice:
             raise ParameterError(
@@ -433,6 +569,17 @@ class Model:
 
     # -- basic facts ---------------------------------------------------------
     @property
+    def info(self) -> ModelInfo:
+        """The factory's :class:`derive.spec.ModelInfo`; a state space it does not
+        declare is inferred from the jumps on first use (:func:`infer_state_space`:
+        exact conservation laws, which cost seconds for a thousand coordinates)."""
+        if not self._info.state_space.declared and "_inferred" not in self.__dict__:
+            space = infer_state_space(self.transitions, self.b)
+            self._info = replace(self._info, state_space=space)
+            self.__dict__["_inferred"] = True
+        return self._info
+
+    @property
     def b(self) -> int:
         """The dimension of the state (the buffer size for the supermarket model)."""
         return len(self.states)
@@ -449,7 +596,7 @@ class Model:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Model) and other.key == self.key
 
-    def check_state_space(self) -> None:
+    def check_state_space(self, start: Sequence[Any] | None = None) -> None:
         """Refuse (one sentence) a transition whose jump can leave the declared
         state space: where the jump would cross a face, its rate must not be
         positive on that face.
@@ -464,12 +611,38 @@ class Model:
         random points of the face inside the space (parameters inside their
         declared ranges) and must not be positive there (a rate negative there
         marks states the process never reaches, as for a model declared on the
-        orthant that lives on a smaller set).  Run once per model (the numeric
-        layers call it before any work); the library's own factories build their
-        rates to satisfy it and are not re-checked.
+        orthant that lives on a smaller set).
+
+        Conservation laws (``c . l = 0`` for every jump) keep the process on the
+        slice ``c . s = c . s(0)`` through its start, which may not meet the face
+        where the rate is positive (a cache whose occupancy ``a + b = 1`` is
+        conserved, declared on the box: at ``b = 1`` it has ``a = 0``).  A face
+        refused at points off that slice is therefore checked again on the slice
+        through ``start`` (:func:`_slice_leaves`), and without a start it is left
+        to the call that knows one (:func:`numeric.meanfield.general.start_point`
+        passes every start here).  The library's own factories build their rates
+        to satisfy the check and are not re-checked.
         """
-        if self.__dict__.get("_space_checked") or self.key[0] != "custom":
+        if self.key[0] != "custom":
             return
+        if start is None:
+            if self.__dict__.get("_space_checked"):
+                return
+            deferred = self._face_refusals()
+            self.__dict__["_space_checked"] = True
+            self.__dict__["_deferred_faces"] = deferred
+            if deferred and not _other_laws(self):
+                raise deferred[0][-1]
+            return
+        if not self.__dict__.get("_space_checked"):
+            self.check_state_space()
+        for t, form, error in self.__dict__.get("_deferred_faces", ()):
+            if _slice_leaves(self, t, form, start):
+                raise error
+
+    def _face_refusals(self) -> list[tuple[Transition, tuple, ParameterError]]:
+        """``(transition, face form, refusal)`` of every face a rate is positive on at
+        random points of the space (without regard to conservation laws)."""
         import random
 
         space = self.info.state_space
@@ -479,19 +652,24 @@ class Model:
         points = [
             (_space_point(space, b, conserved, rng), _param_point(self, rng)) for _ in range(5)
         ]
+        out = []
         for t in self.transitions:
             if t.rate == 0:
                 continue
-            for face, text in _faces(space, t.jump, self.states, conserved):
+            for (face, text), form in zip(
+                _faces(space, t.jump, self.states, conserved), _face_forms(space, t.jump, b),
+                strict=True,
+            ):
                 for s, p in points:
                     value = _rate_at(t.rate, self, face(list(s)), p)
                     if value is None or value > 1e-12:
-                        raise ParameterError(
+                        out.append((t, form, ParameterError(
                             f"transition {t.label or t.jump} of model {self.name} (jump "
                             f"{t.jump}) can leave the state space {space.describe(b)}: its rate "
                             f"{t.rate} is not zero on the face {text}."
-                        )
-        self.__dict__["_space_checked"] = True
+                        )))  # fmt: skip
+                        break
+        return out
 
     def structure(self, name: str, default: Any = None) -> Any:
         """A structural fact declared by the model's factory (``info.structure``)."""

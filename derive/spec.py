@@ -133,6 +133,10 @@ class StateSpace:
 
     kind: str = "orthant"
     total: float = 1.0
+    #: ``False`` for the default of a :class:`ModelInfo` that names no state space:
+    #: :class:`derive.model.Model` then infers one from the jumps
+    #: (:func:`derive.model.infer_state_space`), also marked ``declared=False``.
+    declared: bool = field(default=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in STATE_SPACE_KINDS:
@@ -168,7 +172,8 @@ class ModelInfo:
         One :class:`Parameter` per symbol in ``model.params`` (others are
         accepted with any real value).
     state_space:
-        Where ``s`` lives (:class:`StateSpace`).
+        Where ``s`` lives (:class:`StateSpace`); when none is given, the model
+        infers it from its jumps (:func:`derive.model.infer_state_space`).
     conservation:
         Declared linear invariants ``c . s`` (integer coefficient vectors).
     reference:
@@ -193,7 +198,7 @@ class ModelInfo:
     """
 
     parameters: tuple[Parameter, ...] = ()
-    state_space: StateSpace = field(default_factory=StateSpace)
+    state_space: StateSpace = field(default_factory=lambda: StateSpace(declared=False))
     conservation: tuple[tuple[int, ...], ...] = ()
     reference: Sequence[Any] | Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
     fast_path: str | None = None

@@ -101,6 +101,7 @@ __all__, __getattr__, _entries = lazy_package(
         "numeric.exact.general": (("exact", "solve"),),
         "numeric.expansion.transient": ("transient",),
         "numeric.meanfield.entry": ("bound", "solve"),
+        "numeric.meanfield.sweep": ("sweep",),
         "sim.api": ("simulate",),
     },
 )

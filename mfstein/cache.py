@@ -1,7 +1,8 @@
 """The one directory that holds everything mfstein generates at run time.
 
 Generated kernel modules (:mod:`derive.kernels`), generated simulation chains
-(:mod:`sim.generic_kernels`) and numba's compiled caches of every
+(:mod:`sim.generic_kernels`), prepared simulation runs (:mod:`sim.prepared_runs`)
+and numba's compiled caches of every
 ``njit(cache=True)`` function of mfstein's own packages and of those generated
 modules (:mod:`mfstein.jit`) all live under :func:`cache_dir`:
 

@@ -43,6 +43,8 @@ __all__ = [
     "SIM_MAX_WORKERS",
     "TIME_BUDGET_SECONDS",
     "TRANSIENT_MAX_DPS",
+    "TRUNCATION_TOL",
+    "TRUNCATION_TOL_RANGE",
     "available_memory",
     "check_memory",
     "check_time",
@@ -144,6 +146,12 @@ DERIVE_OBJECT_MAX_B = {
 #: with b = 3, N = 320 (5.6 million states) solves in about a minute in 3.8 GB;
 #: b = 4, N = 100 (4.6 million) in 55 s; b = 10, N = 15 (3.3 million) in 42 s.
 EXACT_MAX_STATES = 6_000_000
+#: The exact solver's default tolerance on the stationary mass a truncation it chooses
+#: cuts (an unbounded state space without ``truncation=``), and the allowed range of
+#: ``truncation_tol`` / ``--truncation-tol`` (below 1e-15 the float64 law cannot
+#: resolve the mass; above 1e-2 the cut is no longer a small error).
+TRUNCATION_TOL = 1e-12
+TRUNCATION_TOL_RANGE = ("1e-15", "0.01")
 
 #: Simulators: queue lengths live in int32-indexed arrays of N servers.
 SIM_MAX_N = 2**31 - 1

@@ -23,6 +23,8 @@ __all__, __getattr__, __dir__ = lazy_package(
         "numeric.expansion.transient": ("TransientResult", "transient"),
         "numeric.meanfield.entry": ("bound", "solve"),
         "numeric.meanfield.fast_paths": ("register_fast_path",),
+        "numeric.meanfield.sweep": ("sweep",),
+        "numeric.meanfield.sweep_result": ("SweepResult",),
         "numeric.precision": ("IllConditionedWarning", "NumericalError", "heavy_traffic_lambda"),
         "numeric.solution": ("MeanFieldSolution",),
         "numeric.supermarket.equilibrium": ("equilibrium", "reference_point"),

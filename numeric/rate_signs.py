@@ -80,7 +80,7 @@ def allowance_exprs(model: Any) -> list[Any]:
     shift = {x: sp.Abs(x) + 1 for x in model.states}
     for t in model.transitions:
         B = terms_bound(sp.sympify(t.rate))
-        out.append(sp.Float(ROUNDING) * sp.Max(B, B.xreplace(shift)))
+        out.append(sp.Float(ROUNDING) * sp.Max(B, B.xreplace(shift), evaluate=False))
     return out
 
 
@@ -202,3 +202,28 @@ def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> N
         except (ZeroDivisionError, ValueError, OverflowError):
             vals = None
         check_values(model, vals, sm, pm, where)
+
+
+def singular_derivative(model: Any, s: Sequence[Any], p: Sequence[Any]) -> str | None:
+    """Where the drift has no finite derivative at the state ``s`` (parameters ``p``,
+    in kernel order): ``"the rate sqrt(y) of transition (0, -1) has no finite
+    derivative in y at y = 0"`` for the first rate and state coordinate whose
+    partial derivative is infinite or undefined there (SymPy, exact), else ``None``."""
+    import sympy as sp
+
+    point = {x: sp.nsimplify(float(v)) for x, v in zip(model.states, s, strict=True)}
+    point.update({q: sp.nsimplify(float(v)) for q, v in zip(model.params, p, strict=True)})
+    for t, tr in enumerate(model.transitions):
+        for x in model.states:
+            if x not in tr.rate.free_symbols:
+                continue
+            try:
+                d = complex(sp.diff(tr.rate, x).xreplace(point).evalf(20))
+            except (TypeError, ValueError, ZeroDivisionError):
+                d = complex("nan")
+            if not (math.isfinite(d.real) and math.isfinite(d.imag)):
+                return (
+                    f"the rate {tr.rate} of transition {_name(model, t)} has no finite "
+                    f"derivative in {x} at {x} = {mpmath.nstr(_mp(float(point[x])), 8)}"
+                )
+    return None

@@ -149,7 +149,6 @@ def simulate(
     check_params(params)
     check_path("checkpoint", checkpoint)
     check_start(start)
-    from derive.model import Model
     from mfstein.limits import SIM_MAX_N
 
     opts = RunOptions(
@@ -166,6 +165,11 @@ def simulate(
     ).checked()  # before any symbolic or compiled work
     check_choice("engine", engine, ENGINES)
     check_choice("policy", policy, POLICIES)
+    key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables)
+    if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
+        return kept._run(opts)
+    from derive.model import Model
+
     if isinstance(model, str):
         from derive.models import as_model
 
@@ -190,7 +194,34 @@ def simulate(
         sim.engine, sim.policy = engine, policy
     if prepared:
         sim.observe(prepared)
+    if key is not None and type(sim) is GenericSimulator:  # (no key with observables)
+        from sim import prepared_runs
+
+        prepared_runs.save(key, sim.record())
     return sim._run(opts)
+
+
+def _kept_run(
+    model: Any,
+    params: Any,
+    N: Any,
+    start: Any,
+    truncation: Any,
+    engine: str,
+    policy: str,
+    observables: Any,
+) -> tuple[str | None, GenericSimulator | None]:
+    """The key of a run of a model given by name on the generic engine
+    (:mod:`sim.prepared_runs`; ``None`` for another run) and the simulator an
+    earlier process prepared for it (``None`` when there is none)."""
+    if not isinstance(model, str) or observables or engine not in ("auto", "generic"):
+        return None, None
+    if policy != "pod":
+        return None, None
+    from sim import prepared_runs
+
+    key = prepared_runs.run_key(model, params, N, start, truncation, engine)
+    return key, GenericSimulator.from_record(prepared_runs.load(key), model, params)
 
 
 def simulate_supermarket(

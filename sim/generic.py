@@ -30,6 +30,7 @@ a Dask cluster it must be shared).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -103,12 +104,14 @@ _MODULES: dict[str, Any] = {}
 
 
 def _kernel_module(name: str) -> Any:
-    """The compiled kernel module ``name`` (already loaded, or from the kernel cache)."""
+    """The compiled kernel module ``name`` (already loaded, or from the kernel cache:
+    :func:`mfstein.generated.load_generated`, as :func:`derive.kernels.load_module`
+    loads it, without importing SymPy)."""
     mod = _MODULES.get(name)
     if mod is None:
-        from derive.kernels import load_module
+        from mfstein.generated import load_generated
 
-        mod = _MODULES[name] = load_module(name)
+        mod = _MODULES[name] = load_generated(name)
     return mod
 
 
@@ -126,6 +129,15 @@ def _sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
         jv[t, : nz.shape[0]] = J[t, nz]
     up = (J.sum(axis=1) > 0).astype(np.int64)
     return jk, jv, jl, up
+
+
+@functools.lru_cache(maxsize=64)
+def _loop_inputs(spec: GenericSpec) -> tuple[np.ndarray, ...]:
+    """The event loop's read-only arrays of ``spec``, built once per process for all its
+    units: the parameter values, the sparse jumps (:func:`_sparse_jumps`) and ``N s*``."""
+    p = np.asarray(spec.params, dtype=np.float64)
+    target = spec.N * np.asarray(spec.s_star, dtype=np.float64)
+    return (p, *_sparse_jumps(spec.jumps), target)
 
 
 def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
@@ -148,15 +160,14 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
     chain = load_chain(spec.update)
-    jk, jv, jl, up = _sparse_jumps(spec.jumps)
+    p, jk, jv, jl, up, target = _loop_inputs(spec)
     b = spec.b
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
     corr = np.zeros(b)
     cov = np.zeros((b, b))
     hist = np.zeros((b, spec.hist_len))
     obs = np.zeros(spec.n_obs)
-    t0 = time.process_time()
-    p = np.asarray(spec.params, dtype=np.float64)
+    t0 = time.thread_time()
     try:
         scalars = run_chain(
             chain,
@@ -167,7 +178,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
             jv,
             jl,
             up,
-            spec.N * np.asarray(spec.s_star, dtype=np.float64),
+            target,
             new["rng"],
             int(steps),
             spec.thin_bits,
@@ -181,7 +192,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
         )
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
         scalars = np.zeros(N_SCALARS)
-    seconds = time.process_time() - t0
+    seconds = time.thread_time() - t0
     mean = new["n"] * scalars[0] - corr
     refused = np.full(b, -1.0)
     if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
@@ -222,6 +233,22 @@ def announce_compile(chain: Any) -> None:
     jit.announce_compile("the simulator for this model", compile_seconds(chain))
 
 
+#: Prepared runs kept per process (:func:`_prepared_key` -> spec, lattice, notes): a
+#: second ``simulate`` of the same model, parameters, ``N``, start and truncation
+#: skips the mean-field solve (at :data:`numeric.prepared.CENTRE_DPS` digits) and
+#: the lattice.
+_PREPARED: dict[tuple, tuple] = {}
+#: The most prepared runs kept (the oldest is dropped first).
+MAX_PREPARED = 64
+
+
+def _prepared_key(sim: Simulator) -> tuple:
+    """What a prepared run depends on: the model's key, ``N``, the parameters as given
+    (after :func:`numeric.prepared.prepare` checked them), the start and the truncation."""
+    params = tuple(sorted((str(k), repr(v)) for k, v in sim.params.items()))
+    return (sim.model.key, sim.N, params, repr(sim.start), repr(sim.truncation))
+
+
 class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
@@ -232,7 +259,78 @@ class GenericSimulator(Simulator):
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
 
+    @classmethod
+    def from_record(
+        cls, record: dict | None, model: str, params: Mapping[str, Any] | None
+    ) -> GenericSimulator | None:
+        """The simulator of a run prepared by an earlier process (:meth:`record`, kept by
+        :mod:`sim.prepared_runs`) for the model named ``model`` with ``params`` (as given
+        to :func:`sim.simulate`); ``None`` when the record or the generated modules it
+        names are unusable (then the run is prepared afresh)."""
+        if record is None:
+            return None
+        from mfstein.errors import ParameterError
+        from sim.generic_kernels import load_chain
+
+        try:
+            raw = record["spec"]
+            spec = GenericSpec(
+                **{
+                    **raw,
+                    "params": tuple(float(x) for x in raw["params"]),
+                    "jumps": tuple(tuple(int(x) for x in row) for row in raw["jumps"]),
+                    "s_star": tuple(float(x) for x in raw["s_star"]),
+                    "start": tuple(int(x) for x in raw["start"]),
+                }
+            )
+            self = cls.__new__(cls)
+            self.spec, self.N, self.notes = spec, spec.N, [str(n) for n in record["notes"]]
+            self.params = {str(k): str(v) for k, v in record["params"].items()}
+            self.arrival = record["arrival"]
+            _kernel_module(spec.kernel)
+            load_chain(spec.update)
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return None
+        self.model, self.values, self.start, self.truncation = None, None, None, None
+        self._source = (model, dict(params or {}))
+        return self
+
+    def record(self) -> dict:
+        """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`)."""
+        import dataclasses
+
+        return {
+            "spec": dataclasses.asdict(self.spec),
+            "notes": list(self.notes),
+            "params": {k: str(v) for k, v in self.params.items()},
+            "arrival": self.arrival,
+        }
+
+    def _model(self) -> Any:
+        """The model (built again from its name when this simulator came from a record)."""
+        if self.model is None:
+            from derive.models import as_model
+
+            self.model, _ = as_model(*self._source)
+        return self.model
+
     def _prepare(self) -> None:
+        key = _prepared_key(self)
+        hit = _PREPARED.get(key)
+        if hit is None:
+            self._prepare_afresh()
+            if len(_PREPARED) >= MAX_PREPARED:
+                _PREPARED.pop(next(iter(_PREPARED)))
+            _PREPARED[key] = (self.spec, self.lattice, tuple(self.notes))
+        else:
+            self.spec, self.lattice, notes = hit
+            self.notes = list(notes)
+        kern = self.model.kernels("numba")
+        _MODULES[self.spec.kernel] = kern.module
+        arrival = self.model.structure("arrival")
+        self.arrival = str(arrival) if arrival and arrival in self.params else None
+
+    def _prepare_afresh(self) -> None:
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
@@ -272,7 +370,6 @@ class GenericSimulator(Simulator):
             thin_bits=thin_bits(model.b),
             hist_len=hist_len,
         )
-        _MODULES[self.spec.kernel] = kern.module
 
     def observe(self, observables: Sequence[Any]) -> None:
         """Estimate ``E[g(S_N)]`` of each of ``observables`` (:func:`sim.observables.prepare`)
@@ -310,8 +407,8 @@ class GenericSimulator(Simulator):
         arrival rate (a queueing model); ``None`` otherwise."""
         from sim.generic_kernels import UP
 
-        arrival = self.model.structure("arrival")
-        if not (arrival and arrival in self.params):
+        arrival = self.arrival
+        if arrival is None:
             return None
         rate = float(Fraction(str(self.params[arrival]).strip()))
         accepted = stats.ratio(sc[:, UP], T)
@@ -339,11 +436,12 @@ class GenericSimulator(Simulator):
         from numeric.rate_signs import state_text, unevaluable
 
         N = self.N
-        ExactRates(self.model, self.params)(n, N)
+        model = self._model()
+        ExactRates(model, self.params)(n, N)
         raise unevaluable(
-            self.model,
+            model,
             f"the lattice state N s = ({', '.join(map(str, n))}) at N = {N} in float64",
-            state_text(self.model, [Fraction(k, N) for k in n]),
+            state_text(model, [Fraction(k, N) for k in n]),
         )
 
     def _summarise(self, out: Any, *, steps: int, reps: int, seed: int) -> SimulationResult:

@@ -5,8 +5,11 @@ Replication ``i`` starts from the ``i``-th child of
 then ``batches`` batches, one unit of work each.  Units of different
 replications run concurrently on local processes
 (:class:`concurrent.futures.ProcessPoolExecutor`), on an existing Dask cluster
-(``scheduler`` address), or inline (``workers=1``).  Since every unit is a pure
-function of its replication's state, the batch sums -- and hence every number
+(``scheduler`` address), or in this process: a run of at most
+:data:`INLINE_EVENTS` events (all replications together) never starts a worker
+process, whatever ``workers``, since starting one costs more than the run.
+Since every unit is a pure function of its replication's state, the batch
+sums -- and hence every number
 reported -- depend on ``seed`` only, not on the number or kind of workers.
 
 After every completed unit the whole run (each replication's RNG and chain
@@ -33,6 +36,14 @@ from sim.rng import seed_states
 CHECKPOINT_VERSION = 3
 #: Seconds between checks for Ctrl-C while units run (how prompt an interrupt is).
 POLL_SECONDS = 0.2
+#: Events (all replications together, those still to run) up to which a run stays in
+#: this process, whatever ``workers``: forking the workers, shipping each unit's state
+#: and result and stopping the pool cost about 40 ms of CPU (0.3-0.4 s of wall time on a
+#: loaded machine; SIR, 2 workers, 4e4 events: 9 ms of CPU in this process against 47 ms
+#: with the pool), the time of 1e6 events of SIR in its compiled loop (3e7 events per
+#: second of one core); also about the longest a Ctrl-C then waits for the unit in
+#: progress (a fraction of a second for such models).
+INLINE_EVENTS = 1_000_000
 
 
 def check_run(
@@ -117,6 +128,8 @@ class RunOutput:
     complete: bool
     interrupted: bool
     wall_seconds: float
+    #: Whether the units ran in this process (no worker process was started).
+    in_process: bool = False
 
 
 def _config(spec: engine.Spec, plan: Plan, reps: int, seed: int) -> dict:
@@ -613,10 +626,12 @@ def run(
     within :data:`POLL_SECONDS`: units in flight are cancelled and their worker
     processes stopped; every completed batch is kept (and saved when
     ``checkpoint`` is given), and the returned :class:`RunOutput` has
-    ``interrupted=True``.  Called from the main thread with a picklable
-    ``advance``, units run in a worker process even for ``workers=1``, so that
-    the main process stays responsive; otherwise ``workers=1`` runs them inline
-    (an interrupt then takes effect when the unit in progress ends).  The
+    ``interrupted=True``.  A run of at most :data:`INLINE_EVENTS` events still
+    to do runs in this process (no worker process; an interrupt then takes effect
+    when the unit in progress ends).  A longer one called from the main thread
+    with a picklable ``advance`` runs in worker processes even for ``workers=1``,
+    so that the main process stays responsive; otherwise ``workers=1`` runs it
+    inline.  The
     checkpoint's directory is checked for writability before any work, and the
     checkpoint carries a checksum of its content: a damaged or hand-edited file
     is refused.
@@ -645,6 +660,9 @@ def run(
         inline = _inline(scheduler, workers, reps, advance, units)
         submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
         units.submit = submit
+        units.in_process = not scheduler and (
+            inline if inline is not None else workers == 1 or reps == 1
+        )
         try:
             units.drive(sig, wait_first)
         except KeyboardInterrupt:
@@ -661,7 +679,8 @@ def run(
     # a press after the last unit ended cut nothing short: the run is not interrupted,
     # and the caller's honour_late_interrupt ends the command for it (one line, 130)
     interrupted = units.interrupted and not complete
-    return RunOutput(state, plan, complete, interrupted, time.perf_counter() - t0)
+    wall = time.perf_counter() - t0
+    return RunOutput(state, plan, complete, interrupted, wall, in_process=units.in_process)
 
 
 def _start(
@@ -678,17 +697,20 @@ def _start(
 
 
 def _inline(scheduler: str | None, workers: int, reps: int, advance, units: _Units) -> bool | None:
-    """``False`` (a worker process even for one worker, so that Ctrl-C stays prompt during
-    long units) when the main thread runs one local worker with a picklable unit of work
-    still to do; ``None`` (the executor's default) otherwise."""
+    """``True`` (this process) for a local run of at most :data:`INLINE_EVENTS` events still
+    to do; ``False`` (a worker process even for one worker, so that Ctrl-C stays prompt
+    during long units) when the main thread runs one local worker with a picklable unit
+    of work still to do; ``None`` (the executor's default) otherwise."""
     import threading
 
+    if scheduler is not None:
+        return None
+    if units.events_left() <= INLINE_EVENTS:
+        return True
     if (
-        scheduler is None
-        and (workers == 1 or reps == 1)
+        (workers == 1 or reps == 1)
         and threading.current_thread() is threading.main_thread()
         and _picklable(advance)
-        and any(units.pending(r) is not None for r in units.state)
     ):
         return False
     return None
@@ -704,8 +726,21 @@ class _Units:
         self.running: dict = {}
         self.launched = 0
         self.interrupted = False
+        self.in_process = False
         self.submit = None
         self.bar = None
+
+    def events_left(self) -> int:
+        """Events of the units still to run (at most :attr:`max_units` of them)."""
+        plan = self.plan
+        sizes = []
+        for r in self.state:
+            if not r.warm:
+                sizes.append(plan.warmup)
+            sizes += [plan.batch_len] * (plan.batches - len(r.batches))
+        if self.max_units is not None and sizes:
+            return min(sum(sizes), max(0, self.max_units) * max(sizes))
+        return sum(sizes)
 
     def pending(self, r: Replication) -> int | None:
         """Steps of the replication's next unit (its warm-up or a batch), ``None`` when done."""

@@ -93,13 +93,13 @@ def moments(
     n_mse = stats.ratio(sumsq / N, T)
     mean = stats.ratio(mean_n / N, T)
     n_bias = stats.Estimate(N * (mean.mean - s_star), N * mean.ci95)
-    covs = []
-    for s, ti, Ti in zip(batches, thin_time, T, strict=True):
-        upper = np.triu(s["cov"])
-        second = (upper + np.triu(upper, 1).T) / max(ti, np.finfo(float).tiny)
-        m = s["mean"] / Ti
-        covs.append((second - np.outer(m, m)) / N)
-    n_cov, cov_note = stats.covariance(np.array(covs), thin_time, what)
+    # every batch at once (the same operations, element by element, as one batch at a time)
+    upper = np.triu(np.array([s["cov"] for s in batches]))
+    weight = np.maximum(np.asarray(thin_time, dtype=float), np.finfo(float).tiny)
+    second = (upper + np.swapaxes(np.triu(upper, 1), 1, 2)) / weight[:, None, None]
+    m = mean_n / np.asarray(T)[:, None]
+    covs = (second - m[:, :, None] * m[:, None, :]) / N
+    n_cov, cov_note = stats.covariance(covs, thin_time, what)
     return Moments(n_mse, mean, n_bias, n_cov, cov_note)
 
 

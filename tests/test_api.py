@@ -239,6 +239,7 @@ def _other_results() -> dict:
         "accuracy table": sim.accuracy_table(bd, {"lam": "0.5"}, "x**2", [4], exact=False),
         "observable expansion": sol.observable(bd, "x**2"),
         "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
+        "sweep": numeric.sweep(bd, {"lam": ["0.4", "0.5"]}, precision="float64"),
     }
 
 
@@ -269,6 +270,7 @@ def _other_results() -> dict:
         "accuracy table",
         "observable expansion",
         "exact expectation",
+        "sweep",
     ],
 )
 def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:
@@ -345,11 +347,13 @@ def test_numbers_print_with_the_digits_they_claim(results: dict) -> None:
 # -- the command line ---------------------------------------------------------------------
 ARGV = {
     "derive": ["--b", "1", "--show", "f"],
+    "models": ["sis"],
     "bound": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
     "refined": ["--lam", "0.9", "--N", "10", "--b", "3", "--dps", "15"],
     "solve": ["--model", BD, "--param", "cap=2", "--param", "lam=0.5", "--dps", "15"],
     "exact": ["--N", "4", "--lam", "0.7", "--b", "2"],
     "transient": ["--model", BD, "--param", "cap=2", "--param", "lam=0.5", "--t", "0:1:3"],
+    "sweep": ["--model", BD, "--param", "cap=2", "--param", "lam=0.4:0.5:2", "--float64"],
     "simulate": ["--N", "5", "--lam", "0.9", "--b", "2", "--steps", "2e4", "--reps", "2"],
     "table": ["--gamma", "0.1", "--alpha", "0.05", "--N", "4", "--sim-steps", "4000"],
     "lemmas": ["--lam", "0.9", "--N", "10", "--b", "1", "--only", "lemma6"],

@@ -38,9 +38,11 @@ from mfstein.streams import stdout_closed
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
     "mfstein.cli.derive",
+    "mfstein.cli.models",
     "mfstein.cli.bound",
     "mfstein.cli.solve",
     "mfstein.cli.transient",
+    "mfstein.cli.sweep",
     "mfstein.cli.exact",
     "mfstein.cli.lemmas",
     "mfstein.cli.simulate",
@@ -136,7 +138,8 @@ def _run(args: argparse.Namespace, handler: typing.Callable[..., object]) -> int
     import warnings
 
     show = warnings.showwarning
-    warnings.showwarning = _one_line_warning(args.command)
+    held: list[str] = []  # floating-point warnings, printed only after a success
+    warnings.showwarning = _one_line_warning(args.command, held)
     try:
         signals.forget()  # a press recorded by an earlier command in this process is not ours
         _PRESSES[0] = 0
@@ -152,6 +155,9 @@ def _run(args: argparse.Namespace, handler: typing.Callable[..., object]) -> int
         status = int(handler(args) or 0)
         if sys.stdout is not None:
             sys.stdout.flush()  # a write error (full disk, closed pipe) is reported here
+        if status == 0:
+            for text in held:
+                print(f"mfstein {args.command}: warning: {text}", file=sys.stderr)
         if status == 130:  # the command kept what a Ctrl-C left: later presses only exit
             _ignore_interrupts()
             status = signals.exit_status()  # 143 after a SIGTERM
@@ -303,14 +309,23 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
-def _one_line_warning(command: str) -> typing.Callable[..., None]:
+def _one_line_warning(command: str, held: list[str]) -> typing.Callable[..., None]:
     """A :func:`warnings.showwarning` that prints ``mfstein CMD: warning: MESSAGE`` as
-    one line (no file name, no source line), like the dispatcher's errors."""
+    one line (no file name, no source line), like the dispatcher's errors.
+
+    NumPy's floating-point warnings ("overflow encountered in ...") are arithmetic
+    events inside a computation whose own checks judge the result: they are added
+    to ``held`` (once each) instead, printed after a command that succeeds and
+    dropped when it fails, where the error line says what went wrong."""
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         text = " ".join(str(message).split()) or category.__name__
         if len(text) > 600:
             text = text[:597] + "..."
+        if issubclass(category, RuntimeWarning) and " encountered in " in text:
+            if text not in held:
+                held.append(text)
+            return
         try:
             print(f"mfstein {command}: warning: {text}", file=file or sys.stderr)
         except OSError:  # pragma: no cover - standard error itself is gone

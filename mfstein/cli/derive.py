@@ -25,24 +25,44 @@ SHOW_NAMES: tuple[str, ...] = (
     "closed-form",
 )
 DEFAULT_SHOW = "f,J,hessian,Q,ftilde"
+#: ``--format`` choices: Python is source that rebuilds the objects in SymPy.
+FORMATS = ("text", "latex", "python", "json")
+
+
+#: Short names ``--show`` also accepts, and the object each stands for.
+SHOW_ALIASES = {"H": "hessian"}
+#: Objects of the supermarket model only (``--b``, without ``--model``).
+SUPERMARKET_ONLY = ("closed-form",)
+#: The options of the supermarket's short form (``--b``), unused with ``--model``.
+SUPERMARKET_OPTIONS = ("b", "d", "mu", "without_replacement")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mfstein derive`` to the dispatcher."""
+    from mfstein.cli.model_args import add_model_options
+
     p = subparsers.add_parser(
         "derive",
-        help="symbolic objects of the supermarket model (f, J, Hessian, Q, Stein, Lyapunov, ...)",
+        help="symbolic objects of any model (f, J, Hessian, Q, Stein, Lyapunov, ...)",
         description=(
             "Derive the drift, Jacobian, Hessian, diffusion, f~, Stein's equation, the "
-            "Lyapunov system (plain and vectorised), the generator identity of Lemma 7 and "
-            "the b <= 2 closed forms of the power-of-d supermarket model, and print them."
+            "Lyapunov system (plain and vectorised) and the generator identity of Lemma 7 "
+            "of any model (--model NAME|FILE.py:FACTORY; --param NAME=VALUE puts numbers "
+            "in), or of the power-of-d supermarket model by --b (with its b <= 2 closed "
+            "forms), and print them as text, LaTeX, Python or JSON."
+        ),
+        epilog=(
+            "examples: mfstein derive --b 2 --show J --format latex;  mfstein derive "
+            "--model sis --param beta=2 --show f --show J --format latex;  mfstein derive "
+            "--model mymodel.py:build --show stein --json"
         ),
     )
-    p.add_argument("--b", required=True, metavar="B", help="buffer size, an integer >= 1")
-    p.add_argument("--d", default="2", metavar="D", help="choices per arrival, integer >= 1")
+    p.add_argument(
+        "--b", metavar="B", help="supermarket buffer size, an integer >= 1 (without --model)"
+    )
+    p.add_argument("--d", metavar="D", help="choices per arrival, integer >= 1 (default 2)")
     p.add_argument(
         "--mu",
-        default="1",
         help="service rate: a positive number, or 'mu' to keep it symbolic (default 1)",
     )
     p.add_argument(
@@ -50,12 +70,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="sample d distinct servers (rates then depend on N)",
     )
+    g = p.add_argument_group("any model (give --model instead of --b)")
+    add_model_options(
+        g,
+        param_help="a factory option (e.g. b=3) or a parameter value put into every "
+        "object (e.g. lam=0.9; the others stay symbols); repeatable",
+    )
     p.add_argument(
         "--show",
-        default=DEFAULT_SHOW,
-        help=f"comma-separated objects from {','.join(SHOW_NAMES)} (default {DEFAULT_SHOW})",
+        action="append",
+        metavar="NAMES",
+        help=f"comma-separated objects from {','.join(SHOW_NAMES)} (H for hessian); "
+        f"repeatable (default {DEFAULT_SHOW})",
     )
-    p.add_argument("--format", choices=("latex", "text", "json"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument(
         "--json",
         action="store_true",
@@ -65,20 +93,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def parse_show(text: str) -> list[str]:
-    """Validate a ``--show`` list; unknown names raise ParameterError."""
+def parse_show(text: str | list[str] | None) -> list[str]:
+    """Validate ``--show`` (one comma-separated text, or the texts of a repeated
+    ``--show``; ``None`` is the default list); unknown names raise ParameterError."""
     from mfstein.errors import ParameterError
 
-    names = [t.strip() for t in text.split(",")]
-    bad = [n for n in names if n not in SHOW_NAMES]
-    if "" in names:  # an empty item (f,,J or a trailing comma), as in every list option
-        bad = []
-        names = []
-    if not names or bad:
-        raise ParameterError(
-            f"--show must be a comma-separated list of {', '.join(SHOW_NAMES)}, "
-            f"got {', '.join(bad) if bad else repr(text)}."
-        )
+    texts = [DEFAULT_SHOW] if text is None else [text] if isinstance(text, str) else list(text)
+    names: list[str] = []
+    for item in texts:
+        parts = [SHOW_ALIASES.get(t.strip(), t.strip()) for t in item.split(",")]
+        bad = [n for n in parts if n not in SHOW_NAMES]
+        if "" in parts:  # an empty item (f,,J or a trailing comma), as in every list option
+            bad, parts = [], []
+        if not parts or bad:
+            raise ParameterError(
+                f"--show must be a comma-separated list of {', '.join(SHOW_NAMES)} (H for "
+                f"hessian), got {', '.join(bad) if bad else repr(item)}."
+            )
+        names += parts
     return list(dict.fromkeys(names))
 
 
@@ -227,31 +259,54 @@ def _text(obj: Any, indent: str = "  ") -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein derive``."""
-    from derive.models.supermarket import supermarket
-    from mfstein.errors import ParameterError, check_int
-    from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B, MAX_D
+    from mfstein.errors import ParameterError
 
     if getattr(args, "json", False):
         if args.format not in ("text", "json"):
             raise ParameterError(f"--json and --format {args.format} exclude each other.")
         args.format = "json"
-    b = check_int("--b", args.b, 1)
-    d = check_int("--d", args.d, 1, MAX_D)
     names = parse_show(args.show)
+    model = _given_model(args, names) if args.model is not None else _supermarket(args, names)
+    return _print_objects(model, names, args.format)
+
+
+def _check_size(b: int, names: list[str], what: str) -> None:
+    """Refuse a dimension ``b`` beyond what symbolic derivation finishes (the limits
+    of :mod:`mfstein.limits`), for the whole run or for one of the ``--show`` objects."""
+    from mfstein.errors import ParameterError
+    from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B
+
     if b > DERIVE_MAX_B:
         raise ParameterError(
-            f"--b must be at most {DERIVE_MAX_B} for symbolic derivation, got {b}: the "
+            f"{what} must be at most {DERIVE_MAX_B} for symbolic derivation, got {b}: the "
             f"expressions grow like b^2 (b = 80 takes ~10 s, b = 300 over a minute); "
-            "for numbers at large b use 'mfstein bound' or 'mfstein refined'."
+            "for numbers at large b use 'mfstein solve' or 'mfstein bound'."
         )
     for name in names:
         cap = DERIVE_OBJECT_MAX_B.get(name)
         if cap is not None and b > cap and name != "closed-form":
             raise ParameterError(
-                f"--show {name} needs --b <= {cap} (got b = {b}): its size grows like "
+                f"--show {name} needs {what} <= {cap} (got {b}): its size grows like "
                 f"{'b^4 (a b^2 x b^2 matrix)' if name == 'kron' else 'b^3 or faster'}."
             )
-    mu = _parse_mu(args.mu)
+
+
+def _supermarket(args: argparse.Namespace, names: list[str]) -> Any:
+    """The supermarket model of the short form ``--b [--d --mu --without-replacement]``."""
+    from derive.models.supermarket import supermarket
+    from mfstein.cli.option_scope import refuse_unused
+    from mfstein.errors import ParameterError, check_int
+    from mfstein.limits import MAX_D
+
+    refuse_unused(args, ("param",), "with --model", "give --model supermarket, or drop it")
+    if args.b is None:
+        raise ParameterError(
+            "b is required without --model (--b, an integer >= 1; or --model NAME|FILE.py:FACTORY)."
+        )
+    b = check_int("--b", args.b, 1)
+    d = check_int("--d", "2" if args.d is None else args.d, 1, MAX_D)
+    _check_size(b, names, "--b")
+    mu = _parse_mu("1" if args.mu is None else args.mu)
     if "closed-form" in names and not (
         b <= 2 and d == 2 and mu == 1 and not args.without_replacement
     ):
@@ -260,8 +315,38 @@ def run(args: argparse.Namespace) -> int:
             f"(got b = {b}, d = {d}); from b = 3 on s*_b solves a degree-2^b polynomial "
             "with no solution in radicals."
         )
-    model = supermarket(b, d, mu=mu, replacement=not args.without_replacement)
-    if args.format == "latex":
+    return supermarket(b, d, mu=mu, replacement=not args.without_replacement)
+
+
+def _given_model(args: argparse.Namespace, names: list[str]) -> Any:
+    """The model of ``--model``/``--param`` with the parameter values put in."""
+    from derive.spec import Truncated
+    from derive.substitution import with_values
+    from mfstein.cli.model_args import model_from_args
+    from mfstein.cli.option_scope import refuse_unused
+    from mfstein.errors import ParameterError
+
+    hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
+    refuse_unused(args, SUPERMARKET_OPTIONS, "by the supermarket's short form (--b)", hint)
+    only = [n for n in names if n in SUPERMARKET_ONLY]
+    if only:
+        raise ParameterError(
+            f"--show {only[0]} is the supermarket's closed form: give --b 1 or 2 instead of "
+            "--model."
+        )
+    model, params = model_from_args(args)
+    if isinstance(model, Truncated):
+        raise ParameterError(
+            f"model {args.model} has an unbounded state here; give a finite size for "
+            "symbolic derivation (e.g. --param b=5)."
+        )
+    _check_size(model.b, names, f"the dimension of model {model.name}")
+    return with_values(model, params)
+
+
+def _print_objects(model: Any, names: list[str], fmt: str) -> int:
+    """Print the ``--show`` objects of ``model`` in ``fmt``; the exit status (0)."""
+    if fmt == "latex":
         from derive.latex import latex_objects
 
         for name, text in latex_objects(model, names).items():
@@ -269,12 +354,69 @@ def run(args: argparse.Namespace) -> int:
             print(text)
         return 0
     objs = objects(model, names)
-    if args.format == "json":
+    if fmt == "json":
         from mfstein.streams import write_json
 
         write_json({k: _nested(v) for k, v in objs.items()})
+        return 0
+    if fmt == "python":
+        print(python_source(objs))
         return 0
     for name, obj in objs.items():
         print(f"{name}:")
         print("\n".join(_text(obj)))
     return 0
+
+
+def _python_value(obj: Any) -> str:
+    """Python source (SymPy names) that rebuilds ``obj``."""
+    import sympy as sp
+
+    if isinstance(obj, sp.MatrixBase):
+        return f"Matrix({_python_list(_nested(obj))})"
+    if isinstance(obj, sp.NDimArray):
+        return f"Array({_python_list(_nested(obj))})"
+    if isinstance(obj, dict):
+        inner = ", ".join(f"{k!r}: {_python_value(v)}" for k, v in obj.items())
+        return "{" + inner + "}"
+    if isinstance(obj, list | tuple):
+        return "[" + ", ".join(_python_value(v) for v in obj) + "]"
+    return to_string(obj)
+
+
+def _python_list(x: Any) -> str:
+    if isinstance(x, list):
+        return "[" + ", ".join(_python_list(v) for v in x) + "]"
+    return str(x)
+
+
+def python_source(objs: dict[str, Any]) -> str:
+    """A Python program defining each object as a SymPy object under its ``--show``
+    name (``hessian`` and the other names with a dash become identifiers): the
+    symbols first, then one assignment per object."""
+    import sympy as sp
+
+    symbols: set[sp.Symbol] = set()
+    for obj in objs.values():
+        symbols |= _free_symbols(obj)
+    printed = {s.name for s in symbols if to_string(s) == s.name}
+    lines = ["from sympy import *  # noqa: F403"]
+    for name in sorted(printed):
+        lines.append(f"{name} = Symbol({name!r})")
+    for name, obj in objs.items():
+        lines.append(f"{name.replace('-', '_')} = {_python_value(obj)}")
+    return "\n".join(lines)
+
+
+def _free_symbols(obj: Any) -> set[Any]:
+    import sympy as sp
+
+    if isinstance(obj, dict):
+        return set().union(*(_free_symbols(v) for v in obj.values()))
+    if isinstance(obj, list | tuple):
+        return set().union(*(_free_symbols(v) for v in obj)) if obj else set()
+    if isinstance(obj, sp.NDimArray):
+        return set().union(*(sp.sympify(e).free_symbols for e in obj))
+    if isinstance(obj, sp.Basic | sp.MatrixBase):
+        return set(obj.free_symbols)
+    return set()

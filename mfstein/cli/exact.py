@@ -13,9 +13,10 @@ from mfstein.cli.model_args import (
     add_finite_n_model_arguments,
     refuse_model_options,
 )
+from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
 from mfstein.errors import ParameterError
-from mfstein.limits import EXACT_MAX_STATES
+from mfstein.limits import EXACT_MAX_STATES, TRUNCATION_TOL, TRUNCATION_TOL_RANGE
 from mfstein.streams import write_json
 
 
@@ -54,6 +55,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
+    low, high = TRUNCATION_TOL_RANGE
+    p.add_argument(
+        "--truncation-tol",
+        type=real("truncation-tol", low, high),
+        help=(
+            f"unbounded state spaces without --truncation: the largest stationary mass the "
+            f"chosen truncation may cut (default {TRUNCATION_TOL:g}; {low} to {high})"
+        ),
+    )
     p.set_defaults(handler=run)
 
 
@@ -62,10 +72,11 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.errors import check_int
     from numeric.exact.supermarket import solve_exact
 
-    if args.model is not None or args.mu is not None:
-        args.model = args.model or "supermarket"
+    if args.model is not None or args.mu is not None or args.observable:
+        args.model = args.model or "supermarket"  # --observable: the supermarket as a model
         return _run_model(args)
     refuse_model_options(args)
+    refuse_unused(args, ("truncation_tol",), "with --model")
     if args.b is None:
         raise ParameterError("b is required without --model (--b, an integer >= 1).")
     N = check_int("N", args.N, 1)
@@ -117,16 +128,42 @@ def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
 def _run_model(args: argparse.Namespace) -> int:
     """``mfstein exact --model ...``: print the exact statistics (or one JSON object)."""
 
-    from mfstein.cli.model_args import finite_n_task
+    from mfstein.cli.model_args import finite_n_task, observables_from_args, parse_observables
     from numeric.exact.general import solve
 
+    texts = observables_from_args(args)
     model, params, finite_n = finite_n_task(args)
-    r = solve(model, params, **finite_n, **_solver_keywords(args))
+    if texts and hasattr(model, "states"):
+        parse_observables(model, texts)  # a bad one: one sentence before the chain is solved
+    r = solve(
+        model, params, **finite_n, truncation_tol=args.truncation_tol, **_solver_keywords(args)
+    )
+    values = {t: r.expect(t) for t in texts}
     if args.json:
-        write_json(r)
+        if values:
+            write_json({**r.to_dict(), "observables": {k: v.to_dict() for k, v in values.items()}})
+        else:
+            write_json(r)
         return 0
     print(_describe_model(r))
+    if values:
+        print(describe_observables(values))
     return 0
+
+
+def describe_observables(values: dict[str, Any]) -> str:
+    """Lines ``E[g] = mean (digits)   N Var g = ...`` of each ``--observable`` under the
+    exact law (:class:`numeric.expansion.observables.ExactExpectation`: the mean
+    with only the digits its error bound earns, a dash and the bound when none)."""
+    out = [""]
+    width = max(len(name) for name in values)
+    for name, e in values.items():
+        text = e.text()
+        mean = (
+            f"{text} ({e.digits} digits)" if text else f"- (|mean| <= {abs(e.mean) + e.error:.2g})"
+        )
+        out.append(f"E[{name}]{' ' * (width - len(name))} = {mean}   N Var = {e.n_variance:.6g}")
+    return "\n".join(out)
 
 
 def _describe_model(r: Any) -> str:

@@ -1,9 +1,14 @@
-"""Command-line options that name a model: ``--model`` and repeatable ``--param``.
+"""Command-line options that name a model: ``--model``, repeatable ``--param``,
+``--start`` and repeatable ``--observable``, declared once for every task.
 
 ``--model`` is a built-in family (``supermarket``, ``jsq_L``, ``sir``; see
 :mod:`derive.models`) or ``path/to/file.py:factory``; ``--param name=value``
 sets a factory option (e.g. ``b=10``) or a model parameter (e.g. ``lam=0.9``),
-whichever the name is.  Importing this module loads only the standard library.
+whichever the name is; ``--start`` is the initial state; ``--observable G``
+names a function of the state whose value each task prints beside its usual
+output (:func:`add_task_model_options`, read by :func:`observables_from_args`
+and parsed by the one observable parser, :func:`derive.observables.observable`).
+Importing this module loads only the standard library.
 """
 
 from __future__ import annotations
@@ -40,6 +45,69 @@ def add_model_options(
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """Add ``--model`` (required) and ``--param`` to a subcommand."""
     add_model_options(p, required=True)
+
+
+#: ``--observable``'s help, for every command that takes one.
+OBSERVABLE_HELP = (
+    "a declared observable (e.g. queue_length, busy, infected), 'quadratic', or an "
+    "expression in the state symbols and parameters"
+)
+
+
+def add_observable_option(
+    target: argparse.ArgumentParser | argparse._ArgumentGroup, *, repeatable: bool = True
+) -> None:
+    """Add ``--observable G`` (repeatable unless ``repeatable`` is false): the one
+    declaration of this option."""
+    if repeatable:
+        target.add_argument(
+            "--observable",
+            action="append",
+            default=[],
+            metavar="G",
+            help=OBSERVABLE_HELP + "; repeatable",
+        )
+    else:
+        target.add_argument("--observable", metavar="G", help=OBSERVABLE_HELP)
+
+
+def add_task_model_options(
+    target: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    required: bool = False,
+    start_help: str = "initial state in the model's coordinates, comma-separated",
+) -> None:
+    """The model options every task takes, declared once: ``--model``, repeatable
+    ``--param``, ``--start`` and repeatable ``--observable`` (``solve``,
+    ``transient``, ``exact``, ``simulate``)."""
+    add_model_options(target, required=required)
+    target.add_argument("--start", default=None, metavar="X1,X2,...", help=start_help)
+    add_observable_option(target)
+
+
+def observables_from_args(args: argparse.Namespace) -> list[str]:
+    """The ``--observable`` texts given, in order; the same one twice is refused
+    (one sentence)."""
+    texts = [str(t).strip() for t in (getattr(args, "observable", None) or [])]
+    twice = sorted({t for t in texts if texts.count(t) > 1})
+    if twice:
+        raise ParameterError(f"--observable {twice[0]} is given twice; give each once.")
+    return texts
+
+
+def parse_observables(model: Any, texts: list[str], *, quadratic: bool = True) -> list[Any]:
+    """The ``--observable`` texts parsed against ``model`` by the one parser
+    (:func:`derive.observables.observable`), before any work; ``quadratic`` false
+    refuses ``quadratic`` (a command that cannot evaluate it) in one sentence."""
+    from derive.observables import observable
+
+    out = [observable(model, t) for t in texts]
+    if not quadratic and any(g.quadratic for g in out):
+        raise ParameterError(
+            "--observable quadratic is not available here; give an expression in the state "
+            "(e.g. the sum of the squared deviations you want)."
+        )
+    return out
 
 
 def parse_pairs(items: list[str]) -> dict[str, str]:
@@ -91,11 +159,10 @@ def check_size_options(options: dict[str, str]) -> None:
 
 def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     """Add ``--model`` (optional: without it, the supermarket options of the command),
-    ``--param``, ``--start``, ``--truncation`` and ``--mu`` to a finite-N command
-    (``exact``, ``simulate``)."""
+    ``--param``, ``--start``, ``--observable`` (:func:`add_task_model_options`),
+    ``--truncation`` and ``--mu`` to a finite-N command (``exact``, ``simulate``)."""
     g = p.add_argument_group("any model (give --model; --N as above)")
-    add_model_options(g)
-    g.add_argument("--start", help="initial state in fractions, comma-separated")
+    add_task_model_options(g, start_help="initial state in fractions, comma-separated")
     g.add_argument(
         "--truncation",
         type=real("truncation", 0, low_open=True),
@@ -109,7 +176,7 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
 
 
 #: The options of :func:`add_finite_n_model_arguments` that only a run with
-#: ``--model`` reads (``--mu`` selects that run by itself).
+#: ``--model`` reads (``--mu`` and ``--observable`` select that run by themselves).
 MODEL_ONLY_OPTIONS = ("param", "start", "truncation")
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from mfstein.cli.model_args import add_model_options
+from mfstein.cli.model_args import add_model_options, add_observable_option
 from mfstein.cli.option_types import integer
 from mfstein.errors import ParameterError
 from mfstein.streams import write_json
@@ -31,12 +31,7 @@ def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
         param_help="a factory option (e.g. b=10) or a model parameter, which may be an "
         "expression in N (e.g. lam='1 - 0.1/N**0.05'); repeatable",
     )
-    g.add_argument(
-        "--observable",
-        metavar="G",
-        help="a declared observable (e.g. queue_length, busy, infected), 'quadratic', or "
-        "an expression in the state symbols and parameters",
-    )
+    add_observable_option(g, repeatable=False)
     g.add_argument(
         "--start",
         metavar="S1,S2,...",

@@ -229,8 +229,8 @@ def _simulate(args) -> int:
     engine = _engine(args)
     if engine in ("generic", "fast") and args.model is None:
         args.model = "supermarket"  # the model engines run the supermarket model too
-    if args.model is not None or args.mu is not None:
-        args.model = args.model or "supermarket"
+    if args.model is not None or args.mu is not None or args.observable:
+        args.model = args.model or "supermarket"  # --observable: the supermarket as a model
         return _run_model(args)
     refuse_model_options(args)
     if args.b is None:
@@ -342,7 +342,7 @@ def _table(args) -> int:
 
 def _run_model(args: argparse.Namespace) -> int:
     """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
-    from mfstein.cli.model_args import finite_n_task
+    from mfstein.cli.model_args import finite_n_task, observables_from_args
     from mfstein.errors import ParameterError
     from sim.api import simulate
 
@@ -359,6 +359,7 @@ def _run_model(args: argparse.Namespace) -> int:
         policy=policy,
         steps=args.steps,
         scheduler=args.scheduler,
+        observables=observables_from_args(args),
         **run_keywords(args),
     )
     return report("simulate", r, None if args.json else _describe_model(r))
@@ -392,5 +393,8 @@ def _describe_model(r: Any) -> str:
                 else f"{r.n_cov.mean[k, k]:.4f} ± {r.n_cov.ci95[k, k]:.4f}"
             )
         )
+    width = max((len(name) for name in r.observables), default=0)
+    for name, e in r.observables.items():  # --observable: E[g(S_N)] with its 95% CI
+        lines.append(f"E[{name}]{' ' * (width - len(name))} = {e.text()}")
     lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
     return "\n".join(lines)

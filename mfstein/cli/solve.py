@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from mfstein.cli.constant_options import add_constant_options
-from mfstein.cli.model_args import add_model_arguments
+from mfstein.cli.model_args import add_task_model_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,14 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--param lam=0.5"
         ),
     )
-    add_model_arguments(p)
-    add_constant_options(p, certify=True)
-    p.add_argument(
-        "--start",
-        default=None,
-        metavar="X1,X2,...",
-        help="initial state (model coordinates): starts the search, fixes conserved sums",
+    add_task_model_options(
+        p,
+        required=True,
+        start_help="initial state (model coordinates): starts the search, fixes conserved sums",
     )
+    add_constant_options(p, certify=True)
     p.add_argument(
         "--method",
         default="auto",
@@ -63,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein solve``."""
     import mpmath
 
-    from mfstein.cli.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args, observables_from_args
+    from mfstein.progress import on_terminal, with_stages
     from numeric.meanfield.entry import solve
     from numeric.precision import check_dps
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
-    sol = solve(
+    sol = with_stages(solve, "mfstein solve", show=on_terminal(args))(
         model,
         params,
         dps=dps,
@@ -78,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         order=int(args.order),
         precision="float64" if getattr(args, "float64", False) else "dps",
+        observables=observables_from_args(args),
     )
     states = _state_names(model, sol.b)
     cert = None
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         _print_text(sol, states, dps)
         if sol.c2 is not None:
             print_order2(sol, states)
+        if sol.observables:
+            print_observables(sol.observables)
         if cert is not None:
             print(
                 f"certified: c in {cert.interval()}  ({cert.certified_digits} certified digits; "
@@ -163,4 +165,44 @@ def print_order2(sol, states: list[str]) -> None:
     print(
         f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "
         "N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"
+    )
+
+
+#: Significant digits an observable's term shows at most in the text output.
+SHOWN = 12
+
+
+def print_observables(expansions: dict) -> None:
+    """Text table of each ``--observable``'s expansion ``E[g(S_N)] = g0 + g1/N + g2/N^2``
+    and ``lim N Var g``: every entry with only the digits its error bound allows
+    (:meth:`numeric.expansion.observables.ObservableExpansion.text`), a dash with
+    the bound where not one digit is earned."""
+    import mpmath
+
+    from mfstein.display import columns
+
+    keys = ["g0", "g1"] + (["g2"] if any(e.g2 is not None for e in expansions.values()) else [])
+    keys.append("variance")
+    head = {
+        "g0": "mean field g0",
+        "g1": "1/N term g1",
+        "g2": "1/N^2 term g2",
+        "variance": "lim N Var g",
+    }
+    rows = []
+    for name, e in expansions.items():
+        row = [name]
+        for k in keys:
+            value = getattr(e, k)
+            text = None if value is None else e.text(k)
+            if text is not None:  # rounded to at most SHOWN of the digits it earned
+                text = mpmath.nstr(value, min(SHOWN, e.digits[k]), strip_zeros=False)
+            row.append("-" if text is None else f"{text} ({e.digits[k]} digits)")
+        rows.append(row)
+    print(columns(rows, ["observable"] + [head[k] for k in keys]))
+    print(
+        "E[g(S_N)] = g0 + g1/N"
+        + (" + g2/N^2" if "g2" in keys else "")
+        + f" + ...  ({SHOWN} significant digits shown at most; (n digits) is what each "
+        "term earned, all printed by --json)"
     )

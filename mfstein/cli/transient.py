@@ -9,11 +9,10 @@ loads only the standard library; the numeric stack is imported by the handler.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
-from mfstein.cli.model_args import add_model_arguments
+from mfstein.cli.model_args import add_task_model_options
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer
 from mfstein.errors import ParameterError
@@ -48,12 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--t 0:20:201 --order 2 --plot mean.png --N 100"
         ),
     )
-    add_model_arguments(p)
-    p.add_argument(
-        "--start",
-        default=None,
-        metavar="X1,X2,...",
-        help="initial state s0 (model coordinates; default the model's reference point)",
+    add_task_model_options(
+        p,
+        required=True,
+        start_help="initial state s0 (model coordinates; default the model's reference point)",
     )
     p.add_argument(
         "--t",
@@ -117,29 +114,11 @@ def parse_grid(text: str) -> tuple[float, float, int]:
 
 
 def check_plot_path(text: str) -> Path:
-    """The ``--plot`` file, after checking that it can be written (nothing is created);
-    a symbolic link is checked (and later written) through, at its target."""
-    import tempfile
+    """The ``--plot`` file, after checking that it can be written (nothing is created;
+    :func:`mfstein.cli.output_files.check_output_file`)."""
+    from mfstein.cli.output_files import check_output_file
 
-    from mfstein.io import write_target
-
-    path = write_target(text)
-    if path.is_dir():
-        raise ParameterError(f"--plot {text} is a directory; give a file name.")
-    if Path(text).suffix.lower() not in PLOT_SUFFIXES:
-        raise ParameterError(f"--plot must end in one of {', '.join(PLOT_SUFFIXES)}, got {text!r}.")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ParameterError(f"--plot {text}: the directory {parent} does not exist.")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ParameterError(f"--plot {text} exists and is not writable.")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".mfstein-plot-", suffix=".tmp")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError:
-        raise ParameterError(f"--plot {text}: the directory {parent} is not writable.") from None
-    return Path(text)
+    return check_output_file("--plot", text, PLOT_SUFFIXES)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,11 +136,14 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from mfstein.cli.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args, observables_from_args, parse_observables
     from numeric.expansion.transient import transient
 
     dps = args.dps
+    texts = observables_from_args(args)
     model, params = model_from_args(args)
+    if texts and hasattr(model, "states"):  # a bad one: one sentence before any work
+        parse_observables(model, texts, quadratic=False)
     times = np.linspace(a, b, n)
     import sys
 
@@ -175,14 +157,25 @@ def run(args: argparse.Namespace) -> int:
         method=args.method or "auto",
         progress=not args.json and sys.stderr.isatty(),
     )
+    observed = {}
+    if texts:
+        from numeric.expansion.transient_observables import trajectories
+
+        observed = trajectories(res, model, texts, params)
     if plot is not None:
         _plot(res, plot, N)
     if args.json:
         from mfstein.streams import write_json
 
-        write_json(res)
+        if observed:
+            obs = {k: v.to_dict() for k, v in observed.items()}
+            write_json({**res.to_dict(), "observables": obs})
+        else:
+            write_json(res)
         return 0
     _print_text(res)
+    if observed:
+        _print_observables(res, observed)
     if plot is not None:
         print(f"plot written to {plot}")
     return 0
@@ -195,6 +188,7 @@ def _print_text(res: Any) -> None:
 
         def fmt(v: Any) -> str:
             return f"{float(v):.10g}"
+
     m = len(res.times)
     rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
     shown = res.states[:4]
@@ -243,6 +237,30 @@ def _print_text(res: Any) -> None:
         print(f"x(t) tends to the fixed point ({shown}{', ...' if len(res.limit) > 8 else ''})")
     for note in res.notes:
         print(f"note: {note}")
+
+
+def _print_observables(res: Any, observed: dict[str, Any]) -> None:
+    """Each ``--observable``'s mean-field value ``g(x(t))`` and ``1/N`` coefficient
+    ``g1(t)`` at the times the state table shows (float64, no digits claimed)."""
+    from mfstein.display import columns
+
+    m = len(res.times)
+    rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
+    header = ["t"]
+    for name in observed:
+        header.append(f"g[{name}]")
+        if observed[name].g1 is not None:
+            header.append(f"g1[{name}]")
+    rows = []
+    for k in rows_idx:
+        row = [f"{float(res.times[k]):.6g}"]
+        for tr in observed.values():
+            row.append(f"{tr.mean_field[k]:.10g}")
+            if tr.g1 is not None:
+                row.append(f"{tr.g1[k]:.10g}")
+        rows.append(row)
+    print("E[g(S(t))] = g(x(t)) + g1(t)/N + O(1/N^2)  (observables in float64, no digits claimed)")
+    print(columns(rows, header))
 
 
 def _plot(res: Any, path: Path, N: int) -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
+from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
 from numeric.prepared import Placement, prepare
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
@@ -278,8 +280,6 @@ class Chain:
         per_state = bytes_per_state(b, nt) + 8 * nt + 40
         max_states = max(1, memory_limit_bytes(memory_limit) // per_state)
         notes = list(lattice.notes)
-        if lattice.truncated:
-            notes.append(f"truncated at n_k <= {lattice.upper} (jumps above are blocked)")
         return cls(placement, kern, exact, p64, max_states, notes)
 
     def solve(
@@ -373,6 +373,7 @@ def solve(
     N: int,
     start: Sequence[Any] | str | None = None,
     truncation: Any = None,
+    truncation_tol: Any = None,
     route: str = "auto",
     method: str = "auto",
     tol: float | None = None,
@@ -406,7 +407,13 @@ def solve(
         point, else the origin.
     truncation:
         For unbounded state spaces: keep ``n_k <= floor(N truncation)`` (jumps
-        above are blocked).
+        above are blocked).  Without it, a chain on the orthant gets a truncation
+        chosen by :func:`numeric.exact.truncation.choose_level`; the result's
+        ``truncation`` reports the level and the stationary mass cut, which bounds
+        the law's error.
+    truncation_tol:
+        The largest stationary mass a chosen truncation may cut (default
+        ``1e-12``, allowed ``1e-15 .. 0.01``); not with ``truncation``.
     route:
         ``"auto"`` (the family's fast path when it has one and can honour the
         call, else the general chain), ``"general"`` (always the general chain)
@@ -462,6 +469,7 @@ def solve(
         tol = TOL
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
+    cut_tol = check_tol(truncation_tol, truncation)
     ch = Chain.setup(model, N, params, start, truncation, memory_limit)
     # the mean field first: it is cheap and its failure should cost nothing
     mf, note = _centre(ch.placement)
@@ -469,16 +477,67 @@ def solve(
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
-    solved = ch.solve(centre, method, tol, progress, W)
-    return _result(ch, solved, mf, tol=tol, t0=t0)
+    ch, solved, cut = _solved(ch, centre, (method, tol, progress, W), cut_tol, memory_limit)
+    return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
 
 
-def _result(ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float) -> ExactResult:
+def _solved(
+    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
+) -> tuple[Chain, tuple, Cut | None]:
+    """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
+    ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
+    orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
+    if ch.lattice.kind == "orthant" and not ch.lattice.truncated:
+        return _truncated(ch, centre, how, cut_tol, memory_limit)
+    solved = ch.solve(centre, *how)
+    if not ch.lattice.truncated:
+        return ch, solved, None
+    level = ch.lattice.upper
+    return ch, solved, Cut(level, *cut_mass(solved[0].states, solved[1], level), chosen=False)
+
+
+def _truncated(
+    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
+) -> tuple[Chain, tuple, Cut | None]:
+    """The chain ``ch`` on an unbounded orthant solved under the truncation
+    :func:`numeric.exact.truncation.choose_level` picks (``how`` is
+    :meth:`Chain.solve`'s ``(method, tol, progress, spread)``): ``(chain, solved,
+    cut)``, with ``cut`` ``None`` when the chain never reaches the level (its
+    reachable set is finite by itself: nothing is cut)."""
+    from dataclasses import replace
+
+    from numeric.exact.lattice import make_lattice
+
+    runs: dict[int, tuple[Chain, tuple]] = {}
+
+    def solve_at(level: int) -> tuple[np.ndarray, np.ndarray]:
+        lattice = make_lattice(ch.model, ch.N, Fraction(level, ch.N))
+        lattice.values = ch.lattice.values
+        placed = Chain.of(replace(ch.placement, lattice=lattice), memory_limit)
+        placed.notes = list(ch.notes)
+        solved = placed.solve(centre, *how)
+        runs[level] = (placed, solved)
+        return solved[0].states, solved[1]
+
+    name = f"the exact chain of model {ch.model.name} at N = {ch.N}"
+    cut = choose_level(solve_at, first_level(ch.start, centre, ch.N), cut_tol, name)
+    chain, solved = runs[cut.level]
+    if cut.boundary == 0.0:
+        return chain, solved, None
+    return chain, solved, cut
+
+
+def _result(
+    ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float, cut: Cut | None = None
+) -> ExactResult:
     """The :class:`ExactResult` of the chain ``ch`` solved (``solved`` is what
-    :meth:`Chain.solve` returns), centred at the mean field ``mf`` (or ``None``)."""
+    :meth:`Chain.solve` returns), centred at the mean field ``mf`` (or ``None``),
+    with the truncation ``cut`` (``None``: nothing cut)."""
     reach, pi, res, used, iters, exit_rate = solved
     if reach.exact_states:
         ch.notes.append(f"{reach.exact_states} states needed exact rate evaluation")
+    if cut is not None:
+        ch.notes.append(f"truncated at {cut.text()}")
     qmax = float(exit_rate.max()) if reach.states.shape[0] else 0.0
     return ExactResult(
         model=ch.model.name,
@@ -498,6 +557,7 @@ def _result(ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float) -> Exac
         iterations=iters,
         exact_states=reach.exact_states,
         notes=ch.notes,
+        truncation=cut,
         source_model=ch.model,
         **_mean_field_fields(mf, ch.model.b),
         **_statistics(ch, reach, pi, mf),

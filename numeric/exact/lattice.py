@@ -102,6 +102,8 @@ class ExactRates:
     """
 
     def __init__(self, model: Any, params: Mapping[str, Any]) -> None:
+        import math
+
         import sympy as sp
         from sympy.printing.pycode import PythonCodePrinter
 
@@ -127,7 +129,8 @@ class ExactRates:
                     _LAMBDIFIED[model.key] = sp.lambdify(
                         [list(model.states), list(model.params)],
                         exprs,
-                        modules=[{"Fraction": Fraction}, "math"],
+                        # the printer writes math.exp(...): the module itself is a name
+                        modules=[{"Fraction": Fraction, "math": math}, "math"],
                         printer=_FractionPrinter,
                     )
                 except Exception:  # exotic expressions: the mpmath route below
@@ -199,6 +202,11 @@ class ExactRates:
                 else:
                     out.append(v)
         return out
+
+
+class TooManyStates(ParameterError):
+    """The reachable states outnumber what the memory limit allows (one sentence);
+    a caller that chose the lattice itself (an automatic truncation) words its own."""
 
 
 @dataclass
@@ -645,7 +653,7 @@ def reachable(
             continue
         if status == FULL:
             if work.ctr[1] > max_states:
-                raise ParameterError(
+                raise TooManyStates(
                     f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
                     f"has more than {max_states:,} states (the lattice bound is "
                     f"{lattice.bound(b):,}), above the memory limit; reduce N or raise the "

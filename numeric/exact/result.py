@@ -63,6 +63,11 @@ class ExactResult(Presentable):
         ``E[sum of the intensities of the transitions with sum(l) > 0]``.
     exact_states, notes:
         States whose rates needed exact evaluation; remarks.
+    truncation:
+        The truncation of an unbounded state space and the stationary mass it cuts
+        (:class:`numeric.exact.truncation.Cut`: chosen for ``truncation_tol`` or
+        given), which bounds the law's error in total variation beside the
+        residual; ``None`` when nothing is cut.
     lam, d, replacement:
         The supermarket short form's arrival rate (decimal string as given),
         choices and sampling; ``None`` for other models.
@@ -100,6 +105,7 @@ class ExactResult(Presentable):
     up_rate: float | None = None
     exact_states: int = 0
     notes: list[str] = field(default_factory=list)
+    truncation: Any = None
     lam: str | None = None
     d: int | None = None
     replacement: bool | None = None
@@ -147,6 +153,7 @@ class ExactResult(Presentable):
                 "seconds": float(self.seconds),
                 "method": self.method,
                 "iterations": self.iterations,
+                "truncation": None if self.truncation is None else self.truncation.to_dict(),
                 "notes": list(self.notes),
             }
         )
@@ -156,11 +163,14 @@ class ExactResult(Presentable):
         rows = [
             *heading_rows(f"{self.model}, N = {self.N}", self.params),
             ("states", f"{self.states:,} (dimension {self.b})"),
-            ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number)"),
+            ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number"
+             + (", beside the truncation's cut)" if self.truncation is not None else ")")),
             ("N E||S-s*||^2", f"{self.n_mse:.10g}"),
             ("E[S]", _head(self.mean)),
             ("n_bias, n_cov", f"{shape_text(self.n_bias)}, {shape_text(self.n_cov)}"),
         ]
+        if self.truncation is not None:
+            rows.append(("truncation", self.truncation.text()))
         if self.blocking is not None:
             rows.append(("blocking", f"{self.blocking:.6g}"))
         solver = f"{self.method}, {self.iterations} iterations, {self.seconds:.3g} s"

@@ -279,8 +279,13 @@ class _SchurSolver:
         *,
         symmetric: bool = False,
         schur: tuple[np.ndarray, np.ndarray] | None = None,
+        compiled: bool = False,
     ) -> None:
         import scipy.linalg
+
+        # `compiled`: the compiled third-moment kernel at every size (a caller that
+        # solves many points pays its one compile, cached on disk, and gains per point)
+        self.compiled = compiled
 
         # `schur`: the real Schur form (T, Z) of J64 when the caller already has it
         T, Z = scipy.linalg.schur(J64, output="real") if schur is None else schur
@@ -298,7 +303,8 @@ class _SchurSolver:
         Dh = _modes(np.ascontiguousarray(Z.conj().T), D if self.real else D.astype(complex))
         if self.symmetric:
             # the kernel returns C^ with reversed indices: the basis Z with reversed columns
-            return _triangular(T.shape[0])(T, np.negative(Dh, out=Dh))
+            kernel = _compiled_triangular() if self.compiled else _triangular(T.shape[0])
+            return kernel(T, np.negative(Dh, out=Dh))
         from scipy.linalg.lapack import dtrsyl, ztrsyl
 
         n = T.shape[0]
@@ -735,7 +741,10 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
     (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
     from derive.kernels import kernels
+    from mfstein.progress import stage
     from numeric.linalg.refinement import solve_linear, solve_lyapunov
+
+    stage(f"order 2 on {prob.red.n} coordinates at {wp} digits")
 
     model, red, rm = prob.model, prob.red, prob.rm
     first = prob.at(wp, full=False, kronecker=False)
@@ -992,13 +1001,19 @@ def second_order_float64(
 
 
 def second_order_float64_at(
-    model: Any, base: dict[str, Any], *, solver: str = "auto", k2: Any = None
+    model: Any,
+    base: dict[str, Any],
+    *,
+    solver: str = "auto",
+    k2: Any = None,
+    compiled: bool = False,
 ) -> dict[str, Any]:
     """The body of :func:`second_order_float64` at a given fixed point: ``base`` as
     :func:`_base64` makes it (``s``, ``p``, ``T``, ``F``, ``n``, reduced ``J`` and
     ``Q0``, base kernels ``k64``, ``fast``); ``k2`` the order-2 kernels (default
     the generated numba ones; :class:`derive.sparse.LambdaKernels` avoids the
-    compile)."""
+    compile); ``compiled``: the compiled third-moment kernel whatever the size
+    (for callers that solve many points, e.g. a sweep)."""
     import scipy.linalg
 
     from numeric.precision import limited_blas
@@ -1033,7 +1048,8 @@ def second_order_float64_at(
         elif solver == "trsyl":
             C, method = _SchurSolver(J)(D), "trsyl"
         else:
-            C, method = _SchurSolver(J, symmetric=True, schur=schur).rows(D, pairs), "schur"
+            solver = _SchurSolver(J, symmetric=True, schur=schur, compiled=compiled)
+            C, method = solver.rows(D, pairs), "schur"
         G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
         G = (G + G.T) / 2
         B = _lyapunov_real_schur(*schur, -G)

@@ -489,7 +489,7 @@ class _Setup:
         """Refuse, in one sentence, a start where the drift has no finite Jacobian (a
         rate ``sqrt(y)`` at ``y = 0``): every moment equation and every stiff solver
         needs ``J(x(t))``, from ``t = 0`` on."""
-        from numeric.rate_signs import state_text
+        from numeric.rate_signs import singular_derivative, state_text
 
         try:
             with np.errstate(all="ignore"):
@@ -498,11 +498,13 @@ class _Setup:
         except (ZeroDivisionError, ValueError, OverflowError):
             finite = False
         if not finite:
+            s0 = self.s0_64.tolist()
+            why = singular_derivative(self.model, s0, self.p64.tolist())
             raise ParameterError(
                 f"the drift of model {self.model.name} has no finite derivative at the start "
-                f"({state_text(self.model, self.s0_64.tolist())}), as a rate like sqrt(y) at "
-                "y = 0; the transient needs the Jacobian along x(t) (start inside the state "
-                "space)."
+                f"({state_text(self.model, s0)}): "
+                f"{why or 'a rate such as sqrt(y) at y = 0 has none'}; the transient needs the "
+                "Jacobian along x(t) from t = 0, so give a start inside the state space."
             )
 
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:

@@ -22,6 +22,7 @@ import mpmath
 
 from mfstein.arguments import check_keywords, check_start
 from mfstein.errors import ParameterError, check_bool
+from mfstein.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
 from numeric.precision import check_dps
@@ -112,7 +113,7 @@ def solve(
         parse_params(model, params)  # names, numbers and declared ranges, before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    wanted = _parse_observables(model, observables)
+    wanted = parse_observables(model, observables)
     if precision == "float64":
         from numeric.meanfield.float64_route import solve_float64
 
@@ -129,7 +130,7 @@ def solve(
     return sol
 
 
-def _parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
+def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad
     one, before any work), without repeated names."""
     from derive.observables import observable
@@ -163,6 +164,7 @@ def _solve_working_precision(
         from numeric.expansion.stationary import check_order2_cost
 
         check_order2_cost(model.name, model.b, dps)
+    stage(f"mean field at {dps} digits")
     fast = fast_path(model)
     if method == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
@@ -179,6 +181,7 @@ def _solve_working_precision(
     if order == 2:
         from numeric.meanfield.truncation import add_second_order
 
+        stage("order 2")
         add_second_order(sol, model, params, dps=dps, M=M, start=start)
     return sol
 

@@ -323,14 +323,26 @@ def search(
     """Integrate from ``start`` (full coordinates) and from random starts; classify."""
     red = rm.red
     q = np.array([sum(float(c) * start[j] for j, c in enumerate(row)) for row in red.laws])
-    primary = _integrate(rm, start[rm.free], q, p)
-    found = [rm.full64(primary, q)]
     notes: list[str] = []
+    failed: NumericalError | None = None
+    found: list[np.ndarray] = []
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):  # checked: finite or raised
+            primary = _integrate(rm, start[rm.free], q, p)
+        found.append(rm.full64(primary, q))
+    except NumericalError as exc:
+        # the flow cannot be followed from this start (a rate such as sqrt(y) has
+        # no finite derivative on the face y = 0 where the origin lies): the
+        # points of the state space below are searched instead
+        if not extra_starts:
+            raise
+        failed = exc
     if extra_starts:
         rng = np.random.default_rng(0)
         for s0 in random_starts(rm.model, red, q, rng):
             try:
-                x = _integrate(rm, s0[rm.free], q, p)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    x = _integrate(rm, s0[rm.free], q, p)
             except NumericalError:
                 continue
             found.append(rm.full64(x, q))
@@ -342,6 +354,17 @@ def search(
         _, ok = stability(rm.jac64(x, q, p))
         if ok and not any(np.max(np.abs(s - t)) <= 1e-6 * (1 + np.max(np.abs(t))) for t in stable):
             stable.append(s)
+    if failed is not None:
+        if not stable:
+            raise failed
+        primary = stable[0][rm.free]
+        from numeric.rate_signs import singular_derivative
+
+        why = singular_derivative(rm.model, list(start), list(p)) or str(failed).rstrip(".")
+        notes.append(
+            f"the mean-field ODE could not be followed from the start: {why}; the fixed "
+            "point is the stable one reached from random starts in the state space (seed 0)."
+        )
     if len(stable) > 1:
         notes.append(
             f"{len(stable)} distinct stable fixed points were found from {len(found)} starts "

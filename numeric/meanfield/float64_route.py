@@ -8,8 +8,10 @@ Heavy-Traffic" with the sign of the Kronecker form corrected; the refined bias
 float64 and with the structure found from the model (:mod:`numeric.meanfield.structure`):
 
 1. rates and their derivatives by :mod:`derive.sparse` (no numba compile),
-   ``f``, ``J``, ``Q`` as sparse matrices; the fixed point by the ODE and
-   sparse Newton steps (:func:`numeric.meanfield.structure.fixed_point64`),
+   ``f``, ``J``, ``Q`` as sparse matrices (dense arrays for at most
+   :data:`numeric.meanfield.structure.DENSE_MAX` coordinates; what depends only on
+   the model is prepared once, :mod:`numeric.meanfield.float64_point`); the fixed
+   point by the ODE and Newton steps (:func:`numeric.meanfield.structure.fixed_point64`),
    accepted only when it passes the default route's checks
    (:mod:`numeric.meanfield.acceptance`: relative drift residual, state space,
    rates, kink, stability of the whole reduced ``J``), else searched again from
@@ -45,112 +47,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
 from numeric.rate_signs import check_values
 from numeric.solution import MeanFieldSolution
-
-#: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
-DELTA = 1e-24
-#: At most this many digits are claimed by a float64 computation.
-MAX_DIGITS = 14
-_U = 2.0**-53
-
-
-def _eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
-    """Every eigenvalue of the sparse reduced Jacobian ``Jr``, by increasing real part:
-    entries below ``DELTA`` times the largest are set to zero (the perturbation the
-    dropped coordinates already carry, module docstring step 2), the rest split into
-    strongly connected components (a block triangular form), and each diagonal
-    block's eigenvalues computed densely -- the dropped tail of a large model is
-    then a set of 1 x 1 blocks, not one dense eigenproblem."""
-    import scipy.sparse as sps
-    from scipy.sparse.csgraph import connected_components
-
-    A = sps.csr_matrix(Jr)
-    n = A.shape[0]
-    if n == 0:
-        return np.zeros(0)
-    jmax = float(np.max(np.abs(A.data), initial=0.0))
-    A.data[np.abs(A.data) <= DELTA * jmax] = 0.0
-    A.eliminate_zeros()
-    count, labels = connected_components(A, directed=True, connection="strong")
-    sizes = np.bincount(labels, minlength=count)
-    diag = A.diagonal()
-    parts = [diag[sizes[labels] == 1].astype(complex)]
-    for comp in np.flatnonzero(sizes > 1).tolist():
-        idx = np.flatnonzero(labels == comp)
-        parts.append(np.linalg.eigvals(A[idx][:, idx].toarray()))
-    eig = np.concatenate(parts)
-    return eig[np.argsort(eig.real)]
-
-
-def _accept(sysm: Any, model: Any, s: np.ndarray, jscale: float) -> None:
-    """The checks of :mod:`numeric.meanfield.acceptance` at ``s`` (the same as the
-    default route's): drift residual relative to the size of its terms, state
-    space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
-    (``jscale``: its largest entry at the start)."""
-    from numeric.meanfield import acceptance
-
-    Jr = sysm.jac_reduced(s)
-    acceptance.check(
-        model,
-        s,
-        sysm.p,
-        residual=float(np.max(np.abs(sysm.f(s)[list(sysm.red.free)]), initial=0.0)),
-        scale=acceptance.term_scale(sysm.rates(s), sysm.jac(s), s),
-        eig=_eigenvalues_by_blocks(Jr),
-        jmax=max(float(np.max(np.abs(Jr.data), initial=0.0)), jscale),
-        has_laws=bool(sysm.red.laws),
-        check_rates=lambda: check_values(
-            model, sysm.rates(s).tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
-        ),
-    )
-
-
-def _accepted_from(sysm: Any, model: Any, start: np.ndarray, jscale: float) -> np.ndarray:
-    """The fixed point reached from ``start`` (full coordinates), refused in one
-    sentence unless it passes :func:`_accept`."""
-    from numeric.meanfield.structure import fixed_point64
-
-    s = fixed_point64(sysm, np.asarray(start, dtype=float))
-    _accept(sysm, model, s, jscale)
-    return s
-
-
-def _fixed_point(sysm: Any, model: Any, s0: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """The fixed point reached from ``s0`` when it is accepted (:func:`_accepted_from`);
-    else the first accepted one reached from the random starts in the state space
-    with the same conserved values (:func:`numeric.meanfield.fixed_point.random_starts`,
-    seed 0, as the default route's search), with a note; else the refusal of the
-    point reached from ``s0``."""
-    from numeric.meanfield.fixed_point import random_starts
-    from numeric.meanfield.general import other_start_note
-
-    jscale = float(np.max(np.abs(sysm.jac_reduced(s0).data), initial=0.0))
-    try:
-        return _accepted_from(sysm, model, s0, jscale), []
-    except (ParameterError, NumericalError) as exc:
-        refusal = exc
-    import warnings
-
-    rng = np.random.default_rng(0)
-    for start in random_starts(model, sysm.red, sysm.laws64(s0), rng):
-        # a start whose trajectory runs away overflows on the way: only its end counts
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                return _accepted_from(sysm, model, start, jscale), [other_start_note(refusal)]
-            except (ParameterError, NumericalError):
-                continue
-    raise refusal
 
 
 def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
@@ -166,117 +73,12 @@ def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
     return out
 
 
-@dataclass
-class _Block:
-    """The kept block of the float64 route (module docstring, step 2): free
-    coordinates ``F``, kept ones ``K`` (``kr``: their positions in ``F``), the
-    rows ``R`` of the full state that the kept block reaches, ``J``, ``Q``,
-    ``M`` on the block, the map ``T`` from the block to the full state, and
-    the solutions ``W``, ``P`` of the two Lyapunov equations."""
-
-    F: list[int]
-    K: list[int]
-    kr: list[int]
-    R: list[int]
-    dropped: set[int]
-    JK: np.ndarray
-    QK: np.ndarray
-    Qs: Any
-    TK: np.ndarray
-    MK: np.ndarray
-    eig: np.ndarray
-    WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-
-
-def _kept_block(sysm: Any, model: Any, s: np.ndarray, Mb: Any) -> _Block:
-    """Drop the negligible coordinates at ``s`` and restrict ``J``, ``Q``, ``M`` to
-    the rest; refuse an unstable fixed point."""
-    from numeric.meanfield.structure import negligible
-
-    b = model.b
-    F = list(sysm.red.free)
-    dropped = set(negligible(sysm, s, DELTA))
-    kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
-    K = [F[a] for a in kr]
-    Jr = sysm.jac_reduced(s)
-    JK = Jr[kr, :][:, kr].toarray()
-    Qs = sysm.Q(s)
-    QK = Qs[K, :][:, K].toarray()
-    eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
-    eig = eig[np.argsort(eig.real)]
-    TK = sysm.T[:, kr].toarray()  # b x nK
-    R = [i for i in range(b) if np.any(TK[i])]
-    MR = np.array([[float(Mb[i, j]) for j in R] for i in R])
-    MK = TK[R].T @ MR @ TK[R]
-    return _Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
-
-
-def _lyapunov(blk: _Block) -> tuple[float, float]:
-    """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
-    (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
-    import scipy.linalg as sla
-
-    if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
-        return 0.0, 0.0
-    # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
-    # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
-    a = float(np.max(np.abs(blk.JK)))
-    Ja = blk.JK / a
-    WK = sla.solve_continuous_lyapunov(Ja, -blk.QK / a)
-    blk.WK = (WK + WK.T) / 2
-    PaK = sla.solve_continuous_lyapunov(Ja.T, -blk.MK)  # a P
-    PaK = (PaK + PaK.T) / 2
-    blk.PK = PaK / a
-    return float(np.sum(blk.MK * blk.WK)), float(np.sum(PaK * (blk.QK / a)))
-
-
-def _bias(sysm: Any, s: np.ndarray, blk: _Block, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk H_ijk W_jk`` (Theorem 1 of Beyond
-    Scaling), and ``W`` on the rows ``R``."""
-    # entries j <= k of the Hessian, j < k counted twice
-    W_full_R = blk.TK[blk.R] @ blk.WK @ blk.TK[blk.R].T
-    posR = {i: a for a, i in enumerate(blk.R)}
-    hidx, hval = sysm.hess_entries(s)
-    h = np.zeros(b)
-    for (i, j, k), v in zip(hidx.tolist(), hval.tolist(), strict=True):
-        if j in posR and k in posR:
-            w = W_full_R[posR[j], posR[k]]
-            h[i] += v * w * (0.5 if j == k else 1.0)
-    hK = h[blk.K]
-    VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
-    return blk.TK @ VK, W_full_R
-
-
-def _accuracy(
-    blk: _Block, M: Any, c_w: float, c_p: float, residual: float
-) -> tuple[float, int, float, float]:
-    """The relative error estimate ``e`` of module docstring step 3, the digits it
-    earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative to
-    the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
-    import scipy.linalg as sla
-
-    JK, nK = blk.JK, len(blk.K)
-    if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
-        a = float(np.max(np.abs(JK)))
-        aPI = a * blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T / a, -np.eye(nK))
-        kappa_L = 2 * np.linalg.norm(JK / a, 2) * np.linalg.norm(aPI, 2)
-    else:
-        kappa_L = 1.0
-    kappa_J = np.linalg.cond(JK) if nK else 1.0
-    disagree = abs(c_w - c_p) / max(abs(c_w), 1e-300)
-    e = max(
-        10 * max(nK, 1) * _U * (kappa_L + kappa_J),
-        10 * disagree,
-        DELTA * kappa_L,
-        10 * kappa_J * residual,
-    )
-    digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(e)))))
-    return e, digits, kappa_L, kappa_J
-
-
 def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmath.matrix:
     """The ``b x b`` mpmath matrix with ``A`` on ``rows x rows`` (zeros elsewhere)."""
+    if b <= 64:  # small: one dense list, converted by mpmath's constructor (faster)
+        full = np.zeros((b, b))
+        full[np.ix_(rows, rows)] = A
+        return mpmath.matrix(full.tolist())  # zeros are not stored either way
     out = mpmath.matrix(b, b)
     for a, i in enumerate(rows):
         for cidx, j in enumerate(rows):
@@ -284,6 +86,53 @@ def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmat
             if v or not skip_zeros:
                 out[i, j] = mpf(float(v))
     return out
+
+
+def float64_inputs(
+    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | None
+) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
+    """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
+    parameter vector, both in float64."""
+    from numeric.meanfield.general import start_point
+
+    with mpmath.workdps(30):
+        values = parse_params(model, params)
+        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
+            s0 = start
+        elif start is None and not callable(model.info.reference):
+            s0 = _reference_start(model, values)
+        else:
+            s0 = np.array([float(v) for v in start_point(model, start, values)])
+        p64 = np.array([float(v) for v in kernel_vector(model, values)])
+    return values, s0, p64
+
+
+#: The float64 reference starts of models whose reference point is fixed, by model
+#: key, reference point and state space (this process).
+_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
+
+
+def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
+    """The model's fixed reference point (or the origin) in float64, read and checked
+    against the state space once per model."""
+    from numeric.meanfield.general import start_point
+
+    key = (model.key, repr(model.info.reference), repr(model.info.state_space))
+    hit = _STARTS.get(key)
+    if hit is None:
+        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
+    return hit.copy()
+
+
+def observable_matrix64(M: Any, b: int) -> np.ndarray:
+    """The observable's ``b x b`` matrix (:func:`numeric.quadratic_form.quadratic_form`)
+    in float64."""
+    from numeric.quadratic_form import quadratic_form
+
+    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
+        return np.eye(b)
+    Mb = quadratic_form(M)(b)
+    return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
 
 
 def solve_float64(
@@ -295,62 +144,47 @@ def solve_float64(
     order: int = 1,
 ) -> MeanFieldSolution:
     """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
-    from numeric.meanfield.general import start_point
-    from numeric.meanfield.structure import SparseSystem
-    from numeric.quadratic_form import quadratic_form
+    from numeric.meanfield.float64_point import solve_point64
+    from numeric.meanfield.structure import prepared_system
 
     params = check_names(model, params)
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    Mb = quadratic_form(M)(model.b)
-    sysm = SparseSystem.build(model, p64)
+    values, s0, p64 = float64_inputs(model, params, start)
+    sysm = prepared_system(model, p64)
     check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
-    s, search_notes = _fixed_point(sysm, model, s0)
-    b = model.b
-    blk = _kept_block(sysm, model, s, Mb)
-    c_w, c_p = _lyapunov(blk)
-    V, W_full_R = _bias(sysm, s, blk, b)
-    e, digits, kappa_L, kappa_J = _accuracy(blk, M, c_w, c_p, _relative_residual(sysm, s))
-    note = (
-        f"float64 route: {digits} digits claimed from the conditioning (kappa_L = "
-        f"{kappa_L:.3g}, cond(J) = {kappa_J:.3g}) and two independent traces "
-        f"(tr(MW) - tr(PQ) = {c_w - c_p:.2e})."
+    pt = solve_point64(sysm, model, s0, observable_matrix64(M, model.b), M)
+    return record_float64(
+        model, values, sysm, pt, order2_point64(model, p64, pt) if order == 2 else None
     )
-    sol = _record(model, values, sysm, s, V, W_full_R, blk, (c_w, c_p), (e, digits), note)
-    sol.notes.extend(search_notes)
-    if order == 2:
-        _add_order2_float64(sol, model, params, s, sorted(blk.dropped), e)
+
+
+def record_float64(
+    model: Any, values: Mapping[str, Any], sysm: Any, pt: Any, o2: Order2Point64 | None
+) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 point ``pt`` (and its order-2
+    terms ``o2``)."""
+    sol = _record(model, values, sysm, pt)
+    sol.notes.extend(pt.notes)
+    if o2 is not None:
+        _add_order2_float64(sol, o2)
     return sol
 
 
-def _relative_residual(sysm: Any, s: np.ndarray) -> float:
-    """``max |f(s)|`` on the free coordinates over the size of the drift's terms
-    (:func:`numeric.meanfield.acceptance.term_scale`)."""
-    from numeric.meanfield.acceptance import term_scale
+def accuracy_note(pt: Any) -> str:
+    """The note stating how the float64 digits of ``pt`` were earned."""
+    return (
+        f"float64 route: {pt.digits} digits claimed from the conditioning (kappa_L = "
+        f"{pt.kappa_L:.3g}, cond(J) = {pt.kappa_J:.3g}) and two independent traces "
+        f"(tr(MW) - tr(PQ) = {pt.c_w - pt.c_p:.2e})."
+    )
 
-    res = float(np.max(np.abs(sysm.f(s)[list(sysm.red.free)]), initial=0.0))
-    scale = term_scale(sysm.rates(s), sysm.jac(s), s)
-    return res / scale if scale > 0 else 0.0
 
-
-def _record(
-    model: Any,
-    values: Mapping[str, Any],
-    sysm: Any,
-    s: np.ndarray,
-    V: np.ndarray,
-    W_full_R: np.ndarray,
-    blk: _Block,
-    traces: tuple[float, float],
-    accuracy: tuple[float, int],
-    note: str,
-) -> MeanFieldSolution:
-    """The :class:`MeanFieldSolution` of the float64 route, sparse where the objects
+def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 route at the point ``pt``
+    (:class:`numeric.meanfield.float64_point.Point64`), sparse where the objects
     are; every entry carries the error ``e`` times the largest entry of its object."""
     b, red = model.b, sysm.red
-    (c_w, c_p), (e, digits) = traces, accuracy
+    s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
+    c_w, e, digits = pt.c_w, pt.error, pt.digits
     nK = len(blk.K)
     Wm = _dense_mp(W_full_R, blk.R, b, skip_zeros=True)
     Pm = _dense_mp(blk.PK, blk.K, b, skip_zeros=False)
@@ -360,7 +194,7 @@ def _record(
         return [mpf(e * top)] * len(vals)
 
     wtop = float(np.max(np.abs(W_full_R), initial=0.0))  # W's error: e times its largest entry
-    notes = [note]
+    notes = [accuracy_note(pt)]
     truncated_at = None
     if blk.dropped:
         notes.append(
@@ -384,7 +218,7 @@ def _record(
         # computed, and ``digits`` says how many of them are correct
         dps=17,
         s_star=[mpf(float(v)) for v in s],
-        J=_sparse_mp(sysm.jac(s), b),
+        J=_sparse_mp(pt.at.J, b),
         ftilde=[mpf(float(v)) / 2 for v in blk.Qs.diagonal()],
         Q=_sparse_mp(blk.Qs, b),
         P=Pm,
@@ -396,7 +230,7 @@ def _record(
         ],
         constant=mpf(c_w),
         digits=digits,
-        methods={"float64:covariance": repr(c_w), "float64:stein": repr(c_p)},
+        methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
         model=model.name,
         params=shown,
         free=blk.F,
@@ -411,51 +245,61 @@ def _record(
     )
 
 
-def _add_order2_float64(
-    sol: MeanFieldSolution,
-    model: Any,
-    params: Mapping[str, Any],
-    s: np.ndarray,
-    dropped: list[int],
-    e1: float,
-) -> None:
-    """``A``, ``B``, ``c2`` in float64 on the kept coordinates (the model restricted
-    to them, :func:`numeric.meanfield.structure.restricted_model`), every object evaluated by
+@dataclass(frozen=True)
+class Order2Point64:
+    """``A``, ``B``, ``c2`` in float64 at one point (full coordinates: zero on the
+    dropped ones), ``c2`` by the second third-moment solver, the digits of the
+    order-2 terms and the absolute errors of ``A``'s and ``B``'s entries."""
+
+    A: np.ndarray
+    B: np.ndarray
+    c2: float
+    c2_trsyl: float
+    digits2: int
+    error_A: float
+    error_B: float
+    solved: bool = True
+
+
+def order2_point64(
+    model: Any, p64: np.ndarray, pt: Any, *, compiled: bool = False
+) -> Order2Point64:
+    """``A``, ``B``, ``c2`` in float64 on the kept coordinates of the order-1 point
+    ``pt`` (the model restricted to them, :func:`numeric.meanfield.structure.restricted_model`,
+    made once per model and set of dropped coordinates), every object evaluated by
     lambdified NumPy code (:class:`derive.sparse.LambdaKernels`, no numba compile);
     digits from the order-1 estimate and the agreement of two third-moment solvers
-    (``schur``, ``trsyl``)."""
+    (``schur``, ``trsyl``); ``compiled``: the compiled third-moment kernel at any
+    size (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
     from derive.sparse import lambda_kernels
     from numeric.expansion.stationary import second_order_float64_at
-    from numeric.meanfield.structure import SparseSystem, fixed_point64, restricted_model
+    from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
-    b = model.b
+    b, e1, dropped = model.b, pt.error, sorted(pt.block.dropped)
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
     if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V
-        sol.A, sol.B, sol.c2 = [mpf(0)] * b, mpmath.matrix(b, b), mpf(0)
-        sol.digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
-        sol.errors["A"], sol.errors["B"] = [mpf(0)] * b, [mpf(0)] * (b * b)
-        return
+        digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
+        return Order2Point64(np.zeros(b), np.zeros((b, b)), 0.0, 0.0, digits, 0.0, 0.0, False)
     sub = restricted_model(model, dropped) if dropped else model
-    with mpmath.workdps(30):
-        p64 = np.array([float(v) for v in kernel_vector(sub, parse_params(sub, params))])
-    sysm = SparseSystem.build(sub, p64)
-    ss = fixed_point64(sysm, np.asarray(s, dtype=float)[kept])
+    sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
+    # the order-1 s* on the kept coordinates starts Newton's method
+    ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
     F = list(sysm.red.free)
-    Q = sysm.Q(ss).toarray()
+    Q = sysm.Q_dense(sysm.rates(ss))
     base = {
         "s": ss,
         "p": p64,
-        "T": sysm.T.toarray() if sysm.red.laws else None,
+        "T": sysm.T_dense if sysm.red.laws else None,
         "F": F,
         "n": len(F),
-        "J": sysm.jac_reduced(ss).toarray(),
+        "J": sysm.reduce_jac_dense(sysm.jac_dense(ss)),
         "Q0": Q[np.ix_(F, F)],
         "k64": lambda_kernels(sub, "base"),
         "fast": False,
     }
     k2 = lambda_kernels(sub, "order2")
-    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2)
+    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2, compiled=compiled)
     r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
@@ -463,19 +307,26 @@ def _add_order2_float64(
     disagree = max(disagree, float(np.max(np.abs(r1["A"] - r2["A"]), initial=0.0)) / scale)
     e = max(10 * e1, 10 * disagree)
     digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(max(e, 1e-300))))))
-    A = [mpf(0)] * b
-    B = mpmath.matrix(b, b)
-    for a, i in enumerate(kept):
-        A[i] = mpf(float(r1["A"][a]))
-        for cidx, j in enumerate(kept):
-            v = float(r1["B"][a, cidx])
-            if v:
-                B[i, j] = mpf(v)
-    sol.A, sol.B, sol.c2, sol.digits2 = A, B, mpf(c2), digits2
-    sol.errors["A"] = [mpf(e * scale)] * b
+    A, B = np.zeros(b), np.zeros((b, b))
+    A[kept] = r1["A"]
+    B[np.ix_(kept, kept)] = r1["B"]
     # B's bound, the same way: the two Sylvester solvers' disagreement relative to
     # B's largest entry, and never below ten times the order-1 error.
     scale_b = max(float(np.max(np.abs(r1["B"]), initial=0.0)), 1e-300)
     gap_b = float(np.max(np.abs(r1["B"] - r2["B"]), initial=0.0)) / scale_b
-    sol.errors["B"] = [mpf(max(10 * e1, 10 * gap_b) * scale_b)] * (b * b)
-    sol.methods.update({"c2:float64:schur": repr(r1["c2"]), "c2:float64:trsyl": repr(r2["c2"])})
+    return Order2Point64(
+        A, B, float(c2), float(r2["c2"]), digits2, e * scale, max(10 * e1, 10 * gap_b) * scale_b
+    )
+
+
+def _add_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> None:
+    """``A``, ``B``, ``c2`` of :func:`order2_point64` written into ``sol``."""
+    b = len(o2.A)
+    B = mpmath.matrix(b, b)
+    for i, j in zip(*np.nonzero(o2.B), strict=True):
+        B[int(i), int(j)] = mpf(float(o2.B[i, j]))
+    sol.A, sol.B, sol.c2, sol.digits2 = [mpf(float(v)) for v in o2.A], B, mpf(o2.c2), o2.digits2
+    sol.errors["A"] = [mpf(o2.error_A)] * b
+    sol.errors["B"] = [mpf(o2.error_B)] * b * b
+    if o2.solved:
+        sol.methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})

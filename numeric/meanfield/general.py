@@ -37,6 +37,7 @@ twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -86,6 +87,10 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
         ref = model.info.reference
         if callable(ref):
             ref = ref(values)
+        if ref is None:
+            from derive.model import default_start
+
+            ref = default_start(model)
         raw = list(ref) if ref is not None else [0] * b
         what = "the model's reference point"
     else:
@@ -99,7 +104,11 @@ def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mp
             f"got {len(raw)}."
         )
     s = [_sympy_to_mpf("start", v) for v in raw]
-    return snap_into_space(model, s, what)
+    s = snap_into_space(model, s, what)
+    check = getattr(model, "check_state_space", None)
+    if check is not None:  # the faces the conservation laws through this start meet
+        check([Fraction(mpmath.nstr(v, 30)) for v in s])
+    return s
 
 
 #: A start within this many float64 ulps (relative to 1 and to the total) of the
@@ -179,31 +188,62 @@ def _sum_conserved(model: Any) -> bool:
     return all(sum(t.jump) == 0 for t in model.transitions)
 
 
+#: The kinks of each model's rates with their float64 functions, by model key.
+_KINKS: dict[Any, list[tuple[Any, Any, Any]]] = {}
+
+
+def _kink_functions(model: Any) -> list[tuple[Any, Any, Any]]:
+    """``(transition, g, g as a float function of (states, params))`` for every kink
+    ``g = 0`` of the model's rates (:func:`derive.model.kinks`), made once per model
+    key: a warm check runs no SymPy."""
+    hit = _KINKS.get(model.key)
+    if hit is None:
+        import sympy as sp
+
+        from derive.model import kinks
+
+        symbols = (*model.states, *model.params)
+        hit = _KINKS[model.key] = [
+            (t, g, sp.lambdify(symbols, g, "math"))
+            for t in model.transitions
+            for g in kinks(t.rate)
+        ]
+    return hit
+
+
+def _kink_value(g: Any, fn: Any, model: Any, s: Sequence[float], p: Sequence[float]) -> complex:
+    """``g`` at ``(s, p)``: its float function, or SymPy at 17 digits where that
+    fails (a complex or undefined intermediate)."""
+    try:
+        return complex(fn(*[float(v) for v in s], *[float(v) for v in p]))
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        import sympy as sp
+
+        point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
+        point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
+        return complex(g.subs(point).evalf(17))
+
+
 def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
     """Refuse a fixed point on a kink of a piecewise rate (``Min``, ``Max``,
     ``Abs``, ``Heaviside``, ``Piecewise``; :func:`derive.model.kinks`), in one
     sentence: ``J``, the Hessian and the 1/N expansion need a drift that is
     differentiable at ``s*``; away from the kinks every derivative is that of the
     branch active there."""
-    import sympy as sp
-
-    from derive.model import kinks
-
-    point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
-    point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
-    scale = 1 + max(abs(float(v)) for v in point.values())
-    for t in model.transitions:
-        for g in kinks(t.rate):
-            value = complex(g.subs(point).evalf(17))
-            if abs(value) <= 1e-9 * scale:
-                pairs = zip(model.states, s, strict=True)
-                shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
-                raise ParameterError(
-                    f"the fixed point ({shown}) of model {model.name} lies on the kink "
-                    f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
-                    "a drift that is differentiable at the fixed point (move the parameters "
-                    "off the kink)."
-                )
+    items = _kink_functions(model)
+    if not items:
+        return
+    scale = 1 + max(abs(float(v)) for v in [*s, *p])
+    for t, g, fn in items:
+        if abs(_kink_value(g, fn, model, s, p)) <= 1e-9 * scale:
+            pairs = zip(model.states, s, strict=True)
+            shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
+            raise ParameterError(
+                f"the fixed point ({shown}) of model {model.name} lies on the kink "
+                f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
+                "a drift that is differentiable at the fixed point (move the parameters "
+                "off the kink)."
+            )
 
 
 def other_start_note(exc: Exception) -> str:
@@ -301,7 +341,9 @@ class MeanFieldProblem:
         )
         # the scale of J for the stability test where J vanishes (numeric.meanfield.acceptance)
         x0 = np.array([float(s0[j]) for j in self.rm.free])
-        self.jscale = float(np.max(np.abs(self.rm.jac64(x0, self.q64, self.p64)), initial=0.0))
+        with np.errstate(all="ignore"):  # sqrt(y) at y = 0: an infinite entry says nothing
+            J0 = np.abs(self.rm.jac64(x0, self.q64, self.p64))
+        self.jscale = float(np.max(J0[np.isfinite(J0)], initial=0.0))
         # refuse a point that is not a stable fixed point in the state space before any
         # high-precision work, unless another start found one
         self.search.primary = self._accepted(p30)[self.rm.free]

@@ -28,6 +28,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from derive.conservation import conservation_laws
 from mfstein.errors import ParameterError
 
 
@@ -75,28 +76,6 @@ class Reduction:
 
 def _mp(c: Fraction) -> mpf:
     return mpf(c.numerator) / c.denominator if c.denominator != 1 else mpf(c.numerator)
-
-
-def conservation_laws(jumps: Any, b: int) -> tuple[tuple[Fraction, ...], ...]:
-    """A basis (reduced row echelon form) of ``{c : c . l = 0 for every jump l}``."""
-    from sympy import Matrix
-    from sympy.polys.domains import QQ
-    from sympy.polys.matrices import DomainMatrix
-
-    rows = [[int(v) for v in row] for row in jumps]
-    if not rows:
-        return tuple(tuple(Fraction(int(i == j)) for j in range(b)) for i in range(b))
-    L = DomainMatrix.from_Matrix(Matrix(rows)).convert_to(QQ)
-    null = L.nullspace()  # rows spanning {c : L c = 0}
-    if null.shape[0] == 0:
-        return ()
-    rref, _ = null.rref()
-    out = []
-    for row in rref.to_list():
-        vals = tuple(Fraction(int(v.numerator), int(v.denominator)) for v in row)
-        if any(vals):
-            out.append(vals)
-    return tuple(out)
 
 
 #: Reductions already computed, by model and jump matrix (a :class:`Reduction` is

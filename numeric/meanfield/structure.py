@@ -30,7 +30,7 @@ callers choose ``delta``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mpmath
@@ -85,7 +85,11 @@ def _reduction(model: Any, sr: Any) -> Reduction:
 
 @dataclass
 class SparseSystem:
-    """A model's float64 drift, sparse Jacobian and diffusion at given parameters."""
+    """A model's float64 drift, sparse Jacobian and diffusion at given parameters.
+
+    ``shared`` holds what depends only on the model (``L^T``, the dense forms of
+    small systems, the Hessian's layout), made once and shared by every system of
+    the same model (:func:`prepared_system`)."""
 
     model: Any
     sr: Any
@@ -93,20 +97,30 @@ class SparseSystem:
     red: Reduction
     L: sps.csr_matrix
     T: sps.csr_matrix  # b x n: ds/dx on the free coordinates
+    shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, model: Any, p: Sequence[float]) -> SparseSystem:
-        from derive.sparse import sparse_rates
+        """The system of ``model`` at the float64 parameter vector ``p``; what depends
+        only on the model is prepared once per model key (:func:`prepared_system`)."""
+        return prepared_system(model, p)
 
-        sr = sparse_rates(model)
-        red = _reduction(model, sr)
-        rows, cols, vals = sr.jumps
-        L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.b))
-        if red.laws:
-            T = sps.csr_matrix(np.array([[float(v) for v in row] for row in red.T()]))
-        else:
-            T = sps.identity(model.b, format="csr")
-        return cls(model, sr, np.asarray(p, dtype=float), red, L, T)
+    def _shared(self, name: str, make: Any) -> Any:
+        """The model-level object ``name``, made once for all systems of the model."""
+        hit = self.shared.get(name)
+        if hit is None:
+            hit = self.shared[name] = make()
+        return hit
+
+    @property
+    def LT(self) -> sps.csr_matrix:
+        """``L^T`` in CSR, formed once per model."""
+        return self._shared("LT", lambda: self.L.T.tocsr())
+
+    @property
+    def T_dense(self) -> np.ndarray:
+        """``T`` as a dense ``b x n`` array."""
+        return self._shared("T_dense", lambda: self.T.toarray())
 
     def rates(self, s: np.ndarray) -> np.ndarray:
         return self.sr.rates(s, self.p)
@@ -114,10 +128,7 @@ class SparseSystem:
     def f(self, s: np.ndarray) -> np.ndarray:
         """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
         same order as the transposed view, without rebuilding it per call)."""
-        LT = self.__dict__.get("_LT")
-        if LT is None:
-            LT = self.__dict__["_LT"] = self.L.T.tocsr()
-        return LT @ self.rates(s)
+        return self.LT @ self.rates(s)
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -130,25 +141,37 @@ class SparseSystem:
 
     def Q(self, s: np.ndarray) -> sps.csr_matrix:
         """``Q(s) = L^T diag(beta) L``, sparse ``b x b``."""
-        return (self.L.T @ sps.diags(self.rates(s)) @ self.L).tocsr()
+        return self.Q_from_rates(self.rates(s))
 
-    def hess_entries(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(index (m, 3), values)`` of ``d^2 f_i/ds_j ds_k`` for ``j <= k``
-        (duplicates summed by the caller)."""
-        hi = self.sr.hess_index
-        hv = self.sr.hess(s, self.p)
+    def Q_from_rates(self, rates: np.ndarray) -> sps.csr_matrix:
+        """``Q = L^T diag(beta) L`` from evaluated rates (sparse ``b x b``)."""
+        return (self.L.T @ sps.diags(rates) @ self.L).tocsr()
+
+    def _hess_gather(self) -> tuple[tuple[np.ndarray, np.ndarray], Any]:
+        """For every nonzero-structure entry ``(n, j, k)`` of the rates' Hessian and
+        every coordinate ``i`` the jump ``l_n`` moves: the entry's position, ``l_ni``,
+        and ``(i, j, k)`` with the weight of ``1/2 sum_jk H_ijk W_jk`` over ``j <= k``."""
         rows, cols, vals = self.sr.jumps
-        jumps_of: dict[int, list[tuple[int, float]]] = {}
-        for n, i, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True):
-            jumps_of.setdefault(n, []).append((i, v))
-        idx, out = [], []
-        for (n, j, k), v in zip(hi.tolist(), hv.tolist(), strict=True):
-            if v:
-                for i, li in jumps_of.get(n, []):
-                    idx.append((i, j, k))
-                    out.append(li * v)
-        vals = out
-        return np.array(idx, dtype=np.int64).reshape(-1, 3), np.array(vals, dtype=float)
+        hi = np.asarray(self.sr.hess_index, dtype=np.int64).reshape(-1, 3)
+        moves: dict[int, list[int]] = {}
+        for pos, n in enumerate(rows.tolist()):
+            moves.setdefault(n, []).append(pos)
+        pairs = [(a, c) for a, n in enumerate(hi[:, 0].tolist()) for c in moves.get(n, [])]
+        src = np.array([a for a, _ in pairs], dtype=np.int64)
+        jump = np.array([c for _, c in pairs], dtype=np.int64)
+        i, j, k = cols[jump], hi[src, 1], hi[src, 2]
+        weight = np.where(j == k, 0.5, 1.0)
+        return (src, vals[jump].astype(float)), ((i, j, k), weight)
+
+    @property
+    def hess_layout(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """``((i, j, k), weight)`` of the entries of :meth:`hess_values`."""
+        return self._shared("hess", self._hess_gather)[1]
+
+    def hess_values(self, s: np.ndarray) -> np.ndarray:
+        """``l_ni d^2 beta_n/ds_j ds_k`` at ``s``, one per entry of :attr:`hess_layout`."""
+        src, li = self._shared("hess", self._hess_gather)[0]
+        return li * self.sr.hess(s, self.p)[src]
 
     # reduced coordinates -------------------------------------------------
     def laws64(self, s: np.ndarray) -> np.ndarray:
@@ -159,47 +182,98 @@ class SparseSystem:
     def full(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         """The full state from the free coordinates ``x`` and the conserved values
         ``q`` (each dependent coordinate summed over its law's free terms in order)."""
-        laws = self.__dict__.get("_law_terms")
-        if laws is None:
+
+        def terms() -> Any:
             free = list(self.red.free)
-            laws = self.__dict__["_law_terms"] = (
+            return (
                 free,
                 [
                     (d, [(j, float(row[j])) for j in free if row[j]])
                     for row, d in zip(self.red.laws, self.red.dependent, strict=True)
                 ],
             )
-        free, terms = laws
+
+        free, law_terms = self._shared("law_terms", terms)
         s = np.zeros(self.red.b)
         s[free] = x
-        for (d, row), qi in zip(terms, q, strict=True):
+        for (d, row), qi in zip(law_terms, q, strict=True):
             s[d] = qi - sum(c * s[j] for j, c in row)
         return s
 
     def jac_reduced(self, s: np.ndarray) -> sps.csr_matrix:
         """``J_r = J[F, :] T`` (sparse ``n x n``)."""
-        J = self.jac(s)
+        return self.reduce_jac(self.jac(s))
+
+    def reduce_jac(self, J: sps.csr_matrix) -> sps.csr_matrix:
+        """``J_r = J[F, :] T`` of an evaluated ``J`` (sparse ``n x n``)."""
         return (J[list(self.red.free), :] @ self.T).tocsr()
+
+    def _dbeta_dense(self, s: np.ndarray) -> np.ndarray:
+        """``d beta / ds`` (transitions x b) as a dense array."""
+        gi = self.sr.grad_index
+        D = np.zeros(self.L.shape)
+        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
+        return D
 
     def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
         """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
         (:data:`DENSE_MAX`), where SciPy's sparse bookkeeping costs more than the
         arithmetic."""
-        dense = self.__dict__.get("_dense")
-        if dense is None:
-            dense = self.__dict__["_dense"] = (
-                self.L.T.toarray()[list(self.red.free), :],
-                self.T.toarray(),
-            )
-        LtF, T = dense
-        gi = self.sr.grad_index
-        D = np.zeros(self.L.shape)
-        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
-        return LtF @ D @ T
+        LtF, T = self._shared(
+            "dense", lambda: (self.L.T.toarray()[list(self.red.free), :], self.T.toarray())
+        )
+        return LtF @ self._dbeta_dense(s) @ T
+
+    def jac_dense(self, s: np.ndarray) -> np.ndarray:
+        """``J(s) = L^T d beta/ds`` as a dense ``b x b`` array (small systems)."""
+        return self._shared("LT_dense", lambda: self.L.T.toarray()) @ self._dbeta_dense(s)
+
+    def reduce_jac_dense(self, J: np.ndarray) -> np.ndarray:
+        """``J_r = J[F, :] T`` of a dense evaluated ``J``."""
+        if not self.red.laws:
+            return J
+        return J[list(self.red.free), :] @ self.T_dense
+
+    def Q_dense(self, rates: np.ndarray) -> np.ndarray:
+        """``Q = L^T diag(beta) L`` from evaluated rates, dense (small systems)."""
+        LT = self._shared("LT_dense", lambda: self.L.T.toarray())
+        return (LT * rates) @ self._shared("L_dense", lambda: self.L.toarray())
 
 
-def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
+#: The model-level parts of :class:`SparseSystem` by model key and declared
+#: conservation laws (this process).
+_PREPARED: dict[Any, SparseSystem] = {}
+
+
+def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
+    """``model``'s :class:`SparseSystem` at the float64 parameters ``p``: the sparse
+    rate kernels (:func:`derive.sparse.sparse_rates`), the conservation laws, ``L``,
+    ``T`` and the ``shared`` model-level objects are made once per model key (a
+    digest of the transitions: any change to the model gives a new key) and reused;
+    a new parameter vector costs nothing more."""
+    key = (model.key, repr(model.info.conservation))  # the declared laws shape the reduction
+    base = _PREPARED.get(key)
+    if base is None:
+        from derive.sparse import sparse_rates
+
+        sr = sparse_rates(model)
+        red = _reduction(model, sr)
+        rows, cols, vals = sr.jumps
+        L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.b))
+        if red.laws:
+            T = sps.csr_matrix(np.array([[float(v) for v in row] for row in red.T()]))
+        else:
+            T = sps.identity(model.b, format="csr")
+        base = _PREPARED[key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
+    return replace(base, model=model, p=np.asarray(p, dtype=float))
+
+
+def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
+
+    ``near``: ``start`` is a neighbouring parameter point's fixed point (a sweep's
+    continuation), so Newton's steps are tried first, alone; when they do not bring
+    the drift below ``1e-8`` of the largest intensity the search below runs.
 
     The mean-field ODE on the invariant set of ``start``, followed by
     pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
@@ -231,6 +305,13 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
     def scale(y: np.ndarray) -> float:
         return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
 
+    if near:
+        with np.errstate(all="ignore"):
+            y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
+            if np.all(np.isfinite(y)) and float(np.max(np.abs(fr(0, y)), initial=0.0)) < (
+                1e-8 * scale(y)
+            ):
+                return system.full(y, q)
     ptc = pseudo_transient(fr, jr, x, scale, solve)
     bound = RUNAWAY * max(1.0, float(np.max(np.abs(x), initial=0.0)))
 
@@ -239,9 +320,24 @@ def fixed_point64(system: SparseSystem, start: np.ndarray) -> np.ndarray:
 
     runaway.terminal = True  # type: ignore[attr-defined]
     for horizon in HORIZONS if ptc is None else ():
-        sol = solve_ivp(
-            fr, (0.0, horizon), x, method="BDF", jac=jr, rtol=1e-7, atol=1e-10, events=runaway
-        )
+        try:
+            with np.errstate(all="ignore"):  # a non-finite step is reported below
+                sol = solve_ivp(
+                    fr,
+                    (0.0, horizon),
+                    x,
+                    method="BDF",
+                    jac=jr,
+                    rtol=1e-7,
+                    atol=1e-10,
+                    events=runaway,
+                )
+        except ValueError as exc:  # LAPACK refuses a Jacobian with inf or NaN entries
+            raise NumericalError(
+                f"the mean-field ODE of model {system.model.name} could not be integrated "
+                "from the start: its rates or Jacobian overflow float64 on the way "
+                "(rates too large for the float64 route; try the default route)."
+            ) from exc
         if sol.status == 1:
             raise NumericalError(
                 f"the mean-field ODE of model {system.model.name} grows without bound from "
@@ -338,12 +434,15 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     return None
 
 
-def negligible(system: SparseSystem, s: np.ndarray, delta: float) -> list[int]:
+def negligible(
+    system: SparseSystem, s: np.ndarray, delta: float, *, J: Any = None, rates: Any = None
+) -> list[int]:
     """The free coordinates that can be dropped at ``s`` with tolerance ``delta``
-    (the four conditions of the module docstring), ascending."""
+    (the four conditions of the module docstring), ascending; ``J`` and ``rates``:
+    the Jacobian and the rates at ``s`` when the caller has evaluated them."""
     b = system.model.b
     red = system.red
-    rates = np.abs(system.rates(s))
+    rates = np.abs(system.rates(s) if rates is None else rates)
     rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
     smax = max(1.0, float(np.max(np.abs(s), initial=0.0)))
     cand = np.abs(s) <= delta * smax
@@ -359,10 +458,15 @@ def negligible(system: SparseSystem, s: np.ndarray, delta: float) -> list[int]:
     rows, cols, _ = system.sr.jumps
     moved[cols[big[rows]]] = True
     cand &= ~moved
-    J = system.jac(s).tocoo()
-    jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
-    strong = np.abs(J.data) > delta * jmax
-    ii, jj = J.row[strong], J.col[strong]
+    J = system.jac(s) if J is None else J
+    if isinstance(J, np.ndarray):  # dense (a small system)
+        jmax = max(float(np.max(np.abs(J), initial=0.0)), 1e-300)
+        ii, jj = np.nonzero(np.abs(J) > delta * jmax)
+    else:
+        J = J.tocoo()
+        jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
+        strong = np.abs(J.data) > delta * jmax
+        ii, jj = J.row[strong], J.col[strong]
     while True:  # drop only what the kept block drives at most through delta
         bad = cand[ii] & ~cand[jj]
         if not bad.any():
@@ -371,10 +475,24 @@ def negligible(system: SparseSystem, s: np.ndarray, delta: float) -> list[int]:
     return [int(i) for i in np.flatnonzero(cand)]
 
 
+#: Restricted models by (model key, dropped coordinates) (this process).
+_RESTRICTED: dict[tuple[Any, tuple[int, ...]], Any] = {}
+
+
 def restricted_model(model: Any, dropped: Sequence[int]) -> Any:
     """``model`` with the coordinates ``dropped`` set to zero and removed: every rate
     with ``s_i = 0`` there, jumps restricted to the kept coordinates, transitions
-    whose restricted jump or rate vanishes left out."""
+    whose restricted jump or rate vanishes left out (made once per model key and
+    set of dropped coordinates)."""
+    key = (model.key, tuple(sorted(int(i) for i in dropped)))
+    hit = _RESTRICTED.get(key)
+    if hit is None:
+        hit = _RESTRICTED[key] = _restrict(model, key[1])
+    return hit
+
+
+def _restrict(model: Any, dropped: Sequence[int]) -> Any:
+    """The model of :func:`restricted_model`, built."""
     import sympy as sp
 
     from derive.model import Model, Transition

@@ -61,9 +61,10 @@ def test_bad_input_is_one_sentence_and_exit_2(immigration):
             ["exact", "--model", "jsq_L", "--param", "alpha=0.5", "--param", "beta=1", "--N", "4"],
             "unbounded state space",
         ),
-        "unbounded orthant": (
-            ["exact", "--model", immigration, "--param", "lam=0.5", "--param", "mu=1", "--N", "4"],
-            "unbounded state space",
+        "unbounded orthant beyond the memory limit": (
+            ["exact", "--model", immigration, "--param", "lam=0.5", "--param", "mu=1", "--N", "4",
+             "--memory-limit", "1e-6"],
+            "needs a truncation at n_k <= ",
         ),
         "mu": (
             "exact --model supermarket --b 3 --lam 0.9 --mu 0 --N 4".split(),

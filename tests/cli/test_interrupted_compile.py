@@ -15,21 +15,16 @@ status 130 or 143, the announcement and one line, nothing else.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
 from deadlines import deadline
+from terminal import on_terminal, read
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGV = ["exact", "--N", "150", "--lam", "0.9", "--b", "3"]
@@ -40,54 +35,28 @@ TIMEOUT = 60.0
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminal, signals")
 
 
-def _read(fd: int, seconds: float) -> str:
-    ready, _, _ = select.select([fd], [], [], seconds)
-    if not ready:
-        return ""
-    try:
-        return os.read(fd, 65536).decode(errors="replace")
-    except OSError:  # the terminal closed: the process has ended
-        return ""
-
-
 def _signal_while_compiling(cache: Path, signum: int, stored: int) -> tuple[int | None, str]:
     """Run ``mfstein exact`` on an empty ``cache``; once the compile announcement is
     shown and ``stored`` functions are in the cache, send ``signum``; return the exit
     status and standard error."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     env = {**os.environ, "COLUMNS": "120", "MFSTEIN_CACHE_DIR": str(cache)}
     for name in ("MFSTEIN_TRACEBACK", "PYTHONWARNINGS"):
         env.pop(name, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mfstein", *ARGV],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-    )
-    os.close(slave)
     err = ""
-    try:
+    with on_terminal(ARGV, env) as (proc, master):
         give_up = time.monotonic() + deadline(TIMEOUT)
 
         def compiling() -> bool:
             return "mfstein: compiling" in err and len(list(cache.rglob("*.nbi"))) >= stored
 
         while not compiling() and proc.poll() is None and time.monotonic() < give_up:
-            err += _read(master, 0.05)
+            err += read(master, 0.05)
         assert compiling(), f"no compilation seen: {err[-500:]!r}"
         proc.send_signal(signum)
         proc.wait(timeout=deadline(TIMEOUT))
-        while chunk := _read(master, 0.5):  # what is left on the terminal
+        while chunk := read(master, 0.5):  # what is left on the terminal
             err += chunk
         return proc.returncode, err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
 
 
 def test_a_signal_while_numba_compiles_ends_in_one_line(tmp_path: Path) -> None:

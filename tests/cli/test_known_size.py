@@ -9,36 +9,20 @@ naming the interruption, and what the command promises to keep.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
 import signal
-import struct
-import subprocess
-import sys
-import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from deadlines import deadline
+from terminal import on_terminal, read
 
 ROOT = Path(__file__).resolve().parents[2]
 BIRTH_DEATH = f"{ROOT}/examples/birth_death.py:birth_death"
 #: Seconds a run may take to stop after SIGINT (units in flight are cancelled).
 STOP_SECONDS = 15.0
-
-
-def _read(fd: int, seconds: float) -> str:
-    ready, _, _ = select.select([fd], [], [], seconds)
-    if not ready:
-        return ""
-    try:
-        return os.read(fd, 65536).decode(errors="replace")
-    except OSError:  # the terminal closed: the process has ended
-        return ""
 
 
 def _bar_counts(text: str) -> tuple[int, int] | None:
@@ -52,39 +36,22 @@ def _interrupt_on_terminal(
 ) -> tuple[int | None, str, str, float]:
     """Run ``mfstein argv`` with standard error on a terminal; SIGINT once ``ready(stderr
     so far)``; return ``(status, stdout, stderr, seconds from SIGINT to exit)``."""
-    master, slave = pty.openpty()
-    # a new pseudo-terminal is 0 x 0, on which tqdm draws nothing: give it a size
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     env = {**os.environ, "COLUMNS": "120", "PYTHONWARNINGS": "ignore"}
     env.pop("MFSTEIN_TRACEBACK", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mfstein", *argv],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-    )
-    os.close(slave)
     err = ""
-    try:
+    with on_terminal(argv, env) as (proc, master):
         until = time.monotonic() + deadline(timeout)
         while not ready(err) and proc.poll() is None and time.monotonic() < until:
-            err += _read(master, 0.2)
+            err += read(master, 0.2)
         assert ready(err), f"no progress within {timeout} s: {err[-500:]!r}"
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         while proc.poll() is None and time.monotonic() < t0 + deadline(STOP_SECONDS + 30):
-            err += _read(master, 0.2)
+            err += read(master, 0.2)
         stopped = time.monotonic() - t0
-        err += _read(master, 0.5)
+        err += read(master, 0.5)
         out = proc.stdout.read().decode() if proc.poll() is not None else ""
         return proc.poll(), out, err, stopped
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
 
 
 def _batches_done(at_least: int) -> Callable[[str], bool]:

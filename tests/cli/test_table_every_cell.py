@@ -1,5 +1,5 @@
 """``mfstein table --model ...`` fills every cell it can (issue 32): plain model
-files (no ``ModelInfo``), ``--start`` in every column, a cell that cannot be
+files (``sis`` without ``ModelInfo``), ``--start`` in every column, a cell that cannot be
 computed is a dash with its reason and the command still exits 0, and a
 simulated nonlinear observable at any N.
 
@@ -26,6 +26,7 @@ from mfstein.cli import main
 MODELS = '''
 import sympy as sp
 from derive import Model, Transition
+from derive.spec import ModelInfo, StateSpace
 
 
 def sis():
@@ -35,8 +36,10 @@ def sis():
 
 
 def cache():
+    # declared on the box: a plain cache is inferred on the simplex a + b = 1
     a, b = sp.symbols("a b")
-    return Model("cache", (a, b), (), [Transition((-1, 1), 2 * a), Transition((1, -1), b)])
+    return Model("cache", (a, b), (), [Transition((-1, 1), 2 * a), Transition((1, -1), b)],
+                 info=ModelInfo(state_space=StateSpace("box")))
 '''
 STEPS = ["--sim-steps", "200000", "--reps", "2", "--workers", "1", "--seed", "1"]
 
@@ -115,10 +118,10 @@ def test_start_fixes_the_conservation_law_in_every_column(models, capsys):
 
 
 def test_a_cell_that_cannot_be_computed_is_a_dash_with_its_reason(models, capsys):
-    """Without a start the cache starts empty (a + b = 0): its chain has no jump,
-    so the simulation has nothing to estimate; the table keeps the other columns."""
+    """Started empty (a + b = 0) the cache's chain has no jump, so the simulation
+    has nothing to estimate; the table keeps the other columns."""
     argv = ["table", "--model", f"{models}:cache", "--observable", "a*b", "--exact",
-            "--simulate", "--N", "10", *STEPS]  # fmt: skip
+            "--simulate", "--start", "0,0", "--N", "10", *STEPS]  # fmt: skip
     (r,) = rows(capsys, argv)
     assert r["mean_field"] is not None and r["exact"] is not None
     assert r["simulation"] is None and "absorbing state" in r["simulation_note"]

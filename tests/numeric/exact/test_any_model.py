@@ -165,12 +165,19 @@ def test_truncated_orthant_is_a_truncated_poisson(tmp_path):
     )
     m = load_model(f"{path}:immigration")
     N, lam = 10, 0.5
-    with pytest.raises(ParameterError, match="unbounded state space"):
-        solve(m, {"lam": lam, "mu": 1}, N=N)
     r = solve(m, {"lam": lam, "mu": 1}, N=N, truncation=2)
     k = np.arange(21)
     poisson = np.array([math.exp(-N * lam) * (N * lam) ** j / math.factorial(j) for j in k])
     np.testing.assert_allclose(r.marginal_pmf[0], poisson / poisson.sum(), rtol=1e-9, atol=0)
+    # the given truncation reports the mass it cuts: P(n = 20) of the conditioned law ...
+    assert not r.truncation.chosen and r.truncation.level == 20
+    assert r.truncation.boundary == pytest.approx(poisson[-1] / poisson.sum(), rel=1e-9)
+    # ... and without one the solver chooses a level whose cut is below 1e-12
+    auto = solve(m, {"lam": lam, "mu": 1}, N=N)
+    assert auto.truncation.chosen and auto.truncation.mass <= 1e-12
+    k = np.arange(auto.truncation.level + 1)
+    full = np.array([math.exp(-N * lam) * (N * lam) ** j / math.factorial(j) for j in k])
+    np.testing.assert_allclose(auto.marginal_pmf[0], full, rtol=1e-8, atol=1e-15)
 
 
 def test_a_result_is_never_returned_above_the_tolerance(sir):

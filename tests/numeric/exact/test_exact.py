@@ -219,6 +219,7 @@ JSON_KEYS = {
 MODEL_JSON_KEYS = {
     "model", "params", "relative_residual", "tolerance", "start", "law_values", "s_star",
     "V", "constant", "marginal_pmf", "mean_jobs", "up_rate", "method", "iterations", "notes",
+    "truncation",
 }  # fmt: skip
 
 

@@ -1,0 +1,416 @@
+"""What a ``simulate`` call costs around its event loop (issue 34), side by side.
+
+Three tables, every figure the best of ``--repeat`` runs (the machine is shared):
+
+1. **Warm process, small runs** (``--small`` events, default 2e5; wall and CPU
+   seconds of this process): a hand-written numba loop of the same chain
+   (compiled before timing; one uniform for the transition, the holding time
+   weighted exactly by ``1 / total rate``, time averages of the counts) against
+   ``sim.simulate`` called again in the same process (``reps=1, workers=1``), on
+   SIR and on the supermarket ``b = 10``.
+2. **End to end, large runs** (``--events``, default 1e7), each a new process,
+   wall time from its start to its result: the hand-written loop (numba import,
+   compile from numba's cache, loop), mfstein with a warm cache, mfstein with an
+   empty cache (``XDG_CACHE_HOME`` a new temporary directory, ``MFSTEIN_CACHE_DIR``
+   unset: the model's kernels generated and compiled), and GillesPy2's C++ SSA
+   (``SSACSolver``, its g++ build of the model included; it runs from a Python
+   with GillesPy2 installed, ``--gillespy2-python``), on SIR and a tandem line.
+   GillesPy2 runs to a time at which the chain has made about ``--events`` jumps
+   (the stationary event rate times the time) and records 101 points.
+
+3. **First calls**: the first ``mf.solve("sir", ...)`` and the first ``simulate``
+   in a new process with a warm cache (wall and CPU seconds of the whole process,
+   interpreter start included).
+
+Usage::
+
+    python3 -m venv /tmp/gspvenv && /tmp/gspvenv/bin/pip install gillespy2
+    .venv/bin/python benchmarks/bench_sim_overhead.py [--repeat 3] [--events 1e7]
+        [--small 2e5] [--gillespy2-python /tmp/gspvenv/bin/python] [--no-cold]
+"""
+
+# ruff: noqa: NPY002 (numba supports only the legacy np.random API in njit)
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numba
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+#: SIR (``derive/models/sir.py``): beta, gamma, rho, a; population.
+SIR = {"beta": 3.0, "gamma": 1.0, "rho": 0.5, "a": 0.1}
+SIR_N = 1000
+#: The supermarket of the core paper: N, lam, b, d.
+SUPERMARKET = (1000, 0.9, 10, 2)
+#: The tandem line (``examples/tandem.py``): stations, lam, mu, N.
+TANDEM = (4, 1.0, 1.0, 100)
+
+
+@numba.njit(cache=True)
+def sir_loop(N, beta, gamma, rho, a, S, I, R, steps, seed):
+    """SIR by hand: ``steps`` jumps from counts ``(S, I, R)``; time averages of S and I."""
+    np.random.seed(seed)  # numba supports only the legacy API in njit
+    t = 0.0
+    area_s = 0.0
+    area_i = 0.0
+    for _ in range(steps):
+        r1 = (a + beta * I / N) * S
+        r2 = gamma * I
+        r3 = rho * R
+        total = r1 + r2 + r3
+        dt = 1.0 / total
+        t += dt
+        area_s += S * dt
+        area_i += I * dt
+        u = np.random.random() * total
+        if u < r1:
+            S -= 1
+            I += 1
+        elif u < r1 + r2:
+            I -= 1
+            R += 1
+        else:
+            R -= 1
+            S += 1
+    return t, area_s / t, area_i / t
+
+
+@numba.njit(cache=True)
+def supermarket_loop(n, lam, d, steps, seed):
+    """The supermarket's counts by hand (``n[k]`` servers with at least ``k`` jobs,
+    ``n[0] = N``, ``n[b + 1] = 0``): ``steps`` jumps, time average of ``sum_k n[k]``."""
+    np.random.seed(seed)
+    b = n.shape[0] - 2
+    N = n[0]
+    t = 0.0
+    area = 0.0
+    jobs = 0
+    for k in range(1, b + 1):
+        jobs += n[k]
+    for _ in range(steps):
+        arrive = lam * N * (1.0 - (n[b] / N) ** d)
+        total = arrive + n[1]
+        dt = 1.0 / total
+        t += dt
+        area += jobs * dt
+        u = np.random.random() * total
+        if u < arrive:
+            u = u / (lam * N)  # arrival joins level k with probability (n[k-1]/N)^d - (n[k]/N)^d
+            k = 1
+            while (n[k] / N) ** d > 1.0 - u:
+                k += 1
+            n[k] += 1
+            jobs += 1
+        else:
+            u -= arrive  # departure from a server with exactly k jobs: rate n[k] - n[k+1]
+            k = 1
+            while u >= n[k] - n[k + 1]:
+                u -= n[k] - n[k + 1]
+                k += 1
+            n[k] -= 1
+            jobs -= 1
+    return t, area / t
+
+
+def best(fn, repeat: int) -> tuple[float, float]:
+    """The least wall and the least CPU time (this process) of ``repeat`` calls of ``fn``."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu)
+
+
+def _hand_sir(steps: int, seed: int = 1):
+    return sir_loop(
+        float(SIR_N), SIR["beta"], SIR["gamma"], SIR["rho"], SIR["a"],
+        SIR_N - 10, 10, 0, int(steps), seed,
+    )  # fmt: skip
+
+
+def _hand_supermarket(steps: int, seed: int = 1):
+    N, lam, b, d = SUPERMARKET
+    n = np.zeros(b + 2, dtype=np.int64)
+    n[0] = N
+    return supermarket_loop(n, lam, d, int(steps), seed)
+
+
+def _mf_sir(steps: int, seed: int = 1):
+    import sim
+
+    params = {k: repr(v) for k, v in SIR.items()}
+    return sim.simulate("sir", params, N=SIR_N, steps=int(steps), reps=1, workers=1, seed=seed)
+
+
+def _mf_supermarket(steps: int, seed: int = 1):
+    import sim
+
+    N, lam, b, d = SUPERMARKET
+    return sim.simulate_supermarket(N, repr(lam), b, d, steps=int(steps), reps=1, workers=1,
+                                    seed=seed)  # fmt: skip
+
+
+def warm_table(small: int, repeat: int) -> list[tuple[str, float, float, float, float]]:
+    """(case, hand-written wall and CPU seconds, mfstein wall and CPU seconds) for ``small``
+    events in a warm process."""
+    rows = []
+    for name, hand, mf in (("SIR", _hand_sir, _mf_sir),
+                           ("supermarket b=10", _hand_supermarket, _mf_supermarket)):  # fmt: skip
+        hand(1000)
+        mf(small)  # compiled, loaded and prepared: the warm process
+        t_hand = best(lambda h=hand: h(small), repeat)
+        rows.append((name, *t_hand, *best(lambda m=mf: m(small), repeat)))
+    return rows
+
+
+def _child(code: str, env: dict | None = None, python: str = sys.executable) -> tuple[float, float]:
+    """Wall and CPU seconds of a new process running ``code`` (fails loudly)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run([python, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"a benchmark process failed:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def _best_child(code: str, repeat: int, env: dict | None = None, **kw) -> tuple[float, float]:
+    runs = [_child(code, env, **kw) for _ in range(repeat)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def _env(cache: str | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    if cache is not None:  # an empty user cache: nothing generated, nothing compiled
+        env.pop("MFSTEIN_CACHE_DIR", None)
+        env.pop("NUMBA_CACHE_DIR", None)
+        env["XDG_CACHE_HOME"] = cache
+    return env
+
+
+def _gsp_env(python: str) -> dict:
+    """GillesPy2's build runs ``scons`` from ``PATH`` (else ``python -m SCons`` with the
+    *resolved* interpreter, outside its virtual environment): its ``bin`` goes first."""
+    return {**os.environ, "PATH": os.path.dirname(python) + os.pathsep + os.environ["PATH"]}
+
+
+def _mf_code(model: str, events: int) -> str:
+    if model == "sir":
+        call = (f"sim.simulate('sir', {{k: repr(v) for k, v in {SIR!r}.items()}}, N={SIR_N}, "
+                f"steps={events}, reps=1, workers=1, seed=1)")  # fmt: skip
+    else:
+        k, lam, mu, N = TANDEM
+        call = (f"sim.simulate('examples/tandem.py:tandem', {{'stations': {k}, 'lam': '{lam}', "
+                f"'mu': '{mu}'}}, N={N}, steps={events}, reps=1, workers=1, seed=1)")  # fmt: skip
+    return f"import sim\nr = {call}\nassert r.complete\n"
+
+
+def _hand_code(model: str, events: int) -> str:
+    if model == "sir":
+        call = f"bench._hand_sir({events})"
+    else:
+        k, lam, mu, N = TANDEM
+        call = f"bench.tandem_loop({N}, {k}, {lam}, {mu}, {events}, 1)"
+    return f"import benchmarks.bench_sim_overhead as bench\n{call}\n"
+
+
+@numba.njit(cache=True)
+def tandem_loop(N, k, lam, mu, steps, seed):
+    """The tandem line by hand: arrivals at ``lam N``, station ``i`` serves at ``mu n_i``."""
+    np.random.seed(seed)
+    n = np.zeros(k, dtype=np.int64)
+    busy = 0
+    t = 0.0
+    area = 0.0
+    for _ in range(steps):
+        total = lam * N + mu * busy
+        dt = 1.0 / total
+        t += dt
+        area += busy * dt
+        u = np.random.random() * total
+        if u < lam * N:
+            n[0] += 1
+            busy += 1
+            continue
+        u = (u - lam * N) / mu
+        i = 0
+        while u >= n[i] and i < k - 1:
+            u -= n[i]
+            i += 1
+        n[i] -= 1
+        if i + 1 < k:
+            n[i + 1] += 1
+        else:
+            busy -= 1
+    return t, area / t
+
+
+def _gillespy2_code(model: str, events: int) -> str:
+    """A GillesPy2 script: the model, its C++ SSA built and run to about ``events`` jumps."""
+    if model == "sir":
+        p = SIR
+        # stationary flows are equal: events per unit time = 3 N gamma I*; I* from the
+        # fixed point (a + beta i) s = gamma i = rho r with s + i + r = 1
+        i_star = _sir_infected_fraction()
+        t_end = events / (3 * SIR_N * p["gamma"] * i_star)
+        body = f"""
+        m = gillespy2.Model(name="sir")
+        m.add_parameter([gillespy2.Parameter(name=k, expression=str(v)) for k, v in {p!r}.items()]
+                        + [gillespy2.Parameter(name="N", expression="{SIR_N}")])
+        S = gillespy2.Species(name="S", initial_value={SIR_N - 10})
+        I = gillespy2.Species(name="I", initial_value=10)
+        R = gillespy2.Species(name="R", initial_value=0)
+        m.add_species([S, I, R])
+        m.add_reaction([
+            gillespy2.Reaction(name="inf", reactants={{S: 1}}, products={{I: 1}},
+                               propensity_function="(a + beta * I / N) * S"),
+            gillespy2.Reaction(name="rec", reactants={{I: 1}}, products={{R: 1}},
+                               propensity_function="gamma * I"),
+            gillespy2.Reaction(name="loss", reactants={{R: 1}}, products={{S: 1}},
+                               propensity_function="rho * R"),
+        ])
+        """
+    else:
+        k, lam, mu, N = TANDEM
+        t_end = events / ((k + 1) * lam * N)
+        body = f"""
+        m = gillespy2.Model(name="tandem")
+        m.add_parameter([gillespy2.Parameter(name="lamN", expression="{lam * N}"),
+                         gillespy2.Parameter(name="mu", expression="{mu}")])
+        x = [gillespy2.Species(name=f"x{{i}}", initial_value=0) for i in range({k})]
+        m.add_species(x)
+        rs = [gillespy2.Reaction(name="arrival", reactants={{}}, products={{x[0]: 1}},
+                                 propensity_function="lamN")]
+        for i in range({k}):
+            out = {{x[i + 1]: 1}} if i + 1 < {k} else {{}}
+            rs.append(gillespy2.Reaction(name=f"s{{i}}", reactants={{x[i]: 1}}, products=out,
+                                         propensity_function=f"mu * x{{i}}"))
+        m.add_reaction(rs)
+        """
+    return textwrap.dedent(f"""
+        import numpy, gillespy2
+        {textwrap.indent(textwrap.dedent(body), "        ").strip()}
+        m.timespan(numpy.linspace(0, {t_end!r}, 101))
+        solver = gillespy2.SSACSolver(model=m)
+        r = m.run(solver=solver, seed=1)
+        assert len(r[0]["time"]) == 101
+        """)
+
+
+def _sir_infected_fraction() -> float:
+    """I* of SIR's mean field (bisection on the one equation left by the flows)."""
+    beta, gamma, rho, a = SIR["beta"], SIR["gamma"], SIR["rho"], SIR["a"]
+
+    def excess(i: float) -> float:
+        r = gamma * i / rho
+        s = 1.0 - i - r
+        return (a + beta * i) * s - gamma * i
+
+    lo, hi = 0.0, 1.0 / (1.0 + gamma / rho)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def end_to_end(events: int, repeat: int, gsp: str | None, cold: bool) -> list[tuple]:
+    """(model, route, wall, cpu) for every route of table 2."""
+    rows = []
+    warm = _env()
+    for model in ("sir", "tandem"):
+        _child(_mf_code(model, 1000), warm)  # the warm cache holds this model
+        _child(_hand_code(model, 1000), warm)
+        rows.append((model, "hand-written numba loop", *_best_child(_hand_code(model, events),
+                                                                      repeat, warm)))  # fmt: skip
+        rows.append((model, "mfstein, new process, warm cache",
+                     *_best_child(_mf_code(model, events), repeat, warm)))  # fmt: skip
+        if cold:
+            runs = []
+            for _ in range(repeat):
+                tmp = tempfile.mkdtemp(prefix="mfstein-cold-")
+                try:
+                    runs.append(_child(_mf_code(model, events), _env(tmp)))
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+            rows.append((model, "mfstein, empty cache (cold)",
+                         min(r[0] for r in runs), min(r[1] for r in runs)))  # fmt: skip
+        if gsp:
+            rows.append(
+                (
+                    model,
+                    "GillesPy2 C++ SSA, build included",
+                    *_best_child(_gillespy2_code(model, events), repeat, _gsp_env(gsp), python=gsp),
+                )
+            )
+    return rows
+
+
+def first_calls(repeat: int) -> list[tuple[str, float, float]]:
+    """Wall and CPU seconds of a new process making one first call (warm cache)."""
+    params = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
+    solve = f"import mfstein as mf\nmf.solve('sir', {params!r})\n"
+    code = {
+        "python -c pass (the interpreter alone)": "pass\n",
+        "first mf.solve('sir', ...)": solve,
+        "first simulate SIR, 2e5 events": _mf_code("sir", 200_000),
+    }
+    env = _env()
+    for c in code.values():
+        _child(c, env)
+    return [(name, *_best_child(c, repeat, env)) for name, c in code.items()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--small", type=float, default=2e5)
+    ap.add_argument("--events", type=float, default=1e7)
+    ap.add_argument("--gillespy2-python", default="/tmp/gspvenv/bin/python")
+    ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
+    ap.add_argument("--only", choices=("warm", "first", "end"), help="one table only")
+    args = ap.parse_args()
+    gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
+    print(f"best of {args.repeat} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    if args.only in (None, "warm"):
+        print(f"\n## warm process, {args.small:.0e} events, seconds per call (wall | CPU)")
+        head = f"{'hand numba':>10} {'mfstein':>8} {'ratio':>5}"
+        print(f"{'case':<18} {head} | {head}")
+        for name, hw, hc, mw, mc in warm_table(int(args.small), args.repeat):
+            print(
+                f"{name:<18} {hw:10.4f} {mw:8.4f} {mw / hw:5.2f} | {hc:10.4f} {mc:8.4f} "
+                f"{mc / hc:5.2f}"
+            )
+    if args.only in (None, "first"):
+        print("\n## a new process, warm cache: whole process, seconds")
+        print(f"{'first call':<40} {'wall':>7} {'CPU':>7}")
+        for name, wall, cpu in first_calls(args.repeat):
+            print(f"{name:<40} {wall:7.2f} {cpu:7.2f}")
+    if args.only in (None, "end"):
+        print(f"\n## end to end, {args.events:.0e} events, a new process each, seconds")
+        if gsp is None:
+            print(f"(GillesPy2 skipped: no {args.gillespy2_python})")
+        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold)
+        print(f"{'model':<7} {'route':<36} {'wall':>7} {'CPU':>7} {'vs GillesPy2':>12}")
+        for model, route, wall, cpu in rows:
+            ref = [w for m, r, w, _ in rows if m == model and r.startswith("GillesPy2")]
+            ratio = f"{ref[0] / wall:11.2f}x" if ref else ""
+            print(f"{model:<7} {route:<36} {wall:7.2f} {cpu:7.2f} {ratio:>12}")
+
+
+if __name__ == "__main__":
+    main()

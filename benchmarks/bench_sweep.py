@@ -1,0 +1,152 @@
+"""Warm calls and sweeps (issue 34), side by side in one run.
+
+    .venv/bin/python benchmarks/bench_sweep.py
+    .venv/bin/python benchmarks/bench_sweep.py --points 1000 --loop 50 --skip-dps
+
+The model is the supermarket written as a plain user model with b = 10 coordinates
+(``benchmarks/models/supermarket_user.py``: no family, no fast path).
+
+* **warm solve**: a hand-written SciPy script (the drift and its Jacobian typed by
+  hand, the fixed point by ``scipy.optimize.root``, ``W`` and ``P`` by
+  ``scipy.linalg.solve_continuous_lyapunov``, ``c = tr(W)``) against a warm
+  ``numeric.solve(..., precision="float64")`` (a new ``lam`` each call, after one
+  call that prepared the model); median time per call.
+* **sweeps** of ``--points`` values of ``lam`` from 0.5 to 0.99: order 1 float64,
+  order 2 float64 and order 1 at 30 digits by ``numeric.sweep``, against a loop of
+  ``numeric.solve`` (timed on ``--loop`` of the points and scaled to all of them).
+
+Wall time and this process's CPU time are both printed (the machine may be shared:
+CPU time is the cost, wall time what a user waits).  The goals of issue 34: warm
+solve <= 3x the script; sweeps <= 1 s / <= 5 s / <= 60 s.  The script's ``c`` and
+the sweep's are compared at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+USER = f"{Path(__file__).resolve().parent / 'models' / 'supermarket_user.py'}:supermarket_user"
+B = 10
+
+
+def scipy_script(lam: float, b: int = B) -> float:
+    """Theorem 1's constant of the supermarket (d = 2) by a hand-written SciPy script."""
+    import scipy.linalg as sla
+    from scipy.optimize import root
+
+    def f(s: np.ndarray) -> np.ndarray:
+        p = np.concatenate(([1.0], s, [0.0]))
+        return lam * (p[:-2] ** 2 - p[1:-1] ** 2) - (p[1:-1] - p[2:])
+
+    def jac(s: np.ndarray) -> np.ndarray:
+        J = np.diag(-2 * lam * s - 1.0)
+        J[np.arange(1, b), np.arange(b - 1)] = 2 * lam * s[:-1]
+        J[np.arange(b - 1), np.arange(1, b)] = 1.0
+        return J
+
+    s = root(f, lam ** (2.0 ** np.arange(1, b + 1) - 1), jac=jac).x
+    p = np.concatenate(([1.0], s, [0.0]))
+    Q = np.diag(lam * (p[:-2] ** 2 - p[1:-1] ** 2) + (p[1:-1] - p[2:]))
+    J = jac(s)
+    W = sla.solve_continuous_lyapunov(J, -Q)
+    P = sla.solve_continuous_lyapunov(J.T, -np.eye(b))
+    assert abs(np.trace(W) - np.sum(P * Q)) <= 1e-9 * np.trace(W)
+    return float(np.trace(W))
+
+
+def _timed(fn, *args, **kwargs) -> tuple[float, float, object]:
+    w, c = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
+    import numeric
+    from derive.models import load_model
+
+    m = load_model(USER, b=B)
+    numeric.solve(m, {"lam": "0.9"}, precision="float64")  # prepares the model
+    lams = np.linspace(0.8, 0.95, repeat)
+    rows = []
+    for name, fn in (
+        ("SciPy script (root + 2 Lyapunov)", lambda x: scipy_script(x)),
+        (
+            "mfstein warm solve, float64",
+            lambda x: numeric.solve(m, {"lam": x}, precision="float64"),
+        ),
+    ):
+        walls, cpus = [], []
+        for lam in lams:
+            w, c, _ = _timed(fn, float(lam))
+            walls.append(w)
+            cpus.append(c)
+        rows.append((name, statistics.median(walls), statistics.median(cpus)))
+    return rows
+
+
+def _solve_loop(solve, model, lams: list[str], kw: dict) -> list:
+    """``solve`` at each ``lam`` in turn (the loop a sweep replaces)."""
+    return [solve(model, {"lam": x}, **kw) for x in lams]
+
+
+def sweeps(points: int, loop: int, skip_dps: bool) -> list[tuple[str, float, float, float, float]]:
+    import numeric
+    from derive.models import load_model
+
+    m = load_model(USER, b=B)
+    numeric.sweep(m, {"lam": "0.5:0.99:3"}, precision="float64", order=2, progress=False)
+    numeric.sweep(m, {"lam": "0.5:0.99:3"}, dps=30, progress=False)  # warm everything
+    grid = f"0.5:0.99:{points}"
+    cases = [("order 1 float64", {"precision": "float64"}, 1.0)]
+    cases.append(("order 2 float64", {"precision": "float64", "order": 2}, 5.0))
+    if not skip_dps:
+        cases.append(("order 1 30 digits", {"dps": 30}, 60.0))
+    rows = []
+    for name, kw, goal in cases:
+        w, c, res = _timed(numeric.sweep, m, {"lam": grid}, progress=False, **kw)
+        assert not res.refused, res.refused[:1]
+        sample = [r.params["lam"] for r in res.rows][:: max(1, points // loop)]
+        lw, lc, _ = _timed(_solve_loop, numeric.solve, m, sample, kw)
+        scale = points / len(sample)
+        rows.append((f"{name} ({points} points; goal {goal:g} s)", w, c, lw * scale, lc * scale))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=int, default=1000, help="lam values per sweep (1000)")
+    ap.add_argument("--loop", type=int, default=50, help="points of the solve loop timed (50)")
+    ap.add_argument("--repeat", type=int, default=30, help="warm calls timed (30)")
+    ap.add_argument("--skip-dps", action="store_true", help="leave out the 30-digit sweep")
+    args = ap.parse_args()
+    warm = warm_calls(args.repeat)
+    print(f"warm calls, supermarket as a user model, b = {B} (median per call)")
+    print(f"  {'':40s} {'wall ms':>10s} {'cpu ms':>10s}")
+    for name, w, c in warm:
+        print(f"  {name:40s} {1e3 * w:10.3f} {1e3 * c:10.3f}")
+    print(f"  ratio mfstein / script (cpu): {warm[1][2] / warm[0][2]:.1f}x (goal <= 3x)")
+    print()
+    print("sweeps over lam (numeric.sweep vs a loop of numeric.solve, scaled from --loop points)")
+    print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'loop wall':>10s} {'loop cpu':>9s}")
+    for name, w, c, lw, lc in sweeps(args.points, args.loop, args.skip_dps):
+        print(f"  {name:44s} {w:8.2f} {c:8.2f} {lw:10.1f} {lc:9.1f}")
+    import numeric
+    from derive.models import load_model
+
+    sol = numeric.sweep(load_model(USER, b=B), {"lam": ["0.9", "0.95"]}, precision="float64")
+    for row in sol.rows:
+        ref = scipy_script(float(row.params["lam"]))
+        agree = -np.log10(abs(row.c - ref) / ref) if row.c != ref else 16
+        print(
+            f"  check lam = {row.params['lam']}: sweep c = {row.to_dict()['c']} "
+            f"({row.digits} digits), script {ref!r}: {agree:.1f} digits agree"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,353 @@
+"""The float64 route's work at one parameter point (:mod:`numeric.meanfield.float64_route`
+is the route: its docstring states the method and the accuracy estimate).
+
+Everything that depends only on the model -- the sparse rate kernels, the jump
+matrix, the conservation laws, the dense forms used for small systems -- is
+prepared once per model (:func:`numeric.meanfield.structure.prepared_system`); a
+point costs only NumPy and LAPACK: the fixed point, the acceptance checks, the
+kept block, two Lyapunov solves, ``V`` and the digits.  The objects at ``s*``
+(rates, drift, ``J``, the reduced ``J``) are evaluated once (:class:`AtPoint`)
+and read by every step.  :func:`solve_point64` returns a typed :class:`Point64`
+that the route turns into a :class:`numeric.solution.MeanFieldSolution` and the
+sweep (:mod:`numeric.meanfield.sweep`) into one row of its curves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric.rate_signs import check_values
+
+#: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
+DELTA = 1e-24
+#: At most this many digits are claimed by a float64 computation.
+MAX_DIGITS = 14
+_U = 2.0**-53
+
+
+@dataclass(frozen=True)
+class AtPoint:
+    """The float64 objects at one state ``s`` (full coordinates), evaluated once:
+    the rates, the drift, ``J`` (sparse) and the reduced ``J`` (sparse)."""
+
+    s: np.ndarray
+    rates: np.ndarray
+    f: np.ndarray
+    J: Any
+    Jr: Any
+
+    @classmethod
+    def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
+        """The objects at ``s``: dense arrays for a small system (at most
+        :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise."""
+        from numeric.meanfield.structure import DENSE_MAX
+
+        rates = sysm.rates(s)
+        if len(s) <= DENSE_MAX:
+            J = sysm.jac_dense(s)
+            return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac_dense(J))
+        J = sysm.jac(s)
+        return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac(J))
+
+    @property
+    def dense(self) -> bool:
+        """Whether ``J`` and the reduced ``J`` are dense arrays."""
+        return isinstance(self.J, np.ndarray)
+
+    def Q(self, sysm: Any) -> Any:
+        """``Q`` at ``s`` (dense or sparse as ``J``)."""
+        return sysm.Q_dense(self.rates) if self.dense else sysm.Q_from_rates(self.rates)
+
+    def residual(self, free: list[int]) -> float:
+        """``max |f|`` on the free coordinates."""
+        return float(np.max(np.abs(self.f[free]), initial=0.0))
+
+
+def largest_entry(A: Any) -> float:
+    """``max |A_ij|`` of a dense or SciPy sparse matrix (0 when it has no entry)."""
+    data = A if isinstance(A, np.ndarray) else A.data
+    return float(np.max(np.abs(data), initial=0.0))
+
+
+def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
+    """Every eigenvalue of the sparse reduced Jacobian ``Jr``, by increasing real part:
+    entries below ``DELTA`` times the largest are set to zero (the perturbation the
+    dropped coordinates already carry), the rest split into strongly connected
+    components (a block triangular form), and each diagonal block's eigenvalues
+    computed densely -- the dropped tail of a large model is then a set of 1 x 1
+    blocks, not one dense eigenproblem."""
+    import scipy.sparse as sps
+    from scipy.sparse.csgraph import connected_components
+
+    if isinstance(Jr, np.ndarray):  # a small system: one dense eigenproblem
+        A = np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr)
+        eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
+        return eig[np.argsort(eig.real)]
+    A = sps.csr_matrix(Jr, copy=True)  # thresholded below: the caller's Jr stays
+    n = A.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    jmax = float(np.max(np.abs(A.data), initial=0.0))
+    A.data[np.abs(A.data) <= DELTA * jmax] = 0.0
+    A.eliminate_zeros()
+    count, labels = connected_components(A, directed=True, connection="strong")
+    if count == 1:  # one block: the whole (small or irreducible) matrix
+        eig = np.linalg.eigvals(A.toarray())
+        return eig[np.argsort(eig.real)]
+    sizes = np.bincount(labels, minlength=count)
+    diag = A.diagonal()
+    parts = [diag[sizes[labels] == 1].astype(complex)]
+    for comp in np.flatnonzero(sizes > 1).tolist():
+        idx = np.flatnonzero(labels == comp)
+        parts.append(np.linalg.eigvals(A[idx][:, idx].toarray()))
+    eig = np.concatenate(parts)
+    return eig[np.argsort(eig.real)]
+
+
+def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
+    """The checks of :mod:`numeric.meanfield.acceptance` at ``at.s`` (the same as the
+    default route's): drift residual relative to the size of its terms, state
+    space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
+    (``jscale``: its largest entry at the start)."""
+    from numeric.meanfield import acceptance
+
+    s = at.s
+    acceptance.check(
+        model,
+        s,
+        sysm.p,
+        residual=at.residual(list(sysm.red.free)),
+        scale=acceptance.term_scale(at.rates, at.J, s),
+        eig=eigenvalues_by_blocks(at.Jr),
+        jmax=max(largest_entry(at.Jr), jscale),
+        has_laws=bool(sysm.red.laws),
+        check_rates=lambda: check_values(
+            model, at.rates.tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
+        ),
+    )
+
+
+def _accepted_from(
+    sysm: Any, model: Any, start: np.ndarray, jscale: float, near: bool = False
+) -> AtPoint:
+    """The fixed point reached from ``start`` (full coordinates; ``near``: a
+    neighbour's fixed point, :func:`numeric.meanfield.structure.fixed_point64`),
+    refused in one sentence unless it passes :func:`accept`."""
+    from numeric.meanfield.structure import fixed_point64
+
+    at = AtPoint.of(sysm, fixed_point64(sysm, np.asarray(start, dtype=float), near=near))
+    accept(sysm, model, at, jscale)
+    return at
+
+
+def fixed_point(
+    sysm: Any, model: Any, s0: np.ndarray, first: np.ndarray | None = None
+) -> tuple[AtPoint, list[str]]:
+    """The fixed point reached from ``first`` (a neighbouring point's ``s*`` with the
+    same conserved values, when given) or else from ``s0`` when it is accepted;
+    else the first accepted one reached from the random starts in the state space
+    with the same conserved values (:func:`numeric.meanfield.fixed_point.random_starts`,
+    seed 0, as the default route's search), with a note; else the refusal of the
+    point reached from ``s0``.  The stability margin's scale is ``J`` at ``s0``
+    either way."""
+    from numeric.meanfield.fixed_point import random_starts
+    from numeric.meanfield.general import other_start_note
+    from numeric.meanfield.structure import DENSE_MAX
+
+    if model.b <= DENSE_MAX:
+        jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
+    else:
+        jscale = largest_entry(sysm.jac_reduced(s0))
+    if first is not None and sysm.red.laws:
+        # a neighbour's fixed point starts this search only on the same invariant set
+        if not np.allclose(sysm.laws64(first), sysm.laws64(s0), rtol=1e-13, atol=1e-300):
+            first = None
+    if first is not None:
+        try:
+            return _accepted_from(sysm, model, first, jscale, near=True), []
+        except (ParameterError, NumericalError):
+            pass  # the neighbour's branch ended: search as a single solve does
+    try:
+        return _accepted_from(sysm, model, s0, jscale), []
+    except (ParameterError, NumericalError) as exc:
+        refusal = exc
+    import warnings
+
+    rng = np.random.default_rng(0)
+    for start in random_starts(model, sysm.red, sysm.laws64(s0), rng):
+        # a start whose trajectory runs away overflows on the way: only its end counts
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                at = _accepted_from(sysm, model, start, jscale)
+            except (ParameterError, NumericalError):
+                continue
+            return at, [other_start_note(refusal)]
+    raise refusal
+
+
+@dataclass
+class Block:
+    """The kept block of the float64 route: free coordinates ``F``, kept ones ``K``
+    (``kr``: their positions in ``F``), the rows ``R`` of the full state that the
+    kept block reaches, ``J``, ``Q``, ``M`` on the block, the map ``T`` from the
+    block to the full state, and the solutions ``W``, ``P`` of the two Lyapunov
+    equations."""
+
+    F: list[int]
+    K: list[int]
+    kr: list[int]
+    R: list[int]
+    dropped: set[int]
+    JK: np.ndarray
+    QK: np.ndarray
+    Qs: Any
+    TK: np.ndarray
+    MK: np.ndarray
+    eig: np.ndarray
+    WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+
+def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
+    """Drop the negligible coordinates at ``at.s`` and restrict ``J``, ``Q``, ``M``
+    (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
+    from numeric.meanfield.structure import negligible
+
+    s = at.s
+    F = list(sysm.red.free)
+    dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
+    kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
+    K = [F[a] for a in kr]
+    JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
+    Qs = at.Q(sysm)
+    QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
+    eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
+    eig = eig[np.argsort(eig.real)]
+    TK = sysm.T_dense[:, kr]  # b x nK
+    R = np.flatnonzero(TK.any(axis=1)).tolist()
+    MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
+    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
+
+
+def lyapunov(blk: Block) -> tuple[float, float]:
+    """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
+    (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
+    import scipy.linalg as sla
+
+    if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
+        return 0.0, 0.0
+    # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
+    # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
+    a = float(np.max(np.abs(blk.JK)))
+    Ja = blk.JK / a
+    WK = sla.solve_continuous_lyapunov(Ja, -blk.QK / a)
+    blk.WK = (WK + WK.T) / 2
+    PaK = sla.solve_continuous_lyapunov(Ja.T, -blk.MK)  # a P
+    PaK = (PaK + PaK.T) / 2
+    blk.PK = PaK / a
+    return float(np.sum(blk.MK * blk.WK)), float(np.sum(PaK * (blk.QK / a)))
+
+
+def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
+    """``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk H_ijk W_jk`` (Theorem 1 of Beyond
+    Scaling), and ``W`` on the rows ``R``."""
+    W_full_R = blk.TK[blk.R] @ blk.WK @ blk.TK[blk.R].T
+    b = sysm.red.b
+    W = np.zeros((b, b))
+    W[np.ix_(blk.R, blk.R)] = W_full_R
+    # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
+    (i, j, k), weight = sysm.hess_layout
+    h = np.zeros(b)
+    np.add.at(h, i, sysm.hess_values(s) * weight * W[j, k])
+    hK = h[blk.K]
+    VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
+    return blk.TK @ VK, W_full_R
+
+
+def accuracy(
+    blk: Block, M: Any, c_w: float, c_p: float, residual: float
+) -> tuple[float, int, float, float]:
+    """The relative error estimate ``e`` of the route's docstring, step 3, the digits
+    it earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative
+    to the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
+    import scipy.linalg as sla
+
+    JK, nK = blk.JK, len(blk.K)
+    if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
+        a = float(np.max(np.abs(JK)))
+        aPI = a * blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T / a, -np.eye(nK))
+        sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
+        kappa_L = 2 * (sv[0] / a) * np.linalg.norm(aPI, 2)
+        kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf
+    else:
+        kappa_L = kappa_J = 1.0
+    disagree = abs(c_w - c_p) / max(abs(c_w), 1e-300)
+    e = max(
+        10 * max(nK, 1) * _U * (kappa_L + kappa_J),
+        10 * disagree,
+        DELTA * kappa_L,
+        10 * kappa_J * residual,
+    )
+    digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(e)))))
+    return e, digits, kappa_L, kappa_J
+
+
+def relative_residual(sysm: Any, at: AtPoint) -> float:
+    """``max |f(s)|`` on the free coordinates over the size of the drift's terms
+    (:func:`numeric.meanfield.acceptance.term_scale`)."""
+    from numeric.meanfield.acceptance import term_scale
+
+    scale = term_scale(at.rates, at.J, at.s)
+    return at.residual(list(sysm.red.free)) / scale if scale > 0 else 0.0
+
+
+@dataclass
+class Point64:
+    """The float64 route's answer at one parameter point: ``s*`` (full coordinates),
+    the objects there, the kept block with ``W`` and ``P``, ``V``, ``W`` on the rows
+    ``R``, the two traces of ``c``, the relative error ``e`` and its digits, the
+    condition numbers, and the notes of the fixed-point search."""
+
+    at: AtPoint
+    block: Block
+    V: np.ndarray
+    W_R: np.ndarray
+    c_w: float
+    c_p: float
+    error: float
+    digits: int
+    kappa_L: float
+    kappa_J: float
+    notes: list[str]
+
+    @property
+    def s(self) -> np.ndarray:
+        """The fixed point ``s*``."""
+        return self.at.s
+
+
+def solve_point64(
+    sysm: Any,
+    model: Any,
+    s0: np.ndarray,
+    M64: np.ndarray,
+    M: Any,
+    first: np.ndarray | None = None,
+) -> Point64:
+    """The float64 route at the parameters of ``sysm`` (a prepared
+    :class:`numeric.meanfield.structure.SparseSystem`): the fixed point searched from
+    ``first`` (a neighbour's ``s*``, optional) or ``s0`` (:func:`fixed_point`), the
+    kept block, ``W``, ``P``, ``c``, ``V`` and the digits; ``M64`` is the
+    observable's matrix in float64 and ``M`` the caller's (``None``: the identity)."""
+    at, notes = fixed_point(sysm, model, s0, first)
+    blk = kept_block(sysm, at, M64)
+    c_w, c_p = lyapunov(blk)
+    V, W_R = bias(sysm, at.s, blk)
+    e, digits, kappa_L, kappa_J = accuracy(blk, M, c_w, c_p, relative_residual(sysm, at))
+    return Point64(at, blk, V, W_R, c_w, c_p, e, digits, kappa_L, kappa_J, notes)

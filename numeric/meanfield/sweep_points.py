@@ -1,0 +1,138 @@
+"""The points of a sweep (:mod:`numeric.meanfield.sweep`), one after another.
+
+:class:`Float64Points` prepares the model once and runs the float64 route's work
+at each point (:func:`numeric.meanfield.float64_point.solve_point64`), its fixed
+point continued from the previous ones; :class:`WorkingPrecisionPoints` runs
+:func:`numeric.solve` at ``dps`` digits.  Both give one
+:class:`numeric.meanfield.sweep_result.SweepPoint` per point, or the point's
+refusal in one sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric.meanfield.sweep_result import SweepPoint
+
+#: An order-2 float64 sweep of at least this many points uses the compiled
+#: third-moment kernel (:func:`numeric.expansion.stationary.second_order_float64_at`).
+COMPILE_MIN_POINTS = 200
+
+
+def _texts(params: Mapping[str, Any]) -> dict[str, str]:
+    """The parameter values of a row as text."""
+    return {k: str(v) for k, v in params.items()}
+
+
+class Float64Points:
+    """The float64 route over a sequence of points of one model."""
+
+    def __init__(self, model: Any, options: Any) -> None:
+        from numeric.meanfield.entry import parse_observables
+        from numeric.meanfield.float64_route import observable_matrix64
+
+        self.model = model
+        self.options = options
+        self.M64 = observable_matrix64(options.M, model.b)
+        self.wanted = parse_observables(model, list(options.observables))
+        self.history: list[tuple[np.ndarray, np.ndarray]] = []
+        self.s0: np.ndarray | None = None
+        # many points at order 2: the compiled third-moment kernel (one compile, cached)
+        self.compiled = options.order == 2 and options.points >= COMPILE_MIN_POINTS
+
+    def predict(self, p64: np.ndarray) -> np.ndarray | None:
+        """The start of the next fixed-point search: the last ``s*`` moved along the
+        secant of the last two (when the parameters move on in the same direction)."""
+        if not self.history:
+            return None
+        p1, s1 = self.history[-1]
+        if len(self.history) < 2:
+            return s1
+        p0, s0 = self.history[-2]
+        d = p1 - p0
+        dd = float(d @ d)
+        t = float((p64 - p1) @ d) / dd if dd > 0 else 0.0
+        off = float(np.max(np.abs(p64 - p1 - t * d), initial=0.0))
+        if not 0.0 < t <= 2.0 or off > 1e-9 * float(np.max(np.abs(p64), initial=0.0)):
+            return s1  # not on the line of the last two points: no extrapolation
+        return s1 + t * (s1 - s0)
+
+    def row(self, params: Mapping[str, Any]) -> SweepPoint:
+        """The row of one point; its refusal (one sentence) when the point has no answer."""
+        try:
+            return self._solve(params)
+        except (ParameterError, NumericalError) as exc:
+            self.history.clear()
+            return SweepPoint.refused(_texts(params), str(exc))
+
+    def _solve(self, params: Mapping[str, Any]) -> SweepPoint:
+        from numeric.meanfield.float64_point import solve_point64
+        from numeric.meanfield.float64_route import float64_inputs, order2_point64
+        from numeric.meanfield.structure import prepared_system
+        from numeric.rate_signs import check_values
+
+        model, opts = self.model, self.options
+        if callable(model.info.reference) or self.s0 is None:
+            values, s0, p64 = float64_inputs(model, params, None)
+            self.s0 = None if callable(model.info.reference) else s0
+        else:  # the start does not depend on the parameters: read once
+            values, _, p64 = float64_inputs(model, params, self.s0)
+            s0 = self.s0
+        sysm = prepared_system(model, p64)
+        check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
+        pt = solve_point64(sysm, model, s0, self.M64, opts.M, first=self.predict(p64))
+        self.history = [*self.history[-1:], (p64, pt.s)]
+        o2 = None
+        if opts.order == 2:
+            o2 = order2_point64(model, p64, pt, compiled=self.compiled)
+        observables = {}
+        if self.wanted:
+            from numeric.expansion.observables import expand
+            from numeric.meanfield.float64_route import record_float64
+
+            sol = record_float64(model, values, sysm, pt, o2)
+            sol.source_model, sol.inputs = model, dict(params)
+            observables = {g.name: expand(sol, model, g, params) for g in self.wanted}
+        top = {"s": float(np.max(np.abs(pt.s), initial=0.0)), "V": np.max(np.abs(pt.V), initial=0)}
+        return SweepPoint(
+            params=_texts(params),
+            c=pt.c_w,
+            digits=pt.digits,
+            s_star=tuple(pt.s.tolist()),
+            V=tuple(pt.V.tolist()),
+            errors={"s_star": pt.error * top["s"], "V": pt.error * float(top["V"])},
+            c2=None if o2 is None else o2.c2,
+            digits2=None if o2 is None else o2.digits2,
+            observables=observables,
+            notes=tuple(pt.notes),
+        )
+
+
+class WorkingPrecisionPoints:
+    """:func:`numeric.solve` at ``dps`` digits over a sequence of points of one model."""
+
+    def __init__(self, model: Any, options: Any) -> None:
+        self.model = model
+        self.options = options
+
+    def row(self, params: Mapping[str, Any]) -> SweepPoint:
+        """The row of one point; its refusal (one sentence) when the point has no answer."""
+        from numeric.meanfield.entry import solve
+
+        opts = self.options
+        try:
+            sol = solve(
+                self.model,
+                dict(params),
+                dps=opts.dps,
+                order=opts.order,
+                M=opts.M,
+                observables=list(opts.observables),
+            )
+        except (ParameterError, NumericalError) as exc:
+            return SweepPoint.refused(_texts(params), str(exc))
+        return SweepPoint.of_solution(_texts(params), sol)
