@@ -1936,6 +1936,9 @@ def issue37_cliopts_probes() -> list[Probe]:
         if isinstance(check, str):
             check = _one_line_mentioning(check)
         out.append(Probe("issue37 cliopts", argv, allowed, check=check))
+    return out
+
+
 def issue37_sweep_probes() -> list[Probe]:
     """Issue 34 (sweeps): ``mfstein sweep`` answers a grid (JSON with one entry per
     point, a CSV file with a header and one row per point), a point without an answer
