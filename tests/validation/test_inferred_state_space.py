@@ -108,3 +108,23 @@ def test_cli_box_cache_and_tandem_from_the_origin(files, capsys) -> None:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the rate sqrt(y) of transition (0, -1)" in err[0]
     assert "Traceback" not in err[0] and "ZeroDivision" not in err[0]
+
+
+def test_plain_cache_filled_below_one_takes_its_sum_from_the_start() -> None:
+    """An inferred simplex is ``a + b <= 1``: a start on ``a + b = 0.7`` keeps that sum
+    (s* = 0.7 (1/3, 2/3)), and the exact chain of the linear rates agrees with the
+    mean field's constant; a start summing above 1 is refused in one sentence."""
+    import mpmath
+
+    import mfstein as mf
+    import numeric
+
+    sol = numeric.solve(_cache(), {}, start=["0.7", "0"], dps=30)
+    with mpmath.workdps(40):
+        assert mpmath.almosteq(sol.s_star[0], mpmath.mpf("0.7") / 3, 1e-28)
+        assert mpmath.almosteq(sol.s_star[1], 2 * mpmath.mpf("0.7") / 3, 1e-28)
+    ex = mf.exact(_cache(), {}, N=10, start=["0.7", "0"])
+    # independent binomial occupancies: N E||S - s*||^2 is the mean field's c at every N
+    assert abs(float(ex.n_mse) - float(sol.constant)) < 1e-9
+    with pytest.raises(ParameterError, match=r"start must lie in the state space"):
+        numeric.solve(_cache(), {}, start=["0.7", "0.7"])
