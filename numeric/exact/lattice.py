@@ -129,6 +129,8 @@ class ExactRates:
                         exprs,
                         modules=[{"Fraction": Fraction}, "math"],
                         printer=_FractionPrinter,
+                        # the model's names never meet ``Fraction`` or ``math``
+                        dummify=True,
                     )
                 except Exception:  # exotic expressions: the mpmath route below
                     _LAMBDIFIED[model.key] = None
