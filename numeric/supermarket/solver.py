@@ -423,6 +423,7 @@ def solve(
     member = supermarket_member(b, d, lam_, mu_, N)
     sol = solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
     sol.source_model = member.model
+    sol.M = M
     return sol
 
 
