@@ -2212,6 +2212,74 @@ def issue37_table_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+NAMES_FILE = """import sympy as sp
+from derive import Model, Transition
+
+def sirs():
+    s, i, r = sp.symbols("s i r")
+    beta, gamma, nu = sp.symbols("beta gamma nu")
+    return Model("sirs", (s, i, r), (beta, gamma, nu), [
+        Transition((-1, 1, 0), beta*s*(i + sp.Rational(1, 100))*sp.exp(-i)),
+        Transition((0, -1, 1), gamma*i), Transition((1, 0, -1), nu*r)])
+
+def clash():
+    s, p, out = sp.symbols("s p out")
+    mpmath, E, I, pi, x_0, exp = sp.symbols("mpmath E I pi x_0 exp")
+    return Model("clash", (s, p, out), (mpmath, E, I, pi, x_0, exp), [
+        Transition((-1, 1, 0), mpmath*s + E*s*p), Transition((0, -1, 1), I*p + pi*p**2),
+        Transition((1, 0, -1), x_0*out + exp*out*s)])
+"""
+
+
+def issue37_names_probes() -> list[Probe]:
+    """Issue 32 (any names, inputs remembered): states named ``s, i, r`` and parameters
+    named like the generated code's own names or SymPy's constants on every route
+    (status 0); ``b = auto | inf`` of the supermarket; a missing or unknown factory
+    option in one sentence naming the options."""
+    P = Probe
+    files = _file("m.py", NAMES_FILE)
+    sirs = ["--model", "{dir}/m.py:sirs", "--param", "beta=3", "--param", "gamma=1"]
+    sirs += ["--param", "nu=0.5", "--start", "0.9,0.1,0"]
+    clash = ["--model", "{dir}/m.py:clash", "--start", "0.5,0.3,0.2"]
+    for name, value in (("mpmath", "1"), ("E", "2"), ("I", "0.5"), ("pi", "0.3")):
+        clash += ["--param", f"{name}={value}"]
+    clash += ["--param", "x_0=0.2", "--param", "exp=0.1"]
+    out = [
+        P("issue37 names", [*argv, *model], (OK,), files)
+        for model in (sirs, clash)
+        for argv in (
+            ["solve"],
+            ["solve", "--float64"],
+            ["solve", "--order", "2"],
+            ["solve", "--certify", "--M", "diag:2,1,1"],
+            ["transient", "--t", "0:1:3"],
+            ["exact", "--N", "6"],
+            ["simulate", "--N", "6", *SIM],
+        )
+    ]
+    sm = ["solve", "--model", "supermarket", "--param", "lam=0.9"]
+    out += [P("issue37 b", [*sm, "--param", f"b={b}"], (OK,)) for b in ("auto", "inf", "AUTO")]
+    out += [
+        P(
+            "issue37 b",
+            [*sm[:-1], "lam=1.1", "--param", "b=auto"],
+            (INPUT,),
+            None,
+            _one_line_mentioning("must be < the service rate 1 for b = auto"),
+        ),
+        P("issue37 b", sm, (INPUT,), None, _one_line_mentioning("needs the option b")),
+        P(
+            "issue37 b",
+            ["exact", "--N", "4", *sm[1:]],
+            (INPUT,),
+            None,
+            _one_line_mentioning("needs the option b"),
+        ),
+        P("issue37 b", [*sm, "--param", "b=autox"], (INPUT,), None, _one_line_mentioning("b")),
+    ]
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2240,6 +2308,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_simfast_probes(),
         *issue37_space_probes(),
         *issue37_table_probes(),
+        *issue37_names_probes(),
     ]
 
 

@@ -99,6 +99,10 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
 
         # the printer writes binary floats as ``mpmath.mpf(...)``: the name must exist
         modules = [{"mpmath": mpmath}, "mpmath"]
+    # every argument renamed to a Dummy: a model's symbol named like the module
+    # (``mpmath``, ``numpy``), a function the printer calls or a common
+    # subexpression would otherwise shadow it inside the generated function
+    kwargs.setdefault("dummify", True)
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
 
 
@@ -359,15 +363,35 @@ def get_backend(name: str) -> Backend:
         ) from None
 
 
+def positional_symbols(model: Model) -> dict[sp.Symbol, sp.Symbol]:
+    """Each state and parameter symbol of ``model`` -> its internal name in generated
+    code: ``_s<i>`` for the ``i``-th state, ``_p<j>`` for the ``j``-th parameter (same
+    assumptions, so that no expression re-evaluates differently).
+
+    Generated code never binds a user's name: a state called ``s``, ``p`` or ``out``
+    (the kernels' own arguments), ``mpmath``, ``math``, ``np`` or ``arb`` (the
+    modules they call), or ``x_0`` (a common subexpression) would shadow what the
+    code needs.  Every expression is renamed with this map before it is printed;
+    after the renaming only these names, the generator's own temporaries and the
+    modules remain, none of which starts with ``_s`` or ``_p`` followed by a digit.
+    """
+    out = {x: sp.Symbol(f"_s{i}", **x.assumptions0) for i, x in enumerate(model.states)}
+    out.update({q: sp.Symbol(f"_p{j}", **q.assumptions0) for j, q in enumerate(model.params)})
+    return out
+
+
 def input_sources(model: Model) -> list[tuple[str, sp.Symbol]]:
-    """Each state and parameter symbol with where a kernel reads it (``"s[3]"``)."""
-    return [(f"s[{i}]", s) for i, s in enumerate(model.states)] + [
-        (f"p[{i}]", q) for i, q in enumerate(model.params)
+    """Each state's and parameter's internal symbol (:func:`positional_symbols`) with
+    where a kernel reads it (``"s[3]"``)."""
+    names = positional_symbols(model)
+    return [(f"s[{i}]", names[x]) for i, x in enumerate(model.states)] + [
+        (f"p[{j}]", names[q]) for j, q in enumerate(model.params)
     ]
 
 
 def unpack_inputs(model: Model, exprs: Sequence[sp.Expr], backend: Backend) -> list[str]:
-    """Lines binding the state and parameter symbols that ``exprs`` use."""
+    """Lines binding the internal state and parameter symbols that ``exprs`` (already
+    renamed by :func:`positional_symbols`) use."""
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
     return [f"    {q} = {backend.wrap_input(src)}" for src, q in input_sources(model) if q in used]
 

@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy as sp
 
-from derive.backends import BACKENDS, Backend, get_backend, input_sources, unpack_inputs
+from derive.backends import (
+    BACKENDS,
+    Backend,
+    get_backend,
+    input_sources,
+    positional_symbols,
+    unpack_inputs,
+)
 from mfstein.cache import cache_dir
 from mfstein.errors import ParameterError
 from mfstein.generated import generated_module, load_generated, module_name
@@ -360,6 +367,10 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
 
 
 def _function(name: str, shape, entries, model: Model, be: Backend) -> list[str]:
+    # the code reads the model's symbols under internal names only (user names such
+    # as ``s``, ``mpmath`` or ``x_0`` would shadow the kernel's own)
+    names = positional_symbols(model)
+    entries = [(idx, e.xreplace(names)) for idx, e in entries]
     exprs = [e for _, e in entries]
     reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), order="none")
     chunk = getattr(be, "chunk_size", None)

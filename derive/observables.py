@@ -209,18 +209,46 @@ def _parse_term(model: Model, text: str, piece: str) -> sp.Expr:
         "Symbol": sp.Symbol,
         **FUNCTIONS,
     }
+    rename, local = _symbol_placeholders(symbols)
     try:
         return parse_expr(
             piece.strip(),
-            local_dict=dict(symbols),
+            local_dict=local,
             global_dict=glob,
-            transformations=(*standard_transformations, convert_xor, rationalize),
+            transformations=(rename, *standard_transformations, convert_xor, rationalize),
             evaluate=True,
         )
     except (SyntaxError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise ParameterError(
             f"observable {text!r} is not a valid expression ({type(exc).__name__})."
         ) from None
+
+
+def _symbol_placeholders(symbols: dict[str, sp.Symbol]) -> tuple[Any, dict[str, sp.Symbol]]:
+    """A token transformation for :func:`~sympy.parsing.sympy_parser.parse_expr` that
+    reads every name of ``symbols`` as the model's own symbol, and the names it binds.
+
+    Each such name becomes a positional placeholder before SymPy's transformations
+    see it, so that a model's ``E``, ``I``, ``pi``, ``S`` or ``Integer`` is the model's
+    symbol, never Euler's number, the imaginary unit or a parser helper; a name of
+    :data:`FUNCTIONS` stays the function only where it is called (``exp(-x)`` with a
+    parameter named ``exp``).
+    """
+    from tokenize import NAME, OP
+
+    holder = {name: f"_mfstein_symbol_{k}" for k, name in enumerate(symbols)}
+    local = {holder[name]: sym for name, sym in symbols.items()}
+
+    def rename(tokens: list, local_dict: dict, global_dict: dict) -> list:
+        out = []
+        for k, (kind, text) in enumerate(tokens):
+            called = k + 1 < len(tokens) and tokens[k + 1] == (OP, "(")
+            if kind == NAME and text in holder and not (called and text in FUNCTIONS):
+                text = holder[text]
+            out.append((kind, text))
+        return out
+
+    return rename, local
 
 
 def check_expression(model: Model, expr: Any, what: Any = None) -> sp.Expr:

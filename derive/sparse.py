@@ -183,7 +183,8 @@ class SparseRates:
 
 #: Derivatives of rate templates (the rate with its states renamed ``z0, z1, ...``).
 _templates: dict[sp.Expr, dict[tuple[int, int | None], sp.Expr]] = {}
-_Z = sp.symbols("z0:64", real=True)
+#: Dummies, so that no model's own symbol (a parameter ``z0``) is ever taken for one.
+_Z = tuple(sp.Dummy(f"z{k}", real=True) for k in range(64))
 
 
 def _template(rate: sp.Expr, xs: list[sp.Symbol]) -> tuple[sp.Expr | None, dict]:

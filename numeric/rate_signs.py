@@ -76,11 +76,17 @@ def allowance_exprs(model: Any) -> list[Any]:
     the compiled simulator (:mod:`sim.generic_kernels`) evaluate these expressions."""
     import sympy as sp
 
+    # real stand-ins while the bound is formed: |exp(-x)| of a complex x is
+    # exp(-re(x)), which no back end prints; of a real one it is exp(-x)
+    real = {x: sp.Dummy(x.name, real=True) for x in (*model.states, *model.params)}
+    back = {v: k for k, v in real.items()}
+    shift = {real[x]: sp.Abs(real[x]) + 1 for x in model.states}
     out = []
-    shift = {x: sp.Abs(x) + 1 for x in model.states}
     for t in model.transitions:
-        B = terms_bound(sp.sympify(t.rate))
-        out.append(sp.Float(ROUNDING) * sp.Max(B, B.xreplace(shift), evaluate=False))
+        B = terms_bound(sp.sympify(t.rate).xreplace(real))
+        # unevaluated: SymPy's search for dominated arguments took seconds per rate
+        bound = sp.Max(B, B.xreplace(shift), evaluate=False)
+        out.append((sp.Float(ROUNDING) * bound).xreplace(back))
     return out
 
 

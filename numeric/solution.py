@@ -151,6 +151,11 @@ class MeanFieldSolution(Presentable):
         Name -> :class:`numeric.expansion.observables.ObservableExpansion` of each
         observable requested by ``numeric.solve(..., observables=[...])``
         (empty when none; :meth:`observable` expands any other).
+    inputs, start, M:
+        What the solution was computed from, as given: the parameter values
+        (name -> value, exact where given exactly; ``params`` holds them as
+        decimal strings), the start, and the quadratic observable ``M`` (``None``
+        for the identity).  :meth:`certify` certifies exactly these.
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
@@ -193,6 +198,7 @@ class MeanFieldSolution(Presentable):
     source_model: Any = field(default=None, repr=False, compare=False)
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     start: Any = field(default=None, repr=False, compare=False)
+    M: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.constant = stated(self.constant, self.digits)
@@ -230,7 +236,9 @@ class MeanFieldSolution(Presentable):
         return [f"s{k}" for k in range(1, self.b + 1)]
 
     def certify(self, **options: Any) -> Any:
-        """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`)."""
+        """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`):
+        of the constant of the ``M`` it was computed with, at its own parameter values
+        and start."""
         from numeric.certified.enclosures import certify_solution
 
         return certify_solution(self, **options)

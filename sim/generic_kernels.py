@@ -378,7 +378,8 @@ def incremental_pays(deps_ptr: Any, jumps: Any) -> bool:
 class _Blocks:
     """The model's intensities with neutral symbol names, grouped by coordinate.
 
-    States print as ``_s<i>``, parameters as ``_p<j>`` and common
+    States print as ``_s<i>``, parameters as ``_p<j>``
+    (:func:`derive.backends.positional_symbols`) and common
     subexpressions as ``_c<m>``, so that the same lines can be inlined into the
     event loop (whose own names never start with ``_s``, ``_p`` or ``_c``) and
     used in ``update_into``: the two evaluate identical expressions.
@@ -387,28 +388,24 @@ class _Blocks:
     def __init__(self, model: Any) -> None:
         import sympy as sp
 
-        from derive.backends import get_backend
+        from derive.backends import get_backend, input_sources, positional_symbols
         from numeric.rate_signs import allowance_exprs
 
         be = get_backend("numba")
-        names = {s: sp.Symbol(f"_s{i}") for i, s in enumerate(model.states)}
-        names.update({q: sp.Symbol(f"_p{j}") for j, q in enumerate(model.params)})
+        names = positional_symbols(model)
         rates = [sp.sympify(tr.rate).xreplace(names) for tr in model.transitions]
         room = [a.xreplace(names) for a in allowance_exprs(model)]
         self.ptr, self.idx = [0], []
         self.lines: list[list[str]] = []
-        for i in range(model.b):
-            mine = [t for t, r in enumerate(rates) if sp.Symbol(f"_s{i}") in r.free_symbols]
+        for x in model.states:
+            mine = [t for t, r in enumerate(rates) if names[x] in r.free_symbols]
             self.idx += mine
             self.ptr.append(len(self.idx))
             exprs = [rates[t] for t in mine]
             reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none")
             used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
             body = [
-                f"{sym} = {be.wrap_input(f'{arr}[{j}]')}"
-                for arr, pre, count in (("s", "_s", model.b), ("p", "_p", len(model.params)))
-                for j in range(count)
-                if (sym := sp.Symbol(f"{pre}{j}")) in used
+                f"{sym} = {be.wrap_input(src)}" for src, sym in input_sources(model) if sym in used
             ]
             body += [f"{sym} = {be.print_expr(sub)}" for sym, sub in reps]
             for t, e in zip(mine, reduced, strict=True):

@@ -81,6 +81,30 @@ MODELS: dict[str, str] = {
 }
 
 
+#: What each option of a library factory may be: the sentence refusing a missing or
+#: unknown option names the options with these (a test keeps them in step with the
+#: factories' signatures).
+OPTION_VALUES: dict[str, dict[str, str]] = {
+    "supermarket": {
+        "b": "an integer >= 1, auto or inf",
+        "d": "an integer >= 1",
+        "mu": "a positive number, or mu to keep it a parameter",
+        "replacement": "true or false",
+    },
+    "jsq_L": {
+        "L": "an integer >= 1",
+        "b": "an integer >= 1, auto or inf",
+        "distinct": "true or false",
+    },
+    "sir": {},
+    "cache_random": {"n": "an integer >= 2", "m": "an integer from 1 to n - 1", "alpha": ">= 0"},
+    "bike_sharing": {"K": "an integer >= 1"},
+    "power_of_d_two_speeds": {"b": "an integer >= 1", "d": "an integer >= 1"},
+    "sis": {},
+    "jiq": {"b": "an integer >= 1", "r": "an integer >= 1", "L": "an integer > r"},
+}
+
+
 def available() -> list[str]:
     """Names of the built-in model families."""
     return sorted(MODELS)
@@ -196,6 +220,24 @@ def factory_keywords(fn: Callable[..., Any]) -> set[str]:
     }
 
 
+def options_text(spec: str, fn: Callable[..., Any], names: Any = None) -> str:
+    """The options ``names`` (default all) of the factory ``fn`` of model ``spec`` with
+    what each may be (:data:`OPTION_VALUES`) and its default: ``"b (an integer >= 1,
+    auto or inf), d (an integer >= 1; default 2)"``; a user's factory shows defaults."""
+    values = OPTION_VALUES.get(spec.strip(), {})
+    parts = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            continue
+        if names is not None and p.name not in names:
+            continue
+        what = [values[p.name]] if p.name in values else []
+        if p.default is not inspect.Parameter.empty:
+            what.append(f"default {p.default!r}")
+        parts.append(f"{p.name} ({'; '.join(what)})" if what else p.name)
+    return ", ".join(parts) or "none"
+
+
 def parse_option(text: str) -> Any:
     """A factory option given as text: ``true``/``false``, an integer, ``inf``, an
     exact rational (decimal or ``p/q``), or the text itself.
@@ -237,7 +279,17 @@ def load_model(spec: str, **options: Any) -> Any:
     if unknown:
         raise ParameterError(
             f"{', '.join(unknown)} is not an option of model {spec!r}; its options are "
-            f"{', '.join(sorted(accepted)) or 'none'}."
+            f"{options_text(spec, fn)}."
+        )
+    missing = [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.name in accepted and p.default is inspect.Parameter.empty and p.name not in options
+    ]
+    if missing:
+        raise ParameterError(
+            f"model {spec.strip()} needs the option {options_text(spec, fn, missing)}; give "
+            f"it as --param {missing[0]}=VALUE (from Python: {missing[0]}=...)."
         )
     what = f"model factory {spec!r} failed"
     if spec.strip() in MODELS:  # the library's own factories: no time limit

@@ -23,13 +23,12 @@ queues without replacement as the paper does, which makes the rates depend on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import sympy as sp
 
-from derive.models.supermarket import SOURCE_DIGEST, SupermarketModel, levels_for, queue_model
-from derive.spec import Truncated
+from derive.models.open_buffers import open_buffer, open_family
+from derive.models.supermarket import SOURCE_DIGEST, SupermarketModel, queue_model
 from mfstein.errors import ParameterError, check_bool, check_int
 
 ALPHA = sp.Symbol("alpha")
@@ -38,10 +37,6 @@ CITATION = (
     "C. Graham, Functional central limit theorems for a large network in which "
     "customers join the shortest of several queues"
 )
-
-#: Largest dimension an automatic truncation may reach.
-MAX_LEVELS = 5000
-
 
 def _finite(L: int, b: int, distinct: bool) -> SupermarketModel:
     name = "jsq_L-distinct" if distinct else "jsq_L"
@@ -60,7 +55,9 @@ def jsq_L(L: int = 2, b: int | str = "inf", *, distinct: bool = False) -> Any:
     b:
         Buffer size ``>= 1``, or ``"inf"`` for infinite buffers truncated where
         ``u(k) < 10^-(digits + 10)`` once ``alpha``, ``beta`` and the precision
-        are known (needs ``alpha < beta``).
+        are known, or ``"auto"``, the smallest buffer at which the constant stops
+        changing at the requested digits (both need ``alpha < beta``;
+        :mod:`derive.models.open_buffers`).
     distinct:
         Sample ``L`` distinct queues (rates depend on ``N``, a parameter).
 
@@ -71,34 +68,17 @@ def jsq_L(L: int = 2, b: int | str = "inf", *, distinct: bool = False) -> Any:
     """
     L = check_int("L", L, 1)
     distinct = check_bool("distinct", distinct)
-    if isinstance(b, str) and b.strip().lower() == "inf":
+    kind = open_buffer(b)
+    if kind is not None:
         if distinct:
             raise ParameterError(
-                "b must be a finite integer >= 1 when distinct is True (the N-dependent "
-                "rates have no infinite-buffer truncation)."
+                f"b must be a finite integer >= 1 when distinct is True (the N-dependent "
+                f"rates have no b = {kind})."
             )
-
-        def levels(params: Mapping[str, Any], digits: int) -> int:
-            rho = params["alpha"] / params["beta"]
-            if not 0 < rho < 1:
-                raise ParameterError(
-                    f"alpha/beta must be < 1 for b = inf (stability), got {float(rho):.6g}."
-                )
-            n = levels_for(rho, L, digits + 10)
-            if n > MAX_LEVELS:
-                raise ParameterError(
-                    f"b = inf needs {n} levels at alpha/beta = {float(rho):.6g} "
-                    f"(more than {MAX_LEVELS}); give an integer b."
-                )
-            return n
-
-        probe = _finite(L, 1, False)
-        return Truncated(
-            name="jsq_L",
-            build=lambda n: _finite(L, n, False),
-            levels=levels,
-            params=("alpha", "beta"),
-            info=probe.info,
-        )
-    b = check_int("b", b, 1)
+        build = lambda n: _finite(L, n, False)  # noqa: E731
+        return open_family(kind, "jsq_L", build, L, ALPHA, BETA, _finite(L, 1, False).info)
+    try:
+        b = check_int("b", b, 1)
+    except ParameterError:
+        raise ParameterError(f"b must be an integer >= 1, auto or inf, got {b!r}.") from None
     return _finite(L, b, distinct)

@@ -135,18 +135,23 @@ def queue_parameters(
 
 
 def supermarket(
-    b: int,
+    b: int | str,
     d: int = 2,
     *,
     mu: object = 1,
     replacement: bool = True,
-) -> SupermarketModel:
+) -> Any:
     """The supermarket model with buffer ``b`` under power-of-``d`` choices.
 
     Parameters
     ----------
     b:
-        Buffer size (jobs per server, including the one in service), ``b >= 1``.
+        Buffer size (jobs per server, including the one in service), ``b >= 1``;
+        or ``"auto"`` (the smallest buffer at which Theorem 1's constant stops
+        changing at the requested digits) or ``"inf"`` (infinite buffers), each a
+        :class:`derive.spec.Truncated` family resolved once ``lam`` (and ``mu``)
+        and the precision are known (:mod:`derive.models.open_buffers`; needs
+        ``lam < mu`` and sampling with replacement).
     d:
         Number of servers sampled per arrival, ``d >= 1`` (``d = 1`` is random
         dispatch).
@@ -160,16 +165,31 @@ def supermarket(
 
     Returns
     -------
-    SupermarketModel
+    SupermarketModel or derive.spec.Truncated
         Free parameter ``lam`` (arrival rate per server, ``> 0``), then ``mu`` if
         kept symbolic, then ``N`` without replacement.  State space
         ``1 >= s_1 >= ... >= s_b >= 0``; reference point the empty system; fast
         path ``"supermarket"`` (the structure-aware solver of :mod:`numeric`).
     """
-    b = check_int("b", b, 1)
+    from derive.models.open_buffers import open_buffer, open_family
+
     d = check_int("d", d, 1)
     replacement = check_bool("replacement", replacement)
     mu_expr = parse_rate("mu", mu, MU)
+    kind = open_buffer(b)
+    if kind is not None:
+        if not replacement:
+            raise ParameterError(
+                f"b must be a finite integer >= 1 when replacement is False (the N-dependent "
+                f"rates have no b = {kind}), got {b!r}."
+            )
+        probe = supermarket(1, d, mu=mu)
+        build = lambda n: supermarket(n, d, mu=mu)  # noqa: E731
+        return open_family(kind, "supermarket", build, d, LAM, mu_expr, probe.info)
+    try:
+        b = check_int("b", b, 1)
+    except ParameterError:
+        raise ParameterError(f"b must be an integer >= 1, auto or inf, got {b!r}.") from None
     name = "supermarket" if replacement else "supermarket-without-replacement"
     return queue_model(
         name, b, d, LAM, mu_expr, replacement, key=(name, b, d, sp.srepr(mu_expr), SOURCE_DIGEST)

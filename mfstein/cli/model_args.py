@@ -146,13 +146,14 @@ def check_size_options(options: dict[str, str]) -> None:
     of ``--param``, that is not an integer within its declared limit in
     :mod:`mfstein.limits`, before the model is built (the one integer parser,
     :func:`mfstein.numbers.parse_integer`: ``b=3.0`` is 3, ``b=3.5`` is refused
-    quoting what was written).  ``b = inf`` (a truncated family) is left to the model."""
+    quoting what was written).  ``b = auto`` and ``b = inf`` (a truncated family, where
+    the factory has one) are left to the model."""
     import mfstein.limits as limits
     from mfstein.numbers import parse_integer
 
     for name, limit_name in SIZE_OPTIONS.items():
         text = options.get(name)
-        if text is None or str(text).strip().lower() == "inf":
+        if text is None or str(text).strip().lower() in ("auto", "inf"):
             continue
         parse_integer(f"--param {name}", str(text), 1, getattr(limits, limit_name))
 

@@ -273,10 +273,15 @@ def _parameter_values(model: Any, solution: Any, params: Mapping[str, Any] | Non
                 f"{model.name}; missing {missing or 'none'}, unknown {extra or 'none'}."
             )
         return {n: given[n] for n in names}
+    # the values as the solution was given them (exact: ``1/3``, not its 30-digit
+    # decimal string in ``params``), else its decimal strings
+    given = dict(getattr(solution, "inputs", {}) or {})
     recorded = dict(getattr(solution, "params", {}) or {})
     out = {}
     for n in names:
-        if n in recorded:
+        if n in given:
+            out[n] = given[n]
+        elif n in recorded:
             out[n] = recorded[n]
         elif n == "lam" and getattr(solution, "lam", None) is not None:
             out[n] = solution.lam  # the exact binary number the float routes used
@@ -287,9 +292,28 @@ def _parameter_values(model: Any, solution: Any, params: Mapping[str, Any] | Non
     return out
 
 
+def _observable_of(solution: Any, M: Any, b: int) -> list[list[Fraction]]:
+    """The ``M`` to certify, as exact rationals: the one ``solution`` was computed
+    with (its ``M``; the identity for a solution that records none), which an ``M``
+    given here must equal -- the certificate is of the constant the solution holds."""
+    used = _matrix_spec(getattr(solution, "M", None), b)
+    if M is None:
+        return used
+    given = _matrix_spec(M, b)
+    if given != used:
+        raise ParameterError(
+            "M must be the observable the solution was computed with (certify encloses "
+            "that solution's constant); leave M out, or solve again with this M."
+        )
+    return given
+
+
 def _matrix_spec(M: Any, b: int) -> list[list[Fraction]]:
     """The observable ``M`` as exact rationals (``None``/``"identity"``, ``"diag:..."``,
-    or a symmetric ``b x b`` matrix of exact numbers)."""
+    a symmetric ``b x b`` matrix of exact numbers, or a callable ``b -> matrix`` as
+    :func:`numeric.quadratic_form.quadratic_form` takes it)."""
+    if callable(M) and not isinstance(M, str):
+        M = M(b)
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return [[Fraction(int(i == j)) for j in range(b)] for i in range(b)]
     if isinstance(M, str):
@@ -922,14 +946,16 @@ def certify_solution(
     params:
         Parameter name -> value.  Decimal strings, fractions, ``mpf`` and
         ``flint.arb`` balls are taken exactly (a ball: every value in it).
-        Default: the values the solution records (its ``params`` strings, or
+        Default: the values the solution records (as given to
+        :func:`numeric.solve`, its ``inputs``; else its ``params`` strings, or
         ``lam`` as the binary number the float routes used).
     dps:
         Significant digits to certify for ``c`` (default ``solution.dps``).
     M:
-        The observable (default the identity; ``"diag:a,b,..."`` or a
-        symmetric matrix of exact numbers) -- it must be the one the solution
-        used.
+        The observable; default the one the solution was computed with (its
+        ``M``, recorded by :func:`numeric.solve`).  Given (``"diag:a,b,..."`` or
+        a symmetric matrix of exact numbers), it must equal that one: anything
+        else is refused in one sentence.
     start:
         State fixing the conserved quantities of a model with conservation
         laws (default the solution's own start, else the model's reference
@@ -974,7 +1000,7 @@ def certify_solution(
 
     red = reduction(model, kernels(model, "arb").jumps)
     q = _conserved_values(model, red, solution, start, values)
-    Mx = _matrix_spec(M, model.b)
+    Mx = _observable_of(solution, M, model.b)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
     best.notes.append(

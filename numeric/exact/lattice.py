@@ -132,6 +132,8 @@ class ExactRates:
                         # the printer writes math.exp(...): the module itself is a name
                         modules=[{"Fraction": Fraction, "math": math}, "math"],
                         printer=_FractionPrinter,
+                        # the model's names never meet ``Fraction`` or ``math``
+                        dummify=True,
                     )
                 except Exception:  # exotic expressions: the mpmath route below
                     _LAMBDIFIED[model.key] = None

@@ -123,6 +123,7 @@ def solve(
     sol.source_model = model
     sol.inputs = dict(params)
     sol.start = start
+    sol.M = M
     if wanted:
         from numeric.expansion.observables import expand
 
@@ -253,4 +254,5 @@ def bound(
     if order == 2:
         add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
     sol.inputs = params
+    sol.M = M
     return sol

@@ -88,7 +88,8 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from derive.models.supermarket import levels_above, occupancy_exponent
+from derive.models.open_buffers import buffer_levels
+from derive.models.supermarket import occupancy_exponent
 from mfstein.errors import ParameterError, check_bool, check_int
 from mfstein.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
@@ -259,7 +260,8 @@ def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -
 def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
     """Predicted ``b = "auto"``: the first level ``k`` with ``s*_k`` below ``10^-(dps + 2)``
     (the infinite-buffer bound ``s*_k <= rho^(e_k)``): one more than the
-    :func:`derive.models.supermarket.levels_above` ``10^-(dps + 2)``."""
+    :func:`derive.models.supermarket.levels_above` ``10^-(dps + 2)``
+    (:func:`derive.models.open_buffers.buffer_levels`, the rule of ``b = "auto"``)."""
     with mpmath.workdps(30):
         gap = (mu - lam) / mu  # relative rounding only: exact enough for any tiny gap
         if gap <= 0:
@@ -268,7 +270,7 @@ def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
             )
     with mpmath.workdps(30 + max(0, -int(mpmath.floor(mpmath.log10(gap))))):
         rho = 1 - gap  # digits enough that rho - 1 gives the gap back to 30 digits
-    return levels_above(rho, d, dps + 2) + 1
+    return buffer_levels("auto", rho, d, dps)
 
 
 def check_cost(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> None:
@@ -423,6 +425,7 @@ def solve(
     member = supermarket_member(b, d, lam_, mu_, N)
     sol = solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
     sol.source_model = member.model
+    sol.M = M
     return sol
 
 
