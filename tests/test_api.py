@@ -239,6 +239,22 @@ def _other_results() -> dict:
         "accuracy table": sim.accuracy_table(bd, {"lam": "0.5"}, "x**2", [4], exact=False),
         "observable expansion": sol.observable(bd, "x**2"),
         "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
+        **_heterogeneous_results(),
+    }
+
+
+def _heterogeneous_results() -> dict:
+    """Two objects of different speeds, one infecting the other (issue 33)."""
+    from derive.heterogeneous_population import heterogeneous
+
+    A = np.zeros((2, 2, 2))
+    A[:, 0, 1], A[:, 1, 0] = 0.5, [1.0, 2.0]
+    B = np.zeros((2, 2, 2, 2, 2, 2))
+    B[0, 1, 0, 1, 1, 1] = B[1, 0, 0, 1, 1, 1] = 0.5
+    het = heterogeneous(A, B)
+    return {
+        "heterogeneous mean field": numeric.solve(het, {}, dps=20),
+        "heterogeneous exact": numeric.exact.solve(het, {}, N=2),
     }
 
 
@@ -269,6 +285,8 @@ def _other_results() -> dict:
         "accuracy table",
         "observable expansion",
         "exact expectation",
+        "heterogeneous mean field",
+        "heterogeneous exact",
     ],
 )
 def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:

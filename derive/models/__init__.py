@@ -228,6 +228,7 @@ def load_model(spec: str, **options: Any) -> Any:
     Returns a :class:`derive.model.Model` (or a :class:`derive.spec.Truncated`
     family); anything else returned by a factory is refused.
     """
+    from derive.heterogeneous_population import HeterogeneousModel
     from derive.model import Model
     from derive.spec import Truncated
 
@@ -249,7 +250,7 @@ def load_model(spec: str, **options: Any) -> Any:
             raise ParameterError(f"{what} ({type(exc).__name__}: {exc}).") from None
     else:
         model = _run_user_code(what, fn, **options)
-    if not isinstance(model, Model | Truncated):
+    if not isinstance(model, Model | Truncated | HeterogeneousModel):
         raise ParameterError(
             f"model factory {spec!r} returned {type(model).__name__}, not a derive.Model."
         )
@@ -274,13 +275,14 @@ def as_model(model: Any, params: Mapping[str, Any] | None) -> tuple[Any, dict[st
     others are its parameter values.  ``params`` is a mapping (``{}`` or ``None``
     for a model without parameters).
     """
+    from derive.heterogeneous_population import HeterogeneousModel
     from derive.model import Model
     from derive.spec import Truncated
 
     check_params(params)
     if params is None:
         params = {}
-    if isinstance(model, Model | Truncated):
+    if isinstance(model, Model | Truncated | HeterogeneousModel):
         return model, dict(params)
     if isinstance(model, str):
         accepted = factory_keywords(factory(model))

@@ -1,0 +1,213 @@
+"""Heterogeneous population processes: K objects, each with its own rates.
+
+The description of rmftool 0.5's ``HetPP`` (N. Gast and S. Allmeier): object
+``k`` (``0 <= k < K``) is in one of ``S`` states; it moves ``s -> s'`` at rate
+``A[k, s, s']``, and an ordered pair of distinct objects ``(k, k1)`` in states
+``(s, s1)`` jumps to ``(s', s1')`` at rate ``B[k, k1, s, s1, s', s1']``, the
+rate of that ordered pair as given (the ``1/K`` of a mean-field interaction is
+written inside ``B``, as in rmftool's examples).  A pair of an object with
+itself never fires, so ``B[k, k, ...]`` must be zero; diagonal entries
+``A[k, s, s]`` (no move) are ignored.  Entries are numbers or SymPy
+expressions in the model's parameters.
+
+The mean field lives on ``K x S`` coordinates ``x[k*S + s] = P(object k in s)``
+(object-major order); see :mod:`numeric.heterogeneous` for the numbers.
+
+>>> import numpy as np
+>>> A = np.zeros((2, 2, 2)); A[:, 0, 1] = [1, 2]; A[:, 1, 0] = 1
+>>> m = heterogeneous(A)
+>>> m.K, m.S, len(m.unilateral), m.pairwise
+(2, 2, 4, ())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from derive.spec import ModelInfo, Parameter
+from mfstein.errors import ParameterError, check_int
+
+#: Most objects a heterogeneous population may have (the mean field is dense on
+#: K x S coordinates).
+MAX_OBJECTS = 5000
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class HeterogeneousModel:
+    """``K`` objects with ``S`` states each and their sparse rate tensors.
+
+    ``unilateral`` holds ``(k, s, s', rate)`` and ``pairwise``
+    ``(k, k1, s, s1, s', s1', rate)`` for the nonzero moves only, each ``rate`` a
+    SymPy expression (a number or an expression in ``params``).
+    """
+
+    name: str
+    K: int
+    S: int
+    unilateral: tuple[tuple[int, int, int, sp.Expr], ...]
+    pairwise: tuple[tuple[int, int, int, int, int, int, sp.Expr], ...]
+    params: tuple[str, ...]
+    state_names: tuple[str, ...]
+    object_names: tuple[str, ...]
+    info: ModelInfo
+    citation: str = ""
+
+    @property
+    def dimension(self) -> int:
+        """``K * S``, the number of mean-field coordinates."""
+        return self.K * self.S
+
+    def coordinate_names(self) -> list[str]:
+        """``object[state]`` for each coordinate, in object-major order."""
+        return [f"{o}[{s}]" for o in self.object_names for s in self.state_names]
+
+    def __repr__(self) -> str:
+        return (
+            f"HeterogeneousModel({self.name!r}, K={self.K}, S={self.S}, "
+            f"{len(self.unilateral)} unilateral and {len(self.pairwise)} pairwise moves, "
+            f"params={list(self.params)})"
+        )
+
+
+def _rate(name: str, value: Any, where: str) -> sp.Expr | None:
+    """One tensor entry as a SymPy expression, ``None`` when it is zero."""
+    if isinstance(value, bool):
+        raise ParameterError(
+            f"{name}{where} must be a number or a SymPy expression, got {value!r}."
+        )
+    if isinstance(value, float | np.floating):
+        if not np.isfinite(value):
+            raise ParameterError(f"{name}{where} must be a finite rate, got {value!r}.")
+        value = Fraction(float(value))
+    try:
+        expr = sp.sympify(value)
+    except (sp.SympifyError, TypeError, ValueError):
+        raise ParameterError(
+            f"{name}{where} must be a number or a SymPy expression, got {value!r}."
+        ) from None
+    if expr.is_number:
+        if not expr.is_real or not expr.is_finite:
+            raise ParameterError(f"{name}{where} must be a finite real rate, got {value!r}.")
+        if expr < 0:
+            raise ParameterError(f"{name}{where} must be a rate >= 0, got {value!r}.")
+        if expr == 0:
+            return None
+    return expr
+
+
+def _tensor(name: str, value: Any, shape: tuple[int, ...] | None, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.ndim != ndim or (shape is not None and arr.shape != shape):
+        want = "K x S x S" if ndim == 3 else "K x K x S x S x S x S"
+        got = "a scalar" if arr is None or arr.ndim == 0 else " x ".join(map(str, arr.shape))
+        raise ParameterError(
+            f"{name} must be a {want} array (the shape of A fixes K, S), got {got}."
+        )
+    return arr
+
+
+def _nonzero_entries(name: str, arr: np.ndarray) -> list[tuple[tuple[int, ...], sp.Expr]]:
+    """The nonzero entries of ``arr`` (a fast scan for numeric arrays)."""
+    try:
+        numeric = arr.astype(float)
+    except (TypeError, ValueError):
+        numeric = None
+    if numeric is not None:
+        index = [tuple(int(i) for i in ix) for ix in zip(*np.nonzero(numeric), strict=True)]
+        bad = ~np.isfinite(numeric) | (numeric < 0)
+        if bad.any():
+            ix = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ParameterError(
+                f"{name}[{', '.join(map(str, ix))}] must be a finite rate >= 0, got {arr[ix]!r}."
+            )
+    else:
+        index = [tuple(int(i) for i in ix) for ix in np.ndindex(arr.shape)]
+    out = []
+    for ix in index:
+        rate = _rate(name, arr[ix], f"[{', '.join(map(str, ix))}]")
+        if rate is not None:
+            out.append((ix, rate))
+    return out
+
+
+def heterogeneous(
+    A: Any,
+    B: Any = None,
+    *,
+    parameters: Sequence[Parameter | str] | None = None,
+    states: Sequence[str] | None = None,
+    objects: Sequence[str] | None = None,
+    name: str = "heterogeneous population",
+    citation: str = "",
+) -> HeterogeneousModel:
+    """A heterogeneous population from rmftool's ``HetPP`` rate tensors.
+
+    Parameters
+    ----------
+    A:
+        ``K x S x S`` rates, ``A[k, s, s']`` of object ``k`` moving ``s -> s'``.
+    B:
+        ``K x K x S x S x S x S`` rates of ordered pairs of distinct objects
+        (``None``: no interaction); ``B[k, k, ...]`` must be zero.
+    parameters:
+        The parameters, as :class:`derive.spec.Parameter` (with a range) or
+        names; default the free symbols of the entries, by name.
+    states, objects:
+        Names of the ``S`` states and of the ``K`` objects (default ``0..S-1``
+        and ``0..K-1``).
+    """
+    a = _tensor("A", A, None, 3)
+    K, S = a.shape[0], a.shape[1]
+    check_int("K (the first dimension of A)", K, 1, MAX_OBJECTS)
+    if a.shape[2] != S or S < 2:
+        raise ParameterError(f"A must be a K x S x S array with S >= 2, got shape {a.shape}.")
+    unilateral = tuple(
+        (k, s, t, r) for (k, s, t), r in _nonzero_entries("A", a) if s != t
+    )
+    pairwise: tuple = ()
+    if B is not None:
+        b = _tensor("B", B, (K, K, S, S, S, S), 6)
+        entries = _nonzero_entries("B", b)
+        for (k, k1, *_), _r in entries:
+            if k == k1:
+                raise ParameterError(
+                    f"B[{k}, {k}, ...] must be 0: an object never interacts with itself."
+                )
+        pairwise = tuple(
+            (k, k1, s, s1, t, t1, r) for (k, k1, s, s1, t, t1), r in entries if (s, s1) != (t, t1)
+        )
+    free = sorted(
+        {str(x) for *_, r in (*unilateral, *pairwise) for x in r.free_symbols}
+    )
+    declared = [p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters or ()]
+    names = tuple(p.name for p in declared) if parameters is not None else tuple(free)
+    missing = sorted(set(free) - set(names))
+    if missing:
+        raise ParameterError(
+            f"the rates use {', '.join(missing)}, which is not among the parameters "
+            f"{', '.join(names) or '(none)'}."
+        )
+    state_names = _names("states", states, S)
+    object_names = _names("objects", objects, K)
+    info = ModelInfo(parameters=tuple(declared) or tuple(Parameter(n) for n in names))
+    return HeterogeneousModel(
+        name, K, S, unilateral, pairwise, names, state_names, object_names, info, citation
+    )
+
+
+def _names(what: str, given: Sequence[str] | None, n: int) -> tuple[str, ...]:
+    if given is None:
+        return tuple(str(i) for i in range(n))
+    names = tuple(str(x) for x in given)
+    if len(names) != n or len(set(names)) != n:
+        raise ParameterError(f"{what} must be {n} distinct names, got {len(names)}.")
+    return names
