@@ -81,6 +81,7 @@ def _rate(name: str, value: Any, where: str) -> sp.Expr | None:
         raise ParameterError(
             f"{name}{where} must be a number or a SymPy expression, got {value!r}."
         )
+    given = value
     if isinstance(value, float | np.floating):
         if not np.isfinite(value):
             raise ParameterError(f"{name}{where} must be a finite rate, got {value!r}.")
@@ -93,9 +94,9 @@ def _rate(name: str, value: Any, where: str) -> sp.Expr | None:
         ) from None
     if expr.is_number:
         if not expr.is_real or not expr.is_finite:
-            raise ParameterError(f"{name}{where} must be a finite real rate, got {value!r}.")
+            raise ParameterError(f"{name}{where} must be a finite real rate, got {given!r}.")
         if expr < 0:
-            raise ParameterError(f"{name}{where} must be a rate >= 0, got {value!r}.")
+            raise ParameterError(f"{name}{where} must be a rate >= 0, got {given!r}.")
         if expr == 0:
             return None
     return expr
@@ -103,7 +104,9 @@ def _rate(name: str, value: Any, where: str) -> sp.Expr | None:
 
 def _tensor(name: str, value: Any, shape: tuple[int, ...] | None, ndim: int) -> np.ndarray:
     try:
-        arr = np.asarray(value, dtype=object)
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "iuf":  # numbers stay numbers: a fast scan
+            arr = np.asarray(value, dtype=object)
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.ndim != ndim or (shape is not None and arr.shape != shape):
@@ -116,26 +119,30 @@ def _tensor(name: str, value: Any, shape: tuple[int, ...] | None, ndim: int) -> 
 
 
 def _nonzero_entries(name: str, arr: np.ndarray) -> list[tuple[tuple[int, ...], sp.Expr]]:
-    """The nonzero entries of ``arr`` (a fast scan for numeric arrays)."""
+    """The nonzero entries of ``arr``, each distinct value converted once."""
+    flat = arr.ravel()
     try:
-        numeric = arr.astype(float)
-    except (TypeError, ValueError):
-        numeric = None
-    if numeric is not None:
-        index = [tuple(int(i) for i in ix) for ix in zip(*np.nonzero(numeric), strict=True)]
-        bad = ~np.isfinite(numeric) | (numeric < 0)
-        if bad.any():
-            ix = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise ParameterError(
-                f"{name}[{', '.join(map(str, ix))}] must be a finite rate >= 0, got {arr[ix]!r}."
-            )
-    else:
-        index = [tuple(int(i) for i in ix) for ix in np.ndindex(arr.shape)]
+        where = np.flatnonzero(np.asarray(arr != 0, dtype=bool))
+    except (TypeError, ValueError):  # an entry that does not compare with 0
+        where = np.arange(flat.size)
+    index = np.stack(np.unravel_index(where, arr.shape), axis=1).tolist()
+    seen: dict[Any, sp.Expr | None] = {}
     out = []
-    for ix in index:
-        rate = _rate(name, arr[ix], f"[{', '.join(map(str, ix))}]")
+    for i, ix in zip(where.tolist(), index, strict=True):
+        value = flat[i]
+        try:
+            key = (type(value), value)
+            hit = key in seen
+        except TypeError:  # an unhashable entry
+            key, hit = None, False
+        if hit:
+            rate = seen[key]
+        else:
+            rate = _rate(name, value, f"[{', '.join(map(str, ix))}]")
+            if key is not None:
+                seen[key] = rate
         if rate is not None:
-            out.append((ix, rate))
+            out.append((tuple(ix), rate))
     return out
 
 
@@ -185,9 +192,8 @@ def heterogeneous(
         pairwise = tuple(
             (k, k1, s, s1, t, t1, r) for (k, k1, s, s1, t, t1), r in entries if (s, s1) != (t, t1)
         )
-    free = sorted(
-        {str(x) for *_, r in (*unilateral, *pairwise) for x in r.free_symbols}
-    )
+    distinct = {r for *_, r in unilateral} | {r for *_, r in pairwise}
+    free = sorted({str(x) for r in distinct for x in r.free_symbols})
     declared = [p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters or ()]
     names = tuple(p.name for p in declared) if parameters is not None else tuple(free)
     missing = sorted(set(free) - set(names))

@@ -11,6 +11,9 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 ``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
 ``jiq``          Join-Idle-Queue, idle servers report to dispatchers (:mod:`derive.models.jiq`).
+``power_of_two_heterogeneous`` K servers of K distinct speeds, object by object: a
+                 heterogeneous population (:mod:`derive.models.heterogeneous_servers`;
+                 Python entries only).
 
 Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
 Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
@@ -78,6 +81,7 @@ MODELS: dict[str, str] = {
     "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
     "sis": "derive.models.sis:sis",
     "jiq": "derive.models.jiq:jiq",
+    "power_of_two_heterogeneous": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
 }
 
 

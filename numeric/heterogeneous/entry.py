@@ -15,8 +15,10 @@ import numpy as np
 
 from derive.heterogeneous_population import HeterogeneousModel
 from mfstein.errors import ParameterError
+from numeric.heterogeneous import steady
 from numeric.heterogeneous.rates import Rates, evaluate
 from numeric.heterogeneous.result import HeterogeneousExact, HeterogeneousSolution
+from numeric.precision import limited_blas
 
 #: The refusal of order 2 (one sentence).
 NO_ORDER_2 = (
@@ -63,10 +65,10 @@ def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) ->
     return x
 
 
+@limited_blas()
 def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
                         dps: int, order: int, start: Any, precision: str) -> HeterogeneousSolution:
     """The steady state: float64, or ``dps`` digits earned at two working precisions."""
-    from numeric.heterogeneous import steady
     from numeric.precision import agreeing_digits, earn_digits, guard_ladder
 
     if order != 1:

@@ -53,6 +53,11 @@ class HeterogeneousSolution(Presentable):
         flat = self.refined() if name == "refined" else getattr(self, name)
         return np.array([float(v) for v in flat]).reshape(self.K, self.S)
 
+    def utilisation(self) -> np.ndarray:
+        """``1 - P(object k in its first state)`` by the refined estimate, per object:
+        each server's utilisation when the first state is an empty queue (float64)."""
+        return 1.0 - self.by_object("refined")[:, 0]
+
     def texts(self, name: str) -> list[str]:
         """Decimal strings of ``s_star`` or ``V`` with only their earned digits."""
         from numeric.precision import format_entries

@@ -23,6 +23,7 @@ from typing import Any
 
 import mpmath
 import numpy as np
+import scipy.linalg  # noqa: F401  (loaded before limited_blas() scans the BLAS libraries)
 
 from mfstein.errors import NumericalError
 from numeric.heterogeneous import algebra as alg
@@ -49,38 +50,33 @@ def reduced_drift(R: Rates, x: np.ndarray) -> np.ndarray:
     return alg.drift(R, x)[alg.kept(R.K, R.S)]
 
 
-def ode_fixed_point(R: Rates, x0: np.ndarray) -> np.ndarray:
-    """Integrate the mean-field ODE from ``x0`` until its drift is small (float64)."""
-    from scipy.integrate import solve_ivp
+def fixed_point64(R: Rates, x0: np.ndarray) -> np.ndarray:
+    """The fixed point the mean-field ODE reaches from ``x0``, float64.
 
-    x, horizon = np.asarray(x0, dtype=float), 10.0
-    scale = 1.0 + float(np.max(np.abs(R.a), initial=0) + np.max(np.abs(R.b), initial=0) * R.K)
-    for _ in range(7):
-        sol = solve_ivp(
-            lambda _t, y: alg.drift(R, y), (0.0, horizon), x, method="LSODA",
-            jac=lambda _t, y: alg.jacobian(R, y), rtol=1e-9, atol=1e-12,
-        )
-        x = sol.y[:, -1]
-        if np.max(np.abs(alg.drift(R, x)), initial=0) < 1e-6 * scale:
+    Pseudo-transient continuation: implicit Euler steps ``(I/h - J) dy = f``
+    whose step ``h`` grows as the drift falls (``h -> inf`` is Newton's method),
+    so the iterates follow the ODE's path into its basin and end quadratically.
+    """
+    K, S = R.K, R.S
+    x = alg.on_simplex(np.asarray(x0, dtype=float), K, S)
+    scale = 1.0 + float(np.max(R.a, initial=0) + np.max(R.b, initial=0) * K)
+    h, prev = 1.0 / scale, None
+    eye = np.eye(K * (S - 1))
+    for _ in range(NEWTON_STEPS * 4):
+        f = reduced_drift(R, x)
+        size = float(np.max(np.abs(f), initial=0))
+        if prev is not None:
+            h = min(h * max(prev / max(size, 1e-300), 0.5), 1e16)
+        prev = size
+        J = alg.reduce_jacobian(alg.jacobian(R, x), K, S)
+        step = np.linalg.solve(eye / h - J, f)
+        x = x + alg.expand_vector(step, K, S)
+        if np.max(np.abs(step), initial=0) < 1e-14 and h > 1e6:
             return x
-        horizon *= 10
     raise NumericalError(
         "the mean-field ODE of the heterogeneous population does not settle to a fixed point "
-        f"from the start within t = {horizon / 10:g}."
+        "from the start."
     )
-
-
-def newton64(R: Rates, x: np.ndarray) -> np.ndarray:
-    """Newton's method in reduced coordinates, float64."""
-    K, S = R.K, R.S
-    x = alg.on_simplex(x, K, S)
-    for _ in range(NEWTON_STEPS):
-        J = alg.reduce_jacobian(alg.jacobian(R, x), K, S)
-        step = np.linalg.solve(J, -reduced_drift(R, x))
-        x = x + alg.expand_vector(step, K, S)
-        if np.max(np.abs(step), initial=0) < 1e-14:
-            return x
-    raise NumericalError("Newton's method for the heterogeneous fixed point did not converge.")
 
 
 def check_hurwitz(Jr: np.ndarray) -> float:
@@ -114,7 +110,7 @@ def steady64(R: Rates, x0: np.ndarray) -> Steady:
     """The float64 route: ODE, Newton, Lyapunov (Bartels-Stewart), linear solve;
     ``W`` and ``V`` twice (:func:`_covariance_and_bias`) for :func:`float64_digits`."""
     K, S = R.K, R.S
-    x = newton64(R, ode_fixed_point(R, x0))
+    x = fixed_point64(R, x0)
     Jr = alg.reduce_jacobian(alg.jacobian(R, x), K, S)
     cond = check_hurwitz(Jr)
     keep = alg.kept(K, S)
