@@ -217,3 +217,48 @@ def _names(what: str, given: Sequence[str] | None, n: int) -> tuple[str, ...]:
     if len(names) != n or len(set(names)) != n:
         raise ParameterError(f"{what} must be {n} distinct names, got {len(names)}.")
     return names
+
+
+def as_density_model(model: HeterogeneousModel) -> Any:
+    """The same drift, noise and derivatives as an ordinary :class:`derive.Model` on
+    the reduced coordinates ``y[k, s] = x[k*S + s]``, ``s < S - 1`` (each object's last
+    probability is one minus the others), with transitions' intensities the moves'
+    rates (``a x_{k,s}``, ``b x_{k,s} x_{k1,s1}``).
+
+    Every first-order formula of a :class:`derive.Model` then holds with ``N = 1``:
+    its ``V`` is ``E[X] - x*`` to first order, that is this population's ``V / K``,
+    and its ``W`` is ``Cov(X)``.  Its transitions grow like ``K^2``: meant for
+    small populations (the transient at any precision, an independent route).
+    """
+    from derive.model import Model, Transition
+    from derive.spec import ModelInfo, StateSpace
+
+    K, S = model.K, model.S
+    y = [[sp.Symbol(f"x{k}_{s}") for s in range(S - 1)] for k in range(K)]
+    full = [[*row, 1 - sum(row)] for row in y]
+    index = {(k, s): k * (S - 1) + s for k in range(K) for s in range(S - 1)}
+    n = K * (S - 1)
+
+    def jump(*moves: tuple[int, int, int]) -> tuple[int, ...]:
+        vec = [0] * n
+        for k, s, t in moves:
+            if s < S - 1:
+                vec[index[k, s]] -= 1
+            if t < S - 1:
+                vec[index[k, t]] += 1
+        return tuple(vec)
+
+    moves = [Transition(jump((k, s, t)), r * full[k][s], f"{k}:{s}->{t}")
+             for k, s, t, r in model.unilateral]
+    moves += [
+        Transition(jump((k, s, t), (k1, s1, t1)), r * full[k][s] * full[k1][s1],
+                   f"{k},{k1}:{s},{s1}->{t},{t1}")
+        for k, k1, s, s1, t, t1, r in model.pairwise
+    ]
+    start = [1 if s == 0 else 0 for _ in range(K) for s in range(S - 1)]
+    # the orthant: every move out of a kept coordinate has a rate that vanishes with it
+    info = ModelInfo(parameters=model.info.parameters, state_space=StateSpace("orthant"),
+                     reference=start)
+    states = [v for row in y for v in row]
+    params = [sp.Symbol(p) for p in model.params]
+    return Model(f"{model.name} (as a density model)", states, params, moves, info=info)

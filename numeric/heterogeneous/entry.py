@@ -125,3 +125,39 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
     mean, cov = moments(pi, digits, model.S)
     return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
                               mean, cov, pi)
+
+
+@limited_blas()
+def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                            times: np.ndarray, start: Any, order: int, dps: int | None,
+                            method: str, rtol: float, atol: float) -> Any:
+    """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
+    (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
+    tolerances) or at ``dps`` digits through the density-model form (small K)."""
+    from derive.heterogeneous_population import as_density_model
+    from numeric.expansion.transient import TransientResult, transient
+    from numeric.heterogeneous.transient import agreement64, expand_result, integrate64
+
+    if order == 2:
+        raise ParameterError(NO_ORDER_2)
+    x0 = start_point(model, start)
+    names = model.coordinate_names()
+    K, S = model.K, model.S
+    if dps is not None:
+        reduced = [x0[k * S + s] for k in range(K) for s in range(S - 1)]
+        tr = transient(as_density_model(model), params, times=times, start=reduced,
+                       order=order, dps=dps, method=method, rtol=rtol, atol=atol)
+        return expand_result(tr, K, S, names)
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    x, V, W = integrate64(R, x0, times, rtol, atol, "LSODA" if method == "auto" else method)
+    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100,
+                            "LSODA" if method == "auto" else method)
+    digits = min(agreement64(x, x2), agreement64(V, V2))
+    return TransientResult(
+        times=times, x=x, V=V if order else None, W=W if order else None, states=names,
+        notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
+               f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
+        order=order, route="float64", model=model.name, params=inputs, free=names,
+        method="LSODA" if method == "auto" else method,
+    )

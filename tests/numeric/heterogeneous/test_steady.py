@@ -117,3 +117,19 @@ def test_identical_objects_are_the_density_model_written_as_transitions():
         assert ex_het.mean[1] == pytest.approx(float(_birth_death_mean(K)), rel=1e-12)
         gaps.append(abs(float(het.refined()[1]) - float(plain.s_star[0] + plain.V[0] / K)))
     assert gaps[0] / gaps[1] > 3.0
+
+
+def test_the_density_model_form_gives_the_same_numbers_to_30_digits():
+    """The general route of :func:`numeric.solve` on the population written as an
+    ordinary model (reduced coordinates, N = 1): its V is ours divided by K."""
+    from derive.heterogeneous_population import as_density_model
+
+    K, S = 3, 3
+    model = three_state(K)
+    ours = numeric.solve(model, {}, dps=30)
+    theirs = numeric.solve(as_density_model(model), {}, dps=30)
+    kept = [k * S + s for k in range(K) for s in range(S - 1)]
+    with mpmath.workdps(40):
+        tiny = mpmath.mpf(10) ** -29
+        assert max(abs(ours.s_star[i] - t) for i, t in zip(kept, theirs.s_star, strict=True)) < tiny
+        assert max(abs(ours.V[i] / K - t) for i, t in zip(kept, theirs.V, strict=True)) < tiny
