@@ -255,6 +255,7 @@ def _heterogeneous_results() -> dict:
     return {
         "heterogeneous mean field": numeric.solve(het, {}, dps=20),
         "heterogeneous exact": numeric.exact.solve(het, {}, N=2),
+        "heterogeneous simulation": sim.simulate(het, {}, N=2, steps=2_000, reps=2, seed=1),
     }
 
 
@@ -287,6 +288,7 @@ def _heterogeneous_results() -> dict:
         "exact expectation",
         "heterogeneous mean field",
         "heterogeneous exact",
+        "heterogeneous simulation",
     ],
 )
 def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:
