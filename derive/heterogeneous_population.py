@@ -262,3 +262,39 @@ def as_density_model(model: HeterogeneousModel) -> Any:
     states = [v for row in y for v in row]
     params = [sp.Symbol(p) for p in model.params]
     return Model(f"{model.name} (as a density model)", states, params, moves, info=info)
+
+
+def heterogeneous_classes(
+    A: Any,
+    B: Any = None,
+    *,
+    counts: Sequence[int],
+    parameters: Sequence[Parameter | str] | None = None,
+    states: Sequence[str] | None = None,
+    name: str = "heterogeneous population",
+    citation: str = "",
+) -> HeterogeneousModel:
+    """``C`` classes of objects with multiplicities ``counts``: object ``k`` of class
+    ``c`` moves at ``A[c, s, s']`` and an ordered pair of distinct objects of classes
+    ``(c, c1)`` at ``B[c, c1, s, s1, s', s1']`` (``C x C x S x S x S x S``, the rate of
+    each such pair; unlike :func:`heterogeneous`, ``B[c, c, ...]`` is the rate of two
+    distinct objects of one class).  Objects are numbered class by class and named
+    ``c.i``; the result is the :class:`HeterogeneousModel` of the ``sum(counts)`` objects.
+    """
+    a = _tensor("A", A, None, 3)
+    C = a.shape[0]
+    if not isinstance(counts, Sequence) or len(counts) != C:
+        raise ParameterError(f"counts must give one multiplicity per class of A ({C}).")
+    sizes = [check_int(f"counts[{c}]", n, 1, MAX_OBJECTS) for c, n in enumerate(counts)]
+    cls = np.repeat(np.arange(C), sizes)
+    K = len(cls)
+    check_int("K (the sum of counts)", K, 1, MAX_OBJECTS)
+    big_b = None
+    if B is not None:
+        S = a.shape[1]
+        b = _tensor("B", B, (C, C, S, S, S, S), 6)
+        big_b = b[cls[:, None], cls[None, :]].copy()
+        big_b[np.arange(K), np.arange(K)] = 0  # an object never meets itself
+    objects = [f"{c}.{i}" for c, n in enumerate(sizes) for i in range(n)]
+    return heterogeneous(a[cls], big_b, parameters=parameters, states=states, objects=objects,
+                         name=name, citation=citation)

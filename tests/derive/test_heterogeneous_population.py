@@ -66,3 +66,28 @@ def test_the_library_model_refined_beats_the_mean_field_on_distinct_speeds():
     util = sol.utilisation()
     assert np.all(np.diff(util) < 0)  # faster servers are busy less of the time
     assert np.allclose(util, 1 - exact.by_object()[:, 0], atol=2 * ref)
+
+
+def test_classes_with_multiplicities_are_the_objects_written_out():
+    from hetpop_models import SIS, sis
+
+    from derive import heterogeneous_classes
+
+    K = 4
+    beta, eps, gamma = sp.symbols("beta eps gamma")
+    A = np.zeros((2, 2, 2), dtype=object)
+    A[:, 0, 1] = eps
+    A[0, 1, 0], A[1, 1, 0] = gamma, gamma * sp.Rational(3, 2)
+    B = np.zeros((2, 2, 2, 2, 2, 2), dtype=object)
+    B[:, :, 0, 1, 1, 1] = beta / K
+    by_class = heterogeneous_classes(A, B, counts=[2, 2])
+    assert by_class.object_names == ("0.0", "0.1", "1.0", "1.1")
+    one = numeric.solve(by_class, SIS, precision="float64")
+    # sis(4) alternates the classes: objects 0, 2 are class 0 and 1, 3 class 1
+    other = numeric.solve(sis(K), SIS, precision="float64")
+    order = [0, 2, 1, 3]
+    a = np.array(one.refined(), float).reshape(K, 2)
+    b = np.array(other.refined(), float).reshape(K, 2)[order]
+    assert np.allclose(a, b, atol=1e-12)
+    with pytest.raises(ParameterError, match="counts"):
+        heterogeneous_classes(A, B, counts=[2])
