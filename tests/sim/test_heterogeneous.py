@@ -13,7 +13,7 @@ from mfstein.errors import ParameterError
 
 def test_simulation_brackets_the_exact_law_and_repeats_with_its_seed():
     model = three_state(4)
-    run = {"N": 4, "steps": 20_000, "reps": 4, "seed": 3, "batches": 5}
+    run = {"N": 4, "steps": 10_000, "reps": 4, "seed": 3, "batches": 5}
     r = sim.simulate(model, {}, **run)
     exact = numeric.exact.solve(model, {}, N=4)
     z = np.abs(r.mean - exact.mean) / r.ci95
