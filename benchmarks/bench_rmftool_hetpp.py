@@ -20,7 +20,7 @@ For each: the fixed point, rmftool's refined term ``V`` (ours is ``V/K``) and th
 transient ``x(T)``, ``V(T)`` at ``T = 3`` (both from each object in state 0);
 the largest absolute difference of each.
 
-Speed: the power-of-two model with K = 50 and K = 200 (S = 3); each tool in a
+Speed (CPU seconds): the power-of-two model with K = 50 and K = 200 (S = 3); each tool in a
 fresh process (import, model and first call all included): rmftool's
 ``meanFieldExpansionSteadyState(order=1)``, mfstein's float64 route and its
 30-digit route.  A run past ``--timeout`` seconds is stopped and reported as such.
@@ -33,7 +33,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -103,13 +102,22 @@ def power_of_two(K: int, lam: float = 0.7, b: int = 2) -> tuple[np.ndarray, np.n
     return A, B
 
 
+def _child_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(python: str, code: str, tensors: tuple, mode: str, timeout: float,
         extra: tuple = ()) -> tuple[dict | None, float]:
-    """Run ``code`` in a fresh process; ``(its JSON answer or None, wall seconds)``."""
+    """Run ``code`` in a fresh process; ``(its JSON answer or None, CPU seconds)``:
+    CPU time (user + system) rather than wall time, so that a shared, loaded machine
+    still compares the two tools fairly; ``timeout`` is wall time."""
     with tempfile.TemporaryDirectory() as tmp:
         data, out = Path(tmp) / "t.npz", Path(tmp) / "out.json"
         np.savez(data, A=tensors[0], B=tensors[1])
-        t0 = time.perf_counter()
+        c0 = _child_cpu()
         try:
             proc = subprocess.run(
                 [python, "-c", code, str(data), str(out), mode, *extra],
@@ -117,8 +125,8 @@ def run(python: str, code: str, tensors: tuple, mode: str, timeout: float,
                 env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
             )
         except subprocess.TimeoutExpired:
-            return None, time.perf_counter() - t0
-        wall = time.perf_counter() - t0
+            return None, _child_cpu() - c0
+        wall = _child_cpu() - c0
         if proc.returncode != 0:
             print(f"  ({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
             return None, wall
@@ -156,7 +164,7 @@ def compare(name: str, tensors: tuple, rmf: str | None, T: float) -> None:
 
 def speed(sizes: list[int], rmf: str | None, timeout: float) -> None:
     """Fresh-process timings of the refined steady state."""
-    print("\nspeed: power-of-two, S = 3, refined steady state, fresh process each")
+    print("\nspeed: power-of-two, S = 3, refined steady state, fresh process each (CPU s)")
     for K in sizes:
         tensors = power_of_two(K)
         f64, t64 = run(sys.executable, OURS_RUN, tensors, "float64", timeout)
@@ -167,7 +175,7 @@ def speed(sizes: list[int], rmf: str | None, timeout: float) -> None:
                                                f" (stopped at {timeout:g} s)")
         if rmf is not None:
             theirs, tr = run(rmf, RMF_RUN, tensors, "steady", timeout)
-            shown = f"{tr:7.1f} s" if theirs else f"> {timeout:g} s (stopped)"
+            shown = f"{tr:7.1f} s" if theirs else f"> {tr:.0f} s (stopped at {timeout:g} s wall)"
             line += f"; rmftool {shown}; ratio {tr / t64:.1f}x"
             if theirs and f64:
                 gap = np.max(np.abs(np.array(f64["V"]) / K - np.array(theirs["V"])))
