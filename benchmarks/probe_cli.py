@@ -2280,6 +2280,35 @@ def issue37_names_probes() -> list[Probe]:
     return out
 
 
+def issue37_hetpp_probes() -> list[Probe]:
+    """Issue 33 (heterogeneous populations): the command line refuses a model of K
+    objects in one sentence (exit 2), from the library and from a user's file."""
+    het = ["--model", "power_of_two_heterogeneous", "--param", "K=4", "--param", "lam=0.5"]
+    user = "{dir}/het.py:pop"
+    text = (
+        "import numpy as np\n"
+        "from derive import heterogeneous\n"
+        "def pop():\n"
+        "    A = np.zeros((2, 2, 2)); A[:, 0, 1] = 1; A[:, 1, 0] = 1\n"
+        "    return heterogeneous(A)\n"
+    )
+
+    def write(work: Path) -> dict[str, str]:
+        (work / "het.py").write_text(text)
+        return {}
+
+    out = [
+        Probe("issue33 heterogeneous", [cmd, *het, *extra], (INPUT,),
+              check=_one_line_mentioning("heterogeneous population"))
+        for cmd, extra in (("solve", []), ("exact", ["--N", "4"]),
+                           ("simulate", ["--N", "4", "--steps", "1000"]),
+                           ("transient", ["--t", "0:1:3"]))
+    ]
+    out.append(Probe("issue33 heterogeneous", ["solve", "--model", user], (INPUT,), setup=write,
+                     check=_one_line_mentioning("heterogeneous population")))
+    return out
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2309,6 +2338,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_space_probes(),
         *issue37_table_probes(),
         *issue37_names_probes(),
+        *issue37_hetpp_probes(),
     ]
 
 

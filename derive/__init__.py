@@ -20,6 +20,11 @@ __all__, __getattr__, __dir__ = lazy_package(
             "lemma7_rhs",
             "quadratic_test_function",
         ),
+        "derive.heterogeneous_population": (
+            "HeterogeneousModel",
+            "heterogeneous",
+            "heterogeneous_classes",
+        ),
         "derive.closed_forms": ("ClosedForm", "closed_form", "equilibrium_closed_form"),
         "derive.kernels": ("Kernels", "kernels"),
         "derive.latex": ("latex_objects",),

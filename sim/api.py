@@ -150,6 +150,8 @@ def simulate(
     check_path("checkpoint", checkpoint)
     check_start(start)
     from mfstein.limits import SIM_MAX_N
+    from numeric.heterogeneous.entry import is_heterogeneous
+    from sim.heterogeneous import simulate_heterogeneous
 
     opts = RunOptions(
         steps=steps,
@@ -174,6 +176,11 @@ def simulate(
         from derive.models import as_model
 
         model, params = as_model(model, params)
+    if is_heterogeneous(model):  # K objects, one event at a time
+        return simulate_heterogeneous(
+            model, params, N=N, steps=steps, reps=reps, seed=seed, batches=batches,
+            warmup_fraction=warmup_fraction, start=start,
+        )  # fmt: skip
     if not isinstance(model, Model):
         from numeric.prepared import prepare
 

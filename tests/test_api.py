@@ -240,6 +240,23 @@ def _other_results() -> dict:
         "observable expansion": sol.observable(bd, "x**2"),
         "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
         "sweep": numeric.sweep(bd, {"lam": ["0.4", "0.5"]}, precision="float64"),
+        **_heterogeneous_results(),
+    }
+
+
+def _heterogeneous_results() -> dict:
+    """Two objects of different speeds, one infecting the other (issue 33)."""
+    from derive.heterogeneous_population import heterogeneous
+
+    A = np.zeros((2, 2, 2))
+    A[:, 0, 1], A[:, 1, 0] = 0.5, [1.0, 2.0]
+    B = np.zeros((2, 2, 2, 2, 2, 2))
+    B[0, 1, 0, 1, 1, 1] = B[1, 0, 0, 1, 1, 1] = 0.5
+    het = heterogeneous(A, B)
+    return {
+        "heterogeneous mean field": numeric.solve(het, {}, dps=20),
+        "heterogeneous exact": numeric.exact.solve(het, {}, N=2),
+        "heterogeneous simulation": sim.simulate(het, {}, N=2, steps=2_000, reps=2, seed=1),
     }
 
 
@@ -271,6 +288,9 @@ def _other_results() -> dict:
         "observable expansion",
         "exact expectation",
         "sweep",
+        "heterogeneous mean field",
+        "heterogeneous exact",
+        "heterogeneous simulation",
     ],
 )
 def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None:

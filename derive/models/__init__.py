@@ -11,6 +11,9 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``power_of_d_two_speeds`` power-of-d with two server speeds (:mod:`derive.models.heterogeneous`).
 ``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
 ``jiq``          Join-Idle-Queue, idle servers report to dispatchers (:mod:`derive.models.jiq`).
+``power_of_two_heterogeneous`` K servers of K distinct speeds, object by object: a
+                 heterogeneous population (:mod:`derive.models.heterogeneous_servers`;
+                 Python entries only).
 
 Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
 Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
@@ -78,6 +81,7 @@ MODELS: dict[str, str] = {
     "power_of_d_two_speeds": "derive.models.heterogeneous:power_of_d_two_speeds",
     "sis": "derive.models.sis:sis",
     "jiq": "derive.models.jiq:jiq",
+    "power_of_two_heterogeneous": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
 }
 
 
@@ -270,6 +274,7 @@ def load_model(spec: str, **options: Any) -> Any:
     Returns a :class:`derive.model.Model` (or a :class:`derive.spec.Truncated`
     family); anything else returned by a factory is refused.
     """
+    from derive.heterogeneous_population import HeterogeneousModel
     from derive.model import Model
     from derive.spec import Truncated
 
@@ -301,7 +306,7 @@ def load_model(spec: str, **options: Any) -> Any:
             raise ParameterError(f"{what} ({type(exc).__name__}: {exc}).") from None
     else:
         model = _run_user_code(what, fn, **options)
-    if not isinstance(model, Model | Truncated):
+    if not isinstance(model, Model | Truncated | HeterogeneousModel):
         raise ParameterError(
             f"model factory {spec!r} returned {type(model).__name__}, not a derive.Model."
         )
@@ -326,13 +331,14 @@ def as_model(model: Any, params: Mapping[str, Any] | None) -> tuple[Any, dict[st
     others are its parameter values.  ``params`` is a mapping (``{}`` or ``None``
     for a model without parameters).
     """
+    from derive.heterogeneous_population import HeterogeneousModel
     from derive.model import Model
     from derive.spec import Truncated
 
     check_params(params)
     if params is None:
         params = {}
-    if isinstance(model, Model | Truncated):
+    if isinstance(model, Model | Truncated | HeterogeneousModel):
         return model, dict(params)
     if isinstance(model, str):
         accepted = factory_keywords(factory(model))

@@ -131,7 +131,21 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     pairs = parse_pairs(args.param)
     options, params = split_values(args.model, pairs)
     check_size_options({k: pairs[k] for k in options})
-    return load_model(args.model, **options), params
+    return command_line_model(load_model(args.model, **options)), params
+
+
+def command_line_model(model: Any) -> Any:
+    """``model``, unless it is a heterogeneous population (K objects, issue 33), which
+    only the Python entries handle: refused in one sentence."""
+    from derive.heterogeneous_population import HeterogeneousModel
+
+    if isinstance(model, HeterogeneousModel):
+        raise ParameterError(
+            f"model {model.name} is a heterogeneous population of K objects, which the "
+            "command line does not take yet; use numeric.solve, numeric.exact.solve, "
+            "numeric.transient or sim.simulate from Python."
+        )
+    return model
 
 
 #: Factory options that set a model's size (its number of levels or choices), with
@@ -284,7 +298,7 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         params["mu"] = pairs["mu"]
     if args.model == "supermarket" and getattr(args, "without_replacement", False):
         options["replacement"] = False
-    return load_model(args.model, **options), params
+    return command_line_model(load_model(args.model, **options)), params
 
 
 def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:

@@ -445,6 +445,8 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
+    from numeric.heterogeneous.entry import exact_heterogeneous, is_heterogeneous
+
     t0 = time.perf_counter()
     check_params(params)
     check_start(start)
@@ -457,6 +459,12 @@ def solve(
         from derive.models import as_model
 
         model, params = as_model(model, params)
+    if is_heterogeneous(model):  # the product chain of K objects
+        if start is not None or truncation is not None:
+            raise ParameterError(
+                "start and truncation are not available for a heterogeneous population."
+            )
+        return exact_heterogeneous(model, params, N=N)
     if route != "general":
         general_call = start is not None or truncation is not None
         r = _by_fast_path(

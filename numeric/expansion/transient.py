@@ -1079,12 +1079,19 @@ def transient(
     TransientResult
         Everything in the model's own coordinates.
     """
+    from numeric.heterogeneous.entry import is_heterogeneous, transient_heterogeneous
+
     check_start(start)
     order, times, dps = _check_arguments(order, times, dps, method, rtol, atol)
     if isinstance(model, str):
         from derive.models import as_model
 
         model, params = as_model(model, params)
+    if is_heterogeneous(model):  # K objects each with its own rates
+        return transient_heterogeneous(
+            model, params, times=times, start=start, order=order, dps=dps, method=method,
+            rtol=rtol, atol=atol,
+        )  # fmt: skip
     st = _Setup(model, params, start)
     bar = _Progress(progress, float(times[-1]))
     notes = st.notes()

@@ -90,6 +90,7 @@ def solve(
     """
     from derive.models import as_model
     from derive.spec import Truncated
+    from numeric.heterogeneous.entry import is_heterogeneous, solve_heterogeneous
 
     dps = check_dps(dps)
     check_start(start)
@@ -104,6 +105,14 @@ def solve(
             "'general'."
         )
     model, params = as_model(model, params)
+    if is_heterogeneous(model):  # K objects each with its own rates: their own numerics
+        if M is not None or observables or method != "auto":
+            raise ParameterError(
+                "M, observables and method are not available for a heterogeneous population."
+            )
+        return solve_heterogeneous(
+            model, params, dps=dps, order=order, start=start, precision=precision
+        )
     if isinstance(model, Truncated):
         with mpmath.workdps(dps + 20):
             values = parse_params(model, params)

@@ -1,0 +1,94 @@
+"""Power-of-two choices with K servers of K distinct speeds, object by object.
+
+K single-server queues with buffer ``b`` (object ``k`` holds ``0..b`` jobs,
+``S = b + 1`` states); server ``k`` serves at its own rate ``mu_k``.  Jobs
+arrive at rate ``lam K``; each samples two distinct servers uniformly and joins
+the shorter queue, ties broken uniformly, and is lost when both are full.  As a
+heterogeneous population (:func:`derive.heterogeneous_population.heterogeneous`,
+rmftool's ``HetPP`` conventions): ``A[k, s, s-1] = mu_k`` and, for the ordered
+pair ``(k, k1)`` with ``k`` the queue joined,
+``B[k, k1, s, s1, s+1, s1] = lam/(K-1)`` times 2 when ``s < s1`` and 1 when
+``s = s1`` (an unordered pair is sampled at rate ``2 lam/(K-1)``).
+
+The fully heterogeneous power-of-d system of A. Mukhopadhyay and
+R. R. Mazumdar, "Analysis of randomized join-the-shortest-queue (JSQ) schemes in
+large heterogeneous processor-sharing systems", IEEE Transactions on Control of
+Network Systems 3(2), 2016, with d = 2 and FIFO servers; its refined mean field is
+that of S. Allmeier and N. Gast, "Mean field and refined mean field approximations
+for heterogeneous systems: it works!", SIGMETRICS 2022.  Per-server utilisation
+is ``1 - P(queue k empty)``
+(:meth:`numeric.heterogeneous.result.HeterogeneousSolution.utilisation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from derive.heterogeneous_population import MAX_OBJECTS, HeterogeneousModel, heterogeneous
+from derive.model import LAM
+from derive.spec import Parameter
+from mfstein.errors import ParameterError, check_int
+from mfstein.numbers import parse_real
+
+CITATION = (
+    "A. Mukhopadhyay and R. R. Mazumdar, Analysis of randomized join-the-shortest-queue "
+    "(JSQ) schemes in large heterogeneous processor-sharing systems, IEEE Trans. Control "
+    "Netw. Syst. 3(2), 2016; S. Allmeier and N. Gast, Mean field and refined mean field "
+    "approximations for heterogeneous systems: it works!, SIGMETRICS 2022"
+)
+
+
+def _speeds(K: int, speeds: Sequence[Any] | str | None) -> list[sp.Rational]:
+    if speeds is None:  # evenly spread over [1/2, 3/2], mean 1
+        return [sp.Rational(1, 2) + sp.Rational(k, K - 1) for k in range(K)]
+    items = speeds.replace(",", " ").split() if isinstance(speeds, str) else list(speeds)
+    if len(items) != K:
+        raise ParameterError(f"speeds must hold K = {K} service rates, got {len(items)}.")
+    out = []
+    for v in items:
+        f = parse_real("speeds", v, 0, None, low_open=True)
+        out.append(sp.Rational(f.numerator, f.denominator))
+    return out
+
+
+def power_of_two_heterogeneous(
+    K: int = 10, b: int = 2, speeds: Sequence[Any] | str | None = None
+) -> HeterogeneousModel:
+    """``K >= 2`` servers with buffer ``b >= 1`` and service rates ``speeds`` (K
+    numbers > 0, a list or a comma-separated string; default evenly spread over
+    ``[1/2, 3/2]``); parameter ``lam > 0``, the arrival rate per server."""
+    K = check_int("K", K, 2, MAX_OBJECTS)
+    b = check_int("b", b, 1, 50)
+    mu = _speeds(K, speeds)
+    S = b + 1
+    A = np.zeros((K, S, S), dtype=object)
+    for k in range(K):
+        for s in range(1, S):
+            A[k, s, s - 1] = mu[k]
+    # every ordered pair has the same arrival pattern: one S^4 block broadcast
+    block = np.zeros((S, S, S, S), dtype=object)
+    for s in range(b):
+        for s1 in range(s, S):
+            block[s, s1, s + 1, s1] = LAM * (2 if s < s1 else 1) / (K - 1)
+    B = np.zeros((K, K, S, S, S, S), dtype=object)
+    off = ~np.eye(K, dtype=bool)
+    B[off] = block
+    return heterogeneous(
+        A, B, parameters=(Parameter("lam", low=0),),
+        name=f"power_of_two_heterogeneous(K={K}, b={b})",
+        states=[str(s) for s in range(S)], citation=CITATION,
+    )
+
+
+def speeds_text(model: HeterogeneousModel) -> list[Fraction]:
+    """The service rates of a model built here (read back from its moves)."""
+    out = [Fraction(0)] * model.K
+    for k, s, t, r in model.unilateral:
+        if (s, t) == (1, 0):
+            out[k] = Fraction(int(r.p), int(r.q))
+    return out

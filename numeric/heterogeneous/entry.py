@@ -1,0 +1,163 @@
+"""What the public entries do with a heterogeneous population.
+
+``numeric.solve``, ``numeric.exact.solve`` and ``numeric.transient`` (and
+``sim.simulate``) hand a :class:`derive.heterogeneous_population.HeterogeneousModel`
+to the functions here, at the top, after their own argument checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from derive.heterogeneous_population import HeterogeneousModel
+from mfstein.errors import ParameterError
+from numeric.heterogeneous import steady
+from numeric.heterogeneous.rates import Rates, evaluate
+from numeric.heterogeneous.result import HeterogeneousExact, HeterogeneousSolution
+from numeric.precision import limited_blas
+
+#: The refusal of order 2 (one sentence).
+NO_ORDER_2 = (
+    "order must be 1 for a heterogeneous population: the 1/K^2 term of Allmeier and Gast's "
+    "expansion is not established for K distinct objects, so only the mean field and its "
+    "1/K term are given."
+)
+
+
+def is_heterogeneous(model: Any) -> bool:
+    """Whether ``model`` is a heterogeneous population (dispatch test of the entries)."""
+    return isinstance(model, HeterogeneousModel)
+
+
+def rates(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+          float64: bool) -> tuple[Rates, dict[str, str]]:
+    """Parameters checked and parsed at the working precision, and the rates."""
+    from numeric.meanfield.params import check_names, parse_params
+
+    given = check_names(model, params)
+    values = parse_params(model, given)
+    return evaluate(model, values, float64=float64), {k: str(v) for k, v in given.items()}
+
+
+def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) -> np.ndarray:
+    """The ODE's start: each object in its first state, or ``start`` (``K*S`` numbers,
+    each object's summing to 1)."""
+    K, S = model.K, model.S
+    if start is None:
+        x = np.zeros(K * S)
+        x[::S] = 1.0
+        return x
+    from mfstein.numbers import parse_real
+
+    values = list(start) if not isinstance(start, str) else start.replace(",", " ").split()
+    if len(values) != K * S:
+        raise ParameterError(
+            f"start must have K*S = {K * S} entries (object-major, each object's summing to 1), "
+            f"got {len(values)}."
+        )
+    x = np.array([float(parse_real("start", v, 0, 1)) for v in values])
+    if np.max(np.abs(x.reshape(K, S).sum(axis=1) - 1)) > 1e-12:
+        raise ParameterError("start must give each object probabilities that sum to 1.")
+    return x
+
+
+@limited_blas()
+def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                        dps: int, order: int, start: Any, precision: str) -> HeterogeneousSolution:
+    """The steady state: float64, or ``dps`` digits earned at two working precisions."""
+    from numeric.precision import agreeing_digits, earn_digits, guard_ladder
+
+    if order != 1:
+        raise ParameterError(NO_ORDER_2)
+    x0 = start_point(model, start)
+    with mpmath.workdps(dps + 20):
+        R64, inputs = rates(model, params, float64=True)
+    st = steady.steady64(R64, x0)
+    common = {"model": model.name, "K": model.K, "S": model.S, "params": inputs,
+              "object_names": model.object_names, "state_names": model.state_names}
+    if precision == "float64":
+        digits = steady.float64_digits(st)
+        scale = [10.0**-digits * max(float(np.max(np.abs(a))), 1e-300) for a in (st.x, st.V)]
+        errors = {"s_star": [scale[0]] * len(st.x), "V": [scale[1]] * len(st.V)}
+        return HeterogeneousSolution(
+            precision="float64", dps=15, digits=digits, s_star=list(st.x), V=list(st.V),
+            W=st.W, errors=errors, condition=st.condition, **common,
+        )
+
+    def run(wp: int) -> steady.Steady:
+        with mpmath.workdps(wp):
+            R, _ = rates(model, params, float64=False)
+            return steady.steady_mp(R, st.x)
+
+    def agree(lo: steady.Steady, hi: steady.Steady) -> int:
+        return min(agreeing_digits(list(lo.x), list(hi.x)), agreeing_digits(list(lo.V), list(hi.V)))
+
+    earned = earn_digits(dps, guard_ladder(dps), run, run, agree,
+                         who="the heterogeneous steady state", where=model.name)
+    hi, lo = earned.high, earned.low
+    errors = {"s_star": earned.errors(list(hi.x), list(lo.x)),
+              "V": earned.errors(list(hi.V), list(lo.V))}
+    return HeterogeneousSolution(
+        precision="dps", dps=dps, digits=min(dps, earned.digits), s_star=list(hi.x),
+        V=list(hi.V), W=hi.W, errors=errors, condition=hi.condition, **common,
+    )
+
+
+def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                        N: Any) -> HeterogeneousExact:
+    """The product chain of the K objects; ``N`` must equal ``K``."""
+    from mfstein.errors import check_int
+    from numeric.heterogeneous.exact import moments, stationary
+
+    N = check_int("N", N, 1)
+    if N != model.K:
+        raise ParameterError(
+            f"N must be the number of objects K = {model.K} of the heterogeneous population, "
+            f"got {N}."
+        )
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    pi, digits, residual = stationary(R)
+    mean, cov = moments(pi, digits, model.S)
+    return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
+                              mean, cov, pi)
+
+
+@limited_blas()
+def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                            times: np.ndarray, start: Any, order: int, dps: int | None,
+                            method: str, rtol: float, atol: float) -> Any:
+    """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
+    (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
+    tolerances) or at ``dps`` digits through the density-model form (small K)."""
+    from derive.heterogeneous_population import as_density_model
+    from numeric.expansion.transient import TransientResult, transient
+    from numeric.heterogeneous.transient import agreement64, expand_result, integrate64
+
+    if order == 2:
+        raise ParameterError(NO_ORDER_2)
+    x0 = start_point(model, start)
+    names = model.coordinate_names()
+    K, S = model.K, model.S
+    if dps is not None:
+        reduced = [x0[k * S + s] for k in range(K) for s in range(S - 1)]
+        tr = transient(as_density_model(model), params, times=times, start=reduced,
+                       order=order, dps=dps, method=method, rtol=rtol, atol=atol)
+        return expand_result(tr, K, S, names)
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    x, V, W = integrate64(R, x0, times, rtol, atol, "LSODA" if method == "auto" else method)
+    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100,
+                            "LSODA" if method == "auto" else method)
+    digits = min(agreement64(x, x2), agreement64(V, V2))
+    return TransientResult(
+        times=times, x=x, V=V if order else None, W=W if order else None, states=names,
+        notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
+               f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
+        order=order, route="float64", model=model.name, params=inputs, free=names,
+        method="LSODA" if method == "auto" else method,
+    )

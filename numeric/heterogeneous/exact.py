@@ -1,0 +1,89 @@
+"""The exact stationary law of a heterogeneous population: the product chain.
+
+The state is the tuple of the K objects' states, coded as ``sum_k s_k S^k``
+(``S^K`` states).  Object ``k`` moves ``s -> s'`` at ``A[k, s, s']``; an ordered
+pair ``(k, k1)`` of distinct objects in ``(s, s1)`` jumps to ``(s', s1')`` at
+``B[k, k1, s, s1, s', s1']``.  ``pi`` solves ``pi Q = 0``, ``sum pi = 1``
+(float64, :func:`stationary`); its residual ``||pi Q||_1`` is reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mfstein.errors import NumericalError, ParameterError
+from numeric.heterogeneous.rates import Rates
+
+#: Most states of the product chain (``S^K``; its moments are dense in the states).
+MAX_STATES = 500_000
+#: Largest chain solved by sparse LU.
+DIRECT_STATES = 2_000
+#: Target of ``||pi Q||_1`` relative to the largest exit rate.
+TOL = 1e-13
+
+
+def generator(R: Rates) -> tuple[object, np.ndarray]:
+    """The sparse generator ``Q`` (CSR, rows sum to 0) and each state's digits ``(states, K)``."""
+    import scipy.sparse as sps
+
+    K, S = R.K, R.S
+    n = S**K
+    index = np.arange(n, dtype=np.int64)
+    power = S ** np.arange(K, dtype=np.int64)
+    digits = (index[:, None] // power[None, :]) % S
+    rows, cols, vals = [], [], []
+    for (i, j), a in zip(R.uni, R.a, strict=True):
+        k, s, t = i // S, i % S, j % S
+        hit = index[digits[:, k] == s]
+        rows.append(hit)
+        cols.append(hit + (t - s) * power[k])
+        vals.append(np.full(hit.size, float(a)))
+    for (i1, i2, j1, j2), b in zip(R.pair, R.b, strict=True):
+        k, s, k1, s1 = i1 // S, i1 % S, i2 // S, i2 % S
+        hit = index[(digits[:, k] == s) & (digits[:, k1] == s1)]
+        rows.append(hit)
+        cols.append(hit + (j1 % S - s) * power[k] + (j2 % S - s1) * power[k1])
+        vals.append(np.full(hit.size, float(b)))
+    r = np.concatenate(rows) if rows else index[:0]
+    c = np.concatenate(cols) if cols else index[:0]
+    v = np.concatenate(vals) if vals else np.zeros(0)
+    Q = sps.csr_matrix((v, (r, c)), shape=(n, n))
+    Q = Q - sps.diags(np.asarray(Q.sum(axis=1)).ravel())
+    return Q.tocsr(), digits
+
+
+def stationary(R: Rates) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(pi, digits, residual)`` of the product chain: sparse LU up to
+    :data:`DIRECT_STATES` states, preconditioned BiCGSTAB beyond
+    (:mod:`numeric.exact.solvers`; LU fills in badly once every pair interacts)."""
+    from numeric.exact.solvers import solve_direct, solve_krylov
+
+    n = R.S**R.K
+    if n > MAX_STATES:
+        raise ParameterError(
+            f"N (the number of objects K = {R.K}) is too large for the exact chain: it has "
+            f"{R.S}^{R.K} states, at most {MAX_STATES:,} allowed."
+        )
+    Q, digits = generator(R)
+    QT = Q.T.tocsr()
+    if n <= DIRECT_STATES:
+        law = solve_direct(QT, 0)
+    else:
+        law = solve_krylov(QT, 0, tol=TOL * max(1.0, float(np.max(-Q.diagonal()))))
+    scale = max(1.0, float(np.max(-Q.diagonal()))) if n > 1 else 1.0
+    if not np.all(np.isfinite(law.pi)) or law.residual > 1e3 * TOL * scale:
+        raise NumericalError(
+            "the exact chain of the heterogeneous population has no unique stationary law "
+            f"to float64 precision (residual {law.residual:.2e})."
+        )
+    return law.pi, digits, law.residual
+
+
+def moments(pi: np.ndarray, digits: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
+    """``E[X]`` and ``Cov(X)`` of the indicators ``X_{k,s} = [object k in s]``."""
+    n, K = digits.shape
+    ind = np.zeros((n, K * S))
+    ind[np.arange(n)[:, None], np.arange(K)[None, :] * S + digits] = 1.0
+    mean = pi @ ind
+    second = ind.T @ (pi[:, None] * ind)
+    return mean, second - np.outer(mean, mean)

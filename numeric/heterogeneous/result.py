@@ -1,0 +1,142 @@
+"""Result types of heterogeneous populations: the mean-field expansion and the exact law."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from mfstein.display import Presentable, heading_rows
+
+
+def _mp(v: Any) -> mpmath.mpf:
+    return v if isinstance(v, mpmath.mpf) else mpmath.mpf(float(v))
+
+
+@dataclass(repr=False)
+class HeterogeneousSolution(Presentable):
+    """The steady-state mean field of K objects and its refined ``1/K`` term.
+
+    ``s_star`` and ``V`` are flat in object-major order (index ``k*S + s``):
+    ``E[X_{k,s}] = s_star[k*S+s] + V[k*S+s] / K + O(1/K^2)`` (Allmeier and Gast,
+    SIGMETRICS 2022); ``W`` is ``Cov(X)`` to first order (``K S x K S``, its
+    cross-object entries ``O(1/K)``).  ``precision`` is ``"float64"`` or
+    ``"dps"``; every entry prints with the digits its error estimate (``errors``,
+    absolute, per entry of ``s_star`` and ``V``) allows, at most ``digits``.
+    """
+
+    model: str
+    K: int
+    S: int
+    params: dict[str, str]
+    precision: str
+    dps: int
+    digits: int
+    s_star: list[Any]
+    V: list[Any]
+    W: np.ndarray = field(repr=False)
+    errors: dict[str, list[Any]] = field(repr=False)
+    condition: float = 1.0
+    object_names: tuple[str, ...] = ()
+    state_names: tuple[str, ...] = ()
+
+    _MORE = "all numbers: .s_star, .V, .W, .refined(), .by_object(); .to_dict() for JSON"
+
+    def refined(self) -> list[Any]:
+        """``s_star + V / K``, the refined estimate of ``E[X_{k,s}]``."""
+        return [s + v / self.K for s, v in zip(self.s_star, self.V, strict=True)]
+
+    def by_object(self, name: str = "s_star") -> np.ndarray:
+        """``s_star`` (or ``V``, ``refined``) as a ``K x S`` float64 array."""
+        flat = self.refined() if name == "refined" else getattr(self, name)
+        return np.array([float(v) for v in flat]).reshape(self.K, self.S)
+
+    def utilisation(self) -> np.ndarray:
+        """``1 - P(object k in its first state)`` by the refined estimate, per object:
+        each server's utilisation when the first state is an empty queue (float64)."""
+        return 1.0 - self.by_object("refined")[:, 0]
+
+    def texts(self, name: str) -> list[str]:
+        """Decimal strings of ``s_star`` or ``V`` with only their earned digits."""
+        from numeric.precision import format_entries
+
+        with mpmath.workdps(self.dps + 20):
+            values = [_mp(v) for v in getattr(self, name)]
+            errs = [_mp(e) for e in self.errors[name]]
+            return format_entries(values, errs, self.digits)[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``s_star`` and ``V`` as decimal strings of their earned
+        digits, ``W`` as float64 nested lists (its digits as ``digits``)."""
+        return {
+            "model": self.model,
+            "K": self.K,
+            "S": self.S,
+            "params": dict(self.params),
+            "precision": self.precision,
+            "digits": self.digits,
+            "condition": self.condition,
+            "s_star": self.texts("s_star"),
+            "V": self.texts("V"),
+            "W": np.asarray(self.W, dtype=float).tolist(),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        S = self.S
+        s, v = self.texts("s_star"), self.texts("V")
+        rows = heading_rows(self.model, self.params)
+        rows.append(("objects", f"K = {self.K}, S = {S} states each"))
+        rows.append(("precision", f"{self.precision} ({self.digits} digits)"))
+        for k in range(min(self.K, 3)):
+            rows.append((f"s* object {k}", ", ".join(s[k * S:(k + 1) * S])))
+            rows.append((f"V object {k}", ", ".join(v[k * S:(k + 1) * S])))
+        return rows
+
+
+@dataclass(repr=False)
+class HeterogeneousExact(Presentable):
+    """The stationary law of the K objects' product chain (``S^K`` states, float64).
+
+    ``mean[k*S + s] = P(object k in s)``; ``cov`` the ``K S x K S`` covariance of
+    the indicators; ``residual`` is ``||pi Q||_1``, the precision of every number.
+    """
+
+    model: str
+    K: int
+    S: int
+    params: dict[str, str]
+    states: int
+    residual: float
+    mean: np.ndarray
+    cov: np.ndarray = field(repr=False)
+    pi: np.ndarray = field(repr=False)
+
+    _MORE = "all numbers: .mean, .cov, .pi, .by_object(); .to_dict() for JSON"
+
+    def by_object(self) -> np.ndarray:
+        """``mean`` as a ``K x S`` array."""
+        return np.asarray(self.mean).reshape(self.K, self.S)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (float64 numbers; their precision is ``residual``)."""
+        return {
+            "model": self.model,
+            "K": self.K,
+            "S": self.S,
+            "params": dict(self.params),
+            "states": self.states,
+            "residual": self.residual,
+            "mean": np.asarray(self.mean, dtype=float).tolist(),
+            "cov": np.asarray(self.cov, dtype=float).tolist(),
+        }
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = heading_rows(self.model, self.params)
+        rows.append(("objects", f"K = {self.K}, S = {self.S}: {self.states} states"))
+        rows.append(("residual", f"||pi Q||_1 = {self.residual:.2e} (float64)"))
+        for k in range(min(self.K, 4)):
+            m = self.mean[k * self.S:(k + 1) * self.S]
+            rows.append((f"P(object {k} in s)", ", ".join(f"{x:.10g}" for x in m)))
+        return rows

@@ -1,0 +1,160 @@
+"""Simulation of a heterogeneous population: K objects, one event at a time.
+
+Each event is a move of one object (``A[k, s, s']``) or of an ordered pair of
+distinct objects (``B[k, k1, s, s1, s', s1']``), chosen with probability
+proportional to its rate in the current state (Gillespie's direct method; every
+move's rate is recomputed at each event, so an event costs ``O(moves)``: meant
+for the populations the exact chain cannot reach, up to a few hundred objects).
+The occupation ``X_{k,s}`` is averaged over time after a warm-up, in batches;
+replications are independent (xoshiro256** streams from ``SeedSequence(seed)``,
+:mod:`sim.rng`).  Compiled with numba.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mfstein.display import Presentable, heading_rows
+from mfstein.errors import check_int
+from mfstein.jit import numba
+from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
+
+
+@numba.njit(cache=True)
+def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, S, steps, warm, batches):
+    """Time-weighted occupation of each ``(k, s)`` per batch, ``(batches, K*S)``.
+
+    ``uf``/``ut``: flat from/to of the unilateral moves; ``p1, p2`` the flat
+    coordinates a pairwise move leaves and ``q1, q2`` those it enters."""
+    K = state.size
+    occ = np.zeros((batches, K * S))
+    span = np.zeros(batches)
+    rates = np.zeros(a.size + b.size)
+    per = max((steps - warm) // batches, 1)
+    s0, s1, s2, s3 = load_state(rng)
+    for step in range(steps):
+        total = 0.0
+        for i in range(a.size):
+            r = a[i] if state[uf[i] // S] == uf[i] % S else 0.0
+            rates[i] = r
+            total += r
+        for j in range(b.size):
+            ok = state[p1[j] // S] == p1[j] % S and state[p2[j] // S] == p2[j] % S
+            r = b[j] if ok else 0.0
+            rates[a.size + j] = r
+            total += r
+        if total <= 0.0:
+            break
+        u, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        dt = -np.log(1.0 - (u >> np.uint64(11)) * INV_2_53) / total
+        if step >= warm:
+            batch = min((step - warm) // per, batches - 1)
+            span[batch] += dt
+            for k in range(K):
+                occ[batch, k * S + state[k]] += dt
+        u, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        target = (u >> np.uint64(11)) * INV_2_53 * total
+        acc, pick = 0.0, rates.size - 1
+        for i in range(rates.size):
+            acc += rates[i]
+            if acc > target and rates[i] > 0.0:
+                pick = i
+                break
+        if pick < a.size:
+            state[ut[pick] // S] = ut[pick] % S
+        else:
+            j = pick - a.size
+            state[q1[j] // S] = q1[j] % S
+            state[q2[j] // S] = q2[j] % S
+    store_state(rng, s0, s1, s2, s3)
+    for t in range(batches):
+        if span[t] > 0:
+            occ[t] /= span[t]
+    return occ
+
+
+@dataclass(repr=False)
+class HeterogeneousSimulation(Presentable):
+    """Estimated ``E[X_{k,s}]`` (``mean``, flat ``k*S + s``) with 95% half-widths
+    ``ci95`` over replications x batches (batch means, Student t)."""
+
+    model: str
+    K: int
+    S: int
+    params: dict[str, str]
+    steps: int
+    reps: int
+    seed: int
+    mean: np.ndarray
+    ci95: np.ndarray
+    batch_means: np.ndarray = field(repr=False)
+
+    _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (float64)."""
+        return {"model": self.model, "K": self.K, "S": self.S, "params": dict(self.params),
+                "steps": self.steps, "reps": self.reps, "seed": self.seed,
+                "mean": self.mean.tolist(), "ci95": self.ci95.tolist()}
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = heading_rows(self.model, self.params)
+        rows.append(("run", f"K = {self.K} objects, {self.reps} x {self.steps:,} events, "
+                            f"seed {self.seed}"))
+        for k in range(min(self.K, 4)):
+            cells = [_pm(self.mean[k * self.S + s], self.ci95[k * self.S + s])
+                     for s in range(self.S)]
+            rows.append((f"P(object {k} in s)", ", ".join(cells)))
+        return rows
+
+
+def _pm(m: float, h: float) -> str:
+    """``m +- h`` with ``m`` to the digit of ``h``'s first significant one."""
+    places = max(0, 1 - int(np.floor(np.log10(h)))) if h > 0 else 6
+    return f"{m:.{places}f} +- {h:.1g}"
+
+
+def simulate_heterogeneous(model: Any, params: Mapping[str, Any] | None, *, N: Any,
+                           steps: Any, reps: Any, seed: Any, batches: Any = 20,
+                           warmup_fraction: float = 0.1,
+                           start: Sequence[Any] | str | None = None) -> HeterogeneousSimulation:
+    """Simulate the K objects of ``model`` (``N`` must be ``K``); see the module."""
+    import mpmath
+    from scipy.stats import t as student
+
+    from mfstein.errors import ParameterError
+    from numeric.heterogeneous.entry import rates, start_point
+
+    N = check_int("N", N, 1)
+    if N != model.K:
+        raise ParameterError(
+            f"N must be the number of objects K = {model.K} of the heterogeneous population, "
+            f"got {N}."
+        )
+    steps, reps = check_int("steps", steps, 100), check_int("reps", reps, 1)
+    seed, batches = check_int("seed", seed, 0), check_int("batches", batches, 2, 1000)
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    K, S = model.K, model.S
+    x0 = start_point(model, start).reshape(K, S)
+    first = np.argmax(x0, axis=1).astype(np.int64)
+    warm = int(steps * float(warmup_fraction))
+    if steps - warm < 10 * batches:
+        raise ParameterError(
+            f"steps must leave at least 10 events per batch after the warm-up, got {steps} "
+            f"for {batches} batches."
+        )
+    runs = []
+    for rng in seed_states(seed, reps):
+        runs.append(_occupation(first.copy(), rng, R.uni[:, 0].copy(), R.uni[:, 1].copy(), R.a,
+                                R.pair[:, 0].copy(), R.pair[:, 1].copy(), R.pair[:, 2].copy(),
+                                R.pair[:, 3].copy(), R.b, S, steps, warm, batches))
+    means = np.concatenate(runs)
+    n = means.shape[0]
+    half = student.ppf(0.975, n - 1) * means.std(axis=0, ddof=1) / np.sqrt(n)
+    return HeterogeneousSimulation(model.name, K, S, inputs, steps, reps, seed,
+                                   means.mean(axis=0), half, means)
