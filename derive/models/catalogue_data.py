@@ -197,6 +197,21 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "large heterogeneous processor-sharing systems, IEEE "
         "Trans. Control Netw. Syst. 3(2), 2016",
     },
+    "power_of_two_heterogeneous": {
+        "name": "power_of_two_heterogeneous",
+        "factory": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
+        "summary": "``K >= 2`` servers with buffer ``b >= 1`` and "
+        "service rates ``speeds`` (K numbers > 0, a list or "
+        "a comma-separated string; default evenly spread "
+        "over ``[1/2, 3/2]``); parameter ``lam > 0``, the "
+        "arrival rate per server.",
+        "options": {"K": "10", "b": "2", "speeds": "None"},
+        "built_with": {},
+        "states": None,
+        "parameters": [{"name": "lam", "range": "> 0", "doc": ""}],
+        "observables": {},
+        "citation": "",
+    },
     "sir": {
         "name": "sir",
         "factory": "derive.models.sir:sir",
