@@ -151,7 +151,6 @@ def simulate(
     check_start(start)
     from mfstein.limits import SIM_MAX_N
     from numeric.heterogeneous.entry import is_heterogeneous
-    from sim.heterogeneous import simulate_heterogeneous
 
     opts = RunOptions(
         steps=steps,
@@ -177,10 +176,7 @@ def simulate(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects, one event at a time
-        return simulate_heterogeneous(
-            model, params, N=N, steps=steps, reps=reps, seed=seed, batches=batches,
-            warmup_fraction=warmup_fraction, start=start,
-        )  # fmt: skip
+        return _heterogeneous(model, params, N, opts, start)
     if not isinstance(model, Model):
         from numeric.prepared import prepare
 
@@ -190,12 +186,7 @@ def simulate(
         observables = [observables]
     given_start = bool(start) or truncation is not None
     engine = _engine_for(model, engine, policy, given_start, bool(observables))
-    prepared: tuple = ()
-    if observables:
-        from sim.observables import prepare as prepare_observable
-
-        values = dict(params or {})
-        prepared = tuple(prepare_observable(model, g, values) for g in observables)
+    prepared = _observables(model, params, observables)
     sim = choose(model, params or {}, engine)(model, N, params, start=start, truncation=truncation)
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
@@ -206,6 +197,26 @@ def simulate(
 
         prepared_runs.save(key, sim.record())
     return sim._run(opts)
+
+
+def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
+    """Each observable prepared for the simulator (:func:`sim.observables.prepare`)."""
+    if not observables:
+        return ()
+    from sim.observables import prepare
+
+    values = dict(params or {})
+    return tuple(prepare(model, g, values) for g in observables)
+
+
+def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any) -> Any:
+    """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`)."""
+    from sim.heterogeneous import simulate_heterogeneous
+
+    return simulate_heterogeneous(
+        model, params, N=N, steps=opts.steps, reps=opts.reps, seed=opts.seed,
+        batches=opts.batches, warmup_fraction=opts.warmup_fraction, start=start,
+    )  # fmt: skip
 
 
 def _kept_run(

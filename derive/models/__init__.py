@@ -106,6 +106,11 @@ OPTION_VALUES: dict[str, dict[str, str]] = {
     "power_of_d_two_speeds": {"b": "an integer >= 1", "d": "an integer >= 1"},
     "sis": {},
     "jiq": {"b": "an integer >= 1", "r": "an integer >= 1", "L": "an integer > r"},
+    "power_of_two_heterogeneous": {
+        "K": "an integer >= 2",
+        "b": "an integer from 1 to 50",
+        "speeds": "K numbers > 0, comma-separated",
+    },
 }
 
 

@@ -445,7 +445,7 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
-    from numeric.heterogeneous.entry import exact_heterogeneous, is_heterogeneous
+    from numeric.heterogeneous.entry import is_heterogeneous
 
     t0 = time.perf_counter()
     check_params(params)
@@ -460,11 +460,7 @@ def solve(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # the product chain of K objects
-        if start is not None or truncation is not None:
-            raise ParameterError(
-                "start and truncation are not available for a heterogeneous population."
-            )
-        return exact_heterogeneous(model, params, N=N)
+        return _heterogeneous(model, params, N, start, truncation)
     if route != "general":
         general_call = start is not None or truncation is not None
         r = _by_fast_path(
@@ -487,6 +483,17 @@ def solve(
     W = None if mf is None else _w64(mf)
     ch, solved, cut = _solved(ch, centre, (method, tol, progress, W), cut_tol, memory_limit)
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any) -> Any:
+    """The exact law of a heterogeneous population of ``N`` objects (its product chain)."""
+    from numeric.heterogeneous.entry import exact_heterogeneous
+
+    if start is not None or truncation is not None:
+        raise ParameterError(
+            "start and truncation are not available for a heterogeneous population."
+        )
+    return exact_heterogeneous(model, params, N=N)
 
 
 def _solved(
