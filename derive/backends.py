@@ -103,7 +103,40 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     # (``mpmath``, ``numpy``), a function the printer calls or a common
     # subexpression would otherwise shadow it inside the generated function
     kwargs.setdefault("dummify", True)
+    if kwargs.get("cse") is True:
+        kwargs["cse"] = _cse_avoiding(args)
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
+
+
+def _cse_avoiding(args: Any) -> Callable[[Any], Any]:
+    """SymPy's common-subexpression elimination whose temporaries are named unlike
+    every argument of the lambdified function.
+
+    SymPy's own ``cse=True`` names them ``x0, x1, ...`` and avoids only the symbols
+    that occur in the expressions; dummifying then renames every argument in the
+    reduced expressions as well, so a temporary equal to an argument absent from
+    them (a state ``x0`` of a Hessian that is constant in the states) was read as
+    that argument: wrong values, no error.
+    """
+    from itertools import count
+
+    from sympy.utilities.iterables import flatten
+
+    taken = {str(a) for a in flatten([args])}
+
+    def run(expr: Any) -> Any:
+        names = taken | {str(q) for q in _free_symbols(expr)}
+        temps = (sp.Symbol(f"_cse{k}") for k in count() if f"_cse{k}" not in names)
+        return sp.cse(expr, symbols=temps, list=False)
+
+    return run
+
+
+def _free_symbols(expr: Any) -> set[Any]:
+    """The free symbols of an expression, a matrix or nested lists of them."""
+    if isinstance(expr, (list, tuple)):
+        return set().union(set(), *(_free_symbols(e) for e in expr))
+    return set(getattr(expr, "free_symbols", ()))
 
 
 class Backend(ABC):

@@ -56,3 +56,23 @@ def test_a_form_without_states_and_a_constant_broadcast() -> None:
     lin = type(g)(3 * x, (x,), np.array([1]), np.array([[1]]))
     fn = _by_forms([const, lin], 3, (c,))
     np.testing.assert_array_equal(fn(np.array([0.5, 0.25]), np.array([1.5])), [3.0, 0.75, 3.0])
+
+
+def test_common_subexpressions_never_read_as_absent_states() -> None:
+    """States named ``x0, x1, ...`` absent from a list (bike sharing's Hessians are
+    constant in the states) are not SymPy's cse temporaries: the one-function route
+    gives SymPy's values (it returned the states' values in their place)."""
+    from derive.backends import lambdify
+
+    model = load_model("bike_sharing", K=4)
+    sr = sparse_rates(model)
+    rng = np.random.default_rng(2)
+    s, p = rng.uniform(0.1, 0.9, model.b), np.array([1.0, 1.3, 2.5])
+    point = {**dict(zip(model.states, s, strict=True)), **dict(zip(model.params, p, strict=True))}
+    for what in ("rates", "grad", "hess"):
+        exprs = sr._exprs[what]
+        want = [float(e.xreplace(point)) for e in exprs]
+        np.testing.assert_allclose(sr.evaluator(what)(s, p), want, rtol=1e-14, atol=1e-15)
+    x0, y = sp.symbols("x0 y")
+    fn = lambdify((x0, y), [2 * y + 1, (2 * y + 1) ** 2], "numpy", cse=True)
+    assert fn(5.0, 1.0) == [3.0, 9.0]
