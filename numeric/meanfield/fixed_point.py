@@ -333,8 +333,12 @@ def search(
     except NumericalError as exc:
         # the flow cannot be followed from this start (a rate such as sqrt(y) has
         # no finite derivative on the face y = 0 where the origin lies): the
-        # points of the state space below are searched instead
-        if not extra_starts:
+        # points of the state space below are searched instead.  Any other failure
+        # (a flow that chatters on a jump of the drift and never settles) would only
+        # repeat from every random start, each to the evaluation limit: refused now.
+        from numeric.rate_signs import singular_derivative
+
+        if not extra_starts or singular_derivative(rm.model, list(start), list(p)) is None:
             raise
         failed = exc
     if extra_starts:
