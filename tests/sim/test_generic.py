@@ -109,7 +109,11 @@ def test_generated_update_kernel_matches_rates_into(spec, options):
 
 @pytest.mark.parametrize(
     ("spec", "N", "params", "incremental"),
-    [("supermarket", 40, {"lam": "0.95"}, True), ("sir", 30, SIR, False)],
+    [
+        # compiling both loops of the 7-level supermarket takes ~45 s from an empty cache
+        pytest.param("supermarket", 40, {"lam": "0.95"}, True, marks=pytest.mark.slow),
+        ("sir", 30, SIR, False),
+    ],
 )
 def test_unrolled_loop_equals_the_table_driven_loop(spec, N, params, incremental):
     """The two generated event loops do the same arithmetic: identical numbers."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mpmath
+import pytest
 
 import numeric
 from derive.models import load_model
@@ -26,6 +27,7 @@ def test_user_model_30_digits_on_the_kept_levels():
             assert abs(got - want) <= err + mpmath.mpf(10) ** -45
 
 
+@pytest.mark.slow
 def test_order2_beyond_the_dense_limit():
     """b = 130 > 120 free coordinates is answered at order 2, and equals the
     order 2 of the 25-level model solved in full (its levels beyond 10 carry

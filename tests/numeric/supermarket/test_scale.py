@@ -110,6 +110,7 @@ def test_equilibrium_above_capacity_solves_the_drift() -> None:
         assert all(1 > s[i] > s[i + 1] > 0 for i in range(b - 1))
 
 
+@pytest.mark.slow
 def test_float64_banded_path_at_b1000() -> None:
     lams = np.array([0.5, 0.9, 0.999])
     fast = constant_float64(lams, 1000)
