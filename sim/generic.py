@@ -323,8 +323,14 @@ class GenericSimulator(Simulator):
                 _PREPARED.pop(next(iter(_PREPARED)))
             _PREPARED[key] = (self.spec, self.lattice, tuple(self.notes))
         else:
+            from sim.generic_kernels import chain_module
+
             self.spec, self.lattice, notes = hit
             self.notes = list(notes)
+            # the chain module through the loader that can generate it (at once when it
+            # is loaded): a cached file damaged since is generated again here, where
+            # load_chain in _run, which has no model, could only refuse it
+            chain_module(self.model)
         kern = self.model.kernels("numba")
         _MODULES[self.spec.kernel] = kern.module
         arrival = self.model.structure("arrival")

@@ -3,22 +3,33 @@
 ``numeric.solve``, ``numeric.exact.solve`` and ``numeric.transient`` (and
 ``sim.simulate``) hand a :class:`derive.heterogeneous_population.HeterogeneousModel`
 to the functions here, at the top, after their own argument checks.
+
+Importing this module loads neither SymPy nor the heterogeneous numerics (they are
+imported by the functions that use them): ``sim.simulate`` asks
+:func:`is_heterogeneous` before it reads a run prepared by an earlier process,
+which must start simulating without SymPy (:mod:`sim.prepared_runs`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 
-from derive.heterogeneous_population import HeterogeneousModel
 from mfstein.errors import ParameterError
-from numeric.heterogeneous import steady
-from numeric.heterogeneous.rates import Rates, evaluate
-from numeric.heterogeneous.result import HeterogeneousExact, HeterogeneousSolution
 from numeric.precision import limited_blas
+
+if TYPE_CHECKING:
+    from derive.heterogeneous_population import HeterogeneousModel
+    from numeric.heterogeneous import steady
+    from numeric.heterogeneous.rates import Rates
+    from numeric.heterogeneous.result import HeterogeneousExact, HeterogeneousSolution
+
+#: The module that defines :class:`HeterogeneousModel` (it imports SymPy).
+_MODEL_MODULE = "derive.heterogeneous_population"
 
 #: The refusal of order 2 (one sentence).
 NO_ORDER_2 = (
@@ -29,13 +40,18 @@ NO_ORDER_2 = (
 
 
 def is_heterogeneous(model: Any) -> bool:
-    """Whether ``model`` is a heterogeneous population (dispatch test of the entries)."""
-    return isinstance(model, HeterogeneousModel)
+    """Whether ``model`` is a heterogeneous population (dispatch test of the entries).
+
+    No such model exists before its module is imported, so the test imports nothing
+    (in particular not SymPy)."""
+    defined = sys.modules.get(_MODEL_MODULE)
+    return defined is not None and isinstance(model, defined.HeterogeneousModel)
 
 
 def rates(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
           float64: bool) -> tuple[Rates, dict[str, str]]:
     """Parameters checked and parsed at the working precision, and the rates."""
+    from numeric.heterogeneous.rates import evaluate
     from numeric.meanfield.params import check_names, parse_params
 
     given = check_names(model, params)
@@ -69,6 +85,8 @@ def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) ->
 def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
                         dps: int, order: int, start: Any, precision: str) -> HeterogeneousSolution:
     """The steady state: float64, or ``dps`` digits earned at two working precisions."""
+    from numeric.heterogeneous import steady
+    from numeric.heterogeneous.result import HeterogeneousSolution
     from numeric.precision import agreeing_digits, earn_digits, guard_ladder
 
     if order != 1:
@@ -112,6 +130,7 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
     """The product chain of the K objects; ``N`` must equal ``K``."""
     from mfstein.errors import check_int
     from numeric.heterogeneous.exact import moments, stationary
+    from numeric.heterogeneous.result import HeterogeneousExact
 
     N = check_int("N", N, 1)
     if N != model.K:
