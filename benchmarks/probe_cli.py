@@ -1309,36 +1309,9 @@ def issue36_observables_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
-#: Issue 36 (float64): plain model files (transitions only) the float64 route must
-#: check as the default route does.
-FLOAT64_MODELS = """
-import sympy as sp
-from derive import Model, Transition
-
-x, lam, beta, gamma, c = sp.symbols("x lam beta gamma c")
-
-
-def jump():
-    birth = sp.Piecewise((lam, x < sp.Rational(1, 2)), (lam * (1 - x), True))
-    return Model("jump", (x,), (lam,), [Transition((1,), birth), Transition((-1,), x)])
-
-
-def kink():
-    return Model("kink", (x,), (lam,), [Transition((1,), sp.Min(lam, 1 - x)), Transition((-1,), x)])
-
-
-def sis():
-    return Model("sis", (x,), (beta, gamma),
-                 [Transition((1,), beta * x * (1 - x)), Transition((-1,), gamma * x)])
-
-
-def grow():
-    return Model("grow", (x,), (c,), [Transition((1,), 2 * c * x), Transition((-1,), c * x)])
-
-
-def bd():
-    return Model("bd", (x,), (lam,), [Transition((1,), lam * (1 - x)), Transition((-1,), x)])
-"""
+#: Issue 36 (float64): plain model files the float64 route must check as the default
+#: route does (shared with tests/numeric/meanfield/test_float64_checks.py).
+FLOAT64_MODELS = ROOT / "benchmarks/models/float64_checks.py"
 
 
 def _stdout_has(text: str) -> Callable[[Path, subprocess.CompletedProcess], str | None]:
@@ -1358,7 +1331,7 @@ def issue36_float64_probes() -> list[Probe]:
     error, with ``--method fast``; SIS answered from a start whose search ends at the
     unstable root; ``--order 2`` at ``lam = 1000`` answered by the default route."""
     P = Probe
-    setup = _file("m.py", FLOAT64_MODELS)
+    setup = _file("m.py", FLOAT64_MODELS.read_text())
     m = "{dir}/m.py"
     f64 = ["--float64"]
     return [
@@ -1378,8 +1351,9 @@ def issue36_float64_probes() -> list[Probe]:
           check=_no_internal_error),
         P("float64 method fast", ["solve", *MODEL_SM, *f64, "--method", "fast"], (INPUT,),
           check=_one_line_mentioning("cannot be combined")),
-        P("float64 order 2 lam=1000", ["solve", "--model", f"{m}:bd", "--param", "lam=1000",
-          "--order", "2"], (OK,), setup, _stdout_has("0.999000999001")),
+        P("float64 order 2 lam=1000", ["solve", "--model", f"{m}:birth_death",
+          "--param", "lam=1000", "--order", "2"], (OK,), setup,
+          _stdout_has("0.999000999001")),
     ]  # fmt: skip
 
 

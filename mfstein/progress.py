@@ -48,8 +48,7 @@ def stages(
             mininterval=0,
             bar_format="{desc} [{elapsed}]",
         )
-        bar.what = what
-    token = _DISPLAY.set((seen, bar))
+    token = _DISPLAY.set((what, seen, bar))
     try:
         yield seen
     finally:
@@ -64,10 +63,10 @@ def stage(name: str) -> None:
     display = _DISPLAY.get()
     if display is None:
         return
-    seen, bar = display
+    what, seen, bar = display
     seen.append(name)
     if bar is not None:
-        bar.set_description_str(f"{bar.what}: {name}", refresh=False)
+        bar.set_description_str(f"{what}: {name}", refresh=False)
         bar.update(1)
 
 

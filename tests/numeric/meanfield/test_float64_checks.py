@@ -2,11 +2,14 @@
 returned point (relative to the size of its terms), the point inside the state space,
 no kink, the stability of J -- the checks of :mod:`numeric.meanfield.acceptance`,
 shared with the default route -- and a search that keeps looking from other starts
-in the state space before refusing.  Every model is a plain file written here
-(transitions only, no ModelInfo); every float64 answer is held against the
+in the state space before refusing.  Every model is in the plain file
+benchmarks/models/float64_checks.py (transitions only, no ModelInfo), which the probe
+sweep reads too; every float64 answer is held against the
 default route."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -15,51 +18,13 @@ import numeric
 from derive.models import load_model
 from mfstein.errors import NumericalError, ParameterError
 
-MODELS = """
-import sympy as sp
-from derive import Model, Transition
-
-x, lam, beta, gamma, c = sp.symbols("x lam beta gamma c")
-
-
-def jump():
-    # birth lam below 1/2, lam (1 - x) above: at lam = 1/2 the drift jumps from
-    # 1/2 - x > 0 to (1 - 3 x)/2 < 0 at x = 1/2 and never vanishes
-    birth = sp.Piecewise((lam, x < sp.Rational(1, 2)), (lam * (1 - x), True))
-    return Model("jump", (x,), (lam,), [Transition((1,), birth), Transition((-1,), x)])
-
-
-def kink():
-    # birth min(lam, 1 - x): at lam = 1/2 the fixed point x = 1/2 is on the kink
-    return Model("kink", (x,), (lam,), [Transition((1,), sp.Min(lam, 1 - x)), Transition((-1,), x)])
-
-
-def sis():
-    return Model("sis", (x,), (beta, gamma),
-                 [Transition((1,), beta * x * (1 - x)), Transition((-1,), gamma * x)])
-
-
-def grow():
-    # the only fixed point, 0, is unstable (J = c)
-    return Model("grow", (x,), (c,), [Transition((1,), 2 * c * x), Transition((-1,), c * x)])
-
-
-def scaled():
-    # every rate times c: the same fixed point 1/2 and constant 1/4 for any c > 0
-    return Model("scaled", (x,), (c,), [Transition((1,), c * (1 - x)), Transition((-1,), c * x)])
-
-
-def birth_death():
-    # x* = lam/(1 + lam): at lam = 1000 the drift is a difference of terms of size 1000
-    return Model("bd", (x,), (lam,), [Transition((1,), lam * (1 - x)), Transition((-1,), x)])
-"""
+#: The plain model file both this test and the probe sweep read.
+MODELS = Path(__file__).resolve().parents[3] / "benchmarks/models/float64_checks.py"
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("models") / "plain.py"
-    path.write_text(MODELS)
-    return str(path)
+def models() -> str:
+    return str(MODELS)
 
 
 def _both(spec: str, params: dict, **kw):
