@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import pprint
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def describe(name: str, *, transitions: bool = False) -> dict[str, Any]:
     return {
         "name": name,
         "factory": MODELS.get(name, name),
-        "summary": " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split()),
+        "summary": _plain_text((inspect.getdoc(fn) or "").split("\n\n")[0]),
         "options": options,
         "built_with": {k: str(v) for k, v in example.items()},
         "states": [str(s) for s in getattr(model, "states", ())] or None,
@@ -73,6 +74,17 @@ def describe(name: str, *, transitions: bool = False) -> dict[str, Any]:
         "observables": {k: str(v) for k, v in observables.items()},
         "citation": info.citation,
     } | ({"transitions": _transitions(model)} if transitions else {})
+
+
+def _plain_text(docstring: str) -> str:
+    """The first paragraph of a factory's docstring as one line of plain text.
+
+    The docstrings are reStructuredText for Sphinx; a terminal shows ``x`` as
+    it is, so inline literals and roles (``:func:`name` ``) lose their markup.
+    """
+    text = " ".join(docstring.split())
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def _transitions(model: Any) -> list[dict[str, Any]] | None:

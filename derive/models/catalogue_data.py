@@ -9,11 +9,11 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "bike_sharing": {
         "name": "bike_sharing",
         "factory": "derive.models.bike_sharing:bike_sharing",
-        "summary": "Stations of capacity ``K >= 1``; parameters ``lam > 0`` (take "
-        "rate), ``mu > 0`` (return rate), ``s > 0`` (bikes per station; "
-        "the finite-N chain needs ``s N`` to be a whole number). The "
-        "reference point puts ``min(floor(s), K)`` bikes in every station "
-        "and the rest in transit, a state of every finite system.",
+        "summary": "Stations of capacity K >= 1; parameters lam > 0 (take rate), mu "
+        "> 0 (return rate), s > 0 (bikes per station; the finite-N chain "
+        "needs s N to be a whole number). The reference point puts "
+        "min(floor(s), K) bikes in every station and the rest in transit, "
+        "a state of every finite system.",
         "options": {"K": "10"},
         "built_with": {},
         "states": ["x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"],
@@ -39,9 +39,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "cache_random": {
         "name": "cache_random",
         "factory": "derive.models.cache:cache_random",
-        "summary": "The RANDOM-replacement cache: ``n >= 2`` items, cache size ``1 "
-        "<= m < n``, Zipf exponent ``alpha >= 0`` (a number; kept exact). "
-        "No free parameters.",
+        "summary": "The RANDOM-replacement cache: n >= 2 items, cache size 1 <= m < "
+        "n, Zipf exponent alpha >= 0 (a number; kept exact). No free "
+        "parameters.",
         "options": {"n": "10", "m": "5", "alpha": "0.5"},
         "built_with": {},
         "states": [
@@ -125,9 +125,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "jiq": {
         "name": "jiq",
         "factory": "derive.models.jiq:jiq",
-        "summary": "JIQ-Random with server buffer ``b >= 1``, ``r >= 1`` servers per "
-        "dispatcher and I-queues of at most ``L > r`` entries (default ``2 r``); "
-        "parameter ``lam > 0`` (arrival rate per server, service rate 1).",
+        "summary": "JIQ-Random with server buffer b >= 1, r >= 1 servers per dispatcher and "
+        "I-queues of at most L > r entries (default 2 r); parameter lam > 0 "
+        "(arrival rate per server, service rate 1).",
         "options": {"b": "3", "r": "2", "L": "None"},
         "built_with": {},
         "states": ["x1", "x2", "x3", "z1", "z2", "z3", "z4"],
@@ -151,7 +151,7 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "jsq_L": {
         "name": "jsq_L",
         "factory": "derive.models.jsq:jsq_L",
-        "summary": "JSQ(L): ``L`` choices, arrival rate ``alpha``, service rate ``beta``.",
+        "summary": "JSQ(L): L choices, arrival rate alpha, service rate beta.",
         "options": {"L": "2", "b": "inf", "distinct": "false"},
         "built_with": {},
         "states": None,
@@ -166,10 +166,10 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "power_of_d_two_speeds": {
         "name": "power_of_d_two_speeds",
         "factory": "derive.models.heterogeneous:power_of_d_two_speeds",
-        "summary": "Buffer ``b >= 1``, ``d >= 1`` samples; parameters ``lam "
-        "> 0``, ``mu1 > 0``, ``mu2 > 0`` and the class-1 "
-        "fraction ``0 < gamma < 1`` (``gamma N`` must be a whole "
-        "number for the finite-N chain).",
+        "summary": "Buffer b >= 1, d >= 1 samples; parameters lam > 0, mu1 "
+        "> 0, mu2 > 0 and the class-1 fraction 0 < gamma < 1 "
+        "(gamma N must be a whole number for the finite-N "
+        "chain).",
         "options": {"b": "5", "d": "2"},
         "built_with": {},
         "states": ["x1", "x2", "x3", "x4", "x5", "y1", "y2", "y3", "y4", "y5"],
@@ -200,11 +200,11 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "power_of_two_heterogeneous": {
         "name": "power_of_two_heterogeneous",
         "factory": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
-        "summary": "``K >= 2`` servers with buffer ``b >= 1`` and "
-        "service rates ``speeds`` (K numbers > 0, a list or "
-        "a comma-separated string; default evenly spread "
-        "over ``[1/2, 3/2]``); parameter ``lam > 0``, the "
-        "arrival rate per server.",
+        "summary": "K >= 2 servers with buffer b >= 1 and service "
+        "rates speeds (K numbers > 0, a list or a "
+        "comma-separated string; default evenly spread over "
+        "[1/2, 3/2]); parameter lam > 0, the arrival rate "
+        "per server.",
         "options": {"K": "10", "b": "2", "speeds": "None"},
         "built_with": {},
         "states": None,
@@ -215,7 +215,7 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "sir": {
         "name": "sir",
         "factory": "derive.models.sir:sir",
-        "summary": "SIRS with parameters ``beta >= 0``, ``gamma > 0``, ``rho > 0``, ``a > 0``.",
+        "summary": "SIRS with parameters beta >= 0, gamma > 0, rho > 0, a > 0.",
         "options": {},
         "built_with": {},
         "states": ["S", "I", "R"],
@@ -231,9 +231,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "sis": {
         "name": "sis",
         "factory": "derive.models.sis:sis",
-        "summary": "The SIS malware model with parameters ``a > 0`` (infection from outside), "
-        "``beta >= 0`` (by contact) and ``gamma > 0`` (recovery); reference point "
-        "``I = 0`` (nobody infected).",
+        "summary": "The SIS malware model with parameters a > 0 (infection from outside), "
+        "beta >= 0 (by contact) and gamma > 0 (recovery); reference point I = 0 "
+        "(nobody infected).",
         "options": {},
         "built_with": {},
         "states": ["I"],
@@ -254,7 +254,7 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "supermarket": {
         "name": "supermarket",
         "factory": "derive.models.supermarket:supermarket",
-        "summary": "The supermarket model with buffer ``b`` under power-of-``d`` choices.",
+        "summary": "The supermarket model with buffer b under power-of-d choices.",
         "options": {"b": None, "d": "2", "mu": "1", "replacement": "true"},
         "built_with": {"b": "3"},
         "states": ["s1", "s2", "s3"],
