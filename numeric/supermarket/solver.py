@@ -260,7 +260,7 @@ def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -
 def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
     """Predicted ``b = "auto"``: the first level ``k`` with ``s*_k`` below ``10^-(dps + 2)``
     (the infinite-buffer bound ``s*_k <= rho^(e_k)``): one more than the
-    :func:`derive.models.supermarket.levels_above` ``10^-(dps + 2)``
+    :func:`derive.models.occupancy_levels.levels_above` ``10^-(dps + 2)``
     (:func:`derive.models.open_buffers.buffer_levels`, the rule of ``b = "auto"``)."""
     with mpmath.workdps(30):
         gap = (mu - lam) / mu  # relative rounding only: exact enough for any tiny gap
