@@ -42,7 +42,7 @@ import numpy as np
 
 from mfstein.errors import ParameterError
 from sim import runner, stats, summary
-from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
+from sim.base import RunOptions, SimulationResult, Simulator
 from sim.supermarket import run_supermarket
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
@@ -521,6 +521,8 @@ class SupermarketFastPath(Simulator):
 
     name = "supermarket"
     capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
+    engines = ("aggregated", "per-server")
+    policy_engine = "per-server"
     #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
     engine: str | None = None
     policy: str = "pod"
@@ -577,5 +579,3 @@ class SupermarketFastPath(Simulator):
             )
         return out
 
-
-register_simulator("supermarket", SupermarketFastPath)
