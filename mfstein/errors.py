@@ -1,11 +1,11 @@
 """Errors shared by every mfstein package, importable without the numeric stack.
 
-Importing this module loads nothing beyond the standard library, so the
-command-line dispatcher and any module that only needs to *raise* an error
-stay cheap to import.  ``derive.errors`` and ``numeric.precision`` re-export
-these names for older callers.  The classes themselves are defined one step
-below, in :mod:`mfstein.exceptions` (the bottom of the ground), so that
-:mod:`mfstein.numbers`, whose integer parser ``check_int`` is, can raise them.
+Importing this module loads nothing beyond the standard library and
+:mod:`mfstein.exceptions`, where the classes are defined (the bottom of the
+ground: :mod:`mfstein.numbers`, whose ``parse_integer`` is :func:`check_int`, and
+:mod:`mfstein.limits` raise them from there), so the command-line dispatcher and
+any module that only needs to *raise* an error stay cheap to import.  Import
+them from here; ``numeric.precision`` re-exports them for older callers.
 """
 
 from __future__ import annotations

@@ -640,29 +640,6 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     )
 
 
-def bound(
-    lam: Any,
-    b: int | str = "auto",
-    d: int = 2,
-    *,
-    dps: int = 30,
-    M: MSpec = None,
-    truncate: bool = True,
-) -> MeanFieldSolution:
-    """Theorem 1's constant with ``b = "auto"``, ``"inf"`` or an integer buffer.
-
-    ``E[(S - s*)^T M (S - s*)] ~ c/N``; for ``M = I`` the bound is ``c/N``
-    (the core paper's Theorem 1 with the sign of the Kronecker form corrected).
-    ``b = "auto"`` reports the buffer it settled on in ``MeanFieldSolution.b``;
-    ``truncate`` as in :func:`solve`.
-    """
-    b = check_b(b, allow=("auto", "inf"))
-    truncate = check_bool("truncate", truncate)
-    if b == "auto":
-        b = auto_buffer(lam, d, dps=dps, M=M)
-    return solve(lam, b, d, dps=dps, M=M, truncate=truncate)
-
-
 def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:
     """The fast path of the supermarket family (and JSQ(L)): :func:`solve` on the
     rates the model's ``info.structure`` names, reported in the model's terms
