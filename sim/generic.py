@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,10 @@ class GenericSpec:
     thin_bits: int
     hist_len: int
     n_obs: int = 0
+
+    def config(self) -> dict:
+        """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
+        return {**asdict(self), "s_star": list(self.s_star)}
 
 
 _MODULES: dict[str, Any] = {}
