@@ -211,3 +211,12 @@ def test_each_task_finds_the_family_through_the_table() -> None:
     assert exact_paths.fast_path(sir) is None
     assert fast_simulator(model) is load("supermarket", "simulation")
     assert fast_simulator(sir) is None
+
+
+def test_the_runner_imports_no_engine() -> None:
+    """``sim.runner`` runs any engine's units: it reads the spec through its
+    ``RunSpec`` protocol and is given ``advance``/``fresh_state``; of ``sim`` it
+    imports only the seeds and the checkpoint's JSON."""
+    source = (ROOT / "sim/runner.py").read_text()
+    own = {t for _, t, _ in imports(source, "sim.runner") if t.startswith("sim")}
+    assert own == {"sim.rng", "sim.replication_json"}
