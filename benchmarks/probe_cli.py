@@ -2284,6 +2284,31 @@ def issue37_hetpp_probes() -> list[Probe]:
     return out
 
 
+def issue37_circles31_probes() -> list[Probe]:
+    """Issue 31 (one fast-path table): ``simulate`` finds a family's own engines and
+    dispatch policies through the table, not by name; a model of another family asking
+    for them is refused in one sentence naming the family that has them (exit 2), and
+    the supermarket still runs on them."""
+    sir = ["simulate", "--model", "sir", *SIR_PARAMS, "--N", "10", *SIM]
+    sm = ["simulate", "--model", "supermarket", "--param", "b=3", "--param", "lam=0.9",
+          "--N", "10", *SIM]
+    return [
+        *(Probe("issue31 fast engines", [*sir, "--engine", e], (INPUT,),
+                check=_one_line_mentioning("runs the supermarket family only"))
+          for e in ("aggregated", "per-server")),
+        Probe("issue31 fast engines", [*sir, "--policy", "jsq"], (INPUT,),
+              check=_one_line_mentioning("dispatch rule of the supermarket's per-server engine")),
+        Probe("issue31 fast engines", [*sir, "--engine", "fast"], (INPUT,),
+              check=_one_line_mentioning("has no fast-path simulator")),
+        Probe("issue31 fast engines", [*sm, "--policy", "jsq", "--engine", "generic"], (INPUT,),
+              check=_one_line_mentioning("per-server engine")),
+        Probe("issue31 fast engines", [*sm, "--engine", "per-server", "--json"], (OK,),
+              check=_stdout_has('"simulator": "per-server"')),
+        Probe("issue31 fast engines", [*sm, "--policy", "random", "--json"], (OK,),
+              check=_stdout_has('"simulator": "per-server"')),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2314,6 +2339,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_table_probes(),
         *issue37_names_probes(),
         *issue37_hetpp_probes(),
+        *issue37_circles31_probes(),
     ]
 
 

@@ -224,7 +224,7 @@ def _engine(args: argparse.Namespace) -> str:
 
 
 def _simulate(args) -> int:
-    from sim.api import simulate_supermarket
+    from sim.supermarket_short_form import simulate_supermarket
 
     engine = _engine(args)
     if engine in ("generic", "fast") and args.model is None:
