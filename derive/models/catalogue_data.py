@@ -163,6 +163,22 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "citation": "C. Graham, Functional central limit theorems for a large network in "
         "which customers join the shortest of several queues",
     },
+    "power_of_d_heterogeneous": {
+        "name": "power_of_d_heterogeneous",
+        "factory": "derive.models.power_of_d_servers:power_of_d_heterogeneous",
+        "summary": "``K >= d`` servers with buffer ``b >= 1``, ``d >= "
+        "2`` choices and service rates ``speeds`` (K numbers "
+        "> 0, a list or a comma-separated string; default "
+        "evenly spread over ``[1/2, 3/2]``; two classes: two "
+        "distinct values); parameter ``lam > 0``, the arrival "
+        "rate per server.",
+        "options": {"K": "10", "b": "2", "d": "2", "speeds": "None"},
+        "built_with": {},
+        "states": None,
+        "parameters": [{"name": "lam", "range": "> 0", "doc": "arrival rate per server"}],
+        "observables": {},
+        "citation": "",
+    },
     "power_of_d_two_speeds": {
         "name": "power_of_d_two_speeds",
         "factory": "derive.models.heterogeneous:power_of_d_two_speeds",
