@@ -116,8 +116,9 @@ OPTION_VALUES: dict[str, dict[str, str]] = {
     "power_of_d_heterogeneous": {
         "K": "an integer >= 2",
         "b": "an integer from 1 to 50",
-        "d": "an integer from 2 to min(K, 20)",
+        "d": "an integer from 2 to 20 (at most K with sampling distinct)",
         "speeds": "K numbers > 0, comma-separated",
+        "sampling": "distinct or replacement",
     },
 }
 

@@ -170,9 +170,11 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "2`` choices and service rates ``speeds`` (K numbers "
         "> 0, a list or a comma-separated string; default "
         "evenly spread over ``[1/2, 3/2]``; two classes: two "
-        "distinct values); parameter ``lam > 0``, the arrival "
-        "rate per server.",
-        "options": {"K": "10", "b": "2", "d": "2", "speeds": "None"},
+        "distinct values); ``sampling`` ``distinct`` (``d`` "
+        "distinct servers, default) or ``replacement``; "
+        "parameter ``lam > 0``, the arrival rate per server. "
+        "This is JSQ(d).",
+        "options": {"K": "10", "b": "2", "d": "2", "speeds": "None", "sampling": "distinct"},
         "built_with": {},
         "states": None,
         "parameters": [{"name": "lam", "range": "> 0", "doc": "arrival rate per server"}],

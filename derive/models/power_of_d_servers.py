@@ -31,6 +31,20 @@ above (the d choices become independent).  For ``d = 2`` it is
 :func:`derive.models.heterogeneous_servers.power_of_two_heterogeneous`: both give
 the same chain and the same numbers.  A departure from server ``k`` has rate
 ``mu_k``.
+
+``sampling="replacement"``: the ``d`` servers are drawn with replacement among
+all K (server ``k`` included), ties broken uniformly among the sampled slots of
+the shortest length.  By symmetry among the ``K mean[s]`` servers with ``s`` jobs,
+each receives ``1/(K mean[s])`` of the jobs whose shortest sample has ``s`` jobs,
+which happens with probability ``(a + c)^d - c^d`` (``a = mean[s]``, ``c =
+sum_{u>s} mean[u]``): the rate is ``lam ((a + c)^d - c^d)/a = lam sum_{i=1}^{d}
+C(d, i) a^(i-1) c^(d-i)``, exactly, at every K (the supermarket model's sampling).
+
+The mean field of the finite-K rates (``sampling="distinct"``) is a polynomial
+in the expected averages whose falling factorials can be negative between the
+integers: for very small K (``K = d``) the mean-field ODE from an empty system
+may leave the simplex by a little before it settles; the fixed points we
+checked (K from 5 to 50) stay inside.
 """
 
 from __future__ import annotations
@@ -58,6 +72,14 @@ def _choose(n: sp.Expr, j: int) -> sp.Expr:
     return sp.Mul(*[n - i for i in range(j)]) / sp.factorial(j)
 
 
+def arrival_rate_with_replacement(d: int, s: int, mean: Sequence[sp.Symbol]) -> sp.Expr:
+    """The rate at which server ``k`` with ``s`` jobs receives a job when the ``d``
+    servers are drawn with replacement (module text), a polynomial in ``mean``."""
+    a, c = mean[s], sp.Add(*mean[s + 1:])
+    return sp.expand(LAM * sp.Add(*[sp.binomial(d, i) * a ** (i - 1) * c ** (d - i)
+                                    for i in range(1, d + 1)]))
+
+
 def arrival_rate(K: int, d: int, s: int, others: Sequence[sp.Symbol]) -> sp.Expr:
     """The rate at which server ``k`` with ``s`` jobs receives a job (module text), as a
     polynomial in the others' averages ``others``."""
@@ -68,24 +90,32 @@ def arrival_rate(K: int, d: int, s: int, others: Sequence[sp.Symbol]) -> sp.Expr
 
 
 def power_of_d_heterogeneous(
-    K: int = 10, b: int = 2, d: int = 2, speeds: Sequence[Any] | str | None = None
+    K: int = 10, b: int = 2, d: int = 2, speeds: Sequence[Any] | str | None = None,
+    sampling: str = "distinct",
 ) -> HeterogeneousModel:
     """``K >= d`` servers with buffer ``b >= 1``, ``d >= 2`` choices and service
     rates ``speeds`` (K numbers > 0, a list or a comma-separated string; default
     evenly spread over ``[1/2, 3/2]``; two classes: two distinct values);
-    parameter ``lam > 0``, the arrival rate per server."""
+    ``sampling`` ``distinct`` (``d`` distinct servers, default) or ``replacement``;
+    parameter ``lam > 0``, the arrival rate per server.  This is JSQ(d)."""
     K = check_int("K", K, 2, MAX_OBJECTS)
     b = check_int("b", b, 1, 50)
     d = check_int("d", d, 2, 20)
-    if d > K:
+    sampling = str(sampling).strip().lower()
+    if sampling not in ("distinct", "replacement"):
+        raise ParameterError(f"sampling must be distinct or replacement, got {sampling!r}.")
+    if d > K and sampling == "distinct":
         raise ParameterError(
             f"d must be at most K = {K} (d distinct servers are sampled), got {d}."
         )
     mu = speeds_of(K, speeds)
     S = b + 1
-    _mean, others = occupancy(S)
+    mean, others = occupancy(S)
     A = np.zeros((K, S, S), dtype=object)
-    up = [arrival_rate(K, d, s, others) for s in range(b)]
+    if sampling == "distinct":
+        up = [arrival_rate(K, d, s, others) for s in range(b)]
+    else:
+        up = [arrival_rate_with_replacement(d, s, mean) for s in range(b)]
     for k in range(K):
         for s in range(b):
             A[k, s, s + 1] = up[s]
@@ -93,7 +123,8 @@ def power_of_d_heterogeneous(
             A[k, s, s - 1] = mu[k]
     return heterogeneous(
         A, parameters=(Parameter("lam", low=0, doc="arrival rate per server"),),
-        name=f"power_of_d_heterogeneous(K={K}, b={b}, d={d})",
+        name=f"power_of_d_heterogeneous(K={K}, b={b}, d={d}"
+             + (", sampling=replacement)" if sampling == "replacement" else ")"),
         states=[str(s) for s in range(S)], citation=CITATION,
         observables=queue_observables(mu, b),
     )
