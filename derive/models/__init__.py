@@ -119,6 +119,7 @@ OPTION_VALUES: dict[str, dict[str, str]] = {
         "d": "an integer from 2 to 20 (at most K with sampling distinct)",
         "speeds": "K numbers > 0, comma-separated",
         "sampling": "distinct or replacement",
+        "speed_classes": "C numbers > 0, comma-separated, C dividing K",
     },
 }
 

@@ -172,9 +172,20 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "evenly spread over ``[1/2, 3/2]``; two classes: two "
         "distinct values); ``sampling`` ``distinct`` (``d`` "
         "distinct servers, default) or ``replacement``; "
-        "parameter ``lam > 0``, the arrival rate per server. "
-        "This is JSQ(d).",
-        "options": {"K": "10", "b": "2", "d": "2", "speeds": "None", "sampling": "distinct"},
+        "``speed_classes`` ``C`` speeds instead of "
+        "``speeds``: the K servers in ``C`` consecutive "
+        "classes of ``K/C`` servers each (K a multiple of C; "
+        "e.g. ``1,2``: two classes, which keeps its meaning "
+        "as K varies); parameter ``lam > 0``, the arrival "
+        "rate per server. This is JSQ(d).",
+        "options": {
+            "K": "10",
+            "b": "2",
+            "d": "2",
+            "speeds": "None",
+            "sampling": "distinct",
+            "speed_classes": "None",
+        },
         "built_with": {},
         "states": None,
         "parameters": [{"name": "lam", "range": "> 0", "doc": "arrival rate per server"}],

@@ -89,15 +89,30 @@ def arrival_rate(K: int, d: int, s: int, others: Sequence[sp.Symbol]) -> sp.Expr
     return sp.expand(LAM * d * total / sp.binomial(K - 1, d - 1))
 
 
+def _classes(K: int, speeds: Any, classes: Sequence[Any] | str) -> list[Any]:
+    """The K speeds of ``speed_classes``: each of its ``C`` values repeated ``K/C`` times."""
+    if speeds is not None:
+        raise ParameterError("give speeds or speed_classes, not both.")
+    items = classes.replace(",", " ").split() if isinstance(classes, str) else list(classes)
+    if not items or K % len(items):
+        raise ParameterError(
+            f"speed_classes must hold C >= 1 speeds with C dividing K = {K}, got {len(items)}."
+        )
+    return [v for v in items for _ in range(K // len(items))]
+
+
 def power_of_d_heterogeneous(
     K: int = 10, b: int = 2, d: int = 2, speeds: Sequence[Any] | str | None = None,
-    sampling: str = "distinct",
+    sampling: str = "distinct", speed_classes: Sequence[Any] | str | None = None,
 ) -> HeterogeneousModel:
     """``K >= d`` servers with buffer ``b >= 1``, ``d >= 2`` choices and service
     rates ``speeds`` (K numbers > 0, a list or a comma-separated string; default
     evenly spread over ``[1/2, 3/2]``; two classes: two distinct values);
     ``sampling`` ``distinct`` (``d`` distinct servers, default) or ``replacement``;
-    parameter ``lam > 0``, the arrival rate per server.  This is JSQ(d)."""
+    ``speed_classes`` ``C`` speeds instead of ``speeds``: the K servers in ``C``
+    consecutive classes of ``K/C`` servers each (K a multiple of C; e.g. ``1,2``:
+    two classes, which keeps its meaning as K varies); parameter ``lam > 0``, the
+    arrival rate per server.  This is JSQ(d)."""
     K = check_int("K", K, 2, MAX_OBJECTS)
     b = check_int("b", b, 1, 50)
     d = check_int("d", d, 2, 20)
@@ -108,7 +123,7 @@ def power_of_d_heterogeneous(
         raise ParameterError(
             f"d must be at most K = {K} (d distinct servers are sampled), got {d}."
         )
-    mu = speeds_of(K, speeds)
+    mu = speeds_of(K, speeds if speed_classes is None else _classes(K, speeds, speed_classes))
     S = b + 1
     mean, others = occupancy(S)
     A = np.zeros((K, S, S), dtype=object)

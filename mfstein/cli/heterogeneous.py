@@ -126,3 +126,43 @@ def simulate(args: argparse.Namespace, model: Any, params: dict[str, str], N: in
         out += _observable_lines(values)
     print("\n".join(out))
     return 0
+
+
+def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps: int,
+          reps: int) -> Any:
+    """``mfstein table --model`` of a heterogeneous population: one row per ``--N``
+    value, which is K (the model rebuilt with the factory option ``K``)."""
+    from derive.models import factory, factory_keywords, load_model, split_values
+    from mfstein.cli.model_args import parse_pairs
+    from mfstein.errors import ParameterError
+    from numeric.heterogeneous.entry import NO_ORDER_2
+    from sim.heterogeneous_table import heterogeneous_table
+
+    if args.order == 2:
+        raise ParameterError(NO_ORDER_2)
+    if args.start is not None:
+        raise ParameterError(
+            "--start is not available in the table of a heterogeneous population (its size "
+            "changes with K)."
+        )
+    options, _ = split_values(args.model, parse_pairs(args.param))
+    if "K" in options:
+        raise ParameterError(
+            "K is given by --N in the table of a heterogeneous population; drop --param K=..."
+        )
+    takes_k = "K" in factory_keywords(factory(args.model))
+
+    def build(K: int) -> Any:
+        if takes_k:
+            return load_model(args.model, **options, K=K)
+        if K != model.K:
+            raise ParameterError(
+                f"N must be the number of objects K = {model.K} of {model.name} (its factory "
+                f"takes no option K), got {K}."
+            )
+        return model
+
+    return heterogeneous_table(
+        build, params, str(args.observable).strip(), args.N, exact=args.exact,
+        simulate=args.simulate_flag, steps=steps, reps=reps, seed=args.seed,
+    )
