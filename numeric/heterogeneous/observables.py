@@ -165,3 +165,26 @@ def _on_batches(g: Any, r: Any, cn: np.ndarray, kn: Any, cd: np.ndarray, kd: Any
     m = len(nb)
     half = float(student.ppf(0.975, m - 1) * resid.std(ddof=1) / np.sqrt(m) / abs(db.mean()))
     return ObservableValue(g.name, g.doc, "simulation", K, value, half)
+
+
+def trajectories(model: Any, params: Mapping[str, Any] | None, result: Any,
+                 names: Sequence[str] | str | None) -> dict[str, Any]:
+    """Each named observable along a heterogeneous transient (``result.x`` and
+    ``result.V`` on the ``K x S`` coordinates): ``g0(t)`` and ``g1(t)`` of
+    ``g0 + g1/K`` in float64, as
+    :class:`numeric.expansion.transient_observables.ObservableTrajectory`."""
+    from numeric.expansion.transient_observables import ObservableTrajectory
+
+    out = {}
+    for g in find(model, names):
+        with mpmath.workdps(30):
+            cn, kn, cd, kd = (np.asarray(v, dtype=float) for v in _parts(model, params, g))
+        x = np.asarray(result.x, dtype=float)
+        n0, d0 = x @ cn + kn, x @ cd + kd
+        g0 = n0 / d0
+        g1 = None
+        if result.V is not None:
+            V = np.asarray(result.V, dtype=float)
+            g1 = (V @ cn - g0 * (V @ cd)) / d0
+        out[g.name] = ObservableTrajectory(g.name, g.doc, np.asarray(result.times), g0, g1)
+    return out
