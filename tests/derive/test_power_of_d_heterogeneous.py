@@ -68,8 +68,9 @@ def test_the_averaged_refined_term_agrees_with_the_density_model_route(sampling)
     theirs = numeric.solve(as_density_model(model), {"lam": "0.6"}, dps=20)
     kept = [k * S + s for k in range(K) for s in range(S - 1)]
     with mpmath.workdps(30):
-        assert max(abs(ours.s_star[i] - v) for i, v in zip(kept, theirs.s_star)) < 1e-18
-        assert max(abs(ours.V[i] / K - v) for i, v in zip(kept, theirs.V)) < 1e-18
+        pairs = zip(kept, theirs.s_star, strict=True)
+        assert max(abs(ours.s_star[i] - v) for i, v in pairs) < 1e-18
+        assert max(abs(ours.V[i] / K - v) for i, v in zip(kept, theirs.V, strict=True)) < 1e-18
 
 
 def test_the_distinct_rates_are_the_policy():
@@ -90,7 +91,8 @@ def test_the_distinct_rates_are_the_policy():
                     count += 1 / (1 + seen.count(s))
             direct = count / math.comb(K - 1, d - 1) * d  # lam = 1: K lam (d/K) P(wins)
             at = {o: sum(1 for v in levels if v == u) / (K - 1) for u, o in enumerate(others)}
-            assert abs(float(arrival_rate(K, d, s, others).subs(at).subs("lam", 1)) - direct) < 1e-12
+            rate = arrival_rate(K, d, s, others).subs(at).subs("lam", 1)
+            assert abs(float(rate) - direct) < 1e-12
 
 
 def test_observables_by_independent_routes():
