@@ -3,7 +3,8 @@
 For a heterogeneous population the number of objects K plays the role of N:
 each row is one K, the model built again with that K (its factory option ``K``),
 with the declared observable's mean field ``g0``, refined estimate
-``g0 + g1/K`` (:mod:`numeric.heterogeneous.observables`), the exact value on the
+``g0 + g1/K`` (:mod:`numeric.heterogeneous.observables`; the float64 route, each
+figure with the digits it earns), the exact value on the
 product chain of the K objects (``--exact``, while ``S^K`` is within the exact
 solver's limit) and a simulation estimate with its 95% CI (``--simulate``).  The
 rows are those of :class:`sim.accuracy.AccuracyTable` (column ``N`` holds K).
@@ -46,7 +47,7 @@ class HeterogeneousTable(AccuracyTable):
 
 def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] | None,
                         observable: str, Ks: Sequence[int], *, exact: bool, simulate: bool,
-                        steps: int, reps: int, seed: int, dps: int = 30) -> HeterogeneousTable:
+                        steps: int, reps: int, seed: int) -> HeterogeneousTable:
     """The table of ``observable`` over ``Ks``; ``build(K)`` is the model with K objects."""
     import numeric
     import numeric.exact
@@ -59,7 +60,7 @@ def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] |
         model = build(K)
         name = re.sub(r"K=\d+", "K", model.name) if name is None else name
         find(model, [observable])
-        sol = numeric.solve(model, params, dps=dps, observables=[observable])
+        sol = numeric.solve(model, params, precision="float64", observables=[observable])
         g = sol.observables[observable]
         row: dict[str, Any] = {"N": K, "mean_field": g.g0, "order1": g.refined, "order2": None,
                                "exact": None, "exact_note": None, "simulation": None,

@@ -113,8 +113,22 @@ def averages(av: Averaged, x: np.ndarray) -> np.ndarray:
     return out
 
 
+#: The last :func:`derivatives` computed: ``(id of the moves, point, result)`` (the drift,
+#: Jacobian, noise and correction at one point all ask for them).
+_LAST: list[Any] = [None, None, None]
+
+
 def derivatives(av: Averaged, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``r``, its gradient ``(moves, 2S)`` and Hessian ``(moves, 2S, 2S)`` at ``x``."""
+    key = tuple(x.tolist()) if x.dtype == object else x.tobytes()
+    if _LAST[0] is av and _LAST[1] == key:
+        return _LAST[2]
+    out = _derivatives(av, x)
+    _LAST[:] = [av, key, out]
+    return out
+
+
+def _derivatives(av: Averaged, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = averages(av, x)
     n = 2 * av.S
     dtype = object if av.mp else float
@@ -127,9 +141,10 @@ def derivatives(av: Averaged, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
             for i in rows:
                 values[i] = [mpmath.mpf(v) for v in f(*m[i])]
         else:
-            cols = [np.broadcast_to(np.asarray(v, dtype=float), rows.shape)
-                    for v in f(*m[rows].T)]
-            values[rows] = np.stack(cols, axis=1)
+            block = values[rows]
+            for j, v in enumerate(f(*m[rows].T)):
+                block[:, j] = v  # an array, or a constant broadcast
+            values[rows] = block
     hess = np.empty((av.size, n, n), dtype=dtype)
     iu = np.triu_indices(n)
     hess[:, iu[0], iu[1]] = values[:, 1 + n:]

@@ -57,7 +57,9 @@ def test_d3_refined_is_closer_to_the_exact_chain_than_the_mean_field(sampling):
     assert ref4 / ref8 > 1.2 * (mf4 / mf8)
 
 
-@pytest.mark.parametrize("sampling", ["distinct", "replacement"])
+@pytest.mark.parametrize(
+    "sampling", ["distinct", pytest.param("replacement", marks=pytest.mark.slow)]
+)
 def test_the_averaged_refined_term_agrees_with_the_density_model_route(sampling):
     """The same model as an ordinary derive.Model (SymPy Hessian, N = 1): its V is the
     population's V / K and its s* the same (an independent route for the averaged
