@@ -80,7 +80,7 @@ def queue_observables(mu: Sequence[sp.Rational], b: int) -> list[HeterogeneousOb
         out.append(HeterogeneousObservable(
             f"utilisation_class{c}",
             affine({k * S: sp.Rational(-1, len(members)) for k in members}, 1),
-            doc=f"fraction busy of the {len(members)} servers of speed {speed}",
+            doc=f"fraction busy among the servers of speed {speed} ({len(members)} of K)",
         ))
     throughput = affine({k * S: -mu[k] / K for k in range(K)}, sp.Add(*mu) / K)
     out.append(HeterogeneousObservable(
