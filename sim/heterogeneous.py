@@ -128,6 +128,7 @@ class HeterogeneousSimulation(Presentable):
     mean: np.ndarray
     ci95: np.ndarray
     batch_means: np.ndarray = field(repr=False)
+    observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"
 
@@ -135,7 +136,8 @@ class HeterogeneousSimulation(Presentable):
         """JSON-ready dict (float64)."""
         return {"model": self.model, "K": self.K, "S": self.S, "params": dict(self.params),
                 "steps": self.steps, "reps": self.reps, "seed": self.seed,
-                "mean": self.mean.tolist(), "ci95": self.ci95.tolist()}
+                "mean": self.mean.tolist(), "ci95": self.ci95.tolist(),
+                "observables": {k: v.to_dict() for k, v in self.observables.items()}}
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = heading_rows(self.model, self.params)
@@ -145,6 +147,8 @@ class HeterogeneousSimulation(Presentable):
             cells = [plus_minus(self.mean[k * self.S + s], self.ci95[k * self.S + s])
                      for s in range(self.S)]
             rows.append((f"P(object {k} in s)", ", ".join(cells)))
+        for name, g in self.observables.items():
+            rows.append((name, g.text().partition(" = ")[2]))
         return rows
 
 

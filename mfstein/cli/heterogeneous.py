@@ -105,14 +105,13 @@ def exact(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
 def simulate(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
              observables: list[str], keywords: dict[str, Any]) -> int:
     """``mfstein simulate`` of a heterogeneous population (``--N`` is K)."""
-    from numeric.heterogeneous.observables import find, observe
     from sim.api import simulate as simulate_entry
 
-    find(model, observables)
-    r = simulate_entry(model, params, N=N, start=args.start, steps=args.steps, **keywords)
-    values = observe(model, params, r, observables)
+    r = simulate_entry(model, params, N=N, start=args.start, steps=args.steps,
+                       observables=observables, **keywords)
+    values = r.observables
     if args.json:
-        write_json({**r.to_dict(), "observables": {k: v.to_dict() for k, v in values.items()}})
+        write_json(r)
         return 0
     from sim.heterogeneous import plus_minus
 

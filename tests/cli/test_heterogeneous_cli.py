@@ -50,6 +50,18 @@ def test_exact_json_is_the_python_entry(capsys):
     assert out["observables"]["jobs"]["value"] == observe(model, LAM, ex, ["jobs"])["jobs"].value
 
 
+@pytest.mark.slow  # compiles the simulator's event loop on an empty cache (about 15 s)
+def test_simulate_json_is_the_python_entry(capsys):
+    import sim
+
+    out = _json(capsys, "simulate", *MODEL, "--N", "4", "--steps", "20000", "--reps", "2",
+                "--seed", "5", "--observable", "response_time")
+    r = sim.simulate(load_model("power_of_d_heterogeneous", **PY), LAM, N=4, steps=20000,
+                     reps=2, seed=5, observables=["response_time"])
+    assert out["mean"] == r.mean.tolist()
+    assert out["observables"]["response_time"]["value"] == r.observables["response_time"].value
+
+
 def test_a_file_factory_returning_a_population(tmp_path: Path, capsys):
     """--model file.py:factory whose factory returns a heterogeneous population."""
     path = tmp_path / "servers.py"
