@@ -186,7 +186,7 @@ def simulate(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects, one event at a time
-        return _heterogeneous(model, params, N, opts, start)
+        return _heterogeneous(model, params, N, opts, start, observables)
     if not isinstance(model, Model):
         from numeric.prepared import prepare
 
@@ -219,14 +219,20 @@ def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
     return tuple(prepare(model, g, values) for g in observables)
 
 
-def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any) -> Any:
-    """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`)."""
+def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any,
+                   observables: Sequence[Any] | str) -> Any:
+    """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`), with
+    its declared ``observables`` (:mod:`numeric.heterogeneous.observables`)."""
+    from numeric.heterogeneous.observables import find, observe
     from sim.heterogeneous import simulate_heterogeneous
 
-    return simulate_heterogeneous(
+    find(model, observables or None)  # an unknown name: one sentence before the run
+    r = simulate_heterogeneous(
         model, params, N=N, steps=opts.steps, reps=opts.reps, seed=opts.seed,
         batches=opts.batches, warmup_fraction=opts.warmup_fraction, start=start,
     )  # fmt: skip
+    r.observables = observe(model, params, r, observables or None)
+    return r
 
 
 def _kept_run(

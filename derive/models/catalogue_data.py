@@ -163,6 +163,87 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "citation": "C. Graham, Functional central limit theorems for a large network in "
         "which customers join the shortest of several queues",
     },
+    "power_of_d_heterogeneous": {
+        "name": "power_of_d_heterogeneous",
+        "factory": "derive.models.power_of_d_servers:power_of_d_heterogeneous",
+        "summary": "K >= d servers with buffer b >= 1, d >= 2 choices "
+        "and service rates speeds (K numbers > 0, a list or a "
+        "comma-separated string; default evenly spread over "
+        "[1/2, 3/2]; two classes: two distinct values); "
+        "sampling distinct (d distinct servers, default) or "
+        "replacement; speed_classes C speeds instead of "
+        "speeds: the K servers in C consecutive classes of "
+        "K/C servers each (K a multiple of C; e.g. 1,2: two "
+        "classes, which keeps its meaning as K varies); "
+        "parameter lam > 0, the arrival rate per server. This "
+        "is JSQ(d).",
+        "options": {
+            "K": "10",
+            "b": "2",
+            "d": "2",
+            "speeds": "None",
+            "sampling": "distinct",
+            "speed_classes": "None",
+        },
+        "built_with": {},
+        "states": [
+            "0[0]",
+            "0[1]",
+            "0[2]",
+            "1[0]",
+            "1[1]",
+            "1[2]",
+            "2[0]",
+            "2[1]",
+            "2[2]",
+            "3[0]",
+            "3[1]",
+            "3[2]",
+            "4[0]",
+            "4[1]",
+            "4[2]",
+            "5[0]",
+            "5[1]",
+            "5[2]",
+            "6[0]",
+            "6[1]",
+            "6[2]",
+            "7[0]",
+            "7[1]",
+            "7[2]",
+            "8[0]",
+            "8[1]",
+            "8[2]",
+            "9[0]",
+            "9[1]",
+            "9[2]",
+        ],
+        "parameters": [{"name": "lam", "range": "> 0", "doc": "arrival rate per server"}],
+        "observables": {
+            "jobs": "mean number of jobs per server",
+            "utilisation": "mean fraction of busy servers",
+            "utilisation_class0": "fraction busy among the servers of speed 1/2 (1 of K)",
+            "utilisation_class1": "fraction busy among the servers of speed 11/18 (1 of K)",
+            "utilisation_class2": "fraction busy among the servers of speed 13/18 (1 of K)",
+            "utilisation_class3": "fraction busy among the servers of speed 5/6 (1 of K)",
+            "utilisation_class4": "fraction busy among the servers of speed 17/18 (1 of K)",
+            "utilisation_class5": "fraction busy among the servers of speed 19/18 (1 of K)",
+            "utilisation_class6": "fraction busy among the servers of speed 7/6 (1 of K)",
+            "utilisation_class7": "fraction busy among the servers of speed 23/18 (1 of K)",
+            "utilisation_class8": "fraction busy among the servers of speed 25/18 (1 of K)",
+            "utilisation_class9": "fraction busy among the servers of speed 3/2 (1 of K)",
+            "response_time": "mean response time of an "
+            "accepted job (Little's law: "
+            "E[jobs]/E[throughput])",
+        },
+        "citation": "A. Mukhopadhyay and R. R. Mazumdar, Analysis of "
+        "randomized join-the-shortest-queue (JSQ) schemes in "
+        "large heterogeneous processor-sharing systems, IEEE "
+        "Trans. Control Netw. Syst. 3(2), 2016; S. Allmeier "
+        "and N. Gast, Mean field and refined mean field "
+        "approximations for heterogeneous systems: it "
+        "works!, SIGMETRICS 2022",
+    },
     "power_of_d_two_speeds": {
         "name": "power_of_d_two_speeds",
         "factory": "derive.models.heterogeneous:power_of_d_two_speeds",
@@ -207,10 +288,63 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "per server.",
         "options": {"K": "10", "b": "2", "speeds": "None"},
         "built_with": {},
-        "states": None,
+        "states": [
+            "0[0]",
+            "0[1]",
+            "0[2]",
+            "1[0]",
+            "1[1]",
+            "1[2]",
+            "2[0]",
+            "2[1]",
+            "2[2]",
+            "3[0]",
+            "3[1]",
+            "3[2]",
+            "4[0]",
+            "4[1]",
+            "4[2]",
+            "5[0]",
+            "5[1]",
+            "5[2]",
+            "6[0]",
+            "6[1]",
+            "6[2]",
+            "7[0]",
+            "7[1]",
+            "7[2]",
+            "8[0]",
+            "8[1]",
+            "8[2]",
+            "9[0]",
+            "9[1]",
+            "9[2]",
+        ],
         "parameters": [{"name": "lam", "range": "> 0", "doc": ""}],
-        "observables": {},
-        "citation": "",
+        "observables": {
+            "jobs": "mean number of jobs per server",
+            "utilisation": "mean fraction of busy servers",
+            "utilisation_class0": "fraction busy among the servers of speed 1/2 (1 of K)",
+            "utilisation_class1": "fraction busy among the servers of speed 11/18 (1 of K)",
+            "utilisation_class2": "fraction busy among the servers of speed 13/18 (1 of K)",
+            "utilisation_class3": "fraction busy among the servers of speed 5/6 (1 of K)",
+            "utilisation_class4": "fraction busy among the servers of speed 17/18 (1 of K)",
+            "utilisation_class5": "fraction busy among the servers of speed 19/18 (1 of K)",
+            "utilisation_class6": "fraction busy among the servers of speed 7/6 (1 of K)",
+            "utilisation_class7": "fraction busy among the servers of speed 23/18 (1 of K)",
+            "utilisation_class8": "fraction busy among the servers of speed 25/18 (1 of K)",
+            "utilisation_class9": "fraction busy among the servers of speed 3/2 (1 of K)",
+            "response_time": "mean response time of an "
+            "accepted job (Little's law: "
+            "E[jobs]/E[throughput])",
+        },
+        "citation": "A. Mukhopadhyay and R. R. Mazumdar, Analysis of "
+        "randomized join-the-shortest-queue (JSQ) schemes "
+        "in large heterogeneous processor-sharing systems, "
+        "IEEE Trans. Control Netw. Syst. 3(2), 2016; S. "
+        "Allmeier and N. Gast, Mean field and refined mean "
+        "field approximations for heterogeneous systems: "
+        "it works!, SIGMETRICS 2022",
     },
     "sir": {
         "name": "sir",

@@ -351,6 +351,11 @@ def _run_model(args: argparse.Namespace) -> int:
     model, params, finite_n = finite_n_task(args)
     if args.steps is None:
         raise ParameterError("steps is required (--steps, events per replication).")
+    from mfstein.cli import heterogeneous
+
+    if heterogeneous.is_heterogeneous(model):
+        return heterogeneous.simulate(args, model, params, finite_n["N"],
+                                      observables_from_args(args), run_keywords(args))
     r = simulate(
         model,
         params,
