@@ -55,8 +55,6 @@ import numpy as np
 from mpmath import mpf
 
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
-from numeric.meanfield.params import check_names, kernel_vector, parse_params
-from numeric.rate_signs import check_values
 from numeric.solution import MeanFieldSolution
 
 
@@ -88,53 +86,6 @@ def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmat
     return out
 
 
-def float64_inputs(
-    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | None
-) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
-    """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
-    parameter vector, both in float64."""
-    from numeric.meanfield.general import start_point
-
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
-            s0 = start
-        elif start is None and not callable(model.info.reference):
-            s0 = _reference_start(model, values)
-        else:
-            s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    return values, s0, p64
-
-
-#: The float64 reference starts of models whose reference point is fixed, by model
-#: key, reference point and state space (this process).
-_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
-
-
-def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
-    """The model's fixed reference point (or the origin) in float64, read and checked
-    against the state space once per model."""
-    from numeric.meanfield.general import start_point
-
-    key = (model.key, repr(model.info.reference), repr(model.info.state_space))
-    hit = _STARTS.get(key)
-    if hit is None:
-        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
-    return hit.copy()
-
-
-def observable_matrix64(M: Any, b: int) -> np.ndarray:
-    """The observable's ``b x b`` matrix (:func:`numeric.quadratic_form.quadratic_form`)
-    in float64."""
-    from numeric.quadratic_form import quadratic_form
-
-    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
-        return np.eye(b)
-    Mb = quadratic_form(M)(b)
-    return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
-
-
 def solve_float64(
     model: Any,
     params: Mapping[str, Any] | None = None,
@@ -143,26 +94,21 @@ def solve_float64(
     start: Sequence[Any] | str | None = None,
     order: int = 1,
 ) -> MeanFieldSolution:
-    """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
-    from numeric.meanfield.float64_point import solve_point64
-    from numeric.meanfield.structure import prepared_system
+    """The float64 route (module docstring) for a finite :class:`derive.model.Model`:
+    the prepared problem of these inputs (:func:`numeric.meanfield.problem.prepare`),
+    its order-1 answer (kept from an earlier call with the same inputs) and, with
+    ``order=2``, the order-2 terms extending it."""
+    from numeric.meanfield.problem import order1, prepare
 
-    params = check_names(model, params)
-    values, s0, p64 = float64_inputs(model, params, start)
-    sysm = prepared_system(model, p64)
-    check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
-    pt = solve_point64(sysm, model, s0, observable_matrix64(M, model.b), M)
-    return record_float64(
-        model, values, sysm, pt, order2_point64(model, p64, pt) if order == 2 else None
-    )
+    problem = prepare(model, params, start, M)
+    pt = order1(problem)
+    return record_float64(problem, pt, order2_point64(problem, pt) if order == 2 else None)
 
 
-def record_float64(
-    model: Any, values: Mapping[str, Any], sysm: Any, pt: Any, o2: Order2Point64 | None
-) -> MeanFieldSolution:
-    """The :class:`MeanFieldSolution` of the float64 point ``pt`` (and its order-2
-    terms ``o2``)."""
-    sol = _record(model, values, sysm, pt)
+def record_float64(problem: Any, pt: Any, o2: Order2Point64 | None) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem``
+    (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``."""
+    sol = _record(problem.model, problem.values, problem.system, pt)
     sol.notes.extend(pt.notes)
     if o2 is not None:
         _add_order2_float64(sol, o2)
@@ -261,35 +207,43 @@ class Order2Point64:
     solved: bool = True
 
 
-def order2_point64(
-    model: Any, p64: np.ndarray, pt: Any, *, compiled: bool = False
-) -> Order2Point64:
-    """``A``, ``B``, ``c2`` in float64 on the kept coordinates of the order-1 point
-    ``pt`` (the model restricted to them, :func:`numeric.meanfield.structure.restricted_model`,
-    made once per model and set of dropped coordinates), every object evaluated by
-    lambdified NumPy code (:class:`derive.sparse.LambdaKernels`, no numba compile);
-    digits from the order-1 estimate and the agreement of two third-moment solvers
-    (``schur``, ``trsyl``); ``compiled``: the compiled third-moment kernel at any
-    size (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
+def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Point64:
+    """``A``, ``B``, ``c2`` in float64 extending the order-1 answer ``pt`` of
+    ``problem`` (:class:`numeric.meanfield.problem.Problem64`) on its kept
+    coordinates: with none dropped, at the order-1 ``s*`` on the problem's own
+    system (no new search); else on the model restricted to the kept coordinates
+    (:func:`numeric.meanfield.structure.restricted_model`, made once per model and
+    set of dropped coordinates), whose fixed point Newton's method finds from the
+    order-1 ``s*``.  Every object is evaluated by lambdified NumPy code
+    (:class:`derive.sparse.LambdaKernels`, no numba compile); digits from the
+    order-1 estimate and the agreement of two third-moment solvers (``schur``,
+    ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
+    (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
     from derive.sparse import lambda_kernels
     from numeric.expansion.stationary import second_order_float64_at
+    from numeric.meanfield.problem import COUNTS
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
+    model, p64 = problem.model, problem.p64
     b, e1, dropped = model.b, pt.error, sorted(pt.block.dropped)
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
     if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V
         digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
         return Order2Point64(np.zeros(b), np.zeros((b, b)), 0.0, 0.0, digits, 0.0, 0.0, False)
-    sub = restricted_model(model, dropped) if dropped else model
-    sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
-    # the order-1 s* on the kept coordinates starts Newton's method
-    ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
+    if dropped:
+        sub = restricted_model(model, dropped)
+        sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
+        # the order-1 s* on the kept coordinates starts Newton's method
+        COUNTS["fixed_point"] += 1
+        ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
+    else:  # the order-1 fixed point of the same system: polished by Newton already
+        sub, sysm, ss = model, problem.system, np.array(pt.s, dtype=float)
     F = list(sysm.red.free)
     Q = sysm.Q_dense(sysm.rates(ss))
     base = {
         "s": ss,
-        "p": p64,
+        "p": np.array(p64),
         "T": sysm.T_dense if sysm.red.laws else None,
         "F": F,
         "n": len(F),
