@@ -54,36 +54,10 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
+from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
 from numeric.solution import MeanFieldSolution
-
-
-def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
-    """A SciPy sparse or dense float64 matrix as an mpmath matrix storing only its
-    nonzero entries."""
-    import scipy.sparse as sps
-
-    out = mpmath.matrix(b, b)
-    coo = sps.coo_matrix(A)
-    for i, j, v in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist(), strict=True):
-        if v:
-            out[i, j] = mpf(v)
-    return out
-
-
-def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmath.matrix:
-    """The ``b x b`` mpmath matrix with ``A`` on ``rows x rows`` (zeros elsewhere)."""
-    if b <= 64:  # small: one dense list, converted by mpmath's constructor (faster)
-        full = np.zeros((b, b))
-        full[np.ix_(rows, rows)] = A
-        return mpmath.matrix(full.tolist())  # zeros are not stored either way
-    out = mpmath.matrix(b, b)
-    for a, i in enumerate(rows):
-        for cidx, j in enumerate(rows):
-            v = A[a, cidx]
-            if v or not skip_zeros:
-                out[i, j] = mpf(float(v))
-    return out
 
 
 def solve_float64(
@@ -132,14 +106,13 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
     nK = len(blk.K)
-    Wm = _dense_mp(W_full_R, blk.R, b, skip_zeros=True)
-    Pm = _dense_mp(blk.PK, blk.K, b, skip_zeros=False)
+    Wm = Float64Matrix.dense(W_full_R, blk.R, b)
+    Pm = Float64Matrix.dense(blk.PK, blk.K, b)
 
-    def errs(vals: Sequence[float]) -> list[mpf]:
-        top = max((abs(float(v)) for v in vals), default=0.0)
-        return [mpf(e * top)] * len(vals)
+    def errs(vals: np.ndarray) -> list[mpf]:
+        return [mpf64(e * max_abs(vals))] * len(vals)
 
-    wtop = float(np.max(np.abs(W_full_R), initial=0.0))  # W's error: e times its largest entry
+    wtop = max_abs(W_full_R)  # W's error: e times its largest entry
     notes = [accuracy_note(pt)]
     truncated_at = None
     if blk.dropped:
@@ -163,18 +136,18 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
-        s_star=[mpf(float(v)) for v in s],
-        J=_sparse_mp(pt.at.J, b),
-        ftilde=[mpf(float(v)) / 2 for v in blk.Qs.diagonal()],
-        Q=_sparse_mp(blk.Qs, b),
+        s_star=mpf64_list(s),
+        J=Float64Matrix.sparse(pt.at.J, b),
+        ftilde=mpf64_list(blk.Qs.diagonal() / 2),
+        Q=Float64Matrix.sparse(blk.Qs, b),
         P=Pm,
         W=Wm,
-        V=[mpf(float(v)) for v in V],
+        V=mpf64_list(V),
         eigenvalues=[
-            mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-            for v in blk.eig
+            mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
+            for v in blk.eig.tolist()
         ],
-        constant=mpf(c_w),
+        constant=mpf64(c_w),
         digits=digits,
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
         model=model.name,
@@ -186,7 +159,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         errors={
             "s_star": errs(s),
             "V": errs(V),
-            "W": [mpf(e * wtop)] * (b * b),
+            "W": [mpf64(e * wtop)] * (b * b),
         },
     )
 
@@ -257,8 +230,8 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
-    scale = max(float(np.max(np.abs(r1["A"]), initial=0.0)), 1e-300)
-    disagree = max(disagree, float(np.max(np.abs(r1["A"] - r2["A"]), initial=0.0)) / scale)
+    scale = max(max_abs(r1["A"]), 1e-300)
+    disagree = max(disagree, max_abs(r1["A"] - r2["A"]) / scale)
     e = max(10 * e1, 10 * disagree)
     digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(max(e, 1e-300))))))
     A, B = np.zeros(b), np.zeros((b, b))
@@ -266,8 +239,8 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     B[np.ix_(kept, kept)] = r1["B"]
     # B's bound, the same way: the two Sylvester solvers' disagreement relative to
     # B's largest entry, and never below ten times the order-1 error.
-    scale_b = max(float(np.max(np.abs(r1["B"]), initial=0.0)), 1e-300)
-    gap_b = float(np.max(np.abs(r1["B"] - r2["B"]), initial=0.0)) / scale_b
+    scale_b = max(max_abs(r1["B"]), 1e-300)
+    gap_b = max_abs(r1["B"] - r2["B"]) / scale_b
     return Order2Point64(
         A, B, float(c2), float(r2["c2"]), digits2, e * scale, max(10 * e1, 10 * gap_b) * scale_b
     )
@@ -276,11 +249,9 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
 def _add_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> None:
     """``A``, ``B``, ``c2`` of :func:`order2_point64` written into ``sol``."""
     b = len(o2.A)
-    B = mpmath.matrix(b, b)
-    for i, j in zip(*np.nonzero(o2.B), strict=True):
-        B[int(i), int(j)] = mpf(float(o2.B[i, j]))
-    sol.A, sol.B, sol.c2, sol.digits2 = [mpf(float(v)) for v in o2.A], B, mpf(o2.c2), o2.digits2
-    sol.errors["A"] = [mpf(o2.error_A)] * b
-    sol.errors["B"] = [mpf(o2.error_B)] * b * b
+    B = Float64Matrix.dense(o2.B, None, b)
+    sol.A, sol.B, sol.c2, sol.digits2 = mpf64_list(o2.A), B, mpf64(o2.c2), o2.digits2
+    sol.errors["A"] = [mpf64(o2.error_A)] * b
+    sol.errors["B"] = [mpf64(o2.error_B)] * b * b
     if o2.solved:
         sol.methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
