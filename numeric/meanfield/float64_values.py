@@ -68,8 +68,10 @@ class Float64Matrix(mpmath.matrix):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled with its entries converted (the pending function stays here)."""
-        self._matrix__data  # noqa: B018 (converts the pending entries)
-        return dict(self.__dict__)
+        state = dict(self.__dict__)
+        state["_entries"] = dict(self._matrix__data)  # converted; a copy owns its entries
+        state["_pending"] = None
+        return state
 
     @classmethod
     def dense(cls, A: np.ndarray, rows: list[int] | None, b: int) -> Float64Matrix:

@@ -165,12 +165,17 @@ def _start_key(start: Any) -> Hashable:
 
 def _key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:
     """The cache key of the inputs; ``None`` when one of them has no reliable key (an
-    observable other than the identity, a value that is not hashable)."""
+    observable other than the identity or a name, a value that is not hashable).
+
+    The model enters by identity as well as by its key (a digest of its
+    transitions): what it declares besides them (parameter ranges, reference
+    point, state space) shapes the problem too.  A cached problem holds its model,
+    so the identity of a model in the cache is never reused by another one."""
     if not (M is None or isinstance(M, str)):
         return None
     try:
         items = tuple((k, type(v).__name__, v) for k, v in params.items())
-        key = (model.key, repr(model.info.conservation), items, _start_key(start), M)
+        key = (id(model), model.key, items, _start_key(start), M)
         hash(key)
     except TypeError:
         return None

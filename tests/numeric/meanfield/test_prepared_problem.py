@@ -5,6 +5,7 @@ and equal the eager conversion."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 import sys
@@ -82,6 +83,10 @@ def test_problem_is_immutable_and_cached_by_its_inputs():
     a = pp.prepare(m, SIR)
     assert pp.prepare(m, dict(SIR)) is a  # same inputs: the same problem
     assert pp.prepare(m, {**SIR, "beta": "3.5"}) is not a
+    # another model object with the same transitions (it may declare other ranges,
+    # another reference point): another problem
+    narrow = load_model("sir")
+    assert narrow is not m and narrow.key == m.key and pp.prepare(narrow, SIR) is not a
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.p64 = np.zeros(4)  # type: ignore[misc]
     with pytest.raises(ValueError):
@@ -104,6 +109,10 @@ def test_lazy_matrices_equal_the_eager_conversion():
         assert all(lazy[i, j] == eager[i, j] for i in range(m.b) for j in range(m.b))
         twice = pickle.loads(pickle.dumps(lazy))
         assert twice.tolist() == rows
+    W = sol.W
+    other = copy.copy(W)
+    other[0, 0] = 7  # a copy owns its entries
+    assert W[0, 0] != 7 and other[0, 0] == 7
     A = np.array([[0.1, 0.0], [2.0**-60, -3.5]])
     M = Float64Matrix.dense(A, [0, 2], 3)
     assert M[2, 0] == mpf64(2.0**-60) and M[0, 0] == mpmath.mpf(0.1) and M[1, 1] == 0
