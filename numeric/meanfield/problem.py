@@ -10,7 +10,8 @@ state space and the rates, the observable's matrix in float64, and the model's
 kernels, jump matrix, conservation laws and reduced coordinates, made once per
 model).  :func:`prepare` returns them as one immutable :class:`Problem64`, cached
 by its inputs in this process (:data:`PROBLEMS` entries, least recently used
-first out), so a repeated call prepares nothing.
+first out, of at most :data:`KEEP_MAX_B` coordinates), so a repeated call prepares
+nothing.
 
 :func:`order1` solves a problem at order 1 (the fixed point, the kept block, the
 two Lyapunov equations, ``V`` and the digits:
@@ -44,13 +45,16 @@ from numeric.meanfield.params import kernel_vector, parse_params
 PROBLEMS = 64
 #: Order-1 answers kept in this process, by problem (least recently used dropped first).
 POINTS = 8
+#: Only problems of at most this many coordinates, and answers whose kept block has at
+#: most this many, are kept (their dense ``b x b`` arrays stay small).
+KEEP_MAX_B = 256
 #: ``"prepared"``: problems built (cache misses); ``"fixed_point"``: float64
 #: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
 #: the order-2 search on a restricted model).
 COUNTS: Counter[str] = Counter()
 
 _PROBLEMS: OrderedDict[Hashable, Problem64] = OrderedDict()
-_POINTS: OrderedDict[Hashable, Any] = OrderedDict()
+_POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
 
 
 def float64_inputs(
@@ -223,7 +227,7 @@ def prepare(
         key=key,
     )
     COUNTS["prepared"] += 1
-    if key is not None:
+    if key is not None and model.b <= KEEP_MAX_B:
         _PROBLEMS[key] = problem
         while len(_PROBLEMS) > PROBLEMS:
             _PROBLEMS.popitem(last=False)
@@ -241,12 +245,12 @@ def order1(problem: Problem64, first: np.ndarray | None = None) -> Any:
     hit = _POINTS.get(key) if key is not None and first is None else None
     if hit is not None:
         _POINTS.move_to_end(key)
-        return hit
+        return hit[1]
     s0 = np.array(problem.s0)  # the route's arrays are its own, writable
     COUNTS["fixed_point"] += 1
     pt = solve_point64(problem.system, problem.model, s0, problem.M64, problem.M, first=first)
-    if key is not None and first is None:
-        _POINTS[key] = pt
+    if key is not None and first is None and len(pt.block.K) <= KEEP_MAX_B:
+        _POINTS[key] = (problem, pt)  # the problem holds the model its key names
         while len(_POINTS) > POINTS:
             _POINTS.popitem(last=False)
     return pt
