@@ -191,9 +191,9 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     (:class:`derive.sparse.LambdaKernels`, no numba compile); digits from the
     order-1 estimate and the agreement of two third-moment solvers (``schur``,
     ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
-    (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
+    (:func:`numeric.expansion.stationary.second_order_float64_solvers`)."""
     from derive.sparse import lambda_kernels
-    from numeric.expansion.stationary import second_order_float64_at
+    from numeric.expansion.stationary import second_order_float64_solvers
     from numeric.meanfield.problem import COUNTS
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
@@ -226,8 +226,8 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
         "fast": False,
     }
     k2 = lambda_kernels(sub, "order2")
-    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2, compiled=compiled)
-    r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
+    # the two third-moment solvers share what comes before the third moment
+    r1, r2 = second_order_float64_solvers(sub, base, ("schur", "trsyl"), k2=k2, compiled=compiled)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
     scale = max(max_abs(r1["A"]), 1e-300)
