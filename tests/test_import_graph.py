@@ -46,6 +46,8 @@ KNOWN_FILE_CIRCLES: dict[frozenset[str], str] = {
             "numeric.meanfield.float64_point",
             "numeric.meanfield.float64_route",
             "numeric.meanfield.general",
+            "numeric.meanfield.problem",
+            "numeric.meanfield.structure",
             "numeric.meanfield.truncation",
             "numeric.solution",
             "numeric.supermarket.solver",
