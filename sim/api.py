@@ -20,10 +20,11 @@ from sim.generic import GenericSimulator
 from sim.supermarket import check_inputs, resolve_policy
 
 #: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's registered
-#: fast path when it accepts the model, else generic), ``generic`` (any model),
-#: ``fast`` (the registered fast path, or an error), and the supermarket family's
-#: two engines by name.
-ENGINES = ("auto", "generic", "fast", "aggregated", "per-server")
+#: fast path when it accepts the model, else generic), ``generic`` (any model, on its
+#: own compiled event loop), ``fast`` (the registered fast path, or an error), the
+#: supermarket family's two engines by name, and ``interpreted`` (any model, on the
+#: event loop compiled once for every model: :mod:`sim.interpreted`).
+ENGINES = ("auto", "generic", "fast", "aggregated", "per-server", "interpreted")
 
 
 def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[Simulator]:
@@ -31,6 +32,10 @@ def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[
     ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
     one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
     check_choice("engine", engine, ENGINES)
+    if engine == "interpreted":
+        from sim.interpreted import InterpretedSimulator
+
+        return InterpretedSimulator
     if engine == "generic":
         return GenericSimulator
     fast = FAST_SIMULATORS.get(model.info.fast_path or "")
@@ -65,6 +70,8 @@ def _engine_for(model: Any, engine: str, policy: str, given_start: bool, observi
             )
     if engine == "auto" and given_start:
         engine = "generic"
+    if engine == "interpreted":
+        return engine
     if engine == "auto" and policy != "pod":
         engine = "per-server"
     if policy != "pod" and engine != "per-server":
@@ -120,7 +127,8 @@ def simulate(
     engine:
         One of :data:`ENGINES`.  ``auto`` picks the model's registered fast path
         (for the supermarket family the aggregated CTMC on the counts) unless a
-        ``start`` or ``truncation`` is given; ``aggregated`` and ``per-server``
+        ``start`` or ``truncation`` is given, else the generic engine on the
+        loop :func:`sim.interpreted.pick_loop` picks; ``aggregated`` and ``per-server``
         (explicit FIFO servers, with response times) are the supermarket
         family's engines.
     policy:
@@ -185,9 +193,11 @@ def simulate(
     if isinstance(observables, str):
         observables = [observables]
     given_start = bool(start) or truncation is not None
-    engine = _engine_for(model, engine, policy, given_start, bool(observables))
+    picked = _engine_for(model, engine, policy, given_start, bool(observables))
     prepared = _observables(model, params, observables)
-    sim = choose(model, params or {}, engine)(model, N, params, start=start, truncation=truncation)
+    chosen = _simulator(model, params, engine, picked, prepared, opts)
+    engine = picked
+    sim = chosen(model, N, params, start=start, truncation=truncation)
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
     if prepared:
@@ -197,6 +207,20 @@ def simulate(
 
         prepared_runs.save(key, sim.record())
     return sim._run(opts)
+
+
+def _simulator(
+    model: Any, params: Any, asked: str, engine: str, prepared: tuple, opts: RunOptions
+) -> type[Simulator]:
+    """The simulator class of ``engine`` (:func:`choose`); when ``auto`` was ``asked``
+    for and it is the generic engine, on the loop :func:`sim.interpreted.pick_loop`
+    picks for the run."""
+    chosen = choose(model, params or {}, engine)
+    if asked == "auto" and chosen is GenericSimulator:
+        from sim.interpreted import pick_loop
+
+        chosen = pick_loop(model, [o.expr for o in prepared], opts)
+    return chosen
 
 
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
