@@ -174,7 +174,7 @@ def simulate(
     ).checked()  # before any symbolic or compiled work
     check_choice("engine", engine, ENGINES)
     check_choice("policy", policy, POLICIES)
-    key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables)
+    key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables, opts)
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
         return kept._run(opts)
     from derive.model import Model
@@ -195,14 +195,16 @@ def simulate(
     given_start = bool(start) or truncation is not None
     picked = _engine_for(model, engine, policy, given_start, bool(observables))
     prepared = _observables(model, params, observables)
-    chosen = _simulator(model, params, engine, picked, prepared, opts)
+    chosen, limit = _simulator(model, params, engine, picked, prepared, opts)
     engine = picked
     sim = chosen(model, N, params, start=start, truncation=truncation)
+    if limit is not None:
+        sim.max_events = limit  # (the interpreted loop picked by auto: kept with the run)
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
     if prepared:
         sim.observe(prepared)
-    if key is not None and type(sim) is GenericSimulator:  # (no key with observables)
+    if key is not None and isinstance(sim, GenericSimulator):  # (no key with observables)
         from sim import prepared_runs
 
         prepared_runs.save(key, sim.record())
@@ -211,16 +213,16 @@ def simulate(
 
 def _simulator(
     model: Any, params: Any, asked: str, engine: str, prepared: tuple, opts: RunOptions
-) -> type[Simulator]:
+) -> tuple[type[Simulator], int | None]:
     """The simulator class of ``engine`` (:func:`choose`); when ``auto`` was ``asked``
     for and it is the generic engine, on the loop :func:`sim.interpreted.pick_loop`
-    picks for the run."""
+    picks for the run, with the most events for which that pick holds (else ``None``)."""
     chosen = choose(model, params or {}, engine)
     if asked == "auto" and chosen is GenericSimulator:
         from sim.interpreted import pick_loop
 
-        chosen = pick_loop(model, [o.expr for o in prepared], opts)
-    return chosen
+        return pick_loop(model, [o.expr for o in prepared], opts)
+    return chosen, None
 
 
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
@@ -252,18 +254,27 @@ def _kept_run(
     engine: str,
     policy: str,
     observables: Any,
+    opts: RunOptions,
 ) -> tuple[str | None, GenericSimulator | None]:
     """The key of a run of a model given by name on the generic engine
     (:mod:`sim.prepared_runs`; ``None`` for another run) and the simulator an
-    earlier process prepared for it (``None`` when there is none)."""
-    if not isinstance(model, str) or observables or engine not in ("auto", "generic"):
+    earlier process prepared for it (``None`` when there is none, or when ``auto``
+    kept a run on the interpreted loop and this one is too long for it)."""
+    if not isinstance(model, str) or observables:
         return None, None
-    if policy != "pod":
+    if policy != "pod" or engine not in ("auto", "generic", "interpreted"):
         return None, None
     from sim import prepared_runs
+    from sim.interpreted import InterpretedSimulator
 
     key = prepared_runs.run_key(model, params, N, start, truncation, engine)
-    return key, GenericSimulator.from_record(prepared_runs.load(key), model, params)
+    record = prepared_runs.load(key)
+    if isinstance(record, dict) and record.get("loop") == "interpreted":
+        limit = record.get("max_events")
+        if engine == "auto" and not (isinstance(limit, int) and opts.steps * opts.reps <= limit):
+            return key, None
+        return key, InterpretedSimulator.from_record(record, model, params)
+    return key, GenericSimulator.from_record(record, model, params)
 
 
 def simulate_supermarket(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,6 +216,9 @@ class InterpretedSimulator(GenericSimulator):
     """The generic engine on the interpreted loop (module docstring)."""
 
     loop = "interpreted"
+    #: The most events (``steps * reps``) for which ``engine="auto"`` picked this loop
+    #: (:func:`pick_loop`); ``None`` when it was asked for by name.
+    max_events: int | None = None
 
     def _prepare(self) -> None:
         params = tuple(sorted((str(k), repr(v)) for k, v in self.params.items()))
@@ -243,8 +246,38 @@ class InterpretedSimulator(GenericSimulator):
         self.spec = dataclasses.replace(self.spec, **tables)
 
     def record(self) -> dict:
-        """Not kept on disk (:mod:`sim.prepared_runs` keeps the compiled loop's runs)."""
-        raise NotImplementedError("the interpreted engine's runs are not kept on disk")
+        """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`), with the
+        loop and the most events ``engine="auto"`` runs on it (:attr:`max_events`)."""
+        return {**super().record(), "loop": self.loop, "max_events": self.max_events}
+
+    @classmethod
+    def from_record(
+        cls, record: dict | None, model: str, params: Mapping[str, Any] | None
+    ) -> InterpretedSimulator | None:
+        """The simulator of a run prepared by an earlier process (:meth:`record`) for the
+        model named ``model`` with ``params``; ``None`` when the record is unusable."""
+        if record is None:
+            return None
+        try:
+            raw = dict(record["spec"])
+            for name in ("jumps", "code", "factors"):
+                raw[name] = tuple(tuple(int(v) for v in row) for row in raw[name])
+            for name in ("ptr", "aff_ptr", "aff_idx", "poly_ptr", "fac_ptr", "start"):
+                raw[name] = tuple(int(v) for v in raw[name])
+            for name in ("params", "s_star", "consts"):
+                raw[name] = tuple(float(v) for v in raw[name])
+            raw["poly"] = tuple(bool(v) for v in raw["poly"])
+            self = cls.__new__(cls)
+            self.spec, self.N = TableSpec(**raw), int(raw["N"])
+            self.notes = [str(n) for n in record["notes"]]
+            self.params = {str(k): str(v) for k, v in record["params"].items()}
+            self.arrival = record["arrival"]
+            self.max_events = record.get("max_events")
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        self.model, self.values, self.start, self.truncation = None, None, None, None
+        self._source = (model, dict(params or {}))
+        return self
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run the replications (:func:`sim.runner.run`) on the interpreted loop."""
@@ -284,31 +317,37 @@ def extra_seconds(tables: dict[str, Any], events: int) -> float:
     return events * (EXTRA_NS + NS_PER_OP * interpreted_ops(tables)) * 1e-9
 
 
-def pick_loop(model: Any, observables: Sequence[Any], options: RunOptions) -> type:
-    """The simulator ``engine="auto"`` runs a model on when the generic engine is chosen:
+def pick_loop(
+    model: Any, observables: Sequence[Any], options: RunOptions
+) -> tuple[type, int | None]:
+    """The simulator ``engine="auto"`` runs a model on when the generic engine is chosen,
+    and the most events (``steps * reps``) for which that choice holds (``None``: any).
+
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
     is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the run's
-    events (``steps * reps``) cost less extra on the interpreted loop
-    (:func:`extra_seconds`) than compiling it would take; else
-    :class:`sim.generic.GenericSimulator`.  A run with a checkpoint keeps the compiled
-    loop (a resumed run must continue on the loop it started with), and so does a model
-    the interpreter does not evaluate (:mod:`derive.rate_program`)."""
+    events cost less extra on the interpreted loop (:func:`extra_seconds`) than
+    compiling it would take; else :class:`sim.generic.GenericSimulator`.  A run resumed
+    from a checkpoint continues on the loop it started with; a model the interpreter
+    does not evaluate (:mod:`derive.rate_program`) runs compiled."""
     from mfstein.errors import ParameterError
     from sim.generic_kernels import chain_module, compile_seconds
 
     resumed = _checkpoint_loop(options.checkpoint)
     if resumed is not None:
-        return resumed
+        return resumed, None
     _, chain = chain_module(model, observables)
     seconds = compile_seconds(chain)
     if seconds is None:
-        return GenericSimulator
+        return GenericSimulator, None
     try:
         tables = model_tables(model, observables)
     except ParameterError:
-        return GenericSimulator
-    extra = extra_seconds(tables, options.steps * options.reps)
-    return InterpretedSimulator if extra < seconds else GenericSimulator
+        return GenericSimulator, None
+    per_event = extra_seconds(tables, 1)
+    limit = int(seconds / per_event) if per_event > 0 else 2**62
+    if options.steps * options.reps <= limit:
+        return InterpretedSimulator, limit
+    return GenericSimulator, None
 
 
 def _checkpoint_loop(path: Any) -> type | None:

@@ -152,3 +152,31 @@ def test_the_two_loops_agree(sir):
     assert abs(float(a.n_mse.mean) - float(b.n_mse.mean)) <= 2 * float(
         np.hypot(a.n_mse.ci95, b.n_mse.ci95)
     )
+
+
+def test_auto_weighs_the_run_against_compiling_the_models_loop():
+    from sim.base import RunOptions
+    from sim.generic import GenericSimulator
+    from sim.interpreted import InterpretedSimulator, pick_loop
+
+    model = _queue()
+    short = RunOptions(steps=10**4, reps=1).checked()
+    cls, limit = pick_loop(model, [], short)
+    assert cls is InterpretedSimulator and limit >= 10**4
+    long = RunOptions(steps=limit + 1, reps=1).checked()
+    assert pick_loop(model, [], long) == (GenericSimulator, None)
+
+
+def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
+    from sim import prepared_runs
+    from sim.interpreted import InterpretedSimulator
+
+    run = dict(N=37, steps=2 * 10**4, reps=2, seed=2, workers=1, engine="interpreted")
+    first = simulate("sir", SIR, **run)
+    record = prepared_runs.load(prepared_runs.run_key("sir", SIR, 37, None, None, "interpreted"))
+    assert record is not None and record["loop"] == "interpreted"
+    kept = InterpretedSimulator.from_record(record, "sir", SIR)
+    assert kept is not None and kept.spec.code and kept.spec.N == 37
+    again = simulate("sir", SIR, **run)
+    assert again.loop == "interpreted"
+    np.testing.assert_array_equal(again.mean.mean, first.mean.mean)
