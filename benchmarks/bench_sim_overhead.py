@@ -345,11 +345,21 @@ def _sir_infected_fraction() -> float:
     return 0.5 * (lo + hi)
 
 
-def end_to_end(events: int, repeat: int, gsp: str | None, cold: bool) -> list[tuple]:
-    """(model, route, wall, cpu) for every route of table 2."""
+def end_to_end(
+    events: int, repeat: int, gsp: str | None, cold: bool, warm_routes: bool = True
+) -> list[tuple]:
+    """(model, route, wall, cpu) for every route of table 2 (without the hand-written loop
+    and the warm cache unless ``warm_routes``)."""
     rows = []
     warm = _env()
     for model in ("sir", "tandem"):
+        if not warm_routes:
+            rows += _cold_rows(model, events, repeat) if cold else []
+            if gsp:
+                code = _gillespy2_code(model, events)
+                rows.append((model, "GillesPy2 C++ SSA, build included",
+                             *_best_child(code, repeat, _gsp_env(gsp), python=gsp)))  # fmt: skip
+            continue
         _child(_mf_code(model, 1000), warm)  # the warm cache holds this model
         _child(_hand_code(model, 1000), warm)
         rows.append((model, "hand-written numba loop", *_best_child(_hand_code(model, events),
@@ -458,9 +468,16 @@ def main() -> None:
     ap.add_argument("--events", type=float, default=1e7)
     ap.add_argument("--gillespy2-python", default="/tmp/gspvenv/bin/python")
     ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
-    ap.add_argument("--only", choices=("warm", "first", "end"), help="one table only")
-    ap.add_argument("--break-even", action="store_true",
-                    help="only the interpreted and compiled loops' CPU ns per event")  # fmt: skip
+    ap.add_argument(
+        "--only",
+        choices=("warm", "first", "end", "cold"),
+        help="one table only (cold: table 2's empty-cache and GillesPy2 rows)",
+    )
+    ap.add_argument(
+        "--break-even",
+        action="store_true",
+        help="only the interpreted and compiled loops' CPU ns per event",
+    )
     args = ap.parse_args()
     gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
     print(f"best of {args.repeat} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
@@ -485,11 +502,11 @@ def main() -> None:
         print(f"{'first call':<40} {'wall':>7} {'CPU':>7}")
         for name, wall, cpu in first_calls(args.repeat):
             print(f"{name:<40} {wall:7.2f} {cpu:7.2f}")
-    if args.only in (None, "end"):
+    if args.only in (None, "end", "cold"):
         print(f"\n## end to end, {args.events:.0e} events, a new process each, seconds")
         if gsp is None:
             print(f"(GillesPy2 skipped: no {args.gillespy2_python})")
-        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold)
+        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold, args.only != "cold")
         print(f"{'model':<7} {'route':<40} {'wall':>7} {'CPU':>7} {'vs GillesPy2 wall | CPU':>24}")
         for model, route, wall, cpu in rows:
             ref = [(w, c) for m, r, w, c in rows if m == model and r.startswith("GillesPy2")]
