@@ -8,6 +8,7 @@ interface and the fast-path registry, :mod:`sim.generic` the engines,
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -195,11 +196,8 @@ def simulate(
     given_start = bool(start) or truncation is not None
     picked = _engine_for(model, engine, policy, given_start, bool(observables))
     prepared = _observables(model, params, observables)
-    chosen, limit = _simulator(model, params, engine, picked, prepared, opts)
-    engine = picked
-    sim = chosen(model, N, params, start=start, truncation=truncation)
-    if limit is not None:
-        sim.max_events = limit  # (the interpreted loop picked by auto: kept with the run)
+    chosen = _simulator(model, params, (engine, picked), prepared, opts)
+    engine, sim = picked, chosen(model, N, params, start=start, truncation=truncation)
     if engine in ("aggregated", "per-server"):
         sim.engine, sim.policy = engine, policy
     if prepared:
@@ -212,17 +210,27 @@ def simulate(
 
 
 def _simulator(
-    model: Any, params: Any, asked: str, engine: str, prepared: tuple, opts: RunOptions
-) -> tuple[type[Simulator], int | None]:
-    """The simulator class of ``engine`` (:func:`choose`); when ``auto`` was ``asked``
-    for and it is the generic engine, on the loop :func:`sim.interpreted.pick_loop`
-    picks for the run, with the most events for which that pick holds (else ``None``)."""
+    model: Any, params: Any, engines: tuple[str, str], prepared: tuple, opts: RunOptions
+) -> Any:
+    """The simulator class of ``engines = (asked, engine)`` (:func:`choose` of ``engine``);
+    when ``auto`` was asked for and it is the generic engine, on the loop
+    :func:`sim.interpreted.pick_loop` picks for the run (the interpreted loop's
+    simulator remembers the most events for which that pick holds, kept with the run)."""
+    asked, engine = engines
     chosen = choose(model, params or {}, engine)
-    if asked == "auto" and chosen is GenericSimulator:
-        from sim.interpreted import pick_loop
+    if asked != "auto" or chosen is not GenericSimulator:
+        return chosen
+    from sim.interpreted import pick_loop
 
-        return pick_loop(model, [o.expr for o in prepared], opts)
-    return chosen, None
+    chosen, limit = pick_loop(model, [o.expr for o in prepared], opts)
+    return chosen if limit is None else functools.partial(_with_limit, chosen, limit)
+
+
+def _with_limit(cls: type, limit: int, *args: Any, **kwargs: Any) -> Simulator:
+    """``cls(*args, **kwargs)`` with :attr:`sim.interpreted.InterpretedSimulator.max_events`."""
+    sim = cls(*args, **kwargs)
+    sim.max_events = limit
+    return sim
 
 
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
