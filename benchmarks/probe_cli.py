@@ -2256,8 +2256,9 @@ def issue37_names_probes() -> list[Probe]:
 
 
 def issue37_hetpp_probes() -> list[Probe]:
-    """Issue 33 (heterogeneous populations): the command line refuses a model of K
-    objects in one sentence (exit 2), from the library and from a user's file."""
+    """Issue 33 (heterogeneous populations): the command line takes a model of K
+    objects (exit 0, it says K), from the library and from a user's file (it refused
+    them in one sentence until the het33 branch)."""
     het = ["--model", "power_of_two_heterogeneous", "--param", "K=4", "--param", "lam=0.5"]
     user = "{dir}/het.py:pop"
     text = (
@@ -2273,15 +2274,93 @@ def issue37_hetpp_probes() -> list[Probe]:
         return {}
 
     out = [
-        Probe("issue33 heterogeneous", [cmd, *het, *extra], (INPUT,),
-              check=_one_line_mentioning("heterogeneous population"))
-        for cmd, extra in (("solve", []), ("exact", ["--N", "4"]),
-                           ("simulate", ["--N", "4", "--steps", "1000"]),
-                           ("transient", ["--t", "0:1:3"]))
+        Probe("issue33 heterogeneous", [cmd, *het, *extra], (OK,), check=_stdout_has(says))
+        for cmd, extra, says in (("solve", [], "K = 4 objects"),
+                                 ("exact", ["--N", "4"], "K = 4 objects"),
+                                 ("simulate", ["--N", "4", "--steps", "1000"], "K = 4 objects"),
+                                 ("transient", ["--t", "0:1:3"], "K = 4 objects"))
     ]
-    out.append(Probe("issue33 heterogeneous", ["solve", "--model", user], (INPUT,), setup=write,
-                     check=_one_line_mentioning("heterogeneous population")))
+    out.append(Probe("issue33 heterogeneous", ["solve", "--model", user], (OK,), setup=write,
+                     check=_stdout_has("heterogeneous population of K = 2 objects")))
     return out
+
+
+def issue37_het33_probes() -> list[Probe]:
+    """Issue 33 on the het33 branch: heterogeneous populations on every command with
+    their declared observables (JSON that parses), the table over K, and the new
+    library model's bad options and refusals, each one sentence with exit 2."""
+    pod = ["--model", "power_of_d_heterogeneous", "--param", "d=3", "--param", "lam=0.5"]
+    k4 = [*pod, "--param", "K=4", "--param", "speed_classes=1,2"]
+    obs = ["--observable", "response_time", "--observable", "utilisation_class0"]
+    table = ["table", *pod, "--observable", "response_time", "--N", "4,6"]
+    P = Probe
+    out = [
+        P("het33 solve", ["solve", *k4, *obs], (OK,), check=_stdout_has("response_time = ")),
+        P("het33 solve", ["solve", *k4, *obs, "--float64", "--json"], (OK,),
+          check=_strict_json()),
+        P("het33 exact", ["exact", *k4, *obs, "--N", "4", "--json"], (OK,),
+          check=_strict_json()),
+        P("het33 simulate", ["simulate", *k4, *obs, "--N", "4", "--steps", "20000", "--json"],
+          (OK,), check=_strict_json()),
+        P("het33 transient", ["transient", *k4, "--t", "0:1:3", "--observable", "jobs",
+                              "--json"], (OK,), check=_strict_json()),
+        P("het33 table", [*table, "--exact"], (OK,), check=_stdout_has("plays the role of N")),
+        P("het33 table", [*table, "--json", "--exact"], (OK,), check=_strict_json()),
+        P("het33 table", [*table, "--csv"], (OK,), check=_stdout_has("order1")),
+        P("het33 table", [*table, "--simulate", "--sim-steps", "20000", "--reps", "2"], (OK,),
+          check=_stdout_has("±")),
+    ]
+    bad = [
+        (["solve", *k4, "--observable", "nope"], "not declared"),
+        (["solve", *k4, "--observable", "lam*2"], "not declared"),
+        (["solve", *k4, "--order", "2"], "order must be 1"),
+        (["solve", *k4, "--M", "diag:1"], "--M is not available"),
+        (["solve", *k4, "--certify"], "--certify"),
+        (["solve", *k4, "--method", "general"], "method must be auto"),
+        (["exact", *k4, "--N", "5"], "N must be the number of objects"),
+        (["simulate", *k4, "--N", "3", "--steps", "1000"], "N must be the number of objects"),
+        (["transient", *k4, "--t", "0:1:3", "--observable", "nope"], "not declared"),
+        (["transient", *k4, "--t", "0:1:3", "--order", "2"], "order must be 1"),
+        ([*table, "--param", "K=4"], "K is given by --N"),
+        ([*table, "--order", "2"], "order must be 1"),
+        ([*table, "--start", "0.5"], "--start"),
+        (["solve", *pod, "--param", "K=2"], "d must be at most K"),
+        (["solve", *pod, "--param", "K=4", "--param", "speed_classes=1,2,3"], "C dividing K"),
+        (["solve", *pod, "--param", "sampling=sometimes"], "sampling must be"),
+        (["solve", *pod, "--param", "speed_classes=1,-2"], "speeds"),
+        (["solve", *pod, "--param", "d=1"], "d"),
+        (["solve", *pod, "--param", "d=100"], "d"),
+        (["solve", *pod, "--param", "K=0"], "K"),
+        (["solve", *pod, "--param", "lam=-1"], "lam"),
+    ]
+    out += [P("het33 refusal", argv, (INPUT,), check=_one_line_mentioning(word))
+            for argv, word in bad]
+    return out
+
+
+def issue37_circles31_probes() -> list[Probe]:
+    """Issue 31 (one fast-path table): ``simulate`` finds a family's own engines and
+    dispatch policies through the table, not by name; a model of another family asking
+    for them is refused in one sentence naming the family that has them (exit 2), and
+    the supermarket still runs on them."""
+    sir = ["simulate", "--model", "sir", *SIR_PARAMS, "--N", "10", *SIM]
+    sm = ["simulate", "--model", "supermarket", "--param", "b=3", "--param", "lam=0.9",
+          "--N", "10", *SIM]
+    return [
+        *(Probe("issue31 fast engines", [*sir, "--engine", e], (INPUT,),
+                check=_one_line_mentioning("runs the supermarket family only"))
+          for e in ("aggregated", "per-server")),
+        Probe("issue31 fast engines", [*sir, "--policy", "jsq"], (INPUT,),
+              check=_one_line_mentioning("dispatch rule of the supermarket's per-server engine")),
+        Probe("issue31 fast engines", [*sir, "--engine", "fast"], (INPUT,),
+              check=_one_line_mentioning("has no fast-path simulator")),
+        Probe("issue31 fast engines", [*sm, "--policy", "jsq", "--engine", "generic"], (INPUT,),
+              check=_one_line_mentioning("per-server engine")),
+        Probe("issue31 fast engines", [*sm, "--engine", "per-server", "--json"], (OK,),
+              check=_stdout_has('"simulator": "per-server"')),
+        Probe("issue31 fast engines", [*sm, "--policy", "random", "--json"], (OK,),
+              check=_stdout_has('"simulator": "per-server"')),
+    ]  # fmt: skip
 
 
 #: Issue 34 (cold simulation): a model whose rates the interpreted loop evaluates
@@ -2354,6 +2433,8 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_table_probes(),
         *issue37_names_probes(),
         *issue37_hetpp_probes(),
+        *issue37_circles31_probes(),
+        *issue37_het33_probes(),
         *issue37_cold34_probes(),
     ]
 

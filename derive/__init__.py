@@ -24,6 +24,7 @@ __all__, __getattr__, __dir__ = lazy_package(
             "HeterogeneousModel",
             "heterogeneous",
             "heterogeneous_classes",
+            "occupancy",
         ),
         "derive.closed_forms": ("ClosedForm", "closed_form", "equilibrium_closed_form"),
         "derive.kernels": ("Kernels", "kernels"),

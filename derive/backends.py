@@ -26,11 +26,11 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
-from derive.model import RATE_FUNCTIONS
+from derive.rate_functions import RATE_FUNCTIONS
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
-    from derive.model import Model
+    from derive.model_protocol import ModelLike
 
 Entries = list[tuple[tuple[int, ...], sp.Expr]]
 
@@ -396,7 +396,7 @@ def get_backend(name: str) -> Backend:
         ) from None
 
 
-def positional_symbols(model: Model) -> dict[sp.Symbol, sp.Symbol]:
+def positional_symbols(model: ModelLike) -> dict[sp.Symbol, sp.Symbol]:
     """Each state and parameter symbol of ``model`` -> its internal name in generated
     code: ``_s<i>`` for the ``i``-th state, ``_p<j>`` for the ``j``-th parameter (same
     assumptions, so that no expression re-evaluates differently).
@@ -413,7 +413,7 @@ def positional_symbols(model: Model) -> dict[sp.Symbol, sp.Symbol]:
     return out
 
 
-def input_sources(model: Model) -> list[tuple[str, sp.Symbol]]:
+def input_sources(model: ModelLike) -> list[tuple[str, sp.Symbol]]:
     """Each state's and parameter's internal symbol (:func:`positional_symbols`) with
     where a kernel reads it (``"s[3]"``)."""
     names = positional_symbols(model)
@@ -422,7 +422,7 @@ def input_sources(model: Model) -> list[tuple[str, sp.Symbol]]:
     ]
 
 
-def unpack_inputs(model: Model, exprs: Sequence[sp.Expr], backend: Backend) -> list[str]:
+def unpack_inputs(model: ModelLike, exprs: Sequence[sp.Expr], backend: Backend) -> list[str]:
     """Lines binding the internal state and parameter symbols that ``exprs`` (already
     renamed by :func:`positional_symbols`) use."""
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import sympy as sp
 
 if TYPE_CHECKING:
-    from derive.model import Model
+    from derive.model_protocol import ModelLike
 
 #: How each tensor's indices are stored: the first ``k`` indices are free, the
 #: rest are sorted (one representative per permutation class of those indices).
@@ -80,21 +80,21 @@ def _higher(base: dict[tuple, sp.Expr], states, free: int, extra: int) -> dict[t
     return current
 
 
-def drift_derivatives(model: Model, order: int) -> dict[tuple, sp.Expr]:
+def drift_derivatives(model: ModelLike, order: int) -> dict[tuple, sp.Expr]:
     """``{(i, j1 <= ... <= jn): d^n f_i / ds_j1 ... ds_jn}`` for ``n = order``."""
     f = model.drift
     base = {(i,): f[i] for i in range(model.b) if f[i] != 0}
     return _higher(base, model.states, 1, order)
 
 
-def diffusion_derivatives(model: Model, order: int) -> dict[tuple, sp.Expr]:
+def diffusion_derivatives(model: ModelLike, order: int) -> dict[tuple, sp.Expr]:
     """``{(i <= j, k1 <= ... <= kn): d^n Q_ij / ds_k1 ... ds_kn}``."""
     Q = model.diffusion
     base = {(i, j): Q[i, j] for i in range(model.b) for j in range(i, model.b) if Q[i, j] != 0}
     return _higher(base, model.states, 2, order)
 
 
-def third_jump_moment(model: Model) -> dict[tuple, sp.Expr]:
+def third_jump_moment(model: ModelLike) -> dict[tuple, sp.Expr]:
     """``{(i <= j <= k): R_ijk = sum_l l_i l_j l_k beta_l(s)}`` (non-zero entries)."""
     out: dict[tuple, sp.Expr] = {}
     for t in model.transitions:
@@ -104,7 +104,7 @@ def third_jump_moment(model: Model) -> dict[tuple, sp.Expr]:
     return {k: sp.expand(v) for k, v in out.items() if sp.expand(v) != 0}
 
 
-def order2_objects(model: Model) -> dict[str, dict[tuple, sp.Expr]]:
+def order2_objects(model: ModelLike) -> dict[str, dict[tuple, sp.Expr]]:
     """Every object the 1/N^2 equations need, by name (see :data:`SYMMETRY`)."""
     return {
         "d3f": drift_derivatives(model, 3),

@@ -10,6 +10,17 @@ itself never fires, so ``B[k, k, ...]`` must be zero; diagonal entries
 ``A[k, s, s]`` (no move) are ignored.  Entries are numbers or SymPy
 expressions in the model's parameters.
 
+The general object-level form: an entry ``A[k, s, s']`` may also be a SymPy
+expression of the occupancy averages (:func:`occupancy`): ``mean[u] =
+(1/K) sum_j X_{j,u}`` (all objects) and ``others[u] = (1/(K-1)) sum_{j != k}
+X_{j,u}`` (the objects other than ``k``), so that object ``k`` moves
+``s -> s'`` at rate ``r_k(X)`` for any smooth ``r_k`` of the averages: interactions
+of any order (power-of-d for any d, :mod:`derive.models.power_of_d_servers`), not
+only pairs.  Such moves are kept apart (``averaged``); the mean field replaces
+``X`` by its expectation in ``r_k(X) X_{k,s}`` and the refined term adds the
+second-order Taylor term of the rate against the covariance
+(:mod:`numeric.heterogeneous.averaged`).
+
 The mean field lives on ``K x S`` coordinates ``x[k*S + s] = P(object k in s)``
 (object-major order); see :mod:`numeric.heterogeneous` for the numbers.
 
@@ -30,6 +41,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from derive.heterogeneous_observables import HeterogeneousObservable, check_observables
 from derive.spec import ModelInfo, Parameter
 from mfstein.errors import ParameterError, check_int
 
@@ -38,13 +50,28 @@ from mfstein.errors import ParameterError, check_int
 MAX_OBJECTS = 5000
 
 
+def occupancy(S: int) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
+    """The symbols of the occupancy averages an entry of ``A`` may use: ``mean[u]``
+    (the fraction of all K objects in state ``u``) and ``others[u]`` (the fraction of
+    the K - 1 objects other than the moving one), ``u = 0..S-1``."""
+    return (tuple(sp.Symbol(f"mean[{u}]") for u in range(S)),
+            tuple(sp.Symbol(f"others[{u}]") for u in range(S)))
+
+
+def _is_average(symbol: sp.Basic) -> bool:
+    return str(symbol).startswith(("mean[", "others["))
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class HeterogeneousModel:
     """``K`` objects with ``S`` states each and their sparse rate tensors.
 
     ``unilateral`` holds ``(k, s, s', rate)`` and ``pairwise``
     ``(k, k1, s, s1, s', s1', rate)`` for the nonzero moves only, each ``rate`` a
-    SymPy expression (a number or an expression in ``params``).
+    SymPy expression (a number or an expression in ``params``); ``averaged``
+    holds ``(k, s, s', rate)`` whose rate also depends on the occupancy averages
+    (:func:`occupancy`); ``observables`` the declared
+    :class:`~derive.heterogeneous_observables.HeterogeneousObservable`.
     """
 
     name: str
@@ -57,6 +84,8 @@ class HeterogeneousModel:
     object_names: tuple[str, ...]
     info: ModelInfo
     citation: str = ""
+    averaged: tuple[tuple[int, int, int, sp.Expr], ...] = ()
+    observables: tuple[HeterogeneousObservable, ...] = ()
 
     @property
     def dimension(self) -> int:
@@ -70,7 +99,8 @@ class HeterogeneousModel:
     def __repr__(self) -> str:
         return (
             f"HeterogeneousModel({self.name!r}, K={self.K}, S={self.S}, "
-            f"{len(self.unilateral)} unilateral and {len(self.pairwise)} pairwise moves, "
+            f"{len(self.unilateral)} unilateral, {len(self.pairwise)} pairwise and "
+            f"{len(self.averaged)} averaged moves, "
             f"params={list(self.params)})"
         )
 
@@ -155,13 +185,15 @@ def heterogeneous(
     objects: Sequence[str] | None = None,
     name: str = "heterogeneous population",
     citation: str = "",
+    observables: Sequence[HeterogeneousObservable] = (),
 ) -> HeterogeneousModel:
     """A heterogeneous population from rmftool's ``HetPP`` rate tensors.
 
     Parameters
     ----------
     A:
-        ``K x S x S`` rates, ``A[k, s, s']`` of object ``k`` moving ``s -> s'``.
+        ``K x S x S`` rates, ``A[k, s, s']`` of object ``k`` moving ``s -> s'``;
+        an entry may depend on the occupancy averages (:func:`occupancy`).
     B:
         ``K x K x S x S x S x S`` rates of ordered pairs of distinct objects
         (``None``: no interaction); ``B[k, k, ...]`` must be zero.
@@ -177,9 +209,10 @@ def heterogeneous(
     check_int("K (the first dimension of A)", K, 1, MAX_OBJECTS)
     if a.shape[2] != S or S < 2:
         raise ParameterError(f"A must be a K x S x S array with S >= 2, got shape {a.shape}.")
-    unilateral = tuple(
-        (k, s, t, r) for (k, s, t), r in _nonzero_entries("A", a) if s != t
-    )
+    moves = [(k, s, t, r) for (k, s, t), r in _nonzero_entries("A", a) if s != t]
+    unilateral = tuple(m for m in moves if not any(map(_is_average, m[-1].free_symbols)))
+    averaged = tuple(m for m in moves if any(map(_is_average, m[-1].free_symbols)))
+    _check_averages(averaged, K, S)
     pairwise: tuple = ()
     if B is not None:
         b = _tensor("B", B, (K, K, S, S, S, S), 6)
@@ -192,8 +225,8 @@ def heterogeneous(
         pairwise = tuple(
             (k, k1, s, s1, t, t1, r) for (k, k1, s, s1, t, t1), r in entries if (s, s1) != (t, t1)
         )
-    distinct = {r for *_, r in unilateral} | {r for *_, r in pairwise}
-    free = sorted({str(x) for r in distinct for x in r.free_symbols})
+    distinct = {r for *_, r in (*unilateral, *pairwise, *averaged)}
+    free = sorted({str(x) for r in distinct for x in r.free_symbols if not _is_average(x)})
     declared = [p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters or ()]
     names = tuple(p.name for p in declared) if parameters is not None else tuple(free)
     missing = sorted(set(free) - set(names))
@@ -206,8 +239,25 @@ def heterogeneous(
     object_names = _names("objects", objects, K)
     info = ModelInfo(parameters=tuple(declared) or tuple(Parameter(n) for n in names))
     return HeterogeneousModel(
-        name, K, S, unilateral, pairwise, names, state_names, object_names, info, citation
+        name, K, S, unilateral, pairwise, names, state_names, object_names, info, citation,
+        averaged, check_observables(observables, K * S, names),
     )
+
+
+def _check_averages(averaged: Sequence[tuple[int, int, int, sp.Expr]], K: int, S: int) -> None:
+    """Refuse an average symbol outside ``0..S-1`` and ``others`` with one object."""
+    mean, others = occupancy(S)
+    allowed = set(mean) | set(others)
+    for k, s, t, r in averaged:
+        bad = sorted(str(x) for x in r.free_symbols if _is_average(x) and x not in allowed)
+        if bad:
+            raise ParameterError(
+                f"A[{k}, {s}, {t}] uses {bad[0]}, but the states are 0..{S - 1}."
+            )
+        if K < 2 and r.free_symbols & set(others):
+            raise ParameterError(
+                f"A[{k}, {s}, {t}] uses the others' averages, which need K >= 2 objects."
+            )
 
 
 def _names(what: str, given: Sequence[str] | None, n: int) -> tuple[str, ...]:
@@ -250,6 +300,13 @@ def as_density_model(model: HeterogeneousModel) -> Any:
 
     moves = [Transition(jump((k, s, t)), r * full[k][s], f"{k}:{s}->{t}")
              for k, s, t, r in model.unilateral]
+    mean, others = occupancy(S)
+    total = [sum(full[j][u] for j in range(K)) for u in range(S)]
+    for k, s, t, r in model.averaged:
+        at = {mean[u]: total[u] / K for u in range(S)}
+        if K > 1:
+            at.update({others[u]: (total[u] - full[k][u]) / (K - 1) for u in range(S)})
+        moves.append(Transition(jump((k, s, t)), r.xreplace(at) * full[k][s], f"{k}:{s}->{t}"))
     moves += [
         Transition(jump((k, s, t), (k1, s1, t1)), r * full[k][s] * full[k1][s1],
                    f"{k},{k1}:{s},{s1}->{t},{t1}")
@@ -273,6 +330,7 @@ def heterogeneous_classes(
     states: Sequence[str] | None = None,
     name: str = "heterogeneous population",
     citation: str = "",
+    observables: Sequence[HeterogeneousObservable] = (),
 ) -> HeterogeneousModel:
     """``C`` classes of objects with multiplicities ``counts``: object ``k`` of class
     ``c`` moves at ``A[c, s, s']`` and an ordered pair of distinct objects of classes
@@ -297,4 +355,4 @@ def heterogeneous_classes(
         big_b[np.arange(K), np.arange(K)] = 0  # an object never meets itself
     objects = [f"{c}.{i}" for c, n in enumerate(sizes) for i in range(n)]
     return heterogeneous(a[cls], big_b, parameters=parameters, states=states, objects=objects,
-                         name=name, citation=citation)
+                         name=name, citation=citation, observables=observables)

@@ -50,7 +50,7 @@ from mfstein.errors import ParameterError
 from mfstein.generated import generated_module, load_generated, module_name
 
 if TYPE_CHECKING:
-    from derive.model import Model
+    from derive.model_protocol import ModelLike
 
 __all__ = [
     "BACKENDS",
@@ -153,7 +153,7 @@ def _generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernels:
+def kernels(model: ModelLike, backend: str = "numba", group: str = "base") -> Kernels:
     """Generate (or load from cache) the numeric kernels of ``model``.
 
     Parameters
@@ -224,7 +224,7 @@ def kernels(model: Model, backend: str = "numba", group: str = "base") -> Kernel
         return k
 
 
-def _module_key(model: Model, backend: str, group: str) -> str:
+def _module_key(model: ModelLike, backend: str, group: str) -> str:
     """What a generated kernel module is generated from (its cache key,
     :mod:`mfstein.generated`): the model, the back end and group, and the generator."""
     return repr(
@@ -240,7 +240,7 @@ def _module_key(model: Model, backend: str, group: str) -> str:
     )
 
 
-def _module_name(model: Model, backend: str, group: str) -> str:
+def _module_name(model: ModelLike, backend: str, group: str) -> str:
     """File name (without ``.py``) of a generated module in the cache directory."""
     return module_name(f"kernels_{backend}", _module_key(model, backend, group))
 
@@ -272,7 +272,7 @@ def load_module(name: str, path: Path | None = None) -> ModuleType:
 # source generation
 # --------------------------------------------------------------------------
 def kernel_objects(
-    model: Model,
+    model: ModelLike,
 ) -> dict[str, tuple[tuple[int, ...], list[tuple[tuple[int, ...], sp.Expr]]]]:
     """Each kernel's output shape and its non-zero ``(index, expression)`` entries."""
     b = model.b
@@ -306,7 +306,7 @@ def kernel_objects(
     }
 
 
-def order2_kernel_objects(model: Model) -> tuple[dict, dict[str, list]]:
+def order2_kernel_objects(model: ModelLike) -> tuple[dict, dict[str, list]]:
     """The 1/N^2 objects as value kernels on sparse index lists."""
     from derive.expansion import order2_objects
 
@@ -326,7 +326,7 @@ _SUBSETS = {"mean_field": ("jac", "Q", "ftilde", "hess_values")}
 _RANK = {"d3f": 4, "d4f": 5, "dQ": 3, "d2Q": 4, "R": 3}
 
 
-def generate_source(model: Model, backend: str, group: str = "base") -> str:
+def generate_source(model: ModelLike, backend: str, group: str = "base") -> str:
     """Return the Python source of the kernels of ``model`` for ``backend``."""
     be = get_backend(backend)
     if group == "order2":
@@ -366,7 +366,7 @@ def generate_source(model: Model, backend: str, group: str = "base") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _function(name: str, shape, entries, model: Model, be: Backend) -> list[str]:
+def _function(name: str, shape, entries, model: ModelLike, be: Backend) -> list[str]:
     # the code reads the model's symbols under internal names only (user names such
     # as ``s``, ``mpmath`` or ``x_0`` would shadow the kernel's own)
     names = positional_symbols(model)

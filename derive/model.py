@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
+from derive.rate_functions import RATE_FUNCTIONS
 from derive.spec import ModelInfo
 from mfstein.errors import ParameterError
 
@@ -146,11 +147,6 @@ def _rate_expression(what: str, rate: Any) -> sp.Expr:
     return rate
 
 
-#: What a rate may be built from (every back end prints it, SymPy differentiates it).
-RATE_FUNCTIONS = (
-    "polynomials, rational functions, powers, sqrt, exp, log, Min, Max, Abs, sign, "
-    "Heaviside and Piecewise"
-)
 
 
 def _check_defined_everywhere(what: str, rate: sp.Expr) -> None:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import sympy as sp
 
 if TYPE_CHECKING:
-    from derive.model import Model
+    from derive.model_protocol import ModelLike
 
 
-def drift(model: Model) -> sp.Matrix:
+def drift(model: ModelLike) -> sp.Matrix:
     """Mean-field drift ``f(s) = sum_l l beta_l(s)`` (core paper, Section 3).
 
     For the supermarket model with d = 2 this is
@@ -70,7 +70,7 @@ def _term_diff(term: sp.Expr, s: sp.Symbol) -> sp.Expr:
     return term.diff(s)
 
 
-def jacobian(model: Model) -> sp.Matrix:
+def jacobian(model: ModelLike) -> sp.Matrix:
     """Jacobian ``J_ij(s) = df_i/ds_j``.
 
     Supermarket model (core paper, Theorem 1, generalised to d): tridiagonal with
@@ -87,7 +87,7 @@ def jacobian(model: Model) -> sp.Matrix:
     return J
 
 
-def hessian(model: Model) -> sp.MutableSparseNDimArray:
+def hessian(model: ModelLike) -> sp.MutableSparseNDimArray:
     """Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` (core paper, Section 6.3).
 
     For the supermarket model with replacement only ``H[k, k-1, k-1] =
@@ -103,7 +103,7 @@ def hessian(model: Model) -> sp.MutableSparseNDimArray:
     return H
 
 
-def diffusion(model: Model) -> sp.Matrix:
+def diffusion(model: ModelLike) -> sp.Matrix:
     """Diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)``.
 
     The generator of the finite-N chain acts on a quadratic ``g`` as
@@ -119,7 +119,7 @@ def diffusion(model: Model) -> sp.Matrix:
     return Q.applyfunc(sp.expand)
 
 
-def ftilde(model: Model) -> sp.Matrix:
+def ftilde(model: ModelLike) -> sp.Matrix:
     """``f~_i(s) = Q_ii(s) / 2`` (core paper, Theorem 1).
 
     For the supermarket model, ``f~_i = 1/2 [lam (s_{i-1}^d - s_i^d) + mu (s_i - s_{i+1})]``

@@ -1,9 +1,11 @@
 """Errors shared by every mfstein package, importable without the numeric stack.
 
-Importing this module loads nothing beyond the standard library, so the
-command-line dispatcher and any module that only needs to *raise* an error
-stay cheap to import.  ``derive.errors`` and ``numeric.precision`` re-export
-these names for older callers.
+Importing this module loads nothing beyond the standard library and
+:mod:`mfstein.exceptions`, where the classes are defined (the bottom of the
+ground: :mod:`mfstein.numbers`, whose ``parse_integer`` is :func:`check_int`, and
+:mod:`mfstein.limits` raise them from there), so the command-line dispatcher and
+any module that only needs to *raise* an error stay cheap to import.  Import
+them from here; ``numeric.precision`` re-exports them for older callers.
 """
 
 from __future__ import annotations
@@ -11,28 +13,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mfstein.exceptions import (
+    IllConditionedWarning,
+    NumericalError,
+    ParameterError,
+    StabilityWarning,
+)
 
-class ParameterError(ValueError):
-    """A parameter is outside its allowed range.
-
-    The message is one sentence naming the parameter and the allowed range; the
-    ``mfstein`` dispatcher prints it and exits with status 2.
-    """
-
-
-class NumericalError(ArithmeticError):
-    """A computation failed its own check (independent routes or two working
-    precisions disagree beyond the claimed digits, a residual is too large);
-    no result is returned."""
-
-
-class IllConditionedWarning(RuntimeWarning):
-    """A float64 result is not trustworthy to the usual ~1e-10 relative accuracy."""
-
-
-class StabilityWarning(RuntimeWarning):
-    """A mean-field path does not tend to a stable hyperbolic fixed point (another
-    basin, an unstable or non-hyperbolic limit, unbounded growth, no limit)."""
+__all__ = [
+    "IllConditionedWarning",
+    "NumericalError",
+    "ParameterError",
+    "StabilityWarning",
+    "check_bool",
+    "check_choice",
+    "check_int",
+]
 
 
 def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from mfstein.errors import ParameterError
+from mfstein.exceptions import ParameterError
 
 __all__ = [
     "DERIVE_MAX_B",

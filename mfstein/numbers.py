@@ -37,7 +37,7 @@ from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 from typing import Any
 
-from mfstein.errors import ParameterError
+from mfstein.exceptions import ParameterError
 
 __all__ = [
     "MAX_EXPONENT",

@@ -9,7 +9,8 @@ with confidence intervals.
 Modules: :mod:`sim.aggregated` (CTMC on counts), :mod:`sim.perserver` (explicit
 FIFO servers), :mod:`sim.generic` (any model), :mod:`sim.stats` (batch means),
 :mod:`sim.runner` (replications, workers, checkpoints), :mod:`sim.api`
-(``simulate`` and the short form ``simulate_supermarket(N, lam, b, d)``),
+(``simulate``), :mod:`sim.supermarket_short_form` (the short form
+``simulate_supermarket(N, lam, b, d)``),
 :mod:`sim.table` (the core paper's Tables 1 and 2).  The names below are
 imported lazily so that ``mfstein --help`` does not load numba.
 """
@@ -23,9 +24,10 @@ __all__, __getattr__, __dir__ = lazy_package(
     __name__,
     {
         "sim.accuracy": ("AccuracyTable", ("accuracy_table", "accuracy")),
-        "sim.api": ("simulate", "simulate_supermarket"),
+        "sim.api": ("simulate",),
         "sim.base": ("SimulationResult", "Simulator"),
         "sim.generic": ("GenericSimulator",),
         "sim.stats": ("Estimate",),
+        "sim.supermarket_short_form": ("simulate_supermarket",),
     },
 )

@@ -1,37 +1,44 @@
-"""``simulate(model, params, *, N, ...)``: the one entry of simulation, and its
-supermarket short form ``simulate_supermarket(N, lam, b, d)``.
+"""``simulate(model, params, *, N, ...)``: the one entry of simulation.
 
 :func:`choose` picks the engine for a model (:mod:`sim.base` holds the
-interface and the fast-path registry, :mod:`sim.generic` the engines,
-:mod:`sim.supermarket` the supermarket family's own).
+interface and finds a family's fast path in :data:`mfstein.fast_paths.FAST_PATHS`,
+:mod:`sim.generic` the engines).  No model family is named here: the
+supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
+:mod:`sim.supermarket_short_form` (``sim.simulate_supermarket``).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mfstein.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.errors import ParameterError, check_choice, check_int
-from sim.base import FAST_SIMULATORS, RunOptions, SimulationResult, Simulator
+from sim.base import RunOptions, SimulationResult, Simulator, fast_simulator, fast_simulators
 from sim.engine import POLICIES
 from sim.generic import GenericSimulator
-from sim.supermarket import check_inputs, resolve_policy
 
-#: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's registered
-#: fast path when it accepts the model, else generic), ``generic`` (any model, on its
-#: own compiled event loop), ``fast`` (the registered fast path, or an error), the
-#: supermarket family's two engines by name, and ``interpreted`` (any model, on the
-#: event loop compiled once for every model: :mod:`sim.interpreted`).
+#: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's fast path when
+#: it accepts the model, else generic), ``generic`` (any model, on its own compiled
+#: event loop), ``fast`` (the fast path, or an error), the engines of a fast path by
+#: name (:attr:`sim.base.Simulator.engines`: the supermarket family's two), and
+#: ``interpreted`` (any model, on the event loop compiled once for every model:
+#: :mod:`sim.interpreted`).
 ENGINES = ("auto", "generic", "fast", "aggregated", "per-server", "interpreted")
 
 
+def _owners(offers: Callable[[type[Simulator]], bool]) -> list[tuple[str, type[Simulator]]]:
+    """The families (and their fast-path simulators) whose simulator ``offers`` something."""
+    return [(f, cls) for f, cls in fast_simulators().items() if offers(cls)]
+
+
 def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[Simulator]:
-    """The engine for ``model``: its registered fast path when ``engine`` is
-    ``"auto"`` or ``"fast"`` and the fast path accepts the model, else the generic
-    one; ``"aggregated"`` and ``"per-server"`` name the supermarket family's engines."""
+    """The engine for ``model``: its fast path (:func:`sim.base.fast_simulator`) when
+    ``engine`` is ``"auto"`` or ``"fast"`` and the fast path accepts the model, else
+    the generic one; any other name is an engine of a fast path's own
+    (:attr:`sim.base.Simulator.engines`), refused for a model of another family."""
     check_choice("engine", engine, ENGINES)
     if engine == "interpreted":
         from sim.interpreted import InterpretedSimulator
@@ -39,17 +46,16 @@ def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[
         return InterpretedSimulator
     if engine == "generic":
         return GenericSimulator
-    fast = FAST_SIMULATORS.get(model.info.fast_path or "")
-    supermarket_only = ParameterError(
-        f"engine {engine!r} runs the supermarket family only, not model {model.name}; "
-        "use engine='auto' or 'generic'."
-    )
+    fast = fast_simulator(model)
     if fast is not None and fast.accepts(model, params):
-        if engine in ("aggregated", "per-server") and fast.name != "supermarket":
-            raise supermarket_only
-        return fast
-    if engine in ("aggregated", "per-server"):
-        raise supermarket_only
+        if engine in ("auto", "fast") or engine in fast.engines:
+            return fast
+    if engine not in ("auto", "fast"):
+        owners = " or ".join(f for f, _ in _owners(lambda c: engine in c.engines))
+        raise ParameterError(
+            f"engine {engine!r} runs the {owners} family only, not model {model.name}; "
+            "use engine='auto' or 'generic'."
+        )
     if engine == "fast":
         raise ParameterError(
             f"model {model.name} has no fast-path simulator for these parameters; "
@@ -60,26 +66,31 @@ def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[
 
 def _engine_for(model: Any, engine: str, policy: str, given_start: bool, observing: bool) -> str:
     """The engine ``engine="auto"`` stands for, after checking that ``policy`` (a dispatch
-    rule of the supermarket's per-server engine) and observables (the generic engine's)
-    fit the model and the engine asked for."""
+    rule of a fast path's own engine, :attr:`sim.base.Simulator.policy_engine`) and
+    observables (the generic engine's) fit the model and the engine asked for."""
     if policy != "pod":
-        fast = FAST_SIMULATORS.get(model.info.fast_path or "")
-        if fast is None or fast.name != "supermarket":
+        fast = fast_simulator(model)
+        runner = None if fast is None else fast.policy_engine
+        if runner is None:
+            owners = " or ".join(
+                f"the {f}'s {c.policy_engine} engine"
+                for f, c in _owners(lambda c: c.policy_engine is not None)
+            )
             raise ParameterError(
-                f"policy {policy!r} is a dispatch rule of the supermarket's per-server "
-                f"engine; model {model.name} runs its own transitions (policy='pod')."
+                f"policy {policy!r} is a dispatch rule of {owners}; "
+                f"model {model.name} runs its own transitions (policy='pod')."
+            )
+        if engine == "auto" and not given_start:
+            engine = runner
+        if engine != runner:
+            raise ParameterError(
+                f"policy {policy!r} is run by the {model.info.fast_path}'s {runner} engine; "
+                f"use engine='{runner}' (or policy='pod')."
             )
     if engine == "auto" and given_start:
         engine = "generic"
     if engine == "interpreted":
         return engine
-    if engine == "auto" and policy != "pod":
-        engine = "per-server"
-    if policy != "pod" and engine != "per-server":
-        raise ParameterError(
-            f"policy {policy!r} is run by the supermarket's per-server engine; use "
-            "engine='per-server' (or policy='pod')."
-        )
     if observing:
         if engine not in ("auto", "generic"):
             raise ParameterError("observables need engine='generic' (or 'auto').")
@@ -185,7 +196,7 @@ def simulate(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects, one event at a time
-        return _heterogeneous(model, params, N, opts, start)
+        return _heterogeneous(model, params, N, opts, start, observables)
     if not isinstance(model, Model):
         from numeric.prepared import prepare
 
@@ -198,7 +209,7 @@ def simulate(
     prepared = _observables(model, params, observables)
     chosen = _simulator(model, params, (engine, picked), prepared, opts)
     engine, sim = picked, chosen(model, N, params, start=start, truncation=truncation)
-    if engine in ("aggregated", "per-server"):
+    if engine in type(sim).engines:  # one of the fast path's own engines, by name
         sim.engine, sim.policy = engine, policy
     if prepared:
         sim.observe(prepared)
@@ -243,14 +254,20 @@ def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
     return tuple(prepare(model, g, values) for g in observables)
 
 
-def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any) -> Any:
-    """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`)."""
+def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any,
+                   observables: Sequence[Any] | str) -> Any:
+    """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`), with
+    its declared ``observables`` (:mod:`numeric.heterogeneous.observables`)."""
+    from numeric.heterogeneous.observables import find, observe
     from sim.heterogeneous import simulate_heterogeneous
 
-    return simulate_heterogeneous(
+    find(model, observables or None)  # an unknown name: one sentence before the run
+    r = simulate_heterogeneous(
         model, params, N=N, steps=opts.steps, reps=opts.reps, seed=opts.seed,
         batches=opts.batches, warmup_fraction=opts.warmup_fraction, start=start,
     )  # fmt: skip
+    r.observables = observe(model, params, r, observables or None)
+    return r
 
 
 def _kept_run(
@@ -283,40 +300,3 @@ def _kept_run(
             return key, None
         return key, InterpretedSimulator.from_record(record, model, params)
     return key, GenericSimulator.from_record(record, model, params)
-
-
-def simulate_supermarket(
-    N: int,
-    lam: Any,
-    b: int,
-    d: int = 2,
-    *,
-    replacement: bool = True,
-    policy: str = "pod",
-    simulator: str | None = None,
-    **options: Any,
-) -> SimulationResult:
-    """The paper's short form: simulate the supermarket model with ``N`` servers.
-
-    ``simulate_supermarket(N, lam, b, d)`` builds the power-of-``d`` supermarket
-    model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
-    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Section 3) and
-    runs :func:`simulate` on it with ``engine = simulator`` (``"aggregated"``,
-    the default for ``policy="pod"``, or ``"per-server"``, the default for
-    ``"jsq"`` and ``"random"``).  ``options`` are those of :func:`simulate`
-    (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
-    ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).
-    """
-    from derive.models.supermarket import supermarket
-    from numeric.precision import parse_lam
-
-    defaults = RunOptions()
-    run = {k: options.get(k, getattr(defaults, k)) for k in ("steps", "reps", "seed", "workers")}
-    check_inputs(
-        N, b, d, run["reps"], run["seed"], options.get("batches", defaults.batches),
-        run["steps"], run["workers"], policy, simulator, replacement,
-    )  # fmt: skip
-    policy, simulator = resolve_policy(policy, simulator)
-    parse_lam(lam)  # the same one-sentence refusal as before any model is built
-    model = supermarket(int(b), 1 if policy == "random" else int(d), replacement=replacement)
-    return simulate(model, {"lam": lam}, N=N, engine=simulator, policy=policy, **options)

@@ -14,12 +14,13 @@ Engines:
 ``generic``      :class:`sim.generic.GenericSimulator`: any model, compiled
                  from its generated kernels (``jumps``, ``rates_into``);
 ``supermarket``  :class:`sim.generic.SupermarketFastPath`: the aggregated
-                 simulator of :mod:`sim.aggregated`, registered as the fast
-                 path of the supermarket family (models whose
-                 ``info.fast_path`` is ``"supermarket"``).
+                 simulator of :mod:`sim.aggregated`, the ``simulation`` route
+                 of the supermarket family in the one fast-path table
+                 :data:`mfstein.fast_paths.FAST_PATHS`.
 
-:func:`register_simulator` adds a fast path; :func:`sim.api.choose` picks the
-engine for a model.
+:func:`fast_simulator` finds a model's fast path (one added by
+:func:`register_simulator` first, then the table); :func:`sim.api.choose` picks
+the engine for a model.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any, ClassVar
 
 from mfstein.display import Presentable, count_row, heading_rows, shape_text
 from mfstein.errors import ParameterError
+from mfstein.fast_paths import families, load
 from sim.summary import status_fields, status_rows
 
 #: Capabilities a simulator may declare.
@@ -227,6 +229,10 @@ class Simulator(ABC):
 
     name: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: Engines of its own that ``simulate(engine=...)`` may name (a fast path's).
+    engines: ClassVar[tuple[str, ...]] = ()
+    #: The engine of :attr:`engines` that runs dispatch policies other than ``"pod"``.
+    policy_engine: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -349,7 +355,7 @@ class RunOptions:
         }
 
 
-#: Fast paths: ``ModelInfo.fast_path`` name -> simulator class.
+#: Fast paths registered at run time: ``ModelInfo.fast_path`` name -> simulator class.
 FAST_SIMULATORS: dict[str, type[Simulator]] = {}
 
 
@@ -358,3 +364,22 @@ def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
     if not issubclass(cls, Simulator):
         raise ParameterError(f"a simulator must subclass sim.base.Simulator, got {cls!r}.")
     FAST_SIMULATORS[fast_path] = cls
+
+
+def simulator_of(family: str | None) -> type[Simulator] | None:
+    """The fast-path simulator of a family name: the one registered at run time,
+    else its ``simulation`` route in :data:`mfstein.fast_paths.FAST_PATHS`, else ``None``."""
+    if family and family in FAST_SIMULATORS:
+        return FAST_SIMULATORS[family]
+    return load(family, "simulation")
+
+
+def fast_simulator(model: Any) -> type[Simulator] | None:
+    """The fast-path simulator of ``model``'s family (``info.fast_path``), or ``None``."""
+    return simulator_of(model.info.fast_path)
+
+
+def fast_simulators() -> dict[str, type[Simulator]]:
+    """Every fast-path simulator by family: the table's, then the registered ones."""
+    named = [*families("simulation"), *FAST_SIMULATORS]
+    return {family: cls for family in named if (cls := simulator_of(family)) is not None}

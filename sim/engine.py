@@ -11,11 +11,17 @@ of workers.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from sim import aggregated, perserver
+from sim.replication_json import (  # noqa: F401  (their old import path)
+    state_from_json,
+    state_to_json,
+    sums_from_json,
+    sums_to_json,
+)
 
 #: Dispatch policies.
 POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
@@ -70,6 +76,10 @@ class Spec:
     def thinning(self) -> int:
         """The thinning exponent in use (``thin_bits``, or the default for ``b``)."""
         return aggregated.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
+
+    def config(self) -> dict:
+        """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
+        return {**asdict(self), "s_star": list(self.s_star)}
 
 
 def fresh_state(spec: Spec, rng: np.ndarray) -> dict:
@@ -146,37 +156,3 @@ def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
         "seconds": seconds,
     }
     return new, sums
-
-
-def state_to_json(state: dict) -> dict:
-    """A JSON-ready copy of a replication state (uint64 words as exact integers)."""
-    out = {}
-    for k, v in state.items():
-        if isinstance(v, np.ndarray):
-            out[k] = {"dtype": str(v.dtype), "shape": list(v.shape), "data": v.ravel().tolist()}
-        else:
-            out[k] = v
-    return out
-
-
-def state_from_json(data: dict) -> dict:
-    """Inverse of :func:`state_to_json` (exact: floats round-trip through ``repr``)."""
-    out = {}
-    for k, v in data.items():
-        if isinstance(v, dict) and "dtype" in v:
-            out[k] = np.asarray(v["data"], dtype=v["dtype"]).reshape(v["shape"])
-        else:
-            out[k] = v
-    return out
-
-
-def sums_to_json(sums: dict) -> dict:
-    """A JSON-ready copy of one batch's sums."""
-    return {
-        k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in sums.items()
-    }
-
-
-def sums_from_json(data: dict) -> dict:
-    """Inverse of :func:`sums_to_json`."""
-    return {k: (v if k == "seconds" else np.asarray(v, dtype=float)) for k, v in data.items()}

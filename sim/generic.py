@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ import numpy as np
 
 from mfstein.errors import ParameterError
 from sim import runner, stats, summary
-from sim.base import RunOptions, SimulationResult, Simulator, register_simulator
+from sim.base import RunOptions, SimulationResult, Simulator
 from sim.supermarket import run_supermarket
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
@@ -98,6 +98,10 @@ class GenericSpec:
     thin_bits: int
     hist_len: int
     n_obs: int = 0
+
+    def config(self) -> dict:
+        """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
+        return {**asdict(self), "s_star": list(self.s_star)}
 
 
 _MODULES: dict[str, Any] = {}
@@ -536,6 +540,8 @@ class SupermarketFastPath(Simulator):
 
     name = "supermarket"
     capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
+    engines = ("aggregated", "per-server")
+    policy_engine = "per-server"
     #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
     engine: str | None = None
     policy: str = "pod"
@@ -592,5 +598,3 @@ class SupermarketFastPath(Simulator):
             )
         return out
 
-
-register_simulator("supermarket", SupermarketFastPath)

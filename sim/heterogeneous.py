@@ -25,15 +25,32 @@ from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
 
 
 @numba.njit(cache=True)
-def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, S, steps, warm, batches):
+def _move(state, counts, src, dst, S):
+    """Object ``src // S`` moves from ``src % S`` to ``dst % S``."""
+    counts[src % S] -= 1.0
+    counts[dst % S] += 1.0
+    state[dst // S] = dst % S
+
+
+@numba.njit(cache=True)
+def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, vf, vt, vg, pexp, pcoef,
+                S, steps, warm, batches):
     """Time-weighted occupation of each ``(k, s)`` per batch, ``(batches, K*S)``.
 
     ``uf``/``ut``: flat from/to of the unilateral moves; ``p1, p2`` the flat
-    coordinates a pairwise move leaves and ``q1, q2`` those it enters."""
+    coordinates a pairwise move leaves and ``q1, q2`` those it enters; ``vf``/``vt``
+    flat from/to of the averaged moves and ``vg`` the index of their rate
+    polynomial: ``sum_t pcoef[g, t] prod_v m_v ** pexp[g, t, v]`` in the ``2S``
+    averages ``m`` (``mean`` then ``others``)."""
     K = state.size
     occ = np.zeros((batches, K * S))
     span = np.zeros(batches)
-    rates = np.zeros(a.size + b.size)
+    nu = a.size + b.size
+    rates = np.zeros(nu + vf.size)
+    counts = np.zeros(S)
+    for k in range(K):
+        counts[state[k]] += 1.0
+    m = np.zeros(2 * S)
     per = max((steps - warm) // batches, 1)
     s0, s1, s2, s3 = load_state(rng)
     for step in range(steps):
@@ -46,6 +63,23 @@ def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, S, steps, warm, batche
             ok = state[p1[j] // S] == p1[j] % S and state[p2[j] // S] == p2[j] % S
             r = b[j] if ok else 0.0
             rates[a.size + j] = r
+            total += r
+        for i in range(vf.size):
+            k, s = vf[i] // S, vf[i] % S
+            r = 0.0
+            if state[k] == s:
+                for v in range(S):
+                    m[v] = counts[v] / K
+                    m[S + v] = (counts[v] - (1.0 if v == s else 0.0)) / max(K - 1, 1)
+                g = vg[i]
+                for j in range(pcoef.shape[1]):
+                    term = pcoef[g, j]
+                    for v in range(2 * S):
+                        for _ in range(pexp[g, j, v]):
+                            term *= m[v]
+                    r += term
+                r = max(r, 0.0)  # a polynomial that vanishes here may round below 0
+            rates[nu + i] = r
             total += r
         if total <= 0.0:
             break
@@ -65,11 +99,13 @@ def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, S, steps, warm, batche
                 pick = i
                 break
         if pick < a.size:
-            state[ut[pick] // S] = ut[pick] % S
-        else:
+            _move(state, counts, uf[pick], ut[pick], S)
+        elif pick < nu:
             j = pick - a.size
-            state[q1[j] // S] = q1[j] % S
-            state[q2[j] // S] = q2[j] % S
+            _move(state, counts, p1[j], q1[j], S)
+            _move(state, counts, p2[j], q2[j], S)
+        else:
+            _move(state, counts, vf[pick - nu], vt[pick - nu], S)
     store_state(rng, s0, s1, s2, s3)
     for t in range(batches):
         if span[t] > 0:
@@ -92,6 +128,7 @@ class HeterogeneousSimulation(Presentable):
     mean: np.ndarray
     ci95: np.ndarray
     batch_means: np.ndarray = field(repr=False)
+    observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"
 
@@ -99,23 +136,58 @@ class HeterogeneousSimulation(Presentable):
         """JSON-ready dict (float64)."""
         return {"model": self.model, "K": self.K, "S": self.S, "params": dict(self.params),
                 "steps": self.steps, "reps": self.reps, "seed": self.seed,
-                "mean": self.mean.tolist(), "ci95": self.ci95.tolist()}
+                "mean": self.mean.tolist(), "ci95": self.ci95.tolist(),
+                "observables": {k: v.to_dict() for k, v in self.observables.items()}}
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = heading_rows(self.model, self.params)
         rows.append(("run", f"K = {self.K} objects, {self.reps} x {self.steps:,} events, "
                             f"seed {self.seed}"))
         for k in range(min(self.K, 4)):
-            cells = [_pm(self.mean[k * self.S + s], self.ci95[k * self.S + s])
+            cells = [plus_minus(self.mean[k * self.S + s], self.ci95[k * self.S + s])
                      for s in range(self.S)]
             rows.append((f"P(object {k} in s)", ", ".join(cells)))
+        for name, g in self.observables.items():
+            rows.append((name, g.text().partition(" = ")[2]))
         return rows
 
 
-def _pm(m: float, h: float) -> str:
+def plus_minus(m: float, h: float) -> str:
     """``m +- h`` with ``m`` to the digit of ``h``'s first significant one."""
     places = max(0, 1 - int(np.floor(np.log10(h)))) if h > 0 else 6
     return f"{m:.{places}f} +- {h:.1g}"
+
+
+def _polynomials(R: Any, name: str) -> tuple[np.ndarray, ...]:
+    """The averaged moves of ``R`` for :func:`_occupation`: ``(vf, vt, vg, pexp, pcoef)``,
+    each rate a polynomial in the averages (anything else: one sentence)."""
+    import sympy as sp
+
+    from mfstein.errors import ParameterError
+    from numeric.heterogeneous.averaged import averages_symbols
+
+    av = R.avg
+    if av is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros((0, 0, 0), dtype=np.int64), np.zeros((0, 0))
+    args = averages_symbols(R.S)
+    polys = []
+    for e in av.exprs:
+        try:
+            polys.append(sp.Poly(e, *args).terms())
+        except sp.PolynomialError:
+            raise ParameterError(
+                f"the simulator of model {name} takes rates that are polynomials in the "
+                f"occupancy averages, got {e}."
+            ) from None
+    width = max(len(p) for p in polys)
+    pexp = np.zeros((len(polys), width, len(args)), dtype=np.int64)
+    pcoef = np.zeros((len(polys), width))
+    for g, terms in enumerate(polys):
+        for j, (powers, coeff) in enumerate(terms):
+            pexp[g, j] = powers
+            pcoef[g, j] = float(coeff)
+    return av.src.copy(), av.dst.copy(), av.group.copy(), pexp, pcoef
 
 
 def simulate_heterogeneous(model: Any, params: Mapping[str, Any] | None, *, N: Any,
@@ -148,11 +220,12 @@ def simulate_heterogeneous(model: Any, params: Mapping[str, Any] | None, *, N: A
             f"steps must leave at least 10 events per batch after the warm-up, got {steps} "
             f"for {batches} batches."
         )
+    averaged = _polynomials(R, model.name)
     runs = []
     for rng in seed_states(seed, reps):
         runs.append(_occupation(first.copy(), rng, R.uni[:, 0].copy(), R.uni[:, 1].copy(), R.a,
                                 R.pair[:, 0].copy(), R.pair[:, 1].copy(), R.pair[:, 2].copy(),
-                                R.pair[:, 3].copy(), R.b, S, steps, warm, batches))
+                                R.pair[:, 3].copy(), R.b, *averaged, S, steps, warm, batches))
     means = np.concatenate(runs)
     n = means.shape[0]
     half = student.ppf(0.975, n - 1) * means.std(axis=0, ddof=1) / np.sqrt(n)

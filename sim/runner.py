@@ -22,15 +22,21 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from mfstein.errors import ParameterError, check_int
 from mfstein.io import atomic_write
-from sim import engine
+from sim.replication_json import (
+    state_from_json,
+    state_to_json,
+    sums_from_json,
+    sums_to_json,
+)
 from sim.rng import seed_states
 
 CHECKPOINT_VERSION = 3
@@ -132,14 +138,24 @@ class RunOutput:
     in_process: bool = False
 
 
-def _config(spec: engine.Spec, plan: Plan, reps: int, seed: int) -> dict:
-    """What a checkpoint must match: the spec (its ``config()`` if it has one), the
-    plan, ``reps``, ``seed`` and the checkpoint format."""
-    if hasattr(spec, "config"):
-        cfg = dict(spec.config())
-    else:
-        cfg = asdict(spec)
-        cfg["s_star"] = list(spec.s_star)
+class RunSpec(Protocol):
+    """What the runner reads of an engine's spec (the rest is the engine's own:
+    the spec goes to its ``advance`` and ``fresh_state`` unread)."""
+
+    @property
+    def N(self) -> int:
+        """The population size (the progress bar's label)."""
+        ...
+
+    def config(self) -> Mapping[str, Any]:
+        """The JSON-ready description a checkpoint is matched against."""
+        ...
+
+
+def _config(spec: RunSpec, plan: Plan, reps: int, seed: int) -> dict:
+    """What a checkpoint must match: the spec's ``config()``, the plan, ``reps``,
+    ``seed`` and the checkpoint format."""
+    cfg = dict(spec.config())
     cfg.update(asdict(plan))
     cfg.update(reps=reps, seed=seed, version=CHECKPOINT_VERSION)
     return cfg
@@ -157,8 +173,8 @@ def _write_checkpoint(path: Path, config: dict, reps: list[Replication]) -> None
     body = [
         {
             "warm": r.warm,
-            "state": engine.state_to_json(r.state),
-            "batches": [engine.sums_to_json(s) for s in r.batches],
+            "state": state_to_json(r.state),
+            "batches": [sums_to_json(s) for s in r.batches],
         }
         for r in reps
     ]
@@ -299,7 +315,7 @@ def _read_checkpoint(
         for r in reps:
             if not isinstance(r, dict) or not isinstance(r.get("warm"), bool):
                 raise ValueError("a replication entry is malformed")
-            state = engine.state_from_json(r["state"])
+            state = state_from_json(r["state"])
             if template is not None and not _same_layout(state, template):
                 raise ValueError("a replication state has the wrong layout")
             rng = state.get("rng")
@@ -313,7 +329,7 @@ def _read_checkpoint(
             for raw in r["batches"]:
                 if not isinstance(raw, dict):
                     raise ValueError("a batch entry is malformed")
-                sums = engine.sums_from_json(raw)
+                sums = sums_from_json(raw)
                 first_batch = sums if first_batch is None else first_batch
                 if not _same_layout(sums, first_batch) or not _finite(sums):
                     raise ValueError("a batch entry is malformed")
@@ -590,9 +606,11 @@ def _picklable(fn) -> bool:
 
 
 def run(
-    spec: engine.Spec,
+    spec: RunSpec,
     plan: Plan,
     *,
+    advance: Callable[[Any, Any, int], tuple[Any, Any]],
+    fresh_state: Callable[[Any, np.ndarray], Any],
     reps: int,
     seed: int,
     workers: int,
@@ -600,8 +618,6 @@ def run(
     checkpoint: str | os.PathLike | None = None,
     progress: bool = False,
     max_units: int | None = None,
-    advance=None,
-    fresh_state=None,
     desc: str | None = None,
 ) -> RunOutput:
     """Run (or resume) ``reps`` replications of ``spec`` according to ``plan``.
@@ -613,10 +629,10 @@ def run(
         keeping the checkpoint; ``None`` runs to completion.  A later call with
         the same checkpoint finishes the run with identical numbers.
     advance, fresh_state:
-        The simulator's unit of work ``advance(spec, state, steps) -> (state, sums)``
+        The engine's unit of work ``advance(spec, state, steps) -> (state, sums)``
         and initial state ``fresh_state(spec, rng) -> state`` (picklable
-        module-level functions; default :func:`sim.engine.advance` and
-        :func:`sim.engine.fresh_state`, the supermarket engines).
+        module-level functions, e.g. :func:`sim.engine.advance` and
+        :func:`sim.engine.fresh_state` of the supermarket's engines).
     desc:
         Label of the progress bar (default ``simulate N=<spec.N>``).
 
@@ -642,8 +658,6 @@ def run(
 
     config = _config(spec, plan, reps, seed)
     path = Path(checkpoint) if checkpoint is not None else None
-    advance = engine.advance if advance is None else advance
-    fresh_state = engine.fresh_state if fresh_state is None else fresh_state
     state = _start(spec, plan, config, path, reps, seed, fresh_state)
     t0 = time.perf_counter()
     units = _Units(spec, plan, state, advance, path, config, max_units)

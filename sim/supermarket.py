@@ -179,7 +179,9 @@ def run_supermarket(
         seconds = jit.first_compile_seconds(SUPERMARKET_COMPILE_SECONDS, loop)
         jit.announce_compile("the supermarket simulator", seconds)
     with runner.Interrupts() as sig:
-        out = runner.run(spec, plan, **o.runner_kwargs())
+        out = runner.run(
+            spec, plan, **o.runner_kwargs(), advance=engine.advance, fresh_state=engine.fresh_state
+        )
         result = summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
         runner.honour_late_interrupt(sig, out)
         return result

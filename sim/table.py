@@ -146,9 +146,9 @@ def build(
     from mfstein.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
-    from sim.api import simulate_supermarket
     from sim.summary import whole
     from sim.supermarket import MAX_B, check_inputs
+    from sim.supermarket_short_form import simulate_supermarket
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does

@@ -12,8 +12,9 @@ Built-in families (each a factory returning a :class:`derive.model.Model`, or a
 ``sis``          the SIS ("malware") epidemic, expansion in closed form (:mod:`derive.models.sis`).
 ``jiq``          Join-Idle-Queue, idle servers report to dispatchers (:mod:`derive.models.jiq`).
 ``power_of_two_heterogeneous`` K servers of K distinct speeds, object by object: a
-                 heterogeneous population (:mod:`derive.models.heterogeneous_servers`;
-                 Python entries only).
+                 heterogeneous population (:mod:`derive.models.heterogeneous_servers`).
+``power_of_d_heterogeneous`` JSQ(d) for any d with K servers of their own speeds, object
+                 by object (:mod:`derive.models.power_of_d_servers`).
 
 Beside them, :mod:`derive.models.persistent_idle` describes the discrete-time
 Persistent-Idle model (two pmfs and ``n`` servers; not a population process).
@@ -82,6 +83,7 @@ MODELS: dict[str, str] = {
     "sis": "derive.models.sis:sis",
     "jiq": "derive.models.jiq:jiq",
     "power_of_two_heterogeneous": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
+    "power_of_d_heterogeneous": "derive.models.power_of_d_servers:power_of_d_heterogeneous",
 }
 
 
@@ -110,6 +112,14 @@ OPTION_VALUES: dict[str, dict[str, str]] = {
         "K": "an integer >= 2",
         "b": "an integer from 1 to 50",
         "speeds": "K numbers > 0, comma-separated",
+    },
+    "power_of_d_heterogeneous": {
+        "K": "an integer >= 2",
+        "b": "an integer from 1 to 50",
+        "d": "an integer from 2 to 20 (at most K with sampling distinct)",
+        "speeds": "K numbers > 0, comma-separated",
+        "sampling": "distinct or replacement",
+        "speed_classes": "C numbers > 0, comma-separated, C dividing K",
     },
 }
 

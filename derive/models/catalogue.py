@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import pprint
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,14 +55,18 @@ def describe(name: str, *, transitions: bool = False) -> dict[str, Any]:
     info = model.info
     declared = {q.name: q for q in info.parameters}
     params = [str(p) for p in model.params]
-    observables = info.observables or {}
+    observables = {k: str(v) for k, v in (info.observables or {}).items()}
+    citation, states = info.citation, [str(s) for s in getattr(model, "states", ())] or None
+    if hasattr(model, "coordinate_names"):  # a heterogeneous population (K objects)
+        observables = {g.name: g.doc for g in model.observables}
+        citation, states = model.citation, model.coordinate_names()
     return {
         "name": name,
         "factory": MODELS.get(name, name),
-        "summary": " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split()),
+        "summary": _plain_text((inspect.getdoc(fn) or "").split("\n\n")[0]),
         "options": options,
         "built_with": {k: str(v) for k, v in example.items()},
-        "states": [str(s) for s in getattr(model, "states", ())] or None,
+        "states": states,
         "parameters": [
             {
                 "name": p,
@@ -70,9 +75,20 @@ def describe(name: str, *, transitions: bool = False) -> dict[str, Any]:
             }
             for p in params
         ],
-        "observables": {k: str(v) for k, v in observables.items()},
-        "citation": info.citation,
+        "observables": observables,
+        "citation": citation,
     } | ({"transitions": _transitions(model)} if transitions else {})
+
+
+def _plain_text(docstring: str) -> str:
+    """The first paragraph of a factory's docstring as one line of plain text.
+
+    The docstrings are reStructuredText for Sphinx; a terminal shows ``x`` as
+    it is, so inline literals and roles (``:func:`name` ``) lose their markup.
+    """
+    text = " ".join(docstring.split())
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def _transitions(model: Any) -> list[dict[str, Any]] | None:

@@ -9,11 +9,11 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "bike_sharing": {
         "name": "bike_sharing",
         "factory": "derive.models.bike_sharing:bike_sharing",
-        "summary": "Stations of capacity ``K >= 1``; parameters ``lam > 0`` (take "
-        "rate), ``mu > 0`` (return rate), ``s > 0`` (bikes per station; "
-        "the finite-N chain needs ``s N`` to be a whole number). The "
-        "reference point puts ``min(floor(s), K)`` bikes in every station "
-        "and the rest in transit, a state of every finite system.",
+        "summary": "Stations of capacity K >= 1; parameters lam > 0 (take rate), mu "
+        "> 0 (return rate), s > 0 (bikes per station; the finite-N chain "
+        "needs s N to be a whole number). The reference point puts "
+        "min(floor(s), K) bikes in every station and the rest in transit, "
+        "a state of every finite system.",
         "options": {"K": "10"},
         "built_with": {},
         "states": ["x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"],
@@ -39,9 +39,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "cache_random": {
         "name": "cache_random",
         "factory": "derive.models.cache:cache_random",
-        "summary": "The RANDOM-replacement cache: ``n >= 2`` items, cache size ``1 "
-        "<= m < n``, Zipf exponent ``alpha >= 0`` (a number; kept exact). "
-        "No free parameters.",
+        "summary": "The RANDOM-replacement cache: n >= 2 items, cache size 1 <= m < "
+        "n, Zipf exponent alpha >= 0 (a number; kept exact). No free "
+        "parameters.",
         "options": {"n": "10", "m": "5", "alpha": "0.5"},
         "built_with": {},
         "states": [
@@ -125,9 +125,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "jiq": {
         "name": "jiq",
         "factory": "derive.models.jiq:jiq",
-        "summary": "JIQ-Random with server buffer ``b >= 1``, ``r >= 1`` servers per "
-        "dispatcher and I-queues of at most ``L > r`` entries (default ``2 r``); "
-        "parameter ``lam > 0`` (arrival rate per server, service rate 1).",
+        "summary": "JIQ-Random with server buffer b >= 1, r >= 1 servers per dispatcher and "
+        "I-queues of at most L > r entries (default 2 r); parameter lam > 0 "
+        "(arrival rate per server, service rate 1).",
         "options": {"b": "3", "r": "2", "L": "None"},
         "built_with": {},
         "states": ["x1", "x2", "x3", "z1", "z2", "z3", "z4"],
@@ -151,7 +151,7 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "jsq_L": {
         "name": "jsq_L",
         "factory": "derive.models.jsq:jsq_L",
-        "summary": "JSQ(L): ``L`` choices, arrival rate ``alpha``, service rate ``beta``.",
+        "summary": "JSQ(L): L choices, arrival rate alpha, service rate beta.",
         "options": {"L": "2", "b": "inf", "distinct": "false"},
         "built_with": {},
         "states": None,
@@ -163,13 +163,94 @@ CATALOGUE: dict[str, dict[str, Any]] = {
         "citation": "C. Graham, Functional central limit theorems for a large network in "
         "which customers join the shortest of several queues",
     },
+    "power_of_d_heterogeneous": {
+        "name": "power_of_d_heterogeneous",
+        "factory": "derive.models.power_of_d_servers:power_of_d_heterogeneous",
+        "summary": "K >= d servers with buffer b >= 1, d >= 2 choices "
+        "and service rates speeds (K numbers > 0, a list or a "
+        "comma-separated string; default evenly spread over "
+        "[1/2, 3/2]; two classes: two distinct values); "
+        "sampling distinct (d distinct servers, default) or "
+        "replacement; speed_classes C speeds instead of "
+        "speeds: the K servers in C consecutive classes of "
+        "K/C servers each (K a multiple of C; e.g. 1,2: two "
+        "classes, which keeps its meaning as K varies); "
+        "parameter lam > 0, the arrival rate per server. This "
+        "is JSQ(d).",
+        "options": {
+            "K": "10",
+            "b": "2",
+            "d": "2",
+            "speeds": "None",
+            "sampling": "distinct",
+            "speed_classes": "None",
+        },
+        "built_with": {},
+        "states": [
+            "0[0]",
+            "0[1]",
+            "0[2]",
+            "1[0]",
+            "1[1]",
+            "1[2]",
+            "2[0]",
+            "2[1]",
+            "2[2]",
+            "3[0]",
+            "3[1]",
+            "3[2]",
+            "4[0]",
+            "4[1]",
+            "4[2]",
+            "5[0]",
+            "5[1]",
+            "5[2]",
+            "6[0]",
+            "6[1]",
+            "6[2]",
+            "7[0]",
+            "7[1]",
+            "7[2]",
+            "8[0]",
+            "8[1]",
+            "8[2]",
+            "9[0]",
+            "9[1]",
+            "9[2]",
+        ],
+        "parameters": [{"name": "lam", "range": "> 0", "doc": "arrival rate per server"}],
+        "observables": {
+            "jobs": "mean number of jobs per server",
+            "utilisation": "mean fraction of busy servers",
+            "utilisation_class0": "fraction busy among the servers of speed 1/2 (1 of K)",
+            "utilisation_class1": "fraction busy among the servers of speed 11/18 (1 of K)",
+            "utilisation_class2": "fraction busy among the servers of speed 13/18 (1 of K)",
+            "utilisation_class3": "fraction busy among the servers of speed 5/6 (1 of K)",
+            "utilisation_class4": "fraction busy among the servers of speed 17/18 (1 of K)",
+            "utilisation_class5": "fraction busy among the servers of speed 19/18 (1 of K)",
+            "utilisation_class6": "fraction busy among the servers of speed 7/6 (1 of K)",
+            "utilisation_class7": "fraction busy among the servers of speed 23/18 (1 of K)",
+            "utilisation_class8": "fraction busy among the servers of speed 25/18 (1 of K)",
+            "utilisation_class9": "fraction busy among the servers of speed 3/2 (1 of K)",
+            "response_time": "mean response time of an "
+            "accepted job (Little's law: "
+            "E[jobs]/E[throughput])",
+        },
+        "citation": "A. Mukhopadhyay and R. R. Mazumdar, Analysis of "
+        "randomized join-the-shortest-queue (JSQ) schemes in "
+        "large heterogeneous processor-sharing systems, IEEE "
+        "Trans. Control Netw. Syst. 3(2), 2016; S. Allmeier "
+        "and N. Gast, Mean field and refined mean field "
+        "approximations for heterogeneous systems: it "
+        "works!, SIGMETRICS 2022",
+    },
     "power_of_d_two_speeds": {
         "name": "power_of_d_two_speeds",
         "factory": "derive.models.heterogeneous:power_of_d_two_speeds",
-        "summary": "Buffer ``b >= 1``, ``d >= 1`` samples; parameters ``lam "
-        "> 0``, ``mu1 > 0``, ``mu2 > 0`` and the class-1 "
-        "fraction ``0 < gamma < 1`` (``gamma N`` must be a whole "
-        "number for the finite-N chain).",
+        "summary": "Buffer b >= 1, d >= 1 samples; parameters lam > 0, mu1 "
+        "> 0, mu2 > 0 and the class-1 fraction 0 < gamma < 1 "
+        "(gamma N must be a whole number for the finite-N "
+        "chain).",
         "options": {"b": "5", "d": "2"},
         "built_with": {},
         "states": ["x1", "x2", "x3", "x4", "x5", "y1", "y2", "y3", "y4", "y5"],
@@ -200,22 +281,75 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "power_of_two_heterogeneous": {
         "name": "power_of_two_heterogeneous",
         "factory": "derive.models.heterogeneous_servers:power_of_two_heterogeneous",
-        "summary": "``K >= 2`` servers with buffer ``b >= 1`` and "
-        "service rates ``speeds`` (K numbers > 0, a list or "
-        "a comma-separated string; default evenly spread "
-        "over ``[1/2, 3/2]``); parameter ``lam > 0``, the "
-        "arrival rate per server.",
+        "summary": "K >= 2 servers with buffer b >= 1 and service "
+        "rates speeds (K numbers > 0, a list or a "
+        "comma-separated string; default evenly spread over "
+        "[1/2, 3/2]); parameter lam > 0, the arrival rate "
+        "per server.",
         "options": {"K": "10", "b": "2", "speeds": "None"},
         "built_with": {},
-        "states": None,
+        "states": [
+            "0[0]",
+            "0[1]",
+            "0[2]",
+            "1[0]",
+            "1[1]",
+            "1[2]",
+            "2[0]",
+            "2[1]",
+            "2[2]",
+            "3[0]",
+            "3[1]",
+            "3[2]",
+            "4[0]",
+            "4[1]",
+            "4[2]",
+            "5[0]",
+            "5[1]",
+            "5[2]",
+            "6[0]",
+            "6[1]",
+            "6[2]",
+            "7[0]",
+            "7[1]",
+            "7[2]",
+            "8[0]",
+            "8[1]",
+            "8[2]",
+            "9[0]",
+            "9[1]",
+            "9[2]",
+        ],
         "parameters": [{"name": "lam", "range": "> 0", "doc": ""}],
-        "observables": {},
-        "citation": "",
+        "observables": {
+            "jobs": "mean number of jobs per server",
+            "utilisation": "mean fraction of busy servers",
+            "utilisation_class0": "fraction busy among the servers of speed 1/2 (1 of K)",
+            "utilisation_class1": "fraction busy among the servers of speed 11/18 (1 of K)",
+            "utilisation_class2": "fraction busy among the servers of speed 13/18 (1 of K)",
+            "utilisation_class3": "fraction busy among the servers of speed 5/6 (1 of K)",
+            "utilisation_class4": "fraction busy among the servers of speed 17/18 (1 of K)",
+            "utilisation_class5": "fraction busy among the servers of speed 19/18 (1 of K)",
+            "utilisation_class6": "fraction busy among the servers of speed 7/6 (1 of K)",
+            "utilisation_class7": "fraction busy among the servers of speed 23/18 (1 of K)",
+            "utilisation_class8": "fraction busy among the servers of speed 25/18 (1 of K)",
+            "utilisation_class9": "fraction busy among the servers of speed 3/2 (1 of K)",
+            "response_time": "mean response time of an "
+            "accepted job (Little's law: "
+            "E[jobs]/E[throughput])",
+        },
+        "citation": "A. Mukhopadhyay and R. R. Mazumdar, Analysis of "
+        "randomized join-the-shortest-queue (JSQ) schemes "
+        "in large heterogeneous processor-sharing systems, "
+        "IEEE Trans. Control Netw. Syst. 3(2), 2016; S. "
+        "Allmeier and N. Gast, Mean field and refined mean "
+        "field approximations for heterogeneous systems: "
+        "it works!, SIGMETRICS 2022",
     },
     "sir": {
         "name": "sir",
         "factory": "derive.models.sir:sir",
-        "summary": "SIRS with parameters ``beta >= 0``, ``gamma > 0``, ``rho > 0``, ``a > 0``.",
+        "summary": "SIRS with parameters beta >= 0, gamma > 0, rho > 0, a > 0.",
         "options": {},
         "built_with": {},
         "states": ["S", "I", "R"],
@@ -231,9 +365,9 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "sis": {
         "name": "sis",
         "factory": "derive.models.sis:sis",
-        "summary": "The SIS malware model with parameters ``a > 0`` (infection from outside), "
-        "``beta >= 0`` (by contact) and ``gamma > 0`` (recovery); reference point "
-        "``I = 0`` (nobody infected).",
+        "summary": "The SIS malware model with parameters a > 0 (infection from outside), "
+        "beta >= 0 (by contact) and gamma > 0 (recovery); reference point I = 0 "
+        "(nobody infected).",
         "options": {},
         "built_with": {},
         "states": ["I"],
@@ -254,7 +388,7 @@ CATALOGUE: dict[str, dict[str, Any]] = {
     "supermarket": {
         "name": "supermarket",
         "factory": "derive.models.supermarket:supermarket",
-        "summary": "The supermarket model with buffer ``b`` under power-of-``d`` choices.",
+        "summary": "The supermarket model with buffer b under power-of-d choices.",
         "options": {"b": None, "d": "2", "mu": "1", "replacement": "true"},
         "built_with": {"b": "3"},
         "states": ["s1", "s2", "s3"],

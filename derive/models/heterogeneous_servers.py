@@ -17,7 +17,10 @@ Network Systems 3(2), 2016, with d = 2 and FIFO servers; its refined mean field 
 that of S. Allmeier and N. Gast, "Mean field and refined mean field approximations
 for heterogeneous systems: it works!", SIGMETRICS 2022.  Per-server utilisation
 is ``1 - P(queue k empty)``
-(:meth:`numeric.heterogeneous.result.HeterogeneousSolution.utilisation`).
+(:meth:`numeric.heterogeneous.result.HeterogeneousSolution.utilisation`); the
+declared observables (:func:`queue_observables`) are the mean number of jobs per
+server, the utilisation overall and per class of speed, and the mean response
+time by Little's law.  Any d: :mod:`derive.models.power_of_d_servers`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from derive.heterogeneous_observables import HeterogeneousObservable, affine
 from derive.heterogeneous_population import MAX_OBJECTS, HeterogeneousModel, heterogeneous
 from derive.model import LAM
 from derive.spec import Parameter
@@ -41,6 +45,49 @@ CITATION = (
     "Netw. Syst. 3(2), 2016; S. Allmeier and N. Gast, Mean field and refined mean field "
     "approximations for heterogeneous systems: it works!, SIGMETRICS 2022"
 )
+
+
+def speeds_of(K: int, speeds: Sequence[Any] | str | None) -> list[sp.Rational]:
+    """The ``K`` service rates: ``speeds`` checked (numbers > 0) or, by default, evenly
+    spread over ``[1/2, 3/2]`` (mean 1)."""
+    return _speeds(K, speeds)
+
+
+def queue_observables(mu: Sequence[sp.Rational], b: int) -> list[HeterogeneousObservable]:
+    """The observables of K queues with buffer ``b`` (state = queue length, ``S = b+1``)
+    and service rates ``mu``:
+
+    * ``jobs``: mean number of jobs per server, ``(1/K) sum_k E[Q_k]``;
+    * ``utilisation``: mean fraction of busy servers, ``(1/K) sum_k P(Q_k > 0)``;
+    * ``utilisation_class<c>``: the same over the servers of the ``c``-th smallest
+      distinct speed (the per-class utilisation; one class per distinct speed);
+    * ``response_time``: mean response time of an accepted job by Little's law,
+      ``E[jobs] / E[throughput]`` with throughput ``(1/K) sum_k mu_k P(Q_k > 0)``
+      (the rate of accepted jobs per server, equal to the arrival rate when no job
+      is lost).
+    """
+    K, S = len(mu), b + 1
+    jobs = affine({k * S + s: sp.Rational(s, K) for k in range(K) for s in range(1, S)})
+    out = [
+        HeterogeneousObservable("jobs", jobs, doc="mean number of jobs per server"),
+        HeterogeneousObservable(
+            "utilisation", affine({k * S: sp.Rational(-1, K) for k in range(K)}, 1),
+            doc="mean fraction of busy servers",
+        ),
+    ]
+    for c, speed in enumerate(sorted(set(mu))):
+        members = [k for k in range(K) if mu[k] == speed]
+        out.append(HeterogeneousObservable(
+            f"utilisation_class{c}",
+            affine({k * S: sp.Rational(-1, len(members)) for k in members}, 1),
+            doc=f"fraction busy among the servers of speed {speed} ({len(members)} of K)",
+        ))
+    throughput = affine({k * S: -mu[k] / K for k in range(K)}, sp.Add(*mu) / K)
+    out.append(HeterogeneousObservable(
+        "response_time", jobs, throughput,
+        doc="mean response time of an accepted job (Little's law: E[jobs]/E[throughput])",
+    ))
+    return out
 
 
 def _speeds(K: int, speeds: Sequence[Any] | str | None) -> list[sp.Rational]:
@@ -82,6 +129,7 @@ def power_of_two_heterogeneous(
         A, B, parameters=(Parameter("lam", low=0),),
         name=f"power_of_two_heterogeneous(K={K}, b={b})",
         states=[str(s) for s in range(S)], citation=CITATION,
+        observables=queue_observables(mu, b),
     )
 
 

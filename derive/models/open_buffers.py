@@ -8,10 +8,10 @@ precision are known (as :func:`numeric.bound` does for ``b``):
 ``"auto"``  the smallest buffer at which Theorem 1's constant stops changing at
             ``digits`` digits, predicted from the infinite-buffer fixed point: the
             first level ``k`` with ``s*_k <= rho^(e_k)`` below ``10^-(digits + 2)``
-            (:func:`derive.models.supermarket.levels_above`; the prediction
+            (:func:`derive.models.occupancy_levels.levels_above`; the prediction
             :func:`numeric.supermarket.solver.auto_levels` makes for its scan);
 ``"inf"``   the infinite buffers, truncated two levels below ``10^-(digits + 10)``
-            of the fixed point (:func:`derive.models.supermarket.levels_for`).
+            of the fixed point (:func:`derive.models.occupancy_levels.levels_for`).
 
 Both need a load ``rho = lam/mu < 1`` (otherwise the constant grows without limit
 in ``b``), checked in one sentence when the family is resolved.
@@ -24,7 +24,7 @@ from typing import Any
 
 import sympy as sp
 
-from derive.models.supermarket import levels_above, levels_for
+from derive.models.occupancy_levels import levels_above, levels_for
 from derive.spec import ModelInfo, Truncated
 from mfstein.errors import ParameterError
 

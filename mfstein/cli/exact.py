@@ -133,6 +133,10 @@ def _run_model(args: argparse.Namespace) -> int:
 
     texts = observables_from_args(args)
     model, params, finite_n = finite_n_task(args)
+    from mfstein.cli import heterogeneous
+
+    if heterogeneous.is_heterogeneous(model):
+        return heterogeneous.exact(args, model, params, finite_n["N"], texts)
     if texts and hasattr(model, "states"):
         parse_observables(model, texts)  # a bad one: one sentence before the chain is solved
     r = solve(

@@ -135,16 +135,8 @@ def model_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
 
 
 def command_line_model(model: Any) -> Any:
-    """``model``, unless it is a heterogeneous population (K objects, issue 33), which
-    only the Python entries handle: refused in one sentence."""
-    from derive.heterogeneous_population import HeterogeneousModel
-
-    if isinstance(model, HeterogeneousModel):
-        raise ParameterError(
-            f"model {model.name} is a heterogeneous population of K objects, which the "
-            "command line does not take yet; use numeric.solve, numeric.exact.solve, "
-            "numeric.transient or sim.simulate from Python."
-        )
+    """``model`` as the commands take it: any model a factory returns, a heterogeneous
+    population included (:mod:`mfstein.cli.heterogeneous`)."""
     return model
 
 

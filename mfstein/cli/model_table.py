@@ -77,7 +77,7 @@ def model_table(args: argparse.Namespace) -> int:
         raise ParameterError("N must list at least one integer >= 1.")
     for n in args.N:
         check_int("N", n, 1)
-    order = 2 if args.order is None else args.order
+    order = 2 if args.order is None else args.order  # a heterogeneous model: 1 (see there)
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
     steps = (
@@ -89,6 +89,11 @@ def model_table(args: argparse.Namespace) -> int:
 
         check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     model, params = model_from_args(args)
+    from mfstein.cli import heterogeneous
+
+    if heterogeneous.is_heterogeneous(model):
+        tab = heterogeneous.table(args, model, params, steps=steps, reps=reps)
+        return print_table(tab, args)
     from sim.accuracy import accuracy
 
     tab = accuracy(

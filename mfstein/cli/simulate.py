@@ -226,7 +226,7 @@ def _engine(args: argparse.Namespace) -> str:
 
 
 def _simulate(args) -> int:
-    from sim.api import simulate_supermarket
+    from sim.supermarket_short_form import simulate_supermarket
 
     engine = _engine(args)
     if engine in ("generic", "fast", "interpreted") and args.model is None:
@@ -353,6 +353,11 @@ def _run_model(args: argparse.Namespace) -> int:
     model, params, finite_n = finite_n_task(args)
     if args.steps is None:
         raise ParameterError("steps is required (--steps, events per replication).")
+    from mfstein.cli import heterogeneous
+
+    if heterogeneous.is_heterogeneous(model):
+        return heterogeneous.simulate(args, model, params, finite_n["N"],
+                                      observables_from_args(args), run_keywords(args))
     r = simulate(
         model,
         params,

@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
 
     dps = check_dps(args.dps)
     model, params = model_from_args(args)
+    from mfstein.cli import heterogeneous
+
+    if heterogeneous.is_heterogeneous(model):
+        return heterogeneous.solve(args, model, params, dps, observables_from_args(args))
     sol = with_stages(solve, "mfstein solve", show=on_terminal(args))(
         model,
         params,

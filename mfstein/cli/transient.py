@@ -142,7 +142,14 @@ def run(args: argparse.Namespace) -> int:
     dps = args.dps
     texts = observables_from_args(args)
     model, params = model_from_args(args)
-    if texts and hasattr(model, "states"):  # a bad one: one sentence before any work
+    from mfstein.cli.heterogeneous import is_heterogeneous
+
+    objects = is_heterogeneous(model)
+    if objects:  # K objects: their declared observables
+        from numeric.heterogeneous.observables import find
+
+        find(model, texts)
+    elif texts and hasattr(model, "states"):  # a bad one: one sentence before any work
         parse_observables(model, texts, quadratic=False)
     times = np.linspace(a, b, n)
     import sys
@@ -158,7 +165,11 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json and sys.stderr.isatty(),
     )
     observed = {}
-    if texts:
+    if texts and objects:
+        from numeric.heterogeneous.observables import trajectories as along
+
+        observed = along(model, params, res, texts)
+    elif texts:
         from numeric.expansion.transient_observables import trajectories
 
         observed = trajectories(res, model, texts, params)

@@ -3,8 +3,9 @@
 ``numeric.exact.solve(model, params, *, N, ...)`` for any model (``model`` a
 :class:`derive.Model` or a name :func:`derive.models.load_model` takes) is the
 one implementation; the supermarket family's fast path
-(:func:`numeric.exact.supermarket.supermarket_fast`, registered in
-:mod:`numeric.exact.fast_paths`) is chosen by it, and the paper's short form
+(:func:`numeric.exact.supermarket.supermarket_fast`, its ``exact`` route in
+:data:`mfstein.fast_paths.FAST_PATHS`, found by :mod:`numeric.exact.fast_paths`)
+is chosen by it, and the paper's short form
 ``solve_exact(N, lam, b, d)`` builds the supermarket model and calls it.  Both
 return :class:`ExactResult`.
 

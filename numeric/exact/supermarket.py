@@ -52,7 +52,6 @@ import numpy as np
 
 from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
-from numeric.exact.fast_paths import register_fast_path
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
@@ -302,8 +301,6 @@ def _moments(sol: _MonotoneSolution, N: int, s_star: np.ndarray, lam: float) -> 
         "up_rate": up_rate,
     }
 
-
-register_fast_path("supermarket", supermarket_fast)
 
 
 def solve_exact(

@@ -1014,12 +1014,28 @@ def second_order_float64_at(
     the generated numba ones; :class:`derive.sparse.LambdaKernels` avoids the
     compile); ``compiled``: the compiled third-moment kernel whatever the size
     (for callers that solve many points, e.g. a sweep)."""
+    return second_order_float64_solvers(model, base, (solver,), k2=k2, compiled=compiled)[0]
+
+
+def second_order_float64_solvers(
+    model: Any,
+    base: dict[str, Any],
+    solvers: Sequence[str],
+    *,
+    k2: Any = None,
+    compiled: bool = False,
+) -> list[dict[str, Any]]:
+    """:func:`second_order_float64_at` with each third-moment solver of ``solvers``
+    (``"schur"``, ``"trsyl"``, ``"eigen"``, ``"auto"``), one result each: what comes
+    before the third moment -- the real Schur form of ``J``, ``W``, the order-2
+    objects, ``V`` and the right-hand side ``D`` -- is computed once and read by
+    every solver (each solver's own work, from ``D`` on, stays independent)."""
     import scipy.linalg
 
     from numeric.precision import limited_blas
 
     with limited_blas():
-        n, b, T, J, Q0 = base["n"], model.b, base["T"], base["J"], base["Q0"]
+        n, J, Q0 = base["n"], base["J"], base["Q0"]
         # one real Schur form of J serves W, the third moment and B
         schur = scipy.linalg.schur(J, output="real")
         W = _lyapunov_real_schur(*schur, -Q0)
@@ -1029,51 +1045,77 @@ def second_order_float64_at(
         for (i, k, l), v in objs["H"]:
             h[i] += v * W[k, l] / 2
         V = np.linalg.solve(J, -h)
-        ar = Arith(None)
-        D = assemble_D(ar, n, W, V, Q0, objs)
-        eig = None
-        if solver == "eigen" or (solver == "auto" and base["fast"]):
-            eig = _TridiagonalEigenSolver.build(J)
-            if eig is None and solver == "eigen":
-                raise ParameterError(
-                    "solver eigen needs a tridiagonal Jacobian with positive off-diagonal "
-                    "products and a symmetrising scaling within "
-                    f"10^{_TridiagonalEigenSolver.MAX_SPAN_DIGITS} at the fixed point "
-                    f"(model {model.name}); use schur or auto."
-                )
-        pairs = [(k, l) for (_, k, l), _ in objs["H"]]
-        pairs += [(k, l) for (_, k, l, _), _ in objs["d3f"]]
-        if eig is not None:
-            C, method = eig.rows(D, pairs), "eigen"
-        elif solver == "trsyl":
-            C, method = _SchurSolver(J)(D), "trsyl"
+        D = assemble_D(Arith(None), n, W, V, Q0, objs)
+        common = {"schur": schur, "W": W, "V": V, "objs": objs}
+        raw = [
+            _order2_with_solver(model, base, common, D.copy(), solver, compiled)
+            for solver in solvers
+        ]
+    T = base["T"]
+    out = []
+    for A, B, method in raw:
+        if T is None:
+            Vf, Af, Wf, Bf = V, A, W, B
         else:
-            solver = _SchurSolver(J, symmetric=True, schur=schur, compiled=compiled)
-            C, method = solver.rows(D, pairs), "schur"
-        G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
-        G = (G + G.T) / 2
-        B = _lyapunov_real_schur(*schur, -G)
-        B = (B + B.T) / 2
-        rhs = a_part.copy()
-        for (i, k, l), v in objs["H"]:
-            rhs[i] += v * B[k, l] / 2
-        A = np.linalg.solve(J, -rhs)
-    if T is None:
-        Vf, Af, Wf, Bf = V, A, W, B
+            Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
+        out.append(
+            {
+                "s_star": base["s"],
+                "V": Vf,
+                "A": Af,
+                "W": Wf,
+                "B": Bf,
+                "c": float(np.trace(Wf)),
+                "c2": float(np.trace(Bf)),
+                "n": n,
+                "b": model.b,
+                "third_moment": method,
+            }
+        )
+    return out
+
+
+def _order2_with_solver(
+    model: Any,
+    base: dict[str, Any],
+    common: dict[str, Any],
+    D: np.ndarray,
+    solver: str,
+    compiled: bool,
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """The third moment ``C`` by ``solver`` from the right-hand side ``D``, then ``A``
+    and ``B`` on the free coordinates and the solver's name
+    (:func:`second_order_float64_solvers`; inside its ``limited_blas``)."""
+    n, J = base["n"], base["J"]
+    schur, W, V, objs = common["schur"], common["W"], common["V"], common["objs"]
+    ar = Arith(None)
+    eig = None
+    if solver == "eigen" or (solver == "auto" and base["fast"]):
+        eig = _TridiagonalEigenSolver.build(J)
+        if eig is None and solver == "eigen":
+            raise ParameterError(
+                "solver eigen needs a tridiagonal Jacobian with positive off-diagonal "
+                "products and a symmetrising scaling within "
+                f"10^{_TridiagonalEigenSolver.MAX_SPAN_DIGITS} at the fixed point "
+                f"(model {model.name}); use schur or auto."
+            )
+    pairs = [(k, l) for (_, k, l), _ in objs["H"]]
+    pairs += [(k, l) for (_, k, l, _), _ in objs["d3f"]]
+    if eig is not None:
+        C, method = eig.rows(D, pairs), "eigen"
+    elif solver == "trsyl":
+        C, method = _SchurSolver(J)(D), "trsyl"
     else:
-        Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
-    return {
-        "s_star": base["s"],
-        "V": Vf,
-        "A": Af,
-        "W": Wf,
-        "B": Bf,
-        "c": float(np.trace(Wf)),
-        "c2": float(np.trace(Bf)),
-        "n": n,
-        "b": b,
-        "third_moment": method,
-    }
+        schur_solver = _SchurSolver(J, symmetric=True, schur=schur, compiled=compiled)
+        C, method = schur_solver.rows(D, pairs), "schur"
+    G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
+    G = (G + G.T) / 2
+    B = _lyapunov_real_schur(*schur, -G)
+    B = (B + B.T) / 2
+    rhs = a_part.copy()
+    for (i, k, l), v in objs["H"]:
+        rhs[i] += v * B[k, l] / 2
+    return np.linalg.solve(J, -rhs), B, method
 
 
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]:

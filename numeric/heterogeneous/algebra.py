@@ -14,6 +14,11 @@ state of each object is dropped (``y = x[k*S + s]``, ``s < S - 1``);
 :func:`reduce_jacobian` is the Jacobian in ``y`` and :func:`expand_vector`,
 :func:`expand_matrix` map a direction (a sum-zero vector per object) and a
 covariance back to the ``K x S`` coordinates.
+
+Moves whose rates depend on the occupancy averages (``R.avg``) enter every
+function through :func:`frozen` (their rates at ``x`` as constant unilateral
+rates: drift and noise) and :mod:`numeric.heterogeneous.averaged` (the
+Jacobian's extra term and their part of :func:`second_order`).
 """
 
 from __future__ import annotations
@@ -46,8 +51,22 @@ def _jumps(R: Rates) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return R.uni, np.array([-1, 1]), R.pair, np.array([-1, -1, 1, 1])
 
 
+def frozen(R: Rates, x: np.ndarray) -> Rates:
+    """``R`` with its averaged moves as unilateral ones, their rate functions taken at
+    ``x`` (the same drift and noise at ``x``); ``R`` itself when it has none."""
+    if R.avg is None:
+        return R
+    from numeric.heterogeneous.averaged import rates_at
+
+    av = R.avg
+    uni = np.concatenate([R.uni, np.stack([av.src, av.dst], axis=1)])
+    a = np.concatenate([R.a, rates_at(av, x)])
+    return Rates(R.K, R.S, uni, a, R.pair, R.b)
+
+
 def move_rates(R: Rates, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rates of the unilateral and the pairwise moves at ``x``."""
+    R = frozen(R, x)
     ra = R.a * x[R.uni[:, 0]]
     rb = R.b * x[R.pair[:, 0]] * x[R.pair[:, 1]]
     return ra, rb
@@ -56,7 +75,7 @@ def move_rates(R: Rates, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def drift(R: Rates, x: np.ndarray) -> np.ndarray:
     """``f(x) = sum_moves rate(x) * jump``."""
     ra, rb = move_rates(R, x)
-    return apply_jumps(R, ra, rb)
+    return apply_jumps(frozen(R, x), ra, rb)
 
 
 def apply_jumps(R: Rates, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
@@ -69,6 +88,11 @@ def apply_jumps(R: Rates, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
 
 def jacobian(R: Rates, x: np.ndarray) -> np.ndarray:
     """``df/dx`` at ``x``, an ``n x n`` array (rows: drift coordinates)."""
+    if R.avg is not None:
+        from numeric.heterogeneous.averaged import derivatives, jacobian_term
+
+        _r, grad, _h = derivatives(R.avg, x)
+        return jacobian(frozen(R, x), x) + jacobian_term(R.avg, x, grad)
     n = R.n
     uni, su, pair, sp_ = _jumps(R)
     # unilateral: d r / d x_from = a
@@ -89,7 +113,7 @@ def noise(R: Rates, x: np.ndarray) -> np.ndarray:
     """``Q(x) = sum_moves rate(x) jump jump^T``, an ``n x n`` array."""
     n = R.n
     ra, rb = move_rates(R, x)
-    uni, su, pair, sp_ = _jumps(R)
+    uni, su, pair, sp_ = _jumps(frozen(R, x))
     flat, vals = [], []
     for rows, signs, r in ((uni, su, ra), (pair, sp_, rb)):
         flat.append((rows[:, :, None] * n + rows[:, None, :]).reshape(-1))
@@ -102,6 +126,17 @@ def pair_term(R: Rates, W: np.ndarray) -> np.ndarray:
     """``sum_pairs b W[i1, i2] jump``: ``E[f(X)] - f(E X)`` for ``Cov(X) = W``."""
     wb = R.b * W[R.pair[:, 0], R.pair[:, 1]]
     return apply_jumps(R, R.a * 0, wb)
+
+
+def second_order(R: Rates, x: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``E[f(X)] - f(E X) - J (E X - x)`` to order ``1/K`` for ``Cov(X) = W`` at
+    ``x = E X``: :func:`pair_term` plus the averaged moves' Taylor term."""
+    out = pair_term(R, W)
+    if R.avg is not None:
+        from numeric.heterogeneous.averaged import correction
+
+        out = out + correction(R.avg, x, W)
+    return out
 
 
 def kept(K: int, S: int) -> np.ndarray:

@@ -83,8 +83,21 @@ def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) ->
 
 @limited_blas()
 def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
-                        dps: int, order: int, start: Any, precision: str) -> HeterogeneousSolution:
-    """The steady state: float64, or ``dps`` digits earned at two working precisions."""
+                        dps: int, order: int, start: Any, precision: str,
+                        observables: Sequence[str] | str | None = None) -> HeterogeneousSolution:
+    """The steady state: float64, or ``dps`` digits earned at two working precisions,
+    with the declared ``observables`` named (:mod:`numeric.heterogeneous.observables`)."""
+    from numeric.heterogeneous.observables import find, observe
+
+    find(model, observables)  # an unknown name: one sentence before any work
+    sol = _steady_state(model, params, dps=dps, order=order, start=start, precision=precision)
+    sol.observables = observe(model, params, sol, observables)
+    return sol
+
+
+def _steady_state(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                  dps: int, order: int, start: Any, precision: str) -> HeterogeneousSolution:
+    """:func:`solve_heterogeneous` without the observables."""
     from numeric.heterogeneous import steady
     from numeric.heterogeneous.result import HeterogeneousSolution
     from numeric.precision import agreeing_digits, earn_digits, guard_ladder
@@ -109,7 +122,7 @@ def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
     def run(wp: int) -> steady.Steady:
         with mpmath.workdps(wp):
             R, _ = rates(model, params, float64=False)
-            return steady.steady_mp(R, st.x)
+            return steady.steady_mp(R, st.x, R64)
 
     def agree(lo: steady.Steady, hi: steady.Steady) -> int:
         return min(agreeing_digits(list(lo.x), list(hi.x)), agreeing_digits(list(lo.V), list(hi.V)))

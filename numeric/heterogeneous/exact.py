@@ -44,12 +44,42 @@ def generator(R: Rates) -> tuple[object, np.ndarray]:
         rows.append(hit)
         cols.append(hit + (j1 % S - s) * power[k] + (j2 % S - s1) * power[k1])
         vals.append(np.full(hit.size, float(b)))
+    if R.avg is not None:
+        _averaged_moves(R, digits, index, power, rows, cols, vals)
     r = np.concatenate(rows) if rows else index[:0]
     c = np.concatenate(cols) if cols else index[:0]
     v = np.concatenate(vals) if vals else np.zeros(0)
     Q = sps.csr_matrix((v, (r, c)), shape=(n, n))
     Q = Q - sps.diags(np.asarray(Q.sum(axis=1)).ravel())
     return Q.tocsr(), digits
+
+
+def _averaged_moves(R: Rates, digits: np.ndarray, index: np.ndarray, power: np.ndarray,
+                    rows: list, cols: list, vals: list) -> None:
+    """Append the averaged moves (rates functions of the occupancy averages,
+    :mod:`numeric.heterogeneous.averaged`) of every state where they can fire."""
+    av = R.avg
+    K, S = R.K, R.S
+    counts = np.stack([(digits == u).sum(axis=1) for u in range(S)], axis=1).astype(float)
+    for m in range(av.size):
+        k, s, t = int(av.obj[m]), int(av.src[m] % S), int(av.dst[m] % S)
+        hit = index[digits[:, k] == s]
+        c = counts[hit]
+        mine = np.zeros(S)
+        mine[s] = 1.0
+        args = [*(c / K).T, *(((c - mine) / (K - 1)).T if K > 1 else np.zeros_like(c).T)]
+        rate = np.array(np.broadcast_to(
+            np.asarray(av.funcs[av.group[m]](*args)[0], dtype=float), hit.shape))
+        # a polynomial rate that vanishes at a state may round to -1e-17 there
+        rate[(rate < 0) & (rate > -1e-12 * max(1.0, float(np.max(np.abs(rate), initial=0))))] = 0
+        if np.any(~np.isfinite(rate)) or np.any(rate < 0):
+            raise ParameterError(
+                f"the rate of object {k} moving {s} -> {t} must be a finite number >= 0 in "
+                "every state of the exact chain."
+            )
+        rows.append(hit)
+        cols.append(hit + (t - s) * power[k])
+        vals.append(np.array(rate, dtype=float))
 
 
 def stationary(R: Rates) -> tuple[np.ndarray, np.ndarray, float]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -19,6 +19,9 @@ import sympy as sp
 
 from derive.heterogeneous_population import HeterogeneousModel
 from mfstein.errors import ParameterError
+
+if TYPE_CHECKING:
+    from numeric.heterogeneous.averaged import Averaged
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class Rates:
     ``uni``: ``(n, 2)`` int array ``(from, to)``; ``a``: their rates.
     ``pair``: ``(m, 4)`` int array ``(i1, i2, j1, j2)``; ``b``: their rates.
     ``a`` and ``b`` are float64 arrays, or object arrays of ``mpf``.
+    ``avg``: the moves whose rates depend on the occupancy averages
+    (:mod:`numeric.heterogeneous.averaged`), or ``None``.
     """
 
     K: int
@@ -36,6 +41,7 @@ class Rates:
     a: np.ndarray
     pair: np.ndarray
     b: np.ndarray
+    avg: Averaged | None = None
 
     @property
     def n(self) -> int:
@@ -83,4 +89,7 @@ def evaluate(model: HeterogeneousModel, values: Mapping[str, Any], *, float64: b
     )
     a = np.array([table[u[-1]] for u in model.unilateral], dtype=dtype)
     b = np.array([table[p[-1]] for p in model.pairwise], dtype=dtype)
-    return Rates(model.K, S, uni.reshape(-1, 2), a, pair.reshape(-1, 4), b)
+    from numeric.heterogeneous.averaged import compile_rates
+
+    avg = compile_rates(model, values, float64=float64)
+    return Rates(model.K, S, uni.reshape(-1, 2), a, pair.reshape(-1, 4), b, avg)

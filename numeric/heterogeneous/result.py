@@ -41,6 +41,7 @@ class HeterogeneousSolution(Presentable):
     condition: float = 1.0
     object_names: tuple[str, ...] = ()
     state_names: tuple[str, ...] = ()
+    observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE = "all numbers: .s_star, .V, .W, .refined(), .by_object(); .to_dict() for JSON"
 
@@ -81,6 +82,7 @@ class HeterogeneousSolution(Presentable):
             "s_star": self.texts("s_star"),
             "V": self.texts("V"),
             "W": np.asarray(self.W, dtype=float).tolist(),
+            "observables": {k: v.to_dict() for k, v in self.observables.items()},
         }
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -92,6 +94,8 @@ class HeterogeneousSolution(Presentable):
         for k in range(min(self.K, 3)):
             rows.append((f"s* object {k}", ", ".join(s[k * S:(k + 1) * S])))
             rows.append((f"V object {k}", ", ".join(v[k * S:(k + 1) * S])))
+        for name, g in self.observables.items():
+            rows.append((name, g.text().partition(" = ")[2]))
         return rows
 
 

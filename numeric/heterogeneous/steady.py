@@ -59,7 +59,7 @@ def fixed_point64(R: Rates, x0: np.ndarray) -> np.ndarray:
     """
     K, S = R.K, R.S
     x = alg.on_simplex(np.asarray(x0, dtype=float), K, S)
-    scale = 1.0 + float(np.max(R.a, initial=0) + np.max(R.b, initial=0) * K)
+    scale = 1.0 + float(np.max(alg.frozen(R, x).a, initial=0) + np.max(R.b, initial=0) * K)
     h, prev = 1.0 / scale, None
     eye = np.eye(K * (S - 1))
     for _ in range(NEWTON_STEPS * 4):
@@ -101,7 +101,7 @@ def _covariance_and_bias(R: Rates, x: np.ndarray, Jr: np.ndarray, Qr: np.ndarray
     Wd = solve_continuous_lyapunov(Jd, -(Qr / d[:, None] / d[None, :]))
     Wr = d[:, None] * ((Wd + Wd.T) / 2) * d[None, :]
     W = alg.expand_matrix(Wr, K, S)
-    g = alg.pair_term(R, W)[alg.kept(K, S)]
+    g = alg.second_order(R, x, W)[alg.kept(K, S)]
     v = d * lu_solve(lu_factor(Jd), g / d)
     return W, alg.expand_vector(-K * v, K, S)
 
@@ -144,13 +144,14 @@ def _mp_array(m: Any, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def newton_mp(R: Rates, x64: np.ndarray) -> np.ndarray:
+def newton_mp(R: Rates, x64: np.ndarray, R64: Rates | None = None) -> np.ndarray:
     """``x*`` at the working precision: chord iterations with the float64 Jacobian
     on exact residuals (each step gains about 16 - log10(cond) digits)."""
     from scipy.linalg import lu_factor, lu_solve
 
     K, S = R.K, R.S
-    R64 = Rates(K, S, R.uni, R.a.astype(float), R.pair, R.b.astype(float))
+    if R64 is None:
+        R64 = Rates(K, S, R.uni, R.a.astype(float), R.pair, R.b.astype(float))
     lu = lu_factor(alg.reduce_jacobian(alg.jacobian(R64, x64), K, S))
     x = alg.on_simplex(np.array([mpmath.mpf(float(v)) for v in x64], dtype=object), K, S)
     tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
@@ -172,13 +173,14 @@ def newton_mp(R: Rates, x64: np.ndarray) -> np.ndarray:
     raise NumericalError("the heterogeneous fixed point did not converge at the working precision.")
 
 
-def steady_mp(R: Rates, x64: np.ndarray) -> Steady:
+def steady_mp(R: Rates, x64: np.ndarray, R64: Rates | None = None) -> Steady:
     """The route at the working precision of :data:`mpmath.mp` (``R`` holds ``mpf``):
-    iterative refinement of every solve (:mod:`numeric.linalg.refinement`)."""
+    iterative refinement of every solve (:mod:`numeric.linalg.refinement`); ``R64``
+    the same rates in float64 (needed when ``R`` has averaged moves)."""
     from numeric.linalg.refinement import solve_linear, solve_lyapunov
 
     K, S = R.K, R.S
-    x = newton_mp(R, x64)
+    x = newton_mp(R, x64, R64)
     keep = alg.kept(K, S)
     Jr = alg.reduce_jacobian(alg.jacobian(R, x), K, S)
     cond = check_hurwitz(Jr.astype(float))
@@ -186,7 +188,7 @@ def steady_mp(R: Rates, x64: np.ndarray) -> Steady:
     n = len(keep)
     Wr = _mp_array(solve_lyapunov(_mp_matrix(Jr), _mp_matrix(Qr)), (n, n))
     W = alg.expand_matrix(Wr, K, S)
-    g = alg.pair_term(R, W)[keep]
+    g = alg.second_order(R, x, W)[keep]
     v = solve_linear(_mp_matrix(Jr), list(-K * g))
     V = alg.expand_vector(np.array(v, dtype=object), K, S)
     return Steady(x, V, W, cond)

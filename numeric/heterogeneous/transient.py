@@ -40,7 +40,7 @@ def _rhs(R: Rates, z: np.ndarray) -> np.ndarray:
     J = alg.jacobian(R, x)
     JW = J @ W
     dW = JW + JW.T + alg.noise(R, x)
-    dv = J @ v + alg.pair_term(R, W)
+    dv = J @ v + alg.second_order(R, x, W)
     return np.concatenate([alg.drift(R, x), dv, dW.ravel()])
 
 

@@ -43,7 +43,7 @@ from numeric.lemmas.registry import Point, claim, judge
 from numeric.linalg.kronecker import kronecker_solve_identity
 
 if TYPE_CHECKING:
-    from numeric.certified.claims import CertifiedContext
+    from numeric.certified.claim_context import CertifiedContext
 
 #: Largest buffer for which Theorem 1's Kronecker system (b^2 x b^2) is solved
 #: literally; above it, the equivalent Lyapunov equation is solved by Lemma 4's

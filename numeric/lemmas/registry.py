@@ -34,7 +34,7 @@ import mpmath
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
-    from numeric.certified.claims import CertifiedContext
+    from numeric.certified.claim_context import CertifiedContext
     from numeric.lemmas.context import Context
 
 #: Relations a claim may assert between its two sides.

@@ -38,14 +38,20 @@ RESIDUAL64 = 1e-9
 SPACE_TOL = 1e-9
 
 
+def max_abs(a: np.ndarray) -> float:
+    """``max |a_i|`` (0 for an empty array, NaN when an entry is NaN): ``np.max`` of
+    ``|a|`` without its dispatch, which costs more than the work on small arrays."""
+    return float(np.abs(a).max()) if a.size else 0.0
+
+
 def term_scale(rates: Any, J: Any, s: Any) -> float:
     """The size of the terms of the drift at ``s``: the largest intensity
     ``|beta_l(s)|`` and the largest ``sum_j |J_ij| |s_j|`` (dense or SciPy sparse
     ``J``, float64 values)."""
-    r = float(np.max(np.abs(np.asarray(rates, dtype=float)), initial=0.0))
+    r = max_abs(np.asarray(rates, dtype=float))
     absJ = abs(J) if not isinstance(J, np.ndarray) else np.abs(J)
     js = absJ @ np.abs(np.asarray(s, dtype=float))
-    return max(r, float(np.max(np.abs(js), initial=0.0)))
+    return max(r, max_abs(js))
 
 
 def residual_words(residual: float, scale: float, tol: float) -> str | None:

@@ -106,13 +106,10 @@ def solve(
         )
     model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects each with its own rates: their own numerics
-        if M is not None or observables or method != "auto":
-            raise ParameterError(
-                "M, observables and method are not available for a heterogeneous population."
-            )
-        return solve_heterogeneous(
-            model, params, dps=dps, order=order, start=start, precision=precision
-        )
+        if M is not None or method != "auto":
+            raise ParameterError("M and method are not available for a heterogeneous population.")
+        return solve_heterogeneous(model, params, dps=dps, order=order, start=start,
+                                   precision=precision, observables=observables)
     if isinstance(model, Truncated):
         with mpmath.workdps(dps + 20):
             values = parse_params(model, params)

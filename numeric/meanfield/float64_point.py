@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.errors import NumericalError, ParameterError
+from numeric.meanfield.acceptance import max_abs
 from numeric.rate_signs import check_values
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
@@ -65,13 +66,13 @@ class AtPoint:
 
     def residual(self, free: list[int]) -> float:
         """``max |f|`` on the free coordinates."""
-        return float(np.max(np.abs(self.f[free]), initial=0.0))
+        return max_abs(self.f[free])
 
 
 def largest_entry(A: Any) -> float:
     """``max |A_ij|`` of a dense or SciPy sparse matrix (0 when it has no entry)."""
     data = A if isinstance(A, np.ndarray) else A.data
-    return float(np.max(np.abs(data), initial=0.0))
+    return max_abs(data)
 
 
 def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
@@ -92,7 +93,7 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
     n = A.shape[0]
     if n == 0:
         return np.zeros(0)
-    jmax = float(np.max(np.abs(A.data), initial=0.0))
+    jmax = max_abs(A.data)
     A.data[np.abs(A.data) <= DELTA * jmax] = 0.0
     A.eliminate_zeros()
     count, labels = connected_components(A, directed=True, connection="strong")
@@ -244,7 +245,7 @@ def lyapunov(blk: Block) -> tuple[float, float]:
         return 0.0, 0.0
     # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
     # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
-    a = float(np.max(np.abs(blk.JK)))
+    a = max_abs(blk.JK)
     Ja = blk.JK / a
     WK = sla.solve_continuous_lyapunov(Ja, -blk.QK / a)
     blk.WK = (WK + WK.T) / 2
@@ -280,7 +281,7 @@ def accuracy(
 
     JK, nK = blk.JK, len(blk.K)
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
-        a = float(np.max(np.abs(JK)))
+        a = max_abs(JK)
         aPI = a * blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T / a, -np.eye(nK))
         sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
         kappa_L = 2 * (sv[0] / a) * np.linalg.norm(aPI, 2)

@@ -54,85 +54,10 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
-from numeric.meanfield.params import check_names, kernel_vector, parse_params
-from numeric.rate_signs import check_values
+from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
 from numeric.solution import MeanFieldSolution
-
-
-def _sparse_mp(A: Any, b: int) -> mpmath.matrix:
-    """A SciPy sparse or dense float64 matrix as an mpmath matrix storing only its
-    nonzero entries."""
-    import scipy.sparse as sps
-
-    out = mpmath.matrix(b, b)
-    coo = sps.coo_matrix(A)
-    for i, j, v in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist(), strict=True):
-        if v:
-            out[i, j] = mpf(v)
-    return out
-
-
-def _dense_mp(A: np.ndarray, rows: list[int], b: int, skip_zeros: bool) -> mpmath.matrix:
-    """The ``b x b`` mpmath matrix with ``A`` on ``rows x rows`` (zeros elsewhere)."""
-    if b <= 64:  # small: one dense list, converted by mpmath's constructor (faster)
-        full = np.zeros((b, b))
-        full[np.ix_(rows, rows)] = A
-        return mpmath.matrix(full.tolist())  # zeros are not stored either way
-    out = mpmath.matrix(b, b)
-    for a, i in enumerate(rows):
-        for cidx, j in enumerate(rows):
-            v = A[a, cidx]
-            if v or not skip_zeros:
-                out[i, j] = mpf(float(v))
-    return out
-
-
-def float64_inputs(
-    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | None
-) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
-    """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
-    parameter vector, both in float64."""
-    from numeric.meanfield.general import start_point
-
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
-            s0 = start
-        elif start is None and not callable(model.info.reference):
-            s0 = _reference_start(model, values)
-        else:
-            s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    return values, s0, p64
-
-
-#: The float64 reference starts of models whose reference point is fixed, by model
-#: key, reference point and state space (this process).
-_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
-
-
-def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
-    """The model's fixed reference point (or the origin) in float64, read and checked
-    against the state space once per model."""
-    from numeric.meanfield.general import start_point
-
-    key = (model.key, repr(model.info.reference), repr(model.info.state_space))
-    hit = _STARTS.get(key)
-    if hit is None:
-        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
-    return hit.copy()
-
-
-def observable_matrix64(M: Any, b: int) -> np.ndarray:
-    """The observable's ``b x b`` matrix (:func:`numeric.quadratic_form.quadratic_form`)
-    in float64."""
-    from numeric.quadratic_form import quadratic_form
-
-    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
-        return np.eye(b)
-    Mb = quadratic_form(M)(b)
-    return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
 
 
 def solve_float64(
@@ -143,26 +68,21 @@ def solve_float64(
     start: Sequence[Any] | str | None = None,
     order: int = 1,
 ) -> MeanFieldSolution:
-    """The float64 route (module docstring) for a finite :class:`derive.model.Model`."""
-    from numeric.meanfield.float64_point import solve_point64
-    from numeric.meanfield.structure import prepared_system
+    """The float64 route (module docstring) for a finite :class:`derive.model.Model`:
+    the prepared problem of these inputs (:func:`numeric.meanfield.problem.prepare`),
+    its order-1 answer (kept from an earlier call with the same inputs) and, with
+    ``order=2``, the order-2 terms extending it."""
+    from numeric.meanfield.problem import order1, prepare
 
-    params = check_names(model, params)
-    values, s0, p64 = float64_inputs(model, params, start)
-    sysm = prepared_system(model, p64)
-    check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
-    pt = solve_point64(sysm, model, s0, observable_matrix64(M, model.b), M)
-    return record_float64(
-        model, values, sysm, pt, order2_point64(model, p64, pt) if order == 2 else None
-    )
+    problem = prepare(model, params, start, M)
+    pt = order1(problem)
+    return record_float64(problem, pt, order2_point64(problem, pt) if order == 2 else None)
 
 
-def record_float64(
-    model: Any, values: Mapping[str, Any], sysm: Any, pt: Any, o2: Order2Point64 | None
-) -> MeanFieldSolution:
-    """The :class:`MeanFieldSolution` of the float64 point ``pt`` (and its order-2
-    terms ``o2``)."""
-    sol = _record(model, values, sysm, pt)
+def record_float64(problem: Any, pt: Any, o2: Order2Point64 | None) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem``
+    (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``."""
+    sol = _record(problem.model, problem.values, problem.system, pt)
     sol.notes.extend(pt.notes)
     if o2 is not None:
         _add_order2_float64(sol, o2)
@@ -186,14 +106,13 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
     nK = len(blk.K)
-    Wm = _dense_mp(W_full_R, blk.R, b, skip_zeros=True)
-    Pm = _dense_mp(blk.PK, blk.K, b, skip_zeros=False)
+    Wm = Float64Matrix.dense(W_full_R, blk.R, b)
+    Pm = Float64Matrix.dense(blk.PK, blk.K, b)
 
-    def errs(vals: Sequence[float]) -> list[mpf]:
-        top = max((abs(float(v)) for v in vals), default=0.0)
-        return [mpf(e * top)] * len(vals)
+    def errs(vals: np.ndarray) -> list[mpf]:
+        return [mpf64(e * max_abs(vals))] * len(vals)
 
-    wtop = float(np.max(np.abs(W_full_R), initial=0.0))  # W's error: e times its largest entry
+    wtop = max_abs(W_full_R)  # W's error: e times its largest entry
     notes = [accuracy_note(pt)]
     truncated_at = None
     if blk.dropped:
@@ -217,18 +136,18 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
-        s_star=[mpf(float(v)) for v in s],
-        J=_sparse_mp(pt.at.J, b),
-        ftilde=[mpf(float(v)) / 2 for v in blk.Qs.diagonal()],
-        Q=_sparse_mp(blk.Qs, b),
+        s_star=mpf64_list(s),
+        J=Float64Matrix.sparse(pt.at.J, b),
+        ftilde=mpf64_list(blk.Qs.diagonal() / 2),
+        Q=Float64Matrix.sparse(blk.Qs, b),
         P=Pm,
         W=Wm,
-        V=[mpf(float(v)) for v in V],
+        V=mpf64_list(V),
         eigenvalues=[
-            mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-            for v in blk.eig
+            mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
+            for v in blk.eig.tolist()
         ],
-        constant=mpf(c_w),
+        constant=mpf64(c_w),
         digits=digits,
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
         model=model.name,
@@ -240,7 +159,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         errors={
             "s_star": errs(s),
             "V": errs(V),
-            "W": [mpf(e * wtop)] * (b * b),
+            "W": [mpf64(e * wtop)] * (b * b),
         },
     )
 
@@ -261,35 +180,43 @@ class Order2Point64:
     solved: bool = True
 
 
-def order2_point64(
-    model: Any, p64: np.ndarray, pt: Any, *, compiled: bool = False
-) -> Order2Point64:
-    """``A``, ``B``, ``c2`` in float64 on the kept coordinates of the order-1 point
-    ``pt`` (the model restricted to them, :func:`numeric.meanfield.structure.restricted_model`,
-    made once per model and set of dropped coordinates), every object evaluated by
-    lambdified NumPy code (:class:`derive.sparse.LambdaKernels`, no numba compile);
-    digits from the order-1 estimate and the agreement of two third-moment solvers
-    (``schur``, ``trsyl``); ``compiled``: the compiled third-moment kernel at any
-    size (:func:`numeric.expansion.stationary.second_order_float64_at`)."""
+def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Point64:
+    """``A``, ``B``, ``c2`` in float64 extending the order-1 answer ``pt`` of
+    ``problem`` (:class:`numeric.meanfield.problem.Problem64`) on its kept
+    coordinates: with none dropped, at the order-1 ``s*`` on the problem's own
+    system (no new search); else on the model restricted to the kept coordinates
+    (:func:`numeric.meanfield.structure.restricted_model`, made once per model and
+    set of dropped coordinates), whose fixed point Newton's method finds from the
+    order-1 ``s*``.  Every object is evaluated by lambdified NumPy code
+    (:class:`derive.sparse.LambdaKernels`, no numba compile); digits from the
+    order-1 estimate and the agreement of two third-moment solvers (``schur``,
+    ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
+    (:func:`numeric.expansion.stationary.second_order_float64_solvers`)."""
     from derive.sparse import lambda_kernels
-    from numeric.expansion.stationary import second_order_float64_at
+    from numeric.expansion.stationary import second_order_float64_solvers
+    from numeric.meanfield.problem import COUNTS
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
+    model, p64 = problem.model, problem.p64
     b, e1, dropped = model.b, pt.error, sorted(pt.block.dropped)
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
     if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V
         digits = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(10 * e1)))))
         return Order2Point64(np.zeros(b), np.zeros((b, b)), 0.0, 0.0, digits, 0.0, 0.0, False)
-    sub = restricted_model(model, dropped) if dropped else model
-    sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
-    # the order-1 s* on the kept coordinates starts Newton's method
-    ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
+    if dropped:
+        sub = restricted_model(model, dropped)
+        sysm = prepared_system(sub, p64)  # the restriction keeps the parameters and their order
+        # the order-1 s* on the kept coordinates starts Newton's method
+        COUNTS["fixed_point"] += 1
+        ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
+    else:  # the order-1 fixed point of the same system: polished by Newton already
+        sub, sysm, ss = model, problem.system, np.array(pt.s, dtype=float)
     F = list(sysm.red.free)
     Q = sysm.Q_dense(sysm.rates(ss))
     base = {
         "s": ss,
-        "p": p64,
+        "p": np.array(p64),
         "T": sysm.T_dense if sysm.red.laws else None,
         "F": F,
         "n": len(F),
@@ -299,12 +226,12 @@ def order2_point64(
         "fast": False,
     }
     k2 = lambda_kernels(sub, "order2")
-    r1 = second_order_float64_at(sub, base, solver="schur", k2=k2, compiled=compiled)
-    r2 = second_order_float64_at(sub, base, solver="trsyl", k2=k2)
+    # the two third-moment solvers share what comes before the third moment
+    r1, r2 = second_order_float64_solvers(sub, base, ("schur", "trsyl"), k2=k2, compiled=compiled)
     c2 = r1["c2"]
     disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
-    scale = max(float(np.max(np.abs(r1["A"]), initial=0.0)), 1e-300)
-    disagree = max(disagree, float(np.max(np.abs(r1["A"] - r2["A"]), initial=0.0)) / scale)
+    scale = max(max_abs(r1["A"]), 1e-300)
+    disagree = max(disagree, max_abs(r1["A"] - r2["A"]) / scale)
     e = max(10 * e1, 10 * disagree)
     digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(max(e, 1e-300))))))
     A, B = np.zeros(b), np.zeros((b, b))
@@ -312,8 +239,8 @@ def order2_point64(
     B[np.ix_(kept, kept)] = r1["B"]
     # B's bound, the same way: the two Sylvester solvers' disagreement relative to
     # B's largest entry, and never below ten times the order-1 error.
-    scale_b = max(float(np.max(np.abs(r1["B"]), initial=0.0)), 1e-300)
-    gap_b = float(np.max(np.abs(r1["B"] - r2["B"]), initial=0.0)) / scale_b
+    scale_b = max(max_abs(r1["B"]), 1e-300)
+    gap_b = max_abs(r1["B"] - r2["B"]) / scale_b
     return Order2Point64(
         A, B, float(c2), float(r2["c2"]), digits2, e * scale, max(10 * e1, 10 * gap_b) * scale_b
     )
@@ -322,11 +249,9 @@ def order2_point64(
 def _add_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> None:
     """``A``, ``B``, ``c2`` of :func:`order2_point64` written into ``sol``."""
     b = len(o2.A)
-    B = mpmath.matrix(b, b)
-    for i, j in zip(*np.nonzero(o2.B), strict=True):
-        B[int(i), int(j)] = mpf(float(o2.B[i, j]))
-    sol.A, sol.B, sol.c2, sol.digits2 = [mpf(float(v)) for v in o2.A], B, mpf(o2.c2), o2.digits2
-    sol.errors["A"] = [mpf(o2.error_A)] * b
-    sol.errors["B"] = [mpf(o2.error_B)] * b * b
+    B = Float64Matrix.dense(o2.B, None, b)
+    sol.A, sol.B, sol.c2, sol.digits2 = mpf64_list(o2.A), B, mpf64(o2.c2), o2.digits2
+    sol.errors["A"] = [mpf64(o2.error_A)] * b
+    sol.errors["B"] = [mpf64(o2.error_B)] * b * b
     if o2.solved:
         sol.methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})

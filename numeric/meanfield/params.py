@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+import mpmath
 from mpmath import mpf
 
 from mfstein.arguments import check_params, did_you_mean
@@ -80,12 +81,35 @@ def parse_params(model: Any, params: Mapping[str, Any] | None) -> dict[str, mpf]
     given = check_names(model, params)
     out: dict[str, mpf] = {}
     for name, raw in given.items():
-        value = to_mpf(name, raw)
+        value = _read(name, raw)
         declared = model.info.parameter(name)
         if declared is not None and not declared.contains(value):
             raise ParameterError(f"{name} must be {declared.describe()}, got {raw!r}.")
         out[name] = value
     return out
+
+
+#: Values read before, by (type, value as given, working precision in bits): a sweep
+#: reads each grid value when it checks the grid and again at its point.
+_READ: dict[tuple[type, Any, int], mpf] = {}
+#: At most this many values are kept (the memo is emptied when it is full).
+READ_MEMO = 4096
+
+
+def _read(name: str, raw: Any) -> mpf:
+    """``raw`` read by :func:`numeric.precision.to_mpf` at the working precision,
+    remembered for text and Python numbers (the reading depends on nothing else;
+    a refused value raises each time)."""
+    if type(raw) not in (str, int, float):
+        return to_mpf(name, raw)
+    key = (type(raw), raw, mpmath.mp.prec)
+    hit = _READ.get(key)
+    if hit is None:
+        hit = to_mpf(name, raw)
+        if len(_READ) >= READ_MEMO:
+            _READ.clear()
+        _READ[key] = hit
+    return hit
 
 
 def kernel_vector(model: Any, values: Mapping[str, mpf]) -> list[mpf]:

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mfstein.errors import NumericalError
+from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.invariants import Reduction, reduction
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
@@ -193,6 +194,8 @@ class SparseSystem:
                 ],
             )
 
+        if not self.red.laws:  # every coordinate free, in order
+            return np.array(x, dtype=float)
         free, law_terms = self._shared("law_terms", terms)
         s = np.zeros(self.red.b)
         s[free] = x
@@ -212,7 +215,14 @@ class SparseSystem:
         """``d beta / ds`` (transitions x b) as a dense array."""
         gi = self.sr.grad_index
         D = np.zeros(self.L.shape)
-        np.add.at(D, (gi[:, 0], gi[:, 1]), self.sr.grad(s, self.p))
+        at = (gi[:, 0], gi[:, 1])
+        distinct = self._shared(
+            "grad_distinct", lambda: len(np.unique(at[0] * self.L.shape[1] + at[1])) == len(gi)
+        )
+        if distinct:
+            D[at] = self.sr.grad(s, self.p)  # each entry once: the sum of one term
+        else:
+            np.add.at(D, at, self.sr.grad(s, self.p))
         return D
 
     def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
@@ -222,6 +232,8 @@ class SparseSystem:
         LtF, T = self._shared(
             "dense", lambda: (self.L.T.toarray()[list(self.red.free), :], self.T.toarray())
         )
+        if not self.red.laws:  # T is the identity: the product is J itself
+            return LtF @ self._dbeta_dense(s)
         return LtF @ self._dbeta_dense(s) @ T
 
     def jac_dense(self, s: np.ndarray) -> np.ndarray:
@@ -294,8 +306,17 @@ def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False
     dense = len(free) <= DENSE_MAX
     solve = linear_solver(dense)
 
+    last: list[Any] = [None, None]  # the last state the rates were evaluated at, and them
+
+    def rates(y: np.ndarray) -> np.ndarray:
+        # the drift and the scale of the same state share one evaluation of the rates
+        key = y.tobytes()
+        if last[0] != key:
+            last[:] = [key, system.rates(system.full(y, q))]
+        return last[1]
+
     def fr(t: float, y: np.ndarray) -> np.ndarray:
-        return system.f(system.full(y, q))[free]
+        return (system.LT @ rates(y))[free]
 
     def jr(t: float, y: np.ndarray) -> Any:
         if dense:
@@ -303,20 +324,18 @@ def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False
         return system.jac_reduced(system.full(y, q)).tocsc()
 
     def scale(y: np.ndarray) -> float:
-        return max(1.0, float(np.max(np.abs(system.rates(system.full(y, q))), initial=0.0)))
+        return max(1.0, max_abs(rates(y)))
 
     if near:
         with np.errstate(all="ignore"):
             y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
-            if np.all(np.isfinite(y)) and float(np.max(np.abs(fr(0, y)), initial=0.0)) < (
-                1e-8 * scale(y)
-            ):
+            if np.all(np.isfinite(y)) and max_abs(fr(0, y)) < (1e-8 * scale(y)):
                 return system.full(y, q)
     ptc = pseudo_transient(fr, jr, x, scale, solve)
-    bound = RUNAWAY * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    bound = RUNAWAY * max(1.0, max_abs(x))
 
     def runaway(t: float, y: np.ndarray) -> float:
-        return bound - float(np.max(np.abs(y), initial=0.0))
+        return bound - max_abs(y)
 
     runaway.terminal = True  # type: ignore[attr-defined]
     for horizon in HORIZONS if ptc is None else ():
@@ -349,7 +368,7 @@ def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False
                 f"from the start ({sol.message})."
             )
         x = sol.y[:, -1]
-        if np.max(np.abs(fr(0, x)), initial=0.0) < 1e-8 * scale(x):
+        if max_abs(fr(0, x)) < 1e-8 * scale(x):
             break
     if ptc is not None:
         x = ptc
@@ -377,11 +396,11 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
                 step = step_at(x)
             except RuntimeError:
                 break
-            size = float(np.max(np.abs(step), initial=0.0))
+            size = max_abs(step)
             if not np.isfinite(size) or (k >= POLISH_FREE_STEPS and size >= prev):
                 break
             x = x - step
-            if size <= 1e-14 * float(np.max(np.abs(x), initial=0.0)):
+            if size <= 1e-14 * max_abs(x):
                 break
             prev = size
     return x
@@ -407,10 +426,10 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     x = np.array(x0, dtype=float)
     f = fr(0, x)
     J = jr(0, x)
-    norm = float(np.max(np.abs(f), initial=0.0))
+    norm = max_abs(f)
     dense = isinstance(J, np.ndarray)
     entries = J[J != 0] if dense else J.data
-    jmax = float(np.max(np.abs(entries), initial=0.0)) if entries.size else 1.0
+    jmax = max_abs(entries) if entries.size else 1.0
     h = PTC_FIRST_STEP / max(jmax, 1e-300)
     ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
@@ -427,7 +446,7 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
             if not np.all(np.isfinite(g)):
                 h /= 4
                 continue
-            new = float(np.max(np.abs(g), initial=0.0))
+            new = max_abs(g)
             h = min(h * max(norm / max(new, 1e-300), 0.25), 1e12)
             x, f, norm = y, g, new
             J = jr(0, x)
@@ -444,7 +463,7 @@ def negligible(
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
     rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
-    smax = max(1.0, float(np.max(np.abs(s), initial=0.0)))
+    smax = max(1.0, max_abs(s))
     cand = np.abs(s) <= delta * smax
     for row in red.laws:
         for j, c in enumerate(row):
@@ -460,11 +479,11 @@ def negligible(
     cand &= ~moved
     J = system.jac(s) if J is None else J
     if isinstance(J, np.ndarray):  # dense (a small system)
-        jmax = max(float(np.max(np.abs(J), initial=0.0)), 1e-300)
+        jmax = max(max_abs(J), 1e-300)
         ii, jj = np.nonzero(np.abs(J) > delta * jmax)
     else:
         J = J.tocoo()
-        jmax = max(float(np.max(np.abs(J.data), initial=0.0)), 1e-300)
+        jmax = max(max_abs(J.data), 1e-300)
         strong = np.abs(J.data) > delta * jmax
         ii, jj = J.row[strong], J.col[strong]
     while True:  # drop only what the kept block drives at most through delta

@@ -33,14 +33,13 @@ class Float64Points:
 
     def __init__(self, model: Any, options: Any) -> None:
         from numeric.meanfield.entry import parse_observables
-        from numeric.meanfield.float64_route import observable_matrix64
+        from numeric.meanfield.problem import observable_matrix64
 
         self.model = model
         self.options = options
         self.M64 = observable_matrix64(options.M, model.b)
         self.wanted = parse_observables(model, list(options.observables))
         self.history: list[tuple[np.ndarray, np.ndarray]] = []
-        self.s0: np.ndarray | None = None
         # many points at order 2: the compiled third-moment kernel (one compile, cached)
         self.compiled = options.order == 2 and options.points >= COMPILE_MIN_POINTS
 
@@ -70,33 +69,24 @@ class Float64Points:
             return SweepPoint.refused(_texts(params), str(exc))
 
     def _solve(self, params: Mapping[str, Any]) -> SweepPoint:
-        from numeric.meanfield.float64_point import solve_point64
-        from numeric.meanfield.float64_route import float64_inputs, order2_point64
-        from numeric.meanfield.structure import prepared_system
-        from numeric.rate_signs import check_values
+        from numeric.meanfield.float64_route import order2_point64
+        from numeric.meanfield.problem import order1, prepare
 
-        model, opts = self.model, self.options
-        if callable(model.info.reference) or self.s0 is None:
-            values, s0, p64 = float64_inputs(model, params, None)
-            self.s0 = None if callable(model.info.reference) else s0
-        else:  # the start does not depend on the parameters: read once
-            values, _, p64 = float64_inputs(model, params, self.s0)
-            s0 = self.s0
-        sysm = prepared_system(model, p64)
-        check_values(model, sysm.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
-        pt = solve_point64(sysm, model, s0, self.M64, opts.M, first=self.predict(p64))
-        self.history = [*self.history[-1:], (p64, pt.s)]
+        opts = self.options
+        problem = prepare(self.model, params, None, opts.M, M64=self.M64)
+        pt = order1(problem, first=self.predict(problem.p64))
+        self.history = [*self.history[-1:], (problem.p64, pt.s)]
         o2 = None
         if opts.order == 2:
-            o2 = order2_point64(model, p64, pt, compiled=self.compiled)
+            o2 = order2_point64(problem, pt, compiled=self.compiled)
         observables = {}
         if self.wanted:
             from numeric.expansion.observables import expand
             from numeric.meanfield.float64_route import record_float64
 
-            sol = record_float64(model, values, sysm, pt, o2)
-            sol.source_model, sol.inputs = model, dict(params)
-            observables = {g.name: expand(sol, model, g, params) for g in self.wanted}
+            sol = record_float64(problem, pt, o2)
+            sol.source_model, sol.inputs = self.model, dict(params)
+            observables = {g.name: expand(sol, self.model, g, params) for g in self.wanted}
         top = {"s": float(np.max(np.abs(pt.s), initial=0.0)), "V": np.max(np.abs(pt.V), initial=0)}
         return SweepPoint(
             params=_texts(params),

@@ -30,7 +30,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from derive.models.supermarket import levels_above, occupancy_exponent
+from derive.models.occupancy_levels import levels_above, occupancy_exponent
 from mfstein.errors import ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf

@@ -260,7 +260,7 @@ def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -
 def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
     """Predicted ``b = "auto"``: the first level ``k`` with ``s*_k`` below ``10^-(dps + 2)``
     (the infinite-buffer bound ``s*_k <= rho^(e_k)``): one more than the
-    :func:`derive.models.supermarket.levels_above` ``10^-(dps + 2)``
+    :func:`derive.models.occupancy_levels.levels_above` ``10^-(dps + 2)``
     (:func:`derive.models.open_buffers.buffer_levels`, the rule of ``b = "auto"``)."""
     with mpmath.workdps(30):
         gap = (mu - lam) / mu  # relative rounding only: exact enough for any tiny gap
@@ -638,29 +638,6 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     raise NumericalError(
         f"b = auto did not settle within b = {DIRECT_MAX_B} levels; give b explicitly."
     )
-
-
-def bound(
-    lam: Any,
-    b: int | str = "auto",
-    d: int = 2,
-    *,
-    dps: int = 30,
-    M: MSpec = None,
-    truncate: bool = True,
-) -> MeanFieldSolution:
-    """Theorem 1's constant with ``b = "auto"``, ``"inf"`` or an integer buffer.
-
-    ``E[(S - s*)^T M (S - s*)] ~ c/N``; for ``M = I`` the bound is ``c/N``
-    (the core paper's Theorem 1 with the sign of the Kronecker form corrected).
-    ``b = "auto"`` reports the buffer it settled on in ``MeanFieldSolution.b``;
-    ``truncate`` as in :func:`solve`.
-    """
-    b = check_b(b, allow=("auto", "inf"))
-    truncate = check_bool("truncate", truncate)
-    if b == "auto":
-        b = auto_buffer(lam, d, dps=dps, M=M)
-    return solve(lam, b, d, dps=dps, M=M, truncate=truncate)
 
 
 def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:

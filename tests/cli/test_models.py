@@ -53,3 +53,14 @@ def test_one_model_in_detail_and_an_unknown_name(capsys) -> None:
     assert main(["models", "nope"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "model must be one of" in err
+
+
+def test_summaries_are_plain_text_not_restructuredtext(capsys) -> None:
+    """The factories' docstrings are reStructuredText; the terminal listing is not."""
+    assert main(["models"]) == 0
+    listing = capsys.readouterr().out
+    assert main(["models", "power_of_two_heterogeneous"]) == 0
+    detail = capsys.readouterr().out
+    for text in (listing, detail):
+        assert "``" not in text and ":func:`" not in text
+    assert "K >= 2 servers" in detail

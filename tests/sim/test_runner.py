@@ -82,7 +82,7 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
     """A KeyboardInterrupt in the middle of a run (here raised when the 6th unit starts)
     returns the completed batches, leaves every completed unit in the checkpoint, and
     resuming gives the uninterrupted numbers."""
-    from sim import engine, runner
+    from sim import engine
 
     full = simulate_supermarket(**ARGS, seed=8, workers=1, batches=4)
     calls = {"n": 0, "completed": 0}
@@ -96,12 +96,12 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
         calls["completed"] += 1
         return out
 
-    monkeypatch.setattr(runner.engine, "advance", interrupted_advance)
+    monkeypatch.setattr(engine, "advance", interrupted_advance)
     ck = tmp_path / "ctrlc.json"
     part = simulate_supermarket(**ARGS, seed=8, workers=1, batches=4, checkpoint=ck)
     assert part.interrupted and not part.complete
     assert any("interrupted" in w for w in part.warnings)
-    monkeypatch.setattr(runner.engine, "advance", real)
+    monkeypatch.setattr(engine, "advance", real)
     saved = json.loads(ck.read_text())
     kept = sum(r["warm"] + len(r["batches"]) for r in saved["reps"])
     assert kept == calls["completed"] >= 5  # every completed unit is kept
@@ -161,7 +161,7 @@ def test_a_press_during_the_last_unit_is_a_late_press(monkeypatch) -> None:
         return seen[-1]
 
     real_run = runner.run
-    monkeypatch.setattr(runner.engine, "advance", press_in_the_last_unit)
+    monkeypatch.setattr(engine, "advance", press_in_the_last_unit)
     monkeypatch.setattr(runner, "run", keep)
     with pytest.raises(KeyboardInterrupt):
         simulate_supermarket(**{**ARGS, "reps": 2}, seed=8, workers=1, batches=4)

@@ -1,0 +1,92 @@
+"""The one table of fast paths: which model family each task solves its own way.
+
+A model family declares a name in ``ModelInfo.fast_path``; the entry of that name
+in :data:`FAST_PATHS` says where each task finds the family's structure-aware
+route, as ``"module:attribute"`` text:
+
+``mean_field``   ``f(model, params, *, dps, M) -> MeanFieldSolution`` (``numeric.solve``)
+``fixed_point``  ``g(model, params) -> array | None``, the family's float64 fixed point
+``exact``        ``f(model, params, *, N, method, tol, memory_limit, progress)
+                 -> ExactResult | None`` (``numeric.exact.solve``)
+``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``)
+
+Nothing is imported until a task asks (:func:`load`), so this module -- data and
+the standard library only -- is part of the ground that everything may import,
+and the general code of each task (``numeric.meanfield``, ``numeric.exact``,
+``sim.api``) finds a family here instead of naming it.  A route names a module
+of its task's layer or below (``tests/test_fast_paths.py`` checks it): the
+mean field and the exact chain load ``derive``/``numeric`` modules, the
+simulation ``sim`` ones.  A user's family registers at run time with
+``numeric.register_fast_path``, ``numeric.exact.register_fast_path`` or
+``sim.base.register_simulator``, which each task consults first.
+
+>>> FAST_PATHS["supermarket"].exact
+'numeric.exact.supermarket:supermarket_fast'
+>>> route("supermarket", "simulation")
+'sim.generic:SupermarketFastPath'
+>>> route("sir", "exact") is None and route(None, "exact") is None
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import Any
+
+from mfstein.errors import check_choice
+
+__all__ = ["FAST_PATHS", "TASKS", "FastPath", "families", "load", "route"]
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """Where each task finds one family's own route (``"module:attribute"``;
+    ``None``: the task runs its general route for the family)."""
+
+    mean_field: str | None = None
+    fixed_point: str | None = None
+    exact: str | None = None
+    simulation: str | None = None
+
+
+#: The tasks a fast path may serve: the fields of :class:`FastPath`.
+TASKS: tuple[str, ...] = tuple(f.name for f in fields(FastPath))
+
+#: The built-in fast paths, by the family's ``ModelInfo.fast_path`` name.
+FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
+    {
+        # the power-of-d supermarket and its relabellings (JSQ(L), ...):
+        # derive.models.supermarket.queue_model declares the name
+        "supermarket": FastPath(
+            mean_field="numeric.supermarket.solver:solve_model",
+            fixed_point="numeric.supermarket.solver:fixed_point64",
+            exact="numeric.exact.supermarket:supermarket_fast",
+            simulation="sim.generic:SupermarketFastPath",
+        ),
+    }
+)
+
+
+def route(family: str | None, task: str) -> str | None:
+    """The ``"module:attribute"`` of ``family``'s route for ``task`` (one of
+    :data:`TASKS`), or ``None`` when the family has none (or no family is named)."""
+    check_choice("task", task, TASKS)
+    entry = FAST_PATHS.get(family or "")
+    return None if entry is None else getattr(entry, task)
+
+
+def load(family: str | None, task: str) -> Any:
+    """The object :func:`route` names, imported now, or ``None``."""
+    where = route(family, task)
+    if where is None:
+        return None
+    module, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def families(task: str) -> tuple[str, ...]:
+    """The families with a built-in route for ``task``, in table order."""
+    return tuple(name for name in FAST_PATHS if route(name, task) is not None)

@@ -1,0 +1,262 @@
+"""The prepared problem of the float64 route: built once from (model, params, start, M).
+
+Every float64 task (:func:`numeric.solve` with ``precision="float64"`` at order 1
+and 2, :func:`numeric.sweep`'s float64 rows) starts from the same inputs and the
+same preparation: the parameter values read exactly at 30 digits (names and
+declared ranges checked), the kernels' float64 parameter vector, the start (the
+caller's, else the model's reference point, else the origin) checked against the
+state space and the rates, the observable's matrix in float64, and the model's
+:class:`numeric.meanfield.structure.SparseSystem` at those parameters (its rate
+kernels, jump matrix, conservation laws and reduced coordinates, made once per
+model).  :func:`prepare` returns them as one immutable :class:`Problem64`, cached
+by its inputs in this process (:data:`PROBLEMS` entries, least recently used
+first out, of at most :data:`KEEP_MAX_B` coordinates), so a repeated call prepares
+nothing.
+
+:func:`order1` solves a problem at order 1 (the fixed point, the kept block, the
+two Lyapunov equations, ``V`` and the digits:
+:func:`numeric.meanfield.float64_point.solve_point64`) and keeps the answer with
+the problem (:data:`POINTS` entries), so that order 2 asked after order 1 extends
+that answer (:func:`numeric.meanfield.float64_route.order2_point64`) instead of
+starting over.  :data:`COUNTS` counts the preparations and the fixed-point
+searches of this process (the tests read it).
+
+The problem is immutable: its arrays are read-only, its mappings are read-only
+views.  A warm call (a model seen before) runs no SymPy: everything symbolic is
+made once per model (:func:`numeric.meanfield.structure.prepared_system`, the
+model's reference start, its parameter names).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+from numeric.meanfield.params import kernel_vector, parse_params
+
+#: Problems kept in this process (least recently used dropped first).
+PROBLEMS = 64
+#: Order-1 answers kept in this process, by problem (least recently used dropped first).
+POINTS = 8
+#: Only problems of at most this many coordinates, and answers whose kept block has at
+#: most this many, are kept (their dense ``b x b`` arrays stay small).
+KEEP_MAX_B = 256
+#: ``"prepared"``: problems built (cache misses); ``"fixed_point"``: float64
+#: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
+#: the order-2 search on a restricted model).
+COUNTS: Counter[str] = Counter()
+
+_PROBLEMS: OrderedDict[Hashable, Problem64] = OrderedDict()
+_POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
+
+
+def float64_inputs(
+    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | None
+) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
+    """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
+    parameter vector, both in float64."""
+    from numeric.meanfield.general import start_point
+
+    with mpmath.workdps(30):
+        values = parse_params(model, params)
+        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
+            s0 = start
+        elif start is None and not callable(model.info.reference):
+            s0 = _reference_start(model, values)
+        else:
+            s0 = np.array([float(v) for v in start_point(model, start, values)])
+        p64 = np.array([float(v) for v in kernel_vector(model, values)])
+    return values, s0, p64
+
+
+#: The float64 reference starts of models whose reference point is fixed, by model
+#: key, reference point and state space (this process).
+_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
+
+
+def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
+    """The model's fixed reference point (or the origin) in float64, read and checked
+    against the state space once per model."""
+    from numeric.meanfield.general import start_point
+
+    key = (model.key, repr(model.info.reference), repr(model.info.state_space))
+    hit = _STARTS.get(key)
+    if hit is None:
+        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
+    return hit.copy()
+
+
+def observable_matrix64(M: Any, b: int) -> np.ndarray:
+    """The observable's ``b x b`` matrix (:func:`numeric.quadratic_form.quadratic_form`)
+    in float64."""
+    from numeric.quadratic_form import quadratic_form
+
+    if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
+        return np.eye(b)
+    Mb = quadratic_form(M)(b)
+    return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only float64 array (a copy when it is someone else's)."""
+    out = np.array(a, dtype=float)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class Problem64:
+    """What the float64 route reads at one parameter point, prepared once.
+
+    Attributes
+    ----------
+    model:
+        The finite :class:`derive.model.Model`.
+    params:
+        Parameter name -> value as given (read-only).
+    start, M:
+        The caller's start (``None``: the model's reference point) and quadratic
+        observable (``None``: the identity), as given.
+    values:
+        Parameter name -> value parsed exactly at 30 digits (read-only).
+    p64:
+        The kernels' parameter vector in float64.
+    s0:
+        The start in float64, checked against the state space and the rates.
+    system:
+        The model's :class:`numeric.meanfield.structure.SparseSystem` at ``p64``:
+        rate kernels, jump matrix ``L``, the conservation laws and the map ``T``
+        from the reduced (free) coordinates.
+    M64:
+        The observable's ``b x b`` matrix in float64.
+    key:
+        The inputs' key (``None`` when an input is not hashable: not cached).
+    """
+
+    model: Any
+    params: Mapping[str, Any]
+    start: Any
+    M: Any
+    values: Mapping[str, Any]
+    p64: np.ndarray
+    s0: np.ndarray
+    system: Any
+    M64: np.ndarray
+    key: Hashable | None
+
+    @property
+    def reduction(self) -> Any:
+        """The conservation laws and the free coordinates
+        (:class:`numeric.meanfield.invariants.Reduction`)."""
+        return self.system.red
+
+
+def _start_key(start: Any) -> Hashable:
+    """A hashable key of a start as given (``TypeError`` when it has none)."""
+    if start is None or isinstance(start, str):
+        return start
+    if isinstance(start, np.ndarray):
+        return ("array", start.dtype.str, start.shape, start.tobytes())
+    return tuple(str(v) for v in start)
+
+
+def _key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:
+    """The cache key of the inputs; ``None`` when one of them has no reliable key (an
+    observable other than the identity or a name, a value that is not hashable).
+
+    The model enters by identity as well as by its key (a digest of its
+    transitions): what it declares besides them (parameter ranges, reference
+    point, state space) shapes the problem too.  A cached problem holds its model,
+    so the identity of a model in the cache is never reused by another one."""
+    if not (M is None or isinstance(M, str)):
+        return None
+    try:
+        items = tuple((k, type(v).__name__, v) for k, v in params.items())
+        key = (id(model), model.key, items, _start_key(start), M)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def prepare(
+    model: Any,
+    params: Mapping[str, Any] | None,
+    start: Sequence[Any] | str | np.ndarray | None = None,
+    M: Any = None,
+    *,
+    M64: np.ndarray | None = None,
+) -> Problem64:
+    """The :class:`Problem64` of these inputs (from the cache when prepared before).
+
+    ``M64``: the observable's float64 matrix when the caller has it (a sweep reads
+    it once for all its points).  Raises :class:`mfstein.errors.ParameterError` in
+    one sentence for a parameter name, value or start the model does not take, and
+    for a start at which a rate is negative or not finite.
+    """
+    from numeric.meanfield.params import check_names
+    from numeric.meanfield.structure import prepared_system
+    from numeric.rate_signs import check_values
+
+    given = check_names(model, params)
+    key = _key(model, given, start, M)
+    hit = _PROBLEMS.get(key) if key is not None else None
+    if hit is not None:
+        _PROBLEMS.move_to_end(key)
+        return hit
+    values, s0, p64 = float64_inputs(model, given, start)
+    system = prepared_system(model, p64)
+    check_values(model, system.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
+    problem = Problem64(
+        model=model,
+        params=MappingProxyType(dict(given)),
+        start=start,
+        M=M,
+        values=MappingProxyType(values),
+        p64=_frozen(p64),
+        s0=_frozen(s0),
+        system=system,
+        M64=_frozen(observable_matrix64(M, model.b) if M64 is None else M64),
+        key=key,
+    )
+    COUNTS["prepared"] += 1
+    if key is not None and model.b <= KEEP_MAX_B:
+        _PROBLEMS[key] = problem
+        while len(_PROBLEMS) > PROBLEMS:
+            _PROBLEMS.popitem(last=False)
+    return problem
+
+
+def order1(problem: Problem64, first: np.ndarray | None = None) -> Any:
+    """The order-1 answer (:class:`numeric.meanfield.float64_point.Point64`) of
+    ``problem``: kept from an earlier call when there was one, else solved (the
+    fixed point searched from ``first``, a neighbour's ``s*``, when given, else
+    from the problem's start) and kept."""
+    from numeric.meanfield.float64_point import solve_point64
+
+    key = problem.key
+    hit = _POINTS.get(key) if key is not None and first is None else None
+    if hit is not None:
+        _POINTS.move_to_end(key)
+        return hit[1]
+    s0 = np.array(problem.s0)  # the route's arrays are its own, writable
+    COUNTS["fixed_point"] += 1
+    pt = solve_point64(problem.system, problem.model, s0, problem.M64, problem.M, first=first)
+    if key is not None and first is None and len(pt.block.K) <= KEEP_MAX_B:
+        _POINTS[key] = (problem, pt)  # the problem holds the model its key names
+        while len(_POINTS) > POINTS:
+            _POINTS.popitem(last=False)
+    return pt
+
+
+def forget() -> None:
+    """Empty this process's caches of problems and order-1 answers."""
+    _PROBLEMS.clear()
+    _POINTS.clear()

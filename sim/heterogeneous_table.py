@@ -1,0 +1,92 @@
+"""The accuracy table of a heterogeneous population's observable over K.
+
+For a heterogeneous population the number of objects K plays the role of N:
+each row is one K, the model built again with that K (its factory option ``K``),
+with the declared observable's mean field ``g0``, refined estimate
+``g0 + g1/K`` (:mod:`numeric.heterogeneous.observables`; the float64 route, each
+figure with the digits it earns), the exact value on the
+product chain of the K objects (``--exact``, while ``S^K`` is within the exact
+solver's limit) and a simulation estimate with its 95% CI (``--simulate``).  The
+rows are those of :class:`sim.accuracy.AccuracyTable` (column ``N`` holds K).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sim.accuracy import AccuracyTable
+
+#: What the table says about its first column.
+K_NOTE = "K (the number of objects) plays the role of N: each row is the model with that K"
+
+
+@dataclass(frozen=True, repr=False)
+class HeterogeneousTable(AccuracyTable):
+    """:class:`sim.accuracy.AccuracyTable` of a heterogeneous population (``N`` is K;
+    ``order1`` is the refined estimate ``g0 + g1/K``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The table's dict with ``"N": "K"`` saying what the rows' ``N`` is."""
+        return {**super().to_dict(), "N": "K", "note": K_NOTE}
+
+    def _title(self) -> str:
+        return (f"AccuracyTable: {self.observable}, {self.model} (heterogeneous population), "
+                "order 1")
+
+    def render(self) -> str:
+        """The table with ``K`` for ``N`` and the sentence saying so."""
+        text = super().render()
+        head, _, rest = text.partition("\n")
+        columns, _, body = rest.partition("\n")
+        columns = columns.replace("N", "K", 1).replace("1/N", "1/K")
+        return "\n".join([head, columns, body, f"note: {K_NOTE}"])
+
+
+def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] | None,
+                        observable: str, Ks: Sequence[int], *, exact: bool, simulate: bool,
+                        steps: int, reps: int, seed: int) -> HeterogeneousTable:
+    """The table of ``observable`` over ``Ks``; ``build(K)`` is the model with K objects."""
+    import numeric
+    import numeric.exact
+    from mfstein.errors import NumericalError, ParameterError
+    from numeric.heterogeneous.exact import MAX_STATES
+    from numeric.heterogeneous.observables import find, observe
+
+    rows, name = [], None
+    for K in Ks:
+        model = build(K)
+        name = re.sub(r"K=\d+", "K", model.name) if name is None else name
+        find(model, [observable])
+        sol = numeric.solve(model, params, precision="float64", observables=[observable])
+        g = sol.observables[observable]
+        row: dict[str, Any] = {"N": K, "mean_field": g.g0, "order1": g.refined, "order2": None,
+                               "exact": None, "exact_note": None, "simulation": None,
+                               "simulation_note": None, "simulation_seed": None,
+                               "params": dict(sol.params)}
+        if exact:
+            if model.S**model.K > MAX_STATES:
+                row["exact_note"] = (f"the product chain has {model.S}^{model.K} states, more "
+                                     f"than {MAX_STATES:,}")
+            else:
+                try:
+                    ex = numeric.exact.solve(model, params, N=K)
+                    value = observe(model, params, ex, [observable])[observable].value
+                    row["exact"] = f"{value:.10g}"
+                except (NumericalError, ParameterError) as exc:
+                    row["exact_note"] = str(exc)
+        if simulate:
+            import sim as simulation
+
+            r = simulation.simulate(model, params, N=K, steps=steps, reps=reps, seed=seed)
+            v = observe(model, params, r, [observable])[observable]
+            row["simulation"] = {"mean": f"{v.value:.6g}", "ci95": f"{v.ci95:.2g}"}
+            row["simulation_seed"] = seed
+        rows.append(row)
+    return HeterogeneousTable(
+        str(name), observable, None, 1, rows,
+        seed=seed if simulate else None, steps=steps if simulate else None,
+        reps=reps if simulate else None,
+    )

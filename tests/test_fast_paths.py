@@ -1,0 +1,222 @@
+"""One fast-path table, and general code that names no model family (issue 31).
+
+A model family solved its own way by some task is found through the one table
+:data:`mfstein.fast_paths.FAST_PATHS` (``ModelInfo.fast_path`` name -> where the
+mean field, the exact chain and the simulation find the family's route); the
+general modules of each task look a family up there and never name one.  "Naming"
+is read with :mod:`ast`: a string constant in code (docstrings do not count,
+comments are not in the tree) holding a family's name as a word, or an import of
+a module whose dotted path has a family's name as a part (``sim.supermarket``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+import pytest
+from test_layers import ROOT, imports, layer, module_name
+
+from mfstein.fast_paths import FAST_PATHS, TASKS, families, load, route
+
+#: The general modules: every file of these folders and these files.
+GENERAL_FOLDERS = ("numeric/meanfield", "numeric/expansion", "numeric/certified", "numeric/exact")
+GENERAL_FILES = (
+    "sim/api.py",
+    "sim/runner.py",
+    "sim/base.py",
+    "mfstein/cli/__init__.py",
+    "mfstein/cli/__main__.py",
+    "mfstein/cli/constant_options.py",
+    "mfstein/cli/model_args.py",
+    "mfstein/cli/option_scope.py",
+    "mfstein/cli/option_types.py",
+    "mfstein/cli/output_files.py",
+)
+#: A family's own files inside a general folder.
+FAMILY_FILES = ("numeric/exact/supermarket.py",)
+
+#: Where a general module still names a family, with the reason (a ratchet: a
+#: new one fails, and so does a listed one that is gone).
+KNOWN: dict[str, str] = {
+    "numeric/expansion/stationary.py: 'supermarket'": (
+        "the float64 order 2 keeps the fast path's fixed point only for the "
+        "supermarket (`fast_path != 'supermarket'`); the prepared problem (warm34) "
+        "asks the table instead"
+    ),
+    "numeric/meanfield/fast_paths.py: 'supermarket'": (
+        "the mean field's registry registers the supermarket itself at import; "
+        "it is to read mfstein.fast_paths (numeric/meanfield is warm34's)"
+    ),
+    "numeric/meanfield/fast_paths.py: import derive.models.supermarket": (
+        "the supermarket's restriction to its first K levels, registered with "
+        "the mean field's fast path above"
+    ),
+    "numeric/meanfield/fast_paths.py: import numeric.supermarket.solver": (
+        "the mean field's own registration of the supermarket's solver (above)"
+    ),
+    "numeric/meanfield/entry.py: import derive.models.supermarket": (
+        "the paper's short form bound(lam, b, d) and supermarket_model() live in "
+        "the general entry (numeric/meanfield is warm34's: to move beside the family)"
+    ),
+    "numeric/meanfield/entry.py: import numeric.supermarket.solver": (
+        "bound(lam, b, d) calls the supermarket's solver directly (as above)"
+    ),
+    "numeric/expansion/stationary.py: import derive.models.supermarket": (
+        "the float64 order 2 restricts a supermarket to fewer levels by name "
+        "(with_buffer) instead of the family's restriction (warm34)"
+    ),
+    "numeric/expansion/stationary.py: import numeric.supermarket.equilibrium": (
+        "the float64 order 2 calls the supermarket's shooting fixed point by name "
+        "instead of the table's fixed_point route (warm34)"
+    ),
+    "numeric/exact/__init__.py: 'supermarket'": (
+        "the package's lazy table exposes the supermarket's short form "
+        "numeric.exact.solve_exact(N, lam, b, d) (a public name)"
+    ),
+    "mfstein/cli/model_args.py: 'supermarket'": (
+        "the CLI's short options (--b, --d, --lam, --mu, --without-replacement) "
+        "are the supermarket's parameters, mapped by name; a family does not yet "
+        "declare its own short options"
+    ),
+    "mfstein/cli/model_args.py: 'jsq_L'": "the --model help text lists example families",
+    "mfstein/cli/model_args.py: 'sir'": "the --model help text lists example families",
+}
+
+
+@functools.cache
+def family_names() -> frozenset[str]:
+    """The names of the library's model families and fast paths."""
+    from derive.models import MODELS
+
+    return frozenset(MODELS) | frozenset(FAST_PATHS)
+
+
+def general_files() -> list[Path]:
+    files = [p for folder in GENERAL_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))]
+    files += [ROOT / f for f in GENERAL_FILES]
+    return [f for f in files if str(f.relative_to(ROOT)) not in FAMILY_FILES]
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """The ``id`` of every docstring node of a module, class or function."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def named_families(source: str, module: str, names: frozenset[str]) -> list[str]:
+    """How ``source`` (module ``module``) names a family of ``names``."""
+    tree = ast.parse(source)
+    skip = docstrings(tree)
+    words = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            found += [f"{w!r}" for w in words.findall(node.value)]
+    for _, target, _ in imports(source, module):
+        if layer(target) and set(target.split(".")) & names:
+            found.append(f"import {target}")
+    return sorted(set(found))
+
+
+def scan() -> list[str]:
+    out = []
+    for f in general_files():
+        rel = str(f.relative_to(ROOT))
+        found = named_families(f.read_text(), module_name(f), family_names())
+        out += [f"{rel}: {what}" for what in found]
+    return out
+
+
+# -------------------------------------------------------------- the checker itself
+def test_the_scan_sees_strings_in_code_and_imports_but_not_docstrings() -> None:
+    source = (
+        '"""The supermarket is named in a docstring only."""\n'
+        "import sim.supermarket\n"
+        "from numeric.meanfield import general\n"
+        "def f(model):\n"
+        '    """Nor here: sir."""\n'
+        "    # nor in a comment: supermarket\n"
+        '    return model.info.fast_path != "supermarket" or f"a sir-like {model}"\n'
+    )
+    names = frozenset({"supermarket", "sir"})
+    assert named_families(source, "numeric.x", names) == [
+        "'sir'",
+        "'supermarket'",
+        "import sim.supermarket",
+    ]
+    # a word inside another word is not a family's name
+    assert named_families('x = "supermarkets_sirocco"\n', "numeric.x", names) == []
+
+
+def test_the_general_modules_are_there() -> None:
+    files = general_files()
+    assert all(f.is_file() for f in files)
+    assert ROOT / "numeric/meanfield/general.py" in files
+    assert ROOT / "numeric/exact/supermarket.py" not in files
+    assert {"supermarket", "sir"} <= family_names()
+
+
+# ------------------------------------------------------------- the layout's checks
+def test_no_general_module_names_a_model_family_but_the_listed_ones() -> None:
+    found = scan()
+    bad = [f"new: {f}" for f in found if f not in KNOWN]
+    bad += [f"listed but gone (remove it from KNOWN): {k}" for k in KNOWN if k not in found]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("family", sorted(FAST_PATHS))
+def test_every_route_of_the_table_loads_from_its_own_layer(family: str) -> None:
+    from sim.base import Simulator
+
+    highest = {"mean_field": "numeric", "fixed_point": "numeric", "exact": "numeric"}
+    highest["simulation"] = "sim"
+    ranks = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3}
+    for task in TASKS:
+        where = route(family, task)
+        if where is None:
+            continue
+        module = where.partition(":")[0]
+        assert ranks[layer(module)] <= ranks[highest[task]], f"{family}.{task} = {where}"
+        target = load(family, task)
+        if task == "simulation":
+            assert issubclass(target, Simulator)
+        else:
+            assert callable(target)
+
+
+def test_each_family_of_the_table_is_declared_by_a_library_model() -> None:
+    from derive.models import load_model
+
+    declared = {load_model("supermarket", b=2).info.fast_path, load_model("jsq_L").info.fast_path}
+    assert set(FAST_PATHS) <= declared
+    assert families("exact") == ("supermarket",)
+    assert route("sir", "exact") is None and load("sir", "simulation") is None
+
+
+def test_each_task_finds_the_family_through_the_table() -> None:
+    from derive.models import load_model
+    from numeric.exact import fast_paths as exact_paths
+    from sim.base import fast_simulator
+
+    model, sir = load_model("supermarket", b=2), load_model("sir")
+    assert exact_paths.fast_path(model) is load("supermarket", "exact")
+    assert exact_paths.fast_path(sir) is None
+    assert fast_simulator(model) is load("supermarket", "simulation")
+    assert fast_simulator(sir) is None
+
+
+def test_the_runner_imports_no_engine() -> None:
+    """``sim.runner`` runs any engine's units: it reads the spec through its
+    ``RunSpec`` protocol and is given ``advance``/``fresh_state``; of ``sim`` it
+    imports only the seeds and the checkpoint's JSON."""
+    source = (ROOT / "sim/runner.py").read_text()
+    own = {t for _, t, _ in imports(source, "sim.runner") if t.startswith("sim")}
+    assert own == {"sim.rng", "sim.replication_json"}
