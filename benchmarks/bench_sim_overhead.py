@@ -12,7 +12,11 @@ Three tables, every figure the best of ``--repeat`` runs (the machine is shared)
    wall time from its start to its result: the hand-written loop (numba import,
    compile from numba's cache, loop), mfstein with a warm cache, mfstein with an
    empty cache (``XDG_CACHE_HOME`` a new temporary directory, ``MFSTEIN_CACHE_DIR``
-   unset: the model's kernels generated and compiled), and GillesPy2's C++ SSA
+   unset; :data:`COLD_ROUTES`): ``engine="auto"`` the first time ever (it runs the
+   interpreted loop of :mod:`sim.table_loop`, which is compiled then too), the
+   interpreted loop once another model compiled it (a new model: no compilation), and
+   the model's own compiled loop (``engine="generic"``: generated and compiled), and
+   GillesPy2's C++ SSA
    (``SSACSolver``, its g++ build of the model included; it runs from a Python
    with GillesPy2 installed, ``--gillespy2-python``), on SIR and a tandem line.
    GillesPy2 runs to a time at which the chain has made about ``--events`` jumps
@@ -22,11 +26,17 @@ Three tables, every figure the best of ``--repeat`` runs (the machine is shared)
    in a new process with a warm cache (wall and CPU seconds of the whole process,
    interpreter start included).
 
+4. ``--break-even``: CPU nanoseconds per event of the interpreted and the compiled
+   loop in this process, with the interpreted loop's work per event and the
+   estimated compile time of the model's loop (what ``engine="auto"`` weighs,
+   :func:`sim.interpreted.pick_loop`).
+
 Usage::
 
     python3 -m venv /tmp/gspvenv && /tmp/gspvenv/bin/pip install gillespy2
     .venv/bin/python benchmarks/bench_sim_overhead.py [--repeat 3] [--events 1e7]
         [--small 2e5] [--gillespy2-python /tmp/gspvenv/bin/python] [--no-cold]
+        [--only warm|first|end] [--break-even]
 """
 
 # ruff: noqa: NPY002 (numba supports only the legacy np.random API in njit)
@@ -209,15 +219,22 @@ def _gsp_env(python: str) -> dict:
     return {**os.environ, "PATH": os.path.dirname(python) + os.pathsep + os.environ["PATH"]}
 
 
-def _mf_code(model: str, events: int) -> str:
+def _mf_code(model: str, events: int, engine: str = "auto", loop: str | None = None) -> str:
+    """A ``sim.simulate`` of ``model`` (``"sir"``, ``"tandem"`` or ``"sis"``) on ``engine``,
+    checking that the run completed (and ran on ``loop`` when given)."""
     if model == "sir":
         call = (f"sim.simulate('sir', {{k: repr(v) for k, v in {SIR!r}.items()}}, N={SIR_N}, "
-                f"steps={events}, reps=1, workers=1, seed=1)")  # fmt: skip
+                f"steps={events}, reps=1, workers=1, seed=1, engine={engine!r})")  # fmt: skip
+    elif model == "sis":
+        call = (f"sim.simulate('sis', {{'a': '0.1', 'beta': '2', 'gamma': '1'}}, N=100, "
+                f"steps={events}, reps=1, workers=1, seed=1, engine={engine!r})")  # fmt: skip
     else:
         k, lam, mu, N = TANDEM
         call = (f"sim.simulate('examples/tandem.py:tandem', {{'stations': {k}, 'lam': '{lam}', "
-                f"'mu': '{mu}'}}, N={N}, steps={events}, reps=1, workers=1, seed=1)")  # fmt: skip
-    return f"import sim\nr = {call}\nassert r.complete\n"
+                f"'mu': '{mu}'}}, N={N}, steps={events}, reps=1, workers=1, seed=1, "
+                f"engine={engine!r})")  # fmt: skip
+    check = "" if loop is None else f"assert r.loop == {loop!r}, r.loop\n"
+    return f"import sim\nr = {call}\nassert r.complete\n{check}"
 
 
 def _hand_code(model: str, events: int) -> str:
@@ -328,11 +345,21 @@ def _sir_infected_fraction() -> float:
     return 0.5 * (lo + hi)
 
 
-def end_to_end(events: int, repeat: int, gsp: str | None, cold: bool) -> list[tuple]:
-    """(model, route, wall, cpu) for every route of table 2."""
+def end_to_end(
+    events: int, repeat: int, gsp: str | None, cold: bool, warm_routes: bool = True
+) -> list[tuple]:
+    """(model, route, wall, cpu) for every route of table 2 (without the hand-written loop
+    and the warm cache unless ``warm_routes``)."""
     rows = []
     warm = _env()
     for model in ("sir", "tandem"):
+        if not warm_routes:
+            rows += _cold_rows(model, events, repeat) if cold else []
+            if gsp:
+                code = _gillespy2_code(model, events)
+                rows.append((model, "GillesPy2 C++ SSA, build included",
+                             *_best_child(code, repeat, _gsp_env(gsp), python=gsp)))  # fmt: skip
+            continue
         _child(_mf_code(model, 1000), warm)  # the warm cache holds this model
         _child(_hand_code(model, 1000), warm)
         rows.append((model, "hand-written numba loop", *_best_child(_hand_code(model, events),
@@ -340,15 +367,7 @@ def end_to_end(events: int, repeat: int, gsp: str | None, cold: bool) -> list[tu
         rows.append((model, "mfstein, new process, warm cache",
                      *_best_child(_mf_code(model, events), repeat, warm)))  # fmt: skip
         if cold:
-            runs = []
-            for _ in range(repeat):
-                tmp = tempfile.mkdtemp(prefix="mfstein-cold-")
-                try:
-                    runs.append(_child(_mf_code(model, events), _env(tmp)))
-                finally:
-                    shutil.rmtree(tmp, ignore_errors=True)
-            rows.append((model, "mfstein, empty cache (cold)",
-                         min(r[0] for r in runs), min(r[1] for r in runs)))  # fmt: skip
+            rows += _cold_rows(model, events, repeat)
         if gsp:
             rows.append(
                 (
@@ -357,6 +376,73 @@ def end_to_end(events: int, repeat: int, gsp: str | None, cold: bool) -> list[tu
                     *_best_child(_gillespy2_code(model, events), repeat, _gsp_env(gsp), python=gsp),
                 )
             )
+    return rows
+
+
+#: The empty-cache routes of table 2: (label, engine, loop it must run on, whether the
+#: interpreted loop is compiled in the cache beforehand by a run of another model).
+COLD_ROUTES = (
+    ("mfstein auto, empty cache (first ever)", "auto", "interpreted", False),
+    ("mfstein interpreted, loop compiled", "interpreted", "interpreted", True),
+    ("mfstein compiled loop, empty cache", "generic", "compiled", False),
+)
+
+
+def _cold_rows(model: str, events: int, repeat: int) -> list[tuple]:
+    """(model, route, wall, cpu) of each :data:`COLD_ROUTES` route, best of ``repeat``,
+    each run in a new empty cache (``XDG_CACHE_HOME``)."""
+    rows = []
+    for label, engine, loop, warm_loop in COLD_ROUTES:
+        runs = []
+        for _ in range(repeat):
+            tmp = tempfile.mkdtemp(prefix="mfstein-cold-")
+            try:
+                if warm_loop:  # the loop (and the library) compiled by another model's run
+                    _child(_mf_code("sis", 1000, "interpreted"), _env(tmp))
+                runs.append(_child(_mf_code(model, events, engine, loop), _env(tmp)))
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        rows.append((model, label, min(r[0] for r in runs), min(r[1] for r in runs)))
+    return rows
+
+
+def break_even(events: int, repeat: int) -> list[tuple[str, float, float, float, float]]:
+    """(case, interpreted ns/event, compiled ns/event, work units per event of the
+    interpreted loop, compile seconds of the model's loop by
+    :func:`sim.generic_kernels.compile_seconds`): CPU time of ``events`` events in this
+    process, best of ``repeat`` (the loops compiled before)."""
+    from derive.models import as_model
+    from sim.generic import GenericSimulator, fresh_state
+    from sim.generic import advance as compiled_advance
+    from sim.generic_kernels import chain_module, compile_seconds
+    from sim.interpreted import InterpretedSimulator, interpreted_ops, model_tables
+    from sim.interpreted import advance as interpreted_advance
+
+    k, lam, mu, N = TANDEM
+    cases = (
+        ("SIR N=1000", "sir", {key: repr(v) for key, v in SIR.items()}, SIR_N),
+        ("tandem 4 stations", "examples/tandem.py:tandem",
+         {"stations": k, "lam": str(lam), "mu": str(mu)}, N),
+        ("supermarket b=10", "supermarket", {"b": 10, "lam": "0.9"}, 1000),
+    )  # fmt: skip
+    rows = []
+    for name, spec, params, size in cases:
+        model, values = as_model(spec, params)
+        estimate = compile_seconds(chain_module(model)[1])
+        per_event = []
+        for cls, adv in ((InterpretedSimulator, interpreted_advance),
+                         (GenericSimulator, compiled_advance)):  # fmt: skip
+            run = cls(model, size, values)
+            state = fresh_state(run.spec, np.array([1, 2, 3, 4], dtype=np.uint64))
+            adv(run.spec, state, 10)
+            cpu = []
+            for _ in range(repeat):
+                c0 = time.process_time()
+                adv(run.spec, state, events)
+                cpu.append(time.process_time() - c0)
+            per_event.append(min(cpu) / events * 1e9)
+        ops = interpreted_ops(model_tables(model))
+        rows.append((name, per_event[0], per_event[1], ops, estimate or float("nan")))
     return rows
 
 
@@ -382,10 +468,26 @@ def main() -> None:
     ap.add_argument("--events", type=float, default=1e7)
     ap.add_argument("--gillespy2-python", default="/tmp/gspvenv/bin/python")
     ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
-    ap.add_argument("--only", choices=("warm", "first", "end"), help="one table only")
+    ap.add_argument(
+        "--only",
+        choices=("warm", "first", "end", "cold"),
+        help="one table only (cold: table 2's empty-cache and GillesPy2 rows)",
+    )
+    ap.add_argument(
+        "--break-even",
+        action="store_true",
+        help="only the interpreted and compiled loops' CPU ns per event",
+    )
     args = ap.parse_args()
     gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
     print(f"best of {args.repeat} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    if args.break_even:
+        print("\n## event loops, 1e6 events in this process, CPU ns per event")
+        print(f"{'case':<18} {'interpreted':>11} {'compiled':>8} {'ops':>5} {'compile s':>9}")
+        for name, ti, tc, ops, comp in break_even(10**6, args.repeat):
+            text = "cached" if comp != comp else f"{comp:.1f}"  # NaN: compiled already
+            print(f"{name:<18} {ti:11.1f} {tc:8.1f} {ops:5.1f} {text:>9}")
+        return
     if args.only in (None, "warm"):
         print(f"\n## warm process, {args.small:.0e} events, seconds per call (wall | CPU)")
         head = f"{'hand numba':>10} {'mfstein':>8} {'ratio':>5}"
@@ -400,16 +502,16 @@ def main() -> None:
         print(f"{'first call':<40} {'wall':>7} {'CPU':>7}")
         for name, wall, cpu in first_calls(args.repeat):
             print(f"{name:<40} {wall:7.2f} {cpu:7.2f}")
-    if args.only in (None, "end"):
+    if args.only in (None, "end", "cold"):
         print(f"\n## end to end, {args.events:.0e} events, a new process each, seconds")
         if gsp is None:
             print(f"(GillesPy2 skipped: no {args.gillespy2_python})")
-        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold)
-        print(f"{'model':<7} {'route':<36} {'wall':>7} {'CPU':>7} {'vs GillesPy2':>12}")
+        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold, args.only != "cold")
+        print(f"{'model':<7} {'route':<40} {'wall':>7} {'CPU':>7} {'vs GillesPy2 wall | CPU':>24}")
         for model, route, wall, cpu in rows:
-            ref = [w for m, r, w, _ in rows if m == model and r.startswith("GillesPy2")]
-            ratio = f"{ref[0] / wall:11.2f}x" if ref else ""
-            print(f"{model:<7} {route:<36} {wall:7.2f} {cpu:7.2f} {ratio:>12}")
+            ref = [(w, c) for m, r, w, c in rows if m == model and r.startswith("GillesPy2")]
+            ratio = f"{ref[0][0] / wall:10.2f}x | {ref[0][1] / cpu:.2f}x" if ref else ""
+            print(f"{model:<7} {route:<40} {wall:7.2f} {cpu:7.2f} {ratio:>24}")
 
 
 if __name__ == "__main__":

@@ -2363,6 +2363,46 @@ def issue37_circles31_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+#: Issue 34 (cold simulation): a model whose rates the interpreted loop evaluates
+#: (Piecewise, Min, sqrt) and one with a function it does not (asinh).
+COLD_MODELS = """import sympy as sp
+from derive import Model, Transition
+
+def queue():
+    n, lam = sp.symbols("n lam")
+    arrive = lam * sp.Piecewise((1, n < sp.Rational(1, 2)), (sp.sqrt(1 - n) / 2, True))
+    return Model("queue", (n,), (lam,), [Transition((1,), arrive), Transition((-1,), sp.Min(n, 2))])
+
+def smooth():
+    n, lam = sp.symbols("n lam")
+    return Model("smooth", (n,), (lam,), [Transition((1,), lam * (1 - sp.asinh(n) / 2)),
+                                          Transition((-1,), n)])
+"""
+
+
+def issue37_cold34_probes() -> list[Probe]:
+    """Issue 34 (cold simulation): ``simulate --engine interpreted`` runs any model on the
+    event loop compiled once (the result names the loop), with observables and on the
+    supermarket without ``--model``; a rate it cannot evaluate is one sentence."""
+    P = Probe
+    setup = _file("cold.py", COLD_MODELS)
+    sir = ["simulate", "--model", "sir", "--param", "beta=3", "--param", "gamma=1", "--param",
+           "rho=0.5", "--param", "a=0.1", "--N", "20", *SIM]
+    queue = ["simulate", "--model", "{dir}/cold.py:queue", "--param", "lam=0.3", "--N", "10", *SIM]
+    return [
+        P("cold34 interpreted", [*sir, "--engine", "interpreted", "--json"], (OK,),
+          check=_stdout_has('"loop": "interpreted"')),
+        P("cold34 interpreted", [*queue, "--engine", "interpreted", "--observable", "Min(n, 1/3)"],
+          (OK,), setup, _stdout_has("interpreted loop")),
+        P("cold34 interpreted", [*SIM_BASE, "--engine", "interpreted"], (OK,),
+          check=_stdout_has("interpreted loop")),
+        P("cold34 interpreted", ["simulate", "--model", "{dir}/cold.py:smooth", "--param",
+                                 "lam=0.5", "--N", "10", *SIM, "--engine", "interpreted"],
+          (INPUT,), setup, _one_line_mentioning("cannot evaluate asinh")),
+        P("cold34 interpreted", [*sir, "--engine", "interpret"], (INPUT,)),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2395,6 +2435,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_hetpp_probes(),
         *issue37_circles31_probes(),
         *issue37_het33_probes(),
+        *issue37_cold34_probes(),
     ]
 
 

@@ -9,6 +9,7 @@ supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,10 +21,12 @@ from sim.engine import POLICIES
 from sim.generic import GenericSimulator
 
 #: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's fast path when
-#: it accepts the model, else generic), ``generic`` (any model), ``fast`` (the
-#: fast path, or an error), and the engines of a fast path by name
-#: (:attr:`sim.base.Simulator.engines`: the supermarket family's two).
-ENGINES = ("auto", "generic", "fast", "aggregated", "per-server")
+#: it accepts the model, else generic), ``generic`` (any model, on its own compiled
+#: event loop), ``fast`` (the fast path, or an error), the engines of a fast path by
+#: name (:attr:`sim.base.Simulator.engines`: the supermarket family's two), and
+#: ``interpreted`` (any model, on the event loop compiled once for every model:
+#: :mod:`sim.interpreted`).
+ENGINES = ("auto", "generic", "fast", "aggregated", "per-server", "interpreted")
 
 
 def _owners(offers: Callable[[type[Simulator]], bool]) -> list[tuple[str, type[Simulator]]]:
@@ -37,6 +40,10 @@ def choose(model: Any, params: Mapping[str, Any], engine: str = "auto") -> type[
     the generic one; any other name is an engine of a fast path's own
     (:attr:`sim.base.Simulator.engines`), refused for a model of another family."""
     check_choice("engine", engine, ENGINES)
+    if engine == "interpreted":
+        from sim.interpreted import InterpretedSimulator
+
+        return InterpretedSimulator
     if engine == "generic":
         return GenericSimulator
     fast = fast_simulator(model)
@@ -82,6 +89,8 @@ def _engine_for(model: Any, engine: str, policy: str, given_start: bool, observi
             )
     if engine == "auto" and given_start:
         engine = "generic"
+    if engine == "interpreted":
+        return engine
     if observing:
         if engine not in ("auto", "generic"):
             raise ParameterError("observables need engine='generic' (or 'auto').")
@@ -130,7 +139,8 @@ def simulate(
     engine:
         One of :data:`ENGINES`.  ``auto`` picks the model's registered fast path
         (for the supermarket family the aggregated CTMC on the counts) unless a
-        ``start`` or ``truncation`` is given; ``aggregated`` and ``per-server``
+        ``start`` or ``truncation`` is given, else the generic engine on the
+        loop :func:`sim.interpreted.pick_loop` picks; ``aggregated`` and ``per-server``
         (explicit FIFO servers, with response times) are the supermarket
         family's engines.
     policy:
@@ -176,7 +186,7 @@ def simulate(
     ).checked()  # before any symbolic or compiled work
     check_choice("engine", engine, ENGINES)
     check_choice("policy", policy, POLICIES)
-    key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables)
+    key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables, opts)
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
         return kept._run(opts)
     from derive.model import Model
@@ -195,18 +205,43 @@ def simulate(
     if isinstance(observables, str):
         observables = [observables]
     given_start = bool(start) or truncation is not None
-    engine = _engine_for(model, engine, policy, given_start, bool(observables))
+    picked = _engine_for(model, engine, policy, given_start, bool(observables))
     prepared = _observables(model, params, observables)
-    sim = choose(model, params or {}, engine)(model, N, params, start=start, truncation=truncation)
+    chosen = _simulator(model, params, (engine, picked), prepared, opts)
+    engine, sim = picked, chosen(model, N, params, start=start, truncation=truncation)
     if engine in type(sim).engines:  # one of the fast path's own engines, by name
         sim.engine, sim.policy = engine, policy
     if prepared:
         sim.observe(prepared)
-    if key is not None and type(sim) is GenericSimulator:  # (no key with observables)
+    if key is not None and isinstance(sim, GenericSimulator):  # (no key with observables)
         from sim import prepared_runs
 
         prepared_runs.save(key, sim.record())
     return sim._run(opts)
+
+
+def _simulator(
+    model: Any, params: Any, engines: tuple[str, str], prepared: tuple, opts: RunOptions
+) -> Any:
+    """The simulator class of ``engines = (asked, engine)`` (:func:`choose` of ``engine``);
+    when ``auto`` was asked for and it is the generic engine, on the loop
+    :func:`sim.interpreted.pick_loop` picks for the run (the interpreted loop's
+    simulator remembers the most events for which that pick holds, kept with the run)."""
+    asked, engine = engines
+    chosen = choose(model, params or {}, engine)
+    if asked != "auto" or chosen is not GenericSimulator:
+        return chosen
+    from sim.interpreted import pick_loop
+
+    chosen, limit = pick_loop(model, [o.expr for o in prepared], opts)
+    return chosen if limit is None else functools.partial(_with_limit, chosen, limit)
+
+
+def _with_limit(cls: type, limit: int, *args: Any, **kwargs: Any) -> Simulator:
+    """``cls(*args, **kwargs)`` with :attr:`sim.interpreted.InterpretedSimulator.max_events`."""
+    sim = cls(*args, **kwargs)
+    sim.max_events = limit
+    return sim
 
 
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
@@ -244,15 +279,24 @@ def _kept_run(
     engine: str,
     policy: str,
     observables: Any,
+    opts: RunOptions,
 ) -> tuple[str | None, GenericSimulator | None]:
     """The key of a run of a model given by name on the generic engine
     (:mod:`sim.prepared_runs`; ``None`` for another run) and the simulator an
-    earlier process prepared for it (``None`` when there is none)."""
-    if not isinstance(model, str) or observables or engine not in ("auto", "generic"):
+    earlier process prepared for it (``None`` when there is none, or when ``auto``
+    kept a run on the interpreted loop and this one is too long for it)."""
+    if not isinstance(model, str) or observables:
         return None, None
-    if policy != "pod":
+    if policy != "pod" or engine not in ("auto", "generic", "interpreted"):
         return None, None
     from sim import prepared_runs
+    from sim.interpreted import InterpretedSimulator
 
     key = prepared_runs.run_key(model, params, N, start, truncation, engine)
-    return key, GenericSimulator.from_record(prepared_runs.load(key), model, params)
+    record = prepared_runs.load(key)
+    if isinstance(record, dict) and record.get("loop") == "interpreted":
+        limit = record.get("max_events")
+        if engine == "auto" and not (isinstance(limit, int) and opts.steps * opts.reps <= limit):
+            return key, None
+        return key, InterpretedSimulator.from_record(record, model, params)
+    return key, GenericSimulator.from_record(record, model, params)

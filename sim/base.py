@@ -87,6 +87,11 @@ class SimulationResult(Presentable):
         Name -> Estimate of ``E[g(S_N)]`` for the observables requested
         (:mod:`sim.observables`); empty when none (then absent from
         :meth:`to_dict`, else its ``"observables"``: name -> ``{"mean", "ci95"}``).
+    loop:
+        The generic engine's event loop that ran: ``"compiled"`` (generated and
+        compiled for the model, :mod:`sim.generic_kernels`) or ``"interpreted"``
+        (compiled once for every model, :mod:`sim.table_loop`); ``None`` for the
+        other engines (then absent from :meth:`to_dict`).
     """
 
     model: str
@@ -123,6 +128,7 @@ class SimulationResult(Presentable):
     policy: str | None = None
     response_time: dict | None = None
     observables: dict[str, Any] = field(default_factory=dict)
+    loop: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
@@ -165,6 +171,8 @@ class SimulationResult(Presentable):
         )
         if self.lam_text is not None:
             out["response_time"] = self.response_time
+        if self.loop is not None:
+            out["loop"] = self.loop
         if self.observables:
             out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
         out.update(events=self.events, events_per_second=self.events_per_second)
@@ -172,7 +180,7 @@ class SimulationResult(Presentable):
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
-            *heading_rows(f"{self.model}, N = {self.N} ({self.simulator} engine)", self.params),
+            *heading_rows(f"{self.model}, N = {self.N} ({self._engine_text()})", self.params),
             ("N E||S-s*||^2", self.n_mse.text()),
         ]
         if self.blocking is not None:
@@ -188,6 +196,10 @@ class SimulationResult(Presentable):
             ("speed", f"{self.events_per_second:.3g} events/s, {self.wall_seconds:.3g} s wall"),
         ]  # fmt: skip
         return rows + status_rows(self.complete, self.warnings)
+
+    def _engine_text(self) -> str:
+        loop = f", {self.loop} loop" if self.loop else ""
+        return f"{self.simulator} engine{loop}"
 
     _MORE = "estimates: .n_mse, .mean, .n_bias, .n_cov (mean, ci95); .to_dict() for JSON"
 

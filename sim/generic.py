@@ -119,7 +119,10 @@ def _kernel_module(name: str) -> Any:
     return mod
 
 
-def _sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
+def sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
+    """The jumps as the event loops read them: transition ``t`` moves coordinates
+    ``jump_k[t, :jump_len[t]]`` by ``jump_v[t, :jump_len[t]]``; ``up[t] = 1`` when
+    ``sum(l_t) > 0``.  Returns ``(jump_k, jump_v, jump_len, up)``."""
     J = np.asarray(jumps, dtype=np.int64)
     nt, _b = J.shape
     width = max(1, int((J != 0).sum(axis=1).max()) if nt else 1)
@@ -138,10 +141,10 @@ def _sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
 @functools.lru_cache(maxsize=64)
 def _loop_inputs(spec: GenericSpec) -> tuple[np.ndarray, ...]:
     """The event loop's read-only arrays of ``spec``, built once per process for all its
-    units: the parameter values, the sparse jumps (:func:`_sparse_jumps`) and ``N s*``."""
+    units: the parameter values, the sparse jumps (:func:`sparse_jumps`) and ``N s*``."""
     p = np.asarray(spec.params, dtype=np.float64)
     target = spec.N * np.asarray(spec.s_star, dtype=np.float64)
-    return (p, *_sparse_jumps(spec.jumps), target)
+    return (p, *sparse_jumps(spec.jumps), target)
 
 
 def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
@@ -257,6 +260,8 @@ class GenericSimulator(Simulator):
     """Any model's jump chain, compiled from its generated kernels (module docstring)."""
 
     name = "generic"
+    #: The event loop (:attr:`sim.base.SimulationResult.loop`).
+    loop = "compiled"
     #: Observables to estimate (:func:`sim.observables.prepare`), set by :meth:`observe`.
     observables: tuple = ()
     capabilities = frozenset(
@@ -341,17 +346,30 @@ class GenericSimulator(Simulator):
         self.arrival = str(arrival) if arrival and arrival in self.params else None
 
     def _prepare_afresh(self) -> None:
+        from sim.generic_kernels import chain_module
+
+        kern = self.model.kernels("numba")
+        update, _ = chain_module(self.model)
+        self.spec = GenericSpec(
+            kernel=Path(kern.path).stem,
+            update=update,
+            jumps=tuple(tuple(int(x) for x in row) for row in kern.jumps),
+            **self._centre(),
+        )
+
+    def _centre(self) -> dict[str, Any]:
+        """The fields of :class:`GenericSpec` every event loop shares: the model's name and
+        size, the parameter values, the mean-field centre ``s*`` (:data:`self.notes` gets
+        its note), the start ``N s*`` on the lattice (:attr:`lattice`) and its bounds."""
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.meanfield.general import start_point
         from numeric.prepared import mean_field
         from sim.aggregated import thin_bits
-        from sim.generic_kernels import chain_module
 
         model, N, given, values = self.model, self.N, self.params, self.values
         start, truncation = self.start, self.truncation
-        kern = model.kernels("numba")
         with mpmath.workdps(30):
             s0 = start_point(model, start, values)
         lattice = make_lattice(model, N, truncation)
@@ -362,24 +380,20 @@ class GenericSimulator(Simulator):
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")
         hist_len = lattice.upper + 1 if model.b * (lattice.upper + 1) <= MAX_HIST else 0
         self.lattice = lattice
-        update, _ = chain_module(model)
-        self.spec = GenericSpec(
-            model=model.name,
-            kernel=Path(kern.path).stem,
-            update=update,
-            N=N,
-            b=model.b,
-            params=tuple(float(values[str(q)]) for q in model.params),
-            jumps=tuple(tuple(int(x) for x in row) for row in kern.jumps),
-            s_star=tuple(s_star),
-            start=tuple(int(x) for x in init),
-            kind=KIND_CODES[lattice.kind],
-            upper=int(lattice.upper),
-            total=int(lattice.total),
-            truncated=bool(lattice.truncated),
-            thin_bits=thin_bits(model.b),
-            hist_len=hist_len,
-        )
+        return {
+            "model": model.name,
+            "N": N,
+            "b": model.b,
+            "params": tuple(float(values[str(q)]) for q in model.params),
+            "s_star": tuple(s_star),
+            "start": tuple(int(x) for x in init),
+            "kind": KIND_CODES[lattice.kind],
+            "upper": int(lattice.upper),
+            "total": int(lattice.total),
+            "truncated": bool(lattice.truncated),
+            "thin_bits": thin_bits(model.b),
+            "hist_len": hist_len,
+        }
 
     def observe(self, observables: Sequence[Any]) -> None:
         """Estimate ``E[g(S_N)]`` of each of ``observables`` (:func:`sim.observables.prepare`)
@@ -503,6 +517,7 @@ class GenericSimulator(Simulator):
             mean_jobs=mean_jobs,
             blocking=blocking,
             observables=observed,
+            loop=self.loop,
             **summary.result_fields(
                 out, batches, m, sumsq=sc[:, SUMSQ], T=T, events=sc[:, EVENTS],
                 s_star=spec.s_star, steps=steps, reps=reps, seed=seed, warnings=warnings,

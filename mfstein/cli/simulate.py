@@ -158,13 +158,15 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
     p.add_argument(
         "--engine",
-        choices=("auto", "generic", "fast", "aggregated", "per-server"),
+        choices=("auto", "generic", "fast", "aggregated", "per-server", "interpreted"),
         default=None,
         help="the simulator (as engine= of sim.simulate): auto (default: the model's "
         "registered fast path when it applies, for the supermarket the aggregated CTMC on "
-        "the counts; per-server for --policy jsq or random), generic (compiled from the "
-        "model's kernels), fast, or the supermarket's aggregated or per-server (FIFO "
-        "queues with response times) engine",
+        "the counts; per-server for --policy jsq or random; else generic, on the "
+        "interpreted loop for a run too short to pay for compiling the model's own), "
+        "generic (compiled from the model's kernels), fast, the supermarket's aggregated "
+        "or per-server (FIFO queues with response times) engine, or interpreted (any "
+        "model on the event loop compiled once for every model)",
     )
     p.set_defaults(handler=_simulate)
 
@@ -227,7 +229,7 @@ def _simulate(args) -> int:
     from sim.supermarket_short_form import simulate_supermarket
 
     engine = _engine(args)
-    if engine in ("generic", "fast") and args.model is None:
+    if engine in ("generic", "fast", "interpreted") and args.model is None:
         args.model = "supermarket"  # the model engines run the supermarket model too
     if args.model is not None or args.mu is not None or args.observable:
         args.model = args.model or "supermarket"  # --observable: the supermarket as a model
@@ -374,7 +376,9 @@ def _describe_model(r: Any) -> str:
     """The human-readable report of a :class:`sim.base.SimulationResult`."""
     pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
     lines = [
-        f"{r.model} model, N = {r.N}" + (f", {pv}" if pv else "") + f" ({r.simulator} simulator)",
+        f"{r.model} model, N = {r.N}"
+        + (f", {pv}" if pv else "")
+        + f" ({r.simulator} simulator{f', {r.loop} loop' if r.loop else ''})",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
         f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",

@@ -117,7 +117,7 @@ def test_generated_update_kernel_matches_rates_into(spec, options):
 )
 def test_unrolled_loop_equals_the_table_driven_loop(spec, N, params, incremental):
     """The two generated event loops do the same arithmetic: identical numbers."""
-    from sim.generic import _sparse_jumps, fresh_state
+    from sim.generic import fresh_state, sparse_jumps
     from sim.generic_kernels import chain_module, run_chain
     from sim.rng import seed_states
 
@@ -132,7 +132,7 @@ def test_unrolled_loop_equals_the_table_driven_loop(spec, N, params, incremental
         acc = [np.zeros(sp.b), np.zeros((sp.b, sp.b)), np.zeros((sp.b, sp.hist_len))]
         sc = run_chain(
             chain, np.asarray(sp.params), st["n"], sp.N,
-            *_sparse_jumps(sp.jumps), sp.N * np.asarray(sp.s_star), st["rng"], 20_000, 2,
+            *sparse_jumps(sp.jumps), sp.N * np.asarray(sp.s_star), st["rng"], 20_000, 2,
             sp.kind, sp.upper, sp.total, *acc, np.zeros(0), unrolled=unrolled,
         )  # fmt: skip
         outs.append([sc, st["n"], st["rng"], *acc])

@@ -1,0 +1,368 @@
+"""The generic engine on the interpreted event loop (:mod:`sim.table_loop`).
+
+:class:`InterpretedSimulator` is :class:`sim.generic.GenericSimulator` with the
+model read from tables instead of compiled into a loop of its own: the same
+chain, centre, lattice, statistics and result (``result.loop ==
+"interpreted"``), with no per-model numba compilation (the one loop is
+compiled once per installation) and no generated kernel module.  The loop
+costs more per event than the model's compiled one, so :func:`interpreted_pays`
+says when it is the quicker of the two: ``simulate(..., engine="auto")``
+takes it for a run short enough that compiling the model's loop would take
+longer than the run, ``engine="interpreted"`` always.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sim import runner
+from sim.base import RunOptions, SimulationResult
+from sim.generic import GenericSimulator, GenericSpec, fresh_state, sparse_jumps
+
+#: Extra CPU nanoseconds per event of the interpreted loop over the model's compiled
+#: one: ``EXTRA_NS + NS_PER_OP * ops`` with ``ops`` the program operations it evaluates
+#: after a jump (:func:`interpreted_ops`).  Measured (CPU time, 1e6 events, best of 3,
+#: ``benchmarks/bench_sim_overhead.py --break-even``): SIR N = 1000 58 against 25 ns
+#: (7.7 operations), the tandem line of 4 stations 51 against 29 ns (3.2), the
+#: supermarket b = 10 84 against 28 ns (14.9); the fit, rounded up.
+EXTRA_NS = 14.0
+NS_PER_OP = 3.0
+
+
+@dataclass(frozen=True)
+class TableSpec(GenericSpec):
+    """A :class:`GenericSpec` (``kernel`` and ``update`` empty) with the model as tables.
+
+    Attributes
+    ----------
+    code, ptr, consts, depth:
+        The programs (:class:`derive.rate_program.Programs`): the intensities, their
+        rounding allowances (:func:`numeric.rate_signs.allowance_exprs`), then the
+        observables.
+    aff_ptr, aff_idx:
+        Transition ``t`` changes the intensities ``aff_idx[aff_ptr[t]:aff_ptr[t + 1]]``
+        (those that read a coordinate its jump moves).
+    poly, poly_ptr, fac_ptr, factors, coef_base:
+        The intensities that are polynomials in the densities, as monomials
+        (:class:`derive.rate_program.PolynomialForms`), whose coefficients are the
+        programs from ``coef_base`` on.
+    """
+
+    code: tuple[tuple[int, int], ...] = ()
+    ptr: tuple[int, ...] = ()
+    consts: tuple[float, ...] = ()
+    depth: int = 1
+    aff_ptr: tuple[int, ...] = ()
+    aff_idx: tuple[int, ...] = ()
+    poly: tuple[bool, ...] = ()
+    poly_ptr: tuple[int, ...] = (0,)
+    fac_ptr: tuple[int, ...] = (0,)
+    factors: tuple[tuple[int, int], ...] = ()
+    coef_base: int = 0
+
+
+#: :func:`model_tables` by model key and observables, for this process.
+_TABLES: dict[tuple, dict[str, Any]] = {}
+
+
+def model_tables(model: Any, observables: Sequence[Any] = ()) -> dict[str, Any]:
+    """The :class:`TableSpec` fields of ``model`` with ``observables`` (SymPy expressions
+    in its states and parameters): the programs of its intensities, their allowances,
+    the observables and the coefficients of the intensities that are polynomials, in
+    that order (:mod:`derive.rate_program`; one sentence for what the interpreter does
+    not evaluate), and the intensities each transition changes."""
+    import sympy as sp
+
+    from derive.rate_program import compile_programs, polynomial_forms
+    from numeric.rate_signs import allowance_exprs
+
+    key = (model.key, tuple(sp.srepr(g) for g in observables))
+    if key in _TABLES:
+        return _TABLES[key]
+    rates = [sp.sympify(tr.rate) for tr in model.transitions]
+    forms = polynomial_forms(rates, model.states)
+    head = [*rates, *allowance_exprs(model), *observables]
+    programs = compile_programs([*head, *forms.coefficients], model.states, model.params)
+    jumps = [[int(x) for x in tr.jump] for tr in model.transitions]
+    aff_ptr, aff_idx = affected(programs, jumps)
+    _TABLES[key] = {
+        "code": programs.code,
+        "ptr": programs.ptr,
+        "consts": programs.consts,
+        "depth": programs.depth,
+        "aff_ptr": tuple(aff_ptr),
+        "aff_idx": tuple(aff_idx),
+        "poly": forms.flags,
+        "poly_ptr": forms.ptr,
+        "fac_ptr": forms.fac_ptr,
+        "factors": forms.factors,
+        "coef_base": len(head),
+        "n_obs": len(observables),
+    }
+    return _TABLES[key]
+
+
+def affected(programs: Any, jumps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+    """For each transition, the intensities that read a coordinate its jump moves
+    (CSR pointers and indices, each intensity once)."""
+    nt = len(jumps)
+    readers: dict[int, set[int]] = {}
+    for t in range(nt):
+        for k in programs.reads(t):
+            readers.setdefault(k, set()).add(t)
+    ptr, idx = [0], []
+    for row in jumps:
+        mine = set().union(*(readers.get(k, set()) for k, v in enumerate(row) if v))
+        idx += sorted(mine)
+        ptr.append(len(idx))
+    return ptr, idx
+
+
+def interpreted_ops(tables: dict[str, Any]) -> float:
+    """Mean work units the interpreted loop does after a jump, over the transitions
+    (unweighted): program operations, or monomial factors plus one per monomial, of
+    the intensities it recomputes (``tables`` from :func:`model_tables`)."""
+    aff_ptr, ptr = tables["aff_ptr"], tables["ptr"]
+    nt = len(aff_ptr) - 1
+    if nt <= 0:
+        return 0.0
+    ops = 0
+    for t in tables["aff_idx"]:
+        if tables["poly"][t]:
+            lo, hi = tables["poly_ptr"][t], tables["poly_ptr"][t + 1]
+            ops += hi - lo + tables["fac_ptr"][hi] - tables["fac_ptr"][lo]
+        else:
+            ops += ptr[t + 1] - ptr[t]
+    return ops / nt
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(spec: TableSpec) -> tuple[np.ndarray, ...]:
+    """The loop's read-only arrays of ``spec``, built once per process."""
+    code = np.asarray(spec.code, dtype=np.int64).reshape(-1, 2)
+    poly_tabs = (
+        np.asarray(spec.poly, dtype=np.int64),
+        np.asarray(spec.poly_ptr, dtype=np.int64),
+        np.asarray(spec.fac_ptr, dtype=np.int64),
+        np.asarray(spec.factors, dtype=np.int64).reshape(-1, 2),
+    )
+    return (
+        code,
+        np.asarray(spec.ptr, dtype=np.int64),
+        np.asarray(spec.consts, dtype=np.float64),
+        np.asarray(spec.aff_ptr, dtype=np.int64),
+        np.asarray(spec.aff_idx, dtype=np.int64),
+        poly_tabs,
+        np.asarray(spec.params, dtype=np.float64),
+        *sparse_jumps(spec.jumps),
+        spec.N * np.asarray(spec.s_star, dtype=np.float64),
+    )
+
+
+def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
+    """Run ``steps`` jumps from ``state`` (not modified) on the interpreted loop; the
+    new state and the sums of :func:`sim.generic.advance`."""
+    from sim.table_loop import rates_into, run_table_chain
+
+    code, ptr, consts, aff_ptr, aff_idx, poly_tabs, p, jk, jv, jl, up, target = _tables(spec)
+    b, nt = spec.b, len(spec.jumps)
+    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
+    corr = np.zeros(b)
+    cov = np.zeros((b, b))
+    hist = np.zeros((b, spec.hist_len))
+    obs = np.zeros(spec.n_obs)
+    t0 = time.thread_time()
+    scalars = run_table_chain(
+        code, ptr, consts, spec.depth, nt, aff_ptr, aff_idx, poly_tabs, spec.coef_base, p,
+        new["n"], spec.N, jk, jv,
+        jl, up, target, new["rng"], int(steps), spec.thin_bits, spec.kind, spec.upper,
+        spec.total, corr, cov, hist, obs,
+    )  # fmt: skip
+    seconds = time.thread_time() - t0
+    from sim.generic_kernels import EVENTS
+
+    refused = np.full(b, -1.0)
+    if scalars[EVENTS] < steps:  # stopped: an absorbing state, or a rate that is no rate
+        s = new["n"] / spec.N
+        R = np.empty(nt)
+        rates_into(code, ptr, consts, spec.depth, nt, s, p, poly_tabs, spec.coef_base, R)
+        if not np.all(np.isfinite(R)):
+            refused = new["n"].astype(float)
+    sums = {
+        "scalars": scalars,
+        "mean": new["n"] * scalars[0] - corr,
+        "cov": cov,
+        "hist": hist,
+        "obs": obs,
+        "seconds": seconds,
+        "refused": refused,
+    }
+    return new, sums
+
+
+#: Prepared runs kept per process (model key, N, parameters, start, truncation -> spec,
+#: lattice, notes), as :mod:`sim.generic` keeps its own.
+_PREPARED: dict[tuple, tuple] = {}
+
+
+class InterpretedSimulator(GenericSimulator):
+    """The generic engine on the interpreted loop (module docstring)."""
+
+    loop = "interpreted"
+    #: The most events (``steps * reps``) for which ``engine="auto"`` picked this loop
+    #: (:func:`pick_loop`); ``None`` when it was asked for by name.
+    max_events: int | None = None
+
+    def _prepare(self) -> None:
+        params = tuple(sorted((str(k), repr(v)) for k, v in self.params.items()))
+        key = (self.model.key, self.N, params, repr(self.start), repr(self.truncation))
+        hit = _PREPARED.get(key)
+        if hit is None:
+            jumps = tuple(tuple(int(x) for x in tr.jump) for tr in self.model.transitions)
+            self.spec = TableSpec(
+                kernel="", update="", jumps=jumps, **self._centre(), **model_tables(self.model)
+            )
+            if len(_PREPARED) >= 64:
+                _PREPARED.pop(next(iter(_PREPARED)))
+            _PREPARED[key] = (self.spec, self.lattice, tuple(self.notes))
+        else:
+            self.spec, self.lattice, notes = hit
+            self.notes = list(notes)
+        arrival = self.model.structure("arrival")
+        self.arrival = str(arrival) if arrival and arrival in self.params else None
+
+    def observe(self, observables: Sequence[Any]) -> None:
+        """Estimate ``E[g(S_N)]`` of each of ``observables`` too: their programs follow
+        the intensities' and the loop evaluates them at every state visited."""
+        self.observables = tuple(observables)
+        tables = model_tables(self.model, [o.expr for o in self.observables])
+        self.spec = dataclasses.replace(self.spec, **tables)
+
+    def record(self) -> dict:
+        """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`), with the
+        loop and the most events ``engine="auto"`` runs on it (:attr:`max_events`)."""
+        return {**super().record(), "loop": self.loop, "max_events": self.max_events}
+
+    @classmethod
+    def from_record(
+        cls, record: dict | None, model: str, params: Mapping[str, Any] | None
+    ) -> InterpretedSimulator | None:
+        """The simulator of a run prepared by an earlier process (:meth:`record`) for the
+        model named ``model`` with ``params``; ``None`` when the record is unusable."""
+        if record is None:
+            return None
+        try:
+            raw = dict(record["spec"])
+            for name in ("jumps", "code", "factors"):
+                raw[name] = tuple(tuple(int(v) for v in row) for row in raw[name])
+            for name in ("ptr", "aff_ptr", "aff_idx", "poly_ptr", "fac_ptr", "start"):
+                raw[name] = tuple(int(v) for v in raw[name])
+            for name in ("params", "s_star", "consts"):
+                raw[name] = tuple(float(v) for v in raw[name])
+            raw["poly"] = tuple(bool(v) for v in raw["poly"])
+            self = cls.__new__(cls)
+            self.spec, self.N = TableSpec(**raw), int(raw["N"])
+            self.notes = [str(n) for n in record["notes"]]
+            self.params = {str(k): str(v) for k, v in record["params"].items()}
+            self.arrival = record["arrival"]
+            self.max_events = record.get("max_events")
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        self.model, self.values, self.start, self.truncation = None, None, None, None
+        self._source = (model, dict(params or {}))
+        return self
+
+    def _run(self, options: RunOptions) -> SimulationResult:
+        """Run the replications (:func:`sim.runner.run`) on the interpreted loop."""
+        o = options
+        plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
+        if o.progress:
+            announce_compile()
+        advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
+        with runner.Interrupts() as sig:
+            out = runner.run(
+                self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
+            )
+            result = self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
+            runner.honour_late_interrupt(sig, out)
+            return result
+
+
+#: Seconds of one core numba's first compilation of the interpreted loop takes
+#: (once per installation; measured at low load).
+LOOP_COMPILE_SECONDS = 8.0
+
+
+def announce_compile() -> None:
+    """One line on standard error before the first compilation of the interpreted loop
+    (once per installation: :func:`mfstein.jit.announce_compile`)."""
+    from mfstein import jit
+    from sim.table_loop import run_table_chain
+
+    seconds = jit.first_compile_seconds(LOOP_COMPILE_SECONDS, run_table_chain)
+    jit.announce_compile("the interpreted event loop (once for every model)", seconds)
+
+
+def extra_seconds(tables: dict[str, Any], events: int) -> float:
+    """Estimated extra CPU seconds of ``events`` events on the interpreted loop over the
+    model's compiled one (:data:`EXTRA_NS`, :data:`NS_PER_OP`; ``tables`` from
+    :func:`model_tables`)."""
+    return events * (EXTRA_NS + NS_PER_OP * interpreted_ops(tables)) * 1e-9
+
+
+def pick_loop(
+    model: Any, observables: Sequence[Any], options: RunOptions
+) -> tuple[type, int | None]:
+    """The simulator ``engine="auto"`` runs a model on when the generic engine is chosen,
+    and the most events (``steps * reps``) for which that choice holds (``None``: any).
+
+    :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
+    is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the run's
+    events cost less extra on the interpreted loop (:func:`extra_seconds`) than
+    compiling it would take; else :class:`sim.generic.GenericSimulator`.  A run resumed
+    from a checkpoint continues on the loop it started with; a model the interpreter
+    does not evaluate (:mod:`derive.rate_program`) runs compiled."""
+    from mfstein.errors import ParameterError
+    from sim.generic_kernels import chain_module, compile_seconds
+
+    resumed = _checkpoint_loop(options.checkpoint)
+    if resumed is not None:
+        return resumed, None
+    _, chain = chain_module(model, observables)
+    seconds = compile_seconds(chain)
+    if seconds is None:
+        return GenericSimulator, None
+    try:
+        tables = model_tables(model, observables)
+    except ParameterError:
+        return GenericSimulator, None
+    per_event = extra_seconds(tables, 1)
+    limit = int(seconds / per_event) if per_event > 0 else 2**62
+    if options.steps * options.reps <= limit:
+        return InterpretedSimulator, limit
+    return GenericSimulator, None
+
+
+def _checkpoint_loop(path: Any) -> type | None:
+    """The simulator of the loop that wrote the checkpoint at ``path`` (its configuration
+    holds the interpreted loop's tables or not); ``None`` when there is no readable one
+    (the runner then starts afresh, or refuses the file in its own sentence)."""
+    import json
+    from pathlib import Path
+
+    if path is None:
+        return None
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    return InterpretedSimulator if "coef_base" in config else GenericSimulator
