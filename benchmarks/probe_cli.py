@@ -2403,6 +2403,73 @@ def issue37_cold34_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+def issue37_plain32_probes() -> list[Probe]:
+    """Issue 32, the last open items: ``table --observable`` repeated (one table each,
+    JSON/CSV/text; the same one twice or a bad one: one sentence), the table's exact
+    cell of an unbounded chain (it chooses its truncation), ``derive --format json``
+    of a one-coordinate model's Jacobian as a 1 x 1 matrix, and the documented
+    limits of what a model may be (one sentence, exit 2)."""
+    P = Probe
+    plain = _file(
+        "m.py",
+        "import sympy as sp\nfrom derive import Model, Transition\n"
+        "x = sp.Symbol('x')\n"
+        "def sis():\n"
+        "    return Model('sis', (x,), (), [Transition((1,), 2*x*(1 - x) + (1 - x)/10), "
+        "Transition((-1,), x)])\n"
+        "def mmc():\n    lam = sp.Symbol('lam')\n"
+        "    return Model('mmc', (x,), (lam,), [Transition((1,), lam), "
+        "Transition((-1,), sp.Min(x, 2))])\n"
+        "def floor_rate():\n"
+        "    return Model('f', (x,), (), [Transition((1,), 1 + sp.floor(x)), "
+        "Transition((-1,), x)])\n"
+        "def open_piecewise():\n"
+        "    return Model('pw', (x,), (), [Transition((1,), sp.Piecewise((1, x < 1))), "
+        "Transition((-1,), x)])\n",
+    )
+    sis = ["table", "--model", "{dir}/m.py:sis", "--start", "0.5", "--N", "5,20", "--exact"]
+    two = [*sis, "--observable", "x", "--observable", "x**2"]
+
+    def tables(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError as exc:
+            return f"no JSON: {exc}"
+        if data.get("observables") != ["x", "x**2"] or len(data.get("tables", [])) != 2:
+            return f"expected two tables, got {list(data)}"
+        rows = [r for t in data["tables"] for r in t["rows"]]
+        return None if all(r["exact"] for r in rows) else "an exact cell is missing"
+
+    def csv_rows(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        lines = proc.stdout.splitlines()
+        ok = lines and lines[0].startswith("observable,N,") and len(lines) == 5
+        return None if ok else f"expected a header and 4 rows, got {lines[:2]}"
+
+    def matrix(work: Path, proc: subprocess.CompletedProcess) -> str | None:
+        J = json.loads(proc.stdout)["J"]
+        return None if isinstance(J[0], list) and len(J) == len(J[0]) == 1 else f"J = {J}"
+
+    mmc = ["table", "--model", "{dir}/m.py:mmc", "--param", "lam=1.5", "--start", "0.5"]
+    return [
+        P("issue37 plain32", [*two, "--json"], (OK,), plain, tables),
+        P("issue37 plain32", [*two, "--csv"], (OK,), plain, csv_rows),
+        P("issue37 plain32", two, (OK,), plain),
+        P("issue37 plain32", [*sis, "--observable", "x", "--observable", "x "], (INPUT,), plain,
+          _one_line_mentioning("given twice")),
+        P("issue37 plain32", [*sis, "--observable", "x", "--observable", "y"], (INPUT,), plain,
+          _one_line_mentioning("observable")),
+        P("issue37 plain32", [*mmc, "--observable", "x", "--N", "10", "--exact", "--json"],
+          (OK,), plain, _table_rows(lambda r: None if r["exact"] else r["exact_note"])),
+        P("issue37 plain32", ["derive", "--model", "{dir}/m.py:sis", "--show", "J", "--json"],
+          (OK,), plain, matrix),
+        P("issue37 plain32", ["solve", "--model", "{dir}/m.py:floor_rate"], (INPUT,), plain,
+          _one_line_mentioning("derivative")),
+        P("issue37 plain32", ["table", "--model", "{dir}/m.py:open_piecewise", "--observable",
+                              "x", "--N", "5"], (INPUT,), plain,
+          _one_line_mentioning("last branch")),
+    ]  # fmt: skip
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2436,6 +2503,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_circles31_probes(),
         *issue37_het33_probes(),
         *issue37_cold34_probes(),
+        *issue37_plain32_probes(),
     ]
 
 

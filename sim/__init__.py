@@ -23,7 +23,7 @@ from mfstein.lazy import lazy_package
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
     {
-        "sim.accuracy": ("AccuracyTable", ("accuracy_table", "accuracy")),
+        "sim.accuracy": ("AccuracyTable", "AccuracyTables", ("accuracy_table", "accuracy")),
         "sim.api": ("simulate",),
         "sim.base": ("SimulationResult", "Simulator"),
         "sim.generic": ("GenericSimulator",),

@@ -186,6 +186,64 @@ class AccuracyTable(Presentable):
         )
 
 
+@dataclass(frozen=True, repr=False)
+class AccuracyTables(Presentable):
+    """The accuracy tables of several observables of one model, computed together
+    (one mean-field solve, one exact chain and one simulation per N): each
+    observable its own :class:`AccuracyTable`, in the order given.
+
+    The text form is each table in turn (its title, columns and notes) and the
+    simulation's settings once; the JSON ``{"model", "observables": [names],
+    "tables": [each table's to_dict()]}``; the CSV one row per observable and N,
+    the observable's name first.
+    """
+
+    tables: tuple[AccuracyTable, ...]
+
+    _MORE: ClassVar[str] = "tables in to_dict()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"model", "observables", "tables"}``."""
+        return {
+            "model": self.tables[0].model,
+            "observables": [t.observable for t in self.tables],
+            "tables": [t.to_dict() for t in self.tables],
+        }
+
+    def _title(self) -> str:
+        names = ", ".join(t.observable for t in self.tables)
+        first = self.tables[0]
+        return f"AccuracyTables: {names}, {first.model} model, order {first.order}"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [
+            (f"{t.observable}, {label}", text) for t in self.tables for label, text in t._rows()
+        ]
+
+    def render(self) -> str:
+        """Each observable's aligned table with its notes, a blank line between them,
+        then the simulation's settings."""
+        blocks = [t.render().rsplit("\n", 1)[0] for t in self.tables]
+        return "\n\n".join(blocks) + "\n" + self.tables[0].settings_text()
+
+    def to_csv(self) -> str:
+        """One CSV row per observable and N: ``observable`` then the columns of
+        :meth:`AccuracyTable.to_csv`."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for j, t in enumerate(self.tables):
+            rows = list(csv.reader(io.StringIO(t.to_csv())))
+            if j == 0:
+                w.writerow(["observable", *rows[0]])
+            w.writerows([t.observable, *r] for r in rows[1:])
+        return buf.getvalue()
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """The first observable's plot (:meth:`AccuracyTable.plot`); the plot of
+        several observables of different scales on one axis would hide them."""
+        self.tables[0].plot(path)
+
+
 def accuracy(
     model: Any,
     params: Mapping[str, Any],
@@ -200,8 +258,11 @@ def accuracy(
     progress: bool = False,
     start: Sequence[Any] | str | None = None,
     **table: Any,
-) -> AccuracyTable:
-    """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``.
+) -> AccuracyTable | AccuracyTables:
+    """The :class:`AccuracyTable` of observable ``g`` of ``model`` at each N in ``Ns``;
+    with ``g`` a list of observables, their :class:`AccuracyTables` (computed
+    together; each table equals the one of its observable alone).  A list, not a
+    tuple: ``("quadratic", M)`` is one observable.
 
     ``params`` may hold expressions in ``N``; ``simulate`` runs :func:`sim.simulate`
     with ``steps`` events x ``reps`` replications seeded from ``seed`` (the same seed
@@ -216,7 +277,7 @@ def accuracy(
     """
     from mfstein.arguments import check_start
     from sim.base import RunOptions
-    from sim.observable_table import accuracy_table
+    from sim.observable_table import accuracy_tables
 
     check_start(start)
     if simulate:  # refused now, not taken for a cell that cannot be computed
@@ -228,18 +289,24 @@ def accuracy(
         "workers": workers,
         "progress": progress,
     }
-    tab = accuracy_table(
-        model, params, g, Ns, simulate=simulate, sim_options=sim_options, start=start, **table
+    gs = g if isinstance(g, list) else [g]
+    tabs = accuracy_tables(
+        model, params, gs, Ns, simulate=simulate, sim_options=sim_options, start=start, **table
     )
-    for row in tab["rows"]:
-        row["simulation_seed"] = seed if simulate else None  # the same seed at each N
-    return AccuracyTable(
-        model=tab["model"],
-        observable=tab["observable"],
-        expression=tab["expression"],
-        order=tab["order"],
-        rows=tab["rows"],
-        seed=seed if simulate else None,
-        steps=steps if simulate else None,
-        reps=reps if simulate else None,
-    )
+    out = []
+    for tab in tabs:
+        for row in tab["rows"]:
+            row["simulation_seed"] = seed if simulate else None  # the same seed at each N
+        out.append(
+            AccuracyTable(
+                model=tab["model"],
+                observable=tab["observable"],
+                expression=tab["expression"],
+                order=tab["order"],
+                rows=tab["rows"],
+                seed=seed if simulate else None,
+                steps=steps if simulate else None,
+                reps=reps if simulate else None,
+            )
+        )
+    return AccuracyTables(tuple(out)) if isinstance(g, list) else out[0]

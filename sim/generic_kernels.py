@@ -23,16 +23,17 @@ model, a module holding
   elimination of :mod:`derive.kernels`;
 * ``run_chain_tables``: the event loop driven by tables (sparse jumps, the
   dependency lists and ``update_into``), for any number of transitions;
-* ``run_chain_unrolled`` (models with at most :data:`MAX_UNROLL`
-  transitions): the same loop with the inversion written out transition by
-  transition, and after each comparison the code of that transition with its
-  jump, its lattice check and the recomputation of the intensities it changes
-  inlined as constants -- one unpredictable branch per event and no table
-  look-ups; the intensities live in local variables ``R_t`` (registers), not
-  in the array ``R``, and the statistics of a jump are printed after its
-  intensity update.  Both are printed from one template (:data:`_LOOP`) and do
-  the same floating-point operations in the same order, so they return
-  identical numbers for the same seed (tested).
+* ``run_chain_unrolled`` (models with at most :data:`MAX_UNROLL` transitions
+  whose unrolled loop has at most :data:`MAX_UNROLL_LINES` lines: numba's
+  compile time grows like the square of a function's size): the same loop with
+  the inversion written out transition by transition, and after each comparison
+  the code of that transition with its jump, its lattice check and the
+  recomputation of the intensities it changes inlined as constants -- one
+  unpredictable branch per event and no table look-ups; the intensities live in
+  local variables ``R_t`` (registers), not in the array ``R``, and the
+  statistics of a jump are printed after its intensity update. Both are printed
+  from one template (:data:`_LOOP`) and do the same floating-point operations in
+  the same order, so they return identical numbers for the same seed (tested).
 
 The module is generated once and cached on disk next to the model's kernels
 (:func:`chain_module`).  Only the intensities that depend on a coordinate the
@@ -44,23 +45,24 @@ and the total is recomputed from the stored intensities every
 :data:`REFRESH` events so that its rounding error never accumulates;
 otherwise all intensities are recomputed by ``rates_into``.
 
-Speed (supermarket, b = 10, N = 1000, lam = 0.9; one core of a shared
-machine): the table-driven loop ran about 48 ns per event, the unrolled one
-about 23.5 ns.  What mattered, measured one change at a time: statistics
-printed into the loop instead of an inlined helper call (-13 ns), the
-comparisons and the transition code fused so the event costs one
-unpredictable branch (-8 ns), pairwise sums and the old sum taken off early
+Speed (supermarket, b = 10, N = 1000, lam = 0.9; one core of a shared machine):
+the table-driven loop ran about 48 ns per event, the unrolled one about 23.5 ns
+(measured when b = 10 was still unrolled: its 935-line loop is now above
+:data:`MAX_UNROLL_LINES`, and b <= 8 are unrolled). What mattered, measured one
+change at a time: statistics printed into the loop instead of an inlined helper
+call (-13 ns), the comparisons and the transition code fused so the event costs
+one unpredictable branch (-8 ns), pairwise sums and the old sum taken off early
 (-2 ns: they sit on the loop-carried chain ``n -> s -> beta -> total -> u ->
-branch``), the clamp threshold computed once per event (-1 ns); the jump's statistics
-printed after its intensity update, so that the chain is issued first after
-the mispredicted branch (-1.3 ns); the intensities held in locals ``R_t``
+branch``), the clamp threshold computed once per event (-1 ns); the jump's
+statistics printed after its intensity update, so that the chain is issued first
+after the mispredicted branch (-1.3 ns); the intensities held in locals ``R_t``
 together with the thinned second moments written out for ``b <=``
 :data:`MAX_COV_UNROLL` (-1.5 ns: the locals alone or the written-out update
-alone gained nothing -- the stores into ``cov_acc`` may alias the array
-``R``, and the short inner loops mispredicted their exits).  Reordering the
-inversion by stationary frequency did not help, nor did
-``fastmath={"nnan", "ninf", "nsz"}``, a float copy of the counts, or
-computing ``u`` before the statistics at the top of the event.
+alone gained nothing -- the stores into ``cov_acc`` may alias the array ``R``,
+and the short inner loops mispredicted their exits). Reordering the inversion by
+stationary frequency did not help, nor did ``fastmath={"nnan", "ninf", "nsz"}``,
+a float copy of the counts, or computing ``u`` before the statistics at the top
+of the event.
 
 Statistics, each updated in O(number of coordinates the jump moves):
 
@@ -113,10 +115,20 @@ _U64 = np.uint64
 CLAMP = 1e-14
 #: The total rate is recomputed from the stored intensities every this many events.
 REFRESH = 64
-#: Models with at most this many transitions get the unrolled event loop.
+#: Models with at most this many transitions get the unrolled event loop ...
 MAX_UNROLL = 64
+#: ... when it is at most this many lines long.  numba's compile time grows like the
+#: square of a function's size (its SSA reconstruction, reaching definitions and
+#: type propagation each walk the whole function once per name bound in several
+#: places): CPU seconds of the first simulation of a ring of S sites (2S
+#: transitions, incremental), from an empty cache, 2 shared cores --
+#: S = 4: unrolled loop 405 lines 12 s, table-driven loop 3.5 s; S = 8: 725 lines
+#: 28-42 s, 3.7 s; S = 30: 2,241 lines over 15 min (not finished), 13 s.  The
+#: table-driven loop does not grow with the model (its per-coordinate code is in
+#: ``update_into``), so a larger model gets it, at about twice the time per event.
+MAX_UNROLL_LINES = 800
 #: Version of the generated chain modules (part of their cache key).
-CHAIN_VERSION = "6"
+CHAIN_VERSION = "7"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 #: An intensity that is not a jump rate is stored as NaN: the loop stops there.
@@ -412,14 +424,49 @@ class _Blocks:
                 # a jump rate, the round-off of an exact zero (0), or NaN: the loop stops
                 body += [
                     f"_v{t} = {be.print_expr(e)}",
-                    # (+inf passes here: the total is checked for it at every event)
-                    f"R[{t}] = _v{t} if _v{t} >= 0.0 else "
-                    f"(0.0 if -({be.print_expr(room[t])}) <= _v{t} else NAN)",
+                    # a call, not a conditional expression: see _rate
+                    f"R[{t}] = _rate(_v{t}, {be.print_expr(room[t])})",
                 ]
             self.lines.append(body)
 
     def deps(self, k: int) -> list[int]:
         return self.idx[self.ptr[k] : self.ptr[k + 1]]
+
+    def tagged(self, k: int, tag: str) -> list[str]:
+        """The lines of coordinate ``k`` with every name they bind suffixed by ``tag``
+        (:func:`_own_names`)."""
+        return _own_names(self.lines[k], tag)
+
+
+#: The names the intensity blocks bind: states, parameters, common subexpressions
+#: and the raw intensities (``_s3``, ``_p0``, ``_c12``, ``_v7``).
+_BLOCK_NAME = re.compile(r"\b(_[spcv]\d+)\b")
+
+
+def _own_names(lines: list[str], tag: str) -> list[str]:
+    """``lines`` with each name of :data:`_BLOCK_NAME` suffixed ``_<tag>``, so that
+    a block printed in several branches of one function binds names of its own in
+    each.  numba's SSA reconstruction walks every block of the function once for
+    each name that is bound in more than one place, so names shared between
+    branches make its compile time grow like the square of the number of
+    branches (a 30-coordinate ``update_into``: 7.2 s; with names of its own, a
+    fraction of it); names bound once cost nothing there."""
+    return [_BLOCK_NAME.sub(rf"\1_{tag}", line) for line in lines]
+
+
+@numba.njit(cache=True)
+def _rate(v, room):
+    """The stored intensity of a raw value ``v`` whose rounding allowance is ``room``:
+    ``v`` when ``v >= 0`` (``+inf`` too: the total is checked for it at every event),
+    ``0`` within the allowance below zero (the round-off of an exact zero), else NaN.
+
+    A function, not a conditional expression printed per intensity: each printed
+    ``a if c else b`` is two more basic blocks and one more name bound in two of
+    them, and numba's SSA reconstruction and reaching-definition passes walk the
+    whole function once per such name -- compile time quadratic in the number of
+    intensities (a 30-coordinate ``update_into``: 7 s, its unrolled event loop:
+    minutes).  A plain call keeps numba's IR straight-line; LLVM inlines it."""
+    return v if v >= 0.0 else (0.0 if -room <= v else NAN)
 
 
 @numba.njit(inline="always", cache=True)
@@ -530,7 +577,9 @@ def _unrolled(jumps: np.ndarray, up: list[bool], blocks: _Blocks, incremental: b
             # the old intensities leave the totals before the new ones are known
             body.append(f"tot -= {_sum([f'R_{d}' for d in dep])}")
             body.append(f"tot_up -= {_sum(ups)}")
-            body += [re.sub(r"^R\[(\d+)\] = ", r"R_\1 = ", line) for line in blocks.lines[k]]
+            body += [
+                re.sub(r"^R\[(\d+)\] = ", r"R_\1 = ", line) for line in blocks.tagged(k, f"t{t}")
+            ]
             body.append(f"tot += {_sum([f'R_{d}' for d in dep])}")
             body.append(f"tot_up += {_sum(ups)}")
         # the statistics last: the intensities and the total (the loop-carried
@@ -574,7 +623,7 @@ def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
         "from mfstein.jit import numba",
         "from sim.generic_kernels import (",
         "    CLAMP, EVENTS, INF, N_SCALARS, NAN, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
-        "    _inside_after, _pair_sum,",
+        "    _inside_after, _pair_sum, _rate,",
         ")",
         "from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state",
         "",
@@ -598,7 +647,7 @@ def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
             continue
         head.append(f"    {'if' if first else 'elif'} k == {k}:")
         first = False
-        head += ["        " + line for line in blocks.lines[k]]
+        head += ["        " + line for line in blocks.tagged(k, f"k{k}")]
     head.append("    return R")
     head += observe_source(model, observables)
     src = "\n".join(head) + "\n" + _CLAMP
@@ -624,7 +673,9 @@ def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
 
     src += loop("run_chain_tables", "", False)
     if 0 < len(jumps) <= MAX_UNROLL:
-        src += loop("run_chain_unrolled", _unrolled(jumps, up, blocks, incremental), True)
+        unrolled = loop("run_chain_unrolled", _unrolled(jumps, up, blocks, incremental), True)
+        if unrolled.count("\n") <= MAX_UNROLL_LINES:
+            src += unrolled
     return src
 
 

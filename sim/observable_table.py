@@ -111,6 +111,20 @@ def accuracy_table(
     params: Mapping[str, Any],
     g: Any,
     Ns: Sequence[int],
+    **options: Any,
+) -> dict[str, Any]:
+    """Rows ``{"N", "params", "mean_field", "order1", "order2", "exact",
+    "exact_note", "simulation": {"mean", "ci95"}, "simulation_note"}`` of the
+    accuracy table of ``g``: :func:`accuracy_tables` of the one observable
+    (``options`` are its keywords)."""
+    return accuracy_tables(model, params, [g], Ns, **options)[0]
+
+
+def accuracy_tables(
+    model: Any,
+    params: Mapping[str, Any],
+    gs: Sequence[Any],
+    Ns: Sequence[int],
     *,
     order: int = 2,
     exact: bool = True,
@@ -119,10 +133,11 @@ def accuracy_table(
     exact_max_states: int = 2_000_000,
     sim_options: Mapping[str, Any] | None = None,
     start: Sequence[Any] | str | None = None,
-) -> dict[str, Any]:
-    """Rows ``{"N", "params", "mean_field", "order1", "order2", "exact",
-    "exact_note", "simulation": {"mean", "ci95"}, "simulation_note"}`` of the
-    accuracy table of ``g``.
+) -> list[dict[str, Any]]:
+    """The accuracy table of each observable of ``gs``, from one mean-field solve,
+    one exact chain and one simulation per N (each observable's row equals the one
+    its own table would have: the simulation draws the same events whatever it
+    observes).
 
     Parameters
     ----------
@@ -130,8 +145,8 @@ def accuracy_table(
         A :class:`derive.model.Model` or :class:`derive.spec.Truncated` family.
     params:
         Parameter values; strings may be expressions in ``N``.
-    g:
-        The observable (:func:`derive.observables.observable`).
+    gs:
+        The observables (each as :func:`derive.observables.observable` takes it).
     Ns:
         The population sizes.
     order:
@@ -151,13 +166,13 @@ def accuracy_table(
 
     Returns
     -------
-    dict
-        ``{"model", "observable", "expression", "order", "rows": [...]}``, every
-        number a decimal string and ``None`` where a value is absent: an exact
-        value or a simulation that cannot be computed at some N (a chain too
-        large, an absorbing state, a rate that is no number there) is ``None``
-        with its reason in ``exact_note`` / ``simulation_note``, and the other
-        columns are kept.
+    list of dict
+        Per observable ``{"model", "observable", "expression", "order", "rows":
+        [...]}``, every number a decimal string and ``None`` where a value is
+        absent: an exact value or a simulation that cannot be computed at some N
+        (a chain too large, an absorbing state, a rate that is no number there)
+        is ``None`` with its reason in ``exact_note`` / ``simulation_note``, and
+        the other columns are kept.
     """
     from numeric import solve
     from numeric.expansion.observables import expand, resolve_model
@@ -167,49 +182,64 @@ def accuracy_table(
     Ns = [int(n) for n in Ns]
     if not Ns or any(n < 1 for n in Ns):
         raise ParameterError(f"N must be a list of integers >= 1, got {Ns!r}.")
+    gs = list(gs)
+    if not gs:
+        raise ParameterError("observable: give at least one.")
+    keys = [g.strip() if isinstance(g, str) else repr(g) for g in gs]
+    twice = [k for j, k in enumerate(keys) if k in keys[:j]]
+    if twice:
+        raise ParameterError(f"observable {twice[0]} is given twice; give each once.")
     depends = any(_uses_N(v) for v in params.values())
     if simulate:  # an observable the simulator cannot estimate: refused before any work
-        _check_simulable(model, params, g, Ns[0], dps)
-    rows = []
-    cached = None
-    name = expression = None
+        for g in gs:
+            _check_simulable(model, params, g, Ns[0], dps)
+    tables: list[dict[str, Any]] = [{"rows": []} for _ in gs]
+    sol = None
     for N in Ns:
         values = {k: parameter_at(k, v, N, dps) for k, v in params.items()}
-        if cached is None or depends:
+        if sol is None or depends:
             sol = solve(model, values, dps=dps, order=order, start=start)
-            cached = sol
-        sol = cached
         finite = resolve_model(model, sol.b)
-        e = expand(sol, finite, g, values)
-        name, expression = e.observable, e.expression
-        row: dict[str, Any] = {
-            "N": N,
-            "params": {k: str(v) for k, v in values.items()},
-            "mean_field": e.text("g0", N, 0),
-            "order1": e.text("g1", N, 1) if e.g1 is not None else None,
-            "order2": e.text("g2", N, 2) if e.g2 is not None else None,
-            "expansion_note": _expansion_note(e, N, dps),
-            "exact": None,
-            "exact_note": None,
-            "simulation": None,
-            "simulation_note": None,
-        }
+        rows = []
+        for g, tab in zip(gs, tables, strict=True):
+            e = expand(sol, finite, g, values)
+            tab["observable"], tab["expression"] = e.observable, e.expression
+            rows.append(
+                {
+                    "N": N,
+                    "params": {k: str(v) for k, v in values.items()},
+                    "mean_field": e.text("g0", N, 0),
+                    "order1": e.text("g1", N, 1) if e.g1 is not None else None,
+                    "order2": e.text("g2", N, 2) if e.g2 is not None else None,
+                    "expansion_note": _expansion_note(e, N, dps),
+                    "exact": None,
+                    "exact_note": None,
+                    "simulation": None,
+                    "simulation_note": None,
+                }
+            )
         if exact:
-            row["exact"], row["exact_note"] = _exact(
-                finite, N, values, g, exact_max_states, start
-            )
+            cells = _exact(finite, N, values, gs, exact_max_states, start)
+            for row, (value, note) in zip(rows, cells, strict=True):
+                row["exact"], row["exact_note"] = value, note
         if simulate:
-            row["simulation"], row["simulation_note"] = _simulated(
-                finite, values, N, g, {**(sim_options or {}), "start": start}, sol.s_star
-            )
-        rows.append(row)
-    return {
-        "model": getattr(model, "name", str(model)),
-        "observable": name,
-        "expression": expression,
-        "order": order,
-        "rows": rows,
-    }
+            opts = {**(sim_options or {}), "start": start}
+            cells = _simulated(finite, values, N, gs, opts, sol.s_star)
+            for row, (value, note) in zip(rows, cells, strict=True):
+                row["simulation"], row["simulation_note"] = value, note
+        for row, tab in zip(rows, tables, strict=True):
+            tab["rows"].append(row)
+    name = getattr(model, "name", str(model))
+    return [
+        {
+            "model": name,
+            "observable": tab["observable"],
+            "expression": tab["expression"],
+            "order": order,
+            "rows": tab["rows"],
+        }
+        for tab in tables
+    ]
 
 
 def _check_simulable(model: Any, params: Mapping[str, Any], g: Any, N: int, dps: int) -> None:
@@ -227,32 +257,47 @@ def _simulated(
     model: Any,
     values: Mapping[str, Any],
     N: int,
-    g: Any,
+    gs: Sequence[Any],
     sim_options: Mapping[str, Any],
     s_star: Sequence[Any],
-) -> tuple[dict[str, str] | None, str | None]:
-    """``(simulation, note)`` of a row: :func:`sim.simulate`'s estimate of ``E[g(S_N)]``
-    (the quadratic observable ``N E[(S - s*)^T M (S - s*)]`` as the simulator's own
-    ``n_mse`` when ``M = I``, else as ``N`` times the estimate of the expression
-    :func:`centred_quadratic` at the mean-field point ``s_star``), or why there is
-    none (the simulator's one sentence: the table keeps the other columns)."""
+) -> list[tuple[dict[str, str] | None, str | None]]:
+    """``(simulation, note)`` of each observable's row at ``N``: :func:`sim.simulate`'s
+    estimate of ``E[g(S_N)]`` (the quadratic observable ``N E[(S - s*)^T M (S - s*)]``
+    as the simulator's own ``n_mse`` when ``M = I``, else as ``N`` times the estimate
+    of the expression :func:`centred_quadratic` at the mean-field point ``s_star``),
+    or why there is none (the simulator's one sentence: the table keeps the other
+    columns).  One run estimates every observable; when it is refused and there are
+    several, each is run alone, so that one observable's refusal is its own."""
     from derive.observables import observable
     from sim import simulate
     from sim.stats import Estimate
     from sim.summary import whole
 
-    obs = observable(model, g)
+    parsed = [observable(model, g) for g in gs]
+    exprs = [
+        None
+        if o.quadratic and o.M is None
+        else (centred_quadratic(model, o.M, s_star) if o.quadratic else g)
+        for o, g in zip(parsed, gs, strict=True)
+    ]
+    watched = [x for x in exprs if x is not None]
     try:
-        if obs.quadratic and obs.M is None:
-            return _sim_text(whole(simulate(model, values, N=N, **sim_options)).n_mse), None
-        expr = centred_quadratic(model, obs.M, s_star) if obs.quadratic else g
-        r = whole(simulate(model, values, N=N, observables=[expr], **sim_options))
+        r = whole(simulate(model, values, N=N, observables=watched, **sim_options))
     except (ParameterError, NumericalError) as exc:
-        return None, str(exc)
-    est = next(iter(r.observables.values()))
-    if obs.quadratic:
-        est = Estimate(N * est.mean, N * est.ci95)
-    return _sim_text(est), None
+        if len(gs) == 1:
+            return [(None, str(exc))]
+        return [_simulated(model, values, N, [g], sim_options, s_star)[0] for g in gs]
+    estimates = iter(r.observables.values())
+    out: list[tuple[dict[str, str] | None, str | None]] = []
+    for o, x in zip(parsed, exprs, strict=True):
+        if x is None:
+            out.append((_sim_text(r.n_mse), None))
+            continue
+        est = next(estimates)
+        if o.quadratic:
+            est = Estimate(N * est.mean, N * est.ci95)
+        out.append((_sim_text(est), None))
+    return out
 
 
 def centred_quadratic(model: Any, M: Any, s_star: Sequence[Any]) -> Any:
@@ -280,23 +325,35 @@ def _exact(
     model: Any,
     N: int,
     values: Mapping[str, Any],
-    g: Any,
+    gs: Sequence[Any],
     max_states: int,
     start: Sequence[Any] | str | None = None,
-) -> tuple[str | None, str | None]:
-    """``(value, None)`` or ``(None, reason)``."""
+) -> list[tuple[str | None, str | None]]:
+    """``(value, None)`` or ``(None, reason)`` of each observable of ``gs`` at ``N``
+    (one exact chain for all of them).  A chain on an unbounded orthant chooses its
+    truncation (:func:`numeric.exact.solve`, whose memory policy then decides); the
+    lattice's ``max_states`` bound applies to the others."""
     from numeric.exact import solve as exact_solve
     from numeric.exact.general import Chain
 
     try:
-        ch = Chain.setup(model, N, values, start, None, None)
-        bound = ch.lattice.bound(model.b) if hasattr(ch.lattice, "bound") else None
-    except ParameterError as exc:
-        return None, str(exc)
-    if bound is not None and bound > max_states:
-        return None, f"the chain has up to {bound:,} states (more than {max_states:,})."
+        lattice = Chain.setup(model, N, values, start, None, None).lattice
+        chosen = getattr(lattice, "kind", None) == "orthant" and not lattice.truncated
+        bound = None if chosen or not hasattr(lattice, "bound") else lattice.bound(model.b)
+        if bound is not None and bound > max_states:
+            raise ParameterError(
+                f"the chain has up to {bound:,} states (more than {max_states:,})."
+            )
+        law = exact_solve(model, values, N=N, start=start)
+    except (ParameterError, NumericalError) as exc:
+        return [(None, str(exc))] * len(gs)
+    return [_exact_value(law, model, g) for g in gs]
+
+
+def _exact_value(law: Any, model: Any, g: Any) -> tuple[str | None, str | None]:
+    """``(value, None)`` of ``E[g]`` under the exact ``law``, or ``(None, reason)``."""
     try:
-        x = exact_solve(model, values, N=N, start=start).expect(g, model)
+        x = law.expect(g, model)
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
     text = x.text()

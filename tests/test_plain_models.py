@@ -7,9 +7,12 @@ them: generated code never shares a namespace with a model's names.  The
 compiled routes (transient, exact, simulate) and the command line run with
 ``--run-slow``.
 
-Left out (owned elsewhere in issue 32): ``exact`` of ``mmc`` and ``tandem`` without
-``truncation=`` (the unbounded orthant), ``table`` of a model whose conserved sums
-come from its start, ``derive --model``.
+Also: ``derive --model X --show J --format json`` of every model against SymPy's
+Jacobian of the drift; ``exact`` of ``mmc`` and ``tandem`` without ``truncation=``
+(the chain chooses it) against Erlang C and the product form; ``table`` with two
+observables, exact and mean field, against ``exact``'s law and g(s*); ``table
+--simulate`` of every model, the thirty-site ring included.  The default tier
+keeps one model of each (the rest with ``--run-slow``).
 """
 
 from __future__ import annotations
@@ -296,10 +299,12 @@ def _cli(name: str) -> dict[str, list[str]]:
             "--no-progress",
         ],
     }
-    if name in EXACT:
-        tasks["exact"] = ["exact", *base, *cut, "--N", "10"]
-    else:  # the ring's 30-coordinate simulator compiled for over 8 minutes (not run here)
-        del tasks["simulate"]
+    observe = [a for g in _observables(name) for a in ("--observable", g)]
+    tasks["table"] = ["table", *base, *observe, "--N", "10", "--order", "1", "--no-progress"]
+    tasks["derive"] = ["derive", "--model", spec(name), "--show", "J,f"]
+    if name in EXACT:  # without --truncation: an unbounded chain chooses its own
+        tasks["exact"] = ["exact", *base, "--N", "10"]
+        tasks["table"] += ["--exact"]
     return tasks
 
 
@@ -319,4 +324,177 @@ def test_every_command_answers_json(name):
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, (task, err)
         data = json.loads(out)
-        assert data["model"] == name, task
+        assert data.get("model", name) == name and data, task
+
+
+# --------------------------------------------------------------------------
+# derive --model: the Jacobian against SymPy's own, every model
+# --------------------------------------------------------------------------
+def _jacobian(name: str):
+    """``df/dx`` of the drift ``f = sum_l l beta_l`` written here from the
+    transitions and differentiated by SymPy (not by :mod:`derive`)."""
+    import sympy as sp
+
+    m = model(name)
+    f = sp.Matrix([sum(t.jump[k] * t.rate for t in m.transitions) for k in range(m.b)])
+    return m, f.jacobian(sp.Matrix(m.states))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [*(m for m in CASES if m != "thirty"), pytest.param("thirty", marks=pytest.mark.slow)],
+)
+def test_derive_jacobian_json_equals_sympys(name, capsys):
+    """``mfstein derive --model X --show J --format json``: the JSON parses into a
+    b x b matrix of expressions in the model's own symbols, equal to SymPy's
+    Jacobian of the drift -- symbolically where every rate is smooth, and at three
+    rational points inside the state space off the kinks of ``Min``, exactly to 40
+    digits (at a kink the two one-sided choices may differ)."""
+    import random
+
+    import sympy as sp
+
+    from mfstein.cli import main
+
+    assert main(["derive", "--model", spec(name), "--show", "J", "--format", "json"]) == 0
+    m, J = _jacobian(name)
+    names = {str(x): x for x in (*m.states, *m.params)}
+    rows = json.loads(capsys.readouterr().out)["J"]
+    assert len(rows) == m.b and all(len(r) == m.b for r in rows)
+    got = sp.Matrix([[sp.sympify(e, locals=names) for e in r] for r in rows])
+    assert got.free_symbols <= set(names.values())
+    smooth = not any(t.rate.has(sp.Min, sp.Max, sp.Piecewise) for t in m.transitions)
+    diff = got - J
+    if smooth and m.b <= 3:
+        assert sp.simplify(diff) == sp.zeros(m.b, m.b)
+    rng = random.Random(name)
+    for _ in range(3):
+        point = {x: sp.Rational(rng.randint(1, 97), 199) for x in m.states}
+        point.update({q: sp.Rational(rng.randint(1, 9), 4) for q in m.params})
+        values = diff.xreplace(point)
+        assert all(abs(sp.N(v, 40)) < sp.Float(10) ** -35 for v in values), name
+
+
+# --------------------------------------------------------------------------
+# exact without truncation= on the unbounded orthant: Erlang C, the product form
+# --------------------------------------------------------------------------
+def _erlang_mean(arrival: mpmath.mpf, servers: int) -> mpmath.mpf:
+    """E[queue + in service] of the M/M/c queue (unit service), Erlang C."""
+    a, c = arrival, servers
+    terms = [a**k / mpmath.factorial(k) for k in range(c)]
+    tail = a**c / mpmath.factorial(c) * c / (c - a)
+    wait = tail / (sum(terms) + tail)  # Erlang C: the chance of waiting
+    return a + wait * a / (c - a)
+
+
+def _product_form_means(N: int, lam: mpmath.mpf) -> list[mpmath.mpf]:
+    """E[x], E[y] of the tandem line by Jackson's product form: station 1 has
+    ``min(n, N)`` unit servers, station 2 serves at ``sqrt(N m)``; both see the
+    arrival rate ``N lam``; the sums run until the terms are below 1e-40."""
+    means = []
+    for service in (lambda n: min(n, N), lambda n: mpmath.sqrt(N * n)):
+        w, total, first, n = mpmath.mpf(1), mpmath.mpf(1), mpmath.mpf(0), 0
+        while w > mpmath.mpf(10) ** -40 * total or n < 10 * N:
+            n += 1
+            w *= N * lam / service(n)
+            total += w
+            first += n * w
+        means.append(first / total / N)
+    return means
+
+
+@pytest.mark.parametrize("name", ["tandem", pytest.param("mmc", marks=pytest.mark.slow)])
+def test_exact_chooses_its_truncation(name, capsys):
+    """``exact`` of the unbounded M/M/c and tandem line without ``truncation=``, from
+    Python and from the command line: the means equal Erlang C / the product form of
+    the untruncated chain to 1e-9, and the mass cut is reported below 1e-12."""
+    from mfstein.cli import main
+
+    params, start = CASES[name]
+    N = 10
+    with mpmath.workdps(40):
+        lam = mpmath.mpf(params["lam"])
+        if name == "mmc":
+            ref = [_erlang_mean(N * lam, 2 * N) / N]
+        else:
+            ref = _product_form_means(N, lam)
+    r = mf.exact(model(name), params, N=N, start=start)
+    assert np.allclose(r.mean, [float(v) for v in ref], rtol=0, atol=1e-9)
+    argv = ["exact", "--model", spec(name), "--start", start, "--N", str(N), "--json"]
+    argv += [f"--param={k}={v}" for k, v in params.items()]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["mean"] == [float(v) for v in r.mean]
+    cut = data["truncation"]
+    assert cut["chosen"] and 0 <= cut["mass_cut"] <= 1e-12, cut
+
+
+# --------------------------------------------------------------------------
+# table: every model, from Python and the command line
+# --------------------------------------------------------------------------
+def _observables(name: str) -> list[str]:
+    """Two observables of the model: its first coordinate and a nonlinear one."""
+    states = [str(x) for x in model(name).states]
+    return [states[0], f"{states[-1]}**2 + {states[0]}"]
+
+
+@pytest.mark.parametrize(
+    "name", ["sis", *(pytest.param(m, marks=pytest.mark.slow) for m in EXACT if m != "sis")]
+)
+def test_table_two_observables_exact_and_mean_field(name, capsys):
+    """``mfstein table --model X --observable A --observable B --exact --order 1`` at
+    N = 10 parses as JSON, and each cell equals its independent route: the mean
+    field g(s*) of ``solve``, and the exact value of ``exact``'s law
+    (``ExactResult.expect``) to the digits printed."""
+    from mfstein.cli import main
+
+    params, start = CASES[name]
+    gs = _observables(name)
+    argv = ["table", "--model", spec(name), "--start", start, "--N", "10", "--exact"]
+    argv += [f"--param={k}={v}" for k, v in params.items()]
+    argv += ["--order", "1", "--json", *(a for g in gs for a in ("--observable", g))]
+    assert main(argv) == 0
+    tables = json.loads(capsys.readouterr().out)["tables"]
+    import sympy as sp
+
+    m = model(name)
+    sol = mf.solve(m, params, start=start, dps=25)
+    law = mf.exact(m, params, N=10, start=start)
+    names = {str(x): x for x in m.states}
+    for g, tab in zip(gs, tables, strict=True):
+        (row,) = tab["rows"]
+        assert tab["observable"] == g and row["exact_note"] is None
+        at = {
+            names[k]: sp.Float(mpmath.nstr(v, 30), 30)
+            for k, v in zip(names, sol.s_star, strict=True)
+        }
+        mean_field = sp.sympify(g, locals=names).xreplace(at)  # g(s*) by SymPy
+        assert abs(sp.Float(row["mean_field"], 30) - mean_field) < 1e-18, (g, row)
+        ex = law.expect(g, m)
+        digits = len(row["exact"].split(".")[1])
+        assert abs(float(row["exact"]) - float(ex.mean)) <= 10.0**-digits, (g, row)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
+def test_table_simulates_every_model(name):
+    """``table --simulate`` of every plain model (the thirty-site ring too): the
+    simulation's CI covers the exact value where the chain is small enough, and the
+    order-1 value at N = 10 within the CI plus its 1/N^2 error elsewhere."""
+    import sim
+
+    params, start = CASES[name]
+    gs = _observables(name)
+    tab = sim.accuracy_table(
+        model(name), params, gs, [10], order=1, exact=name in EXACT, simulate=True,
+        steps=200_000, reps=4, workers=1, start=start, dps=15,
+    )  # fmt: skip
+    for t in tab.tables:
+        (row,) = t.rows
+        sim_ = row["simulation"]
+        assert sim_ is not None, row["simulation_note"]
+        mean, ci = float(sim_["mean"]), float(sim_["ci95"])
+        if row["exact"] is not None:
+            assert abs(mean - float(row["exact"])) <= ci + 1e-9, (t.observable, row)
+        else:
+            assert abs(mean - float(row["order1"])) <= ci + 0.05, (t.observable, row)

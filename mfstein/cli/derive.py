@@ -157,17 +157,24 @@ def to_string(expr: Any) -> str:
     return _round_trip_printer().doprint(sp.sympify(expr))
 
 
-def _nested(obj: Any) -> Any:
+#: The objects that are vectors (a list in JSON); every other matrix is a list of
+#: rows, also when it is 1 x 1 (the Jacobian of a one-coordinate model).
+VECTORS = frozenset({"f", "ftilde", "linearised_drift", "vecP", "equilibrium", "s_star"})
+
+
+def _nested(obj: Any, key: str = "") -> Any:
+    """``obj`` as JSON-ready nested lists of expression strings; ``key`` is its name
+    (a column under a name of :data:`VECTORS` is a flat list)."""
     import sympy as sp
 
     if isinstance(obj, sp.MatrixBase):
-        if obj.shape[1] == 1:
+        if obj.shape[1] == 1 and (key in VECTORS or obj.shape[0] > 1):
             return [to_string(e) for e in obj]
         return [[to_string(e) for e in obj.row(i)] for i in range(obj.shape[0])]
     if isinstance(obj, sp.NDimArray):
         return _nested_array(obj.tolist())
     if isinstance(obj, dict):
-        return {k: _nested(v) for k, v in obj.items()}
+        return {k: _nested(v, k) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_nested(v) for v in obj]
     return to_string(obj)
@@ -357,7 +364,7 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
     if fmt == "json":
         from mfstein.streams import write_json
 
-        write_json({k: _nested(v) for k, v in objs.items()})
+        write_json({k: _nested(v, k) for k, v in objs.items()})
         return 0
     if fmt == "python":
         print(python_source(objs))

@@ -54,21 +54,15 @@ OBSERVABLE_HELP = (
 )
 
 
-def add_observable_option(
-    target: argparse.ArgumentParser | argparse._ArgumentGroup, *, repeatable: bool = True
-) -> None:
-    """Add ``--observable G`` (repeatable unless ``repeatable`` is false): the one
-    declaration of this option."""
-    if repeatable:
-        target.add_argument(
-            "--observable",
-            action="append",
-            default=[],
-            metavar="G",
-            help=OBSERVABLE_HELP + "; repeatable",
-        )
-    else:
-        target.add_argument("--observable", metavar="G", help=OBSERVABLE_HELP)
+def add_observable_option(target: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Add the repeatable ``--observable G``: the one declaration of this option."""
+    target.add_argument(
+        "--observable",
+        action="append",
+        default=[],
+        metavar="G",
+        help=OBSERVABLE_HELP + "; repeatable",
+    )
 
 
 def add_task_model_options(

@@ -1,5 +1,6 @@
 """``mfstein table --model NAME|FILE:FACTORY --observable G ...``: the accuracy
-table of an observable for any model (:func:`sim.accuracy.accuracy`).
+table of an observable for any model (:func:`sim.accuracy.accuracy`); with
+``--observable`` repeated, the table of each, computed together.
 
 The options are added to ``mfstein table`` (registered in
 :mod:`mfstein.cli.simulate`); without ``--model`` that command prints the core
@@ -23,15 +24,15 @@ MODEL_TABLE_STEPS = 10**7
 
 
 def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
-    """Add ``--model``, ``--param``, ``--observable``, ``--start``, ``--order`` and
-    ``--simulate``."""
+    """Add ``--model``, ``--param``, ``--observable`` (repeatable), ``--start``,
+    ``--order`` and ``--simulate``."""
     g = t.add_argument_group("any model (give --model and --observable; --N as above)")
     add_model_options(
         g,
         param_help="a factory option (e.g. b=10) or a model parameter, which may be an "
         "expression in N (e.g. lam='1 - 0.1/N**0.05'); repeatable",
     )
-    add_observable_option(g, repeatable=False)
+    add_observable_option(g)
     g.add_argument(
         "--start",
         metavar="S1,S2,...",
@@ -53,7 +54,7 @@ def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
 
 def model_table(args: argparse.Namespace) -> int:
     """The handler of ``mfstein table --model ...``: print the table (text, --json, --csv)."""
-    from mfstein.cli.model_args import model_from_args
+    from mfstein.cli.model_args import model_from_args, observables_from_args
     from mfstein.errors import check_int
 
     for flag in ("gamma", "alpha", "d", "scheduler"):
@@ -66,7 +67,8 @@ def model_table(args: argparse.Namespace) -> int:
         raise ParameterError(
             "--b is an option of the supermarket table; with --model use --param b=..."
         )
-    if not args.observable:
+    texts = observables_from_args(args)
+    if not texts:
         raise ParameterError("observable is required with --model (--observable NAME or EXPR).")
     if not args.simulate_flag:
         from mfstein.cli.option_scope import refuse_unused
@@ -99,7 +101,7 @@ def model_table(args: argparse.Namespace) -> int:
     tab = accuracy(
         model,
         params,
-        args.observable,
+        texts[0] if len(texts) == 1 else texts,  # several: one table each (AccuracyTables)
         args.N,
         order=order,
         exact=args.exact,

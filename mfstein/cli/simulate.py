@@ -179,7 +179,8 @@ def _register_table(subparsers: argparse._SubParsersAction) -> None:
             "Without --model, the core paper's Tables 1/2: for each N, lam = 1 - gamma/N^alpha, "
             "the simulated N E||S - s*||^2 (mean +- 95% CI), Theorem 1's asymptotically tight "
             "bound (numeric.bound, b = auto) and, with --exact, the exact finite-N value where "
-            "the state space allows. With --model and --observable G: for each N, the "
+            "the state space allows. With --model and --observable G (repeatable: a table "
+            "for each, computed together): for each N, the "
             "mean-field value g(s*), + 1/N, + 1/N^2 (--order), the exact value (--exact) and "
             "a simulation estimate with its 95% CI (--simulate); a value that cannot be "
             "computed at some N (a chain too large, an absorbing state) is a dash with its "
@@ -297,8 +298,8 @@ def _table(args) -> int:
 
     if args.model is not None:
         return model_table(args)
-    for flag in ("observable", "order"):
-        if getattr(args, flag) is not None:
+    for flag, given in (("observable", bool(args.observable)), ("order", args.order is not None)):
+        if given:
             raise ParameterError(f"--{flag} needs --model (with --observable G).")
     if args.param:
         raise ParameterError(

@@ -25,7 +25,8 @@ def _same(parsed, expected) -> None:
             _same(parsed[k], expected[k])
         return
     if isinstance(expected, sp.MatrixBase):
-        if expected.shape[1] == 1:
+        # a vector is a flat list; a matrix a list of rows, also 1 x 1 (J at b = 1)
+        if expected.shape[1] == 1 and not isinstance(parsed[0], list):
             assert len(parsed) == expected.shape[0]
             for p, e in zip(parsed, expected, strict=True):
                 _same(p, e)
@@ -77,6 +78,7 @@ def test_json_round_trip(capsys, b, extra, show) -> None:
     _same(data, objects(model, names))
     H = data["hessian"]
     assert len(H) == len(H[0]) == len(H[0][0]) == b
+    assert [len(row) for row in data["J"]] == [b] * b  # rows, also at b = 1
     if "generator" in data:
         assert sp.sympify(data["generator"]["difference"]) == 0
 

@@ -185,3 +185,57 @@ def test_parameter_in_N_is_evaluated_at_each_N(capsys):
         assert f"N = {r['N']}: lam = {r['params']['lam']}" in text
     # heavier traffic at larger N: the mean-field queue grows
     assert mpmath.mpf(rows[1]["mean_field"]) > mpmath.mpf(rows[0]["mean_field"])
+
+
+SIS = [
+    "table",
+    "--model",
+    f"{ROOT / 'tests' / 'plain_models' / 'sis.py'}:sis",
+    "--start",
+    "0.5",
+    "--N",
+    "5,20",
+    "--exact",
+]
+SIMULATE = ["--simulate", "--sim-steps", "20000", "--reps", "2", "--workers", "1", "--seed", "3"]
+TWO = ["x", "x**2 + 1/(1 + x)"]
+
+
+@pytest.mark.parametrize(
+    "simulate",
+    # each observable set compiles its own event loop: three compilations
+    [False, pytest.param(True, marks=pytest.mark.slow)],
+)
+def test_repeated_observable_gives_each_its_own_table(simulate, capsys):
+    """``--observable`` twice on a plain model (no parameters, its sum from the start):
+    each observable's rows in the JSON, CSV and text equal, cell for cell, those of
+    its own one-observable run (mean field, orders, exact, simulation and notes)."""
+    base = [*SIS, *(SIMULATE if simulate else [])]
+    alone = {}
+    for g in TWO:
+        assert main([*base, "--observable", g, "--json"]) == 0
+        alone[g] = json.loads(capsys.readouterr().out)
+    both = [*base, *(a for g in TWO for a in ("--observable", g))]
+    assert main([*both, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "sis" and out["observables"] == TWO
+    assert out["tables"] == [alone[g] for g in TWO]
+    rows = [r for t in out["tables"] for r in t["rows"]]
+    assert all(r["exact"] and (r["simulation"] is not None) == simulate for r in rows)
+    assert main([*both, "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["observable"], r["N"]) for r in rows] == [(g, n) for g in TWO for n in ("5", "20")]
+    for r in rows:
+        (one,) = [x for x in alone[r["observable"]]["rows"] if x["N"] == int(r["N"])]
+        assert r["exact"] == one["exact"] and r["order2"] == one["order2"]
+        assert r["simulation_mean"] == (one["simulation"] or {}).get("mean", "")
+    assert main(both) == 0
+    text = capsys.readouterr().out
+    assert text.count("sis model, order 2") == 2
+    assert text.count("seed = 3" if simulate else "no simulation") == 1
+
+
+def test_the_same_observable_twice_is_one_sentence(capsys):
+    assert main([*BD, "--observable", "x", "--observable", " x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "given twice" in err
