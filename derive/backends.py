@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
-from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.numpy import SciPyPrinter
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
 from derive.rate_functions import RATE_FUNCTIONS
@@ -81,7 +81,11 @@ class _UnknownRefused:
         super().__init__({**(settings or {}), "allow_unknown_functions": False})
 
 
-class _NumPyLambdaPrinter(_UnknownRefused, OneSentencePrinter, NumPyPrinter):
+class _NumPyLambdaPrinter(_UnknownRefused, OneSentencePrinter, SciPyPrinter):
+    """NumPy code, with SciPy's special functions for what NumPy lacks (``erf``,
+    ``gamma``, ...): NumPy's own printer falls back to ``math.erf``, a name the
+    lambdified function's NumPy namespace does not hold."""
+
     backend = "NumPy"
 
 
@@ -93,7 +97,7 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     """:func:`sympy.lambdify` for ``module`` ``"numpy"`` or ``"mpmath"``, whose printer
     refuses in one sentence what the module cannot evaluate."""
     printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
-    modules: Any = module
+    modules: Any = ["numpy", "scipy"] if module == "numpy" else module
     if module == "mpmath":
         import mpmath
 
