@@ -188,13 +188,19 @@ def stationary_checked(
 COMPILE_SECONDS = 3.0
 
 
-def _announce_compile(kern: Any) -> None:
+def _announce_compile(model: Any) -> None:
     """The one line of :func:`mfstein.jit.announce_compile` before a first run of the
-    model's generated numba kernels ``kern`` (their rate kernel stands for them all:
-    they are compiled and cached together)."""
+    exact solver's compiled code for ``model``: its generated kernel ``rates_into``,
+    its generated rate loop (:mod:`numeric.exact.rate_blocks`) and the search
+    (:func:`numeric.exact.lattice.explore`, compiled once per installation)."""
     from mfstein import jit
+    from numeric.exact.lattice import explore
+    from numeric.exact.rate_blocks import rate_module
 
-    seconds = jit.first_compile_seconds(COMPILE_SECONDS, kern.rates_into)
+    kern = model.kernels("numba")
+    seconds = jit.first_compile_seconds(
+        COMPILE_SECONDS, kern.rates_into, rate_module(model).rates_block, explore
+    )
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
@@ -298,7 +304,7 @@ class Chain:
 
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
         if progress:
-            _announce_compile(self.kern)
+            _announce_compile(self.model)
         if self.last is not None and self.last[0] == key:
             # asked again (a tighter target): the same chain, from the last answer
             _, reach, QT, classes, exit_rate, r, x0 = self.last

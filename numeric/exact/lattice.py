@@ -350,8 +350,8 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
 # ---------------------------------------------------------------------------
 # compiled breadth-first search with on-the-fly assembly
 # ---------------------------------------------------------------------------
-#: Status codes of :func:`_explore`.
-DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED = range(6)
+#: Status codes of :func:`explore`.
+DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED, RATES = range(7)
 #: States :func:`explore` processes per call before it returns :data:`PAUSED`: compiled
 #: code does not see Ctrl-C, so the search hands control back to Python this often
 #: (a few milliseconds each) and an interruption takes effect at once.
@@ -420,10 +420,8 @@ def _inside(states, row, kind, upper, total):
     return 1
 
 
-@numba.njit
+@numba.njit(cache=True)
 def explore(
-    rates_into,
-    p,
     N,
     jumps,
     states,
@@ -442,40 +440,41 @@ def explore(
 ):
     """Breadth-first search from ``states[0]`` over jumps of positive intensity.
 
-    Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail), writing each state's
-    intensities into ``R`` and the generator's off-diagonal entries
+    Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail) whose intensities
+    ``R[i]`` are evaluated (those below ``ctr[3]``; the model's own loop,
+    :mod:`numeric.exact.rate_blocks`, fills the rest when asked by
+    :data:`RATES`), writing the generator's off-diagonal entries
     ``(i, j, N beta_t(n_i / N))`` into ``rows``, ``cols``, ``vals`` (``ctr[2]``
-    of them).  Returns ``(status, i, t)``: :data:`DONE`; :data:`AMBIG` when an
-    intensity of state ``i`` needs exact evaluation (the caller fills ``R[i]``,
-    sets ``done[i]`` and calls again); :data:`FULL` when the arrays must grow;
-    :data:`OUTSIDE` / :data:`UNBOUNDED` when transition ``t`` of state ``i``
-    leaves the state space / exceeds the guard; :data:`PAUSED` after ``budget``
-    states (the caller calls again: the search goes on where it stopped).
+    of them).  Returns ``(status, i, t)``: :data:`DONE`; :data:`RATES` when the
+    next state's intensities are not evaluated yet (the caller evaluates states
+    ``ctr[3] .. ctr[1] - 1``, sets ``ctr[3] = ctr[1]`` and calls again);
+    :data:`AMBIG` when an intensity of state ``i`` needs exact evaluation (the
+    caller fills ``R[i]``, sets ``done[i]`` and calls again); :data:`FULL` when
+    the arrays must grow; :data:`OUTSIDE` / :data:`UNBOUNDED` when transition
+    ``t`` of state ``i`` leaves the state space / exceeds the guard;
+    :data:`PAUSED` after ``budget`` states since the last pause (``ctr[4]``
+    counts them; the caller calls again: the search goes on where it stopped).
+    The model is not an argument, so this function is compiled once and cached.
     """
     b = states.shape[1]
     nt = jumps.shape[0]
     cap = states.shape[0]
     mask = table.shape[0] - 1
-    s = np.empty(b)
-    head, tail, nnz = ctr[0], ctr[1], ctr[2]
+    head, tail, nnz, rated, since = ctr[0], ctr[1], ctr[2], ctr[3], ctr[4]
     status, bad_i, bad_t = 0, -1, -1
-    limit = head + budget
     while head < tail:
         i = head
-        if head >= limit:
+        if since >= budget:
             status = 5
+            since = 0
+            break
+        if i >= rated:
+            status = 6
             break
         if tail + nt > cap or nnz + nt > rows.shape[0] or 2 * (tail + nt) > table.shape[0]:
             status = 2
             break
         if done[i] == 0:
-            for k in range(b):
-                s[k] = states[i, k] / N
-            try:
-                rates_into(s, p, R[i])
-            except Exception:  # a division by zero: the exact evaluation decides
-                status, bad_i, bad_t = 1, i, 0
-                break
             m = 0.0
             for t in range(nt):
                 a = abs(R[i, t])
@@ -528,7 +527,8 @@ def explore(
                 nnz -= 1
             break
         head += 1
-    ctr[0], ctr[1], ctr[2] = head, tail, nnz
+        since += 1
+    ctr[0], ctr[1], ctr[2], ctr[3], ctr[4] = head, tail, nnz, rated, since
     return status, bad_i, bad_t
 
 
@@ -586,8 +586,27 @@ class _Frontier:
             rows=np.empty(cap * nt, dtype=np.int64),
             cols=np.empty(cap * nt, dtype=np.int64),
             vals=np.empty(cap * nt),
-            ctr=np.array([0, 1, 0], dtype=np.int64),
+            ctr=np.array([0, 1, 0, 0, 0], dtype=np.int64),
         )
+
+    def rate(self, model: Any, N: int, p: np.ndarray, exact: ExactRates) -> int:
+        """Evaluate the intensities of the states found but not evaluated yet (by the
+        model's generated loop, :mod:`numeric.exact.rate_blocks`; exactly where float64
+        raised); returns how many states needed the exact evaluation."""
+        from numeric.exact.rate_blocks import rate_module
+
+        block = rate_module(model).rates_block
+        lo, hi, n_exact = int(self.ctr[3]), int(self.ctr[1]), 0
+        while lo < hi:
+            bad = int(block(self.states, lo, hi, N, p, self.R))
+            if bad < 0:
+                break
+            self.R[bad] = exact(self.states[bad], N)  # a division by zero: exactly
+            self.done[bad] = 1
+            n_exact += 1
+            lo = bad + 1
+        self.ctr[3] = hi
+        return n_exact
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays in :func:`explore`'s order (the order of the fields)."""
@@ -632,8 +651,6 @@ def reachable(
     n_exact = 0
     while True:
         status, i, t = explore(
-            kern.rates_into,
-            p,
             N,
             jumps,
             *work.arrays(),
@@ -648,6 +665,10 @@ def reachable(
             continue
         if status == DONE:
             break
+        if status == RATES:
+            signals.check()  # between layers of the search too
+            n_exact += work.rate(exact.model, N, p, exact)
+            continue
         if status == AMBIG:
             work.R[i] = exact(work.states[i], N)
             work.done[i] = 1

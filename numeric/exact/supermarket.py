@@ -155,7 +155,7 @@ def _on_monotone_space(
     full[mine] = pi[theirs]
     kern = ch.kern
     nt = int(kern.jumps.shape[0])
-    rates = np.maximum(rates_batch(space.states, N, kern.rates_into, ch.p64, nt), 0.0)
+    rates = np.maximum(rates_batch(model, space.states, N, ch.p64, nt), 0.0)
     arrivals = rates[:, np.asarray(kern.jumps).sum(axis=1) > 0].sum(axis=1)
     return _MonotoneSolution(
         space=space,
