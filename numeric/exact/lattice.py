@@ -390,8 +390,9 @@ def _find_or_insert(table, states, tail, b, mask):
 
 @numba.njit(cache=True)
 def rehash(states, count, capacity):
-    """A fresh hash table of ``capacity`` slots (a power of two) for ``states[:count]``."""
-    table = np.zeros(capacity, dtype=np.int64)
+    """A fresh hash table of ``capacity`` slots (a power of two) for ``states[:count]``
+    (32-bit: a state's index + 1; the search stops far below ``2^31`` states)."""
+    table = np.zeros(capacity, dtype=np.int32)
     b = states.shape[1]
     mask = capacity - 1
     for i in range(count):
@@ -428,9 +429,7 @@ def explore(
     R,
     done,
     table,
-    rows,
-    cols,
-    vals,
+    target,
     ctr,
     kind,
     upper,
@@ -443,10 +442,11 @@ def explore(
     Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail) whose intensities
     ``R[i]`` are evaluated (those below ``ctr[3]``; the model's own loop,
     :mod:`numeric.exact.rate_blocks`, fills the rest when asked by
-    :data:`RATES`), writing the generator's off-diagonal entries
-    ``(i, j, N beta_t(n_i / N))`` into ``rows``, ``cols``, ``vals`` (``ctr[2]``
-    of them).  Returns ``(status, i, t)``: :data:`DONE`; :data:`RATES` when the
-    next state's intensities are not evaluated yet (the caller evaluates states
+    :data:`RATES`), writing the index ``j`` of the state each jump leads to
+    into ``target[i, t]`` (``-1`` where there is no jump; the generator's entry
+    is ``N R[i, t]``, :mod:`numeric.exact.assembly`; ``ctr[2]`` counts them).
+    Returns ``(status, i, t)``: :data:`DONE`; :data:`RATES` when the next state's
+    intensities are not evaluated yet (the caller evaluates states
     ``ctr[3] .. ctr[1] - 1``, sets ``ctr[3] = ctr[1]`` and calls again);
     :data:`AMBIG` when an intensity of state ``i`` needs exact evaluation (the
     caller fills ``R[i]``, sets ``done[i]`` and calls again); :data:`FULL` when
@@ -471,7 +471,7 @@ def explore(
         if i >= rated:
             status = 6
             break
-        if tail + nt > cap or nnz + nt > rows.shape[0] or 2 * (tail + nt) > table.shape[0]:
+        if tail + nt > cap or 2 * (tail + nt) > table.shape[0]:
             status = 2
             break
         if done[i] == 0:
@@ -492,6 +492,7 @@ def explore(
             done[i] = 1
         stop = False
         for t in range(nt):
+            target[i, t] = -1
             r = R[i, t]
             if r <= 0.0:
                 continue
@@ -517,14 +518,14 @@ def explore(
             if j == tail:
                 done[tail] = 0
                 tail += 1
-            rows[nnz] = i
-            cols[nnz] = j
-            vals[nnz] = N * r
+            target[i, t] = j
             nnz += 1
         if stop:
             # undo this state's partial entries so that a retry is clean
-            while nnz > 0 and rows[nnz - 1] == i:
-                nnz -= 1
+            for t in range(nt):
+                if target[i, t] >= 0:
+                    target[i, t] = -1
+                    nnz -= 1
             break
         head += 1
         since += 1
@@ -542,35 +543,45 @@ class Reachable:
         ``(S, b)`` int64, in breadth-first order from the start (index 0).
     rates:
         ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
-        exact; blocked and self-loop transitions zeroed).
-    rows, cols, vals:
-        Off-diagonal generator entries ``Q[rows, cols] = vals`` (rows ascending).
+        exact; blocked and self-loop transitions zeroed); ``None`` once the
+        generator is assembled (:meth:`release`).
+    target:
+        ``(S, n_transitions)`` int32: the index of the state transition ``t`` leads
+        to, ``-1`` for none (the generator's entry is ``N rates[i, t]``,
+        :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
     exact_states:
         How many states needed exact rate evaluation.
+    up_rates:
+        ``(S,)`` the sum of the intensities of the transitions that raise the total
+        ``sum(n)``, kept by :meth:`release`.
     """
 
     states: np.ndarray
-    rates: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    rates: np.ndarray | None
+    target: np.ndarray | None
     exact_states: int
+    up_rates: np.ndarray | None = None
+
+    def release(self, up: np.ndarray) -> None:
+        """Keep the sum of the intensities of the transitions ``up`` (a mask) per state
+        and drop the intensities and the targets (the generator holds them now)."""
+        assert self.rates is not None
+        self.up_rates = self.rates[:, up].sum(axis=1) if up.any() else np.zeros(len(self.states))
+        self.rates = self.target = None
 
 
 @dataclass
 class _Frontier:
     """The breadth-first search's growable arrays, :func:`explore`'s arguments from
     ``states`` to ``ctr``: the states found, their intensities and whether those are
-    evaluated, the hash table of the states, the generator's entries found and the
-    counters ``(head, tail, nnz)``."""
+    evaluated, the hash table of the states, the targets of the jumps found and the
+    counters ``(head, tail, nnz, evaluated, since the last pause)``."""
 
     states: np.ndarray
     R: np.ndarray
     done: np.ndarray
     table: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    target: np.ndarray
     ctr: np.ndarray
 
     @classmethod
@@ -582,10 +593,10 @@ class _Frontier:
             states=states,
             R=np.zeros((cap, nt)),
             done=np.zeros(cap, dtype=np.uint8),
-            table=rehash(states, 1, _pow2(4 * cap)),
-            rows=np.empty(cap * nt, dtype=np.int64),
-            cols=np.empty(cap * nt, dtype=np.int64),
-            vals=np.empty(cap * nt),
+            table=rehash(states, 1, _pow2(2 * cap)),
+            # written row by row as the search reaches each state: pages never
+            # reached are never touched
+            target=np.empty((cap, nt), dtype=np.int32),
             ctr=np.array([0, 1, 0, 0, 0], dtype=np.int64),
         )
 
@@ -617,10 +628,9 @@ class _Frontier:
         self.states = _grow(self.states, cap)
         self.R = _grow(self.R, cap)
         self.done = _grow(self.done, cap)
-        self.rows = _grow(self.rows, cap * nt)
-        self.cols = _grow(self.cols, cap * nt)
-        self.vals = _grow(self.vals, cap * nt)
-        self.table = rehash(self.states, int(self.ctr[1]), _pow2(4 * cap))
+        self.target = _grow(self.target, cap)
+        self.table = None  # type: ignore[assignment]  # the old table goes first
+        self.table = rehash(self.states, int(self.ctr[1]), _pow2(2 * cap))
 
 
 def reachable(
@@ -644,8 +654,10 @@ def reachable(
     nt = jumps.shape[0]
     N = lattice.N
     # sized before allocation: the lattice's own bound on the number of states
-    # (exact for the monotone and simplex kinds), capped by the memory limit
-    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, 1 << 21))
+    # (exact for the monotone and simplex kinds: then allocated at once, since pages
+    # never reached are never touched), capped by the memory limit
+    first = lattice.bound(b) if lattice.kind in ("monotone", "simplex") else 1 << 21
+    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, max(first, 1 << 21)))
     work = _Frontier.allocate(np.asarray(start), cap, nt)
     kind = KIND_CODES[lattice.kind]
     n_exact = 0
@@ -701,15 +713,19 @@ def reachable(
             f"declared state space {lattice.describe(b)}; the model's transitions and its "
             "state space disagree."
         )
-    S, nnz = int(work.ctr[1]), int(work.ctr[2])
+    S = int(work.ctr[1])
+    work.table = None  # type: ignore[assignment]  # not needed any more: memory back
     return Reachable(
-        states=np.ascontiguousarray(work.states[:S]),
-        rates=np.ascontiguousarray(work.R[:S]),
-        rows=work.rows[:nnz],
-        cols=work.cols[:nnz],
-        vals=work.vals[:nnz],
+        states=_shrink(work.states, S),
+        rates=_shrink(work.R, S),
+        target=_shrink(work.target, S),
         exact_states=n_exact,
     )
+
+
+def _shrink(a: np.ndarray, rows: int) -> np.ndarray:
+    """The first ``rows`` rows of ``a`` (a view, contiguous: no copy at the peak)."""
+    return a[:rows]
 
 
 def _pow2(n: int) -> int:

@@ -9,8 +9,6 @@ system: with ``c_k = n_k + b - k`` (strictly decreasing),
 ``rank(n) = sum_k C(c_k, b - k + 1)`` is a bijection onto ``0 .. C(N + b, b) - 1``.
 The states are returned sorted by *level* (total ``sum_k n_k``), the ordering in
 which arrivals (+1) and departures (-1) make the generator block tridiagonal.
-:func:`rates_batch` evaluates a model's intensities on an array of states (by the
-model's generated loop, :mod:`numeric.exact.rate_blocks`).
 The reachable states of any model are found by :func:`numeric.exact.lattice.reachable`.
 """
 
@@ -108,36 +106,3 @@ def monotone_states(N: int, b: int) -> StateSpace:
     by_rank = _enumerate_monotone(N, b, binom, total)
     order = np.argsort(by_rank.sum(axis=1), kind="stable")
     return StateSpace(N=N, states=np.ascontiguousarray(by_rank[order]))
-
-
-def rates_batch(model, states: np.ndarray, N: int, p: np.ndarray, nt: int) -> np.ndarray:
-    """``R[i, t] = beta_t(states[i] / N)`` from the model's generated rate loop
-    (:mod:`numeric.exact.rate_blocks`, compiled once per model and cached), with the
-    rounding-level negatives set to zero (:func:`clamp_rounding`)."""
-    from numeric.exact.rate_blocks import rates_of
-
-    R, bad = rates_of(model, states, N, p, nt)
-    if bad >= 0:
-        raise ZeroDivisionError(f"the intensities raised at state {states[bad].tolist()}")
-    return clamp_rounding(R)
-
-
-@numba.njit(cache=True)
-def clamp_rounding(R):
-    """``R`` with each negative intensity of rounding size set to zero, in place.
-
-    A rate that is zero in exact arithmetic can come out as -1e-16 (e.g. the
-    product (N s - j) / (N - j) of sampling without replacement at s = n/N):
-    rounding-level negatives (at most 256 ulps of the row's largest intensity,
-    or of 1) are zeros; larger ones are left for the caller to refuse.
-    """
-    S, nt = R.shape
-    for i in range(S):
-        scale = 1.0
-        for t in range(nt):
-            if abs(R[i, t]) > scale:
-                scale = abs(R[i, t])
-        for t in range(nt):
-            if R[i, t] < 0.0 and R[i, t] > -256.0 * 2.220446049250313e-16 * scale:
-                R[i, t] = 0.0
-    return R
