@@ -22,47 +22,58 @@ import scipy.sparse as sps
 from mfstein.jit import numba
 
 
+@numba.njit(inline="always", cache=True)
+def _repeated(target, i, t):
+    """Whether transition ``t`` of state ``i`` leads where an earlier one does."""
+    for u in range(t):
+        if target[i, u] == target[i, t]:
+            return True
+    return False
+
+
 @numba.njit(cache=True)
-def _row_lengths(target, S):
-    """Entries per row of ``Q^T`` (the diagonal, and one per distinct source)."""
-    nt = target.shape[1]
-    count = np.ones(S, np.int64)
-    last = np.full(S, -1, np.int64)
+def _row_lengths(target, counts):
+    """``counts[j + 1]``: entries of row ``j`` of ``Q^T`` (the diagonal, and one per
+    distinct source)."""
+    S, nt = target.shape[0], target.shape[1]
+    for j in range(S):
+        counts[j + 1] = 1
     for i in range(S):
         for t in range(nt):
             j = target[i, t]
-            if j >= 0 and last[j] != i:
-                last[j] = i
-                count[j] += 1
-    return count
+            if j >= 0 and not _repeated(target, i, t):
+                counts[j + 1] += 1
 
 
 @numba.njit(cache=True)
 def _fill(target, R, N, indptr, indices, data, exit_rate):
-    """Fill ``Q^T`` row by row in ascending columns (sources are visited in order)."""
+    """Fill ``Q^T`` row by row in ascending columns (sources are visited in order),
+    with ``indptr[j]`` as row ``j``'s cursor, shifted back to the row starts at the end."""
     S, nt = target.shape[0], target.shape[1]
-    pos = indptr[:-1].copy()
     for i in range(S):
         q = 0.0
         for t in range(nt):
             if target[i, t] >= 0:
                 q += N * R[i, t]
         exit_rate[i] = q
-        d = pos[i]
+        d = indptr[i]
         indices[d] = i
         data[d] = -q
-        pos[i] = d + 1
+        indptr[i] = d + 1
         for t in range(nt):
             j = target[i, t]
             if j < 0:
                 continue
-            w = pos[j]
-            if w > indptr[j] and indices[w - 1] == i:
-                data[w - 1] += N * R[i, t]  # a second transition between the same states
+            if _repeated(target, i, t):
+                data[indptr[j] - 1] += N * R[i, t]  # two transitions between the same states
             else:
+                w = indptr[j]
                 indices[w] = i
                 data[w] = N * R[i, t]
-                pos[j] = w + 1
+                indptr[j] = w + 1
+    for j in range(S, 0, -1):
+        indptr[j] = indptr[j - 1]
+    indptr[0] = 0
 
 
 def transposed_generator(
@@ -71,10 +82,9 @@ def transposed_generator(
     """``(Q^T, q)``: the transposed generator (CSR, int32 columns ascending within
     rows) and the exit rates ``q_i = sum_t N R[i, t]`` over the jumps that exist."""
     S = target.shape[0]
-    count = _row_lengths(target, S)
     indptr = np.zeros(S + 1, dtype=np.int64)
-    np.cumsum(count, out=indptr[1:])
-    del count
+    _row_lengths(target, indptr)
+    np.cumsum(indptr, out=indptr)
     nnz = int(indptr[-1])
     index_type = np.int32 if max(S, nnz) < 2**31 else np.int64
     indices = np.empty(nnz, dtype=index_type)

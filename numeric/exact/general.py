@@ -82,7 +82,7 @@ def _closed_classes(QT: Any) -> tuple[np.ndarray, int]:
     n, labels = connected_components(QT, directed=True, connection="strong")
     out_of = leaving(QT.indptr, QT.indices, labels, n)
     closed = np.flatnonzero(~out_of)
-    out = np.full(S, -1, dtype=np.int64)
+    out = np.full(S, -1, dtype=np.int32)
     for c, lab in enumerate(closed):
         out[labels == lab] = c
     return out, int(closed.shape[0])
@@ -283,7 +283,7 @@ class Chain:
         exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
             p64 = np.array([float(f) for f in exact.fractions])
-        per_state = bytes_per_state(b, nt) + 8 * nt + 40
+        per_state = bytes_per_state(b, nt)
         max_states = max(1, memory_limit_bytes(memory_limit) // per_state)
         notes = list(lattice.notes)
         return cls(placement, kern, exact, p64, max_states, notes)
@@ -334,6 +334,7 @@ class Chain:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
         (the recurrent state nearest ``centre``)."""
         from numeric.exact.assembly import transposed_generator
+        from numeric.exact.fused import nearest
         from numeric.exact.lattice import reachable
 
         bound = self.lattice.bound(self.model.b)
@@ -358,9 +359,7 @@ class Chain:
         if (classes < 0).any():
             self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
         # pin the balance equation of a probable recurrent state
-        recurrent = np.flatnonzero(classes == 0)
-        dist = ((reach.states[recurrent] - centre) ** 2).sum(axis=1)
-        r = int(recurrent[np.argmin(dist)])
+        r = int(nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
         return reach, QT, classes, exit_rate, r
 
 

@@ -184,6 +184,7 @@ def solve_krylov(
 
         bar = tqdm(desc=solver, unit="it", file=sys.stderr, leave=False)
     mon = _Monitor(QT, x, tol, check_every, max_iter, patience, bar)
+    del x, x0  # the monitor holds the start: one vector less once it has a better one
     try:
         _runs(solver, sweep, mon, max_iter)
     finally:
@@ -193,6 +194,13 @@ def solve_krylov(
     return Stationary(
         pi=pi, residual=residual(QT, pi), method=solver, iterations=mon.its, history=mon.history
     )
+
+
+def _normalised_residual(QT: sps.csr_matrix, x: np.ndarray) -> float:
+    """``residual(QT, normalise(x))`` in one compiled pass, with no temporary vector."""
+    from numeric.exact import fused
+
+    return float(fused.normalised_residual(QT.indptr, QT.indices, QT.data, x))
 
 
 def _sorted(QT: sps.csr_matrix) -> sps.csr_matrix:
@@ -212,7 +220,6 @@ class _Sweep:
 
     QT: sps.csr_matrix
     r: int
-    diag: np.ndarray
 
     @property
     def arrays(self) -> tuple[Any, ...]:
@@ -232,7 +239,7 @@ class _Sweep:
 
         def precondition(v: np.ndarray) -> np.ndarray:
             out = np.empty(S)
-            fused.sgs_in_place(ip, ix, dx, self.diag, r, np.ascontiguousarray(v).ravel(), out)
+            fused.sgs_in_place(ip, ix, dx, r, np.ascontiguousarray(v).ravel(), out)
             return out
 
         return (
@@ -245,9 +252,7 @@ def _preconditioner(QT: sps.csr_matrix, r: int) -> _Sweep:
     """The pinned system of ``QT`` (sorted rows) and its preconditioner ``M = (D + L)
     D^-1 (D + U)`` of ``A``: one symmetric Gauss--Seidel sweep, forward along the
     entries left of the diagonal, backward along those right of it."""
-    from numeric.exact import fused
-
-    return _Sweep(QT, r, fused.diagonal(QT.indptr, QT.indices, QT.data, r))
+    return _Sweep(QT, r)
 
 
 class _Monitor:
@@ -272,7 +277,7 @@ class _Monitor:
     ) -> None:
         self.QT, self.tol, self.bar = QT, tol, bar
         self.check_every, self.max_iter, self.patience = check_every, max_iter, patience
-        res0 = residual(QT, normalise(x))
+        res0 = _normalised_residual(QT, x)
         # its: iterations so far; since: since the last check; best, x: the best iterate;
         # mark: a residual the run must halve, at_mark: the iteration it was set
         self.its, self.since, self.best, self.x = 0, 0, res0, x
@@ -290,7 +295,7 @@ class _Monitor:
         self.since = 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
             raise _Done
-        res = residual(self.QT, normalise(xk))
+        res = _normalised_residual(self.QT, xk)
         self.history.append(res)
         if self.bar is not None:
             self.bar.set_postfix(residual=f"{res:.1e}")
@@ -341,11 +346,11 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
     ip, ix, dx = sweep.arrays
     S, r = sweep.QT.shape[0], sweep.r
     x = mon.x.copy()
-    res, rhat, p, v, ph, sh, t = (np.empty(S) for _ in range(7))
+    res, rhat, p, v, h, t = (np.empty(S) for _ in range(6))
     fused.start(ip, ix, dx, r, x, res, rhat, p, v)
     sc = np.ones(3)
     for _ in range(iterations):
-        norm = fused.step(ip, ix, dx, sweep.diag, r, x, res, rhat, p, v, ph, sh, t, sc)
+        norm = fused.step(ip, ix, dx, r, x, res, rhat, p, v, h, t, sc)
         if norm < 0.0:
             break  # a breakdown: x is the last iterate
         mon.check(x, 1)
@@ -373,6 +378,12 @@ def gaussian_start(
     vals = np.linalg.eigvalsh(0.5 * (W + W.T))
     if vals.size == 0 or vals.max() <= 0 or vals.min() < -1e-8 * vals.max():
         return None
-    y = (np.asarray(states, dtype=np.float64) - np.asarray(centre, dtype=np.float64)) / np.sqrt(N)
-    q = np.einsum("ij,jk,ik->i", y, np.linalg.pinv(W, rcond=1e-10, hermitian=True), y)
-    return np.exp(-0.5 * (q - q.min()))
+    from numeric.exact import fused
+
+    inverse = np.linalg.pinv(W, rcond=1e-10, hermitian=True)
+    q = fused.quadratic_forms(
+        np.ascontiguousarray(states), np.asarray(centre, dtype=np.float64), float(N), inverse
+    )
+    q -= q.min()
+    q *= -0.5
+    return np.exp(q, out=q)
