@@ -163,7 +163,9 @@ def solve_krylov(
         Start, proportional to a guess of ``pi`` (non-negative, positive at
         ``r``; see :func:`gaussian_start`); default all ones.  A guess close to
         ``pi`` shortens the plateau (80 instead of 260 iterations for the
-        supermarket with ``b = 3``, ``N = 240``).
+        supermarket with ``b = 3``, ``N = 240``).  A float64 ``x0`` is scaled in
+        place to ``x0 / x0[r]`` (a proportional start: a later solve from it is
+        the same).
     progress:
         Show a tqdm bar on standard error with the residual after each check.
     """
@@ -177,7 +179,8 @@ def solve_krylov(
         x0 = np.asarray(x0, dtype=np.float64).ravel()
         if x0.shape != (S,) or not (np.all(np.isfinite(x0)) and np.all(x0 >= 0) and x0[r] > 0):
             raise ValueError("x0 must hold one finite non-negative value per state, > 0 at r")
-        x = x0 / x0[r]
+        x = x0
+        x /= x0[r]  # in place: a chain of millions of states keeps one vector less
     bar = None
     if progress:
         from tqdm import tqdm
@@ -281,6 +284,7 @@ class _Monitor:
         # its: iterations so far; since: since the last check; best, x: the best iterate;
         # mark: a residual the run must halve, at_mark: the iteration it was set
         self.its, self.since, self.best, self.x = 0, 0, res0, x
+        self.own = False  # whether self.x is the monitor's own buffer
         self.mark, self.at_mark = res0, 0
         self.history: list[float] = [res0]
 
@@ -300,7 +304,11 @@ class _Monitor:
         if self.bar is not None:
             self.bar.set_postfix(residual=f"{res:.1e}")
         if res < self.best:
-            self.best, self.x = res, xk.copy()
+            if self.own:  # the best iterate's buffer is reused: no second copy at the peak
+                np.copyto(self.x, xk)
+            else:
+                self.x, self.own = xk.copy(), True
+            self.best = res
         if res <= 0.5 * self.mark:
             self.mark, self.at_mark = res, self.its
         stalled = self.its - self.at_mark >= self.patience
