@@ -18,9 +18,12 @@ declares (:class:`derive.spec.ModelInfo`):
   (:func:`round_to_lattice`);
 * the states are those reachable from the start through transitions of
   positive rate, found by a compiled breadth-first search
-  (:func:`explore`) that assembles the generator's off-diagonal entries on the
-  way.  States are kept in an open-addressing hash table keyed by the vector
-  itself, so no mixed-radix code (and no ``(N + 1)^b < 2^63`` limit) is needed.
+  (:func:`explore`, compiled once and cached: the intensities come from the
+  model's generated loop, :mod:`numeric.exact.rate_blocks`, one layer at a
+  time) that records the target of every jump on the way
+  (:mod:`numeric.exact.assembly` writes ``Q^T`` from them).  States are kept
+  in an open-addressing hash table keyed by the vector itself, so no
+  mixed-radix code (and no ``(N + 1)^b < 2^63`` limit) is needed.
 
 Exact rates.  Intensities are evaluated in float64 by the model's generated
 kernel ``rates_into``.  Round-off can turn an exact zero into ``+-1e-17``
