@@ -569,8 +569,11 @@ class Reachable:
         """Keep the sum of the intensities of the transitions ``up`` (a mask) per state
         and drop the intensities and the targets (the generator holds them now)."""
         assert self.rates is not None
-        self.up_rates = self.rates[:, up].sum(axis=1) if up.any() else np.zeros(len(self.states))
-        self.rates = self.target = None
+        self.target = None  # first: the generator's peak is the search's arrays and Q^T
+        total = np.zeros(len(self.states))
+        for t in np.flatnonzero(up):
+            total += self.rates[:, t]  # column by column: no (S, n_up) copy at the peak
+        self.up_rates, self.rates = total, None
 
 
 @dataclass
