@@ -454,7 +454,7 @@ def issue_probes() -> list[Probe]:
         P("size b", ["refined", "--lam", "0.9", "--N", "10", "--b", "1000000"], (INPUT,)),
         P("size b", [*TABLE_BASE, "--b", "1000000"], (INPUT,)),
         P("size b", ["exact", "--N", "2", "--lam", "0.9", "--b", "1000000"], (INPUT,)),
-        P("size N", ["exact", "--N", "10000000", "--lam", "0.9", "--b", "1"], (INPUT,)),
+        P("size N", ["exact", "--N", "30000000", "--lam", "0.9", "--b", "1"], (INPUT,)),
         P("size N", ["exact", "--N", "100000", "--lam", "0.9", "--b", "200"], (INPUT,)),
         P("size d", [*SIM_BASE, "--d", "1000000"], (INPUT,)),
         P("size d", ["bound", "--lam", "0.5", "--N", "10", "--d", "1"], (INPUT, OK)),
@@ -2470,6 +2470,24 @@ def issue37_plain32_probes() -> list[Probe]:
     ]  # fmt: skip
 
 
+def issue37_exact34_probes() -> list[Probe]:
+    """Issue 34 (exact chains compiled once, compact, to 20 million states): the size
+    limit is refused in one sentence naming it; the compiled BiCGSTAB answers through
+    the command line to its residual target, and the general chain (the search and
+    the model's cached rate loop) answers a model with a conservation law."""
+    sir = ["--model", "sir", "--param", "beta=3", "--param", "gamma=1", "--param", "rho=0.5"]
+    sir += ["--param", "a=0.1"]
+    return [
+        Probe("issue34 exact", ["exact", "--N", "500", "--lam", "0.9", "--b", "3"], (INPUT,),
+              check=_one_line_mentioning("20,000,000")),
+        Probe("issue34 exact",
+              ["exact", "--N", "30", "--lam", "0.9", "--b", "3", "--method", "bicgstab", "--json"],
+              (OK,), check=_json_field_is("residual", lambda v: 0 <= float(v) <= 1e-11)),
+        Probe("issue34 exact", ["exact", *sir, "--N", "60", "--json"], (OK,),
+              check=_json_field_is("states", lambda v: v == 1891)),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2504,6 +2522,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_het33_probes(),
         *issue37_cold34_probes(),
         *issue37_plain32_probes(),
+        *issue37_exact34_probes(),
     ]
 
 

@@ -142,10 +142,11 @@ DERIVE_OBJECT_MAX_B = {
 }
 
 #: The exact solver: states of the largest chain it accepts.  Measured on a
-#: two-core machine (benchmarks/bench_exact_large.py): the supermarket chain
-#: with b = 3, N = 320 (5.6 million states) solves in about a minute in 3.8 GB;
-#: b = 4, N = 100 (4.6 million) in 55 s; b = 10, N = 15 (3.3 million) in 42 s.
-EXACT_MAX_STATES = 6_000_000
+#: two-core machine (benchmarks/bench_exact_scale.py, issue 34): the supermarket
+#: chain with b = 3 at N = 320 (5.6 million states) peaks at about 250 bytes per
+#: state (1.4 GB with the interpreter's own), N = 420 (12.5 million) is answered;
+#: 20 million states fit in about 5 GB.
+EXACT_MAX_STATES = 20_000_000
 #: The exact solver's default tolerance on the stationary mass a truncation it chooses
 #: cuts (an unbounded state space without ``truncation=``), and the allowed range of
 #: ``truncation_tol`` / ``--truncation-tol`` (below 1e-15 the float64 law cannot

@@ -70,19 +70,19 @@ def _param_text(v: Any) -> str:
     return str(v).strip()
 
 
-def _closed_classes(S: int, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, int]:
+def _closed_classes(QT: Any) -> tuple[np.ndarray, int]:
     """Labels of the closed communicating classes (``-1`` for transient states) and
-    their number."""
-    import scipy.sparse as sps
+    their number, from the transposed generator (CSR: row ``j``, column ``i`` is the
+    jump ``i -> j``; reversing every edge keeps the strong components)."""
     from scipy.sparse.csgraph import connected_components
 
-    A = sps.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(S, S))
-    n, labels = connected_components(A, directed=True, connection="strong")
-    leaving = np.zeros(n, dtype=bool)
-    cross = labels[rows] != labels[cols]
-    leaving[labels[rows[cross]]] = True
-    closed = np.flatnonzero(~leaving)
-    out = np.full(S, -1, dtype=np.int64)
+    from numeric.exact.assembly import leaving
+
+    S = QT.shape[0]
+    n, labels = connected_components(QT, directed=True, connection="strong")
+    out_of = leaving(QT.indptr, QT.indices, labels, n)
+    closed = np.flatnonzero(~out_of)
+    out = np.full(S, -1, dtype=np.int32)
     for c, lab in enumerate(closed):
         out[labels == lab] = c
     return out, int(closed.shape[0])
@@ -188,13 +188,19 @@ def stationary_checked(
 COMPILE_SECONDS = 3.0
 
 
-def _announce_compile(kern: Any) -> None:
+def _announce_compile(model: Any) -> None:
     """The one line of :func:`mfstein.jit.announce_compile` before a first run of the
-    model's generated numba kernels ``kern`` (their rate kernel stands for them all:
-    they are compiled and cached together)."""
+    exact solver's compiled code for ``model``: its generated kernel ``rates_into``,
+    its generated rate loop (:mod:`numeric.exact.rate_blocks`) and the search
+    (:func:`numeric.exact.lattice.explore`, compiled once per installation)."""
     from mfstein import jit
+    from numeric.exact.lattice import explore
+    from numeric.exact.rate_blocks import rate_module
 
-    seconds = jit.first_compile_seconds(COMPILE_SECONDS, kern.rates_into)
+    kern = model.kernels("numba")
+    seconds = jit.first_compile_seconds(
+        COMPILE_SECONDS, kern.rates_into, rate_module(model).rates_block, explore
+    )
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
@@ -277,7 +283,7 @@ class Chain:
         exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
             p64 = np.array([float(f) for f in exact.fractions])
-        per_state = bytes_per_state(b, nt) + 8 * nt + 40
+        per_state = bytes_per_state(b, nt)
         max_states = max(1, memory_limit_bytes(memory_limit) // per_state)
         notes = list(lattice.notes)
         return cls(placement, kern, exact, p64, max_states, notes)
@@ -298,7 +304,7 @@ class Chain:
 
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
         if progress:
-            _announce_compile(self.kern)
+            _announce_compile(self.model)
         if self.last is not None and self.last[0] == key:
             # asked again (a tighter target): the same chain, from the last answer
             _, reach, QT, classes, exit_rate, r, x0 = self.last
@@ -327,8 +333,8 @@ class Chain:
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
         (the recurrent state nearest ``centre``)."""
-        import scipy.sparse as sps
-
+        from numeric.exact.assembly import transposed_generator
+        from numeric.exact.fused import nearest
         from numeric.exact.lattice import reachable
 
         bound = self.lattice.bound(self.model.b)
@@ -336,9 +342,10 @@ class Chain:
             self.kern, self.exact, self.lattice, self.p64, self.start,
             min(self.max_states, max(bound, 1)),
         )  # fmt: skip
-        S = reach.states.shape[0]
+        QT, exit_rate = transposed_generator(reach.target, reach.rates, self.N)
+        reach.release(np.asarray(self.kern.jumps).sum(axis=1) > 0)
         signals.check()  # each phase below takes seconds at millions of states
-        classes, n_closed = _closed_classes(S, reach.rows, reach.cols)
+        classes, n_closed = _closed_classes(QT)
         signals.check()
         if n_closed != 1:
             ex = [
@@ -351,17 +358,8 @@ class Chain:
             )
         if (classes < 0).any():
             self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
-        indptr = np.zeros(S + 1, dtype=np.int64)
-        np.cumsum(np.bincount(reach.rows, minlength=S), out=indptr[1:])
-        off = sps.csr_matrix((reach.vals, reach.cols, indptr), shape=(S, S))
-        exit_rate = np.asarray(off.sum(axis=1)).ravel()
-        QT = (off.T - sps.diags(exit_rate)).tocsr()
-        QT.sort_indices()
-        signals.check()
         # pin the balance equation of a probable recurrent state
-        recurrent = np.flatnonzero(classes == 0)
-        dist = ((reach.states[recurrent] - centre) ** 2).sum(axis=1)
-        r = int(recurrent[np.argmin(dist)])
+        r = int(nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
         return reach, QT, classes, exit_rate, r
 
 
@@ -683,8 +681,7 @@ def _statistics(ch: Chain, reach: Any, pi: np.ndarray, mf: Any) -> dict[str, Any
     b = ch.model.b
     s_star = np.full(b, np.nan) if mf is None else _floats(mf.s_star)
     out = law_moments(reach.states, pi, ch.N, s_star)
-    up = ch.kern.jumps.sum(axis=1) > 0
-    up_rate = float(pi @ reach.rates[:, up].sum(axis=1)) if up.any() else 0.0
+    up_rate = float(pi @ reach.up_rates)
     pmf = mean_jobs = blocking = None
     if ch.lattice.kind == "monotone":
         pmf = queue_length_pmf(out["mean"])

@@ -18,9 +18,12 @@ declares (:class:`derive.spec.ModelInfo`):
   (:func:`round_to_lattice`);
 * the states are those reachable from the start through transitions of
   positive rate, found by a compiled breadth-first search
-  (:func:`explore`) that assembles the generator's off-diagonal entries on the
-  way.  States are kept in an open-addressing hash table keyed by the vector
-  itself, so no mixed-radix code (and no ``(N + 1)^b < 2^63`` limit) is needed.
+  (:func:`explore`, compiled once and cached: the intensities come from the
+  model's generated loop, :mod:`numeric.exact.rate_blocks`, one layer at a
+  time) that records the target of every jump on the way
+  (:mod:`numeric.exact.assembly` writes ``Q^T`` from them).  States are kept
+  in an open-addressing hash table keyed by the vector itself, so no
+  mixed-radix code (and no ``(N + 1)^b < 2^63`` limit) is needed.
 
 Exact rates.  Intensities are evaluated in float64 by the model's generated
 kernel ``rates_into``.  Round-off can turn an exact zero into ``+-1e-17``
@@ -350,8 +353,8 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
 # ---------------------------------------------------------------------------
 # compiled breadth-first search with on-the-fly assembly
 # ---------------------------------------------------------------------------
-#: Status codes of :func:`_explore`.
-DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED = range(6)
+#: Status codes of :func:`explore`.
+DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED, RATES = range(7)
 #: States :func:`explore` processes per call before it returns :data:`PAUSED`: compiled
 #: code does not see Ctrl-C, so the search hands control back to Python this often
 #: (a few milliseconds each) and an interruption takes effect at once.
@@ -390,8 +393,9 @@ def _find_or_insert(table, states, tail, b, mask):
 
 @numba.njit(cache=True)
 def rehash(states, count, capacity):
-    """A fresh hash table of ``capacity`` slots (a power of two) for ``states[:count]``."""
-    table = np.zeros(capacity, dtype=np.int64)
+    """A fresh hash table of ``capacity`` slots (a power of two) for ``states[:count]``
+    (32-bit: a state's index + 1; the search stops far below ``2^31`` states)."""
+    table = np.zeros(capacity, dtype=np.int32)
     b = states.shape[1]
     mask = capacity - 1
     for i in range(count):
@@ -420,19 +424,15 @@ def _inside(states, row, kind, upper, total):
     return 1
 
 
-@numba.njit
+@numba.njit(cache=True)
 def explore(
-    rates_into,
-    p,
     N,
     jumps,
     states,
     R,
     done,
     table,
-    rows,
-    cols,
-    vals,
+    target,
     ctr,
     kind,
     upper,
@@ -442,40 +442,42 @@ def explore(
 ):
     """Breadth-first search from ``states[0]`` over jumps of positive intensity.
 
-    Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail), writing each state's
-    intensities into ``R`` and the generator's off-diagonal entries
-    ``(i, j, N beta_t(n_i / N))`` into ``rows``, ``cols``, ``vals`` (``ctr[2]``
-    of them).  Returns ``(status, i, t)``: :data:`DONE`; :data:`AMBIG` when an
-    intensity of state ``i`` needs exact evaluation (the caller fills ``R[i]``,
-    sets ``done[i]`` and calls again); :data:`FULL` when the arrays must grow;
-    :data:`OUTSIDE` / :data:`UNBOUNDED` when transition ``t`` of state ``i``
-    leaves the state space / exceeds the guard; :data:`PAUSED` after ``budget``
-    states (the caller calls again: the search goes on where it stopped).
+    Processes states ``ctr[0] .. ctr[1] - 1`` (head, tail) whose intensities
+    ``R[i]`` are evaluated (those below ``ctr[3]``; the model's own loop,
+    :mod:`numeric.exact.rate_blocks`, fills the rest when asked by
+    :data:`RATES`), writing the index ``j`` of the state each jump leads to
+    into ``target[i, t]`` (``-1`` where there is no jump; the generator's entry
+    is ``N R[i, t]``, :mod:`numeric.exact.assembly`; ``ctr[2]`` counts them).
+    Returns ``(status, i, t)``: :data:`DONE`; :data:`RATES` when the next state's
+    intensities are not evaluated yet (the caller evaluates states
+    ``ctr[3] .. ctr[1] - 1``, sets ``ctr[3] = ctr[1]`` and calls again);
+    :data:`AMBIG` when an intensity of state ``i`` needs exact evaluation (the
+    caller fills ``R[i]``, sets ``done[i]`` and calls again); :data:`FULL` when
+    the arrays must grow; :data:`OUTSIDE` / :data:`UNBOUNDED` when transition
+    ``t`` of state ``i`` leaves the state space / exceeds the guard;
+    :data:`PAUSED` after ``budget`` states since the last pause (``ctr[4]``
+    counts them; the caller calls again: the search goes on where it stopped).
+    The model is not an argument, so this function is compiled once and cached.
     """
     b = states.shape[1]
     nt = jumps.shape[0]
     cap = states.shape[0]
     mask = table.shape[0] - 1
-    s = np.empty(b)
-    head, tail, nnz = ctr[0], ctr[1], ctr[2]
+    head, tail, nnz, rated, since = ctr[0], ctr[1], ctr[2], ctr[3], ctr[4]
     status, bad_i, bad_t = 0, -1, -1
-    limit = head + budget
     while head < tail:
         i = head
-        if head >= limit:
+        if since >= budget:
             status = 5
+            since = 0
             break
-        if tail + nt > cap or nnz + nt > rows.shape[0] or 2 * (tail + nt) > table.shape[0]:
+        if i >= rated:
+            status = 6
+            break
+        if tail + nt > cap or 2 * (tail + nt) > table.shape[0]:
             status = 2
             break
         if done[i] == 0:
-            for k in range(b):
-                s[k] = states[i, k] / N
-            try:
-                rates_into(s, p, R[i])
-            except Exception:  # a division by zero: the exact evaluation decides
-                status, bad_i, bad_t = 1, i, 0
-                break
             m = 0.0
             for t in range(nt):
                 a = abs(R[i, t])
@@ -493,6 +495,7 @@ def explore(
             done[i] = 1
         stop = False
         for t in range(nt):
+            target[i, t] = -1
             r = R[i, t]
             if r <= 0.0:
                 continue
@@ -518,17 +521,18 @@ def explore(
             if j == tail:
                 done[tail] = 0
                 tail += 1
-            rows[nnz] = i
-            cols[nnz] = j
-            vals[nnz] = N * r
+            target[i, t] = j
             nnz += 1
         if stop:
             # undo this state's partial entries so that a retry is clean
-            while nnz > 0 and rows[nnz - 1] == i:
-                nnz -= 1
+            for t in range(nt):
+                if target[i, t] >= 0:
+                    target[i, t] = -1
+                    nnz -= 1
             break
         head += 1
-    ctr[0], ctr[1], ctr[2] = head, tail, nnz
+        since += 1
+    ctr[0], ctr[1], ctr[2], ctr[3], ctr[4] = head, tail, nnz, rated, since
     return status, bad_i, bad_t
 
 
@@ -542,35 +546,48 @@ class Reachable:
         ``(S, b)`` int64, in breadth-first order from the start (index 0).
     rates:
         ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
-        exact; blocked and self-loop transitions zeroed).
-    rows, cols, vals:
-        Off-diagonal generator entries ``Q[rows, cols] = vals`` (rows ascending).
+        exact; blocked and self-loop transitions zeroed); ``None`` once the
+        generator is assembled (:meth:`release`).
+    target:
+        ``(S, n_transitions)`` int32: the index of the state transition ``t`` leads
+        to, ``-1`` for none (the generator's entry is ``N rates[i, t]``,
+        :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
     exact_states:
         How many states needed exact rate evaluation.
+    up_rates:
+        ``(S,)`` the sum of the intensities of the transitions that raise the total
+        ``sum(n)``, kept by :meth:`release`.
     """
 
     states: np.ndarray
-    rates: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    rates: np.ndarray | None
+    target: np.ndarray | None
     exact_states: int
+    up_rates: np.ndarray | None = None
+
+    def release(self, up: np.ndarray) -> None:
+        """Keep the sum of the intensities of the transitions ``up`` (a mask) per state
+        and drop the intensities and the targets (the generator holds them now)."""
+        assert self.rates is not None
+        self.target = None  # first: the generator's peak is the search's arrays and Q^T
+        total = np.zeros(len(self.states))
+        for t in np.flatnonzero(up):
+            total += self.rates[:, t]  # column by column: no (S, n_up) copy at the peak
+        self.up_rates, self.rates = total, None
 
 
 @dataclass
 class _Frontier:
     """The breadth-first search's growable arrays, :func:`explore`'s arguments from
     ``states`` to ``ctr``: the states found, their intensities and whether those are
-    evaluated, the hash table of the states, the generator's entries found and the
-    counters ``(head, tail, nnz)``."""
+    evaluated, the hash table of the states, the targets of the jumps found and the
+    counters ``(head, tail, nnz, evaluated, since the last pause)``."""
 
     states: np.ndarray
     R: np.ndarray
     done: np.ndarray
     table: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    target: np.ndarray
     ctr: np.ndarray
 
     @classmethod
@@ -582,12 +599,31 @@ class _Frontier:
             states=states,
             R=np.zeros((cap, nt)),
             done=np.zeros(cap, dtype=np.uint8),
-            table=rehash(states, 1, _pow2(4 * cap)),
-            rows=np.empty(cap * nt, dtype=np.int64),
-            cols=np.empty(cap * nt, dtype=np.int64),
-            vals=np.empty(cap * nt),
-            ctr=np.array([0, 1, 0], dtype=np.int64),
+            table=rehash(states, 1, _pow2(2 * cap)),
+            # written row by row as the search reaches each state: pages never
+            # reached are never touched
+            target=np.empty((cap, nt), dtype=np.int32),
+            ctr=np.array([0, 1, 0, 0, 0], dtype=np.int64),
         )
+
+    def rate(self, model: Any, N: int, p: np.ndarray, exact: ExactRates) -> int:
+        """Evaluate the intensities of the states found but not evaluated yet (by the
+        model's generated loop, :mod:`numeric.exact.rate_blocks`; exactly where float64
+        raised); returns how many states needed the exact evaluation."""
+        from numeric.exact.rate_blocks import rate_module
+
+        block = rate_module(model).rates_block
+        lo, hi, n_exact = int(self.ctr[3]), int(self.ctr[1]), 0
+        while lo < hi:
+            bad = int(block(self.states, lo, hi, N, p, self.R))
+            if bad < 0:
+                break
+            self.R[bad] = exact(self.states[bad], N)  # a division by zero: exactly
+            self.done[bad] = 1
+            n_exact += 1
+            lo = bad + 1
+        self.ctr[3] = hi
+        return n_exact
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays in :func:`explore`'s order (the order of the fields)."""
@@ -598,10 +634,9 @@ class _Frontier:
         self.states = _grow(self.states, cap)
         self.R = _grow(self.R, cap)
         self.done = _grow(self.done, cap)
-        self.rows = _grow(self.rows, cap * nt)
-        self.cols = _grow(self.cols, cap * nt)
-        self.vals = _grow(self.vals, cap * nt)
-        self.table = rehash(self.states, int(self.ctr[1]), _pow2(4 * cap))
+        self.target = _grow(self.target, cap)
+        self.table = None  # type: ignore[assignment]  # the old table goes first
+        self.table = rehash(self.states, int(self.ctr[1]), _pow2(2 * cap))
 
 
 def reachable(
@@ -625,15 +660,15 @@ def reachable(
     nt = jumps.shape[0]
     N = lattice.N
     # sized before allocation: the lattice's own bound on the number of states
-    # (exact for the monotone and simplex kinds), capped by the memory limit
-    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, 1 << 21))
+    # (exact for the monotone and simplex kinds: then allocated at once, since pages
+    # never reached are never touched), capped by the memory limit
+    first = lattice.bound(b) if lattice.kind in ("monotone", "simplex") else 1 << 21
+    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, max(first, 1 << 21)))
     work = _Frontier.allocate(np.asarray(start), cap, nt)
     kind = KIND_CODES[lattice.kind]
     n_exact = 0
     while True:
         status, i, t = explore(
-            kern.rates_into,
-            p,
             N,
             jumps,
             *work.arrays(),
@@ -648,6 +683,10 @@ def reachable(
             continue
         if status == DONE:
             break
+        if status == RATES:
+            signals.check()  # between layers of the search too
+            n_exact += work.rate(exact.model, N, p, exact)
+            continue
         if status == AMBIG:
             work.R[i] = exact(work.states[i], N)
             work.done[i] = 1
@@ -680,15 +719,19 @@ def reachable(
             f"declared state space {lattice.describe(b)}; the model's transitions and its "
             "state space disagree."
         )
-    S, nnz = int(work.ctr[1]), int(work.ctr[2])
+    S = int(work.ctr[1])
+    work.table = None  # type: ignore[assignment]  # not needed any more: memory back
     return Reachable(
-        states=np.ascontiguousarray(work.states[:S]),
-        rates=np.ascontiguousarray(work.R[:S]),
-        rows=work.rows[:nnz],
-        cols=work.cols[:nnz],
-        vals=work.vals[:nnz],
+        states=_shrink(work.states, S),
+        rates=_shrink(work.R, S),
+        target=_shrink(work.target, S),
         exact_states=n_exact,
     )
+
+
+def _shrink(a: np.ndarray, rows: int) -> np.ndarray:
+    """The first ``rows`` rows of ``a`` (a view, contiguous: no copy at the peak)."""
+    return a[:rows]
 
 
 def _pow2(n: int) -> int:

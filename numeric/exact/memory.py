@@ -26,15 +26,20 @@ def check_exact_N(N: Any) -> int:
 
 
 def bytes_per_state(b: int, n_transitions: int) -> int:
-    """Planned peak memory per state of one solve (generous; see the benchmark).
+    """Planned peak memory per state of one solve (see ``benchmarks/bench_exact_scale.py``).
 
-    Assembly holds ``n_transitions`` intensities and (row, column, value) triples
-    per state (32 bytes each); ``Q^T`` and its pinned copy hold ``n_transitions + 1``
-    entries per row (value and index, 16 bytes each, twice); the state array
-    holds ``b`` int64; BiCGSTAB and the preconditioner hold about 16 vectors.
+    The state array holds ``b`` int64 throughout.  The search holds ``n_transitions``
+    intensities (8 bytes) and targets (4 bytes) per state, a flag and a 32-bit hash
+    table at load 1/4 to 1/2 (16 bytes); ``Q^T`` holds ``n_transitions + 1``
+    entries per row (value and 32-bit index, 12 bytes each), a row pointer and the
+    exit rate (16 bytes), written while the search's arrays are alive (8 bytes of
+    counts besides); the intensities and targets are then dropped, and the
+    compiled BiCGSTAB holds eight vectors, its start, its best iterate, the
+    diagonal, the up-rates and the labels of the closed classes (14 vectors).
     """
     t = n_transitions
-    return 32 * t + 2 * 16 * (t + 1) + 8 * b + 8 * 16
+    generator = 12 * (t + 1) + 16
+    return 8 * b + generator + max(12 * t + 17 + 8, 8 * 14)
 
 
 def _count(states: int) -> str:

@@ -9,7 +9,8 @@ For an irreducible chain ``A`` is nonsingular.
     ordering).  Exact up to rounding, but on the ``b``-dimensional lattice the
     factors fill in badly: fine up to ~10^4 states, minutes beyond.
 ``"bicgstab"`` (default for large chains), ``"gmres"``
-    BiCGSTAB (:func:`scipy.sparse.linalg.bicgstab`) or restarted GMRES(40)
+    BiCGSTAB (compiled, fused loops reading ``Q^T`` in place:
+    :mod:`numeric.exact.fused`) or restarted GMRES(40)
     (:func:`scipy.sparse.linalg.gmres`), preconditioned by one
     symmetric Gauss--Seidel sweep (``M = (D + L) D^-1 (D + U)``) in level order
     (states sorted by the total number of jobs, so the forward sweep follows the
@@ -32,7 +33,6 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 from mfstein import signals
-from mfstein.jit import numba
 
 #: Solver names accepted by the exact solve (:func:`numeric.exact.general.stationary_checked`).
 METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")
@@ -82,98 +82,6 @@ def pinned(QT: sps.csr_matrix, r: int) -> sps.csr_matrix:
     cols = QT.indices[lo:hi]
     data[lo:hi] = np.where(cols == r, 1.0, 0.0)
     return sps.csr_matrix((data, QT.indices, QT.indptr), shape=QT.shape)
-
-
-@numba.njit(cache=True)
-def _diagonal(indptr, indices, data):
-    n = indptr.shape[0] - 1
-    d = np.zeros(n)
-    for i in range(n):
-        for q in range(indptr[i], indptr[i + 1]):
-            if indices[q] == i:
-                d[i] = data[q]
-    return d
-
-
-@numba.njit(cache=True)
-def _sgs(indptr, indices, data, diag, v):
-    """Apply ``M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` (symmetric Gauss--Seidel)."""
-    n = v.shape[0]
-    y = np.empty(n)
-    for i in range(n):
-        acc = v[i]
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j < i:
-                acc -= data[q] * y[j]
-        y[i] = acc / diag[i]
-    z = np.empty(n)
-    for i in range(n - 1, -1, -1):
-        acc = diag[i] * y[i]
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j > i:
-                acc -= data[q] * z[j]
-        z[i] = acc / diag[i]
-    return z
-
-
-@numba.njit(cache=True)
-def _split_triangles(indptr, indices, data):
-    """The strictly lower and strictly upper parts of a CSR matrix as two CSR
-    matrices (32-bit column indices), each row keeping the original entry order."""
-    n = indptr.shape[0] - 1
-    lp = np.zeros(n + 1, np.int64)
-    up = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        nl = 0
-        nu = 0
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j < i:
-                nl += 1
-            elif j > i:
-                nu += 1
-        lp[i + 1] = lp[i] + nl
-        up[i + 1] = up[i] + nu
-    li = np.empty(lp[n], np.int32)
-    lx = np.empty(lp[n])
-    ui = np.empty(up[n], np.int32)
-    ux = np.empty(up[n])
-    for i in range(n):
-        a = lp[i]
-        c = up[i]
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j < i:
-                li[a] = j
-                lx[a] = data[q]
-                a += 1
-            elif j > i:
-                ui[c] = j
-                ux[c] = data[q]
-                c += 1
-    return lp, li, lx, up, ui, ux
-
-
-@numba.njit(cache=True)
-def _sgs_split(lp, li, lx, up, ui, ux, diag, v):
-    """:func:`_sgs` on the parts of :func:`_split_triangles`: the same operations in
-    the same order (identical results), but each sweep reads only its triangle."""
-    n = v.shape[0]
-    y = np.empty(n)
-    for i in range(n):
-        acc = v[i]
-        for q in range(lp[i], lp[i + 1]):
-            acc -= lx[q] * y[li[q]]
-        y[i] = acc / diag[i]
-    z = np.empty(n)
-    for i in range(n - 1, -1, -1):
-        acc = diag[i] * y[i]
-        for q in range(up[i], up[i + 1]):
-            acc -= ux[q] * z[ui[q]]
-        z[i] = acc / diag[i]
-    return z
 
 
 def normalise(x: np.ndarray) -> np.ndarray:
@@ -255,31 +163,33 @@ def solve_krylov(
         Start, proportional to a guess of ``pi`` (non-negative, positive at
         ``r``; see :func:`gaussian_start`); default all ones.  A guess close to
         ``pi`` shortens the plateau (80 instead of 260 iterations for the
-        supermarket with ``b = 3``, ``N = 240``).
+        supermarket with ``b = 3``, ``N = 240``).  A float64 ``x0`` is scaled in
+        place to ``x0 / x0[r]`` (a proportional start: a later solve from it is
+        the same).
     progress:
         Show a tqdm bar on standard error with the residual after each check.
     """
     if solver not in ("bicgstab", "gmres"):
         raise ValueError(f"solver must be 'bicgstab' or 'gmres', got {solver!r}")
-    A = pinned(QT, r)
+    QT = _sorted(QT)
     S = QT.shape[0]
-    M = _preconditioner(A)
-    rhs = np.zeros(S)
-    rhs[r] = 1.0
+    sweep = _preconditioner(QT, r)
     x = np.ones(S)
     if x0 is not None:
         x0 = np.asarray(x0, dtype=np.float64).ravel()
         if x0.shape != (S,) or not (np.all(np.isfinite(x0)) and np.all(x0 >= 0) and x0[r] > 0):
             raise ValueError("x0 must hold one finite non-negative value per state, > 0 at r")
-        x = x0 / x0[r]
+        x = x0
+        x /= x0[r]  # in place: a chain of millions of states keeps one vector less
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(desc=solver, unit="it", file=sys.stderr, leave=False)
     mon = _Monitor(QT, x, tol, check_every, max_iter, patience, bar)
+    del x, x0  # the monitor holds the start: one vector less once it has a better one
     try:
-        _runs(solver, A, rhs, M, mon, max_iter)
+        _runs(solver, sweep, mon, max_iter)
     finally:
         if bar is not None:
             bar.close()
@@ -289,16 +199,63 @@ def solve_krylov(
     )
 
 
-def _preconditioner(A: sps.csr_matrix) -> spla.LinearOperator:
-    """``v -> M^-1 v``: one symmetric Gauss--Seidel sweep (:func:`_sgs_split`) on ``A``,
-    the two sweeps reading separate triangles (half the memory traffic of :func:`_sgs`)."""
-    S = A.shape[0]
-    diag = _diagonal(A.indptr, A.indices, A.data)
-    parts = _split_triangles(A.indptr, A.indices, A.data)
-    return spla.LinearOperator(
-        (S, S),
-        matvec=lambda v: _sgs_split(*parts, diag, np.ascontiguousarray(v).ravel()),
-    )
+def _normalised_residual(QT: sps.csr_matrix, x: np.ndarray) -> float:
+    """``residual(QT, normalise(x))`` in one compiled pass, with no temporary vector."""
+    from numeric.exact import fused
+
+    return float(fused.normalised_residual(QT.indptr, QT.indices, QT.data, x))
+
+
+def _sorted(QT: sps.csr_matrix) -> sps.csr_matrix:
+    """``QT`` with its column indices sorted within each row (a copy only if they
+    were not), as the sweeps of :mod:`numeric.exact.fused` read them."""
+    if QT.has_sorted_indices:
+        return QT
+    QT = QT.copy()
+    QT.sort_indices()
+    return QT
+
+
+@dataclass
+class _Sweep:
+    """The pinned system ``A x = e_r`` read from ``Q^T`` (:mod:`numeric.exact.fused`:
+    ``A`` is not formed) and its symmetric Gauss--Seidel preconditioner."""
+
+    QT: sps.csr_matrix
+    r: int
+
+    @property
+    def arrays(self) -> tuple[Any, ...]:
+        """``(indptr, indices, data)`` of ``Q^T``."""
+        return self.QT.indptr, self.QT.indices, self.QT.data
+
+    def operators(self) -> tuple[spla.LinearOperator, spla.LinearOperator]:
+        """``A`` and ``M^-1`` as SciPy operators (for GMRES)."""
+        from numeric.exact import fused
+
+        S, (ip, ix, dx), r = self.QT.shape[0], self.arrays, self.r
+
+        def apply(v: np.ndarray) -> np.ndarray:
+            out = np.empty(S)
+            fused.matvec(ip, ix, dx, r, np.ascontiguousarray(v).ravel(), out)
+            return out
+
+        def precondition(v: np.ndarray) -> np.ndarray:
+            out = np.empty(S)
+            fused.sgs_in_place(ip, ix, dx, r, np.ascontiguousarray(v).ravel(), out)
+            return out
+
+        return (
+            spla.LinearOperator((S, S), matvec=apply),
+            spla.LinearOperator((S, S), matvec=precondition),
+        )
+
+
+def _preconditioner(QT: sps.csr_matrix, r: int) -> _Sweep:
+    """The pinned system of ``QT`` (sorted rows) and its preconditioner ``M = (D + L)
+    D^-1 (D + U)`` of ``A``: one symmetric Gauss--Seidel sweep, forward along the
+    entries left of the diagonal, backward along those right of it."""
+    return _Sweep(QT, r)
 
 
 class _Monitor:
@@ -323,10 +280,11 @@ class _Monitor:
     ) -> None:
         self.QT, self.tol, self.bar = QT, tol, bar
         self.check_every, self.max_iter, self.patience = check_every, max_iter, patience
-        res0 = residual(QT, normalise(x))
+        res0 = _normalised_residual(QT, x)
         # its: iterations so far; since: since the last check; best, x: the best iterate;
         # mark: a residual the run must halve, at_mark: the iteration it was set
         self.its, self.since, self.best, self.x = 0, 0, res0, x
+        self.own = False  # whether self.x is the monitor's own buffer
         self.mark, self.at_mark = res0, 0
         self.history: list[float] = [res0]
 
@@ -341,12 +299,16 @@ class _Monitor:
         self.since = 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
             raise _Done
-        res = residual(self.QT, normalise(xk))
+        res = _normalised_residual(self.QT, xk)
         self.history.append(res)
         if self.bar is not None:
             self.bar.set_postfix(residual=f"{res:.1e}")
         if res < self.best:
-            self.best, self.x = res, xk.copy()
+            if self.own:  # the best iterate's buffer is reused: no second copy at the peak
+                np.copyto(self.x, xk)
+            else:
+                self.x, self.own = xk.copy(), True
+            self.best = res
         if res <= 0.5 * self.mark:
             self.mark, self.at_mark = res, self.its
         stalled = self.its - self.at_mark >= self.patience
@@ -354,23 +316,9 @@ class _Monitor:
             raise _Done
 
 
-def _runs(
-    solver: str,
-    A: sps.csr_matrix,
-    rhs: np.ndarray,
-    M: spla.LinearOperator,
-    mon: _Monitor,
-    max_iter: int,
-) -> None:
+def _runs(solver: str, sweep: _Sweep, mon: _Monitor, max_iter: int) -> None:
     """Krylov runs from the best iterate while each halves the best residual
     (:func:`solve_krylov`); the answer is ``mon.x``."""
-
-    def on_bicgstab(xk: np.ndarray) -> None:
-        mon.check(xk, 1)
-
-    def on_gmres(xk: np.ndarray) -> None:  # once per cycle of 40
-        mon.check(xk, 40, now=True)
-
     rtol = 1e-15
     while mon.its < max_iter and mon.best > mon.tol:
         before, best = mon.its, mon.best
@@ -378,21 +326,45 @@ def _runs(
         cycle = max_iter - mon.its
         try:
             if solver == "gmres":
+                A, M = sweep.operators()
+                rhs = np.zeros(sweep.QT.shape[0])
+                rhs[sweep.r] = 1.0
                 x_new, _ = spla.gmres(
                     A, rhs, x0=mon.x, rtol=rtol, atol=0.0, restart=40,
-                    maxiter=max(1, cycle // 40), M=M, callback=on_gmres, callback_type="x",
+                    maxiter=max(1, cycle // 40), M=M, callback=lambda xk: mon.check(xk, 40, True),
+                    callback_type="x",
                 )  # fmt: skip
             else:
-                x_new, _ = spla.bicgstab(
-                    A, rhs, x0=mon.x, rtol=rtol, atol=0.0, maxiter=cycle, M=M,
-                    callback=on_bicgstab,
-                )  # fmt: skip
+                x_new = _bicgstab(sweep, mon, rtol, cycle)
             mon.check(x_new, 0, now=True)  # the end point
         except _Done:
             pass
         if mon.its == before or not mon.best < 0.5 * best:
             break  # a breakdown at the start, or a whole run without halving the residual
         rtol = max(rtol * 0.1, 1e-16)
+
+
+def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.ndarray:
+    """One BiCGSTAB run from ``mon.x`` (:mod:`numeric.exact.fused`: compiled, in place),
+    ``mon.check`` after every iteration, until the recursive residual's 2-norm is
+    below ``rtol`` (``||e_r|| = 1``), a breakdown, or ``iterations``; returns the
+    iterate."""
+    from numeric.exact import fused
+
+    ip, ix, dx = sweep.arrays
+    S, r = sweep.QT.shape[0], sweep.r
+    x = mon.x.copy()
+    res, rhat, p, v, h, t = (np.empty(S) for _ in range(6))
+    fused.start(ip, ix, dx, r, x, res, rhat, p, v)
+    sc = np.ones(3)
+    for _ in range(iterations):
+        norm = fused.step(ip, ix, dx, r, x, res, rhat, p, v, h, t, sc)
+        if norm < 0.0:
+            break  # a breakdown: x is the last iterate
+        mon.check(x, 1)
+        if norm < rtol:
+            break
+    return x
 
 
 def gaussian_start(
@@ -414,6 +386,12 @@ def gaussian_start(
     vals = np.linalg.eigvalsh(0.5 * (W + W.T))
     if vals.size == 0 or vals.max() <= 0 or vals.min() < -1e-8 * vals.max():
         return None
-    y = (np.asarray(states, dtype=np.float64) - np.asarray(centre, dtype=np.float64)) / np.sqrt(N)
-    q = np.einsum("ij,jk,ik->i", y, np.linalg.pinv(W, rcond=1e-10, hermitian=True), y)
-    return np.exp(-0.5 * (q - q.min()))
+    from numeric.exact import fused
+
+    inverse = np.linalg.pinv(W, rcond=1e-10, hermitian=True)
+    q = fused.quadratic_forms(
+        np.ascontiguousarray(states), np.asarray(centre, dtype=np.float64), float(N), inverse
+    )
+    q -= q.min()
+    q *= -0.5
+    return np.exp(q, out=q)

@@ -9,7 +9,6 @@ system: with ``c_k = n_k + b - k`` (strictly decreasing),
 ``rank(n) = sum_k C(c_k, b - k + 1)`` is a bijection onto ``0 .. C(N + b, b) - 1``.
 The states are returned sorted by *level* (total ``sum_k n_k``), the ordering in
 which arrivals (+1) and departures (-1) make the generator block tridiagonal.
-:func:`rates_batch` evaluates a model's intensities on an array of states.
 The reachable states of any model are found by :func:`numeric.exact.lattice.reachable`.
 """
 
@@ -107,30 +106,3 @@ def monotone_states(N: int, b: int) -> StateSpace:
     by_rank = _enumerate_monotone(N, b, binom, total)
     order = np.argsort(by_rank.sum(axis=1), kind="stable")
     return StateSpace(N=N, states=np.ascontiguousarray(by_rank[order]))
-
-
-@numba.njit
-def rates_batch(states, N, rates_into, p, nt):
-    """``R[i, t] = beta_t(states[i] / N)`` from the model's compiled kernel.
-
-    The only compiled loop specialised to a model (it calls that model's
-    ``rates_into``); everything else is compiled once and cached.
-    """
-    S, b = states.shape
-    R = np.empty((S, nt))
-    s = np.empty(b)
-    for i in range(S):
-        for k in range(b):
-            s[k] = states[i, k] / N
-        rates_into(s, p, R[i])
-        # a rate that is zero in exact arithmetic can come out as -1e-16 (e.g. the
-        # product (N s - j) / (N - j) of sampling without replacement at s = n/N):
-        # rounding-level negatives are zeros; larger ones are left for the caller to refuse
-        scale = 1.0
-        for t in range(nt):
-            if abs(R[i, t]) > scale:
-                scale = abs(R[i, t])
-        for t in range(nt):
-            if R[i, t] < 0.0 and R[i, t] > -256.0 * 2.220446049250313e-16 * scale:
-                R[i, t] = 0.0
-    return R

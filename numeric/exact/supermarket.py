@@ -56,7 +56,7 @@ from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
-from numeric.exact.states import StateSpace, count_monotone, monotone_states, rates_batch
+from numeric.exact.states import StateSpace, count_monotone, monotone_states
 from numeric.prepared import PreparedModel, mean_field, prepare
 from numeric.supermarket.equilibrium import reference_point
 
@@ -143,6 +143,9 @@ def _on_monotone_space(
         ch, reference.astype(np.float64), method=method, tol=tol, spread=spread,
         progress=progress,
     )  # fmt: skip
+    ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
+    start = [int(x) for x in ch.start]
+    del ch
     space = monotone_states(N, model.b)
     states = reach.states
     mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
@@ -152,10 +155,8 @@ def _on_monotone_space(
         )
     full = np.zeros(space.size)
     full[mine] = pi[theirs]
-    kern = ch.kern
-    nt = int(kern.jumps.shape[0])
-    rates = np.maximum(rates_batch(space.states, N, kern.rates_into, ch.p64, nt), 0.0)
-    arrivals = rates[:, np.asarray(kern.jumps).sum(axis=1) > 0].sum(axis=1)
+    arrivals = np.zeros(space.size)
+    arrivals[mine] = reach.up_rates[theirs]
     return _MonotoneSolution(
         space=space,
         pi=full,
@@ -164,7 +165,7 @@ def _on_monotone_space(
         method=used,
         iterations=iters,
         max_exit_rate=float(exit_rate.max()) if exit_rate.size else 0.0,
-        start=[int(x) for x in ch.start],
+        start=start,
     )
 
 

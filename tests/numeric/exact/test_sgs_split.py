@@ -1,26 +1,41 @@
-"""The split symmetric Gauss--Seidel preconditioner of numeric.exact.solvers gives
-bit-for-bit the result of the one-matrix sweep it replaced (same operations in the
-same order), on the pinned generator of a real chain."""
+"""The symmetric Gauss--Seidel preconditioner of the iterative exact solver
+(numeric.exact.fused: the sweeps read Q^T's sorted rows in place, with the pinned
+row r taken as the unit row) is ``M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of
+the pinned matrix, computed here independently by two sparse triangular solves;
+and the fused matrix product is the pinned matrix's."""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sps
+from scipy.sparse.linalg import spsolve_triangular
 
-from numeric.exact.solvers import _diagonal, _sgs, _sgs_split, _split_triangles, pinned
+from numeric.exact import fused
+from numeric.exact.solvers import pinned
 
 
-def test_split_sweeps_are_identical_to_the_full_sweep() -> None:
-    import scipy.sparse as sps
-
-    rng = np.random.default_rng(3)
-    n = 400
+def _generator_transpose(n: int) -> sps.csr_matrix:
     Q = sps.random(n, n, density=0.02, random_state=4, format="csr")
     Q = Q + sps.diags(-np.asarray(Q.sum(axis=1)).ravel() - 1.0)
-    A = pinned(Q.T.tocsr(), 7)
-    diag = _diagonal(A.indptr, A.indices, A.data)
-    parts = _split_triangles(A.indptr, A.indices, A.data)
-    assert parts[1].size + parts[4].size + n == A.nnz
+    QT = Q.T.tocsr()
+    QT.sort_indices()
+    return QT
+
+
+def test_in_place_sweep_is_the_two_triangular_solves() -> None:
+    rng = np.random.default_rng(3)
+    n, r = 400, 7
+    QT = _generator_transpose(n)
+    A = pinned(QT, r)
+    D = sps.diags(A.diagonal())
+    lower = (sps.tril(A, k=-1) + D).tocsr()
+    upper = (sps.triu(A, k=1) + D).tocsr()
     for _ in range(3):
         v = rng.standard_normal(n)
-        full = _sgs(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, diag, v)
-        assert np.array_equal(_sgs_split(*parts, diag, v), full)
+        want = spsolve_triangular(upper, D @ spsolve_triangular(lower, v), lower=False)
+        got = np.empty(n)
+        fused.sgs_in_place(QT.indptr, QT.indices, QT.data, r, v, got)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+        out = np.empty(n)
+        fused.matvec(QT.indptr, QT.indices, QT.data, r, v, out)
+        assert np.allclose(out, A @ v, rtol=1e-13, atol=1e-13 * np.abs(A @ v).max())

@@ -1,0 +1,197 @@
+"""Exact chains at both ends of the scale (issue 34): a small chain against a direct
+sparse solve, and the supermarket's large chains by time and peak memory.
+
+Every case runs in a fresh child process (the kernel cache is warm: a first
+child solves each model once at a tiny N before anything is timed), and every
+figure is CPU time of that child (user + system, ``resource.getrusage``), since
+the machine may be shared:
+
+``sir``
+    ``numeric.exact.solve("sir", ...)`` at ``N = 100`` (5,151 states): the CPU of
+    the interpreter and the imports, of the first call in the new process and of a
+    second call in it; beside them
+    :func:`scipy.sparse.linalg.spsolve` on the same pinned generator (built by
+    :class:`numeric.exact.general.Chain`, as the solve builds it).  Best of
+    ``--repeat`` children.
+``supermarket``
+    ``solve_exact(N, 0.9, b=3, d=2)`` at each ``--sizes`` N: the CPU of the call,
+    the child's peak resident memory (``ru_maxrss``) and bytes per state, the
+    residual, the iterations, and ``N E||S - s*||^2``.  Best of ``--repeat``
+    children below ``--large`` states, one run above.
+
+``--before PATH`` runs the same children with ``PATH`` (another checkout of
+mfstein, e.g. ``git worktree add /tmp/before <rev>``) first on ``PYTHONPATH`` and
+prints its rows beside.
+
+    .venv/bin/python benchmarks/bench_exact_scale.py
+    .venv/bin/python benchmarks/bench_exact_scale.py --sizes 100 320 420 --before /tmp/before
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from math import comb
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+
+
+def _cpu() -> float:
+    import resource
+
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def _peak() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def child_sir(N: int) -> dict:
+    """The SIR case in this (fresh) process."""
+    import numba  # noqa: F401  (the imports are timed apart from the calls)
+    import numpy as np
+    import scipy.sparse.linalg  # noqa: F401
+
+    import numeric.exact
+    from derive.models import load_model
+
+    t0 = _cpu()
+    r = numeric.exact.solve("sir", SIR, N=N)
+    t1 = _cpu()
+    numeric.exact.solve("sir", SIR, N=N)
+    warm = _cpu() - t1
+    from scipy.sparse.linalg import spsolve
+
+    from numeric.exact.general import Chain
+    from numeric.exact.solvers import normalise, pinned, residual
+
+    ch = Chain.setup(load_model("sir"), N, SIR, None, None, None)
+    _, QT, _, _, ref = ch._assemble(np.asarray(r.s_star, dtype=float) * N)
+    A = pinned(QT, ref).tocsc()
+    rhs = np.zeros(QT.shape[0])
+    rhs[ref] = 1.0
+    t2 = _cpu()
+    x = spsolve(A, rhs)
+    t3 = _cpu()
+    pi = normalise(x)
+    return {
+        "states": r.states,
+        "solve": t1 - t0,
+        "imports": t0,
+        "warm": warm,
+        "spsolve": t3 - t2,
+        "residual": r.residual,
+        "spsolve_residual": residual(QT, pi),
+        "max_diff": float(np.abs(pi - np.asarray(r.pi)).max()) if len(pi) == r.states else None,
+    }
+
+
+def child_supermarket(N: int) -> dict:
+    """The supermarket case (b = 3, d = 2, lam = 0.9) in this (fresh) process."""
+    t0 = _cpu()
+    from numeric.exact import solve_exact
+
+    r = solve_exact(N, "0.9", 3, 2)
+    return {
+        "states": r.states,
+        "solve": _cpu() - t0,
+        "peak": _peak(),
+        "residual": r.residual,
+        "iterations": r.iterations,
+        "method": r.method,
+        "n_mse": r.n_mse,
+    }
+
+
+def _run(tree: Path, case: str, N: int, timeout: float) -> dict | None:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", case, str(N)],
+            capture_output=True, text=True, env=env, timeout=timeout, check=True,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    except subprocess.CalledProcessError as exc:
+        tail = exc.stderr.strip().splitlines()[-1:] or ["?"]
+        return {"error": tail[0]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _best(tree: Path, case: str, N: int, runs: int, timeout: float) -> dict | None:
+    rows = [_run(tree, case, N, timeout) for _ in range(runs)]
+    good = [r for r in rows if r is not None and "error" not in r]
+    if not good:
+        return rows[-1]
+    return min(good, key=lambda r: r["solve"])
+
+
+def _sir_row(label: str, r: dict | None) -> str:
+    if r is None or "error" in r:
+        return f"{label:>7}  SIR N=100: {'timeout' if r is None else r['error']}"
+    return (
+        f"{label:>7}  SIR N=100 ({r['states']:,} states), CPU s: interpreter and imports "
+        f"{r['imports']:.2f}; first solve {r['solve']:.3f} ({r['solve'] / r['spsolve']:.0f}x); "
+        f"second solve {r['warm']:.3f} ({r['warm'] / r['spsolve']:.1f}x); spsolve on the "
+        f"same generator {r['spsolve']:.3f}; residuals "
+        f"{r['residual']:.1e} / {r['spsolve_residual']:.1e}; max |pi - pi_spsolve| "
+        f"{r['max_diff']:.1e}"
+    )
+
+
+def _market_row(label: str, N: int, r: dict | None) -> str:
+    states = comb(N + 3, 3)
+    if r is None or "error" in r:
+        why = "timeout" if r is None else r["error"]
+        return f"{label:>7} {N:>5} {states:>11,}  {why}"
+    return (
+        f"{label:>7} {N:>5} {r['states']:>11,} {r['solve']:>9.1f} {r['peak'] / 1e9:>8.2f} "
+        f"{r['peak'] / r['states']:>7.0f} {r['method']:>9} {r['iterations']:>5} "
+        f"{r['residual']:>9.1e} {r['n_mse']:>16.12f}"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="*", type=int, default=[100, 320], help="supermarket N")
+    ap.add_argument("--sir-N", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3, help="runs of a small case (best kept)")
+    ap.add_argument("--large", type=int, default=10**6, help="one run above this many states")
+    ap.add_argument("--before", type=Path, help="another checkout, run beside")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per child")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        case, N = args.child[0], int(args.child[1])
+        print(json.dumps(child_sir(N) if case == "sir" else child_supermarket(N)))
+        return 0
+    trees = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
+    for _, tree in trees:  # warm the kernel cache of both models
+        _run(tree, "sir", 6, args.timeout)
+        _run(tree, "supermarket", 6, args.timeout)
+    for label, tree in trees:
+        print(_sir_row(label, _best(tree, "sir", args.sir_N, args.repeat, args.timeout)))
+    print()
+    print(
+        f"{'':>7} {'N':>5} {'states':>11} {'CPU s':>9} {'peak GB':>8} {'B/state':>7} "
+        f"{'method':>9} {'iter':>5} {'residual':>9} {'N E||S-s*||^2':>16}"
+    )
+    for N in args.sizes:
+        runs = 1 if comb(N + 3, 3) > args.large else args.repeat
+        for label, tree in trees:
+            print(
+                _market_row(label, N, _best(tree, "supermarket", N, runs, args.timeout)), flush=True
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
