@@ -280,12 +280,16 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     return replace(base, model=model, p=np.asarray(p, dtype=float))
 
 
-def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False) -> np.ndarray:
+def fixed_point64(
+    system: SparseSystem, start: np.ndarray, *, near: bool = False, newton_only: bool = False
+) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
     ``near``: ``start`` is a neighbouring parameter point's fixed point (a sweep's
     continuation), so Newton's steps are tried first, alone; when they do not bring
-    the drift below ``1e-8`` of the largest intensity the search below runs.
+    the drift below ``1e-8`` of the largest intensity the search below runs, or,
+    with ``newton_only``, :class:`mfstein.errors.NumericalError` is raised (the
+    caller searches from its own start).
 
     The mean-field ODE on the invariant set of ``start``, followed by
     pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
@@ -331,6 +335,11 @@ def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False
             y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
             if np.all(np.isfinite(y)) and max_abs(fr(0, y)) < (1e-8 * scale(y)):
                 return system.full(y, q)
+        if newton_only:
+            raise NumericalError(
+                f"Newton's method for the fixed point of model {system.model.name} did not "
+                "converge from the neighbouring fixed point."
+            )
     ptc = pseudo_transient(fr, jr, x, scale, solve)
     bound = RUNAWAY * max(1.0, max_abs(x))
 
