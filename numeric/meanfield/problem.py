@@ -68,8 +68,9 @@ FOUND = 16
 #: the order-2 search on a restricted model); ``"warm_start"``: searches that
 #: ended by Newton's steps from a fixed point found before (module docstring).
 COUNTS: Counter[str] = Counter()
-#: Fixed points found, by model and start: (the model, [(p64, s*), ...]).
-_FOUND: OrderedDict[Hashable, tuple[Any, list[tuple[np.ndarray, np.ndarray]]]] = OrderedDict()
+#: Fixed points found, by model and start: (the model, the parameter vectors as rows,
+#: the fixed points as rows), the latest :data:`FOUND` of each.
+_FOUND: OrderedDict[Hashable, tuple[Any, np.ndarray, np.ndarray]] = OrderedDict()
 
 _PROBLEMS: OrderedDict[Hashable, Problem64] = OrderedDict()
 _POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
@@ -294,15 +295,14 @@ def _nearest_found(problem: Problem64) -> np.ndarray | None:
     vector is nearest to ``problem``'s (largest relative difference), or ``None``."""
     key = _found_key(problem)
     hit = _FOUND.get(key) if key is not None else None
-    if not hit or not hit[1]:
+    if hit is None:
         return None
+    _, ps, ss = hit
     p = problem.p64
-
-    def distance(item: tuple[np.ndarray, np.ndarray]) -> float:
-        q = item[0]
-        return float(np.max(np.abs(p - q) / (np.abs(p) + np.abs(q) + 1e-300), initial=0.0))
-
-    return np.array(min(hit[1], key=distance)[1])
+    if not p.size:  # no parameters: every point found is the same one
+        return ss[-1].copy()
+    distance = (np.abs(ps - p) / (np.abs(ps) + np.abs(p) + 1e-300)).max(axis=1)
+    return ss[int(np.argmin(distance))].copy()
 
 
 def _keep_found(problem: Problem64, s: np.ndarray) -> None:
@@ -311,10 +311,10 @@ def _keep_found(problem: Problem64, s: np.ndarray) -> None:
     if key is None or problem.model.b > KEEP_MAX_B:
         return
     entry = _FOUND.get(key)
-    if entry is None:
-        entry = _FOUND[key] = (problem.model, [])  # the entry holds the model its key names
-    entry[1].append((problem.p64, _frozen(s)))
-    del entry[1][:-FOUND]
+    ps, ss = problem.p64[None, :], np.array(s, dtype=float)[None, :]
+    if entry is not None:
+        ps, ss = np.vstack((entry[1], ps))[-FOUND:], np.vstack((entry[2], ss))[-FOUND:]
+    _FOUND[key] = (problem.model, ps, ss)  # the entry holds the model its key names
     _FOUND.move_to_end(key)
     while len(_FOUND) > PROBLEMS:
         _FOUND.popitem(last=False)
