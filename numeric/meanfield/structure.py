@@ -334,6 +334,8 @@ def fixed_point64(
         with np.errstate(all="ignore"):
             y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
             if np.all(np.isfinite(y)) and max_abs(fr(0, y)) < (1e-8 * scale(y)):
+                if newton_only:  # no trajectory kept the small coordinates near theirs
+                    y = refine_small(lambda y: solve(jr(0, y), fr(0, y)), y)
                 return system.full(y, q)
         if newton_only:
             raise NumericalError(
@@ -410,6 +412,36 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
                 break
             x = x - step
             if size <= 1e-14 * max_abs(x):
+                break
+            prev = size
+    return x
+
+
+#: :func:`refine_small`: at most this many further Newton steps.
+REFINE_STEPS = 10
+
+
+def refine_small(step_at: Any, x0: np.ndarray) -> np.ndarray:
+    """Newton steps after :func:`newton_polish` from a neighbour's fixed point, until
+    every coordinate's step is below ``1e-14`` relative to that coordinate (or 0):
+    :func:`newton_polish` stops when the step is small relative to the largest
+    coordinate, which leaves coordinates many orders smaller than it (a queue's
+    far tail) at the distance the neighbour's values had, possibly of the wrong
+    sign; while the steps keep shrinking (at most :data:`REFINE_STEPS`) they are
+    resolved to their own size.  A step that does not shrink is not taken."""
+    x = np.array(x0, dtype=float)
+    prev = np.inf
+    with np.errstate(all="ignore"):
+        for _ in range(REFINE_STEPS):
+            try:
+                step = step_at(x)
+            except RuntimeError:
+                break
+            size = max_abs(step)
+            if not np.isfinite(size) or size >= prev:
+                break
+            x = x - step
+            if np.all(np.abs(step) <= 1e-14 * np.abs(x)):
                 break
             prev = size
     return x

@@ -80,6 +80,26 @@ def test_warm_start_gives_the_cold_answer(name, make, param, values, rest):
     assert pp.COUNTS["warm_start"] == before + len(values) - 1  # each warm call used it
 
 
+def test_warm_start_resolves_the_small_coordinates():
+    """The supermarket's far tail (s_9 near 3e-50 at lam = 0.8) is resolved to its own
+    size, as the search from the start resolves it, not left at the neighbour's
+    distance (where Newton's steps relative to the largest coordinate stop: a tail of
+    the wrong sign, -8e-37)."""
+    model = load_model(USER, b=10, unique=True)
+    pp.forget()
+    cold = numeric.solve(model, {"lam": "0.8"}, precision="float64")
+    pp.forget()
+    numeric.solve(model, {"lam": "0.9"}, precision="float64")
+    before = pp.COUNTS["warm_start"]
+    warm = numeric.solve(model, {"lam": "0.8"}, precision="float64")
+    assert pp.COUNTS["warm_start"] == before + 1
+    assert all(float(v) >= 0 for v in warm.s_star)
+    tail_w, tail_c = float(warm.s_star[8]), float(cold.s_star[8])
+    # the cold tail is itself resolved to about 1e-10 of its size (its search stops
+    # relative to the largest coordinate too): the two agree to 1e-8 of its size
+    assert 1e-51 < tail_c < 1e-49 and abs(tail_w - tail_c) <= 1e-8 * tail_c
+
+
 def test_no_warm_start_without_the_declaration():
     """The same supermarket without the declaration searches from its start each time."""
     model = load_model(USER, b=10)
