@@ -10,7 +10,9 @@ The model is the supermarket written as a plain user model with b = 10 coordinat
   hand, the fixed point by ``scipy.optimize.root``, ``W`` and ``P`` by
   ``scipy.linalg.solve_continuous_lyapunov``, ``c = tr(W)``) against a warm
   ``numeric.solve(..., precision="float64")`` (a new ``lam`` each call, after one
-  call that prepared the model); median time per call.
+  call that prepared the model); median time per call; again with the model
+  declaring its unique fixed point (``unique=True``), where a warm call starts
+  from a fixed point found before (:mod:`numeric.meanfield.problem`).
 * **sweeps** of ``--points`` values of ``lam`` from 0.5 to 0.99: order 1 float64,
   order 2 float64 and order 1 at 30 digits by ``numeric.sweep``, against a loop of
   ``numeric.solve`` (timed on ``--loop`` of the points and scaled to all of them).
@@ -70,7 +72,9 @@ def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
     from derive.models import load_model
 
     m = load_model(USER, b=B)
-    numeric.solve(m, {"lam": "0.9"}, precision="float64")  # prepares the model
+    mu = load_model(USER, b=B, unique=True)  # declares its unique fixed point: warm start
+    for model in (m, mu):
+        numeric.solve(model, {"lam": "0.9"}, precision="float64")  # prepares the model
     lams = np.linspace(0.8, 0.95, repeat)
     rows = []
     for name, fn in (
@@ -78,6 +82,10 @@ def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
         (
             "mfstein warm solve, float64",
             lambda x: numeric.solve(m, {"lam": x}, precision="float64"),
+        ),
+        (
+            "  same, unique fixed point declared",
+            lambda x: numeric.solve(mu, {"lam": x}, precision="float64"),
         ),
     ):
         walls, cpus = [], []
@@ -130,6 +138,7 @@ def main() -> None:
     for name, w, c in warm:
         print(f"  {name:40s} {1e3 * w:10.3f} {1e3 * c:10.3f}")
     print(f"  ratio mfstein / script (cpu): {warm[1][2] / warm[0][2]:.1f}x (goal <= 3x)")
+    print(f"  ratio with the uniqueness declared (warm start): {warm[2][2] / warm[0][2]:.1f}x")
     print()
     print("sweeps over lam (numeric.sweep vs a loop of numeric.solve, scaled from --loop points)")
     print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'loop wall':>10s} {'loop cpu':>9s}")

@@ -1,6 +1,7 @@
 """The supermarket model (power of d choices, sampling with replacement) written as
 a user's model file: no family, no fast path, nothing declared but the
-transitions, the parameter range and the state space.
+transitions, the parameter range and the state space (and, with ``unique=True``,
+the uniqueness of its fixed point).
 
 State ``s_k`` = fraction of servers with at least ``k`` jobs (``s_0 = 1``,
 ``s_{b+1} = 0``); arrivals join level ``k`` at rate ``lam (s_{k-1}^d - s_k^d)``,
@@ -18,8 +19,13 @@ from derive import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
 
 
-def supermarket_user(b=10, d=2):
-    """The model with buffer ``b`` and ``d`` choices."""
+def supermarket_user(b=10, d=2, unique=False):
+    """The model with buffer ``b`` and ``d`` choices; ``unique=True`` also declares
+    that its fixed point is unique (summing ``f_k = 0`` from level ``k`` to ``b``
+    gives ``s_k = lam (s_(k-1)^d - s_b^d)``: every ``s_k`` decreases with ``x = s_b``
+    on the state space and ``s_b(x) = x`` has one root at most, the proof of
+    :mod:`derive.models.supermarket`), which lets the float64 route start a warm
+    call from a fixed point found before (:mod:`numeric.meanfield.problem`)."""
     b, d = int(b), int(d)
     s = sp.symbols(f"x1:{b + 1}")
     lam = sp.Symbol("lam")
@@ -40,5 +46,6 @@ def supermarket_user(b=10, d=2):
         info=ModelInfo(
             parameters=(Parameter("lam", low=0, high=1, doc="arrival rate per server"),),
             state_space=StateSpace("monotone"),
+            unique_fixed_point=bool(unique),
         ),
     )

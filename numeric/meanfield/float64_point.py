@@ -134,28 +134,43 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
 
 
 def _accepted_from(
-    sysm: Any, model: Any, start: np.ndarray, jscale: float, near: bool = False
+    sysm: Any,
+    model: Any,
+    start: np.ndarray,
+    jscale: float,
+    near: bool = False,
+    newton_only: bool = False,
 ) -> AtPoint:
     """The fixed point reached from ``start`` (full coordinates; ``near``: a
-    neighbour's fixed point, :func:`numeric.meanfield.structure.fixed_point64`),
-    refused in one sentence unless it passes :func:`accept`."""
+    neighbour's fixed point, ``newton_only``: by Newton's steps alone,
+    :func:`numeric.meanfield.structure.fixed_point64`), refused in one sentence
+    unless it passes :func:`accept`."""
     from numeric.meanfield.structure import fixed_point64
 
-    at = AtPoint.of(sysm, fixed_point64(sysm, np.asarray(start, dtype=float), near=near))
+    s = fixed_point64(sysm, np.asarray(start, dtype=float), near=near, newton_only=newton_only)
+    at = AtPoint.of(sysm, s)
     accept(sysm, model, at, jscale)
     return at
 
 
 def fixed_point(
-    sysm: Any, model: Any, s0: np.ndarray, first: np.ndarray | None = None
-) -> tuple[AtPoint, list[str]]:
+    sysm: Any,
+    model: Any,
+    s0: np.ndarray,
+    first: np.ndarray | None = None,
+    *,
+    warm: np.ndarray | None = None,
+) -> tuple[AtPoint, list[str], bool]:
     """The fixed point reached from ``first`` (a neighbouring point's ``s*`` with the
-    same conserved values, when given) or else from ``s0`` when it is accepted;
+    same conserved values, when given), else by Newton's steps alone from ``warm``
+    (a fixed point found before at other parameters of a model with a unique fixed
+    point, same conserved values), or else from ``s0`` when it is accepted;
     else the first accepted one reached from the random starts in the state space
     with the same conserved values (:func:`numeric.meanfield.fixed_point.random_starts`,
     seed 0, as the default route's search), with a note; else the refusal of the
     point reached from ``s0``.  The stability margin's scale is ``J`` at ``s0``
-    either way."""
+    either way; every point passes the same checks (:func:`accept`).  The third
+    element says whether ``first`` or ``warm`` gave the point."""
     from numeric.meanfield.fixed_point import random_starts
     from numeric.meanfield.general import other_start_note
     from numeric.meanfield.structure import DENSE_MAX
@@ -164,17 +179,17 @@ def fixed_point(
         jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
     else:
         jscale = largest_entry(sysm.jac_reduced(s0))
-    if first is not None and sysm.red.laws:
-        # a neighbour's fixed point starts this search only on the same invariant set
-        if not np.allclose(sysm.laws64(first), sysm.laws64(s0), rtol=1e-13, atol=1e-300):
-            first = None
-    if first is not None:
+    # a neighbour's fixed point starts this search only on the same invariant set
+    first, warm = (_same_invariant_set(sysm, s0, x) for x in (first, warm))
+    for near, newton_only in ((first, False), (warm, True)):
+        if near is None:
+            continue
         try:
-            return _accepted_from(sysm, model, first, jscale, near=True), []
+            return _accepted_from(sysm, model, near, jscale, True, newton_only), [], True
         except (ParameterError, NumericalError):
             pass  # the neighbour's branch ended: search as a single solve does
     try:
-        return _accepted_from(sysm, model, s0, jscale), []
+        return _accepted_from(sysm, model, s0, jscale), [], False
     except (ParameterError, NumericalError) as exc:
         refusal = exc
     import warnings
@@ -188,8 +203,17 @@ def fixed_point(
                 at = _accepted_from(sysm, model, start, jscale)
             except (ParameterError, NumericalError):
                 continue
-            return at, [other_start_note(refusal)]
+            return at, [other_start_note(refusal)], False
     raise refusal
+
+
+def _same_invariant_set(sysm: Any, s0: np.ndarray, x: np.ndarray | None) -> np.ndarray | None:
+    """``x`` when it has the conserved values of ``s0`` (or there are no
+    conservation laws), else ``None``."""
+    if x is None or not sysm.red.laws:
+        return x
+    same = np.allclose(sysm.laws64(x), sysm.laws64(s0), rtol=1e-13, atol=1e-300)
+    return x if same else None
 
 
 @dataclass
@@ -313,7 +337,8 @@ class Point64:
     """The float64 route's answer at one parameter point: ``s*`` (full coordinates),
     the objects there, the kept block with ``W`` and ``P``, ``V``, ``W`` on the rows
     ``R``, the two traces of ``c``, the relative error ``e`` and its digits, the
-    condition numbers, and the notes of the fixed-point search."""
+    condition numbers, the notes of the fixed-point search, and whether the
+    search started from a neighbour's fixed point (:func:`fixed_point`)."""
 
     at: AtPoint
     block: Block
@@ -326,6 +351,7 @@ class Point64:
     kappa_L: float
     kappa_J: float
     notes: list[str]
+    from_neighbour: bool = False
 
     @property
     def s(self) -> np.ndarray:
@@ -340,15 +366,17 @@ def solve_point64(
     M64: np.ndarray,
     M: Any,
     first: np.ndarray | None = None,
+    warm: np.ndarray | None = None,
 ) -> Point64:
     """The float64 route at the parameters of ``sysm`` (a prepared
     :class:`numeric.meanfield.structure.SparseSystem`): the fixed point searched from
-    ``first`` (a neighbour's ``s*``, optional) or ``s0`` (:func:`fixed_point`), the
+    ``first`` (a neighbour's ``s*``, optional), ``warm`` (Newton's steps from a fixed
+    point found before, optional) or ``s0`` (:func:`fixed_point`), the
     kept block, ``W``, ``P``, ``c``, ``V`` and the digits; ``M64`` is the
     observable's matrix in float64 and ``M`` the caller's (``None``: the identity)."""
-    at, notes = fixed_point(sysm, model, s0, first)
+    at, notes, from_neighbour = fixed_point(sysm, model, s0, first, warm=warm)
     blk = kept_block(sysm, at, M64)
     c_w, c_p = lyapunov(blk)
     V, W_R = bias(sysm, at.s, blk)
     e, digits, kappa_L, kappa_J = accuracy(blk, M, c_w, c_p, relative_residual(sysm, at))
-    return Point64(at, blk, V, W_R, c_w, c_p, e, digits, kappa_L, kappa_J, notes)
+    return Point64(at, blk, V, W_R, c_w, c_p, e, digits, kappa_L, kappa_J, notes, from_neighbour)

@@ -21,6 +21,19 @@ that answer (:func:`numeric.meanfield.float64_route.order2_point64`) instead of
 starting over.  :data:`COUNTS` counts the preparations and the fixed-point
 searches of this process (the tests read it).
 
+*Warm start.*  For a model that declares a unique fixed point in its state space
+(``ModelInfo.unique_fixed_point``: its factory proves it for every allowed
+parameter value), :func:`order1` starts the search at new parameters from the
+nearest fixed point this process found for the same model and start (the
+:data:`FOUND` latest, nearest in relative parameter distance), by Newton's steps
+alone; the point must pass the same checks as any other
+(:func:`numeric.meanfield.float64_point.accept`: relative drift residual, state
+space, rates, kink, stability), else today's search from the start runs.  The
+uniqueness is what makes this the same point: the route reports the fixed point
+reached from the start, which for a model with several stable fixed points
+depends on the basins, so without the declaration no warm start is taken
+(``COUNTS["warm_start"]`` counts those taken).
+
 The problem is immutable: its arrays are read-only, its mappings are read-only
 views.  A warm call (a model seen before) runs no SymPy: everything symbolic is
 made once per model (:func:`numeric.meanfield.structure.prepared_system`, the
@@ -48,10 +61,16 @@ POINTS = 8
 #: Only problems of at most this many coordinates, and answers whose kept block has at
 #: most this many, are kept (their dense ``b x b`` arrays stay small).
 KEEP_MAX_B = 256
+#: Fixed points kept per model and start for warm starts (the latest).
+FOUND = 16
 #: ``"prepared"``: problems built (cache misses); ``"fixed_point"``: float64
 #: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
-#: the order-2 search on a restricted model).
+#: the order-2 search on a restricted model); ``"warm_start"``: searches that
+#: ended by Newton's steps from a fixed point found before (module docstring).
 COUNTS: Counter[str] = Counter()
+#: Fixed points found, by model and start: (the model, the parameter vectors as rows,
+#: the fixed points as rows), the latest :data:`FOUND` of each.
+_FOUND: OrderedDict[Hashable, tuple[Any, np.ndarray, np.ndarray]] = OrderedDict()
 
 _PROBLEMS: OrderedDict[Hashable, Problem64] = OrderedDict()
 _POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
@@ -248,7 +267,13 @@ def order1(problem: Problem64, first: np.ndarray | None = None) -> Any:
         return hit[1]
     s0 = np.array(problem.s0)  # the route's arrays are its own, writable
     COUNTS["fixed_point"] += 1
-    pt = solve_point64(problem.system, problem.model, s0, problem.M64, problem.M, first=first)
+    warm = _nearest_found(problem) if first is None else None
+    pt = solve_point64(
+        problem.system, problem.model, s0, problem.M64, problem.M, first=first, warm=warm
+    )
+    if warm is not None and pt.from_neighbour:
+        COUNTS["warm_start"] += 1
+    _keep_found(problem, pt.s)
     if key is not None and first is None and len(pt.block.K) <= KEEP_MAX_B:
         _POINTS[key] = (problem, pt)  # the problem holds the model its key names
         while len(_POINTS) > POINTS:
@@ -256,7 +281,47 @@ def order1(problem: Problem64, first: np.ndarray | None = None) -> Any:
     return pt
 
 
+def _found_key(problem: Problem64) -> Hashable | None:
+    """The key of the fixed points a warm start of ``problem`` may read: its model
+    and start (``None`` when the model declares no unique fixed point, or the
+    problem has no key)."""
+    if problem.key is None or not problem.model.info.unique_fixed_point:
+        return None
+    return problem.key[:2] + problem.key[3:4]  # id(model), model.key, start
+
+
+def _nearest_found(problem: Problem64) -> np.ndarray | None:
+    """The fixed point found before for ``problem``'s model and start whose parameter
+    vector is nearest to ``problem``'s (largest relative difference), or ``None``."""
+    key = _found_key(problem)
+    hit = _FOUND.get(key) if key is not None else None
+    if hit is None:
+        return None
+    _, ps, ss = hit
+    p = problem.p64
+    if not p.size:  # no parameters: every point found is the same one
+        return ss[-1].copy()
+    distance = (np.abs(ps - p) / (np.abs(ps) + np.abs(p) + 1e-300)).max(axis=1)
+    return ss[int(np.argmin(distance))].copy()
+
+
+def _keep_found(problem: Problem64, s: np.ndarray) -> None:
+    """Keep the accepted fixed point ``s`` of ``problem`` for later warm starts."""
+    key = _found_key(problem)
+    if key is None or problem.model.b > KEEP_MAX_B:
+        return
+    entry = _FOUND.get(key)
+    ps, ss = problem.p64[None, :], np.array(s, dtype=float)[None, :]
+    if entry is not None:
+        ps, ss = np.vstack((entry[1], ps))[-FOUND:], np.vstack((entry[2], ss))[-FOUND:]
+    _FOUND[key] = (problem.model, ps, ss)  # the entry holds the model its key names
+    _FOUND.move_to_end(key)
+    while len(_FOUND) > PROBLEMS:
+        _FOUND.popitem(last=False)
+
+
 def forget() -> None:
-    """Empty this process's caches of problems and order-1 answers."""
+    """Empty this process's caches of problems, order-1 answers and fixed points."""
     _PROBLEMS.clear()
     _POINTS.clear()
+    _FOUND.clear()

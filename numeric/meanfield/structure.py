@@ -280,12 +280,16 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     return replace(base, model=model, p=np.asarray(p, dtype=float))
 
 
-def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False) -> np.ndarray:
+def fixed_point64(
+    system: SparseSystem, start: np.ndarray, *, near: bool = False, newton_only: bool = False
+) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
     ``near``: ``start`` is a neighbouring parameter point's fixed point (a sweep's
     continuation), so Newton's steps are tried first, alone; when they do not bring
-    the drift below ``1e-8`` of the largest intensity the search below runs.
+    the drift below ``1e-8`` of the largest intensity the search below runs, or,
+    with ``newton_only``, :class:`mfstein.errors.NumericalError` is raised (the
+    caller searches from its own start).
 
     The mean-field ODE on the invariant set of ``start``, followed by
     pseudo-transient continuation (:func:`pseudo_transient`) or, when that does
@@ -330,7 +334,14 @@ def fixed_point64(system: SparseSystem, start: np.ndarray, *, near: bool = False
         with np.errstate(all="ignore"):
             y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
             if np.all(np.isfinite(y)) and max_abs(fr(0, y)) < (1e-8 * scale(y)):
+                if newton_only:  # no trajectory kept the small coordinates near theirs
+                    y = refine_small(lambda y: solve(jr(0, y), fr(0, y)), y)
                 return system.full(y, q)
+        if newton_only:
+            raise NumericalError(
+                f"Newton's method for the fixed point of model {system.model.name} did not "
+                "converge from the neighbouring fixed point."
+            )
     ptc = pseudo_transient(fr, jr, x, scale, solve)
     bound = RUNAWAY * max(1.0, max_abs(x))
 
@@ -401,6 +412,36 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
                 break
             x = x - step
             if size <= 1e-14 * max_abs(x):
+                break
+            prev = size
+    return x
+
+
+#: :func:`refine_small`: at most this many further Newton steps.
+REFINE_STEPS = 10
+
+
+def refine_small(step_at: Any, x0: np.ndarray) -> np.ndarray:
+    """Newton steps after :func:`newton_polish` from a neighbour's fixed point, until
+    every coordinate's step is below ``1e-14`` relative to that coordinate (or 0):
+    :func:`newton_polish` stops when the step is small relative to the largest
+    coordinate, which leaves coordinates many orders smaller than it (a queue's
+    far tail) at the distance the neighbour's values had, possibly of the wrong
+    sign; while the steps keep shrinking (at most :data:`REFINE_STEPS`) they are
+    resolved to their own size.  A step that does not shrink is not taken."""
+    x = np.array(x0, dtype=float)
+    prev = np.inf
+    with np.errstate(all="ignore"):
+        for _ in range(REFINE_STEPS):
+            try:
+                step = step_at(x)
+            except RuntimeError:
+                break
+            size = max_abs(step)
+            if not np.isfinite(size) or size >= prev:
+                break
+            x = x - step
+            if np.all(np.abs(step) <= 1e-14 * np.abs(x)):
                 break
             prev = size
     return x
