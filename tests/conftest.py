@@ -74,6 +74,29 @@ def _whole_files_to_a_worker(config: pytest.Config) -> None:
         config.option.dist = "loadfile"
 
 
+#: directories whose files share a session fixture worth building once: one xdist unit
+SHARED_SCOPES = {
+    "tests/packaging": "the wheel and sdist built from the tree (tests/packaging/conftest.py)",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist with ``--dist loadfile``: a file is one unit of work, and so is each
+    directory of :data:`SHARED_SCOPES` (its session fixture is then built once)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileOrSharedDirectory(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            folder = path.rsplit("/", 1)[0]
+            return folder if folder in SHARED_SCOPES else path
+
+    return FileOrSharedDirectory(config, log)
+
+
 def _run_directory(config: pytest.Config, name: str) -> str:
     """The directory ``name`` of this test run: in pytest's cache directory when its
     plugin is on, else the controller's temporary directory (an xdist worker) or a
