@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,6 +155,8 @@ def _garble(path: Path, n: int) -> None:
     path.write_bytes(data)
 
 
+@pytest.mark.slow  # the same loader check as the default tier's sealed-file test below,
+# on a model's kernels (three processes compiling them, 10 CPU s) instead of one function
 def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
     env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
 
