@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from deadlines import deadline
 from in_process import run_main
 
 SIR = ["--param", "beta=3", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
@@ -87,7 +88,7 @@ def test_bad_input_is_one_sentence_and_exit_2(immigration, tmp_path, capsys):
         if name != AS_PROCESS:
             done = run_main(args, tmp_path, capsys, timeout=60)
             results[name] = (done.returncode, done.stdout, done.stderr)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=deadline(120))
     results[AS_PROCESS] = (process.returncode, out, err)
     for name, (status, out, err) in results.items():
         assert status == 2, (name, err)
@@ -104,7 +105,7 @@ def test_exact_and_simulate_with_a_model():
     )
     results = {}
     for name, proc in (("mu", mu), ("today", today), ("sim", sim)):
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=deadline(120))
         assert proc.returncode == 0, (name, err)
         results[name] = json.loads(out)
     assert abs(results["mu"]["n_mse"] - results["today"]["n_mse"]) < 1e-10

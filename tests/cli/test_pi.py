@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 from in_process import run_main
 
 from mfstein.cli import main
@@ -26,7 +27,7 @@ def _run(argv: list[str], env: dict | None = None) -> subprocess.CompletedProces
         text=True,
         cwd=ROOT,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=deadline(120),
     )
 
 

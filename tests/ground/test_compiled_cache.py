@@ -76,7 +76,7 @@ def _exact(env: dict[str, str]) -> subprocess.CompletedProcess:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     out.stdout = re.sub(r"\d+(\.\d+)? s$", "<time>", out.stdout, flags=re.M)  # timings differ
     return out
@@ -120,7 +120,7 @@ def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
         check=True,
     ).stdout.split()
     # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
@@ -166,7 +166,7 @@ def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
             env=env,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=deadline(300),
         )
 
     first = run()
