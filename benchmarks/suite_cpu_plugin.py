@@ -98,6 +98,27 @@ def pytest_configure(config: pytest.Config) -> None:
         _clock.install()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """One record for the process's start: Python, pytest, its plugins, and collecting
+    (importing) the test files, before the first test (``nodeid`` ``<collection>``)."""
+    path = os.environ.get(ENV_VAR)
+    if not path:
+        return
+    files = sorted({item.nodeid.split("::")[0] for item in session.items})
+    record = {
+        "nodeid": "<collection>",
+        "files": files,
+        "wall": None,
+        "cpu": round(_own(), 3),
+        "children": round(_children(), 3),
+        "numba": round(_clock.total, 3),
+        "skipped": False,
+        "outcome": "passed",
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Time one test's whole protocol (setup, call, teardown) by wall and CPU clocks."""

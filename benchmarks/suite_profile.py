@@ -13,6 +13,7 @@ benchmarks/suite_profile.md: CPU by category and the most expensive tests.
 Run (from the repository root):
     .venv/bin/python benchmarks/suite_profile.py run --out /tmp/profile.jsonl [--jobs 2] [paths]
     .venv/bin/python benchmarks/suite_profile.py report /tmp/profile.jsonl [--top 40]
+    .venv/bin/python benchmarks/suite_profile.py compare /tmp/before.jsonl /tmp/after.jsonl
 
 Categories (per test, CPU seconds):
     numba compile: own CPU inside numba's outermost compile events (per-model kernels,
@@ -21,7 +22,9 @@ Categories (per test, CPU seconds):
     docs build: children CPU of tests/test_docs.py;
     subprocess: children CPU of every other test (``mfstein`` started as a process:
         Python start, imports, and whatever the command computes, compiles included);
-    numerics/other: own CPU outside numba compiles (SymPy, mpmath, SciPy, imports).
+    numerics/other: own CPU outside numba compiles (SymPy, mpmath, SciPy, imports);
+    start and collection: each slice's Python start, pytest and plugins, and importing its
+        test files (an xdist worker collects every file of the run).
 """
 
 from __future__ import annotations
@@ -37,7 +40,14 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CATEGORIES = ("numba compile", "subprocess", "notebooks", "docs build", "numerics/other")
+CATEGORIES = (
+    "start and collection",
+    "numba compile",
+    "subprocess",
+    "notebooks",
+    "docs build",
+    "numerics/other",
+)
 
 
 def _slices(root: Path, paths: list[str], per_slice: int) -> list[list[str]]:
@@ -69,14 +79,23 @@ def _run_slice(root: Path, n: int, files: list[str], out: Path, extra: list[str]
         [str(root), str(ROOT / "benchmarks"), env.get("PYTHONPATH", "")]
     )
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # another checkout (--root) is only read
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-           "-p", "suite_cpu_plugin", *extra, *files]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "suite_cpu_plugin",
+        *extra,
+        *files,
+    ]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     lines = proc.stdout.strip().splitlines()
     summary = lines[-1] if lines else "(no output)"
-    print(f"[{n}] {time.monotonic() - t0:7.1f} s  {' '.join(files)}\n     {summary}",
-          flush=True)
+    print(f"[{n}] {time.monotonic() - t0:7.1f} s  {' '.join(files)}\n     {summary}", flush=True)
     for line in lines:
         if line.startswith(("FAILED", "ERROR")):
             print("     " + line, flush=True)
@@ -99,9 +118,11 @@ def run(
 
 
 def category_split(rec: dict) -> dict[str, float]:
-    """One test's CPU seconds by category."""
+    """One test's CPU seconds by category (or a slice's start and collection)."""
     node = rec["nodeid"]
     kids = rec["children"]
+    if node == "<collection>":
+        return {"start and collection": rec["cpu"] + kids}
     if node.startswith("tests/notebooks/"):
         kid_cat = "notebooks"
     elif node.startswith("tests/test_docs.py"):
@@ -126,28 +147,86 @@ def report(path: Path, top: int) -> str:
     total: dict[str, float] = defaultdict(float)
     by_dir: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r in recs:
-        d = r["nodeid"].split("::")[0].rsplit("/", 1)[0]
+        first = r["files"][0] if r["nodeid"] == "<collection>" else r["nodeid"]
+        d = first.split("::")[0].rsplit("/", 1)[0]
         for cat, s in category_split(r).items():
             total[cat] += s
             by_dir[d][cat] += s
     grand = sum(total.values())
-    out = [f"{len(recs)} tests run, {grand:.0f} CPU s in all "
-           f"(wall {sum(r['wall'] for r in recs):.0f} s, one process at a time)", "",
-           "| category | CPU s | share |", "|---|---:|---:|"]
+    seen: set[str] = set()
+    again = 0.0  # compiles of a function another slice (another cache) already compiled
+    for r in recs:
+        for key, spent in r.get("compiled", {}).items():
+            if key in seen:
+                again += spent
+            seen.add(key)
+    failed = [r["nodeid"] for r in recs if r.get("outcome") == "failed"]
+    tests = [r for r in recs if r["nodeid"] != "<collection>"]
+    out = [
+        f"{len(tests)} tests run, {grand:.0f} CPU s in all "
+        f"(wall {sum(r['wall'] for r in tests):.0f} s); failed: {failed or 'none'}",
+        "",
+        f"numba compiles of a function (same arguments) that another slice had compiled "
+        f"already: {again:.0f} CPU s (each slice has its own empty cache; one run's shared "
+        f"cache loads these instead)",
+        "",
+        "| category | CPU s | share |",
+        "|---|---:|---:|",
+    ]
     for cat in CATEGORIES:
         out.append(f"| {cat} | {total[cat]:.0f} | {100 * total[cat] / grand:.0f}% |")
-    out += ["", "| directory | " + " | ".join(CATEGORIES) + " | total |",
-            "|---|" + "---:|" * (len(CATEGORIES) + 1)]
+    out += [
+        "",
+        "| directory | " + " | ".join(CATEGORIES) + " | total |",
+        "|---|" + "---:|" * (len(CATEGORIES) + 1),
+    ]
     for d in sorted(by_dir, key=lambda k: -sum(by_dir[k].values())):
         row = by_dir[d]
         cells = " | ".join(f"{row[c]:.0f}" for c in CATEGORIES)
         out.append(f"| {d} | {cells} | {sum(row.values()):.0f} |")
-    out += ["", f"The {top} most expensive tests (CPU s: own, of which numba; children):", "",
-            "| test | total | own | numba | children | wall |", "|---|---:|---:|---:|---:|---:|"]
-    recs.sort(key=lambda r: -(r["cpu"] + r["children"]))
-    for r in recs[:top]:
-        out.append(f"| `{r['nodeid']}` | {r['cpu'] + r['children']:.1f} | {r['cpu']:.1f} | "
-                   f"{r['numba']:.1f} | {r['children']:.1f} | {r['wall']:.1f} |")
+    out += [
+        "",
+        f"The {top} most expensive tests (CPU s: own, of which numba; children):",
+        "",
+        "| test | total | own | numba | children | wall |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    tests.sort(key=lambda r: -(r["cpu"] + r["children"]))
+    for r in tests[:top]:
+        out.append(
+            f"| `{r['nodeid']}` | {r['cpu'] + r['children']:.1f} | {r['cpu']:.1f} | "
+            f"{r['numba']:.1f} | {r['children']:.1f} | {r['wall']:.1f} |"
+        )
+    return "\n".join(out)
+
+
+def compare(before: Path, after: Path) -> str:
+    """Markdown: CPU by category of the tests both runs ran, per test file."""
+    old = {r["nodeid"]: r for r in _load(before)}
+    new = {r["nodeid"]: r for r in _load(after)}
+    files: dict[str, list[str]] = defaultdict(list)
+    for node in sorted(set(old) & set(new) - {"<collection>"}):
+        files[node.split("::")[0]].append(node)
+    out = [
+        "| file | tests | before: own / numba / children | after: own / numba / children "
+        "| CPU s before -> after |",
+        "|---|---:|---|---|---|",
+    ]
+    totals = [0.0, 0.0]
+    for name, nodes in files.items():
+        cells = []
+        for i, runs in enumerate((old, new)):
+            own = sum(runs[n]["cpu"] for n in nodes)
+            nb = sum(runs[n]["numba"] for n in nodes)
+            kids = sum(runs[n]["children"] for n in nodes)
+            totals[i] += own + kids
+            cells.append((own, nb, kids))
+        (o1, n1, k1), (o2, n2, k2) = cells
+        out.append(
+            f"| {name} | {len(nodes)} | {o1:.1f} / {n1:.1f} / {k1:.1f} | "
+            f"{o2:.1f} / {n2:.1f} / {k2:.1f} | {o1 + k1:.1f} -> {o2 + k2:.1f} |"
+        )
+    out.append(f"| all | | | | {totals[0]:.1f} -> {totals[1]:.1f} |")
     return "\n".join(out)
 
 
@@ -166,6 +245,9 @@ def main() -> int:
     p = sub.add_parser("report", help="markdown tables from a run's records")
     p.add_argument("records", type=Path)
     p.add_argument("--top", type=int, default=40)
+    c = sub.add_parser("compare", help="per-file CPU of the tests two runs both ran")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.cmd == "run":
         if args.files_per_slice < 1 or args.jobs < 1:
@@ -178,7 +260,9 @@ def main() -> int:
             args.pytest_args.split(),
             args.jobs,
         )
-    print(report(args.records, args.top))
+    print(
+        report(args.records, args.top) if args.cmd == "report" else compare(args.before, args.after)
+    )
     return 0
 
 
