@@ -1,7 +1,7 @@
 """Where the default test tier's time goes, by CPU, from an empty kernel cache.
 
 ``run`` executes the default tier in slices (a few test files per pytest process,
-one process at a time, no xdist), each slice from an empty kernel and numba cache
+``--jobs`` processes at a time, no xdist), each slice from an empty kernel and numba cache
 (``-p no:cacheprovider`` makes tests/conftest.py use a fresh temporary
 ``MFSTEIN_CACHE_DIR``; ``XDG_CACHE_HOME`` is a fresh directory too), with the CPU
 plugin ``benchmarks/suite_cpu_plugin.py`` recording each test's own CPU, its
