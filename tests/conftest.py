@@ -67,8 +67,8 @@ def _whole_files_to_a_worker(config: pytest.Config) -> None:
     """
     import os
 
-    if getattr(config.option, "dist", "no") != "load":
-        return
+    if getattr(config.option, "dist", "no") != "load" or getattr(config.option, "distload", False):
+        return  # not distributed, or --dist load / -d asked for by name
     words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
     if not any(str(w) == "--dist" or str(w).startswith("--dist=") for w in words):
         config.option.dist = "loadfile"
