@@ -41,21 +41,88 @@ def pytest_configure(config: pytest.Config) -> None:
     location of a function when it is decorated (at import).  The directory
     persists between runs like the real cache, so compiled code is reused; tests
     that need an empty cache set ``MFSTEIN_CACHE_DIR`` to a ``tmp_path`` themselves.
-    Without pytest's cache plugin a temporary directory is used.
+    Without pytest's cache plugin a temporary directory is used, one for the whole
+    run: xdist's workers receive the controller's (:func:`pytest_configure_node`),
+    so that a model compiled by one worker is loaded, not compiled again, by the
+    other, as with pytest's cache directory.
     """
     import os
-    import tempfile
 
     _hear_ctrl_c()
+    _whole_files_to_a_worker(config)
+    os.environ["MFSTEIN_CACHE_DIR"] = _run_directory(config, "mfstein-kernels")
+    # notebooks executed by the tests, rendered by the documentation build (tests/test_docs.py)
+    os.environ["MFSTEIN_EXECUTED_NOTEBOOKS"] = _run_directory(config, "executed-notebooks")
+
+
+def _whole_files_to_a_worker(config: pytest.Config) -> None:
+    """With ``-n`` (pytest-xdist) and no ``--dist`` of the caller's: each test file runs
+    whole on one worker (``--dist loadfile``) instead of test by test (``load``).
+
+    The tests of a file share their models: SymPy's derivation, the in-process
+    memos and the numba kernels compiled for one model then serve the file's other
+    tests, instead of both workers preparing the same model at once (a kernel one
+    worker has finished is loaded from the shared cache by the other, but two that
+    start it together both compile it).  An explicit ``--dist`` wins.
+    """
+    import os
+
+    if getattr(config.option, "dist", "no") != "load" or getattr(config.option, "distload", False):
+        return  # not distributed, or --dist load / -d asked for by name
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    if not any(str(w) == "--dist" or str(w).startswith("--dist=") for w in words):
+        config.option.dist = "loadfile"
+
+
+#: directories whose files share a session fixture worth building once: one xdist unit
+SHARED_SCOPES = {
+    "tests/packaging": "the wheel and sdist built from the tree (tests/packaging/conftest.py)",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist with ``--dist loadfile``: a file is one unit of work, and so is each
+    directory of :data:`SHARED_SCOPES` (its session fixture is then built once)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileOrSharedDirectory(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            folder = path.rsplit("/", 1)[0]
+            return folder if folder in SHARED_SCOPES else path
+
+    return FileOrSharedDirectory(config, log)
+
+
+def _run_directory(config: pytest.Config, name: str) -> str:
+    """The directory ``name`` of this test run: in pytest's cache directory when its
+    plugin is on, else the controller's temporary directory (an xdist worker) or a
+    new one."""
+    import tempfile
+
     cache = getattr(config, "cache", None)
     if cache is not None:
-        path = cache.mkdir("mfstein-kernels")
-    else:
-        path = tempfile.mkdtemp(prefix="mfstein-test-cache-")
-    os.environ["MFSTEIN_CACHE_DIR"] = str(path)
-    # notebooks executed by the tests, rendered by the documentation build (tests/test_docs.py)
-    executed = cache.mkdir("executed-notebooks") if cache is not None else tempfile.mkdtemp()
-    os.environ["MFSTEIN_EXECUTED_NOTEBOOKS"] = str(executed)
+        return str(cache.mkdir(name))
+    given = getattr(config, "workerinput", {}).get(f"mfstein-{name}")
+    if given:
+        return given
+    path = tempfile.mkdtemp(prefix=f"mfstein-test-{name}-")
+    _RUN_DIRECTORIES[name] = path
+    return path
+
+
+#: the temporary directories this process made for the run (handed to xdist's workers)
+_RUN_DIRECTORIES: dict[str, str] = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist: hand each worker the run's temporary directories (:func:`_run_directory`)."""
+    for name, path in _RUN_DIRECTORIES.items():
+        node.workerinput[f"mfstein-{name}"] = path
 
 
 @pytest.fixture(scope="session")

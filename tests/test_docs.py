@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_FLAGS = [
@@ -91,7 +92,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=deadline(900),
     )
     # -q leaves only warnings and errors on stderr: nothing at all may be printed
     # (kernels executing notebooks included, see docs/notebooks_build.run)
@@ -151,7 +152,7 @@ def _chromium() -> str:
         pytest.skip("Chromium is not installed and cannot be installed here (not root with apt)")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium"]):
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=deadline(900))
         if done.returncode != 0:
             pytest.skip(f"installing Chromium failed: {done.stderr.strip()[-300:]}")
     found = shutil.which("chromium")
@@ -173,7 +174,7 @@ def _browse(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProc
         ],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=deadline(180),
     )
 
 

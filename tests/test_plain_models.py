@@ -25,6 +25,7 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
+from deadlines import deadline
 from plain_models import CASES
 
 import mfstein as mf
@@ -321,7 +322,7 @@ def test_every_command_answers_json(name):
         for task, argv in _cli(name).items()
     }
     for task, proc in procs.items():
-        out, err = proc.communicate(timeout=600)
+        out, err = proc.communicate(timeout=deadline(600))
         assert proc.returncode == 0, (task, err)
         data = json.loads(out)
         assert data.get("model", name) == name and data, task

@@ -1,5 +1,6 @@
 """``mfstein exact --model`` and ``mfstein simulate --model`` in a subprocess: results,
-and bad input as one sentence with exit status 2."""
+and bad input as one sentence with exit status 2 (one refusal as a process, the
+others in this process: tests/in_process.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 import textwrap
 
 import pytest
+from deadlines import deadline
+from in_process import run_main
 
 SIR = ["--param", "beta=3", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
 
@@ -44,7 +47,11 @@ def immigration(tmp_path_factory):
     return f"{path}:immigration"
 
 
-def test_bad_input_is_one_sentence_and_exit_2(immigration):
+#: the refusal that also runs as a process
+AS_PROCESS = "range"
+
+
+def test_bad_input_is_one_sentence_and_exit_2(immigration, tmp_path, capsys):
     cases = {
         "range": (["exact", "--model", "sir", *SIR[:-1], "a=-1", "--N", "5"], "a must be > 0"),
         "unknown": (["exact", "--model", "sir", *SIR, "--param", "z=1", "--N", "5"], "z is not"),
@@ -75,10 +82,16 @@ def test_bad_input_is_one_sentence_and_exit_2(immigration):
             "a must be > 0",
         ),
     }
-    procs = {name: _start(args) for name, (args, _) in cases.items()}
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 2, (name, err)
+    process = _start(cases[AS_PROCESS][0])
+    results = {}
+    for name, (args, _) in cases.items():
+        if name != AS_PROCESS:
+            done = run_main(args, tmp_path, capsys, timeout=60)
+            results[name] = (done.returncode, done.stdout, done.stderr)
+    out, err = process.communicate(timeout=deadline(120))
+    results[AS_PROCESS] = (process.returncode, out, err)
+    for name, (status, out, err) in results.items():
+        assert status == 2, (name, err)
         assert "Traceback" not in err and out == "", name
         lines = err.strip().splitlines()
         assert len(lines) == 1 and cases[name][1] in lines[0], (name, err)
@@ -92,7 +105,7 @@ def test_exact_and_simulate_with_a_model():
     )
     results = {}
     for name, proc in (("mu", mu), ("today", today), ("sim", sim)):
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=deadline(120))
         assert proc.returncode == 0, (name, err)
         results[name] = json.loads(out)
     assert abs(results["mu"]["n_mse"] - results["today"]["n_mse"]) < 1e-10

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from deadlines import deadline
 
 from derive import supermarket
 from mfstein.cli import main
@@ -134,14 +135,18 @@ def test_console_script_subprocess() -> None:
         [str(exe), "derive", "--b", "2", "--show", "J,kron", "--format", "json"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
         check=False,
     )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     _same(data, objects(supermarket(2), ["J", "kron"]))
     bad = subprocess.run(
-        [str(exe), "derive", "--b", "-3"], capture_output=True, text=True, timeout=120, check=False
+        [str(exe), "derive", "--b", "-3"],
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+        check=False,
     )
     assert bad.returncode == 2 and "--b must be an integer >= 1" in bad.stderr
     assert "Traceback" not in bad.stderr

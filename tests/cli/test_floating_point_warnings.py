@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from deadlines import deadline
 
 WARNS = "divide by zero encountered in log"
 
@@ -39,7 +40,10 @@ def noisy(tmp_path_factory) -> str:
 def _solve(model: str, lam: str) -> subprocess.CompletedProcess:
     argv = ["solve", "--model", model, "--param", f"lam={lam}", "--dps", "10"]
     return subprocess.run(
-        [sys.executable, "-m", "mfstein", *argv], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "mfstein", *argv],
+        capture_output=True,
+        text=True,
+        timeout=deadline(600),
     )
 
 

@@ -1,4 +1,5 @@
-"""``mfstein pi`` end to end: refusals through a subprocess, output through ``main``."""
+"""``mfstein pi`` end to end: refusals through a subprocess (the first) or through
+``main`` in this process (the others: tests/in_process.py), output through ``main``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
+from in_process import run_main
 
 from mfstein.cli import main
 
@@ -24,7 +27,7 @@ def _run(argv: list[str], env: dict | None = None) -> subprocess.CompletedProces
         text=True,
         cwd=ROOT,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=deadline(120),
     )
 
 
@@ -41,10 +44,10 @@ BAD = [
 
 
 @pytest.mark.parametrize(("argv", "word"), BAD)
-def test_bad_input_exits_2_with_one_sentence(argv, word) -> None:
+def test_bad_input_exits_2_with_one_sentence(argv, word, capsys) -> None:
     if word == "slots":
         argv = [*argv, "--slots", "5"]
-    p = _run(argv)
+    p = _run(argv) if (argv, word) == BAD[0] else run_main(argv, ROOT, capsys, timeout=60)
     assert p.returncode == 2, p.stderr
     err = p.stderr.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err

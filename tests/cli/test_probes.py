@@ -1,11 +1,16 @@
 """Issue 15: no input breaks the command line.
 
-Every probe runs ``mfstein`` in a subprocess with a short timeout and must end in
-one of two ways: exit status 0 with a correct answer, or exit status 2 (bad
-input) / 1 (environment, a failed self-check) with exactly one line on standard
-error and no traceback.  Nothing half-written may be left on disk.  The probes
-are the hostile user's inputs of the issue plus the class each stands for
-(property-based over the numeric options, bounded number of examples).
+Every probe runs ``mfstein`` with a short timeout and must end in one of two ways:
+exit status 0 with a correct answer, or exit status 2 (bad input) / 1 (environment,
+a failed self-check) with exactly one line on standard error and no traceback.
+Nothing half-written may be left on disk.  The probes are the hostile user's inputs
+of the issue plus the class each stands for (property-based over the numeric options,
+bounded number of examples).
+
+The first probe of each command runs ``mfstein`` as a process; the others call the
+same entry point in this process (tests/in_process.py: the same exit status and the
+same printed lines, without a Python start and the numeric imports per probe).  The
+whole sweep as processes is ``benchmarks/probe_cli.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from deadlines import deadline
+from in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 40.0  # quiet-machine seconds per probe (deadlines.deadline): a hang fails
@@ -42,6 +48,13 @@ def run_cli(argv: list[str], cwd: Path, timeout: float = TIMEOUT) -> subprocess.
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"mfstein {' '.join(argv)} did not finish within {deadline(timeout):.0f} s")
+
+
+def run_here(
+    argv: list[str], cwd: Path, capsys: pytest.CaptureFixture[str], timeout: float = TIMEOUT
+) -> subprocess.CompletedProcess:
+    """``run_cli`` in this process (tests/in_process.py)."""
+    return run_main(argv, cwd, capsys, timeout=timeout)
 
 
 def assert_contract(proc: subprocess.CompletedProcess, expected: int | tuple[int, ...]) -> None:
@@ -134,36 +147,45 @@ def test_slow_probe(argv: list[str], expected: int, tmp_path: Path) -> None:
     assert_nothing_half_written(tmp_path)
 
 
-@pytest.mark.parametrize("argv, expected", PROBES, ids=[" ".join(a) for a, _ in PROBES])
-def test_probe(argv: list[str], expected: int, tmp_path: Path) -> None:
-    proc = run_cli(argv, tmp_path)
+#: the first probe of each command runs as a process, the others in this process
+AS_PROCESS = {[a[0] for a, _ in PROBES].index(command) for command in {a[0] for a, _ in PROBES}}
+
+
+@pytest.mark.parametrize(
+    "argv, expected, as_process",
+    [(a, e, i in AS_PROCESS) for i, (a, e) in enumerate(PROBES)],
+    ids=[" ".join(a) for a, _ in PROBES],
+)
+def test_probe(argv: list[str], expected: int, as_process: bool, tmp_path: Path, capsys) -> None:
+    proc = run_cli(argv, tmp_path) if as_process else run_here(argv, tmp_path, capsys)
     assert_contract(proc, expected)
     assert_nothing_half_written(tmp_path)
 
 
-def test_gamma_one_alpha_zero_names_the_rate(tmp_path: Path) -> None:
-    proc = run_cli(["bound", "--gamma", "1", "--alpha", "0", "--N", "10"], tmp_path)
+def test_gamma_one_alpha_zero_names_the_rate(tmp_path: Path, capsys) -> None:
+    proc = run_here(["bound", "--gamma", "1", "--alpha", "0", "--N", "10"], tmp_path, capsys)
     assert_contract(proc, INPUT)
     assert "mpf(" not in proc.stderr and "lam = 1 - gamma/N^alpha = 0" in proc.stderr
 
 
-def test_size_refusals_say_what_would_be_needed(tmp_path: Path) -> None:
-    proc = run_cli(["bound", "--lam", "0.9", "--N", "10", "--d", "1"], tmp_path)
+def test_size_refusals_say_what_would_be_needed(tmp_path: Path, capsys) -> None:
+    proc = run_here(["bound", "--lam", "0.9", "--N", "10", "--d", "1"], tmp_path, capsys)
     assert "would need about 700 levels" in proc.stderr and "give an integer b" in proc.stderr
-    proc = run_cli(["exact", "--N", "2", "--lam", "0.9", "--b", "1000000"], tmp_path)
+    proc = run_here(["exact", "--N", "2", "--lam", "0.9", "--b", "1000000"], tmp_path, capsys)
     assert "500,001,500,001 states" in proc.stderr
 
 
-def test_duplicate_n_is_computed_once_everywhere(tmp_path: Path) -> None:
-    proc = run_cli(["bound", "--lam", "0.9", "--N", "10,10,1e1", "--json"], tmp_path)
+def test_duplicate_n_is_computed_once_everywhere(tmp_path: Path, capsys) -> None:
+    proc = run_here(["bound", "--lam", "0.9", "--N", "10,10,1e1", "--json"], tmp_path, capsys)
     assert_contract(proc, OK)
     assert [r["N"] for r in json.loads(proc.stdout)["results"]] == [10]
 
 
-def test_refined_prints_no_digit_it_does_not_have(tmp_path: Path) -> None:
+def test_refined_prints_no_digit_it_does_not_have(tmp_path: Path, capsys) -> None:
     """W at lam = 1e-10 has entries far below its norm-wise error: printed as 0,
     never as a wrong (e.g. negative) number; the bound is stated."""
-    proc = run_cli(["refined", "--lam", "1e-10", "--N", "10", "--b", "3", "--json"], tmp_path)
+    argv = ["refined", "--lam", "1e-10", "--N", "10", "--b", "3", "--json"]
+    proc = run_here(argv, tmp_path, capsys)
     assert_contract(proc, OK)
     r = json.loads(proc.stdout)["results"][0]
     err = float(r["W_abs_error"])
@@ -171,7 +193,7 @@ def test_refined_prints_no_digit_it_does_not_have(tmp_path: Path) -> None:
         for x in row:
             assert x == "0" or float(x) > err  # W is a covariance of positive-ish levels
     assert r["W"][2][2] == "0"
-    proc = run_cli(["refined", "--lam", "1e-300", "--N", "10", "--b", "3"], tmp_path)
+    proc = run_here(["refined", "--lam", "1e-300", "--N", "10", "--b", "3"], tmp_path, capsys)
     assert_contract(proc, OK)
     w_column = [line.split()[-1] for line in proc.stdout.splitlines()[2:5]]
     assert all(not w.startswith("-") for w in w_column), proc.stdout
@@ -189,12 +211,12 @@ def test_without_replacement_answers_agree_with_direct_count(tmp_path: Path) -> 
     assert "N E||S - s*||^2" in proc.stdout
 
 
-def test_plot_into_unwritable_places_fails_before_the_run(tmp_path: Path) -> None:
+def test_plot_into_unwritable_places_fails_before_the_run(tmp_path: Path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     for target in (blocker / "plot.png", Path("/proc/mfstein-no/plot.png")):
         t0 = time.monotonic()
-        proc = run_cli(["table", *TABLE, "--N", "10", "--plot", str(target)], tmp_path)
+        proc = run_here(["table", *TABLE, "--N", "10", "--plot", str(target)], tmp_path, capsys)
         assert_contract(proc, INPUT)
         assert time.monotonic() - t0 < deadline(15)  # refused before the simulation
     assert blocker.read_text() == "x"
@@ -320,12 +342,14 @@ DAMAGE = [
 
 
 @pytest.mark.parametrize("how", DAMAGE)
-def test_damaged_checkpoint_is_refused_in_one_sentence(how, good_checkpoint, tmp_path) -> None:
+def test_damaged_checkpoint_is_refused_in_one_sentence(
+    how, good_checkpoint, tmp_path, capsys
+) -> None:
     _, payload = good_checkpoint
     path = tmp_path / "ck.json"
     text = json.dumps(_damaged(payload, how))
     path.write_text(text)
-    proc = run_cli([*CK_ARGS, "--checkpoint", str(path)], tmp_path)
+    proc = run_here([*CK_ARGS, "--checkpoint", str(path)], tmp_path, capsys)
     assert_contract(proc, INPUT)
     assert "checkpoint" in proc.stderr
     assert path.read_text() == text  # the user's file is left as it was
@@ -342,14 +366,14 @@ def test_intact_checkpoint_resumes_to_the_same_answer(good_checkpoint, tmp_path)
     assert json.loads(again.stdout)["n_mse"] == json.loads(fresh.stdout)["n_mse"]
 
 
-def test_checkpoint_in_unwritable_place_fails_before_any_batch(tmp_path) -> None:
+def test_checkpoint_in_unwritable_place_fails_before_any_batch(tmp_path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     t0 = time.monotonic()
-    proc = run_cli([*CK_ARGS, "--checkpoint", str(blocker / "ck.json")], tmp_path)
+    proc = run_here([*CK_ARGS, "--checkpoint", str(blocker / "ck.json")], tmp_path, capsys)
     assert_contract(proc, INPUT)
     assert time.monotonic() - t0 < deadline(15)
-    proc = run_cli([*CK_ARGS, "--checkpoint", "/proc/mfstein-ck.json"], tmp_path)
+    proc = run_here([*CK_ARGS, "--checkpoint", "/proc/mfstein-ck.json"], tmp_path, capsys)
     assert_contract(proc, INPUT)
     assert_nothing_half_written(tmp_path)
 
@@ -539,10 +563,10 @@ _small_or_bad = st.one_of(
     suppress_health_check=list(HealthCheck),
 )
 @given(lam=_lam_text, N=_int_text, b=_small_or_bad, d=_small_or_bad)
-def test_bound_numeric_options_never_break(lam, N, b, d, tmp_path_factory) -> None:
+def test_bound_numeric_options_never_break(lam, N, b, d, tmp_path_factory, capsys) -> None:
     cwd = tmp_path_factory.mktemp("h")
     args = ["bound", "--lam", lam, "--N", N, "--b", b, "--d", d, "--dps", "20"]
-    _contract_any(run_cli(args, cwd, timeout=EXAMPLE_TIMEOUT))
+    _contract_any(run_here(args, cwd, capsys, timeout=EXAMPLE_TIMEOUT))
     assert_nothing_half_written(cwd)
 
 
@@ -553,11 +577,13 @@ def test_bound_numeric_options_never_break(lam, N, b, d, tmp_path_factory) -> No
     suppress_health_check=list(HealthCheck),
 )
 @given(N=_int_text, b=_int_text, d=_int_text, steps=_int_text, reps=_int_text, lam=_lam_text)
-def test_simulate_numeric_options_never_break(N, b, d, steps, reps, lam, tmp_path_factory):
+def test_simulate_numeric_options_never_break(
+    N, b, d, steps, reps, lam, tmp_path_factory, capsys
+):
     cwd = tmp_path_factory.mktemp("h")
     args = ["simulate", "--N", N, "--lam", lam, "--b", b, "--d", d, "--steps", steps]
     args += ["--reps", reps, "--workers", "1", "--no-progress", "--batches", "2"]
-    proc = run_cli(args, cwd, timeout=EXAMPLE_TIMEOUT)
+    proc = run_here(args, cwd, capsys, timeout=EXAMPLE_TIMEOUT)
     _contract_any(proc)
 
 
@@ -583,8 +609,10 @@ _fraction_text = st.one_of(
     suppress_health_check=list(HealthCheck),
 )
 @given(N=_int_text, b=_small_or_bad, d=_small_or_bad, xi=_fraction_text, gamma=_fraction_text)
-def test_lemmas_numeric_options_never_break(N, b, d, xi, gamma, tmp_path_factory) -> None:
+def test_lemmas_numeric_options_never_break(
+    N, b, d, xi, gamma, tmp_path_factory, capsys
+) -> None:
     cwd = tmp_path_factory.mktemp("h")
     args = ["lemmas", "--gamma", gamma, "--alpha", "0.5", "--N", N, "--b", b, "--d", d]
     args += ["--xi", xi, "--dps", "20", "--only", "lemma5"]
-    _contract_any(run_cli(args, cwd, timeout=EXAMPLE_TIMEOUT))
+    _contract_any(run_here(args, cwd, capsys, timeout=EXAMPLE_TIMEOUT))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 SIR = ["--param", "beta=3", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
@@ -42,7 +43,7 @@ def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "mfstein", *args],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
         cwd=cwd,
     )
 

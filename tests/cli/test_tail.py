@@ -25,7 +25,7 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "mfstein", "tail", *argv],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
     )
 
 

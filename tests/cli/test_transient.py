@@ -1,5 +1,6 @@
-"""``mfstein transient`` in a subprocess: JSON, plot, and bad input (exit 2, one
-line on standard error, no traceback)."""
+"""``mfstein transient``: JSON, plot, and bad input (exit 2, one line on standard
+error, no traceback).  The JSON-and-plot run is a real process; the others call the
+same entry point in this process (tests/in_process.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
+from in_process import run_main
 
 SIR = [
     "--model",
@@ -26,12 +29,18 @@ SIR = [
 ]
 
 
-def _run(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def _run(capsys, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``mfstein transient argv`` in this process."""
+    return run_main(["transient", *argv], cwd or Path.cwd(), capsys, timeout=120)
+
+
+def _process(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``mfstein transient argv`` as a process."""
     return subprocess.run(
         [sys.executable, "-m", "mfstein", "transient", *argv],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
         cwd=cwd,
         env=os.environ.copy(),
     )
@@ -39,7 +48,7 @@ def _run(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 def test_json_and_plot(tmp_path: Path) -> None:
     plot = tmp_path / "mean.png"
-    out = _run(
+    out = _process(
         *SIR,
         "--start",
         "0.75,0.25,0",
@@ -64,21 +73,22 @@ def test_json_and_plot(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.png"]  # nothing temporary
 
 
-def test_plot_through_a_dangling_symbolic_link(tmp_path: Path) -> None:
+def test_plot_through_a_dangling_symbolic_link(tmp_path: Path, capsys) -> None:
     """The link stays a link and its target receives the plot (issue 23); nothing
     temporary is left beside either."""
     (tmp_path / "store").mkdir()
     link = tmp_path / "mean.png"
     link.symlink_to(tmp_path / "store" / "real.png")
-    out = _run(*SIR, "--start", "0.75,0.25,0", "--t", "0:1:3", "--plot", str(link), "--N", "50")
+    argv = ["--start", "0.75,0.25,0", "--t", "0:1:3", "--plot", str(link), "--N", "50"]
+    out = _run(capsys, *SIR, *argv)
     assert out.returncode == 0, out.stderr
     assert link.is_symlink() and (tmp_path / "store" / "real.png").read_bytes()[:4] == b"\x89PNG"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.png", "store"]
     assert [p.name for p in (tmp_path / "store").iterdir()] == ["real.png"]
 
 
-def test_json_mpmath_numbers_are_strings() -> None:
-    out = _run(*SIR, "--start", "0.75,0.25,0", "--t", "0:1:2", "--dps", "12", "--json")
+def test_json_mpmath_numbers_are_strings(capsys) -> None:
+    out = _run(capsys, *SIR, "--start", "0.75,0.25,0", "--t", "0:1:2", "--dps", "12", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["route"] == "mpmath" and data["digits"] == 12
@@ -102,8 +112,8 @@ def test_json_mpmath_numbers_are_strings() -> None:
         ([*SIR, "--t", "0:1:3", "--plot", "x.png"], "--plot needs --N"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(argv: list[str], words: str) -> None:
-    out = _run(*argv)
+def test_bad_input_exits_2_with_one_line(argv: list[str], words: str, capsys) -> None:
+    out = _run(capsys, *argv)
     assert out.returncode == 2, (out.returncode, out.stderr)
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], out.stderr
@@ -111,12 +121,12 @@ def test_bad_input_exits_2_with_one_line(argv: list[str], words: str) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_unwritable_plot_directory(tmp_path: Path) -> None:
+def test_unwritable_plot_directory(tmp_path: Path, capsys) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        out = _run(*SIR, "--t", "0:1:3", "--plot", str(locked / "x.png"), "--N", "10")
+        out = _run(capsys, *SIR, "--t", "0:1:3", "--plot", str(locked / "x.png"), "--N", "10")
     finally:
         locked.chmod(0o700)
     assert out.returncode == 2 and "not writable" in out.stderr
@@ -124,10 +134,10 @@ def test_unwritable_plot_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
-def test_unwritable_plot_path_even_for_root(tmp_path: Path) -> None:
+def test_unwritable_plot_path_even_for_root(tmp_path: Path, capsys) -> None:
     """/proc refuses new files to everyone; a directory is not a file name."""
     for target, words in (("/proc/mfstein-x.png", "not writable"), (str(tmp_path), "directory")):
-        out = _run(*SIR, "--t", "0:1:3", "--plot", target, "--N", "10")
+        out = _run(capsys, *SIR, "--t", "0:1:3", "--plot", target, "--N", "10")
         assert out.returncode == 2 and words in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
@@ -148,34 +158,34 @@ def bistable():
 '''
 
 
-def test_a_start_outside_every_basin_is_one_sentence(tmp_path: Path) -> None:
+def test_a_start_outside_every_basin_is_one_sentence(tmp_path: Path, capsys) -> None:
     (tmp_path / "bistable.py").write_text(BISTABLE)
     model = ["--model", f"{tmp_path / 'bistable.py'}:bistable", "--param", "a=2"]
-    below = _run(*model, "--start", "0.3", "--t", "0:5:6", "--json")
+    below = _run(capsys, *model, "--start", "0.3", "--t", "0:5:6", "--json")
     assert below.returncode == 0 and below.stderr == "", below.stderr
     assert json.loads(below.stdout)["warning"] is None
     x = [float(row[0]) for row in json.loads(below.stdout)["x"]]
     stable = (1 - 0.2**0.5) / 4
     # below the unstable point the mean field falls towards the stable one
     assert all(a > b > stable for a, b in itertools.pairwise(x)), x
-    above = _run(*model, "--start", "0.5", "--t", "0:5:6")
+    above = _run(capsys, *model, "--start", "0.5", "--t", "0:5:6")
     assert above.returncode == 1
     err = above.stderr.strip().splitlines()
     assert len(err) == 1 and "grows without bound" in err[0], above.stderr
 
 
-def test_a_start_that_leaves_the_basin_later_is_one_warning(tmp_path: Path) -> None:
+def test_a_start_that_leaves_the_basin_later_is_one_warning(tmp_path: Path, capsys) -> None:
     """x(1) is finite, so the numbers are printed; beyond t = 1 the mean field blows
     up, which one warning line says (status 0)."""
     (tmp_path / "bistable.py").write_text(BISTABLE)
     model = ["--model", f"{tmp_path / 'bistable.py'}:bistable", "--param", "a=2"]
-    out = _run(*model, "--start", "0.5", "--t", "0:1:3")
+    out = _run(capsys, *model, "--start", "0.5", "--t", "0:1:3")
     assert out.returncode == 0 and "x[x]" in out.stdout, out.stderr
     err = out.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mfstein transient: warning: "), out.stderr
     assert "grows without bound" in err[0] and "beyond t = 1" in err[0]
     assert "tends to the fixed point" not in out.stdout  # it tends to none
-    ok = _run(*model, "--start", "0.3", "--t", "0:1:3")
+    ok = _run(capsys, *model, "--start", "0.3", "--t", "0:1:3")
     stable = (1 - 0.2**0.5) / 4
     assert ok.returncode == 0 and ok.stderr == "", ok.stderr
     assert f"x(t) tends to the fixed point ({stable:.10g})" in ok.stdout

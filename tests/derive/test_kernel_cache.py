@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from deadlines import deadline
 from sympy.printing.pycode import PythonCodePrinter
 
 import mfstein.cache
@@ -66,7 +67,7 @@ def test_unwritable_cache_falls_back_to_one_private_directory(tmp_path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
         check=True,
     ).stdout.splitlines()
     assert out[0] == "2"

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +76,7 @@ def _exact(env: dict[str, str]) -> subprocess.CompletedProcess:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     out.stdout = re.sub(r"\d+(\.\d+)? s$", "<time>", out.stdout, flags=re.M)  # timings differ
     return out
@@ -119,7 +120,7 @@ def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
         check=True,
     ).stdout.split()
     # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
@@ -154,6 +155,8 @@ def _garble(path: Path, n: int) -> None:
     path.write_bytes(data)
 
 
+@pytest.mark.slow  # the same loader check as the default tier's sealed-file test below,
+# on a model's kernels (three processes compiling them, 10 CPU s) instead of one function
 def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
     env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
 
@@ -163,7 +166,7 @@ def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
             env=env,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=deadline(300),
         )
 
     first = run()

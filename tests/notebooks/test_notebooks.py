@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from deadlines import deadline
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 DOCS = NOTEBOOKS.parent / "docs"
@@ -36,7 +37,8 @@ def run_notebook(name: str, tmp_path: Path) -> dict:
         sys.path.remove(str(DOCS))
     nb = notebooks_build.read_source(name)
     report = tmp_path / f"{name}.json"
-    notebooks_build.run(nb, "ci", tmp_path, timeout=600, MFSTEIN_NOTEBOOK_RESULT=str(report))
+    cell_seconds = int(deadline(600))
+    notebooks_build.run(nb, "ci", tmp_path, cell_seconds, MFSTEIN_NOTEBOOK_RESULT=str(report))
     notebooks_build.store_executed(name, nb)
     assert report.is_file(), f"notebook {name} wrote no result file"
     return json.loads(report.read_text())

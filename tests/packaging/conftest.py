@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +46,6 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         check=True,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     return {"sdist": next(out.glob("*.tar.gz")), "wheel": next(out.glob("*.whl"))}

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 USER = "mfstein-readonly"
 
@@ -135,9 +136,12 @@ def _runner() -> list[str]:
     return ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
 
 
-@pytest.fixture
-def install(dists, request):
-    """(command prefix, environment, installation folder, temporary folder)."""
+@pytest.fixture(scope="module")
+def installed(dists, request):
+    """(command prefix, environment, installation folder, folder for temporary folders).
+
+    One installation for the module's tests: it is read-only, and each test checks
+    that its run left it as it was."""
     runner = _runner()
     root = Path(tempfile.mkdtemp(prefix="mfstein-ro-"))
     request.addfinalizer(lambda: shutil.rmtree(root, ignore_errors=True))
@@ -159,11 +163,10 @@ def install(dists, request):
         check=True,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     home.mkdir()
     tmp.mkdir()
-    os.chmod(tmp, 0o1777)
     for p in [target, *target.rglob("*")]:
         mode = p.stat().st_mode
         os.chmod(p, mode & ~0o222 | 0o444 | (0o111 if p.is_dir() else 0))
@@ -173,8 +176,18 @@ def install(dists, request):
         for k, v in os.environ.items()
         if not k.startswith(("MFSTEIN_", "NUMBA_", "PYTHON", "XDG_", "VIRTUAL_ENV"))
     }
-    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONPATH=str(target), PYTHONNOUSERSITE="1")
+    env.update(HOME=str(home), PYTHONPATH=str(target), PYTHONNOUSERSITE="1")
     return runner, env, target, tmp
+
+
+@pytest.fixture
+def install(installed):
+    """(command prefix, environment, installation folder, temporary folder): the
+    module's installation with a temporary folder of the test's own (TMPDIR)."""
+    runner, env, target, folders = installed
+    tmp = Path(tempfile.mkdtemp(dir=folders))
+    os.chmod(tmp, 0o1777)
+    return runner, {**env, "TMPDIR": str(tmp)}, target, tmp
 
 
 def _listing(folder: Path) -> list[str]:
@@ -191,7 +204,7 @@ def test_commands_run_from_a_read_only_install(install, name) -> None:
         cwd=env["HOME"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "internal error" not in out.stderr
@@ -208,7 +221,7 @@ def test_python_api_runs_from_a_read_only_install(install) -> None:
         cwd=env["HOME"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout.split()[-1]) > 0

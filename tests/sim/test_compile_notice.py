@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from deadlines import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +76,7 @@ def test_a_function_compiled_by_an_earlier_process_counts_as_compiled(tmp_path):
             [sys.executable, "-c", script, str(tmp_path)],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=deadline(120),
             cwd=ROOT,
         )
         for _ in range(2)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
+from deadlines import deadline
 from mpmath import mpf
 
 from derive.models import load_model, split_values
@@ -144,7 +145,7 @@ def test_command_line_enclosure_contains_the_value_with_the_digits_it_certifies(
         argv += ["--param", f"{k}={v}"]
     env = {k: v for k, v in os.environ.items() if k != "MFSTEIN_TRACEBACK"}
     proc = subprocess.run([sys.executable, "-m", "mfstein", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env=env)  # fmt: skip
+                          text=True, timeout=deadline(120), cwd=ROOT, env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     lo, hi = out["constant_enclosure"]["lo"], out["constant_enclosure"]["hi"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from deadlines import deadline
 
 from mfstein.errors import ParameterError
 from sim.stats import covariance
@@ -26,7 +27,7 @@ def _cli(argv: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ}
     env.pop("MFSTEIN_TRACEBACK", None)
     return subprocess.run([sys.executable, "-m", "mfstein", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env=env)
+                          text=True, timeout=deadline(120), cwd=ROOT, env=env)
 
 
 def test_covariance_is_withheld_when_a_variance_is_negative() -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from deadlines import deadline
 
 from derive import Model, Transition
 from derive.models import load_model
@@ -203,7 +204,7 @@ def _cli(argv: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ}
     env.pop("MFSTEIN_TRACEBACK", None)
     return subprocess.run([sys.executable, "-m", "mfstein", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env=env)
+                          text=True, timeout=deadline(120), cwd=ROOT, env=env)
 
 
 def test_cli_refusals_are_one_line_and_status_2() -> None:

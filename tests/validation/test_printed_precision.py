@@ -23,6 +23,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
+from deadlines import deadline
 from mpmath import mpf
 
 from derive.models import load_model, split_values
@@ -156,7 +157,7 @@ def _cli(argv: list[str]) -> dict:
     env.pop("MFSTEIN_TRACEBACK", None)
     proc = subprocess.run(
         [sys.executable, "-m", "mfstein", *argv, "--json"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=deadline(120), cwd=ROOT, env=env,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

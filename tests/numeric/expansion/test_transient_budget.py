@@ -51,7 +51,7 @@ def test_cli_refuses_an_absurd_horizon_in_one_line() -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
     )
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "at most 1e+12" in r.stderr

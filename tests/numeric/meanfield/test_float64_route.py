@@ -8,6 +8,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
+from deadlines import deadline
 
 import numeric
 from derive.models import load_model
@@ -84,7 +85,7 @@ def test_cli_float64_json_and_bad_input():
         [*base, "--param", "b=50", "--param", "lam=0.9", "--float64", "--json"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
     )
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
@@ -95,7 +96,7 @@ def test_cli_float64_json_and_bad_input():
         [*base, "--param", "b=50", "--param", "lam=1.5", "--float64"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=deadline(120),
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
+from deadlines import deadline
 
 import numeric
 from derive.models import load_model
@@ -167,7 +168,7 @@ def test_cli_order2_json_and_refined_row() -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
         cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr
@@ -194,7 +195,7 @@ def test_cli_order2_json_and_refined_row() -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
         cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr
