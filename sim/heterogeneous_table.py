@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sim.accuracy import AccuracyTable
+from sim.accuracy import AccuracyTable, AccuracyTables
 
 #: What the table says about its first column.
 K_NOTE = "K (the number of objects) plays the role of N: each row is the model with that K"
@@ -46,47 +46,66 @@ class HeterogeneousTable(AccuracyTable):
 
 
 def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] | None,
-                        observable: str, Ks: Sequence[int], *, exact: bool, simulate: bool,
-                        steps: int, reps: int, seed: int) -> HeterogeneousTable:
-    """The table of ``observable`` over ``Ks``; ``build(K)`` is the model with K objects."""
+                        observables: str | Sequence[str], Ks: Sequence[int], *, exact: bool,
+                        simulate: bool, steps: int, reps: int,
+                        seed: int) -> HeterogeneousTable | AccuracyTables:
+    """The table of each observable over ``Ks``; ``build(K)`` is the model with K objects.
+
+    One name gives its :class:`HeterogeneousTable`; a list of names one table each
+    (:class:`sim.accuracy.AccuracyTables`), computed together: one solve, one exact
+    chain and one simulation per K, so each table equals the one-name run.
+    """
     import numeric
     import numeric.exact
     from mfstein.errors import NumericalError, ParameterError
     from numeric.heterogeneous.exact import MAX_STATES
     from numeric.heterogeneous.observables import find, observe
 
-    rows, name = [], None
+    names = [observables] if isinstance(observables, str) else list(observables)
+    rows: dict[str, list[dict[str, Any]]] = {g: [] for g in names}
+    name = None
     for K in Ks:
         model = build(K)
         name = re.sub(r"K=\d+", "K", model.name) if name is None else name
-        find(model, [observable])
-        sol = numeric.solve(model, params, precision="float64", observables=[observable])
-        g = sol.observables[observable]
-        row: dict[str, Any] = {"N": K, "mean_field": g.g0, "order1": g.refined, "order2": None,
-                               "exact": None, "exact_note": None, "simulation": None,
-                               "simulation_note": None, "simulation_seed": None,
-                               "params": dict(sol.params)}
+        find(model, names)
+        sol = numeric.solve(model, params, precision="float64", observables=names)
+        exact_values: dict[str, Any] = {}
+        exact_note = None
         if exact:
             if model.S**model.K > MAX_STATES:
-                row["exact_note"] = (f"the product chain has {model.S}^{model.K} states, more "
-                                     f"than {MAX_STATES:,}")
+                exact_note = (f"the product chain has {model.S}^{model.K} states, more "
+                              f"than {MAX_STATES:,}")
             else:
                 try:
                     ex = numeric.exact.solve(model, params, N=K)
-                    value = observe(model, params, ex, [observable])[observable].value
-                    row["exact"] = f"{value:.10g}"
+                    exact_values = observe(model, params, ex, names)
                 except (NumericalError, ParameterError) as exc:
-                    row["exact_note"] = str(exc)
+                    exact_note = str(exc)
+        simulated: dict[str, Any] = {}
         if simulate:
             import sim as simulation
 
             r = simulation.simulate(model, params, N=K, steps=steps, reps=reps, seed=seed)
-            v = observe(model, params, r, [observable])[observable]
-            row["simulation"] = {"mean": f"{v.value:.6g}", "ci95": f"{v.ci95:.2g}"}
-            row["simulation_seed"] = seed
-        rows.append(row)
-    return HeterogeneousTable(
-        str(name), observable, None, 1, rows,
-        seed=seed if simulate else None, steps=steps if simulate else None,
-        reps=reps if simulate else None,
+            simulated = observe(model, params, r, names)
+        for g in names:
+            value = sol.observables[g]
+            row: dict[str, Any] = {
+                "N": K, "mean_field": value.g0, "order1": value.refined, "order2": None,
+                "exact": f"{exact_values[g].value:.10g}" if g in exact_values else None,
+                "exact_note": exact_note, "simulation": None, "simulation_note": None,
+                "simulation_seed": None, "params": dict(sol.params),
+            }
+            if simulate:
+                v = simulated[g]
+                row["simulation"] = {"mean": f"{v.value:.6g}", "ci95": f"{v.ci95:.2g}"}
+                row["simulation_seed"] = seed
+            rows[g].append(row)
+    tables = tuple(
+        HeterogeneousTable(
+            str(name), g, None, 1, rows[g],
+            seed=seed if simulate else None, steps=steps if simulate else None,
+            reps=reps if simulate else None,
+        )
+        for g in names
     )
+    return tables[0] if isinstance(observables, str) else AccuracyTables(tables)

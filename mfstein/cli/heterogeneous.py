@@ -132,7 +132,7 @@ def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps
     """``mfstein table --model`` of a heterogeneous population: one row per ``--N``
     value, which is K (the model rebuilt with the factory option ``K``)."""
     from derive.models import factory, factory_keywords, load_model, split_values
-    from mfstein.cli.model_args import parse_pairs
+    from mfstein.cli.model_args import observables_from_args, parse_pairs
     from mfstein.errors import ParameterError
     from numeric.heterogeneous.entry import NO_ORDER_2
     from sim.heterogeneous_table import heterogeneous_table
@@ -150,6 +150,7 @@ def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps
             "K is given by --N in the table of a heterogeneous population; drop --param K=..."
         )
     takes_k = "K" in factory_keywords(factory(args.model))
+    texts = [t.strip() for t in observables_from_args(args)]
 
     def build(K: int) -> Any:
         if takes_k:
@@ -162,6 +163,6 @@ def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps
         return model
 
     return heterogeneous_table(
-        build, params, str(args.observable).strip(), args.N, exact=args.exact,
+        build, params, texts[0] if len(texts) == 1 else texts, args.N, exact=args.exact,
         simulate=args.simulate_flag, steps=steps, reps=reps, seed=args.seed,
     )

@@ -93,6 +93,19 @@ def test_table_rows_are_the_python_numbers(capsys):
     assert "K (the number of objects) plays the role of N" in capsys.readouterr().out
 
 
+def test_table_with_two_observables_is_each_one_alone(capsys):
+    """``--observable`` repeated: one table per observable, each equal to its own run."""
+    argv = ["table", "--model", "power_of_d_heterogeneous", "--param", "d=3", "--param",
+            "speed_classes=1,2", "--param", "lam=0.5", "--N", "4", "--exact"]
+    both = _json(capsys, *argv, "--observable", "response_time", "--observable", "jobs")
+    assert both["observables"] == ["response_time", "jobs"]
+    for table in both["tables"]:
+        alone = _json(capsys, *argv, "--observable", table["observable"])
+        assert table["rows"] == alone["rows"]
+    assert main([*argv, "--observable", "jobs", "--observable", "jobs"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
 def test_transient_observable(capsys):
     out = _json(capsys, "transient", *MODEL, "--t", "0:1:2", "--observable", "jobs")
     res = numeric.transient(load_model("power_of_d_heterogeneous", **PY), LAM,
