@@ -10,7 +10,8 @@ removes them one by one: ``T[j][j]`` has order ``2 j``.  The step is accepted at
 the first ``j`` where ``|T[j][j] - T[j][j-1]|`` (the error estimate of
 ``T[j][j-1]``, pessimistic for ``T[j][j]``) is below the tolerance, relative to
 the largest entry; it is rejected (and ``H`` cut) when ``j`` reaches the
-largest column.  The column at which steps converge steers ``H``.  Numbers are
+largest column.  ``H`` grows while steps converge before the column
+``kmax - 3`` and shrinks when they need more (high orders pay at high precision).  Numbers are
 Python integers scaled by ``2^P`` (:mod:`numeric.heterogeneous.fixed_point`); the
 coefficients of the table are exact rationals.
 """
@@ -47,7 +48,7 @@ class Extrapolation:
                  on_step: Callable[[int], None] | None = None) -> None:
         self.rhs, self.P = rhs, P
         self.kmax = max(6, min(30, digits // 2 + 2))
-        self.target = max(4, (2 * self.kmax) // 3)
+        self.target = max(4, self.kmax - 3)
         self.tol_num, self.tol_den = 1, 10**digits
         self.max_evals, self.evals = max_evals, 0
         self.on_step = on_step
