@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from numeric.heterogeneous import algebra as alg
@@ -81,7 +82,14 @@ def expand_result(tr: Any, K: int, S: int, names: list[str]) -> Any:
     """A :class:`numeric.expansion.transient.TransientResult` of
     :func:`~derive.heterogeneous_population.as_density_model` on the ``K x S``
     coordinates: ``x`` completed, ``V`` times ``K``, ``W`` completed; the error
-    of a completed entry is the sum of the errors it is made of."""
+    of a completed entry is the sum of the errors it is made of.  The completions
+    run at twice the route's digits (at the default 15 digits they would round the
+    last state of every object to float64's precision)."""
+    with mpmath.workdps(2 * (tr.dps or 15) + 20):
+        return _expand(tr, K, S, names)
+
+
+def _expand(tr: Any, K: int, S: int, names: list[str]) -> Any:
     def vec(a: np.ndarray, err: bool = False) -> np.ndarray:
         if err:
             return np.array([np.abs(alg.expand_vector(np.abs(r), K, S)) for r in a])

@@ -124,8 +124,8 @@ def test_fifty_heterogeneous_servers_at_30_digits():
     from derive.models.heterogeneous_servers import power_of_two_heterogeneous
 
     model = power_of_two_heterogeneous(K=50, b=2)
-    a = numeric.transient(model, {"lam": "0.9"}, times=[0, 1])
-    b = numeric.transient(model, {"lam": "0.9"}, times=[0, 1], dps=30)
+    a = numeric.transient(model, {"lam": "0.9"}, times=[0, 0.25])
+    b = numeric.transient(model, {"lam": "0.9"}, times=[0, 0.25], dps=30)
     assert b.digits == 30 and b.x.shape == (2, 150) and b.W.shape == (2, 150, 150)
     for name in ("x", "V", "W"):
         assert np.allclose(getattr(a, name), getattr(b, name).astype(float), atol=1e-9)
