@@ -8,10 +8,11 @@ block-diagonal Bernoulli covariance, zero for a deterministic start):
 and ``E[X_{k,s}(t)] = x(t) + V(t)/K + O(1/K^2)`` with ``V = K v``.  The float64
 route integrates this system on the ``K x S`` coordinates (``solve_ivp``, the
 ``n + n + n^2`` unknowns), twice, with ``rtol`` and ``rtol/100``, and states the
-digits on which the two agree.  The route at any precision (``dps``) runs
-:func:`numeric.expansion.transient.transient` on
-:func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``)
-and maps the result back; it is meant for small K.
+digits on which the two agree.  The route at any precision (``dps``) is
+:mod:`numeric.heterogeneous.transient_dps` (fixed-point integers, extrapolation);
+a population with averaged moves runs :func:`numeric.expansion.transient.transient`
+on :func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``)
+instead and maps the result back (:func:`expand_result`); that is meant for small K.
 """
 
 from __future__ import annotations
