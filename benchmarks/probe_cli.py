@@ -2489,6 +2489,19 @@ def issue37_exact34_probes() -> list[Probe]:
     ]
 
 
+def issue37_het33b_probes() -> list[Probe]:
+    """Issue 33 on the het33b branch: the transient of a heterogeneous population at
+    ``--dps`` digits (fixed-point extrapolation route) answers, states its digits and
+    prints JSON that parses."""
+    m = ["transient", "--model", "power_of_two_heterogeneous", "--param", "K=4",
+         "--param", "b=1", "--param", "lam=0.9", "--t", "0:1:3", "--dps", "20"]
+    return [
+        Probe("het33b transient dps", m, (OK,), check=_stdout_has("Gragg-Bulirsch-Stoer")),
+        Probe("het33b transient dps", [*m, "--observable", "jobs", "--json"], (OK,),
+              check=_strict_json()),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2524,6 +2537,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_cold34_probes(),
         *issue37_plain32_probes(),
         *issue37_exact34_probes(),
+        *issue37_het33b_probes(),
     ]
 
 

@@ -39,6 +39,7 @@ KNOWN_FILE_CIRCLES: dict[frozenset[str], str] = {
             "numeric.expansion.stationary",
             "numeric.expansion.transient",
             "numeric.heterogeneous.entry",
+            "numeric.heterogeneous.transient_dps",
             "numeric.meanfield.acceptance",
             "numeric.meanfield.entry",
             "numeric.meanfield.fast_paths",

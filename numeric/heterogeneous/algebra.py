@@ -46,7 +46,7 @@ def _scatter(n: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(index, weights=values, minlength=n).astype(float)
 
 
-def _jumps(R: Rates) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def jumps(R: Rates) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows and signs of every move's jump: ``(moves, 2 or 4)`` arrays."""
     return R.uni, np.array([-1, 1]), R.pair, np.array([-1, -1, 1, 1])
 
@@ -80,7 +80,7 @@ def drift(R: Rates, x: np.ndarray) -> np.ndarray:
 
 def apply_jumps(R: Rates, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
     """``sum_moves w * jump`` for weights ``wa`` (unilateral) and ``wb`` (pairwise)."""
-    uni, su, pair, sp_ = _jumps(R)
+    uni, su, pair, sp_ = jumps(R)
     idx = np.concatenate([uni.ravel(), pair.ravel()])
     vals = np.concatenate([(wa[:, None] * su).ravel(), (wb[:, None] * sp_).ravel()])
     return _scatter(R.n, idx, vals)
@@ -94,7 +94,7 @@ def jacobian(R: Rates, x: np.ndarray) -> np.ndarray:
         _r, grad, _h = derivatives(R.avg, x)
         return jacobian(frozen(R, x), x) + jacobian_term(R.avg, x, grad)
     n = R.n
-    uni, su, pair, sp_ = _jumps(R)
+    uni, su, pair, sp_ = jumps(R)
     # unilateral: d r / d x_from = a
     rows = [uni.ravel()]
     cols = [np.repeat(uni[:, 0], 2)]
@@ -113,7 +113,7 @@ def noise(R: Rates, x: np.ndarray) -> np.ndarray:
     """``Q(x) = sum_moves rate(x) jump jump^T``, an ``n x n`` array."""
     n = R.n
     ra, rb = move_rates(R, x)
-    uni, su, pair, sp_ = _jumps(frozen(R, x))
+    uni, su, pair, sp_ = jumps(frozen(R, x))
     flat, vals = [], []
     for rows, signs, r in ((uni, su, ra), (pair, sp_, rb)):
         flat.append((rows[:, :, None] * n + rows[:, None, :]).reshape(-1))

@@ -165,7 +165,8 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
                             method: str, rtol: float, atol: float) -> Any:
     """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
     (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
-    tolerances) or at ``dps`` digits through the density-model form (small K)."""
+    tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`; a
+    population with averaged moves through the density-model form, small K)."""
     from derive.heterogeneous_population import as_density_model
     from numeric.expansion.transient import TransientResult, transient
     from numeric.heterogeneous.transient import agreement64, expand_result, integrate64
@@ -176,6 +177,10 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
     names = model.coordinate_names()
     K, S = model.K, model.S
     if dps is not None:
+        from numeric.heterogeneous.transient_dps import supported, transient_dps
+
+        if supported(model):
+            return transient_dps(model, params, x0, times, dps, order)
         reduced = [x0[k * S + s] for k in range(K) for s in range(S - 1)]
         tr = transient(as_density_model(model), params, times=times, start=reduced,
                        order=order, dps=dps, method=method, rtol=rtol, atol=atol)

@@ -8,10 +8,11 @@ block-diagonal Bernoulli covariance, zero for a deterministic start):
 and ``E[X_{k,s}(t)] = x(t) + V(t)/K + O(1/K^2)`` with ``V = K v``.  The float64
 route integrates this system on the ``K x S`` coordinates (``solve_ivp``, the
 ``n + n + n^2`` unknowns), twice, with ``rtol`` and ``rtol/100``, and states the
-digits on which the two agree.  The route at any precision (``dps``) runs
-:func:`numeric.expansion.transient.transient` on
-:func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``)
-and maps the result back; it is meant for small K.
+digits on which the two agree.  The route at any precision (``dps``) is
+:mod:`numeric.heterogeneous.transient_dps` (fixed-point integers, extrapolation);
+a population with averaged moves runs :func:`numeric.expansion.transient.transient`
+on :func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``)
+instead and maps the result back (:func:`expand_result`); that is meant for small K.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from numeric.heterogeneous import algebra as alg
@@ -81,7 +83,14 @@ def expand_result(tr: Any, K: int, S: int, names: list[str]) -> Any:
     """A :class:`numeric.expansion.transient.TransientResult` of
     :func:`~derive.heterogeneous_population.as_density_model` on the ``K x S``
     coordinates: ``x`` completed, ``V`` times ``K``, ``W`` completed; the error
-    of a completed entry is the sum of the errors it is made of."""
+    of a completed entry is the sum of the errors it is made of.  The completions
+    run at twice the route's digits (at the default 15 digits they would round the
+    last state of every object to float64's precision)."""
+    with mpmath.workdps(2 * (tr.dps or 15) + 20):
+        return _expand(tr, K, S, names)
+
+
+def _expand(tr: Any, K: int, S: int, names: list[str]) -> Any:
     def vec(a: np.ndarray, err: bool = False) -> np.ndarray:
         if err:
             return np.array([np.abs(alg.expand_vector(np.abs(r), K, S)) for r in a])

@@ -47,3 +47,86 @@ def test_the_mpmath_route_through_the_density_model_agrees_with_float64():
     assert b.digits >= 15
     for name in ("x", "V", "W"):
         assert np.allclose(getattr(a, name), getattr(b, name).astype(float), atol=1e-9)
+
+
+def _digits(a: np.ndarray, b: np.ndarray) -> int:
+    """Significant digits (norm-wise, every time) on which two mpf arrays agree."""
+    import mpmath
+
+    from numeric.precision import agreeing_digits
+
+    with mpmath.workdps(80):
+        return min(agreeing_digits(list(a[k].flat), list(b[k].flat)) for k in range(len(a)))
+
+
+def test_the_dps_route_agrees_with_float64_and_shows_its_stages():
+    from mfstein.progress import stages
+
+    model = three_state(2)
+    a = numeric.transient(model, {}, times=[0, 0.5, 1])
+    with stages("transient", show=False) as seen:
+        b = numeric.transient(model, {}, times=[0, 0.5, 1], dps=20)
+    assert b.digits == 20 and b.method == "extrapolation" and "Gragg" in b.precision()
+    assert any(s.startswith("30 digits, t = ") for s in seen)  # one stage per accepted step
+    for name in ("x", "V", "W"):
+        assert np.allclose(getattr(a, name), getattr(b, name).astype(float), atol=1e-9)
+    assert np.all(b.V[0] == 0) and np.all(b.W[0] == 0)
+
+
+def test_the_dps_route_against_an_independent_taylor_integration():
+    """The fixed-point right-hand side and the extrapolation against mpmath's Taylor
+    solver on the mpf functions of numeric.heterogeneous.algebra (a random start)."""
+    import mpmath
+
+    from numeric.heterogeneous import algebra as alg
+    from numeric.heterogeneous.entry import rates
+    from numeric.heterogeneous.transient import initial_covariance
+
+    model, start = sis(2), ["0.5", "0.5", "0.25", "0.75"]
+    b = numeric.transient(model, SIS, times=[0, 0.5], start=start, dps=20)
+    with mpmath.workdps(30):
+        R, _ = rates(model, SIS, float64=False)
+        x0 = np.array([mpmath.mpf(v) for v in start], dtype=object)
+        W0 = initial_covariance(np.array([float(v) for v in start]), 2, 2)
+
+        def rhs(_t: object, z: list) -> list:
+            x, v, W = (np.array(z[:4], dtype=object), np.array(z[4:8], dtype=object),
+                       np.array(z[8:], dtype=object).reshape(4, 4))
+            JW = alg.jacobian(R, x).dot(W)
+            dW = JW + JW.T + alg.noise(R, x)
+            dv = alg.jacobian(R, x).dot(v) + alg.second_order(R, x, W)
+            return [*alg.drift(R, x), *dv, *dW.ravel()]
+
+        z = mpmath.odefun(rhs, 0, [*x0, *[mpmath.mpf(0)] * 4, *[mpmath.mpf(w) for w in W0.flat]])(
+            mpmath.mpf("0.5"))
+        want = {"x": np.array(z[:4]), "V": 2 * np.array(z[4:8]), "W": np.array(z[8:])}
+    for name in ("x", "V", "W"):
+        assert _digits(getattr(b, name)[1:].reshape(1, -1), want[name].reshape(1, -1)) >= 20
+
+
+@pytest.mark.slow
+def test_the_dps_route_agrees_with_the_density_model_route_for_k_3():
+    from derive.heterogeneous_population import as_density_model
+    from numeric.expansion.transient import transient
+    from numeric.heterogeneous.transient import expand_result
+
+    model = sis(3)
+    b = numeric.transient(model, SIS, times=[0, 1, 2], dps=30)
+    tr = transient(as_density_model(model), SIS, times=[0, 1, 2], start=[1, 1, 1], dps=30)
+    c = expand_result(tr, 3, 2, model.coordinate_names())
+    assert b.digits == c.digits == 30
+    for name in ("x", "V", "W"):
+        assert _digits(getattr(b, name), getattr(c, name)) >= 29
+
+
+@pytest.mark.slow
+def test_fifty_heterogeneous_servers_at_30_digits():
+    from derive.models.heterogeneous_servers import power_of_two_heterogeneous
+
+    model = power_of_two_heterogeneous(K=50, b=2)
+    a = numeric.transient(model, {"lam": "0.9"}, times=[0, 0.25])
+    b = numeric.transient(model, {"lam": "0.9"}, times=[0, 0.25], dps=30)
+    assert b.digits == 30 and b.x.shape == (2, 150) and b.W.shape == (2, 150, 150)
+    for name in ("x", "V", "W"):
+        assert np.allclose(getattr(a, name), getattr(b, name).astype(float), atol=1e-9)
+    assert np.allclose(b.x[-1].reshape(50, 3).sum(axis=1).astype(float), 1, atol=1e-25)

@@ -1,0 +1,148 @@
+"""The order-1 moment equations of a heterogeneous population on fixed-point integers.
+
+A number ``u`` is held as the Python integer ``round(u 2^P)`` (``P`` fraction
+bits); a product is ``(a b) >> P``, one rounding of at most ``2^-P`` each.  The
+right-hand side of
+
+    x' = f(x),   v' = J v + sum_pairs b W[i1, i2] l,   W' = J W + W J^T + Q(x)
+
+(:mod:`numeric.heterogeneous.transient`) is evaluated on the moves of
+:class:`numeric.heterogeneous.rates.Rates` with the index bookkeeping of
+:mod:`numeric.heterogeneous.algebra` (the same jumps, the same signs): every sum
+over moves is a precomputed scatter (:class:`Scatter`, a sort and one
+``add.reduceat`` over object arrays of integers) and ``J W`` is one product of
+:class:`flint.fmpz_mat` integer matrices (exact, multimodular).  One evaluation
+for K = 50, S = 3 (150 coordinates, 12 250 pairwise moves) takes about 0.1 s at
+50 digits, where the same functions on ``mpf`` object arrays take seconds.
+Populations with averaged moves (rates that are functions of the averages) are
+not handled here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+
+from numeric.heterogeneous import algebra as alg
+from numeric.heterogeneous.rates import Rates
+
+
+def to_fixed(value: mpmath.mpf | float, P: int) -> int:
+    """``round(value 2^P)`` of a float or an ``mpf`` of any precision, read exactly (not
+    rounded to the current working precision first); halves round up."""
+    v = value if isinstance(value, mpmath.mpf) else mpmath.mpf(float(value))
+    man, exp = v.man_exp
+    man, shift = int(man), int(exp) + P
+    fixed = man << shift if shift >= 0 else (man + (1 << (-shift - 1))) >> -shift
+    return -fixed if v < 0 else fixed
+
+
+def from_fixed(values: np.ndarray, P: int) -> np.ndarray:
+    """Integers scaled by ``2^P`` as ``mpf`` at the current working precision (same shape)."""
+    flat = [mpmath.ldexp(mpmath.mpf(int(v)), -P) for v in values.flat]
+    return np.array(flat, dtype=object).reshape(values.shape)
+
+
+def zeros(shape: int | tuple[int, ...]) -> np.ndarray:
+    """An object array of Python integers 0."""
+    out = np.empty(shape, dtype=object)
+    out[...] = 0
+    return out
+
+
+class Scatter:
+    """``out[index[j]] += values[j]`` for all ``j``, into a vector of length ``size``,
+    with the sort done once."""
+
+    def __init__(self, index: np.ndarray, size: int) -> None:
+        self.order = np.argsort(index, kind="stable")
+        ordered = index[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(
+            ordered) else np.zeros(0, dtype=np.int64)
+        self.targets = ordered[self.starts]
+        self.size = size
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        out = zeros(self.size)
+        if len(self.order):
+            out[self.targets] = np.add.reduceat(values[self.order], self.starts)
+        return out
+
+
+@dataclass
+class FixedSystem:
+    """The moment equations of ``R`` (no averaged moves) with ``P`` fraction bits."""
+
+    R: Rates
+    P: int
+
+    def __post_init__(self) -> None:
+        R, P, n = self.R, self.P, self.R.n
+        uni, su, pair, sp_ = alg.jumps(R)
+        self.a = np.array([to_fixed(v, P) for v in R.a], dtype=object)
+        self.b = np.array([to_fixed(v, P) for v in R.b], dtype=object)
+        self.uni, self.pair = uni, pair
+        self.su, self.sp = su, sp_
+        self.jump = Scatter(np.concatenate([uni.T.ravel(), pair.T.ravel()]), n)
+        self.pair_jump = Scatter(pair.T.ravel(), n)
+        # J: constant unilateral part, and d(b x_i1 x_i2)/dx_i1, /dx_i2 scattered
+        J0 = zeros(n * n)
+        for r in range(2):
+            for j in range(len(uni)):
+                J0[uni[j, r] * n + uni[j, 0]] += int(su[r]) * self.a[j]
+        self.J0 = J0
+        self.jac = Scatter(np.concatenate(
+            [pair[:, r] * n + pair[:, c] for c in (0, 1) for r in range(4)]), n * n)
+        self.noise = Scatter(np.concatenate(
+            [uni[:, r] * n + uni[:, c] for r in range(2) for c in range(2)]
+            + [pair[:, r] * n + pair[:, c] for r in range(4) for c in range(4)]), n * n)
+
+    @property
+    def n(self) -> int:
+        """The number of coordinates ``K S``."""
+        return self.R.n
+
+    def _signed(self, values: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:
+        return [values if s > 0 else -values for s in signs]
+
+    def drift_parts(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The unilateral rates, the pairwise rates and ``b x_i2``, ``b x_i1``."""
+        P = self.P
+        ra = (self.a * x[self.uni[:, 0]]) >> P
+        x1, x2 = x[self.pair[:, 0]], x[self.pair[:, 1]]
+        bx2 = (self.b * x2) >> P
+        bx1 = (self.b * x1) >> P
+        rb = (bx2 * x1) >> P
+        return ra, rb, bx1, bx2
+
+    def drift(self, x: np.ndarray) -> np.ndarray:
+        """``f(x)`` (fixed point)."""
+        ra, rb, _, _ = self.drift_parts(x)
+        return self.jump(np.concatenate(self._signed(ra, self.su) + self._signed(rb, self.sp)))
+
+    def rhs(self, z: np.ndarray, order: int) -> np.ndarray:
+        """The derivative of ``z = (x, v, vec W)`` (order 1) or of ``z = x`` (order 0)."""
+        import flint
+
+        n, P = self.n, self.P
+        x = z[:n]
+        ra, rb, bx1, bx2 = self.drift_parts(x)
+        f = self.jump(np.concatenate(self._signed(ra, self.su) + self._signed(rb, self.sp)))
+        if order == 0:
+            return f
+        v, W = z[n:2 * n], z[2 * n:].reshape(n, n)
+        J = self.J0 + self.jac(np.concatenate(
+            self._signed(bx2, self.sp) + self._signed(bx1, self.sp)))
+        coeff_u = [int(self.su[r] * self.su[c]) for r in range(2) for c in range(2)]
+        coeff_p = [int(self.sp[r] * self.sp[c]) for r in range(4) for c in range(4)]
+        Q = self.noise(np.concatenate(self._signed(ra, np.array(coeff_u))
+                                      + self._signed(rb, np.array(coeff_p))))
+        prod = flint.fmpz_mat(n, n, J.tolist()) * flint.fmpz_mat(n, n, W.ravel().tolist())
+        JW = (np.array([int(e) for e in prod.entries()], dtype=object) >> P).reshape(n, n)
+        dW = (JW + JW.T).ravel() + Q
+        Jm = J.reshape(n, n)
+        wb = (self.b * W[self.pair[:, 0], self.pair[:, 1]]) >> P
+        dv = (Jm.dot(v) >> P) + self.pair_jump(np.concatenate(self._signed(wb, self.sp)))
+        return np.concatenate([f, dv, dW])
