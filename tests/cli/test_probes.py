@@ -98,7 +98,7 @@ PROBES: list[tuple[list[str], int]] = [
     (["refined", "--lam", "0.9", "--N", "10", "--b", "1000000"], INPUT),
     (["table", *TABLE, "--N", "10", "--b", "1000000"], INPUT),
     (["exact", "--N", "2", "--lam", "0.9", "--b", "1000000"], INPUT),
-    (["exact", "--N", "10000000", "--lam", "0.9", "--b", "1"], INPUT),
+    (["exact", "--N", "30000000", "--lam", "0.9", "--b", "1"], INPUT),
     (["simulate", "--N", "10", "--lam", "0.9", "--b", "5", "--d", "1000000", *SIM], INPUT),
     (["bound", "--lam", "0.5", "--N", "10", "--d", "1"], INPUT),
     (["bound", "--lam", "0.9", "--N", "10", "--d", "1"], INPUT),
@@ -259,7 +259,7 @@ def test_exact_refuses_sizes_it_cannot_solve_before_work() -> None:
 
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match="states"):
-        solve_exact(400, "0.9", 3, 3)  # 10.8 million states (the limit is 6 million)
+        solve_exact(500, "0.9", 3, 3)  # 21.1 million states (the limit is 20 million)
     with pytest.raises(ParameterError, match="states"):
         solve_exact(2, "0.9", 10**6)  # refused before the model is built symbolically
     assert time.monotonic() - t0 < deadline(5)

@@ -15,7 +15,12 @@ from derive.backends import lambdify
 
 def test_float64_and_mpmath_forms_agree_on_special_functions() -> None:
     x, a = sp.symbols("x a")
-    exprs = [a * (1 + sp.erf(1 - x)), sp.gamma(x + a), sp.erfc(x) * sp.loggamma(2 + x)]
+    exprs = [
+        a * (1 + sp.erf(1 - x)),
+        sp.gamma(x + a),
+        sp.erfc(x) * sp.loggamma(2 + x),
+        sp.besselj(0, x) * sp.exp(a),
+    ]
     f64 = lambdify((x, a), exprs, "numpy")
     fmp = lambdify((x, a), exprs, "mpmath")
     with mpmath.workdps(30):

@@ -47,7 +47,11 @@ def test_a_compiled_event_loop_is_not_announced(capsys):
 
     model = load_model("sir")  # the model tests/sim/test_generic.py simulates
     params = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
-    sim.simulate(model, params, N=10, steps=200, reps=1, batches=2, workers=1)
+    # engine="generic": the model's own compiled loop (auto would run this short run on
+    # the interpreted loop, which compiles nothing per model)
+    r = sim.simulate(model, params, N=10, steps=200, reps=1, batches=2, workers=1,
+                     engine="generic")
+    assert r.loop == "compiled"
     _name, mod = chain_module(model)
     assert compile_seconds(mod) is None
     announce_compile(mod)
