@@ -1,4 +1,4 @@
-"""The heterogeneous transient: its long-time limit, the density-model route, refusals."""
+"""The heterogeneous transient: its long-time limit, the dps route, refusals."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_order_2_and_a_bad_start_are_refused_in_one_sentence():
 
 
 @pytest.mark.slow
-def test_the_mpmath_route_through_the_density_model_agrees_with_float64():
+def test_the_dps_route_of_three_states_agrees_with_float64():
     model = three_state(3)
     a = numeric.transient(model, {}, times=[0, 1, 2])
     b = numeric.transient(model, {}, times=[0, 1, 2], dps=15)
