@@ -57,17 +57,27 @@ class FixedAveraged:
             return _fixed(rates_at(self.av, self._mp(x)), self.P)
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
-        """``sum_moves jump (x_src dr/dx)``, flat ``n * n`` (fixed point)."""
-        from numeric.heterogeneous.averaged import derivatives, jacobian_term
+        """``sum_moves jump (x_src dr/dx)``, flat ``n * n`` (fixed point): the weights
+        of each move at ``mpf``, the ``n x n`` sum in integers."""
+        from numeric.heterogeneous.averaged import (
+            assemble_jacobian,
+            derivatives,
+            jacobian_weights,
+        )
 
         with mpmath.workprec(self.prec):
             xm = self._mp(x)
             _r, grad, _h = derivatives(self.av, xm)
-            return _fixed(jacobian_term(self.av, xm, grad), self.P).ravel()
+            common, own = jacobian_weights(self.av, xm, grad)
+            weights = _fixed(common, self.P), _fixed(own, self.P)
+        return assemble_jacobian(self.av, *weights).ravel()
 
     def correction(self, x: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """The averaged moves' covariance term of ``v'`` (fixed point, length ``n``)."""
-        from numeric.heterogeneous.averaged import correction
+        """The averaged moves' covariance term of ``v'`` (fixed point, length ``n``): the
+        sums of ``W`` it needs exactly in integers, the rest at ``mpf``."""
+        from numeric.heterogeneous.averaged import correction_of_sums, covariance_sums
 
+        sums = covariance_sums(W, self.av.K, self.av.S)
         with mpmath.workprec(self.prec):
-            return _fixed(correction(self.av, self._mp(x), self._mp(W)), self.P)
+            return _fixed(correction_of_sums(self.av, self._mp(x),
+                                             *[self._mp(a) for a in sums]), self.P)
