@@ -14,7 +14,8 @@ once per model by SymPy and lambdified for mpmath) on ``mpf`` numbers with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -38,6 +39,7 @@ class FixedAveraged:
 
     av: Averaged
     P: int
+    _last: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
 
     @property
     def prec(self) -> int:
@@ -50,11 +52,15 @@ class FixedAveraged:
         return from_fixed(x, self.P)
 
     def rates(self, x: np.ndarray) -> np.ndarray:
-        """The rate functions ``r(m(x))`` of every move (fixed point, not times ``x_src``)."""
+        """The rate functions ``r(m(x))`` of every move (fixed point, not times ``x_src``;
+        the last point's kept: the drift and the Jacobian both ask)."""
         from numeric.heterogeneous.averaged import rates_at
 
-        with mpmath.workprec(self.prec):
-            return _fixed(rates_at(self.av, self._mp(x)), self.P)
+        key = tuple(x.tolist())
+        if self._last[0] != key:
+            with mpmath.workprec(self.prec):
+                self._last = (key, _fixed(rates_at(self.av, self._mp(x)), self.P))
+        return self._last[1]
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
         """``sum_moves jump (x_src dr/dx)``, flat ``n * n`` (fixed point): the weights
