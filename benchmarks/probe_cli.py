@@ -2502,6 +2502,20 @@ def issue37_het33b_probes() -> list[Probe]:
     ]
 
 
+def issue37_het33c_probes() -> list[Probe]:
+    """Issue 33 on the het33c branch: the transient of a population with averaged moves
+    (JSQ(3) servers) at ``--dps`` digits runs the fixed-point extrapolation route for
+    any K (it was refused above 6 free coordinates), states its digits, prints JSON."""
+    m = ["transient", "--model", "power_of_d_heterogeneous", "--param", "K=4", "--param",
+         "d=3", "--param", "lam=0.5", "--t", "0:1:2"]
+    return [
+        Probe("het33c transient dps averaged", [*m, "--dps", "30"], (OK,),
+              check=_stdout_has("they agree on 30 significant digits")),
+        Probe("het33c transient dps averaged", [*m, "--dps", "20", "--observable", "jobs",
+                                                "--json"], (OK,), check=_strict_json()),
+    ]
+
+
 def all_probes(shared: Path) -> list[Probe]:
     return [
         *known_size_probes(),
@@ -2538,6 +2552,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_plain32_probes(),
         *issue37_exact34_probes(),
         *issue37_het33b_probes(),
+        *issue37_het33c_probes(),
     ]
 
 

@@ -160,15 +160,31 @@ def rates_at(av: Averaged, x: np.ndarray) -> np.ndarray:
 def jacobian_term(av: Averaged, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """``sum_moves jump (x_src d r/dx)``: the part of the Jacobian from the rates'
     dependence on the averages, ``n x n``."""
+    return assemble_jacobian(av, *jacobian_weights(av, x, grad))
+
+
+def jacobian_weights(av: Averaged, x: np.ndarray,
+                     grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x_src d r / d x_{j,u}`` of each move as ``common[u] - own[u] [j = k]`` (``k``
+    the move's object): two ``(moves, S)`` arrays."""
+    K, S = av.K, av.S
+    # d r / d x_{j,u} = g_mean[u]/K + g_others[u]/(K-1) [j != k]
+    xs = x[av.src][:, None]
+    own = grad[:, S:] / (K - 1) if K > 1 else 0 * grad[:, S:]
+    return (grad[:, :S] / K + own) * xs, own * xs
+
+
+def assemble_jacobian(av: Averaged, common: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """``sum_moves jump (x_src d r/dx)`` from :func:`jacobian_weights` (float64, ``mpf``
+    or fixed-point integers alike), ``n x n``."""
     K, S = av.K, av.S
     n = K * S
-    mine = grad[:, :S] / K + (grad[:, S:] / (K - 1) if K > 1 else 0 * grad[:, S:])
-    # d r / d x_{j,u} = g_mean[u]/K + g_others[u]/(K-1) [j != k]
-    D = np.repeat(mine[:, None, :], K, axis=1)  # (moves, K, S)
-    if K > 1:
-        D[np.arange(av.size), av.obj, :] -= grad[:, S:] / (K - 1)
-    D = D.reshape(av.size, n) * x[av.src][:, None]
-    J = np.zeros((n, n), dtype=D.dtype) if D.dtype != object else _object_zeros((n, n))
+    D = np.repeat(common[:, None, :], K, axis=1)  # (moves, K, S)
+    D[np.arange(av.size), av.obj, :] -= own
+    D = D.reshape(av.size, n)
+    J = np.zeros((n, n), dtype=D.dtype)
+    if D.dtype == object:
+        J[...] = D.flat[0] * 0 if D.size else 0  # mpf(0) or the integer 0
     np.add.at(J, av.src, -D)
     np.add.at(J, av.dst, D)
     return J
@@ -183,18 +199,30 @@ def _object_zeros(shape: tuple[int, ...]) -> np.ndarray:
 def correction(av: Averaged, x: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``sum_moves jump c_move``, ``c`` the two covariance terms of the module's
     expansion (``E[r(m) X_src] - r(m(x)) x_src - grad . (E X - x)`` to order 1/K)."""
+    return correction_of_sums(av, x, *covariance_sums(W, av.K, av.S))
+
+
+def covariance_sums(W: np.ndarray, K: int, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sums of ``W = Cov(X)`` the correction needs: ``T[u, w] = sum_{j,j'}
+    Cov(X_ju, X_j'w)``, ``C[k, u, w] = sum_j Cov(X_ju, X_kw)``, ``D[k] = Cov(X_k., X_k.)``."""
+    Wb = W.reshape(K, S, K, S)
+    T = Wb.sum(axis=(0, 2))
+    C = Wb.sum(axis=0).transpose(1, 0, 2)
+    D = Wb[np.arange(K), :, np.arange(K), :]
+    return T, C, D
+
+
+def correction_of_sums(av: Averaged, x: np.ndarray, T: np.ndarray, C: np.ndarray,
+                       D: np.ndarray) -> np.ndarray:
+    """:func:`correction` from the :func:`covariance_sums` of ``W``."""
     K, S = av.K, av.S
     n = K * S
     _r, grad, hess = derivatives(av, x)
-    Wb = W.reshape(K, S, K, S)
-    T = Wb.sum(axis=(0, 2))                       # sum_{j,j'} Cov(X_ju, X_j'w)
-    C = Wb.sum(axis=0).transpose(1, 0, 2)         # C[k, u, w] = sum_j Cov(X_ju, X_kw)
-    D = Wb[np.arange(K), :, np.arange(K), :]      # D[k] = Cov(X_k., X_k.)
     k, s = av.obj, av.src % S
     Ck, Dk = C[k], D[k]
-    cov = np.empty((av.size, 2 * S, 2 * S), dtype=W.dtype)
+    cov = np.empty((av.size, 2 * S, 2 * S), dtype=T.dtype)
     cov[:, :S, :S] = T[None] / K**2
-    cross = np.empty((av.size, S), dtype=W.dtype)  # Cov(m_v, X_{k,s})
+    cross = np.empty((av.size, S), dtype=T.dtype)  # Cov(m_v, X_{k,s})
     cross_mean = Ck[np.arange(av.size), :, s] / K
     if K > 1:
         # Cov(mean_u, others_w) = (T - C_k)[u, w] / (K (K-1))

@@ -165,26 +165,19 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
                             method: str, rtol: float, atol: float) -> Any:
     """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
     (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
-    tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`; a
-    population with averaged moves through the density-model form, small K)."""
-    from derive.heterogeneous_population import as_density_model
-    from numeric.expansion.transient import TransientResult, transient
-    from numeric.heterogeneous.transient import agreement64, expand_result, integrate64
+    tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`)."""
+    from numeric.expansion.transient import TransientResult
+    from numeric.heterogeneous.transient import agreement64, integrate64
 
     if order == 2:
         raise ParameterError(NO_ORDER_2)
     x0 = start_point(model, start)
     names = model.coordinate_names()
-    K, S = model.K, model.S
+    K = model.K
     if dps is not None:
-        from numeric.heterogeneous.transient_dps import supported, transient_dps
+        from numeric.heterogeneous.transient_dps import transient_dps
 
-        if supported(model):
-            return transient_dps(model, params, x0, times, dps, order)
-        reduced = [x0[k * S + s] for k in range(K) for s in range(S - 1)]
-        tr = transient(as_density_model(model), params, times=times, start=reduced,
-                       order=order, dps=dps, method=method, rtol=rtol, atol=atol)
-        return expand_result(tr, K, S, names)
+        return transient_dps(model, params, x0, times, dps, order)
     with mpmath.workdps(30):
         R, inputs = rates(model, params, float64=True)
     x, V, W = integrate64(R, x0, times, rtol, atol, "LSODA" if method == "auto" else method)

@@ -14,8 +14,10 @@ over moves is a precomputed scatter (:class:`Scatter`, a sort and one
 :class:`flint.fmpz_mat` integer matrices (exact, multimodular).  One evaluation
 for K = 50, S = 3 (150 coordinates, 12 250 pairwise moves) takes about 0.1 s at
 50 digits, where the same functions on ``mpf`` object arrays take seconds.
-Populations with averaged moves (rates that are functions of the averages) are
-not handled here.
+Averaged moves (rates that are functions of the averages, ``R.avg``) are
+unilateral moves whose rates are recomputed at each ``x``
+(:class:`numeric.heterogeneous.fixed_averaged.FixedAveraged`), plus their
+Jacobian term and covariance correction.
 """
 
 from __future__ import annotations
@@ -73,15 +75,22 @@ class Scatter:
 
 @dataclass
 class FixedSystem:
-    """The moment equations of ``R`` (no averaged moves) with ``P`` fraction bits."""
+    """The moment equations of ``R`` with ``P`` fraction bits."""
 
     R: Rates
     P: int
 
     def __post_init__(self) -> None:
+        from numeric.heterogeneous.fixed_averaged import FixedAveraged
+
         R, P, n = self.R, self.P, self.R.n
-        uni, su, pair, sp_ = alg.jumps(R)
+        _u, su, pair, sp_ = alg.jumps(R)
         self.a = np.array([to_fixed(v, P) for v in R.a], dtype=object)
+        self.avg = None if R.avg is None else FixedAveraged(R.avg, P)
+        # the averaged moves follow the constant ones, with rates taken at each x
+        uni = R.uni if R.avg is None else np.concatenate(
+            [R.uni, np.stack([R.avg.src, R.avg.dst], axis=1)]).astype(np.int64)
+        self.n_const = len(R.uni)
         self.b = np.array([to_fixed(v, P) for v in R.b], dtype=object)
         self.uni, self.pair = uni, pair
         self.su, self.sp = su, sp_
@@ -90,9 +99,12 @@ class FixedSystem:
         # J: constant unilateral part, and d(b x_i1 x_i2)/dx_i1, /dx_i2 scattered
         J0 = zeros(n * n)
         for r in range(2):
-            for j in range(len(uni)):
+            for j in range(self.n_const):
                 J0[uni[j, r] * n + uni[j, 0]] += int(su[r]) * self.a[j]
         self.J0 = J0
+        avg = uni[self.n_const:]
+        self.avg_jac = Scatter(np.concatenate([avg[:, r] * n + avg[:, 0] for r in range(2)]),
+                               n * n)
         self.jac = Scatter(np.concatenate(
             [pair[:, r] * n + pair[:, c] for c in (0, 1) for r in range(4)]), n * n)
         self.noise = Scatter(np.concatenate(
@@ -107,10 +119,16 @@ class FixedSystem:
     def _signed(self, values: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:
         return [values if s > 0 else -values for s in signs]
 
+    def unilateral(self, x: np.ndarray) -> np.ndarray:
+        """The rate constants of the unilateral moves at ``x`` (the averaged ones last)."""
+        if self.avg is None:
+            return self.a
+        return np.concatenate([self.a, self.avg.rates(x)])
+
     def drift_parts(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """The unilateral rates, the pairwise rates and ``b x_i2``, ``b x_i1``."""
         P = self.P
-        ra = (self.a * x[self.uni[:, 0]]) >> P
+        ra = (self.unilateral(x) * x[self.uni[:, 0]]) >> P
         x1, x2 = x[self.pair[:, 0]], x[self.pair[:, 1]]
         bx2 = (self.b * x2) >> P
         bx1 = (self.b * x1) >> P
@@ -135,6 +153,9 @@ class FixedSystem:
         v, W = z[n:2 * n], z[2 * n:].reshape(n, n)
         J = self.J0 + self.jac(np.concatenate(
             self._signed(bx2, self.sp) + self._signed(bx1, self.sp)))
+        if self.avg is not None:
+            a = self.unilateral(x)[self.n_const:]
+            J = J + self.avg_jac(np.concatenate(self._signed(a, self.su))) + self.avg.jacobian(x)
         coeff_u = [int(self.su[r] * self.su[c]) for r in range(2) for c in range(2)]
         coeff_p = [int(self.sp[r] * self.sp[c]) for r in range(4) for c in range(4)]
         Q = self.noise(np.concatenate(self._signed(ra, np.array(coeff_u))
@@ -145,4 +166,6 @@ class FixedSystem:
         Jm = J.reshape(n, n)
         wb = (self.b * W[self.pair[:, 0], self.pair[:, 1]]) >> P
         dv = (Jm.dot(v) >> P) + self.pair_jump(np.concatenate(self._signed(wb, self.sp)))
+        if self.avg is not None:
+            dv = dv + self.avg.correction(x, W)
         return np.concatenate([f, dv, dW])

@@ -9,10 +9,11 @@ and ``E[X_{k,s}(t)] = x(t) + V(t)/K + O(1/K^2)`` with ``V = K v``.  The float64
 route integrates this system on the ``K x S`` coordinates (``solve_ivp``, the
 ``n + n + n^2`` unknowns), twice, with ``rtol`` and ``rtol/100``, and states the
 digits on which the two agree.  The route at any precision (``dps``) is
-:mod:`numeric.heterogeneous.transient_dps` (fixed-point integers, extrapolation);
-a population with averaged moves runs :func:`numeric.expansion.transient.transient`
-on :func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``)
-instead and maps the result back (:func:`expand_result`); that is meant for small K.
+:mod:`numeric.heterogeneous.transient_dps` (fixed-point integers, extrapolation),
+averaged moves included.  :func:`expand_result` maps a result of
+:func:`numeric.expansion.transient.transient` on
+:func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``) back to
+these coordinates: an independent route for small K.
 """
 
 from __future__ import annotations

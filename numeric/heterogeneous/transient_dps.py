@@ -10,6 +10,8 @@ fraction bits).  It runs twice, at ``wp = dps + 10`` and ``dps + 20`` (then
 ``digits`` is the number of significant digits on which the two agree,
 norm-wise for each of ``x, V, W`` at each time; each entry keeps the digits its
 own difference allows.  ``V = K v``, so ``E[X(t)] = x(t) + V(t)/K + O(1/K^2)``.
+Averaged moves (rates that are functions of the population averages) are
+evaluated at each step by :mod:`numeric.heterogeneous.fixed_averaged`.
 """
 
 from __future__ import annotations
@@ -65,10 +67,16 @@ def _start(x0: np.ndarray, K: int, S: int, P: int, order: int) -> np.ndarray:
     return np.concatenate([x, zeros(n), W.ravel()])
 
 
-def _rate_scale(R: Rates) -> float:
-    """The largest total rate out of a coordinate (float64): sets the first step."""
+def _rate_scale(R: Rates, x0: np.ndarray) -> float:
+    """The largest total rate out of a coordinate (float64; averaged moves at ``x0``):
+    sets the first step."""
+    from numeric.heterogeneous.averaged import rates_at
+
     out = np.zeros(R.n)
     np.add.at(out, R.uni[:, 0], np.abs(R.a.astype(float)))
+    if R.avg is not None:
+        x = np.array([mpmath.mpf(float(v)) for v in x0], dtype=object)
+        np.add.at(out, R.avg.src, np.abs(rates_at(R.avg, x).astype(float)))
     np.add.at(out, R.pair[:, 0], np.abs(R.b.astype(float)))
     np.add.at(out, R.pair[:, 1], np.abs(R.b.astype(float)))
     return float(max(out.max(initial=0.0), 1e-3))
@@ -91,7 +99,7 @@ def run(R: Rates, x0: np.ndarray, times: np.ndarray, wp: int, order: int) -> dic
     integ = Extrapolation(lambda z: system.rhs(z, order), P, wp - TOL_GAP, MAX_EVALS, shown)
     uniq, inverse = np.unique(times, return_inverse=True)
     ends = [to_fixed(float(t), P) for t in uniq]
-    H0 = to_fixed(0.5 / _rate_scale(R), P)
+    H0 = to_fixed(0.5 / _rate_scale(R, x0), P)
     Z = integ.run(_start(x0, R.K, R.S, P, order), ends, H0)
     n, m = R.n, len(times)
     with mpmath.workdps(wp):
@@ -105,7 +113,7 @@ def run(R: Rates, x0: np.ndarray, times: np.ndarray, wp: int, order: int) -> dic
 
 def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
                   times: np.ndarray, dps: int, order: int) -> HeterogeneousTransient:
-    """The route at ``dps`` digits (no averaged moves: :func:`supported`)."""
+    """The route at ``dps`` digits."""
     from numeric.heterogeneous.entry import rates
     from numeric.precision import agreeing_digits, earn_digits
 
@@ -139,8 +147,3 @@ def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
         free=names, method="extrapolation", errors=errors,
     )
 
-
-def supported(model: Any) -> bool:
-    """Whether this route takes ``model``: no moves with rates that are functions of
-    the averages (those go through the density-model form)."""
-    return not model.averaged
