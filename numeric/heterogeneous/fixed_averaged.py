@@ -27,7 +27,7 @@ GUARD_BITS = 32
 
 
 def _fixed(values: np.ndarray, P: int) -> np.ndarray:
-    from numeric.heterogeneous.fixed_point import to_fixed
+    from numeric.heterogeneous.fixed_numbers import to_fixed
 
     return np.array([to_fixed(mpmath.mpf(v), P) for v in values.flat],
                     dtype=object).reshape(values.shape)
@@ -47,7 +47,7 @@ class FixedAveraged:
         return self.P + GUARD_BITS
 
     def _mp(self, x: np.ndarray) -> np.ndarray:
-        from numeric.heterogeneous.fixed_point import from_fixed
+        from numeric.heterogeneous.fixed_numbers import from_fixed
 
         return from_fixed(x, self.P)
 

@@ -52,7 +52,7 @@ class HeterogeneousTransient(TransientResult):
 
 def _start(x0: np.ndarray, K: int, S: int, P: int, order: int) -> np.ndarray:
     """``(x0, v = 0, vec W0)`` in fixed point, ``W0`` the independent objects' covariance."""
-    from numeric.heterogeneous.fixed_point import to_fixed, zeros
+    from numeric.heterogeneous.fixed_numbers import to_fixed, zeros
 
     n = K * S
     x = np.array([to_fixed(float(v), P) for v in x0], dtype=object)
@@ -87,7 +87,8 @@ def run(R: Rates, x0: np.ndarray, times: np.ndarray, wp: int, order: int) -> dic
     ``R`` holds the rates at ``wp`` digits."""
     from mfstein.progress import stage
     from numeric.heterogeneous.extrapolation import Extrapolation
-    from numeric.heterogeneous.fixed_point import FixedSystem, from_fixed, to_fixed
+    from numeric.heterogeneous.fixed_numbers import from_fixed, to_fixed
+    from numeric.heterogeneous.fixed_point import FixedSystem
 
     P = math.ceil(wp * math.log2(10)) + 24
     system = FixedSystem(R, P)
