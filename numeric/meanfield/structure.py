@@ -399,22 +399,13 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
     grows after the first :data:`POLISH_FREE_STEPS` (round-off reached, or no root
     here: the callers' checks judge the point) or ``step_at`` finds ``J`` singular
     (:class:`RuntimeError`)."""
-    x = np.array(x0, dtype=float)
-    prev = np.inf
-    with np.errstate(all="ignore"):
-        for k in range(POLISH_STEPS):
-            try:
-                step = step_at(x)
-            except RuntimeError:
-                break
-            size = max_abs(step)
-            if not np.isfinite(size) or (k >= POLISH_FREE_STEPS and size >= prev):
-                break
-            x = x - step
-            if size <= 1e-14 * max_abs(x):
-                break
-            prev = size
-    return x
+    return _newton_steps(
+        step_at,
+        x0,
+        POLISH_STEPS,
+        POLISH_FREE_STEPS,
+        lambda step, x: max_abs(step) <= 1e-14 * max_abs(x),
+    )
 
 
 #: :func:`refine_small`: at most this many further Newton steps.
@@ -429,19 +420,32 @@ def refine_small(step_at: Any, x0: np.ndarray) -> np.ndarray:
     far tail) at the distance the neighbour's values had, possibly of the wrong
     sign; while the steps keep shrinking (at most :data:`REFINE_STEPS`) they are
     resolved to their own size.  A step that does not shrink is not taken."""
+    return _newton_steps(
+        step_at,
+        x0,
+        REFINE_STEPS,
+        0,
+        lambda step, x: bool(np.all(np.abs(step) <= 1e-14 * np.abs(x))),
+    )
+
+
+def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any) -> np.ndarray:
+    """At most ``limit`` steps ``x <- x - step_at(x)``: stop when ``step_at`` finds ``J``
+    singular (:class:`RuntimeError`), a step is not finite or, after the first ``free``
+    steps, does not shrink (not taken), or ``done(step, x)`` holds after the step."""
     x = np.array(x0, dtype=float)
     prev = np.inf
     with np.errstate(all="ignore"):
-        for _ in range(REFINE_STEPS):
+        for k in range(limit):
             try:
                 step = step_at(x)
             except RuntimeError:
                 break
             size = max_abs(step)
-            if not np.isfinite(size) or size >= prev:
+            if not np.isfinite(size) or (k >= free and size >= prev):
                 break
             x = x - step
-            if np.all(np.abs(step) <= 1e-14 * np.abs(x)):
+            if done(step, x):
                 break
             prev = size
     return x
