@@ -155,6 +155,32 @@ def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
     }
 
 
+
+def loop_buffers(
+    spec: Any, state: dict
+) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`):
+    a copy of ``state`` and zeroed sums -- the correction of the time integral, the
+    thinned covariance, the histograms and the observables' integrals."""
+    b = spec.b
+    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
+    return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
+
+
+def loop_sums(new: dict, scalars: np.ndarray, corr: np.ndarray, cov: np.ndarray,
+              hist: np.ndarray, obs: np.ndarray, seconds: float, refused: np.ndarray) -> dict:
+    """The sums an event loop returns, in the layout :func:`advance` documents
+    (``mean`` is ``int n_k dt``: the state times the elapsed time, less ``corr``)."""
+    return {
+        "scalars": scalars,
+        "mean": new["n"] * scalars[0] - corr,
+        "cov": cov,
+        "hist": hist,
+        "obs": obs,
+        "seconds": seconds,
+        "refused": refused,
+    }
+
 def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
 
@@ -169,11 +195,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     chain = load_chain(spec.update)
     p, jk, jv, jl, up, target = _loop_inputs(spec)
     b = spec.b
-    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-    corr = np.zeros(b)
-    cov = np.zeros((b, b))
-    hist = np.zeros((b, spec.hist_len))
-    obs = np.zeros(spec.n_obs)
+    new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     try:
         scalars = run_chain(
@@ -200,19 +222,10 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
         scalars = np.zeros(N_SCALARS)
     seconds = time.thread_time() - t0
-    mean = new["n"] * scalars[0] - corr
     refused = np.full(b, -1.0)
     if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
         refused = new["n"].astype(float)
-    sums = {
-        "scalars": scalars,
-        "mean": mean,
-        "cov": cov,
-        "hist": hist,
-        "obs": obs,
-        "seconds": seconds,
-    }
-    return new, {**sums, "refused": refused}
+    return new, loop_sums(new, scalars, corr, cov, hist, obs, seconds, refused)
 
 
 def _rates_finite(chain: Any, spec: GenericSpec, n: np.ndarray, p: np.ndarray) -> bool:

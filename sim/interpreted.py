@@ -24,7 +24,14 @@ import numpy as np
 
 from sim import runner
 from sim.base import RunOptions, SimulationResult
-from sim.generic import GenericSimulator, GenericSpec, fresh_state, sparse_jumps
+from sim.generic import (
+    GenericSimulator,
+    GenericSpec,
+    fresh_state,
+    loop_buffers,
+    loop_sums,
+    sparse_jumps,
+)
 
 #: Extra CPU nanoseconds per event of the interpreted loop over the model's compiled
 #: one: ``EXTRA_NS + NS_PER_OP * ops`` with ``ops`` the program operations it evaluates
@@ -173,11 +180,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
     code, ptr, consts, aff_ptr, aff_idx, poly_tabs, p, jk, jv, jl, up, target = _tables(spec)
     b, nt = spec.b, len(spec.jumps)
-    new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-    corr = np.zeros(b)
-    cov = np.zeros((b, b))
-    hist = np.zeros((b, spec.hist_len))
-    obs = np.zeros(spec.n_obs)
+    new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     scalars = run_table_chain(
         code, ptr, consts, spec.depth, nt, aff_ptr, aff_idx, poly_tabs, spec.coef_base, p,
@@ -195,16 +198,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
         rates_into(code, ptr, consts, spec.depth, nt, s, p, poly_tabs, spec.coef_base, R)
         if not np.all(np.isfinite(R)):
             refused = new["n"].astype(float)
-    sums = {
-        "scalars": scalars,
-        "mean": new["n"] * scalars[0] - corr,
-        "cov": cov,
-        "hist": hist,
-        "obs": obs,
-        "seconds": seconds,
-        "refused": refused,
-    }
-    return new, sums
+    return new, loop_sums(new, scalars, corr, cov, hist, obs, seconds, refused)
 
 
 #: Prepared runs kept per process (model key, N, parameters, start, truncation -> spec,
