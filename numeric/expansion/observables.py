@@ -297,10 +297,6 @@ def _scale(values: Sequence[Any], digits: int) -> mpf:
     return max([abs(mpf(v)) for v in values] + [mpf(0)]) * mpf(10) ** (-digits)
 
 
-def _multiplicity(idx: tuple[int, ...]) -> int:
-    return math.factorial(len(idx)) // math.prod(math.factorial(idx.count(i)) for i in set(idx))
-
-
 def resolve_model(model: Any, b: int) -> Any:
     """A finite :class:`derive.model.Model` of dimension ``b`` from ``model`` (a
     :class:`derive.spec.Truncated` family is built at ``b``)."""
