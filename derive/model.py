@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
+from derive import objects
 from derive.rate_functions import RATE_FUNCTIONS
 from derive.spec import ModelInfo
 from mfstein.errors import ParameterError
@@ -466,6 +467,17 @@ def _symbols(model: str, what: str, items: Any) -> tuple[sp.Symbol, ...]:
     return out
 
 
+def _derived(name: str, doc: str) -> cached_property[Any]:
+    """A cached property ``model.<name>``: ``derive.objects.<name>(model)``, computed
+    once per model (the model itself holds only its description)."""
+
+    def compute(model: Model) -> Any:
+        return getattr(objects, name)(model)
+
+    compute.__name__, compute.__qualname__, compute.__doc__ = name, f"Model.{name}", doc
+    return cached_property(compute)
+
+
 class Model:
     """A density-dependent population process ``s -> s + l/N`` at rate ``N beta_l(s)``.
 
@@ -674,44 +686,25 @@ class Model:
     # -- derived symbolic objects ---------------------------------------------
     # Convenience accessors: the objects are computed by derive.objects, which
     # reads the model (the model itself holds only its description).
-    @cached_property
-    def drift(self) -> sp.Matrix:
-        """The mean-field drift ``f(s) = sum_l l beta_l(s)`` as a ``b x 1`` matrix."""
-        from derive import objects
-
-        return objects.drift(self)
-
-    @cached_property
-    def jacobian(self) -> sp.Matrix:
-        """The Jacobian ``J(s) = df/ds`` (``b x b``)."""
-        from derive import objects
-
-        return objects.jacobian(self)
-
-    @cached_property
-    def hessian(self) -> sp.MutableSparseNDimArray:
-        """The Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` as a sparse rank-3 array."""
-        from derive import objects
-
-        return objects.hessian(self)
-
-    @cached_property
-    def diffusion(self) -> sp.Matrix:
-        """The diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)`` (``b x b``)."""
-        from derive import objects
-
-        return objects.diffusion(self)
-
-    @cached_property
-    def ftilde(self) -> sp.Matrix:
+    drift = _derived(
+        "drift", """The mean-field drift ``f(s) = sum_l l beta_l(s)`` as a ``b x 1`` matrix."""
+    )
+    jacobian = _derived("jacobian", """The Jacobian ``J(s) = df/ds`` (``b x b``).""")
+    hessian = _derived(
+        "hessian",
+        """The Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` as a sparse rank-3 array.""",
+    )
+    diffusion = _derived(
+        "diffusion", """The diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)`` (``b x b``)."""
+    )
+    ftilde = _derived(
+        "ftilde",
         """``f~(s) = diag(Q(s)) / 2``; for the supermarket model the paper's ``f~``.
 
         The core paper (Theorem 1): ``f~_i = 1/2 [lam (s_{i-1}^2 - s_i^2) + (s_i - s_{i+1})]``,
         and ``Q = 2 diag(f~)`` because every jump moves one coordinate by one.
-        """
-        from derive import objects
-
-        return objects.ftilde(self)
+        """,
+    )
 
     def kernels(self, backend: str = "numba") -> Kernels:
         """Generated numeric kernels for this model (see :func:`derive.kernels.kernels`)."""
