@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.arguments import check_keywords
+from mfstein.arguments import check_keywords, renamed_keywords
 from mfstein.display import Presentable, heading_rows
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
@@ -900,6 +900,7 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     )
 
 
+@renamed_keywords(method="route")
 @check_keywords
 def certify(
     model: Any,
@@ -908,21 +909,30 @@ def certify(
     dps: int = 30,
     M: Any = None,
     start: Sequence[Any] | str | None = None,
-    method: str = "auto",
+    route: str = "auto",
+    precision: str = "dps",
 ) -> CertifiedSolution:
     """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
 
     Solves first (:func:`numeric.solve` with the same ``dps``, ``M``, ``start``
-    and ``method``), then proves enclosures around that solution
-    (:func:`certify_solution`).  ``model`` and ``params`` as in
-    :func:`numeric.solve`; parameter values are taken exactly (decimal strings,
-    fractions, ``mpf``; a ``flint.arb`` ball for every value in it).
+    and ``route``; ``method=`` is ``route``'s deprecated alias), then proves
+    enclosures around that solution (:func:`certify_solution`).  ``model`` and
+    ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
+    (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
+    it).  ``precision`` is ``"dps"``, the only one that certifies digits:
+    ``"float64"`` is refused in one sentence.
     """
     from derive.models import as_model
     from numeric.meanfield.entry import solve
+    from numeric.precision import check_precision
 
+    if check_precision(precision) == "float64":
+        raise ParameterError(
+            "precision must be 'dps' for certify (Arb proves dps digits around a "
+            "working-precision solution), got 'float64'."
+        )
     model, params = as_model(model, params)
-    sol = solve(model, params, dps=dps, M=M, start=start, method=method)
+    sol = solve(model, params, dps=dps, M=M, start=start, route=route)
     return certify_solution(sol, params=params, M=M, start=start)
 
 

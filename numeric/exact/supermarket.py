@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import renamed_keywords
 from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
@@ -304,6 +305,7 @@ def _moments(sol: _MonotoneSolution, N: int, s_star: np.ndarray, lam: float) -> 
 
 
 
+@renamed_keywords(method="solver")
 def solve_exact(
     N: int,
     lam,
@@ -311,7 +313,7 @@ def solve_exact(
     d: int = 2,
     *,
     replacement: bool = True,
-    method: str = "auto",
+    solver: str = "auto",
     tol: float = TOL,
     memory_limit: float | None = None,
     progress: bool = False,
@@ -335,8 +337,8 @@ def solve_exact(
         Servers sampled per arrival, ``d >= 1``.
     replacement:
         Sample with replacement (the core paper's chain) or ``d`` distinct servers.
-    method, memory_limit, progress:
-        See :func:`numeric.exact.solve`.
+    solver, memory_limit, progress:
+        See :func:`numeric.exact.solve` (``method=`` is ``solver``'s deprecated alias).
     tol:
         Target for the absolute residual ``||pi Q||_1``.
 
@@ -352,8 +354,8 @@ def solve_exact(
     """
     from derive import supermarket
 
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if solver not in METHODS:
+        raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
     N, b = check_exact_N(N), check_int("b", b, 1)
     d = check_int("d", d, 1, MAX_D)
     if not replacement and N < d:
@@ -363,7 +365,7 @@ def solve_exact(
         supermarket(b, d, replacement=replacement),
         {"lam": lam} if replacement else {"lam": lam, "N": N},
         N=N,
-        method=method,
+        method=solver,
         tol=tol,
         memory_limit=memory_limit,
         progress=progress,
