@@ -388,8 +388,8 @@ def _conserved_values(
         raw = list(ref)
     else:
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
-    if len(raw) != model.b:
-        raise ParameterError(f"start must have {model.b} coordinates, got {len(raw)}.")
+    if len(raw) != model.n:
+        raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
     s0 = [_fraction_of(_sympy_plain(v)) for v in raw]
     q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
     # the solution must lie on the same invariant set
@@ -494,7 +494,7 @@ class _Certifier:
         self.x0 = x0  # free coordinates of the float solution (mpf or float)
         self.M = M
         self.dps = dps
-        self.b = model.b
+        self.b = model.n
         self.free = list(red.free)
         self.n = len(self.free)
         self.T = red.T()
@@ -873,9 +873,9 @@ def _model_of(solution: Any, model: Any) -> Any:
         raise ParameterError(
             f"model must be a derive.Model (a resolved, finite model), got {type(model).__name__}."
         )
-    if len(solution.s_star) != model.b:
+    if len(solution.s_star) != model.n:
         raise ParameterError(
-            f"model must match the solution: it has {model.b} states, the solution "
+            f"model must match the solution: it has {model.n} states, the solution "
             f"{len(solution.s_star)}."
         )
     return model
@@ -887,7 +887,7 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     guard = GUARD_DIGITS
     best = None
     for _attempt in range(ATTEMPTS):
-        prec = bits_for_digits(target + guard + int(math.log10(max(model.b, 1)) * 2))
+        prec = bits_for_digits(target + guard + int(math.log10(max(model.n, 1)) * 2))
         best = cert.run(prec)
         if best.certified_digits >= target:
             return best
@@ -895,7 +895,7 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     assert best is not None
     raise NumericalError(
         f"the enclosure of c proves only {best.certified_digits} of the {target} requested "
-        f"digits at {best.prec} bits (model {model.name}, b = {model.b}); raise dps in "
+        f"digits at {best.prec} bits (model {model.name}, b = {model.n}); raise dps in "
         "numeric.solve and certify again, or request fewer digits."
     )
 
@@ -1010,7 +1010,7 @@ def certify_solution(
 
     red = reduction(model, kernels(model, "arb").jumps)
     q = _conserved_values(model, red, solution, start, values)
-    Mx = _observable_of(solution, M, model.b)
+    Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
     best.notes.append(
@@ -1021,7 +1021,7 @@ def certify_solution(
     trunc = getattr(solution, "truncated_at", None)
     if trunc:
         best.notes.append(
-            f"the float route truncated levels {trunc + 1}..{model.b}; the enclosures are "
-            f"for all {model.b} levels."
+            f"the float route truncated levels {trunc + 1}..{model.n}; the enclosures are "
+            f"for all {model.n} levels."
         )
     return best

@@ -278,7 +278,7 @@ class Chain:
         prepared, lattice = placement.prepared, placement.lattice
         model = prepared.model
         kern = model.kernels("numba")
-        b, nt = model.b, int(kern.jumps.shape[0])
+        b, nt = model.n, int(kern.jumps.shape[0])
         p64 = np.array([float(prepared.values[str(q)]) for q in model.params])
         exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
@@ -337,7 +337,7 @@ class Chain:
         from numeric.exact.fused import nearest
         from numeric.exact.lattice import reachable
 
-        bound = self.lattice.bound(self.model.b)
+        bound = self.lattice.bound(self.model.n)
         reach = reachable(
             self.kern, self.exact, self.lattice, self.p64, self.start,
             min(self.max_states, max(bound, 1)),
@@ -558,7 +558,7 @@ def _result(
         model=ch.model.name,
         N=ch.N,
         params={k: _param_text(v) for k, v in ch.params.items()},
-        b=ch.model.b,
+        b=ch.model.n,
         states=reach.states.shape[0],
         residual=float(res),
         relative_residual=float(res / qmax) if qmax else 0.0,
@@ -574,7 +574,7 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
-        **_mean_field_fields(mf, ch.model.b),
+        **_mean_field_fields(mf, ch.model.n),
         **_statistics(ch, reach, pi, mf),
     )
 
@@ -680,7 +680,7 @@ def queue_length_pmf(mean: np.ndarray) -> np.ndarray:
 def _statistics(ch: Chain, reach: Any, pi: np.ndarray, mf: Any) -> dict[str, Any]:
     """:func:`law_moments`, the rate of up-jumps, and for the queueing models the
     queue-length pmf, the mean number of jobs and the blocking probability."""
-    b = ch.model.b
+    b = ch.model.n
     s_star = np.full(b, np.nan) if mf is None else _floats(mf.s_star)
     out = law_moments(reach.states, pi, ch.N, s_star)
     up_rate = float(pi @ reach.up_rates)

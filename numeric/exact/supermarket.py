@@ -147,7 +147,7 @@ def _on_monotone_space(
     ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
     start = [int(x) for x in ch.start]
     del ch
-    space = monotone_states(N, model.b)
+    space = monotone_states(N, model.n)
     states = reach.states
     mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
     if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
@@ -237,7 +237,7 @@ def supermarket_fast(
     # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
     prepared = prepare(model, N, params)
     model, N, st = prepared.model, prepared.N, model.info.structure
-    b, d, replacement = model.b, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
+    b, d, replacement = model.n, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
     lam_text = _lam_string(prepared.params["lam"])
     tol = TOL if tol is None else tol
     if not (isinstance(tol, float | int) and tol > 0):

@@ -694,7 +694,7 @@ class _MomentSystem:
         if not self.mp:
             return self.k64.jac(s, self.st.p64)[self.F, :] @ self.st.T64
         vals = self.kern.jac_values(list(s), self.p)
-        Jfull = self.ar.zeros((self.st.model.b, self.st.model.b))
+        Jfull = self.ar.zeros((self.st.model.n, self.st.model.n))
         for (i, j), v in zip(self.jac_index.tolist(), vals, strict=True):
             Jfull[i, j] += v
         return Jfull[self.F, :] @ self._exact()["T"]
@@ -710,7 +710,7 @@ class _MomentSystem:
     def _Q(self, s: np.ndarray) -> np.ndarray:
         Q = self.kern.Q(self._kernel_input(s), self._params())
         if self.mp:
-            b = self.st.model.b
+            b = self.st.model.n
             Q = np.array([[Q[i, j] for j in range(b)] for i in range(b)], dtype=object)
         return Q[np.ix_(self.F, self.F)]
 
@@ -994,7 +994,7 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
                 shown = ", ".join(mpmath.nstr(v, 6) for v in s)
                 raise ParameterError(
                     f"the mean-field solution of model {model.name} leaves its state space "
-                    f"{space.describe(model.b)} at t = {float(t):g} (x = ({shown})); no "
+                    f"{space.describe(model.n)} at t = {float(t):g} (x = ({shown})); no "
                     "transient is reported (check the parameters, the start and the rates)."
                 )
             check_rates(model, s, p, f"x(t) at t = {float(t):g}")

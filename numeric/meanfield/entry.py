@@ -167,11 +167,11 @@ def _solve_working_precision(
     """The fast path, the truncated general route or the general route (``dps`` digits)."""
     from numeric.meanfield.truncation import MIN_B
 
-    if order == 2 and model.b < MIN_B:
+    if order == 2 and model.n < MIN_B:
         # solved whole at order 2: its cost is known before the first-order work starts
         from numeric.expansion.stationary import check_order2_cost
 
-        check_order2_cost(model.name, model.b, dps)
+        check_order2_cost(model.name, model.n, dps)
     stage(f"mean field at {dps} digits")
     fast = fast_path(model)
     if route == "fast" and fast is None:

@@ -650,13 +650,13 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
     replacement = st["replacement"]
     N = None if replacement else params["N"]
     lam_, _, dps, mu_, N = _validate(params[st["arrival"]], st["d"], dps, mu, N, replacement)
-    check_b(model.b)
+    check_b(model.n)
     sol = solve_member(Member(model, lam_, mu_, N), dps=dps, M=M)
     with mpmath.workdps(dps + 10):
         values = parse_params(model, params)
     sol.model = model.name
     sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
-    sol.free = list(range(model.b))
+    sol.free = list(range(model.n))
     return sol
 
 

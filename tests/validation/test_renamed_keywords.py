@@ -132,3 +132,13 @@ def test_certify_refuses_float64_in_one_sentence() -> None:
     assert "\n" not in str(exc.value)
     with pytest.raises(ParameterError, match=r"precision must be 'dps' or 'float64'"):
         numeric.certify(MODEL, OK, precision="single")
+
+
+def test_model_b_is_a_deprecated_name_of_n() -> None:
+    from derive import supermarket
+
+    assert _quiet(lambda: MODEL.n) == 1
+    with pytest.warns(DeprecationWarning, match=r"Model: b is deprecated; use n instead"):
+        assert MODEL.b == MODEL.n
+    sm = supermarket(4, 2)
+    assert _quiet(lambda: (sm.b, sm.n)) == (4, 4)  # the supermarket's buffer keeps its name

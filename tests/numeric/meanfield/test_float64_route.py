@@ -44,7 +44,7 @@ def test_digits_hold_against_30_digits(spec, opts, params):
         errs = r64.errors[name]
         for g, w, e in zip(got, want, errs, strict=True):
             assert abs(g - w) <= e, (name, g, w, e)
-    b = m.b
+    b = m.n
     for i in range(b):
         for j in range(b):
             assert abs(r64.W[i, j] - ref.W[i, j]) <= r64.errors["W"][i * b + j]
