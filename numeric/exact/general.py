@@ -337,7 +337,7 @@ class Chain:
         from numeric.exact.fused import nearest
         from numeric.exact.lattice import reachable
 
-        bound = self.lattice.bound(self.model.n)
+        bound = self.lattice.count_bound(self.model.n)
         reach = reachable(
             self.kern, self.exact, self.lattice, self.p64, self.start,
             min(self.max_states, max(bound, 1)),

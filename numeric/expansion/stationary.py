@@ -742,7 +742,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
     from derive.kernels import kernels
     from mfstein.progress import stage
-    from numeric.linalg.refinement import solve_linear, solve_lyapunov
+    from numeric.linalg.refinement import lyapunov_refined, solve_linear
 
     stage(f"order 2 on {prob.red.n} coordinates at {wp} digits")
 
@@ -784,7 +784,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         G, a_part = G_and_A_terms(ar, n, W_, V_, C, o)
         Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
         Gm = (Gm + Gm.T) / 2
-        Br = solve_lyapunov(Jr, Gm)
+        Br = lyapunov_refined(Jr, Gm)
         rhs = []
         for i in range(n):
             acc = ar.to_mp(a_part[i])
@@ -829,7 +829,7 @@ def reduced_tensor(entries, nout: int, T: list[list[mpf]], free_idx: list[int]) 
 
 def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
     """c2 with C from the dense n^3 x n^3 Kronecker system (independent route)."""
-    from numeric.linalg.refinement import solve_lyapunov
+    from numeric.linalg.refinement import lyapunov_refined
 
     N3 = n**3
     K = mpmath.matrix(N3, N3)
@@ -859,7 +859,7 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
                 C[i, j, k] = ar.scalar(x[at(i, j, k)])
     G, _ = G_and_A_terms(ar, n, W_, V_, C, o)
     Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
-    Br = solve_lyapunov(Jr, (Gm + Gm.T) / 2)
+    Br = lyapunov_refined(Jr, (Gm + Gm.T) / 2)
     from numeric.meanfield.general import congruence
 
     B = congruence(T, Br)

@@ -78,9 +78,9 @@ def _supermarket_solve(model: Any, params: Mapping[str, Any], *, dps: int, M: An
 
 
 def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    from numeric.supermarket.solver import fixed_point64
+    from numeric.supermarket.solver import shooting_point64
 
-    return fixed_point64(model, params)
+    return shooting_point64(model, params)
 
 
 def _supermarket_restrict(model: Any, kept: list[int]) -> Any:

@@ -45,7 +45,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
-from numeric.linalg.refinement import solve_linear, solve_lyapunov
+from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
@@ -395,7 +395,7 @@ class MeanFieldProblem:
             T = rm.Tmp
             M = self.M_of(model.n)
             Mr = _reduce_form(T, M, red.n)
-            Wr = solve_lyapunov(Jr, Qr)
+            Wr = lyapunov_refined(Jr, Qr)
             W = congruence(T, Wr)
             out.update(s=s, p=p, Jr=Jr, Q=Q, Qr=Qr, Wr=Wr, W=W, M=M, Mr=Mr)
             out["covariance"] = _trace(Mr, Wr)
@@ -407,7 +407,7 @@ class MeanFieldProblem:
             Vr = solve_linear(Jr, [-h[i] for i in F])
             out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.n)]
             if full:
-                Pr = solve_lyapunov(Jr.T, Mr)
+                Pr = lyapunov_refined(Jr.T, Mr)
                 out["Pr"] = Pr
                 out["stein"] = _trace(Pr, Qr)
             if kronecker and red.n <= KRONECKER_MAX_N:

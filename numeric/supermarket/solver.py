@@ -660,7 +660,7 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
     return sol
 
 
-def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
+def shooting_point64(model: Any, params: Mapping[str, Any]) -> Any:
     """``s*`` of a supermarket-family model by the O(b) shooting
     (:func:`numeric.supermarket.equilibrium.verified_shooting`, the residual checked on
     the model's own kernels), 20 digits rounded to float64; ``None`` for sampling
