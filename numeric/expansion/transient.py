@@ -52,17 +52,17 @@ Routes and accuracy.
   blocks and the exact couplings ``1/2 H`` of ``V`` to ``W`` and of ``A`` to
   ``B`` (a sparse matrix; the remaining couplings of the moments to ``x`` are
   left out, which only slows the simplified Newton iteration, never the
-  accuracy).  ``method="auto"`` picks ``LSODA`` (stiff-capable, switching
+  accuracy).  ``integrator="auto"`` picks ``LSODA`` (stiff-capable, switching
   between Adams and BDF; dense Jacobian) up to :data:`LSODA_MAX_STATE` state
   entries, ``BDF`` with the sparse Jacobian above, and at order 2 with more
   than :data:`STIFF_ORDER2_MAX_N` free coordinates the explicit ``DOP853``
   (the sparse LU of the ``n^3`` block of ``C`` would cost minutes; mean-field
-  models are rarely stiff, and a note says which method ran).  The error is
+  models are rarely stiff, and a note says which integrator ran).  The error is
   controlled locally by ``rtol`` and ``atol`` (default ``1e-10`` and
   ``1e-12``): for a well-conditioned model expect a global error of a few
   times ``rtol`` relative to the largest entry over ``[0, t]`` (``1e-11`` to
   ``1e-10`` against the mpmath route in the tests); no digits are claimed.
-* ``mpmath`` (when ``dps`` is given; at most :data:`MP_MAX_N` free
+* ``mpmath`` (``precision="dps"``, or when ``dps`` is given; at most :data:`MP_MAX_N` free
   coordinates, :data:`MP_ORDER2_MAX_N` at order 2): :func:`mpmath.odefun`
   (Taylor series of degree ``3 + 1.5 wp``, generated at ``wp (1 + degree)``
   bits) with the generated mpmath kernels, run at two working precisions
