@@ -83,7 +83,7 @@ def jacobian_latex(model: Model) -> str:
 
 def hessian_latex(model: Model) -> str:
     """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
-    b = model.b
+    b = model.n
     H = model.hessian
     rows = []
     for i in range(b):
@@ -104,7 +104,7 @@ def ftilde_latex(model: Model) -> str:
 
 def stein_latex(model: Model, M: object = None) -> str:
     """Equilibrium equations, linear model, Stein's equation and its quadratic solution."""
-    b = model.b
+    b = model.n
     rows = [
         f"0 &= {latex(eq.lhs)} \\quad (k = {k + 1})"
         for k, eq in enumerate(stein.equilibrium_equations(model))
@@ -193,6 +193,6 @@ def latex_objects(model: Model, names: Iterable[str], M: object = None) -> dict[
         "lyapunov": lambda m: lyapunov_latex(m, M),
         "kron": lambda m: kronecker_latex(m, M),
         "generator": generator_latex,
-        "closed-form": lambda m: closed_form_latex(m.b),
+        "closed-form": lambda m: closed_form_latex(m.n),
     }
     return {name: table[name](model) for name in names}

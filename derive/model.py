@@ -36,6 +36,7 @@ import sympy as sp
 from derive import objects
 from derive.rate_functions import RATE_FUNCTIONS
 from derive.spec import ModelInfo
+from mfstein.arguments import warn_renamed
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -316,7 +317,7 @@ def _face_forms(space: Any, jump: tuple[int, ...], b: int) -> list[tuple[tuple, 
 def _other_laws(model: Model) -> bool:
     """Whether the jumps conserve a linear quantity beyond the sum that a conserved
     simplex already fixes (computed once per model, exactly)."""
-    laws = len(_laws(model.transitions, model.b))
+    laws = len(_laws(model.transitions, model.n))
     space = model.info.state_space
     conserved = space.kind == "simplex" and all(sum(t.jump) == 0 for t in model.transitions)
     return laws > (1 if conserved else 0)
@@ -438,7 +439,7 @@ def default_start(model: Model) -> list[sp.Rational] | None:
     box, ``1/k`` on each coordinate of a conserved sum of ``k`` coordinates, so
     that every such sum is 1."""
     space = model.info.state_space
-    b = model.b
+    b = model.n
     if space.declared or space.kind == "orthant":
         return None
     if space.kind == "simplex":
@@ -582,20 +583,27 @@ class Model:
         declare is inferred from the jumps on first use (:func:`infer_state_space`:
         exact conservation laws, which cost seconds for a thousand coordinates)."""
         if not self._info.state_space.declared and "_inferred" not in self.__dict__:
-            space = infer_state_space(self.transitions, self.b)
+            space = infer_state_space(self.transitions, self.n)
             self._info = replace(self._info, state_space=space)
             self.__dict__["_inferred"] = True
         return self._info
 
     @property
-    def b(self) -> int:
-        """The dimension of the state (the buffer size for the supermarket model)."""
+    def n(self) -> int:
+        """The dimension of the state: the number of coordinates ``s_1 .. s_n``."""
         return len(self.states)
+
+    @property
+    def b(self) -> int:
+        """Deprecated name of :attr:`n` (issue 31: ``b`` is the supermarket's buffer
+        size, which :class:`derive.models.supermarket.SupermarketModel` keeps)."""
+        warn_renamed("Model", "b", "n", stacklevel=3)
+        return self.n
 
     def __repr__(self) -> str:
         params = ", ".join(map(str, self.params))
         return (
-            f"<Model {self.name} b={self.b} params=({params}) transitions={len(self.transitions)}>"
+            f"<Model {self.name} n={self.n} params=({params}) transitions={len(self.transitions)}>"
         )
 
     def __hash__(self) -> int:

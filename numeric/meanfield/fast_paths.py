@@ -1,7 +1,7 @@
 """Structure-aware mean-field solvers by family: the registry of fast paths.
 
 A model family whose ``info.fast_path`` names a registered solver is solved by
-it in :func:`numeric.solve` unless ``method="general"`` or a ``start`` is given
+it in :func:`numeric.solve` unless ``route="general"`` or a ``start`` is given
 (the general route of :mod:`numeric.meanfield.general` runs otherwise).  A fast path is
 
 ``f(model, params, *, dps, M) -> MeanFieldSolution``
@@ -78,9 +78,9 @@ def _supermarket_solve(model: Any, params: Mapping[str, Any], *, dps: int, M: An
 
 
 def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    from numeric.supermarket.solver import fixed_point64
+    from numeric.supermarket.solver import shooting_point64
 
-    return fixed_point64(model, params)
+    return shooting_point64(model, params)
 
 
 def _supermarket_restrict(model: Any, kept: list[int]) -> Any:
