@@ -964,8 +964,8 @@ def second_order_float64(
     ``W`` and ``B`` come from the Bartels--Stewart method (LAPACK trsyl) on one
     real Schur form of ``J``, which the ``schur`` route below reuses; ``V`` and
     ``A`` from an LU solve, the order-2 objects from the numba kernels.  The fixed
-    point: for the supermarket family (sampling with replacement, no ``start``)
-    the family's ``O(b)`` shooting solver (:func:`numeric.supermarket.equilibrium.equilibrium`),
+    point: the family's own float64 fixed point where its fast path registers one
+    (e.g. the supermarket's ``O(b)`` shooting, sampling with replacement, no ``start``),
     otherwise the float64 search of :mod:`numeric.meanfield.fixed_point`.  ``C``:
 
     * ``solver="eigen"``: the tridiagonal eigenbasis of
@@ -975,7 +975,7 @@ def second_order_float64(
       substitution (:class:`_SchurSolver`, any ``J``);
     * ``solver="trsyl"``: the Schur form solved slice by slice with LAPACK trsyl
       (the slow, independent route, for checks);
-    * ``solver="auto"`` (default): ``eigen`` for the supermarket family when
+    * ``solver="auto"`` (default): ``eigen`` at a family's own fixed point when
       :meth:`_TridiagonalEigenSolver.build` accepts ``J``, ``schur`` otherwise.
 
     ``eigen`` and ``schur`` read back only the rows ``C[k, l, :]`` that the
@@ -986,14 +986,11 @@ def second_order_float64(
 
     if solver not in ("auto", "eigen", "schur", "trsyl"):
         raise ParameterError(f"solver must be auto, eigen, schur or trsyl, got {solver!r}.")
-    cut = _negligible_tail(model, params) if start is None else None
-    if cut is not None:
-        # levels above `cut` contribute less than 1e-20 to every moment equation
-        # (see _negligible_tail), below float64 resolution: the model with buffer
-        # `cut` gives the same numbers (padded with zeros)
-        from derive.models.supermarket import with_buffer
-
-        small = second_order_float64(with_buffer(model, cut), params, solver=solver)
+    smaller = _negligible_tail(model, params) if start is None else None
+    if smaller is not None:
+        # the family's coordinates beyond the smaller member's are negligible below
+        # float64 resolution: it gives the same numbers (padded with zeros)
+        small = second_order_float64(smaller, params, solver=solver)
         return _pad(small, model.b)
     with limited_blas():
         base = _base64(model, params, start)
@@ -1002,7 +999,7 @@ def second_order_float64(
 
 def second_order_float64_at(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     *,
     solver: str = "auto",
     k2: Any = None,
@@ -1019,7 +1016,7 @@ def second_order_float64_at(
 
 def second_order_float64_solvers(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     solvers: Sequence[str],
     *,
     k2: Any = None,
@@ -1035,7 +1032,7 @@ def second_order_float64_solvers(
     from numeric.precision import limited_blas
 
     with limited_blas():
-        n, J, Q0 = base["n"], base["J"], base["Q0"]
+        n, J, Q0 = base.n, base.J, base.Q0
         # one real Schur form of J serves W, the third moment and B
         schur = scipy.linalg.schur(J, output="real")
         W = _lyapunov_real_schur(*schur, -Q0)
@@ -1051,7 +1048,7 @@ def second_order_float64_solvers(
             _order2_with_solver(model, base, common, D.copy(), solver, compiled)
             for solver in solvers
         ]
-    T = base["T"]
+    T = base.T
     out = []
     for A, B, method in raw:
         if T is None:
@@ -1060,7 +1057,7 @@ def second_order_float64_solvers(
             Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
         out.append(
             {
-                "s_star": base["s"],
+                "s_star": base.s,
                 "V": Vf,
                 "A": Af,
                 "W": Wf,
@@ -1077,7 +1074,7 @@ def second_order_float64_solvers(
 
 def _order2_with_solver(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     common: dict[str, Any],
     D: np.ndarray,
     solver: str,
@@ -1086,11 +1083,11 @@ def _order2_with_solver(
     """The third moment ``C`` by ``solver`` from the right-hand side ``D``, then ``A``
     and ``B`` on the free coordinates and the solver's name
     (:func:`second_order_float64_solvers`; inside its ``limited_blas``)."""
-    n, J = base["n"], base["J"]
+    n, J = base.n, base.J
     schur, W, V, objs = common["schur"], common["W"], common["V"], common["objs"]
     ar = Arith(None)
     eig = None
-    if solver == "eigen" or (solver == "auto" and base["fast"]):
+    if solver == "eigen" or (solver == "auto" and base.fast):
         eig = _TridiagonalEigenSolver.build(J)
         if eig is None and solver == "eigen":
             raise ParameterError(
@@ -1118,7 +1115,45 @@ def _order2_with_solver(
     return np.linalg.solve(J, -rhs), B, method
 
 
-def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Base64:
+    """What the float64 order 2 reads at a fixed point (:func:`second_order_float64_at`).
+
+    Attributes
+    ----------
+    s:
+        The fixed point ``s*`` (all ``b`` coordinates).
+    p:
+        The kernels' parameter vector.
+    T:
+        The ``b x n`` map from the free coordinates to all of them (conservation
+        laws, :mod:`numeric.meanfield.invariants`); ``None`` when every coordinate
+        is free.
+    F:
+        The free coordinates' indices.
+    n:
+        Their number.
+    J, Q0:
+        ``J = Df(s*)`` and ``Q(s*)`` on the free coordinates.
+    k64:
+        The model's float64 base kernels (rates' Hessian).
+    fast:
+        Whether ``s*`` is the family's own fixed point (its registered fast path):
+        ``solver="auto"`` then tries the tridiagonal eigenbasis first.
+    """
+
+    s: np.ndarray
+    p: np.ndarray
+    T: np.ndarray | None
+    F: list[int]
+    n: int
+    J: np.ndarray
+    Q0: np.ndarray
+    k64: Any
+    fast: bool
+
+
+def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
     from numeric.meanfield.params import check_names, kernel_vector, parse_params
@@ -1129,17 +1164,17 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
         with mpmath.workdps(30):
             p = np.array([float(v) for v in kernel_vector(model, parse_params(model, params))])
         k64 = model.kernels("numba")
-        return {
-            "s": s,
-            "p": p,
-            "T": None,
-            "F": list(range(model.b)),
-            "n": model.b,
-            "J": k64.jac(s, p),
-            "Q0": k64.Q(s, p),
-            "k64": k64,
-            "fast": True,
-        }
+        return Base64(
+            s=s,
+            p=p,
+            T=None,
+            F=list(range(model.b)),
+            n=model.b,
+            J=k64.jac(s, p),
+            Q0=k64.Q(s, p),
+            k64=k64,
+            fast=True,
+        )
     from numeric.meanfield.general import MeanFieldProblem
 
     prob = MeanFieldProblem(model, params, start, None, extra_starts=False)
@@ -1148,26 +1183,26 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
     s = rm.full64(x, prob.q64)
     F = list(red.free)
     Q = rm.k64.Q(s, prob.p64)
-    return {
-        "s": s,
-        "p": prob.p64,
-        "T": rm.T64,
-        "F": F,
-        "n": red.n,
-        "J": rm.jac64(x, prob.q64, prob.p64),
-        "Q0": Q[np.ix_(F, F)],
-        "k64": rm.k64,
-        "fast": False,
-    }
+    return Base64(
+        s=s,
+        p=prob.p64,
+        T=rm.T64,
+        F=F,
+        n=red.n,
+        J=rm.jac64(x, prob.q64, prob.p64),
+        Q0=Q[np.ix_(F, F)],
+        k64=rm.k64,
+        fast=False,
+    )
 
 
-def _objects64(model: Any, base: dict[str, Any], k2: Any = None) -> dict[str, list]:
+def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
     """The Hessian ``H`` and the order-2 objects at ``s`` in float64 on the free
     coordinates, fully expanded (see :func:`reduced_objects`)."""
     from derive.kernels import kernels
 
-    s, p, T, F = base["s"], base["p"], base["T"], base["F"]
-    k64 = base["k64"]
+    s, p, T, F = base.s, base.p, base.T, base.F
+    k64 = base.k64
     k2 = kernels(model, "numba", "order2") if k2 is None else k2
     Tmp = None if T is None else [[mpf(float(v)) for v in row] for row in T]
 
@@ -1191,26 +1226,14 @@ def _objects64(model: Any, base: dict[str, Any], k2: Any = None) -> dict[str, li
     return objs
 
 
-def _negligible_tail(model: Any, params: Mapping[str, Any]) -> int | None:
-    """For the supermarket family with replacement: a buffer ``K < b`` beyond which
-    every level's contribution is below 1e-20 (float64 resolution is 1e-16), or
-    ``None`` when there is none.  ``s*`` comes from the family's O(b) shooting
-    solver (:func:`numeric.supermarket.equilibrium.equilibrium`)."""
-    st = model.info.structure
-    if model.info.fast_path != "supermarket" or not st.get("replacement", False):
-        return None
-    from numeric.supermarket.equilibrium import equilibrium
+def _negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
+    """The family member on fewer coordinates that gives the same float64 order-2
+    numbers (its ``negligible_tail`` route in :data:`mfstein.fast_paths.FAST_PATHS`,
+    e.g. :func:`numeric.supermarket.tail.negligible_tail`), or ``None``."""
+    from mfstein.fast_paths import load
 
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
-    small = [k for k, v in enumerate(s) if abs(v) < 1e-20]
-    # level k0 + 1 holds < 1e-20; the bias and the 1/N^2 terms of a level are driven
-    # by the variance of the level below (V_{k+1} ~ W_kk ~ s*_k), so two more levels
-    # are kept: everything neglected is then below 1e-20
-    if not small or small[0] + 3 >= model.b:
-        return None
-    return int(small[0] + 3)
+    tail = load(model.info.fast_path, "negligible_tail")
+    return None if tail is None else tail(model, params)
 
 
 def _pad(res: dict[str, Any], b: int) -> dict[str, Any]:
