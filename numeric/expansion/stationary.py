@@ -890,11 +890,11 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.meanfield.general import MeanFieldProblem
+    from numeric.meanfield.general import prepared_problem
     from numeric.precision import to_str
 
     dps = check_dps(dps)
-    prob = MeanFieldProblem(model, params, start, M)
+    prob = prepared_problem(model, params, start, M)
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
@@ -1175,9 +1175,9 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
             k64=k64,
             fast=True,
         )
-    from numeric.meanfield.general import MeanFieldProblem
+    from numeric.meanfield.general import prepared_problem
 
-    prob = MeanFieldProblem(model, params, start, None, extra_starts=False)
+    prob = prepared_problem(model, params, start, None, extra_starts=False)
     rm, red = prob.rm, prob.red
     x = prob.search.primary
     s = rm.full64(x, prob.q64)

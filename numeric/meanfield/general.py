@@ -49,6 +49,7 @@ from numeric.linalg.refinement import solve_linear, solve_lyapunov
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
+from numeric.meanfield.prepared_cache import COUNTS, PreparedCache, inputs_key
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -321,6 +322,8 @@ class MeanFieldProblem:
     ) -> None:
         self.model = model
         self.params = dict(params)
+        #: the objects of :meth:`at` by working precision: (full, kronecker, objects)
+        self._done: dict[int, tuple[bool, bool, dict[str, Any]]] = {}
         self.red = reduction(model, fp.jump_matrix(model))
         self.rm = fp.ReducedModel(model, self.red)
         with mpmath.workdps(30):
@@ -379,6 +382,25 @@ class MeanFieldProblem:
             raise
 
     def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
+        """Every object at ``wp`` significant digits (:meth:`_at`), kept per ``wp``
+        for a model of at most :data:`KEEP_AT_MAX_B` coordinates: order 2 at the
+        working precisions of order 1 reads order 1's objects instead of solving
+        again.  The caller gets its own copies (a solution's matrices are its own)."""
+        done = self._done.get(wp)
+        want_kron = kronecker and self.red.n <= KRONECKER_MAX_N
+        if done is not None and (done[0] or not full) and (done[1] or not want_kron):
+            return _copied(done[2])
+        out = self._at(wp, full=full, kronecker=kronecker)
+        COUNTS["objects:general"] += 1
+        if self.model.b <= KEEP_AT_MAX_B:
+            if done is not None:  # the same objects at the same wp: keep the union
+                out = {**done[2], **out}
+                full, want_kron = full or done[0], want_kron or done[1]
+            self._done[wp] = (full, want_kron, out)
+            return _copied(out)
+        return out
+
+    def _at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
         """Every object at ``wp`` significant digits."""
         model, red, rm = self.model, self.red, self.rm
         out: dict[str, Any] = {}
@@ -417,6 +439,43 @@ class MeanFieldProblem:
         return out
 
 
+def _copied(objects: dict[str, Any]) -> dict[str, Any]:
+    """``objects`` with every matrix and list copied (their numbers are immutable)."""
+    out = {}
+    for k, v in objects.items():
+        if isinstance(v, mpmath.matrix):
+            v = v.copy()
+        elif isinstance(v, list):
+            v = list(v)
+        out[k] = v
+    return out
+
+
+#: Working-precision problems kept in this process (least recently used dropped first).
+PROBLEMS = 8
+#: The objects of :meth:`MeanFieldProblem.at` are kept for models of at most this
+#: many coordinates (dense mpmath matrices at several precisions).
+KEEP_AT_MAX_B = 64
+_PROBLEMS: PreparedCache[MeanFieldProblem] = PreparedCache("prepared:general", PROBLEMS)
+
+
+def prepared_problem(
+    model: Any, params: Mapping[str, Any] | None, start: Any, M: Any, *, extra_starts: bool = True
+) -> MeanFieldProblem:
+    """The :class:`MeanFieldProblem` of these inputs, from this process's cache when
+    prepared before (:mod:`numeric.meanfield.prepared_cache`): order 1, order 2 and
+    the float64 order 2's general start (``extra_starts=False``) share it."""
+    params = check_names(model, params)
+    key = inputs_key(model, params, start, M)
+    if key is not None:
+        key = (*key, extra_starts)
+    return _PROBLEMS.get(
+        key,
+        lambda: MeanFieldProblem(model, params, start, M, extra_starts=extra_starts),
+        keep=model.b <= KEEP_AT_MAX_B,
+    )
+
+
 def solve_general(
     model: Any,
     params: Mapping[str, Any] | None = None,
@@ -444,7 +503,7 @@ def solve_general(
     """
     dps = check_dps(dps)
     params = check_names(model, params)
-    prob = MeanFieldProblem(model, params, start, M)
+    prob = prepared_problem(model, params, start, M)
 
     def agreement(low: dict, high: dict) -> int:
         values = _route_values(low, high)
