@@ -737,9 +737,26 @@ def _prepare(ar: Arith, objs: dict, Hentries) -> dict:
     return conv
 
 
-def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Order2Objects:
+    """``A``, ``B`` (all coordinates), the third moment ``C`` (free coordinates),
+    ``c2 = tr(M B)``, the fixed point ``s`` and, for at most :data:`KRONECKER_MAX_N`
+    free coordinates when asked, ``c2`` with ``C`` from the dense Kronecker system, at
+    one working precision (:func:`order2_at`)."""
+
+    A: list[mpf]
+    B: mpmath.matrix
+    C: list[list[list[mpf]]]
+    c2: mpf
+    s: list[mpf]
+    kronecker: mpf | None = None
+
+
+def order2_at(prob: Any, wp: int, *, kronecker: bool) -> Order2Objects:
     """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
-    (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
+    (:class:`numeric.meanfield.general.MeanFieldProblem`), extending its order-1
+    objects at ``wp`` (:meth:`~numeric.meanfield.general.MeanFieldProblem.at`, kept
+    from order 1 when it ran at ``wp``)."""
     from derive.kernels import kernels
     from mfstein.progress import stage
     from numeric.linalg.refinement import solve_linear, solve_lyapunov
@@ -751,7 +768,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     n = red.n
     F_idx = list(red.free)
     with mpmath.workdps(wp):
-        s, p = first["s"], first["p"]
+        s, p = first.s, first.p
         kmp2 = kernels(model, "mpmath", "order2")
         objs = reduced_objects(kmp2, s, p, rm.Tmp, F_idx)
         hvals = rm.kmp.hess_values(s, p)
@@ -765,9 +782,9 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         )
         # H on free coordinates (derivative indices through T)
         Hred = reduced_tensor(H, 1, rm.Tmp, F_idx)
-        Jr, Wr = first["Jr"], first["Wr"]
-        Vr = [first["V"][j] for j in F_idx]
-        Q0 = first["Qr"]
+        Jr, Wr = first.Jr, first.Wr
+        Vr = [first.V[j] for j in F_idx]
+        Q0 = first.Qr
         scale = max(
             [mpf(1)] + [abs(Wr[i, j]) for i in range(n) for j in range(n)] + [abs(v) for v in Vr]
         )
@@ -802,10 +819,10 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         M = prob.M_of(b)
         c2 = mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
         Cm = [[[ar.to_mp(C[i, j, k]) for k in range(n)] for j in range(n)] for i in range(n)]
-        out = {"A": A, "B": B, "C": Cm, "c2": c2, "s": list(s)}
+        kron = None
         if kronecker and n <= KRONECKER_MAX_N:
-            out["kronecker"] = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
-    return out
+            kron = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
+    return Order2Objects(A=A, B=B, C=Cm, c2=c2, s=list(s), kronecker=kron)
 
 
 def reduced_tensor(entries, nout: int, T: list[list[mpf]], free_idx: list[int]) -> list:
@@ -907,18 +924,18 @@ def second_order(
     def flat_b(X: Any) -> list[mpf]:
         return [X[i, j] for i in range(b) for j in range(b)]
 
-    def route_values(low: dict) -> dict[str, mpf]:
-        values = {"refined-low": low["c2"]}
-        if "kronecker" in low:
-            values["kronecker"] = low["kronecker"]
+    def route_values(low: Order2Objects) -> dict[str, mpf]:
+        values = {"refined-low": low.c2}
+        if low.kronecker is not None:
+            values["kronecker"] = low.kronecker
         return values
 
-    def agreement(low: dict, high: dict) -> int:
+    def agreement(low: Order2Objects, high: Order2Objects) -> int:
         return min(
-            min(agreeing_digits(high["c2"], v) for v in route_values(low).values()),
-            agreeing_digits(high["A"], low["A"]),
-            agreeing_digits(flat_b(high["B"]), flat_b(low["B"])),
-            agreeing_digits(_flat3(high["C"]), _flat3(low["C"])),
+            min(agreeing_digits(high.c2, v) for v in route_values(low).values()),
+            agreeing_digits(high.A, low.A),
+            agreeing_digits(flat_b(high.B), flat_b(low.B)),
+            agreeing_digits(_flat3(high.C), _flat3(low.C)),
         )
 
     earned = earn_digits(
@@ -932,22 +949,22 @@ def second_order(
     )
     low, high, digits = earned.low, earned.high, earned.digits
     values = route_values(low)
-    methods = {"refined": to_str(high["c2"], dps)}
+    methods = {"refined": to_str(high.c2, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
     errors = {
-        "A": earned.errors(high["A"], low["A"]),
-        "B": earned.errors(flat_b(high["B"]), flat_b(low["B"])),
+        "A": earned.errors(high.A, low.A),
+        "B": earned.errors(flat_b(high.B), flat_b(low.B)),
     }
     return SecondOrder(
-        A=high["A"],
-        B=high["B"],
-        C=high["C"],
-        c2=high["c2"],
+        A=high.A,
+        B=high.B,
+        C=high.C,
+        c2=high.c2,
         digits=min(digits, dps),
         methods=methods,
         errors=errors,
         free_map=prob.rm.Tmp,
-        s_star=high["s"],
+        s_star=high.s,
     )
 
 
