@@ -49,6 +49,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
+from numeric.linalg.lyapunov import lyapunov_real_schur
 from numeric.linalg.refinement import scaled_float64, scaled_ints
 from numeric.meanfield.fast_paths import fast_fixed_point
 from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder
@@ -332,27 +333,6 @@ class _SchurSolver:
     def rows(self, D: np.ndarray, pairs: Sequence[tuple[int, int]]) -> _PairRows:
         """Only the rows ``C[k, l, :]`` for ``(k, l)`` in ``pairs`` (see :func:`_pair_rows`)."""
         return _pair_rows(self._basis(), self._hat(D), pairs)
-
-
-def _lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``X`` with ``J X + X J^T = Q`` from the real Schur form ``J = Z T Z^T``:
-    ``T Y + Y T^T = Z^T Q Z`` (LAPACK trsyl) and ``X = Z Y Z^T``, the steps of
-    :func:`scipy.linalg.solve_continuous_lyapunov` without recomputing the Schur
-    form for every right-hand side."""
-    from scipy.linalg.lapack import dtrsyl
-
-    y, scale, info = dtrsyl(T, T, Z.T @ (Q @ Z), tranb="T")
-    if info < 0:
-        raise NumericalError(f"LAPACK trsyl failed (info = {info}).")
-    if info == 1:
-        import warnings
-
-        warnings.warn(
-            "J has two eigenvalues whose sum is nearly zero: LAPACK trsyl perturbed them.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    return (Z @ (y / scale)) @ Z.T
 
 
 def _small_solve_impl(M, x, p):
@@ -1052,7 +1032,7 @@ def second_order_float64_solvers(
         n, J, Q0 = base.n, base.J, base.Q0
         # one real Schur form of J serves W, the third moment and B
         schur = scipy.linalg.schur(J, output="real")
-        W = _lyapunov_real_schur(*schur, -Q0)
+        W = lyapunov_real_schur(*schur, -Q0)
         W = (W + W.T) / 2
         objs = _objects64(model, base, k2)
         h = np.zeros(n)
@@ -1124,7 +1104,7 @@ def _order2_with_solver(
         C, method = schur_solver.rows(D, pairs), "schur"
     G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
     G = (G + G.T) / 2
-    B = _lyapunov_real_schur(*schur, -G)
+    B = lyapunov_real_schur(*schur, -G)
     B = (B + B.T) / 2
     rhs = a_part.copy()
     for (i, k, l), v in objs["H"]:
