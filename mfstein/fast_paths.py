@@ -9,6 +9,9 @@ route, as ``"module:attribute"`` text:
 ``exact``        ``f(model, params, *, N, method, tol, memory_limit, progress)
                  -> ExactResult | None`` (``numeric.exact.solve``)
 ``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``)
+``negligible_tail``  ``t(model, params) -> Model | None``, the family member on
+                 fewer coordinates that gives the same float64 order-2 numbers
+                 (the others negligible at the fixed point), or ``None``
 
 Nothing is imported until a task asks (:func:`load`), so this module -- data and
 the standard library only -- is part of the ground that everything may import,
@@ -50,6 +53,7 @@ class FastPath:
     fixed_point: str | None = None
     exact: str | None = None
     simulation: str | None = None
+    negligible_tail: str | None = None
 
 
 #: The tasks a fast path may serve: the fields of :class:`FastPath`.
@@ -65,6 +69,7 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
             fixed_point="numeric.supermarket.solver:shooting_point64",
             exact="numeric.exact.supermarket:supermarket_fast",
             simulation="sim.generic:SupermarketFastPath",
+            negligible_tail="numeric.supermarket.tail:negligible_tail",
         ),
     }
 )

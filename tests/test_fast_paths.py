@@ -41,11 +41,6 @@ FAMILY_FILES = ("numeric/exact/supermarket.py",)
 #: Where a general module still names a family, with the reason (a ratchet: a
 #: new one fails, and so does a listed one that is gone).
 KNOWN: dict[str, str] = {
-    "numeric/expansion/stationary.py: 'supermarket'": (
-        "the float64 order 2 keeps the fast path's fixed point only for the "
-        "supermarket (`fast_path != 'supermarket'`); the prepared problem (warm34) "
-        "asks the table instead"
-    ),
     "numeric/meanfield/fast_paths.py: 'supermarket'": (
         "the mean field's registry registers the supermarket itself at import; "
         "it is to read mfstein.fast_paths (numeric/meanfield is warm34's)"
@@ -63,14 +58,6 @@ KNOWN: dict[str, str] = {
     ),
     "numeric/meanfield/entry.py: import numeric.supermarket.solver": (
         "bound(lam, b, d) calls the supermarket's solver directly (as above)"
-    ),
-    "numeric/expansion/stationary.py: import derive.models.supermarket": (
-        "the float64 order 2 restricts a supermarket to fewer levels by name "
-        "(with_buffer) instead of the family's restriction (warm34)"
-    ),
-    "numeric/expansion/stationary.py: import numeric.supermarket.equilibrium": (
-        "the float64 order 2 calls the supermarket's shooting fixed point by name "
-        "instead of the table's fixed_point route (warm34)"
     ),
     "numeric/exact/__init__.py: 'supermarket'": (
         "the package's lazy table exposes the supermarket's short form "
@@ -177,6 +164,7 @@ def test_every_route_of_the_table_loads_from_its_own_layer(family: str) -> None:
     from sim.base import Simulator
 
     highest = {"mean_field": "numeric", "fixed_point": "numeric", "exact": "numeric"}
+    highest["negligible_tail"] = "numeric"
     highest["simulation"] = "sim"
     ranks = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3}
     for task in TASKS:

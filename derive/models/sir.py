@@ -10,8 +10,15 @@ Transitions (all jumps of size 1/N):
 
 With ``a > 0`` the finite-N chain is irreducible on ``{S + I + R = 1}`` and
 has a proper stationary law; the mean field has a unique fixed point in the
-simplex.  The drift's Jacobian is singular (the sum is conserved); numeric
-solves on reduced coordinates and reports everything in ``(S, I, R)``.
+simplex (declared as ``unique_fixed_point``): ``gamma I = rho R`` gives
+``R = gamma I / rho`` and ``S = 1 - k I`` with ``k = 1 + gamma / rho > 1``, so a
+fixed point is a root in ``[0, 1/k]`` of
+``g(I) = (a + beta I)(1 - k I) - gamma I = -beta k I^2 + (beta - a k - gamma) I + a``.
+``g(0) = a > 0`` and ``g(1/k) = -gamma / k < 0``; for ``beta > 0`` the product of
+the two roots is ``-a / (beta k) < 0``, so exactly one is positive, and for
+``beta = 0`` ``g`` is linear: one root in ``(0, 1/k)`` either way.  The drift's
+Jacobian is singular (the sum is conserved); numeric solves on reduced
+coordinates and reports everything in ``(S, I, R)``.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ def sir() -> Model:
         conservation=((1, 1, 1),),
         reference=(sp.Rational(99, 100), sp.Rational(1, 100), sp.Integer(0)),
         observables={"susceptible": S, "infected": I, "recovered": R},
+        unique_fixed_point=True,  # the module docstring's proof
         citation="SIRS epidemic (a textbook example of a density-dependent population process)",
     )
     return Model(

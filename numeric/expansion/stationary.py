@@ -49,6 +49,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
+from numeric.linalg.lyapunov import lyapunov_real_schur
 from numeric.linalg.refinement import scaled_float64, scaled_ints
 from numeric.meanfield.fast_paths import fast_fixed_point
 from numeric.precision import agreeing_digits, check_dps, earn_digits, guard_ladder
@@ -332,27 +333,6 @@ class _SchurSolver:
     def rows(self, D: np.ndarray, pairs: Sequence[tuple[int, int]]) -> _PairRows:
         """Only the rows ``C[k, l, :]`` for ``(k, l)`` in ``pairs`` (see :func:`_pair_rows`)."""
         return _pair_rows(self._basis(), self._hat(D), pairs)
-
-
-def _lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``X`` with ``J X + X J^T = Q`` from the real Schur form ``J = Z T Z^T``:
-    ``T Y + Y T^T = Z^T Q Z`` (LAPACK trsyl) and ``X = Z Y Z^T``, the steps of
-    :func:`scipy.linalg.solve_continuous_lyapunov` without recomputing the Schur
-    form for every right-hand side."""
-    from scipy.linalg.lapack import dtrsyl
-
-    y, scale, info = dtrsyl(T, T, Z.T @ (Q @ Z), tranb="T")
-    if info < 0:
-        raise NumericalError(f"LAPACK trsyl failed (info = {info}).")
-    if info == 1:
-        import warnings
-
-        warnings.warn(
-            "J has two eigenvalues whose sum is nearly zero: LAPACK trsyl perturbed them.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    return (Z @ (y / scale)) @ Z.T
 
 
 def _small_solve_impl(M, x, p):
@@ -737,9 +717,26 @@ def _prepare(ar: Arith, objs: dict, Hentries) -> dict:
     return conv
 
 
-def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Order2Objects:
+    """``A``, ``B`` (all coordinates), the third moment ``C`` (free coordinates),
+    ``c2 = tr(M B)``, the fixed point ``s`` and, for at most :data:`KRONECKER_MAX_N`
+    free coordinates when asked, ``c2`` with ``C`` from the dense Kronecker system, at
+    one working precision (:func:`order2_at`)."""
+
+    A: list[mpf]
+    B: mpmath.matrix
+    C: list[list[list[mpf]]]
+    c2: mpf
+    s: list[mpf]
+    kronecker: mpf | None = None
+
+
+def order2_at(prob: Any, wp: int, *, kronecker: bool) -> Order2Objects:
     """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
-    (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
+    (:class:`numeric.meanfield.general.MeanFieldProblem`), extending its order-1
+    objects at ``wp`` (:meth:`~numeric.meanfield.general.MeanFieldProblem.at`, kept
+    from order 1 when it ran at ``wp``)."""
     from derive.kernels import kernels
     from mfstein.progress import stage
     from numeric.linalg.refinement import lyapunov_refined, solve_linear
@@ -751,7 +748,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     n = red.n
     F_idx = list(red.free)
     with mpmath.workdps(wp):
-        s, p = first["s"], first["p"]
+        s, p = first.s, first.p
         kmp2 = kernels(model, "mpmath", "order2")
         objs = reduced_objects(kmp2, s, p, rm.Tmp, F_idx)
         hvals = rm.kmp.hess_values(s, p)
@@ -765,9 +762,9 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         )
         # H on free coordinates (derivative indices through T)
         Hred = reduced_tensor(H, 1, rm.Tmp, F_idx)
-        Jr, Wr = first["Jr"], first["Wr"]
-        Vr = [first["V"][j] for j in F_idx]
-        Q0 = first["Qr"]
+        Jr, Wr = first.Jr, first.Wr
+        Vr = [first.V[j] for j in F_idx]
+        Q0 = first.Qr
         scale = max(
             [mpf(1)] + [abs(Wr[i, j]) for i in range(n) for j in range(n)] + [abs(v) for v in Vr]
         )
@@ -802,10 +799,10 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         M = prob.M_of(b)
         c2 = mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
         Cm = [[[ar.to_mp(C[i, j, k]) for k in range(n)] for j in range(n)] for i in range(n)]
-        out = {"A": A, "B": B, "C": Cm, "c2": c2, "s": list(s)}
+        kron = None
         if kronecker and n <= KRONECKER_MAX_N:
-            out["kronecker"] = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
-    return out
+            kron = _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b)
+    return Order2Objects(A=A, B=B, C=Cm, c2=c2, s=list(s), kronecker=kron)
 
 
 def reduced_tensor(entries, nout: int, T: list[list[mpf]], free_idx: list[int]) -> list:
@@ -890,11 +887,11 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.meanfield.general import MeanFieldProblem
+    from numeric.meanfield.general import prepared_problem
     from numeric.precision import to_str
 
     dps = check_dps(dps)
-    prob = MeanFieldProblem(model, params, start, M)
+    prob = prepared_problem(model, params, start, M)
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
@@ -907,18 +904,18 @@ def second_order(
     def flat_b(X: Any) -> list[mpf]:
         return [X[i, j] for i in range(b) for j in range(b)]
 
-    def route_values(low: dict) -> dict[str, mpf]:
-        values = {"refined-low": low["c2"]}
-        if "kronecker" in low:
-            values["kronecker"] = low["kronecker"]
+    def route_values(low: Order2Objects) -> dict[str, mpf]:
+        values = {"refined-low": low.c2}
+        if low.kronecker is not None:
+            values["kronecker"] = low.kronecker
         return values
 
-    def agreement(low: dict, high: dict) -> int:
+    def agreement(low: Order2Objects, high: Order2Objects) -> int:
         return min(
-            min(agreeing_digits(high["c2"], v) for v in route_values(low).values()),
-            agreeing_digits(high["A"], low["A"]),
-            agreeing_digits(flat_b(high["B"]), flat_b(low["B"])),
-            agreeing_digits(_flat3(high["C"]), _flat3(low["C"])),
+            min(agreeing_digits(high.c2, v) for v in route_values(low).values()),
+            agreeing_digits(high.A, low.A),
+            agreeing_digits(flat_b(high.B), flat_b(low.B)),
+            agreeing_digits(_flat3(high.C), _flat3(low.C)),
         )
 
     earned = earn_digits(
@@ -932,22 +929,22 @@ def second_order(
     )
     low, high, digits = earned.low, earned.high, earned.digits
     values = route_values(low)
-    methods = {"refined": to_str(high["c2"], dps)}
+    methods = {"refined": to_str(high.c2, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
     errors = {
-        "A": earned.errors(high["A"], low["A"]),
-        "B": earned.errors(flat_b(high["B"]), flat_b(low["B"])),
+        "A": earned.errors(high.A, low.A),
+        "B": earned.errors(flat_b(high.B), flat_b(low.B)),
     }
     return SecondOrder(
-        A=high["A"],
-        B=high["B"],
-        C=high["C"],
-        c2=high["c2"],
+        A=high.A,
+        B=high.B,
+        C=high.C,
+        c2=high.c2,
         digits=min(digits, dps),
         methods=methods,
         errors=errors,
         free_map=prob.rm.Tmp,
-        s_star=high["s"],
+        s_star=high.s,
     )
 
 
@@ -964,8 +961,8 @@ def second_order_float64(
     ``W`` and ``B`` come from the Bartels--Stewart method (LAPACK trsyl) on one
     real Schur form of ``J``, which the ``schur`` route below reuses; ``V`` and
     ``A`` from an LU solve, the order-2 objects from the numba kernels.  The fixed
-    point: for the supermarket family (sampling with replacement, no ``start``)
-    the family's ``O(b)`` shooting solver (:func:`numeric.supermarket.equilibrium.equilibrium`),
+    point: the family's own float64 fixed point where its fast path registers one
+    (e.g. the supermarket's ``O(b)`` shooting, sampling with replacement, no ``start``),
     otherwise the float64 search of :mod:`numeric.meanfield.fixed_point`.  ``C``:
 
     * ``solver="eigen"``: the tridiagonal eigenbasis of
@@ -975,7 +972,7 @@ def second_order_float64(
       substitution (:class:`_SchurSolver`, any ``J``);
     * ``solver="trsyl"``: the Schur form solved slice by slice with LAPACK trsyl
       (the slow, independent route, for checks);
-    * ``solver="auto"`` (default): ``eigen`` for the supermarket family when
+    * ``solver="auto"`` (default): ``eigen`` at a family's own fixed point when
       :meth:`_TridiagonalEigenSolver.build` accepts ``J``, ``schur`` otherwise.
 
     ``eigen`` and ``schur`` read back only the rows ``C[k, l, :]`` that the
@@ -986,14 +983,11 @@ def second_order_float64(
 
     if solver not in ("auto", "eigen", "schur", "trsyl"):
         raise ParameterError(f"solver must be auto, eigen, schur or trsyl, got {solver!r}.")
-    cut = _negligible_tail(model, params) if start is None else None
-    if cut is not None:
-        # levels above `cut` contribute less than 1e-20 to every moment equation
-        # (see _negligible_tail), below float64 resolution: the model with buffer
-        # `cut` gives the same numbers (padded with zeros)
-        from derive.models.supermarket import with_buffer
-
-        small = second_order_float64(with_buffer(model, cut), params, solver=solver)
+    smaller = _negligible_tail(model, params) if start is None else None
+    if smaller is not None:
+        # the family's coordinates beyond the smaller member's are negligible below
+        # float64 resolution: it gives the same numbers (padded with zeros)
+        small = second_order_float64(smaller, params, solver=solver)
         return _pad(small, model.n)
     with limited_blas():
         base = _base64(model, params, start)
@@ -1002,7 +996,7 @@ def second_order_float64(
 
 def second_order_float64_at(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     *,
     solver: str = "auto",
     k2: Any = None,
@@ -1019,7 +1013,7 @@ def second_order_float64_at(
 
 def second_order_float64_solvers(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     solvers: Sequence[str],
     *,
     k2: Any = None,
@@ -1035,10 +1029,10 @@ def second_order_float64_solvers(
     from numeric.precision import limited_blas
 
     with limited_blas():
-        n, J, Q0 = base["n"], base["J"], base["Q0"]
+        n, J, Q0 = base.n, base.J, base.Q0
         # one real Schur form of J serves W, the third moment and B
         schur = scipy.linalg.schur(J, output="real")
-        W = _lyapunov_real_schur(*schur, -Q0)
+        W = lyapunov_real_schur(*schur, -Q0)
         W = (W + W.T) / 2
         objs = _objects64(model, base, k2)
         h = np.zeros(n)
@@ -1051,7 +1045,7 @@ def second_order_float64_solvers(
             _order2_with_solver(model, base, common, D.copy(), solver, compiled)
             for solver in solvers
         ]
-    T = base["T"]
+    T = base.T
     out = []
     for A, B, method in raw:
         if T is None:
@@ -1060,7 +1054,7 @@ def second_order_float64_solvers(
             Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
         out.append(
             {
-                "s_star": base["s"],
+                "s_star": base.s,
                 "V": Vf,
                 "A": Af,
                 "W": Wf,
@@ -1077,7 +1071,7 @@ def second_order_float64_solvers(
 
 def _order2_with_solver(
     model: Any,
-    base: dict[str, Any],
+    base: Base64,
     common: dict[str, Any],
     D: np.ndarray,
     solver: str,
@@ -1086,11 +1080,11 @@ def _order2_with_solver(
     """The third moment ``C`` by ``solver`` from the right-hand side ``D``, then ``A``
     and ``B`` on the free coordinates and the solver's name
     (:func:`second_order_float64_solvers`; inside its ``limited_blas``)."""
-    n, J = base["n"], base["J"]
+    n, J = base.n, base.J
     schur, W, V, objs = common["schur"], common["W"], common["V"], common["objs"]
     ar = Arith(None)
     eig = None
-    if solver == "eigen" or (solver == "auto" and base["fast"]):
+    if solver == "eigen" or (solver == "auto" and base.fast):
         eig = _TridiagonalEigenSolver.build(J)
         if eig is None and solver == "eigen":
             raise ParameterError(
@@ -1110,7 +1104,7 @@ def _order2_with_solver(
         C, method = schur_solver.rows(D, pairs), "schur"
     G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
     G = (G + G.T) / 2
-    B = _lyapunov_real_schur(*schur, -G)
+    B = lyapunov_real_schur(*schur, -G)
     B = (B + B.T) / 2
     rhs = a_part.copy()
     for (i, k, l), v in objs["H"]:
@@ -1118,7 +1112,45 @@ def _order2_with_solver(
     return np.linalg.solve(J, -rhs), B, method
 
 
-def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Base64:
+    """What the float64 order 2 reads at a fixed point (:func:`second_order_float64_at`).
+
+    Attributes
+    ----------
+    s:
+        The fixed point ``s*`` (all ``b`` coordinates).
+    p:
+        The kernels' parameter vector.
+    T:
+        The ``b x n`` map from the free coordinates to all of them (conservation
+        laws, :mod:`numeric.meanfield.invariants`); ``None`` when every coordinate
+        is free.
+    F:
+        The free coordinates' indices.
+    n:
+        Their number.
+    J, Q0:
+        ``J = Df(s*)`` and ``Q(s*)`` on the free coordinates.
+    k64:
+        The model's float64 base kernels (rates' Hessian).
+    fast:
+        Whether ``s*`` is the family's own fixed point (its registered fast path):
+        ``solver="auto"`` then tries the tridiagonal eigenbasis first.
+    """
+
+    s: np.ndarray
+    p: np.ndarray
+    T: np.ndarray | None
+    F: list[int]
+    n: int
+    J: np.ndarray
+    Q0: np.ndarray
+    k64: Any
+    fast: bool
+
+
+def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
     from numeric.meanfield.params import check_names, kernel_vector, parse_params
@@ -1129,45 +1161,45 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
         with mpmath.workdps(30):
             p = np.array([float(v) for v in kernel_vector(model, parse_params(model, params))])
         k64 = model.kernels("numba")
-        return {
-            "s": s,
-            "p": p,
-            "T": None,
-            "F": list(range(model.n)),
-            "n": model.n,
-            "J": k64.jac(s, p),
-            "Q0": k64.Q(s, p),
-            "k64": k64,
-            "fast": True,
-        }
-    from numeric.meanfield.general import MeanFieldProblem
+        return Base64(
+            s=s,
+            p=p,
+            T=None,
+            F=list(range(model.n)),
+            n=model.n,
+            J=k64.jac(s, p),
+            Q0=k64.Q(s, p),
+            k64=k64,
+            fast=True,
+        )
+    from numeric.meanfield.general import prepared_problem
 
-    prob = MeanFieldProblem(model, params, start, None, extra_starts=False)
+    prob = prepared_problem(model, params, start, None, extra_starts=False)
     rm, red = prob.rm, prob.red
     x = prob.search.primary
     s = rm.full64(x, prob.q64)
     F = list(red.free)
     Q = rm.k64.Q(s, prob.p64)
-    return {
-        "s": s,
-        "p": prob.p64,
-        "T": rm.T64,
-        "F": F,
-        "n": red.n,
-        "J": rm.jac64(x, prob.q64, prob.p64),
-        "Q0": Q[np.ix_(F, F)],
-        "k64": rm.k64,
-        "fast": False,
-    }
+    return Base64(
+        s=s,
+        p=prob.p64,
+        T=rm.T64,
+        F=F,
+        n=red.n,
+        J=rm.jac64(x, prob.q64, prob.p64),
+        Q0=Q[np.ix_(F, F)],
+        k64=rm.k64,
+        fast=False,
+    )
 
 
-def _objects64(model: Any, base: dict[str, Any], k2: Any = None) -> dict[str, list]:
+def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
     """The Hessian ``H`` and the order-2 objects at ``s`` in float64 on the free
     coordinates, fully expanded (see :func:`reduced_objects`)."""
     from derive.kernels import kernels
 
-    s, p, T, F = base["s"], base["p"], base["T"], base["F"]
-    k64 = base["k64"]
+    s, p, T, F = base.s, base.p, base.T, base.F
+    k64 = base.k64
     k2 = kernels(model, "numba", "order2") if k2 is None else k2
     Tmp = None if T is None else [[mpf(float(v)) for v in row] for row in T]
 
@@ -1191,26 +1223,14 @@ def _objects64(model: Any, base: dict[str, Any], k2: Any = None) -> dict[str, li
     return objs
 
 
-def _negligible_tail(model: Any, params: Mapping[str, Any]) -> int | None:
-    """For the supermarket family with replacement: a buffer ``K < b`` beyond which
-    every level's contribution is below 1e-20 (float64 resolution is 1e-16), or
-    ``None`` when there is none.  ``s*`` comes from the family's O(b) shooting
-    solver (:func:`numeric.supermarket.equilibrium.equilibrium`)."""
-    st = model.info.structure
-    if model.info.fast_path != "supermarket" or not st.get("replacement", False):
-        return None
-    from numeric.supermarket.equilibrium import equilibrium
+def _negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
+    """The family member on fewer coordinates that gives the same float64 order-2
+    numbers (its ``negligible_tail`` route in :data:`mfstein.fast_paths.FAST_PATHS`,
+    e.g. :func:`numeric.supermarket.tail.negligible_tail`), or ``None``."""
+    from mfstein.fast_paths import load
 
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.n, st["d"], dps=20, mu=mu)
-    small = [k for k, v in enumerate(s) if abs(v) < 1e-20]
-    # level k0 + 1 holds < 1e-20; the bias and the 1/N^2 terms of a level are driven
-    # by the variance of the level below (V_{k+1} ~ W_kk ~ s*_k), so two more levels
-    # are kept: everything neglected is then below 1e-20
-    if not small or small[0] + 3 >= model.n:
-        return None
-    return int(small[0] + 3)
+    tail = load(model.info.fast_path, "negligible_tail")
+    return None if tail is None else tail(model, params)
 
 
 def _pad(res: dict[str, Any], b: int) -> dict[str, Any]:

@@ -91,6 +91,7 @@ from mpmath import mpf
 from mfstein.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.display import Presentable, count_row, params_text, shape_text
 from mfstein.errors import NumericalError, ParameterError
+from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
 MP_MAX_N = 6
@@ -437,6 +438,18 @@ def _check_order(order: Any) -> int:
     if isinstance(order, bool) or order not in (0, 1, 2):
         raise ParameterError(f"order must be 0, 1 or 2, got {order!r}.")
     return int(order)
+
+
+#: Transient setups kept in this process (least recently used dropped first).
+SETUPS = 16
+_SETUPS: PreparedCache[_Setup] = PreparedCache("prepared:transient", SETUPS)
+
+
+def _setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> _Setup:
+    """The :class:`_Setup` of these inputs, from this process's cache when made before
+    (:mod:`numeric.meanfield.prepared_cache`): a warm transient prepares nothing."""
+    key = inputs_key(model, dict(params or {}), start, None)
+    return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=model.n <= 256)
 
 
 class _Setup:
@@ -1111,7 +1124,7 @@ def transient(
             model, params, times=times, start=start, order=order, dps=dps,
             integrator=integrator, rtol=rtol, atol=atol,
         )  # fmt: skip
-    st = _Setup(model, params, start)
+    st = _setup(model, params, start)
     bar = _Progress(progress, float(times[-1]))
     notes = st.notes()
     digits = None

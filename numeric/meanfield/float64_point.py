@@ -263,7 +263,7 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
 def lyapunov(blk: Block) -> tuple[float, float]:
     """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
     (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
-    import scipy.linalg as sla
+    from numeric.linalg.lyapunov import solve_lyapunov64
 
     if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
         return 0.0, 0.0
@@ -271,9 +271,9 @@ def lyapunov(blk: Block) -> tuple[float, float]:
     # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
     a = max_abs(blk.JK)
     Ja = blk.JK / a
-    WK = sla.solve_continuous_lyapunov(Ja, -blk.QK / a)
+    WK = solve_lyapunov64(Ja, -blk.QK / a)
     blk.WK = (WK + WK.T) / 2
-    PaK = sla.solve_continuous_lyapunov(Ja.T, -blk.MK)  # a P
+    PaK = solve_lyapunov64(Ja.T, -blk.MK)  # a P
     PaK = (PaK + PaK.T) / 2
     blk.PK = PaK / a
     return float(np.sum(blk.MK * blk.WK)), float(np.sum(PaK * (blk.QK / a)))
@@ -301,12 +301,12 @@ def accuracy(
     """The relative error estimate ``e`` of the route's docstring, step 3, the digits
     it earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative
     to the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
-    import scipy.linalg as sla
+    from numeric.linalg.lyapunov import solve_lyapunov64
 
     JK, nK = blk.JK, len(blk.K)
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
         a = max_abs(JK)
-        aPI = a * blk.PK if M is None else sla.solve_continuous_lyapunov(JK.T / a, -np.eye(nK))
+        aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
         sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
         kappa_L = 2 * (sv[0] / a) * np.linalg.norm(aPI, 2)
         kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf

@@ -193,7 +193,7 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
     (:func:`numeric.expansion.stationary.second_order_float64_solvers`)."""
     from derive.sparse import lambda_kernels
-    from numeric.expansion.stationary import second_order_float64_solvers
+    from numeric.expansion.stationary import Base64, second_order_float64_solvers
     from numeric.meanfield.problem import COUNTS
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
@@ -214,17 +214,17 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
         sub, sysm, ss = model, problem.system, np.array(pt.s, dtype=float)
     F = list(sysm.red.free)
     Q = sysm.Q_dense(sysm.rates(ss))
-    base = {
-        "s": ss,
-        "p": np.array(p64),
-        "T": sysm.T_dense if sysm.red.laws else None,
-        "F": F,
-        "n": len(F),
-        "J": sysm.reduce_jac_dense(sysm.jac_dense(ss)),
-        "Q0": Q[np.ix_(F, F)],
-        "k64": lambda_kernels(sub, "base"),
-        "fast": False,
-    }
+    base = Base64(
+        s=ss,
+        p=np.array(p64),
+        T=sysm.T_dense if sysm.red.laws else None,
+        F=F,
+        n=len(F),
+        J=sysm.reduce_jac_dense(sysm.jac_dense(ss)),
+        Q0=Q[np.ix_(F, F)],
+        k64=lambda_kernels(sub, "base"),
+        fast=False,
+    )
     k2 = lambda_kernels(sub, "order2")
     # the two third-moment solvers share what comes before the third moment
     r1, r2 = second_order_float64_solvers(sub, base, ("schur", "trsyl"), k2=k2, compiled=compiled)

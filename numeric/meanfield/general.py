@@ -37,6 +37,7 @@ twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Any
 
@@ -49,6 +50,7 @@ from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
+from numeric.meanfield.prepared_cache import COUNTS, PreparedCache, inputs_key
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -294,11 +296,58 @@ def _reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
     return out
 
 
-def _route_values(low: dict, high: dict) -> dict[str, mpf]:
+@dataclass(frozen=True)
+class Objects:
+    """Every order-1 object at one working precision (:meth:`MeanFieldProblem.at`).
+
+    ``s``, ``p``: the fixed point (all coordinates) and the kernels' parameters;
+    ``Jr``, ``Qr``, ``Wr``, ``Mr``: ``J``, ``Q``, ``W`` and the observable on the free
+    coordinates; ``Q``, ``W``, ``M``, ``V``: in all coordinates; ``covariance``:
+    ``tr(M W)``.  With ``full``: ``Pr`` (Stein's ``P`` on the free coordinates) and
+    ``stein = tr(P Q)``; with ``kronecker`` (at most :data:`KRONECKER_MAX_N` free
+    coordinates): ``tr(P Q)`` with ``P`` from the dense Kronecker system."""
+
+    s: list[mpf]
+    p: list[mpf]
+    Jr: mpmath.matrix
+    Q: mpmath.matrix
+    Qr: mpmath.matrix
+    Wr: mpmath.matrix
+    W: mpmath.matrix
+    M: mpmath.matrix
+    Mr: mpmath.matrix
+    covariance: mpf
+    V: list[mpf]
+    Pr: mpmath.matrix | None = None
+    stein: mpf | None = None
+    kronecker: mpf | None = None
+
+    def copied(self) -> Objects:
+        """A copy whose matrices and lists are its own (their numbers are immutable)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, mpmath.matrix):
+                v = v.copy()
+            elif isinstance(v, list):
+                v = list(v)
+            out[f.name] = v
+        return Objects(**out)
+
+    def merged(self, other: Objects) -> Objects:
+        """These objects with the optional ones ``other`` has and these lack (the same
+        problem at the same precision)."""
+        extra = {k: getattr(other, k) for k in ("Pr", "stein", "kronecker")}
+        return replace(
+            self, **{k: v for k, v in extra.items() if getattr(self, k) is None and v is not None}
+        )
+
+
+def _route_values(low: Objects, high: Objects) -> dict[str, mpf]:
     """The values the reference ``stein`` (at the higher precision) is compared with."""
-    values = {"covariance": low["covariance"], "covariance-high": high["covariance"]}
-    if "kronecker" in low:
-        values["kronecker"] = low["kronecker"]
+    values = {"covariance": low.covariance, "covariance-high": high.covariance}
+    if low.kronecker is not None:
+        values["kronecker"] = low.kronecker
     return values
 
 
@@ -321,6 +370,8 @@ class MeanFieldProblem:
     ) -> None:
         self.model = model
         self.params = dict(params)
+        #: the objects of :meth:`at` by working precision: (full, kronecker, objects)
+        self._done: dict[int, tuple[bool, bool, Objects]] = {}
         self.red = reduction(model, fp.jump_matrix(model))
         self.rm = fp.ReducedModel(model, self.red)
         with mpmath.workdps(30):
@@ -378,7 +429,26 @@ class MeanFieldProblem:
                 return np.asarray(other, dtype=float)
             raise
 
-    def at(self, wp: int, *, full: bool, kronecker: bool) -> dict[str, Any]:
+    def at(self, wp: int, *, full: bool, kronecker: bool) -> Objects:
+        """Every object at ``wp`` significant digits (:meth:`_at`), kept per ``wp``
+        for a model of at most :data:`KEEP_AT_MAX_B` coordinates: order 2 at the
+        working precisions of order 1 reads order 1's objects instead of solving
+        again.  The caller gets its own copies (a solution's matrices are its own)."""
+        done = self._done.get(wp)
+        want_kron = kronecker and self.red.n <= KRONECKER_MAX_N
+        if done is not None and (done[0] or not full) and (done[1] or not want_kron):
+            return done[2].copied()
+        out = self._at(wp, full=full, kronecker=kronecker)
+        COUNTS["objects:general"] += 1
+        if self.model.n <= KEEP_AT_MAX_B:
+            if done is not None:  # the same objects at the same wp: keep the union
+                out = out.merged(done[2])
+                full, want_kron = full or done[0], want_kron or done[1]
+            self._done[wp] = (full, want_kron, out)
+            return out.copied()
+        return out
+
+    def _at(self, wp: int, *, full: bool, kronecker: bool) -> Objects:
         """Every object at ``wp`` significant digits."""
         model, red, rm = self.model, self.red, self.rm
         out: dict[str, Any] = {}
@@ -414,7 +484,32 @@ class MeanFieldProblem:
                 from numeric.linalg.tridiagonal import solve_vectorised
 
                 out["kronecker"] = _trace(solve_vectorised(Jr, Mr), Qr)
-        return out
+        return Objects(**out)
+
+
+#: Working-precision problems kept in this process (least recently used dropped first).
+PROBLEMS = 8
+#: The objects of :meth:`MeanFieldProblem.at` are kept for models of at most this
+#: many coordinates (dense mpmath matrices at several precisions).
+KEEP_AT_MAX_B = 64
+_PROBLEMS: PreparedCache[MeanFieldProblem] = PreparedCache("prepared:general", PROBLEMS)
+
+
+def prepared_problem(
+    model: Any, params: Mapping[str, Any] | None, start: Any, M: Any, *, extra_starts: bool = True
+) -> MeanFieldProblem:
+    """The :class:`MeanFieldProblem` of these inputs, from this process's cache when
+    prepared before (:mod:`numeric.meanfield.prepared_cache`): order 1, order 2 and
+    the float64 order 2's general start (``extra_starts=False``) share it."""
+    params = check_names(model, params)
+    key = inputs_key(model, params, start, M)
+    if key is not None:
+        key = (*key, extra_starts)
+    return _PROBLEMS.get(
+        key,
+        lambda: MeanFieldProblem(model, params, start, M, extra_starts=extra_starts),
+        keep=model.n <= KEEP_AT_MAX_B,
+    )
 
 
 def solve_general(
@@ -444,14 +539,14 @@ def solve_general(
     """
     dps = check_dps(dps)
     params = check_names(model, params)
-    prob = MeanFieldProblem(model, params, start, M)
+    prob = prepared_problem(model, params, start, M)
 
-    def agreement(low: dict, high: dict) -> int:
+    def agreement(low: Objects, high: Objects) -> int:
         values = _route_values(low, high)
         return min(
-            min(agreeing_digits(high["stein"], v) for v in values.values()),
-            agreeing_digits(row_major(high["W"]), row_major(low["W"])),
-            agreeing_digits(high["V"], low["V"]),
+            min(agreeing_digits(high.stein, v) for v in values.values()),
+            agreeing_digits(row_major(high.W), row_major(low.W)),
+            agreeing_digits(high.V, low.V),
         )
 
     earned = earn_digits(
@@ -464,22 +559,22 @@ def solve_general(
         where=f"model {model.name}",
     )
     low, high, digits, wp2 = earned.low, earned.high, earned.digits, earned.wp_high
-    ref = high["stein"]
+    ref = high.stein
     values = _route_values(low, high)
     red = prob.red
-    eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64, prob.jscale)
+    eig = fp.check_stable(prob.rm, high.s, prob.p64, prob.q64, prob.jscale)
     with mpmath.workdps(dps + 10):
-        s = high["s"]
+        s = high.s
         P = mpmath.matrix(model.n, model.n)
         for a, i in enumerate(red.free):
             for c, j in enumerate(red.free):
-                P[i, j] = high["Pr"][a, c]
+                P[i, j] = high.Pr[a, c]
         eigenvalues = [
             mpf(float(v.real)) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
             for v in eig
         ]
-        J = prob.rm.kmp.jac(s, high["p"])
-        ftilde = prob.rm.kmp.ftilde(s, high["p"])
+        J = prob.rm.kmp.jac(s, high.p)
+        ftilde = prob.rm.kmp.ftilde(s, high.p)
     others = [
         [float(v) for v in t]
         for t in prob.search.stable
@@ -496,9 +591,9 @@ def solve_general(
     methods = {"stein": to_str(ref, dps)}
     methods.update({k: to_str(v, dps) for k, v in values.items()})
     errors = {
-        "s_star": earned.errors(high["s"], low["s"]),
-        "V": earned.errors(high["V"], low["V"]),
-        "W": earned.errors(row_major(high["W"]), row_major(low["W"])),
+        "s_star": earned.errors(high.s, low.s),
+        "V": earned.errors(high.V, low.V),
+        "W": earned.errors(row_major(high.W), row_major(low.W)),
     }
     with mpmath.workdps(wp2):
         vals = parse_params(model, params)
@@ -511,10 +606,10 @@ def solve_general(
         s_star=s,
         J=J,
         ftilde=ftilde,
-        Q=high["Q"],
+        Q=high.Q,
         P=P,
-        W=high["W"],
-        V=high["V"],
+        W=high.W,
+        V=high.V,
         eigenvalues=eigenvalues,
         constant=ref,
         digits=min(digits, dps),

@@ -42,7 +42,7 @@ model's reference start, its parameter names).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -52,7 +52,9 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from numeric.meanfield import prepared_cache
 from numeric.meanfield.params import kernel_vector, parse_params
+from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 
 #: Problems kept in this process (least recently used dropped first).
 PROBLEMS = 64
@@ -67,12 +69,13 @@ FOUND = 16
 #: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
 #: the order-2 search on a restricted model); ``"warm_start"``: searches that
 #: ended by Newton's steps from a fixed point found before (module docstring).
-COUNTS: Counter[str] = Counter()
+#: The one counter of :mod:`numeric.meanfield.prepared_cache`.
+COUNTS = prepared_cache.COUNTS
 #: Fixed points found, by model and start: (the model, the parameter vectors as rows,
 #: the fixed points as rows), the latest :data:`FOUND` of each.
 _FOUND: OrderedDict[Hashable, tuple[Any, np.ndarray, np.ndarray]] = OrderedDict()
 
-_PROBLEMS: OrderedDict[Hashable, Problem64] = OrderedDict()
+_PROBLEMS: PreparedCache[Problem64] = PreparedCache("prepared", PROBLEMS)
 _POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
 
 
@@ -177,34 +180,6 @@ class Problem64:
         return self.system.red
 
 
-def _start_key(start: Any) -> Hashable:
-    """A hashable key of a start as given (``TypeError`` when it has none)."""
-    if start is None or isinstance(start, str):
-        return start
-    if isinstance(start, np.ndarray):
-        return ("array", start.dtype.str, start.shape, start.tobytes())
-    return tuple(str(v) for v in start)
-
-
-def _key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:
-    """The cache key of the inputs; ``None`` when one of them has no reliable key (an
-    observable other than the identity or a name, a value that is not hashable).
-
-    The model enters by identity as well as by its key (a digest of its
-    transitions): what it declares besides them (parameter ranges, reference
-    point, state space) shapes the problem too.  A cached problem holds its model,
-    so the identity of a model in the cache is never reused by another one."""
-    if not (M is None or isinstance(M, str)):
-        return None
-    try:
-        items = tuple((k, type(v).__name__, v) for k, v in params.items())
-        key = (id(model), model.key, items, _start_key(start), M)
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
 def prepare(
     model: Any,
     params: Mapping[str, Any] | None,
@@ -225,32 +200,26 @@ def prepare(
     from numeric.rate_signs import check_values
 
     given = check_names(model, params)
-    key = _key(model, given, start, M)
-    hit = _PROBLEMS.get(key) if key is not None else None
-    if hit is not None:
-        _PROBLEMS.move_to_end(key)
-        return hit
-    values, s0, p64 = float64_inputs(model, given, start)
-    system = prepared_system(model, p64)
-    check_values(model, system.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
-    problem = Problem64(
-        model=model,
-        params=MappingProxyType(dict(given)),
-        start=start,
-        M=M,
-        values=MappingProxyType(values),
-        p64=_frozen(p64),
-        s0=_frozen(s0),
-        system=system,
-        M64=_frozen(observable_matrix64(M, model.n) if M64 is None else M64),
-        key=key,
-    )
-    COUNTS["prepared"] += 1
-    if key is not None and model.n <= KEEP_MAX_B:
-        _PROBLEMS[key] = problem
-        while len(_PROBLEMS) > PROBLEMS:
-            _PROBLEMS.popitem(last=False)
-    return problem
+    key = inputs_key(model, given, start, M)
+
+    def build() -> Problem64:
+        values, s0, p64 = float64_inputs(model, given, start)
+        system = prepared_system(model, p64)
+        check_values(model, system.rates(s0).tolist(), s0.tolist(), p64.tolist(), "the start")
+        return Problem64(
+            model=model,
+            params=MappingProxyType(dict(given)),
+            start=start,
+            M=M,
+            values=MappingProxyType(values),
+            p64=_frozen(p64),
+            s0=_frozen(s0),
+            system=system,
+            M64=_frozen(observable_matrix64(M, model.n) if M64 is None else M64),
+            key=key,
+        )
+
+    return _PROBLEMS.get(key, build, keep=model.n <= KEEP_MAX_B)
 
 
 def order1(problem: Problem64, first: np.ndarray | None = None) -> Any:
@@ -321,7 +290,8 @@ def _keep_found(problem: Problem64, s: np.ndarray) -> None:
 
 
 def forget() -> None:
-    """Empty this process's caches of problems, order-1 answers and fixed points."""
-    _PROBLEMS.clear()
+    """Empty this process's caches of prepared problems (of every route), order-1
+    answers and fixed points."""
+    prepared_cache.forget_all()
     _POINTS.clear()
     _FOUND.clear()

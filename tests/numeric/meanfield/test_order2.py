@@ -248,12 +248,12 @@ def test_third_moment_solvers_agree_with_dense_kronecker(lam: str, b: int, d: in
     model = load_model("supermarket", b=b, d=d)
     params = {"lam": lam}
     base = _base64(model, params, None)
-    J = base["J"]
+    J = base.J
     objs = _objects64(model, base)
     rng = np.random.default_rng(b)
     W = rng.standard_normal((b, b))
     W = W @ W.T
-    D = assemble_D(Arith(None), b, W, rng.standard_normal(b), base["Q0"], objs)
+    D = assemble_D(Arith(None), b, W, rng.standard_normal(b), base.Q0, objs)
     ref = _kronecker_third_moment(J, D)
     scale = np.max(np.abs(ref))
     eig = _TridiagonalEigenSolver.build(J)
@@ -303,7 +303,7 @@ def test_float64_order2_far_from_normal_jacobian() -> None:
 
     model = load_model("supermarket", b=20)
     params = {"lam": "1.2"}
-    assert _TridiagonalEigenSolver.build(_base64(model, params, None)["J"]) is None
+    assert _TridiagonalEigenSolver.build(_base64(model, params, None).J) is None
     f64 = second_order_float64(model, params)
     assert f64["third_moment"] == "schur" and f64.get("truncated_at") is None
     hp = numeric.solve(model, params, dps=20, order=2, route="general")

@@ -120,3 +120,49 @@ def test_lazy_matrices_equal_the_eager_conversion():
     with mpmath.workdps(5):  # exact whatever the working precision
         x, rounded = mpf64(0.1), mpmath.mpf(0.1)
     assert x == mpmath.mpf(0.1) and rounded != x
+
+
+def test_warm_routes_at_working_precision_prepare_nothing():
+    """Order 1, then order 2, then the transient (twice), then an observable, on one
+    model at working precision: each route's problem is prepared once in the process
+    (counted by the cache, numeric.meanfield.prepared_cache), and order 2 reads the
+    objects order 1 computed at its two working precisions instead of solving again;
+    the numbers equal those of order 2 asked first, from nothing kept."""
+    m = load_model("sir")
+    params = {**SIR, "beta": "2.75"}
+    pp.forget()
+    before = dict(pp.COUNTS)
+
+    def new(kind: str) -> int:
+        return pp.COUNTS[kind] - before.get(kind, 0)
+
+    one = numeric.solve(m, params, dps=15)
+    assert new("prepared:general") == 1
+    objects = new("objects:general")
+    assert objects >= 2  # the two working precisions
+    two = numeric.solve(m, params, dps=15, order=2)
+    assert new("prepared:general") == 1 and new("objects:general") == objects
+    assert two.c2 is not None and two.constant == one.constant and two.s_star == one.s_star
+    first = numeric.transient(m, params, times=[0, 1, 2])
+    again = numeric.transient(m, params, times=[0, 1, 2])
+    assert new("prepared:transient") == 1
+    assert np.array_equal(first.x, again.x)
+    obs = numeric.solve(m, params, dps=15, observables=["I"])
+    assert new("prepared:general") == 1 and new("objects:general") == objects
+    assert "I" in obs.observables
+    pp.forget()
+    fresh = numeric.solve(m, params, dps=15, order=2)
+    assert new("prepared:general") == 2
+    assert fresh.c2 == two.c2 and fresh.A == two.A and fresh.B == two.B
+
+
+def test_kept_objects_are_copies():
+    """A solution's matrices are its own: changing one does not reach the next answer."""
+    m = load_model("sir")
+    params = {**SIR, "beta": "2.5"}
+    one = numeric.solve(m, params, dps=15)
+    w = one.W[0, 0]
+    one.W[0, 0] = 12345
+    one.s_star[0] = 12345
+    two = numeric.solve(m, params, dps=15)
+    assert two.W[0, 0] == w and two.s_star[0] != 12345

@@ -137,3 +137,24 @@ def test_bistable_model_keeps_the_cold_choice():
     numeric.solve(wrong, {"c": "0.2"}, precision="float64")
     upper = numeric.solve(wrong, {"c": "0.08"}, precision="float64")
     assert abs(float(upper.s_star[0]) - 0.8) < 1e-12
+
+
+def test_library_sir_declares_its_unique_fixed_point_and_has_one() -> None:
+    """The library SIR declares ``unique_fixed_point`` (derive/models/sir.py proves it);
+    checked here by another route: on a grid of parameters (beta = 0 included) the
+    fixed-point quadratic in ``I`` has exactly one root in ``[0, 1/k]``, and it is the
+    float64 route's ``I*``."""
+    import numpy as np
+
+    model = _sir()
+    assert model.info.unique_fixed_point
+    for beta in ("0", "0.5", "3", "40"):
+        for gamma, rho, a in (("1", "0.5", "0.1"), ("0.2", "3", "0.01"), ("5", "5", "2")):
+            b, g, r, a_ = float(beta), float(gamma), float(rho), float(a)
+            k = 1 + g / r
+            roots = np.roots([-b * k, b - a_ * k - g, a_]) if b else np.array([a_ / (a_ * k + g)])
+            inside = [x.real for x in roots if abs(x.imag) < 1e-12 and -1e-12 <= x.real <= 1 / k]
+            assert len(inside) == 1, (beta, gamma, rho, a, roots)
+            params = {"beta": beta, "gamma": gamma, "rho": rho, "a": a}
+            sol = numeric.solve(model, params, precision="float64")
+            assert abs(float(sol.s_star[1]) - inside[0]) <= 1e-9 * max(inside[0], 1e-300)
