@@ -182,6 +182,7 @@ def run_refined(args: argparse.Namespace) -> int:
                 # the model and rates the solution was computed from, not rebuilt from s.lam
                 model, params = s.get_model(), dict(s.inputs)
                 seen[id(s)] = add_second_order(s, model, params, dps=s.dps, M=args.M, start=None)
+        sols = [(n, seen[id(s)]) for n, s in sols]
     with mpmath.workdps(sols[0][1].dps + 20):
         return _print_refined(args, sols)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import mpmath
@@ -128,8 +129,9 @@ def test_truncated_solution_is_certified_on_all_levels() -> None:
 def test_perturbed_fixed_point_is_refused_by_krawczyk() -> None:
     sol = numeric.bound("0.9", 6, 2, dps=30)
     with mpmath.workdps(60):
-        sol.s_star = list(sol.s_star)
-        sol.s_star[2] = sol.s_star[2] * (1 + mpmath.mpf(10) ** -12)
+        s_star = list(sol.s_star)
+        s_star[2] = s_star[2] * (1 + mpmath.mpf(10) ** -12)
+    sol = dataclasses.replace(sol, s_star=s_star)
     with pytest.raises(NumericalError, match="Krawczyk"):
         certify_solution(sol, params={"lam": "0.9"})
 
@@ -144,7 +146,7 @@ def test_bad_input() -> None:
     sol = numeric.bound("0.9", 4, 2, dps=20)
     with pytest.raises(ParameterError, match="params"):
         certify_solution(sol, params={"mu": "1"})
-    sol.source_model = None  # a solution built by hand carries no model
+    sol = dataclasses.replace(sol, source_model=None)  # built by hand: it carries no model
     with pytest.raises(ParameterError, match="model must be given"):
         certify_solution(sol)
 
