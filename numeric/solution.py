@@ -251,12 +251,14 @@ class MeanFieldSolution(Presentable):
         return [f"s{k}" for k in range(1, self.b + 1)]
 
     def certify(self, **options: Any) -> Any:
-        """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`):
-        of the constant of the ``M`` it was computed with, at its own parameter values
-        and start."""
-        from numeric.certified.enclosures import certify_solution
+        """Rigorous Arb enclosures of this solution, the one certification entry
+        (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
+        solves and calls this): of the constant of the ``M`` it was computed with, at
+        its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
+        (must equal the solution's), ``start``, ``model``."""
+        from numeric.certified.enclosures import certify_float_solution
 
-        return certify_solution(self, **options)
+        return certify_float_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation

@@ -87,10 +87,9 @@ def run(args: argparse.Namespace) -> int:
     cert = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certified.enclosures import certify_solution
 
         try:
-            cert = certify_solution(sol, params=params, M=args.M, start=args.start)
+            cert = sol.certify(params=params, M=args.M, start=args.start)
         except NumericalError as exc:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1

@@ -86,7 +86,7 @@ def solve(
     -------
     MeanFieldSolution
         In the model's own coordinates, carrying the model it belongs to (so
-        that :func:`numeric.certify_solution` needs nothing else); see
+        that its :meth:`~numeric.MeanFieldSolution.certify` needs nothing else); see
         :mod:`numeric.meanfield.general` for how ``digits`` is earned.
     """
     from derive.models import as_model
