@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             from mfstein.streams import write_json
 
-            write_json(sol if cert is None else {**sol.to_dict(), **cert.to_dict()})
+            write_json(sol if cert is None else cert)  # a certificate holds its solution
             return 0
         _print_text(sol, states, dps)
         if sol.c2 is not None:

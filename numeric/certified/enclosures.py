@@ -158,6 +158,10 @@ class CertifiedSolution(Presentable):
     M:
         The observable whose constant ``c = tr(M W)`` is enclosed, as exact
         rationals (``b x b`` rows): always the ``M`` of the solution certified.
+    solution:
+        The :class:`numeric.MeanFieldSolution` certified (``None`` for a
+        certificate built by hand); :meth:`to_dict` begins with its keys, so the
+        JSON of a certificate is the solution's with the proofs added.
     """
 
     model: str
@@ -180,6 +184,7 @@ class CertifiedSolution(Presentable):
     certificates: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     M: list[list[Fraction]] = field(default_factory=list, repr=False, compare=False)
+    solution: Any = field(default=None, repr=False, compare=False)
 
     def observable_text(self) -> str:
         """``M`` in words: ``"identity"``, ``"diag:a,b,..."`` (trailing zeros
@@ -234,9 +239,13 @@ class CertifiedSolution(Presentable):
             return "undecided"
 
     def to_dict(self) -> dict[str, Any]:
-        """``constant_enclosure`` (outward-rounded decimal strings) and digits."""
+        """The certified solution's keys (:meth:`numeric.MeanFieldSolution.to_dict`,
+        the keys of ``mfstein solve --certify --json``), then ``constant_enclosure``
+        (outward-rounded decimal strings), the digits it proves and the proofs."""
         lo, hi = self.enclosure()
+        own = {} if self.solution is None else self.solution.to_dict()
         return {
+            **own,
             "constant_enclosure": {"lo": lo, "hi": hi},
             "certified_digits": self.certified_digits,
             "working_precision_bits": self.prec,
@@ -1059,4 +1068,4 @@ def certify_float_solution(
             f"the float route truncated levels {trunc + 1}..{model.b}; the enclosures are "
             f"for all {model.b} levels."
         )
-    return replace(best, notes=[*best.notes, *notes])
+    return replace(best, notes=[*best.notes, *notes], solution=solution)
