@@ -51,7 +51,6 @@ def main() -> None:
     from derive import supermarket
     from derive.kernels import kernels
     from derive.models.sir import sir
-    from numeric.certified.enclosures import certify_solution
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dps", type=int, default=50)
@@ -67,7 +66,7 @@ def main() -> None:
             _row(
                 f"supermarket lam={lam} b={b}",
                 lambda b=b: numeric.bound(lam, b, 2, dps=dps),
-                lambda s: certify_solution(s, params={"lam": lam}),
+                lambda s: s.certify(params={"lam": lam}),
             )
         )
     m = sir()
@@ -77,7 +76,7 @@ def main() -> None:
         _row(
             "sir (1 conservation law)",
             lambda: numeric.solve(m, p, dps=dps),
-            lambda s: certify_solution(s, params=p),
+            lambda s: s.certify(params=p),
         )
     )
     head = [

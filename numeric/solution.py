@@ -80,15 +80,31 @@ def stated(value: Any, digits: int | None) -> Any:
     return Stated(value, digits)
 
 
-@dataclass(repr=False)
+def family_fields(**values: Any) -> dict[str, Any]:
+    """The :attr:`MeanFieldSolution.family_fields` of the given values, those that
+    are ``None`` (the model has no such quantity) left out."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@dataclass(frozen=True, repr=False)
 class MeanFieldSolution(Presentable):
     """Mean-field equilibrium, Stein/Lyapunov solution and Theorem 1's constant.
 
+    A frozen record (assigning a field raises ``dataclasses.FrozenInstanceError``;
+    a changed copy is :func:`dataclasses.replace`'s).  Model-neutral fields come
+    first; what only a model family has (the supermarket's arrival rate ``lam``
+    and choices ``d``) is in :attr:`family_fields`, read as ``sol.lam``,
+    ``sol.d`` (``None`` for a model without them).
+
     Attributes
     ----------
-    lam, b, d, dps:
-        Arrival rate, buffer used (for ``b = "auto"``/``"inf"`` the size actually
-        used), choices, requested significant digits.
+    model:
+        Name of the model the solution belongs to.
+    params:
+        Parameter values used (name -> decimal string).
+    dps, b:
+        Requested significant digits; the number of coordinates (for a
+        supermarket with ``b = "auto"``/``"inf"`` the buffer actually used).
     s_star:
         Fixed point ``s*_1 .. s*_b``.
     J, ftilde, Q:
@@ -109,10 +125,6 @@ class MeanFieldSolution(Presentable):
         working precisions agree to at least this many).
     methods:
         Route name -> value of ``constant`` computed by that route (decimal string).
-    model:
-        Name of the model the solution belongs to.
-    params:
-        Parameter values used (name -> decimal string).
     free:
         Indices of the coordinates solved for; the others follow from the
         conservation laws (all indices when there are none).
@@ -151,6 +163,10 @@ class MeanFieldSolution(Presentable):
         Name -> :class:`numeric.expansion.observables.ObservableExpansion` of each
         observable requested by ``numeric.solve(..., observables=[...])``
         (empty when none; :meth:`observable` expands any other).
+    family_fields:
+        What only the model's family defines (name -> value), e.g. ``{"lam": lam,
+        "d": d}`` for the supermarket family (``lam`` at the working precision);
+        empty for other models.  Read through :attr:`lam` and :attr:`d`.
     inputs, start, M:
         What the solution was computed from, as given: the parameter values
         (name -> value, exact where given exactly; ``params`` holds them as
@@ -158,16 +174,16 @@ class MeanFieldSolution(Presentable):
         for the identity).  :meth:`certify` certifies exactly these.
 
     For a model without a ``lam``/``d`` (any model but the supermarket family)
-    ``lam`` and ``d`` are ``None``; ``P`` is then reported on the free
+    ``sol.lam`` and ``sol.d`` are ``None``; ``P`` is then reported on the free
     coordinates (zero rows and columns for the others, so that
     ``(s - s*)^T P (s - s*)`` is the quadratic form of the reduced model on the
     invariant set), while ``W`` and ``V`` are in all coordinates.
     """
 
-    lam: mpf | None
-    b: int
-    d: int | None
+    model: str
+    params: dict[str, str]
     dps: int
+    b: int
     s_star: list[mpf]
     J: mpmath.matrix
     ftilde: list[mpf]
@@ -179,8 +195,6 @@ class MeanFieldSolution(Presentable):
     constant: mpf
     digits: int
     methods: dict[str, str] = field(default_factory=dict)
-    model: str = "supermarket"
-    params: dict[str, str] = field(default_factory=dict)
     free: list[int] | None = None
     conservation: list[list[str]] = field(default_factory=list)
     fixed_points: list[list[float]] = field(default_factory=list)
@@ -195,25 +209,26 @@ class MeanFieldSolution(Presentable):
     C: Any = None
     free_map: list[list[mpf]] | None = None
     observables: dict[str, Any] = field(default_factory=dict)
+    family_fields: dict[str, Any] = field(default_factory=dict)
     source_model: Any = field(default=None, repr=False, compare=False)
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     start: Any = field(default=None, repr=False, compare=False)
     M: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.constant = stated(self.constant, self.digits)
-
-    def __setattr__(self, name: str, value: Any) -> None:
         # the constants print with the digits claimed for them (see Stated)
-        if name == "constant" and "digits" in self.__dict__:
-            value = stated(value, self.digits)
-        elif name == "c2":
-            value = stated(value, self.__dict__.get("digits2"))
-        elif name == "digits2" and self.__dict__.get("c2") is not None:
-            object.__setattr__(self, "c2", stated(self.c2, value))
-        elif name == "digits" and "constant" in self.__dict__:
-            object.__setattr__(self, "constant", stated(self.constant, value))
-        object.__setattr__(self, name, value)
+        object.__setattr__(self, "constant", stated(self.constant, self.digits))
+        object.__setattr__(self, "c2", stated(self.c2, self.digits2))
+
+    @property
+    def lam(self) -> mpf | None:
+        """The family's arrival rate (:attr:`family_fields`), ``None`` when it has none."""
+        return self.family_fields.get("lam")
+
+    @property
+    def d(self) -> int | None:
+        """The family's number of choices (:attr:`family_fields`), ``None`` when it has none."""
+        return self.family_fields.get("d")
 
     # ------------------------------------------------------------------
     # the model it belongs to
@@ -224,7 +239,7 @@ class MeanFieldSolution(Presentable):
         m = self.source_model
         if callable(m) and not hasattr(m, "transitions"):
             m = m()
-            object.__setattr__(self, "source_model", m)
+            object.__setattr__(self, "source_model", m)  # a cache, not a field's value
         return m
 
     def state_names(self) -> list[str]:
@@ -236,12 +251,14 @@ class MeanFieldSolution(Presentable):
         return [f"s{k}" for k in range(1, self.b + 1)]
 
     def certify(self, **options: Any) -> Any:
-        """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`):
-        of the constant of the ``M`` it was computed with, at its own parameter values
-        and start."""
-        from numeric.certified.enclosures import certify_solution
+        """Rigorous Arb enclosures of this solution, the one certification entry
+        (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
+        solves and calls this): of the constant of the ``M`` it was computed with, at
+        its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
+        (must equal the solution's), ``start``, ``model``."""
+        from numeric.certified.enclosures import certify_float_solution
 
-        return certify_solution(self, **options)
+        return certify_float_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mfstein.arguments import check_keywords, check_params, check_path, check_start
@@ -266,8 +267,7 @@ def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any
         model, params, N=N, steps=opts.steps, reps=opts.reps, seed=opts.seed,
         batches=opts.batches, warmup_fraction=opts.warmup_fraction, start=start,
     )  # fmt: skip
-    r.observables = observe(model, params, r, observables or None)
-    return r
+    return replace(r, observables=observe(model, params, r, observables or None))
 
 
 def _kept_run(

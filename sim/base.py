@@ -48,7 +48,7 @@ CAPABILITIES = (
 )
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class SimulationResult(Presentable):
     """Estimates of one simulated model, each an :class:`sim.stats.Estimate` (95% CI).
 

@@ -113,7 +113,7 @@ def _occupation(state, rng, uf, ut, a, p1, p2, q1, q2, b, vf, vt, vg, pexp, pcoe
     return occ
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class HeterogeneousSimulation(Presentable):
     """Estimated ``E[X_{k,s}]`` (``mean``, flat ``k*S + s``) with 95% half-widths
     ``ci95`` over replications x batches (batch means, Student t)."""

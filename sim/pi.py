@@ -315,7 +315,7 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
             )
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class PIResult(Presentable):
     """Estimates with 95% confidence half-widths (batch means over replications).
 

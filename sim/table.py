@@ -23,7 +23,7 @@ from mfstein.display import Presentable
 from mfstein.limits import EXACT_MAX_STATES  # the exact solver's one limit (6 million states)
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class Row(Presentable):
     """One column of the paper's table (one system size ``N``)."""
 
@@ -63,7 +63,7 @@ class Row(Presentable):
         ]
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class PaperTable(Presentable):
     """The whole table: the :class:`Row` of each ``N`` and the run's settings (the
     heavy-traffic ``gamma``, ``alpha``, ``d``, the seed, steps and replications)."""

@@ -277,7 +277,7 @@ def advance(spec: TailsSpec, state: dict, steps: int) -> tuple[dict, dict]:
     return new, {"acc": acc, "tails": tails, "mgf": mgf, "hist": hist, "seconds": seconds}
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class JSQTailSimulation(Presentable):
     """Simulated tail statistics of JSQ with 95% CIs over independent replications.
 

@@ -107,14 +107,14 @@ def run_bound(args: argparse.Namespace) -> int:
     certs = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certified.enclosures import certify_solution, heavy_traffic_ball
+        from numeric.certified.enclosures import heavy_traffic_ball
 
         certs = []
         for n, s in sols:
             exact = heavy_traffic_ball(args.gamma, args.alpha, n) if args.lam is None else None
             lam = args.lam if args.lam is not None else exact
             try:
-                certs.append(certify_solution(s, params={"lam": lam}, M=args.M))
+                certs.append(s.certify(params={"lam": lam}, M=args.M))
             except NumericalError as exc:
                 print(f"mfstein bound: certification refused (N = {n}): {exc}", file=sys.stderr)
                 return 1
@@ -182,6 +182,7 @@ def run_refined(args: argparse.Namespace) -> int:
                 # the model and rates the solution was computed from, not rebuilt from s.lam
                 model, params = s.get_model(), dict(s.inputs)
                 seen[id(s)] = add_second_order(s, model, params, dps=s.dps, M=args.M, start=None)
+        sols = [(n, seen[id(s)]) for n, s in sols]
     with mpmath.workdps(sols[0][1].dps + 20):
         return _print_refined(args, sols)
 

@@ -17,7 +17,7 @@ def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
     ``M`` takes the forms of :mod:`numeric.quadratic_form` (``identity``, or
     ``diag:a,b,...`` padded with zeros to the dimension); ``--certify`` proves an
     enclosure ``[lo, hi]`` of ``c`` in Arb ball arithmetic
-    (:func:`numeric.certified.enclosures.certify_solution`).
+    (:meth:`numeric.MeanFieldSolution.certify`).
     """
     from mfstein.cli.option_types import integer
     from mfstein.limits import MAX_DPS, MIN_DPS

@@ -147,10 +147,9 @@ def _run_model(args: argparse.Namespace) -> int:
     )
     values = {t: r.expect(t) for t in texts}
     if args.json:
-        if values:
-            write_json({**r.to_dict(), "observables": {k: v.to_dict() for k, v in values.items()}})
-        else:
-            write_json(r)
+        from dataclasses import replace
+
+        write_json(replace(r, observables=values) if values else r)
         return 0
     print(_describe_model(r))
     if values:

@@ -90,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
     cert = None
     if getattr(args, "certify", False):
         from mfstein.errors import NumericalError
-        from numeric.certified.enclosures import certify_solution
 
         try:
-            cert = certify_solution(sol, params=params, M=args.M, start=args.start)
+            cert = sol.certify(params=params, M=args.M, start=args.start)
         except NumericalError as exc:
             print(f"mfstein solve: certification refused: {exc}", file=sys.stderr)
             return 1
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             from mfstein.streams import write_json
 
-            write_json(sol if cert is None else {**sol.to_dict(), **cert.to_dict()})
+            write_json(sol if cert is None else cert)  # a certificate holds its solution
             return 0
         _print_text(sol, states, dps)
         if sol.c2 is not None:

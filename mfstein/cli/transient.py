@@ -178,13 +178,11 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None:
         _plot(res, plot, N)
     if args.json:
+        from dataclasses import replace
+
         from mfstein.streams import write_json
 
-        if observed:
-            obs = {k: v.to_dict() for k, v in observed.items()}
-            write_json({**res.to_dict(), "observables": obs})
-        else:
-            write_json(res)
+        write_json(replace(res, observables=observed) if observed else res)
         return 0
     _print_text(res)
     if observed:

@@ -31,11 +31,9 @@ class CertifiedContext:
     """
 
     def __init__(self, ctx: Any, lam_exact: Any, heavy: bool) -> None:
-        from numeric.certified.enclosures import certify_solution
-
         self.ctx = ctx
         self.heavy = heavy
-        self.cs = certify_solution(ctx.sol, params={"lam": lam_exact})
+        self.cs = ctx.sol.certify(params={"lam": lam_exact})
         self.prec = self.cs.prec
         with working_precision(self.prec):
             self.lam = to_arb("lam", lam_exact)

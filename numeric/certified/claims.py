@@ -107,7 +107,7 @@ def evaluate(claim: Any, c: CertifiedContext | None, ctx: Any) -> CertifiedPoint
         return CertifiedPoint(margin, _verdict(margin, claim.relation))
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class CertifiedReport(Presentable):
     """Certified verdicts of claims over a grid of N: a row per claim."""
 

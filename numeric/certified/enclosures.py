@@ -1,6 +1,8 @@
 """Certified numbers: rigorous enclosures of ``s*``, ``J``, ``P``, ``W``, ``V`` and ``c``.
 
-``certify(solution)`` takes a :class:`numeric.MeanFieldSolution` from
+``solution.certify()`` (:func:`certify_float_solution`; ``numeric.certify(model,
+params)`` is ``numeric.solve(model, params).certify()``) takes a
+:class:`numeric.MeanFieldSolution` from
 :func:`numeric.solve` (any model of :mod:`derive.models`, or a user
 :class:`derive.Model`) and returns a :class:`CertifiedSolution` whose numbers
 are Arb balls (python-flint's ``arb``: midpoint and radius, every operation
@@ -77,7 +79,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -102,7 +104,13 @@ from numeric.certified.arb import (
     working_precision,
 )
 
-__all__ = ["CertifiedSolution", "certify", "certify_solution", "heavy_traffic_ball"]
+__all__ = [
+    "CertifiedSolution",
+    "certify",
+    "certify_float_solution",
+    "certify_solution",
+    "heavy_traffic_ball",
+]
 
 #: Guard digits of the first working precision (raised on a shortfall).
 GUARD_DIGITS = 15
@@ -112,9 +120,11 @@ ATTEMPTS = 3
 MAX_STEPS = 40
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class CertifiedSolution(Presentable):
     """Rigorous enclosures (Arb balls) of the mean-field objects of one model.
+
+    A frozen record (assigning a field raises ``dataclasses.FrozenInstanceError``).
 
     Attributes
     ----------
@@ -145,6 +155,13 @@ class CertifiedSolution(Presentable):
         The numbers the proofs rest on (Krawczyk radius, Lyapunov residual norms).
     notes:
         Remarks (parameter sources, truncations undone).
+    M:
+        The observable whose constant ``c = tr(M W)`` is enclosed, as exact
+        rationals (``b x b`` rows): always the ``M`` of the solution certified.
+    solution:
+        The :class:`numeric.MeanFieldSolution` certified (``None`` for a
+        certificate built by hand); :meth:`to_dict` begins with its keys, so the
+        JSON of a certificate is the solution's with the proofs added.
     """
 
     model: str
@@ -166,6 +183,21 @@ class CertifiedSolution(Presentable):
     conservation: list[list[str]] = field(default_factory=list)
     certificates: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    M: list[list[Fraction]] = field(default_factory=list, repr=False, compare=False)
+    solution: Any = field(default=None, repr=False, compare=False)
+
+    def observable_text(self) -> str:
+        """``M`` in words: ``"identity"``, ``"diag:a,b,..."`` (trailing zeros
+        dropped) or ``"b x b matrix"``."""
+        b = len(self.M)
+        diag = [self.M[i][i] for i in range(b)]
+        if any(self.M[i][j] for i in range(b) for j in range(b) if i != j):
+            return f"{b} x {b} matrix"
+        if all(v == 1 for v in diag):
+            return "identity"
+        while diag and diag[-1] == 0:
+            diag.pop()
+        return "diag:" + ",".join(str(v) for v in diag)
 
     def enclosure(self, digits: int | None = None) -> tuple[str, str]:
         """``(lo, hi)``: decimal strings with ``lo <= c <= hi`` (rounded outward).
@@ -207,19 +239,25 @@ class CertifiedSolution(Presentable):
             return "undecided"
 
     def to_dict(self) -> dict[str, Any]:
-        """``constant_enclosure`` (outward-rounded decimal strings) and digits."""
+        """The certified solution's keys (:meth:`numeric.MeanFieldSolution.to_dict`,
+        the keys of ``mfstein solve --certify --json``), then ``constant_enclosure``
+        (outward-rounded decimal strings), the digits it proves and the proofs."""
         lo, hi = self.enclosure()
+        own = {} if self.solution is None else self.solution.to_dict()
         return {
+            **own,
             "constant_enclosure": {"lo": lo, "hi": hi},
             "certified_digits": self.certified_digits,
             "working_precision_bits": self.prec,
             "certificates": dict(self.certificates),
+            "certified_M": self.observable_text(),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
         return [
             *heading_rows(f"{self.model} ({self.b} states)", self.params),
             ("c in", self.interval()),
+            ("M", self.observable_text()),
             ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
             ("working precision", f"{self.prec} bits"),
             ("balls", "s_star, V (vectors); J, Q, P, W (arb_mat)"),
@@ -845,6 +883,7 @@ class _Certifier:
                 free=list(self.free),
                 conservation=self.red.laws_as_text(),
                 certificates=cert,
+                M=[list(row) for row in self.M],
             )
 
 
@@ -914,9 +953,10 @@ def certify(
 ) -> CertifiedSolution:
     """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
 
-    Solves first (:func:`numeric.solve` with the same ``dps``, ``M``, ``start``
-    and ``route``; ``method=`` is ``route``'s deprecated alias), then proves
-    enclosures around that solution (:func:`certify_solution`).  ``model`` and
+    ``solve(model, params, dps=, M=, start=, route=).certify()``: the float
+    solution first (:func:`numeric.solve`; ``method=`` is ``route``'s deprecated
+    alias), then its certificate (:meth:`numeric.MeanFieldSolution.certify`, the one
+    certification), so the two entries are one computation.  ``model`` and
     ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
     (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
     it).  ``precision`` is ``"dps"``, the only one that certifies digits:
@@ -932,12 +972,25 @@ def certify(
             "working-precision solution), got 'float64'."
         )
     model, params = as_model(model, params)
-    sol = solve(model, params, dps=dps, M=M, start=start, route=route)
-    return certify_solution(sol, params=params, M=M, start=start)
+    return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
 
 
 @check_keywords
-def certify_solution(
+def certify_solution(solution: Any, **options: Any) -> CertifiedSolution:
+    """Deprecated: ``solution.certify(**options)``
+    (:meth:`numeric.MeanFieldSolution.certify`), the one certification entry."""
+    import warnings
+
+    warnings.warn(
+        "numeric.certify_solution(solution, ...) is deprecated; use solution.certify(...).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return certify_float_solution(solution, **options)
+
+
+@check_keywords
+def certify_float_solution(
     solution: Any,
     *,
     params: Mapping[str, Any] | None = None,
@@ -946,7 +999,8 @@ def certify_solution(
     start: Sequence[Any] | str | None = None,
     model: Any = None,
 ) -> CertifiedSolution:
-    """Rigorous Arb enclosures of the objects of a :class:`numeric.MeanFieldSolution`.
+    """Rigorous Arb enclosures of the objects of a :class:`numeric.MeanFieldSolution`
+    (what :meth:`numeric.MeanFieldSolution.certify` runs).
 
     Parameters
     ----------
@@ -965,7 +1019,8 @@ def certify_solution(
         The observable; default the one the solution was computed with (its
         ``M``, recorded by :func:`numeric.solve`).  Given (``"diag:a,b,..."`` or
         a symmetric matrix of exact numbers), it must equal that one: anything
-        else is refused in one sentence.
+        else is refused in one sentence.  The certificate records it
+        (:attr:`CertifiedSolution.M`).
     start:
         State fixing the conserved quantities of a model with conservation
         laws (default the solution's own start, else the model's reference
@@ -1013,15 +1068,15 @@ def certify_solution(
     Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
-    best.notes.append(
+    notes = [
         "parameters: "
         + ("as given" if params is not None else "as recorded by the solution")
         + "; the enclosures hold for every value in the parameter balls."
-    )
+    ]
     trunc = getattr(solution, "truncated_at", None)
     if trunc:
-        best.notes.append(
+        notes.append(
             f"the float route truncated levels {trunc + 1}..{model.n}; the enclosures are "
             f"for all {model.n} levels."
         )
-    return best
+    return replace(best, notes=[*best.notes, *notes], solution=solution)

@@ -25,7 +25,7 @@ def _head(v: Any, n: int = 4) -> str:
     return ", ".join(f"{x:.8g}" for x in a[:n]) + (", ..." if a.size > n else "")
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class ExactResult(Presentable):
     """Exact finite-N results of a model (float64; the precision is stated by the residual).
 
@@ -73,6 +73,11 @@ class ExactResult(Presentable):
         choices and sampling; ``None`` for other models.
     source_model:
         The :class:`derive.Model` solved (for :meth:`expect`).
+    observables:
+        Name -> :class:`numeric.expansion.observables.ExactExpectation` of the
+        observables asked for with the result (``dataclasses.replace(r,
+        observables={g: r.expect(g)})``, as ``mfstein exact --observable`` does);
+        ``to_dict()`` adds them under ``"observables"``.  Empty by default.
     """
 
     model: str
@@ -110,6 +115,7 @@ class ExactResult(Presentable):
     d: int | None = None
     replacement: bool | None = None
     source_model: Any = field(default=None, repr=False, compare=False)
+    observables: dict[str, Any] = field(default_factory=dict)
 
     def expect(self, g: Any, model: Any = None) -> Any:
         """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.expansion.observables.expect_exact`)."""
@@ -157,6 +163,8 @@ class ExactResult(Presentable):
                 "notes": list(self.notes),
             }
         )
+        if self.observables:
+            out["observables"] = {k: v.to_dict() for k, v in self.observables.items()}
         return out
 
     def _rows(self) -> list[tuple[str, str]]:

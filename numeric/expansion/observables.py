@@ -59,7 +59,7 @@ from mfstein.errors import ParameterError
 # --------------------------------------------------------------------------
 # result types
 # --------------------------------------------------------------------------
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class ObservableExpansion(Presentable):
     """``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``.
 
@@ -195,7 +195,7 @@ class ObservableExpansion(Presentable):
 EXACT_DIGITS = 10
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class ExactExpectation(Presentable):
     """``E[g(S_N)]`` and ``Var g(S_N)`` under the exact stationary law (float64;
     the chain's residual ``||pi Q||_1``, when known, bounds their precision).

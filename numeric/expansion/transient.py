@@ -233,7 +233,7 @@ def _check_taylor_cost(st: _Setup, times: np.ndarray, order: int, dps: int) -> N
     )
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class TransientResult(Presentable):
     """The transient expansion at the requested times, in the model's coordinates.
 
@@ -275,6 +275,10 @@ class TransientResult(Presentable):
         ``None`` when the mean field converges to the stable hyperbolic fixed point
         :func:`numeric.solve` reports, else one sentence saying what happens
         instead (also issued as a :class:`mfstein.errors.StabilityWarning`).
+    observables:
+        Name -> trajectory of each observable asked for with the result
+        (``dataclasses.replace(res, observables=...)``, as ``mfstein transient
+        --observable`` does); ``to_dict()`` adds them under ``"observables"``.
     """
 
     times: np.ndarray
@@ -296,6 +300,7 @@ class TransientResult(Presentable):
     errors: dict[str, np.ndarray] = field(default_factory=dict)
     limit: np.ndarray | None = None
     warning: str | None = None
+    observables: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------
     # presentation
@@ -360,6 +365,8 @@ class TransientResult(Presentable):
         out["limit"] = None if self.limit is None else [float(v) for v in self.limit]
         out["warning"] = self.warning
         out["notes"] = self.notes
+        if self.observables:
+            out["observables"] = {k: v.to_dict() for k, v in self.observables.items()}
         return out
 
     def _rows(self) -> list[tuple[str, str]]:

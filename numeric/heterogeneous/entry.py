@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import mpmath
@@ -91,8 +92,7 @@ def solve_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
 
     find(model, observables)  # an unknown name: one sentence before any work
     sol = _steady_state(model, params, dps=dps, order=order, start=start, precision=precision)
-    sol.observables = observe(model, params, sol, observables)
-    return sol
+    return replace(sol, observables=observe(model, params, sol, observables))
 
 
 def _steady_state(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,

@@ -15,7 +15,7 @@ def _mp(v: Any) -> mpmath.mpf:
     return v if isinstance(v, mpmath.mpf) else mpmath.mpf(float(v))
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class HeterogeneousSolution(Presentable):
     """The steady-state mean field of K objects and its refined ``1/K`` term.
 
@@ -99,7 +99,7 @@ class HeterogeneousSolution(Presentable):
         return rows
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class HeterogeneousExact(Presentable):
     """The stationary law of the K objects' product chain (``S^K`` states, float64).
 

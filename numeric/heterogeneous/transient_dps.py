@@ -34,7 +34,7 @@ TOL_GAP = 5
 MAX_EVALS = 20_000
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class HeterogeneousTransient(TransientResult):
     """:class:`numeric.expansion.transient.TransientResult` of this route (its
     sentence on precision names the integrator that ran)."""

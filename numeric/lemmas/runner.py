@@ -70,7 +70,7 @@ class ClaimResult:
         return text
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class Report(Presentable):
     """The results of :func:`check`: a row per claim (its verdict over the grid)."""
 

@@ -16,6 +16,7 @@ its fast path (which also takes ``b = "auto"``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import mpmath
@@ -87,7 +88,7 @@ def solve(
     -------
     MeanFieldSolution
         In the model's own coordinates, carrying the model it belongs to (so
-        that :func:`numeric.certify_solution` needs nothing else); see
+        that its :meth:`~numeric.MeanFieldSolution.certify` needs nothing else); see
         :mod:`numeric.meanfield.general` for how ``digits`` is earned.
     """
     from derive.models import as_model
@@ -127,14 +128,11 @@ def solve(
         sol = solve_float64(model, params, M=M, start=start, order=order)
     else:
         sol = _solve_working_precision(model, params, dps, order, M, start, route)
-    sol.source_model = model
-    sol.inputs = dict(params)
-    sol.start = start
-    sol.M = M
+    sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
     if wanted:
         from numeric.expansion.observables import expand
 
-        sol.observables = {g.name: expand(sol, model, g, params) for g in wanted}
+        sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
     return sol
 
 
@@ -190,7 +188,7 @@ def _solve_working_precision(
         from numeric.meanfield.truncation import add_second_order
 
         stage("order 2")
-        add_second_order(sol, model, params, dps=dps, M=M, start=start)
+        sol = add_second_order(sol, model, params, dps=dps, M=M, start=start)
     return sol
 
 
@@ -259,7 +257,5 @@ def bound(
     given = {"lam": lam, "mu": mu, "N": N}
     params = {k: v for k, v in given.items() if k in names}
     if order == 2:
-        add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
-    sol.inputs = params
-    sol.M = M
-    return sol
+        sol = add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
+    return replace(sol, inputs=params, M=M)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mpmath
@@ -57,7 +57,7 @@ from mpmath import mpf
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
-from numeric.solution import MeanFieldSolution
+from numeric.solution import MeanFieldSolution, family_fields
 
 
 def solve_float64(
@@ -83,10 +83,8 @@ def record_float64(problem: Any, pt: Any, o2: Order2Point64 | None) -> MeanField
     """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem``
     (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``."""
     sol = _record(problem.model, problem.values, problem.system, pt)
-    sol.notes.extend(pt.notes)
-    if o2 is not None:
-        _add_order2_float64(sol, o2)
-    return sol
+    sol = replace(sol, notes=[*sol.notes, *pt.notes])
+    return sol if o2 is None else _with_order2_float64(sol, o2)
 
 
 def accuracy_note(pt: Any) -> str:
@@ -130,12 +128,12 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
     with mpmath.workdps(30):
         shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
     return MeanFieldSolution(
-        lam=values.get("lam"),
-        b=b,
-        d=model.structure("d"),
+        model=model.name,
+        params=shown,
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
+        b=b,
         s_star=mpf64_list(s),
         J=Float64Matrix.sparse(pt.at.J, b),
         ftilde=mpf64_list(blk.Qs.diagonal() / 2),
@@ -150,8 +148,6 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         constant=mpf64(c_w),
         digits=digits,
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
-        model=model.name,
-        params=shown,
         free=blk.F,
         conservation=red.laws_as_text(),
         notes=notes,
@@ -161,6 +157,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
             "V": errs(V),
             "W": [mpf64(e * wtop)] * (b * b),
         },
+        family_fields=family_fields(lam=values.get("lam"), d=model.structure("d")),
     )
 
 
@@ -246,12 +243,15 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     )
 
 
-def _add_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> None:
-    """``A``, ``B``, ``c2`` of :func:`order2_point64` written into ``sol``."""
+def _with_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> MeanFieldSolution:
+    """``sol`` with ``A``, ``B``, ``c2`` of :func:`order2_point64`."""
     b = len(o2.A)
     B = Float64Matrix.dense(o2.B, None, b)
-    sol.A, sol.B, sol.c2, sol.digits2 = mpf64_list(o2.A), B, mpf64(o2.c2), o2.digits2
-    sol.errors["A"] = [mpf64(o2.error_A)] * b
-    sol.errors["B"] = [mpf64(o2.error_B)] * b * b
+    errors = {**sol.errors, "A": [mpf64(o2.error_A)] * b, "B": [mpf64(o2.error_B)] * b * b}
+    methods = dict(sol.methods)
     if o2.solved:
-        sol.methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
+        methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
+    return replace(
+        sol, A=mpf64_list(o2.A), B=B, c2=mpf64(o2.c2), digits2=o2.digits2, errors=errors,
+        methods=methods,
+    )

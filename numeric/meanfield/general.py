@@ -62,7 +62,7 @@ from numeric.precision import (
 )
 from numeric.quadratic_form import quadratic_form
 from numeric.rate_signs import ROUND_ULPS, check_rates
-from numeric.solution import MeanFieldSolution
+from numeric.solution import MeanFieldSolution, family_fields
 
 #: The dense Kronecker route runs for at most this many free coordinates.
 KRONECKER_MAX_N = 8
@@ -597,12 +597,11 @@ def solve_general(
     }
     with mpmath.workdps(wp2):
         vals = parse_params(model, params)
-    structure_lam = vals.get("lam")
     return MeanFieldSolution(
-        lam=structure_lam,
-        b=model.n,
-        d=model.structure("d"),
+        model=model.name,
+        params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
         dps=dps,
+        b=model.n,
         s_star=s,
         J=J,
         ftilde=ftilde,
@@ -614,11 +613,10 @@ def solve_general(
         constant=ref,
         digits=min(digits, dps),
         methods=methods,
-        model=model.name,
-        params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
         free=list(red.free),
         conservation=red.laws_as_text(),
         fixed_points=others,
         notes=notes,
         errors=errors,
+        family_fields=family_fields(lam=vals.get("lam"), d=model.structure("d")),
     )

@@ -24,7 +24,7 @@ first-order objects only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mpmath
@@ -34,7 +34,7 @@ from mpmath import mpf
 from mfstein.errors import NumericalError, ParameterError
 from numeric.meanfield.params import kernel_vector, parse_params
 from numeric.precision import row_major
-from numeric.solution import MeanFieldSolution
+from numeric.solution import MeanFieldSolution, family_fields
 
 #: Models with fewer coordinates are always solved whole.
 MIN_B = 16
@@ -97,7 +97,7 @@ def solve_truncated(
         second = _settle_second_order(problem, kept)
         if second is None:
             return None
-        second.attach(out)
+        out = second.attach(out)
     return out
 
 
@@ -248,12 +248,7 @@ class _SecondOrderPart:
 
     def attach(self, sol: MeanFieldSolution) -> MeanFieldSolution:
         """``sol`` (the whole model's first-order solution) with these terms."""
-        sol.A, sol.B, sol.c2, sol.digits2 = self.A, self.B, self.c2, self.digits2
-        sol.errors.update(self.errors)
-        sol.C, sol.free_map = self.C, self.free_map
-        sol.methods.update(self.methods)
-        sol.notes.append(f"order 2: {self.note}")
-        return sol
+        return _with_order2(sol, self, self.digits2, self.methods, [f"order 2: {self.note}"])
 
 
 def restricted(model: Any, kept: list[int]) -> Any:
@@ -424,10 +419,10 @@ def _pad(
     prefix = kept == list(range(K))
     note = _note(model, kept, bad, delta)
     out = MeanFieldSolution(
-        lam=sol.lam,
-        b=b,
-        d=model.structure("d"),
+        model=model.name,
+        params=dict(sol.params),
         dps=sol.dps,
+        b=b,
         s_star=_pad_vec(sol.s_star, kept, b),
         J=_pad_mat(sol.J, kept, b),
         ftilde=_pad_vec(sol.ftilde, kept, b),
@@ -439,8 +434,6 @@ def _pad(
         constant=sol.constant,
         digits=sol.digits,
         methods=dict(sol.methods),
-        model=model.name,
-        params=dict(sol.params),
         free=[kept[i] for i in (sol.free or range(K))],
         conservation=[_pad_vec(row, kept, b, "0") for row in sol.conservation],
         fixed_points=[[float(v) for v in _pad_vec(t, kept, b, 0)] for t in sol.fixed_points],
@@ -448,6 +441,7 @@ def _pad(
         truncated_at=K if prefix else None,
         note=note,
         errors=errors,
+        family_fields=family_fields(lam=sol.lam, d=model.structure("d")),
     )
     return out
 
@@ -482,8 +476,24 @@ def add_second_order(
 def attach_second_order(sol: MeanFieldSolution, so: Any) -> MeanFieldSolution:
     """``sol`` with the order-2 terms of ``so`` (a
     :class:`numeric.expansion.stationary.SecondOrder` of the same model) filled in."""
-    sol.A, sol.B, sol.c2, sol.digits2 = so.A, so.B, so.c2, so.digits
-    sol.errors.update(so.errors)
-    sol.C, sol.free_map = so.C, so.free_map
-    sol.methods.update({f"c2:{k}": v for k, v in so.methods.items()})
-    return sol
+    return _with_order2(sol, so, so.digits, {f"c2:{k}": v for k, v in so.methods.items()}, [])
+
+
+def _with_order2(
+    sol: MeanFieldSolution, terms: Any, digits2: int, methods: Mapping[str, str], notes: list[str]
+) -> MeanFieldSolution:
+    """A copy of ``sol`` with the order-2 terms ``A``, ``B``, ``c2``, ``C``,
+    ``free_map`` and ``errors`` of ``terms`` (``digits2`` claimed for ``c2``), the
+    routes ``methods`` and ``notes`` added."""
+    return replace(
+        sol,
+        A=terms.A,
+        B=terms.B,
+        c2=terms.c2,
+        digits2=digits2,
+        errors={**sol.errors, **terms.errors},
+        C=terms.C,
+        free_map=terms.free_map,
+        methods={**sol.methods, **methods},
+        notes=[*sol.notes, *notes],
+    )

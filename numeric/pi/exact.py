@@ -59,7 +59,7 @@ RESIDUAL_TOL = 1e-10
 DIRECT_MAX = 45_000
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class PIExactResult(Presentable):
     """Stationary statistics of the truncated chain (plain floats, no error bars:
     ``truncated_mass`` and ``residual`` state how far they are from the chain's).

@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import mpmath
@@ -107,7 +108,7 @@ from numeric.precision import (
     to_str,
 )
 from numeric.quadratic_form import MSpec, quadratic_form
-from numeric.solution import MeanFieldSolution
+from numeric.solution import MeanFieldSolution, family_fields
 from numeric.supermarket.equilibrium import (
     check_b,
     equilibrium,
@@ -424,9 +425,7 @@ def solve(
     b = _check_buffer(b, lam_, mu_, d, dps, N)
     member = supermarket_member(b, d, lam_, mu_, N)
     sol = solve_member(member, dps=dps, M=M, routes=routes, truncate=truncate)
-    sol.source_model = member.model
-    sol.M = M
-    return sol
+    return replace(sol, M=M)
 
 
 def solve_member(
@@ -491,10 +490,10 @@ def solve_member(
     methods = {reference: to_str(ref, dps)}
     methods.update({r: to_str(v, dps) for r, v in route_values(low).items()})
     return MeanFieldSolution(
-        lam=high["lam"],
-        b=b,
-        d=d,
+        model="supermarket",
+        params={},
         dps=dps,
+        b=b,
         s_star=parts["s"],
         J=high["J"],
         ftilde=parts["ftilde"],
@@ -509,6 +508,8 @@ def solve_member(
         truncated_at=K,
         note=note,
         errors=errors,
+        family_fields=family_fields(lam=high["lam"], d=d),
+        source_model=member.model,
     )
 
 
@@ -654,10 +655,8 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
     sol = solve_member(Member(model, lam_, mu_, N), dps=dps, M=M)
     with mpmath.workdps(dps + 10):
         values = parse_params(model, params)
-    sol.model = model.name
-    sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
-    sol.free = list(range(model.n))
-    return sol
+    params_text = {k: mpmath.nstr(v, dps) for k, v in values.items()}
+    return replace(sol, model=model.name, params=params_text, free=list(range(model.n)))
 
 
 def shooting_point64(model: Any, params: Mapping[str, Any]) -> Any:

@@ -151,7 +151,7 @@ def jsq_blocks(
     return ph, A0, A1, A2, B1
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class JSQSolution(Presentable):
     """Exact (phase-truncated) stationary law of JSQ with ``n`` servers.
 

@@ -38,7 +38,7 @@ __all__ = ["MODELS", "TailReport", "exact_tails"]
 MODELS = ("jsq", "mmn", "ssq")
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class TailReport(Presentable):
     """Exact tail statistics of one model (see the module docstring)."""
 

@@ -85,7 +85,7 @@ def binomial_pmfs(n: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
     return stats.binom.pmf(k, n, (1.0 - eps) / 2), stats.binom.pmf(k, n, 0.5)
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class SSQSolution(Presentable):
     """Exact stationary law of the SSQ.
 

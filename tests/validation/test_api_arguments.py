@@ -1,7 +1,7 @@
 """Issue 23: the Python entries refuse bad arguments in one sentence naming the argument.
 
 ``numeric.solve``, ``numeric.exact.solve``, ``numeric.transient``,
-``numeric.certify``/``certify_solution`` and ``sim.simulate`` check their
+``numeric.certify``/``MeanFieldSolution.certify`` and ``sim.simulate`` check their
 arguments before any work (:mod:`mfstein.arguments`); a misspelt keyword is a
 ``TypeError`` (as Python's own) naming the nearest valid keyword.  Malformed
 models are refused where they are built (tests/validation/test_population_process.py).
@@ -21,6 +21,7 @@ import sim
 from derive import Model, Transition
 from mfstein.arguments import check_keywords, check_path, check_start, unknown_keyword
 from mfstein.errors import ParameterError
+from numeric.certified.enclosures import certify_float_solution
 
 x, lam = sp.symbols("x lam")
 MODEL = Model("birth_death", (x,), (lam,), [Transition((1,), lam * (1 - x)), Transition((-1,), x)])
@@ -61,8 +62,8 @@ CASES = [
     (numeric.certify, (None,), {}, ParameterError, "model must be a derive.Model"),
     (numeric.certify, (MODEL, [1]), {}, ParameterError, "params must be a mapping"),
     (numeric.certify, (MODEL, OK), {"dsp": 20}, TypeError, "did you mean 'dps'"),
-    (numeric.certify_solution, (None,), {}, ParameterError, "solution must be a numeric."),
-    (numeric.certify_solution, ("0.9",), {}, ParameterError, "got str"),
+    (certify_float_solution, (None,), {}, ParameterError, "solution must be a numeric."),
+    (certify_float_solution, ("0.9",), {}, ParameterError, "got str"),
 ]
 
 
@@ -84,7 +85,7 @@ def test_entries_refuse_bad_arguments_in_one_sentence(entry, args, kwargs, error
         numeric.exact.solve,
         numeric.transient,
         numeric.certify,
-        numeric.certify_solution,
+        certify_float_solution,
         sim.simulate,
     ],
 )

@@ -1,7 +1,7 @@
 """Issue 23: every certified enclosure contains the value and shows the digits it proves.
 
-Over seeded random parameter sets of every model :func:`numeric.certified.enclosures.
-certify_solution` certifies (the supermarket, JSQ(L) with a finite and an infinite
+Over seeded random parameter sets of every model :meth:`numeric.MeanFieldSolution.
+certify` certifies (the supermarket, JSQ(L) with a finite and an infinite
 buffer, SIR with its conservation law, the SIS and JIQ models, the RANDOM cache, bike
 sharing (its reference point depends on the parameters), power of d with two speeds,
 and a user model from a file), a solution at ``dps`` digits is certified and compared
@@ -33,7 +33,6 @@ from mpmath import mpf
 from derive.models import load_model, split_values
 from derive.spec import Truncated
 from numeric.certified.arb import to_arb, working_precision
-from numeric.certified.enclosures import certify_solution
 from numeric.meanfield.entry import solve as solve_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +96,7 @@ def _check(case: Case) -> None:
     name, pairs, dps = case
     options, params = split_values(name, dict(pairs))
     sol = solve_model(load_model(name, **options), params, dps=dps)
-    cert = certify_solution(sol, params=params)
+    cert = sol.certify(params=params)
     digits = cert.certified_digits
     assert digits >= dps, (digits, dps)
     truth = solve_model(_finite(name, options, sol.b), params, dps=2 * max(dps, digits))

@@ -178,11 +178,10 @@ def test_issue_example_jsq_l_dps_25_keeps_its_promise() -> None:
 
 def test_certified_enclosure_contains_the_truth_with_the_digits_it_claims() -> None:
     """The issue's example: a 2e-30 wide enclosure printed next to "38 certified digits"."""
-    from numeric.certified.enclosures import certify_solution
 
     model, params = load_model("supermarket", b=3), {"lam": "0.447671"}
     sol = solve_model(model, params, dps=20)
-    cert = certify_solution(sol, params=params)
+    cert = sol.certify(params=params)
     truth = solve_model(model, params, dps=60).constant
     lo, hi = cert.enclosure()
     with mpmath.workdps(80):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import mpmath
@@ -11,7 +12,7 @@ import sympy as sp
 import numeric
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certified.arb import to_arb, working_precision
-from numeric.certified.enclosures import certify_solution, heavy_traffic_ball
+from numeric.certified.enclosures import heavy_traffic_ball
 
 
 def _contains(ball, value) -> bool:
@@ -58,7 +59,7 @@ def test_tables_1_and_2(gamma: str) -> None:
         lam = numeric.heavy_traffic_lambda(gamma, "0.05", N, dps=60)
         sol = numeric.bound(lam, "auto", dps=dps)
         ref = numeric.bound(lam, sol.b, 2, dps=dps + 20)  # the float routes, high precision
-        cs = certify_solution(sol, params={"lam": heavy_traffic_ball(gamma, "0.05", N)})
+        cs = sol.certify(params={"lam": heavy_traffic_ball(gamma, "0.05", N)})
         assert _contains(cs.constant, ref.constant), (gamma, N)
         assert _radius_ok(cs, dps)
         assert cs.certified_digits >= dps
@@ -79,7 +80,7 @@ def test_closed_forms(b: int) -> None:
     for lam in ("0.9", "0.5"):
         exact = sp.N(cf.c.subs(sp.Symbol("lam"), sp.Rational(lam)), 80)
         sol = numeric.bound(lam, b, 2, dps=30)
-        cs = certify_solution(sol, params={"lam": lam})
+        cs = sol.certify(params={"lam": lam})
         assert _contains(cs.constant, str(sp.re(exact))), (b, lam)
         assert _radius_ok(cs, 30)
 
@@ -100,7 +101,7 @@ def test_more_points(lam: str, b: int, d: int) -> None:
     dps = 30
     sol = numeric.bound(lam, b, d, dps=dps)
     ref = numeric.bound(lam, b, d, dps=dps + 20)
-    cs = certify_solution(sol, params={"lam": lam})
+    cs = sol.certify(params={"lam": lam})
     assert _contains(cs.constant, ref.constant)
     assert _radius_ok(cs, dps)
     # s*, V and the diagonal of W agree with the high-precision float values to within
@@ -118,7 +119,7 @@ def test_more_points(lam: str, b: int, d: int) -> None:
 def test_truncated_solution_is_certified_on_all_levels() -> None:
     sol = numeric.bound("0.9", 40, 2, dps=30)
     assert sol.truncated_at is not None and sol.truncated_at < 40
-    cs = certify_solution(sol, params={"lam": "0.9"})
+    cs = sol.certify(params={"lam": "0.9"})
     assert cs.b == 40 and cs.P.nrows() == 40
     assert cs.decide(sol.constant, sol.digits) == "proved"
     assert any("truncated" in n for n in cs.notes)
@@ -128,25 +129,26 @@ def test_truncated_solution_is_certified_on_all_levels() -> None:
 def test_perturbed_fixed_point_is_refused_by_krawczyk() -> None:
     sol = numeric.bound("0.9", 6, 2, dps=30)
     with mpmath.workdps(60):
-        sol.s_star = list(sol.s_star)
-        sol.s_star[2] = sol.s_star[2] * (1 + mpmath.mpf(10) ** -12)
+        s_star = list(sol.s_star)
+        s_star[2] = s_star[2] * (1 + mpmath.mpf(10) ** -12)
+    sol = dataclasses.replace(sol, s_star=s_star)
     with pytest.raises(NumericalError, match="Krawczyk"):
-        certify_solution(sol, params={"lam": "0.9"})
+        sol.certify(params={"lam": "0.9"})
 
 
 def test_wrong_parameter_is_refused() -> None:
     sol = numeric.bound("0.9", 4, 2, dps=30)
     with pytest.raises(NumericalError, match="Krawczyk"):
-        certify_solution(sol, params={"lam": "0.9000001"})
+        sol.certify(params={"lam": "0.9000001"})
 
 
 def test_bad_input() -> None:
     sol = numeric.bound("0.9", 4, 2, dps=20)
     with pytest.raises(ParameterError, match="params"):
-        certify_solution(sol, params={"mu": "1"})
-    sol.source_model = None  # a solution built by hand carries no model
+        sol.certify(params={"mu": "1"})
+    sol = dataclasses.replace(sol, source_model=None)  # built by hand: it carries no model
     with pytest.raises(ParameterError, match="model must be given"):
-        certify_solution(sol)
+        sol.certify()
 
 
 # -- the referee: every digits claim on a random grid ---------------------------------------------
@@ -157,7 +159,7 @@ def test_digits_claims_on_a_random_grid() -> None:
         b = rng.randint(1, 8)
         d = rng.randint(1, 4)
         sol = numeric.bound(lam, b, d, dps=15)
-        cs = certify_solution(sol, params={"lam": lam})
+        cs = sol.certify(params={"lam": lam})
         assert cs.decide(sol.constant, sol.digits) == "proved", (lam, b, d)
         with mpmath.workdps(40):  # the value rounded to its claimed digits is consistent too
             rounded = mpmath.mpf(mpmath.nstr(sol.constant, sol.digits))
@@ -172,7 +174,7 @@ def test_sir_with_a_conservation_law() -> None:
     params = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
     sol = numeric.solve(m, params, dps=30)
     ref = numeric.solve(m, params, dps=50)
-    cs = certify_solution(sol, params=params)
+    cs = sol.certify(params=params)
     assert sol.conservation and cs.conservation == sol.conservation
     assert _contains(cs.constant, ref.constant) and _radius_ok(cs, 30)
     with working_precision(cs.prec):
@@ -187,7 +189,7 @@ def test_jsq_solution_carries_its_model() -> None:
     from derive.models.jsq import jsq_L
 
     sol = numeric.solve(jsq_L(3, 6), {"alpha": "0.8", "beta": "1"}, dps=25)
-    cs = certify_solution(sol, params={"alpha": "0.8", "beta": "1"})
+    cs = sol.certify(params={"alpha": "0.8", "beta": "1"})
     assert cs.model == "jsq_L" and cs.decide(sol.constant, sol.digits) == "proved"
 
 

@@ -9,7 +9,6 @@ import mpmath
 import numeric
 from derive.models.supermarket import supermarket
 from numeric.certified.arb import sci, significant_digits, to_arb, working_precision
-from numeric.certified.enclosures import certify_solution
 
 
 def test_significant_digits_and_sci_past_the_float64_range() -> None:
@@ -31,7 +30,7 @@ def zero_ball(radius: str):
 def test_certify_at_400_digits_contains_the_value_at_twice_the_precision() -> None:
     model = supermarket(b=3)
     sol = numeric.solve(model, {"lam": "0.9"}, dps=400)
-    cert = certify_solution(sol, params={"lam": "0.9"})
+    cert = sol.certify(params={"lam": "0.9"})
     assert cert.certified_digits >= 400
     truth = numeric.solve(model, {"lam": "0.9"}, dps=800).constant
     with mpmath.workdps(820), working_precision(4000):
