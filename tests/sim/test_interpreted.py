@@ -200,3 +200,20 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
     again = simulate("sir", SIR, **run)
     assert again.loop == "interpreted"
     np.testing.assert_array_equal(again.mean.mean, first.mean.mean)
+
+
+def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
+    from numeric.exact import lattice
+    from numeric.meanfield.invariants import reduction
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
+    r = simulate(_queue("queue_short"), {"lam": "1.5"}, N=20, steps=2000, reps=1, workers=1)
+    assert r.complete and r.loop == "interpreted"
+    # neither the model's numba kernels nor its own event loop were printed
+    assert not list(tmp_path.glob("kernels_numba_*.py"))
+    assert not list(tmp_path.glob("simchain_*.py"))
+    # the lattice's conservation laws, from the transitions, are the kernels' ones
+    lattice._REDUCTIONS.pop(sir.key, None)
+    got = lattice.make_lattice(sir, 50, None)
+    want = reduction(sir, sir.kernels("numba").jumps)
+    assert (got.laws, got.free) == (want.laws, want.free) and len(want.laws) == 1
