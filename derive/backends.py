@@ -98,15 +98,6 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     refuses in one sentence what the module cannot evaluate."""
     printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
     modules: Any = ["numpy", "scipy"] if module == "numpy" else module
-    if module == "numpy":
-        # NumPy's namespace alone when the printed code names nothing else: SciPy's
-        # (``from scipy.special import *``) costs a first import of scipy.special
-        kwargs.setdefault("dummify", True)
-        if kwargs.get("cse") is True:
-            kwargs["cse"] = _cse_avoiding(args)
-        fn = sp.lambdify(args, exprs, modules=["numpy"], printer=printer, **kwargs)
-        if not _unresolved(fn):
-            return fn
     if module == "mpmath":
         import mpmath
 
@@ -118,6 +109,12 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     kwargs.setdefault("dummify", True)
     if kwargs.get("cse") is True:
         kwargs["cse"] = _cse_avoiding(args)
+    if module == "numpy":
+        # NumPy's namespace alone when the printed code names nothing else: SciPy's
+        # (``from scipy.special import *``) costs a first import of scipy.special
+        fn = sp.lambdify(args, exprs, modules=["numpy"], printer=printer, **kwargs)
+        if not _unresolved(fn):
+            return fn
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
 
 
