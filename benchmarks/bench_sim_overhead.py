@@ -14,8 +14,10 @@ Three tables, every figure the best of ``--repeat`` runs (the machine is shared)
    empty cache (``XDG_CACHE_HOME`` a new temporary directory, ``MFSTEIN_CACHE_DIR``
    unset; :data:`COLD_ROUTES`): ``engine="auto"`` the first time ever (it runs the
    interpreted loop of :mod:`sim.table_loop`, which is compiled then too), the
-   interpreted loop once another model compiled it (a new model: no compilation), and
-   the model's own compiled loop (``engine="generic"``: generated and compiled), and
+   interpreted loop once another model compiled it (a new model: no compilation), the
+   same with ``engine="auto"`` (which must place the run without printing the model's
+   own loop), and the model's own compiled loop (``engine="generic"``: generated and
+   compiled), and
    GillesPy2's C++ SSA
    (``SSACSolver``, its g++ build of the model included; it runs from a Python
    with GillesPy2 installed, ``--gillespy2-python``), on SIR and a tandem line.
@@ -36,7 +38,12 @@ Usage::
     python3 -m venv /tmp/gspvenv && /tmp/gspvenv/bin/pip install gillespy2
     .venv/bin/python benchmarks/bench_sim_overhead.py [--repeat 3] [--events 1e7]
         [--small 2e5] [--gillespy2-python /tmp/gspvenv/bin/python] [--no-cold]
-        [--only warm|first|end] [--break-even]
+        [--only warm|first|end|cold] [--break-even] [--before /work/wt/first34_before]
+        [--route "loop compiled"]
+
+``--before DIR`` runs the first calls and the empty-cache routes of a second checkout
+(``git worktree add --detach DIR main``) too, alternating with this one's, each row
+marked ``[before]`` or ``[after]``.
 """
 
 # ruff: noqa: NPY002 (numba supports only the legacy np.random API in njit)
@@ -187,10 +194,12 @@ def warm_table(small: int, repeat: int) -> list[tuple[str, float, float, float, 
 
 
 def _child(code: str, env: dict | None = None, python: str = sys.executable) -> tuple[float, float]:
-    """Wall and CPU seconds of a new process running ``code`` (fails loudly)."""
+    """Wall and CPU seconds of a new process running ``code`` (fails loudly), in the tree
+    its ``PYTHONPATH`` names (:func:`_env`)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run([python, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    cwd = (env or {}).get(TREE_VAR, ROOT)
+    done = subprocess.run([python, "-c", code], env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -204,8 +213,12 @@ def _best_child(code: str, repeat: int, env: dict | None = None, **kw) -> tuple[
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-def _env(cache: str | None = None) -> dict:
-    env = {**os.environ, "PYTHONPATH": ROOT}
+#: The environment variable that names the tree a child runs in (its working directory).
+TREE_VAR = "MFSTEIN_BENCH_TREE"
+
+
+def _env(cache: str | None = None, tree: str = ROOT) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree, TREE_VAR: tree}
     if cache is not None:  # an empty user cache: nothing generated, nothing compiled
         env.pop("MFSTEIN_CACHE_DIR", None)
         env.pop("NUMBA_CACHE_DIR", None)
@@ -346,37 +359,46 @@ def _sir_infected_fraction() -> float:
 
 
 def end_to_end(
-    events: int, repeat: int, gsp: str | None, cold: bool, warm_routes: bool = True
+    events: int,
+    repeat: int,
+    gsp: str | None,
+    cold: bool,
+    warm_routes: bool = True,
+    trees: list[tuple[str, str]] | None = None,
 ) -> list[tuple]:
     """(model, route, wall, cpu) for every route of table 2 (without the hand-written loop
-    and the warm cache unless ``warm_routes``)."""
+    and the warm cache unless ``warm_routes``); the empty-cache routes in each of ``trees``
+    (``(name, checkout)``; default this one)."""
+    trees = trees or [("after", ROOT)]
     rows = []
     warm = _env()
-    for model in ("sir", "tandem"):
-        if not warm_routes:
-            rows += _cold_rows(model, events, repeat) if cold else []
+    bases = _loop_caches(trees) if cold else {}
+    try:
+        for model in ("sir", "tandem"):
+            if warm_routes:
+                rows += _warm_rows(model, events, repeat, warm)
+            if cold:
+                rows += _cold_rows(model, events, repeat, trees, bases)
             if gsp:
                 code = _gillespy2_code(model, events)
                 rows.append((model, "GillesPy2 C++ SSA, build included",
                              *_best_child(code, repeat, _gsp_env(gsp), python=gsp)))  # fmt: skip
-            continue
-        _child(_mf_code(model, 1000), warm)  # the warm cache holds this model
-        _child(_hand_code(model, 1000), warm)
-        rows.append((model, "hand-written numba loop", *_best_child(_hand_code(model, events),
-                                                                      repeat, warm)))  # fmt: skip
-        rows.append((model, "mfstein, new process, warm cache",
-                     *_best_child(_mf_code(model, events), repeat, warm)))  # fmt: skip
-        if cold:
-            rows += _cold_rows(model, events, repeat)
-        if gsp:
-            rows.append(
-                (
-                    model,
-                    "GillesPy2 C++ SSA, build included",
-                    *_best_child(_gillespy2_code(model, events), repeat, _gsp_env(gsp), python=gsp),
-                )
-            )
+    finally:
+        for tmp in bases.values():
+            shutil.rmtree(tmp, ignore_errors=True)
     return rows
+
+
+def _warm_rows(model: str, events: int, repeat: int, warm: dict) -> list[tuple]:
+    """The hand-written loop and mfstein in a new process with a warm cache."""
+    _child(_mf_code(model, 1000), warm)  # the warm cache holds this model
+    _child(_hand_code(model, 1000), warm)
+    hand = _best_child(_hand_code(model, events), repeat, warm)
+    return [
+        (model, "hand-written numba loop", *hand),
+        (model, "mfstein, new process, warm cache",
+         *_best_child(_mf_code(model, events), repeat, warm)),
+    ]  # fmt: skip
 
 
 #: The empty-cache routes of table 2: (label, engine, loop it must run on, whether the
@@ -384,26 +406,58 @@ def end_to_end(
 COLD_ROUTES = (
     ("mfstein auto, empty cache (first ever)", "auto", "interpreted", False),
     ("mfstein interpreted, loop compiled", "interpreted", "interpreted", True),
+    ("mfstein auto, new model, loop compiled", "auto", "interpreted", True),
     ("mfstein compiled loop, empty cache", "generic", "compiled", False),
 )
 
 
-def _cold_rows(model: str, events: int, repeat: int) -> list[tuple]:
-    """(model, route, wall, cpu) of each :data:`COLD_ROUTES` route, best of ``repeat``,
-    each run in a new empty cache (``XDG_CACHE_HOME``)."""
+#: Only the empty-cache routes whose label contains one of these (``--route``; all
+#: when empty).
+ROUTES: list[str] = []
+
+
+def _loop_caches(trees: list[tuple[str, str]]) -> dict[str, str]:
+    """Per tree, a cache directory in which another model's run compiled the interpreted
+    loop (and nothing of SIR or the tandem line): copied afresh for each run that starts
+    from it, so that the loop is compiled once per tree, not once per run."""
+    caches = {}
+    for _, tree in trees:
+        tmp = tempfile.mkdtemp(prefix="mfstein-cold-base-")
+        _child(_mf_code("sis", 1000, "interpreted"), _env(tmp, tree))
+        caches[tree] = tmp
+    return caches
+
+
+def _cold_rows(
+    model: str, events: int, repeat: int, trees: list[tuple[str, str]], bases: dict[str, str]
+) -> list[tuple]:
+    """(model, route, wall, cpu) of each :data:`COLD_ROUTES` route in each tree, best of
+    ``repeat`` (the trees alternating), each run in a new cache (``XDG_CACHE_HOME``):
+    empty, or a copy of the tree's ``bases`` cache (:func:`_loop_caches`)."""
     rows = []
     for label, engine, loop, warm_loop in COLD_ROUTES:
-        runs = []
+        if ROUTES and not any(text in label for text in ROUTES):
+            continue
+        runs: dict[str, list] = {tree: [] for _, tree in trees}
         for _ in range(repeat):
-            tmp = tempfile.mkdtemp(prefix="mfstein-cold-")
-            try:
-                if warm_loop:  # the loop (and the library) compiled by another model's run
-                    _child(_mf_code("sis", 1000, "interpreted"), _env(tmp))
-                runs.append(_child(_mf_code(model, events, engine, loop), _env(tmp)))
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-        rows.append((model, label, min(r[0] for r in runs), min(r[1] for r in runs)))
+            for _, tree in trees:
+                tmp = tempfile.mkdtemp(prefix="mfstein-cold-")
+                try:
+                    if warm_loop:  # the loop (and the library) compiled by another model's run
+                        shutil.copytree(bases[tree], tmp, dirs_exist_ok=True)
+                    code = _mf_code(model, events, engine, loop)
+                    runs[tree].append(_child(code, _env(tmp, tree)))
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+        for name, tree in trees:
+            best = (min(r[0] for r in runs[tree]), min(r[1] for r in runs[tree]))
+            rows.append((model, _labelled(label, name, trees), *best))
     return rows
+
+
+def _labelled(label: str, name: str, trees: list[tuple[str, str]]) -> str:
+    """``label``, with the tree's name when more than one tree runs."""
+    return label if len(trees) == 1 else f"{label} [{name}]"
 
 
 def break_even(events: int, repeat: int) -> list[tuple[str, float, float, float, float]]:
@@ -446,8 +500,9 @@ def break_even(events: int, repeat: int) -> list[tuple[str, float, float, float,
     return rows
 
 
-def first_calls(repeat: int) -> list[tuple[str, float, float]]:
-    """Wall and CPU seconds of a new process making one first call (warm cache)."""
+def first_calls(repeat: int, trees: list[tuple[str, str]]) -> list[tuple[str, float, float]]:
+    """Wall and CPU seconds of a new process making one first call (warm cache), in each
+    of ``trees`` (alternating, best of ``repeat``)."""
     params = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
     solve = f"import mfstein as mf\nmf.solve('sir', {params!r})\n"
     code = {
@@ -455,10 +510,18 @@ def first_calls(repeat: int) -> list[tuple[str, float, float]]:
         "first mf.solve('sir', ...)": solve,
         "first simulate SIR, 2e5 events": _mf_code("sir", 200_000),
     }
-    env = _env()
-    for c in code.values():
-        _child(c, env)
-    return [(name, *_best_child(c, repeat, env)) for name, c in code.items()]
+    rows = []
+    for name, c in code.items():
+        runs: dict[str, list] = {tree: [] for _, tree in trees}
+        for _, tree in trees:
+            _child(c, _env(tree=tree))  # the warm cache (each tree's own prepared runs)
+        for _ in range(repeat):
+            for _, tree in trees:
+                runs[tree].append(_child(c, _env(tree=tree)))
+        for label, tree in trees:
+            best = (min(r[0] for r in runs[tree]), min(r[1] for r in runs[tree]))
+            rows.append((_labelled(name, label, trees), *best))
+    return rows
 
 
 def main() -> None:
@@ -468,6 +531,17 @@ def main() -> None:
     ap.add_argument("--events", type=float, default=1e7)
     ap.add_argument("--gillespy2-python", default="/tmp/gspvenv/bin/python")
     ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
+    ap.add_argument(
+        "--route",
+        action="append",
+        default=[],
+        help="only the empty-cache routes whose label contains this text (repeatable)",
+    )
+    ap.add_argument(
+        "--before",
+        help="another checkout (git worktree add --detach DIR main) whose first calls and "
+        "empty-cache routes run side by side with this one's",
+    )
     ap.add_argument(
         "--only",
         choices=("warm", "first", "end", "cold"),
@@ -480,6 +554,10 @@ def main() -> None:
     )
     args = ap.parse_args()
     gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
+    ROUTES[:] = args.route
+    trees = [("after", ROOT)]
+    if args.before:
+        trees.insert(0, ("before", os.path.abspath(args.before)))
     print(f"best of {args.repeat} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     if args.break_even:
         print("\n## event loops, 1e6 events in this process, CPU ns per event")
@@ -499,19 +577,21 @@ def main() -> None:
             )
     if args.only in (None, "first"):
         print("\n## a new process, warm cache: whole process, seconds")
-        print(f"{'first call':<40} {'wall':>7} {'CPU':>7}")
-        for name, wall, cpu in first_calls(args.repeat):
-            print(f"{name:<40} {wall:7.2f} {cpu:7.2f}")
+        print(f"{'first call':<49} {'wall':>7} {'CPU':>7}")
+        for name, wall, cpu in first_calls(args.repeat, trees):
+            print(f"{name:<49} {wall:7.2f} {cpu:7.2f}")
     if args.only in (None, "end", "cold"):
         print(f"\n## end to end, {args.events:.0e} events, a new process each, seconds")
         if gsp is None:
             print(f"(GillesPy2 skipped: no {args.gillespy2_python})")
-        rows = end_to_end(int(args.events), args.repeat, gsp, not args.no_cold, args.only != "cold")
-        print(f"{'model':<7} {'route':<40} {'wall':>7} {'CPU':>7} {'vs GillesPy2 wall | CPU':>24}")
+        rows = end_to_end(
+            int(args.events), args.repeat, gsp, not args.no_cold, args.only != "cold", trees
+        )
+        print(f"{'model':<7} {'route':<49} {'wall':>7} {'CPU':>7} {'vs GillesPy2 wall | CPU':>24}")
         for model, route, wall, cpu in rows:
             ref = [(w, c) for m, r, w, c in rows if m == model and r.startswith("GillesPy2")]
             ratio = f"{ref[0][0] / wall:10.2f}x | {ref[0][1] / cpu:.2f}x" if ref else ""
-            print(f"{model:<7} {route:<40} {wall:7.2f} {cpu:7.2f} {ratio:>24}")
+            print(f"{model:<7} {route:<49} {wall:7.2f} {cpu:7.2f} {ratio:>24}")
 
 
 if __name__ == "__main__":

@@ -109,7 +109,29 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     kwargs.setdefault("dummify", True)
     if kwargs.get("cse") is True:
         kwargs["cse"] = _cse_avoiding(args)
+    if module == "numpy":
+        # NumPy's namespace alone when the printed code names nothing else: SciPy's
+        # (``from scipy.special import *``) costs a first import of scipy.special
+        fn = sp.lambdify(args, exprs, modules=["numpy"], printer=printer, **kwargs)
+        if not _unresolved(fn):
+            return fn
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
+
+
+def _unresolved(fn: Any) -> set[str]:
+    """The names the code of the lambdified ``fn`` (its nested code objects too) reads
+    that neither its namespace nor the builtins define -- attribute names included, so
+    that an empty set means every name it can look up is there."""
+    import builtins
+    from types import CodeType
+
+    names: set[str] = set()
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [c for c in code.co_consts if isinstance(c, CodeType)]
+    return {n for n in names if n not in fn.__globals__ and not hasattr(builtins, n)}
 
 
 def _cse_avoiding(args: Any) -> Callable[[Any], Any]:

@@ -190,7 +190,7 @@ def kernels(model: ModelLike, backend: str = "numba", group: str = "base") -> Ke
             full = _memory_cache.get((model.key, backend))
         if (
             full is not None
-            or (cache_dir() / f"{_module_name(model, backend, 'base')}.py").is_file()
+            or (cache_dir() / f"{module_name_of(model, backend)}.py").is_file()
         ):
             return kernels(model, backend, "base")
     with _lock:
@@ -240,8 +240,10 @@ def _module_key(model: ModelLike, backend: str, group: str) -> str:
     )
 
 
-def _module_name(model: ModelLike, backend: str, group: str) -> str:
-    """File name (without ``.py``) of a generated module in the cache directory."""
+def module_name_of(model: ModelLike, backend: str, group: str = "base") -> str:
+    """File name (without ``.py``) of the generated module of ``model`` in the cache
+    directory, computed from its key without generating it (``Path(kernels(model,
+    backend, group).path).stem``)."""
     return module_name(f"kernels_{backend}", _module_key(model, backend, group))
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "SealedCacheFile",
     "announce_compile",
     "first_compile_seconds",
+    "has_index",
     "is_compiled",
     "numba",
 ]
@@ -242,6 +243,16 @@ def is_compiled(dispatcher: Any) -> bool:
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     index = getattr(cache_file, "_index_path", None)
     return isinstance(index, str) and os.path.isfile(index)
+
+
+def has_index(py_file: Path) -> bool:
+    """Whether any function of the file ``py_file`` (one of mfstein's or a generated
+    module in the cache directory) has an index of compiled code (``.nbi``) where
+    :class:`MfsteinCacheLocator` keeps it -- found without loading the file, so that
+    ``False`` tells that nothing of it was ever compiled into this cache."""
+    sub = MfsteinCacheLocator.get_suitable_cache_subpath(str(py_file))
+    folder = cache.cache_dir() / "numba" / _LAYOUT / sub
+    return any(folder.glob(f"{glob.escape(Path(py_file).stem)}.*.nbi"))
 
 
 #: A first compilation estimated to take at least this many seconds of one core is

@@ -171,7 +171,6 @@ def simulate(
     check_path("checkpoint", checkpoint)
     check_start(start)
     from mfstein.limits import SIM_MAX_N
-    from numeric.heterogeneous.entry import is_heterogeneous
 
     opts = RunOptions(
         steps=steps,
@@ -191,6 +190,7 @@ def simulate(
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
         return kept._run(opts)
     from derive.model import Model
+    from numeric.heterogeneous.entry import is_heterogeneous  # (mpmath: not on the kept path)
 
     if isinstance(model, str):
         from derive.models import as_model

@@ -693,21 +693,51 @@ def chain_module(model: Any, observables: Sequence[Any] = ()) -> tuple[str, Modu
     through the one loader of generated code (:func:`mfstein.generated.generated_module`:
     written atomically to the cache directory, checked before it is trusted,
     regenerated when damaged)."""
-    import sympy as sp
+    from mfstein.generated import generated_module
 
-    from mfstein.generated import generated_module, module_name
-
-    stem = Path(model.kernels("numba").path).stem
-    exprs = tuple(sp.sympify(g) for g in observables)
-    watched = tuple(sp.srepr(g) for g in exprs)
-    key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST, watched))
-    name = module_name("simchain", key)
+    exprs, key = _chain_key(model, observables)
+    name = _chain_name(key)
     if name not in _CHAINS:
         gen = generated_module(
             "simchain", key, lambda: chain_source(model, exprs), required=_REQUIRED
         )
         _CHAINS[name] = gen.module
     return name, _CHAINS[name]
+
+
+def _chain_key(model: Any, observables: Sequence[Any]) -> tuple[tuple[Any, ...], str]:
+    """The observables as SymPy expressions and the cache key of the chain module of
+    ``model`` with them: the model's key, the name of its numba kernel module (computed,
+    not generated: :func:`derive.kernels.module_name_of`), the generator's version and
+    digest, SymPy's release and the observables' ``srepr``."""
+    import sympy as sp
+
+    from derive.kernels import module_name_of
+
+    stem = module_name_of(model, "numba")
+    exprs = tuple(sp.sympify(g) for g in observables)
+    watched = tuple(sp.srepr(g) for g in exprs)
+    return exprs, repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST, watched))
+
+
+def _chain_name(key: str) -> str:
+    from mfstein.generated import module_name
+
+    return module_name("simchain", key)
+
+
+def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
+    """Whether the compiled loop of ``model`` (with ``observables``) has certainly never
+    been compiled, decided without generating its source: its chain module is neither
+    loaded in this process nor written in the cache directory, and no numba index of a
+    function of that module's name is on disk (:func:`mfstein.jit.has_index`).  ``False``
+    means "maybe": :func:`compile_seconds` of :func:`chain_module` then tells."""
+    from mfstein import cache
+    from mfstein.jit import has_index
+
+    name = _chain_name(_chain_key(model, observables)[1])
+    path = cache.cache_dir() / f"{name}.py"
+    return name not in _CHAINS and not path.is_file() and not has_index(path)
 
 
 def load_chain(name: str, path: Path | None = None) -> ModuleType:
@@ -763,6 +793,10 @@ def event_loop(mod: ModuleType, unrolled: bool = True) -> Any:
     return fn or mod.run_chain_tables
 
 
+#: The constant of :func:`compile_seconds`: the least it estimates for any loop.
+MIN_COMPILE_SECONDS = 2.0
+
+
 def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
     """Estimated seconds of numba's first compilation of :func:`event_loop` of ``mod``
     (``None`` when it is compiled already, in this process or in the on-disk cache).
@@ -783,4 +817,4 @@ def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
         lines = len(inspect.getsource(fn.py_func).splitlines())
     except (OSError, TypeError):  # pragma: no cover - source not readable
         lines = 500
-    return 2.0 + 2e-5 * lines**2
+    return MIN_COMPILE_SECONDS + 2e-5 * lines**2

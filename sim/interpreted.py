@@ -320,28 +320,53 @@ def pick_loop(
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
     is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the run's
     events cost less extra on the interpreted loop (:func:`extra_seconds`) than
-    compiling it would take; else :class:`sim.generic.GenericSimulator`.  A run resumed
-    from a checkpoint continues on the loop it started with; a model the interpreter
-    does not evaluate (:mod:`derive.rate_program`) runs compiled."""
-    from mfstein.errors import ParameterError
-    from sim.generic_kernels import chain_module, compile_seconds
+    compiling it would take; else :class:`sim.generic.GenericSimulator`.  When the
+    loop was never compiled (:func:`sim.generic_kernels.chain_never_compiled`), a run
+    within the limit of the least compile time is placed without generating the
+    loop's source (:func:`_short_enough`).  A run resumed from a checkpoint continues
+    on the loop it started with; a model the interpreter does not evaluate
+    (:mod:`derive.rate_program`) runs compiled."""
+    from sim.generic_kernels import (
+        MIN_COMPILE_SECONDS,
+        chain_module,
+        chain_never_compiled,
+        compile_seconds,
+    )
 
     resumed = _checkpoint_loop(options.checkpoint)
     if resumed is not None:
         return resumed, None
-    _, chain = chain_module(model, observables)
-    seconds = compile_seconds(chain)
-    if seconds is None:
-        return GenericSimulator, None
+    if chain_never_compiled(model, observables):  # decided without printing its source
+        floor = _short_enough(model, observables, options, MIN_COMPILE_SECONDS)
+        if floor is not None:
+            return InterpretedSimulator, floor
+    seconds = compile_seconds(chain_module(model, observables)[1])
+    limit = None if seconds is None else _short_enough(model, observables, options, seconds)
+    return (GenericSimulator, None) if limit is None else (InterpretedSimulator, limit)
+
+
+def _short_enough(
+    model: Any, observables: Sequence[Any], options: RunOptions, seconds: float
+) -> int | None:
+    """The most events worth running on the interpreted loop when compiling the model's
+    loop takes at least ``seconds``, when the run's events are within it (``None``
+    otherwise, or when the interpreter does not evaluate the model).
+
+    Compiling takes at least :data:`sim.generic_kernels.MIN_COMPILE_SECONDS`, so a run
+    within that floor's limit is one :func:`pick_loop` puts on the interpreted loop
+    whatever the model's loop would cost to compile: the choice is made without
+    generating the loop's source (0.05-0.1 s of SymPy's CPU for SIR, 0.4 s for a model
+    of 20 transitions).  The floor's limit is kept with a prepared run
+    (:mod:`sim.prepared_runs`): never more than the exact one, so a later, longer run
+    is chosen afresh."""
+    from mfstein.errors import ParameterError
+
     try:
-        tables = model_tables(model, observables)
+        per_event = extra_seconds(model_tables(model, observables), 1)
     except ParameterError:
-        return GenericSimulator, None
-    per_event = extra_seconds(tables, 1)
+        return None
     limit = int(seconds / per_event) if per_event > 0 else 2**62
-    if options.steps * options.reps <= limit:
-        return InterpretedSimulator, limit
-    return GenericSimulator, None
+    return limit if options.steps * options.reps <= limit else None
 
 
 def _checkpoint_loop(path: Any) -> type | None:

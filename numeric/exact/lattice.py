@@ -306,7 +306,10 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     total = int(total_frac * N) if kind == "simplex" else upper
     red = _REDUCTIONS.get(model.key)
     if red is None:
-        red = _REDUCTIONS[model.key] = reduction(model, model.kernels("numba").jumps)
+        # the jump matrix from the transitions (the numba kernels' ``jumps``, without
+        # generating them: the interpreted event loop never needs them)
+        jumps = np.array([[int(x) for x in t.jump] for t in model.transitions], dtype=np.int64)
+        red = _REDUCTIONS[model.key] = reduction(model, jumps.reshape(-1, len(model.states)))
     return Lattice(
         N=N,
         kind=kind,

@@ -101,7 +101,7 @@ def test_module_name_depends_on_the_chunk_size_and_the_generator(fresh, tmp_path
     names = set()
     for size in (None, 150, CHUNK):
         fresh.setattr(be, "chunk_size", size)
-        names.add(kernels_module._module_name(model, "numba", "base"))
+        names.add(kernels_module.module_name_of(model, "numba", "base"))
     assert len(names) == 3
     # the generator digest reads the back ends' source: edit a copy of it
     copy = tmp_path / "derive"
@@ -110,7 +110,7 @@ def test_module_name_depends_on_the_chunk_size_and_the_generator(fresh, tmp_path
     for name in ("objects.py", "kernels.py", "backends.py"):
         shutil.copy(here / name, copy / name)
     fresh.setattr(kernels_module, "__file__", str(copy / "kernels.py"))
-    assert kernels_module._module_name(model, "numba", "base") in names
+    assert kernels_module.module_name_of(model, "numba", "base") in names
     with open(copy / "backends.py", "a") as fh:
         fh.write("# an edit\n")
-    assert kernels_module._module_name(model, "numba", "base") not in names
+    assert kernels_module.module_name_of(model, "numba", "base") not in names

@@ -32,6 +32,33 @@ def test_float64_and_mpmath_forms_agree_on_special_functions() -> None:
     assert np.allclose(f64(xs, 1.2)[0], [f64(v, 1.2)[0] for v in xs], rtol=1e-15)
 
 
+def test_numpy_code_takes_scipys_namespace_only_when_it_names_scipy() -> None:
+    import subprocess
+    import sys
+
+    from derive.backends import _NumPyLambdaPrinter
+
+    x, a = sp.symbols("x a")
+    plain = [sp.exp(-a * x) * sp.sqrt(1 + x), sp.Piecewise((x, x > a), (a**2, True))]
+    special = [a * sp.erf(x), sp.gamma(x + a)]
+    for exprs, needs in ((plain, False), (special, True)):
+        fn = lambdify((x, a), exprs, "numpy", cse=True)
+        assert ("scipy" in fn.__globals__) is needs
+        # the same code in SciPy's namespace (what every function had before): the same
+        # bits
+        both = sp.lambdify((x, a), exprs, modules=["numpy", "scipy"],
+                           printer=_NumPyLambdaPrinter, dummify=True)  # fmt: skip
+        for point in ((0.3, 1.2), (1.7, 0.4), (np.array([0.1, 2.5]), 0.9)):
+            for got, want in zip(fn(*point), both(*point), strict=True):
+                np.testing.assert_array_equal(got, want)
+    code = (
+        "import sys, sympy as sp\nfrom derive.backends import lambdify\nx = sp.Symbol('x')\n"
+        "print(lambdify((x,), sp.exp(x) / (1 + x), 'numpy')(0.5), 'scipy.special' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"  # SciPy's special functions not imported
+
+
 def test_a_model_with_an_erf_rate_solves_in_float64() -> None:
     import numeric
 

@@ -42,8 +42,9 @@ def test_an_uncompiled_event_loop_is_announced_in_one_line(tmp_path, monkeypatch
 def test_a_compiled_event_loop_is_not_announced(capsys):
     import sim
     from derive.models import load_model
+    from mfstein.jit import has_index
     from sim.generic import announce_compile
-    from sim.generic_kernels import chain_module, compile_seconds
+    from sim.generic_kernels import chain_module, chain_never_compiled, compile_seconds, event_loop
 
     model = load_model("sir")  # the model tests/sim/test_generic.py simulates
     params = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
@@ -56,6 +57,10 @@ def test_a_compiled_event_loop_is_not_announced(capsys):
     assert compile_seconds(mod) is None
     announce_compile(mod)
     assert capsys.readouterr().err == ""
+    # found on disk without loading the module: numba's own index file of its loop
+    assert os.path.isfile(event_loop(mod)._cache._cache_file._index_path)
+    assert has_index(Path(mod.__file__)) and not chain_never_compiled(model)
+    assert not has_index(Path(mod.__file__).with_name("simchain_0123456789abcdef0123.py"))
 
 
 def test_a_function_compiled_by_an_earlier_process_counts_as_compiled(tmp_path):

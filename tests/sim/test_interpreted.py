@@ -108,12 +108,12 @@ def test_interpreted_sir_agrees_with_exact(sir):
     assert "interpreted loop" in repr(r)
 
 
-def _queue() -> Model:
+def _queue(name: str = "queue") -> Model:
     """A queue with non-polynomial rates (Min, Piecewise, sqrt): arrivals slow down above
     half the capacity, c = 2 servers per unit of population."""
     n, lam = sp.symbols("n lam")
     arrive = lam * sp.Piecewise((1, n < sp.Rational(1, 2)), (sp.sqrt(1 - n) / 2, True))
-    return Model("queue", (n,), (lam,), [Transition((1,), arrive), Transition((-1,), sp.Min(n, 2))])
+    return Model(name, (n,), (lam,), [Transition((1,), arrive), Transition((-1,), sp.Min(n, 2))])
 
 
 def test_non_polynomial_rates_and_observables_agree_with_exact():
@@ -154,17 +154,37 @@ def test_the_two_loops_agree(sir):
     )
 
 
-def test_auto_weighs_the_run_against_compiling_the_models_loop():
+def test_auto_weighs_the_run_against_compiling_the_models_loop(tmp_path, monkeypatch):
     from sim.base import RunOptions
     from sim.generic import GenericSimulator
-    from sim.interpreted import InterpretedSimulator, pick_loop
+    from sim.generic_kernels import (
+        MIN_COMPILE_SECONDS,
+        chain_module,
+        chain_never_compiled,
+        compile_seconds,
+    )
+    from sim.interpreted import InterpretedSimulator, extra_seconds, model_tables, pick_loop
 
-    model = _queue()
-    short = RunOptions(steps=10**4, reps=1).checked()
-    cls, limit = pick_loop(model, [], short)
-    assert cls is InterpretedSimulator and limit >= 10**4
-    long = RunOptions(steps=limit + 1, reps=1).checked()
-    assert pick_loop(model, [], long) == (GenericSimulator, None)
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
+    model = _queue("queue_auto")  # a model no other test loads
+    per_event = extra_seconds(model_tables(model), 1)
+    floor = int(MIN_COMPILE_SECONDS / per_event)
+
+    def pick(events: int):
+        return pick_loop(model, [], RunOptions(steps=events, reps=1).checked())
+
+    # never compiled: a run within the least compile time's limit is placed without
+    # generating the model's loop
+    assert chain_never_compiled(model)
+    assert pick(10**4) == (InterpretedSimulator, floor) and floor >= 10**4
+    assert not list(tmp_path.glob("simchain_*.py"))
+    # a longer run weighs the loop's own compile time: generated now
+    cls, limit = pick(floor + 1)
+    exact = int(compile_seconds(chain_module(model)[1]) / per_event)
+    assert list(tmp_path.glob("simchain_*.py")) and not chain_never_compiled(model)
+    assert (cls, limit) == (InterpretedSimulator, exact) and exact > floor
+    assert pick(exact + 1) == (GenericSimulator, None)
+    assert pick(10**4) == (InterpretedSimulator, exact)  # the same choice, its exact limit
 
 
 def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
@@ -180,3 +200,20 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
     again = simulate("sir", SIR, **run)
     assert again.loop == "interpreted"
     np.testing.assert_array_equal(again.mean.mean, first.mean.mean)
+
+
+def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
+    from numeric.exact import lattice
+    from numeric.meanfield.invariants import reduction
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
+    r = simulate(_queue("queue_short"), {"lam": "1.5"}, N=20, steps=2000, reps=1, workers=1)
+    assert r.complete and r.loop == "interpreted"
+    # neither the model's numba kernels nor its own event loop were printed
+    assert not list(tmp_path.glob("kernels_numba_*.py"))
+    assert not list(tmp_path.glob("simchain_*.py"))
+    # the lattice's conservation laws, from the transitions, are the kernels' ones
+    lattice._REDUCTIONS.pop(sir.key, None)
+    got = lattice.make_lattice(sir, 50, None)
+    want = reduction(sir, sir.kernels("numba").jumps)
+    assert (got.laws, got.free) == (want.laws, want.free) and len(want.laws) == 1
