@@ -7,6 +7,11 @@
 plugin ``benchmarks/suite_cpu_plugin.py`` recording each test's own CPU, its
 children's CPU and its numba compile CPU into one JSON-lines file.
 
+``run --whole --pytest-args "-n 2"`` runs all the files in one pytest process with its
+xdist workers instead, from one empty cache shared by the workers and the commands they
+start: what the README's command pays (a kernel is compiled once for the run, where each
+slice compiles it again).
+
 ``report`` reads that file and prints the markdown tables of
 benchmarks/suite_profile.md: CPU by category and the most expensive tests.
 
@@ -103,13 +108,21 @@ def _run_slice(root: Path, n: int, files: list[str], out: Path, extra: list[str]
 
 
 def run(
-    root: Path, out: Path, paths: list[str], per_slice: int, extra: list[str], jobs: int
+    root: Path,
+    out: Path,
+    paths: list[str],
+    per_slice: int,
+    extra: list[str],
+    jobs: int,
+    whole: bool = False,
 ) -> int:
-    """Run the slices of checkout ``root``, ``jobs`` at a time; append records to ``out``;
-    the worst exit status."""
+    """Run the slices of checkout ``root``, ``jobs`` at a time (``whole``: all files in one
+    pytest process); append records to ``out``; the worst exit status."""
     from concurrent.futures import ThreadPoolExecutor
 
     slices = _slices(root, paths, per_slice)
+    if whole:  # one run, as the README's command: each kernel compiled once for the run
+        slices = [[f for part in slices for f in part]]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         statuses = pool.map(
             lambda a: _run_slice(root, a[0], a[1], out, extra), enumerate(slices, 1)
@@ -241,6 +254,12 @@ def main() -> int:
     r.add_argument(
         "--root", type=Path, default=ROOT, help="the checkout whose tests run (default this one)"
     )
+    r.add_argument(
+        "--whole",
+        action="store_true",
+        help="all files in one pytest process, from one empty cache (with --pytest-args "
+        "'-n 2': what the README's command pays, each kernel compiled once for the run)",
+    )
     r.add_argument("paths", nargs="*", help="test files or directories (default tests)")
     p = sub.add_parser("report", help="markdown tables from a run's records")
     p.add_argument("records", type=Path)
@@ -259,6 +278,7 @@ def main() -> int:
             args.files_per_slice,
             args.pytest_args.split(),
             args.jobs,
+            args.whole,
         )
     print(
         report(args.records, args.top) if args.cmd == "report" else compare(args.before, args.after)

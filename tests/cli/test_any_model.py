@@ -1,5 +1,5 @@
-"""``mfstein exact --model`` and ``mfstein simulate --model`` in a subprocess: results,
-and bad input as one sentence with exit status 2 (one refusal as a process, the
+"""``mfstein exact --model`` and ``mfstein simulate --model``: results, and bad input
+as one sentence with exit status 2 (one refusal and the simulation as processes, the
 others in this process: tests/in_process.py)."""
 
 from __future__ import annotations
@@ -97,17 +97,24 @@ def test_bad_input_is_one_sentence_and_exit_2(immigration, tmp_path, capsys):
         assert len(lines) == 1 and cases[name][1] in lines[0], (name, err)
 
 
-def test_exact_and_simulate_with_a_model():
-    mu = _start("exact --model supermarket --b 3 --lam 1.8 --mu 2 --N 6 --json".split())
-    today = _start(["exact", "--b", "3", "--lam", "0.9", "--N", "6", "--json"])
+def test_exact_and_simulate_with_a_model(tmp_path, capsys):
+    """``simulate --model`` as a process; the two ``exact`` runs in this process, one
+    after the other, so that the second loads the kernels the first compiled (as two
+    processes started together, both compiled them)."""
     sim = _start(
         ["simulate", "--model", "sir", *SIR, *"--N 20 --steps 40000 --reps 1 --json".split()]
     )
     results = {}
-    for name, proc in (("mu", mu), ("today", today), ("sim", sim)):
-        out, err = proc.communicate(timeout=deadline(120))
-        assert proc.returncode == 0, (name, err)
-        results[name] = json.loads(out)
+    for name, args in (
+        ("mu", "exact --model supermarket --b 3 --lam 1.8 --mu 2 --N 6 --json".split()),
+        ("today", ["exact", "--b", "3", "--lam", "0.9", "--N", "6", "--json"]),
+    ):
+        done = run_main(args, tmp_path, capsys, timeout=120)
+        assert done.returncode == 0, (name, done.stderr)
+        results[name] = json.loads(done.stdout)
+    out, err = sim.communicate(timeout=deadline(120))
+    assert sim.returncode == 0, err
+    results["sim"] = json.loads(out)
     assert abs(results["mu"]["n_mse"] - results["today"]["n_mse"]) < 1e-10
     assert results["mu"]["states"] == results["today"]["states"] == 84
     s = results["sim"]

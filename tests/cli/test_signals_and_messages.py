@@ -304,13 +304,17 @@ def test_the_command_leaves_before_the_interpreter_is_torn_down(signame) -> None
     signal then killed a finished command by the signal (-15/-2, no line; the signal
     sweep's last failures).  The command now ends before that stage: an object whose
     finaliser sends the signal at teardown never gets to send it."""
+    # the collector is off before the cycle is made: an automatic collection between
+    # `del cycle` and `gc.disable()` (how many objects an import allocates depends on
+    # sys.path, e.g. benchmarks/ added by suite_profile.py) ran the finaliser before
+    # the command, and the test failed by its own set-up
     code = _FINISHED_COMMAND + (
         "class Late:\n"
         "    def __del__(self):\n"
         f"        os.kill(os.getpid(), signal.{signame}); time.sleep(10)\n"
+        "import gc; gc.disable()\n"
         "cycle = [Late()]; cycle.append(cycle)\n"  # collected at teardown only
         "del cycle\n"
-        "import gc; gc.disable()\n"
         "cli.main([])\n"
     )
     proc = _python(code)
