@@ -368,7 +368,7 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
 
 
 def gaussian_start(
-    states: np.ndarray, centre: np.ndarray, N: int, W: np.ndarray
+    states: np.ndarray, centre: np.ndarray, N: int, W: np.ndarray, *, compiled: bool = True
 ) -> np.ndarray | None:
     """A start for :func:`solve_krylov` from the central limit of the chain.
 
@@ -378,7 +378,9 @@ def gaussian_start(
     shifted so that its largest entry is 1 (``W^+`` the pseudo-inverse: with
     conservation laws ``W`` is singular along them, and the chain moves on the
     complement).  Only a start: the solver's residual decides the answer.
-    Returns ``None`` when ``W`` is not a finite covariance.
+    Returns ``None`` when ``W`` is not a finite covariance.  The quadratic forms are
+    a compiled loop, or NumPy's (``compiled=False``, a small chain:
+    :mod:`numeric.exact.small`).
     """
     W = np.asarray(W, dtype=np.float64)
     if not np.all(np.isfinite(W)):
@@ -386,10 +388,10 @@ def gaussian_start(
     vals = np.linalg.eigvalsh(0.5 * (W + W.T))
     if vals.size == 0 or vals.max() <= 0 or vals.min() < -1e-8 * vals.max():
         return None
-    from numeric.exact import fused
+    from numeric.exact.small import routines
 
     inverse = np.linalg.pinv(W, rcond=1e-10, hermitian=True)
-    q = fused.quadratic_forms(
+    q = routines(compiled).quadratic_forms(
         np.ascontiguousarray(states), np.asarray(centre, dtype=np.float64), float(N), inverse
     )
     q -= q.min()
