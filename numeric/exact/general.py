@@ -10,7 +10,9 @@ of :mod:`derive.models` and every user model:
    space, the start (``start`` in fractions, else the model's reference point,
    else the origin) times ``N`` rounded consistently with the conservation laws,
    the reachable states found by a compiled breadth-first search that
-   evaluates every intensity exactly where float64 is ambiguous.  An upper
+   evaluates every intensity exactly where float64 is ambiguous (a small chain:
+   the same search one layer at a time in NumPy, :mod:`numeric.exact.small`, so
+   that a first call loads no compiled code).  An upper
    bound on the number of states and the memory limit are known before any
    array grows; beyond the limit the solve is refused with one sentence.
 2. **Uniqueness**: the strongly connected components of the transition graph
