@@ -10,7 +10,9 @@ of :mod:`derive.models` and every user model:
    space, the start (``start`` in fractions, else the model's reference point,
    else the origin) times ``N`` rounded consistently with the conservation laws,
    the reachable states found by a compiled breadth-first search that
-   evaluates every intensity exactly where float64 is ambiguous.  An upper
+   evaluates every intensity exactly where float64 is ambiguous (a small chain:
+   the same search one layer at a time in NumPy, :mod:`numeric.exact.small`, so
+   that a first call loads no compiled code).  An upper
    bound on the number of states and the memory limit are known before any
    array grows; beyond the limit the solve is refused with one sentence.
 2. **Uniqueness**: the strongly connected components of the transition graph
@@ -70,14 +72,17 @@ def _param_text(v: Any) -> str:
     return str(v).strip()
 
 
-def _closed_classes(QT: Any) -> tuple[np.ndarray, int]:
+def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
     """Labels of the closed communicating classes (``-1`` for transient states) and
     their number, from the transposed generator (CSR: row ``j``, column ``i`` is the
-    jump ``i -> j``; reversing every edge keeps the strong components)."""
+    jump ``i -> j``; reversing every edge keeps the strong components); the jumps
+    between classes are found by a compiled loop, or by NumPy (``compiled=False``,
+    :func:`numeric.exact.small.routines`)."""
     from scipy.sparse.csgraph import connected_components
 
-    from numeric.exact.assembly import leaving
+    from numeric.exact.small import routines
 
+    leaving = routines(compiled).leaving
     S = QT.shape[0]
     n, labels = connected_components(QT, directed=True, connection="strong")
     out_of = leaving(QT.indptr, QT.indices, labels, n)
@@ -226,6 +231,9 @@ class Chain:
     notes: list[str]
     #: the last solve (centre key, reach, Q^T, classes, exit rates, pinned state, pi)
     last: Any = field(default=None, repr=False)
+    #: whether the search and the assembly are compiled (``None``: by the lattice
+    #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
+    compiled: bool | None = None
 
     @property
     def model(self) -> Any:
@@ -312,7 +320,9 @@ class Chain:
             reach, QT, classes, exit_rate, r = self._assemble(centre)
             x0 = None
             if spread is not None:
-                x0 = gaussian_start(reach.states, centre, self.N, spread)
+                x0 = gaussian_start(
+                    reach.states, centre, self.N, spread, compiled=bool(self.compiled)
+                )
                 if x0 is not None:
                     x0[classes != 0] = 0.0  # transient states have probability 0
                     if not x0[r] > 1e-200:
@@ -333,19 +343,14 @@ class Chain:
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
         (the recurrent state nearest ``centre``)."""
-        from numeric.exact.assembly import transposed_generator
-        from numeric.exact.fused import nearest
-        from numeric.exact.lattice import reachable
+        from numeric.exact.small import routines
 
-        bound = self.lattice.count_bound(self.model.n)
-        reach = reachable(
-            self.kern, self.exact, self.lattice, self.p64, self.start,
-            min(self.max_states, max(bound, 1)),
-        )  # fmt: skip
-        QT, exit_rate = transposed_generator(reach.target, reach.rates, self.N)
+        reach = self._search()
+        tools = routines(bool(self.compiled))
+        QT, exit_rate = tools.transposed_generator(reach.target, reach.rates, self.N)
         reach.release(np.asarray(self.kern.jumps).sum(axis=1) > 0)
         signals.check()  # each phase below takes seconds at millions of states
-        classes, n_closed = _closed_classes(QT)
+        classes, n_closed = _closed_classes(QT, self.compiled)
         signals.check()
         if n_closed != 1:
             ex = [
@@ -359,8 +364,30 @@ class Chain:
         if (classes < 0).any():
             self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
         # pin the balance equation of a probable recurrent state
-        r = int(nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
+        r = int(tools.nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
         return reach, QT, classes, exit_rate, r
+
+    def _search(self) -> Any:
+        """The reachable states (:class:`numeric.exact.lattice.Reachable`): in NumPy
+        (:mod:`numeric.exact.small`) when the chain is small
+        (:func:`~numeric.exact.small.prefer_compiled`) and the model's kernel
+        vectorises, else by the compiled search; :attr:`compiled` says which ran."""
+        from numeric.exact import small
+
+        bound = self.lattice.count_bound(self.model.n)
+        limit = min(self.max_states, max(bound, 1))
+        if self.compiled is None:
+            self.compiled = small.prefer_compiled(self.model, bound)
+        if not self.compiled:
+            found = small.reachable(
+                self.model, self.exact, self.lattice, self.p64, self.start, limit
+            )
+            if found is not None:
+                return found
+            self.compiled = True  # a kernel that does not vectorise
+        from numeric.exact.lattice import reachable
+
+        return reachable(self.kern, self.exact, self.lattice, self.p64, self.start, limit)
 
 
 @renamed_keywords(method="solver")

@@ -68,12 +68,24 @@ def source(kernel_stem: str, model_name: str) -> str:
     )
 
 
+def _key(model: Any) -> tuple[str, str]:
+    stem = Path(model.kernels("numba").path).stem
+    return stem, repr((model.key, stem, VERSION, _SELF_DIGEST))
+
+
+def is_loaded(model: Any) -> bool:
+    """Whether this process holds the compiled rate loop of ``model`` already (compiled
+    or loaded from the cache by an earlier solve): then the compiled search costs
+    nothing to start (:mod:`numeric.exact.small`)."""
+    mod = _MODULES.get(_key(model)[1])
+    return mod is not None and bool(getattr(mod.rates_block, "overloads", None))
+
+
 def rate_module(model: Any) -> ModuleType:
     """The generated rate loop of ``model`` (module docstring), from the cache when intact."""
     from mfstein.generated import generated_module
 
-    stem = Path(model.kernels("numba").path).stem
-    key = repr((model.key, stem, VERSION, _SELF_DIGEST))
+    stem, key = _key(model)
     mod = _MODULES.get(key)
     if mod is None:
         gen = generated_module(

@@ -9,8 +9,8 @@ For an irreducible chain ``A`` is nonsingular.
     ordering).  Exact up to rounding, but on the ``b``-dimensional lattice the
     factors fill in badly: fine up to ~10^4 states, minutes beyond.
 ``"bicgstab"`` (default for large chains), ``"gmres"``
-    BiCGSTAB (compiled, fused loops reading ``Q^T`` in place:
-    :mod:`numeric.exact.fused`) or restarted GMRES(40)
+    BiCGSTAB (compiled, fused loops reading ``Q^T`` in place, on the split
+    system of Eisenstat's trick: :mod:`numeric.exact.fused`) or restarted GMRES(40)
     (:func:`scipy.sparse.linalg.gmres`), preconditioned by one
     symmetric Gauss--Seidel sweep (``M = (D + L) D^-1 (D + U)``) in level order
     (states sorted by the total number of jobs, so the forward sweep follows the
@@ -345,30 +345,33 @@ def _runs(solver: str, sweep: _Sweep, mon: _Monitor, max_iter: int) -> None:
 
 
 def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.ndarray:
-    """One BiCGSTAB run from ``mon.x`` (:mod:`numeric.exact.fused`: compiled, in place),
-    ``mon.check`` after every iteration, until the recursive residual's 2-norm is
-    below ``rtol`` (``||e_r|| = 1``), a breakdown, or ``iterations``; returns the
-    iterate."""
+    """One BiCGSTAB run from ``mon.x`` on the split system (:mod:`numeric.exact.fused`:
+    compiled, in place, one pass over ``Q^T`` per operator), ``mon.check`` after every
+    iteration (the iterate ``x = (D + U)^-1 D z`` formed only when the residual is
+    checked), until the recursive residual's 2-norm is below ``rtol``, a breakdown,
+    or ``iterations``; returns the iterate."""
     from numeric.exact import fused
 
     ip, ix, dx = sweep.arrays
     S, r = sweep.QT.shape[0], sweep.r
-    x = mon.x.copy()
-    res, rhat, p, v, h, t = (np.empty(S) for _ in range(6))
-    fused.start(ip, ix, dx, r, x, res, rhat, p, v)
+    z, res, rhat, p, v, t, tmp = (np.empty(S) for _ in range(7))
+    fused.split_start(ip, ix, dx, r, mon.x, z, res, rhat, p, v)
     sc = np.ones(3)
     for _ in range(iterations):
-        norm = fused.step(ip, ix, dx, r, x, res, rhat, p, v, h, t, sc)
+        norm = fused.split_step(ip, ix, dx, r, z, res, rhat, p, v, t, tmp, sc)
         if norm < 0.0:
-            break  # a breakdown: x is the last iterate
-        mon.check(x, 1)
+            break  # a breakdown: z is the last iterate
+        if mon.since + 1 >= mon.check_every:
+            fused.unsplit(ip, ix, dx, r, z, tmp)  # x, for the check
+        mon.check(tmp, 1)
         if norm < rtol:
             break
-    return x
+    fused.unsplit(ip, ix, dx, r, z, tmp)
+    return tmp
 
 
 def gaussian_start(
-    states: np.ndarray, centre: np.ndarray, N: int, W: np.ndarray
+    states: np.ndarray, centre: np.ndarray, N: int, W: np.ndarray, *, compiled: bool = True
 ) -> np.ndarray | None:
     """A start for :func:`solve_krylov` from the central limit of the chain.
 
@@ -378,7 +381,9 @@ def gaussian_start(
     shifted so that its largest entry is 1 (``W^+`` the pseudo-inverse: with
     conservation laws ``W`` is singular along them, and the chain moves on the
     complement).  Only a start: the solver's residual decides the answer.
-    Returns ``None`` when ``W`` is not a finite covariance.
+    Returns ``None`` when ``W`` is not a finite covariance.  The quadratic forms are
+    a compiled loop, or NumPy's (``compiled=False``, a small chain:
+    :mod:`numeric.exact.small`).
     """
     W = np.asarray(W, dtype=np.float64)
     if not np.all(np.isfinite(W)):
@@ -386,10 +391,10 @@ def gaussian_start(
     vals = np.linalg.eigvalsh(0.5 * (W + W.T))
     if vals.size == 0 or vals.max() <= 0 or vals.min() < -1e-8 * vals.max():
         return None
-    from numeric.exact import fused
+    from numeric.exact.small import routines
 
     inverse = np.linalg.pinv(W, rcond=1e-10, hermitian=True)
-    q = fused.quadratic_forms(
+    q = routines(compiled).quadratic_forms(
         np.ascontiguousarray(states), np.asarray(centre, dtype=np.float64), float(N), inverse
     )
     q -= q.min()

@@ -23,9 +23,10 @@ CHILD = """
 import json
 import numeric.exact
 from derive.models import load_model
-from numeric.exact import lattice
+from numeric.exact import lattice, small
 from numeric.exact.rate_blocks import rate_module
 
+small.SMALL_STATES = 0  # the compiled route, which small chains otherwise skip
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=12)
 block = rate_module(load_model("sir")).rates_block
 print(json.dumps({
@@ -36,7 +37,7 @@ print(json.dumps({
 """
 
 
-def test_a_new_process_loads_the_search_and_the_rate_loop_from_the_cache():
+def test_a_new_process_loads_the_search_and_the_rate_loop_from_the_cache(compiled_search):
     warm = numeric.exact.solve("sir", SIR, N=12)  # compiles (or loads) them in the cache
     out = subprocess.run(
         [sys.executable, "-c", CHILD],

@@ -45,7 +45,9 @@ def test_a_library_caller_is_never_interrupted_by_the_poll(no_stop):
     assert numeric.exact.solve(*ARGS, N=6).states > 1
 
 
-def test_a_lost_press_during_the_search_stops_it_at_its_next_pause(no_stop, monkeypatch):
+def test_a_lost_press_during_the_search_stops_it_at_its_next_pause(
+    no_stop, monkeypatch, compiled_search
+):
     monkeypatch.setattr(lattice, "EXPLORE_CHUNK", 7)
     calls = _press_after(monkeypatch, lattice, "explore")
     with pytest.raises(KeyboardInterrupt):
@@ -53,7 +55,9 @@ def test_a_lost_press_during_the_search_stops_it_at_its_next_pause(no_stop, monk
     assert calls == ["explore"]  # the first pause: no second chunk was searched
 
 
-def test_a_lost_press_after_the_search_stops_before_the_class_analysis(no_stop, monkeypatch):
+def test_a_lost_press_after_the_search_stops_before_the_class_analysis(
+    no_stop, monkeypatch, compiled_search
+):
     _press_after(monkeypatch, lattice, "reachable")
     analysed = _press_after(monkeypatch, general, "_closed_classes")
     with pytest.raises(KeyboardInterrupt):

@@ -11,7 +11,7 @@ import numeric.exact
 from numeric.exact import lattice
 
 
-def test_a_paused_search_resumes_to_the_same_chain(monkeypatch):
+def test_a_paused_search_resumes_to_the_same_chain(monkeypatch, compiled_search):
     whole = numeric.exact.solve("supermarket", {"b": 3, "lam": "0.9"}, N=12)
     statuses: list[int] = []
     explore = lattice.explore

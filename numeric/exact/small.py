@@ -1,0 +1,371 @@
+"""The exact solver's route without compiled code, for small chains (issue 34).
+
+The compiled route (:func:`numeric.exact.lattice.explore`,
+:mod:`numeric.exact.rate_blocks`, :mod:`numeric.exact.assembly`) is loaded from
+numba's cache in a new process, and that load alone (numba's target context and
+seven functions) costs about 0.3 s of one core: some 20 times a direct sparse
+solve of a chain of a few thousand states.  For a chain whose lattice bound is
+at most :data:`SMALL_STATES` this module does the same work in NumPy and SciPy:
+
+* **rates**: the model's generated kernel ``rates_into`` is pure arithmetic, so
+  its Python source (``py_func``, not the compiled dispatcher) evaluates a whole
+  layer at once when ``s[k]`` is the column of coordinate ``k`` and ``math`` is
+  read as NumPy (:func:`vector_rates`); a kernel that does not vectorise (a
+  branch, a function NumPy lacks) leaves the chain to the compiled route;
+* **search**: breadth-first, one layer of the search at a time
+  (:func:`reachable`), states keyed by their mixed-radix code in a sorted
+  array; the states come out in the compiled search's order (the order in
+  which a queue meets them), the same intensities are recomputed exactly (the
+  same rule: negative, NaN, infinite or nonzero below ``1e-9`` of the state's
+  largest), the same jumps are blocked by a truncation or refused;
+* **generator**: ``Q^T`` in CSR form from the targets by :mod:`scipy.sparse`
+  (:func:`transposed_generator`); the closed classes and the pinned state by
+  NumPy (:func:`leaving`, :func:`nearest`, :func:`quadratic_forms`).
+
+Both routes give the same chain (tests/numeric/exact/test_small_chains.py
+compares the laws to 1e-12 on several models); which one runs is decided by
+:func:`numeric.exact.general.Chain` from the lattice bound before any state is
+enumerated.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sps
+
+from mfstein import signals
+from mfstein.errors import ParameterError
+
+#: Chains whose lattice bound is at most this many states take this route.  Measured
+#: on SIR (one process, CPU): the NumPy search and assembly take 0.03 s at 5,151
+#: states, 0.16 s at 45,451 and 0.27 s at 180,901, the compiled route 0.003 s, 0.02 s
+#: and 0.09 s once loaded, and its load costs 0.25-0.35 s in a new process: the two
+#: meet near 2e5 states.
+SMALL_STATES = 200_000
+#: After this many chains searched in NumPy, a process loads the compiled route (a
+#: sweep of small chains pays its load once, then runs several times faster).
+COMPILED_AFTER = 10
+#: The search's table has one 32-bit slot per point of the box of the free
+#: coordinates (pages never touched are never allocated); above, compiled route.
+TABLE_SLOTS = 1 << 26
+
+#: ``math`` functions whose NumPy namesakes differ in name.
+_RENAMED = {"pow": "power", "fabs": "abs", "atan2": "arctan2", "asin": "arcsin",
+            "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+            "atanh": "arctanh"}  # fmt: skip
+
+
+class _ArrayMath(types.ModuleType):
+    """``math`` as the vectorised kernel reads it: NumPy's function of the same name
+    (or its namesake, :data:`_RENAMED`), else ``math``'s own (which refuses arrays)."""
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(np, _RENAMED.get(name, name), None)
+        return value if value is not None else getattr(math, name)
+
+
+_SEARCHES = [0]
+
+
+def prefer_compiled(model: Any, bound: int) -> bool:
+    """Whether a chain of at most ``bound`` states takes the compiled route: above
+    :data:`SMALL_STATES`, when this process has loaded the model's compiled rate
+    loop already (:func:`numeric.exact.rate_blocks.is_loaded`), or after
+    :data:`COMPILED_AFTER` searches in NumPy (a sweep), since the compiled search,
+    once loaded, is several times faster than NumPy's."""
+    from numeric.exact.rate_blocks import is_loaded
+
+    return bound > SMALL_STATES or _SEARCHES[0] >= COMPILED_AFTER or is_loaded(model)
+
+
+def _as_python(globals_: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a generated module's globals with every compiled function replaced
+    by its Python source bound to the copy, and ``math`` by :class:`_ArrayMath`."""
+    out = dict(globals_)
+    out["math"] = _ArrayMath("math")
+    for name, value in globals_.items():
+        py = getattr(value, "py_func", None)
+        if isinstance(py, types.FunctionType):
+            out[name] = types.FunctionType(py.__code__, out, py.__name__, py.__defaults__)
+    return out
+
+
+_VECTOR: dict[Any, Any] = {}
+
+
+def vector_rates(model: Any) -> Callable[[np.ndarray, float, np.ndarray], np.ndarray] | None:
+    """``rates(states, N, p)``: the ``(M, n_transitions)`` intensities
+    ``beta_t(states[i] / N)`` of a block of lattice points, from the Python source of
+    the model's kernel ``rates_into`` (module docstring); ``None`` when that source
+    does not evaluate a block (then the compiled route runs).  Entries where float64
+    fails (a division by zero) are ``inf`` or ``NaN``, for the exact evaluation."""
+    kern = model.kernels("numba")
+    key = (model.key, str(kern.path))
+    if key in _VECTOR:
+        return _VECTOR[key]
+    compiled = getattr(kern.module, "rates_into", None)
+    py = getattr(compiled, "py_func", None)
+    fn = None
+    if isinstance(py, types.FunctionType):
+        g = _as_python(py.__globals__)
+        fn = g.get(py.__name__)
+        scalar = py  # the same source with the scalar ``math``: the cross-check
+    nt = int(kern.jumps.shape[0])
+
+    def rates(states: np.ndarray, N: float, p: np.ndarray) -> np.ndarray:
+        out = np.zeros((nt, states.shape[0]))
+        with np.errstate(all="ignore"):
+            fn(np.ascontiguousarray(states.T / N), p, out)
+        return out.T.copy()
+
+    if fn is not None and _vectorises(rates, scalar, kern, nt):
+        _VECTOR[key] = rates
+        return rates
+    _VECTOR[key] = None
+    return None
+
+
+def _vectorises(rates: Callable, scalar: Callable, kern: Any, nt: int) -> bool:
+    """Whether ``rates`` evaluates a block of points as the scalar source does one at
+    a time (a few points of the unit box, with parameters ``0.3, 0.7, ...``)."""
+    b = kern.b
+    rng = np.random.default_rng(0)
+    pts = rng.integers(0, 8, size=(4, b)).astype(np.int64)
+    p = 0.3 + 0.4 * (np.arange(len(kern.params)) % 3)
+    try:
+        block = rates(pts, 8.0, p)
+    except Exception:  # a branch on an array, a function NumPy lacks: not vectorisable
+        return False
+    if block.shape != (4, nt):
+        return False
+    for i in range(4):
+        one = np.zeros(nt)
+        try:
+            with np.errstate(all="ignore"):
+                scalar(pts[i] / 8.0, p, one)
+        except Exception:
+            continue
+        if not np.allclose(block[i], one, rtol=1e-13, atol=0.0, equal_nan=True):
+            return False
+    return True
+
+
+def _status(cand: np.ndarray, kind: int, upper: int, total: int) -> np.ndarray:
+    """:func:`numeric.exact.lattice._inside` of every candidate ``(..., b)``: 1 inside,
+    2 above the upper bound (at the first offending coordinate), 0 outside."""
+    low = cand < 0
+    high = cand > upper
+    viol = low | high
+    if kind == 0:  # monotone: n_k <= n_{k-1}
+        viol[..., 1:] |= cand[..., 1:] > cand[..., :-1]
+    first = np.argmax(viol, axis=-1)
+    any_viol = viol.any(axis=-1)
+    first_high = np.take_along_axis(high, first[..., None], axis=-1)[..., 0]
+    status = np.where(any_viol, np.where(first_high, 2, 0), 1)
+    if kind == 1:
+        status[(status == 1) & (cand.sum(axis=-1) > total)] = 0
+    return status
+
+
+def _fix_rates(R: np.ndarray, states: np.ndarray, N: int, exact: Any) -> int:
+    """Recompute exactly (``exact``, :class:`numeric.exact.lattice.ExactRates`) the rows
+    of ``R`` the compiled search would: a NaN or infinite entry (float64 failed), or a
+    nonzero entry that is negative or at most ``1e-9`` of the row's largest; returns
+    how many rows."""
+    m = np.abs(R).max(axis=1, initial=0.0)  # NaN in a row makes m NaN: the row is exact
+    clear = (R == 0.0) | (R > 1e-9 * m[:, None])  # NaN, -x, inf (against m = inf) fail
+    rows = np.flatnonzero(~clear.all(axis=1))
+    for i in rows:
+        R[i] = exact(states[i], N)
+    return int(rows.shape[0])
+
+
+def _refuse(
+    lattice: Any, jumps: np.ndarray, state: np.ndarray, t: int, unbounded: bool
+) -> ParameterError:
+    """The compiled search's sentence for a positive-rate jump off the lattice."""
+    from numeric.exact.lattice import GUARD
+
+    where, tr, b = tuple(int(x) for x in state), jumps[t].tolist(), state.shape[0]
+    if unbounded:
+        return ParameterError(
+            f"model has the unbounded state space s_i >= 0 and its chain at N = {lattice.N} "
+            f"climbs above s_i = {GUARD} (transition {tr} from state {where}); give a "
+            "truncation (truncation=T keeps n_i <= N T)."
+        )
+    return ParameterError(
+        f"transition {tr} has a positive rate at state {where} but leads out of the "
+        f"declared state space {lattice.describe(b)}; the model's transitions and its "
+        "state space disagree."
+    )
+
+
+def _layer(
+    frontier: np.ndarray, R: np.ndarray, jumps: np.ndarray, lattice: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates ``(M, nt, b)`` of one layer and which of them are jumps of the
+    chain (positive rate, inside); blocked and self-loop rates are set to zero in
+    ``R``; a jump off the lattice is refused (:func:`_refuse`)."""
+    from numeric.exact.lattice import KIND_CODES
+
+    kind = KIND_CODES[lattice.kind]
+    cand = frontier[:, None, :] + jumps[None, :, :]
+    R[:, ~jumps.any(axis=1)] = 0.0  # a self-loop does not move the chain
+    status = _status(cand, kind, lattice.upper, lattice.total)
+    positive = R > 0.0
+    if lattice.truncated:
+        R[positive & (status == 2)] = 0.0  # blocked by the truncation
+        positive &= status != 2
+    bad = positive & (status != 1)
+    if bad.any():
+        i, t = np.argwhere(bad)[0]
+        unbounded = status[i, t] == 2 and lattice.kind == "orthant"
+        raise _refuse(lattice, jumps, frontier[i], int(t), bool(unbounded))
+    return cand, positive
+
+
+def reachable(
+    model: Any,
+    exact: Any,
+    lattice: Any,
+    p: np.ndarray,
+    start: np.ndarray,
+    max_states: int,
+) -> Any:
+    """The states reachable from ``start`` (:class:`numeric.exact.lattice.Reachable`,
+    as :func:`numeric.exact.lattice.reachable` finds them: same order, same targets),
+    one breadth-first layer at a time in NumPy; ``None`` when the model's kernel does
+    not vectorise or the lattice's codes would not fit in int64 (the compiled route
+    then runs).
+
+    Raises
+    ------
+    ParameterError
+        As the compiled search: too many states, a jump leaving the state space, a
+        negative intensity.
+    """
+    from numeric.exact.lattice import Reachable, TooManyStates
+
+    rates = vector_rates(model)
+    base, free = lattice.upper + 1, list(lattice.free)
+    if rates is None or base ** len(free) > TABLE_SLOTS:
+        return None
+    jumps = np.ascontiguousarray(model.kernels("numba").jumps, dtype=np.int64)
+    N, b = lattice.N, int(start.shape[0])
+    _SEARCHES[0] += 1
+    # a state is fixed by its free coordinates (the laws give the others): their
+    # mixed-radix code indexes a table of state index + 1 (0: not found yet)
+    weights = base ** np.arange(len(free) - 1, -1, -1, dtype=np.int64)
+    table = np.zeros(base ** len(free), dtype=np.int32)
+    start = np.asarray(start, dtype=np.int64)
+    table[start[free] @ weights] = 1
+    frontier, count, n_exact = start[None, :], 1, 0
+    states, rate_rows, targets = [frontier], [], []
+    while frontier.shape[0]:
+        signals.check()  # between layers: Ctrl-C is seen at once
+        R = rates(frontier, float(N), p)
+        n_exact += _fix_rates(R, frontier, N, exact)
+        cand, jump = _layer(frontier, R, jumps, lattice)
+        moves = cand[jump]  # row-major: the order a queue meets them
+        codes = moves[:, free] @ weights
+        found = table[codes] - 1
+        new = np.flatnonzero(found < 0)
+        first = new[np.sort(np.unique(codes[new], return_index=True)[1])]
+        table[codes[first]] = np.arange(count + 1, count + 1 + first.shape[0])
+        found[new] = table[codes[new]] - 1
+        target = np.full(R.shape, -1, dtype=np.int32)
+        target[jump] = found
+        rate_rows.append(R)
+        targets.append(target)
+        frontier = moves[first]
+        count += first.shape[0]
+        if count > max_states:
+            raise TooManyStates(
+                f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
+                f"has more than {max_states:,} states (the lattice bound is "
+                f"{lattice.count_bound(b):,}), above the memory limit; reduce N or raise the "
+                "memory limit."
+            )
+        states.append(frontier)
+    return Reachable(
+        states=np.concatenate(states),
+        rates=np.concatenate(rate_rows),
+        target=np.concatenate(targets),
+        exact_states=n_exact,
+    )
+
+
+def transposed_generator(
+    target: np.ndarray, R: np.ndarray, N: int
+) -> tuple[sps.csr_matrix, np.ndarray]:
+    """``(Q^T, q)`` as :func:`numeric.exact.assembly.transposed_generator` writes them
+    (CSR, int32 columns ascending within rows, the diagonal ``-q_i`` in every row,
+    two transitions between the same states summed), by :mod:`scipy.sparse`."""
+    S = target.shape[0]
+    jump = target >= 0
+    NR = float(N) * R
+    exit_rate = np.where(jump, NR, 0.0).sum(axis=1)
+    src = np.broadcast_to(np.arange(S, dtype=np.int32)[:, None], target.shape)[jump]
+    diag = np.arange(S, dtype=np.int32)
+    rows = np.concatenate([target[jump], diag])
+    cols = np.concatenate([src, diag])
+    data = np.concatenate([NR[jump], -exit_rate])
+    QT = sps.coo_matrix((data, (rows, cols)), shape=(S, S)).tocsr()
+    QT.sum_duplicates()  # sorts the columns of each row, too
+    return QT, exit_rate
+
+
+def leaving(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray, n: int) -> np.ndarray:
+    """``out[c]``: whether a jump leaves component ``c`` (as
+    :func:`numeric.exact.assembly.leaving`, for a chain of :data:`SMALL_STATES` states)."""
+    rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+    cross = labels[indices] != labels[rows]
+    out = np.zeros(n, dtype=bool)
+    out[labels[indices[cross]]] = True
+    return out
+
+
+def nearest(states: np.ndarray, centre: np.ndarray, eligible: np.ndarray) -> int:
+    """The index of the state nearest ``centre`` among ``eligible`` (the first on a tie),
+    ``-1`` if none (as :func:`numeric.exact.fused.nearest`)."""
+    if not eligible.any():
+        return -1
+    d = ((states - centre) ** 2).sum(axis=1)
+    d[~eligible] = np.inf
+    return int(np.argmin(d))
+
+
+def quadratic_forms(
+    states: np.ndarray, centre: np.ndarray, N: float, inverse: np.ndarray
+) -> np.ndarray:
+    """``y_i^T inverse y_i`` with ``y_i = (states[i] - centre) / sqrt(N)`` (as
+    :func:`numeric.exact.fused.quadratic_forms`)."""
+    y = (states - centre) / np.sqrt(N)
+    return np.einsum("ij,jk,ik->i", y, inverse, y)
+
+
+def routines(compiled: bool) -> SimpleNamespace:
+    """The search's companions, compiled (:mod:`numeric.exact.assembly`,
+    :mod:`numeric.exact.fused`) or in NumPy (this module): ``transposed_generator``,
+    ``leaving``, ``nearest`` and ``quadratic_forms``."""
+    if compiled:
+        from numeric.exact.assembly import leaving as leaves
+        from numeric.exact.assembly import transposed_generator as generator
+        from numeric.exact.fused import nearest as near
+        from numeric.exact.fused import quadratic_forms as forms
+
+        return SimpleNamespace(
+            transposed_generator=generator, leaving=leaves, nearest=near, quadratic_forms=forms
+        )
+    return SimpleNamespace(
+        transposed_generator=transposed_generator,
+        leaving=leaving,
+        nearest=nearest,
+        quadratic_forms=quadratic_forms,
+    )
