@@ -311,7 +311,7 @@ class Chain:
         from numeric.exact.solvers import gaussian_start
 
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
-        if progress:
+        if progress and self._takes_compiled_route():
             _announce_compile(self.model)
         if self.last is not None and self.last[0] == key:
             # asked again (a tighter target): the same chain, from the last answer
@@ -367,6 +367,18 @@ class Chain:
         r = int(tools.nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
         return reach, QT, classes, exit_rate, r
 
+    def _takes_compiled_route(self) -> bool:
+        """Whether the search and the assembly run compiled (decided once per chain,
+        :func:`numeric.exact.small.prefer_compiled`); the NumPy route compiles nothing,
+        so only the compiled one announces a first compile."""
+        if self.compiled is None:
+            from numeric.exact import small
+
+            self.compiled = small.prefer_compiled(
+                self.model, self.lattice.count_bound(self.model.n)
+            )
+        return self.compiled
+
     def _search(self) -> Any:
         """The reachable states (:class:`numeric.exact.lattice.Reachable`): in NumPy
         (:mod:`numeric.exact.small`) when the chain is small
@@ -376,9 +388,7 @@ class Chain:
 
         bound = self.lattice.count_bound(self.model.n)
         limit = min(self.max_states, max(bound, 1))
-        if self.compiled is None:
-            self.compiled = small.prefer_compiled(self.model, bound)
-        if not self.compiled:
+        if not self._takes_compiled_route():
             found = small.reachable(
                 self.model, self.exact, self.lattice, self.p64, self.start, limit
             )

@@ -56,7 +56,7 @@ def inputs_key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Has
         items = tuple((k, type(v).__name__, v) for k, v in params.items())
         key = (id(model), model.key, items, start_key(start), M)
         hash(key)
-    except TypeError:
+    except (TypeError, AttributeError):  # an unhashable value; a family, not a model
         return None
     return key
 
