@@ -456,7 +456,8 @@ def _setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> _Setup:
     """The :class:`_Setup` of these inputs, from this process's cache when made before
     (:mod:`numeric.meanfield.prepared_cache`): a warm transient prepares nothing."""
     key = inputs_key(model, dict(params or {}), start, None)
-    return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=key is not None and model.n <= 256)
+    keep = key is not None and model.n <= 256  # no key: a family, refused when built
+    return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=keep)
 
 
 class _Setup:
