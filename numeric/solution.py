@@ -238,10 +238,12 @@ class MeanFieldSolution(Presentable):
     def certify(self, **options: Any) -> Any:
         """Rigorous Arb enclosures of this solution (:func:`numeric.certify_solution`):
         of the constant of the ``M`` it was computed with, at its own parameter values
-        and start."""
-        from numeric.certified.enclosures import certify_solution
+        and start.  Reached through the package's public table (:mod:`numeric`), not
+        by importing the certifier, which builds on the mean field that builds this
+        result."""
+        import numeric
 
-        return certify_solution(self, **options)
+        return numeric.certify_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation
