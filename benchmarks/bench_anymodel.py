@@ -68,8 +68,9 @@ def _generic_assembly(m, p, N):
     from numeric.exact.lattice import ExactRates, make_lattice, reachable, round_to_lattice
 
     lat = make_lattice(m, N)
-    n0 = round_to_lattice(lat, [0] * m.b)
-    reach = reachable(m.kernels("numba"), ExactRates(m, {"lam": "0.9"}), lat, p, n0, lat.bound(m.b))
+    n0 = round_to_lattice(lat, [0] * m.n)
+    rates = ExactRates(m, {"lam": "0.9"})
+    reach = reachable(m.kernels("numba"), rates, lat, p, n0, lat.count_bound(m.n))
     S = reach.states.shape[0]
     indptr = np.zeros(S + 1, dtype=np.int64)
     np.cumsum(np.bincount(reach.rows, minlength=S), out=indptr[1:])

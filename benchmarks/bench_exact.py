@@ -36,9 +36,9 @@ def worker(N: int, b: int, method: str) -> None:
     from numeric.exact import solve_exact
 
     lam = mpmath.nstr(heavy_traffic_lambda("0.1", "0.05", N), 20)
-    solve_exact(2, lam, b, method=method)  # compile this model's kernels first
+    solve_exact(2, lam, b, solver=method)  # compile this model's kernels first
     tracemalloc.start()
-    r = solve_exact(N, lam, b, method=method)
+    r = solve_exact(N, lam, b, solver=method)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -41,11 +41,11 @@ def main() -> None:
         model = load_model("supermarket", b=b)
         p = {"lam": args.lam}
         t0 = time.perf_counter()
-        numeric.solve(model, p, dps=args.dps, method="general")
+        numeric.solve(model, p, dps=args.dps, route="general")
         warm = time.perf_counter() - t0
         tf, fast = _time(lambda m=model, p=p: numeric.solve(m, p, dps=args.dps), args.repeat)
         tg, gen = _time(
-            lambda m=model, p=p: numeric.solve(m, p, dps=args.dps, method="general"),
+            lambda m=model, p=p: numeric.solve(m, p, dps=args.dps, route="general"),
             args.repeat,
         )
         with mpmath.workdps(args.dps + 10):

@@ -6,7 +6,7 @@ eigenbasis; ``schur``: compiled back substitution on the real Schur form; with
 ``cut K`` when the tail above level K is negligible and the model was solved
 with buffer K); ``trsyl`` re-solves the third-moment equation slice by slice
 with LAPACK trsyl (the old route, an independent check); ``30 digits`` is
-``numeric.solve(..., dps=30, order=2, method="general")`` (two working
+``numeric.solve(..., dps=30, order=2, route="general")`` (two working
 precisions, refined Schur solves).  ``rel diff`` is relative to the first
 column's c2.  ``first s`` is the first call of the row (in the first row it
 includes the imports and loading the kernels numba cached on disk; a
@@ -66,8 +66,8 @@ def main() -> None:
             tr_t, tr_d = f"{t:.2f}", f"{abs(tr['c2'] - f64['c2']) / abs(f64['c2']):.1e}"
         hp_t, digits, hp_d = "-", "-", "-"
         if b <= args.hp_max_b:
-            numeric.solve(model, p, dps=10, order=2, method="general")  # warm-up
-            hp, t = _timed(numeric.solve, model, p, dps=args.dps, order=2, method="general")
+            numeric.solve(model, p, dps=10, order=2, route="general")  # warm-up
+            hp, t = _timed(numeric.solve, model, p, dps=args.dps, order=2, route="general")
             hp_t, digits = f"{t:.2f}", str(hp.digits2)
             hp_d = f"{abs(f64['c2'] - float(hp.c2)) / abs(float(hp.c2)):.1e}"
         print(

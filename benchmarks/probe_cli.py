@@ -2317,7 +2317,8 @@ def issue37_het33_probes() -> list[Probe]:
         (["solve", *k4, "--order", "2"], "order must be 1"),
         (["solve", *k4, "--M", "diag:1"], "--M is not available"),
         (["solve", *k4, "--certify"], "--certify"),
-        (["solve", *k4, "--method", "general"], "method must be auto"),
+        (["solve", *k4, "--method", "general"], "route must be auto"),
+        (["solve", *k4, "--route", "general"], "route must be auto"),
         (["exact", *k4, "--N", "5"], "N must be the number of objects"),
         (["simulate", *k4, "--N", "3", "--steps", "1000"], "N must be the number of objects"),
         (["transient", *k4, "--t", "0:1:3", "--observable", "nope"], "not declared"),
@@ -2363,6 +2364,37 @@ def issue37_circles31_probes() -> list[Probe]:
               check=_stdout_has('"simulator": "per-server"')),
     ]  # fmt: skip
 
+
+def issue37_names31_probes() -> list[Probe]:
+    """Issue 31 (one meaning per name): ``solve --route``, ``exact --solver`` and
+    ``transient --integrator`` are the new names of each command's ``--method``
+    (which still works); a bad value is one line with exit 2, and the old and new
+    flags answer alike."""
+    sir = ["--model", "sir", *SIR_PARAMS]
+    return [
+        Probe("names31 route", ["solve", *MODEL_SM, "--route", "general", "--dps", "15"], (OK,)),
+        Probe("names31 route", ["solve", *MODEL_SM, "--route", "fastest"], (INPUT,),
+              check=_one_line_mentioning("--route")),
+        Probe("names31 route", ["solve", *MODEL_SM, "--float64", "--route", "fast"], (INPUT,),
+              check=_one_line_mentioning("route 'fast' cannot be combined")),
+        Probe("names31 route", ["solve", *sir, "--route", "fast"], (INPUT,),
+              check=_one_line_mentioning("has no registered fast path")),
+        Probe("names31 solver", ["exact", *MODEL_SM, "--N", "5", "--solver", "gmres", "--json"],
+              (OK,), check=_stdout_has('"method": "gmres"')),
+        Probe("names31 solver", ["exact", *MODEL_SM, "--N", "5", "--method", "gmres", "--json"],
+              (OK,), check=_stdout_has('"method": "gmres"')),
+        Probe("names31 solver", ["exact", *MODEL_SM, "--N", "5", "--solver", "lu"], (INPUT,),
+              check=_one_line_mentioning("--solver")),
+        Probe("names31 integrator", ["transient", *sir, "--t", "0:1:3", "--integrator", "RK45"],
+              (OK,)),
+        Probe("names31 integrator", ["transient", *sir, "--t", "0:1:3", "--integrator", "Euler"],
+              (INPUT,), check=_one_line_mentioning("integrator must be one of")),
+        Probe("names31 integrator",
+              ["transient", *sir, "--t", "0:1:3", "--dps", "10", "--integrator", "BDF"], (INPUT,),
+              check=_one_line_mentioning("--integrator is only used by the float64 route")),
+        Probe("names31 integrator", ["transient", *sir, "--t", "0:1:3", "--integrator"], (INPUT,),
+              check=_one_line_mentioning("--integrator")),
+    ]  # fmt: skip
 
 #: Issue 34 (cold simulation): a model whose rates the interpreted loop evaluates
 #: (Piecewise, Min, sqrt) and one with a function it does not (asinh).
@@ -2547,6 +2579,7 @@ def all_probes(shared: Path) -> list[Probe]:
         *issue37_names_probes(),
         *issue37_hetpp_probes(),
         *issue37_circles31_probes(),
+        *issue37_names31_probes(),
         *issue37_het33_probes(),
         *issue37_cold34_probes(),
         *issue37_plain32_probes(),

@@ -34,7 +34,7 @@ def quadratic_test_function(model: Model) -> sp.Expr:
     ``a_0``, ``a_i`` and the symmetric ``A`` (entries ``A_i_j``, ``i <= j``) are
     free symbols, so ``d_ij g = A_ij`` and ``d_i g = a_i + (A s)_i``.
     """
-    b = model.b
+    b = model.n
     s = sp.Matrix(model.states)
     a = sp.Matrix([sp.Symbol(f"a_{i}") for i in range(1, b + 1)])
     A = symmetric_symbols("A", b)
@@ -59,8 +59,8 @@ def lemma7_rhs(model: Model, g: sp.Expr) -> sp.Expr:
     second = sum(
         (
             Q[i, j] * sp.diff(g, states[i], states[j])
-            for i in range(model.b)
-            for j in range(model.b)
+            for i in range(model.n)
+            for j in range(model.n)
             if Q[i, j] != 0
         ),
         sp.Integer(0),

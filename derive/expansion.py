@@ -83,14 +83,14 @@ def _higher(base: dict[tuple, sp.Expr], states, free: int, extra: int) -> dict[t
 def drift_derivatives(model: ModelLike, order: int) -> dict[tuple, sp.Expr]:
     """``{(i, j1 <= ... <= jn): d^n f_i / ds_j1 ... ds_jn}`` for ``n = order``."""
     f = model.drift
-    base = {(i,): f[i] for i in range(model.b) if f[i] != 0}
+    base = {(i,): f[i] for i in range(model.n) if f[i] != 0}
     return _higher(base, model.states, 1, order)
 
 
 def diffusion_derivatives(model: ModelLike, order: int) -> dict[tuple, sp.Expr]:
     """``{(i <= j, k1 <= ... <= kn): d^n Q_ij / ds_k1 ... ds_kn}``."""
     Q = model.diffusion
-    base = {(i, j): Q[i, j] for i in range(model.b) for j in range(i, model.b) if Q[i, j] != 0}
+    base = {(i, j): Q[i, j] for i in range(model.n) for j in range(i, model.n) if Q[i, j] != 0}
     return _higher(base, model.states, 2, order)
 
 

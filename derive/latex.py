@@ -84,7 +84,7 @@ def jacobian_latex(model: Model) -> str:
 
 def hessian_latex(model: Model) -> str:
     """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
-    b = model.b
+    b = model.n
     H = model.hessian
     rows = []
     for i in range(b):
@@ -105,7 +105,7 @@ def ftilde_latex(model: Model) -> str:
 
 def stein_latex(model: Model, M: object = None) -> str:
     """Equilibrium equations, linear model, Stein's equation and its quadratic solution."""
-    b = model.b
+    b = model.n
     rows = [
         f"0 &= {latex(eq.lhs)} \\quad (k = {k + 1})"
         for k, eq in enumerate(stein.equilibrium_equations(model))

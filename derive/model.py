@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
+from derive import objects
 from derive.rate_functions import RATE_FUNCTIONS
 from derive.spec import ModelInfo
+from mfstein.arguments import warn_renamed
 from mfstein.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -315,7 +317,7 @@ def _face_forms(space: Any, jump: tuple[int, ...], b: int) -> list[tuple[tuple, 
 def _other_laws(model: Model) -> bool:
     """Whether the jumps conserve a linear quantity beyond the sum that a conserved
     simplex already fixes (computed once per model, exactly)."""
-    laws = len(_laws(model.transitions, model.b))
+    laws = len(_laws(model.transitions, model.n))
     space = model.info.state_space
     conserved = space.kind == "simplex" and all(sum(t.jump) == 0 for t in model.transitions)
     return laws > (1 if conserved else 0)
@@ -437,7 +439,7 @@ def default_start(model: Model) -> list[sp.Rational] | None:
     box, ``1/k`` on each coordinate of a conserved sum of ``k`` coordinates, so
     that every such sum is 1."""
     space = model.info.state_space
-    b = model.b
+    b = model.n
     if space.declared or space.kind == "orthant":
         return None
     if space.kind == "simplex":
@@ -464,6 +466,17 @@ def _symbols(model: str, what: str, items: Any) -> tuple[sp.Symbol, ...]:
     if twice:
         raise ParameterError(f"{what} of model {model} list {', '.join(twice)} more than once.")
     return out
+
+
+def _derived(name: str, doc: str) -> cached_property[Any]:
+    """A cached property ``model.<name>``: ``derive.objects.<name>(model)``, computed
+    once per model (the model itself holds only its description)."""
+
+    def compute(model: Model) -> Any:
+        return getattr(objects, name)(model)
+
+    compute.__name__, compute.__qualname__, compute.__doc__ = name, f"Model.{name}", doc
+    return cached_property(compute)
 
 
 class Model:
@@ -570,20 +583,27 @@ class Model:
         declare is inferred from the jumps on first use (:func:`infer_state_space`:
         exact conservation laws, which cost seconds for a thousand coordinates)."""
         if not self._info.state_space.declared and "_inferred" not in self.__dict__:
-            space = infer_state_space(self.transitions, self.b)
+            space = infer_state_space(self.transitions, self.n)
             self._info = replace(self._info, state_space=space)
             self.__dict__["_inferred"] = True
         return self._info
 
     @property
-    def b(self) -> int:
-        """The dimension of the state (the buffer size for the supermarket model)."""
+    def n(self) -> int:
+        """The dimension of the state: the number of coordinates ``s_1 .. s_n``."""
         return len(self.states)
+
+    @property
+    def b(self) -> int:
+        """Deprecated name of :attr:`n` (issue 31: ``b`` is the supermarket's buffer
+        size, which :class:`derive.models.supermarket.SupermarketModel` keeps)."""
+        warn_renamed("Model", "b", "n", stacklevel=3)
+        return self.n
 
     def __repr__(self) -> str:
         params = ", ".join(map(str, self.params))
         return (
-            f"<Model {self.name} b={self.b} params=({params}) transitions={len(self.transitions)}>"
+            f"<Model {self.name} n={self.n} params=({params}) transitions={len(self.transitions)}>"
         )
 
     def __hash__(self) -> int:
@@ -674,44 +694,25 @@ class Model:
     # -- derived symbolic objects ---------------------------------------------
     # Convenience accessors: the objects are computed by derive.objects, which
     # reads the model (the model itself holds only its description).
-    @cached_property
-    def drift(self) -> sp.Matrix:
-        """The mean-field drift ``f(s) = sum_l l beta_l(s)`` as a ``b x 1`` matrix."""
-        from derive import objects
-
-        return objects.drift(self)
-
-    @cached_property
-    def jacobian(self) -> sp.Matrix:
-        """The Jacobian ``J(s) = df/ds`` (``b x b``)."""
-        from derive import objects
-
-        return objects.jacobian(self)
-
-    @cached_property
-    def hessian(self) -> sp.MutableSparseNDimArray:
-        """The Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` as a sparse rank-3 array."""
-        from derive import objects
-
-        return objects.hessian(self)
-
-    @cached_property
-    def diffusion(self) -> sp.Matrix:
-        """The diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)`` (``b x b``)."""
-        from derive import objects
-
-        return objects.diffusion(self)
-
-    @cached_property
-    def ftilde(self) -> sp.Matrix:
+    drift = _derived(
+        "drift", """The mean-field drift ``f(s) = sum_l l beta_l(s)`` as a ``b x 1`` matrix."""
+    )
+    jacobian = _derived("jacobian", """The Jacobian ``J(s) = df/ds`` (``b x b``).""")
+    hessian = _derived(
+        "hessian",
+        """The Hessian ``H[i, j, k] = d^2 f_i / ds_j ds_k`` as a sparse rank-3 array.""",
+    )
+    diffusion = _derived(
+        "diffusion", """The diffusion matrix ``Q(s) = sum_l l l^T beta_l(s)`` (``b x b``)."""
+    )
+    ftilde = _derived(
+        "ftilde",
         """``f~(s) = diag(Q(s)) / 2``; for the supermarket model the paper's ``f~``.
 
         The core paper (Theorem 1): ``f~_i = 1/2 [lam (s_{i-1}^2 - s_i^2) + (s_i - s_{i+1})]``,
         and ``Q = 2 diag(f~)`` because every jump moves one coordinate by one.
-        """
-        from derive import objects
-
-        return objects.ftilde(self)
+        """,
+    )
 
     def kernels(self, backend: str = "numba") -> Kernels:
         """Generated numeric kernels for this model (see :func:`derive.kernels.kernels`)."""

@@ -22,7 +22,7 @@ def drift(model: ModelLike) -> sp.Matrix:
     For the supermarket model with d = 2 this is
     ``f_k = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})``, ``s_0 = 1``, ``s_{b+1} = 0``.
     """
-    b = model.b
+    b = model.n
     comps = [sp.Integer(0)] * b
     for t in model.transitions:
         for i, li in enumerate(t.jump):
@@ -77,7 +77,7 @@ def jacobian(model: ModelLike) -> sp.Matrix:
     ``J_{k,k-1} = lam d s_{k-1}^{d-1}``, ``J_kk = -lam d s_k^{d-1} - mu``,
     ``J_{k,k+1} = mu``.
     """
-    b = model.b
+    b = model.n
     f = model.drift
     position = {s: j for j, s in enumerate(model.states)}
     J = sp.zeros(b, b)
@@ -94,7 +94,7 @@ def hessian(model: ModelLike) -> sp.MutableSparseNDimArray:
     lam d (d-1) s_{k-1}^{d-2}`` and ``H[k, k, k] = -lam d (d-1) s_k^{d-2}`` are
     non-zero (both vanish for d = 1).
     """
-    b = model.b
+    b = model.n
     position = {s: j for j, s in enumerate(model.states)}
     H = sp.MutableSparseNDimArray.zeros(b, b, b)
     for (i, j), Jij in sorted(model.jacobian.todok().items()):
@@ -109,7 +109,7 @@ def diffusion(model: ModelLike) -> sp.Matrix:
     The generator of the finite-N chain acts on a quadratic ``g`` as
     ``grad g . f + (1/2N) sum_ij Q_ij d_ij g`` (core paper, Lemma 7).
     """
-    b = model.b
+    b = model.n
     Q = sp.zeros(b, b)
     for t in model.transitions:
         nz = [(i, li) for i, li in enumerate(t.jump) if li]
@@ -126,4 +126,4 @@ def ftilde(model: ModelLike) -> sp.Matrix:
     and ``Q = 2 diag(f~)``.
     """
     Q = model.diffusion
-    return sp.Matrix(model.b, 1, [sp.expand(Q[i, i] / 2) for i in range(model.b)])
+    return sp.Matrix(model.n, 1, [sp.expand(Q[i, i] / 2) for i in range(model.n)])

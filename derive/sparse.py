@@ -294,7 +294,7 @@ class LambdaKernels:
     def __init__(self, model: Any, group: str = "base") -> None:
         from derive.kernels import kernel_objects, order2_kernel_objects
 
-        self.b = model.b
+        self.b = model.n
         self._symbols = (*model.states, *model.params)
         if group == "order2":
             objs, index = order2_kernel_objects(model)

@@ -83,12 +83,12 @@ def weight_matrix(b: int, M: object = None) -> sp.Matrix:
 
 
 def _star(model: Model) -> dict[sp.Symbol, sp.Symbol]:
-    return dict(zip(model.states, sstar_symbols(model.b), strict=True))
+    return dict(zip(model.states, sstar_symbols(model.n), strict=True))
 
 
 def deviation(model: Model) -> sp.Matrix:
     """``x = s - s^*`` as a ``b x 1`` matrix."""
-    return sp.Matrix(model.states) - sp.Matrix(sstar_symbols(model.b))
+    return sp.Matrix(model.states) - sp.Matrix(sstar_symbols(model.n))
 
 
 def equilibrium_equations(model: Model) -> list[sp.Equality]:
@@ -124,7 +124,7 @@ def linearised_drift(model: Model) -> sp.Matrix:
 
 def stein_solution(model: Model, P: sp.Matrix | None = None) -> sp.Expr:
     """The quadratic solution ``g(s) = -(s - s^*)^T P (s - s^*)`` (Lemma 4)."""
-    P = p_matrix(model.b) if P is None else sp.Matrix(P)
+    P = p_matrix(model.n) if P is None else sp.Matrix(P)
     x = deviation(model)
     return sp.expand((-(x.T * P * x))[0, 0])
 
@@ -141,7 +141,7 @@ def stein_equation(model: Model, M: object = None, g: sp.Expr | None = None) -> 
     :func:`stein_solution`.  Returned unevaluated as ``Eq(lhs, rhs)`` with both
     sides expanded.
     """
-    Mm = weight_matrix(model.b, M)
+    Mm = weight_matrix(model.n, M)
     g = stein_solution(model) if g is None else g
     x = deviation(model)
     lhs = sp.expand((gradient(g, model).T * linearised_drift(model))[0, 0])
@@ -151,16 +151,16 @@ def stein_equation(model: Model, M: object = None, g: sp.Expr | None = None) -> 
 
 def lyapunov_residual(model: Model, M: object = None, P: sp.Matrix | None = None) -> sp.Matrix:
     """``R = P J(s^*) + J(s^*)^T P + M``; the Lyapunov equation (eq. (23)) is ``R = 0``."""
-    Mm = weight_matrix(model.b, M)
-    P = p_matrix(model.b) if P is None else sp.Matrix(P)
+    Mm = weight_matrix(model.n, M)
+    P = p_matrix(model.n) if P is None else sp.Matrix(P)
     J = jacobian_at_equilibrium(model)
     return (P * J + J.T * P + Mm).applyfunc(sp.expand)
 
 
 def lyapunov_equation(model: Model, M: object = None) -> sp.Equality:
     """The matrix equation ``P J(s^*) + J(s^*)^T P = -M`` (unevaluated ``Eq``)."""
-    Mm = weight_matrix(model.b, M)
-    P = p_matrix(model.b)
+    Mm = weight_matrix(model.n, M)
+    P = p_matrix(model.n)
     J = jacobian_at_equilibrium(model)
     return sp.Eq((P * J + J.T * P).applyfunc(sp.expand), -Mm, evaluate=False)
 
@@ -194,7 +194,7 @@ def kronecker_system(model: Model, M: object = None) -> KroneckerSystem:
 
     Uses ``vec(A B C) = (C^T (x) A) vec(B)`` on ``P J = I P J`` and ``J^T P = J^T P I``.
     """
-    b = model.b
+    b = model.n
     Mm = weight_matrix(b, M)
     Jt = jacobian_at_equilibrium(model).T
     eye = sp.eye(b)
@@ -210,7 +210,7 @@ def solve_lyapunov(model: Model, M: object = None, J: sp.Matrix | None = None) -
     ``J(s^*)`` in the symbols ``s^*``; pass an explicit matrix to get explicit
     entries.  Practical for small ``b`` only.
     """
-    b = model.b
+    b = model.n
     Mm = weight_matrix(b, M)
     J = jacobian_at_equilibrium(model) if J is None else sp.Matrix(J)
     P = p_matrix(b)
@@ -228,7 +228,7 @@ def solve_kronecker(model: Model, M: object = None, J: sp.Matrix | None = None) 
     An independent route to :func:`solve_lyapunov` (``b^2`` unknowns, symmetry
     not imposed); practical for small ``b`` only.
     """
-    b = model.b
+    b = model.n
     Mm = weight_matrix(b, M)
     Jt = (jacobian_at_equilibrium(model) if J is None else sp.Matrix(J)).T
     eye = sp.eye(b)
@@ -245,7 +245,7 @@ def dominant_term(model: Model, P: sp.Matrix | None = None) -> sp.Expr:
     ``2 tr(P F~) / N`` -- Theorem 1's constant with the sign of eq. (5)
     corrected and eq. (6)'s spurious ``1/N`` removed.
     """
-    P = p_matrix(model.b) if P is None else sp.Matrix(P)
+    P = p_matrix(model.n) if P is None else sp.Matrix(P)
     Q = diffusion_at_equilibrium(model)
     return sp.expand((P * Q).trace()) / N
 
@@ -314,7 +314,7 @@ def stein_lyapunov_check(model: Model, M: object = None) -> SteinLyapunovCheck:
     x = deviation(model)
     identity = sp.simplify(sp.expand(residual + (x.T * R * x)[0, 0]))
     states = model.states
-    b = model.b
+    b = model.n
     half_hess = sp.Matrix(b, b, lambda i, j: sp.diff(residual, states[i], states[j]) / 2)
     gap = (half_hess + R).applyfunc(lambda e: sp.simplify(sp.expand(e)))
     symmetric = (R - R.T).applyfunc(sp.expand).is_zero_matrix

@@ -10,7 +10,10 @@ arguments at the top with these helpers, before any symbolic or numeric work:
 * :func:`check_params` -- ``params`` is ``None`` or a mapping of parameter
   names to values;
 * :func:`check_path` -- a file argument (a checkpoint) is a path;
-* :func:`check_start` -- a start state is ``None``, a string or a sequence of numbers.
+* :func:`check_start` -- a start state is ``None``, a string or a sequence of numbers;
+* :func:`renamed_keywords` -- a decorator keeping an entry's old keyword names
+  working as deprecated aliases of the new ones (:func:`warn_renamed`), so that
+  one name has one meaning across the API (docs/internal-api.md, "Vocabulary").
 
 Values and ranges are checked where they are read (:func:`mfstein.errors.check_int`,
 :mod:`mfstein.limits`, :mod:`numeric.meanfield.params`); the model itself where it
@@ -24,6 +27,7 @@ import difflib
 import functools
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -35,7 +39,9 @@ __all__ = [
     "check_path",
     "check_start",
     "did_you_mean",
+    "renamed_keywords",
     "unknown_keyword",
+    "warn_renamed",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,3 +125,45 @@ def check_start(start: Any, name: str = "start") -> None:
             f"{name} must be a sequence of numbers (one fraction per state, e.g. [0.9, 0.1]), "
             f"a string or None, got {type(start).__name__} {start!r}."
         )
+
+
+def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
+    """Emit the :class:`DeprecationWarning` of an old name ``old`` of ``where``
+    (an entry or a class) that is now called ``new``."""
+    warnings.warn(
+        f"{where}: {old} is deprecated; use {new} instead (same meaning).",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def renamed_keywords(**renames: str) -> Callable[[F], F]:
+    """Decorate an entry so that each old keyword ``old`` of ``renames = {old: new}``
+    is still taken, as a deprecated alias of ``new``.
+
+    A call with ``old`` warns (:func:`warn_renamed`, a :class:`DeprecationWarning`
+    naming ``new``) and is passed on with ``new``; a call giving both raises a
+    :class:`TypeError` in one sentence.  The signature, name and docstring stay
+    those of ``function`` (which takes only the new names).
+    """
+
+    def decorate(function: F) -> F:
+        name = function.__name__
+
+        @functools.wraps(function)
+        def entry(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(
+                        f"{name}() got both {new}= and its deprecated alias {old}=; "
+                        f"give {new}= only."
+                    )
+                warn_renamed(f"{name}()", f"{old}=", f"{new}=")
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return entry  # type: ignore[return-value]
+
+    return decorate

@@ -65,7 +65,7 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         # derive.models.supermarket.queue_model declares the name
         "supermarket": FastPath(
             mean_field="numeric.supermarket.solver:solve_model",
-            fixed_point="numeric.supermarket.solver:fixed_point64",
+            fixed_point="numeric.supermarket.solver:shooting_point64",
             restriction="derive.models.supermarket:first_levels",
             exact="numeric.exact.supermarket:supermarket_fast",
             simulation="sim.generic:SupermarketFastPath",

@@ -27,6 +27,7 @@ from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError
 
 __all__ = [
     "MIN_DPS",
+    "PRECISIONS",
     "Earned",
     "IllConditionedWarning",
     "NumericalError",
@@ -36,6 +37,7 @@ __all__ = [
     "blas_thread_limit",
     "check_dps",
     "check_heavy_traffic_below_one",
+    "check_precision",
     "earn_digits",
     "guard_ladder",
     "heavy_traffic_lambda",
@@ -58,6 +60,20 @@ def check_dps(dps: Any) -> int:
     from mfstein.limits import MAX_DPS
 
     return check_int("dps", dps, MIN_DPS, MAX_DPS)
+
+
+#: Values of ``precision=`` in every task that has it (``solve``, ``sweep``,
+#: ``transient``, ``certify``): ``"dps"`` (``dps`` significant digits earned by two
+#: working precisions) or ``"float64"`` (machine numbers).
+PRECISIONS = ("dps", "float64")
+
+
+def check_precision(precision: Any) -> str:
+    """Return ``precision`` if it is one of :data:`PRECISIONS`, else raise
+    :class:`ParameterError` in one sentence."""
+    if not (isinstance(precision, str) and precision in PRECISIONS):
+        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    return precision
 
 
 def to_mpf(name: str, value: Any) -> mpf:

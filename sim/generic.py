@@ -391,12 +391,12 @@ class GenericSimulator(Simulator):
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")
-        hist_len = lattice.upper + 1 if model.b * (lattice.upper + 1) <= MAX_HIST else 0
+        hist_len = lattice.upper + 1 if model.n * (lattice.upper + 1) <= MAX_HIST else 0
         self.lattice = lattice
         return {
             "model": model.name,
             "N": N,
-            "b": model.b,
+            "b": model.n,
             "params": tuple(float(values[str(q)]) for q in model.params),
             "s_star": tuple(s_star),
             "start": tuple(int(x) for x in init),
@@ -404,7 +404,7 @@ class GenericSimulator(Simulator):
             "upper": int(lattice.upper),
             "total": int(lattice.total),
             "truncated": bool(lattice.truncated),
-            "thin_bits": thin_bits(model.b),
+            "thin_bits": thin_bits(model.n),
             "hist_len": hist_len,
         }
 
@@ -562,7 +562,7 @@ class SupermarketFastPath(Simulator):
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
         st = model.info.structure
-        return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.b <= 200
+        return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.n <= 200
 
     def _prepare(self) -> None:
         import mpmath
@@ -598,7 +598,7 @@ class SupermarketFastPath(Simulator):
         import dataclasses
 
         r = run_supermarket(
-            self.N, self.lam_text, self.model.b, self.d, options,
+            self.N, self.lam_text, self.model.n, self.d, options,
             replacement=self.replacement, policy=self.policy,
             simulator=self.engine or "aggregated",
         )  # fmt: skip

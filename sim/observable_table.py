@@ -309,14 +309,14 @@ def centred_quadratic(model: Any, M: Any, s_star: Sequence[Any]) -> Any:
     from numeric.quadratic_form import quadratic_form
 
     with mpmath.workdps(30):
-        Mb = quadratic_form(M)(model.b)
+        Mb = quadratic_form(M)(model.n)
 
         def exact(x: Any) -> sp.Rational:
             return sp.Rational(mpmath.nstr(mpmath.mpf(x), 25))
 
         d = [x - exact(c) for x, c in zip(model.states, s_star, strict=True)]
         return sp.Add(
-            *(exact(Mb[i, j]) * d[i] * d[j] for i in range(model.b) for j in range(model.b)
+            *(exact(Mb[i, j]) * d[i] * d[j] for i in range(model.n) for j in range(model.n)
               if Mb[i, j] != 0)
         )  # fmt: skip
 
@@ -339,7 +339,7 @@ def _exact(
     try:
         lattice = Chain.setup(model, N, values, start, None, None).lattice
         chosen = getattr(lattice, "kind", None) == "orthant" and not lattice.truncated
-        bound = None if chosen or not hasattr(lattice, "bound") else lattice.bound(model.b)
+        bound = None if chosen or not hasattr(lattice, "bound") else lattice.bound(model.n)
         if bound is not None and bound > max_states:
             raise ParameterError(
                 f"the chain has up to {bound:,} states (more than {max_states:,})."

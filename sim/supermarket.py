@@ -56,15 +56,16 @@ def reference_point(
 
 
 def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
-    """``(policy, simulator)`` from the user's choice: the simulator defaults to the
-    aggregated one for ``"pod"`` and to the per-server one otherwise."""
+    """``(policy, simulator)`` from the user's choice (``engine=`` of
+    :func:`sim.simulate_supermarket`): the engine defaults to the aggregated one for
+    ``"pod"`` and to the per-server one otherwise."""
     check_choice("policy", policy, engine.POLICIES)
     if simulator is None:
         simulator = "aggregated" if policy == "pod" else "per-server"
-    check_choice("simulator", simulator, engine.SIMULATORS)
+    check_choice("engine", simulator, engine.SIMULATORS)
     if simulator == "aggregated" and policy != "pod":
         raise ParameterError(
-            f"the aggregated simulator runs policy 'pod' only; use simulator='per-server' "
+            f"the aggregated engine runs policy 'pod' only; use engine='per-server' "
             f"for policy {policy!r}."
         )
     return policy, simulator

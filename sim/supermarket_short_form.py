@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mfstein.arguments import renamed_keywords
 from sim.api import simulate
 from sim.base import RunOptions, SimulationResult
 from sim.supermarket import check_inputs, resolve_policy
@@ -16,6 +17,7 @@ from sim.supermarket import check_inputs, resolve_policy
 __all__ = ["simulate_supermarket"]
 
 
+@renamed_keywords(simulator="engine")
 def simulate_supermarket(
     N: int,
     lam: Any,
@@ -24,7 +26,7 @@ def simulate_supermarket(
     *,
     replacement: bool = True,
     policy: str = "pod",
-    simulator: str | None = None,
+    engine: str | None = None,
     **options: Any,
 ) -> SimulationResult:
     """The paper's short form: simulate the supermarket model with ``N`` servers.
@@ -32,10 +34,10 @@ def simulate_supermarket(
     ``simulate_supermarket(N, lam, b, d)`` builds the power-of-``d`` supermarket
     model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
     Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Section 3) and
-    runs :func:`simulate` on it with ``engine = simulator`` (``"aggregated"``,
-    the default for ``policy="pod"``, or ``"per-server"``, the default for
-    ``"jsq"`` and ``"random"``).  ``options`` are those of :func:`simulate`
-    (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
+    runs :func:`simulate` on it with ``engine`` (``"aggregated"``, the default
+    for ``policy="pod"``, or ``"per-server"``, the default for ``"jsq"`` and
+    ``"random"``; ``simulator=`` is its deprecated alias).  ``options`` are those of
+    :func:`simulate` (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
     ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).
     """
     from derive.models.supermarket import supermarket
@@ -45,9 +47,9 @@ def simulate_supermarket(
     run = {k: options.get(k, getattr(defaults, k)) for k in ("steps", "reps", "seed", "workers")}
     check_inputs(
         N, b, d, run["reps"], run["seed"], options.get("batches", defaults.batches),
-        run["steps"], run["workers"], policy, simulator, replacement,
+        run["steps"], run["workers"], policy, engine, replacement,
     )  # fmt: skip
-    policy, simulator = resolve_policy(policy, simulator)
+    policy, engine = resolve_policy(policy, engine)
     parse_lam(lam)  # the same one-sentence refusal as before any model is built
     model = supermarket(int(b), 1 if policy == "random" else int(d), replacement=replacement)
-    return simulate(model, {"lam": lam}, N=N, engine=simulator, policy=policy, **options)
+    return simulate(model, {"lam": lam}, N=N, engine=engine, policy=policy, **options)

@@ -135,7 +135,7 @@ def _powi(x, e):
     return 1.0 / acc if e < 0 else acc
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def evaluate(code, ptr, consts, i, s, p, stack):
     """The value of program ``i`` (:class:`derive.rate_program.Programs`) at the
     densities ``s`` and parameters ``p`` (``stack``: scratch of its depth)."""
@@ -367,7 +367,8 @@ def run_table_chain(
             sumsq += 2.0 * dv * (old - target[k]) + dv * dv
         # the intensities the jump changed, then the observables at the new state;
         # evaluated here, not by calls: a call with array arguments on this path cost
-        # several times the whole event (reference counts)
+        # several times the whole event (reference counts); numba inlines the
+        # interpreter (``evaluate``, ``inline="always"``)
         lo, hi = aff_ptr[chosen], aff_ptr[chosen + 1]
         for a in range(lo, hi + n_obs):
             is_rate = a < hi
@@ -382,42 +383,7 @@ def run_table_chain(
                         term *= x if e == 1 else _powi(x, e)
                     v += term
             else:
-                top = 0
-                for pc in range(ptr[t], ptr[t + 1]):
-                    op = code[pc, 0]
-                    arg = code[pc, 1]
-                    if op == CONST:
-                        stack[top] = consts[arg]
-                        top += 1
-                    elif op == STATE:
-                        stack[top] = s[arg]
-                        top += 1
-                    elif op == PARAM:
-                        stack[top] = p[arg]
-                        top += 1
-                    elif op == ADD:
-                        top -= 1
-                        stack[top - 1] += stack[top]
-                    elif op == MUL:
-                        top -= 1
-                        stack[top - 1] *= stack[top]
-                    elif op == DIV:
-                        top -= 1
-                        stack[top - 1] /= stack[top]
-                    elif op == NEG:
-                        stack[top - 1] = -stack[top - 1]
-                    elif op == POWI:
-                        stack[top - 1] = _powi(stack[top - 1], arg)
-                    elif op == SELECT:
-                        top -= 2
-                        if stack[top + 1] == 0.0:
-                            stack[top - 1] = stack[top]
-                    elif op >= SQRT:
-                        stack[top - 1] = _unary(op, stack[top - 1])
-                    else:
-                        top -= 1
-                        stack[top - 1] = _binary(op, stack[top - 1], stack[top])
-                v = stack[0]
+                v = evaluate(code, ptr, consts, t, s, p, stack)
             if not is_rate:
                 gval[a - hi] = v
                 continue

@@ -91,7 +91,7 @@ def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
     ref = structured("0.9", 5, 2, dps=25)
     assert via_entry.constant == short.constant == ref.constant
     assert via_entry.s_star == short.s_star == ref.s_star
-    general = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25, method="general")
+    general = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25, route="general")
     with mpmath.workdps(40):  # an independent route: agreement to the digits claimed
         assert abs(general.constant - ref.constant) <= 10 ** -(ref.digits - 1) * ref.constant
 

@@ -196,20 +196,61 @@ def test_design_names_every_numeric_subpackage() -> None:
     assert not missing, f"docs/design.md does not name numeric/{missing[0]}/"
 
 
-def long_functions() -> list[str]:
-    """Functions of the library over :data:`LONGEST` lines (docstring included)
-    that no numba ``jit`` decorator compiles: the compiled inner loops may stay
-    long, where splitting them would cost speed."""
+def long_defs(source: str) -> list[tuple[int, str, int]]:
+    """``(line, name, length)`` of each function in ``source`` over :data:`LONGEST`
+    lines (docstring included) that no numba decorator compiles (``jit``, ``njit``,
+    ``vectorize``, ``guvectorize``, ``cfunc``, with or without arguments): the compiled
+    inner loops may stay long, where splitting them would cost speed.  Source that the
+    library generates and compiles (a string, such as :data:`sim.generic_kernels._LOOP`)
+    holds no function for :mod:`ast`, so it is not counted."""
     out = []
-    for path in sorted(p for top in LIBRARY for p in (ROOT / top).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            length = node.end_lineno - node.lineno + 1
-            compiled = any("jit" in ast.unparse(d) for d in node.decorator_list)
-            if length > LONGEST and not compiled:
-                out.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        length = node.end_lineno - node.lineno + 1
+        compiled = any(
+            word in ast.unparse(d)
+            for d in node.decorator_list
+            for word in ("jit", "vectorize", "cfunc")
+        )
+        if length > LONGEST and not compiled:
+            out.append((node.lineno, node.name, length))
     return out
+
+
+def long_functions() -> list[str]:
+    """Functions of the library over :data:`LONGEST` lines that numba does not
+    compile (:func:`long_defs`), as ``path:line name (length lines)``."""
+    return [
+        f"{path.relative_to(ROOT)}:{line} {name} ({length} lines)"
+        for path in sorted(p for top in LIBRARY for p in (ROOT / top).rglob("*.py"))
+        for line, name, length in long_defs(path.read_text())
+    ]
+
+
+def _function(decorator: str, body_lines: int, name: str = "f") -> str:
+    body = "".join(f"    x{i} = {i}\n" for i in range(body_lines))
+    return f"{decorator}\ndef {name}():\n{body}"
+
+
+def test_the_length_check_counts_every_line_and_spares_only_compiled_functions() -> None:
+    at_limit = _function("", LONGEST - 1)  # the def line and LONGEST - 1 body lines
+    assert long_defs(at_limit) == []
+    assert long_defs(_function("", LONGEST)) == [(2, "f", LONGEST + 1)]
+    nested = "class C:\n" + "\n".join(
+        "    " + line for line in _function("@property", LONGEST, "g").splitlines()
+    )
+    assert long_defs(nested) == [(3, "g", LONGEST + 1)]
+    for compiled in (
+        "@numba.njit(cache=True)",
+        "@njit",
+        "@numba.jit(nopython=True)",
+        '@numba.vectorize(["float64(float64)"])',
+        "@guvectorize('(n)->()')",
+        "@cfunc('float64(float64)')",
+    ):
+        assert long_defs(_function(compiled, LONGEST)) == [], compiled
+    assert long_defs(_function("@functools.cache", LONGEST)) == [(2, "f", LONGEST + 1)]
 
 
 def test_no_function_that_numba_does_not_compile_is_over_120_lines() -> None:

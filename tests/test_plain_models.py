@@ -64,7 +64,7 @@ def encloses(ball, value: mpmath.mpf, digits: int) -> bool:
 
 def diag_M(name: str) -> str:
     """A non-identity quadratic observable ``diag(2, 1, 1, ...)`` of the model's size."""
-    b = model(name).b
+    b = model(name).n
     return "diag:" + ",".join(["2"] + ["1"] * (b - 1))
 
 
@@ -337,7 +337,7 @@ def _jacobian(name: str):
     import sympy as sp
 
     m = model(name)
-    f = sp.Matrix([sum(t.jump[k] * t.rate for t in m.transitions) for k in range(m.b)])
+    f = sp.Matrix([sum(t.jump[k] * t.rate for t in m.transitions) for k in range(m.n)])
     return m, f.jacobian(sp.Matrix(m.states))
 
 
@@ -361,13 +361,13 @@ def test_derive_jacobian_json_equals_sympys(name, capsys):
     m, J = _jacobian(name)
     names = {str(x): x for x in (*m.states, *m.params)}
     rows = json.loads(capsys.readouterr().out)["J"]
-    assert len(rows) == m.b and all(len(r) == m.b for r in rows)
+    assert len(rows) == m.n and all(len(r) == m.n for r in rows)
     got = sp.Matrix([[sp.sympify(e, locals=names) for e in r] for r in rows])
     assert got.free_symbols <= set(names.values())
     smooth = not any(t.rate.has(sp.Min, sp.Max, sp.Piecewise) for t in m.transitions)
     diff = got - J
-    if smooth and m.b <= 3:
-        assert sp.simplify(diff) == sp.zeros(m.b, m.b)
+    if smooth and m.n <= 3:
+        assert sp.simplify(diff) == sp.zeros(m.n, m.n)
     rng = random.Random(name)
     for _ in range(3):
         point = {x: sp.Rational(rng.randint(1, 97), 199) for x in m.states}

@@ -26,7 +26,6 @@ time by Little's law.  Any d: :mod:`derive.models.power_of_d_servers`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -132,11 +131,3 @@ def power_of_two_heterogeneous(
         observables=queue_observables(mu, b),
     )
 
-
-def speeds_text(model: HeterogeneousModel) -> list[Fraction]:
-    """The service rates of a model built here (read back from its moves)."""
-    out = [Fraction(0)] * model.K
-    for k, s, t, r in model.unilateral:
-        if (s, t) == (1, 0):
-            out[k] = Fraction(int(r.p), int(r.q))
-    return out

@@ -53,6 +53,12 @@ class SupermarketModel(Model):
         self.mu = mu
         self.replacement = replacement
 
+    @property
+    def b(self) -> int:
+        """The buffer size: the largest queue length, the dimension :attr:`n` of the
+        state ``s_1 .. s_b`` (the family's own name for it, not deprecated)."""
+        return self.n
+
 
 def binomial_fraction(x: sp.Expr, d: int) -> sp.Expr:
     """``C(N x, d) / C(N, d) = prod_{j<d} (N x - j) / (N - j)``: the chance that d

@@ -207,7 +207,7 @@ def objects(model, names: list[str]) -> dict[str, Any]:
                 "J_star": stein.jacobian_at_equilibrium(model),
                 "linearised_drift": stein.linearised_drift(model),
                 "g": stein.stein_solution(model),
-                "P": stein.p_matrix(model.b),
+                "P": stein.p_matrix(model.n),
                 "stein_lhs": eq.lhs,
                 "stein_rhs": eq.rhs,
                 "dominant_term": stein.dominant_term(model),
@@ -233,7 +233,7 @@ def objects(model, names: list[str]) -> dict[str, Any]:
         elif name == "closed-form":
             from derive.models.closed_forms import closed_form
 
-            cf = closed_form(model.b)
+            cf = closed_form(model.n)
             out[name] = {
                 "s_star": list(cf.s_star),
                 "J": cf.J,
@@ -347,7 +347,7 @@ def _given_model(args: argparse.Namespace, names: list[str]) -> Any:
             f"model {args.model} has an unbounded state here; give a finite size for "
             "symbolic derivation (e.g. --param b=5)."
         )
-    _check_size(model.b, names, f"the dimension of model {model.name}")
+    _check_size(model.n, names, f"the dimension of model {model.name}")
     return with_values(model, params)
 
 
@@ -360,7 +360,7 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
         if "closed-form" in names:
             from derive.models.closed_forms import closed_form_latex
 
-            texts["closed-form"] = closed_form_latex(model.b)
+            texts["closed-form"] = closed_form_latex(model.n)
         for name in dict.fromkeys(names):
             text = texts[name]
             print(f"% {name}")

@@ -42,10 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--b", help="buffer size (integer >= 1; required without --model)")
     add_choice_options(p)
     p.add_argument(
+        "--solver",
         "--method",
+        dest="solver",
         default="auto",
         choices=("auto", "direct", "bicgstab", "gmres"),
-        help="linear solver (default auto: sparse LU up to 3000 states, else BiCGSTAB)",
+        help="linear solver (default auto: sparse LU up to 3000 states, else BiCGSTAB; "
+        "--method is the old name)",
     )
     p.add_argument(
         "--memory-limit",
@@ -114,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The exact solver's options as given (``--method``, ``--memory-limit`` in GB,
+    """The exact solver's options as given (``--solver``, ``--memory-limit`` in GB,
     the progress bar unless ``--json`` or not on a terminal), as keywords of
     :func:`numeric.exact.general.solve` and :func:`numeric.exact.supermarket.solve_exact`."""
     limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     return dict(
-        method=args.method,
+        solver=args.solver,
         memory_limit=limit,
         progress=not args.json and sys.stderr.isatty(),
     )

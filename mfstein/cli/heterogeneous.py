@@ -56,8 +56,8 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
             "--M is not available for a heterogeneous population; name its declared "
             "observables with --observable."
         )
-    if args.method != "auto":
-        raise ParameterError("--method must be auto for a heterogeneous population.")
+    if args.route != "auto":
+        raise ParameterError("--route must be auto for a heterogeneous population.")
     sol = solve_entry(model, params, dps=dps, order=int(args.order), start=args.start,
                       precision="float64" if getattr(args, "float64", False) else "dps",
                       observables=observables)

@@ -249,7 +249,7 @@ def _simulate(args) -> int:
         2 if args.d is None else args.d,
         replacement=not args.without_replacement,
         policy=args.policy,
-        simulator=None if engine == "auto" else engine,
+        engine=None if engine == "auto" else engine,
         steps=args.steps,
         scheduler=args.scheduler,
         **run_keywords(args),

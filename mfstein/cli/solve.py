@@ -37,10 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_constant_options(p, certify=True)
     p.add_argument(
+        "--route",
         "--method",
+        dest="route",
         default="auto",
         choices=("auto", "general", "fast"),
-        help="auto: the model's registered fast path when it has one (default)",
+        help="the mean-field route: auto, the model's registered fast path when it has one "
+        "(default); general; fast (--method is the old name)",
     )
     p.add_argument(
         "--order",
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         dps=dps,
         M=args.M,
         start=args.start,
-        method=args.method,
+        route=args.route,
         order=int(args.order),
         precision="float64" if getattr(args, "float64", False) else "dps",
         observables=observables_from_args(args),

@@ -67,10 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "small models",
     )
     p.add_argument(
+        "--integrator",
         "--method",
+        dest="integrator",
         default=None,
         help="float64 solve_ivp method (without --dps): auto (default), LSODA, BDF, Radau, "
-        "RK45, DOP853",
+        "RK45, DOP853 (--method is the old name)",
     )
     p.add_argument("--plot", default=None, metavar="FILE.png", help="plot x(t) and x + V/N")
     p.add_argument(
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.N is None:
         raise ParameterError("--plot needs --N, the number of objects (an integer >= 1).")
     if args.dps is not None:
-        refuse_unused(args, ("method",), "by the float64 route (without --dps)")
+        refuse_unused(args, ("integrator",), "by the float64 route (without --dps)")
     plot = check_plot_path(args.plot) if args.plot is not None else None
     N = args.N
 
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         order=order,
         dps=dps,
-        method=args.method or "auto",
+        integrator=args.integrator or "auto",
         progress=not args.json and sys.stderr.isatty(),
     )
     observed = {}

@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.arguments import check_keywords
+from mfstein.arguments import check_keywords, renamed_keywords
 from mfstein.display import Presentable, heading_rows
 from mfstein.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
@@ -388,8 +388,8 @@ def _conserved_values(
         raw = list(ref)
     else:
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
-    if len(raw) != model.b:
-        raise ParameterError(f"start must have {model.b} coordinates, got {len(raw)}.")
+    if len(raw) != model.n:
+        raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
     s0 = [_fraction_of(_sympy_plain(v)) for v in raw]
     q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
     # the solution must lie on the same invariant set
@@ -494,7 +494,7 @@ class _Certifier:
         self.x0 = x0  # free coordinates of the float solution (mpf or float)
         self.M = M
         self.dps = dps
-        self.b = model.b
+        self.b = model.n
         self.free = list(red.free)
         self.n = len(self.free)
         self.T = red.T()
@@ -873,9 +873,9 @@ def _model_of(solution: Any, model: Any) -> Any:
         raise ParameterError(
             f"model must be a derive.Model (a resolved, finite model), got {type(model).__name__}."
         )
-    if len(solution.s_star) != model.b:
+    if len(solution.s_star) != model.n:
         raise ParameterError(
-            f"model must match the solution: it has {model.b} states, the solution "
+            f"model must match the solution: it has {model.n} states, the solution "
             f"{len(solution.s_star)}."
         )
     return model
@@ -887,7 +887,7 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     guard = GUARD_DIGITS
     best = None
     for _attempt in range(ATTEMPTS):
-        prec = bits_for_digits(target + guard + int(math.log10(max(model.b, 1)) * 2))
+        prec = bits_for_digits(target + guard + int(math.log10(max(model.n, 1)) * 2))
         best = cert.run(prec)
         if best.certified_digits >= target:
             return best
@@ -895,11 +895,12 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     assert best is not None
     raise NumericalError(
         f"the enclosure of c proves only {best.certified_digits} of the {target} requested "
-        f"digits at {best.prec} bits (model {model.name}, b = {model.b}); raise dps in "
+        f"digits at {best.prec} bits (model {model.name}, b = {model.n}); raise dps in "
         "numeric.solve and certify again, or request fewer digits."
     )
 
 
+@renamed_keywords(method="route")
 @check_keywords
 def certify(
     model: Any,
@@ -908,21 +909,30 @@ def certify(
     dps: int = 30,
     M: Any = None,
     start: Sequence[Any] | str | None = None,
-    method: str = "auto",
+    route: str = "auto",
+    precision: str = "dps",
 ) -> CertifiedSolution:
     """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
 
     Solves first (:func:`numeric.solve` with the same ``dps``, ``M``, ``start``
-    and ``method``), then proves enclosures around that solution
-    (:func:`certify_solution`).  ``model`` and ``params`` as in
-    :func:`numeric.solve`; parameter values are taken exactly (decimal strings,
-    fractions, ``mpf``; a ``flint.arb`` ball for every value in it).
+    and ``route``; ``method=`` is ``route``'s deprecated alias), then proves
+    enclosures around that solution (:func:`certify_solution`).  ``model`` and
+    ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
+    (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
+    it).  ``precision`` is ``"dps"``, the only one that certifies digits:
+    ``"float64"`` is refused in one sentence.
     """
     from derive.models import as_model
     from numeric.meanfield.entry import solve
+    from numeric.precision import check_precision
 
+    if check_precision(precision) == "float64":
+        raise ParameterError(
+            "precision must be 'dps' for certify (Arb proves dps digits around a "
+            "working-precision solution), got 'float64'."
+        )
     model, params = as_model(model, params)
-    sol = solve(model, params, dps=dps, M=M, start=start, method=method)
+    sol = solve(model, params, dps=dps, M=M, start=start, route=route)
     return certify_solution(sol, params=params, M=M, start=start)
 
 
@@ -1000,7 +1010,7 @@ def certify_solution(
 
     red = reduction(model, kernels(model, "arb").jumps)
     q = _conserved_values(model, red, solution, start, values)
-    Mx = _observable_of(solution, M, model.b)
+    Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
     best.notes.append(
@@ -1011,7 +1021,7 @@ def certify_solution(
     trunc = getattr(solution, "truncated_at", None)
     if trunc:
         best.notes.append(
-            f"the float route truncated levels {trunc + 1}..{model.b}; the enclosures are "
-            f"for all {model.b} levels."
+            f"the float route truncated levels {trunc + 1}..{model.n}; the enclosures are "
+            f"for all {model.n} levels."
         )
     return best

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from mfstein import signals
-from mfstein.arguments import check_keywords, check_params, check_start
+from mfstein.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
@@ -278,7 +278,7 @@ class Chain:
         prepared, lattice = placement.prepared, placement.lattice
         model = prepared.model
         kern = model.kernels("numba")
-        b, nt = model.b, int(kern.jumps.shape[0])
+        b, nt = model.n, int(kern.jumps.shape[0])
         p64 = np.array([float(prepared.values[str(q)]) for q in model.params])
         exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
@@ -337,7 +337,7 @@ class Chain:
         from numeric.exact.fused import nearest
         from numeric.exact.lattice import reachable
 
-        bound = self.lattice.bound(self.model.b)
+        bound = self.lattice.count_bound(self.model.n)
         reach = reachable(
             self.kern, self.exact, self.lattice, self.p64, self.start,
             min(self.max_states, max(bound, 1)),
@@ -363,6 +363,7 @@ class Chain:
         return reach, QT, classes, exit_rate, r
 
 
+@renamed_keywords(method="solver")
 @check_keywords
 def solve(
     model: Any,
@@ -373,7 +374,7 @@ def solve(
     truncation: Any = None,
     truncation_tol: Any = None,
     route: str = "auto",
-    method: str = "auto",
+    solver: str = "auto",
     tol: float | None = None,
     memory_limit: float | None = None,
     progress: bool = False,
@@ -417,8 +418,9 @@ def solve(
         call, else the general chain), ``"general"`` (always the general chain)
         or ``"fast"`` (the fast path, refused with one sentence when there is
         none for this model or call).
-    method:
-        The linear solver: ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``.
+    solver:
+        The linear solver: ``"auto"``, ``"direct"``, ``"bicgstab"`` or ``"gmres"``
+        (``method=`` is its deprecated alias).
     tol:
         Tolerance on ``||pi Q||_1 / max_i q_i``, in ``(0, 1e-3]`` (default
         :data:`TOL`).  The supermarket's fast path meets it on the absolute
@@ -451,8 +453,8 @@ def solve(
     N = check_exact_N(N)
     if route not in ROUTES:
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if solver not in METHODS:
+        raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
     if isinstance(model, str):
         from derive.models import as_model
 
@@ -462,7 +464,7 @@ def solve(
     if route != "general":
         general_call = start is not None or truncation is not None
         r = _by_fast_path(
-            model, params, N=N, route=route, general_call=general_call, method=method,
+            model, params, N=N, route=route, general_call=general_call, method=solver,
             tol=tol, memory_limit=memory_limit, progress=progress,
         )  # fmt: skip
         if r is not None:
@@ -479,7 +481,7 @@ def solve(
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
-    ch, solved, cut = _solved(ch, centre, (method, tol, progress, W), cut_tol, memory_limit)
+    ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
 
 
@@ -556,7 +558,7 @@ def _result(
         model=ch.model.name,
         N=ch.N,
         params={k: _param_text(v) for k, v in ch.params.items()},
-        b=ch.model.b,
+        b=ch.model.n,
         states=reach.states.shape[0],
         residual=float(res),
         relative_residual=float(res / qmax) if qmax else 0.0,
@@ -572,7 +574,7 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
-        **_mean_field_fields(mf, ch.model.b),
+        **_mean_field_fields(mf, ch.model.n),
         **_statistics(ch, reach, pi, mf),
     )
 
@@ -678,7 +680,7 @@ def queue_length_pmf(mean: np.ndarray) -> np.ndarray:
 def _statistics(ch: Chain, reach: Any, pi: np.ndarray, mf: Any) -> dict[str, Any]:
     """:func:`law_moments`, the rate of up-jumps, and for the queueing models the
     queue-length pmf, the mean number of jobs and the blocking probability."""
-    b = ch.model.b
+    b = ch.model.n
     s_star = np.full(b, np.nan) if mf is None else _floats(mf.s_star)
     out = law_moments(reach.states, pi, ch.N, s_star)
     up_rate = float(pi @ reach.up_rates)

@@ -255,7 +255,7 @@ class Lattice:
             return sum(n) <= self.total
         return True
 
-    def bound(self, b: int) -> int:
+    def count_bound(self, b: int) -> int:
         """An upper bound on the number of lattice points with the start's law values."""
         U = self.upper
         if self.kind == "monotone":
@@ -662,8 +662,9 @@ def reachable(
     # sized before allocation: the lattice's own bound on the number of states
     # (exact for the monotone and simplex kinds: then allocated at once, since pages
     # never reached are never touched), capped by the memory limit
-    first = lattice.bound(b) if lattice.kind in ("monotone", "simplex") else 1 << 21
-    cap = int(min(max(64, lattice.bound(b) + 2 * nt), max_states + 2 * nt, max(first, 1 << 21)))
+    most = lattice.count_bound(b)
+    first = most if lattice.kind in ("monotone", "simplex") else 1 << 21
+    cap = int(min(max(64, most + 2 * nt), max_states + 2 * nt, max(first, 1 << 21)))
     work = _Frontier.allocate(np.asarray(start), cap, nt)
     kind = KIND_CODES[lattice.kind]
     n_exact = 0
@@ -697,7 +698,7 @@ def reachable(
                 raise TooManyStates(
                     f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
                     f"has more than {max_states:,} states (the lattice bound is "
-                    f"{lattice.bound(b):,}), above the memory limit; reduce N or raise the "
+                    f"{lattice.count_bound(b):,}), above the memory limit; reduce N or raise the "
                     "memory limit."
                 )
             new = int(min(2 * cap, max_states + 2 * nt))

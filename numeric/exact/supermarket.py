@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.arguments import renamed_keywords
 from mfstein.errors import NumericalError, ParameterError, check_int
 from mfstein.limits import MAX_D
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
@@ -146,7 +147,7 @@ def _on_monotone_space(
     ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
     start = [int(x) for x in ch.start]
     del ch
-    space = monotone_states(N, model.b)
+    space = monotone_states(N, model.n)
     states = reach.states
     mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
     if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
@@ -236,7 +237,7 @@ def supermarket_fast(
     # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
     prepared = prepare(model, N, params)
     model, N, st = prepared.model, prepared.N, model.info.structure
-    b, d, replacement = model.b, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
+    b, d, replacement = model.n, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
     lam_text = _lam_string(prepared.params["lam"])
     tol = TOL if tol is None else tol
     if not (isinstance(tol, float | int) and tol > 0):
@@ -304,6 +305,7 @@ def _moments(sol: _MonotoneSolution, N: int, s_star: np.ndarray, lam: float) -> 
 
 
 
+@renamed_keywords(method="solver")
 def solve_exact(
     N: int,
     lam,
@@ -311,7 +313,7 @@ def solve_exact(
     d: int = 2,
     *,
     replacement: bool = True,
-    method: str = "auto",
+    solver: str = "auto",
     tol: float = TOL,
     memory_limit: float | None = None,
     progress: bool = False,
@@ -335,8 +337,8 @@ def solve_exact(
         Servers sampled per arrival, ``d >= 1``.
     replacement:
         Sample with replacement (the core paper's chain) or ``d`` distinct servers.
-    method, memory_limit, progress:
-        See :func:`numeric.exact.solve`.
+    solver, memory_limit, progress:
+        See :func:`numeric.exact.solve` (``method=`` is ``solver``'s deprecated alias).
     tol:
         Target for the absolute residual ``||pi Q||_1``.
 
@@ -352,8 +354,8 @@ def solve_exact(
     """
     from derive import supermarket
 
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if solver not in METHODS:
+        raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
     N, b = check_exact_N(N), check_int("b", b, 1)
     d = check_int("d", d, 1, MAX_D)
     if not replacement and N < d:
@@ -363,7 +365,7 @@ def solve_exact(
         supermarket(b, d, replacement=replacement),
         {"lam": lam} if replacement else {"lam": lam, "N": N},
         N=N,
-        method=method,
+        method=solver,
         tol=tol,
         memory_limit=memory_limit,
         progress=progress,

@@ -103,7 +103,7 @@ def derivative_bounds(
             point = {**fixed, **{x: to_arb("s*", v) for x, v in at_s}}
             spread = to_arb("error of s*", err_s) * to_arb("unit", 1).union(to_arb("-1", -1))
             box = {**fixed, **{x: point[x] + spread for x in model.states}}
-            bounds, rounding_dominates = _bounds(obs, tensors, point, box, err_s, dps, model.b)
+            bounds, rounding_dominates = _bounds(obs, tensors, point, box, err_s, dps, model.n)
         if not rounding_dominates or attempt == RAISES:
             return bounds
         bits *= 2

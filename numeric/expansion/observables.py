@@ -297,10 +297,6 @@ def _scale(values: Sequence[Any], digits: int) -> mpf:
     return max([abs(mpf(v)) for v in values] + [mpf(0)]) * mpf(10) ** (-digits)
 
 
-def _multiplicity(idx: tuple[int, ...]) -> int:
-    return math.factorial(len(idx)) // math.prod(math.factorial(idx.count(i)) for i in set(idx))
-
-
 def resolve_model(model: Any, b: int) -> Any:
     """A finite :class:`derive.model.Model` of dimension ``b`` from ``model`` (a
     :class:`derive.spec.Truncated` family is built at ``b``)."""
@@ -308,9 +304,9 @@ def resolve_model(model: Any, b: int) -> Any:
 
     if isinstance(model, Truncated):
         model = model.build(b)
-    if model.b != b:
+    if model.n != b:
         raise ParameterError(
-            f"the solution has {b} coordinates but model {model.name} has {model.b}."
+            f"the solution has {b} coordinates but model {model.name} has {model.n}."
         )
     return model
 
@@ -397,7 +393,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
 
 def _expand_quadratic(solution: Any, model: Any, obs: Any) -> ObservableExpansion:
     """``N E[Y^T M Y] = tr(M W) + tr(M B)/N + O(1/N^2)`` (``g1`` with ``order=2``)."""
-    dps, b = solution.dps, model.b
+    dps, b = solution.dps, model.n
     notes: list[str] = []
     with mpmath.workdps(dps + 10):
         W = solution.W
@@ -467,7 +463,7 @@ class _Taylor:
         s = list(solution.s_star)
         err_s = _scale(s, solution.digits)
         bounds = derivative_bounds(model, obs, s, err_s, values, solution.dps)
-        W, b = solution.W, model.b
+        W, b = solution.W, model.n
         return cls(
             solution=solution,
             b=b,
@@ -613,8 +609,8 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
         obs = observable(model, g)
         name = obs.name
         if obs.quadratic:
-            M = _quadratic_M(obs, model.b)
-            Mf = np.array([[float(M[i, j]) for j in range(model.b)] for i in range(model.b)])
+            M = _quadratic_M(obs, model.n)
+            Mf = np.array([[float(M[i, j]) for j in range(model.n)] for i in range(model.n)])
             Y = X - np.asarray(result.s_star, dtype=float)
             vals = N * np.einsum("ni,ij,nj->n", Y, Mf, Y)
         else:

@@ -742,7 +742,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
     (:class:`numeric.meanfield.general.MeanFieldProblem`)."""
     from derive.kernels import kernels
     from mfstein.progress import stage
-    from numeric.linalg.refinement import solve_linear, solve_lyapunov
+    from numeric.linalg.refinement import lyapunov_refined, solve_linear
 
     stage(f"order 2 on {prob.red.n} coordinates at {wp} digits")
 
@@ -784,7 +784,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
         G, a_part = G_and_A_terms(ar, n, W_, V_, C, o)
         Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
         Gm = (Gm + Gm.T) / 2
-        Br = solve_lyapunov(Jr, Gm)
+        Br = lyapunov_refined(Jr, Gm)
         rhs = []
         for i in range(n):
             acc = ar.to_mp(a_part[i])
@@ -794,7 +794,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> dict[str, Any]:
             rhs.append(-acc)
         Ar = solve_linear(Jr, rhs)
         T = rm.Tmp
-        b = model.b
+        b = model.n
         A = [mpmath.fsum(T[i][m] * Ar[m] for m in range(n) if T[i][m]) for i in range(b)]
         from numeric.meanfield.general import congruence
 
@@ -829,7 +829,7 @@ def reduced_tensor(entries, nout: int, T: list[list[mpf]], free_idx: list[int]) 
 
 def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
     """c2 with C from the dense n^3 x n^3 Kronecker system (independent route)."""
-    from numeric.linalg.refinement import solve_lyapunov
+    from numeric.linalg.refinement import lyapunov_refined
 
     N3 = n**3
     K = mpmath.matrix(N3, N3)
@@ -859,7 +859,7 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
                 C[i, j, k] = ar.scalar(x[at(i, j, k)])
     G, _ = G_and_A_terms(ar, n, W_, V_, C, o)
     Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
-    Br = solve_lyapunov(Jr, (Gm + Gm.T) / 2)
+    Br = lyapunov_refined(Jr, (Gm + Gm.T) / 2)
     from numeric.meanfield.general import congruence
 
     B = congruence(T, Br)
@@ -902,7 +902,7 @@ def second_order(
             "numeric.solve(..., precision='float64', order=2) for larger ones."
         )
     check_order2_cost(model.name, prob.red.n, dps)
-    b = model.b
+    b = model.n
 
     def flat_b(X: Any) -> list[mpf]:
         return [X[i, j] for i in range(b) for j in range(b)]
@@ -994,7 +994,7 @@ def second_order_float64(
         from derive.models.supermarket import with_buffer
 
         small = second_order_float64(with_buffer(model, cut), params, solver=solver)
-        return _pad(small, model.b)
+        return _pad(small, model.n)
     with limited_blas():
         base = _base64(model, params, start)
         return second_order_float64_at(model, base, solver=solver)
@@ -1068,7 +1068,7 @@ def second_order_float64_solvers(
                 "c": float(np.trace(Wf)),
                 "c2": float(np.trace(Bf)),
                 "n": n,
-                "b": model.b,
+                "b": model.n,
                 "third_moment": method,
             }
         )
@@ -1133,8 +1133,8 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> dict[str, Any]
             "s": s,
             "p": p,
             "T": None,
-            "F": list(range(model.b)),
-            "n": model.b,
+            "F": list(range(model.n)),
+            "n": model.n,
             "J": k64.jac(s, p),
             "Q0": k64.Q(s, p),
             "k64": k64,
@@ -1203,12 +1203,12 @@ def _negligible_tail(model: Any, params: Mapping[str, Any]) -> int | None:
 
     service = st.get("service")
     mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.b, st["d"], dps=20, mu=mu)
+    s = equilibrium(params[st["arrival"]], model.n, st["d"], dps=20, mu=mu)
     small = [k for k, v in enumerate(s) if abs(v) < 1e-20]
     # level k0 + 1 holds < 1e-20; the bias and the 1/N^2 terms of a level are driven
     # by the variance of the level below (V_{k+1} ~ W_kk ~ s*_k), so two more levels
     # are kept: everything neglected is then below 1e-20
-    if not small or small[0] + 3 >= model.b:
+    if not small or small[0] + 3 >= model.n:
         return None
     return int(small[0] + 3)
 

@@ -52,17 +52,17 @@ Routes and accuracy.
   blocks and the exact couplings ``1/2 H`` of ``V`` to ``W`` and of ``A`` to
   ``B`` (a sparse matrix; the remaining couplings of the moments to ``x`` are
   left out, which only slows the simplified Newton iteration, never the
-  accuracy).  ``method="auto"`` picks ``LSODA`` (stiff-capable, switching
+  accuracy).  ``integrator="auto"`` picks ``LSODA`` (stiff-capable, switching
   between Adams and BDF; dense Jacobian) up to :data:`LSODA_MAX_STATE` state
   entries, ``BDF`` with the sparse Jacobian above, and at order 2 with more
   than :data:`STIFF_ORDER2_MAX_N` free coordinates the explicit ``DOP853``
   (the sparse LU of the ``n^3`` block of ``C`` would cost minutes; mean-field
-  models are rarely stiff, and a note says which method ran).  The error is
+  models are rarely stiff, and a note says which integrator ran).  The error is
   controlled locally by ``rtol`` and ``atol`` (default ``1e-10`` and
   ``1e-12``): for a well-conditioned model expect a global error of a few
   times ``rtol`` relative to the largest entry over ``[0, t]`` (``1e-11`` to
   ``1e-10`` against the mpmath route in the tests); no digits are claimed.
-* ``mpmath`` (when ``dps`` is given; at most :data:`MP_MAX_N` free
+* ``mpmath`` (``precision="dps"``, or when ``dps`` is given; at most :data:`MP_MAX_N` free
   coordinates, :data:`MP_ORDER2_MAX_N` at order 2): :func:`mpmath.odefun`
   (Taylor series of degree ``3 + 1.5 wp``, generated at ``wp (1 + degree)``
   bits) with the generated mpmath kernels, run at two working precisions
@@ -87,7 +87,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.arguments import check_keywords, check_start
+from mfstein.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.errors import NumericalError, ParameterError
 from numeric.expansion.transient_result import TransientResult
 
@@ -99,6 +99,8 @@ MP_ORDER2_MAX_N = 3
 ORDER2_MAX_N = 80
 #: Largest number of free coordinates of the float64 orders 0 and 1.
 FLOAT_MAX_N = 400
+#: Digits of the mpmath route when ``precision="dps"`` is given without ``dps``.
+DEFAULT_DPS = 30
 #: ``solve_ivp`` methods accepted by the float64 route (``auto``: LSODA up to
 #: :data:`LSODA_MAX_STATE` state entries, BDF with the sparse Jacobian above).
 METHODS = ("auto", "LSODA", "BDF", "Radau", "RK45", "DOP853")
@@ -519,7 +521,7 @@ class _MomentSystem:
         if not self.mp:
             return self.k64.jac(s, self.st.p64)[self.F, :] @ self.st.T64
         vals = self.kern.jac_values(list(s), self.p)
-        Jfull = self.ar.zeros((self.st.model.b, self.st.model.b))
+        Jfull = self.ar.zeros((self.st.model.n, self.st.model.n))
         for (i, j), v in zip(self.jac_index.tolist(), vals, strict=True):
             Jfull[i, j] += v
         return Jfull[self.F, :] @ self._exact()["T"]
@@ -535,7 +537,7 @@ class _MomentSystem:
     def _Q(self, s: np.ndarray) -> np.ndarray:
         Q = self.kern.Q(self._kernel_input(s), self._params())
         if self.mp:
-            b = self.st.model.b
+            b = self.st.model.n
             Q = np.array([[Q[i, j] for j in range(b)] for i in range(b)], dtype=object)
         return Q[np.ix_(self.F, self.F)]
 
@@ -819,21 +821,29 @@ def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
                 shown = ", ".join(mpmath.nstr(v, 6) for v in s)
                 raise ParameterError(
                     f"the mean-field solution of model {model.name} leaves its state space "
-                    f"{space.describe(model.b)} at t = {float(t):g} (x = ({shown})); no "
+                    f"{space.describe(model.n)} at t = {float(t):g} (x = ({shown})); no "
                     "transient is reported (check the parameters, the start and the rates)."
                 )
             check_rates(model, s, p, f"x(t) at t = {float(t):g}")
 
 
 def _check_arguments(
-    order: Any, times: Any, dps: Any, method: Any, rtol: Any, atol: Any
+    order: Any, times: Any, precision: Any, dps: Any, integrator: Any, rtol: Any, atol: Any
 ) -> tuple[int, np.ndarray, int | None]:
     """``order``, ``times`` and ``dps`` validated (one sentence each otherwise), and
-    ``method``, ``rtol``, ``atol`` checked."""
-    from numeric.precision import check_dps
+    ``integrator``, ``rtol``, ``atol`` checked.  ``dps`` comes back ``None`` for the
+    float64 route: ``precision="float64"``, or no ``precision`` and no ``dps``;
+    ``precision="dps"`` without ``dps`` takes :data:`DEFAULT_DPS` digits."""
+    from numeric.precision import check_dps, check_precision
 
     order = _check_order(order)
     times = check_times(times)
+    if precision is None:
+        precision = "float64" if dps is None else "dps"
+    if check_precision(precision) == "float64":
+        dps = None  # ignored, as in numeric.solve
+    elif dps is None:
+        dps = DEFAULT_DPS
     if dps is not None:
         from mfstein.limits import TRANSIENT_MAX_DPS
 
@@ -843,8 +853,10 @@ def _check_arguments(
                 f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
                 f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
             )
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if integrator not in METHODS:
+        raise ParameterError(
+            f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}."
+        )
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(tol, int | float) and 0 < tol < 1):
             raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")
@@ -854,6 +866,7 @@ def _check_arguments(
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
+@renamed_keywords(method="integrator")
 @check_keywords
 def transient(
     model: Any,
@@ -862,8 +875,9 @@ def transient(
     times: Any,
     start: Sequence[Any] | str | None = None,
     order: int = 1,
+    precision: str | None = None,
     dps: int | None = None,
-    method: str = "auto",
+    integrator: str = "auto",
     rtol: float = 1e-10,
     atol: float = 1e-12,
     progress: bool = False,
@@ -886,12 +900,17 @@ def transient(
         It must lie in the model's state space and fixes the conserved values.
     order:
         0 (``x``), 1 (also ``V``, ``W``; default) or 2 (also ``A``, ``B``).
+    precision:
+        ``"float64"`` (SciPy's ``solve_ivp``) or ``"dps"``: the mpmath route (at
+        most :data:`MP_MAX_N` free coordinates, :data:`MP_ORDER2_MAX_N` at order
+        2) with ``dps`` digits earned by two working precisions.  Default:
+        ``"dps"`` when ``dps`` is given, else ``"float64"``.
     dps:
-        ``None`` for the float64 route; an integer ``>= 5`` for the mpmath route
-        (at most :data:`MP_MAX_N` free coordinates, :data:`MP_ORDER2_MAX_N` at
-        order 2) with ``dps`` digits earned by two working precisions.
-    method:
-        ``solve_ivp`` method of the float64 route (one of :data:`METHODS`).
+        Significant digits of the mpmath route, an integer ``>= 5`` (default
+        :data:`DEFAULT_DPS` with ``precision="dps"``; ignored with ``"float64"``).
+    integrator:
+        ``solve_ivp`` method of the float64 route (one of :data:`METHODS`;
+        ``method=`` is its deprecated alias).
     rtol, atol:
         Local error tolerances of the float64 route.
     progress:
@@ -909,15 +928,15 @@ def transient(
     from numeric.heterogeneous.entry import is_heterogeneous, transient_heterogeneous
 
     check_start(start)
-    order, times, dps = _check_arguments(order, times, dps, method, rtol, atol)
+    order, times, dps = _check_arguments(order, times, precision, dps, integrator, rtol, atol)
     if isinstance(model, str):
         from derive.models import as_model
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects each with its own rates
         return transient_heterogeneous(
-            model, params, times=times, start=start, order=order, dps=dps, method=method,
-            rtol=rtol, atol=atol,
+            model, params, times=times, start=start, order=order, dps=dps,
+            integrator=integrator, rtol=rtol, atol=atol,
         )  # fmt: skip
     st = _Setup(model, params, start)
     bar = _Progress(progress, float(times[-1]))
@@ -931,17 +950,17 @@ def transient(
                 f"the float64 transient of order {order} handles at most {limit} free "
                 f"coordinates; model {st.model.name} has {st.n}."
             )
-        out, method = _float64(st, times, order, method, rtol, atol, bar)
+        out, integrator = _float64(st, times, order, integrator, rtol, atol, bar)
         route = "float64"
         notes.append(
-            f"float64: solve_ivp {method}, rtol = {rtol:g}, atol = {atol:g} (local error "
+            f"float64: solve_ivp {integrator}, rtol = {rtol:g}, atol = {atol:g} (local error "
             "control; expect a global error of a few rtol relative to the largest entry, "
             "no digits claimed)."
         )
     else:
         _check_taylor_cost(st, times, order, dps)
         out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps, bar)
-        route, method = "mpmath", "taylor"
+        route, integrator = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
             f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
@@ -964,7 +983,7 @@ def transient(
         model=st.model.name,
         params={k: str(v) for k, v in st.params.items()},
         free=[st.states[j] for j in st.free],
-        method=method,
+        method=integrator,
         errors=errors,
         limit=where.limit,
         warning=where.warning,

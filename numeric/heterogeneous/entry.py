@@ -160,7 +160,7 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
 @limited_blas()
 def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
                             times: np.ndarray, start: Any, order: int, dps: int | None,
-                            method: str, rtol: float, atol: float) -> Any:
+                            integrator: str, rtol: float, atol: float) -> Any:
     """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
     (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
     tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`)."""
@@ -178,14 +178,14 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
         return transient_dps(model, params, x0, times, dps, order)
     with mpmath.workdps(30):
         R, inputs = rates(model, params, float64=True)
-    x, V, W = integrate64(R, x0, times, rtol, atol, "LSODA" if method == "auto" else method)
-    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100,
-                            "LSODA" if method == "auto" else method)
+    method = "LSODA" if integrator == "auto" else integrator
+    x, V, W = integrate64(R, x0, times, rtol, atol, method)
+    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100, method)
     digits = min(agreement64(x, x2), agreement64(V, V2))
     return TransientResult(
         times=times, x=x, V=V if order else None, W=W if order else None, states=names,
         notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
                f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="float64", model=model.name, params=inputs, free=names,
-        method="LSODA" if method == "auto" else method,
+        method=method,
     )

@@ -50,7 +50,7 @@ def reduced_drift(R: Rates, x: np.ndarray) -> np.ndarray:
     return alg.drift(R, x)[alg.kept(R.K, R.S)]
 
 
-def fixed_point64(R: Rates, x0: np.ndarray) -> np.ndarray:
+def continuation_point64(R: Rates, x0: np.ndarray) -> np.ndarray:
     """The fixed point the mean-field ODE reaches from ``x0``, float64.
 
     Pseudo-transient continuation: implicit Euler steps ``(I/h - J) dy = f``
@@ -110,7 +110,7 @@ def steady64(R: Rates, x0: np.ndarray) -> Steady:
     """The float64 route: ODE, Newton, Lyapunov (Bartels-Stewart), linear solve;
     ``W`` and ``V`` twice (:func:`_covariance_and_bias`) for :func:`float64_digits`."""
     K, S = R.K, R.S
-    x = fixed_point64(R, x0)
+    x = continuation_point64(R, x0)
     Jr = alg.reduce_jacobian(alg.jacobian(R, x), K, S)
     cond = check_hurwitz(Jr)
     keep = alg.kept(K, S)
@@ -177,7 +177,7 @@ def steady_mp(R: Rates, x64: np.ndarray, R64: Rates | None = None) -> Steady:
     """The route at the working precision of :data:`mpmath.mp` (``R`` holds ``mpf``):
     iterative refinement of every solve (:mod:`numeric.linalg.refinement`); ``R64``
     the same rates in float64 (needed when ``R`` has averaged moves)."""
-    from numeric.linalg.refinement import solve_linear, solve_lyapunov
+    from numeric.linalg.refinement import lyapunov_refined, solve_linear
 
     K, S = R.K, R.S
     x = newton_mp(R, x64, R64)
@@ -186,7 +186,7 @@ def steady_mp(R: Rates, x64: np.ndarray, R64: Rates | None = None) -> Steady:
     cond = check_hurwitz(Jr.astype(float))
     Qr = alg.noise(R, x)[np.ix_(keep, keep)]
     n = len(keep)
-    Wr = _mp_array(solve_lyapunov(_mp_matrix(Jr), _mp_matrix(Qr)), (n, n))
+    Wr = _mp_array(lyapunov_refined(_mp_matrix(Jr), _mp_matrix(Qr)), (n, n))
     W = alg.expand_matrix(Wr, K, S)
     g = alg.second_order(R, x, W)[keep]
     v = solve_linear(_mp_matrix(Jr), list(-K * g))

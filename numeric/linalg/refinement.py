@@ -193,7 +193,7 @@ def _refine(
 
 
 @limited_blas()
-def solve_lyapunov(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
+def lyapunov_refined(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     """Solve ``A X + X A^T + C = 0`` (symmetric ``C``) by iterative refinement.
 
     ``A`` must be Hurwitz (every eigenvalue with negative real part), so that

@@ -2,12 +2,12 @@
 ``numeric.bound(lam, b, d)`` for the supermarket model is the family's own,
 :mod:`numeric.supermarket.short_form`).
 
-``solve(model, params, *, dps, order, M, start, method)`` takes a
+``solve(model, params, *, dps, order, M, start, route)`` takes a
 :class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
 is resolved to the dimension the requested precision needs, or a model name
 that :func:`derive.models.load_model` takes) and a mapping of parameter
 values.  A model whose family registered a *fast path* (a structure-aware
-solver, :data:`mfstein.fast_paths.FAST_PATHS`) is solved by it unless ``method="general"``
+solver, :data:`mfstein.fast_paths.FAST_PATHS`) is solved by it unless ``route="general"``
 or a
 ``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
 runs.
@@ -20,17 +20,19 @@ from typing import Any
 
 import mpmath
 
-from mfstein.arguments import check_keywords, check_start
+from mfstein.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.errors import ParameterError
 from mfstein.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
-from numeric.precision import check_dps
+from numeric.precision import check_dps, check_precision
 from numeric.solution import MeanFieldSolution
 
-METHODS = ("auto", "general", "fast")
+#: Values of ``route=`` (``method=`` before issue 31, still taken with a DeprecationWarning).
+ROUTES = ("auto", "general", "fast")
 
 
+@renamed_keywords(method="route")
 @check_keywords
 def solve(
     model: Any,
@@ -40,7 +42,7 @@ def solve(
     order: int = 1,
     M: Any = None,
     start: Sequence[Any] | str | None = None,
-    method: str = "auto",
+    route: str = "auto",
     precision: str = "dps",
     observables: Sequence[Any] | str = (),
 ) -> MeanFieldSolution:
@@ -65,9 +67,9 @@ def solve(
     start:
         Initial state in the model's coordinates (starts the fixed-point search
         and fixes the conservation laws); default the model's reference point.
-    method:
+    route:
         ``"auto"`` (fast path when registered and no start is given),
-        ``"general"`` or ``"fast"``.
+        ``"general"`` or ``"fast"`` (``method=`` is its deprecated alias).
     precision:
         ``"dps"`` (default: ``dps`` digits earned by two working precisions) or
         ``"float64"``: the float64 route of :mod:`numeric.meanfield.float64_route` for any
@@ -94,20 +96,19 @@ def solve(
 
     dps = check_dps(dps)
     check_start(start)
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    if precision not in ("dps", "float64"):
-        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
-    if precision == "float64" and method == "fast":
+    if route not in ROUTES:
+        raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
+    precision = check_precision(precision)
+    if precision == "float64" and route == "fast":
         raise ParameterError(
-            "method 'fast' cannot be combined with the float64 route (precision='float64', "
-            "--float64), which solves any model without a fast path; use method 'auto' or "
+            "route 'fast' cannot be combined with the float64 route (precision='float64', "
+            "--float64), which solves any model without a fast path; use route 'auto' or "
             "'general'."
         )
     model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects each with its own rates: their own numerics
-        if M is not None or method != "auto":
-            raise ParameterError("M and method are not available for a heterogeneous population.")
+        if M is not None or route != "auto":
+            raise ParameterError("M and route are not available for a heterogeneous population.")
         return solve_heterogeneous(model, params, dps=dps, order=order, start=start,
                                    precision=precision, observables=observables)
     if isinstance(model, Truncated):
@@ -125,7 +126,7 @@ def solve(
 
         sol = solve_float64(model, params, M=M, start=start, order=order)
     else:
-        sol = _solve_working_precision(model, params, dps, order, M, start, method)
+        sol = _solve_working_precision(model, params, dps, order, M, start, route)
     sol.source_model = model
     sol.inputs = dict(params)
     sol.start = start
@@ -161,21 +162,21 @@ def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]
 
 
 def _solve_working_precision(
-    model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, method: str
+    model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, route: str
 ) -> MeanFieldSolution:
     """The fast path, the truncated general route or the general route (``dps`` digits)."""
     from numeric.meanfield.truncation import MIN_B
 
-    if order == 2 and model.b < MIN_B:
+    if order == 2 and model.n < MIN_B:
         # solved whole at order 2: its cost is known before the first-order work starts
         from numeric.expansion.stationary import check_order2_cost
 
-        check_order2_cost(model.name, model.b, dps)
+        check_order2_cost(model.name, model.n, dps)
     stage(f"mean field at {dps} digits")
     fast = fast_path(model)
-    if method == "fast" and fast is None:
-        raise ParameterError(f"model {model.name} has no registered fast path; use method='auto'.")
-    if fast is not None and method != "general" and start is None:
+    if route == "fast" and fast is None:
+        raise ParameterError(f"model {model.name} has no registered fast path; use route='auto'.")
+    if fast is not None and route != "general" and start is None:
         sol = fast(model, params, dps=dps, M=M)
     else:
         from numeric.meanfield.general import solve_general

@@ -1,7 +1,7 @@
 """Structure-aware mean-field solvers by family: the registry of fast paths.
 
 A model family whose ``info.fast_path`` names a registered solver is solved by
-it in :func:`numeric.solve` unless ``method="general"`` or a ``start`` is given
+it in :func:`numeric.solve` unless ``route="general"`` or a ``start`` is given
 (the general route of :mod:`numeric.meanfield.general` runs otherwise).  A fast path is
 
 ``f(model, params, *, dps, M) -> MeanFieldSolution``

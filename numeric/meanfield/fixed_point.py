@@ -80,7 +80,7 @@ LAMBDA_MAX_B = 12
 def float64_kernels(model: Any) -> Any:
     """The float64 base kernels of ``model``: lambdified NumPy code up to
     :data:`LAMBDA_MAX_B` states, numba's above."""
-    if model.b <= LAMBDA_MAX_B:
+    if model.n <= LAMBDA_MAX_B:
         from derive.sparse import lambda_kernels
 
         return lambda_kernels(model, "base")
@@ -91,7 +91,7 @@ def jump_matrix(model: Any) -> np.ndarray:
     """The ``(transitions, b)`` integer matrix of the jumps ``l`` (no kernel module
     is generated for it)."""
     rows = [list(t.jump) for t in model.transitions]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), model.b)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), model.n)
 
 
 class ReducedModel:

@@ -175,7 +175,7 @@ def fixed_point(
     from numeric.meanfield.general import other_start_note
     from numeric.meanfield.structure import DENSE_MAX
 
-    if model.b <= DENSE_MAX:
+    if model.n <= DENSE_MAX:
         jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
     else:
         jscale = largest_entry(sysm.jac_reduced(s0))

@@ -102,7 +102,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
     """The :class:`MeanFieldSolution` of the float64 route at the point ``pt``
     (:class:`numeric.meanfield.float64_point.Point64`), sparse where the objects
     are; every entry carries the error ``e`` times the largest entry of its object."""
-    b, red = model.b, sysm.red
+    b, red = model.n, sysm.red
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
     nK = len(blk.K)
@@ -198,7 +198,7 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
     model, p64 = problem.model, problem.p64
-    b, e1, dropped = model.b, pt.error, sorted(pt.block.dropped)
+    b, e1, dropped = model.n, pt.error, sorted(pt.block.dropped)
     drop = set(dropped)
     kept = [i for i in range(b) if i not in drop]
     if not kept:  # every coordinate negligible at s*: A, B and c2 vanish with W and V

@@ -45,7 +45,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.errors import NumericalError, ParameterError
-from numeric.linalg.refinement import solve_linear, solve_lyapunov
+from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
 from numeric.meanfield.params import check_names, kernel_vector, parse_params
@@ -82,7 +82,7 @@ def _sympy_to_mpf(name: str, value: Any) -> mpf:
 def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mpf]) -> list[mpf]:
     """The initial state: the caller's ``start``, else the model's reference point,
     else the origin; checked against the state space (current precision)."""
-    b = model.b
+    b = model.n
     if start is None:
         ref = model.info.reference
         if callable(ref):
@@ -273,7 +273,7 @@ class MeanFieldProblem:
             check_rates(model, s0, p30, "the start")
         self.start = start
         self.M_of = quadratic_form(M)
-        self.M_of(model.b)  # validate now
+        self.M_of(model.n)  # validate now
         info = getattr(model, "info", None)
         if info is not None and info.unique_fixed_point:
             extra_starts = False
@@ -335,21 +335,21 @@ class MeanFieldProblem:
             Q = rm.kmp.Q(s, p)
             Qr = mpmath.matrix([[Q[i, j] for j in F] for i in F])
             T = rm.Tmp
-            M = self.M_of(model.b)
+            M = self.M_of(model.n)
             Mr = _reduce_form(T, M, red.n)
-            Wr = solve_lyapunov(Jr, Qr)
+            Wr = lyapunov_refined(Jr, Qr)
             W = congruence(T, Wr)
             out.update(s=s, p=p, Jr=Jr, Q=Q, Qr=Qr, Wr=Wr, W=W, M=M, Mr=Mr)
             out["covariance"] = _trace(Mr, Wr)
-            h = [mpf(0)] * model.b
+            h = [mpf(0)] * model.n
             hess = rm.kmp.hess_values(s, p)
             for (i, j, k), v in zip(rm.k64.hess_index.tolist(), hess, strict=True):
                 if v:
                     h[i] += v * W[j, k] / 2
             Vr = solve_linear(Jr, [-h[i] for i in F])
-            out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.b)]
+            out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.n)]
             if full:
-                Pr = solve_lyapunov(Jr.T, Mr)
+                Pr = lyapunov_refined(Jr.T, Mr)
                 out["Pr"] = Pr
                 out["stein"] = _trace(Pr, Qr)
             if kronecker and red.n <= KRONECKER_MAX_N:
@@ -412,7 +412,7 @@ def solve_general(
     eig = fp.check_stable(prob.rm, high["s"], prob.p64, prob.q64, prob.jscale)
     with mpmath.workdps(dps + 10):
         s = high["s"]
-        P = mpmath.matrix(model.b, model.b)
+        P = mpmath.matrix(model.n, model.n)
         for a, i in enumerate(red.free):
             for c, j in enumerate(red.free):
                 P[i, j] = high["Pr"][a, c]
@@ -447,7 +447,7 @@ def solve_general(
     structure_lam = vals.get("lam")
     return MeanFieldSolution(
         lam=structure_lam,
-        b=model.b,
+        b=model.n,
         d=model.structure("d"),
         dps=dps,
         s_star=s,

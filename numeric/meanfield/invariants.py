@@ -97,7 +97,7 @@ def reduction(model: Any, jumps: Any) -> Reduction:
 
 
 def _reduction(model: Any, jumps: Any) -> Reduction:
-    b = model.b
+    b = model.n
     laws = conservation_laws(jumps, b)
     for declared in model.info.conservation:
         bad = [

@@ -242,11 +242,11 @@ def prepare(
         p64=_frozen(p64),
         s0=_frozen(s0),
         system=system,
-        M64=_frozen(observable_matrix64(M, model.b) if M64 is None else M64),
+        M64=_frozen(observable_matrix64(M, model.n) if M64 is None else M64),
         key=key,
     )
     COUNTS["prepared"] += 1
-    if key is not None and model.b <= KEEP_MAX_B:
+    if key is not None and model.n <= KEEP_MAX_B:
         _PROBLEMS[key] = problem
         while len(_PROBLEMS) > PROBLEMS:
             _PROBLEMS.popitem(last=False)
@@ -308,7 +308,7 @@ def _nearest_found(problem: Problem64) -> np.ndarray | None:
 def _keep_found(problem: Problem64, s: np.ndarray) -> None:
     """Keep the accepted fixed point ``s`` of ``problem`` for later warm starts."""
     key = _found_key(problem)
-    if key is None or problem.model.b > KEEP_MAX_B:
+    if key is None or problem.model.n > KEEP_MAX_B:
         return
     entry = _FOUND.get(key)
     ps, ss = problem.p64[None, :], np.array(s, dtype=float)[None, :]

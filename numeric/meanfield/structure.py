@@ -71,7 +71,7 @@ def _reduction(model: Any, sr: Any) -> Reduction:
     every coordinate has a unit jump of its own (the jump matrix then has full
     column rank), else :func:`numeric.meanfield.invariants.reduction` of the jump
     matrix ``L`` (read from ``sr``: no kernel module is generated for it)."""
-    b = model.b
+    b = model.n
     rows, cols, vals = sr.jumps
     counts = np.bincount(rows, minlength=sr.n_transitions)
     unit = np.zeros(b, dtype=bool)
@@ -271,11 +271,11 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
         sr = sparse_rates(model)
         red = _reduction(model, sr)
         rows, cols, vals = sr.jumps
-        L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.b))
+        L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.n))
         if red.laws:
             T = sps.csr_matrix(np.array([[float(v) for v in row] for row in red.T()]))
         else:
-            T = sps.identity(model.b, format="csr")
+            T = sps.identity(model.n, format="csr")
         base = _PREPARED[key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
     return replace(base, model=model, p=np.asarray(p, dtype=float))
 
@@ -504,7 +504,7 @@ def negligible(
     """The free coordinates that can be dropped at ``s`` with tolerance ``delta``
     (the four conditions of the module docstring), ascending; ``J`` and ``rates``:
     the Jacobian and the rates at ``s`` when the caller has evaluated them."""
-    b = system.model.b
+    b = system.model.n
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
     rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
@@ -563,7 +563,7 @@ def _restrict(model: Any, dropped: Sequence[int]) -> Any:
     from derive.spec import ModelInfo
 
     drop = set(dropped)
-    kept = [i for i in range(model.b) if i not in drop]
+    kept = [i for i in range(model.n) if i not in drop]
     zero = {model.states[i]: 0 for i in drop}
     transitions = []
     for t in model.transitions:
@@ -593,7 +593,7 @@ def _restrict(model: Any, dropped: Sequence[int]) -> Any:
         unique_fixed_point=info.unique_fixed_point,
     )
     return Model(
-        f"{model.name}[{len(kept)} of {model.b} coordinates]",
+        f"{model.name}[{len(kept)} of {model.n} coordinates]",
         tuple(model.states[i] for i in kept),
         tuple(model.params),
         transitions,
@@ -612,7 +612,7 @@ def padded_residual(
     from derive.sparse import sparse_rates
 
     sr = sparse_rates(model)
-    s = [mpmath.mpf(0)] * model.b
+    s = [mpmath.mpf(0)] * model.n
     for i, v in zip(kept, s_kept, strict=True):
         s[i] = v
     keep = set(kept)

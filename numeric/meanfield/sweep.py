@@ -162,12 +162,11 @@ def _check_values(
 def _check_options(order: Any, precision: Any, dps: Any, workers: Any) -> tuple[int, int]:
     """``order``, ``precision``, ``dps`` and ``workers`` checked (one sentence each)."""
     from mfstein.limits import SIM_MAX_WORKERS
-    from numeric.precision import check_dps
+    from numeric.precision import check_dps, check_precision
 
     if order not in (1, 2) or isinstance(order, bool):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    if precision not in ("dps", "float64"):
-        raise ParameterError(f"precision must be 'dps' or 'float64', got {precision!r}.")
+    check_precision(precision)
     return check_dps(dps), check_int("workers", workers, 1, SIM_MAX_WORKERS)
 
 

@@ -37,7 +37,7 @@ class Float64Points:
 
         self.model = model
         self.options = options
-        self.M64 = observable_matrix64(options.M, model.b)
+        self.M64 = observable_matrix64(options.M, model.n)
         self.wanted = parse_observables(model, list(options.observables))
         self.history: list[tuple[np.ndarray, np.ndarray]] = []
         # many points at order 2: the compiled third-moment kernel (one compile, cached)

@@ -69,7 +69,7 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
         return [], 0.0
     if not np.isfinite(kappa):
         return [], 0.0
-    delta = 10.0 ** -(dps + 10) / (model.b**2 * kappa)
+    delta = 10.0 ** -(dps + 10) / (model.n**2 * kappa)
     if delta < 1e-300:
         return [], 0.0
     return negligible(sysm, s, delta), delta
@@ -119,12 +119,12 @@ def _restriction(
 ) -> tuple[_Restriction, list[int]] | None:
     """The problem restricted to the coordinates not negligible at ``dps`` digits and
     those coordinates, or ``None`` when the model is solved whole."""
-    if model.b < MIN_B:
+    if model.n < MIN_B:
         return None
     dropped, delta = _negligible_for(model, params, dps, start)
     if not dropped:
         return None
-    kept = [i for i in range(model.b) if i not in set(dropped)]
+    kept = [i for i in range(model.n) if i not in set(dropped)]
     return _Restriction(model, params, dps, M, start, delta), kept
 
 
@@ -147,7 +147,7 @@ class _Restriction:
 
         Msub = None
         if self.M is not None:
-            Mb = quadratic_form(self.M)(self.model.b)
+            Mb = quadratic_form(self.M)(self.model.n)
             Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
         sub_start = None
         if self.start is not None:
@@ -221,7 +221,7 @@ class _SecondOrderPart:
         cls, so: Any, model: Any, kept: list[int], bad: Any, delta: float
     ) -> _SecondOrderPart:
         """``so`` (a :class:`numeric.expansion.stationary.SecondOrder` on ``kept``) padded."""
-        b, K = model.b, len(kept)
+        b, K = model.n, len(kept)
         bound = mpf(delta)
         errB = [bound] * (b * b)
         for a, i in enumerate(kept):
@@ -265,7 +265,7 @@ def restricted(model: Any, kept: list[int]) -> Any:
     from numeric.meanfield.fast_paths import family_restriction
     from numeric.meanfield.structure import restricted_model
 
-    sub = restricted_model(model, [i for i in range(model.b) if i not in set(kept)])
+    sub = restricted_model(model, [i for i in range(model.n) if i not in set(kept)])
     member = family_restriction(model, kept)
     if member is not None and _same_transitions(member, sub):
         return member
@@ -403,7 +403,7 @@ def _pad(
     ``W``, ``f~`` padded with zeros on the dropped coordinates,
     whose error estimate is ``delta``; ``J``, ``Q``, ``P`` padded with zero rows
     and columns; eigenvalues those of the kept block."""
-    b, K = model.b, len(kept)
+    b, K = model.n, len(kept)
     bound = mpf(delta)
     sub_b = len(kept)
 
@@ -454,7 +454,7 @@ def _pad(
 
 def _note(model: Any, kept: list[int], bad: Any, delta: float) -> str:
     """The sentence that says which coordinates were dropped, and why that is safe."""
-    b, K = model.b, len(kept)
+    b, K = model.n, len(kept)
     dropped = [str(model.states[i]) for i in range(b) if i not in set(kept)]
     shown = ", ".join(dropped[:3]) + (", ..." if len(dropped) > 3 else "")
     return (

@@ -62,7 +62,7 @@ class Member:
     @property
     def b(self) -> int:
         """The model's buffer size."""
-        return self.model.b
+        return self.model.n
 
     @property
     def d(self) -> int:
@@ -75,7 +75,7 @@ class Member:
 
     def head(self, levels: int) -> Any:
         """The model of the ``levels`` leading levels (the model itself for all ``b``)."""
-        return self.model if levels == self.model.b else _head(self.model, levels)
+        return self.model if levels == self.model.n else _head(self.model, levels)
 
     def params(self) -> list[mpf]:
         """The parameter vector of the model's kernels: its ``params`` in order,

@@ -650,17 +650,17 @@ def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) ->
     replacement = st["replacement"]
     N = None if replacement else params["N"]
     lam_, _, dps, mu_, N = _validate(params[st["arrival"]], st["d"], dps, mu, N, replacement)
-    check_b(model.b)
+    check_b(model.n)
     sol = solve_member(Member(model, lam_, mu_, N), dps=dps, M=M)
     with mpmath.workdps(dps + 10):
         values = parse_params(model, params)
     sol.model = model.name
     sol.params = {k: mpmath.nstr(v, dps) for k, v in values.items()}
-    sol.free = list(range(model.b))
+    sol.free = list(range(model.n))
     return sol
 
 
-def fixed_point64(model: Any, params: Mapping[str, Any]) -> Any:
+def shooting_point64(model: Any, params: Mapping[str, Any]) -> Any:
     """``s*`` of a supermarket-family model by the O(b) shooting
     (:func:`numeric.supermarket.equilibrium.verified_shooting`, the residual checked on
     the model's own kernels), 20 digits rounded to float64; ``None`` for sampling

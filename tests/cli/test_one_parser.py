@@ -104,7 +104,8 @@ UNUSED = [
     ("table --gamma 0.1 --alpha 0.5 --N 10 --simulate", "--simulate is only used with --model"),
     ("lemmas --list --N 10", "--N is only used to check claims (without --list)"),
     (f"transient {SIR} --t 0:1:3 --N 10", "--N is only used with --plot"),
-    (f"transient {SIR} --t 0:1:3 --dps 10 --method BDF", "--method is only used by the float64"),
+    (f"transient {SIR} --t 0:1:3 --dps 10 --integrator BDF", "--integrator is only used by"),
+    (f"transient {SIR} --t 0:1:3 --dps 10 --method BDF", "--integrator is only used by"),
 ]
 
 

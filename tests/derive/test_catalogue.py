@@ -3,6 +3,9 @@ now (regenerate with ``python -m derive.models.catalogue`` after changing one)."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from derive.models.catalogue import build, source
 from derive.models.catalogue_data import CATALOGUE
 
@@ -10,6 +13,9 @@ from derive.models.catalogue_data import CATALOGUE
 def test_catalogue_is_current() -> None:
     current = build()
     assert current == CATALOGUE, "run: python -m derive.models.catalogue"
-    scope: dict = {}
-    exec(source(current), scope)  # the generated text holds exactly these entries
-    assert scope["CATALOGUE"] == current
+    assert json.loads(source(current)) == current  # the generated text holds exactly these
+
+
+def test_catalogue_file_is_the_generated_text() -> None:
+    path = Path(__file__).resolve().parents[2] / "derive" / "models" / "catalogue.json"
+    assert path.read_text(encoding="utf-8") == source(CATALOGUE)

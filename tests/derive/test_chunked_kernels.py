@@ -62,7 +62,7 @@ def test_chunked_kernels_match_the_single_function_bit_for_bit(fresh) -> None:
     rng = np.random.default_rng(20261130)
     mp = model.kernels("mpmath")
     for _ in range(3):
-        s = np.sort(rng.uniform(0.01, 1.0, model.b))[::-1].copy()
+        s = np.sort(rng.uniform(0.01, 1.0, model.n))[::-1].copy()
         p = np.array([rng.uniform(0.1, 0.99), rng.uniform(0.5, 2.0)])
         for name in ("rates", "jac", "hess_values"):
             a = getattr(split, name)(s, p)

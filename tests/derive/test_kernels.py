@@ -24,7 +24,7 @@ MODELS = {
 
 def _point(model, rng):
     """Random state in (0, 1) and parameters: lam in (0, 1), mu in (0.5, 2), N in 5..50."""
-    s = [sp.Rational(int(rng.integers(1, 10**6)), 10**6) for _ in range(model.b)]
+    s = [sp.Rational(int(rng.integers(1, 10**6)), 10**6) for _ in range(model.n)]
     values = {"lam": sp.Rational(int(rng.integers(1, 10**6)), 10**6)}
     values["mu"] = sp.Rational(int(rng.integers(5 * 10**5, 2 * 10**6)), 10**6)
     values["N"] = sp.Integer(int(rng.integers(5, 51)))
@@ -40,7 +40,7 @@ def _reference(model, s, p):
         return sp.sympify(e).xreplace(sub).evalf(DIGITS)
 
     k = model.kernels("mpmath")
-    b = model.b
+    b = model.n
     H = model.hessian
     return {
         "f": [ev(e) for e in model.drift],

@@ -75,9 +75,9 @@ def test_sparse_derivatives_equal_sympy_diff() -> None:
     models = [supermarket(5, 3), supermarket(4, 2, replacement=False), load_model("sir")]
     for m in models:
         f, x = m.drift, m.states
-        for i in range(m.b):
-            for j in range(m.b):
+        for i in range(m.n):
+            for j in range(m.n):
                 ref = sp.diff(f[i], x[j])
                 assert sp.expand(m.jacobian[i, j] - ref) == 0
-                for k in range(m.b):
+                for k in range(m.n):
                     assert sp.expand(m.hessian[i, j, k] - sp.diff(ref, x[k])) == 0

@@ -25,7 +25,7 @@ def test_forms_agree_with_one_lambdified_function_and_sympy(what) -> None:
     n = len(sr._exprs[what])
     assert n >= FORMS_MIN and _repeats(groups)  # 3 to 6 forms for 79 to 158 entries
     rng = np.random.default_rng(1)
-    s = np.sort(rng.uniform(0.01, 0.99, model.b))[::-1]
+    s = np.sort(rng.uniform(0.01, 0.99, model.n))[::-1]
     p = np.array([0.87])
     by_forms = sr.evaluator(what)(s, p)
     whole = np.array(
@@ -67,7 +67,7 @@ def test_common_subexpressions_never_read_as_absent_states() -> None:
     model = load_model("bike_sharing", K=4)
     sr = sparse_rates(model)
     rng = np.random.default_rng(2)
-    s, p = rng.uniform(0.1, 0.9, model.b), np.array([1.0, 1.3, 2.5])
+    s, p = rng.uniform(0.1, 0.9, model.n), np.array([1.0, 1.3, 2.5])
     point = {**dict(zip(model.states, s, strict=True)), **dict(zip(model.params, p, strict=True))}
     for what in ("rates", "grad", "hess"):
         exprs = sr._exprs[what]

@@ -105,7 +105,7 @@ def test_the_shipped_example_loads_by_module_name(tmp_path, monkeypatch) -> None
 
     monkeypatch.chdir(tmp_path)  # no examples/ folder here
     m = load_model(examples.EXAMPLES["birth_death"], cap=2)
-    assert m.b == 1 and m.name == "birth-death"
+    assert m.n == 1 and m.name == "birth-death"
     assert (
         examples.path("birth_death").read_text() == (ROOT / "examples/birth_death.py").read_text()
     )

@@ -25,7 +25,7 @@ def test_per_server_agrees_with_aggregated(policy, d, replacement):
     N, lam, b = 12, "0.9", 5
     kw = dict(replacement=replacement, steps=2 * 10**6, reps=2, workers=1)
     a = simulate_supermarket(N, lam, b, d, seed=2, **kw)
-    p = simulate_supermarket(N, lam, b, d, policy=policy, simulator="per-server", seed=3, **kw)
+    p = simulate_supermarket(N, lam, b, d, policy=policy, engine="per-server", seed=3, **kw)
     k = t_ratio(a.batches * a.reps, 0.99)
     assert abs(a.n_mse.mean - p.n_mse.mean) <= k * np.hypot(a.n_mse.ci95, p.n_mse.ci95)
     kb = t_ratio(a.batches * a.reps, 1 - 0.01 / b)

@@ -97,9 +97,9 @@ def test_generated_update_kernel_matches_rates_into(spec, options):
     rng = np.random.default_rng(0)
     p = np.array([0.7] if spec == "supermarket" else [3.0, 1.0, 0.5, 0.1])
     for _ in range(20):
-        s = np.sort(rng.random(m.b))[::-1].copy()
+        s = np.sort(rng.random(m.n))[::-1].copy()
         full = np.maximum(k.rates(s, p), 0.0)
-        for c in range(m.b):
+        for c in range(m.n):
             out = np.full(len(full), np.nan)
             upd.update_into(c, s, p, out)
             mine = upd.DEPS_IDX[upd.DEPS_PTR[c] : upd.DEPS_PTR[c + 1]]

@@ -19,7 +19,7 @@ def test_policy_and_simulator_choice() -> None:
     assert resolve_policy("pod", None) == ("pod", "aggregated")
     assert resolve_policy("pod", "per-server") == ("pod", "per-server")
     assert resolve_policy("jsq", None) == ("jsq", "per-server")
-    with pytest.raises(ParameterError, match="aggregated simulator runs policy 'pod' only"):
+    with pytest.raises(ParameterError, match="aggregated engine runs policy 'pod' only"):
         resolve_policy("random", "aggregated")
     with pytest.raises(ParameterError, match="policy must be one of"):
         resolve_policy("fifo", None)

@@ -137,7 +137,7 @@ def test_negative_rate_at_the_fixed_point_is_refused() -> None:
               info=ModelInfo(reference=(sp.Rational(1, 2),)))
     # f = 2 - x + (1 - x)/2, x* = 5/3: the rate (1 - x)/2 is -1/3 there
     with pytest.raises(ParameterError) as exc:
-        solve_model(m, {}, dps=15, method="general")
+        solve_model(m, {}, dps=15, route="general")
     assert "transition dip" in _one_sentence(exc) and "at the fixed point" in str(exc.value)
 
 

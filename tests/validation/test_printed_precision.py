@@ -326,7 +326,7 @@ def _run_observable_case(name: str, pairs: dict[str, str], seed: int, dps: int) 
     from numeric.expansion.observables import resolve_model
 
     finite = resolve_model(model, low.b)
-    states = [str(s) for s in finite.states][: max(2, min(4, finite.b))]
+    states = [str(s) for s in finite.states][: max(2, min(4, finite.n))]
     g = _random_observable(random.Random(seed), states, list(high.s_star))
     _check_observable(model, low, high, g, dps)
 

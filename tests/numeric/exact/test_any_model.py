@@ -259,7 +259,7 @@ def test_an_absorbing_closed_class_is_a_point_mass(method):
         info=ModelInfo(state_space=StateSpace("orthant"), reference=(sp.Rational(1, 2),)),
     )
     N = 4
-    r = solve(m, {"lam": "0.7"}, N=N, truncation=2, method=method)
+    r = solve(m, {"lam": "0.7"}, N=N, truncation=2, solver=method)
     top = int(np.argmax(r.state_array[:, 0]))
     assert r.state_array[top, 0] == 2 * N and r.pi[top] == pytest.approx(1.0, abs=1e-12)
     assert r.relative_residual <= r.tolerance

@@ -46,7 +46,7 @@ def test_transposed_generator_is_the_generator_built_by_scipy() -> None:
 def test_iterative_law_of_the_one_level_supermarket_is_the_closed_form(method: str) -> None:
     """b = 1: a birth-death chain on 0..N, births N lam (1 - (n/N)^2), deaths n."""
     N, lam = 80, 0.9
-    r = numeric.exact.solve("supermarket", {"b": 1, "lam": "0.9"}, N=N, method=method)
+    r = numeric.exact.solve("supermarket", {"b": 1, "lam": "0.9"}, N=N, solver=method)
     logs = [0.0]
     for n in range(1, N + 1):
         logs.append(logs[-1] + math.log(N * lam * (1 - ((n - 1) / N) ** 2)) - math.log(n))

@@ -104,8 +104,8 @@ def test_generic_reachable_path_matches_supermarket_path() -> None:
 
 
 def test_direct_and_bicgstab_agree() -> None:
-    a = solve_exact(10, "0.95", 5, 2, method="direct")
-    g = solve_exact(10, "0.95", 5, 2, method="bicgstab", tol=1e-13)
+    a = solve_exact(10, "0.95", 5, 2, solver="direct")
+    g = solve_exact(10, "0.95", 5, 2, solver="bicgstab", tol=1e-13)
     assert a.states == g.states == 3003
     assert a.residual < 1e-12 and g.residual < 1e-12
     assert np.abs(a.pi - g.pi).sum() < 1e-10
@@ -191,7 +191,7 @@ def test_too_large_is_refused_before_allocation() -> None:
         {"N": 4, "lam": "abc", "b": 3},
         {"N": 4, "lam": "0.9", "b": 0},
         {"N": 2, "lam": "0.9", "b": 3, "d": 3, "replacement": False},
-        {"N": 4, "lam": "0.9", "b": 3, "method": "magic"},
+        {"N": 4, "lam": "0.9", "b": 3, "solver": "magic"},
     ],
 )
 def test_bad_input(kwargs) -> None:

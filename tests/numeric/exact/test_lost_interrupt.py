@@ -67,4 +67,4 @@ def test_a_lost_press_before_the_krylov_solve_stops_at_its_first_check(
 ):
     _press_after(monkeypatch, solvers, "_preconditioner")
     with pytest.raises(KeyboardInterrupt):
-        numeric.exact.solve(*ARGS, N=12, method=method)
+        numeric.exact.solve(*ARGS, N=12, solver=method)

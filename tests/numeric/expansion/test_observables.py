@@ -187,7 +187,7 @@ def test_fast_path_and_general_route_agree_to_the_claimed_digits():
     and W independently; the expansions agree to the digits both claim."""
     m = load_model("supermarket", b=4, d=2)
     fast = solve(m, {"lam": "0.85"}, dps=25)
-    general = solve(m, {"lam": "0.85"}, dps=25, method="general")
+    general = solve(m, {"lam": "0.85"}, dps=25, route="general")
     for g in ("queue_length", "s1**2 + s2*s4", "exp(s3)"):
         a, b = expand(fast, m, g), expand(general, m, g)
         for k in ("g0", "g1", "variance"):

@@ -27,7 +27,7 @@ def test_float64_and_mpmath_agree() -> None:
             order=1,
             rtol=1e-12,
             atol=1e-14,
-            method=method,
+            integrator=method,
         )
         for name in ("x", "V", "W"):
             a = getattr(fl, name)
@@ -55,7 +55,8 @@ def test_order0_routes_agree_on_a_model_without_laws() -> None:
         ({"times": [-1.0]}, ">= 0"),
         ({"start": [0.5, 0.6, 0.1]}, "state space"),
         ({"start": [0.5, 0.5]}, "must have 3 coordinates"),
-        ({"method": "Euler"}, "method must be one of"),
+        ({"integrator": "Euler"}, "integrator must be one of"),
+        ({"precision": "double"}, "precision must be .dps. or .float64."),
         ({"params": {**SIR, "zeta": "1"}}, "zeta is not a parameter"),
     ],
 )

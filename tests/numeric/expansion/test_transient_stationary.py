@@ -26,7 +26,7 @@ CASES = {
 def test_large_time_limit_is_the_stationary_expansion(case: str) -> None:
     name, options, params, start = CASES[case]
     model = load_model(name, **options)
-    b = model.b
+    b = model.n
     res = transient(model, params, times=[0.0, 150.0], start=start, order=2)
     sol = numeric.solve(model, params, order=2, dps=20)
     s_star = np.array([float(v) for v in sol.s_star])

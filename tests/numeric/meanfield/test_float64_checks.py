@@ -146,8 +146,8 @@ def test_residual_is_relative_to_the_size_of_the_terms(models: str) -> None:
 
 
 def test_float64_with_method_fast_is_refused(capsys: pytest.CaptureFixture) -> None:
-    with pytest.raises(ParameterError, match="method 'fast' cannot be combined with the float64"):
-        numeric.solve("supermarket", {"b": 3, "lam": "0.9"}, precision="float64", method="fast")
+    with pytest.raises(ParameterError, match="route 'fast' cannot be combined with the float64"):
+        numeric.solve("supermarket", {"b": 3, "lam": "0.9"}, precision="float64", route="fast")
     out = _Run(
         capsys,
         "--model", "supermarket", "--param", "b=3", "--param", "lam=0.9", "--float64",

@@ -37,14 +37,14 @@ def _rel_err(a, b):
 def test_digits_hold_against_30_digits(spec, opts, params):
     m, params = _model(spec, opts, params)
     r64 = numeric.solve(m, params, precision="float64")
-    ref = numeric.solve(m, params, dps=30, method="general")
+    ref = numeric.solve(m, params, dps=30, route="general")
     assert r64.digits >= 8, r64.notes
     assert _rel_err(r64.constant, ref.constant) <= mpmath.mpf(10) ** -r64.digits
     for name, got, want in (("s_star", r64.s_star, ref.s_star), ("V", r64.V, ref.V)):
         errs = r64.errors[name]
         for g, w, e in zip(got, want, errs, strict=True):
             assert abs(g - w) <= e, (name, g, w, e)
-    b = m.b
+    b = m.n
     for i in range(b):
         for j in range(b):
             assert abs(r64.W[i, j] - ref.W[i, j]) <= r64.errors["W"][i * b + j]
@@ -159,7 +159,7 @@ def test_order2_json_entries_hold_against_30_digits(spec, opts, params):
     printed entry is within it of the 30-digit order-2 answer."""
     m, params = _model(spec, opts, params)
     d = numeric.solve(m, params, precision="float64", order=2).to_dict()
-    ref = numeric.solve(m, params, dps=30, order=2, method="general")
+    ref = numeric.solve(m, params, dps=30, order=2, route="general")
     for name in ("A", "B"):
         err = mpmath.mpf(d[f"{name}_abs_error"])
         printed = d[name] if name == "A" else [x for row in d[name] for x in row]

@@ -50,7 +50,7 @@ def test_jsq_fixed_point_is_grahams_closed_form(L: int) -> None:
 def test_jsq_L1_covariance_is_independent_mm1(method: str) -> None:
     dps = 25
     sol = numeric.solve(
-        load_model("jsq_L", L=1), {"alpha": "0.1", "beta": "1"}, dps=dps, method=method
+        load_model("jsq_L", L=1), {"alpha": "0.1", "beta": "1"}, dps=dps, route=method
     )
     b = sol.b
     with mpmath.workdps(dps + 10):
@@ -66,7 +66,7 @@ def test_jsq_L1_covariance_is_independent_mm1(method: str) -> None:
 def test_supermarket_with_mu_equals_jsq_L() -> None:
     a = numeric.solve(load_model("supermarket", b=6, d=2, mu="1.5"), {"lam": "0.9"}, dps=25)
     b = numeric.solve(
-        load_model("jsq_L", L=2, b=6), {"alpha": "0.9", "beta": "1.5"}, dps=25, method="general"
+        load_model("jsq_L", L=2, b=6), {"alpha": "0.9", "beta": "1.5"}, dps=25, route="general"
     )
     with mpmath.workdps(35):
         for i in range(6):
@@ -79,7 +79,7 @@ def test_supermarket_with_mu_equals_jsq_L() -> None:
 def test_general_route_agrees_with_supermarket_fast_path(b: int, lam: str, dps: int) -> None:
     model = load_model("supermarket", b=b)
     fast = numeric.solve(model, {"lam": lam}, dps=dps)
-    general = numeric.solve(model, {"lam": lam}, dps=dps, method="general")
+    general = numeric.solve(model, {"lam": lam}, dps=dps, route="general")
     assert "shooting" in fast.methods and "stein" in general.methods
     assert fast.digits == general.digits == dps
     with mpmath.workdps(dps + 10):

@@ -140,7 +140,7 @@ def test_float64_route_agrees_with_high_precision() -> None:
         (load_model("sir"), SIR_PARAMS),
         (load_model("supermarket", b=5, d=3), {"lam": "0.95"}),
     ):
-        hp = numeric.solve(model, params, dps=20, order=2, method="general")
+        hp = numeric.solve(model, params, dps=20, order=2, route="general")
         f64 = second_order_float64(model, params)
         assert abs(f64["c2"] - float(hp.c2)) < 1e-9 * max(1.0, abs(float(hp.c2)))
         A = np.array([float(v) for v in hp.A])
@@ -306,7 +306,7 @@ def test_float64_order2_far_from_normal_jacobian() -> None:
     assert _TridiagonalEigenSolver.build(_base64(model, params, None)["J"]) is None
     f64 = second_order_float64(model, params)
     assert f64["third_moment"] == "schur" and f64.get("truncated_at") is None
-    hp = numeric.solve(model, params, dps=20, order=2, method="general")
+    hp = numeric.solve(model, params, dps=20, order=2, route="general")
     assert abs(f64["c2"] - float(hp.c2)) < 1e-10 * abs(float(hp.c2))
     A = np.array([float(v) for v in hp.A])
     assert np.max(np.abs(f64["A"] - A)) < 1e-10 * np.max(np.abs(A))

@@ -23,14 +23,14 @@ def test_truncated_order_2_matches_the_whole_model_at_twice_the_precision(monkey
     real = stationary.second_order
 
     def counted(model, *args, **kwargs):
-        calls.append(model.b)
+        calls.append(model.n)
         return real(model, *args, **kwargs)
 
     decided: list[int] = []
     real_negligible = truncation._negligible_for
 
     def negligible(model, *args, **kwargs):
-        decided.append(model.b)
+        decided.append(model.n)
         return real_negligible(model, *args, **kwargs)
 
     monkeypatch.setattr(stationary, "second_order", counted)

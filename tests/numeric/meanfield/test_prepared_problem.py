@@ -105,8 +105,8 @@ def test_lazy_matrices_equal_the_eager_conversion():
         assert isinstance(lazy, Float64Matrix) and isinstance(lazy, mpmath.matrix)
         rows = lazy.tolist()
         eager = mpmath.matrix(rows)
-        assert (lazy.rows, lazy.cols) == (m.b, m.b)
-        assert all(lazy[i, j] == eager[i, j] for i in range(m.b) for j in range(m.b))
+        assert (lazy.rows, lazy.cols) == (m.n, m.n)
+        assert all(lazy[i, j] == eager[i, j] for i in range(m.n) for j in range(m.n))
         twice = pickle.loads(pickle.dumps(lazy))
         assert twice.tolist() == rows
     W = sol.W
