@@ -26,7 +26,7 @@ __all__, __getattr__, __dir__ = lazy_package(
             "heterogeneous_classes",
             "occupancy",
         ),
-        "derive.closed_forms": ("ClosedForm", "closed_form", "equilibrium_closed_form"),
+        "derive.models.closed_forms": ("ClosedForm", "closed_form", "equilibrium_closed_form"),
         "derive.kernels": ("Kernels", "kernels"),
         "derive.latex": ("latex_objects",),
         "derive.model": ("LAM", "MU", "Model", "N", "Transition"),

@@ -63,7 +63,8 @@ def latex(expr: object) -> str:
     return printer.doprint(e)
 
 
-def _aligned(rows: list[str]) -> str:
+def aligned(rows: list[str]) -> str:
+    """Rows ``left &= right`` as one ``aligned`` block."""
     return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
 
@@ -73,7 +74,7 @@ def _vector_rows(name: str, vec: sp.Matrix, arg: str = "(s)") -> list[str]:
 
 def drift_latex(model: Model) -> str:
     """``f_k(s) = ...`` for ``k = 1..b``."""
-    return _aligned(_vector_rows("f", model.drift))
+    return aligned(_vector_rows("f", model.drift))
 
 
 def jacobian_latex(model: Model) -> str:
@@ -89,7 +90,7 @@ def hessian_latex(model: Model) -> str:
     for i in range(b):
         Hi = sp.Matrix(b, b, lambda j, k, i=i: H[i, j, k])
         rows.append(f"\\nabla^2 f_{{{i + 1}}}(s) &= {latex(Hi)}")
-    return _aligned(rows)
+    return aligned(rows)
 
 
 def diffusion_latex(model: Model) -> str:
@@ -99,7 +100,7 @@ def diffusion_latex(model: Model) -> str:
 
 def ftilde_latex(model: Model) -> str:
     """``\\tilde f_i(s) = ...`` (Theorem 1)."""
-    return _aligned(_vector_rows("\\tilde f", model.ftilde))
+    return aligned(_vector_rows("\\tilde f", model.ftilde))
 
 
 def stein_latex(model: Model, M: object = None) -> str:
@@ -121,7 +122,7 @@ def stein_latex(model: Model, M: object = None) -> str:
         f"\\quad M = {latex(Mm)}, \\quad s - s^* = {x}"
     )
     rows.append(f"{latex(eq.lhs)} &= {latex(eq.rhs)}")
-    return _aligned(rows)
+    return aligned(rows)
 
 
 def lyapunov_latex(model: Model, M: object = None) -> str:
@@ -154,7 +155,7 @@ def generator_latex(model: Model) -> str:
     Gg = chain_operator.generator_apply(model, g)
     rhs = chain_operator.lemma7_rhs(model, g)
     diff = chain_operator.lemma7_difference(model, g)
-    return _aligned(
+    return aligned(
         [
             f"g(s) &= {latex(g)}",
             "G g(s) = \\sum_\\ell N \\beta_\\ell(s)\\left[g(s + \\ell/N) - g(s)\\right] "
@@ -167,22 +168,9 @@ def generator_latex(model: Model) -> str:
     )
 
 
-def closed_form_latex(b: int) -> str:
-    """``s^*_k(lam)``, ``J(s^*)``, ``P`` and ``c = 2 tr(P F~)`` for ``b`` in (1, 2)."""
-    from derive.closed_forms import closed_form
-
-    cf = closed_form(b)
-    rows = [f"s^*_{{{k + 1}}} &= {latex(v)}" for k, v in enumerate(cf.s_star)]
-    rows.append(f"J(s^*) &= {latex(cf.J)}")
-    rows.append(f"P &= {latex(cf.P)}")
-    rows.append(
-        f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(cf.c_in_sstar)} = {latex(cf.c)}"
-    )
-    return _aligned(rows)
-
-
 def latex_objects(model: Model, names: Iterable[str], M: object = None) -> dict[str, str]:
-    """LaTeX of each named object (names as in ``mfstein derive --show``)."""
+    """LaTeX of each named object (names as in ``mfstein derive --show``, but the
+    supermarket's ``closed-form``: :func:`derive.models.closed_forms.closed_form_latex`)."""
     table = {
         "f": drift_latex,
         "J": jacobian_latex,
@@ -193,6 +181,5 @@ def latex_objects(model: Model, names: Iterable[str], M: object = None) -> dict[
         "lyapunov": lambda m: lyapunov_latex(m, M),
         "kron": lambda m: kronecker_latex(m, M),
         "generator": generator_latex,
-        "closed-form": lambda m: closed_form_latex(m.n),
     }
     return {name: table[name](model) for name in names}

@@ -6,6 +6,8 @@ route, as ``"module:attribute"`` text:
 
 ``mean_field``   ``f(model, params, *, dps, M) -> MeanFieldSolution`` (``numeric.solve``)
 ``fixed_point``  ``g(model, params) -> array | None``, the family's float64 fixed point
+``restriction``  ``r(model, kept) -> Model | None``, the member of the family on the
+                 coordinates ``kept`` (the others zero), or ``None``
 ``exact``        ``f(model, params, *, N, method, tol, memory_limit, progress)
                  -> ExactResult | None`` (``numeric.exact.solve``)
 ``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``)
@@ -51,6 +53,7 @@ class FastPath:
 
     mean_field: str | None = None
     fixed_point: str | None = None
+    restriction: str | None = None
     exact: str | None = None
     simulation: str | None = None
     negligible_tail: str | None = None
@@ -67,6 +70,7 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         "supermarket": FastPath(
             mean_field="numeric.supermarket.solver:solve_model",
             fixed_point="numeric.supermarket.solver:shooting_point64",
+            restriction="derive.models.supermarket:first_levels",
             exact="numeric.exact.supermarket:supermarket_fast",
             simulation="sim.generic:SupermarketFastPath",
             negligible_tail="numeric.supermarket.tail:negligible_tail",

@@ -68,7 +68,6 @@ from derive import (
     supermarket,
 )
 from derive.latex import (
-    closed_form_latex,
     dominant_latex,
     generator_latex,
     kronecker_latex,
@@ -76,6 +75,7 @@ from derive.latex import (
     lyapunov_latex,
     stein_latex,
 )
+from derive.models.closed_forms import closed_form_latex
 
 model = supermarket(B, D)
 print(model, "parameters:", model.params)

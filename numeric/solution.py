@@ -255,10 +255,12 @@ class MeanFieldSolution(Presentable):
         (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
         solves and calls this): of the constant of the ``M`` it was computed with, at
         its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
-        (must equal the solution's), ``start``, ``model``."""
-        from numeric.certified.enclosures import certify_float_solution
+        (must equal the solution's), ``start``, ``model``.  Reached through the
+        package's public table (:mod:`numeric`), not by importing the certifier, which
+        builds on the mean field that builds this result."""
+        import numeric
 
-        return certify_float_solution(self, **options)
+        return numeric.certify_float_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation

@@ -166,7 +166,7 @@ def build(
         sol = numeric.bound(lam, "auto" if b == "auto" else b, d, dps=dps)
         bb = int(sol.b)
         # the 1/N^2 term of the size expansion: N E||S - s*||^2 = c + c2/N + O(1/N^2)
-        from numeric.meanfield.entry import supermarket_model
+        from numeric.supermarket.short_form import supermarket_model
 
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)

@@ -211,8 +211,8 @@ def _other_results() -> dict:
     """One of each remaining result type, from a cheap real computation."""
     from derive import stein_lyapunov_check, supermarket
     from derive.models import load_model
-    from numeric.certified.claims import check_certified
     from numeric.lemmas import check, lemma12_parameters
+    from numeric.lemmas.certified_claims import check_certified
     from numeric.pi.exact import solve_pi_exact
     from numeric.tails.jsq_qbd import solve_jsq
     from numeric.tails.report import exact_tails

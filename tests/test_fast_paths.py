@@ -41,27 +41,10 @@ FAMILY_FILES = ("numeric/exact/supermarket.py",)
 #: Where a general module still names a family, with the reason (a ratchet: a
 #: new one fails, and so does a listed one that is gone).
 KNOWN: dict[str, str] = {
-    "numeric/meanfield/fast_paths.py: 'supermarket'": (
-        "the mean field's registry registers the supermarket itself at import; "
-        "it is to read mfstein.fast_paths (numeric/meanfield is warm34's)"
-    ),
-    "numeric/meanfield/fast_paths.py: import derive.models.supermarket": (
-        "the supermarket's restriction to its first K levels, registered with "
-        "the mean field's fast path above"
-    ),
-    "numeric/meanfield/fast_paths.py: import numeric.supermarket.solver": (
-        "the mean field's own registration of the supermarket's solver (above)"
-    ),
-    "numeric/meanfield/entry.py: import derive.models.supermarket": (
-        "the paper's short form bound(lam, b, d) and supermarket_model() live in "
-        "the general entry (numeric/meanfield is warm34's: to move beside the family)"
-    ),
-    "numeric/meanfield/entry.py: import numeric.supermarket.solver": (
-        "bound(lam, b, d) calls the supermarket's solver directly (as above)"
-    ),
     "numeric/exact/__init__.py: 'supermarket'": (
-        "the package's lazy table exposes the supermarket's short form "
-        "numeric.exact.solve_exact(N, lam, b, d) (a public name)"
+        "kept as a public short form: the package's lazy table exposes the "
+        "supermarket's numeric.exact.solve_exact(N, lam, b, d) by naming its module "
+        "(nothing is imported until asked for), as numeric's table exposes bound"
     ),
     "mfstein/cli/model_args.py: 'supermarket'": (
         "the CLI's short options (--b, --d, --lam, --mu, --without-replacement) "
@@ -165,6 +148,7 @@ def test_every_route_of_the_table_loads_from_its_own_layer(family: str) -> None:
 
     highest = {"mean_field": "numeric", "fixed_point": "numeric", "exact": "numeric"}
     highest["negligible_tail"] = "numeric"
+    highest["restriction"] = "derive"
     highest["simulation"] = "sim"
     ranks = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3}
     for task in TASKS:

@@ -223,6 +223,17 @@ def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
     )
 
 
+def first_levels(model: SupermarketModel, kept: list[int]) -> SupermarketModel | None:
+    """The same member restricted to ``kept``: :func:`with_buffer` ``K`` when ``kept``
+    are the first ``K`` levels ``0 .. K-1`` (the levels above set to zero), else
+    ``None`` (no member of the family lives on other coordinates).  The family's
+    restriction in :data:`mfstein.fast_paths.FAST_PATHS`, read by the truncated
+    order 2 (:mod:`numeric.meanfield.truncation`)."""
+    if not kept or list(kept) != list(range(len(kept))):
+        return None
+    return with_buffer(model, len(kept))
+
+
 def queue_model(
     name: str,
     b: int,

@@ -72,9 +72,9 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
     from mfstein.errors import check_int
     from mfstein.limits import MAX_D
-    from numeric.meanfield.entry import bound
     from numeric.precision import arrival_rate, check_dps
     from numeric.supermarket.equilibrium import check_b
+    from numeric.supermarket.short_form import bound
 
     dps = check_dps(args.dps)
     d = check_int("d", args.d, 1, MAX_D)

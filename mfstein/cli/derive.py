@@ -231,7 +231,7 @@ def objects(model, names: list[str]) -> dict[str, Any]:
                 "difference": chain_operator.lemma7_difference(model, g),
             }
         elif name == "closed-form":
-            from derive.closed_forms import closed_form
+            from derive.models.closed_forms import closed_form
 
             cf = closed_form(model.n)
             out[name] = {
@@ -356,7 +356,13 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
     if fmt == "latex":
         from derive.latex import latex_objects
 
-        for name, text in latex_objects(model, names).items():
+        texts = latex_objects(model, [n for n in names if n not in SUPERMARKET_ONLY])
+        if "closed-form" in names:
+            from derive.models.closed_forms import closed_form_latex
+
+            texts["closed-form"] = closed_form_latex(model.n)
+        for name in dict.fromkeys(names):
+            text = texts[name]
             print(f"% {name}")
             print(text)
         return 0

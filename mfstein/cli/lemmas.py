@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--only must name claim ids (see --list) with no empty item, got {args.only!r}."
             )
     if getattr(args, "certify", False):
-        from numeric.certified.claims import check_certified
+        from numeric.lemmas.certified_claims import check_certified
 
         cert = check_certified(ids, **_grid(args))
         if args.json:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _grid(args: argparse.Namespace) -> dict[str, str]:
     """The grid of points the claims are checked on, as keywords of
-    :func:`numeric.lemmas.check` and :func:`numeric.certified.claims.check_certified`:
+    :func:`numeric.lemmas.check` and :func:`numeric.lemmas.certified_claims.check_certified`:
     the sizes ``N``, the rate (``lam``, or ``gamma`` and ``alpha``), ``xi``, ``b``,
     ``d`` and the working precision ``dps``, as given on the command line."""
     names = ("N", "gamma", "alpha", "lam", "xi", "b", "d", "dps")

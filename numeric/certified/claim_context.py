@@ -2,7 +2,7 @@
 
 :class:`CertifiedContext` is the Arb counterpart of the float
 :class:`numeric.lemmas.context.Context`.  It lives apart from the verdicts and
-the runner of :mod:`numeric.certified.claims` (which re-exports it) so that the
+the runner of :mod:`numeric.lemmas.certified_claims` (which re-exports it) so that the
 claims of :mod:`numeric.lemmas`, which annotate their evaluators with it, do not
 import the module that runs them.
 """

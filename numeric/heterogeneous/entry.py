@@ -51,13 +51,11 @@ def is_heterogeneous(model: Any) -> bool:
 
 def rates(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
           float64: bool) -> tuple[Rates, dict[str, str]]:
-    """Parameters checked and parsed at the working precision, and the rates."""
-    from numeric.heterogeneous.rates import evaluate
-    from numeric.meanfield.params import check_names, parse_params
+    """Parameters checked and parsed at the working precision, and the rates
+    (:func:`numeric.heterogeneous.rates.checked`)."""
+    from numeric.heterogeneous.rates import checked
 
-    given = check_names(model, params)
-    values = parse_params(model, given)
-    return evaluate(model, values, float64=float64), {k: str(v) for k, v in given.items()}
+    return checked(model, params, float64=float64)
 
 
 def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) -> np.ndarray:
@@ -166,7 +164,7 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
     """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
     (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
     tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`)."""
-    from numeric.expansion.transient import TransientResult
+    from numeric.expansion.transient_result import TransientResult
     from numeric.heterogeneous.transient import agreement64, integrate64
 
     if order == 2:

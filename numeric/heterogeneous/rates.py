@@ -93,3 +93,14 @@ def evaluate(model: HeterogeneousModel, values: Mapping[str, Any], *, float64: b
 
     avg = compile_rates(model, values, float64=float64)
     return Rates(model.K, S, uni.reshape(-1, 2), a, pair.reshape(-1, 4), b, avg)
+
+
+def checked(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+            float64: bool) -> tuple[Rates, dict[str, str]]:
+    """Parameters checked and parsed at the working precision, and the rates; the
+    given parameters as text for the result's inputs."""
+    from numeric.meanfield.params import check_names, parse_params
+
+    given = check_names(model, params)
+    values = parse_params(model, given)
+    return evaluate(model, values, float64=float64), {k: str(v) for k, v in given.items()}

@@ -24,7 +24,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from numeric.expansion.transient import TransientResult
+from numeric.expansion.transient_result import TransientResult
 from numeric.heterogeneous.rates import Rates
 
 #: The local tolerance at ``wp`` working digits is ``10^-(wp - TOL_GAP)`` (the error
@@ -115,7 +115,7 @@ def run(R: Rates, x0: np.ndarray, times: np.ndarray, wp: int, order: int) -> dic
 def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
                   times: np.ndarray, dps: int, order: int) -> HeterogeneousTransient:
     """The route at ``dps`` digits."""
-    from numeric.heterogeneous.entry import rates
+    from numeric.heterogeneous.rates import checked as rates
     from numeric.precision import agreeing_digits, earn_digits
 
     def compute(wp: int) -> dict[str, np.ndarray]:

@@ -37,10 +37,10 @@ on first use, ``ctx.sol`` (numeric's ``MeanFieldSolution``: ``s_star``, ``J``,
 
 A claim may carry its proof-grade check: ``certified=f`` where ``f(cctx)``
 returns the same two sides as Arb balls (``(lhs, rhs, tol)`` for ``==``) from a
-:class:`numeric.certified.claims.CertifiedContext` (``cctx.P``, ``cctx.J``,
+:class:`numeric.certified.claim_context.CertifiedContext` (``cctx.P``, ``cctx.J``,
 ``cctx.cs.ftilde``, ``cctx.cs.constant``, ``cctx.lam``, ``cctx.N``,
 ``cctx.norm2_J()``, ...); ``mfstein lemmas --certify`` (or
-:func:`numeric.certified.claims.check_certified`) then proves or refutes it::
+:func:`numeric.lemmas.certified_claims.check_certified`) then proves or refutes it::
 
     @claim(id="mine.trace", statement=..., relation=">=",
            certified=lambda c: (sum((c.P[i, i] for i in range(c.b)), c.num(0)),

@@ -7,7 +7,7 @@ claim is declared once, with both of its evaluators: the decorated function
 computes ``(lhs, rhs)`` at the working precision (mpmath) from
 :class:`numeric.lemmas.context.Context`, and its ``certified=`` evaluator
 computes the same two sides as Arb balls from
-:class:`numeric.certified.claims.CertifiedContext` (``mfstein lemmas
+:class:`numeric.certified.claim_context.CertifiedContext` (``mfstein lemmas
 --certify``).  Lemma 12's claims are exact (rational arithmetic) and decide
 themselves; Lemma 4 compares two floating-point routes and has no certified
 form.

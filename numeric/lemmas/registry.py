@@ -14,7 +14,7 @@ allowance of ``10^-(digits - 3) * max(1, |lhs|, |rhs|)`` (a tie computed in
 floating point may land a few ulps on the wrong side); a strict one is not.
 
 A claim carries its proof-grade check with it: ``certified`` is a function of a
-:class:`numeric.certified.claims.CertifiedContext` (the same point with Arb
+:class:`numeric.certified.claim_context.CertifiedContext` (the same point with Arb
 enclosures of ``s*``, ``J``, ``P``, ``f~``, ``c``) returning the two sides as
 Arb balls -- ``(lhs, rhs)``, or ``(lhs, rhs, tol)`` for ``==`` -- from which
 ``mfstein lemmas --certify`` decides the claim (proved / refuted / not decided).
@@ -103,7 +103,7 @@ class Claim:
     certified:
         The claim's certified evaluator, ``certified(cctx) -> (lhs, rhs)`` as
         Arb balls (``(lhs, rhs, tol)`` for ``==``), computed from the certified
-        objects of :class:`numeric.certified.claims.CertifiedContext`; ``None``
+        objects of :class:`numeric.certified.claim_context.CertifiedContext`; ``None``
         when the claim has none (``mfstein lemmas --certify`` then reports it
         "not decided").
     exact:

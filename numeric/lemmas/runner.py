@@ -220,7 +220,7 @@ def grid_params(
     dps: int = 30,
 ) -> Grid:
     """Check the grid of a claim check (one sentence per error): the keywords of
-    :func:`check` and :func:`numeric.certified.claims.check_certified`.
+    :func:`check` and :func:`numeric.lemmas.certified_claims.check_certified`.
 
     Parameters
     ----------

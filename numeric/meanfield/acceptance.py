@@ -10,7 +10,7 @@ route of :mod:`numeric.meanfield.general` and the float64 route of
   ``lam = 1000`` is a difference of terms of size 1000);
 * *state space*: the point lies in the model's declared state space, up to
   :data:`SPACE_TOL` times its largest coordinate (or 1);
-* *no kink*: :func:`numeric.meanfield.general.check_no_kink` (the caller runs it);
+* *no kink*: :func:`check_no_kink` (the caller runs it);
 * *stability*, relative to the scale of ``J``: every eigenvalue of the reduced
   Jacobian has real part below ``-STABILITY_MARGIN`` times the largest ``|J_ij|``
   at ``s*`` and at the start (:func:`stability_verdict`; the start's ``J`` gives
@@ -137,8 +137,6 @@ def check(
     rates >= 0), no kink, stability (``eig``: the reduced Jacobian's eigenvalues,
     ``jmax``: its largest entry); the first that fails is raised in one sentence
     (:func:`refuse`)."""
-    from numeric.meanfield.general import check_no_kink
-
     words = residual_words(residual, scale, RESIDUAL64) or space_words(model, s)
     if words is None:
         check_rates()
@@ -162,3 +160,61 @@ def refuse(model: Any, s: Sequence[float], words: str) -> Exception:
         "space (change the parameters or the start)."
     )
     return ParameterError(f"{head}; {need}")
+
+
+#: The kinks of each model's rates with their float64 functions, by model key.
+_KINKS: dict[Any, list[tuple[Any, Any, Any]]] = {}
+
+
+def _kink_functions(model: Any) -> list[tuple[Any, Any, Any]]:
+    """``(transition, g, g as a float function of (states, params))`` for every kink
+    ``g = 0`` of the model's rates (:func:`derive.model.kinks`), made once per model
+    key: a warm check runs no SymPy."""
+    hit = _KINKS.get(model.key)
+    if hit is None:
+        import sympy as sp
+
+        from derive.model import kinks
+
+        symbols = (*model.states, *model.params)
+        hit = _KINKS[model.key] = [
+            (t, g, sp.lambdify(symbols, g, "math"))
+            for t in model.transitions
+            for g in kinks(t.rate)
+        ]
+    return hit
+
+
+def _kink_value(g: Any, fn: Any, model: Any, s: Sequence[float], p: Sequence[float]) -> complex:
+    """``g`` at ``(s, p)``: its float function, or SymPy at 17 digits where that
+    fails (a complex or undefined intermediate)."""
+    try:
+        return complex(fn(*[float(v) for v in s], *[float(v) for v in p]))
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        import sympy as sp
+
+        point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
+        point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
+        return complex(g.subs(point).evalf(17))
+
+
+def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
+    """Refuse a fixed point on a kink of a piecewise rate (``Min``, ``Max``,
+    ``Abs``, ``Heaviside``, ``Piecewise``; :func:`derive.model.kinks`), in one
+    sentence: ``J``, the Hessian and the 1/N expansion need a drift that is
+    differentiable at ``s*``; away from the kinks every derivative is that of the
+    branch active there."""
+    items = _kink_functions(model)
+    if not items:
+        return
+    scale = 1 + max(abs(float(v)) for v in [*s, *p])
+    for t, g, fn in items:
+        if abs(_kink_value(g, fn, model, s, p)) <= 1e-9 * scale:
+            pairs = zip(model.states, s, strict=True)
+            shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
+            raise ParameterError(
+                f"the fixed point ({shown}) of model {model.name} lies on the kink "
+                f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
+                "a drift that is differentiable at the fixed point (move the parameters "
+                "off the kink)."
+            )

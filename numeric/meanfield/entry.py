@@ -1,16 +1,16 @@
-"""``numeric.solve``: the mean-field solution of any model, and the paper's short
-form ``numeric.bound(lam, b, d)`` for the supermarket model.
+"""``numeric.solve``: the mean-field solution of any model (the paper's short form
+``numeric.bound(lam, b, d)`` for the supermarket model is the family's own,
+:mod:`numeric.supermarket.short_form`).
 
 ``solve(model, params, *, dps, order, M, start, route)`` takes a
 :class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
 is resolved to the dimension the requested precision needs, or a model name
 that :func:`derive.models.load_model` takes) and a mapping of parameter
 values.  A model whose family registered a *fast path* (a structure-aware
-solver, :data:`numeric.meanfield.fast_paths.FAST_PATHS`) is solved by it unless ``route="general"``
+solver, :data:`mfstein.fast_paths.FAST_PATHS`) is solved by it unless ``route="general"``
 or a
 ``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
-runs.  :func:`bound` builds the supermarket model from ``(lam, b, d)`` and runs
-its fast path (which also takes ``b = "auto"``).
+runs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import mpmath
 
 from mfstein.arguments import check_keywords, check_start, renamed_keywords
-from mfstein.errors import ParameterError, check_bool
+from mfstein.errors import ParameterError
 from mfstein.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
@@ -190,72 +190,3 @@ def _solve_working_precision(
         stage("order 2")
         sol = add_second_order(sol, model, params, dps=dps, M=M, start=start)
     return sol
-
-
-def supermarket_model(
-    b: int, d: int = 2, *, mu: Any = 1, replacement: bool = True, N: Any = None, lam: Any = None
-) -> tuple[Any, dict[str, Any]]:
-    """The model and parameter mapping behind ``solve(lam, b, d, mu=, replacement=, N=)``."""
-    from derive.models.supermarket import supermarket
-
-    params = _supermarket_params(mu, replacement, N, lam)
-    model = supermarket(b, d, mu="mu" if "mu" in params else 1, replacement=replacement)
-    return model, params
-
-
-def _supermarket_params(mu: Any, replacement: bool, N: Any, lam: Any) -> dict[str, Any]:
-    """The parameter values of the supermarket model of :func:`supermarket_model`."""
-    params: dict[str, Any] = {"lam": lam}
-    if not (isinstance(mu, int | str) and str(mu).strip() == "1"):
-        params["mu"] = mu
-    if not replacement:
-        params["N"] = N
-    return params
-
-
-def bound(
-    lam: Any,
-    b: int | str = "auto",
-    d: int = 2,
-    *,
-    dps: int = 30,
-    order: int = 1,
-    M: Any = None,
-    mu: Any = 1,
-    replacement: bool = True,
-    N: Any = None,
-    truncate: bool = True,
-) -> MeanFieldSolution:
-    """The paper's short form: Theorem 1's constant of the supermarket model.
-
-    ``bound(lam, b, d)`` is :func:`solve` for the power-of-``d`` supermarket
-    model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
-    Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Theorem 1 with the
-    sign of the Kronecker form corrected: ``E||S - s*||^2 ~ c/N``), by the
-    family's registered fast path (:func:`numeric.supermarket.solver.solve`), which
-    also takes ``b = "auto"`` (the smallest buffer at which ``c`` stops
-    changing, reported in ``.b``) and ``b = "inf"``.  ``mu``, ``replacement``
-    and ``N`` as in :func:`numeric.supermarket.solver.solve`; ``order=2`` adds the
-    1/N^2 terms; ``truncate`` cuts negligible tail levels.
-    """
-    from numeric.meanfield.truncation import add_second_order
-    from numeric.supermarket.solver import auto_buffer, check_b
-    from numeric.supermarket.solver import solve as supermarket_solve
-
-    if order not in (1, 2):
-        raise ParameterError(f"order must be 1 or 2, got {order!r}.")
-    replacement = check_bool("replacement", replacement)
-    truncate = check_bool("truncate", truncate)
-    b = check_b(b, allow=("auto", "inf"))
-    if b == "auto":
-        b = auto_buffer(lam, d, dps=dps, M=M)
-    sol = supermarket_solve(
-        lam, b, d, dps=dps, M=M, mu=mu, replacement=replacement, N=N, truncate=truncate
-    )
-    model = sol.get_model()  # built once by the short form, kept with the solution
-    names = {str(p) for p in model.params}
-    given = {"lam": lam, "mu": mu, "N": N}
-    params = {k: v for k, v in given.items() if k in names}
-    if order == 2:
-        sol = add_second_order(sol, model, params, dps=sol.dps, M=M, start=None)
-    return replace(sol, inputs=params, M=M)

@@ -12,15 +12,19 @@ the general ODE search; ``None`` for a member without a structured fixed
 point).  The exact task has the same registry for its chains
 (:mod:`numeric.exact.fast_paths`).
 
-The supermarket family (and JSQ(L)) is registered here; its solvers live in
-:mod:`numeric.supermarket.solver` and are imported only when first called, so this
-module imports nothing heavy.
+The built-in ones are the ``mean_field``, ``fixed_point`` and ``restriction``
+routes of the one table :data:`mfstein.fast_paths.FAST_PATHS`, imported on the
+first lookup of their name; a user's family registers here with
+:func:`register_fast_path`, which is consulted first.  This module names no
+family and imports nothing heavy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from mfstein.fast_paths import load
 
 #: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
 FAST_PATHS: dict[str, Callable[..., Any]] = {}
@@ -52,49 +56,30 @@ def register_fast_path(
         FAST_RESTRICTIONS[name] = restrict
 
 
+def _name(model: Any) -> str:
+    return getattr(getattr(model, "info", None), "fast_path", None) or ""
+
+
+def _found(registered: Mapping[str, Callable[..., Any]], model: Any, task: str) -> Any:
+    """The run-time registration of ``model``'s family for ``task``, else the table's."""
+    name = _name(model)
+    return registered[name] if name in registered else load(name, task)
+
+
 def fast_path(model: Any) -> Callable[..., Any] | None:
-    """The registered solver of ``model``'s family, or ``None``."""
-    return FAST_PATHS.get(model.info.fast_path or "")
+    """The solver of ``model``'s family (registered, else built in), or ``None``."""
+    return _found(FAST_PATHS, model, "mean_field")
 
 
 def fast_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    """The fixed point of ``model`` from its registered fast path as a float64
+    """The fixed point of ``model`` from its family's fast path as a float64
     array, or ``None`` when the model has none."""
-    g = FAST_FIXED_POINTS.get(model.info.fast_path or "")
+    g = _found(FAST_FIXED_POINTS, model, "fixed_point")
     return None if g is None else g(model, params)
 
 
 def family_restriction(model: Any, kept: list[int]) -> Any:
     """The member of ``model``'s family on the coordinates ``kept`` (the others zero)
-    from its registered restriction, or ``None``."""
-    r = FAST_RESTRICTIONS.get(model.info.fast_path or "")
+    from its family's restriction, or ``None``."""
+    r = _found(FAST_RESTRICTIONS, model, "restriction")
     return None if r is None else r(model, kept)
-
-
-def _supermarket_solve(model: Any, params: Mapping[str, Any], *, dps: int, M: Any) -> Any:
-    from numeric.supermarket.solver import solve_model
-
-    return solve_model(model, params, dps=dps, M=M)
-
-
-def _supermarket_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    from numeric.supermarket.solver import shooting_point64
-
-    return shooting_point64(model, params)
-
-
-def _supermarket_restrict(model: Any, kept: list[int]) -> Any:
-    """The same member with buffer ``K`` when ``kept`` are the first ``K`` levels."""
-    if not kept or kept != list(range(len(kept))):
-        return None
-    from derive.models.supermarket import with_buffer
-
-    return with_buffer(model, len(kept))
-
-
-register_fast_path(
-    "supermarket",
-    _supermarket_solve,
-    fixed_point=_supermarket_fixed_point,
-    restrict=_supermarket_restrict,
-)

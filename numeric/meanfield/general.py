@@ -192,64 +192,6 @@ def _sum_conserved(model: Any) -> bool:
     return all(sum(t.jump) == 0 for t in model.transitions)
 
 
-#: The kinks of each model's rates with their float64 functions, by model key.
-_KINKS: dict[Any, list[tuple[Any, Any, Any]]] = {}
-
-
-def _kink_functions(model: Any) -> list[tuple[Any, Any, Any]]:
-    """``(transition, g, g as a float function of (states, params))`` for every kink
-    ``g = 0`` of the model's rates (:func:`derive.model.kinks`), made once per model
-    key: a warm check runs no SymPy."""
-    hit = _KINKS.get(model.key)
-    if hit is None:
-        import sympy as sp
-
-        from derive.model import kinks
-
-        symbols = (*model.states, *model.params)
-        hit = _KINKS[model.key] = [
-            (t, g, sp.lambdify(symbols, g, "math"))
-            for t in model.transitions
-            for g in kinks(t.rate)
-        ]
-    return hit
-
-
-def _kink_value(g: Any, fn: Any, model: Any, s: Sequence[float], p: Sequence[float]) -> complex:
-    """``g`` at ``(s, p)``: its float function, or SymPy at 17 digits where that
-    fails (a complex or undefined intermediate)."""
-    try:
-        return complex(fn(*[float(v) for v in s], *[float(v) for v in p]))
-    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-        import sympy as sp
-
-        point = dict(zip(model.states, [sp.Float(float(v), 17) for v in s], strict=True))
-        point.update(zip(model.params, [sp.Float(float(v), 17) for v in p], strict=True))
-        return complex(g.subs(point).evalf(17))
-
-
-def check_no_kink(model: Any, s: Sequence[float], p: Sequence[float]) -> None:
-    """Refuse a fixed point on a kink of a piecewise rate (``Min``, ``Max``,
-    ``Abs``, ``Heaviside``, ``Piecewise``; :func:`derive.model.kinks`), in one
-    sentence: ``J``, the Hessian and the 1/N expansion need a drift that is
-    differentiable at ``s*``; away from the kinks every derivative is that of the
-    branch active there."""
-    items = _kink_functions(model)
-    if not items:
-        return
-    scale = 1 + max(abs(float(v)) for v in [*s, *p])
-    for t, g, fn in items:
-        if abs(_kink_value(g, fn, model, s, p)) <= 1e-9 * scale:
-            pairs = zip(model.states, s, strict=True)
-            shown = ", ".join(f"{x} = {float(v):.10g}" for x, v in pairs)
-            raise ParameterError(
-                f"the fixed point ({shown}) of model {model.name} lies on the kink "
-                f"{g} = 0 of the rate of transition {t.label or t.jump}: the expansion needs "
-                "a drift that is differentiable at the fixed point (move the parameters "
-                "off the kink)."
-            )
-
-
 def other_start_note(exc: Exception) -> str:
     """The note of a solution whose fixed point was reached from another start
     than the caller's, because the point reached from the caller's was refused."""

@@ -37,7 +37,7 @@ def test_solve_certify(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_lemmas_certify(capsys: pytest.CaptureFixture[str]) -> None:
-    from numeric.certified.claims import check_certified
+    from numeric.lemmas.certified_claims import check_certified
 
     ids = ["lemma4", "lemma5", "lemma8", "lemma12.r", "theorem1.sign", "theorem1.constant"]
     rep = check_certified(ids, gamma="0.1", alpha="0.05", N=[10, 1000])

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from derive import ParameterError
-from derive.closed_forms import closed_form, equilibrium_closed_form, evaluate
+from derive.models.closed_forms import closed_form, equilibrium_closed_form, evaluate
 
 DPS = 30
 LAMBDAS = ["0.3", "0.7", "0.95", "0.999"]

@@ -8,6 +8,7 @@ import pytest
 
 from derive import supermarket
 from derive.latex import latex, latex_objects, symbol_latex
+from derive.models.closed_forms import closed_form_latex
 from mfstein.cli.derive import SHOW_NAMES
 
 
@@ -23,8 +24,11 @@ def test_symbol_names() -> None:
 def test_every_object_renders_in_paper_notation(b: int) -> None:
     # b = 2 closed forms print long radicals; their LaTeX goes through the same
     # code path as b = 1 and is left to the CLI tests' b = 1 run.
-    names = SHOW_NAMES if b == 1 else [n for n in SHOW_NAMES if n != "closed-form"]
-    texts = latex_objects(supermarket(b), names)
+    general = [n for n in SHOW_NAMES if n != "closed-form"]
+    names = SHOW_NAMES if b == 1 else general
+    texts = latex_objects(supermarket(b), general)
+    if b == 1:
+        texts["closed-form"] = closed_form_latex(1)
     assert set(texts) == set(names)
     for name, text in texts.items():
         assert re.search(r"(?<!\\)lam", text) is None and "sstar" not in text, name

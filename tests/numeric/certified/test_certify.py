@@ -74,7 +74,7 @@ def test_tables_1_and_2(gamma: str) -> None:
 # -- closed forms for b = 1, 2 -------------------------------------------------------------
 @pytest.mark.parametrize("b", [1, 2])
 def test_closed_forms(b: int) -> None:
-    from derive.closed_forms import closed_form
+    from derive.models.closed_forms import closed_form
 
     cf = closed_form(b)
     for lam in ("0.9", "0.5"):

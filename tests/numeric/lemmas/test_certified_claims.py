@@ -6,8 +6,8 @@ import mpmath
 import pytest
 
 from mfstein.errors import ParameterError
-from numeric.certified.claims import check_certified
 from numeric.lemmas import REGISTRY, Claim, check, claim, unregister
+from numeric.lemmas.certified_claims import check_certified
 
 GRID = {"gamma": "0.1", "alpha": "0.05", "N": [10], "b": 3, "dps": 20}
 

@@ -102,7 +102,7 @@ def test_package_docstring_example():
 def test_grid_is_checked_once_for_both_runners():
     """check and check_certified read the same grid (numeric.lemmas.runner.grid_params):
     sorted sizes, the heavy-traffic rate at each N, and one sentence for a bad value."""
-    from numeric.certified.claims import check_certified
+    from numeric.lemmas.certified_claims import check_certified
     from numeric.lemmas.runner import grid_params
 
     grid = grid_params(N="100,10,10", gamma="0.5", alpha="0.5", dps=20)

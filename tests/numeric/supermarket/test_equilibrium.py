@@ -67,7 +67,7 @@ def test_heavy_traffic_is_stable_across_precisions() -> None:
 
 @pytest.mark.parametrize("b", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_closed_forms_from_derive(b: int) -> None:
-    from derive.closed_forms import closed_form
+    from derive.models.closed_forms import closed_form
 
     cf = closed_form(b)
     lam = sp.Rational(37, 50)

@@ -1,0 +1,198 @@
+"""The result of a transient expansion (:func:`numeric.expansion.transient.transient`
+and the heterogeneous populations' transient): ``x(t)``, ``V(t)``, ``W(t)`` and at
+order 2 ``A(t)``, ``B(t)`` at the requested times, with their error estimates.
+
+Its own module so that every route that builds one -- the general moment system
+of :mod:`numeric.expansion.transient` and the population route of
+:mod:`numeric.heterogeneous` -- imports the class and not each other.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mfstein.display import Presentable, count_row, params_text, shape_text
+from mfstein.errors import ParameterError
+
+
+@dataclass(frozen=True, repr=False)
+class TransientResult(Presentable):
+    """The transient expansion at the requested times, in the model's coordinates.
+
+    Attributes
+    ----------
+    times:
+        The requested times, shape ``(m,)``.
+    x:
+        Mean-field solution ``x(t)``, shape ``(m, b)``.
+    V, W:
+        First-order coefficients (``None`` for order 0): ``V`` has shape
+        ``(m, b)``, ``W`` shape ``(m, b, b)``.
+    A, B:
+        Second-order coefficients (order 2 only), shapes as ``V`` and ``W``.
+    states:
+        The state names, in order.
+    notes:
+        What was computed and how accurate it is.
+    order:
+        0, 1 or 2.
+    route:
+        ``"float64"`` (float arrays) or ``"mpmath"`` (object arrays of ``mpf``).
+    dps, digits:
+        The requested digits and the digits earned (mpmath route), else ``None``.
+    model, params:
+        The model name and the parameter values as given.
+    free:
+        The free coordinates the ODEs were integrated on (conservation laws removed).
+    method:
+        The integrator that ran: a ``solve_ivp`` method, or ``"taylor"`` (mpmath).
+    errors:
+        mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
+        (same shapes; the difference of the two working precisions), which
+        printing uses to keep only correct digits; empty for float64.
+    limit:
+        The fixed point the mean field approaches after the last time (float64,
+        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none.
+    warning:
+        ``None`` when the mean field converges to the stable hyperbolic fixed point
+        :func:`numeric.solve` reports, else one sentence saying what happens
+        instead (also issued as a :class:`mfstein.errors.StabilityWarning`).
+    observables:
+        Name -> trajectory of each observable asked for with the result
+        (``dataclasses.replace(res, observables=...)``, as ``mfstein transient
+        --observable`` does); ``to_dict()`` adds them under ``"observables"``.
+    """
+
+    times: np.ndarray
+    x: np.ndarray
+    V: np.ndarray | None
+    W: np.ndarray | None
+    A: np.ndarray | None = None
+    B: np.ndarray | None = None
+    states: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    order: int = 1
+    route: str = "float64"
+    dps: int | None = None
+    digits: int | None = None
+    model: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+    free: list[str] = field(default_factory=list)
+    method: str = ""
+    errors: dict[str, np.ndarray] = field(default_factory=dict)
+    limit: np.ndarray | None = None
+    warning: str | None = None
+    observables: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------
+    # presentation
+    # ------------------------------------------------------------------
+    def precision(self) -> str:
+        """One sentence: what the numbers are and how accurate."""
+        if self.route == "float64":
+            return (
+                f"float64 numbers from SciPy solve_ivp ({self.method}, local error control rtol "
+                "1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
+                "largest entry; no digits are claimed"
+            )
+        return (
+            f"decimal strings with at most {self.dps} significant digits, each keeping only "
+            "the digits on which two working precisions of mpmath's Taylor ODE solver agree "
+            "for that entry (within one unit of its last digit; <name>_abs_error holds for "
+            f"every entry); {self.digits} digits agree norm-wise"
+        )
+
+    def _strings(self, name: str) -> tuple[Any, str | None]:
+        """The array ``name`` as nested lists: floats on the float64 route; on the
+        mpmath route decimal strings keeping only the digits each entry's error
+        allows (:func:`numeric.precision.format_entries`), with the absolute error
+        that holds for every one of them."""
+        a = getattr(self, name)
+        if self.route == "float64":
+            return a.tolist(), None
+        from numeric.precision import format_entries
+
+        strings, bound = format_entries(
+            list(a.flat), list(self.errors[name].flat), self.dps or 15
+        )
+        return np.array(strings, dtype=object).reshape(a.shape).tolist(), bound
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the keys of ``mfstein transient --json``: floats on the
+        float64 route; on the mpmath route decimal strings that keep only the digits
+        each entry earned, with ``<name>_abs_error`` valid for every entry, whatever
+        ``mpmath.mp.dps`` is."""
+        import mpmath
+
+        out: dict[str, Any] = {
+            "model": self.model,
+            "params": self.params,
+            "states": self.states,
+            "order": self.order,
+            "route": self.route,
+            "method": self.method,
+            "free": self.free,
+            "precision": self.precision(),
+            "times": [float(t) for t in self.times],
+        }
+        names = ["x"] + (["V", "W"] if self.V is not None else [])
+        names += ["A", "B"] if self.A is not None else []
+        with mpmath.workdps((self.dps or 15) + 20):
+            for name in names:
+                out[name], bound = self._strings(name)
+                if bound is not None:
+                    out[f"{name}_abs_error"] = bound
+        if self.digits is not None:
+            out["digits"] = self.digits
+        out["limit"] = None if self.limit is None else [float(v) for v in self.limit]
+        out["warning"] = self.warning
+        out["notes"] = self.notes
+        if self.observables:
+            out["observables"] = {k: v.to_dict() for k, v in self.observables.items()}
+        return out
+
+    def _rows(self) -> list[tuple[str, str]]:
+        def fmt(v: Any) -> str:
+            if self.route == "float64":
+                return f"{float(v):.10g}"
+            from numeric.precision import to_str
+
+            return to_str(v, self.digits or self.dps or 15)
+
+        t0, t1 = float(self.times[0]), float(self.times[-1])
+        last = ", ".join(fmt(v) for v in self.x[-1][:4]) + (", ..." if self.x.shape[1] > 4 else "")
+        rows = [
+            ("model", f"{self.model} ({', '.join(self.states[:6])})"),
+            ("params", params_text(self.params)),
+            ("times", f"{len(self.times)} from {t0:g} to {t1:g}"),
+            (f"x({t1:g})", last),
+            ("order", f"{self.order} (x, V, W: {shape_text(self.x)}, {shape_text(self.V)}, "
+                      f"{shape_text(self.W)})"),
+            ("route", f"{self.route} ({self.method})"
+             + (f", {self.digits} digits earned" if self.digits is not None else "")),
+        ]  # fmt: skip
+        if self.limit is not None:
+            rows.append(("limit", ", ".join(f"{float(v):.10g}" for v in self.limit[:4])
+                         + (", ..." if len(self.limit) > 4 else "")))  # fmt: skip
+        if self.warning is not None:
+            rows.append(("warning", self.warning))
+        if self.notes:
+            rows.append(count_row("notes", self.notes))
+        return rows
+
+    _MORE = "arrays: .times, .x, .V, .W, .A, .B; .mean(N); .to_dict() for JSON"
+
+    def mean(self, N: float) -> np.ndarray:
+        """The expansion of ``E[S(t)]`` for ``N`` objects: ``x + V/N (+ A/N^2)``."""
+        if isinstance(N, bool) or not isinstance(N, numbers.Real) or not N > 0:
+            raise ParameterError(f"N must be a positive number, got {N!r}.")
+        out = self.x.copy()
+        if self.V is not None:
+            out = out + self.V / N
+        if self.A is not None:
+            out = out + self.A / (N * N)
+        return out
