@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from mfstein import __version__ as __version__
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
@@ -52,6 +52,6 @@ __all__, __getattr__, __dir__ = lazy_package(
             "stein_lyapunov_check",
             "stein_solution",
         ),
-        "mfstein.errors": ("ParameterError",),
+        "mfstein.ground.errors": ("ParameterError",),
     },
 )

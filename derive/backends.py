@@ -27,7 +27,7 @@ from sympy.printing.numpy import SciPyPrinter
 from sympy.printing.pycode import MpmathPrinter, PythonCodePrinter
 
 from derive.rate_functions import RATE_FUNCTIONS
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model_protocol import ModelLike
@@ -55,7 +55,7 @@ def unprintable(expr: sp.Basic, backend: str) -> str:
 
 class OneSentencePrinter:
     """Printer mixin: what SymPy's code printer cannot print is a
-    :class:`~mfstein.errors.ParameterError` in one sentence (:func:`unprintable`),
+    :class:`~mfstein.ground.errors.ParameterError` in one sentence (:func:`unprintable`),
     not its ``PrintMethodNotImplementedError`` (an internal error)."""
 
     backend: ClassVar[str] = ""
@@ -229,7 +229,7 @@ class NumbaBackend(Backend):
     """
 
     name = "numba"
-    imports = ("import math", "", "import numpy as np", "", "from mfstein.jit import numba")
+    imports = ("import math", "", "import numpy as np", "", "from mfstein.ground.jit import numba")
     #: Most statements in one compiled function (None: never split).
     chunk_size: int | None = 150
 

@@ -7,7 +7,7 @@ by ``derive`` itself, so the two packages do not import each other).
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

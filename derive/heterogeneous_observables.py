@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass(frozen=True)

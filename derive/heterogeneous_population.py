@@ -43,7 +43,7 @@ import sympy as sp
 
 from derive.heterogeneous_observables import HeterogeneousObservable, check_observables
 from derive.spec import ModelInfo, Parameter
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 #: Most objects a heterogeneous population may have (the mean field is dense on
 #: K x S coordinates).

@@ -11,13 +11,13 @@ from ``sim``'s compiled code, with ``*_into(s, p, out)`` variants;
 
 Every function takes ``s`` (the ``b`` state values) and ``p`` (parameter values
 in the order of ``model.params``).  The generated module is written once to a
-cache directory (:func:`mfstein.cache.cache_dir`: ``$MFSTEIN_CACHE_DIR``,
+cache directory (:func:`mfstein.ground.cache.cache_dir`: ``$MFSTEIN_CACHE_DIR``,
 default the platform's user cache directory) under a digest of the model and
 the generator version, so a model with ``b = 100`` is derived and compiled
 once, not on every call or in every worker process; numba's compiled code of
-the module goes to the same directory (:mod:`mfstein.jit`).  The module is
+the module goes to the same directory (:mod:`mfstein.ground.jit`).  The module is
 written, checked and loaded by the one loader of generated code,
-:func:`mfstein.generated.generated_module` (digest, key, compiles and defines
+:func:`mfstein.ground.generated.generated_module` (digest, key, compiles and defines
 its functions before it is trusted; a damaged file is regenerated with one
 warning per process), and an unwritable cache directory falls back to one
 private temporary directory per process.
@@ -45,9 +45,9 @@ from derive.backends import (
     positional_symbols,
     unpack_inputs,
 )
-from mfstein.cache import cache_dir
-from mfstein.errors import ParameterError
-from mfstein.generated import generated_module, load_generated, module_name
+from mfstein.ground.cache import cache_dir
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.generated import generated_module, load_generated, module_name
 
 if TYPE_CHECKING:
     from derive.model_protocol import ModelLike
@@ -226,7 +226,7 @@ def kernels(model: ModelLike, backend: str = "numba", group: str = "base") -> Ke
 
 def _module_key(model: ModelLike, backend: str, group: str) -> str:
     """What a generated kernel module is generated from (its cache key,
-    :mod:`mfstein.generated`): the model, the back end and group, and the generator."""
+    :mod:`mfstein.ground.generated`): the model, the back end and group, and the generator."""
     return repr(
         (
             model.key,
@@ -265,7 +265,7 @@ def _dense_jumps(module: ModuleType, b: int) -> np.ndarray:
 
 def load_module(name: str, path: Path | None = None) -> ModuleType:
     """A generated module by its cache name (``kernels_numba_<digest>``, ...), for
-    processes that did not generate it: :func:`mfstein.generated.load_generated`
+    processes that did not generate it: :func:`mfstein.ground.generated.load_generated`
     (checked before it is trusted; missing or damaged: one sentence)."""
     return load_generated(name, path)
 

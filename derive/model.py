@@ -36,8 +36,8 @@ import sympy as sp
 from derive import objects
 from derive.rate_functions import RATE_FUNCTIONS
 from derive.spec import ModelInfo
-from mfstein.arguments import warn_renamed
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import warn_renamed
+from mfstein.ground.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.kernels import Kernels

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 if TYPE_CHECKING:
     from derive.model import Model
@@ -120,7 +120,7 @@ def split_terms(text: str) -> list[str]:
     """``text`` cut at its top-level binary ``+`` and ``-`` (each piece keeps its
     sign): the summands of a long sum, each parsed on its own so that the length
     of a sum is not limited by the parser's recursion.  Raises
-    :class:`mfstein.errors.ParameterError` (one sentence, the limit named) for a
+    :class:`mfstein.ground.errors.ParameterError` (one sentence, the limit named) for a
     term of more than :data:`MAX_TERM_OPERATORS` operators."""
     import io
     import tokenize
@@ -163,7 +163,7 @@ def parse_expression(model: Model, text: str) -> sp.Expr:
 
     Decimal numbers are read as the exact rationals they denote (``0.2`` is
     ``1/5``, not the nearest binary float), so the value of ``g`` holds to every
-    digit printed.  Raises :class:`mfstein.errors.ParameterError` (one sentence)
+    digit printed.  Raises :class:`mfstein.ground.errors.ParameterError` (one sentence)
     on a syntax error, a symbol the model does not have, a term too long to
     parse, or an expression that is not a finite real number wherever it is
     defined (``1/0``, ``nan``).

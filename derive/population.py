@@ -57,8 +57,8 @@ import sympy as sp
 
 from derive.model import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.arguments import check_keywords
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import check_keywords
+from mfstein.ground.errors import ParameterError
 
 #: The citation of a population built here (the conventions' source).
 CITATION = (

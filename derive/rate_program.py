@@ -22,7 +22,7 @@ printer's code (:mod:`derive.backends`): ``Heaviside(x, h0)`` is ``0`` for
 ``x < 0``, ``h0`` at ``0`` and ``1`` otherwise (NaN included); ``sign`` is
 ``0`` at ``0`` and ``copysign(1, x)`` otherwise.  Anything else -- a function
 outside this list, a symbol that is neither a state nor a parameter -- is
-refused in one sentence (:class:`mfstein.errors.ParameterError`), so a caller
+refused in one sentence (:class:`mfstein.ground.errors.ParameterError`), so a caller
 can fall back to the per-model loop.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 import sympy as sp
 
 from derive.rate_ops import OP
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 _UNARY = {
     sp.exp: "exp", sp.log: "log", sp.Abs: "abs", sp.sign: "sign",
@@ -208,7 +208,7 @@ def compile_programs(
     """The programs of ``exprs`` (SymPy expressions in ``states`` -- read as the
     densities ``s[k]`` -- and ``params`` -- read as ``p[j]``), in order.
 
-    Raises :class:`mfstein.errors.ParameterError` (one sentence) for what the
+    Raises :class:`mfstein.ground.errors.ParameterError` (one sentence) for what the
     interpreter does not evaluate (module docstring)."""
     em = _Emitter(states, params)
     ptr = [0]

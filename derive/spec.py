@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: State-space kinds understood by numeric (membership checks, random starts)
 #: and by the exact solver (lattice enumeration).
@@ -223,7 +223,7 @@ class Truncated:
 
     ``levels(params, digits)`` returns the dimension beyond which the
     neglected part of the fixed point is below ``10^-digits`` (raising
-    :class:`mfstein.errors.ParameterError` when no finite truncation exists,
+    :class:`mfstein.ground.errors.ParameterError` when no finite truncation exists,
     e.g. an unstable load), and ``build(b)`` the model of that dimension.
     """
 

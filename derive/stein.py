@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import sympy as sp
 
 from derive.model import N
-from mfstein.display import Presentable
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import ParameterError, check_int
 
 if TYPE_CHECKING:
     from derive.model import Model

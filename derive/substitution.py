@@ -14,8 +14,8 @@ from typing import Any
 
 import sympy as sp
 
-from mfstein.arguments import did_you_mean
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import did_you_mean
+from mfstein.ground.errors import ParameterError
 
 __all__ = ["parameter_values", "with_values"]
 
@@ -23,8 +23,8 @@ __all__ = ["parameter_values", "with_values"]
 def parameter_values(model: Any, params: Mapping[str, Any]) -> dict[sp.Symbol, sp.Rational]:
     """``params`` (name -> number or decimal text) as exact SymPy rationals keyed by
     the model's parameter symbols; an unknown name or a value outside its declared
-    range is one sentence (:class:`mfstein.errors.ParameterError`)."""
-    from mfstein.numbers import parse_real
+    range is one sentence (:class:`mfstein.ground.errors.ParameterError`)."""
+    from mfstein.ground.numbers import parse_real
 
     symbols = {str(p): p for p in model.params}
     out: dict[sp.Symbol, sp.Rational] = {}

@@ -1,7 +1,7 @@
 """The API reference pages, generated from the packages' export lists.
 
 Every public name is what a package exports: its ``__all__`` (for the lazy
-packages, the keys of the export table, see :mod:`mfstein.lazy`).  Each package
+packages, the keys of the export table, see :mod:`mfstein.ground.lazy`).  Each package
 gets a page listing its names with the first sentence of each docstring, and
 each function or class a page of its own (autodoc, from the docstring);
 constants are listed with their value.  A name added to or removed from

@@ -39,7 +39,7 @@ def render() -> str:
 
 
 def main() -> int:
-    from mfstein.io import atomic_write
+    from mfstein.ground.io import atomic_write
 
     text = render()
     atomic_write(PAGE, text)

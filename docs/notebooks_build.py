@@ -149,7 +149,7 @@ def execute_full(name: str) -> Path:
     import nbformat
 
     import mfstein
-    from mfstein.io import atomic_write
+    from mfstein.ground.io import atomic_write
 
     nb = read_source(name)
     start = time.monotonic()

@@ -36,7 +36,7 @@ def _quiet_interrupt_during_startup() -> None:
     a traceback; SIGTERM likewise, with status 143 (``mfstein: terminated``).
     Nothing has been computed or written yet, so leaving at once loses nothing.
     :func:`mfstein.cli.main` replaces the guard by Python's own handler (and
-    SIGTERM's by :func:`mfstein.signals.raise_interrupt`) just before the
+    SIGTERM's by :func:`mfstein.ground.signals.raise_interrupt`) just before the
     subcommand's work starts.
 
     The guard is installed only when this process *is* the ``mfstein`` command
@@ -51,7 +51,7 @@ def _quiet_interrupt_during_startup() -> None:
     import signal
     import sys
 
-    from mfstein.signals import end_at_once
+    from mfstein.ground.signals import end_at_once
 
     argv0 = os.path.basename(sys.argv[0]) if sys.argv else ""
     orig = list(getattr(sys, "orig_argv", ()))
@@ -88,7 +88,7 @@ def _version() -> str:
 #: The version of mfstein; ``derive``, ``numeric`` and ``sim`` carry the same one.
 __version__ = _version()
 
-from mfstein.lazy import lazy_package  # noqa: E402  (after the start-up guard)
+from mfstein.ground.lazy import lazy_package  # noqa: E402  (after the start-up guard)
 
 #: The entries of ``import mfstein as mf``, imported on first use (PEP 562):
 #: ``mf.exact`` is ``numeric.exact.general.solve``, ``mf.models`` the module

@@ -8,7 +8,7 @@ plus a float64 fast path for sweeps.
 from __future__ import annotations
 
 from mfstein import __version__ as __version__
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

@@ -1,7 +1,7 @@
 """Parsing and validating numeric inputs, working precision and digit counting.
 
 Every public function of :mod:`numeric` validates its arguments here, once, and
-raises :class:`mfstein.errors.ParameterError` with one sentence naming the
+raises :class:`mfstein.ground.errors.ParameterError` with one sentence naming the
 parameter and its allowed range.  Numbers given as strings are parsed exactly in
 the working precision (never through a binary float).
 
@@ -22,8 +22,8 @@ from typing import Any, Generic, TypeVar
 import mpmath
 from mpmath import mpf
 
-import mfstein.limits as _limits
-from mfstein.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
+import mfstein.ground.limits as _limits
+from mfstein.ground.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
 
 __all__ = [
     "MIN_DPS",
@@ -51,13 +51,13 @@ __all__ = [
 _Low = TypeVar("_Low")
 _High = TypeVar("_High")
 
-#: Smallest accepted number of significant digits (declared in :mod:`mfstein.limits`).
+#: Smallest accepted number of significant digits (declared in :mod:`mfstein.ground.limits`).
 MIN_DPS = _limits.MIN_DPS
 
 
 def check_dps(dps: Any) -> int:
     """Return ``dps`` as an int in ``MIN_DPS .. MAX_DPS`` or raise :class:`ParameterError`."""
-    from mfstein.limits import MAX_DPS
+    from mfstein.ground.limits import MAX_DPS
 
     return check_int("dps", dps, MIN_DPS, MAX_DPS)
 
@@ -79,14 +79,14 @@ def check_precision(precision: Any) -> str:
 def to_mpf(name: str, value: Any) -> mpf:
     """Convert ``value`` to an ``mpf`` in the *current* working precision.
 
-    Every value is read by the one number parser, :func:`mfstein.numbers.parse_real`
+    Every value is read by the one number parser, :func:`mfstein.ground.numbers.parse_real`
     (so ``"9/10"``, NumPy scalars and ASCII-only text are accepted or refused
     alike by every route), then rounded once, correctly, to the working precision:
     strings (``"0.9109"``, ``"1e-3"``, ``"91/100"``) are exact, fractions are
     divided exactly, and floats (NumPy's included) are taken at their exact
     binary value.  ``mpf`` values (and SymPy floats) are kept as they are.
     """
-    from mfstein.numbers import parse_real
+    from mfstein.ground.numbers import parse_real
 
     if isinstance(value, mpf) or (hasattr(value, "_mpf_") and not isinstance(value, bool)):
         out = mpf(value)
@@ -98,7 +98,7 @@ def to_mpf(name: str, value: Any) -> mpf:
     return mpf(mpmath.libmp.from_rational(exact.numerator, exact.denominator, prec, "n"))
 
 
-#: Largest system size accepted in a grid of N (declared in :mod:`mfstein.limits`).
+#: Largest system size accepted in a grid of N (declared in :mod:`mfstein.ground.limits`).
 MAX_GRID_EXPONENT = _limits.MAX_GRID_EXPONENT
 
 
@@ -106,18 +106,18 @@ def parse_size(name: str, text: Any) -> int:
     """A system size given as ``100``, ``1e8``, ``1E+16`` or ``10**6``: an exact integer
     from 1 to ``10**MAX_GRID_EXPONENT``.
 
-    Read exactly by :func:`mfstein.numbers.parse_integer` (the one integer
+    Read exactly by :func:`mfstein.ground.numbers.parse_integer` (the one integer
     parser: ``1e16`` is ``10**16``, with no binary float in between, and a
     size beyond the limit is refused before any integer is built).
     """
-    from mfstein.numbers import parse_integer
+    from mfstein.ground.numbers import parse_integer
 
     return parse_integer(name, text, 1, 10**MAX_GRID_EXPONENT)
 
 
 def parse_lam(lam: Any) -> mpf:
     """Arrival rate per server ``lam > 0`` as an ``mpf`` at the working precision."""
-    from mfstein.limits import MAX_LAM
+    from mfstein.ground.limits import MAX_LAM
 
     out = to_mpf("lam", lam)
     if out <= 0:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 #: Digits of the mean-field solution used as the centre.
 CENTRE_DPS = 20
@@ -113,7 +113,7 @@ class Placement:
 def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedModel:
     """Check the model, ``N`` and the parameters; fill ``N`` for N-dependent models.
 
-    Refused with one sentence (:class:`mfstein.errors.ParameterError`): a
+    Refused with one sentence (:class:`mfstein.ground.errors.ParameterError`): a
     model with infinite buffers (:class:`derive.spec.Truncated`), anything that
     is not a :class:`derive.model.Model`, ``N < 1``, a parameter ``N`` other
     than the lattice size, unknown or missing parameters, values outside the
@@ -122,7 +122,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     """
     import mpmath
 
-    from mfstein.numbers import parse_real
+    from mfstein.ground.numbers import parse_real
     from numeric.meanfield.params import check_finite_model, check_names, parse_params
 
     check_finite_model(

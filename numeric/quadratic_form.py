@@ -5,7 +5,7 @@ Every working-precision route takes ``M`` in the same forms: ``None`` or
 (a diagonal padded with zeros), a symmetric ``b x b`` matrix (anything
 :class:`mpmath.matrix` reads, NumPy arrays included) or a callable
 ``b -> matrix``.  :func:`quadratic_form` turns it into a function of the
-dimension, checked once: bad input is a :class:`mfstein.errors.ParameterError`
+dimension, checked once: bad input is a :class:`mfstein.ground.errors.ParameterError`
 naming ``M``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 MSpec = Any  # None | "identity" | "diag:a,b,..." | square matrix | callable b -> matrix
 
@@ -28,7 +28,7 @@ def quadratic_form(M: MSpec) -> Callable[[int], mpmath.matrix]:
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return lambda b: mpmath.eye(b)
     if isinstance(M, str):
-        from mfstein.numbers import parse_diagonal
+        from mfstein.ground.numbers import parse_diagonal
 
         entries = parse_diagonal("M", M)  # the one parser of the observable's text form
         assert entries is not None  # "identity" is handled above

@@ -36,7 +36,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: A state or a rate within this many float64 ulps of its bound is its round-off.
 ROUND_ULPS = 64

@@ -8,7 +8,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.display import Presentable, count_row, shape_text
+from mfstein.ground.display import Presentable, count_row, shape_text
 
 
 class Stated(mpf):

@@ -18,7 +18,7 @@ imported lazily so that ``mfstein --help`` does not load numba.
 from __future__ import annotations
 
 from mfstein import __version__ as __version__
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable
+from mfstein.ground.display import Presentable
 
 #: The columns of the text and CSV forms, with their headers.
 COLUMNS = (
@@ -150,7 +150,7 @@ class AccuracyTable(Presentable):
     def plot(self, path: str | os.PathLike) -> None:
         """The observable against N (log x): the expansion orders as lines, exact
         values as markers, the simulation with its 95% CI as error bars.  Written
-        atomically (:func:`mfstein.io.atomic_write`)."""
+        atomically (:func:`mfstein.ground.io.atomic_write`)."""
         from sim.table import new_figure, save_figure
 
         Ns = [r["N"] for r in self.rows]
@@ -275,7 +275,7 @@ def accuracy(
     sentence before any work; a cell that cannot be computed at some N is ``None``
     with its reason in the row.
     """
-    from mfstein.arguments import check_start
+    from mfstein.ground.arguments import check_start
     from sim.base import RunOptions
     from sim.observable_table import accuracy_tables
 

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64

@@ -1,7 +1,7 @@
 """``simulate(model, params, *, N, ...)``: the one entry of simulation.
 
 :func:`choose` picks the engine for a model (:mod:`sim.base` holds the
-interface and finds a family's fast path in :data:`mfstein.fast_paths.FAST_PATHS`,
+interface and finds a family's fast path in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
 :mod:`sim.generic` the engines).  No model family is named here: the
 supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
 :mod:`sim.supermarket_short_form` (``sim.simulate_supermarket``).
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mfstein.arguments import check_keywords, check_params, check_path, check_start
-from mfstein.errors import ParameterError, check_choice, check_int
+from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
+from mfstein.ground.errors import ParameterError, check_choice, check_int
 from sim.base import RunOptions, SimulationResult, Simulator, fast_simulator, fast_simulators
 from sim.engine import POLICIES
 from sim.generic import GenericSimulator
@@ -130,7 +130,7 @@ def simulate(
         takes them (a model name such as ``"sir"`` or ``"file.py:factory"`` is
         built from the entries of ``params`` that are factory keywords).
     N:
-        Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.limits.SIM_MAX_N`;
+        Population size, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.ground.limits.SIM_MAX_N`;
         the model's own range for an ``N`` parameter).
     steps, reps, seed, workers:
         Events (jumps) per replication, the first ``warmup_fraction`` of them
@@ -165,12 +165,12 @@ def simulate(
     Returns
     -------
     SimulationResult
-        Every size is checked (:mod:`mfstein.limits`) before any work.
+        Every size is checked (:mod:`mfstein.ground.limits`) before any work.
     """
     check_params(params)
     check_path("checkpoint", checkpoint)
     check_start(start)
-    from mfstein.limits import SIM_MAX_N
+    from mfstein.ground.limits import SIM_MAX_N
 
     opts = RunOptions(
         steps=steps,

@@ -16,7 +16,7 @@ Engines:
 ``supermarket``  :class:`sim.generic.SupermarketFastPath`: the aggregated
                  simulator of :mod:`sim.aggregated`, the ``simulation`` route
                  of the supermarket family in the one fast-path table
-                 :data:`mfstein.fast_paths.FAST_PATHS`.
+                 :data:`mfstein.ground.fast_paths.FAST_PATHS`.
 
 :func:`fast_simulator` finds a model's fast path (one added by
 :func:`register_simulator` first, then the table); :func:`sim.api.choose` picks
@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable, count_row, heading_rows, shape_text
-from mfstein.errors import ParameterError
-from mfstein.fast_paths import families, load
+from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.fast_paths import families, load
 from sim.summary import status_fields, status_rows
 
 #: Capabilities a simulator may declare.
@@ -209,7 +209,7 @@ class Simulator(ABC):
 
     Subclasses set :attr:`name` and :attr:`capabilities` and implement
     :meth:`_prepare` and :meth:`_run` (:meth:`run` checks the options first).
-    The constructor validates everything (one-sentence :class:`mfstein.errors.ParameterError`
+    The constructor validates everything (one-sentence :class:`mfstein.ground.errors.ParameterError`
     on bad input) so that ``run`` only simulates.
 
     Parameters
@@ -217,7 +217,7 @@ class Simulator(ABC):
     model:
         A :class:`derive.model.Model`.
     N:
-        Population size (servers), ``1 <= N <= 2^31 - 1`` (:mod:`mfstein.limits`).
+        Population size (servers), ``1 <= N <= 2^31 - 1`` (:mod:`mfstein.ground.limits`).
     params:
         Parameter name -> value.
     start:
@@ -243,8 +243,8 @@ class Simulator(ABC):
         start: Sequence[Any] | str | None = None,
         truncation: Any = None,
     ) -> None:
-        from mfstein.errors import check_int
-        from mfstein.limits import SIM_MAX_N
+        from mfstein.ground.errors import check_int
+        from mfstein.ground.limits import SIM_MAX_N
         from numeric.prepared import prepare
 
         prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
@@ -278,7 +278,7 @@ class Simulator(ABC):
         ``seed``, ``workers``, ``scheduler``, ``checkpoint``, ``batches``,
         ``warmup_fraction``, ``progress``, ``max_units``; see
         :func:`sim.api.simulate`); they are checked against
-        :mod:`mfstein.limits` before any work.
+        :mod:`mfstein.ground.limits` before any work.
         """
         return self._run(RunOptions(**options).checked())
 
@@ -368,7 +368,7 @@ def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
 
 def simulator_of(family: str | None) -> type[Simulator] | None:
     """The fast-path simulator of a family name: the one registered at run time,
-    else its ``simulation`` route in :data:`mfstein.fast_paths.FAST_PATHS`, else ``None``."""
+    else its ``simulation`` route in :data:`mfstein.ground.fast_paths.FAST_PATHS`, else ``None``."""
     if family and family in FAST_SIMULATORS:
         return FAST_SIMULATORS[family]
     return load(family, "simulation")

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator
 from sim.supermarket import run_supermarket
@@ -109,11 +109,11 @@ _MODULES: dict[str, Any] = {}
 
 def _kernel_module(name: str) -> Any:
     """The compiled kernel module ``name`` (already loaded, or from the kernel cache:
-    :func:`mfstein.generated.load_generated`, as :func:`derive.kernels.load_module`
+    :func:`mfstein.ground.generated.load_generated`, as :func:`derive.kernels.load_module`
     loads it, without importing SymPy)."""
     mod = _MODULES.get(name)
     if mod is None:
-        from mfstein.generated import load_generated
+        from mfstein.ground.generated import load_generated
 
         mod = _MODULES[name] = load_generated(name)
     return mod
@@ -245,9 +245,9 @@ def _rates_finite(chain: Any, spec: GenericSpec, n: np.ndarray, p: np.ndarray) -
 def announce_compile(chain: Any) -> None:
     """One line on standard error before a first compilation of the event loop of
     ``chain`` that takes more than a few seconds (:func:`sim.generic_kernels.compile_seconds`,
-    :func:`mfstein.jit.announce_compile`), so that the wait before the progress bar
+    :func:`mfstein.ground.jit.announce_compile`), so that the wait before the progress bar
     is not taken for a hang."""
-    from mfstein import jit
+    from mfstein.ground import jit
     from sim.generic_kernels import compile_seconds
 
     jit.announce_compile("the simulator for this model", compile_seconds(chain))
@@ -291,7 +291,7 @@ class GenericSimulator(Simulator):
         names are unusable (then the run is prepared afresh)."""
         if record is None:
             return None
-        from mfstein.errors import ParameterError
+        from mfstein.ground.errors import ParameterError
         from sim.generic_kernels import load_chain
 
         try:

@@ -107,7 +107,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 
 _U64 = np.uint64
 
@@ -619,8 +619,8 @@ def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
         "",
         "import numpy as np",
         "",
-        "from mfstein.generated import load_generated",
-        "from mfstein.jit import numba",
+        "from mfstein.ground.generated import load_generated",
+        "from mfstein.ground.jit import numba",
         "from sim.generic_kernels import (",
         "    CLAMP, EVENTS, INF, N_SCALARS, NAN, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
         "    _inside_after, _pair_sum, _rate,",
@@ -690,10 +690,10 @@ _REQUIRED = (
 def chain_module(model: Any, observables: Sequence[Any] = ()) -> tuple[str, ModuleType]:
     """The generated chain module of ``model`` (integrating ``observables``, SymPy
     expressions in its states and parameters): its cache name and the module,
-    through the one loader of generated code (:func:`mfstein.generated.generated_module`:
+    through the one loader of generated code (:func:`mfstein.ground.generated.generated_module`:
     written atomically to the cache directory, checked before it is trusted,
     regenerated when damaged)."""
-    from mfstein.generated import generated_module
+    from mfstein.ground.generated import generated_module
 
     exprs, key = _chain_key(model, observables)
     name = _chain_name(key)
@@ -721,7 +721,7 @@ def _chain_key(model: Any, observables: Sequence[Any]) -> tuple[tuple[Any, ...],
 
 
 def _chain_name(key: str) -> str:
-    from mfstein.generated import module_name
+    from mfstein.ground.generated import module_name
 
     return module_name("simchain", key)
 
@@ -730,10 +730,10 @@ def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
     """Whether the compiled loop of ``model`` (with ``observables``) has certainly never
     been compiled, decided without generating its source: its chain module is neither
     loaded in this process nor written in the cache directory, and no numba index of a
-    function of that module's name is on disk (:func:`mfstein.jit.has_index`).  ``False``
+    function of that module's name is on disk (:func:`mfstein.ground.jit.has_index`).  ``False``
     means "maybe": :func:`compile_seconds` of :func:`chain_module` then tells."""
-    from mfstein import cache
-    from mfstein.jit import has_index
+    from mfstein.ground import cache
+    from mfstein.ground.jit import has_index
 
     name = _chain_name(_chain_key(model, observables)[1])
     path = cache.cache_dir() / f"{name}.py"
@@ -742,11 +742,11 @@ def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
 
 def load_chain(name: str, path: Path | None = None) -> ModuleType:
     """The generated chain module ``name`` in a worker process
-    (:func:`mfstein.generated.load_generated`: checked, one sentence when missing
+    (:func:`mfstein.ground.generated.load_generated`: checked, one sentence when missing
     or damaged)."""
     mod = _CHAINS.get(name)
     if mod is None:
-        from mfstein.generated import load_generated
+        from mfstein.ground.generated import load_generated
 
         mod = _CHAINS[name] = load_generated(name, path, required=_REQUIRED)
     return mod
@@ -808,7 +808,7 @@ def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
     """
     import inspect
 
-    from mfstein.jit import is_compiled
+    from mfstein.ground.jit import is_compiled
 
     fn = event_loop(mod, unrolled)
     if is_compiled(fn):

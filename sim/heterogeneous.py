@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.display import Presentable, heading_rows
-from mfstein.errors import check_int
-from mfstein.jit import numba
+from mfstein.ground.display import Presentable, heading_rows
+from mfstein.ground.errors import check_int
+from mfstein.ground.jit import numba
 from sim.rng import INV_2_53, load_state, next_u64, seed_states, store_state
 
 
@@ -163,7 +163,7 @@ def _polynomials(R: Any, name: str) -> tuple[np.ndarray, ...]:
     each rate a polynomial in the averages (anything else: one sentence)."""
     import sympy as sp
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.heterogeneous.averaged import averages_symbols
 
     av = R.avg
@@ -198,7 +198,7 @@ def simulate_heterogeneous(model: Any, params: Mapping[str, Any] | None, *, N: A
     import mpmath
     from scipy.stats import t as student
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.heterogeneous.entry import rates, start_point
 
     N = check_int("N", N, 1)

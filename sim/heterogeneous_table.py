@@ -57,7 +57,7 @@ def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] |
     """
     import numeric
     import numeric.exact
-    from mfstein.errors import NumericalError, ParameterError
+    from mfstein.ground.errors import NumericalError, ParameterError
     from numeric.heterogeneous.exact import MAX_STATES
     from numeric.heterogeneous.observables import find, observe
 

@@ -296,8 +296,8 @@ LOOP_COMPILE_SECONDS = 8.0
 
 def announce_compile() -> None:
     """One line on standard error before the first compilation of the interpreted loop
-    (once per installation: :func:`mfstein.jit.announce_compile`)."""
-    from mfstein import jit
+    (once per installation: :func:`mfstein.ground.jit.announce_compile`)."""
+    from mfstein.ground import jit
     from sim.table_loop import run_table_chain
 
     seconds = jit.first_compile_seconds(LOOP_COMPILE_SECONDS, run_table_chain)
@@ -359,7 +359,7 @@ def _short_enough(
     of 20 transitions).  The floor's limit is kept with a prepared run
     (:mod:`sim.prepared_runs`): never more than the exact one, so a later, longer run
     is chosen afresh."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     try:
         per_event = extra_seconds(model_tables(model, observables), 1)

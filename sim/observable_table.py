@@ -31,7 +31,7 @@ from typing import Any
 
 import mpmath
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 
 
 def parameter_at(name: str, value: Any, N: int, dps: int) -> Any:

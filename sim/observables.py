@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
-from mfstein import jit
-from mfstein.display import Presentable
-from mfstein.errors import ParameterError, check_choice
+from mfstein.ground import jit
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import ParameterError, check_choice
 from sim import pi_kernels as K
 from sim import runner, stats, summary
 
@@ -112,8 +112,8 @@ def load_rule(name: str) -> SplitRule:
     ParameterError
         The name does not resolve to a callable.
     """
-    from mfstein.jit import numba
-    from mfstein.streams import user_output_to_stderr
+    from mfstein.ground.jit import numba
+    from mfstein.ground.streams import user_output_to_stderr
 
     mod, _, attr = name.partition(":")
     try:
@@ -599,7 +599,7 @@ def simulate_pi(
     PIResult
     """
     check_choice("policy", policy, K.POLICIES)
-    from mfstein.limits import check_memory, simulation_bytes
+    from mfstein.ground.limits import check_memory, simulation_bytes
 
     model = make_model(arrivals, services, n)
     check_load(model, allow_unstable)

@@ -5,7 +5,7 @@ the model in SymPy, parses its parameters, solves its mean field at 20 digits
 for the centre ``s*`` and places the start on the lattice: about 1 s of CPU in a
 new process, for a record of a few hundred bytes (:class:`sim.generic.GenericSpec`
 and the notes) that is the same every time.  This module keeps that record in
-the cache directory (:func:`mfstein.cache.cache_dir`, folder ``prepared``), so a
+the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder ``prepared``), so a
 later process that asks for the same run -- same model name and factory
 options, parameters, ``N``, start, truncation and engine, and the same source of
 mfstein and of the libraries it uses -- reads the record and starts simulating
@@ -20,7 +20,7 @@ the input is checked afresh), and a key covers everything the record depends on:
 * the SHA-256 of the source of mfstein's packages and the installed releases of
   SymPy, mpmath, NumPy, SciPy and numba (:func:`code_digest`).
 
-Files end with the digest of their content (:func:`mfstein.cache.with_check`); a
+Files end with the digest of their content (:func:`mfstein.ground.cache.with_check`); a
 damaged or unreadable file is a miss, and is written afresh.  Standard library
 only.
 """
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mfstein import cache
+from mfstein.ground import cache
 
 #: Format of a record (part of the key: a new format never reads an old file).
 VERSION = 1
@@ -123,7 +123,7 @@ def save(key: str | None, record: dict) -> None:
     silently skipped (the record is only an acceleration)."""
     if key is None:
         return
-    from mfstein.io import atomic_write
+    from mfstein.ground.io import atomic_write
 
     try:
         atomic_write(_path(key), cache.with_check(json.dumps(record, sort_keys=True) + "\n"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)

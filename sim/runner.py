@@ -14,7 +14,7 @@ reported -- depend on ``seed`` only, not on the number or kind of workers.
 
 After every completed unit the whole run (each replication's RNG and chain
 state, and all its batch sums so far) is written to ``checkpoint`` atomically
-(:func:`mfstein.io.atomic_write`), so Ctrl-C or a crash loses at most the
+(:func:`mfstein.ground.io.atomic_write`), so Ctrl-C or a crash loses at most the
 units in flight, and the same command resumes where it stopped.
 """
 
@@ -29,8 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mfstein.errors import ParameterError, check_int
-from mfstein.io import atomic_write
+from mfstein.ground.errors import ParameterError, check_int
+from mfstein.ground.io import atomic_write
 from sim.replication_json import (
     state_from_json,
     state_to_json,
@@ -63,14 +63,14 @@ def check_run(
     steps_name: str = "steps",
     min_reps: int = 1,
 ) -> tuple[int, int, int, int | None, int, float]:
-    """Check the run options every simulator shares against :mod:`mfstein.limits`.
+    """Check the run options every simulator shares against :mod:`mfstein.ground.limits`.
 
     One sentence (:class:`ParameterError`) per bad value, before any work.
     Returns ``(steps, reps, seed, batches, workers, warmup_fraction)``;
     ``workers`` defaults to the number of cores, at most ``reps``; ``batches``
     stays ``None`` for a simulator without batches.
     """
-    from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
+    from mfstein.ground.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
 
     steps = check_int(steps_name, steps, 1, SIM_MAX_STEPS)
     reps = check_int("reps", reps, min_reps, SIM_MAX_REPS)
@@ -195,7 +195,7 @@ def check_writable(path: str | os.PathLike, what: str) -> Path:
     """
     import tempfile
 
-    from mfstein.io import write_target
+    from mfstein.ground.io import write_target
 
     if str(path).strip() == "":
         raise ParameterError(f"{what} must be a file path, got {str(path)!r}.")
@@ -522,7 +522,7 @@ class Interrupts:
     the run loop stops at its next poll (every :data:`POLL_SECONDS`).
 
     SIGTERM is handled the same way (completed batches kept and saved, workers
-    stopped, no temporary file left) and recorded (:func:`mfstein.signals.note`);
+    stopped, no temporary file left) and recorded (:func:`mfstein.ground.signals.note`);
     once the run has cleaned up, leaving the outermost block hands the SIGTERM
     on to the handler that was there before -- the ``mfstein`` command's
     (``KeyboardInterrupt``, status 143) or the default (the process ends)."""
@@ -547,7 +547,7 @@ class Interrupts:
 
         self.presses += 1
         if signum == signal.SIGTERM:
-            from mfstein.signals import note
+            from mfstein.ground.signals import note
 
             if not self.terminated and self._parent is None:
                 note(signum)

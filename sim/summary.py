@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.display import count_row
-from mfstein.errors import ParameterError
+from mfstein.ground.display import count_row
+from mfstein.ground.errors import ParameterError
 from sim import stats
 
 #: Lag-1 autocorrelation of the batch means above which the intervals are called too narrow.

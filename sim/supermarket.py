@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein import jit
-from mfstein.errors import ParameterError, check_choice, check_int
+from mfstein.ground import jit
+from mfstein.ground.errors import ParameterError, check_choice, check_int
 from sim import aggregated, engine, perserver, runner, stats, summary
 from sim.base import RunOptions, SimulationResult
 
@@ -84,12 +84,12 @@ def check_inputs(
     simulator: str | None = None,
     replacement: bool = True,
 ) -> tuple:
-    """Validate the sizes of a simulation against :mod:`mfstein.limits`, before any work.
+    """Validate the sizes of a simulation against :mod:`mfstein.ground.limits`, before any work.
 
     Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, simulator)``;
     ``workers`` defaults to the number of cores and is capped at ``reps``.
     """
-    from mfstein.limits import MAX_D, SIM_MAX_N, check_memory, simulation_bytes
+    from mfstein.ground.limits import MAX_D, SIM_MAX_N, check_memory, simulation_bytes
 
     N = check_int("N", N, 1, SIM_MAX_N)
     b = check_int("b", b, 1, MAX_B)

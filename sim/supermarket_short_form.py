@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mfstein.arguments import renamed_keywords
+from mfstein.ground.arguments import renamed_keywords
 from sim.api import simulate
 from sim.base import RunOptions, SimulationResult
 from sim.supermarket import check_inputs, resolve_policy

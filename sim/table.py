@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable
-from mfstein.limits import EXACT_MAX_STATES  # the exact solver's one limit (6 million states)
+from mfstein.ground.display import Presentable
+from mfstein.ground.limits import (
+    EXACT_MAX_STATES,  # the exact solver's one limit (6 million states)
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -113,7 +115,7 @@ def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
     if states > EXACT_MAX_STATES:
         size = f"{states:.3g}" if states < 10**300 else f"10^{len(str(states)) - 1}"
         return None, f"state space C(N+b, b) = {size} > {EXACT_MAX_STATES:,} states"
-    from mfstein.errors import NumericalError, ParameterError
+    from mfstein.ground.errors import NumericalError, ParameterError
     from numeric.exact import solve_exact
 
     try:
@@ -143,7 +145,7 @@ def build(
     import mpmath
 
     import numeric
-    from mfstein.errors import ParameterError, check_int
+    from mfstein.ground.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
     from sim.summary import whole
@@ -295,10 +297,10 @@ def save_figure(
     fig: Any, ax: Any, path: str | os.PathLike, xlabel: str, ylabel: str, title: str
 ) -> None:
     """Finish a plot against ``N`` (log x, labels, legend, grid) and write it as PNG,
-    atomically (:func:`mfstein.io.atomic_write`); the figure is closed either way."""
+    atomically (:func:`mfstein.ground.io.atomic_write`); the figure is closed either way."""
     import matplotlib.pyplot as plt
 
-    from mfstein.io import atomic_write
+    from mfstein.ground.io import atomic_write
 
     ax.set_xscale("log")
     ax.set_xlabel(xlabel)

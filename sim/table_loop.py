@@ -7,7 +7,7 @@ of CPU, most of a cold ``simulate`` (issue 34).  :func:`run_table_chain` is one
 jumps, the intensities, their rounding allowances and the observables as
 stack-machine programs (:mod:`derive.rate_program`), and for each transition
 the intensities its jump changes -- so it is compiled once (into mfstein's
-cache directory, :mod:`mfstein.jit`) and then serves every model.
+cache directory, :mod:`mfstein.ground.jit`) and then serves every model.
 
 It walks the same chain with the same statistics as the per-model loop (see
 :mod:`sim.generic_kernels` for the method: embedded jump chain, holding time
@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from derive.rate_ops import OP
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 from sim.generic_kernels import (
     CLAMP,
     EVENTS,

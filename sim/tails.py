@@ -53,9 +53,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.display import Presentable
-from mfstein.errors import ParameterError
-from mfstein.jit import numba
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.jit import numba
 from sim import runner, stats, summary
 from sim.rng import INV_2_53, load_state, next_u64, store_state
 
@@ -435,7 +435,7 @@ def simulate_jsq_tails(
         A progress bar; stop after this many units of work (warm-ups and
         replications) in this call, keeping the checkpoint.
     """
-    from mfstein.limits import SIM_MAX_N, check_memory, simulation_bytes
+    from mfstein.ground.limits import SIM_MAX_N, check_memory, simulation_bytes
     from numeric.tails.params import check_eps, check_n, check_nonnegative_list
 
     n = check_n(n, SIM_MAX_N)

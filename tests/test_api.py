@@ -69,7 +69,7 @@ def test_option_names_are_the_same_everywhere() -> None:
 
 
 def test_bad_model_and_params_are_one_sentence() -> None:
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     for call in (
         lambda: numeric.solve(0.9, {"lam": "0.9"}),
@@ -315,7 +315,7 @@ def test_result_serialises_prints_and_displays(results: dict, kind: str) -> None
 @pytest.mark.parametrize("kind", KINDS)
 def test_result_is_frozen_and_its_json_round_trips(results: dict, kind: str) -> None:
     """Assigning any field raises; the JSON text parses back to the same document."""
-    from mfstein.display import dumps
+    from mfstein.ground.display import dumps
 
     r = results[kind]
     for f in dataclasses.fields(r):
@@ -327,7 +327,7 @@ def test_result_is_frozen_and_its_json_round_trips(results: dict, kind: str) -> 
 
 
 def test_every_result_type_presents_itself_through_one_base(results: dict) -> None:
-    from mfstein.display import Presentable
+    from mfstein.ground.display import Presentable
 
     def subclasses(cls: type) -> set[type]:
         return {c for s in cls.__subclasses__() for c in {s} | subclasses(s)}
@@ -351,7 +351,8 @@ def test_to_json_is_written_once() -> None:
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if re.match(r"\s*def to_json\b", line)
     ]
-    assert found == ["mfstein/display.py:" + str(_line_of("mfstein/display.py", "def to_json"))]
+    where = "mfstein/ground/display.py"
+    assert found == [f"{where}:{_line_of(where, 'def to_json')}"]
 
 
 def _line_of(relpath: str, text: str) -> int:
@@ -465,7 +466,7 @@ def test_import_mfstein_loads_nothing_heavy() -> None:
 
 
 def test_policy_belongs_to_the_supermarket_engines() -> None:
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     with pytest.raises(ParameterError, match="policy 'jsq' is a dispatch rule"):
         sim.simulate("sir", SIR, N=10, policy="jsq", **SIM)

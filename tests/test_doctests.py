@@ -52,7 +52,7 @@ CASES = [
 
 def test_the_collection_sees_the_examples_of_the_library() -> None:
     names = modules_with_examples()
-    assert {"derive", "numeric.exact", "mfstein.fast_paths"} <= set(names)
+    assert {"derive", "numeric.exact", "mfstein.ground.fast_paths"} <= set(names)
     assert set(SLOW) <= set(names)
 
 

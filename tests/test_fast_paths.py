@@ -1,7 +1,7 @@
 """One fast-path table, and general code that names no model family (issue 31).
 
 A model family solved its own way by some task is found through the one table
-:data:`mfstein.fast_paths.FAST_PATHS` (``ModelInfo.fast_path`` name -> where the
+:data:`mfstein.ground.fast_paths.FAST_PATHS` (``ModelInfo.fast_path`` name -> where the
 mean field, the exact chain and the simulation find the family's route); the
 general modules of each task look a family up there and never name one.  "Naming"
 is read with :mod:`ast`: a string constant in code (docstrings do not count,
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_layers import ROOT, imports, layer, module_name
 
-from mfstein.fast_paths import FAST_PATHS, TASKS, families, load, route
+from mfstein.ground.fast_paths import FAST_PATHS, TASKS, families, load, route
 
 #: The general modules: every file of these folders and these files.
 GENERAL_FOLDERS = ("numeric/meanfield", "numeric/expansion", "numeric/certified", "numeric/exact")

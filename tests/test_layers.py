@@ -1,7 +1,7 @@
 """The layers of issue 21: every import of the library points down, never up.
 
-From the bottom: the ground (``mfstein``'s errors, limits, io, lazy exports,
-signals, time limits, display, cache, jit, ...: everything of ``mfstein/`` but the
+From the bottom: the ground (``mfstein/ground/``: errors, limits, io, lazy exports,
+signals, time limits, display, cache, jit, ...; its own folder, apart from the
 command line) imports nothing of the project; ``derive`` imports the ground;
 ``numeric`` imports ``derive`` and the ground; ``sim`` imports ``numeric`` too; the
 command line ``mfstein/cli/`` sits on top.  ``mfstein/__init__.py`` (lazy string
@@ -139,13 +139,13 @@ def test_the_walker_sees_imports_inside_functions_and_relative_ones() -> None:
     # the command line may import anything; dunder names are not private
     assert upward_imports(source, "mfstein.cli.bound") == []
     assert private_imports("from mfstein import __version__\n", "numeric") == []
-    assert layer("mfstein.errors") == "ground" and layer("mfstein.cli.tail") == "cli"
+    assert layer("mfstein.ground.errors") == "ground" and layer("mfstein.cli.tail") == "cli"
     assert layer("numpy") is None
 
 
 def test_the_library_is_read_whole() -> None:
     names = {module_name(f) for f in library_files()}
-    assert {"derive", "numeric", "sim", "mfstein.errors", "mfstein.cli"} <= names
+    assert {"derive", "numeric", "sim", "mfstein.ground.errors", "mfstein.cli"} <= names
     assert not names & ENTRIES
 
 
@@ -178,6 +178,17 @@ def numeric_top_level() -> list[str]:
 
 def numeric_subpackages() -> list[str]:
     return sorted(p.parent.name for p in (ROOT / "numeric").glob("*/__init__.py"))
+
+
+def test_the_ground_has_its_own_folder() -> None:
+    """Beside the two entries, ``mfstein/`` holds two folders: the ground and the
+    command line on top (issue 31)."""
+    loose = sorted(p.name for p in (ROOT / "mfstein").glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py"], loose
+    ground = {module_name(p) for p in (ROOT / "mfstein" / "ground").glob("*.py")}
+    assert {"mfstein.ground.errors", "mfstein.ground.limits", "mfstein.ground.jit"} <= ground
+    assert all(layer(m) == "ground" for m in ground)
+    assert all(layer(module_name(p)) == "cli" for p in (ROOT / "mfstein" / "cli").glob("*.py"))
 
 
 def test_numeric_top_level_is_its_public_face() -> None:

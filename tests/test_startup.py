@@ -1,5 +1,5 @@
 """Start-up: ``mfstein --help`` and every ``mfstein COMMAND --help`` import no
-SymPy, numba or SciPy (the package ``__init__``s are lazy, see mfstein.lazy)."""
+SymPy, numba or SciPy (the package ``__init__``s are lazy, see mfstein.ground.lazy)."""
 
 from __future__ import annotations
 

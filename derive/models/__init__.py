@@ -47,13 +47,13 @@ factory, the others are the model's parameters).
 
 Model files run under a time limit: importing the file and calling its
 factory may each take at most ``MFSTEIN_MODEL_TIMEOUT`` seconds (default
-:data:`mfstein.limits.MODEL_TIMEOUT_SECONDS`; see :mod:`mfstein.time_limit`
+:data:`mfstein.ground.limits.MODEL_TIMEOUT_SECONDS`; see :mod:`mfstein.ground.time_limit`
 for how a loop in Python and one stuck in C code are stopped, POSIX only).
 Any exception a file or factory raises -- ``SystemExit`` (``sys.exit()``) and
 other ``BaseException`` included, only ``KeyboardInterrupt`` (Ctrl-C) passes
 through -- becomes one sentence naming the file
-(:class:`mfstein.errors.ParameterError`).  What a file or factory prints goes to
-standard error (:func:`mfstein.streams.user_output_to_stderr`): standard output
+(:class:`mfstein.ground.errors.ParameterError`).  What a file or factory prints goes to
+standard error (:func:`mfstein.ground.streams.user_output_to_stderr`): standard output
 carries the command's answer only.
 """
 
@@ -69,8 +69,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mfstein.arguments import check_params
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import check_params
+from mfstein.ground.errors import ParameterError
 
 #: Built-in model families: name -> "module:factory".
 MODELS: dict[str, str] = {
@@ -203,10 +203,10 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
     limit, with what it prints sent to standard error and anything it raises but
     ``KeyboardInterrupt`` and :class:`ParameterError` turned into one sentence
     starting with ``what``."""
-    from mfstein.exit_guard import ExitCalled, exit_guarded
-    from mfstein.limits import model_timeout
-    from mfstein.streams import user_output_to_stderr
-    from mfstein.time_limit import TimeLimitExceeded, time_limited
+    from mfstein.ground.exit_guard import ExitCalled, exit_guarded
+    from mfstein.ground.limits import model_timeout
+    from mfstein.ground.streams import user_output_to_stderr
+    from mfstein.ground.time_limit import TimeLimitExceeded, time_limited
 
     seconds = model_timeout()
     limit = f"{seconds:g} s (MFSTEIN_MODEL_TIMEOUT)"
@@ -261,10 +261,10 @@ def parse_option(text: str) -> Any:
     """A factory option given as text: ``true``/``false``, an integer, ``inf``, an
     exact rational (decimal or ``p/q``), or the text itself.
 
-    Numbers are read by the one number parser (:mod:`mfstein.numbers`): ``3.0``,
+    Numbers are read by the one number parser (:mod:`mfstein.ground.numbers`): ``3.0``,
     ``1e3`` and ``10**3`` are integers, ``9/10`` and ``0.9`` the rational 9/10.
     """
-    from mfstein.numbers import parse_real, read_integer
+    from mfstein.ground.numbers import parse_real, read_integer
 
     t = text.strip()
     if t.lower() in ("true", "false"):

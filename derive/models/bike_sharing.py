@@ -29,7 +29,7 @@ import sympy as sp
 
 from derive.model import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import check_int
+from mfstein.ground.errors import check_int
 
 CITATION = (
     "C. Fricker and N. Gast, Incentives and redistribution in homogeneous bike-sharing "

@@ -30,7 +30,7 @@ import sympy as sp
 
 from derive.model import Model, Transition
 from derive.spec import ModelInfo, StateSpace
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 CITATION = (
     "N. Gast and B. Van Houdt, Transient and steady-state regime of a family of list-based "

@@ -49,7 +49,7 @@ from derive.stein import (
     solve_lyapunov,
     sstar_symbols,
 )
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 #: Values of ``lam`` at which the physical root is identified (and must stay valid).
 ROOT_CHECK_LAMBDAS: tuple[sp.Rational, ...] = (

@@ -37,7 +37,7 @@ import sympy as sp
 
 from derive.model import LAM, Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import check_int
+from mfstein.ground.errors import check_int
 
 CITATION = (
     "A. Mukhopadhyay and R. R. Mazumdar, Analysis of randomized join-the-shortest-queue "

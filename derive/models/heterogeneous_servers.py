@@ -35,8 +35,8 @@ from derive.heterogeneous_observables import HeterogeneousObservable, affine
 from derive.heterogeneous_population import MAX_OBJECTS, HeterogeneousModel, heterogeneous
 from derive.model import LAM
 from derive.spec import Parameter
-from mfstein.errors import ParameterError, check_int
-from mfstein.numbers import parse_real
+from mfstein.ground.errors import ParameterError, check_int
+from mfstein.ground.numbers import parse_real
 
 CITATION = (
     "A. Mukhopadhyay and R. R. Mazumdar, Analysis of randomized join-the-shortest-queue "

@@ -60,7 +60,7 @@ import sympy as sp
 
 from derive.model import LAM, Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 CITATION = (
     "Y. Lu, Q. Xie, G. Kliot, A. Geller, J. R. Larus and A. Greenberg, Join-Idle-Queue: a "

@@ -29,7 +29,7 @@ import sympy as sp
 
 from derive.models.open_buffers import open_buffer, open_family
 from derive.models.supermarket import SOURCE_DIGEST, SupermarketModel, queue_model
-from mfstein.errors import ParameterError, check_bool, check_int
+from mfstein.ground.errors import ParameterError, check_bool, check_int
 
 ALPHA = sp.Symbol("alpha")
 BETA = sp.Symbol("beta")

@@ -26,7 +26,7 @@ import sympy as sp
 
 from derive.models.occupancy_levels import levels_above, levels_for
 from derive.spec import ModelInfo, Truncated
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: The buffer sizes a family resolves itself.
 OPEN_BUFFERS = ("auto", "inf")

@@ -5,7 +5,7 @@ Service Capacity" studies ``n`` servers in discrete time.  In slot ``t`` a batch
 ``a(t)`` jobs arrives and server ``i`` can serve up to ``s_i(t)`` jobs; the batches
 and capacities are independent, each i.i.d. over slots.  This module holds the
 model (two finite pmfs and the number of servers) and refuses, with a
-:class:`mfstein.errors.ParameterError` naming the parameter, everything the paper
+:class:`mfstein.ground.errors.ParameterError` naming the parameter, everything the paper
 excludes:
 
 * a pmf with a negative entry or not summing to one (within ``1e-9``; the
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: Tolerance on ``|sum p - 1|`` for a pmf given by the user.
 PMF_TOL = 1e-9
@@ -139,9 +139,9 @@ def parse_pmf(spec: Any, name: str) -> Pmf:
 
 def _text_pairs(spec: str, name: str) -> list[tuple[int, float]]:
     """``"v:p,v:p,..."`` as (value, probability) pairs, each number read by the one
-    number parser (:mod:`mfstein.numbers`: ``1/2``, ``2.0`` and ``1e1`` are read as
+    number parser (:mod:`mfstein.ground.numbers`: ``1/2``, ``2.0`` and ``1e1`` are read as
     everywhere, other scripts' digits and empty items refused)."""
-    from mfstein.numbers import parse_real, read_integer
+    from mfstein.ground.numbers import parse_real, read_integer
 
     refusal = ParameterError(
         f"{name} must be a list value:probability,... of non-negative integers "
@@ -250,8 +250,8 @@ def make_model(arrivals: Any, services: Any, n: int | None = None) -> PIModel:
         Any of the conditions listed in the module docstring (except the load,
         see :func:`check_load`).
     """
-    from mfstein.errors import check_int
-    from mfstein.limits import PI_MAX_SERVERS
+    from mfstein.ground.errors import check_int
+    from mfstein.ground.limits import PI_MAX_SERVERS
 
     single = isinstance(services, str | Pmf | Mapping) or (
         isinstance(services, Sequence | np.ndarray)

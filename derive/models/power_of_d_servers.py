@@ -64,7 +64,7 @@ from derive.heterogeneous_population import (
 from derive.model import LAM
 from derive.models.heterogeneous_servers import CITATION, queue_observables, speeds_of
 from derive.spec import Parameter
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 
 def _choose(n: sp.Expr, j: int) -> sp.Expr:

@@ -30,7 +30,7 @@ from derive.models.occupancy_levels import (  # noqa: F401  (their old import pa
     occupancy_exponent,
 )
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError, check_bool, check_int
+from mfstein.ground.errors import ParameterError, check_bool, check_int
 
 CITATION = (
     "Beyond Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field "
@@ -123,7 +123,7 @@ def queue_parameters(
     arrival: sp.Symbol, service: sp.Expr, d: int, replacement: bool
 ) -> tuple[list[sp.Symbol], tuple[Parameter, ...]]:
     """Free symbols (kernel order) and their declared ranges."""
-    from mfstein.limits import MAX_LAM  # rates beyond it overflow float64 kernels
+    from mfstein.ground.limits import MAX_LAM  # rates beyond it overflow float64 kernels
 
     params = [arrival]
     declared = [
@@ -227,7 +227,7 @@ def first_levels(model: SupermarketModel, kept: list[int]) -> SupermarketModel |
     """The same member restricted to ``kept``: :func:`with_buffer` ``K`` when ``kept``
     are the first ``K`` levels ``0 .. K-1`` (the levels above set to zero), else
     ``None`` (no member of the family lives on other coordinates).  The family's
-    restriction in :data:`mfstein.fast_paths.FAST_PATHS`, read by the truncated
+    restriction in :data:`mfstein.ground.fast_paths.FAST_PATHS`, read by the truncated
     order 2 (:mod:`numeric.meanfield.truncation`)."""
     if not kept or list(kept) != list(range(len(kept))):
         return None

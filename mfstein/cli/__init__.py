@@ -6,15 +6,15 @@ function taking the parsed namespace and returning an exit status) as the
 parser default.  Heavy imports happen inside the handlers, so ``mfstein --help``
 stays fast.
 
-Bad input raises :class:`mfstein.errors.ParameterError`; the dispatcher turns it
+Bad input raises :class:`mfstein.ground.errors.ParameterError`; the dispatcher turns it
 into one sentence on standard error and exit status 2.  A computation that
-fails its own check (:class:`mfstein.errors.NumericalError`) or runs out of
+fails its own check (:class:`mfstein.ground.errors.NumericalError`) or runs out of
 memory ends with one sentence and exit status 1.  No input or environment shows
 a traceback: an ``OSError`` (unwritable file, full disk, lost connection) is one
 sentence and status 1, an ``OverflowError`` status 2, and any other library
 exception one "internal error" sentence and status 1 (``MFSTEIN_TRACEBACK=1``
 re-raises it for debugging).  Standard output carries the answer only (one
-JSON document with ``--json``: :mod:`mfstein.streams`); a standard output that
+JSON document with ``--json``: :mod:`mfstein.ground.streams`); a standard output that
 is closed (``mfstein ... >&-``) is an error (one sentence, status 1, before any
 work), while a reader that goes away (``| head``) ends the command quietly with
 status 141, the Unix convention for a broken pipe.  Ctrl-C ends with status
@@ -31,9 +31,10 @@ import sys
 import typing
 from collections.abc import Sequence
 
-from mfstein import __version__, signals
-from mfstein.errors import NumericalError, ParameterError
-from mfstein.streams import stdout_closed
+from mfstein import __version__
+from mfstein.ground import signals
+from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.streams import stdout_closed
 
 #: Modules that contribute subcommands, in the order their commands are listed.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     In the ``mfstein`` command's own process (the start-up guard of
     :mod:`mfstein` is there) it does not return: the process ends here with that
-    status (:func:`mfstein.signals.leave`), so that a Ctrl-C or SIGTERM while it
+    status (:func:`mfstein.ground.signals.leave`), so that a Ctrl-C or SIGTERM while it
     leaves still gives one line and 130 or 143, not death by the signal.
     """
     command = _started_as_command()
@@ -253,7 +254,7 @@ def _keyboard_interrupt(signum: int, frame: object) -> None:
     presses: a library that turns the interruption into another exception (NumPy
     raises ``ImportError`` when Ctrl-C hits its C extension's import) is then
     still reported as an interruption, not as an internal error.  The press is
-    also recorded for the work's own polls (:func:`mfstein.signals.check`), which
+    also recorded for the work's own polls (:func:`mfstein.ground.signals.check`), which
     raise it again if a library lost the ``KeyboardInterrupt``."""
     _PRESSES[0] += 1
     signals.raise_interrupt(signum, frame)  # held back while numba compiles

@@ -42,10 +42,10 @@ def add_arrival_rate(
     Each value is read exactly and checked against its range while the command
     line is parsed (:mod:`mfstein.cli.option_types`); ``float64=True`` (the
     float64 routes ``exact`` and ``simulate``) also refuses a rate below
-    :data:`mfstein.limits.FLOAT_MIN_RATE`.
+    :data:`mfstein.ground.limits.FLOAT_MIN_RATE`.
     """
     from mfstein.cli.option_types import real
-    from mfstein.limits import FLOAT_MIN_RATE, MAX_LAM
+    from mfstein.ground.limits import FLOAT_MIN_RATE, MAX_LAM
 
     need = (not lam) if required is None else required
     group = parser.add_argument_group(_TITLE if lam else "heavy-traffic arrival rate")
@@ -60,7 +60,7 @@ def add_arrival_rate(
 
 def arrival_rate_text(args: argparse.Namespace, N: Any, *, dps: int = 30) -> str:
     """The rate as a decimal string: ``--lam`` as given, or ``1 - gamma/N^alpha``
-    in ``dps`` digits; :class:`mfstein.errors.ParameterError` on a bad choice."""
+    in ``dps`` digits; :class:`mfstein.ground.errors.ParameterError` on a bad choice."""
     import mpmath
 
     from numeric.precision import arrival_rate

@@ -12,9 +12,9 @@ import argparse
 import sys
 from typing import Any
 
-from mfstein.display import columns
-from mfstein.errors import ParameterError
-from mfstein.streams import write_json
+from mfstein.ground.display import columns
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.streams import write_json
 
 
 def _common(p: argparse.ArgumentParser, *, certify: bool) -> None:
@@ -70,8 +70,8 @@ def _parse_ns(text: str) -> list[int]:
 
 def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
-    from mfstein.errors import check_int
-    from mfstein.limits import MAX_D
+    from mfstein.ground.errors import check_int
+    from mfstein.ground.limits import MAX_D
     from numeric.precision import arrival_rate, check_dps
     from numeric.supermarket.equilibrium import check_b
     from numeric.supermarket.short_form import bound
@@ -106,7 +106,7 @@ def run_bound(args: argparse.Namespace) -> int:
     sols = _solutions(args)
     certs = None
     if getattr(args, "certify", False):
-        from mfstein.errors import NumericalError
+        from mfstein.ground.errors import NumericalError
         from numeric.certified.enclosures import heavy_traffic_ball
 
         certs = []
@@ -166,7 +166,7 @@ def run_refined(args: argparse.Namespace) -> int:
 
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
-        from mfstein.limits import check_time, second_order_seconds
+        from mfstein.ground.limits import check_time, second_order_seconds
         from numeric.meanfield.truncation import add_second_order
 
         for _, s in sols:

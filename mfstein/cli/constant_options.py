@@ -20,7 +20,7 @@ def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
     (:meth:`numeric.MeanFieldSolution.certify`).
     """
     from mfstein.cli.option_types import integer
-    from mfstein.limits import MAX_DPS, MIN_DPS
+    from mfstein.ground.limits import MAX_DPS, MIN_DPS
 
     p.add_argument(
         "--dps",

@@ -96,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def parse_show(text: str | list[str] | None) -> list[str]:
     """Validate ``--show`` (one comma-separated text, or the texts of a repeated
     ``--show``; ``None`` is the default list); unknown names raise ParameterError."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     texts = [DEFAULT_SHOW] if text is None else [text] if isinstance(text, str) else list(text)
     names: list[str] = []
@@ -116,11 +116,11 @@ def parse_show(text: str | list[str] | None) -> list[str]:
 
 def _parse_mu(text: str) -> object:
     """``--mu``: ``mu`` (symbolic) or a rate ``0 < mu <= MAX_LAM`` read by the one
-    number parser (:func:`mfstein.numbers.parse_real`), as an exact SymPy rational."""
+    number parser (:func:`mfstein.ground.numbers.parse_real`), as an exact SymPy rational."""
     import sympy as sp
 
-    from mfstein.limits import MAX_LAM
-    from mfstein.numbers import parse_real
+    from mfstein.ground.limits import MAX_LAM
+    from mfstein.ground.numbers import parse_real
 
     if text.strip() == "mu":
         return "mu"
@@ -266,7 +266,7 @@ def _text(obj: Any, indent: str = "  ") -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein derive``."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     if getattr(args, "json", False):
         if args.format not in ("text", "json"):
@@ -279,9 +279,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_size(b: int, names: list[str], what: str) -> None:
     """Refuse a dimension ``b`` beyond what symbolic derivation finishes (the limits
-    of :mod:`mfstein.limits`), for the whole run or for one of the ``--show`` objects."""
-    from mfstein.errors import ParameterError
-    from mfstein.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B
+    of :mod:`mfstein.ground.limits`), for the whole run or for one of the ``--show`` objects."""
+    from mfstein.ground.errors import ParameterError
+    from mfstein.ground.limits import DERIVE_MAX_B, DERIVE_OBJECT_MAX_B
 
     if b > DERIVE_MAX_B:
         raise ParameterError(
@@ -302,8 +302,8 @@ def _supermarket(args: argparse.Namespace, names: list[str]) -> Any:
     """The supermarket model of the short form ``--b [--d --mu --without-replacement]``."""
     from derive.models.supermarket import supermarket
     from mfstein.cli.option_scope import refuse_unused
-    from mfstein.errors import ParameterError, check_int
-    from mfstein.limits import MAX_D
+    from mfstein.ground.errors import ParameterError, check_int
+    from mfstein.ground.limits import MAX_D
 
     refuse_unused(args, ("param",), "with --model", "give --model supermarket, or drop it")
     if args.b is None:
@@ -331,7 +331,7 @@ def _given_model(args: argparse.Namespace, names: list[str]) -> Any:
     from derive.substitution import with_values
     from mfstein.cli.model_args import model_from_args
     from mfstein.cli.option_scope import refuse_unused
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
     refuse_unused(args, SUPERMARKET_OPTIONS, "by the supermarket's short form (--b)", hint)
@@ -368,7 +368,7 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
         return 0
     objs = objects(model, names)
     if fmt == "json":
-        from mfstein.streams import write_json
+        from mfstein.ground.streams import write_json
 
         write_json({k: _nested(v, k) for k, v in objs.items()})
         return 0

@@ -15,9 +15,9 @@ from mfstein.cli.model_args import (
 )
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
-from mfstein.errors import ParameterError
-from mfstein.limits import EXACT_MAX_STATES, TRUNCATION_TOL, TRUNCATION_TOL_RANGE
-from mfstein.streams import write_json
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import EXACT_MAX_STATES, TRUNCATION_TOL, TRUNCATION_TOL_RANGE
+from mfstein.ground.streams import write_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
-    from mfstein.errors import check_int
+    from mfstein.ground.errors import check_int
     from numeric.exact.supermarket import solve_exact
 
     if args.model is not None or args.mu is not None or args.observable:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from mfstein.streams import write_json
+from mfstein.ground.streams import write_json
 
 
 def is_heterogeneous(model: Any) -> bool:
@@ -46,7 +46,7 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
     """``mfstein solve`` of a heterogeneous population."""
     import mpmath
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.meanfield.entry import solve as solve_entry
 
     if getattr(args, "certify", False):
@@ -133,7 +133,7 @@ def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps
     value, which is K (the model rebuilt with the factory option ``K``)."""
     from derive.models import factory, factory_keywords, load_model, split_values
     from mfstein.cli.model_args import observables_from_args, parse_pairs
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.heterogeneous.entry import NO_ORDER_2
     from sim.heterogeneous_table import heterogeneous_table
 

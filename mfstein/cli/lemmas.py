@@ -9,7 +9,7 @@ import argparse
 
 from mfstein.cli.option_types import integer, real
 from mfstein.cli.supermarket_grid import add_supermarket_grid
-from mfstein.limits import MAX_DPS, MIN_DPS
+from mfstein.ground.limits import MAX_DPS, MIN_DPS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein lemmas``; returns the exit status."""
     import sys
 
-    from mfstein.errors import ParameterError
-    from mfstein.streams import write_json
+    from mfstein.ground.errors import ParameterError
+    from mfstein.ground.streams import write_json
     from numeric.lemmas import REGISTRY, check
     from numeric.lemmas.report import format_report
 

@@ -17,8 +17,8 @@ import argparse
 from typing import Any
 
 from mfstein.cli.option_types import real
-from mfstein.errors import ParameterError
-from mfstein.limits import FLOAT_MIN_RATE, MAX_LAM
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import FLOAT_MIN_RATE, MAX_LAM
 
 #: ``--model``'s help, for every command that takes a model.
 MODEL_HELP = "a built-in model (supermarket, jsq_L, sir, ...) or a factory in a Python file"
@@ -144,12 +144,12 @@ SIZE_OPTIONS = {"b": "NUMERIC_MAX_B", "d": "MAX_D", "L": "MAX_D"}
 def check_size_options(options: dict[str, str]) -> None:
     """Refuse a size-setting factory option (``b``, ``d``, ``L``), given as the text
     of ``--param``, that is not an integer within its declared limit in
-    :mod:`mfstein.limits`, before the model is built (the one integer parser,
-    :func:`mfstein.numbers.parse_integer`: ``b=3.0`` is 3, ``b=3.5`` is refused
+    :mod:`mfstein.ground.limits`, before the model is built (the one integer parser,
+    :func:`mfstein.ground.numbers.parse_integer`: ``b=3.0`` is 3, ``b=3.5`` is refused
     quoting what was written).  ``b = auto`` and ``b = inf`` (a truncated family, where
     the factory has one) are left to the model."""
-    import mfstein.limits as limits
-    from mfstein.numbers import parse_integer
+    import mfstein.ground.limits as limits
+    from mfstein.ground.numbers import parse_integer
 
     for name, limit_name in SIZE_OPTIONS.items():
         text = options.get(name)
@@ -194,7 +194,7 @@ def finite_n_task(args: argparse.Namespace) -> tuple[Any, dict[str, str], dict[s
     ``simulate``; :func:`model_and_params`) and the keywords its task takes from the
     options :func:`add_finite_n_model_arguments` declares: ``N`` (an integer >= 1),
     ``start`` and ``truncation``."""
-    from mfstein.errors import check_int
+    from mfstein.ground.errors import check_int
 
     model, params = model_and_params(args)
     keywords = dict(N=check_int("N", args.N, 1), start=args.start, truncation=args.truncation)
@@ -206,7 +206,7 @@ def add_choice_options(p: argparse.ArgumentParser) -> None:
     ``simulate``): ``--d`` (no default, so that ``--d 2 --param d=3`` is seen as
     the conflict it is) and ``--without-replacement``."""
     from mfstein.cli.option_types import integer
-    from mfstein.limits import MAX_D
+    from mfstein.ground.limits import MAX_D
 
     p.add_argument(
         "--d", type=integer("d", 1, MAX_D), help="servers sampled per arrival (default 2)"
@@ -260,7 +260,7 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
     if given_rate and args.model == "supermarket" and "lam" not in pairs:
         from mfstein.cli.arrival import arrival_rate_text
-        from mfstein.errors import check_int
+        from mfstein.ground.errors import check_int
 
         pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
     mu = getattr(args, "mu", None)
@@ -293,8 +293,8 @@ def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:
     the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
     import math
 
-    from mfstein.errors import check_int
-    from mfstein.limits import EXACT_MAX_STATES
+    from mfstein.ground.errors import check_int
+    from mfstein.ground.limits import EXACT_MAX_STATES
 
     b = options.get("b")
     if not isinstance(b, int) or isinstance(b, bool):

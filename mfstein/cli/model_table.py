@@ -16,8 +16,8 @@ from typing import Any
 
 from mfstein.cli.model_args import add_model_options, add_observable_option
 from mfstein.cli.option_types import integer
-from mfstein.errors import ParameterError
-from mfstein.streams import write_json
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.streams import write_json
 
 #: Default events per replication of each simulated N with ``--model``.
 MODEL_TABLE_STEPS = 10**7
@@ -55,7 +55,7 @@ def add_table_model_arguments(t: argparse.ArgumentParser) -> None:
 def model_table(args: argparse.Namespace) -> int:
     """The handler of ``mfstein table --model ...``: print the table (text, --json, --csv)."""
     from mfstein.cli.model_args import model_from_args, observables_from_args
-    from mfstein.errors import check_int
+    from mfstein.ground.errors import check_int
 
     for flag in ("gamma", "alpha", "d", "scheduler"):
         if getattr(args, flag, None) is not None:
@@ -118,7 +118,8 @@ def model_table(args: argparse.Namespace) -> int:
 
 def print_table(tab: Any, args: argparse.Namespace) -> int:
     """Draw a table result's ``--plot``, then print it: ``--json``
-    (:func:`mfstein.streams.write_json`), ``--csv`` or the aligned text; the exit status (0)."""
+    (:func:`mfstein.ground.streams.write_json`), ``--csv`` or the aligned text; the exit
+    status (0)."""
     if args.plot:
         tab.plot(args.plot)
     if args.json:

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein models``."""
-    from mfstein.streams import write_json
+    from mfstein.ground.streams import write_json
 
     if args.name is None:
         from derive.models.catalogue_data import CATALOGUE

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 __all__ = ["given", "refuse_unused"]
 

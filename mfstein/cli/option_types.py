@@ -2,8 +2,8 @@
 
 Every integer option of a command is declared with :func:`integer` (or
 :func:`integer_list`) and every real option with :func:`real`, naming the
-option and its range (the limits live in :mod:`mfstein.limits`).  The value is
-read by :mod:`mfstein.numbers` (``1e6``, ``10**6``, ``5.0`` are integers;
+option and its range (the limits live in :mod:`mfstein.ground.limits`).  The value is
+read by :mod:`mfstein.ground.numbers` (``1e6``, ``10**6``, ``5.0`` are integers;
 ``1e400``, ``10**5000``, ``nan``, ``1/2`` are refused without float overflow or
 giant-integer arithmetic) while the command line is parsed, so nothing runs
 with a value out of range; a refusal is one line ``mfstein CMD: error: N must
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mfstein.errors import ParameterError
-from mfstein.numbers import (
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.numbers import (
     exact_text,
     parse_integer,
     parse_integer_list,
@@ -33,7 +33,7 @@ class OptionValueError(Exception):
     Deliberately not a ``ValueError``: argparse lets it through, and the
     dispatcher (:func:`mfstein.cli.main`) prints its one sentence as
     ``mfstein CMD: error: ...`` and returns status 2, as for any
-    :class:`mfstein.errors.ParameterError` (an in-process caller gets the status,
+    :class:`mfstein.ground.errors.ParameterError` (an in-process caller gets the status,
     not ``SystemExit``).
     """
 
@@ -63,7 +63,7 @@ def integer_or_word(
     name: str, minimum: int, maximum: int | None, words: tuple[str, ...]
 ) -> Callable[[str], int | str]:
     """An argparse ``type``: one of ``words`` (``auto``, ``inf``) or an exact integer
-    ``minimum .. maximum`` (:func:`mfstein.numbers.parse_integer_or_word`)."""
+    ``minimum .. maximum`` (:func:`mfstein.ground.numbers.parse_integer_or_word`)."""
     return _argparse_type(name, lambda t: parse_integer_or_word(name, t, minimum, maximum, words))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def check_output_file(option: str, text: str, suffixes: tuple[str, ...]) -> Path:
@@ -16,7 +16,7 @@ def check_output_file(option: str, text: str, suffixes: tuple[str, ...]) -> Path
     through, at its target."""
     import tempfile
 
-    from mfstein.io import write_target
+    from mfstein.ground.io import write_target
 
     path = write_target(text)
     if path.is_dir():

@@ -12,7 +12,7 @@ import argparse
 
 from mfstein.cli.option_types import integer
 from mfstein.cli.simulate import add_batch_options, add_run_options, report, run_keywords
-from mfstein.limits import PI_MAX_SERVERS
+from mfstein.ground.limits import PI_MAX_SERVERS
 
 POLICY_CHOICES = ("pi", "pi-split", "jiq", "jsq", "random")
 
@@ -71,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein pi``."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     if args.exact:
         from mfstein.cli.option_scope import refuse_unused
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_unused(args, simulation, "by the simulation (without --exact)")
         e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
         if args.json:
-            from mfstein.streams import write_json
+            from mfstein.ground.streams import write_json
 
             write_json(e)
         else:

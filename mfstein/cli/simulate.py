@@ -22,7 +22,7 @@ from mfstein.cli.model_table import (
     print_table,
 )
 from mfstein.cli.option_types import integer, integer_list, integer_or_word
-from mfstein.limits import (
+from mfstein.ground.limits import (
     MAX_D,
     SIM_MAX_B,
     SIM_MAX_BATCHES,
@@ -57,7 +57,7 @@ def add_run_options(
     """The size of a simulation, declared once for every simulating command: its
     length option (``--steps``, ``--sim-steps``, ``--slots``), ``--reps``,
     ``--seed`` and ``--workers``, each an exact integer within its limit in
-    :mod:`mfstein.limits`."""
+    :mod:`mfstein.ground.limits`."""
     name = length.lstrip("-")
     p.add_argument(
         length,
@@ -112,10 +112,10 @@ def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(command: str, result: Any, text: str | None) -> int:
     """Print a simulation's warnings (one line each) and its report: ``text``, or
-    with ``None`` the result as JSON (:func:`mfstein.streams.write_json`); the exit
+    with ``None`` the result as JSON (:func:`mfstein.ground.streams.write_json`); the exit
     status (130 when Ctrl-C or SIGTERM cut the run short and the completed batches
     were kept)."""
-    from mfstein.streams import write_json
+    from mfstein.ground.streams import write_json
 
     for w in result.warnings:
         print(f"mfstein {command}: warning: {w}", file=sys.stderr)
@@ -237,7 +237,7 @@ def _simulate(args) -> int:
         return _run_model(args)
     refuse_model_options(args)
     if args.b is None:
-        from mfstein.errors import ParameterError
+        from mfstein.ground.errors import ParameterError
 
         raise ParameterError("b is required without --model (--b, an integer 1..200).")
 
@@ -293,7 +293,7 @@ def _describe(r) -> str:
 
 
 def _table(args) -> int:
-    from mfstein.errors import ParameterError, check_int
+    from mfstein.ground.errors import ParameterError, check_int
     from sim import table
 
     if args.model is not None:
@@ -346,7 +346,7 @@ def _table(args) -> int:
 def _run_model(args: argparse.Namespace) -> int:
     """``mfstein simulate --model ...``: print the estimates (or one JSON object)."""
     from mfstein.cli.model_args import finite_n_task, observables_from_args
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from sim.api import simulate
 
     engine = _engine(args)

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     import mpmath
 
     from mfstein.cli.model_args import model_from_args, observables_from_args
-    from mfstein.progress import on_terminal, with_stages
+    from mfstein.ground.progress import on_terminal, with_stages
     from numeric.meanfield.entry import solve
     from numeric.precision import check_dps
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     states = _state_names(model, sol.b)
     cert = None
     if getattr(args, "certify", False):
-        from mfstein.errors import NumericalError
+        from mfstein.ground.errors import NumericalError
 
         try:
             cert = sol.certify(params=params, M=args.M, start=args.start)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     with mpmath.workdps(dps + 20):
         # every entry keeps only the digits its own error allows (numeric.precision)
         if args.json:
-            from mfstein.streams import write_json
+            from mfstein.ground.streams import write_json
 
             write_json(sol if cert is None else cert)  # a certificate holds its solution
             return 0
@@ -124,7 +124,7 @@ def _state_names(model, b: int) -> list[str]:
 
 
 def _print_text(sol, states: list[str], dps: int) -> None:
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, dps)
@@ -160,7 +160,7 @@ def _print_text(sol, states: list[str], dps: int) -> None:
 
 def print_order2(sol, states: list[str]) -> None:
     """Text table of the 1/N^2 terms."""
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
     from numeric.precision import solution_entries, to_str
 
     shown = min(12, sol.dps)
@@ -185,7 +185,7 @@ def print_observables(expansions: dict) -> None:
     the bound where not one digit is earned."""
     import mpmath
 
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
 
     keys = ["g0", "g1"] + (["g2"] if any(e.g2 is not None for e in expansions.values()) else [])
     keys.append("variance")

@@ -29,7 +29,7 @@ def add_supermarket_grid(
     ``--N`` is required.
     """
     from mfstein.cli.option_types import checked_text, integer, integer_list, integer_or_word
-    from mfstein.limits import MAX_D, MAX_GRID_EXPONENT, NUMERIC_MAX_B
+    from mfstein.ground.limits import MAX_D, MAX_GRID_EXPONENT, NUMERIC_MAX_B
 
     add_arrival_rate(p)
     N_help = "comma-separated system sizes, integers >= 1, e.g. 10,100,1e3"

@@ -11,7 +11,7 @@ from mfstein.cli.model_args import add_model_options
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mfstein sweep`` to the dispatcher."""
     from mfstein.cli.option_types import integer
-    from mfstein.limits import MAX_DPS, MIN_DPS, SIM_MAX_WORKERS
+    from mfstein.ground.limits import MAX_DPS, MIN_DPS, SIM_MAX_WORKERS
 
     p = subparsers.add_parser(
         "sweep",
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if plot_path is not None:
         result.plot(plot_path)
     if args.json:
-        from mfstein.streams import write_json
+        from mfstein.ground.streams import write_json
 
         write_json(result)
         return 0
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_text(result) -> None:
     """One line per point: the swept values, c with its digits (c2), or the refusal."""
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
 
     head = [*result.axes, "c", "digits"] + (["c2", "digits2"] if result.order == 2 else [])
     rows = []
@@ -135,7 +135,7 @@ def _print_text(result) -> None:
         if result.order == 2:
             row += [d.get("c2", "-"), str(d.get("digits2", "-"))]
         rows.append(row)
-    from mfstein.display import params_text
+    from mfstein.ground.display import params_text
 
     print(f"model {result.model}; fixed: {params_text(result.fixed)}")
     print(columns(rows, head))

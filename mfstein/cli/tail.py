@@ -15,15 +15,15 @@ import sys
 
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
-from mfstein.errors import ParameterError
-from mfstein.limits import (
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import (
     SIM_MAX_N,
     SIM_MAX_REPS,
     SIM_MAX_SEED,
     SIM_MAX_STEPS,
     SIM_MAX_WORKERS,
 )
-from mfstein.streams import write_json
+from mfstein.ground.streams import write_json
 
 #: ``--events`` and ``--reps`` when not given (with ``--simulate``).
 EVENTS = 10**6

@@ -15,8 +15,8 @@ from typing import Any
 from mfstein.cli.model_args import add_task_model_options
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer
-from mfstein.errors import ParameterError
-from mfstein.limits import MAX_GRID_EXPONENT, MIN_DPS, TRANSIENT_MAX_DPS
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import MAX_GRID_EXPONENT, MIN_DPS, TRANSIENT_MAX_DPS
 
 #: File types ``--plot`` writes (matplotlib's Agg back end).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg")
@@ -101,7 +101,7 @@ def parse_grid(text: str) -> tuple[float, float, int]:
     parts = text.split(":")
     if len(parts) != 3:
         raise ParameterError(msg)
-    from mfstein.numbers import parse_integer, parse_real
+    from mfstein.ground.numbers import parse_integer, parse_real
 
     try:  # read exactly (no float overflow, no giant integers), then in float64
         a, b = (float(parse_real("t", x, 0, 10**300)) for x in parts[:2])
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from dataclasses import replace
 
-        from mfstein.streams import write_json
+        from mfstein.ground.streams import write_json
 
         write_json(replace(res, observables=observed) if observed else res)
         return 0
@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_text(res: Any) -> None:
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
 
     if res.route == "float64":
 
@@ -253,7 +253,7 @@ def _print_text(res: Any) -> None:
 def _print_observables(res: Any, observed: dict[str, Any]) -> None:
     """Each ``--observable``'s mean-field value ``g(x(t))`` and ``1/N`` coefficient
     ``g1(t)`` at the times the state table shows (float64, no digits claimed)."""
-    from mfstein.display import columns
+    from mfstein.ground.display import columns
 
     m = len(res.times)
     rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
@@ -276,7 +276,7 @@ def _print_observables(res: Any, observed: dict[str, Any]) -> None:
 
 def _plot(res: Any, path: Path, N: int) -> None:
     """Draw ``x(t)`` (solid), ``x + V/N`` (dashed) and ``x + V/N + A/N^2`` (dotted);
-    written atomically (:func:`mfstein.io.atomic_write`: through a symbolic link, nothing
+    written atomically (:func:`mfstein.ground.io.atomic_write`: through a symbolic link, nothing
     half-written left behind)."""
     import matplotlib
 
@@ -307,7 +307,7 @@ def _plot(res: Any, path: Path, N: int) -> None:
     if k_shown * (1 + (res.V is not None) + (res.A is not None)) <= 12:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    from mfstein.io import atomic_write
+    from mfstein.ground.io import atomic_write
 
     kind = path.suffix.lstrip(".").lower()
     atomic_write(path, lambda fh: fig.savefig(fh, format=kind, dpi=120))

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @contextmanager

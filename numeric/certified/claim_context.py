@@ -12,7 +12,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.certified.arb import max_ball, to_arb, working_precision
 
 __all__ = ["CertifiedContext"]

@@ -8,7 +8,7 @@ arithmetic of :mod:`numeric.certified`, which the lemmas read, does not import t
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

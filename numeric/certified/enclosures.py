@@ -58,7 +58,7 @@ Theorem 1 with the sign of the Kronecker form corrected):
    ``|tr(E_P Q)| <= eps_P/(1 - eps_I) sum_ij sqrt(P~_I,ii P~_I,jj) |Q_ij|``, and
    independently ``c = tr(M W) = tr(M W~) + tr(M E_W)``.  Both balls contain
    ``c``; the reported ball is their intersection (disjoint balls would be a
-   contradiction and raise :class:`mfstein.errors.NumericalError`).
+   contradiction and raise :class:`mfstein.ground.errors.NumericalError`).
 4. *Refined bias.*  ``V = -J^{-1} h``, ``h_i = 1/2 sum_jk H_ijk W_jk``, by
    Arb's verified linear solve with the ball ``W``; conservation laws map
    ``W = T W_r T^T`` and ``V = T V_r`` exactly.
@@ -67,7 +67,7 @@ Theorem 1 with the sign of the Kronecker form corrected):
 ball of ``c`` shares with its midpoint (``floor(-log10(rad/|c|))``).  When it
 falls short of the requested ``dps`` the working precision is raised (twice);
 if it still falls short, or a certificate fails, a
-:class:`mfstein.errors.NumericalError` says what failed and what to raise.
+:class:`mfstein.ground.errors.NumericalError` says what failed and what to raise.
 
 Parameters are taken exactly: decimal strings and fractions become balls one
 rounding wide, ``mpf`` and floats are exact binary numbers, and an ``arb``
@@ -85,9 +85,9 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.arguments import check_keywords, renamed_keywords
-from mfstein.display import Presentable, heading_rows
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.arguments import check_keywords, renamed_keywords
+from mfstein.ground.display import Presentable, heading_rows
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
     ball,
     bits_for_digits,
@@ -284,7 +284,7 @@ def heavy_traffic_ball(gamma: Any, alpha: Any, N: int) -> Any:
     the working precision (``gamma`` and ``alpha`` read exactly as decimals), so
     the certificate holds for the exact ``lam``, not for a rounding of it.
     """
-    from mfstein.errors import check_int
+    from mfstein.ground.errors import check_int
 
     n = check_int("N", N, 1)
     g = Fraction(str(gamma))
@@ -355,7 +355,7 @@ def _matrix_spec(M: Any, b: int) -> list[list[Fraction]]:
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return [[Fraction(int(i == j)) for j in range(b)] for i in range(b)]
     if isinstance(M, str):
-        from mfstein.numbers import parse_diagonal
+        from mfstein.ground.numbers import parse_diagonal
 
         items = parse_diagonal("M", M) or []  # the one parser of the observable's text form
         if len(items) > b:
@@ -1037,11 +1037,11 @@ def certify_float_solution(
 
     Raises
     ------
-    mfstein.errors.NumericalError
+    mfstein.ground.errors.NumericalError
         When Krawczyk's test refuses the given ``s*``, the Lyapunov
         certificate fails, or ``c`` cannot be enclosed to ``dps`` digits after
         raising the working precision twice; the message says what to raise.
-    mfstein.errors.ParameterError
+    mfstein.ground.errors.ParameterError
         Bad input (missing parameters, no model, wrong ``M`` or ``start``).
 
     Notes

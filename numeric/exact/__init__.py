@@ -4,7 +4,7 @@
 :class:`derive.Model` or a name :func:`derive.models.load_model` takes) is the
 one implementation; the supermarket family's fast path
 (:func:`numeric.exact.supermarket.supermarket_fast`, its ``exact`` route in
-:data:`mfstein.fast_paths.FAST_PATHS`, found by :mod:`numeric.exact.fast_paths`)
+:data:`mfstein.ground.fast_paths.FAST_PATHS`, found by :mod:`numeric.exact.fast_paths`)
 is chosen by it, and the paper's short form
 ``solve_exact(N, lam, b, d)`` builds the supermarket model and calls it.  Both
 return :class:`ExactResult`.
@@ -17,7 +17,7 @@ return :class:`ExactResult`.
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sps
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 
 
 @numba.njit(inline="always", cache=True)

@@ -9,7 +9,7 @@ path has its finite-N chain solved by it in :func:`numeric.exact.solve`, unless
 
 and returns ``None`` for a member of its family it does not handle (the
 general chain then runs).  The built-in ones are the ``exact`` routes of the one
-table :data:`mfstein.fast_paths.FAST_PATHS`, imported on the first lookup of
+table :data:`mfstein.ground.fast_paths.FAST_PATHS`, imported on the first lookup of
 their name (the answer never depends on what was imported before); a user's
 family registers here with :func:`register_fast_path`, which is consulted
 first.  This module imports nothing heavy.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mfstein.fast_paths import load
+from mfstein.ground.fast_paths import load
 
 #: ``ModelInfo.fast_path`` name -> exact solver registered at run time.
 FAST_PATHS: dict[str, Callable[..., Any]] = {}

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 
 #: Indices into the scalar state of one run: ``rho``, ``alpha``, ``omega``.
 RHO, ALPHA, OMEGA = range(3)

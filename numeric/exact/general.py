@@ -23,7 +23,7 @@ of :mod:`derive.models` and every user model:
    iterative refinement, or preconditioned BiCGSTAB / GMRES
    (:mod:`numeric.exact.solvers`); if the relative residual
    ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next method is tried,
-   and if none reaches it :class:`mfstein.errors.NumericalError` is raised:
+   and if none reaches it :class:`mfstein.ground.errors.NumericalError` is raised:
    **a result is never returned with a residual above the tolerance**.
 4. **Statistics**, centred at the mean-field fixed point ``s*`` of
    :func:`numeric.solve` for the same parameters and the same values of the
@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from mfstein import signals
-from mfstein.arguments import check_keywords, check_params, check_start, renamed_keywords
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground import signals
+from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.result import ExactResult
@@ -194,11 +194,11 @@ COMPILE_SECONDS = 3.0
 
 
 def _announce_compile(model: Any) -> None:
-    """The one line of :func:`mfstein.jit.announce_compile` before a first run of the
+    """The one line of :func:`mfstein.ground.jit.announce_compile` before a first run of the
     exact solver's compiled code for ``model``: its generated kernel ``rates_into``,
     its generated rate loop (:mod:`numeric.exact.rate_blocks`) and the search
     (:func:`numeric.exact.lattice.explore`, compiled once per installation)."""
-    from mfstein import jit
+    from mfstein.ground import jit
     from numeric.exact.lattice import explore
     from numeric.exact.rate_blocks import rate_module
 

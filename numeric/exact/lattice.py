@@ -52,9 +52,9 @@ from typing import Any
 import numpy as np
 
 from derive.spec import region_text
-from mfstein import signals
-from mfstein.errors import ParameterError
-from mfstein.jit import numba
+from mfstein.ground import signals
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.jit import numba
 
 #: Relative size below which a nonzero float64 intensity is recomputed exactly.
 AMBIGUOUS = 1e-9

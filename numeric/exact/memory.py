@@ -5,20 +5,20 @@ array grows (the supermarket's ``C(N + b, b)``, the general lattice's bound);
 :func:`check_size` turns it into bytes with :func:`bytes_per_state` and refuses,
 with one sentence naming ``N``, ``b``, the states and the memory, a problem
 above the limit (:func:`memory_limit_bytes`: the caller's, else
-:func:`mfstein.limits.memory_cap`, the one memory policy) or above
-:data:`mfstein.limits.EXACT_MAX_STATES`.
+:func:`mfstein.ground.limits.memory_cap`, the one memory policy) or above
+:data:`mfstein.ground.limits.EXACT_MAX_STATES`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mfstein.errors import ParameterError, check_int
-from mfstein.limits import EXACT_MAX_STATES, human_bytes, memory_cap
+from mfstein.ground.errors import ParameterError, check_int
+from mfstein.ground.limits import EXACT_MAX_STATES, human_bytes, memory_cap
 
 
 def check_exact_N(N: Any) -> int:
-    """``N`` of an exact solve: an integer from 1 to :data:`mfstein.limits.EXACT_MAX_STATES`,
+    """``N`` of an exact solve: an integer from 1 to :data:`mfstein.ground.limits.EXACT_MAX_STATES`,
     the bound of ``mfstein exact --N`` (one rule for the command and the Python
     entries), so that an ``N`` such as ``10**30`` is refused in one sentence
     before it reaches the lattice's int64 arrays."""
@@ -48,7 +48,7 @@ def _count(states: int) -> str:
 
 def memory_limit_bytes(limit: float | None) -> int:
     """The memory limit: ``limit`` bytes, or the one memory policy
-    (:func:`mfstein.limits.memory_cap`)."""
+    (:func:`mfstein.ground.limits.memory_cap`)."""
     if limit is None:
         return memory_cap()
     if not (limit > 0 and limit < float("inf")):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.display import Presentable, count_row, heading_rows, shape_text
+from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
 
 
 def _floats(v: Any) -> Any:

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sps
 
-from mfstein import signals
-from mfstein.errors import ParameterError
+from mfstein.ground import signals
+from mfstein.ground.errors import ParameterError
 
 #: Chains whose lattice bound is at most this many states take this route.  Measured
 #: on SIR (one process, CPU): the NumPy search and assembly take 0.03 s at 5,151

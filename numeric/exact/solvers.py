@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
-from mfstein import signals
+from mfstein.ground import signals
 
 #: Solver names accepted by the exact solve (:func:`numeric.exact.general.stationary_checked`).
 METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")

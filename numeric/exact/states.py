@@ -19,7 +19,7 @@ from math import comb
 
 import numpy as np
 
-from mfstein.jit import numba
+from mfstein.ground.jit import numba
 
 
 @dataclass

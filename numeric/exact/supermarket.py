@@ -50,9 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.arguments import renamed_keywords
-from mfstein.errors import NumericalError, ParameterError, check_int
-from mfstein.limits import MAX_D
+from mfstein.ground.arguments import renamed_keywords
+from mfstein.ground.errors import NumericalError, ParameterError, check_int
+from mfstein.ground.limits import MAX_D
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
@@ -106,7 +106,7 @@ def _solve_to_target(
     """``ch.solve`` to the absolute residual target ``tol`` (:data:`RESIDUAL_FLOOR` for
     a direct solve): first asked for the relative residual ``min(tol, 1e-3)``, then,
     once ``max_i q_i`` is known and if needed, for ``tol / max_i q_i``.  A result
-    above the target raises :class:`mfstein.errors.NumericalError`."""
+    above the target raises :class:`mfstein.ground.errors.NumericalError`."""
     rel = min(float(tol), 1e-3)
     reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress, spread)
     target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
@@ -172,12 +172,12 @@ def _on_monotone_space(
 
 def _lam_string(lam: Any) -> str:
     """``lam`` as the decimal text the mean-field reference reads, after the one
-    number parser (:func:`mfstein.numbers.parse_real`) checked it: ``"9/10"``,
+    number parser (:func:`mfstein.ground.numbers.parse_real`) checked it: ``"9/10"``,
     NumPy scalars and ``mpf`` values are read as everywhere else."""
     import mpmath
 
-    from mfstein.limits import MAX_LAM
-    from mfstein.numbers import exact_text, parse_real
+    from mfstein.ground.limits import MAX_LAM
+    from mfstein.ground.numbers import exact_text, parse_real
 
     if isinstance(lam, mpmath.mpf):
         lam = mpmath.nstr(lam, 30)
@@ -188,8 +188,8 @@ def _lam_string(lam: Any) -> str:
 def _outside_level() -> int:
     """The ``stacklevel`` of the first caller outside :mod:`numeric.exact` (a warning
     names the line that called ``numeric.exact.solve`` or ``solve_exact``; the entry's
-    argument check, :func:`mfstein.arguments.check_keywords`, counts as inside)."""
-    inside = ("numeric.exact", "mfstein.arguments")
+    argument check, :func:`mfstein.ground.arguments.check_keywords`, counts as inside)."""
+    inside = ("numeric.exact", "mfstein.ground.arguments")
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith(inside):
         frame, level = frame.f_back, level + 1

@@ -6,7 +6,7 @@ jump above ``n_k <= U`` and solves the truncated chain.  When the caller gives n
 ``truncation=``, :func:`choose_level` picks ``U``: it solves at a first level
 (twice the mean field's largest count, plus ``N``), measures the stationary mass
 the cut leaves out (:func:`cut_mass`), and raises the level until that mass is
-below ``truncation_tol`` (default :data:`mfstein.limits.TRUNCATION_TOL`), or
+below ``truncation_tol`` (default :data:`mfstein.ground.limits.TRUNCATION_TOL`), or
 refuses in one sentence when the chain the next level needs exceeds the memory
 policy (:mod:`numeric.exact.memory`).
 
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
-from mfstein.limits import TRUNCATION_TOL, TRUNCATION_TOL_RANGE
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import TRUNCATION_TOL, TRUNCATION_TOL_RANGE
 
 #: How much a level may grow from one solve to the next (the extrapolation may
 #: ask for less; a tail that does not decay doubles the level).
@@ -92,10 +92,10 @@ class Cut:
 
 
 def check_tol(value: Any, truncation: Any = None) -> float:
-    """``truncation_tol`` as a float in :data:`mfstein.limits.TRUNCATION_TOL_RANGE`
-    (``None``: the default :data:`mfstein.limits.TRUNCATION_TOL`), or one sentence;
+    """``truncation_tol`` as a float in :data:`mfstein.ground.limits.TRUNCATION_TOL_RANGE`
+    (``None``: the default :data:`mfstein.ground.limits.TRUNCATION_TOL`), or one sentence;
     refused beside a given ``truncation`` (which it would not choose)."""
-    from mfstein.numbers import parse_real
+    from mfstein.ground.numbers import parse_real
 
     if value is not None and truncation is not None:
         raise ParameterError(

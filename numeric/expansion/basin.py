@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 
 #: Right-hand-side evaluations the continuation of the mean field may spend
 #: (order 0: a fraction of a second with the compiled kernels).

@@ -28,7 +28,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: Most doublings of the ball precision while rounding still dominates.
 RAISES = 3
@@ -82,7 +82,7 @@ def derivative_bounds(
 
     ``params`` are the parameter values (decimal strings or ``mpf``, read exactly);
     ``dps`` the digits requested of the expansion.  Raises
-    :class:`mfstein.errors.ParameterError` when ``g`` itself is not a finite real
+    :class:`mfstein.ground.errors.ParameterError` when ``g`` itself is not a finite real
     number at ``s*``.
     """
     from derive.observables import derivatives

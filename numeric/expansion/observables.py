@@ -52,8 +52,8 @@ from typing import Any, ClassVar
 import mpmath
 from mpmath import mpf
 
-from mfstein.display import Presentable, params_text
-from mfstein.errors import ParameterError
+from mfstein.ground.display import Presentable, params_text
+from mfstein.ground.errors import ParameterError
 
 
 # --------------------------------------------------------------------------

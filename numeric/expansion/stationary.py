@@ -48,7 +48,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.linalg.lyapunov import lyapunov_real_schur
 from numeric.linalg.refinement import scaled_float64, scaled_ints
 from numeric.meanfield.fast_paths import fast_fixed_point
@@ -527,7 +527,7 @@ def _compiled_triangular() -> Any:
     if fn is None:
         import types
 
-        from mfstein.jit import numba
+        from mfstein.ground.jit import numba
 
         impl = _quasi_triangular_third_moment_impl
         space = dict(impl.__globals__)
@@ -738,7 +738,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> Order2Objects:
     objects at ``wp`` (:meth:`~numeric.meanfield.general.MeanFieldProblem.at`, kept
     from order 1 when it ran at ``wp``)."""
     from derive.kernels import kernels
-    from mfstein.progress import stage
+    from mfstein.ground.progress import stage
     from numeric.linalg.refinement import lyapunov_refined, solve_linear
 
     stage(f"order 2 on {prob.red.n} coordinates at {wp} digits")
@@ -865,9 +865,9 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
 
 def check_order2_cost(name: str, n: int, dps: int, solves: int = 1) -> None:
     """Refuse ``solves`` order-2 expansions of model ``name`` on ``n`` free coordinates
-    at ``dps`` digits whose estimated time (:func:`mfstein.limits.order2_seconds`)
+    at ``dps`` digits whose estimated time (:func:`mfstein.ground.limits.order2_seconds`)
     exceeds the budget, before any high-precision work."""
-    from mfstein.limits import check_time, order2_seconds
+    from mfstein.ground.limits import check_time, order2_seconds
 
     check_time(
         f"the order-2 expansion of model {name} ({n} free coordinates, dps {dps})",
@@ -1225,9 +1225,9 @@ def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
 
 def _negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     """The family member on fewer coordinates that gives the same float64 order-2
-    numbers (its ``negligible_tail`` route in :data:`mfstein.fast_paths.FAST_PATHS`,
+    numbers (its ``negligible_tail`` route in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
     e.g. :func:`numeric.supermarket.tail.negligible_tail`), or ``None``."""
-    from mfstein.fast_paths import load
+    from mfstein.ground.fast_paths import load
 
     tail = load(model.info.fast_path, "negligible_tail")
     return None if tail is None else tail(model, params)

@@ -71,7 +71,7 @@ Routes and accuracy.
   integrate the same equations.  ``digits`` is the number of significant
   digits on which the two runs agree, norm-wise for each of ``x, V, W (, A,
   B)`` at each time; if it falls short of ``dps`` after one retry with more
-  guard digits, :class:`mfstein.errors.NumericalError` is raised and nothing
+  guard digits, :class:`mfstein.ground.errors.NumericalError` is raised and nothing
   is returned.
 """
 
@@ -87,8 +87,8 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.arguments import check_keywords, check_start, renamed_keywords
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.expansion.transient_result import TransientResult
 from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 
@@ -213,8 +213,8 @@ class _Progress:
 
 def _check_taylor_cost(st: _Setup, times: np.ndarray, order: int, dps: int) -> None:
     """Refuse an mpmath transient whose estimated time exceeds the budget
-    (:func:`mfstein.limits.transient_taylor_seconds`), before any Taylor step."""
-    from mfstein.limits import check_time, transient_taylor_seconds
+    (:func:`mfstein.ground.limits.transient_taylor_seconds`), before any Taylor step."""
+    from mfstein.ground.limits import check_time, transient_taylor_seconds
 
     n = st.n
     state = (n, 2 * n + n * n, 3 * n + 2 * n * n + n**3)[order]
@@ -859,13 +859,13 @@ def _check_arguments(
     elif dps is None:
         dps = DEFAULT_DPS
     if dps is not None:
-        from mfstein.limits import TRANSIENT_MAX_DPS
+        from mfstein.ground.limits import TRANSIENT_MAX_DPS
 
         dps = check_dps(dps)
         if dps > TRANSIENT_MAX_DPS:
             raise ParameterError(
                 f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
-                f"integration's cost grows like dps^2; see mfstein.limits), got {dps}."
+                f"integration's cost grows like dps^2; see mfstein.ground.limits), got {dps}."
             )
     if integrator not in METHODS:
         raise ParameterError(
@@ -931,8 +931,8 @@ def transient(
         Show a tqdm bar of the integrated time on standard error (one per
         integration: the float64 route, or each working precision of mpmath's).
         Before the mpmath route starts, its estimated cost
-        (:func:`mfstein.limits.transient_taylor_seconds`) is compared with
-        :data:`mfstein.limits.TIME_BUDGET_SECONDS`.
+        (:func:`mfstein.ground.limits.transient_taylor_seconds`) is compared with
+        :data:`mfstein.ground.limits.TIME_BUDGET_SECONDS`.
 
     Returns
     -------
@@ -1006,10 +1006,10 @@ def transient(
 
 def _fate(st: _Setup, times: np.ndarray, x: np.ndarray) -> Any:
     """Where the mean field goes after the last time (:func:`numeric.expansion.basin.fate`);
-    a :class:`mfstein.errors.StabilityWarning` when not to the stable ``s*``."""
+    a :class:`mfstein.ground.errors.StabilityWarning` when not to the stable ``s*``."""
     import warnings
 
-    from mfstein.errors import StabilityWarning
+    from mfstein.ground.errors import StabilityWarning
     from numeric.expansion.basin import fate
 
     model = st.model

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 __all__ = ["ObservableTrajectory", "trajectories"]
 

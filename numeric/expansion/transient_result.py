@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.display import Presentable, count_row, params_text, shape_text
-from mfstein.errors import ParameterError
+from mfstein.ground.display import Presentable, count_row, params_text, shape_text
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass(frozen=True, repr=False)
@@ -60,7 +60,7 @@ class TransientResult(Presentable):
     warning:
         ``None`` when the mean field converges to the stable hyperbolic fixed point
         :func:`numeric.solve` reports, else one sentence saying what happens
-        instead (also issued as a :class:`mfstein.errors.StabilityWarning`).
+        instead (also issued as a :class:`mfstein.ground.errors.StabilityWarning`).
     observables:
         Name -> trajectory of each observable asked for with the result
         (``dataclasses.replace(res, observables=...)``, as ``mfstein transient

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mpmath
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.precision import limited_blas
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def start_point(model: HeterogeneousModel, start: Sequence[Any] | str | None) ->
         x = np.zeros(K * S)
         x[::S] = 1.0
         return x
-    from mfstein.numbers import parse_real
+    from mfstein.ground.numbers import parse_real
 
     values = list(start) if not isinstance(start, str) else start.replace(",", " ").split()
     if len(values) != K * S:
@@ -139,7 +139,7 @@ def _steady_state(model: HeterogeneousModel, params: Mapping[str, Any] | None, *
 def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
                         N: Any) -> HeterogeneousExact:
     """The product chain of the K objects; ``N`` must equal ``K``."""
-    from mfstein.errors import check_int
+    from mfstein.ground.errors import check_int
     from numeric.heterogeneous.exact import moments, stationary
     from numeric.heterogeneous.result import HeterogeneousExact
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.heterogeneous.rates import Rates
 
 #: Most states of the product chain (``S^K``; its moments are dense in the states).

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 
 Rhs = Callable[[np.ndarray], np.ndarray]
 

@@ -20,7 +20,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass

@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from derive.heterogeneous_population import HeterogeneousModel
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 if TYPE_CHECKING:
     from numeric.heterogeneous.averaged import Averaged

@@ -8,7 +8,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from mfstein.display import Presentable, heading_rows
+from mfstein.ground.display import Presentable, heading_rows
 
 
 def _mp(v: Any) -> mpmath.mpf:

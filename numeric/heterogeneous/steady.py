@@ -25,7 +25,7 @@ import mpmath
 import numpy as np
 import scipy.linalg  # noqa: F401  (loaded before limited_blas() scans the BLAS libraries)
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.heterogeneous import algebra as alg
 from numeric.heterogeneous.rates import Rates
 

@@ -60,7 +60,7 @@ def integrate64(R: Rates, x0: np.ndarray, times: np.ndarray, rtol: float,
         sol = solve_ivp(lambda _t, z: _rhs(R, z), (0.0, float(times[-1])), z0,
                         method=method, t_eval=times, rtol=rtol, atol=atol)
         if not sol.success:
-            from mfstein.errors import NumericalError
+            from mfstein.ground.errors import NumericalError
 
             raise NumericalError(f"the heterogeneous transient failed to integrate: {sol.message}")
         Z = sol.y

@@ -85,7 +85,7 @@ def _rate_scale(R: Rates, x0: np.ndarray) -> float:
 def run(R: Rates, x0: np.ndarray, times: np.ndarray, wp: int, order: int) -> dict[str, np.ndarray]:
     """``x``, ``V = K v``, ``W`` at ``times`` (``mpf`` object arrays at ``wp`` digits);
     ``R`` holds the rates at ``wp`` digits."""
-    from mfstein.progress import stage
+    from mfstein.ground.progress import stage
     from numeric.heterogeneous.extrapolation import Extrapolation
     from numeric.heterogeneous.fixed_numbers import from_fixed, to_fixed
     from numeric.heterogeneous.fixed_point import FixedSystem

@@ -61,7 +61,7 @@ Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", arXiv:2012.06613
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 
 def _register() -> None:

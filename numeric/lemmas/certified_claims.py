@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable, params_text
-from mfstein.errors import NumericalError
+from mfstein.ground.display import Presentable, params_text
+from mfstein.ground.errors import NumericalError
 from numeric.certified.arb import decimal_outward, working_precision
 from numeric.certified.claim_context import CertifiedContext
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import mpmath
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass

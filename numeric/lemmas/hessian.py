@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import mpmath
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def max_quadratic_ratio(

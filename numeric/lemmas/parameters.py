@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from mfstein.display import Presentable
-from mfstein.errors import ParameterError
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import ParameterError
 
 
 def to_fraction(name: str, value: object) -> Fraction:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.certified.arb import max_ball, min_ball
 from numeric.lemmas.context import Context
 from numeric.lemmas.hessian import max_quadratic_ratio

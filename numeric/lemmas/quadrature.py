@@ -35,7 +35,7 @@ import numpy as np
 from mpmath.calculus.quadrature import GaussLegendre
 from mpmath.libmp import to_fixed
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def _to_fixed(x, p: int) -> int:

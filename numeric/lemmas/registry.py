@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 if TYPE_CHECKING:
     from numeric.certified.claim_context import CertifiedContext

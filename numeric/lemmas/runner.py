@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import mpmath
 
-from mfstein.arguments import check_keywords
-from mfstein.display import Presentable, params_text
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.arguments import check_keywords
+from mfstein.ground.display import Presentable, params_text
+from mfstein.ground.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
 from numeric.lemmas.parameters import to_fraction
 from numeric.lemmas.registry import Claim, Point, get_claims

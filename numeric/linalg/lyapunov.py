@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 
 
 def lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ If ``kappa`` is the condition number of the operator, every step multiplies
 the error by about ``kappa * 2^-53``; the loop stops when the last correction
 is below ``2^-prec`` of the solution (then the solution is correct to about
 ``kappa * 2^-prec`` relative to its largest entry) and raises
-:class:`mfstein.errors.NumericalError` when the corrections stop shrinking
+:class:`mfstein.ground.errors.NumericalError` when the corrections stop shrinking
 (``kappa`` near ``2^53``).  Accuracy is norm-wise: entries far below the
 largest one are correct to the same *absolute* error.
 
@@ -31,7 +31,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.precision import limited_blas
 
 try:  # gmpy2's integers multiply long operands faster than Python's

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 
 #: An eigenvalue must have real part below ``-STABILITY_MARGIN max |J_ij|``.
 STABILITY_MARGIN = 1e-9

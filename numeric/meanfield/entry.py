@@ -7,7 +7,7 @@
 is resolved to the dimension the requested precision needs, or a model name
 that :func:`derive.models.load_model` takes) and a mapping of parameter
 values.  A model whose family registered a *fast path* (a structure-aware
-solver, :data:`mfstein.fast_paths.FAST_PATHS`) is solved by it unless ``route="general"``
+solver, :data:`mfstein.ground.fast_paths.FAST_PATHS`) is solved by it unless ``route="general"``
 or a
 ``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
 runs.
@@ -21,9 +21,9 @@ from typing import Any
 
 import mpmath
 
-from mfstein.arguments import check_keywords, check_start, renamed_keywords
-from mfstein.errors import ParameterError
-from mfstein.progress import stage
+from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
 from numeric.precision import check_dps, check_precision

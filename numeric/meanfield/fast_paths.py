@@ -13,7 +13,7 @@ point).  The exact task has the same registry for its chains
 (:mod:`numeric.exact.fast_paths`).
 
 The built-in ones are the ``mean_field``, ``fixed_point`` and ``restriction``
-routes of the one table :data:`mfstein.fast_paths.FAST_PATHS`, imported on the
+routes of the one table :data:`mfstein.ground.fast_paths.FAST_PATHS`, imported on the
 first lookup of their name; a user's family registers here with
 :func:`register_fast_path`, which is consulted first.  This module names no
 family and imports nothing heavy.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mfstein.fast_paths import load
+from mfstein.ground.fast_paths import load
 
 #: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
 FAST_PATHS: dict[str, Callable[..., Any]] = {}

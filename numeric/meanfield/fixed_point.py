@@ -22,13 +22,13 @@ at working precision.
    by :func:`numeric.linalg.refinement.solve_linear`; it stops when a step is below
    ``10^-(wp + 5)`` and the drift then vanishes to ``10^-(wp - 2)`` relative to
    the size of its terms (:func:`numeric.meanfield.acceptance.term_scale`), otherwise
-   :class:`mfstein.errors.NumericalError` is raised.
+   :class:`mfstein.ground.errors.NumericalError` is raised.
 3. *Stability.*  The fixed point must be hyperbolic and stable: every
    eigenvalue of the reduced Jacobian must have a negative real part
    (float64 eigenvalues, below ``-1e-9`` times the largest ``|J_ij|`` at the
    fixed point and at the start); otherwise the
    mean-field error constants do not exist and a
-   :class:`mfstein.errors.ParameterError` says so.
+   :class:`mfstein.ground.errors.ParameterError` says so.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.linalg.refinement import solve_linear
 from numeric.meanfield import acceptance
 from numeric.meanfield.invariants import Reduction

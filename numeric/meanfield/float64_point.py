@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.acceptance import max_abs
 from numeric.rate_signs import check_values
 

@@ -30,7 +30,7 @@ on which ``W`` and ``V`` agree between the two precisions (norm-wise), capped at
 the requested ``dps``; every entry of ``s*``, ``V`` and ``W`` carries its own
 error estimate, the difference between the two precisions
 (``MeanFieldSolution.errors``); if that falls short after raising the guard digits
-twice, :class:`mfstein.errors.NumericalError` is raised and nothing is returned
+twice, :class:`mfstein.ground.errors.NumericalError` is raised and nothing is returned
 (:func:`numeric.precision.earn_digits`).
 """
 
@@ -45,7 +45,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction

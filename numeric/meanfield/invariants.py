@@ -29,7 +29,7 @@ import numpy as np
 from mpmath import mpf
 
 from derive.conservation import conservation_laws
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.arguments import check_params, did_you_mean
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import check_params, did_you_mean
+from mfstein.ground.errors import ParameterError
 from numeric.precision import to_mpf
 
 

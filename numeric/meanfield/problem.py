@@ -191,7 +191,7 @@ def prepare(
     """The :class:`Problem64` of these inputs (from the cache when prepared before).
 
     ``M64``: the observable's float64 matrix when the caller has it (a sweep reads
-    it once for all its points).  Raises :class:`mfstein.errors.ParameterError` in
+    it once for all its points).  Raises :class:`mfstein.ground.errors.ParameterError` in
     one sentence for a parameter name, value or start the model does not take, and
     for a start at which a rate is negative or not finite.
     """

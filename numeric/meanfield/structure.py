@@ -37,7 +37,7 @@ import mpmath
 import numpy as np
 import scipy.sparse as sps
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.invariants import Reduction, reduction
 
@@ -288,7 +288,7 @@ def fixed_point64(
     ``near``: ``start`` is a neighbouring parameter point's fixed point (a sweep's
     continuation), so Newton's steps are tried first, alone; when they do not bring
     the drift below ``1e-8`` of the largest intensity the search below runs, or,
-    with ``newton_only``, :class:`mfstein.errors.NumericalError` is raised (the
+    with ``newton_only``, :class:`mfstein.ground.errors.NumericalError` is raised (the
     caller searches from its own start).
 
     The mean-field ODE on the invariant set of ``start``, followed by

@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.arguments import check_keywords
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.arguments import check_keywords
+from mfstein.ground.errors import ParameterError, check_int
 
 #: Most grid points one sweep may ask for.
 MAX_POINTS = 1_000_000
@@ -78,7 +78,7 @@ class Grid:
 def exact_value_text(x: Fraction) -> str:
     """``x`` as text the parameter parser reads exactly: a short decimal when ``x``
     has one, else ``p/q``."""
-    from mfstein.numbers import decimal_text
+    from mfstein.ground.numbers import decimal_text
 
     text = decimal_text(x)
     return text if Fraction(text) == x else f"{x.numerator}/{x.denominator}"
@@ -87,7 +87,7 @@ def exact_value_text(x: Fraction) -> str:
 def parse_range(name: str, text: str) -> list[str]:
     """``"START:STOP:COUNT"`` -> ``COUNT`` equally spaced values from ``START`` to
     ``STOP`` (either direction; exact rationals written by :func:`exact_value_text`)."""
-    from mfstein.numbers import parse_integer, parse_real
+    from mfstein.ground.numbers import parse_integer, parse_real
 
     msg = (
         f"{name} must be one value, a list of values or START:STOP:COUNT with "
@@ -161,7 +161,7 @@ def _check_values(
 
 def _check_options(order: Any, precision: Any, dps: Any, workers: Any) -> tuple[int, int]:
     """``order``, ``precision``, ``dps`` and ``workers`` checked (one sentence each)."""
-    from mfstein.limits import SIM_MAX_WORKERS
+    from mfstein.ground.limits import SIM_MAX_WORKERS
     from numeric.precision import check_dps, check_precision
 
     if order not in (1, 2) or isinstance(order, bool):
@@ -229,7 +229,7 @@ def sweep(
     grid = parse_grid(model, params if isinstance(params_grid, Mapping) else params_grid)
     wanted = [g.name for g in parse_observables(model, observables)]  # refused before any work
     if scheduler is not None:
-        from mfstein.scheduler import check_scheduler_address
+        from mfstein.ground.scheduler import check_scheduler_address
 
         check_scheduler_address(scheduler)
     options = Options(order, dps, precision, tuple(observables_list(observables)), M, grid.size)
@@ -294,7 +294,7 @@ def _show_progress(progress: bool | None, grid: Grid) -> bool | None:
     """``True``/``False`` as asked; ``None`` (tqdm decides by the terminal) for a long sweep."""
     if progress is None:
         return None if grid.size >= PROGRESS_MIN_POINTS else False
-    from mfstein.errors import check_bool
+    from mfstein.ground.errors import check_bool
 
     return check_bool("progress", progress)
 
@@ -381,7 +381,7 @@ def _in_processes(given: Any, model: Any, pieces: list, options: Options) -> lis
 
 def _on_dask(scheduler: str, given: Any, model: Any, pieces: list, options: Options) -> list:
     """The pieces on the Dask cluster at ``scheduler``, rows in grid order."""
-    from mfstein.scheduler import dask_client
+    from mfstein.ground.scheduler import dask_client
 
     sent = _sendable(given, model)
     client = dask_client(scheduler)

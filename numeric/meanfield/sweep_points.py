@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.sweep_result import SweepPoint
 
 #: An order-2 float64 sweep of at least this many points uses the compiled

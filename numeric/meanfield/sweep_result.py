@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mfstein.display import Presentable, params_text
+from mfstein.ground.display import Presentable, params_text
 
 #: The significant digits a float64 number is written with (the value computed;
 #: ``digits`` says how many are correct), as the float64 route's solution does.
@@ -171,7 +171,7 @@ class SweepResult(Presentable):
             return np.array(
                 [math.nan if r.refusal else float(getattr(r, key)[k]) for r in self.rows]
             )
-        from mfstein.errors import ParameterError
+        from mfstein.ground.errors import ParameterError
 
         names = [*self.axes, "c", "c2", "digits", "digits2", *self.states]
         raise ParameterError(f"curve must be one of {', '.join(names)} or V:<state>, got {name!r}.")
@@ -254,7 +254,7 @@ class SweepResult(Presentable):
         import csv
         import io
 
-        from mfstein.io import atomic_write
+        from mfstein.ground.io import atomic_write
 
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -294,7 +294,7 @@ class SweepResult(Presentable):
         if path is not None:
             from pathlib import Path
 
-            from mfstein.io import atomic_write
+            from mfstein.ground.io import atomic_write
 
             kind = Path(str(path)).suffix.lstrip(".").lower() or "png"
             atomic_write(path, lambda fh: fig.savefig(fh, format=kind, dpi=120))

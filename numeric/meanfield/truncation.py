@@ -31,7 +31,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.params import kernel_vector, parse_params
 from numeric.precision import row_major
 from numeric.solution import MeanFieldSolution, family_fields

@@ -15,14 +15,14 @@ the stationary probability per slot that some queue would exceed ``K`` -- is
 reported with every result.  With ``cap=None`` the cap is chosen automatically:
 it grows (extrapolating the geometric decay of the truncated mass) until that
 mass is at most ``mass_tol``.  The state count is computed before anything is
-allocated and a :class:`~mfstein.errors.ParameterError` refuses a problem that
+allocated and a :class:`~mfstein.ground.errors.ParameterError` refuses a problem that
 needs more than ``max_states`` states or ``max_entries`` matrix entries.
 
 Solve.  The transition matrix ``P`` is assembled sparse (SciPy), and
 ``pi (P - I) = 0``, ``sum pi = 1`` is solved with :mod:`numeric.exact.solvers`
 (``P - I`` is a generator): sparse LU, or BiCGSTAB for large chains.  The
 residual ``||pi (P - I)||_1`` is recomputed; above ``residual_tol`` a
-:class:`~mfstein.errors.NumericalError` is raised and no result is returned.
+:class:`~mfstein.ground.errors.NumericalError` is raised and no result is returned.
 
 Statistics (queues at the end of a slot): ``E[Q_i]``, ``E[Q_total]``, the mean
 delay ``E[Q_total] / E[a]`` (Little's law), ``P(Q_i = 0)``, ``P(I != {})`` and the
@@ -42,8 +42,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
-from mfstein.display import Presentable
-from mfstein.errors import NumericalError, ParameterError, check_int
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import NumericalError, ParameterError, check_int
 
 #: Policies the exact solver handles.
 POLICIES: tuple[str, ...] = ("pi", "pi-split", "jiq", "jsq", "random")

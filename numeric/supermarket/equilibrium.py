@@ -31,8 +31,8 @@ import mpmath
 from mpmath import mpf
 
 from derive.models.occupancy_levels import levels_above, occupancy_exponent
-from mfstein.errors import ParameterError, check_int
-from mfstein.limits import MAX_D
+from mfstein.ground.errors import ParameterError, check_int
+from mfstein.ground.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
 from numeric.supermarket.member import Member, supermarket_member
 
@@ -46,10 +46,10 @@ INF_MAX_LEVELS = 2000
 
 def check_b(b: Any, *, allow: tuple[str, ...] = ("inf",)) -> int | str:
     """Validate the buffer size: an integer ``>= 1`` or one of the words in ``allow``
-    (the one rule, :func:`mfstein.numbers.parse_integer_or_word`, which the
+    (the one rule, :func:`mfstein.ground.numbers.parse_integer_or_word`, which the
     command line's ``--b`` also reads)."""
-    from mfstein.limits import NUMERIC_MAX_B
-    from mfstein.numbers import parse_integer_or_word
+    from mfstein.ground.limits import NUMERIC_MAX_B
+    from mfstein.ground.numbers import parse_integer_or_word
 
     return parse_integer_or_word("b", b, 1, NUMERIC_MAX_B, tuple(allow))
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from mpmath import mpf
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mfstein.errors import ParameterError, check_bool
+from mfstein.ground.errors import ParameterError, check_bool
 from numeric.solution import MeanFieldSolution
 
 

@@ -91,8 +91,8 @@ from mpmath import mpf
 
 from derive.models.open_buffers import buffer_levels
 from derive.models.supermarket import occupancy_exponent
-from mfstein.errors import ParameterError, check_bool, check_int
-from mfstein.limits import MAX_D
+from mfstein.ground.errors import ParameterError, check_bool, check_int
+from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
 from numeric.meanfield.params import parse_params
 from numeric.precision import (
@@ -276,7 +276,7 @@ def auto_levels(lam: mpf, mu: mpf, d: int, dps: int) -> int:
 
 def check_cost(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> None:
     """Refuse (ParameterError) a solve whose estimated time exceeds the budget."""
-    from mfstein.limits import check_time, mean_field_seconds
+    from mfstein.ground.limits import check_time, mean_field_seconds
 
     n = coupled_levels(lam, mu, b, d, N, dps)
     what = f"b = {b} at {dps} digits"

@@ -38,7 +38,7 @@ import numpy as np
 
 from derive import supermarket
 from derive.models.supermarket import occupancy_exponent
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 from numeric.precision import IllConditionedWarning, limited_blas
 
 #: Below this distance from 1, lam is handed to the mpmath path (with a warning).
@@ -127,7 +127,7 @@ _compiled: dict[str, Any] = {}
 def _compiled_kernels():
     """numba-compiled ``(one, trace)`` (compiled on first use, cached on disk)."""
     if not _compiled:
-        from mfstein.jit import numba
+        from mfstein.ground.jit import numba
 
         global _tridiagonal_step
         _tridiagonal_step = numba.njit(cache=True)(_tridiagonal_step_impl)
@@ -227,7 +227,7 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
     flat = arr.reshape(-1)
     if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
         raise ParameterError("lam must be finite and > 0 at every point.")
-    from mfstein.limits import MAX_D, NUMERIC_MAX_B
+    from mfstein.ground.limits import MAX_D, NUMERIC_MAX_B
 
     b = check_int("b", b, 1, NUMERIC_MAX_B)
     d = check_int("d", d, 1, MAX_D)

@@ -14,7 +14,7 @@ the perpendicular component ``q_perp`` (:mod:`numeric.tails.statistics`,
 
 from __future__ import annotations
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,

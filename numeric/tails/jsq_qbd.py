@@ -66,8 +66,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.display import Presentable
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.tails.params import check_eps, check_n
 from numeric.tails.qbd import QBDSolution, solve_qbd
 from numeric.tails.statistics import TotalQueueLaw

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.tails.statistics import TotalQueueLaw, geometric_law
 
 __all__ = ["erlang_c", "mm1_law", "mmn_law"]
@@ -58,7 +58,7 @@ def mmn_law(n: int, eps: float) -> TotalQueueLaw:
     """
     from scipy import stats
 
-    from mfstein.limits import check_memory
+    from mfstein.ground.limits import check_memory
 
     # the head p_0..p_n and SciPy's temporaries: about eight float64 arrays of n + 1
     check_memory(f"the M/M/n law of n = {n:,} servers", 64 * (n + 1))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mfstein.errors import ParameterError, check_int
+from mfstein.ground.errors import ParameterError, check_int
 
 __all__ = ["check_eps", "check_n", "check_nonnegative_list", "eps_from_alpha", "parse_float"]
 
@@ -16,10 +16,10 @@ __all__ = ["check_eps", "check_n", "check_nonnegative_list", "eps_from_alpha", "
 def parse_float(name: str, value: Any) -> float:
     """``value`` as a finite float, or :class:`ParameterError` naming ``name``.
 
-    Read by the one number parser (:func:`mfstein.numbers.parse_real`: ``"9/10"``,
+    Read by the one number parser (:func:`mfstein.ground.numbers.parse_real`: ``"9/10"``,
     NumPy scalars, ASCII text only), then rounded once to the nearest double.
     """
-    from mfstein.numbers import parse_real
+    from mfstein.ground.numbers import parse_real
 
     exact = parse_real(name, value)
     try:
@@ -44,8 +44,8 @@ def check_eps(eps: Any) -> float:
 
 def check_n(n: Any, maximum: int | None = None) -> int:
     """Number of servers, an integer ``>= 1`` and ``<= maximum`` (default
-    :data:`mfstein.limits.SIM_MAX_N`, the servers any route can index)."""
-    from mfstein.limits import SIM_MAX_N
+    :data:`mfstein.ground.limits.SIM_MAX_N`, the servers any route can index)."""
+    from mfstein.ground.limits import SIM_MAX_N
 
     return check_int("n", n, 1, SIM_MAX_N if maximum is None else maximum)
 

@@ -12,7 +12,7 @@ solves ``pi_0 (B1 + R A2) = 0`` with ``pi_0 (I - R)^{-1} 1 = 1``.
 ``G`` (first passage one level down) is computed by logarithmic reduction
 (Latouche and Ramaswami, 1993), which converges quadratically, then
 ``R = A0 (-(A1 + A0 G))^{-1}``.  Checks, each raising
-:class:`mfstein.errors.NumericalError` that names the residual:
+:class:`mfstein.ground.errors.NumericalError` that names the residual:
 
 * ``G`` stochastic: ``max |1 - G 1| <= tol``;
 * ``||A0 + R A1 + R^2 A2||_inf / ||A1||_inf <= tol``;
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 
 __all__ = ["QBDSolution", "solve_qbd"]
 

@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.display import Presentable
-from mfstein.errors import ParameterError
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import ParameterError
 from numeric.tails.params import check_eps, check_n, check_nonnegative_list
 
 __all__ = ["MODELS", "TailReport", "exact_tails"]

@@ -44,8 +44,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.display import Presentable
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.display import Presentable
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.tails.statistics import TotalQueueLaw
 
 __all__ = ["SSQSolution", "binomial_pmfs", "check_pmf", "solve_ssq"]

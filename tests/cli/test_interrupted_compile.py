@@ -4,7 +4,7 @@ A first run of ``exact`` with an empty cache compiles its kernels for seconds;
 a signal that landed inside numba's compiler or LLVM printed a traceback of a
 ctypes callback or of llvmlite before ``interrupted`` (4 tries in 10), or the
 process died by SIGSEGV on its way out.  The signal is now held back until the
-compilation returns (:func:`mfstein.signals.deferred`).
+compilation returns (:func:`mfstein.ground.signals.deferred`).
 
 Each try runs the real ``mfstein`` with standard error on a pseudo-terminal (the
 compile announcement is printed only there) and an empty cache, waits for the

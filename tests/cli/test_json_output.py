@@ -22,7 +22,7 @@ from deadlines import deadline
 
 from mfstein.cli import main
 from mfstein.cli.derive import SHOW_NAMES
-from mfstein.display import dumps
+from mfstein.ground.display import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
 EXE = str(Path(sys.executable).with_name("mfstein"))

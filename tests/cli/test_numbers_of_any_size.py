@@ -15,10 +15,10 @@ from fractions import Fraction
 
 import pytest
 
-from mfstein import limits
 from mfstein.cli import main
-from mfstein.errors import ParameterError
-from mfstein.numbers import decimal_text, parse_diagonal, parse_integer, parse_real
+from mfstein.ground import limits
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.numbers import decimal_text, parse_diagonal, parse_integer, parse_real
 
 SIM = "simulate --N 10 --lam 0.9 --b 3 --steps 1000 --reps 2 --workers 1 --no-progress"
 TABLE = "table --gamma 0.1 --alpha 0.05 --N 10 --sim-steps 4000 --reps 2 --workers 1"

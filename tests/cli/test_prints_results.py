@@ -2,7 +2,7 @@
 
 For each JSON form below, what ``mfstein ... --json`` prints is the ``to_json()`` of
 the result the Python API returns for the same inputs (one line, the one style of
-:func:`mfstein.streams.write_json`).  Only a wall time (``seconds``) may differ
+:func:`mfstein.ground.streams.write_json`).  Only a wall time (``seconds``) may differ
 between two runs; it is left out of the comparison and nothing else is.
 """
 

@@ -227,7 +227,7 @@ def test_plot_into_unwritable_places_fails_before_the_run(tmp_path: Path, capsys
 def test_library_raises_parameter_error_not_value_error() -> None:
     import numpy as np
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric import bound
     from numeric.lemmas import check
     from numeric.supermarket.sweep import constant_float64
@@ -254,7 +254,7 @@ def test_exact_answer_of_the_garbage_case_passes_its_residual_check() -> None:
 
 
 def test_exact_refuses_sizes_it_cannot_solve_before_work() -> None:
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.exact import solve_exact
 
     t0 = time.monotonic()
@@ -270,7 +270,7 @@ def test_exact_never_returns_a_result_that_failed_its_residual_check(monkeypatch
     target (a stalled iterative solve cannot be produced cheaply on purpose)."""
     import importlib
 
-    from mfstein.errors import NumericalError
+    from mfstein.ground.errors import NumericalError
 
     general = importlib.import_module("numeric.exact.general")
     exact_solve = importlib.import_module("numeric.exact.supermarket")
@@ -465,7 +465,8 @@ def _on_terminal(argv: list[str], cwd: Path):
     return proc, master, chunks, reader
 
 
-#: How the one-line notice of a first compilation starts (:func:`mfstein.jit.announce_compile`).
+#: How the one-line notice of a first compilation starts
+#: (:func:`mfstein.ground.jit.announce_compile`).
 COMPILING = "mfstein: compiling "
 
 
@@ -514,7 +515,8 @@ def test_ctrl_c_twice_before_any_batch_ends_promptly(delay, tmp_path):
     err = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "unlocked lock" not in err
-    # one line besides the first-compile notice of an empty cache (mfstein.jit.announce_compile)
+    # one line besides the first-compile notice of an empty cache
+    # (mfstein.ground.jit.announce_compile)
     shown = [ln for ln in _terminal_lines(b"".join(chunks)) if not ln.startswith(COMPILING)]
     assert len(shown) <= 1, err
     assert seconds < deadline(10)

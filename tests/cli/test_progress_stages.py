@@ -1,4 +1,4 @@
-"""Long order-2 solves show their stages on a terminal (``mfstein.progress``), and
+"""Long order-2 solves show their stages on a terminal (``mfstein.ground.progress``), and
 the stage line is gone before the answer is printed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from deadlines import deadline
 from terminal import on_terminal, read
 
-from mfstein.progress import stage, stages
+from mfstein.ground.progress import stage, stages
 
 SOLVE = "solve --model supermarket --param b=20 --param lam=0.9 --order 2".split()
 

@@ -175,7 +175,7 @@ def test_a_warning_is_one_line(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert again.stdout == first.stdout  # regenerated: the same answer
     lines = again.stderr.strip().splitlines()
-    # one warning however many files were damaged (mfstein.cache.report_damaged)
+    # one warning however many files were damaged (mfstein.ground.cache.report_damaged)
     assert len(files) >= 1 and len(lines) == 1, again.stderr
     assert lines[0].startswith("mfstein bound: warning: damaged cache files in ")
 
@@ -198,7 +198,7 @@ def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
 def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -> None:
     """The refusal is exactly "lam rounds to 1": with an integer b the same grid is
     computed, and a size whose gamma/N^alpha stays above 10^-dps is not named."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.precision import check_heavy_traffic_below_one
 
     check_heavy_traffic_below_one("0.5", "0.99", [10**29], 30)  # 9.7e-30 >= 1e-30
@@ -236,7 +236,7 @@ def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next() -> None
     code = (
         "import signal\n"
         "import mfstein.cli as cli\n"
-        "from mfstein import signals\n"
+        "from mfstein.ground import signals\n"
         "signals.note(signal.SIGINT)  # as the handler of an interrupted first command\n"
         "status = cli.main(['exact', '--N', '4', '--lam', '0.9', '--b', '2'])\n"
         "print(status, signals.stop_requested())\n"

@@ -10,7 +10,7 @@ import pytest
 
 from derive.models import MODELS, OPTION_VALUES, factory, load_model
 from derive.spec import Truncated
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def test_every_library_option_is_described():

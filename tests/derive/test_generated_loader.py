@@ -1,4 +1,4 @@
-"""The one loader of generated modules (mfstein.generated): every kind of damage to a
+"""The one loader of generated modules (mfstein.ground.generated): every kind of damage to a
 cached kernel or simulator module is found before the module is trusted, and the
 module is generated again with the same text and the same numbers."""
 
@@ -9,13 +9,13 @@ import importlib
 import numpy as np
 import pytest
 
-import mfstein.cache
-import mfstein.generated
+import mfstein.ground.cache
+import mfstein.ground.generated
 from derive import supermarket
 from derive.models import load_model
-from mfstein.cache import with_check
-from mfstein.errors import ParameterError
-from mfstein.generated import KEY_PREFIX, generated_module, load_generated, module_name
+from mfstein.ground.cache import with_check
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.generated import KEY_PREFIX, generated_module, load_generated, module_name
 
 kernels_module = importlib.import_module("derive.kernels")
 
@@ -26,8 +26,9 @@ P = [0.9]
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(mfstein.cache, "_damage_reported", [False])  # one warning per process
-    monkeypatch.setattr(mfstein.generated, "_loaded", {})
+    # one warning per process
+    monkeypatch.setattr(mfstein.ground.cache, "_damage_reported", [False])
+    monkeypatch.setattr(mfstein.ground.generated, "_loaded", {})
     return tmp_path
 
 
@@ -39,7 +40,7 @@ def _fresh(model, backend: str = "mpmath"):
 
 def _reseal(text: str, edit) -> str:
     """``text`` edited by ``edit`` with a valid digest line again."""
-    body = text.rpartition(mfstein.cache.CHECK_PREFIX)[0]
+    body = text.rpartition(mfstein.ground.cache.CHECK_PREFIX)[0]
     return with_check(edit(body))
 
 
@@ -110,9 +111,9 @@ def test_intact_module_is_loaded_silently_and_not_regenerated(cache, recwarn) ->
 
 def test_a_worker_refuses_a_damaged_module_in_one_sentence(cache) -> None:
     made = generated_module("probe", "worker key", lambda: "X = 1\n")
-    mfstein.generated._loaded.clear()  # a fresh worker process
+    mfstein.ground.generated._loaded.clear()  # a fresh worker process
     assert load_generated(made.name).X == 1
-    mfstein.generated._loaded.clear()
+    mfstein.ground.generated._loaded.clear()
     made.path.write_text(_reseal(made.text, lambda b: b.replace("X = 1", "X = (")))
     with pytest.warns(RuntimeWarning, match="damaged"):
         with pytest.raises(ParameterError, match=r"^the generated module .* is damaged; run"):
@@ -151,10 +152,12 @@ def test_damaged_simulator_module_is_regenerated_bit_for_bit(sim_cache, monkeypa
     import sim.generic_kernels as gk
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(sim_cache))
-    monkeypatch.setattr(mfstein.cache, "_damage_reported", [False])
+    monkeypatch.setattr(mfstein.ground.cache, "_damage_reported", [False])
     # this process forgets its chain modules (the kernel modules stay loaded)
-    loaded = {k: v for k, v in mfstein.generated._loaded.items() if not k.startswith("simchain")}
-    monkeypatch.setattr(mfstein.generated, "_loaded", loaded)
+    loaded = {
+        k: v for k, v in mfstein.ground.generated._loaded.items() if not k.startswith("simchain")
+    }
+    monkeypatch.setattr(mfstein.ground.generated, "_loaded", loaded)
     monkeypatch.setattr(gk, "_CHAINS", {})
     # kernels this test generates in its own cache are forgotten with the modules above:
     # later tests generate them in theirs (a new process reads them from there)
@@ -163,7 +166,7 @@ def test_damaged_simulator_module_is_regenerated_bit_for_bit(sim_cache, monkeypa
     first = _simulate()
     (path,) = sim_cache.glob("simchain_*.py")
     good = path.read_text()
-    other = mfstein.generated._sealed("another model", gk.chain_source(supermarket(2, 2)))
+    other = mfstein.ground.generated._sealed("another model", gk.chain_source(supermarket(2, 2)))
     path.write_text(_damage(how, good, other))
     for name in [k for k in loaded if k.startswith("simchain")]:
         del loaded[name]

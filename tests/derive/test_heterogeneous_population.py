@@ -10,7 +10,7 @@ import numeric
 import numeric.exact
 from derive import heterogeneous
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 @pytest.mark.parametrize(

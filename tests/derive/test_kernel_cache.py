@@ -13,11 +13,11 @@ import pytest
 from deadlines import deadline
 from sympy.printing.pycode import PythonCodePrinter
 
-import mfstein.cache
+import mfstein.ground.cache
 from derive import supermarket
 from derive.backends import BACKENDS, Backend, register_backend
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 kernels_module = importlib.import_module("derive.kernels")
 
@@ -30,7 +30,8 @@ def _fresh(model, backend: str):
 @pytest.mark.parametrize("damage", [b"", b"\x00\xff garbage", None])
 def test_damaged_cache_file_is_regenerated(tmp_path, monkeypatch, damage) -> None:
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(mfstein.cache, "_damage_reported", [False])  # warned once per process
+    # warned once per process
+    monkeypatch.setattr(mfstein.ground.cache, "_damage_reported", [False])
     model = supermarket(3, 2)
     k1 = _fresh(model, "mpmath")
     good = k1.path.read_bytes()
@@ -44,10 +45,10 @@ def test_damaged_cache_file_is_regenerated(tmp_path, monkeypatch, damage) -> Non
 FALLBACK_PROBE = """
 import warnings, os
 warnings.simplefilter("always")
-import mfstein.cache
+import mfstein.ground.cache
 from derive import supermarket
 from derive.models import load_model
-from mfstein.cache import cache_dir
+from mfstein.ground.cache import cache_dir
 with warnings.catch_warnings(record=True) as seen:
     k1 = supermarket(2, 3).kernels("mpmath")
     k2 = load_model("sir").kernels("mpmath")

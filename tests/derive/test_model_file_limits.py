@@ -11,7 +11,7 @@ import pytest
 from deadlines import deadline
 
 from derive.models import factory, load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX time limit")
 
@@ -117,7 +117,7 @@ def test_cli_loop_in_python_is_exit_2_and_one_line(tmp_path) -> None:
 def test_loop_inside_c_code_is_stopped_by_the_watchdog(tmp_path) -> None:
     """``sum(itertools.count())`` never returns to the interpreter: no Python
     signal handler runs, the watchdog process prints the sentence and kills it."""
-    from mfstein.time_limit import GRACE_SECONDS
+    from mfstein.ground.time_limit import GRACE_SECONDS
 
     path = _file(tmp_path, "cloop.py", "import itertools\nsum(itertools.count())\n")
     env = {**__import__("os").environ, "MFSTEIN_MODEL_TIMEOUT": "0.5"}
@@ -190,7 +190,7 @@ def test_the_watchdog_dies_with_the_process_it_watches(tmp_path) -> None:
 
     marker = f"watchdog-{uuid.uuid4().hex}"
     code = (
-        "import ctypes\nfrom mfstein.time_limit import time_limited\n"
+        "import ctypes\nfrom mfstein.ground.time_limit import time_limited\n"
         f"with time_limited(3600, {marker!r}):\n"
         "    ctypes.CDLL(None)._exit(0)\n"
     )

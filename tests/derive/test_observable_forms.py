@@ -14,7 +14,7 @@ import sympy as sp
 
 from derive.models import load_model
 from derive.observables import FUNCTIONS, MAX_TERM_OPERATORS, observable
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 SIR = {"beta": "2.5", "gamma": "1", "rho": "0.5", "a": "0.05"}
 #: One observable per documented function (derive.observables.FUNCTIONS).

@@ -11,7 +11,7 @@ import sympy as sp
 
 from derive import Model, Transition, latex_objects, population
 from derive.models.sir import sir
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 S, I, R = sp.symbols("S I R")
 BETA, GAMMA, RHO, A_OUT = sp.symbols("beta gamma rho a")

@@ -14,7 +14,7 @@ import numeric
 import numeric.exact
 from derive.heterogeneous_population import as_density_model
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 SPEEDS = "1/2, 3/4, 1, 5/4, 3/2"
 

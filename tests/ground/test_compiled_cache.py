@@ -1,5 +1,5 @@
 """numba's compiled caches of mfstein's functions live in mfstein's cache directory
-and heal when damaged (mfstein.jit)."""
+and heal when damaged (mfstein.ground.jit)."""
 
 from __future__ import annotations
 
@@ -47,16 +47,16 @@ def test_numba_is_imported_in_one_place_only() -> None:
         for p in (ROOT / pkg).rglob("*.py")
         if p.name != "jit.py" and _imports_numba(p)
     ]
-    assert offenders == [], f"import numba through mfstein.jit: {offenders}"
+    assert offenders == [], f"import numba through mfstein.ground.jit: {offenders}"
     # and the generated modules too
     from derive import supermarket
 
-    assert "from mfstein.jit import numba" in supermarket(2, 2).kernels("numba").source
+    assert "from mfstein.ground.jit import numba" in supermarket(2, 2).kernels("numba").source
 
 
 def test_every_cached_function_uses_the_mfstein_locator() -> None:
-    from mfstein.cache import cache_dir
-    from mfstein.jit import MfsteinCacheLocator, numba
+    from mfstein.ground.cache import cache_dir
+    from mfstein.ground.jit import MfsteinCacheLocator, numba
 
     root = str(cache_dir() / "numba")
     seen = 0
@@ -109,7 +109,7 @@ def test_emptied_or_truncated_cache_files_are_regenerated_with_one_warning(tmp_p
 
 OTHER_CODE = """
 import importlib.util, os, sys
-from mfstein.jit import MfsteinCacheLocator
+from mfstein.ground.jit import MfsteinCacheLocator
 spec = importlib.util.spec_from_file_location("theirs", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -194,13 +194,14 @@ def test_garbled_numba_index_and_object_files_heal(tmp_path) -> None:
 # ------------------------------------------ issue 36: sealed index and object-code files
 SEALED = r"""
 import importlib.util, json, sys, warnings
-from mfstein import cache
-from mfstein.jit import SEAL
+from mfstein.ground import cache
+from mfstein.ground.jit import SEAL
 
 root = cache.cache_dir()
 src = root / "tiny.py"
 src.write_text(
-    "from mfstein.jit import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return 2 * x + 1\n"
+    "from mfstein.ground.jit import numba\n\n"
+    "@numba.njit(cache=True)\ndef f(x):\n    return 2 * x + 1\n"
 )
 
 def fresh(tag):

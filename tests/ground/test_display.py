@@ -1,4 +1,4 @@
-"""The presentation base of every result type (mfstein.display.Presentable)."""
+"""The presentation base of every result type (mfstein.ground.display.Presentable)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from mfstein.display import MAX_REPR_LINES, Presentable, count_row, params_text
+from mfstein.ground.display import MAX_REPR_LINES, Presentable, count_row, params_text
 
 
 @dataclass(repr=False)

@@ -11,7 +11,7 @@ import time
 import pytest
 from deadlines import deadline
 
-from mfstein.io import atomic_write
+from mfstein.ground.io import atomic_write
 
 
 def _unnamed_files_work(directory) -> bool:
@@ -48,7 +48,7 @@ def test_kill_9_in_the_middle_of_a_write_leaves_nothing_behind(tmp_path) -> None
     target.write_text("old")
     code = (
         "import sys, time\n"
-        "from mfstein.io import atomic_write\n"
+        "from mfstein.ground.io import atomic_write\n"
         "def write(fh):\n"
         "    fh.write(b'half')\n"
         "    fh.flush()\n"

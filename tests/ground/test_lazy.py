@@ -1,4 +1,4 @@
-"""mfstein.lazy.lazy_package: one call makes a package's ``__all__``, ``__getattr__``
+"""mfstein.ground.lazy.lazy_package: one call makes a package's ``__all__``, ``__getattr__``
 and ``__dir__``; names resolve on first use, a name has one home."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from mfstein.lazy import lazy_package
+from mfstein.ground.lazy import lazy_package
 
 
 @pytest.fixture

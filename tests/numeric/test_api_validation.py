@@ -5,7 +5,7 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric import bound, equilibrium, heavy_traffic_lambda
 
 
@@ -53,7 +53,7 @@ def test_arrival_rate_takes_exactly_one_form() -> None:
     import mpmath
     import pytest
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
     from numeric.precision import arrival_rate, heavy_traffic_lambda
 
     with mpmath.workdps(30):

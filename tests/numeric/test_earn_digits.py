@@ -6,7 +6,7 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from mfstein.errors import NumericalError
+from mfstein.ground.errors import NumericalError
 from numeric.precision import agreeing_digits, earn_digits, guard_ladder
 
 

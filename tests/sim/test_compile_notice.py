@@ -23,7 +23,7 @@ def _tandem(stations: int):
 
 
 def test_an_uncompiled_event_loop_is_announced_in_one_line(tmp_path, monkeypatch, capsys):
-    from mfstein.jit import ANNOUNCE_SECONDS
+    from mfstein.ground.jit import ANNOUNCE_SECONDS
     from sim.generic import announce_compile
     from sim.generic_kernels import chain_module, compile_seconds
 
@@ -42,7 +42,7 @@ def test_an_uncompiled_event_loop_is_announced_in_one_line(tmp_path, monkeypatch
 def test_a_compiled_event_loop_is_not_announced(capsys):
     import sim
     from derive.models import load_model
-    from mfstein.jit import has_index
+    from mfstein.ground.jit import has_index
     from sim.generic import announce_compile
     from sim.generic_kernels import chain_module, chain_never_compiled, compile_seconds, event_loop
 
@@ -66,14 +66,14 @@ def test_a_compiled_event_loop_is_not_announced(capsys):
 def test_a_function_compiled_by_an_earlier_process_counts_as_compiled(tmp_path):
     """``is_compiled`` reads numba's on-disk index: a second process sees the first's code."""
     (tmp_path / "tiny.py").write_text(
-        "from mfstein.jit import numba\n\n\n"
+        "from mfstein.ground.jit import numba\n\n\n"
         "@numba.njit(cache=True)\ndef inc(x):\n    return x + 1\n"
     )
     script = textwrap.dedent(
         """
         import sys
         sys.path.insert(0, sys.argv[1])
-        from mfstein.jit import is_compiled
+        from mfstein.ground.jit import is_compiled
         import tiny
         before = is_compiled(tiny.inc)
         tiny.inc(1)
@@ -97,13 +97,13 @@ def test_a_function_compiled_by_an_earlier_process_counts_as_compiled(tmp_path):
 
 @pytest.mark.parametrize("bad", [None, object(), len])
 def test_what_is_not_a_cached_numba_function_is_not_compiled(bad):
-    from mfstein.jit import is_compiled
+    from mfstein.ground.jit import is_compiled
 
     assert is_compiled(bad) is False
 
 
 def test_the_announcement_has_one_home_and_a_threshold(capsys):
-    from mfstein.jit import ANNOUNCE_SECONDS, announce_compile
+    from mfstein.ground.jit import ANNOUNCE_SECONDS, announce_compile
 
     assert announce_compile("the thing", None) is False  # nothing to compile
     assert announce_compile("the thing", ANNOUNCE_SECONDS / 2) is False  # too short to say
@@ -115,7 +115,7 @@ def test_the_announcement_has_one_home_and_a_threshold(capsys):
 
 
 def test_first_compile_seconds_is_none_once_every_kernel_is_compiled():
-    from mfstein.jit import first_compile_seconds, numba
+    from mfstein.ground.jit import first_compile_seconds, numba
 
     @numba.njit
     def twice(x):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim.api import choose, simulate
 from sim.base import CAPABILITIES, SimulationResult, Simulator
 from sim.generic import GenericSimulator, SupermarketFastPath

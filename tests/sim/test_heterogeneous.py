@@ -8,7 +8,7 @@ from hetpop_models import three_state
 
 import numeric.exact
 import sim
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def test_simulation_brackets_the_exact_law_and_repeats_with_its_seed():

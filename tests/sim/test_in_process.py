@@ -112,7 +112,7 @@ def test_a_new_process_simulates_a_prepared_run_without_sympy():
 
 
 def test_a_damaged_prepared_run_is_prepared_afresh():
-    from mfstein import cache
+    from mfstein.ground import cache
     from sim import prepared_runs
 
     run = {**RUN, "N": 44, "workers": 1}

@@ -13,7 +13,7 @@ import sympy as sp
 from derive import Model, Transition
 from derive.models import load_model
 from derive.rate_program import compile_programs, polynomial_forms
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim.api import simulate
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}

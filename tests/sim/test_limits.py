@@ -1,4 +1,4 @@
-"""Every simulator checks its sizes against mfstein.limits before any work (issue 15).
+"""Every simulator checks its sizes against mfstein.ground.limits before any work (issue 15).
 
 Each bad size must be refused in one sentence naming the parameter, and fast:
 the checks run before any symbolic, compiled or allocating work, so a test
@@ -12,8 +12,8 @@ import time
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
-from mfstein.limits import SIM_MAX_BATCHES, SIM_MAX_N, SIM_MAX_REPS, SIM_MAX_STEPS
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import SIM_MAX_BATCHES, SIM_MAX_N, SIM_MAX_REPS, SIM_MAX_STEPS
 from sim.api import simulate
 from sim.generic import GenericSimulator
 from sim.pi import simulate_pi

@@ -8,7 +8,7 @@ import mpmath
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim.observable_table import accuracy_table, parameter_at
 
 SIR = {"beta": "2", "gamma": "1", "rho": "1", "a": "0.1"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.exact import solve as exact_solve
 from sim import simulate
 

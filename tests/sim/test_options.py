@@ -9,8 +9,8 @@ import stat
 import pytest
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
-from mfstein.errors import ParameterError
-from mfstein.io import atomic_write
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.io import atomic_write
 from sim import aggregated
 from sim.supermarket import resolve_policy
 

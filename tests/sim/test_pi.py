@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from derive.models.persistent_idle import parse_pmf
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim.pi import simulate_pi
 
 ARR = "0:.4,2:.2,4:.3,6:.1"

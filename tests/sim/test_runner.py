@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim import simulate_supermarket
 
 ARGS = dict(N=30, lam="0.9", b=6, d=2, steps=400_000, reps=3)

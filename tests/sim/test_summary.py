@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim import summary
 from sim.runner import Plan, Replication, RunOutput
 

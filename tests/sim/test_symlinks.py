@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from mfstein.errors import ParameterError
-from mfstein.io import atomic_write
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.io import atomic_write
 from sim.runner import check_writable
 
 

@@ -53,7 +53,7 @@ def _numbers(r) -> dict:
 def test_interrupted_run_resumes_bit_for_bit(tmp_path):
     import json
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     args = dict(thetas=[0.2], events=2 * 10**4, reps=3, seed=9)
     whole = simulate_jsq_tails(5, 0.2, [0.5, 1.0], **args)
@@ -81,7 +81,7 @@ def test_interrupted_run_resumes_bit_for_bit(tmp_path):
 def test_a_checkpoint_of_the_former_format_is_refused(tmp_path):
     import json
 
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     path = tmp_path / "old.json"  # what sim.tails wrote before it ran on sim.runner
     config = dict(n=4, eps=0.2, x=[1.0], thetas=[], events=10**5, reps=3, seed=5, version=1)

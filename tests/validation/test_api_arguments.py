@@ -2,7 +2,7 @@
 
 ``numeric.solve``, ``numeric.exact.solve``, ``numeric.transient``,
 ``numeric.certify``/``MeanFieldSolution.certify`` and ``sim.simulate`` check their
-arguments before any work (:mod:`mfstein.arguments`); a misspelt keyword is a
+arguments before any work (:mod:`mfstein.ground.arguments`); a misspelt keyword is a
 ``TypeError`` (as Python's own) naming the nearest valid keyword.  Malformed
 models are refused where they are built (tests/validation/test_population_process.py).
 """
@@ -19,8 +19,8 @@ import numeric
 import numeric.exact
 import sim
 from derive import Model, Transition
-from mfstein.arguments import check_keywords, check_path, check_start, unknown_keyword
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import check_keywords, check_path, check_start, unknown_keyword
+from mfstein.ground.errors import ParameterError
 from numeric.certified.enclosures import certify_float_solution
 
 x, lam = sp.symbols("x lam")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from deadlines import deadline
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from sim.stats import covariance
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ import sympy as sp
 from derive import Model, Transition
 from derive.spec import ModelInfo, StateSpace
 from mfstein.cli import main
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 a, b, x, y, x1, y1, x2, y2, lam = sp.symbols("a b x y x1 y1 x2 y2 lam")
 

@@ -17,7 +17,7 @@ import sympy as sp
 from derive import Model, Transition
 from derive.model import kinks, piecewise_form
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 x, lam = sp.symbols("x lam")
 
@@ -163,7 +163,7 @@ def test_a_function_a_back_end_cannot_print_is_one_sentence(departure, words) ->
 def test_a_drift_that_jumps_where_the_flow_would_stop_is_refused_not_chased() -> None:
     """Deaths x (1 + sign(x - 3)): x' = lam < 3 below 3 and lam - 2x < 0 above it, so
     the flow chatters at x = 3 and the ODE search never ended."""
-    from mfstein.errors import NumericalError
+    from mfstein.ground.errors import NumericalError
     from numeric.meanfield.entry import solve as solve_model
 
     with pytest.raises(NumericalError, match="did not settle within"):

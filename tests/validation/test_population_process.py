@@ -23,7 +23,7 @@ from deadlines import deadline
 from derive import Model, Transition
 from derive.models import load_model
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 ROOT = Path(__file__).resolve().parents[2]
 BIRTH_DEATH = str(ROOT / "examples" / "birth_death.py") + ":birth_death"

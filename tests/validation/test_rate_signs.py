@@ -20,7 +20,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from mfstein.cli import main
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 HEAD = (
     "import sympy as sp\nfrom derive import Model, Transition\n"

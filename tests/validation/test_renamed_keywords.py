@@ -4,9 +4,10 @@
 ``solver=`` (the linear solver: ``numeric.exact.solve``, ``solve_exact``),
 ``integrator=`` (the ODE integrator: ``numeric.transient``), ``engine=`` (the
 simulation loop: ``sim.simulate_supermarket``) replace ``method=`` and
-``simulator=``; each old keyword is a deprecated alias (:func:`mfstein.arguments.renamed_keywords`)
-that gives the same answer as the new one.  ``precision="float64" | "dps"`` is
-taken the same way by every task that has it.
+``simulator=``; each old keyword is a deprecated alias
+(:func:`mfstein.ground.arguments.renamed_keywords`) that gives the same answer as
+the new one.  ``precision="float64" | "dps"`` is taken the same way by every task
+that has it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import numeric
 import numeric.exact
 import sim
 from derive import Model, Transition
-from mfstein.arguments import renamed_keywords
-from mfstein.errors import ParameterError
+from mfstein.ground.arguments import renamed_keywords
+from mfstein.ground.errors import ParameterError
 
 x, lam = sp.symbols("x lam")
 MODEL = Model("birth_death", (x,), (lam,), [Transition((1,), lam * (1 - x)), Transition((-1,), x)])

@@ -26,7 +26,7 @@ EXAMPLES: dict[str, str] = {
 
 def path(name: str) -> Path:
     """The installed file of example ``name`` (one of :data:`EXAMPLES`)."""
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     if name not in EXAMPLES:
         raise ParameterError(f"example must be one of {', '.join(EXAMPLES)}, got {name!r}.")

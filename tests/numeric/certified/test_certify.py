@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 import numeric
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.certified.arb import to_arb, working_precision
 from numeric.certified.enclosures import heavy_traffic_ball
 

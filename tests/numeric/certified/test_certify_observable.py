@@ -15,7 +15,7 @@ import mpmath
 import pytest
 
 import numeric
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 CASES = {
     # a fast-path model (the supermarket's own solver) and a general one with a conservation law

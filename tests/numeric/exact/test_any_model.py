@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.exact.general import solve
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.exact.general import solve
 
 MODELS = """

@@ -9,7 +9,7 @@ import pytest
 import numeric
 import numeric.exact
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.exact import solve_exact
 
 

@@ -1,8 +1,8 @@
 """A Ctrl-C that a library lost is raised again at the exact solve's next phase
 boundary (issue 23, "work with a known size": some ``mfstein exact`` runs went on
 to the end after SIGINT).  The ``mfstein`` command records each press
-(:func:`mfstein.signals.note`); the search pauses, the assembly's phases and every
-Krylov iteration poll :func:`mfstein.signals.check`."""
+(:func:`mfstein.ground.signals.note`); the search pauses, the assembly's phases and every
+Krylov iteration poll :func:`mfstein.ground.signals.check`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import signal
 import pytest
 
 import numeric.exact
-from mfstein import signals
+from mfstein.ground import signals
 from numeric.exact import general, lattice, solvers
 
 ARGS = ("supermarket", {"b": 3, "lam": "0.9"})

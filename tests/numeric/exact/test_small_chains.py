@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from derive.models import as_model, load_model
-from mfstein import signals
-from mfstein.errors import ParameterError
+from mfstein.ground import signals
+from mfstein.ground.errors import ParameterError
 from numeric.exact import small
 from numeric.exact.general import Chain, _centre, _floats
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from derive.spec import StateSpace, region_text
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.exact.lattice import Lattice
 from numeric.expansion.transient import transient
 from numeric.meanfield.params import check_finite_model

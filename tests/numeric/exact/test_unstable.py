@@ -10,7 +10,7 @@ import sympy as sp
 import numeric
 from derive import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.exact import general
 
 

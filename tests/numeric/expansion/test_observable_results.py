@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric import solve
 from sim import simulate
 

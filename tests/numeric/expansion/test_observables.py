@@ -8,7 +8,7 @@ import mpmath
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric import solve
 from numeric.exact import solve as exact_solve
 from numeric.expansion.observables import expand, expect_exact

@@ -11,7 +11,7 @@ import pytest
 import sympy as sp
 
 from derive.model import Model, Transition
-from mfstein.errors import StabilityWarning
+from mfstein.ground.errors import StabilityWarning
 
 tr = importlib.import_module("numeric.expansion.transient")
 

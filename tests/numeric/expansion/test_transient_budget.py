@@ -11,7 +11,7 @@ import pytest
 from deadlines import deadline
 
 from derive.models import load_model
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 
 # the module (the package attribute numeric.transient is the function)
 tr = importlib.import_module("numeric.expansion.transient")
@@ -60,7 +60,7 @@ def test_cli_refuses_an_absurd_horizon_in_one_line() -> None:
 def test_dps_beyond_the_transient_limit_is_refused_before_work() -> None:
     import time
 
-    from mfstein.limits import TRANSIENT_MAX_DPS
+    from mfstein.ground.limits import TRANSIENT_MAX_DPS
 
     model = load_model("supermarket", b=3)
     for dps in (TRANSIENT_MAX_DPS + 1, 10_000):
@@ -77,7 +77,7 @@ SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
 def test_an_mpmath_transient_beyond_the_time_budget_is_refused_before_work() -> None:
     import time
 
-    from mfstein.limits import TIME_BUDGET_SECONDS, transient_taylor_seconds
+    from mfstein.ground.limits import TIME_BUDGET_SECONDS, transient_taylor_seconds
 
     model = load_model("sir")
     tr.transient(model, SIR, times=[0.0, 0.1], start="0.75,0.25,0")  # kernels compiled

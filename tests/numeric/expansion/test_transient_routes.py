@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.expansion.transient import transient
 
 SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}

@@ -7,7 +7,7 @@ import pytest
 from hetpop_models import SIS, sis, three_state
 
 import numeric
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 
 def test_the_transient_tends_to_the_steady_state_and_keeps_each_object_a_law():
@@ -60,7 +60,7 @@ def _digits(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def test_the_dps_route_agrees_with_float64_and_shows_its_stages():
-    from mfstein.progress import stages
+    from mfstein.ground.progress import stages
 
     model = three_state(2)
     a = numeric.transient(model, {}, times=[0, 0.5, 1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.lemmas import REGISTRY, Claim, check, claim, unregister
 from numeric.lemmas.certified_claims import check_certified
 

@@ -64,7 +64,7 @@ def test_core_paper_constant_is_attained_for_d2():
 
 
 def test_non_diagonal_hessian_rejected():
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     with pytest.raises(ParameterError):
         max_quadratic_ratio([(0, 0, 1)], [mpmath.mpf(1)], 2)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.lemmas import lemma12_parameters, xi_supremum
 
 

@@ -8,7 +8,7 @@ import mpmath
 import pytest
 
 import numeric.lemmas
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.lemmas import REGISTRY, Claim, check, claim, register, unregister
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import numeric
 from derive.models import load_model
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 
 #: The plain model file both this test and the probe sweep read.
 MODELS = Path(__file__).resolve().parents[3] / "benchmarks/models/float64_checks.py"

@@ -12,7 +12,7 @@ from deadlines import deadline
 
 import numeric
 from derive.models import load_model
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 USER = str(Path(__file__).resolve().parents[3] / "benchmarks/models/supermarket_user.py")
 

@@ -17,7 +17,7 @@ import numeric
 from derive import Model, Transition
 from derive.models import available, load_model, split_values
 from derive.spec import ModelInfo, Parameter, StateSpace, Truncated
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 SIR_PARAMS = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
 
@@ -27,7 +27,8 @@ def test_library_lists_the_families() -> None:
     assert isinstance(load_model("jsq_L", L=2), Truncated)
     m = load_model("supermarket", b=4, d=3)
     assert m.info.fast_path == "supermarket" and m.info.structure["d"] == 3
-    assert m.info.parameter("lam").describe() == "> 0 and <= 1000000"  # mfstein.limits.MAX_LAM
+    # the upper end is mfstein.ground.limits.MAX_LAM
+    assert m.info.parameter("lam").describe() == "> 0 and <= 1000000"
     opts, params = split_values("supermarket", {"b": "4", "lam": "0.9"})
     assert opts == {"b": 4} and params == {"lam": "0.9"}
 

@@ -13,8 +13,8 @@ import numeric
 import numeric.expansion.stationary as stationary
 import numeric.meanfield.truncation as truncation
 from derive.models.supermarket import supermarket
-from mfstein.errors import ParameterError
-from mfstein.limits import TIME_BUDGET_SECONDS, order2_seconds
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.limits import TIME_BUDGET_SECONDS, order2_seconds
 from numeric.meanfield.truncation import FIRST_RINGS, MAX_RINGS, MIN_B
 
 

@@ -20,7 +20,7 @@ import numeric
 from derive import Model, Transition
 from derive.models import load_model
 from derive.spec import ModelInfo, Parameter, StateSpace
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 ROOT = Path(__file__).resolve().parents[3]
 USER = f"{ROOT / 'benchmarks/models/supermarket_user.py'}:supermarket_user"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from derive.models.persistent_idle import parse_pmf
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.pi import exact as pi_exact
 from numeric.pi.exact import solve_pi_exact
 from sim.pi import simulate_pi

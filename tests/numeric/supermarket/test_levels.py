@@ -8,7 +8,7 @@ import mpmath
 import pytest
 
 from derive.models.supermarket import levels_above, levels_for, occupancy_exponent
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 from numeric.supermarket.equilibrium import INF_MAX_LEVELS, equilibrium
 from numeric.supermarket.solver import auto_levels
 

@@ -27,7 +27,7 @@ def test_ill_conditioned_points_warn_and_escalate() -> None:
 
 
 def test_shape_and_bad_input() -> None:
-    from mfstein.errors import ParameterError
+    from mfstein.ground.errors import ParameterError
 
     out = constant_float64(np.full((2, 3), 0.7), 6, 3)
     assert out.shape == (2, 3)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mfstein.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.tails import mm1_law, mmn_law, solve_jsq, solve_qbd, solve_ssq
 from numeric.tails.report import exact_tails
 from numeric.tails.ssq import binomial_pmfs

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 #: ``[tcp|tls|ucx|ws|wss]://host:port``, ``host:port`` or an in-process scheduler's
 #: ``inproc://host/pid/n`` (a ``LocalCluster(processes=False)``).

@@ -1,14 +1,14 @@
 """numba, with the compiled caches of mfstein's code in mfstein's cache directory.
 
 Every module of mfstein that compiles with numba imports it from here
-(``from mfstein.jit import numba``), and so do the generated kernel modules.
+(``from mfstein.ground.jit import numba``), and so do the generated kernel modules.
 Importing this module registers :class:`MfsteinCacheLocator` with numba ahead
 of numba's own cache locators.  numba picks a function's locator when
 ``njit(cache=True)`` decorates it; for a function defined in a file of
 mfstein's packages (``mfstein``, ``derive``, ``numeric``, ``sim``) or in a
 generated module under the cache directory, the locator puts the index
 (``.nbi``) and object code (``.nbc``) under ``<cache_dir>/numba/`` (see
-:func:`mfstein.cache.cache_dir`) instead of a ``__pycache__`` next to the
+:func:`mfstein.ground.cache.cache_dir`) instead of a ``__pycache__`` next to the
 source, which is unwritable in a read-only install.  Functions of other
 packages (and the user's own numba code) keep numba's usual locators and
 ``$NUMBA_CACHE_DIR``.
@@ -25,14 +25,14 @@ mfstein's directory only) that fails in any way -- an emptied, truncated or
 garbled index (``.nbi``) or object-code file (``.nbc``), a well-formed pickle
 of the wrong thing, object code that does not rebuild -- removes that
 function's index and data files, warns once per process
-(:func:`mfstein.cache.report_damaged`) and returns "not cached", so numba
+(:func:`mfstein.ground.cache.report_damaged`) and returns "not cached", so numba
 compiles the function and stores it again.  Without this numba stops on such
 a file (``EOFError: Ran out of input``, ``UnpicklingError``, ...).  Caches of
 other packages are not touched: their errors propagate as numba raises them.
 
 numba's compiler runs with Ctrl-C and SIGTERM held back until it returns
 (``Dispatcher.compile``, wrapped once by this module in
-:func:`mfstein.signals.deferred`): interrupted inside LLVM it printed tracebacks
+:func:`mfstein.ground.signals.deferred`): interrupted inside LLVM it printed tracebacks
 of ctypes callbacks and left the process to die by SIGSEGV on its way out.
 
 This module is the one place that imports numba; it is imported only by the
@@ -54,7 +54,7 @@ from typing import Any
 import numba
 from numba.core import caching
 
-from mfstein import cache, signals
+from mfstein.ground import cache, signals
 
 __all__ = [
     "ANNOUNCE_SECONDS",
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 _OWN_DIRS = tuple(str(_ROOT / name) + os.sep for name in _PACKAGES)
 
 
@@ -279,7 +279,7 @@ def announce_compile(what: str, seconds: float | None) -> bool:
     """
     import sys
 
-    from mfstein.limits import human_seconds
+    from mfstein.ground.limits import human_seconds
 
     if seconds is None or seconds < ANNOUNCE_SECONDS:
         return False
@@ -294,7 +294,7 @@ def announce_compile(what: str, seconds: float | None) -> bool:
 
 def _deferring_compile(compile_: Any) -> Any:
     """numba's ``Dispatcher.compile``, with Ctrl-C and SIGTERM held back until it
-    returns (:func:`mfstein.signals.deferred`): interrupted inside LLVM, numba left
+    returns (:func:`mfstein.ground.signals.deferred`): interrupted inside LLVM, numba left
     tracebacks of ctypes callbacks and, at exit, a SIGSEGV."""
 
     @functools.wraps(compile_)

@@ -2,7 +2,7 @@
 
 The model kernels (:mod:`derive.kernels`) and the simulator's event loops
 (:mod:`sim.generic_kernels`) are Python source printed from a model, written
-once into the cache directory (:func:`mfstein.cache.cache_dir`) and imported
+once into the cache directory (:func:`mfstein.ground.cache.cache_dir`) and imported
 from there by every later call and every worker process.  They all go
 through :func:`generated_module` (the process that can generate) or
 :func:`load_generated` (a worker that only has the name):
@@ -12,8 +12,8 @@ through :func:`generated_module` (the process that can generate) or
   model's key, the generator's version and the digest of the generator's own
   source files -- chosen by the caller);
 * the **file** starts with the line ``# mfstein-key: <key>`` and ends with the
-  digest line of :func:`mfstein.cache.with_check` over everything above it;
-  it is written atomically (:func:`mfstein.io.atomic_write`), so a reader
+  digest line of :func:`mfstein.ground.cache.with_check` over everything above it;
+  it is written atomically (:func:`mfstein.ground.io.atomic_write`), so a reader
   sees the old file or the new one, never half of one;
 * **before it is trusted** the text read back must pass its digest, carry a
   key line whose digest is the file's name (so a module generated for another
@@ -23,9 +23,9 @@ through :func:`generated_module` (the process that can generate) or
   not read from disk a second time; its bytecode is kept beside it under the
   digest of that text, :func:`_code`);
 * a file that fails any of these is **damaged**: reported once per process
-  (:func:`mfstein.cache.report_damaged`) and generated again from the source
+  (:func:`mfstein.ground.cache.report_damaged`) and generated again from the source
   (the model) by :func:`generated_module`; :func:`load_generated`, which has
-  no source, refuses it in one sentence (:class:`mfstein.errors.ParameterError`).
+  no source, refuses it in one sentence (:class:`mfstein.ground.errors.ParameterError`).
 
 Standard library and the ground package only, so it is cheap to import.
 """
@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 
-from mfstein import cache
-from mfstein.errors import ParameterError
-from mfstein.io import atomic_write
+from mfstein.ground import cache
+from mfstein.ground.errors import ParameterError
+from mfstein.ground.io import atomic_write
 
 __all__ = ["KEY_PREFIX", "Generated", "generated_module", "load_generated", "module_name"]
 
@@ -205,7 +205,7 @@ def load_generated(
     Returns the module already loaded in this process, else reads ``path``
     (default: the file of that name in the cache directory), checks it as
     :func:`generated_module` does, and executes it.  A missing or damaged file
-    is one sentence (:class:`mfstein.errors.ParameterError`).
+    is one sentence (:class:`mfstein.ground.errors.ParameterError`).
     """
     with _lock:
         hit = _loaded.get(name)

@@ -1,9 +1,9 @@
 """Errors shared by every mfstein package, importable without the numeric stack.
 
 Importing this module loads nothing beyond the standard library and
-:mod:`mfstein.exceptions`, where the classes are defined (the bottom of the
-ground: :mod:`mfstein.numbers`, whose ``parse_integer`` is :func:`check_int`, and
-:mod:`mfstein.limits` raise them from there), so the command-line dispatcher and
+:mod:`mfstein.ground.exceptions`, where the classes are defined (the bottom of the
+ground: :mod:`mfstein.ground.numbers`, whose ``parse_integer`` is :func:`check_int`, and
+:mod:`mfstein.ground.limits` raise them from there), so the command-line dispatcher and
 any module that only needs to *raise* an error stay cheap to import.  Import
 them from here; ``numeric.precision`` re-exports them for older callers.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mfstein.exceptions import (
+from mfstein.ground.exceptions import (
     IllConditionedWarning,
     NumericalError,
     ParameterError,
@@ -35,10 +35,10 @@ def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -
     """Return ``value`` as an ``int`` in ``minimum .. maximum`` or raise :class:`ParameterError`.
 
     Accepts Python and NumPy integers and integral strings from a CLI (``"12"``,
-    ``"1e6"``, ``"10**6"``, read exactly by :func:`mfstein.numbers.parse_integer`,
+    ``"1e6"``, ``"10**6"``, read exactly by :func:`mfstein.ground.numbers.parse_integer`,
     the one integer parser); rejects bools, floats and anything out of range.
     """
-    from mfstein.numbers import parse_integer
+    from mfstein.ground.numbers import parse_integer
 
     return parse_integer(name, value, minimum, maximum)
 

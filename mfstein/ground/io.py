@@ -15,7 +15,7 @@ without such files, it is an ordinary hidden ``.NAME.*.tmp`` file).
 A symbolic link is written through: its target (followed to the end of a
 chain of links, created if the link dangles) receives the new content and the
 link stays a link; a link that loops is refused with one sentence
-(:class:`mfstein.errors.ParameterError`).  Standard library only, so it is
+(:class:`mfstein.ground.errors.ParameterError`).  Standard library only, so it is
 cheap to import.
 """
 
@@ -49,7 +49,7 @@ def write_target(path: str | os.PathLike) -> Path:
         return target
     resolved = Path(os.path.realpath(target))
     if resolved.is_symlink():
-        from mfstein.errors import ParameterError
+        from mfstein.ground.errors import ParameterError
 
         raise ParameterError(
             f"{str(path)!r} is a symbolic link that loops; point it at a file or remove it."

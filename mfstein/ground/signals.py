@@ -6,7 +6,7 @@ leave half-written files or orphaned worker processes behind, so the
 installed by :func:`mfstein.cli.main` whatever SIGINT's disposition: a background
 job of a script ignores SIGINT, and a batch system still stops it by SIGTERM)
 -- every ``finally`` and ``except BaseException`` clean-up runs, e.g.
-:func:`mfstein.io.atomic_write` removes its temporary file -- and the
+:func:`mfstein.ground.io.atomic_write` removes its temporary file -- and the
 simulation runner (:mod:`sim.runner`) treats it as a Ctrl-C press: completed
 batches are kept and saved, workers are stopped.  :func:`note` records that it
 came, so that the command ends with status 143 (128 + SIGTERM) and the line
@@ -26,7 +26,7 @@ finalisation (where CPython has reset the handlers to the default action) is
 left for a late signal to land in.
 
 :func:`deferred` holds the ``KeyboardInterrupt`` back while numba compiles
-(:mod:`mfstein.jit` wraps numba's ``Dispatcher.compile`` in it): raised inside
+(:mod:`mfstein.ground.jit` wraps numba's ``Dispatcher.compile`` in it): raised inside
 numba's compiler or llvmlite -- often in a ``ctypes`` callback from LLVM, which
 prints it as an ignored exception and goes on -- it left LLVM half-way through a
 module, and the process printed tracebacks or died by SIGSEGV on its way out.
@@ -62,7 +62,7 @@ _received: list[int] = []
 #: in one (to be raised when the outermost ends).
 _deferring: list[int] = [0]
 _pending: list[bool] = [False]
-#: ``os._exit`` as it was at import: user code run under :mod:`mfstein.exit_guard`
+#: ``os._exit`` as it was at import: user code run under :mod:`mfstein.ground.exit_guard`
 #: sees a guard in its place, which these handlers must not call.
 _exit = os._exit
 

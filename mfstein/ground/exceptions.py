@@ -1,10 +1,10 @@
 """The exception and warning classes of mfstein: the bottom of the ground.
 
 Standard library only and importing nothing of the project, so that every
-module -- the parsers of :mod:`mfstein.numbers` and the limits of
-:mod:`mfstein.limits` included -- can raise them without a circle.
-:mod:`mfstein.errors` re-exports them beside the shared checks
-(``check_int`` reads integers with :func:`mfstein.numbers.parse_integer`); import
+module -- the parsers of :mod:`mfstein.ground.numbers` and the limits of
+:mod:`mfstein.ground.limits` included -- can raise them without a circle.
+:mod:`mfstein.ground.errors` re-exports them beside the shared checks
+(``check_int`` reads integers with :func:`mfstein.ground.numbers.parse_integer`); import
 them from there.
 """
 

@@ -15,10 +15,10 @@ arguments at the top with these helpers, before any symbolic or numeric work:
   working as deprecated aliases of the new ones (:func:`warn_renamed`), so that
   one name has one meaning across the API (docs/internal-api.md, "Vocabulary").
 
-Values and ranges are checked where they are read (:func:`mfstein.errors.check_int`,
-:mod:`mfstein.limits`, :mod:`numeric.meanfield.params`); the model itself where it
+Values and ranges are checked where they are read (:func:`mfstein.ground.errors.check_int`,
+:mod:`mfstein.ground.limits`, :mod:`numeric.meanfield.params`); the model itself where it
 is built (:class:`derive.Model`).  Like the rest of the ground package, this
-module imports only the standard library and :mod:`mfstein.errors`.
+module imports only the standard library and :mod:`mfstein.ground.errors`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from mfstein.errors import ParameterError
+from mfstein.ground.errors import ParameterError
 
 __all__ = [
     "check_keywords",

@@ -6,7 +6,7 @@ the number of simulated events -- has either a hard limit here (beyond it the
 computation cannot be carried out at all: integer overflow, memory that no
 machine has) or a cost estimate (a rough time in seconds, calibrated on a
 2-core machine) that is compared with :data:`TIME_BUDGET_SECONDS` before the
-first expensive step.  A refusal is a :class:`mfstein.errors.ParameterError`
+first expensive step.  A refusal is a :class:`mfstein.ground.errors.ParameterError`
 whose one sentence names the size, the limit and what would be needed.
 
 The estimates are deliberately rough (a factor of a few either way); they only
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from mfstein.exceptions import ParameterError
+from mfstein.ground.exceptions import ParameterError
 
 __all__ = [
     "DERIVE_MAX_B",

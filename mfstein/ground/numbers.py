@@ -15,7 +15,7 @@ entries that take sizes (issue 23, "numbers of any size"):
 * :func:`decimal_text` turns such a text into a decimal string (a fraction
   divided to ``digits`` significant digits), for the routes that read decimals.
 * :func:`parse_diagonal` reads the observable ``M = diag:a,b,...`` (its entries
-  bounded by :data:`mfstein.limits.MAX_OBSERVABLE_ENTRY`).
+  bounded by :data:`mfstein.ground.limits.MAX_OBSERVABLE_ENTRY`).
 
 The same rules hold for every caller, command line and Python alike (issue 36):
 text is read in ASCII only (``"٣"`` or a full-width ``"３"`` is refused, never
@@ -24,7 +24,7 @@ read as 3 by one route and refused by another); NumPy integer scalars
 exact binary value (``np.float32(0.9)`` is ``15099494/16777216 = 0.89999997615...``,
 not 0.9: write ``"0.9"`` for the decimal); bools are neither.
 
-Every refusal is a :class:`mfstein.errors.ParameterError` whose one sentence
+Every refusal is a :class:`mfstein.ground.errors.ParameterError` whose one sentence
 names the parameter and the allowed range.  Standard library only.
 """
 
@@ -37,7 +37,7 @@ from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 from typing import Any
 
-from mfstein.exceptions import ParameterError
+from mfstein.ground.exceptions import ParameterError
 
 __all__ = [
     "MAX_EXPONENT",
@@ -342,12 +342,12 @@ def _is_double(exact: Fraction) -> bool:
 def parse_diagonal(name: str, text: str) -> list[Fraction] | None:
     """The entries of an observable written ``diag:a,b,...`` as exact fractions
     (each a real number of magnitude at most
-    :data:`mfstein.limits.MAX_OBSERVABLE_ENTRY`), or ``None`` for ``identity``.
+    :data:`mfstein.ground.limits.MAX_OBSERVABLE_ENTRY`), or ``None`` for ``identity``.
 
     Anything else is one sentence naming ``name``; the length is checked
     against the model by the caller (the number of states is not known here).
     """
-    from mfstein.limits import MAX_OBSERVABLE_ENTRY
+    from mfstein.ground.limits import MAX_OBSERVABLE_ENTRY
 
     t = str(text).strip()
     if t.lower() == "identity":

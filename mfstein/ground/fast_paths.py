@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
-from mfstein.errors import check_choice
+from mfstein.ground.errors import check_choice
 
 __all__ = ["FAST_PATHS", "TASKS", "FastPath", "families", "load", "route"]
 

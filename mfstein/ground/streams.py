@@ -2,7 +2,7 @@
 
 - :func:`write_json` is the one JSON writer of the command line: every ``--json``
   prints exactly one document, in one style (one line), strict JSON (no ``NaN``
-  or ``Infinity`` token: :func:`mfstein.display.dumps`).
+  or ``Infinity`` token: :func:`mfstein.ground.display.dumps`).
 - :func:`user_output_to_stderr` sends what a user's code (a model file when it is
   imported, its factory when it is called) prints to standard error, so that a
   ``print()`` in a model file cannot corrupt the answer on standard output.
@@ -25,10 +25,10 @@ __all__ = ["stdout_closed", "user_output_to_stderr", "write_json"]
 
 
 def write_json(result: Any, stream: TextIO | None = None) -> None:
-    """Print ``result`` -- a result (:class:`mfstein.display.Presentable`, through its
+    """Print ``result`` -- a result (:class:`mfstein.ground.display.Presentable`, through its
     own ``to_json``) or a JSON-ready mapping -- as one line of JSON on ``stream``
     (standard output by default), and flush it, so that a write error is raised here."""
-    from mfstein.display import Presentable, dumps
+    from mfstein.ground.display import Presentable, dumps
 
     if isinstance(result, Presentable):
         text = result.to_json(indent=None)
