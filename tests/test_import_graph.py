@@ -176,7 +176,7 @@ def test_packages_are_the_folders_of_the_files() -> None:
     assert package_of("numeric.meanfield.general") == "numeric.meanfield"
     assert package_of("numeric.meanfield") == "numeric.meanfield"
     assert package_of("mfstein.cli.solve") == "mfstein.cli"
-    assert package_of("mfstein.ground.errors") == "mfstein"
+    assert package_of("mfstein.ground.errors") == "mfstein.ground"
     graph = {"p.x": {"q.y"}, "q.y": {"p.z"}, "p.z": set()}
     assert package_graph(graph) == {"p": {"q"}, "q": {"p"}}
 

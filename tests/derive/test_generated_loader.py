@@ -144,6 +144,7 @@ def _simulate():
         reps=2,
         seed=5,
         workers=1,
+        engine="generic",  # the model's own loop: its generated module is under test
     )
 
 
