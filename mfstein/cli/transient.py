@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "are removed; results are in the model's own coordinates.  Without --dps: "
             "float64 (SciPy solve_ivp, stiff-capable, rtol 1e-10; no digits claimed).  "
             "With --dps: mpmath's Taylor ODE solver at two precisions (at most 6 free "
-            "coordinates, 3 at order 2), digits earned by their agreement."
+            "coordinates, 3 at order 2), digits earned by their agreement; a heterogeneous "
+            "population (order 1, any K) is integrated by Gragg-Bulirsch-Stoer extrapolation "
+            "at two precisions instead."
         ),
         epilog=(
             "examples: mfstein transient --model sir --param beta=3 --param gamma=1 "
