@@ -44,6 +44,9 @@ class AccuracyTable(Presentable):
     simulation's settings (``None`` without simulation).
     """
 
+    #: The columns of the text table (key, heading).
+    _columns: ClassVar[tuple[tuple[str, str], ...]] = COLUMNS
+
     model: str
     observable: str
     expression: str | None
@@ -88,7 +91,7 @@ class AccuracyTable(Presentable):
     def cells(self, row: Mapping[str, Any]) -> list[str]:
         """The text cells of one row (a dash where a value is absent)."""
         out = []
-        for key, _ in COLUMNS:
+        for key, _ in self._columns:
             v = row.get(key)
             if key == "simulation":
                 out.append("-" if v is None else f"{v['mean']} ± {v['ci95']}")
@@ -98,7 +101,7 @@ class AccuracyTable(Presentable):
 
     def render(self) -> str:
         """An aligned text table, the notes (why a value is absent) and the settings."""
-        head = [h for _, h in COLUMNS]
+        head = [h for _, h in self._columns]
         body = [self.cells(r) for r in self.rows]
         widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
         lines = [self._title().removeprefix("AccuracyTable: ")]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from sim.accuracy import AccuracyTable, AccuracyTables
+from sim.accuracy import COLUMNS, AccuracyTable, AccuracyTables
 
 #: What the table says about its first column.
 K_NOTE = "K (the number of objects) plays the role of N: each row is the model with that K"
@@ -31,6 +31,11 @@ class HeterogeneousTable(AccuracyTable):
     def to_dict(self) -> dict[str, Any]:
         """The table's dict with ``"N": "K"`` saying what the rows' ``N`` is."""
         return {**super().to_dict(), "N": "K", "note": K_NOTE}
+
+    #: No 1/K^2 column: order 2 is not available for a heterogeneous population.
+    _columns: ClassVar[tuple[tuple[str, str], ...]] = tuple(
+        c for c in COLUMNS if c[0] != "order2"
+    )
 
     def _title(self) -> str:
         return (f"AccuracyTable: {self.observable}, {self.model} (heterogeneous population), "

@@ -90,7 +90,13 @@ def test_table_rows_are_the_python_numbers(capsys):
         # the refined estimate is closer to the exact value than the mean field
         assert abs(float(row["order1"]) - exact) < abs(float(row["mean_field"]) - exact)
     assert main(argv) == 0
-    assert "K (the number of objects) plays the role of N" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "K (the number of objects) plays the role of N" in text
+    # order 2 is refused for a population: the text table has no 1/K^2 column, and
+    # every row has as many cells as the heading (the simulation's cell is one dash)
+    head, *rows = text.splitlines()[1:4]
+    assert "1/K^2" not in head and head.split()[:6] == ["K", "mean", "field", "+", "1/K", "exact"]
+    assert all(len(r.split()) == 5 for r in rows), rows
 
 
 def test_table_with_two_observables_is_each_one_alone(capsys):
