@@ -66,3 +66,23 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> None:
     choices = tuple(choices)
     if value not in choices:
         raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")
+
+
+#: The packages whose frames a warning skips to name the caller's line.
+LIBRARY_PACKAGES = ("derive", "numeric", "sim", "mfstein.ground")
+
+
+def caller_level(inside: tuple[str, ...] = LIBRARY_PACKAGES) -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` called right here that names the
+    first frame outside the modules ``inside`` (by module name): the user's line that
+    called the library, whatever wrappers (renamed keywords, argument checks) and
+    internal calls lie between.  A warning from a command names the command's line."""
+    import sys
+
+    def within(name: str) -> bool:
+        return any(name == p or name.startswith(p + ".") for p in inside)
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and within(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -41,7 +41,6 @@ References
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -51,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.arguments import renamed_keywords
-from mfstein.ground.errors import NumericalError, ParameterError, check_int
+from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
@@ -185,17 +184,6 @@ def _lam_string(lam: Any) -> str:
     return exact_text(lam, exact)
 
 
-def _outside_level() -> int:
-    """The ``stacklevel`` of the first caller outside :mod:`numeric.exact` (a warning
-    names the line that called ``numeric.exact.solve`` or ``solve_exact``; the entry's
-    argument check, :func:`mfstein.ground.arguments.check_keywords`, counts as inside)."""
-    inside = ("numeric.exact", "mfstein.ground.arguments")
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(inside):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def _handles(model: Any) -> bool:
     """The unit-rate power-of-d chain, with or without replacement."""
     st = model.info.structure
@@ -245,7 +233,12 @@ def supermarket_fast(
     check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
     s_star_mp, reference_note = reference_point(lam_text, b, d, replacement=replacement, N=N)
     if reference_note:
-        warnings.warn(reference_note, stacklevel=_outside_level())
+        # the line that called numeric.exact.solve or solve_exact (the entry's
+        # argument check, mfstein.ground.arguments, counts as inside)
+        warnings.warn(
+            reference_note,
+            stacklevel=caller_level(("numeric.exact", "mfstein.ground.arguments")),
+        )
     s_star = np.array([float(v) for v in s_star_mp])
     mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}
     try:

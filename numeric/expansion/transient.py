@@ -88,7 +88,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
-from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.expansion.transient_result import TransientResult
 from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 
@@ -1019,5 +1019,5 @@ def _fate(st: _Setup, times: np.ndarray, x: np.ndarray) -> Any:
         st.s0_64, st.ref64,
     )  # fmt: skip
     if where.warning is not None:
-        warnings.warn(where.warning, StabilityWarning, stacklevel=4)
+        warnings.warn(where.warning, StabilityWarning, stacklevel=caller_level())
     return where

@@ -45,7 +45,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.invariants import reduction
@@ -179,7 +179,7 @@ def snap_into_space(model: Any, s: list[mpf], what: str = "start") -> list[mpf]:
         )
         if message not in _SNAPPED:  # once, not at every working precision
             _SNAPPED.add(message)
-            warnings.warn(message, stacklevel=2)
+            warnings.warn(message, stacklevel=caller_level())
     return snapped
 
 

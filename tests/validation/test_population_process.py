@@ -196,6 +196,7 @@ def test_start_off_the_conserved_simplex_is_refused_and_round_off_snapped() -> N
         snapped = solve_model(sir, SIR, dps=10, start=",".join([third] * 3))
     moved = [w for w in caught if "moved onto the state space" in str(w.message)]
     assert len(moved) == 1, [str(w.message) for w in caught]
+    assert moved[0].filename == __file__  # the caller's line, not the library's
     exact = solve_model(sir, SIR, dps=10, start="0.2,0.3,0.5")
     assert abs(snapped.constant - exact.constant) < 1e-9  # same fixed point, same c
 

@@ -45,8 +45,10 @@ def _run(params: dict, start: str, t_end: float = 2.0):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         res = tr.transient(POLY, params, times=[0.0, t_end / 2, t_end], start=start)
-    ours = [str(w.message) for w in seen if issubclass(w.category, StabilityWarning)]
-    assert ours == ([res.warning] if res.warning else []), ours
+    ours = [w for w in seen if issubclass(w.category, StabilityWarning)]
+    assert [str(w.message) for w in ours] == ([res.warning] if res.warning else []), ours
+    # the warning names the caller's line (this file), not a line of the library
+    assert all(w.filename == __file__ for w in ours), [w.filename for w in ours]
     return res
 
 
