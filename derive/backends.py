@@ -18,6 +18,7 @@ Add a back end by subclassing :class:`Backend` and calling
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -97,7 +98,9 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     """:func:`sympy.lambdify` for ``module`` ``"numpy"`` or ``"mpmath"``, whose printer
     refuses in one sentence what the module cannot evaluate."""
     printer = _NumPyLambdaPrinter if module == "numpy" else _MpmathLambdaPrinter
-    modules: Any = ["numpy", "scipy"] if module == "numpy" else module
+    # SymPy prints Min/Max of several arguments as ``functools.reduce(numpy.minimum, ...)``
+    numpy_base: list[Any] = [{"functools": functools}, "numpy"]
+    modules: Any = [*numpy_base, "scipy"] if module == "numpy" else module
     if module == "mpmath":
         import mpmath
 
@@ -112,7 +115,7 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     if module == "numpy":
         # NumPy's namespace alone when the printed code names nothing else: SciPy's
         # (``from scipy.special import *``) costs a first import of scipy.special
-        fn = sp.lambdify(args, exprs, modules=["numpy"], printer=printer, **kwargs)
+        fn = sp.lambdify(args, exprs, modules=numpy_base, printer=printer, **kwargs)
         if not _unresolved(fn):
             return fn
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
@@ -123,7 +126,7 @@ def _unresolved(fn: Any) -> set[str]:
     that neither its namespace nor the builtins define -- attribute names included, so
     that an empty set means every name it can look up is there."""
     import builtins
-    from types import CodeType
+    from types import CodeType, ModuleType
 
     names: set[str] = set()
     codes = [fn.__code__]
@@ -131,7 +134,14 @@ def _unresolved(fn: Any) -> set[str]:
         code = codes.pop()
         names.update(code.co_names)
         codes += [c for c in code.co_consts if isinstance(c, CodeType)]
-    return {n for n in names if n not in fn.__globals__ and not hasattr(builtins, n)}
+    spaces = [v for v in fn.__globals__.values() if isinstance(v, ModuleType)]
+    return {
+        n
+        for n in names
+        if n not in fn.__globals__
+        and not hasattr(builtins, n)
+        and not any(hasattr(m, n) for m in spaces)  # an attribute: ``functools.reduce``
+    }
 
 
 def _cse_avoiding(args: Any) -> Callable[[Any], Any]:

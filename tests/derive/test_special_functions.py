@@ -59,6 +59,19 @@ def test_numpy_code_takes_scipys_namespace_only_when_it_names_scipy() -> None:
     assert out.stdout.split()[-1] == "False"  # SciPy's special functions not imported
 
 
+def test_min_and_max_of_several_arguments_evaluate_in_numpy() -> None:
+    """SymPy prints ``Min``/``Max`` of several arguments as ``functools.reduce(numpy.
+    minimum, ...)``: the name ``functools`` is in the namespace, without SciPy's."""
+    x, y, z = sp.symbols("x y z")
+    fn = lambdify((x, y, z), [sp.Min(x, y, z), sp.Max(x, 2 * y), sp.Min(x, 1)], "numpy")
+    assert "scipy" not in fn.__globals__
+    for point in ((1.0, 3.0, 0.5), (-2.0, 0.25, 4.0), (0.7, 0.7, 0.7)):
+        a, b, c = point
+        assert fn(*point) == [min(a, b, c), max(a, 2 * b), min(a, 1)]
+    arrays = (np.array([1.0, -2.0]), np.array([3.0, 0.25]), np.array([0.5, 4.0]))
+    np.testing.assert_array_equal(fn(*arrays)[0], np.minimum.reduce(arrays))
+
+
 def test_a_model_with_an_erf_rate_solves_in_float64() -> None:
     import numeric
 
