@@ -44,19 +44,21 @@ def start_key(start: Any) -> Hashable:
 
 def inputs_key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:
     """The cache key of the inputs; ``None`` when one of them has no reliable key (an
-    observable other than the identity or a name, a value that is not hashable).
+    observable other than the identity or a name, a value that is not hashable, a
+    family that is not a model yet).
 
     The model enters by identity as well as by its key (a digest of its
     transitions): what it declares besides them (parameter ranges, reference
     point, state space) shapes the problem too.  A cached problem holds its model,
     so the identity of a model in the cache is never reused by another one."""
-    if not (M is None or isinstance(M, str)):
+    model_key = getattr(model, "key", None)  # a family (no key) is built, then refused
+    if model_key is None or not (M is None or isinstance(M, str)):
         return None
     try:
         items = tuple((k, type(v).__name__, v) for k, v in params.items())
-        key = (id(model), model.key, items, start_key(start), M)
+        key = (id(model), model_key, items, start_key(start), M)
         hash(key)
-    except (TypeError, AttributeError):  # an unhashable value; a family, not a model
+    except TypeError:
         return None
     return key
 

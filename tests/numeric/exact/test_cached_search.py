@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+from deadlines import deadline
 
 import numeric.exact
 from numeric.exact import lattice
@@ -44,7 +45,7 @@ def test_a_new_process_loads_the_search_and_the_rate_loop_from_the_cache(compile
         capture_output=True,
         text=True,
         env=dict(os.environ),
-        timeout=300,
+        timeout=deadline(300),
         check=True,
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])

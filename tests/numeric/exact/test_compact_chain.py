@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sps
+from deadlines import deadline
 
 import numeric.exact
 from numeric.exact.assembly import transposed_generator
@@ -75,7 +76,7 @@ print(json.dumps({"states": r.states, "grew": peak - before, "plan": bytes_per_s
 def test_peak_memory_of_a_large_chain_is_within_the_plan() -> None:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, "200"],
-        capture_output=True, text=True, env=dict(os.environ), timeout=1200, check=True,
+        capture_output=True, text=True, env=dict(os.environ), timeout=deadline(1200), check=True,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["states"] == math.comb(203, 3)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from deadlines import deadline
 
 from derive.models import as_model, load_model
 from mfstein.ground import signals
@@ -210,7 +211,7 @@ print(json.dumps({
 def test_a_new_process_solves_a_small_chain_without_the_compiled_search():
     out = subprocess.run(
         [sys.executable, "-c", CHILD],
-        capture_output=True, text=True, env=dict(os.environ), timeout=300, check=True,
+        capture_output=True, text=True, env=dict(os.environ), timeout=deadline(300), check=True,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0}
