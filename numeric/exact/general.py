@@ -209,6 +209,57 @@ def _announce_compile(model: Any) -> None:
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
+@dataclass(frozen=True)
+class SolvedChain:
+    """The stationary law of a chain, as :meth:`Chain.solve` found it.
+
+    ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
+    docstring, step 3) on the reachable states ``reach.states`` with
+    ``||pi Q||_1 = residual``.
+
+    Attributes
+    ----------
+    reach:
+        The reachable states (:class:`numeric.exact.lattice.Reachable`).
+    pi:
+        The stationary law, aligned with ``reach.states``.
+    residual:
+        ``||pi Q||_1`` (absolute).
+    method, iterations:
+        The linear solver that reached the tolerance and its iterations (``0`` for
+        a direct solve).
+    exit_rate:
+        ``q_i = -Q_ii`` per state.
+    """
+
+    reach: Any
+    pi: np.ndarray
+    residual: float
+    method: str
+    iterations: int
+    exit_rate: np.ndarray
+
+    @property
+    def max_exit_rate(self) -> float:
+        """``max_i q_i`` (``0.0`` for a chain without states)."""
+        return float(self.exit_rate.max()) if self.exit_rate.size else 0.0
+
+
+@dataclass(frozen=True)
+class _Assembled:
+    """What :meth:`Chain.solve` keeps of its last run, to start again from it: the
+    centre it pinned at (``key``), the reachable states, ``Q^T``, the closed classes,
+    the exit rates, the pinned state ``r`` and the last law ``pi``."""
+
+    key: tuple[float, ...]
+    reach: Any
+    QT: Any
+    classes: np.ndarray
+    exit_rate: np.ndarray
+    r: int
+    pi: np.ndarray
+
+
 @dataclass
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
@@ -229,8 +280,8 @@ class Chain:
     p64: np.ndarray
     max_states: int
     notes: list[str]
-    #: the last solve (centre key, reach, Q^T, classes, exit rates, pinned state, pi)
-    last: Any = field(default=None, repr=False)
+    #: the last solve (:class:`_Assembled`), ``None`` before one or once released
+    last: _Assembled | None = field(default=None, repr=False)
     #: whether the search and the assembly are compiled (``None``: by the lattice
     #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
     compiled: bool | None = None
@@ -303,9 +354,9 @@ class Chain:
         tol: float,
         progress: bool,
         spread: np.ndarray | None = None,
-    ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
-        """``(reach, pi, residual, method, iterations, exit_rate)``; the balance
-        equation of the recurrent state nearest ``centre`` (counts) is pinned.
+    ) -> SolvedChain:
+        """The stationary law (:class:`SolvedChain`); the balance equation of the
+        recurrent state nearest ``centre`` (counts) is pinned.
         ``spread``, the mean field's ``W``, gives the iterative solvers a
         Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`)."""
         from numeric.exact.solvers import gaussian_start
@@ -313,9 +364,12 @@ class Chain:
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
         if progress and self._takes_compiled_route():
             _announce_compile(self.model)
-        if self.last is not None and self.last[0] == key:
+        if self.last is not None and self.last.key == key:
             # asked again (a tighter target): the same chain, from the last answer
-            _, reach, QT, classes, exit_rate, r, x0 = self.last
+            last = self.last
+            reach, QT, classes, exit_rate, r, x0 = (
+                last.reach, last.QT, last.classes, last.exit_rate, last.r, last.pi
+            )  # fmt: skip
         else:
             reach, QT, classes, exit_rate, r = self._assemble(centre)
             x0 = None
@@ -337,8 +391,8 @@ class Chain:
             progress=progress,
         )
         self.notes += more
-        self.last = (key, reach, QT, classes, exit_rate, r, pi)
-        return reach, pi, res, used, iters, exit_rate
+        self.last = _Assembled(key, reach, QT, classes, exit_rate, r, pi)
+        return SolvedChain(reach, pi, res, used, iters, exit_rate)
 
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
@@ -535,7 +589,7 @@ def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any)
 
 def _solved(
     ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
-) -> tuple[Chain, tuple, Cut | None]:
+) -> tuple[Chain, SolvedChain, Cut | None]:
     """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
     ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
     orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
@@ -545,12 +599,12 @@ def _solved(
     if not ch.lattice.truncated:
         return ch, solved, None
     level = ch.lattice.upper
-    return ch, solved, Cut(level, *cut_mass(solved[0].states, solved[1], level), chosen=False)
+    return ch, solved, Cut(level, *cut_mass(solved.reach.states, solved.pi, level), chosen=False)
 
 
 def _truncated(
     ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
-) -> tuple[Chain, tuple, Cut | None]:
+) -> tuple[Chain, SolvedChain, Cut | None]:
     """The chain ``ch`` on an unbounded orthant solved under the truncation
     :func:`numeric.exact.truncation.choose_level` picks (``how`` is
     :meth:`Chain.solve`'s ``(method, tol, progress, spread)``): ``(chain, solved,
@@ -560,7 +614,7 @@ def _truncated(
 
     from numeric.exact.lattice import make_lattice
 
-    runs: dict[int, tuple[Chain, tuple]] = {}
+    runs: dict[int, tuple[Chain, SolvedChain]] = {}
 
     def solve_at(level: int) -> tuple[np.ndarray, np.ndarray]:
         lattice = make_lattice(ch.model, ch.N, Fraction(level, ch.N))
@@ -569,7 +623,7 @@ def _truncated(
         placed.notes = list(ch.notes)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)
-        return solved[0].states, solved[1]
+        return solved.reach.states, solved.pi
 
     name = f"the exact chain of model {ch.model.name} at N = {ch.N}"
     cut = choose_level(solve_at, first_level(ch.start, centre, ch.N), cut_tol, name)
@@ -580,17 +634,17 @@ def _truncated(
 
 
 def _result(
-    ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float, cut: Cut | None = None
+    ch: Chain, solved: SolvedChain, mf: Any, *, tol: float, t0: float, cut: Cut | None = None
 ) -> ExactResult:
     """The :class:`ExactResult` of the chain ``ch`` solved (``solved`` is what
     :meth:`Chain.solve` returns), centred at the mean field ``mf`` (or ``None``),
     with the truncation ``cut`` (``None``: nothing cut)."""
-    reach, pi, res, used, iters, exit_rate = solved
+    reach, pi, res = solved.reach, solved.pi, solved.residual
     if reach.exact_states:
         ch.notes.append(f"{reach.exact_states} states needed exact rate evaluation")
     if cut is not None:
         ch.notes.append(f"truncated at {cut.text()}")
-    qmax = float(exit_rate.max()) if reach.states.shape[0] else 0.0
+    qmax = solved.max_exit_rate
     return ExactResult(
         model=ch.model.name,
         N=ch.N,
@@ -605,8 +659,8 @@ def _result(
         start=[int(x) for x in ch.start],
         law_values=[str(v) for v in ch.lattice.values],
         seconds=time.perf_counter() - t0,
-        method=used,
-        iterations=iters,
+        method=solved.method,
+        iterations=solved.iterations,
         exact_states=reach.exact_states,
         notes=ch.notes,
         truncation=cut,
