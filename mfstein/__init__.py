@@ -97,10 +97,9 @@ __all__, __getattr__, _entries = lazy_package(
     __name__,
     {
         "derive.models": ("load_model", ("models", "")),
-        "numeric.certified.enclosures": ("certify",),
         "numeric.exact.general": (("exact", "solve"),),
         "numeric.expansion.transient": ("transient",),
-        "numeric.meanfield.entry": ("bound", "solve"),
+        "numeric.meanfield.entry": ("bound", "certify", "solve"),
         "numeric.meanfield.sweep": ("sweep",),
         "sim.api": ("simulate",),
     },

@@ -245,7 +245,7 @@ class Simulator(ABC):
     ) -> None:
         from mfstein.ground.errors import check_int
         from mfstein.ground.limits import SIM_MAX_N
-        from numeric.prepared import prepare
+        from numeric.exact.prepared import prepare
 
         prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
         model, given, values = prepared.model, prepared.params, prepared.values

@@ -36,27 +36,20 @@ KNOWN_FILE_CIRCLES: dict[frozenset[str], str] = {}
 KNOWN_PACKAGE_CIRCLES: dict[frozenset[str], str] = {
     frozenset(
         {
-            "numeric",
-            "numeric.certified",
             "numeric.exact",
             "numeric.expansion",
             "numeric.heterogeneous",
-            "numeric.linalg",
             "numeric.meanfield",
             "numeric.supermarket",
         }
     ): (
         "each task's entry shares its folder with the pieces below it: "
-        "numeric/ holds the bottom (precision) beside numeric.prepared (reading "
-        "the exact lattice and the mean field's params) and numeric.solution's "
-        ".observable (expansion.observables); numeric.meanfield.entry and its "
-        "float64 route and truncation reach numeric.expansion.stationary, which reads "
-        "numeric.meanfield.general; expansion.transient and exact.general dispatch to "
-        "numeric.heterogeneous, which builds on both; certified.enclosures reads "
-        "meanfield.entry while expansion.observable_bounds reads certified.arb; the "
-        "supermarket's package reads the mean field while expansion.stationary "
-        "(its family special case) and numeric/exact (the family's own chain, "
-        "exact/supermarket.py) read the supermarket"
+        "numeric.meanfield.entry and its float64 route and truncation reach "
+        "numeric.expansion.stationary, which reads numeric.meanfield.general; "
+        "expansion.transient and exact.general dispatch to numeric.heterogeneous, which "
+        "builds on expansion.transient_result and exact.solvers; the supermarket's "
+        "package reads the mean field while numeric/exact (the family's own chain, "
+        "exact/supermarket.py) reads the supermarket"
     ),
 }
 
@@ -172,7 +165,8 @@ def test_circles_finds_every_component_and_only_those() -> None:
 
 
 def test_packages_are_the_folders_of_the_files() -> None:
-    assert package_of("numeric.solution") == "numeric"
+    assert package_of("numeric.precision") == "numeric"
+    assert package_of("numeric.meanfield.solution") == "numeric.meanfield"
     assert package_of("numeric.meanfield.general") == "numeric.meanfield"
     assert package_of("numeric.meanfield") == "numeric.meanfield"
     assert package_of("mfstein.cli.solve") == "mfstein.cli"
@@ -196,7 +190,7 @@ def test_the_graph_reads_imports_inside_functions() -> None:
     # mfstein.cli.lemmas imports check_certified inside a function
     assert "numeric.lemmas.certified_claims" in graph["mfstein.cli.lemmas"]
     assert all(is_library(t) for targets in graph.values() for t in targets)
-    assert {"derive.model", "numeric.solution", "sim.api", "mfstein.cli.solve"} <= set(graph)
+    assert {"derive.model", "numeric.precision", "sim.api", "mfstein.cli.solve"} <= set(graph)
 
 
 # ------------------------------------------------------------- the layout's checks

@@ -50,10 +50,10 @@ from mfstein.ground.arguments import check_keywords, check_params, check_start, 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
+from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
-from numeric.prepared import Placement, prepare
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
@@ -264,9 +264,9 @@ class _Assembled:
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
 
-    :meth:`setup` prepares the model (:func:`numeric.prepared.prepare`: the
+    :meth:`setup` prepares the model (:func:`numeric.exact.prepared.prepare`: the
     parameters checked, the lattice, its conservation laws and the start fixed
-    by :meth:`numeric.prepared.PreparedModel.place`) and the memory bound
+    by :meth:`numeric.exact.prepared.PreparedModel.place`) and the memory bound
     (nothing large allocated); :meth:`solve` finds the reachable states, checks
     that there is one closed class, assembles ``Q^T`` and solves the balance
     equations to the tolerance (:func:`stationary_checked`).  Used by
@@ -298,17 +298,17 @@ class Chain:
 
     @property
     def params(self) -> dict[str, Any]:
-        """The checked parameters by name (:attr:`numeric.prepared.PreparedModel.params`)."""
+        """The checked parameters by name (:attr:`numeric.exact.prepared.PreparedModel.params`)."""
         return self.placement.prepared.params
 
     @property
     def values(self) -> dict[str, Any]:
-        """The parsed parameters (:attr:`numeric.prepared.PreparedModel.values`)."""
+        """The parsed parameters (:attr:`numeric.exact.prepared.PreparedModel.values`)."""
         return self.placement.prepared.values
 
     @property
     def lattice(self) -> Any:
-        """The lattice (:attr:`numeric.prepared.Placement.lattice`)."""
+        """The lattice (:attr:`numeric.exact.prepared.Placement.lattice`)."""
         return self.placement.lattice
 
     @property

@@ -5,7 +5,7 @@ supermarket family (:mod:`numeric.exact.fast_paths`); :func:`numeric.exact.solve
 chooses it, and :func:`solve_exact` ``(N, lam, b, d)`` builds the model and calls
 it.  The chain is solved by the one exact solver,
 :class:`numeric.exact.general.Chain`, on the model prepared once
-(:func:`numeric.prepared.prepare`); its reachable states are then checked to be
+(:func:`numeric.exact.prepared.prepare`); its reachable states are then checked to be
 the monotone space and put in its order (:func:`_on_monotone_space`).
 
 The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
@@ -54,10 +54,10 @@ from mfstein.ground.errors import NumericalError, ParameterError, caller_level, 
 from mfstein.ground.limits import MAX_D
 from numeric.exact.general import Chain, SolvedChain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
+from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_states
-from numeric.prepared import PreparedModel, mean_field, prepare
 from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is

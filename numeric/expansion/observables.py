@@ -334,7 +334,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     Parameters
     ----------
     solution:
-        A :class:`numeric.solution.MeanFieldSolution` of ``model``
+        A :class:`numeric.meanfield.solution.MeanFieldSolution` of ``model``
         (:func:`numeric.solve`, ``order=1`` or ``2``).
     model:
         The model that was solved (a :class:`derive.model.Model` or a

@@ -36,7 +36,7 @@ exactly the right-hand sides of the stationary equations of
 transient converges to the stationary ``s*, V, W, A, B`` of
 :func:`numeric.solve` when the fixed point reached from ``s0`` is stable.
 
-Conservation laws.  The jumps' linear invariants (:mod:`numeric.meanfield.invariants`)
+Conservation laws.  The jumps' linear invariants (:mod:`numeric.invariants`)
 are removed as in :mod:`numeric.meanfield.general`: the start fixes the conserved values
 ``q = C s0``, the system is integrated on the free coordinates (reduced
 ``J_r = J[F, :] T`` and the derivative tensors contracted with ``T``), and the
@@ -284,9 +284,9 @@ class _Setup:
     """Model, reduction, parameters and start, validated once."""
 
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
+        from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
         from numeric.meanfield.general import start_point
-        from numeric.meanfield.invariants import reduction
         from numeric.meanfield.params import (
             check_finite_model,
             check_names,

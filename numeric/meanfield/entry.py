@@ -1,6 +1,7 @@
 """``numeric.solve``: the mean-field solution of any model (the paper's short form
 ``numeric.bound(lam, b, d)`` for the supermarket model is the family's own,
-:mod:`numeric.supermarket.short_form`).
+:mod:`numeric.supermarket.short_form`), and ``numeric.certify``, that solution's
+certificate (:meth:`MeanFieldSolution.certify`).
 
 ``solve(model, params, *, dps, order, M, start, route)`` takes a
 :class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 
@@ -26,8 +27,11 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.params import check_names, parse_params
+from numeric.meanfield.solution import MeanFieldSolution
 from numeric.precision import check_dps, check_precision
-from numeric.solution import MeanFieldSolution
+
+if TYPE_CHECKING:
+    from numeric.certified.enclosures import CertifiedSolution
 
 #: Values of ``route=`` (``method=`` before issue 31, still taken with a DeprecationWarning).
 ROUTES = ("auto", "general", "fast")
@@ -135,6 +139,39 @@ def solve(
         sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
     return sol
 
+
+@renamed_keywords(method="route")
+@check_keywords
+def certify(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    route: str = "auto",
+    precision: str = "dps",
+) -> CertifiedSolution:
+    """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
+
+    ``solve(model, params, dps=, M=, start=, route=).certify()``: the float
+    solution first (:func:`numeric.solve`; ``method=`` is ``route``'s deprecated
+    alias), then its certificate (:meth:`numeric.MeanFieldSolution.certify`, the one
+    certification), so the two entries are one computation.  ``model`` and
+    ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
+    (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
+    it).  ``precision`` is ``"dps"``, the only one that certifies digits:
+    ``"float64"`` is refused in one sentence.
+    """
+    from derive.models import as_model
+
+    if check_precision(precision) == "float64":
+        raise ParameterError(
+            "precision must be 'dps' for certify (Arb proves dps digits around a "
+            "working-precision solution), got 'float64'."
+        )
+    model, params = as_model(model, params)
+    return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
 
 def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad

@@ -57,7 +57,7 @@ from mpmath import mpf
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
-from numeric.solution import MeanFieldSolution, family_fields
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
 
 
 def solve_float64(

@@ -176,7 +176,7 @@ class Problem64:
     @property
     def reduction(self) -> Any:
         """The conservation laws and the free coordinates
-        (:class:`numeric.meanfield.invariants.Reduction`)."""
+        (:class:`numeric.invariants.Reduction`)."""
         return self.system.red
 
 

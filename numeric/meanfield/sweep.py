@@ -22,7 +22,7 @@ scheduler, progress)`` solves the model at every point of the grid and returns o
   of the first point's).
 * ``precision="float64"``: the float64 route of
   :mod:`numeric.meanfield.float64_route` at each point, without building a
-  :class:`numeric.solution.MeanFieldSolution` unless observables are asked for.
+  :class:`numeric.meanfield.solution.MeanFieldSolution` unless observables are asked for.
   ``precision="dps"``: :func:`numeric.solve` at ``dps`` digits at each point.
 * A point refused in one sentence (an unstable fixed point, a rate out of its
   range) is a row with that sentence and no numbers; the sweep goes on.

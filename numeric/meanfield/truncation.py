@@ -33,8 +33,8 @@ from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.params import kernel_vector, parse_params
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
 from numeric.precision import row_major
-from numeric.solution import MeanFieldSolution, family_fields
 
 #: Models with fewer coordinates are always solved whole.
 MIN_B = 16

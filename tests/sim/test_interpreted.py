@@ -204,7 +204,7 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
 
 def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
     from numeric.exact import lattice
-    from numeric.meanfield.invariants import reduction
+    from numeric.invariants import reduction
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
     r = simulate(_queue("queue_short"), {"lam": "1.5"}, N=20, steps=2000, reps=1, workers=1)

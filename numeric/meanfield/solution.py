@@ -255,12 +255,12 @@ class MeanFieldSolution(Presentable):
         (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
         solves and calls this): of the constant of the ``M`` it was computed with, at
         its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
-        (must equal the solution's), ``start``, ``model``.  Reached through the
-        package's public table (:mod:`numeric`), not by importing the certifier, which
-        builds on the mean field that builds this result."""
-        import numeric
+        (must equal the solution's), ``start``, ``model``.  The certifier reads the
+        model and this record only (never the mean-field routes), so this import
+        points one way."""
+        from numeric.certified.enclosures import certify_float_solution
 
-        return numeric.certify_float_solution(self, **options)
+        return certify_float_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation
