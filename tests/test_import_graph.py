@@ -34,22 +34,11 @@ KNOWN_FILE_CIRCLES: dict[frozenset[str], str] = {}
 
 #: Package circles that remain, each with its reason.
 KNOWN_PACKAGE_CIRCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {
-            "numeric.exact",
-            "numeric.expansion",
-            "numeric.heterogeneous",
-            "numeric.meanfield",
-            "numeric.supermarket",
-        }
-    ): (
-        "each task's entry shares its folder with the pieces below it: "
+    frozenset({"numeric.expansion", "numeric.heterogeneous", "numeric.meanfield"}): (
         "numeric.meanfield.entry and its float64 route and truncation reach "
         "numeric.expansion.stationary, which reads numeric.meanfield.general; "
-        "expansion.transient and exact.general dispatch to numeric.heterogeneous, which "
-        "builds on expansion.transient_result and exact.solvers; the supermarket's "
-        "package reads the mean field while numeric/exact (the family's own chain, "
-        "exact/supermarket.py) reads the supermarket"
+        "numeric.heterogeneous reads the mean field's parameters while "
+        "numeric.meanfield.entry dispatches to it"
     ),
 }
 

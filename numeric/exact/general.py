@@ -578,7 +578,7 @@ def solve(
 
 def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any) -> Any:
     """The exact law of a heterogeneous population of ``N`` objects (its product chain)."""
-    from numeric.heterogeneous.entry import exact_heterogeneous
+    from numeric.exact.product import exact_heterogeneous
 
     if start is not None or truncation is not None:
         raise ParameterError(

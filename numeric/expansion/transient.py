@@ -877,6 +877,14 @@ def _check_arguments(
     return order, times, dps
 
 
+def _heterogeneous(model: Any, params: Any, **options: Any) -> Any:
+    """The transient of a heterogeneous population (its own route,
+    :func:`numeric.expansion.transient_heterogeneous.transient_heterogeneous`)."""
+    from numeric.expansion.transient_heterogeneous import transient_heterogeneous
+
+    return transient_heterogeneous(model, params, **options)
+
+
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
@@ -939,7 +947,7 @@ def transient(
     TransientResult
         Everything in the model's own coordinates.
     """
-    from numeric.heterogeneous.entry import is_heterogeneous, transient_heterogeneous
+    from numeric.heterogeneous.entry import is_heterogeneous
 
     check_start(start)
     order, times, dps = _check_arguments(order, times, precision, dps, integrator, rtol, atol)
@@ -948,7 +956,7 @@ def transient(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects each with its own rates
-        return transient_heterogeneous(
+        return _heterogeneous(
             model, params, times=times, start=start, order=order, dps=dps,
             integrator=integrator, rtol=rtol, atol=atol,
         )  # fmt: skip
