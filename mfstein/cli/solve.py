@@ -181,7 +181,7 @@ SHOWN = 12
 def print_observables(expansions: dict) -> None:
     """Text table of each ``--observable``'s expansion ``E[g(S_N)] = g0 + g1/N + g2/N^2``
     and ``lim N Var g``: every entry with only the digits its error bound allows
-    (:meth:`numeric.expansion.observables.ObservableExpansion.text`), a dash with
+    (:meth:`numeric.meanfield.observables.ObservableExpansion.text`), a dash with
     the bound where not one digit is earned."""
     import mpmath
 

@@ -16,7 +16,7 @@ arguments at the top with these helpers, before any symbolic or numeric work:
   one name has one meaning across the API (docs/internal-api.md, "Vocabulary").
 
 Values and ranges are checked where they are read (:func:`mfstein.ground.errors.check_int`,
-:mod:`mfstein.ground.limits`, :mod:`numeric.meanfield.params`); the model itself where it
+:mod:`mfstein.ground.limits`, :mod:`numeric.params`); the model itself where it
 is built (:class:`derive.Model`).  Like the rest of the ground package, this
 module imports only the standard library and :mod:`mfstein.ground.errors`.
 """

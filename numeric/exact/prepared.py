@@ -123,7 +123,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     import mpmath
 
     from mfstein.ground.numbers import parse_real
-    from numeric.meanfield.params import check_finite_model, check_names, parse_params
+    from numeric.params import check_finite_model, check_names, parse_params
 
     check_finite_model(
         model,

@@ -287,7 +287,7 @@ class _Setup:
         from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
         from numeric.meanfield.general import start_point
-        from numeric.meanfield.params import (
+        from numeric.params import (
             check_finite_model,
             check_names,
             kernel_vector,
@@ -353,7 +353,7 @@ class _Setup:
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
         from numeric.meanfield.general import start_point
-        from numeric.meanfield.params import kernel_vector, parse_params
+        from numeric.params import kernel_vector, parse_params
 
         values = parse_params(self.model, self.params)
         s0 = start_point(self.model, self.start, values)
@@ -464,12 +464,12 @@ class _MomentSystem:
 
     Only the kernel evaluations and the rounding of the exact rational maps
     (``T`` and the reduction of the derivative tensors) differ; the moment
-    equations themselves are :func:`numeric.expansion.stationary.assemble_D` and
-    :func:`numeric.expansion.stationary.G_and_A_terms`, the same as the stationary solver's.
+    equations themselves are :func:`numeric.meanfield.stationary.assemble_D` and
+    :func:`numeric.meanfield.stationary.G_and_A_terms`, the same as the stationary solver's.
     """
 
     def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
-        from numeric.expansion.stationary import Arith
+        from numeric.meanfield.stationary import Arith
 
         self.st, self.order, self.n, self.mp = st, order, st.n, mp
         self.ar = Arith(None, mp=mp)
@@ -573,7 +573,7 @@ class _MomentSystem:
         return out / 2
 
     def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
-        from numeric.expansion.stationary import G_and_A_terms, assemble_D, sym3
+        from numeric.meanfield.stationary import G_and_A_terms, assemble_D, sym3
 
         n, p, ar = self.n, self._params(), self.ar
         x = y[:n]

@@ -94,7 +94,7 @@ def _affine(part: Any, n: int, values: Mapping[str, Any]) -> tuple[np.ndarray, A
 
 
 def affine_parts(model: Any, params: Mapping[str, Any] | None, g: Any) -> tuple:
-    from numeric.meanfield.params import check_names, parse_params
+    from numeric.params import check_names, parse_params
 
     values = parse_params(model, check_names(model, params))
     n = model.K * model.S

@@ -26,8 +26,8 @@ from mfstein.ground.arguments import check_keywords, check_start, renamed_keywor
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
-from numeric.meanfield.params import check_names, parse_params
 from numeric.meanfield.solution import MeanFieldSolution
+from numeric.params import check_names, parse_params
 from numeric.precision import check_dps, check_precision
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def solve(
         Requested significant digits, ``>= 5``.
     order:
         ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
-        ``c2`` (:mod:`numeric.expansion.stationary`).
+        ``c2`` (:mod:`numeric.meanfield.stationary`).
     M:
         The quadratic observable (default the identity).
     start:
@@ -85,7 +85,7 @@ def solve(
         state symbols and parameters, ``"quadratic"``; one or a list; see
         :mod:`derive.observables`), parsed before any work: each one's expansion
         ``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``
-        (:func:`numeric.expansion.observables.expand`; ``g2`` with ``order=2``) is in
+        (:func:`numeric.meanfield.observables.expand`; ``g2`` with ``order=2``) is in
         ``solution.observables`` by name, and in its ``to_dict``.
 
     Returns
@@ -134,7 +134,7 @@ def solve(
         sol = _solve_working_precision(model, params, dps, order, M, start, route)
     sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
     if wanted:
-        from numeric.expansion.observables import expand
+        from numeric.meanfield.observables import expand
 
         sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
     return sol
@@ -204,7 +204,7 @@ def _solve_working_precision(
 
     if order == 2 and model.n < MIN_B:
         # solved whole at order 2: its cost is known before the first-order work starts
-        from numeric.expansion.stationary import check_order2_cost
+        from numeric.meanfield.stationary import check_order2_cost
 
         check_order2_cost(model.name, model.n, dps)
     stage(f"mean field at {dps} digits")

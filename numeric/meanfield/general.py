@@ -49,9 +49,9 @@ from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.invariants import reduction
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
-from numeric.meanfield.params import check_names, kernel_vector, parse_params
 from numeric.meanfield.prepared_cache import COUNTS, PreparedCache, inputs_key
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import check_names, kernel_vector, parse_params
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -295,7 +295,7 @@ def _route_values(low: Objects, high: Objects) -> dict[str, mpf]:
 
 class MeanFieldProblem:
     """One model prepared for the working-precision mean-field routes (this
-    module's :func:`solve_general` and :func:`numeric.expansion.stationary.second_order`;
+    module's :func:`solve_general` and :func:`numeric.meanfield.stationary.second_order`;
     the exact chains and simulators read :class:`numeric.exact.prepared.PreparedModel`):
     its parameters checked, conservation laws removed (:mod:`numeric.invariants`),
     start checked against the state space, float64 fixed point found and its

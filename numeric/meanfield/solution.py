@@ -146,7 +146,7 @@ class MeanFieldSolution(Presentable):
         With ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
         ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
         ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
-        claimed for them (:mod:`numeric.expansion.stationary`); ``None`` otherwise.
+        claimed for them (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
     errors:
         Per-entry absolute error estimates earned by the two working precisions
         (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
@@ -158,9 +158,9 @@ class MeanFieldSolution(Presentable):
         (``Y = S - s*``) on the free coordinates (nested lists), and the map
         ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
         the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
-        (:mod:`numeric.expansion.observables` contracts it); ``None`` otherwise.
+        (:mod:`numeric.meanfield.observables` contracts it); ``None`` otherwise.
     observables:
-        Name -> :class:`numeric.expansion.observables.ObservableExpansion` of each
+        Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each
         observable requested by ``numeric.solve(..., observables=[...])``
         (empty when none; :meth:`observable` expands any other).
     family_fields:
@@ -366,7 +366,7 @@ class MeanFieldSolution(Presentable):
         return f"${text}$"
 
     def observable(self, model: Any, g: Any, params: Any = None) -> Any:
-        """The expansion of ``E[g(S_N)]`` (:func:`numeric.expansion.observables.expand`)."""
-        from numeric.expansion.observables import expand
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.meanfield.observables.expand`)."""
+        from numeric.meanfield.observables import expand
 
         return expand(self, model, g, params)

@@ -110,7 +110,7 @@ def parse_range(name: str, text: str) -> list[str]:
 def parse_grid(model: Any, params_grid: Any) -> Grid:
     """The :class:`Grid` of ``params_grid`` (module docstring), its names checked
     against the model's parameters; one sentence on a bad entry."""
-    from numeric.meanfield.params import check_names
+    from numeric.params import check_names
 
     if not isinstance(params_grid, Mapping):
         raise ParameterError(
@@ -150,7 +150,7 @@ def _check_values(
     work (each value once: the ranges are per parameter)."""
     import mpmath
 
-    from numeric.meanfield.params import parse_params
+    from numeric.params import parse_params
 
     with mpmath.workdps(30):
         parse_params(model, {**fixed, **first})

@@ -7,7 +7,7 @@ with ``delta = 10^-(dps + 10) / (b^2 kappa_L)``, ``kappa_L = 2 ||J|| ||P_I||``
 from a float64 solve: the tail bound of docs/design.md, "Negligible
 coordinates").  The model restricted to the other coordinates
 (:func:`numeric.meanfield.structure.restricted_model`) is solved by the general route of
-:mod:`numeric.meanfield.general` (and :mod:`numeric.expansion.stationary` for ``order=2``) with its
+:mod:`numeric.meanfield.general` (and :mod:`numeric.meanfield.stationary` for ``order=2``) with its
 digits earned as usual, and the choice is then *verified at working
 precision*: at the padded point (the restricted fixed point, zeros on the
 dropped coordinates) the intensities that move a dropped coordinate and the
@@ -32,8 +32,8 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.meanfield.params import kernel_vector, parse_params
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import kernel_vector, parse_params
 from numeric.precision import row_major
 
 #: Models with fewer coordinates are always solved whole.
@@ -186,7 +186,7 @@ class _Restriction:
         """The order-2 terms of the model restricted to ``kept`` (its fixed point from
         the same computation, checked as in :meth:`solve`), padded to all
         coordinates, or ``None``.  The restricted model is not truncated again."""
-        from numeric.expansion.stationary import second_order
+        from numeric.meanfield.stationary import second_order
 
         sub, Msub, sub_start = self._parts(kept)
         try:
@@ -220,7 +220,7 @@ class _SecondOrderPart:
     def padded(
         cls, so: Any, model: Any, kept: list[int], bad: Any, delta: float
     ) -> _SecondOrderPart:
-        """``so`` (a :class:`numeric.expansion.stationary.SecondOrder` on ``kept``) padded."""
+        """``so`` (a :class:`numeric.meanfield.stationary.SecondOrder` on ``kept``) padded."""
         b, K = model.n, len(kept)
         bound = mpf(delta)
         errB = [bound] * (b * b)
@@ -341,7 +341,7 @@ def _settle_second_order(problem: _Restriction, kept: list[int]) -> _SecondOrder
     restricted models of the supermarket family are its members with a smaller
     buffer (:func:`restricted`), whose compiled kernels are cached.
     """
-    from numeric.expansion.stationary import check_order2_cost
+    from numeric.meanfield.stationary import check_order2_cost
     from numeric.precision import agreeing_digits
 
     kept = grown(problem.model, kept, FIRST_RINGS)
@@ -462,10 +462,10 @@ def _note(model: Any, kept: list[int], bad: Any, delta: float) -> str:
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion.stationary`;
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.meanfield.stationary`;
     on the coordinates that matter when some are negligible,
     :func:`second_order_truncated`)."""
-    from numeric.expansion.stationary import second_order
+    from numeric.meanfield.stationary import second_order
 
     cut = second_order_truncated(model, params, dps=dps, M=M, start=start)
     if cut is not None:
@@ -475,7 +475,7 @@ def add_second_order(
 
 def attach_second_order(sol: MeanFieldSolution, so: Any) -> MeanFieldSolution:
     """``sol`` with the order-2 terms of ``so`` (a
-    :class:`numeric.expansion.stationary.SecondOrder` of the same model) filled in."""
+    :class:`numeric.meanfield.stationary.SecondOrder` of the same model) filled in."""
     return _with_order2(sol, so, so.digits, {f"c2:{k}": v for k, v in so.methods.items()}, [])
 
 

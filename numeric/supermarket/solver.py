@@ -94,8 +94,8 @@ from derive.models.supermarket import occupancy_exponent
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
-from numeric.meanfield.params import parse_params
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import parse_params
 from numeric.precision import (
     Earned,
     NumericalError,

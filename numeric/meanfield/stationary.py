@@ -1153,7 +1153,7 @@ class Base64:
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
-    from numeric.meanfield.params import check_names, kernel_vector, parse_params
+    from numeric.params import check_names, kernel_vector, parse_params
 
     params = check_names(model, params)
     s = fast_fixed_point(model, params) if start is None else None
