@@ -175,6 +175,17 @@ def test_the_graph_reads_imports_inside_functions() -> None:
     assert {"derive.model", "numeric.precision", "sim.api", "mfstein.cli.solve"} <= set(graph)
 
 
+def test_a_result_reaches_the_certifier_by_an_import_the_graph_sees() -> None:
+    """``MeanFieldSolution.certify`` imports the certifier (no run-time link through
+    ``numeric``'s lazy table), and the certifier reads no mean-field route: the link
+    points one way."""
+    graph = file_graph()
+    assert "numeric.certified.enclosures" in graph["numeric.meanfield.solution"]
+    assert not any(t.startswith("numeric.meanfield") for t in graph["numeric.certified.enclosures"])
+    # the finite-N model reaches the mean field it is centred at by an import, too
+    assert "numeric.meanfield.entry" in graph["numeric.exact.prepared"]
+
+
 # ------------------------------------------------------------- the layout's checks
 def test_no_circle_between_files_but_the_listed_ones() -> None:
     bad = ratchet(circles(file_graph()), KNOWN_FILE_CIRCLES)
