@@ -145,6 +145,6 @@ def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
                "digits (norm-wise for each of x, V, W at each time).",
                f"heterogeneous population of K = {model.K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="mpmath", dps=dps, digits=digits, model=model.name, params=inputs,
-        free=names, method="extrapolation", errors=errors,
+        free=names, integrator="extrapolation", errors=errors,
     )
 

@@ -422,7 +422,7 @@ def _pad(
         model=model.name,
         params=dict(sol.params),
         dps=sol.dps,
-        b=b,
+        n=b,
         s_star=_pad_vec(sol.s_star, kept, b),
         J=_pad_mat(sol.J, kept, b),
         ftilde=_pad_vec(sol.ftilde, kept, b),
