@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from mfstein.cli.constant_options import add_order_option
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.streams import write_json
 
@@ -48,12 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     _common(r, certify=False)
-    r.add_argument(
-        "--order",
-        default="1",
-        choices=("1", "2"),
-        help="2: also the 1/N^2 terms A, B and c2 of the size expansion",
-    )
+    add_order_option(r, "2: also the 1/N^2 terms A, B and c2 of the size expansion")
     r.set_defaults(handler=run_refined)
 
 

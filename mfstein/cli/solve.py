@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mfstein.cli.constant_options import add_constant_options
+from mfstein.cli.constant_options import add_constant_options, add_order_option
 from mfstein.cli.model_args import add_task_model_options
 
 
@@ -45,12 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the mean-field route: auto, the model's registered fast path when it has one "
         "(default); general; fast (--method is the old name)",
     )
-    p.add_argument(
-        "--order",
-        default="1",
-        choices=("1", "2"),
-        help="2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)",
-    )
+    add_order_option(p, "2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)")
     p.add_argument(
         "--float64",
         action="store_true",
