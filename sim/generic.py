@@ -520,7 +520,7 @@ class GenericSimulator(Simulator):
             observed = estimate(self.observables, batches, T)
         return SimulationResult(
             model=spec.model,
-            simulator=self.name,
+            engine=self.name,
             N=N,
             params={k: str(v) for k, v in self.params.items()},
             b=b,
@@ -607,7 +607,7 @@ class SupermarketFastPath(Simulator):
         )
         if self.engine is None:  # the fast path, as it has always reported itself
             out = dataclasses.replace(
-                out, simulator=self.name, start=[round(self.N * x) for x in r.s_star]
+                out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
             )
         return out
 

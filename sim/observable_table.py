@@ -199,7 +199,7 @@ def accuracy_tables(
         values = {k: parameter_at(k, v, N, dps) for k, v in params.items()}
         if sol is None or depends:
             sol = solve(model, values, dps=dps, order=order, start=start)
-        finite = resolve_model(model, sol.b)
+        finite = resolve_model(model, sol.n)
         rows = []
         for g, tab in zip(gs, tables, strict=True):
             e = expand(sol, finite, g, values)

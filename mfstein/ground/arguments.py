@@ -137,6 +137,17 @@ def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
     )
 
 
+def renamed_attribute(where: str, old: str, new: str) -> property:
+    """A read-only property ``old`` of the class ``where`` that returns the attribute
+    ``new`` and warns that ``old`` is its deprecated name (:func:`warn_renamed`)."""
+
+    def read(self: Any) -> Any:
+        warn_renamed(where, old, new, stacklevel=3)
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated name of :attr:`{new}` (same value; warns).")
+
+
 def renamed_keywords(**renames: str) -> Callable[[F], F]:
     """Decorate an entry so that each old keyword ``old`` of ``renames = {old: new}``
     is still taken, as a deprecated alias of ``new``.

@@ -1005,7 +1005,7 @@ def transient(
         model=st.model.name,
         params={k: str(v) for k, v in st.params.items()},
         free=[st.states[j] for j in st.free],
-        method=integrator,
+        integrator=integrator,
         errors=errors,
         limit=where.limit,
         warning=where.warning,

@@ -157,7 +157,7 @@ def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
                "digits (norm-wise for each of x, V, W at each time).",
                f"heterogeneous population of K = {model.K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="mpmath", dps=dps, digits=digits, model=model.name, params=inputs,
-        free=names, method="extrapolation", errors=errors,
+        free=names, integrator="extrapolation", errors=errors,
     )
 
 
@@ -189,7 +189,7 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
         notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
                f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="float64", model=model.name, params=inputs, free=names,
-        method=method,
+        integrator=method,
     )
 
 

@@ -133,7 +133,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
-        b=b,
+        n=b,
         s_star=mpf64_list(s),
         J=Float64Matrix.sparse(pt.at.J, b),
         ftilde=mpf64_list(blk.Qs.diagonal() / 2),

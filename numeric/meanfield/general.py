@@ -543,7 +543,7 @@ def solve_general(
         model=model.name,
         params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
         dps=dps,
-        b=model.n,
+        n=model.n,
         s_star=s,
         J=J,
         ftilde=ftilde,

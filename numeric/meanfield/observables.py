@@ -352,7 +352,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     """
     from derive.observables import observable
 
-    model = resolve_model(model, solution.b)
+    model = resolve_model(model, solution.n)
     obs = observable(model, g)
     if obs.quadratic:
         return _expand_quadratic(solution, model, obs)

@@ -166,20 +166,29 @@ class _Restriction:
             bad = padded_residual(self.model, kept, s_kept, p)
         return None if bad > self.delta else bad
 
+    def _restricted(self, kept: list[int], route: Any) -> tuple[Any, Any] | None:
+        """``route(model, params, dps=, M=, start=)`` (the first- or second-order solve)
+        on the model restricted to ``kept`` and the padded residual of its fixed
+        point, or ``None`` when the restricted model cannot be solved or the residual
+        exceeds ``delta``."""
+        sub, Msub, sub_start = self._parts(kept)
+        try:
+            out = route(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
+        except (ParameterError, NumericalError):
+            return None
+        bad = self._residual(kept, out.s_star)
+        return None if bad is None else (out, bad)
+
     def solve(self, kept: list[int]) -> MeanFieldSolution | None:
         """The first-order solution restricted to ``kept``, padded to all coordinates
         (:func:`_pad`), or ``None`` when the restricted model cannot be solved or the
         padded residual exceeds ``delta``."""
         from numeric.meanfield.general import solve_general
 
-        sub, Msub, sub_start = self._parts(kept)
-        try:
-            sol = solve_general(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
-        except (ParameterError, NumericalError):
+        found = self._restricted(kept, solve_general)
+        if found is None:
             return None
-        bad = self._residual(kept, sol.s_star)
-        if bad is None:
-            return None
+        sol, bad = found
         return _pad(sol, self.model, kept, bad, self.delta)
 
     def second(self, kept: list[int]) -> _SecondOrderPart | None:
@@ -188,14 +197,10 @@ class _Restriction:
         coordinates, or ``None``.  The restricted model is not truncated again."""
         from numeric.meanfield.stationary import second_order
 
-        sub, Msub, sub_start = self._parts(kept)
-        try:
-            so = second_order(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
-        except (ParameterError, NumericalError):
+        found = self._restricted(kept, second_order)
+        if found is None:
             return None
-        bad = self._residual(kept, so.s_star)
-        if bad is None:
-            return None
+        so, bad = found
         return _SecondOrderPart.padded(so, self.model, kept, bad, self.delta)
 
 
@@ -422,7 +427,7 @@ def _pad(
         model=model.name,
         params=dict(sol.params),
         dps=sol.dps,
-        b=b,
+        n=b,
         s_star=_pad_vec(sol.s_star, kept, b),
         J=_pad_mat(sol.J, kept, b),
         ftilde=_pad_vec(sol.ftilde, kept, b),

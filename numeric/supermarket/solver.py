@@ -493,7 +493,7 @@ def solve_member(
         model="supermarket",
         params={},
         dps=dps,
-        b=b,
+        n=b,
         s_star=parts["s"],
         J=high["J"],
         ftilde=parts["ftilde"],

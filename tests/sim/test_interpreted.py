@@ -92,7 +92,7 @@ def test_interpreted_sir_agrees_with_exact(sir):
 
     exact = solve(sir, SIR, N=20)
     r = simulate(sir, SIR, N=20, steps=3 * 10**5, reps=2, seed=3, workers=1, engine="interpreted")
-    assert r.loop == "interpreted" and r.simulator == "generic" and r.complete
+    assert r.loop == "interpreted" and r.engine == "generic" and r.complete
     assert np.all(np.abs(r.mean.mean - exact.mean) <= 2 * r.mean.ci95)
     assert abs(float(r.n_mse.mean) - exact.n_mse) <= 2 * float(r.n_mse.ci95)
     assert np.all(np.abs(r.n_cov.mean - exact.n_cov) <= 2 * r.n_cov.ci95 + 1e-9)

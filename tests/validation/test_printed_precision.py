@@ -102,7 +102,7 @@ def _check_case(name: str, pairs: dict[str, str], order: int, dps: int) -> None:
         for arr in arrays:
             for digits in sorted({dps, min(12, dps)}):
                 strings, stated = solution_entries(low, arr, digits)
-                _check_entries(arr, _flat(getattr(high, arr), low.b), strings, stated)
+                _check_entries(arr, _flat(getattr(high, arr), low.n), strings, stated)
         c_text = to_str(low.constant, low.digits)
         assert abs(mpf(c_text) - high.constant) <= mpf(str(_unit(c_text))), c_text
 
@@ -324,7 +324,7 @@ def _run_observable_case(name: str, pairs: dict[str, str], seed: int, dps: int) 
     model, low, high = _observable_solutions(name, pairs, dps, 2)
     from numeric.meanfield.observables import resolve_model
 
-    finite = resolve_model(model, low.b)
+    finite = resolve_model(model, low.n)
     states = [str(s) for s in finite.states][: max(2, min(4, finite.n))]
     g = _random_observable(random.Random(seed), states, list(high.s_star))
     _check_observable(model, low, high, g, dps)
