@@ -48,6 +48,7 @@ import numpy as np
 from mfstein.ground import signals
 from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.result import ExactResult
@@ -70,6 +71,11 @@ def _param_text(v: Any) -> str:
     if isinstance(v, float):
         return repr(v)
     return str(v).strip()
+
+
+def _params_text(params: Mapping[str, Any]) -> dict[str, str]:
+    """The parameters as a result prints them (a float by ``repr``, else ``str``)."""
+    return {k: _param_text(v) for k, v in params.items()}
 
 
 def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
@@ -142,7 +148,7 @@ def stationary_checked(
         When no method reaches the tolerance (naming the best residual).
     """
     from numeric.exact.solvers import solve_krylov
-    from numeric.precision import limited_blas
+    from numeric.linalg.blas_threads import limited_blas
 
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0
@@ -482,8 +488,6 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
-    from numeric.heterogeneous.entry import is_heterogeneous
-
     t0 = time.perf_counter()
     check_params(params)
     check_start(start)
@@ -492,18 +496,15 @@ def solve(
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if solver not in METHODS:
         raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
-    if isinstance(model, str):
-        from derive.models import as_model
+    key = kept.call_key(model, params, N, start, truncation, truncation_tol, route)
+    found = kept.load(key, model, params, N, memory_limit)
+    if found is None:  # not prepared by an earlier process: the model, its fast path
+        if isinstance(model, str):
+            from derive.models import as_model
 
-        model, params = as_model(model, params)
-    if is_heterogeneous(model):  # the product chain of K objects
-        return _heterogeneous(model, params, N, start, truncation)
-    if route != "general":
-        general_call = start is not None or truncation is not None
-        r = _by_fast_path(
-            model, params, N=N, route=route, general_call=general_call, method=solver,
-            tol=tol, memory_limit=memory_limit, progress=progress,
-        )  # fmt: skip
+            model, params = as_model(model, params)
+        r = _elsewhere(model, params, N, start, truncation, route, solver, tol, memory_limit,
+                       progress)  # fmt: skip
         if r is not None:
             return r
     if tol is None:
@@ -511,15 +512,42 @@ def solve(
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
     cut_tol = check_tol(truncation_tol, truncation)
-    ch = Chain.setup(model, N, params, start, truncation, memory_limit)
-    # the mean field first: it is cheap and its failure should cost nothing
-    mf, note = _centre(ch.placement)
+    if found is None:
+        ch = Chain.setup(model, N, params, start, truncation, memory_limit)
+        # the mean field first: it is cheap and its failure should cost nothing
+        mf, note = _centre(ch.placement)
+    else:
+        ch, mf, note = Chain(*found[0]), found[1], found[2]
+    placed, chosen = ch, ch.lattice.kind == "orthant" and not ch.lattice.truncated
     if note:
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
     ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
+    if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
+        centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
+        kept.save(key, placed, centre_fields, note, _params_text(ch.params))
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _elsewhere(
+    model: Any, params: Any, N: int, start: Any, truncation: Any, route: str, *options: Any
+) -> ExactResult | None:
+    """The answer when the general chain does not give it: a heterogeneous population's
+    product chain, or the family's fast path (:func:`_by_fast_path`; ``options`` are
+    ``solver, tol, memory_limit, progress``); ``None`` for the general chain."""
+    from numeric.heterogeneous.entry import is_heterogeneous
+
+    if is_heterogeneous(model):  # the product chain of K objects
+        return _heterogeneous(model, params, N, start, truncation)
+    if route == "general":
+        return None
+    solver, tol, memory_limit, progress = options
+    general_call = start is not None or truncation is not None
+    return _by_fast_path(
+        model, params, N=N, route=route, general_call=general_call, method=solver,
+        tol=tol, memory_limit=memory_limit, progress=progress,
+    )  # fmt: skip
 
 
 def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any) -> Any:
@@ -594,7 +622,7 @@ def _result(
     return ExactResult(
         model=ch.model.name,
         N=ch.N,
-        params={k: _param_text(v) for k, v in ch.params.items()},
+        params=_params_text(ch.params),
         b=ch.model.n,
         states=reach.states.shape[0],
         residual=float(res),
@@ -642,6 +670,9 @@ def _floats(v: Any) -> np.ndarray:
 
 
 def _w64(mf: Any) -> np.ndarray:
+    """``W`` in float64 (a kept mean field, :mod:`numeric.exact.kept`, holds it so)."""
+    if isinstance(mf.W, np.ndarray):
+        return mf.W
     from numeric.linalg.refinement import to_float64
 
     return to_float64(mf.W)
