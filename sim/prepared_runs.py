@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mfstein.ground.records import code_digest, digest, library_name, load, save, value_text
+from mfstein.ground.records import call_key, code_digest, load, save
 
 __all__ = ["VERSION", "code_digest", "load", "run_key", "save"]
 
@@ -49,8 +49,4 @@ def run_key(
     """The key of a prepared run of the library model named ``model``, ``None`` when it
     cannot be cached: a model file (``file.py:factory`` may import other files, which no
     key would cover) or a value without a stable ``repr``."""
-    values = {str(k): value_text(v) for k, v in (params or {}).items()}
-    fields = [value_text(N), value_text(start), value_text(truncation)]
-    if not library_name(model) or None in values.values() or None in fields:
-        return None
-    return digest([VERSION, model, sorted(values.items()), fields, engine])
+    return call_key([VERSION], model, params, [N, start, truncation], [engine])

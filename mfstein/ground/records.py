@@ -78,6 +78,20 @@ def digest(parts: list[Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def call_key(
+    head: list[Any], model: Any, params: Any, fields: list[Any], tail: list[Any]
+) -> str | None:
+    """The key of a record of a call on the library model named ``model`` with
+    ``params`` (a mapping or ``None``) and ``fields`` (values as given), between the
+    record's ``head`` (its format) and ``tail``; ``None`` when it cannot be kept: a model
+    file or object (:func:`library_name`) or a value without a stable ``repr``."""
+    values = {str(k): value_text(v) for k, v in (params or {}).items()}
+    texts = [value_text(v) for v in fields]
+    if not library_name(model) or None in values.values() or None in texts:
+        return None
+    return digest([*head, model, sorted(values.items()), texts, *tail])
+
+
 def _path(key: str) -> Path:
     return cache.cache_dir() / "prepared" / f"{key}.json"
 

@@ -53,13 +53,10 @@ def call_key(
 ) -> str | None:
     """The key of the exact solve of the library model named ``model``; ``None`` when
     it cannot be kept (a model object or file, a value without a stable ``repr``)."""
-    if not records.library_name(model) or route == "fast":
+    if route == "fast":
         return None
-    values = {str(k): records.value_text(v) for k, v in (params or {}).items()}
-    fields = [records.value_text(v) for v in (N, start, truncation, truncation_tol)]
-    if None in values.values() or None in fields:
-        return None
-    return records.digest([VERSION, "exact", model, sorted(values.items()), fields, route])
+    fields = [N, start, truncation, truncation_tol]
+    return records.call_key([VERSION, "exact"], model, params, fields, [route])
 
 
 def _tuple(v: Any) -> Any:
