@@ -9,7 +9,7 @@ in the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder
 ``prepared``) under a key that covers everything the record depends on:
 
 * every value as given (:func:`value_text`: ``repr``; a value whose ``repr``
-  names an object's address has no key);
+  names an object's address or is abridged has no key);
 * the SHA-256 of the source of mfstein's packages and the installed releases of
   SymPy, mpmath, NumPy, SciPy and numba (:func:`code_digest`).
 
@@ -62,9 +62,10 @@ def code_digest() -> str:
 
 
 def value_text(value: Any) -> str | None:
-    """``repr(value)``, ``None`` when it depends on the object's address."""
+    """``repr(value)``, ``None`` when it depends on the object's address or leaves
+    entries out (NumPy's summary of a large array)."""
     text = repr(value)
-    return None if " at 0x" in text else text
+    return None if " at 0x" in text or "..." in text else text
 
 
 def library_name(model: Any) -> bool:

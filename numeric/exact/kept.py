@@ -196,11 +196,17 @@ def load(
     rec = records.load(key)
     if rec is None:
         return None
+    from mfstein.ground.errors import ParameterError
+
+    model = KeptModel(rec, spec, params)
+    try:
+        kern = model.kernels("numba")
+    except ParameterError:  # the kernel module is gone from the cache: prepare afresh
+        return None
     from numeric.exact.lattice import Lattice
     from numeric.exact.memory import bytes_per_state, memory_limit_bytes
     from numeric.prepared import Placement, PreparedModel
 
-    model = KeptModel(rec, spec, params)
     lat = rec["lattice"]
     lattice = Lattice(
         N=N, kind=lat["kind"], upper=lat["upper"], total=lat["total"],
@@ -214,7 +220,7 @@ def load(
     nt = len(rec["jumps"])
     max_states = max(1, memory_limit_bytes(memory_limit) // bytes_per_state(model.n, nt))
     p64 = np.asarray(rec["p64"], dtype=np.float64)
-    chain = (placement, model.kernels("numba"), KeptRates(model, N), p64, max_states,
+    chain = (placement, kern, KeptRates(model, N), p64, max_states,
              list(lattice.notes))  # fmt: skip
     mf = rec["mean_field"]
     if mf is not None:

@@ -62,6 +62,23 @@ def test_a_new_process_answers_from_the_record_without_sympy():
     assert got["s_star"] == warm.s_star.tolist() and got["n_mse"] == warm.n_mse
 
 
+def test_a_record_whose_kernel_module_is_gone_is_prepared_afresh(tmp_path):
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    first = numeric.exact.solve("sir", SIR, N=19)
+    key = call_key("sir", SIR, 19, None, None, None, "auto")
+    record = records.load(key)
+    assert record is not None
+    record["kernel"] = str(tmp_path / "kernels_numba_gone.py")
+    records.save(key, record)
+    again = numeric.exact.solve("sir", SIR, N=19)
+    assert not isinstance(again.source_model, KeptModel)  # prepared from the model
+    assert np.array_equal(again.pi, first.pi) and again.n_mse == first.n_mse
+    healed = records.load(key)["kernel"]  # written afresh, naming the module that exists
+    assert healed != record["kernel"] and os.path.isfile(healed)
+
+
 def _against_spsolve(model, params, N, **kw):
     """The exact result and the law of ``spsolve`` on the same pinned generator."""
     from derive.models import as_model
