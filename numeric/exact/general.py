@@ -510,7 +510,7 @@ def solve(
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if solver not in METHODS:
         raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
-    key = kept.call_key(model, params, N, start, truncation, truncation_tol, route)
+    key = kept.call_key(model, params, N, start, truncation, truncation_tol, route=route)
     found = kept.load(key, model, params, N, memory_limit)
     if found is None:  # not prepared by an earlier process: the model, its fast path
         if isinstance(model, str):

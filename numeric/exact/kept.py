@@ -43,20 +43,14 @@ VERSION = 1
 
 
 def call_key(
-    model: Any,
-    params: Mapping[str, Any] | None,
-    N: int,
-    start: Any,
-    truncation: Any,
-    truncation_tol: Any,
-    route: str,
+    model: Any, params: Mapping[str, Any] | None, N: int, *given: Any, route: str
 ) -> str | None:
-    """The key of the exact solve of the library model named ``model``; ``None`` when
-    it cannot be kept (a model object or file, a value without a stable ``repr``)."""
+    """The key of the exact solve of the library model named ``model`` with ``params``,
+    ``N`` and ``given`` (the start, the truncation and its tolerance, as given); ``None``
+    when it cannot be kept (a model object or file, a value without a stable ``repr``)."""
     if route == "fast":
         return None
-    fields = [N, start, truncation, truncation_tol]
-    return records.call_key([VERSION, "exact"], model, params, fields, [route])
+    return records.call_key([VERSION, "exact"], model, params, [N, *given], [route])
 
 
 def _tuple(v: Any) -> Any:

@@ -48,14 +48,8 @@ def test_a_second_call_reads_the_kept_record_and_gives_the_same_numbers():
 
 def test_a_new_process_answers_from_the_record_without_sympy():
     warm = numeric.exact.solve("sir", SIR, N=23)  # writes the record (or finds it)
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=deadline(300),
-        check=True,
-    )
+    child = [sys.executable, "-c", CHILD]  # the same cache directory (the environment's)
+    out = subprocess.run(child, capture_output=True, text=True, timeout=deadline(300), check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert not got["sympy"] and not got["mpmath"]
     assert np.array_equal(got["pi"], warm.pi)
@@ -67,7 +61,7 @@ def test_a_record_whose_kernel_module_is_gone_is_prepared_afresh(tmp_path):
     from numeric.exact.kept import call_key
 
     first = numeric.exact.solve("sir", SIR, N=19)
-    key = call_key("sir", SIR, 19, None, None, None, "auto")
+    key = call_key("sir", SIR, 19, None, None, None, route="auto")
     record = records.load(key)
     assert record is not None
     record["kernel"] = str(tmp_path / "kernels_numba_gone.py")
