@@ -158,8 +158,8 @@ def stationary_checked(
     NumericalError
         When no method reaches the tolerance (naming the best residual).
     """
-    from numeric.exact.solvers import solve_krylov
     from mfstein.ground.blas import limited_blas
+    from numeric.exact.solvers import solve_krylov
 
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0
