@@ -22,7 +22,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.acceptance import max_abs
-from numeric.rate_signs import check_values
+from numeric.rate_signs import check_values64
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
 DELTA = 1e-24
@@ -134,9 +134,7 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
         eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
         has_laws=bool(sysm.red.laws),
-        check_rates=lambda: check_values(
-            model, at.rates.tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
-        ),
+        check_rates=lambda: check_values64(model, at.rates, s, sysm.p, "the fixed point"),
     )
 
 

@@ -127,8 +127,8 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
             f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
             f"{', '.join(str(model.states[j]) for j in blk.F)}."
         )
-    with mpmath.workdps(30):
-        shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
+    # to 15 digits (mpmath.nstr reads the value, not the working precision)
+    shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
     return MeanFieldSolution(
         model=model.name,
         params=shown,

@@ -495,7 +495,7 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
                 continue
             y = x + dx
             g = fr(0, y)
-            if not np.all(np.isfinite(g)):
+            if not np.isfinite(g).all():
                 h /= 4
                 continue
             new = max_abs(g)
