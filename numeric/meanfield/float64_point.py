@@ -337,7 +337,8 @@ def accuracy(
         a = max_abs(JK)
         aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
         sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
-        kappa_L = 2 * (sv[0] / a) * np.linalg.norm(aPI, 2)
+        # ||a P_I||_2: its largest singular value (what np.linalg.norm(., 2) computes)
+        kappa_L = 2 * (sv[0] / a) * np.linalg.svd(aPI, compute_uv=False).max()
         kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf
     else:
         kappa_L = kappa_J = 1.0
