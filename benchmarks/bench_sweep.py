@@ -170,21 +170,9 @@ def measure(args: argparse.Namespace) -> dict:
 
 def _child(tree: str, argv: list[str]) -> dict:
     """:func:`measure` in a fresh interpreter with the library of ``tree``."""
-    import json
-    import os
-    import subprocess
-    import sys
+    from bench_warm_routes import run_json
 
-    env = dict(os.environ, PYTHONPATH=tree)
-    out = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), *argv, "--json"],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_json(tree, [str(Path(__file__).resolve()), *argv, "--json"])
 
 
 def report(label: str, res: dict) -> None:
