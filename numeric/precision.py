@@ -22,8 +22,8 @@ import mpmath
 from mpmath import mpf
 
 import mfstein.ground.limits as _limits
+from mfstein.ground.blas import blas_thread_limit, limited_blas
 from mfstein.ground.errors import IllConditionedWarning, NumericalError, ParameterError, check_int
-from numeric.linalg.blas_threads import blas_thread_limit, limited_blas
 
 __all__ = [
     "MIN_DPS",

@@ -70,7 +70,7 @@ DIRECT_MAX_PLANAR = 400_000
 #: b = 2, N = 300, 153 against 167).
 DIRECT_ORDERING = "MMD_AT_PLUS_A"
 #: Direct solves of at most this many states run without limiting BLAS threads
-#: (:func:`numeric.linalg.blas_threads.limited_blas`: threadpoolctl scans the loaded
+#: (:func:`mfstein.ground.blas.limited_blas`: threadpoolctl scans the loaded
 #: libraries in a new process, some 10 ms, about a whole factorisation of SIR at
 #: N = 100; SuperLU's supernodes there are too small for BLAS to start threads).
 DIRECT_UNLIMITED = 20_000
@@ -158,8 +158,8 @@ def stationary_checked(
     NumericalError
         When no method reaches the tolerance (naming the best residual).
     """
+    from mfstein.ground.blas import limited_blas
     from numeric.exact.solvers import solve_krylov
-    from numeric.linalg.blas_threads import limited_blas
 
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0

@@ -1,6 +1,6 @@
 """How many BLAS threads mfstein's own hot loops use (threadpoolctl).
 
-Kept apart from :mod:`numeric.precision` (which re-exports these names) so that a
+In the ground (:mod:`numeric.precision` re-exports these names) so that a
 caller that only limits threads -- the exact solver's first call -- does not
 import mpmath.  Standard library and threadpoolctl (when used) only.
 """
