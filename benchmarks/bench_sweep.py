@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_sweep.py
     .venv/bin/python benchmarks/bench_sweep.py --points 1000 --loop 50 --skip-dps
+    .venv/bin/python benchmarks/bench_sweep.py --tree /tmp/main --rounds 2
 
 The model is the supermarket written as a plain user model with b = 10 coordinates
 (``benchmarks/models/supermarket_user.py``: no family, no fast path).
@@ -15,7 +16,14 @@ The model is the supermarket written as a plain user model with b = 10 coordinat
   from a fixed point found before (:mod:`numeric.meanfield.problem`).
 * **sweeps** of ``--points`` values of ``lam`` from 0.5 to 0.99: order 1 float64,
   order 2 float64 and order 1 at 30 digits by ``numeric.sweep``, against a loop of
-  ``numeric.solve`` (timed on ``--loop`` of the points and scaled to all of them).
+  ``numeric.solve`` (timed on ``--loop`` of the points and scaled to all of them);
+  every sweep warm except the first row, an order-2 sweep that also loads the
+  compiled third-moment kernel long order-2 sweeps use (the first in a process).
+
+With ``--tree DIR`` (e.g. ``git -C /work/main archive HEAD | tar -x -C /tmp/main``)
+that checkout and this one are measured one after the other, each in a fresh
+interpreter with ``PYTHONPATH`` set to it (the measuring code is this file's),
+``--rounds`` times.
 
 Wall time and this process's CPU time are both printed (the machine may be shared:
 CPU time is the cost, wall time what a user waits).  The goals of issue 34: warm
@@ -68,6 +76,8 @@ def _timed(fn, *args, **kwargs) -> tuple[float, float, object]:
 
 
 def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
+    """Median wall and CPU seconds per call of the script and the two warm solves,
+    the three alternating at each ``lam`` (the same load for each)."""
     import numeric
     from derive.models import load_model
 
@@ -75,9 +85,7 @@ def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
     mu = load_model(USER, b=B, unique=True)  # declares its unique fixed point: warm start
     for model in (m, mu):
         numeric.solve(model, {"lam": "0.9"}, precision="float64")  # prepares the model
-    lams = np.linspace(0.8, 0.95, repeat)
-    rows = []
-    for name, fn in (
+    cases = (
         ("SciPy script (root + 2 Lyapunov)", lambda x: scipy_script(x)),
         (
             "mfstein warm solve, float64",
@@ -87,14 +95,18 @@ def warm_calls(repeat: int) -> list[tuple[str, float, float]]:
             "  same, unique fixed point declared",
             lambda x: numeric.solve(mu, {"lam": x}, precision="float64"),
         ),
-    ):
-        walls, cpus = [], []
-        for lam in lams:
-            w, c, _ = _timed(fn, float(lam))
-            walls.append(w)
-            cpus.append(c)
-        rows.append((name, statistics.median(walls), statistics.median(cpus)))
-    return rows
+    )
+    walls: list[list[float]] = [[] for _ in cases]
+    cpus: list[list[float]] = [[] for _ in cases]
+    for lam in np.linspace(0.8, 0.95, repeat).tolist():
+        for k, (_, fn) in enumerate(cases):
+            w, c, _ = _timed(fn, lam)
+            walls[k].append(w)
+            cpus[k].append(c)
+    return [
+        (name, statistics.median(w), statistics.median(c))
+        for (name, _), w, c in zip(cases, walls, cpus, strict=True)
+    ]
 
 
 def _solve_loop(solve, model, lams: list[str], kw: dict) -> list:
@@ -103,18 +115,26 @@ def _solve_loop(solve, model, lams: list[str], kw: dict) -> list:
 
 
 def sweeps(points: int, loop: int, skip_dps: bool) -> list[tuple[str, float, float, float, float]]:
+    """Each sweep of ``points`` values and the loop of ``numeric.solve`` it replaces
+    (timed on ``loop`` points, scaled).  The first row is an order-2 sweep before any
+    other order-2 sweep of this many points in the process: it includes loading the
+    compiled third-moment kernel (numba's disk cache) that long order-2 sweeps use
+    (:data:`numeric.meanfield.sweep_points.COMPILE_MIN_POINTS`); the other rows run
+    with everything warm."""
     import numeric
     from derive.models import load_model
 
     m = load_model(USER, b=B)
-    numeric.sweep(m, {"lam": "0.5:0.99:3"}, precision="float64", order=2, progress=False)
-    numeric.sweep(m, {"lam": "0.5:0.99:3"}, dps=30, progress=False)  # warm everything
     grid = f"0.5:0.99:{points}"
+    numeric.sweep(m, {"lam": "0.5:0.99:3"}, precision="float64", order=2, progress=False)
+    rows = []
+    w, c, _ = _timed(numeric.sweep, m, {"lam": grid}, precision="float64", order=2, progress=False)
+    rows.append((f"order 2 float64, first long sweep ({points} points)", w, c, np.nan, np.nan))
+    numeric.sweep(m, {"lam": "0.5:0.99:3"}, dps=30, progress=False)  # warm everything
     cases = [("order 1 float64", {"precision": "float64"}, 1.0)]
     cases.append(("order 2 float64", {"precision": "float64", "order": 2}, 5.0))
     if not skip_dps:
         cases.append(("order 1 30 digits", {"dps": 30}, 60.0))
-    rows = []
     for name, kw, goal in cases:
         w, c, res = _timed(numeric.sweep, m, {"lam": grid}, progress=False, **kw)
         assert not res.refused, res.refused[:1]
@@ -125,36 +145,88 @@ def sweeps(points: int, loop: int, skip_dps: bool) -> list[tuple[str, float, flo
     return rows
 
 
+def checks() -> list[tuple[str, float, int, float, float]]:
+    """``(lam, sweep c, its digits, script c, digits that agree)`` at two points."""
+    import numeric
+    from derive.models import load_model
+
+    sol = numeric.sweep(load_model(USER, b=B), {"lam": ["0.9", "0.95"]}, precision="float64")
+    out = []
+    for row in sol.rows:
+        ref = scipy_script(float(row.params["lam"]))
+        agree = -np.log10(abs(row.c - ref) / ref) if row.c != ref else 16.0
+        out.append((row.params["lam"], row.c, row.digits, ref, float(agree)))
+    return out
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Every measurement of this process (the library on ``sys.path``)."""
+    return {
+        "warm": warm_calls(args.repeat),
+        "sweeps": sweeps(args.points, args.loop, args.skip_dps),
+        "checks": checks(),
+    }
+
+
+def _child(tree: str, argv: list[str]) -> dict:
+    """:func:`measure` in a fresh interpreter with the library of ``tree``."""
+    from bench_warm_routes import run_json
+
+    return run_json(tree, [str(Path(__file__).resolve()), *argv, "--json"])
+
+
+def report(label: str, res: dict) -> None:
+    """The tables of one tree's measurements."""
+    warm = res["warm"]
+    print(f"[{label}] warm calls, supermarket as a user model, b = {B} (median per call)")
+    print(f"  {'':40s} {'wall ms':>10s} {'cpu ms':>10s}")
+    for name, w, c in warm:
+        print(f"  {name:40s} {1e3 * w:10.3f} {1e3 * c:10.3f}")
+    print(f"  ratio mfstein / script (cpu): {warm[1][2] / warm[0][2]:.1f}x (goal <= 3x)")
+    print(f"  ratio with the uniqueness declared (warm start): {warm[2][2] / warm[0][2]:.1f}x")
+    print(f"[{label}] sweeps over lam (numeric.sweep vs a loop of numeric.solve, scaled)")
+    print(f"  {'':52s} {'wall s':>8s} {'cpu s':>8s} {'loop wall':>10s} {'loop cpu':>9s}")
+    for name, w, c, lw, lc in res["sweeps"]:
+        print(f"  {name:52s} {w:8.2f} {c:8.2f} {lw:10.1f} {lc:9.1f}")
+    for lam, c, digits, ref, agree in res["checks"]:
+        print(
+            f"  check lam = {lam}: sweep c = {c!r} ({digits} digits), script {ref!r}: "
+            f"{agree:.1f} digits agree"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=1000, help="lam values per sweep (1000)")
     ap.add_argument("--loop", type=int, default=50, help="points of the solve loop timed (50)")
     ap.add_argument("--repeat", type=int, default=30, help="warm calls timed (30)")
     ap.add_argument("--skip-dps", action="store_true", help="leave out the 30-digit sweep")
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        help="another checkout (e.g. main's) measured as well, each tree in a fresh "
+        "interpreter with PYTHONPATH set to it, alternating (repeatable)",
+    )
+    ap.add_argument("--rounds", type=int, default=1, help="rounds over the trees (1)")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    warm = warm_calls(args.repeat)
-    print(f"warm calls, supermarket as a user model, b = {B} (median per call)")
-    print(f"  {'':40s} {'wall ms':>10s} {'cpu ms':>10s}")
-    for name, w, c in warm:
-        print(f"  {name:40s} {1e3 * w:10.3f} {1e3 * c:10.3f}")
-    print(f"  ratio mfstein / script (cpu): {warm[1][2] / warm[0][2]:.1f}x (goal <= 3x)")
-    print(f"  ratio with the uniqueness declared (warm start): {warm[2][2] / warm[0][2]:.1f}x")
-    print()
-    print("sweeps over lam (numeric.sweep vs a loop of numeric.solve, scaled from --loop points)")
-    print(f"  {'':44s} {'wall s':>8s} {'cpu s':>8s} {'loop wall':>10s} {'loop cpu':>9s}")
-    for name, w, c, lw, lc in sweeps(args.points, args.loop, args.skip_dps):
-        print(f"  {name:44s} {w:8.2f} {c:8.2f} {lw:10.1f} {lc:9.1f}")
-    import numeric
-    from derive.models import load_model
+    if args.json:
+        import json
 
-    sol = numeric.sweep(load_model(USER, b=B), {"lam": ["0.9", "0.95"]}, precision="float64")
-    for row in sol.rows:
-        ref = scipy_script(float(row.params["lam"]))
-        agree = -np.log10(abs(row.c - ref) / ref) if row.c != ref else 16
-        print(
-            f"  check lam = {row.params['lam']}: sweep c = {row.to_dict()['c']} "
-            f"({row.digits} digits), script {ref!r}: {agree:.1f} digits agree"
-        )
+        print(json.dumps(measure(args)))
+        return
+    if not args.tree:
+        report("this tree", measure(args))
+        return
+    argv = [f"--points={args.points}", f"--loop={args.loop}", f"--repeat={args.repeat}"]
+    argv += ["--skip-dps"] if args.skip_dps else []
+    trees = [*args.tree, str(Path(__file__).resolve().parents[1])]
+    for r in range(args.rounds):
+        for tree in trees:
+            print(f"round {r + 1}, tree {tree}")
+            report(Path(tree).name, _child(tree, argv))
+            print(flush=True)
 
 
 if __name__ == "__main__":

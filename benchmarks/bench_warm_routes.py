@@ -55,10 +55,12 @@ print(json.dumps({"rows": rows, "c2": [str(a.c2), str(b.c2)]}))
 """
 
 
-def run(tree: str, dps: int) -> dict:
+def run_json(tree: str, argv: list[str]) -> dict:
+    """``python *argv`` in a fresh interpreter with the library of ``tree``
+    (``PYTHONPATH``, working directory): the JSON of its last printed line."""
     env = dict(os.environ, PYTHONPATH=tree)
     out = subprocess.run(
-        [sys.executable, "-c", CHILD.replace("DPS", str(dps))],
+        [sys.executable, *argv],
         env=env,
         cwd=tree,
         capture_output=True,
@@ -66,6 +68,10 @@ def run(tree: str, dps: int) -> dict:
         check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(tree: str, dps: int) -> dict:
+    return run_json(tree, ["-c", CHILD.replace("DPS", str(dps))])
 
 
 def main() -> None:

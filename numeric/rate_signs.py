@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 import mpmath
+import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
@@ -188,6 +189,17 @@ def check_values(
     for t, v in enumerate(values):
         if v < 0 and -_mp(v) > room[t]:
             raise negative_rate(model, t, v, where, state_text(model, s))
+
+
+def check_values64(
+    model: Any, values: np.ndarray, s: np.ndarray, p: np.ndarray, where: str
+) -> None:
+    """:func:`check_values` of float64 rates ``values`` at the float64 state ``s``: one
+    vectorised test when every rate is finite and ``>= 0`` (a warm call's usual case),
+    else :func:`check_values` itself for its sentence."""
+    if np.isfinite(values).all() and (values >= 0).all():
+        return
+    check_values(model, values.tolist(), s.tolist(), p.tolist(), where)
 
 
 def check_rates(model: Any, s: Sequence[Any], p: Sequence[Any], where: str) -> None:

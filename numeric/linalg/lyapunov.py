@@ -7,7 +7,10 @@ the matrix equation AX + XB = C", Comm. ACM 15(9), 1972).  These are the steps o
 :func:`scipy.linalg.solve_continuous_lyapunov`, the same operations in the same
 order (so the same numbers), without its argument checks, which cost more than
 the arithmetic for small systems, and with the Schur form given when several
-right-hand sides share one ``J``.
+right-hand sides share one ``J``.  The real Schur form itself (:func:`real_schur`)
+is LAPACK ``dgees`` called as :func:`scipy.linalg.schur` calls it (the same
+optimal workspace, queried once per size), without the wrapper's per-call
+checks and workspace query.
 """
 
 from __future__ import annotations
@@ -36,9 +39,39 @@ def lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarr
     return (Z @ (y / scale)) @ Z.T
 
 
+#: The optimal ``dgees`` workspace by matrix size (LAPACK's query depends on the size only).
+_GEES_LWORK: dict[int, int] = {}
+
+
+def _no_sort(x: float, y: float | None = None) -> None:
+    """``dgees``'s selection callback when nothing is sorted."""
+    return None
+
+
+def real_schur(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, Z)`` with ``A = Z T Z^T`` for a dense float64 ``A``: what
+    ``scipy.linalg.schur(A, output="real")`` returns (the same LAPACK call with the
+    same workspace, so the same numbers), with the workspace query made once per
+    size.  ``ValueError`` for a non-finite entry, as SciPy's check."""
+    import scipy.linalg
+    from scipy.linalg.lapack import dgees
+
+    a = np.asarray(A)
+    n = a.shape[0] if a.ndim == 2 else 0
+    if a.dtype != np.float64 or n == 0 or a.shape != (n, n):
+        return scipy.linalg.schur(a, output="real")  # the general wrapper
+    if not np.isfinite(a).all():
+        raise ValueError("array must not contain infs or NaNs")
+    lwork = _GEES_LWORK.get(n)
+    if lwork is None:
+        lwork = _GEES_LWORK[n] = int(dgees(_no_sort, a, lwork=-1)[-2][0].real)
+    result = dgees(_no_sort, a, lwork=lwork, overwrite_a=False, sort_t=0)
+    if result[-1] != 0:  # an illegal argument or no convergence: SciPy's own sentence
+        return scipy.linalg.schur(a, output="real")
+    return result[0], result[-3]
+
+
 def solve_lyapunov64(J: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """``X`` with ``J X + X J^T = Q`` for a dense float64 ``J`` (its real Schur form,
-    then :func:`lyapunov_real_schur`)."""
-    import scipy.linalg
-
-    return lyapunov_real_schur(*scipy.linalg.schur(J, output="real"), Q)
+    :func:`real_schur`, then :func:`lyapunov_real_schur`)."""
+    return lyapunov_real_schur(*real_schur(J), Q)

@@ -129,10 +129,10 @@ def solve(
     if precision == "float64":
         from numeric.meanfield.float64_route import solve_float64
 
-        sol = solve_float64(model, params, M=M, start=start, order=order)
+        sol = solve_float64(model, params, M=M, start=start, order=order)  # with its inputs
     else:
         sol = _solve_working_precision(model, params, dps, order, M, start, route)
-    sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
+        sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
     if wanted:
         from numeric.meanfield.observables import expand
 

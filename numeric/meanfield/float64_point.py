@@ -22,7 +22,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.acceptance import max_abs
-from numeric.rate_signs import check_values
+from numeric.rate_signs import check_values64
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
 DELTA = 1e-24
@@ -41,6 +41,9 @@ class AtPoint:
     f: np.ndarray
     J: Any
     Jr: Any
+    #: what :func:`accept` computed here that :func:`kept_block` may read again:
+    #: ``"stability"``, the dense matrix whose eigenvalues it took and them
+    seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
@@ -86,9 +89,7 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
     from scipy.sparse.csgraph import connected_components
 
     if isinstance(Jr, np.ndarray):  # a small system: one dense eigenproblem
-        A = np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr)
-        eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
-        return eig[np.argsort(eig.real)]
+        return _dense_eigenvalues(np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr))
     A = sps.csr_matrix(Jr, copy=True)  # thresholded below: the caller's Jr stays
     n = A.shape[0]
     if n == 0:
@@ -110,6 +111,12 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
     return eig[np.argsort(eig.real)]
 
 
+def _dense_eigenvalues(A: np.ndarray) -> np.ndarray:
+    """The eigenvalues of the dense ``A`` by increasing real part."""
+    eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
+    return eig[np.argsort(eig.real)]
+
+
 def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     """The checks of :mod:`numeric.meanfield.acceptance` at ``at.s`` (the same as the
     default route's): drift residual relative to the size of its terms, state
@@ -124,13 +131,24 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
         sysm.p,
         residual=at.residual(list(sysm.red.free)),
         scale=acceptance.term_scale(at.rates, at.J, s),
-        eig=eigenvalues_by_blocks(at.Jr),
+        eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
         has_laws=bool(sysm.red.laws),
-        check_rates=lambda: check_values(
-            model, at.rates.tolist(), s.tolist(), sysm.p.tolist(), "the fixed point"
-        ),
+        check_rates=lambda: check_values64(model, at.rates, s, sysm.p, "the fixed point"),
     )
+
+
+def _stability_eigenvalues(at: AtPoint) -> np.ndarray:
+    """:func:`eigenvalues_by_blocks` of ``at.Jr``, kept in ``at.seen`` with the dense
+    matrix they belong to (small systems), so that :func:`kept_block` does not
+    compute them again when its block is that matrix."""
+    if not at.dense:
+        return eigenvalues_by_blocks(at.Jr)
+    Jr = at.Jr
+    A = np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr)
+    eig = _dense_eigenvalues(A)
+    at.seen["stability"] = (A, eig)
+    return eig
 
 
 def _accepted_from(
@@ -249,14 +267,25 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
     kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
     K = [F[a] for a in kr]
-    JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
     Qs = at.Q(sysm)
-    QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
-    eig = np.linalg.eigvals(JK) if JK.size else np.zeros(0)
-    eig = eig[np.argsort(eig.real)]
+    whole = at.dense and not dropped and not sysm.red.laws  # the block is everything
+    if whole:  # the same arrays as the selections below (copies: the block owns them)
+        JK, QK = at.Jr.copy(), Qs.copy()
+    else:
+        JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
+        QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
+    seen = at.seen.get("stability")
+    if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
+        eig = seen[1].copy()
+    else:
+        eig = _dense_eigenvalues(JK)
     TK = sysm.T_dense[:, kr]  # b x nK
-    R = np.flatnonzero(TK.any(axis=1)).tolist()
-    MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
+    if whole:  # T is the identity: every row is reached and M's block is M
+        R = list(range(len(F)))
+        MK = M64.copy()
+    else:
+        R = np.flatnonzero(TK.any(axis=1)).tolist()
+        MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
     return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
 
 
@@ -308,7 +337,8 @@ def accuracy(
         a = max_abs(JK)
         aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
         sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
-        kappa_L = 2 * (sv[0] / a) * np.linalg.norm(aPI, 2)
+        # ||a P_I||_2: its largest singular value (what np.linalg.norm(., 2) computes)
+        kappa_L = 2 * (sv[0] / a) * np.linalg.svd(aPI, compute_uv=False).max()
         kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf
     else:
         kappa_L = kappa_J = 1.0

@@ -81,9 +81,9 @@ def solve_float64(
 
 def record_float64(problem: Any, pt: Any, o2: Order2Point64 | None) -> MeanFieldSolution:
     """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem``
-    (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``."""
-    sol = _record(problem.model, problem.values, problem.system, pt)
-    sol = replace(sol, notes=[*sol.notes, *pt.notes])
+    (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``,
+    carrying the problem's inputs (model, parameters as given, start, ``M``)."""
+    sol = _record(problem, pt)
     return sol if o2 is None else _with_order2_float64(sol, o2)
 
 
@@ -96,10 +96,12 @@ def accuracy_note(pt: Any) -> str:
     )
 
 
-def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFieldSolution:
+def _record(problem: Any, pt: Any) -> MeanFieldSolution:
     """The :class:`MeanFieldSolution` of the float64 route at the point ``pt``
-    (:class:`numeric.meanfield.float64_point.Point64`), sparse where the objects
-    are; every entry carries the error ``e`` times the largest entry of its object."""
+    (:class:`numeric.meanfield.float64_point.Point64`) of ``problem``, sparse where
+    the objects are; every entry carries the error ``e`` times the largest entry of
+    its object.  Built once, with every field (no copies by ``replace``)."""
+    model, values, sysm = problem.model, problem.values, problem.system
     b, red = model.n, sysm.red
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
@@ -125,8 +127,8 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
             f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
             f"{', '.join(str(model.states[j]) for j in blk.F)}."
         )
-    with mpmath.workdps(30):
-        shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
+    # to 15 digits (mpmath.nstr reads the value, not the working precision)
+    shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}
     return MeanFieldSolution(
         model=model.name,
         params=shown,
@@ -150,7 +152,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
         free=blk.F,
         conservation=red.laws_as_text(),
-        notes=notes,
+        notes=[*notes, *pt.notes],
         truncated_at=truncated_at,
         errors={
             "s_star": errs(s),
@@ -158,6 +160,10 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
             "W": [mpf64(e * wtop)] * (b * b),
         },
         family_fields=family_fields(lam=values.get("lam"), d=model.structure("d")),
+        source_model=model,
+        inputs=dict(problem.params),
+        start=problem.start,
+        M=problem.M,
     )
 
 

@@ -50,16 +50,20 @@ DENSE_MAX = 32
 
 
 def linear_solver(dense: bool) -> Any:
-    """``solve(A, b)`` for the implicit steps: LAPACK for dense ``A``, SuperLU for
-    sparse; a singular ``A`` raises :class:`RuntimeError` either way."""
+    """``solve(A, b)`` for the implicit steps: LAPACK for dense ``A``
+    (:func:`numeric.linalg.small.solve_vector_quiet`: every caller steps inside
+    ``np.errstate(all="ignore")``), SuperLU for sparse; a singular ``A`` raises
+    :class:`RuntimeError` either way."""
     if not dense:
         from scipy.sparse.linalg import splu
 
         return lambda A, b: splu(A.tocsc()).solve(b)
 
+    from numeric.linalg.small import solve_vector_quiet
+
     def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         try:
-            return np.linalg.solve(A, b)
+            return solve_vector_quiet(A, b)  # the callers' steps run with warnings off
         except np.linalg.LinAlgError as exc:
             raise RuntimeError(str(exc)) from exc
 
@@ -319,8 +323,11 @@ def fixed_point64(
             last[:] = [key, system.rates(system.full(y, q))]
         return last[1]
 
+    every = not red.laws  # every coordinate free, in order: no selection needed
+
     def fr(t: float, y: np.ndarray) -> np.ndarray:
-        return (system.LT @ rates(y))[free]
+        f = system.LT @ rates(y)
+        return f if every else f[free]
 
     def jr(t: float, y: np.ndarray) -> Any:
         if dense:
@@ -488,7 +495,7 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
                 continue
             y = x + dx
             g = fr(0, y)
-            if not np.all(np.isfinite(g)):
+            if not np.isfinite(g).all():
                 h /= 4
                 continue
             new = max_abs(g)

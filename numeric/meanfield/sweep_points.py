@@ -11,7 +11,6 @@ refusal in one sentence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -85,9 +84,7 @@ class Float64Points:
             from numeric.meanfield.float64_route import record_float64
             from numeric.meanfield.observables import expand
 
-            sol = replace(
-                record_float64(problem, pt, o2), source_model=self.model, inputs=dict(params)
-            )
+            sol = record_float64(problem, pt, o2)  # carries the model and the inputs
             observables = {g.name: expand(sol, self.model, g, params) for g in self.wanted}
         top = {"s": float(np.max(np.abs(pt.s), initial=0.0)), "V": np.max(np.abs(pt.V), initial=0)}
         return SweepPoint(

@@ -166,3 +166,32 @@ def test_simulate_refuses_a_reachable_negative_rate_in_exacts_sentence(files, ca
                                  "the lattice state N s = (11) at N = 10 (x = 11/10)")
     assert main(["simulate", *argv, "--steps", "20000", "--reps", "1", "--workers", "1"]) == 2
     assert _error_line(capsys) == exact_says
+
+
+def test_float64_rates_are_refused_as_the_general_check_refuses(files) -> None:
+    """The vectorised check of float64 rates passes what the general check passes and
+    refuses in its sentence what it refuses (round-off allowed, negative, not finite)."""
+    from derive.models import load_model
+    from derive.sparse import sparse_rates
+    from numeric.rate_signs import check_values, check_values64
+
+    model = load_model(files["sir"])
+    kernels = sparse_rates(model)  # the float64 route's rates (no compile)
+    p = np.zeros(0)
+    for s in ([0.7, 0.3], [0.7, 0.3 + 1e-12], [0.2, 0.5]):
+        s64 = np.array(s)
+        rates = kernels.rates(s64, p)
+        for bad in (None, np.nan, np.inf):
+            vals = np.array(rates, dtype=float)
+            if bad is not None:
+                vals[1] = bad
+            outcomes = []
+            for check in (check_values, check_values64):
+                args = (vals.tolist(), s, []) if check is check_values else (vals, s64, p)
+                try:
+                    check(model, *args, "the start")
+                    outcomes.append(None)
+                except ParameterError as exc:
+                    outcomes.append(str(exc))
+            assert outcomes[0] == outcomes[1], outcomes
+    assert outcomes[0] is not None  # an infinite rate is refused (a check of the check)

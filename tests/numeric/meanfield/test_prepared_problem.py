@@ -166,3 +166,30 @@ def test_kept_objects_are_copies():
     one.s_star[0] = 12345
     two = numeric.solve(m, params, dps=15)
     assert two.W[0, 0] == w and two.s_star[0] != 12345
+
+
+@pytest.mark.parametrize(("lam", "M"), [("0.5", None), ("0.9", "diag:1,2,3,4,5,6")])
+def test_warm_float64_solve_is_the_cold_one_with_its_inputs(lam: str, M: str | None) -> None:
+    """Whatever this process kept (problems, answers, the acceptance check's
+    eigenvalues read again by the kept block), a float64 solve gives the numbers of
+    one from nothing kept, and its result carries its inputs.  ``lam = 0.5`` drops
+    the negligible tail (a block smaller than the model), ``0.9`` keeps every
+    coordinate."""
+    m = load_model(f"{USER}:supermarket_user", b=10)
+    params = {"lam": lam}
+    pp.forget()
+    cold = numeric.solve(m, params, precision="float64", M=M)
+    for other in ("0.55", "0.85", "0.95"):
+        numeric.solve(m, {"lam": other}, precision="float64", M=M)
+    pp.forget()
+    pp.prepare(m, params, None, M)  # prepared, not yet solved
+    warm = numeric.solve(m, params, precision="float64", M=M)
+    again = numeric.solve(m, params, precision="float64", M=M)  # the kept answer
+    assert (cold.truncated_at is None) == (lam == "0.9")
+    for sol in (warm, again):
+        assert sol.constant == cold.constant and sol.digits == cold.digits
+        assert sol.s_star == cold.s_star and sol.V == cold.V and sol.notes == cold.notes
+        assert sol.eigenvalues == cold.eigenvalues and sol.errors == cold.errors
+        assert sol.W.tolist() == cold.W.tolist() and sol.P.tolist() == cold.P.tolist()
+        assert sol.source_model is m and sol.inputs == params
+        assert sol.start is None and sol.M == M

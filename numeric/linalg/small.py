@@ -1,0 +1,50 @@
+"""Small dense float64 solves without the fixed cost of NumPy's wrapper.
+
+A fixed-point search on a model of a few coordinates solves many ``n x n``
+systems with ``n`` of about 10, where :func:`numpy.linalg.solve`'s argument
+handling and error-state context cost more than LAPACK's ``gesv``.
+:func:`solve_vector_quiet` calls the same generalized ufunc
+(``_umath_linalg.solve1``: NumPy's own LAPACK, so the same numbers) directly, and
+hands anything unusual -- another dtype or shape, a singular matrix, a result
+that is not finite -- to :func:`numpy.linalg.solve`, which then answers (or
+raises) exactly as before.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:
+    from numpy.linalg import _umath_linalg
+
+    _SOLVE1 = _umath_linalg.solve1
+except (ImportError, AttributeError):  # another NumPy: the public function only
+    _SOLVE1 = None
+
+
+def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``x`` with ``A x = b`` for a float64 ``n x n`` array ``A`` and vector ``b``:
+    :func:`numpy.linalg.solve`'s result (and its :class:`numpy.linalg.LinAlgError`
+    for a singular ``A``), without its per-call wrapper when nothing is unusual.
+
+    For callers inside ``np.errstate(invalid="ignore")`` (a fixed-point search):
+    a singular ``A`` sets the invalid flag here before the wrapper raises."""
+    if (
+        _SOLVE1 is None
+        or type(A) is not np.ndarray
+        or type(b) is not np.ndarray
+        or A.dtype != np.float64
+        or b.dtype != np.float64
+        or A.ndim != 2
+        or b.ndim != 1
+        or A.shape[0] != A.shape[1]
+        or A.shape[0] != b.shape[0]
+        or b.shape[0] == 0
+    ):
+        return np.linalg.solve(A, b)
+    x = _SOLVE1(A, b, signature="dd->d")
+    # x @ x is not finite for a NaN or infinite entry (and for a huge one, which the
+    # wrapper then solves again: the same numbers)
+    return x if math.isfinite(x @ x) else np.linalg.solve(A, b)

@@ -1,0 +1,60 @@
+"""The wrapper-free dense float64 calls give the wrapped calls' numbers bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from numeric.linalg.lyapunov import real_schur, solve_lyapunov64
+from numeric.linalg.small import solve_vector_quiet
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 10, 33, 90])
+def test_real_schur_is_scipys(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for scale in (1e-8, 1.0, 1e6):
+        A = rng.standard_normal((n, n)) * scale
+        T, Z = real_schur(A)
+        T0, Z0 = scipy.linalg.schur(A, output="real")
+        assert np.array_equal(T, T0) and np.array_equal(Z, Z0)
+        T, Z = real_schur(np.asfortranarray(A))  # another memory order: the same numbers
+        assert np.array_equal(T, T0) and np.array_equal(Z, Z0)
+
+
+def test_real_schur_refuses_what_scipy_refuses() -> None:
+    A = np.eye(3)
+    A[1, 2] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        real_schur(A)
+    T, Z = real_schur(np.zeros((0, 0)))  # an empty matrix: SciPy's own answer
+    assert T.shape == (0, 0) and Z.shape == (0, 0)
+
+
+def test_lyapunov_solves_its_equation() -> None:
+    rng = np.random.default_rng(5)
+    J = rng.standard_normal((8, 8)) - 6 * np.eye(8)
+    Q = rng.standard_normal((8, 8))
+    Q = Q @ Q.T
+    X = solve_lyapunov64(J, -Q)
+    assert np.abs(J @ X + X @ J.T + Q).max() < 1e-12 * np.abs(Q).max()
+    assert np.array_equal(X, solve_lyapunov64(J.copy(), -Q))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 40])
+def test_solve_vector_is_numpys(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        A, b = rng.standard_normal((n, n)), rng.standard_normal(n)
+        assert np.array_equal(solve_vector_quiet(A, b), np.linalg.solve(A, b))
+
+
+def test_solve_vector_raises_and_falls_back_as_numpy() -> None:
+    with np.errstate(all="ignore"), pytest.raises(np.linalg.LinAlgError):
+        solve_vector_quiet(np.ones((3, 3)), np.ones(3))  # singular
+    A = np.array([[2, 1], [1, 3]])  # integers: NumPy's wrapper answers
+    assert np.array_equal(solve_vector_quiet(A, np.array([1, 2])), np.linalg.solve(A, [1, 2]))
+    huge = np.array([[1e-300, 0.0], [0.0, 1.0]])
+    with np.errstate(all="ignore"):
+        x = solve_vector_quiet(huge, np.array([1e300, 1.0]))  # overflows: NumPy's inf
+        assert np.array_equal(x, np.linalg.solve(huge, np.array([1e300, 1.0])))
