@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from derive.backends import lambdify
+from derive.lambda_values import placed
 
 __all__ = ["SparseRates", "sparse_rates"]
 
@@ -307,6 +308,8 @@ class LambdaKernels:
             ).reshape(-1, 3)
         self._objs = objs
         self._funcs: dict[str, Callable[..., Any]] = {}
+        #: the lambdified functions by kernel name (:mod:`derive.models.stored` keeps them)
+        self.raw: dict[str, Callable[..., Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         objs = self.__dict__.get("_objs", {})
@@ -317,16 +320,8 @@ class LambdaKernels:
             shape, entries = objs[name]
             idx = [ix for ix, _ in entries]
             raw = lambdify(self._symbols, [e for _, e in entries], "numpy", cse=True)
-
-            def fn(s: Any, p: Any, _raw: Any = raw, _idx: Any = idx, _shape: Any = shape) -> Any:
-                out = np.zeros(_shape)
-                if _idx:
-                    vals = np.array(_raw(*s, *p), dtype=float).reshape(len(_idx))
-                    for ix, v in zip(_idx, vals.tolist(), strict=True):
-                        out[ix] = v
-                return out
-
-            self._funcs[name] = fn
+            self.raw[name] = raw
+            fn = self._funcs[name] = placed(raw, idx, shape)
         return fn
 
 
