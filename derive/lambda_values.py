@@ -44,6 +44,21 @@ def placed(raw: Callable[..., Any], idx: Sequence[Any], shape: tuple[int, ...]) 
     return fn
 
 
+def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
+    """``fn(s, p)``: the ``n`` values ``raw(*s, *p)`` as a flat float64 array
+    (``module="numpy"``) or a list (``"mpmath"``)."""
+
+    def fn(s: Any, p: Any) -> Any:
+        if n == 0:
+            return np.zeros(0) if module == "numpy" else []
+        out = raw(*s, *p)
+        if module == "numpy":
+            return np.array(out, dtype=float).reshape(n)
+        return list(out)
+
+    return fn
+
+
 def _global_names(code: CodeType) -> set[str]:
     names: set[str] = set()
     codes = [code]

@@ -2,12 +2,15 @@
 
 Building a library model (``load_model("sir")``) imports SymPy and derives its
 objects: most of the CPU a new process spends before its first ``solve``.  What the
-working-precision mean-field route (:func:`numeric.meanfield.general.solve_general`)
-reads of the model is small and the same every time: its name, key, states,
-parameters and jumps, its declarations (:class:`derive.spec.ModelInfo`: parameter
-ranges, state space, conservation laws, reference point), its mpmath kernels (a
-generated module already in the cache directory, :mod:`mfstein.ground.generated`)
-and its float64 kernels (lambdified NumPy functions, :mod:`derive.lambda_values`).
+mean-field routes at order 1 (the working precision,
+:func:`numeric.meanfield.general.solve_general`, and float64,
+:mod:`numeric.meanfield.float64_route`) read of the model is small and the same every
+time: its name, key, states, parameters and jumps, its declarations
+(:class:`derive.spec.ModelInfo`: parameter ranges, state space, conservation laws,
+reference point), its mpmath kernels (a generated module already in the cache
+directory, :mod:`mfstein.ground.generated`), its float64 kernels and its sparse
+float64 rates with their derivatives (lambdified NumPy functions,
+:mod:`derive.lambda_values`; :class:`derive.sparse.SparseRates`).
 :func:`save` writes them as one JSON record after the full route built them;
 :func:`stored` reads the record back as a :class:`StoredModel` that stands in for
 the model on that route.
@@ -139,6 +142,43 @@ class Float64Kernels:
             setattr(self, name, placed(revived(fn["code"]), idx, tuple(fn["shape"])))
 
 
+class StoredSparseRates:
+    """The float64 rates of a stored model and their derivatives on sparse indices:
+    :class:`derive.sparse.SparseRates` with its functions compiled from their recorded
+    text (the mpmath evaluators are the full model's)."""
+
+    def __init__(self, rec: dict[str, Any], owner: StoredModel) -> None:
+        from derive.lambda_values import flat, revived
+
+        self.b, self.n_transitions, self._owner = rec["b"], rec["n_transitions"], owner
+        rows, cols, vals = rec["jumps"]
+        self.jumps = (
+            np.array(rows, dtype=np.int64),
+            np.array(cols, dtype=np.int64),
+            np.array(vals, dtype=float),
+        )
+        self.grad_index = np.array(rec["grad_index"], dtype=np.int64).reshape(-1, 2)
+        self.hess_index = np.array(rec["hess_index"], dtype=np.int64).reshape(-1, 3)
+        self._funcs = {w: flat(revived(f["code"]), f["n"]) for w, f in rec["functions"].items()}
+
+    def evaluator(self, what: str, module: str = "numpy") -> Any:
+        """As :meth:`derive.sparse.SparseRates.evaluator`."""
+        if module == "numpy":
+            return self._funcs[what]
+        from derive.sparse import sparse_rates
+
+        return sparse_rates(self._owner.full_model()).evaluator(what, module)
+
+    def rates(self, s: Any, p: Any) -> np.ndarray:
+        return self._funcs["rates"](s, p)
+
+    def grad(self, s: Any, p: Any) -> np.ndarray:
+        return self._funcs["grad"](s, p)
+
+    def hess(self, s: Any, p: Any) -> np.ndarray:
+        return self._funcs["hess"](s, p)
+
+
 class StoredTransition:
     """A transition's jump (and label); anything else from the full model's."""
 
@@ -229,6 +269,19 @@ class StoredModel:
         hit = self._kernels.get("float64")
         if hit is None:
             hit = self._kernels["float64"] = Float64Kernels(self._rec["float64"])
+        return hit
+
+    def sparse_rates(self) -> Any:
+        """The sparse float64 rates (:func:`numeric.meanfield.structure.prepared_system`),
+        the full model's when the record has none."""
+        hit = self._kernels.get("sparse")
+        if hit is None:
+            rec = self._rec["sparse"]
+            if rec is None:
+                from derive.sparse import sparse_rates
+
+                return sparse_rates(self.full_model())
+            hit = self._kernels["sparse"] = StoredSparseRates(rec, self)
         return hit
 
     def full_model(self) -> Any:
@@ -339,6 +392,31 @@ def _float64_record(model: Any) -> dict[str, Any] | None:
             "hess_index": lk.hess_index.tolist(), "functions": functions}  # fmt: skip
 
 
+def _sparse_record(model: Any) -> dict[str, Any] | None:
+    """The sparse float64 rates of ``model`` as recorded functions, ``None`` when a list
+    is evaluated form by form or a function cannot be recorded."""
+    from derive.lambda_values import portable
+    from derive.sparse import sparse_rates
+
+    sr = sparse_rates(model)
+    functions = {}
+    for what in ("rates", "grad", "hess"):
+        sr.evaluator(what)
+        raw = sr.raw.get((what, "numpy"))
+        code = None if raw is None else portable(raw)
+        if code is None:
+            return None
+        functions[what] = {"code": code, "n": sr._exprs.sizes[what]}
+    return {
+        "b": sr.b,
+        "n_transitions": sr.n_transitions,
+        "jumps": [v.tolist() for v in sr.jumps],
+        "grad_index": sr.grad_index.tolist(),
+        "hess_index": sr.hess_index.tolist(),
+        "functions": functions,
+    }
+
+
 def save(name: str, model: Any) -> bool:
     """Write the record of the library model ``name`` (built by its factory without
     options as ``model``); ``True`` when written, ``False`` when it cannot be kept."""
@@ -369,6 +447,7 @@ def save(name: str, model: Any) -> bool:
         "info": info,
         "mpmath_module": Path(kernels(model, "mpmath").path).stem,
         "float64": f64,
+        "sparse": _sparse_record(model),
     }
     if _tupled(rec["key"]) != model.key:
         return False

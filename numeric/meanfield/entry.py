@@ -105,9 +105,7 @@ def solve(
             "'general'."
         )
     name = model if isinstance(model, str) else None
-    model, params, save = _model_of(
-        model, params, precision == "dps" and order == 1 and not observables
-    )
+    model, params, save = _model_of(model, params, order == 1 and not observables)
     if model is None:  # K objects each with its own rates: their own numerics
         if M is not None or route != "auto":
             raise ParameterError("M and route are not available for a heterogeneous population.")
@@ -152,11 +150,11 @@ def solve(
 
 def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     """``(model, params, save)``: a library model named without options read from disk
-    when its record is there and the call is ``covered`` (the route the record serves:
-    the working precision at order 1 without observables; :mod:`derive.models.stored`,
-    no SymPy), else built (:func:`derive.models.as_model`), ``save`` telling whether to
-    write its record after the solve; ``(None, (model, params), False)`` for a
-    heterogeneous population."""
+    when its record is there and the call is ``covered`` (the routes the record serves:
+    the working precision and float64 at order 1 without observables;
+    :mod:`derive.models.stored`, no SymPy), else built (:func:`derive.models.as_model`),
+    ``save`` telling whether to write its record after the solve; ``(None, (model,
+    params), False)`` for a heterogeneous population."""
     from derive.models import as_model
     from derive.models.stored import stored
 

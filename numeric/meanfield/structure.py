@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import mpmath
@@ -266,9 +267,12 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     key = (model.key, repr(model.info.conservation))  # the declared laws shape the reduction
     base = _PREPARED.get(key)
     if base is None:
-        from derive.sparse import sparse_rates
+        stored = getattr(model, "sparse_rates", None)  # read from disk (derive.models.stored)
+        if stored is None:
+            from derive.sparse import sparse_rates
 
-        sr = sparse_rates(model)
+            stored = partial(sparse_rates, model)
+        sr = stored()
         red = _reduction(model, sr)
         rows, cols, vals = sr.jumps
         L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.n))

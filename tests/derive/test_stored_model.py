@@ -18,18 +18,19 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, sys
 import mfstein as mf
-sol = mf.solve("sir", {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"})
+sol = mf.solve("sir", {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}, precision=sys.argv[1])
 print(json.dumps(sol.to_dict(), sort_keys=True, default=str))
 print("sympy" in sys.modules, type(sol.source_model).__name__)
 """
 
 
-def _first_solve(cache: Path) -> tuple[str, bool, str]:
+def _first_solve(cache: Path, precision: str = "dps") -> tuple[str, bool, str]:
     """The answer, whether SymPy was imported, and the model's type, of a new process
-    with the cache directory ``cache`` (waits for the process to exit)."""
+    with the cache directory ``cache`` solving at ``precision`` (waits for the process
+    to exit)."""
     env = {**os.environ, "MFSTEIN_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", PROBE, precision],
         capture_output=True,
         text=True,
         env=env,
@@ -42,18 +43,19 @@ def _first_solve(cache: Path) -> tuple[str, bool, str]:
     return answer, sympy == "True", kind
 
 
-def test_warm_first_solve_is_the_cold_one_without_sympy(tmp_path: Path) -> None:
-    cold, cold_sympy, cold_kind = _first_solve(tmp_path)
+@pytest.mark.parametrize("precision", ["float64", "dps"])
+def test_warm_first_solve_is_the_cold_one_without_sympy(tmp_path: Path, precision: str) -> None:
+    cold, cold_sympy, cold_kind = _first_solve(tmp_path, precision)
     records = list((tmp_path / "models").glob("sir-*.json"))
     assert cold_sympy and cold_kind == "Model" and len(records) == 1
-    warm, warm_sympy, warm_kind = _first_solve(tmp_path)
+    warm, warm_sympy, warm_kind = _first_solve(tmp_path, precision)
     assert warm == cold  # every digit of every number
     assert not warm_sympy and warm_kind == "StoredModel"
     # a damaged record is a miss: the full route again, and the record written afresh
     records[0].write_text(records[0].read_text().replace('"sir"', '"sis"', 1))
-    again, again_sympy, _ = _first_solve(tmp_path)
+    again, again_sympy, _ = _first_solve(tmp_path, precision)
     assert again == cold and again_sympy
-    _, sympy_after, kind_after = _first_solve(tmp_path)
+    _, sympy_after, kind_after = _first_solve(tmp_path, precision)
     assert not sympy_after and kind_after == "StoredModel"
 
 
@@ -61,7 +63,7 @@ def test_stored_kernels_are_the_lambdified_ones(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
     from derive.models import load_model
     from derive.models.stored import FLOAT64_KERNELS, save, stored
-    from derive.sparse import lambda_kernels
+    from derive.sparse import lambda_kernels, sparse_rates
 
     model = load_model("sir")
     assert save("sir", model)
@@ -77,6 +79,14 @@ def test_stored_kernels_are_the_lambdified_ones(tmp_path: Path, monkeypatch) -> 
             assert a.shape == b.shape and a.tobytes() == b.tobytes(), name
     assert np.array_equal(k64.jac_index, lk.jac_index)
     assert np.array_equal(k64.hess_index, lk.hess_index)
+    sr, ssr = sparse_rates(model), st.sparse_rates()
+    for what in ("rates", "grad", "hess"):
+        s, p = rng.random(3), rng.random(4) + 0.1
+        assert sr.evaluator(what)(s, p).tobytes() == ssr.evaluator(what)(s, p).tobytes(), what
+    for a, b in zip(sr.jumps, ssr.jumps, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert np.array_equal(sr.grad_index, ssr.grad_index)
+    assert np.array_equal(sr.hess_index, ssr.hess_index)
     assert [t.jump for t in st.transitions] == [tuple(t.jump) for t in model.transitions]
     assert st.transitions[0].rate == model.transitions[0].rate  # from the full model
     assert st.full_model().key == model.key
