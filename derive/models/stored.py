@@ -33,6 +33,7 @@ Standard library, NumPy and mpmath's generated kernels; SymPy only in :func:`sav
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -82,9 +83,10 @@ def _factory_file(name: str) -> Path | None:
     return _DERIVE.parent.joinpath(*module.split(".")).with_suffix(".py")
 
 
+@functools.cache
 def record_key(name: str) -> str | None:
     """The key of model ``name``'s record (module docstring), ``None`` for a name that
-    is not a library factory."""
+    is not a library factory (once per process)."""
     from mfstein import __version__
 
     source = _factory_file(name)

@@ -21,7 +21,7 @@ from typing import Any
 
 import mpmath
 
-from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
+from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
@@ -158,6 +158,7 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     from derive.models import as_model
     from derive.models.stored import stored
 
+    check_params(params)  # as as_model does first: a refusal is the same sentence
     covered = covered and params is not None
     hit = stored(model, params) if covered else None
     if hit is not None:
