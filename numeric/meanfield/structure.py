@@ -32,15 +32,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
-import scipy.sparse as sps
 
 from mfstein.ground.errors import NumericalError
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.invariants import Reduction, reduction
+
+if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
+    # dense routes (the working precision's float64 search) never load them
+    import scipy.sparse as sps
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
@@ -135,6 +138,8 @@ class SparseSystem:
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
         gi = self.sr.grad_index
+        import scipy.sparse as sps
+
         return sps.csr_matrix((self.sr.grad(s, self.p), (gi[:, 0], gi[:, 1])), shape=self.L.shape)
 
     def jac(self, s: np.ndarray) -> sps.csr_matrix:
@@ -147,6 +152,8 @@ class SparseSystem:
 
     def Q_from_rates(self, rates: np.ndarray) -> sps.csr_matrix:
         """``Q = L^T diag(beta) L`` from evaluated rates (sparse ``b x b``)."""
+        import scipy.sparse as sps
+
         return (self.L.T @ sps.diags(rates) @ self.L).tocsr()
 
     def _hess_gather(self) -> tuple[tuple[np.ndarray, np.ndarray], Any]:
@@ -273,6 +280,8 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
 
             stored = partial(sparse_rates, model)
         sr = stored()
+        import scipy.sparse as sps
+
         red = _reduction(model, sr)
         rows, cols, vals = sr.jumps
         L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.n))
@@ -480,7 +489,12 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     entries = J[J != 0] if dense else J.data
     jmax = max_abs(entries) if entries.size else 1.0
     h = PTC_FIRST_STEP / max(jmax, 1e-300)
-    ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
+    if dense:
+        ident = np.eye(x.size)
+    else:
+        import scipy.sparse as sps
+
+        ident = sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
         for _ in range(PTC_STEPS):
             if norm < 1e-8 * scale(x):
