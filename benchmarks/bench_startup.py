@@ -20,7 +20,10 @@ included, warm cache: each case runs once per tree before timing) making one fir
 call -- bare ``import numpy, scipy``; the first ``mf.solve("sir", ...)`` at the default
 precision and with ``precision="float64"``; the first ``sim.simulate`` of SIR
 (2e5 events) -- for both trees, repetitions alternating between them; min and median
-of ``--repeat`` runs, and the heavy modules each case imported.
+of ``--repeat`` runs, and the heavy modules each case imported.  A warm cache includes
+Python's bytecode: ``PYTHONDONTWRITEBYTECODE`` is removed from the children's
+environment (``--no-bytecode`` keeps it: every module of the trees is compiled anew in
+every process, some 0.25 s of CPU for a first solve).
 """
 
 from __future__ import annotations
@@ -155,17 +158,20 @@ FIRST = {
 HEAVY = ("sympy", "mpmath", "scipy", "numba")
 
 
-def _fresh(tree: str, code: str) -> tuple[float, float, str]:
+def _fresh(tree: str, code: str, bytecode: bool = True) -> tuple[float, float, str]:
     """Wall and CPU seconds of a fresh process running ``code`` in ``tree``, and the
-    heavy modules it imported."""
+    heavy modules it imported (with ``bytecode``, Python writes and reads ``.pyc``)."""
     import resource
 
+    env = dict(os.environ, PYTHONPATH=tree)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     probe = f"{code}\nimport sys\nprint([m for m in {HEAVY!r} if m in sys.modules])"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run(
         [sys.executable, "-c", probe],
-        env=dict(os.environ, PYTHONPATH=tree),
+        env=env,
         cwd=tree,
         capture_output=True,
         text=True,
@@ -178,20 +184,21 @@ def _fresh(tree: str, code: str) -> tuple[float, float, str]:
     return wall, cpu, r.stdout.strip().splitlines()[-1]
 
 
-def first_calls(trees: list[tuple[str, str]], repeat: int) -> None:
+def first_calls(trees: list[tuple[str, str]], repeat: int, bytecode: bool = True) -> None:
     """Print the table of ``--first`` (module docstring)."""
     import statistics
 
-    print(f"load before: {os.getloadavg()[0]:.2f} (1-minute average), {os.cpu_count()} cores")
+    print(f"load before: {os.getloadavg()[0]:.2f} (1-minute average), {os.cpu_count()} cores; "
+          f"bytecode (.pyc) {'on' if bytecode else 'off'}")  # fmt: skip
     print(f"{'case':<24}{'tree':<8}{'CPU min':>9}{'CPU med':>9}{'wall min':>10}"
           f"{'wall med':>10}  heavy imports")  # fmt: skip
     for case, code in FIRST.items():
         runs: dict[str, list[tuple[float, float, str]]] = {name: [] for name, _ in trees}
         for _, tree in trees:
-            _fresh(tree, code)  # the warm cache of this tree
+            _fresh(tree, code, bytecode)  # the warm cache of this tree
         for _ in range(repeat):
             for name, tree in trees:
-                runs[name].append(_fresh(tree, code))
+                runs[name].append(_fresh(tree, code, bytecode))
         for name, _ in trees:
             cpu = [r[1] for r in runs[name]]
             wall = [r[0] for r in runs[name]]
@@ -211,9 +218,10 @@ def main() -> None:
     p.add_argument("--step", type=int, default=5, help="delay step (ms)")
     p.add_argument("--presses", type=int, default=1, help="Ctrl-C presses, 50 ms apart")
     p.add_argument("--first", action="store_true", help="first calls in a fresh process")
+    p.add_argument("--no-bytecode", action="store_true", help="--first without .pyc files")
     a = p.parse_args()
     if a.first:
-        first_calls([("before", a.before), ("after", ROOT)], a.repeat)
+        first_calls([("before", a.before), ("after", ROOT)], a.repeat, not a.no_bytecode)
         return
     if a.sigint:
         sigint_sweep(a.start, a.to, a.step, a.repeat, a.presses)
