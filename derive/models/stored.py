@@ -302,6 +302,20 @@ class StoredModel:
     def __repr__(self) -> str:
         return f"StoredModel({self.name!r})"
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # another process reads its own record (its kernels are functions and modules)
+        return _revived, (self.name,)
+
+
+def _revived(name: str) -> Any:
+    """The stored model ``name`` in this process, else the model its factory builds."""
+    hit = stored(name)
+    if hit is not None:
+        return hit
+    from derive.models import load_model
+
+    return load_model(name)
+
 
 def stored(name: Any, params: Any = None) -> StoredModel | None:
     """The stored model of the library factory ``name`` when its record is on disk and

@@ -4,6 +4,7 @@ new process with a warm cache runs no SymPy and answers bit for bit as the full 
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,10 @@ def test_stored_kernels_are_the_lambdified_ones(tmp_path: Path, monkeypatch) -> 
     assert [t.jump for t in st.transitions] == [tuple(t.jump) for t in model.transitions]
     assert st.transitions[0].rate == model.transitions[0].rate  # from the full model
     assert st.full_model().key == model.key
+    again = pickle.loads(pickle.dumps(st))  # a process pool's copy: read from the record
+    assert (
+        again.key == model.key and again.float64_kernels().f(s, p).tobytes() == lk.f(s, p).tobytes()
+    )
 
 
 def test_a_model_with_a_fast_path_is_not_stored(tmp_path: Path, monkeypatch) -> None:
