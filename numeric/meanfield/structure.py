@@ -314,8 +314,6 @@ def fixed_point64(
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
     bookkeeping that dominates small systems).
     """
-    from scipy.integrate import solve_ivp
-
     red = system.red
     free = list(red.free)
     q = system.laws64(start)
@@ -362,6 +360,8 @@ def fixed_point64(
         return bound - max_abs(y)
 
     runaway.terminal = True  # type: ignore[attr-defined]
+    if ptc is None:  # SciPy's integrators only when pseudo-transient continuation failed
+        from scipy.integrate import solve_ivp
     for horizon in HORIZONS if ptc is None else ():
         try:
             with np.errstate(all="ignore"):  # a non-finite step is reported below
