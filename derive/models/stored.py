@@ -254,15 +254,20 @@ class StoredModel:
         return self.info.structure.get(name, default)
 
     def kernels(self, backend: str = "numba") -> Any:
-        """The mpmath kernels from the cache directory; any other back end the full
+        """The mpmath kernels from the cache directory (the full model's, generated
+        afresh, when that module is missing or damaged); any other back end the full
         model's."""
         if backend != "mpmath":
             return self.full_model().kernels(backend)
         hit = self._kernels.get(backend)
         if hit is None:
+            from mfstein.ground.errors import ParameterError
             from mfstein.ground.generated import load_generated
 
-            module = load_generated(self._rec["mpmath_module"])
+            try:
+                module = load_generated(self._rec["mpmath_module"])
+            except ParameterError:
+                return self.full_model().kernels(backend)
             hit = self._kernels[backend] = ModuleKernels(module, self.n, self.params)
         return hit
 

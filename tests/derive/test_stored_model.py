@@ -3,6 +3,7 @@ new process with a warm cache runs no SymPy and answers bit for bit as the full 
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from deadlines import deadline
+
+from mfstein.ground import cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,6 +108,15 @@ def test_a_model_with_a_fast_path_is_not_stored(tmp_path: Path, monkeypatch) -> 
     model = load_model("supermarket", b=3)
     assert model.info.fast_path and not save("supermarket", model)
     assert stored("supermarket") is None
+
+
+def test_a_missing_kernel_module_is_generated_again(tmp_path: Path) -> None:
+    _first_solve(tmp_path)  # writes the record
+    record = next((tmp_path / "models").glob("sir-*.json")).read_text()
+    module = json.loads(record.rpartition(cache.CHECK_PREFIX)[0])["mpmath_module"]
+    (tmp_path / f"{module}.py").unlink()
+    _, sympy, kind = _first_solve(tmp_path)  # the full model's kernels, generated afresh
+    assert sympy and kind == "StoredModel" and (tmp_path / f"{module}.py").is_file()
 
 
 @pytest.mark.parametrize("text", ['{"a": 1}', "not json"])
