@@ -3,6 +3,7 @@ and (``--sigint``) what Ctrl-C does at each moment of start-up.
 
 Run:  .venv/bin/python benchmarks/bench_startup.py [--before /tmp/before] [--repeat 5]
       .venv/bin/python benchmarks/bench_startup.py --sigint [--to 300] [--step 5] [--repeat 2]
+      .venv/bin/python benchmarks/bench_startup.py --first [--before /tmp/before] [--repeat 5]
 
 "before" is the committed tree exported with
 ``git -C /work/main archive HEAD | tar -x -C /tmp/before`` and run with
@@ -13,6 +14,16 @@ best of ``--repeat`` wall-clock runs of a fresh interpreter:
 * ``table start-up``: ``mfstein table --help`` (parser plus the table module's
   registration), the fixed cost before any computation;
 * ``imports``: the heavy modules loaded by ``--help`` (should be none).
+
+``--first`` (issue 34): the CPU and wall seconds of a fresh process (interpreter start
+included, warm cache: each case runs once per tree before timing) making one first
+call -- bare ``import numpy, scipy``; the first ``mf.solve("sir", ...)`` at the default
+precision and with ``precision="float64"``; the first ``sim.simulate`` of SIR
+(2e5 events) -- for both trees, repetitions alternating between them; min and median
+of ``--repeat`` runs, and the heavy modules each case imported.  A warm cache includes
+Python's bytecode: ``PYTHONDONTWRITEBYTECODE`` is removed from the children's
+environment (``--no-bytecode`` keeps it: every module of the trees is compiled anew in
+every process, some 0.25 s of CPU for a first solve).
 """
 
 from __future__ import annotations
@@ -133,6 +144,70 @@ def sigint_sweep(start_ms: int, stop_ms: int, step_ms: int, repeat: int, presses
             print(f"\n--- first {kind}, {text}")
 
 
+SIR = "{'beta': 3, 'gamma': 1, 'rho': '0.5', 'a': '0.1'}"
+#: What a first call in a fresh process runs, by case.
+FIRST = {
+    "import numpy, scipy": "import numpy, scipy",
+    "first solve (dps 30)": f"import mfstein as mf\nmf.solve('sir', {SIR})",
+    "first solve (float64)": f"import mfstein as mf\nmf.solve('sir', {SIR}, precision='float64')",
+    "first simulate (2e5)": (
+        "import sim\nr = sim.simulate('sir', {k: str(v) for k, v in " + SIR + ".items()}, "
+        "N=1000, steps=200000, reps=1, workers=1, seed=1)\nassert r.complete"
+    ),
+}
+HEAVY = ("sympy", "mpmath", "scipy", "numba")
+
+
+def _fresh(tree: str, code: str, bytecode: bool = True) -> tuple[float, float, str]:
+    """Wall and CPU seconds of a fresh process running ``code`` in ``tree``, and the
+    heavy modules it imported (with ``bytecode``, Python writes and reads ``.pyc``)."""
+    import resource
+
+    env = dict(os.environ, PYTHONPATH=tree)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    probe = f"{code}\nimport sys\nprint([m for m in {HEAVY!r} if m in sys.modules])"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode:
+        raise SystemExit(f"a first call failed in {tree}:\n{r.stderr[-2000:]}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, r.stdout.strip().splitlines()[-1]
+
+
+def first_calls(trees: list[tuple[str, str]], repeat: int, bytecode: bool = True) -> None:
+    """Print the table of ``--first`` (module docstring)."""
+    import statistics
+
+    print(f"load before: {os.getloadavg()[0]:.2f} (1-minute average), {os.cpu_count()} cores; "
+          f"bytecode (.pyc) {'on' if bytecode else 'off'}")  # fmt: skip
+    print(f"{'case':<24}{'tree':<8}{'CPU min':>9}{'CPU med':>9}{'wall min':>10}"
+          f"{'wall med':>10}  heavy imports")  # fmt: skip
+    for case, code in FIRST.items():
+        runs: dict[str, list[tuple[float, float, str]]] = {name: [] for name, _ in trees}
+        for _, tree in trees:
+            _fresh(tree, code, bytecode)  # the warm cache of this tree
+        for _ in range(repeat):
+            for name, tree in trees:
+                runs[name].append(_fresh(tree, code, bytecode))
+        for name, _ in trees:
+            cpu = [r[1] for r in runs[name]]
+            wall = [r[0] for r in runs[name]]
+            cells = f"{min(cpu):>9.3f}{statistics.median(cpu):>9.3f}{min(wall):>10.3f}"
+            cells += f"{statistics.median(wall):>10.3f}"
+            print(f"{case:<24}{name:<8}{cells}  {runs[name][-1][2]}")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", default="/tmp/before")
@@ -142,7 +217,12 @@ def main() -> None:
     p.add_argument("--to", type=int, default=200, help="last delay (ms)")
     p.add_argument("--step", type=int, default=5, help="delay step (ms)")
     p.add_argument("--presses", type=int, default=1, help="Ctrl-C presses, 50 ms apart")
+    p.add_argument("--first", action="store_true", help="first calls in a fresh process")
+    p.add_argument("--no-bytecode", action="store_true", help="--first without .pyc files")
     a = p.parse_args()
+    if a.first:
+        first_calls([("before", a.before), ("after", ROOT)], a.repeat, not a.no_bytecode)
+        return
     if a.sigint:
         sigint_sweep(a.start, a.to, a.step, a.repeat, a.presses)
         return

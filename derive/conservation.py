@@ -15,11 +15,23 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+#: Laws read back from disk (:mod:`derive.models.stored`), by jump matrix and ``b``.
+_KNOWN: dict[tuple[Any, int], tuple[tuple[Fraction, ...], ...]] = {}
+
 
 def conservation_laws(jumps: Any, b: int) -> tuple[tuple[Fraction, ...], ...]:
     """A basis (reduced row echelon form) of ``{c : c . l = 0 for every jump l}``
-    (``jumps``: rows of integers, a list or an array), computed once per jump matrix."""
-    return _laws(tuple(tuple(int(v) for v in row) for row in jumps), b)
+    (``jumps``: rows of integers, a list or an array), computed once per jump matrix
+    (or read back from disk, :func:`remember_laws`)."""
+    rows = tuple(tuple(int(v) for v in row) for row in jumps)
+    known = _KNOWN.get((rows, b))
+    return known if known is not None else _laws(rows, b)
+
+
+def remember_laws(jumps: Any, b: int, laws: tuple[tuple[Fraction, ...], ...]) -> None:
+    """Take ``laws`` as the laws of ``jumps`` (computed by :func:`conservation_laws` in
+    the process that stored them) without SymPy."""
+    _KNOWN[(tuple(tuple(int(v) for v in row) for row in jumps), b)] = laws
 
 
 @lru_cache(maxsize=256)

@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from derive.backends import lambdify
+from derive.lambda_values import flat, placed
 
 __all__ = ["SparseRates", "sparse_rates"]
 
@@ -133,6 +134,9 @@ class SparseRates:
     #: per object, the entries grouped by rate template (:func:`_groups`)
     _forms: dict[str, list[_Group]] = field(default_factory=dict)
     _params: tuple[sp.Symbol, ...] = ()
+    #: the lambdified functions of :meth:`evaluator` by ``(what, module)`` when one
+    #: function serves the list (:mod:`derive.models.stored` keeps them)
+    raw: dict[tuple[str, str], Callable[..., Any]] = field(default_factory=dict)
 
     def evaluator(self, what: str, module: str = "numpy") -> Callable[[Any, Any], Any]:
         """``what`` in ``rates``, ``grad``, ``hess``; ``module`` ``numpy`` or ``mpmath``.
@@ -155,17 +159,8 @@ class SparseRates:
             # common subexpressions pay off within short lists; for long ones SymPy's
             # cse costs more than the evaluation it saves
             raw = lambdify(self._symbols, exprs, module, cse=len(exprs) <= CSE_MAX)
-            n = len(exprs)
-
-            def fn(s: Any, p: Any, _raw: Callable[..., Any] = raw, _n: int = n) -> Any:
-                if _n == 0:
-                    return np.zeros(0) if module == "numpy" else []
-                out = _raw(*s, *p)
-                if module == "numpy":
-                    return np.array(out, dtype=float).reshape(_n)
-                return list(out)
-
-            self._funcs[key] = fn
+            self.raw[key] = raw
+            fn = self._funcs[key] = flat(raw, len(exprs), module)
         return fn
 
     def rates(self, s: Any, p: Any) -> np.ndarray:
@@ -307,6 +302,8 @@ class LambdaKernels:
             ).reshape(-1, 3)
         self._objs = objs
         self._funcs: dict[str, Callable[..., Any]] = {}
+        #: the lambdified functions by kernel name (:mod:`derive.models.stored` keeps them)
+        self.raw: dict[str, Callable[..., Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         objs = self.__dict__.get("_objs", {})
@@ -317,16 +314,8 @@ class LambdaKernels:
             shape, entries = objs[name]
             idx = [ix for ix, _ in entries]
             raw = lambdify(self._symbols, [e for _, e in entries], "numpy", cse=True)
-
-            def fn(s: Any, p: Any, _raw: Any = raw, _idx: Any = idx, _shape: Any = shape) -> Any:
-                out = np.zeros(_shape)
-                if _idx:
-                    vals = np.array(_raw(*s, *p), dtype=float).reshape(len(_idx))
-                    for ix, v in zip(_idx, vals.tolist(), strict=True):
-                        out[ix] = v
-                return out
-
-            self._funcs[name] = fn
+            self.raw[name] = raw
+            fn = self._funcs[name] = placed(raw, idx, shape)
         return fn
 
 

@@ -170,6 +170,8 @@ def _kink_functions(model: Any) -> list[tuple[Any, Any, Any]]:
     """``(transition, g, g as a float function of (states, params))`` for every kink
     ``g = 0`` of the model's rates (:func:`derive.model.kinks`), made once per model
     key: a warm check runs no SymPy."""
+    if getattr(model, "kink_free", False):  # a stored model (derive.models.stored)
+        return []
     hit = _KINKS.get(model.key)
     if hit is None:
         import sympy as sp

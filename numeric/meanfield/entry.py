@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 
-from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
+from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
@@ -95,9 +95,7 @@ def solve(
         that its :meth:`~numeric.MeanFieldSolution.certify` needs nothing else); see
         :mod:`numeric.meanfield.general` for how ``digits`` is earned.
     """
-    from derive.models import as_model
     from derive.spec import Truncated
-    from numeric.heterogeneous.entry import is_heterogeneous, solve_heterogeneous
 
     dps = check_dps(dps)
     check_start(start)
@@ -110,12 +108,22 @@ def solve(
             "--float64), which solves any model without a fast path; use route 'auto' or "
             "'general'."
         )
-    model, params = as_model(model, params)
-    if is_heterogeneous(model):  # K objects each with its own rates: their own numerics
+    name = model if isinstance(model, str) else None
+    model, params, save = _model_of(model, params, order == 1 and not observables)
+    if model is None:  # K objects each with its own rates: their own numerics
         if M is not None or route != "auto":
             raise ParameterError("M and route are not available for a heterogeneous population.")
-        return solve_heterogeneous(model, params, dps=dps, order=order, start=start,
-                                   precision=precision, observables=observables)
+        from numeric.heterogeneous.entry import solve_heterogeneous
+
+        return solve_heterogeneous(
+            params[0],
+            params[1],
+            dps=dps,
+            order=order,
+            start=start,
+            precision=precision,
+            observables=observables,
+        )
     if isinstance(model, Truncated):
         with mpmath.workdps(dps + 20):
             values = parse_params(model, params)
@@ -137,6 +145,10 @@ def solve(
         from numeric.meanfield.observables import expand
 
         sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
+    if save:
+        from derive.models.stored import save as save_record
+
+        save_record(name, model)
     return sol
 
 
@@ -172,10 +184,40 @@ def certify(
         )
     model, params = as_model(model, params)
     return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
+def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
+    """``(model, params, save)``: a library model named without options read from disk
+    when its record is there and the call is ``covered`` (the routes the record serves:
+    the working precision and float64 at order 1 without observables;
+    :mod:`derive.models.stored`, no SymPy), else built (:func:`derive.models.as_model`),
+    ``save`` telling whether to write its record after the solve; ``(None, (model,
+    params), False)`` for a heterogeneous population."""
+    from derive.models import as_model
+    from derive.models.stored import stored
+
+    check_params(params)  # as as_model does first: a refusal is the same sentence
+    covered = covered and params is not None
+    hit = stored(model, params) if covered else None
+    if hit is not None:
+        return hit, dict(params), False
+    given = set(map(str, params or {}))
+    built, params = as_model(model, params)
+    from numeric.heterogeneous.entry import is_heterogeneous
+
+    if is_heterogeneous(built):
+        return None, (built, params), False
+    from numeric.meanfield.fixed_point import LAMBDA_MAX_B
+
+    # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B states
+    small = getattr(built, "n", LAMBDA_MAX_B + 1) <= LAMBDA_MAX_B
+    save = covered and small and isinstance(model, str) and given <= set(map(str, built.params))
+    return built, params, save
+
 
 def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad
     one, before any work), without repeated names."""
+    if isinstance(observables, list | tuple) and not observables:
+        return []
     from derive.observables import observable
 
     if isinstance(observables, str) or (

@@ -81,6 +81,9 @@ def float64_kernels(model: Any) -> Any:
     """The float64 base kernels of ``model``: lambdified NumPy code up to
     :data:`LAMBDA_MAX_B` states, numba's above."""
     if model.n <= LAMBDA_MAX_B:
+        stored = getattr(model, "float64_kernels", None)  # read from disk (derive.models.stored)
+        if stored is not None:
+            return stored()
         from derive.sparse import lambda_kernels
 
         return lambda_kernels(model, "base")

@@ -36,6 +36,7 @@ twice, :class:`mfstein.ground.errors.NumericalError` is raised and nothing is re
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from fractions import Fraction
@@ -70,6 +71,12 @@ KRONECKER_MAX_N = 8
 
 def _sympy_to_mpf(name: str, value: Any) -> mpf:
     """A number from a model declaration (SymPy number, int, str, float) as mpf."""
+    from derive.models.stored import StoredRational
+
+    if isinstance(value, StoredRational):  # a stored model's: read as the Rational it was
+        return mpf(int(value.numerator)) / int(value.denominator)
+    if "sympy" not in sys.modules:  # then no SymPy number exists
+        return to_mpf(name, value)
     import sympy as sp
 
     if isinstance(value, sp.Rational):

@@ -241,6 +241,8 @@ class MeanFieldSolution(Presentable):
         """The :class:`derive.Model` this solution was computed from (``None`` if
         it was built by hand)."""
         m = self.source_model
+        if hasattr(type(m), "full_model"):  # a model read from disk (derive.models.stored)
+            m = m.full_model()
         if callable(m) and not hasattr(m, "transitions"):
             m = m()
             object.__setattr__(self, "source_model", m)  # a cache, not a field's value

@@ -31,15 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
-import scipy.sparse as sps
 
 from mfstein.ground.errors import NumericalError
 from numeric.invariants import Reduction, reduction
 from numeric.meanfield.acceptance import max_abs
+
+if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
+    # dense routes (the working precision's float64 search) never load them
+    import scipy.sparse as sps
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
@@ -138,6 +142,8 @@ class SparseSystem:
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
         gi = self.sr.grad_index
+        import scipy.sparse as sps
+
         return sps.csr_matrix((self.sr.grad(s, self.p), (gi[:, 0], gi[:, 1])), shape=self.L.shape)
 
     def jac(self, s: np.ndarray) -> sps.csr_matrix:
@@ -150,6 +156,8 @@ class SparseSystem:
 
     def Q_from_rates(self, rates: np.ndarray) -> sps.csr_matrix:
         """``Q = L^T diag(beta) L`` from evaluated rates (sparse ``b x b``)."""
+        import scipy.sparse as sps
+
         return (self.L.T @ sps.diags(rates) @ self.L).tocsr()
 
     def _hess_gather(self) -> tuple[tuple[np.ndarray, np.ndarray], Any]:
@@ -270,9 +278,14 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
     key = (model.key, repr(model.info.conservation))  # the declared laws shape the reduction
     base = _PREPARED.get(key)
     if base is None:
-        from derive.sparse import sparse_rates
+        stored = getattr(model, "sparse_rates", None)  # read from disk (derive.models.stored)
+        if stored is None:
+            from derive.sparse import sparse_rates
 
-        sr = sparse_rates(model)
+            stored = partial(sparse_rates, model)
+        sr = stored()
+        import scipy.sparse as sps
+
         red = _reduction(model, sr)
         rows, cols, vals = sr.jumps
         L = sps.csr_matrix((vals, (rows, cols)), shape=(sr.n_transitions, model.n))
@@ -305,8 +318,6 @@ def fixed_point64(
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
     bookkeeping that dominates small systems).
     """
-    from scipy.integrate import solve_ivp
-
     red = system.red
     free = list(red.free)
     q = system.laws64(start)
@@ -356,6 +367,8 @@ def fixed_point64(
         return bound - max_abs(y)
 
     runaway.terminal = True  # type: ignore[attr-defined]
+    if ptc is None:  # SciPy's integrators only when pseudo-transient continuation failed
+        from scipy.integrate import solve_ivp
     for horizon in HORIZONS if ptc is None else ():
         try:
             with np.errstate(all="ignore"):  # a non-finite step is reported below
@@ -483,7 +496,12 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     entries = J[J != 0] if dense else J.data
     jmax = max_abs(entries) if entries.size else 1.0
     h = PTC_FIRST_STEP / max(jmax, 1e-300)
-    ident = np.eye(x.size) if dense else sps.identity(x.size, format="csc")
+    if dense:
+        ident = np.eye(x.size)
+    else:
+        import scipy.sparse as sps
+
+        ident = sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
         for _ in range(PTC_STEPS):
             if norm < 1e-8 * scale(x):
