@@ -1,8 +1,10 @@
 """Issue 15, the remaining gaps: Ctrl-C during start-up, one-line warnings, and the
 heavy-traffic rate that rounds to 1 named as such.
 
-Every test runs the real ``mfstein`` in a subprocess (the signal handling and the
-warning formatter live in the console entry point).
+The signal and warning tests run the real ``mfstein`` in a subprocess (the signal
+handling and the warning formatter live in the console entry point); the refusals of a
+heavy-traffic rate are sentences of the dispatcher, checked in this process
+(:func:`in_process.run_main`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from deadlines import deadline
+from in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -181,11 +184,16 @@ def test_a_warning_is_one_line(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ a rate that rounds to 1
-def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
+def test_heavy_traffic_rate_that_rounds_to_one_is_named(capsys) -> None:
     """gamma/N^alpha = 5e-100 is below 30 digits: lam is 1 in the working precision;
     the sentence says so (not "lam must be < mu") and what would work."""
     for cmd in ("lemmas", "bound"):
-        proc = _mfstein(cmd, "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100")
+        proc = run_main(
+            [cmd, "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100"],
+            ROOT,
+            capsys,
+            timeout=TIMEOUT,
+        )
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in proc.stderr
@@ -195,7 +203,7 @@ def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
         assert "give an integer b" in msg and "N <= 9.98e+29" in msg
 
 
-def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -> None:
+def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check(capsys) -> None:
     """The refusal is exactly "lam rounds to 1": with an integer b the same grid is
     computed, and a size whose gamma/N^alpha stays above 10^-dps is not named."""
     from mfstein.ground.errors import ParameterError
@@ -205,12 +213,12 @@ def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -
     with pytest.raises(ParameterError, match=r"1 - 1\.02e-31 at N = 1e\+31"):
         check_heavy_traffic_below_one("0.5", "0.99", [10, 10**31], 30)
     argv = ["--gamma", "0.5", "--alpha", "0.99", "--N", "1e100", "--b", "3", "--only", "lemma5"]
-    proc = _mfstein("lemmas", *argv)
+    proc = run_main(["lemmas", *argv], ROOT, capsys, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
 
 
-def test_missing_half_of_the_heavy_traffic_pair_is_named() -> None:
-    proc = _mfstein("lemmas", "--alpha", "0.99", "--N", "1e100")
+def test_missing_half_of_the_heavy_traffic_pair_is_named(capsys) -> None:
+    proc = run_main(["lemmas", "--alpha", "0.99", "--N", "1e100"], ROOT, capsys, timeout=TIMEOUT)
     assert proc.returncode == 2
     assert "gamma is missing" in proc.stderr
 
