@@ -1,5 +1,5 @@
-"""``mfstein tail``: results in a subprocess, and one-line errors with exit status 2 (in
-this process, :func:`in_process.run_main`, but the first, which stays a process)."""
+"""``mfstein tail``: results, and one-line errors with exit status 2, run in this process
+(:func:`in_process.run_main`) but the first error, which stays a process."""
 
 from __future__ import annotations
 
@@ -59,13 +59,16 @@ def test_bad_input_one_line_exit_2(argv, capsys):
     assert lines[0].startswith("mfstein tail: error: ")
 
 
-def test_json_results():
-    out = _run("--model", "mmn", "--n", "4", "--alpha", "1.5", "--x", "1,3", "--json")
+def test_json_results(capsys):
+    """The JSON answers, run in this process (:func:`in_process.run_main`)."""
+    argv = ["tail", "--model", "mmn", "--n", "4", "--alpha", "1.5", "--x", "1,3", "--json"]
+    out = run_main(argv, Path.cwd(), capsys, timeout=120)
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["eps"] == pytest.approx(4**-1.5)
     assert r["tail"][0] > r["tail"][1] > 0
-    out = _run("--n", "2", "--eps", "0.2", "--x", "1", "--theta", "0.5", "--json")
+    argv = ["tail", "--n", "2", "--eps", "0.2", "--x", "1", "--theta", "0.5", "--json"]
+    out = run_main(argv, Path.cwd(), capsys, timeout=120)
     r = json.loads(out.stdout)
     assert r["level_decay"] == pytest.approx(0.8**2, rel=1e-10) and len(r["perp_mgf"]) == 1
 
