@@ -3,7 +3,8 @@ heavy-traffic rate that rounds to 1 named as such.
 
 The signal and warning tests run the real ``mfstein`` in a subprocess (the signal
 handling and the warning formatter live in the console entry point); the refusals of a
-heavy-traffic rate are sentences of the dispatcher, checked in this process
+heavy-traffic rate are sentences of the dispatcher, and a library caller's view of the
+signal state is that of the caller's process: these run in this process
 (:func:`in_process.run_main`).
 """
 
@@ -223,34 +224,33 @@ def test_missing_half_of_the_heavy_traffic_pair_is_named(capsys) -> None:
     assert "gamma is missing" in proc.stderr
 
 
-def test_signal_module_state_is_restored_for_library_callers() -> None:
-    """``mfstein.cli.main`` called from Python leaves SIGINT and the warning
-    display as it found them."""
-    code = (
-        "import signal, warnings, sys\n"
-        "import mfstein.cli as cli\n"
-        "before = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
-        "status = cli.main(['lemmas', '--list'])\n"
-        "after = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
-        "print(status, before == after)\n"
-    )
-    proc = _python(code)
-    assert proc.stdout.strip().splitlines()[-1] == "0 True", proc.stderr
+def test_signal_module_state_is_restored_for_library_callers(capsys) -> None:
+    """``mfstein.cli.main`` called from Python (here, this test's process) leaves SIGINT
+    and the warning display as it found them."""
+    import signal
+    import warnings
+
+    before = (signal.getsignal(signal.SIGINT), warnings.showwarning)
+    proc = run_main(["lemmas", "--list"], ROOT, capsys, timeout=TIMEOUT)
+    after = (signal.getsignal(signal.SIGINT), warnings.showwarning)
+    assert proc.returncode == 0, proc.stderr
+    assert before == after
 
 
-def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next() -> None:
-    """``mfstein.cli.main`` called again in the same process: a Ctrl-C recorded during
-    the first command is not raised by the second one's polls (``signals.check``)."""
-    code = (
-        "import signal\n"
-        "import mfstein.cli as cli\n"
-        "from mfstein.ground import signals\n"
-        "signals.note(signal.SIGINT)  # as the handler of an interrupted first command\n"
-        "status = cli.main(['exact', '--N', '4', '--lam', '0.9', '--b', '2'])\n"
-        "print(status, signals.stop_requested())\n"
-    )
-    proc = _python(code)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next(capsys) -> None:
+    """``mfstein.cli.main`` called again in the same process (this test's): a Ctrl-C
+    recorded during the first command is not raised by the second one's polls
+    (``signals.check``)."""
+    import signal
+
+    from mfstein.ground import signals
+
+    signals.note(signal.SIGINT)  # as the handler of an interrupted first command
+    try:
+        proc = run_main(["exact", "--N", "4", "--lam", "0.9", "--b", "2"], ROOT, capsys, TIMEOUT)
+        assert (proc.returncode, signals.stop_requested()) == (0, False), proc.stderr
+    finally:
+        signals.forget()  # a failure here must not stop the next test of this process
 
 
 def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None:
