@@ -1,8 +1,11 @@
 """Issue 15, the remaining gaps: Ctrl-C during start-up, one-line warnings, and the
 heavy-traffic rate that rounds to 1 named as such.
 
-Every test runs the real ``mfstein`` in a subprocess (the signal handling and the
-warning formatter live in the console entry point).
+The signal and warning tests run the real ``mfstein`` in a subprocess (the signal
+handling and the warning formatter live in the console entry point); the refusals of a
+heavy-traffic rate are sentences of the dispatcher, and a library caller's view of the
+signal state is that of the caller's process: these run in this process
+(:func:`in_process.run_main`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from deadlines import deadline
+from in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -181,11 +185,16 @@ def test_a_warning_is_one_line(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ a rate that rounds to 1
-def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
+def test_heavy_traffic_rate_that_rounds_to_one_is_named(capsys) -> None:
     """gamma/N^alpha = 5e-100 is below 30 digits: lam is 1 in the working precision;
     the sentence says so (not "lam must be < mu") and what would work."""
     for cmd in ("lemmas", "bound"):
-        proc = _mfstein(cmd, "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100")
+        proc = run_main(
+            [cmd, "--gamma", "0.5", "--alpha", "0.99", "--N", "1e100"],
+            ROOT,
+            capsys,
+            timeout=TIMEOUT,
+        )
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in proc.stderr
@@ -195,7 +204,7 @@ def test_heavy_traffic_rate_that_rounds_to_one_is_named() -> None:
         assert "give an integer b" in msg and "N <= 9.98e+29" in msg
 
 
-def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -> None:
+def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check(capsys) -> None:
     """The refusal is exactly "lam rounds to 1": with an integer b the same grid is
     computed, and a size whose gamma/N^alpha stays above 10^-dps is not named."""
     from mfstein.ground.errors import ParameterError
@@ -205,44 +214,43 @@ def test_rate_just_inside_the_working_precision_is_not_refused_by_that_check() -
     with pytest.raises(ParameterError, match=r"1 - 1\.02e-31 at N = 1e\+31"):
         check_heavy_traffic_below_one("0.5", "0.99", [10, 10**31], 30)
     argv = ["--gamma", "0.5", "--alpha", "0.99", "--N", "1e100", "--b", "3", "--only", "lemma5"]
-    proc = _mfstein("lemmas", *argv)
+    proc = run_main(["lemmas", *argv], ROOT, capsys, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
 
 
-def test_missing_half_of_the_heavy_traffic_pair_is_named() -> None:
-    proc = _mfstein("lemmas", "--alpha", "0.99", "--N", "1e100")
+def test_missing_half_of_the_heavy_traffic_pair_is_named(capsys) -> None:
+    proc = run_main(["lemmas", "--alpha", "0.99", "--N", "1e100"], ROOT, capsys, timeout=TIMEOUT)
     assert proc.returncode == 2
     assert "gamma is missing" in proc.stderr
 
 
-def test_signal_module_state_is_restored_for_library_callers() -> None:
-    """``mfstein.cli.main`` called from Python leaves SIGINT and the warning
-    display as it found them."""
-    code = (
-        "import signal, warnings, sys\n"
-        "import mfstein.cli as cli\n"
-        "before = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
-        "status = cli.main(['lemmas', '--list'])\n"
-        "after = (signal.getsignal(signal.SIGINT), warnings.showwarning)\n"
-        "print(status, before == after)\n"
-    )
-    proc = _python(code)
-    assert proc.stdout.strip().splitlines()[-1] == "0 True", proc.stderr
+def test_signal_module_state_is_restored_for_library_callers(capsys) -> None:
+    """``mfstein.cli.main`` called from Python (here, this test's process) leaves SIGINT
+    and the warning display as it found them."""
+    import signal
+    import warnings
+
+    before = (signal.getsignal(signal.SIGINT), warnings.showwarning)
+    proc = run_main(["lemmas", "--list"], ROOT, capsys, timeout=TIMEOUT)
+    after = (signal.getsignal(signal.SIGINT), warnings.showwarning)
+    assert proc.returncode == 0, proc.stderr
+    assert before == after
 
 
-def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next() -> None:
-    """``mfstein.cli.main`` called again in the same process: a Ctrl-C recorded during
-    the first command is not raised by the second one's polls (``signals.check``)."""
-    code = (
-        "import signal\n"
-        "import mfstein.cli as cli\n"
-        "from mfstein.ground import signals\n"
-        "signals.note(signal.SIGINT)  # as the handler of an interrupted first command\n"
-        "status = cli.main(['exact', '--N', '4', '--lam', '0.9', '--b', '2'])\n"
-        "print(status, signals.stop_requested())\n"
-    )
-    proc = _python(code)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+def test_a_press_recorded_by_an_earlier_command_does_not_stop_the_next(capsys) -> None:
+    """``mfstein.cli.main`` called again in the same process (this test's): a Ctrl-C
+    recorded during the first command is not raised by the second one's polls
+    (``signals.check``)."""
+    import signal
+
+    from mfstein.ground import signals
+
+    signals.note(signal.SIGINT)  # as the handler of an interrupted first command
+    try:
+        proc = run_main(["exact", "--N", "4", "--lam", "0.9", "--b", "2"], ROOT, capsys, TIMEOUT)
+        assert (proc.returncode, signals.stop_requested()) == (0, False), proc.stderr
+    finally:
+        signals.forget()  # a failure here must not stop the next test of this process
 
 
 def test_a_press_after_an_interrupted_command_returned_still_exits_130() -> None:

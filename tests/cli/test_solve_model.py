@@ -1,4 +1,6 @@
-"""``mfstein solve --model ... --param ...`` end to end, in a subprocess."""
+"""``mfstein solve --model ... --param ...`` end to end: the results in a subprocess, the
+refusals in this process (:func:`in_process.run_main`) but the first, which stays a
+process."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 import mpmath
 import pytest
 from deadlines import deadline
+from in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 SIR = ["--param", "beta=3", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
@@ -78,33 +81,40 @@ def test_solve_user_file_and_text_output() -> None:
     assert "0.666666666667" in out.stdout and "correct digits" in out.stdout
 
 
-@pytest.mark.parametrize(
-    ("args", "needle"),
-    [
-        (["--model", "nosuchmodel"], "model must be one of"),
-        (["--model", "missing.py:f"], "does not exist"),
-        (["--model", "{bad}:nothere"], "does not define a factory"),
-        (["--model", "{bad}:number"], "not a derive.Model"),
-        (["--model", "{bad}:needs"], "has no default"),
-        (["--model", "{bad}:broken"], "failed (RuntimeError: oops)"),
-        (["--model", "{bad}:flat"], "not hyperbolic"),
-        (["--model", "{bad}:cubic"], "not hyperbolic"),
-        (["--model", "{bad}:cubic", "--start", "0.5"], "not hyperbolic"),
-        (["--model", "sir", "--param", "beta=1"], "needs a value for"),
-        (["--model", "sir", *SIR, "--param", "zz=1"], "zz is not a parameter"),
-        (["--model", "sir", *SIR[:-1], "a=-1"], "a must be > 0"),
-        (["--model", "sir", *SIR, "--start", "0.9,0.9,0.9"], "state space"),
-        (["--model", "sir", *SIR, "--dps", "2"], "dps must be an integer >= 5"),
-        (["--model", "sir", *SIR, "--param", "beta=4"], "given twice"),
-        (["--model", "jsq_L", "--param", "alpha=2", "--param", "beta=1"], "alpha/beta"),
-        (["--model", "supermarket", "--param", "b=0", "--param", "lam=0.5"], "b must be"),
-    ],
-)
-def test_bad_input_is_one_sentence_exit_2(tmp_path: Path, args: list[str], needle: str) -> None:
+#: the refusals; the first also runs as a process
+BAD = [
+    (["--model", "nosuchmodel"], "model must be one of"),
+    (["--model", "missing.py:f"], "does not exist"),
+    (["--model", "{bad}:nothere"], "does not define a factory"),
+    (["--model", "{bad}:number"], "not a derive.Model"),
+    (["--model", "{bad}:needs"], "has no default"),
+    (["--model", "{bad}:broken"], "failed (RuntimeError: oops)"),
+    (["--model", "{bad}:flat"], "not hyperbolic"),
+    (["--model", "{bad}:cubic"], "not hyperbolic"),
+    (["--model", "{bad}:cubic", "--start", "0.5"], "not hyperbolic"),
+    (["--model", "sir", "--param", "beta=1"], "needs a value for"),
+    (["--model", "sir", *SIR, "--param", "zz=1"], "zz is not a parameter"),
+    (["--model", "sir", *SIR[:-1], "a=-1"], "a must be > 0"),
+    (["--model", "sir", *SIR, "--start", "0.9,0.9,0.9"], "state space"),
+    (["--model", "sir", *SIR, "--dps", "2"], "dps must be an integer >= 5"),
+    (["--model", "sir", *SIR, "--param", "beta=4"], "given twice"),
+    (["--model", "jsq_L", "--param", "alpha=2", "--param", "beta=1"], "alpha/beta"),
+    (["--model", "supermarket", "--param", "b=0", "--param", "lam=0.5"], "b must be"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD)
+def test_bad_input_is_one_sentence_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    as_process = args == BAD[0][0]
     bad = tmp_path / "bad.py"
     bad.write_text(BAD_FILE)
     args = [a.replace("{bad}", str(bad)) for a in args]
-    out = _run("solve", *args)
+    if as_process:
+        out = _run("solve", *args)
+    else:
+        out = run_main(["solve", *args], ROOT, capsys, timeout=300)
     assert out.returncode == 2, (out.stdout, out.stderr)
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr

@@ -9,27 +9,26 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import mpmath
 import pytest
 import sympy as sp
 from deadlines import deadline
+from in_process import run_main
 
 from mfstein.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SIS = ["--model", "sis", "--param", "a=0.1", "--param", "beta=2", "--param", "gamma=1"]
 VALUES = {"a": sp.Rational(1, 10), "beta": 2, "gamma": 1}
 
 
-def _json(*argv: str) -> dict:
-    """``mfstein ARGV --json`` in its own process, as a user runs it: the parsed answer."""
-    out = subprocess.run(
-        [sys.executable, "-m", "mfstein", *argv, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=deadline(180),
-        check=False,
-    )
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    """``mfstein ARGV --json`` run in this process (:func:`in_process.run_main`): the
+    parsed answer."""
+    out = run_main([*argv, "--json"], ROOT, capsys, timeout=180)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -48,8 +47,10 @@ def _agrees(text: str, digits: int, exact: sp.Expr) -> None:
     assert abs(value - truth) <= abs(truth) * mpmath.mpf(10) ** (1 - digits), (text, truth)
 
 
-def test_solve_prints_each_observable_s_expansion_with_true_digits() -> None:
-    data = _json("solve", *SIS, "--order", "2", "--observable", "infected", "--observable", "I**2")
+def test_solve_prints_each_observable_s_expansion_with_true_digits(capsys) -> None:
+    data = _json(
+        capsys, "solve", *SIS, "--order", "2", "--observable", "infected", "--observable", "I**2"
+    )
     I = sp.Symbol("I")
     for name, g in (("infected", I), ("I**2", I**2)):
         e = data["observables"][name]
@@ -131,12 +132,14 @@ def test_bad_observable_from_the_command_line() -> None:
 
 
 @pytest.mark.slow
-def test_simulated_observable_covers_the_exact_value() -> None:
+def test_simulated_observable_covers_the_exact_value(capsys) -> None:
     from derive.models.sis import exact_law
 
     N = 10
     law = exact_law(N, "0.1", "2", "1")
     truth = float(mpmath.fsum(p * k / N for k, p in enumerate(law)))
-    data = _json("simulate", *SIS, "--N", str(N), "--steps", "400000", "--observable", "infected")
+    data = _json(
+        capsys, "simulate", *SIS, "--N", str(N), "--steps", "400000", "--observable", "infected"
+    )
     est = data["observables"]["infected"]
     assert abs(est["mean"] - truth) <= est["ci95"]

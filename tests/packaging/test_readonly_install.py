@@ -194,7 +194,16 @@ def _listing(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+#: commands whose read-only run the default tier's others repeat: ``table --exact``
+#: runs the same supermarket simulation and exact solve, cold, in one process; ``model``
+#: is the ``simulate`` command too (with worker processes), and the Python API test
+#: runs the same simulation.  They run with ``--run-slow``.
+COVERED = {"simulate", "exact"}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[pytest.mark.slow] * (n in COVERED)) for n in sorted(COMMANDS)]
+)
 def test_commands_run_from_a_read_only_install(install, name) -> None:
     runner, env, target, tmp = install
     before = _listing(target)

@@ -19,15 +19,12 @@ with the same finite model solved at twice the digits the certificate claims:
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import mpmath
 import pytest
-from deadlines import deadline
+from in_process import run_main
 from mpmath import mpf
 
 from derive.models import load_model, split_values
@@ -135,16 +132,15 @@ def test_more_sets_enclosure_contains_the_value_with_the_digits_it_certifies(cas
     _check(case)
 
 
-def test_command_line_enclosure_contains_the_value_with_the_digits_it_certifies() -> None:
-    """``mfstein solve --certify --json``: the enclosure the command prints (SIR, a
-    model with a conservation law) contains the value at twice the digits."""
+def test_command_line_enclosure_contains_the_value_with_the_digits_it_certifies(capsys) -> None:
+    """``mfstein solve --certify --json`` (run in this process, :func:`in_process.run_main`):
+    the enclosure the command prints (SIR, a model with a conservation law) contains the
+    value at twice the digits."""
     pairs = {"beta": "2.7", "gamma": "0.9", "rho": "0.4", "a": "0.07"}
     argv = ["solve", "--model", "sir", "--dps", "12", "--certify", "--json"]
     for k, v in pairs.items():
         argv += ["--param", f"{k}={v}"]
-    env = {k: v for k, v in os.environ.items() if k != "MFSTEIN_TRACEBACK"}
-    proc = subprocess.run([sys.executable, "-m", "mfstein", *argv], capture_output=True,
-                          text=True, timeout=deadline(120), cwd=ROOT, env=env)  # fmt: skip
+    proc = run_main(argv, ROOT, capsys, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     lo, hi = out["constant_enclosure"]["lo"], out["constant_enclosure"]["hi"]

@@ -9,16 +9,13 @@ declared state space is refused, float round-off of one is snapped and said so.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import sympy as sp
-from deadlines import deadline
+from in_process import run_main
 
 from derive import Model, Transition
 from derive.models import load_model
@@ -201,21 +198,15 @@ def test_start_off_the_conserved_simplex_is_refused_and_round_off_snapped() -> N
     assert abs(snapped.constant - exact.constant) < 1e-9  # same fixed point, same c
 
 
-def _cli(argv: list[str]) -> subprocess.CompletedProcess:
-    env = {**os.environ}
-    env.pop("MFSTEIN_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "mfstein", *argv], capture_output=True,
-                          text=True, timeout=deadline(120), cwd=ROOT, env=env)
-
-
-def test_cli_refusals_are_one_line_and_status_2() -> None:
+def test_cli_refusals_are_one_line_and_status_2(capsys) -> None:
+    """The command line's refusals, run in this process (:func:`in_process.run_main`)."""
     sir = ["--model", "sir"] + [f"--param={k}={v}" for k, v in SIR.items()]
     for argv in (
         ["solve", "--model", BIRTH_DEATH, "--param", "lam=0.5", "--param", "cap=-1"],
         ["solve", *sir, "--start", "0,0,0", "--dps", "10"],
         ["transient", *sir, "--start", "0,0,0", "--t", "0:1:3"],
     ):
-        proc = _cli(argv)
+        proc = run_main(argv, ROOT, capsys, timeout=120)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (
             argv, proc.stderr)

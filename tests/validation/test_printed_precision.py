@@ -14,16 +14,13 @@ digits it certifies.
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
 import mpmath
 import pytest
-from deadlines import deadline
+from in_process import run_main
 from mpmath import mpf
 
 from derive.models import load_model, split_values
@@ -152,22 +149,18 @@ def test_larger_sweep_every_printed_entry_within_its_stated_error(case) -> None:
     _check_case(name, pairs, order, 30)
 
 
-def _cli(argv: list[str]) -> dict:
-    env = {**os.environ}
-    env.pop("MFSTEIN_TRACEBACK", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "mfstein", *argv, "--json"],
-        capture_output=True, text=True, timeout=deadline(120), cwd=ROOT, env=env,
-    )
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    """What ``mfstein argv --json`` prints, run in this process (:func:`run_main`)."""
+    proc = run_main([*argv, "--json"], ROOT, capsys, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-def test_issue_example_jsq_l_dps_25_keeps_its_promise() -> None:
+def test_issue_example_jsq_l_dps_25_keeps_its_promise(capsys) -> None:
     """The issue's example: V[3] was 15x, W 33x the stated error off the dps 55 run."""
     argv = ["solve", "--model", "jsq_L", "--param", "L=4", "--param", "alpha=0.8797",
             "--param", "beta=1", "--order", "2"]
-    low, high = _cli([*argv, "--dps", "25"]), _cli([*argv, "--dps", "55"])
+    low, high = _cli([*argv, "--dps", "25"], capsys), _cli([*argv, "--dps", "55"], capsys)
     with mpmath.workdps(80):
         for arr in ("s_star", "V", "W", "A", "B"):
             lo, hi = low[arr], high[arr]

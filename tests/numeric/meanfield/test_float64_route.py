@@ -8,13 +8,14 @@ from pathlib import Path
 
 import mpmath
 import pytest
-from deadlines import deadline
+from in_process import run_main
 
 import numeric
 from derive.models import load_model
 from mfstein.ground.errors import ParameterError
 
-USER = str(Path(__file__).resolve().parents[3] / "benchmarks/models/supermarket_user.py")
+ROOT = Path(__file__).resolve().parents[3]
+USER = str(ROOT / "benchmarks/models/supermarket_user.py")
 
 CASES = [
     ("sir", {}, {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}),
@@ -75,29 +76,19 @@ def test_precision_checked():
         numeric.solve(m, {"lam": "0.5"}, precision="float32")
 
 
-def test_cli_float64_json_and_bad_input():
+def test_cli_float64_json_and_bad_input(capsys):
+    """``mfstein solve --float64``, run in this process (:func:`in_process.run_main`)."""
     import json
-    import subprocess
-    import sys
 
-    base = [sys.executable, "-m", "mfstein", "solve", "--model", f"{USER}:supermarket_user"]
-    out = subprocess.run(
-        [*base, "--param", "b=50", "--param", "lam=0.9", "--float64", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-    )
+    base = ["solve", "--model", f"{USER}:supermarket_user"]
+    argv = [*base, "--param", "b=50", "--param", "lam=0.9", "--float64", "--json"]
+    out = run_main(argv, ROOT, capsys, timeout=120)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     fast = numeric.bound("0.9", 50, 2, dps=30)
     assert got["digits"] >= 8
     assert _rel_err(got["constant"], fast.constant) <= mpmath.mpf(10) ** -got["digits"]
-    bad = subprocess.run(
-        [*base, "--param", "b=50", "--param", "lam=1.5", "--float64"],
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-    )
+    bad = run_main([*base, "--param", "b=50", "--param", "lam=1.5", "--float64"], ROOT, capsys, 120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "lam" in bad.stderr
 

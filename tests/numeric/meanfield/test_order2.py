@@ -9,7 +9,6 @@ to the computed coefficient than the raw value at the largest N.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from itertools import permutations
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
-from deadlines import deadline
+from in_process import run_main
 
 import numeric
 from derive.models import load_model
@@ -147,57 +146,18 @@ def test_float64_route_agrees_with_high_precision() -> None:
         assert np.max(np.abs(f64["A"] - A)) < 1e-9 * max(1.0, np.max(np.abs(A)))
 
 
-def test_cli_order2_json_and_refined_row() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mfstein",
-            "solve",
-            "--model",
-            "supermarket",
-            "--param",
-            "b=3",
-            "--param",
-            "lam=0.9",
-            "--order",
-            "2",
-            "--dps",
-            "15",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=deadline(300),
-        cwd=ROOT,
-    )
+def test_cli_order2_json_and_refined_row(capsys) -> None:
+    """``mfstein solve --order 2 --json`` and ``mfstein refined --order 2``, run in this
+    process (:func:`in_process.run_main`)."""
+    argv = ["solve", "--model", "supermarket", "--param", "b=3", "--param", "lam=0.9"]
+    out = run_main([*argv, "--order", "2", "--dps", "15", "--json"], ROOT, capsys, timeout=300)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert {"A", "B", "c2", "digits2"} <= set(data) and data["digits2"] == 15
     ref = numeric.bound("0.9", 3, 2, dps=15, order=2)
     assert abs(mpmath.mpf(data["c2"]) - ref.c2) < 1e-13
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mfstein",
-            "refined",
-            "--lam",
-            "0.9",
-            "--b",
-            "3",
-            "--N",
-            "20",
-            "--order",
-            "2",
-            "--dps",
-            "15",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=deadline(300),
-        cwd=ROOT,
-    )
+    argv = ["refined", "--lam", "0.9", "--b", "3", "--N", "20", "--order", "2", "--dps", "15"]
+    out = run_main(argv, ROOT, capsys, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "c + c2/N" in out.stdout
 
