@@ -56,7 +56,7 @@ from numeric.exact.general import Chain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
-from numeric.exact.states import StateSpace, count_monotone, monotone_states
+from numeric.exact.states import StateSpace, count_monotone, monotone_positions
 from numeric.prepared import PreparedModel, mean_field, prepare
 from numeric.supermarket.equilibrium import reference_point
 
@@ -136,7 +136,9 @@ def _on_monotone_space(
 ) -> _MonotoneSolution:
     """Solve the chain of ``prepared`` (:class:`numeric.exact.general.Chain`, the
     balance equation of the state nearest ``reference`` pinned) and return its law
-    on the monotone space, checked to be the reachable set."""
+    on the monotone space, checked to be the reachable set and put in the order of
+    :func:`numeric.exact.states.monotone_states` (by
+    :func:`~numeric.exact.states.monotone_positions`)."""
     N, model = prepared.N, prepared.model
     ch = Chain.of(prepared.place(), memory_limit)
     reach, pi, res, used, iters, exit_rate = _solve_to_target(
@@ -146,17 +148,18 @@ def _on_monotone_space(
     ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
     start = [int(x) for x in ch.start]
     del ch
-    space = monotone_states(N, model.n)
-    states = reach.states
-    mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
-    if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
+    pos = monotone_positions(reach.states, N)
+    if pos is None:
         raise NumericalError(
             f"the reachable states of model {model.name} are not its monotone space."
         )
-    full = np.zeros(space.size)
-    full[mine] = pi[theirs]
-    arrivals = np.zeros(space.size)
-    arrivals[mine] = reach.up_rates[theirs]
+    ordered = np.empty_like(reach.states)
+    ordered[pos] = reach.states
+    space = StateSpace(N=N, states=ordered)
+    full = np.empty(space.size)
+    full[pos] = pi
+    arrivals = np.empty(space.size)
+    arrivals[pos] = reach.up_rates
     return _MonotoneSolution(
         space=space,
         pi=full,
