@@ -138,14 +138,18 @@ def stationary_checked(
     tol: float = TOL,
     x0: np.ndarray | None = None,
     progress: bool = False,
+    atol: float | None = None,
 ) -> tuple[np.ndarray, float, str, int, list[str]]:
     """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying methods in turn.
 
     ``"auto"`` tries sparse LU first for small or planar chains, then
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
     too large).  ``x0`` is the iterative solvers' start (a guess of ``pi``, e.g.
-    :func:`numeric.exact.solvers.gaussian_start`).  Returns ``(pi, residual,
-    method, iterations, notes)``.
+    :func:`numeric.exact.solvers.gaussian_start`).  ``atol``, when given, is an
+    absolute target the iterative solvers run to as well (``||pi Q||_1 <= min(tol
+    max_i q_i, atol)``: one run, where asking again once ``max_i q_i`` is known
+    restarted the Krylov space).  Returns ``(pi, residual, method, iterations,
+    notes)``.
 
     Raises
     ------
@@ -176,7 +180,8 @@ def stationary_checked(
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
-                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress)
+                    target = tol * qmax if atol is None else min(tol * qmax, atol)
+                    sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
                 notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
@@ -314,11 +319,13 @@ class Chain:
         tol: float,
         progress: bool,
         spread: np.ndarray | None = None,
+        atol: float | None = None,
     ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
         """``(reach, pi, residual, method, iterations, exit_rate)``; the balance
         equation of the recurrent state nearest ``centre`` (counts) is pinned.
         ``spread``, the mean field's ``W``, gives the iterative solvers a
-        Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`)."""
+        Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`);
+        ``atol`` an absolute target besides (:func:`stationary_checked`)."""
         from numeric.exact.solvers import gaussian_start
 
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
@@ -346,6 +353,7 @@ class Chain:
             tol=tol,
             x0=x0,
             progress=progress,
+            atol=atol,
         )
         self.notes += more
         self.last = (key, reach, QT, classes, exit_rate, r, pi)

@@ -103,11 +103,14 @@ def _solve_to_target(
     progress: bool,
 ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
     """``ch.solve`` to the absolute residual target ``tol`` (:data:`RESIDUAL_FLOOR` for
-    a direct solve): first asked for the relative residual ``min(tol, 1e-3)``, then,
-    once ``max_i q_i`` is known and if needed, for ``tol / max_i q_i``.  A result
-    above the target raises :class:`mfstein.ground.errors.NumericalError`."""
+    a direct solve): first asked for the relative residual ``min(tol, 1e-3)`` and, by
+    the iterative solvers, for the absolute ``tol`` too; then, once ``max_i q_i`` is
+    known and if needed, for ``tol / max_i q_i``.  A result above the target raises
+    :class:`mfstein.ground.errors.NumericalError`."""
     rel = min(float(tol), 1e-3)
-    reach, pi, res, used, iters, exit_rate = ch.solve(centre, method, rel, progress, spread)
+    reach, pi, res, used, iters, exit_rate = ch.solve(
+        centre, method, rel, progress, spread, atol=float(tol)
+    )
     target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
     qmax = float(exit_rate.max()) if exit_rate.size else 0.0
     if res > target and qmax > 0:  # now that max q is known: ask for the absolute target

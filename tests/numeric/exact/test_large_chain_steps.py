@@ -94,3 +94,22 @@ def test_monotone_positions_refuse_what_is_not_the_monotone_space() -> None:
     rising[5] = [1, 2, 0]  # not monotone
     assert monotone_positions(rising, 6) is None
     assert monotone_positions(states, 7) is None  # the space of another N
+
+
+def test_the_next_check_comes_when_the_rate_predicts_a_tenth_of_the_target() -> None:
+    """After a check the Krylov monitor waits ``log(tol / (10 res)) / log(rho)``
+    iterations (``rho`` the residual's rate per iteration since the last check), at
+    least 1 and at most ``check_every``; while the residual does not fall, or once it
+    is at the target, it waits ``check_every``."""
+    from numeric.exact.solvers import _Monitor
+
+    QT = _random_transposed_generator(50, 0.1, 1)
+    mon = _Monitor(QT, np.ones(50), 1e-11, 20, 1000, 400, None)
+    mon.last = 1e-4
+    assert mon._next_gap(1e-9, 20) == 12  # 10^-0.25 per iteration, 10^-3 to go
+    assert mon._next_gap(1e-10, 20) == 7  # 10^-0.3 per iteration, 10^-2 to go: 6.7
+    assert mon._next_gap(1e-11 * 1.0001, 4) == 1  # 10^-7 in 4: one more iteration
+    assert mon._next_gap(1e-5, 40) == 20  # 10^-0.025 per iteration: the longest wait
+    assert mon._next_gap(2e-4, 20) == 20  # rising
+    assert mon._next_gap(1e-12, 20) == 20  # at the target
+    assert mon._next_gap(1e-9, 0) == 20  # a check with no iteration since the last
