@@ -52,7 +52,7 @@ def bench_sim(steps: int, repeat: int) -> list[tuple[str, float, float, float]]:
         assert best is not None
         rows.append(
             (
-                f"{best.simulator} simulator",
+                f"{best.engine} simulator",
                 best.events_per_second,
                 float(best.n_mse.mean),
                 float(best.n_mse.ci95),

@@ -121,7 +121,7 @@ try:
     out = {{"t": t1 - t0, "total": t1 - t_start, "warm": warm, "c": s(r.c2),
             "digits": r.digits2}}
 except TypeError:
-    from numeric.expansion.stationary import second_order_float64
+    from numeric.meanfield.stationary import second_order_float64
     q = second_order_float64(m, {{}})
     out = {{"t": time.time() - t0, "c": repr(q["c2"]), "digits": None}}
 t1 = time.time()

@@ -25,7 +25,7 @@ import time
 
 import numeric
 from derive.models import load_model
-from numeric.expansion.stationary import second_order_float64
+from numeric.meanfield.stationary import second_order_float64
 
 
 def _timed(fn, *args, **kwargs):

@@ -70,7 +70,7 @@ def main() -> None:
             n = len(res.free)
             size = n + (n + n * n if order >= 1 else 0) + (n**3 + n * n + n if order == 2 else 0)
             print(
-                f"{label:>18} {'float64':>8} {order:>5} {size:>7} {res.method:>7} "
+                f"{label:>18} {'float64':>8} {order:>5} {size:>7} {res.integrator:>7} "
                 f"{warm:>10.2f} {sec:>8.2f}"
             )
     times_mp = np.linspace(0.0, args.mp_T, 11)

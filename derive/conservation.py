@@ -5,7 +5,7 @@ along every path of the finite-N chain and of the mean-field ODE.  The laws form
 left null space of the jump matrix (rows = jumps), computed here over the rationals
 (SymPy's ``DomainMatrix``) and returned as a basis in reduced row echelon form.  The
 derive layer reads them to infer a state space (:func:`derive.model.infer_state_space`)
-and to check faces on the slice through a start; :mod:`numeric.meanfield.invariants`
+and to check faces on the slice through a start; :mod:`numeric.invariants`
 builds the reduced coordinates on them.
 """
 

@@ -427,7 +427,7 @@ def _covered(transitions: Sequence[Transition], b: int) -> dict[int, int]:
 
 def _laws(transitions: Sequence[Transition], b: int) -> tuple[tuple[Fraction, ...], ...]:
     """The conservation laws of the jumps (:func:`derive.conservation.conservation_laws`,
-    computed once per jump matrix and shared with :mod:`numeric.meanfield.invariants`)."""
+    computed once per jump matrix and shared with :mod:`numeric.invariants`)."""
     from derive.conservation import conservation_laws
 
     return conservation_laws([t.jump for t in transitions], b)

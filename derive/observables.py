@@ -18,7 +18,7 @@ handled by numeric as such; ``M`` as in :func:`numeric.solve`).
 :func:`derivatives` returns the derivative tensors of ``g`` up to order four
 (sparse, one entry per sorted index tuple) that the expansion of ``E[g(S_N)]``
 in powers of ``1/N`` contracts with the moment coefficients ``V, W, A, B, C``
-(:mod:`numeric.expansion.observables`; Gast, Bortolussi and Tribastone, "Size expansions
+(:mod:`numeric.meanfield.observables`; Gast, Bortolussi and Tribastone, "Size expansions
 of mean field approximation: transient and steady-state analysis").
 """
 

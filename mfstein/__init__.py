@@ -97,10 +97,10 @@ __all__, __getattr__, _entries = lazy_package(
     __name__,
     {
         "derive.models": ("load_model", ("models", "")),
-        "numeric.certified.enclosures": ("certify",),
         "numeric.exact.general": (("exact", "solve"),),
         "numeric.expansion.transient": ("transient",),
-        "numeric.meanfield.entry": ("bound", "solve"),
+        "numeric": ("bound",),
+        "numeric.meanfield.entry": ("certify", "solve"),
         "numeric.meanfield.sweep": ("sweep",),
         "sim.api": ("simulate",),
     },

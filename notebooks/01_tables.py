@@ -113,18 +113,18 @@ for t, (table, gamma) in enumerate(TABLES.items()):
         sol = numeric.bound(lam_text, "auto", D, dps=DPS)
         seed = SEED + 100 * t + i
         sim = simulate_supermarket(
-            N, lam_text, sol.b, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS
+            N, lam_text, sol.n, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS
         )
         big = simulate_supermarket(
             N, lam_text, B_LARGE, D, steps=STEPS, reps=REPS, seed=seed, workers=WORKERS
         )
-        states = comb(N + sol.b, sol.b)
-        exact = solve_exact(N, lam_text, sol.b, D) if states <= EXACT_MAX_STATES else None
+        states = comb(N + sol.n, sol.n)
+        exact = solve_exact(N, lam_text, sol.n, D) if states <= EXACT_MAX_STATES else None
         rows[table].append(
             {
                 "N": N,
                 "lam": lam_text,
-                "b": sol.b,
+                "b": sol.n,
                 "bound": mpmath.nstr(sol.constant, sol.digits),
                 "digits": sol.digits,
                 "sim_mean": float(sim.n_mse.mean),

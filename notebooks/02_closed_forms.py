@@ -126,7 +126,7 @@ P_elim = solve_lyapunov(model)
 small = model if B <= 2 else supermarket(2, D)
 P_kron = solve_kronecker(small)
 same = (solve_lyapunov(small) - P_kron).applyfunc(sp.simplify).is_zero_matrix
-print(f"P by elimination == P by the Kronecker system (b = {small.b}):", same)
+print(f"P by elimination == P by the Kronecker system (b = {small.n}):", same)
 lemma7 = lemma7_difference(model)
 print("Lemma 7: G g - grad g . f - (1/2N) sum Q_ij d_ij g =", lemma7)
 display(Math(generator_latex(model)))

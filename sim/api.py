@@ -199,7 +199,7 @@ def simulate(
     if is_heterogeneous(model):  # K objects, one event at a time
         return _heterogeneous(model, params, N, opts, start, observables)
     if not isinstance(model, Model):
-        from numeric.prepared import prepare
+        from numeric.exact.prepared import prepare
 
         prepare(model, N, params)  # the one-sentence refusal of a non-model
     check_int("N", N, 1, SIM_MAX_N)

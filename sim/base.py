@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.fast_paths import families, load
@@ -56,8 +57,10 @@ class SimulationResult(Presentable):
 
     Attributes
     ----------
-    model, simulator, N, params, b:
-        The system and the engine that ran it.
+    model, engine, N, params, b:
+        The system and the engine that ran it (``simulator`` is the engine's
+        deprecated name, warns; ``"simulator"`` its key in :meth:`to_dict`, the
+        documented ``--json`` output).
     steps, reps, seed, batches, warmup:
         Events per replication, replications, seed, batches per replication and
         events discarded as warm-up.
@@ -95,7 +98,7 @@ class SimulationResult(Presentable):
     """
 
     model: str
-    simulator: str
+    engine: str
     N: int
     params: dict[str, str]
     b: int
@@ -130,6 +133,8 @@ class SimulationResult(Presentable):
     observables: dict[str, Any] = field(default_factory=dict)
     loop: str | None = None
 
+    simulator = renamed_attribute("SimulationResult", "simulator", "engine")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
         ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
@@ -146,7 +151,7 @@ class SimulationResult(Presentable):
             )  # fmt: skip
         out.update(
             {
-                "simulator": self.simulator,
+                "simulator": self.engine,
                 "params": dict(self.params),
                 "b": self.b,
                 "steps": self.steps,
@@ -199,7 +204,7 @@ class SimulationResult(Presentable):
 
     def _engine_text(self) -> str:
         loop = f", {self.loop} loop" if self.loop else ""
-        return f"{self.simulator} engine{loop}"
+        return f"{self.engine} engine{loop}"
 
     _MORE = "estimates: .n_mse, .mean, .n_bias, .n_cov (mean, ci95); .to_dict() for JSON"
 
@@ -245,7 +250,7 @@ class Simulator(ABC):
     ) -> None:
         from mfstein.ground.errors import check_int
         from mfstein.ground.limits import SIM_MAX_N
-        from numeric.prepared import prepare
+        from numeric.exact.prepared import prepare
 
         prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
         model, given, values = prepared.model, prepared.params, prepared.values

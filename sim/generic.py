@@ -255,7 +255,7 @@ def announce_compile(chain: Any) -> None:
 
 #: Prepared runs kept per process (:func:`_prepared_key` -> spec, lattice, notes): a
 #: second ``simulate`` of the same model, parameters, ``N``, start and truncation
-#: skips the mean-field solve (at :data:`numeric.prepared.CENTRE_DPS` digits) and
+#: skips the mean-field solve (at :data:`numeric.exact.prepared.CENTRE_DPS` digits) and
 #: the lattice.
 _PREPARED: dict[tuple, tuple] = {}
 #: The most prepared runs kept (the oldest is dropped first).
@@ -264,7 +264,7 @@ MAX_PREPARED = 64
 
 def _prepared_key(sim: Simulator) -> tuple:
     """What a prepared run depends on: the model's key, ``N``, the parameters as given
-    (after :func:`numeric.prepared.prepare` checked them), the start and the truncation."""
+    (after :func:`numeric.exact.prepared.prepare` checked them), the start and the truncation."""
     params = tuple(sorted((str(k), repr(v)) for k, v in sim.params.items()))
     return (sim.model.key, sim.N, params, repr(sim.start), repr(sim.truncation))
 
@@ -377,8 +377,8 @@ class GenericSimulator(Simulator):
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
+        from numeric.exact.prepared import mean_field
         from numeric.meanfield.general import start_point
-        from numeric.prepared import mean_field
         from sim.aggregated import thin_bits
 
         model, N, given, values = self.model, self.N, self.params, self.values
@@ -520,7 +520,7 @@ class GenericSimulator(Simulator):
             observed = estimate(self.observables, batches, T)
         return SimulationResult(
             model=spec.model,
-            simulator=self.name,
+            engine=self.name,
             N=N,
             params={k: str(v) for k, v in self.params.items()},
             b=b,
@@ -607,7 +607,7 @@ class SupermarketFastPath(Simulator):
         )
         if self.engine is None:  # the fast path, as it has always reported itself
             out = dataclasses.replace(
-                out, simulator=self.name, start=[round(self.N * x) for x in r.s_star]
+                out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
             )
         return out
 

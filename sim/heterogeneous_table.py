@@ -63,7 +63,7 @@ def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] |
     import numeric
     import numeric.exact
     from mfstein.ground.errors import NumericalError, ParameterError
-    from numeric.heterogeneous.exact import MAX_STATES
+    from numeric.exact.product import MAX_STATES
     from numeric.heterogeneous.observables import find, observe
 
     names = [observables] if isinstance(observables, str) else list(observables)

@@ -3,7 +3,7 @@
 wrapper over :func:`accuracy_table`).
 
 For each N the row holds the mean-field value ``g(s*)``, the refined values
-``g0 + g1/N`` and ``g0 + g1/N + g2/N^2`` (:mod:`numeric.expansion.observables`), the exact
+``g0 + g1/N`` and ``g0 + g1/N + g2/N^2`` (:mod:`numeric.meanfield.observables`), the exact
 stationary value of the finite-N chain where its state count allows
 (:mod:`numeric.exact`; otherwise ``None`` with the reason), and a simulation
 estimate with its 95% confidence interval (:mod:`sim.observables`). A
@@ -15,7 +15,7 @@ to the working precision; the model is then solved at each N.
 Numbers are decimal strings: the expansion's with the digits it earns (its
 error bounds include the rounding of evaluating ``g`` and its derivatives), the
 exact value with the digits it earns, at most
-:data:`numeric.expansion.observables.EXACT_DIGITS` (float64 solve to a relative
+:data:`numeric.meanfield.observables.EXACT_DIGITS` (float64 solve to a relative
 residual of at most ``1e-10``; the rounding of ``g`` on the states counted), the
 simulation's mean to the decimal place of its CI's second significant digit.
 A value that earns no digit is ``None``, and ``expansion_note``/``exact_note``
@@ -175,7 +175,7 @@ def accuracy_tables(
         the other columns are kept.
     """
     from numeric import solve
-    from numeric.expansion.observables import expand, resolve_model
+    from numeric.meanfield.observables import expand, resolve_model
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
@@ -199,7 +199,7 @@ def accuracy_tables(
         values = {k: parameter_at(k, v, N, dps) for k, v in params.items()}
         if sol is None or depends:
             sol = solve(model, values, dps=dps, order=order, start=start)
-        finite = resolve_model(model, sol.b)
+        finite = resolve_model(model, sol.n)
         rows = []
         for g, tab in zip(gs, tables, strict=True):
             e = expand(sol, finite, g, values)

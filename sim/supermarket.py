@@ -238,7 +238,7 @@ def summarise(
         d=spec.d,
         replacement=spec.replacement,
         policy=spec.policy,
-        simulator=spec.simulator,
+        engine=spec.simulator,
         queue_length_pmf=pmf,
         blocking=blocking,
         mean_jobs=mean_jobs,

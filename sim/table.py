@@ -166,7 +166,7 @@ def build(
         lam_mp = numeric.heavy_traffic_lambda(gamma, alpha, N, dps=dps)
         lam = mpmath.nstr(lam_mp, dps, strip_zeros=True)
         sol = numeric.bound(lam, "auto" if b == "auto" else b, d, dps=dps)
-        bb = int(sol.b)
+        bb = int(sol.n)
         # the 1/N^2 term of the size expansion: N E||S - s*||^2 = c + c2/N + O(1/N^2)
         from numeric.supermarket.short_form import supermarket_model
 

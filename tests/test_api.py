@@ -140,9 +140,9 @@ def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
     short = sim.simulate_supermarket(10, "0.9", 4, 2, **SIM)
     for r in (auto, named, short):
         assert np.array_equal(r.n_cov.mean, ref.n_cov.mean) and r.n_mse == ref.n_mse
-    assert auto.simulator == "supermarket" and named.simulator == short.simulator == "aggregated"
+    assert auto.engine == "supermarket" and named.engine == short.engine == "aggregated"
     jsq = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, policy="jsq", **SIM)
-    assert jsq.simulator == "per-server" and jsq.response_time is not None
+    assert jsq.engine == "per-server" and jsq.response_time is not None
     direct = run_supermarket(
         10, "0.9", 4, 2, opts, replacement=True, policy="jsq", simulator="per-server"
     )
@@ -474,4 +474,4 @@ def test_policy_belongs_to_the_supermarket_engines() -> None:
         sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, policy="aggregated", **SIM)
     auto = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, **SIM)
     new = sim.simulate("supermarket", {"b": 3, "lam": "0.9"}, N=6, engine="aggregated", **SIM)
-    assert new.simulator == "aggregated" and auto.n_mse == new.n_mse
+    assert new.engine == "aggregated" and auto.n_mse == new.n_mse

@@ -40,20 +40,7 @@ FAMILY_FILES = ("numeric/exact/supermarket.py",)
 
 #: Where a general module still names a family, with the reason (a ratchet: a
 #: new one fails, and so does a listed one that is gone).
-KNOWN: dict[str, str] = {
-    "numeric/exact/__init__.py: 'supermarket'": (
-        "kept as a public short form: the package's lazy table exposes the "
-        "supermarket's numeric.exact.solve_exact(N, lam, b, d) by naming its module "
-        "(nothing is imported until asked for), as numeric's table exposes bound"
-    ),
-    "mfstein/cli/model_args.py: 'supermarket'": (
-        "the CLI's short options (--b, --d, --lam, --mu, --without-replacement) "
-        "are the supermarket's parameters, mapped by name; a family does not yet "
-        "declare its own short options"
-    ),
-    "mfstein/cli/model_args.py: 'jsq_L'": "the --model help text lists example families",
-    "mfstein/cli/model_args.py: 'sir'": "the --model help text lists example families",
-}
+KNOWN: dict[str, str] = {}
 
 
 @functools.cache
@@ -192,3 +179,24 @@ def test_the_runner_imports_no_engine() -> None:
     source = (ROOT / "sim/runner.py").read_text()
     own = {t for _, t, _ in imports(source, "sim.runner") if t.startswith("sim")}
     assert own == {"sim.rng", "sim.replication_json"}
+
+
+def test_a_family_declares_its_short_forms_and_short_options() -> None:
+    """The general code finds the supermarket's ``numeric.exact.solve_exact`` and its
+    command-line options (``--lam``, ``--d``, ``--mu``, ...) in the family's own
+    registrations, not by naming it."""
+    import importlib
+
+    from derive.models import MODELS
+    from mfstein.cli.short_options import FAMILIES, declares, owner
+    from mfstein.ground.fast_paths import SHORT_FORMS
+
+    assert set(FAMILIES) <= set(MODELS) and set(SHORT_FORMS) <= set(MODELS)
+    for forms in SHORT_FORMS.values():
+        for package, where in forms.items():
+            module, _, attribute = where.partition(":")
+            pkg = importlib.import_module(package)
+            assert attribute in pkg.__all__
+            assert getattr(pkg, attribute) is getattr(importlib.import_module(module), attribute)
+    assert declares("supermarket", "mu") and declares("supermarket", "without_replacement")
+    assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"

@@ -35,7 +35,7 @@ with ``f_2 = q_2 = -2 beta``, ``q_0 = 2 gamma x*`` and
   + E[f(S)]/N^2 = 0``, and ``E[f(S)] = 0`` by ``k = 1``.
 
 Inserting ``E[y] = V/N + A/N^2``, ``E[y^2] = W/N + B/N^2``, ``E[y^3] = C/N^2``
-and ``E[y^4] = 3 W^2/N^2`` (the moment expansion of :mod:`numeric.expansion.observables`)
+and ``E[y^4] = 3 W^2/N^2`` (the moment expansion of :mod:`numeric.meanfield.observables`)
 and matching powers of ``1/N``:
 
     W = -q_0 / (2 f_1),                     V = -f_2 W / (2 f_1),

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from mfstein.ground.display import columns
+from mfstein.cli.constant_options import add_order_option
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.streams import write_json
 
@@ -49,12 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     _common(r, certify=False)
-    r.add_argument(
-        "--order",
-        default="1",
-        choices=("1", "2"),
-        help="2: also the 1/N^2 terms A, B and c2 of the size expansion",
-    )
+    add_order_option(r, "2: also the 1/N^2 terms A, B and c2 of the size expansion")
     r.set_defaults(handler=run_refined)
 
 
@@ -100,8 +95,9 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
 
 
 def run_bound(args: argparse.Namespace) -> int:
-    """Handler of ``mfstein bound``."""
-    import mpmath
+    """Handler of ``mfstein bound``: prints a
+    :class:`numeric.supermarket.size_tables.BoundTable`."""
+    from numeric.supermarket.size_tables import BoundTable
 
     sols = _solutions(args)
     certs = None
@@ -118,51 +114,24 @@ def run_bound(args: argparse.Namespace) -> int:
             except NumericalError as exc:
                 print(f"mfstein bound: certification refused (N = {n}): {exc}", file=sys.stderr)
                 return 1
-    with mpmath.workdps(sols[0][1].dps + 20):
-        return _print_bound(args, sols, certs)
+    ns, solutions = zip(*sols, strict=True)
+    table = BoundTable(ns, solutions, None if certs is None else tuple(certs))
+    return _show(args, table)
 
 
-def _print_bound(
-    args: argparse.Namespace, sols: list[tuple[int, Any]], certs: list[Any] | None = None
-) -> int:
-    import mpmath
-
-    from numeric.precision import to_str
-
+def _show(args: argparse.Namespace, table: Any) -> int:
+    """Print ``table`` as one line of JSON (``--json``) or as its text."""
     if args.json:
-        results = []
-        for i, (n, s) in enumerate(sols):
-            with mpmath.workdps(s.dps + 20):
-                bound = to_str(s.constant / n, s.dps)
-            results.append(
-                {"N": n, **s.to_dict(), "bound": bound, **(certs[i].to_dict() if certs else {})}
-            )
-        write_json({"results": results})
-        return 0
-    rows = [
-        [
-            str(n),
-            to_str(s.lam, s.dps),
-            str(s.b),
-            to_str(s.constant, s.digits),
-            to_str(s.constant / n, s.digits),
-            str(s.digits),
-        ]
-        for n, s in sols
-    ]
-    print(columns(rows, ["N", "lam", "b", "constant", "bound", "digits"]))
-    print(f"routes: {', '.join(sols[0][1].methods)}; bound = constant/N (E||S - s*||^2 ~ c/N)")
-    if certs:
-        pairs = zip(sols, certs, strict=True)
-        crow = [[str(n), c.interval(), str(c.certified_digits)] for (n, _), c in pairs]
-        print(columns(crow, ["N", "certified constant [lo, hi]", "certified digits"]))
-        print("certified: Arb ball arithmetic, Krawczyk + Lyapunov certificates (exact lam)")
+        write_json(table)
+    else:
+        print(table.render())
     return 0
 
 
 def run_refined(args: argparse.Namespace) -> int:
-    """Handler of ``mfstein refined``."""
-    import mpmath
+    """Handler of ``mfstein refined``: prints a
+    :class:`numeric.supermarket.size_tables.RefinedTable`."""
+    from numeric.supermarket.size_tables import RefinedTable
 
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":
@@ -171,8 +140,8 @@ def run_refined(args: argparse.Namespace) -> int:
 
         for _, s in sols:
             check_time(
-                f"the 1/N^2 terms at b = {s.b} and {s.dps} digits",
-                second_order_seconds(s.b, s.dps),
+                f"the 1/N^2 terms at b = {s.n} and {s.dps} digits",
+                second_order_seconds(s.n, s.dps),
                 "lower b or dps (or use --order 1).",
             )
 
@@ -183,57 +152,5 @@ def run_refined(args: argparse.Namespace) -> int:
                 model, params = s.get_model(), dict(s.inputs)
                 seen[id(s)] = add_second_order(s, model, params, dps=s.dps, M=args.M, start=None)
         sols = [(n, seen[id(s)]) for n, s in sols]
-    with mpmath.workdps(sols[0][1].dps + 20):
-        return _print_refined(args, sols)
-
-
-def _mean_entries(s: Any, n: int, digits: int, order2: bool = False) -> tuple[list[str], str]:
-    """``s* + V/N`` (``+ A/N^2``) with the per-entry errors of its terms."""
-    from numeric.precision import format_entries
-
-    e = s.errors
-    values = [x + v / n for x, v in zip(s.s_star, s.V, strict=True)]
-    errs = [a + b / n for a, b in zip(e["s_star"], e["V"], strict=True)]
-    if order2:
-        values = [x + a / n**2 for x, a in zip(values, s.A, strict=True)]
-        errs = [x + a / n**2 for x, a in zip(errs, e["A"], strict=True)]
-    return format_entries(values, errs, digits)
-
-
-def _print_refined(args: argparse.Namespace, sols: list[tuple[int, Any]]) -> int:
-    import mpmath
-
-    from numeric.precision import solution_entries, to_str
-
-    if args.json:
-        results = []
-        for n, s in sols:
-            with mpmath.workdps(s.dps + 20):
-                p = s.dps
-                out = {"N": n, **s.to_dict()}
-                out["mean"], out["mean_abs_error"] = _mean_entries(s, n, p)
-                if s.c2 is not None:
-                    out["mean2"], out["mean2_abs_error"] = _mean_entries(s, n, p, order2=True)
-            results.append(out)
-        write_json({"results": results})
-        return 0
-    digits = 12
-    for n, s in sols:
-        print(f"N = {n}, lam = {to_str(s.lam, s.dps)}, b = {s.b}, d = {s.d}")
-        s_str, _ = solution_entries(s, "s_star", digits)
-        v_str, ev = solution_entries(s, "V", digits)
-        mean, _ = _mean_entries(s, n, digits)
-        w_str, ew = solution_entries(s, "W", digits, [k * s.b + k for k in range(s.b)])
-        rows = [[str(k + 1), s_str[k], v_str[k], mean[k], w_str[k]] for k in range(s.b)]
-        print(columns(rows, ["k", "s*_k", "V_k", "s*_k + V_k/N", "W_kk"]))
-        print(
-            f"({digits} significant digits shown at most, only those each entry's error "
-            f"allows; --json prints dps digits and all of W; the V and W shown are within {ev} "
-            f"and {ew} absolute, entries without a correct digit print as 0)"
-        )
-        if s.c2 is not None:
-            from mfstein.cli.solve import print_order2
-
-            print_order2(s, [str(k + 1) for k in range(s.b)])
-            print(f"c + c2/N = {to_str(s.constant + s.c2 / n, min(s.digits, s.digits2))}")
-    return 0
+    ns, solutions = zip(*sols, strict=True)
+    return _show(args, RefinedTable(ns, solutions))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_constant_options"]
+__all__ = ["add_constant_options", "add_order_option"]
 
 
 def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
@@ -42,3 +42,10 @@ def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
             help="also prove an enclosure [lo, hi] of c in Arb ball arithmetic (Krawczyk + "
             "Lyapunov certificates) and print its certified digits",
         )
+
+
+def add_order_option(p: argparse.ArgumentParser, help: str) -> None:
+    """Add ``--order {1,2}`` (default ``"1"``) to ``p``: 2 adds the 1/N^2 terms of the
+    size expansion (:mod:`numeric.meanfield.stationary`); ``help`` says what the
+    command then prints."""
+    p.add_argument("--order", default="1", choices=("1", "2"), help=help)

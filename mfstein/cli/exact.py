@@ -159,7 +159,7 @@ def _run_model(args: argparse.Namespace) -> int:
 
 def describe_observables(values: dict[str, Any]) -> str:
     """Lines ``E[g] = mean (digits)   N Var g = ...`` of each ``--observable`` under the
-    exact law (:class:`numeric.expansion.observables.ExactExpectation`: the mean
+    exact law (:class:`numeric.meanfield.observables.ExactExpectation`: the mean
     with only the digits its error bound earns, a dash and the bound when none)."""
     out = [""]
     width = max(len(name) for name in values)

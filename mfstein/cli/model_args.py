@@ -1,7 +1,7 @@
 """Command-line options that name a model: ``--model``, repeatable ``--param``,
 ``--start`` and repeatable ``--observable``, declared once for every task.
 
-``--model`` is a built-in family (``supermarket``, ``jsq_L``, ``sir``; see
+``--model`` is a built-in family (``mfstein models`` lists them; see
 :mod:`derive.models`) or ``path/to/file.py:factory``; ``--param name=value``
 sets a factory option (e.g. ``b=10``) or a model parameter (e.g. ``lam=0.9``),
 whichever the name is; ``--start`` is the initial state; ``--observable G``
@@ -17,11 +17,12 @@ import argparse
 from typing import Any
 
 from mfstein.cli.option_types import real
+from mfstein.cli.short_options import check_states, declares, owner
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import FLOAT_MIN_RATE, MAX_LAM
 
 #: ``--model``'s help, for every command that takes a model.
-MODEL_HELP = "a built-in model (supermarket, jsq_L, sir, ...) or a factory in a Python file"
+MODEL_HELP = "a built-in model ('mfstein models' lists them) or a factory in a Python file"
 #: ``--param``'s help.
 PARAM_HELP = "a factory option (e.g. b=10) or a model parameter (e.g. lam=0.9); repeatable"
 
@@ -172,7 +173,7 @@ def add_finite_n_model_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--mu",
         type=real("mu", FLOAT_MIN_RATE, MAX_LAM),
-        help="service rate of the supermarket model (default 1; with --model supermarket)",
+        help=f"service rate of the {owner('mu')} model (default 1; with --model {owner('mu')})",
     )
 
 
@@ -224,15 +225,16 @@ def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
     ``--lam``/``--gamma``/``--alpha``, ``--d`` and ``--without-replacement`` for a
     model other than the supermarket (whose rates and options are ``--param``),
     instead of silently using one of them or ignoring them."""
-    if args.model != "supermarket":
-        from mfstein.cli.option_scope import refuse_unused
+    from mfstein.cli.option_scope import refuse_unused
 
-        hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
-        refuse_unused(args, ("d", "without_replacement", "alpha"), "by the supermarket model", hint)
+    hint = f"model {args.model} takes its options and parameters as --param NAME=VALUE"
+    for dest in ("d", "without_replacement", "alpha"):
+        if not declares(args.model, dest):
+            refuse_unused(args, (dest,), f"by the {owner(dest)} model", hint)
     rate = next((f for f in ("lam", "gamma") if getattr(args, f, None) is not None), None)
-    if rate is not None and args.model != "supermarket":
+    if rate is not None and not declares(args.model, rate):
         raise ParameterError(
-            f"--{rate} is the supermarket's arrival rate; model {args.model} takes its "
+            f"--{rate} is the {owner(rate)}'s arrival rate; model {args.model} takes its "
             "parameters as --param NAME=VALUE."
         )
     if rate is not None and "lam" in pairs:
@@ -247,27 +249,27 @@ def _refuse_conflicts(args: argparse.Namespace, pairs: dict[str, str]) -> None:
 
 
 def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
-    """The model and parameters named by ``--model``/``--param`` (and ``--mu``, ``--lam``,
-    ``--b``, ``--d`` for the supermarket family when given)."""
+    """The model and parameters named by ``--model``/``--param`` (and ``--b``, and the
+    family's own options of :mod:`mfstein.cli.short_options` when given)."""
     pairs = parse_pairs(list(getattr(args, "param", []) or []))
     _refuse_conflicts(args, pairs)
     b = getattr(args, "b", None)
     if b is not None and "b" not in pairs:
         pairs["b"] = str(b)  # refused with one sentence if the model has no option b
     d = getattr(args, "d", None)
-    if d is not None and args.model == "supermarket" and "d" not in pairs:
+    if d is not None and declares(args.model, "d") and "d" not in pairs:
         pairs["d"] = str(d)
     given_rate = getattr(args, "lam", None) is not None or getattr(args, "gamma", None) is not None
-    if given_rate and args.model == "supermarket" and "lam" not in pairs:
+    if given_rate and declares(args.model, "lam") and "lam" not in pairs:
         from mfstein.cli.arrival import arrival_rate_text
         from mfstein.ground.errors import check_int
 
         pairs["lam"] = arrival_rate_text(args, check_int("N", args.N, 1))
     mu = getattr(args, "mu", None)
     if mu is not None:
-        if args.model != "supermarket":
+        if not declares(args.model, "mu"):
             raise ParameterError(
-                f"--mu is the supermarket's service rate; model {args.model} takes its "
+                f"--mu is the {owner('mu')}'s service rate; model {args.model} takes its "
                 "rates as --param."
             )
         if "mu" in pairs:
@@ -277,33 +279,10 @@ def model_and_params(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
 
     options, params = split_values(args.model, pairs)
     check_size_options({k: pairs[k] for k in options})
-    if args.model == "supermarket":
-        _check_supermarket_states(args.N, options)
-    if args.model == "supermarket" and "mu" in pairs:
+    check_states(args.model, args.N, options)
+    if declares(args.model, "mu") and "mu" in pairs:
         options["mu"] = "mu"  # a free parameter, so that its range is checked
         params["mu"] = pairs["mu"]
-    if args.model == "supermarket" and getattr(args, "without_replacement", False):
+    if declares(args.model, "without_replacement") and getattr(args, "without_replacement", False):
         options["replacement"] = False
     return command_line_model(load_model(args.model, **options)), params
-
-
-def _check_supermarket_states(N: Any, options: dict[str, Any]) -> None:
-    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
-    states (occupancy vectors): refuse more than the exact solver handles before
-    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
-    import math
-
-    from mfstein.ground.errors import check_int
-    from mfstein.ground.limits import EXACT_MAX_STATES
-
-    b = options.get("b")
-    if not isinstance(b, int) or isinstance(b, bool):
-        return
-    n = check_int("N", N, 1)
-    states = math.comb(n + b, b)
-    if states > EXACT_MAX_STATES:
-        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
-        raise ParameterError(
-            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
-            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
-        )

@@ -263,7 +263,7 @@ def _describe(r) -> str:
     scheme = "with" if r.replacement else "without"
     lines = [
         f"N = {r.N}, lam = {r.lam_text}, b = {r.b}, d = {r.d} ({scheme} replacement), "
-        f"policy = {r.policy} ({r.simulator} simulator)",
+        f"policy = {r.policy} ({r.engine} simulator)",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
         f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",
@@ -379,7 +379,7 @@ def _describe_model(r: Any) -> str:
     lines = [
         f"{r.model} model, N = {r.N}"
         + (f", {pv}" if pv else "")
-        + f" ({r.simulator} simulator{f', {r.loop} loop' if r.loop else ''})",
+        + f" ({r.engine} simulator{f', {r.loop} loop' if r.loop else ''})",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
         f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mfstein.cli.constant_options import add_constant_options
+from mfstein.cli.constant_options import add_constant_options, add_order_option
 from mfstein.cli.model_args import add_task_model_options
 
 
@@ -45,12 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the mean-field route: auto, the model's registered fast path when it has one "
         "(default); general; fast (--method is the old name)",
     )
-    p.add_argument(
-        "--order",
-        default="1",
-        choices=("1", "2"),
-        help="2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)",
-    )
+    add_order_option(p, "2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)")
     p.add_argument(
         "--float64",
         action="store_true",
@@ -86,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         precision="float64" if getattr(args, "float64", False) else "dps",
         observables=observables_from_args(args),
     )
-    states = _state_names(model, sol.b)
+    states = _state_names(model, sol.n)
     cert = None
     if getattr(args, "certify", False):
         from mfstein.ground.errors import NumericalError
@@ -105,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         _print_text(sol, states, dps)
         if sol.c2 is not None:
-            print_order2(sol, states)
+            print(sol.order2_text(states))
         if sol.observables:
             print_observables(sol.observables)
         if cert is not None:
@@ -140,8 +135,8 @@ def _print_text(sol, states: list[str], dps: int) -> None:
         print(f"conserved: {'; '.join(laws)}")
     s_str, _ = solution_entries(sol, "s_star", shown)
     v_str, ev = solution_entries(sol, "V", shown)
-    w_str, ew = solution_entries(sol, "W", shown, [k * sol.b + k for k in range(sol.b)])
-    rows = [[states[k], s_str[k], v_str[k], w_str[k]] for k in range(sol.b)]
+    w_str, ew = solution_entries(sol, "W", shown, [k * sol.n + k for k in range(sol.n)])
+    rows = [[states[k], s_str[k], v_str[k], w_str[k]] for k in range(sol.n)]
     print(columns(rows, ["state", "s*", "V", "W (diagonal)"]))
     print(
         f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
@@ -158,22 +153,6 @@ def _print_text(sol, states: list[str], dps: int) -> None:
         print(f"other stable fixed point: ({', '.join(f'{v:.10g}' for v in fp)})")
 
 
-def print_order2(sol, states: list[str]) -> None:
-    """Text table of the 1/N^2 terms."""
-    from mfstein.ground.display import columns
-    from numeric.precision import solution_entries, to_str
-
-    shown = min(12, sol.dps)
-    a_str, _ = solution_entries(sol, "A", shown)
-    b_str, _ = solution_entries(sol, "B", shown, [k * sol.b + k for k in range(sol.b)])
-    rows = [[states[k], a_str[k], b_str[k]] for k in range(sol.b)]
-    print(columns(rows, ["state", "A", "B (diagonal)"]))
-    print(
-        f"c2 = tr(M B) = {to_str(sol.c2, sol.digits2)}  ({sol.digits2} correct digits): "
-        "N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"
-    )
-
-
 #: Significant digits an observable's term shows at most in the text output.
 SHOWN = 12
 
@@ -181,7 +160,7 @@ SHOWN = 12
 def print_observables(expansions: dict) -> None:
     """Text table of each ``--observable``'s expansion ``E[g(S_N)] = g0 + g1/N + g2/N^2``
     and ``lim N Var g``: every entry with only the digits its error bound allows
-    (:meth:`numeric.expansion.observables.ObservableExpansion.text`), a dash with
+    (:meth:`numeric.meanfield.observables.ObservableExpansion.text`), a dash with
     the bound where not one digit is earned."""
     import mpmath
 

@@ -12,10 +12,11 @@ library only: ``mfstein --help`` imports nothing heavy.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate
 
-__all__ = ["add_supermarket_grid"]
+__all__ = ["add_supermarket_grid", "check_exact_states"]
 
 
 def add_supermarket_grid(
@@ -57,3 +58,25 @@ def add_supermarket_grid(
         default=2,
         help="servers sampled per arrival, integer >= 1 (default 2, as in the core paper)",
     )
+
+
+def check_exact_states(N: Any, options: dict[str, Any]) -> None:
+    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
+    states (occupancy vectors): refuse more than the exact solver handles before
+    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
+    import math
+
+    from mfstein.ground.errors import ParameterError, check_int
+    from mfstein.ground.limits import EXACT_MAX_STATES
+
+    b = options.get("b")
+    if not isinstance(b, int) or isinstance(b, bool):
+        return
+    n = check_int("N", N, 1)
+    states = math.comb(n + b, b)
+    if states > EXACT_MAX_STATES:
+        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
+        raise ParameterError(
+            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
+            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from mfstein.cli.constant_options import add_order_option
 from mfstein.cli.model_args import add_model_options
 
 
@@ -36,12 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         param_help="a factory option (e.g. b=10), a model parameter (e.g. lam=0.9) or a "
         "swept one (lam=0.5:0.99:50); repeatable",
     )
-    p.add_argument(
-        "--order",
-        default="1",
-        choices=("1", "2"),
-        help="2: also c2 (N E||S-s*||^2 = c + c2/N + ...)",
-    )
+    add_order_option(p, "2: also c2 (N E||S-s*||^2 = c + c2/N + ...)")
     prec = p.add_mutually_exclusive_group()
     prec.add_argument(
         "--dps",

@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     )
     observed = {}
     if texts and objects:
-        from numeric.heterogeneous.observables import trajectories as along
+        from numeric.expansion.transient_heterogeneous import trajectories as along
 
         observed = along(model, params, res, texts)
     elif texts:

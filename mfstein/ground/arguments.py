@@ -16,7 +16,7 @@ arguments at the top with these helpers, before any symbolic or numeric work:
   one name has one meaning across the API (docs/internal-api.md, "Vocabulary").
 
 Values and ranges are checked where they are read (:func:`mfstein.ground.errors.check_int`,
-:mod:`mfstein.ground.limits`, :mod:`numeric.meanfield.params`); the model itself where it
+:mod:`mfstein.ground.limits`, :mod:`numeric.params`); the model itself where it
 is built (:class:`derive.Model`).  Like the rest of the ground package, this
 module imports only the standard library and :mod:`mfstein.ground.errors`.
 """
@@ -135,6 +135,17 @@ def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
         DeprecationWarning,
         stacklevel=stacklevel,
     )
+
+
+def renamed_attribute(where: str, old: str, new: str) -> property:
+    """A read-only property ``old`` of the class ``where`` that returns the attribute
+    ``new`` and warns that ``old`` is its deprecated name (:func:`warn_renamed`)."""
+
+    def read(self: Any) -> Any:
+        warn_renamed(where, old, new, stacklevel=3)
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated name of :attr:`{new}` (same value; warns).")
 
 
 def renamed_keywords(**renames: str) -> Callable[[F], F]:

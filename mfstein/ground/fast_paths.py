@@ -43,7 +43,16 @@ from typing import Any
 
 from mfstein.ground.errors import check_choice
 
-__all__ = ["FAST_PATHS", "TASKS", "FastPath", "families", "load", "route"]
+__all__ = [
+    "FAST_PATHS",
+    "SHORT_FORMS",
+    "TASKS",
+    "FastPath",
+    "families",
+    "load",
+    "route",
+    "short_forms",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,29 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         ),
     }
 )
+
+
+#: The public short forms a family adds to a package's lazy table (family ->
+#: package -> ``"module:attribute"``), so that the package itself names no family:
+#: the supermarket's ``numeric.exact.solve_exact(N, lam, b, d)``.
+SHORT_FORMS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {"supermarket": MappingProxyType({"numeric.exact": "numeric.exact.supermarket:solve_exact"})}
+)
+
+
+def short_forms(package: str) -> dict[str, tuple[str, ...]]:
+    """The entries ``{module: (attribute, ...)}`` the families' short forms add to the
+    lazy table (:func:`mfstein.ground.lazy.lazy_package`) of ``package``.
+
+    >>> short_forms("numeric.exact")
+    {'numeric.exact.supermarket': ('solve_exact',)}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for forms in SHORT_FORMS.values():
+        if package in forms:
+            module, _, attribute = forms[package].partition(":")
+            out[module] = (*out.get(module, ()), attribute)
+    return out
 
 
 def route(family: str | None, task: str) -> str | None:

@@ -103,7 +103,7 @@ def transient_taylor_seconds(state: int, dps: int, horizon: float, rate: float) 
 
 def order2_seconds(n: int, dps: int, solves: int = 1) -> float:
     """Estimated seconds of ``solves`` working-precision order-2 expansions
-    (:func:`numeric.expansion.stationary.second_order`) on ``n`` free coordinates
+    (:func:`numeric.meanfield.stationary.second_order`) on ``n`` free coordinates
     at ``dps`` digits.
 
     Each computes the third moment (``n^3`` entries, refined with ``O(n^4)``

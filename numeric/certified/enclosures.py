@@ -17,7 +17,7 @@ Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Section 3 and
 Theorem 1 with the sign of the Kronecker form corrected):
 
 1. *Fixed point (Krawczyk).*  Conservation laws ``C s = q`` are removed
-   exactly (:mod:`numeric.meanfield.invariants`): ``s = s(x)`` is affine in the free
+   exactly (:mod:`numeric.invariants`): ``s = s(x)`` is affine in the free
    coordinates ``x`` with rational coefficients, and ``F(x) = f_F(s(x))``.  For a
    box ``X`` around the float solution ``x~``, an approximate inverse ``Y`` of
    ``DF(x~)`` (float64) and the ball Jacobian ``DF(X)`` from the Arb kernels,
@@ -85,7 +85,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.ground.arguments import check_keywords, renamed_keywords
+from mfstein.ground.arguments import check_keywords
 from mfstein.ground.display import Presentable, heading_rows
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.certified.arb import (
@@ -106,7 +106,6 @@ from numeric.certified.arb import (
 
 __all__ = [
     "CertifiedSolution",
-    "certify",
     "certify_float_solution",
     "certify_solution",
     "heavy_traffic_ball",
@@ -276,7 +275,7 @@ class CertifiedSolution(Presentable):
 # the model and its parameters
 # --------------------------------------------------------------------------
 def heavy_traffic_ball(gamma: Any, alpha: Any, N: int) -> Any:
-    """``lam = 1 - gamma/N^alpha`` as a parameter for :func:`certify`.
+    """``lam = 1 - gamma/N^alpha`` as a parameter for :func:`numeric.certify`.
 
     Returns a function that encloses the (generally irrational) arrival rate of
     the heavy-traffic scaling of "Beyond Scaling: Calculable Error Bound of the
@@ -939,42 +938,6 @@ def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolu
     )
 
 
-@renamed_keywords(method="route")
-@check_keywords
-def certify(
-    model: Any,
-    params: Mapping[str, Any] | None = None,
-    *,
-    dps: int = 30,
-    M: Any = None,
-    start: Sequence[Any] | str | None = None,
-    route: str = "auto",
-    precision: str = "dps",
-) -> CertifiedSolution:
-    """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
-
-    ``solve(model, params, dps=, M=, start=, route=).certify()``: the float
-    solution first (:func:`numeric.solve`; ``method=`` is ``route``'s deprecated
-    alias), then its certificate (:meth:`numeric.MeanFieldSolution.certify`, the one
-    certification), so the two entries are one computation.  ``model`` and
-    ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
-    (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
-    it).  ``precision`` is ``"dps"``, the only one that certifies digits:
-    ``"float64"`` is refused in one sentence.
-    """
-    from derive.models import as_model
-    from numeric.meanfield.entry import solve
-    from numeric.precision import check_precision
-
-    if check_precision(precision) == "float64":
-        raise ParameterError(
-            "precision must be 'dps' for certify (Arb proves dps digits around a "
-            "working-precision solution), got 'float64'."
-        )
-    model, params = as_model(model, params)
-    return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
-
-
 @check_keywords
 def certify_solution(solution: Any, **options: Any) -> CertifiedSolution:
     """Deprecated: ``solution.certify(**options)``
@@ -1052,7 +1015,7 @@ def certify_float_solution(
     supermarket solution whose tail levels were truncated by the float route
     is certified on all ``b`` levels.
     """
-    from numeric.meanfield.invariants import reduction
+    from numeric.invariants import reduction
     from numeric.precision import check_dps
 
     model = _model_of(solution, model)

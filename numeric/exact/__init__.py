@@ -6,7 +6,8 @@ one implementation; the supermarket family's fast path
 (:func:`numeric.exact.supermarket.supermarket_fast`, its ``exact`` route in
 :data:`mfstein.ground.fast_paths.FAST_PATHS`, found by :mod:`numeric.exact.fast_paths`)
 is chosen by it, and the paper's short form
-``solve_exact(N, lam, b, d)`` builds the supermarket model and calls it.  Both
+``solve_exact(N, lam, b, d)`` (added to this package by the family's entry in
+:data:`mfstein.ground.fast_paths.SHORT_FORMS`) builds the supermarket model and calls it.  Both
 return :class:`ExactResult`.
 
 >>> from numeric.exact import solve_exact
@@ -17,6 +18,7 @@ return :class:`ExactResult`.
 
 from __future__ import annotations
 
+from mfstein.ground.fast_paths import short_forms
 from mfstein.ground.lazy import lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
@@ -25,6 +27,6 @@ __all__, __getattr__, __dir__ = lazy_package(
         "numeric.exact.fast_paths": ("register_fast_path",),
         "numeric.exact.general": ("solve",),
         "numeric.exact.result": ("ExactResult",),
-        "numeric.exact.supermarket": ("solve_exact",),
+        **short_forms(__name__),  # a family's own short form (solve_exact)
     },
 )

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -48,12 +49,13 @@ import numpy as np
 from mfstein.ground import signals
 from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
+from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
-from numeric.prepared import Placement, prepare
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
@@ -62,6 +64,16 @@ DIRECT_MAX_STATES = 5000
 #: ... and up to this many when at most two coordinates are free (planar lattices
 #: factor with little fill).
 DIRECT_MAX_PLANAR = 400_000
+#: SuperLU's column ordering: the minimum degree of ``A^T + A`` (measured against
+#: SciPy's default ``COLAMD``, factor and solve: SIR N = 100, 5,151 states, 11.5 ms
+#: against 14.0; N = 200 90 against 99; supermarket b = 3, N = 28, 22.5 against 36.2;
+#: b = 2, N = 300, 153 against 167).
+DIRECT_ORDERING = "MMD_AT_PLUS_A"
+#: Direct solves of at most this many states run without limiting BLAS threads
+#: (:func:`mfstein.ground.blas.limited_blas`: threadpoolctl scans the loaded
+#: libraries in a new process, some 10 ms, about a whole factorisation of SIR at
+#: N = 100; SuperLU's supernodes there are too small for BLAS to start threads).
+DIRECT_UNLIMITED = 20_000
 #: Values of ``route`` (:func:`solve`).
 ROUTES = ("auto", "general", "fast")
 
@@ -70,6 +82,11 @@ def _param_text(v: Any) -> str:
     if isinstance(v, float):
         return repr(v)
     return str(v).strip()
+
+
+def _params_text(params: Mapping[str, Any]) -> dict[str, str]:
+    """The parameters as a result prints them (a float by ``repr``, else ``str``)."""
+    return {k: _param_text(v) for k, v in params.items()}
 
 
 def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
@@ -111,7 +128,7 @@ def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float
     from numeric.exact.solvers import normalise, pinned, residual
 
     A = pinned(QT, r).tocsc()
-    lu = spla.splu(A)
+    lu = spla.splu(A, permc_spec=DIRECT_ORDERING)
     rhs = np.zeros(QT.shape[0])
     rhs[r] = 1.0
     x = lu.solve(rhs)
@@ -156,8 +173,8 @@ def stationary_checked(
     NumericalError
         When no method reaches the tolerance (naming the best residual).
     """
+    from mfstein.ground.blas import limited_blas
     from numeric.exact.solvers import solve_krylov
-    from numeric.precision import limited_blas
 
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0
@@ -172,9 +189,12 @@ def stationary_checked(
         order = [method]
     best: tuple[np.ndarray, float, str, int] | None = None
     notes: list[str] = []
-    with limited_blas():
+    limited = False
+    with ExitStack() as blas:
         for m in order:
             signals.check()  # between methods: a Ctrl-C a library lost is raised here
+            if (m != "direct" or S > DIRECT_UNLIMITED) and not limited:
+                limited = bool(blas.enter_context(limited_blas()))  # from here on
             try:
                 if m == "direct":
                     pi, res = _direct(QT, r, qmax, tol)
@@ -225,13 +245,64 @@ def _announce_compile(model: Any) -> None:
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
+@dataclass(frozen=True)
+class SolvedChain:
+    """The stationary law of a chain, as :meth:`Chain.solve` found it.
+
+    ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
+    docstring, step 3) on the reachable states ``reach.states`` with
+    ``||pi Q||_1 = residual``.
+
+    Attributes
+    ----------
+    reach:
+        The reachable states (:class:`numeric.exact.lattice.Reachable`).
+    pi:
+        The stationary law, aligned with ``reach.states``.
+    residual:
+        ``||pi Q||_1`` (absolute).
+    method, iterations:
+        The linear solver that reached the tolerance and its iterations (``0`` for
+        a direct solve).
+    exit_rate:
+        ``q_i = -Q_ii`` per state.
+    """
+
+    reach: Any
+    pi: np.ndarray
+    residual: float
+    method: str
+    iterations: int
+    exit_rate: np.ndarray
+
+    @property
+    def max_exit_rate(self) -> float:
+        """``max_i q_i`` (``0.0`` for a chain without states)."""
+        return float(self.exit_rate.max()) if self.exit_rate.size else 0.0
+
+
+@dataclass(frozen=True)
+class _Assembled:
+    """What :meth:`Chain.solve` keeps of its last run, to start again from it: the
+    centre it pinned at (``key``), the reachable states, ``Q^T``, the closed classes,
+    the exit rates, the pinned state ``r`` and the last law ``pi``."""
+
+    key: tuple[float, ...]
+    reach: Any
+    QT: Any
+    classes: np.ndarray
+    exit_rate: np.ndarray
+    r: int
+    pi: np.ndarray
+
+
 @dataclass
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
 
-    :meth:`setup` prepares the model (:func:`numeric.prepared.prepare`: the
+    :meth:`setup` prepares the model (:func:`numeric.exact.prepared.prepare`: the
     parameters checked, the lattice, its conservation laws and the start fixed
-    by :meth:`numeric.prepared.PreparedModel.place`) and the memory bound
+    by :meth:`numeric.exact.prepared.PreparedModel.place`) and the memory bound
     (nothing large allocated); :meth:`solve` finds the reachable states, checks
     that there is one closed class, assembles ``Q^T`` and solves the balance
     equations to the tolerance (:func:`stationary_checked`).  Used by
@@ -245,8 +316,8 @@ class Chain:
     p64: np.ndarray
     max_states: int
     notes: list[str]
-    #: the last solve (centre key, reach, Q^T, classes, exit rates, pinned state, pi)
-    last: Any = field(default=None, repr=False)
+    #: the last solve (:class:`_Assembled`), ``None`` before one or once released
+    last: _Assembled | None = field(default=None, repr=False)
     #: whether the search and the assembly are compiled (``None``: by the lattice
     #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
     compiled: bool | None = None
@@ -263,17 +334,17 @@ class Chain:
 
     @property
     def params(self) -> dict[str, Any]:
-        """The checked parameters by name (:attr:`numeric.prepared.PreparedModel.params`)."""
+        """The checked parameters by name (:attr:`numeric.exact.prepared.PreparedModel.params`)."""
         return self.placement.prepared.params
 
     @property
     def values(self) -> dict[str, Any]:
-        """The parsed parameters (:attr:`numeric.prepared.PreparedModel.values`)."""
+        """The parsed parameters (:attr:`numeric.exact.prepared.PreparedModel.values`)."""
         return self.placement.prepared.values
 
     @property
     def lattice(self) -> Any:
-        """The lattice (:attr:`numeric.prepared.Placement.lattice`)."""
+        """The lattice (:attr:`numeric.exact.prepared.Placement.lattice`)."""
         return self.placement.lattice
 
     @property
@@ -320,9 +391,9 @@ class Chain:
         progress: bool,
         spread: np.ndarray | None = None,
         atol: float | None = None,
-    ) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
-        """``(reach, pi, residual, method, iterations, exit_rate)``; the balance
-        equation of the recurrent state nearest ``centre`` (counts) is pinned.
+    ) -> SolvedChain:
+        """The stationary law (:class:`SolvedChain`); the balance equation of the
+        recurrent state nearest ``centre`` (counts) is pinned.
         ``spread``, the mean field's ``W``, gives the iterative solvers a
         Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`);
         ``atol`` an absolute target besides (:func:`stationary_checked`)."""
@@ -331,9 +402,12 @@ class Chain:
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
         if progress and self._takes_compiled_route():
             _announce_compile(self.model)
-        if self.last is not None and self.last[0] == key:
+        if self.last is not None and self.last.key == key:
             # asked again (a tighter target): the same chain, from the last answer
-            _, reach, QT, classes, exit_rate, r, x0 = self.last
+            last = self.last
+            reach, QT, classes, exit_rate, r, x0 = (
+                last.reach, last.QT, last.classes, last.exit_rate, last.r, last.pi
+            )  # fmt: skip
         else:
             reach, QT, classes, exit_rate, r = self._assemble(centre)
             x0 = None
@@ -356,8 +430,8 @@ class Chain:
             atol=atol,
         )
         self.notes += more
-        self.last = (key, reach, QT, classes, exit_rate, r, pi)
-        return reach, pi, res, used, iters, exit_rate
+        self.last = _Assembled(key, reach, QT, classes, exit_rate, r, pi)
+        return SolvedChain(reach, pi, res, used, iters, exit_rate)
 
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
@@ -501,8 +575,6 @@ def solve(
     NumericalError
         The balance equations could not be solved to the tolerance.
     """
-    from numeric.heterogeneous.entry import is_heterogeneous
-
     t0 = time.perf_counter()
     check_params(params)
     check_start(start)
@@ -511,18 +583,15 @@ def solve(
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if solver not in METHODS:
         raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
-    if isinstance(model, str):
-        from derive.models import as_model
+    key = kept.call_key(model, params, N, start, truncation, truncation_tol, route=route)
+    found = kept.load(key, model, params, N, memory_limit)
+    if found is None:  # not prepared by an earlier process: the model, its fast path
+        if isinstance(model, str):
+            from derive.models import as_model
 
-        model, params = as_model(model, params)
-    if is_heterogeneous(model):  # the product chain of K objects
-        return _heterogeneous(model, params, N, start, truncation)
-    if route != "general":
-        general_call = start is not None or truncation is not None
-        r = _by_fast_path(
-            model, params, N=N, route=route, general_call=general_call, method=solver,
-            tol=tol, memory_limit=memory_limit, progress=progress,
-        )  # fmt: skip
+            model, params = as_model(model, params)
+        r = _elsewhere(model, params, N, start, truncation, route, solver, tol, memory_limit,
+                       progress)  # fmt: skip
         if r is not None:
             return r
     if tol is None:
@@ -530,20 +599,47 @@ def solve(
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
     cut_tol = check_tol(truncation_tol, truncation)
-    ch = Chain.setup(model, N, params, start, truncation, memory_limit)
-    # the mean field first: it is cheap and its failure should cost nothing
-    mf, note = _centre(ch.placement)
+    if found is None:
+        ch = Chain.setup(model, N, params, start, truncation, memory_limit)
+        # the mean field first: it is cheap and its failure should cost nothing
+        mf, note = _centre(ch.placement)
+    else:
+        ch, mf, note = Chain(*found[0]), found[1], found[2]
+    placed, chosen = ch, ch.lattice.kind == "orthant" and not ch.lattice.truncated
     if note:
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
     ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
+    if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
+        centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
+        kept.save(key, placed, centre_fields, note, _params_text(ch.params))
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _elsewhere(
+    model: Any, params: Any, N: int, start: Any, truncation: Any, route: str, *options: Any
+) -> ExactResult | None:
+    """The answer when the general chain does not give it: a heterogeneous population's
+    product chain, or the family's fast path (:func:`_by_fast_path`; ``options`` are
+    ``solver, tol, memory_limit, progress``); ``None`` for the general chain."""
+    from numeric.heterogeneous.entry import is_heterogeneous
+
+    if is_heterogeneous(model):  # the product chain of K objects
+        return _heterogeneous(model, params, N, start, truncation)
+    if route == "general":
+        return None
+    solver, tol, memory_limit, progress = options
+    general_call = start is not None or truncation is not None
+    return _by_fast_path(
+        model, params, N=N, route=route, general_call=general_call, method=solver,
+        tol=tol, memory_limit=memory_limit, progress=progress,
+    )  # fmt: skip
 
 
 def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any) -> Any:
     """The exact law of a heterogeneous population of ``N`` objects (its product chain)."""
-    from numeric.heterogeneous.entry import exact_heterogeneous
+    from numeric.exact.product import exact_heterogeneous
 
     if start is not None or truncation is not None:
         raise ParameterError(
@@ -554,7 +650,7 @@ def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any)
 
 def _solved(
     ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
-) -> tuple[Chain, tuple, Cut | None]:
+) -> tuple[Chain, SolvedChain, Cut | None]:
     """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
     ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
     orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
@@ -564,12 +660,12 @@ def _solved(
     if not ch.lattice.truncated:
         return ch, solved, None
     level = ch.lattice.upper
-    return ch, solved, Cut(level, *cut_mass(solved[0].states, solved[1], level), chosen=False)
+    return ch, solved, Cut(level, *cut_mass(solved.reach.states, solved.pi, level), chosen=False)
 
 
 def _truncated(
     ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
-) -> tuple[Chain, tuple, Cut | None]:
+) -> tuple[Chain, SolvedChain, Cut | None]:
     """The chain ``ch`` on an unbounded orthant solved under the truncation
     :func:`numeric.exact.truncation.choose_level` picks (``how`` is
     :meth:`Chain.solve`'s ``(method, tol, progress, spread)``): ``(chain, solved,
@@ -579,7 +675,7 @@ def _truncated(
 
     from numeric.exact.lattice import make_lattice
 
-    runs: dict[int, tuple[Chain, tuple]] = {}
+    runs: dict[int, tuple[Chain, SolvedChain]] = {}
 
     def solve_at(level: int) -> tuple[np.ndarray, np.ndarray]:
         lattice = make_lattice(ch.model, ch.N, Fraction(level, ch.N))
@@ -588,7 +684,7 @@ def _truncated(
         placed.notes = list(ch.notes)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)
-        return solved[0].states, solved[1]
+        return solved.reach.states, solved.pi
 
     name = f"the exact chain of model {ch.model.name} at N = {ch.N}"
     cut = choose_level(solve_at, first_level(ch.start, centre, ch.N), cut_tol, name)
@@ -599,21 +695,21 @@ def _truncated(
 
 
 def _result(
-    ch: Chain, solved: tuple, mf: Any, *, tol: float, t0: float, cut: Cut | None = None
+    ch: Chain, solved: SolvedChain, mf: Any, *, tol: float, t0: float, cut: Cut | None = None
 ) -> ExactResult:
     """The :class:`ExactResult` of the chain ``ch`` solved (``solved`` is what
     :meth:`Chain.solve` returns), centred at the mean field ``mf`` (or ``None``),
     with the truncation ``cut`` (``None``: nothing cut)."""
-    reach, pi, res, used, iters, exit_rate = solved
+    reach, pi, res = solved.reach, solved.pi, solved.residual
     if reach.exact_states:
         ch.notes.append(f"{reach.exact_states} states needed exact rate evaluation")
     if cut is not None:
         ch.notes.append(f"truncated at {cut.text()}")
-    qmax = float(exit_rate.max()) if reach.states.shape[0] else 0.0
+    qmax = solved.max_exit_rate
     return ExactResult(
         model=ch.model.name,
         N=ch.N,
-        params={k: _param_text(v) for k, v in ch.params.items()},
+        params=_params_text(ch.params),
         b=ch.model.n,
         states=reach.states.shape[0],
         residual=float(res),
@@ -624,8 +720,8 @@ def _result(
         start=[int(x) for x in ch.start],
         law_values=[str(v) for v in ch.lattice.values],
         seconds=time.perf_counter() - t0,
-        method=used,
-        iterations=iters,
+        method=solved.method,
+        iterations=solved.iterations,
         exact_states=reach.exact_states,
         notes=ch.notes,
         truncation=cut,
@@ -661,6 +757,9 @@ def _floats(v: Any) -> np.ndarray:
 
 
 def _w64(mf: Any) -> np.ndarray:
+    """``W`` in float64 (a kept mean field, :mod:`numeric.exact.kept`, holds it so)."""
+    if isinstance(mf.W, np.ndarray):
+        return mf.W
     from numeric.linalg.refinement import to_float64
 
     return to_float64(mf.W)

@@ -13,7 +13,7 @@ declares (:class:`derive.spec.ModelInfo`):
   (unbounded: a *truncation* ``n_k <= floor(N t)`` is needed unless the
   reachable set is finite by itself);
 * the *conservation laws* ``c . l = 0`` (found exactly by
-  :func:`numeric.meanfield.invariants.reduction`) fix ``c . n`` along every path, so the
+  :func:`numeric.invariants.reduction`) fix ``c . n`` along every path, so the
   start point is rounded to the lattice *consistently* with them
   (:func:`round_to_lattice`);
 * the states are those reachable from the start through transitions of
@@ -278,7 +278,7 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     """The :class:`Lattice` of ``model`` at size ``N`` (``truncation`` in state units,
     ``n_k <= floor(N truncation)``, allowed for every kind; needed for an unbounded
     orthant whose reachable set is infinite)."""
-    from numeric.meanfield.invariants import reduction
+    from numeric.invariants import reduction
 
     space = model.info.state_space
     kind = space.kind

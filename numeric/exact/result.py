@@ -74,7 +74,7 @@ class ExactResult(Presentable):
     source_model:
         The :class:`derive.Model` solved (for :meth:`expect`).
     observables:
-        Name -> :class:`numeric.expansion.observables.ExactExpectation` of the
+        Name -> :class:`numeric.meanfield.observables.ExactExpectation` of the
         observables asked for with the result (``dataclasses.replace(r,
         observables={g: r.expect(g)})``, as ``mfstein exact --observable`` does);
         ``to_dict()`` adds them under ``"observables"``.  Empty by default.
@@ -118,8 +118,8 @@ class ExactResult(Presentable):
     observables: dict[str, Any] = field(default_factory=dict)
 
     def expect(self, g: Any, model: Any = None) -> Any:
-        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.expansion.observables.expect_exact`)."""
-        from numeric.expansion.observables import expect_exact
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""
+        from numeric.meanfield.observables import expect_exact
 
         return expect_exact(self, g, model)
 

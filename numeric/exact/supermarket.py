@@ -5,7 +5,7 @@ supermarket family (:mod:`numeric.exact.fast_paths`); :func:`numeric.exact.solve
 chooses it, and :func:`solve_exact` ``(N, lam, b, d)`` builds the model and calls
 it.  The chain is solved by the one exact solver,
 :class:`numeric.exact.general.Chain`, on the model prepared once
-(:func:`numeric.prepared.prepare`); its reachable states are then checked to be
+(:func:`numeric.exact.prepared.prepare`); its reachable states are then checked to be
 the monotone space and put in its order (:func:`_on_monotone_space`).
 
 The finite-N chain of the core paper (Section 3) lives on ``n = N s`` with
@@ -52,12 +52,12 @@ import numpy as np
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D
-from numeric.exact.general import Chain, law_moments, queue_length_pmf
+from numeric.exact.general import Chain, SolvedChain, law_moments, queue_length_pmf
 from numeric.exact.memory import check_exact_N, check_size
+from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_positions
-from numeric.prepared import PreparedModel, mean_field, prepare
 from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
@@ -101,30 +101,27 @@ def _solve_to_target(
     tol: float,
     spread: np.ndarray | None,
     progress: bool,
-) -> tuple[Any, np.ndarray, float, str, int, np.ndarray]:
+) -> SolvedChain:
     """``ch.solve`` to the absolute residual target ``tol`` (:data:`RESIDUAL_FLOOR` for
     a direct solve): first asked for the relative residual ``min(tol, 1e-3)`` and, by
     the iterative solvers, for the absolute ``tol`` too; then, once ``max_i q_i`` is
     known and if needed, for ``tol / max_i q_i``.  A result above the target raises
     :class:`mfstein.ground.errors.NumericalError`."""
     rel = min(float(tol), 1e-3)
-    reach, pi, res, used, iters, exit_rate = ch.solve(
-        centre, method, rel, progress, spread, atol=float(tol)
-    )
-    target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
-    qmax = float(exit_rate.max()) if exit_rate.size else 0.0
-    if res > target and qmax > 0:  # now that max q is known: ask for the absolute target
-        reach, pi, res, used, iters, exit_rate = ch.solve(
-            centre, method, tol / qmax, progress, spread
-        )
-        target = max(tol, RESIDUAL_FLOOR) if used == "direct" else tol
-    if not res <= target:
+    solved = ch.solve(centre, method, rel, progress, spread, atol=float(tol))
+    target = max(tol, RESIDUAL_FLOOR) if solved.method == "direct" else tol
+    qmax = solved.max_exit_rate
+    if solved.residual > target and qmax > 0:  # max q known: ask for the absolute target
+        solved = ch.solve(centre, method, tol / qmax, progress, spread)
+        target = max(tol, RESIDUAL_FLOOR) if solved.method == "direct" else tol
+    if not solved.residual <= target:
         raise NumericalError(
-            f"the {used} solver stopped at residual ||pi Q||_1 = {res:.2e}, above its target "
-            f"{target:.0e} ({reach.states.shape[0]:,} states); no result is reported: try "
+            f"the {solved.method} solver stopped at residual ||pi Q||_1 = "
+            f"{solved.residual:.2e}, above its target {target:.0e} "
+            f"({solved.reach.states.shape[0]:,} states); no result is reported: try "
             "method='direct' or 'gmres', or a smaller N or b."
         )
-    return reach, pi, res, used, iters, exit_rate
+    return solved
 
 
 def _on_monotone_space(
@@ -144,11 +141,12 @@ def _on_monotone_space(
     :func:`~numeric.exact.states.monotone_positions`)."""
     N, model = prepared.N, prepared.model
     ch = Chain.of(prepared.place(), memory_limit)
-    reach, pi, res, used, iters, exit_rate = _solve_to_target(
+    solved = _solve_to_target(
         ch, reference.astype(np.float64), method=method, tol=tol, spread=spread,
         progress=progress,
     )  # fmt: skip
-    ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
+    reach, pi = solved.reach, solved.pi
+    ch.last = None  # Q^T and the solver's arrays: memory back before the reordering
     start = [int(x) for x in ch.start]
     del ch
     pos = monotone_positions(reach.states, N)
@@ -166,11 +164,11 @@ def _on_monotone_space(
     return _MonotoneSolution(
         space=space,
         pi=full,
-        residual=float(res),
+        residual=float(solved.residual),
         arrival_intensity=arrivals,
-        method=used,
-        iterations=iters,
-        max_exit_rate=float(exit_rate.max()) if exit_rate.size else 0.0,
+        method=solved.method,
+        iterations=solved.iterations,
+        max_exit_rate=solved.max_exit_rate,
         start=start,
     )
 

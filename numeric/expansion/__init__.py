@@ -1,3 +1,6 @@
-"""The system-size expansion beyond 1/N: the stationary 1/N^2 terms, transients of any
-model, and observables E[g(S_N)] expanded in 1/N.
+"""The system-size expansion along time: transients of any model (mean field, ``V``,
+``W`` and the 1/N^2 terms), their observables and basins of attraction.  The stationary
+1/N^2 terms and the observables' stationary expansion are the mean field's
+(:mod:`numeric.meanfield.stationary`, :mod:`numeric.meanfield.observables`): this
+package builds on :mod:`numeric.meanfield`, never the other way.
 """

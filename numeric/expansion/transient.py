@@ -36,7 +36,7 @@ exactly the right-hand sides of the stationary equations of
 transient converges to the stationary ``s*, V, W, A, B`` of
 :func:`numeric.solve` when the fixed point reached from ``s0`` is stable.
 
-Conservation laws.  The jumps' linear invariants (:mod:`numeric.meanfield.invariants`)
+Conservation laws.  The jumps' linear invariants (:mod:`numeric.invariants`)
 are removed as in :mod:`numeric.meanfield.general`: the start fixes the conserved values
 ``q = C s0``, the system is integrated on the free coordinates (reduced
 ``J_r = J[F, :] T`` and the derivative tensors contracted with ``T``), and the
@@ -284,10 +284,10 @@ class _Setup:
     """Model, reduction, parameters and start, validated once."""
 
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
+        from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
         from numeric.meanfield.general import start_point
-        from numeric.meanfield.invariants import reduction
-        from numeric.meanfield.params import (
+        from numeric.params import (
             check_finite_model,
             check_names,
             kernel_vector,
@@ -353,7 +353,7 @@ class _Setup:
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
         from numeric.meanfield.general import start_point
-        from numeric.meanfield.params import kernel_vector, parse_params
+        from numeric.params import kernel_vector, parse_params
 
         values = parse_params(self.model, self.params)
         s0 = start_point(self.model, self.start, values)
@@ -464,12 +464,12 @@ class _MomentSystem:
 
     Only the kernel evaluations and the rounding of the exact rational maps
     (``T`` and the reduction of the derivative tensors) differ; the moment
-    equations themselves are :func:`numeric.expansion.stationary.assemble_D` and
-    :func:`numeric.expansion.stationary.G_and_A_terms`, the same as the stationary solver's.
+    equations themselves are :func:`numeric.meanfield.stationary.assemble_D` and
+    :func:`numeric.meanfield.stationary.G_and_A_terms`, the same as the stationary solver's.
     """
 
     def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
-        from numeric.expansion.stationary import Arith
+        from numeric.meanfield.stationary import Arith
 
         self.st, self.order, self.n, self.mp = st, order, st.n, mp
         self.ar = Arith(None, mp=mp)
@@ -573,7 +573,7 @@ class _MomentSystem:
         return out / 2
 
     def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
-        from numeric.expansion.stationary import G_and_A_terms, assemble_D, sym3
+        from numeric.meanfield.stationary import G_and_A_terms, assemble_D, sym3
 
         n, p, ar = self.n, self._params(), self.ar
         x = y[:n]
@@ -877,6 +877,14 @@ def _check_arguments(
     return order, times, dps
 
 
+def _heterogeneous(model: Any, params: Any, **options: Any) -> Any:
+    """The transient of a heterogeneous population (its own route,
+    :func:`numeric.expansion.transient_heterogeneous.transient_heterogeneous`)."""
+    from numeric.expansion.transient_heterogeneous import transient_heterogeneous
+
+    return transient_heterogeneous(model, params, **options)
+
+
 # --------------------------------------------------------------------------
 # public entry point
 # --------------------------------------------------------------------------
@@ -939,7 +947,7 @@ def transient(
     TransientResult
         Everything in the model's own coordinates.
     """
-    from numeric.heterogeneous.entry import is_heterogeneous, transient_heterogeneous
+    from numeric.heterogeneous.entry import is_heterogeneous
 
     check_start(start)
     order, times, dps = _check_arguments(order, times, precision, dps, integrator, rtol, atol)
@@ -948,7 +956,7 @@ def transient(
 
         model, params = as_model(model, params)
     if is_heterogeneous(model):  # K objects each with its own rates
-        return transient_heterogeneous(
+        return _heterogeneous(
             model, params, times=times, start=start, order=order, dps=dps,
             integrator=integrator, rtol=rtol, atol=atol,
         )  # fmt: skip
@@ -997,7 +1005,7 @@ def transient(
         model=st.model.name,
         params={k: str(v) for k, v in st.params.items()},
         free=[st.states[j] for j in st.free],
-        method=integrator,
+        integrator=integrator,
         errors=errors,
         limit=where.limit,
         warning=where.warning,

@@ -3,7 +3,7 @@
 With ``Y = S(t) - x(t)``, ``E[Y] = V(t)/N + O(1/N^2)`` and ``E[Y Y^T] = W(t)/N +
 O(1/N^2)`` (:mod:`numeric.expansion.transient`), Taylor's formula for a smooth
 ``g`` at ``x(t)`` gives, as in the stationary case
-(:mod:`numeric.expansion.observables`),
+(:mod:`numeric.meanfield.observables`),
 
     E[g(S(t))] = g(x(t)) + (g_i V_i + 1/2 g_ij W_ij)(t) / N + O(1/N^2),
 
@@ -61,7 +61,7 @@ def trajectories(
     parameter values ``params``); ``observables`` as :func:`derive.observables.observable`
     takes them (the quadratic one is refused: it is a statement about ``s*``)."""
     from derive.observables import derivatives, evaluate, observable
-    from numeric.expansion.observables import resolve_model
+    from numeric.meanfield.observables import resolve_model
 
     model = resolve_model(model, len(result.states))
     x = np.asarray(result.x, dtype=float)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import Presentable, count_row, params_text, shape_text
 from mfstein.ground.errors import ParameterError
 
@@ -48,8 +49,11 @@ class TransientResult(Presentable):
         The model name and the parameter values as given.
     free:
         The free coordinates the ODEs were integrated on (conservation laws removed).
-    method:
-        The integrator that ran: a ``solve_ivp`` method, or ``"taylor"`` (mpmath).
+    integrator:
+        The integrator that ran: a ``solve_ivp`` method, ``"taylor"`` (mpmath) or
+        ``"extrapolation"`` (a population's Gragg-Bulirsch-Stoer); ``method`` is its
+        deprecated name (warns), ``"method"`` its key in :meth:`to_dict` (the
+        documented ``--json`` output).
     errors:
         mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
         (same shapes; the difference of the two working precisions), which
@@ -82,11 +86,13 @@ class TransientResult(Presentable):
     model: str = ""
     params: dict[str, str] = field(default_factory=dict)
     free: list[str] = field(default_factory=list)
-    method: str = ""
+    integrator: str = ""
     errors: dict[str, np.ndarray] = field(default_factory=dict)
     limit: np.ndarray | None = None
     warning: str | None = None
     observables: dict[str, Any] = field(default_factory=dict)
+
+    method = renamed_attribute("TransientResult", "method", "integrator")
 
     # ------------------------------------------------------------------
     # presentation
@@ -95,8 +101,8 @@ class TransientResult(Presentable):
         """One sentence: what the numbers are and how accurate."""
         if self.route == "float64":
             return (
-                f"float64 numbers from SciPy solve_ivp ({self.method}, local error control rtol "
-                "1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
+                f"float64 numbers from SciPy solve_ivp ({self.integrator}, local error control "
+                "rtol 1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
                 "largest entry; no digits are claimed"
             )
         return (
@@ -134,7 +140,7 @@ class TransientResult(Presentable):
             "states": self.states,
             "order": self.order,
             "route": self.route,
-            "method": self.method,
+            "method": self.integrator,
             "free": self.free,
             "precision": self.precision(),
             "times": [float(t) for t in self.times],
@@ -172,7 +178,7 @@ class TransientResult(Presentable):
             (f"x({t1:g})", last),
             ("order", f"{self.order} (x, V, W: {shape_text(self.x)}, {shape_text(self.V)}, "
                       f"{shape_text(self.W)})"),
-            ("route", f"{self.route} ({self.method})"
+            ("route", f"{self.route} ({self.integrator})"
              + (f", {self.digits} digits earned" if self.digits is not None else "")),
         ]  # fmt: skip
         if self.limit is not None:

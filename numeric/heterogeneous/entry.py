@@ -1,8 +1,12 @@
 """What the public entries do with a heterogeneous population.
 
-``numeric.solve``, ``numeric.exact.solve`` and ``numeric.transient`` (and
-``sim.simulate``) hand a :class:`derive.heterogeneous_population.HeterogeneousModel`
-to the functions here, at the top, after their own argument checks.
+``numeric.solve`` (and ``sim.simulate``) hand a
+:class:`derive.heterogeneous_population.HeterogeneousModel` to the functions here, at
+the top, after their own argument checks; ``numeric.exact.solve`` and
+``numeric.transient`` reach their own routes for it
+(:func:`numeric.exact.product.exact_heterogeneous`,
+:func:`numeric.expansion.transient_heterogeneous.transient_heterogeneous`), which
+read the parameters and the start here.
 
 Importing this module loads neither SymPy nor the heterogeneous numerics (they are
 imported by the functions that use them): ``sim.simulate`` asks
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     from derive.heterogeneous_population import HeterogeneousModel
     from numeric.heterogeneous import steady
     from numeric.heterogeneous.rates import Rates
-    from numeric.heterogeneous.result import HeterogeneousExact, HeterogeneousSolution
+    from numeric.heterogeneous.result import HeterogeneousSolution
 
 #: The module that defines :class:`HeterogeneousModel` (it imports SymPy).
 _MODEL_MODULE = "derive.heterogeneous_population"
@@ -133,59 +137,4 @@ def _steady_state(model: HeterogeneousModel, params: Mapping[str, Any] | None, *
     return HeterogeneousSolution(
         precision="dps", dps=dps, digits=min(dps, earned.digits), s_star=list(hi.x),
         V=list(hi.V), W=hi.W, errors=errors, condition=hi.condition, **common,
-    )
-
-
-def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
-                        N: Any) -> HeterogeneousExact:
-    """The product chain of the K objects; ``N`` must equal ``K``."""
-    from mfstein.ground.errors import check_int
-    from numeric.heterogeneous.exact import moments, stationary
-    from numeric.heterogeneous.result import HeterogeneousExact
-
-    N = check_int("N", N, 1)
-    if N != model.K:
-        raise ParameterError(
-            f"N must be the number of objects K = {model.K} of the heterogeneous population, "
-            f"got {N}."
-        )
-    with mpmath.workdps(30):
-        R, inputs = rates(model, params, float64=True)
-    pi, digits, residual = stationary(R)
-    mean, cov = moments(pi, digits, model.S)
-    return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
-                              mean, cov, pi)
-
-
-@limited_blas()
-def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
-                            times: np.ndarray, start: Any, order: int, dps: int | None,
-                            integrator: str, rtol: float, atol: float) -> Any:
-    """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
-    (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
-    tolerances) or at ``dps`` digits (:mod:`numeric.heterogeneous.transient_dps`)."""
-    from numeric.expansion.transient_result import TransientResult
-    from numeric.heterogeneous.transient import agreement64, integrate64
-
-    if order == 2:
-        raise ParameterError(NO_ORDER_2)
-    x0 = start_point(model, start)
-    names = model.coordinate_names()
-    K = model.K
-    if dps is not None:
-        from numeric.heterogeneous.transient_dps import transient_dps
-
-        return transient_dps(model, params, x0, times, dps, order)
-    with mpmath.workdps(30):
-        R, inputs = rates(model, params, float64=True)
-    method = "LSODA" if integrator == "auto" else integrator
-    x, V, W = integrate64(R, x0, times, rtol, atol, method)
-    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100, method)
-    digits = min(agreement64(x, x2), agreement64(V, V2))
-    return TransientResult(
-        times=times, x=x, V=V if order else None, W=W if order else None, states=names,
-        notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
-               f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
-        order=order, route="float64", model=model.name, params=inputs, free=names,
-        method=method,
     )

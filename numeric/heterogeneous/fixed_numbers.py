@@ -1,5 +1,5 @@
 """Numbers held as whole integers scaled by ``2^P`` (the fixed-point arithmetic of
-:mod:`numeric.heterogeneous.transient_dps`): reading a float or an ``mpf`` exactly
+:mod:`numeric.expansion.transient_heterogeneous`): reading a float or an ``mpf`` exactly
 into that form, back to ``mpf``, and zero arrays of Python integers.  Its own module
 so that the fixed-point system and its averaged moves both read it from below."""
 

@@ -93,8 +93,8 @@ def _affine(part: Any, n: int, values: Mapping[str, Any]) -> tuple[np.ndarray, A
     return vec, mpmath.mpf(sp.N(sp.sympify(part.constant).xreplace(subs), mpmath.mp.dps + 5))
 
 
-def _parts(model: Any, params: Mapping[str, Any] | None, g: Any) -> tuple:
-    from numeric.meanfield.params import check_names, parse_params
+def affine_parts(model: Any, params: Mapping[str, Any] | None, g: Any) -> tuple:
+    from numeric.params import check_names, parse_params
 
     values = parse_params(model, check_names(model, params))
     n = model.K * model.S
@@ -116,7 +116,7 @@ def observe(model: Any, params: Mapping[str, Any] | None, result: Any,
     out = {}
     for g in find(model, names):
         with mpmath.workdps(getattr(result, "dps", 15) + 20):
-            cn, kn, cd, kd = _parts(model, params, g)
+            cn, kn, cd, kd = affine_parts(model, params, g)
             if isinstance(result, HeterogeneousSolution):
                 out[g.name] = _on_solution(g, result, cn, kn, cd, kd)
                 continue
@@ -165,26 +165,3 @@ def _on_batches(g: Any, r: Any, cn: np.ndarray, kn: Any, cd: np.ndarray, kd: Any
     m = len(nb)
     half = float(student.ppf(0.975, m - 1) * resid.std(ddof=1) / np.sqrt(m) / abs(db.mean()))
     return ObservableValue(g.name, g.doc, "simulation", K, value, half)
-
-
-def trajectories(model: Any, params: Mapping[str, Any] | None, result: Any,
-                 names: Sequence[str] | str | None) -> dict[str, Any]:
-    """Each named observable along a heterogeneous transient (``result.x`` and
-    ``result.V`` on the ``K x S`` coordinates): ``g0(t)`` and ``g1(t)`` of
-    ``g0 + g1/K`` in float64, as
-    :class:`numeric.expansion.transient_observables.ObservableTrajectory`."""
-    from numeric.expansion.transient_observables import ObservableTrajectory
-
-    out = {}
-    for g in find(model, names):
-        with mpmath.workdps(30):
-            cn, kn, cd, kd = (np.asarray(v, dtype=float) for v in _parts(model, params, g))
-        x = np.asarray(result.x, dtype=float)
-        n0, d0 = x @ cn + kn, x @ cd + kd
-        g0 = n0 / d0
-        g1 = None
-        if result.V is not None:
-            V = np.asarray(result.V, dtype=float)
-            g1 = (V @ cn - g0 * (V @ cd)) / d0
-        out[g.name] = ObservableTrajectory(g.name, g.doc, np.asarray(result.times), g0, g1)
-    return out

@@ -99,7 +99,7 @@ def checked(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
             float64: bool) -> tuple[Rates, dict[str, str]]:
     """Parameters checked and parsed at the working precision, and the rates; the
     given parameters as text for the result's inputs."""
-    from numeric.meanfield.params import check_names, parse_params
+    from numeric.params import check_names, parse_params
 
     given = check_names(model, params)
     values = parse_params(model, given)

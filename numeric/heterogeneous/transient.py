@@ -9,7 +9,7 @@ and ``E[X_{k,s}(t)] = x(t) + V(t)/K + O(1/K^2)`` with ``V = K v``.  The float64
 route integrates this system on the ``K x S`` coordinates (``solve_ivp``, the
 ``n + n + n^2`` unknowns), twice, with ``rtol`` and ``rtol/100``, and states the
 digits on which the two agree.  The route at any precision (``dps``) is
-:mod:`numeric.heterogeneous.transient_dps` (fixed-point integers, extrapolation),
+:mod:`numeric.expansion.transient_heterogeneous` (fixed-point integers, extrapolation),
 averaged moves included.  :func:`expand_result` maps a result of
 :func:`numeric.expansion.transient.transient` on
 :func:`derive.heterogeneous_population.as_density_model` (whose ``V`` is ``v``) back to

@@ -4,7 +4,7 @@ Each registered claim of :mod:`numeric.lemmas` (the numeric claims of "Beyond
 Scaling: Calculable Error Bound of the Power-of-Two-Choices Mean-Field Model in
 Heavy-Traffic") is re-evaluated here with certified inputs: the arrival rate
 ``lam = 1 - gamma/N^alpha`` enclosed exactly in Arb, and ``s*``, ``J(s*)``,
-``P``, ``f~(s*)`` and ``c`` from :func:`numeric.certified.enclosures.certify`.  Every side is
+``P``, ``f~(s*)`` and ``c`` from :func:`numeric.certify`.  Every side is
 an Arb ball, so the margin (oriented as in :mod:`numeric.lemmas.registry`:
 non-negative exactly when the claim holds) is a ball too, and the verdict is
 

@@ -71,8 +71,8 @@ class Context:
 
     @property
     def b_used(self) -> int:
-        """The buffer size actually used (``sol.b`` when ``b = "auto"``)."""
-        return int(self.sol.b) if self.b == "auto" else int(self.b)
+        """The buffer size actually used (``sol.n`` when ``b = "auto"``)."""
+        return int(self.sol.n) if self.b == "auto" else int(self.b)
 
     @property
     def digits(self) -> int:

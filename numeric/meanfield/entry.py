@@ -1,6 +1,7 @@
 """``numeric.solve``: the mean-field solution of any model (the paper's short form
 ``numeric.bound(lam, b, d)`` for the supermarket model is the family's own,
-:mod:`numeric.supermarket.short_form`).
+:mod:`numeric.supermarket.short_form`), and ``numeric.certify``, that solution's
+certificate (:meth:`MeanFieldSolution.certify`).
 
 ``solve(model, params, *, dps, order, M, start, route)`` takes a
 :class:`derive.model.Model` (or a :class:`derive.spec.Truncated` family, which
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 
@@ -25,9 +26,12 @@ from mfstein.ground.arguments import check_keywords, check_start, renamed_keywor
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
-from numeric.meanfield.params import check_names, parse_params
+from numeric.meanfield.solution import MeanFieldSolution
+from numeric.params import check_names, parse_params
 from numeric.precision import check_dps, check_precision
-from numeric.solution import MeanFieldSolution
+
+if TYPE_CHECKING:
+    from numeric.certified.enclosures import CertifiedSolution
 
 #: Values of ``route=`` (``method=`` before issue 31, still taken with a DeprecationWarning).
 ROUTES = ("auto", "general", "fast")
@@ -62,7 +66,7 @@ def solve(
         Requested significant digits, ``>= 5``.
     order:
         ``1`` (default) or ``2``: also the 1/N^2 coefficients ``A``, ``B`` and
-        ``c2`` (:mod:`numeric.expansion.stationary`).
+        ``c2`` (:mod:`numeric.meanfield.stationary`).
     M:
         The quadratic observable (default the identity).
     start:
@@ -81,7 +85,7 @@ def solve(
         state symbols and parameters, ``"quadratic"``; one or a list; see
         :mod:`derive.observables`), parsed before any work: each one's expansion
         ``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``
-        (:func:`numeric.expansion.observables.expand`; ``g2`` with ``order=2``) is in
+        (:func:`numeric.meanfield.observables.expand`; ``g2`` with ``order=2``) is in
         ``solution.observables`` by name, and in its ``to_dict``.
 
     Returns
@@ -130,11 +134,44 @@ def solve(
         sol = _solve_working_precision(model, params, dps, order, M, start, route)
     sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
     if wanted:
-        from numeric.expansion.observables import expand
+        from numeric.meanfield.observables import expand
 
         sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
     return sol
 
+
+@renamed_keywords(method="route")
+@check_keywords
+def certify(
+    model: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    dps: int = 30,
+    M: Any = None,
+    start: Sequence[Any] | str | None = None,
+    route: str = "auto",
+    precision: str = "dps",
+) -> CertifiedSolution:
+    """Rigorous Arb enclosures of the mean-field objects of ``model`` at ``params``.
+
+    ``solve(model, params, dps=, M=, start=, route=).certify()``: the float
+    solution first (:func:`numeric.solve`; ``method=`` is ``route``'s deprecated
+    alias), then its certificate (:meth:`numeric.MeanFieldSolution.certify`, the one
+    certification), so the two entries are one computation.  ``model`` and
+    ``params`` as in :func:`numeric.solve`; parameter values are taken exactly
+    (decimal strings, fractions, ``mpf``; a ``flint.arb`` ball for every value in
+    it).  ``precision`` is ``"dps"``, the only one that certifies digits:
+    ``"float64"`` is refused in one sentence.
+    """
+    from derive.models import as_model
+
+    if check_precision(precision) == "float64":
+        raise ParameterError(
+            "precision must be 'dps' for certify (Arb proves dps digits around a "
+            "working-precision solution), got 'float64'."
+        )
+    model, params = as_model(model, params)
+    return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
 
 def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad
@@ -167,7 +204,7 @@ def _solve_working_precision(
 
     if order == 2 and model.n < MIN_B:
         # solved whole at order 2: its cost is known before the first-order work starts
-        from numeric.expansion.stationary import check_order2_cost
+        from numeric.meanfield.stationary import check_order2_cost
 
         check_order2_cost(model.name, model.n, dps)
     stage(f"mean field at {dps} digits")

@@ -42,9 +42,9 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError
+from numeric.invariants import Reduction
 from numeric.linalg.refinement import solve_linear
 from numeric.meanfield import acceptance
-from numeric.meanfield.invariants import Reduction
 from numeric.precision import limited_blas
 
 #: Random starts tried besides the caller's start (seed 0).

@@ -8,7 +8,7 @@ point costs only NumPy and LAPACK: the fixed point, the acceptance checks, the
 kept block, two Lyapunov solves, ``V`` and the digits.  The objects at ``s*``
 (rates, drift, ``J``, the reduced ``J``) are evaluated once (:class:`AtPoint`)
 and read by every step.  :func:`solve_point64` returns a typed :class:`Point64`
-that the route turns into a :class:`numeric.solution.MeanFieldSolution` and the
+that the route turns into a :class:`numeric.meanfield.solution.MeanFieldSolution` and the
 sweep (:mod:`numeric.meanfield.sweep`) into one row of its curves.
 """
 

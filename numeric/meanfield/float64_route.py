@@ -37,7 +37,7 @@ float64 and with the structure found from the model (:mod:`numeric.meanfield.str
    30-digit general route on models of every kind.
 
 ``order=2`` adds ``A``, ``B``, ``c2`` from
-:func:`numeric.expansion.stationary.second_order_float64` on the model restricted to the
+:func:`numeric.meanfield.stationary.second_order_float64` on the model restricted to the
 kept coordinates (:func:`numeric.meanfield.structure.restricted_model`), with digits
 estimated in the same way (the two solvers of the third moment, ``schur`` and
 ``trsyl``, as the independent routes).
@@ -57,7 +57,7 @@ from mpmath import mpf
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
-from numeric.solution import MeanFieldSolution, family_fields
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
 
 
 def solve_float64(
@@ -133,7 +133,7 @@ def _record(model: Any, values: Mapping[str, Any], sysm: Any, pt: Any) -> MeanFi
         # the float64 numbers in full (17 significant digits): JSON shows the value
         # computed, and ``digits`` says how many of them are correct
         dps=17,
-        b=b,
+        n=b,
         s_star=mpf64_list(s),
         J=Float64Matrix.sparse(pt.at.J, b),
         ftilde=mpf64_list(blk.Qs.diagonal() / 2),
@@ -188,10 +188,10 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     (:class:`derive.sparse.LambdaKernels`, no numba compile); digits from the
     order-1 estimate and the agreement of two third-moment solvers (``schur``,
     ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
-    (:func:`numeric.expansion.stationary.second_order_float64_solvers`)."""
+    (:func:`numeric.meanfield.stationary.second_order_float64_solvers`)."""
     from derive.sparse import lambda_kernels
-    from numeric.expansion.stationary import Base64, second_order_float64_solvers
     from numeric.meanfield.problem import COUNTS
+    from numeric.meanfield.stationary import Base64, second_order_float64_solvers
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
     model, p64 = problem.model, problem.p64

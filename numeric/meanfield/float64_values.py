@@ -1,6 +1,6 @@
 """Float64 numbers handed over as mpmath numbers, exactly and without a fixed cost.
 
-A :class:`numeric.solution.MeanFieldSolution` holds ``mpf`` numbers and mpmath
+A :class:`numeric.meanfield.solution.MeanFieldSolution` holds ``mpf`` numbers and mpmath
 matrices whatever route made it.  The float64 route's numbers are doubles: each
 becomes the ``mpf`` of the same value (:func:`mpf64`, exact at any working
 precision), and its matrices are :class:`Float64Matrix` -- mpmath matrices whose

@@ -15,7 +15,7 @@ Kronecker form corrected):
   ``E[S] = s* + V/N + O(1/N^2)`` (N. Gast and B. Van Houdt, "A Refined Mean
   Field Approximation", Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017).
 
-Conservation laws are removed first (:mod:`numeric.meanfield.invariants`): everything is
+Conservation laws are removed first (:mod:`numeric.invariants`): everything is
 solved on the free coordinates and ``W``, ``V`` are mapped back exactly.  The
 fixed point comes from :mod:`numeric.meanfield.fixed_point`; the linear algebra from
 :mod:`numeric.linalg.refinement` (float64 solves refined by exact residuals).
@@ -46,11 +46,12 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level
+from numeric.invariants import reduction
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
-from numeric.meanfield.invariants import reduction
-from numeric.meanfield.params import check_names, kernel_vector, parse_params
 from numeric.meanfield.prepared_cache import COUNTS, PreparedCache, inputs_key
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import check_names, kernel_vector, parse_params
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -62,7 +63,6 @@ from numeric.precision import (
 )
 from numeric.quadratic_form import quadratic_form
 from numeric.rate_signs import ROUND_ULPS, check_rates
-from numeric.solution import MeanFieldSolution, family_fields
 
 #: The dense Kronecker route runs for at most this many free coordinates.
 KRONECKER_MAX_N = 8
@@ -295,9 +295,9 @@ def _route_values(low: Objects, high: Objects) -> dict[str, mpf]:
 
 class MeanFieldProblem:
     """One model prepared for the working-precision mean-field routes (this
-    module's :func:`solve_general` and :func:`numeric.expansion.stationary.second_order`;
-    the exact chains and simulators read :class:`numeric.prepared.PreparedModel`):
-    its parameters checked, conservation laws removed (:mod:`numeric.meanfield.invariants`),
+    module's :func:`solve_general` and :func:`numeric.meanfield.stationary.second_order`;
+    the exact chains and simulators read :class:`numeric.exact.prepared.PreparedModel`):
+    its parameters checked, conservation laws removed (:mod:`numeric.invariants`),
     start checked against the state space, float64 fixed point found and its
     stability checked; :meth:`at` then computes every object at any precision."""
 
@@ -543,7 +543,7 @@ def solve_general(
         model=model.name,
         params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
         dps=dps,
-        b=model.n,
+        n=model.n,
         s_star=s,
         J=J,
         ftilde=ftilde,

@@ -53,8 +53,8 @@ import numpy as np
 from mpmath import mpf
 
 from numeric.meanfield import prepared_cache
-from numeric.meanfield.params import kernel_vector, parse_params
 from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
+from numeric.params import kernel_vector, parse_params
 
 #: Problems kept in this process (least recently used dropped first).
 PROBLEMS = 64
@@ -176,7 +176,7 @@ class Problem64:
     @property
     def reduction(self) -> Any:
         """The conservation laws and the free coordinates
-        (:class:`numeric.meanfield.invariants.Reduction`)."""
+        (:class:`numeric.invariants.Reduction`)."""
         return self.system.red
 
 
@@ -195,8 +195,8 @@ def prepare(
     one sentence for a parameter name, value or start the model does not take, and
     for a start at which a rate is negative or not finite.
     """
-    from numeric.meanfield.params import check_names
     from numeric.meanfield.structure import prepared_system
+    from numeric.params import check_names
     from numeric.rate_signs import check_values
 
     given = check_names(model, params)

@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sps
 
 from mfstein.ground.errors import NumericalError
+from numeric.invariants import Reduction, reduction
 from numeric.meanfield.acceptance import max_abs
-from numeric.meanfield.invariants import Reduction, reduction
 
 #: ODE horizons tried in turn by :func:`fixed_point64`.
 HORIZONS = (10.0, 40.0, 160.0, 640.0, 2560.0, 10240.0)
@@ -69,7 +69,7 @@ def linear_solver(dense: bool) -> Any:
 def _reduction(model: Any, sr: Any) -> Reduction:
     """The conservation laws of ``model``: none, without exact linear algebra, when
     every coordinate has a unit jump of its own (the jump matrix then has full
-    column rank), else :func:`numeric.meanfield.invariants.reduction` of the jump
+    column rank), else :func:`numeric.invariants.reduction` of the jump
     matrix ``L`` (read from ``sr``: no kernel module is generated for it)."""
     b = model.n
     rows, cols, vals = sr.jumps

@@ -22,7 +22,7 @@ scheduler, progress)`` solves the model at every point of the grid and returns o
   of the first point's).
 * ``precision="float64"``: the float64 route of
   :mod:`numeric.meanfield.float64_route` at each point, without building a
-  :class:`numeric.solution.MeanFieldSolution` unless observables are asked for.
+  :class:`numeric.meanfield.solution.MeanFieldSolution` unless observables are asked for.
   ``precision="dps"``: :func:`numeric.solve` at ``dps`` digits at each point.
 * A point refused in one sentence (an unstable fixed point, a rate out of its
   range) is a row with that sentence and no numbers; the sweep goes on.
@@ -110,7 +110,7 @@ def parse_range(name: str, text: str) -> list[str]:
 def parse_grid(model: Any, params_grid: Any) -> Grid:
     """The :class:`Grid` of ``params_grid`` (module docstring), its names checked
     against the model's parameters; one sentence on a bad entry."""
-    from numeric.meanfield.params import check_names
+    from numeric.params import check_names
 
     if not isinstance(params_grid, Mapping):
         raise ParameterError(
@@ -150,7 +150,7 @@ def _check_values(
     work (each value once: the ranges are per parameter)."""
     import mpmath
 
-    from numeric.meanfield.params import parse_params
+    from numeric.params import parse_params
 
     with mpmath.workdps(30):
         parse_params(model, {**fixed, **first})

@@ -20,7 +20,7 @@ from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.sweep_result import SweepPoint
 
 #: An order-2 float64 sweep of at least this many points uses the compiled
-#: third-moment kernel (:func:`numeric.expansion.stationary.second_order_float64_at`).
+#: third-moment kernel (:func:`numeric.meanfield.stationary.second_order_float64_at`).
 COMPILE_MIN_POINTS = 200
 
 
@@ -82,8 +82,8 @@ class Float64Points:
             o2 = order2_point64(problem, pt, compiled=self.compiled)
         observables = {}
         if self.wanted:
-            from numeric.expansion.observables import expand
             from numeric.meanfield.float64_route import record_float64
+            from numeric.meanfield.observables import expand
 
             sol = replace(
                 record_float64(problem, pt, o2), source_model=self.model, inputs=dict(params)

@@ -51,7 +51,7 @@ class SweepPoint:
 
     @classmethod
     def of_solution(cls, params: dict[str, str], sol: Any) -> SweepPoint:
-        """The row of a :class:`numeric.solution.MeanFieldSolution`."""
+        """The row of a :class:`numeric.meanfield.solution.MeanFieldSolution`."""
         return cls(
             params=params,
             c=sol.constant,

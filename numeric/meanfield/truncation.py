@@ -7,7 +7,7 @@ with ``delta = 10^-(dps + 10) / (b^2 kappa_L)``, ``kappa_L = 2 ||J|| ||P_I||``
 from a float64 solve: the tail bound of docs/design.md, "Negligible
 coordinates").  The model restricted to the other coordinates
 (:func:`numeric.meanfield.structure.restricted_model`) is solved by the general route of
-:mod:`numeric.meanfield.general` (and :mod:`numeric.expansion.stationary` for ``order=2``) with its
+:mod:`numeric.meanfield.general` (and :mod:`numeric.meanfield.stationary` for ``order=2``) with its
 digits earned as usual, and the choice is then *verified at working
 precision*: at the padded point (the restricted fixed point, zeros on the
 dropped coordinates) the intensities that move a dropped coordinate and the
@@ -32,9 +32,9 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.meanfield.params import kernel_vector, parse_params
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import kernel_vector, parse_params
 from numeric.precision import row_major
-from numeric.solution import MeanFieldSolution, family_fields
 
 #: Models with fewer coordinates are always solved whole.
 MIN_B = 16
@@ -166,36 +166,41 @@ class _Restriction:
             bad = padded_residual(self.model, kept, s_kept, p)
         return None if bad > self.delta else bad
 
+    def _restricted(self, kept: list[int], route: Any) -> tuple[Any, Any] | None:
+        """``route(model, params, dps=, M=, start=)`` (the first- or second-order solve)
+        on the model restricted to ``kept`` and the padded residual of its fixed
+        point, or ``None`` when the restricted model cannot be solved or the residual
+        exceeds ``delta``."""
+        sub, Msub, sub_start = self._parts(kept)
+        try:
+            out = route(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
+        except (ParameterError, NumericalError):
+            return None
+        bad = self._residual(kept, out.s_star)
+        return None if bad is None else (out, bad)
+
     def solve(self, kept: list[int]) -> MeanFieldSolution | None:
         """The first-order solution restricted to ``kept``, padded to all coordinates
         (:func:`_pad`), or ``None`` when the restricted model cannot be solved or the
         padded residual exceeds ``delta``."""
         from numeric.meanfield.general import solve_general
 
-        sub, Msub, sub_start = self._parts(kept)
-        try:
-            sol = solve_general(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
-        except (ParameterError, NumericalError):
+        found = self._restricted(kept, solve_general)
+        if found is None:
             return None
-        bad = self._residual(kept, sol.s_star)
-        if bad is None:
-            return None
+        sol, bad = found
         return _pad(sol, self.model, kept, bad, self.delta)
 
     def second(self, kept: list[int]) -> _SecondOrderPart | None:
         """The order-2 terms of the model restricted to ``kept`` (its fixed point from
         the same computation, checked as in :meth:`solve`), padded to all
         coordinates, or ``None``.  The restricted model is not truncated again."""
-        from numeric.expansion.stationary import second_order
+        from numeric.meanfield.stationary import second_order
 
-        sub, Msub, sub_start = self._parts(kept)
-        try:
-            so = second_order(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
-        except (ParameterError, NumericalError):
+        found = self._restricted(kept, second_order)
+        if found is None:
             return None
-        bad = self._residual(kept, so.s_star)
-        if bad is None:
-            return None
+        so, bad = found
         return _SecondOrderPart.padded(so, self.model, kept, bad, self.delta)
 
 
@@ -220,7 +225,7 @@ class _SecondOrderPart:
     def padded(
         cls, so: Any, model: Any, kept: list[int], bad: Any, delta: float
     ) -> _SecondOrderPart:
-        """``so`` (a :class:`numeric.expansion.stationary.SecondOrder` on ``kept``) padded."""
+        """``so`` (a :class:`numeric.meanfield.stationary.SecondOrder` on ``kept``) padded."""
         b, K = model.n, len(kept)
         bound = mpf(delta)
         errB = [bound] * (b * b)
@@ -341,7 +346,7 @@ def _settle_second_order(problem: _Restriction, kept: list[int]) -> _SecondOrder
     restricted models of the supermarket family are its members with a smaller
     buffer (:func:`restricted`), whose compiled kernels are cached.
     """
-    from numeric.expansion.stationary import check_order2_cost
+    from numeric.meanfield.stationary import check_order2_cost
     from numeric.precision import agreeing_digits
 
     kept = grown(problem.model, kept, FIRST_RINGS)
@@ -422,7 +427,7 @@ def _pad(
         model=model.name,
         params=dict(sol.params),
         dps=sol.dps,
-        b=b,
+        n=b,
         s_star=_pad_vec(sol.s_star, kept, b),
         J=_pad_mat(sol.J, kept, b),
         ftilde=_pad_vec(sol.ftilde, kept, b),
@@ -462,10 +467,10 @@ def _note(model: Any, kept: list[int], bad: Any, delta: float) -> str:
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.expansion.stationary`;
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.meanfield.stationary`;
     on the coordinates that matter when some are negligible,
     :func:`second_order_truncated`)."""
-    from numeric.expansion.stationary import second_order
+    from numeric.meanfield.stationary import second_order
 
     cut = second_order_truncated(model, params, dps=dps, M=M, start=start)
     if cut is not None:
@@ -475,7 +480,7 @@ def add_second_order(
 
 def attach_second_order(sol: MeanFieldSolution, so: Any) -> MeanFieldSolution:
     """``sol`` with the order-2 terms of ``so`` (a
-    :class:`numeric.expansion.stationary.SecondOrder` of the same model) filled in."""
+    :class:`numeric.meanfield.stationary.SecondOrder` of the same model) filled in."""
     return _with_order2(sol, so, so.digits, {f"c2:{k}": v for k, v in so.methods.items()}, [])
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from mfstein.ground.errors import ParameterError, check_bool
-from numeric.solution import MeanFieldSolution
+from numeric.meanfield.solution import MeanFieldSolution
 
 
 def supermarket_model(

@@ -94,7 +94,8 @@ from derive.models.supermarket import occupancy_exponent
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
-from numeric.meanfield.params import parse_params
+from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.params import parse_params
 from numeric.precision import (
     Earned,
     NumericalError,
@@ -108,7 +109,6 @@ from numeric.precision import (
     to_str,
 )
 from numeric.quadratic_form import MSpec, quadratic_form
-from numeric.solution import MeanFieldSolution, family_fields
 from numeric.supermarket.equilibrium import (
     check_b,
     equilibrium,
@@ -493,7 +493,7 @@ def solve_member(
         model="supermarket",
         params={},
         dps=dps,
-        b=b,
+        n=b,
         s_star=parts["s"],
         J=high["J"],
         ftilde=parts["ftilde"],

@@ -11,7 +11,7 @@ buffer ``k0 + 3`` gives the same float64 order-2 numbers, padded with zeros.
 
 :func:`negligible_tail` is the family's ``negligible_tail`` route in
 :data:`mfstein.ground.fast_paths.FAST_PATHS`; the float64 order 2
-(:func:`numeric.expansion.stationary.second_order_float64`) asks the table for it
+(:func:`numeric.meanfield.stationary.second_order_float64`) asks the table for it
 and never names the family.
 """
 

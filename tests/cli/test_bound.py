@@ -78,3 +78,25 @@ def test_refined_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert out[0].startswith("N = 10, lam = 0.9")
     assert out[1].split() == ["k", "s*_k", "V_k", "s*_k", "+", "V_k/N", "W_kk"]
     assert [line.split()[0] for line in out[2:5]] == ["1", "2", "3"]
+
+
+def test_the_commands_print_result_objects(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bound`` and ``refined`` print a table result's ``to_json()`` or ``render()``:
+    the same text a library caller gets from the result (issue 31)."""
+    import dataclasses
+
+    from numeric.supermarket.short_form import bound
+    from numeric.supermarket.size_tables import BoundTable, RefinedTable
+
+    sol = bound("0.9", 3, 2, dps=20)
+    table = BoundTable((10, 20), (sol, sol))
+    assert main(["bound", "--lam", "0.9", "--N", "10,20", "--b", "3", "--dps", "20"]) == 0
+    assert capsys.readouterr().out == table.render() + "\n"
+    assert main(["bound", "--lam", "0.9", "--N", "10,20", "--b", "3", "--dps", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(table.to_json())
+    refined = RefinedTable((10,), (sol,))
+    assert main(["refined", "--lam", "0.9", "--N", "10", "--b", "3", "--dps", "20"]) == 0
+    assert capsys.readouterr().out == refined.render() + "\n"
+    assert "N = 10" in repr(refined) and "N = 20" in repr(table)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.sizes = (30,)

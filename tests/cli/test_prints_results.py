@@ -61,6 +61,19 @@ def _transient() -> object:
     return numeric.transient(BD_FILE, {"lam": "0.5"}, times=[0.0, 0.5, 1.0])
 
 
+def _size_table(kind: str) -> Callable[[], object]:
+    def compute() -> object:
+        from numeric.supermarket.short_form import bound
+        from numeric.supermarket.size_tables import BoundTable, RefinedTable
+
+        sol = bound("0.9", 3, 2, dps=12)
+        if kind == "bound":
+            return BoundTable((10, 20), (sol, sol))
+        return RefinedTable((10,), (sol,))
+
+    return compute
+
+
 #: name -> (argv, the same computation through the Python API)
 CASES: dict[str, tuple[list[str], Callable[[], object]]] = {
     "solve": (["solve", "--model", "sir", *SIR_ARGS, "--dps", "12"], _solve(dps=12)),
@@ -84,6 +97,14 @@ CASES: dict[str, tuple[list[str], Callable[[], object]]] = {
     "transient": (
         ["transient", "--model", BD_FILE, "--param", "lam=0.5", "--t", "0:1:3"],
         _transient,
+    ),
+    "bound": (
+        ["bound", "--lam", "0.9", "--b", "3", "--N", "10,20", "--dps", "12"],
+        _size_table("bound"),
+    ),
+    "refined": (
+        ["refined", "--lam", "0.9", "--b", "3", "--N", "10", "--dps", "12"],
+        _size_table("refined"),
     ),
 }
 

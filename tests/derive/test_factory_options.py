@@ -42,7 +42,7 @@ def test_open_buffers_give_the_constant_of_a_long_buffer(b):
     assert isinstance(family, Truncated)
     sol = numeric.solve("supermarket", {"b": b, "lam": "0.9"}, dps=20)
     long = numeric.solve("supermarket", {"b": 20, "lam": "0.9"}, dps=20)
-    assert sol.b < 20 and sol.digits == long.digits == 20
+    assert sol.n < 20 and sol.digits == long.digits == 20
     with mpmath.workdps(30):
         assert abs(sol.constant - long.constant) < mpmath.mpf(10) ** -19 * long.constant
     with pytest.raises(ParameterError, match=f"must be < the service rate 1 for b = {b}"):

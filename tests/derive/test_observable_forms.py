@@ -46,7 +46,7 @@ def solved():
 def test_documented_function_in_every_back_end(solved, name: str) -> None:
     """The expansion (derivatives to order four, on balls), the exact chain (float64
     and longdouble arrays) and the simulator's parse: no printer error."""
-    from numeric.expansion.observables import expand
+    from numeric.meanfield.observables import expand
     from sim.observables import prepare
 
     model, sol, chain = solved
@@ -132,7 +132,7 @@ def test_kink_inside_the_error_box_costs_the_digits_not_a_crash(solved) -> None:
     """``|S - c|`` with ``c = S*`` to 30 digits: the kink lies within the error of
     ``s*`` at 12 digits, so the derivatives' balls straddle it (``sign`` is
     ``[-1, 1]``, ``DiracDelta`` unbounded): the terms that need them earn no digit."""
-    from numeric.expansion.observables import expand
+    from numeric.meanfield.observables import expand
 
     model, sol, _ = solved
     with mpmath.workdps(40):

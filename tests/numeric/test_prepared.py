@@ -1,4 +1,4 @@
-"""The prepared form of a model (numeric.prepared) that the exact chains and the
+"""The prepared form of a model (numeric.exact.prepared) that the exact chains and the
 simulators read, and the exact task's fast-path registry."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from derive.models import load_model
 from mfstein.ground.errors import ParameterError
-from numeric.prepared import mean_field, prepare
+from numeric.exact.prepared import mean_field, prepare
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
 

@@ -31,7 +31,7 @@ def test_generic_sir_agrees_with_exact_within_its_ci(sir, sir_run):
 
     exact = solve(sir, SIR, N=50)
     r = sir_run
-    assert r.simulator == "generic" and r.complete and not r.warnings
+    assert r.engine == "generic" and r.complete and not r.warnings
     np.testing.assert_allclose(r.s_star, exact.s_star, atol=1e-14)
     assert np.all(np.abs(r.mean.mean - exact.mean) <= r.mean.ci95)
     assert abs(float(r.n_mse.mean) - exact.n_mse) <= float(r.n_mse.ci95)
@@ -57,7 +57,7 @@ def test_generic_supermarket_agrees_with_the_fast_path():
     kw = dict(steps=2 * 10**6, reps=2, seed=3, workers=1)
     gen = simulate(m, {"lam": "0.9"}, N=20, engine="generic", **kw)
     fast = simulate(m, {"lam": "0.9"}, N=20, **kw)
-    assert gen.simulator == "generic" and fast.simulator == "supermarket"
+    assert gen.engine == "generic" and fast.engine == "supermarket"
     both = np.hypot(gen.mean.ci95, fast.mean.ci95)
     assert np.all(np.abs(gen.mean.mean - fast.mean.mean) <= 2 * both)
     assert abs(float(gen.n_mse.mean) - float(fast.n_mse.mean)) <= 2 * float(

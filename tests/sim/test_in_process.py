@@ -57,18 +57,18 @@ def test_the_supermarket_in_process_gives_a_worker_runs_numbers(runs, monkeypatc
 
 
 def test_a_second_call_neither_solves_nor_compiles_nor_loads_again(runs, monkeypatch):
-    import numeric.prepared
+    import numeric.exact.prepared
     from derive.models import load_model
     from sim.generic_kernels import chain_module, event_loop
 
     solves = []
-    real_mean_field = numeric.prepared.mean_field
+    real_mean_field = numeric.exact.prepared.mean_field
 
     def counted(*args, **kwargs):
         solves.append(args)
         return real_mean_field(*args, **kwargs)
 
-    monkeypatch.setattr(numeric.prepared, "mean_field", counted)
+    monkeypatch.setattr(numeric.exact.prepared, "mean_field", counted)
     model = load_model("sir")  # a model object: prepared in this process, not read from disk
     run = {**RUN, "N": 41, "workers": 1}  # an N of this test only: prepared here
     first = sim.simulate(model, PARAMS, **run)

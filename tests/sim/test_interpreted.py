@@ -92,7 +92,7 @@ def test_interpreted_sir_agrees_with_exact(sir):
 
     exact = solve(sir, SIR, N=20)
     r = simulate(sir, SIR, N=20, steps=3 * 10**5, reps=2, seed=3, workers=1, engine="interpreted")
-    assert r.loop == "interpreted" and r.simulator == "generic" and r.complete
+    assert r.loop == "interpreted" and r.engine == "generic" and r.complete
     assert np.all(np.abs(r.mean.mean - exact.mean) <= 2 * r.mean.ci95)
     assert abs(float(r.n_mse.mean) - exact.n_mse) <= 2 * float(r.n_mse.ci95)
     assert np.all(np.abs(r.n_cov.mean - exact.n_cov) <= 2 * r.n_cov.ci95 + 1e-9)
@@ -204,7 +204,7 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
 
 def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
     from numeric.exact import lattice
-    from numeric.meanfield.invariants import reduction
+    from numeric.invariants import reduction
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
     r = simulate(_queue("queue_short"), {"lam": "1.5"}, N=20, steps=2000, reps=1, workers=1)

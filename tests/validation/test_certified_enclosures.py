@@ -99,7 +99,7 @@ def _check(case: Case) -> None:
     cert = sol.certify(params=params)
     digits = cert.certified_digits
     assert digits >= dps, (digits, dps)
-    truth = solve_model(_finite(name, options, sol.b), params, dps=2 * max(dps, digits))
+    truth = solve_model(_finite(name, options, sol.n), params, dps=2 * max(dps, digits))
     lo, hi = cert.enclosure()
     assert cert.to_dict()["constant_enclosure"] == {"lo": lo, "hi": hi}
     assert cert.interval() == f"[{lo}, {hi}]"
@@ -112,8 +112,8 @@ def _check(case: Case) -> None:
     for label, balls, values in (
         ("s_star", cert.s_star, truth.s_star),
         ("V", cert.V, truth.V),
-        ("W", [cert.W[i, j] for i in range(sol.b) for j in range(sol.b)],
-         [truth.W[i, j] for i in range(sol.b) for j in range(sol.b)]),
+        ("W", [cert.W[i, j] for i in range(sol.n) for j in range(sol.n)],
+         [truth.W[i, j] for i in range(sol.n) for j in range(sol.n)]),
     ):  # fmt: skip
         for k, (ball, v) in enumerate(zip(balls, values, strict=True)):
             assert _contains(ball, v), (label, k, ball.str(30, radius=True), v)

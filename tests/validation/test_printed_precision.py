@@ -102,7 +102,7 @@ def _check_case(name: str, pairs: dict[str, str], order: int, dps: int) -> None:
         for arr in arrays:
             for digits in sorted({dps, min(12, dps)}):
                 strings, stated = solution_entries(low, arr, digits)
-                _check_entries(arr, _flat(getattr(high, arr), low.b), strings, stated)
+                _check_entries(arr, _flat(getattr(high, arr), low.n), strings, stated)
         c_text = to_str(low.constant, low.digits)
         assert abs(mpf(c_text) - high.constant) <= mpf(str(_unit(c_text))), c_text
 
@@ -289,7 +289,7 @@ def _check_observable(model, low_sol, high_sol, g: str, dps: int) -> None:
     """Every term and every value g0 + g1/N + g2/N^2 of ``g`` printed at ``dps``
     lies within one unit of its last digit (plus the high run's own bound) of the
     run at ``2 dps``; the terms the bound leaves no digit are not printed."""
-    from numeric.expansion.observables import expand
+    from numeric.meanfield.observables import expand
 
     low, high = expand(low_sol, model, g), expand(high_sol, model, g)
     with mpmath.workdps(4 * dps + 20):
@@ -322,9 +322,9 @@ def _observable_cases(seed: int, per_model: int) -> list[tuple[str, dict[str, st
 
 def _run_observable_case(name: str, pairs: dict[str, str], seed: int, dps: int) -> None:
     model, low, high = _observable_solutions(name, pairs, dps, 2)
-    from numeric.expansion.observables import resolve_model
+    from numeric.meanfield.observables import resolve_model
 
-    finite = resolve_model(model, low.b)
+    finite = resolve_model(model, low.n)
     states = [str(s) for s in finite.states][: max(2, min(4, finite.n))]
     g = _random_observable(random.Random(seed), states, list(high.s_star))
     _check_observable(model, low, high, g, dps)
@@ -354,7 +354,7 @@ def test_cancelled_square_prints_no_digit_then_true_digits() -> None:
     12 digits no digit survives and none is printed, but the bound says how small
     it is; at 30 the digits printed are true and the value is positive (the old
     bound printed a negative square)."""
-    from numeric.expansion.observables import expand
+    from numeric.meanfield.observables import expand
 
     name, pairs = SIR
     model, low, high = _observable_solutions(name, pairs, 30, 1)

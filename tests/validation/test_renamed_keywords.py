@@ -58,7 +58,7 @@ def test_transient_method_is_a_deprecated_alias_of_integrator() -> None:
     new = _quiet(numeric.transient, MODEL, OK, times=times, start=[0.2], integrator="RK45")
     with pytest.warns(DeprecationWarning, match=r"method= is deprecated; use integrator="):
         old = numeric.transient(MODEL, OK, times=times, start=[0.2], method="RK45")
-    assert np.array_equal(old.x, new.x) and new.method == "RK45"
+    assert np.array_equal(old.x, new.x) and new.integrator == "RK45"
 
 
 def test_simulate_supermarket_simulator_is_a_deprecated_alias_of_engine() -> None:
@@ -143,3 +143,26 @@ def test_model_b_is_a_deprecated_name_of_n() -> None:
         assert MODEL.b == MODEL.n
     sm = supermarket(4, 2)
     assert _quiet(lambda: (sm.b, sm.n)) == (4, 4)  # the supermarket's buffer keeps its name
+
+
+def test_result_fields_have_the_new_names_and_the_old_ones_warn() -> None:
+    """``MeanFieldSolution.n`` (was ``b``), ``TransientResult.integrator`` (was
+    ``method``), ``SimulationResult.engine`` (was ``simulator``): the old names read
+    the same value with a warning; the documented ``--json`` keys stay."""
+    import json
+
+    sol = _quiet(numeric.solve, MODEL, OK, dps=15)
+    with pytest.warns(DeprecationWarning, match=r"MeanFieldSolution: b is deprecated; use n"):
+        assert sol.b == sol.n == 1
+    assert json.loads(sol.to_json())["b"] == 1
+    tr = _quiet(numeric.transient, MODEL, OK, times=[0.0, 1.0], start=[0.2], integrator="RK45")
+    with pytest.warns(DeprecationWarning, match=r"TransientResult: method is deprecated"):
+        assert tr.method == tr.integrator == "RK45"
+    assert json.loads(tr.to_json())["method"] == "RK45"
+    r = _quiet(sim.simulate, MODEL, OK, N=10, steps=2000, reps=2, seed=1, engine="interpreted")
+    with pytest.warns(DeprecationWarning, match=r"SimulationResult: simulator is deprecated"):
+        assert r.simulator == r.engine == "generic"
+    assert json.loads(r.to_json())["simulator"] == "generic"
+    for res, old in ((sol, "b"), (tr, "method"), (r, "simulator")):
+        with pytest.raises(AttributeError):
+            setattr(res, old, None)  # read-only

@@ -58,7 +58,7 @@ def test_tables_1_and_2(gamma: str) -> None:
     for N, printed in zip((10, 100, 1000, 10000), TABLES[gamma], strict=True):
         lam = numeric.heavy_traffic_lambda(gamma, "0.05", N, dps=60)
         sol = numeric.bound(lam, "auto", dps=dps)
-        ref = numeric.bound(lam, sol.b, 2, dps=dps + 20)  # the float routes, high precision
+        ref = numeric.bound(lam, sol.n, 2, dps=dps + 20)  # the float routes, high precision
         cs = sol.certify(params={"lam": heavy_traffic_ball(gamma, "0.05", N)})
         assert _contains(cs.constant, ref.constant), (gamma, N)
         assert _radius_ok(cs, dps)

@@ -30,7 +30,7 @@ def sir_second_order(sir):
 
 
 def test_sir_converges_to_refined_mean_field_at_rate_one_over_n_squared(sir, sir_second_order):
-    """E[S] = s* + V/N + A/N^2 + O(1/N^3): N^2 (E[S] - s* - V/N) -> A (numeric.expansion.stationary,
+    """E[S] = s* + V/N + A/N^2 + O(1/N^3): N^2 (E[S] - s* - V/N) -> A (numeric.meanfield.stationary,
     an independent computation) with an error O(1/N)."""
     A = sir_second_order
     scaled_errors = []

@@ -60,7 +60,7 @@ def _solved(name: str, compiled: bool):
     mf, _ = _centre(ch.placement)
     centre = ch.start.astype(np.float64) if mf is None else N * _floats(mf.s_star)
     reach, QT, _, exit_rate, r = ch._assemble(centre)
-    pi = ch.solve(centre, "direct", 1e-12, False)[1]
+    pi = ch.solve(centre, "direct", 1e-12, False).pi
     return ch, reach, QT, exit_rate, r, pi
 
 
@@ -215,3 +215,24 @@ def test_a_new_process_solves_a_small_chain_without_the_compiled_search():
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0}
+
+
+def test_a_solve_returns_a_frozen_record_of_the_law():
+    """Chain.solve returns a SolvedChain (not a tuple): fields by name, frozen, and its
+    residual is the one of its law on its states."""
+    import dataclasses
+
+    from numeric.exact.general import SolvedChain
+
+    spec, params, N, start, truncation = CHAINS["sir"]
+    model, params = as_model(spec, params)
+    ch = Chain.setup(model, N, params, start, truncation, None)
+    mf, _ = _centre(ch.placement)
+    solved = ch.solve(N * _floats(mf.s_star), "direct", 1e-12, False)
+    assert isinstance(solved, SolvedChain)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        solved.pi = None
+    assert solved.pi.shape == (solved.reach.states.shape[0],)
+    assert solved.method == "direct" and solved.iterations == 0
+    assert solved.max_exit_rate == float(solved.exit_rate.max()) > 0
+    assert ch.last.pi is solved.pi  # kept for a tighter solve of the same chain

@@ -7,9 +7,9 @@ import pytest
 from derive.spec import StateSpace, region_text
 from mfstein.ground.errors import ParameterError
 from numeric.exact.lattice import Lattice
+from numeric.exact.prepared import prepare
 from numeric.expansion.transient import transient
-from numeric.meanfield.params import check_finite_model
-from numeric.prepared import prepare
+from numeric.params import check_finite_model
 
 DENSITIES = {
     "monotone": "1 >= s_1 >= ... >= s_4 >= 0",

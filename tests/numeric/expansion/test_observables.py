@@ -1,4 +1,4 @@
-"""The expansion of E[g(S_N)] (numeric.expansion.observables) against independent routes:
+"""The expansion of E[g(S_N)] (numeric.meanfield.observables) against independent routes:
 the solution's own s*, V, A, c, c2 for linear and quadratic g, and exact
 finite-N chains (numeric.exact) by Richardson extrapolation over N, 2N, 4N."""
 
@@ -11,7 +11,7 @@ from derive.models import load_model
 from mfstein.ground.errors import ParameterError
 from numeric import solve
 from numeric.exact import solve as exact_solve
-from numeric.expansion.observables import expand, expect_exact
+from numeric.meanfield.observables import expand, expect_exact
 
 SM_PARAMS = {"lam": "0.7"}
 SIR_PARAMS = {"beta": "2", "gamma": "1", "rho": "1", "a": "0.1"}

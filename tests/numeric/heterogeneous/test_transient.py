@@ -66,7 +66,7 @@ def test_the_dps_route_agrees_with_float64_and_shows_its_stages():
     a = numeric.transient(model, {}, times=[0, 0.5, 1])
     with stages("transient", show=False) as seen:
         b = numeric.transient(model, {}, times=[0, 0.5, 1], dps=20)
-    assert b.digits == 20 and b.method == "extrapolation" and "Gragg" in b.precision()
+    assert b.digits == 20 and b.integrator == "extrapolation" and "Gragg" in b.precision()
     assert any(s.startswith("30 digits, t = ") for s in seen)  # one stage per accepted step
     for name in ("x", "V", "W"):
         assert np.allclose(getattr(a, name), getattr(b, name).astype(float), atol=1e-9)
@@ -176,7 +176,7 @@ def test_averaged_moves_at_dps_agree_with_float64_for_k_3():
     model, lam = _servers(3, d=3), {"lam": "0.5"}
     a = numeric.transient(model, lam, times=[0, 0.5])
     b = numeric.transient(model, lam, times=[0, 0.5], dps=15)
-    assert b.digits == 15 and b.method == "extrapolation"
+    assert b.digits == 15 and b.integrator == "extrapolation"
     for name in ("x", "V", "W"):
         assert np.allclose(getattr(a, name), getattr(b, name).astype(float), rtol=0, atol=1e-10)
 

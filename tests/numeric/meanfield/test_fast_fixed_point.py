@@ -13,8 +13,8 @@ import sympy as sp
 
 from derive import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
-from numeric.expansion.stationary import second_order_float64
 from numeric.meanfield import fast_paths
+from numeric.meanfield.stationary import second_order_float64
 
 
 @pytest.fixture

@@ -106,7 +106,7 @@ def test_small_models_compile_nothing(monkeypatch):
     """A small model's first answer, 30 digits and float64 to order 2, asks numba for
     no generated kernel and no third-moment kernel (docs/design.md, "Compiling")."""
     from derive.model import Model
-    from numeric.expansion import stationary
+    from numeric.meanfield import stationary
 
     kernels = Model.kernels
 

@@ -53,7 +53,7 @@ def test_jsq_L1_covariance_is_independent_mm1(method: str) -> None:
     sol = numeric.solve(
         load_model("jsq_L", L=1), {"alpha": "0.1", "beta": "1"}, dps=dps, route=method
     )
-    b = sol.b
+    b = sol.n
     with mpmath.workdps(dps + 10):
         rho = mpmath.mpf("0.1")
         worst = max(

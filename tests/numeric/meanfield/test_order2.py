@@ -134,7 +134,7 @@ def test_cubic_rates_and_double_jumps_against_exact(tmp_path: Path) -> None:
 
 
 def test_float64_route_agrees_with_high_precision() -> None:
-    from numeric.expansion.stationary import second_order_float64
+    from numeric.meanfield.stationary import second_order_float64
 
     for model, params in (
         (load_model("sir"), SIR_PARAMS),
@@ -205,7 +205,7 @@ def test_cli_order2_json_and_refined_row() -> None:
 def test_float64_tail_truncation_is_invisible() -> None:
     """At lam = 0.9 the levels above ~11 carry less than 1e-20: the float64 route
     solves the shorter model; its c2 and A must equal the full model's 20-digit ones."""
-    from numeric.expansion.stationary import second_order_float64
+    from numeric.meanfield.stationary import second_order_float64
 
     full = numeric.solve(load_model("supermarket", b=16), {"lam": "0.9"}, dps=20, order=2)
     cut = second_order_float64(load_model("supermarket", b=16), {"lam": "0.9"})
@@ -235,7 +235,7 @@ def test_third_moment_solvers_agree_with_dense_kronecker(lam: str, b: int, d: in
     substitution on the real quasi-triangular form, LAPACK trsyl slices) against the
     dense Kronecker system, on the right side D of a real model; then c2 and A of
     the three routes of second_order_float64 against each other."""
-    from numeric.expansion.stationary import (
+    from numeric.meanfield.stationary import (
         Arith,
         _base64,
         _objects64,
@@ -282,7 +282,7 @@ def test_third_moment_solvers_agree_with_dense_kronecker(lam: str, b: int, d: in
 def test_compiled_schur_solver_with_complex_eigenvalues() -> None:
     """A random J with complex eigenvalue pairs: the real Schur form has 2x2 blocks,
     which the compiled back substitution solves as small coupled systems."""
-    from numeric.expansion.stationary import _SchurSolver
+    from numeric.meanfield.stationary import _SchurSolver
 
     n = 7
     rng = np.random.default_rng(7)
@@ -299,7 +299,7 @@ def test_float64_order2_far_from_normal_jacobian() -> None:
     """lam = 1.2, b = 20: the symmetrising scaling of J spans ~10^4, so the
     eigenbasis is refused and auto runs the Schur route (real quasi-triangular
     form), whose c2 and A must match the 20-digit refined route."""
-    from numeric.expansion.stationary import _base64, _TridiagonalEigenSolver, second_order_float64
+    from numeric.meanfield.stationary import _base64, _TridiagonalEigenSolver, second_order_float64
 
     model = load_model("supermarket", b=20)
     params = {"lam": "1.2"}

@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 import numeric
-import numeric.expansion.stationary as stationary
+import numeric.meanfield.stationary as stationary
 import numeric.meanfield.truncation as truncation
 from derive.models.supermarket import supermarket
 from mfstein.ground.errors import ParameterError

@@ -10,7 +10,7 @@ import pytest
 
 import numeric
 from derive.models import load_model
-from numeric.expansion.stationary import second_order
+from numeric.meanfield.stationary import second_order
 from numeric.precision import agreeing_digits
 
 USER = str(Path(__file__).resolve().parents[3] / "benchmarks/models/supermarket_user.py")

@@ -31,7 +31,7 @@ def test_duality_trace_P_Q_equals_trace_W_for_general_M() -> None:
     sol = solve("0.8", 5, 2, dps=30, M="diag:1,0,2")
     with mpmath.workdps(40):
         M = mpmath.diag([1, 0, 2, 0, 0])
-        n = sol.b
+        n = sol.n
         trPQ = mpmath.fsum(sol.P[i, j] * sol.Q[j, i] for i in range(n) for j in range(n))
         trMW = mpmath.fsum(M[i, j] * sol.W[j, i] for i in range(n) for j in range(n))
         assert abs(trPQ - trMW) <= mpmath.mpf(10) ** -29 * trPQ

@@ -19,8 +19,8 @@ def test_truncated_b_equals_auto_to_all_digits(lam: str, b: int) -> None:
     r = solve(lam, b, dps=50)
     a = bound(lam, "auto", dps=50)
     assert r.truncated_at is not None and r.truncated_at < b
-    assert a.b < 200 and a.truncated_at is None
-    assert r.b == b and len(r.s_star) == b and len(r.V) == b and r.W.rows == b
+    assert a.n < 200 and a.truncated_at is None
+    assert r.n == b and len(r.s_star) == b and len(r.V) == b and r.W.rows == b
     assert r.digits == 50 and a.digits == 50
     with mpmath.workdps(60):
         assert abs(r.constant - a.constant) <= mpmath.mpf(10) ** -50 * a.constant

@@ -41,8 +41,8 @@ def test_asymptotic_tight_bound_rows(gamma: str) -> None:
 def test_auto_buffer_is_the_smallest_stable_one() -> None:
     lam = heavy_traffic_lambda("0.1", ALPHA, 10, dps=40)
     sol = bound(lam, "auto", dps=20)
-    bigger = bound(lam, sol.b + 3, dps=20)
-    smaller = bound(lam, sol.b - 1, dps=20)
+    bigger = bound(lam, sol.n + 3, dps=20)
+    smaller = bound(lam, sol.n - 1, dps=20)
     with mpmath.workdps(30):
         assert abs(bigger.constant - sol.constant) <= mpmath.mpf(10) ** -20 * sol.constant
         assert abs(smaller.constant - sol.constant) > mpmath.mpf(10) ** -22 * sol.constant

@@ -6,7 +6,7 @@ Gast, Bortolussi and Tribastone ("Size expansions of mean field approximation:
 transient and steady-state analysis", Performance Evaluation 129, 2019), whose
 coefficients solve the equations (C), (B), (A) of :mod:`derive.expansion` and
 are computed by :mod:`numeric.meanfield.general` (``V``, ``W``) and
-:mod:`numeric.expansion.stationary` (``A``, ``B``, ``C``)
+:mod:`numeric.meanfield.stationary` (``A``, ``B``, ``C``)
 
     E[Y]           = V/N + A/N^2 + O(1/N^3),
     E[Y Y^T]       = W/N + B/N^2 + O(1/N^3),
@@ -312,7 +312,7 @@ def resolve_model(model: Any, b: int) -> Any:
 
 
 def _param_values(model: Any, params: Mapping[str, Any] | None, fallback: Mapping[str, str]):
-    from numeric.meanfield.params import parse_params
+    from numeric.params import parse_params
 
     given = dict(fallback if params is None else params)
     known = {str(p) for p in model.params}
@@ -334,7 +334,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     Parameters
     ----------
     solution:
-        A :class:`numeric.solution.MeanFieldSolution` of ``model``
+        A :class:`numeric.meanfield.solution.MeanFieldSolution` of ``model``
         (:func:`numeric.solve`, ``order=1`` or ``2``).
     model:
         The model that was solved (a :class:`derive.model.Model` or a
@@ -352,7 +352,7 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     """
     from derive.observables import observable
 
-    model = resolve_model(model, solution.b)
+    model = resolve_model(model, solution.n)
     obs = observable(model, g)
     if obs.quadratic:
         return _expand_quadratic(solution, model, obs)
@@ -445,7 +445,7 @@ def _dot(terms: Any) -> tuple[mpf, mpf]:
 @dataclass
 class _Taylor:
     """The derivatives of ``g`` at ``s*`` with their error bounds
-    (:mod:`numeric.expansion.observable_bounds`) and the moment coefficients they
+    (:mod:`numeric.meanfield.observable_bounds`) and the moment coefficients they
     are contracted with (the formulas of the module docstring), with the
     norm-wise error of each moment; built by :meth:`at` inside the working
     precision."""
@@ -458,7 +458,7 @@ class _Taylor:
 
     @classmethod
     def at(cls, solution: Any, model: Any, obs: Any, values: Mapping[str, Any]) -> _Taylor:
-        from numeric.expansion.observable_bounds import derivative_bounds
+        from numeric.meanfield.observable_bounds import derivative_bounds
 
         s = list(solution.s_star)
         err_s = _scale(s, solution.digits)

@@ -5,14 +5,23 @@ The state is the tuple of the K objects' states, coded as ``sum_k s_k S^k``
 pair ``(k, k1)`` of distinct objects in ``(s, s1)`` jumps to ``(s', s1')`` at
 ``B[k, k1, s, s1, s', s1']``.  ``pi`` solves ``pi Q = 0``, ``sum pi = 1``
 (float64, :func:`stationary`); its residual ``||pi Q||_1`` is reported.
+:func:`exact_heterogeneous` is what ``numeric.exact.solve`` runs for such a model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mpmath
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.heterogeneous.rates import Rates
+
+if TYPE_CHECKING:
+    from derive.heterogeneous_population import HeterogeneousModel
+    from numeric.heterogeneous.result import HeterogeneousExact
 
 #: Most states of the product chain (``S^K``; its moments are dense in the states).
 MAX_STATES = 500_000
@@ -117,3 +126,24 @@ def moments(pi: np.ndarray, digits: np.ndarray, S: int) -> tuple[np.ndarray, np.
     mean = pi @ ind
     second = ind.T @ (pi[:, None] * ind)
     return mean, second - np.outer(mean, mean)
+
+
+def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                        N: Any) -> HeterogeneousExact:
+    """The product chain of the K objects; ``N`` must equal ``K``."""
+    from mfstein.ground.errors import check_int
+    from numeric.heterogeneous.entry import rates
+    from numeric.heterogeneous.result import HeterogeneousExact
+
+    N = check_int("N", N, 1)
+    if N != model.K:
+        raise ParameterError(
+            f"N must be the number of objects K = {model.K} of the heterogeneous population, "
+            f"got {N}."
+        )
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    pi, digits, residual = stationary(R)
+    mean, cov = moments(pi, digits, model.S)
+    return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
+                              mean, cov, pi)

@@ -8,6 +8,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
+from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import Presentable, count_row, shape_text
 
 
@@ -102,11 +103,12 @@ class MeanFieldSolution(Presentable):
         Name of the model the solution belongs to.
     params:
         Parameter values used (name -> decimal string).
-    dps, b:
+    dps, n:
         Requested significant digits; the number of coordinates (for a
         supermarket with ``b = "auto"``/``"inf"`` the buffer actually used).
+        ``b`` is the deprecated name of ``n`` (warns).
     s_star:
-        Fixed point ``s*_1 .. s*_b``.
+        Fixed point ``s*_1 .. s*_n``.
     J, ftilde, Q:
         Jacobian at ``s*``, the paper's ``f~(s*)`` and ``Q(s*) = 2 diag(f~)``.
     P:
@@ -146,7 +148,7 @@ class MeanFieldSolution(Presentable):
         With ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
         ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
         ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
-        claimed for them (:mod:`numeric.expansion.stationary`); ``None`` otherwise.
+        claimed for them (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
     errors:
         Per-entry absolute error estimates earned by the two working precisions
         (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
@@ -156,11 +158,11 @@ class MeanFieldSolution(Presentable):
     C, free_map:
         With ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
         (``Y = S - s*``) on the free coordinates (nested lists), and the map
-        ``free_map`` (``b x n`` rows) from free to all coordinates, so that in
+        ``free_map`` (``n x len(free)`` rows) from free to all coordinates, so that in
         the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
-        (:mod:`numeric.expansion.observables` contracts it); ``None`` otherwise.
+        (:mod:`numeric.meanfield.observables` contracts it); ``None`` otherwise.
     observables:
-        Name -> :class:`numeric.expansion.observables.ObservableExpansion` of each
+        Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each
         observable requested by ``numeric.solve(..., observables=[...])``
         (empty when none; :meth:`observable` expands any other).
     family_fields:
@@ -183,7 +185,7 @@ class MeanFieldSolution(Presentable):
     model: str
     params: dict[str, str]
     dps: int
-    b: int
+    n: int
     s_star: list[mpf]
     J: mpmath.matrix
     ftilde: list[mpf]
@@ -220,6 +222,8 @@ class MeanFieldSolution(Presentable):
         object.__setattr__(self, "constant", stated(self.constant, self.digits))
         object.__setattr__(self, "c2", stated(self.c2, self.digits2))
 
+    b = renamed_attribute("MeanFieldSolution", "b", "n")
+
     @property
     def lam(self) -> mpf | None:
         """The family's arrival rate (:attr:`family_fields`), ``None`` when it has none."""
@@ -246,21 +250,21 @@ class MeanFieldSolution(Presentable):
         """The model's state names (``s1 .. sb`` when the model is not at hand)."""
         m = self.source_model
         states = getattr(m, "states", None) if hasattr(m, "transitions") else None
-        if states is not None and len(states) == self.b:
+        if states is not None and len(states) == self.n:
             return [str(x) for x in states]
-        return [f"s{k}" for k in range(1, self.b + 1)]
+        return [f"s{k}" for k in range(1, self.n + 1)]
 
     def certify(self, **options: Any) -> Any:
         """Rigorous Arb enclosures of this solution, the one certification entry
         (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
         solves and calls this): of the constant of the ``M`` it was computed with, at
         its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
-        (must equal the solution's), ``start``, ``model``.  Reached through the
-        package's public table (:mod:`numeric`), not by importing the certifier, which
-        builds on the mean field that builds this result."""
-        import numeric
+        (must equal the solution's), ``start``, ``model``.  The certifier reads the
+        model and this record only (never the mean-field routes), so this import
+        points one way."""
+        from numeric.certified.enclosures import certify_float_solution
 
-        return numeric.certify_float_solution(self, **options)
+        return certify_float_solution(self, **options)
 
     # ------------------------------------------------------------------
     # presentation
@@ -274,12 +278,12 @@ class MeanFieldSolution(Presentable):
         ``mfstein solve --json`` (and ``lam``, ``b``, ``d`` of ``mfstein bound``)."""
         from numeric.precision import matrix_rows, solution_entries, to_str
 
-        p, b = self.dps, self.b
+        p, n = self.dps, self.n
         with mpmath.workdps(p + 20):
             out: dict[str, Any] = {"model": self.model, "params": dict(self.params)}
             if self.lam is not None:
                 out["lam"] = to_str(self.lam, p)
-            out["b"] = b
+            out["b"] = n  # the documented key of --json (the dimension, `n`)
             if self.d is not None:
                 out["d"] = self.d
             out["states"] = self.state_names()
@@ -291,7 +295,7 @@ class MeanFieldSolution(Presentable):
                 {
                     "s_star": s_str,
                     "V": v_str,
-                    "W": matrix_rows(w_str, b),
+                    "W": matrix_rows(w_str, n),
                     "s_star_abs_error": es,
                     "V_abs_error": ev,
                     "W_abs_error": ew,
@@ -316,18 +320,34 @@ class MeanFieldSolution(Presentable):
         and error bounds valid for every entry)."""
         from numeric.precision import matrix_rows, solution_entries, to_str
 
-        p, b = self.dps, self.b
+        p, n = self.dps, self.n
         with mpmath.workdps(p + 20):
             a_str, ea = solution_entries(self, "A", p)
             b_str, eb = solution_entries(self, "B", p)
             return {
                 "A": a_str,
-                "B": matrix_rows(b_str, b),
+                "B": matrix_rows(b_str, n),
                 "A_abs_error": ea,
                 "B_abs_error": eb,
                 "c2": to_str(self.c2, p),
                 "digits2": self.digits2,
             }
+
+    def order2_text(self, states: list[str]) -> str:
+        """The 1/N^2 terms as text (``mfstein solve`` and ``mfstein refined``): ``A`` and
+        the diagonal of ``B`` per state, at most 12 digits, then ``c2 = tr(M B)``."""
+        from mfstein.ground.display import columns
+        from numeric.precision import solution_entries, to_str
+
+        shown = min(12, self.dps)
+        a_str, _ = solution_entries(self, "A", shown)
+        b_str, _ = solution_entries(self, "B", shown, [k * self.n + k for k in range(self.n)])
+        rows = [[states[k], a_str[k], b_str[k]] for k in range(self.n)]
+        return (
+            columns(rows, ["state", "A", "B (diagonal)"])
+            + f"\nc2 = tr(M B) = {to_str(self.c2, self.digits2)}  ({self.digits2} correct "
+            "digits): N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"
+        )
 
     def _rows(self) -> list[tuple[str, str]]:
         from numeric.precision import to_str
@@ -342,8 +362,8 @@ class MeanFieldSolution(Presentable):
             if self.c2 is not None:
                 rows.append(("c2", f"{to_str(self.c2, self.digits2)}  ({self.digits2} digits)"))
             head = ", ".join(to_str(x, 8) for x in self.s_star[:4])
-            more = ", ..." if self.b > 4 else ""
-            rows.append(("s*", f"({head}{more})  [{self.b} coordinates]"))
+            more = ", ..." if self.n > 4 else ""
+            rows.append(("s*", f"({head}{more})  [{self.n} coordinates]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
             rows.append(("routes", ", ".join(self.methods)))
             if self.observables:
@@ -366,7 +386,7 @@ class MeanFieldSolution(Presentable):
         return f"${text}$"
 
     def observable(self, model: Any, g: Any, params: Any = None) -> Any:
-        """The expansion of ``E[g(S_N)]`` (:func:`numeric.expansion.observables.expand`)."""
-        from numeric.expansion.observables import expand
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.meanfield.observables.expand`)."""
+        from numeric.meanfield.observables import expand
 
         return expand(self, model, g, params)

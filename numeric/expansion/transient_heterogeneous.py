@@ -1,4 +1,10 @@
-"""The transient of a heterogeneous population to order 1 at ``dps`` digits.
+"""The transient of a heterogeneous population (what ``numeric.transient`` runs for one).
+
+:func:`transient_heterogeneous` is the route: float64 (:mod:`numeric.heterogeneous.transient`,
+digits from two tolerances) or ``dps`` digits (:func:`transient_dps`, below);
+:func:`trajectories` follows its declared observables along the result.
+
+The route at ``dps`` digits, to order 1:
 
 The moment equations of :mod:`numeric.heterogeneous.transient` on the ``K x S``
 coordinates, evaluated on fixed-point integers
@@ -17,15 +23,21 @@ evaluated at each step by :mod:`numeric.heterogeneous.fixed_averaged`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 
+from mfstein.ground.errors import ParameterError
 from numeric.expansion.transient_result import TransientResult
+from numeric.heterogeneous.entry import NO_ORDER_2
 from numeric.heterogeneous.rates import Rates
+from numeric.precision import limited_blas
+
+if TYPE_CHECKING:
+    from derive.heterogeneous_population import HeterogeneousModel
 
 #: The local tolerance at ``wp`` working digits is ``10^-(wp - TOL_GAP)`` (the error
 #: estimate is that of the second-best column, so the accepted one is far closer).
@@ -145,6 +157,61 @@ def transient_dps(model: Any, params: Mapping[str, Any] | None, x0: np.ndarray,
                "digits (norm-wise for each of x, V, W at each time).",
                f"heterogeneous population of K = {model.K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="mpmath", dps=dps, digits=digits, model=model.name, params=inputs,
-        free=names, method="extrapolation", errors=errors,
+        free=names, integrator="extrapolation", errors=errors,
     )
 
+
+@limited_blas()
+def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
+                            times: np.ndarray, start: Any, order: int, dps: int | None,
+                            integrator: str, rtol: float, atol: float) -> Any:
+    """``x(t)``, ``V(t)``, ``W(t)`` on the ``K x S`` coordinates
+    (:mod:`numeric.heterogeneous.transient`): float64 (``dps=None``, digits from two
+    tolerances) or at ``dps`` digits (:func:`transient_dps`)."""
+    from numeric.heterogeneous.entry import rates, start_point
+    from numeric.heterogeneous.transient import agreement64, integrate64
+
+    if order == 2:
+        raise ParameterError(NO_ORDER_2)
+    x0 = start_point(model, start)
+    names = model.coordinate_names()
+    K = model.K
+    if dps is not None:
+        return transient_dps(model, params, x0, times, dps, order)
+    with mpmath.workdps(30):
+        R, inputs = rates(model, params, float64=True)
+    method = "LSODA" if integrator == "auto" else integrator
+    x, V, W = integrate64(R, x0, times, rtol, atol, method)
+    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100, method)
+    digits = min(agreement64(x, x2), agreement64(V, V2))
+    return TransientResult(
+        times=times, x=x, V=V if order else None, W=W if order else None, states=names,
+        notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
+               f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
+        order=order, route="float64", model=model.name, params=inputs, free=names,
+        integrator=method,
+    )
+
+
+def trajectories(model: Any, params: Mapping[str, Any] | None, result: Any,
+                 names: Sequence[str] | str | None) -> dict[str, Any]:
+    """Each named observable along a heterogeneous transient (``result.x`` and
+    ``result.V`` on the ``K x S`` coordinates): ``g0(t)`` and ``g1(t)`` of
+    ``g0 + g1/K`` in float64, as
+    :class:`numeric.expansion.transient_observables.ObservableTrajectory`."""
+    from numeric.expansion.transient_observables import ObservableTrajectory
+    from numeric.heterogeneous.observables import affine_parts, find
+
+    out = {}
+    for g in find(model, names):
+        with mpmath.workdps(30):
+            cn, kn, cd, kd = (np.asarray(v, dtype=float) for v in affine_parts(model, params, g))
+        x = np.asarray(result.x, dtype=float)
+        n0, d0 = x @ cn + kn, x @ cd + kd
+        g0 = n0 / d0
+        g1 = None
+        if result.V is not None:
+            V = np.asarray(result.V, dtype=float)
+            g1 = (V @ cn - g0 * (V @ cd)) / d0
+        out[g.name] = ObservableTrajectory(g.name, g.doc, np.asarray(result.times), g0, g1)
+    return out

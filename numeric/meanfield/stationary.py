@@ -6,7 +6,7 @@ E[(S - s*)(S - s*)^T] = W/N + B/N^2 + ...`` and therefore
 The equations for the third-moment tensor ``C``, for ``B`` and for ``A`` are
 derived (and printed in LaTeX) by :mod:`derive.expansion`; this module solves
 them on the model's free coordinates (conservation laws removed as in
-:mod:`numeric.meanfield.invariants`) and maps ``A`` and ``B`` back to all coordinates.
+:mod:`numeric.invariants`) and maps ``A`` and ``B`` back to all coordinates.
 
 Solving ``(J (+) J (+) J) C = -D`` without the ``n^3 x n^3`` Kronecker matrix:
 in the Schur basis ``J = Z T Z^*`` the operator is triangular (in an
@@ -1124,7 +1124,7 @@ class Base64:
         The kernels' parameter vector.
     T:
         The ``b x n`` map from the free coordinates to all of them (conservation
-        laws, :mod:`numeric.meanfield.invariants`); ``None`` when every coordinate
+        laws, :mod:`numeric.invariants`); ``None`` when every coordinate
         is free.
     F:
         The free coordinates' indices.
@@ -1153,7 +1153,7 @@ class Base64:
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
-    from numeric.meanfield.params import check_names, kernel_vector, parse_params
+    from numeric.params import check_names, kernel_vector, parse_params
 
     params = check_names(model, params)
     s = fast_fixed_point(model, params) if start is None else None

@@ -123,7 +123,7 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     import mpmath
 
     from mfstein.ground.numbers import parse_real
-    from numeric.meanfield.params import check_finite_model, check_names, parse_params
+    from numeric.params import check_finite_model, check_names, parse_params
 
     check_finite_model(
         model,
@@ -165,18 +165,18 @@ def mean_field(
     the note says that the statistics are centred there; the note is ``None``
     otherwise.  Solved at :data:`CENTRE_DPS` digits.
     """
-    import numeric
+    from numeric.meanfield.entry import solve
 
     frac = None if not laws and not given else [str(Fraction(int(v), N)) for v in start]
     try:
-        return numeric.solve(model, params, dps=CENTRE_DPS, start=frac), None
+        return solve(model, params, dps=CENTRE_DPS, start=frac), None
     except ParameterError as exc:
         if "N" not in [str(q) for q in model.params]:
             raise
         lim = limit_model(model)
         rest = {k: v for k, v in params.items() if k != "N"}
         note = f"{exc} Statistics are centred at the N -> infinity mean field instead."
-        return numeric.solve(lim, rest, dps=CENTRE_DPS, start=frac), note
+        return solve(lim, rest, dps=CENTRE_DPS, start=frac), note
 
 
 _LIMITS: dict[Any, Any] = {}

@@ -1,6 +1,6 @@
 """The derivatives of an observable at ``s*`` with certified error bounds.
 
-The expansion of ``E[g(S_N)]`` (:mod:`numeric.expansion.observables`) needs
+The expansion of ``E[g(S_N)]`` (:mod:`numeric.meanfield.observables`) needs
 ``g`` and its derivatives up to order four at the fixed point.  Two errors
 enter each value, and both are bounded here with ball arithmetic
 (:mod:`numeric.certified.expression`):

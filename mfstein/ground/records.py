@@ -1,0 +1,127 @@
+"""Prepared records kept on disk, for a fast first call in a new process.
+
+A task given a library model by name (``simulate("sir", ...)``,
+``numeric.exact.solve("sir", ...)``) builds the model in SymPy, parses its
+parameters and solves its mean field before any numeric work: about 1 s of CPU
+in a new process, for a record of a few hundred bytes that is the same every
+time.  :mod:`sim.prepared_runs` and :mod:`numeric.exact.kept` keep such records
+in the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder
+``prepared``) under a key that covers everything the record depends on:
+
+* every value as given (:func:`value_text`: ``repr``; a value whose ``repr``
+  names an object's address or is abridged has no key);
+* the SHA-256 of the source of mfstein's packages and the installed releases of
+  SymPy, mpmath, NumPy, SciPy and numba (:func:`code_digest`).
+
+Library models only: a model file may import other files, which no key would
+cover (:func:`library_name`).  Files end with the digest of their content
+(:func:`mfstein.ground.cache.with_check`); a damaged or unreadable file is a miss,
+and is written afresh.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mfstein.ground import cache
+
+_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGES = ("mfstein", "derive", "numeric", "sim")
+#: Libraries whose release the preparation depends on: each one's installed
+#: ``__init__.py`` (path, size and modification time) is part of the key.
+_LIBRARIES = ("sympy", "mpmath", "numpy", "scipy", "numba")
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 of the source files of mfstein's packages (names and contents) and of the
+    installed releases of the libraries it prepares a record with (:data:`_LIBRARIES`):
+    any edit or upgrade gives new keys (some 50 ms, once per process)."""
+    import importlib.util
+
+    h = hashlib.sha256()
+    for package in _PACKAGES:
+        for path in sorted((_ROOT / package).rglob("*.py")):
+            h.update(str(path.relative_to(_ROOT)).encode() + b"\0")
+            h.update(path.read_bytes())
+    for name in _LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None) or ""
+        try:
+            st = os.stat(origin)
+            stamp = f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            stamp = f"{name}:missing"
+        h.update(stamp.encode() + b"\0")
+    return h.hexdigest()
+
+
+def value_text(value: Any) -> str | None:
+    """``repr(value)``, ``None`` when it depends on the object's address or leaves
+    entries out (NumPy's summary of a large array)."""
+    text = repr(value)
+    return None if " at 0x" in text or "..." in text else text
+
+
+def library_name(model: Any) -> bool:
+    """Whether ``model`` names a library model (not ``file.py:factory``, not an object)."""
+    return isinstance(model, str) and ":" not in model and not model.endswith(".py")
+
+
+def digest(parts: list[Any]) -> str:
+    """The key of a record made from ``parts`` (JSON-ready) and :func:`code_digest`."""
+    blob = json.dumps([parts[0], code_digest(), *parts[1:]])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def call_key(
+    head: list[Any], model: Any, params: Any, fields: list[Any], tail: list[Any]
+) -> str | None:
+    """The key of a record of a call on the library model named ``model`` with
+    ``params`` (a mapping or ``None``) and ``fields`` (values as given), between the
+    record's ``head`` (its format) and ``tail``; ``None`` when it cannot be kept: a model
+    file or object (:func:`library_name`) or a value without a stable ``repr``."""
+    values = {str(k): value_text(v) for k, v in (params or {}).items()}
+    texts = [value_text(v) for v in fields]
+    if not library_name(model) or None in values.values() or None in texts:
+        return None
+    return digest([*head, model, sorted(values.items()), texts, *tail])
+
+
+def _path(key: str) -> Path:
+    return cache.cache_dir() / "prepared" / f"{key}.json"
+
+
+def load(key: str | None) -> dict | None:
+    """The record saved under ``key``; ``None`` when there is none or it is damaged."""
+    if key is None:
+        return None
+    try:
+        text = _path(key).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not cache.intact(text):
+        return None
+    try:
+        record = json.loads(text.rpartition(cache.CHECK_PREFIX)[0])
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def save(key: str | None, record: dict) -> None:
+    """Keep ``record`` (JSON-ready) under ``key``; a cache that cannot be written is
+    silently skipped (the record is only an acceleration)."""
+    if key is None:
+        return
+    from mfstein.ground.io import atomic_write
+
+    try:
+        atomic_write(_path(key), cache.with_check(json.dumps(record, sort_keys=True) + "\n"))
+    except OSError:
+        pass

@@ -1,0 +1,223 @@
+"""Exact chains prepared by an earlier process, kept on disk (issue 34).
+
+``numeric.exact.solve("sir", params, N=100)`` in a new process spent most of its
+first call before any state was enumerated: the SymPy import and the model
+built in it, the parameters parsed at 30 digits, the lattice and its start
+placed (:func:`numeric.exact.prepared.prepare`), the exact rate evaluator lambdified
+and the mean field solved at 20 digits for the centre ``s*`` (and ``V``, ``W``,
+``c`` of the result).  None of it depends on the chain's numbers, and all of it
+fits in a record of a few hundred bytes: the lattice (bounds, conservation laws
+and their values), the start ``n0``, the parameters in float64, the generated
+kernel module's name (loaded by :func:`mfstein.ground.generated.load_generated`,
+without SymPy) and the mean field's ``s*, V, W, c`` in float64 (the precision the
+result reports them in).  This module keeps that record under the key of the
+call (:func:`call_key`: the model's library name, the parameters, ``N``, the start,
+the truncation and its tolerance, the route, and the digest of the code,
+:mod:`mfstein.ground.records`), so that a later process asking the same question
+reads it and starts the search at once.
+
+What the record does not hold is built from the call's own arguments when it is
+first needed (:class:`KeptModel`): the :class:`derive.model.Model` itself (for
+:meth:`numeric.exact.result.ExactResult.expect`, or an attribute the exact route
+does not read), and the exact rate evaluator
+(:class:`numeric.exact.lattice.ExactRates`, for a state whose float64 intensities
+are ambiguous).  A record is written only after a general-route solve that
+succeeded (a refusal is never kept), and never for a chain whose truncation was
+chosen (an unbounded orthant), a heterogeneous population or a family's fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from mfstein.ground import records
+
+#: Format of a record (part of the key: a new format never reads an old file).
+VERSION = 1
+
+
+def call_key(
+    model: Any, params: Mapping[str, Any] | None, N: int, *given: Any, route: str
+) -> str | None:
+    """The key of the exact solve of the library model named ``model`` with ``params``,
+    ``N`` and ``given`` (the start, the truncation and its tolerance, as given); ``None``
+    when it cannot be kept (a model object or file, a value without a stable ``repr``)."""
+    if route == "fast":
+        return None
+    return records.call_key([VERSION, "exact"], model, params, [N, *given], [route])
+
+
+def _tuple(v: Any) -> Any:
+    """JSON's lists back to the tuples they were written from."""
+    return tuple(_tuple(x) for x in v) if isinstance(v, list) else v
+
+
+class KeptModel:
+    """What the exact route reads of a model (name, key, dimension, generated kernels,
+    structure), from a record; anything else is read from the model itself, built on
+    first use from the call's arguments (:func:`derive.models.as_model`)."""
+
+    def __init__(self, record: dict, spec: str, params: Mapping[str, Any] | None) -> None:
+        self.name = record["name"]
+        self.key = _tuple(record["key"])
+        self.n = int(record["b"])
+        self._record, self._spec, self._params = record, spec, params
+        self._kernels: Any = None
+        self._real: Any = None
+        self.rest: dict[str, Any] = {}
+
+    def real(self) -> Any:
+        """The :class:`derive.model.Model` (built once; :attr:`rest` its parameters, the
+        call's others being the factory's options)."""
+        if self._real is None:
+            from derive.models import as_model
+
+            self._real, self.rest = as_model(self._spec, self._params)
+        return self._real
+
+    def structure(self, name: str) -> Any:
+        """The model's structural declaration ``name`` (the record holds ``arrival``)."""
+        if name == "arrival":
+            return self._record["arrival"]
+        return self.real().structure(name)
+
+    def kernels(self, backend: str = "numba") -> Any:
+        """The generated ``numba`` kernels, loaded without SymPy; other back ends are
+        the model's own."""
+        if backend != "numba":
+            return self.real().kernels(backend)
+        if self._kernels is None:
+            from mfstein.ground.generated import load_generated
+
+            path = Path(self._record["kernel"])
+            module = load_generated(path.stem, path)
+            self._kernels = SimpleNamespace(
+                backend="numba",
+                b=self.n,
+                params=tuple(self._record["param_names"]),
+                jumps=np.asarray(self._record["jumps"], dtype=np.int64).reshape(-1, self.n),
+                path=path,
+                module=module,
+                rates_into=module.rates_into,
+            )
+        return self._kernels
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.real(), name)
+
+
+class KeptRates:
+    """:class:`numeric.exact.lattice.ExactRates` of a kept chain, made when a state first
+    needs an exact evaluation (from the model and the parameters as the call gave them)."""
+
+    def __init__(self, model: KeptModel, N: int) -> None:
+        self.model, self.N = model, N
+        self._rates: Any = None
+
+    def __call__(self, n: Any, N: int) -> Any:
+        if self._rates is None:
+            from numeric.exact.lattice import ExactRates
+            from numeric.exact.prepared import prepare
+
+            real = self.model.real()
+            self._rates = ExactRates(real, prepare(real, self.N, self.model.rest).params)
+        return self._rates(n, N)
+
+
+def _fractions(v: Any) -> list[str]:
+    return [str(Fraction(x)) for x in v]
+
+
+def save(
+    key: str | None, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
+    params: Mapping[str, str],
+) -> None:  # fmt: skip
+    """Keep the record of the chain ``ch`` (a :class:`numeric.exact.general.Chain` the
+    general route prepared and solved; this module does not import it) centred at the
+    mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
+    ``note``; ``params`` are the parameters as the result prints them."""
+    if key is None or isinstance(ch.model, KeptModel):
+        return
+    model, lat, kern = ch.model, ch.lattice, ch.kern
+    if not all(isinstance(k, str) for k in model.key) or not isinstance(model.key, tuple):
+        return  # a key JSON does not give back
+    record = {
+        "name": model.name,
+        "key": list(model.key),
+        "b": model.n,
+        "param_names": list(kern.params),
+        "jumps": np.asarray(kern.jumps).tolist(),
+        "kernel": str(kern.path),
+        "arrival": model.structure("arrival"),
+        "params": dict(params),
+        "values": {k: float(v) for k, v in ch.values.items()},
+        "p64": ch.p64.tolist(),
+        "lattice": {
+            "kind": lat.kind,
+            "upper": lat.upper,
+            "total": lat.total,
+            "truncated": lat.truncated,
+            "laws": [_fractions(r) for r in lat.laws],
+            "free": list(lat.free),
+            "values": _fractions(lat.values),
+            "notes": list(lat.notes),
+        },
+        "start": [int(x) for x in ch.start],
+        "start_given": bool(ch.placement.start_given),
+        "mean_field": None if centre is None else {
+            k: np.asarray(v, dtype=np.float64).tolist() for k, v in centre.items()
+        },
+        "note": note,
+    }  # fmt: skip
+    records.save(key, record)
+
+
+def load(
+    key: str | None, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
+) -> tuple[tuple, Any, str | None] | None:
+    """``(chain, mean field, note)`` of the record kept under ``key`` (``None``: none):
+    the arguments of :class:`numeric.exact.general.Chain` (placement on a
+    :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
+    field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
+    rec = records.load(key)
+    if rec is None:
+        return None
+    from mfstein.ground.errors import ParameterError
+
+    model = KeptModel(rec, spec, params)
+    try:
+        kern = model.kernels("numba")
+    except ParameterError:  # the kernel module is gone from the cache: prepare afresh
+        return None
+    from numeric.exact.lattice import Lattice
+    from numeric.exact.memory import bytes_per_state, memory_limit_bytes
+    from numeric.exact.prepared import Placement, PreparedModel
+
+    lat = rec["lattice"]
+    lattice = Lattice(
+        N=N, kind=lat["kind"], upper=lat["upper"], total=lat["total"],
+        truncated=lat["truncated"], laws=tuple(tuple(map(Fraction, r)) for r in lat["laws"]),
+        free=tuple(lat["free"]), values=tuple(map(Fraction, lat["values"])),
+        notes=list(lat["notes"]),
+    )  # fmt: skip
+    prepared = PreparedModel(model, N, dict(rec["params"]), dict(rec["values"]))
+    start = np.asarray(rec["start"], dtype=np.int64)
+    placement = Placement(prepared, lattice, start, rec["start_given"])
+    nt = len(rec["jumps"])
+    max_states = max(1, memory_limit_bytes(memory_limit) // bytes_per_state(model.n, nt))
+    p64 = np.asarray(rec["p64"], dtype=np.float64)
+    chain = (placement, kern, KeptRates(model, N), p64, max_states,
+             list(lattice.notes))  # fmt: skip
+    mf = rec["mean_field"]
+    if mf is not None:
+        mf = SimpleNamespace(**{k: np.asarray(v, dtype=np.float64) for k, v in mf.items()})
+        mf.constant = float(mf.constant)
+    return chain, mf, rec["note"]

@@ -1,0 +1,112 @@
+"""The exact solver's first call in a new process (issue 34, "Exact chains"): what
+the exact route prepares for a library model (the lattice, the start, the
+parameters, the mean field's ``s*, V, W, c``) is kept on disk under the key of the
+call (:mod:`numeric.exact.kept`), so a later process answers without SymPy; the
+law is the one a direct sparse solve of the same generator gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import scipy.sparse.linalg as spla
+from deadlines import deadline
+
+import numeric.exact
+from numeric.exact.general import Chain
+from numeric.exact.kept import KeptModel
+from numeric.exact.solvers import normalise, pinned, residual
+
+SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+
+CHILD = """
+import json, sys
+import numeric.exact
+r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=23)
+print(json.dumps({"sympy": "sympy" in sys.modules, "mpmath": "mpmath" in sys.modules,
+                  "pi": r.pi.tolist(), "s_star": r.s_star.tolist(), "n_mse": r.n_mse}))
+"""
+
+
+def _fields(r):
+    return (r.states, r.residual, r.start, r.law_values, r.params, r.notes, r.method)
+
+
+def test_a_second_call_reads_the_kept_record_and_gives_the_same_numbers():
+    first = numeric.exact.solve("sir", SIR, N=17)
+    again = numeric.exact.solve("sir", SIR, N=17)
+    assert isinstance(again.source_model, KeptModel)  # no model built the second time
+    assert _fields(again) == _fields(first)
+    for name in ("pi", "s_star", "V", "W", "mean", "n_bias", "n_cov", "up_rate", "n_mse"):
+        assert np.array_equal(getattr(again, name), getattr(first, name)), name
+    got, want = again.expect("I"), first.expect("I")  # the model, built on demand
+    assert (got.mean, got.variance) == (want.mean, want.variance)
+
+
+def test_a_new_process_answers_from_the_record_without_sympy():
+    warm = numeric.exact.solve("sir", SIR, N=23)  # writes the record (or finds it)
+    child = [sys.executable, "-c", CHILD]  # the same cache directory (the environment's)
+    out = subprocess.run(child, capture_output=True, text=True, timeout=deadline(300), check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not got["sympy"] and not got["mpmath"]
+    assert np.array_equal(got["pi"], warm.pi)
+    assert got["s_star"] == warm.s_star.tolist() and got["n_mse"] == warm.n_mse
+
+
+def test_a_record_whose_kernel_module_is_gone_is_prepared_afresh(tmp_path):
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    first = numeric.exact.solve("sir", SIR, N=19)
+    key = call_key("sir", SIR, 19, None, None, None, route="auto")
+    record = records.load(key)
+    assert record is not None
+    record["kernel"] = str(tmp_path / "kernels_numba_gone.py")
+    records.save(key, record)
+    again = numeric.exact.solve("sir", SIR, N=19)
+    assert not isinstance(again.source_model, KeptModel)  # prepared from the model
+    assert np.array_equal(again.pi, first.pi) and again.n_mse == first.n_mse
+    healed = records.load(key)["kernel"]  # written afresh, naming the module that exists
+    assert healed != record["kernel"] and os.path.isfile(healed)
+
+
+def _against_spsolve(model, params, N, **kw):
+    """The exact result and the law of ``spsolve`` on the same pinned generator."""
+    from derive.models import as_model
+
+    r = numeric.exact.solve(model, params, N=N, **kw)
+    ch = Chain.setup(*as_model(model, params)[:1], N, params, kw.get("start"), None, None)
+    _, QT, _, _, ref = ch._assemble(np.asarray(r.s_star, dtype=float) * N)
+    rhs = np.zeros(QT.shape[0])
+    rhs[ref] = 1.0
+    pi = normalise(spla.spsolve(pinned(QT, ref).tocsc(), rhs))
+    qmax = float(-QT.diagonal().min())
+    return r, pi, residual(QT, pi) / qmax
+
+
+def test_the_sir_law_is_spsolves_within_the_residual_tolerance():
+    r, pi, rel = _against_spsolve("sir", SIR, 40)
+    assert r.relative_residual <= r.tolerance and rel <= r.tolerance
+    assert np.abs(r.pi - pi).sum() <= r.tolerance
+
+
+def test_a_user_model_of_transitions_only_is_spsolves_law():
+    import sympy as sp
+
+    from derive import Model, Transition
+
+    s, i, beta, gamma = sp.symbols("s i beta gamma")
+    m = Model(
+        "sis-user",
+        (s, i),
+        (beta, gamma),
+        [Transition((-1, 1), beta * s * i + s / 10), Transition((1, -1), gamma * i)],
+    )
+    params = {"beta": "2", "gamma": "1"}
+    r, pi, rel = _against_spsolve(m, params, 60, start=["0.9", "0.1"])
+    assert r.states == 61 and set(r.state_array.sum(axis=1)) == {60}
+    assert r.relative_residual <= r.tolerance and rel <= r.tolerance
+    assert np.abs(r.pi - pi).sum() <= r.tolerance
