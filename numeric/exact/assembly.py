@@ -107,3 +107,26 @@ def leaving(indptr, indices, labels, n):
             if labels[i] != labels[j]:
                 out[labels[i]] = True
     return out
+
+
+@numba.njit(cache=True)
+def all_reach(indptr, indices, root):
+    """Whether every state reaches ``root``: a breadth-first search from ``root``
+    against the jumps (row ``j`` of ``Q^T`` lists the states ``i`` that jump to
+    ``j``), one pass over ``Q^T`` with a queue of 32-bit indices and a flag per state."""
+    S = indptr.shape[0] - 1
+    seen = np.zeros(S, np.uint8)
+    queue = np.empty(S, np.int32)
+    seen[root] = 1
+    queue[0] = root
+    head, tail = 0, 1
+    while head < tail:
+        j = queue[head]
+        head += 1
+        for q in range(indptr[j], indptr[j + 1]):
+            i = indices[q]
+            if seen[i] == 0:
+                seen[i] = 1
+                queue[tail] = i
+                tail += 1
+    return tail == S

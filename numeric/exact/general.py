@@ -94,13 +94,24 @@ def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
     their number, from the transposed generator (CSR: row ``j``, column ``i`` is the
     jump ``i -> j``; reversing every edge keeps the strong components); the jumps
     between classes are found by a compiled loop, or by NumPy (``compiled=False``,
-    :func:`numeric.exact.small.routines`)."""
+    :func:`numeric.exact.small.routines`).
+
+    State 0 is the search's start, from which every state is reachable; so when
+    every state reaches it too (one compiled search against the jumps,
+    :func:`numeric.exact.assembly.all_reach`) the chain is irreducible: one closed
+    class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s).
+    """
     from scipy.sparse.csgraph import connected_components
 
     from numeric.exact.small import routines
 
-    leaving = routines(compiled).leaving
     S = QT.shape[0]
+    if compiled:
+        from numeric.exact.assembly import all_reach
+
+        if all_reach(QT.indptr, QT.indices, 0):
+            return np.zeros(S, dtype=np.int32), 1
+    leaving = routines(compiled).leaving
     n, labels = connected_components(QT, directed=True, connection="strong")
     out_of = leaving(QT.indptr, QT.indices, labels, n)
     closed = np.flatnonzero(~out_of)
@@ -144,14 +155,18 @@ def stationary_checked(
     tol: float = TOL,
     x0: np.ndarray | None = None,
     progress: bool = False,
+    atol: float | None = None,
 ) -> tuple[np.ndarray, float, str, int, list[str]]:
     """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying methods in turn.
 
     ``"auto"`` tries sparse LU first for small or planar chains, then
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
     too large).  ``x0`` is the iterative solvers' start (a guess of ``pi``, e.g.
-    :func:`numeric.exact.solvers.gaussian_start`).  Returns ``(pi, residual,
-    method, iterations, notes)``.
+    :func:`numeric.exact.solvers.gaussian_start`).  ``atol``, when given, is an
+    absolute target the iterative solvers run to as well (``||pi Q||_1 <= min(tol
+    max_i q_i, atol)``: one run, where asking again once ``max_i q_i`` is known
+    restarted the Krylov space).  Returns ``(pi, residual, method, iterations,
+    notes)``.
 
     Raises
     ------
@@ -185,7 +200,8 @@ def stationary_checked(
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
-                    sol = solve_krylov(QT, r, solver=m, tol=tol * qmax, x0=x0, progress=progress)
+                    target = tol * qmax if atol is None else min(tol * qmax, atol)
+                    sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
                 notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
@@ -374,11 +390,13 @@ class Chain:
         tol: float,
         progress: bool,
         spread: np.ndarray | None = None,
+        atol: float | None = None,
     ) -> SolvedChain:
         """The stationary law (:class:`SolvedChain`); the balance equation of the
         recurrent state nearest ``centre`` (counts) is pinned.
         ``spread``, the mean field's ``W``, gives the iterative solvers a
-        Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`)."""
+        Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`);
+        ``atol`` an absolute target besides (:func:`stationary_checked`)."""
         from numeric.exact.solvers import gaussian_start
 
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
@@ -409,6 +427,7 @@ class Chain:
             tol=tol,
             x0=x0,
             progress=progress,
+            atol=atol,
         )
         self.notes += more
         self.last = _Assembled(key, reach, QT, classes, exit_rate, r, pi)

