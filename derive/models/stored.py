@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
-import os
 import threading
 from fractions import Fraction
 from pathlib import Path
@@ -45,8 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.ground import cache
-from mfstein.ground.io import atomic_write
+from mfstein.ground import cache, records
 
 #: Format of a record (part of its key).
 VERSION = 1
@@ -99,12 +96,7 @@ def record_key(name: str) -> str | None:
     except OSError:
         return None
     for lib in _LIBRARIES:
-        origin = getattr(importlib.util.find_spec(lib), "origin", None) or ""
-        try:
-            st = os.stat(origin)
-            h.update(f"{lib}:{origin}:{st.st_size}:{st.st_mtime_ns}\0".encode())
-        except OSError:
-            h.update(f"{lib}:missing\0".encode())
+        h.update(records.library_stamp(lib).encode() + b"\0")
     return h.hexdigest()
 
 
@@ -333,12 +325,12 @@ def stored(name: Any, params: Any = None) -> StoredModel | None:
     with _lock:
         hit = _models.get(key)
         if hit is None:
+            rec = records.read(_path(name.strip(), key))
             try:
-                text = _path(name.strip(), key).read_text()
-                if not cache.intact(text):
-                    raise ValueError("damaged")
-                hit = StoredModel(json.loads(text.rpartition(cache.CHECK_PREFIX)[0]))
-            except (OSError, ValueError, KeyError, TypeError):
+                hit = None if rec is None else StoredModel(rec)
+            except (ValueError, KeyError, TypeError):
+                hit = None
+            if hit is None:
                 return None
             _models[key] = hit
     if params is not None and not set(map(str, params)) <= set(hit.params):
@@ -472,7 +464,5 @@ def save(name: str, model: Any) -> bool:
     }
     if _tupled(rec["key"]) != model.key:
         return False
-    path = _path(name, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, cache.with_check(json.dumps(rec)))
+    records.write(_path(name, key), rec, sort_keys=False)
     return True

@@ -4,7 +4,8 @@ A task given a library model by name (``simulate("sir", ...)``,
 ``numeric.exact.solve("sir", ...)``) builds the model in SymPy, parses its
 parameters and solves its mean field before any numeric work: about 1 s of CPU
 in a new process, for a record of a few hundred bytes that is the same every
-time.  :mod:`sim.prepared_runs` and :mod:`numeric.exact.kept` keep such records
+time.  :mod:`sim.prepared_runs`, :mod:`numeric.exact.kept` and
+:mod:`derive.models.stored` (under its own key) keep such records
 in the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder
 ``prepared``) under a key that covers everything the record depends on:
 
@@ -42,23 +43,27 @@ def code_digest() -> str:
     """SHA-256 of the source files of mfstein's packages (names and contents) and of the
     installed releases of the libraries it prepares a record with (:data:`_LIBRARIES`):
     any edit or upgrade gives new keys (some 50 ms, once per process)."""
-    import importlib.util
-
     h = hashlib.sha256()
     for package in _PACKAGES:
         for path in sorted((_ROOT / package).rglob("*.py")):
             h.update(str(path.relative_to(_ROOT)).encode() + b"\0")
             h.update(path.read_bytes())
     for name in _LIBRARIES:
-        spec = importlib.util.find_spec(name)
-        origin = getattr(spec, "origin", None) or ""
-        try:
-            st = os.stat(origin)
-            stamp = f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
-        except OSError:
-            stamp = f"{name}:missing"
-        h.update(stamp.encode() + b"\0")
+        h.update(library_stamp(name).encode() + b"\0")
     return h.hexdigest()
+
+
+def library_stamp(name: str) -> str:
+    """The installed release of library ``name`` without importing it: the path, size
+    and modification time of its ``__init__.py`` (``"name:missing"`` when absent)."""
+    import importlib.util
+
+    origin = getattr(importlib.util.find_spec(name), "origin", None) or ""
+    try:
+        st = os.stat(origin)
+    except OSError:
+        return f"{name}:missing"
+    return f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def value_text(value: Any) -> str | None:
@@ -99,10 +104,14 @@ def _path(key: str) -> Path:
 
 def load(key: str | None) -> dict | None:
     """The record saved under ``key``; ``None`` when there is none or it is damaged."""
-    if key is None:
-        return None
+    return None if key is None else read(_path(key))
+
+
+def read(path: Path) -> dict | None:
+    """The record (a JSON object ending with its check) in file ``path``; ``None`` when
+    the file is missing, unreadable or damaged."""
     try:
-        text = _path(key).read_text()
+        text = path.read_text()
     except (OSError, UnicodeDecodeError):
         return None
     if not cache.intact(text):
@@ -119,9 +128,17 @@ def save(key: str | None, record: dict) -> None:
     silently skipped (the record is only an acceleration)."""
     if key is None:
         return
-    from mfstein.ground.io import atomic_write
-
     try:
-        atomic_write(_path(key), cache.with_check(json.dumps(record, sort_keys=True) + "\n"))
+        write(_path(key), record)
     except OSError:
         pass
+
+
+def write(path: Path, record: dict, *, sort_keys: bool = True) -> None:
+    """Write ``record`` (JSON-ready) to ``path`` with its check, atomically (the folder
+    is made; ``sort_keys=False`` keeps the order of its mappings); an ``OSError`` is the
+    caller's to handle."""
+    from mfstein.ground.io import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, cache.with_check(json.dumps(record, sort_keys=sort_keys) + "\n"))
