@@ -178,14 +178,20 @@ def _tables(model: PIModel) -> dict[str, np.ndarray]:
 
 
 _RULES: dict[str, SplitRule] = {}
+#: The registered rules as :func:`sim.pi_kernels.rule_pointer` gives them to the kernel.
+_POINTERS: dict[str, Any] = {}
 
 
-def _rule(spec: PISpec) -> tuple[bool, SplitRule]:
+def _rule(spec: PISpec) -> tuple[bool, Any]:
+    """``(custom, rule)`` for :func:`sim.pi_kernels.run_slots`: the user's rule as a
+    first-class function, or the placeholder :data:`sim.pi_kernels.no_rule`."""
     if not spec.rule_name:
         return False, K.no_rule
-    if spec.rule_name not in _RULES:
-        _RULES[spec.rule_name] = load_rule(spec.rule_name)
-    return True, _RULES[spec.rule_name]
+    if spec.rule_name not in _POINTERS:
+        if spec.rule_name not in _RULES:
+            _RULES[spec.rule_name] = load_rule(spec.rule_name)
+        _POINTERS[spec.rule_name] = K.rule_pointer(_RULES[spec.rule_name])
+    return True, _POINTERS[spec.rule_name]
 
 
 def fresh_state(spec: PISpec, rng: np.ndarray) -> dict:
@@ -283,6 +289,7 @@ def _register_rule(split_rule: SplitRule | str, policy: str, model: PIModel, see
         rule_name = _rule_name(split_rule)
         rule = split_rule if hasattr(split_rule, "py_func") else load_rule(rule_name)
     _RULES[rule_name] = rule
+    _POINTERS.pop(rule_name, None)
     probe_rule(rule, model, seed)
     return rule_name
 

@@ -55,6 +55,8 @@ are not checked and counted in ``UNCHECKED``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mfstein.ground.jit import numba
@@ -125,10 +127,32 @@ def alias_table(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return thr, alias
 
 
-@numba.njit(cache=True)
+#: numba type of a split rule as :func:`run_slots` receives it: a first-class function
+#: ``void(q, a, b, out)`` (a C function pointer).  Its cache key names only this type;
+#: a dispatcher argument's type names the function's memory address, so no process
+#: found an earlier one's compiled :func:`run_slots` (issues 34/35).
+RULE_SIG = numba.types.void(
+    numba.types.int64[::1], numba.types.int64, numba.types.float64, numba.types.int64[::1]
+)
+
+
+@numba.cfunc(RULE_SIG, cache=True)
 def no_rule(q, a, b, out):  # pragma: no cover - placeholder, never called
     """Placeholder split rule for the policies that do not use one."""
     out[0] = a
+
+
+def rule_pointer(rule: Any) -> Any:
+    """The ``njit`` split rule ``rule(q, a, b, out)`` as a first-class function of type
+    :data:`RULE_SIG` for :func:`run_slots` (a value ``rule`` returns is dropped).
+
+    Compiled in every process that uses it (a small function, not cached: numba's
+    cache would not see an edit of the user's module)."""
+
+    def call(q, a, b, out):  # pragma: no cover - compiled by numba
+        rule(q, a, b, out)
+
+    return numba.cfunc(RULE_SIG)(call)
 
 
 @numba.njit(inline="always", cache=True)
@@ -203,7 +227,8 @@ def run_slots(
     scal : int64[N_SCALARS]; qsum, idle_count : int64[n]
         Accumulators (added to).
     rule, alloc
-        User split rule and its int64[n] output buffer.
+        User split rule (a first-class function of type :data:`RULE_SIG`, e.g.
+        :func:`rule_pointer` or :data:`no_rule`) and its int64[n] output buffer.
 
     Returns
     -------
