@@ -255,6 +255,11 @@ def advance(spec: PISpec, state: dict, steps: int) -> tuple[dict, dict]:
         alloc,
     )
     seconds = time.thread_time() - t0
+    if status == K.RULE_ERROR:
+        raise ParameterError(
+            f"split-rule must return an allocation for every state with an idle server; for "
+            f"queues {q.tolist()} and batch {int(chain[K.BAD_BATCH])} it raised an exception."
+        )
     if status == K.RULE_VIOLATION:
         raise ParameterError(
             f"split-rule must satisfy eq. (7) (shares summing to the batch) and eq. (8) "
