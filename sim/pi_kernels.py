@@ -128,9 +128,10 @@ def alias_table(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: numba type of a split rule as :func:`run_slots` receives it: a first-class function
-#: ``int64(q, a, b, out)`` (a C function pointer) returning 0, or 1 if the rule raised.  Its cache key names only this type;
-#: a dispatcher argument's type names the function's memory address, so no process
-#: found an earlier one's compiled :func:`run_slots` (issues 34/35).
+#: ``int64(q, a, b, out)`` (a C function pointer) returning 0, or 1 if the rule raised.
+#: The kernel's cache key names only this type; a dispatcher argument's type names the
+#: function's memory address, so no process found an earlier one's compiled
+#: :func:`run_slots` (issues 34/35).
 RULE_SIG = numba.types.int64(
     numba.types.int64[::1], numba.types.int64, numba.types.float64, numba.types.int64[::1]
 )
