@@ -131,11 +131,8 @@ from sim import pi_kernels as K
 from sim.pi import simulate_pi
 
 @numba.njit
-def rule(q, a, b, out):
-    for i in range(q.shape[0]):
-        if q[i] == 0:
-            out[i] = a
-            return
+def rule(q, a, b, out):  # the batch to a shortest queue: an idle server
+    out[q.argmin()] = a
 
 arr, svc = sys.argv[1], sys.argv[2:]
 simulate_pi(arr, svc, slots=2000, seed=1, workers=1)
