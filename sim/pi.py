@@ -48,8 +48,8 @@ from sim import runner, stats, summary
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
 #: Seconds of one core numba takes to compile :func:`sim.pi_kernels.run_slots` on a
-#: first run (measured: a two-server ``pi`` run 7.1 s with an empty cache, 4.2 s with
-#: a warm one).
+#: first run (measured: a two-server ``pi`` run 7.1 s with an empty cache; with a warm
+#: one 1.0 s since session 41, when every process stopped compiling it again).
 PI_COMPILE_SECONDS = 3.0
 #: Origins the path-bound check may hold while waiting for ``Omega`` (see pi_kernels).
 PENDING_CAPACITY = 1 << 14
