@@ -48,8 +48,8 @@ from sim import runner, stats, summary
 #: Checkpoint format of this simulator (part of the run's configuration).
 CHECKPOINT_KIND = "pi-v1"
 #: Seconds of one core numba takes to compile :func:`sim.pi_kernels.run_slots` on a
-#: first run (measured: a two-server ``pi`` run 7.1 s with an empty cache, 4.2 s with
-#: a warm one).
+#: first run (measured: a two-server ``pi`` run 7.1 s with an empty cache; with a warm
+#: one 1.0 s since session 41, when every process stopped compiling it again).
 PI_COMPILE_SECONDS = 3.0
 #: Origins the path-bound check may hold while waiting for ``Omega`` (see pi_kernels).
 PENDING_CAPACITY = 1 << 14
@@ -178,14 +178,20 @@ def _tables(model: PIModel) -> dict[str, np.ndarray]:
 
 
 _RULES: dict[str, SplitRule] = {}
+#: The registered rules as :func:`sim.pi_kernels.rule_pointer` gives them to the kernel.
+_POINTERS: dict[str, Any] = {}
 
 
-def _rule(spec: PISpec) -> tuple[bool, SplitRule]:
+def _rule(spec: PISpec) -> tuple[bool, Any]:
+    """``(custom, rule)`` for :func:`sim.pi_kernels.run_slots`: the user's rule as a
+    first-class function, or the placeholder :data:`sim.pi_kernels.no_rule`."""
     if not spec.rule_name:
         return False, K.no_rule
-    if spec.rule_name not in _RULES:
-        _RULES[spec.rule_name] = load_rule(spec.rule_name)
-    return True, _RULES[spec.rule_name]
+    if spec.rule_name not in _POINTERS:
+        if spec.rule_name not in _RULES:
+            _RULES[spec.rule_name] = load_rule(spec.rule_name)
+        _POINTERS[spec.rule_name] = K.rule_pointer(_RULES[spec.rule_name])
+    return True, _POINTERS[spec.rule_name]
 
 
 def fresh_state(spec: PISpec, rng: np.ndarray) -> dict:
@@ -249,6 +255,11 @@ def advance(spec: PISpec, state: dict, steps: int) -> tuple[dict, dict]:
         alloc,
     )
     seconds = time.thread_time() - t0
+    if status == K.RULE_ERROR:
+        raise ParameterError(
+            f"split-rule must return an allocation for every state with an idle server; for "
+            f"queues {q.tolist()} and batch {int(chain[K.BAD_BATCH])} it raised an exception."
+        )
     if status == K.RULE_VIOLATION:
         raise ParameterError(
             f"split-rule must satisfy eq. (7) (shares summing to the batch) and eq. (8) "
@@ -283,6 +294,7 @@ def _register_rule(split_rule: SplitRule | str, policy: str, model: PIModel, see
         rule_name = _rule_name(split_rule)
         rule = split_rule if hasattr(split_rule, "py_func") else load_rule(rule_name)
     _RULES[rule_name] = rule
+    _POINTERS.pop(rule_name, None)
     probe_rule(rule, model, seed)
     return rule_name
 

@@ -55,6 +55,8 @@ are not checked and counted in ``UNCHECKED``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mfstein.ground.jit import numba
@@ -94,7 +96,7 @@ N_SCALARS = 12
 LI, NPEND, CLOCK, BAD_BATCH = range(4)
 
 #: Status codes returned by :func:`run_slots`.
-OK, RULE_VIOLATION = 0, 1
+OK, RULE_VIOLATION, RULE_ERROR = 0, 1, 2
 
 #: Columns of the pending-origin buffer: corrected deadline, printed deadline, Omega at origin.
 PENDING_COLUMNS = 3
@@ -125,10 +127,39 @@ def alias_table(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return thr, alias
 
 
-@numba.njit(cache=True)
+#: numba type of a split rule as :func:`run_slots` receives it: a first-class function
+#: ``int64(q, a, b, out)`` (a C function pointer) returning 0, or 1 if the rule raised.
+#: The kernel's cache key names only this type; a dispatcher argument's type names the
+#: function's memory address, so no process found an earlier one's compiled
+#: :func:`run_slots` (issues 34/35).
+RULE_SIG = numba.types.int64(
+    numba.types.int64[::1], numba.types.int64, numba.types.float64, numba.types.int64[::1]
+)
+
+
+@numba.cfunc(RULE_SIG, cache=True)
 def no_rule(q, a, b, out):  # pragma: no cover - placeholder, never called
     """Placeholder split rule for the policies that do not use one."""
     out[0] = a
+    return 0
+
+
+def rule_pointer(rule: Any) -> Any:
+    """The ``njit`` split rule ``rule(q, a, b, out)`` as a first-class function of type
+    :data:`RULE_SIG` for :func:`run_slots`: a value ``rule`` returns is dropped, an
+    exception it raises is caught and returned as 1 (a C function cannot raise).
+
+    Compiled in every process that uses it (a small function, not cached: numba's
+    cache would not see an edit of the user's module)."""
+
+    def call(q, a, b, out):  # pragma: no cover - compiled by numba
+        try:
+            rule(q, a, b, out)
+        except Exception:
+            return 1
+        return 0
+
+    return numba.cfunc(RULE_SIG)(call)
 
 
 @numba.njit(inline="always", cache=True)
@@ -203,14 +234,16 @@ def run_slots(
     scal : int64[N_SCALARS]; qsum, idle_count : int64[n]
         Accumulators (added to).
     rule, alloc
-        User split rule and its int64[n] output buffer.
+        User split rule (a first-class function of type :data:`RULE_SIG`, e.g.
+        :func:`rule_pointer` or :data:`no_rule`) and its int64[n] output buffer.
 
     Returns
     -------
     int
-        :data:`OK`, or :data:`RULE_VIOLATION`: the rule's output is left in
-        ``alloc``, the queues before the offending slot in ``q`` and its batch in
-        ``li_state[BAD_BATCH]``; the other outputs are then meaningless.
+        :data:`OK`, or :data:`RULE_VIOLATION` (:data:`RULE_ERROR`: the rule raised):
+        the rule's output is left in ``alloc``, the queues before the offending slot
+        in ``q`` and its batch in ``li_state[BAD_BATCH]``; the other outputs are then
+        meaningless.
     """
     n = q.shape[0]
     s0, s1, s2, s3 = load_state(rng)
@@ -279,7 +312,10 @@ def run_slots(
                     b = (r >> _U64(11)) * INV_2_53
                     for i in range(n):
                         alloc[i] = 0
-                    rule(q, a, b, alloc)
+                    if rule(q, a, b, alloc) != 0:
+                        status = RULE_ERROR
+                        li_state[BAD_BATCH] = a
+                        break
                     total = np.int64(0)
                     bad = False
                     for i in range(n):

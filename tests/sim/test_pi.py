@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
+from deadlines import deadline
 
 from derive.models.persistent_idle import parse_pmf
 from mfstein.ground.errors import ParameterError
@@ -99,6 +104,70 @@ def test_user_split_rule_checked() -> None:
         simulate_pi(ARR, SVC, policy="pi-split", split_rule=busy_rule, slots=1000, workers=1)
     with pytest.raises(ParameterError, match="pi-split only"):
         simulate_pi(ARR, SVC, policy="pi", split_rule=lowest_idle_rule, slots=1000)
+
+
+@numba.njit
+def deep_queue_rule(q, a, b, out):
+    """Lowest idle server, but raises once some queue holds 4 jobs: a state
+    :func:`sim.pi.probe_rule` (queues 0..3) never shows, the simulation soon does."""
+    if q.max() >= 4:
+        raise ValueError("deep queue")
+    lowest_idle_rule(q, a, b, out)
+
+
+def test_user_split_rule_that_raises_is_reported() -> None:
+    """The kernel calls the rule through a C pointer, which cannot raise: the exception
+    is caught there and reported with the state that raised it."""
+    with pytest.raises(ParameterError, match=r"for queues \[.*\] and batch \d+ it raised"):
+        simulate_pi(
+            ARR, SVC, policy="pi-split", split_rule=deep_queue_rule, slots=100_000, workers=1
+        )
+
+
+SECOND_PROCESS = """
+import json, os, sys
+from mfstein.ground.jit import numba
+from sim import pi_kernels as K
+from sim.pi import simulate_pi
+
+@numba.njit
+def rule(q, a, b, out):  # the batch to a shortest queue: an idle server
+    out[q.argmin()] = a
+
+arr, svc = sys.argv[1], sys.argv[2:]
+simulate_pi(arr, svc, slots=2000, seed=1, workers=1)
+simulate_pi(arr, svc, policy="pi-split", split_rule=rule, slots=2000, seed=1, workers=1)
+stats = K.run_slots.stats
+print(json.dumps([sum(stats.cache_hits.values()), sum(stats.cache_misses.values())]))
+"""
+
+
+def _run_slots_files() -> set[str]:
+    root = Path(os.environ["MFSTEIN_CACHE_DIR"])
+    return {p.name for p in root.rglob("pi_kernels.run_slots-*")}
+
+
+def test_a_second_process_loads_run_slots_from_the_cache() -> None:
+    """Issues 34/35: the kernel took the split rule as a dispatcher argument, whose type
+    names the function's memory address, so every process missed numba's cache (and
+    added a ``.N.nbc`` file).  After a first process has run PI and a user rule, a
+    second one loads the kernel for both and compiles nothing, adding no file."""
+
+    def run() -> list[int]:
+        out = subprocess.run(
+            [sys.executable, "-c", SECOND_PROCESS, ARR, *SVC],
+            capture_output=True,
+            text=True,
+            timeout=deadline(120),
+        )
+        assert out.returncode == 0, out.stderr[-800:]
+        return json.loads(out.stdout.splitlines()[-1])
+
+    run()  # compiles or loads: the cache may be cold
+    files = _run_slots_files()
+    hits, misses = run()
+    assert (hits, misses) == (1, 0)  # one signature whatever the rule
+    assert _run_slots_files() == files
 
 
 def test_instability_shows_as_drift() -> None:
