@@ -42,23 +42,29 @@ def code_digest() -> str:
     """SHA-256 of the source files of mfstein's packages (names and contents) and of the
     installed releases of the libraries it prepares a record with (:data:`_LIBRARIES`):
     any edit or upgrade gives new keys (some 50 ms, once per process)."""
-    import importlib.util
-
     h = hashlib.sha256()
     for package in _PACKAGES:
         for path in sorted((_ROOT / package).rglob("*.py")):
             h.update(str(path.relative_to(_ROOT)).encode() + b"\0")
             h.update(path.read_bytes())
     for name in _LIBRARIES:
-        spec = importlib.util.find_spec(name)
-        origin = getattr(spec, "origin", None) or ""
-        try:
-            st = os.stat(origin)
-            stamp = f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
-        except OSError:
-            stamp = f"{name}:missing"
-        h.update(stamp.encode() + b"\0")
+        h.update(library_stamp(name).encode() + b"\0")
     return h.hexdigest()
+
+
+def library_stamp(name: str) -> str:
+    """The installed release of the library ``name``: the path, size and modification
+    time of its ``__init__.py``, found without importing it (``name:missing`` when it is
+    not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    origin = getattr(spec, "origin", None) or ""
+    try:
+        st = os.stat(origin)
+    except OSError:
+        return f"{name}:missing"
+    return f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def value_text(value: Any) -> str | None:
@@ -75,8 +81,12 @@ def library_name(model: Any) -> bool:
 
 def digest(parts: list[Any]) -> str:
     """The key of a record made from ``parts`` (JSON-ready) and :func:`code_digest`."""
-    blob = json.dumps([parts[0], code_digest(), *parts[1:]])
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return parts_key([parts[0], code_digest(), *parts[1:]])
+
+
+def parts_key(parts: list[Any]) -> str:
+    """The key of a record made from ``parts`` (JSON-ready) alone: SHA-256 of their JSON."""
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def call_key(

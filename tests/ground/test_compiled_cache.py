@@ -153,6 +153,43 @@ def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
     assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out
 
 
+BLAS_CODE = """
+import sys
+import numpy as np
+from mfstein.ground.jit import numba
+from numba.np import linalg
+
+own = linalg.ensure_blas
+f = numba.njit(lambda x: x + 1)
+assert f(1) == 2  # numba's registries are loaded (numba.np.arraymath imported)
+from numba.np import arraymath
+light = "scipy.linalg" not in sys.modules
+print(light, arraymath._HAVE_BLAS, linalg.ensure_blas is own, arraymath.ensure_blas is own)
+a = np.arange(1.0, 4.0)
+dot = numba.njit(lambda x, y: np.dot(x, y))  # BLAS: numba's own check imports scipy.linalg
+print(dot(a, a) == np.dot(a, a), "scipy.linalg.cython_blas" in sys.modules)
+"""
+
+
+def test_loading_numba_imports_no_scipy_linalg_and_blas_still_works(tmp_path) -> None:
+    """numba's import-time BLAS question (``numba.np.arraymath``) is answered without
+    importing ``scipy.linalg`` -- with numba's own answer -- and compiled code that uses
+    BLAS still gets it, checked by numba's own ``ensure_blas``."""
+    from mfstein.ground.jit import _blas_found
+
+    assert _blas_found()  # SciPy is one of mfstein's requirements
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_CODE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+        check=True,
+    ).stdout.split()
+    assert out == ["True"] * 6, out
+
+
 KERNEL_CALLS = """
 from derive.models import load_model
 k = load_model("sir").kernels("numba")
