@@ -39,6 +39,18 @@ def _imports_numba(path: Path) -> bool:
     return False
 
 
+def _python(code: str, cache: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -c code args`` in a fresh process with ``MFSTEIN_CACHE_DIR=cache``."""
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+    )
+
+
 def test_numba_is_imported_in_one_place_only() -> None:
     offenders = [
         str(p.relative_to(ROOT))
@@ -76,14 +88,7 @@ def test_every_cached_function_uses_the_mfstein_locator(tmp_path) -> None:
     was imported, so a test that imported one under another ``MFSTEIN_CACHE_DIR`` would
     leave it behind here): every cached function of mfstein's compiled modules keeps its
     code under this cache directory, through mfstein's locator."""
-    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-c", LOCATOR_CODE, *NUMBA_MODULES],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-    )
+    out = _python(LOCATOR_CODE, tmp_path, *NUMBA_MODULES)
     assert out.returncode == 0, out.stderr[-800:]
     assert int(out.stdout) >= 20
 
@@ -139,15 +144,9 @@ print(os.path.exists(os.environ["MFSTEIN_CACHE_DIR"]))
 def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
     theirs = tmp_path / "theirs.py"
     theirs.write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
-    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path / "never-made")}
-    out = subprocess.run(
-        [sys.executable, "-c", OTHER_CODE, str(theirs)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-        check=True,
-    ).stdout.split()
+    done = _python(OTHER_CODE, tmp_path / "never-made", str(theirs))
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout.split()
     # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
     # and mfstein's cache directory was not even created for it
     assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out
@@ -178,16 +177,9 @@ def test_loading_numba_imports_no_scipy_linalg_and_blas_still_works(tmp_path) ->
     from mfstein.ground.jit import _blas_found
 
     assert _blas_found()  # SciPy is one of mfstein's requirements
-    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-c", BLAS_CODE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-        check=True,
-    ).stdout.split()
-    assert out == ["True"] * 6, out
+    done = _python(BLAS_CODE, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"] * 6, done.stdout
 
 
 KERNEL_CALLS = """
