@@ -155,7 +155,8 @@ FIRST = {
         "N=1000, steps=200000, reps=1, workers=1, seed=1)\nassert r.complete"
     ),
 }
-HEAVY = ("sympy", "mpmath", "scipy", "numba")
+#: The heavy modules a case is checked for (SciPy's subpackages each cost 0.1-0.3 s).
+HEAVY = ("sympy", "mpmath", "scipy", "scipy.linalg", "scipy.special", "scipy.sparse", "numba")
 
 
 def _fresh(tree: str, code: str, bytecode: bool = True) -> tuple[float, float, str]:

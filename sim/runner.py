@@ -654,22 +654,23 @@ def run(
     """
     import time
 
-    from tqdm import tqdm
-
     config = _config(spec, plan, reps, seed)
     path = Path(checkpoint) if checkpoint is not None else None
     state = _start(spec, plan, config, path, reps, seed, fresh_state)
     t0 = time.perf_counter()
     units = _Units(spec, plan, state, advance, path, config, max_units)
     with Interrupts() as sig:
-        bar = tqdm(
-            total=reps * (plan.batches + 1),
-            initial=sum(int(r.warm) + len(r.batches) for r in state),
-            unit="batch",
-            desc=desc or f"simulate N={spec.N}",
-            disable=not progress,
-            leave=False,
-        )
+        bar = _NoBar()
+        if progress:  # (tqdm is imported only for a bar that shows)
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=reps * (plan.batches + 1),
+                initial=sum(int(r.warm) + len(r.batches) for r in state),
+                unit="batch",
+                desc=desc or f"simulate N={spec.N}",
+                leave=False,
+            )
         units.bar = bar
         inline = _inline(scheduler, workers, reps, advance, units)
         submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
@@ -695,6 +696,16 @@ def run(
     interrupted = units.interrupted and not complete
     wall = time.perf_counter() - t0
     return RunOutput(state, plan, complete, interrupted, wall, in_process=units.in_process)
+
+
+class _NoBar:
+    """The progress bar of a run that shows none (what a disabled tqdm bar does)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def _start(

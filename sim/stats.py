@@ -7,15 +7,17 @@ are pooled.  A time average is the ratio estimator ``r = sum A_i / sum T_i``;
 its standard error comes from the batch residuals ``z_i = (A_i - r T_i) / mean T``
 (the delta method for ratios), and the 95% interval is
 ``r +- t_{0.975, M-1} sd(z) / sqrt(M)`` with ``M`` the number of pooled batches
-(Student t quantile from :func:`scipy.special.stdtrit`).  Batches must be long compared with the
-chain's relaxation time for the ``z_i`` to be nearly uncorrelated; the lag-1
-autocorrelation of the residuals is reported so a user can see when they are
-not.  Statistics that are not ratios (the covariance) use the plain batch-means
-interval over per-batch estimates.
+(Student t quantile from :func:`scipy.special.stdtrit`, kept on disk:
+:func:`t_quantile`).  Batches must be long compared with the chain's relaxation
+time for the ``z_i`` to be nearly uncorrelated; the lag-1 autocorrelation of the
+residuals is reported so a user can see when they are not.  Statistics that are
+not ratios (the covariance) use the plain batch-means interval over per-batch
+estimates.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,13 +52,42 @@ def plain(x):
     return np.where(np.isnan(a), None, a).tolist() if np.isnan(a).any() else a.tolist()
 
 
-def t_quantile(batches: int) -> float:
-    """``t_{0.975}`` with ``batches - 1`` degrees of freedom (inf when fewer than 2 batches)."""
-    from scipy.special import stdtrit  # the t quantile itself; scipy.stats costs ~1 s to import
+#: Format of a kept t quantile (part of its key: a new format never reads an old file).
+T_RECORD = 1
 
+
+@functools.cache
+def t_quantile(batches: int) -> float:
+    """``t_{0.975}`` with ``batches - 1`` degrees of freedom (inf when fewer than 2 batches).
+
+    The value is SciPy's :func:`scipy.special.stdtrit`, computed once per installed
+    SciPy and degrees of freedom and kept in the cache directory
+    (:mod:`mfstein.ground.records`, key :func:`t_quantile_key`): a later process reads
+    the same float back (JSON keeps every bit) without importing ``scipy.special``
+    (some 0.1-0.25 s of CPU; ``scipy.stats`` costs ~1 s).  A damaged or missing file
+    is computed and written afresh.
+    """
     if batches < 2:
         return float("inf")
-    return float(stdtrit(batches - 1, 0.975))
+    from mfstein.ground import records
+
+    key = t_quantile_key(batches - 1)
+    kept = records.load(key)
+    if kept is not None and type(kept.get("t")) is float:
+        return kept["t"]
+    from scipy.special import stdtrit
+
+    t = float(stdtrit(batches - 1, 0.975))
+    records.save(key, {"dof": batches - 1, "p": 0.975, "t": t})
+    return t
+
+
+def t_quantile_key(dof: int) -> str:
+    """The key of the kept ``t_{0.975}`` with ``dof`` degrees of freedom: the record's
+    format, ``dof`` and the installed SciPy (:func:`mfstein.ground.records.library_stamp`)."""
+    from mfstein.ground import records
+
+    return records.parts_key(["t-quantile", T_RECORD, dof, 0.975, records.library_stamp("scipy")])
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> Estimate:

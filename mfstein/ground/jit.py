@@ -30,6 +30,15 @@ compiles the function and stores it again.  Without this numba stops on such
 a file (``EOFError: Ran out of input``, ``UnpicklingError``, ...).  Caches of
 other packages are not touched: their errors propagate as numba raises them.
 
+numba's first load of a compiled function (or first compilation) no longer
+imports ``scipy.linalg``: importing ``numba.np.arraymath``, which numba does then
+(``CPUContext.load_additional_registries``), asks whether BLAS is there by
+importing ``scipy.linalg.cython_blas`` -- the whole of ``scipy.linalg``, some 0.2 s
+of CPU that a simulation never uses.  That one question is answered by finding the
+module's file instead (:func:`_blas_found`; an installation without it is asked
+the usual way); every use of BLAS or LAPACK in compiled code still imports and
+checks them as numba does (issue 34).
+
 numba's compiler runs with Ctrl-C and SIGTERM held back until it returns
 (``Dispatcher.compile``, wrapped once by this module in
 :func:`mfstein.ground.signals.deferred`): interrupted inside LLVM it printed tracebacks
@@ -47,6 +56,7 @@ import glob
 import hashlib
 import io
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -306,6 +316,49 @@ def _deferring_compile(compile_: Any) -> Any:
     return compile
 
 
+def _blas_found() -> bool:
+    """Whether SciPy's ``scipy.linalg.cython_blas`` extension module is installed, found
+    by its file without importing ``scipy.linalg`` (:mod:`importlib.machinery`)."""
+    from importlib.machinery import PathFinder
+
+    scipy = PathFinder.find_spec("scipy")
+    folders = getattr(scipy, "submodule_search_locations", None) or []
+    linalg = [os.path.join(folder, "linalg") for folder in folders]
+    return PathFinder.find_spec("scipy.linalg.cython_blas", linalg) is not None
+
+
+def _light_blas_check(load: Any) -> Any:
+    """numba's ``CPUContext.load_additional_registries``, which imports
+    ``numba.np.arraymath``, with that module's import-time BLAS check
+    (``_check_blas``: ``ensure_blas()`` imports ``scipy.linalg``) answered by
+    :func:`_blas_found` when the file is there, and by numba's own ``ensure_blas``
+    otherwise (the same ``_HAVE_BLAS``); ``ensure_blas`` is numba's again afterwards."""
+
+    @functools.wraps(load)
+    def load_additional_registries(self: Any) -> Any:
+        if "numba.np.arraymath" in sys.modules:
+            return load(self)
+        from numba.np import linalg
+
+        real = linalg.ensure_blas
+
+        def ensure_blas() -> None:
+            if not _blas_found():
+                real()
+
+        linalg.ensure_blas = ensure_blas
+        try:
+            return load(self)
+        finally:
+            linalg.ensure_blas = real
+            arraymath = sys.modules.get("numba.np.arraymath")
+            if getattr(arraymath, "ensure_blas", None) is ensure_blas:
+                arraymath.ensure_blas = real  # type: ignore[union-attr]
+
+    load_additional_registries.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return load_additional_registries
+
+
 def _register() -> None:
     # numba >= 0.68 calls the class CacheImpl, earlier releases _CacheImpl
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
@@ -318,6 +371,9 @@ def _register() -> None:
         dispatcher.compile = _deferring_compile(dispatcher.compile)
     if not getattr(caching.Cache.load_overload, "__mfstein_guard__", False):
         caching.Cache.load_overload = _guarded_load(caching.Cache.load_overload)
+    cpu = numba.core.cpu.CPUContext
+    if not getattr(cpu.load_additional_registries, "__mfstein_guard__", False):
+        cpu.load_additional_registries = _light_blas_check(cpu.load_additional_registries)
 
 
 _register()

@@ -80,8 +80,12 @@ def library_name(model: Any) -> bool:
 
 def digest(parts: list[Any]) -> str:
     """The key of a record made from ``parts`` (JSON-ready) and :func:`code_digest`."""
-    blob = json.dumps([parts[0], code_digest(), *parts[1:]])
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return parts_key([parts[0], code_digest(), *parts[1:]])
+
+
+def parts_key(parts: list[Any]) -> str:
+    """The key of a record made from ``parts`` (JSON-ready) alone: SHA-256 of their JSON."""
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def call_key(

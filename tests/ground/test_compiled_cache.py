@@ -39,6 +39,18 @@ def _imports_numba(path: Path) -> bool:
     return False
 
 
+def _python(code: str, cache: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -c code args`` in a fresh process with ``MFSTEIN_CACHE_DIR=cache``."""
+    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+    )
+
+
 def test_numba_is_imported_in_one_place_only() -> None:
     offenders = [
         str(p.relative_to(ROOT))
@@ -76,14 +88,7 @@ def test_every_cached_function_uses_the_mfstein_locator(tmp_path) -> None:
     was imported, so a test that imported one under another ``MFSTEIN_CACHE_DIR`` would
     leave it behind here): every cached function of mfstein's compiled modules keeps its
     code under this cache directory, through mfstein's locator."""
-    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-c", LOCATOR_CODE, *NUMBA_MODULES],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-    )
+    out = _python(LOCATOR_CODE, tmp_path, *NUMBA_MODULES)
     assert out.returncode == 0, out.stderr[-800:]
     assert int(out.stdout) >= 20
 
@@ -139,18 +144,42 @@ print(os.path.exists(os.environ["MFSTEIN_CACHE_DIR"]))
 def test_other_code_keeps_numbas_own_cache_locations(tmp_path) -> None:
     theirs = tmp_path / "theirs.py"
     theirs.write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
-    env = {**os.environ, "MFSTEIN_CACHE_DIR": str(tmp_path / "never-made")}
-    out = subprocess.run(
-        [sys.executable, "-c", OTHER_CODE, str(theirs)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=deadline(120),
-        check=True,
-    ).stdout.split()
+    done = _python(OTHER_CODE, tmp_path / "never-made", str(theirs))
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout.split()
     # numba's own locator (InTreeCacheLocator, named _InTreeCacheLocator before numba 0.68),
     # and mfstein's cache directory was not even created for it
     assert "InTreeCacheLocator" in out[0] and out[1:] == ["False", "False"], out
+
+
+BLAS_CODE = """
+import sys
+import numpy as np
+from mfstein.ground.jit import numba
+from numba.np import linalg
+
+own = linalg.ensure_blas
+f = numba.njit(lambda x: x + 1)
+assert f(1) == 2  # numba's registries are loaded (numba.np.arraymath imported)
+from numba.np import arraymath
+light = "scipy.linalg" not in sys.modules
+print(light, arraymath._HAVE_BLAS, linalg.ensure_blas is own, arraymath.ensure_blas is own)
+a = np.arange(1.0, 4.0)
+dot = numba.njit(lambda x, y: np.dot(x, y))  # BLAS: numba's own check imports scipy.linalg
+print(dot(a, a) == np.dot(a, a), "scipy.linalg.cython_blas" in sys.modules)
+"""
+
+
+def test_loading_numba_imports_no_scipy_linalg_and_blas_still_works(tmp_path) -> None:
+    """numba's import-time BLAS question (``numba.np.arraymath``) is answered without
+    importing ``scipy.linalg`` -- with numba's own answer -- and compiled code that uses
+    BLAS still gets it, checked by numba's own ``ensure_blas``."""
+    from mfstein.ground.jit import _blas_found
+
+    assert _blas_found()  # SciPy is one of mfstein's requirements
+    done = _python(BLAS_CODE, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"] * 6, done.stdout
 
 
 KERNEL_CALLS = """

@@ -84,7 +84,10 @@ def test_a_second_call_neither_solves_nor_compiles_nor_loads_again(runs, monkeyp
 
 def test_a_new_process_simulates_a_prepared_run_without_sympy():
     """The run prepared here is read back by a new process (same numbers), which then
-    imports neither SymPy nor the mean-field solver."""
+    imports neither SymPy, mpmath nor the mean-field solver, and neither
+    ``scipy.linalg`` (numba's BLAS check, :mod:`mfstein.ground.jit`) nor
+    ``scipy.special`` (the kept t quantile, :func:`sim.stats.t_quantile`), nor tqdm
+    (no progress bar asked for)."""
     import json
     import subprocess
     import sys
@@ -98,7 +101,9 @@ def test_a_new_process_simulates_a_prepared_run_without_sympy():
         "import json, sys\nimport sim\n"
         f"r = sim.simulate('sir', {PARAMS!r}, **{run!r})\n"
         "d = r.to_dict(); d.pop('events_per_second'); d.pop('wall_seconds')\n"
-        "print(json.dumps([d, [m for m in ('sympy', 'numeric.meanfield') if m in sys.modules]]))\n"
+        "heavy = ('sympy', 'mpmath', 'numeric.meanfield', 'scipy.linalg', 'scipy.special',\n"
+        "         'tqdm')\n"
+        "print(json.dumps([d, [m for m in heavy if m in sys.modules]]))\n"
     )
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(

@@ -62,3 +62,30 @@ def test_warnings_say_how_the_run_went() -> None:
     assert summary.run_warnings(_out([[{}] * 6] * 2), 12, 0.9, correlation=False) == []
     assert summary.blocking_warning(2e-3, 4)[0].startswith("blocking fraction 2.00e-03")
     assert summary.blocking_warning(1e-3, 4) == []
+
+
+def test_the_t_quantile_is_scipys_kept_for_a_new_process(tmp_path, monkeypatch) -> None:
+    """The kept quantile is the float ``stdtrit`` gives, read back bit for bit; a damaged
+    record is computed and written afresh; fewer than two batches have no interval."""
+    from scipy.special import stdtrit
+
+    from mfstein.ground import records
+    from sim import stats
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
+    stats.t_quantile.cache_clear()
+    for batches in (2, 7, 20, 400):
+        want = float(stdtrit(batches - 1, 0.975))
+        assert stats.t_quantile(batches) == want  # computed, and written
+        stats.t_quantile.cache_clear()  # as a new process: read from the record
+        assert records.load(stats.t_quantile_key(batches - 1))["t"] == want
+        assert stats.t_quantile(batches) == want
+    assert stats.t_quantile(1) == float("inf")
+    path = tmp_path / "prepared" / f"{stats.t_quantile_key(19)}.json"
+    intact = path.read_text()
+    path.write_text(intact.replace('"dof": 19', '"dof": 18'))  # the digest no longer matches
+    stats.t_quantile.cache_clear()
+    assert stats.t_quantile(20) == float(stdtrit(19, 0.975))
+    assert path.read_text() == intact
+    stats.t_quantile.cache_clear()
+    assert stats.t_quantile_key(19) != stats.t_quantile_key(18)
