@@ -214,6 +214,7 @@ def _other_results() -> dict:
     from numeric.lemmas import check, lemma12_parameters
     from numeric.lemmas.certified_claims import check_certified
     from numeric.pi.exact import solve_pi_exact
+    from numeric.supermarket.size_tables import BoundTable, RefinedTable
     from numeric.tails.jsq_qbd import solve_jsq
     from numeric.tails.report import exact_tails
     from numeric.tails.ssq import binomial_pmfs, solve_ssq
@@ -226,6 +227,7 @@ def _other_results() -> dict:
     grid = {"N": "10", "lam": "0.9", "b": 1}
     row = table.build("0.1", "0.05", [4], steps=20_000, reps=2, seed=2, workers=1)[0]
     pi_run = {"slots": 20_000, "reps": 2, "seed": 3, "workers": 1}
+    small = numeric.bound("0.9", 3, 2, dps=12)  # the size tables of mfstein bound / refined
     return {
         "stein-lyapunov check": stein_lyapunov_check(supermarket(1)),
         "lemma 12 parameters": lemma12_parameters("0.05", "0.001"),
@@ -244,6 +246,8 @@ def _other_results() -> dict:
         "observable expansion": sol.observable(bd, "x**2"),
         "exact expectation": numeric.exact.solve(bd, {"lam": "0.5"}, N=4).expect("x", bd),
         "sweep": numeric.sweep(bd, {"lam": ["0.4", "0.5"]}, precision="float64"),
+        "bound table": BoundTable((10, 20), (small, small)),
+        "refined table": RefinedTable((10,), (small,)),
         **_heterogeneous_results(),
     }
 
@@ -333,11 +337,16 @@ def test_every_result_type_presents_itself_through_one_base(results: dict) -> No
         return {c for s in cls.__subclasses__() for c in {s} | subclasses(s)}
 
     library = {c for c in subclasses(Presentable) if c.__module__.split(".")[0] in LIBRARY}
-    assert {type(r) for r in results.values()} == library  # each one built above
+    # a private base (``_SizeTable``) shares code between result types and is never built
+    result_types = {c for c in library if not c.__name__.startswith("_")}
+    assert {type(r) for r in results.values()} == result_types  # each one built above
     for cls in library:
         own = {"to_json", "__repr__", "_repr_html_"} & set(vars(cls))
         assert not own, f"{cls.__name__} writes {sorted(own)} again"
-        assert {"to_dict", "_rows", "_MORE"} <= set(vars(cls)), cls
+    for cls in result_types:
+        bases = [k for k in cls.__mro__ if issubclass(k, Presentable) and k is not Presentable]
+        defined = set().union(*(vars(k) for k in bases))
+        assert {"to_dict", "_rows", "_MORE"} <= defined, cls
         assert cls.__dataclass_params__.frozen, f"{cls.__name__} is not frozen"
 
 

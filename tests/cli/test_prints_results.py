@@ -115,11 +115,19 @@ def _without_times(data: dict) -> dict:
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_printed_json_is_the_results_to_json(name: str, capsys) -> None:
+    from numeric.meanfield.problem import forget
+
     argv, compute = CASES[name]
+    # Both from the same empty process state: a float64 solve of a model with a unique
+    # fixed point (SIR) starts from the nearest point this process found before
+    # (numeric.meanfield.problem, "Warm start"), which moves its last bits; this test
+    # is about what is printed, not about the history of the worker it runs in.
+    forget()
     capsys.readouterr()
     status = main([*argv, "--json"])
     out, err = capsys.readouterr()
     assert status == 0, err
+    forget()
     result = compute()
     expected = result.to_json(indent=None) + "\n"
     if TIMES & json.loads(out).keys():
