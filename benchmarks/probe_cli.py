@@ -1557,7 +1557,7 @@ def issue36_json_probes() -> list[Probe]:
 #: of a generated module is filed under the cache directory's path, so a copy of the
 #: cache elsewhere does not reuse it).
 ISSUE36_RUNS = [
-    (["exact", "--N", "6", "--lam", "0.9", "--b", "3"], "lattice.rehash-"),
+    (["exact", "--N", "120", "--lam", "0.9", "--b", "3"], "lattice.rehash-"),
     (["simulate", "--N", "10", "--lam", "0.9", "--b", "4", *SIM], "aggregated.run-"),
 ]
 _issue36_lock = threading.Lock()
