@@ -67,6 +67,10 @@ FLOAT64_KERNELS = ("f", "jac", "jac_values", "hess_values", "Q", "ftilde", "rate
 
 _lock = threading.Lock()
 _models: dict[str, StoredModel] = {}
+#: Keys whose model cannot be kept (a fast path, a kink, declarations without an exact
+#: record) or whose record could not be written: asked once per process, so a warm
+#: solve of such a model does not walk its SymPy rates again.
+_refused: set[str] = set()
 
 
 def _factory_file(name: str) -> Path | None:
@@ -432,14 +436,26 @@ def _sparse_record(model: Any) -> dict[str, Any] | None:
 
 def save(name: str, model: Any) -> bool:
     """Write the record of the library model ``name`` (built by its factory without
-    options as ``model``); ``True`` when written, ``False`` when it cannot be kept."""
+    options as ``model``); ``True`` when written, ``False`` when it cannot be kept
+    (remembered for the process: :data:`_refused`)."""
+    key = record_key(name)
+    if key is None or key in _refused:
+        return False
+    written = _write(name, key, model)
+    if not written:
+        _refused.add(key)
+    return written
+
+
+def _write(name: str, key: str, model: Any) -> bool:
+    """:func:`save`'s work: ``False`` when the model cannot be kept or the file cannot
+    be written (a record is only an acceleration: the solve goes on without it)."""
     from derive.conservation import conservation_laws
     from derive.kernels import kernels
     from derive.model import Model, kinks
     from derive.models import factory, factory_keywords
 
-    key = record_key(name)
-    if key is None or not isinstance(model, Model) or model.key[0] == "custom":
+    if not isinstance(model, Model) or model.key[0] == "custom":
         return False
     if model.info.fast_path or any(kinks(t.rate) for t in model.transitions):
         return False  # a family's own solver, or the float64 kink check: the full model
@@ -464,5 +480,8 @@ def save(name: str, model: Any) -> bool:
     }
     if _tupled(rec["key"]) != model.key:
         return False
-    records.write(_path(name, key), rec, sort_keys=False)
+    try:
+        records.write(_path(name, key), rec, sort_keys=False)
+    except OSError:
+        return False
     return True

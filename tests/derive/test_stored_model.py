@@ -110,6 +110,20 @@ def test_a_model_with_a_fast_path_is_not_stored(tmp_path: Path, monkeypatch) -> 
     assert stored("supermarket") is None
 
 
+def test_a_model_that_cannot_be_kept_is_asked_once_per_process(monkeypatch) -> None:
+    from derive.models import load_model
+    from derive.models import stored as mod
+
+    model = load_model("supermarket", b=3)
+    assert not mod.save("supermarket", model)  # a fast path: refused, and remembered
+
+    def walked(*_: object) -> bool:
+        raise AssertionError("a refused model's rates were walked again")
+
+    monkeypatch.setattr(mod, "_write", walked)
+    assert not mod.save("supermarket", model)
+
+
 def test_a_missing_kernel_module_is_generated_again(tmp_path: Path) -> None:
     _first_solve(tmp_path)  # writes the record
     record = next((tmp_path / "models").glob("sir-*.json")).read_text()
