@@ -488,7 +488,7 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
         inline = workers == 1 or reps == 1
     processes: list = []
     if inline:
-        pool = _Inline()  # imports no multiprocessing (some 20 ms of a first run)
+        pool = _Inline()  # imports no multiprocessing (some 4 ms of CPU of a first run)
     else:
         from concurrent.futures import ProcessPoolExecutor
 
