@@ -44,7 +44,7 @@ CASES: list[tuple[str, str, dict, dict]] = [
         {},
     ),
     ("supermarket b=5 general", "supermarket", {"b": "5", "lam": "0.9"}, {"route": "general"}),
-    ("supermarket b=8 general o2", "supermarket", {"b": "8", "lam": "0.7"}, {"order": 2}),
+    ("supermarket b=8 order 2", "supermarket", {"b": "8", "lam": "0.7"}, {"order": 2}),
     ("supermarket b=20 general", "supermarket", {"b": "20", "lam": "0.99"}, {"route": "general"}),
     ("two-speed classes K=4", "power_of_two_heterogeneous", {"K": "4", "lam": "0.8"}, {}),
     ("cache_random", "cache_random", {"n": "6", "m": "3"}, {"dps": 25}),
