@@ -26,7 +26,7 @@ import numpy as np
 import sim.engine  # its advance and fresh_state read at call time (tests replace them)
 from mfstein.ground import jit
 from mfstein.ground.arguments import renamed_keywords
-from mfstein.ground.errors import ParameterError, check_choice, check_int
+from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
 from sim import aggregated, perserver, runner, stats, summary
 from sim.base import RunOptions, SimulationResult
 from sim.engine import ENGINES, POLICIES, Spec
@@ -54,7 +54,7 @@ def reference_point(
     dd = 1 if policy == "random" else d
     s_star, note = numeric.reference_point(lam_text, b, dd, replacement=replacement, N=N)
     if note:
-        warnings.warn(note, stacklevel=3)
+        warnings.warn(note, stacklevel=caller_level())  # the user's line, past the wrappers
     return [float(x) for x in s_star]
 
 

@@ -256,3 +256,11 @@ def test_one_certify_entry_the_old_ones_warn_at_the_callers_line() -> None:
             cs = old(sol)
         assert rec[0].filename == __file__
         assert cs.interval() == new.interval() and cs.n == new.n
+
+
+def test_a_warning_under_the_renamed_keywords_wrapper_names_the_callers_line() -> None:
+    """``run_supermarket`` takes ``simulator=`` through the wrapper; the note of its
+    reference point still names the line that called the library, not the wrapper."""
+    with pytest.warns(UserWarning, match="too large for the without-replacement") as rec:
+        sim.simulate_supermarket(6, "0.9", 5, 2, replacement=False, steps=2000, reps=2, seed=1)
+    assert [w.filename for w in rec if "without-replacement" in str(w.message)] == [__file__]
