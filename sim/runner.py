@@ -613,6 +613,21 @@ def honour_late_interrupt(sig: Interrupts, out: RunOutput) -> None:
         raise KeyboardInterrupt
 
 
+def run_and_pool(
+    spec: RunSpec, plan: Plan, pool: Callable[[RunOutput], Any], **run_options: Any
+) -> Any:
+    """:func:`run` (``run_options`` its keywords), then ``pool(out)``, the estimates
+    the simulator returns, with Ctrl-C a flag from the start of the run to the
+    returned result: a press that lands after the run stopped does not lose the
+    estimates being pooled, and one while a run that ended by itself is pooled ends
+    the command as any other press (:func:`honour_late_interrupt`)."""
+    with Interrupts() as sig:
+        out = run(spec, plan, **run_options)
+        result = pool(out)
+        honour_late_interrupt(sig, out)
+        return result
+
+
 def _picklable(fn) -> bool:
     import pickle
 

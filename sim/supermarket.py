@@ -178,20 +178,18 @@ def run_supermarket(
         s_star=tuple(s_star),
         engine=engine,
     )
-    # Ctrl-C is a flag from here to the returned result: a second press that
-    # lands after the run stopped must not lose the estimates being pooled
     if o.progress:
         loop = perserver.run if engine == "per-server" else aggregated.run
         seconds = jit.first_compile_seconds(SUPERMARKET_COMPILE_SECONDS, loop)
         jit.announce_compile("the supermarket simulator", seconds)
-    with runner.Interrupts() as sig:
-        out = runner.run(
-            spec, plan, **o.runner_kwargs(), advance=sim.engine.advance,
-            fresh_state=sim.engine.fresh_state,
-        )  # fmt: skip
-        result = summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
-        runner.honour_late_interrupt(sig, out)
-        return result
+    return runner.run_and_pool(
+        spec,
+        plan,
+        lambda out: summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed),
+        **o.runner_kwargs(),
+        advance=sim.engine.advance,
+        fresh_state=sim.engine.fresh_state,
+    )
 
 
 def _response_time(spec: Spec, batches: list[dict], sc: np.ndarray) -> dict:
