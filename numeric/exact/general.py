@@ -673,7 +673,7 @@ def _truncated(
     reachable set is finite by itself: nothing is cut)."""
     from dataclasses import replace
 
-    from numeric.exact.lattice import make_lattice
+    from numeric.exact.space import make_lattice
 
     runs: dict[int, tuple[Chain, SolvedChain]] = {}
 

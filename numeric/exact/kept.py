@@ -197,9 +197,9 @@ def load(
         kern = model.kernels("numba")
     except ParameterError:  # the kernel module is gone from the cache: prepare afresh
         return None
-    from numeric.exact.lattice import Lattice
     from numeric.exact.memory import bytes_per_state, memory_limit_bytes
     from numeric.exact.prepared import Placement, PreparedModel
+    from numeric.exact.space import Lattice
 
     lat = rec["lattice"]
     lattice = Lattice(

@@ -68,7 +68,7 @@ class PreparedModel:
         """
         import mpmath
 
-        from numeric.exact.lattice import make_lattice, round_to_lattice
+        from numeric.exact.space import make_lattice, round_to_lattice
         from numeric.meanfield.general import start_point
 
         with mpmath.workdps(30):

@@ -190,7 +190,7 @@ def _refuse(
     lattice: Any, jumps: np.ndarray, state: np.ndarray, t: int, unbounded: bool
 ) -> ParameterError:
     """The compiled search's sentence for a positive-rate jump off the lattice."""
-    from numeric.exact.lattice import GUARD
+    from numeric.exact.space import GUARD
 
     where, tr, b = tuple(int(x) for x in state), jumps[t].tolist(), state.shape[0]
     if unbounded:
@@ -212,7 +212,7 @@ def _layer(
     """The candidates ``(M, nt, b)`` of one layer and which of them are jumps of the
     chain (positive rate, inside); blocked and self-loop rates are set to zero in
     ``R``; a jump off the lattice is refused (:func:`_refuse`)."""
-    from numeric.exact.lattice import KIND_CODES
+    from numeric.exact.space import KIND_CODES
 
     kind = KIND_CODES[lattice.kind]
     cand = frontier[:, None, :] + jumps[None, :, :]
@@ -250,7 +250,7 @@ def reachable(
         As the compiled search: too many states, a jump leaving the state space, a
         negative intensity.
     """
-    from numeric.exact.lattice import Reachable, TooManyStates
+    from numeric.exact.space import Reachable, TooManyStates
 
     rates = vector_rates(model)
     base, free = lattice.upper + 1, list(lattice.free)
