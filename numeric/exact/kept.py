@@ -16,6 +16,17 @@ the truncation and its tolerance, the route, and the digest of the code,
 :mod:`mfstein.ground.records`), so that a later process asking the same question
 reads it and starts the search at once.
 
+A call at a new ``N`` reads the record of the same call at another ``N`` (kept
+under :func:`model_key`, the key without ``N``; :func:`at_size`): the lattice's
+bounds are recomputed for ``N`` (:func:`numeric.exact.space.sized`), the start
+``N s0`` rounded to it from the recorded ``s0``
+(:func:`numeric.exact.space.round_to_lattice`), and the mean field is the
+recorded one when it cannot depend on ``N``: it was solved from its own start (no
+conservation law, no start given), or the model declares a unique fixed point
+(``unique_fixed_point``) and the values of the laws per individual, ``c . n0 /
+N``, are those recorded; otherwise the call is prepared afresh.  A model with a
+parameter ``N`` (its rates depend on ``N``) keeps no such record.
+
 What the record does not hold is built from the call's own arguments when it is
 first needed (:class:`KeptModel`): the :class:`derive.model.Model` itself (for
 :meth:`numeric.exact.result.ExactResult.expect`, or an attribute the exact route
@@ -51,6 +62,13 @@ def call_key(
     if route == "fast":
         return None
     return records.call_key([VERSION, "exact"], model, params, [N, *given], [route])
+
+
+def model_key(model: Any, params: Mapping[str, Any] | None, *given: Any, route: str) -> str | None:
+    """The key of the same call at any ``N`` (:func:`call_key` without ``N``)."""
+    if route == "fast":
+        return None
+    return records.call_key([VERSION, "exact", "any N"], model, params, list(given), [route])
 
 
 def _tuple(v: Any) -> Any:
@@ -138,12 +156,15 @@ def _fractions(v: Any) -> list[str]:
 
 def save(
     key: str | None, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
-    params: Mapping[str, str],
+    params: Mapping[str, str], *, any_n: str | None = None, start: Any = None,
+    truncation: Any = None,
 ) -> None:  # fmt: skip
     """Keep the record of the chain ``ch`` (a :class:`numeric.exact.general.Chain` the
     general route prepared and solved; this module does not import it) centred at the
     mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
-    ``note``; ``params`` are the parameters as the result prints them."""
+    ``note``; ``params`` are the parameters as the result prints them.  With
+    ``any_n`` (:func:`model_key`) the record is kept for a call at another ``N`` too
+    (:func:`at_size`), with the call's ``start`` and ``truncation`` as given."""
     if key is None or isinstance(ch.model, KeptModel):
         return
     model, lat, kern = ch.model, ch.lattice, ch.kern
@@ -178,18 +199,72 @@ def save(
         "note": note,
     }  # fmt: skip
     records.save(key, record)
+    if any_n is not None and "N" not in kern.params:
+        from numeric.exact.space import to_fraction
+
+        cut = None if truncation is None else to_fraction("truncation", truncation)
+        record["any_n"] = {
+            "N": ch.N,
+            "s0": _fractions(ch.placement.prepared.start_fractions(start)),
+            "space_total": str(to_fraction("total", model.info.state_space.total) or 1),
+            "truncation": None if cut is None else str(cut),
+            "unique_fixed_point": bool(model.info.unique_fixed_point),
+        }
+        records.save(any_n, record)
+
+
+def at_size(rec: dict | None, N: int) -> dict | None:
+    """The record of the call at ``N`` made from ``rec``, the same call's record at
+    another ``N`` (module docstring), or ``None`` when ``rec`` cannot serve ``N``:
+    none, no size-free part, the start off the lattice at ``N`` or the mean field
+    possibly moved."""
+    from mfstein.ground.errors import ParameterError
+    from numeric.exact.space import round_to_lattice, sized
+
+    size_free = None if rec is None else rec.get("any_n")
+    if size_free is None:
+        return None
+    lat = rec["lattice"]
+    laws = tuple(tuple(map(Fraction, r)) for r in lat["laws"])
+    try:
+        lattice = sized(
+            lat["kind"], Fraction(size_free["space_total"]), N, size_free["truncation"],
+            laws, tuple(lat["free"]),
+        )  # fmt: skip
+        n0 = round_to_lattice(lattice, [Fraction(v) for v in size_free["s0"]])
+    except ParameterError:  # the call prepared afresh says why, in its own words
+        return None
+    if rec["start_given"] or laws:  # the mean field was solved from the start n0 / N
+        was = size_free["N"]
+        same_start = [Fraction(int(n), N) for n in n0] == [Fraction(n, was) for n in rec["start"]]
+        same_laws = [v / N for v in lattice.values] == [Fraction(v) / was for v in lat["values"]]
+        if not (same_start or (size_free["unique_fixed_point"] and same_laws)):
+            return None
+    out = dict(rec)
+    out["lattice"] = dict(
+        lat, upper=lattice.upper, total=lattice.total, truncated=lattice.truncated,
+        values=_fractions(lattice.values),
+    )  # fmt: skip
+    out["start"] = [int(x) for x in n0]
+    out["any_n"] = dict(size_free, N=N)
+    return out
 
 
 def load(
-    key: str | None, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
-) -> tuple[tuple, Any, str | None] | None:
-    """``(chain, mean field, note)`` of the record kept under ``key`` (``None``: none):
+    key: str | None, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any,
+    any_n: str | None = None,
+) -> tuple[tuple, Any, str | None] | None:  # fmt: skip
+    """``(chain, mean field, note)`` of the record kept under ``key``, else of the record
+    under ``any_n`` made for ``N`` (:func:`at_size`), else ``None``:
     the arguments of :class:`numeric.exact.general.Chain` (placement on a
     :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
     field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
     rec = records.load(key)
-    if rec is None:
-        return None
+    if rec is None:  # not asked at this N: the same call at another N, if it serves
+        rec = at_size(records.load(any_n), N)
+        if rec is None:
+            return None
+        records.save(key, rec)  # this N's own record, for the next process
     from mfstein.ground.errors import ParameterError
 
     model = KeptModel(rec, spec, params)

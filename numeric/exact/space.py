@@ -124,11 +124,33 @@ class Lattice:
 def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     """The :class:`Lattice` of ``model`` at size ``N`` (``truncation`` in state units,
     ``n_k <= floor(N truncation)``, allowed for every kind; needed for an unbounded
-    orthant whose reachable set is infinite)."""
+    orthant whose reachable set is infinite): :func:`sized` with the model's declared
+    state space and its conservation laws."""
     from numeric.invariants import reduction
 
     space = model.info.state_space
-    kind = space.kind
+    red = _REDUCTIONS.get(model.key)
+    if red is None:
+        # the jump matrix from the transitions (the numba kernels' ``jumps``, without
+        # generating them: the interpreted event loop never needs them)
+        jumps = np.array([[int(x) for x in t.jump] for t in model.transitions], dtype=np.int64)
+        red = _REDUCTIONS[model.key] = reduction(model, jumps.reshape(-1, len(model.states)))
+    return sized(space.kind, space.total, N, truncation, red.laws, red.free)
+
+
+def sized(
+    kind: str,
+    total: Any,
+    N: int,
+    truncation: Any,
+    laws: tuple[tuple[Fraction, ...], ...] = (),
+    free: tuple[int, ...] = (),
+) -> Lattice:
+    """The :class:`Lattice` at size ``N`` of a state space of ``kind`` (``total``: a
+    simplex's declared sum bound, ``None`` for 1) with the conservation ``laws`` and
+    ``free`` coordinates: every coordinate ``<= N`` (``<= floor(N total)`` on a
+    simplex, ``<= GUARD N`` on an orthant) and ``<= floor(N truncation)`` when a
+    truncation is given (refused below ``1 / N``)."""
     trunc = None
     if truncation is not None:
         t = to_fraction("truncation", truncation)
@@ -140,7 +162,7 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
                 f"truncation must be at least 1/N = 1/{N} to leave room for a jump, "
                 f"got {truncation!r}."
             )
-    total_frac = to_fraction("total", space.total) or Fraction(1)
+    total_frac = to_fraction("total", total) or Fraction(1)
     if kind == "orthant":
         upper = trunc if trunc is not None else GUARD * N
     elif kind == "simplex":
@@ -150,21 +172,9 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     truncated = trunc is not None and trunc < upper if kind != "orthant" else trunc is not None
     if trunc is not None:
         upper = min(upper, trunc)
-    total = int(total_frac * N) if kind == "simplex" else upper
-    red = _REDUCTIONS.get(model.key)
-    if red is None:
-        # the jump matrix from the transitions (the numba kernels' ``jumps``, without
-        # generating them: the interpreted event loop never needs them)
-        jumps = np.array([[int(x) for x in t.jump] for t in model.transitions], dtype=np.int64)
-        red = _REDUCTIONS[model.key] = reduction(model, jumps.reshape(-1, len(model.states)))
+    top = int(total_frac * N) if kind == "simplex" else upper
     return Lattice(
-        N=N,
-        kind=kind,
-        upper=upper,
-        total=total,
-        truncated=truncated,
-        laws=red.laws,
-        free=red.free,
+        N=N, kind=kind, upper=upper, total=top, truncated=truncated, laws=laws, free=free
     )
 
 
