@@ -56,9 +56,12 @@ COMPILED_AFTER = 10
 #: The search's table has one 32-bit slot per point of the box of the free
 #: coordinates (pages never touched are never allocated); above, compiled route.
 TABLE_SLOTS = 1 << 26
-#: A lattice whose box of free coordinates has at most this many points is searched in
-#: one pass (:func:`one_pass`: every point's rates at once), above one layer at a time.
-ONE_PASS_POINTS = 1 << 20
+#: A lattice whose box of free coordinates has at most this many points times jumps
+#: times coordinates (the candidates' int64 entries, 8 bytes each), and at most
+#: :data:`ONE_PASS_SPARE` times its bound on the states, is searched in one pass
+#: (:func:`one_pass`: every point's rates at once); others one layer at a time.
+ONE_PASS_POINTS = 1 << 23
+ONE_PASS_SPARE = 8
 
 #: ``math`` functions whose NumPy namesakes differ in name.
 _RENAMED = {"pow": "power", "fabs": "abs", "atan2": "arctan2", "asin": "arcsin",
@@ -254,13 +257,15 @@ def _too_many(start: np.ndarray, max_states: int, lattice: Any) -> TooManyStates
     )
 
 
-def lattice_points(lattice: Any, b: int) -> np.ndarray | None:
+def lattice_points(lattice: Any, b: int, nt: int) -> np.ndarray | None:
     """Every point of ``lattice`` with its laws' values ``lattice.values`` (rows in the
     mixed-radix order of the free coordinates; each law's pivot solved from it, as
-    :func:`numeric.exact.space.round_to_lattice` does), ``None`` above
-    :data:`ONE_PASS_POINTS` points of the box of the free coordinates."""
+    :func:`numeric.exact.space.round_to_lattice` does), ``None`` when the box of the
+    free coordinates is too large for one pass (:data:`ONE_PASS_POINTS`, ``nt``
+    transitions)."""
     free, base = list(lattice.free), lattice.upper + 1
-    if base ** len(free) > ONE_PASS_POINTS:
+    box = base ** len(free)
+    if box * nt * b > ONE_PASS_POINTS or box > ONE_PASS_SPARE * lattice.count_bound(b):
         return None
     pts = np.zeros((base ** len(free), b), dtype=np.int64)
     pts[:, free] = np.indices((base,) * len(free)).reshape(len(free), -1).T
@@ -289,7 +294,7 @@ def one_pass(
     then runs, and refuses in its words)."""
     from scipy.sparse.csgraph import breadth_first_order
 
-    pts = lattice_points(lattice, start.shape[0])
+    pts = lattice_points(lattice, start.shape[0], jumps.shape[0])
     if pts is None:
         return None
     free, base = list(lattice.free), lattice.upper + 1
