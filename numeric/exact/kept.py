@@ -40,6 +40,7 @@ chosen (an unbounded orthant), a heterogeneous population or a family's fast pat
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
@@ -71,9 +72,52 @@ def model_key(model: Any, params: Mapping[str, Any] | None, *given: Any, route: 
     return records.call_key([VERSION, "exact", "any N"], model, params, list(given), [route])
 
 
+@dataclass(frozen=True)
+class Keys:
+    """The keys of an exact call's records: at its ``N`` (:func:`call_key`) and at any
+    ``N`` (:func:`model_key`), and the call's start and truncation as given (the
+    record at any ``N`` keeps them)."""
+
+    call: str | None
+    any_n: str | None
+    start: Any
+    truncation: Any
+
+
+def keys(
+    model: Any, params: Mapping[str, Any] | None, N: int, start: Any, truncation: Any,
+    truncation_tol: Any, *, route: str,
+) -> Keys:  # fmt: skip
+    """The :class:`Keys` of the exact solve of ``model`` with these arguments."""
+    given = (start, truncation, truncation_tol)
+    return Keys(
+        call_key(model, params, N, *given, route=route),
+        model_key(model, params, *given, route=route),
+        start,
+        truncation,
+    )
+
+
 def _tuple(v: Any) -> Any:
     """JSON's lists back to the tuples they were written from."""
     return tuple(_tuple(x) for x in v) if isinstance(v, list) else v
+
+
+class KeptKernels(SimpleNamespace):
+    """The generated ``numba`` kernels of a kept model: what the record says of them
+    (``b``, ``params``, ``jumps``, ``path``), and the module with its compiled
+    functions (``module``, ``rates_into``) loaded when first read -- a small chain
+    evaluates the module's source in NumPy (:mod:`numeric.exact.small`) and never
+    makes numba's dispatchers."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("module", "rates_into"):
+            raise AttributeError(name)
+        from mfstein.ground.generated import load_generated
+
+        self.module = load_generated(self.path.stem, self.path)
+        self.rates_into = self.module.rates_into
+        return getattr(self, name)
 
 
 class KeptModel:
@@ -111,18 +155,17 @@ class KeptModel:
         if backend != "numba":
             return self.real().kernels(backend)
         if self._kernels is None:
-            from mfstein.ground.generated import load_generated
+            from mfstein.ground.generated import load_generated, load_plain
 
             path = Path(self._record["kernel"])
-            module = load_generated(path.stem, path)
-            self._kernels = SimpleNamespace(
+            if load_plain(path.stem, path) is None:  # missing or damaged: ParameterError
+                load_generated(path.stem, path)
+            self._kernels = KeptKernels(
                 backend="numba",
                 b=self.n,
                 params=tuple(self._record["param_names"]),
                 jumps=np.asarray(self._record["jumps"], dtype=np.int64).reshape(-1, self.n),
                 path=path,
-                module=module,
-                rates_into=module.rates_into,
             )
         return self._kernels
 
@@ -155,16 +198,16 @@ def _fractions(v: Any) -> list[str]:
 
 
 def save(
-    key: str | None, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
-    params: Mapping[str, str], *, any_n: str | None = None, start: Any = None,
-    truncation: Any = None,
+    keys: Keys, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
+    params: Mapping[str, str],
 ) -> None:  # fmt: skip
     """Keep the record of the chain ``ch`` (a :class:`numeric.exact.general.Chain` the
     general route prepared and solved; this module does not import it) centred at the
     mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
-    ``note``; ``params`` are the parameters as the result prints them.  With
-    ``any_n`` (:func:`model_key`) the record is kept for a call at another ``N`` too
-    (:func:`at_size`), with the call's ``start`` and ``truncation`` as given."""
+    ``note``; ``params`` are the parameters as the result prints them.  It is kept
+    under ``keys.call`` and, for a call at another ``N`` (:func:`at_size`), under
+    ``keys.any_n``."""
+    key = keys.call
     if key is None or isinstance(ch.model, KeptModel):
         return
     model, lat, kern = ch.model, ch.lattice, ch.kern
@@ -199,18 +242,18 @@ def save(
         "note": note,
     }  # fmt: skip
     records.save(key, record)
-    if any_n is not None and "N" not in kern.params:
+    if keys.any_n is not None and "N" not in kern.params:
         from numeric.exact.space import to_fraction
 
-        cut = None if truncation is None else to_fraction("truncation", truncation)
+        cut = None if keys.truncation is None else to_fraction("truncation", keys.truncation)
         record["any_n"] = {
             "N": ch.N,
-            "s0": _fractions(ch.placement.prepared.start_fractions(start)),
+            "s0": _fractions(ch.placement.prepared.start_fractions(keys.start)),
             "space_total": str(to_fraction("total", model.info.state_space.total) or 1),
             "truncation": None if cut is None else str(cut),
             "unique_fixed_point": bool(model.info.unique_fixed_point),
         }
-        records.save(any_n, record)
+        records.save(keys.any_n, record)
 
 
 def at_size(rec: dict | None, N: int) -> dict | None:
@@ -251,20 +294,19 @@ def at_size(rec: dict | None, N: int) -> dict | None:
 
 
 def load(
-    key: str | None, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any,
-    any_n: str | None = None,
-) -> tuple[tuple, Any, str | None] | None:  # fmt: skip
-    """``(chain, mean field, note)`` of the record kept under ``key``, else of the record
-    under ``any_n`` made for ``N`` (:func:`at_size`), else ``None``:
+    keys: Keys, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
+) -> tuple[tuple, Any, str | None] | None:
+    """``(chain, mean field, note)`` of the record kept under ``keys.call``, else of the
+    record under ``keys.any_n`` made for ``N`` (:func:`at_size`), else ``None``:
     the arguments of :class:`numeric.exact.general.Chain` (placement on a
     :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
     field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
-    rec = records.load(key)
+    rec = records.load(keys.call)
     if rec is None:  # not asked at this N: the same call at another N, if it serves
-        rec = at_size(records.load(any_n), N)
+        rec = at_size(records.load(keys.any_n), N)
         if rec is None:
             return None
-        records.save(key, rec)  # this N's own record, for the next process
+        records.save(keys.call, rec)  # this N's own record, for the next process
     from mfstein.ground.errors import ParameterError
 
     model = KeptModel(rec, spec, params)

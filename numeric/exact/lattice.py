@@ -54,7 +54,6 @@ from mfstein.ground import signals
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
 from numeric.exact.space import (  # noqa: F401  (the lattice's names, kept here as before)
-    _REDUCTIONS,
     GUARD,
     KIND_CODES,
     Lattice,

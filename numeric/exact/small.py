@@ -93,15 +93,31 @@ def prefer_compiled(model: Any, bound: int) -> bool:
 
 
 def _as_python(globals_: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a generated module's globals with every compiled function replaced
-    by its Python source bound to the copy, and ``math`` by :class:`_ArrayMath`."""
+    """A copy of a generated module's globals with every function of the module (its
+    Python source, of a compiled one) bound to the copy, and ``math`` replaced by
+    :class:`_ArrayMath`."""
     out = dict(globals_)
     out["math"] = _ArrayMath("math")
     for name, value in globals_.items():
-        py = getattr(value, "py_func", None)
-        if isinstance(py, types.FunctionType):
+        py = getattr(value, "py_func", value)
+        if isinstance(py, types.FunctionType) and py.__globals__ is globals_:
             out[name] = types.FunctionType(py.__code__, out, py.__name__, py.__defaults__)
     return out
+
+
+def _python_rates_into(kern: Any) -> Any:
+    """The Python source of the kernel ``rates_into``: from the generated module run as
+    plain Python (:func:`mfstein.ground.generated.load_plain`, no numba dispatcher made),
+    else the compiled function's ``py_func``; ``None`` when neither is there."""
+    from pathlib import Path
+
+    from mfstein.ground.generated import load_plain
+
+    path = Path(kern.path)
+    plain = load_plain(path.stem, path)
+    if plain is not None and isinstance(getattr(plain, "rates_into", None), types.FunctionType):
+        return plain.rates_into
+    return getattr(getattr(kern.module, "rates_into", None), "py_func", None)
 
 
 _VECTOR: dict[Any, Any] = {}
@@ -117,8 +133,7 @@ def vector_rates(model: Any) -> Callable[[np.ndarray, float, np.ndarray], np.nda
     key = (model.key, str(kern.path))
     if key in _VECTOR:
         return _VECTOR[key]
-    compiled = getattr(kern.module, "rates_into", None)
-    py = getattr(compiled, "py_func", None)
+    py = _python_rates_into(kern)
     fn = None
     if isinstance(py, types.FunctionType):
         g = _as_python(py.__globals__)

@@ -27,6 +27,7 @@ import json, sys
 import numeric.exact
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=23)
 print(json.dumps({"sympy": "sympy" in sys.modules, "mpmath": "mpmath" in sys.modules,
+                  "dispatcher": "numba.core.dispatcher" in sys.modules,
                   "pi": r.pi.tolist(), "s_star": r.s_star.tolist(), "n_mse": r.n_mse}))
 """
 
@@ -52,6 +53,7 @@ def test_a_new_process_answers_from_the_record_without_sympy():
     out = subprocess.run(child, capture_output=True, text=True, timeout=deadline(300), check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert not got["sympy"] and not got["mpmath"]
+    assert not got["dispatcher"]  # the kernels' source ran as plain Python (load_plain)
     assert np.array_equal(got["pi"], warm.pi)
     assert got["s_star"] == warm.s_star.tolist() and got["n_mse"] == warm.n_mse
 
