@@ -112,7 +112,7 @@ def child_supermarket(N: int) -> dict:
         "peak": _peak(),
         "residual": r.residual,
         "iterations": r.iterations,
-        "method": r.method,
+        "method": r.solver,
         "n_mse": r.n_mse,
     }
 

@@ -523,7 +523,7 @@ class GenericSimulator(Simulator):
             engine=self.name,
             N=N,
             params={k: str(v) for k, v in self.params.items()},
-            b=b,
+            n=b,
             start=list(spec.start),
             marginal_pmf=marg,
             queue_length_pmf=pmf,
@@ -600,7 +600,7 @@ class SupermarketFastPath(Simulator):
         r = run_supermarket(
             self.N, self.lam_text, self.model.n, self.d, options,
             replacement=self.replacement, policy=self.policy,
-            simulator=self.engine or "aggregated",
+            engine=self.engine or "aggregated",
         )  # fmt: skip
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}

@@ -262,7 +262,7 @@ def _describe(r) -> str:
 
     scheme = "with" if r.replacement else "without"
     lines = [
-        f"N = {r.N}, lam = {r.lam_text}, b = {r.b}, d = {r.d} ({scheme} replacement), "
+        f"N = {r.N}, lam = {r.lam_text}, b = {r.n}, d = {r.d} ({scheme} replacement), "
         f"policy = {r.policy} ({r.engine} simulator)",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
@@ -273,7 +273,7 @@ def _describe(r) -> str:
     ]
     pmf = r.queue_length_pmf
     lines.append(f"0   {'':20} {'':21} {pmf.mean[0]:.5f} ± {pmf.ci95[0]:.5f}")
-    for k in range(r.b):
+    for k in range(r.n):
         lines.append(
             f"{k + 1:<3} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
             f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
@@ -393,7 +393,7 @@ def _describe_model(r: Any) -> str:
             f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}"
         )
     lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")
-    for k in range(r.b):
+    for k in range(r.n):
         lines.append(
             f"{k + 1:<3} {r.s_star[k]:<10.6f} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
             f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "

@@ -32,7 +32,7 @@ print(json.dumps({"sympy": "sympy" in sys.modules, "mpmath": "mpmath" in sys.mod
 
 
 def _fields(r):
-    return (r.states, r.residual, r.start, r.law_values, r.params, r.notes, r.method)
+    return (r.states, r.residual, r.start, r.law_values, r.params, r.notes, r.solver)
 
 
 def test_a_second_call_reads_the_kept_record_and_gives_the_same_numbers():

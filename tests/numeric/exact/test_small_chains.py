@@ -201,7 +201,7 @@ from numeric.exact import lattice, rate_blocks
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=40)
 print(json.dumps({
     "states": r.states,
-    "method": r.method,
+    "method": r.solver,
     "explore": len(lattice.explore.overloads),
     "rate_loops": len(rate_blocks._MODULES),
 }))
