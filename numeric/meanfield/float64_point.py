@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.linalg.small import csr_times
 from numeric.meanfield.acceptance import max_abs
 from numeric.rate_signs import check_values64
 
@@ -54,9 +55,9 @@ class AtPoint:
         rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
-            return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac_dense(J))
+            return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac(J))
+        return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac(J))
 
     @property
     def dense(self) -> bool:

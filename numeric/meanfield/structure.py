@@ -39,6 +39,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError
 from numeric.invariants import Reduction, reduction
+from numeric.linalg.small import csr_times
 from numeric.meanfield.acceptance import max_abs
 
 if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
@@ -137,7 +138,7 @@ class SparseSystem:
     def f(self, s: np.ndarray) -> np.ndarray:
         """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
         same order as the transposed view, without rebuilding it per call)."""
-        return self.LT @ self.rates(s)
+        return csr_times(self.LT, self.rates(s))
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -337,7 +338,7 @@ def fixed_point64(
     every = not red.laws  # every coordinate free, in order: no selection needed
 
     def fr(t: float, y: np.ndarray) -> np.ndarray:
-        f = system.LT @ rates(y)
+        f = csr_times(system.LT, rates(y))
         return f if every else f[free]
 
     def jr(t: float, y: np.ndarray) -> Any:
