@@ -226,17 +226,23 @@ class SparseSystem:
 
     def _dbeta_dense(self, s: np.ndarray) -> np.ndarray:
         """``d beta / ds`` (transitions x b) as a dense array."""
-        gi = self.sr.grad_index
+        flat, at, distinct = self._shared("grad_places", self._grad_places)
+        if distinct:  # each entry once: the sum of one term
+            D = np.zeros(self.L.shape[0] * self.L.shape[1])
+            D[flat] = self.sr.grad(s, self.p)
+            return D.reshape(self.L.shape)
         D = np.zeros(self.L.shape)
-        at = (gi[:, 0], gi[:, 1])
-        distinct = self._shared(
-            "grad_distinct", lambda: len(np.unique(at[0] * self.L.shape[1] + at[1])) == len(gi)
-        )
-        if distinct:
-            D[at] = self.sr.grad(s, self.p)  # each entry once: the sum of one term
-        else:
-            np.add.at(D, at, self.sr.grad(s, self.p))
+        np.add.at(D, at, self.sr.grad(s, self.p))
         return D
+
+    def _grad_places(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], bool]:
+        """Where the entries of :meth:`SparseRates.grad` go in ``d beta / ds``: their
+        row-major positions, their ``(row, column)`` arrays, and whether no position
+        repeats (then each entry is written, else the entries are summed in order)."""
+        gi = self.sr.grad_index
+        at = (gi[:, 0], gi[:, 1])
+        flat = at[0] * self.L.shape[1] + at[1]
+        return flat, at, len(np.unique(flat)) == len(gi)
 
     def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
         """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
