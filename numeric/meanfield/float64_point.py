@@ -258,6 +258,12 @@ class Block:
     PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
+def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
+    """``A[np.ix_(idx, idx)]`` (a new C-ordered array), by two ``take`` calls
+    without ``np.ix_``'s argument handling."""
+    return A.take(idx, axis=0).take(idx, axis=1)
+
+
 def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     """Drop the negligible coordinates at ``at.s`` and restrict ``J``, ``Q``, ``M``
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
@@ -273,8 +279,8 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     if whole:  # the same arrays as the selections below (copies: the block owns them)
         JK, QK = at.Jr.copy(), Qs.copy()
     else:
-        JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
-        QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
+        JK = square_part(at.Jr if at.dense else at.Jr.toarray(), kr)
+        QK = square_part(Qs if at.dense else Qs.toarray(), K)
     seen = at.seen.get("stability")
     if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
         eig = seen[1].copy()
@@ -286,7 +292,8 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         MK = M64.copy()
     else:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
-        MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
+        TR = TK[R]
+        MK = TR.T @ square_part(M64, R) @ TR
     return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
 
 
