@@ -42,8 +42,10 @@ class AtPoint:
     f: np.ndarray
     J: Any
     Jr: Any
-    #: what :func:`accept` computed here that :func:`kept_block` may read again:
+    #: what :func:`accept` computed here that later steps may read again:
     #: ``"stability"``, the dense matrix whose eigenvalues it took and them
+    #: (:func:`kept_block`); ``"scale"``, the size of the drift's terms
+    #: (:func:`relative_residual`)
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -126,12 +128,13 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     from numeric.meanfield import acceptance
 
     s = at.s
+    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
     acceptance.check(
         model,
         s,
         sysm.p,
         residual=at.residual(list(sysm.red.free)),
-        scale=acceptance.term_scale(at.rates, at.J, s),
+        scale=scale,
         eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
         has_laws=bool(sysm.red.laws),
@@ -366,7 +369,9 @@ def relative_residual(sysm: Any, at: AtPoint) -> float:
     (:func:`numeric.meanfield.acceptance.term_scale`)."""
     from numeric.meanfield.acceptance import term_scale
 
-    scale = term_scale(at.rates, at.J, at.s)
+    scale = at.seen.get("scale")  # computed by accept at this point
+    if scale is None:
+        scale = term_scale(at.rates, at.J, at.s)
     return at.residual(list(sysm.red.free)) / scale if scale > 0 else 0.0
 
 
