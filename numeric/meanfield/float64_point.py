@@ -162,14 +162,22 @@ def _accepted_from(
     jscale: float,
     near: bool = False,
     newton_only: bool = False,
+    jac_start: np.ndarray | None = None,
 ) -> AtPoint:
     """The fixed point reached from ``start`` (full coordinates; ``near``: a
     neighbour's fixed point, ``newton_only``: by Newton's steps alone,
-    :func:`numeric.meanfield.structure.fixed_point64`), refused in one sentence
-    unless it passes :func:`accept`."""
+    :func:`numeric.meanfield.structure.fixed_point64`; ``jac_start``: the reduced
+    Jacobian at ``start``, when evaluated), refused in one sentence unless it passes
+    :func:`accept`."""
     from numeric.meanfield.structure import fixed_point64
 
-    s = fixed_point64(sysm, np.asarray(start, dtype=float), near=near, newton_only=newton_only)
+    s = fixed_point64(
+        sysm,
+        np.asarray(start, dtype=float),
+        near=near,
+        newton_only=newton_only,
+        jac_start=jac_start,
+    )
     at = AtPoint.of(sysm, s)
     accept(sysm, model, at, jscale)
     return at
@@ -197,8 +205,12 @@ def fixed_point(
     from numeric.meanfield.general import other_start_note
     from numeric.meanfield.structure import DENSE_MAX
 
+    J0 = None  # the reduced J at s0, read again by the search from s0 (dense, no laws)
     if model.n <= DENSE_MAX:
-        jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
+        Jr0 = sysm.reduce_jac_dense(sysm.jac_dense(s0))
+        jscale = largest_entry(Jr0)
+        # with no law, L^T's rows on the free coordinates are L^T: the same product
+        J0 = None if sysm.red.laws else Jr0
     else:
         jscale = largest_entry(sysm.jac_reduced(s0))
     # a neighbour's fixed point starts this search only on the same invariant set
@@ -211,7 +223,7 @@ def fixed_point(
         except (ParameterError, NumericalError):
             pass  # the neighbour's branch ended: search as a single solve does
     try:
-        return _accepted_from(sysm, model, s0, jscale), [], False
+        return _accepted_from(sysm, model, s0, jscale, jac_start=J0), [], False
     except (ParameterError, NumericalError) as exc:
         refusal = exc
     import warnings

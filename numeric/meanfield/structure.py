@@ -305,7 +305,12 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
 
 
 def fixed_point64(
-    system: SparseSystem, start: np.ndarray, *, near: bool = False, newton_only: bool = False
+    system: SparseSystem,
+    start: np.ndarray,
+    *,
+    near: bool = False,
+    newton_only: bool = False,
+    jac_start: np.ndarray | None = None,
 ) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
@@ -323,7 +328,8 @@ def fixed_point64(
     singular).  Systems of at most
     :data:`DENSE_MAX` free coordinates use dense arrays and LAPACK instead of
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
-    bookkeeping that dominates small systems).
+    bookkeeping that dominates small systems).  ``jac_start``: the reduced
+    Jacobian at ``start`` when the caller has evaluated it (dense, read only).
     """
     red = system.red
     free = list(red.free)
@@ -367,7 +373,7 @@ def fixed_point64(
                 f"Newton's method for the fixed point of model {system.model.name} did not "
                 "converge from the neighbouring fixed point."
             )
-    ptc = pseudo_transient(fr, jr, x, scale, solve)
+    ptc = pseudo_transient(fr, jr, x, scale, solve, J0=jac_start if dense else None)
     bound = RUNAWAY * max(1.0, max_abs(x))
 
     def runaway(t: float, y: np.ndarray) -> float:
@@ -486,7 +492,9 @@ PTC_STEPS = 200
 PTC_FIRST_STEP = 1.0
 
 
-def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -> np.ndarray | None:
+def pseudo_transient(
+    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any, J0: Any = None
+) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
     ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
     evolution relaxation, ``h_(k+1) = h_k ||f_k|| / ||f_(k+1)||``), so that the
@@ -494,10 +502,11 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     near the fixed point.  ``None`` when it has not reached ``||f|| < 1e-8`` of
     the largest intensity within :data:`PTC_STEPS` steps, or a step left the
     finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
-    sparse matrices, ``solve`` solves with them (:func:`linear_solver`)."""
+    sparse matrices, ``solve`` solves with them (:func:`linear_solver`); ``J0``:
+    ``jr(0, x0)`` when the caller has it."""
     x = np.array(x0, dtype=float)
     f = fr(0, x)
-    J = jr(0, x)
+    J = jr(0, x) if J0 is None else J0
     norm = max_abs(f)
     dense = isinstance(J, np.ndarray)
     entries = J[J != 0] if dense else J.data
