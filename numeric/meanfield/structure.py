@@ -30,7 +30,7 @@ callers choose ``delta``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -301,7 +301,10 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
         else:
             T = sps.identity(model.n, format="csr")
         base = _PREPARED[key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
-    return replace(base, model=model, p=np.asarray(p, dtype=float))
+    # dataclasses.replace's copy, without its per-call look at the fields
+    return SparseSystem(
+        model, base.sr, np.asarray(p, dtype=float), base.red, base.L, base.T, base.shared
+    )
 
 
 def fixed_point64(
