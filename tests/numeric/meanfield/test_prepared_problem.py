@@ -148,6 +148,24 @@ def test_deferred_lists_are_the_exact_float64_values_when_read():
         sol.V = []
 
 
+def test_search_from_the_start_reads_the_jacobian_evaluated_there():
+    """The stability scale's reduced Jacobian at the start is the search's first one
+    (no conservation law: the same product), and the fixed point is the same bit for
+    bit; systems at other parameters share the model-level objects."""
+    from numeric.meanfield.structure import fixed_point64
+
+    m = load_model(f"{USER}:supermarket_user", b=10)
+    problem = pp.prepare(m, {"lam": "0.85"})
+    sysm, s0 = problem.system, np.array(problem.s0)
+    J0 = sysm.reduce_jac_dense(sysm.jac_dense(s0))
+    assert not sysm.red.laws and np.array_equal(J0, sysm.jac_reduced_dense(s0))
+    s = fixed_point64(sysm, s0)
+    assert np.array_equal(fixed_point64(sysm, s0, jac_start=J0), s)
+    assert np.abs(sysm.f(s)).max() < 1e-12
+    other = pp.prepare(m, {"lam": "0.9"}).system
+    assert other.shared is sysm.shared and not np.array_equal(other.p, sysm.p)
+
+
 def test_warm_routes_at_working_precision_prepare_nothing():
     """Order 1, then order 2, then the transient (twice), then an observable, on one
     model at working precision: each route's problem is prepared once in the process
