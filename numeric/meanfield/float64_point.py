@@ -340,8 +340,8 @@ def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
     W[np.ix_(blk.R, blk.R)] = W_full_R
     # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
     (i, j, k), weight = sysm.hess_layout
-    h = np.zeros(b)
-    np.add.at(h, i, sysm.hess_values(s) * weight * W[j, k])
+    # summed in order into zeros, as np.add.at sums (bincount is its fast form)
+    h = np.bincount(i, weights=sysm.hess_values(s) * weight * W[j, k], minlength=b)
     hK = h[blk.K]
     VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
     return blk.TK @ VK, W_full_R
