@@ -29,6 +29,7 @@ callers choose ``delta``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -342,24 +343,27 @@ def fixed_point64(
     solve = linear_solver(dense)
 
     last: list[Any] = [None, None]  # the last state the rates were evaluated at, and them
+    every = not red.laws  # every coordinate free, in order: no selection needed
+    LT = system.LT
+    # the full state of y: y itself when every coordinate is free (the evaluations
+    # below only read it; system.full would copy it)
+    full = (lambda y: y) if every else (lambda y: system.full(y, q))
 
     def rates(y: np.ndarray) -> np.ndarray:
         # the drift and the scale of the same state share one evaluation of the rates
         key = y.tobytes()
         if last[0] != key:
-            last[:] = [key, system.rates(system.full(y, q))]
+            last[:] = [key, system.rates(full(y))]
         return last[1]
 
-    every = not red.laws  # every coordinate free, in order: no selection needed
-
     def fr(t: float, y: np.ndarray) -> np.ndarray:
-        f = csr_times(system.LT, rates(y))
+        f = csr_times(LT, rates(y))
         return f if every else f[free]
 
     def jr(t: float, y: np.ndarray) -> Any:
         if dense:
-            return system.jac_reduced_dense(system.full(y, q))
-        return system.jac_reduced(system.full(y, q)).tocsc()
+            return system.jac_reduced_dense(full(y))
+        return system.jac_reduced(full(y)).tocsc()
 
     def scale(y: np.ndarray) -> float:
         return max(1.0, max_abs(rates(y)))
@@ -478,7 +482,7 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             except RuntimeError:
                 break
             size = max_abs(step)
-            if not np.isfinite(size) or (k >= free and size >= prev):
+            if not math.isfinite(size) or (k >= free and size >= prev):
                 break
             x = x - step
             if done(step, x):
@@ -486,6 +490,8 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             prev = size
     return x
 
+
+_ALL = np.logical_and.reduce  # ndarray.all without its Python wrapper
 
 #: Pseudo-transient continuation: at most this many implicit Euler steps.
 PTC_STEPS = 200
@@ -532,7 +538,7 @@ def pseudo_transient(
                 continue
             y = x + dx
             g = fr(0, y)
-            if not np.isfinite(g).all():
+            if not _ALL(np.isfinite(g), axis=None):
                 h /= 4
                 continue
             new = max_abs(g)
