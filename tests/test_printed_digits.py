@@ -63,6 +63,11 @@ def test_decimal_strings_nested_values_and_no_claim() -> None:
         "ok": True,
     }
     assert claimed(0.123456, None) == 0.123456 and claimed("text", 3) == "text"
+    import numpy as np  # NumPy: arrays as nested lists, integers and bools as they are
+
+    assert claimed(np.array([[0.123456, 2.0]]), 2) == [[0.12, 2.0]]
+    assert claimed(np.float64(1.23456), 2) == 1.2 and claimed(np.array(2.34567), 2) == 2.3
+    assert type(claimed(np.int64(3), 1)) is np.int64 and claimed(np.bool_(True), 1)
     assert math.isnan(claimed(float("nan"), 3)) and claimed(0.123456, 0) == 0.0
 
 

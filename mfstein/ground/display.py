@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
@@ -47,7 +48,8 @@ def claimed(value: Any, digits: int | None, *, up: bool = False) -> Any:
       == 1.192156862745``);
     - a decimal string (the high-precision routes' form) becomes that decimal rounded
       to ``digits`` significant digits, in the same notation, trailing zeros kept;
-    - lists, tuples and dicts are rounded entry by entry; ``None``, ints, bools, other
+    - lists, tuples, dicts and NumPy arrays (as nested lists) are rounded entry by
+      entry; ``None``, ints (NumPy's too), bools, other
       text and floats that are not finite are returned unchanged, and so is everything
       when ``digits`` is ``None`` (no claim).
 
@@ -58,11 +60,12 @@ def claimed(value: Any, digits: int | None, *, up: bool = False) -> Any:
     """
     if digits is None:
         return value
-    if isinstance(value, bool) or value is None or isinstance(value, int):
+    numpy = type(value).__module__ == "numpy"
+    if isinstance(value, numbers.Integral | bool) or value is None:
+        return value  # an integer (a NumPy one too) or a bool: exact
+    if numpy and "bool" in type(value).__name__:
         return value
-    if isinstance(value, float) or (
-        type(value).__module__ == "numpy" and hasattr(value, "is_integer")
-    ):
+    if isinstance(value, float) or (numpy and getattr(value, "ndim", None) == 0):
         return _claimed_float(float(value), digits, up)
     if isinstance(value, str):
         return _claimed_text(value, digits, up)
@@ -70,6 +73,8 @@ def claimed(value: Any, digits: int | None, *, up: bool = False) -> Any:
         return {k: claimed(v, digits, up=up) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [claimed(v, digits, up=up) for v in value]
+    if numpy and hasattr(value, "tolist"):  # an array: as nested lists
+        return claimed(value.tolist(), digits, up=up)
     return value
 
 
