@@ -142,8 +142,9 @@ def _claimed_float(x: float, digits: int, up: bool) -> float:
     y = float(text)
     if up and abs(y) < abs(x):  # one unit of the last digit further from zero
         mantissa, _, exponent = text.partition("e")
-        step = Decimal(1).scaleb(1 - digits).copy_sign(Decimal(mantissa))
-        y = float(f"{Decimal(mantissa) + step}e{exponent}")
+        units = int(mantissa.lstrip("-").replace(".", "")) + 1  # "4.8" -> 49
+        sign = "-" if x < 0 else ""
+        y = float(f"{sign}{units}e{int(exponent) - digits + 1}")
     return y
 
 
