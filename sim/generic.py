@@ -280,6 +280,9 @@ class GenericSimulator(Simulator):
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
+    #: The unit of work of :func:`sim.runner.run` on :attr:`loop` (a module-level
+    #: function, so that worker processes can unpickle it).
+    _advance = staticmethod(advance)
 
     @classmethod
     def from_record(
@@ -421,23 +424,29 @@ class GenericSimulator(Simulator):
         update, _ = chain_module(self.model, [o.expr for o in self.observables])
         self.spec = dataclasses.replace(self.spec, update=update, n_obs=len(self.observables))
 
+    def _announce_compile(self) -> None:
+        """Load (or compile) the model's event loop, saying so when it compiles."""
+        from sim.generic_kernels import load_chain
+
+        announce_compile(load_chain(self.spec.update))
+
     def _run(self, options: RunOptions) -> SimulationResult:
-        """Run the replications (:func:`sim.runner.run`) and pool their batches."""
+        """Run the replications (:func:`sim.runner.run`) on :attr:`loop` and pool their
+        batches."""
         o = options
         plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
         # compile the event loop here: worker processes forked from this one inherit it
         if o.progress:
-            from sim.generic_kernels import load_chain
-
-            announce_compile(load_chain(self.spec.update))
-        advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
-        with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the estimates
-            out = runner.run(
-                self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
-            )
-            result = self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
-            runner.honour_late_interrupt(sig, out)
-            return result
+            self._announce_compile()
+        self._advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
+        return runner.run_and_pool(
+            self.spec,
+            plan,
+            lambda out: self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed),
+            **o.runner_kwargs(),
+            advance=self._advance,
+            fresh_state=fresh_state,
+        )
 
     def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
         """``1 - (accepted arrival rate) / (offered rate)`` when the model names its
@@ -523,7 +532,7 @@ class GenericSimulator(Simulator):
             engine=self.name,
             N=N,
             params={k: str(v) for k, v in self.params.items()},
-            b=b,
+            n=b,
             start=list(spec.start),
             marginal_pmf=marg,
             queue_length_pmf=pmf,
@@ -600,7 +609,7 @@ class SupermarketFastPath(Simulator):
         r = run_supermarket(
             self.N, self.lam_text, self.model.n, self.d, options,
             replacement=self.replacement, policy=self.policy,
-            simulator=self.engine or "aggregated",
+            engine=self.engine or "aggregated",
         )  # fmt: skip
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}

@@ -26,7 +26,9 @@ import numpy as np
 #: problems), ``"prepared:general"`` (working-precision problems),
 #: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"fixed_point"`` and
+#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"continued:general"``
+#: (working-precision fixed points a sweep continued from a neighbour's,
+#: :meth:`numeric.meanfield.general.MeanFieldProblem._continued`), ``"fixed_point"`` and
 #: ``"warm_start"`` (float64 fixed-point searches, :mod:`numeric.meanfield.problem`).
 COUNTS: Counter[str] = Counter()
 

@@ -13,10 +13,21 @@ from sim import simulate_supermarket
 ARGS = dict(N=30, lam="0.9", b=6, d=2, steps=400_000, reps=3)
 
 
+#: The estimates of a simulation result (sim.base.SimulationResult).
+ESTIMATES = ("n_mse", "mean", "n_bias", "n_cov", "marginal_pmf", "queue_length_pmf",
+             "mean_jobs", "blocking")  # fmt: skip
+
+
 def _numbers(r) -> dict:
+    """The run's numbers for bit-for-bit comparisons: its JSON without timings, and the
+    estimates' values (the JSON prints only the digits each interval allows)."""
     out = r.to_dict()
     for k in ("events_per_second", "wall_seconds"):
         out.pop(k)
+    for k in ESTIMATES:
+        e = getattr(r, k)
+        if e is not None:
+            out[k] = [np.asarray(e.mean).tobytes(), np.asarray(e.ci95).tobytes()]  # NaN too
     return out
 
 
@@ -48,6 +59,41 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
     assert not list(tmp_path.glob("*.tmp")), "temporary files must not be left behind"
     with pytest.raises(ParameterError, match="different run"):
         simulate_supermarket(**{**ARGS, "b": 5}, seed=4, workers=1, batches=5, checkpoint=ck)
+
+
+def _as_written_before_the_rename(path) -> None:
+    """Rewrite the checkpoint at ``path`` as mfstein wrote it before ``Spec.simulator``
+    was renamed ``engine``: the key ``"simulator"``, and the checksum of that content
+    (SHA-256 of the canonical JSON of config and replications)."""
+    import hashlib
+
+    saved = json.loads(path.read_text())
+    cfg = saved["config"]
+    cfg = {("simulator" if k == "engine" else k): v for k, v in cfg.items()}
+    text = json.dumps({"config": cfg, "reps": saved["reps"]}, sort_keys=True,
+                      separators=(",", ":"))  # fmt: skip
+    saved.update(config=cfg, checksum=hashlib.sha256(text.encode()).hexdigest())
+    path.write_text(json.dumps(saved))
+
+
+def test_a_checkpoint_with_the_old_simulator_key_loads(tmp_path):
+    """A checkpoint written before ``Spec.simulator`` became ``Spec.engine`` resumes to
+    the uninterrupted numbers, and is written back with the new key; its old key is
+    still matched by value (another engine's checkpoint is refused)."""
+    args = {**ARGS, "seed": 4, "workers": 1, "batches": 5}
+    full = simulate_supermarket(**args)
+    ck = tmp_path / "old.json"
+    simulate_supermarket(**args, checkpoint=ck, max_units=7)
+    assert json.loads(ck.read_text())["config"]["engine"] == "aggregated"
+    _as_written_before_the_rename(ck)
+    old = json.loads(ck.read_text())["config"]
+    assert old["simulator"] == "aggregated" and "engine" not in old
+    with pytest.raises(ParameterError, match="different run"):
+        simulate_supermarket(**args, policy="pod", engine="per-server", checkpoint=ck)
+    resumed = simulate_supermarket(**args, checkpoint=ck)
+    assert resumed.complete and _numbers(resumed) == _numbers(full)
+    new = json.loads(ck.read_text())["config"]
+    assert new["engine"] == "aggregated" and "simulator" not in new
 
 
 def test_per_server_checkpoint_resume(tmp_path):

@@ -53,7 +53,7 @@ def _numbers(r) -> dict:
         out.pop(k)
     for k in ESTIMATES:
         e = getattr(r, k)
-        out[k] = {"mean": np.asarray(e.mean).tolist(), "ci95": np.asarray(e.ci95).tolist()}
+        out[k] = [np.asarray(e.mean).tobytes(), np.asarray(e.ci95).tobytes()]  # NaN too
     out["survival"] = r.survival.tolist()
     return out
 
