@@ -390,8 +390,11 @@ def format_entries(
     the most significant digits ``k <= digits`` for which ``e`` is at most half a
     unit of the ``k``-th digit, so the string is within one unit of its last
     digit of the value; when not even one digit is correct (``|x| <= 2e``) it
-    prints as ``0``.  The returned bound, ``max_i (|string_i - x_i| + e_i)``
-    rounded upwards to three digits, holds for every entry.
+    prints as ``0``.  The returned bound, ``max_i (u_i/2 + e_i)`` with ``u_i`` the
+    unit of the last printed digit (at least ``|string_i - x_i| + e_i``), rounded
+    upwards to three digits, holds for every entry; it depends on the digits
+    printed and the errors only, not on the last bits of the values, so two runs
+    whose values differ below the claimed digits print the same bound.
     """
     strings: list[str] = []
     worst = mpmath.mpf(0)
@@ -412,9 +415,10 @@ def format_entries(
                 continue
             text = to_str(x, k)
             strings.append(text)
-            # the difference is exact to 10^-30 relative: charge that too
-            slack = abs(x) * mpmath.mpf(10) ** (-digits - 25)
-            worst = max(worst, abs(mpmath.mpf(text) - x) + e + slack)
+            # rounding to nearest moves x by at most half a unit of its k-th digit
+            top = int(mpmath.floor(mpmath.log10(abs(x))))
+            half_unit = mpmath.mpf(10) ** (top - k + 1) / 2
+            worst = max(worst, max(half_unit, abs(mpmath.mpf(text) - x)) + e)
     return strings, round_up(worst)
 
 

@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
+from mfstein.ground.display import (
+    Presentable,
+    count_row,
+    heading_rows,
+    measured,
+    shape_text,
+)
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.fast_paths import families, load
 from sim.summary import status_fields, status_rows
@@ -140,10 +146,13 @@ class SimulationResult(Presentable):
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
         ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
-        from sim.stats import plain
+        from sim.stats import plain, printed
 
         def est(e: Any) -> Any:
             return None if e is None else e.to_dict()
+
+        mean, mean_ci = printed(self.mean.mean, self.mean.ci95)
+        bias, bias_ci = printed(self.n_bias.mean, self.n_bias.ci95)
 
         out: dict[str, Any] = {"model": self.model, "N": self.N}
         if self.lam_text is not None:
@@ -164,16 +173,15 @@ class SimulationResult(Presentable):
                 "s_star": list(self.s_star),
                 "start": self.start,
                 "n_mse": self.n_mse.to_dict(),
-                "mean": plain(self.mean.mean),
-                "mean_ci95": plain(self.mean.ci95),
-                "n_bias": plain(self.n_bias.mean),
-                "n_bias_ci95": plain(self.n_bias.ci95),
+                "mean": plain(mean),
+                "mean_ci95": plain(mean_ci),
+                "n_bias": plain(bias),
+                "n_bias_ci95": plain(bias_ci),
                 "n_cov": self.n_cov.to_dict(),
                 "marginal_pmf": est(self.marginal_pmf),
                 "queue_length_pmf": est(self.queue_length_pmf),
                 "mean_jobs": est(self.mean_jobs),
-                "blocking": None if self.blocking is None else float(self.blocking.mean),
-                "blocking_ci95": None if self.blocking is None else float(self.blocking.ci95),
+                **_blocking(self.blocking),
             }
         )
         if self.lam_text is not None:
@@ -182,7 +190,7 @@ class SimulationResult(Presentable):
             out["loop"] = self.loop
         if self.observables:
             out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
-        out.update(events=self.events, events_per_second=self.events_per_second)
+        out.update(events=self.events, events_per_second=measured(self.events_per_second))
         return out | status_fields(self)
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -390,3 +398,11 @@ def fast_simulators() -> dict[str, type[Simulator]]:
     """Every fast-path simulator by family: the table's, then the registered ones."""
     named = [*families("simulation"), *FAST_SIMULATORS]
     return {family: cls for family in named if (cls := simulator_of(family)) is not None}
+
+
+def _blocking(blocking: Any) -> dict[str, Any]:
+    """``blocking`` and ``blocking_ci95`` as printed (``None`` without a buffer)."""
+    if blocking is None:
+        return {"blocking": None, "blocking_ci95": None}
+    out = blocking.to_dict()
+    return {"blocking": out["mean"], "blocking_ci95": out["ci95"]}

@@ -133,10 +133,12 @@ class HeterogeneousSimulation(Presentable):
     _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (float64)."""
+        """JSON-ready dict (float64; estimates as printed, :meth:`sim.stats.Estimate.to_dict`)."""
+        from sim.stats import Estimate
+
         return {"model": self.model, "K": self.K, "S": self.S, "params": dict(self.params),
                 "steps": self.steps, "reps": self.reps, "seed": self.seed,
-                "mean": self.mean.tolist(), "ci95": self.ci95.tolist(),
+                **Estimate(self.mean, self.ci95).to_dict(),
                 "observables": {k: v.to_dict() for k, v in self.observables.items()}}
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -153,9 +155,12 @@ class HeterogeneousSimulation(Presentable):
 
 
 def plus_minus(m: float, h: float) -> str:
-    """``m +- h`` with ``m`` to the digit of ``h``'s first significant one."""
-    places = max(0, 1 - int(np.floor(np.log10(h)))) if h > 0 else 6
-    return f"{m:.{places}f} +- {h:.1g}"
+    """``m +- h`` as printed (:func:`mfstein.ground.display.estimate_figures`: ``h`` with
+    2 significant digits, ``m`` down to that place)."""
+    from mfstein.ground.display import estimate_figures
+
+    shown, half = estimate_figures(float(m), float(h))
+    return f"{shown} +- {half}"
 
 
 def _polynomials(R: Any, name: str) -> tuple[np.ndarray, ...]:

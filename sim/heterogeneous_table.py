@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from mfstein.ground.display import estimate_figures
 from sim.accuracy import COLUMNS, AccuracyTable, AccuracyTables
 
 #: What the table says about its first column.
@@ -102,7 +103,8 @@ def heterogeneous_table(build: Callable[[int], Any], params: Mapping[str, Any] |
             }
             if simulate:
                 v = simulated[g]
-                row["simulation"] = {"mean": f"{v.value:.6g}", "ci95": f"{v.ci95:.2g}"}
+                mean, ci95 = estimate_figures(v.value, v.ci95)
+                row["simulation"] = {"mean": repr(mean), "ci95": repr(ci95)}
                 row["simulation_seed"] = seed
             rows[g].append(row)
     tables = tuple(

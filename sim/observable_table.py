@@ -25,12 +25,12 @@ say how large it may be.
 from __future__ import annotations
 
 import ast
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mpmath
 
+from mfstein.ground.display import estimate_figures
 from mfstein.ground.errors import NumericalError, ParameterError
 
 
@@ -98,12 +98,10 @@ def _uses_N(value: Any) -> bool:
 
 
 def _sim_text(est: Any) -> dict[str, str]:
-    mean, ci = float(est.mean), float(est.ci95)
-    if not math.isfinite(ci) or ci <= 0:
-        return {"mean": repr(mean), "ci95": repr(ci)}
-    place = 1 - math.floor(math.log10(ci))  # two significant digits of the CI
-    place = max(place, 0)
-    return {"mean": f"{mean:.{place}f}", "ci95": f"{ci:.{place}f}"}
+    """A simulated estimate as printed (:func:`mfstein.ground.display.estimate_figures`:
+    the CI with two significant digits, the mean down to that place)."""
+    mean, ci = estimate_figures(float(est.mean), float(est.ci95))
+    return {"mean": repr(mean), "ci95": repr(ci)}
 
 
 def accuracy_table(

@@ -40,7 +40,7 @@ import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.ground import jit
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, measured
 from mfstein.ground.errors import ParameterError, check_choice
 from sim import pi_kernels as K
 from sim import runner, stats, summary
@@ -442,7 +442,7 @@ class PIResult(Presentable):
             },
             "busy_while_idle": self.busy_while_idle,
             "measured_slots": self.measured_slots,
-            "server_slots_per_second": self.server_slots_per_second,
+            "server_slots_per_second": measured(self.server_slots_per_second),
             **summary.status_fields(self),
         }
 

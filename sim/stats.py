@@ -34,14 +34,32 @@ class Estimate:
     ci95: np.ndarray | float
 
     def to_dict(self) -> dict:
-        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists (the 95% CI
-        half-width ``ci95`` states the estimate's precision)."""
-        return {"mean": plain(self.mean), "ci95": plain(self.ci95)}
+        """``{"mean": ..., "ci95": ...}`` with plain floats / nested lists, as printed:
+        each half-width with 2 significant digits (rounded up) and each mean with its
+        digits down to that place (:func:`mfstein.ground.display.estimate_figures`)."""
+        mean, ci95 = printed(self.mean, self.ci95)
+        return {"mean": plain(mean), "ci95": plain(ci95)}
 
     def text(self) -> str:
-        """A scalar estimate as ``"mean +/- half-width (95% CI)"`` (6 and 2 significant
-        digits: the interval, not the mean's printed digits, states its precision)."""
-        return f"{float(self.mean):.6g} +/- {float(self.ci95):.2g} (95% CI)"
+        """A scalar estimate as ``"mean +/- half-width (95% CI)"``, printed as in
+        :meth:`to_dict` (``0.899 +/- 0.049 (95% CI)``)."""
+        mean, ci95 = printed(self.mean, self.ci95)
+        return f"{float(mean)} +/- {float(ci95)} (95% CI)"
+
+
+def printed(mean, ci95) -> tuple[np.ndarray, np.ndarray]:
+    """Means and 95% half-widths (floats or arrays of one shape) as printed, entry by
+    entry (:func:`mfstein.ground.display.estimate_figures`); the values held are not
+    changed."""
+    from mfstein.ground.display import estimate_figures
+
+    m, h = np.broadcast_arrays(np.asarray(mean, dtype=float), np.asarray(ci95, dtype=float))
+    pairs = [estimate_figures(a, b) for a, b in zip(m.flat, h.flat, strict=True)]
+    shape = m.shape
+    return (
+        np.array([p[0] for p in pairs], dtype=float).reshape(shape),
+        np.array([p[1] for p in pairs], dtype=float).reshape(shape),
+    )
 
 
 def plain(x):

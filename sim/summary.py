@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.ground.display import count_row
+from mfstein.ground.display import count_row, measured
 from mfstein.ground.errors import ParameterError
 from sim import stats
 
@@ -207,10 +207,10 @@ def status_fields(result: Any) -> dict[str, Any]:
     ``to_dict()``: wall time, whether it completed or was interrupted, the lag-1
     autocorrelation of the batch means (the check of the intervals) and the warnings."""
     return {
-        "wall_seconds": result.wall_seconds,
+        "wall_seconds": measured(result.wall_seconds),
         "complete": result.complete,
         "interrupted": result.interrupted,
-        "lag1_autocorrelation": result.lag1_autocorrelation,
+        "lag1_autocorrelation": measured(result.lag1_autocorrelation),
         "warnings": list(result.warnings),
     }
 

@@ -201,8 +201,7 @@ def _response_time(spec: Spec, batches: list[dict], sc: np.ndarray) -> dict:
     over = float(sc[:, perserver.RESP_OVER].sum())
     qs = stats.histogram_quantiles(hist, spec.hist_max, over, QUANTILES)
     return {
-        "mean": float(resp.mean),
-        "ci95": float(resp.ci95),
+        **resp.to_dict(),  # as printed (sim.stats.Estimate)
         "quantiles": {str(q): v for q, v in zip(QUANTILES, qs, strict=True)},
         "jobs": int(jobs.sum()),
         "histogram": {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, estimate_figures
 from mfstein.ground.limits import (
     EXACT_MAX_STATES,  # the exact solver's one limit (6 million states)
 )
@@ -48,8 +48,10 @@ class Row(Presentable):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: bound and exact as decimal strings, simulation as floats;
-        ``bound_digits``, ``c2_digits`` and ``sim_ci95`` state their precision."""
-        return dict(self.__dict__)
+        ``bound_digits``, ``c2_digits`` and ``sim_ci95`` state their precision (the mean
+        printed down to the place of the CI's second digit, :class:`sim.stats.Estimate`)."""
+        mean, ci95 = estimate_figures(self.sim_mean, self.sim_ci95)
+        return dict(self.__dict__) | {"sim_mean": mean, "sim_ci95": ci95}
 
     def _rows(self) -> list[tuple[str, str]]:
         from sim.stats import Estimate
@@ -220,7 +222,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
         "N": [f"{r.N:,}" for r in rows],
         "lambda": [f"{float(r.lam):.4f}" for r in rows],
         "b (simulated)": [str(r.b) for r in rows],
-        "Simulation": [f"{r.sim_mean:.4f} ± {r.sim_ci95:.4f}" for r in rows],
+        "Simulation": ["{} ± {}".format(*estimate_figures(r.sim_mean, r.sim_ci95)) for r in rows],
         "Asymptotic tight bound": [_short(r.bound, 8) + f" ({r.bound_digits} d)" for r in rows],
         "c + c2/N": [_short(r.second_order, 8) for r in rows],
         "Exact": [f"{float(r.exact):.4f}" if r.exact else "—" for r in rows],

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, measured
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
 from sim import runner, stats, summary
@@ -337,8 +337,8 @@ class JSQTailSimulation(Presentable):
             "perp_mgf": self.perp_mgf.to_dict(),
             "sup_distance": self.sup_distance.to_dict(),
             "bin_width": self.bin_width,
-            "events_per_second": self.events_per_second,
-            "wall_seconds": self.wall_seconds,
+            "events_per_second": measured(self.events_per_second),
+            "wall_seconds": measured(self.wall_seconds),
             "complete": self.complete,
             "warnings": self.warnings,
         }

@@ -204,11 +204,6 @@ def run(args: argparse.Namespace) -> int:
 def _print_text(res: Any) -> None:
     from mfstein.ground.display import columns
 
-    if res.route == "float64":
-
-        def fmt(v: Any) -> str:
-            return f"{float(v):.10g}"
-
     m = len(res.times)
     rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
     shown = res.states[:4]
@@ -220,8 +215,9 @@ def _print_text(res: Any) -> None:
     cols = {}
     for name in ["x"] + (["V"] if res.V is not None else []) + (["A"] if res.A is not None else []):
         a = getattr(res, name)
-        if res.route == "float64":
-            cols[name] = [[fmt(v) for v in a[k][: len(shown)]] for k in rows_idx]
+        if res.route == "float64":  # down to the place of its stated error, as --json
+            printed = res.printed(name)
+            cols[name] = [[repr(v) for v in printed[k][: len(shown)]] for k in rows_idx]
         else:
             import mpmath
 

@@ -9,6 +9,11 @@ the claim reports, the tail, Persistent-Idle and table results; the list is
 headline numbers already formatted with the digits the result claims -- and the
 base writes from them the JSON text, the short ``repr`` and the notebook's HTML
 table, so that the three agree.  Standard library only.
+
+Every printed number carries only the digits its result claims for it
+(docs/design.md, "Printed digits"): :func:`claimed` is the one rounding every
+result type's ``to_dict`` and ``_rows`` go through, and :func:`error_figure`
+writes an error estimate with :data:`ERROR_DIGITS` significant digits.
 """
 
 from __future__ import annotations
@@ -16,13 +21,156 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
 from typing import Any, ClassVar
 
 #: Most lines a result's ``repr`` prints (its headline numbers; the rest is in
 #: ``to_dict()``).
 MAX_REPR_LINES = 12
+
+
+#: Significant digits an error estimate (an absolute error, a confidence interval's
+#: half-width) is printed with, rounded away from zero so that it still bounds.
+ERROR_DIGITS = 3
+
+
+def claimed(value: Any, digits: int | None, *, up: bool = False) -> Any:
+    """``value`` as it is printed when ``digits`` significant digits are claimed for it.
+
+    The one rule of every printed number (docs/design.md, "Printed digits"):
+
+    - a float (a NumPy float too) becomes the float nearest its decimal rounding to
+      ``digits`` significant digits, so its shortest ``repr`` -- what JSON, CSV and
+      ``str`` write -- has at most ``digits`` digits (``claimed(1.1921568627450974, 13)
+      == 1.192156862745``);
+    - a decimal string (the high-precision routes' form) becomes that decimal rounded
+      to ``digits`` significant digits, in the same notation, trailing zeros kept;
+    - lists, tuples, dicts and NumPy arrays (as nested lists) are rounded entry by
+      entry; ``None``, ints (NumPy's too), bools, other
+      text and floats that are not finite are returned unchanged, and so is everything
+      when ``digits`` is ``None`` (no claim).
+
+    Rounding is to nearest (of the exact binary value, ties to even), or away from
+    zero with ``up=True``, so that an error bound stays a bound (the float returned is
+    never below ``|value|``).  ``digits < 1`` prints ``0`` (no digit is correct).
+    The value itself is never changed: only what is printed.
+    """
+    if digits is None:
+        return value
+    numpy = type(value).__module__ == "numpy"
+    if isinstance(value, numbers.Integral | bool) or value is None:
+        return value  # an integer (a NumPy one too) or a bool: exact
+    if numpy and "bool" in type(value).__name__:
+        return value
+    if isinstance(value, float) or (numpy and getattr(value, "ndim", None) == 0):
+        return _claimed_float(float(value), digits, up)
+    if isinstance(value, str):
+        return _claimed_text(value, digits, up)
+    if isinstance(value, Mapping):
+        return {k: claimed(v, digits, up=up) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [claimed(v, digits, up=up) for v in value]
+    if numpy and hasattr(value, "tolist"):  # an array: as nested lists
+        return claimed(value.tolist(), digits, up=up)
+    return value
+
+
+def claimed_to_place(values: Any, place: int) -> Any:
+    """``values`` (a float or nested lists of floats) each printed down to the decimal
+    place ``10**place`` and no further (:func:`claimed` with the digits each entry has
+    above that place; an entry below it prints ``0.0``): the form of an absolute
+    error shared by every entry."""
+    if isinstance(values, list | tuple):
+        return [claimed_to_place(v, place) for v in values]
+    x = float(values)
+    if not math.isfinite(x) or x == 0:
+        return x
+    return claimed(x, math.floor(math.log10(abs(x))) - place + 1)
+
+
+#: Significant digits of a measurement that states no precision of its own: a wall
+#: time, a rate of events, a diagnostic statistic without an interval.
+MEASURED_DIGITS = 3
+
+
+def measured(value: Any) -> Any:
+    """A wall time, a speed or a diagnostic as printed: :data:`MEASURED_DIGITS` digits."""
+    return claimed(value, MEASURED_DIGITS)
+
+
+#: Significant digits of a confidence interval's half-width as printed (rounded up).
+CI_DIGITS = 2
+
+
+def estimate_figures(mean: Any, half_width: Any) -> tuple[Any, Any]:
+    """A statistical estimate and the half-width of its confidence interval as printed.
+
+    The half-width keeps :data:`CI_DIGITS` significant digits, rounded upwards; the
+    estimate keeps its digits down to the place of the half-width's last printed digit
+    (``0.898998163650087 +/- 0.04880607826441891`` prints ``0.899 +/- 0.049``), at least
+    one.  A half-width of zero or not finite states no precision: both are returned as
+    they are (``None`` and NaN too).
+    """
+    if mean is None or half_width is None:
+        return mean, half_width
+    m, h = float(mean), float(half_width)
+    if not (math.isfinite(m) and math.isfinite(h)) or h <= 0 or m == 0:
+        return mean, half_width
+    shown = claimed(h, CI_DIGITS, up=True)
+    last = math.floor(math.log10(shown)) - CI_DIGITS + 1  # the place of its last digit
+    digits = max(1, math.floor(math.log10(abs(m))) - last + 1)
+    return claimed(m, digits), shown
+
+
+def error_figure(value: Any) -> Any:
+    """An error estimate as printed: :func:`claimed` with :data:`ERROR_DIGITS` digits,
+    rounded away from zero."""
+    return claimed(value, ERROR_DIGITS, up=True)
+
+
+def _claimed_float(x: float, digits: int, up: bool) -> float:
+    """A finite float rounded to ``digits`` significant digits (module :func:`claimed`):
+    Python's correctly rounded ``e`` format read back, about a microsecond."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    if digits < 1:
+        return 0.0
+    text = f"{x:.{digits - 1}e}"
+    y = float(text)
+    if up and abs(y) < abs(x):  # one unit of the last digit further from zero
+        mantissa, _, exponent = text.partition("e")
+        units = int(mantissa.lstrip("-").replace(".", "")) + 1  # "4.8" -> 49
+        sign = "-" if x < 0 else ""
+        y = float(f"{sign}{units}e{int(exponent) - digits + 1}")
+    return y
+
+
+def _rounded(x: Decimal, digits: int, up: bool) -> Decimal:
+    """``x`` rounded to ``digits`` significant digits (0 when ``digits < 1``)."""
+    if digits < 1:
+        return Decimal(0)
+    rounding = ROUND_UP if up else ROUND_HALF_EVEN
+    return Context(prec=digits, rounding=rounding, Emax=10**6, Emin=-(10**6)).plus(x)
+
+
+def _claimed_text(text: str, digits: int, up: bool) -> str:
+    """A decimal string rounded to ``digits`` significant digits (other text unchanged)."""
+    try:
+        x = Decimal(text)
+    except ArithmeticError:
+        return text
+    if not x.is_finite() or x.is_zero():
+        return text
+    have = len(x.as_tuple().digits)
+    if have <= digits:
+        return text
+    out = _rounded(x, digits, up)
+    if "e" in text.lower():
+        return f"{out:.{max(digits - 1, 0)}e}"
+    return f"{out:f}"
 
 
 def text_block(title: str, rows: Sequence[tuple[str, str]], more: str = "") -> str:

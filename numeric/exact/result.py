@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
+from mfstein.ground.display import Presentable, count_row, heading_rows, measured, shape_text
 
 
 def _floats(v: Any) -> Any:
@@ -163,7 +163,7 @@ class ExactResult(Presentable):
                 "mean_jobs": _floats(self.mean_jobs),
                 "blocking": _floats(self.blocking),
                 "up_rate": _floats(self.up_rate),
-                "seconds": float(self.seconds),
+                "seconds": measured(float(self.seconds)),
                 "method": self.solver,  # the documented key of --json (the solver)
                 "iterations": self.iterations,
                 "truncation": None if self.truncation is None else self.truncation.to_dict(),

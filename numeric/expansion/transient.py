@@ -1007,7 +1007,7 @@ def transient(
         free=[st.states[j] for j in st.free],
         integrator=integrator,
         errors=errors,
-        limit=where.limit,
+        limit=where.limit, rtol=float(rtol),
         warning=where.warning,
     )
 

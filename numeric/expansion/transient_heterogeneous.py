@@ -189,7 +189,7 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
         notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
                f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="float64", model=model.name, params=inputs, free=names,
-        integrator=method,
+        integrator=method, rtol=float(rtol),
     )
 
 

@@ -9,6 +9,7 @@ of :mod:`numeric.expansion.transient` and the population route of
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable, count_row, params_text, shape_text
+from mfstein.ground.display import (
+    Presentable,
+    claimed_to_place,
+    count_row,
+    params_text,
+    shape_text,
+)
 from mfstein.ground.errors import ParameterError
 
 
@@ -65,6 +72,9 @@ class TransientResult(Presentable):
         ``None`` when the mean field converges to the stable hyperbolic fixed point
         :func:`numeric.solve` reports, else one sentence saying what happens
         instead (also issued as a :class:`mfstein.ground.errors.StabilityWarning`).
+    rtol:
+        The float64 route's relative tolerance (its global error is a few ``rtol``
+        relative to the largest entry; print keeps the digits above that).
     observables:
         Name -> trajectory of each observable asked for with the result
         (``dataclasses.replace(res, observables=...)``, as ``mfstein transient
@@ -91,6 +101,7 @@ class TransientResult(Presentable):
     limit: np.ndarray | None = None
     warning: str | None = None
     observables: dict[str, Any] = field(default_factory=dict)
+    rtol: float = 1e-10
 
     method = renamed_attribute("TransientResult", "method", "integrator")
 
@@ -102,8 +113,9 @@ class TransientResult(Presentable):
         if self.route == "float64":
             return (
                 f"float64 numbers from SciPy solve_ivp ({self.integrator}, local error control "
-                "rtol 1e-10, atol 1e-12); expect a global error of a few 1e-10 relative to the "
-                "largest entry; no digits are claimed"
+                f"rtol {self.rtol:g}); expect a global error of a few {self.rtol:g} relative to "
+                "the largest entry; each array is printed down to that place (its largest "
+                f"entry with {self._float64_digits()} significant digits), no digits are claimed"
             )
         return (
             f"decimal strings with at most {self.dps} significant digits, each keeping only "
@@ -112,6 +124,28 @@ class TransientResult(Presentable):
             f"every entry); {self.digits} digits agree norm-wise"
         )
 
+    def _float64_digits(self) -> int:
+        """The digits the largest entry of a float64 array keeps in print: its global
+        error, a few ``rtol`` relative to it, is below half a unit of the last one
+        (9 for the default ``rtol = 1e-10``)."""
+        return max(1, math.floor(-math.log10(self.rtol)) - 1)
+
+    def _float64_place(self, a: Any) -> int:
+        """The decimal place a float64 array is printed to (:meth:`_float64_digits`
+        digits of its largest entry)."""
+        top = float(np.max(np.abs(a))) if a.size else 0.0
+        if not np.isfinite(top) or top == 0:
+            return 0
+        return math.floor(math.log10(top)) - self._float64_digits() + 1
+
+    def printed(self, name: str) -> Any:
+        """The array ``name`` (``x``, ``V``, ``W``, ``A``, ``B``) as :meth:`to_dict`
+        prints it, nested lists (the command line's text table shows the same)."""
+        import mpmath
+
+        with mpmath.workdps((self.dps or 15) + 20):
+            return self._strings(name)[0]
+
     def _strings(self, name: str) -> tuple[Any, str | None]:
         """The array ``name`` as nested lists: floats on the float64 route; on the
         mpmath route decimal strings keeping only the digits each entry's error
@@ -119,7 +153,7 @@ class TransientResult(Presentable):
         that holds for every one of them."""
         a = getattr(self, name)
         if self.route == "float64":
-            return a.tolist(), None
+            return claimed_to_place(a.tolist(), self._float64_place(a)), None
         from numeric.precision import format_entries
 
         strings, bound = format_entries(
@@ -164,7 +198,7 @@ class TransientResult(Presentable):
     def _rows(self) -> list[tuple[str, str]]:
         def fmt(v: Any) -> str:
             if self.route == "float64":
-                return f"{float(v):.10g}"
+                return repr(claimed_to_place(float(v), self._float64_place(self.x)))
             from numeric.precision import to_str
 
             return to_str(v, self.digits or self.dps or 15)

@@ -70,7 +70,10 @@ class HeterogeneousSolution(Presentable):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``s_star`` and ``V`` as decimal strings of their earned
-        digits, ``W`` as float64 nested lists (its digits as ``digits``)."""
+        digits, ``W`` as float64 nested lists with at most ``digits`` digits
+        (:func:`mfstein.ground.display.claimed`), the condition with 3."""
+        from mfstein.ground.display import claimed, measured
+
         return {
             "model": self.model,
             "K": self.K,
@@ -78,10 +81,10 @@ class HeterogeneousSolution(Presentable):
             "params": dict(self.params),
             "precision": self.precision,
             "digits": self.digits,
-            "condition": self.condition,
+            "condition": measured(self.condition),
             "s_star": self.texts("s_star"),
             "V": self.texts("V"),
-            "W": np.asarray(self.W, dtype=float).tolist(),
+            "W": claimed(np.asarray(self.W, dtype=float).tolist(), self.digits),
             "observables": {k: v.to_dict() for k, v in self.observables.items()},
         }
 

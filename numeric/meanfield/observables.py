@@ -235,29 +235,35 @@ class ExactExpectation(Presentable):
         return float(self.mean)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: floats as their ``repr`` (all 17 digits), the chain's
-        ``residual`` stating how far they are from the true stationary values, and
-        ``mean_text``: the mean with the ``digits`` it earns (``None`` for none)."""
+        """A JSON-ready dict: ``mean`` with the ``digits`` it earns and ``variance``
+        with at most :data:`EXACT_DIGITS` (the law's), as the ``repr`` of such floats
+        (:func:`mfstein.ground.display.claimed`); the chain's ``residual`` and the
+        ``error`` bound of ``mean`` with 3 digits, rounded up; ``mean_text``: the mean
+        with its ``digits`` (``None`` for none)."""
+        from mfstein.ground.display import claimed, error_figure
+
         return {
             "observable": self.observable,
             "N": self.N,
-            "mean": repr(float(self.mean)),
-            "variance": repr(float(self.variance)),
-            "residual": self.residual,
+            "mean": repr(claimed(float(self.mean), self.digits)),
+            "variance": repr(claimed(float(self.variance), EXACT_DIGITS)),
+            "residual": error_figure(self.residual),
             "mean_text": self.text(),
             "digits": self.digits,
-            "error": self.error,
+            "error": error_figure(self.error),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
+        from mfstein.ground.display import claimed
+
         text = self.text()
         bound = abs(self.mean) + self.error
         mean = f"{text} ({self.digits} digits)" if text else f"- (0 digits: |mean| <= {bound:.2g})"
         rows = [
             ("observable", f"{self.observable}, N = {self.N}"),
             ("mean", mean),
-            ("variance", repr(float(self.variance))),
-            ("N variance", repr(float(self.n_variance))),
+            ("variance", repr(claimed(float(self.variance), EXACT_DIGITS))),
+            ("N variance", repr(claimed(float(self.n_variance), EXACT_DIGITS))),
         ]
         if self.residual is not None:
             rows.append(("residual", f"{self.residual:.3g} = ||pi Q||_1"))

@@ -320,10 +320,11 @@ class MeanFieldSolution(Presentable):
         from numeric.precision import matrix_rows, solution_entries, to_str
 
         p, n = self.dps, self.n
+        shown = min(p, self.digits)  # a float64 solution claims fewer than its 17
         with mpmath.workdps(p + 20):
             out: dict[str, Any] = {"model": self.model, "params": dict(self.params)}
             if self.lam is not None:
-                out["lam"] = to_str(self.lam, p)
+                out["lam"] = to_str(self.lam, shown)
             out["b"] = n  # the documented key of --json (the dimension, `n`)
             if self.d is not None:
                 out["d"] = self.d
@@ -340,9 +341,9 @@ class MeanFieldSolution(Presentable):
                     "s_star_abs_error": es,
                     "V_abs_error": ev,
                     "W_abs_error": ew,
-                    "constant": to_str(self.constant, p),
+                    "constant": to_str(self.constant, shown),
                     "digits": self.digits,
-                    "methods": dict(self.methods),
+                    "methods": self._methods_text(),
                     "conservation": self.conservation,
                     "other_fixed_points": self.fixed_points,
                     "notes": list(self.notes),
@@ -355,6 +356,17 @@ class MeanFieldSolution(Presentable):
             if self.observables:
                 out["observables"] = {k: e.to_dict() for k, e in self.observables.items()}
         return out
+
+    def _methods_text(self) -> dict[str, str]:
+        """Each route's value as printed: with the digits claimed for ``constant``
+        (``c2:`` routes: for ``c2``), never more than ``dps``."""
+        from mfstein.ground.display import claimed
+
+        def digits(route: str) -> int:
+            own = self.digits2 if route.startswith("c2:") and self.digits2 else self.digits
+            return min(self.dps, own)
+
+        return {k: claimed(v, digits(k)) for k, v in self.methods.items()}
 
     def order2_dict(self) -> dict[str, Any]:
         """The 1/N^2 terms as decimal strings (``A``, ``B`` with per-entry digits
@@ -370,7 +382,7 @@ class MeanFieldSolution(Presentable):
                 "B": matrix_rows(b_str, n),
                 "A_abs_error": ea,
                 "B_abs_error": eb,
-                "c2": to_str(self.c2, p),
+                "c2": to_str(self.c2, min(p, self.digits2 or p)),
                 "digits2": self.digits2,
             }
 
@@ -391,18 +403,19 @@ class MeanFieldSolution(Presentable):
         )
 
     def _rows(self) -> list[tuple[str, str]]:
-        from numeric.precision import to_str
+        from numeric.precision import solution_entries, to_str
 
         with mpmath.workdps(self.dps + 20):
             rows = [("model", self.model)]
             if self.params:
                 rows.append(("params", ", ".join(f"{k} = {v}" for k, v in self.params.items())))
             elif self.lam is not None:
-                rows.append(("lam", to_str(self.lam, min(self.dps, 20))))
+                rows.append(("lam", to_str(self.lam, min(self.dps, self.digits, 20))))
             rows.append(("c", f"{to_str(self.constant, self.digits)}  ({self.digits} digits)"))
             if self.c2 is not None:
                 rows.append(("c2", f"{to_str(self.c2, self.digits2)}  ({self.digits2} digits)"))
-            head = ", ".join(to_str(x, 8) for x in self.s_star[:4])
+            # at most 8 digits, and only those each entry's error allows
+            head = ", ".join(solution_entries(self, "s_star", min(8, self.dps))[0][:4])
             more = ", ..." if self.n > 4 else ""
             rows.append(("s*", f"({head}{more})  [{self.n} coordinates]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mfstein.ground.display import Presentable, params_text
+from mfstein.ground.display import Presentable, measured, params_text
 
 #: The significant digits a float64 number is written with (the value computed;
 #: ``digits`` says how many are correct), as the float64 route's solution does.
@@ -188,7 +188,7 @@ class SweepResult(Presentable):
             "observables": list(self.observables),
             "points": [r.to_dict() for r in self.rows],
             "refused": len(self.refused),
-            "seconds": self.seconds,
+            "seconds": measured(self.seconds),
             "workers": self.workers,
         }
 

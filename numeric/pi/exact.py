@@ -43,7 +43,7 @@ import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, measured
 from mfstein.ground.errors import NumericalError, ParameterError, check_int
 
 #: Policies the exact solver handles.
@@ -132,7 +132,7 @@ class PIExactResult(Presentable):
             "messages_per_job": self.messages_per_job,
             "messages_per_batch": self.messages_per_batch,
             "drift": 0.0,
-            "seconds": self.seconds,
+            "seconds": measured(self.seconds),
             "caps_tried": [list(c) for c in self.caps_tried],
         }
 

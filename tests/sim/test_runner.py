@@ -13,10 +13,21 @@ from sim import simulate_supermarket
 ARGS = dict(N=30, lam="0.9", b=6, d=2, steps=400_000, reps=3)
 
 
+#: The estimates of a simulation result (sim.base.SimulationResult).
+ESTIMATES = ("n_mse", "mean", "n_bias", "n_cov", "marginal_pmf", "queue_length_pmf",
+             "mean_jobs", "blocking")  # fmt: skip
+
+
 def _numbers(r) -> dict:
+    """The run's numbers for bit-for-bit comparisons: its JSON without timings, and the
+    estimates' values (the JSON prints only the digits each interval allows)."""
     out = r.to_dict()
     for k in ("events_per_second", "wall_seconds"):
         out.pop(k)
+    for k in ESTIMATES:
+        e = getattr(r, k)
+        if e is not None:
+            out[k] = [np.asarray(e.mean).tobytes(), np.asarray(e.ci95).tobytes()]  # NaN too
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import mpmath
+import numpy as np
 import pytest
 
 from derive.models import load_model
@@ -83,11 +84,13 @@ def test_simulation_result_json_holds_the_observables():
                  observables=["queue_length", "busy"])  # fmt: skip
     d = json.loads(r.to_json())
     assert list(d["observables"]) == ["queue_length", "busy"]
-    for name, est in r.observables.items():
-        assert d["observables"][name] == {"mean": float(est.mean), "ci95": float(est.ci95)}
-    # the same run's own statistics: E[queue length] = mean jobs, E[s1] = mean s1
-    assert d["observables"]["queue_length"]["mean"] == pytest.approx(sum(d["mean"]), rel=1e-12)
-    assert d["observables"]["busy"]["mean"] == pytest.approx(d["mean"][0], rel=1e-12)
+    for name, est in r.observables.items():  # printed as estimates print (2-digit CI)
+        assert d["observables"][name] == est.to_dict()
+    # the same run's own statistics: E[queue length] = mean jobs, E[s1] = mean s1 (the
+    # values held; the print keeps only the digits each interval allows)
+    queue, busy = (float(r.observables[k].mean) for k in ("queue_length", "busy"))
+    assert queue == pytest.approx(float(np.sum(r.mean.mean)), rel=1e-12)
+    assert busy == pytest.approx(float(r.mean.mean[0]), rel=1e-12)
     assert "E[busy]" in repr(r)
     plain = simulate(m, {"lam": "0.8"}, N=10, steps=20_000, reps=1, seed=5, workers=1)
     assert "observables" not in plain.to_dict()

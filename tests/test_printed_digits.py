@@ -1,0 +1,233 @@
+"""A claimed precision holds for every printed number (docs/design.md, "Printed digits").
+
+A float64 solution claims ``digits`` (about 13) for ``c``; its JSON, ``repr``, HTML and
+the command line's output print no more, so the last bits, which move with a warm
+start, never show: a cold and a warm solve print the same JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+import numeric
+from mfstein.cli import main
+from mfstein.ground.display import ERROR_DIGITS, claimed, error_figure
+
+SIR = {"beta": "2", "gamma": "1", "rho": "0.5", "a": "0.1"}
+SIR_ARGS = [a for k, v in SIR.items() for a in ("--param", f"{k}={v}")]
+NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
+
+
+def _significant(text: str) -> int:
+    """Significant digits written in a decimal string (trailing zeros count)."""
+    mantissa = re.split("[eE]", text.strip().lstrip("+-"))[0].replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+def _float_digits(x: float) -> int:
+    """Significant digits of a float's shortest ``repr`` (what JSON writes)."""
+    return len(Decimal(repr(x)).normalize().as_tuple().digits) if x else 0
+
+
+# -- the one helper ------------------------------------------------------------------------
+def test_a_float_keeps_at_most_its_claimed_digits_and_is_the_nearest_such() -> None:
+    rng = random.Random(42)
+    for _ in range(2000):
+        x = rng.uniform(-1, 1) * 10.0 ** rng.randint(-30, 30)
+        d = rng.randint(1, 17)
+        y = claimed(x, d)
+        assert isinstance(y, float) and _float_digits(y) <= d
+        # the float nearest the d-digit rounding: half a unit of the d-th digit of x,
+        # and half a float64 spacing for the conversion back
+        unit = Fraction(10) ** (math.floor(math.log10(abs(x))) - d + 1)
+        assert abs(Fraction(y) - Fraction(x)) <= unit / 2 + Fraction(math.ulp(x))
+    assert claimed(1.1921568627450974, 13) == claimed(1.1921568627450978, 13) == 1.192156862745
+
+
+def test_decimal_strings_nested_values_and_no_claim() -> None:
+    assert claimed("1.0043769283159718", 13) == "1.004376928316"
+    assert claimed("0.90000000000000000", 13) == "0.9000000000000"  # zeros are digits
+    assert claimed("0.9", 13) == "0.9"  # never padded
+    assert claimed("-0.0823840233298913942458392234346", 5) == "-0.082384"
+    assert claimed({"a": [0.123456, "0.123456"], "n": 3, "ok": True}, 2) == {
+        "a": [0.12, "0.12"],
+        "n": 3,
+        "ok": True,
+    }
+    assert claimed(0.123456, None) == 0.123456 and claimed("text", 3) == "text"
+    import numpy as np  # NumPy: arrays as nested lists, integers and bools as they are
+
+    assert claimed(np.array([[0.123456, 2.0]]), 2) == [[0.12, 2.0]]
+    assert claimed(np.float64(1.23456), 2) == 1.2 and claimed(np.array(2.34567), 2) == 2.3
+    assert type(claimed(np.int64(3), 1)) is np.int64 and claimed(np.bool_(True), 1)
+    assert math.isnan(claimed(float("nan"), 3)) and claimed(0.123456, 0) == 0.0
+
+
+def test_an_error_figure_is_rounded_upwards_to_three_digits() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        e = rng.uniform(0, 1) * 10.0 ** rng.randint(-40, 3)
+        shown = error_figure(e)
+        assert shown >= e and _float_digits(shown) <= ERROR_DIGITS
+    assert error_figure("5.8052147324835832e-14") == "5.81e-14"
+
+
+# -- the float64 solution --------------------------------------------------------------------
+def _check_solution_document(sol, doc: dict) -> None:
+    """Every number of a mean-field solution's JSON within its own claim."""
+    shown = min(sol.dps, sol.digits)
+    assert _significant(doc["constant"]) <= shown
+    if "lam" in doc:
+        assert _significant(doc["lam"]) <= shown
+    for route, text in doc["methods"].items():
+        own = sol.digits2 if route.startswith("c2:") else sol.digits
+        assert _significant(text) <= min(sol.dps, own), route
+    if sol.c2 is not None:
+        assert _significant(doc["c2"]) <= min(sol.dps, sol.digits2)
+    for name in ("s_star", "V", "W", "A", "B"):
+        if name not in doc:
+            continue
+        assert _significant(doc[f"{name}_abs_error"]) <= ERROR_DIGITS
+        texts = json.loads(json.dumps(doc[name]))
+        flat = [t for row in texts for t in row] if isinstance(texts[0], list) else texts
+        with mpmath.workdps(40):
+            for text, err in zip(flat, sol.errors[name], strict=True):
+                if text == "0":
+                    continue
+                # the last printed digit's unit is at least twice the entry's error
+                exponent = Decimal(text).as_tuple().exponent
+                assert mpmath.mpf(10) ** exponent >= 2 * err * (1 - mpmath.mpf(10) ** -20)
+
+
+@pytest.fixture(scope="module")
+def float64_solutions() -> dict:
+    return {
+        "supermarket order 2": numeric.solve(
+            "supermarket", {"b": 3, "lam": "0.9"}, precision="float64", order=2
+        ),
+        "sir": numeric.solve("sir", SIR, M="identity", precision="float64"),
+    }
+
+
+@pytest.mark.parametrize("name", ["supermarket order 2", "sir"])
+def test_a_float64_solution_prints_only_its_claimed_digits(float64_solutions, name) -> None:
+    sol = float64_solutions[name]
+    assert sol.digits < 17 and sol.dps == 17  # the case of the lesson
+    _check_solution_document(sol, json.loads(sol.to_json()))
+    for text in (repr(sol), sol._repr_html_(), sol._repr_latex_()):
+        assert all(_significant(t) <= max(sol.digits, 8) for t in NUMBER.findall(text))
+    assert float(sol.constant) != float(claimed(float(sol.constant), sol.digits))  # held whole
+
+
+def test_a_high_precision_solution_prints_its_claims(float64_solutions) -> None:
+    sol = numeric.solve("supermarket", {"b": 3, "lam": "0.9"}, dps=20, order=2)
+    doc = sol.to_dict()
+    assert sol.digits >= sol.dps and _significant(doc["constant"]) == sol.dps == 20
+    _check_solution_document(sol, doc)
+
+
+def test_a_float64_sweep_prints_each_points_claim() -> None:
+    res = numeric.sweep("sir", {**SIR, "beta": ["1.5", "2", "3"]}, precision="float64")
+    for point in res.to_dict()["points"]:
+        assert _significant(point["c"]) <= point["digits"] < 17
+        assert _significant(point["s_star_abs_error"]) <= ERROR_DIGITS
+    text = repr(res)
+    digits = min(p.digits for p in res.rows)
+    assert all(_significant(t) <= digits for t in NUMBER.findall(text.split("digits")[0]))
+
+
+# -- cold and warm -----------------------------------------------------------------------------
+def _warm_then_solve() -> object:
+    """A float64 SIR solve after a neighbouring one (another ``rho`` and ``M``) in the
+    same process: it starts from that neighbour's fixed point and its last bits move
+    (shown: ``c`` 1.1921568627450974 cold, ...78 warm)."""
+    numeric.solve("sir", {**SIR, "rho": "0.4"}, M="diag:1,2,3", precision="float64")
+    return numeric.solve("sir", SIR, M="identity", precision="float64")
+
+
+def test_a_cold_and_a_warm_float64_solve_print_the_same_json() -> None:
+    from numeric.meanfield.problem import forget
+
+    forget()
+    cold = numeric.solve("sir", SIR, M="identity", precision="float64")
+    forget()
+    warm = _warm_then_solve()
+    assert cold.to_json() == warm.to_json()
+    assert repr(cold) == repr(warm)
+
+
+def test_the_command_lines_float64_output_is_the_python_calls_json(capsys) -> None:
+    """Not reset between the two: the command runs warm, the Python call cold."""
+    from numeric.meanfield.problem import forget
+
+    forget()
+    expected = numeric.solve("sir", SIR, M="identity", precision="float64").to_json(indent=None)
+    _warm_then_solve()
+    capsys.readouterr()
+    assert main(["solve", "--model", "sir", *SIR_ARGS, "--float64", "--json"]) == 0
+    out, _ = capsys.readouterr()
+    assert out == expected + "\n"
+
+
+# -- estimates, float64 transients, measurements ---------------------------------------------
+def _decimal_place(x: float) -> int:
+    """The exponent of the last digit of a float's shortest ``repr``."""
+    return Decimal(repr(x)).normalize().as_tuple().exponent
+
+
+def _check_estimates(mean, ci95) -> int:
+    """Each half-width keeps 2 digits (rounded up) and each mean stops at its place;
+    returns how many pairs were checked."""
+    if isinstance(mean, list):
+        return sum(_check_estimates(m, h) for m, h in zip(mean, ci95, strict=True))
+    if mean is None or not ci95 or not math.isfinite(ci95) or not mean:
+        return 0
+    assert _float_digits(ci95) <= 2
+    # the place of the half-width's second digit (a float writes 0.020 as 0.02)
+    assert _decimal_place(mean) >= math.floor(math.log10(ci95)) - 1, (mean, ci95)
+    return 1
+
+
+def test_a_simulations_estimates_print_down_to_their_interval() -> None:
+    import sim
+
+    run = {"steps": 40_000, "reps": 2, "seed": 7, "workers": 1, "batches": 4}
+    res = sim.simulate_supermarket(8, "0.9", 3, 2, **run)
+    doc = json.loads(res.to_json())
+    checked = _check_estimates(doc["n_mse"]["mean"], doc["n_mse"]["ci95"])
+    checked += _check_estimates(doc["mean"], doc["mean_ci95"])
+    checked += _check_estimates(doc["n_bias"], doc["n_bias_ci95"])
+    checked += _check_estimates(doc["n_cov"]["mean"], doc["n_cov"]["ci95"])
+    checked += _check_estimates(doc["blocking"], doc["blocking_ci95"])
+    assert checked == 1 + 3 + 3 + 9 + 1
+    for key in ("wall_seconds", "events_per_second", "lag1_autocorrelation"):
+        assert _float_digits(doc[key]) <= 3, key
+    # the values held are the simulation's own, bit for bit: only the print is rounded
+    assert float(res.n_mse.mean) != doc["n_mse"]["mean"]
+    again = sim.simulate_supermarket(8, "0.9", 3, 2, **run)
+    assert float(again.n_mse.mean) == float(res.n_mse.mean)
+    assert all(_significant(t) <= 3 for t in NUMBER.findall(repr(res).split("speed")[0]))
+
+
+def test_a_float64_transient_prints_down_to_its_stated_error() -> None:
+    res = numeric.transient("sir", SIR, times=[0, 1, 2, 3], start="0.75,0.25,0", order=2)
+    doc = res.to_dict()
+    assert res.route == "float64" and "few 1e-10 relative to the largest entry" in doc["precision"]
+    for name in ("x", "V", "W", "A", "B"):
+        values = getattr(res, name)
+        place = math.floor(math.log10(float(abs(values).max()))) - 8  # 9 digits of the largest
+        flat = [v for v in json.loads(json.dumps(doc[name]))]
+        while flat and isinstance(flat[0], list):
+            flat = [v for row in flat for v in row]
+        assert all(v == 0 or _decimal_place(v) >= place for v in flat), name
+        # within half a unit of that place of the value held
+        for printed, held in zip(flat, values.ravel(), strict=True):
+            assert abs(printed - held) <= 10.0**place / 2 * (1 + 1e-9), name
