@@ -378,7 +378,7 @@ class GenericSimulator(Simulator):
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.exact.prepared import mean_field
-        from numeric.meanfield.general import start_point
+        from numeric.prepared.start import start_point
         from sim.aggregated import thin_bits
 
         model, N, given, values = self.model, self.N, self.params, self.values

@@ -69,7 +69,7 @@ class PreparedModel:
         import mpmath
 
         from numeric.exact.lattice import make_lattice, round_to_lattice
-        from numeric.meanfield.general import start_point
+        from numeric.prepared.start import start_point
 
         with mpmath.workdps(30):
             s0 = start_point(self.model, start, self.values)

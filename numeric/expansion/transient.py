@@ -90,7 +90,7 @@ from mpmath import mpf
 from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.expansion.transient_result import TransientResult
-from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
+from numeric.prepared.cache import PreparedCache, inputs_key
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
 MP_MAX_N = 6
@@ -274,7 +274,7 @@ _SETUPS: PreparedCache[_Setup] = PreparedCache("prepared:transient", SETUPS)
 
 def _setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> _Setup:
     """The :class:`_Setup` of these inputs, from this process's cache when made before
-    (:mod:`numeric.meanfield.prepared_cache`): a warm transient prepares nothing."""
+    (:mod:`numeric.prepared.cache`): a warm transient prepares nothing."""
     key = inputs_key(model, dict(params or {}), start, None)
     keep = key is not None and model.n <= 256  # no key: a family, refused when built
     return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=keep)
@@ -286,13 +286,13 @@ class _Setup:
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
         from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
-        from numeric.meanfield.general import start_point
         from numeric.params import (
             check_finite_model,
             check_names,
             kernel_vector,
             parse_params,
         )
+        from numeric.prepared.start import start_point
         from numeric.rate_signs import check_rates
 
         check_finite_model(
@@ -352,8 +352,8 @@ class _Setup:
 
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
-        from numeric.meanfield.general import start_point
         from numeric.params import kernel_vector, parse_params
+        from numeric.prepared.start import start_point
 
         values = parse_params(self.model, self.params)
         s0 = start_point(self.model, self.start, values)

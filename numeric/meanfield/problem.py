@@ -52,9 +52,9 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from numeric.meanfield import prepared_cache
-from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 from numeric.params import kernel_vector, parse_params
+from numeric.prepared import cache as prepared_cache
+from numeric.prepared.cache import PreparedCache, inputs_key
 
 #: Problems kept in this process (least recently used dropped first).
 PROBLEMS = 64
@@ -69,7 +69,7 @@ FOUND = 16
 #: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
 #: the order-2 search on a restricted model); ``"warm_start"``: searches that
 #: ended by Newton's steps from a fixed point found before (module docstring).
-#: The one counter of :mod:`numeric.meanfield.prepared_cache`.
+#: The one counter of :mod:`numeric.prepared.cache`.
 COUNTS = prepared_cache.COUNTS
 #: Fixed points found, by model and start: (the model, the parameter vectors as rows,
 #: the fixed points as rows), the latest :data:`FOUND` of each.
@@ -84,7 +84,7 @@ def float64_inputs(
 ) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
     """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
     parameter vector, both in float64."""
-    from numeric.meanfield.general import start_point
+    from numeric.prepared.start import start_point
 
     with mpmath.workdps(30):
         values = parse_params(model, params)
@@ -109,7 +109,7 @@ _STARTS_BY_MODEL: OrderedDict[int, tuple[Any, Any, np.ndarray]] = OrderedDict()
 def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
     """The model's fixed reference point (or the origin) in float64, read and checked
     against the state space once per model."""
-    from numeric.meanfield.general import start_point
+    from numeric.prepared.start import start_point
 
     info = model.info
     seen = _STARTS_BY_MODEL.get(id(model))

@@ -45,8 +45,8 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
     import scipy.linalg as sla
 
     from numeric.meanfield.fast_paths import fast_fixed_point
-    from numeric.meanfield.general import start_point
     from numeric.meanfield.structure import SparseSystem, fixed_point64, negligible
+    from numeric.prepared.start import start_point
 
     with mpmath.workdps(30):
         values = parse_params(model, params)
@@ -142,7 +142,7 @@ class _Restriction:
 
     def _parts(self, kept: list[int]) -> tuple[Any, Any, Any]:
         """The restricted model (:func:`restricted`), observable and start on ``kept``."""
-        from numeric.meanfield.general import start_point
+        from numeric.prepared.start import start_point
         from numeric.quadratic_form import quadratic_form
 
         Msub = None
