@@ -155,7 +155,6 @@ def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
     }
 
 
-
 def loop_buffers(
     spec: Any, state: dict
 ) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -167,8 +166,16 @@ def loop_buffers(
     return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
 
 
-def loop_sums(new: dict, scalars: np.ndarray, corr: np.ndarray, cov: np.ndarray,
-              hist: np.ndarray, obs: np.ndarray, seconds: float, refused: np.ndarray) -> dict:
+def loop_sums(
+    new: dict,
+    scalars: np.ndarray,
+    corr: np.ndarray,
+    cov: np.ndarray,
+    hist: np.ndarray,
+    obs: np.ndarray,
+    seconds: float,
+    refused: np.ndarray,
+) -> dict:
     """The sums an event loop returns, in the layout :func:`advance` documents
     (``mean`` is ``int n_k dt``: the state times the elapsed time, less ``corr``)."""
     return {
@@ -180,6 +187,7 @@ def loop_sums(new: dict, scalars: np.ndarray, corr: np.ndarray, cov: np.ndarray,
         "seconds": seconds,
         "refused": refused,
     }
+
 
 def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
@@ -378,15 +386,14 @@ class GenericSimulator(Simulator):
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.exact.prepared import mean_field
-        from numeric.prepared.start import start_point
+        from numeric.prepared.problem import prepare_problem
         from sim.aggregated import thin_bits
 
         model, N, given, values = self.model, self.N, self.params, self.values
         start, truncation = self.start, self.truncation
-        with mpmath.workdps(30):
-            s0 = start_point(model, start, values)
+        problem = prepare_problem(model, given, start)  # the start checked first
         lattice = make_lattice(model, N, truncation)
-        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        n0 = round_to_lattice(lattice, problem.lattice_start())
         mf, note = mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]
@@ -610,4 +617,3 @@ class SupermarketFastPath(Simulator):
                 out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
             )
         return out
-

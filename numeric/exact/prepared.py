@@ -11,8 +11,10 @@ simulators (:mod:`sim`) -- starts from the same three steps, written here once:
    replacement) and returns a :class:`PreparedModel`;
 2. :meth:`PreparedModel.place` fixes the lattice (bounds from the declared
    state space, the conservation laws and their values) and the start ``n0``
-   (the caller's start, else the model's reference point, else the origin,
-   times ``N`` rounded consistently with the laws): a :class:`Placement`;
+   (the start of the problem every route starts from,
+   :func:`numeric.prepared.problem.prepare_problem`: the caller's start, else the
+   model's reference point, else the origin; times ``N`` rounded consistently
+   with the laws): a :class:`Placement`;
 3. :meth:`Placement.mean_field` (or :func:`mean_field`) solves the mean field
    with the same values of the conservation laws: its fixed point ``s*`` is the
    centre of the chain's statistics.  For an N-dependent model whose finite-N
@@ -66,15 +68,12 @@ class PreparedModel:
         ``start`` is in fractions (as in :func:`numeric.solve`); ``truncation``
         keeps ``n_k <= floor(N truncation)`` on an unbounded state space.
         """
-        import mpmath
-
         from numeric.exact.lattice import make_lattice, round_to_lattice
-        from numeric.prepared.start import start_point
+        from numeric.prepared.problem import prepare_problem
 
-        with mpmath.workdps(30):
-            s0 = start_point(self.model, start, self.values)
+        problem = prepare_problem(self.model, self.params, start)
         lattice = make_lattice(self.model, self.N, truncation)
-        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        n0 = round_to_lattice(lattice, problem.lattice_start())
         return Placement(self, lattice, n0, start is not None)
 
 

@@ -49,7 +49,7 @@ from numeric.invariants import reduction
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
-from numeric.params import check_names, kernel_vector, parse_params
+from numeric.params import check_names, kernel_vector
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -59,7 +59,7 @@ from numeric.precision import (
     to_str,
 )
 from numeric.prepared.cache import COUNTS, PreparedCache, inputs_key
-from numeric.prepared.start import start_point
+from numeric.prepared.problem import prepare_problem
 from numeric.quadratic_form import quadratic_form
 from numeric.rate_signs import check_rates
 
@@ -191,11 +191,11 @@ class MeanFieldProblem:
         self._done: dict[int, tuple[bool, bool, Objects]] = {}
         self.red = reduction(model, fp.jump_matrix(model))
         self.rm = fp.ReducedModel(model, self.red)
+        #: the problem every route starts from (:mod:`numeric.prepared.problem`)
+        self.problem = prepare_problem(model, params, start)
+        s0, p30 = list(self.problem.s0), list(self.problem.p30)
+        self.p64 = np.array(self.problem.p64)
         with mpmath.workdps(30):
-            values = parse_params(model, params)
-            s0 = start_point(model, start, values)
-            p30 = kernel_vector(model, values)
-            self.p64 = np.array([float(v) for v in p30])
             check_rates(model, s0, p30, "the start")
         self.start = start
         self.M_of = quadratic_form(M)
@@ -270,10 +270,8 @@ class MeanFieldProblem:
         model, red, rm = self.model, self.red, self.rm
         out: dict[str, Any] = {}
         with mpmath.workdps(wp):
-            values = parse_params(model, self.params)
-            p = kernel_vector(model, values)
-            s0 = start_point(model, self.start, values)
-            q = red.values(s0)
+            p = kernel_vector(model, self.problem.values_now())
+            q = red.values(self.problem.start_now())
             s = fp.newton(rm, self.search.primary, q, p, wp)
             F = list(red.free)
             Jr = rm.jac_mp(s, p)
@@ -413,7 +411,7 @@ def solve_general(
         "W": earned.errors(row_major(high.W), row_major(low.W)),
     }
     with mpmath.workdps(wp2):
-        vals = parse_params(model, params)
+        vals = prob.problem.values_now()
     return MeanFieldSolution(
         model=model.name,
         params={k: mpmath.nstr(v, dps) for k, v in vals.items()},
