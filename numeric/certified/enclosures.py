@@ -919,6 +919,24 @@ def _model_of(solution: Any, model: Any) -> Any:
     return model
 
 
+def _prepared(model: Any, values: Mapping[str, Any], start: Any) -> Any:
+    """The problem every route starts from (:func:`numeric.prepared.problem.prepare_problem`)
+    at these inputs -- the one :func:`numeric.solve` prepared -- when every value and
+    coordinate of the start is a plain number; ``None`` for a parameter ball or a start
+    the prepared problem refuses (then the certificate's own reading of the inputs
+    speaks, in its own sentence)."""
+    from numeric.prepared.problem import prepare_problem
+
+    plain = (str, int, float, Fraction)
+    raw = start.split(",") if isinstance(start, str) else (start or ())
+    if not all(type(v) in plain for v in [*values.values(), *raw]):
+        return None
+    try:
+        return prepare_problem(model, values, start)
+    except ParameterError:
+        return None
+
+
 def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolution:
     """Certify at a working precision of ``target`` plus guard digits, raising it
     (up to :data:`ATTEMPTS` times) until ``c`` has ``target`` certified digits."""
@@ -1024,9 +1042,13 @@ def certify_float_solution(
     target = check_dps(solution.dps if dps is None else dps)
     s_star = list(solution.s_star)
     values = _parameter_values(model, solution, params)
-    from derive.kernels import kernels
+    problem = _prepared(model, values, start)
+    if problem is not None:
+        red = problem.reduction
+    else:
+        from derive.kernels import kernels
 
-    red = reduction(model, kernels(model, "arb").jumps)
+        red = reduction(model, kernels(model, "arb").jumps)
     q = _conserved_values(model, red, solution, start, values)
     Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]

@@ -58,6 +58,11 @@ def test_every_task_reads_one_prepared_problem() -> None:
     assert abs(float(sum(ex.mean)) - 1) < 1e-12
     with mpmath.workdps(20):
         assert abs(mpmath.mpf(cert.constant.mid()) - one.constant) < mpmath.mpf(10) ** -12
+    # certification reads the problem too: prepared afresh once nothing is kept
+    pp.forget()
+    again = one.certify()
+    assert _new(before, "prepared:problem") == 2
+    assert str(again.constant) == str(cert.constant)
 
 
 @pytest.mark.slow
