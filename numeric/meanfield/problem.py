@@ -95,7 +95,7 @@ def float64_inputs(
             p64 = np.array([float(v) for v in kernel_vector(model, values)])
         return values, start, p64
     problem = prepare_problem(model, params, start)
-    return dict(problem.values), np.array(problem.s64), np.array(problem.p64)
+    return dict(problem.values), problem.s64, problem.p64  # read-only: Problem64 copies
 
 
 def observable_matrix64(M: Any, b: int) -> np.ndarray:

@@ -188,7 +188,7 @@ def _build(
         p30 = tuple(kernel_vector(model, values))
     return PreparedProblem(
         model=model,
-        params=MappingProxyType(dict(given)),
+        params=MappingProxyType(given),  # (check_names made it a new dict)
         start=start,
         values=MappingProxyType(values),
         p30=p30,
