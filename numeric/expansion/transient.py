@@ -132,9 +132,7 @@ MP_MAX_RHS_EVALS = 20_000
 class _Budget:
     """A right-hand side that counts its calls and refuses non-finite values."""
 
-    def __init__(
-        self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None
-    ) -> None:
+    def __init__(self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None) -> None:
         self.rhs, self.limit, self.model, self.tmax = rhs, limit, st.model.name, tmax
         self.st = st
         self.calls = 0
@@ -286,12 +284,8 @@ class _Setup:
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
         from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
-        from numeric.params import (
-            check_finite_model,
-            check_names,
-            kernel_vector,
-            parse_params,
-        )
+        from numeric.params import check_finite_model, check_names, kernel_vector
+        from numeric.prepared.problem import prepare_problem
         from numeric.prepared.start import start_point
         from numeric.rate_signs import check_rates
 
@@ -302,13 +296,14 @@ class _Setup:
         )
         self.model = model
         self.params = check_names(model, params)
+        #: the problem every route starts from (:mod:`numeric.prepared.problem`)
+        self.problem = prepare_problem(model, self.params, start)
+        values, s0 = dict(self.problem.values), list(self.problem.s0)
+        self.p64 = np.array(self.problem.p64)
+        self.s0_64 = np.array(self.problem.s64)
         with mpmath.workdps(30):
-            values = parse_params(model, self.params)
-            s0 = start_point(model, start, values)
-            self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
-            self.s0_64 = np.array([float(v) for v in s0])
             try:  # the start numeric.solve uses by default (numeric.expansion.basin)
-                ref = start_point(model, None, values)
+                ref = s0 if start is None else start_point(model, None, values)
                 self.ref64: np.ndarray | None = np.array([float(v) for v in ref])
             except ParameterError:
                 self.ref64 = None
@@ -352,12 +347,10 @@ class _Setup:
 
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
-        from numeric.params import kernel_vector, parse_params
-        from numeric.prepared.start import start_point
+        from numeric.params import kernel_vector
 
-        values = parse_params(self.model, self.params)
-        s0 = start_point(self.model, self.start, values)
-        return kernel_vector(self.model, values), s0, self.red.values(s0)
+        s0 = self.problem.start_now()
+        return kernel_vector(self.model, self.problem.values_now()), s0, self.red.values(s0)
 
     def notes(self) -> list[str]:
         out = []
@@ -720,8 +713,8 @@ def _float64(
             try:
                 sol = solve_ivp(
                     budget,
-                (0.0, tmax),
-                y0,
+                    (0.0, tmax),
+                    y0,
                     method=method,
                     t_eval=uniq,
                     rtol=rtol,
@@ -868,9 +861,7 @@ def _check_arguments(
                 f"integration's cost grows like dps^2; see mfstein.ground.limits), got {dps}."
             )
     if integrator not in METHODS:
-        raise ParameterError(
-            f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}."
-        )
+        raise ParameterError(f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}.")
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(tol, int | float) and 0 < tol < 1):
             raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")

@@ -66,15 +66,17 @@ def test_every_task_reads_one_prepared_problem() -> None:
 
 
 @pytest.mark.slow
-def test_the_simulation_reads_the_same_problem() -> None:
-    """The generic simulator's start and centre come from the problem solve prepared
-    (slow: the model's simulation kernels are compiled)."""
+def test_the_simulation_and_the_transient_read_the_same_problem() -> None:
+    """The generic simulator's start and centre, and the transient's start, come from
+    the problem solve prepared (slow: the model's kernels are compiled)."""
     m = plain_model()
     pp.forget()
     before = dict(pp.COUNTS)
     numeric.solve(m, PARAMS, start=START, precision="float64")
     sim = mf.simulate(m, PARAMS, N=10, steps=4000, seed=3, start=START, reps=2, workers=1)
+    tr = numeric.transient(m, PARAMS, start=START, times=[0, 1])
     assert _new(before, "prepared:problem") == 1
+    assert tr.x[0].tolist() == [0.9, 0.1]
     d = sim.to_dict()
     assert abs(sum(d["mean"]) - 1) < 1e-9 and sum(d["start"]) == 10  # s + i = 1 kept
 
