@@ -60,6 +60,11 @@ from numeric.precision import (
 )
 from numeric.prepared.cache import COUNTS, PreparedCache, inputs_key
 from numeric.prepared.problem import prepare_problem
+
+# the reading of a start moved to numeric.prepared.start; its names stay here for old imports
+from numeric.prepared.start import SNAP_ULPS as SNAP_ULPS
+from numeric.prepared.start import snap_into_space as snap_into_space
+from numeric.prepared.start import start_point as start_point
 from numeric.quadratic_form import quadratic_form
 from numeric.rate_signs import check_rates
 
