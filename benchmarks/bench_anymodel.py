@@ -105,10 +105,10 @@ def bench_exact(repeat: int) -> list[tuple[str, int, int, float]]:
     rows.append(("assembly, generic (lattice + BFS + CSR)", S, nnz, t))
     solve_exact(3, "0.9", 10)
     t, r = _best(lambda: solve_exact(N, "0.9", 10), repeat)
-    rows.append((f"full solve, solve_exact wrapper ({r.method})", r.states, 0, t))
+    rows.append((f"full solve, solve_exact wrapper ({r.solver})", r.states, 0, t))
     solve(m, {"lam": "0.9"}, N=3, route="general")
     t, g = _best(lambda: solve(m, {"lam": "0.9"}, N=N, route="general"), repeat)
-    rows.append((f"full solve, generic (exact.general.solve, {g.method})", g.states, 0, t))
+    rows.append((f"full solve, generic (exact.general.solve, {g.solver})", g.states, 0, t))
     assert abs(g.n_mse - r.n_mse) < 1e-8, (g.n_mse, r.n_mse)
     return rows
 

@@ -48,7 +48,7 @@ def worker(N: int, b: int, method: str) -> None:
                 "N": N,
                 "b": b,
                 "lam": lam,
-                "method": r.method,
+                "method": r.solver,
                 "states": r.states,
                 "seconds": r.seconds,
                 "iterations": r.iterations,

@@ -14,6 +14,10 @@ the machine may be shared:
     :func:`scipy.sparse.linalg.spsolve` on the same pinned generator (built by
     :class:`numeric.exact.general.Chain`, as the solve builds it).  Best of
     ``--repeat`` children.
+``sir-new``
+    The same, but the call's own record (:mod:`numeric.exact.kept`) is removed
+    before it: the first call at an ``N`` the cache has not seen (the cache holds
+    the model's kernels and the records of other calls, e.g. at ``N = 6``).
 ``supermarket``
     ``solve_exact(N, 0.9, b=3, d=2)`` at each ``--sizes`` N: the CPU of the call,
     the child's peak resident memory (``ru_maxrss``) and bytes per state, the
@@ -60,8 +64,17 @@ def _peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def child_sir(N: int) -> dict:
-    """The SIR case in this (fresh) process."""
+def _forget_call(N: int) -> None:
+    """Remove the record of the SIR call at ``N`` (:mod:`numeric.exact.kept`)."""
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    key = call_key("sir", SIR, N, None, None, None, route="auto")
+    records._path(key).unlink(missing_ok=True)
+
+
+def child_sir(N: int, new: bool = False) -> dict:
+    """The SIR case in this (fresh) process; ``new``: the first call at this ``N``."""
     import numba  # noqa: F401  (the imports are timed apart from the calls)
     import numpy as np
     import scipy.sparse.linalg  # noqa: F401
@@ -69,6 +82,8 @@ def child_sir(N: int) -> dict:
     import numeric.exact
     from derive.models import load_model
 
+    if new:
+        _forget_call(N)
     t0 = _cpu()
     r = numeric.exact.solve("sir", SIR, N=N)
     t1 = _cpu()
@@ -112,7 +127,7 @@ def child_supermarket(N: int) -> dict:
         "peak": _peak(),
         "residual": r.residual,
         "iterations": r.iterations,
-        "method": r.method,
+        "method": r.solver,
         "n_mse": r.n_mse,
     }
 
@@ -147,11 +162,12 @@ def _best(tree: Path, case: str, N: int, runs: int, timeout: float) -> dict | No
     return min(good, key=lambda r: r["solve"])
 
 
-def _sir_row(label: str, r: dict | None) -> str:
+def _sir_row(label: str, r: dict | None, new: bool = False) -> str:
+    what = "SIR N=100, a new N" if new else "SIR N=100"
     if r is None or "error" in r:
-        return f"{label:>7}  SIR N=100: {'timeout' if r is None else r['error']}"
+        return f"{label:>7}  {what}: {'timeout' if r is None else r['error']}"
     return (
-        f"{label:>7}  SIR N=100 ({r['states']:,} states), CPU s: interpreter and imports "
+        f"{label:>7}  {what} ({r['states']:,} states), CPU s: interpreter and imports "
         f"{r['imports']:.2f}; first solve {r['solve']:.3f} ({r['solve'] / r['spsolve']:.0f}x); "
         f"second solve {r['warm']:.3f} ({r['warm'] / r['spsolve']:.1f}x); spsolve on the "
         f"same generator {r['spsolve']:.3f}; residuals "
@@ -184,7 +200,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:
         case, N = args.child[0], int(args.child[1])
-        print(json.dumps(child_sir(N) if case == "sir" else child_supermarket(N)))
+        if case.startswith("sir"):
+            print(json.dumps(child_sir(N, new=case == "sir-new")))
+        else:
+            print(json.dumps(child_supermarket(N)))
         return 0
     trees = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     for _, tree in trees:  # warm the kernel cache of both models, and of the Krylov solver
@@ -193,6 +212,9 @@ def main() -> int:
         _run(tree, "supermarket", WARM_KRYLOV, args.timeout)
     for label, tree in trees:
         print(_sir_row(label, _best(tree, "sir", args.sir_N, args.repeat, args.timeout)))
+    for label, tree in trees:
+        best = _best(tree, "sir-new", args.sir_N, args.repeat, args.timeout)
+        print(_sir_row(label, best, new=True))
     print()
     print(
         f"{'':>7} {'N':>5} {'states':>11} {'CPU s':>9} {'peak GB':>8} {'B/state':>7} "

@@ -121,7 +121,7 @@ def bench_per_server(N, events, repeat):
         d=d,
         replacement=True,
         policy="pod",
-        simulator="per-server",
+        engine="per-server",
         s_star=tuple(s_star),
     )
     state = engine.fresh_state(spec, seed_states(1, 1)[0])

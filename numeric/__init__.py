@@ -15,10 +15,10 @@ __all__, __getattr__, __dir__ = lazy_package(
     {
         "numeric.certified.enclosures": (
             "CertifiedSolution",
-            "certify_float_solution",
             "certify_solution",
             "heavy_traffic_ball",
         ),
+        "numeric.certified.old_names": ("certify_float_solution",),
         "numeric.expansion.transient": ("TransientResult", "transient"),
         "numeric.meanfield.entry": ("certify", "solve"),
         "numeric.meanfield.fast_paths": ("register_fast_path",),

@@ -57,10 +57,11 @@ class SimulationResult(Presentable):
 
     Attributes
     ----------
-    model, engine, N, params, b:
-        The system and the engine that ran it (``simulator`` is the engine's
-        deprecated name, warns; ``"simulator"`` its key in :meth:`to_dict`, the
-        documented ``--json`` output).
+    model, engine, N, params, n:
+        The system, the engine that ran it and the state's dimension (``simulator``
+        and ``b`` are the deprecated names of ``engine`` and ``n``, warn;
+        ``"simulator"`` and ``"b"`` their keys in :meth:`to_dict`, the documented
+        ``--json`` output).
     steps, reps, seed, batches, warmup:
         Events per replication, replications, seed, batches per replication and
         events discarded as warm-up.
@@ -101,7 +102,7 @@ class SimulationResult(Presentable):
     engine: str
     N: int
     params: dict[str, str]
-    b: int
+    n: int
     steps: int
     reps: int
     seed: int
@@ -134,6 +135,7 @@ class SimulationResult(Presentable):
     loop: str | None = None
 
     simulator = renamed_attribute("SimulationResult", "simulator", "engine")
+    b = renamed_attribute("SimulationResult", "b", "n")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
@@ -153,7 +155,7 @@ class SimulationResult(Presentable):
             {
                 "simulator": self.engine,
                 "params": dict(self.params),
-                "b": self.b,
+                "b": self.n,  # the documented key of --json (the dimension, `n`)
                 "steps": self.steps,
                 "reps": self.reps,
                 "seed": self.seed,

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from sim import aggregated, perserver
 from sim.replication_json import (  # noqa: F401  (their old import path)
     state_from_json,
@@ -25,8 +27,10 @@ from sim.replication_json import (  # noqa: F401  (their old import path)
 
 #: Dispatch policies.
 POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
-#: Simulators: the chain on the counts (power-of-d only, fastest) or explicit servers.
-SIMULATORS: tuple[str, ...] = ("aggregated", "per-server")
+#: Engines: the chain on the counts (power-of-d only, fastest) or explicit servers.
+ENGINES: tuple[str, ...] = ("aggregated", "per-server")
+#: The old name of :data:`ENGINES` (same tuple).
+SIMULATORS = ENGINES
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,11 @@ class Spec:
         The system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``,
         ``d`` sampled servers with or without replacement, dispatch policy
         (:data:`POLICIES`).
-    simulator:
+    engine:
         ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
-        (:mod:`sim.perserver`).
+        (:mod:`sim.perserver`).  ``simulator`` is its deprecated name (the
+        keyword and the attribute warn); a checkpoint written with the old
+        ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
     s_star:
         The reference point ``s*`` (float64) for ``||S - s*||^2``.
     thin_bits:
@@ -58,7 +64,7 @@ class Spec:
     replacement: bool
     policy: str
     s_star: tuple[float, ...]
-    simulator: str = "aggregated"
+    engine: str = "aggregated"
     thin_bits: int | None = None
     hist_bins: int = 400
 
@@ -70,16 +76,25 @@ class Spec:
     @property
     def per_server(self) -> bool:
         """Whether the explicit per-server simulator runs this spec."""
-        return self.simulator == "per-server"
+        return self.engine == "per-server"
 
     @property
     def thinning(self) -> int:
         """The thinning exponent in use (``thin_bits``, or the default for ``b``)."""
         return aggregated.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
 
+    #: Keys of :meth:`config` by their old names, for checkpoints written before the
+    #: rename (:func:`sim.runner.run` reads such a file as if written with the new key).
+    RENAMED_CONFIG_KEYS: ClassVar[dict[str, str]] = {"simulator": "engine"}
+
+    simulator = renamed_attribute("Spec", "simulator", "engine")
+
     def config(self) -> dict:
         """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
         return {**asdict(self), "s_star": list(self.s_star)}
+
+
+Spec.__init__ = renamed_keywords(simulator="engine")(Spec.__init__)  # type: ignore[method-assign]
 
 
 def fresh_state(spec: Spec, rng: np.ndarray) -> dict:

@@ -155,6 +155,7 @@ def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
     }
 
 
+
 def loop_buffers(
     spec: Any, state: dict
 ) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -166,16 +167,8 @@ def loop_buffers(
     return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
 
 
-def loop_sums(
-    new: dict,
-    scalars: np.ndarray,
-    corr: np.ndarray,
-    cov: np.ndarray,
-    hist: np.ndarray,
-    obs: np.ndarray,
-    seconds: float,
-    refused: np.ndarray,
-) -> dict:
+def loop_sums(new: dict, scalars: np.ndarray, corr: np.ndarray, cov: np.ndarray,
+              hist: np.ndarray, obs: np.ndarray, seconds: float, refused: np.ndarray) -> dict:
     """The sums an event loop returns, in the layout :func:`advance` documents
     (``mean`` is ``int n_k dt``: the state times the elapsed time, less ``corr``)."""
     return {
@@ -187,7 +180,6 @@ def loop_sums(
         "seconds": seconds,
         "refused": refused,
     }
-
 
 def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
@@ -288,6 +280,9 @@ class GenericSimulator(Simulator):
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
+    #: The unit of work of :func:`sim.runner.run` on :attr:`loop` (a module-level
+    #: function, so that worker processes can unpickle it).
+    _advance = staticmethod(advance)
 
     @classmethod
     def from_record(
@@ -428,23 +423,29 @@ class GenericSimulator(Simulator):
         update, _ = chain_module(self.model, [o.expr for o in self.observables])
         self.spec = dataclasses.replace(self.spec, update=update, n_obs=len(self.observables))
 
+    def _announce_compile(self) -> None:
+        """Load (or compile) the model's event loop, saying so when it compiles."""
+        from sim.generic_kernels import load_chain
+
+        announce_compile(load_chain(self.spec.update))
+
     def _run(self, options: RunOptions) -> SimulationResult:
-        """Run the replications (:func:`sim.runner.run`) and pool their batches."""
+        """Run the replications (:func:`sim.runner.run`) on :attr:`loop` and pool their
+        batches."""
         o = options
         plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
         # compile the event loop here: worker processes forked from this one inherit it
         if o.progress:
-            from sim.generic_kernels import load_chain
-
-            announce_compile(load_chain(self.spec.update))
-        advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
-        with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the estimates
-            out = runner.run(
-                self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
-            )
-            result = self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
-            runner.honour_late_interrupt(sig, out)
-            return result
+            self._announce_compile()
+        self._advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
+        return runner.run_and_pool(
+            self.spec,
+            plan,
+            lambda out: self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed),
+            **o.runner_kwargs(),
+            advance=self._advance,
+            fresh_state=fresh_state,
+        )
 
     def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
         """``1 - (accepted arrival rate) / (offered rate)`` when the model names its
@@ -530,7 +531,7 @@ class GenericSimulator(Simulator):
             engine=self.name,
             N=N,
             params={k: str(v) for k, v in self.params.items()},
-            b=b,
+            n=b,
             start=list(spec.start),
             marginal_pmf=marg,
             queue_length_pmf=pmf,
@@ -607,7 +608,7 @@ class SupermarketFastPath(Simulator):
         r = run_supermarket(
             self.N, self.lam_text, self.model.n, self.d, options,
             replacement=self.replacement, policy=self.policy,
-            simulator=self.engine or "aggregated",
+            engine=self.engine or "aggregated",
         )  # fmt: skip
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}
@@ -617,3 +618,4 @@ class SupermarketFastPath(Simulator):
                 out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
             )
         return out
+

@@ -22,12 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from sim import runner
-from sim.base import RunOptions, SimulationResult
+from sim.base import RunOptions
 from sim.generic import (
     GenericSimulator,
     GenericSpec,
-    fresh_state,
     loop_buffers,
     loop_sums,
     sparse_jumps,
@@ -210,6 +208,7 @@ class InterpretedSimulator(GenericSimulator):
     """The generic engine on the interpreted loop (module docstring)."""
 
     loop = "interpreted"
+    _advance = staticmethod(advance)
     #: The most events (``steps * reps``) for which ``engine="auto"`` picked this loop
     #: (:func:`pick_loop`); ``None`` when it was asked for by name.
     max_events: int | None = None
@@ -273,20 +272,10 @@ class InterpretedSimulator(GenericSimulator):
         self._source = (model, dict(params or {}))
         return self
 
-    def _run(self, options: RunOptions) -> SimulationResult:
-        """Run the replications (:func:`sim.runner.run`) on the interpreted loop."""
-        o = options
-        plan = runner.Plan.make(o.steps, o.batches, o.warmup_fraction)
-        if o.progress:
-            announce_compile()
-        advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
-        with runner.Interrupts() as sig:
-            out = runner.run(
-                self.spec, plan, **o.runner_kwargs(), advance=advance, fresh_state=fresh_state
-            )
-            result = self._summarise(out, steps=o.steps, reps=o.reps, seed=o.seed)
-            runner.honour_late_interrupt(sig, out)
-            return result
+    def _announce_compile(self) -> None:
+        """Load (or compile, once for every model) the interpreted loop, saying so when it
+        compiles."""
+        announce_compile()
 
 
 #: Seconds of one core numba's first compilation of the interpreted loop takes

@@ -630,20 +630,17 @@ def simulate_pi(
         seconds = jit.first_compile_seconds(PI_COMPILE_SECONDS, K.run_slots)
         jit.announce_compile("the persistent-idle simulator", seconds)
     # sim.runner.run with this module's units: checkpoints, workers, Ctrl-C semantics
-    with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the estimates
-        out = runner.run(
-            spec,
-            plan,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            checkpoint=checkpoint,
-            progress=progress,
-            max_units=max_units,
-            advance=advance,
-            fresh_state=fresh_state,
-            desc=f"simulate {policy} n={model.n}",
-        )
-        result = summarise(spec, out, slots=slots, seed=seed)
-        runner.honour_late_interrupt(sig, out)
-        return result
+    return runner.run_and_pool(
+        spec,
+        plan,
+        lambda out: summarise(spec, out, slots=slots, seed=seed),
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        checkpoint=checkpoint,
+        progress=progress,
+        max_units=max_units,
+        advance=advance,
+        fresh_state=fresh_state,
+        desc=f"simulate {policy} n={model.n}",
+    )

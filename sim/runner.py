@@ -140,7 +140,9 @@ class RunOutput:
 
 class RunSpec(Protocol):
     """What the runner reads of an engine's spec (the rest is the engine's own:
-    the spec goes to its ``advance`` and ``fresh_state`` unread)."""
+    the spec goes to its ``advance`` and ``fresh_state`` unread).  A spec whose
+    ``config()`` key was renamed may also carry ``RENAMED_CONFIG_KEYS`` (old key ->
+    new key), so that its old checkpoints still load (:func:`_read_checkpoint`)."""
 
     @property
     def N(self) -> int:
@@ -278,15 +280,31 @@ def _finite(x: Any) -> bool:
     return isinstance(x, int | float) and np.isfinite(x)
 
 
+def _renamed(config: dict, renamed: Mapping[str, str]) -> dict:
+    """``config`` with each old key of ``renamed = {old: new}`` under its new name (a
+    checkpoint written before a spec's field was renamed; a new key already present
+    wins)."""
+    return {renamed[k] if k in renamed and renamed[k] not in config else k: v
+            for k, v in config.items()}  # fmt: skip
+
+
 def _read_checkpoint(
-    path: Path, config: dict, template: dict | None = None, plan: Plan | None = None
+    path: Path,
+    config: dict,
+    template: dict | None = None,
+    plan: Plan | None = None,
+    renamed: Mapping[str, str] | None = None,
 ) -> list[Replication] | None:
     """The replications saved in ``path`` (``None`` if there is no file).
 
     Anything but an intact checkpoint of this very run is refused with one
     sentence: unreadable or non-JSON content, another run's parameters, a
     checksum that does not match the content (a hand-edited or damaged file),
-    or replications whose layout differs from a fresh replication's.
+    or replications whose layout differs from a fresh replication's.  A key of
+    the saved configuration named in ``renamed`` (old -> new: the spec's
+    ``RENAMED_CONFIG_KEYS``) is read under its new name, so that a checkpoint
+    written before a field was renamed still loads; the checksum is that of the
+    file as written.
     """
     if not path.exists():
         return None
@@ -300,7 +318,7 @@ def _read_checkpoint(
     want = config.get("version")
     if want is not None and cfg.get("version") != want:
         raise _bad(path, f"format {cfg.get('version')!r}, this mfstein writes {want}")
-    if cfg != json.loads(json.dumps(config)):
+    if _renamed(cfg, renamed or {}) != json.loads(json.dumps(config)):
         raise ParameterError(
             f"checkpoint {path} belongs to a different run; use the same parameters or a new file."
         )
@@ -595,6 +613,21 @@ def honour_late_interrupt(sig: Interrupts, out: RunOutput) -> None:
         raise KeyboardInterrupt
 
 
+def run_and_pool(
+    spec: RunSpec, plan: Plan, pool: Callable[[RunOutput], Any], **run_options: Any
+) -> Any:
+    """:func:`run` (``run_options`` its keywords), then ``pool(out)``, the estimates
+    the simulator returns, with Ctrl-C a flag from the start of the run to the
+    returned result: a press that lands after the run stopped does not lose the
+    estimates being pooled, and one while a run that ended by itself is pooled ends
+    the command as any other press (:func:`honour_late_interrupt`)."""
+    with Interrupts() as sig:
+        out = run(spec, plan, **run_options)
+        result = pool(out)
+        honour_late_interrupt(sig, out)
+        return result
+
+
 def _picklable(fn) -> bool:
     import pickle
 
@@ -717,7 +750,8 @@ def _start(
     if path is None:
         return fresh
     check_writable(path, "checkpoint")
-    saved = _read_checkpoint(path, config, template=fresh[0].state, plan=plan)
+    renamed = getattr(spec, "RENAMED_CONFIG_KEYS", None)
+    saved = _read_checkpoint(path, config, template=fresh[0].state, plan=plan, renamed=renamed)
     return fresh if saved is None else saved
 
 

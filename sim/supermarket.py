@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
+import sim.engine  # its advance and fresh_state read at call time (tests replace them)
 from mfstein.ground import jit
-from mfstein.ground.errors import ParameterError, check_choice, check_int
-from sim import aggregated, engine, perserver, runner, stats, summary
+from mfstein.ground.arguments import renamed_keywords
+from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
+from sim import aggregated, perserver, runner, stats, summary
 from sim.base import RunOptions, SimulationResult
+from sim.engine import ENGINES, POLICIES, Spec
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -51,24 +54,24 @@ def reference_point(
     dd = 1 if policy == "random" else d
     s_star, note = numeric.reference_point(lam_text, b, dd, replacement=replacement, N=N)
     if note:
-        warnings.warn(note, stacklevel=3)
+        warnings.warn(note, stacklevel=caller_level())  # the user's line, past the wrappers
     return [float(x) for x in s_star]
 
 
-def resolve_policy(policy: str, simulator: str | None) -> tuple[str, str]:
-    """``(policy, simulator)`` from the user's choice (``engine=`` of
+def resolve_policy(policy: str, engine: str | None) -> tuple[str, str]:
+    """``(policy, engine)`` from the user's choice (``engine=`` of
     :func:`sim.simulate_supermarket`): the engine defaults to the aggregated one for
     ``"pod"`` and to the per-server one otherwise."""
-    check_choice("policy", policy, engine.POLICIES)
-    if simulator is None:
-        simulator = "aggregated" if policy == "pod" else "per-server"
-    check_choice("engine", simulator, engine.SIMULATORS)
-    if simulator == "aggregated" and policy != "pod":
+    check_choice("policy", policy, POLICIES)
+    if engine is None:
+        engine = "aggregated" if policy == "pod" else "per-server"
+    check_choice("engine", engine, ENGINES)
+    if engine == "aggregated" and policy != "pod":
         raise ParameterError(
             f"the aggregated engine runs policy 'pod' only; use engine='per-server' "
             f"for policy {policy!r}."
         )
-    return policy, simulator
+    return policy, engine
 
 
 def check_inputs(
@@ -81,12 +84,12 @@ def check_inputs(
     steps: Any,
     workers: Any,
     policy: str = "pod",
-    simulator: str | None = None,
+    engine: str | None = None,
     replacement: bool = True,
 ) -> tuple:
     """Validate the sizes of a simulation against :mod:`mfstein.ground.limits`, before any work.
 
-    Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, simulator)``;
+    Returns ``(N, b, d, reps, seed, batches, steps, workers, policy, engine)``;
     ``workers`` defaults to the number of cores and is capped at ``reps``.
     """
     from mfstein.ground.limits import MAX_D, SIM_MAX_N, check_memory, simulation_bytes
@@ -97,17 +100,17 @@ def check_inputs(
     steps, reps, seed, batches, workers, _ = runner.check_run(
         steps, reps, seed, workers, 0.0, batches=batches
     )
-    policy, simulator = resolve_policy(policy, simulator)
+    policy, engine = resolve_policy(policy, engine)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")
     workers = min(workers, reps)
-    per_server = simulator != "aggregated"
+    per_server = engine != "aggregated"
     check_memory(
-        f"simulating N = {N:,} servers ({simulator}, b = {b}, {reps} replications, "
+        f"simulating N = {N:,} servers ({engine}, b = {b}, {reps} replications, "
         f"{workers} workers)",
         simulation_bytes(N, b, per_server, reps, workers),
     )
-    return N, b, d, reps, seed, batches, steps, workers, policy, simulator
+    return N, b, d, reps, seed, batches, steps, workers, policy, engine
 
 
 #: Seconds of one core numba takes to compile a supermarket engine's loops on a first
@@ -116,9 +119,10 @@ def check_inputs(
 SUPERMARKET_COMPILE_SECONDS = 5.0
 
 
+@renamed_keywords(simulator="engine")
 def run_supermarket(
     N: int, lam: Any, b: int, d: int, options: RunOptions, *, replacement: bool, policy: str,
-    simulator: str,
+    engine: str,
 ) -> SimulationResult:
     """The supermarket engines: simulate the finite-N supermarket system.
 
@@ -144,17 +148,18 @@ def run_supermarket(
         Sample with replacement (the core paper's chain) or ``d`` distinct servers.
     policy:
         Dispatch: ``"pod"`` (power-of-``d``), ``"jsq"`` or ``"random"``.
-    simulator:
+    engine:
         ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
-        or ``"per-server"`` (explicit FIFO servers, with response times).
+        or ``"per-server"`` (explicit FIFO servers, with response times);
+        ``simulator=`` is its deprecated alias.
 
     Returns
     -------
     SimulationResult
     """
     o = options
-    N, b, d, reps, seed, batches, steps, workers, policy, simulator = check_inputs(
-        N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, simulator, replacement
+    N, b, d, reps, seed, batches, steps, workers, policy, engine = check_inputs(
+        N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, engine, replacement
     )
     o = dataclasses.replace(o.checked(), workers=workers)
     from numeric.precision import parse_lam
@@ -163,7 +168,7 @@ def run_supermarket(
     lam_text = lam if isinstance(lam, str) else repr(float(lam_mp))
     plan = runner.Plan.make(steps, batches, o.warmup_fraction)
     s_star = reference_point(lam_text, b, d, replacement, policy, N)
-    spec = engine.Spec(
+    spec = Spec(
         N=N,
         lam=float(lam_mp),
         b=b,
@@ -171,24 +176,23 @@ def run_supermarket(
         replacement=replacement,
         policy=policy,
         s_star=tuple(s_star),
-        simulator=simulator,
+        engine=engine,
     )
-    # Ctrl-C is a flag from here to the returned result: a second press that
-    # lands after the run stopped must not lose the estimates being pooled
     if o.progress:
-        loop = perserver.run if simulator == "per-server" else aggregated.run
+        loop = perserver.run if engine == "per-server" else aggregated.run
         seconds = jit.first_compile_seconds(SUPERMARKET_COMPILE_SECONDS, loop)
         jit.announce_compile("the supermarket simulator", seconds)
-    with runner.Interrupts() as sig:
-        out = runner.run(
-            spec, plan, **o.runner_kwargs(), advance=engine.advance, fresh_state=engine.fresh_state
-        )
-        result = summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed)
-        runner.honour_late_interrupt(sig, out)
-        return result
+    return runner.run_and_pool(
+        spec,
+        plan,
+        lambda out: summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed),
+        **o.runner_kwargs(),
+        advance=sim.engine.advance,
+        fresh_state=sim.engine.fresh_state,
+    )
 
 
-def _response_time(spec: engine.Spec, batches: list[dict], sc: np.ndarray) -> dict:
+def _response_time(spec: Spec, batches: list[dict], sc: np.ndarray) -> dict:
     """The per-server engine's response times: mean (95% CI), :data:`QUANTILES` and the
     pooled histogram on ``[0, hist_max)`` with its overflow."""
     jobs = sc[:, perserver.JOBS]
@@ -210,7 +214,7 @@ def _response_time(spec: engine.Spec, batches: list[dict], sc: np.ndarray) -> di
 
 
 def summarise(
-    spec: engine.Spec, out: runner.RunOutput, *, lam_text: str, steps: int, reps: int, seed: int
+    spec: Spec, out: runner.RunOutput, *, lam_text: str, steps: int, reps: int, seed: int
 ) -> SimulationResult:
     """Pool the batches of every replication into estimates with 95% CIs."""
     batches = summary.completed_batches(out)
@@ -234,11 +238,11 @@ def summarise(
         N=N,
         lam=spec.lam,
         lam_text=lam_text,
-        b=b,
+        n=b,
         d=spec.d,
         replacement=spec.replacement,
         policy=spec.policy,
-        engine=spec.simulator,
+        engine=spec.engine,
         queue_length_pmf=pmf,
         blocking=blocking,
         mean_jobs=mean_jobs,

@@ -451,24 +451,21 @@ def simulate_jsq_tails(
     )
     plan = _plan(events, warmup_fraction)
     spec = _spec(n, eps, xs, ths, plan.warmup)
-    with runner.Interrupts() as sig:  # a second Ctrl-C must not lose the pooled estimates
-        out = runner.run(
-            spec,
-            plan,
-            reps=reps,
-            seed=seed,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
-            progress=progress,
-            max_units=max_units,
-            advance=advance,
-            fresh_state=fresh_state,
-            desc=f"JSQ n={n}",
-        )
-        result = summarise(spec, out, seed=seed)
-        runner.honour_late_interrupt(sig, out)
-        return result
+    return runner.run_and_pool(
+        spec,
+        plan,
+        lambda out: summarise(spec, out, seed=seed),
+        reps=reps,
+        seed=seed,
+        workers=workers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        max_units=max_units,
+        advance=advance,
+        fresh_state=fresh_state,
+        desc=f"JSQ n={n}",
+    )
 
 
 def _distances(

@@ -133,7 +133,7 @@ def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
 
     opts = RunOptions(**SIM)
     ref = run_supermarket(  # the aggregated engine itself
-        10, "0.9", 4, 2, opts, replacement=True, policy="pod", simulator="aggregated"
+        10, "0.9", 4, 2, opts, replacement=True, policy="pod", engine="aggregated"
     )
     auto = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, **SIM)
     named = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, engine="aggregated", **SIM)
@@ -144,7 +144,7 @@ def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
     jsq = sim.simulate("supermarket", {"b": 4, "lam": "0.9"}, N=10, policy="jsq", **SIM)
     assert jsq.engine == "per-server" and jsq.response_time is not None
     direct = run_supermarket(
-        10, "0.9", 4, 2, opts, replacement=True, policy="jsq", simulator="per-server"
+        10, "0.9", 4, 2, opts, replacement=True, policy="jsq", engine="per-server"
     )
     assert jsq.n_mse == direct.n_mse
 

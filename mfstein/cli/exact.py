@@ -92,14 +92,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sampling = "without" if args.without_replacement else "with"
     out = [
-        f"exact finite-N supermarket model: N = {r.N}, lam = {r.lam}, b = {r.b}, d = {r.d} "
+        f"exact finite-N supermarket model: N = {r.N}, lam = {r.lam}, b = {r.n}, d = {r.d} "
         f"(sampling {sampling} replacement)",
-        f"states {r.states:,}   solver {r.method} ({r.iterations} iterations)   "
+        f"states {r.states:,}   solver {r.solver} ({r.iterations} iterations)   "
         f"residual ||pi Q||_1 = {r.residual:.2e}   {r.seconds:.2f} s",
         "",
         f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'N Var(S_k)':>12}",
     ]
-    for k in range(r.b):
+    for k in range(r.n):
         out.append(
             f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
             f"{r.n_cov[k, k]:>12.6g}"
@@ -177,7 +177,7 @@ def _describe_model(r: Any) -> str:
     pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
     out = [
         f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
-        f"states {r.states:,}   solver {r.method} ({r.iterations} iterations)   "
+        f"states {r.states:,}   solver {r.solver} ({r.iterations} iterations)   "
         f"||pi Q||_1 / max q = {r.relative_residual:.1e} (tolerance {r.tolerance:.0e})   "
         f"{r.seconds:.2f} s",
         f"start n = {tuple(r.start)}"
@@ -186,7 +186,7 @@ def _describe_model(r: Any) -> str:
         f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'V_k':>12} "
         f"{'N Var(S_k)':>12} {'W_kk':>12}",
     ]
-    for k in range(r.b):
+    for k in range(r.n):
         out.append(
             f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
             f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from mfstein.cli.model_args import add_model_options, add_observable_option
 from mfstein.cli.option_types import integer
+from mfstein.cli.progress_options import progress_wanted
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.streams import write_json
 
@@ -110,7 +111,7 @@ def model_table(args: argparse.Namespace) -> int:
         reps=reps,
         seed=args.seed,
         workers=args.workers,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        progress=progress_wanted(args),
         start=args.start,
     )
     return print_table(tab, args)

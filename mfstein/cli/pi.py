@@ -152,7 +152,7 @@ def _describe_exact(e) -> str:
     out = [
         *_header(m, e.policy),
         f"exact truncated chain: cap {e.cap} (truncated mass {e.truncated_mass:.2e} per slot), "
-        f"{e.states:,} states, {e.method}, residual ||pi (P - I)||_1 = {e.residual:.1e}",
+        f"{e.states:,} states, {e.solver}, residual ||pi (P - I)||_1 = {e.residual:.1e}",
         f"{'server':>6} {'E[Q_i]':>14} {'P(idle)':>12}",
     ]
     for i in range(m.n):

@@ -22,6 +22,11 @@ from mfstein.cli.model_table import (
     print_table,
 )
 from mfstein.cli.option_types import integer, integer_list, integer_or_word
+from mfstein.cli.progress_options import (
+    add_progress_option,
+    add_scheduler_option,
+    progress_wanted,
+)
 from mfstein.ground.limits import (
     MAX_D,
     SIM_MAX_B,
@@ -93,7 +98,7 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         help="batches per replication (default 20)",
     )
     p.add_argument("--checkpoint", help="JSON checkpoint: written after each batch, resumed")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -106,7 +111,7 @@ def run_keywords(args: argparse.Namespace) -> dict[str, Any]:
         workers=args.workers,
         checkpoint=args.checkpoint,
         batches=args.batches,
-        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+        progress=progress_wanted(args),
     )
 
 
@@ -154,7 +159,7 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     )
     add_run_options(p, "--steps", required=True, help="events per replication")
     add_batch_options(p)
-    p.add_argument("--scheduler", help="address of a running Dask scheduler")
+    add_scheduler_option(p)
     add_finite_n_model_arguments(p)  # --model, --param, --start, --truncation, --mu
     p.add_argument(
         "--engine",
@@ -210,10 +215,10 @@ def _register_table(subparsers: argparse._SubParsersAction) -> None:
         help=f"events per replication (default {TABLE_STEPS:.0e}; "
         f"{MODEL_TABLE_STEPS:.0e} with --model)",
     )
-    t.add_argument("--scheduler", help="address of a running Dask scheduler")
+    add_scheduler_option(t)
     t.add_argument("--exact", action="store_true", help="add exact values for small N")
     t.add_argument("--plot", help="write N E||S-s*||^2 against N to this PNG file")
-    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(t)
     fmt = t.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print JSON")
     fmt.add_argument("--csv", action="store_true", help="print CSV")
@@ -262,7 +267,7 @@ def _describe(r) -> str:
 
     scheme = "with" if r.replacement else "without"
     lines = [
-        f"N = {r.N}, lam = {r.lam_text}, b = {r.b}, d = {r.d} ({scheme} replacement), "
+        f"N = {r.N}, lam = {r.lam_text}, b = {r.n}, d = {r.d} ({scheme} replacement), "
         f"policy = {r.policy} ({r.engine} simulator)",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
@@ -273,7 +278,7 @@ def _describe(r) -> str:
     ]
     pmf = r.queue_length_pmf
     lines.append(f"0   {'':20} {'':21} {pmf.mean[0]:.5f} ± {pmf.ci95[0]:.5f}")
-    for k in range(r.b):
+    for k in range(r.n):
         lines.append(
             f"{k + 1:<3} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
             f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
@@ -335,7 +340,7 @@ def _table(args) -> int:
         workers=args.workers,
         scheduler=args.scheduler,
         exact=args.exact,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=progress_wanted(args, quiet_with_json=False),
     )
     tab = table.PaperTable(
         rows, args.gamma, args.alpha, args.d, args.seed, steps=args.sim_steps, reps=args.reps
@@ -393,7 +398,7 @@ def _describe_model(r: Any) -> str:
             f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}"
         )
     lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")
-    for k in range(r.b):
+    for k in range(r.n):
         lines.append(
             f"{k + 1:<3} {r.s_star[k]:<10.6f} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
             f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "

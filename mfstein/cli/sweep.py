@@ -7,6 +7,7 @@ import argparse
 
 from mfstein.cli.constant_options import add_order_option
 from mfstein.cli.model_args import add_model_options
+from mfstein.cli.progress_options import add_progress_option, add_scheduler_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,8 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=1,
         help="local processes (default 1)",
     )
-    p.add_argument("--scheduler", help="address of a running Dask scheduler")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_scheduler_option(p)
+    add_progress_option(p)
     p.set_defaults(handler=run)
 
 

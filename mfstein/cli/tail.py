@@ -15,6 +15,7 @@ import sys
 
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
+from mfstein.cli.progress_options import add_progress_option, progress_wanted
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import (
     SIM_MAX_N,
@@ -83,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="local worker processes (default 1)",
     )
     sim.add_argument("--checkpoint", help="JSON checkpoint of completed replications")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run_tail)
 
@@ -150,7 +151,7 @@ def run_tail(args: argparse.Namespace) -> int:
             seed=args.seed or 0,
             workers=args.workers or 1,
             checkpoint=args.checkpoint,
-            progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+            progress=progress_wanted(args),
         )
         for w in r.warnings:
             print(f"mfstein tail: warning: {w}", file=sys.stderr)
@@ -166,7 +167,7 @@ def run_tail(args: argparse.Namespace) -> int:
         kw = dict(
             arrival_pmf=_float_list(args.arrival_pmf), service_pmf=_float_list(args.service_pmf)
         )
-    show = model == "jsq" and not args.no_progress and not args.json and sys.stderr.isatty()
+    show = model == "jsq" and progress_wanted(args)
     rep = exact_tails(model, n, eps, xs, thetas=thetas, progress=show, **kw)
     if args.json:
         write_json(rep)

@@ -61,12 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="COUNT equally spaced times from START to STOP, e.g. 0:10:101",
     )
     p.add_argument("--order", type=integer("order", 0, 2), default=1, help="0, 1 (default) or 2")
-    p.add_argument(
+    prec = p.add_mutually_exclusive_group()
+    prec.add_argument(
         "--dps",
         type=integer("dps", MIN_DPS, TRANSIENT_MAX_DPS),
         default=None,
         help=f"significant digits (integer {MIN_DPS}..{TRANSIENT_MAX_DPS}): mpmath route, "
         "small models",
+    )
+    prec.add_argument(
+        "--float64",
+        action="store_true",
+        help="the float64 route (the default without --dps; as --float64 of solve and sweep)",
     )
     p.add_argument(
         "--integrator",
@@ -164,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         times=times,
         start=args.start,
         order=order,
+        precision="float64" if dps is None else "dps",
         dps=dps,
         integrator=args.integrator or "auto",
         progress=not args.json and sys.stderr.isatty(),

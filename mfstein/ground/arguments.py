@@ -155,11 +155,14 @@ def renamed_keywords(**renames: str) -> Callable[[F], F]:
     A call with ``old`` warns (:func:`warn_renamed`, a :class:`DeprecationWarning`
     naming ``new``) and is passed on with ``new``; a call giving both raises a
     :class:`TypeError` in one sentence.  The signature, name and docstring stay
-    those of ``function`` (which takes only the new names).
+    those of ``function`` (which takes only the new names).  A class's ``__init__``
+    is named by its class in the sentences (``Spec(): simulator= is deprecated``).
     """
 
     def decorate(function: F) -> F:
         name = function.__name__
+        if name == "__init__":  # a class's constructor: named by its class
+            name = function.__qualname__.split(".<locals>.")[-1].removesuffix(".__init__")
 
         @functools.wraps(function)
         def entry(*args: Any, **kwargs: Any) -> Any:

@@ -40,7 +40,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import CodeType, ModuleType, SimpleNamespace
+from typing import Any
 
 from mfstein.ground import cache
 from mfstein.ground.errors import ParameterError
@@ -226,3 +227,55 @@ def load_generated(
             )
         _loaded[name] = module
         return module
+
+
+class _PlainNumba:
+    """``numba`` as :func:`load_plain` shows it to a generated module: ``njit`` leaves
+    each function as written."""
+
+    @staticmethod
+    def njit(*args: Any, **options: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not options:
+            return args[0]
+        return lambda fn: fn
+
+
+_plain: dict[str, ModuleType | None] = {}
+
+
+def load_plain(name: str, path: Path) -> ModuleType | None:
+    """The generated module ``name`` (file ``path``, checked as :func:`load_generated`
+    checks it) as plain Python: its functions as written, ``numba.njit`` a no-op.
+
+    For an evaluation in NumPy (:mod:`numeric.exact.small`) that reads the functions'
+    source and should not pay what executing the module costs numba (a dispatcher
+    and a cache locator per function and, first in a process, numba's target
+    context: some 12 ms of CPU for the SIR kernels).  ``None`` when the file is
+    missing or damaged, or does not run so (then :func:`load_generated`)."""
+    with _lock:
+        if name in _plain:
+            return _plain[name]
+        text = _read(Path(path), name)
+        module = None if text is None else _execute_plain(text, Path(path), name)
+        _plain[name] = module
+        return module
+
+
+def _execute_plain(text: str, path: Path, name: str) -> ModuleType | None:
+    """``text`` executed as a module whose ``from mfstein.ground.jit import numba``
+    gives :class:`_PlainNumba` (not entered in ``sys.modules``)."""
+    import builtins
+
+    def importer(module: str, *args: Any, **kwargs: Any) -> Any:
+        if module == "mfstein.ground.jit":
+            return SimpleNamespace(numba=_PlainNumba)
+        return builtins.__import__(module, *args, **kwargs)
+
+    plain = ModuleType(f"{_sys_name(name)}_plain")
+    plain.__file__ = str(path)
+    plain.__dict__["__builtins__"] = {**vars(builtins), "__import__": importer}
+    try:
+        exec(_code(text, path), plain.__dict__)  # the checked text
+    except Exception:
+        return None
+    return plain

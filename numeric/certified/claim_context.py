@@ -55,7 +55,7 @@ class CertifiedContext:
     @property
     def b(self) -> int:
         """The buffer size of the certified solution."""
-        return self.cs.b
+        return self.cs.n
 
     def tol(self, scale: Any) -> Any:
         """``10^-digits * scale``: the tolerance of an equality to the point's trusted digits."""

@@ -85,9 +85,9 @@ from typing import Any
 
 import numpy as np
 
-from mfstein.ground.arguments import check_keywords
+from mfstein.ground.arguments import check_keywords, renamed_attribute
 from mfstein.ground.display import Presentable, heading_rows
-from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.certified.arb import (
     ball,
     bits_for_digits,
@@ -129,8 +129,9 @@ class CertifiedSolution(Presentable):
     ----------
     model, params:
         Model name and the parameter values used (decimal strings of the balls).
-    b, dps:
-        Dimension and requested significant digits.
+    n, dps:
+        Dimension (``b`` is its deprecated name, warns) and requested significant
+        digits.
     prec:
         Working precision in bits of the successful attempt.
     s_star:
@@ -165,7 +166,7 @@ class CertifiedSolution(Presentable):
 
     model: str
     params: dict[str, str]
-    b: int
+    n: int
     dps: int
     prec: int
     s_star: list[Any]
@@ -184,6 +185,8 @@ class CertifiedSolution(Presentable):
     notes: list[str] = field(default_factory=list)
     M: list[list[Fraction]] = field(default_factory=list, repr=False, compare=False)
     solution: Any = field(default=None, repr=False, compare=False)
+
+    b = renamed_attribute("CertifiedSolution", "b", "n")
 
     def observable_text(self) -> str:
         """``M`` in words: ``"identity"``, ``"diag:a,b,..."`` (trailing zeros
@@ -254,7 +257,7 @@ class CertifiedSolution(Presentable):
 
     def _rows(self) -> list[tuple[str, str]]:
         return [
-            *heading_rows(f"{self.model} ({self.b} states)", self.params),
+            *heading_rows(f"{self.model} ({self.n} states)", self.params),
             ("c in", self.interval()),
             ("M", self.observable_text()),
             ("certified digits", f"{self.certified_digits} (requested {self.dps})"),
@@ -866,7 +869,7 @@ class _Certifier:
             return CertifiedSolution(
                 model=self.model.name,
                 params=params,
-                b=self.b,
+                n=self.b,
                 dps=self.dps,
                 prec=prec,
                 s_star=s,
@@ -965,7 +968,7 @@ def certify_solution(solution: Any, **options: Any) -> CertifiedSolution:
     warnings.warn(
         "numeric.certify_solution(solution, ...) is deprecated; use solution.certify(...).",
         DeprecationWarning,
-        stacklevel=2,
+        stacklevel=caller_level(),  # the caller's line, past check_keywords' wrapper
     )
     return certify_float_solution(solution, **options)
 

@@ -583,8 +583,8 @@ def solve(
         raise ParameterError(f"route must be one of {', '.join(ROUTES)}, got {route!r}.")
     if solver not in METHODS:
         raise ParameterError(f"solver must be one of {', '.join(METHODS)}, got {solver!r}.")
-    key = kept.call_key(model, params, N, start, truncation, truncation_tol, route=route)
-    found = kept.load(key, model, params, N, memory_limit)
+    keys = kept.keys(model, params, N, start, truncation, truncation_tol, route=route)
+    found = kept.load(keys, model, params, N, memory_limit)
     if found is None:  # not prepared by an earlier process: the model, its fast path
         if isinstance(model, str):
             from derive.models import as_model
@@ -613,7 +613,7 @@ def solve(
     ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
     if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
-        kept.save(key, placed, centre_fields, note, _params_text(ch.params))
+        kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
 
 
@@ -673,7 +673,7 @@ def _truncated(
     reachable set is finite by itself: nothing is cut)."""
     from dataclasses import replace
 
-    from numeric.exact.lattice import make_lattice
+    from numeric.exact.space import make_lattice
 
     runs: dict[int, tuple[Chain, SolvedChain]] = {}
 
@@ -710,7 +710,7 @@ def _result(
         model=ch.model.name,
         N=ch.N,
         params=_params_text(ch.params),
-        b=ch.model.n,
+        n=ch.model.n,
         states=reach.states.shape[0],
         residual=float(res),
         relative_residual=float(res / qmax) if qmax else 0.0,
@@ -720,7 +720,7 @@ def _result(
         start=[int(x) for x in ch.start],
         law_values=[str(v) for v in ch.lattice.values],
         seconds=time.perf_counter() - t0,
-        method=solved.method,
+        solver=solved.method,
         iterations=solved.iterations,
         exact_states=reach.exact_states,
         notes=ch.notes,

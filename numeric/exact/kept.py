@@ -16,6 +16,17 @@ the truncation and its tolerance, the route, and the digest of the code,
 :mod:`mfstein.ground.records`), so that a later process asking the same question
 reads it and starts the search at once.
 
+A call at a new ``N`` reads the record of the same call at another ``N`` (kept
+under :func:`model_key`, the key without ``N``; :func:`at_size`): the lattice's
+bounds are recomputed for ``N`` (:func:`numeric.exact.space.sized`), the start
+``N s0`` rounded to it from the recorded ``s0``
+(:func:`numeric.exact.space.round_to_lattice`), and the mean field is the
+recorded one when it cannot depend on ``N``: it was solved from its own start (no
+conservation law, no start given), or the model declares a unique fixed point
+(``unique_fixed_point``) and the values of the laws per individual, ``c . n0 /
+N``, are those recorded; otherwise the call is prepared afresh.  A model with a
+parameter ``N`` (its rates depend on ``N``) keeps no such record.
+
 What the record does not hold is built from the call's own arguments when it is
 first needed (:class:`KeptModel`): the :class:`derive.model.Model` itself (for
 :meth:`numeric.exact.result.ExactResult.expect`, or an attribute the exact route
@@ -29,6 +40,7 @@ chosen (an unbounded orthant), a heterogeneous population or a family's fast pat
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
@@ -53,9 +65,59 @@ def call_key(
     return records.call_key([VERSION, "exact"], model, params, [N, *given], [route])
 
 
+def model_key(model: Any, params: Mapping[str, Any] | None, *given: Any, route: str) -> str | None:
+    """The key of the same call at any ``N`` (:func:`call_key` without ``N``)."""
+    if route == "fast":
+        return None
+    return records.call_key([VERSION, "exact", "any N"], model, params, list(given), [route])
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys of an exact call's records: at its ``N`` (:func:`call_key`) and at any
+    ``N`` (:func:`model_key`), and the call's start and truncation as given (the
+    record at any ``N`` keeps them)."""
+
+    call: str | None
+    any_n: str | None
+    start: Any
+    truncation: Any
+
+
+def keys(
+    model: Any, params: Mapping[str, Any] | None, N: int, start: Any, truncation: Any,
+    truncation_tol: Any, *, route: str,
+) -> Keys:  # fmt: skip
+    """The :class:`Keys` of the exact solve of ``model`` with these arguments."""
+    given = (start, truncation, truncation_tol)
+    return Keys(
+        call_key(model, params, N, *given, route=route),
+        model_key(model, params, *given, route=route),
+        start,
+        truncation,
+    )
+
+
 def _tuple(v: Any) -> Any:
     """JSON's lists back to the tuples they were written from."""
     return tuple(_tuple(x) for x in v) if isinstance(v, list) else v
+
+
+class KeptKernels(SimpleNamespace):
+    """The generated ``numba`` kernels of a kept model: what the record says of them
+    (``b``, ``params``, ``jumps``, ``path``), and the module with its compiled
+    functions (``module``, ``rates_into``) loaded when first read -- a small chain
+    evaluates the module's source in NumPy (:mod:`numeric.exact.small`) and never
+    makes numba's dispatchers."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("module", "rates_into"):
+            raise AttributeError(name)
+        from mfstein.ground.generated import load_generated
+
+        self.module = load_generated(self.path.stem, self.path)
+        self.rates_into = self.module.rates_into
+        return getattr(self, name)
 
 
 class KeptModel:
@@ -93,18 +155,17 @@ class KeptModel:
         if backend != "numba":
             return self.real().kernels(backend)
         if self._kernels is None:
-            from mfstein.ground.generated import load_generated
+            from mfstein.ground.generated import load_generated, load_plain
 
             path = Path(self._record["kernel"])
-            module = load_generated(path.stem, path)
-            self._kernels = SimpleNamespace(
+            if load_plain(path.stem, path) is None:  # missing or damaged: ParameterError
+                load_generated(path.stem, path)
+            self._kernels = KeptKernels(
                 backend="numba",
                 b=self.n,
                 params=tuple(self._record["param_names"]),
                 jumps=np.asarray(self._record["jumps"], dtype=np.int64).reshape(-1, self.n),
                 path=path,
-                module=module,
-                rates_into=module.rates_into,
             )
         return self._kernels
 
@@ -137,13 +198,16 @@ def _fractions(v: Any) -> list[str]:
 
 
 def save(
-    key: str | None, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
+    keys: Keys, ch: Any, centre: Mapping[str, Any] | None, note: str | None,
     params: Mapping[str, str],
 ) -> None:  # fmt: skip
     """Keep the record of the chain ``ch`` (a :class:`numeric.exact.general.Chain` the
     general route prepared and solved; this module does not import it) centred at the
     mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
-    ``note``; ``params`` are the parameters as the result prints them."""
+    ``note``; ``params`` are the parameters as the result prints them.  It is kept
+    under ``keys.call`` and, for a call at another ``N`` (:func:`at_size`), under
+    ``keys.any_n``."""
+    key = keys.call
     if key is None or isinstance(ch.model, KeptModel):
         return
     model, lat, kern = ch.model, ch.lattice, ch.kern
@@ -178,18 +242,71 @@ def save(
         "note": note,
     }  # fmt: skip
     records.save(key, record)
+    if keys.any_n is not None and "N" not in kern.params:
+        from numeric.exact.space import to_fraction
+
+        cut = None if keys.truncation is None else to_fraction("truncation", keys.truncation)
+        record["any_n"] = {
+            "N": ch.N,
+            "s0": _fractions(ch.placement.prepared.start_fractions(keys.start)),
+            "space_total": str(to_fraction("total", model.info.state_space.total) or 1),
+            "truncation": None if cut is None else str(cut),
+            "unique_fixed_point": bool(model.info.unique_fixed_point),
+        }
+        records.save(keys.any_n, record)
+
+
+def at_size(rec: dict | None, N: int) -> dict | None:
+    """The record of the call at ``N`` made from ``rec``, the same call's record at
+    another ``N`` (module docstring), or ``None`` when ``rec`` cannot serve ``N``:
+    none, no size-free part, the start off the lattice at ``N`` or the mean field
+    possibly moved."""
+    from mfstein.ground.errors import ParameterError
+    from numeric.exact.space import round_to_lattice, sized
+
+    size_free = None if rec is None else rec.get("any_n")
+    if size_free is None:
+        return None
+    lat = rec["lattice"]
+    laws = tuple(tuple(map(Fraction, r)) for r in lat["laws"])
+    try:
+        lattice = sized(
+            lat["kind"], Fraction(size_free["space_total"]), N, size_free["truncation"],
+            laws, tuple(lat["free"]),
+        )  # fmt: skip
+        n0 = round_to_lattice(lattice, [Fraction(v) for v in size_free["s0"]])
+    except ParameterError:  # the call prepared afresh says why, in its own words
+        return None
+    if rec["start_given"] or laws:  # the mean field was solved from the start n0 / N
+        was = size_free["N"]
+        same_start = [Fraction(int(n), N) for n in n0] == [Fraction(n, was) for n in rec["start"]]
+        same_laws = [v / N for v in lattice.values] == [Fraction(v) / was for v in lat["values"]]
+        if not (same_start or (size_free["unique_fixed_point"] and same_laws)):
+            return None
+    out = dict(rec)
+    out["lattice"] = dict(
+        lat, upper=lattice.upper, total=lattice.total, truncated=lattice.truncated,
+        values=_fractions(lattice.values),
+    )  # fmt: skip
+    out["start"] = [int(x) for x in n0]
+    out["any_n"] = dict(size_free, N=N)
+    return out
 
 
 def load(
-    key: str | None, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
+    keys: Keys, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
 ) -> tuple[tuple, Any, str | None] | None:
-    """``(chain, mean field, note)`` of the record kept under ``key`` (``None``: none):
+    """``(chain, mean field, note)`` of the record kept under ``keys.call``, else of the
+    record under ``keys.any_n`` made for ``N`` (:func:`at_size`), else ``None``:
     the arguments of :class:`numeric.exact.general.Chain` (placement on a
     :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
     field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
-    rec = records.load(key)
-    if rec is None:
-        return None
+    rec = records.load(keys.call)
+    if rec is None:  # not asked at this N: the same call at another N, if it serves
+        rec = at_size(records.load(keys.any_n), N)
+        if rec is None:
+            return None
+        records.save(keys.call, rec)  # this N's own record, for the next process
     from mfstein.ground.errors import ParameterError
 
     model = KeptModel(rec, spec, params)
@@ -197,9 +314,9 @@ def load(
         kern = model.kernels("numba")
     except ParameterError:  # the kernel module is gone from the cache: prepare afresh
         return None
-    from numeric.exact.lattice import Lattice
     from numeric.exact.memory import bytes_per_state, memory_limit_bytes
     from numeric.exact.prepared import Placement, PreparedModel
+    from numeric.exact.space import Lattice
 
     lat = rec["lattice"]
     lattice = Lattice(

@@ -44,53 +44,31 @@ transition and the state, the sentences every route shares
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from fractions import Fraction
-from math import comb
 from typing import Any
 
 import numpy as np
 
-from derive.spec import region_text
 from mfstein.ground import signals
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
+from numeric.exact.space import (  # noqa: F401  (the lattice's names, kept here as before)
+    GUARD,
+    KIND_CODES,
+    Lattice,
+    Reachable,
+    TooManyStates,
+    make_lattice,
+    round_to_lattice,
+    to_fraction,
+)
 
 #: Relative size below which a nonzero float64 intensity is recomputed exactly.
 AMBIGUOUS = 1e-9
-#: Kinds of state space, as the compiled search encodes them.
-KIND_CODES = {"monotone": 0, "simplex": 1, "box": 2, "orthant": 3}
-#: Without a truncation, an orthant coordinate above ``GUARD * N`` is taken as
-#: evidence of an unbounded state space.
-GUARD = 1000
-
-
-def to_fraction(name: str, value: Any) -> Fraction | None:
-    """A parameter value as an exact rational (decimal strings, ``p/q``, ints,
-    floats by their shortest repr, SymPy rationals); ``None`` if not rational."""
-    try:
-        import sympy as sp
-
-        if isinstance(value, sp.Rational):
-            return Fraction(int(value.p), int(value.q))
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | Fraction):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(repr(value)) if np.isfinite(value) else None
-    try:
-        return Fraction(str(value).strip())
-    except (ValueError, ZeroDivisionError):
-        return None
-
 
 #: Rational-arithmetic rate functions by model key (lambdified once per process).
 _LAMBDIFIED: dict[Any, Any] = {}
-#: Conservation-law reductions by model key.
-_REDUCTIONS: dict[Any, Any] = {}
 
 
 class ExactRates:
@@ -209,151 +187,6 @@ class ExactRates:
         return out
 
 
-class TooManyStates(ParameterError):
-    """The reachable states outnumber what the memory limit allows (one sentence);
-    a caller that chose the lattice itself (an automatic truncation) words its own."""
-
-
-@dataclass
-class Lattice:
-    """Bounds of the lattice of one finite-N chain.
-
-    Attributes
-    ----------
-    N:
-        Number of individuals (servers); ``s = n / N``.
-    kind:
-        State-space kind (``monotone``, ``simplex``, ``box``, ``orthant``).
-    upper:
-        Largest value of any coordinate (``N``, ``floor(N total)``, the
-        truncation, or the guard ``GUARD * N`` for an untruncated orthant).
-    total:
-        ``floor(N total)`` for a simplex (sum bound), else ``upper``.
-    truncated:
-        Whether jumps above ``upper`` are blocked (a declared truncation).
-    laws:
-        Conservation laws (RREF rows of fractions) and ``values`` ``c . n`` at the start.
-    """
-
-    N: int
-    kind: str
-    upper: int
-    total: int
-    truncated: bool
-    laws: tuple[tuple[Fraction, ...], ...] = ()
-    free: tuple[int, ...] = ()
-    values: tuple[Fraction, ...] = ()
-    notes: list[str] = field(default_factory=list)
-
-    def contains(self, n: Sequence[int]) -> bool:
-        """Whether the integer vector ``n`` is a point of this lattice."""
-        if min(n) < 0 or max(n) > self.upper:
-            return False
-        if self.kind == "monotone":
-            return all(n[i] >= n[i + 1] for i in range(len(n) - 1))
-        if self.kind == "simplex":
-            return sum(n) <= self.total
-        return True
-
-    def count_bound(self, b: int) -> int:
-        """An upper bound on the number of lattice points with the start's law values."""
-        U = self.upper
-        if self.kind == "monotone":
-            count = comb(U + b, b)
-        elif self.kind == "simplex":
-            conserved = any(all(c == 1 for c in row) for row in self.laws)
-            count = comb(self.total + b - 1, b - 1) if conserved else comb(self.total + b, b)
-        else:
-            count = (U + 1) ** b
-        return min(count, (U + 1) ** max(len(self.free), 1))
-
-    def describe(self, b: int) -> str:
-        """The lattice in words, for messages (a truncated orthant shows its cap)."""
-        if self.kind == "orthant" and self.truncated:
-            return f"0 <= n_i <= {self.upper}"
-        return region_text(self.kind, b, var="n", top=str(self.N), total=str(self.total))
-
-
-def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
-    """The :class:`Lattice` of ``model`` at size ``N`` (``truncation`` in state units,
-    ``n_k <= floor(N truncation)``, allowed for every kind; needed for an unbounded
-    orthant whose reachable set is infinite)."""
-    from numeric.invariants import reduction
-
-    space = model.info.state_space
-    kind = space.kind
-    trunc = None
-    if truncation is not None:
-        t = to_fraction("truncation", truncation)
-        if t is None or t <= 0:
-            raise ParameterError(f"truncation must be a positive number, got {truncation!r}.")
-        trunc = int(t * N)
-        if trunc < 1:
-            raise ParameterError(
-                f"truncation must be at least 1/N = 1/{N} to leave room for a jump, "
-                f"got {truncation!r}."
-            )
-    total_frac = to_fraction("total", space.total) or Fraction(1)
-    if kind == "orthant":
-        upper = trunc if trunc is not None else GUARD * N
-    elif kind == "simplex":
-        upper = int(total_frac * N)
-    else:
-        upper = N
-    truncated = trunc is not None and trunc < upper if kind != "orthant" else trunc is not None
-    if trunc is not None:
-        upper = min(upper, trunc)
-    total = int(total_frac * N) if kind == "simplex" else upper
-    red = _REDUCTIONS.get(model.key)
-    if red is None:
-        # the jump matrix from the transitions (the numba kernels' ``jumps``, without
-        # generating them: the interpreted event loop never needs them)
-        jumps = np.array([[int(x) for x in t.jump] for t in model.transitions], dtype=np.int64)
-        red = _REDUCTIONS[model.key] = reduction(model, jumps.reshape(-1, len(model.states)))
-    return Lattice(
-        N=N,
-        kind=kind,
-        upper=upper,
-        total=total,
-        truncated=truncated,
-        laws=red.laws,
-        free=red.free,
-    )
-
-
-def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") -> np.ndarray:
-    """The lattice point nearest ``N s`` with the conservation laws kept.
-
-    Free coordinates are rounded to the nearest integer; each dependent one
-    (the pivot of a law in reduced row echelon form) is then solved from its
-    law, ``n_d = N (c . s) - sum_{j free} c_j n_j``, and rounded; so
-    ``c . n = N c . s`` exactly whenever that is attainable on the lattice.
-    Raises :class:`ParameterError` if the point is not in the state space.
-    """
-    N = lattice.N
-    exact = [to_fraction(what, v) for v in s]
-    exact = [Fraction(str(float(v))) if e is None else e for e, v in zip(exact, s, strict=True)]
-    b = len(exact)
-    n = [0] * b
-    for j in lattice.free:
-        n[j] = round(exact[j] * N)
-    for row in lattice.laws:
-        d = next(j for j, c in enumerate(row) if c)
-        q = sum(c * exact[j] for j, c in enumerate(row) if c) * N
-        rest = sum(row[j] * n[j] for j in lattice.free if row[j])
-        n[d] = round((q - rest) / row[d])
-    if not lattice.contains(n):
-        raise ParameterError(
-            f"{what} rounds to the lattice point {tuple(n)} (N = {N}), outside the state space "
-            f"{lattice.describe(b)}; give a {what} inside it."
-        )
-    lattice.values = tuple(
-        sum((c * n[j] for j, c in enumerate(row) if c), Fraction(0)) for row in lattice.laws
-    )
-    return np.asarray(n, dtype=np.int64)
-
-
-# ---------------------------------------------------------------------------
 # compiled breadth-first search with on-the-fly assembly
 # ---------------------------------------------------------------------------
 #: Status codes of :func:`explore`.
@@ -539,46 +372,6 @@ def explore(
         since += 1
     ctr[0], ctr[1], ctr[2], ctr[3], ctr[4] = head, tail, nnz, rated, since
     return status, bad_i, bad_t
-
-
-@dataclass
-class Reachable:
-    """The reachable states and the generator's off-diagonal part.
-
-    Attributes
-    ----------
-    states:
-        ``(S, b)`` int64, in breadth-first order from the start (index 0).
-    rates:
-        ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
-        exact; blocked and self-loop transitions zeroed); ``None`` once the
-        generator is assembled (:meth:`release`).
-    target:
-        ``(S, n_transitions)`` int32: the index of the state transition ``t`` leads
-        to, ``-1`` for none (the generator's entry is ``N rates[i, t]``,
-        :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
-    exact_states:
-        How many states needed exact rate evaluation.
-    up_rates:
-        ``(S,)`` the sum of the intensities of the transitions that raise the total
-        ``sum(n)``, kept by :meth:`release`.
-    """
-
-    states: np.ndarray
-    rates: np.ndarray | None
-    target: np.ndarray | None
-    exact_states: int
-    up_rates: np.ndarray | None = None
-
-    def release(self, up: np.ndarray) -> None:
-        """Keep the sum of the intensities of the transitions ``up`` (a mask) per state
-        and drop the intensities and the targets (the generator holds them now)."""
-        assert self.rates is not None
-        self.target = None  # first: the generator's peak is the search's arrays and Q^T
-        total = np.zeros(len(self.states))
-        for t in np.flatnonzero(up):
-            total += self.rates[:, t]  # column by column: no (S, n_up) copy at the peak
-        self.up_rates, self.rates = total, None
 
 
 @dataclass

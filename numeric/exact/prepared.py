@@ -68,13 +68,22 @@ class PreparedModel:
         ``start`` is in fractions (as in :func:`numeric.solve`); ``truncation``
         keeps ``n_k <= floor(N truncation)`` on an unbounded state space.
         """
-        from numeric.exact.lattice import make_lattice, round_to_lattice
+        from numeric.exact.space import make_lattice, round_to_lattice
+
+        s0 = self.start_fractions(start)
+        lattice = make_lattice(self.model, self.N, truncation)
+        n0 = round_to_lattice(lattice, s0)
+        return Placement(self, lattice, n0, start is not None)
+
+    def start_fractions(self, start: Sequence[Any] | str | None = None) -> list[Fraction]:
+        """The start in fractions, to 25 digits, before it is rounded to a lattice:
+        ``start`` (as in :func:`numeric.solve`), else the model's reference point, else
+        the origin (the same for every ``N`` unless the model has an ``N`` parameter):
+        the start of the problem every route starts from
+        (:meth:`numeric.prepared.problem.PreparedProblem.lattice_start`)."""
         from numeric.prepared.problem import prepare_problem
 
-        problem = prepare_problem(self.model, self.params, start)
-        lattice = make_lattice(self.model, self.N, truncation)
-        n0 = round_to_lattice(lattice, problem.lattice_start())
-        return Placement(self, lattice, n0, start is not None)
+        return prepare_problem(self.model, self.params, start).lattice_start()
 
 
 @dataclass(frozen=True)

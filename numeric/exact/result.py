@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import Presentable, count_row, heading_rows, shape_text
 
 
@@ -33,8 +34,9 @@ class ExactResult(Presentable):
     ----------
     model, N, params:
         The system (parameters as given, as strings).
-    b:
-        State dimension.
+    n:
+        The state's dimension (``b`` is its deprecated name, warns; ``"b"`` its
+        key in :meth:`to_dict`, the documented ``--json`` output).
     states:
         Number of (reachable) states.
     residual:
@@ -45,8 +47,10 @@ class ExactResult(Presentable):
         The mean-field fixed point the moments are centred on.
     mean, n_bias, n_cov, n_mse:
         ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``, ``N E||S - s*||^2``.
-    seconds, method, iterations:
-        Wall time, solver and its iterations.
+    seconds, solver, iterations:
+        Wall time, the linear solver that ran (``"direct"``, ``"bicgstab"``,
+        ``"gmres"``; ``method`` is its deprecated name, warns; ``"method"`` its key
+        in :meth:`to_dict`) and its iterations.
     relative_residual, tolerance:
         ``residual`` divided by the largest exit rate, and the tolerance it met.
     start, law_values:
@@ -83,7 +87,7 @@ class ExactResult(Presentable):
     model: str
     N: int
     params: dict[str, str]
-    b: int
+    n: int
     states: int
     residual: float
     pi: np.ndarray = field(repr=False)
@@ -94,7 +98,7 @@ class ExactResult(Presentable):
     n_mse: float
     n_cov: np.ndarray
     seconds: float
-    method: str
+    solver: str
     iterations: int
     relative_residual: float | None = None
     tolerance: float | None = None
@@ -117,6 +121,9 @@ class ExactResult(Presentable):
     source_model: Any = field(default=None, repr=False, compare=False)
     observables: dict[str, Any] = field(default_factory=dict)
 
+    b = renamed_attribute("ExactResult", "b", "n")
+    method = renamed_attribute("ExactResult", "method", "solver")
+
     def expect(self, g: Any, model: Any = None) -> Any:
         """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""
         from numeric.meanfield.observables import expect_exact
@@ -131,7 +138,7 @@ class ExactResult(Presentable):
         if self.lam is not None:
             out["lam"] = self.lam
         out["params"] = dict(self.params)
-        out["b"] = self.b
+        out["b"] = self.n  # the documented key of --json (the dimension, `n`)
         if self.d is not None:
             out["d"] = self.d
         out.update(
@@ -157,7 +164,7 @@ class ExactResult(Presentable):
                 "blocking": _floats(self.blocking),
                 "up_rate": _floats(self.up_rate),
                 "seconds": float(self.seconds),
-                "method": self.method,
+                "method": self.solver,  # the documented key of --json (the solver)
                 "iterations": self.iterations,
                 "truncation": None if self.truncation is None else self.truncation.to_dict(),
                 "notes": list(self.notes),
@@ -170,7 +177,7 @@ class ExactResult(Presentable):
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
             *heading_rows(f"{self.model}, N = {self.N}", self.params),
-            ("states", f"{self.states:,} (dimension {self.b})"),
+            ("states", f"{self.states:,} (dimension {self.n})"),
             ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number"
              + (", beside the truncation's cut)" if self.truncation is not None else ")")),
             ("N E||S-s*||^2", f"{self.n_mse:.10g}"),
@@ -181,7 +188,7 @@ class ExactResult(Presentable):
             rows.append(("truncation", self.truncation.text()))
         if self.blocking is not None:
             rows.append(("blocking", f"{self.blocking:.6g}"))
-        solver = f"{self.method}, {self.iterations} iterations, {self.seconds:.3g} s"
+        solver = f"{self.solver}, {self.iterations} iterations, {self.seconds:.3g} s"
         rows.append(("solver", solver))
         if self.notes:
             rows.append(count_row("notes", self.notes))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import types
 from collections.abc import Callable
+from fractions import Fraction
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,6 +42,7 @@ import scipy.sparse as sps
 
 from mfstein.ground import signals
 from mfstein.ground.errors import ParameterError
+from numeric.exact.space import GUARD, KIND_CODES, Reachable, TooManyStates
 
 #: Chains whose lattice bound is at most this many states take this route.  Measured
 #: on SIR (one process, CPU): the NumPy search and assembly take 0.03 s at 5,151
@@ -54,6 +56,12 @@ COMPILED_AFTER = 10
 #: The search's table has one 32-bit slot per point of the box of the free
 #: coordinates (pages never touched are never allocated); above, compiled route.
 TABLE_SLOTS = 1 << 26
+#: A lattice whose box of free coordinates has at most this many points times jumps
+#: times coordinates (the candidates' int64 entries, 8 bytes each), and at most
+#: :data:`ONE_PASS_SPARE` times its bound on the states, is searched in one pass
+#: (:func:`one_pass`: every point's rates at once); others one layer at a time.
+ONE_PASS_POINTS = 1 << 23
+ONE_PASS_SPARE = 8
 
 #: ``math`` functions whose NumPy namesakes differ in name.
 _RENAMED = {"pow": "power", "fabs": "abs", "atan2": "arctan2", "asin": "arcsin",
@@ -85,15 +93,31 @@ def prefer_compiled(model: Any, bound: int) -> bool:
 
 
 def _as_python(globals_: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a generated module's globals with every compiled function replaced
-    by its Python source bound to the copy, and ``math`` by :class:`_ArrayMath`."""
+    """A copy of a generated module's globals with every function of the module (its
+    Python source, of a compiled one) bound to the copy, and ``math`` replaced by
+    :class:`_ArrayMath`."""
     out = dict(globals_)
     out["math"] = _ArrayMath("math")
     for name, value in globals_.items():
-        py = getattr(value, "py_func", None)
-        if isinstance(py, types.FunctionType):
+        py = getattr(value, "py_func", value)
+        if isinstance(py, types.FunctionType) and py.__globals__ is globals_:
             out[name] = types.FunctionType(py.__code__, out, py.__name__, py.__defaults__)
     return out
+
+
+def _python_rates_into(kern: Any) -> Any:
+    """The Python source of the kernel ``rates_into``: from the generated module run as
+    plain Python (:func:`mfstein.ground.generated.load_plain`, no numba dispatcher made),
+    else the compiled function's ``py_func``; ``None`` when neither is there."""
+    from pathlib import Path
+
+    from mfstein.ground.generated import load_plain
+
+    path = Path(kern.path)
+    plain = load_plain(path.stem, path)
+    if plain is not None and isinstance(getattr(plain, "rates_into", None), types.FunctionType):
+        return plain.rates_into
+    return getattr(getattr(kern.module, "rates_into", None), "py_func", None)
 
 
 _VECTOR: dict[Any, Any] = {}
@@ -109,8 +133,7 @@ def vector_rates(model: Any) -> Callable[[np.ndarray, float, np.ndarray], np.nda
     key = (model.key, str(kern.path))
     if key in _VECTOR:
         return _VECTOR[key]
-    compiled = getattr(kern.module, "rates_into", None)
-    py = getattr(compiled, "py_func", None)
+    py = _python_rates_into(kern)
     fn = None
     if isinstance(py, types.FunctionType):
         g = _as_python(py.__globals__)
@@ -173,14 +196,19 @@ def _status(cand: np.ndarray, kind: int, upper: int, total: int) -> np.ndarray:
     return status
 
 
+def _needs_exact(R: np.ndarray) -> np.ndarray:
+    """Which rows of ``R`` the exact evaluation recomputes (:func:`_fix_rates`' rule)."""
+    m = np.abs(R).max(axis=1, initial=0.0)  # NaN in a row makes m NaN: the row is exact
+    clear = (R == 0.0) | (R > 1e-9 * m[:, None])  # NaN, -x, inf (against m = inf) fail
+    return ~clear.all(axis=1)
+
+
 def _fix_rates(R: np.ndarray, states: np.ndarray, N: int, exact: Any) -> int:
     """Recompute exactly (``exact``, :class:`numeric.exact.lattice.ExactRates`) the rows
     of ``R`` the compiled search would: a NaN or infinite entry (float64 failed), or a
     nonzero entry that is negative or at most ``1e-9`` of the row's largest; returns
     how many rows."""
-    m = np.abs(R).max(axis=1, initial=0.0)  # NaN in a row makes m NaN: the row is exact
-    clear = (R == 0.0) | (R > 1e-9 * m[:, None])  # NaN, -x, inf (against m = inf) fail
-    rows = np.flatnonzero(~clear.all(axis=1))
+    rows = np.flatnonzero(_needs_exact(R))
     for i in rows:
         R[i] = exact(states[i], N)
     return int(rows.shape[0])
@@ -190,8 +218,6 @@ def _refuse(
     lattice: Any, jumps: np.ndarray, state: np.ndarray, t: int, unbounded: bool
 ) -> ParameterError:
     """The compiled search's sentence for a positive-rate jump off the lattice."""
-    from numeric.exact.lattice import GUARD
-
     where, tr, b = tuple(int(x) for x in state), jumps[t].tolist(), state.shape[0]
     if unbounded:
         return ParameterError(
@@ -208,12 +234,11 @@ def _refuse(
 
 def _layer(
     frontier: np.ndarray, R: np.ndarray, jumps: np.ndarray, lattice: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """The candidates ``(M, nt, b)`` of one layer and which of them are jumps of the
-    chain (positive rate, inside); blocked and self-loop rates are set to zero in
-    ``R``; a jump off the lattice is refused (:func:`_refuse`)."""
-    from numeric.exact.lattice import KIND_CODES
-
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates ``(M, nt, b)`` of a block of states, which of them are jumps of
+    the chain (positive rate, inside) and which are refused (a positive rate off the
+    lattice, :func:`_first_refusal`); blocked and self-loop rates are set to zero in
+    ``R``."""
     kind = KIND_CODES[lattice.kind]
     cand = frontier[:, None, :] + jumps[None, :, :]
     R[:, ~jumps.any(axis=1)] = 0.0  # a self-loop does not move the chain
@@ -222,12 +247,91 @@ def _layer(
     if lattice.truncated:
         R[positive & (status == 2)] = 0.0  # blocked by the truncation
         positive &= status != 2
-    bad = positive & (status != 1)
-    if bad.any():
-        i, t = np.argwhere(bad)[0]
-        unbounded = status[i, t] == 2 and lattice.kind == "orthant"
-        raise _refuse(lattice, jumps, frontier[i], int(t), bool(unbounded))
-    return cand, positive
+    return cand, positive & (status == 1), positive & (status != 1)
+
+
+def _first_refusal(
+    bad: np.ndarray, frontier: np.ndarray, cand: np.ndarray, jumps: np.ndarray, lattice: Any
+) -> ParameterError:
+    """The refusal (:func:`_refuse`) of the first refused jump, in queue order, of a
+    block of states."""
+    i, t = np.argwhere(bad)[0]
+    kind = KIND_CODES[lattice.kind]
+    high = _status(cand[i : i + 1, t : t + 1], kind, lattice.upper, lattice.total)[0, 0] == 2
+    unbounded = bool(high) and lattice.kind == "orthant"
+    return _refuse(lattice, jumps, frontier[i], int(t), unbounded)
+
+
+def _too_many(start: np.ndarray, max_states: int, lattice: Any) -> TooManyStates:
+    """The search's sentence for more than ``max_states`` reachable states."""
+    return TooManyStates(
+        f"the state space reachable from {tuple(int(x) for x in start)} at N = {lattice.N} "
+        f"has more than {max_states:,} states (the lattice bound is "
+        f"{lattice.count_bound(start.shape[0]):,}), above the memory limit; reduce N or "
+        "raise the memory limit."
+    )
+
+
+def lattice_points(lattice: Any, b: int, nt: int) -> np.ndarray | None:
+    """Every point of ``lattice`` with its laws' values ``lattice.values`` (rows in the
+    mixed-radix order of the free coordinates; each law's pivot solved from it, as
+    :func:`numeric.exact.space.round_to_lattice` does), ``None`` when the box of the
+    free coordinates is too large for one pass (:data:`ONE_PASS_POINTS`, ``nt``
+    transitions)."""
+    free, base = list(lattice.free), lattice.upper + 1
+    box = base ** len(free)
+    if box * nt * b > ONE_PASS_POINTS or box > ONE_PASS_SPARE * lattice.count_bound(b):
+        return None
+    pts = np.zeros((base ** len(free), b), dtype=np.int64)
+    pts[:, free] = np.indices((base,) * len(free)).reshape(len(free), -1).T
+    keep = np.ones(pts.shape[0], dtype=bool)
+    for row, value in zip(lattice.laws, lattice.values, strict=True):
+        d = next(j for j, c in enumerate(row) if c)
+        scale = math.lcm(*(Fraction(c).denominator for c in (*row, value)))
+        coef = [int(Fraction(c) * scale) for c in row]
+        rest = int(Fraction(value) * scale) - pts[:, free] @ np.array([coef[j] for j in free])
+        keep &= rest % coef[d] == 0
+        pts[:, d] = rest // coef[d]
+    inside = _status(pts[:, None, :], KIND_CODES[lattice.kind], lattice.upper, lattice.total)
+    return pts[keep & (inside[:, 0] == 1)]
+
+
+def one_pass(
+    rates: Callable, jumps: np.ndarray, lattice: Any, p: np.ndarray, start: np.ndarray,
+    max_states: int,
+) -> Any:  # fmt: skip
+    """The reachable states as :func:`reachable` finds them, from one evaluation of the
+    rates at every point of the lattice (:func:`lattice_points`) and the breadth-first
+    order of the jump graph (:func:`scipy.sparse.csgraph.breadth_first_order`: a queue
+    that meets each state's targets in the order of the transitions, as the compiled
+    search does); ``None`` when the lattice is too large, or a reached state needs an
+    exact rate or has a jump refused, or the states are too many (the layered search
+    then runs, and refuses in its words)."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    pts = lattice_points(lattice, start.shape[0], jumps.shape[0])
+    if pts is None:
+        return None
+    free, base = list(lattice.free), lattice.upper + 1
+    weights = base ** np.arange(len(free) - 1, -1, -1, dtype=np.int64)
+    index = np.full(base ** len(free), -1, dtype=np.int64)
+    index[pts[:, free] @ weights] = np.arange(pts.shape[0])
+    R = rates(pts, float(lattice.N), p)
+    cand, jump, bad = _layer(pts, R, jumps, lattice)
+    signals.check()
+    to = np.full(R.shape, -1, dtype=np.int64)
+    to[jump] = index[cand[jump][:, free] @ weights]  # row-major: each row's in order
+    indptr = np.concatenate([[0], np.cumsum(jump.sum(axis=1))])
+    graph = sps.csr_matrix((np.ones(indptr[-1]), to[jump], indptr), shape=(len(pts),) * 2)
+    head = int(index[start[free] @ weights])
+    order = breadth_first_order(graph, head, directed=True, return_predecessors=False)
+    if order.shape[0] > max_states or bad[order].any() or _needs_exact(R[order]).any():
+        return None
+    renumber = np.full(pts.shape[0], -1, dtype=np.int32)
+    renumber[order] = np.arange(order.shape[0], dtype=np.int32)
+    to = to[order]
+    target = np.where(to >= 0, renumber[to], -1).astype(np.int32)
+    return Reachable(states=pts[order], rates=R[order], target=target, exact_states=0)
 
 
 def reachable(
@@ -240,7 +344,8 @@ def reachable(
 ) -> Any:
     """The states reachable from ``start`` (:class:`numeric.exact.lattice.Reachable`,
     as :func:`numeric.exact.lattice.reachable` finds them: same order, same targets),
-    one breadth-first layer at a time in NumPy; ``None`` when the model's kernel does
+    in one pass (:func:`one_pass`) or else one breadth-first layer at a time in NumPy;
+    ``None`` when the model's kernel does
     not vectorise or the lattice's codes would not fit in int64 (the compiled route
     then runs).
 
@@ -250,20 +355,21 @@ def reachable(
         As the compiled search: too many states, a jump leaving the state space, a
         negative intensity.
     """
-    from numeric.exact.lattice import Reachable, TooManyStates
-
     rates = vector_rates(model)
     base, free = lattice.upper + 1, list(lattice.free)
     if rates is None or base ** len(free) > TABLE_SLOTS:
         return None
     jumps = np.ascontiguousarray(model.kernels("numba").jumps, dtype=np.int64)
-    N, b = lattice.N, int(start.shape[0])
+    N = lattice.N
     _SEARCHES[0] += 1
+    start = np.asarray(start, dtype=np.int64)
+    found = one_pass(rates, jumps, lattice, p, start, max_states)
+    if found is not None:
+        return found
     # a state is fixed by its free coordinates (the laws give the others): their
     # mixed-radix code indexes a table of state index + 1 (0: not found yet)
     weights = base ** np.arange(len(free) - 1, -1, -1, dtype=np.int64)
     table = np.zeros(base ** len(free), dtype=np.int32)
-    start = np.asarray(start, dtype=np.int64)
     table[start[free] @ weights] = 1
     frontier, count, n_exact = start[None, :], 1, 0
     states, rate_rows, targets = [frontier], [], []
@@ -271,7 +377,9 @@ def reachable(
         signals.check()  # between layers: Ctrl-C is seen at once
         R = rates(frontier, float(N), p)
         n_exact += _fix_rates(R, frontier, N, exact)
-        cand, jump = _layer(frontier, R, jumps, lattice)
+        cand, jump, bad = _layer(frontier, R, jumps, lattice)
+        if bad.any():
+            raise _first_refusal(bad, frontier, cand, jumps, lattice)
         moves = cand[jump]  # row-major: the order a queue meets them
         codes = moves[:, free] @ weights
         found = table[codes] - 1
@@ -286,12 +394,7 @@ def reachable(
         frontier = moves[first]
         count += first.shape[0]
         if count > max_states:
-            raise TooManyStates(
-                f"the state space reachable from {tuple(int(x) for x in start)} at N = {N} "
-                f"has more than {max_states:,} states (the lattice bound is "
-                f"{lattice.count_bound(b):,}), above the memory limit; reduce N or raise the "
-                "memory limit."
-            )
+            raise _too_many(start, max_states, lattice)
         states.append(frontier)
     return Reachable(
         states=np.concatenate(states),

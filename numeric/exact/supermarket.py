@@ -119,7 +119,7 @@ def _solve_to_target(
             f"the {solved.method} solver stopped at residual ||pi Q||_1 = "
             f"{solved.residual:.2e}, above its target {target:.0e} "
             f"({solved.reach.states.shape[0]:,} states); no result is reported: try "
-            "method='direct' or 'gmres', or a smaller N or b."
+            "solver='direct' or 'gmres', or a smaller N or b."
         )
     return solved
 
@@ -264,7 +264,7 @@ def supermarket_fast(
         model=model.name,
         N=N,
         params=mf_params,
-        b=b,
+        n=b,
         states=sol.space.size,
         residual=sol.residual,
         relative_residual=sol.residual / sol.max_exit_rate if sol.max_exit_rate else 0.0,
@@ -276,7 +276,7 @@ def supermarket_fast(
         W=W,
         constant=None if mf is None else float(mf.constant),
         seconds=time.perf_counter() - t0,
-        method=sol.method,
+        solver=sol.method,
         iterations=sol.iterations,
         tolerance=float(tol),
         notes=[note] if note else [],

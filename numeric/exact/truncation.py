@@ -153,7 +153,7 @@ def choose_level(
     states and law (the caller keeps the solve); ``what`` names the chain in the
     refusal when the next level's chain exceeds the memory limit.
     """
-    from numeric.exact.lattice import TooManyStates
+    from numeric.exact.space import TooManyStates
 
     level = first
     while True:

@@ -132,7 +132,9 @@ MP_MAX_RHS_EVALS = 20_000
 class _Budget:
     """A right-hand side that counts its calls and refuses non-finite values."""
 
-    def __init__(self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None) -> None:
+    def __init__(
+        self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None
+    ) -> None:
         self.rhs, self.limit, self.model, self.tmax = rhs, limit, st.model.name, tmax
         self.st = st
         self.calls = 0
@@ -713,8 +715,8 @@ def _float64(
             try:
                 sol = solve_ivp(
                     budget,
-                    (0.0, tmax),
-                    y0,
+                (0.0, tmax),
+                y0,
                     method=method,
                     t_eval=uniq,
                     rtol=rtol,
@@ -861,7 +863,9 @@ def _check_arguments(
                 f"integration's cost grows like dps^2; see mfstein.ground.limits), got {dps}."
             )
     if integrator not in METHODS:
-        raise ParameterError(f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}.")
+        raise ParameterError(
+            f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}."
+        )
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(tol, int | float) and 0 < tol < 1):
             raise ParameterError(f"{name} must be a number in (0, 1), got {tol!r}.")

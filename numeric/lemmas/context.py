@@ -61,13 +61,11 @@ class Context:
     @cached_property
     def sol(self):
         """numeric's :class:`MeanFieldSolution` at this point (M = I)."""
-        import numeric
+        from numeric.supermarket.short_form import bound
 
         with mpmath.workdps(self.dps):
             # the claims use J and P of every level: no tail truncation
-            if self.b == "auto":
-                return numeric.bound(self.lam, "auto", self.d, dps=self.dps, truncate=False)
-            return numeric.bound(self.lam, self.b, self.d, dps=self.dps, truncate=False)
+            return bound(self.lam, self.b, self.d, dps=self.dps, truncate=False)
 
     @property
     def b_used(self) -> int:

@@ -644,7 +644,7 @@ def _exact_params(result: Any) -> dict[str, str]:
 
 def _exact_model(result: Any, model: Any) -> Any:
     if model is not None:
-        return resolve_model(model, result.b)
+        return resolve_model(model, result.n)
     stored = getattr(result, "source_model", None)
     if stored is not None:
         return stored

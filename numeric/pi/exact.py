@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
+from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import Presentable
 from mfstein.ground.errors import NumericalError, ParameterError, check_int
 
@@ -74,6 +75,10 @@ class PIExactResult(Presentable):
         Jobs per slot the cap removes (the truncated chain is a finite buffer).
     residual:
         ``||pi (P - I)||_1`` of the returned solution.
+    solver:
+        The linear solver that ran (``method`` is its deprecated name, warns;
+        ``"solver"`` its key in :meth:`to_dict`, whose ``"method"`` is the route,
+        ``"exact"``).
     caps_tried:
         ``(K, truncated mass)`` of every solve made to choose the cap.
     """
@@ -86,7 +91,7 @@ class PIExactResult(Presentable):
     truncated_mass: float
     dropped_jobs_per_slot: float
     residual: float
-    method: str
+    solver: str
     mean_queue: np.ndarray
     mean_total: float
     delay: float
@@ -101,6 +106,8 @@ class PIExactResult(Presentable):
 
     _MORE: ClassVar[str] = "per-server E[Q_i], P(Q_i = 0) and the caps tried in to_dict()"
 
+    method = renamed_attribute("PIExactResult", "method", "solver")
+
     def to_dict(self) -> dict[str, Any]:
         """The command line's JSON object (``truncated_mass`` and ``residual`` state
         its precision)."""
@@ -114,7 +121,7 @@ class PIExactResult(Presentable):
             "truncated_mass": self.truncated_mass,
             "dropped_jobs_per_slot": self.dropped_jobs_per_slot,
             "residual": self.residual,
-            "solver": self.method,
+            "solver": self.solver,
             "mean_queue": self.mean_queue.tolist(),
             "mean_total": self.mean_total,
             "delay": self.delay,
@@ -136,7 +143,7 @@ class PIExactResult(Presentable):
             ("E[Q_total]", f"{self.mean_total:.10g}"),
             ("mean delay", f"{self.delay:.10g}"),
             ("messages/job", f"{self.messages_per_job:.10g}"),
-            ("chain", f"cap {self.cap}, {self.states:,} states, {self.method}"),
+            ("chain", f"cap {self.cap}, {self.states:,} states, {self.solver}"),
             ("truncated mass", f"{self.truncated_mass:.2e} per slot"),
             ("residual", f"{self.residual:.1e} (||pi (P - I)||_1)"),
         ]
@@ -338,7 +345,7 @@ def _at_cap(
         "truncated_mass": float(sol.pi @ clip),
         "dropped_jobs_per_slot": float(sol.pi @ drop),
         "residual": sol.residual,
-        "method": sol.method,
+        "solver": sol.method,
         **_statistics(model, policy, pi, grid, float(sol.pi @ tokens)),
     }
 

@@ -95,6 +95,23 @@ def test_json_mpmath_numbers_are_strings(capsys) -> None:
     assert isinstance(data["V"][1][0], str) and len(data["V"][1][0].lstrip("-0.")) >= 11
 
 
+def test_float64_is_chosen_as_in_solve_and_sweep(capsys) -> None:
+    """``--float64`` (as in ``solve`` and ``sweep``) names the float64 route, the
+    default without ``--dps``: the same numbers; with ``--dps`` it is refused."""
+    argv = [*SIR, "--start", "0.75,0.25,0", "--t", "0:1:3", "--json"]
+    default, named = _run(capsys, *argv), _run(capsys, *argv, "--float64")
+    assert default.returncode == named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["route"] == "float64"
+    assert json.loads(named.stdout) == json.loads(default.stdout)
+    from mfstein.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:  # argparse's own refusal (exit 2, one line)
+        main(["transient", *argv, "--float64", "--dps", "12"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "not allowed with argument" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [

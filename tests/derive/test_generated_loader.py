@@ -192,3 +192,30 @@ def test_kept_bytecode_is_used_and_a_damaged_one_recompiled(cache, damage) -> No
     again = generated_module("probe", "bytecode key", lambda: pytest.fail("not regenerated"))
     assert again.module.X == 42
     assert marshal.loads(kept.read_bytes()).co_filename == str(made.path)  # written again
+
+
+def test_a_plain_load_runs_the_checked_source_without_numba(cache, monkeypatch) -> None:
+    """:func:`mfstein.ground.generated.load_plain`: the generated kernels' functions as
+    written (``numba.njit`` a no-op, nothing in ``sys.modules``), the values of the
+    compiled ones; a damaged file is ``None``."""
+    import sys
+    import types
+
+    from mfstein.ground.generated import load_plain
+
+    monkeypatch.setattr(mfstein.ground.generated, "_plain", {})
+    model = supermarket(3, 2)
+    k = _fresh(model, "numba")
+    plain = load_plain(k.path.stem, k.path)
+    assert isinstance(plain.rates_into, types.FunctionType)  # not a numba dispatcher
+    assert not [m for m in sys.modules if m.endswith("_plain")]
+    s, p = np.array(S), np.array(P)
+    got, want = np.zeros(k.jumps.shape[0]), np.zeros(k.jumps.shape[0])
+    plain.rates_into(s, p, got)
+    k.module.rates_into(s, p, want)
+    assert np.array_equal(got, want)
+    other = supermarket(3, 3)
+    ko = _fresh(other, "numba")
+    ko.path.write_text(_damage("one byte changed", ko.path.read_text(), ""))
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        assert load_plain(ko.path.stem, ko.path) is None

@@ -203,7 +203,7 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
 
 
 def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
-    from numeric.exact import lattice
+    from numeric.exact import space
     from numeric.invariants import reduction
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
@@ -213,7 +213,7 @@ def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkey
     assert not list(tmp_path.glob("kernels_numba_*.py"))
     assert not list(tmp_path.glob("simchain_*.py"))
     # the lattice's conservation laws, from the transitions, are the kernels' ones
-    lattice._REDUCTIONS.pop(sir.key, None)
-    got = lattice.make_lattice(sir, 50, None)
+    space._REDUCTIONS.pop(sir.key, None)
+    got = space.make_lattice(sir, 50, None)
     want = reduction(sir, sir.kernels("numba").jumps)
     assert (got.laws, got.free) == (want.laws, want.free) and len(want.laws) == 1

@@ -50,6 +50,41 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
         simulate_supermarket(**{**ARGS, "b": 5}, seed=4, workers=1, batches=5, checkpoint=ck)
 
 
+def _as_written_before_the_rename(path) -> None:
+    """Rewrite the checkpoint at ``path`` as mfstein wrote it before ``Spec.simulator``
+    was renamed ``engine``: the key ``"simulator"``, and the checksum of that content
+    (SHA-256 of the canonical JSON of config and replications)."""
+    import hashlib
+
+    saved = json.loads(path.read_text())
+    cfg = saved["config"]
+    cfg = {("simulator" if k == "engine" else k): v for k, v in cfg.items()}
+    text = json.dumps({"config": cfg, "reps": saved["reps"]}, sort_keys=True,
+                      separators=(",", ":"))  # fmt: skip
+    saved.update(config=cfg, checksum=hashlib.sha256(text.encode()).hexdigest())
+    path.write_text(json.dumps(saved))
+
+
+def test_a_checkpoint_with_the_old_simulator_key_loads(tmp_path):
+    """A checkpoint written before ``Spec.simulator`` became ``Spec.engine`` resumes to
+    the uninterrupted numbers, and is written back with the new key; its old key is
+    still matched by value (another engine's checkpoint is refused)."""
+    args = {**ARGS, "seed": 4, "workers": 1, "batches": 5}
+    full = simulate_supermarket(**args)
+    ck = tmp_path / "old.json"
+    simulate_supermarket(**args, checkpoint=ck, max_units=7)
+    assert json.loads(ck.read_text())["config"]["engine"] == "aggregated"
+    _as_written_before_the_rename(ck)
+    old = json.loads(ck.read_text())["config"]
+    assert old["simulator"] == "aggregated" and "engine" not in old
+    with pytest.raises(ParameterError, match="different run"):
+        simulate_supermarket(**args, policy="pod", engine="per-server", checkpoint=ck)
+    resumed = simulate_supermarket(**args, checkpoint=ck)
+    assert resumed.complete and _numbers(resumed) == _numbers(full)
+    new = json.loads(ck.read_text())["config"]
+    assert new["engine"] == "aggregated" and "simulator" not in new
+
+
 def test_per_server_checkpoint_resume(tmp_path):
     args = {**ARGS, "steps": 100_000, "policy": "jsq", "seed": 2, "workers": 1, "batches": 4}
     full = simulate_supermarket(**args)

@@ -50,7 +50,7 @@ def test_exact_method_is_a_deprecated_alias_of_solver() -> None:
     new = _quiet(numeric.exact.solve, MODEL, OK, N=20, solver="direct")
     with pytest.warns(DeprecationWarning, match=r"method= is deprecated; use solver="):
         old = numeric.exact.solve(MODEL, OK, N=20, method="direct")
-    assert np.array_equal(old.pi, new.pi) and new.method == "direct"
+    assert np.array_equal(old.pi, new.pi) and new.solver == "direct"
 
 
 def test_transient_method_is_a_deprecated_alias_of_integrator() -> None:
@@ -166,3 +166,101 @@ def test_result_fields_have_the_new_names_and_the_old_ones_warn() -> None:
     for res, old in ((sol, "b"), (tr, "method"), (r, "simulator")):
         with pytest.raises(AttributeError):
             setattr(res, old, None)  # read-only
+
+
+def test_exact_result_fields_are_solver_and_n_and_the_old_names_warn() -> None:
+    """``ExactResult.solver`` (was ``method``: the linear solver, not a route) and
+    ``ExactResult.n`` (was ``b``: the dimension); the ``--json`` keys stay."""
+    import json
+
+    r = _quiet(numeric.exact.solve, MODEL, OK, N=20, solver="bicgstab")
+    assert _quiet(lambda: (r.solver, r.n)) == ("bicgstab", 1)
+    with pytest.warns(DeprecationWarning, match=r"ExactResult: method is deprecated; use solver"):
+        assert r.method == r.solver
+    with pytest.warns(DeprecationWarning, match=r"ExactResult: b is deprecated; use n"):
+        assert r.b == r.n
+    out = json.loads(r.to_json())
+    assert (out["method"], out["b"]) == ("bicgstab", 1)
+    from numeric.exact import solve_exact
+
+    sm = _quiet(solve_exact, 6, "0.9", 3, 2, solver="direct")  # the supermarket's buffer b = n
+    assert (sm.n, sm.solver) == (3, "direct")
+    with pytest.warns(DeprecationWarning, match=r"ExactResult: b is deprecated"):
+        assert sm.b == 3
+    for old in ("method", "b"):
+        with pytest.raises(AttributeError):
+            setattr(r, old, None)  # read-only
+
+
+def test_simulation_and_certified_results_name_the_dimension_n() -> None:
+    import json
+
+    r = _quiet(sim.simulate, MODEL, OK, N=10, steps=2000, reps=2, seed=1, engine="interpreted")
+    assert _quiet(lambda: r.n) == 1
+    with pytest.warns(DeprecationWarning, match=r"SimulationResult: b is deprecated; use n"):
+        assert r.b == r.n
+    assert json.loads(r.to_json())["b"] == 1
+    short = _quiet(sim.simulate_supermarket, 10, "0.9", 3, 2, steps=2000, reps=2, seed=1)
+    assert short.n == 3
+    cs = _quiet(numeric.certify, MODEL, OK, dps=15)
+    assert cs.n == 1
+    with pytest.warns(DeprecationWarning, match=r"CertifiedSolution: b is deprecated; use n"):
+        assert cs.b == cs.n
+
+
+def test_pi_exact_result_field_is_solver() -> None:
+    """``PIExactResult.solver`` (was ``method``); its JSON keeps ``"solver"`` for the
+    solver and ``"method"`` for the route (``"exact"``, beside the simulation's)."""
+    from numeric.pi.exact import solve_pi_exact
+
+    e = _quiet(solve_pi_exact, "0:.6,1:.15,2:.1,4:.15", "1:1")
+    with pytest.warns(DeprecationWarning, match=r"PIExactResult: method is deprecated; use solver"):
+        assert e.method == e.solver
+    d = e.to_dict()
+    assert d["solver"] == e.solver and d["method"] == "exact"
+
+
+def test_the_supermarket_spec_says_engine_and_simulator_warns() -> None:
+    """``sim.engine.Spec.engine`` (was ``simulator``): the keyword and the attribute
+    warn, pointing at the caller's line, and give the same spec."""
+    from sim.base import RunOptions
+    from sim.engine import Spec
+    from sim.supermarket import run_supermarket
+
+    fields = dict(N=10, lam=0.9, b=3, d=2, replacement=True, policy="pod", s_star=(0.9, 0.5, 0.2))
+    new = _quiet(Spec, **fields, engine="per-server")
+    with pytest.warns(DeprecationWarning, match=r"^Spec\(\): simulator= is deprecated") as rec:
+        old = Spec(**fields, simulator="per-server")
+    assert rec[0].filename == __file__
+    assert old == new and old.per_server and new.config()["engine"] == "per-server"
+    assert "simulator" not in new.config()
+    with pytest.warns(DeprecationWarning, match=r"Spec: simulator is deprecated; use engine"):
+        assert new.simulator == "per-server"
+    with pytest.raises(TypeError, match=r"got both engine= and its deprecated alias simulator="):
+        Spec(**fields, engine="aggregated", simulator="aggregated")
+    with pytest.warns(DeprecationWarning, match=r"run_supermarket\(\): simulator= is deprecated"):
+        with pytest.raises(ParameterError, match="engine must be one of"):
+            run_supermarket(10, "0.9", 3, 2, RunOptions(), replacement=True,
+                            policy="pod", simulator="fastest")  # fmt: skip
+
+
+def test_one_certify_entry_the_old_ones_warn_at_the_callers_line() -> None:
+    """``solution.certify()`` is the one entry (``numeric.certify`` solves and calls
+    it); ``numeric.certify_float_solution`` and ``numeric.certify_solution`` are thin
+    deprecated wrappers giving the same certificate."""
+    sol = _quiet(numeric.solve, MODEL, OK, dps=15)
+    new = _quiet(sol.certify)
+    assert _quiet(numeric.certify, MODEL, OK, dps=15).interval() == new.interval()
+    for old in (numeric.certify_float_solution, numeric.certify_solution):
+        with pytest.warns(DeprecationWarning, match=r"is deprecated; use solution\.certify") as rec:
+            cs = old(sol)
+        assert rec[0].filename == __file__
+        assert cs.interval() == new.interval() and cs.n == new.n
+
+
+def test_a_warning_under_the_renamed_keywords_wrapper_names_the_callers_line() -> None:
+    """``run_supermarket`` takes ``simulator=`` through the wrapper; the note of its
+    reference point still names the line that called the library, not the wrapper."""
+    with pytest.warns(UserWarning, match="too large for the without-replacement") as rec:
+        sim.simulate_supermarket(6, "0.9", 5, 2, replacement=False, steps=2000, reps=2, seed=1)
+    assert [w.filename for w in rec if "without-replacement" in str(w.message)] == [__file__]

@@ -120,7 +120,7 @@ def test_truncated_solution_is_certified_on_all_levels() -> None:
     sol = numeric.bound("0.9", 40, 2, dps=30)
     assert sol.truncated_at is not None and sol.truncated_at < 40
     cs = sol.certify(params={"lam": "0.9"})
-    assert cs.b == 40 and cs.P.nrows() == 40
+    assert cs.n == 40 and cs.P.nrows() == 40
     assert cs.decide(sol.constant, sol.digits) == "proved"
     assert any("truncated" in n for n in cs.notes)
 

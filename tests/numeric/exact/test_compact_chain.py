@@ -55,7 +55,7 @@ def test_iterative_law_of_the_one_level_supermarket_is_the_closed_form(method: s
     law /= law.sum()
     got = np.zeros(N + 1)
     got[np.asarray(r.state_array)[:, 0]] = np.asarray(r.pi)
-    assert r.method == method
+    assert r.solver == method
     assert np.abs(got - law).sum() < 1e-10
 
 

@@ -96,7 +96,7 @@ def test_generic_reachable_path_matches_supermarket_path() -> None:
     copy = Model("copy", m.states, m.params, m.transitions)  # not a SupermarketModel
     a = numeric.exact.solve(m, {"lam": "0.9"}, N=6)  # the supermarket's fast path
     g = numeric.exact.solve(copy, {"lam": "0.9"}, N=6, start=["5/6", "1/3"])
-    assert a.method == "direct" and a.lam == "0.9" and copy.info.fast_path is None
+    assert a.solver == "direct" and a.lam == "0.9" and copy.info.fast_path is None
     assert g.states == a.states and g.start == [5, 2]
     got = {tuple(n): p for n, p in zip(g.state_array.tolist(), g.pi, strict=True)}
     for n, p in zip(a.state_array.tolist(), a.pi, strict=True):

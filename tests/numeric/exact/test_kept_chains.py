@@ -27,12 +27,13 @@ import json, sys
 import numeric.exact
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=23)
 print(json.dumps({"sympy": "sympy" in sys.modules, "mpmath": "mpmath" in sys.modules,
+                  "dispatcher": "numba.core.dispatcher" in sys.modules,
                   "pi": r.pi.tolist(), "s_star": r.s_star.tolist(), "n_mse": r.n_mse}))
 """
 
 
 def _fields(r):
-    return (r.states, r.residual, r.start, r.law_values, r.params, r.notes, r.method)
+    return (r.states, r.residual, r.start, r.law_values, r.params, r.notes, r.solver)
 
 
 def test_a_second_call_reads_the_kept_record_and_gives_the_same_numbers():
@@ -52,6 +53,7 @@ def test_a_new_process_answers_from_the_record_without_sympy():
     out = subprocess.run(child, capture_output=True, text=True, timeout=deadline(300), check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert not got["sympy"] and not got["mpmath"]
+    assert not got["dispatcher"]  # the kernels' source ran as plain Python (load_plain)
     assert np.array_equal(got["pi"], warm.pi)
     assert got["s_star"] == warm.s_star.tolist() and got["n_mse"] == warm.n_mse
 
@@ -110,3 +112,32 @@ def test_a_user_model_of_transitions_only_is_spsolves_law():
     assert r.states == 61 and set(r.state_array.sum(axis=1)) == {60}
     assert r.relative_residual <= r.tolerance and rel <= r.tolerance
     assert np.abs(r.pi - pi).sum() <= r.tolerance
+
+
+def test_a_call_at_a_new_N_reads_the_record_of_another_N_and_gives_the_same_numbers():
+    from derive.models import load_model
+
+    numeric.exact.solve("sir", SIR, N=29)  # keeps the record of the call at any N
+    got = numeric.exact.solve("sir", SIR, N=31)
+    assert isinstance(got.source_model, KeptModel)  # no model built at N = 31
+    want = numeric.exact.solve(load_model("sir"), SIR, N=31)  # an object: prepared afresh
+    assert _fields(got) == _fields(want)
+    for name in ("pi", "state_array", "s_star", "V", "W", "mean", "n_bias", "n_cov", "n_mse"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+def test_a_record_of_another_N_serves_only_where_the_mean_field_cannot_move():
+    from mfstein.ground import records
+    from numeric.exact.kept import at_size, model_key
+
+    numeric.exact.solve("sir", SIR, N=20)
+    rec = records.load(model_key("sir", SIR, None, None, None, route="auto"))
+    assert rec is not None and rec["any_n"]["unique_fixed_point"]  # SIR declares one
+    at100 = at_size(rec, 100)  # N s0 = (99, 1, 0), the reference point
+    assert at100["start"] == [99, 1, 0] and at100["lattice"]["values"] == ["100"]
+    assert at100["lattice"]["upper"] == 100 and at100["mean_field"] == rec["mean_field"]
+    # without the declaration, S + I + R = N is kept but n0 / N moves: prepared afresh
+    at100["any_n"]["unique_fixed_point"] = False
+    assert at_size(at100, 101) is None  # n0 = (100, 1, 0)
+    assert at_size(at100, 200)["start"] == [198, 2, 0]  # the same n0 / N
+    assert at_size({k: v for k, v in rec.items() if k != "any_n"}, 100) is None

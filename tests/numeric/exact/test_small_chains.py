@@ -201,7 +201,7 @@ from numeric.exact import lattice, rate_blocks
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=40)
 print(json.dumps({
     "states": r.states,
-    "method": r.method,
+    "method": r.solver,
     "explore": len(lattice.explore.overloads),
     "rate_loops": len(rate_blocks._MODULES),
 }))
@@ -236,3 +236,25 @@ def test_a_solve_returns_a_frozen_record_of_the_law():
     assert solved.method == "direct" and solved.iterations == 0
     assert solved.max_exit_rate == float(solved.exit_rate.max()) > 0
     assert ch.last.pi is solved.pi  # kept for a tighter solve of the same chain
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_the_one_pass_search_is_the_layered_search_bit_for_bit(name, monkeypatch):
+    """:func:`numeric.exact.small.one_pass` (every lattice point's rates at once, then the
+    breadth-first order of the jump graph) finds the states, rates and targets of the
+    layered search, in the same order."""
+    spec, params, N, start, truncation = CHAINS[name]
+    model, params = as_model(spec, params)
+    runs, passes = [], []
+    real = small.one_pass
+    monkeypatch.setattr(small, "one_pass", lambda *a: passes.append(real(*a)) or passes[-1])
+    for points in (small.ONE_PASS_POINTS, 0):  # one pass, then layer by layer
+        monkeypatch.setattr(small, "ONE_PASS_POINTS", points)
+        ch = Chain.setup(model, N, params, start, truncation, None)
+        ch.compiled = False
+        runs.append(ch._search())
+    assert passes[0] is not None and passes[1] is None  # each search ran as asked
+    one, layered = runs
+    for field in ("states", "rates", "target"):
+        assert np.array_equal(getattr(one, field), getattr(layered, field)), field
+    assert one.exact_states == layered.exact_states == 0
