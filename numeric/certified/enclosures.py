@@ -411,9 +411,15 @@ def _reference_at(model: Any, values: Mapping[str, Any]) -> list[Any]:
 
 
 def _conserved_values(
-    model: Any, red: Any, solution: Any, start: Any, values: Mapping[str, Any]
+    model: Any,
+    red: Any,
+    solution: Any,
+    start: Any,
+    values: Mapping[str, Any],
+    problem: Any = None,
 ) -> list[Fraction | Any]:
-    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point)."""
+    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point;
+    a start the prepared ``problem`` read is taken from it)."""
     if not red.laws:
         return []
     if start is None:
@@ -430,7 +436,8 @@ def _conserved_values(
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
     if len(raw) != model.n:
         raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
-    s0 = [_fraction_of(_sympy_plain(v)) for v in raw]
+    exact = problem.start_exact if problem is not None and start is not None else None
+    s0 = list(exact) if exact is not None else [_fraction_of(_sympy_plain(v)) for v in raw]
     q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
     # the solution must lie on the same invariant set
     s = [float(v) for v in solution.s_star]
@@ -1052,7 +1059,7 @@ def certify_float_solution(
         from derive.kernels import kernels
 
         red = reduction(model, kernels(model, "arb").jumps)
-    q = _conserved_values(model, red, solution, start, values)
+    q = _conserved_values(model, red, solution, start, values, problem)
     Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)

@@ -117,6 +117,15 @@ class PreparedProblem:
 
         return self._memo(("reduction", 0), make)
 
+    @property
+    def start_exact(self) -> tuple[Fraction, ...] | None:
+        """The caller's start as exact fractions, as given (before any snapping onto the
+        state space); ``None`` for the reference point or a start of other numbers."""
+        exact = exact_start(self.start)
+        if isinstance(exact, tuple) and all(isinstance(v, Fraction) for v in exact):
+            return exact
+        return None
+
     def lattice_start(self) -> list[Fraction]:
         """The start as fractions (25 digits of :attr:`s0`), for the finite-N lattice."""
         return [Fraction(mpmath.nstr(v, 25)) for v in self.s0]

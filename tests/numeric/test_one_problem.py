@@ -102,6 +102,8 @@ def test_the_problem_is_frozen_and_keyed_by_the_exact_start() -> None:
         assert p.start_now() == [mpmath.mpf("0.9"), mpmath.mpf("0.1")]
         assert p.values_now()["a"] == mpmath.mpf("0.1")
     assert p.lattice_start() == [Fraction(9, 10), Fraction(1, 10)]
+    assert p.start_exact == (Fraction(9, 10), Fraction(1, 10))
+    assert prepare_problem(m, PARAMS).start_exact is None  # the model's own start
 
 
 def test_the_problem_refuses_bad_input_in_one_sentence() -> None:
