@@ -1,6 +1,12 @@
 """The mean-field fixed point of any model: a global float64 search, then Newton
 at working precision.
 
+0. *Continuation.*  Inside :func:`continuing` (a sweep, :mod:`numeric.meanfield.sweep`)
+   the fixed point is first sought by float64 Newton steps alone from the
+   neighbouring grid point's ``s*`` (:func:`continued`); the point reached is kept
+   only when it passes the same checks as the search's (below), else the search
+   runs as for a single solve.  It skips the random starts, so a stable fixed point
+   that appears between two grid points is not reported there.
 1. *Global start.*  From each start the mean-field ODE ``ds/dt = f(s)`` is
    followed in float64 on the invariant set fixed by the start's conservation
    laws: first by pseudo-transient continuation (implicit Euler steps that
@@ -33,7 +39,9 @@ at working precision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,6 +316,42 @@ def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> 
         if not np.max(np.abs(rm.f64(x, q, p))) <= 1e-12 * scale:
             return None
     return x
+
+
+#: The model a sweep is continuing along and its neighbouring fixed point (full
+#: coordinates, float64), set by :func:`continuing`.
+_NEIGHBOUR: ContextVar[tuple[Any, np.ndarray] | None] = ContextVar("neighbour", default=None)
+
+
+@contextmanager
+def continuing(model: Any, guess: np.ndarray | None) -> Iterator[None]:
+    """Within this block the working-precision route's search for ``model``'s fixed
+    point starts from ``guess`` (a neighbouring grid point's ``s*``; ``None``: no
+    continuation), read by :func:`neighbour`."""
+    token = _NEIGHBOUR.set(None if guess is None else (model, np.array(guess, dtype=float)))
+    try:
+        yield
+    finally:
+        _NEIGHBOUR.reset(token)
+
+
+def neighbour(model: Any) -> np.ndarray | None:
+    """The guess :func:`continuing` set for this very ``model`` (a copy), else ``None``."""
+    hit = _NEIGHBOUR.get()
+    if hit is None or hit[0] is not model or hit[1].shape != (model.n,):
+        return None
+    return hit[1].copy()
+
+
+def continued(rm: ReducedModel, guess: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:
+    """The free coordinates of the fixed point reached by :func:`newton64` alone from
+    ``guess`` (full coordinates, completed on the invariant set of the conserved
+    values ``q``), or ``None`` when Newton's steps do not converge there."""
+    with np.errstate(all="ignore"):
+        try:
+            return newton64(rm, np.asarray(guess, dtype=float)[rm.free], q, p)
+        except np.linalg.LinAlgError:  # a Jacobian that is not finite on the way
+            return None
 
 
 def stability(J: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -189,6 +189,7 @@ class MeanFieldProblem:
         M: Any,
         *,
         extra_starts: bool = True,
+        guess: np.ndarray | None = None,
     ) -> None:
         self.model = model
         self.params = dict(params)
@@ -208,9 +209,6 @@ class MeanFieldProblem:
         info = getattr(model, "info", None)
         if info is not None and info.unique_fixed_point:
             extra_starts = False
-        self.search = fp.search(
-            self.rm, np.array([float(v) for v in s0]), self.p64, extra_starts=extra_starts
-        )
         self.q64 = np.array(
             [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in self.red.laws]
         )
@@ -219,9 +217,32 @@ class MeanFieldProblem:
         with np.errstate(all="ignore"):  # sqrt(y) at y = 0: an infinite entry says nothing
             J0 = np.abs(self.rm.jac64(x0, self.q64, self.p64))
         self.jscale = float(np.max(J0[np.isfinite(J0)], initial=0.0))
+        continued = None if guess is None else self._continued(guess, p30)
+        if continued is not None:
+            COUNTS["continued:general"] += 1
+            self.search = continued
+            return
+        self.search = fp.search(
+            self.rm, np.array([float(v) for v in s0]), self.p64, extra_starts=extra_starts
+        )
         # refuse a point that is not a stable fixed point in the state space before any
         # high-precision work, unless another start found one
         self.search.primary = self._accepted(p30)[self.rm.free]
+
+    def _continued(self, guess: np.ndarray, p30: Sequence[Any]) -> fp.Float64Search | None:
+        """The fixed point reached by Newton's steps alone from ``guess`` (a neighbouring
+        parameter point's ``s*``, :func:`numeric.meanfield.fixed_point.continued`) when
+        it passes :meth:`_check`, as the search's only point; ``None`` otherwise (the
+        caller searches from the start)."""
+        x = fp.continued(self.rm, guess, self.q64, self.p64)
+        if x is None:
+            return None
+        s_star = self.rm.full64(x, self.q64)
+        try:
+            self._check(s_star, p30)
+        except (ParameterError, NumericalError):
+            return None
+        return fp.Float64Search(primary=x, stable=[s_star], notes=[])
 
     def _check(self, s_star: np.ndarray, p30: Sequence[Any]) -> None:
         """The rates and the checks of :mod:`numeric.meanfield.acceptance` (drift
@@ -320,14 +341,18 @@ def prepared_problem(
 ) -> MeanFieldProblem:
     """The :class:`MeanFieldProblem` of these inputs, from this process's cache when
     prepared before (:mod:`numeric.prepared.cache`): order 1, order 2 and
-    the float64 order 2's general start (``extra_starts=False``) share it."""
+    the float64 order 2's general start (``extra_starts=False``) share it.  Inside a
+    sweep's :func:`numeric.meanfield.fixed_point.continuing` its fixed point is first
+    sought from the neighbour's (:meth:`MeanFieldProblem._continued`); that problem is
+    kept apart from the one a single solve prepares (its key holds the guess)."""
     params = check_names(model, params)
     key = inputs_key(model, params, start, M)
+    guess = fp.neighbour(model)  # a sweep's continuation (kept apart from single solves)
     if key is not None:
-        key = (*key, extra_starts)
+        key = (*key, extra_starts, None if guess is None else guess.tobytes())
     return _PROBLEMS.get(
         key,
-        lambda: MeanFieldProblem(model, params, start, M, extra_starts=extra_starts),
+        lambda: MeanFieldProblem(model, params, start, M, extra_starts=extra_starts, guess=guess),
         keep=model.n <= KEEP_AT_MAX_B,
     )
 

@@ -14,7 +14,9 @@ scheduler, progress)`` solves the model at every point of the grid and returns o
   working-precision route are cached per model by :mod:`derive.kernels`), and each
   fixed point is continued from its neighbour: the previous grid point's ``s*``,
   extrapolated linearly along the swept direction, starts Newton's method
-  (:func:`numeric.meanfield.float64_point.fixed_point`).  When that start does not
+  (:func:`numeric.meanfield.float64_point.fixed_point` in float64; at working
+  precision :func:`numeric.meanfield.fixed_point.continuing`, in place of the
+  global search with its random starts).  When that start does not
   give an accepted fixed point -- or carries other conserved values than the
   point's own start -- the point is searched exactly as a single ``solve`` does, so
   every row is what :func:`numeric.solve` answers at that point (within the digits
@@ -30,12 +32,14 @@ scheduler, progress)`` solves the model at every point of the grid and returns o
   processes; ``scheduler`` (a Dask scheduler's address) solves them on that
   cluster (Dask is optional: ``pip install mfstein[dist]``).  Each piece
   continues along its own points, so the rows do not depend on the split beyond
-  the digits they state.
+  the digits they state.  Pieces given to threads of one process (a Dask worker
+  with several threads) run one at a time: mpmath's precision is per process.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -341,13 +345,20 @@ def solve_piece(
     return rows
 
 
+#: Held by the piece a process is solving: mpmath's working precision is one setting
+#: per process, so two pieces in threads of one process (a Dask worker's) would change
+#: each other's precision mid-computation; they run one after the other.
+_PIECE_LOCK = threading.Lock()
+
+
 def _run_piece(sent: Any, points: list[dict[str, Any]], options: Options) -> list:
-    """One piece in a worker process: ``sent`` is the model, or its name and factory
-    options (:func:`_sendable`)."""
+    """One piece in a worker process (or a worker's thread, :data:`_PIECE_LOCK`):
+    ``sent`` is the model, or its name and factory options (:func:`_sendable`)."""
     from derive.models import as_model
 
-    model = as_model(*sent)[0] if isinstance(sent, tuple) else sent
-    return solve_piece(model, points, options)
+    with _PIECE_LOCK:
+        model = as_model(*sent)[0] if isinstance(sent, tuple) else sent
+        return solve_piece(model, points, options)
 
 
 def _sendable(given: tuple[str, dict[str, Any]] | None, model: Any) -> Any:

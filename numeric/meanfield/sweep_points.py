@@ -28,6 +28,26 @@ def _texts(params: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(v) for k, v in params.items()}
 
 
+def predict(history: list[tuple[np.ndarray, np.ndarray]], p64: np.ndarray) -> np.ndarray | None:
+    """The start of the next fixed-point search at the parameter vector ``p64``, from
+    ``history`` (the last points' parameter vectors and ``s*``): the last ``s*`` moved
+    along the secant of the last two (when the parameters move on in the same
+    direction), the last ``s*`` otherwise; ``None`` without history."""
+    if not history:
+        return None
+    p1, s1 = history[-1]
+    if len(history) < 2:
+        return s1
+    p0, s0 = history[-2]
+    d = p1 - p0
+    dd = float(d @ d)
+    t = float((p64 - p1) @ d) / dd if dd > 0 else 0.0
+    off = float(np.max(np.abs(p64 - p1 - t * d), initial=0.0))
+    if not 0.0 < t <= 2.0 or off > 1e-9 * float(np.max(np.abs(p64), initial=0.0)):
+        return s1  # not on the line of the last two points: no extrapolation
+    return s1 + t * (s1 - s0)
+
+
 class Float64Points:
     """The float64 route over a sequence of points of one model."""
 
@@ -44,21 +64,8 @@ class Float64Points:
         self.compiled = options.order == 2 and options.points >= COMPILE_MIN_POINTS
 
     def predict(self, p64: np.ndarray) -> np.ndarray | None:
-        """The start of the next fixed-point search: the last ``s*`` moved along the
-        secant of the last two (when the parameters move on in the same direction)."""
-        if not self.history:
-            return None
-        p1, s1 = self.history[-1]
-        if len(self.history) < 2:
-            return s1
-        p0, s0 = self.history[-2]
-        d = p1 - p0
-        dd = float(d @ d)
-        t = float((p64 - p1) @ d) / dd if dd > 0 else 0.0
-        off = float(np.max(np.abs(p64 - p1 - t * d), initial=0.0))
-        if not 0.0 < t <= 2.0 or off > 1e-9 * float(np.max(np.abs(p64), initial=0.0)):
-            return s1  # not on the line of the last two points: no extrapolation
-        return s1 + t * (s1 - s0)
+        """The start of the next fixed-point search (:func:`predict`)."""
+        return predict(self.history, p64)
 
     def row(self, params: Mapping[str, Any]) -> SweepPoint:
         """The row of one point; its refusal (one sentence) when the point has no answer."""
@@ -102,26 +109,56 @@ class Float64Points:
 
 
 class WorkingPrecisionPoints:
-    """:func:`numeric.solve` at ``dps`` digits over a sequence of points of one model."""
+    """:func:`numeric.solve` at ``dps`` digits over a sequence of points of one model,
+    each fixed point continued from the previous ones: the general route's search
+    starts by Newton's steps from their secant prediction (:func:`predict`,
+    :func:`numeric.meanfield.fixed_point.continuing`), kept only when it passes the
+    search's checks.  A point refused, or one where other stable fixed points were
+    found, is not continued from: the next point is searched as a single solve does."""
 
     def __init__(self, model: Any, options: Any) -> None:
         self.model = model
         self.options = options
+        self.history: list[tuple[np.ndarray, np.ndarray]] = []
 
     def row(self, params: Mapping[str, Any]) -> SweepPoint:
         """The row of one point; its refusal (one sentence) when the point has no answer."""
         from numeric.meanfield.entry import solve
+        from numeric.meanfield.fixed_point import continuing
 
         opts = self.options
+        p64 = self._parameters(params)
+        guess = None if p64 is None else predict(self.history, p64)
         try:
-            sol = solve(
-                self.model,
-                dict(params),
-                dps=opts.dps,
-                order=opts.order,
-                M=opts.M,
-                observables=list(opts.observables),
-            )
+            with continuing(self.model, guess):
+                sol = solve(
+                    self.model,
+                    dict(params),
+                    dps=opts.dps,
+                    order=opts.order,
+                    M=opts.M,
+                    observables=list(opts.observables),
+                )
         except (ParameterError, NumericalError) as exc:
+            self.history.clear()
             return SweepPoint.refused(_texts(params), str(exc))
+        if p64 is None or sol.fixed_points:  # several stable fixed points: search again
+            self.history.clear()
+        else:
+            s = np.array([float(v) for v in sol.s_star])
+            self.history = [*self.history[-1:], (p64, s)]
         return SweepPoint.of_solution(_texts(params), sol)
+
+    def _parameters(self, params: Mapping[str, Any]) -> np.ndarray | None:
+        """The point's parameter values in float64 (the secant's coordinates); ``None``
+        for a model the general route's continuation does not serve."""
+        import mpmath
+
+        from numeric.heterogeneous.entry import is_heterogeneous
+        from numeric.params import parse_params
+
+        if is_heterogeneous(self.model) or not hasattr(self.model, "n"):
+            return None
+        with mpmath.workdps(30):
+            values = parse_params(self.model, dict(params))
+        return np.array([float(values[k]) for k in sorted(values)])

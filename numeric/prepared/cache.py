@@ -28,7 +28,9 @@ import numpy as np
 #: (float64 problems), ``"prepared:general"`` (working-precision problems),
 #: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"fixed_point"`` and
+#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"continued:general"``
+#: (working-precision fixed points a sweep continued from a neighbour's,
+#: :meth:`numeric.meanfield.general.MeanFieldProblem._continued`), ``"fixed_point"`` and
 #: ``"warm_start"`` (float64 fixed-point searches, :mod:`numeric.meanfield.problem`).
 COUNTS: Counter[str] = Counter()
 

@@ -46,3 +46,18 @@ def test_bad_input_is_one_line_and_writes_nothing(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and words in err[0], err
     assert not list(tmp_path.iterdir())  # nothing written, not even the CSV
+
+
+def test_working_precision_on_a_dask_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--scheduler`` with ``--workers 2`` at 15 digits on a worker of two threads
+    prints the points one process prints."""
+    distributed = pytest.importorskip("dask.distributed")
+    argv = ["sweep", *BD, "--param", "lam=0.2:0.6:4", "--dps", "15", "--no-progress", "--json"]
+    assert main(argv) == 0
+    here = json.loads(capsys.readouterr().out)["points"]
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cl:
+        assert main([*argv, "--workers", "2", "--scheduler", cl.scheduler_address]) == 0
+    assert json.loads(capsys.readouterr().out)["points"] == here
+    assert len(here) == 4 and all(p["digits"] == 15 for p in here)
