@@ -4,6 +4,7 @@ and (``--sigint``) what Ctrl-C does at each moment of start-up.
 Run:  .venv/bin/python benchmarks/bench_startup.py [--before /tmp/before] [--repeat 5]
       .venv/bin/python benchmarks/bench_startup.py --sigint [--to 300] [--step 5] [--repeat 2]
       .venv/bin/python benchmarks/bench_startup.py --first [--before /tmp/before] [--repeat 5]
+          [--only simulate]
 
 "before" is the committed tree exported with
 ``git -C /work/main archive HEAD | tar -x -C /tmp/before`` and run with
@@ -185,8 +186,11 @@ def _fresh(tree: str, code: str, bytecode: bool = True) -> tuple[float, float, s
     return wall, cpu, r.stdout.strip().splitlines()[-1]
 
 
-def first_calls(trees: list[tuple[str, str]], repeat: int, bytecode: bool = True) -> None:
-    """Print the table of ``--first`` (module docstring)."""
+def first_calls(
+    trees: list[tuple[str, str]], repeat: int, bytecode: bool = True, only: str = ""
+) -> None:
+    """Print the table of ``--first`` (module docstring), for the cases whose name
+    contains ``only``."""
     import statistics
 
     print(f"load before: {os.getloadavg()[0]:.2f} (1-minute average), {os.cpu_count()} cores; "
@@ -194,6 +198,8 @@ def first_calls(trees: list[tuple[str, str]], repeat: int, bytecode: bool = True
     print(f"{'case':<24}{'tree':<8}{'CPU min':>9}{'CPU med':>9}{'wall min':>10}"
           f"{'wall med':>10}  heavy imports")  # fmt: skip
     for case, code in FIRST.items():
+        if only not in case:
+            continue
         runs: dict[str, list[tuple[float, float, str]]] = {name: [] for name, _ in trees}
         for _, tree in trees:
             _fresh(tree, code, bytecode)  # the warm cache of this tree
@@ -220,9 +226,11 @@ def main() -> None:
     p.add_argument("--presses", type=int, default=1, help="Ctrl-C presses, 50 ms apart")
     p.add_argument("--first", action="store_true", help="first calls in a fresh process")
     p.add_argument("--no-bytecode", action="store_true", help="--first without .pyc files")
+    p.add_argument("--only", default="", help="--first: the cases whose name contains this")
     a = p.parse_args()
     if a.first:
-        first_calls([("before", a.before), ("after", ROOT)], a.repeat, not a.no_bytecode)
+        trees = [("before", a.before), ("after", ROOT)]
+        first_calls(trees, a.repeat, not a.no_bytecode, a.only)
         return
     if a.sigint:
         sigint_sweep(a.start, a.to, a.step, a.repeat, a.presses)

@@ -499,15 +499,17 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
             client.close()
 
         return submit, wait_first, shutdown
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+    from concurrent.futures import FIRST_COMPLETED
     from concurrent.futures import wait as cf_wait
 
     if inline is None:
         inline = workers == 1 or reps == 1
     processes: list = []
     if inline:
-        pool = _Inline()
+        pool = _Inline()  # imports no multiprocessing (some 4 ms of CPU of a first run)
     else:
+        from concurrent.futures import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(
             max_workers=max(1, min(workers, reps)),
             initializer=_init_worker,

@@ -18,20 +18,22 @@ from mfstein.ground import cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: One first solve in a new process: its JSON answer, then whether SymPy was imported.
+#: One first solve in a new process: its JSON answer, then whether SymPy was imported,
+#: the model's type and whether SciPy's linalg was imported.
 PROBE = """
 import json, sys
 import mfstein as mf
 sol = mf.solve("sir", {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}, precision=sys.argv[1])
 print(json.dumps(sol.to_dict(), sort_keys=True, default=str))
-print("sympy" in sys.modules, type(sol.source_model).__name__)
+print("sympy" in sys.modules, type(sol.source_model).__name__, "scipy.linalg" in sys.modules)
 """
 
 
 def _first_solve(cache: Path, precision: str = "dps") -> tuple[str, bool, str]:
     """The answer, whether SymPy was imported, and the model's type, of a new process
     with the cache directory ``cache`` solving at ``precision`` (waits for the process
-    to exit)."""
+    to exit); at the default precision, a model this small never imports
+    :mod:`scipy.linalg` (its float64 seeds are NumPy's, numeric.linalg.refinement)."""
     env = {**os.environ, "MFSTEIN_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, "-c", PROBE, precision],
@@ -43,7 +45,8 @@ def _first_solve(cache: Path, precision: str = "dps") -> tuple[str, bool, str]:
         check=True,
     )
     answer, flags = out.stdout.strip().splitlines()[-2:]
-    sympy, kind = flags.split()
+    sympy, kind, linalg = flags.split()
+    assert precision == "float64" or linalg == "False"
     return answer, sympy == "True", kind
 
 

@@ -87,7 +87,8 @@ def test_a_new_process_simulates_a_prepared_run_without_sympy():
     imports neither SymPy, mpmath nor the mean-field solver, and neither
     ``scipy.linalg`` (numba's BLAS check, :mod:`mfstein.ground.jit`) nor
     ``scipy.special`` (the kept t quantile, :func:`sim.stats.t_quantile`), nor tqdm
-    (no progress bar asked for)."""
+    (no progress bar asked for), nor multiprocessing (one worker runs in this process,
+    :func:`sim.runner._executor`)."""
     import json
     import subprocess
     import sys
@@ -102,7 +103,7 @@ def test_a_new_process_simulates_a_prepared_run_without_sympy():
         f"r = sim.simulate('sir', {PARAMS!r}, **{run!r})\n"
         "d = r.to_dict(); d.pop('events_per_second'); d.pop('wall_seconds')\n"
         "heavy = ('sympy', 'mpmath', 'numeric.meanfield', 'scipy.linalg', 'scipy.special',\n"
-        "         'tqdm')\n"
+        "         'tqdm', 'multiprocessing')\n"
         "print(json.dumps([d, [m for m in heavy if m in sys.modules]]))\n"
     )
     root = Path(__file__).resolve().parents[2]
