@@ -44,19 +44,80 @@ def placed(raw: Callable[..., Any], idx: Sequence[Any], shape: tuple[int, ...]) 
     return fn
 
 
+#: The operators of plain arithmetic (``BINARY_OP``'s argument text): on Python
+#: floats each gives the value it gives on NumPy float64 scalars (IEEE arithmetic,
+#: the C library's ``pow``), or raises where NumPy returns ``inf``/``nan``.
+_SAME_ON_FLOATS = frozenset({"+", "-", "*", "/", "**"})
+#: Bytecode a plain-arithmetic function may consist of besides those operators.
+_PLAIN_OPS = frozenset(
+    {
+        "RESUME",
+        "LOAD_FAST",
+        "STORE_FAST",
+        "LOAD_CONST",
+        "UNARY_NEGATIVE",
+        "UNARY_POSITIVE",
+        "BUILD_LIST",
+        "BUILD_TUPLE",
+        "LIST_EXTEND",
+        "LIST_APPEND",
+        "RETURN_VALUE",
+        "NOP",
+    }
+)
+
+
+def plain_arithmetic(raw: Callable[..., Any]) -> bool:
+    """Whether ``raw`` reads only its arguments and constants and computes with
+    ``+ - * / **`` alone (no global name, no call, no comparison): then it gives
+    the same numbers on Python floats as on NumPy float64 scalars, except where
+    Python raises (``ZeroDivisionError``, ``OverflowError``) or returns a
+    ``complex`` (a negative base to a fractional power) and NumPy gives
+    ``inf``/``nan``."""
+    import dis
+
+    code = getattr(raw, "__code__", None)
+    if code is None or code.co_names or any(isinstance(k, CodeType) for k in code.co_consts):
+        return False
+    for ins in dis.get_instructions(code):
+        if ins.opname == "BINARY_OP":
+            if ins.argrepr not in _SAME_ON_FLOATS:
+                return False
+        elif ins.opname not in _PLAIN_OPS:
+            return False
+    return True
+
+
 def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
     """``fn(s, p)``: the ``n`` values ``raw(*s, *p)`` as a flat float64 array
-    (``module="numpy"``) or a list (``"mpmath"``)."""
+    (``module="numpy"``) or a list (``"mpmath"``).
+
+    For float64 arrays ``s``, ``p`` and a ``raw`` of plain arithmetic
+    (:func:`plain_arithmetic`) the values are computed on Python floats, about
+    three times faster than on NumPy scalars and the same numbers; where Python
+    raises or a value is complex, on the NumPy scalars as before."""
+    plain = module == "numpy" and plain_arithmetic(raw)
 
     def fn(s: Any, p: Any) -> Any:
         if n == 0:
             return np.zeros(0) if module == "numpy" else []
+        if plain and _float64_vector(s) and _float64_vector(p):
+            try:
+                return np.array(raw(*s.tolist(), *p.tolist()), dtype=float).reshape(n)
+            except (ArithmeticError, TypeError):  # NumPy's inf or nan (or complex)
+                pass
         out = raw(*s, *p)
         if module == "numpy":
             return np.array(out, dtype=float).reshape(n)
         return list(out)
 
     return fn
+
+
+def _float64_vector(x: Any) -> bool:
+    """Whether ``x`` is a 1-d float64 NumPy array (its ``tolist`` gives Python floats
+    of the same values)."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
 
 
 def _global_names(code: CodeType) -> set[str]:

@@ -1,4 +1,4 @@
-"""Small dense float64 solves without the fixed cost of NumPy's wrapper.
+"""Small float64 solves and products without the fixed cost of NumPy's and SciPy's wrappers.
 
 A fixed-point search on a model of a few coordinates solves many ``n x n``
 systems with ``n`` of about 10, where :func:`numpy.linalg.solve`'s argument
@@ -7,12 +7,15 @@ handling and error-state context cost more than LAPACK's ``gesv``.
 (``_umath_linalg.solve1``: NumPy's own LAPACK, so the same numbers) directly, and
 hands anything unusual -- another dtype or shape, a singular matrix, a result
 that is not finite -- to :func:`numpy.linalg.solve`, which then answers (or
-raises) exactly as before.
+raises) exactly as before.  :func:`csr_times` is SciPy's own CSR matrix-vector
+kernel (``csr_matvec``, what ``A @ x`` runs) called without the operator's
+dispatch, so the same sums in the same order.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +25,23 @@ try:
     _SOLVE1 = _umath_linalg.solve1
 except (ImportError, AttributeError):  # another NumPy: the public function only
     _SOLVE1 = None
+
+#: SciPy's ``csr_matvec`` once looked up (``False``: not yet, ``None``: not there).
+_CSR_MATVEC: Any = False
+
+
+def _csr_matvec() -> Any:
+    """SciPy's ``csr_matvec`` kernel (``None`` in a SciPy without it), looked up
+    at the first product: a caller that never multiplies never loads SciPy."""
+    global _CSR_MATVEC
+    if _CSR_MATVEC is False:
+        try:
+            from scipy.sparse import _sparsetools
+
+            _CSR_MATVEC = _sparsetools.csr_matvec
+        except (ImportError, AttributeError):  # another SciPy: the operator only
+            _CSR_MATVEC = None
+    return _CSR_MATVEC
 
 
 def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -48,3 +68,26 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     # x @ x is not finite for a NaN or infinite entry (and for a huge one, which the
     # wrapper then solves again: the same numbers)
     return x if math.isfinite(x @ x) else np.linalg.solve(A, b)
+
+
+def csr_times(A: Any, x: np.ndarray) -> np.ndarray:
+    """``A @ x`` for a SciPy CSR matrix ``A`` and a vector ``x``, both float64:
+    SciPy's ``csr_matvec`` on a zero vector (as the operator computes it, so the
+    same numbers) without the operator's dispatch; anything else -- another
+    format, dtype or shape -- by ``A @ x`` itself."""
+    kernel = _csr_matvec() if _CSR_MATVEC is False else _CSR_MATVEC
+    if (
+        kernel is None
+        or getattr(A, "format", None) != "csr"
+        or type(x) is not np.ndarray
+        or A.dtype != np.float64
+        or x.dtype != np.float64
+        or x.ndim != 1
+        or not x.flags.c_contiguous
+        or A.ndim != 2
+        or A.shape[1] != x.shape[0]
+    ):
+        return A @ x
+    out = np.zeros(A.shape[0])
+    kernel(A.shape[0], A.shape[1], A.indptr, A.indices, A.data, x, out)
+    return out

@@ -38,10 +38,14 @@ RESIDUAL64 = 1e-9
 SPACE_TOL = 1e-9
 
 
+_MAX = np.maximum.reduce
+
+
 def max_abs(a: np.ndarray) -> float:
-    """``max |a_i|`` (0 for an empty array, NaN when an entry is NaN): ``np.max`` of
-    ``|a|`` without its dispatch, which costs more than the work on small arrays."""
-    return float(np.abs(a).max()) if a.size else 0.0
+    """``max |a_i|`` (0 for an empty array, NaN when an entry is NaN): the ufunc
+    reduction ``np.max`` runs, without ``np.max``'s and ``ndarray.max``'s Python
+    wrappers, which cost more than the work on small arrays."""
+    return float(_MAX(np.abs(a), axis=None)) if a.size else 0.0
 
 
 def term_scale(rates: Any, J: Any, s: Any) -> float:

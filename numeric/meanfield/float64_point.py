@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.linalg.small import csr_times
 from numeric.meanfield.acceptance import max_abs
 from numeric.rate_signs import check_values64
 
@@ -41,8 +42,10 @@ class AtPoint:
     f: np.ndarray
     J: Any
     Jr: Any
-    #: what :func:`accept` computed here that :func:`kept_block` may read again:
+    #: what :func:`accept` computed here that later steps may read again:
     #: ``"stability"``, the dense matrix whose eigenvalues it took and them
+    #: (:func:`kept_block`); ``"scale"``, the size of the drift's terms
+    #: (:func:`relative_residual`)
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -54,9 +57,9 @@ class AtPoint:
         rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
-            return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac_dense(J))
+            return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, rates, sysm.LT @ rates, J, sysm.reduce_jac(J))
+        return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac(J))
 
     @property
     def dense(self) -> bool:
@@ -125,12 +128,13 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     from numeric.meanfield import acceptance
 
     s = at.s
+    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
     acceptance.check(
         model,
         s,
         sysm.p,
         residual=at.residual(list(sysm.red.free)),
-        scale=acceptance.term_scale(at.rates, at.J, s),
+        scale=scale,
         eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
         has_laws=bool(sysm.red.laws),
@@ -158,14 +162,22 @@ def _accepted_from(
     jscale: float,
     near: bool = False,
     newton_only: bool = False,
+    jac_start: np.ndarray | None = None,
 ) -> AtPoint:
     """The fixed point reached from ``start`` (full coordinates; ``near``: a
     neighbour's fixed point, ``newton_only``: by Newton's steps alone,
-    :func:`numeric.meanfield.structure.fixed_point64`), refused in one sentence
-    unless it passes :func:`accept`."""
+    :func:`numeric.meanfield.structure.fixed_point64`; ``jac_start``: the reduced
+    Jacobian at ``start``, when evaluated), refused in one sentence unless it passes
+    :func:`accept`."""
     from numeric.meanfield.structure import fixed_point64
 
-    s = fixed_point64(sysm, np.asarray(start, dtype=float), near=near, newton_only=newton_only)
+    s = fixed_point64(
+        sysm,
+        np.asarray(start, dtype=float),
+        near=near,
+        newton_only=newton_only,
+        jac_start=jac_start,
+    )
     at = AtPoint.of(sysm, s)
     accept(sysm, model, at, jscale)
     return at
@@ -193,8 +205,12 @@ def fixed_point(
     from numeric.meanfield.general import other_start_note
     from numeric.meanfield.structure import DENSE_MAX
 
+    J0 = None  # the reduced J at s0, read again by the search from s0 (dense, no laws)
     if model.n <= DENSE_MAX:
-        jscale = largest_entry(sysm.reduce_jac_dense(sysm.jac_dense(s0)))
+        Jr0 = sysm.reduce_jac_dense(sysm.jac_dense(s0))
+        jscale = largest_entry(Jr0)
+        # with no law, L^T's rows on the free coordinates are L^T: the same product
+        J0 = None if sysm.red.laws else Jr0
     else:
         jscale = largest_entry(sysm.jac_reduced(s0))
     # a neighbour's fixed point starts this search only on the same invariant set
@@ -207,7 +223,7 @@ def fixed_point(
         except (ParameterError, NumericalError):
             pass  # the neighbour's branch ended: search as a single solve does
     try:
-        return _accepted_from(sysm, model, s0, jscale), [], False
+        return _accepted_from(sysm, model, s0, jscale, jac_start=J0), [], False
     except (ParameterError, NumericalError) as exc:
         refusal = exc
     import warnings
@@ -257,6 +273,12 @@ class Block:
     PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
+def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
+    """``A[np.ix_(idx, idx)]`` (a new C-ordered array), by two ``take`` calls
+    without ``np.ix_``'s argument handling."""
+    return A.take(idx, axis=0).take(idx, axis=1)
+
+
 def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     """Drop the negligible coordinates at ``at.s`` and restrict ``J``, ``Q``, ``M``
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
@@ -272,8 +294,8 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     if whole:  # the same arrays as the selections below (copies: the block owns them)
         JK, QK = at.Jr.copy(), Qs.copy()
     else:
-        JK = (at.Jr if at.dense else at.Jr.toarray())[np.ix_(kr, kr)]
-        QK = (Qs if at.dense else Qs.toarray())[np.ix_(K, K)]
+        JK = square_part(at.Jr if at.dense else at.Jr.toarray(), kr)
+        QK = square_part(Qs if at.dense else Qs.toarray(), K)
     seen = at.seen.get("stability")
     if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
         eig = seen[1].copy()
@@ -285,7 +307,8 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         MK = M64.copy()
     else:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
-        MK = TK[R].T @ M64[np.ix_(R, R)] @ TK[R]
+        TR = TK[R]
+        MK = TR.T @ square_part(M64, R) @ TR
     return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
 
 
@@ -317,8 +340,8 @@ def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
     W[np.ix_(blk.R, blk.R)] = W_full_R
     # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
     (i, j, k), weight = sysm.hess_layout
-    h = np.zeros(b)
-    np.add.at(h, i, sysm.hess_values(s) * weight * W[j, k])
+    # summed in order into zeros, as np.add.at sums (bincount is its fast form)
+    h = np.bincount(i, weights=sysm.hess_values(s) * weight * W[j, k], minlength=b)
     hK = h[blk.K]
     VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
     return blk.TK @ VK, W_full_R
@@ -358,7 +381,9 @@ def relative_residual(sysm: Any, at: AtPoint) -> float:
     (:func:`numeric.meanfield.acceptance.term_scale`)."""
     from numeric.meanfield.acceptance import term_scale
 
-    scale = term_scale(at.rates, at.J, at.s)
+    scale = at.seen.get("scale")  # computed by accept at this point
+    if scale is None:
+        scale = term_scale(at.rates, at.J, at.s)
     return at.residual(list(sysm.red.free)) / scale if scale > 0 else 0.0
 
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import mpmath
@@ -57,7 +58,7 @@ from mpmath import mpf
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
-from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
 
 
 def solve_float64(
@@ -136,17 +137,15 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         # computed, and ``digits`` says how many of them are correct
         dps=17,
         n=b,
-        s_star=mpf64_list(s),
+        # the lists of mpf are made when first read (a warm call in a loop reads c)
+        s_star=Deferred(partial(mpf64_list, np.array(s))),
         J=Float64Matrix.sparse(pt.at.J, b),
-        ftilde=mpf64_list(blk.Qs.diagonal() / 2),
+        ftilde=Deferred(partial(mpf64_list, blk.Qs.diagonal() / 2)),
         Q=Float64Matrix.sparse(blk.Qs, b),
         P=Pm,
         W=Wm,
-        V=mpf64_list(V),
-        eigenvalues=[
-            mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-            for v in blk.eig.tolist()
-        ],
+        V=Deferred(partial(mpf64_list, np.array(V))),
+        eigenvalues=Deferred(partial(_eigenvalue_list, np.array(blk.eig))),
         constant=mpf64(c_w),
         digits=digits,
         methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
@@ -165,6 +164,14 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         start=problem.start,
         M=problem.M,
     )
+
+
+def _eigenvalue_list(eig: np.ndarray) -> list[Any]:
+    """The eigenvalues as mpmath numbers: ``mpf`` (exact) when real, else ``mpc``."""
+    return [
+        mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
+        for v in eig.tolist()
+    ]
 
 
 @dataclass(frozen=True)
@@ -258,6 +265,11 @@ def _with_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> MeanField
     if o2.solved:
         methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
     return replace(
-        sol, A=mpf64_list(o2.A), B=B, c2=mpf64(o2.c2), digits2=o2.digits2, errors=errors,
+        sol,
+        A=mpf64_list(o2.A),
+        B=B,
+        c2=mpf64(o2.c2),
+        digits2=o2.digits2,
+        errors=errors,
         methods=methods,
     )

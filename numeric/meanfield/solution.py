@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,44 @@ def stated(value: Any, digits: int | None) -> Any:
     if digits is None or not isinstance(value, mpf):
         return value
     return Stated(value, digits)
+
+
+class Deferred:
+    """A field value made at its first read: ``make()`` (a route hands over numbers
+    it computed in float64 and their exact ``mpf`` conversion waits until a
+    caller reads them; :class:`ConvertedOnRead`)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _made, (self.make(),)  # pickled as its value
+
+
+def _made(value: Any) -> Any:
+    return value
+
+
+class ConvertedOnRead:
+    """A field of :class:`MeanFieldSolution` that may be given as a :class:`Deferred`:
+    the value is made at the first read and kept in its place (every read, the
+    dataclass's ``==``, :func:`dataclasses.replace` and pickling see the value)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:  # a required field: no class-level default
+            raise AttributeError(self.name)
+        value = obj.__dict__[self.name]
+        if type(value) is Deferred:
+            value = obj.__dict__[self.name] = value.make()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
 
 
 def family_fields(**values: Any) -> dict[str, Any]:
@@ -186,14 +225,14 @@ class MeanFieldSolution(Presentable):
     params: dict[str, str]
     dps: int
     n: int
-    s_star: list[mpf]
+    s_star: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
     J: mpmath.matrix
-    ftilde: list[mpf]
+    ftilde: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
     Q: mpmath.matrix
     P: mpmath.matrix
     W: mpmath.matrix
-    V: list[mpf]
-    eigenvalues: list[Any]
+    V: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
+    eigenvalues: list[Any] = ConvertedOnRead()  # type: ignore[assignment]
     constant: mpf
     digits: int
     methods: dict[str, str] = field(default_factory=dict)

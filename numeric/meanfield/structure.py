@@ -29,8 +29,9 @@ callers choose ``delta``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError
 from numeric.invariants import Reduction, reduction
+from numeric.linalg.small import csr_times
 from numeric.meanfield.acceptance import max_abs
 
 if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
@@ -137,7 +139,7 @@ class SparseSystem:
     def f(self, s: np.ndarray) -> np.ndarray:
         """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
         same order as the transposed view, without rebuilding it per call)."""
-        return self.LT @ self.rates(s)
+        return csr_times(self.LT, self.rates(s))
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -225,17 +227,23 @@ class SparseSystem:
 
     def _dbeta_dense(self, s: np.ndarray) -> np.ndarray:
         """``d beta / ds`` (transitions x b) as a dense array."""
-        gi = self.sr.grad_index
+        flat, at, distinct = self._shared("grad_places", self._grad_places)
+        if distinct:  # each entry once: the sum of one term
+            D = np.zeros(self.L.shape[0] * self.L.shape[1])
+            D[flat] = self.sr.grad(s, self.p)
+            return D.reshape(self.L.shape)
         D = np.zeros(self.L.shape)
-        at = (gi[:, 0], gi[:, 1])
-        distinct = self._shared(
-            "grad_distinct", lambda: len(np.unique(at[0] * self.L.shape[1] + at[1])) == len(gi)
-        )
-        if distinct:
-            D[at] = self.sr.grad(s, self.p)  # each entry once: the sum of one term
-        else:
-            np.add.at(D, at, self.sr.grad(s, self.p))
+        np.add.at(D, at, self.sr.grad(s, self.p))
         return D
+
+    def _grad_places(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], bool]:
+        """Where the entries of :meth:`SparseRates.grad` go in ``d beta / ds``: their
+        row-major positions, their ``(row, column)`` arrays, and whether no position
+        repeats (then each entry is written, else the entries are summed in order)."""
+        gi = self.sr.grad_index
+        at = (gi[:, 0], gi[:, 1])
+        flat = at[0] * self.L.shape[1] + at[1]
+        return flat, at, len(np.unique(flat)) == len(gi)
 
     def jac_reduced_dense(self, s: np.ndarray) -> np.ndarray:
         """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
@@ -294,11 +302,19 @@ def prepared_system(model: Any, p: Sequence[float]) -> SparseSystem:
         else:
             T = sps.identity(model.n, format="csr")
         base = _PREPARED[key] = SparseSystem(model, sr, np.zeros(0), red, L, T)
-    return replace(base, model=model, p=np.asarray(p, dtype=float))
+    # dataclasses.replace's copy, without its per-call look at the fields
+    return SparseSystem(
+        model, base.sr, np.asarray(p, dtype=float), base.red, base.L, base.T, base.shared
+    )
 
 
 def fixed_point64(
-    system: SparseSystem, start: np.ndarray, *, near: bool = False, newton_only: bool = False
+    system: SparseSystem,
+    start: np.ndarray,
+    *,
+    near: bool = False,
+    newton_only: bool = False,
+    jac_start: np.ndarray | None = None,
 ) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
@@ -316,7 +332,8 @@ def fixed_point64(
     singular).  Systems of at most
     :data:`DENSE_MAX` free coordinates use dense arrays and LAPACK instead of
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
-    bookkeeping that dominates small systems).
+    bookkeeping that dominates small systems).  ``jac_start``: the reduced
+    Jacobian at ``start`` when the caller has evaluated it (dense, read only).
     """
     red = system.red
     free = list(red.free)
@@ -326,24 +343,27 @@ def fixed_point64(
     solve = linear_solver(dense)
 
     last: list[Any] = [None, None]  # the last state the rates were evaluated at, and them
+    every = not red.laws  # every coordinate free, in order: no selection needed
+    LT = system.LT
+    # the full state of y: y itself when every coordinate is free (the evaluations
+    # below only read it; system.full would copy it)
+    full = (lambda y: y) if every else (lambda y: system.full(y, q))
 
     def rates(y: np.ndarray) -> np.ndarray:
         # the drift and the scale of the same state share one evaluation of the rates
         key = y.tobytes()
         if last[0] != key:
-            last[:] = [key, system.rates(system.full(y, q))]
+            last[:] = [key, system.rates(full(y))]
         return last[1]
 
-    every = not red.laws  # every coordinate free, in order: no selection needed
-
     def fr(t: float, y: np.ndarray) -> np.ndarray:
-        f = system.LT @ rates(y)
+        f = csr_times(LT, rates(y))
         return f if every else f[free]
 
     def jr(t: float, y: np.ndarray) -> Any:
         if dense:
-            return system.jac_reduced_dense(system.full(y, q))
-        return system.jac_reduced(system.full(y, q)).tocsc()
+            return system.jac_reduced_dense(full(y))
+        return system.jac_reduced(full(y)).tocsc()
 
     def scale(y: np.ndarray) -> float:
         return max(1.0, max_abs(rates(y)))
@@ -360,7 +380,7 @@ def fixed_point64(
                 f"Newton's method for the fixed point of model {system.model.name} did not "
                 "converge from the neighbouring fixed point."
             )
-    ptc = pseudo_transient(fr, jr, x, scale, solve)
+    ptc = pseudo_transient(fr, jr, x, scale, solve, J0=jac_start if dense else None)
     bound = RUNAWAY * max(1.0, max_abs(x))
 
     def runaway(t: float, y: np.ndarray) -> float:
@@ -462,7 +482,7 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             except RuntimeError:
                 break
             size = max_abs(step)
-            if not np.isfinite(size) or (k >= free and size >= prev):
+            if not math.isfinite(size) or (k >= free and size >= prev):
                 break
             x = x - step
             if done(step, x):
@@ -470,6 +490,8 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             prev = size
     return x
 
+
+_ALL = np.logical_and.reduce  # ndarray.all without its Python wrapper
 
 #: Pseudo-transient continuation: at most this many implicit Euler steps.
 PTC_STEPS = 200
@@ -479,7 +501,9 @@ PTC_STEPS = 200
 PTC_FIRST_STEP = 1.0
 
 
-def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -> np.ndarray | None:
+def pseudo_transient(
+    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any, J0: Any = None
+) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
     ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
     evolution relaxation, ``h_(k+1) = h_k ||f_k|| / ||f_(k+1)||``), so that the
@@ -487,10 +511,11 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
     near the fixed point.  ``None`` when it has not reached ``||f|| < 1e-8`` of
     the largest intensity within :data:`PTC_STEPS` steps, or a step left the
     finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
-    sparse matrices, ``solve`` solves with them (:func:`linear_solver`)."""
+    sparse matrices, ``solve`` solves with them (:func:`linear_solver`); ``J0``:
+    ``jr(0, x0)`` when the caller has it."""
     x = np.array(x0, dtype=float)
     f = fr(0, x)
-    J = jr(0, x)
+    J = jr(0, x) if J0 is None else J0
     norm = max_abs(f)
     dense = isinstance(J, np.ndarray)
     entries = J[J != 0] if dense else J.data
@@ -513,7 +538,7 @@ def pseudo_transient(fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any) -
                 continue
             y = x + dx
             g = fr(0, y)
-            if not np.isfinite(g).all():
+            if not _ALL(np.isfinite(g), axis=None):
                 h /= 4
                 continue
             new = max_abs(g)

@@ -58,3 +58,39 @@ def test_solve_vector_raises_and_falls_back_as_numpy() -> None:
     with np.errstate(all="ignore"):
         x = solve_vector_quiet(huge, np.array([1e300, 1.0]))  # overflows: NumPy's inf
         assert np.array_equal(x, np.linalg.solve(huge, np.array([1e300, 1.0])))
+
+
+@pytest.mark.parametrize("shape", [(10, 20), (1, 1), (40, 7), (0, 3)])
+def test_csr_times_is_scipys_product(shape: tuple[int, int]) -> None:
+    import scipy.sparse as sps
+
+    from numeric.linalg.small import csr_times
+
+    rng = np.random.default_rng(shape[0])
+    for density in (0.0, 0.2, 1.0):
+        A = sps.random(*shape, density=density, format="csr", random_state=rng) * 1e3
+        x = rng.standard_normal(shape[1]) * np.exp(rng.normal(0, 20, shape[1]))
+        assert np.array_equal(csr_times(A, x), A @ x)
+
+
+def test_csr_times_hands_the_unusual_to_scipy() -> None:
+    import scipy.sparse as sps
+
+    from numeric.linalg.small import csr_times
+
+    A = sps.csr_matrix(np.array([[1, 0, 2], [0, 3, 0]]))  # integers
+    x = np.array([1.5, -2.0, 0.25])
+    for B in (A, A.tocsc(), A.astype(float)):
+        assert np.array_equal(csr_times(B, x), B @ x)
+        assert np.array_equal(csr_times(B, x[::-1].copy()[::-1]), B @ x)  # not contiguous
+    with pytest.raises(ValueError):
+        csr_times(A.astype(float), np.ones(2))  # the operator's own refusal
+
+
+def test_max_abs_reads_nan_and_empty_as_numpy() -> None:
+    from numeric.meanfield.acceptance import max_abs
+
+    a = np.array([[1.0, -3.5], [2.0, 0.0]])
+    assert max_abs(a) == 3.5 and max_abs(np.zeros(0)) == 0.0
+    a[1, 1] = np.nan
+    assert np.isnan(max_abs(a)) and np.isnan(np.abs(a).max())

@@ -122,6 +122,50 @@ def test_lazy_matrices_equal_the_eager_conversion():
     assert x == mpmath.mpf(0.1) and rounded != x
 
 
+def test_deferred_lists_are_the_exact_float64_values_when_read():
+    """``s_star``, ``V``, ``ftilde`` and the eigenvalues of a float64 solution are made
+    at their first read (a warm loop reads ``c``), then kept: the exact ``mpf`` of
+    each double, the same list at every read, equal through copies and pickling."""
+    from numeric.meanfield.problem import order1, prepare
+    from numeric.meanfield.solution import Deferred
+
+    m = load_model("sir")
+    sol = numeric.solve(m, SIR, precision="float64")
+    names = ("s_star", "V", "ftilde", "eigenvalues")
+    assert all(type(sol.__dict__[k]) is Deferred for k in names)
+    twice = pickle.loads(pickle.dumps(sol))  # pickled as the values
+    assert all(type(twice.__dict__[k]) is list for k in names)
+    pt = order1(prepare(m, SIR))
+    with mpmath.workdps(5):  # first read: exact whatever the working precision
+        s_star = sol.s_star
+    assert s_star == [mpmath.mpf(x) for x in pt.s.tolist()]
+    assert sol.V == [mpmath.mpf(x) for x in pt.V.tolist()]
+    assert sol.s_star is sol.s_star and type(sol.__dict__["s_star"]) is list
+    assert [float(x) for x in sol.ftilde] == (pt.block.Qs.diagonal() / 2).tolist()
+    assert sorted(complex(x).real for x in sol.eigenvalues) == sorted(pt.block.eig.real)
+    assert twice == sol and dataclasses.replace(sol, digits=3).V == sol.V
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sol.V = []
+
+
+def test_search_from_the_start_reads_the_jacobian_evaluated_there():
+    """The stability scale's reduced Jacobian at the start is the search's first one
+    (no conservation law: the same product), and the fixed point is the same bit for
+    bit; systems at other parameters share the model-level objects."""
+    from numeric.meanfield.structure import fixed_point64
+
+    m = load_model(f"{USER}:supermarket_user", b=10)
+    problem = pp.prepare(m, {"lam": "0.85"})
+    sysm, s0 = problem.system, np.array(problem.s0)
+    J0 = sysm.reduce_jac_dense(sysm.jac_dense(s0))
+    assert not sysm.red.laws and np.array_equal(J0, sysm.jac_reduced_dense(s0))
+    s = fixed_point64(sysm, s0)
+    assert np.array_equal(fixed_point64(sysm, s0, jac_start=J0), s)
+    assert np.abs(sysm.f(s)).max() < 1e-12
+    other = pp.prepare(m, {"lam": "0.9"}).system
+    assert other.shared is sysm.shared and not np.array_equal(other.p, sysm.p)
+
+
 def test_warm_routes_at_working_precision_prepare_nothing():
     """Order 1, then order 2, then the transient (twice), then an observable, on one
     model at working precision: each route's problem is prepared once in the process
