@@ -635,7 +635,7 @@ class Model:
         conserved, declared on the box: at ``b = 1`` it has ``a = 0``).  A face
         refused at points off that slice is therefore checked again on the slice
         through ``start`` (:func:`_slice_leaves`), and without a start it is left
-        to the call that knows one (:func:`numeric.meanfield.general.start_point`
+        to the call that knows one (:func:`numeric.prepared.start.start_point`
         passes every start here).  The library's own factories build their rates
         to satisfy the check and are not re-checked.
         """

@@ -78,7 +78,12 @@ def check_names(model: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def parse_params(model: Any, params: Mapping[str, Any] | None) -> dict[str, mpf]:
     """Parameter values as ``mpf`` at the current precision, in range, by name."""
-    given = check_names(model, params)
+    return read_values(model, check_names(model, params))
+
+
+def read_values(model: Any, given: Mapping[str, Any]) -> dict[str, mpf]:
+    """The values of parameters already checked by :func:`check_names` as ``mpf`` at
+    the current precision, each in its declared range."""
     out: dict[str, mpf] = {}
     for name, raw in given.items():
         value = _read(name, raw)

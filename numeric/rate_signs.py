@@ -18,7 +18,7 @@ exactly on a face of the state space -- ``(10 x0 + 1/10)(1 - x0 - x1)`` on
   fixed point's ``-5e-33`` for an exact ``0``), with :data:`ROUNDING` =
   :data:`ROUND_ULPS` float64 unit round-offs -- the same number of ulps
   within which a start is snapped onto the state space
-  (:func:`numeric.meanfield.general.snap_into_space`); values above that are
+  (:func:`numeric.prepared.start.snap_into_space`); values above that are
   the rounding of an exact zero and count as zero.
 
 Exact evaluations (rational arithmetic at lattice points,

@@ -381,15 +381,14 @@ class GenericSimulator(Simulator):
 
         from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
         from numeric.exact.prepared import mean_field
-        from numeric.meanfield.general import start_point
+        from numeric.prepared.problem import prepare_problem
         from sim.aggregated import thin_bits
 
         model, N, given, values = self.model, self.N, self.params, self.values
         start, truncation = self.start, self.truncation
-        with mpmath.workdps(30):
-            s0 = start_point(model, start, values)
+        problem = prepare_problem(model, given, start)  # the start checked first
         lattice = make_lattice(model, N, truncation)
-        n0 = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in s0])
+        n0 = round_to_lattice(lattice, problem.lattice_start())
         mf, note = mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]

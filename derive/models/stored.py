@@ -191,7 +191,7 @@ class StoredTransition:
 
 class StoredRational(Fraction):
     """A SymPy ``Rational`` of a declaration, read back from disk: converted to mpf as
-    that ``Rational`` is (:func:`numeric.meanfield.general.start_point`)."""
+    that ``Rational`` is (:func:`numeric.prepared.start.start_point`)."""
 
 
 def _tupled(value: Any) -> Any:

@@ -411,9 +411,15 @@ def _reference_at(model: Any, values: Mapping[str, Any]) -> list[Any]:
 
 
 def _conserved_values(
-    model: Any, red: Any, solution: Any, start: Any, values: Mapping[str, Any]
+    model: Any,
+    red: Any,
+    solution: Any,
+    start: Any,
+    values: Mapping[str, Any],
+    problem: Any = None,
 ) -> list[Fraction | Any]:
-    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point)."""
+    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point;
+    a start the prepared ``problem`` read is taken from it)."""
     if not red.laws:
         return []
     if start is None:
@@ -430,7 +436,8 @@ def _conserved_values(
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
     if len(raw) != model.n:
         raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
-    s0 = [_fraction_of(_sympy_plain(v)) for v in raw]
+    exact = problem.start_exact if problem is not None and start is not None else None
+    s0 = list(exact) if exact is not None else [_fraction_of(_sympy_plain(v)) for v in raw]
     q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
     # the solution must lie on the same invariant set
     s = [float(v) for v in solution.s_star]
@@ -922,6 +929,24 @@ def _model_of(solution: Any, model: Any) -> Any:
     return model
 
 
+def _prepared(model: Any, values: Mapping[str, Any], start: Any) -> Any:
+    """The problem every route starts from (:func:`numeric.prepared.problem.prepare_problem`)
+    at these inputs -- the one :func:`numeric.solve` prepared -- when every value and
+    coordinate of the start is a plain number; ``None`` for a parameter ball or a start
+    the prepared problem refuses (then the certificate's own reading of the inputs
+    speaks, in its own sentence)."""
+    from numeric.prepared.problem import prepare_problem
+
+    plain = (str, int, float, Fraction)
+    raw = start.split(",") if isinstance(start, str) else (start or ())
+    if not all(type(v) in plain for v in [*values.values(), *raw]):
+        return None
+    try:
+        return prepare_problem(model, values, start)
+    except ParameterError:
+        return None
+
+
 def _raise_precision(cert: _Certifier, model: Any, target: int) -> CertifiedSolution:
     """Certify at a working precision of ``target`` plus guard digits, raising it
     (up to :data:`ATTEMPTS` times) until ``c`` has ``target`` certified digits."""
@@ -1027,10 +1052,14 @@ def certify_float_solution(
     target = check_dps(solution.dps if dps is None else dps)
     s_star = list(solution.s_star)
     values = _parameter_values(model, solution, params)
-    from derive.kernels import kernels
+    problem = _prepared(model, values, start)
+    if problem is not None:
+        red = problem.reduction
+    else:
+        from derive.kernels import kernels
 
-    red = reduction(model, kernels(model, "arb").jumps)
-    q = _conserved_values(model, red, solution, start, values)
+        red = reduction(model, kernels(model, "arb").jumps)
+    q = _conserved_values(model, red, solution, start, values, problem)
     Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]
     best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)

@@ -11,8 +11,10 @@ simulators (:mod:`sim`) -- starts from the same three steps, written here once:
    replacement) and returns a :class:`PreparedModel`;
 2. :meth:`PreparedModel.place` fixes the lattice (bounds from the declared
    state space, the conservation laws and their values) and the start ``n0``
-   (the caller's start, else the model's reference point, else the origin,
-   times ``N`` rounded consistently with the laws): a :class:`Placement`;
+   (the start of the problem every route starts from,
+   :func:`numeric.prepared.problem.prepare_problem`: the caller's start, else the
+   model's reference point, else the origin; times ``N`` rounded consistently
+   with the laws): a :class:`Placement`;
 3. :meth:`Placement.mean_field` (or :func:`mean_field`) solves the mean field
    with the same values of the conservation laws: its fixed point ``s*`` is the
    centre of the chain's statistics.  For an N-dependent model whose finite-N
@@ -76,14 +78,12 @@ class PreparedModel:
     def start_fractions(self, start: Sequence[Any] | str | None = None) -> list[Fraction]:
         """The start in fractions, to 25 digits, before it is rounded to a lattice:
         ``start`` (as in :func:`numeric.solve`), else the model's reference point, else
-        the origin (the same for every ``N`` unless the model has an ``N`` parameter)."""
-        import mpmath
+        the origin (the same for every ``N`` unless the model has an ``N`` parameter):
+        the start of the problem every route starts from
+        (:meth:`numeric.prepared.problem.PreparedProblem.lattice_start`)."""
+        from numeric.prepared.problem import prepare_problem
 
-        from numeric.meanfield.general import start_point
-
-        with mpmath.workdps(30):
-            s0 = start_point(self.model, start, self.values)
-        return [Fraction(mpmath.nstr(v, 25)) for v in s0]
+        return prepare_problem(self.model, self.params, start).lattice_start()
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ from mpmath import mpf
 from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level
 from numeric.expansion.transient_result import TransientResult
-from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
+from numeric.prepared.cache import PreparedCache, inputs_key
 
 #: Largest number of free coordinates accepted by the mpmath (``dps``) route.
 MP_MAX_N = 6
@@ -274,7 +274,7 @@ _SETUPS: PreparedCache[_Setup] = PreparedCache("prepared:transient", SETUPS)
 
 def _setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> _Setup:
     """The :class:`_Setup` of these inputs, from this process's cache when made before
-    (:mod:`numeric.meanfield.prepared_cache`): a warm transient prepares nothing."""
+    (:mod:`numeric.prepared.cache`): a warm transient prepares nothing."""
     key = inputs_key(model, dict(params or {}), start, None)
     keep = key is not None and model.n <= 256  # no key: a family, refused when built
     return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=keep)
@@ -286,13 +286,9 @@ class _Setup:
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
         from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
-        from numeric.meanfield.general import start_point
-        from numeric.params import (
-            check_finite_model,
-            check_names,
-            kernel_vector,
-            parse_params,
-        )
+        from numeric.params import check_finite_model, check_names, kernel_vector
+        from numeric.prepared.problem import prepare_problem
+        from numeric.prepared.start import start_point
         from numeric.rate_signs import check_rates
 
         check_finite_model(
@@ -302,13 +298,14 @@ class _Setup:
         )
         self.model = model
         self.params = check_names(model, params)
+        #: the problem every route starts from (:mod:`numeric.prepared.problem`)
+        self.problem = prepare_problem(model, self.params, start)
+        values, s0 = dict(self.problem.values), list(self.problem.s0)
+        self.p64 = np.array(self.problem.p64)
+        self.s0_64 = np.array(self.problem.s64)
         with mpmath.workdps(30):
-            values = parse_params(model, self.params)
-            s0 = start_point(model, start, values)
-            self.p64 = np.array([float(v) for v in kernel_vector(model, values)])
-            self.s0_64 = np.array([float(v) for v in s0])
             try:  # the start numeric.solve uses by default (numeric.expansion.basin)
-                ref = start_point(model, None, values)
+                ref = s0 if start is None else start_point(model, None, values)
                 self.ref64: np.ndarray | None = np.array([float(v) for v in ref])
             except ParameterError:
                 self.ref64 = None
@@ -352,12 +349,10 @@ class _Setup:
 
     def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
         """Parameters, start and conserved values at the current precision."""
-        from numeric.meanfield.general import start_point
-        from numeric.params import kernel_vector, parse_params
+        from numeric.params import kernel_vector
 
-        values = parse_params(self.model, self.params)
-        s0 = start_point(self.model, self.start, values)
-        return kernel_vector(self.model, values), s0, self.red.values(s0)
+        s0 = self.problem.start_now()
+        return kernel_vector(self.model, self.problem.values_now()), s0, self.red.values(s0)
 
     def notes(self) -> list[str]:
         out = []

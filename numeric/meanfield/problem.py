@@ -2,10 +2,12 @@
 
 Every float64 task (:func:`numeric.solve` with ``precision="float64"`` at order 1
 and 2, :func:`numeric.sweep`'s float64 rows) starts from the same inputs and the
-same preparation: the parameter values read exactly at 30 digits (names and
-declared ranges checked), the kernels' float64 parameter vector, the start (the
-caller's, else the model's reference point, else the origin) checked against the
-state space and the rates, the observable's matrix in float64, and the model's
+same preparation: the problem every route starts from
+(:func:`numeric.prepared.problem.prepare_problem`: the parameter values read
+exactly at 30 digits, names and declared ranges checked, the start -- the
+caller's, else the model's reference point, else the origin -- checked against
+the state space) in float64, the start checked against the rates, the
+observable's matrix in float64, and the model's
 :class:`numeric.meanfield.structure.SparseSystem` at those parameters (its rate
 kernels, jump matrix, conservation laws and reduced coordinates, made once per
 model).  :func:`prepare` returns them as one immutable :class:`Problem64`, cached
@@ -37,7 +39,7 @@ depends on the basins, so without the declaration no warm start is taken
 The problem is immutable: its arrays are read-only, its mappings are read-only
 views.  A warm call (a model seen before) runs no SymPy: everything symbolic is
 made once per model (:func:`numeric.meanfield.structure.prepared_system`, the
-model's reference start, its parameter names).
+model's reference start in :mod:`numeric.prepared.problem`, its parameter names).
 """
 
 from __future__ import annotations
@@ -52,9 +54,10 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from numeric.meanfield import prepared_cache
-from numeric.meanfield.prepared_cache import PreparedCache, inputs_key
 from numeric.params import kernel_vector, parse_params
+from numeric.prepared import cache as prepared_cache
+from numeric.prepared.cache import PreparedCache, inputs_key
+from numeric.prepared.problem import prepare_problem
 
 #: Problems kept in this process (least recently used dropped first).
 PROBLEMS = 64
@@ -69,7 +72,7 @@ FOUND = 16
 #: fixed-point searches run (:func:`numeric.meanfield.float64_point.fixed_point` and
 #: the order-2 search on a restricted model); ``"warm_start"``: searches that
 #: ended by Newton's steps from a fixed point found before (module docstring).
-#: The one counter of :mod:`numeric.meanfield.prepared_cache`.
+#: The one counter of :mod:`numeric.prepared.cache`.
 COUNTS = prepared_cache.COUNTS
 #: Fixed points found, by model and start: (the model, the parameter vectors as rows,
 #: the fixed points as rows), the latest :data:`FOUND` of each.
@@ -80,49 +83,19 @@ _POINTS: OrderedDict[Hashable, tuple[Problem64, Any]] = OrderedDict()
 
 
 def float64_inputs(
-    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | None
+    model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | np.ndarray | None
 ) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
     """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
-    parameter vector, both in float64."""
-    from numeric.meanfield.general import start_point
-
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        if isinstance(start, np.ndarray):  # a start already read (a sweep's)
-            s0 = start
-        elif start is None and not callable(model.info.reference):
-            s0 = _reference_start(model, values)
-        else:
-            s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
-    return values, s0, p64
-
-
-#: The float64 reference starts of models whose reference point is fixed, by model
-#: key, reference point and state space (this process).
-_STARTS: dict[tuple[Any, str, str], np.ndarray] = {}
-#: The same starts by model object (the model kept with its start, so that its id is
-#: not reused): a warm call finds its start without printing the model's declarations.
-_STARTS_BY_MODEL: OrderedDict[int, tuple[Any, Any, np.ndarray]] = OrderedDict()
-
-
-def _reference_start(model: Any, values: Mapping[str, Any]) -> np.ndarray:
-    """The model's fixed reference point (or the origin) in float64, read and checked
-    against the state space once per model."""
-    from numeric.meanfield.general import start_point
-
-    info = model.info
-    seen = _STARTS_BY_MODEL.get(id(model))
-    if seen is not None and seen[0] is model and seen[1] is info:  # the same declarations
-        return seen[2].copy()
-    key = (model.key, repr(info.reference), repr(info.state_space))
-    hit = _STARTS.get(key)
-    if hit is None:
-        hit = _STARTS[key] = np.array([float(v) for v in start_point(model, None, values)])
-    _STARTS_BY_MODEL[id(model)] = (model, info, hit)
-    while len(_STARTS_BY_MODEL) > PROBLEMS:
-        _STARTS_BY_MODEL.popitem(last=False)
-    return hit.copy()
+    parameter vector, both in float64: those of the problem every route starts from
+    (:func:`numeric.prepared.problem.prepare_problem`), or for a start already read
+    in float64 (a sweep's), that start itself."""
+    if isinstance(start, np.ndarray):
+        with mpmath.workdps(30):
+            values = parse_params(model, params)
+            p64 = np.array([float(v) for v in kernel_vector(model, values)])
+        return values, start, p64
+    problem = prepare_problem(model, params, start)
+    return dict(problem.values), problem.s64, problem.p64  # read-only: Problem64 copies
 
 
 def observable_matrix64(M: Any, b: int) -> np.ndarray:

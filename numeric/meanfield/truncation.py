@@ -33,7 +33,7 @@ from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
-from numeric.params import kernel_vector, parse_params
+from numeric.params import kernel_vector
 from numeric.precision import row_major
 
 #: Models with fewer coordinates are always solved whole.
@@ -45,13 +45,11 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
     import scipy.linalg as sla
 
     from numeric.meanfield.fast_paths import fast_fixed_point
-    from numeric.meanfield.general import start_point
     from numeric.meanfield.structure import SparseSystem, fixed_point64, negligible
+    from numeric.prepared.problem import prepare_problem
 
-    with mpmath.workdps(30):
-        values = parse_params(model, params)
-        s0 = np.array([float(v) for v in start_point(model, start, values)])
-        p64 = np.array([float(v) for v in kernel_vector(model, values)])
+    problem = prepare_problem(model, params, start)
+    s0, p64 = np.array(problem.s64), np.array(problem.p64)
     sysm = SparseSystem.build(model, p64)
     # the family's own float64 fixed point when it has one (the supermarket's O(b)
     # shooting instead of the ODE on all b coordinates)
@@ -142,7 +140,7 @@ class _Restriction:
 
     def _parts(self, kept: list[int]) -> tuple[Any, Any, Any]:
         """The restricted model (:func:`restricted`), observable and start on ``kept``."""
-        from numeric.meanfield.general import start_point
+        from numeric.prepared.problem import prepare_problem
         from numeric.quadratic_form import quadratic_form
 
         Msub = None
@@ -152,7 +150,7 @@ class _Restriction:
         sub_start = None
         if self.start is not None:
             with mpmath.workdps(self.dps + 20):
-                full = start_point(self.model, self.start, parse_params(self.model, self.params))
+                full = prepare_problem(self.model, self.params, self.start).start_now()
             sub_start = [full[i] for i in kept]
         return restricted(self.model, kept), Msub, sub_start
 
@@ -160,9 +158,11 @@ class _Restriction:
         """The padded residual (:func:`numeric.meanfield.structure.padded_residual`) of
         the restricted fixed point ``s_kept``, or ``None`` when it exceeds ``delta``."""
         from numeric.meanfield.structure import padded_residual
+        from numeric.prepared.problem import prepare_problem
 
+        problem = prepare_problem(self.model, self.params, self.start)
         with mpmath.workdps(self.dps + 20):
-            p = kernel_vector(self.model, parse_params(self.model, self.params))
+            p = kernel_vector(self.model, problem.values_now())
             bad = padded_residual(self.model, kept, s_kept, p)
         return None if bad > self.delta else bad
 

@@ -169,7 +169,7 @@ def test_search_from_the_start_reads_the_jacobian_evaluated_there():
 def test_warm_routes_at_working_precision_prepare_nothing():
     """Order 1, then order 2, then the transient (twice), then an observable, on one
     model at working precision: each route's problem is prepared once in the process
-    (counted by the cache, numeric.meanfield.prepared_cache), and order 2 reads the
+    (counted by the cache, numeric.prepared.cache), and order 2 reads the
     objects order 1 computed at its two working precisions instead of solving again;
     the numbers equal those of order 2 asked first, from nothing kept."""
     m = load_model("sir")

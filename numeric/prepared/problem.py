@@ -1,0 +1,226 @@
+"""The problem every route starts from: a model prepared once for (model, params, start).
+
+Every task on a model -- the mean field at working precision and in float64
+(:mod:`numeric.meanfield`), the finite-N chain (:mod:`numeric.exact`), the
+simulators (:mod:`sim`) -- first does the same four things, written here once:
+
+1. the parameter names are checked against the model's
+   (:func:`numeric.params.check_names`: unknown and missing names refused in
+   one sentence, the declared state space checked against the jumps);
+2. the values are read exactly and rounded once to 30 digits
+   (:func:`numeric.params.read_values`: strings such as ``"0.9"`` or ``"1/3"``
+   are exact), each within its declared range;
+3. the start -- the caller's, else the model's reference point, else the
+   origin -- is read at 30 digits and checked against the declared state space
+   (:func:`numeric.prepared.start.start_point`); it fixes the values
+   ``q = C s(0)`` of the conservation laws;
+4. the conservation laws ``C`` (the left null space of the jump matrix, exact
+   rationals in reduced row echelon form) and the reduced coordinates
+   ``s = s0 + T x`` they give (:mod:`numeric.invariants`).
+
+:func:`prepare_problem` returns them as one frozen :class:`PreparedProblem`,
+cached by its inputs (:mod:`numeric.prepared.cache`, counted as
+``COUNTS["prepared:problem"]``).  The start enters the key by its exact value,
+so ``"0.9"`` and ``"9/10"`` are one problem (the finite-N chain hands its
+lattice start back to the mean field as fractions).  The routes' own problems
+(:class:`numeric.meanfield.problem.Problem64`,
+:class:`numeric.meanfield.general.MeanFieldProblem`,
+:meth:`numeric.exact.prepared.PreparedModel.place`, the generic simulator) are
+built from it.  A route at another working precision reads the values and the
+start there with :meth:`PreparedProblem.values_now` and
+:meth:`PreparedProblem.start_now` (the same correctly rounded reading of the
+same exact inputs, so the numbers are those of reading them afresh).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+from mfstein.ground.errors import ParameterError
+from numeric.params import check_names, kernel_vector, read_values
+from numeric.prepared.cache import PreparedCache, inputs_key
+from numeric.prepared.start import start_point
+
+#: Prepared problems kept in this process (least recently used dropped first).
+PROBLEMS = 256
+#: Digits at which the values and the start are read once (as every route did).
+DPS = 30
+_PROBLEMS: PreparedCache[PreparedProblem] = PreparedCache("prepared:problem", PROBLEMS)
+
+
+def _read_only(values: Sequence[Any]) -> np.ndarray:
+    out = np.array([float(v) for v in values], dtype=float)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class PreparedProblem:
+    """A model prepared for one parameter point and one start (module docstring).
+
+    Attributes
+    ----------
+    model:
+        The finite :class:`derive.model.Model`.
+    params:
+        Parameter name -> value as given, names checked (read-only).
+    start:
+        The start as given (``None``: the model's reference point, else the origin).
+    values:
+        Parameter name -> value read exactly and rounded to 30 digits (read-only).
+    p30:
+        The kernels' parameter vector at 30 digits (kernel order).
+    s0:
+        The start at 30 digits, in the state space.
+    key:
+        The inputs' key (``None`` when an input has none: then not cached).
+    """
+
+    model: Any
+    params: Mapping[str, Any]
+    start: Any
+    values: Mapping[str, mpf]
+    p30: tuple[mpf, ...]
+    s0: tuple[mpf, ...]
+    key: Hashable | None
+    _now: dict[tuple[str, int], Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def p64(self) -> np.ndarray:
+        """The kernels' parameter vector in float64 (read-only)."""
+        return self._memo(("p64", 0), lambda: _read_only(self.p30))
+
+    @property
+    def s64(self) -> np.ndarray:
+        """The start in float64 (read-only)."""
+        return self._memo(("s64", 0), lambda: _read_only(self.s0))
+
+    @property
+    def reduction(self) -> Any:
+        """The conservation laws and the free coordinates
+        (:class:`numeric.invariants.Reduction`, made once per model)."""
+        from numeric.invariants import reduction
+
+        def make() -> Any:
+            rows = [list(t.jump) for t in self.model.transitions]
+            jumps = np.array(rows, dtype=np.int64).reshape(len(rows), self.model.n)
+            return reduction(self.model, jumps)
+
+        return self._memo(("reduction", 0), make)
+
+    @property
+    def start_exact(self) -> tuple[Fraction, ...] | None:
+        """The caller's start as exact fractions, as given (before any snapping onto the
+        state space); ``None`` for the reference point or a start of other numbers."""
+        exact = exact_start(self.start)
+        if isinstance(exact, tuple) and all(isinstance(v, Fraction) for v in exact):
+            return exact
+        return None
+
+    def lattice_start(self) -> list[Fraction]:
+        """The start as fractions (25 digits of :attr:`s0`), for the finite-N lattice."""
+        return [Fraction(mpmath.nstr(v, 25)) for v in self.s0]
+
+    def values_now(self) -> dict[str, mpf]:
+        """The parameter values at the current working precision (read once per precision)."""
+        return dict(
+            self._memo(("values", mpmath.mp.prec), lambda: read_values(self.model, self.params))
+        )
+
+    def start_now(self) -> list[mpf]:
+        """The start at the current working precision, checked against the state space
+        (read once per precision)."""
+        return list(
+            self._memo(
+                ("start", mpmath.mp.prec),
+                lambda: start_point(self.model, self.start, self.values_now()),
+            )
+        )
+
+    def _memo(self, key: tuple[str, int], make: Any) -> Any:
+        hit = self._now.get(key)
+        if hit is None:
+            hit = self._now[key] = make()
+        return hit
+
+
+def exact_start(start: Any) -> Any:
+    """The start as the key of its exact value (a tuple of fractions) when every entry
+    is a plain number or text; else as given (a start with another kind of entry is
+    keyed as :func:`numeric.prepared.cache.start_key` keys it)."""
+    from mfstein.ground.numbers import parse_real
+
+    if start is None or isinstance(start, np.ndarray):
+        return start
+    raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else start
+    try:
+        if not all(type(v) in (str, int, float, Fraction) for v in raw):
+            return start
+        return tuple(parse_real("start", v) for v in raw)
+    except ParameterError:  # keyed as given; reading the start refuses it in one sentence
+        return start
+
+
+def prepare_problem(
+    model: Any, params: Mapping[str, Any] | None, start: Sequence[Any] | str | None = None
+) -> PreparedProblem:
+    """The :class:`PreparedProblem` of these inputs (from this process's cache when
+    prepared before).
+
+    Raises :class:`mfstein.ground.errors.ParameterError` in one sentence for a
+    parameter name or value the model does not take and for a start outside its
+    state space.
+    """
+    given = check_names(model, params)
+    key = inputs_key(model, given, exact_start(start), None)
+    return _PROBLEMS.get(key, lambda: _build(model, given, start, key))
+
+
+def _build(
+    model: Any, given: Mapping[str, Any], start: Any, key: Hashable | None
+) -> PreparedProblem:
+    with mpmath.workdps(DPS):
+        values = read_values(model, given)
+        if start is None and not callable(model.info.reference):
+            s0 = _reference_start(model, values)
+        else:
+            s0 = tuple(start_point(model, start, values))
+        p30 = tuple(kernel_vector(model, values))
+    return PreparedProblem(
+        model=model,
+        params=MappingProxyType(given),  # (check_names made it a new dict)
+        start=start,
+        values=MappingProxyType(values),
+        p30=p30,
+        s0=s0,
+        key=key,
+    )
+
+
+#: The 30-digit reference starts of models whose reference point is fixed, by model
+#: object (held with its declarations, so that its id is not reused): a problem at new
+#: parameter values (a sweep's next point) reads no declaration again.
+_STARTS: OrderedDict[int, tuple[Any, Any, tuple[mpf, ...]]] = OrderedDict()
+
+
+def _reference_start(model: Any, values: Mapping[str, mpf]) -> tuple[mpf, ...]:
+    """The model's fixed reference point (or the origin) at 30 digits, read and checked
+    against the state space once per model."""
+    info = model.info
+    seen = _STARTS.get(id(model))
+    if seen is not None and seen[0] is model and seen[1] is info:  # the same declarations
+        return seen[2]
+    s0 = tuple(start_point(model, None, values))
+    _STARTS[id(model)] = (model, info, s0)
+    while len(_STARTS) > PROBLEMS:
+        _STARTS.popitem(last=False)
+    return s0

@@ -1,0 +1,123 @@
+"""One prepared problem (issue 31): a model as a researcher writes it goes through every
+task, and the problem they all start from (numeric.prepared.problem) is prepared once
+for its inputs, frozen, and keyed by the start's exact value."""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy as sp
+
+import mfstein as mf
+import numeric
+from derive import Model, Transition
+from mfstein.ground.errors import ParameterError
+from numeric.exact.prepared import prepare
+from numeric.meanfield import problem as pp
+from numeric.prepared.problem import prepare_problem
+
+PARAMS = {"beta": "2", "gamma": "1", "a": "0.1"}
+START = ["0.9", "0.1"]
+
+
+def plain_model() -> Model:
+    """Transitions only: states ``s``, ``i``, no reference point, no declared state space;
+    the jumps conserve ``s + i`` (an infection from outside, ``a``, keeps the finite-N
+    chain away from ``i = 0``)."""
+    s, i = sp.symbols("s i")
+    beta, gamma, a = sp.symbols("beta gamma a")
+    infection = Transition((-1, 1), (beta * i + a) * s)
+    recovery = Transition((1, -1), gamma * i)
+    return Model("plain_si", (s, i), (beta, gamma, a), [infection, recovery])
+
+
+def _new(before: dict[str, int], kind: str) -> int:
+    return pp.COUNTS[kind] - before.get(kind, 0)
+
+
+def test_every_task_reads_one_prepared_problem() -> None:
+    """solve (default and float64), exact and certify on one model, parameter point and
+    start: the base problem is prepared once; the finite-N chain's centre (solved from
+    the lattice start ``9/10, 1/10``) is the same problem."""
+    m = plain_model()
+    pp.forget()
+    before = dict(pp.COUNTS)
+    one = numeric.solve(m, PARAMS, start=START, dps=15)
+    assert _new(before, "prepared:problem") == 1
+    f64 = numeric.solve(m, PARAMS, start=START, precision="float64")
+    ex = mf.exact(m, PARAMS, N=10, start=START)
+    cert = one.certify()
+    assert _new(before, "prepared:problem") == 1
+    # the routes answer on the same invariant set s + i = 1, and agree where they must
+    for s_star in (one.s_star, f64.s_star):
+        assert abs(float(s_star[0] + s_star[1]) - 1) < 1e-12
+    assert abs(float(one.s_star[1]) - float(f64.s_star[1])) < 1e-12
+    assert abs(float(sum(ex.mean)) - 1) < 1e-12
+    with mpmath.workdps(20):
+        assert abs(mpmath.mpf(cert.constant.mid()) - one.constant) < mpmath.mpf(10) ** -12
+    # certification reads the problem too: prepared afresh once nothing is kept
+    pp.forget()
+    again = one.certify()
+    assert _new(before, "prepared:problem") == 2
+    assert str(again.constant) == str(cert.constant)
+
+
+@pytest.mark.slow
+def test_the_simulation_and_the_transient_read_the_same_problem() -> None:
+    """The generic simulator's start and centre, and the transient's start, come from
+    the problem solve prepared (slow: the model's kernels are compiled)."""
+    m = plain_model()
+    pp.forget()
+    before = dict(pp.COUNTS)
+    numeric.solve(m, PARAMS, start=START, precision="float64")
+    sim = mf.simulate(m, PARAMS, N=10, steps=4000, seed=3, start=START, reps=2, workers=1)
+    tr = numeric.transient(m, PARAMS, start=START, times=[0, 1])
+    assert _new(before, "prepared:problem") == 1
+    assert tr.x[0].tolist() == [0.9, 0.1]
+    d = sim.to_dict()
+    assert abs(sum(d["mean"]) - 1) < 1e-9 and sum(d["start"]) == 10  # s + i = 1 kept
+
+
+def test_the_problem_is_frozen_and_keyed_by_the_exact_start() -> None:
+    m = plain_model()
+    p = prepare_problem(m, PARAMS, START)
+    assert prepare_problem(m, PARAMS, ["9/10", "1/10"]) is p
+    assert prepare_problem(m, PARAMS, "0.9, 0.1") is p
+    binary = prepare_problem(m, PARAMS, [0.7, 0.3])  # binary 0.7 is another number
+    assert binary is not prepare_problem(m, PARAMS, ["0.7", "0.3"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.start = None  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        p.values["beta"] = 3  # type: ignore[index]
+    with pytest.raises(ValueError, match="read-only"):
+        p.p64[0] = 1.0
+    red = p.reduction
+    assert red.laws == ((Fraction(1), Fraction(1)),) and red.free == (1,)
+    with mpmath.workdps(30):
+        assert p.s0 == (mpmath.mpf("0.9"), mpmath.mpf("0.1"))
+    with mpmath.workdps(50):  # another precision: the exact inputs read there
+        assert p.start_now() == [mpmath.mpf("0.9"), mpmath.mpf("0.1")]
+        assert p.values_now()["a"] == mpmath.mpf("0.1")
+    assert p.lattice_start() == [Fraction(9, 10), Fraction(1, 10)]
+    assert p.start_exact == (Fraction(9, 10), Fraction(1, 10))
+    assert prepare_problem(m, PARAMS).start_exact is None  # the model's own start
+
+
+def test_the_problem_refuses_bad_input_in_one_sentence() -> None:
+    m = plain_model()
+    with pytest.raises(ParameterError, match=r"^delta is not a parameter of model plain_si"):
+        prepare_problem(m, {**PARAMS, "delta": "1"}, START)
+    with pytest.raises(ParameterError, match=r"^start must have 2 coordinates") as info:
+        prepare_problem(m, PARAMS, ["0.9"])
+    assert "\n" not in str(info.value)
+
+
+def test_the_exact_placement_reads_the_prepared_start() -> None:
+    """The finite-N lattice start is ``N s0`` of the prepared problem."""
+    m = plain_model()
+    placed = prepare(m, 10, PARAMS).place(START)
+    assert placed.start.tolist() == [9, 1]
+    assert placed.start_given
