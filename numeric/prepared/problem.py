@@ -57,8 +57,11 @@ DPS = 30
 _PROBLEMS: PreparedCache[PreparedProblem] = PreparedCache("prepared:problem", PROBLEMS)
 
 
-def _read_only(values: Sequence[Any]) -> np.ndarray:
-    out = np.array([float(v) for v in values], dtype=float)
+def read_only64(values: Any) -> np.ndarray:
+    """``values`` (numbers, nested sequences of them, or an array) as a new read-only
+    float64 array: each entry rounded to nearest by ``float``; the caller's object is
+    never shared."""
+    out = np.array(values, dtype=float)
     out.flags.writeable = False
     return out
 
@@ -97,12 +100,12 @@ class PreparedProblem:
     @property
     def p64(self) -> np.ndarray:
         """The kernels' parameter vector in float64 (read-only)."""
-        return self._memo(("p64", 0), lambda: _read_only(self.p30))
+        return self._memo(("p64", 0), lambda: read_only64(self.p30))
 
     @property
     def s64(self) -> np.ndarray:
         """The start in float64 (read-only)."""
-        return self._memo(("s64", 0), lambda: _read_only(self.s0))
+        return self._memo(("s64", 0), lambda: read_only64(self.s0))
 
     @property
     def reduction(self) -> Any:
