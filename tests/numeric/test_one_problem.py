@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import pytest
@@ -104,6 +105,42 @@ def test_the_problem_is_frozen_and_keyed_by_the_exact_start() -> None:
     assert p.lattice_start() == [Fraction(9, 10), Fraction(1, 10)]
     assert p.start_exact == (Fraction(9, 10), Fraction(1, 10))
     assert prepare_problem(m, PARAMS).start_exact is None  # the model's own start
+
+
+def _exact(v: object) -> Fraction:
+    """A start entry's exact value (an mpf is ``man * 2**exp``)."""
+    if isinstance(v, mpmath.mpf):
+        return Fraction(int(v.man)) * Fraction(2) ** int(v.exp)
+    return Fraction(v)  # type: ignore[arg-type]
+
+
+def _mpf_pair() -> tuple[list, list]:
+    """Two mpf starts equal to 20 digits, apart at 30 (made at 40 digits)."""
+    with mpmath.workdps(40):
+        low = mpmath.mpf("0.2")
+        return [low, mpmath.mpf("0.1")], [low + mpmath.mpf(10) ** -25, mpmath.mpf("0.1")]
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [lambda: ([0.2, 0.1], ["0.2", "0.1"]), _mpf_pair],  # binary 0.2, 0.1 are not the decimals
+    ids=["float-text", "mpf-mpf"],
+)
+def test_the_route_caches_key_a_start_by_its_exact_value(pair: Any) -> None:
+    """The library reads a float at its exact binary value and text exactly, so starts
+    that print alike but differ are other problems at 40 digits: each answer keeps the
+    total ``s + i`` of its own start (the invariant the jumps conserve)."""
+    m = plain_model()
+    first, second = pair()
+    with mpmath.workdps(40):
+        totals = [sum(_exact(v) for v in st) for st in (first, second)]
+    assert totals[0] != totals[1]
+    answers = [numeric.solve(m, PARAMS, start=st, dps=40) for st in (first, second)]
+    with mpmath.workdps(60):
+        for ans, total in zip(answers, totals, strict=True):
+            gap = ans.s_star[0] + ans.s_star[1] - mpmath.mpf(total.numerator) / total.denominator
+            assert abs(gap) < mpmath.mpf(10) ** -38
+        assert answers[0].s_star[1] != answers[1].s_star[1]
 
 
 def test_the_problem_refuses_bad_input_in_one_sentence() -> None:
