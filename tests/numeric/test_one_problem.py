@@ -52,6 +52,9 @@ def test_every_task_reads_one_prepared_problem() -> None:
     ex = mf.exact(m, PARAMS, N=10, start=START)
     cert = one.certify()
     assert _new(before, "prepared:problem") == 1
+    # one parameter point, parsed once: by the base problem and by exact's preparation
+    assert _new(before, "prepared:params") == 1
+    assert prepare(m, 10, PARAMS).values == dict(prepare_problem(m, PARAMS, START).values)
     # the routes answer on the same invariant set s + i = 1, and agree where they must
     for s_star in (one.s_star, f64.s_star):
         assert abs(float(s_star[0] + s_star[1]) - 1) < 1e-12
@@ -76,7 +79,9 @@ def test_the_simulation_and_the_transient_read_the_same_problem() -> None:
     numeric.solve(m, PARAMS, start=START, precision="float64")
     sim = mf.simulate(m, PARAMS, N=10, steps=4000, seed=3, start=START, reps=2, workers=1)
     tr = numeric.transient(m, PARAMS, start=START, times=[0, 1])
+    numeric.solve(m, PARAMS, start=START, dps=15).certify()
     assert _new(before, "prepared:problem") == 1
+    assert _new(before, "prepared:params") == 1  # solve, simulate, transient, certify
     assert tr.x[0].tolist() == [0.9, 0.1]
     d = sim.to_dict()
     assert abs(sum(d["mean"]) - 1) < 1e-9 and sum(d["start"]) == 10  # s + i = 1 kept
