@@ -50,7 +50,7 @@ from mfstein.ground.errors import ParameterError
 from numeric.params import kernel_vector
 from numeric.prepared.cache import PreparedCache, inputs_key
 from numeric.prepared.parameters import PreparedParams, prepare_params
-from numeric.prepared.start import start_point
+from numeric.prepared.start import declared_fraction, start_point
 
 #: Prepared problems kept in this process (least recently used dropped first).
 PROBLEMS = 256
@@ -114,14 +114,7 @@ class PreparedProblem:
     def reduction(self) -> Any:
         """The conservation laws and the free coordinates
         (:class:`numeric.invariants.Reduction`, made once per model)."""
-        from numeric.invariants import reduction
-
-        def make() -> Any:
-            rows = [list(t.jump) for t in self.model.transitions]
-            jumps = np.array(rows, dtype=np.int64).reshape(len(rows), self.model.n)
-            return reduction(self.model, jumps)
-
-        return self._memo(("reduction", 0), make)
+        return self._memo(("reduction", 0), lambda: model_reduction(self.model))
 
     @property
     def start_exact(self) -> tuple[Fraction, ...] | None:
@@ -131,6 +124,18 @@ class PreparedProblem:
         if isinstance(exact, tuple) and all(isinstance(v, Fraction) for v in exact):
             return exact
         return None
+
+    @property
+    def reference_exact(self) -> tuple[Fraction, ...] | None:
+        """The model's fixed reference point as exact fractions when no start was given
+        (:func:`numeric.prepared.start.declared_fraction`); ``None`` when a start was
+        given, the reference depends on the parameters or is not declared, or a
+        coordinate is no exact rational."""
+        ref = self.model.info.reference
+        if self.start is not None or ref is None or callable(ref):
+            return None
+        exact = [declared_fraction(v) for v in ref]
+        return None if any(v is None for v in exact) else tuple(exact)  # type: ignore[arg-type]
 
     def lattice_start(self) -> list[Fraction]:
         """The start as fractions (25 digits of :attr:`s0`), for the finite-N lattice."""
@@ -155,6 +160,16 @@ class PreparedProblem:
         if hit is None:
             hit = self._now[key] = make()
         return hit
+
+
+def model_reduction(model: Any) -> Any:
+    """The conservation laws and free coordinates of ``model``'s jumps
+    (:func:`numeric.invariants.reduction`, made once per model): the same for every
+    parameter point and start, so a parameter ball reads them too."""
+    from numeric.invariants import reduction
+
+    rows = [list(t.jump) for t in model.transitions]
+    return reduction(model, np.array(rows, dtype=np.int64).reshape(len(rows), model.n))
 
 
 def exact_start(start: Any) -> Any:

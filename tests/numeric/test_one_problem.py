@@ -163,3 +163,21 @@ def test_the_exact_placement_reads_the_prepared_start() -> None:
     placed = prepare(m, 10, PARAMS).place(START)
     assert placed.start.tolist() == [9, 1]
     assert placed.start_given
+
+
+def test_certify_reads_the_fixed_reference_point_from_the_problem() -> None:
+    """No start given: the conserved values come from the prepared problem's exact
+    reading of the model's fixed reference point (SIR: 99/100, 1/100, 0), and the
+    certificate is the one of that start given by hand."""
+    from derive.models import load_model
+
+    sir = load_model("sir")
+    params = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+    ref = prepare_problem(sir, params).reference_exact
+    assert ref == tuple(Fraction(int(v.p), int(v.q)) for v in sir.info.reference)
+    assert prepare_problem(sir, params, ["0.99", "0.01", "0"]).reference_exact is None
+    sol = numeric.solve(sir, params, dps=15)
+    own = sol.certify()
+    given = sol.certify(start=[str(v) for v in ref])
+    assert str(own.constant) == str(given.constant)
+    assert own.certified_digits >= 15
