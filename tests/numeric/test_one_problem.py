@@ -181,3 +181,24 @@ def test_certify_reads_the_fixed_reference_point_from_the_problem() -> None:
     given = sol.certify(start=[str(v) for v in ref])
     assert str(own.constant) == str(given.constant)
     assert own.certified_digits >= 15
+
+
+def test_the_float64_order2_reads_the_parameter_record() -> None:
+    """The float64 order 2 at a family's own fixed point reads the kernels' parameter
+    vector from the parameter record: read once for two calls, and equal to it."""
+    import numpy as np
+
+    from derive.models import load_model
+    from numeric.meanfield.stationary import _base64
+    from numeric.params import parameter_names
+    from numeric.prepared.parameters import prepare_params
+
+    sup = load_model("supermarket", b=4)
+    pp.forget()
+    before = dict(pp.COUNTS)
+    base = _base64(sup, {"lam": "0.9"}, None)
+    again = _base64(sup, {"lam": "0.9"}, None)
+    assert _new(before, "prepared:params") == 1
+    assert base.fast and np.array_equal(base.p, again.p)
+    values = prepare_params(sup, {"lam": "0.9"}).values
+    assert base.p.tolist() == [float(values[n]) for n in parameter_names(sup)]
