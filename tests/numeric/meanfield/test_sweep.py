@@ -15,6 +15,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+from profiled import functions_called
 
 import numeric
 from derive import Model, Transition
@@ -190,16 +191,8 @@ def test_a_warm_float64_solve_runs_no_sympy(user_model) -> None:
     """Everything that depends only on the model is prepared once: a second solve at
     new parameters calls no function of SymPy (profiled)."""
     numeric.solve(user_model, {"lam": "0.9"}, precision="float64")
-    called: set[str] = set()
-
-    def watch(frame, event, arg):
-        if event == "call":
-            called.add(frame.f_code.co_filename)
-
-    sys.setprofile(watch)
-    try:
-        sol = numeric.solve(user_model, {"lam": "0.91"}, precision="float64")
-    finally:
-        sys.setprofile(None)
+    sol, called = functions_called(
+        lambda: numeric.solve(user_model, {"lam": "0.91"}, precision="float64")
+    )
     assert sol.digits >= 10
     assert not [f for f in called if "/sympy/" in f]
