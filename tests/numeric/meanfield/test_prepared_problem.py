@@ -228,7 +228,6 @@ def test_warm_float64_solve_is_the_cold_one_with_its_inputs(lam: str, M: str | N
         assert sol.start is None and sol.M == M
 
 
-
 class _Garbage:
     """An object freed only by the garbage collector (it sits in a reference cycle)."""
 
