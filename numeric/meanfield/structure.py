@@ -358,43 +358,7 @@ def fixed_point64(
     dense = len(free) <= DENSE_MAX
     solve = linear_solver(dense)
 
-    # the last state the rates, the drift and the dense reduced J were evaluated at,
-    # and them: the drift and the scale of a state share one evaluation of the rates,
-    # and the last step's J is the first Newton step's (every caller only reads them)
-    last: list[Any] = [None, None]
-    last_f: list[Any] = [None, None]
-    last_j: list[Any] = [None, None]
-    every = not red.laws  # every coordinate free, in order: no selection needed
-    times = csr_product(system.LT)  # f = L^T beta, the checks on L^T made once
-    rate_of, p = system.sr.evaluator("rates"), system.p  # system.rates, looked up once
-    jac_dense = system.jac_reduced_dense_of() if dense else None
-    # the full state of y: y itself when every coordinate is free (the evaluations
-    # below only read it; system.full would copy it)
-    full = (lambda y: y) if every else (lambda y: system.full(y, q))
-
-    def rates(y: np.ndarray) -> np.ndarray:
-        key = y.tobytes()
-        if last[0] != key:
-            last[:] = [key, rate_of(full(y), p)]
-        return last[1]
-
-    def fr(t: float, y: np.ndarray) -> np.ndarray:
-        key = y.tobytes()
-        if last_f[0] != key:
-            f = times(rates(y))
-            last_f[:] = [key, f if every else f[free]]
-        return last_f[1]
-
-    def jr(t: float, y: np.ndarray) -> Any:
-        if jac_dense is None:
-            return system.jac_reduced(full(y)).tocsc()
-        key = y.tobytes()
-        if last_j[0] != key:
-            last_j[:] = [key, jac_dense(full(y))]
-        return last_j[1]
-
-    def scale(y: np.ndarray) -> float:
-        return max(1.0, max_abs(rates(y)))
+    fr, jr, scale = _search_functions(system, q, dense)
 
     if near:
         with np.errstate(all="ignore"):
@@ -452,6 +416,54 @@ def fixed_point64(
     if ptc is not None:
         x = ptc
     return system.full(newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x), q)
+
+
+def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple[Any, Any, Any]:
+    """``(fr, jr, scale)`` of :func:`fixed_point64` on the invariant set with the
+    conserved values ``q``: the drift and the reduced Jacobian on the free
+    coordinates as functions ``(t, y)`` (dense arrays or CSC), and
+    ``max(1, max |beta(y)|)``.  The last state each was evaluated at is kept with
+    its value: the drift and the scale of a state share one evaluation of the
+    rates, and the last implicit step's ``J`` is the first Newton step's (every
+    caller only reads them)."""
+    red = system.red
+    free = list(red.free)
+    last: list[Any] = [None, None]
+    last_f: list[Any] = [None, None]
+    last_j: list[Any] = [None, None]
+    every = not red.laws  # every coordinate free, in order: no selection needed
+    times = csr_product(system.LT)  # f = L^T beta, the checks on L^T made once
+    rate_of, p = system.sr.evaluator("rates"), system.p  # system.rates, looked up once
+    jac_dense = system.jac_reduced_dense_of() if dense else None
+    # the full state of y: y itself when every coordinate is free (the evaluations
+    # below only read it; system.full would copy it)
+    full = (lambda y: y) if every else (lambda y: system.full(y, q))
+
+    def rates(y: np.ndarray) -> np.ndarray:
+        key = y.tobytes()
+        if last[0] != key:
+            last[:] = [key, rate_of(full(y), p)]
+        return last[1]
+
+    def fr(t: float, y: np.ndarray) -> np.ndarray:
+        key = y.tobytes()
+        if last_f[0] != key:
+            f = times(rates(y))
+            last_f[:] = [key, f if every else f[free]]
+        return last_f[1]
+
+    def jr(t: float, y: np.ndarray) -> Any:
+        if jac_dense is None:
+            return system.jac_reduced(full(y)).tocsc()
+        key = y.tobytes()
+        if last_j[0] != key:
+            last_j[:] = [key, jac_dense(full(y))]
+        return last_j[1]
+
+    def scale(y: np.ndarray) -> float:
+        return max(1.0, max_abs(rates(y)))
+
+    return fr, jr, scale
 
 
 #: Newton polish: at most this many steps (a root where ``J`` is singular is
