@@ -237,3 +237,28 @@ def test_warm_float64_solve_is_the_cold_one_with_its_inputs(lam: str, M: str | N
         assert sol.W.tolist() == cold.W.tolist() and sol.P.tolist() == cold.P.tolist()
         assert sol.source_model is m and sol.inputs == params
         assert sol.start is None and sol.M == M
+
+
+@pytest.mark.parametrize("case", ["user", "sir"])
+def test_search_functions_evaluate_each_new_state(case):
+    """The fixed-point search's drift, reduced Jacobian and scale keep their last
+    state's values (structure._search_functions): going back and forth between
+    states gives each state's own values, bit for bit those of the system's methods
+    (with a conservation law: on the free coordinates of the full state)."""
+    from numeric.meanfield.structure import _search_functions
+
+    if case == "user":
+        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.8"})
+    else:
+        problem = pp.prepare(load_model("sir"), SIR)
+    sysm, s0 = problem.system, np.array(problem.s0)
+    free, q = list(sysm.red.free), sysm.laws64(s0)
+    assert bool(sysm.red.laws) == (case == "sir")
+    fr, jr, scale = _search_functions(sysm, q, dense=True)
+    rng = np.random.default_rng(3)
+    ys = [s0[free] / 2 + rng.random(len(free)) / 4 for _ in range(2)]  # two states inside
+    for y in (ys[0], ys[1], ys[0], ys[0].copy(), ys[1]):
+        s = sysm.full(y, q)
+        assert np.array_equal(fr(0, y), sysm.f(s)[free])
+        assert np.array_equal(jr(0, y), sysm.jac_reduced_dense(s))
+        assert scale(y) == max(1.0, float(np.abs(sysm.rates(s)).max()))
