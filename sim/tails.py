@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable, measured
+from mfstein.ground.display import Presentable, fields_dict
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
 from sim import runner, stats, summary
@@ -321,27 +321,11 @@ class JSQTailSimulation(Presentable):
     _MORE: ClassVar[str] = "every x and theta, grid and survival in to_dict() and attributes"
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``mfstein tail --simulate --json`` prints (an estimate: ``{"mean", "ci95"}``)."""
-        return {
-            "n": self.n,
-            "eps": self.eps,
-            "x": self.x,
-            "thetas": self.thetas,
-            "seed": self.seed,
-            "reps": self.reps,
-            "events": self.events,
-            "warmup": self.warmup,
-            "tail": self.tail.to_dict(),
-            "scaled_mean": self.scaled_mean.to_dict(),
-            "perp_second_moment": self.perp_second_moment.to_dict(),
-            "perp_mgf": self.perp_mgf.to_dict(),
-            "sup_distance": self.sup_distance.to_dict(),
-            "bin_width": self.bin_width,
-            "events_per_second": measured(self.events_per_second),
-            "wall_seconds": measured(self.wall_seconds),
-            "complete": self.complete,
-            "warnings": self.warnings,
-        }
+        """What ``mfstein tail --simulate --json`` prints: every field but ``grid`` and
+        ``survival``, in order (an estimate: ``{"mean", "ci95"}``)."""
+        return fields_dict(
+            self, skip=("grid", "survival"), measurements=("events_per_second", "wall_seconds")
+        )
 
     def _rows(self) -> list[tuple[str, str]]:
         def at(e: stats.Estimate, i: int) -> str:

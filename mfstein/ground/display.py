@@ -18,12 +18,13 @@ writes an error estimate with :data:`ERROR_DIGITS` significant digits.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
 from typing import Any, ClassVar
 
@@ -270,6 +271,29 @@ def _finite(value: Any, path: str, places: dict[str, list[str]]) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v, f"{path}[]", places) for v in value]
     return value
+
+
+def fields_dict(
+    result: Any, *, skip: Collection[str] = (), measurements: Collection[str] = ()
+) -> dict[str, Any]:
+    """A dataclass result's ``to_dict()`` written from its fields, in their order.
+
+    Each field but those in ``skip`` becomes the key of its name: a value with a
+    ``to_dict()`` of its own (an estimate) as that dict, a field named in
+    ``measurements`` (a wall time, a speed) through :func:`measured`, any other value
+    as it is.
+    """
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(result):
+        if f.name in skip:
+            continue
+        value = getattr(result, f.name)
+        if f.name in measurements:
+            value = measured(value)
+        elif hasattr(value, "to_dict"):
+            value = value.to_dict()
+        out[f.name] = value
+    return out
 
 
 def params_text(params: Mapping[str, Any]) -> str:

@@ -302,7 +302,9 @@ def heavy_traffic_ball(gamma: Any, alpha: Any, N: int) -> Any:
 
 def _parameter_values(model: Any, solution: Any, params: Mapping[str, Any] | None) -> dict:
     """Parameter name -> raw value (exact source preferred) and a note on the source."""
-    names = [str(p) for p in model.params]
+    from numeric.params import parameter_names
+
+    names = parameter_names(model)
     if params is not None:
         given = {str(k): v for k, v in params.items()}
         missing = [n for n in names if n not in given]
@@ -436,7 +438,9 @@ def _conserved_values(
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
     if len(raw) != model.n:
         raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
-    exact = problem.start_exact if problem is not None and start is not None else None
+    exact = None
+    if problem is not None:  # the caller's start, or the fixed reference, as the problem read it
+        exact = problem.start_exact if start is not None else problem.reference_exact
     s0 = list(exact) if exact is not None else [_fraction_of(_sympy_plain(v)) for v in raw]
     q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
     # the solution must lie on the same invariant set
@@ -1043,8 +1047,8 @@ def certify_float_solution(
     supermarket solution whose tail levels were truncated by the float route
     is certified on all ``b`` levels.
     """
-    from numeric.invariants import reduction
     from numeric.precision import check_dps
+    from numeric.prepared.problem import model_reduction
 
     model = _model_of(solution, model)
     if start is None:
@@ -1053,12 +1057,7 @@ def certify_float_solution(
     s_star = list(solution.s_star)
     values = _parameter_values(model, solution, params)
     problem = _prepared(model, values, start)
-    if problem is not None:
-        red = problem.reduction
-    else:
-        from derive.kernels import kernels
-
-        red = reduction(model, kernels(model, "arb").jumps)
+    red = problem.reduction if problem is not None else model_reduction(model)  # (balls too)
     q = _conserved_values(model, red, solution, start, values, problem)
     Mx = _observable_of(solution, M, model.n)
     x0 = [s_star[j] for j in red.free]

@@ -6,9 +6,10 @@ Bound of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic").  Every
 consumer of that chain -- the exact solver (:mod:`numeric.exact`), the
 simulators (:mod:`sim`) -- starts from the same three steps, written here once:
 
-1. :func:`prepare` checks the model, ``N`` and the parameters (names, declared
-   ranges, ``N`` filled in for N-dependent models such as sampling without
-   replacement) and returns a :class:`PreparedModel`;
+1. :func:`prepare` checks the model and ``N`` and reads the parameters' record
+   (:func:`numeric.prepared.parameters.prepare_params`: names, declared ranges,
+   ``N`` filled in for N-dependent models such as sampling without
+   replacement; kept per point) and returns a :class:`PreparedModel`;
 2. :meth:`PreparedModel.place` fixes the lattice (bounds from the declared
    state space, the conservation laws and their values) and the start ``n0``
    (the start of the problem every route starts from,
@@ -128,10 +129,8 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
     declared ranges (so ``N < d`` without replacement is refused here, with the
     model's own sentence).
     """
-    import mpmath
-
-    from mfstein.ground.numbers import parse_real
-    from numeric.params import check_finite_model, check_names, parse_params
+    from numeric.params import check_finite_model
+    from numeric.prepared.parameters import prepare_params
 
     check_finite_model(
         model,
@@ -139,19 +138,8 @@ def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedMod
         "and no truncation for the finite-N chain; give a finite buffer (e.g. b=20).",
     )
     N = check_int("N", N, 1)
-    given = dict(params or {})
-    names = [str(q) for q in model.params]
-    if "N" in names:
-        if "N" in given and parse_real("N", given["N"]) != N:
-            raise ParameterError(
-                f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
-                f"got {given['N']!r}."
-            )
-        given["N"] = N
-    given = check_names(model, given)
-    with mpmath.workdps(30):
-        values = parse_params(model, given)
-    return PreparedModel(model, int(N), given, values)
+    point = prepare_params(model, params, N=N)  # names, values and N, read once per point
+    return PreparedModel(model, int(N), dict(point.params), dict(point.values))
 
 
 def mean_field(

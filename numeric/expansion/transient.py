@@ -284,9 +284,8 @@ class _Setup:
     """Model, reduction, parameters and start, validated once."""
 
     def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
-        from numeric.invariants import reduction
         from numeric.meanfield import fixed_point as fp
-        from numeric.params import check_finite_model, check_names, kernel_vector
+        from numeric.params import check_finite_model, kernel_vector
         from numeric.prepared.problem import prepare_problem
         from numeric.prepared.start import start_point
         from numeric.rate_signs import check_rates
@@ -297,9 +296,10 @@ class _Setup:
             "buffer (e.g. --param b=10) for the transient.",
         )
         self.model = model
-        self.params = check_names(model, params)
-        #: the problem every route starts from (:mod:`numeric.prepared.problem`)
-        self.problem = prepare_problem(model, self.params, start)
+        #: the problem every route starts from (:mod:`numeric.prepared.problem`): the
+        #: names checked, the values and the start read, the conservation laws
+        self.problem = prepare_problem(model, params, start)
+        self.params = dict(self.problem.params)
         values, s0 = dict(self.problem.values), list(self.problem.s0)
         self.p64 = np.array(self.problem.p64)
         self.s0_64 = np.array(self.problem.s64)
@@ -311,7 +311,7 @@ class _Setup:
                 self.ref64 = None
         self.start = start
         k64 = model.kernels("numba")
-        self.red = reduction(model, k64.jumps)
+        self.red = self.problem.reduction
         self.rm = fp.ReducedModel(model, self.red, k64)
         self.free = list(self.red.free)
         self.n = self.red.n

@@ -57,7 +57,7 @@ from mpmath import mpf
 from numeric.params import kernel_vector, parse_params
 from numeric.prepared import cache as prepared_cache
 from numeric.prepared.cache import PreparedCache, inputs_key
-from numeric.prepared.problem import prepare_problem
+from numeric.prepared.problem import prepare_problem, read_only64
 
 #: Problems kept in this process (least recently used dropped first).
 PROBLEMS = 64
@@ -107,13 +107,6 @@ def observable_matrix64(M: Any, b: int) -> np.ndarray:
         return np.eye(b)
     Mb = quadratic_form(M)(b)
     return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """``a`` as a read-only float64 array (a copy when it is someone else's)."""
-    out = np.array(a, dtype=float)
-    out.flags.writeable = False
-    return out
 
 
 @dataclass(frozen=True)
@@ -195,10 +188,10 @@ def prepare(
             start=start,
             M=M,
             values=MappingProxyType(values),
-            p64=_frozen(p64),
-            s0=_frozen(s0),
+            p64=read_only64(p64),
+            s0=read_only64(s0),
             system=system,
-            M64=_frozen(observable_matrix64(M, model.n) if M64 is None else M64),
+            M64=read_only64(observable_matrix64(M, model.n) if M64 is None else M64),
             key=key,
         )
 

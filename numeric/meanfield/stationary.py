@@ -1153,13 +1153,14 @@ class Base64:
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
     """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
     ``T`` (``None`` when every coordinate is free) and the free indices."""
-    from numeric.params import check_names, kernel_vector, parse_params
+    from numeric.params import kernel_vector
+    from numeric.prepared.parameters import prepare_params
 
-    params = check_names(model, params)
+    point = prepare_params(model, params)  # names checked, values read at 30 digits, once
+    params = dict(point.params)
     s = fast_fixed_point(model, params) if start is None else None
     if s is not None:
-        with mpmath.workdps(30):
-            p = np.array([float(v) for v in kernel_vector(model, parse_params(model, params))])
+        p = np.array([float(v) for v in kernel_vector(model, point.values)])
         k64 = model.kernels("numba")
         return Base64(
             s=s,

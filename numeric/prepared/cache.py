@@ -38,12 +38,27 @@ T = TypeVar("T")
 
 
 def start_key(start: Any) -> Hashable:
-    """A hashable key of a start as given (``TypeError`` when it has none)."""
+    """A hashable key of a start as given, by the exact value and the type of each entry
+    (``TypeError`` when it has none).
+
+    The routes read a float at its exact binary value, text exactly and an mpf (or a
+    SymPy float) as it is (:func:`numeric.precision.to_mpf`), so float ``0.1`` and
+    ``"0.1"`` are other starts at high precision, and so are two mpf starts that
+    print alike at 15 digits: each entry is keyed by its type and value (an mpf by
+    its exact ``_mpf_``), never by its printed digits."""
     if start is None or isinstance(start, str):
         return start
     if isinstance(start, np.ndarray):
         return ("array", start.dtype.str, start.shape, start.tobytes())
-    return tuple(str(v) for v in start)
+    return tuple(_entry_key(v) for v in start)
+
+
+def _entry_key(v: Any) -> Hashable:
+    exact = getattr(v, "_mpf_", None)
+    if exact is not None:
+        return ("mpf", exact)
+    hash(v)  # int, float, str, Fraction, NumPy and SymPy numbers hash by their value
+    return (type(v).__name__, v)
 
 
 def inputs_key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:

@@ -9,7 +9,9 @@ simulators (:mod:`sim`) -- first does the same four things, written here once:
    one sentence, the declared state space checked against the jumps);
 2. the values are read exactly and rounded once to 30 digits
    (:func:`numeric.params.read_values`: strings such as ``"0.9"`` or ``"1/3"``
-   are exact), each within its declared range;
+   are exact), each within its declared range -- steps 1 and 2 are the parameter
+   level (:func:`numeric.prepared.parameters.prepare_params`), kept per
+   ``(model, params)`` and shared by every start and by the finite-N chain;
 3. the start -- the caller's, else the model's reference point, else the
    origin -- is read at 30 digits and checked against the declared state space
    (:func:`numeric.prepared.start.start_point`); it fixes the values
@@ -38,7 +40,6 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any
 
 import mpmath
@@ -46,9 +47,10 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
-from numeric.params import check_names, kernel_vector, read_values
+from numeric.params import kernel_vector
 from numeric.prepared.cache import PreparedCache, inputs_key
-from numeric.prepared.start import start_point
+from numeric.prepared.parameters import PreparedParams, prepare_params
+from numeric.prepared.start import declared_fraction, start_point
 
 #: Prepared problems kept in this process (least recently used dropped first).
 PROBLEMS = 256
@@ -57,8 +59,11 @@ DPS = 30
 _PROBLEMS: PreparedCache[PreparedProblem] = PreparedCache("prepared:problem", PROBLEMS)
 
 
-def _read_only(values: Sequence[Any]) -> np.ndarray:
-    out = np.array([float(v) for v in values], dtype=float)
+def read_only64(values: Any) -> np.ndarray:
+    """``values`` (numbers, nested sequences of them, or an array) as a new read-only
+    float64 array: each entry rounded to nearest by ``float``; the caller's object is
+    never shared."""
+    out = np.array(values, dtype=float)
     out.flags.writeable = False
     return out
 
@@ -77,6 +82,9 @@ class PreparedProblem:
         The start as given (``None``: the model's reference point, else the origin).
     values:
         Parameter name -> value read exactly and rounded to 30 digits (read-only).
+    point:
+        The parameter level (:class:`numeric.prepared.parameters.PreparedParams`:
+        ``params`` and ``values`` are its own), shared by every start.
     p30:
         The kernels' parameter vector at 30 digits (kernel order).
     s0:
@@ -89,6 +97,7 @@ class PreparedProblem:
     params: Mapping[str, Any]
     start: Any
     values: Mapping[str, mpf]
+    point: PreparedParams
     p30: tuple[mpf, ...]
     s0: tuple[mpf, ...]
     key: Hashable | None
@@ -97,25 +106,18 @@ class PreparedProblem:
     @property
     def p64(self) -> np.ndarray:
         """The kernels' parameter vector in float64 (read-only)."""
-        return self._memo(("p64", 0), lambda: _read_only(self.p30))
+        return self._memo(("p64", 0), lambda: read_only64(self.p30))
 
     @property
     def s64(self) -> np.ndarray:
         """The start in float64 (read-only)."""
-        return self._memo(("s64", 0), lambda: _read_only(self.s0))
+        return self._memo(("s64", 0), lambda: read_only64(self.s0))
 
     @property
     def reduction(self) -> Any:
         """The conservation laws and the free coordinates
         (:class:`numeric.invariants.Reduction`, made once per model)."""
-        from numeric.invariants import reduction
-
-        def make() -> Any:
-            rows = [list(t.jump) for t in self.model.transitions]
-            jumps = np.array(rows, dtype=np.int64).reshape(len(rows), self.model.n)
-            return reduction(self.model, jumps)
-
-        return self._memo(("reduction", 0), make)
+        return self._memo(("reduction", 0), lambda: model_reduction(self.model))
 
     @property
     def start_exact(self) -> tuple[Fraction, ...] | None:
@@ -126,15 +128,25 @@ class PreparedProblem:
             return exact
         return None
 
+    @property
+    def reference_exact(self) -> tuple[Fraction, ...] | None:
+        """The model's fixed reference point as exact fractions when no start was given
+        (:func:`numeric.prepared.start.declared_fraction`); ``None`` when a start was
+        given, the reference depends on the parameters or is not declared, or a
+        coordinate is no exact rational."""
+        ref = self.model.info.reference
+        if self.start is not None or ref is None or callable(ref):
+            return None
+        exact = [declared_fraction(v) for v in ref]
+        return None if any(v is None for v in exact) else tuple(exact)  # type: ignore[arg-type]
+
     def lattice_start(self) -> list[Fraction]:
         """The start as fractions (25 digits of :attr:`s0`), for the finite-N lattice."""
         return [Fraction(mpmath.nstr(v, 25)) for v in self.s0]
 
     def values_now(self) -> dict[str, mpf]:
         """The parameter values at the current working precision (read once per precision)."""
-        return dict(
-            self._memo(("values", mpmath.mp.prec), lambda: read_values(self.model, self.params))
-        )
+        return self.point.values_now()
 
     def start_now(self) -> list[mpf]:
         """The start at the current working precision, checked against the state space
@@ -151,6 +163,16 @@ class PreparedProblem:
         if hit is None:
             hit = self._now[key] = make()
         return hit
+
+
+def model_reduction(model: Any) -> Any:
+    """The conservation laws and free coordinates of ``model``'s jumps
+    (:func:`numeric.invariants.reduction`, made once per model): the same for every
+    parameter point and start, so a parameter ball reads them too."""
+    from numeric.invariants import reduction
+
+    rows = [list(t.jump) for t in model.transitions]
+    return reduction(model, np.array(rows, dtype=np.int64).reshape(len(rows), model.n))
 
 
 def exact_start(start: Any) -> Any:
@@ -180,16 +202,14 @@ def prepare_problem(
     parameter name or value the model does not take and for a start outside its
     state space.
     """
-    given = check_names(model, params)
-    key = inputs_key(model, given, exact_start(start), None)
-    return _PROBLEMS.get(key, lambda: _build(model, given, start, key))
+    point = prepare_params(model, params)
+    key = inputs_key(model, point.params, exact_start(start), None)
+    return _PROBLEMS.get(key, lambda: _build(point, start, key))
 
 
-def _build(
-    model: Any, given: Mapping[str, Any], start: Any, key: Hashable | None
-) -> PreparedProblem:
+def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedProblem:
+    model, values = point.model, dict(point.values)
     with mpmath.workdps(DPS):
-        values = read_values(model, given)
         if start is None and not callable(model.info.reference):
             s0 = _reference_start(model, values)
         else:
@@ -197,9 +217,10 @@ def _build(
         p30 = tuple(kernel_vector(model, values))
     return PreparedProblem(
         model=model,
-        params=MappingProxyType(given),  # (check_names made it a new dict)
+        params=point.params,
         start=start,
-        values=MappingProxyType(values),
+        values=point.values,
+        point=point,
         p30=p30,
         s0=s0,
         key=key,

@@ -40,6 +40,29 @@ def declared_mpf(name: str, value: Any) -> mpf:
     return to_mpf(name, value)
 
 
+def declared_fraction(value: Any) -> Fraction | None:
+    """A coordinate of a declared point (a model's fixed reference point) as an exact
+    :class:`~fractions.Fraction`: integers, fractions, SymPy and stored rationals
+    exactly, floats at their binary value, SymPy floats and text by their decimal
+    digits (as :func:`mfstein.ground.numbers.parse_real` reads them); ``None`` when it
+    is no exact rational (a SymPy expression such as ``sqrt(2)``)."""
+    from mfstein.ground.numbers import parse_real
+
+    if isinstance(value, Fraction):  # (a StoredRational too)
+        return Fraction(value)
+    if "sympy" in sys.modules:
+        import sympy as sp
+
+        if isinstance(value, sp.Rational):
+            return Fraction(int(value.p), int(value.q))
+        if isinstance(value, sp.Basic):
+            value = str(sp.sympify(value))
+    try:
+        return parse_real("start", value)
+    except ParameterError:
+        return None
+
+
 def start_point(model: Any, start: Sequence[Any] | None, values: Mapping[str, mpf]) -> list[mpf]:
     """The initial state: the caller's ``start``, else the model's reference point,
     else the origin; checked against the state space (current precision)."""

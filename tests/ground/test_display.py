@@ -55,3 +55,30 @@ def test_a_result_type_must_declare_its_own_dict_and_rows() -> None:
 
     with pytest.raises(TypeError, match="_rows"):
         Half()
+
+
+@dataclass(frozen=True)
+class _Part:
+    mean: float
+
+    def to_dict(self) -> dict:
+        return {"mean": self.mean}
+
+
+@dataclass(frozen=True)
+class _Run:
+    n: int
+    part: _Part
+    grid: list
+    wall_seconds: float
+    warnings: list
+
+
+def test_fields_dict_follows_the_fields_in_order() -> None:
+    from mfstein.ground.display import fields_dict
+
+    run = _Run(3, _Part(0.25), [1, 2], 1.234567, ["w"])
+    got = fields_dict(run, skip=("grid",), measurements=("wall_seconds",))
+    assert list(got) == ["n", "part", "wall_seconds", "warnings"]
+    assert got == {"n": 3, "part": {"mean": 0.25}, "wall_seconds": 1.23, "warnings": ["w"]}
+    assert fields_dict(run)["wall_seconds"] == 1.234567 and fields_dict(run)["grid"] == [1, 2]

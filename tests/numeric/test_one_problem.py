@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import pytest
@@ -51,6 +52,9 @@ def test_every_task_reads_one_prepared_problem() -> None:
     ex = mf.exact(m, PARAMS, N=10, start=START)
     cert = one.certify()
     assert _new(before, "prepared:problem") == 1
+    # one parameter point, parsed once: by the base problem and by exact's preparation
+    assert _new(before, "prepared:params") == 1
+    assert prepare(m, 10, PARAMS).values == dict(prepare_problem(m, PARAMS, START).values)
     # the routes answer on the same invariant set s + i = 1, and agree where they must
     for s_star in (one.s_star, f64.s_star):
         assert abs(float(s_star[0] + s_star[1]) - 1) < 1e-12
@@ -75,7 +79,9 @@ def test_the_simulation_and_the_transient_read_the_same_problem() -> None:
     numeric.solve(m, PARAMS, start=START, precision="float64")
     sim = mf.simulate(m, PARAMS, N=10, steps=4000, seed=3, start=START, reps=2, workers=1)
     tr = numeric.transient(m, PARAMS, start=START, times=[0, 1])
+    numeric.solve(m, PARAMS, start=START, dps=15).certify()
     assert _new(before, "prepared:problem") == 1
+    assert _new(before, "prepared:params") == 1  # solve, simulate, transient, certify
     assert tr.x[0].tolist() == [0.9, 0.1]
     d = sim.to_dict()
     assert abs(sum(d["mean"]) - 1) < 1e-9 and sum(d["start"]) == 10  # s + i = 1 kept
@@ -106,6 +112,42 @@ def test_the_problem_is_frozen_and_keyed_by_the_exact_start() -> None:
     assert prepare_problem(m, PARAMS).start_exact is None  # the model's own start
 
 
+def _exact(v: object) -> Fraction:
+    """A start entry's exact value (an mpf is ``man * 2**exp``)."""
+    if isinstance(v, mpmath.mpf):
+        return Fraction(int(v.man)) * Fraction(2) ** int(v.exp)
+    return Fraction(v)  # type: ignore[arg-type]
+
+
+def _mpf_pair() -> tuple[list, list]:
+    """Two mpf starts equal to 20 digits, apart at 30 (made at 40 digits)."""
+    with mpmath.workdps(40):
+        low = mpmath.mpf("0.2")
+        return [low, mpmath.mpf("0.1")], [low + mpmath.mpf(10) ** -25, mpmath.mpf("0.1")]
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [lambda: ([0.2, 0.1], ["0.2", "0.1"]), _mpf_pair],  # binary 0.2, 0.1 are not the decimals
+    ids=["float-text", "mpf-mpf"],
+)
+def test_the_route_caches_key_a_start_by_its_exact_value(pair: Any) -> None:
+    """The library reads a float at its exact binary value and text exactly, so starts
+    that print alike but differ are other problems at 40 digits: each answer keeps the
+    total ``s + i`` of its own start (the invariant the jumps conserve)."""
+    m = plain_model()
+    first, second = pair()
+    with mpmath.workdps(40):
+        totals = [sum(_exact(v) for v in st) for st in (first, second)]
+    assert totals[0] != totals[1]
+    answers = [numeric.solve(m, PARAMS, start=st, dps=40) for st in (first, second)]
+    with mpmath.workdps(60):
+        for ans, total in zip(answers, totals, strict=True):
+            gap = ans.s_star[0] + ans.s_star[1] - mpmath.mpf(total.numerator) / total.denominator
+            assert abs(gap) < mpmath.mpf(10) ** -38
+        assert answers[0].s_star[1] != answers[1].s_star[1]
+
+
 def test_the_problem_refuses_bad_input_in_one_sentence() -> None:
     m = plain_model()
     with pytest.raises(ParameterError, match=r"^delta is not a parameter of model plain_si"):
@@ -121,3 +163,42 @@ def test_the_exact_placement_reads_the_prepared_start() -> None:
     placed = prepare(m, 10, PARAMS).place(START)
     assert placed.start.tolist() == [9, 1]
     assert placed.start_given
+
+
+def test_certify_reads_the_fixed_reference_point_from_the_problem() -> None:
+    """No start given: the conserved values come from the prepared problem's exact
+    reading of the model's fixed reference point (SIR: 99/100, 1/100, 0), and the
+    certificate is the one of that start given by hand."""
+    from derive.models import load_model
+
+    sir = load_model("sir")
+    params = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+    ref = prepare_problem(sir, params).reference_exact
+    assert ref == tuple(Fraction(int(v.p), int(v.q)) for v in sir.info.reference)
+    assert prepare_problem(sir, params, ["0.99", "0.01", "0"]).reference_exact is None
+    sol = numeric.solve(sir, params, dps=15)
+    own = sol.certify()
+    given = sol.certify(start=[str(v) for v in ref])
+    assert str(own.constant) == str(given.constant)
+    assert own.certified_digits >= 15
+
+
+def test_the_float64_order2_reads_the_parameter_record() -> None:
+    """The float64 order 2 at a family's own fixed point reads the kernels' parameter
+    vector from the parameter record: read once for two calls, and equal to it."""
+    import numpy as np
+
+    from derive.models import load_model
+    from numeric.meanfield.stationary import _base64
+    from numeric.params import parameter_names
+    from numeric.prepared.parameters import prepare_params
+
+    sup = load_model("supermarket", b=4)
+    pp.forget()
+    before = dict(pp.COUNTS)
+    base = _base64(sup, {"lam": "0.9"}, None)
+    again = _base64(sup, {"lam": "0.9"}, None)
+    assert _new(before, "prepared:params") == 1
+    assert base.fast and np.array_equal(base.p, again.p)
+    values = prepare_params(sup, {"lam": "0.9"}).values
+    assert base.p.tolist() == [float(values[n]) for n in parameter_names(sup)]
