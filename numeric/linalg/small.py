@@ -9,12 +9,15 @@ hands anything unusual -- another dtype or shape, a singular matrix, a result
 that is not finite -- to :func:`numpy.linalg.solve`, which then answers (or
 raises) exactly as before.  :func:`csr_times` is SciPy's own CSR matrix-vector
 kernel (``csr_matvec``, what ``A @ x`` runs) called without the operator's
-dispatch, so the same sums in the same order.
+dispatch, so the same sums in the same order; :func:`csr_product` binds it to one
+matrix, whose checks are then made once (a fixed-point search multiplies by the
+same ``L^T`` at every step).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -75,19 +78,34 @@ def csr_times(A: Any, x: np.ndarray) -> np.ndarray:
     SciPy's ``csr_matvec`` on a zero vector (as the operator computes it, so the
     same numbers) without the operator's dispatch; anything else -- another
     format, dtype or shape -- by ``A @ x`` itself."""
+    return csr_product(A)(x)
+
+
+def csr_product(A: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``x -> A @ x`` as :func:`csr_times` computes it, with the checks on ``A`` made
+    once (``A`` must not change afterwards); each ``x`` is still checked."""
     kernel = _csr_matvec() if _CSR_MATVEC is False else _CSR_MATVEC
     if (
         kernel is None
         or getattr(A, "format", None) != "csr"
-        or type(x) is not np.ndarray
         or A.dtype != np.float64
-        or x.dtype != np.float64
-        or x.ndim != 1
-        or not x.flags.c_contiguous
         or A.ndim != 2
-        or A.shape[1] != x.shape[0]
     ):
-        return A @ x
-    out = np.zeros(A.shape[0])
-    kernel(A.shape[0], A.shape[1], A.indptr, A.indices, A.data, x, out)
-    return out
+        return lambda x: A @ x
+    m, n = A.shape
+    indptr, indices, data = A.indptr, A.indices, A.data
+
+    def times(x: np.ndarray) -> np.ndarray:
+        if (
+            type(x) is not np.ndarray
+            or x.dtype != np.float64
+            or x.ndim != 1
+            or not x.flags.c_contiguous
+            or x.shape[0] != n
+        ):
+            return A @ x
+        out = np.zeros(m)
+        kernel(m, n, indptr, indices, data, x, out)
+        return out
+
+    return times

@@ -30,7 +30,7 @@ callers choose ``delta``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError
 from numeric.invariants import Reduction, reduction
-from numeric.linalg.small import csr_times
+from numeric.linalg.small import csr_product, csr_times
 from numeric.meanfield.acceptance import max_abs
 
 if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
@@ -227,14 +227,24 @@ class SparseSystem:
 
     def _dbeta_dense(self, s: np.ndarray) -> np.ndarray:
         """``d beta / ds`` (transitions x b) as a dense array."""
+        return self._dbeta_dense_of()(s)
+
+    def _dbeta_dense_of(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``s ->`` :meth:`_dbeta_dense` ``(s)`` with the model-level look-ups made once."""
         flat, at, distinct = self._shared("grad_places", self._grad_places)
-        if distinct:  # each entry once: the sum of one term
-            D = np.zeros(self.L.shape[0] * self.L.shape[1])
-            D[flat] = self.sr.grad(s, self.p)
-            return D.reshape(self.L.shape)
-        D = np.zeros(self.L.shape)
-        np.add.at(D, at, self.sr.grad(s, self.p))
-        return D
+        grad, p, shape = self.sr.evaluator("grad"), self.p, self.L.shape
+        size = shape[0] * shape[1]
+
+        def dbeta(s: np.ndarray) -> np.ndarray:
+            if distinct:  # each entry once: the sum of one term
+                D = np.zeros(size)
+                D[flat] = grad(s, p)
+                return D.reshape(shape)
+            D = np.zeros(shape)
+            np.add.at(D, at, grad(s, p))
+            return D
+
+        return dbeta
 
     def _grad_places(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], bool]:
         """Where the entries of :meth:`SparseRates.grad` go in ``d beta / ds``: their
@@ -249,12 +259,18 @@ class SparseSystem:
         """``J_r = L^T[F, :] (d beta/ds) T`` as a dense array, for small systems
         (:data:`DENSE_MAX`), where SciPy's sparse bookkeeping costs more than the
         arithmetic."""
+        return self.jac_reduced_dense_of()(s)
+
+    def jac_reduced_dense_of(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``s ->`` :meth:`jac_reduced_dense` ``(s)`` with the model-level look-ups made
+        once (a fixed-point search evaluates it at every step)."""
         LtF, T = self._shared(
             "dense", lambda: (self.L.T.toarray()[list(self.red.free), :], self.T.toarray())
         )
+        dbeta = self._dbeta_dense_of()
         if not self.red.laws:  # T is the identity: the product is J itself
-            return LtF @ self._dbeta_dense(s)
-        return LtF @ self._dbeta_dense(s) @ T
+            return lambda s: LtF @ dbeta(s)
+        return lambda s: LtF @ dbeta(s) @ T
 
     def jac_dense(self, s: np.ndarray) -> np.ndarray:
         """``J(s) = L^T d beta/ds`` as a dense ``b x b`` array (small systems)."""
@@ -342,31 +358,7 @@ def fixed_point64(
     dense = len(free) <= DENSE_MAX
     solve = linear_solver(dense)
 
-    last: list[Any] = [None, None]  # the last state the rates were evaluated at, and them
-    every = not red.laws  # every coordinate free, in order: no selection needed
-    LT = system.LT
-    # the full state of y: y itself when every coordinate is free (the evaluations
-    # below only read it; system.full would copy it)
-    full = (lambda y: y) if every else (lambda y: system.full(y, q))
-
-    def rates(y: np.ndarray) -> np.ndarray:
-        # the drift and the scale of the same state share one evaluation of the rates
-        key = y.tobytes()
-        if last[0] != key:
-            last[:] = [key, system.rates(full(y))]
-        return last[1]
-
-    def fr(t: float, y: np.ndarray) -> np.ndarray:
-        f = csr_times(LT, rates(y))
-        return f if every else f[free]
-
-    def jr(t: float, y: np.ndarray) -> Any:
-        if dense:
-            return system.jac_reduced_dense(full(y))
-        return system.jac_reduced(full(y)).tocsc()
-
-    def scale(y: np.ndarray) -> float:
-        return max(1.0, max_abs(rates(y)))
+    fr, jr, scale = _search_functions(system, q, dense)
 
     if near:
         with np.errstate(all="ignore"):
@@ -424,6 +416,54 @@ def fixed_point64(
     if ptc is not None:
         x = ptc
     return system.full(newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x), q)
+
+
+def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple[Any, Any, Any]:
+    """``(fr, jr, scale)`` of :func:`fixed_point64` on the invariant set with the
+    conserved values ``q``: the drift and the reduced Jacobian on the free
+    coordinates as functions ``(t, y)`` (dense arrays or CSC), and
+    ``max(1, max |beta(y)|)``.  The last state each was evaluated at is kept with
+    its value: the drift and the scale of a state share one evaluation of the
+    rates, and the last implicit step's ``J`` is the first Newton step's (every
+    caller only reads them)."""
+    red = system.red
+    free = list(red.free)
+    last: list[Any] = [None, None]
+    last_f: list[Any] = [None, None]
+    last_j: list[Any] = [None, None]
+    every = not red.laws  # every coordinate free, in order: no selection needed
+    times = csr_product(system.LT)  # f = L^T beta, the checks on L^T made once
+    rate_of, p = system.sr.evaluator("rates"), system.p  # system.rates, looked up once
+    jac_dense = system.jac_reduced_dense_of() if dense else None
+    # the full state of y: y itself when every coordinate is free (the evaluations
+    # below only read it; system.full would copy it)
+    full = (lambda y: y) if every else (lambda y: system.full(y, q))
+
+    def rates(y: np.ndarray) -> np.ndarray:
+        key = y.tobytes()
+        if last[0] != key:
+            last[:] = [key, rate_of(full(y), p)]
+        return last[1]
+
+    def fr(t: float, y: np.ndarray) -> np.ndarray:
+        key = y.tobytes()
+        if last_f[0] != key:
+            f = times(rates(y))
+            last_f[:] = [key, f if every else f[free]]
+        return last_f[1]
+
+    def jr(t: float, y: np.ndarray) -> Any:
+        if jac_dense is None:
+            return system.jac_reduced(full(y)).tocsc()
+        key = y.tobytes()
+        if last_j[0] != key:
+            last_j[:] = [key, jac_dense(full(y))]
+        return last_j[1]
+
+    def scale(y: np.ndarray) -> float:
+        return max(1.0, max_abs(rates(y)))
+
+    return fr, jr, scale
 
 
 #: Newton polish: at most this many steps (a root where ``J`` is singular is
@@ -491,8 +531,6 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
     return x
 
 
-_ALL = np.logical_and.reduce  # ndarray.all without its Python wrapper
-
 #: Pseudo-transient continuation: at most this many implicit Euler steps.
 PTC_STEPS = 200
 #: The first step times the largest Jacobian entry: ``h |J| = 1`` still follows the
@@ -538,10 +576,10 @@ def pseudo_transient(
                 continue
             y = x + dx
             g = fr(0, y)
-            if not _ALL(np.isfinite(g), axis=None):
+            new = max_abs(g)  # NaN when an entry is NaN, inf when one is infinite
+            if not math.isfinite(new):
                 h /= 4
                 continue
-            new = max_abs(g)
             h = min(h * max(norm / max(new, 1e-300), 0.25), 1e12)
             x, f, norm = y, g, new
             J = jr(0, x)

@@ -94,3 +94,25 @@ def test_max_abs_reads_nan_and_empty_as_numpy() -> None:
     assert max_abs(a) == 3.5 and max_abs(np.zeros(0)) == 0.0
     a[1, 1] = np.nan
     assert np.isnan(max_abs(a)) and np.isnan(np.abs(a).max())
+
+
+def test_csr_product_bound_once_is_the_operators_product() -> None:
+    """``csr_product(A)`` checks ``A`` once and gives ``A @ x`` bit for bit for every
+    ``x`` after, handing an unusual ``x`` (not contiguous, integers, the wrong
+    length) to the operator, which answers or refuses as before."""
+    import scipy.sparse as sps
+
+    from numeric.linalg.small import csr_product
+
+    rng = np.random.default_rng(7)
+    A = sps.random(12, 30, density=0.3, format="csr", random_state=rng)
+    times = csr_product(A)
+    for _ in range(5):
+        x = rng.standard_normal(30) * np.exp(rng.normal(0, 20, 30))
+        assert np.array_equal(times(x), A @ x)
+        assert np.array_equal(times(x[::-1].copy()[::-1]), A @ x)
+    assert np.array_equal(times(np.arange(30)), A @ np.arange(30))
+    with pytest.raises(ValueError):
+        times(np.ones(29))
+    B = A.tocsc()  # another format: the operator itself
+    assert np.array_equal(csr_product(B)(x), B @ x)

@@ -228,6 +228,7 @@ def test_warm_float64_solve_is_the_cold_one_with_its_inputs(lam: str, M: str | N
         assert sol.start is None and sol.M == M
 
 
+<<<<<<< HEAD
 class _Garbage:
     """An object freed only by the garbage collector (it sits in a reference cycle)."""
 
@@ -246,3 +247,28 @@ def test_the_profiled_call_is_not_charged_with_garbage_left_by_earlier_work():
     _Garbage()  # garbage now; freed at the next collection
     _, called = functions_called(lambda: [[] for _ in range(20000)])
     assert not [f for f in called if f.endswith(":__del__")], called[:5]
+=======
+@pytest.mark.parametrize("case", ["user", "sir"])
+def test_search_functions_evaluate_each_new_state(case):
+    """The fixed-point search's drift, reduced Jacobian and scale keep their last
+    state's values (structure._search_functions): going back and forth between
+    states gives each state's own values, bit for bit those of the system's methods
+    (with a conservation law: on the free coordinates of the full state)."""
+    from numeric.meanfield.structure import _search_functions
+
+    if case == "user":
+        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.8"})
+    else:
+        problem = pp.prepare(load_model("sir"), SIR)
+    sysm, s0 = problem.system, np.array(problem.s0)
+    free, q = list(sysm.red.free), sysm.laws64(s0)
+    assert bool(sysm.red.laws) == (case == "sir")
+    fr, jr, scale = _search_functions(sysm, q, dense=True)
+    rng = np.random.default_rng(3)
+    ys = [s0[free] / 2 + rng.random(len(free)) / 4 for _ in range(2)]  # two states inside
+    for y in (ys[0], ys[1], ys[0], ys[0].copy(), ys[1]):
+        s = sysm.full(y, q)
+        assert np.array_equal(fr(0, y), sysm.f(s)[free])
+        assert np.array_equal(jr(0, y), sysm.jac_reduced_dense(s))
+        assert scale(y) == max(1.0, float(np.abs(sysm.rates(s)).max()))
+>>>>>>> warm42b
