@@ -228,7 +228,6 @@ def test_warm_float64_solve_is_the_cold_one_with_its_inputs(lam: str, M: str | N
         assert sol.start is None and sol.M == M
 
 
-<<<<<<< HEAD
 class _Garbage:
     """An object freed only by the garbage collector (it sits in a reference cycle)."""
 
@@ -247,7 +246,8 @@ def test_the_profiled_call_is_not_charged_with_garbage_left_by_earlier_work():
     _Garbage()  # garbage now; freed at the next collection
     _, called = functions_called(lambda: [[] for _ in range(20000)])
     assert not [f for f in called if f.endswith(":__del__")], called[:5]
-=======
+
+
 @pytest.mark.parametrize("case", ["user", "sir"])
 def test_search_functions_evaluate_each_new_state(case):
     """The fixed-point search's drift, reduced Jacobian and scale keep their last
@@ -271,4 +271,3 @@ def test_search_functions_evaluate_each_new_state(case):
         assert np.array_equal(fr(0, y), sysm.f(s)[free])
         assert np.array_equal(jr(0, y), sysm.jac_reduced_dense(s))
         assert scale(y) == max(1.0, float(np.abs(sysm.rates(s)).max()))
->>>>>>> warm42b
