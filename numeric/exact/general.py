@@ -51,6 +51,7 @@ from mfstein.ground.arguments import check_keywords, check_params, check_start, 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
+from numeric.exact.law_error import half_range, kept_system
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
@@ -726,9 +727,20 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
+        law_system=_law_system(ch, pi.shape[0]),
+        up_rate_half_range=float(half_range(reach.up_rates)),
         **_mean_field_fields(mf, ch.model.n),
         **_statistics(ch, reach, pi, mf),
     )
+
+
+def _law_system(ch: Chain, states: int) -> Any:
+    """``Q^T`` and the pinned state of ``ch``'s last solve for the law's error estimate
+    (:func:`numeric.exact.law_error.kept_system`), ``None`` when not kept."""
+    last = ch.last
+    if last is None or last.QT.shape[0] != states:
+        return None
+    return kept_system(last.QT, last.r)
 
 
 def _by_fast_path(
