@@ -90,12 +90,13 @@ def condition(QT: Any, r: int) -> float:
     :func:`scipy.sparse.linalg.onenormest` over a sparse LU of ``A``."""
     import scipy.sparse.linalg as spla
 
+    from numeric.exact.general import DIRECT_ORDERING  # the direct solve's ordering
     from numeric.exact.solvers import pinned
 
     S = QT.shape[0]
     if S <= 1:
         return 1.0
-    lu = spla.splu(pinned(QT, r).tocsc())
+    lu = spla.splu(pinned(QT, r).tocsc(), permc_spec=DIRECT_ORDERING)
     inverse = spla.LinearOperator(
         (S, S),
         matvec=lu.solve,
