@@ -55,7 +55,7 @@ from numeric.exact.law_error import half_range, kept_system
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
-from numeric.exact.solvers import METHODS
+from numeric.exact.solvers import DIRECT_ORDERING, METHODS
 from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
@@ -65,11 +65,6 @@ DIRECT_MAX_STATES = 5000
 #: ... and up to this many when at most two coordinates are free (planar lattices
 #: factor with little fill).
 DIRECT_MAX_PLANAR = 400_000
-#: SuperLU's column ordering: the minimum degree of ``A^T + A`` (measured against
-#: SciPy's default ``COLAMD``, factor and solve: SIR N = 100, 5,151 states, 11.5 ms
-#: against 14.0; N = 200 90 against 99; supermarket b = 3, N = 28, 22.5 against 36.2;
-#: b = 2, N = 300, 153 against 167).
-DIRECT_ORDERING = "MMD_AT_PLUS_A"
 #: Direct solves of at most this many states run without limiting BLAS threads
 #: (:func:`mfstein.ground.blas.limited_blas`: threadpoolctl scans the loaded
 #: libraries in a new process, some 10 ms, about a whole factorisation of SIR at

@@ -90,8 +90,7 @@ def condition(QT: Any, r: int) -> float:
     :func:`scipy.sparse.linalg.onenormest` over a sparse LU of ``A``."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.general import DIRECT_ORDERING  # the direct solve's ordering
-    from numeric.exact.solvers import pinned
+    from numeric.exact.solvers import DIRECT_ORDERING, pinned
 
     S = QT.shape[0]
     if S <= 1:
