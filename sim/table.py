@@ -43,15 +43,24 @@ class Row(Presentable):
     c2: str = ""
     c2_digits: int = 0
     second_order: str = ""
+    sim_blocking_ci95: float | None = None
 
     _MORE: ClassVar[str] = "c2, notes and warnings in to_dict()"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: bound and exact as decimal strings, simulation as floats;
-        ``bound_digits``, ``c2_digits`` and ``sim_ci95`` state their precision (the mean
-        printed down to the place of the CI's second digit, :class:`sim.stats.Estimate`)."""
+        ``bound_digits``, ``c2_digits``, ``sim_ci95`` and ``sim_blocking_ci95`` state
+        their precision (a mean printed down to the place of its CI's second digit,
+        :class:`sim.stats.Estimate`); ``exact`` carries the digits its error estimate
+        allows (:meth:`numeric.exact.ExactResult.errors`)."""
         mean, ci95 = estimate_figures(self.sim_mean, self.sim_ci95)
-        return dict(self.__dict__) | {"sim_mean": mean, "sim_ci95": ci95}
+        blocking, blocking_ci95 = estimate_figures(self.sim_blocking, self.sim_blocking_ci95)
+        return dict(self.__dict__) | {
+            "sim_mean": mean,
+            "sim_ci95": ci95,
+            "sim_blocking": blocking,
+            "sim_blocking_ci95": blocking_ci95,
+        }
 
     def _rows(self) -> list[tuple[str, str]]:
         from sim.stats import Estimate
@@ -124,7 +133,7 @@ def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
         r = solve_exact(N, lam, b, d)
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
-    return repr(float(r.n_mse)), f"{states:,} states, residual {float(r.residual):.1e}"
+    return repr(r.printed("n_mse")), f"{states:,} states, residual {float(r.residual):.1e}"
 
 
 def build(
@@ -198,6 +207,7 @@ def build(
                 sim_mean=float(res.n_mse.mean),
                 sim_ci95=float(res.n_mse.ci95),
                 sim_blocking=float(res.blocking.mean),
+                sim_blocking_ci95=float(res.blocking.ci95),
                 bound=mpmath.nstr(sol.constant, max(int(sol.digits), 1)),
                 bound_digits=int(sol.digits),
                 exact=ex,
@@ -264,6 +274,7 @@ def to_csv(rows: list[Row]) -> str:
         "sim_mean",
         "sim_ci95",
         "sim_blocking",
+        "sim_blocking_ci95",
         "bound",
         "bound_digits",
         "exact",

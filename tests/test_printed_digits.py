@@ -231,3 +231,191 @@ def test_a_float64_transient_prints_down_to_its_stated_error() -> None:
         # within half a unit of that place of the value held
         for printed, held in zip(flat, values.ravel(), strict=True):
             assert abs(printed - held) <= 10.0**place / 2 * (1 + 1e-9), name
+
+
+# -- the exact chains ------------------------------------------------------------------------
+def _mp_law(result) -> list:
+    """The stationary law of ``result``'s chain (its float64 ``Q^T``, pinned as the solve
+    pinned it) solved in 30-digit arithmetic, in the order of ``result.pi``: the
+    reference the claims are checked on."""
+    from numeric.exact.solvers import pinned
+
+    A = pinned(result.law_system.QT, result.law_system.r).toarray()
+    S = A.shape[0]
+    with mpmath.workdps(30):
+        rhs = mpmath.matrix(S, 1)
+        rhs[result.law_system.r] = 1
+        x = mpmath.lu_solve(mpmath.matrix(A.tolist()), rhs)
+        total = sum(x)
+        law = [x[i] / total for i in range(S)]
+    order = result.law_system.order
+    if order is None:
+        return law
+    out = [None] * S
+    for i, q in enumerate(law):
+        out[order[i]] = q
+    return out
+
+
+def test_the_law_error_estimate_bounds_a_perturbed_laws_error(exact_cases) -> None:
+    """A law perturbed by 1e-6: its residual is large, and the estimate from it still
+    bounds its distance to the 30-digit law."""
+    import numpy as np
+
+    from numeric.exact.law_error import law_error
+    from numeric.exact.solvers import normalise, residual
+
+    r = exact_cases["sir direct"]
+    law = _mp_law(r)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        pi = normalise(r.pi * (1 + 1e-6 * rng.standard_normal(r.pi.size)))
+        estimate = law_error(residual(r.law_system.QT, pi), r.condition, r.states)
+        with mpmath.workdps(30):
+            actual = sum(abs(mpmath.mpf(float(p)) - q) for p, q in zip(pi, law, strict=True))
+        assert 1e-9 < actual <= estimate < 1e3 * actual
+
+
+def _exact_cases() -> dict:
+    import numeric.exact
+
+    return {
+        "sir direct": numeric.exact.solve("sir", SIR, N=8),
+        "sir bicgstab": numeric.exact.solve("sir", SIR, N=8, solver="bicgstab"),
+        "supermarket": numeric.exact.solve_exact(4, "0.9", b=2, d=2),
+    }
+
+
+@pytest.fixture(scope="module")
+def exact_cases() -> dict:
+    return _exact_cases()
+
+
+def _mp_moments(r, law: list) -> dict:
+    """The moments :meth:`ExactResult.to_dict` prints, under the 30-digit ``law``."""
+    n, N = r.n, r.N
+    X = [[mpmath.mpf(v) / N for v in row] for row in r.state_array.tolist()]
+    pairs = list(zip(law, X, strict=True))
+    mean = [sum(q * x[k] for q, x in pairs) for k in range(n)]
+    s = [mpmath.mpf(float(v)) for v in r.s_star]
+    out = {
+        "mean": mean,
+        "n_bias": [N * (m - v) for m, v in zip(mean, s, strict=True)],
+        "n_cov": [
+            [N * sum(q * (x[i] - mean[i]) * (x[j] - mean[j]) for q, x in pairs) for j in range(n)]
+            for i in range(n)
+        ],
+        "n_mse": N * sum(q * sum((x[k] - s[k]) ** 2 for k in range(n)) for q, x in pairs),
+    }
+    if r.mean_jobs is not None:
+        out["mean_jobs"] = sum(mean)
+    return out
+
+
+@pytest.mark.parametrize("name", ["sir direct", "sir bicgstab", "supermarket"])
+def test_an_exact_chains_numbers_hold_their_printed_claim(exact_cases, name) -> None:
+    import numpy as np
+
+    r = exact_cases[name]
+    doc = json.loads(r.to_json())
+    # the condition estimate bounds ||A^-1||_1 computed in full
+    from numeric.exact.solvers import pinned
+
+    A = pinned(r.law_system.QT, r.law_system.r).toarray()
+    assert r.condition >= np.abs(np.linalg.inv(A)).sum(axis=0).max()
+    law = _mp_law(r)
+    with mpmath.workdps(30):
+        actual = sum(abs(mpmath.mpf(float(p)) - q) for p, q in zip(r.pi, law, strict=True))
+        assert actual <= r.law_error  # the law's error estimate holds
+        for key, ref in _mp_moments(r, law).items():
+            error = doc["errors"][key]
+            unit = mpmath.mpf(10) ** math.ceil(math.log10(2 * error))
+            printed = np.ravel(doc[key]).tolist()
+            for p, q in zip(printed, np.ravel(np.array(ref, dtype=object)).tolist(), strict=True):
+                assert abs(mpmath.mpf(p) - q) <= unit, (name, key, p, q)  # within its claim
+                places = math.floor(math.log10(abs(p))) - math.ceil(math.log10(2 * error)) + 1
+                assert _float_digits(p) <= max(1, places), key  # and no digit more
+    assert 11 <= _float_digits(doc["mean"][0]) <= 14  # fewer than the 17 of a float64
+    for text in (repr(r), r._repr_html_()):
+        for t in NUMBER.findall(text.split("solver")[0].split("law error")[-1]):
+            assert _significant(t) <= 14
+    assert r.to_dict()["mean"] != r.mean.tolist()  # only the print is rounded
+
+
+def _check_printed_to_error(doc: dict, held: dict) -> None:
+    """Each printed field of ``held`` (name -> values held) is within half a unit of
+    its last digit of the value held, and that unit is at least twice its stated error."""
+    import numpy as np
+
+    for key, value in held.items():
+        error = doc["errors"][key]
+        unit = 10.0 ** math.ceil(math.log10(2 * error))
+        assert unit >= 2 * error
+        for p, v in zip(np.ravel(doc[key]).tolist(), np.ravel(value).tolist(), strict=True):
+            assert abs(p - v) <= unit / 2 * (1 + 1e-9), (key, p, v)
+            places = math.floor(math.log10(abs(v))) - math.log10(unit) + 1 if v else 1
+            assert _float_digits(p) <= max(1, places), (key, p)
+
+
+def _law_error_holds(result, system, pi) -> None:
+    """The result's estimate of ``||pi - pi_true||_1`` bounds the distance of ``pi`` to
+    the 30-digit law of its chain, and the condition estimate bounds ``||A^-1||_1``."""
+    import numpy as np
+
+    from numeric.exact.solvers import pinned
+
+    A = pinned(system.QT, system.r).toarray()
+    assert system.condition() >= np.abs(np.linalg.inv(A)).sum(axis=0).max()
+
+    class _View:  # what _mp_law reads
+        law_system = system
+
+    law = _mp_law(_View)
+    with mpmath.workdps(30):
+        actual = sum(abs(mpmath.mpf(float(p)) - q) for p, q in zip(pi, law, strict=True))
+    assert actual <= result.law_error
+
+
+def test_a_pi_exact_result_prints_its_claims() -> None:
+    from numeric.pi.exact import solve_pi_exact
+
+    r = solve_pi_exact([0.2, 0.3, 0.5], [0.0, 0.6, 0.4], n=2, policy="pi", cap=6)
+    doc = json.loads(r.to_json())
+    assert doc["load"] == 0.46428571428571  # 14 digits: float arithmetic on the inputs
+    stats = ("mean_queue", "mean_total", "delay", "p_idle", "p_some_idle", "tokens_per_slot",
+             "messages_per_slot", "messages_per_job", "messages_per_batch")  # fmt: skip
+    _check_printed_to_error(doc, {k: getattr(r, k) for k in stats})
+    # the law's estimate on the chain it was computed from (the full law, re-solved)
+    from numeric.exact.solvers import normalise
+
+    system = r.law_system
+    import scipy.sparse.linalg as spla
+
+    from numeric.exact.solvers import pinned
+
+    rhs = [0.0] * system.QT.shape[0]
+    rhs[system.r] = 1.0
+    x = normalise(spla.spsolve(pinned(system.QT, system.r).tocsc(), rhs))
+    pi = [0.0] * len(x)
+    for i, v in enumerate(x):
+        pi[system.order[i]] = v
+    _law_error_holds(r, system, pi)
+    for text in (repr(r), r._repr_html_()):
+        assert "0.43999" not in text and "law error" in text
+
+
+def test_a_heterogeneous_exact_result_prints_its_claims() -> None:
+    import numpy as np
+
+    import numeric.exact
+    from derive.heterogeneous_population import heterogeneous
+
+    A = np.zeros((2, 2, 2))
+    A[:, 0, 1], A[:, 1, 0] = 0.5, [1.0, 2.0]
+    B = np.zeros((2, 2, 2, 2, 2, 2))
+    B[0, 1, 0, 1, 1, 1] = B[1, 0, 0, 1, 1, 1] = 0.5
+    r = numeric.exact.solve(heterogeneous(A, B), {}, N=2)
+    doc = json.loads(r.to_json())
+    _check_printed_to_error(doc, {"mean": r.mean, "cov": r.cov})
+    _law_error_holds(r, r.system, r.pi)
+    assert _float_digits(doc["mean"][1]) < 17

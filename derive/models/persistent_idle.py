@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.ground.display import INPUT_DIGITS, claimed
 from mfstein.ground.errors import ParameterError
 
 #: Tolerance on ``|sum p - 1|`` for a pmf given by the user.
@@ -223,9 +224,10 @@ class PIModel:
             "n": self.n,
             "arrivals": self.arrivals.to_dict(),
             "services": services,
-            "mean_arrival": self.mean_arrival,
-            "capacity": self.capacity,
-            "load": self.load,
+            # float64 sums of the pmfs' products: INPUT_DIGITS (0.44, not 0.43999999999999995)
+            "mean_arrival": claimed(self.mean_arrival, INPUT_DIGITS),
+            "capacity": claimed(self.capacity, INPUT_DIGITS),
+            "load": claimed(self.load, INPUT_DIGITS),
         }
 
 

@@ -92,9 +92,42 @@ def claimed_to_place(values: Any, place: int) -> Any:
     return claimed(x, math.floor(math.log10(abs(x))) - place + 1)
 
 
+#: Significant digits of a float64 result of a solve printed without an error estimate
+#: (an exact chain too large for one: the solver's relative tolerance ``1e-10``, not a
+#: bound; :mod:`numeric.exact.law_error`).
+UNBOUNDED_DIGITS = 10
+
+
+def place(error: float) -> int:
+    """The decimal place ``p``, ``10^p >= 2 error``, a number with the absolute error
+    ``error`` is printed down to (:func:`printed_to_error`)."""
+    return math.ceil(math.log10(2.0 * error)) if error > 0 else -300
+
+
+def printed_to_error(value: Any, error: float | None) -> Any:
+    """``value`` (a float, a NumPy array or nested lists) as printed when ``error``
+    bounds the absolute error of each entry: down to the place ``10^p >= 2 error``
+    (:func:`claimed_to_place`), so that the print is within ``error + 10^p / 2 <= 10^p``
+    of the exact value; with ``error`` ``None`` (or not finite), :data:`UNBOUNDED_DIGITS`
+    significant digits."""
+    if value is None:
+        return None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if error is None or not math.isfinite(error):
+        return claimed(value, UNBOUNDED_DIGITS)
+    return claimed_to_place(value, place(error))
+
+
 #: Significant digits of a measurement that states no precision of its own: a wall
 #: time, a rate of events, a diagnostic statistic without an interval.
 MEASURED_DIGITS = 3
+
+
+#: Significant digits of a number computed from a result's inputs by a few float64
+#: operations (sums of a pmf's products, a quotient): a relative error of a few
+#: ``1e-16`` per operation (a load prints ``0.44``, not ``0.43999999999999995``).
+INPUT_DIGITS = 14
 
 
 def measured(value: Any) -> Any:

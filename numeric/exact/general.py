@@ -51,10 +51,11 @@ from mfstein.ground.arguments import check_keywords, check_params, check_start, 
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
+from numeric.exact.law_error import half_range, kept_system
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
-from numeric.exact.solvers import METHODS
+from numeric.exact.solvers import DIRECT_ORDERING, METHODS
 from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
@@ -64,11 +65,6 @@ DIRECT_MAX_STATES = 5000
 #: ... and up to this many when at most two coordinates are free (planar lattices
 #: factor with little fill).
 DIRECT_MAX_PLANAR = 400_000
-#: SuperLU's column ordering: the minimum degree of ``A^T + A`` (measured against
-#: SciPy's default ``COLAMD``, factor and solve: SIR N = 100, 5,151 states, 11.5 ms
-#: against 14.0; N = 200 90 against 99; supermarket b = 3, N = 28, 22.5 against 36.2;
-#: b = 2, N = 300, 153 against 167).
-DIRECT_ORDERING = "MMD_AT_PLUS_A"
 #: Direct solves of at most this many states run without limiting BLAS threads
 #: (:func:`mfstein.ground.blas.limited_blas`: threadpoolctl scans the loaded
 #: libraries in a new process, some 10 ms, about a whole factorisation of SIR at
@@ -726,9 +722,20 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
+        law_system=_law_system(ch, pi.shape[0]),
+        up_rate_half_range=float(half_range(reach.up_rates)),
         **_mean_field_fields(mf, ch.model.n),
         **_statistics(ch, reach, pi, mf),
     )
+
+
+def _law_system(ch: Chain, states: int) -> Any:
+    """``Q^T`` and the pinned state of ``ch``'s last solve for the law's error estimate
+    (:func:`numeric.exact.law_error.kept_system`), ``None`` when not kept."""
+    last = ch.last
+    if last is None or last.QT.shape[0] != states:
+        return None
+    return kept_system(last.QT, last.r)
 
 
 def _by_fast_path(

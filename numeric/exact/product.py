@@ -91,10 +91,13 @@ def _averaged_moves(R: Rates, digits: np.ndarray, index: np.ndarray, power: np.n
         vals.append(np.array(rate, dtype=float))
 
 
-def stationary(R: Rates) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(pi, digits, residual)`` of the product chain: sparse LU up to
+def stationary(R: Rates) -> tuple[np.ndarray, np.ndarray, float, Any]:
+    """``(pi, digits, residual, system)`` of the product chain: sparse LU up to
     :data:`DIRECT_STATES` states, preconditioned BiCGSTAB beyond
-    (:mod:`numeric.exact.solvers`; LU fills in badly once every pair interacts)."""
+    (:mod:`numeric.exact.solvers`; LU fills in badly once every pair interacts);
+    ``system`` is the pinned system kept for the law's error
+    (:func:`numeric.exact.law_error.kept_system`)."""
+    from numeric.exact.law_error import kept_system
     from numeric.exact.solvers import solve_direct, solve_krylov
 
     n = R.S**R.K
@@ -115,7 +118,7 @@ def stationary(R: Rates) -> tuple[np.ndarray, np.ndarray, float]:
             "the exact chain of the heterogeneous population has no unique stationary law "
             f"to float64 precision (residual {law.residual:.2e})."
         )
-    return law.pi, digits, law.residual
+    return law.pi, digits, law.residual, kept_system(QT, 0)
 
 
 def moments(pi: np.ndarray, digits: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
@@ -143,7 +146,7 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
         )
     with mpmath.workdps(30):
         R, inputs = rates(model, params, float64=True)
-    pi, digits, residual = stationary(R)
+    pi, digits, residual, system = stationary(R)
     mean, cov = moments(pi, digits, model.S)
     return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
-                              mean, cov, pi)
+                              mean, cov, pi, system)

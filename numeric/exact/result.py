@@ -9,7 +9,16 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable, count_row, heading_rows, measured, shape_text
+from mfstein.ground.display import (
+    Presentable,
+    count_row,
+    error_figure,
+    heading_rows,
+    measured,
+    printed_to_error,
+    shape_text,
+)
+from numeric.exact import law_error as claim
 
 
 def _floats(v: Any) -> Any:
@@ -22,13 +31,25 @@ def _floats(v: Any) -> Any:
 
 
 def _head(v: Any, n: int = 4) -> str:
-    a = np.asarray(v, dtype=float)
-    return ", ".join(f"{x:.8g}" for x in a[:n]) + (", ..." if a.size > n else "")
+    """The first ``n`` entries of a printed vector (:meth:`ExactResult.printed`)."""
+    a = list(v)
+    return ", ".join(repr(x) for x in a[:n]) + (", ..." if len(a) > n else "")
 
 
 @dataclass(frozen=True, repr=False)
 class ExactResult(Presentable):
-    """Exact finite-N results of a model (float64; the precision is stated by the residual).
+    """Exact finite-N results of a model (float64, each printed with its error estimate).
+
+    Every number of the law (``mean``, ``n_bias``, ``n_cov``, ``n_mse``, the pmfs,
+    ``mean_jobs``, ``up_rate``, ``blocking``) is printed down to the decimal place its
+    absolute error in :meth:`errors` allows (:func:`mfstein.ground.display.printed_to_error`):
+    the law's error ``||pi - pi_true||_1 <= 2 kappa ||pi Q||_1`` (:attr:`law_error`,
+    ``kappa`` the 1-norm of the pinned system's inverse, estimated with
+    :func:`scipy.sparse.linalg.onenormest` when the result is first printed, plus the
+    truncation's cut mass) times half the range of each number's function of the
+    state (:mod:`numeric.exact.law_error`).  Above
+    :data:`numeric.exact.law_error.MAX_STATES` states no estimate is made and the
+    numbers keep 10 significant digits (the solver's tolerance, not a bound).
 
     Attributes
     ----------
@@ -40,7 +61,8 @@ class ExactResult(Presentable):
     states:
         Number of (reachable) states.
     residual:
-        ``||pi Q||_1`` of the computed ``pi``: the precision of every number here.
+        ``||pi Q||_1`` of the computed ``pi`` (:attr:`law_error` turns it into the
+        error of every number here).
     pi, state_array:
         Stationary probabilities and the states ``n`` (rows; ``S = n / N``).
     s_star:
@@ -120,6 +142,9 @@ class ExactResult(Presentable):
     replacement: bool | None = None
     source_model: Any = field(default=None, repr=False, compare=False)
     observables: dict[str, Any] = field(default_factory=dict)
+    law_system: Any = field(default=None, repr=False, compare=False)
+    up_rate_half_range: float | None = None
+    _errors: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     b = renamed_attribute("ExactResult", "b", "n")
     method = renamed_attribute("ExactResult", "method", "solver")
@@ -130,10 +155,75 @@ class ExactResult(Presentable):
 
         return expect_exact(self, g, model)
 
+    @property
+    def condition(self) -> float | None:
+        """``||A^-1||_1`` of the pinned system (estimated), ``None`` when not kept."""
+        return None if self.law_system is None else self.law_system.condition()
+
+    @property
+    def law_error(self) -> float | None:
+        """The estimate of ``||pi - pi_true||_1`` (:func:`numeric.exact.law_error.law_error`)."""
+        mass = 0.0 if self.truncation is None else float(self.truncation.mass)
+        return claim.law_error(self.residual, self.condition, self.states, mass)
+
+    def errors(self) -> dict[str, float]:
+        """The absolute error of every printed number of the law, by field (the largest
+        over a field's entries; module :mod:`numeric.exact.law_error`); empty without
+        an estimate."""
+        if "law" not in self._errors:
+            self._errors["law"] = self._field_errors()
+        return dict(self._errors["law"])
+
+    def _field_errors(self) -> dict[str, float]:
+        L = self.law_error
+        if L is None:
+            return {}
+        X = np.asarray(self.state_array, dtype=float) / self.N
+        e_mean = claim.moment_error(X, L)
+        top = float(np.max(e_mean)) if e_mean.size else 0.0
+        # |Cov_pi - Cov_true| <= L max|S_i - m_i| max|S_j - m_j| + e_i e_j (module law_error)
+        spread = np.abs(X - np.asarray(self.mean, dtype=float)).max(axis=0)
+        cov_error = L * np.outer(spread, spread) + np.outer(e_mean, e_mean)
+        dev = X - np.asarray(self.s_star, dtype=float)
+        out = {
+            "mean": top,
+            "n_bias": self.N * top,
+            "n_mse": self.N * float(claim.moment_error(np.einsum("ij,ij->i", dev, dev), L)),
+            "n_cov": self.N * float(np.max(cov_error)),
+            "marginal_pmf": L / 2.0,
+        }
+        if self.queue_length_pmf is not None:
+            out["queue_length_pmf"] = 2.0 * top
+        if self.mean_jobs is not None:
+            out["mean_jobs"] = float(claim.moment_error(X.sum(axis=1), L))
+        if self.up_rate_half_range is not None:
+            out["up_rate"] = self.up_rate_half_range * L
+            if self.blocking is not None and self.up_rate and self.blocking < 1.0:
+                arrival = self.up_rate / (1.0 - self.blocking)  # blocking = 1 - up / arrival
+                out["blocking"] = out["up_rate"] / arrival
+        return out
+
+    def printed(self, name: str) -> Any:
+        """The field ``name`` as :meth:`to_dict` prints it (floats or nested lists, down
+        to the place its error in :meth:`errors` allows)."""
+        value = getattr(self, name)
+        if value is None:
+            return None
+        if name == "marginal_pmf":
+            return [self.printed_with(m, name) for m in value]
+        return self.printed_with(value, name)
+
+    def printed_with(self, value: Any, name: str) -> Any:
+        """``value`` printed with the error of the field ``name``."""
+        scalar = np.ndim(value) == 0
+        return printed_to_error(float(value) if scalar else value, self.errors().get(name))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein exact --json`` (plain floats;
         ``lam`` as the decimal string given).  The supermarket short form adds
-        ``lam`` and ``d``."""
+        ``lam`` and ``d``.  The law's numbers carry the digits their error in
+        ``errors`` (3 digits, rounded up) allows; ``law_error`` and ``condition``
+        state the estimate (class docstring)."""
         out: dict[str, Any] = {"model": self.model, "N": self.N}
         if self.lam is not None:
             out["lam"] = self.lam
@@ -144,25 +234,26 @@ class ExactResult(Presentable):
         out.update(
             {
                 "states": self.states,
-                "residual": float(self.residual),
-                "relative_residual": _floats(self.relative_residual),
+                "residual": error_figure(float(self.residual)),
+                "relative_residual": error_figure(_floats(self.relative_residual)),
+                "condition": error_figure(self.condition),
+                "law_error": error_figure(self.law_error),
+                "errors": error_figure(self.errors()),
                 "tolerance": self.tolerance,
                 "start": self.start,
                 "law_values": list(self.law_values),
                 "s_star": _floats(self.s_star),
                 "V": _floats(self.V),
                 "constant": _floats(self.constant),
-                "n_mse": float(self.n_mse),
-                "mean": _floats(self.mean),
-                "n_bias": _floats(self.n_bias),
-                "n_cov": _floats(self.n_cov),
-                "marginal_pmf": None
-                if self.marginal_pmf is None
-                else [_floats(m) for m in self.marginal_pmf],
-                "queue_length_pmf": _floats(self.queue_length_pmf),
-                "mean_jobs": _floats(self.mean_jobs),
-                "blocking": _floats(self.blocking),
-                "up_rate": _floats(self.up_rate),
+                "n_mse": self.printed("n_mse"),
+                "mean": self.printed("mean"),
+                "n_bias": self.printed("n_bias"),
+                "n_cov": self.printed("n_cov"),
+                "marginal_pmf": self.printed("marginal_pmf"),
+                "queue_length_pmf": self.printed("queue_length_pmf"),
+                "mean_jobs": self.printed("mean_jobs"),
+                "blocking": self.printed("blocking"),
+                "up_rate": self.printed("up_rate"),
                 "seconds": measured(float(self.seconds)),
                 "method": self.solver,  # the documented key of --json (the solver)
                 "iterations": self.iterations,
@@ -178,20 +269,31 @@ class ExactResult(Presentable):
         rows = [
             *heading_rows(f"{self.model}, N = {self.N}", self.params),
             ("states", f"{self.states:,} (dimension {self.n})"),
-            ("residual", f"{self.residual:.3g} = ||pi Q||_1 (the precision of every number"
-             + (", beside the truncation's cut)" if self.truncation is not None else ")")),
-            ("N E||S-s*||^2", f"{self.n_mse:.10g}"),
-            ("E[S]", _head(self.mean)),
+            ("residual", f"{error_figure(float(self.residual))!r} = ||pi Q||_1"),
+            ("law error", self._law_text()),
+            ("N E||S-s*||^2", repr(self.printed("n_mse"))),
+            ("E[S]", _head(self.printed("mean"))),
             ("n_bias, n_cov", f"{shape_text(self.n_bias)}, {shape_text(self.n_cov)}"),
         ]
         if self.truncation is not None:
             rows.append(("truncation", self.truncation.text()))
         if self.blocking is not None:
-            rows.append(("blocking", f"{self.blocking:.6g}"))
+            rows.append(("blocking", repr(self.printed("blocking"))))
         solver = f"{self.solver}, {self.iterations} iterations, {self.seconds:.3g} s"
         rows.append(("solver", solver))
         if self.notes:
             rows.append(count_row("notes", self.notes))
         return rows
+
+    def _law_text(self) -> str:
+        """The ``law error`` row: the estimate and how it was made."""
+        L = self.law_error
+        if L is None:
+            return "not estimated (too many states); numbers keep 10 digits"
+        cut = ", + 2 x the truncation's cut" if self.truncation is not None else ""
+        return (
+            f"||pi - pi_true||_1 <= {error_figure(L)!r} "
+            f"(2 x condition {error_figure(self.condition)!r} x residual{cut})"
+        )
 
     _MORE = "all numbers: .pi, .state_array, .mean, .n_cov, .marginal_pmf; .to_dict() for JSON"

@@ -53,6 +53,7 @@ from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.exact.general import Chain, SolvedChain, law_moments, queue_length_pmf
+from numeric.exact.law_error import MAX_STATES, half_range, kept_system
 from numeric.exact.memory import check_exact_N, check_size
 from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
@@ -91,6 +92,7 @@ class _MonotoneSolution:
     iterations: int
     max_exit_rate: float
     start: list[int]
+    system: Any = None  # numeric.exact.law_error.LawSystem, or None
 
 
 def _solve_to_target(
@@ -146,6 +148,7 @@ def _on_monotone_space(
         progress=progress,
     )  # fmt: skip
     reach, pi = solved.reach, solved.pi
+    last = ch.last if ch.last is not None and ch.last.QT.shape[0] <= MAX_STATES else None
     ch.last = None  # Q^T and the solver's arrays: memory back before the reordering
     start = [int(x) for x in ch.start]
     del ch
@@ -154,6 +157,8 @@ def _on_monotone_space(
         raise NumericalError(
             f"the reachable states of model {model.name} are not its monotone space."
         )
+    system = None if last is None else kept_system(last.QT, last.r, pos)  # the law's error
+    del last
     ordered = np.empty_like(reach.states)
     ordered[pos] = reach.states
     space = StateSpace(N=N, states=ordered)
@@ -170,6 +175,7 @@ def _on_monotone_space(
         iterations=solved.iterations,
         max_exit_rate=solved.max_exit_rate,
         start=start,
+        system=system,
     )
 
 
@@ -284,6 +290,8 @@ def supermarket_fast(
         d=d,
         replacement=replacement,
         source_model=model,
+        law_system=sol.system,
+        up_rate_half_range=float(half_range(sol.arrival_intensity)),
         **_moments(sol, N, s_star, float(lam_text)),
     )
 

@@ -8,7 +8,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from mfstein.ground.display import Presentable, heading_rows
+from mfstein.ground.display import Presentable, error_figure, heading_rows, printed_to_error
 
 
 def _mp(v: Any) -> mpmath.mpf:
@@ -107,7 +107,12 @@ class HeterogeneousExact(Presentable):
     """The stationary law of the K objects' product chain (``S^K`` states, float64).
 
     ``mean[k*S + s] = P(object k in s)``; ``cov`` the ``K S x K S`` covariance of
-    the indicators; ``residual`` is ``||pi Q||_1``, the precision of every number.
+    the indicators; ``residual`` is ``||pi Q||_1``.  Printed numbers carry the digits
+    their error allows (:meth:`errors`): the law's error ``||pi - pi_true||_1 <= 2
+    kappa ||pi Q||_1`` (:attr:`law_error`, :class:`numeric.exact.law_error.LawSystem`: ``system``
+    is the pinned system it is estimated from, ``None`` when not kept) times half
+    the range of an indicator, ``1/2``; a covariance adds the product of two means'
+    errors.
     """
 
     model: str
@@ -119,31 +124,55 @@ class HeterogeneousExact(Presentable):
     mean: np.ndarray
     cov: np.ndarray = field(repr=False)
     pi: np.ndarray = field(repr=False)
+    system: Any = field(default=None, repr=False, compare=False)
 
     _MORE = "all numbers: .mean, .cov, .pi, .by_object(); .to_dict() for JSON"
+
+    @property
+    def law_error(self) -> float | None:
+        """The estimate of ``||pi - pi_true||_1`` (:func:`numeric.exact.law_error.law_error`)."""
+        return None if self.system is None else self.system.law_error(self.residual, self.states)
+
+    def errors(self) -> dict[str, float]:
+        """The absolute error of ``mean`` and of ``cov`` (class docstring); empty
+        without an estimate."""
+        L = self.law_error
+        if L is None:
+            return {}
+        # |E_pi X - E X| <= L/2 for an indicator; Cov adds e^2, its centred products lie in [-1, 1]
+        return {"mean": L / 2.0, "cov": L + (L / 2.0) ** 2}
+
+    def printed(self, name: str) -> Any:
+        """``mean`` or ``cov`` as :meth:`to_dict` prints it (:meth:`errors`)."""
+        value = np.asarray(getattr(self, name), dtype=float)
+        return printed_to_error(value, self.errors().get(name))
 
     def by_object(self) -> np.ndarray:
         """``mean`` as a ``K x S`` array."""
         return np.asarray(self.mean).reshape(self.K, self.S)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (float64 numbers; their precision is ``residual``)."""
+        """JSON-ready dict (float64 numbers with the digits their ``errors`` allow)."""
         return {
             "model": self.model,
             "K": self.K,
             "S": self.S,
             "params": dict(self.params),
             "states": self.states,
-            "residual": self.residual,
-            "mean": np.asarray(self.mean, dtype=float).tolist(),
-            "cov": np.asarray(self.cov, dtype=float).tolist(),
+            "residual": error_figure(self.residual),
+            "law_error": error_figure(self.law_error),
+            "errors": error_figure(self.errors()),
+            "mean": self.printed("mean"),
+            "cov": self.printed("cov"),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = heading_rows(self.model, self.params)
         rows.append(("objects", f"K = {self.K}, S = {self.S}: {self.states} states"))
         rows.append(("residual", f"||pi Q||_1 = {self.residual:.2e} (float64)"))
+        rows.append(("law error", f"||pi - pi_true||_1 <= {error_figure(self.law_error)!r}"))
+        mean = self.printed("mean")
         for k in range(min(self.K, 4)):
-            m = self.mean[k * self.S:(k + 1) * self.S]
-            rows.append((f"P(object {k} in s)", ", ".join(f"{x:.10g}" for x in m)))
+            m = mean[k * self.S:(k + 1) * self.S]
+            rows.append((f"P(object {k} in s)", ", ".join(repr(x) for x in m)))
         return rows

@@ -43,7 +43,14 @@ import numpy as np
 
 from derive.models.persistent_idle import PIModel, check_load, make_model
 from mfstein.ground.arguments import renamed_attribute
-from mfstein.ground.display import Presentable, measured
+from mfstein.ground.display import (
+    INPUT_DIGITS,
+    Presentable,
+    claimed,
+    error_figure,
+    measured,
+    printed_to_error,
+)
 from mfstein.ground.errors import NumericalError, ParameterError, check_int
 
 #: Policies the exact solver handles.
@@ -81,6 +88,18 @@ class PIExactResult(Presentable):
         ``"exact"``).
     caps_tried:
         ``(K, truncated mass)`` of every solve made to choose the cap.
+    law_system, ranges:
+        ``P - I`` transposed and pinned (:class:`numeric.exact.law_error.LawSystem`,
+        ``None`` above its limit) and half the range over the states of the per-slot
+        tokens and dropped jobs: the inputs of :meth:`errors`.
+
+    Each statistic is printed down to the place its absolute error allows
+    (:meth:`errors`, :func:`mfstein.ground.display.printed_to_error`): the error of the
+    truncated chain's law, ``||pi - pi_true||_1 <= 2 kappa ||pi (P - I)||_1``
+    (:attr:`law_error`, module :mod:`numeric.exact.law_error`), times half the range
+    of the statistic's function of the state (queues lie in ``[0, cap]``).  The
+    truncation's own effect is stated by ``truncated_mass`` (printed, like
+    ``residual``, with 3 digits rounded up), beside.
     """
 
     model: PIModel
@@ -103,49 +122,92 @@ class PIExactResult(Presentable):
     messages_per_batch: float
     seconds: float
     caps_tried: list[tuple[int, float]] = field(default_factory=list)
+    law_system: Any = field(default=None, repr=False, compare=False)
+    ranges: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     _MORE: ClassVar[str] = "per-server E[Q_i], P(Q_i = 0) and the caps tried in to_dict()"
 
     method = renamed_attribute("PIExactResult", "method", "solver")
 
-    def to_dict(self) -> dict[str, Any]:
-        """The command line's JSON object (``truncated_mass`` and ``residual`` state
-        its precision)."""
+    @property
+    def law_error(self) -> float | None:
+        """The estimate of ``||pi - pi_true||_1`` of the truncated chain's law."""
+        system = self.law_system
+        return None if system is None else system.law_error(self.residual, self.states)
+
+    def errors(self) -> dict[str, float]:
+        """The absolute error of each printed statistic (class docstring); empty
+        without an estimate.  Messages of JSQ and Random are computed from the inputs
+        (no error of the law)."""
+        L = self.law_error
+        if L is None:
+            return {}
+        ea = self.model.mean_arrival
+        queue = self.cap / 2.0 * L
+        tokens = self.ranges.get("tokens", 0.0) * L
+        msgs = tokens if self.policy not in ("jsq", "random") else 0.0
+        p_batch = self.messages_per_slot / self.messages_per_batch if msgs else 1.0
         return {
+            "mean_queue": queue,
+            "mean_total": self.model.n * queue,
+            "delay": self.model.n * queue / ea,
+            "p_idle": L / 2.0,
+            "p_some_idle": L / 2.0,
+            "tokens_per_slot": tokens,
+            "messages_per_slot": msgs,
+            "messages_per_job": msgs / ea,
+            "messages_per_batch": msgs / p_batch,
+            "dropped_jobs_per_slot": self.ranges.get("drop", 0.0) * L,
+        }
+
+    def printed(self, name: str) -> Any:
+        """The statistic ``name`` as :meth:`to_dict` prints it (:meth:`errors`)."""
+        value = getattr(self, name)
+        error = self.errors().get(name)
+        if error == 0.0:  # from the inputs alone: float arithmetic on them
+            return claimed(float(value), INPUT_DIGITS)
+        return printed_to_error(float(value) if np.ndim(value) == 0 else value, error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The command line's JSON object: each statistic with the digits its error in
+        ``errors`` allows (class docstring); ``law_error``, ``truncated_mass`` and
+        ``residual`` state its precision."""
+        stats = ("dropped_jobs_per_slot", "mean_queue", "mean_total",
+                 "delay", "p_idle", "p_some_idle", "tokens_per_slot", "messages_per_slot",
+                 "messages_per_job", "messages_per_batch")  # fmt: skip
+        out = {
             "method": "exact",
             **self.model.to_dict(),
             "policy": self.policy,
             "cap": self.cap,
             "states": self.states,
             "entries": self.entries,
-            "truncated_mass": self.truncated_mass,
-            "dropped_jobs_per_slot": self.dropped_jobs_per_slot,
-            "residual": self.residual,
+            "truncated_mass": error_figure(self.truncated_mass),
+            "residual": error_figure(self.residual),
+            "law_error": error_figure(self.law_error),
+            "errors": error_figure(self.errors()),
             "solver": self.solver,
-            "mean_queue": self.mean_queue.tolist(),
-            "mean_total": self.mean_total,
-            "delay": self.delay,
-            "p_idle": self.p_idle.tolist(),
-            "p_some_idle": self.p_some_idle,
-            "tokens_per_slot": self.tokens_per_slot,
-            "messages_per_slot": self.messages_per_slot,
-            "messages_per_job": self.messages_per_job,
-            "messages_per_batch": self.messages_per_batch,
+            **{k: self.printed(k) for k in stats},
             "drift": 0.0,
             "seconds": measured(self.seconds),
-            "caps_tried": [list(c) for c in self.caps_tried],
+            "caps_tried": [[k, error_figure(m)] for k, m in self.caps_tried],
         }
+        order = ["method", *self.model.to_dict(), "policy", "cap", "states", "entries",
+                 "truncated_mass", "dropped_jobs_per_slot", "residual", "law_error", "errors",
+                 "solver", *stats[1:], "drift", "seconds", "caps_tried"]  # fmt: skip
+        return {k: out[k] for k in order}
 
     def _rows(self) -> list[tuple[str, str]]:
         return [
             ("model", self.model.summary()),
             ("policy", self.policy),
-            ("E[Q_total]", f"{self.mean_total:.10g}"),
-            ("mean delay", f"{self.delay:.10g}"),
-            ("messages/job", f"{self.messages_per_job:.10g}"),
+            ("E[Q_total]", repr(self.printed("mean_total"))),
+            ("mean delay", repr(self.printed("delay"))),
+            ("messages/job", repr(self.printed("messages_per_job"))),
             ("chain", f"cap {self.cap}, {self.states:,} states, {self.solver}"),
             ("truncated mass", f"{self.truncated_mass:.2e} per slot"),
             ("residual", f"{self.residual:.1e} (||pi (P - I)||_1)"),
+            ("law error", f"{error_figure(self.law_error)!r} (||pi - pi_true||_1, estimated)"),
         ]
 
 
@@ -303,9 +365,11 @@ def assemble(model: PIModel, policy: str, cap: int):
 
 def _solve(P, level: np.ndarray, residual_tol: float, progress: bool):
     """Solve ``pi (P - I) = 0`` with the states in level order (total queue length),
-    pinned at the empty state (state 0, recurrent)."""
+    pinned at the empty state (state 0, recurrent): the solution and the pinned system
+    (:func:`numeric.exact.law_error.kept_system`, for the law's error)."""
     import scipy.sparse as sps
 
+    from numeric.exact.law_error import kept_system
     from numeric.exact.solvers import Stationary, residual, solve_direct, solve_krylov
 
     S = P.shape[0]
@@ -326,7 +390,7 @@ def _solve(P, level: np.ndarray, residual_tol: float, progress: bool):
             f"({sol.method}, {S:,} states) exceeds the tolerance {residual_tol:.1e}; "
             "no result is returned."
         )
-    return sol
+    return sol, kept_system(QT, reference, order)
 
 
 def _at_cap(
@@ -334,9 +398,11 @@ def _at_cap(
 ) -> dict[str, Any]:
     """The chain truncated at queue cap ``cap``, solved: the :class:`PIExactResult`
     fields it decides (all but the model, the policy, the time and the caps tried)."""
+    from numeric.exact.law_error import half_range
+
     P, grid, tokens, clip, drop = assemble(model, policy, cap)
     level = np.tile(grid.sum(axis=1), P.shape[0] // grid.shape[0])
-    sol = _solve(P, level, residual_tol, progress)
+    sol, system = _solve(P, level, residual_tol, progress)
     pi = sol.pi.reshape(-1, grid.shape[0]).sum(axis=0)  # marginal of the queue vector
     return {
         "cap": cap,
@@ -346,6 +412,8 @@ def _at_cap(
         "dropped_jobs_per_slot": float(sol.pi @ drop),
         "residual": sol.residual,
         "solver": sol.method,
+        "law_system": system,
+        "ranges": {k: half_range(v) for k, v in (("tokens", tokens), ("drop", drop))},
         **_statistics(model, policy, pi, grid, float(sol.pi @ tokens)),
     }
 

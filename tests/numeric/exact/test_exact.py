@@ -11,6 +11,7 @@ import pytest
 import numeric
 from derive import Model, ParameterError, supermarket
 from mfstein.cli import main
+from mfstein.ground.display import place
 from numeric.exact import solve_exact
 
 # ---------------------------------------------------------------------------
@@ -219,7 +220,7 @@ JSON_KEYS = {
 MODEL_JSON_KEYS = {
     "model", "params", "relative_residual", "tolerance", "start", "law_values", "s_star",
     "V", "constant", "marginal_pmf", "mean_jobs", "up_rate", "method", "iterations", "notes",
-    "truncation",
+    "truncation", "condition", "law_error", "errors",
 }  # fmt: skip
 
 
@@ -233,7 +234,10 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(out["queue_length_pmf"]) == 4
     assert all(isinstance(out[k], float) for k in ("residual", "n_mse", "blocking", "seconds"))
     r = solve_exact(4, "0.7", 3, 3)
-    assert out["n_mse"] == r.n_mse and out["mean"] == r.mean.tolist()
+    doc = r.to_dict()  # printed down to the place its error allows, within half a unit of it
+    assert out["n_mse"] == doc["n_mse"] and out["mean"] == doc["mean"]
+    half = 10.0 ** place(out["errors"]["n_mse"]) / 2
+    assert abs(out["n_mse"] - r.n_mse) <= half * (1 + 1e-12)
 
 
 def test_cli_heavy_traffic_and_human(capsys: pytest.CaptureFixture[str]) -> None:
