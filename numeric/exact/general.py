@@ -42,20 +42,23 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from mfstein.ground import signals
 from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.limits import TRUNCATION_TOL
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
-from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
+
+if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
+    from numeric.exact.truncation import Cut
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
@@ -281,11 +284,11 @@ class SolvedChain:
         return float(self.exit_rate.max()) if self.exit_rate.size else 0.0
 
 
-@dataclass(frozen=True)
-class _Assembled:
+class _Assembled(NamedTuple):
     """What :meth:`Chain.solve` keeps of its last run, to start again from it: the
     centre it pinned at (``key``), the reachable states, ``Q^T``, the closed classes,
-    the exit rates, the pinned state ``r`` and the last law ``pi``."""
+    the exit rates, the pinned state ``r`` and the last law ``pi`` (a named tuple: a
+    dataclass costs a new process some 0.4 ms to create)."""
 
     key: tuple[float, ...]
     reach: Any
@@ -598,7 +601,7 @@ def solve(
         tol = TOL
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
-    cut_tol = check_tol(truncation_tol, truncation)
+    cut_tol = _cut_tol(truncation_tol, truncation)
     if found is None:
         ch = Chain.setup(model, N, params, start, truncation, memory_limit)
         # the mean field first: it is cheap and its failure should cost nothing
@@ -615,6 +618,16 @@ def solve(
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
         kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _cut_tol(truncation_tol: Any, truncation: Any) -> float:
+    """:func:`numeric.exact.truncation.check_tol` of ``truncation_tol``; its default
+    (``None``) without importing that module (a first call in a new process)."""
+    if truncation_tol is None:
+        return TRUNCATION_TOL
+    from numeric.exact.truncation import check_tol
+
+    return check_tol(truncation_tol, truncation)
 
 
 def _elsewhere(
@@ -659,6 +672,8 @@ def _solved(
     solved = ch.solve(centre, *how)
     if not ch.lattice.truncated:
         return ch, solved, None
+    from numeric.exact.truncation import Cut, cut_mass
+
     level = ch.lattice.upper
     return ch, solved, Cut(level, *cut_mass(solved.reach.states, solved.pi, level), chosen=False)
 
@@ -674,6 +689,7 @@ def _truncated(
     from dataclasses import replace
 
     from numeric.exact.space import make_lattice
+    from numeric.exact.truncation import choose_level, first_level
 
     runs: dict[int, tuple[Chain, SolvedChain]] = {}
 
