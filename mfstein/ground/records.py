@@ -17,7 +17,9 @@ in the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder
 Library models only: a model file may import other files, which no key would
 cover (:func:`library_name`).  Files end with the digest of their content
 (:func:`mfstein.ground.cache.with_check`); a damaged or unreadable file is a miss,
-and is written afresh.  Standard library only.
+and is written afresh.  A record may keep NumPy arrays beside it
+(:func:`save_arrays`, checked by their SHA-256 in the record).  Standard library
+only at import (NumPy is imported by the functions that keep arrays).
 """
 
 from __future__ import annotations
@@ -183,6 +185,54 @@ def read(path: Path) -> dict | None:
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
+
+
+def _arrays_path(key: str) -> Path:
+    return cache.cache_dir() / "prepared" / f"{key}.npz"
+
+
+def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
+    """Keep NumPy ``arrays`` beside the record ``key`` (an uncompressed ``.npz``) and
+    return the SHA-256 of the file, for the record to hold (:func:`load_arrays` checks
+    it); ``None`` when there is no key or the cache cannot be written."""
+    if key is None:
+        return None
+    import io
+
+    import numpy as np
+
+    from mfstein.ground.io import atomic_write
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    data = buffer.getvalue()
+    try:
+        atomic_write(_arrays_path(key), data)
+    except OSError:
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
+    """The arrays :func:`save_arrays` kept beside the record ``key``, when the file's
+    SHA-256 is ``sha256``; ``None`` when it is missing, unreadable or not that file."""
+    if key is None or not isinstance(sha256, str):
+        return None
+    import io
+
+    import numpy as np
+
+    try:
+        data = _arrays_path(key).read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def save(key: str | None, record: dict) -> None:

@@ -324,6 +324,9 @@ class Chain:
     #: whether the search and the assembly are compiled (``None``: by the lattice
     #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
     compiled: bool | None = None
+    #: the assembly an earlier process kept (:func:`numeric.exact.kept.assembly_arrays`),
+    #: used by the first :meth:`_assemble` instead of the search
+    kept: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def model(self) -> Any:
@@ -441,6 +444,9 @@ class Chain:
         (the recurrent state nearest ``centre``)."""
         from numeric.exact.small import routines
 
+        kept_arrays, self.kept = self.kept, None
+        if kept_arrays is not None and kept_arrays["states"].shape[0] <= self.max_states:
+            return self._kept_assembly(kept_arrays, centre)
         reach = self._search()
         tools = routines(bool(self.compiled))
         QT, exit_rate = tools.transposed_generator(reach.target, reach.rates, self.N)
@@ -457,11 +463,33 @@ class Chain:
                 f"classes (e.g. states {ex[0]} and {ex[1]}), so its stationary law is not "
                 "unique; change the parameters or the start."
             )
+        return reach, QT, classes, exit_rate, self._pinned(reach, classes, centre)
+
+    def _pinned(self, reach: Any, classes: np.ndarray, centre: np.ndarray) -> int:
+        """The state whose balance equation is pinned: the recurrent state nearest
+        ``centre`` (a note counts the transient states)."""
+        from numeric.exact.small import routines
+
         if (classes < 0).any():
             self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
-        # pin the balance equation of a probable recurrent state
-        r = int(tools.nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
-        return reach, QT, classes, exit_rate, r
+        nearest = routines(bool(self.compiled)).nearest
+        return int(nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
+
+    def _kept_assembly(
+        self, a: dict[str, np.ndarray], centre: np.ndarray
+    ) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
+        """:meth:`_assemble`'s answer from the arrays an earlier process kept of this
+        chain (:func:`numeric.exact.kept.assembly_arrays`): no search, no classes."""
+        import scipy.sparse as sps
+
+        from numeric.exact.space import Reachable
+
+        S = a["states"].shape[0]
+        reach = Reachable(a["states"], None, None, int(a["exact_states"]), a["up_rates"])
+        QT = sps.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=(S, S))
+        self.compiled = bool(a["compiled"])
+        classes = a["classes"]
+        return reach, QT, classes, a["exit_rate"], self._pinned(reach, classes, centre)
 
     def _takes_compiled_route(self) -> bool:
         """Whether the search and the assembly run compiled (decided once per chain,
@@ -607,7 +635,7 @@ def solve(
         # the mean field first: it is cheap and its failure should cost nothing
         mf, note = _centre(ch.placement)
     else:
-        ch, mf, note = Chain(*found[0]), found[1], found[2]
+        ch, mf, note = Chain(*found[0], kept=found[3]), found[1], found[2]
     placed, chosen = ch, ch.lattice.kind == "orthant" and not ch.lattice.truncated
     if note:
         ch.notes.append(note)
@@ -617,6 +645,8 @@ def solve(
     if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
         kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
+    elif found is not None and found[3] is None:  # a record without its arrays
+        kept.keep_assembly(keys, placed)
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
 
 

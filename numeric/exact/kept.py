@@ -50,7 +50,11 @@ import numpy as np
 from mfstein.ground import records
 
 #: Format of a record (part of the key: a new format never reads an old file).
-VERSION = 1
+VERSION = 2
+#: A chain of at most this many states keeps its assembled generator beside its record
+#: (:func:`assembly_arrays`: some 70 bytes per state for SIR), so that the next
+#: process at the same call skips the search and the closed classes.
+ASSEMBLY_STATES = 20_000
 
 
 def call_key(
@@ -192,6 +196,31 @@ class KeptRates:
         return self._rates(n, N)
 
 
+def assembly_arrays(ch: Any) -> dict[str, np.ndarray] | None:
+    """What the general route assembled for the chain ``ch`` (its last solve,
+    :class:`numeric.exact.general.Chain`): the states, their up-rates, ``Q^T`` (CSR),
+    the exit rates, the closed classes, the route (compiled or NumPy) and how many
+    states needed exact rates; ``None`` for none or more than :data:`ASSEMBLY_STATES`
+    states.  A later process reads them back (:func:`load`) and pins and solves the
+    same generator, so its law is the same bit for bit."""
+    last = getattr(ch, "last", None)
+    if last is None or ch.compiled is None or last.reach.up_rates is None:
+        return None
+    if last.reach.states.shape[0] > ASSEMBLY_STATES:
+        return None
+    return {
+        "states": last.reach.states,
+        "up_rates": last.reach.up_rates,
+        "exact_states": np.int64(last.reach.exact_states),
+        "indptr": last.QT.indptr,
+        "indices": last.QT.indices,
+        "data": last.QT.data,
+        "exit_rate": last.exit_rate,
+        "classes": last.classes,
+        "compiled": np.bool_(ch.compiled),
+    }
+
+
 def _fractions(v: Any) -> list[str]:
     return [str(Fraction(x)) for x in v]
 
@@ -240,7 +269,11 @@ def save(
         },
         "note": note,
     }  # fmt: skip
+    arrays = assembly_arrays(ch)
+    if arrays is not None:
+        record["assembly"] = records.save_arrays(key, arrays)
     records.save(key, record)
+    record.pop("assembly", None)  # the arrays are this N's only
     if keys.any_n is not None and "N" not in kern.params:
         from numeric.exact.space import to_fraction
 
@@ -283,6 +316,7 @@ def at_size(rec: dict | None, N: int) -> dict | None:
         if not (same_start or (size_free["unique_fixed_point"] and same_laws)):
             return None
     out = dict(rec)
+    out.pop("assembly", None)
     out["lattice"] = dict(
         lat, upper=lattice.upper, total=lattice.total, truncated=lattice.truncated,
         values=_fractions(lattice.values),
@@ -294,12 +328,13 @@ def at_size(rec: dict | None, N: int) -> dict | None:
 
 def load(
     keys: Keys, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
-) -> tuple[tuple, Any, str | None] | None:
-    """``(chain, mean field, note)`` of the record kept under ``keys.call``, else of the
+) -> tuple[tuple, Any, str | None, dict | None] | None:
+    """``(chain, mean field, note, arrays)`` of the record kept under ``keys.call``, else of the
     record under ``keys.any_n`` made for ``N`` (:func:`at_size`), else ``None``:
     the arguments of :class:`numeric.exact.general.Chain` (placement on a
     :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
-    field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
+    field ``s*, V, W, c`` in float64 (or ``None``, with the note why), and the chain's
+    assembled generator (:func:`assembly_arrays`, ``None`` when not kept)."""
     rec = records.load(keys.call)
     if rec is None:  # not asked at this N: the same call at another N, if it serves
         rec = at_size(records.load(keys.any_n), N)
@@ -336,4 +371,16 @@ def load(
     if mf is not None:
         mf = SimpleNamespace(**{k: np.asarray(v, dtype=np.float64) for k, v in mf.items()})
         mf.constant = float(mf.constant)
-    return chain, mf, rec["note"]
+    return chain, mf, rec["note"], records.load_arrays(keys.call, rec.get("assembly"))
+
+
+def keep_assembly(keys: Keys, ch: Any) -> None:
+    """Add the arrays of the chain ``ch`` (:func:`assembly_arrays`), solved from the
+    record under ``keys.call`` that had none (made at a new ``N``, or damaged), to that
+    record."""
+    rec = records.load(keys.call)
+    arrays = assembly_arrays(ch)
+    if rec is None or arrays is None:
+        return
+    rec["assembly"] = records.save_arrays(keys.call, arrays)
+    records.save(keys.call, rec)
