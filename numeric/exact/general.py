@@ -487,7 +487,7 @@ class Chain:
         S = a["states"].shape[0]
         reach = Reachable(a["states"], None, None, int(a["exact_states"]), a["up_rates"])
         QT = sps.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=(S, S))
-        self.compiled = bool(a["compiled"])
+        self._takes_compiled_route()  # the routines below: this process's choice, as before
         classes = a["classes"]
         return reach, QT, classes, a["exit_rate"], self._pinned(reach, classes, centre)
 
@@ -642,11 +642,9 @@ def solve(
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
     ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
-    if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
+    if not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
         kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
-    elif found is not None and found[3] is None:  # a record without its arrays
-        kept.keep_assembly(keys, placed)
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
 
 

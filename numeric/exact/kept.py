@@ -135,6 +135,8 @@ class KeptModel:
         self._record, self._spec, self._params = record, spec, params
         self._kernels: Any = None
         self._real: Any = None
+        #: whether the record's assembled generator was read (:func:`load`)
+        self.assembled = False
         self.rest: dict[str, Any] = {}
 
     def real(self) -> Any:
@@ -202,7 +204,9 @@ def assembly_arrays(ch: Any) -> dict[str, np.ndarray] | None:
     the exit rates, the closed classes, the route (compiled or NumPy) and how many
     states needed exact rates; ``None`` for none or more than :data:`ASSEMBLY_STATES`
     states.  A later process reads them back (:func:`load`) and pins and solves the
-    same generator, so its law is the same bit for bit."""
+    same generator, so its law is the same bit for bit.  (The route that assembled
+    them is not kept: both give the same chain, and a process reading them chooses
+    its own for what follows, :meth:`numeric.exact.general.Chain._takes_compiled_route`.)"""
     last = getattr(ch, "last", None)
     if last is None or ch.compiled is None or last.reach.up_rates is None:
         return None
@@ -217,7 +221,6 @@ def assembly_arrays(ch: Any) -> dict[str, np.ndarray] | None:
         "data": last.QT.data,
         "exit_rate": last.exit_rate,
         "classes": last.classes,
-        "compiled": np.bool_(ch.compiled),
     }
 
 
@@ -234,9 +237,15 @@ def save(
     mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
     ``note``; ``params`` are the parameters as the result prints them.  It is kept
     under ``keys.call`` and, for a call at another ``N`` (:func:`at_size`), under
-    ``keys.any_n``."""
+    ``keys.any_n``.  A chain solved from a record (:class:`KeptModel`) writes no record;
+    its assembled generator is added to the record that had none
+    (:func:`keep_assembly`)."""
     key = keys.call
-    if key is None or isinstance(ch.model, KeptModel):
+    if isinstance(ch.model, KeptModel):  # solved from a record: add its arrays if missing
+        if not ch.model.assembled:
+            keep_assembly(keys, ch)
+        return
+    if key is None:
         return
     model, lat, kern = ch.model, ch.lattice, ch.kern
     if not all(isinstance(k, str) for k in model.key) or not isinstance(model.key, tuple):
@@ -371,7 +380,9 @@ def load(
     if mf is not None:
         mf = SimpleNamespace(**{k: np.asarray(v, dtype=np.float64) for k, v in mf.items()})
         mf.constant = float(mf.constant)
-    return chain, mf, rec["note"], records.load_arrays(keys.call, rec.get("assembly"))
+    arrays = records.load_arrays(keys.call, rec.get("assembly"))
+    model.assembled = arrays is not None
+    return chain, mf, rec["note"], arrays
 
 
 def keep_assembly(keys: Keys, ch: Any) -> None:
