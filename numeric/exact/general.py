@@ -446,7 +446,8 @@ class Chain:
 
         kept_arrays, self.kept = self.kept, None
         if kept_arrays is not None and kept_arrays["states"].shape[0] <= self.max_states:
-            return self._kept_assembly(kept_arrays, centre)
+            if not self._takes_compiled_route():  # a compiled search is as quick as a read
+                return self._kept_assembly(kept_arrays, centre)
         reach = self._search()
         tools = routines(bool(self.compiled))
         QT, exit_rate = tools.transposed_generator(reach.target, reach.rates, self.N)
@@ -479,7 +480,8 @@ class Chain:
         self, a: dict[str, np.ndarray], centre: np.ndarray
     ) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """:meth:`_assemble`'s answer from the arrays an earlier process kept of this
-        chain (:func:`numeric.exact.kept.assembly_arrays`): no search, no classes."""
+        chain (:func:`numeric.exact.kept.assembly_arrays`): no search, no classes (on
+        the NumPy route only: where this process takes the compiled one, it searches)."""
         import scipy.sparse as sps
 
         from numeric.exact.space import Reachable
@@ -487,7 +489,6 @@ class Chain:
         S = a["states"].shape[0]
         reach = Reachable(a["states"], None, None, int(a["exact_states"]), a["up_rates"])
         QT = sps.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=(S, S))
-        self._takes_compiled_route()  # the routines below: this process's choice, as before
         classes = a["classes"]
         return reach, QT, classes, a["exit_rate"], self._pinned(reach, classes, centre)
 
