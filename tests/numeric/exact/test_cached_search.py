@@ -28,9 +28,7 @@ from numeric.exact import lattice, small
 from numeric.exact.rate_blocks import rate_module
 
 small.SMALL_STATES = 0  # the compiled route, which small chains otherwise skip
-# a model object: no kept record (numeric.exact.kept), whose generator skips the search
-SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
-r = numeric.exact.solve(load_model("sir"), SIR, N=12)
+r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=12)
 block = rate_module(load_model("sir")).rates_block
 print(json.dumps({
     "states": r.states,
