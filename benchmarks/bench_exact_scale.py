@@ -12,8 +12,9 @@ the machine may be shared:
     the interpreter and the imports, of the first call in the new process and of a
     second call in it; beside them
     :func:`scipy.sparse.linalg.spsolve` on the same pinned generator (built by
-    :class:`numeric.exact.general.Chain`, as the solve builds it).  Best of
-    ``--repeat`` children.
+    :class:`numeric.exact.general.Chain`, as the solve builds it).  Min and median
+    of ``--repeat`` children per tree, the trees taking turns, and of the ratio
+    first solve / spsolve within each child.
 ``sir-new``
     The same, but the call's own record (:mod:`numeric.exact.kept`) is removed
     before it: the first call at an ``N`` the cache has not seen (the cache holds
@@ -162,16 +163,41 @@ def _best(tree: Path, case: str, N: int, runs: int, timeout: float) -> dict | No
     return min(good, key=lambda r: r["solve"])
 
 
-def _sir_row(label: str, r: dict | None, new: bool = False) -> str:
+def _alternating(
+    trees: list[tuple[str, Path]], case: str, N: int, runs: int, timeout: float
+) -> dict[str, list[dict | None]]:
+    """``runs`` children of ``case`` per tree, the trees taking turns (a change in the
+    machine's load falls on both)."""
+    rows: dict[str, list[dict | None]] = {label: [] for label, _ in trees}
+    for _ in range(runs):
+        for label, tree in trees:
+            rows[label].append(_run(tree, case, N, timeout))
+    return rows
+
+
+def _sir_row(label: str, runs: list[dict | None], new: bool = False) -> str:
+    """The SIR case's line: min / median over the children of the first solve, of
+    spsolve and of their ratio in each child; the rest from the child of the fastest
+    first solve."""
+    import statistics
+
     what = "SIR N=100, a new N" if new else "SIR N=100"
-    if r is None or "error" in r:
+    good = [r for r in runs if r is not None and "error" not in r]
+    if not good:
+        r = runs[-1]
         return f"{label:>7}  {what}: {'timeout' if r is None else r['error']}"
+
+    def spread(values: list[float], digits: int = 3) -> str:
+        return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f}"
+
+    r = min(good, key=lambda g: g["solve"])
     return (
-        f"{label:>7}  {what} ({r['states']:,} states), CPU s: interpreter and imports "
-        f"{r['imports']:.2f}; first solve {r['solve']:.3f} ({r['solve'] / r['spsolve']:.0f}x); "
-        f"second solve {r['warm']:.3f} ({r['warm'] / r['spsolve']:.1f}x); spsolve on the "
-        f"same generator {r['spsolve']:.3f}; residuals "
-        f"{r['residual']:.1e} / {r['spsolve_residual']:.1e}; max |pi - pi_spsolve| "
+        f"{label:>7}  {what} ({r['states']:,} states), CPU s min / median of {len(good)}: "
+        f"first solve {spread([g['solve'] for g in good])}; spsolve on the same generator "
+        f"{spread([g['spsolve'] for g in good])}; first / spsolve "
+        f"{spread([g['solve'] / g['spsolve'] for g in good], 1)}x; second solve "
+        f"{spread([g['warm'] for g in good])}; interpreter and imports {r['imports']:.2f}; "
+        f"residuals {r['residual']:.1e} / {r['spsolve_residual']:.1e}; max |pi - pi_spsolve| "
         f"{r['max_diff']:.1e}"
     )
 
@@ -192,7 +218,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="*", type=int, default=[100, 320], help="supermarket N")
     ap.add_argument("--sir-N", type=int, default=100)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of a small case (best kept)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of a small case")
     ap.add_argument("--large", type=int, default=10**6, help="one run above this many states")
     ap.add_argument("--before", type=Path, help="another checkout, run beside")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per child")
@@ -210,11 +236,10 @@ def main() -> int:
         _run(tree, "sir", 6, args.timeout)
         _run(tree, "sir", args.sir_N, args.timeout)  # and the call's own (numeric.exact.kept)
         _run(tree, "supermarket", WARM_KRYLOV, args.timeout)
-    for label, tree in trees:
-        print(_sir_row(label, _best(tree, "sir", args.sir_N, args.repeat, args.timeout)))
-    for label, tree in trees:
-        best = _best(tree, "sir-new", args.sir_N, args.repeat, args.timeout)
-        print(_sir_row(label, best, new=True))
+    for case in ("sir", "sir-new"):
+        rows = _alternating(trees, case, args.sir_N, args.repeat, args.timeout)
+        for label, _ in trees:
+            print(_sir_row(label, rows[label], new=case == "sir-new"), flush=True)
     print()
     print(
         f"{'':>7} {'N':>5} {'states':>11} {'CPU s':>9} {'peak GB':>8} {'B/state':>7} "

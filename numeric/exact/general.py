@@ -42,13 +42,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from mfstein.ground import signals
 from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError
+from mfstein.ground.limits import TRUNCATION_TOL
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system
@@ -56,7 +57,9 @@ from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_by
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import DIRECT_ORDERING, METHODS
-from numeric.exact.truncation import Cut, check_tol, choose_level, cut_mass, first_level
+
+if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
+    from numeric.exact.truncation import Cut
 
 #: Default tolerance on the relative residual ``||pi Q||_1 / max_i q_i``.
 TOL = 1e-10
@@ -277,11 +280,11 @@ class SolvedChain:
         return float(self.exit_rate.max()) if self.exit_rate.size else 0.0
 
 
-@dataclass(frozen=True)
-class _Assembled:
+class _Assembled(NamedTuple):
     """What :meth:`Chain.solve` keeps of its last run, to start again from it: the
     centre it pinned at (``key``), the reachable states, ``Q^T``, the closed classes,
-    the exit rates, the pinned state ``r`` and the last law ``pi``."""
+    the exit rates, the pinned state ``r`` and the last law ``pi`` (a named tuple: a
+    dataclass costs a new process some 0.4 ms to create)."""
 
     key: tuple[float, ...]
     reach: Any
@@ -317,6 +320,9 @@ class Chain:
     #: whether the search and the assembly are compiled (``None``: by the lattice
     #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
     compiled: bool | None = None
+    #: the assembly an earlier process kept (:func:`numeric.exact.kept.assembly_arrays`),
+    #: used by the first :meth:`_assemble` instead of the search
+    kept: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def model(self) -> Any:
@@ -434,6 +440,10 @@ class Chain:
         (the recurrent state nearest ``centre``)."""
         from numeric.exact.small import routines
 
+        kept_arrays, self.kept = self.kept, None
+        if kept_arrays is not None and kept_arrays["states"].shape[0] <= self.max_states:
+            if not self._takes_compiled_route():  # a compiled search is as quick as a read
+                return self._kept_assembly(kept_arrays, centre)
         reach = self._search()
         tools = routines(bool(self.compiled))
         QT, exit_rate = tools.transposed_generator(reach.target, reach.rates, self.N)
@@ -450,11 +460,33 @@ class Chain:
                 f"classes (e.g. states {ex[0]} and {ex[1]}), so its stationary law is not "
                 "unique; change the parameters or the start."
             )
+        return reach, QT, classes, exit_rate, self._pinned(reach, classes, centre)
+
+    def _pinned(self, reach: Any, classes: np.ndarray, centre: np.ndarray) -> int:
+        """The state whose balance equation is pinned: the recurrent state nearest
+        ``centre`` (a note counts the transient states)."""
+        from numeric.exact.small import routines
+
         if (classes < 0).any():
             self.notes.append(f"{int((classes < 0).sum())} transient states (probability 0)")
-        # pin the balance equation of a probable recurrent state
-        r = int(tools.nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
-        return reach, QT, classes, exit_rate, r
+        nearest = routines(bool(self.compiled)).nearest
+        return int(nearest(reach.states, np.asarray(centre, dtype=np.float64), classes == 0))
+
+    def _kept_assembly(
+        self, a: dict[str, np.ndarray], centre: np.ndarray
+    ) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
+        """:meth:`_assemble`'s answer from the arrays an earlier process kept of this
+        chain (:func:`numeric.exact.kept.assembly_arrays`): no search, no classes (on
+        the NumPy route only: where this process takes the compiled one, it searches)."""
+        import scipy.sparse as sps
+
+        from numeric.exact.space import Reachable
+
+        S = a["states"].shape[0]
+        reach = Reachable(a["states"], None, None, int(a["exact_states"]), a["up_rates"])
+        QT = sps.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=(S, S))
+        classes = a["classes"]
+        return reach, QT, classes, a["exit_rate"], self._pinned(reach, classes, centre)
 
     def _takes_compiled_route(self) -> bool:
         """Whether the search and the assembly run compiled (decided once per chain,
@@ -594,23 +626,33 @@ def solve(
         tol = TOL
     if not (isinstance(tol, float | int) and 0 < tol <= 1e-3):
         raise ParameterError(f"tol must be a number in (0, 1e-3], got {tol!r}.")
-    cut_tol = check_tol(truncation_tol, truncation)
+    cut_tol = _cut_tol(truncation_tol, truncation)
     if found is None:
         ch = Chain.setup(model, N, params, start, truncation, memory_limit)
         # the mean field first: it is cheap and its failure should cost nothing
         mf, note = _centre(ch.placement)
     else:
-        ch, mf, note = Chain(*found[0]), found[1], found[2]
+        ch, mf, note = Chain(*found[0], kept=found[3]), found[1], found[2]
     placed, chosen = ch, ch.lattice.kind == "orthant" and not ch.lattice.truncated
     if note:
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
     ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
-    if found is None and not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
+    if not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
         kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
     return _result(ch, solved, mf, tol=tol, t0=t0, cut=cut)
+
+
+def _cut_tol(truncation_tol: Any, truncation: Any) -> float:
+    """:func:`numeric.exact.truncation.check_tol` of ``truncation_tol``; its default
+    (``None``) without importing that module (a first call in a new process)."""
+    if truncation_tol is None:
+        return TRUNCATION_TOL
+    from numeric.exact.truncation import check_tol
+
+    return check_tol(truncation_tol, truncation)
 
 
 def _elsewhere(
@@ -655,6 +697,8 @@ def _solved(
     solved = ch.solve(centre, *how)
     if not ch.lattice.truncated:
         return ch, solved, None
+    from numeric.exact.truncation import Cut, cut_mass
+
     level = ch.lattice.upper
     return ch, solved, Cut(level, *cut_mass(solved.reach.states, solved.pi, level), chosen=False)
 
@@ -670,6 +714,7 @@ def _truncated(
     from dataclasses import replace
 
     from numeric.exact.space import make_lattice
+    from numeric.exact.truncation import choose_level, first_level
 
     runs: dict[int, tuple[Chain, SolvedChain]] = {}
 

@@ -40,18 +40,21 @@ chosen (an unbounded orthant), a heterogeneous population or a family's fast pat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mfstein.ground import records
 
 #: Format of a record (part of the key: a new format never reads an old file).
-VERSION = 1
+VERSION = 2
+#: A chain of at most this many states keeps its assembled generator beside its record
+#: (:func:`assembly_arrays`: some 70 bytes per state for SIR), so that the next
+#: process at the same call skips the search and the closed classes.
+ASSEMBLY_STATES = 20_000
 
 
 def call_key(
@@ -72,11 +75,11 @@ def model_key(model: Any, params: Mapping[str, Any] | None, *given: Any, route: 
     return records.call_key([VERSION, "exact", "any N"], model, params, list(given), [route])
 
 
-@dataclass(frozen=True)
-class Keys:
+class Keys(NamedTuple):
     """The keys of an exact call's records: at its ``N`` (:func:`call_key`) and at any
     ``N`` (:func:`model_key`), and the call's start and truncation as given (the
-    record at any ``N`` keeps them)."""
+    record at any ``N`` keeps them).  A named tuple: a dataclass costs a new process
+    some 0.4 ms to create."""
 
     call: str | None
     any_n: str | None
@@ -132,6 +135,8 @@ class KeptModel:
         self._record, self._spec, self._params = record, spec, params
         self._kernels: Any = None
         self._real: Any = None
+        #: whether the record's assembled generator was read (:func:`load`)
+        self.assembled = False
         self.rest: dict[str, Any] = {}
 
     def real(self) -> Any:
@@ -193,6 +198,32 @@ class KeptRates:
         return self._rates(n, N)
 
 
+def assembly_arrays(ch: Any) -> dict[str, np.ndarray] | None:
+    """What the general route assembled for the chain ``ch`` (its last solve,
+    :class:`numeric.exact.general.Chain`): the states, their up-rates, ``Q^T`` (CSR),
+    the exit rates, the closed classes, the route (compiled or NumPy) and how many
+    states needed exact rates; ``None`` for none or more than :data:`ASSEMBLY_STATES`
+    states.  A later process reads them back (:func:`load`) and pins and solves the
+    same generator, so its law is the same bit for bit.  (The route that assembled
+    them is not kept: both give the same chain, and a process reading them chooses
+    its own for what follows, :meth:`numeric.exact.general.Chain._takes_compiled_route`.)"""
+    last = getattr(ch, "last", None)
+    if last is None or ch.compiled is None or last.reach.up_rates is None:
+        return None
+    if last.reach.states.shape[0] > ASSEMBLY_STATES:
+        return None
+    return {
+        "states": last.reach.states,
+        "up_rates": last.reach.up_rates,
+        "exact_states": np.int64(last.reach.exact_states),
+        "indptr": last.QT.indptr,
+        "indices": last.QT.indices,
+        "data": last.QT.data,
+        "exit_rate": last.exit_rate,
+        "classes": last.classes,
+    }
+
+
 def _fractions(v: Any) -> list[str]:
     return [str(Fraction(x)) for x in v]
 
@@ -206,9 +237,15 @@ def save(
     mean field ``centre`` (``s_star, V, W, constant`` in float64, or ``None``) with
     ``note``; ``params`` are the parameters as the result prints them.  It is kept
     under ``keys.call`` and, for a call at another ``N`` (:func:`at_size`), under
-    ``keys.any_n``."""
+    ``keys.any_n``.  A chain solved from a record (:class:`KeptModel`) writes no record;
+    its assembled generator is added to the record that had none
+    (:func:`keep_assembly`)."""
     key = keys.call
-    if key is None or isinstance(ch.model, KeptModel):
+    if isinstance(ch.model, KeptModel):  # solved from a record: add its arrays if missing
+        if not ch.model.assembled:
+            keep_assembly(keys, ch)
+        return
+    if key is None:
         return
     model, lat, kern = ch.model, ch.lattice, ch.kern
     if not all(isinstance(k, str) for k in model.key) or not isinstance(model.key, tuple):
@@ -241,7 +278,11 @@ def save(
         },
         "note": note,
     }  # fmt: skip
+    arrays = assembly_arrays(ch)
+    if arrays is not None:
+        record["assembly"] = records.save_arrays(key, arrays)
     records.save(key, record)
+    record.pop("assembly", None)  # the arrays are this N's only
     if keys.any_n is not None and "N" not in kern.params:
         from numeric.exact.space import to_fraction
 
@@ -284,6 +325,7 @@ def at_size(rec: dict | None, N: int) -> dict | None:
         if not (same_start or (size_free["unique_fixed_point"] and same_laws)):
             return None
     out = dict(rec)
+    out.pop("assembly", None)
     out["lattice"] = dict(
         lat, upper=lattice.upper, total=lattice.total, truncated=lattice.truncated,
         values=_fractions(lattice.values),
@@ -295,12 +337,13 @@ def at_size(rec: dict | None, N: int) -> dict | None:
 
 def load(
     keys: Keys, spec: str, params: Mapping[str, Any] | None, N: int, memory_limit: Any
-) -> tuple[tuple, Any, str | None] | None:
-    """``(chain, mean field, note)`` of the record kept under ``keys.call``, else of the
+) -> tuple[tuple, Any, str | None, dict | None] | None:
+    """``(chain, mean field, note, arrays)`` of the record kept under ``keys.call``, else of the
     record under ``keys.any_n`` made for ``N`` (:func:`at_size`), else ``None``:
     the arguments of :class:`numeric.exact.general.Chain` (placement on a
     :class:`KeptModel`, kernels, exact rates, ``p64``, state limit, notes), the mean
-    field ``s*, V, W, c`` in float64 (or ``None``, with the note why)."""
+    field ``s*, V, W, c`` in float64 (or ``None``, with the note why), and the chain's
+    assembled generator (:func:`assembly_arrays`, ``None`` when not kept)."""
     rec = records.load(keys.call)
     if rec is None:  # not asked at this N: the same call at another N, if it serves
         rec = at_size(records.load(keys.any_n), N)
@@ -337,4 +380,18 @@ def load(
     if mf is not None:
         mf = SimpleNamespace(**{k: np.asarray(v, dtype=np.float64) for k, v in mf.items()})
         mf.constant = float(mf.constant)
-    return chain, mf, rec["note"]
+    arrays = records.load_arrays(keys.call, rec.get("assembly"))
+    model.assembled = arrays is not None
+    return chain, mf, rec["note"], arrays
+
+
+def keep_assembly(keys: Keys, ch: Any) -> None:
+    """Add the arrays of the chain ``ch`` (:func:`assembly_arrays`), solved from the
+    record under ``keys.call`` that had none (made at a new ``N``, or damaged), to that
+    record."""
+    rec = records.load(keys.call)
+    arrays = assembly_arrays(ch)
+    if rec is None or arrays is None:
+        return
+    rec["assembly"] = records.save_arrays(keys.call, arrays)
+    records.save(keys.call, rec)

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from derive.spec import region_text
 from mfstein.ground.errors import ParameterError
 
 #: Kinds of state space, as the compiled search encodes them.
@@ -118,6 +117,8 @@ class Lattice:
         """The lattice in words, for messages (a truncated orthant shows its cap)."""
         if self.kind == "orthant" and self.truncated:
             return f"0 <= n_i <= {self.upper}"
+        from derive.spec import region_text  # a message only: not imported on every call
+
         return region_text(self.kind, b, var="n", top=str(self.N), total=str(self.total))
 
 

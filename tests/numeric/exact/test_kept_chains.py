@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import scipy.sparse.linalg as spla
 from deadlines import deadline
 
@@ -28,8 +29,17 @@ import numeric.exact
 r = numeric.exact.solve("sir", {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}, N=23)
 print(json.dumps({"sympy": "sympy" in sys.modules, "mpmath": "mpmath" in sys.modules,
                   "dispatcher": "numba.core.dispatcher" in sys.modules,
+                  "csgraph": "scipy.sparse.csgraph" in sys.modules,
                   "pi": r.pi.tolist(), "s_star": r.s_star.tolist(), "n_mse": r.n_mse}))
 """
+
+
+def _per_state():
+    """Bytes per state the exact route plans for SIR (3 coordinates, its transitions)."""
+    from derive.models import load_model
+    from numeric.exact.memory import bytes_per_state
+
+    return bytes_per_state(3, int(load_model("sir").kernels("numba").jumps.shape[0]))
 
 
 def _fields(r):
@@ -54,6 +64,7 @@ def test_a_new_process_answers_from_the_record_without_sympy():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert not got["sympy"] and not got["mpmath"]
     assert not got["dispatcher"]  # the kernels' source ran as plain Python (load_plain)
+    assert not got["csgraph"]  # no search: the generator kept beside the record
     assert np.array_equal(got["pi"], warm.pi)
     assert got["s_star"] == warm.s_star.tolist() and got["n_mse"] == warm.n_mse
 
@@ -141,3 +152,33 @@ def test_a_record_of_another_N_serves_only_where_the_mean_field_cannot_move():
     assert at_size(at100, 101) is None  # n0 = (100, 1, 0)
     assert at_size(at100, 200)["start"] == [198, 2, 0]  # the same n0 / N
     assert at_size({k: v for k, v in rec.items() if k != "any_n"}, 100) is None
+
+
+def test_a_damaged_or_missing_kept_generator_is_searched_again_and_kept_again():
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    first = numeric.exact.solve("sir", SIR, N=21)
+    key = call_key("sir", SIR, 21, None, None, None, route="auto")
+    digest = records.load(key)["assembly"]
+    arrays = records.load_arrays(key, digest)
+    assert arrays is not None and arrays["states"].shape == (first.states, 3)
+    assert np.array_equal(arrays["states"], first.state_array)
+    path = records._arrays_path(key)
+    path.write_bytes(path.read_bytes()[:-10])  # damaged: its SHA-256 no longer matches
+    assert records.load_arrays(key, digest) is None
+    again = numeric.exact.solve("sir", SIR, N=21)
+    assert isinstance(again.source_model, KeptModel)  # the record served, the search ran
+    assert _fields(again) == _fields(first)
+    for name in ("pi", "state_array", "mean", "n_cov", "up_rate", "n_mse"):
+        assert np.array_equal(getattr(again, name), getattr(first, name)), name
+    healed = records.load(key)["assembly"]  # kept again with the record
+    assert np.array_equal(records.load_arrays(key, healed)["states"], first.state_array)
+
+
+def test_a_kept_generator_larger_than_the_memory_limit_is_refused_as_before():
+    from mfstein.ground.errors import ParameterError
+
+    numeric.exact.solve("sir", SIR, N=22)  # keeps the generator of 276 states
+    with pytest.raises(ParameterError, match="more than 100 states"):
+        numeric.exact.solve("sir", SIR, N=22, memory_limit=100 * _per_state())

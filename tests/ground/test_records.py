@@ -1,0 +1,72 @@
+"""The stamp of mfstein's code in the keys of kept records
+(:func:`mfstein.ground.records.code_digest`): the digest of the sources' contents,
+kept under a stamp of their sizes and times so that a new process does not hash
+them again; an edit gives a new stamp and a new digest."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mfstein.ground import records
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A source tree of the four packages, and a cache of its own."""
+    root = tmp_path / "src"
+    for package in records._PACKAGES:
+        (root / package / "sub").mkdir(parents=True)
+        (root / package / "__init__.py").write_text(f"NAME = {package!r}\n")
+        (root / package / "sub" / "deep.py").write_text("X = 1\n")
+    monkeypatch.setattr(records, "_ROOT", root)
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path / "cache"))
+    records.code_digest.cache_clear()
+    yield root
+    records.code_digest.cache_clear()
+
+
+def _fresh() -> str:
+    records.code_digest.cache_clear()  # as a new process
+    return records.code_digest()
+
+
+def test_the_kept_digest_is_the_digest_of_the_contents(tree):
+    first = _fresh()
+    assert first == records.content_digest()
+    kept = records._stamp_path(records.source_stamp())
+    assert kept.read_text() == first
+    kept.write_text("0" * 64)  # a later process reads the kept digest, not the files
+    assert _fresh() == "0" * 64
+
+
+def test_an_edit_gives_a_new_stamp_and_a_new_digest(tree):
+    first, stamp = _fresh(), records.source_stamp()
+    path = tree / "numeric" / "sub" / "deep.py"
+    path.write_text("X = 2\n")  # the same size
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert records.source_stamp() != stamp
+    second = _fresh()
+    assert second != first and second == records.content_digest()
+
+
+def test_a_damaged_kept_digest_is_computed_again(tree):
+    first = _fresh()
+    kept = records._stamp_path(records.source_stamp())
+    kept.write_text("not a digest")
+    assert _fresh() == first
+    assert kept.read_text() == first
+
+
+def test_arrays_kept_beside_a_record_come_back_only_with_their_digest(tree):
+    import numpy as np
+
+    arrays = {"states": np.arange(12, dtype=np.int64).reshape(4, 3), "q": np.linspace(0, 1, 4)}
+    digest = records.save_arrays("k" * 64, arrays)
+    back = records.load_arrays("k" * 64, digest)
+    assert set(back) == set(arrays)
+    assert all(np.array_equal(back[k], v) and back[k].dtype == v.dtype for k, v in arrays.items())
+    assert records.load_arrays("k" * 64, "0" * 64) is None  # not the file the record names
+    assert records.load_arrays("j" * 64, digest) is None  # none kept
