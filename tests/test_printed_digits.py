@@ -419,3 +419,27 @@ def test_a_heterogeneous_exact_result_prints_its_claims() -> None:
     _check_printed_to_error(doc, {"mean": r.mean, "cov": r.cov})
     _law_error_holds(r, r.system, r.pi)
     assert _float_digits(doc["mean"][1]) < 17
+
+
+def test_a_direct_solves_factor_serves_its_condition_estimate(monkeypatch) -> None:
+    """The first print of a law the direct solver found makes no second LU: the
+    estimate reads the solve's own factor, and equals the one made afresh."""
+    import scipy.sparse.linalg as spla
+
+    import numeric.exact
+    from numeric.exact import law_error
+
+    r = numeric.exact.solve("sir", SIR, N=12, solver="direct")
+    made: list[int] = []
+    splu = spla.splu
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return splu(*args, **kwargs)
+
+    monkeypatch.setattr(spla, "splu", counted)
+    kappa = r.condition
+    assert made == []
+    monkeypatch.setattr(law_error, "_FACTOR", None)  # forgotten: the estimate factors anew
+    assert law_error.condition(r.law_system.QT, r.law_system.r) == kappa
+    assert made == [1]

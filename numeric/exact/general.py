@@ -52,7 +52,7 @@ from mfstein.ground.errors import NumericalError, ParameterError
 from mfstein.ground.limits import TRUNCATION_TOL
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
-from numeric.exact.law_error import half_range, kept_system
+from numeric.exact.law_error import half_range, kept_system, remember_factor
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
@@ -128,6 +128,7 @@ def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float
 
     A = pinned(QT, r).tocsc()
     lu = spla.splu(A, permc_spec=DIRECT_ORDERING)
+    remember_factor(QT, r, lu)  # the law's error estimate reads the same factor
     rhs = np.zeros(QT.shape[0])
     rhs[r] = 1.0
     x = lu.solve(rhs)

@@ -23,8 +23,10 @@ factor 3" of ``||A^-1||_1``).  This is an estimate, not a rigorous bound:
 the law's error against an mpmath solve on small chains.  :func:`law_error` adds
 the truncation's cut mass (twice it, a total-variation distance) and the rounding
 of the sums that form a moment (``S`` units of float64's epsilon over ``S``
-states).  The LU is made once, when a result is first printed (:class:`LawSystem`
-keeps ``Q^T`` and ``r`` until then; the solve itself is not slower), and only up to
+states).  The LU is the direct solve's own when the chain was solved by it
+(:func:`remember_factor`: the last one made, of the same ``Q^T`` object and ``r``);
+otherwise it is made once, when a result is first printed (:class:`LawSystem` keeps
+``Q^T`` and ``r`` until then; the solve itself is not slower), and only up to
 :data:`MAX_STATES` states; beyond, no estimate is made (``None``).
 
 Moments.  For a function ``g`` of the state, ``sum(pi - pi_true) = 0`` gives
@@ -41,6 +43,7 @@ significant digits, the solver's relative tolerance, which is then no bound.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +56,28 @@ MAX_STATES = 50_000
 #: Factor on the 1-norm estimate (a lower bound, "almost invariably correct within a
 #: factor 3", Higham and Tisseur 2000): the claimed ``kappa`` is this times it.
 SAFETY = 3.0
+
+
+#: The last factor of a pinned system a direct solve made: (a weak reference to its
+#: ``Q^T``, ``r``, the ``scipy.sparse.linalg.SuperLU``); one at a time.
+_FACTOR: tuple[Any, int, Any] | None = None
+
+
+def remember_factor(QT: Any, r: int, lu: Any) -> None:
+    """Keep ``lu``, the sparse LU of ``Q^T`` pinned at ``r`` (the one :func:`condition`
+    makes: :data:`numeric.exact.solvers.DIRECT_ORDERING`), for the condition estimate
+    of the law just solved; only the last is kept, and none above :data:`MAX_STATES`
+    states."""
+    global _FACTOR
+    _FACTOR = (weakref.ref(QT), int(r), lu) if QT.shape[0] <= MAX_STATES else None
+
+
+def _remembered(QT: Any, r: int) -> Any:
+    """The factor :func:`remember_factor` kept for this ``Q^T`` object and ``r``, or
+    ``None``."""
+    if _FACTOR is None or _FACTOR[0]() is not QT or _FACTOR[1] != r:
+        return None
+    return _FACTOR[2]
 
 
 @dataclass
@@ -95,7 +120,9 @@ def condition(QT: Any, r: int) -> float:
     S = QT.shape[0]
     if S <= 1:
         return 1.0
-    lu = spla.splu(pinned(QT, r).tocsc(), permc_spec=DIRECT_ORDERING)
+    lu = _remembered(QT, r)
+    if lu is None:
+        lu = spla.splu(pinned(QT, r).tocsc(), permc_spec=DIRECT_ORDERING)
     inverse = spla.LinearOperator(
         (S, S),
         matvec=lu.solve,
