@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, estimate_text
 
 #: The columns of the text and CSV forms, with their headers.
 COLUMNS = (
@@ -75,7 +75,7 @@ class AccuracyTable(Presentable):
             extra = f", exact {r['exact']}" if r["exact"] is not None else ""
             sim = r["simulation"]
             if sim is not None:
-                extra += f", simulation {sim['mean']} ± {sim['ci95']}"
+                extra += f", simulation {estimate_text(sim['mean'], sim['ci95'])}"
             out.append((f"N = {r['N']}", f"{best}{extra}"))
         return out
 
@@ -94,7 +94,7 @@ class AccuracyTable(Presentable):
         for key, _ in self._columns:
             v = row.get(key)
             if key == "simulation":
-                out.append("-" if v is None else f"{v['mean']} ± {v['ci95']}")
+                out.append("-" if v is None else estimate_text(v["mean"], v["ci95"]))
             else:
                 out.append("-" if v is None else str(v))
         return out

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable, estimate_figures
+from mfstein.ground.display import Presentable, estimate_figures, estimate_text
 from mfstein.ground.limits import (
     EXACT_MAX_STATES,  # the exact solver's one limit (6 million states)
 )
@@ -232,7 +232,7 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
         "N": [f"{r.N:,}" for r in rows],
         "lambda": [f"{float(r.lam):.4f}" for r in rows],
         "b (simulated)": [str(r.b) for r in rows],
-        "Simulation": ["{} ± {}".format(*estimate_figures(r.sim_mean, r.sim_ci95)) for r in rows],
+        "Simulation": [estimate_text(r.sim_mean, r.sim_ci95) for r in rows],
         "Asymptotic tight bound": [_short(r.bound, 8) + f" ({r.bound_digits} d)" for r in rows],
         "c + c2/N": [_short(r.second_order, 8) for r in rows],
         "Exact": [f"{float(r.exact):.4f}" if r.exact else "—" for r in rows],
@@ -255,10 +255,11 @@ def render(rows: list[Row], *, gamma: Any, alpha: Any, d: int, steps: int, reps:
 
 
 def _short(text: str, sig: int) -> str:
-    """Round a decimal string to ``sig`` significant digits for display."""
+    """Round a decimal string to ``sig`` significant digits for display (trailing zeros
+    kept: each is a digit the row claims)."""
     import mpmath
 
-    return mpmath.nstr(mpmath.mpf(text), sig)
+    return mpmath.nstr(mpmath.mpf(text), sig, strip_zeros=False)
 
 
 def to_csv(rows: list[Row]) -> str:

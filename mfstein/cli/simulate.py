@@ -27,6 +27,7 @@ from mfstein.cli.progress_options import (
     add_scheduler_option,
     progress_wanted,
 )
+from mfstein.ground.display import estimate_text
 from mfstein.ground.limits import (
     MAX_D,
     SIM_MAX_B,
@@ -271,18 +272,18 @@ def _describe(r) -> str:
         f"policy = {r.policy} ({r.engine} simulator)",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
-        f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",
+        f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
         f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}",
-        f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}",
+        f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}",
         "k   E[S_k]               N(E[S_k] - s*_k)      P(queue = k)",
     ]
     pmf = r.queue_length_pmf
-    lines.append(f"0   {'':20} {'':21} {pmf.mean[0]:.5f} ± {pmf.ci95[0]:.5f}")
+    lines.append(f"0   {'':20} {'':21} {estimate_text(pmf.mean[0], pmf.ci95[0])}")
     for k in range(r.n):
         lines.append(
-            f"{k + 1:<3} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
-            f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
-            f"{pmf.mean[k + 1]:.5f} ± {pmf.ci95[k + 1]:.5f}"
+            f"{k + 1:<3} {estimate_text(r.mean.mean[k], r.mean.ci95[k]):<20} "
+            f"{estimate_text(r.n_bias.mean[k], r.n_bias.ci95[k]):<21} "
+            f"{estimate_text(pmf.mean[k + 1], pmf.ci95[k + 1])}"
         )
     diag = np.diag(r.n_cov.mean)
     if np.isnan(diag).any():
@@ -292,7 +293,7 @@ def _describe(r) -> str:
     if r.response_time:
         rt = r.response_time
         qs = ", ".join(f"q{float(k):g} = {v:.3f}" for k, v in rt["quantiles"].items())
-        lines.append(f"response time = {rt['mean']:.5f} ± {rt['ci95']:.5f} ({qs})")
+        lines.append(f"response time = {estimate_text(rt['mean'], rt['ci95'])} ({qs})")
     lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
     return "\n".join(lines)
 
@@ -387,25 +388,23 @@ def _describe_model(r: Any) -> str:
         + f" ({r.engine} simulator{f', {r.loop} loop' if r.loop else ''})",
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
-        f"N E||S - s*||^2 = {float(r.n_mse.mean):.5f} ± {float(r.n_mse.ci95):.5f}",
+        f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
     ]
     if r.blocking is not None:
         lines.append(
             f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}"
         )
     if r.mean_jobs is not None:
-        lines.append(
-            f"mean jobs/server= {float(r.mean_jobs.mean):.5f} ± {float(r.mean_jobs.ci95):.5f}"
-        )
+        lines.append(f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}")
     lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")
     for k in range(r.n):
         lines.append(
-            f"{k + 1:<3} {r.s_star[k]:<10.6f} {r.mean.mean[k]:.6f} ± {r.mean.ci95[k]:.6f}  "
-            f"{r.n_bias.mean[k]:+9.4f} ± {r.n_bias.ci95[k]:.4f}  "
+            f"{k + 1:<3} {r.s_star[k]:<10.6f} {estimate_text(r.mean.mean[k], r.mean.ci95[k]):<21} "
+            f"{estimate_text(r.n_bias.mean[k], r.n_bias.ci95[k]):<20} "
             + (
                 "not reported"
                 if r.n_cov.mean[k, k] != r.n_cov.mean[k, k]  # NaN: withheld
-                else f"{r.n_cov.mean[k, k]:.4f} ± {r.n_cov.ci95[k, k]:.4f}"
+                else estimate_text(r.n_cov.mean[k, k], r.n_cov.ci95[k, k])
             )
         )
     width = max((len(name) for name in r.observables), default=0)

@@ -16,6 +16,7 @@ import sys
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
 from mfstein.cli.progress_options import add_progress_option, progress_wanted
+from mfstein.ground.display import estimate_text
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import (
     SIM_MAX_N,
@@ -185,18 +186,17 @@ def _describe_sim(r) -> str:
     ]
     for i, x in enumerate(r.x):
         m, h = np.atleast_1d(r.tail.mean)[i], np.atleast_1d(r.tail.ci95)[i]
-        lines.append(f"P(eps qbar > {x:g}) = {m:.6f} ± {h:.6f}   (exp(-x) = {np.exp(-x):.6f})")
-    lines.append(f"E[eps qbar] = {float(r.scaled_mean.mean):.6f} ± {float(r.scaled_mean.ci95):.6f}")
+        lines.append(f"P(eps qbar > {x:g}) = {estimate_text(m, h)}   (exp(-x) = {np.exp(-x):.6f})")
+    lines.append(f"E[eps qbar] = {estimate_text(r.scaled_mean.mean, r.scaled_mean.ci95)}")
     lines.append(
-        f"sup_x |P(eps qbar > x) - exp(-x)| = {float(r.sup_distance.mean):.5f} ± "
-        f"{float(r.sup_distance.ci95):.5f}"
+        "sup_x |P(eps qbar > x) - exp(-x)| = "
+        + estimate_text(r.sup_distance.mean, r.sup_distance.ci95)
     )
     lines.append(
-        f"E ||q_perp||^2 = {float(r.perp_second_moment.mean):.6f} ± "
-        f"{float(r.perp_second_moment.ci95):.6f}"
+        "E ||q_perp||^2 = " + estimate_text(r.perp_second_moment.mean, r.perp_second_moment.ci95)
     )
     for i, th in enumerate(r.thetas):
         m, h = np.atleast_1d(r.perp_mgf.mean)[i], np.atleast_1d(r.perp_mgf.ci95)[i]
-        lines.append(f"E exp({th:g} ||q_perp||) = {m:.6f} ± {h:.6f}")
+        lines.append(f"E exp({th:g} ||q_perp||) = {estimate_text(m, h)}")
     lines.append(f"{r.events_per_second:.3g} events/s per core, {r.wall_seconds:.1f} s wall")
     return "\n".join(lines)

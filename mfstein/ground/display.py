@@ -159,6 +159,23 @@ def estimate_figures(mean: Any, half_width: Any) -> tuple[Any, Any]:
     return claimed(m, digits), shown
 
 
+def estimate_text(mean: Any, half_width: Any) -> str:
+    """``"m ± h"`` as a text table prints an estimate (:func:`estimate_figures`), the
+    estimate written down to the place of the half-width's last digit, trailing zeros
+    kept (``3.70996 +/- 0.0784`` prints ``3.710 ± 0.079``, where the float ``3.71`` would
+    hide the third decimal).  A half-width of zero or not finite prints both as they
+    are (``repr`` of the floats, ``-`` for ``None``)."""
+    m, h = estimate_figures(mean, half_width)
+    if m is None or h is None:
+        return f"{'-' if m is None else m} ± {'-' if h is None else h}"
+    fm, fh = float(m), float(h)
+    if not (math.isfinite(fm) and math.isfinite(fh)) or fh <= 0 or fm == 0:
+        return f"{fm!r} ± {fh!r}"
+    last = math.floor(math.log10(fh)) - CI_DIGITS + 1  # the place of h's last digit
+    decimals = max(0, -last)
+    return f"{fm:.{decimals}f} ± {fh:.{decimals}f}"
+
+
 def error_figure(value: Any) -> Any:
     """An error estimate as printed: :func:`claimed` with :data:`ERROR_DIGITS` digits,
     rounded away from zero."""
