@@ -443,3 +443,21 @@ def test_a_direct_solves_factor_serves_its_condition_estimate(monkeypatch) -> No
     monkeypatch.setattr(law_error, "_FACTOR", None)  # forgotten: the estimate factors anew
     assert law_error.condition(r.law_system.QT, r.law_system.r) == kappa
     assert made == [1]
+
+
+def test_a_chain_solved_iteratively_above_the_factor_limit_claims_no_digits(monkeypatch) -> None:
+    """Without the solve's own factor, the estimate makes an LU only up to
+    ``FACTOR_STATES`` states; above, no claim: ``law_error`` is ``None`` and the
+    numbers print with the unbounded default.  A direct solve's factor still serves."""
+    import numeric.exact
+    from mfstein.ground.display import UNBOUNDED_DIGITS
+    from numeric.exact import law_error
+
+    monkeypatch.setattr(law_error, "FACTOR_STATES", 10)
+    it = numeric.exact.solve("sir", SIR, N=8, solver="bicgstab")
+    assert it.states > 10 and it.condition is None and it.law_error is None
+    printed = json.loads(it.to_json())["n_mse"]
+    assert "e" not in repr(printed)  # a plain decimal, its digits counted below
+    assert len(repr(abs(printed)).replace(".", "").lstrip("0")) <= UNBOUNDED_DIGITS
+    direct = numeric.exact.solve("sir", SIR, N=8, solver="direct")
+    assert direct.condition is not None and direct.law_error is not None
