@@ -83,6 +83,19 @@ def _mp(c: Fraction) -> mpf:
 _REDUCTIONS: dict[tuple, Reduction] = {}
 
 
+def jump_matrix(model: Any) -> np.ndarray:
+    """The ``(transitions, n)`` integer matrix of ``model``'s jumps ``l``, read from its
+    transitions (no kernel module is generated for it)."""
+    rows = [[int(x) for x in t.jump] for t in model.transitions]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), model.n)
+
+
+def model_reduction(model: Any) -> Reduction:
+    """:func:`reduction` of ``model``'s own jumps (:func:`jump_matrix`): the same for
+    every parameter point and start."""
+    return reduction(model, jump_matrix(model))
+
+
 def reduction(model: Any, jumps: Any) -> Reduction:
     """The :class:`Reduction` of ``model`` (checks its declared laws against the
     jumps); computed once per model and jump matrix."""

@@ -1047,8 +1047,8 @@ def certify_float_solution(
     supermarket solution whose tail levels were truncated by the float route
     is certified on all ``b`` levels.
     """
+    from numeric.invariants import model_reduction
     from numeric.precision import check_dps
-    from numeric.prepared.problem import model_reduction
 
     model = _model_of(solution, model)
     if start is None:

@@ -127,15 +127,12 @@ def make_lattice(model: Any, N: int, truncation: Any = None) -> Lattice:
     ``n_k <= floor(N truncation)``, allowed for every kind; needed for an unbounded
     orthant whose reachable set is infinite): :func:`sized` with the model's declared
     state space and its conservation laws."""
-    from numeric.invariants import reduction
+    from numeric.invariants import model_reduction
 
     space = model.info.state_space
     red = _REDUCTIONS.get(model.key)
-    if red is None:
-        # the jump matrix from the transitions (the numba kernels' ``jumps``, without
-        # generating them: the interpreted event loop never needs them)
-        jumps = np.array([[int(x) for x in t.jump] for t in model.transitions], dtype=np.int64)
-        red = _REDUCTIONS[model.key] = reduction(model, jumps.reshape(-1, len(model.states)))
+    if red is None:  # from the transitions: the interpreted event loop generates no kernels
+        red = _REDUCTIONS[model.key] = model_reduction(model)
     return sized(space.kind, space.total, N, truncation, red.laws, red.free)
 
 

@@ -98,13 +98,6 @@ def float64_kernels(model: Any) -> Any:
     return model.kernels("numba")
 
 
-def jump_matrix(model: Any) -> np.ndarray:
-    """The ``(transitions, b)`` integer matrix of the jumps ``l`` (no kernel module
-    is generated for it)."""
-    rows = [list(t.jump) for t in model.transitions]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), model.n)
-
-
 class ReducedModel:
     """The drift and Jacobian of a model on its free coordinates (float64 and mpmath)."""
 

@@ -45,7 +45,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.invariants import reduction
+from numeric.invariants import model_reduction
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
@@ -195,7 +195,7 @@ class MeanFieldProblem:
         self.params = dict(params)
         #: the objects of :meth:`at` by working precision: (full, kronecker, objects)
         self._done: dict[int, tuple[bool, bool, Objects]] = {}
-        self.red = reduction(model, fp.jump_matrix(model))
+        self.red = model_reduction(model)
         self.rm = fp.ReducedModel(model, self.red)
         #: the problem every route starts from (:mod:`numeric.prepared.problem`)
         self.problem = prepare_problem(model, params, start)

@@ -47,6 +47,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
+from numeric.invariants import model_reduction
 from numeric.params import kernel_vector
 from numeric.prepared.cache import PreparedCache, inputs_key
 from numeric.prepared.parameters import PreparedParams, prepare_params
@@ -163,16 +164,6 @@ class PreparedProblem:
         if hit is None:
             hit = self._now[key] = make()
         return hit
-
-
-def model_reduction(model: Any) -> Any:
-    """The conservation laws and free coordinates of ``model``'s jumps
-    (:func:`numeric.invariants.reduction`, made once per model): the same for every
-    parameter point and start, so a parameter ball reads them too."""
-    from numeric.invariants import reduction
-
-    rows = [list(t.jump) for t in model.transitions]
-    return reduction(model, np.array(rows, dtype=np.int64).reshape(len(rows), model.n))
 
 
 def exact_start(start: Any) -> Any:
