@@ -154,9 +154,13 @@ def estimate_figures(mean: Any, half_width: Any) -> tuple[Any, Any]:
     if not (math.isfinite(m) and math.isfinite(h)) or h <= 0 or m == 0:
         return mean, half_width
     shown = claimed(h, CI_DIGITS, up=True)
-    last = math.floor(math.log10(shown)) - CI_DIGITS + 1  # the place of its last digit
-    digits = max(1, math.floor(math.log10(abs(m))) - last + 1)
+    digits = max(1, math.floor(math.log10(abs(m))) - _last_place(shown) + 1)
     return claimed(m, digits), shown
+
+
+def _last_place(half_width: float) -> int:
+    """The decimal place of a printed half-width's last digit (:data:`CI_DIGITS` digits)."""
+    return math.floor(math.log10(half_width)) - CI_DIGITS + 1
 
 
 def estimate_text(mean: Any, half_width: Any) -> str:
@@ -171,8 +175,7 @@ def estimate_text(mean: Any, half_width: Any) -> str:
     fm, fh = float(m), float(h)
     if not (math.isfinite(fm) and math.isfinite(fh)) or fh <= 0 or fm == 0:
         return f"{fm!r} ± {fh!r}"
-    last = math.floor(math.log10(fh)) - CI_DIGITS + 1  # the place of h's last digit
-    decimals = max(0, -last)
+    decimals = max(0, -_last_place(fh))
     return f"{fm:.{decimals}f} ± {fh:.{decimals}f}"
 
 
