@@ -3,9 +3,9 @@
 Every route prepares a model once for its inputs ``(model, params, start, M)``
 and keeps what it made: the problem every route starts from
 (:class:`numeric.prepared.problem.PreparedProblem`), the float64 problem
-(:class:`numeric.meanfield.problem.Problem64`), the working-precision problem
-(:class:`numeric.meanfield.general.MeanFieldProblem`, read by order 1, order 2
-and certification) and the transient's setup
+(:class:`numeric.meanfield.problem.Problem64`), the working-precision route's
+record (:class:`numeric.meanfield.working_route.WorkingRoute`, read by order 1
+and order 2) and the transient's setup
 (:func:`numeric.expansion.transient.transient`).  The key of the inputs
 (:func:`inputs_key`), the cache (:class:`PreparedCache`: least recently used
 dropped first) and the counter of preparations (:data:`COUNTS`, by kind; the
@@ -25,12 +25,12 @@ import numpy as np
 
 #: What this process prepared and searched, by kind: ``"prepared:problem"`` (the
 #: problems every route starts from, :mod:`numeric.prepared.problem`), ``"prepared"``
-#: (float64 problems), ``"prepared:general"`` (working-precision problems),
+#: (float64 problems), ``"prepared:general"`` (working-precision route records),
 #: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"continued:general"``
+#: :meth:`numeric.meanfield.working_route.WorkingRoute.at`), ``"continued:general"``
 #: (working-precision fixed points a sweep continued from a neighbour's,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem._continued`), ``"fixed_point"`` and
+#: :func:`numeric.meanfield.working_route.make_route`), ``"fixed_point"`` and
 #: ``"warm_start"`` (float64 fixed-point searches, :mod:`numeric.meanfield.problem`).
 COUNTS: Counter[str] = Counter()
 
