@@ -42,7 +42,7 @@ same exact inputs, so the numbers are those of reading them afresh).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -109,7 +109,7 @@ class PreparedProblem:
     p30: tuple[mpf, ...]
     s0: tuple[mpf, ...]
     key: Hashable | None
-    _now: dict[tuple[str, int], Any] = field(default_factory=dict, compare=False, repr=False)
+    _now: dict[tuple[str, Hashable], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def p64(self) -> np.ndarray:
@@ -212,7 +212,14 @@ class PreparedProblem:
             )
         )
 
-    def _memo(self, key: tuple[str, int], make: Any) -> Any:
+    def derived(self, name: Hashable, make: Callable[[], Any]) -> Any:
+        """What a route derives from this problem alone -- ``make()``, made once and
+        kept with the problem under ``name`` -- such as the truncation rule of a model
+        with many coordinates at ``dps`` digits
+        (:func:`numeric.meanfield.truncation.negligible_at`)."""
+        return self._memo(("derived", name), make)
+
+    def _memo(self, key: tuple[str, Hashable], make: Any) -> Any:
         hit = self._now.get(key)
         if hit is None:
             hit = self._now[key] = make()
