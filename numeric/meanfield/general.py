@@ -16,9 +16,14 @@ Kronecker form corrected):
   Field Approximation", Proc. ACM Meas. Anal. Comput. Syst. 1(2), 2017).
 
 Conservation laws are removed first (:mod:`numeric.invariants`): everything is
-solved on the free coordinates and ``W``, ``V`` are mapped back exactly.  The
-fixed point comes from :mod:`numeric.meanfield.fixed_point`; the linear algebra from
-:mod:`numeric.linalg.refinement` (float64 solves refined by exact residuals).
+solved on the free coordinates and ``W``, ``V`` are mapped back exactly.  The model
+is prepared once (:class:`numeric.prepared.problem.PreparedProblem`: values, start,
+reduction, reduced model); the route's own state -- the accepted float64 fixed point
+(:mod:`numeric.meanfield.fixed_point`) and the objects at each precision
+(:mod:`numeric.meanfield.working_objects`) -- is one frozen record,
+:class:`numeric.meanfield.working_route.WorkingRoute`, which order 2 reads too.  The
+linear algebra is :mod:`numeric.linalg.refinement`'s (float64 solves refined by exact
+residuals).
 
 Routes and digits.  The reference value ``stein`` = ``tr(P Q)`` and every
 reported object are computed at ``wp2`` digits, and the ``covariance`` route
