@@ -131,3 +131,29 @@ def test_a_truncated_model_warm_or_at_order_2_searches_nothing_again(monkeypatch
     pp.forget()
     fresh = numeric.solve(m, params, dps=12, order=2, route="general")
     assert fresh.c2 == two.c2 and fresh.A == two.A and decided == [m.n, m.n]
+
+
+def test_an_observable_keys_the_inputs_by_its_exact_entries() -> None:
+    """A matrix observable is keyed by each entry's type and value: equal entries give
+    one key whatever the container of the rows; another value, or the same number as
+    a float instead of text, another key; an object array by its entries (two arrays
+    whose entries differ never share a key, whatever their addresses)."""
+    from numeric.prepared.cache import inputs_key
+
+    m = load_model("sir")
+    key = inputs_key(m, {}, None, M3)
+    assert key is not None and key == inputs_key(m, {}, None, [tuple(r) for r in M3])
+    other = [list(r) for r in M3]
+    other[2][2] = "2"
+    assert inputs_key(m, {}, None, other) != key
+    as_float = [list(r) for r in M3]
+    as_float[1][1] = 1.0
+    assert inputs_key(m, {}, None, as_float) != key
+    a = np.array([[1, 0], [0, 1]], dtype=object)
+    b = np.array([[1, 0], [0, 2]], dtype=object)
+    assert inputs_key(m, {}, None, a) != inputs_key(m, {}, None, b)
+    assert inputs_key(m, {}, None, a) == inputs_key(m, {}, None, a.copy())
+    with mpmath.workdps(30):
+        Mm = mpmath.matrix([[1, 0], [0, mpmath.mpf(1) / 3]])
+        assert inputs_key(m, {}, None, Mm) == inputs_key(m, {}, None, Mm.copy())
+    assert inputs_key(m, {}, None, object()) is None  # no key: not cached
