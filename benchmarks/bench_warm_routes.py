@@ -1,10 +1,11 @@
 """Warm routes on one model (issues 31, 34): what a repeated or extended call costs.
 
-    .venv/bin/python benchmarks/bench_warm_routes.py [--tree DIR ...] [--dps 30]
+    .venv/bin/python benchmarks/bench_warm_routes.py [--tree DIR ...] [--dps 30] [--rounds 1]
 
 Each tree (default this working tree; ``--tree DIR`` adds a checkout of another
 revision, e.g. ``git archive main | tar -x -C /tmp/main``) runs in a fresh child
-interpreter with ``PYTHONPATH`` set to it, one after the other in one run, on the
+interpreter with ``PYTHONPATH`` set to it, one after the other in one run (``--rounds``
+times, the trees alternating; min / median printed), on the
 library SIR at ``--dps`` digits (kernels warmed first by a call at other
 parameters), and prints one table:
 
@@ -13,7 +14,11 @@ parameters), and prints one table:
   only the order-2 part is paid);
 * ``order 2 alone``: ``order=2`` at other new parameters, nothing prepared before;
 * ``order 1 again``: the first call repeated (a warm call: nothing to prepare);
-* ``transient again``: ``numeric.transient`` at ``t = 0, 1, 2`` asked a second time.
+* ``transient again``: ``numeric.transient`` at ``t = 0, 1, 2`` asked a second time;
+* ``... M matrix``: order 1, then order 2, with the observable given as a matrix;
+* ``truncated ...``: the supermarket with b = 40 on the general route (truncated at
+  its negligible levels; a fresh model object, its kernels warmed by another):
+  order 1, order 1 again, order 2 after order 1.
 
 CPU seconds of the child (the machine may be shared).  The ``c2`` of the two
 order-2 rows is printed to show they are the same numbers.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -51,7 +57,22 @@ rows["order 2 alone"], b = timed(lambda: numeric.solve(m, other, dps=dps, order=
 rows["order 1 again"], _ = timed(lambda: numeric.solve(m, one, dps=dps))
 numeric.transient(m, one, times=[0, 1, 2])
 rows["transient again"], _ = timed(lambda: numeric.transient(m, one, times=[0, 1, 2]))
-print(json.dumps({"rows": rows, "c2": [str(a.c2), str(b.c2)]}))
+M3 = [["2", "1/2", "0"], ["1/2", "1", "0"], ["0", "0", "1"]]
+rows["order 1, M matrix"], _ = timed(lambda: numeric.solve(m, other, dps=dps, M=M3))
+rows["order 2 after 1, M matrix"], _ = timed(
+    lambda: numeric.solve(m, other, dps=dps, order=2, M=M3)
+)
+cut = {"lam": "0.85"}
+numeric.solve(load_model("supermarket", b=40), cut, dps=dps, order=2, route="general")
+sm = load_model("supermarket", b=40)  # another object: nothing of it prepared
+rows["truncated order 1"], _ = timed(lambda: numeric.solve(sm, cut, dps=dps, route="general"))
+rows["truncated order 1 again"], _ = timed(
+    lambda: numeric.solve(sm, cut, dps=dps, route="general")
+)
+rows["truncated order 2 after 1"], t = timed(
+    lambda: numeric.solve(sm, cut, dps=dps, order=2, route="general")
+)
+print(json.dumps({"rows": rows, "c2": [str(a.c2), str(b.c2), str(t.c2)]}))
 """
 
 
@@ -78,17 +99,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", action="append", default=[], help="another checkout to compare")
     ap.add_argument("--dps", type=int, default=30, help="digits (30)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds, the trees alternating (1)")
     args = ap.parse_args()
     trees = [*args.tree, ROOT]
-    results = [run(t, args.dps) for t in trees]
-    names = list(results[0]["rows"])
-    print(f"SIR at {args.dps} digits, CPU seconds per call")
-    print(f"  {'':24s}" + "".join(f"{os.path.basename(t.rstrip('/'))[:14]:>16s}" for t in trees))
+    runs: list[list[dict]] = [[] for _ in trees]
+    for _ in range(max(1, args.rounds)):
+        for k, t in enumerate(trees):
+            runs[k].append(run(t, args.dps))
+    names = list(runs[0][0]["rows"])
+    print(f"SIR at {args.dps} digits, CPU seconds per call (min / median of {args.rounds})")
+    print(f"  {'':28s}" + "".join(f"{os.path.basename(t.rstrip('/'))[:16]:>18s}" for t in trees))
     for name in names:
-        print(f"  {name:24s}" + "".join(f"{r['rows'][name]:16.3f}" for r in results))
-    for t, r in zip(trees, results, strict=True):
-        name = os.path.basename(t.rstrip("/"))
+        cells = []
+        for rs in runs:
+            times = [r["rows"][name] for r in rs]
+            cells.append(f"{min(times):8.3f} /{statistics.median(times):7.3f}")
+        print(f"  {name:28s}" + "".join(f"{c:>18s}" for c in cells))
+    for t, rs in zip(trees, runs, strict=True):
+        name, r = os.path.basename(t.rstrip("/")), rs[0]
         print(f"  c2 ({name}): after order 1 {r['c2'][0]}, alone {r['c2'][1]}")
+        print(f"  c2 ({name}): truncated b=40 {r['c2'][2]}")
 
 
 if __name__ == "__main__":

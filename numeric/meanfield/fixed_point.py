@@ -55,6 +55,12 @@ from numeric.linalg.refinement import solve_linear
 from numeric.meanfield import acceptance
 from numeric.precision import limited_blas
 
+# the reduced model moved to numeric.prepared.reduced (one per model, read by every
+# prepared problem); its names stay here for old imports
+from numeric.prepared.reduced import LAMBDA_MAX_B as LAMBDA_MAX_B
+from numeric.prepared.reduced import ReducedModel as ReducedModel
+from numeric.prepared.reduced import float64_kernels as float64_kernels
+
 #: Random starts tried besides the caller's start (seed 0).
 RANDOM_STARTS = 4
 #: ODE horizons tried in turn.
@@ -75,97 +81,6 @@ class Float64Search:
     primary: np.ndarray  # reduced coordinates, reached from the main start
     stable: list[np.ndarray]  # every distinct stable fixed point (full coordinates)
     notes: list[str]
-
-
-#: Up to this many states the float64 kernels (``f``, ``J``, the rates, ``Q``) are
-#: lambdified NumPy code (:class:`derive.sparse.LambdaKernels`: milliseconds to
-#: build, about 20 us a call) instead of numba's (a few seconds of compiling on a
-#: first call with an empty cache, about 1 us a call): the fixed-point search makes
-#: a few hundred calls (docs/design.md, "Compiling").
-LAMBDA_MAX_B = 12
-
-
-def float64_kernels(model: Any) -> Any:
-    """The float64 base kernels of ``model``: lambdified NumPy code up to
-    :data:`LAMBDA_MAX_B` states, numba's above."""
-    if model.n <= LAMBDA_MAX_B:
-        stored = getattr(model, "float64_kernels", None)  # read from disk (derive.models.stored)
-        if stored is not None:
-            return stored()
-        from derive.sparse import lambda_kernels
-
-        return lambda_kernels(model, "base")
-    return model.kernels("numba")
-
-
-class ReducedModel:
-    """The drift and Jacobian of a model on its free coordinates (float64 and mpmath)."""
-
-    def __init__(self, model: Any, red: Reduction, k64: Any = None) -> None:
-        self.model = model
-        self.red = red
-        # float64 kernels: the caller's (numba's for ODE right-hand sides evaluated
-        # thousands of times), else chosen by size (:func:`float64_kernels`)
-        self.k64 = float64_kernels(model) if k64 is None else k64
-        self.kmp = model.kernels("mpmath")
-        T = red.T()
-        self.T64 = np.array([[float(v) for v in row] for row in T])
-        self.Tmp = [[mpf(v.numerator) / v.denominator for v in row] for row in T]
-        self.free = list(red.free)
-        # s_D = q - C_F s_F as float arrays (full64 runs at every ODE evaluation)
-        self._free_idx = np.array(self.free, dtype=np.int64)
-        self._dep_idx = np.array(red.dependent, dtype=np.int64)
-        self._C = np.array(
-            [[float(row[j]) for j in self.free] for row in red.laws], dtype=float
-        ).reshape(len(red.laws), len(self.free))
-
-    # float64 ---------------------------------------------------------------
-    def full64(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Full state from free coordinates ``x`` and conserved values ``q``."""
-        s = np.zeros(self.red.b)
-        s[self._free_idx] = x
-        if self._dep_idx.size:
-            s[self._dep_idx] = np.asarray(q, dtype=float) - self._C @ np.asarray(x, dtype=float)
-        return s
-
-    def f64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Drift on the free coordinates ``x`` (conserved quantities ``q``), float64;
-        NaN where a rate divides by zero (the compiled kernel raises)."""
-        try:
-            return self.k64.f(self.full64(x, q), p)[self.free]
-        except ZeroDivisionError:
-            return np.full(len(self.free), np.nan)
-
-    def jac64(self, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Reduced Jacobian ``J[F, :] T`` at the free coordinates ``x``, float64; NaN
-        where a derivative divides by zero (``sqrt(y)`` at ``y = 0``): the searches
-        treat a non-finite Jacobian as a failed step, not as an internal error."""
-        try:
-            J = self.k64.jac(self.full64(x, q), p)
-        except ZeroDivisionError:
-            return np.full((len(self.free), self.T64.shape[1]), np.nan)
-        return J[self.free, :] @ self.T64
-
-    # working precision -------------------------------------------------------
-    def jac_mp(self, s: list[mpf], p: list[mpf]) -> mpmath.matrix:
-        """Reduced Jacobian ``J_r = J[F, :] T`` at full state ``s`` (sparse evaluation)."""
-        n = self.red.n
-        pos = {j: i for i, j in enumerate(self.free)}
-        out = mpmath.matrix(n, n)
-        vals = self.kmp.jac_values(s, p)
-        for (i, j), v in zip(self.k64.jac_index.tolist(), vals, strict=True):
-            r = pos.get(i)
-            if r is None or not v:
-                continue
-            col = pos.get(j)
-            if col is not None:
-                out[r, col] += v
-            else:
-                for m in range(n):
-                    t = self.Tmp[j][m]
-                    if t:
-                        out[r, m] += v * t
-        return out
 
 
 def random_starts(model: Any, red: Reduction, q: np.ndarray, rng: np.random.Generator) -> list:

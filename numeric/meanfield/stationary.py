@@ -733,10 +733,10 @@ class Order2Objects:
 
 
 def order2_at(prob: Any, wp: int, *, kronecker: bool) -> Order2Objects:
-    """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for a prepared general problem
-    (:class:`numeric.meanfield.general.MeanFieldProblem`), extending its order-1
-    objects at ``wp`` (:meth:`~numeric.meanfield.general.MeanFieldProblem.at`, kept
-    from order 1 when it ran at ``wp``)."""
+    """``A``, ``B``, ``C`` and ``c2`` at ``wp`` digits for the working-precision route
+    record ``prob`` (:class:`numeric.meanfield.working_route.WorkingRoute`), extending
+    its order-1 objects at ``wp`` (:meth:`~numeric.meanfield.working_route.WorkingRoute.at`,
+    kept from order 1 when it ran at ``wp``: no second search, no second setup)."""
     from derive.kernels import kernels
     from mfstein.ground.progress import stage
     from numeric.linalg.refinement import lyapunov_refined, solve_linear
@@ -793,7 +793,7 @@ def order2_at(prob: Any, wp: int, *, kronecker: bool) -> Order2Objects:
         T = rm.Tmp
         b = model.n
         A = [mpmath.fsum(T[i][m] * Ar[m] for m in range(n) if T[i][m]) for i in range(b)]
-        from numeric.meanfield.general import congruence
+        from numeric.meanfield.working_objects import congruence
 
         B = congruence(T, Br)
         M = prob.M_of(b)
@@ -857,7 +857,7 @@ def _c2_kronecker(n, Jr, ar, D, o, Hred, W_, V_, M, T, b) -> mpf:
     G, _ = G_and_A_terms(ar, n, W_, V_, C, o)
     Gm = mpmath.matrix([[ar.to_mp(G[i, j]) for j in range(n)] for i in range(n)])
     Br = lyapunov_refined(Jr, (Gm + Gm.T) / 2)
-    from numeric.meanfield.general import congruence
+    from numeric.meanfield.working_objects import congruence
 
     B = congruence(T, Br)
     return mpmath.fsum(M[i, j] * B[j, i] for i in range(b) for j in range(b) if M[i, j])
@@ -887,11 +887,11 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.meanfield.general import prepared_problem
+    from numeric.meanfield.working_route import working_route
     from numeric.precision import to_str
 
     dps = check_dps(dps)
-    prob = prepared_problem(model, params, start, M)
+    prob = working_route(model, params, start, M)
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
@@ -1173,21 +1173,22 @@ def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
             k64=k64,
             fast=True,
         )
-    from numeric.meanfield.general import prepared_problem
+    from numeric.meanfield.working_route import working_route
 
-    prob = prepared_problem(model, params, start, None, extra_starts=False)
-    rm, red = prob.rm, prob.red
-    x = prob.search.primary
-    s = rm.full64(x, prob.q64)
+    route = working_route(model, params, start, None, extra_starts=False)
+    problem = route.problem
+    rm, red, q64, p64 = problem.reduced, problem.reduction, problem.q64, np.array(problem.p64)
+    x = route.primary
+    s = rm.full64(x, q64)
     F = list(red.free)
-    Q = rm.k64.Q(s, prob.p64)
+    Q = rm.k64.Q(s, p64)
     return Base64(
         s=s,
-        p=prob.p64,
+        p=p64,
         T=rm.T64,
         F=F,
         n=red.n,
-        J=rm.jac64(x, prob.q64, prob.p64),
+        J=rm.jac64(x, q64, p64),
         Q0=Q[np.ix_(F, F)],
         k64=rm.k64,
         fast=False,

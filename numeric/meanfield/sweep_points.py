@@ -150,15 +150,14 @@ class WorkingPrecisionPoints:
         return SweepPoint.of_solution(_texts(params), sol)
 
     def _parameters(self, params: Mapping[str, Any]) -> np.ndarray | None:
-        """The point's parameter values in float64 (the secant's coordinates); ``None``
-        for a model the general route's continuation does not serve."""
-        import mpmath
-
+        """The point's parameter values in float64 (the secant's coordinates), from the
+        parameter level the point's solve reads too
+        (:func:`numeric.prepared.parameters.prepare_params`: 30 digits); ``None`` for a
+        model the general route's continuation does not serve."""
         from numeric.heterogeneous.entry import is_heterogeneous
-        from numeric.params import parse_params
+        from numeric.prepared.parameters import prepare_params
 
         if is_heterogeneous(self.model) or not hasattr(self.model, "n"):
             return None
-        with mpmath.workdps(30):
-            values = parse_params(self.model, dict(params))
+        values = prepare_params(self.model, dict(params)).values
         return np.array([float(values[k]) for k in sorted(values)])

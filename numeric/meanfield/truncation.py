@@ -40,6 +40,20 @@ from numeric.precision import row_major
 MIN_B = 16
 
 
+def negligible_at(model: Any, params: Mapping[str, Any], dps: int, start: Any) -> tuple:
+    """``(dropped, delta)`` at ``dps`` digits (:func:`_negligible_for`), the truncation
+    rule of the prepared problem of these inputs: made once and kept with it
+    (:meth:`numeric.prepared.problem.PreparedProblem.derived`), so order 2 after
+    order 1 and a warm call read it instead of searching and solving in float64 again."""
+    from numeric.prepared.problem import prepare_problem
+
+    def rule() -> tuple[tuple[int, ...], float]:
+        dropped, delta = _negligible_for(model, params, dps, start)
+        return tuple(dropped), delta  # kept with the problem: never changed by a caller
+
+    return prepare_problem(model, params, start).derived(("truncation", dps), rule)
+
+
 def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any) -> tuple:
     """``(dropped, delta)`` from the float64 structure, or ``([], 0)``."""
     import scipy.linalg as sla
@@ -119,7 +133,7 @@ def _restriction(
     those coordinates, or ``None`` when the model is solved whole."""
     if model.n < MIN_B:
         return None
-    dropped, delta = _negligible_for(model, params, dps, start)
+    dropped, delta = negligible_at(model, params, dps, start)
     if not dropped:
         return None
     kept = [i for i in range(model.n) if i not in set(dropped)]
@@ -265,11 +279,23 @@ def restricted(model: Any, kept: list[int]) -> Any:
     from numeric.meanfield.fast_paths import family_restriction
     from numeric.meanfield.structure import restricted_model
 
+    key = (id(model), tuple(kept))
+    seen = _RESTRICTIONS.get(key)
+    if seen is not None and seen[0] is model:  # the same model object: the same answer
+        return seen[1]
     sub = restricted_model(model, [i for i in range(model.n) if i not in set(kept)])
     member = family_restriction(model, kept)
-    if member is not None and _same_transitions(member, sub):
-        return member
-    return sub
+    out = member if member is not None and _same_transitions(member, sub) else sub
+    _RESTRICTIONS[key] = (model, out)  # held with its model, so that its id is not reused
+    while len(_RESTRICTIONS) > RESTRICTIONS:
+        _RESTRICTIONS.pop(next(iter(_RESTRICTIONS)))
+    return out
+
+
+#: Restricted models kept (oldest dropped first): a warm call, and order 2 after
+#: order 1, solve the same restricted model object, so its route record is found again.
+RESTRICTIONS = 64
+_RESTRICTIONS: dict[tuple[int, tuple[int, ...]], tuple[Any, Any]] = {}
 
 
 def _same_transitions(a: Any, b: Any) -> bool:

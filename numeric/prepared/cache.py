@@ -3,9 +3,9 @@
 Every route prepares a model once for its inputs ``(model, params, start, M)``
 and keeps what it made: the problem every route starts from
 (:class:`numeric.prepared.problem.PreparedProblem`), the float64 problem
-(:class:`numeric.meanfield.problem.Problem64`), the working-precision problem
-(:class:`numeric.meanfield.general.MeanFieldProblem`, read by order 1, order 2
-and certification) and the transient's setup
+(:class:`numeric.meanfield.problem.Problem64`), the working-precision route's
+record (:class:`numeric.meanfield.working_route.WorkingRoute`, read by order 1
+and order 2) and the transient's setup
 (:func:`numeric.expansion.transient.transient`).  The key of the inputs
 (:func:`inputs_key`), the cache (:class:`PreparedCache`: least recently used
 dropped first) and the counter of preparations (:data:`COUNTS`, by kind; the
@@ -25,12 +25,12 @@ import numpy as np
 
 #: What this process prepared and searched, by kind: ``"prepared:problem"`` (the
 #: problems every route starts from, :mod:`numeric.prepared.problem`), ``"prepared"``
-#: (float64 problems), ``"prepared:general"`` (working-precision problems),
+#: (float64 problems), ``"prepared:general"`` (working-precision route records),
 #: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"continued:general"``
+#: :meth:`numeric.meanfield.working_route.WorkingRoute.at`), ``"continued:general"``
 #: (working-precision fixed points a sweep continued from a neighbour's,
-#: :meth:`numeric.meanfield.general.MeanFieldProblem._continued`), ``"fixed_point"`` and
+#: :func:`numeric.meanfield.working_route.make_route`), ``"fixed_point"`` and
 #: ``"warm_start"`` (float64 fixed-point searches, :mod:`numeric.meanfield.problem`).
 COUNTS: Counter[str] = Counter()
 
@@ -49,8 +49,16 @@ def start_key(start: Any) -> Hashable:
     if start is None or isinstance(start, str):
         return start
     if isinstance(start, np.ndarray):
-        return ("array", start.dtype.str, start.shape, start.tobytes())
+        return _array_key(start)
     return tuple(_entry_key(v) for v in start)
+
+
+def _array_key(a: np.ndarray) -> Hashable:
+    """A NumPy array by its bytes; one of Python objects by its entries (its bytes are
+    addresses, which another array may reuse for other numbers)."""
+    if a.dtype.hasobject:
+        return ("objects", a.shape, tuple(_entry_key(v) for v in a.ravel().tolist()))
+    return ("array", a.dtype.str, a.shape, a.tobytes())
 
 
 def _entry_key(v: Any) -> Hashable:
@@ -61,21 +69,37 @@ def _entry_key(v: Any) -> Hashable:
     return (type(v).__name__, v)
 
 
+def observable_key(M: Any) -> Hashable:
+    """A hashable key of a quadratic observable as given: ``None`` or its name as is; a
+    matrix (nested sequences, a NumPy array or an :class:`mpmath.matrix`) by the
+    type and exact value of each entry, as :func:`start_key` keys a start
+    (``TypeError`` for anything else)."""
+    if M is None or isinstance(M, str):
+        return M
+    if isinstance(M, np.ndarray):
+        return _array_key(M)
+    if hasattr(M, "rows") and hasattr(M, "cols"):  # an mpmath matrix
+        return ("matrix", tuple(_entry_key(M[i, j]) for i in range(M.rows) for j in range(M.cols)))
+    if isinstance(M, list | tuple):
+        return ("rows", tuple(tuple(_entry_key(v) for v in row) for row in M))
+    raise TypeError(f"no key for an observable of type {type(M).__name__}")
+
+
 def inputs_key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Hashable | None:
     """The cache key of the inputs; ``None`` when one of them has no reliable key (an
-    observable other than the identity or a name, a value that is not hashable, a
-    family that is not a model yet).
+    observable that is no name or matrix of plain entries, a value that is not
+    hashable, a family that is not a model yet).
 
     The model enters by identity as well as by its key (a digest of its
     transitions): what it declares besides them (parameter ranges, reference
     point, state space) shapes the problem too.  A cached problem holds its model,
     so the identity of a model in the cache is never reused by another one."""
     model_key = getattr(model, "key", None)  # a family (no key) is built, then refused
-    if model_key is None or not (M is None or isinstance(M, str)):
+    if model_key is None:
         return None
     try:
         items = tuple((k, type(v).__name__, v) for k, v in params.items())
-        key = (id(model), model_key, items, start_key(start), M)
+        key = (id(model), model_key, items, start_key(start), observable_key(M))
         hash(key)
     except TypeError:
         return None

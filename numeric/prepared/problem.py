@@ -18,7 +18,12 @@ simulators (:mod:`sim`) -- first does the same four things, written here once:
    ``q = C s(0)`` of the conservation laws;
 4. the conservation laws ``C`` (the left null space of the jump matrix, exact
    rationals in reduced row echelon form) and the reduced coordinates
-   ``s = s0 + T x`` they give (:mod:`numeric.invariants`).
+   ``s = s0 + T x`` they give (:mod:`numeric.invariants`);
+5. on demand, each made once: the model on its free coordinates (drift and
+   Jacobian in float64 and at working precision,
+   :class:`numeric.prepared.reduced.ReducedModel`, one per model), the conserved
+   values ``q = C s0`` in float64, the stability scale (the largest ``|J_r|`` at the
+   start) and the check of the rates at the start.
 
 :func:`prepare_problem` returns them as one frozen :class:`PreparedProblem`,
 cached by its inputs (:mod:`numeric.prepared.cache`, counted as
@@ -26,7 +31,7 @@ cached by its inputs (:mod:`numeric.prepared.cache`, counted as
 so ``"0.9"`` and ``"9/10"`` are one problem (the finite-N chain hands its
 lattice start back to the mean field as fractions).  The routes' own problems
 (:class:`numeric.meanfield.problem.Problem64`,
-:class:`numeric.meanfield.general.MeanFieldProblem`,
+:class:`numeric.meanfield.working_route.WorkingRoute`,
 :meth:`numeric.exact.prepared.PreparedModel.place`, the generic simulator) are
 built from it.  A route at another working precision reads the values and the
 start there with :meth:`PreparedProblem.values_now` and
@@ -37,7 +42,7 @@ same exact inputs, so the numbers are those of reading them afresh).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -51,7 +56,9 @@ from numeric.invariants import model_reduction
 from numeric.params import kernel_vector
 from numeric.prepared.cache import PreparedCache, inputs_key
 from numeric.prepared.parameters import PreparedParams, prepare_params
+from numeric.prepared.reduced import reduced_model
 from numeric.prepared.start import declared_fraction, start_point
+from numeric.rate_signs import check_rates
 
 #: Prepared problems kept in this process (least recently used dropped first).
 PROBLEMS = 256
@@ -102,7 +109,7 @@ class PreparedProblem:
     p30: tuple[mpf, ...]
     s0: tuple[mpf, ...]
     key: Hashable | None
-    _now: dict[tuple[str, int], Any] = field(default_factory=dict, compare=False, repr=False)
+    _now: dict[tuple[str, Hashable], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def p64(self) -> np.ndarray:
@@ -119,6 +126,52 @@ class PreparedProblem:
         """The conservation laws and the free coordinates
         (:class:`numeric.invariants.Reduction`, made once per model)."""
         return self._memo(("reduction", 0), lambda: model_reduction(self.model))
+
+    @property
+    def reduced(self) -> Any:
+        """The drift and Jacobian on the free coordinates, float64 and working precision
+        (:class:`numeric.prepared.reduced.ReducedModel`, made once per model)."""
+        return self._memo(("reduced", 0), lambda: reduced_model(self.model, self.reduction))
+
+    @property
+    def q64(self) -> np.ndarray:
+        """The conserved values ``q = C s0`` in float64 (each product and sum rounded in
+        float64, in the order of the coordinates; read-only)."""
+
+        def make() -> np.ndarray:
+            s0 = self.s0
+            laws = self.reduction.laws
+            return read_only64(
+                [sum(float(c) * float(s0[j]) for j, c in enumerate(row)) for row in laws]
+            )
+
+        return self._memo(("q64", 0), make)
+
+    @property
+    def jscale(self) -> float:
+        """The largest finite ``|J_r|`` entry at the start (the reduced Jacobian in
+        float64): the scale of the stability test where ``J`` vanishes at the fixed
+        point (:mod:`numeric.meanfield.acceptance`)."""
+
+        def make() -> float:
+            rm = self.reduced
+            x0 = np.array([float(self.s0[j]) for j in rm.free])
+            with np.errstate(all="ignore"):  # sqrt(y) at y = 0: an infinite entry says nothing
+                J0 = np.abs(rm.jac64(x0, self.q64, self.p64))
+            return float(np.max(J0[np.isfinite(J0)], initial=0.0))
+
+        return self._memo(("jscale", 0), make)
+
+    def check_start_rates(self) -> None:
+        """Refuse, in one sentence, a start at which a rate is negative or not finite
+        (:func:`numeric.rate_signs.check_rates` at 30 digits); checked once."""
+
+        def check() -> bool:
+            with mpmath.workdps(DPS):
+                check_rates(self.model, list(self.s0), list(self.p30), "the start")
+            return True
+
+        self._memo(("rates", 0), check)
 
     @property
     def start_exact(self) -> tuple[Fraction, ...] | None:
@@ -159,7 +212,14 @@ class PreparedProblem:
             )
         )
 
-    def _memo(self, key: tuple[str, int], make: Any) -> Any:
+    def derived(self, name: Hashable, make: Callable[[], Any]) -> Any:
+        """What a route derives from this problem alone -- ``make()``, made once and
+        kept with the problem under ``name`` -- such as the truncation rule of a model
+        with many coordinates at ``dps`` digits
+        (:func:`numeric.meanfield.truncation.negligible_at`)."""
+        return self._memo(("derived", name), make)
+
+    def _memo(self, key: tuple[str, Hashable], make: Any) -> Any:
         hit = self._now.get(key)
         if hit is None:
             hit = self._now[key] = make()
