@@ -17,8 +17,8 @@ only what the transient alone needs, as one frozen :class:`TransientSetup`:
   Jacobian there (a rate ``sqrt(y)`` at ``y = 0`` has none).
 
 The setups are kept by the prepared problem's key (:data:`SETUPS`, counted as
-``COUNTS["prepared:transient"]``, :mod:`numeric.prepared.cache`): a warm transient
-prepares nothing.
+``COUNTS["prepared:transient"]``, :mod:`numeric.prepared.cache`) and found again by
+the inputs as given: a warm transient prepares nothing and reads no problem.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
-from numeric.prepared.cache import PreparedCache
+from numeric.prepared.cache import PreparedCache, inputs_key
 
 #: Transient setups kept in this process (least recently used dropped first).
 SETUPS = 16
@@ -124,17 +124,28 @@ class TransientSetup:
 
 
 _SETUPS: PreparedCache[TransientSetup] = PreparedCache("prepared:transient", SETUPS)
+#: The same setups by the inputs as given (``COUNTS["keyed:transient"]`` counts the
+#: misses): a warm call finds its setup without reading the prepared problem again.
+_GIVEN: PreparedCache[TransientSetup] = PreparedCache("keyed:transient", SETUPS)
 
 
 def transient_setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> TransientSetup:
     """The :class:`TransientSetup` of these inputs, from this process's cache when made
-    before (keyed by the prepared problem's inputs).
+    before: by the inputs as given, else by the prepared problem's key (two spellings
+    of one start, ``"0.9"`` and ``"9/10"``, share one setup).
 
     Raises :class:`mfstein.ground.errors.ParameterError` in one sentence for a family
     with an unbounded state, a parameter or start the prepared problem refuses, a
     negative or non-finite rate at the start, or a start where the drift has no
     finite Jacobian.
     """
+    key = inputs_key(model, dict(params or {}), start, None)  # None: a family, refused below
+    keep = model.n <= KEEP_MAX_B if key is not None else False
+    return _GIVEN.get(key, lambda: _from_problem(model, params, start), keep=keep)
+
+
+def _from_problem(model: Any, params: Mapping[str, Any] | None, start: Any) -> TransientSetup:
+    """The setup kept by the prepared problem's key, else made from the problem."""
     from numeric.params import check_finite_model
     from numeric.prepared.problem import prepare_problem
 
