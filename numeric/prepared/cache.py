@@ -6,7 +6,7 @@ and keeps what it made: the problem every route starts from
 (:class:`numeric.meanfield.problem.Problem64`), the working-precision problem
 (:class:`numeric.meanfield.general.MeanFieldProblem`, read by order 1, order 2
 and certification) and the transient's setup
-(:class:`numeric.expansion.transient_setup.TransientSetup`).  The key of the inputs
+(:func:`numeric.expansion.transient.transient`).  The key of the inputs
 (:func:`inputs_key`), the cache (:class:`PreparedCache`: least recently used
 dropped first) and the counter of preparations (:data:`COUNTS`, by kind; the
 tests read it) are written here once, so a warm call of any route prepares
@@ -26,8 +26,7 @@ import numpy as np
 #: What this process prepared and searched, by kind: ``"prepared:problem"`` (the
 #: problems every route starts from, :mod:`numeric.prepared.problem`), ``"prepared"``
 #: (float64 problems), ``"prepared:general"`` (working-precision problems),
-#: ``"prepared:transient"`` (transient setups; ``"keyed:transient"``: the same setups
-#: found by the inputs as given), ``"objects:general"`` (the
+#: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
 #: :meth:`numeric.meanfield.general.MeanFieldProblem.at`), ``"continued:general"``
 #: (working-precision fixed points a sweep continued from a neighbour's,
