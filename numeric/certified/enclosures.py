@@ -419,11 +419,32 @@ def _conserved_values(
     start: Any,
     values: Mapping[str, Any],
     problem: Any = None,
-) -> list[Fraction | Any]:
-    """Exact values ``q = C s(0)`` of the conservation laws (start or reference point;
-    a start the prepared ``problem`` read is taken from it)."""
+) -> tuple[Fraction | Any, ...]:
+    """Exact values ``q = C s(0)`` of the conservation laws: the start (or the fixed
+    reference point) as the prepared ``problem`` read it exactly, else read here
+    (a parameter ball, a reference that depends on the parameters)."""
     if not red.laws:
-        return []
+        return ()
+    exact = None
+    if problem is not None:  # the caller's start, or the fixed reference, as the problem read it
+        exact = problem.start_exact if start is not None else problem.reference_exact
+    s0 = list(exact) if exact is not None else _start_exact(model, red, start, values)
+    q = tuple(sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws)
+    # the solution must lie on the same invariant set
+    s = [float(v) for v in solution.s_star]
+    for row, qi in zip(red.laws, q, strict=True):
+        val = sum(float(c) * s[j] for j, c in enumerate(row))
+        if abs(val - float(qi)) > 1e-8 * max(1.0, abs(float(qi))):
+            raise ParameterError(
+                f"start must fix the conserved values of the solution (c . s* = {val:.10g}, "
+                f"but c . start = {float(qi):.10g}); pass the start the solution was computed from."
+            )
+    return q
+
+
+def _start_exact(model: Any, red: Any, start: Any, values: Mapping[str, Any]) -> list[Fraction]:
+    """The start (else the model's reference point at ``values``) as exact fractions,
+    read here when no prepared problem holds it."""
     if start is None:
         ref = model.info.reference
         if callable(ref):
@@ -438,21 +459,7 @@ def _conserved_values(
         raw = [t for t in start.split(",") if t.strip()] if isinstance(start, str) else list(start)
     if len(raw) != model.n:
         raise ParameterError(f"start must have {model.n} coordinates, got {len(raw)}.")
-    exact = None
-    if problem is not None:  # the caller's start, or the fixed reference, as the problem read it
-        exact = problem.start_exact if start is not None else problem.reference_exact
-    s0 = list(exact) if exact is not None else [_fraction_of(_sympy_plain(v)) for v in raw]
-    q = [sum((c * s0[j] for j, c in enumerate(row) if c), Fraction(0)) for row in red.laws]
-    # the solution must lie on the same invariant set
-    s = [float(v) for v in solution.s_star]
-    for row, qi in zip(red.laws, q, strict=True):
-        val = sum(float(c) * s[j] for j, c in enumerate(row))
-        if abs(val - float(qi)) > 1e-8 * max(1.0, abs(float(qi))):
-            raise ParameterError(
-                f"start must fix the conserved values of the solution (c . s* = {val:.10g}, "
-                f"but c . start = {float(qi):.10g}); pass the start the solution was computed from."
-            )
-    return q
+    return [_fraction_of(_sympy_plain(v)) for v in raw]
 
 
 def _sympy_plain(v: Any) -> Any:
@@ -522,29 +529,77 @@ def _trace_and_weight(
     return total, weight
 
 
-class _Certifier:
-    """One model at one parameter point; :meth:`run` certifies at a working precision."""
+@dataclass(frozen=True)
+class CertifierInputs:
+    """What the certifier reads at one parameter point (:func:`certifier_inputs`).
 
-    def __init__(
-        self,
-        model: Any,
-        values: dict[str, Any],
-        q: list[Any],
-        red: Any,
-        x0: list[Any],
-        M: list[list[Fraction]],
-        dps: int,
-    ) -> None:
+    Attributes
+    ----------
+    model:
+        The finite :class:`derive.model.Model`.
+    values:
+        Parameter name -> exact value or Arb ball, in kernel order.
+    red:
+        The conservation laws and the free coordinates
+        (:class:`numeric.invariants.Reduction`): the prepared problem's.
+    q:
+        The exact conserved values ``q = C s(0)``.
+    x0:
+        The free coordinates of the float solution's ``s*`` (Krawczyk's centre).
+    M:
+        The observable as exact rationals (``b x b``).
+    dps:
+        Significant digits to certify for ``c``.
+    """
+
+    model: Any
+    values: Mapping[str, Any]
+    red: Any
+    q: tuple[Any, ...]
+    x0: tuple[Any, ...]
+    M: list[list[Fraction]]
+    dps: int
+
+
+def certifier_inputs(
+    solution: Any, model: Any, params: Mapping[str, Any] | None, start: Any, M: Any, dps: int
+) -> CertifierInputs:
+    """The :class:`CertifierInputs` of a solution: the values it records (or
+    ``params``), the conservation laws and the exact start from the problem every
+    route starts from (:func:`_prepared`, the one :func:`numeric.solve` prepared);
+    a parameter ball, which no prepared problem holds, is read here."""
+    from numeric.invariants import model_reduction
+
+    values = _parameter_values(model, solution, params)
+    problem = _prepared(model, values, start)
+    red = problem.reduction if problem is not None else model_reduction(model)  # (balls too)
+    return CertifierInputs(
+        model=model,
+        values=values,
+        red=red,
+        q=_conserved_values(model, red, solution, start, values, problem),
+        x0=tuple(list(solution.s_star)[j] for j in red.free),
+        M=_observable_of(solution, M, model.n),
+        dps=dps,
+    )
+
+
+class _Certifier:
+    """One model at one parameter point (:class:`CertifierInputs`); :meth:`run`
+    certifies at a working precision."""
+
+    def __init__(self, inputs: CertifierInputs) -> None:
         from derive.kernels import kernels
 
+        model, red, M = inputs.model, inputs.red, inputs.M
         self.model = model
-        self.values = values
-        self.q = q
+        self.values = inputs.values
+        self.q = inputs.q
         self.red = red
         self.k = kernels(model, "arb")
-        self.x0 = x0  # free coordinates of the float solution (mpf or float)
+        self.x0 = inputs.x0  # free coordinates of the float solution (mpf or float)
         self.M = M
-        self.dps = dps
+        self.dps = inputs.dps
         self.b = model.n
         self.free = list(red.free)
         self.n = len(self.free)
@@ -1047,21 +1102,14 @@ def certify_float_solution(
     supermarket solution whose tail levels were truncated by the float route
     is certified on all ``b`` levels.
     """
-    from numeric.invariants import model_reduction
     from numeric.precision import check_dps
 
     model = _model_of(solution, model)
     if start is None:
         start = getattr(solution, "start", None)
     target = check_dps(solution.dps if dps is None else dps)
-    s_star = list(solution.s_star)
-    values = _parameter_values(model, solution, params)
-    problem = _prepared(model, values, start)
-    red = problem.reduction if problem is not None else model_reduction(model)  # (balls too)
-    q = _conserved_values(model, red, solution, start, values, problem)
-    Mx = _observable_of(solution, M, model.n)
-    x0 = [s_star[j] for j in red.free]
-    best = _raise_precision(_Certifier(model, values, q, red, x0, Mx, target), model, target)
+    inputs = certifier_inputs(solution, model, params, start, M, target)
+    best = _raise_precision(_Certifier(inputs), model, target)
     notes = [
         "parameters: "
         + ("as given" if params is not None else "as recorded by the solution")

@@ -67,20 +67,23 @@ Routes and accuracy.
   (Taylor series of degree ``3 + 1.5 wp``, generated at ``wp (1 + degree)``
   bits) with the generated mpmath kernels, run at two working precisions
   ``dps + 10`` and ``dps + 20``.  The right-hand side is the float64 route's
-  (:class:`_MomentSystem` over ``mpf`` object arrays), so the two routes
-  integrate the same equations.  ``digits`` is the number of significant
-  digits on which the two runs agree, norm-wise for each of ``x, V, W (, A,
-  B)`` at each time; if it falls short of ``dps`` after one retry with more
-  guard digits, :class:`mfstein.ground.errors.NumericalError` is raised and nothing
-  is returned.
+  (:class:`numeric.expansion.transient_moments.MomentSystem` over ``mpf``
+  object arrays), so the two routes integrate the same equations.
+  ``digits`` is the number of significant digits on which the two runs agree,
+  norm-wise for each of ``x, V, W (, A, B)`` at each time; if it falls short of
+  ``dps`` after one retry with more guard digits,
+  :class:`mfstein.ground.errors.NumericalError` is raised and nothing is returned.
+
+Layout.  This module checks the arguments, runs a route and checks the path
+(:func:`transient`); the transient's own state is read from the prepared problem
+(:mod:`numeric.expansion.transient_setup`), the moment equations are
+:mod:`numeric.expansion.transient_moments` and the two integrators
+:mod:`numeric.expansion.transient_routes`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from fractions import Fraction
-from itertools import permutations
 from typing import Any
 
 import mpmath
@@ -88,14 +91,40 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
-from mfstein.ground.errors import NumericalError, ParameterError, caller_level
+from mfstein.ground.errors import ParameterError, caller_level
 from numeric.expansion.transient_result import TransientResult
-from numeric.prepared.cache import PreparedCache, inputs_key
+from numeric.expansion.transient_routes import (
+    LSODA_MAX_STATE,
+    MAX_RHS_EVALS,
+    MP_MAX_N,
+    MP_MAX_RHS_EVALS,
+    MP_ORDER2_MAX_N,
+    STIFF_ORDER2_MAX_N,
+    Progress,
+    check_taylor_cost,
+    integrate64,
+    integrate_mp,
+)
+from numeric.expansion.transient_setup import TransientSetup, transient_setup
 
-#: Largest number of free coordinates accepted by the mpmath (``dps``) route.
-MP_MAX_N = 6
-#: ... at order 2 (the state holds the ``n^3`` entries of ``C``).
-MP_ORDER2_MAX_N = 3
+__all__ = [
+    "DEFAULT_DPS",
+    "FLOAT_MAX_N",
+    "LSODA_MAX_STATE",
+    "MAX_RHS_EVALS",
+    "MAX_TIME",
+    "MAX_TIMES",
+    "METHODS",
+    "MP_MAX_N",
+    "MP_MAX_RHS_EVALS",
+    "MP_ORDER2_MAX_N",
+    "ORDER2_MAX_N",
+    "STIFF_ORDER2_MAX_N",
+    "TransientResult",
+    "check_times",
+    "transient",
+]
+
 #: Largest number of free coordinates of the float64 order-2 route (``C`` has ``n^3`` entries).
 ORDER2_MAX_N = 80
 #: Largest number of free coordinates of the float64 orders 0 and 1.
@@ -103,133 +132,16 @@ FLOAT_MAX_N = 400
 #: Digits of the mpmath route when ``precision="dps"`` is given without ``dps``.
 DEFAULT_DPS = 30
 #: ``solve_ivp`` methods accepted by the float64 route (``auto``: LSODA up to
-#: :data:`LSODA_MAX_STATE` state entries, BDF with the sparse Jacobian above).
+#: :data:`LSODA_MAX_STATE` state entries, BDF with the sparse Jacobian above;
+#: :func:`numeric.expansion.transient_routes.integrate64`).
 METHODS = ("auto", "LSODA", "BDF", "Radau", "RK45", "DOP853")
-#: ``LSODA`` needs a dense Jacobian: refused above this state length.
-LSODA_MAX_STATE = 2000
-#: Stiff methods (sparse LU of the ``n^3 x n^3`` block of ``C``) at order 2 up to
-#: this many free coordinates; ``auto`` integrates larger order-2 systems with
-#: the explicit DOP853 (the LU's fill-in grows like ``n^5``: 0.4 s at n = 20,
-#: minutes at n = 50).
-STIFF_ORDER2_MAX_N = 20
 #: Largest number of output times.
 MAX_TIMES = 100_000
 #: Latest output time: far beyond any relaxation time a mean-field model of
 #: interest has (in heavy traffic at 1 - lam = 1e-6 it is ~1e6), and a horizon
 #: the integrators can cross in a bounded number of steps.
 MAX_TIME = 1e12
-#: Right-hand-side evaluations one float64 integration may spend (a few seconds
-#: for small models; ordinary horizons need hundreds to a few thousand).  An
-#: integration that needs more -- a horizon like 1e300, or rates so large that
-#: the problem overflows or is hopelessly stiff -- stops with one sentence
-#: instead of running without end.
-MAX_RHS_EVALS = 100_000
-#: The same budget for one mpmath (Taylor) integration, whose evaluations are
-#: far costlier.
-MP_MAX_RHS_EVALS = 20_000
 
-
-class _Budget:
-    """A right-hand side that counts its calls and refuses non-finite values."""
-
-    def __init__(
-        self, rhs: Any, limit: int, st: _Setup, tmax: float, bar: Any = None
-    ) -> None:
-        self.rhs, self.limit, self.model, self.tmax = rhs, limit, st.model.name, tmax
-        self.st = st
-        self.calls = 0
-        self.bar = bar
-
-    def guarded(self, fn: Any, t: Any, y: Any) -> Any:
-        """``fn(t, y)``; rates that cannot be evaluated at ``x = y[:n]`` (a division by
-        zero, a logarithm of 0) are refused in the sentence of
-        :func:`numeric.rate_signs.unevaluable`."""
-        try:
-            return fn(t, y)
-        except (ZeroDivisionError, ValueError, OverflowError):
-            from numeric.rate_signs import state_text, unevaluable
-
-            st = self.st
-            s = st.rm.full64(np.array([float(v) for v in y[: st.n]]), st.q64)
-            raise unevaluable(
-                st.model, f"x(t) at t = {float(t):g}", state_text(st.model, s.tolist())
-            ) from None
-
-    def __call__(self, t: Any, y: Any) -> Any:
-        self.calls += 1
-        if self.bar is not None:
-            self.bar.reached(t)
-        if self.calls > self.limit:
-            raise NumericalError(
-                f"the transient of model {self.model} up to t = {self.tmax:g} needs more than "
-                f"{self.limit} right-hand-side evaluations (a very long horizon or very large "
-                "rates); give a shorter time grid or smaller rates."
-            )
-        out = self.guarded(self.rhs, t, y)
-        if out.dtype != object and not np.all(np.isfinite(out)):
-            raise NumericalError(
-                f"the moment equations of model {self.model} overflow at t = {float(t):g}: "
-                "the mean field grows without bound from this start (no stable fixed point "
-                "attracts it) or its rates are too large for float64; give another start or "
-                "smaller rates."
-            )
-        return out
-
-
-class _Progress:
-    """Progress bars of the integrated time ``0 .. tmax`` (tqdm on standard error),
-    one per integration; nothing when ``show`` is false."""
-
-    def __init__(self, show: bool, tmax: float) -> None:
-        self.show, self.tmax = show, tmax
-        self.bar: Any = None
-
-    def start(self, what: str) -> _Progress:
-        self.close()
-        if self.show and self.tmax > 0:
-            import sys
-
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=self.tmax, desc=what, unit="t", file=sys.stderr, leave=False,
-                bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {n:.4g}/{total:.4g} "
-                "[{elapsed}<{remaining}]",
-            )  # fmt: skip
-        return self
-
-    def reached(self, t: Any) -> None:
-        """The integrator evaluated the right-hand side at time ``t``."""
-        if self.bar is not None:
-            t = min(float(t), self.tmax)
-            if t > self.bar.n:
-                self.bar.update(t - self.bar.n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _check_taylor_cost(st: _Setup, times: np.ndarray, order: int, dps: int) -> None:
-    """Refuse an mpmath transient whose estimated time exceeds the budget
-    (:func:`mfstein.ground.limits.transient_taylor_seconds`), before any Taylor step."""
-    from mfstein.ground.limits import check_time, transient_taylor_seconds
-
-    n = st.n
-    state = (n, 2 * n + n * n, 3 * n + 2 * n * n + n**3)[order]
-    J = st.rm.jac64(st.s0_64[st.free], st.q64, st.p64)
-    rate = float(np.max(np.abs(J).sum(axis=1), initial=0.0)) if J.size else 0.0
-    if not np.isfinite(rate):
-        rate = 1.0
-    horizon = float(times[-1])
-    check_time(
-        f"the mpmath transient of model {st.model.name} (order {order}, dps {dps}, {n} free "
-        f"coordinates, up to t = {horizon:g})",
-        transient_taylor_seconds(state, dps, horizon, rate),
-        "give a smaller dps, a shorter horizon or a lower order, or omit dps for the float64 "
-        "route.",
-    )
 
 
 # --------------------------------------------------------------------------
@@ -268,549 +180,8 @@ def _check_order(order: Any) -> int:
 
 
 #: Transient setups kept in this process (least recently used dropped first).
-SETUPS = 16
-_SETUPS: PreparedCache[_Setup] = PreparedCache("prepared:transient", SETUPS)
 
-
-def _setup(model: Any, params: Mapping[str, Any] | None, start: Any) -> _Setup:
-    """The :class:`_Setup` of these inputs, from this process's cache when made before
-    (:mod:`numeric.prepared.cache`): a warm transient prepares nothing."""
-    key = inputs_key(model, dict(params or {}), start, None)
-    keep = key is not None and model.n <= 256  # no key: a family, refused when built
-    return _SETUPS.get(key, lambda: _Setup(model, params, start), keep=keep)
-
-
-class _Setup:
-    """Model, reduction, parameters and start, validated once."""
-
-    def __init__(self, model: Any, params: Mapping[str, Any] | None, start: Any) -> None:
-        from numeric.meanfield import fixed_point as fp
-        from numeric.params import check_finite_model, kernel_vector
-        from numeric.prepared.problem import prepare_problem
-        from numeric.prepared.start import start_point
-        from numeric.rate_signs import check_rates
-
-        check_finite_model(
-            model,
-            f"model {getattr(model, 'name', '?')} has an unbounded state; give a finite "
-            "buffer (e.g. --param b=10) for the transient.",
-        )
-        self.model = model
-        #: the problem every route starts from (:mod:`numeric.prepared.problem`): the
-        #: names checked, the values and the start read, the conservation laws
-        self.problem = prepare_problem(model, params, start)
-        self.params = dict(self.problem.params)
-        values, s0 = dict(self.problem.values), list(self.problem.s0)
-        self.p64 = np.array(self.problem.p64)
-        self.s0_64 = np.array(self.problem.s64)
-        with mpmath.workdps(30):
-            try:  # the start numeric.solve uses by default (numeric.expansion.basin)
-                ref = s0 if start is None else start_point(model, None, values)
-                self.ref64: np.ndarray | None = np.array([float(v) for v in ref])
-            except ParameterError:
-                self.ref64 = None
-        self.start = start
-        k64 = model.kernels("numba")
-        self.red = self.problem.reduction
-        self.rm = fp.ReducedModel(model, self.red, k64)
-        self.free = list(self.red.free)
-        self.n = self.red.n
-        self.T64 = self.rm.T64
-        self.Tfrac: list[list[Fraction]] = self.red.T()
-        self.q64 = np.array(
-            [sum(float(c) * self.s0_64[j] for j, c in enumerate(row)) for row in self.red.laws]
-        )
-        self.states = [str(s) for s in model.states]
-        with mpmath.workdps(30):
-            check_rates(model, s0, kernel_vector(model, values), "the start")
-        self._check_smooth_start()
-
-    def _check_smooth_start(self) -> None:
-        """Refuse, in one sentence, a start where the drift has no finite Jacobian (a
-        rate ``sqrt(y)`` at ``y = 0``): every moment equation and every stiff solver
-        needs ``J(x(t))``, from ``t = 0`` on."""
-        from numeric.rate_signs import singular_derivative, state_text
-
-        try:
-            with np.errstate(all="ignore"):
-                J = self.rm.jac64(self.s0_64[self.free], self.q64, self.p64)
-            finite = bool(np.all(np.isfinite(J)))
-        except (ZeroDivisionError, ValueError, OverflowError):
-            finite = False
-        if not finite:
-            s0 = self.s0_64.tolist()
-            why = singular_derivative(self.model, s0, self.p64.tolist())
-            raise ParameterError(
-                f"the drift of model {self.model.name} has no finite derivative at the start "
-                f"({state_text(self.model, s0)}): "
-                f"{why or 'a rate such as sqrt(y) at y = 0 has none'}; the transient needs the "
-                "Jacobian along x(t) from t = 0, so give a start inside the state space."
-            )
-
-    def values_mp(self) -> tuple[list[mpf], list[mpf], list[mpf]]:
-        """Parameters, start and conserved values at the current precision."""
-        from numeric.params import kernel_vector
-
-        s0 = self.problem.start_now()
-        return kernel_vector(self.model, self.problem.values_now()), s0, self.red.values(s0)
-
-    def notes(self) -> list[str]:
-        out = []
-        if self.red.laws:
-            kept = ", ".join(self.states[j] for j in self.free)
-            out.append(
-                f"{len(self.red.laws)} conservation law(s) removed: integrated on {kept}; "
-                "x, V, W (A, B) are exact images in all coordinates."
-            )
-        return out
-
-
-# --------------------------------------------------------------------------
-# sparse maps: kernel values -> tensors on the free coordinates
-# --------------------------------------------------------------------------
-#: How the stored indices of each object expand: (output indices, symmetry).
-_SPECS = {
-    "H": (1, "none"),  # HESS_INDEX lists every (i, j, k)
-    "d3f": (1, "tail"),
-    "d4f": (1, "tail"),
-    "dQ": (2, "pair_tail"),
-    "d2Q": (2, "pair_tail"),
-    "R": (3, "all"),
-}
-
-
-def _variants(ix: tuple[int, ...], nout: int, sym: str) -> set[tuple[int, ...]]:
-    if sym == "none":
-        return {ix}
-    if sym == "all":
-        return set(permutations(ix))
-    tails = set(permutations(ix[nout:]))
-    heads = {ix[:nout]}
-    if sym == "pair_tail":
-        heads.add((ix[1], ix[0]))
-    return {(*h, *t) for h in heads for t in tails}
-
-
-@dataclass
-class _Map:
-    """``reduced values = M @ kernel values`` on the index tuples ``keys``."""
-
-    keys: np.ndarray  # (nkeys, rank) int
-    rows: list[list[tuple[int, Fraction]]]  # per key: (value position, coefficient)
-    M: Any = None  # scipy.sparse csr (float64)
-    _tuples: list[tuple[int, ...]] | None = None
-
-    def tuples(self) -> list[tuple[int, ...]]:
-        if self._tuples is None:
-            self._tuples = [tuple(int(v) for v in k) for k in self.keys]
-        return self._tuples
-
-
-def _build_map(
-    index: Sequence[Sequence[int]], name: str, Tfrac: list[list[Fraction]], free: list[int]
-) -> _Map:
-    """Restrict output indices to the free coordinates and contract the derivative
-    indices with ``T`` (exact rational coefficients)."""
-    nout, sym = _SPECS[name]
-    pos = {j: i for i, j in enumerate(free)}
-    Trows = [[(a, t) for a, t in enumerate(row) if t] for row in Tfrac]
-    acc: dict[tuple[int, ...], dict[int, Fraction]] = {}
-    for q, raw in enumerate(index):
-        for ix in _variants(tuple(int(v) for v in raw), nout, sym):
-            if any(h not in pos for h in ix[:nout]):
-                continue
-            head = tuple(pos[h] for h in ix[:nout])
-            tails: list[tuple[tuple[int, ...], Fraction]] = [((), Fraction(1))]
-            for j in ix[nout:]:
-                tails = [((*t, a), w * ta) for t, w in tails for a, ta in Trows[j]]
-            for tail, w in tails:
-                slot = acc.setdefault((*head, *tail), {})
-                slot[q] = slot.get(q, Fraction(0)) + w
-    keys = [k for k, row in acc.items() if any(row.values())]
-    rows = [[(q, c) for q, c in acc[k].items() if c] for k in keys]
-    rank = nout + (len(index[0]) - nout if len(index) else 0)
-    arr = np.array(keys, dtype=np.int64).reshape(len(keys), rank if keys else 0)
-    return _Map(keys=arr, rows=rows)
-
-
-def _float_map(m: _Map, nvals: int) -> _Map:
-    from scipy.sparse import csr_matrix
-
-    r, c, d = [], [], []
-    for k, row in enumerate(m.rows):
-        for q, w in row:
-            r.append(k)
-            c.append(q)
-            d.append(float(w))
-    m.M = csr_matrix((d, (r, c)), shape=(len(m.rows), nvals))
-    return m
-
-
-# --------------------------------------------------------------------------
-# float64 route
-# --------------------------------------------------------------------------
-class _MomentSystem:
-    """Right side of the concatenated moment ODEs ``(x, V, vec W [, vec C, vec B, A])``,
-    written once over two back ends:
-
-    * ``mp=False``: float64 arrays and the numba kernels (SciPy's ``solve_ivp``);
-    * ``mp=True``: object arrays of ``mpf`` at the working precision of
-      ``mpmath.mp`` and the mpmath kernels (``mpmath.odefun``).
-
-    Only the kernel evaluations and the rounding of the exact rational maps
-    (``T`` and the reduction of the derivative tensors) differ; the moment
-    equations themselves are :func:`numeric.meanfield.stationary.assemble_D` and
-    :func:`numeric.meanfield.stationary.G_and_A_terms`, the same as the stationary solver's.
-    """
-
-    def __init__(self, st: _Setup, order: int, *, mp: bool = False) -> None:
-        from numeric.meanfield.stationary import Arith
-
-        self.st, self.order, self.n, self.mp = st, order, st.n, mp
-        self.ar = Arith(None, mp=mp)
-        backend = "mpmath" if mp else "numba"
-        k64 = st.rm.k64
-        self.k64 = k64
-        self.kern = st.rm.kmp if mp else k64
-        n = self.n
-        self.H = _build_map(k64.hess_index.tolist(), "H", st.Tfrac, st.free)
-        self.objs: dict[str, _Map] = {}
-        if order == 2:
-            from derive.kernels import kernels
-
-            self.k2 = kernels(st.model, backend, "order2")
-            for name in ("d3f", "d4f", "dQ", "d2Q", "R"):
-                idx = self.k2.index[name].tolist()
-                self.objs[name] = _build_map(idx, name, st.Tfrac, st.free)
-        if not mp:
-            _float_map(self.H, len(k64.hess_index))
-            for name, m in self.objs.items():
-                _float_map(m, len(self.k2.index[name]))
-        sizes = [n]
-        if order >= 1:
-            sizes += [n, n * n]
-        if order == 2:
-            sizes += [n**3, n * n, n]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-        self.size = int(self.offsets[-1])
-        self.F = np.array(st.free, dtype=int)
-        self.jac_index = k64.jac_index
-        self._rounded: dict[int, dict[str, Any]] = {}
-        self.p = self.q = None  # mpmath parameters and conserved values (set by _mp_run)
-
-    # back-end specific pieces ------------------------------------------------
-    def _exact(self) -> dict[str, Any]:
-        """``T`` and the rational map coefficients rounded at the current precision."""
-        prec = mpmath.mp.prec
-        hit = self._rounded.get(prec)
-        if hit is None:
-
-            def c(v: Fraction) -> mpf:
-                return mpf(v.numerator) / v.denominator
-
-            T = np.array([[c(v) for v in row] for row in self.st.Tfrac], dtype=object)
-            maps = {"H": self.H, **self.objs}
-            rows = {k: [[(q, c(w)) for q, w in row] for row in m.rows] for k, m in maps.items()}
-            hit = self._rounded[prec] = {"T": T, "rows": rows}
-        return hit
-
-    def full(self, x: np.ndarray) -> np.ndarray:
-        if self.mp:
-            return np.array(self.st.red.complete(list(x), self.q), dtype=object)
-        return self.st.rm.full64(x, self.st.q64)
-
-    def _params(self) -> Any:
-        return self.p if self.mp else self.st.p64
-
-    def _kernel_input(self, s: np.ndarray) -> Any:
-        return list(s) if self.mp else s
-
-    def jac_r(self, s: np.ndarray) -> np.ndarray:
-        """``J_r = J[F, :] T`` at the full state ``s``."""
-        if not self.mp:
-            return self.k64.jac(s, self.st.p64)[self.F, :] @ self.st.T64
-        vals = self.kern.jac_values(list(s), self.p)
-        Jfull = self.ar.zeros((self.st.model.n, self.st.model.n))
-        for (i, j), v in zip(self.jac_index.tolist(), vals, strict=True):
-            Jfull[i, j] += v
-        return Jfull[self.F, :] @ self._exact()["T"]
-
-    def _reduce(self, name: str, values: Any) -> np.ndarray:
-        """Kernel values of one object mapped to its entries on the free coordinates."""
-        m = self.H if name == "H" else self.objs[name]
-        if not self.mp:
-            return m.M @ values
-        rows = self._exact()["rows"][name]
-        return np.array([mpmath.fsum(c * values[q] for q, c in row) for row in rows], dtype=object)
-
-    def _Q(self, s: np.ndarray) -> np.ndarray:
-        Q = self.kern.Q(self._kernel_input(s), self._params())
-        if self.mp:
-            b = self.st.model.n
-            Q = np.array([[Q[i, j] for j in range(b)] for i in range(b)], dtype=object)
-        return Q[np.ix_(self.F, self.F)]
-
-    # helpers ------------------------------------------------------------------
-    def block(self, y: np.ndarray, k: int) -> np.ndarray:
-        return y[self.offsets[k] : self.offsets[k + 1]]
-
-    def _h_contract(self, Hv: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """``(1/2) H : X`` on the free coordinates."""
-        keys = self.H.keys
-        if not self.mp:
-            if not len(keys):
-                return np.zeros(self.n)
-            w = Hv * X[keys[:, 1], keys[:, 2]]
-            return np.bincount(keys[:, 0], weights=w, minlength=self.n) / 2.0
-        out = self.ar.zeros((self.n,))
-        if len(keys):
-            np.add.at(out, keys[:, 0], Hv * X[keys[:, 1], keys[:, 2]])
-        return out / 2
-
-    def rhs(self, t: Any, y: np.ndarray) -> np.ndarray:
-        from numeric.meanfield.stationary import G_and_A_terms, assemble_D, sym3
-
-        n, p, ar = self.n, self._params(), self.ar
-        x = y[:n]
-        s = self.full(x)
-        si = self._kernel_input(s)
-        fx = ar.array(self.kern.f(si, p))[self.F]
-        if self.order == 0:
-            return fx
-        J = self.jac_r(s)
-        Hv = self._reduce("H", self.kern.hess_values(si, p))
-        Q = self._Q(s)
-        V = self.block(y, 1)
-        W = self.block(y, 2).reshape(n, n)
-        JW = J @ W
-        dV = J @ V + self._h_contract(Hv, W)
-        dW = JW + JW.T + Q
-        if self.order == 1:
-            return np.concatenate([fx, dV, dW.ravel()])
-        C = self.block(y, 3).reshape(n, n, n)
-        B = self.block(y, 4).reshape(n, n)
-        A = self.block(y, 5)
-        objs: dict[str, list] = {"H": list(zip(self.H.tuples(), Hv, strict=True))}
-        for name, m in self.objs.items():
-            vals = self._reduce(name, getattr(self.k2, f"{name}_values")(si, p))
-            objs[name] = list(zip(m.tuples(), vals, strict=True))
-        D = assemble_D(ar, n, W, V, Q, objs)
-        # C is symmetric, so (J (+) J (+) J) C = sym3(J x1 C): one matrix product
-        LC = sym3((J @ C.reshape(n, n * n)).reshape(n, n, n))
-        G, a_part = G_and_A_terms(ar, n, W, V, C, objs)
-        G = (G + G.T) / 2
-        JB = J @ B
-        dB = JB + JB.T + G
-        dA = J @ A + self._h_contract(Hv, B) + a_part
-        return np.concatenate([fx, dV, dW.ravel(), (LC + D).ravel(), dB.ravel(), dA])
-
-    def jac(self, t: float, y: np.ndarray) -> Any:
-        """Sparse Newton matrix (float64): exact ``J_r(x)`` for ``x``, exact linear
-        parts of the moment blocks, exact ``1/2 H`` couplings ``V <- W`` and ``A <- B``."""
-        import scipy.sparse as sps
-
-        n = self.n
-        s = self.full(y[:n])
-        J = sps.csr_matrix(self.jac_r(s))
-        if self.order == 0:
-            return J.tocsc()
-        eye = sps.identity(n, format="csr")
-        two = sps.kron(J, eye) + sps.kron(eye, J)
-        blocks = [J, J, two]
-        if self.order == 2:
-            ee = sps.identity(n * n, format="csr")
-            three = sps.kron(J, ee) + sps.kron(eye, two)
-            blocks += [three, two, J]
-        out = sps.block_diag(blocks, format="lil")
-        Hv = self.H.M @ self.k64.hess_values(s, self.st.p64)
-        keys = self.H.keys
-        if len(keys):
-            cols = keys[:, 1] * n + keys[:, 2]
-            coup = sps.csr_matrix((Hv / 2.0, (keys[:, 0], cols)), shape=(n, n * n))
-            o = self.offsets
-            out[o[1] : o[2], o[2] : o[3]] = coup
-            if self.order == 2:
-                out[o[5] : o[6], o[4] : o[5]] = coup
-        return out.tocsc()
-
-    def outputs(self, Y: np.ndarray) -> dict[str, np.ndarray]:
-        """``x, V, W (, A, B)`` in the model's coordinates from the states ``Y``
-        (one column per time): ``x = complete(x_r)``, ``V = T V_r``, ``W = T W_r T^T``."""
-        n, m = self.n, Y.shape[1]
-        T = self._exact()["T"] if self.mp else self.st.T64
-        out: dict[str, np.ndarray] = {"x": np.array([self.full(Y[:n, k]) for k in range(m)])}
-        if self.order == 0:
-            return out
-        o = self.offsets
-
-        def sym(block: np.ndarray) -> np.ndarray:
-            X = block.T.reshape(m, n, n)
-            X = (X + X.transpose(0, 2, 1)) / 2
-            if not self.mp:
-                return np.einsum("ia,tab,jb->tij", T, X, T)
-            return np.array([T @ X[k] @ T.T for k in range(m)])
-
-        out["V"] = Y[o[1] : o[2]].T @ T.T
-        out["W"] = sym(Y[o[2] : o[3]])
-        if self.order == 2:
-            out["B"] = sym(Y[o[4] : o[5]])
-            out["A"] = Y[o[5] : o[6]].T @ T.T
-        return out
-
-
-def _float64(
-    st: _Setup,
-    times: np.ndarray,
-    order: int,
-    method: str,
-    rtol: float,
-    atol: float,
-    bar: _Progress | None = None,
-) -> tuple[dict[str, np.ndarray], str]:
-    from scipy.integrate import solve_ivp
-
-    from numeric.precision import limited_blas
-
-    sys_ = _MomentSystem(st, order)
-    n = st.n
-    y0 = np.zeros(sys_.size)
-    y0[:n] = st.s0_64[st.free]
-    uniq, inverse = np.unique(times, return_inverse=True)
-    tmax = float(uniq[-1])
-    if method == "auto":
-        if sys_.size <= LSODA_MAX_STATE:
-            method = "LSODA"
-        elif order < 2 or n <= STIFF_ORDER2_MAX_N:
-            method = "BDF"
-        else:
-            method = "DOP853"
-    if method in ("BDF", "Radau") and order == 2 and n > STIFF_ORDER2_MAX_N:
-        raise ParameterError(
-            f"method {method} at order 2 needs a sparse LU of the n^3 third-moment block; it "
-            f"handles at most {STIFF_ORDER2_MAX_N} free coordinates (model {st.model.name} has "
-            f"{n}); use method auto or DOP853."
-        )
-    if tmax == 0.0:
-        Y = y0[:, None].repeat(len(uniq), axis=1)
-    else:
-        kwargs: dict[str, Any] = {}
-        if method in ("BDF", "Radau"):
-            kwargs["jac"] = sys_.jac
-        elif method == "LSODA":
-            if sys_.size > LSODA_MAX_STATE:
-                raise ParameterError(
-                    f"method LSODA needs a dense Jacobian; the state has {sys_.size} entries "
-                    f"(at most {LSODA_MAX_STATE}); use BDF."
-                )
-            kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
-        budget = _Budget(sys_.rhs, MAX_RHS_EVALS, st, tmax)
-        if "jac" in kwargs:
-            jac = kwargs["jac"]
-            kwargs["jac"] = lambda t, y: budget.guarded(jac, t, y)
-        # An overflow is reported by _Budget in one sentence: NumPy's own
-        # RuntimeWarning would only add a second line, so it is silenced here.
-        shown = bar.start(f"transient ({method})") if bar is not None else None
-        budget.bar = shown
-        with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
-            try:
-                sol = solve_ivp(
-                    budget,
-                (0.0, tmax),
-                y0,
-                    method=method,
-                    t_eval=uniq,
-                    rtol=rtol,
-                    atol=atol,
-                    **kwargs,
-                )
-            finally:
-                if shown is not None:
-                    shown.close()
-        if not sol.success or not np.all(np.isfinite(sol.y)):
-            raise NumericalError(
-                f"the transient of model {st.model.name} could not be integrated up to "
-                f"t = {tmax:g} ({sol.message})."
-            )
-        Y = sol.y
-    return sys_.outputs(Y[:, inverse]), method
-
-
-# --------------------------------------------------------------------------
-# mpmath route
-# --------------------------------------------------------------------------
-def _mp_run(
-    st: _Setup, times: np.ndarray, order: int, wp: int, bar: _Progress | None = None
-) -> dict[str, np.ndarray]:
-    """``x, V, W (, A, B)`` at each time (object arrays of ``mpf``), at ``wp`` digits."""
-    with mpmath.workdps(wp):
-        p, s0, q = st.values_mp()
-        sys_ = _MomentSystem(st, order, mp=True)
-        sys_.p, sys_.q = p, q
-        y0 = [s0[j] for j in st.free] + [mpf(0)] * (sys_.size - st.n)
-
-        shown = bar.start(f"transient (mpmath, {wp} digits)") if bar is not None else None
-        rhs = _Budget(sys_.rhs, MP_MAX_RHS_EVALS, st, float(max(times)), shown)
-
-        def deriv(t: mpf, y: list[mpf]) -> list[mpf]:
-            return list(rhs(t, np.array(y, dtype=object)))
-
-        try:
-            sol = mpmath.odefun(deriv, 0, y0)
-            Y = np.array([sol(mpf(float(t))) for t in times], dtype=object).T
-        finally:
-            if shown is not None:
-                shown.close()
-        return sys_.outputs(Y)
-
-
-def _mpmath(
-    st: _Setup, times: np.ndarray, order: int, dps: int, bar: _Progress | None = None
-) -> tuple[dict, int, tuple[int, int], dict]:
-    """The mpmath route at two working precisions; ``digits`` is the smallest
-    number of significant digits on which the two runs agree, norm-wise for each
-    of ``x, V, W (, A, B)`` at each time; the per-entry errors (same shapes,
-    :func:`numeric.precision.entry_errors`) are what printing uses."""
-    from numeric.precision import agreeing_digits, earn_digits
-
-    limit = MP_ORDER2_MAX_N if order == 2 else MP_MAX_N
-    if st.n > limit:
-        raise ParameterError(
-            f"the mpmath route (dps) of order {order} handles at most {limit} free "
-            f"coordinates; model {st.model.name} has {st.n}; omit dps for the float64 route."
-        )
-
-    def run(wp: int) -> dict[str, np.ndarray]:
-        return _mp_run(st, times, order, wp, bar)
-
-    def agreement(low: dict, high: dict) -> int:
-        return min(
-            agreeing_digits(list(high[name][k].flat), list(low[name][k].flat))
-            for name in high
-            for k in range(len(times))
-        )
-
-    # the guard g = 10, then 10 + dps: (dps + g, dps + 2 g)
-    ladder = [(dps + g, dps + 2 * g) for g in (10, 10 + dps)]
-    earned = earn_digits(
-        dps,
-        ladder,
-        run,
-        run,
-        agreement,
-        who="the two working precisions of the mpmath transient",
-        where=f"model {st.model.name}",
-    )
-    high, low = earned.high, earned.low
-    errors = {
-        name: np.array(
-            earned.errors(list(high[name].flat), list(low[name].flat)), dtype=object
-        ).reshape(high[name].shape)
-        for name in high
-    }
-    return high, min(earned.digits, dps), (earned.wp_low, earned.wp_high), errors
-
-
-def _check_path(st: _Setup, times: np.ndarray, x: np.ndarray) -> None:
+def _check_path(st: TransientSetup, times: np.ndarray, x: np.ndarray) -> None:
     """Refuse a solution ``x(t)`` that leaves the declared state space or reaches a
     state with a negative or non-finite rate (one sentence naming the time): the
     moment equations then describe no population process."""
@@ -955,8 +326,8 @@ def transient(
             model, params, times=times, start=start, order=order, dps=dps,
             integrator=integrator, rtol=rtol, atol=atol,
         )  # fmt: skip
-    st = _setup(model, params, start)
-    bar = _Progress(progress, float(times[-1]))
+    st = transient_setup(model, params, start)
+    bar = Progress(progress, float(times[-1]))
     notes = st.notes()
     digits = None
     errors: dict[str, np.ndarray] = {}
@@ -967,7 +338,7 @@ def transient(
                 f"the float64 transient of order {order} handles at most {limit} free "
                 f"coordinates; model {st.model.name} has {st.n}."
             )
-        out, integrator = _float64(st, times, order, integrator, rtol, atol, bar)
+        out, integrator = integrate64(st, times, order, integrator, rtol, atol, bar)
         route = "float64"
         notes.append(
             f"float64: solve_ivp {integrator}, rtol = {rtol:g}, atol = {atol:g} (local error "
@@ -975,8 +346,8 @@ def transient(
             "no digits claimed)."
         )
     else:
-        _check_taylor_cost(st, times, order, dps)
-        out, digits, (wp1, wp2), errors = _mpmath(st, times, order, dps, bar)
+        check_taylor_cost(st, times, order, dps)
+        out, digits, (wp1, wp2), errors = integrate_mp(st, times, order, dps, bar)
         route, integrator = "mpmath", "taylor"
         notes.append(
             f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
@@ -1007,7 +378,7 @@ def transient(
     )
 
 
-def _fate(st: _Setup, times: np.ndarray, x: np.ndarray) -> Any:
+def _fate(st: TransientSetup, times: np.ndarray, x: np.ndarray) -> Any:
     """Where the mean field goes after the last time (:func:`numeric.expansion.basin.fate`);
     a :class:`mfstein.ground.errors.StabilityWarning` when not to the stable ``s*``."""
     import warnings

@@ -194,6 +194,26 @@ class PreparedProblem:
         exact = [declared_fraction(v) for v in ref]
         return None if any(v is None for v in exact) else tuple(exact)  # type: ignore[arg-type]
 
+    @property
+    def reference64(self) -> np.ndarray | None:
+        """The model's reference point at these parameters -- the start
+        :func:`numeric.solve` takes by default: :attr:`s0` when no start was given --
+        in float64 (read-only); ``None`` when the state space refuses it."""
+
+        def make() -> np.ndarray | None:
+            if self.start is None:
+                return self.s64
+            with mpmath.workdps(DPS):
+                try:
+                    values = dict(self.values)
+                    if callable(self.model.info.reference):
+                        return read_only64(start_point(self.model, None, values))
+                    return read_only64(_reference_start(self.model, values))
+                except ParameterError:
+                    return None
+
+        return self._memo(("reference64", 0), make)
+
     def lattice_start(self) -> list[Fraction]:
         """The start as fractions (25 digits of :attr:`s0`), for the finite-N lattice."""
         return [Fraction(mpmath.nstr(v, 25)) for v in self.s0]

@@ -202,3 +202,56 @@ def test_the_float64_order2_reads_the_parameter_record() -> None:
     assert base.fast and np.array_equal(base.p, again.p)
     values = prepare_params(sup, {"lam": "0.9"}).values
     assert base.p.tolist() == [float(values[n]) for n in parameter_names(sup)]
+
+
+SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+
+
+def test_the_transient_reads_the_prepared_problem() -> None:
+    """The transient's setup is made from the problem every route starts from: one
+    setup for one problem (two spellings of one start share it), frozen, and its
+    reference point is the problem's reading of the model's reference."""
+    import numpy as np
+
+    from derive.models import load_model
+    from numeric.expansion.transient_setup import transient_setup
+
+    m = load_model("sir")
+    pp.forget()
+    before = dict(pp.COUNTS)
+    st = transient_setup(m, SIR, "0.75,0.25,0")
+    assert st.problem is prepare_problem(m, SIR, "0.75,0.25,0")
+    assert st.red is st.problem.reduction and st.n == 2
+    assert transient_setup(m, SIR, ["3/4", "1/4", "0"]) is st
+    assert _new(before, "prepared:transient") == 1
+    assert st.s0_64.tolist() == [0.75, 0.25, 0.0] and st.q64.tolist() == [1.0]
+    assert np.array_equal(st.ref64, prepare_problem(m, SIR).s64)  # numeric.solve's start
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        st.q64 = None  # type: ignore[misc]
+    one = numeric.transient(m, SIR, start="0.75,0.25,0", times=[0, 1, 2])
+    two = numeric.transient(m, SIR, start=["3/4", "1/4", "0"], times=[0, 1, 2])
+    assert np.array_equal(one.x, two.x) and np.array_equal(one.W, two.W)
+    assert _new(before, "prepared:transient") == 1
+
+
+def test_the_certifier_reads_the_laws_and_the_start_from_the_problem() -> None:
+    """The certifier's inputs take the conservation laws and the exact start from the
+    prepared problem; parameter balls, which no problem holds, are read by the
+    certifier itself and give the same laws and conserved values."""
+    from flint import arb
+
+    from numeric.certified.enclosures import certifier_inputs
+
+    m = plain_model()
+    one = numeric.solve(m, PARAMS, start=START, dps=15)
+    inputs = certifier_inputs(one, m, None, START, None, 15)
+    assert inputs.red is prepare_problem(m, PARAMS, START).reduction
+    assert inputs.q == (Fraction(1),)  # s + i at the exact start 9/10 + 1/10
+    assert inputs.x0 == (one.s_star[1],)  # the free coordinate i
+    balls = {name: arb(value) for name, value in PARAMS.items()}
+    own = certifier_inputs(one, m, balls, START, None, 15)
+    assert own.red == inputs.red and own.q == inputs.q
+    with pytest.raises(ParameterError, match="start must fix the conserved values"):
+        certifier_inputs(one, m, None, ["0.5", "0.1"], None, 15)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        inputs.q = ()  # type: ignore[misc]

@@ -15,6 +15,7 @@ from mfstein.ground.errors import NumericalError, ParameterError
 
 # the module (the package attribute numeric.transient is the function)
 tr = importlib.import_module("numeric.expansion.transient")
+routes = importlib.import_module("numeric.expansion.transient_routes")  # the integrators
 
 
 def test_horizon_beyond_the_declared_limit_is_refused_before_work() -> None:
@@ -27,7 +28,7 @@ def test_evaluation_budget_stops_an_integration_that_needs_more(monkeypatch) -> 
     model = load_model("supermarket", b=3)
     times = np.linspace(0.0, 5.0, 6)
     full = tr.transient(model, {"lam": 0.9}, times=times, start=None)  # well inside the budget
-    monkeypatch.setattr(tr, "MAX_RHS_EVALS", 20)
+    monkeypatch.setattr(routes, "MAX_RHS_EVALS", 20)
     with pytest.raises(NumericalError, match="more than 20 right-hand-side evaluations"):
         tr.transient(model, {"lam": 0.9}, times=times, start=None)
     assert np.all(np.isfinite(full.x))
