@@ -219,11 +219,15 @@ def _lemma8(x: Sides):
 
 
 # -- Lemma 9 ---------------------------------------------------------------------
+def _eq17_bound(x: Sides) -> Any:
+    """The lower bound of eq. (17): ``lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)``."""
+    return x.lam * (1 - x.lam) / (9 * x.N)
+
+
 @stated("lemma9", "Lemma 9, eq. (17)", ">=")
 def _lemma9(x: Sides):
     """(2/N) sum_i P_ii f~_i(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)"""
-    lam = x.lam
-    return _dominant(x), lam * (1 - lam) / (9 * x.N)
+    return _dominant(x), _eq17_bound(x)
 
 
 @stated("lemma9.ftilde_nonneg", "Lemma 9 (proof)", ">=")
@@ -241,8 +245,7 @@ def _lemma9_posdef(x: Sides):
 @stated("lemma9.f1", "Lemma 9 (proof)", ">=")
 def _lemma9_f1(x: Sides):
     """f~_1(s*) = lam (1 - (s*_1)^2) >= lam (1 - lam^2)"""
-    lam = x.lam
-    return x.ftilde[0], lam * (1 - lam**2)
+    return x.ftilde[0], x.lam * (1 - x.lam**2)
 
 
 @stated("lemma9.lam_chain", "Lemma 9 (proof)", ">=")
@@ -255,8 +258,7 @@ def _lemma9_chain(x: Sides):
 @stated("lemma9.P11", "Lemma 9 (proof)", ">=")
 def _lemma9_p11(x: Sides):
     """(2/N) P_11 f~_1(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)"""
-    lam = x.lam
-    return 2 * x.P[0, 0] * x.ftilde[0] / x.N, lam * (1 - lam) / (9 * x.N)
+    return 2 * x.P[0, 0] * x.ftilde[0] / x.N, _eq17_bound(x)
 
 
 # -- Lemma 10 --------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 
+from mfstein.ground.errors import ParameterError
 from numeric.certified.arb import max_ball, min_ball
 from numeric.lemmas.hessian import max_column_norm
 from numeric.lemmas.registry import Claim, Point, judge, register
@@ -173,6 +174,8 @@ def stated(
 
     def deco(f: Callable) -> Callable:
         statement = " ".join((f.__doc__ or "").split())
+        if not statement:
+            raise ParameterError(f"claim {id} needs a docstring: it is the claim's statement.")
         register(
             Claim(
                 id=id,
