@@ -48,12 +48,13 @@ returns the same two sides as Arb balls (``(lhs, rhs, tol)`` for ``==``) from a
     def _trace(ctx): ...
 
 A claim written once over :class:`numeric.lemmas.sides.Sides` runs in both
-arithmetics: :func:`stated` registers it with its docstring as the statement, and
+arithmetics: :func:`numeric.lemmas.sides.stated` registers it with its docstring as the statement, and
 the same evaluator gives the working-precision sides and the Arb balls (the names
 ``x`` offers, and how each arithmetic reads them, are
 :data:`numeric.lemmas.sides.READERS`):
 
->>> from numeric.lemmas import REGISTRY, stated
+>>> from numeric.lemmas import REGISTRY
+>>> from numeric.lemmas.sides import stated
 >>> from numeric.lemmas.certified_claims import check_certified
 >>> @stated("mine.trace", "my note, eq. (1)", ">=")
 ... def _trace(x):
@@ -104,7 +105,6 @@ __all__, __getattr__, __dir__ = lazy_package(
             "unregister",
         ),
         "numeric.lemmas.runner": ("ClaimResult", "Report", "check"),
-        "numeric.lemmas.sides": ("Sides", "stated"),
     },
     before=_register,
 )
