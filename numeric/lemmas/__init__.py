@@ -48,9 +48,9 @@ returns the same two sides as Arb balls (``(lhs, rhs, tol)`` for ``==``) from a
     def _trace(ctx): ...
 
 A claim written once over :class:`numeric.lemmas.sides.Sides` runs in both
-arithmetics: :func:`numeric.lemmas.sides.stated` registers it with its docstring as the statement, and
-the same evaluator gives the working-precision sides and the Arb balls (the names
-``x`` offers, and how each arithmetic reads them, are
+arithmetics: :func:`numeric.lemmas.sides.stated` registers it with its docstring as
+the statement, and the same evaluator gives the working-precision sides and the Arb
+balls (the names ``x`` offers, and how each arithmetic reads them, are
 :data:`numeric.lemmas.sides.READERS`):
 
 >>> from numeric.lemmas import REGISTRY

@@ -131,11 +131,10 @@ class Sides:
         self.ctx = source.ctx if balls else source
 
     def __getattr__(self, name: str) -> Any:
-        try:
-            read = READERS[name][self.balls]
-        except KeyError:
-            raise AttributeError(f"Sides has no {name!r}; the names are READERS'") from None
-        value = read(self.source)
+        readers = READERS.get(name)
+        if readers is None or "source" not in self.__dict__:  # (or not built by __init__)
+            raise AttributeError(f"Sides has no {name!r}; the names are READERS'")
+        value = readers[self.balls](self.source)
         setattr(self, name, value)
         return value
 
