@@ -47,6 +47,24 @@ returns the same two sides as Arb balls (``(lhs, rhs, tol)`` for ``==``) from a
                                 c.b / (2 * c.norm2_J())))
     def _trace(ctx): ...
 
+A claim written once over :class:`numeric.lemmas.sides.Sides` runs in both
+arithmetics: :func:`numeric.lemmas.sides.stated` registers it with its docstring as
+the statement, and the same evaluator gives the working-precision sides and the Arb
+balls (the names ``x`` offers, and how each arithmetic reads them, are
+:data:`numeric.lemmas.sides.READERS`):
+
+>>> from numeric.lemmas import REGISTRY
+>>> from numeric.lemmas.sides import stated
+>>> from numeric.lemmas.certified_claims import check_certified
+>>> @stated("mine.trace", "my note, eq. (1)", ">=")
+... def _trace(x):
+...     "tr(P) >= b / (2 ||J||), the sum of Lemma 5 over i"
+...     return x.sum(x.P[i, i] for i in range(x.b)), x.b / (2 * x.norm2_J)
+>>> rep = check_certified(["mine"], gamma="0.1", alpha="0.05", N=[10, 100], b=2)
+>>> [p.verdict for p in rep.rows[0][2]], REGISTRY["mine.trace"].statement
+(['proved', 'proved'], 'tr(P) >= b / (2 ||J||), the sum of Lemma 5 over i')
+>>> unregister("mine.trace")
+
 The same claim can be built without the decorator as
 ``register(Claim(id=..., statement=..., equation=..., function=f, relation=">="))``.
 A function may also return a ready :class:`Point` (see :func:`judge`) when it

@@ -19,6 +19,7 @@ from typing import Any
 import mpmath
 
 from mfstein.ground.errors import ParameterError
+from numeric.lemmas.hessian import max_quadratic_ratio
 
 
 @dataclass
@@ -115,6 +116,13 @@ class Context:
         vals = k.hess_values(list(self.sol.s_star), [mpmath.mpf(self.lam)])
         index = [tuple(int(v) for v in row) for row in k.hess_index.tolist()]
         return index, list(vals)
+
+    @cached_property
+    def hessian_maximum(self) -> tuple[Any, int]:
+        """Lemma 8's ``max_x ||<x, Hess f(s*) x>|| / ||x||^2`` and the ``j`` of the
+        maximiser ``x = e_j`` (:func:`numeric.lemmas.hessian.max_quadratic_ratio`)."""
+        index, values = self.hessian
+        return max_quadratic_ratio(index, values, self.b_used)
 
 
 def spectral_norm(A: mpmath.matrix):

@@ -19,10 +19,11 @@ attained (at ``x = e_j``), the inequality is tight.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import mpmath
 
-from mfstein.ground.errors import ParameterError
+from mfstein.ground.errors import NumericalError, ParameterError
 
 
 def max_quadratic_ratio(
@@ -62,3 +63,20 @@ def max_quadratic_ratio(
         if norm > best:
             best, arg = norm, j
     return best, arg
+
+
+def max_column_norm(index: Sequence[Sequence[int]], values: Sequence, zero: Any) -> Any:
+    """The same maximum in Arb balls: ``max_j ||A e_j||_2``, a ball enclosing it.
+
+    ``values`` are Arb balls (derive's ``"arb"`` kernels) at the structural non-zeros
+    ``index``; ``zero`` is the ball ``0`` each column's sum of squares starts from.
+    Raises :class:`NumericalError` when an off-diagonal ``(j, k)`` entry is not zero.
+    """
+    from numeric.certified.arb import max_ball
+
+    cols: dict[int, list[Any]] = {}
+    for (_i, j, k), v in zip(index, values, strict=True):
+        if j != k and not v.is_zero():
+            raise NumericalError("the Hessian is not diagonal in (j, k)")
+        cols.setdefault(j, []).append(v)
+    return max_ball([sum((v * v for v in col), zero).sqrt() for col in cols.values()])

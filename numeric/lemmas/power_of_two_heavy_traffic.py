@@ -3,14 +3,14 @@
 The paper: F. Hairi, X. Liu and L. Ying, "Beyond Scaling: Calculable Error
 Bound of the Power-of-Two-Choices Mean-Field Model in Heavy-Traffic"
 (power-of-two-choices in heavy traffic, ``lam = 1 - gamma / N^alpha``).  Every
-claim is declared once, with both of its evaluators: the decorated function
-computes ``(lhs, rhs)`` at the working precision (mpmath) from
-:class:`numeric.lemmas.context.Context`, and its ``certified=`` evaluator
-computes the same two sides as Arb balls from
-:class:`numeric.certified.claim_context.CertifiedContext` (``mfstein lemmas
+claim is one function: :func:`numeric.lemmas.sides.stated` registers it under its
+id and the paper's place (lemma, equation), with its docstring as the statement
+``lhs REL rhs``, and the function computes the two sides over
+:class:`numeric.lemmas.sides.Sides` -- once at the working precision (mpmath, from
+:class:`numeric.lemmas.context.Context`; ``mfstein lemmas``) and once in Arb balls
+(from :class:`numeric.certified.claim_context.CertifiedContext`; ``mfstein lemmas
 --certify``).  Lemma 12's claims are exact (rational arithmetic) and decide
-themselves; Lemma 4 compares two floating-point routes and has no certified
-form.
+themselves; Lemma 4 compares two floating-point routes and has no certified form.
 
 Notation: ``||.||`` is the Euclidean norm and the matrix norm it induces (the
 spectral norm), as the paper states at the start of Section 6; ``||.||_1`` and
@@ -29,21 +29,16 @@ corrected statement beside them: Theorem 1's sign (the printed expression
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mpmath
 
-from mfstein.ground.errors import NumericalError
-from numeric.certified.arb import max_ball, min_ball
 from numeric.lemmas.context import Context
-from numeric.lemmas.hessian import max_quadratic_ratio
 from numeric.lemmas.parameters import lemma12_parameters, to_fraction, xi_supremum
 from numeric.lemmas.quadrature import lyapunov_integral
 from numeric.lemmas.registry import Point, claim, judge
+from numeric.lemmas.sides import Sides, stated, to_mpf
 from numeric.linalg.kronecker import kronecker_solve_identity
-
-if TYPE_CHECKING:
-    from numeric.certified.claim_context import CertifiedContext
 
 #: Largest buffer for which Theorem 1's Kronecker system (b^2 x b^2) is solved
 #: literally; above it, the equivalent Lyapunov equation is solved by Lemma 4's
@@ -54,12 +49,6 @@ KRONECKER_MAX_B = 20
 REMARK_ALPHA = Fraction(1, 20)
 REMARK_R = 32
 REMARK_EPSILON = Fraction("24.54")
-
-
-def _mp(x) -> mpmath.mpf:
-    if isinstance(x, Fraction):
-        return mpmath.mpf(x.numerator) / x.denominator
-    return mpmath.mpf(x)
 
 
 def _exact_point(lhs, rhs, relation: str, note: str = "") -> Point:
@@ -89,7 +78,7 @@ def kronecker_form(ctx: Context) -> tuple[mpmath.mpf, str]:
     if "kron" in ctx._cache:
         return ctx._cache["kron"]
     J, b = ctx.J, ctx.J.rows
-    ft = [_mp(v) for v in ctx.sol.ftilde]
+    ft = [to_mpf(v) for v in ctx.sol.ftilde]
     if b <= KRONECKER_MAX_B:
         x = kronecker_solve_identity(J)
         val = mpmath.fsum(ft[i] * x[i + b * i] for i in range(b))
@@ -104,9 +93,31 @@ def kronecker_form(ctx: Context) -> tuple[mpmath.mpf, str]:
     return val, route
 
 
-def _rel_tol(ctx: Context, *values) -> mpmath.mpf:
-    scale = max([mpmath.mpf(1)] + [abs(_mp(v)) for v in values])
-    return mpmath.mpf(10) ** (-ctx.digits) * scale
+def _kronecker(x: Sides) -> Any:
+    """``vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I)`` (Theorem 1): at the working
+    precision by :func:`kronecker_form` (independent of numeric's ``P``); in balls as
+    ``sum_i f~_i X_ii`` with ``X J + J^T X = I``, i.e. ``X = -P``: ``-tr(F~ P) = -c/2``."""
+    if x.balls:
+        return -x.sum(x.ftilde[i] * x.P[i, i] for i in range(x.b))
+    return kronecker_form(x.ctx)[0]
+
+
+def _route(x: Sides, p: Point) -> str:
+    """The note of Theorem 1's claims: which route solved the Kronecker system."""
+    return kronecker_form(x.ctx)[1]
+
+
+def _dominant(x: Sides) -> Any:
+    """``(2/N) sum_i P_ii f~_i(s*)``: the dominant term of ``E||S - s*||^2`` (eqs. (17), (18))."""
+    return 2 * x.sum(x.P[i, i] * x.ftilde[i] for i in range(x.b)) / x.N
+
+
+def _norms_1_inf(x: Sides) -> tuple[Any, Any]:
+    """``(||J||_1, ||J||_inf)``: the largest column and row sums of ``|J_ij|`` (Lemma 5's proof)."""
+    J, b = x.J, x.b
+    one = x.max(x.sum(abs(J[i, j]) for i in range(b)) for j in range(b))
+    inf = x.max(x.sum(abs(J[i, j]) for j in range(b)) for i in range(b))
+    return one, inf
 
 
 # -- Lemma 4 ---------------------------------------------------------------------
@@ -129,385 +140,157 @@ def _lemma4(ctx: Context) -> Point:
 
 
 # -- Lemma 5 ---------------------------------------------------------------------
-def _lemma5_arb(c: CertifiedContext):
-    P = c.P
-    return min_ball([P[i, i] for i in range(c.b)]), 1 / (2 * c.norm2_J())
+@stated("lemma5", "Lemma 5", ">=")
+def _lemma5(x: Sides):
+    """min_i P_ii >= 1 / (2 ||J(s*)||)"""
+    return x.min(x.P[i, i] for i in range(x.b)), 1 / (2 * x.norm2_J)
 
 
-@claim(
-    id="lemma5",
-    statement="min_i P_ii >= 1 / (2 ||J(s*)||)",
-    equation="Lemma 5",
-    relation=">=",
-    certified=_lemma5_arb,
-)
-def _lemma5(ctx: Context):
-    P = ctx.P
-    return min(P[i, i] for i in range(P.rows)), 1 / (2 * ctx.norm2_J)
+@stated("lemma5.eighteenth", "Lemma 5", ">=")
+def _lemma5_18(x: Sides):
+    """1 / (2 ||J(s*)||) >= 1/18, i.e. ||J(s*)|| <= 9"""
+    return 1 / (2 * x.norm2_J), x.num(Fraction(1, 18))
 
 
-def _lemma5_18_arb(c: CertifiedContext):
-    return 1 / (2 * c.norm2_J()), c.frac(Fraction(1, 18))
+@stated("lemma5.norm_J", "Lemma 5 (proof)")
+def _lemma5_norm(x: Sides):
+    """||J(s*)|| <= sqrt(||J(s*)||_1 ||J(s*)||_inf) (spectral norm; proof of Lemma 5)"""
+    one, inf = _norms_1_inf(x)
+    return x.norm2_J, x.sqrt(one * inf)
 
 
-@claim(
-    id="lemma5.eighteenth",
-    statement="1 / (2 ||J(s*)||) >= 1/18, i.e. ||J(s*)|| <= 9",
-    equation="Lemma 5",
-    relation=">=",
-    certified=_lemma5_18_arb,
-)
-def _lemma5_18(ctx: Context):
-    return 1 / (2 * ctx.norm2_J), mpmath.mpf(1) / 18
+@stated("lemma5.norm_J_9", "Lemma 5 (proof)")
+def _lemma5_norm9(x: Sides):
+    """sqrt(||J(s*)||_1 ||J(s*)||_inf) <= 9 (proof of Lemma 5)"""
+    one, inf = _norms_1_inf(x)
+    return x.sqrt(one * inf), x.num(9)
 
 
-def _norm_1_inf(J: mpmath.matrix) -> tuple[mpmath.mpf, mpmath.mpf]:
-    n = J.rows
-    one = max(mpmath.fsum(abs(J[i, j]) for i in range(n)) for j in range(n))
-    inf = max(mpmath.fsum(abs(J[i, j]) for j in range(n)) for i in range(n))
-    return one, inf
-
-
-def _norms_1_inf_arb(c: CertifiedContext) -> tuple[Any, Any]:
-    J, b = c.J, c.b
-    cols = [sum((abs(J[i, j]) for i in range(b)), c.num(0)) for j in range(b)]
-    rows = [sum((abs(J[i, j]) for j in range(b)), c.num(0)) for i in range(b)]
-    return max_ball(cols), max_ball(rows)
-
-
-def _lemma5_norm_arb(c: CertifiedContext):
-    one, inf = _norms_1_inf_arb(c)
-    return c.norm2_J(), (one * inf).sqrt()
-
-
-@claim(
-    id="lemma5.norm_J",
-    statement="||J(s*)|| <= sqrt(||J(s*)||_1 ||J(s*)||_inf) (spectral norm; proof of Lemma 5)",
-    equation="Lemma 5 (proof)",
-    certified=_lemma5_norm_arb,
-)
-def _lemma5_norm(ctx: Context):
-    one, inf = _norm_1_inf(ctx.J)
-    return ctx.norm2_J, mpmath.sqrt(one * inf)
-
-
-def _lemma5_norm9_arb(c: CertifiedContext):
-    one, inf = _norms_1_inf_arb(c)
-    return (one * inf).sqrt(), c.num(9)
-
-
-@claim(
-    id="lemma5.norm_J_9",
-    statement="sqrt(||J(s*)||_1 ||J(s*)||_inf) <= 9 (proof of Lemma 5)",
-    equation="Lemma 5 (proof)",
-    certified=_lemma5_norm9_arb,
-)
-def _lemma5_norm9(ctx: Context):
-    one, inf = _norm_1_inf(ctx.J)
-    return mpmath.sqrt(one * inf), mpmath.mpf(9)
-
-
-def _lemma5_entries_arb(c: CertifiedContext):
-    J, b = c.J, c.b
-    return max_ball([abs(J[i, j]) for i in range(b) for j in range(b)]), c.num(3)
-
-
-@claim(
-    id="lemma5.entries",
-    statement="max_ij |J(s*)_ij| <= 3 (proof of Lemma 5)",
-    equation="Lemma 5 (proof)",
-    certified=_lemma5_entries_arb,
-)
-def _lemma5_entries(ctx: Context):
-    J = ctx.J
-    return max(abs(J[i, j]) for i in range(J.rows) for j in range(J.cols)), mpmath.mpf(3)
+@stated("lemma5.entries", "Lemma 5 (proof)")
+def _lemma5_entries(x: Sides):
+    """max_ij |J(s*)_ij| <= 3 (proof of Lemma 5)"""
+    J = x.J
+    return x.max(abs(J[i, j]) for i in range(x.b) for j in range(x.b)), x.num(3)
 
 
 # -- Lemma 6 and the spectral gap ------------------------------------------------------
-def _lemma6_arb(c: CertifiedContext):
-    ex = 2 * c.frac(c.ctx.alpha) + 3 * c.frac(c.ctx.xi)
-    return c.norm2_P(), c.N**ex
+@stated("lemma6", "Lemma 6", requires=("alpha",), asymptotic=True)
+def _lemma6(x: Sides):
+    """||P|| <= N^(2 alpha + 3 xi) (for sufficiently large N)"""
+    return x.norm2_P, x.N ** (2 * x.alpha + 3 * x.xi)
 
 
-@claim(
-    id="lemma6",
-    statement="||P|| <= N^(2 alpha + 3 xi) (for sufficiently large N)",
-    equation="Lemma 6",
+@stated("lemma6.last_step", "Lemma 6 (proof)", requires=("gamma", "alpha"), asymptotic=True)
+def _lemma6_last(x: Sides):
+    """54 b N^(2 alpha + 2 xi) / gamma <= N^(2 alpha + 3 xi), i.e. 54 b / gamma <= N^xi
+    (last step of the proof of Lemma 6, for sufficiently large N)"""
+    N, a, xi = x.N, x.alpha, x.xi
+    return 54 * x.b * N ** (2 * a + 2 * xi) / x.gamma, N ** (2 * a + 3 * xi)
+
+
+@stated(
+    "spectral_gap",
+    "Lemma 6 (proof; Ying 2017, Lemma C.4)",
+    ">=",
     requires=("alpha",),
     asymptotic=True,
-    certified=_lemma6_arb,
 )
-def _lemma6(ctx: Context):
-    return ctx.norm2_P, mpmath.mpf(ctx.N) ** (2 * _mp(ctx.alpha) + 3 * _mp(ctx.xi))
-
-
-def _lemma6_last_arb(c: CertifiedContext):
-    N, a, x = c.N, c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
-    return 54 * c.b * N ** (2 * a + 2 * x) / c.frac(c.ctx.gamma), N ** (2 * a + 3 * x)
-
-
-@claim(
-    id="lemma6.last_step",
-    statement=(
-        "54 b N^(2 alpha + 2 xi) / gamma <= N^(2 alpha + 3 xi), i.e. 54 b / gamma <= N^xi "
-        "(last step of the proof of Lemma 6, for sufficiently large N)"
-    ),
-    equation="Lemma 6 (proof)",
-    requires=("gamma", "alpha"),
-    asymptotic=True,
-    certified=_lemma6_last_arb,
-)
-def _lemma6_last(ctx: Context):
-    N, a, x = mpmath.mpf(ctx.N), _mp(ctx.alpha), _mp(ctx.xi)
-    return 54 * ctx.b_used * N ** (2 * a + 2 * x) / _mp(ctx.gamma), N ** (2 * a + 3 * x)
-
-
-def _spectral_gap_arb(c: CertifiedContext):
-    ev = c.eig("J", c.J)
-    ex = 2 * c.frac(c.ctx.alpha) + 2 * c.frac(c.ctx.xi)
-    return min_ball([abs(e) for e in ev]), c.N ** (-ex)
-
-
-@claim(
-    id="spectral_gap",
-    statement=(
-        "min_i |mu_i(J(s*))| >= N^-(2 alpha + 2 xi): the decay rate delta_0 >= N^-(2 alpha + 2 xi) "
-        "used in Lemma 6 cannot exceed the spectral gap (for sufficiently large N)"
-    ),
-    equation="Lemma 6 (proof; Ying 2017, Lemma C.4)",
-    relation=">=",
-    requires=("alpha",),
-    asymptotic=True,
-    certified=_spectral_gap_arb,
-)
-def _spectral_gap(ctx: Context):
-    gap = min(abs(_mp(m)) for m in ctx.sol.eigenvalues)
-    return gap, mpmath.mpf(ctx.N) ** (-(2 * _mp(ctx.alpha) + 2 * _mp(ctx.xi)))
+def _spectral_gap(x: Sides):
+    """min_i |mu_i(J(s*))| >= N^-(2 alpha + 2 xi): the decay rate delta_0 >= N^-(2 alpha + 2 xi)
+    used in Lemma 6 cannot exceed the spectral gap (for sufficiently large N)"""
+    gap = x.min(abs(m) for m in x.solution_eigenvalues_J)
+    return gap, x.N ** (-(2 * x.alpha + 2 * x.xi))
 
 
 # -- Lemma 8 ---------------------------------------------------------------------
-def _lemma8_arb(c: CertifiedContext):
-    """Lemma 8 in balls: the Hessian is diagonal in ``(j, k)`` for the supermarket
-    model, so the maximum of ``||<x, H x>|| / ||x||^2`` is the largest column norm."""
-    from derive.kernels import kernels
-
-    k = kernels(c.ctx.sol.get_model(), "arb")
-    vals = k.hess_values(c.cs.s_star, [c.lam])
-    cols: dict[int, list[Any]] = {}
-    for (_i, j, kk), v in zip(k.hess_index.tolist(), vals, strict=True):
-        if j != kk and not v.is_zero():
-            raise NumericalError("the Hessian is not diagonal in (j, k)")
-        cols.setdefault(j, []).append(v)
-    norms = [sum((v * v for v in col), c.num(0)).sqrt() for col in cols.values()]
-    return max_ball(norms), 2 * c.num(2).sqrt() * c.lam
+def _maximiser(x: Sides, p: Point) -> str:
+    """Lemma 8's note: the maximising ``x = e_j`` and whether the bound is attained."""
+    tight = abs(p.margin) <= mpmath.mpf(10) ** (-(x.ctx.digits - 3)) * p.rhs
+    return f"maximiser x = e_{x.ctx.hessian_maximum[1] + 1}" + (
+        "; the bound is attained (tight)" if tight else ""
+    )
 
 
-@claim(
-    id="lemma8",
-    statement=(
-        "max over x != 0 of ||<x, Hess f(s*) x>|| / ||x||^2 <= 2 sqrt(2) lam "
-        "(exact maximum: vertex enumeration over y = x o x in the simplex)"
-    ),
-    equation="Lemma 8, eq. (16)",
-    certified=_lemma8_arb,
-)
-def _lemma8(ctx: Context) -> Point:
-    index, values = ctx.hessian
-    best, j = max_quadratic_ratio(index, values, ctx.b_used)
-    p = judge(best, 2 * mpmath.sqrt(2) * _mp(ctx.lam), "<=", ctx.digits)
-    tight = abs(p.margin) <= mpmath.mpf(10) ** (-(ctx.digits - 3)) * p.rhs
-    p.note = f"maximiser x = e_{j + 1}" + ("; the bound is attained (tight)" if tight else "")
-    return p
+@stated("lemma8", "Lemma 8, eq. (16)", note=_maximiser)
+def _lemma8(x: Sides):
+    """max over x != 0 of ||<x, Hess f(s*) x>|| / ||x||^2 <= 2 sqrt(2) lam
+    (exact maximum: vertex enumeration over y = x o x in the simplex)"""
+    return x.hessian_ratio, 2 * x.sqrt(x.num(2)) * x.lam
 
 
 # -- Lemma 9 ---------------------------------------------------------------------
-def _dominant_sum(ctx: Context) -> mpmath.mpf:
-    """``(2/N) sum_i P_ii f~_i(s*)`` from numeric's P and f~."""
-    P, ft = ctx.P, ctx.sol.ftilde
-    return 2 * mpmath.fsum(P[i, i] * _mp(ft[i]) for i in range(P.rows)) / ctx.N
+def _eq17_bound(x: Sides) -> Any:
+    """The lower bound of eq. (17): ``lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)``."""
+    return x.lam * (1 - x.lam) / (9 * x.N)
 
 
-def _dominant_arb(c: CertifiedContext) -> Any:
-    P, ft = c.P, c.cs.ftilde
-    return 2 * sum((P[i, i] * ft[i] for i in range(c.b)), c.num(0)) / c.N
+@stated("lemma9", "Lemma 9, eq. (17)", ">=")
+def _lemma9(x: Sides):
+    """(2/N) sum_i P_ii f~_i(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)"""
+    return _dominant(x), _eq17_bound(x)
 
 
-def _lemma9_arb(c: CertifiedContext):
-    lam = c.lam
-    return _dominant_arb(c), lam * (1 - lam) / (9 * c.N)
+@stated("lemma9.ftilde_nonneg", "Lemma 9 (proof)", ">=")
+def _lemma9_nonneg(x: Sides):
+    """min_i f~_i(s*) >= 0"""
+    return x.min(x.ftilde), x.num(0)
 
 
-@claim(
-    id="lemma9",
-    statement="(2/N) sum_i P_ii f~_i(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)",
-    equation="Lemma 9, eq. (17)",
-    relation=">=",
-    certified=_lemma9_arb,
-)
-def _lemma9(ctx: Context):
-    lam = _mp(ctx.lam)
-    return _dominant_sum(ctx), lam * (1 - lam) / (9 * ctx.N)
+@stated("lemma9.P_posdef", "Lemma 9 (proof)", ">")
+def _lemma9_posdef(x: Sides):
+    """P is positive definite, so P_ii >= 0: lambda_min(P) > 0"""
+    return x.min(x.eigenvalues_P), x.num(0)
 
 
-def _lemma9_nonneg_arb(c: CertifiedContext):
-    return min_ball(list(c.cs.ftilde)), c.num(0)
+@stated("lemma9.f1", "Lemma 9 (proof)", ">=")
+def _lemma9_f1(x: Sides):
+    """f~_1(s*) = lam (1 - (s*_1)^2) >= lam (1 - lam^2)"""
+    return x.ftilde[0], x.lam * (1 - x.lam**2)
 
 
-@claim(
-    id="lemma9.ftilde_nonneg",
-    statement="min_i f~_i(s*) >= 0",
-    equation="Lemma 9 (proof)",
-    relation=">=",
-    certified=_lemma9_nonneg_arb,
-)
-def _lemma9_nonneg(ctx: Context):
-    return min(_mp(v) for v in ctx.sol.ftilde), mpmath.mpf(0)
-
-
-def _lemma9_posdef_arb(c: CertifiedContext):
-    return min_ball(c.eig("P", c.P)), c.num(0)
-
-
-@claim(
-    id="lemma9.P_posdef",
-    statement="P is positive definite, so P_ii >= 0: lambda_min(P) > 0",
-    equation="Lemma 9 (proof)",
-    relation=">",
-    certified=_lemma9_posdef_arb,
-)
-def _lemma9_posdef(ctx: Context):
-    P = ctx.P
-    ev = mpmath.eigsy((P + P.T) / 2, eigvals_only=True)
-    return min(ev[i] for i in range(P.rows)), mpmath.mpf(0)
-
-
-def _lemma9_f1_arb(c: CertifiedContext):
-    lam = c.lam
-    return c.cs.ftilde[0], lam * (1 - lam**2)
-
-
-@claim(
-    id="lemma9.f1",
-    statement="f~_1(s*) = lam (1 - (s*_1)^2) >= lam (1 - lam^2)",
-    equation="Lemma 9 (proof)",
-    relation=">=",
-    certified=_lemma9_f1_arb,
-)
-def _lemma9_f1(ctx: Context):
-    lam = _mp(ctx.lam)
-    return _mp(ctx.sol.ftilde[0]), lam * (1 - lam**2)
-
-
-def _lemma9_chain_arb(c: CertifiedContext):
-    lam = c.lam
+@stated("lemma9.lam_chain", "Lemma 9 (proof)", ">=")
+def _lemma9_chain(x: Sides):
+    """lam (1 - lam^2) >= lam (1 - lam) = lam gamma / N^alpha"""
+    lam = x.lam
     return lam * (1 - lam**2), lam * (1 - lam)
 
 
-@claim(
-    id="lemma9.lam_chain",
-    statement="lam (1 - lam^2) >= lam (1 - lam) = lam gamma / N^alpha",
-    equation="Lemma 9 (proof)",
-    relation=">=",
-    certified=_lemma9_chain_arb,
-)
-def _lemma9_chain(ctx: Context):
-    lam = _mp(ctx.lam)
-    return lam * (1 - lam**2), lam * (1 - lam)
-
-
-def _lemma9_p11_arb(c: CertifiedContext):
-    lam = c.lam
-    return 2 * c.P[0, 0] * c.cs.ftilde[0] / c.N, lam * (1 - lam) / (9 * c.N)
-
-
-@claim(
-    id="lemma9.P11",
-    statement="(2/N) P_11 f~_1(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)",
-    equation="Lemma 9 (proof)",
-    relation=">=",
-    certified=_lemma9_p11_arb,
-)
-def _lemma9_p11(ctx: Context):
-    lam = _mp(ctx.lam)
-    return 2 * ctx.P[0, 0] * _mp(ctx.sol.ftilde[0]) / ctx.N, lam * (1 - lam) / (9 * ctx.N)
+@stated("lemma9.P11", "Lemma 9 (proof)", ">=")
+def _lemma9_p11(x: Sides):
+    """(2/N) P_11 f~_1(s*) >= lam gamma / (9 N^(1+alpha)) = lam (1 - lam) / (9 N)"""
+    return 2 * x.P[0, 0] * x.ftilde[0] / x.N, _eq17_bound(x)
 
 
 # -- Lemma 10 --------------------------------------------------------------------
-def _lemma10_arb(c: CertifiedContext):
-    return _dominant_arb(c), 2 * c.b * c.norm2_P() / c.N
+@stated("lemma10", "Lemma 10, eq. (18)")
+def _lemma10(x: Sides):
+    """(2/N) sum_i P_ii f~_i(s*) <= (2 b / N) ||P|| (the bound in the proof of eq. (18))"""
+    return _dominant(x), 2 * x.b * x.norm2_P / x.N
 
 
-@claim(
-    id="lemma10",
-    statement="(2/N) sum_i P_ii f~_i(s*) <= (2 b / N) ||P|| (the bound in the proof of eq. (18))",
-    equation="Lemma 10, eq. (18)",
-    certified=_lemma10_arb,
-)
-def _lemma10(ctx: Context):
-    return _dominant_sum(ctx), 2 * ctx.b_used * ctx.norm2_P / ctx.N
+@stated("lemma10.ftilde_le_1", "Lemma 10 (proof)")
+def _lemma10_ft(x: Sides):
+    """max_i f~_i(s*) <= 1"""
+    return x.max(x.ftilde), x.num(1)
 
 
-def _lemma10_ft_arb(c: CertifiedContext):
-    return max_ball(list(c.cs.ftilde)), c.num(1)
+@stated("lemma10.Pii_le_normP", "Lemma 10 (proof)")
+def _lemma10_pii(x: Sides):
+    """max_i P_ii <= ||P||"""
+    return x.max(x.P[i, i] for i in range(x.b)), x.norm2_P
 
 
-@claim(
-    id="lemma10.ftilde_le_1",
-    statement="max_i f~_i(s*) <= 1",
-    equation="Lemma 10 (proof)",
-    certified=_lemma10_ft_arb,
-)
-def _lemma10_ft(ctx: Context):
-    return max(_mp(v) for v in ctx.sol.ftilde), mpmath.mpf(1)
-
-
-def _lemma10_pii_arb(c: CertifiedContext):
-    P = c.P
-    return max_ball([P[i, i] for i in range(c.b)]), c.norm2_P()
-
-
-@claim(
-    id="lemma10.Pii_le_normP",
-    statement="max_i P_ii <= ||P||",
-    equation="Lemma 10 (proof)",
-    certified=_lemma10_pii_arb,
-)
-def _lemma10_pii(ctx: Context):
-    P = ctx.P
-    return max(P[i, i] for i in range(P.rows)), ctx.norm2_P
-
-
-def _lemma10_order_arb(c: CertifiedContext):
-    a, x = c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
-    return _dominant_arb(c), c.N ** (-(1 - 2 * a - 4 * x))
-
-
-@claim(
-    id="lemma10.order",
-    statement=(
-        "(2/N) sum_i P_ii f~_i(s*) <= N^-(1 - 2 alpha - 4 xi) "
-        "(eq. (18) with the O-constant 1, for sufficiently large N)"
-    ),
-    equation="Lemma 10, eq. (18)",
-    requires=("alpha",),
-    asymptotic=True,
-    certified=_lemma10_order_arb,
-)
-def _lemma10_order(ctx: Context):
-    a, x = _mp(ctx.alpha), _mp(ctx.xi)
-    return _dominant_sum(ctx), mpmath.mpf(ctx.N) ** (-(1 - 2 * a - 4 * x))
+@stated("lemma10.order", "Lemma 10, eq. (18)", requires=("alpha",), asymptotic=True)
+def _lemma10_order(x: Sides):
+    """(2/N) sum_i P_ii f~_i(s*) <= N^-(1 - 2 alpha - 4 xi)
+    (eq. (18) with the O-constant 1, for sufficiently large N)"""
+    return _dominant(x), x.N ** (-(1 - 2 * x.alpha - 4 * x.xi))
 
 
 # -- Lemma 12 (exact rationals) -------------------------------------------------------
-@claim(
-    id="lemma12.r",
-    statement="(21) admits an integer r: 3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi) < r_min",
-    equation="Lemma 12, eq. (21)",
-    relation="<",
-    requires=("alpha",),
-    exact=True,
-)
+@stated("lemma12.r", "Lemma 12, eq. (21)", "<", requires=("alpha",), exact=True)
 def _lemma12_r(ctx: Context) -> Point:
+    """(21) admits an integer r: 3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi) < r_min"""
     p = lemma12_parameters(ctx.alpha, ctx.xi)
     if p.r_min is None:
         return Point(
@@ -521,18 +304,10 @@ def _lemma12_r(ctx: Context) -> Point:
     return _exact_point(p.r_bound, p.r_min, "<", f"least r = {p.r_min}, bound = {p.r_bound}")
 
 
-@claim(
-    id="lemma12.epsilon",
-    statement=(
-        "(22) is non-empty at r = r_min: 2 r (1 + 3 alpha + 3 xi) / 3 < "
-        "r (1 - 4 alpha - 7 xi) - 1 - alpha - xi"
-    ),
-    equation="Lemma 12, eq. (22)",
-    relation="<",
-    requires=("alpha",),
-    exact=True,
-)
+@stated("lemma12.epsilon", "Lemma 12, eq. (22)", "<", requires=("alpha",), exact=True)
 def _lemma12_eps(ctx: Context) -> Point:
+    """(22) is non-empty at r = r_min: 2 r (1 + 3 alpha + 3 xi) / 3 <
+    r (1 - 4 alpha - 7 xi) - 1 - alpha - xi"""
     p = lemma12_parameters(ctx.alpha, ctx.xi)
     if p.r_min is None:
         return Point(mpmath.inf, mpmath.inf, -mpmath.inf, False, 0, "no r satisfies (21)")
@@ -541,193 +316,95 @@ def _lemma12_eps(ctx: Context) -> Point:
     )
 
 
-@claim(
-    id="lemma12.remark_r",
-    statement="remark after Lemma 12: for alpha = 0.05 and xi -> 0 the least r in (21) is 32",
-    equation="Lemma 12 (remark)",
-    relation="==",
-    exact=True,
-)
+@stated("lemma12.remark_r", "Lemma 12 (remark)", "==", exact=True)
 def _lemma12_remark_r(ctx: Context) -> Point:
+    """remark after Lemma 12: for alpha = 0.05 and xi -> 0 the least r in (21) is 32"""
     p = lemma12_parameters(REMARK_ALPHA, 0)
     return _exact_point(
         p.r_min, REMARK_R, "==", f"bound {p.r_bound}; epsilon in ({p.eps_low}, {p.eps_high})"
     )
 
 
-@claim(
-    id="lemma12.remark_epsilon",
-    statement=(
-        "remark after Lemma 12: r = 32, epsilon = 24.54 satisfy (21)-(22) at alpha = 0.05 "
-        "for the given xi: xi < xi_sup (xi_sup exact)"
-    ),
-    equation="Lemma 12 (remark)",
-    relation="<",
-    exact=True,
-)
+@stated("lemma12.remark_epsilon", "Lemma 12 (remark)", "<", exact=True)
 def _lemma12_remark_eps(ctx: Context) -> Point:
+    """remark after Lemma 12: r = 32, epsilon = 24.54 satisfy (21)-(22) at alpha = 0.05
+    for the given xi: xi < xi_sup (xi_sup exact)"""
     sup = xi_supremum(REMARK_ALPHA, REMARK_R, REMARK_EPSILON)
     return _exact_point(to_fraction("xi", ctx.xi), sup, "<", f"xi_sup = {sup}")
 
 
 # -- Lemma 13 --------------------------------------------------------------------
-def _lemma13_arb(c: CertifiedContext):
-    return max_ball(c.eig("J", c.J)), c.num(0)
+@stated("lemma13", "Lemma 13", "<")
+def _lemma13(x: Sides):
+    """J(s*) is Hurwitz: max_i mu_i < 0 (eigenvalues by symmetrising the tridiagonal J)"""
+    return x.max(x.eigenvalues_J), x.num(0)
 
 
-@claim(
-    id="lemma13",
-    statement="J(s*) is Hurwitz: max_i mu_i < 0 (eigenvalues by symmetrising the tridiagonal J)",
-    equation="Lemma 13",
-    relation="<",
-    certified=_lemma13_arb,
-)
-def _lemma13(ctx: Context):
-    return max(ctx.eigenvalues_J), mpmath.mpf(0)
-
-
-def _lemma13_kron_arb(c: CertifiedContext):
-    ev = c.eig("J", c.J)
-    return min_ball([abs(a + b) for a in ev for b in ev]), c.num(0)
-
-
-@claim(
-    id="lemma13.kronecker",
-    statement="J^T (x) I + I (x) J^T is invertible: min_ij |mu_i + mu_j| > 0",
-    equation="Lemma 13",
-    relation=">",
-    certified=_lemma13_kron_arb,
-)
-def _lemma13_kron(ctx: Context):
-    ev = ctx.eigenvalues_J
-    return min(abs(a + b) for a in ev for b in ev), mpmath.mpf(0)
+@stated("lemma13.kronecker", "Lemma 13", ">")
+def _lemma13_kron(x: Sides):
+    """J^T (x) I + I (x) J^T is invertible: min_ij |mu_i + mu_j| > 0"""
+    ev = x.eigenvalues_J
+    return x.min(abs(a + b) for a in ev for b in ev), x.num(0)
 
 
 # -- equilibrium identity, Theorem 1, eq. (6), Remark 2 ------------------------------------
-def _equilibrium_identity_arb(c: CertifiedContext):
-    s = [c.num(1), *c.cs.s_star]
-    lam, d, ft = c.lam, c.ctx.d, c.cs.ftilde
-    diff = max_ball([abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(c.b)])
-    return diff, c.tol(max_ball(list(ft)))
+@stated("equilibrium_identity", "Lemma 9 (proof), eq. (1b)")
+def _equilibrium_identity(x: Sides):
+    """f~_i(s*) = lam ((s*_{i-1})^d - (s*_i)^d) for every i:
+    max_i |difference| <= 10^-digits max_i f~_i"""
+    s = [x.num(1), *x.s_star]
+    lam, d, ft = x.lam, x.d, x.ftilde
+    diff = x.max(abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(x.b))
+    return diff, x.tol(x.max(ft)), 0
 
 
-@claim(
-    id="equilibrium_identity",
-    statement=(
-        "f~_i(s*) = lam ((s*_{i-1})^d - (s*_i)^d) for every i: "
-        "max_i |difference| <= 10^-digits max_i f~_i"
-    ),
-    equation="Lemma 9 (proof), eq. (1b)",
-    certified=_equilibrium_identity_arb,
+#: What Theorem 1 and eq. (6) should say (the printed statements are reported failing).
+THEOREM1_CORRECTED = (
+    "c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = 2 tr(P F~) > 0; "
+    "the printed expression equals -c"
 )
-def _equilibrium_identity(ctx: Context) -> Point:
-    s = [mpmath.mpf(1)] + [_mp(v) for v in ctx.sol.s_star]
-    lam, d = _mp(ctx.lam), ctx.d
-    ft = [_mp(v) for v in ctx.sol.ftilde]
-    diff = max(abs(ft[i] - lam * (s[i] ** d - s[i + 1] ** d)) for i in range(len(ft)))
-    tol = mpmath.mpf(10) ** (-ctx.digits) * max(ft)
-    return judge(diff, tol, "<=", ctx.digits, tol=0)
-
-
-def _kron_value_arb(c: CertifiedContext) -> Any:
-    """``vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = sum_i f~_i X_ii`` with
-    ``X J + J^T X = I``, i.e. ``X = -P``: equal to ``-c/2``."""
-    P, ft = c.P, c.cs.ftilde
-    return -sum((ft[i] * P[i, i] for i in range(c.b)), c.num(0))
-
-
-def _theorem1_sign_arb(c: CertifiedContext):
-    return 2 * _kron_value_arb(c), c.num(0)
-
-
-@claim(
-    id="theorem1.sign",
-    statement=(
-        "as printed: 2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) > 0 "
-        "(the leading coefficient of E||S - s*||^2 in eq. (5))"
-    ),
-    equation="Theorem 1, eq. (5)",
-    relation=">",
-    corrected_statement=(
-        "c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = 2 tr(P F~) > 0; "
-        "the printed expression equals -c"
-    ),
-    certified=_theorem1_sign_arb,
+EQ6_CORRECTED = (
+    "lim N E||S - s*||^2 = c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I): "
+    "no factor 1/N, and a minus sign"
 )
-def _theorem1_sign(ctx: Context) -> Point:
-    val, route = kronecker_form(ctx)
-    p = judge(2 * val, mpmath.mpf(0), ">", ctx.digits)
-    p.note = route
-    return p
 
 
-def _theorem1_constant_arb(c: CertifiedContext):
-    lhs, rhs = -2 * _kron_value_arb(c), c.cs.constant
-    return lhs, rhs, c.tol(abs(rhs))
-
-
-@claim(
-    id="theorem1.constant",
-    statement=(
-        "corrected Theorem 1: -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = c = 2 tr(P F~) "
-        "(numeric's constant), to 10^-digits relative"
-    ),
-    equation="Theorem 1 (proof, Step 2)",
-    relation="==",
-    certified=_theorem1_constant_arb,
+@stated(
+    "theorem1.sign",
+    "Theorem 1, eq. (5)",
+    ">",
+    corrected_statement=THEOREM1_CORRECTED,
+    note=_route,
 )
-def _theorem1_constant(ctx: Context) -> Point:
-    val, route = kronecker_form(ctx)
-    c = _mp(ctx.sol.constant)
-    p = judge(-2 * val, c, "==", ctx.digits, tol=_rel_tol(ctx, c))
-    p.note = route
-    return p
+def _theorem1_sign(x: Sides):
+    """as printed: 2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) > 0
+    (the leading coefficient of E||S - s*||^2 in eq. (5))"""
+    return 2 * _kronecker(x), x.num(0)
 
 
-def _theorem1_eq6_arb(c: CertifiedContext):
-    lhs, rhs = 2 * _kron_value_arb(c) / c.N, c.cs.constant
-    return lhs, rhs, c.tol(abs(rhs))
+@stated("theorem1.constant", "Theorem 1 (proof, Step 2)", "==", note=_route)
+def _theorem1_constant(x: Sides):
+    """corrected Theorem 1: -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I) = c = 2 tr(P F~)
+    (numeric's constant), to 10^-digits relative"""
+    c = x.constant
+    return -2 * _kronecker(x), c, x.equality_tol(c)
 
 
-@claim(
-    id="theorem1.eq6",
-    statement=(
-        "as printed: lim N E||S - s*||^2 = (2/N) vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I), "
-        "compared with the limit c computed directly"
-    ),
-    equation="eq. (6)",
-    relation="==",
-    corrected_statement=(
-        "lim N E||S - s*||^2 = c = -2 vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I): "
-        "no factor 1/N, and a minus sign"
-    ),
-    certified=_theorem1_eq6_arb,
-)
-def _theorem1_eq6(ctx: Context) -> Point:
-    val, route = kronecker_form(ctx)
-    printed = 2 * val / ctx.N
-    c = _mp(ctx.sol.constant)
-    p = judge(printed, c, "==", ctx.digits, tol=_rel_tol(ctx, c))
-    p.note = f"printed / c = {mpmath.nstr(printed / c, 8)} (= -1/N); {route}"
-    return p
+def _printed_ratio(x: Sides, p: Point) -> str:
+    """eq. (6)'s note: the printed limit over ``c`` (``-1/N``) and Theorem 1's route."""
+    return f"printed / c = {mpmath.nstr(p.lhs / p.rhs, 8)} (= -1/N); {_route(x, p)}"
 
 
-def _remark2_arb(c: CertifiedContext):
-    a, x = c.frac(c.ctx.alpha), c.frac(c.ctx.xi)
-    return c.cs.constant / c.N, c.N ** (-(1 - 2 * a - 4 * x))
+@stated("theorem1.eq6", "eq. (6)", "==", corrected_statement=EQ6_CORRECTED, note=_printed_ratio)
+def _theorem1_eq6(x: Sides):
+    """as printed: lim N E||S - s*||^2 = (2/N) vec(F~)^T (J^T (x) I + I (x) J^T)^-1 vec(I),
+    compared with the limit c computed directly"""
+    c = x.constant
+    return 2 * _kronecker(x) / x.N, c, x.equality_tol(c)
 
 
-@claim(
-    id="remark2",
-    statement=(
-        "c / N <= N^-(1 - 2 alpha - 4 xi): Remark 2's order bound on E||S - s*||^2 "
-        "applied to its dominant term c/N (for sufficiently large N)"
-    ),
-    equation="Remark 2",
-    requires=("alpha",),
-    asymptotic=True,
-    certified=_remark2_arb,
-)
-def _remark2(ctx: Context):
-    a, x = _mp(ctx.alpha), _mp(ctx.xi)
-    return _mp(ctx.sol.constant) / ctx.N, mpmath.mpf(ctx.N) ** (-(1 - 2 * a - 4 * x))
+@stated("remark2", "Remark 2", requires=("alpha",), asymptotic=True)
+def _remark2(x: Sides):
+    """c / N <= N^-(1 - 2 alpha - 4 xi): Remark 2's order bound on E||S - s*||^2
+    applied to its dominant term c/N (for sufficiently large N)"""
+    return x.constant / x.N, x.N ** (-(1 - 2 * x.alpha - 4 * x.xi))

@@ -17,7 +17,8 @@ A claim carries its proof-grade check with it: ``certified`` is a function of a
 :class:`numeric.certified.claim_context.CertifiedContext` (the same point with Arb
 enclosures of ``s*``, ``J``, ``P``, ``f~``, ``c``) returning the two sides as
 Arb balls -- ``(lhs, rhs)``, or ``(lhs, rhs, tol)`` for ``==`` -- from which
-``mfstein lemmas --certify`` decides the claim (proved / refuted / not decided).
+``mfstein lemmas --certify`` decides the claim (proved / refuted / not decided);
+:func:`numeric.lemmas.sides.stated` makes both functions from one evaluator.
 A claim whose function already computes in exact arithmetic (``int`` or
 ``Fraction`` sides, digits 0) declares ``exact=True`` instead and is decided by
 that function.

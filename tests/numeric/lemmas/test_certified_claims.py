@@ -1,4 +1,5 @@
-"""Claims that carry their certified evaluator: a user's claim is certified like the paper's."""
+"""Claims that carry their certified evaluator: a user's claim is certified like the paper's,
+and one evaluator over ``Sides`` (``stated``) is both hand-written twins to the bit."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import mpmath
 import pytest
 
 from mfstein.ground.errors import ParameterError
-from numeric.lemmas import REGISTRY, Claim, check, claim, unregister
+from numeric.lemmas import REGISTRY, Claim, check, claim, register, unregister
 from numeric.lemmas.certified_claims import check_certified
+from numeric.lemmas.sides import stated
 
 GRID = {"gamma": "0.1", "alpha": "0.05", "N": [10], "b": 3, "dps": 20}
 
@@ -78,3 +80,47 @@ def test_every_core_claim_declares_a_certified_check():
 def test_bad_certified_evaluator_is_one_sentence(kwargs, words):
     with pytest.raises(ParameterError, match=words):
         Claim(id="x.bad", statement="s", equation="", function=_trace, **kwargs)
+
+
+TWIN_GRID = {"gamma": "0.1", "alpha": "0.05", "N": [10, 1000], "b": 3, "dps": 25}
+
+
+@pytest.fixture
+def twins():
+    """The same claim twice: hand-written twins, and one evaluator over Sides."""
+    register(
+        Claim(
+            id="user.twins",
+            statement="s",
+            equation="",
+            function=_trace,
+            relation=">=",
+            certified=_trace_arb,
+        )
+    )
+
+    @stated("user.sides", "my note", ">=")
+    def _sides(x):
+        """tr(P) >= b / (2 ||J||):
+        the sum of Lemma 5 over i"""
+        return x.sum(x.P[i, i] for i in range(x.b)), x.b / (2 * x.norm2_J)
+
+    yield
+    unregister("user.twins")
+    unregister("user.sides")
+
+
+def test_one_evaluator_is_both_twins_to_the_bit(twins):
+    assert REGISTRY["user.sides"].statement == "tr(P) >= b / (2 ||J||): the sum of Lemma 5 over i"
+    assert REGISTRY["user.sides"].certified is not None
+    hand, sides = check(["user"], **TWIN_GRID).results
+    for p, q in zip(hand.points, sides.points, strict=True):
+        assert [v._mpf_ for v in (p.lhs, p.rhs, p.margin)] == [
+            v._mpf_ for v in (q.lhs, q.rhs, q.margin)
+        ]
+        assert p.holds and q.holds
+    (_, _, hand_balls, _), (_, _, side_balls, _) = check_certified(["user"], **TWIN_GRID).rows
+    for p, q in zip(hand_balls, side_balls, strict=True):
+        assert p.verdict == q.verdict == "proved"
+        assert p.margin.mid().man_exp() == q.margin.mid().man_exp()
+        assert p.margin.rad().man_exp() == q.margin.rad().man_exp()
