@@ -271,7 +271,7 @@ def _loop_any_d(
     # second_moments).  Measured (stop 43, benchmarks/bench_loop_versions.py): the
     # four accounting lines as one ``@njit(inline="always")`` helper returning
     # ``r, t, area, t_thin`` and the RNG words made this loop 3.2x slower per event
-    # (10.4 -> 33.1 ns, b = 10, N = 1000).
+    # (10.4 -> 33.1 ns, b = 10, N = 1000) and sim.perserver.run's 1.4x (46.8 -> 66.7).
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq
