@@ -108,6 +108,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.jit import numba
+from sim.rng import low_bits, store_state
 
 _U64 = np.uint64
 
@@ -128,7 +129,7 @@ MAX_UNROLL = 64
 #: ``update_into``), so a larger model gets it, at about twice the time per event.
 MAX_UNROLL_LINES = 800
 #: Version of the generated chain modules (part of their cache key).
-CHAIN_VERSION = "7"
+CHAIN_VERSION = "8"
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 #: An intensity that is not a jump rate is stored as NaN: the loop stops there.
@@ -141,7 +142,7 @@ N_SCALARS = 6
 
 
 @numba.njit(inline="always", cache=True)
-def _inside_after(n, jk, jv, m, kind, upper, total):
+def inside_after(n, jk, jv, m, kind, upper, total):
     """Whether ``n`` plus the sparse jump ``(jk, jv)[:m]`` lies in the lattice
     (bounds, order for ``kind == 0``, sum for ``kind == 1``); ``n`` is restored."""
     for q in range(m):
@@ -159,6 +160,105 @@ def _inside_after(n, jk, jv, m, kind, upper, total):
     for q in range(m):
         n[jk[q]] -= jv[q]
     return ok
+
+
+# The steps both event loops share -- the generated ones below and the interpreted
+# one of sim.table_loop.  The per-event ones are inlined by numba
+# (``inline="always"``: no call, the accumulators stay in the loop's registers).
+# Each was timed in the table-driven loop (benchmarks/bench_loop_versions.py, the
+# supermarket b = 10): no change; one helper for the whole acceptance test (bounds,
+# lattice and round-off, returning a flag) made it 1.25x slower, so only its bounds
+# loop is shared (in_bounds).
+
+
+@numba.njit(cache=True)
+def begin(n, N, up, target, kind, hist, thin_bits):
+    """What an event loop starts from, at the counts ``n`` of population ``N``: the
+    densities ``s = n / N``, ``upf[t] = 1.0`` for the arrival transitions (``up``, else
+    ``0.0``), ``1 / N``, the running ``sum_k (n_k - N s*_k)^2`` (``target = N s*``),
+    the coordinates' last jump times (zeros), a scratch row, whether the marginal pmfs
+    are kept (``hist``), whether the lattice has an order or sum condition (``kind``)
+    and the thinning mask of ``thin_bits``."""
+    b = n.shape[0]
+    nt = up.shape[0]
+    upf = np.empty(nt)
+    for t in range(nt):
+        upf[t] = 1.0 if up[t] else 0.0
+    inv_n = 1.0 / N
+    s = np.empty(b)
+    for k in range(b):
+        s[k] = n[k] * inv_n
+    sumsq = 0.0
+    for k in range(b):
+        sumsq += (n[k] - target[k]) ** 2
+    with_hist = hist.shape[1] > 0
+    check_lattice = kind == 0 or kind == 1
+    last, nrow, mask = np.zeros(b), np.empty(b), low_bits(thin_bits)
+    return s, upf, inv_n, sumsq, last, nrow, with_hist, check_lattice, mask
+
+
+@numba.njit(inline="always", cache=True)
+def invert(R, u):
+    """The transition ``t`` of the inversion ``R_0 + ... + R_{t-1} <= u < R_0 + ... + R_t``
+    (running sum in transition order); for a ``u`` at the very top (round-off of the
+    sum), the last one with a positive intensity."""
+    nt = R.shape[0]
+    chosen = nt - 1
+    acc = 0.0
+    for t in range(nt):
+        acc += R[t]
+        if u < acc:
+            chosen = t
+            break
+    while chosen > 0 and R[chosen] == 0.0:
+        chosen -= 1
+    return chosen
+
+
+@numba.njit(inline="always", cache=True)
+def in_bounds(n, jump_k, jump_v, t, m, upper):
+    """Whether jump ``t`` (``m`` moved coordinates) keeps every count it moves in
+    ``0..upper``: the check of every chosen jump (one whose intensity is within
+    round-off of zero also checks the whole lattice, :func:`inside_after`)."""
+    ok = True
+    for q in range(m):
+        v = n[jump_k[t, q]] + jump_v[t, q]
+        if v < 0 or v > upper:
+            ok = False
+    return ok
+
+
+@numba.njit(inline="always", cache=True)
+def thinned_moments(n, nrow, w, cov_acc):
+    """The thinned second moments ``cov_acc[j, k] += (w n_j) n_k``, ``j <= k`` (``nrow``:
+    scratch for the counts as floats, converted once, not once per product)."""
+    b = n.shape[0]
+    for j in range(b):
+        nrow[j] = n[j]
+    for j in range(b):
+        wj = w * nrow[j]
+        crow = cov_acc[j]
+        for k in range(j, b):
+            crow[k] += wj * nrow[k]
+
+
+@numba.njit(cache=True)
+def finish(n, hist, last, T, rng, r0, r1, r2, r3, area, t_thin, up_area, events, rejected):
+    """Close a run at time ``T``: the time at each coordinate's final value into ``hist``
+    (when kept), the RNG words back into ``rng``; the scalars :data:`TIME`,
+    :data:`SUMSQ`, :data:`THIN_TIME`, :data:`UP`, :data:`EVENTS`, :data:`REJECTED`."""
+    if hist.shape[1] > 0:
+        for k in range(n.shape[0]):
+            hist[k, n[k]] += T - last[k]
+    store_state(rng, r0, r1, r2, r3)
+    out = np.zeros(N_SCALARS)
+    out[TIME] = T
+    out[SUMSQ] = area
+    out[THIN_TIME] = t_thin
+    out[UP] = up_area
+    out[EVENTS] = events
+    out[REJECTED] = rejected
+    return out
 
 
 #: Moving coordinate ``K`` by ``DV``: the count and the density, then (after
@@ -185,10 +285,10 @@ def _move(k: Any, dv: Any, stats: bool) -> list[str]:
     return text.replace("OLD", old).replace("K", str(k)).replace("DV", str(dv)).splitlines()
 
 
-# The generated event loop.  Its accumulators and per-event accounting (holding
-# time, areas, the thinned sample) are those of sim.aggregated's and
-# sim.perserver's hand-written loops, written out here too: each compiled loop
-# keeps them in registers, which a shared helper returning them would not.
+# The generated event loop.  Its start, inversion, bounds check, thinned second
+# moments and end are the helpers above, shared with sim.table_loop; its
+# accumulators and per-event accounting (holding time, areas) are written out, as in
+# sim.table_loop and sim.aggregated.hold, so that they stay in registers.
 _LOOP = '''
 
 @numba.njit(cache=True, error_model="numpy")
@@ -197,28 +297,15 @@ def @NAME@(
     total, corr, cov_acc, hist, obs_acc,
 ):
     """Advance the chain by ``steps`` jumps from ``n`` (see sim.generic_kernels.run_chain)."""
-    b = n.shape[0]
     nt = jump_len.shape[0]
+    s, upf, inv_n, sumsq, last, nrow, with_hist, check_lattice, thin_mask = begin(
+        n, N, up, target, kind, hist, thin_bits
+    )
     R = np.empty(nt)
-    s = np.empty(b)
-    upf = np.empty(nt)
-    for t in range(nt):
-        upf[t] = 1.0 if up[t] else 0.0
-    inv_n = 1.0 / N
-    for k in range(b):
-        s[k] = n[k] * inv_n
     rates_into(s, p, R)
     clamp_rates(s, p, R)  # round-off of exact zeros to 0, NaN (stop) for a negative rate
 @LOAD@
-    last = np.zeros(b)
-    nrow = np.empty(b)
     gval = np.empty(N_OBS)
-    with_hist = hist.shape[1] > 0
-    check_lattice = kind == 0 or kind == 1
-    sumsq = 0.0
-    for k in range(b):
-        sumsq += (n[k] - target[k]) ** 2
-    thin_mask = low_bits(thin_bits)
     r0, r1, r2, r3 = load_state(rng)
     T = 0.0
     area = 0.0
@@ -247,24 +334,12 @@ def @NAME@(
         tiny = CLAMP * tot
 @UNROLLED@
 @STORE@
-        chosen = nt - 1
-        acc = 0.0
-        for t in range(nt):
-            acc += R[t]
-            if u < acc:
-                chosen = t
-                break
-        while chosen > 0 and R[chosen] == 0.0:
-            chosen -= 1  # u at the very top (round-off of the sum): last positive one
+        chosen = invert(R, u)
         m = jump_len[chosen]
-        ok = True
-        for q in range(m):
-            v = n[jump_k[chosen, q]] + jump_v[chosen, q]
-            if v < 0 or v > upper:
-                ok = False
+        ok = in_bounds(n, jump_k, jump_v, chosen, m, upper)
         if ok and R[chosen] <= tiny and check_lattice:
             # within round-off of zero: check the whole lattice condition
-            ok = _inside_after(n, jump_k[chosen], jump_v[chosen], m, kind, upper, total)
+            ok = inside_after(n, jump_k[chosen], jump_v[chosen], m, kind, upper, total)
         if not ok or R[chosen] <= tiny * 1e-3:
             rejected += 1
             continue
@@ -274,18 +349,7 @@ def @NAME@(
 @MOVE_TABLES@
 @UPDATE_TABLES@
 @RELOAD@
-    if with_hist:
-        for k in range(b):
-            hist[k, n[k]] += T - last[k]
-    store_state(rng, r0, r1, r2, r3)
-    out = np.zeros(N_SCALARS)
-    out[TIME] = T
-    out[SUMSQ] = area
-    out[THIN_TIME] = t_thin
-    out[UP] = up_area
-    out[EVENTS] = events
-    out[REJECTED] = rejected
-    return out
+    return finish(n, hist, last, T, rng, r0, r1, r2, r3, area, t_thin, up_area, events, rejected)
 '''
 
 _FULL_UPDATE = """\
@@ -499,15 +563,7 @@ def _sum(terms: list[str | None]) -> str:
     return " + ".join(parts) if parts else "0.0"
 
 
-_COV_LOOP = """\
-for j in range(b):
-    nrow[j] = n[j]  # converted once, not once per product
-for j in range(b):
-    wj = w * nrow[j]
-    crow = cov_acc[j]
-    for k in range(j, b):
-        crow[k] += wj * nrow[k]
-"""
+_COV_LOOP = "thinned_moments(n, nrow, w, cov_acc)\n"
 #: Up to this many coordinates the thinned second moments are printed as
 #: straight-line code (short inner loops of varying length mispredict their exits).
 MAX_COV_UNROLL = 16
@@ -562,7 +618,7 @@ def _unrolled(jumps: np.ndarray, up: list[bool], blocks: _Blocks, incremental: b
         body = [
             f"ok = {' and '.join(checks) if checks else 'True'}",
             f"if ok and R_{t} <= tiny and check_lattice:",
-            f"    ok = _inside_after(n, jump_k[{t}], jump_v[{t}], {len(ks)}, kind, upper, total)",
+            f"    ok = inside_after(n, jump_k[{t}], jump_v[{t}], {len(ks)}, kind, upper, total)",
             f"if not ok or R_{t} <= tiny * 1e-3:",
             "    rejected += 1",
             "    continue",
@@ -622,10 +678,10 @@ def chain_source(model: Any, observables: Sequence[Any] = ()) -> str:
         "from mfstein.ground.generated import load_generated",
         "from mfstein.ground.jit import numba",
         "from sim.generic_kernels import (",
-        "    CLAMP, EVENTS, INF, N_SCALARS, NAN, REFRESH, REJECTED, SUMSQ, THIN_TIME, TIME, UP,",
-        "    _inside_after, _pair_sum, _rate,",
+        "    CLAMP, INF, NAN, REFRESH,",
+        "    inside_after, _pair_sum, _rate, begin, finish, in_bounds, invert, thinned_moments,",
         ")",
-        "from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state",
+        "from sim.rng import INV_2_53, load_state, next_u64",
         "",
         f"rates_into = load_generated({Path(kern.path).stem!r}).rates_into",
         "_U64 = np.uint64",

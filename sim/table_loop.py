@@ -14,7 +14,9 @@ It walks the same chain with the same statistics as the per-model loop (see
 ``1 / (N sum beta)`` as the weight, by-parts time integrals, the thinned second
 moments, the same lattice checks, rejections and the same rule for the sign of
 an intensity: a negative value within its allowance is zero, beyond it or NaN
-stops the loop).  After a jump it recomputes only the intensities that read a
+stops the loop; the start, the inversion, the bounds check, the thinned second
+moments and the end are the same jitted helpers of :mod:`sim.generic_kernels`).
+After a jump it recomputes only the intensities that read a
 coordinate the jump moved (each once), takes their old values off the total
 and adds the new ones; the total is summed afresh from the stored intensities
 every :data:`sim.generic_kernels.REFRESH` events.  The two loops draw the same
@@ -32,18 +34,17 @@ from derive.rate_ops import OP
 from mfstein.ground.jit import numba
 from sim.generic_kernels import (
     CLAMP,
-    EVENTS,
     INF,
-    N_SCALARS,
     NAN,
     REFRESH,
-    REJECTED,
-    SUMSQ,
-    THIN_TIME,
-    TIME,
-    UP,
+    begin,
+    finish,
+    in_bounds,
+    inside_after,
+    invert,
+    thinned_moments,
 )
-from sim.rng import INV_2_53, load_state, low_bits, next_u64, store_state
+from sim.rng import INV_2_53, load_state, next_u64
 
 _U64 = np.uint64
 (
@@ -234,26 +235,6 @@ def rates_into(code, ptr, consts, depth, nt, s, p, poly_tabs, coef_base, R):
     return R
 
 
-@numba.njit(cache=True)
-def _inside(n, jk, jv, m, kind, upper, total):
-    """Whether ``n`` moved by the sparse jump ``(jk, jv)[:m]`` stays in the lattice
-    (bounds; order for ``kind == 0``, sum for ``kind == 1``); ``n`` is restored."""
-    for q in range(m):
-        n[jk[q]] += jv[q]
-    ok = True
-    acc = 0
-    for k in range(n.shape[0]):
-        v = n[k]
-        if v < 0 or v > upper or (kind == 0 and k > 0 and v > n[k - 1]):
-            ok = False
-        acc += v
-    if kind == 1 and acc > total:
-        ok = False
-    for q in range(m):
-        n[jk[q]] -= jv[q]
-    return ok
-
-
 @numba.njit(cache=True, error_model="numpy")
 def run_table_chain(
     code, ptr, consts, depth, nt, aff_ptr, aff_idx, poly_tabs, coef_base,
@@ -271,33 +252,20 @@ def run_table_chain(
     The other arguments and the returned scalars are those of
     :func:`sim.generic_kernels.run_chain`.
     """
-    b = n.shape[0]
     n_obs = obs_acc.shape[0]
     stack = np.empty(depth)
     flags, poly_ptr, fac_ptr, factors = poly_tabs
     coef = coefficients(code, ptr, consts, coef_base, fac_ptr.shape[0] - 1, p, stack)
     poly = (flags, poly_ptr, fac_ptr, factors, coef)
+    s, upf, inv_n, sumsq, last, nrow, with_hist, check_lattice, thin_mask = begin(
+        n, N, up, target, kind, hist, thin_bits
+    )
     R = np.empty(nt)
-    s = np.empty(b)
-    upf = np.empty(nt)
-    for t in range(nt):
-        upf[t] = 1.0 if up[t] else 0.0
-    inv_n = 1.0 / N
-    for k in range(b):
-        s[k] = n[k] * inv_n
     for t in range(nt):
         R[t] = rate(code, ptr, consts, t, nt, s, p, stack, poly)
     gval = np.empty(n_obs)
     for j in range(n_obs):
         gval[j] = evaluate(code, ptr, consts, 2 * nt + j, s, p, stack)
-    last = np.zeros(b)
-    nrow = np.empty(b)
-    with_hist = hist.shape[1] > 0
-    check_lattice = kind == 0 or kind == 1
-    sumsq = 0.0
-    for k in range(b):
-        sumsq += (n[k] - target[k]) ** 2
-    thin_mask = low_bits(thin_bits)
     r0, r1, r2, r3 = load_state(rng)
     T = 0.0
     area = 0.0
@@ -325,32 +293,15 @@ def run_table_chain(
         r64, r0, r1, r2, r3 = next_u64(r0, r1, r2, r3)
         if (r64 & thin_mask) == _U64(0):
             t_thin += w
-            for j in range(b):
-                nrow[j] = n[j]
-            for j in range(b):
-                wj = w * nrow[j]
-                for k in range(j, b):
-                    cov_acc[j, k] += wj * nrow[k]
+            thinned_moments(n, nrow, w, cov_acc)
         T += w
         u = (r64 >> _U64(11)) * INV_2_53 * tot
         tiny = CLAMP * tot
-        chosen = nt - 1
-        acc = 0.0
-        for t in range(nt):
-            acc += R[t]
-            if u < acc:
-                chosen = t
-                break
-        while chosen > 0 and R[chosen] == 0.0:
-            chosen -= 1  # u at the very top (round-off of the sum): last positive one
+        chosen = invert(R, u)
         m = jump_len[chosen]
-        ok = True
-        for q in range(m):
-            v = n[jump_k[chosen, q]] + jump_v[chosen, q]
-            if v < 0 or v > upper:
-                ok = False
+        ok = in_bounds(n, jump_k, jump_v, chosen, m, upper)
         if ok and R[chosen] <= tiny and check_lattice:
-            ok = _inside(n, jump_k[chosen], jump_v[chosen], m, kind, upper, total)
+            ok = inside_after(n, jump_k[chosen], jump_v[chosen], m, kind, upper, total)
         if not ok or R[chosen] <= tiny * 1e-3:
             rejected += 1
             continue
@@ -368,7 +319,9 @@ def run_table_chain(
         # the intensities the jump changed, then the observables at the new state;
         # evaluated here, not by calls: a call with array arguments on this path cost
         # several times the whole event (reference counts); numba inlines the
-        # interpreter (``evaluate``, ``inline="always"``)
+        # interpreter (``evaluate``, ``inline="always"``).  The polynomial stays
+        # written out: ``_polynomial`` inlined here made SIR's and JIQ's events 1.3x
+        # slower (stop 43, benchmarks/bench_loop_versions.py)
         lo, hi = aff_ptr[chosen], aff_ptr[chosen + 1]
         for a in range(lo, hi + n_obs):
             is_rate = a < hi
@@ -394,15 +347,4 @@ def run_table_chain(
             R[t] = v
             tot += v
             tot_up += v * upf[t]
-    if with_hist:
-        for k in range(b):
-            hist[k, n[k]] += T - last[k]
-    store_state(rng, r0, r1, r2, r3)
-    out = np.zeros(N_SCALARS)
-    out[TIME] = T
-    out[SUMSQ] = area
-    out[THIN_TIME] = t_thin
-    out[UP] = up_area
-    out[EVENTS] = events
-    out[REJECTED] = rejected
-    return out
+    return finish(n, hist, last, T, rng, r0, r1, r2, r3, area, t_thin, up_area, events, rejected)

@@ -123,6 +123,8 @@ def split_apply(indptr, indices, data, r, v, out, t):
     scratch."""
     n = v.shape[0]
     unsplit(indptr, indices, data, r, v, t)
+    # the forward sweep is written out here and in sgs_in_place: one jitted helper for
+    # the row left of the diagonal (sum and A_ii) made both 1.6x slower (stop 43)
     for i in range(n):  # out = (D + L)^-1 D (v - t), then out += t
         if i == r:
             out[i] = v[i] - t[i]
