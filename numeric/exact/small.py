@@ -31,6 +31,7 @@ enumerated.
 from __future__ import annotations
 
 import math
+import sys
 import types
 from collections.abc import Callable
 from fractions import Fraction
@@ -86,10 +87,13 @@ def prefer_compiled(model: Any, bound: int) -> bool:
     :data:`SMALL_STATES`, when this process has loaded the model's compiled rate
     loop already (:func:`numeric.exact.rate_blocks.is_loaded`), or after
     :data:`COMPILED_AFTER` searches in NumPy (a sweep), since the compiled search,
-    once loaded, is several times faster than NumPy's."""
-    from numeric.exact.rate_blocks import is_loaded
-
-    return bound > SMALL_STATES or _SEARCHES[0] >= COMPILED_AFTER or is_loaded(model)
+    once loaded, is several times faster than NumPy's.  (No rate loop is loaded
+    before :mod:`numeric.exact.rate_blocks` is imported: a first call does not
+    import it to ask.)"""
+    if bound > SMALL_STATES or _SEARCHES[0] >= COMPILED_AFTER:
+        return True
+    blocks = sys.modules.get("numeric.exact.rate_blocks")
+    return blocks is not None and blocks.is_loaded(model)
 
 
 def _as_python(globals_: dict[str, Any]) -> dict[str, Any]:

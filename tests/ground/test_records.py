@@ -63,10 +63,19 @@ def test_a_damaged_kept_digest_is_computed_again(tree):
 def test_arrays_kept_beside_a_record_come_back_only_with_their_digest(tree):
     import numpy as np
 
-    arrays = {"states": np.arange(12, dtype=np.int64).reshape(4, 3), "q": np.linspace(0, 1, 4)}
+    arrays = {
+        "states": np.arange(12, dtype=np.int64).reshape(4, 3),
+        "q": np.linspace(0, 1, 4),
+        "columns": np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)),
+        "none": np.zeros((0, 3)),
+        "count": np.int64(5),
+    }
     digest = records.save_arrays("k" * 64, arrays)
     back = records.load_arrays("k" * 64, digest)
     assert set(back) == set(arrays)
-    assert all(np.array_equal(back[k], v) and back[k].dtype == v.dtype for k, v in arrays.items())
+    for k, v in arrays.items():
+        v = np.asarray(v)
+        assert back[k].shape == v.shape and back[k].dtype == v.dtype, k
+        assert np.array_equal(back[k], v) and back[k].flags.writeable, k
     assert records.load_arrays("k" * 64, "0" * 64) is None  # not the file the record names
     assert records.load_arrays("j" * 64, digest) is None  # none kept

@@ -135,6 +135,14 @@ def test_a_call_at_a_new_N_reads_the_record_of_another_N_and_gives_the_same_numb
     assert _fields(got) == _fields(want)
     for name in ("pi", "state_array", "s_star", "V", "W", "mean", "n_bias", "n_cov", "n_mse"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    key = call_key("sir", SIR, 31, None, None, None, route="auto")
+    kept = records.load(key)
+    assert kept["start"] == got.start  # the record at N = 31, kept after the solve
+    arrays = records.load_arrays(key, kept["assembly"])
+    assert np.array_equal(arrays["states"], got.state_array)  # with its generator
 
 
 def test_a_record_of_another_N_serves_only_where_the_mean_field_cannot_move():
