@@ -123,6 +123,21 @@ def test_small_models_compile_nothing(monkeypatch):
     assert _rel_err(r64.constant, r.constant) < mpmath.mpf(10) ** -r64.digits
 
 
+def test_accuracy_note_prints_the_agreement_of_the_two_traces_in_digits():
+    """The note states how many digits ``tr(MW)`` and ``tr(PQ)`` share (not their
+    difference, whose digits are round-off), the number the digits estimate reads."""
+    from mfstein.ground.display import agreement_digits
+
+    m = load_model(f"{USER}:supermarket_user", b=10)
+    for lam in ("0.5", "0.9"):
+        r = numeric.solve(m, {"lam": lam}, precision="float64")
+        c_w, c_p = (float(r.methods[k]) for k in ("float64:covariance", "float64:stein"))
+        n = agreement_digits(c_w, c_p)
+        assert f"(tr(MW) and tr(PQ) agree to {n} digits)." in r.notes[0]
+        assert r.digits <= n <= 15  # the estimate holds the claim below the agreement
+        assert "tr(MW) - tr(PQ)" not in r.to_json()
+
+
 @pytest.mark.parametrize("start,expected", [("0.29", "0.2"), ("0.31", "1"), ("2", "1")])
 def test_search_keeps_the_basin_of_the_start(start, expected):
     """Schloegl-like birth-death drift ``-(x - 0.2)(x - 0.3)(x - 1)``: stable points 0.2
