@@ -227,9 +227,7 @@ def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedP
 _STARTS: OrderedDict[int, tuple[Any, Any, tuple[mpf, ...], np.ndarray]] = OrderedDict()
 
 
-def _reference_start(
-    model: Any, values: Mapping[str, mpf]
-) -> tuple[tuple[mpf, ...], np.ndarray]:
+def _reference_start(model: Any, values: Mapping[str, mpf]) -> tuple[tuple[mpf, ...], np.ndarray]:
     """The model's fixed reference point (or the origin) at 30 digits and in float64
     (read-only: :attr:`PreparedProblem.s64`), read and checked against the state space
     once per model."""
