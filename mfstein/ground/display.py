@@ -98,6 +98,24 @@ def claimed_to_place(values: Any, place: int) -> Any:
 UNBOUNDED_DIGITS = 10
 
 
+#: At most this many digits of agreement are reported by :func:`agreement_digits`
+#: (float64 numbers carry about 16).
+AGREEMENT_MAX = 15
+
+
+def agreement_digits(a: float, b: float) -> int:
+    """The decimal digits on which ``a`` and ``b`` agree, relative to ``a``:
+    ``floor(-log10(|a - b| / |a|))``, at most :data:`AGREEMENT_MAX` (equal numbers)
+    and at least 0 (``a = 0 != b``, or a difference beyond ``|a|``).  What a note prints
+    instead of the difference itself, whose leading digits are round-off."""
+    diff, size = abs(a - b), abs(a)
+    if diff == 0:
+        return AGREEMENT_MAX
+    if not size > 0 or not math.isfinite(diff):
+        return 0
+    return int(min(AGREEMENT_MAX, max(0, math.floor(-math.log10(diff / size)))))
+
+
 def place(error: float) -> int:
     """The decimal place ``p``, ``10^p >= 2 error``, a number with the absolute error
     ``error`` is printed down to (:func:`printed_to_error`)."""

@@ -55,6 +55,7 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from mfstein.ground.display import agreement_digits
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
@@ -93,7 +94,7 @@ def accuracy_note(pt: Any) -> str:
     return (
         f"float64 route: {pt.digits} digits claimed from the conditioning (kappa_L = "
         f"{pt.kappa_L:.3g}, cond(J) = {pt.kappa_J:.3g}) and two independent traces "
-        f"(tr(MW) - tr(PQ) = {pt.c_w - pt.c_p:.2e})."
+        f"(tr(MW) and tr(PQ) agree to {agreement_digits(pt.c_w, pt.c_p)} digits)."
     )
 
 

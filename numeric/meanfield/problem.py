@@ -86,16 +86,16 @@ def float64_inputs(
     model: Any, params: Mapping[str, Any], start: Sequence[Any] | str | np.ndarray | None
 ) -> tuple[dict[str, mpf], np.ndarray, np.ndarray]:
     """The parsed parameter values (30 digits), the start ``s0`` and the kernels'
-    parameter vector, both in float64: those of the problem every route starts from
-    (:func:`numeric.prepared.problem.prepare_problem`), or for a start already read
-    in float64 (a sweep's), that start itself."""
+    parameter vector, both in float64 and read-only: those of the problem every route
+    starts from (:func:`numeric.prepared.problem.prepare_problem`, shared with it), or
+    for a start already read in float64 (a sweep's), a copy of that start."""
     if isinstance(start, np.ndarray):
         with mpmath.workdps(30):
             values = parse_params(model, params)
-            p64 = np.array([float(v) for v in kernel_vector(model, values)])
-        return values, start, p64
+            p64 = [float(v) for v in kernel_vector(model, values)]
+        return values, read_only64(start), read_only64(p64)
     problem = prepare_problem(model, params, start)
-    return dict(problem.values), problem.s64, problem.p64  # read-only: Problem64 copies
+    return dict(problem.values), problem.s64, problem.p64
 
 
 def observable_matrix64(M: Any, b: int) -> np.ndarray:
@@ -156,6 +156,12 @@ class Problem64:
         return self.system.red
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` (an array made here, not shared) made read-only in place."""
+    a.flags.writeable = False
+    return a
+
+
 def prepare(
     model: Any,
     params: Mapping[str, Any] | None,
@@ -188,10 +194,10 @@ def prepare(
             start=start,
             M=M,
             values=MappingProxyType(values),
-            p64=read_only64(p64),
-            s0=read_only64(s0),
+            p64=p64,  # read-only (float64_inputs)
+            s0=s0,
             system=system,
-            M64=read_only64(observable_matrix64(M, model.n) if M64 is None else M64),
+            M64=_frozen(observable_matrix64(M, model.n)) if M64 is None else read_only64(M64),
             key=key,
         )
 

@@ -604,6 +604,8 @@ def negligible(
                 cand[j] = False
     for j in red.dependent:
         cand[j] = False
+    if not cand.any():  # nothing small enough: the other conditions only remove
+        return []
     # coordinates moved by a transition with a non-negligible intensity
     big = rates > delta * rmax
     moved = np.zeros(b, dtype=bool)

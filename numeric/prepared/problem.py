@@ -280,9 +280,10 @@ def prepare_problem(
 
 def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedProblem:
     model, values = point.model, dict(point.values)
+    now: dict[tuple[str, int], Any] = {}
     with mpmath.workdps(DPS):
         if start is None and not callable(model.info.reference):
-            s0 = _reference_start(model, values)
+            s0, now[("s64", 0)] = _reference_start(model, values)
         else:
             s0 = tuple(start_point(model, start, values))
         p30 = tuple(kernel_vector(model, values))
@@ -295,24 +296,28 @@ def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedP
         p30=p30,
         s0=s0,
         key=key,
+        _now=now,
     )
 
 
-#: The 30-digit reference starts of models whose reference point is fixed, by model
-#: object (held with its declarations, so that its id is not reused): a problem at new
-#: parameter values (a sweep's next point) reads no declaration again.
-_STARTS: OrderedDict[int, tuple[Any, Any, tuple[mpf, ...]]] = OrderedDict()
+#: The 30-digit reference starts of models whose reference point is fixed, with their
+#: float64 values, by model object (held with its declarations, so that its id is not
+#: reused): a problem at new parameter values (a sweep's next point) reads no
+#: declaration again and converts no start to float64 again.
+_STARTS: OrderedDict[int, tuple[Any, Any, tuple[mpf, ...], np.ndarray]] = OrderedDict()
 
 
-def _reference_start(model: Any, values: Mapping[str, mpf]) -> tuple[mpf, ...]:
-    """The model's fixed reference point (or the origin) at 30 digits, read and checked
-    against the state space once per model."""
+def _reference_start(model: Any, values: Mapping[str, mpf]) -> tuple[tuple[mpf, ...], np.ndarray]:
+    """The model's fixed reference point (or the origin) at 30 digits and in float64
+    (read-only: :attr:`PreparedProblem.s64`), read and checked against the state space
+    once per model."""
     info = model.info
     seen = _STARTS.get(id(model))
     if seen is not None and seen[0] is model and seen[1] is info:  # the same declarations
-        return seen[2]
+        return seen[2], seen[3]
     s0 = tuple(start_point(model, None, values))
-    _STARTS[id(model)] = (model, info, s0)
+    s64 = read_only64(s0)
+    _STARTS[id(model)] = (model, info, s0, s64)
     while len(_STARTS) > PROBLEMS:
         _STARTS.popitem(last=False)
-    return s0
+    return s0, s64

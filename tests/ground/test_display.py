@@ -82,3 +82,18 @@ def test_fields_dict_follows_the_fields_in_order() -> None:
     assert list(got) == ["n", "part", "wall_seconds", "warnings"]
     assert got == {"n": 3, "part": {"mean": 0.25}, "wall_seconds": 1.23, "warnings": ["w"]}
     assert fields_dict(run)["wall_seconds"] == 1.234567 and fields_dict(run)["grid"] == [1, 2]
+
+
+def test_agreement_digits_counts_the_leading_digits_two_numbers_share() -> None:
+    """``floor(-log10(|a - b| / |a|))``, capped at 15, never negative."""
+    from mfstein.ground.display import AGREEMENT_MAX, agreement_digits
+
+    assert AGREEMENT_MAX == 15
+    assert agreement_digits(2.0, 2.0) == 15  # equal: the cap
+    assert agreement_digits(0.0, 0.0) == 15
+    assert agreement_digits(1.0, 1.0 + 2.0**-40) == 12  # 9.09e-13 relative
+    assert agreement_digits(-3.0, -3.0 - 3e-6 * 1.5) == 5  # 1.5e-6 relative
+    assert agreement_digits(1.0, 1.0 + 2.0**-52) == 15  # 2.2e-16: capped
+    assert agreement_digits(1.0, 3.0) == 0  # a difference beyond |a|
+    assert agreement_digits(0.0, 1e-300) == 0
+    assert agreement_digits(1.0, float("nan")) == 0

@@ -123,6 +123,38 @@ def test_small_models_compile_nothing(monkeypatch):
     assert _rel_err(r64.constant, r.constant) < mpmath.mpf(10) ** -r64.digits
 
 
+def test_accuracy_note_prints_the_agreement_of_the_two_traces_in_digits():
+    """The note states how many digits ``tr(MW)`` and ``tr(PQ)`` share (not their
+    difference, whose digits are round-off), the number the digits estimate reads."""
+    from mfstein.ground.display import agreement_digits
+
+    m = load_model(f"{USER}:supermarket_user", b=10)
+    for lam in ("0.5", "0.9"):
+        r = numeric.solve(m, {"lam": lam}, precision="float64")
+        c_w, c_p = (float(r.methods[k]) for k in ("float64:covariance", "float64:stein"))
+        n = agreement_digits(c_w, c_p)
+        assert f"(tr(MW) and tr(PQ) agree to {n} digits)." in r.notes[0]
+        assert r.digits <= n <= 15  # the estimate holds the claim below the agreement
+        assert "tr(MW) - tr(PQ)" not in r.to_json()
+
+
+def test_two_norm_of_a_symmetric_matrix_by_its_eigenvalues():
+    """``||A||_2`` of the accuracy estimate: by the eigenvalues of a symmetric ``A``
+    (``P`` of the Lyapunov equation), by the singular values otherwise; the two agree."""
+    import numpy as np
+
+    from numeric.meanfield.float64_point import _norm2
+
+    rng = np.random.default_rng(3)
+    for n in (1, 4, 10):
+        A = rng.standard_normal((n, n))
+        S = A @ A.T - 0.5 * np.eye(n)  # symmetric, possibly indefinite
+        ref = float(np.linalg.norm(S, 2))
+        assert abs(_norm2(S, symmetric=True) - ref) <= 1e-14 * ref
+        assert _norm2(A, symmetric=False) == float(np.linalg.svd(A, compute_uv=False).max())
+    assert _norm2(np.diag([-3.0, 2.0]), symmetric=True) == 3.0  # the largest |eigenvalue|
+
+
 @pytest.mark.parametrize("start,expected", [("0.29", "0.2"), ("0.31", "1"), ("2", "1")])
 def test_search_keeps_the_basin_of_the_start(start, expected):
     """Schloegl-like birth-death drift ``-(x - 0.2)(x - 0.3)(x - 1)``: stable points 0.2

@@ -86,6 +86,27 @@ def test_problem_is_immutable_and_cached_by_its_inputs():
     assert float(a.values["beta"]) == 3.0 and a.p64.tolist() == [3.0, 1.0, 0.5, 0.1]
 
 
+def test_problems_share_the_read_only_start_and_parameters_they_are_built_from():
+    """The float64 problem reads the prepared problem's read-only ``s0`` and ``p64``
+    (no copies); problems at other parameters of the same model share the reference
+    start's float64 values, which are the 30-digit start rounded once."""
+    from numeric.prepared.problem import prepare_problem
+
+    m = load_model(f"{USER}:supermarket_user", b=4)
+    pp.forget()
+    a, b = pp.prepare(m, {"lam": "0.5"}), pp.prepare(m, {"lam": "0.75"})
+    base = prepare_problem(m, {"lam": "0.5"})
+    assert a.s0 is base.s64 and a.p64 is base.p64 and b.s0 is a.s0
+    assert a.s0.tolist() == [float(v) for v in base.s0] and b.p64.tolist() == [0.75]
+    for x in (a.s0, a.p64, a.M64, b.M64):
+        assert not x.flags.writeable
+    assert np.array_equal(a.M64, np.eye(4)) and a.M64 is not b.M64
+    # a sweep's start given in float64 is copied, not shared
+    s = np.array([0.5, 0.25, 0.0, 0.0])
+    c = pp.prepare(m, {"lam": "0.6"}, s)
+    assert c.s0 is not s and c.s0.tolist() == s.tolist() and not c.s0.flags.writeable
+
+
 def test_lazy_matrices_equal_the_eager_conversion():
     m = load_model("sir")
     sol = numeric.solve(m, SIR, precision="float64")
