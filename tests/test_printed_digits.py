@@ -233,6 +233,23 @@ def test_a_float64_transient_prints_down_to_its_stated_error() -> None:
             assert abs(printed - held) <= 10.0**place / 2 * (1 + 1e-9), name
 
 
+def test_a_transients_limit_prints_to_its_newton_step_and_drift_rounding() -> None:
+    """The fixed point a transient tends to (float64 Newton) states one error for every
+    entry (one more Newton step and the drift's rounding); the 30-digit ``s*`` of the
+    same model lies within it, and the print within a unit of its last digit."""
+    params = {"b": "3", "lam": "0.9"}
+    res = numeric.transient("supermarket", params, times=[0, 1, 2])
+    doc = json.loads(res.to_json())
+    error = res.limit_abs_error
+    assert 0 < error < 1e-12 and doc["limit_abs_error"] == error_figure(error)
+    star = numeric.solve("supermarket", params).s_star  # mpf, 30 digits
+    for printed, held, want in zip(doc["limit"], res.limit, star, strict=True):
+        _holds(printed, float(held), error, float(want), "limit")
+        places = math.floor(math.log10(abs(held))) - math.log10(_unit(error)) + 1
+        assert _float_digits(printed) <= places
+    assert repr(doc["limit"][0]) in repr(res)
+
+
 # -- the exact chains ------------------------------------------------------------------------
 def _mp_law(result) -> list:
     """The stationary law of ``result``'s chain (its float64 ``Q^T``, pinned as the solve
