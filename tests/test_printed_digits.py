@@ -668,3 +668,31 @@ def test_a_fixed_truncation_claims_no_digits_and_an_ssq_solution_prints_its_root
     assert np.all(np.abs(held - sol.roots) <= units * (1 + 1e-9))  # each part within unit / 2
     for text in (repr(sol), repr(fixed)):
         assert all(_significant(t) <= 14 for t in NUMBER.findall(text))
+
+
+def test_response_time_quantiles_print_to_their_bin_width() -> None:
+    """A per-server run's quantiles print down to the place the histogram's bin width
+    allows: each lies within half a unit of its last digit of the bin holding the
+    run's sample quantile (found here from the printed counts, by the count itself),
+    so within a unit of that quantile; the dict held keeps the interpolated values."""
+    import numpy as np
+
+    import sim
+
+    r = sim.simulate_supermarket(1, "0.7", 4, 1, policy="random", engine="per-server",
+                                 steps=200_000, reps=2, seed=3)  # fmt: skip
+    doc = json.loads(r.to_json())["response_time"]
+    width = doc["histogram"]["bin_width"]
+    assert doc["quantiles_abs_error"] == error_figure(width)
+    unit = _unit(width)
+    counts = np.asarray(doc["histogram"]["counts"])
+    total = counts.sum() + doc["histogram"]["overflow"]
+    for q, shown in doc["quantiles"].items():
+        need = math.ceil(float(q) * total)  # the sample quantile is the need-th smallest
+        i = int(np.argmax(np.cumsum(counts) >= need))
+        lo, hi = i * width, (i + 1) * width
+        assert lo - unit / 2 <= shown <= hi + unit / 2, (q, shown, lo, hi)
+        assert _decimal_place(shown) >= math.log10(unit) - 1e-9
+        held = r.response_time["quantiles"][q]
+        assert abs(shown - held) <= unit / 2 * (1 + 1e-9)
+    assert any(doc["quantiles"][q] != r.response_time["quantiles"][q] for q in doc["quantiles"])

@@ -291,8 +291,10 @@ def _describe(r) -> str:
     else:
         lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
     if r.response_time:
-        rt = r.response_time
-        qs = ", ".join(f"q{float(k):g} = {v:.3f}" for k, v in rt["quantiles"].items())
+        from sim.stats import printed_response_time
+
+        rt = printed_response_time(r.response_time)
+        qs = ", ".join(f"q{float(k):g} = {v!r}" for k, v in rt["quantiles"].items())
         lines.append(f"response time = {estimate_text(rt['mean'], rt['ci95'])} ({qs})")
     lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
     return "\n".join(lines)
