@@ -554,7 +554,8 @@ def solve_jsq(
                 if r["boundary_mass"] <= mass_tol and change <= rtol:
                     break
                 _refuse_diverging_mgf(history, th, r["boundary_mass"] <= mass_tol)
-                prev, coarser = cur, [r, *coarser[:1]]
+                kept = {k: r[k] for k in ("D", "law", "phase_marginal", "perp_norm")}
+                prev, coarser = cur, [kept, *coarser[:1]]  # not its R: phases^2 floats
                 Dc = _next_spread(history, mass_tol)
     return JSQSolution(
         n=n,
