@@ -597,6 +597,7 @@ TAIL_CASES = {
     "jsq n=3": ("jsq", 3, 0.4, [0.3, 1.0], [0.5]),
     "mmn": ("mmn", 20, 0.05, [0.0, 1.01, 2.97], []),  # x / eps off the jumps
     "ssq": ("ssq", 6, 0.05, [0.0, 1.01, 2.97], []),
+    "ssq n=20": ("ssq", 20, 0.1, [0.0, 0.77], []),  # the weights' system has condition 1e15
 }
 
 

@@ -172,15 +172,19 @@ def mixture_error(
     and each root has the error ``dr_j``.
 
     First order: ``M dc = -sum_j dM_j c_j dr_j`` plus the rounding of the solve and of
-    ``M``, so ``|dc| <= |M^-1| (|dM| |c| |dr| + 4 U u |M| |c|)`` (``U`` columns); then
+    ``M``, so ``|dc| <= sum_j |M^-1 dM_j| |c_j| dr_j + |M^-1| 4 U u |M| |c|`` (``U``
+    columns; each root's effect is propagated exactly, only its phase is unknown --
+    ``|M^-1| |dM|`` would lose the cancellation inside ``M^-1 dM_j``, a factor ``10^3``
+    to ``10^5`` for binomial pmfs on 0..20, where ``M`` has condition ``10^15``); then
     ``dp_k = sum_j (dc_j r_j^k + c_j k r_j^(k-1) dr_j)`` and, with ``s_j = |r_j|``,
     ``ell_0 <= sum_j |dc_j| / (1 - s_j) + |c_j| dr_j / (1 - s_j)^2`` (``k = 0`` is ``p_0``),
     ``ell_1 <= sum_j |dc_j| s_j / (1 - s_j)^2 + |c_j| dr_j (1 + s_j) / (1 - s_j)^3``.
     """
     size = M.shape[0]
     a = np.abs(c)
-    inv = np.abs(np.linalg.inv(M))
-    dc = inv @ (np.abs(dM) @ (a * dr) + 4 * size * UNIT * (np.abs(M) @ a))
+    moved = np.abs(np.linalg.solve(M, dM))  # |M^-1 dM_j|, column j: root j's effect
+    rounding = np.abs(np.linalg.inv(M)) @ (4 * size * UNIT * (np.abs(M) @ a))
+    dc = moved @ (a * dr) + rounding
     s = np.abs(roots)
     mass = np.sum(dc / (1 - s) + a * dr / (1 - s) ** 2)
     first = np.sum(dc * s / (1 - s) ** 2 + a * dr * (1 + s) / (1 - s) ** 3)
