@@ -697,3 +697,18 @@ def test_response_time_quantiles_print_to_their_bin_width() -> None:
         held = r.response_time["quantiles"][q]
         assert abs(shown - held) <= unit / 2 * (1 + 1e-9)
     assert any(doc["quantiles"][q] != r.response_time["quantiles"][q] for q in doc["quantiles"])
+
+
+def test_the_exact_commands_text_prints_the_jsons_numbers(capsys) -> None:
+    """``mfstein exact`` writes N E||S - s*||^2, the blocking probability and the mean
+    jobs per server as its JSON does, down to their law errors' places (was 10 and 6
+    significant digits whatever the error)."""
+    argv = ["exact", "--N", "4", "--lam", "0.9", "--b", "3"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    for label, key in (("N E||S - s*||^2", "n_mse"), ("blocking probability", "blocking"),
+                       ("mean jobs per server", "mean_jobs")):  # fmt: skip
+        line = next(t for t in text.splitlines() if t.startswith(label))
+        assert line.split("=", 1)[1].split()[0] == repr(doc[key]), (line, doc[key])
