@@ -146,7 +146,7 @@ class SimulationResult(Presentable):
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as
         ``{"mean", "ci95"}`` of plain floats; ``lam`` as the decimal string given)."""
-        from sim.stats import plain, printed
+        from sim.stats import plain, printed, printed_response_time
 
         def est(e: Any) -> Any:
             return None if e is None else e.to_dict()
@@ -185,7 +185,7 @@ class SimulationResult(Presentable):
             }
         )
         if self.lam_text is not None:
-            out["response_time"] = self.response_time
+            out["response_time"] = printed_response_time(self.response_time)
         if self.loop is not None:
             out["loop"] = self.loop
         if self.observables:

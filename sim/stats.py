@@ -184,6 +184,25 @@ def lag1_autocorrelation(num: np.ndarray, den: np.ndarray) -> float:
     return float(z[1:] @ z[:-1] / denom) if denom > 0 else float("nan")
 
 
+def printed_response_time(response: dict | None) -> dict | None:
+    """A per-server run's response-time dict (:func:`sim.supermarket` keeps it) as
+    printed: each quantile down to the place its bin width allows
+    (:func:`mfstein.ground.display.printed_to_error` with the error ``bin_width``: the
+    interpolated quantile and the run's own sample quantile lie in one bin), and
+    ``quantiles_abs_error``, that width, beside.  The width bounds the binning only:
+    the statistical error of a quantile is not estimated.  The dict held is not
+    changed."""
+    if not response:
+        return response
+    from mfstein.ground.display import error_figure, printed_to_error
+
+    width = response["histogram"]["bin_width"]
+    quantiles = {q: printed_to_error(v, width) for q, v in response["quantiles"].items()}
+    out = dict(response, quantiles=quantiles)
+    out["quantiles_abs_error"] = error_figure(width)
+    return out
+
+
 def histogram_quantiles(hist: np.ndarray, hist_max: float, over: float, qs) -> list[float]:
     """Quantiles of a distribution given as a histogram on ``[0, hist_max)`` plus an
     overflow count; linear interpolation inside a bin, ``inf`` in the overflow."""

@@ -233,6 +233,23 @@ def test_a_float64_transient_prints_down_to_its_stated_error() -> None:
             assert abs(printed - held) <= 10.0**place / 2 * (1 + 1e-9), name
 
 
+def test_a_transients_limit_prints_to_its_newton_step_and_drift_rounding() -> None:
+    """The fixed point a transient tends to (float64 Newton) states one error for every
+    entry (one more Newton step and the drift's rounding); the 30-digit ``s*`` of the
+    same model lies within it, and the print within a unit of its last digit."""
+    params = {"b": "3", "lam": "0.9"}
+    res = numeric.transient("supermarket", params, times=[0, 1, 2])
+    doc = json.loads(res.to_json())
+    error = res.limit_abs_error
+    assert 0 < error < 1e-12 and doc["limit_abs_error"] == error_figure(error)
+    star = numeric.solve("supermarket", params).s_star  # mpf, 30 digits
+    for printed, held, want in zip(doc["limit"], res.limit, star, strict=True):
+        _holds(printed, float(held), error, float(want), "limit")
+        places = math.floor(math.log10(abs(held))) - math.log10(_unit(error)) + 1
+        assert _float_digits(printed) <= places
+    assert repr(doc["limit"][0]) in repr(res)
+
+
 # -- the exact chains ------------------------------------------------------------------------
 def _mp_law(result) -> list:
     """The stationary law of ``result``'s chain (its float64 ``Q^T``, pinned as the solve
@@ -461,3 +478,237 @@ def test_a_chain_solved_iteratively_above_the_factor_limit_claims_no_digits(monk
     assert len(repr(abs(printed)).replace(".", "").lstrip("0")) <= UNBOUNDED_DIGITS
     direct = numeric.exact.solve("sir", SIR, N=8, solver="direct")
     assert direct.condition is not None and direct.law_error is not None
+
+
+# -- the exact tail laws (numeric.tails) -------------------------------------------------------
+def _unit(error: float) -> float:
+    """The unit of the last digit printed for a number with the absolute error ``error``."""
+    return 10.0 ** math.ceil(math.log10(2 * error))
+
+
+def _holds(printed, held, error, reference, what) -> None:
+    """The value held is within its stated error of the reference, and the printed one
+    within a unit of its last digit (``error + unit / 2``)."""
+    assert abs(held - reference) <= error, (what, held, reference, error)
+    assert abs(printed - reference) <= _unit(error) * (1 + 1e-9), (what, printed, reference)
+
+
+def _mp_mixture(head0, c, r, eps, xs):
+    """``E[eps X]`` and ``P(eps X > x)`` of the law ``p_k = sum_j c_j r_j^k`` (``k >= 1``),
+    ``p_0`` the head, in mpmath."""
+    mean = eps * sum(cj * rj / (1 - rj) ** 2 for cj, rj in zip(c, r, strict=True))
+    tails = []
+    for x in xs:
+        k = math.floor(x / float(eps))
+        above = sum(cj * rj ** (k + 1) / (1 - rj) for cj, rj in zip(c, r, strict=True))
+        tails.append((head0 if k < 0 else 0) + above)
+    return mpmath.re(mean), [mpmath.re(t) for t in tails]
+
+
+def _tail_reference(model: str, n: int, eps: float, xs: list, thetas: list) -> dict:
+    """An independent route to each statistic: M/M/n by its product form in 40-digit
+    mpmath; the SSQ's roots found afresh by ``mpmath.polyroots`` (40 digits) from the
+    float pmfs and its weights solved in mpmath; JSQ by the untruncated chain on sorted
+    queue vectors (tests/numeric/tails/conftest.py), queues capped where the mass left
+    is below 1e-20."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    if model == "jsq":
+        sys.path.insert(0, str(Path(__file__).parent / "numeric" / "tails"))
+        try:
+            from conftest import jsq_reference
+        finally:
+            sys.path.pop(0)
+        qmax = math.ceil(20 * math.log(10) / (-n * math.log(1 - eps))) + 8
+        ref = jsq_reference(n, eps, qmax)
+        pmf = ref["pmf"]
+        surv = np.cumsum(pmf[::-1])[::-1]  # surv[k] = P(X >= k)
+        k = np.arange(len(pmf))
+        return {
+            "scaled_mean": eps * float(k @ pmf),
+            "tail": [float(surv[math.floor(x / eps) + 1]) for x in xs],
+            "perp_second_moment": float(ref["perp2"]),
+            "perp_mgf": [float(ref["pi"] @ np.exp(t * ref["perp"])) for t in thetas],
+        }
+    mpmath.mp.dps = 40
+    if model == "mmn":
+        rho = 1 - mpmath.mpf(eps)
+        a = n * rho
+        w = [a**j / mpmath.factorial(j) for j in range(n + 1)]
+        Z = sum(w[:n]) + w[n] / (1 - rho)
+        # p_j = w_j / Z for j < n, p_{n+i} = (w_n / Z) rho^i
+        mean = eps * (sum(j * w[j] / Z for j in range(n))
+                      + w[n] / Z * (n / (1 - rho) + rho / (1 - rho) ** 2))  # fmt: skip
+        tails = []
+        for x in xs:
+            k = math.floor(x / eps)
+            below = sum(w[j] / Z for j in range(min(k + 1, n)))
+            tails.append(1 - below - (w[n] / Z * (1 - rho ** (k - n + 1)) / (1 - rho)
+                                      if k >= n else 0))  # fmt: skip
+        return {"scaled_mean": float(mean), "tail": [float(t) for t in tails]}
+    from numeric.tails.ssq import binomial_pmfs, check_pmf
+
+    a, s = binomial_pmfs(n, eps)
+    a, s = check_pmf("a", a), check_pmf("s", s)
+    A = [mpmath.mpf(float(v)) for v in a]
+    S = [mpmath.mpf(float(v)) for v in s]
+    Ea = sum(i * v for i, v in enumerate(A))
+    Es = sum(i * v for i, v in enumerate(S))
+    e = 1 - Ea / Es
+    px = {}
+    for i, pa in enumerate(A):
+        for j, ps in enumerate(S):
+            px[i - j] = px.get(i - j, 0) + pa * ps
+    U, Sm = max(px), -min(px)
+    coeffs = [mpmath.mpf(0)] * (U + Sm + 1)  # highest power first, as solve_ssq
+    for x, p in px.items():
+        coeffs[(U + Sm) - (U - x)] += p
+    coeffs[Sm] -= 1
+    roots = [r for r in mpmath.polyroots(coeffs, maxsteps=200, extraprec=200) if abs(r) < 1 - 1e-9]
+    assert len(roots) == U
+    M = mpmath.matrix(U, U)
+    for k in range(1, U):
+        for j, r in enumerate(roots):
+            M[k - 1, j] = sum(p * r ** (k - x) for x, p in px.items() if x > k)
+    for j, r in enumerate(roots):
+        M[U - 1, j] = 1 / (1 - r)
+    rhs = mpmath.matrix([0] * (U - 1) + [1])
+    c = mpmath.lu_solve(M, rhs)
+    head0 = mpmath.re(sum(c))
+    mean, tails = _mp_mixture(head0, list(c), roots, e, xs)
+    var = (sum(i * i * v for i, v in enumerate(A)) - Ea**2 + sum(i * i * v for i, v in enumerate(S))
+           - Es**2)  # fmt: skip
+    cramer = max(mpmath.re(r) for r in roots if abs(mpmath.im(r)) < 1e-30 and mpmath.re(r) > 0)
+    return {
+        "scaled_mean": float(mean),
+        "tail": [float(t) for t in tails],
+        "eps": float(e),
+        "limit_mean": float(var / (2 * Es)),
+        "decay_factor": float(cramer),
+        "scaled_decay_rate": float(-mpmath.log(cramer) / e),
+    }
+
+
+TAIL_CASES = {
+    "jsq n=2": ("jsq", 2, 0.25, [0.0, 0.5, 2.0], [0.5, 1.0]),
+    "jsq n=3": ("jsq", 3, 0.4, [0.3, 1.0], [0.5]),
+    "mmn": ("mmn", 20, 0.05, [0.0, 1.01, 2.97], []),  # x / eps off the jumps
+    "ssq": ("ssq", 6, 0.05, [0.0, 1.01, 2.97], []),
+    "ssq n=20": ("ssq", 20, 0.1, [0.0, 0.77], []),  # the weights' system has condition 1e15
+}
+
+
+@pytest.mark.parametrize("case", list(TAIL_CASES))
+def test_a_tail_reports_numbers_hold_their_printed_claim(case) -> None:
+    """Each number of an exact tail report is within its stated error of an independent
+    route (:func:`_tail_reference`), printed within a unit of its last digit, with no
+    digit below that unit; text and ``repr`` print the same numbers."""
+    import numpy as np
+
+    from numeric.tails.report import exact_tails
+
+    model, n, eps, xs, thetas = TAIL_CASES[case]
+    rep = exact_tails(model, n, eps, xs, thetas=thetas)
+    doc = json.loads(rep.to_json())
+    errors = rep.errors
+    numbers = [k for k in ("tail", "scaled_mean", "limit_mean", "sup_distance", "decay_factor",
+                           "scaled_decay_rate", "level_decay", "perp_second_moment", "perp_mgf")
+               if errors.get(k)]  # fmt: skip
+    for key in numbers:  # printed within half a unit of the value held, no further digit
+        held, shown = np.ravel(getattr(rep, key)).tolist(), np.ravel(doc[key]).tolist()
+        errs = np.broadcast_to(np.asarray(errors[key], dtype=float), len(held)).tolist()
+        for p, v, e in zip(shown, held, errs, strict=True):
+            assert abs(p - v) <= _unit(e) / 2 * (1 + 1e-9), (key, p, v)
+            places = math.floor(math.log10(abs(v))) - math.log10(_unit(e)) + 1 if v else 1
+            assert _float_digits(p) <= max(1, places), (key, p)
+        assert _float_digits(error_figure(errs[0])) <= ERROR_DIGITS
+    ref = _tail_reference(model, n, eps, xs, thetas)
+    for key, want in ref.items():
+        held, shown = np.ravel(getattr(rep, key)).tolist(), np.ravel(doc[key]).tolist()
+        errs = np.broadcast_to(np.asarray(errors[key], dtype=float), len(held)).tolist()
+        for p, v, e, w in zip(shown, held, errs, np.ravel(want).tolist(), strict=True):
+            _holds(p, v, e, w, key)
+    text = rep.describe() + repr(rep)
+    assert repr(doc["scaled_mean"]) in text and all(repr(t) in text for t in doc["tail"])
+    if model == "jsq":  # the solve's own document prints the same numbers
+        sol_doc = json.loads(_jsq(n, eps, thetas).to_json())
+        assert sol_doc["scaled_mean"] == doc["scaled_mean"]
+        assert sol_doc["perp_second_moment"] == doc["perp_second_moment"]
+
+
+def _jsq(n: int, eps: float, thetas: list):
+    from numeric.tails.jsq_qbd import solve_jsq
+
+    return solve_jsq(n, eps, thetas=thetas)
+
+
+def test_a_fixed_truncation_claims_no_digits_and_an_ssq_solution_prints_its_roots() -> None:
+    """A JSQ solve at a fixed ``D`` has no truncation change: no estimate, the numbers
+    keep :data:`UNBOUNDED_DIGITS`.  The SSQ solution prints each root to its own error,
+    within half a unit of its last digit of the root held (the Cramér root, within its
+    error of the 40-digit mpmath root)."""
+    import numpy as np
+
+    from mfstein.ground.display import UNBOUNDED_DIGITS
+    from numeric.tails.jsq_qbd import solve_jsq
+    from numeric.tails.ssq import binomial_pmfs, solve_ssq
+
+    fixed = solve_jsq(3, 0.2, D=5)
+    assert fixed.errors()["scaled_mean"] is None
+    assert _float_digits(json.loads(fixed.to_json())["scaled_mean"]) == UNBOUNDED_DIGITS
+    sol = solve_ssq(*binomial_pmfs(6, 0.05))
+    doc = json.loads(sol.to_json())
+    ref = _tail_reference("ssq", 6, 0.05, [], [])
+    _holds(doc["cramer_root"], sol.cramer_root, sol.errors()["cramer_root"],
+           ref["decay_factor"], "cramer_root")  # fmt: skip
+    held = np.array([complex(*pair) for pair in doc["roots"]])
+    units = np.array([_unit(e) for e in sol.errors()["roots"]])
+    assert np.all(np.abs(held - sol.roots) <= units * (1 + 1e-9))  # each part within unit / 2
+    for text in (repr(sol), repr(fixed)):
+        assert all(_significant(t) <= 14 for t in NUMBER.findall(text))
+
+
+def test_response_time_quantiles_print_to_their_bin_width() -> None:
+    """A per-server run's quantiles print down to the place the histogram's bin width
+    allows: each lies within half a unit of its last digit of the bin holding the
+    run's sample quantile (found here from the printed counts, by the count itself),
+    so within a unit of that quantile; the dict held keeps the interpolated values."""
+    import numpy as np
+
+    import sim
+
+    r = sim.simulate_supermarket(1, "0.7", 4, 1, policy="random", engine="per-server",
+                                 steps=200_000, reps=2, seed=3)  # fmt: skip
+    doc = json.loads(r.to_json())["response_time"]
+    width = doc["histogram"]["bin_width"]
+    assert doc["quantiles_abs_error"] == error_figure(width)
+    unit = _unit(width)
+    counts = np.asarray(doc["histogram"]["counts"])
+    total = counts.sum() + doc["histogram"]["overflow"]
+    for q, shown in doc["quantiles"].items():
+        need = math.ceil(float(q) * total)  # the sample quantile is the need-th smallest
+        i = int(np.argmax(np.cumsum(counts) >= need))
+        lo, hi = i * width, (i + 1) * width
+        assert lo - unit / 2 <= shown <= hi + unit / 2, (q, shown, lo, hi)
+        assert _decimal_place(shown) >= math.log10(unit) - 1e-9
+        held = r.response_time["quantiles"][q]
+        assert abs(shown - held) <= unit / 2 * (1 + 1e-9)
+    assert any(doc["quantiles"][q] != r.response_time["quantiles"][q] for q in doc["quantiles"])
+
+
+def test_the_exact_commands_text_prints_the_jsons_numbers(capsys) -> None:
+    """``mfstein exact`` writes N E||S - s*||^2, the blocking probability and the mean
+    jobs per server as its JSON does, down to their law errors' places (was 10 and 6
+    significant digits whatever the error)."""
+    argv = ["exact", "--N", "4", "--lam", "0.9", "--b", "3"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    for label, key in (("N E||S - s*||^2", "n_mse"), ("blocking probability", "blocking"),
+                       ("mean jobs per server", "mean_jobs")):  # fmt: skip
+        line = next(t for t in text.splitlines() if t.startswith(label))
+        assert line.split("=", 1)[1].split()[0] == repr(doc[key]), (line, doc[key])

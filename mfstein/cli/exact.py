@@ -106,9 +106,9 @@ def run(args: argparse.Namespace) -> int:
         )
     out += [
         "",
-        f"N E||S - s*||^2       = {r.n_mse:.10g}",
-        f"blocking probability  = {r.blocking:.6g}",
-        f"mean jobs per server  = {r.mean_jobs:.10g}",
+        f"N E||S - s*||^2       = {r.printed('n_mse')!r}",
+        f"blocking probability  = {r.printed('blocking')!r}",
+        f"mean jobs per server  = {r.printed('mean_jobs')!r}",
         "P(queue length = k)   = "
         + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf)),
     ]
@@ -191,11 +191,12 @@ def _describe_model(r: Any) -> str:
             f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
             f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"
         )
-    out += ["", f"N E||S - s*||^2       = {r.n_mse:.10g}   (mean field c = {r.constant:.10g})"]
+    mse = f"{r.printed('n_mse')!r}   (mean field c = {r.constant:.10g})"
+    out += ["", f"N E||S - s*||^2       = {mse}"]
     if r.blocking is not None:
-        out.append(f"blocking probability  = {r.blocking:.6g}")
+        out.append(f"blocking probability  = {r.printed('blocking')!r}")
     if r.mean_jobs is not None:
-        out.append(f"mean jobs per server  = {r.mean_jobs:.10g}")
+        out.append(f"mean jobs per server  = {r.printed('mean_jobs')!r}")
     if r.queue_length_pmf is not None:
         out.append(
             "P(queue length = k)   = "

@@ -273,7 +273,7 @@ def _describe(r) -> str:
         f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
         f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
         f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
-        f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}",
+        f"blocking        = {estimate_text(r.blocking.mean, r.blocking.ci95)}",
         f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}",
         "k   E[S_k]               N(E[S_k] - s*_k)      P(queue = k)",
     ]
@@ -291,8 +291,10 @@ def _describe(r) -> str:
     else:
         lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
     if r.response_time:
-        rt = r.response_time
-        qs = ", ".join(f"q{float(k):g} = {v:.3f}" for k, v in rt["quantiles"].items())
+        from sim.stats import printed_response_time
+
+        rt = printed_response_time(r.response_time)
+        qs = ", ".join(f"q{float(k):g} = {v!r}" for k, v in rt["quantiles"].items())
         lines.append(f"response time = {estimate_text(rt['mean'], rt['ci95'])} ({qs})")
     lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
     return "\n".join(lines)
@@ -391,9 +393,7 @@ def _describe_model(r: Any) -> str:
         f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
     ]
     if r.blocking is not None:
-        lines.append(
-            f"blocking        = {float(r.blocking.mean):.3e} ± {float(r.blocking.ci95):.1e}"
-        )
+        lines.append(f"blocking        = {estimate_text(r.blocking.mean, r.blocking.ci95)}")
     if r.mean_jobs is not None:
         lines.append(f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}")
     lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")

@@ -249,7 +249,7 @@ def _print_text(res: Any) -> None:
     if more:
         print(f"({' and '.join(more)} shown; --json prints all, with W and B)")
     if res.limit is not None:
-        shown = ", ".join(f"{float(v):.10g}" for v in res.limit[:8])
+        shown = ", ".join(repr(v) for v in res.printed_limit()[:8])
         print(f"x(t) tends to the fixed point ({shown}{', ...' if len(res.limit) > 8 else ''})")
     for note in res.notes:
         print(f"note: {note}")

@@ -77,11 +77,37 @@ class Fate:
     warning:
         ``None`` when the path converges to a stable hyperbolic ``s*``, else one
         sentence saying what happens instead.
+    limit_error:
+        The estimate of ``max_i |limit_i - limit*_i|`` (:func:`limit_error`), with
+        ``limit``.
     """
 
     limit: np.ndarray | None
     stationary: np.ndarray | None
     warning: str | None
+    limit_error: float | None = None
+
+
+def limit_error(rm: Any, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
+    """The error of a float64 fixed point ``x`` (free coordinates) of the drift ``f``,
+    in full coordinates: one more Newton step ``|J^+ f(x)|`` (whatever found ``x``:
+    Newton, whose last step is below ``1e-14``, the settled path when Newton failed,
+    or the float64 search's ``s*``) plus the rounding of ``f(x)``, ``8 u`` times the
+    size of its terms (:func:`numeric.meanfield.acceptance.term_scale`), through
+    ``|J^+|``; mapped to every coordinate by the conservation laws (``full`` is affine:
+    ``|d full / dx| e``).  First order in the residual."""
+    from numeric.meanfield import acceptance
+
+    with np.errstate(all="ignore"):
+        f, J = rm.f64(x, q, p), rm.jac64(x, q, p)
+        pinv = np.abs(np.linalg.pinv(J))
+        s = rm.full64(x, q)
+        scale = acceptance.term_scale(rm.k64.rates(s, p), rm.k64.jac(s, p), s)
+        e = pinv @ np.abs(f) + pinv.sum(axis=1) * 8 * np.finfo(float).eps / 2 * scale
+        base = rm.full64(x, q)
+        spread = np.abs([rm.full64(x + unit, q) - base for unit in np.eye(x.size)])
+        error = float(np.max(e @ spread, initial=0.0)) if x.size else 0.0
+    return error if np.isfinite(error) else float("inf")
 
 
 def _near(x: np.ndarray, y: np.ndarray, rel: float) -> bool:
@@ -250,7 +276,7 @@ def fate(
         if bad is None and (same or star is None):
             # a stable limit; with no s* (the search from the reference point failed,
             # as numeric.solve's does) there is no other basin to speak of
-            return Fate(L, star, None)
+            return Fate(L, star, None, limit_error(rm, limit, q, p))
         if bad is not None:
             text = (
                 f"{head} approaches the fixed point {_point(L)}, which {bad}; the finite-N "
@@ -262,7 +288,7 @@ def fate(
                 f"{head} converges to the stable fixed point {_point(L)}, not to "
                 f"{star_text}: the start lies in another basin of attraction."
             )
-        return Fate(L, star, text)
+        return Fate(L, star, text, limit_error(rm, limit, q, p))
     if outcome == "unbounded":
         what = "grows without bound (it leaves the basin of every fixed point)"
     elif outcome == "outside":

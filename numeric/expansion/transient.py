@@ -373,7 +373,7 @@ def transient(
         free=[st.states[j] for j in st.free],
         integrator=integrator,
         errors=errors,
-        limit=where.limit, rtol=float(rtol),
+        limit=where.limit, limit_abs_error=where.limit_error, rtol=float(rtol),
         warning=where.warning,
     )
 

@@ -21,7 +21,9 @@ from mfstein.ground.display import (
     Presentable,
     claimed_to_place,
     count_row,
+    error_figure,
     params_text,
+    printed_to_error,
     shape_text,
 )
 from mfstein.ground.errors import ParameterError
@@ -65,9 +67,13 @@ class TransientResult(Presentable):
         mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
         (same shapes; the difference of the two working precisions), which
         printing uses to keep only correct digits; empty for float64.
-    limit:
+    limit, limit_abs_error:
         The fixed point the mean field approaches after the last time (float64,
-        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none.
+        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none,
+        and the estimate of its error shared by every entry (one more Newton step and
+        the drift's rounding, :func:`numeric.expansion.basin.limit_error`; ``None``:
+        no estimate), to which it is printed
+        (:func:`mfstein.ground.display.printed_to_error`).
     warning:
         ``None`` when the mean field converges to the stable hyperbolic fixed point
         :func:`numeric.solve` reports, else one sentence saying what happens
@@ -102,6 +108,7 @@ class TransientResult(Presentable):
     warning: str | None = None
     observables: dict[str, Any] = field(default_factory=dict)
     rtol: float = 1e-10
+    limit_abs_error: float | None = None
 
     method = renamed_attribute("TransientResult", "method", "integrator")
 
@@ -161,6 +168,13 @@ class TransientResult(Presentable):
         )
         return np.array(strings, dtype=object).reshape(a.shape).tolist(), bound
 
+    def printed_limit(self) -> list[float] | None:
+        """:attr:`limit` as printed: each entry down to the place ``limit_abs_error``
+        allows (:data:`mfstein.ground.display.UNBOUNDED_DIGITS` digits without it)."""
+        if self.limit is None:
+            return None
+        return printed_to_error([float(v) for v in self.limit], self.limit_abs_error)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein transient --json``: floats on the
         float64 route; on the mpmath route decimal strings that keep only the digits
@@ -188,7 +202,9 @@ class TransientResult(Presentable):
                     out[f"{name}_abs_error"] = bound
         if self.digits is not None:
             out["digits"] = self.digits
-        out["limit"] = None if self.limit is None else [float(v) for v in self.limit]
+        out["limit"] = self.printed_limit()
+        if self.limit is not None:
+            out["limit_abs_error"] = error_figure(self.limit_abs_error)
         out["warning"] = self.warning
         out["notes"] = self.notes
         if self.observables:
@@ -216,7 +232,7 @@ class TransientResult(Presentable):
              + (f", {self.digits} digits earned" if self.digits is not None else "")),
         ]  # fmt: skip
         if self.limit is not None:
-            rows.append(("limit", ", ".join(f"{float(v):.10g}" for v in self.limit[:4])
+            rows.append(("limit", ", ".join(repr(v) for v in self.printed_limit()[:4])
                          + (", ..." if len(self.limit) > 4 else "")))  # fmt: skip
         if self.warning is not None:
             rows.append(("warning", self.warning))

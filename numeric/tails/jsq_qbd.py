@@ -66,8 +66,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, error_figure, printed_to_error
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.tails.errors import (
+    UNIT,
+    LawError,
+    law_distance,
+    law_statistic_errors,
+    mmn_law_error,
+    printed_accuracy,
+    truncation_error,
+)
 from numeric.tails.params import check_eps, check_n
 from numeric.tails.qbd import QBDSolution, solve_qbd
 from numeric.tails.statistics import TotalQueueLaw
@@ -175,6 +184,13 @@ class JSQSolution(Presentable):
         The :class:`~numeric.tails.qbd.QBDSolution` (residuals, ``R``).
     phase_marginal, perp_norm:
         Stationary phase probabilities and ``||q_perp||_2`` in each phase.
+    coarser:
+        The solves at the last two spreads tried before ``D`` (their ``law``,
+        ``phase_marginal``, ``perp_norm``, ``D``; the latest first): the truncation's
+        changes, from which :meth:`errors` estimates each printed number's error;
+        empty for a fixed ``D`` (no estimate: the numbers print with
+        :data:`mfstein.ground.display.UNBOUNDED_DIGITS`) and for ``n = 1`` (M/M/1, no
+        truncation: rounding only).
     """
 
     n: int
@@ -192,6 +208,7 @@ class JSQSolution(Presentable):
     perp_norm: np.ndarray
     seconds: float
     history: list[dict] = field(default_factory=list)
+    coarser: list[dict[str, Any]] = field(default_factory=list, compare=False)
 
     _MORE: ClassVar[str] = "the law of qbar: .law; the QBD: .qbd; perp_mgf(thetas)"
 
@@ -215,24 +232,80 @@ class JSQSolution(Presentable):
             seconds=self.seconds,
         )
 
+    def errors(self, thetas: Any = ()) -> dict[str, Any]:
+        """The absolute error of each printed number (:mod:`numeric.tails.errors`): the
+        law's from the truncation's changes (the distances between the laws at the last
+        three spreads, extrapolated by :func:`~numeric.tails.errors.truncation_error`),
+        with it the statistics of the law (``law``: its ``mass`` and ``first`` sums);
+        the moments of ``q_perp`` by their own changes; ``level_decay`` by its distance
+        to ``rho^n``, its exact value for every truncation.  ``None`` where there is
+        no estimate (a fixed ``D``)."""
+        level = abs(self.level_decay - self.rho**self.n) + 4 * self.n * UNIT
+        perp_here = self.perp_second_moment()
+        mgf_here = self.perp_mgf(thetas)
+        if self.n == 1:
+            law = mmn_law_error(1, self.law.mean())
+            perp, mgf = 0.0, [0.0] * len(thetas)
+        elif not self.coarser:
+            law = LawError(None, None)
+            perp, mgf = None, [None] * len(thetas)
+        else:
+            laws = [self.law, *(c["law"] for c in self.coarser)]
+            steps = [law_distance(a, b) for a, b in itertools.pairwise(laws)]
+            mass = truncation_error(*(d.mass for d in steps)) + 8 * UNIT + self.mass_residual
+            first = truncation_error(*(d.first for d in steps)) + mass * self.law.mean()
+            law = LawError(mass, first)
+            perps = [perp_here, *(float(c["phase_marginal"] @ c["perp_norm"] ** 2)
+                                  for c in self.coarser)]  # fmt: skip
+            perp = _extrapolated(perps) + 8 * UNIT * perp_here
+            mgfs = [mgf_here, *(_mgf(c["perp_norm"], c["phase_marginal"], thetas)
+                                for c in self.coarser)]  # fmt: skip
+            mgf = [_extrapolated(v) + 8 * UNIT * abs(float(v[0])) for v in zip(*mgfs, strict=True)]
+        stats = law_statistic_errors(law, self.eps, self.scaled_mean, 1.0)
+        return {
+            "law": {"mass": law.mass, "first": law.first},
+            "scaled_mean": stats["scaled_mean"],
+            "tail": stats["tail"],
+            "sup_distance": stats["sup_distance"],
+            "level_decay": level,
+            "perp_second_moment": perp,
+            "perp_mgf": mgf,
+        }
+
+    @property
+    def scaled_mean(self) -> float:
+        """``E[eps qbar]``."""
+        return float(self.law.scaled_mean(self.eps))
+
+    def printed(self, name: str) -> Any:
+        """The number ``name`` (``scaled_mean``, ``level_decay``, ``perp_second_moment``)
+        as :meth:`to_dict` prints it: down to the place its error in :meth:`errors`
+        allows (:func:`mfstein.ground.display.printed_to_error`)."""
+        value = self.perp_second_moment() if name == "perp_second_moment" else getattr(self, name)
+        return printed_to_error(float(value), self.errors().get(name))
+
     def to_dict(self) -> dict[str, Any]:
-        """The headline statistics (floats) and :meth:`accuracy`, their precision."""
+        """The headline statistics (floats), each down to the place its error in
+        ``errors`` allows, and :meth:`accuracy`, their precision."""
+        errors = self.errors()
         return {
             "model": "jsq",
             "n": self.n,
             "eps": self.eps,
-            "scaled_mean": float(self.law.scaled_mean(self.eps)),
-            "level_decay": self.level_decay,
-            "perp_second_moment": self.perp_second_moment(),
-            "accuracy": self.accuracy(),
+            "scaled_mean": self.printed("scaled_mean"),
+            "level_decay": self.printed("level_decay"),
+            "perp_second_moment": self.printed("perp_second_moment"),
+            "errors": error_figure(errors),
+            "accuracy": printed_accuracy(self.accuracy(), errors),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
+        p = self.printed
         return [
             ("model", f"JSQ, n = {self.n}, eps = {self.eps:.6g}"),
-            ("E[eps qbar]", f"{float(self.law.scaled_mean(self.eps)):.10g}"),
-            ("level decay", f"{self.level_decay:.12g} (rho^n = {self.rho**self.n:.12g})"),
-            ("E ||q_perp||^2", f"{self.perp_second_moment():.10g}"),
+            ("E[eps qbar]", repr(p("scaled_mean"))),
+            ("level decay", f"{p('level_decay')!r} (rho^n = {self.rho**self.n:.12g})"),
+            ("E ||q_perp||^2", repr(p("perp_second_moment"))),
             ("truncation", f"D = {self.D}, {self.phases} phases, boundary mass "
                            f"{self.boundary_mass:.2g}, change {self.truncation_change:.2g}"),
         ]  # fmt: skip
@@ -243,8 +316,20 @@ class JSQSolution(Presentable):
 
     def perp_mgf(self, thetas: np.ndarray | list[float]) -> np.ndarray:
         """``E exp(theta ||q_perp||_2)`` for each ``theta`` (Proposition 3's MGF)."""
-        th = np.asarray(thetas, dtype=float)
-        return np.exp(np.outer(th, self.perp_norm)) @ self.phase_marginal
+        return _mgf(self.perp_norm, self.phase_marginal, thetas)
+
+
+def _extrapolated(values: list[float]) -> float:
+    """The truncation error of ``values[0]`` from the changes along ``values`` (the
+    statistic at the current spread, then at the coarser ones)."""
+    changes = [abs(float(a) - float(b)) for a, b in itertools.pairwise(values)]
+    return truncation_error(*changes)
+
+
+def _mgf(perp_norm: np.ndarray, marginal: np.ndarray, thetas: Any) -> np.ndarray:
+    """``E exp(theta ||q_perp||_2)`` for each ``theta``, from a phase marginal."""
+    th = np.asarray(thetas, dtype=float)
+    return np.exp(np.outer(th, perp_norm)) @ marginal
 
 
 def _one_blas_thread():
@@ -421,7 +506,7 @@ def solve_jsq(
                 f"D = {D} gives {count_phases(n, D)} for n = {n}."
             )
         r = _solve_fixed(n, eps, D, tol)
-        change = 0.0
+        change, coarser = 0.0, []
         history = [dict(D=D, phases=r["phases"], boundary_mass=r["boundary_mass"])]
     else:
         if count_phases(n, 3) > max_phases:
@@ -430,7 +515,7 @@ def solve_jsq(
                 f"phases at spread 3), got n = {n}; use the simulator for larger n."
             )
         history = []
-        prev = None
+        prev, coarser = None, []
         Dc = 2
         with _spread_bar(progress) as bar:  # closed on a refusal too
             while True:
@@ -469,7 +554,8 @@ def solve_jsq(
                 if r["boundary_mass"] <= mass_tol and change <= rtol:
                     break
                 _refuse_diverging_mgf(history, th, r["boundary_mass"] <= mass_tol)
-                prev = cur
+                kept = {k: r[k] for k in ("D", "law", "phase_marginal", "perp_norm")}
+                prev, coarser = cur, [kept, *coarser[:1]]  # not its R: phases^2 floats
                 Dc = _next_spread(history, mass_tol)
     return JSQSolution(
         n=n,
@@ -477,5 +563,6 @@ def solve_jsq(
         truncation_change=float(change) if n > 1 else 0.0,
         seconds=time.perf_counter() - t0,
         history=history,
+        coarser=[] if n == 1 else coarser,
         **r,
     )

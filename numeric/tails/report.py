@@ -18,8 +18,10 @@ Deviations" (Jhunjhunwala, Hurtado-Lange, Maguluri):
 * JSQ only: ``E ||q_perp||_2^2`` and ``E exp(theta ||q_perp||_2)``
   (Proposition 3, state-space collapse), ``q_perp = q - (qbar / n) 1``.
 
-The ``accuracy`` mapping states how accurate the numbers are (residuals,
-neglected mass, truncation change).
+The ``accuracy`` mapping states how accurate the law is (residuals, neglected mass,
+truncation change), the ``errors`` mapping each number's absolute error
+(:mod:`numeric.tails.errors`), and every number is printed (JSON, ``repr``, text)
+down to the place that error allows.
 """
 
 from __future__ import annotations
@@ -29,8 +31,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, error_figure, printed_to_error
 from mfstein.ground.errors import ParameterError
+from numeric.tails.errors import (
+    UNIT,
+    LawError,
+    decay_rate_error,
+    law_statistic_errors,
+    mmn_law_error,
+    printed_accuracy,
+)
 from numeric.tails.params import check_eps, check_n, check_nonnegative_list
 
 __all__ = ["MODELS", "TailReport", "exact_tails"]
@@ -40,7 +50,9 @@ MODELS = ("jsq", "mmn", "ssq")
 
 @dataclass(frozen=True, repr=False)
 class TailReport(Presentable):
-    """Exact tail statistics of one model (see the module docstring)."""
+    """Exact tail statistics of one model (see the module docstring); ``errors`` holds
+    the absolute error of each number (``tail``: one for every ``x``; ``perp_mgf``:
+    one per ``theta``; ``None`` where there is no estimate, a fixed truncation)."""
 
     model: str
     n: int
@@ -59,26 +71,53 @@ class TailReport(Presentable):
     perp_mgf: list[float] = field(default_factory=list)
     accuracy: dict[str, Any] = field(default_factory=dict)
     law: Any = None
+    errors: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "every x and theta in to_dict(); describe() for the full text"
 
+    def printed(self, name: str) -> Any:
+        """The number (or list) ``name`` as :meth:`to_dict` prints it: down to the
+        place its absolute error in ``errors`` allows
+        (:func:`mfstein.ground.display.printed_to_error`; :data:`UNBOUNDED_DIGITS
+        <mfstein.ground.display.UNBOUNDED_DIGITS>` digits without an estimate); the
+        inputs ``x``, ``thetas`` and (but for the SSQ, where it is computed) ``eps``
+        as given."""
+        value = getattr(self, name)
+        if name in ("x", "thetas") or (name == "eps" and "eps" not in self.errors):
+            return value
+        error = self.errors.get(name)
+        if isinstance(error, list):
+            return [printed_to_error(v, e) for v, e in zip(value, error, strict=True)]
+        return printed_to_error(value, error)
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (the law itself is omitted; ``accuracy`` states
-        its precision: residuals, neglected mass, truncation change)."""
-        out = {k: v for k, v in self.__dict__.items() if k != "law"}
+        """Plain JSON-ready dict (the law itself is omitted): each number down to the
+        place its error in ``errors`` allows; ``accuracy`` states the law's precision
+        (residuals, neglected mass, truncation change)."""
+        out = {k: self.printed(k) if k in _NUMBERS else v for k, v in self.__dict__.items()}
+        del out["law"]
+        out["errors"] = error_figure(self.errors)
+        out["accuracy"] = printed_accuracy(self.accuracy, self.errors)
         return out
 
+    def _text(self, name: str) -> str:
+        """``repr`` of the printed number ``name``."""
+        return repr(self.printed(name))
+
     def _rows(self) -> list[tuple[str, str]]:
-        rows = [("model", f"{self.model}, n = {self.n}, eps = {self.eps:.6g}")]
-        tails = zip(self.x[:3], self.tail[:3], strict=True)
-        rows += [(f"P(eps X > {x:g})", f"{t:.10g}") for x, t in tails]
+        p = self.printed
+        rows = [("model", f"{self.model}, n = {self.n}, eps = {p('eps')!r}")]
+        tails = zip(self.x[:3], p("tail")[:3], strict=True)
+        rows += [(f"P(eps X > {x:g})", repr(t)) for x, t in tails]
         rows += [
-            ("E[eps X]", f"{self.scaled_mean:.10g} (heavy-traffic mean {self.limit_mean:.6g})"),
-            ("sup distance", f"{self.sup_distance:.6g} at x = {self.sup_distance_at:.6g}"),
-            ("decay factor", f"{self.decay_factor:.12g}"),
-        ]
+            ("E[eps X]", f"{self._text('scaled_mean')} (heavy-traffic mean "
+                         f"{self._text('limit_mean')})"),
+            ("sup distance", f"{self._text('sup_distance')} at x = "
+                             f"{self._text('sup_distance_at')}"),
+            ("decay factor", self._text("decay_factor")),
+        ]  # fmt: skip
         if self.perp_second_moment is not None:
-            rows.append(("E ||q_perp||^2", f"{self.perp_second_moment:.10g}"))
+            rows.append(("E ||q_perp||^2", self._text("perp_second_moment")))
         return [*rows, ("accuracy", self.accuracy_text())]
 
     def accuracy_text(self) -> str:
@@ -89,36 +128,41 @@ class TailReport(Presentable):
         )
 
     def describe(self) -> str:
-        """Human-readable summary (the CLI's text output)."""
-        lines = [
-            f"model = {self.model}, n = {self.n}, eps = {self.eps:.6g} (rho = {1 - self.eps:.6g})"
-        ]
-        for x, t in zip(self.x, self.tail, strict=True):
+        """Human-readable summary (the CLI's text output), each number as printed."""
+        p, t = self.printed, self._text
+        rho = f"{1 - self.eps:.6g}"
+        lines = [f"model = {self.model}, n = {self.n}, eps = {p('eps')!r} (rho = {rho})"]
+        for x, v in zip(self.x, p("tail"), strict=True):
             lines.append(
-                f"P(eps X > {x:g}) = {t:.10g}   (exp(-x/m) = {np.exp(-x / self.limit_mean):.10g})"
+                f"P(eps X > {x:g}) = {v!r}   (exp(-x/m) = {np.exp(-x / self.limit_mean):.10g})"
             )
+        lines.append(f"E[eps X] = {t('scaled_mean')}   (heavy-traffic mean m = {t('limit_mean')})")
         lines.append(
-            f"E[eps X] = {self.scaled_mean:.10g}   (heavy-traffic mean m = {self.limit_mean:.6g})"
+            f"sup_x |P(eps X > x) - exp(-x/m)| = {t('sup_distance')} at x = "
+            f"{t('sup_distance_at')}"
         )
         lines.append(
-            f"sup_x |P(eps X > x) - exp(-x/m)| = {self.sup_distance:.6g} at x = "
-            f"{self.sup_distance_at:.6g}"
-        )
-        lines.append(
-            f"tail decay factor per job = {self.decay_factor:.12g}, scaled decay rate "
-            f"-log(r)/eps = {self.scaled_decay_rate:.10g}"
+            f"tail decay factor per job = {t('decay_factor')}, scaled decay rate "
+            f"-log(r)/eps = {t('scaled_decay_rate')}"
         )
         if self.level_decay is not None:
             lines.append(
-                f"QBD level decay sp(R) = {self.level_decay:.12g}   (rho^n = "
+                f"QBD level decay sp(R) = {t('level_decay')}   (rho^n = "
                 f"{(1 - self.eps) ** self.n:.12g})"
             )
         if self.perp_second_moment is not None:
-            lines.append(f"E ||q_perp||^2 = {self.perp_second_moment:.10g}")
-            for th, v in zip(self.thetas, self.perp_mgf, strict=True):
-                lines.append(f"E exp({th:g} ||q_perp||) = {v:.10g}")
+            lines.append(f"E ||q_perp||^2 = {t('perp_second_moment')}")
+            for th, v in zip(self.thetas, p("perp_mgf"), strict=True):
+                lines.append(f"E exp({th:g} ||q_perp||) = {v!r}")
         lines.append(f"accuracy: {self.accuracy_text()}")
         return "\n".join(lines)
+
+
+#: The fields of :class:`TailReport` printed through :meth:`TailReport.printed`.
+_NUMBERS = frozenset(
+    ("eps", "tail", "scaled_mean", "limit_mean", "sup_distance", "sup_distance_at",
+     "decay_factor", "scaled_decay_rate", "level_decay", "perp_second_moment", "perp_mgf")
+)  # fmt: skip
 
 
 def exact_tails(
@@ -172,18 +216,27 @@ def exact_tails(
     else:
         eps, law, m, decay, kw = _jsq(n, eps, ths, max_phases, progress)
     dist, at = law.sup_distance(eps, m)
+    mean, rate = law.scaled_mean(eps), float(-np.log(decay) / eps)
+    e = kw.pop("errors")
+    stats = law_statistic_errors(
+        e.pop("law"), eps, mean, m, limit_mean_error=e["limit_mean"], eps_error=e.get("eps", 0.0)
+    )
+    kw["errors"] = e | stats | {
+        "sup_distance_at": 2 * UNIT * at,
+        "scaled_decay_rate": decay_rate_error(decay, e["decay_factor"], eps, rate),
+    }
     return TailReport(
         model=model,
         n=n,
         eps=float(eps),
         x=xs,
         tail=[float(v) for v in law.tail(np.asarray(xs), eps)],
-        scaled_mean=law.scaled_mean(eps),
+        scaled_mean=mean,
         limit_mean=float(m),
         sup_distance=dist,
         sup_distance_at=at,
         decay_factor=float(decay),
-        scaled_decay_rate=float(-np.log(decay) / eps),
+        scaled_decay_rate=rate,
         law=law,
         **kw,
     )
@@ -212,7 +265,15 @@ def _ssq(n: int, eps: float | None, arrival_pmf: Any, service_pmf: Any) -> _Solv
     elif eps is not None:
         raise ParameterError("eps must be omitted when the SSQ pmfs are given (it is 1 - E a/E s).")
     sol = solve_ssq(arrival_pmf, service_pmf)
-    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {"accuracy": sol.accuracy()}
+    e = sol.errors()
+    errors = {k: e[k] for k in ("eps", "limit_mean", "cramer_exponent", "drift")} | {
+        "law": sol.law_error,
+        "decay_factor": e["cramer_root"],
+    }
+    return sol.eps, sol.law, sol.limit_mean, sol.cramer_root, {
+        "accuracy": sol.accuracy(),
+        "errors": errors,
+    }
 
 
 def _mmn(n: int, eps: float) -> _Solved:
@@ -222,7 +283,8 @@ def _mmn(n: int, eps: float) -> _Solved:
     eps = check_eps(eps)
     law = mmn_law(n, eps)
     accuracy = dict(method="closed form (Erlang C)", mass_residual=abs(law.total_mass() - 1.0))
-    return eps, law, 1.0, 1.0 - eps, {"accuracy": accuracy}
+    errors = {"law": mmn_law_error(n, law.mean()), "limit_mean": 0.0, "decay_factor": UNIT}
+    return eps, law, 1.0, 1.0 - eps, {"accuracy": accuracy, "errors": errors}
 
 
 def _jsq(
@@ -241,4 +303,10 @@ def _jsq(
         perp_mgf=[float(v) for v in sol.perp_mgf(ths)] if ths else [],
     )
     kw["accuracy"] = sol.accuracy()
+    e = sol.errors(ths)
+    kw["errors"] = {k: e[k] for k in ("level_decay", "perp_second_moment", "perp_mgf")} | {
+        "law": LawError(e["law"]["mass"], e["law"]["first"]),
+        "limit_mean": 0.0,
+        "decay_factor": UNIT,
+    }
     return eps, sol.law, 1.0, 1.0 - eps, kw

@@ -39,13 +39,21 @@ negative values below ``1e-12``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable
+from mfstein.ground.display import Presentable, error_figure, printed_to_error
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.tails.errors import (
+    UNIT,
+    LawError,
+    law_statistic_errors,
+    mixture_error,
+    printed_accuracy,
+    root_errors,
+)
 from numeric.tails.statistics import TotalQueueLaw
 
 __all__ = ["SSQSolution", "binomial_pmfs", "check_pmf", "solve_ssq"]
@@ -103,6 +111,11 @@ class SSQSolution(Presentable):
         The ``U`` roots in the unit disk.
     balance_residual, mass_residual, imaginary_residual:
         The checks of the module docstring.
+    law_error, abs_errors:
+        The law's error (:class:`numeric.tails.errors.LawError`, from the roots') and
+        the absolute errors of the roots (``"roots"``, ``"cramer_root"``) and of the
+        numbers computed from the pmfs (``"eps"``, ``"rho"``, ``"drift"``,
+        ``"limit_mean"``): the inputs of :meth:`errors`.
     """
 
     law: TotalQueueLaw
@@ -115,6 +128,8 @@ class SSQSolution(Presentable):
     balance_residual: float
     mass_residual: float
     imaginary_residual: float
+    law_error: LawError | None = None
+    abs_errors: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "the law of q: .law; the roots: .roots"
 
@@ -133,29 +148,63 @@ class SSQSolution(Presentable):
             drift=self.drift,
         )
 
+    def errors(self) -> dict[str, Any]:
+        """The absolute error of each printed number (:mod:`numeric.tails.errors`): the
+        roots' (a Newton step and the polynomial's rounding, per root in ``roots``),
+        the law's propagated to ``scaled_mean``, the rounding of the numbers computed
+        from the pmfs; empty for a result made without them."""
+        e = self.abs_errors
+        if self.law_error is None or not e:
+            return {}
+        r, dr = self.cramer_root, e["cramer_root"]
+        stats = law_statistic_errors(
+            self.law_error, self.eps, self.scaled_mean, self.limit_mean,
+            limit_mean_error=e["limit_mean"], eps_error=e["eps"],
+        )  # fmt: skip
+        return e | {
+            "scaled_mean": stats["scaled_mean"],
+            "cramer_exponent": dr / r + 4 * UNIT * self.cramer_exponent,
+        }
+
+    @property
+    def scaled_mean(self) -> float:
+        """``E[eps q]``."""
+        return float(self.law.scaled_mean(self.eps))
+
+    def printed(self, name: str) -> Any:
+        """The number ``name`` as :meth:`to_dict` prints it: down to the place its
+        error in :meth:`errors` allows (:func:`mfstein.ground.display.printed_to_error`);
+        a root as ``[re, im]``, each part to that root's error."""
+        error = self.errors().get(name)
+        if name == "roots":
+            errs = error or [None] * len(self.roots)
+            return [
+                printed_to_error([float(np.real(v)), float(np.imag(v))], d)
+                for v, d in zip(self.roots, errs, strict=True)
+            ]
+        return printed_to_error(float(getattr(self, name)), error)
+
     def to_dict(self) -> dict[str, Any]:
-        """The headline statistics (floats; a root as ``[re, im]``) and :meth:`accuracy`,
-        their precision."""
+        """The headline statistics (floats; a root as ``[re, im]``), each down to the
+        place its error in ``errors`` allows, and :meth:`accuracy`, their precision."""
+        names = ("eps", "rho", "scaled_mean", "limit_mean", "cramer_root")
         return {
             "model": "ssq",
-            "eps": self.eps,
-            "rho": self.rho,
-            "scaled_mean": float(self.law.scaled_mean(self.eps)),
-            "limit_mean": self.limit_mean,
-            "cramer_root": self.cramer_root,
-            "roots": [[float(np.real(r)), float(np.imag(r))] for r in self.roots],
-            "accuracy": self.accuracy(),
+            **{k: self.printed(k) for k in names},
+            "roots": self.printed("roots"),
+            "errors": error_figure(self.errors()),
+            "accuracy": printed_accuracy(self.accuracy(), self.errors()),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
+        p = self.printed
         return [
-            ("model", f"SSQ, eps = {self.eps:.6g} (rho = {self.rho:.6g})"),
-            ("E[eps q]", f"{float(self.law.scaled_mean(self.eps)):.10g} "
-                         f"(heavy-traffic mean {self.limit_mean:.6g})"),
-            ("Cramer root", f"{self.cramer_root:.12g}"),
+            ("model", f"SSQ, eps = {p('eps')!r} (rho = {p('rho')!r})"),
+            ("E[eps q]", f"{p('scaled_mean')!r} (heavy-traffic mean {p('limit_mean')!r})"),
+            ("Cramer root", repr(p("cramer_root"))),
             ("roots", f"{len(self.roots)} in the unit disk"),
             ("residuals", f"balance {self.balance_residual:.2g}, mass {self.mass_residual:.2g}"),
-        ]  # fmt: skip
+        ]
 
 
 def _increment_pmf(a: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:
@@ -246,12 +295,8 @@ def solve_ssq(arrival_pmf, service_pmf) -> SSQSolution:
                 f"SSQ roots method: two roots closer than {dist.min():.1e} (repeated root)."
             )
     # linear system for c: boundary equations k = 1..U-1 and normalisation
-    M = np.zeros((U, U), dtype=complex)
+    M, dM = _weight_system(px, xs, inside)
     rhs = np.zeros(U, dtype=complex)
-    for k in range(1, U):
-        big = xs > k
-        M[k - 1] = (px[big][:, None] * inside[None, :] ** (k - xs[big])[:, None]).sum(axis=0)
-    M[U - 1] = 1.0 / (1.0 - inside)
     rhs[U - 1] = 1.0
     c = np.linalg.solve(M, rhs)
     law = TotalQueueLaw(np.array([np.real(c.sum())]), c, inside)
@@ -275,6 +320,7 @@ def solve_ssq(arrival_pmf, service_pmf) -> SSQSolution:
             "(tolerances 1e-10, 1e-10, 1e-12, -1e-12)."
         )
     var = float(np.arange(a.size) ** 2 @ a - lam**2 + np.arange(s.size) ** 2 @ s - mu**2)
+    dr = root_errors(coeffs, inside)
     return SSQSolution(
         law=law,
         eps=1.0 - lam / mu,
@@ -286,4 +332,44 @@ def solve_ssq(arrival_pmf, service_pmf) -> SSQSolution:
         balance_residual=bal,
         mass_residual=mass,
         imaginary_residual=imag,
+        law_error=mixture_error(M, dM, c, inside, dr),
+        abs_errors=_input_errors(a, s, lam, mu, var)
+        | {"cramer_root": float(dr[j]), "roots": [float(v) for v in dr]},
     )
+
+
+def _weight_system(px: np.ndarray, xs: np.ndarray, roots: np.ndarray) -> tuple:
+    """``M`` of the weights' system ``M c = e_U`` (module docstring: row ``k - 1`` the
+    boundary equation ``sum_{x > k} p_x r_j^(k - x)``, ``k = 1..U-1``, the last row
+    ``1 / (1 - r_j)``) and its derivative ``dM`` in each column's root."""
+    U = roots.size
+    M = np.zeros((U, U), dtype=complex)
+    dM = np.zeros((U, U), dtype=complex)
+    for k in range(1, U):
+        big = xs > k
+        power = (k - xs[big])[:, None]
+        M[k - 1] = (px[big][:, None] * roots[None, :] ** power).sum(axis=0)
+        dM[k - 1] = (px[big][:, None] * power * roots[None, :] ** (power - 1)).sum(axis=0)
+    M[U - 1] = 1.0 / (1.0 - roots)
+    dM[U - 1] = 1.0 / (1.0 - roots) ** 2
+    return M, dM
+
+
+def _input_errors(
+    a: np.ndarray, s: np.ndarray, lam: float, mu: float, var: float
+) -> dict[str, float]:
+    """The rounding errors of the numbers computed from the pmfs by a few float64
+    operations: ``E a``, ``E s`` (dot products of ``m`` terms: ``m u E``), ``eps``,
+    ``rho``, the drift and Kingman's mean (the variance's cancellation
+    ``E a^2 - (E a)^2`` included: its error is relative to ``E a^2 + E s^2``)."""
+    m = max(a.size, s.size)
+    d_lam, d_mu = m * UNIT * lam, m * UNIT * mu
+    d_rho = d_lam / mu + lam * d_mu / mu**2 + 2 * UNIT
+    squares = float(np.arange(a.size) ** 2 @ a + np.arange(s.size) ** 2 @ s) + lam**2 + mu**2
+    d_var = 2 * (m + 4) * UNIT * squares
+    return {
+        "eps": d_rho + UNIT,
+        "rho": d_rho,
+        "drift": d_lam + d_mu + UNIT * (lam + mu),
+        "limit_mean": d_var / (2 * mu) + var * d_mu / (2 * mu**2) + 2 * UNIT * var / mu,
+    }
