@@ -73,35 +73,23 @@ _lock = threading.Lock()
 
 @dataclass
 class Kernels:
-    """Generated kernels of one model in one back end.
+    """Generated kernels of one model in one back end."""
 
-    Attributes
-    ----------
-    backend:
-        ``"numba"`` or ``"mpmath"``.
-    b:
-        State dimension.
-    params:
-        Parameter names, in the order every kernel expects ``p``.
-    jumps:
-        ``(n_transitions, b)`` integer array of jump vectors ``l``.
-    jac_index:
-        ``(nnz, 2)`` array of the structurally non-zero ``(i, j)`` of ``J``.
-    hess_index:
-        ``(nnz, 3)`` array of the structurally non-zero ``(i, j, k)`` of the Hessian.
-    source:
-        The generated Python source (readable; print it).
-    path:
-        Where the source is cached on disk.
-    """
-
+    #: ``"numba"`` or ``"mpmath"``.
     backend: str
+    #: State dimension.
     b: int
+    #: Parameter names, in the order every kernel expects ``p``.
     params: tuple[str, ...]
+    #: ``(n_transitions, b)`` integer array of jump vectors ``l``.
     jumps: np.ndarray
+    #: ``(nnz, 2)`` array of the structurally non-zero ``(i, j)`` of ``J``.
     jac_index: np.ndarray
+    #: ``(nnz, 3)`` array of the structurally non-zero ``(i, j, k)`` of the Hessian.
     hess_index: np.ndarray
+    #: The generated Python source (readable; print it).
     source: str
+    #: Where the source is cached on disk.
     path: Path
     module: ModuleType = field(repr=False)
     index: dict[str, np.ndarray] = field(default_factory=dict)

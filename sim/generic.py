@@ -51,52 +51,43 @@ MAX_HIST = 100_000
 
 @dataclass(frozen=True)
 class GenericSpec:
-    """Everything a worker needs to simulate one model (JSON-ready, picklable).
+    """Everything a worker needs to simulate one model (JSON-ready, picklable)."""
 
-    Attributes
-    ----------
-    model:
-        The model's name (for messages and checkpoints).
-    kernel, update:
-        File stems of the model's generated numba kernel module and of its
-        generated event loops (:func:`sim.generic_kernels.chain_module`) in the
-        kernel cache (each embeds a digest of the model and of its generator).
-    N, b:
-        Population size and dimension.
-    params:
-        Parameter values (float64, kernel order).
-    jumps:
-        The jump vectors (the kernels' ``jumps``).
-    s_star:
-        The centre ``s*``.
-    start:
-        Initial counts of every replication.
-    kind, upper, total, truncated:
-        Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
-        jumps above ``upper`` are blocked (self-loops), as in the exact solver.
-    thin_bits, hist_len:
-        Thinning exponent of the second moments; values per coordinate kept for
-        the marginal pmfs (``0``: none).
-    n_obs:
-        Number of observables the event loops of ``update`` integrate
-        (:meth:`GenericSimulator.observe`).
-    """
-
+    #: The model's name (for messages and checkpoints).
     model: str
+    #: File stems of the model's generated numba kernel module.
     kernel: str
+    #: Of its generated event loops (:func:`sim.generic_kernels.chain_module`) in the
+    #: kernel cache (each embeds a digest of the model and of its generator).
     update: str
+    #: Population size.
     N: int
+    #: Dimension.
     b: int
+    #: Parameter values (float64, kernel order).
     params: tuple[float, ...]
+    #: The jump vectors (the kernels' ``jumps``).
     jumps: tuple[tuple[int, ...], ...]
+    #: The centre ``s*``.
     s_star: tuple[float, ...]
+    #: Initial counts of every replication.
     start: tuple[int, ...]
+    #: Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
+    #: jumps above ``upper`` are blocked (self-loops), as in the exact solver.
     kind: int
+    #: See :attr:`kind`.
     upper: int
+    #: See :attr:`kind`.
     total: int
+    #: See :attr:`kind`.
     truncated: bool
+    #: Thinning exponent of the second moments.
     thin_bits: int
+    #: Values per coordinate kept for the marginal pmfs
+    #: (``0``: none).
     hist_len: int
+    #: Number of observables the event loops of ``update`` integrate
+    #: (:meth:`GenericSimulator.observe`).
     n_obs: int = 0
 
     def config(self) -> dict:
