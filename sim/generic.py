@@ -36,10 +36,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator
@@ -63,7 +64,7 @@ class GenericSpec:
     #: Population size.
     N: int
     #: Dimension.
-    b: int
+    n: int
     #: Parameter values (float64, kernel order).
     params: tuple[float, ...]
     #: The jump vectors (the kernels' ``jumps``).
@@ -90,9 +91,17 @@ class GenericSpec:
     #: (:meth:`GenericSimulator.observe`).
     n_obs: int = 0
 
+    b = renamed_attribute("GenericSpec", "b", "n")
+    #: Keys of :meth:`config` by their old names, for checkpoints written
+    #: before the rename (:func:`sim.runner.run` reads them as the new key).
+    RENAMED_CONFIG_KEYS: ClassVar[dict[str, str]] = {"b": "n"}
+
     def config(self) -> dict:
         """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
         return {**asdict(self), "s_star": list(self.s_star)}
+
+
+GenericSpec.__init__ = renamed_keywords(b="n")(GenericSpec.__init__)  # type: ignore[method-assign]
 
 
 _MODULES: dict[str, Any] = {}
@@ -153,7 +162,7 @@ def loop_buffers(
     """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`):
     a copy of ``state`` and zeroed sums -- the correction of the time integral, the
     thinned covariance, the histograms and the observables' integrals."""
-    b = spec.b
+    b = spec.n
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
     return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
 
@@ -185,7 +194,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
     chain = load_chain(spec.update)
     p, jk, jv, jl, up, target = _loop_inputs(spec)
-    b = spec.b
+    b = spec.n
     new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     try:
@@ -389,7 +398,7 @@ class GenericSimulator(Simulator):
         return {
             "model": model.name,
             "N": N,
-            "b": model.n,
+            "n": model.n,
             "params": tuple(float(values[str(q)]) for q in model.params),
             "s_star": tuple(s_star),
             "start": tuple(int(x) for x in init),
@@ -486,7 +495,7 @@ class GenericSimulator(Simulator):
 
         spec = self.spec
         batches = summary.completed_batches(out)
-        N, b = spec.N, spec.b
+        N, b = spec.N, spec.n
         sc = np.array([s["scalars"] for s in batches])
         T = sc[:, TIME]
         for s in batches:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_keywords
 from sim.base import RunOptions
 from sim.generic import (
     GenericSimulator,
@@ -72,6 +73,9 @@ class TableSpec(GenericSpec):
     factors: tuple[tuple[int, int], ...] = ()
     #: See :attr:`poly`.
     coef_base: int = 0
+
+
+TableSpec.__init__ = renamed_keywords(b="n")(TableSpec.__init__)  # type: ignore[method-assign]
 
 
 #: :func:`model_tables` by model key and observables, for this process.
@@ -178,7 +182,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
     from sim.table_loop import rates_into, run_table_chain
 
     code, ptr, consts, aff_ptr, aff_idx, poly_tabs, p, jk, jv, jl, up, target = _tables(spec)
-    b, nt = spec.b, len(spec.jumps)
+    b, nt = spec.n, len(spec.jumps)
     new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     scalars = run_table_chain(

@@ -9,7 +9,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.ground.arguments import renamed_attribute
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.display import Presentable, count_row, shape_text
 
 
@@ -175,7 +175,7 @@ class MeanFieldSolution(Presentable):
     #: working precisions agree to at least this many).
     digits: int
     #: Route name -> value of ``constant`` computed by that route (decimal string).
-    methods: dict[str, str] = field(default_factory=dict)
+    routes: dict[str, str] = field(default_factory=dict)
     #: Indices of the coordinates solved for; the others follow from the
     #: conservation laws (all indices when there are none).
     free: list[int] | None = None
@@ -241,6 +241,8 @@ class MeanFieldSolution(Presentable):
     start: Any = field(default=None, repr=False, compare=False)
     #: See :attr:`inputs`.
     M: Any = field(default=None, repr=False, compare=False)
+
+    methods = renamed_attribute("MeanFieldSolution", "methods", "routes")
 
     def __post_init__(self) -> None:
         # the constants print with the digits claimed for them (see Stated)
@@ -352,7 +354,7 @@ class MeanFieldSolution(Presentable):
             own = self.digits2 if route.startswith("c2:") and self.digits2 else self.digits
             return min(self.dps, own)
 
-        return {k: claimed(v, digits(k)) for k, v in self.methods.items()}
+        return {k: claimed(v, digits(k)) for k, v in self.routes.items()}
 
     def order2_dict(self) -> dict[str, Any]:
         """The 1/N^2 terms as decimal strings (``A``, ``B`` with per-entry digits
@@ -405,14 +407,14 @@ class MeanFieldSolution(Presentable):
             more = ", ..." if self.n > 4 else ""
             rows.append(("s*", f"({head}{more})  [{self.n} coordinates]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
-            rows.append(("routes", ", ".join(self.methods)))
+            rows.append(("routes", ", ".join(self.routes)))
             if self.observables:
                 rows.append(("observables", _observables_text(self.observables)))
             if self.notes:
                 rows.append(count_row("notes", self.notes))
         return rows
 
-    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods, .observables; .to_dict() for JSON"
+    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .routes, .observables; .to_dict() for JSON"
 
     def _repr_latex_(self) -> str:
         """The headline identity ``N E||S - s*||^2 -> c`` with its digits."""
@@ -430,3 +432,6 @@ class MeanFieldSolution(Presentable):
         from numeric.meanfield.observables import expand
 
         return expand(self, model, g, params)
+
+
+MeanFieldSolution.__init__ = renamed_keywords(methods="routes")(MeanFieldSolution.__init__)  # type: ignore[method-assign]
