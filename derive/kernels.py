@@ -45,6 +45,7 @@ from derive.backends import (
     positional_symbols,
     unpack_inputs,
 )
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.cache import cache_dir
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.generated import generated_module, load_generated, module_name
@@ -73,41 +74,31 @@ _lock = threading.Lock()
 
 @dataclass
 class Kernels:
-    """Generated kernels of one model in one back end.
+    """Generated kernels of one model in one back end."""
 
-    Attributes
-    ----------
-    backend:
-        ``"numba"`` or ``"mpmath"``.
-    b:
-        State dimension.
-    params:
-        Parameter names, in the order every kernel expects ``p``.
-    jumps:
-        ``(n_transitions, b)`` integer array of jump vectors ``l``.
-    jac_index:
-        ``(nnz, 2)`` array of the structurally non-zero ``(i, j)`` of ``J``.
-    hess_index:
-        ``(nnz, 3)`` array of the structurally non-zero ``(i, j, k)`` of the Hessian.
-    source:
-        The generated Python source (readable; print it).
-    path:
-        Where the source is cached on disk.
-    """
-
+    #: ``"numba"`` or ``"mpmath"``.
     backend: str
-    b: int
+    #: State dimension.
+    n: int
+    #: Parameter names, in the order every kernel expects ``p``.
     params: tuple[str, ...]
+    #: ``(n_transitions, b)`` integer array of jump vectors ``l``.
     jumps: np.ndarray
+    #: ``(nnz, 2)`` array of the structurally non-zero ``(i, j)`` of ``J``.
     jac_index: np.ndarray
+    #: ``(nnz, 3)`` array of the structurally non-zero ``(i, j, k)`` of the Hessian.
     hess_index: np.ndarray
+    #: The generated Python source (readable; print it).
     source: str
+    #: Where the source is cached on disk.
     path: Path
     module: ModuleType = field(repr=False)
     index: dict[str, np.ndarray] = field(default_factory=dict)
     #: For a subset group (``"mean_field"``): builds the full ``"base"`` kernels,
     #: which serve any function the subset did not generate.
     complete: Callable[[], Kernels] | None = field(default=None, repr=False)
+
+    b = renamed_attribute("Kernels", "b", "n")
 
     def __getattr__(self, name: str) -> Any:
         # f, jac, jac_values, hess_values, Q, ftilde, rates (and *_into for numba);
@@ -127,16 +118,19 @@ class Kernels:
         """Dense Hessian ``H[i, j, k]`` (convenience; prefer ``hess_values``)."""
         vals = self.module.hess_values(s, p)
         if self.backend == "numba":
-            H = np.zeros((self.b, self.b, self.b))
+            H = np.zeros((self.n, self.n, self.n))
             for (i, j, k), v in zip(self.hess_index, vals, strict=True):
                 H[i, j, k] = v
             return H
         import mpmath
 
-        H = [[[mpmath.mpf(0)] * self.b for _ in range(self.b)] for _ in range(self.b)]
+        H = [[[mpmath.mpf(0)] * self.n for _ in range(self.n)] for _ in range(self.n)]
         for (i, j, k), v in zip(self.hess_index.tolist(), vals, strict=True):
             H[i][j][k] = v
         return H
+
+
+Kernels.__init__ = renamed_keywords(b="n")(Kernels.__init__)  # type: ignore[method-assign]
 
 
 def _generator_digest() -> str:
@@ -206,7 +200,7 @@ def kernels(model: ModelLike, backend: str = "numba", group: str = "base") -> Ke
         module, source, path = gen.module, gen.text, gen.path
         k = Kernels(
             backend=backend,
-            b=model.n,
+            n=model.n,
             params=tuple(map(str, model.params)),
             jumps=_dense_jumps(module, model.n),
             jac_index=np.asarray(getattr(module, "JAC_INDEX", []), dtype=np.int64).reshape(-1, 2),

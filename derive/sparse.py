@@ -31,6 +31,7 @@ import sympy as sp
 
 from derive.backends import lambdify
 from derive.lambda_values import flat, placed
+from mfstein.ground.arguments import renamed_attribute
 
 __all__ = ["SparseRates", "sparse_rates"]
 
@@ -286,10 +287,12 @@ class LambdaKernels:
     2) ``index[name]`` are as in the generated modules.
     """
 
+    b = renamed_attribute("LambdaKernels", "b", "n")
+
     def __init__(self, model: Any, group: str = "base") -> None:
         from derive.kernels import kernel_objects, order2_kernel_objects
 
-        self.b = model.n
+        self.n = model.n
         self._symbols = (*model.states, *model.params)
         if group == "order2":
             objs, index = order2_kernel_objects(model)

@@ -164,47 +164,34 @@ class StateSpace:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Metadata of a model family, declared by its factory.
+    """Metadata of a model family, declared by its factory."""
 
-    Attributes
-    ----------
-    parameters:
-        One :class:`Parameter` per symbol in ``model.params`` (others are
-        accepted with any real value).
-    state_space:
-        Where ``s`` lives (:class:`StateSpace`); when none is given, the model
-        infers it from its jumps (:func:`derive.model.infer_state_space`).
-    conservation:
-        Declared linear invariants ``c . s`` (integer coefficient vectors).
-    reference:
-        The initial state when none is given: a sequence of numbers, or a
-        function of the parameter values (a mapping name -> number) returning one.
-        ``None`` means the origin (the empty system).
-    fast_path:
-        Name of a structure-aware solver registered in :mod:`numeric`, or ``None``.
-    structure:
-        Structural facts that solver needs (e.g. ``{"d": 2, "replacement": True}``).
-    citation:
-        The paper the model comes from (authors and title), for reports.
-    unique_fixed_point:
-        ``True`` when the factory can prove that the mean-field ODE has exactly
-        one fixed point in the state space for every allowed parameter value; the
-        general fixed-point search then integrates from the start only, without
-        the extra random starts that look for other stable points.
-    observables:
-        The model's usual performance measures by name: name -> a SymPy
-        expression (or a string) in the state symbols and parameters, e.g.
-        ``{"queue_length": s1 + s2}`` (:mod:`derive.observables`).
-    """
-
+    #: One :class:`Parameter` per symbol in ``model.params`` (others are
+    #: accepted with any real value).
     parameters: tuple[Parameter, ...] = ()
+    #: Where ``s`` lives (:class:`StateSpace`); when none is given, the model
+    #: infers it from its jumps (:func:`derive.model.infer_state_space`).
     state_space: StateSpace = field(default_factory=lambda: StateSpace(declared=False))
+    #: Declared linear invariants ``c . s`` (integer coefficient vectors).
     conservation: tuple[tuple[int, ...], ...] = ()
+    #: The initial state when none is
+    #: given: a sequence of numbers, or a function of the parameter values (a mapping
+    #: name -> number) returning one. ``None`` means the origin (the empty system).
     reference: Sequence[Any] | Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    #: Name of a structure-aware solver registered in :mod:`numeric`, or ``None``.
     fast_path: str | None = None
+    #: Structural facts that solver needs (e.g. ``{"d": 2, "replacement": True}``).
     structure: Mapping[str, Any] = field(default_factory=dict)
+    #: The paper the model comes from (authors and title), for reports.
     citation: str = ""
+    #: ``True`` when the factory can prove that the mean-field ODE has exactly
+    #: one fixed point in the state space for every allowed parameter value; the
+    #: general fixed-point search then integrates from the start only, without
+    #: the extra random starts that look for other stable points.
     unique_fixed_point: bool = False
+    #: The model's usual performance measures by
+    #: name: name -> a SymPy expression (or a string) in the state symbols and
+    #: parameters, e.g. ``{"queue_length": s1 + s2}`` (:mod:`derive.observables`).
     observables: Mapping[str, Any] = field(default_factory=dict)
 
     def parameter(self, name: str) -> Parameter | None:

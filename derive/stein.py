@@ -172,20 +172,13 @@ def vec(A: sp.Matrix) -> sp.Matrix:
 
 @dataclass(frozen=True)
 class KroneckerSystem:
-    """The vectorised Lyapunov equation ``K vec(P) = rhs``.
+    """The vectorised Lyapunov equation ``K vec(P) = rhs``."""
 
-    Attributes
-    ----------
-    matrix:
-        ``K = J(s^*)^T (x) I + I (x) J(s^*)^T`` (``b^2 x b^2``).
-    unknowns:
-        ``vec(P)`` (column-major) in the symbols ``P_i_j``.
-    rhs:
-        ``-vec(M)``.
-    """
-
+    #: ``K = J(s^*)^T (x) I + I (x) J(s^*)^T`` (``b^2 x b^2``).
     matrix: sp.Matrix
+    #: ``vec(P)`` (column-major) in the symbols ``P_i_j``.
     unknowns: sp.Matrix
+    #: ``-vec(M)``.
     rhs: sp.Matrix
 
 
@@ -252,23 +245,16 @@ def dominant_term(model: Model, P: sp.Matrix | None = None) -> sp.Expr:
 
 @dataclass(frozen=True, repr=False)
 class SteinLyapunovCheck(Presentable):
-    """Outcome of :func:`stein_lyapunov_check`.
+    """Outcome of :func:`stein_lyapunov_check`."""
 
-    Attributes
-    ----------
-    identity:
-        ``(lhs - rhs of Stein's equation) + x^T R x`` simplified; ``0`` proves
-        that Stein's residual equals ``-x^T R x`` with ``R`` the Lyapunov residual.
-    coefficient_gap:
-        ``(1/2) Hess_s(Stein residual) + R`` simplified entrywise; the zero
-        matrix proves the residual's coefficient matrix is exactly ``-R``.
-    symmetric:
-        Whether ``R - R^T`` simplifies to zero; with the two facts above, the
-        quadratic form vanishes for every ``x`` iff ``R = 0``.
-    """
-
+    #: ``(lhs - rhs of Stein's equation) + x^T R x`` simplified; ``0`` proves
+    #: that Stein's residual equals ``-x^T R x`` with ``R`` the Lyapunov residual.
     identity: sp.Expr
+    #: ``(1/2) Hess_s(Stein residual) + R`` simplified entrywise; the zero
+    #: matrix proves the residual's coefficient matrix is exactly ``-R``.
     coefficient_gap: sp.Matrix
+    #: Whether ``R - R^T`` simplifies to zero; with the two facts above, the
+    #: quadratic form vanishes for every ``x`` iff ``R = 0``.
     symmetric: bool
 
     _MORE: ClassVar[str] = "exact (symbolic); the expressions: .identity, .coefficient_gap"

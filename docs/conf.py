@@ -69,7 +69,10 @@ nb_output_stderr = "remove"
 nb_merge_streams = True
 
 autosummary_generate = True
-autodoc_default_options = {"members": False}
+# no default members: each directive says its own (api_pages: ``:no-members:`` on a
+# package, ``:members:`` on a class); Sphinx 9 lets a default ``"members": False``
+# override a class's explicit ``:members:``, which hid every field and method
+autodoc_default_options: dict[str, object] = {}
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True

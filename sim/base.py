@@ -60,84 +60,86 @@ class SimulationResult(Presentable):
     """Estimates of one simulated model, each an :class:`sim.stats.Estimate` (95% CI).
 
     The one result type of :func:`sim.simulate`, whatever the engine.
-
-    Attributes
-    ----------
-    model, engine, N, params, n:
-        The system, the engine that ran it and the state's dimension (``simulator``
-        and ``b`` are the deprecated names of ``engine`` and ``n``, warn;
-        ``"simulator"`` and ``"b"`` their keys in :meth:`to_dict`, the documented
-        ``--json`` output).
-    steps, reps, seed, batches, warmup:
-        Events per replication, replications, seed, batches per replication and
-        events discarded as warm-up.
-    s_star:
-        The centre ``s*`` (mean-field fixed point of :func:`numeric.solve`).
-    start:
-        The lattice start of the chain (``None`` when the engine does not report it).
-    n_mse, mean, n_bias, n_cov:
-        ``N E||S - s*||^2`` (the core paper's Tables 1 and 2), ``E[S]``,
-        ``N (E[S] - s*)`` (compare with the refined mean field ``V``), ``N Cov(S)``.
-    marginal_pmf:
-        ``P(n_k = j)`` as an Estimate of shape ``(b, m)``, or ``None``.
-    queue_length_pmf, mean_jobs, blocking:
-        For the queueing (monotone) models; ``None`` otherwise.
-    events, events_per_second:
-        Jumps simulated and jumps per second per core (CPU time).
-    complete, interrupted:
-        Whether every batch ran; whether Ctrl-C stopped the run.
-    lag1_autocorrelation:
-        Of the batch means of ``N E||S - s*||^2`` (near 0: batches long enough).
-    lam, lam_text, d, replacement, policy:
-        The supermarket engines' arrival rate (float and as given), choices,
-        sampling and dispatch policy; ``None`` for other engines.
-    response_time:
-        Per-server engine only: mean response time (CI), quantiles, histogram.
-    observables:
-        Name -> Estimate of ``E[g(S_N)]`` for the observables requested
-        (:mod:`sim.observables`); empty when none (then absent from
-        :meth:`to_dict`, else its ``"observables"``: name -> ``{"mean", "ci95"}``).
-    loop:
-        The generic engine's event loop that ran: ``"compiled"`` (generated and
-        compiled for the model, :mod:`sim.generic_kernels`) or ``"interpreted"``
-        (compiled once for every model, :mod:`sim.table_loop`); ``None`` for the
-        other engines (then absent from :meth:`to_dict`).
     """
 
+    #: The system, the engine that ran it and the state's dimension (``simulator``
+    #: and ``b`` are the deprecated names of ``engine`` and ``n``, warn;
+    #: ``"simulator"`` and ``"b"`` their keys in :meth:`to_dict`, the documented
+    #: ``--json`` output).
     model: str
+    #: See :attr:`model`.
     engine: str
+    #: See :attr:`model`.
     N: int
+    #: See :attr:`model`.
     params: dict[str, str]
+    #: See :attr:`model`.
     n: int
+    #: Events per replication.
     steps: int
+    #: Replications.
     reps: int
+    #: Seed.
     seed: int
+    #: Batches per replication.
     batches: int
+    #: Events discarded as warm-up.
     warmup: int
+    #: The centre ``s*`` (mean-field fixed point of :func:`numeric.solve`).
     s_star: list[float]
+    #: The lattice start of the chain (``None`` when the engine does not report it).
     start: list[int] | None
+    #: ``N E||S - s*||^2`` (the core paper's Tables 1 and 2).
     n_mse: Any
+    #: ``E[S]``.
     mean: Any
+    #: ``N (E[S] - s*)`` (compare with the refined mean field ``V``).
     n_bias: Any
+    #: ``N Cov(S)``.
     n_cov: Any
+    #: ``P(n_k = j)`` as an Estimate of shape ``(b, m)``, or ``None``.
     marginal_pmf: Any
+    #: For the queueing (monotone) models; ``None`` otherwise.
     queue_length_pmf: Any
+    #: See :attr:`queue_length_pmf`.
     mean_jobs: Any
+    #: See :attr:`queue_length_pmf`.
     blocking: Any
+    #: Jumps simulated.
     events: int
+    #: Jumps per second per core (CPU time).
     events_per_second: float
     wall_seconds: float
+    #: Whether every batch ran.
     complete: bool
+    #: Whether Ctrl-C stopped the run.
     interrupted: bool
+    #: Of the batch means of ``N E||S - s*||^2`` (near
+    #: 0: batches long enough).
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
+    #: The supermarket engines' arrival rate (float and as given).
     lam: float | None = None
+    #: Choices.
     lam_text: str | None = None
+    #: Sampling.
     d: int | None = None
+    #: Dispatch policy.
     replacement: bool | None = None
+    #: ``None`` for other engines.
     policy: str | None = None
+    #: Per-server engine
+    #: only: mean response time (CI), quantiles, histogram.
     response_time: dict | None = None
+    #: Name -> Estimate of ``E[g(S_N)]`` for the observables requested
+    #: (:mod:`sim.observables`); empty when none (then absent from
+    #: :meth:`to_dict`, else its ``"observables"``: name -> ``{"mean", "ci95"}``).
     observables: dict[str, Any] = field(default_factory=dict)
+    #: The generic engine's event loop that
+    #: ran: ``"compiled"`` (generated and compiled for the model,
+    #: :mod:`sim.generic_kernels`) or ``"interpreted"`` (compiled once for every model,
+    #: :mod:`sim.table_loop`); ``None`` for the other engines (then absent from
+    #: :meth:`to_dict`).
     loop: str | None = None
 
     simulator = renamed_attribute("SimulationResult", "simulator", "engine")
@@ -304,35 +306,28 @@ class Simulator(ABC):
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How to run a simulation: the options every engine shares, with their defaults.
+    """How to run a simulation: the options every engine shares, with their defaults."""
 
-    Attributes
-    ----------
-    steps:
-        Events per replication (jumps of the chain); the first
-        ``warmup_fraction`` of them is discarded.
-    reps, seed:
-        Independent replications, from ``SeedSequence(seed).spawn(reps)``.
-    workers, scheduler:
-        Local processes (default: cores, at most ``reps``) or a Dask scheduler
-        address; results do not depend on them.
-    checkpoint:
-        JSON file written after every unit of work and resumed from.
-    batches:
-        Batches per replication (batch-means confidence intervals).
-    progress, max_units:
-        A tqdm bar; stop after this many units of work (warm-ups and batches).
-    """
-
+    #: Events per replication (jumps of the chain); the first
+    #: ``warmup_fraction`` of them is discarded.
     steps: int = 10**7
+    #: Independent replications.
     reps: int = 4
+    #: From ``SeedSequence(seed).spawn(reps)``.
     seed: int = 0
+    #: Local processes
+    #: (default: cores, at most ``reps``) or a Dask scheduler address.
     workers: int | None = None
+    #: Results do not depend on them.
     scheduler: str | None = None
+    #: JSON file written after every unit of work and resumed from.
     checkpoint: str | os.PathLike | None = None
+    #: Batches per replication (batch-means confidence intervals).
     batches: int = 20
     warmup_fraction: float = 0.1
+    #: A tqdm bar.
     progress: bool = False
+    #: Stop after this many units of work (warm-ups and batches).
     max_units: int | None = None
 
     def checked(self) -> RunOptions:

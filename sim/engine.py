@@ -35,37 +35,33 @@ SIMULATORS = ENGINES
 
 @dataclass(frozen=True)
 class Spec:
-    """Everything a worker needs to simulate one system.
+    """Everything a worker needs to simulate one system."""
 
-    Attributes
-    ----------
-    N, lam, b, d, replacement, policy:
-        The system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``,
-        ``d`` sampled servers with or without replacement, dispatch policy
-        (:data:`POLICIES`).
-    engine:
-        ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
-        (:mod:`sim.perserver`).  ``simulator`` is its deprecated name (the
-        keyword and the attribute warn); a checkpoint written with the old
-        ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
-    s_star:
-        The reference point ``s*`` (float64) for ``||S - s*||^2``.
-    thin_bits:
-        Second moments use one event in ``2^thin_bits``; ``None`` (default)
-        takes :func:`sim.aggregated.thin_bits` of ``b``.
-    hist_bins, hist_max:
-        Response-time histogram (per-server simulator).
-    """
-
+    #: The
+    #: system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``, ``d``
+    #: sampled servers with or without replacement, dispatch policy (:data:`POLICIES`).
     N: int
+    #: See :attr:`N`.
     lam: float
+    #: See :attr:`N`.
     b: int
+    #: See :attr:`N`.
     d: int
+    #: See :attr:`N`.
     replacement: bool
+    #: See :attr:`N`.
     policy: str
+    #: The reference point ``s*`` (float64) for ``||S - s*||^2``.
     s_star: tuple[float, ...]
+    #: ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
+    #: (:mod:`sim.perserver`).  ``simulator`` is its deprecated name (the
+    #: keyword and the attribute warn); a checkpoint written with the old
+    #: ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
     engine: str = "aggregated"
+    #: Second moments use one event in ``2^thin_bits``; ``None`` (default)
+    #: takes :func:`sim.aggregated.thin_bits` of ``b``.
     thin_bits: int | None = None
+    #: Response-time histogram (per-server simulator).
     hist_bins: int = 400
 
     @property

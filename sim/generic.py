@@ -36,10 +36,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator
@@ -51,57 +52,56 @@ MAX_HIST = 100_000
 
 @dataclass(frozen=True)
 class GenericSpec:
-    """Everything a worker needs to simulate one model (JSON-ready, picklable).
+    """Everything a worker needs to simulate one model (JSON-ready, picklable)."""
 
-    Attributes
-    ----------
-    model:
-        The model's name (for messages and checkpoints).
-    kernel, update:
-        File stems of the model's generated numba kernel module and of its
-        generated event loops (:func:`sim.generic_kernels.chain_module`) in the
-        kernel cache (each embeds a digest of the model and of its generator).
-    N, b:
-        Population size and dimension.
-    params:
-        Parameter values (float64, kernel order).
-    jumps:
-        The jump vectors (the kernels' ``jumps``).
-    s_star:
-        The centre ``s*``.
-    start:
-        Initial counts of every replication.
-    kind, upper, total, truncated:
-        Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
-        jumps above ``upper`` are blocked (self-loops), as in the exact solver.
-    thin_bits, hist_len:
-        Thinning exponent of the second moments; values per coordinate kept for
-        the marginal pmfs (``0``: none).
-    n_obs:
-        Number of observables the event loops of ``update`` integrate
-        (:meth:`GenericSimulator.observe`).
-    """
-
+    #: The model's name (for messages and checkpoints).
     model: str
+    #: File stems of the model's generated numba kernel module.
     kernel: str
+    #: Of its generated event loops (:func:`sim.generic_kernels.chain_module`) in the
+    #: kernel cache (each embeds a digest of the model and of its generator).
     update: str
+    #: Population size.
     N: int
-    b: int
+    #: Dimension.
+    n: int
+    #: Parameter values (float64, kernel order).
     params: tuple[float, ...]
+    #: The jump vectors (the kernels' ``jumps``).
     jumps: tuple[tuple[int, ...], ...]
+    #: The centre ``s*``.
     s_star: tuple[float, ...]
+    #: Initial counts of every replication.
     start: tuple[int, ...]
+    #: Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
+    #: jumps above ``upper`` are blocked (self-loops), as in the exact solver.
     kind: int
+    #: See :attr:`kind`.
     upper: int
+    #: See :attr:`kind`.
     total: int
+    #: See :attr:`kind`.
     truncated: bool
+    #: Thinning exponent of the second moments.
     thin_bits: int
+    #: Values per coordinate kept for the marginal pmfs
+    #: (``0``: none).
     hist_len: int
+    #: Number of observables the event loops of ``update`` integrate
+    #: (:meth:`GenericSimulator.observe`).
     n_obs: int = 0
+
+    b = renamed_attribute("GenericSpec", "b", "n")
+    #: Keys of :meth:`config` by their old names, for checkpoints written
+    #: before the rename (:func:`sim.runner.run` reads them as the new key).
+    RENAMED_CONFIG_KEYS: ClassVar[dict[str, str]] = {"b": "n"}
 
     def config(self) -> dict:
         """The JSON-ready description a checkpoint of :mod:`sim.runner` is matched against."""
         return {**asdict(self), "s_star": list(self.s_star)}
+
+
+GenericSpec.__init__ = renamed_keywords(b="n")(GenericSpec.__init__)  # type: ignore[method-assign]
 
 
 _MODULES: dict[str, Any] = {}
@@ -162,7 +162,7 @@ def loop_buffers(
     """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`):
     a copy of ``state`` and zeroed sums -- the correction of the time integral, the
     thinned covariance, the histograms and the observables' integrals."""
-    b = spec.b
+    b = spec.n
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
     return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
 
@@ -194,7 +194,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
     chain = load_chain(spec.update)
     p, jk, jv, jl, up, target = _loop_inputs(spec)
-    b = spec.b
+    b = spec.n
     new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     try:
@@ -398,7 +398,7 @@ class GenericSimulator(Simulator):
         return {
             "model": model.name,
             "N": N,
-            "b": model.n,
+            "n": model.n,
             "params": tuple(float(values[str(q)]) for q in model.params),
             "s_star": tuple(s_star),
             "start": tuple(int(x) for x in init),
@@ -495,7 +495,7 @@ class GenericSimulator(Simulator):
 
         spec = self.spec
         batches = summary.completed_batches(out)
-        N, b = spec.N, spec.b
+        N, b = spec.N, spec.n
         sc = np.array([s["scalars"] for s in batches])
         T = sc[:, TIME]
         for s in batches:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mfstein.ground.arguments import renamed_keywords
 from sim.base import RunOptions
 from sim.generic import (
     GenericSimulator,
@@ -43,34 +44,38 @@ NS_PER_OP = 3.0
 
 @dataclass(frozen=True)
 class TableSpec(GenericSpec):
-    """A :class:`GenericSpec` (``kernel`` and ``update`` empty) with the model as tables.
+    """A :class:`GenericSpec` (``kernel`` and ``update`` empty) with the model as tables."""
 
-    Attributes
-    ----------
-    code, ptr, consts, depth:
-        The programs (:class:`derive.rate_program.Programs`): the intensities, their
-        rounding allowances (:func:`numeric.rate_signs.allowance_exprs`), then the
-        observables.
-    aff_ptr, aff_idx:
-        Transition ``t`` changes the intensities ``aff_idx[aff_ptr[t]:aff_ptr[t + 1]]``
-        (those that read a coordinate its jump moves).
-    poly, poly_ptr, fac_ptr, factors, coef_base:
-        The intensities that are polynomials in the densities, as monomials
-        (:class:`derive.rate_program.PolynomialForms`), whose coefficients are the
-        programs from ``coef_base`` on.
-    """
-
+    #: The programs
+    #: (:class:`derive.rate_program.Programs`): the intensities, their rounding
+    #: allowances (:func:`numeric.rate_signs.allowance_exprs`), then the observables.
     code: tuple[tuple[int, int], ...] = ()
+    #: See :attr:`code`.
     ptr: tuple[int, ...] = ()
+    #: See :attr:`code`.
     consts: tuple[float, ...] = ()
+    #: See :attr:`code`.
     depth: int = 1
+    #: Transition ``t`` changes the intensities ``aff_idx[aff_ptr[t]:aff_ptr[t + 1]]``
+    #: (those that read a coordinate its jump moves).
     aff_ptr: tuple[int, ...] = ()
+    #: See :attr:`aff_ptr`.
     aff_idx: tuple[int, ...] = ()
+    #: The intensities that are polynomials in the densities, as monomials
+    #: (:class:`derive.rate_program.PolynomialForms`), whose coefficients are the
+    #: programs from ``coef_base`` on.
     poly: tuple[bool, ...] = ()
+    #: See :attr:`poly`.
     poly_ptr: tuple[int, ...] = (0,)
+    #: See :attr:`poly`.
     fac_ptr: tuple[int, ...] = (0,)
+    #: See :attr:`poly`.
     factors: tuple[tuple[int, int], ...] = ()
+    #: See :attr:`poly`.
     coef_base: int = 0
+
+
+TableSpec.__init__ = renamed_keywords(b="n")(TableSpec.__init__)  # type: ignore[method-assign]
 
 
 #: :func:`model_tables` by model key and observables, for this process.
@@ -177,7 +182,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
     from sim.table_loop import rates_into, run_table_chain
 
     code, ptr, consts, aff_ptr, aff_idx, poly_tabs, p, jk, jv, jl, up, target = _tables(spec)
-    b, nt = spec.b, len(spec.jumps)
+    b, nt = spec.n, len(spec.jumps)
     new, corr, cov, hist, obs = loop_buffers(spec, state)
     t0 = time.thread_time()
     scalars = run_table_chain(

@@ -69,23 +69,15 @@ SplitRule = Callable[[np.ndarray, int, float, np.ndarray], None]
 
 @dataclass(frozen=True)
 class PISpec:
-    """Everything a worker needs to simulate one system (hashable, picklable).
+    """Everything a worker needs to simulate one system (hashable, picklable)."""
 
-    Attributes
-    ----------
-    model:
-        The validated model (:func:`derive.models.persistent_idle.make_model`).
-    policy:
-        One of :data:`sim.pi_kernels.POLICIES`.
-    check_bound:
-        Evaluate the path-bound counters (eq. (37)).
-    rule_name:
-        ``"module:function"`` of a user split rule, or ``""`` for the default.
-    """
-
+    #: The validated model (:func:`derive.models.persistent_idle.make_model`).
     model: PIModel
+    #: One of :data:`sim.pi_kernels.POLICIES`.
     policy: str
+    #: Evaluate the path-bound counters (eq. (37)).
     check_bound: bool = True
+    #: ``"module:function"`` of a user split rule, or ``""`` for the default.
     rule_name: str = ""
 
     def config(self) -> dict[str, Any]:
@@ -329,47 +321,7 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
 
 @dataclass(frozen=True, repr=False)
 class PIResult(Presentable):
-    """Estimates with 95% confidence half-widths (batch means over replications).
-
-    Attributes
-    ----------
-    mean_queue:
-        ``E[Q_i]`` per server (queues recorded at the end of a slot).
-    mean_total:
-        ``E[Q_total] = E[sum_i Q_i]``.
-    delay:
-        Mean delay in slots by Little's law, ``E[Q_total] / E[a]``: the mean number
-        of slot ends a job spends in the system (0 if served in its arrival slot).
-    p_idle:
-        ``P(Q_i = 0)`` per server.
-    messages_per_slot, messages_per_job, messages_per_batch:
-        Communication cost.  PI, PI-Split and JIQ: tokens (a server sends one when
-        it becomes idle; the dispatcher returns it with the next jobs it sends
-        there), i.e. one message for server ``i`` in slot ``t`` iff
-        ``Q_i(t-1) + a_i(t) > 0`` and ``Q_i(t) = 0``.  Under PI a token is returned
-        only by a non-empty batch, so in steady state at most one message per
-        non-empty batch: ``messages_per_slot = P(a > 0) P(I(t-1) != {})
-        <= P(a > 0)``.  JSQ: ``n`` queue-length messages per non-empty batch (the
-        dispatcher polls every server).  Random: none.  Per job divides by
-        ``E[a]``, per batch by ``P(a > 0)``.
-    batch_fraction:
-        Fraction of slots with ``a(t) > 0`` (estimates ``P(a > 0)``).
-    drift:
-        ``E[Q_total(t) - Q_total(t-1)]`` per slot over the measured batches; about
-        ``0`` when stable, positive when ``E[a] >= sum_i E[s_i]``.
-    bound_checks, bound_violations:
-        Origins ``u`` at which ``tau_0 <= max(1, max_{i != LI(u+1)} Q_i(u))`` was
-        checked, and violations (0 for PI; see :mod:`sim.pi_kernels`).
-    eq37_violations, eq37_violations_proof_case:
-        Violations of (37) exactly as printed, ``tau_0 <= max_{i != LI(0)} Q_i(0)``,
-        over all origins and over those where no server other than ``LI(u)`` is
-        idle (the case the paper's proof treats; 0 for PI).
-    unchecked:
-        Origins not checked (pending buffer full).
-    busy_while_idle:
-        Slots in which a job joined a busy server while some server was idle
-        (0 for PI, PI-Split, JIQ and JSQ by construction; checked every slot).
-    """
+    """Estimates with 95% confidence half-widths (batch means over replications)."""
 
     model: PIModel
     policy: str
@@ -379,21 +331,50 @@ class PIResult(Presentable):
     seed: int
     batches: int
     warmup: int
+    #: ``E[Q_i]`` per server (queues recorded at the end of a slot).
     mean_queue: stats.Estimate
+    #: ``E[Q_total] = E[sum_i Q_i]``.
     mean_total: stats.Estimate
+    #: Mean delay in slots by Little's law, ``E[Q_total] /
+    #: E[a]``: the mean number of slot ends a job spends in the system (0 if served in
+    #: its arrival slot).
     delay: stats.Estimate
+    #: ``P(Q_i = 0)`` per server.
     p_idle: stats.Estimate
+    #: Communication cost. PI, PI-Split and
+    #: JIQ: tokens (a server sends one when it becomes idle; the dispatcher returns it
+    #: with the next jobs it sends there), i.e. one message for server ``i`` in slot
+    #: ``t`` iff ``Q_i(t-1) + a_i(t) > 0`` and ``Q_i(t) = 0``. Under PI a token is
+    #: returned only by a non-empty batch, so in steady state at most one message per
+    #: non-empty batch: ``messages_per_slot = P(a > 0) P(I(t-1) != {}) <= P(a > 0)``.
+    #: JSQ: ``n`` queue-length messages per non-empty batch (the dispatcher polls every
+    #: server). Random: none. Per job divides by ``E[a]``, per batch by ``P(a > 0)``.
     messages_per_slot: stats.Estimate
+    #: See :attr:`messages_per_slot`.
     messages_per_job: stats.Estimate
+    #: See :attr:`messages_per_slot`.
     messages_per_batch: stats.Estimate
     tokens_per_slot: stats.Estimate
+    #: Fraction of slots with ``a(t) > 0`` (estimates ``P(a > 0)``).
     batch_fraction: stats.Estimate
+    #: ``E[Q_total(t) - Q_total(t-1)]`` per slot over the measured batches; about
+    #: ``0`` when stable, positive when ``E[a] >= sum_i E[s_i]``.
     drift: stats.Estimate
+    #: Origins ``u`` at which ``tau_0 <= max(1, max_{i != LI(u+1)} Q_i(u))`` was
+    #: checked.
     bound_checks: int
+    #: Violations (0 for PI; see :mod:`sim.pi_kernels`).
     bound_violations: int
+    #: Violations of (37) exactly as printed, ``tau_0 <= max_{i != LI(0)} Q_i(0)``,
+    #: over all origins and over those where no server other than ``LI(u)`` is
+    #: idle (the case the paper's proof treats; 0 for PI).
     eq37_violations: int
+    #: See :attr:`eq37_violations`.
     eq37_violations_proof_case: int
+    #: Origins not checked (pending buffer full).
     unchecked: int
+    #: Slots in which a job joined a busy server while some server was idle
+    #: (0 for PI, PI-Split, JIQ and JSQ by construction; checked every slot).
     busy_while_idle: int
     measured_slots: int
     server_slots_per_second: float

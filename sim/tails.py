@@ -190,27 +190,23 @@ def _start_array(ql: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TailsSpec:
-    """Everything a worker needs to simulate JSQ(``n``) (hashable, picklable).
+    """Everything a worker needs to simulate JSQ(``n``) (hashable, picklable)."""
 
-    Attributes
-    ----------
-    n, eps:
-        Servers and ``1 - rho``.
-    x, thetas:
-        The points of the tail and of the moment generating function.
-    warmup:
-        Events discarded at the start of each replication.
-    bin_width, bins:
-        Histogram of ``qbar``: ``bins`` bins of ``bin_width`` jobs (the last one
-        collects the overflow).
-    """
-
+    #: Servers.
     n: int
+    #: ``1 - rho``.
     eps: float
+    #: The points of the tail.
     x: tuple[float, ...]
+    #: Of the moment generating function.
     thetas: tuple[float, ...]
+    #: Events discarded at the start of each replication.
     warmup: int
+    #: Histogram of
+    #: ``qbar``: ``bins`` bins of ``bin_width`` jobs (the last one collects the
+    #: overflow).
     bin_width: int
+    #: See :attr:`bin_width`.
     bins: int
 
     @property
@@ -279,23 +275,7 @@ def advance(spec: TailsSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
 @dataclass(frozen=True, repr=False)
 class JSQTailSimulation(Presentable):
-    """Simulated tail statistics of JSQ with 95% CIs over independent replications.
-
-    Attributes
-    ----------
-    tail:
-        ``P(eps qbar > x)`` at each ``x``.
-    scaled_mean:
-        ``E[eps qbar]``.
-    perp_second_moment, perp_mgf:
-        ``E ||q_perp||_2^2`` and ``E exp(theta ||q_perp||_2)`` (Proposition 3).
-    sup_distance:
-        ``sup_x |P(eps qbar > x) - exp(-x)|`` on the histogram grid (per-replication
-        mean; biased upwards by the noise).
-    grid, survival:
-        Pooled estimate of ``P(eps qbar > x)`` at ``x = eps (k bw)`` (``bw`` = bin width
-        in jobs), for plots.
-    """
+    """Simulated tail statistics of JSQ with 95% CIs over independent replications."""
 
     n: int
     eps: float
@@ -305,12 +285,21 @@ class JSQTailSimulation(Presentable):
     reps: int
     events: int
     warmup: int
+    #: ``P(eps qbar > x)`` at each ``x``.
     tail: stats.Estimate
+    #: ``E[eps qbar]``.
     scaled_mean: stats.Estimate
+    #: ``E ||q_perp||_2^2``.
     perp_second_moment: stats.Estimate
+    #: ``E exp(theta ||q_perp||_2)`` (Proposition 3).
     perp_mgf: stats.Estimate
+    #: ``sup_x |P(eps qbar > x) - exp(-x)|`` on the histogram grid (per-replication
+    #: mean; biased upwards by the noise).
     sup_distance: stats.Estimate
+    #: Pooled estimate of ``P(eps qbar > x)`` at ``x = eps (k bw)`` (``bw`` = bin width
+    #: in jobs).
     grid: np.ndarray
+    #: For plots.
     survival: np.ndarray
     bin_width: int
     events_per_second: float

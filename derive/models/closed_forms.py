@@ -65,35 +65,23 @@ TRACTABLE_B: tuple[int, ...] = (1, 2)
 
 @dataclass(frozen=True)
 class ClosedForm:
-    """Explicit functions of ``lam`` for one buffer ``b`` (``d = 2``, ``mu = 1``).
+    """Explicit functions of ``lam`` for one buffer ``b`` (``d = 2``, ``mu = 1``)."""
 
-    Attributes
-    ----------
-    b:
-        Buffer size.
-    s_star:
-        ``[s^*_1, ..., s^*_b]`` as expressions in ``lam``.
-    J:
-        ``J(s^*)`` with ``s^*`` substituted.
-    P:
-        Solution of ``P J + J^T P = -I``, in ``lam``.
-    c:
-        ``2 tr(P F~) = tr(P Q(s^*))`` in ``lam``.
-    P_in_sstar:
-        ``P`` in the symbols ``sstar_k`` (compact; before substituting ``s^*``).
-    c_in_sstar:
-        ``c`` in the symbols ``sstar_k``.
-    polynomial:
-        The polynomial in ``x = s^*_b`` whose root ``s^*_b`` is.
-    """
-
+    #: Buffer size.
     b: int
+    #: ``[s^*_1, ..., s^*_b]`` as expressions in ``lam``.
     s_star: list[sp.Expr]
+    #: ``J(s^*)`` with ``s^*`` substituted.
     J: sp.Matrix
+    #: Solution of ``P J + J^T P = -I``, in ``lam``.
     P: sp.Matrix
+    #: ``2 tr(P F~) = tr(P Q(s^*))`` in ``lam``.
     c: sp.Expr
+    #: ``P`` in the symbols ``sstar_k`` (compact; before substituting ``s^*``).
     P_in_sstar: sp.Matrix
+    #: ``c`` in the symbols ``sstar_k``.
     c_in_sstar: sp.Expr
+    #: The polynomial in ``x = s^*_b`` whose root ``s^*_b`` is.
     polynomial: sp.Expr
 
 

@@ -47,17 +47,11 @@ MAX_VALUE = 10**6
 
 @dataclass(frozen=True)
 class Pmf:
-    """A pmf with finite support on the non-negative integers.
+    """A pmf with finite support on the non-negative integers."""
 
-    Attributes
-    ----------
-    values:
-        Support points, increasing, each with positive probability.
-    probs:
-        Their probabilities (summing to one in float64).
-    """
-
+    #: Support points, increasing, each with positive probability.
     values: tuple[int, ...]
+    #: Their probabilities (summing to one in float64).
     probs: tuple[float, ...]
 
     @functools.cached_property  # read once per server and slot statistic (10^6 servers)
@@ -170,17 +164,11 @@ def _text_pairs(spec: str, name: str) -> list[tuple[int, float]]:
 
 @dataclass(frozen=True)
 class PIModel:
-    """``n`` servers, the batch-size pmf and one capacity pmf per server.
+    """``n`` servers, the batch-size pmf and one capacity pmf per server."""
 
-    Attributes
-    ----------
-    arrivals:
-        The pmf of ``a(t)``.
-    services:
-        The pmfs of ``s_1(t), ..., s_n(t)`` (``n`` entries).
-    """
-
+    #: The pmf of ``a(t)``.
     arrivals: Pmf
+    #: The pmfs of ``s_1(t), ..., s_n(t)`` (``n`` entries).
     services: tuple[Pmf, ...]
 
     @property

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground import cache, records
+from mfstein.ground.arguments import renamed_attribute
 
 #: Format of a record (part of its key).
 VERSION = 1
@@ -112,8 +113,10 @@ class ModuleKernels:
     """The mpmath kernels of a stored model: the generated module's functions and the
     index lists of :class:`derive.kernels.Kernels`."""
 
+    b = renamed_attribute("ModuleKernels", "b", "n")
+
     def __init__(self, module: Any, b: int, params: tuple[str, ...]) -> None:
-        self.backend, self.b, self.params, self.module = "mpmath", b, params, module
+        self.backend, self.n, self.params, self.module = "mpmath", b, params, module
         self.jac_index = np.asarray(module.JAC_INDEX, dtype=np.int64).reshape(-1, 2)
         self.hess_index = np.asarray(module.HESS_INDEX, dtype=np.int64).reshape(-1, 3)
 
@@ -129,10 +132,12 @@ class Float64Kernels:
     """The float64 kernels of a stored model: the functions of
     :class:`derive.sparse.LambdaKernels`, compiled from their recorded text."""
 
+    b = renamed_attribute("Float64Kernels", "b", "n")
+
     def __init__(self, rec: dict[str, Any]) -> None:
         from derive.lambda_values import placed, revived
 
-        self.b = rec["b"]
+        self.n = rec["b"]
         self.jac_index = np.array(rec["jac_index"], dtype=np.int64).reshape(-1, 2)
         self.hess_index = np.array(rec["hess_index"], dtype=np.int64).reshape(-1, 3)
         for name, fn in rec["functions"].items():

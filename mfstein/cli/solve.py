@@ -140,7 +140,7 @@ def _print_text(sol, states: list[str], dps: int) -> None:
     print(columns(rows, ["state", "s*", "V", "W (diagonal)"]))
     print(
         f"c = {to_str(sol.constant, sol.digits)}  ({sol.digits} correct digits; routes "
-        f"{', '.join(sol.methods)} agree)"
+        f"{', '.join(sol.routes)} agree)"
     )
     print(
         f"({shown} significant digits shown at most, only those each entry's error allows; "

@@ -124,66 +124,54 @@ class CertifiedSolution(Presentable):
     """Rigorous enclosures (Arb balls) of the mean-field objects of one model.
 
     A frozen record (assigning a field raises ``dataclasses.FrozenInstanceError``).
-
-    Attributes
-    ----------
-    model, params:
-        Model name and the parameter values used (decimal strings of the balls).
-    n, dps:
-        Dimension (``b`` is its deprecated name, warns) and requested significant
-        digits.
-    prec:
-        Working precision in bits of the successful attempt.
-    s_star:
-        Balls ``s*_1 .. s*_b`` (Krawczyk: exactly one fixed point in the box).
-    J, Q, ftilde:
-        ``J(s*)``, ``Q(s*)`` (``arb_mat``, ``b x b``) and ``f~(s*)``.
-    P:
-        ``P J + J^T P = -M`` on the free coordinates (zero rows and columns for
-        the others, as in :class:`numeric.MeanFieldSolution`), ``arb_mat``.
-    W, V:
-        ``J W + W J^T + Q = 0`` and the refined bias ``V``, in all coordinates.
-    constant:
-        ``c = tr(P Q) = tr(M W)``, the intersection of the balls of both routes.
-    routes:
-        ``{"stein": tr(P Q), "covariance": tr(M W)}`` balls before intersecting.
-    certified_digits:
-        Significant digits of ``constant`` proved by its ball.
-    free, conservation:
-        Free coordinates and conservation laws (as in the float solution).
-    certificates:
-        The numbers the proofs rest on (Krawczyk radius, Lyapunov residual norms).
-    notes:
-        Remarks (parameter sources, truncations undone).
-    M:
-        The observable whose constant ``c = tr(M W)`` is enclosed, as exact
-        rationals (``b x b`` rows): always the ``M`` of the solution certified.
-    solution:
-        The :class:`numeric.MeanFieldSolution` certified (``None`` for a
-        certificate built by hand); :meth:`to_dict` begins with its keys, so the
-        JSON of a certificate is the solution's with the proofs added.
     """
 
+    #: Model name.
     model: str
+    #: The parameter values used (decimal strings of the balls).
     params: dict[str, str]
+    #: Dimension (``b`` is its deprecated name, warns).
     n: int
+    #: Requested significant digits.
     dps: int
+    #: Working precision in bits of the successful attempt.
     prec: int
+    #: Balls ``s*_1 .. s*_b``
+    #: (Krawczyk: exactly one fixed point in the box).
     s_star: list[Any]
+    #: ``J(s*)``.
     J: Any
+    #: ``Q(s*)`` (``arb_mat``, ``b x b``).
     Q: Any
+    #: ``f~(s*)``.
     ftilde: list[Any]
+    #: ``P J + J^T P = -M`` on the free coordinates (zero rows and columns for
+    #: the others, as in :class:`numeric.MeanFieldSolution`), ``arb_mat``.
     P: Any
+    #: ``J W + W J^T + Q = 0`` and the refined bias ``V``, in all coordinates.
     W: Any
+    #: See :attr:`W`.
     V: list[Any]
+    #: ``c = tr(P Q) = tr(M W)``, the intersection of the balls of both routes.
     constant: Any
+    #: ``{"stein": tr(P Q), "covariance": tr(M W)}`` balls before intersecting.
     routes: dict[str, Any]
+    #: Significant digits of ``constant`` proved by its ball.
     certified_digits: int
+    #: Free coordinates.
     free: list[int]
+    #: Conservation laws (as in the float solution).
     conservation: list[list[str]] = field(default_factory=list)
+    #: The numbers the proofs rest on (Krawczyk radius, Lyapunov residual norms).
     certificates: dict[str, str] = field(default_factory=dict)
+    #: Remarks (parameter sources, truncations undone).
     notes: list[str] = field(default_factory=list)
+    #: The observable whose constant ``c = tr(M W)`` is enclosed, as exact
+    #: rationals (``b x b`` rows): always the ``M`` of the solution certified.
     M: list[list[Fraction]] = field(default_factory=list, repr=False, compare=False)
+    #: The :class:`numeric.MeanFieldSolution` certified (``None`` for a
+    #: certificate built by hand); :meth:`to_dict` begins with its keys, so the
+    #: JSON of a certificate is the solution's with the proofs added.
     solution: Any = field(default=None, repr=False, compare=False)
 
     b = renamed_attribute("CertifiedSolution", "b", "n")
@@ -531,33 +519,22 @@ def _trace_and_weight(
 
 @dataclass(frozen=True)
 class CertifierInputs:
-    """What the certifier reads at one parameter point (:func:`certifier_inputs`).
+    """What the certifier reads at one parameter point (:func:`certifier_inputs`)."""
 
-    Attributes
-    ----------
-    model:
-        The finite :class:`derive.model.Model`.
-    values:
-        Parameter name -> exact value or Arb ball, in kernel order.
-    red:
-        The conservation laws and the free coordinates
-        (:class:`numeric.invariants.Reduction`): the prepared problem's.
-    q:
-        The exact conserved values ``q = C s(0)``.
-    x0:
-        The free coordinates of the float solution's ``s*`` (Krawczyk's centre).
-    M:
-        The observable as exact rationals (``b x b``).
-    dps:
-        Significant digits to certify for ``c``.
-    """
-
+    #: The finite :class:`derive.model.Model`.
     model: Any
+    #: Parameter name -> exact value or Arb ball, in kernel order.
     values: Mapping[str, Any]
+    #: The conservation laws and the free coordinates
+    #: (:class:`numeric.invariants.Reduction`): the prepared problem's.
     red: Any
+    #: The exact conserved values ``q = C s(0)``.
     q: tuple[Any, ...]
+    #: The free coordinates of the float solution's ``s*`` (Krawczyk's centre).
     x0: tuple[Any, ...]
+    #: The observable as exact rationals (``b x b``).
     M: list[list[Fraction]]
+    #: Significant digits to certify for ``c``.
     dps: int
 
 

@@ -253,27 +253,19 @@ class SolvedChain:
     ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
     docstring, step 3) on the reachable states ``reach.states`` with
     ``||pi Q||_1 = residual``.
-
-    Attributes
-    ----------
-    reach:
-        The reachable states (:class:`numeric.exact.lattice.Reachable`).
-    pi:
-        The stationary law, aligned with ``reach.states``.
-    residual:
-        ``||pi Q||_1`` (absolute).
-    method, iterations:
-        The linear solver that reached the tolerance and its iterations (``0`` for
-        a direct solve).
-    exit_rate:
-        ``q_i = -Q_ii`` per state.
     """
 
+    #: The reachable states (:class:`numeric.exact.lattice.Reachable`).
     reach: Any
+    #: The stationary law, aligned with ``reach.states``.
     pi: np.ndarray
+    #: ``||pi Q||_1`` (absolute).
     residual: float
+    #: The linear solver that reached the tolerance.
     method: str
+    #: Its iterations (``0`` for a direct solve).
     iterations: int
+    #: ``q_i = -Q_ii`` per state.
     exit_rate: np.ndarray
 
     @property

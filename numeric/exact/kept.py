@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mfstein.ground import records
+from mfstein.ground.arguments import renamed_attribute
 
 #: Format of a record (part of the key: a new format never reads an old file).
 VERSION = 2
@@ -113,6 +114,8 @@ class KeptKernels(SimpleNamespace):
     evaluates the module's source in NumPy (:mod:`numeric.exact.small`) and never
     makes numba's dispatchers."""
 
+    b = renamed_attribute("KeptKernels", "b", "n")
+
     def __getattr__(self, name: str) -> Any:
         if name not in ("module", "rates_into"):
             raise AttributeError(name)
@@ -170,7 +173,7 @@ class KeptModel:
                 load_generated(path.stem, path)
             self._kernels = KeptKernels(
                 backend="numba",
-                b=self.n,
+                n=self.n,
                 params=tuple(self._record["param_names"]),
                 jumps=np.asarray(self._record["jumps"], dtype=np.int64).reshape(-1, self.n),
                 path=path,

@@ -453,7 +453,7 @@ def reachable(
         More than ``max_states`` states; a positive-rate jump leaving the state
         space; an unbounded orthant without a truncation; a negative intensity.
     """
-    b = kern.b
+    b = kern.n
     jumps = np.ascontiguousarray(kern.jumps, dtype=np.int64)
     nt = jumps.shape[0]
     N = lattice.N

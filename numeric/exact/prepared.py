@@ -43,24 +43,16 @@ CENTRE_DPS = 20
 
 @dataclass(frozen=True)
 class PreparedModel:
-    """A model whose parameters are checked for a population of ``N``.
+    """A model whose parameters are checked for a population of ``N``."""
 
-    Attributes
-    ----------
-    model:
-        The :class:`derive.model.Model`.
-    N:
-        Population size (number of servers), ``N >= 1``.
-    params:
-        Parameter name -> value as given (``N`` filled in when the model has an
-        ``N`` parameter).
-    values:
-        Parameter name -> parsed ``mpf`` (30 digits), declared ranges enforced.
-    """
-
+    #: The :class:`derive.model.Model`.
     model: Any
+    #: Population size (number of servers), ``N >= 1``.
     N: int
+    #: Parameter name -> value as given (``N`` filled in when the model has an
+    #: ``N`` parameter).
     params: dict[str, Any]
+    #: Parameter name -> parsed ``mpf`` (30 digits), declared ranges enforced.
     values: dict[str, Any]
 
     def place(self, start: Sequence[Any] | str | None = None, truncation: Any = None) -> Placement:
@@ -89,25 +81,17 @@ class PreparedModel:
 
 @dataclass(frozen=True)
 class Placement:
-    """A prepared model on its lattice.
+    """A prepared model on its lattice."""
 
-    Attributes
-    ----------
-    prepared:
-        The :class:`PreparedModel`.
-    lattice:
-        The :class:`numeric.exact.lattice.Lattice` (bounds, conservation laws
-        ``lattice.laws`` and their values ``lattice.values``).
-    start:
-        ``n0``: the start in counts, on the lattice.
-    start_given:
-        Whether the caller gave the start (else it is the model's reference
-        point or the origin).
-    """
-
+    #: The :class:`PreparedModel`.
     prepared: PreparedModel
+    #: The :class:`numeric.exact.lattice.Lattice` (bounds, conservation laws
+    #: ``lattice.laws`` and their values ``lattice.values``).
     lattice: Any
+    #: ``n0`` -- the start in counts, on the lattice.
     start: np.ndarray
+    #: Whether the caller gave the start (else it is the model's reference
+    #: point or the origin).
     start_given: bool
 
     def mean_field(self) -> tuple[Any, str | None]:

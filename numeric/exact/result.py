@@ -50,97 +50,92 @@ class ExactResult(Presentable):
     state (:mod:`numeric.exact.law_error`).  Above
     :data:`numeric.exact.law_error.MAX_STATES` states no estimate is made and the
     numbers keep 10 significant digits (the solver's tolerance, not a bound).
-
-    Attributes
-    ----------
-    model, N, params:
-        The system (parameters as given, as strings).
-    n:
-        The state's dimension (``b`` is its deprecated name, warns; ``"b"`` its
-        key in :meth:`to_dict`, the documented ``--json`` output).
-    states:
-        Number of (reachable) states.
-    residual:
-        ``||pi Q||_1`` of the computed ``pi`` (:attr:`law_error` turns it into the
-        error of every number here).
-    pi, state_array:
-        Stationary probabilities and the states ``n`` (rows; ``S = n / N``).
-    s_star:
-        The mean-field fixed point the moments are centred on.
-    mean, n_bias, n_cov, n_mse:
-        ``E[S]``, ``N (E[S] - s*)``, ``N Cov(S)``, ``N E||S - s*||^2``.
-    seconds, solver, iterations:
-        Wall time, the linear solver that ran (``"direct"``, ``"bicgstab"``,
-        ``"gmres"``; ``method`` is its deprecated name, warns; ``"method"`` its key
-        in :meth:`to_dict`) and its iterations.
-    relative_residual, tolerance:
-        ``residual`` divided by the largest exit rate, and the tolerance it met.
-    start, law_values:
-        The lattice start (integers) and the conserved values ``c . n``.
-    V, W, constant:
-        Mean-field refined bias, OU covariance and ``c = tr(W)``
-        (:func:`numeric.solve`), when the solve computed them.
-    marginal_pmf:
-        ``marginal_pmf[k][j] = P(n_k = j)``.
-    queue_length_pmf, mean_jobs, blocking:
-        For monotone (queueing) models ``P(Q = k) = E[S_k] - E[S_{k+1}]``,
-        ``sum_k E[S_k]`` and the fraction of arrivals blocked; ``None`` otherwise.
-    up_rate:
-        ``E[sum of the intensities of the transitions with sum(l) > 0]``.
-    exact_states, notes:
-        States whose rates needed exact evaluation; remarks.
-    truncation:
-        The truncation of an unbounded state space and the stationary mass it cuts
-        (:class:`numeric.exact.truncation.Cut`: chosen for ``truncation_tol`` or
-        given), which bounds the law's error in total variation beside the
-        residual; ``None`` when nothing is cut.
-    lam, d, replacement:
-        The supermarket short form's arrival rate (decimal string as given),
-        choices and sampling; ``None`` for other models.
-    source_model:
-        The :class:`derive.Model` solved (for :meth:`expect`).
-    observables:
-        Name -> :class:`numeric.meanfield.observables.ExactExpectation` of the
-        observables asked for with the result (``dataclasses.replace(r,
-        observables={g: r.expect(g)})``, as ``mfstein exact --observable`` does);
-        ``to_dict()`` adds them under ``"observables"``.  Empty by default.
     """
 
+    #: The system (parameters as given, as strings).
     model: str
+    #: See :attr:`model`.
     N: int
+    #: See :attr:`model`.
     params: dict[str, str]
+    #: The state's dimension (``b`` is its deprecated name, warns; ``"b"`` its
+    #: key in :meth:`to_dict`, the documented ``--json`` output).
     n: int
+    #: Number of (reachable) states.
     states: int
+    #: ``||pi Q||_1`` of the computed ``pi`` (:attr:`law_error` turns it into the
+    #: error of every number here).
     residual: float
+    #: Stationary probabilities.
     pi: np.ndarray = field(repr=False)
+    #: The states ``n`` (rows; ``S = n / N``).
     state_array: np.ndarray = field(repr=False)
+    #: The mean-field fixed point the moments are centred on.
     s_star: np.ndarray
+    #: ``E[S]``.
     mean: np.ndarray
+    #: ``N (E[S] - s*)``.
     n_bias: np.ndarray
+    #: ``N E||S - s*||^2``.
     n_mse: float
+    #: ``N Cov(S)``.
     n_cov: np.ndarray
+    #: Wall time.
     seconds: float
+    #: The linear solver that ran (``"direct"``, ``"bicgstab"``, ``"gmres"``;
+    #: ``method`` is its deprecated name, warns; ``"method"`` its key in
+    #: :meth:`to_dict`).
     solver: str
+    #: Its iterations.
     iterations: int
+    #: ``residual`` divided by the largest exit rate.
     relative_residual: float | None = None
+    #: The tolerance it met.
     tolerance: float | None = None
+    #: The lattice start (integers).
     start: list[int] | None = None
+    #: The conserved values ``c . n``.
     law_values: list[str] = field(default_factory=list)
+    #: Mean-field refined bias, OU covariance and ``c = tr(W)``
+    #: (:func:`numeric.solve`), when the solve computed them.
     V: np.ndarray | None = None
+    #: See :attr:`V`.
     W: np.ndarray | None = None
+    #: See :attr:`V`.
     constant: float | None = None
+    #: ``marginal_pmf[k][j] = P(n_k = j)``.
     marginal_pmf: list[np.ndarray] | None = field(default=None, repr=False)
+    #: For monotone (queueing) models ``P(Q = k) = E[S_k] - E[S_{k+1}]``,
+    #: ``sum_k E[S_k]`` and the fraction of arrivals blocked; ``None`` otherwise.
     queue_length_pmf: np.ndarray | None = None
+    #: See :attr:`queue_length_pmf`.
     mean_jobs: float | None = None
+    #: See :attr:`queue_length_pmf`.
     blocking: float | None = None
+    #: ``E[sum of the intensities of the transitions with sum(l) > 0]``.
     up_rate: float | None = None
+    #: States whose rates needed exact evaluation.
     exact_states: int = 0
+    #: Remarks.
     notes: list[str] = field(default_factory=list)
+    #: The truncation of an unbounded state space and the stationary mass it cuts
+    #: (:class:`numeric.exact.truncation.Cut`: chosen for ``truncation_tol`` or
+    #: given), which bounds the law's error in total variation beside the
+    #: residual; ``None`` when nothing is cut.
     truncation: Any = None
+    #: The supermarket short form's arrival rate (decimal string as given),
+    #: choices and sampling; ``None`` for other models.
     lam: str | None = None
+    #: See :attr:`lam`.
     d: int | None = None
+    #: See :attr:`lam`.
     replacement: bool | None = None
+    #: The :class:`derive.Model` solved (for :meth:`expect`).
     source_model: Any = field(default=None, repr=False, compare=False)
+    #: Name -> :class:`numeric.meanfield.observables.ExactExpectation` of the
+    #: observables asked for with the result (``dataclasses.replace(r,
+    #: observables={g: r.expect(g)})``, as ``mfstein exact --observable`` does);
+    #: ``to_dict()`` adds them under ``"observables"``.  Empty by default.
     observables: dict[str, Any] = field(default_factory=dict)
     law_system: Any = field(default=None, repr=False, compare=False)
     up_rate_half_range: float | None = None

@@ -161,7 +161,7 @@ def vector_rates(model: Any) -> Callable[[np.ndarray, float, np.ndarray], np.nda
 def _vectorises(rates: Callable, scalar: Callable, kern: Any, nt: int) -> bool:
     """Whether ``rates`` evaluates a block of points as the scalar source does one at
     a time (a few points of the unit box, with parameters ``0.3, 0.7, ...``)."""
-    b = kern.b
+    b = kern.n
     rng = np.random.default_rng(0)
     pts = rng.integers(0, 8, size=(4, b)).astype(np.int64)
     p = 0.3 + 0.4 * (np.arange(len(kern.params)) % 3)

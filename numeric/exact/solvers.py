@@ -47,23 +47,15 @@ METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")
 
 @dataclass
 class Stationary:
-    """The solution of the balance equations.
+    """The solution of the balance equations."""
 
-    Attributes
-    ----------
-    pi:
-        Stationary probabilities (float64, non-negative, summing to one).
-    residual:
-        ``||pi Q||_1``, recomputed from ``Q`` after solving.
-    method:
-        The solver used.
-    iterations:
-        Krylov iterations (0 for the direct solver).
-    """
-
+    #: Stationary probabilities (float64, non-negative, summing to one).
     pi: np.ndarray
+    #: ``||pi Q||_1``, recomputed from ``Q`` after solving.
     residual: float
+    #: The solver used.
     method: str
+    #: Krylov iterations (0 for the direct solver).
     iterations: int = 0
     history: list[float] = field(default_factory=list)
 

@@ -62,30 +62,20 @@ class TooManyStates(ParameterError):
 
 @dataclass
 class Lattice:
-    """Bounds of the lattice of one finite-N chain.
+    """Bounds of the lattice of one finite-N chain."""
 
-    Attributes
-    ----------
-    N:
-        Number of individuals (servers); ``s = n / N``.
-    kind:
-        State-space kind (``monotone``, ``simplex``, ``box``, ``orthant``).
-    upper:
-        Largest value of any coordinate (``N``, ``floor(N total)``, the
-        truncation, or the guard ``GUARD * N`` for an untruncated orthant).
-    total:
-        ``floor(N total)`` for a simplex (sum bound), else ``upper``.
-    truncated:
-        Whether jumps above ``upper`` are blocked (a declared truncation).
-    laws:
-        Conservation laws (RREF rows of fractions) and ``values`` ``c . n`` at the start.
-    """
-
+    #: Number of individuals (servers); ``s = n / N``.
     N: int
+    #: State-space kind (``monotone``, ``simplex``, ``box``, ``orthant``).
     kind: str
+    #: Largest value of any coordinate (``N``, ``floor(N total)``, the
+    #: truncation, or the guard ``GUARD * N`` for an untruncated orthant).
     upper: int
+    #: ``floor(N total)`` for a simplex (sum bound), else ``upper``.
     total: int
+    #: Whether jumps above ``upper`` are blocked (a declared truncation).
     truncated: bool
+    #: Conservation laws (RREF rows of fractions) and ``values`` ``c . n`` at the start.
     laws: tuple[tuple[Fraction, ...], ...] = ()
     free: tuple[int, ...] = ()
     values: tuple[Fraction, ...] = ()
@@ -210,31 +200,23 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
 
 @dataclass
 class Reachable:
-    """The reachable states and the generator's off-diagonal part.
+    """The reachable states and the generator's off-diagonal part."""
 
-    Attributes
-    ----------
-    states:
-        ``(S, b)`` int64, in breadth-first order from the start (index 0).
-    rates:
-        ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
-        exact; blocked and self-loop transitions zeroed); ``None`` once the
-        generator is assembled (:meth:`release`).
-    target:
-        ``(S, n_transitions)`` int32: the index of the state transition ``t`` leads
-        to, ``-1`` for none (the generator's entry is ``N rates[i, t]``,
-        :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
-    exact_states:
-        How many states needed exact rate evaluation.
-    up_rates:
-        ``(S,)`` the sum of the intensities of the transitions that raise the total
-        ``sum(n)``, kept by :meth:`release`.
-    """
-
+    #: ``(S, b)`` int64, in breadth-first order from the start (index 0).
     states: np.ndarray
+    #: ``(S, n_transitions)`` float64 intensities ``beta_t(n / N)`` (exact zeros
+    #: exact; blocked and self-loop transitions zeroed); ``None`` once the
+    #: generator is assembled (:meth:`release`).
     rates: np.ndarray | None
+    #: ``(S, n_transitions)``
+    #: int32: the index of the state transition ``t`` leads to, ``-1`` for none (the
+    #: generator's entry is ``N rates[i, t]``,
+    #: :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
     target: np.ndarray | None
+    #: How many states needed exact rate evaluation.
     exact_states: int
+    #: ``(S,)`` the sum of the intensities of the transitions that raise the total
+    #: ``sum(n)``, kept by :meth:`release`.
     up_rates: np.ndarray | None = None
 
     def release(self, up: np.ndarray) -> None:

@@ -24,17 +24,11 @@ from mfstein.ground.jit import numba
 
 @dataclass
 class StateSpace:
-    """An enumerated state space, in level order.
+    """An enumerated state space, in level order."""
 
-    Attributes
-    ----------
-    N:
-        Lattice size (each coordinate lies in ``0..N``).
-    states:
-        ``(S, b)`` int64 array of the states ``n``, sorted by level ``sum(n)``.
-    """
-
+    #: Lattice size (each coordinate lies in ``0..N``).
     N: int
+    #: ``(S, b)`` int64 array of the states ``n``, sorted by level ``sum(n)``.
     states: np.ndarray
 
     @property

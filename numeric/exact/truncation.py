@@ -40,26 +40,17 @@ MAX_GROWTH = 4
 
 @dataclass(frozen=True)
 class Cut:
-    """The truncation ``n_k <= level`` of one exact chain and the mass it cuts.
+    """The truncation ``n_k <= level`` of one exact chain and the mass it cuts."""
 
-    Attributes
-    ----------
-    level:
-        The largest count kept in any coordinate.
-    boundary:
-        The truncated law's mass on the layer ``max_k n_k = level``.
-    beyond:
-        The extrapolated stationary mass beyond the level (module docstring).
-    chosen:
-        Whether the solver chose the level (else the caller gave ``truncation=``).
-    tolerance:
-        The tolerance the chosen level met (``None`` for a given truncation).
-    """
-
+    #: The largest count kept in any coordinate.
     level: int
+    #: The truncated law's mass on the layer ``max_k n_k = level``.
     boundary: float
+    #: The extrapolated stationary mass beyond the level (module docstring).
     beyond: float
+    #: Whether the solver chose the level (else the caller gave ``truncation=``).
     chosen: bool
+    #: The tolerance the chosen level met (``None`` for a given truncation).
     tolerance: float | None = None
 
     @property

@@ -64,27 +64,19 @@ SAMPLES = 64
 
 @dataclass
 class Fate:
-    """Where the mean field goes after the last time ``T`` of a transient.
+    """Where the mean field goes after the last time ``T`` of a transient."""
 
-    Attributes
-    ----------
-    limit:
-        The fixed point the path approaches (full coordinates), ``None`` when it
-        approaches none (unbounded growth, the boundary, no limit).
-    stationary:
-        ``s*`` as the float64 search of :func:`numeric.solve` finds it (full
-        coordinates), ``None`` if that search failed.
-    warning:
-        ``None`` when the path converges to a stable hyperbolic ``s*``, else one
-        sentence saying what happens instead.
-    limit_error:
-        The estimate of ``max_i |limit_i - limit*_i|`` (:func:`limit_error`), with
-        ``limit``.
-    """
-
+    #: The fixed point the path approaches (full coordinates), ``None`` when it
+    #: approaches none (unbounded growth, the boundary, no limit).
     limit: np.ndarray | None
+    #: ``s*`` as the float64 search of :func:`numeric.solve` finds it (full
+    #: coordinates), ``None`` if that search failed.
     stationary: np.ndarray | None
+    #: ``None`` when the path converges to a stable hyperbolic ``s*``, else one
+    #: sentence saying what happens instead.
     warning: str | None
+    #: The estimate of ``max_i |limit_i - limit*_i|`` (:func:`limit_error`), with
+    #: ``limit``.
     limit_error: float | None = None
 
 

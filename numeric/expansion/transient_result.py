@@ -31,83 +31,68 @@ from mfstein.ground.errors import ParameterError
 
 @dataclass(frozen=True, repr=False)
 class TransientResult(Presentable):
-    """The transient expansion at the requested times, in the model's coordinates.
+    """The transient expansion at the requested times, in the model's coordinates."""
 
-    Attributes
-    ----------
-    times:
-        The requested times, shape ``(m,)``.
-    x:
-        Mean-field solution ``x(t)``, shape ``(m, b)``.
-    V, W:
-        First-order coefficients (``None`` for order 0): ``V`` has shape
-        ``(m, b)``, ``W`` shape ``(m, b, b)``.
-    A, B:
-        Second-order coefficients (order 2 only), shapes as ``V`` and ``W``.
-    states:
-        The state names, in order.
-    notes:
-        What was computed and how accurate it is.
-    order:
-        0, 1 or 2.
-    route:
-        ``"float64"`` (float arrays) or ``"mpmath"`` (object arrays of ``mpf``).
-    dps, digits:
-        The requested digits and the digits earned (mpmath route), else ``None``.
-    model, params:
-        The model name and the parameter values as given.
-    free:
-        The free coordinates the ODEs were integrated on (conservation laws removed).
-    integrator:
-        The integrator that ran: a ``solve_ivp`` method, ``"taylor"`` (mpmath) or
-        ``"extrapolation"`` (a population's Gragg-Bulirsch-Stoer); ``method`` is its
-        deprecated name (warns), ``"method"`` its key in :meth:`to_dict` (the
-        documented ``--json`` output).
-    errors:
-        mpmath route: per-entry absolute error estimates of ``x, V, W (, A, B)``
-        (same shapes; the difference of the two working precisions), which
-        printing uses to keep only correct digits; empty for float64.
-    limit, limit_abs_error:
-        The fixed point the mean field approaches after the last time (float64,
-        model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none,
-        and the estimate of its error shared by every entry (one more Newton step and
-        the drift's rounding, :func:`numeric.expansion.basin.limit_error`; ``None``:
-        no estimate), to which it is printed
-        (:func:`mfstein.ground.display.printed_to_error`).
-    warning:
-        ``None`` when the mean field converges to the stable hyperbolic fixed point
-        :func:`numeric.solve` reports, else one sentence saying what happens
-        instead (also issued as a :class:`mfstein.ground.errors.StabilityWarning`).
-    rtol:
-        The float64 route's relative tolerance (its global error is a few ``rtol``
-        relative to the largest entry; print keeps the digits above that).
-    observables:
-        Name -> trajectory of each observable asked for with the result
-        (``dataclasses.replace(res, observables=...)``, as ``mfstein transient
-        --observable`` does); ``to_dict()`` adds them under ``"observables"``.
-    """
-
+    #: The requested times, shape ``(m,)``.
     times: np.ndarray
+    #: Mean-field solution ``x(t)``, shape ``(m, b)``.
     x: np.ndarray
+    #: First-order coefficients (``None`` for order
+    #: 0): ``V`` has shape ``(m, b)``.
     V: np.ndarray | None
+    #: ``W`` shape ``(m, b, b)``.
     W: np.ndarray | None
+    #: Second-order coefficients (order 2 only), shapes as ``V`` and ``W``.
     A: np.ndarray | None = None
+    #: See :attr:`A`.
     B: np.ndarray | None = None
+    #: The state names, in order.
     states: list[str] = field(default_factory=list)
+    #: What was computed and how accurate it is.
     notes: list[str] = field(default_factory=list)
+    #: 0, 1 or 2.
     order: int = 1
+    #: ``"float64"`` (float arrays) or ``"mpmath"`` (object arrays of ``mpf``).
     route: str = "float64"
+    #: The requested digits and the digits earned (mpmath route), else ``None``.
     dps: int | None = None
+    #: See :attr:`dps`.
     digits: int | None = None
+    #: The model name.
     model: str = ""
+    #: The parameter values as given.
     params: dict[str, str] = field(default_factory=dict)
+    #: The free coordinates the ODEs were integrated on (conservation laws removed).
     free: list[str] = field(default_factory=list)
+    #: The integrator that
+    #: ran: a ``solve_ivp`` method, ``"taylor"`` (mpmath) or ``"extrapolation"`` (a
+    #: population's Gragg-Bulirsch-Stoer); ``method`` is its deprecated name (warns),
+    #: ``"method"`` its key in :meth:`to_dict` (the documented ``--json`` output).
     integrator: str = ""
+    #: mpmath
+    #: route: per-entry absolute error estimates of ``x, V, W (, A, B)`` (same shapes;
+    #: the difference of the two working precisions), which printing uses to keep only
+    #: correct digits; empty for float64.
     errors: dict[str, np.ndarray] = field(default_factory=dict)
+    #: The fixed point the mean field approaches after the last time (float64,
+    #: model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none,
+    #: and the estimate of its error shared by every entry (one more Newton step and
+    #: the drift's rounding, :func:`numeric.expansion.basin.limit_error`; ``None``:
+    #: no estimate), to which it is printed
+    #: (:func:`mfstein.ground.display.printed_to_error`).
     limit: np.ndarray | None = None
+    #: ``None`` when the mean field converges to the stable hyperbolic fixed point
+    #: :func:`numeric.solve` reports, else one sentence saying what happens
+    #: instead (also issued as a :class:`mfstein.ground.errors.StabilityWarning`).
     warning: str | None = None
+    #: Name -> trajectory of each observable asked for with the result
+    #: (``dataclasses.replace(res, observables=...)``, as ``mfstein transient
+    #: --observable`` does); ``to_dict()`` adds them under ``"observables"``.
     observables: dict[str, Any] = field(default_factory=dict)
+    #: The float64 route's relative tolerance (its global error is a few ``rtol``
+    #: relative to the largest entry; print keeps the digits above that).
     rtol: float = 1e-10
+    #: See :attr:`limit`.
     limit_abs_error: float | None = None
 
     method = renamed_attribute("TransientResult", "method", "integrator")

@@ -42,39 +42,28 @@ KEEP_MAX_B = 256
 
 @dataclass(frozen=True)
 class TransientSetup:
-    """What the transient reads at one ``(model, params, start)``, made once.
+    """What the transient reads at one ``(model, params, start)``, made once."""
 
-    Attributes
-    ----------
-    problem:
-        The prepared problem (:class:`numeric.prepared.problem.PreparedProblem`):
-        model, parameter values, start, conservation laws.
-    rm:
-        Drift and Jacobian on the free coordinates with the numba kernels.
-    p64, s0_64:
-        The kernels' parameter vector and the start in float64 (the route's own
-        writable copies of the problem's).
-    q64:
-        The conserved values ``q = C s0`` in float64.
-    ref64:
-        The model's reference point in float64 (``None`` when the state space
-        refuses it at these parameters).
-    Tfrac:
-        ``T = ds/dx`` (``b x n``) as exact fractions.
-    free:
-        The free coordinates (indices into the model's states).
-    states:
-        The model's state names.
-    """
-
+    #: The prepared problem
+    #: (:class:`numeric.prepared.problem.PreparedProblem`): model, parameter values,
+    #: start, conservation laws.
     problem: Any
+    #: Drift and Jacobian on the free coordinates with the numba kernels.
     rm: Any
+    #: The kernels' parameter vector.
     p64: np.ndarray
+    #: The start in float64 (the route's own writable copies of the problem's).
     s0_64: np.ndarray
+    #: The conserved values ``q = C s0`` in float64.
     q64: np.ndarray
+    #: The model's reference point in float64 (``None`` when the state space
+    #: refuses it at these parameters).
     ref64: np.ndarray | None
+    #: ``T = ds/dx`` (``b x n``) as exact fractions.
     Tfrac: list[list[Fraction]]
+    #: The free coordinates (indices into the model's states).
     free: list[int]
+    #: The model's state names.
     states: list[str]
 
     @property

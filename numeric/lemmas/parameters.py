@@ -46,26 +46,20 @@ def to_fraction(name: str, value: object) -> Fraction:
 
 @dataclass(frozen=True, repr=False)
 class Lemma12Parameters(Presentable):
-    """The exact solution set of conditions (21)-(22) at given ``alpha`` and ``xi``.
+    """The exact solution set of conditions (21)-(22) at given ``alpha`` and ``xi``."""
 
-    Attributes
-    ----------
-    alpha, xi:
-        The inputs (``xi = 0`` is the limit ``xi -> 0``).
-    r_bound:
-        Left side of (21), ``3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi)``; ``None``
-        when the denominator is not positive (no ``r`` exists).
-    r_min:
-        The least integer ``r`` with ``r_bound < r``, or ``None``.
-    eps_low, eps_high:
-        The open interval (22) of admissible ``epsilon`` at ``r = r_min``.
-    """
-
+    #: The inputs (``xi = 0`` is the limit ``xi -> 0``).
     alpha: Fraction
+    #: See :attr:`alpha`.
     xi: Fraction
+    #: Left side of (21), ``3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi)``; ``None``
+    #: when the denominator is not positive (no ``r`` exists).
     r_bound: Fraction | None
+    #: The least integer ``r`` with ``r_bound < r``, or ``None``.
     r_min: int | None
+    #: The open interval (22) of admissible ``epsilon`` at ``r = r_min``.
     eps_low: Fraction | None
+    #: See :attr:`eps_low`.
     eps_high: Fraction | None
 
     _MORE: ClassVar[str] = "exact fractions: .r_bound, .eps_low, .eps_high"

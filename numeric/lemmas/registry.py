@@ -48,28 +48,20 @@ REQUIREMENTS: tuple[str, ...] = ("gamma", "alpha")
 
 @dataclass
 class Point:
-    """The verdict of one claim at one parameter point.
+    """The verdict of one claim at one parameter point."""
 
-    Attributes
-    ----------
-    lhs, rhs:
-        The two sides, as mpmath numbers (or exact ``Fraction``/``int``).
-    margin:
-        Non-negative exactly when the claim holds (see the module docstring).
-    holds:
-        The verdict.
-    digits:
-        Significant digits of ``lhs``/``rhs`` that are trusted; ``0`` marks exact
-        (integer/rational) sides.
-    note:
-        Optional remark (e.g. which route computed a side).
-    """
-
+    #: The two sides.
     lhs: Any
+    #: As mpmath numbers (or exact ``Fraction``/``int``).
     rhs: Any
+    #: Non-negative exactly when the claim holds (see the module docstring).
     margin: Any
+    #: The verdict.
     holds: bool
+    #: Significant digits of ``lhs``/``rhs`` that are trusted; ``0`` marks exact
+    #: (integer/rational) sides.
     digits: int
+    #: Optional remark (e.g. which route computed a side).
     note: str = ""
 
 

@@ -155,27 +155,23 @@ def parse_grid(values: Any) -> list[int]:
 
 @dataclass(frozen=True)
 class Grid:
-    """A checked grid of claim checks (what :func:`grid_params` returns).
+    """A checked grid of claim checks (what :func:`grid_params` returns)."""
 
-    Attributes
-    ----------
-    Ns:
-        The sizes, sorted, without duplicates.
-    params:
-        The report's ``params``: ``gamma``, ``alpha``, ``lam``, ``xi`` as given (decimal
-        strings, ``None`` where absent), ``b``, ``d`` and ``dps``.
-    gamma, alpha, lam:
-        The rate as given: ``lam = 1 - gamma / N^alpha`` when ``lam`` is ``None``.
-    fractions:
-        ``(gamma, alpha, xi)`` as exact fractions (``None`` for gamma and alpha when
-        ``lam`` is given).
-    """
-
+    #: The sizes, sorted, without duplicates.
     Ns: list[int]
+    #: The report's
+    #: ``params``: ``gamma``, ``alpha``, ``lam``, ``xi`` as given (decimal strings,
+    #: ``None`` where absent), ``b``, ``d`` and ``dps``.
     params: dict[str, Any]
+    #: The rate as
+    #: given: ``lam = 1 - gamma / N^alpha`` when ``lam`` is ``None``.
     gamma: Any
+    #: See :attr:`gamma`.
     alpha: Any
+    #: See :attr:`gamma`.
     lam: Any
+    #: ``(gamma, alpha, xi)`` as exact fractions (``None`` for gamma and alpha when
+    #: ``lam`` is given).
     fractions: tuple[Any, Any, Any]
 
     @property

@@ -149,7 +149,7 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         eigenvalues=Deferred(partial(_eigenvalue_list, np.array(blk.eig))),
         constant=mpf64(c_w),
         digits=digits,
-        methods={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
+        routes={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
         free=blk.F,
         conservation=red.laws_as_text(),
         notes=[*notes, *pt.notes],
@@ -262,7 +262,7 @@ def _with_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> MeanField
     b = len(o2.A)
     B = Float64Matrix.dense(o2.B, None, b)
     errors = {**sol.errors, "A": [mpf64(o2.error_A)] * b, "B": [mpf64(o2.error_B)] * b * b}
-    methods = dict(sol.methods)
+    methods = dict(sol.routes)
     if o2.solved:
         methods.update({"c2:float64:schur": repr(o2.c2), "c2:float64:trsyl": repr(o2.c2_trsyl)})
     return replace(
@@ -272,5 +272,5 @@ def _with_order2_float64(sol: MeanFieldSolution, o2: Order2Point64) -> MeanField
         c2=mpf64(o2.c2),
         digits2=o2.digits2,
         errors=errors,
-        methods=methods,
+        routes=methods,
     )

@@ -183,7 +183,7 @@ def solve_general(
         eigenvalues=eigenvalues,
         constant=ref,
         digits=min(digits, dps),
-        methods=methods,
+        routes=methods,
         free=list(red.free),
         conservation=red.laws_as_text(),
         fixed_points=others,

@@ -61,38 +61,32 @@ from mfstein.ground.errors import ParameterError
 # --------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class ObservableExpansion(Presentable):
-    """``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``.
+    """``E[g(S_N)] = g0 + g1/N + g2/N^2 + O(1/N^3)`` and ``lim N Var g(S_N)``."""
 
-    Attributes
-    ----------
-    observable, expression:
-        The name (declared or the expression's text) and the expression
-        (``None`` for the quadratic observable).
-    model, params:
-        The model's name and the parameter values (decimal strings).
-    g0, g1, g2, variance:
-        The coefficients (``mpf``); ``g2`` is ``None`` without ``order=2``,
-        ``variance`` ``None`` for the quadratic observable.
-    digits:
-        Term name -> significant digits claimed (see the module docstring).
-    errors:
-        Term name -> the bound of its absolute error the digits come from
-        (rounding in evaluating ``g`` and its derivatives included).
-    dps:
-        The solution's requested digits (the most any term claims).
-    """
-
+    #: The name (declared or the expression's text).
     observable: str
+    #: The expression (``None`` for the quadratic observable).
     expression: str | None
+    #: The model's name.
     model: str
+    #: The parameter values (decimal strings).
     params: dict[str, str]
+    #: The coefficients (``mpf``); ``g2`` is ``None`` without ``order=2``,
+    #: ``variance`` ``None`` for the quadratic observable.
     g0: mpf
+    #: See :attr:`g0`.
     g1: mpf
+    #: See :attr:`g0`.
     g2: mpf | None
+    #: See :attr:`g0`.
     variance: mpf | None
+    #: Term name -> significant digits claimed (see the module docstring).
     digits: dict[str, int]
+    #: The solution's requested digits (the most any term claims).
     dps: int
     notes: list[str] = field(default_factory=list)
+    #: Term name -> the bound of its absolute error the digits come from
+    #: (rounding in evaluating ``g`` and its derivatives included).
     errors: dict[str, mpf] | None = None
 
     @property

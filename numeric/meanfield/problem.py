@@ -111,42 +111,32 @@ def observable_matrix64(M: Any, b: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Problem64:
-    """What the float64 route reads at one parameter point, prepared once.
+    """What the float64 route reads at one parameter point, prepared once."""
 
-    Attributes
-    ----------
-    model:
-        The finite :class:`derive.model.Model`.
-    params:
-        Parameter name -> value as given (read-only).
-    start, M:
-        The caller's start (``None``: the model's reference point) and quadratic
-        observable (``None``: the identity), as given.
-    values:
-        Parameter name -> value parsed exactly at 30 digits (read-only).
-    p64:
-        The kernels' parameter vector in float64.
-    s0:
-        The start in float64, checked against the state space and the rates.
-    system:
-        The model's :class:`numeric.meanfield.structure.SparseSystem` at ``p64``:
-        rate kernels, jump matrix ``L``, the conservation laws and the map ``T``
-        from the reduced (free) coordinates.
-    M64:
-        The observable's ``b x b`` matrix in float64.
-    key:
-        The inputs' key (``None`` when an input is not hashable: not cached).
-    """
-
+    #: The finite :class:`derive.model.Model`.
     model: Any
+    #: Parameter name -> value as given (read-only).
     params: Mapping[str, Any]
+    #: The caller's start
+    #: (``None``: the model's reference point) and quadratic observable (``None``: the
+    #: identity), as given.
     start: Any
+    #: See :attr:`start`.
     M: Any
+    #: Parameter name -> value parsed exactly at 30 digits (read-only).
     values: Mapping[str, Any]
+    #: The kernels' parameter vector in float64.
     p64: np.ndarray
+    #: The start in float64, checked against the state space and the rates.
     s0: np.ndarray
+    #: The model's :class:`numeric.meanfield.structure.SparseSystem` at
+    #: ``p64``: rate kernels, jump matrix ``L``, the conservation laws and the map
+    #: ``T`` from the reduced (free) coordinates.
     system: Any
+    #: The observable's ``b x b`` matrix in float64.
     M64: np.ndarray
+    #: The inputs' key (``None`` when an input is not
+    #: hashable: not cached).
     key: Hashable | None
 
     @property

@@ -9,7 +9,7 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
-from mfstein.ground.arguments import renamed_attribute
+from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.display import Presentable, count_row, shape_text
 
 
@@ -136,84 +136,6 @@ class MeanFieldSolution(Presentable):
     and choices ``d``) is in :attr:`family_fields`, read as ``sol.lam``,
     ``sol.d`` (``None`` for a model without them).
 
-    Attributes
-    ----------
-    model:
-        Name of the model the solution belongs to.
-    params:
-        Parameter values used (name -> decimal string).
-    dps, n:
-        Requested significant digits; the number of coordinates (for a
-        supermarket with ``b = "auto"``/``"inf"`` the buffer actually used).
-        ``b`` is the deprecated name of ``n`` (warns).
-    s_star:
-        Fixed point ``s*_1 .. s*_n``.
-    J, ftilde, Q:
-        Jacobian at ``s*``, the paper's ``f~(s*)`` and ``Q(s*) = 2 diag(f~)``.
-    P:
-        Solution of ``P J + J^T P = -M`` (Stein's equation for the linearised model).
-    W:
-        Solution of ``J W + W J^T + Q = 0`` (Ornstein--Uhlenbeck covariance).
-    V:
-        Refined mean-field bias, ``E[S] ~ s* + V/N``.
-    eigenvalues:
-        Eigenvalues of ``J(s*)``, ascending (real and negative).
-    constant:
-        ``c = tr(P Q) = tr(M W)``; for ``M = I`` this is ``2 tr(P F~)`` of the core paper's
-        Theorem 1 (with the sign fixed), so ``E||S - s*||^2 ~ c/N``.
-    digits:
-        Correct significant digits claimed for ``constant`` (all routes and two
-        working precisions agree to at least this many).
-    methods:
-        Route name -> value of ``constant`` computed by that route (decimal string).
-    free:
-        Indices of the coordinates solved for; the others follow from the
-        conservation laws (all indices when there are none).
-    conservation:
-        Linear invariants ``c . s`` of the jump vectors (rows of integers or
-        fraction strings), empty when none.
-    fixed_points:
-        Other stable fixed points found from other starts (float64 accuracy), empty
-        when the fixed point is the only one found.
-    notes:
-        Remarks a reader of the numbers needs (truncations, fallbacks).
-    truncated_at, note:
-        The supermarket fast path's tail truncation: ``None`` when every level
-        was solved, else ``K`` (levels ``K+1..b`` are negligible at the requested
-        precision; ``J``, ``Q``, ``P`` and ``eigenvalues`` are then of size ``K``,
-        while ``s_star``, ``V``, ``W`` and ``ftilde`` have all ``b`` entries), and
-        one sentence saying so.
-    A, B, c2, digits2:
-        With ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
-        ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
-        ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits
-        claimed for them (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
-    errors:
-        Per-entry absolute error estimates earned by the two working precisions
-        (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
-        (row-major), and with ``order=2`` also ``"A"``, ``"B"``.  Printing goes
-        through :func:`numeric.precision.solution_entries`, which keeps only the
-        digits these errors allow and states a bound valid for every entry.
-    C, free_map:
-        With ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
-        (``Y = S - s*``) on the free coordinates (nested lists), and the map
-        ``free_map`` (``n x len(free)`` rows) from free to all coordinates, so that in
-        the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
-        (:mod:`numeric.meanfield.observables` contracts it); ``None`` otherwise.
-    observables:
-        Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each
-        observable requested by ``numeric.solve(..., observables=[...])``
-        (empty when none; :meth:`observable` expands any other).
-    family_fields:
-        What only the model's family defines (name -> value), e.g. ``{"lam": lam,
-        "d": d}`` for the supermarket family (``lam`` at the working precision);
-        empty for other models.  Read through :attr:`lam` and :attr:`d`.
-    inputs, start, M:
-        What the solution was computed from, as given: the parameter values
-        (name -> value, exact where given exactly; ``params`` holds them as
-        decimal strings), the start, and the quadratic observable ``M`` (``None``
-        for the identity).  :meth:`certify` certifies exactly these.
-
     For a model without a ``lam``/``d`` (any model but the supermarket family)
     ``sol.lam`` and ``sol.d`` are ``None``; ``P`` is then reported on the free
     coordinates (zero rows and columns for the others, so that
@@ -221,40 +143,106 @@ class MeanFieldSolution(Presentable):
     invariant set), while ``W`` and ``V`` are in all coordinates.
     """
 
+    #: Name of the model the solution belongs to.
     model: str
+    #: Parameter values used (name -> decimal string).
     params: dict[str, str]
+    #: Requested significant digits.
     dps: int
+    #: The number of coordinates (for a supermarket with ``b = "auto"``/``"inf"`` the
+    #: buffer actually used).  ``b`` is the deprecated name of ``n`` (warns).
     n: int
+    #: Fixed point ``s*_1 .. s*_n``.
     s_star: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
+    #: Jacobian at ``s*``.
     J: mpmath.matrix
+    #: The paper's ``f~(s*)``.
     ftilde: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
+    #: ``Q(s*) = 2 diag(f~)``.
     Q: mpmath.matrix
+    #: Solution of ``P J + J^T P = -M`` (Stein's equation for the linearised model).
     P: mpmath.matrix
+    #: Solution of ``J W + W J^T + Q = 0`` (Ornstein--Uhlenbeck covariance).
     W: mpmath.matrix
+    #: Refined mean-field bias, ``E[S] ~ s* + V/N``.
     V: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
+    #: Eigenvalues of ``J(s*)``, ascending (real and negative).
     eigenvalues: list[Any] = ConvertedOnRead()  # type: ignore[assignment]
+    #: ``c = tr(P Q) = tr(M W)``; for ``M = I`` this is ``2 tr(P F~)`` of the core paper's
+    #: Theorem 1 (with the sign fixed), so ``E||S - s*||^2 ~ c/N``.
     constant: mpf
+    #: Correct significant digits claimed for ``constant`` (all routes and two
+    #: working precisions agree to at least this many).
     digits: int
-    methods: dict[str, str] = field(default_factory=dict)
+    #: Route name -> value of ``constant`` computed by that route (decimal string).
+    routes: dict[str, str] = field(default_factory=dict)
+    #: Indices of the coordinates solved for; the others follow from the
+    #: conservation laws (all indices when there are none).
     free: list[int] | None = None
+    #: Linear invariants ``c . s`` of the jump vectors (rows of integers or
+    #: fraction strings), empty when none.
     conservation: list[list[str]] = field(default_factory=list)
+    #: Other stable fixed points found from other starts (float64 accuracy), empty
+    #: when the fixed point is the only one found.
     fixed_points: list[list[float]] = field(default_factory=list)
+    #: Remarks a reader of the numbers needs (truncations, fallbacks).
     notes: list[str] = field(default_factory=list)
+    #: The supermarket fast path's tail
+    #: truncation: ``None`` when every level was solved, else ``K`` (levels ``K+1..b``
+    #: are negligible at the requested precision; ``J``, ``Q``, ``P`` and
+    #: ``eigenvalues`` are then of size ``K``, while ``s_star``, ``V``, ``W`` and
+    #: ``ftilde`` have all ``b`` entries), and one sentence saying so.
     truncated_at: int | None = None
+    #: See :attr:`truncated_at`.
     note: str = ""
+    #: With
+    #: ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
+    #: ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
+    #: ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits claimed
+    #: for them (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
     A: list[mpf] | None = None
+    #: See :attr:`A`.
     B: mpmath.matrix | None = None
+    #: See :attr:`A`.
     c2: mpf | None = None
+    #: See :attr:`A`.
     digits2: int | None = None
+    #: Per-entry absolute error estimates earned by the two working precisions
+    #: (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
+    #: (row-major), and with ``order=2`` also ``"A"``, ``"B"``.  Printing goes
+    #: through :func:`numeric.precision.solution_entries`, which keeps only the
+    #: digits these errors allow and states a bound valid for every entry.
     errors: dict[str, list[mpf]] = field(default_factory=dict)
+    #: With
+    #: ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
+    #: (``Y = S - s*``) on the free coordinates (nested lists), and the map
+    #: ``free_map`` (``n x len(free)`` rows) from free to all coordinates, so that in
+    #: the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
+    #: (:mod:`numeric.meanfield.observables` contracts it); ``None`` otherwise.
     C: Any = None
+    #: See :attr:`C`.
     free_map: list[list[mpf]] | None = None
+    #: Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each
+    #: observable requested by ``numeric.solve(..., observables=[...])``
+    #: (empty when none; :meth:`observable` expands any other).
     observables: dict[str, Any] = field(default_factory=dict)
+    #: What only the model's family defines (name -> value), e.g.
+    #: ``{"lam": lam, "d": d}`` for the supermarket family (``lam`` at the working
+    #: precision); empty for other models. Read through :attr:`lam` and :attr:`d`.
     family_fields: dict[str, Any] = field(default_factory=dict)
     source_model: Any = field(default=None, repr=False, compare=False)
+    #: What the solution was computed from, as
+    #: given: the parameter values (name -> value, exact where given exactly;
+    #: ``params`` holds them as decimal strings), the start, and the quadratic
+    #: observable ``M`` (``None`` for the identity). :meth:`certify` certifies exactly
+    #: these.
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: See :attr:`inputs`.
     start: Any = field(default=None, repr=False, compare=False)
+    #: See :attr:`inputs`.
     M: Any = field(default=None, repr=False, compare=False)
+
+    methods = renamed_attribute("MeanFieldSolution", "methods", "routes")
 
     def __post_init__(self) -> None:
         # the constants print with the digits claimed for them (see Stated)
@@ -366,7 +354,7 @@ class MeanFieldSolution(Presentable):
             own = self.digits2 if route.startswith("c2:") and self.digits2 else self.digits
             return min(self.dps, own)
 
-        return {k: claimed(v, digits(k)) for k, v in self.methods.items()}
+        return {k: claimed(v, digits(k)) for k, v in self.routes.items()}
 
     def order2_dict(self) -> dict[str, Any]:
         """The 1/N^2 terms as decimal strings (``A``, ``B`` with per-entry digits
@@ -419,14 +407,14 @@ class MeanFieldSolution(Presentable):
             more = ", ..." if self.n > 4 else ""
             rows.append(("s*", f"({head}{more})  [{self.n} coordinates]"))
             rows.append(("V, W", f"{shape_text(self.V)}, {shape_text(self.W)}"))
-            rows.append(("routes", ", ".join(self.methods)))
+            rows.append(("routes", ", ".join(self.routes)))
             if self.observables:
                 rows.append(("observables", _observables_text(self.observables)))
             if self.notes:
                 rows.append(count_row("notes", self.notes))
         return rows
 
-    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .methods, .observables; .to_dict() for JSON"
+    _MORE = "all numbers: .s_star, .V, .W, .P, .J, .routes, .observables; .to_dict() for JSON"
 
     def _repr_latex_(self) -> str:
         """The headline identity ``N E||S - s*||^2 -> c`` with its digits."""
@@ -444,3 +432,6 @@ class MeanFieldSolution(Presentable):
         from numeric.meanfield.observables import expand
 
         return expand(self, model, g, params)
+
+
+MeanFieldSolution.__init__ = renamed_keywords(methods="routes")(MeanFieldSolution.__init__)  # type: ignore[method-assign]

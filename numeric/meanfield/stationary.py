@@ -1114,39 +1114,28 @@ def _order2_with_solver(
 
 @dataclass(frozen=True)
 class Base64:
-    """What the float64 order 2 reads at a fixed point (:func:`second_order_float64_at`).
+    """What the float64 order 2 reads at a fixed point (:func:`second_order_float64_at`)."""
 
-    Attributes
-    ----------
-    s:
-        The fixed point ``s*`` (all ``b`` coordinates).
-    p:
-        The kernels' parameter vector.
-    T:
-        The ``b x n`` map from the free coordinates to all of them (conservation
-        laws, :mod:`numeric.invariants`); ``None`` when every coordinate
-        is free.
-    F:
-        The free coordinates' indices.
-    n:
-        Their number.
-    J, Q0:
-        ``J = Df(s*)`` and ``Q(s*)`` on the free coordinates.
-    k64:
-        The model's float64 base kernels (rates' Hessian).
-    fast:
-        Whether ``s*`` is the family's own fixed point (its registered fast path):
-        ``solver="auto"`` then tries the tridiagonal eigenbasis first.
-    """
-
+    #: The fixed point ``s*`` (all ``b`` coordinates).
     s: np.ndarray
+    #: The kernels' parameter vector.
     p: np.ndarray
+    #: The ``b x n`` map from the free coordinates to all of them (conservation
+    #: laws, :mod:`numeric.invariants`); ``None`` when every coordinate
+    #: is free.
     T: np.ndarray | None
+    #: The free coordinates' indices.
     F: list[int]
+    #: Their number.
     n: int
+    #: ``J = Df(s*)``.
     J: np.ndarray
+    #: ``Q(s*)`` on the free coordinates.
     Q0: np.ndarray
+    #: The model's float64 base kernels (rates' Hessian).
     k64: Any
+    #: Whether ``s*`` is the family's own fixed point (its registered fast
+    #: path): ``solver="auto"`` then tries the tridiagonal eigenbasis first.
     fast: bool
 
 

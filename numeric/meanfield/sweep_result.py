@@ -120,31 +120,27 @@ class SweepPoint:
 class SweepResult(Presentable):
     """The rows of :func:`numeric.sweep` in grid order (the last swept parameter
     varying fastest), with what was swept and how.
-
-    Attributes
-    ----------
-    model, fixed, axes:
-        The model's name, the fixed parameters and the swept ones (name -> values,
-        as text).
-    order, precision:
-        ``1`` or ``2``; ``"float64"`` or ``"<dps> digits"``.
-    states, observables:
-        The state names (the columns of ``s*`` and ``V``) and the observables' names.
-    rows:
-        One :class:`SweepPoint` per grid point.
-    seconds, workers:
-        The wall time of the sweep and the number of pieces it ran in.
     """
 
+    #: The model's name.
     model: str
+    #: The fixed parameters.
     fixed: dict[str, str]
+    #: The swept ones (name -> values, as text).
     axes: dict[str, list[str]]
+    #: ``1`` or ``2``.
     order: int
+    #: ``"float64"`` or ``"<dps> digits"``.
     precision: str
+    #: The state names (the columns of ``s*`` and ``V``).
     states: list[str]
+    #: The observables' names.
     observables: list[str]
+    #: One :class:`SweepPoint` per grid point.
     rows: list[SweepPoint]
+    #: The wall time of the sweep.
     seconds: float
+    #: The number of pieces it ran in.
     workers: int = 1
 
     _MORE = "all points: .rows, .curve(name), .to_csv(path), .plot()"

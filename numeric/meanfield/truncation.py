@@ -464,7 +464,7 @@ def _pad(
         eigenvalues=sol.eigenvalues,
         constant=sol.constant,
         digits=sol.digits,
-        methods=dict(sol.methods),
+        routes=dict(sol.routes),
         free=[kept[i] for i in (sol.free or range(K))],
         conservation=[_pad_vec(row, kept, b, "0") for row in sol.conservation],
         fixed_points=[[float(v) for v in _pad_vec(t, kept, b, 0)] for t in sol.fixed_points],
@@ -525,6 +525,6 @@ def _with_order2(
         errors={**sol.errors, **terms.errors},
         C=terms.C,
         free_map=terms.free_map,
-        methods={**sol.methods, **methods},
+        routes={**sol.routes, **methods},
         notes=[*sol.notes, *notes],
     )

@@ -52,26 +52,17 @@ def other_start_note(exc: Exception) -> str:
 
 @dataclass(frozen=True)
 class WorkingRoute:
-    """The working-precision route at one prepared problem (module docstring).
+    """The working-precision route at one prepared problem (module docstring)."""
 
-    Attributes
-    ----------
-    problem:
-        The prepared problem (model, values, start, reduction, reduced model, ``q64``).
-    M_of:
-        The quadratic observable (:func:`numeric.quadratic_form.quadratic_form`).
-    primary:
-        The accepted float64 fixed point on the free coordinates (read-only).
-    stable:
-        Every distinct stable fixed point the search found (all coordinates).
-    notes:
-        What the search says about the point (another start, several points).
-    """
-
+    #: The prepared problem (model, values, start, reduction, reduced model, ``q64``).
     problem: PreparedProblem
+    #: The quadratic observable (:func:`numeric.quadratic_form.quadratic_form`).
     M_of: Callable[[int], mpmath.matrix]
+    #: The accepted float64 fixed point on the free coordinates (read-only).
     primary: np.ndarray
+    #: Every distinct stable fixed point the search found (all coordinates).
     stable: tuple[np.ndarray, ...]
+    #: What the search says about the point (another start, several points).
     notes: tuple[str, ...]
     #: the objects of :meth:`at` by working precision: (full, kronecker, objects)
     _done: dict[int, tuple[bool, bool, Objects]] = field(

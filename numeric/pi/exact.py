@@ -72,27 +72,6 @@ class PIExactResult(Presentable):
     """Stationary statistics of the truncated chain (plain floats, no error bars:
     ``truncated_mass`` and ``residual`` state how far they are from the chain's).
 
-    Attributes
-    ----------
-    cap:
-        Queue cap ``K`` used.
-    truncated_mass:
-        Stationary probability per slot that the cap bites.
-    dropped_jobs_per_slot:
-        Jobs per slot the cap removes (the truncated chain is a finite buffer).
-    residual:
-        ``||pi (P - I)||_1`` of the returned solution.
-    solver:
-        The linear solver that ran (``method`` is its deprecated name, warns;
-        ``"solver"`` its key in :meth:`to_dict`, whose ``"method"`` is the route,
-        ``"exact"``).
-    caps_tried:
-        ``(K, truncated mass)`` of every solve made to choose the cap.
-    law_system, ranges:
-        ``P - I`` transposed and pinned (:class:`numeric.exact.law_error.LawSystem`,
-        ``None`` above its limit) and half the range over the states of the per-slot
-        tokens and dropped jobs: the inputs of :meth:`errors`.
-
     Each statistic is printed down to the place its absolute error allows
     (:meth:`errors`, :func:`mfstein.ground.display.printed_to_error`): the error of the
     truncated chain's law, ``||pi - pi_true||_1 <= 2 kappa ||pi (P - I)||_1``
@@ -104,12 +83,19 @@ class PIExactResult(Presentable):
 
     model: PIModel
     policy: str
+    #: Queue cap ``K`` used.
     cap: int
     states: int
     entries: int
+    #: Stationary probability per slot that the cap bites.
     truncated_mass: float
+    #: Jobs per slot the cap removes (the truncated chain is a finite buffer).
     dropped_jobs_per_slot: float
+    #: ``||pi (P - I)||_1`` of the returned solution.
     residual: float
+    #: The linear solver that ran (``method`` is its deprecated name, warns;
+    #: ``"solver"`` its key in :meth:`to_dict`, whose ``"method"`` is the route,
+    #: ``"exact"``).
     solver: str
     mean_queue: np.ndarray
     mean_total: float
@@ -121,8 +107,13 @@ class PIExactResult(Presentable):
     messages_per_job: float
     messages_per_batch: float
     seconds: float
+    #: ``(K, truncated mass)`` of every solve made to choose the cap.
     caps_tried: list[tuple[int, float]] = field(default_factory=list)
+    #: ``P - I`` transposed and pinned (:class:`numeric.exact.law_error.LawSystem`,
+    #: ``None`` above its limit) and half the range over the states of the per-slot
+    #: tokens and dropped jobs: the inputs of :meth:`errors`.
     law_system: Any = field(default=None, repr=False, compare=False)
+    #: See :attr:`law_system`.
     ranges: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     _MORE: ClassVar[str] = "per-server E[Q_i], P(Q_i = 0) and the caps tried in to_dict()"

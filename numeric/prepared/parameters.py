@@ -39,24 +39,17 @@ DPS = 30
 
 @dataclass(frozen=True)
 class PreparedParams:
-    """One model's parameters at one point, names checked and values read (module docstring).
+    """One model's parameters at one point, names checked and values read (module docstring)."""
 
-    Attributes
-    ----------
-    model:
-        The :class:`derive.model.Model`.
-    params:
-        Parameter name -> value as given, names checked, ``N`` filled in for an
-        N-dependent model asked at a population (read-only).
-    values:
-        Parameter name -> value read exactly and rounded to 30 digits (read-only).
-    key:
-        The inputs' key (``None`` when a value has none: then not cached).
-    """
-
+    #: The :class:`derive.model.Model`.
     model: Any
+    #: Parameter name -> value as given, names checked, ``N`` filled in for an
+    #: N-dependent model asked at a population (read-only).
     params: Mapping[str, Any]
+    #: Parameter name -> value read exactly and rounded to 30 digits (read-only).
     values: Mapping[str, mpf]
+    #: The inputs' key (``None`` when a value has
+    #: none: then not cached).
     key: Hashable | None
     _now: dict[int, dict[str, mpf]] = field(default_factory=dict, compare=False, repr=False)
 

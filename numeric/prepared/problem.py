@@ -78,36 +78,27 @@ def read_only64(values: Any) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PreparedProblem:
-    """A model prepared for one parameter point and one start (module docstring).
+    """A model prepared for one parameter point and one start (module docstring)."""
 
-    Attributes
-    ----------
-    model:
-        The finite :class:`derive.model.Model`.
-    params:
-        Parameter name -> value as given, names checked (read-only).
-    start:
-        The start as given (``None``: the model's reference point, else the origin).
-    values:
-        Parameter name -> value read exactly and rounded to 30 digits (read-only).
-    point:
-        The parameter level (:class:`numeric.prepared.parameters.PreparedParams`:
-        ``params`` and ``values`` are its own), shared by every start.
-    p30:
-        The kernels' parameter vector at 30 digits (kernel order).
-    s0:
-        The start at 30 digits, in the state space.
-    key:
-        The inputs' key (``None`` when an input has none: then not cached).
-    """
-
+    #: The finite :class:`derive.model.Model`.
     model: Any
+    #: Parameter name -> value as given, names checked (read-only).
     params: Mapping[str, Any]
+    #: The start as given
+    #: (``None``: the model's reference point, else the origin).
     start: Any
+    #: Parameter name -> value read exactly and rounded to 30 digits (read-only).
     values: Mapping[str, mpf]
+    #: The parameter level
+    #: (:class:`numeric.prepared.parameters.PreparedParams`: ``params`` and ``values``
+    #: are its own), shared by every start.
     point: PreparedParams
+    #: The kernels' parameter vector at 30 digits (kernel order).
     p30: tuple[mpf, ...]
+    #: The start at 30 digits, in the state space.
     s0: tuple[mpf, ...]
+    #: The inputs' key (``None`` when an input has
+    #: none: then not cached).
     key: Hashable | None
     _now: dict[tuple[str, Hashable], Any] = field(default_factory=dict, compare=False, repr=False)
 

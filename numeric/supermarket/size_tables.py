@@ -84,7 +84,7 @@ class BoundTable(_SizeTable):
             ]  # fmt: skip
             lines = [
                 columns(rows, ["N", "lam", "b", "constant", "bound", "digits"]),
-                f"routes: {', '.join(self.solutions[0].methods)}; bound = constant/N "
+                f"routes: {', '.join(self.solutions[0].routes)}; bound = constant/N "
                 "(E||S - s*||^2 ~ c/N)",
             ]
             if self.certificates:

@@ -504,7 +504,7 @@ def solve_member(
         eigenvalues=eig,
         constant=ref,
         digits=min(earned.digits, dps),
-        methods=methods,
+        routes=methods,
         truncated_at=K,
         note=note,
         errors=errors,

@@ -162,52 +162,42 @@ def jsq_blocks(
 
 @dataclass(frozen=True, repr=False)
 class JSQSolution(Presentable):
-    """Exact (phase-truncated) stationary law of JSQ with ``n`` servers.
-
-    Attributes
-    ----------
-    law:
-        Law of ``qbar``; head up to ``(n - 1) D``, geometric tail of ratio ``rho``.
-    D, phases:
-        Phase truncation (maximal spread) and number of phases.
-    boundary_mass:
-        Stationary mass of spread ``D`` (the neglected mass).
-    truncation_change:
-        Largest relative change of the checked statistics between the last two
-        ``D`` (the error estimate of the truncation); 0 for ``n = 1``.
-    level_decay:
-        ``sp(R)``, the decay factor of ``P(level = m)``; equals ``rho^n``.
-    tail_ratio_residual, mass_residual:
-        ``max |P(qbar = k+1) / P(qbar = k) - rho|`` over ``(n-1)D <= k < (n-1)D + n``
-        (computed from the levels, not assumed) and ``|sum of the law - 1|``.
-    qbd:
-        The :class:`~numeric.tails.qbd.QBDSolution` (residuals, ``R``).
-    phase_marginal, perp_norm:
-        Stationary phase probabilities and ``||q_perp||_2`` in each phase.
-    coarser:
-        The solves at the last two spreads tried before ``D`` (their ``law``,
-        ``phase_marginal``, ``perp_norm``, ``D``; the latest first): the truncation's
-        changes, from which :meth:`errors` estimates each printed number's error;
-        empty for a fixed ``D`` (no estimate: the numbers print with
-        :data:`mfstein.ground.display.UNBOUNDED_DIGITS`) and for ``n = 1`` (M/M/1, no
-        truncation: rounding only).
-    """
+    """Exact (phase-truncated) stationary law of JSQ with ``n`` servers."""
 
     n: int
     eps: float
+    #: Phase truncation (maximal spread).
     D: int
+    #: Number of phases.
     phases: int
+    #: Law of ``qbar``; head up to ``(n - 1) D``, geometric tail of ratio ``rho``.
     law: TotalQueueLaw
+    #: Stationary mass of spread ``D`` (the neglected mass).
     boundary_mass: float
+    #: Largest relative change of the checked statistics between the last two
+    #: ``D`` (the error estimate of the truncation); 0 for ``n = 1``.
     truncation_change: float
+    #: ``sp(R)``, the decay factor of ``P(level = m)``; equals ``rho^n``.
     level_decay: float
+    #: ``max |P(qbar = k+1) / P(qbar = k) - rho|`` over ``(n-1)D <= k < (n-1)D + n``
+    #: (computed from the levels, not assumed).
     tail_ratio_residual: float
+    #: ``|sum of the law - 1|``.
     mass_residual: float
+    #: The :class:`~numeric.tails.qbd.QBDSolution` (residuals, ``R``).
     qbd: QBDSolution
+    #: Stationary phase probabilities.
     phase_marginal: np.ndarray
+    #: ``||q_perp||_2`` in each phase.
     perp_norm: np.ndarray
     seconds: float
     history: list[dict] = field(default_factory=list)
+    #: The solves at the last two spreads tried before ``D`` (their ``law``,
+    #: ``phase_marginal``, ``perp_norm``, ``D``; the latest first): the truncation's
+    #: changes, from which :meth:`errors` estimates each printed number's error;
+    #: empty for a fixed ``D`` (no estimate: the numbers print with
+    #: :data:`mfstein.ground.display.UNBOUNDED_DIGITS`) and for ``n = 1`` (M/M/1, no
+    #: truncation: rounding only).
     coarser: list[dict[str, Any]] = field(default_factory=list, compare=False)
 
     _MORE: ClassVar[str] = "the law of qbar: .law; the QBD: .qbd; perp_mgf(thetas)"

@@ -36,28 +36,21 @@ __all__ = ["QBDSolution", "solve_qbd"]
 
 @dataclass
 class QBDSolution:
-    """Result of :func:`solve_qbd`.
+    """Result of :func:`solve_qbd`."""
 
-    Attributes
-    ----------
-    pi0:
-        Stationary probabilities of level 0 (normalised over all levels).
-    R:
-        The rate matrix.
-    spectral_radius:
-        ``sp(R)``: ``pi_m`` decays like ``sp(R)^m``.
-    residual_R, residual_boundary, residual_G:
-        The three relative residuals described in the module docstring.
-    iterations:
-        Logarithmic-reduction steps.
-    """
-
+    #: Stationary probabilities of level 0 (normalised over all levels).
     pi0: np.ndarray
+    #: The rate matrix.
     R: np.ndarray
+    #: ``sp(R)`` -- ``pi_m`` decays like ``sp(R)^m``.
     spectral_radius: float
+    #: The three relative residuals described in the module docstring.
     residual_R: float
+    #: See :attr:`residual_R`.
     residual_boundary: float
+    #: See :attr:`residual_R`.
     residual_G: float
+    #: Logarithmic-reduction steps.
     iterations: int
 
     def level_marginal(self) -> np.ndarray:

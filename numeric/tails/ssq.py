@@ -95,40 +95,35 @@ def binomial_pmfs(n: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, repr=False)
 class SSQSolution(Presentable):
-    """Exact stationary law of the SSQ.
+    """Exact stationary law of the SSQ."""
 
-    Attributes
-    ----------
-    law:
-        Law of ``q`` (head ``pi_0``, then the mixture of the ``U`` roots).
-    eps, rho, drift:
-        ``1 - E a / E s``, ``E a / E s`` and ``E s - E a``.
-    cramer_root:
-        ``r*``: ``P(q > k)`` decays like ``r*^k``; ``cramer_exponent = -log r*``.
-    limit_mean:
-        Heavy-traffic mean of ``eps q``: ``(Var a + Var s) / (2 E s)``.
-    roots:
-        The ``U`` roots in the unit disk.
-    balance_residual, mass_residual, imaginary_residual:
-        The checks of the module docstring.
-    law_error, abs_errors:
-        The law's error (:class:`numeric.tails.errors.LawError`, from the roots') and
-        the absolute errors of the roots (``"roots"``, ``"cramer_root"``) and of the
-        numbers computed from the pmfs (``"eps"``, ``"rho"``, ``"drift"``,
-        ``"limit_mean"``): the inputs of :meth:`errors`.
-    """
-
+    #: Law of ``q`` (head ``pi_0``, then the mixture of the ``U`` roots).
     law: TotalQueueLaw
+    #: ``1 - E a / E s``.
     eps: float
+    #: ``E a / E s``.
     rho: float
+    #: ``E s - E a``.
     drift: float
+    #: ``r*`` -- ``P(q > k)`` decays like ``r*^k``; ``cramer_exponent = -log r*``.
     cramer_root: float
+    #: Heavy-traffic mean of ``eps
+    #: q``: ``(Var a + Var s) / (2 E s)``.
     limit_mean: float
+    #: The ``U`` roots in the unit disk.
     roots: np.ndarray
+    #: The checks of the module docstring.
     balance_residual: float
+    #: See :attr:`balance_residual`.
     mass_residual: float
+    #: See :attr:`balance_residual`.
     imaginary_residual: float
+    #: The law's error (:class:`numeric.tails.errors.LawError`, from the roots') and
+    #: the absolute errors of the roots (``"roots"``, ``"cramer_root"``) and of the
+    #: numbers computed from the pmfs (``"eps"``, ``"rho"``, ``"drift"``,
+    #: ``"limit_mean"``): the inputs of :meth:`errors`.
     law_error: LawError | None = None
+    #: See :attr:`law_error`.
     abs_errors: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "the law of q: .law; the roots: .roots"

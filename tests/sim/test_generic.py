@@ -129,7 +129,7 @@ def test_unrolled_loop_equals_the_table_driven_loop(spec, N, params, incremental
     outs = []
     for unrolled in (True, False):
         st = fresh_state(sp, seed_states(3, 1)[0])
-        acc = [np.zeros(sp.b), np.zeros((sp.b, sp.b)), np.zeros((sp.b, sp.hist_len))]
+        acc = [np.zeros(sp.n), np.zeros((sp.n, sp.n)), np.zeros((sp.n, sp.hist_len))]
         sc = run_chain(
             chain, np.asarray(sp.params), st["n"], sp.N,
             *sparse_jumps(sp.jumps), sp.N * np.asarray(sp.s_star), st["rng"], 20_000, 2,

@@ -61,15 +61,16 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
         simulate_supermarket(**{**ARGS, "b": 5}, seed=4, workers=1, batches=5, checkpoint=ck)
 
 
-def _as_written_before_the_rename(path) -> None:
-    """Rewrite the checkpoint at ``path`` as mfstein wrote it before ``Spec.simulator``
-    was renamed ``engine``: the key ``"simulator"``, and the checksum of that content
-    (SHA-256 of the canonical JSON of config and replications)."""
+def _as_written_before_the_rename(path, new: str = "engine", old: str = "simulator") -> None:
+    """Rewrite the checkpoint at ``path`` as mfstein wrote it before a configuration key
+    ``old`` was renamed ``new`` (``Spec.simulator`` -> ``engine``, ``GenericSpec.b`` ->
+    ``n``): the key ``old``, and the checksum of that content (SHA-256 of the canonical
+    JSON of config and replications)."""
     import hashlib
 
     saved = json.loads(path.read_text())
     cfg = saved["config"]
-    cfg = {("simulator" if k == "engine" else k): v for k, v in cfg.items()}
+    cfg = {(old if k == new else k): v for k, v in cfg.items()}
     text = json.dumps({"config": cfg, "reps": saved["reps"]}, sort_keys=True,
                       separators=(",", ":"))  # fmt: skip
     saved.update(config=cfg, checksum=hashlib.sha256(text.encode()).hexdigest())
@@ -94,6 +95,30 @@ def test_a_checkpoint_with_the_old_simulator_key_loads(tmp_path):
     assert resumed.complete and _numbers(resumed) == _numbers(full)
     new = json.loads(ck.read_text())["config"]
     assert new["engine"] == "aggregated" and "simulator" not in new
+
+
+def test_a_generic_checkpoint_with_the_old_dimension_key_loads(tmp_path):
+    """A checkpoint of the generic engine written before ``GenericSpec.b`` became
+    ``GenericSpec.n`` resumes to the uninterrupted numbers, bit for bit, and is written
+    back with the new key."""
+    from derive.models import load_model
+    from sim import simulate
+
+    sir, params = load_model("sir"), {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
+    kw = dict(N=30, steps=4 * 10**4, reps=2, seed=7, batches=4, workers=1)
+    whole = simulate(sir, params, **kw)
+    ck = tmp_path / "old.json"
+    part = simulate(sir, params, **kw, checkpoint=ck, max_units=3)
+    assert not part.complete and json.loads(ck.read_text())["config"]["n"] == 3
+    _as_written_before_the_rename(ck, new="n", old="b")
+    old = json.loads(ck.read_text())["config"]
+    assert old["b"] == 3 and "n" not in old
+    rest = simulate(sir, params, **kw, checkpoint=ck)
+    assert rest.complete and rest.engine == "generic"
+    assert float(rest.n_mse.mean) == float(whole.n_mse.mean)
+    np.testing.assert_array_equal(rest.mean.mean, whole.mean.mean)
+    new = json.loads(ck.read_text())["config"]
+    assert new["n"] == 3 and "b" not in new
 
 
 def test_per_server_checkpoint_resume(tmp_path):

@@ -264,3 +264,57 @@ def test_a_warning_under_the_renamed_keywords_wrapper_names_the_callers_line() -
     with pytest.warns(UserWarning, match="too large for the without-replacement") as rec:
         sim.simulate_supermarket(6, "0.9", 5, 2, replacement=False, steps=2000, reps=2, seed=1)
     assert [w.filename for w in rec if "without-replacement" in str(w.message)] == [__file__]
+
+
+def test_kernels_generic_spec_and_solution_routes_have_the_vocabulary_names() -> None:
+    """Stop 43: the dimension is ``n`` on the kernels (``derive.Kernels``) and on the
+    generic engine's spec (``sim.generic.GenericSpec``, and so ``TableSpec``), the
+    independent routes of the constant ``MeanFieldSolution.routes`` (as on
+    ``CertifiedSolution``); each old name reads the same value with a warning, each
+    old constructor keyword builds the same object with one, and the ``--json`` key
+    of the routes stays ``"methods"``."""
+    import dataclasses
+    import json
+
+    from derive.kernels import Kernels
+    from sim.generic import GenericSpec
+    from sim.interpreted import TableSpec
+
+    k = _quiet(MODEL.kernels, "mpmath")
+    assert _quiet(lambda: k.n) == MODEL.n == 1
+    with pytest.warns(DeprecationWarning, match=r"^Kernels: b is deprecated; use n instead"):
+        assert k.b == k.n
+    given = {f.name: getattr(k, f.name) for f in dataclasses.fields(k)}
+    given["b"] = given.pop("n")
+    with pytest.warns(DeprecationWarning, match=r"^Kernels\(\): b= is deprecated") as rec:
+        old = Kernels(**given)
+    assert rec[0].filename == __file__ and old.n == k.n
+
+    spec = dict(model="m", kernel="", update="", N=10, params=(0.5,), jumps=((1,), (-1,)),
+                s_star=(0.5,), start=(5,), kind=0, upper=10, total=0, truncated=False,
+                thin_bits=0, hist_len=0)  # fmt: skip
+    new = _quiet(GenericSpec, **spec, n=1)
+    with pytest.warns(DeprecationWarning, match=r"^GenericSpec\(\): b= is deprecated"):
+        assert GenericSpec(**spec, b=1) == new
+    with pytest.warns(DeprecationWarning, match=r"^GenericSpec: b is deprecated; use n"):
+        assert new.b == new.n == 1
+    assert new.config()["n"] == 1 and "b" not in new.config()
+    assert GenericSpec.RENAMED_CONFIG_KEYS == {"b": "n"}
+    with pytest.raises(TypeError, match=r"got both n= and its deprecated alias b="):
+        GenericSpec(**spec, n=1, b=1)
+    with pytest.warns(DeprecationWarning, match=r"^TableSpec\(\): b= is deprecated"):
+        assert TableSpec(**spec, b=1).n == 1
+    for obj in (k, new):
+        with pytest.raises(AttributeError):
+            obj.b = 2  # read-only
+
+    sol = _quiet(numeric.solve, MODEL, OK, dps=15)
+    assert _quiet(lambda: set(sol.routes)) >= {"stein"}
+    with pytest.warns(DeprecationWarning, match=r"^MeanFieldSolution: methods is deprecated"):
+        assert sol.methods == sol.routes
+    given = {f.name: getattr(sol, f.name) for f in dataclasses.fields(sol) if f.init}
+    given["methods"] = given.pop("routes")
+    with pytest.warns(DeprecationWarning, match=r"^MeanFieldSolution\(\): methods= is dep"):
+        again = type(sol)(**given)
+    assert again.routes == sol.routes and again.constant == sol.constant
+    assert set(json.loads(sol.to_json())["methods"]) == set(sol.routes)

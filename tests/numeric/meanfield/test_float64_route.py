@@ -131,7 +131,7 @@ def test_accuracy_note_prints_the_agreement_of_the_two_traces_in_digits():
     m = load_model(f"{USER}:supermarket_user", b=10)
     for lam in ("0.5", "0.9"):
         r = numeric.solve(m, {"lam": lam}, precision="float64")
-        c_w, c_p = (float(r.methods[k]) for k in ("float64:covariance", "float64:stein"))
+        c_w, c_p = (float(r.routes[k]) for k in ("float64:covariance", "float64:stein"))
         n = agreement_digits(c_w, c_p)
         assert f"(tr(MW) and tr(PQ) agree to {n} digits)." in r.notes[0]
         assert r.digits <= n <= 15  # the estimate holds the claim below the agreement

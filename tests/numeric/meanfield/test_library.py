@@ -81,7 +81,7 @@ def test_general_route_agrees_with_supermarket_fast_path(b: int, lam: str, dps: 
     model = load_model("supermarket", b=b)
     fast = numeric.solve(model, {"lam": lam}, dps=dps)
     general = numeric.solve(model, {"lam": lam}, dps=dps, route="general")
-    assert "shooting" in fast.methods and "stein" in general.methods
+    assert "shooting" in fast.routes and "stein" in general.routes
     assert fast.digits == general.digits == dps
     with mpmath.workdps(dps + 10):
         tol = mpmath.mpf(10) ** (-dps + 1)

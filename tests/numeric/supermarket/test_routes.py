@@ -18,12 +18,12 @@ from numeric.supermarket.solver import KRONECKER_MAX_B, solve
 def test_routes_agree_at_30_digits(lam, b, d) -> None:
     sol = solve(str(lam), b, d, dps=30)
     assert sol.digits == 30
-    assert {"shooting", "covariance"} <= set(sol.methods)
+    assert {"shooting", "covariance"} <= set(sol.routes)
     if b <= KRONECKER_MAX_B:
-        assert "kronecker" in sol.methods
+        assert "kronecker" in sol.routes
     with mpmath.workdps(40):
-        ref = mpmath.mpf(sol.methods["shooting"])
-        for name, value in sol.methods.items():
+        ref = mpmath.mpf(sol.routes["shooting"])
+        for name, value in sol.routes.items():
             assert abs(mpmath.mpf(value) - ref) <= mpmath.mpf(10) ** -29 * abs(ref), name
 
 
@@ -35,7 +35,7 @@ def test_duality_trace_P_Q_equals_trace_W_for_general_M() -> None:
         trPQ = mpmath.fsum(sol.P[i, j] * sol.Q[j, i] for i in range(n) for j in range(n))
         trMW = mpmath.fsum(M[i, j] * sol.W[j, i] for i in range(n) for j in range(n))
         assert abs(trPQ - trMW) <= mpmath.mpf(10) ** -29 * trPQ
-        assert set(sol.methods) == {"shooting", "covariance", "spectral", "kronecker", "iterative"}
+        assert set(sol.routes) == {"shooting", "covariance", "spectral", "kronecker", "iterative"}
 
 
 def test_claimed_digits_hold_against_a_higher_precision_run() -> None:

@@ -63,10 +63,10 @@ def test_iterative_route_against_shooting_lam_above_one(monkeypatch) -> None:
     nb = importlib.import_module("numeric.supermarket.solver")  # the module, not the lazy export
 
     it = solve("1.2", 60, dps=40)
-    assert set(it.methods) == {"iterative", "covariance"} and it.digits == 40
+    assert set(it.routes) == {"iterative", "covariance"} and it.digits == 40
     monkeypatch.setattr(nb, "DIRECT_MAX_B", 100)
     sh = solve("1.2", 60, dps=40, routes=("shooting", "covariance"))
-    assert set(sh.methods) == {"shooting", "covariance"}
+    assert set(sh.routes) == {"shooting", "covariance"}
     with mpmath.workdps(50):
         assert abs(it.constant - sh.constant) <= mpmath.mpf(10) ** -40 * sh.constant
         pmax = max(abs(sh.P[i, j]) for i in range(60) for j in range(60))
