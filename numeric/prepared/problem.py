@@ -199,7 +199,7 @@ class PreparedProblem:
                     values = dict(self.values)
                     if callable(self.model.info.reference):
                         return read_only64(start_point(self.model, None, values))
-                    return read_only64(_reference_start(self.model, values))
+                    return _reference_start(self.model, values)[1]
                 except ParameterError:
                     return None
 
