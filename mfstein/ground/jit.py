@@ -56,6 +56,7 @@ import glob
 import hashlib
 import io
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,8 +75,10 @@ __all__ = [
     "announce_compile",
     "first_compile_seconds",
     "has_index",
+    "import_closure",
     "is_compiled",
     "numba",
+    "source_stamp",
 ]
 
 _PACKAGES = ("mfstein", "derive", "numeric", "sim")
@@ -87,6 +90,72 @@ _OWN_DIRS = tuple(str(_ROOT / name) + os.sep for name in _PACKAGES)
 def _file_digest(path: str, mtime_ns: int, size: int) -> str:
     with open(path, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()
+
+
+#: A module-level import of the source: ``from a.b import (x, y)`` or ``import a.b``.
+_IMPORT = re.compile(
+    r"^(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([\w.]+))", re.M
+)
+
+
+def _module_file(module: str, root: Path) -> str | None:
+    """The file of ``module`` (one of mfstein's packages) under ``root``, if any."""
+    base = root / module.replace(".", os.sep)
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return str(path)
+    return None
+
+
+def _imported_files(path: str, root: Path) -> list[str]:
+    """The files of mfstein's modules that ``path`` imports at module level (lines
+    starting in column 0): a compiled function reads their functions and constants
+    (inlined helpers, the RNG, op-code tables) into its object code."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    found = []
+    for m in _IMPORT.finditer(text):
+        module = m.group(1) or m.group(3)
+        if module.partition(".")[0] not in _PACKAGES:
+            continue
+        names = re.sub(r"#[^\n]*", "", m.group(2) or "").strip("() \t")
+        candidates = [module] + [
+            f"{module}.{n.split()[0]}" for n in names.split(",") if m.group(1) and n.split()
+        ]
+        found += [f for f in (_module_file(c, root) for c in candidates) if f is not None]
+    return found
+
+
+@functools.cache
+def import_closure(path: str, root: Path = _ROOT) -> tuple[str, ...]:
+    """``path`` and every file of mfstein's packages it reaches by module-level
+    imports, transitively (sorted): what its compiled functions may have inlined."""
+    seen: set[str] = set()
+    todo = [os.path.realpath(path)]
+    while todo:
+        here = todo.pop()
+        if here not in seen:
+            seen.add(here)
+            todo += (os.path.realpath(f) for f in _imported_files(here, root))
+    return tuple(sorted(seen))
+
+
+def source_stamp(py_file: str, root: Path = _ROOT) -> str:
+    """The stamp of a compiled function's cache: the SHA-256 digests of the content of
+    ``py_file`` and of every file of :func:`import_closure` -- so that a change in an
+    inlined helper of another file (``sim.generic_kernels.invert`` in
+    ``sim.table_loop``'s loop, ``sim.rng.next_u64`` everywhere) or in a constant table
+    compiles the functions that read it again, where numba's own stamp (the file's
+    modification time and size) keeps the stale object code."""
+    own = os.path.realpath(py_file)
+    others = sorted(os.path.relpath(p, root) for p in import_closure(own, root) if p != own)
+    parts = [_digest_now(own)] + [f"{rel}:{_digest_now(str(root / rel))}" for rel in others]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _digest_now(path: str) -> str:
+    st = os.stat(path)
+    return _file_digest(path, st.st_mtime_ns, st.st_size)
 
 
 def _discard(cache_file: Any) -> None:
@@ -221,8 +290,7 @@ class MfsteinCacheLocator(caching._CacheLocator):
         return self._cache_path
 
     def get_source_stamp(self) -> str:
-        st = os.stat(self._py_file)
-        return _file_digest(self._py_file, st.st_mtime_ns, st.st_size)
+        return source_stamp(self._py_file)
 
     def get_disambiguator(self) -> str:
         return str(self._lineno)
