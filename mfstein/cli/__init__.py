@@ -49,6 +49,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mfstein.cli.simulate",
     "mfstein.cli.tail",
     "mfstein.cli.pi",
+    "mfstein.cli.cache",
 )
 
 
