@@ -245,6 +245,17 @@ def _with_limit(cls: type, limit: int, *args: Any, **kwargs: Any) -> Simulator:
     return sim
 
 
+def _compiled_since(chain: Any) -> bool:
+    """Whether the model's compiled loop that an ``auto`` run put on the interpreted loop
+    (the chain module ``chain`` of its record) has been compiled since, by a run asking
+    for ``engine="generic"`` or by a longer run."""
+    if not isinstance(chain, str):
+        return False
+    from sim.generic_kernels import chain_compiled
+
+    return chain_compiled(chain)
+
+
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
     """Each observable prepared for the simulator (:func:`sim.observables.prepare`)."""
     if not observables:
@@ -298,5 +309,7 @@ def _kept_run(
         limit = record.get("max_events")
         if engine == "auto" and not (isinstance(limit, int) and opts.steps * opts.reps <= limit):
             return key, None
+        if engine == "auto" and _compiled_since(record.get("chain")):
+            return key, None  # the model's own loop is compiled now: choose afresh
         return key, InterpretedSimulator.from_record(record, model, params)
     return key, GenericSimulator.from_record(record, model, params)

@@ -782,6 +782,20 @@ def _chain_name(key: str) -> str:
     return module_name("simchain", key)
 
 
+def chain_name(model: Any, observables: Sequence[Any] = ()) -> str:
+    """The name of the chain module of ``model`` with ``observables`` (not generated)."""
+    return _chain_name(_chain_key(model, observables)[1])
+
+
+def chain_compiled(name: str) -> bool:
+    """Whether the chain module ``name`` has compiled code: loaded in this process, or
+    an index of numba's for a function of it on disk (:func:`mfstein.ground.jit.has_index`)."""
+    from mfstein.ground import cache
+    from mfstein.ground.jit import has_index
+
+    return name in _CHAINS or has_index(cache.cache_dir() / f"{name}.py")
+
+
 def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
     """Whether the compiled loop of ``model`` (with ``observables``) has certainly never
     been compiled, decided without generating its source: its chain module is neither
@@ -789,11 +803,9 @@ def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
     function of that module's name is on disk (:func:`mfstein.ground.jit.has_index`).  ``False``
     means "maybe": :func:`compile_seconds` of :func:`chain_module` then tells."""
     from mfstein.ground import cache
-    from mfstein.ground.jit import has_index
 
-    name = _chain_name(_chain_key(model, observables)[1])
-    path = cache.cache_dir() / f"{name}.py"
-    return name not in _CHAINS and not path.is_file() and not has_index(path)
+    name = chain_name(model, observables)
+    return not (cache.cache_dir() / f"{name}.py").is_file() and not chain_compiled(name)
 
 
 def load_chain(name: str, path: Path | None = None) -> ModuleType:

@@ -245,8 +245,14 @@ class InterpretedSimulator(GenericSimulator):
 
     def record(self) -> dict:
         """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`), with the
-        loop and the most events ``engine="auto"`` runs on it (:attr:`max_events`)."""
-        return {**super().record(), "loop": self.loop, "max_events": self.max_events}
+        loop, the most events ``engine="auto"`` runs on it (:attr:`max_events`) and the
+        name of the model's compiled loop it stands in for (``chain``), whose compiled
+        code, once there, makes ``auto`` choose afresh (:func:`sim.api.simulate`)."""
+        from sim.generic_kernels import chain_name
+
+        chain = None if self.max_events is None or self.model is None else chain_name(self.model)
+        return {**super().record(), "loop": self.loop, "max_events": self.max_events,
+                "chain": chain}  # fmt: skip
 
     @classmethod
     def from_record(

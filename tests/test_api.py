@@ -410,6 +410,7 @@ ARGV = {
     "lemmas": ["--lam", "0.9", "--N", "10", "--b", "1", "--only", "lemma6"],
     "tail": ["--model", "jsq", "--n", "3", "--eps", "0.1", "--x", "1"],
     "pi": ["--arrivals", "0:.5,1:.5", "--service", "1:1", "--service", "1:1", "--exact"],
+    "cache": [],
 }
 
 

@@ -217,3 +217,30 @@ def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkey
     got = space.make_lattice(sir, 50, None)
     want = reduction(sir, sir.kernels("numba").jumps)
     assert (got.laws, got.free) == (want.laws, want.free) and len(want.laws) == 1
+
+
+def test_auto_leaves_the_interpreted_loop_once_the_models_loop_is_compiled(tmp_path, monkeypatch):
+    """A short ``auto`` run of a model given by name is kept on the interpreted loop for
+    later calls and processes (:mod:`sim.prepared_runs`); once the model's own loop is
+    compiled (here by ``engine="generic"``), the kept choice is dropped and ``auto`` runs
+    the compiled loop (it stayed interpreted, twice as slow per event, for good)."""
+    from sim import generic_kernels, prepared_runs
+    from sim.generic_kernels import chain_compiled
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # SIR's loop not compiled here
+    # nor loaded in this process by an earlier test
+    name = generic_kernels.chain_name(load_model("sir"))
+    monkeypatch.delitem(generic_kernels._CHAINS, name, raising=False)
+    run = dict(N=29, steps=2 * 10**4, reps=1, seed=3, workers=1)
+    first = simulate("sir", SIR, **run)
+    assert first.loop == "interpreted"
+    record = prepared_runs.load(prepared_runs.run_key("sir", SIR, 29, None, None, "auto"))
+    assert record["loop"] == "interpreted" and record["chain"] == name
+    assert not chain_compiled(name)
+    assert simulate("sir", SIR, **run).loop == "interpreted"  # the kept choice
+    assert simulate("sir", SIR, engine="generic", **run).loop == "compiled"
+    assert chain_compiled(name)
+    again = simulate("sir", SIR, **run)
+    assert again.loop == "compiled"
+    # the two loops draw the same chain from the same seed
+    np.testing.assert_allclose(again.mean.mean, first.mean.mean, rtol=1e-12)
