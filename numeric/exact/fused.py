@@ -65,9 +65,11 @@ def forward(indptr, indices, data, r, v, t, out, split):
 
     Each keeps the order of operations it had as a sweep of its own, so the bits are
     those: ``v_i`` less each product in turn; ``D_ii (v_i - t_i)`` less the products'
-    sum.  Against the two sweeps written out (benchmarks/bench_forward_sweep.py, stop 44):
-    the same bits and the same time (new / old 0.93 to 1.06 at 30,000 and 300,000
-    states); one row's products as a jitted helper (stop 43) had made both 1.6x slower."""
+    sum.  Against the two sweeps written out (benchmarks/bench_forward_sweep.py, stop 44,
+    30,000 and 300,000 states, seven runs at load 2.3 to 4.3 on two cores): the same bits
+    and the same time within the noise (new / old 0.93 to 1.13 at the minimum, 0.94 to 1.09 at
+    the median); one row's products as a jitted helper (stop 43) had made both 1.6x
+    slower."""
     for i in range(v.shape[0]):
         if i == r:
             out[i] = v[i] - t[i] if split else v[i]
