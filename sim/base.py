@@ -118,18 +118,18 @@ class SimulationResult(Presentable):
     #: 0: batches long enough).
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
-    #: The supermarket engines' arrival rate (float and as given).
+    #: The supermarket engines' arrival rate as a float; ``None`` for other engines,
+    #: as are the four fields below.
     lam: float | None = None
-    #: Choices.
+    #: The arrival rate as given.
     lam_text: str | None = None
-    #: Sampling.
+    #: Choices: the servers sampled per arrival.
     d: int | None = None
-    #: Dispatch policy.
+    #: Sampling: with replacement or not.
     replacement: bool | None = None
-    #: ``None`` for other engines.
+    #: Dispatch policy.
     policy: str | None = None
-    #: Per-server engine
-    #: only: mean response time (CI), quantiles, histogram.
+    #: Per-server engine only: mean response time (CI), quantiles, histogram.
     response_time: dict | None = None
     #: Name -> Estimate of ``E[g(S_N)]`` for the observables requested
     #: (:mod:`sim.observables`); empty when none (then absent from

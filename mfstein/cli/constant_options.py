@@ -1,14 +1,16 @@
 """The options of the commands that compute Theorem 1's constant ``c`` with
 ``E[(S - s*)^T M (S - s*)] ~ c/N`` (``solve`` for any model, ``bound`` and ``refined``
 for the supermarket), declared once: the working precision, the observable ``M``,
-JSON output and the proof of an enclosure of ``c``.  Standard library only.
+JSON output and the proof of an enclosure of ``c``; and the mean-field options that
+``solve``, ``sweep`` and ``transient`` share (``--order``, ``--float64``).  Standard
+library only.
 """
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_constant_options", "add_order_option"]
+__all__ = ["add_constant_options", "add_float64_option", "add_order_option", "precision_of"]
 
 
 def add_constant_options(p: argparse.ArgumentParser, *, certify: bool) -> None:
@@ -49,3 +51,17 @@ def add_order_option(p: argparse.ArgumentParser, help: str) -> None:
     size expansion (:mod:`numeric.meanfield.stationary`); ``help`` says what the
     command then prints."""
     p.add_argument("--order", default="1", choices=("1", "2"), help=help)
+
+
+def add_float64_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, help: str) -> None:
+    """Add ``--float64`` to ``p`` (a parser, or the group that makes it exclusive with
+    ``--dps``): the float64 route of :func:`numeric.solve`, :func:`numeric.sweep` and
+    :func:`numeric.transient`; ``help`` says what it means for the command.  Read by
+    :func:`precision_of`."""
+    p.add_argument("--float64", action="store_true", help=help)
+
+
+def precision_of(args: argparse.Namespace) -> str:
+    """The ``precision=`` keyword of the mean-field entry points: ``"float64"`` with
+    ``--float64`` (:func:`add_float64_option`), else ``"dps"``."""
+    return "float64" if getattr(args, "float64", False) else "dps"

@@ -46,6 +46,7 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
     """``mfstein solve`` of a heterogeneous population."""
     import mpmath
 
+    from mfstein.cli.constant_options import precision_of
     from mfstein.ground.errors import ParameterError
     from numeric.meanfield.entry import solve as solve_entry
 
@@ -59,7 +60,7 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
     if args.route != "auto":
         raise ParameterError("--route must be auto for a heterogeneous population.")
     sol = solve_entry(model, params, dps=dps, order=int(args.order), start=args.start,
-                      precision="float64" if getattr(args, "float64", False) else "dps",
+                      precision=precision_of(args),
                       observables=observables)
     if args.json:
         write_json(sol)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mfstein.cli.constant_options import add_constant_options, add_order_option
+from mfstein.cli.constant_options import add_constant_options, add_float64_option, add_order_option
 from mfstein.cli.model_args import add_task_model_options
 
 
@@ -46,10 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default); general; fast (--method is the old name)",
     )
     add_order_option(p, "2: also the 1/N^2 terms A, B and c2 (N E||S-s*||^2 = c + c2/N + ...)")
-    p.add_argument(
-        "--float64",
-        action="store_true",
-        help="the float64 route for any model (sparse, no compiling; digits estimated "
+    add_float64_option(
+        p,
+        "the float64 route for any model (sparse, no compiling; digits estimated "
         "from the conditioning and two routes; --dps is then ignored)",
     )
     p.set_defaults(handler=run)
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein solve``."""
     import mpmath
 
+    from mfstein.cli.constant_options import precision_of
     from mfstein.cli.model_args import model_from_args, observables_from_args
     from mfstein.ground.progress import on_terminal, with_stages
     from numeric.meanfield.entry import solve
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         route=args.route,
         order=int(args.order),
-        precision="float64" if getattr(args, "float64", False) else "dps",
+        precision=precision_of(args),
         observables=observables_from_args(args),
     )
     states = _state_names(model, sol.n)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from mfstein.cli.constant_options import add_order_option
+from mfstein.cli.constant_options import add_float64_option, add_order_option, precision_of
 from mfstein.cli.model_args import add_model_options
 from mfstein.cli.progress_options import add_progress_option, add_scheduler_option
 
@@ -46,11 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help=f"significant digits at every point, integer >= {MIN_DPS} (default 30)",
     )
-    prec.add_argument(
-        "--float64",
-        action="store_true",
-        help="the float64 route at every point (digits estimated per point)",
-    )
+    add_float64_option(prec, "the float64 route at every point (digits estimated per point)")
     p.add_argument(
         "--observable",
         action="append",
@@ -94,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         pairs,
         order=int(args.order),
         dps=30 if args.dps is None else args.dps,
-        precision="float64" if args.float64 else "dps",
+        precision=precision_of(args),
         observables=list(args.observable),
         M=args.M,
         workers=args.workers,

@@ -12,16 +12,20 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from mfstein.cli.constant_options import add_float64_option
 from mfstein.cli.model_args import add_task_model_options
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer
 from mfstein.ground.errors import ParameterError
-from mfstein.ground.limits import MAX_GRID_EXPONENT, MIN_DPS, TRANSIENT_MAX_DPS
+from mfstein.ground.limits import (
+    MAX_GRID_EXPONENT,
+    MIN_DPS,
+    TRANSIENT_MAX_DPS,
+    TRANSIENT_MAX_TIMES,
+)
 
 #: File types ``--plot`` writes (matplotlib's Agg back end).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg")
-#: Largest number of times ``--t`` may ask for.
-MAX_COUNT = 100_000
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,10 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"significant digits (integer {MIN_DPS}..{TRANSIENT_MAX_DPS}): mpmath route, "
         "small models",
     )
-    prec.add_argument(
-        "--float64",
-        action="store_true",
-        help="the float64 route (the default without --dps; as --float64 of solve and sweep)",
+    add_float64_option(
+        prec, "the float64 route (the default without --dps; as --float64 of solve and sweep)"
     )
     p.add_argument(
         "--integrator",
@@ -104,7 +106,8 @@ def parse_grid(text: str) -> tuple[float, float, int]:
 
     msg = (
         "--t must look like START:STOP:COUNT with 0 <= START < STOP and an integer "
-        f"1 <= COUNT <= {MAX_COUNT} (START = STOP when COUNT = 1), e.g. 0:10:101, got {text!r}."
+        f"1 <= COUNT <= {TRANSIENT_MAX_TIMES} (START = STOP when COUNT = 1), e.g. 0:10:101, "
+        f"got {text!r}."
     )
     parts = text.split(":")
     if len(parts) != 3:
@@ -113,7 +116,7 @@ def parse_grid(text: str) -> tuple[float, float, int]:
 
     try:  # read exactly (no float overflow, no giant integers), then in float64
         a, b = (float(parse_real("t", x, 0, 10**300)) for x in parts[:2])
-        n = parse_integer("t", parts[2], 1, MAX_COUNT)
+        n = parse_integer("t", parts[2], 1, TRANSIENT_MAX_TIMES)
     except ParameterError:
         raise ParameterError(msg) from None
     if not (math.isfinite(a) and math.isfinite(b)) or b < a:

@@ -43,6 +43,7 @@ __all__ = [
     "SIM_MAX_WORKERS",
     "TIME_BUDGET_SECONDS",
     "TRANSIENT_MAX_DPS",
+    "TRANSIENT_MAX_TIMES",
     "TRUNCATION_TOL",
     "TRUNCATION_TOL_RANGE",
     "available_memory",
@@ -75,6 +76,9 @@ MAX_GRID_EXPONENT = 100
 #: cores: dps 30 ~ 2 s, dps 100 ~ 45 s, dps 200 > 100 s), so beyond this nothing
 #: finishes within minutes.
 TRANSIENT_MAX_DPS = 100
+#: Largest number of output times of ``transient`` (``numeric.transient``'s ``times``,
+#: the ``COUNT`` of ``mfstein transient --t START:STOP:COUNT``).
+TRANSIENT_MAX_TIMES = 100_000
 
 
 def transient_taylor_seconds(state: int, dps: int, horizon: float, rate: float) -> float:

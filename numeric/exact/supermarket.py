@@ -350,12 +350,17 @@ def solve_exact(
     Returns
     -------
     ExactResult
+        The law on the monotone space ``N >= n_1 >= ... >= n_b >= 0`` (``state_array``)
+        and its moments, with the supermarket's ``queue_length_pmf``, ``mean_jobs``,
+        ``blocking`` and ``up_rate`` (:func:`supermarket_fast`).
 
     Raises
     ------
     ParameterError
         Bad parameters, or a state space too large for the memory limit (raised
         before anything is allocated, naming the states and the memory needed).
+    NumericalError
+        The solver stopped above the residual target ``tol`` (no result is reported).
     """
     from derive import supermarket
 

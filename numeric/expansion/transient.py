@@ -92,6 +92,7 @@ from mpmath import mpf
 
 from mfstein.ground.arguments import check_keywords, check_start, renamed_keywords
 from mfstein.ground.errors import ParameterError, caller_level
+from mfstein.ground.limits import TRANSIENT_MAX_TIMES
 from numeric.expansion.transient_result import TransientResult
 from numeric.expansion.transient_routes import (
     LSODA_MAX_STATE,
@@ -135,8 +136,8 @@ DEFAULT_DPS = 30
 #: :data:`LSODA_MAX_STATE` state entries, BDF with the sparse Jacobian above;
 #: :func:`numeric.expansion.transient_routes.integrate64`).
 METHODS = ("auto", "LSODA", "BDF", "Radau", "RK45", "DOP853")
-#: Largest number of output times.
-MAX_TIMES = 100_000
+#: Largest number of output times (:data:`mfstein.ground.limits.TRANSIENT_MAX_TIMES`).
+MAX_TIMES = TRANSIENT_MAX_TIMES
 #: Latest output time: far beyond any relaxation time a mean-field model of
 #: interest has (in heavy traffic at 1 - lam = 1e-6 it is ~1e6), and a horizon
 #: the integrators can cross in a bounded number of steps.
