@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mfstein.ground.cache import CHECK_PREFIX
 
-__all__ = ["PARTS", "CachePart", "clear", "survey"]
+__all__ = ["OTHER", "PARTS", "CachePart", "clear", "survey"]
 
 #: The kinds of files, in the order they are listed: (name, top-level folders).
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -38,20 +38,19 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kept results", ("prepared",)),
     ("stored models", ("models",)),
 )
+#: The part of what is in the directory but not mfstein's (listed last, never removed).
+OTHER = "not mfstein's"
 
 
 @dataclass(frozen=True)
 class CachePart:
-    """One kind of file in the cache directory."""
+    """One kind of file in the cache directory: its name (one of :data:`PARTS`, or
+    ``"not mfstein's"``), how many files (folders counted by the files inside them)
+    and their total size in bytes."""
 
-    #: One of the names of :data:`PARTS`, or ``"not mfstein's"``.
     name: str
-    #: How many files (folders counted by the files inside them).
     files: int
-    #: Their total size in bytes.
     size: int
-    #: The top-level entries of the directory that make it up.
-    entries: tuple[Path, ...]
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "files": self.files, "bytes": self.size}
@@ -88,32 +87,28 @@ def _files_and_size(path: Path) -> tuple[int, int]:
     return files, size
 
 
-def survey(directory: Path) -> list[CachePart]:
-    """The parts of ``directory`` (:data:`PARTS`, then what is not mfstein's), each
-    with its files and bytes; empty parts are listed too, an absent directory is
-    empty."""
+def _groups(directory: Path) -> dict[str, list[Path]]:
+    """The top-level entries of ``directory`` by part (:data:`PARTS`, then what is not
+    mfstein's, last); an absent directory has none."""
     groups: dict[str, list[Path]] = {name: [] for name, _ in PARTS}
-    other: list[Path] = []
+    groups[OTHER] = []
     folders = {folder: name for name, names in PARTS for folder in names}
     if directory.is_dir():
         for entry in sorted(directory.iterdir()):
             if entry.name in folders and entry.is_dir() and not entry.is_symlink():
                 groups[folders[entry.name]].append(entry)
-            elif _generated(entry):
-                groups["generated code"].append(entry)
             else:
-                other.append(entry)
+                groups["generated code" if _generated(entry) else OTHER].append(entry)
+    return groups
+
+
+def survey(directory: Path) -> list[CachePart]:
+    """The parts of ``directory`` (:data:`PARTS`, then what is not mfstein's), each
+    with its files and bytes; empty parts are listed too."""
     parts = []
-    for name, entries in [*groups.items(), ("not mfstein's", other)]:
+    for name, entries in _groups(directory).items():
         counts = [_files_and_size(e) for e in entries]
-        parts.append(
-            CachePart(
-                name=name,
-                files=sum(c[0] for c in counts),
-                size=sum(c[1] for c in counts),
-                entries=tuple(entries),
-            )
-        )
+        parts.append(CachePart(name, sum(c[0] for c in counts), sum(c[1] for c in counts)))
     return parts
 
 
@@ -122,8 +117,8 @@ def clear(directory: Path) -> list[CachePart]:
     there (:func:`survey`).  A process running meanwhile makes the files it needs
     again."""
     parts = survey(directory)
-    for part in parts[:-1]:  # the last part is not mfstein's
-        for entry in part.entries:
+    for name, entries in _groups(directory).items():
+        for entry in entries if name != OTHER else ():
             if entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
             else:
