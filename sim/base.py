@@ -76,9 +76,9 @@ class SimulationResult(Presentable):
     n: int
     #: Events per replication.
     steps: int
-    #: Replications.
+    #: The number of replications.
     reps: int
-    #: Seed.
+    #: The seed.
     seed: int
     #: Batches per replication.
     batches: int
@@ -106,7 +106,7 @@ class SimulationResult(Presentable):
     #: The fraction of arrivals blocked, for the queueing (monotone) models; ``None``
     #: otherwise.
     blocking: Any
-    #: Jumps simulated.
+    #: The number of jumps simulated.
     events: int
     #: Jumps per second per core (CPU time).
     events_per_second: float
