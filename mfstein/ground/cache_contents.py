@@ -48,7 +48,7 @@ class CachePart:
     name: str
     #: How many files (folders counted by the files inside them).
     files: int
-    #: The files' total size in bytes.
+    #: Their total size in bytes.
     size: int
     #: The top-level entries of the directory that make it up.
     entries: tuple[Path, ...]
