@@ -174,9 +174,9 @@ class ModelInfo:
     state_space: StateSpace = field(default_factory=lambda: StateSpace(declared=False))
     #: Declared linear invariants ``c . s`` (integer coefficient vectors).
     conservation: tuple[tuple[int, ...], ...] = ()
-    #: The initial state when none is
-    #: given: a sequence of numbers, or a function of the parameter values (a mapping
-    #: name -> number) returning one. ``None`` means the origin (the empty system).
+    #: The initial state used when none is given. It is a sequence of numbers or a
+    #: function of the parameter values (a mapping name -> number) returning one; ``None``
+    #: means the origin (the empty system).
     reference: Sequence[Any] | Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
     #: Name of a structure-aware solver registered in :mod:`numeric`, or ``None``.
     fast_path: str | None = None
@@ -189,9 +189,9 @@ class ModelInfo:
     #: general fixed-point search then integrates from the start only, without
     #: the extra random starts that look for other stable points.
     unique_fixed_point: bool = False
-    #: The model's usual performance measures by
-    #: name: name -> a SymPy expression (or a string) in the state symbols and
-    #: parameters, e.g. ``{"queue_length": s1 + s2}`` (:mod:`derive.observables`).
+    #: The model's usual performance measures by name (name -> a SymPy expression or a
+    #: string in the state symbols and parameters), e.g. ``{"queue_length": s1 + s2}``
+    #: (:mod:`derive.observables`).
     observables: Mapping[str, Any] = field(default_factory=dict)
 
     def parameter(self, name: str) -> Parameter | None:

@@ -62,24 +62,23 @@ class SimulationResult(Presentable):
     The one result type of :func:`sim.simulate`, whatever the engine.
     """
 
-    #: The system, the engine that ran it and the state's dimension (``simulator``
-    #: and ``b`` are the deprecated names of ``engine`` and ``n``, warn;
-    #: ``"simulator"`` and ``"b"`` their keys in :meth:`to_dict`, the documented
-    #: ``--json`` output).
+    #: The simulated model's name.
     model: str
-    #: See :attr:`model`.
+    #: The engine that ran it (``simulator`` is its deprecated name, warns;
+    #: ``"simulator"`` its key in :meth:`to_dict`, the documented ``--json`` output).
     engine: str
-    #: See :attr:`model`.
+    #: The population size (number of servers).
     N: int
-    #: See :attr:`model`.
+    #: The parameter values, as strings.
     params: dict[str, str]
-    #: See :attr:`model`.
+    #: The state's dimension (``b`` is its deprecated name, warns; ``"b"`` its key in
+    #: :meth:`to_dict`, the documented ``--json`` output).
     n: int
     #: Events per replication.
     steps: int
-    #: Replications.
+    #: The number of replications.
     reps: int
-    #: Seed.
+    #: The seed.
     seed: int
     #: Batches per replication.
     batches: int
@@ -99,13 +98,15 @@ class SimulationResult(Presentable):
     n_cov: Any
     #: ``P(n_k = j)`` as an Estimate of shape ``(b, m)``, or ``None``.
     marginal_pmf: Any
-    #: For the queueing (monotone) models; ``None`` otherwise.
+    #: The queue-length law, for the queueing (monotone) models; ``None`` otherwise.
     queue_length_pmf: Any
-    #: See :attr:`queue_length_pmf`.
+    #: The mean number of jobs per server, for the queueing (monotone) models; ``None``
+    #: otherwise.
     mean_jobs: Any
-    #: See :attr:`queue_length_pmf`.
+    #: The fraction of arrivals blocked, for the queueing (monotone) models; ``None``
+    #: otherwise.
     blocking: Any
-    #: Jumps simulated.
+    #: The number of jumps simulated.
     events: int
     #: Jumps per second per core (CPU time).
     events_per_second: float
@@ -114,8 +115,8 @@ class SimulationResult(Presentable):
     complete: bool
     #: Whether Ctrl-C stopped the run.
     interrupted: bool
-    #: Of the batch means of ``N E||S - s*||^2`` (near
-    #: 0: batches long enough).
+    #: The lag-1 autocorrelation of the batch means of ``N E||S - s*||^2`` (near 0 when
+    #: the batches are long enough).
     lag1_autocorrelation: float
     warnings: list[str] = field(default_factory=list)
     #: The supermarket engines' arrival rate as a float; ``None`` for other engines,
@@ -123,23 +124,23 @@ class SimulationResult(Presentable):
     lam: float | None = None
     #: The arrival rate as given.
     lam_text: str | None = None
-    #: Choices: the servers sampled per arrival.
+    #: The number of choices, the servers sampled per arrival.
     d: int | None = None
-    #: Sampling: with replacement or not.
+    #: Whether the ``d`` servers are sampled with replacement.
     replacement: bool | None = None
-    #: Dispatch policy.
+    #: The dispatch policy.
     policy: str | None = None
-    #: Per-server engine only: mean response time (CI), quantiles, histogram.
+    #: The mean response time (CI), its quantiles and histogram, from the per-server
+    #: engine only.
     response_time: dict | None = None
     #: Name -> Estimate of ``E[g(S_N)]`` for the observables requested
     #: (:mod:`sim.observables`); empty when none (then absent from
     #: :meth:`to_dict`, else its ``"observables"``: name -> ``{"mean", "ci95"}``).
     observables: dict[str, Any] = field(default_factory=dict)
-    #: The generic engine's event loop that
-    #: ran: ``"compiled"`` (generated and compiled for the model,
-    #: :mod:`sim.generic_kernels`) or ``"interpreted"`` (compiled once for every model,
-    #: :mod:`sim.table_loop`); ``None`` for the other engines (then absent from
-    #: :meth:`to_dict`).
+    #: The generic engine's event loop that ran, ``"compiled"`` (generated and compiled
+    #: for the model, :mod:`sim.generic_kernels`) or ``"interpreted"`` (compiled once for
+    #: every model, :mod:`sim.table_loop`); ``None`` for the other engines (then absent
+    #: from :meth:`to_dict`).
     loop: str | None = None
 
     simulator = renamed_attribute("SimulationResult", "simulator", "engine")
@@ -308,24 +309,26 @@ class Simulator(ABC):
 class RunOptions:
     """How to run a simulation: the options every engine shares, with their defaults."""
 
-    #: Events per replication (jumps of the chain); the first
-    #: ``warmup_fraction`` of them is discarded.
+    #: Events per replication (jumps of the chain); the first ``warmup_fraction`` of them
+    #: is discarded.
     steps: int = 10**7
-    #: Independent replications.
+    #: The number of independent replications.
     reps: int = 4
-    #: From ``SeedSequence(seed).spawn(reps)``.
+    #: The seed; each replication draws from its own child of
+    #: ``SeedSequence(seed).spawn(reps)``.
     seed: int = 0
-    #: Local processes
-    #: (default: cores, at most ``reps``) or a Dask scheduler address.
+    #: The number of local processes (by default one per core, at most ``reps``); results
+    #: do not depend on it.
     workers: int | None = None
-    #: Results do not depend on them.
+    #: A Dask scheduler address to run on instead of local processes; results do not
+    #: depend on it.
     scheduler: str | None = None
     #: JSON file written after every unit of work and resumed from.
     checkpoint: str | os.PathLike | None = None
     #: Batches per replication (batch-means confidence intervals).
     batches: int = 20
     warmup_fraction: float = 0.1
-    #: A tqdm bar.
+    #: Whether to show a tqdm progress bar.
     progress: bool = False
     #: Stop after this many units of work (warm-ups and batches).
     max_units: int | None = None

@@ -37,19 +37,17 @@ SIMULATORS = ENGINES
 class Spec:
     """Everything a worker needs to simulate one system."""
 
-    #: The
-    #: system: ``N`` servers, arrival rate ``lam`` per server, buffer ``b``, ``d``
-    #: sampled servers with or without replacement, dispatch policy (:data:`POLICIES`).
+    #: The number of servers.
     N: int
-    #: See :attr:`N`.
+    #: The arrival rate per server.
     lam: float
-    #: See :attr:`N`.
+    #: The buffer size.
     b: int
-    #: See :attr:`N`.
+    #: The number of servers sampled per arrival.
     d: int
-    #: See :attr:`N`.
+    #: Whether the ``d`` servers are sampled with replacement.
     replacement: bool
-    #: See :attr:`N`.
+    #: The dispatch policy (:data:`POLICIES`).
     policy: str
     #: The reference point ``s*`` (float64) for ``||S - s*||^2``.
     s_star: tuple[float, ...]
@@ -61,7 +59,7 @@ class Spec:
     #: Second moments use one event in ``2^thin_bits``; ``None`` (default)
     #: takes :func:`sim.aggregated.thin_bits` of ``b``.
     thin_bits: int | None = None
-    #: Response-time histogram (per-server simulator).
+    #: The number of bins of the response-time histogram (per-server simulator).
     hist_bins: int = 400
 
     @property

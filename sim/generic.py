@@ -56,14 +56,16 @@ class GenericSpec:
 
     #: The model's name (for messages and checkpoints).
     model: str
-    #: File stems of the model's generated numba kernel module.
+    #: The file stem of the model's generated numba kernel module in the kernel cache (it
+    #: embeds a digest of the model and of its generator).
     kernel: str
-    #: Of its generated event loops (:func:`sim.generic_kernels.chain_module`) in the
-    #: kernel cache (each embeds a digest of the model and of its generator).
+    #: The file stem of the model's generated event loops
+    #: (:func:`sim.generic_kernels.chain_module`) in the kernel cache (it embeds a digest
+    #: of the model and of its generator).
     update: str
-    #: Population size.
+    #: The population size.
     N: int
-    #: Dimension.
+    #: The state's dimension.
     n: int
     #: Parameter values (float64, kernel order).
     params: tuple[float, ...]
@@ -73,19 +75,19 @@ class GenericSpec:
     s_star: tuple[float, ...]
     #: Initial counts of every replication.
     start: tuple[int, ...]
-    #: Lattice bounds (:mod:`numeric.exact.lattice` codes); with ``truncated``
-    #: jumps above ``upper`` are blocked (self-loops), as in the exact solver.
+    #: The lattice's kind (:mod:`numeric.exact.lattice` codes).
     kind: int
-    #: See :attr:`kind`.
+    #: The lattice's largest value of any coordinate; with ``truncated`` jumps above it
+    #: are blocked (self-loops), as in the exact solver.
     upper: int
-    #: See :attr:`kind`.
+    #: The lattice's bound on the sum of the counts (a simplex's sum bound, else
+    #: ``upper``).
     total: int
-    #: See :attr:`kind`.
+    #: Whether jumps above ``upper`` are blocked (self-loops), as in the exact solver.
     truncated: bool
-    #: Thinning exponent of the second moments.
+    #: The thinning exponent of the second moments.
     thin_bits: int
-    #: Values per coordinate kept for the marginal pmfs
-    #: (``0``: none).
+    #: Values per coordinate kept for the marginal pmfs (``0`` for none).
     hist_len: int
     #: Number of observables the event loops of ``update`` integrate
     #: (:meth:`GenericSimulator.observe`).

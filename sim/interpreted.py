@@ -46,32 +46,37 @@ NS_PER_OP = 3.0
 class TableSpec(GenericSpec):
     """A :class:`GenericSpec` (``kernel`` and ``update`` empty) with the model as tables."""
 
-    #: The programs
-    #: (:class:`derive.rate_program.Programs`): the intensities, their rounding
-    #: allowances (:func:`numeric.rate_signs.allowance_exprs`), then the observables.
+    #: The programs' rows of ``(op, arg)`` pairs (:class:`derive.rate_program.Programs`),
+    #: program ``i`` being ``code[ptr[i]:ptr[i + 1]]``. The programs are the intensities,
+    #: their rounding allowances (:func:`numeric.rate_signs.allowance_exprs`), the
+    #: observables, then the monomials' coefficients (from ``coef_base`` on).
     code: tuple[tuple[int, int], ...] = ()
-    #: See :attr:`code`.
+    #: Where each program starts in ``code`` (program ``i`` is
+    #: ``code[ptr[i]:ptr[i + 1]]``).
     ptr: tuple[int, ...] = ()
-    #: See :attr:`code`.
+    #: The constants the programs' ``const`` rows index.
     consts: tuple[float, ...] = ()
-    #: See :attr:`code`.
+    #: The deepest stack any program needs.
     depth: int = 1
     #: Transition ``t`` changes the intensities ``aff_idx[aff_ptr[t]:aff_ptr[t + 1]]``
     #: (those that read a coordinate its jump moves).
     aff_ptr: tuple[int, ...] = ()
-    #: See :attr:`aff_ptr`.
+    #: The intensities each transition changes, transition ``t``'s being
+    #: ``aff_idx[aff_ptr[t]:aff_ptr[t + 1]]``.
     aff_idx: tuple[int, ...] = ()
-    #: The intensities that are polynomials in the densities, as monomials
-    #: (:class:`derive.rate_program.PolynomialForms`), whose coefficients are the
-    #: programs from ``coef_base`` on.
+    #: Whether each intensity is a polynomial in the densities
+    #: (:class:`derive.rate_program.PolynomialForms`), held as monomials whose
+    #: coefficients are the programs from ``coef_base`` on.
     poly: tuple[bool, ...] = ()
-    #: See :attr:`poly`.
+    #: Intensity ``i``'s monomials are ``m in range(poly_ptr[i], poly_ptr[i + 1])``.
     poly_ptr: tuple[int, ...] = (0,)
-    #: See :attr:`poly`.
+    #: Monomial ``m`` is its coefficient times ``prod s[k] ** e`` over the pairs
+    #: ``(k, e)`` of ``factors[fac_ptr[m]:fac_ptr[m + 1]]``.
     fac_ptr: tuple[int, ...] = (0,)
-    #: See :attr:`poly`.
+    #: The monomials' factors as pairs ``(k, e)``, each meaning ``s[k] ** e``.
     factors: tuple[tuple[int, int], ...] = ()
-    #: See :attr:`poly`.
+    #: The first coefficient program (monomial ``m``'s coefficient is program
+    #: ``coef_base + m``).
     coef_base: int = 0
 
 

@@ -335,24 +335,25 @@ class PIResult(Presentable):
     mean_queue: stats.Estimate
     #: ``E[Q_total] = E[sum_i Q_i]``.
     mean_total: stats.Estimate
-    #: Mean delay in slots by Little's law, ``E[Q_total] /
-    #: E[a]``: the mean number of slot ends a job spends in the system (0 if served in
-    #: its arrival slot).
+    #: The mean delay in slots by Little's law, ``E[Q_total] / E[a]``, the mean number of
+    #: slot ends a job spends in the system (0 if served in its arrival slot).
     delay: stats.Estimate
     #: ``P(Q_i = 0)`` per server.
     p_idle: stats.Estimate
-    #: Communication cost. PI, PI-Split and
-    #: JIQ: tokens (a server sends one when it becomes idle; the dispatcher returns it
-    #: with the next jobs it sends there), i.e. one message for server ``i`` in slot
-    #: ``t`` iff ``Q_i(t-1) + a_i(t) > 0`` and ``Q_i(t) = 0``. Under PI a token is
+    #: The communication cost in messages per slot. Under PI, PI-Split and JIQ the
+    #: messages are tokens (a server sends one when it becomes idle; the dispatcher
+    #: returns it with the next jobs it sends there), i.e. one message for server ``i`` in
+    #: slot ``t`` iff ``Q_i(t-1) + a_i(t) > 0`` and ``Q_i(t) = 0``. Under PI a token is
     #: returned only by a non-empty batch, so in steady state at most one message per
-    #: non-empty batch: ``messages_per_slot = P(a > 0) P(I(t-1) != {}) <= P(a > 0)``.
-    #: JSQ: ``n`` queue-length messages per non-empty batch (the dispatcher polls every
-    #: server). Random: none. Per job divides by ``E[a]``, per batch by ``P(a > 0)``.
+    #: non-empty batch, ``messages_per_slot = P(a > 0) P(I(t-1) != {}) <= P(a > 0)``.
+    #: Under JSQ there are ``n`` queue-length messages per non-empty batch (the dispatcher
+    #: polls every server); under Random none.
     messages_per_slot: stats.Estimate
-    #: See :attr:`messages_per_slot`.
+    #: The communication cost in messages per job, :attr:`messages_per_slot` divided by
+    #: ``E[a]``.
     messages_per_job: stats.Estimate
-    #: See :attr:`messages_per_slot`.
+    #: The communication cost in messages per non-empty batch, :attr:`messages_per_slot`
+    #: divided by ``P(a > 0)``.
     messages_per_batch: stats.Estimate
     tokens_per_slot: stats.Estimate
     #: Fraction of slots with ``a(t) > 0`` (estimates ``P(a > 0)``).
@@ -363,13 +364,14 @@ class PIResult(Presentable):
     #: Origins ``u`` at which ``tau_0 <= max(1, max_{i != LI(u+1)} Q_i(u))`` was
     #: checked.
     bound_checks: int
-    #: Violations (0 for PI; see :mod:`sim.pi_kernels`).
+    #: Violations of the bound checked at the :attr:`bound_checks` origins (0 for PI; see
+    #: :mod:`sim.pi_kernels`).
     bound_violations: int
-    #: Violations of (37) exactly as printed, ``tau_0 <= max_{i != LI(0)} Q_i(0)``,
-    #: over all origins and over those where no server other than ``LI(u)`` is
-    #: idle (the case the paper's proof treats; 0 for PI).
+    #: Violations of (37) exactly as printed, ``tau_0 <= max_{i != LI(0)} Q_i(0)``, over
+    #: all origins.
     eq37_violations: int
-    #: See :attr:`eq37_violations`.
+    #: Violations of (37) as printed over the origins where no server other than ``LI(u)``
+    #: is idle (the case the paper's proof treats; 0 for PI).
     eq37_violations_proof_case: int
     #: Origins not checked (pending buffer full).
     unchecked: int

@@ -192,21 +192,21 @@ def _start_array(ql: np.ndarray) -> np.ndarray:
 class TailsSpec:
     """Everything a worker needs to simulate JSQ(``n``) (hashable, picklable)."""
 
-    #: Servers.
+    #: The number of servers.
     n: int
     #: ``1 - rho``.
     eps: float
-    #: The points of the tail.
+    #: The points ``x`` of the tail ``P(eps qbar > x)``.
     x: tuple[float, ...]
-    #: Of the moment generating function.
+    #: The points ``theta`` of the moment generating function
+    #: ``E exp(theta ||q_perp||_2)``.
     thetas: tuple[float, ...]
     #: Events discarded at the start of each replication.
     warmup: int
-    #: Histogram of
-    #: ``qbar``: ``bins`` bins of ``bin_width`` jobs (the last one collects the
-    #: overflow).
+    #: The width in jobs of each bin of the histogram of ``qbar`` (the last bin collects
+    #: the overflow).
     bin_width: int
-    #: See :attr:`bin_width`.
+    #: The number of bins of the histogram of ``qbar``.
     bins: int
 
     @property
@@ -296,10 +296,11 @@ class JSQTailSimulation(Presentable):
     #: ``sup_x |P(eps qbar > x) - exp(-x)|`` on the histogram grid (per-replication
     #: mean; biased upwards by the noise).
     sup_distance: stats.Estimate
-    #: Pooled estimate of ``P(eps qbar > x)`` at ``x = eps (k bw)`` (``bw`` = bin width
-    #: in jobs).
+    #: The points ``x = eps (k bw)`` of the histogram grid (``bw`` = bin width in jobs),
+    #: for plots.
     grid: np.ndarray
-    #: For plots.
+    #: The pooled estimate of ``P(eps qbar > x)`` at the points of :attr:`grid`, for
+    #: plots.
     survival: np.ndarray
     bin_width: int
     events_per_second: float

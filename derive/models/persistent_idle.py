@@ -51,7 +51,7 @@ class Pmf:
 
     #: Support points, increasing, each with positive probability.
     values: tuple[int, ...]
-    #: Their probabilities (summing to one in float64).
+    #: The probabilities of the support points (summing to one in float64).
     probs: tuple[float, ...]
 
     @functools.cached_property  # read once per server and slot statistic (10^6 servers)

@@ -126,7 +126,7 @@ class CertifiedSolution(Presentable):
     A frozen record (assigning a field raises ``dataclasses.FrozenInstanceError``).
     """
 
-    #: Model name.
+    #: The model's name.
     model: str
     #: The parameter values used (decimal strings of the balls).
     params: dict[str, str]
@@ -136,10 +136,9 @@ class CertifiedSolution(Presentable):
     dps: int
     #: Working precision in bits of the successful attempt.
     prec: int
-    #: Balls ``s*_1 .. s*_b``
-    #: (Krawczyk: exactly one fixed point in the box).
+    #: Balls ``s*_1 .. s*_b`` (by Krawczyk's test, exactly one fixed point in the box).
     s_star: list[Any]
-    #: ``J(s*)``.
+    #: ``J(s*)`` (``arb_mat``, ``b x b``).
     J: Any
     #: ``Q(s*)`` (``arb_mat``, ``b x b``).
     Q: Any
@@ -148,9 +147,9 @@ class CertifiedSolution(Presentable):
     #: ``P J + J^T P = -M`` on the free coordinates (zero rows and columns for
     #: the others, as in :class:`numeric.MeanFieldSolution`), ``arb_mat``.
     P: Any
-    #: ``J W + W J^T + Q = 0`` and the refined bias ``V``, in all coordinates.
+    #: The covariance ``W`` solving ``J W + W J^T + Q = 0``, in all coordinates.
     W: Any
-    #: See :attr:`W`.
+    #: The refined bias ``V``, in all coordinates.
     V: list[Any]
     #: ``c = tr(P Q) = tr(M W)``, the intersection of the balls of both routes.
     constant: Any
@@ -158,9 +157,9 @@ class CertifiedSolution(Presentable):
     routes: dict[str, Any]
     #: Significant digits of ``constant`` proved by its ball.
     certified_digits: int
-    #: Free coordinates.
+    #: The free coordinates (as in the float solution).
     free: list[int]
-    #: Conservation laws (as in the float solution).
+    #: The conservation laws (as in the float solution).
     conservation: list[list[str]] = field(default_factory=list)
     #: The numbers the proofs rest on (Krawczyk radius, Lyapunov residual norms).
     certificates: dict[str, str] = field(default_factory=dict)

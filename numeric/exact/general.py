@@ -263,7 +263,7 @@ class SolvedChain:
     residual: float
     #: The linear solver that reached the tolerance.
     method: str
-    #: Its iterations (``0`` for a direct solve).
+    #: The linear solver's iterations (``0`` for a direct solve).
     iterations: int
     #: ``q_i = -Q_ii`` per state.
     exit_rate: np.ndarray

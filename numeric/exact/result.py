@@ -52,11 +52,11 @@ class ExactResult(Presentable):
     numbers keep 10 significant digits (the solver's tolerance, not a bound).
     """
 
-    #: The system (parameters as given, as strings).
+    #: The model's name.
     model: str
-    #: See :attr:`model`.
+    #: The population size (number of servers) of the chain solved.
     N: int
-    #: See :attr:`model`.
+    #: The parameter values as given, as strings.
     params: dict[str, str]
     #: The state's dimension (``b`` is its deprecated name, warns; ``"b"`` its
     #: key in :meth:`to_dict`, the documented ``--json`` output).
@@ -86,31 +86,35 @@ class ExactResult(Presentable):
     #: ``method`` is its deprecated name, warns; ``"method"`` its key in
     #: :meth:`to_dict`).
     solver: str
-    #: Its iterations.
+    #: The linear solver's iterations.
     iterations: int
     #: ``residual`` divided by the largest exit rate.
     relative_residual: float | None = None
-    #: The tolerance it met.
+    #: The tolerance the relative residual met.
     tolerance: float | None = None
     #: The lattice start (integers).
     start: list[int] | None = None
     #: The conserved values ``c . n``.
     law_values: list[str] = field(default_factory=list)
-    #: Mean-field refined bias, OU covariance and ``c = tr(W)``
-    #: (:func:`numeric.solve`), when the solve computed them.
+    #: The mean-field refined bias ``V`` (:func:`numeric.solve`), when the solve computed
+    #: it.
     V: np.ndarray | None = None
-    #: See :attr:`V`.
+    #: The mean-field (Ornstein--Uhlenbeck) covariance ``W`` (:func:`numeric.solve`), when
+    #: the solve computed it.
     W: np.ndarray | None = None
-    #: See :attr:`V`.
+    #: The mean-field constant ``c = tr(W)`` (:func:`numeric.solve`), when the solve
+    #: computed it.
     constant: float | None = None
     #: ``marginal_pmf[k][j] = P(n_k = j)``.
     marginal_pmf: list[np.ndarray] | None = field(default=None, repr=False)
-    #: For monotone (queueing) models ``P(Q = k) = E[S_k] - E[S_{k+1}]``,
-    #: ``sum_k E[S_k]`` and the fraction of arrivals blocked; ``None`` otherwise.
+    #: For monotone (queueing) models the queue-length law
+    #: ``P(Q = k) = E[S_k] - E[S_{k+1}]``; ``None`` otherwise.
     queue_length_pmf: np.ndarray | None = None
-    #: See :attr:`queue_length_pmf`.
+    #: For monotone (queueing) models the mean number of jobs per server,
+    #: ``sum_k E[S_k]``; ``None`` otherwise.
     mean_jobs: float | None = None
-    #: See :attr:`queue_length_pmf`.
+    #: For monotone (queueing) models the fraction of arrivals blocked; ``None``
+    #: otherwise.
     blocking: float | None = None
     #: ``E[sum of the intensities of the transitions with sum(l) > 0]``.
     up_rate: float | None = None
@@ -123,12 +127,13 @@ class ExactResult(Presentable):
     #: given), which bounds the law's error in total variation beside the
     #: residual; ``None`` when nothing is cut.
     truncation: Any = None
-    #: The supermarket short form's arrival rate (decimal string as given),
-    #: choices and sampling; ``None`` for other models.
+    #: The supermarket short form's arrival rate (decimal string as given); ``None`` for
+    #: other models.
     lam: str | None = None
-    #: See :attr:`lam`.
+    #: The supermarket short form's number of choices; ``None`` for other models.
     d: int | None = None
-    #: See :attr:`lam`.
+    #: The supermarket short form's sampling (whether the ``d`` servers are drawn with
+    #: replacement); ``None`` for other models.
     replacement: bool | None = None
     #: The :class:`derive.Model` solved (for :meth:`expect`).
     source_model: Any = field(default=None, repr=False, compare=False)

@@ -75,9 +75,10 @@ class Lattice:
     total: int
     #: Whether jumps above ``upper`` are blocked (a declared truncation).
     truncated: bool
-    #: Conservation laws (RREF rows of fractions) and ``values`` ``c . n`` at the start.
+    #: Conservation laws (RREF rows of fractions).
     laws: tuple[tuple[Fraction, ...], ...] = ()
     free: tuple[int, ...] = ()
+    #: The conserved values ``c . n`` at the start, one per law.
     values: tuple[Fraction, ...] = ()
     notes: list[str] = field(default_factory=list)
 
@@ -208,9 +209,8 @@ class Reachable:
     #: exact; blocked and self-loop transitions zeroed); ``None`` once the
     #: generator is assembled (:meth:`release`).
     rates: np.ndarray | None
-    #: ``(S, n_transitions)``
-    #: int32: the index of the state transition ``t`` leads to, ``-1`` for none (the
-    #: generator's entry is ``N rates[i, t]``,
+    #: ``(S, n_transitions)`` int32 array, the index of the state transition ``t`` leads
+    #: to, ``-1`` for none (the generator's entry is ``N rates[i, t]``,
     #: :func:`numeric.exact.assembly.transposed_generator`); ``None`` once released.
     target: np.ndarray | None
     #: How many states needed exact rate evaluation.

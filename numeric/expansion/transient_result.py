@@ -37,26 +37,29 @@ class TransientResult(Presentable):
     times: np.ndarray
     #: Mean-field solution ``x(t)``, shape ``(m, b)``.
     x: np.ndarray
-    #: First-order coefficients (``None`` for order
-    #: 0): ``V`` has shape ``(m, b)``.
+    #: The first-order coefficient ``V(t)`` of ``E[S(t)] - x(t)`` (``None`` for order 0),
+    #: shape ``(m, b)``.
     V: np.ndarray | None
-    #: ``W`` shape ``(m, b, b)``.
+    #: The first-order coefficient ``W(t)`` of ``E[Y Y^T]``, ``Y = S(t) - x(t)`` (``None``
+    #: for order 0), shape ``(m, b, b)``.
     W: np.ndarray | None
-    #: Second-order coefficients (order 2 only), shapes as ``V`` and ``W``.
+    #: The second-order coefficient ``A(t)`` of ``E[S(t)] - x(t)`` (order 2 only), shape
+    #: as ``V``.
     A: np.ndarray | None = None
-    #: See :attr:`A`.
+    #: The second-order coefficient ``B(t)`` of ``E[Y Y^T]`` (order 2 only), shape as
+    #: ``W``.
     B: np.ndarray | None = None
     #: The state names, in order.
     states: list[str] = field(default_factory=list)
     #: What was computed and how accurate it is.
     notes: list[str] = field(default_factory=list)
-    #: 0, 1 or 2.
+    #: The order of the expansion (0, 1 or 2).
     order: int = 1
     #: ``"float64"`` (float arrays) or ``"mpmath"`` (object arrays of ``mpf``).
     route: str = "float64"
-    #: The requested digits and the digits earned (mpmath route), else ``None``.
+    #: The requested digits (mpmath route), else ``None``.
     dps: int | None = None
-    #: See :attr:`dps`.
+    #: The digits earned (mpmath route), else ``None``.
     digits: int | None = None
     #: The model name.
     model: str = ""
@@ -64,21 +67,18 @@ class TransientResult(Presentable):
     params: dict[str, str] = field(default_factory=dict)
     #: The free coordinates the ODEs were integrated on (conservation laws removed).
     free: list[str] = field(default_factory=list)
-    #: The integrator that
-    #: ran: a ``solve_ivp`` method, ``"taylor"`` (mpmath) or ``"extrapolation"`` (a
-    #: population's Gragg-Bulirsch-Stoer); ``method`` is its deprecated name (warns),
-    #: ``"method"`` its key in :meth:`to_dict` (the documented ``--json`` output).
+    #: The integrator that ran (a ``solve_ivp`` method, ``"taylor"`` for mpmath or
+    #: ``"extrapolation"`` for a population's Gragg-Bulirsch-Stoer); ``method`` is its
+    #: deprecated name (warns), ``"method"`` its key in :meth:`to_dict` (the documented
+    #: ``--json`` output).
     integrator: str = ""
-    #: mpmath
-    #: route: per-entry absolute error estimates of ``x, V, W (, A, B)`` (same shapes;
-    #: the difference of the two working precisions), which printing uses to keep only
-    #: correct digits; empty for float64.
+    #: The mpmath route's per-entry absolute error estimates of ``x, V, W (, A, B)`` (same
+    #: shapes; the difference of the two working precisions), which printing uses to keep
+    #: only correct digits; empty for float64.
     errors: dict[str, np.ndarray] = field(default_factory=dict)
-    #: The fixed point the mean field approaches after the last time (float64,
-    #: model coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none,
-    #: and the estimate of its error shared by every entry (one more Newton step and
-    #: the drift's rounding, :func:`numeric.expansion.basin.limit_error`; ``None``:
-    #: no estimate), to which it is printed
+    #: The fixed point the mean field approaches after the last time (float64, model
+    #: coordinates; :func:`numeric.expansion.basin.fate`), ``None`` if none. It is printed
+    #: to its error :attr:`limit_abs_error`
     #: (:func:`mfstein.ground.display.printed_to_error`).
     limit: np.ndarray | None = None
     #: ``None`` when the mean field converges to the stable hyperbolic fixed point
@@ -92,7 +92,9 @@ class TransientResult(Presentable):
     #: The float64 route's relative tolerance (its global error is a few ``rtol``
     #: relative to the largest entry; print keeps the digits above that).
     rtol: float = 1e-10
-    #: See :attr:`limit`.
+    #: The estimate of the error of :attr:`limit`, shared by every entry (one more Newton
+    #: step and the drift's rounding, :func:`numeric.expansion.basin.limit_error`);
+    #: ``None`` when there is no estimate.
     limit_abs_error: float | None = None
 
     method = renamed_attribute("TransientResult", "method", "integrator")

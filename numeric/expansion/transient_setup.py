@@ -44,9 +44,8 @@ KEEP_MAX_B = 256
 class TransientSetup:
     """What the transient reads at one ``(model, params, start)``, made once."""
 
-    #: The prepared problem
-    #: (:class:`numeric.prepared.problem.PreparedProblem`): model, parameter values,
-    #: start, conservation laws.
+    #: The prepared problem (:class:`numeric.prepared.problem.PreparedProblem`) with the
+    #: model, parameter values, start and conservation laws.
     problem: Any
     #: Drift and Jacobian on the free coordinates with the numba kernels.
     rm: Any

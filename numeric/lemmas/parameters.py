@@ -48,18 +48,18 @@ def to_fraction(name: str, value: object) -> Fraction:
 class Lemma12Parameters(Presentable):
     """The exact solution set of conditions (21)-(22) at given ``alpha`` and ``xi``."""
 
-    #: The inputs (``xi = 0`` is the limit ``xi -> 0``).
+    #: The input ``alpha``.
     alpha: Fraction
-    #: See :attr:`alpha`.
+    #: The input ``xi`` (``xi = 0`` is the limit ``xi -> 0``).
     xi: Fraction
     #: Left side of (21), ``3 (1 + alpha + xi) / (1 - 18 alpha - 27 xi)``; ``None``
     #: when the denominator is not positive (no ``r`` exists).
     r_bound: Fraction | None
     #: The least integer ``r`` with ``r_bound < r``, or ``None``.
     r_min: int | None
-    #: The open interval (22) of admissible ``epsilon`` at ``r = r_min``.
+    #: The lower end of the open interval (22) of admissible ``epsilon`` at ``r = r_min``.
     eps_low: Fraction | None
-    #: See :attr:`eps_low`.
+    #: The upper end of the open interval (22) of admissible ``epsilon`` at ``r = r_min``.
     eps_high: Fraction | None
 
     _MORE: ClassVar[str] = "exact fractions: .r_bound, .eps_low, .eps_high"

@@ -50,9 +50,9 @@ REQUIREMENTS: tuple[str, ...] = ("gamma", "alpha")
 class Point:
     """The verdict of one claim at one parameter point."""
 
-    #: The two sides.
+    #: The left side, as an mpmath number (or an exact ``Fraction``/``int``).
     lhs: Any
-    #: As mpmath numbers (or exact ``Fraction``/``int``).
+    #: The right side, as an mpmath number (or an exact ``Fraction``/``int``).
     rhs: Any
     #: Non-negative exactly when the claim holds (see the module docstring).
     margin: Any

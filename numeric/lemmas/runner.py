@@ -159,16 +159,17 @@ class Grid:
 
     #: The sizes, sorted, without duplicates.
     Ns: list[int]
-    #: The report's
-    #: ``params``: ``gamma``, ``alpha``, ``lam``, ``xi`` as given (decimal strings,
-    #: ``None`` where absent), ``b``, ``d`` and ``dps``.
+    #: The report's ``params``, which hold ``gamma``, ``alpha``, ``lam``, ``xi`` as given
+    #: (decimal strings, ``None`` where absent), ``b``, ``d`` and ``dps``.
     params: dict[str, Any]
-    #: The rate as
-    #: given: ``lam = 1 - gamma / N^alpha`` when ``lam`` is ``None``.
+    #: The heavy-traffic rate's ``gamma`` as given (``lam = 1 - gamma / N^alpha`` when
+    #: ``lam`` is ``None``).
     gamma: Any
-    #: See :attr:`gamma`.
+    #: The heavy-traffic rate's exponent ``alpha`` as given (``lam = 1 - gamma / N^alpha``
+    #: when ``lam`` is ``None``).
     alpha: Any
-    #: See :attr:`gamma`.
+    #: The arrival rate as given; ``None`` for the heavy-traffic rate
+    #: ``lam = 1 - gamma / N^alpha``.
     lam: Any
     #: ``(gamma, alpha, xi)`` as exact fractions (``None`` for gamma and alpha when
     #: ``lam`` is given).

@@ -71,14 +71,13 @@ class ObservableExpansion(Presentable):
     model: str
     #: The parameter values (decimal strings).
     params: dict[str, str]
-    #: The coefficients (``mpf``); ``g2`` is ``None`` without ``order=2``,
-    #: ``variance`` ``None`` for the quadratic observable.
+    #: The leading coefficient ``g0`` of ``E[g(S_N)]`` (``mpf``).
     g0: mpf
-    #: See :attr:`g0`.
+    #: The ``1/N`` coefficient ``g1`` (``mpf``).
     g1: mpf
-    #: See :attr:`g0`.
+    #: The ``1/N^2`` coefficient ``g2`` (``mpf``); ``None`` without ``order=2``.
     g2: mpf | None
-    #: See :attr:`g0`.
+    #: ``lim N Var g(S_N)`` (``mpf``); ``None`` for the quadratic observable.
     variance: mpf | None
     #: Term name -> significant digits claimed (see the module docstring).
     digits: dict[str, int]

@@ -154,7 +154,7 @@ class MeanFieldSolution(Presentable):
     n: int
     #: Fixed point ``s*_1 .. s*_n``.
     s_star: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
-    #: Jacobian at ``s*``.
+    #: The Jacobian at ``s*``.
     J: mpmath.matrix
     #: The paper's ``f~(s*)``.
     ftilde: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
@@ -187,25 +187,26 @@ class MeanFieldSolution(Presentable):
     fixed_points: list[list[float]] = field(default_factory=list)
     #: Remarks a reader of the numbers needs (truncations, fallbacks).
     notes: list[str] = field(default_factory=list)
-    #: The supermarket fast path's tail
-    #: truncation: ``None`` when every level was solved, else ``K`` (levels ``K+1..b``
-    #: are negligible at the requested precision; ``J``, ``Q``, ``P`` and
-    #: ``eigenvalues`` are then of size ``K``, while ``s_star``, ``V``, ``W`` and
-    #: ``ftilde`` have all ``b`` entries), and one sentence saying so.
+    #: The supermarket fast path's tail truncation, ``None`` when every level was solved,
+    #: else ``K`` (levels ``K+1..b`` are negligible at the requested precision; ``J``,
+    #: ``Q``, ``P`` and ``eigenvalues`` are then of size ``K``, while ``s_star``, ``V``,
+    #: ``W`` and ``ftilde`` have all ``b`` entries).
     truncated_at: int | None = None
-    #: See :attr:`truncated_at`.
+    #: One sentence saying what was truncated (see :attr:`truncated_at`); empty when
+    #: nothing was.
     note: str = ""
-    #: With
-    #: ``order=2``: the 1/N^2 coefficients ``E[S] = s* + V/N + A/N^2``,
-    #: ``E[(S - s*)(S - s*)^T] = W/N + B/N^2`` and ``c2 = tr(M B)``, so
-    #: ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``, with the digits claimed
-    #: for them (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
+    #: With ``order=2``, the ``1/N^2`` coefficient of the mean,
+    #: ``E[S] = s* + V/N + A/N^2``; ``None`` otherwise.
     A: list[mpf] | None = None
-    #: See :attr:`A`.
+    #: With ``order=2``, the ``1/N^2`` coefficient of the second moment,
+    #: ``E[(S - s*)(S - s*)^T] = W/N + B/N^2``; ``None`` otherwise.
     B: mpmath.matrix | None = None
-    #: See :attr:`A`.
+    #: With ``order=2``, ``c2 = tr(M B)``, so that
+    #: ``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``
+    #: (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
     c2: mpf | None = None
-    #: See :attr:`A`.
+    #: With ``order=2``, the digits claimed for ``A``, ``B`` and ``c2``
+    #: (:mod:`numeric.meanfield.stationary`); ``None`` otherwise.
     digits2: int | None = None
     #: Per-entry absolute error estimates earned by the two working precisions
     #: (:func:`numeric.precision.entry_errors`): ``"s_star"``, ``"V"``, ``"W"``
@@ -213,14 +214,14 @@ class MeanFieldSolution(Presentable):
     #: through :func:`numeric.precision.solution_entries`, which keeps only the
     #: digits these errors allow and states a bound valid for every entry.
     errors: dict[str, list[mpf]] = field(default_factory=dict)
-    #: With
-    #: ``order=2``: the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
-    #: (``Y = S - s*``) on the free coordinates (nested lists), and the map
-    #: ``free_map`` (``n x len(free)`` rows) from free to all coordinates, so that in
-    #: the model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc``
-    #: (:mod:`numeric.meanfield.observables` contracts it); ``None`` otherwise.
+    #: With ``order=2``, the third-moment coefficient ``E[Y (x) Y (x) Y] = C/N^2``
+    #: (``Y = S - s*``) on the free coordinates (nested lists); ``None`` otherwise. In the
+    #: model's coordinates ``C_ijk = sum T_ia T_jb T_kc C_abc`` with ``T`` =
+    #: :attr:`free_map` (:mod:`numeric.meanfield.observables` contracts it).
     C: Any = None
-    #: See :attr:`C`.
+    #: With ``order=2``, the map from the free coordinates to all of them
+    #: (``n x len(free)`` rows) that carries :attr:`C` to the model's coordinates;
+    #: ``None`` otherwise.
     free_map: list[list[mpf]] | None = None
     #: Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each
     #: observable requested by ``numeric.solve(..., observables=[...])``
@@ -231,15 +232,15 @@ class MeanFieldSolution(Presentable):
     #: precision); empty for other models. Read through :attr:`lam` and :attr:`d`.
     family_fields: dict[str, Any] = field(default_factory=dict)
     source_model: Any = field(default=None, repr=False, compare=False)
-    #: What the solution was computed from, as
-    #: given: the parameter values (name -> value, exact where given exactly;
-    #: ``params`` holds them as decimal strings), the start, and the quadratic
-    #: observable ``M`` (``None`` for the identity). :meth:`certify` certifies exactly
-    #: these.
+    #: The parameter values the solution was computed from, as given (name -> value, exact
+    #: where given exactly; ``params`` holds them as decimal strings); :meth:`certify`
+    #: certifies exactly these.
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    #: See :attr:`inputs`.
+    #: The start the solution was computed from, as given; :meth:`certify` certifies
+    #: exactly this start.
     start: Any = field(default=None, repr=False, compare=False)
-    #: See :attr:`inputs`.
+    #: The quadratic observable ``M`` the solution was computed from, as given (``None``
+    #: for the identity); :meth:`certify` certifies exactly this ``M``.
     M: Any = field(default=None, repr=False, compare=False)
 
     methods = renamed_attribute("MeanFieldSolution", "methods", "routes")

@@ -1120,15 +1120,14 @@ class Base64:
     s: np.ndarray
     #: The kernels' parameter vector.
     p: np.ndarray
-    #: The ``b x n`` map from the free coordinates to all of them (conservation
-    #: laws, :mod:`numeric.invariants`); ``None`` when every coordinate
-    #: is free.
+    #: The ``b x n`` map from the free coordinates to all of them (conservation laws,
+    #: :mod:`numeric.invariants`); ``None`` when every coordinate is free.
     T: np.ndarray | None
     #: The free coordinates' indices.
     F: list[int]
-    #: Their number.
+    #: The number of free coordinates.
     n: int
-    #: ``J = Df(s*)``.
+    #: ``J = Df(s*)`` on the free coordinates.
     J: np.ndarray
     #: ``Q(s*)`` on the free coordinates.
     Q0: np.ndarray

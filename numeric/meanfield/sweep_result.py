@@ -126,11 +126,11 @@ class SweepResult(Presentable):
     model: str
     #: The fixed parameters.
     fixed: dict[str, str]
-    #: The swept ones (name -> values, as text).
+    #: The swept parameters (name -> values, as text).
     axes: dict[str, list[str]]
-    #: ``1`` or ``2``.
+    #: The order of the expansion, ``1`` or ``2``.
     order: int
-    #: ``"float64"`` or ``"<dps> digits"``.
+    #: The precision, ``"float64"`` or ``"<dps> digits"``.
     precision: str
     #: The state names (the columns of ``s*`` and ``V``).
     states: list[str]
@@ -140,7 +140,7 @@ class SweepResult(Presentable):
     rows: list[SweepPoint]
     #: The wall time of the sweep.
     seconds: float
-    #: The number of pieces it ran in.
+    #: The number of pieces the sweep ran in.
     workers: int = 1
 
     _MORE = "all points: .rows, .curve(name), .to_csv(path), .plot()"

@@ -64,7 +64,7 @@ class WorkingRoute:
     stable: tuple[np.ndarray, ...]
     #: What the search says about the point (another start, several points).
     notes: tuple[str, ...]
-    #: the objects of :meth:`at` by working precision: (full, kronecker, objects)
+    #: The objects of :meth:`at` by working precision, as ``(full, kronecker, objects)``.
     _done: dict[int, tuple[bool, bool, Objects]] = field(
         default_factory=dict, compare=False, repr=False
     )

@@ -110,10 +110,10 @@ class PIExactResult(Presentable):
     #: ``(K, truncated mass)`` of every solve made to choose the cap.
     caps_tried: list[tuple[int, float]] = field(default_factory=list)
     #: ``P - I`` transposed and pinned (:class:`numeric.exact.law_error.LawSystem`,
-    #: ``None`` above its limit) and half the range over the states of the per-slot
-    #: tokens and dropped jobs: the inputs of :meth:`errors`.
+    #: ``None`` above its limit), an input of :meth:`errors`.
     law_system: Any = field(default=None, repr=False, compare=False)
-    #: See :attr:`law_system`.
+    #: Half the range over the states of the per-slot tokens and of the dropped jobs, the
+    #: other input of :meth:`errors`.
     ranges: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     _MORE: ClassVar[str] = "per-server E[Q_i], P(Q_i = 0) and the caps tried in to_dict()"

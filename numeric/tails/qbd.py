@@ -44,11 +44,13 @@ class QBDSolution:
     R: np.ndarray
     #: ``sp(R)`` -- ``pi_m`` decays like ``sp(R)^m``.
     spectral_radius: float
-    #: The three relative residuals described in the module docstring.
+    #: The relative residual ``||A0 + R A1 + R^2 A2||_inf / ||A1||_inf`` (module
+    #: docstring).
     residual_R: float
-    #: See :attr:`residual_R`.
+    #: The relative residual ``||pi_0 (B1 + R A2)||_inf / ||B1||_inf`` after normalisation
+    #: (module docstring).
     residual_boundary: float
-    #: See :attr:`residual_R`.
+    #: The residual ``max |1 - G 1|`` of ``G``'s row sums (module docstring).
     residual_G: float
     #: Logarithmic-reduction steps.
     iterations: int

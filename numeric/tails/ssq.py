@@ -107,23 +107,24 @@ class SSQSolution(Presentable):
     drift: float
     #: ``r*`` -- ``P(q > k)`` decays like ``r*^k``; ``cramer_exponent = -log r*``.
     cramer_root: float
-    #: Heavy-traffic mean of ``eps
-    #: q``: ``(Var a + Var s) / (2 E s)``.
+    #: The heavy-traffic mean of ``eps q``, ``(Var a + Var s) / (2 E s)``.
     limit_mean: float
     #: The ``U`` roots in the unit disk.
     roots: np.ndarray
-    #: The checks of the module docstring.
+    #: The largest violation of the balance equations on ``0 .. 4 (U + S) + 50`` (the
+    #: checks of the module docstring).
     balance_residual: float
-    #: See :attr:`balance_residual`.
+    #: ``|total mass - 1|`` of the law (the checks of the module docstring).
     mass_residual: float
-    #: See :attr:`balance_residual`.
+    #: The largest imaginary part of the law on ``0 .. 4 (U + S) + 50`` (the checks of the
+    #: module docstring).
     imaginary_residual: float
-    #: The law's error (:class:`numeric.tails.errors.LawError`, from the roots') and
-    #: the absolute errors of the roots (``"roots"``, ``"cramer_root"``) and of the
-    #: numbers computed from the pmfs (``"eps"``, ``"rho"``, ``"drift"``,
-    #: ``"limit_mean"``): the inputs of :meth:`errors`.
+    #: The law's error (:class:`numeric.tails.errors.LawError`, from the roots'), an input
+    #: of :meth:`errors`.
     law_error: LawError | None = None
-    #: See :attr:`law_error`.
+    #: The absolute errors of the roots (``"roots"``, ``"cramer_root"``) and of the
+    #: numbers computed from the pmfs (``"eps"``, ``"rho"``, ``"drift"``,
+    #: ``"limit_mean"``), the other input of :meth:`errors`.
     abs_errors: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "the law of q: .law; the roots: .roots"
