@@ -27,7 +27,7 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.solution import MeanFieldSolution
-from numeric.params import check_names, parse_params
+from numeric.params import check_names, parse_params, read_values
 from numeric.precision import check_dps, check_precision
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def solve(
         model = model.resolve(values, dps)
     params = check_names(model, params)
     with mpmath.workdps(dps + 20):
-        parse_params(model, params)  # names, numbers and declared ranges, before any work
+        read_values(model, params)  # numbers and declared ranges (names checked), before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
     wanted = parse_observables(model, observables)
@@ -184,6 +184,8 @@ def certify(
         )
     model, params = as_model(model, params)
     return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
+
+
 def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     """``(model, params, save)``: a library model named without options read from disk
     when its record is there and the call is ``covered`` (the routes the record serves:

@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.linalg.small import csr_times
+from numeric.linalg.small import (
+    csr_times,
+    eigenvalues_quiet,
+    singular_values_quiet,
+    symmetric_eigenvalues_quiet,
+)
 from numeric.meanfield.acceptance import max_abs
 from numeric.rate_signs import check_values64
 
@@ -116,7 +121,7 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
 
 def _dense_eigenvalues(A: np.ndarray) -> np.ndarray:
     """The eigenvalues of the dense ``A`` by increasing real part."""
-    eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
+    eig = eigenvalues_quiet(A) if A.size else np.zeros(0)
     return eig[np.argsort(eig.real)]
 
 
@@ -255,8 +260,8 @@ class Block:
     """The kept block of the float64 route: free coordinates ``F``, kept ones ``K``
     (``kr``: their positions in ``F``), the rows ``R`` of the full state that the
     kept block reaches, ``J``, ``Q``, ``M`` on the block, the map ``T`` from the
-    block to the full state, and the solutions ``W``, ``P`` of the two Lyapunov
-    equations."""
+    block to the full state, the solutions ``W``, ``P`` of the two Lyapunov
+    equations, and the eigenvalues of ``J`` on the block (:attr:`eig`)."""
 
     F: list[int]
     K: list[int]
@@ -268,9 +273,20 @@ class Block:
     Qs: Any
     TK: np.ndarray
     MK: np.ndarray
-    eig: np.ndarray
     WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    #: the eigenvalues when known (those :func:`accept` took of the same matrix), else
+    #: ``None`` until :attr:`eig` is first read
+    known_eig: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def eig(self) -> np.ndarray:
+        """The eigenvalues of ``JK`` by increasing real part, computed at the first
+        read (only the reported solution reads them: a sweep's row or a loop that
+        reads ``c`` never does) and kept."""
+        if self.known_eig is None:
+            self.known_eig = _dense_eigenvalues(self.JK)
+        return self.known_eig
 
 
 def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
@@ -297,10 +313,9 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         JK = square_part(at.Jr if at.dense else at.Jr.toarray(), kr)
         QK = square_part(Qs if at.dense else Qs.toarray(), K)
     seen = at.seen.get("stability")
+    eig = None  # computed when first read (Block.eig)
     if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
         eig = seen[1].copy()
-    else:
-        eig = _dense_eigenvalues(JK)
     TK = sysm.T_dense[:, kr]  # b x nK
     if whole:  # T is the identity: every row is reached and M's block is M
         R = list(range(len(F)))
@@ -309,7 +324,7 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
         TR = TK[R]
         MK = TR.T @ square_part(M64, R) @ TR
-    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
+    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, known_eig=eig)
 
 
 def lyapunov(blk: Block) -> tuple[float, float]:
@@ -359,7 +374,7 @@ def accuracy(
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
         a = max_abs(JK)
         aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
-        sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
+        sv = singular_values_quiet(JK)  # ||J||_2 and cond_2(J) from one SVD
         kappa_L = 2 * (sv[0] / a) * _norm2(aPI, symmetric=M is None)
         kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf
     else:
@@ -380,8 +395,8 @@ def _norm2(A: np.ndarray, symmetric: bool) -> float:
     about half the time of an SVD for small ``A``), else its largest singular value
     (what ``np.linalg.norm(A, 2)`` computes)."""
     if symmetric:
-        return max_abs(np.linalg.eigvalsh(A))
-    return float(np.linalg.svd(A, compute_uv=False).max())
+        return max_abs(symmetric_eigenvalues_quiet(A))
+    return float(singular_values_quiet(A).max())
 
 
 def relative_residual(sysm: Any, at: AtPoint) -> float:

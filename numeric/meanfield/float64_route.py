@@ -146,7 +146,7 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         P=Pm,
         W=Wm,
         V=Deferred(partial(mpf64_list, np.array(V))),
-        eigenvalues=Deferred(partial(_eigenvalue_list, np.array(blk.eig))),
+        eigenvalues=Deferred(partial(_block_eigenvalues, blk)),
         constant=mpf64(c_w),
         digits=digits,
         routes={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
@@ -167,11 +167,13 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
     )
 
 
-def _eigenvalue_list(eig: np.ndarray) -> list[Any]:
-    """The eigenvalues as mpmath numbers: ``mpf`` (exact) when real, else ``mpc``."""
+def _block_eigenvalues(blk: Any) -> list[Any]:
+    """The eigenvalues of the kept block ``blk`` (computed at this first read,
+    :attr:`numeric.meanfield.float64_point.Block.eig`) as mpmath numbers: ``mpf``
+    (exact) when real, else ``mpc``."""
     return [
         mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-        for v in eig.tolist()
+        for v in np.array(blk.eig).tolist()
     ]
 
 

@@ -595,7 +595,7 @@ def negligible(
     b = system.model.n
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
-    rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
+    rmax = max(max_abs(rates), 1e-300)  # (0 without rates)
     smax = max(1.0, max_abs(s))
     cand = np.abs(s) <= delta * smax
     for row in red.laws:
