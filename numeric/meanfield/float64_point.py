@@ -25,6 +25,7 @@ from numeric.linalg.small import (
     csr_times,
     eigenvalues_quiet,
     singular_values_quiet,
+    solve_vector_quiet,
     symmetric_eigenvalues_quiet,
 )
 from numeric.meanfield.acceptance import max_abs
@@ -349,16 +350,19 @@ def lyapunov(blk: Block) -> tuple[float, float]:
 def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
     """``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk H_ijk W_jk`` (Theorem 1 of Beyond
     Scaling), and ``W`` on the rows ``R``."""
-    W_full_R = blk.TK[blk.R] @ blk.WK @ blk.TK[blk.R].T
+    TR = blk.TK[blk.R]
+    W_full_R = TR @ blk.WK @ TR.T
     b = sysm.red.b
     W = np.zeros((b, b))
-    W[np.ix_(blk.R, blk.R)] = W_full_R
+    R = np.asarray(blk.R, dtype=np.intp)
+    W[R[:, None], R] = W_full_R  # the rows and columns R (np.ix_'s selection)
     # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
     (i, j, k), weight = sysm.hess_layout
     # summed in order into zeros, as np.add.at sums (bincount is its fast form)
     h = np.bincount(i, weights=sysm.hess_values(s) * weight * W[j, k], minlength=b)
     hK = h[blk.K]
-    VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
+    with np.errstate(all="ignore"):  # a singular J: numpy.linalg.solve's error, no warning
+        VK = solve_vector_quiet(blk.JK, -hK) if blk.JK.size else np.zeros(0)
     return blk.TK @ VK, W_full_R
 
 
