@@ -29,9 +29,10 @@ simulators (:mod:`sim`) -- first does the same four things, written here once:
 cached by its inputs (:mod:`numeric.prepared.cache`, counted as
 ``COUNTS["prepared:problem"]``).  The start enters the key by its exact value,
 so ``"0.9"`` and ``"9/10"`` are one problem (the finite-N chain hands its
-lattice start back to the mean field as fractions).  The routes' own problems
-(:class:`numeric.meanfield.problem.Problem64`,
-:class:`numeric.meanfield.working_route.WorkingRoute`,
+lattice start back to the mean field as fractions).  The float64 route reads this
+problem itself, its float64 system and observable kept with it
+(:meth:`PreparedProblem.derived`, :mod:`numeric.meanfield.problem`); the other routes'
+problems (:class:`numeric.meanfield.working_route.WorkingRoute`,
 :meth:`numeric.exact.prepared.PreparedModel.place`, the generic simulator) are
 built from it.  A route at another working precision reads the values and the
 start there with :meth:`PreparedProblem.values_now` and
