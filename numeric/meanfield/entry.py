@@ -194,24 +194,29 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     ``save`` telling whether to write its record after the solve; ``(None, (model,
     params), False)`` for a heterogeneous population."""
     from derive.models import as_model
-    from derive.models.stored import stored
-
-    check_params(params)  # as as_model does first: a refusal is the same sentence
-    covered = covered and params is not None
-    hit = stored(model, params) if covered else None
-    if hit is not None:
-        return hit, dict(params), False
-    given = set(map(str, params or {}))
-    built, params = as_model(model, params)
     from numeric.heterogeneous.entry import is_heterogeneous
 
+    check_params(params)  # as as_model does first: a refusal is the same sentence
+    named = isinstance(model, str)  # a model object: nothing read from disk or saved
+    covered = covered and named and params is not None
+    if covered:
+        from derive.models.stored import stored
+
+        hit = stored(model, params)
+        if hit is not None:
+            return hit, dict(params), False
+    given = set(map(str, params or {})) if named else set()
+    built, params = as_model(model, params)
     if is_heterogeneous(built):
         return None, (built, params), False
-    from numeric.meanfield.fixed_point import LAMBDA_MAX_B
+    save = False
+    if covered:
+        from numeric.meanfield.fixed_point import LAMBDA_MAX_B
 
-    # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B states
-    small = getattr(built, "n", LAMBDA_MAX_B + 1) <= LAMBDA_MAX_B
-    save = covered and small and isinstance(model, str) and given <= set(map(str, built.params))
+        # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B
+        # states
+        small = getattr(built, "n", LAMBDA_MAX_B + 1) <= LAMBDA_MAX_B
+        save = small and given <= set(map(str, built.params))
     return built, params, save
 
 
