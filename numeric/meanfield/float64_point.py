@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.linalg.lyapunov import solve_lyapunov64
 from numeric.linalg.small import (
     csr_times,
     eigenvalues_quiet,
@@ -28,7 +29,9 @@ from numeric.linalg.small import (
     solve_vector_quiet,
     symmetric_eigenvalues_quiet,
 )
-from numeric.meanfield.acceptance import max_abs
+from numeric.meanfield import acceptance
+from numeric.meanfield.acceptance import max_abs, term_scale
+from numeric.meanfield.structure import DENSE_MAX, fixed_point64, negligible
 from numeric.rate_signs import check_values64
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
@@ -59,8 +62,6 @@ class AtPoint:
     def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
         """The objects at ``s``: dense arrays for a small system (at most
         :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise."""
-        from numeric.meanfield.structure import DENSE_MAX
-
         rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
@@ -132,8 +133,6 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     default route's): drift residual relative to the size of its terms, state
     space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
     (``jscale``: its largest entry at the start)."""
-    from numeric.meanfield import acceptance
-
     s = at.s
     scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
     acceptance.check(
@@ -176,8 +175,6 @@ def _accepted_from(
     :func:`numeric.meanfield.structure.fixed_point64`; ``jac_start``: the reduced
     Jacobian at ``start``, when evaluated), refused in one sentence unless it passes
     :func:`accept`."""
-    from numeric.meanfield.structure import fixed_point64
-
     s = fixed_point64(
         sysm,
         np.asarray(start, dtype=float),
@@ -208,9 +205,6 @@ def fixed_point(
     point reached from ``s0``.  The stability margin's scale is ``J`` at ``s0``
     either way; every point passes the same checks (:func:`accept`).  The third
     element says whether ``first`` or ``warm`` gave the point."""
-    from numeric.meanfield.fixed_point import random_starts
-    from numeric.meanfield.general import other_start_note
-    from numeric.meanfield.structure import DENSE_MAX
 
     J0 = None  # the reduced J at s0, read again by the search from s0 (dense, no laws)
     if model.n <= DENSE_MAX:
@@ -234,6 +228,9 @@ def fixed_point(
     except (ParameterError, NumericalError) as exc:
         refusal = exc
     import warnings
+
+    from numeric.meanfield.fixed_point import random_starts
+    from numeric.meanfield.general import other_start_note
 
     rng = np.random.default_rng(0)
     for start in random_starts(model, sysm.red, sysm.laws64(s0), rng):
@@ -300,8 +297,6 @@ def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
 def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     """Drop the negligible coordinates at ``at.s`` and restrict ``J``, ``Q``, ``M``
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
-    from numeric.meanfield.structure import negligible
-
     s = at.s
     F = list(sysm.red.free)
     dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
@@ -332,8 +327,6 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
 def lyapunov(blk: Block) -> tuple[float, float]:
     """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
     (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
-    from numeric.linalg.lyapunov import solve_lyapunov64
-
     if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
         return 0.0, 0.0
     # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
@@ -374,8 +367,6 @@ def accuracy(
     """The relative error estimate ``e`` of the route's docstring, step 3, the digits
     it earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative
     to the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
-    from numeric.linalg.lyapunov import solve_lyapunov64
-
     JK, nK = blk.JK, len(blk.K)
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
         a = max_abs(JK)
@@ -408,8 +399,6 @@ def _norm2(A: np.ndarray, symmetric: bool) -> float:
 def relative_residual(sysm: Any, at: AtPoint) -> float:
     """``max |f(s)|`` on the free coordinates over the size of the drift's terms
     (:func:`numeric.meanfield.acceptance.term_scale`)."""
-    from numeric.meanfield.acceptance import term_scale
-
     scale = at.seen.get("scale")  # computed by accept at this point
     if scale is None:
         scale = term_scale(at.rates, at.J, at.s)

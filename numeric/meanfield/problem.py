@@ -50,9 +50,12 @@ from typing import Any
 
 import numpy as np
 
+from numeric.meanfield.float64_point import solve_point64
+from numeric.meanfield.structure import prepared_system
 from numeric.prepared import cache as prepared_cache
 from numeric.prepared.cache import observable_key
 from numeric.prepared.problem import PreparedProblem, prepare_problem
+from numeric.rate_signs import check_values64
 
 #: Order-1 answers kept in this process, by problem and observable (least recently
 #: used dropped first).
@@ -114,8 +117,6 @@ def system64(problem: PreparedProblem) -> Any:
     :func:`numeric.meanfield.structure.prepared_system`), kept with the problem; the
     start is first checked against the rates there (one sentence for a rate that is
     negative or not finite)."""
-    from numeric.meanfield.structure import prepared_system
-    from numeric.rate_signs import check_values64
 
     def make() -> Any:
         model, s0, p64 = problem.model, problem.s64, problem.p64
@@ -170,8 +171,6 @@ def order1(
     kept from an earlier call when there was one, else solved (the fixed point
     searched from ``first``, a neighbour's ``s*``, when given, else from the
     problem's start) and kept."""
-    from numeric.meanfield.float64_point import solve_point64
-
     obs = _observable_key(M)
     key = None if problem.key is None or obs is None else (problem.key, obs)
     hit = _POINTS.get(key) if key is not None and first is None else None
