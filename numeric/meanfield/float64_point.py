@@ -23,7 +23,6 @@ import numpy as np
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.linalg.lyapunov import solve_lyapunov64
 from numeric.linalg.small import (
-    csr_times,
     eigenvalues_quiet,
     singular_values_quiet,
     solve_vector_quiet,
@@ -65,9 +64,9 @@ class AtPoint:
         rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
-            return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac_dense(J))
+            return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac(J))
+        return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac(J))
 
     @property
     def dense(self) -> bool:

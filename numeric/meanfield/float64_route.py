@@ -59,7 +59,9 @@ from mfstein.ground.display import agreement_digits
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
+from numeric.meanfield.problem import order1, system64
 from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
+from numeric.prepared.problem import prepare_problem
 
 
 def solve_float64(
@@ -75,9 +77,6 @@ def solve_float64(
     (:func:`numeric.prepared.problem.prepare_problem`), its order-1 answer for ``M``
     (:func:`numeric.meanfield.problem.order1`: kept from an earlier call with the same
     inputs) and, with ``order=2``, the order-2 terms extending it."""
-    from numeric.meanfield.problem import order1
-    from numeric.prepared.problem import prepare_problem
-
     problem = prepare_problem(model, params, start)
     pt = order1(problem, M)
     o2 = order2_point64(problem, pt) if order == 2 else None
@@ -110,8 +109,6 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
     observable ``M``, sparse where the objects are; every entry carries the error
     ``e`` times the largest entry of its object.  Built once, with every field (no
     copies by ``replace``)."""
-    from numeric.meanfield.problem import system64
-
     model, values, sysm = problem.model, problem.values, system64(problem)
     b, red = model.n, sysm.red
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
@@ -215,7 +212,7 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     ``trsyl``); ``compiled``: the compiled third-moment kernel at any size
     (:func:`numeric.meanfield.stationary.second_order_float64_solvers`)."""
     from derive.sparse import lambda_kernels
-    from numeric.meanfield.problem import COUNTS, system64
+    from numeric.meanfield.problem import COUNTS
     from numeric.meanfield.stationary import Base64, second_order_float64_solvers
     from numeric.meanfield.structure import fixed_point64, prepared_system, restricted_model
 
