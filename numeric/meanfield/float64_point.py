@@ -273,17 +273,24 @@ class Block:
     MK: np.ndarray
     WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    #: the eigenvalues when known (those :func:`accept` took of the same matrix), else
-    #: ``None`` until :attr:`eig` is first read
+    #: the dense matrix whose eigenvalues :func:`accept` took and them (``AtPoint.seen``)
+    stability: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    #: the eigenvalues once :attr:`eig` has been read
     known_eig: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def eig(self) -> np.ndarray:
-        """The eigenvalues of ``JK`` by increasing real part, computed at the first
-        read (only the reported solution reads them: a sweep's row or a loop that
-        reads ``c`` never does) and kept."""
+        """The eigenvalues of ``JK`` by increasing real part: :func:`accept`'s when its
+        matrix is ``JK`` (np.array_equal's test), else computed; made at the first read
+        (only the reported solution reads them: a sweep's row or a loop that reads
+        ``c`` never does) and kept."""
         if self.known_eig is None:
-            self.known_eig = _dense_eigenvalues(self.JK)
+            seen = self.stability
+            A = self.JK
+            if seen is not None and seen[0].shape == A.shape and bool((seen[0] == A).all()):
+                self.known_eig = seen[1].copy()
+            else:
+                self.known_eig = _dense_eigenvalues(A)
         return self.known_eig
 
 
@@ -308,10 +315,6 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     else:
         JK = square_part(at.Jr if at.dense else at.Jr.toarray(), kr)
         QK = square_part(Qs if at.dense else Qs.toarray(), K)
-    seen = at.seen.get("stability")
-    eig = None  # computed when first read (Block.eig)
-    if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
-        eig = seen[1].copy()
     TK = sysm.T_dense[:, kr]  # b x nK
     if whole:  # T is the identity: every row is reached and M's block is M
         R = list(range(len(F)))
@@ -320,7 +323,8 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
         TR = TK[R]
         MK = TR.T @ square_part(M64, R) @ TR
-    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, known_eig=eig)
+    # the eigenvalues are computed when first read (Block.eig), or are accept's
+    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, stability=at.seen.get("stability"))
 
 
 def lyapunov(blk: Block) -> tuple[float, float]:
