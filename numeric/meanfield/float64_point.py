@@ -77,9 +77,10 @@ class AtPoint:
         """``Q`` at ``s`` (dense or sparse as ``J``)."""
         return sysm.Q_dense(self.rates) if self.dense else sysm.Q_from_rates(self.rates)
 
-    def residual(self, free: list[int]) -> float:
-        """``max |f|`` on the free coordinates."""
-        return max_abs(self.f[free])
+    def residual(self, red: Any) -> float:
+        """``max |f|`` on the free coordinates of the reduction ``red`` (all of them,
+        in order, without a conservation law)."""
+        return max_abs(self.f[list(red.free)] if red.laws else self.f)
 
 
 def largest_entry(A: Any) -> float:
@@ -138,7 +139,7 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
         model,
         s,
         sysm.p,
-        residual=at.residual(list(sysm.red.free)),
+        residual=at.residual(sysm.red),
         scale=scale,
         eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
@@ -405,7 +406,7 @@ def relative_residual(sysm: Any, at: AtPoint) -> float:
     scale = at.seen.get("scale")  # computed by accept at this point
     if scale is None:
         scale = term_scale(at.rates, at.J, at.s)
-    return at.residual(list(sysm.red.free)) / scale if scale > 0 else 0.0
+    return at.residual(sysm.red) / scale if scale > 0 else 0.0
 
 
 @dataclass

@@ -85,10 +85,10 @@ _POINTS: OrderedDict[Hashable, tuple[PreparedProblem, Any]] = OrderedDict()
 def observable_matrix64(M: Any, b: int) -> np.ndarray:
     """The observable's ``b x b`` matrix (:func:`numeric.quadratic_form.quadratic_form`)
     in float64."""
-    from numeric.quadratic_form import quadratic_form
-
     if M is None or (isinstance(M, str) and M.strip().lower() == "identity"):
         return np.eye(b)
+    from numeric.quadratic_form import quadratic_form
+
     Mb = quadratic_form(M)(b)
     return np.array([[float(Mb[i, j]) for j in range(b)] for i in range(b)])
 
