@@ -79,7 +79,8 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _plain_square(A: Any) -> bool:
     """Whether ``A`` is a float64 ``n x n`` array (``n >= 1``) whose entries sum to a
     finite number (so every entry is finite; a huge finite sum that overflows only
-    sends the caller to NumPy's own function)."""
+    sends the caller to NumPy's own function).  For callers inside
+    ``np.errstate(all="ignore")`` (an overflowing sum warns nothing)."""
     return (
         type(A) is np.ndarray
         and A.dtype == np.float64
@@ -103,11 +104,9 @@ def eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
     the same numbers, real when every imaginary part is 0), without its per-call
     checks; anything unusual -- another dtype or shape, a non-finite entry, no
     convergence (a NaN) -- is answered by :func:`numpy.linalg.eigvals` itself."""
-    if _EIGVALS is None or not _plain_square(A):
-        return np.linalg.eigvals(A)
     with np.errstate(all="ignore"):
-        w = _EIGVALS(A, signature="d->D")
-    if not _finite(w):
+        w = _EIGVALS(A, signature="d->D") if _EIGVALS and _plain_square(A) else None
+    if w is None or not _finite(w):
         return np.linalg.eigvals(A)
     return w if w.imag.any() else w.real
 
@@ -115,22 +114,18 @@ def eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
 def singular_values_quiet(A: np.ndarray) -> np.ndarray:
     """``numpy.linalg.svd(A, compute_uv=False)`` (descending) of a float64 ``n x n``
     ``A``, without the wrapper's per-call checks (as :func:`eigenvalues_quiet`)."""
-    if _SVD is None or not _plain_square(A):
-        return np.linalg.svd(A, compute_uv=False)
     with np.errstate(all="ignore"):
-        s = _SVD(A, signature="d->d")
-    return s if _finite(s) else np.linalg.svd(A, compute_uv=False)
+        s = _SVD(A, signature="d->d") if _SVD and _plain_square(A) else None
+    return s if s is not None and _finite(s) else np.linalg.svd(A, compute_uv=False)
 
 
 def symmetric_eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
     """:func:`numpy.linalg.eigvalsh` of a float64 ``n x n`` ``A`` (its lower
     triangle, ascending), without the wrapper's per-call checks (as
     :func:`eigenvalues_quiet`)."""
-    if _EIGVALSH is None or not _plain_square(A):
-        return np.linalg.eigvalsh(A)
     with np.errstate(all="ignore"):
-        w = _EIGVALSH(A, signature="d->d")
-    return w if _finite(w) else np.linalg.eigvalsh(A)
+        w = _EIGVALSH(A, signature="d->d") if _EIGVALSH and _plain_square(A) else None
+    return w if w is not None and _finite(w) else np.linalg.eigvalsh(A)
 
 
 def csr_times(A: Any, x: np.ndarray) -> np.ndarray:
