@@ -32,6 +32,8 @@ try:
 except (ImportError, AttributeError):  # another NumPy: the public functions only
     _SOLVE1 = _EIGVALS = _SVD = _EIGVALSH = None
 
+_F64 = np.dtype(np.float64)
+
 #: SciPy's ``csr_matvec`` once looked up (``False``: not yet, ``None``: not there).
 _CSR_MATVEC: Any = False
 
@@ -61,13 +63,11 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         _SOLVE1 is None
         or type(A) is not np.ndarray
         or type(b) is not np.ndarray
-        or A.dtype != np.float64
-        or b.dtype != np.float64
-        or A.ndim != 2
         or b.ndim != 1
-        or A.shape[0] != A.shape[1]
-        or A.shape[0] != b.shape[0]
-        or b.shape[0] == 0
+        or not b.shape[0]
+        or A.shape != (b.shape[0], b.shape[0])
+        or A.dtype != _F64
+        or b.dtype != _F64
     ):
         return np.linalg.solve(A, b)
     x = _SOLVE1(A, b, signature="dd->d")

@@ -507,7 +507,7 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
         x0,
         POLISH_STEPS,
         POLISH_FREE_STEPS,
-        lambda step, x: max_abs(step) <= 1e-14 * max_abs(x),
+        lambda size, step, x: size <= 1e-14 * max_abs(x),
     )
 
 
@@ -528,14 +528,15 @@ def refine_small(step_at: Any, x0: np.ndarray) -> np.ndarray:
         x0,
         REFINE_STEPS,
         0,
-        lambda step, x: bool(np.all(np.abs(step) <= 1e-14 * np.abs(x))),
+        lambda size, step, x: bool(np.all(np.abs(step) <= 1e-14 * np.abs(x))),
     )
 
 
 def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any) -> np.ndarray:
     """At most ``limit`` steps ``x <- x - step_at(x)``: stop when ``step_at`` finds ``J``
     singular (:class:`RuntimeError`), a step is not finite or, after the first ``free``
-    steps, does not shrink (not taken), or ``done(step, x)`` holds after the step."""
+    steps, does not shrink (not taken), or ``done(size, step, x)`` holds after the step
+    (``size``: the step's largest entry)."""
     x = np.array(x0, dtype=float)
     prev = np.inf
     with np.errstate(all="ignore"):
@@ -548,7 +549,7 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             if not math.isfinite(size) or (k >= free and size >= prev):
                 break
             x = x - step
-            if done(step, x):
+            if done(size, step, x):
                 break
             prev = size
     return x
