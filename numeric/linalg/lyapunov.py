@@ -15,17 +15,31 @@ checks and workspace query.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mfstein.ground.errors import NumericalError
+
+#: SciPy's LAPACK wrappers by name, looked up at their first use (importing this module
+#: loads no SciPy; a warm call does no import statement).
+_LAPACK: dict[str, Any] = {}
+
+
+def _lapack(name: str) -> Any:
+    """``scipy.linalg.lapack.<name>``."""
+    fn = _LAPACK.get(name)
+    if fn is None:
+        from scipy.linalg import lapack
+
+        fn = _LAPACK[name] = getattr(lapack, name)
+    return fn
 
 
 def lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """``X`` with ``J X + X J^T = Q`` from the real Schur form ``J = Z T Z^T``:
     ``T Y + Y T^T = Z^T Q Z`` (LAPACK trsyl) and ``X = Z Y Z^T`` (module docstring)."""
-    from scipy.linalg.lapack import dtrsyl
-
-    y, scale, info = dtrsyl(T, T, Z.T @ (Q @ Z), tranb="T")
+    y, scale, info = _lapack("dtrsyl")(T, T, Z.T @ (Q @ Z), tranb="T")
     if info < 0:
         raise NumericalError(f"LAPACK trsyl failed (info = {info}).")
     if info == 1:
@@ -53,22 +67,27 @@ def real_schur(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``scipy.linalg.schur(A, output="real")`` returns (the same LAPACK call with the
     same workspace, so the same numbers), with the workspace query made once per
     size.  ``ValueError`` for a non-finite entry, as SciPy's check."""
-    import scipy.linalg
-    from scipy.linalg.lapack import dgees
-
     a = np.asarray(A)
     n = a.shape[0] if a.ndim == 2 else 0
     if a.dtype != np.float64 or n == 0 or a.shape != (n, n):
-        return scipy.linalg.schur(a, output="real")  # the general wrapper
+        return _scipy_schur(a)  # the general wrapper
     if not np.isfinite(a).all():
         raise ValueError("array must not contain infs or NaNs")
+    dgees = _lapack("dgees")
     lwork = _GEES_LWORK.get(n)
     if lwork is None:
         lwork = _GEES_LWORK[n] = int(dgees(_no_sort, a, lwork=-1)[-2][0].real)
     result = dgees(_no_sort, a, lwork=lwork, overwrite_a=False, sort_t=0)
     if result[-1] != 0:  # an illegal argument or no convergence: SciPy's own sentence
-        return scipy.linalg.schur(a, output="real")
+        return _scipy_schur(a)
     return result[0], result[-3]
+
+
+def _scipy_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.linalg.schur(a, output="real")``."""
+    import scipy.linalg
+
+    return scipy.linalg.schur(a, output="real")
 
 
 def solve_lyapunov64(J: np.ndarray, Q: np.ndarray) -> np.ndarray:

@@ -26,8 +26,13 @@ try:
     from numpy.linalg import _umath_linalg
 
     _SOLVE1 = _umath_linalg.solve1
-except (ImportError, AttributeError):  # another NumPy: the public function only
-    _SOLVE1 = None
+    _EIGVALS = _umath_linalg.eigvals
+    _SVD = _umath_linalg.svd
+    _EIGVALSH = _umath_linalg.eigvalsh_lo
+except (ImportError, AttributeError):  # another NumPy: the public functions only
+    _SOLVE1 = _EIGVALS = _SVD = _EIGVALSH = None
+
+_F64 = np.dtype(np.float64)
 
 #: SciPy's ``csr_matvec`` once looked up (``False``: not yet, ``None``: not there).
 _CSR_MATVEC: Any = False
@@ -58,19 +63,69 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         _SOLVE1 is None
         or type(A) is not np.ndarray
         or type(b) is not np.ndarray
-        or A.dtype != np.float64
-        or b.dtype != np.float64
-        or A.ndim != 2
         or b.ndim != 1
-        or A.shape[0] != A.shape[1]
-        or A.shape[0] != b.shape[0]
-        or b.shape[0] == 0
+        or not b.shape[0]
+        or A.shape != (b.shape[0], b.shape[0])
+        or A.dtype != _F64
+        or b.dtype != _F64
     ):
         return np.linalg.solve(A, b)
     x = _SOLVE1(A, b, signature="dd->d")
     # x @ x is not finite for a NaN or infinite entry (and for a huge one, which the
     # wrapper then solves again: the same numbers)
     return x if math.isfinite(x @ x) else np.linalg.solve(A, b)
+
+
+def _plain_square(A: Any) -> bool:
+    """Whether ``A`` is a float64 ``n x n`` array (``n >= 1``) whose entries sum to a
+    finite number (so every entry is finite; a huge finite sum that overflows only
+    sends the caller to NumPy's own function).  For callers inside
+    ``np.errstate(all="ignore")`` (an overflowing sum warns nothing)."""
+    return (
+        type(A) is np.ndarray
+        and A.dtype == np.float64
+        and A.ndim == 2
+        and A.shape[0] == A.shape[1]
+        and A.shape[0] > 0
+        and math.isfinite(_ADD(A, axis=None))
+    )
+
+
+_ADD = np.add.reduce
+
+
+def _finite(x: np.ndarray) -> bool:
+    """Whether every entry of the float64 (or complex) result ``x`` is finite."""
+    return bool(np.isfinite(x).all())
+
+
+def eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
+    """:func:`numpy.linalg.eigvals` of ``A`` (LAPACK ``dgeev`` by NumPy's own gufunc:
+    the same numbers, real when every imaginary part is 0), without its per-call
+    checks; anything unusual -- another dtype or shape, a non-finite entry, no
+    convergence (a NaN) -- is answered by :func:`numpy.linalg.eigvals` itself."""
+    with np.errstate(all="ignore"):
+        w = _EIGVALS(A, signature="d->D") if _EIGVALS and _plain_square(A) else None
+    if w is None or not _finite(w):
+        return np.linalg.eigvals(A)
+    return w if w.imag.any() else w.real
+
+
+def singular_values_quiet(A: np.ndarray) -> np.ndarray:
+    """``numpy.linalg.svd(A, compute_uv=False)`` (descending) of a float64 ``n x n``
+    ``A``, without the wrapper's per-call checks (as :func:`eigenvalues_quiet`)."""
+    with np.errstate(all="ignore"):
+        s = _SVD(A, signature="d->d") if _SVD and _plain_square(A) else None
+    return s if s is not None and _finite(s) else np.linalg.svd(A, compute_uv=False)
+
+
+def symmetric_eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
+    """:func:`numpy.linalg.eigvalsh` of a float64 ``n x n`` ``A`` (its lower
+    triangle, ascending), without the wrapper's per-call checks (as
+    :func:`eigenvalues_quiet`)."""
+    with np.errstate(all="ignore"):
+        w = _EIGVALSH(A, signature="d->d") if _EIGVALSH and _plain_square(A) else None
+    return w if w is not None and _finite(w) else np.linalg.eigvalsh(A)
 
 
 def csr_times(A: Any, x: np.ndarray) -> np.ndarray:

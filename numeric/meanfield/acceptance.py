@@ -76,7 +76,8 @@ def space_words(model: Any, s: Sequence[float]) -> str | None:
     """``None`` when ``s`` lies in the model's declared state space (up to
     :data:`SPACE_TOL` times ``max(1, max |s_i|)``), else the words saying where."""
     space = model.info.state_space
-    vals = [float(v) for v in s]
+    plain = isinstance(s, np.ndarray) and s.dtype == np.float64  # tolist: the same floats
+    vals = s.tolist() if plain else [float(v) for v in s]
     tol = SPACE_TOL * max([1.0] + [abs(v) for v in vals])
     if space.contains(vals, tol=tol):
         return None

@@ -27,7 +27,7 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.solution import MeanFieldSolution
-from numeric.params import check_names, parse_params
+from numeric.params import check_names, parse_params, read_values
 from numeric.precision import check_dps, check_precision
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def solve(
         model = model.resolve(values, dps)
     params = check_names(model, params)
     with mpmath.workdps(dps + 20):
-        parse_params(model, params)  # names, numbers and declared ranges, before any work
+        read_values(model, params)  # numbers and declared ranges (names checked), before any work
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
     wanted = parse_observables(model, observables)
@@ -184,6 +184,8 @@ def certify(
         )
     model, params = as_model(model, params)
     return solve(model, params, dps=dps, M=M, start=start, route=route).certify()
+
+
 def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     """``(model, params, save)``: a library model named without options read from disk
     when its record is there and the call is ``covered`` (the routes the record serves:
@@ -192,24 +194,29 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     ``save`` telling whether to write its record after the solve; ``(None, (model,
     params), False)`` for a heterogeneous population."""
     from derive.models import as_model
-    from derive.models.stored import stored
-
-    check_params(params)  # as as_model does first: a refusal is the same sentence
-    covered = covered and params is not None
-    hit = stored(model, params) if covered else None
-    if hit is not None:
-        return hit, dict(params), False
-    given = set(map(str, params or {}))
-    built, params = as_model(model, params)
     from numeric.heterogeneous.entry import is_heterogeneous
 
+    check_params(params)  # as as_model does first: a refusal is the same sentence
+    named = isinstance(model, str)  # a model object: nothing read from disk or saved
+    covered = covered and named and params is not None
+    if covered:
+        from derive.models.stored import stored
+
+        hit = stored(model, params)
+        if hit is not None:
+            return hit, dict(params), False
+    given = set(map(str, params or {})) if named else set()
+    built, params = as_model(model, params)
     if is_heterogeneous(built):
         return None, (built, params), False
-    from numeric.meanfield.fixed_point import LAMBDA_MAX_B
+    save = False
+    if covered:
+        from numeric.meanfield.fixed_point import LAMBDA_MAX_B
 
-    # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B states
-    small = getattr(built, "n", LAMBDA_MAX_B + 1) <= LAMBDA_MAX_B
-    save = covered and small and isinstance(model, str) and given <= set(map(str, built.params))
+        # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B
+        # states
+        small = getattr(built, "n", LAMBDA_MAX_B + 1) <= LAMBDA_MAX_B
+        save = small and given <= set(map(str, built.params))
     return built, params, save
 
 

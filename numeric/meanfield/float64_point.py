@@ -21,8 +21,16 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.linalg.small import csr_times
-from numeric.meanfield.acceptance import max_abs
+from numeric.linalg.lyapunov import solve_lyapunov64
+from numeric.linalg.small import (
+    eigenvalues_quiet,
+    singular_values_quiet,
+    solve_vector_quiet,
+    symmetric_eigenvalues_quiet,
+)
+from numeric.meanfield import acceptance
+from numeric.meanfield.acceptance import max_abs, term_scale
+from numeric.meanfield.structure import DENSE_MAX, fixed_point64, negligible
 from numeric.rate_signs import check_values64
 
 #: Coordinates whose mass, intensities and coupling are below this (relative) are dropped.
@@ -30,6 +38,7 @@ DELTA = 1e-24
 #: At most this many digits are claimed by a float64 computation.
 MAX_DIGITS = 14
 _U = 2.0**-53
+_SUM = np.add.reduce
 
 
 @dataclass(frozen=True)
@@ -52,14 +61,12 @@ class AtPoint:
     def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
         """The objects at ``s``: dense arrays for a small system (at most
         :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise."""
-        from numeric.meanfield.structure import DENSE_MAX
-
         rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
-            return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac_dense(J))
+            return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, rates, csr_times(sysm.LT, rates), J, sysm.reduce_jac(J))
+        return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac(J))
 
     @property
     def dense(self) -> bool:
@@ -70,9 +77,10 @@ class AtPoint:
         """``Q`` at ``s`` (dense or sparse as ``J``)."""
         return sysm.Q_dense(self.rates) if self.dense else sysm.Q_from_rates(self.rates)
 
-    def residual(self, free: list[int]) -> float:
-        """``max |f|`` on the free coordinates."""
-        return max_abs(self.f[free])
+    def residual(self, red: Any) -> float:
+        """``max |f|`` on the free coordinates of the reduction ``red`` (all of them,
+        in order, without a conservation law)."""
+        return max_abs(self.f[list(red.free)] if red.laws else self.f)
 
 
 def largest_entry(A: Any) -> float:
@@ -116,7 +124,7 @@ def eigenvalues_by_blocks(Jr: Any) -> np.ndarray:
 
 def _dense_eigenvalues(A: np.ndarray) -> np.ndarray:
     """The eigenvalues of the dense ``A`` by increasing real part."""
-    eig = np.linalg.eigvals(A) if A.size else np.zeros(0)
+    eig = eigenvalues_quiet(A) if A.size else np.zeros(0)
     return eig[np.argsort(eig.real)]
 
 
@@ -125,15 +133,13 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     default route's): drift residual relative to the size of its terms, state
     space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
     (``jscale``: its largest entry at the start)."""
-    from numeric.meanfield import acceptance
-
     s = at.s
     scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
     acceptance.check(
         model,
         s,
         sysm.p,
-        residual=at.residual(list(sysm.red.free)),
+        residual=at.residual(sysm.red),
         scale=scale,
         eig=_stability_eigenvalues(at),
         jmax=max(largest_entry(at.Jr), jscale),
@@ -169,8 +175,6 @@ def _accepted_from(
     :func:`numeric.meanfield.structure.fixed_point64`; ``jac_start``: the reduced
     Jacobian at ``start``, when evaluated), refused in one sentence unless it passes
     :func:`accept`."""
-    from numeric.meanfield.structure import fixed_point64
-
     s = fixed_point64(
         sysm,
         np.asarray(start, dtype=float),
@@ -201,9 +205,6 @@ def fixed_point(
     point reached from ``s0``.  The stability margin's scale is ``J`` at ``s0``
     either way; every point passes the same checks (:func:`accept`).  The third
     element says whether ``first`` or ``warm`` gave the point."""
-    from numeric.meanfield.fixed_point import random_starts
-    from numeric.meanfield.general import other_start_note
-    from numeric.meanfield.structure import DENSE_MAX
 
     J0 = None  # the reduced J at s0, read again by the search from s0 (dense, no laws)
     if model.n <= DENSE_MAX:
@@ -227,6 +228,9 @@ def fixed_point(
     except (ParameterError, NumericalError) as exc:
         refusal = exc
     import warnings
+
+    from numeric.meanfield.fixed_point import random_starts
+    from numeric.meanfield.general import other_start_note
 
     rng = np.random.default_rng(0)
     for start in random_starts(model, sysm.red, sysm.laws64(s0), rng):
@@ -255,8 +259,8 @@ class Block:
     """The kept block of the float64 route: free coordinates ``F``, kept ones ``K``
     (``kr``: their positions in ``F``), the rows ``R`` of the full state that the
     kept block reaches, ``J``, ``Q``, ``M`` on the block, the map ``T`` from the
-    block to the full state, and the solutions ``W``, ``P`` of the two Lyapunov
-    equations."""
+    block to the full state, the solutions ``W``, ``P`` of the two Lyapunov
+    equations, and the eigenvalues of ``J`` on the block (:attr:`eig`)."""
 
     F: list[int]
     K: list[int]
@@ -268,9 +272,27 @@ class Block:
     Qs: Any
     TK: np.ndarray
     MK: np.ndarray
-    eig: np.ndarray
     WK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     PK: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    #: the dense matrix whose eigenvalues :func:`accept` took and them (``AtPoint.seen``)
+    stability: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    #: the eigenvalues once :attr:`eig` has been read
+    known_eig: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def eig(self) -> np.ndarray:
+        """The eigenvalues of ``JK`` by increasing real part: :func:`accept`'s when its
+        matrix is ``JK`` (np.array_equal's test), else computed; made at the first read
+        (only the reported solution reads them: a sweep's row or a loop that reads
+        ``c`` never does) and kept."""
+        if self.known_eig is None:
+            seen = self.stability
+            A = self.JK
+            if seen is not None and seen[0].shape == A.shape and bool((seen[0] == A).all()):
+                self.known_eig = seen[1].copy()
+            else:
+                self.known_eig = _dense_eigenvalues(A)
+        return self.known_eig
 
 
 def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
@@ -282,8 +304,6 @@ def square_part(A: np.ndarray, idx: list[int]) -> np.ndarray:
 def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     """Drop the negligible coordinates at ``at.s`` and restrict ``J``, ``Q``, ``M``
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
-    from numeric.meanfield.structure import negligible
-
     s = at.s
     F = list(sysm.red.free)
     dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
@@ -296,11 +316,6 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     else:
         JK = square_part(at.Jr if at.dense else at.Jr.toarray(), kr)
         QK = square_part(Qs if at.dense else Qs.toarray(), K)
-    seen = at.seen.get("stability")
-    if seen is not None and np.array_equal(seen[0], JK):  # accept's matrix: its eigenvalues
-        eig = seen[1].copy()
-    else:
-        eig = _dense_eigenvalues(JK)
     TK = sysm.T_dense[:, kr]  # b x nK
     if whole:  # T is the identity: every row is reached and M's block is M
         R = list(range(len(F)))
@@ -309,14 +324,13 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
         TR = TK[R]
         MK = TR.T @ square_part(M64, R) @ TR
-    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, eig)
+    # the eigenvalues are computed when first read (Block.eig), or are accept's
+    return Block(F, K, kr, R, dropped, JK, QK, Qs, TK, MK, stability=at.seen.get("stability"))
 
 
 def lyapunov(blk: Block) -> tuple[float, float]:
     """``W`` from ``J W + W J^T + Q = 0`` and ``P`` from ``P J + J^T P + M = 0``
     (Bartels--Stewart) on the block; ``c`` by the two traces ``tr(M W)``, ``tr(P Q)``."""
-    from numeric.linalg.lyapunov import solve_lyapunov64
-
     if not blk.K:  # every coordinate negligible: W = 0, P = 0 on an empty block
         return 0.0, 0.0
     # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
@@ -328,22 +342,26 @@ def lyapunov(blk: Block) -> tuple[float, float]:
     PaK = solve_lyapunov64(Ja.T, -blk.MK)  # a P
     PaK = (PaK + PaK.T) / 2
     blk.PK = PaK / a
-    return float(np.sum(blk.MK * blk.WK)), float(np.sum(PaK * (blk.QK / a)))
+    # np.sum's reduction (the same pairwise sums) without its wrapper
+    return float(_SUM(blk.MK * blk.WK, axis=None)), float(_SUM(PaK * (blk.QK / a), axis=None))
 
 
 def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
     """``V = -J^{-1} h`` with ``h_i = 1/2 sum_jk H_ijk W_jk`` (Theorem 1 of Beyond
     Scaling), and ``W`` on the rows ``R``."""
-    W_full_R = blk.TK[blk.R] @ blk.WK @ blk.TK[blk.R].T
+    TR = blk.TK[blk.R]
+    W_full_R = TR @ blk.WK @ TR.T
     b = sysm.red.b
     W = np.zeros((b, b))
-    W[np.ix_(blk.R, blk.R)] = W_full_R
+    R = np.asarray(blk.R, dtype=np.intp)
+    W[R[:, None], R] = W_full_R  # the rows and columns R (np.ix_'s selection)
     # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
     (i, j, k), weight = sysm.hess_layout
     # summed in order into zeros, as np.add.at sums (bincount is its fast form)
     h = np.bincount(i, weights=sysm.hess_values(s) * weight * W[j, k], minlength=b)
     hK = h[blk.K]
-    VK = np.linalg.solve(blk.JK, -hK) if blk.JK.size else np.zeros(0)
+    with np.errstate(all="ignore"):  # a singular J: numpy.linalg.solve's error, no warning
+        VK = solve_vector_quiet(blk.JK, -hK) if blk.JK.size else np.zeros(0)
     return blk.TK @ VK, W_full_R
 
 
@@ -353,13 +371,11 @@ def accuracy(
     """The relative error estimate ``e`` of the route's docstring, step 3, the digits
     it earns, ``kappa_L`` and ``kappa_J`` (``residual``: the drift at ``s*`` relative
     to the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
-    from numeric.linalg.lyapunov import solve_lyapunov64
-
     JK, nK = blk.JK, len(blk.K)
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
         a = max_abs(JK)
         aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
-        sv = np.linalg.svd(JK, compute_uv=False)  # ||J||_2 and cond_2(J) from one SVD
+        sv = singular_values_quiet(JK)  # ||J||_2 and cond_2(J) from one SVD
         kappa_L = 2 * (sv[0] / a) * _norm2(aPI, symmetric=M is None)
         kappa_J = sv[0] / sv[-1] if sv[-1] > 0 else np.inf
     else:
@@ -380,19 +396,17 @@ def _norm2(A: np.ndarray, symmetric: bool) -> float:
     about half the time of an SVD for small ``A``), else its largest singular value
     (what ``np.linalg.norm(A, 2)`` computes)."""
     if symmetric:
-        return max_abs(np.linalg.eigvalsh(A))
-    return float(np.linalg.svd(A, compute_uv=False).max())
+        return max_abs(symmetric_eigenvalues_quiet(A))
+    return float(singular_values_quiet(A).max())
 
 
 def relative_residual(sysm: Any, at: AtPoint) -> float:
     """``max |f(s)|`` on the free coordinates over the size of the drift's terms
     (:func:`numeric.meanfield.acceptance.term_scale`)."""
-    from numeric.meanfield.acceptance import term_scale
-
     scale = at.seen.get("scale")  # computed by accept at this point
     if scale is None:
         scale = term_scale(at.rates, at.J, at.s)
-    return at.residual(list(sysm.red.free)) / scale if scale > 0 else 0.0
+    return at.residual(sysm.red) / scale if scale > 0 else 0.0
 
 
 @dataclass

@@ -59,7 +59,9 @@ from mfstein.ground.display import agreement_digits
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
+from numeric.meanfield.problem import order1, system64
 from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
+from numeric.prepared.problem import prepare_problem
 
 
 def solve_float64(
@@ -71,21 +73,24 @@ def solve_float64(
     order: int = 1,
 ) -> MeanFieldSolution:
     """The float64 route (module docstring) for a finite :class:`derive.model.Model`:
-    the prepared problem of these inputs (:func:`numeric.meanfield.problem.prepare`),
-    its order-1 answer (kept from an earlier call with the same inputs) and, with
-    ``order=2``, the order-2 terms extending it."""
-    from numeric.meanfield.problem import order1, prepare
+    the prepared problem of these inputs
+    (:func:`numeric.prepared.problem.prepare_problem`), its order-1 answer for ``M``
+    (:func:`numeric.meanfield.problem.order1`: kept from an earlier call with the same
+    inputs) and, with ``order=2``, the order-2 terms extending it."""
+    problem = prepare_problem(model, params, start)
+    pt = order1(problem, M)
+    o2 = order2_point64(problem, pt) if order == 2 else None
+    return record_float64(problem, pt, o2, M)
 
-    problem = prepare(model, params, start, M)
-    pt = order1(problem)
-    return record_float64(problem, pt, order2_point64(problem, pt) if order == 2 else None)
 
-
-def record_float64(problem: Any, pt: Any, o2: Order2Point64 | None) -> MeanFieldSolution:
-    """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem``
-    (:class:`numeric.meanfield.problem.Problem64`) and its order-2 terms ``o2``,
-    carrying the problem's inputs (model, parameters as given, start, ``M``)."""
-    sol = _record(problem, pt)
+def record_float64(
+    problem: Any, pt: Any, o2: Order2Point64 | None, M: Any = None
+) -> MeanFieldSolution:
+    """The :class:`MeanFieldSolution` of the float64 point ``pt`` of ``problem`` (a
+    :class:`numeric.prepared.problem.PreparedProblem`) for the observable ``M`` and
+    its order-2 terms ``o2``, carrying the problem's inputs (model, parameters as
+    given, start, ``M``)."""
+    sol = _record(problem, pt, M)
     return sol if o2 is None else _with_order2_float64(sol, o2)
 
 
@@ -98,12 +103,13 @@ def accuracy_note(pt: Any) -> str:
     )
 
 
-def _record(problem: Any, pt: Any) -> MeanFieldSolution:
+def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
     """The :class:`MeanFieldSolution` of the float64 route at the point ``pt``
-    (:class:`numeric.meanfield.float64_point.Point64`) of ``problem``, sparse where
-    the objects are; every entry carries the error ``e`` times the largest entry of
-    its object.  Built once, with every field (no copies by ``replace``)."""
-    model, values, sysm = problem.model, problem.values, problem.system
+    (:class:`numeric.meanfield.float64_point.Point64`) of ``problem`` for the
+    observable ``M``, sparse where the objects are; every entry carries the error
+    ``e`` times the largest entry of its object.  Built once, with every field (no
+    copies by ``replace``)."""
+    model, values, sysm = problem.model, problem.values, system64(problem)
     b, red = model.n, sysm.red
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
@@ -146,7 +152,7 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         P=Pm,
         W=Wm,
         V=Deferred(partial(mpf64_list, np.array(V))),
-        eigenvalues=Deferred(partial(_eigenvalue_list, np.array(blk.eig))),
+        eigenvalues=Deferred(partial(_block_eigenvalues, blk)),
         constant=mpf64(c_w),
         digits=digits,
         routes={"float64:covariance": repr(c_w), "float64:stein": repr(pt.c_p)},
@@ -163,15 +169,17 @@ def _record(problem: Any, pt: Any) -> MeanFieldSolution:
         source_model=model,
         inputs=dict(problem.params),
         start=problem.start,
-        M=problem.M,
+        M=M,
     )
 
 
-def _eigenvalue_list(eig: np.ndarray) -> list[Any]:
-    """The eigenvalues as mpmath numbers: ``mpf`` (exact) when real, else ``mpc``."""
+def _block_eigenvalues(blk: Any) -> list[Any]:
+    """The eigenvalues of the kept block ``blk`` (computed at this first read,
+    :attr:`numeric.meanfield.float64_point.Block.eig`) as mpmath numbers: ``mpf``
+    (exact) when real, else ``mpc``."""
     return [
         mpf64(v.real) if v.imag == 0 else mpmath.mpc(float(v.real), float(v.imag))
-        for v in eig.tolist()
+        for v in np.array(blk.eig).tolist()
     ]
 
 
@@ -193,7 +201,7 @@ class Order2Point64:
 
 def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Point64:
     """``A``, ``B``, ``c2`` in float64 extending the order-1 answer ``pt`` of
-    ``problem`` (:class:`numeric.meanfield.problem.Problem64`) on its kept
+    ``problem`` (:class:`numeric.prepared.problem.PreparedProblem`) on its kept
     coordinates: with none dropped, at the order-1 ``s*`` on the problem's own
     system (no new search); else on the model restricted to the kept coordinates
     (:func:`numeric.meanfield.structure.restricted_model`, made once per model and
@@ -222,7 +230,7 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
         COUNTS["fixed_point"] += 1
         ss = fixed_point64(sysm, np.asarray(pt.s, dtype=float)[kept], near=True)
     else:  # the order-1 fixed point of the same system: polished by Newton already
-        sub, sysm, ss = model, problem.system, np.array(pt.s, dtype=float)
+        sub, sysm, ss = model, system64(problem), np.array(pt.s, dtype=float)
     F = list(sysm.red.free)
     Q = sysm.Q_dense(sysm.rates(ss))
     base = Base64(

@@ -78,10 +78,13 @@ class Float64Matrix(mpmath.matrix):
         """The ``b x b`` matrix with ``A`` on ``rows x rows`` (all rows when ``None``),
         zeros elsewhere."""
         A = np.array(A, dtype=float)
-        idx = np.arange(A.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        kept = None if rows is None else tuple(rows)  # the caller's list may change
 
         def entries() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             a, c = np.nonzero(A)
+            if kept is None:
+                return a, c, A[a, c]
+            idx = np.asarray(kept, dtype=np.int64)
             return idx[a], idx[c], A[a, c]
 
         return cls(b, b, entries)

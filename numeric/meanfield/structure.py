@@ -40,7 +40,7 @@ import numpy as np
 
 from mfstein.ground.errors import NumericalError
 from numeric.invariants import Reduction, reduction
-from numeric.linalg.small import csr_product, csr_times
+from numeric.linalg.small import csr_product, solve_vector_quiet
 from numeric.meanfield.acceptance import max_abs
 
 if TYPE_CHECKING:  # SciPy's sparse matrices are imported where they are made: the
@@ -64,8 +64,6 @@ def linear_solver(dense: bool) -> Any:
         from scipy.sparse.linalg import splu
 
         return lambda A, b: splu(A.tocsc()).solve(b)
-
-    from numeric.linalg.small import solve_vector_quiet
 
     def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         try:
@@ -109,6 +107,9 @@ class SparseSystem:
     L: sps.csr_matrix
     T: sps.csr_matrix  # b x n: ds/dx on the free coordinates
     shared: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: what depends on ``p`` too, made once for this system (the evaluation
+    #: functions :meth:`jac_reduced_dense_of` and :meth:`_dbeta_dense_of` return)
+    own: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, model: Any, p: Sequence[float]) -> SparseSystem:
@@ -129,6 +130,12 @@ class SparseSystem:
         return self._shared("LT", lambda: self.L.T.tocsr())
 
     @property
+    def LT_times(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``x -> L^T x`` (:func:`numeric.linalg.small.csr_product`: the checks on
+        ``L^T`` made once per model)."""
+        return self._shared("LT_times", lambda: csr_product(self.LT))
+
+    @property
     def T_dense(self) -> np.ndarray:
         """``T`` as a dense ``b x n`` array."""
         return self._shared("T_dense", lambda: self.T.toarray())
@@ -139,7 +146,7 @@ class SparseSystem:
     def f(self, s: np.ndarray) -> np.ndarray:
         """``f(s) = L^T beta(s)`` (``L^T`` in CSR formed once: the same sums in the
         same order as the transposed view, without rebuilding it per call)."""
-        return csr_times(self.LT, self.rates(s))
+        return self.LT_times(self.rates(s))
 
     def dbeta(self, s: np.ndarray) -> sps.csr_matrix:
         """``d beta / ds`` (transitions x b), sparse."""
@@ -230,7 +237,15 @@ class SparseSystem:
         return self._dbeta_dense_of()(s)
 
     def _dbeta_dense_of(self) -> Callable[[np.ndarray], np.ndarray]:
-        """``s ->`` :meth:`_dbeta_dense` ``(s)`` with the model-level look-ups made once."""
+        """``s ->`` :meth:`_dbeta_dense` ``(s)`` with the model-level look-ups made once
+        (the function made once for this system)."""
+        hit = self.own.get("dbeta")
+        if hit is None:
+            hit = self.own["dbeta"] = self._make_dbeta_dense()
+        return hit
+
+    def _make_dbeta_dense(self) -> Callable[[np.ndarray], np.ndarray]:
+        """The function of :meth:`_dbeta_dense_of`."""
         flat, at, distinct = self._shared("grad_places", self._grad_places)
         grad, p, shape = self.sr.evaluator("grad"), self.p, self.L.shape
         size = shape[0] * shape[1]
@@ -263,7 +278,15 @@ class SparseSystem:
 
     def jac_reduced_dense_of(self) -> Callable[[np.ndarray], np.ndarray]:
         """``s ->`` :meth:`jac_reduced_dense` ``(s)`` with the model-level look-ups made
-        once (a fixed-point search evaluates it at every step)."""
+        once (a fixed-point search evaluates it at every step; the function made once
+        for this system)."""
+        hit = self.own.get("jac_reduced")
+        if hit is None:
+            hit = self.own["jac_reduced"] = self._make_jac_reduced_dense()
+        return hit
+
+    def _make_jac_reduced_dense(self) -> Callable[[np.ndarray], np.ndarray]:
+        """The function of :meth:`jac_reduced_dense_of`."""
         LtF, T = self._shared(
             "dense", lambda: (self.L.T.toarray()[list(self.red.free), :], self.T.toarray())
         )
@@ -432,7 +455,7 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
     last_f: list[Any] = [None, None]
     last_j: list[Any] = [None, None]
     every = not red.laws  # every coordinate free, in order: no selection needed
-    times = csr_product(system.LT)  # f = L^T beta, the checks on L^T made once
+    times = system.LT_times  # f = L^T beta, the checks on L^T made once
     rate_of, p = system.sr.evaluator("rates"), system.p  # system.rates, looked up once
     jac_dense = system.jac_reduced_dense_of() if dense else None
     # the full state of y: y itself when every coordinate is free (the evaluations
@@ -484,7 +507,7 @@ def newton_polish(step_at: Any, x0: np.ndarray) -> np.ndarray:
         x0,
         POLISH_STEPS,
         POLISH_FREE_STEPS,
-        lambda step, x: max_abs(step) <= 1e-14 * max_abs(x),
+        lambda size, step, x: size <= 1e-14 * max_abs(x),
     )
 
 
@@ -505,14 +528,15 @@ def refine_small(step_at: Any, x0: np.ndarray) -> np.ndarray:
         x0,
         REFINE_STEPS,
         0,
-        lambda step, x: bool(np.all(np.abs(step) <= 1e-14 * np.abs(x))),
+        lambda size, step, x: bool(np.all(np.abs(step) <= 1e-14 * np.abs(x))),
     )
 
 
 def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any) -> np.ndarray:
     """At most ``limit`` steps ``x <- x - step_at(x)``: stop when ``step_at`` finds ``J``
     singular (:class:`RuntimeError`), a step is not finite or, after the first ``free``
-    steps, does not shrink (not taken), or ``done(step, x)`` holds after the step."""
+    steps, does not shrink (not taken), or ``done(size, step, x)`` holds after the step
+    (``size``: the step's largest entry)."""
     x = np.array(x0, dtype=float)
     prev = np.inf
     with np.errstate(all="ignore"):
@@ -525,7 +549,7 @@ def _newton_steps(step_at: Any, x0: np.ndarray, limit: int, free: int, done: Any
             if not math.isfinite(size) or (k >= free and size >= prev):
                 break
             x = x - step
-            if done(step, x):
+            if done(size, step, x):
                 break
             prev = size
     return x
@@ -595,7 +619,7 @@ def negligible(
     b = system.model.n
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
-    rmax = max(float(np.max(rates, initial=0.0)), 1e-300)
+    rmax = max(max_abs(rates), 1e-300)  # (0 without rates)
     smax = max(1.0, max_abs(s))
     cand = np.abs(s) <= delta * smax
     for row in red.laws:

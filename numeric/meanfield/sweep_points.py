@@ -77,11 +77,12 @@ class Float64Points:
 
     def _solve(self, params: Mapping[str, Any]) -> SweepPoint:
         from numeric.meanfield.float64_route import order2_point64
-        from numeric.meanfield.problem import order1, prepare
+        from numeric.meanfield.problem import order1
+        from numeric.prepared.problem import prepare_problem
 
         opts = self.options
-        problem = prepare(self.model, params, None, opts.M, M64=self.M64)
-        pt = order1(problem, first=self.predict(problem.p64))
+        problem = prepare_problem(self.model, params)
+        pt = order1(problem, opts.M, M64=self.M64, first=self.predict(problem.p64))
         self.history = [*self.history[-1:], (problem.p64, pt.s)]
         o2 = None
         if opts.order == 2:
@@ -91,7 +92,7 @@ class Float64Points:
             from numeric.meanfield.float64_route import record_float64
             from numeric.meanfield.observables import expand
 
-            sol = record_float64(problem, pt, o2)  # carries the model and the inputs
+            sol = record_float64(problem, pt, o2, opts.M)  # carries the model and the inputs
             observables = {g.name: expand(sol, self.model, g, params) for g in self.wanted}
         top = {"s": float(np.max(np.abs(pt.s), initial=0.0)), "V": np.max(np.abs(pt.V), initial=0)}
         return SweepPoint(

@@ -2,8 +2,8 @@
 
 Every route prepares a model once for its inputs ``(model, params, start, M)``
 and keeps what it made: the problem every route starts from
-(:class:`numeric.prepared.problem.PreparedProblem`), the float64 problem
-(:class:`numeric.meanfield.problem.Problem64`), the working-precision route's
+(:class:`numeric.prepared.problem.PreparedProblem`, which also keeps what the float64
+route derives from it, :mod:`numeric.meanfield.problem`), the working-precision route's
 record (:class:`numeric.meanfield.working_route.WorkingRoute`, read by order 1
 and order 2) and the transient's setup
 (:func:`numeric.expansion.transient.transient`).  The key of the inputs
@@ -24,8 +24,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 #: What this process prepared and searched, by kind: ``"prepared:problem"`` (the
-#: problems every route starts from, :mod:`numeric.prepared.problem`), ``"prepared"``
-#: (float64 problems), ``"prepared:general"`` (working-precision route records),
+#: problems every route starts from, :mod:`numeric.prepared.problem`; the float64
+#: route's too), ``"prepared:general"`` (working-precision route records),
 #: ``"prepared:transient"`` (transient setups), ``"objects:general"`` (the
 #: working-precision objects computed at one precision,
 #: :meth:`numeric.meanfield.working_route.WorkingRoute.at`), ``"continued:general"``

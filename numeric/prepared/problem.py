@@ -29,9 +29,10 @@ simulators (:mod:`sim`) -- first does the same four things, written here once:
 cached by its inputs (:mod:`numeric.prepared.cache`, counted as
 ``COUNTS["prepared:problem"]``).  The start enters the key by its exact value,
 so ``"0.9"`` and ``"9/10"`` are one problem (the finite-N chain hands its
-lattice start back to the mean field as fractions).  The routes' own problems
-(:class:`numeric.meanfield.problem.Problem64`,
-:class:`numeric.meanfield.working_route.WorkingRoute`,
+lattice start back to the mean field as fractions).  The float64 route reads this
+problem itself, its float64 system and observable kept with it
+(:meth:`PreparedProblem.derived`, :mod:`numeric.meanfield.problem`); the other routes'
+problems (:class:`numeric.meanfield.working_route.WorkingRoute`,
 :meth:`numeric.exact.prepared.PreparedModel.place`, the generic simulator) are
 built from it.  A route at another working precision reads the values and the
 start there with :meth:`PreparedProblem.values_now` and
@@ -272,12 +273,12 @@ def prepare_problem(
 def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedProblem:
     model, values = point.model, dict(point.values)
     now: dict[tuple[str, int], Any] = {}
-    with mpmath.workdps(DPS):
-        if start is None and not callable(model.info.reference):
-            s0, now[("s64", 0)] = _reference_start(model, values)
-        else:
+    if start is None and not callable(model.info.reference):
+        s0, now[("s64", 0)] = _reference_start(model, values)  # read once per model
+    else:
+        with mpmath.workdps(DPS):
             s0 = tuple(start_point(model, start, values))
-        p30 = tuple(kernel_vector(model, values))
+    p30 = tuple(kernel_vector(model, values))  # the values in kernel order (no arithmetic)
     return PreparedProblem(
         model=model,
         params=point.params,
@@ -306,7 +307,8 @@ def _reference_start(model: Any, values: Mapping[str, mpf]) -> tuple[tuple[mpf, 
     seen = _STARTS.get(id(model))
     if seen is not None and seen[0] is model and seen[1] is info:  # the same declarations
         return seen[2], seen[3]
-    s0 = tuple(start_point(model, None, values))
+    with mpmath.workdps(DPS):
+        s0 = tuple(start_point(model, None, values))
     s64 = read_only64(s0)
     _STARTS[id(model)] = (model, info, s0, s64)
     while len(_STARTS) > PROBLEMS:

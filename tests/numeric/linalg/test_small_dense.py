@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
 
 from numeric.linalg.lyapunov import real_schur, solve_lyapunov64
-from numeric.linalg.small import solve_vector_quiet
+from numeric.linalg.small import (
+    eigenvalues_quiet,
+    singular_values_quiet,
+    solve_vector_quiet,
+    symmetric_eigenvalues_quiet,
+)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 10, 33, 90])
@@ -116,3 +123,47 @@ def test_csr_product_bound_once_is_the_operators_product() -> None:
         times(np.ones(29))
     B = A.tocsc()  # another format: the operator itself
     assert np.array_equal(csr_product(B)(x), B @ x)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same dtype, shape and numbers, bit for bit."""
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 33])
+def test_eigenvalues_and_singular_values_are_numpys(n: int) -> None:
+    """Real and complex spectra, symmetric matrices, another memory order: the
+    wrapper-free calls give NumPy's arrays (real eigenvalues as a real array)."""
+    rng = np.random.default_rng(n)
+    for scale in (1e-8, 1.0, 1e6):
+        A = rng.standard_normal((n, n)) * scale
+        S = A + A.T
+        upper = np.triu(A)  # real eigenvalues: its diagonal
+        for X in (A, S, upper, np.asfortranarray(A)):
+            assert _same(eigenvalues_quiet(X), np.linalg.eigvals(X))
+            assert _same(singular_values_quiet(X), np.linalg.svd(X, compute_uv=False))
+        assert _same(symmetric_eigenvalues_quiet(S), np.linalg.eigvalsh(S))
+    assert eigenvalues_quiet(np.triu(A)).dtype == np.float64
+    if n > 1:
+        rot = np.array([[0.0, -1.0], [1.0, 0.0]])
+        assert _same(eigenvalues_quiet(rot), np.linalg.eigvals(rot))
+        assert eigenvalues_quiet(rot).dtype == np.complex128
+
+
+def test_eigenvalues_and_singular_values_hand_the_unusual_to_numpy() -> None:
+    """A non-finite entry raises NumPy's error; an empty, a
+    non-square or an integer matrix is NumPy's answer."""
+    A = np.eye(3)
+    A[1, 2] = np.inf
+    with pytest.raises(np.linalg.LinAlgError):
+        eigenvalues_quiet(A)
+    big = np.full((2, 2), 1e308)  # every entry finite, their sum not: NumPy answers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the overflowing sum warns nothing
+        assert _same(eigenvalues_quiet(big), np.linalg.eigvals(big))
+        assert _same(singular_values_quiet(big), np.linalg.svd(big, compute_uv=False))
+    for X in (np.zeros((0, 0)), np.ones((2, 3)), np.eye(3, dtype=int)):
+        assert _same(singular_values_quiet(X), np.linalg.svd(X, compute_uv=False))
+    ints = np.array([[2, 1], [1, 2]])
+    assert _same(eigenvalues_quiet(ints), np.linalg.eigvals(ints))
+    assert _same(symmetric_eigenvalues_quiet(ints), np.linalg.eigvalsh(ints))

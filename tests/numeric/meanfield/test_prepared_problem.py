@@ -1,5 +1,6 @@
-"""The float64 route's prepared problem (issues 31, 34): built once from (model,
-params, start, M), immutable, cached by its inputs; order 2 extends the order-1
+"""The float64 route's prepared problem (issues 31, 34): the problem every route starts
+from, built once from (model, params, start), immutable, cached by its inputs, with its
+float64 system and observable kept on it; order 2 extends the order-1
 answer; a warm call runs no SymPy; matrices are converted to mpmath on first read
 and equal the eager conversion."""
 
@@ -53,7 +54,8 @@ def test_order2_after_order1_reuses_the_order1_answer():
     before = dict(pp.COUNTS)
     one = numeric.solve(m, params, precision="float64")
     mid = dict(pp.COUNTS)
-    assert mid.get("prepared", 0) - before.get("prepared", 0) == 1
+    # one problem prepared (the one every route starts from: no float64 problem besides)
+    assert mid.get("prepared:problem", 0) - before.get("prepared:problem", 0) == 1
     assert mid.get("fixed_point", 0) - before.get("fixed_point", 0) == 1
     two = numeric.solve(m, params, precision="float64", order=2)
     after = dict(pp.COUNTS)
@@ -79,32 +81,40 @@ def test_problem_is_immutable_and_cached_by_its_inputs():
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.p64 = np.zeros(4)  # type: ignore[misc]
     with pytest.raises(ValueError):
-        a.s0[0] = 1.0
+        a.s64[0] = 1.0
     with pytest.raises(TypeError):
         a.values["beta"] = 1  # type: ignore[index]
     assert a.reduction.laws  # SIR conserves its population: a law, reduced coordinates
     assert float(a.values["beta"]) == 3.0 and a.p64.tolist() == [3.0, 1.0, 0.5, 0.1]
 
 
-def test_problems_share_the_read_only_start_and_parameters_they_are_built_from():
-    """The float64 problem reads the prepared problem's read-only ``s0`` and ``p64``
-    (no copies); problems at other parameters of the same model share the reference
-    start's float64 values, which are the 30-digit start rounded once."""
+def test_the_float64_problem_is_the_prepared_problem_with_its_system_kept():
+    """The float64 route reads the problem every route starts from (no problem of its
+    own): its read-only ``s64`` and ``p64``, and its float64 system and observable
+    matrix, made once and kept with it; problems at other parameters of the same
+    model share the reference start's float64 values (the 30-digit start rounded
+    once) and the system's model-level parts."""
     from numeric.prepared.problem import prepare_problem
 
     m = load_model(f"{USER}:supermarket_user", b=4)
     pp.forget()
     a, b = pp.prepare(m, {"lam": "0.5"}), pp.prepare(m, {"lam": "0.75"})
-    base = prepare_problem(m, {"lam": "0.5"})
-    assert a.s0 is base.s64 and a.p64 is base.p64 and b.s0 is a.s0
-    assert a.s0.tolist() == [float(v) for v in base.s0] and b.p64.tolist() == [0.75]
-    for x in (a.s0, a.p64, a.M64, b.M64):
+    assert a is prepare_problem(m, {"lam": "0.5"}) and b.s64 is a.s64
+    assert a.s64.tolist() == [float(v) for v in a.s0] and b.p64.tolist() == [0.75]
+    assert pp.system64(a) is pp.system64(a) and pp.system64(a).p is not pp.system64(b).p
+    assert pp.system64(a).shared is pp.system64(b).shared
+    assert pp.system64(b).p.tolist() == [0.75]
+    M = pp.observable64(a, None)
+    assert pp.observable64(a, None) is M and pp.observable64(b, None) is not M
+    assert np.array_equal(M, np.eye(4))
+    diag = pp.observable64(a, "diag:1,2,3,4")
+    assert np.array_equal(diag, np.diag([1.0, 2.0, 3.0, 4.0])) and diag is not M
+    for x in (a.s64, a.p64, M, diag):
         assert not x.flags.writeable
-    assert np.array_equal(a.M64, np.eye(4)) and a.M64 is not b.M64
-    # a sweep's start given in float64 is copied, not shared
+    # a start given in float64 is read as any start, and copied, not shared
     s = np.array([0.5, 0.25, 0.0, 0.0])
     c = pp.prepare(m, {"lam": "0.6"}, s)
-    assert c.s0 is not s and c.s0.tolist() == s.tolist() and not c.s0.flags.writeable
+    assert c.s64 is not s and c.s64.tolist() == s.tolist() and not c.s64.flags.writeable
 
 
 def test_lazy_matrices_equal_the_eager_conversion():
@@ -166,13 +176,13 @@ def test_search_from_the_start_reads_the_jacobian_evaluated_there():
 
     m = load_model(f"{USER}:supermarket_user", b=10)
     problem = pp.prepare(m, {"lam": "0.85"})
-    sysm, s0 = problem.system, np.array(problem.s0)
+    sysm, s0 = pp.system64(problem), np.array(problem.s64)
     J0 = sysm.reduce_jac_dense(sysm.jac_dense(s0))
     assert not sysm.red.laws and np.array_equal(J0, sysm.jac_reduced_dense(s0))
     s = fixed_point64(sysm, s0)
     assert np.array_equal(fixed_point64(sysm, s0, jac_start=J0), s)
     assert np.abs(sysm.f(s)).max() < 1e-12
-    other = pp.prepare(m, {"lam": "0.9"}).system
+    other = pp.system64(pp.prepare(m, {"lam": "0.9"}))
     assert other.shared is sysm.shared and not np.array_equal(other.p, sysm.p)
 
 
@@ -281,7 +291,7 @@ def test_search_functions_evaluate_each_new_state(case):
         problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.8"})
     else:
         problem = pp.prepare(load_model("sir"), SIR)
-    sysm, s0 = problem.system, np.array(problem.s0)
+    sysm, s0 = pp.system64(problem), np.array(problem.s64)
     free, q = list(sysm.red.free), sysm.laws64(s0)
     assert bool(sysm.red.laws) == (case == "sir")
     fr, jr, scale = _search_functions(sysm, q, dense=True)
