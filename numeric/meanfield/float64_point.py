@@ -51,10 +51,9 @@ class AtPoint:
     f: np.ndarray
     J: Any
     Jr: Any
-    #: what :func:`accept` computed here that later steps may read again:
-    #: ``"stability"``, the dense matrix whose eigenvalues it took and them
-    #: (:func:`kept_block`); ``"scale"``, the size of the drift's terms
-    #: (:func:`relative_residual`)
+    #: What :func:`accept` computed here that later steps may read again, ``"stability"``
+    #: (the dense matrix whose eigenvalues it took, and them; :func:`kept_block`) and
+    #: ``"scale"`` (the size of the drift's terms; :func:`relative_residual`).
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod

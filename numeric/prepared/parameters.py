@@ -48,8 +48,7 @@ class PreparedParams:
     params: Mapping[str, Any]
     #: Parameter name -> value read exactly and rounded to 30 digits (read-only).
     values: Mapping[str, mpf]
-    #: The inputs' key (``None`` when a value has
-    #: none: then not cached).
+    #: The inputs' key; ``None`` when a value has none (then not cached).
     key: Hashable | None
     _now: dict[int, dict[str, mpf]] = field(default_factory=dict, compare=False, repr=False)
 

@@ -85,21 +85,18 @@ class PreparedProblem:
     model: Any
     #: Parameter name -> value as given, names checked (read-only).
     params: Mapping[str, Any]
-    #: The start as given
-    #: (``None``: the model's reference point, else the origin).
+    #: The start as given; ``None`` means the model's reference point, else the origin.
     start: Any
     #: Parameter name -> value read exactly and rounded to 30 digits (read-only).
     values: Mapping[str, mpf]
-    #: The parameter level
-    #: (:class:`numeric.prepared.parameters.PreparedParams`: ``params`` and ``values``
-    #: are its own), shared by every start.
+    #: The parameter level (:class:`numeric.prepared.parameters.PreparedParams`, whose
+    #: ``params`` and ``values`` these are), shared by every start.
     point: PreparedParams
     #: The kernels' parameter vector at 30 digits (kernel order).
     p30: tuple[mpf, ...]
     #: The start at 30 digits, in the state space.
     s0: tuple[mpf, ...]
-    #: The inputs' key (``None`` when an input has
-    #: none: then not cached).
+    #: The inputs' key; ``None`` when an input has none (then not cached).
     key: Hashable | None
     _now: dict[tuple[str, Hashable], Any] = field(default_factory=dict, compare=False, repr=False)
 
