@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mfstein.ground.cache import CHECK_PREFIX
 
-__all__ = ["OTHER", "PARTS", "CachePart", "clear", "survey"]
+__all__ = ["ENDINGS", "OTHER", "PARTS", "CachePart", "clear", "survey"]
 
 #: The kinds of files, in the order they are listed: (name, top-level folders).
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -38,6 +38,15 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kept results", ("prepared",)),
     ("stored models", ("models",)),
 )
+#: The endings of the files mfstein writes into each folder of :data:`PARTS` (and its
+#: half-written ``.tmp`` files): a folder holding anything else is not taken for
+#: mfstein's -- a ``models`` folder of the user's own in a shared directory stays.
+ENDINGS: dict[str, tuple[str, ...]] = {
+    "__pycache__": (".code", ".pyc"),
+    "numba": (".nbi", ".nbc"),
+    "prepared": (".json", ".arrays", ".npz", ".txt"),
+    "models": (".json",),
+}
 #: The part of what is in the directory but not mfstein's (listed last, never removed).
 OTHER = "not mfstein's"
 
@@ -73,6 +82,20 @@ def _generated(path: Path) -> bool:
         return False
 
 
+def _ours(folder: Path) -> bool:
+    """Whether ``folder`` (named in :data:`PARTS`) holds only files mfstein writes there
+    (:data:`ENDINGS`), and no link."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    endings = (*ENDINGS[folder.name], ".tmp")
+    for here, dirs, names in os.walk(folder):
+        if any(os.path.islink(os.path.join(here, d)) for d in dirs):
+            return False
+        if not all(name.endswith(endings) for name in names):
+            return False
+    return True
+
+
 def _files_and_size(path: Path) -> tuple[int, int]:
     if path.is_symlink() or path.is_file():
         return 1, path.lstat().st_size
@@ -95,7 +118,7 @@ def _groups(directory: Path) -> dict[str, list[Path]]:
     folders = {folder: name for name, names in PARTS for folder in names}
     if directory.is_dir():
         for entry in sorted(directory.iterdir()):
-            if entry.name in folders and entry.is_dir() and not entry.is_symlink():
+            if entry.name in folders and _ours(entry):
                 groups[folders[entry.name]].append(entry)
             else:
                 groups["generated code" if _generated(entry) else OTHER].append(entry)

@@ -52,6 +52,11 @@ def test_cache_lists_its_parts_and_clear_keeps_what_is_not_mfsteins(tmp_path, ca
     (cache / "mine").mkdir()
     (cache / "mine" / "script.py").write_text("print('mine')\n")
     (cache / "helper.py").write_text("x = 1\n")  # a .py file mfstein did not write
+    # a folder with one of mfstein's names but the user's files in it
+    other = tmp_path / "other"
+    (other / "models").mkdir(parents=True)
+    (other / "models" / "draft.txt").write_text("keep\n")
+    (other / "models" / "sis.json").write_text("{}\n")
 
     env = {"MFSTEIN_CACHE_DIR": str(cache)}
     shown = run_main(["cache", "--json"], tmp_path, capsys, timeout=60, env=env)
@@ -74,6 +79,13 @@ def test_cache_lists_its_parts_and_clear_keeps_what_is_not_mfsteins(tmp_path, ca
         os.path.relpath(os.path.join(d, f), cache) for d, _, fs in os.walk(cache) for f in fs
     )
     assert left == ["helper.py", "mine/script.py", "notes.txt"]
+
+    # the user's folder named like mfstein's is theirs: listed, never removed
+    env_other = {"MFSTEIN_CACHE_DIR": str(other)}
+    theirs = json.loads(run_main(["cache", "--json"], tmp_path, capsys, env=env_other).stdout)
+    assert [p["files"] for p in theirs["parts"]] == [0, 0, 0, 0, 2]
+    assert run_main(["cache", "--clear"], tmp_path, capsys, env=env_other).returncode == 0
+    assert sorted(p.name for p in (other / "models").iterdir()) == ["draft.txt", "sis.json"]
 
     # everything is made again: the same answer from the emptied cache
     again = _run(solve, cache, tmp_path)
