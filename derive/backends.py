@@ -113,12 +113,73 @@ def lambdify(args: Sequence[sp.Symbol], exprs: Any, module: str, **kwargs: Any) 
     if kwargs.get("cse") is True:
         kwargs["cse"] = _cse_avoiding(args)
     if module == "numpy":
+        # the module ``numpy`` alone when the printed code reads no name that SymPy's
+        # ``from numpy import *`` would give it: that import loads NumPy's lazy
+        # submodules (f2py, ma, fft, ...: some 50 ms, once per process)
+        fn = sp.lambdify(args, exprs, modules=[_numpy_alone()], printer=printer, **kwargs)
+        if _reads_as_with_numpy(fn):
+            return fn
         # NumPy's namespace alone when the printed code names nothing else: SciPy's
         # (``from scipy.special import *``) costs a first import of scipy.special
         fn = sp.lambdify(args, exprs, modules=numpy_base, printer=printer, **kwargs)
         if not _unresolved(fn):
             return fn
     return sp.lambdify(args, exprs, modules=modules, printer=printer, **kwargs)
+
+
+@functools.cache
+def _numpy_alone() -> dict[str, Any]:
+    """The names SymPy's ``"numpy"`` namespace gives a lambdified function besides the
+    star imports: the module, ``I`` and the translation of ``Heaviside``
+    (``sympy.utilities.lambdify``'s ``NUMPY_DEFAULT`` and ``NUMPY_TRANSLATIONS``), with
+    the ``functools`` of :func:`lambdify`'s Min/Max -- and the builtins the star imports
+    rebind (``abs``, which SymPy prints for Abs, ``max``, ``round``, ...) bound as they
+    bind them (NumPy's functions, ``numpy.linalg``'s first)."""
+    import builtins
+
+    import numpy
+
+    names = {"functools": functools, "numpy": numpy, "I": 1j, "Heaviside": numpy.heaviside}
+    for name in sorted(_numpy_star_names()):
+        if hasattr(builtins, name):
+            where = numpy.linalg if name in numpy.linalg.__all__ else numpy
+            names[name] = getattr(where, name)
+    return names
+
+
+@functools.cache
+def _numpy_star_names() -> frozenset[str]:
+    """The names ``from numpy import *; from numpy.linalg import *`` binds (read from
+    ``__all__``, without importing the submodules it lists)."""
+    import numpy
+
+    return frozenset(numpy.__all__) | frozenset(numpy.linalg.__all__)
+
+
+def _reads_as_with_numpy(fn: Any) -> bool:
+    """Whether every global name the code of ``fn`` (nested code included) reads means
+    what it means in SymPy's full ``"numpy"`` namespace: one ``fn``'s namespace binds
+    (:func:`_numpy_alone`'s names, and the model's symbols, ``builtins`` and ``range``,
+    which lambdify binds after the modules in both), or a builtin that NumPy's star
+    import does not rebind."""
+    import builtins
+    import dis
+    from types import CodeType
+
+    star = _numpy_star_names()
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if isinstance(c, CodeType)]
+        for ins in dis.get_instructions(code):
+            if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            name = ins.argval
+            if name in fn.__globals__:
+                continue  # bound alike in both: numpy, I, Heaviside, symbols, range
+            if name in star or not hasattr(builtins, name):
+                return False
+    return True
 
 
 def _unresolved(fn: Any) -> set[str]:
