@@ -224,13 +224,18 @@ def test_auto_leaves_the_interpreted_loop_once_the_models_loop_is_compiled(tmp_p
     later calls and processes (:mod:`sim.prepared_runs`); once the model's own loop is
     compiled (here by ``engine="generic"``), the kept choice is dropped and ``auto`` runs
     the compiled loop (it stayed interpreted, twice as slow per event, for good)."""
+    from mfstein.ground import generated
     from sim import generic_kernels, prepared_runs
     from sim.generic_kernels import chain_compiled
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # SIR's loop not compiled here
-    # nor loaded in this process by an earlier test
+    # nor loaded in this process by an earlier test; and the modules this test generates
+    # in its own cache directory are forgotten after it (later tests look for their
+    # compiled code in the run's cache directory)
     name = generic_kernels.chain_name(load_model("sir"))
-    monkeypatch.delitem(generic_kernels._CHAINS, name, raising=False)
+    chains = {k: v for k, v in generic_kernels._CHAINS.items() if k != name}
+    monkeypatch.setattr(generic_kernels, "_CHAINS", chains)
+    monkeypatch.setattr(generated, "_loaded", dict(generated._loaded))
     run = dict(N=29, steps=2 * 10**4, reps=1, seed=3, workers=1)
     first = simulate("sir", SIR, **run)
     assert first.loop == "interpreted"
