@@ -128,22 +128,27 @@ def _groups(directory: Path) -> dict[str, list[Path]]:
 def survey(directory: Path) -> list[CachePart]:
     """The parts of ``directory`` (:data:`PARTS`, then what is not mfstein's), each
     with its files and bytes; empty parts are listed too."""
-    parts = []
-    for name, entries in _groups(directory).items():
-        counts = [_files_and_size(e) for e in entries]
-        parts.append(CachePart(name, sum(c[0] for c in counts), sum(c[1] for c in counts)))
-    return parts
+    return _measured(_groups(directory))
 
 
 def clear(directory: Path) -> list[CachePart]:
     """Remove mfstein's parts of ``directory`` (never the rest); returns what was
-    there (:func:`survey`).  A process running meanwhile makes the files it needs
-    again."""
-    parts = survey(directory)
-    for name, entries in _groups(directory).items():
+    there (:func:`survey`), from the one look at the directory that decided what to
+    remove.  A process running meanwhile makes the files it needs again."""
+    groups = _groups(directory)
+    parts = _measured(groups)
+    for name, entries in groups.items():
         for entry in entries if name != OTHER else ():
             if entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
+    return parts
+
+
+def _measured(groups: dict[str, list[Path]]) -> list[CachePart]:
+    parts = []
+    for name, entries in groups.items():
+        counts = [_files_and_size(e) for e in entries]
+        parts.append(CachePart(name, sum(c[0] for c in counts), sum(c[1] for c in counts)))
     return parts
