@@ -110,6 +110,7 @@ class SimulationResult(Presentable):
     events: int
     #: Jumps per second per core (CPU time).
     events_per_second: float
+    #: The run's elapsed (wall-clock) time in seconds, workers included.
     wall_seconds: float
     #: Whether every batch ran.
     complete: bool
@@ -118,6 +119,9 @@ class SimulationResult(Presentable):
     #: The lag-1 autocorrelation of the batch means of ``N E||S - s*||^2`` (near 0 when
     #: the batches are long enough).
     lag1_autocorrelation: float
+    #: What the run found doubtful, one sentence each (batches not all completed,
+    #: batch means correlated at lag 1, a blocking fraction that distorts the
+    #: comparison: :mod:`sim.summary`); printed under the table.
     warnings: list[str] = field(default_factory=list)
     #: The supermarket engines' arrival rate as a float; ``None`` for other engines,
     #: as are the four fields below.

@@ -323,13 +323,21 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
 class PIResult(Presentable):
     """Estimates with 95% confidence half-widths (batch means over replications)."""
 
+    #: The Persistent-Idle model: batch law, servers' capacity laws, ``n``.
     model: PIModel
+    #: The dispatch policy.
     policy: str
+    #: The name of the rule that splits a batch among the idle servers (PI-Split).
     split_rule: str
+    #: Slots per replication.
     slots: int
+    #: The number of replications.
     reps: int
+    #: The seed: every number of the result is a function of it.
     seed: int
+    #: Batches per replication.
     batches: int
+    #: Slots discarded as warm-up per replication.
     warmup: int
     #: ``E[Q_i]`` per server (queues recorded at the end of a slot).
     mean_queue: stats.Estimate
@@ -355,6 +363,7 @@ class PIResult(Presentable):
     #: The communication cost in messages per non-empty batch, :attr:`messages_per_slot`
     #: divided by ``P(a > 0)``.
     messages_per_batch: stats.Estimate
+    #: Tokens sent per slot, whatever the policy (the messages of PI, PI-Split and JIQ).
     tokens_per_slot: stats.Estimate
     #: Fraction of slots with ``a(t) > 0`` (estimates ``P(a > 0)``).
     batch_fraction: stats.Estimate
@@ -378,12 +387,19 @@ class PIResult(Presentable):
     #: Slots in which a job joined a busy server while some server was idle
     #: (0 for PI, PI-Split, JIQ and JSQ by construction; checked every slot).
     busy_while_idle: int
+    #: Slots measured, over every replication (warm-up excluded).
     measured_slots: int
+    #: Server-slots simulated per second per core (CPU time).
     server_slots_per_second: float
+    #: The run's elapsed (wall-clock) time in seconds, workers included.
     wall_seconds: float
+    #: Whether every batch ran.
     complete: bool
+    #: Whether Ctrl-C stopped the run.
     interrupted: bool
+    #: The lag-1 autocorrelation of the batch means of ``Q_total``.
     lag1_autocorrelation: float
+    #: What the run found doubtful, one sentence each; printed under the table.
     warnings: list[str] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "per-server estimates and path-bound counters in to_dict()"

@@ -81,11 +81,15 @@ class PIExactResult(Presentable):
     ``residual``, with 3 digits rounded up), beside.
     """
 
+    #: The Persistent-Idle model: batch law, servers' capacity laws, ``n``.
     model: PIModel
+    #: The dispatch policy (one of :data:`POLICIES`).
     policy: str
     #: Queue cap ``K`` used.
     cap: int
+    #: States of the truncated chain (queue vectors with every queue at most ``cap``).
     states: int
+    #: Non-zero entries of its one-slot transition matrix ``P``.
     entries: int
     #: Stationary probability per slot that the cap bites.
     truncated_mass: float
@@ -97,15 +101,27 @@ class PIExactResult(Presentable):
     #: ``"solver"`` its key in :meth:`to_dict`, whose ``"method"`` is the route,
     #: ``"exact"``).
     solver: str
+    #: ``E[Q_i]`` per server under the truncated chain's law.
     mean_queue: np.ndarray
+    #: ``E[Q_total] = sum_i E[Q_i]``.
     mean_total: float
+    #: The mean delay in slots by Little's law, ``E[Q_total] / E[a]``.
     delay: float
+    #: ``P(Q_i = 0)`` per server.
     p_idle: np.ndarray
+    #: The probability that some server is idle, ``P(min_i Q_i = 0)``.
     p_some_idle: float
+    #: Tokens sent per slot: a server sends one in each slot it had work in and ends
+    #: empty, whatever the policy; they are the messages of PI, PI-Split and JIQ.
     tokens_per_slot: float
+    #: Messages per slot: the tokens under PI, PI-Split and JIQ, ``n P(a > 0)`` under
+    #: JSQ (every server polled per non-empty batch), none under Random.
     messages_per_slot: float
+    #: :attr:`messages_per_slot` divided by ``E[a]``.
     messages_per_job: float
+    #: :attr:`messages_per_slot` divided by ``P(a > 0)``.
     messages_per_batch: float
+    #: Seconds the whole solve took (every cap tried).
     seconds: float
     #: ``(K, truncated mass)`` of every solve made to choose the cap.
     caps_tried: list[tuple[int, float]] = field(default_factory=list)
