@@ -286,3 +286,24 @@ def test_the_float64_order2_after_order1_reads_the_same_problem() -> None:
     assert abs(sum(two["s_star"]) - 1) < 1e-12
     full = numeric.solve(m, PARAMS, start=START, precision="float64", order=2)
     assert abs(float(full.c2) - two["c2"]) <= 1e-9 * abs(two["c2"])
+
+
+def test_the_supermarket_fast_path_reads_the_prepared_problem() -> None:
+    """numeric.solve reaching the supermarket's fast path builds its member from the
+    prepared problem's values: one problem, one parameter reading, shared with the
+    float64 route; the rates are the problem's values at the working precision."""
+    from derive.models import load_model
+
+    sup = load_model("supermarket", b=6)
+    pp.forget()
+    before = dict(pp.COUNTS)
+    sol = numeric.solve(sup, {"lam": "0.9"}, dps=20)
+    assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
+    numeric.solve(sup, {"lam": "0.9"}, precision="float64")
+    assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
+    from numeric.supermarket.solver import problem_member
+
+    member, dps = problem_member(prepare_problem(sup, {"lam": "0.9"}), 20)
+    with mpmath.workdps(40):
+        assert dps == 20 and member.lam == mpmath.mpf("0.9") and member.mu == 1
+    assert member.model is sup and sol.digits >= 20
