@@ -22,11 +22,10 @@ give equal digests.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 
-from bench_warm_routes import ROOT, run_json
+from bench_warm_routes import ROOT, tree_parser, tree_runs
 
 CHILD = """
 import hashlib, json, time
@@ -72,17 +71,11 @@ print(json.dumps({"rows": rows, "digest": digest}))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tree", action="append", default=[], help="another checkout to compare")
-    ap.add_argument("--rounds", type=int, default=1, help="rounds, the trees alternating (1)")
+    ap = tree_parser(__doc__)
     ap.add_argument("--repeat", type=int, default=5, help="parameter points per round (5)")
     args = ap.parse_args()
     trees = [*args.tree, ROOT]
-    child = CHILD.replace("REPEAT", str(max(1, args.repeat)))
-    runs: list[list[dict]] = [[] for _ in trees]
-    for _ in range(max(1, args.rounds)):
-        for k, t in enumerate(trees):
-            runs[k].append(run_json(t, ["-c", child]))
+    runs = tree_runs(trees, args.rounds, ["-c", CHILD.replace("REPEAT", str(max(1, args.repeat)))])
     print(f"CPU ms per call (min / median of {args.repeat} points x {args.rounds} rounds)")
     print(f"  {'':36s}" + "".join(f"{os.path.basename(t.rstrip('/'))[:16]:>18s}" for t in trees))
     for name in runs[0][0]["rows"]:
