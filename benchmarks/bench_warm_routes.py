@@ -91,21 +91,31 @@ def run_json(tree: str, argv: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run(tree: str, dps: int) -> dict:
-    return run_json(tree, ["-c", CHILD.replace("DPS", str(dps))])
+def tree_runs(trees: list[str], rounds: int, argv: list[str]) -> list[list[dict]]:
+    """:func:`run_json` of ``argv`` in each tree, the trees alternating ``rounds`` times:
+    one list of answers per tree."""
+    runs: list[list[dict]] = [[] for _ in trees]
+    for _ in range(max(1, rounds)):
+        for k, t in enumerate(trees):
+            runs[k].append(run_json(t, argv))
+    return runs
+
+
+def tree_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a script run beside other trees: ``--tree`` (repeatable)
+    and ``--rounds``, described by the first line of ``doc``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--tree", action="append", default=[], help="another checkout to compare")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds, the trees alternating (1)")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tree", action="append", default=[], help="another checkout to compare")
+    ap = tree_parser(__doc__)
     ap.add_argument("--dps", type=int, default=30, help="digits (30)")
-    ap.add_argument("--rounds", type=int, default=1, help="rounds, the trees alternating (1)")
     args = ap.parse_args()
     trees = [*args.tree, ROOT]
-    runs: list[list[dict]] = [[] for _ in trees]
-    for _ in range(max(1, args.rounds)):
-        for k, t in enumerate(trees):
-            runs[k].append(run(t, args.dps))
+    runs = tree_runs(trees, args.rounds, ["-c", CHILD.replace("DPS", str(args.dps))])
     names = list(runs[0][0]["rows"])
     print(f"SIR at {args.dps} digits, CPU seconds per call (min / median of {args.rounds})")
     print(f"  {'':28s}" + "".join(f"{os.path.basename(t.rstrip('/'))[:16]:>18s}" for t in trees))

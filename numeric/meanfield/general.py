@@ -58,7 +58,6 @@ from numeric.meanfield.working_objects import Objects as Objects
 from numeric.meanfield.working_objects import congruence as congruence
 from numeric.meanfield.working_route import other_start_note as other_start_note
 from numeric.meanfield.working_route import working_route
-from numeric.params import check_names
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -108,8 +107,7 @@ def solve_general(
         search and fixes the values of the conservation laws.
     """
     dps = check_dps(dps)
-    params = check_names(model, params)
-    route = working_route(model, params, start, M)
+    route = working_route(model, params, start, M)  # the prepared problem's (names checked)
     problem = route.problem
 
     def agreement(low: Objects, high: Objects) -> int:

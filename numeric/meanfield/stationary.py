@@ -979,8 +979,6 @@ def second_order_float64(
     ``B`` and ``A`` equations use.  The result's ``third_moment`` names the
     route that ran.
     """
-    from numeric.precision import limited_blas
-
     if solver not in ("auto", "eigen", "schur", "trsyl"):
         raise ParameterError(f"solver must be auto, eigen, schur or trsyl, got {solver!r}.")
     smaller = _negligible_tail(model, params) if start is None else None
@@ -989,9 +987,21 @@ def second_order_float64(
         # float64 resolution: it gives the same numbers (padded with zeros)
         small = second_order_float64(smaller, params, solver=solver)
         return _pad(small, model.n)
+    from numeric.prepared.problem import prepare_problem
+
+    return order2_float64(prepare_problem(model, params, start), solver=solver)
+
+
+def order2_float64(problem: Any, *, solver: str = "auto") -> dict[str, Any]:
+    """:func:`second_order_float64` of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`): at its float64 base
+    (:func:`base64_of`, made once and kept with the problem), so a second call -- or
+    one after the working-precision route on the same inputs -- prepares nothing and
+    searches no fixed point again."""
+    from numeric.precision import limited_blas
+
     with limited_blas():
-        base = _base64(model, params, start)
-        return second_order_float64_at(model, base, solver=solver)
+        return second_order_float64_at(problem.model, base64_of(problem), solver=solver)
 
 
 def second_order_float64_at(
@@ -1054,7 +1064,7 @@ def second_order_float64_solvers(
             Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
         out.append(
             {
-                "s_star": base.s,
+                "s_star": np.array(base.s),  # the caller's own (the base is kept)
                 "V": Vf,
                 "A": Af,
                 "W": Wf,
@@ -1139,45 +1149,69 @@ class Base64:
 
 
 def _base64(model: Any, params: Mapping[str, Any], start: Any) -> Base64:
-    """Fixed point ``s``, kernel parameters ``p``, reduced ``J``, ``Q``, the map
-    ``T`` (``None`` when every coordinate is free) and the free indices."""
-    from numeric.params import kernel_vector
-    from numeric.prepared.parameters import prepare_params
+    """:func:`base64_of` the prepared problem of these inputs."""
+    from numeric.prepared.problem import prepare_problem
 
-    point = prepare_params(model, params)  # names checked, values read at 30 digits, once
-    params = dict(point.params)
-    s = fast_fixed_point(model, params) if start is None else None
+    return base64_of(prepare_problem(model, params, start))
+
+
+def base64_of(problem: Any) -> Base64:
+    """What the float64 order 2 reads at the fixed point of ``problem`` (a
+    :class:`numeric.prepared.problem.PreparedProblem`): the fixed point ``s``, the
+    kernels' parameter vector ``p``, reduced ``J`` and ``Q``, the map ``T`` (``None``
+    when every coordinate is free) and the free indices.  Made once and kept with the
+    problem (:meth:`~numeric.prepared.problem.PreparedProblem.derived`) for a model of
+    at most :data:`numeric.meanfield.working_route.KEEP_AT_MAX_B` coordinates, its
+    arrays read-only; inside a sweep's continuation (a neighbour's point to start
+    from) it is made afresh."""
+    from numeric.meanfield import fixed_point as fp
+    from numeric.meanfield.working_route import KEEP_AT_MAX_B
+
+    guess = fp.neighbour(problem.model)
+    if guess is not None or problem.model.n > KEEP_AT_MAX_B:
+        return _make_base64(problem, guess)
+    return problem.derived("base64", lambda: _make_base64(problem, None))
+
+
+def _make_base64(problem: Any, guess: np.ndarray | None) -> Base64:
+    """:func:`base64_of` made: at the family's own float64 fixed point when its fast
+    path registers one and no start was given, else at the working-precision route's
+    float64 point (:func:`numeric.meanfield.working_route.make_route`, one start, from
+    ``guess`` when given)."""
+    from numeric.prepared.problem import read_only64
+
+    model = problem.model
+    s = fast_fixed_point(model, dict(problem.params)) if problem.start is None else None
     if s is not None:
-        p = np.array([float(v) for v in kernel_vector(model, point.values)])
+        p = np.array(problem.p64)
         k64 = model.kernels("numba")
         return Base64(
-            s=s,
-            p=p,
+            s=read_only64(s),
+            p=read_only64(p),
             T=None,
             F=list(range(model.n)),
             n=model.n,
-            J=k64.jac(s, p),
-            Q0=k64.Q(s, p),
+            J=read_only64(k64.jac(s, p)),
+            Q0=read_only64(k64.Q(s, p)),
             k64=k64,
             fast=True,
         )
-    from numeric.meanfield.working_route import working_route
+    from numeric.meanfield.working_route import make_route
 
-    route = working_route(model, params, start, None, extra_starts=False)
-    problem = route.problem
+    route = make_route(problem, None, extra_starts=False, guess=guess)
     rm, red, q64, p64 = problem.reduced, problem.reduction, problem.q64, np.array(problem.p64)
     x = route.primary
     s = rm.full64(x, q64)
     F = list(red.free)
     Q = rm.k64.Q(s, p64)
     return Base64(
-        s=s,
-        p=p64,
+        s=read_only64(s),
+        p=read_only64(p64),
         T=rm.T64,
         F=F,
         n=red.n,
-        J=rm.jac64(x, q64, p64),
-        Q0=Q[np.ix_(F, F)],
+        J=read_only64(rm.jac64(x, q64, p64)),
+        Q0=read_only64(Q[np.ix_(F, F)]),
         k64=rm.k64,
         fast=False,
     )

@@ -55,16 +55,20 @@ def negligible_at(model: Any, params: Mapping[str, Any], dps: int, start: Any) -
 
 
 def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any) -> tuple:
-    """``(dropped, delta)`` from the float64 structure, or ``([], 0)``."""
+    """``(dropped, delta)`` from the float64 structure -- the prepared problem's own
+    float64 system (:func:`numeric.meanfield.problem.system64`, kept with it and read
+    by the float64 route too) -- or ``([], 0)``."""
     import scipy.linalg as sla
 
     from numeric.meanfield.fast_paths import fast_fixed_point
-    from numeric.meanfield.structure import SparseSystem, fixed_point64, negligible
+    from numeric.meanfield.problem import system64
+    from numeric.meanfield.structure import fixed_point64, negligible
     from numeric.prepared.problem import prepare_problem
 
     problem = prepare_problem(model, params, start)
-    s0, p64 = np.array(problem.s64), np.array(problem.p64)
-    sysm = SparseSystem.build(model, p64)
+    s0 = np.array(problem.s64)
+    problem.check_start_rates()  # the route's own check (30 digits) before the float64 one
+    sysm = system64(problem)  # the problem's float64 system, kept with it
     # the family's own float64 fixed point when it has one (the supermarket's O(b)
     # shooting instead of the ODE on all b coordinates)
     s = fast_fixed_point(model, params) if start is None else None

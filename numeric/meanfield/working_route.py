@@ -27,7 +27,6 @@ from mpmath import mpf
 from mfstein.ground.errors import NumericalError, ParameterError
 from numeric.meanfield import fixed_point as fp
 from numeric.meanfield.working_objects import KRONECKER_MAX_N, Objects, objects_at
-from numeric.params import check_names
 from numeric.prepared.cache import COUNTS, PreparedCache, inputs_key
 from numeric.prepared.problem import PreparedProblem, prepare_problem, read_only64
 from numeric.quadratic_form import quadratic_form
@@ -201,14 +200,13 @@ def working_route(
     :func:`numeric.meanfield.fixed_point.continuing` its fixed point is first sought
     from the neighbour's; that record is kept apart from the one a single solve makes
     (its key holds the guess)."""
-    params = check_names(model, params)
-    key = inputs_key(model, params, start, M)
+    problem = prepare_problem(model, params, start)  # names checked, values read once
+    key = inputs_key(model, problem.params, start, M)
     guess = fp.neighbour(model)  # a sweep's continuation (kept apart from single solves)
     if key is not None:
         key = (*key, extra_starts, None if guess is None else guess.tobytes())
 
     def build() -> WorkingRoute:
-        problem = prepare_problem(model, params, start)
         return make_route(problem, M, extra_starts=extra_starts, guess=guess)
 
     return _ROUTES.get(key, build, keep=model.n <= KEEP_AT_MAX_B)

@@ -95,7 +95,6 @@ from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
-from numeric.params import parse_params
 from numeric.precision import (
     Earned,
     NumericalError,
@@ -643,20 +642,38 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
 
 def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:
     """The fast path of the supermarket family (and JSQ(L)): :func:`solve` on the
-    rates the model's ``info.structure`` names, reported in the model's terms
+    rates the model's ``info.structure`` names, read from the prepared problem of
+    these inputs (:func:`numeric.prepared.problem.prepare_problem`: names checked and
+    values read once, :func:`problem_member`), reported in the model's terms
     (registered in :mod:`numeric.meanfield.fast_paths`)."""
-    st = model.info.structure
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    replacement = st["replacement"]
-    N = None if replacement else params["N"]
-    lam_, _, dps, mu_, N = _validate(params[st["arrival"]], st["d"], dps, mu, N, replacement)
-    check_b(model.n)
-    sol = solve_member(Member(model, lam_, mu_, N), dps=dps, M=M)
+    from numeric.prepared.problem import prepare_problem
+
+    problem = prepare_problem(model, params)
+    member, dps = problem_member(problem, dps)
+    sol = solve_member(member, dps=dps, M=M)
     with mpmath.workdps(dps + 10):
-        values = parse_params(model, params)
+        values = problem.values_now()
     params_text = {k: mpmath.nstr(v, dps) for k, v in values.items()}
     return replace(sol, model=model.name, params=params_text, free=list(range(model.n)))
+
+
+def problem_member(problem: Any, dps: int) -> tuple[Member, int]:
+    """The :class:`numeric.supermarket.member.Member` of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`) of a supermarket-family model,
+    and ``dps`` checked: the arrival and service rates are the problem's values at
+    ``dps + 20`` digits (:meth:`~numeric.prepared.problem.PreparedProblem.values_now`,
+    the same correctly rounded reading as parsing them afresh), validated as the short
+    forms validate theirs; ``N`` (sampling without replacement) the integer given."""
+    model = problem.model
+    st = model.info.structure
+    service, replacement = st.get("service"), st["replacement"]
+    with mpmath.workdps(check_dps(dps) + 20):
+        values = problem.values_now()
+    mu = values[service] if service else str(st["mu"])
+    N = None if replacement else problem.params["N"]
+    lam_, _, dps, mu_, N = _validate(values[st["arrival"]], st["d"], dps, mu, N, replacement)
+    check_b(model.n)
+    return Member(model, lam_, mu_, N), dps
 
 
 def shooting_point64(model: Any, params: Mapping[str, Any]) -> Any:

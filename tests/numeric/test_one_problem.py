@@ -255,3 +255,55 @@ def test_the_certifier_reads_the_laws_and_the_start_from_the_problem() -> None:
         certifier_inputs(one, m, None, ["0.5", "0.1"], None, 15)
     with pytest.raises(dataclasses.FrozenInstanceError):
         inputs.q = ()  # type: ignore[misc]
+
+
+def test_the_float64_order2_after_order1_reads_the_same_problem() -> None:
+    """The float64 order 2 (:func:`numeric.second_order_float64`) after the float64
+    order 1 on a plain model (transitions only, a conservation law, no reference point):
+    no second problem, no second parameter reading, no route record of its own; its
+    base is kept with the problem, so asking again searches nothing."""
+    from numeric.meanfield.stationary import second_order_float64
+
+    m = plain_model()
+    pp.forget()
+    before = dict(pp.COUNTS)
+    one = numeric.solve(m, PARAMS, start=START, precision="float64")
+    made = {k: _new(before, k) for k in ("prepared:problem", "prepared:params")}
+    assert made == {"prepared:problem": 1, "prepared:params": 1}
+    two = second_order_float64(m, PARAMS, start=START)
+    again = second_order_float64(m, PARAMS, start=START)
+    for kind in ("prepared:problem", "prepared:params"):
+        assert _new(before, kind) == 1, kind
+    assert _new(before, "prepared:general") == 0  # no working-precision record of its own
+    from numeric.meanfield.stationary import base64_of
+
+    problem = prepare_problem(m, PARAMS, START)
+    base = base64_of(problem)
+    assert base is base64_of(problem) and not base.J.flags.writeable
+    assert two["c2"] == again["c2"] and two["A"].tolist() == again["A"].tolist()
+    # the same fixed point as order 1 (s + i = 1 kept), and order 2 as numeric.solve's
+    assert abs(float(one.s_star[1]) - float(two["s_star"][1])) < 1e-12
+    assert abs(sum(two["s_star"]) - 1) < 1e-12
+    full = numeric.solve(m, PARAMS, start=START, precision="float64", order=2)
+    assert abs(float(full.c2) - two["c2"]) <= 1e-9 * abs(two["c2"])
+
+
+def test_the_supermarket_fast_path_reads_the_prepared_problem() -> None:
+    """numeric.solve reaching the supermarket's fast path builds its member from the
+    prepared problem's values: one problem, one parameter reading, shared with the
+    float64 route; the rates are the problem's values at the working precision."""
+    from derive.models import load_model
+
+    sup = load_model("supermarket", b=6)
+    pp.forget()
+    before = dict(pp.COUNTS)
+    sol = numeric.solve(sup, {"lam": "0.9"}, dps=20)
+    assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
+    numeric.solve(sup, {"lam": "0.9"}, precision="float64")
+    assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
+    from numeric.supermarket.solver import problem_member
+
+    member, dps = problem_member(prepare_problem(sup, {"lam": "0.9"}), 20)
+    with mpmath.workdps(40):
+        assert dps == 20 and member.lam == mpmath.mpf("0.9") and member.mu == 1
+    assert member.model is sup and sol.digits >= 20

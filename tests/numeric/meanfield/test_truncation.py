@@ -67,3 +67,22 @@ def test_order2_entries_past_the_truncated_tail_keep_their_stated_error():
                     unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(mpmath.mpf(text)))))
                     digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0"))
                     assert err <= unit * mpmath.mpf(10) ** (1 - digits), (name, k, text)
+
+
+def test_the_truncation_rule_reads_the_problems_float64_system():
+    """The truncation rule's float64 structure is the prepared problem's own system
+    (:func:`numeric.meanfield.problem.system64`), kept with it: the float64 route on
+    the same inputs afterwards builds no second one."""
+    from numeric.meanfield.problem import forget, system64
+    from numeric.meanfield.truncation import negligible_at
+    from numeric.prepared.problem import prepare_problem
+
+    m = load_model(f"{USER}:supermarket_user", b=30)
+    forget()
+    dropped, delta = negligible_at(m, {"lam": "0.9"}, 20, None)
+    assert dropped and 0 < delta < 1e-30
+    problem = prepare_problem(m, {"lam": "0.9"})
+    kept = problem.derived("system64", lambda: pytest.fail("a second float64 system"))
+    assert system64(problem) is kept and kept.model is m
+    sol = numeric.solve(m, {"lam": "0.9"}, precision="float64")
+    assert sol.truncated_at is not None and system64(problem) is kept
