@@ -114,10 +114,13 @@ def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
     return fn
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _float64_vector(x: Any) -> bool:
     """Whether ``x`` is a 1-d float64 NumPy array (its ``tolist`` gives Python floats
-    of the same values)."""
-    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+    of the same values); NumPy's own float64 descriptor is recognised by identity."""
+    return type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F64 or x.dtype == np.float64)
 
 
 def _global_names(code: CodeType) -> set[str]:
