@@ -461,17 +461,17 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
     # the full state of y: y itself when every coordinate is free (the evaluations
     # below only read it; system.full would copy it)
     full = (lambda y: y) if every else (lambda y: system.full(y, q))
+    # each function computes y's key once and hands it to the shared rates
 
-    def rates(y: np.ndarray) -> np.ndarray:
-        key = y.tobytes()
+    def rates(y: np.ndarray, key: bytes) -> np.ndarray:  # key: y.tobytes()
         if last[0] != key:
-            last[:] = [key, rate_of(full(y), p)]
+            last[:] = [key, rate_of(y if every else full(y), p)]
         return last[1]
 
     def fr(t: float, y: np.ndarray) -> np.ndarray:
         key = y.tobytes()
         if last_f[0] != key:
-            f = times(rates(y))
+            f = times(rates(y, key))
             last_f[:] = [key, f if every else f[free]]
         return last_f[1]
 
@@ -480,11 +480,11 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
             return system.jac_reduced(full(y)).tocsc()
         key = y.tobytes()
         if last_j[0] != key:
-            last_j[:] = [key, jac_dense(full(y))]
+            last_j[:] = [key, jac_dense(y if every else full(y))]
         return last_j[1]
 
     def scale(y: np.ndarray) -> float:
-        return max(1.0, max_abs(rates(y)))
+        return max(1.0, max_abs(rates(y, y.tobytes())))
 
     return fr, jr, scale
 
