@@ -106,7 +106,7 @@ def stability_verdict(eig: np.ndarray, jmax: float, has_laws: bool) -> str | Non
     if eig.size == 0:
         return None
     margin = STABILITY_MARGIN * jmax
-    worst = eig[np.argmax(eig.real)]
+    worst = eig[eig.real.argmax()]
     if worst.real < -margin:
         return None
     if abs(worst) <= margin:

@@ -610,6 +610,10 @@ def pseudo_transient(
     return None
 
 
+#: ``a.any()`` of a 1-d boolean array, the ufunc reduction without the method's wrapper.
+_ANY = np.logical_or.reduce
+
+
 def negligible(
     system: SparseSystem, s: np.ndarray, delta: float, *, J: Any = None, rates: Any = None
 ) -> list[int]:
@@ -628,7 +632,7 @@ def negligible(
                 cand[j] = False
     for j in red.dependent:
         cand[j] = False
-    if not cand.any():  # nothing small enough: the other conditions only remove
+    if not _ANY(cand):  # nothing small enough: the other conditions only remove
         return []
     # coordinates moved by a transition with a non-negligible intensity
     big = rates > delta * rmax
@@ -639,7 +643,7 @@ def negligible(
     J = system.jac(s) if J is None else J
     if isinstance(J, np.ndarray):  # dense (a small system)
         jmax = max(max_abs(J), 1e-300)
-        ii, jj = np.nonzero(np.abs(J) > delta * jmax)
+        ii, jj = (np.abs(J) > delta * jmax).nonzero()
     else:
         J = J.tocoo()
         jmax = max(max_abs(J.data), 1e-300)
@@ -647,10 +651,10 @@ def negligible(
         ii, jj = J.row[strong], J.col[strong]
     while True:  # drop only what the kept block drives at most through delta
         bad = cand[ii] & ~cand[jj]
-        if not bad.any():
+        if not _ANY(bad):
             break
         cand[ii[bad]] = False
-    return [int(i) for i in np.flatnonzero(cand)]
+    return cand.nonzero()[0].tolist()
 
 
 #: Restricted models by (model key, dropped coordinates) (this process).
