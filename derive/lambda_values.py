@@ -97,15 +97,18 @@ def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
     three times faster than on NumPy scalars and the same numbers; where Python
     raises or a value is complex, on the NumPy scalars as before."""
     plain = module == "numpy" and plain_arithmetic(raw)
+    shape = (n,)
 
     def fn(s: Any, p: Any) -> Any:
         if n == 0:
             return np.zeros(0) if module == "numpy" else []
         if plain and _float64_vector(s) and _float64_vector(p):
             try:
-                return np.array(raw(*s.tolist(), *p.tolist()), dtype=float).reshape(n)
+                out = np.array(raw(*s.tolist(), *p.tolist()), dtype=float)
             except (ArithmeticError, TypeError):  # NumPy's inf or nan (or complex)
                 pass
+            else:
+                return out if out.shape == shape else out.reshape(n)
         out = raw(*s, *p)
         if module == "numpy":
             return np.array(out, dtype=float).reshape(n)
@@ -114,10 +117,13 @@ def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
     return fn
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _float64_vector(x: Any) -> bool:
     """Whether ``x`` is a 1-d float64 NumPy array (its ``tolist`` gives Python floats
-    of the same values)."""
-    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+    of the same values); NumPy's own float64 descriptor is recognised by identity."""
+    return type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F64 or x.dtype == np.float64)
 
 
 def _global_names(code: CodeType) -> set[str]:

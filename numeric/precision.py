@@ -12,6 +12,7 @@ which they agree (:func:`agreeing_digits`); every working-precision route calls 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -76,6 +77,12 @@ def check_precision(precision: Any) -> str:
     return precision
 
 
+#: The bits of a double's significand: at this working precision or more every float
+#: is read exactly.
+_DOUBLE_BITS = 53
+_make_mpf = mpmath.mp.make_mpf
+
+
 def to_mpf(name: str, value: Any) -> mpf:
     """Convert ``value`` to an ``mpf`` in the *current* working precision.
 
@@ -85,9 +92,15 @@ def to_mpf(name: str, value: Any) -> mpf:
     strings (``"0.9109"``, ``"1e-3"``, ``"91/100"``) are exact, fractions are
     divided exactly, and floats (NumPy's included) are taken at their exact
     binary value.  ``mpf`` values (and SymPy floats) are kept as they are.
+
+    A finite Python float at a working precision of at least 53 bits is its own
+    exact value (:func:`mpmath.libmp.from_float`), the number the exact fraction
+    rounds to, taken without the fraction.
     """
     from mfstein.ground.numbers import parse_real
 
+    if type(value) is float and mpmath.mp.prec >= _DOUBLE_BITS and math.isfinite(value):
+        return _make_mpf(mpmath.libmp.from_float(value))
     if isinstance(value, mpf) or (hasattr(value, "_mpf_") and not isinstance(value, bool)):
         out = mpf(value)
         if not mpmath.isfinite(out):

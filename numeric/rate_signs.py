@@ -191,13 +191,17 @@ def check_values(
             raise negative_rate(model, t, v, where, state_text(model, s))
 
 
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
+
+
 def check_values64(
     model: Any, values: np.ndarray, s: np.ndarray, p: np.ndarray, where: str
 ) -> None:
-    """:func:`check_values` of float64 rates ``values`` at the float64 state ``s``: one
-    vectorised test when every rate is finite and ``>= 0`` (a warm call's usual case),
-    else :func:`check_values` itself for its sentence."""
-    if np.isfinite(values).all() and (values >= 0).all():
+    """:func:`check_values` of float64 rates ``values`` at the float64 state ``s``: two
+    reductions when every rate is finite and ``>= 0`` (a warm call's usual case: the
+    smallest is ``>= 0`` and the largest below ``inf``; a NaN fails both), else
+    :func:`check_values` itself for its sentence."""
+    if not values.size or (_MIN(values, axis=None) >= 0 and _MAX(values, axis=None) < np.inf):
         return
     check_values(model, values.tolist(), s.tolist(), p.tolist(), where)
 

@@ -4,7 +4,9 @@ A fixed-point search on a model of a few coordinates solves many ``n x n``
 systems with ``n`` of about 10, where :func:`numpy.linalg.solve`'s argument
 handling and error-state context cost more than LAPACK's ``gesv``.
 :func:`solve_vector_quiet` calls the same generalized ufunc
-(``_umath_linalg.solve1``: NumPy's own LAPACK, so the same numbers) directly, and
+(``_umath_linalg.solve1``: NumPy's own LAPACK, so the same numbers) directly --
+without a ``signature=``: on float64 inputs the ufunc picks its float64 loop
+itself, the loop NumPy's wrapper names -- and
 hands anything unusual -- another dtype or shape, a singular matrix, a result
 that is not finite -- to :func:`numpy.linalg.solve`, which then answers (or
 raises) exactly as before.  :func:`csr_times` is SciPy's own CSR matrix-vector
@@ -70,7 +72,7 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         or b.dtype != _F64
     ):
         return np.linalg.solve(A, b)
-    x = _SOLVE1(A, b, signature="dd->d")
+    x = _SOLVE1(A, b)  # float64 inputs: the loop "dd->d", found by the ufunc itself
     # x @ x is not finite for a NaN or infinite entry (and for a huge one, which the
     # wrapper then solves again: the same numbers)
     return x if math.isfinite(x @ x) else np.linalg.solve(A, b)
@@ -105,7 +107,7 @@ def eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
     checks; anything unusual -- another dtype or shape, a non-finite entry, no
     convergence (a NaN) -- is answered by :func:`numpy.linalg.eigvals` itself."""
     with np.errstate(all="ignore"):
-        w = _EIGVALS(A, signature="d->D") if _EIGVALS and _plain_square(A) else None
+        w = _EIGVALS(A) if _EIGVALS and _plain_square(A) else None
     if w is None or not _finite(w):
         return np.linalg.eigvals(A)
     return w if w.imag.any() else w.real
@@ -115,7 +117,7 @@ def singular_values_quiet(A: np.ndarray) -> np.ndarray:
     """``numpy.linalg.svd(A, compute_uv=False)`` (descending) of a float64 ``n x n``
     ``A``, without the wrapper's per-call checks (as :func:`eigenvalues_quiet`)."""
     with np.errstate(all="ignore"):
-        s = _SVD(A, signature="d->d") if _SVD and _plain_square(A) else None
+        s = _SVD(A) if _SVD and _plain_square(A) else None
     return s if s is not None and _finite(s) else np.linalg.svd(A, compute_uv=False)
 
 
@@ -124,7 +126,7 @@ def symmetric_eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
     triangle, ascending), without the wrapper's per-call checks (as
     :func:`eigenvalues_quiet`)."""
     with np.errstate(all="ignore"):
-        w = _EIGVALSH(A, signature="d->d") if _EIGVALSH and _plain_square(A) else None
+        w = _EIGVALSH(A) if _EIGVALSH and _plain_square(A) else None
     return w if w is not None and _finite(w) else np.linalg.eigvalsh(A)
 
 

@@ -39,12 +39,26 @@ SPACE_TOL = 1e-9
 
 
 _MAX = np.maximum.reduce
+_F64 = np.dtype(np.float64)
+#: A float64 vector of at most this many entries is read on Python floats by
+#: :func:`max_abs` (NumPy's two ufunc calls cost more there).
+SHORT = 64
 
 
 def max_abs(a: np.ndarray) -> float:
     """``max |a_i|`` (0 for an empty array, NaN when an entry is NaN): the ufunc
     reduction ``np.max`` runs, without ``np.max``'s and ``ndarray.max``'s Python
-    wrappers, which cost more than the work on small arrays."""
+    wrappers, which cost more than the work on small arrays.
+
+    A short float64 vector (at most :data:`SHORT` entries) is read as Python floats:
+    the largest of their absolute values is the same number (a maximum is exact).
+    Their sum is NaN when an entry is NaN (Python's ``max`` would skip it) or when
+    both infinities occur; then NumPy's reduction answers."""
+    if type(a) is np.ndarray and a.ndim == 1 and a.dtype is _F64 and 0 < a.shape[0] <= SHORT:
+        values = a.tolist()
+        total = sum(values)
+        if total == total:  # no NaN entry
+            return max(map(abs, values))
     return float(_MAX(np.abs(a), axis=None)) if a.size else 0.0
 
 
@@ -92,7 +106,7 @@ def stability_verdict(eig: np.ndarray, jmax: float, has_laws: bool) -> str | Non
     if eig.size == 0:
         return None
     margin = STABILITY_MARGIN * jmax
-    worst = eig[np.argmax(eig.real)]
+    worst = eig[eig.real.argmax()]
     if worst.real < -margin:
         return None
     if abs(worst) <= margin:

@@ -114,8 +114,6 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
     s, V, W_full_R, blk = pt.s, pt.V, pt.W_R, pt.block
     c_w, e, digits = pt.c_w, pt.error, pt.digits
     nK = len(blk.K)
-    Wm = Float64Matrix.dense(W_full_R, blk.R, b)
-    Pm = Float64Matrix.dense(blk.PK, blk.K, b)
 
     def errs(vals: np.ndarray) -> list[mpf]:
         return [mpf64(e * max_abs(vals))] * len(vals)
@@ -144,13 +142,14 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
         # computed, and ``digits`` says how many of them are correct
         dps=17,
         n=b,
-        # the lists of mpf are made when first read (a warm call in a loop reads c)
+        # the lists of mpf and the matrices are made when first read (a warm call in a
+        # loop reads c), from copies of the arrays
         s_star=Deferred(partial(mpf64_list, np.array(s))),
-        J=Float64Matrix.sparse(pt.at.J, b),
+        J=_matrix_on_read(pt.at.J, None, b),
         ftilde=Deferred(partial(mpf64_list, blk.Qs.diagonal() / 2)),
-        Q=Float64Matrix.sparse(blk.Qs, b),
-        P=Pm,
-        W=Wm,
+        Q=_matrix_on_read(blk.Qs, None, b),
+        P=_matrix_on_read(blk.PK, blk.K, b),
+        W=_matrix_on_read(W_full_R, blk.R, b),
         V=Deferred(partial(mpf64_list, np.array(V))),
         eigenvalues=Deferred(partial(_block_eigenvalues, blk)),
         constant=mpf64(c_w),
@@ -171,6 +170,16 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
         start=problem.start,
         M=M,
     )
+
+
+def _matrix_on_read(A: Any, rows: list[int] | None, b: int) -> Deferred:
+    """The :class:`Float64Matrix` of ``A`` (:meth:`Float64Matrix.dense` on ``rows``;
+    :meth:`Float64Matrix.sparse` when ``rows`` is ``None``), made at the first read
+    from a copy of ``A`` taken now."""
+    if rows is not None:
+        return Deferred(partial(Float64Matrix.dense, np.array(A, dtype=float), list(rows), b))
+    A = np.array(A, dtype=float) if isinstance(A, np.ndarray) else A.copy()
+    return Deferred(partial(Float64Matrix.sparse, A, b))
 
 
 def _block_eigenvalues(blk: Any) -> list[Any]:

@@ -155,15 +155,15 @@ class MeanFieldSolution(Presentable):
     #: Fixed point ``s*_1 .. s*_n``.
     s_star: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
     #: The Jacobian at ``s*``.
-    J: mpmath.matrix
+    J: mpmath.matrix = ConvertedOnRead()  # type: ignore[assignment]
     #: The paper's ``f~(s*)``.
     ftilde: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
     #: ``Q(s*) = 2 diag(f~)``.
-    Q: mpmath.matrix
+    Q: mpmath.matrix = ConvertedOnRead()  # type: ignore[assignment]
     #: Solution of ``P J + J^T P = -M`` (Stein's equation for the linearised model).
-    P: mpmath.matrix
+    P: mpmath.matrix = ConvertedOnRead()  # type: ignore[assignment]
     #: Solution of ``J W + W J^T + Q = 0`` (Ornstein--Uhlenbeck covariance).
-    W: mpmath.matrix
+    W: mpmath.matrix = ConvertedOnRead()  # type: ignore[assignment]
     #: Refined mean-field bias, ``E[S] ~ s* + V/N``.
     V: list[mpf] = ConvertedOnRead()  # type: ignore[assignment]
     #: Eigenvalues of ``J(s*)``, ascending (real and negative).

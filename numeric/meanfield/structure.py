@@ -461,17 +461,17 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
     # the full state of y: y itself when every coordinate is free (the evaluations
     # below only read it; system.full would copy it)
     full = (lambda y: y) if every else (lambda y: system.full(y, q))
+    # each function computes y's key once and hands it to the shared rates
 
-    def rates(y: np.ndarray) -> np.ndarray:
-        key = y.tobytes()
+    def rates(y: np.ndarray, key: bytes) -> np.ndarray:  # key: y.tobytes()
         if last[0] != key:
-            last[:] = [key, rate_of(full(y), p)]
+            last[:] = [key, rate_of(y if every else full(y), p)]
         return last[1]
 
     def fr(t: float, y: np.ndarray) -> np.ndarray:
         key = y.tobytes()
         if last_f[0] != key:
-            f = times(rates(y))
+            f = times(rates(y, key))
             last_f[:] = [key, f if every else f[free]]
         return last_f[1]
 
@@ -480,11 +480,11 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
             return system.jac_reduced(full(y)).tocsc()
         key = y.tobytes()
         if last_j[0] != key:
-            last_j[:] = [key, jac_dense(full(y))]
+            last_j[:] = [key, jac_dense(y if every else full(y))]
         return last_j[1]
 
     def scale(y: np.ndarray) -> float:
-        return max(1.0, max_abs(rates(y)))
+        return max(1.0, max_abs(rates(y, y.tobytes())))
 
     return fr, jr, scale
 
@@ -610,6 +610,10 @@ def pseudo_transient(
     return None
 
 
+#: ``a.any()`` of a 1-d boolean array, the ufunc reduction without the method's wrapper.
+_ANY = np.logical_or.reduce
+
+
 def negligible(
     system: SparseSystem, s: np.ndarray, delta: float, *, J: Any = None, rates: Any = None
 ) -> list[int]:
@@ -628,7 +632,7 @@ def negligible(
                 cand[j] = False
     for j in red.dependent:
         cand[j] = False
-    if not cand.any():  # nothing small enough: the other conditions only remove
+    if not _ANY(cand):  # nothing small enough: the other conditions only remove
         return []
     # coordinates moved by a transition with a non-negligible intensity
     big = rates > delta * rmax
@@ -639,7 +643,7 @@ def negligible(
     J = system.jac(s) if J is None else J
     if isinstance(J, np.ndarray):  # dense (a small system)
         jmax = max(max_abs(J), 1e-300)
-        ii, jj = np.nonzero(np.abs(J) > delta * jmax)
+        ii, jj = (np.abs(J) > delta * jmax).nonzero()
     else:
         J = J.tocoo()
         jmax = max(max_abs(J.data), 1e-300)
@@ -647,10 +651,10 @@ def negligible(
         ii, jj = J.row[strong], J.col[strong]
     while True:  # drop only what the kept block drives at most through delta
         bad = cand[ii] & ~cand[jj]
-        if not bad.any():
+        if not _ANY(bad):
             break
         cand[ii[bad]] = False
-    return [int(i) for i in np.flatnonzero(cand)]
+    return cand.nonzero()[0].tolist()
 
 
 #: Restricted models by (model key, dropped coordinates) (this process).

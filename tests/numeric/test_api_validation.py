@@ -103,6 +103,33 @@ def test_numpy_scalars_in_to_mpf_and_the_exact_chain() -> None:
     assert frac.n_mse == dec.n_mse and frac.lam == dec.lam == "0.9"
 
 
+def test_a_float_is_read_as_its_exact_value_at_every_precision() -> None:
+    """The short way for floats (at 53 bits or more) gives the exact fraction's reading:
+    the same mpf, bit for bit; below 53 bits the fraction is rounded as before."""
+    import random
+    from fractions import Fraction
+
+    from numeric.precision import to_mpf
+
+    def by_fraction(x: float) -> mpmath.mpf:
+        q = Fraction(x)
+        prec = mpmath.mp.prec
+        return mpmath.mpf(mpmath.libmp.from_rational(q.numerator, q.denominator, prec, "n"))
+
+    rng = random.Random(3)
+    values = [0.0, -0.0, 0.9, -2.5, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308]
+    values += [rng.uniform(-1e3, 1e3) * 10.0 ** rng.randint(-300, 300) for _ in range(300)]
+    for dps in (5, 15, 16, 30, 50):
+        with mpmath.workdps(dps):
+            for x in values:
+                got, want = to_mpf("lam", x), by_fraction(x)
+                assert got._mpf_ == want._mpf_ and type(got) is type(want)
+    with mpmath.workdps(5):  # 20 bits: 0.9 is rounded, not exact
+        assert to_mpf("lam", 0.9)._mpf_ != mpmath.libmp.from_float(0.9)
+    with pytest.raises(ParameterError, match=r"^lam must be a finite real number"):
+        to_mpf("lam", float("inf"))
+
+
 @pytest.mark.parametrize("value", ["٠.9", "０.9", "0.9x", True, float("nan"), "1e2000"])
 def test_a_bad_parameter_value_is_one_sentence(value: object) -> None:
     import numpy as np

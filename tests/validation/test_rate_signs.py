@@ -181,7 +181,7 @@ def test_float64_rates_are_refused_as_the_general_check_refuses(files) -> None:
     for s in ([0.7, 0.3], [0.7, 0.3 + 1e-12], [0.2, 0.5]):
         s64 = np.array(s)
         rates = kernels.rates(s64, p)
-        for bad in (None, np.nan, np.inf):
+        for bad in (None, -0.0, np.nan, -np.inf, np.inf):
             vals = np.array(rates, dtype=float)
             if bad is not None:
                 vals[1] = bad

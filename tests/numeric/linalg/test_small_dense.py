@@ -167,3 +167,25 @@ def test_eigenvalues_and_singular_values_hand_the_unusual_to_numpy() -> None:
     ints = np.array([[2, 1], [1, 2]])
     assert _same(eigenvalues_quiet(ints), np.linalg.eigvals(ints))
     assert _same(symmetric_eigenvalues_quiet(ints), np.linalg.eigvalsh(ints))
+
+
+def test_max_abs_is_numpys_reduction() -> None:
+    """max_abs reads short float64 vectors on Python floats: the same float as NumPy's
+    ``max(abs(a))`` for every size, sign and special value (NaN anywhere gives NaN,
+    both infinities give inf), and long, 2-d, float32 and empty arrays as before."""
+    from numeric.meanfield.acceptance import SHORT, max_abs
+
+    rng = np.random.default_rng(5)
+    cases = [rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300) for n in (1, 2, 10, SHORT)]
+    cases += [rng.standard_normal(SHORT + 1), rng.standard_normal((4, 5)), np.zeros(3)]
+    cases += [np.array([-0.0, 0.0]), np.array([1e308, 1e308, -1e308]), np.float32([1.5, -2.5])]
+    cases += [np.array([-np.inf, np.inf]), np.array([1.0, -np.inf])]
+    for pos in (0, 4, 9):
+        x = rng.standard_normal(10)
+        x[pos] = np.nan
+        cases.append(x)
+    for a in cases:
+        got, want = max_abs(a), float(np.max(np.abs(a)))
+        assert type(got) is float
+        assert got == want or (np.isnan(got) and np.isnan(want)), a
+    assert max_abs(np.zeros(0)) == 0.0

@@ -143,18 +143,20 @@ def test_lazy_matrices_equal_the_eager_conversion():
 
 
 def test_deferred_lists_are_the_exact_float64_values_when_read():
-    """``s_star``, ``V``, ``ftilde`` and the eigenvalues of a float64 solution are made
-    at their first read (a warm loop reads ``c``), then kept: the exact ``mpf`` of
-    each double, the same list at every read, equal through copies and pickling."""
+    """``s_star``, ``V``, ``ftilde``, the eigenvalues and the matrices ``J``, ``Q``,
+    ``P``, ``W`` of a float64 solution are made at their first read (a warm loop reads
+    ``c``), then kept: the exact ``mpf`` of each double, the same object at every
+    read, equal through copies and pickling."""
     from numeric.meanfield.problem import order1, prepare
     from numeric.meanfield.solution import Deferred
 
     m = load_model("sir")
     sol = numeric.solve(m, SIR, precision="float64")
-    names = ("s_star", "V", "ftilde", "eigenvalues")
-    assert all(type(sol.__dict__[k]) is Deferred for k in names)
+    names, matrices = ("s_star", "V", "ftilde", "eigenvalues"), ("J", "Q", "P", "W")
+    assert all(type(sol.__dict__[k]) is Deferred for k in names + matrices)
     twice = pickle.loads(pickle.dumps(sol))  # pickled as the values
     assert all(type(twice.__dict__[k]) is list for k in names)
+    assert all(isinstance(twice.__dict__[k], mpmath.matrix) for k in matrices)
     pt = order1(prepare(m, SIR))
     with mpmath.workdps(5):  # first read: exact whatever the working precision
         s_star = sol.s_star
@@ -164,6 +166,13 @@ def test_deferred_lists_are_the_exact_float64_values_when_read():
     assert [float(x) for x in sol.ftilde] == (pt.block.Qs.diagonal() / 2).tolist()
     assert sorted(complex(x).real for x in sol.eigenvalues) == sorted(pt.block.eig.real)
     assert twice == sol and dataclasses.replace(sol, digits=3).V == sol.V
+    b, blk = m.n, pt.block
+    W, P = np.zeros((b, b)), np.zeros((b, b))
+    W[np.ix_(blk.R, blk.R)], P[np.ix_(blk.K, blk.K)] = pt.W_R, blk.PK
+    for name, want in (("J", pt.at.J), ("Q", blk.Qs), ("P", P), ("W", W)):
+        got = getattr(sol, name)
+        assert got is getattr(sol, name) and isinstance(got, mpmath.matrix)
+        assert np.array_equal(np.array(got.tolist(), dtype=float), want), name
     with pytest.raises(dataclasses.FrozenInstanceError):
         sol.V = []
 
