@@ -18,6 +18,7 @@ import sympy as sp
 import mfstein as mf
 from derive import Model, Transition
 from numeric.exact.general import Chain
+from numeric.meanfield.problem import forget
 from numeric.prepared.cache import COUNTS
 from numeric.prepared.problem import prepare_problem
 from sim.generic import GenericSimulator
@@ -41,6 +42,7 @@ def plain_sis() -> Model:
 
 def test_every_route_reads_one_prepared_problem_and_one_centre():
     model = plain_sis()
+    forget()  # whichever test of this worker ran before
     before = COUNTS["prepared:problem"]
     first = mf.solve(model, PARAMS, start=START)
     second = mf.solve(model, PARAMS, start=START, order=2)
