@@ -271,6 +271,9 @@ class Simulator(ABC):
 
         prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
         model, given, values = prepared.model, prepared.params, prepared.values
+        #: The model prepared for ``N`` (:class:`numeric.exact.prepared.PreparedModel`):
+        #: a simulator's lattice, start and centre are placed from it.
+        self.prepared = prepared
         self.model = model
         self.N = int(N)
         self.params = given

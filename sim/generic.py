@@ -279,6 +279,9 @@ class GenericSimulator(Simulator):
     loop = "compiled"
     #: Observables to estimate (:func:`sim.observables.prepare`), set by :meth:`observe`.
     observables: tuple = ()
+    #: The finite-N chain's placement this run is centred by (:meth:`_centre`); ``None``
+    #: when the run was prepared before (in this process or an earlier one).
+    placement: Any = None
     capabilities = frozenset(
         {"any-model", "workers", "dask", "checkpoint", "interrupt", "marginals", "conservation"}
     )
@@ -378,20 +381,20 @@ class GenericSimulator(Simulator):
     def _centre(self) -> dict[str, Any]:
         """The fields of :class:`GenericSpec` every event loop shares: the model's name and
         size, the parameter values, the mean-field centre ``s*`` (:data:`self.notes` gets
-        its note), the start ``N s*`` on the lattice (:attr:`lattice`) and its bounds."""
+        its note), the start ``N s*`` on the lattice (:attr:`lattice`) and its bounds: the
+        lattice and the centre are those of the finite-N chain,
+        :meth:`numeric.exact.prepared.PreparedModel.place` and
+        :meth:`numeric.exact.prepared.Placement.mean_field` (kept as :attr:`placement`)."""
         import mpmath
 
-        from numeric.exact.lattice import KIND_CODES, make_lattice, round_to_lattice
-        from numeric.exact.prepared import mean_field
-        from numeric.prepared.problem import prepare_problem
+        from numeric.exact.lattice import KIND_CODES, round_to_lattice
         from sim.aggregated import thin_bits
 
-        model, N, given, values = self.model, self.N, self.params, self.values
-        start, truncation = self.start, self.truncation
-        problem = prepare_problem(model, given, start)  # the start checked first
-        lattice = make_lattice(model, N, truncation)
-        n0 = round_to_lattice(lattice, problem.lattice_start())
-        mf, note = mean_field(model, given, n0, N, bool(lattice.laws), start is not None)
+        model, N, values = self.model, self.N, self.values
+        # the lattice, the start n0 and the centre as the exact chain's (one implementation)
+        self.placement = placement = self.prepared.place(self.start, self.truncation)
+        lattice = placement.lattice
+        mf, note = placement.mean_field()
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")

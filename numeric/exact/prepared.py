@@ -63,10 +63,18 @@ class PreparedModel:
         """
         from numeric.exact.space import make_lattice, round_to_lattice
 
-        s0 = self.start_fractions(start)
+        problem = self.problem(start)  # the start checked first
         lattice = make_lattice(self.model, self.N, truncation)
-        n0 = round_to_lattice(lattice, s0)
-        return Placement(self, lattice, n0, start is not None)
+        n0 = round_to_lattice(lattice, problem.lattice_start())
+        return Placement(self, lattice, n0, start is not None, problem)
+
+    def problem(self, start: Sequence[Any] | str | None = None) -> Any:
+        """The problem every route starts from at these parameters (``N`` filled in) and
+        ``start`` (:func:`numeric.prepared.problem.prepare_problem`: one per distinct
+        ``(params, start)`` in this process, shared with the mean field's routes)."""
+        from numeric.prepared.problem import prepare_problem
+
+        return prepare_problem(self.model, self.params, start)
 
     def start_fractions(self, start: Sequence[Any] | str | None = None) -> list[Fraction]:
         """The start in fractions, to 25 digits, before it is rounded to a lattice:
@@ -74,9 +82,7 @@ class PreparedModel:
         the origin (the same for every ``N`` unless the model has an ``N`` parameter):
         the start of the problem every route starts from
         (:meth:`numeric.prepared.problem.PreparedProblem.lattice_start`)."""
-        from numeric.prepared.problem import prepare_problem
-
-        return prepare_problem(self.model, self.params, start).lattice_start()
+        return self.problem(start).lattice_start()
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,10 @@ class Placement:
     #: Whether the caller gave the start (else it is the model's reference
     #: point or the origin).
     start_given: bool
+    #: The prepared problem of the start as given
+    #: (:meth:`PreparedModel.problem`; ``None`` for a chain read back from its record,
+    #: :mod:`numeric.exact.kept`).
+    problem: Any = None
 
     def mean_field(self) -> tuple[Any, str | None]:
         """The mean field with the chain's values of the conservation laws
@@ -143,13 +153,17 @@ def mean_field(
     chooses its own start.  An N-dependent model whose finite-N mean field is
     refused is solved as its ``N -> infinity`` limit (:func:`limit_model`), and
     the note says that the statistics are centred there; the note is ``None``
-    otherwise.  Solved at :data:`CENTRE_DPS` digits.
+    otherwise.  Solved at :data:`CENTRE_DPS` digits from the prepared problem at that
+    start (:func:`numeric.prepared.problem.prepare_problem`; the chain's own problem
+    when ``start / N`` is its start, :func:`numeric.meanfield.entry.solve_prepared`:
+    no second reading of the names and values).
     """
-    from numeric.meanfield.entry import solve
+    from numeric.meanfield.entry import solve, solve_prepared
+    from numeric.prepared.problem import prepare_problem
 
     frac = None if not laws and not given else [str(Fraction(int(v), N)) for v in start]
     try:
-        return solve(model, params, dps=CENTRE_DPS, start=frac), None
+        return solve_prepared(prepare_problem(model, params, frac), dps=CENTRE_DPS), None
     except ParameterError as exc:
         if "N" not in [str(q) for q in model.params]:
             raise

@@ -276,3 +276,15 @@ def _solve_working_precision(
         stage("order 2")
         sol = add_second_order(sol, model, params, dps=dps, M=M, start=start)
     return sol
+
+
+def solve_prepared(problem: Any, *, dps: int = 30) -> MeanFieldSolution:
+    """``solve(problem.model, problem.params, dps=dps, start=problem.start)`` (order 1,
+    the identity ``M``, route ``"auto"``) of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`), whose names and values were
+    checked once when it was prepared: the same solution, without reading them again.
+    The finite-N chain's and the simulators' centre
+    (:func:`numeric.exact.prepared.mean_field`)."""
+    model, params, start = problem.model, dict(problem.params), problem.start
+    sol = _solve_working_precision(model, params, check_dps(dps), 1, None, start, "auto")
+    return replace(sol, source_model=model, inputs=params, start=start, M=None)
