@@ -38,7 +38,7 @@ of :mod:`derive.models` and every user model:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -100,16 +100,16 @@ def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
     :func:`numeric.exact.assembly.all_reach`) the chain is irreducible: one closed
     class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s).
     """
-    from scipy.sparse.csgraph import connected_components
-
-    from numeric.exact.small import routines
-
     S = QT.shape[0]
     if compiled:
         from numeric.exact.assembly import all_reach
 
         if all_reach(QT.indptr, QT.indices, 0):
             return np.zeros(S, dtype=np.int32), 1
+    from scipy.sparse.csgraph import connected_components  # not for the check above
+
+    from numeric.exact.small import routines
+
     leaving = routines(compiled).leaving
     n, labels = connected_components(QT, directed=True, connection="strong")
     out_of = leaving(QT.indptr, QT.indices, labels, n)
@@ -153,7 +153,7 @@ def stationary_checked(
     free_dims: int,
     method: str = "auto",
     tol: float = TOL,
-    x0: np.ndarray | None = None,
+    x0: np.ndarray | Callable[[], np.ndarray | None] | None = None,
     progress: bool = False,
     atol: float | None = None,
 ) -> tuple[np.ndarray, float, str, int, list[str]]:
@@ -162,7 +162,8 @@ def stationary_checked(
     ``"auto"`` tries sparse LU first for small or planar chains, then
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
     too large).  ``x0`` is the iterative solvers' start (a guess of ``pi``, e.g.
-    :func:`numeric.exact.solvers.gaussian_start`).  ``atol``, when given, is an
+    :func:`numeric.exact.solvers.gaussian_start`), or a function making it, called
+    once if an iterative solver runs (a direct solve never reads it).  ``atol``, when given, is an
     absolute target the iterative solvers run to as well (``||pi Q||_1 <= min(tol
     max_i q_i, atol)``: one run, where asking again once ``max_i q_i`` is known
     restarted the Krylov space).  Returns ``(pi, residual, method, iterations,
@@ -201,6 +202,8 @@ def stationary_checked(
                 else:
                     from numeric.exact.solvers import solve_krylov
 
+                    if callable(x0):
+                        x0 = x0()
                     target = tol * qmax if atol is None else min(tol * qmax, atol)
                     sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
@@ -393,8 +396,6 @@ class Chain:
         ``spread``, the mean field's ``W``, gives the iterative solvers a
         Gaussian start around ``centre`` (:func:`~numeric.exact.solvers.gaussian_start`);
         ``atol`` an absolute target besides (:func:`stationary_checked`)."""
-        from numeric.exact.solvers import gaussian_start
-
         key = tuple(np.asarray(centre, dtype=np.float64).tolist())
         if progress and self._takes_compiled_route():
             _announce_compile(self.model)
@@ -407,14 +408,11 @@ class Chain:
         else:
             reach, QT, classes, exit_rate, r = self._assemble(centre)
             x0 = None
-            if spread is not None:
-                x0 = gaussian_start(
-                    reach.states, centre, self.N, spread, compiled=bool(self.compiled)
-                )
-                if x0 is not None:
-                    x0[classes != 0] = 0.0  # transient states have probability 0
-                    if not x0[r] > 1e-200:
-                        x0 = None
+            if spread is not None:  # made only if an iterative solver runs
+
+                def x0() -> np.ndarray | None:
+                    return self._gaussian_start(reach.states, classes, r, centre, spread)
+
         pi, res, used, iters, more = stationary_checked(
             QT,
             r,
@@ -428,6 +426,21 @@ class Chain:
         self.notes += more
         self.last = _Assembled(key, reach, QT, classes, exit_rate, r, pi)
         return SolvedChain(reach, pi, res, used, iters, exit_rate)
+
+    def _gaussian_start(
+        self, states: np.ndarray, classes: np.ndarray, r: int, centre: np.ndarray, spread: Any
+    ) -> np.ndarray | None:
+        """The iterative solvers' start (:func:`numeric.exact.solvers.gaussian_start`
+        around ``centre`` with covariance ``spread``), zero on the transient states;
+        ``None`` when there is none or it vanishes at the pinned state ``r``."""
+        from numeric.exact.solvers import gaussian_start
+
+        x0 = gaussian_start(states, centre, self.N, spread, compiled=bool(self.compiled))
+        if x0 is not None:
+            x0[classes != 0] = 0.0  # transient states have probability 0
+            if not x0[r] > 1e-200:
+                x0 = None
+        return x0
 
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state

@@ -77,3 +77,24 @@ def test_without_replacement_gets_its_start_from_the_mean_field() -> None:
     mf = numeric.solve(model, {"lam": "0.9", "N": "10"}, dps=20)
     assert W is not None and W.shape == (3, 3)
     assert np.allclose(W, [[float(mf.W[i, j]) for j in range(3)] for i in range(3)], rtol=1e-12)
+
+
+def test_a_start_given_as_a_function_is_made_only_for_an_iterative_solver(chain) -> None:
+    """``stationary_checked`` takes the start as a function (the general chain's Gaussian
+    start, made lazily): a direct solve never calls it, an iterative one calls it once
+    and gives the law the start itself gives."""
+    from numeric.exact.general import stationary_checked
+
+    QT, states, centre, W, r = chain
+    calls: list[int] = []
+
+    def start() -> np.ndarray | None:
+        calls.append(1)
+        return gaussian_start(states, centre, 40, W)
+
+    direct = stationary_checked(QT, r, free_dims=3, method="direct", x0=start)
+    assert calls == [] and direct[2] == "direct"
+    lazy = stationary_checked(QT, r, free_dims=3, method="bicgstab", tol=1e-11, x0=start)
+    assert calls == [1] and lazy[2] == "bicgstab"
+    given = stationary_checked(QT, r, free_dims=3, method="bicgstab", tol=1e-11, x0=start())
+    assert np.array_equal(lazy[0], given[0]) and lazy[3] == given[3]
