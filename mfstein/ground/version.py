@@ -3,7 +3,8 @@
 A module of its own so that ``mfstein``, ``derive``, ``numeric`` and ``sim`` resolve
 ``__version__`` on first use (:func:`mfstein.ground.lazy.lazy_package`, ``unlisted``):
 :mod:`importlib.metadata` brings ``email``, ``zipfile`` and ``importlib.resources``,
-some 25-35 ms of imports that a ``simulate`` or a ``solve`` never needs.
+some 25-35 ms of imports that a ``solve`` never needs (a ``simulate`` imports them
+anyway, through numba's entry points).
 """
 
 from __future__ import annotations
