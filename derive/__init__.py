@@ -8,8 +8,7 @@
 
 from __future__ import annotations
 
-from mfstein import __version__ as __version__
-from mfstein.ground.lazy import lazy_package
+from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
@@ -54,4 +53,5 @@ __all__, __getattr__, __dir__ = lazy_package(
         ),
         "mfstein.ground.errors": ("ParameterError",),
     },
+    unlisted=VERSION,
 )

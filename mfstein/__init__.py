@@ -75,20 +75,7 @@ def _quiet_interrupt_during_startup() -> None:
 
 _quiet_interrupt_during_startup()
 
-def _version() -> str:
-    """The installed distribution's version (one source: ``pyproject.toml``)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mfstein")
-    except PackageNotFoundError:  # a source tree that was never installed
-        return "0+unknown"
-
-
-#: The version of mfstein; ``derive``, ``numeric`` and ``sim`` carry the same one.
-__version__ = _version()
-
-from mfstein.ground.lazy import lazy_package  # noqa: E402  (after the start-up guard)
+from mfstein.ground.lazy import VERSION, lazy_package  # noqa: E402  (after the start-up guard)
 
 #: The entries of ``import mfstein as mf``, imported on first use (PEP 562):
 #: ``mf.exact`` is ``numeric.exact.general.solve``, ``mf.models`` the module
@@ -104,6 +91,7 @@ __all__, __getattr__, _entries = lazy_package(
         "numeric.meanfield.sweep": ("sweep",),
         "sim.api": ("simulate",),
     },
+    unlisted=VERSION,
 )
 
 

@@ -7,8 +7,7 @@ plus a float64 fast path for sweeps.
 
 from __future__ import annotations
 
-from mfstein import __version__ as __version__
-from mfstein.ground.lazy import lazy_package
+from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
@@ -32,4 +31,5 @@ __all__, __getattr__, __dir__ = lazy_package(
         "numeric.supermarket.solver": ("auto_buffer",),
         "numeric.supermarket.sweep": ("constant_float64",),
     },
+    unlisted=VERSION,
 )

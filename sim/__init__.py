@@ -17,8 +17,7 @@ imported lazily so that ``mfstein --help`` does not load numba.
 
 from __future__ import annotations
 
-from mfstein import __version__ as __version__
-from mfstein.ground.lazy import lazy_package
+from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
@@ -30,4 +29,5 @@ __all__, __getattr__, __dir__ = lazy_package(
         "sim.stats": ("Estimate",),
         "sim.supermarket_short_form": ("simulate_supermarket",),
     },
+    unlisted=VERSION,
 )

@@ -21,11 +21,15 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_package"]
+__all__ = ["VERSION", "lazy_package"]
 
 #: A public name the module defines under the same name, or a pair ``(name, attribute)``:
 #: the module's ``attribute`` exported as ``name`` (``attribute`` ``""``: the module itself).
 Export = str | tuple[str, str]
+
+#: ``unlisted`` of every package: ``__version__``, read from the installed distribution
+#: on first use (:mod:`mfstein.ground.version`).
+VERSION: Mapping[str, Iterable[Export]] = {"mfstein.ground.version": (("__version__", "VERSION"),)}
 
 
 def lazy_package(
@@ -33,6 +37,7 @@ def lazy_package(
     modules: Mapping[str, Iterable[Export]],
     *,
     before: Callable[[], None] | None = None,
+    unlisted: Mapping[str, Iterable[Export]] | None = None,
 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """Return ``(__all__, __getattr__, __dir__)`` for ``package``.
 
@@ -45,9 +50,12 @@ def lazy_package(
         A name given twice is refused (``ValueError``): each name has one home.
     before:
         Called once before the first lazy import (e.g. to register plug-ins).
+    unlisted:
+        More names imported on first use, like ``modules``'s, but not public: neither
+        in ``__all__`` nor in ``__dir__()`` (:data:`VERSION`).
     """
     exports: dict[str, tuple[str, str]] = {}
-    for module, entries in modules.items():
+    for module, entries in [*modules.items(), *(unlisted or {}).items()]:
         for entry in entries:
             name, attribute = (entry, entry) if isinstance(entry, str) else entry
             if name in exports:
@@ -68,10 +76,16 @@ def lazy_package(
         sys.modules[package].__dict__[name] = value
         return value
 
-    def __dir__() -> list[str]:
-        return sorted(exports)
+    public = sorted(name for entries in modules.values() for name in _names(entries))
 
-    return sorted(exports), __getattr__, __dir__
+    def __dir__() -> list[str]:
+        return list(public)
+
+    return list(public), __getattr__, __dir__
+
+
+def _names(entries: Iterable[Export]) -> list[str]:
+    return [entry if isinstance(entry, str) else entry[0] for entry in entries]
 
 
 def _export_preferring(exports: Mapping[str, tuple[str, str]]) -> type[types.ModuleType]:
