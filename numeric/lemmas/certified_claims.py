@@ -111,7 +111,12 @@ def evaluate(claim: Any, c: CertifiedContext | None, ctx: Any) -> CertifiedPoint
 class CertifiedReport(Presentable):
     """Certified verdicts of claims over a grid of N: a row per claim."""
 
+    #: The grid's parameters as :func:`numeric.lemmas.runner.grid_params` checked them (``gamma``,
+    #: ``alpha``, ``lam`` as strings, ``None`` when not given; ``xi`` as a string; ``b``, ``d``,
+    #: ``dps``) and an empty ``b_used``.
     params: dict[str, Any]
+    #: A row per claim: the claim, the grid's ``N`` (empty when skipped), the
+    #: :class:`CertifiedPoint` at each ``N`` and why the claim was skipped (``""`` when it ran).
     rows: list[tuple[Any, list[int], list[CertifiedPoint], str]] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "every grid point's margin enclosure in to_dict()"

@@ -233,6 +233,9 @@ class MeanFieldSolution(Presentable):
     #: ``{"lam": lam, "d": d}`` for the supermarket family (``lam`` at the working
     #: precision); empty for other models. Read through :attr:`lam` and :attr:`d`.
     family_fields: dict[str, Any] = field(default_factory=dict)
+    #: The model the solution was computed from (a :class:`derive.Model`, a model read from disk or
+    #: a factory called on first use); read it through :meth:`get_model`. ``None`` when the
+    #: solution was built by hand.
     source_model: Any = field(default=None, repr=False, compare=False)
     #: The parameter values the solution was computed from, as given (name -> value, exact
     #: where given exactly; ``params`` holds them as decimal strings); :meth:`certify`
