@@ -24,7 +24,21 @@ ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("derive", "numeric", "sim", "mfstein")
 
 #: The public records held by the results' fields, ``module:Class``.
-RECORDS = ("sim.stats:Estimate",)
+RECORDS = (
+    "sim.stats:Estimate",
+    "numeric.meanfield.sweep_result:SweepPoint",
+    "numeric.heterogeneous.observables:ObservableValue",
+    "numeric.expansion.transient_observables:ObservableTrajectory",
+    "numeric.lemmas.runner:ClaimResult",
+    "numeric.lemmas.registry:Claim",
+    "numeric.lemmas.registry:Point",
+    "numeric.lemmas.certified_claims:CertifiedPoint",
+    "numeric.tails.statistics:TotalQueueLaw",
+    "numeric.tails.errors:LawError",
+    "numeric.tails.qbd:QBDSolution",
+    "numeric.exact.law_error:LawSystem",
+    "numeric.exact.truncation:Cut",
+)
 
 
 class Scanned(NamedTuple):

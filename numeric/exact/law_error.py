@@ -90,7 +90,10 @@ class LawSystem:
     """``Q^T`` (CSR) and the pinned state ``r`` of an exact solve, kept to estimate the
     law's error when the result is first printed (:func:`condition`, cached)."""
 
+    #: ``Q^T`` of the exact solve (CSR).
     QT: Any
+    #: The pinned state: the system solved is ``Q^T`` with row ``r`` replaced by ``e_r``
+    #: (:func:`numeric.exact.solvers.pinned`).
     r: int
     #: the index in the result's ``pi`` of each of ``QT``'s states (``None``: the same)
     order: Any = None

@@ -49,8 +49,13 @@ VERDICTS = ("proved", "refuted", "not decided at this precision")
 class CertifiedPoint:
     """One claim at one grid point: margin ball and verdict."""
 
+    #: The margin, oriented as in :mod:`numeric.lemmas.registry` (non-negative exactly when the
+    #: claim holds): an Arb ball, an exact ``Fraction``/``int``, or ``None`` when not computed.
     margin: Any  # arb ball, Fraction (exact) or None
+    #: ``"proved"``, ``"refuted"`` or ``"not decided at this precision"`` (:data:`VERDICTS`).
     verdict: str
+    #: Why no margin was computed (no certified evaluator, objects not certified, ...), or
+    #: ``"exact arithmetic"`` for a claim decided by its exact function; ``""`` otherwise.
     note: str = ""
 
     def margin_strings(self, digits: int = 12) -> tuple[str, str] | None:

@@ -31,9 +31,14 @@ DPS_RANGE = (15, 1000)
 class ClaimResult:
     """One claim over the grid."""
 
+    #: The claim (:class:`numeric.lemmas.registry.Claim`).
     claim: Claim
+    #: The grid's sizes ``N`` it was evaluated at, in order; empty when skipped.
     Ns: list[int]
+    #: Its :class:`numeric.lemmas.registry.Point` at each of ``Ns``.
     points: list[Point]
+    #: Why the claim was skipped (it needs ``gamma``/``alpha`` and ``lam`` was given); ``""`` when
+    #: it ran.
     skipped: str = ""
 
     @property
