@@ -54,7 +54,7 @@ class AccuracyTable(Presentable):
     #: The observable's expression as text; ``None`` for the quadratic observable and in a
     #: heterogeneous population's table.
     expression: str | None
-    #: The expansion order asked for: 1 (``g0 + g1/N``) or 2 (also ``+ g2/N^2``).
+    #: The expansion order asked for, 1 (``g0 + g1/N``) or 2 (also ``+ g2/N^2``).
     order: int
     #: One dict per N, in the order of the sizes given (keys in the class docstring; also
     #: ``expansion_note``, which expansion values earn no digit and how large they may be).

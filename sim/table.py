@@ -32,9 +32,9 @@ class Row(Presentable):
     #: The system size (number of servers).
     N: int
     #: The arrival rate ``lam = 1 - gamma / N^alpha`` (:func:`numeric.heavy_traffic_lambda`), a
-    #: decimal string of ``dps`` significant digits.
+    #: decimal string of at most ``dps`` significant digits.
     lam: str
-    #: The buffer simulated: the one ``numeric.bound(b="auto")`` settles on, or the ``b`` given.
+    #: The buffer simulated, the one ``numeric.bound(b="auto")`` settles on, or the ``b`` given.
     b: int
     #: The simulated ``N E||S - s*||^2`` (float64; :class:`sim.stats.Estimate`'s mean).
     sim_mean: float

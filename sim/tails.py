@@ -279,7 +279,7 @@ class JSQTailSimulation(Presentable):
 
     #: The number of servers.
     n: int
-    #: ``1 - rho``: arrivals at rate ``lambda = n (1 - eps)``.
+    #: ``1 - rho``, arrivals at rate ``lambda = n (1 - eps)``.
     eps: float
     #: The points ``x >= 0`` of ``tail``, as given.
     x: list[float]
@@ -321,8 +321,8 @@ class JSQTailSimulation(Presentable):
     wall_seconds: float
     #: Whether every replication ran (and Ctrl-C did not stop the run).
     complete: bool
-    #: Why the estimates may be off: an incomplete run, or ``events`` not much longer than the
-    #: relaxation time ``~1/eps^2``; empty when none applies.
+    #: Why the estimates may be off (an incomplete run, or ``events`` not much longer than the
+    #: relaxation time ``~1/eps^2``); empty when none applies.
     warnings: list[str] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "every x and theta, grid and survival in to_dict() and attributes"

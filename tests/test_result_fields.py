@@ -51,6 +51,8 @@ class Scanned(NamedTuple):
     dataclass: bool
     #: Each public, non-ClassVar field: its line and whether it is documented.
     fields: dict[str, tuple[int, bool]]
+    #: The ``#:`` comment of each public field that has one (its lines joined).
+    comments: dict[str, str]
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
@@ -77,14 +79,33 @@ def _documented(lines: list[str], body: list[ast.stmt], i: int) -> bool:
     )
 
 
+def _public(st: ast.stmt) -> str | None:
+    """The name of a public, non-ClassVar field, or ``None``."""
+    if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
+        return None
+    if st.target.id.startswith("_") or "ClassVar" in ast.unparse(st.annotation):
+        return None
+    return st.target.id
+
+
 def _fields(lines: list[str], node: ast.ClassDef) -> dict[str, tuple[int, bool]]:
+    return {
+        name: (st.lineno, _documented(lines, node.body, i))
+        for i, st in enumerate(node.body)
+        if (name := _public(st))
+    }
+
+
+def _comments(lines: list[str], node: ast.ClassDef) -> dict[str, str]:
     out = {}
-    for i, st in enumerate(node.body):
-        if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
-            continue
-        if st.target.id.startswith("_") or "ClassVar" in ast.unparse(st.annotation):
-            continue
-        out[st.target.id] = (st.lineno, _documented(lines, node.body, i))
+    for st in node.body:
+        if name := _public(st):
+            i, block = st.lineno - 2, []
+            while i >= 0 and lines[i].strip().startswith("#:"):
+                block.insert(0, lines[i].strip()[2:].strip())
+                i -= 1
+            if block:
+                out[name] = "\n".join(block)
     return out
 
 
@@ -103,7 +124,7 @@ def scan() -> tuple[Scanned, ...]:
                     bases = tuple(ast.unparse(b).rpartition(".")[2] for b in node.bases)
                     found.append(
                         Scanned(module, node.name, str(rel), bases, _is_dataclass(node),
-                                _fields(lines, node))
+                                _fields(lines, node), _comments(lines, node))
                     )  # fmt: skip
     return tuple(found)
 
@@ -170,3 +191,25 @@ def test_every_field_of_a_record_is_documented(record: str) -> None:
     assert len(classes) == 1 and classes[0].dataclass, record
     missing = _undocumented(classes)
     assert not missing, "fields without a '#:' comment:\n" + "\n".join(missing)
+
+
+def _records() -> tuple[Scanned, ...]:
+    keys = {tuple(r.split(":")) for r in RECORDS}
+    return tuple(c for c in scan() if (c.module, c.name) in keys)
+
+
+def test_no_field_comment_reads_as_a_type() -> None:
+    """Napoleon (docs/conf.py: NumPy style) reads an attribute's first line ``words: more``
+    as ``type: description``: the API page would show the words as the field's type and
+    the rest as its text.  No comment of a result's or a record's field starts so."""
+    napoleon = pytest.importorskip("sphinx.ext.napoleon", reason="the documentation toolchain")
+    from sphinx.ext.napoleon.docstring import NumpyDocstring
+
+    config = napoleon.Config(napoleon_google_docstring=False, napoleon_numpy_docstring=True)
+    typed = [
+        f"{c.path} {c.name}.{name}: {text.splitlines()[0]}"
+        for c in results() + _records()
+        for name, text in c.comments.items()
+        if ":type:" in str(NumpyDocstring(text, config, what="attribute", name=name, obj=None))
+    ]
+    assert not typed, "comments napoleon splits at a colon:\n" + "\n".join(typed)

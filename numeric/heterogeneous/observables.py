@@ -33,11 +33,11 @@ class ObservableValue:
     name: str
     #: What it is, in one phrase (the declaration's ``doc``).
     doc: str
-    #: ``"mean field"``, ``"exact"`` or ``"simulation"``: the kind of result it was computed on.
+    #: The kind of result it was computed on, ``"mean field"``, ``"exact"`` or ``"simulation"``.
     kind: str
     #: The number of objects of the population.
     K: int
-    #: ``E[n(X)] / E[d(X)]`` (float64): the ratio of the exact means, or of the batch means;
+    #: ``E[n(X)] / E[d(X)]`` (float64), the ratio of the exact means, or of the batch means;
     #: ``None`` for ``"mean field"``.
     value: Any = None
     #: For ``"simulation"``, the 95% half-width of ``value`` (delta method, Student t over the

@@ -40,14 +40,14 @@ class HeterogeneousSolution(Presentable):
     precision: str
     #: The requested decimal digits (15 for ``"float64"``).
     dps: int
-    #: The digits earned: at most ``dps`` (for ``"float64"``, from the condition of the Jacobian
+    #: The digits earned, at most ``dps`` (for ``"float64"``, from the condition of the Jacobian
     #: and the agreement of the float64 solve,
     #: :func:`numeric.heterogeneous.steady.float64_digits`).
     digits: int
     #: The fixed point ``x*`` of the mean-field ODE, ``K S`` entries in object-major order (index
     #: ``k*S + s``): float64 numbers or ``mpf``.
     s_star: list[Any]
-    #: The refined term: ``E[X_{k,s}] = s_star[k*S+s] + V[k*S+s] / K + O(1/K^2)``, same order and
+    #: The refined term, ``E[X_{k,s}] = s_star[k*S+s] + V[k*S+s] / K + O(1/K^2)``, same order and
     #: type as ``s_star``.
     V: list[Any]
     #: ``Cov(X)`` to first order, a ``K S x K S`` array (its cross-object entries ``O(1/K)``).

@@ -120,8 +120,9 @@ class CertifiedReport(Presentable):
     #: ``alpha``, ``lam`` as strings, ``None`` when not given; ``xi`` as a string; ``b``, ``d``,
     #: ``dps``) and an empty ``b_used``.
     params: dict[str, Any]
-    #: A row per claim: the claim, the grid's ``N`` (empty when skipped), the
-    #: :class:`CertifiedPoint` at each ``N`` and why the claim was skipped (``""`` when it ran).
+    #: A row per claim, ``(claim, Ns, points, skipped)``; the claim, the grid's ``N`` (empty when
+    #: skipped), the :class:`CertifiedPoint` at each ``N`` and why the claim was skipped (``""``
+    #: when it ran).
     rows: list[tuple[Any, list[int], list[CertifiedPoint], str]] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "every grid point's margin enclosure in to_dict()"

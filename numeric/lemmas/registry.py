@@ -112,7 +112,7 @@ class Claim:
     equation: str
     #: ``function(ctx) -> (lhs, rhs)`` or ``-> Point``.
     function: ClaimFunction
-    #: One of :data:`RELATIONS`: how ``lhs`` and ``rhs`` must compare.
+    #: One of :data:`RELATIONS`, how ``lhs`` and ``rhs`` must compare.
     relation: str = "<="
     #: Parameters from :data:`REQUIREMENTS` the function reads (the claim is skipped when the user
     #: gave ``lam`` directly).

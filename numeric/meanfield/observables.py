@@ -212,7 +212,7 @@ class ExactExpectation(Presentable):
     variance: float
     #: The chain's residual ``||pi Q||_1``; ``None`` when the result does not record it.
     residual: float | None = None
-    #: The bound of the absolute error of ``mean``: ``E|g|`` times half a unit in the
+    #: The bound of the absolute error of ``mean``, ``E|g|`` times half a unit in the
     #: :data:`EXACT_DIGITS`-th digit, plus the rounding of ``g`` on the states (class docstring).
     error: float = 0.0
 

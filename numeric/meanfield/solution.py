@@ -187,8 +187,8 @@ class MeanFieldSolution(Presentable):
     fixed_points: list[list[float]] = field(default_factory=list)
     #: Remarks a reader of the numbers needs (truncations, fallbacks).
     notes: list[str] = field(default_factory=list)
-    #: The tail truncation, ``None`` when every level was solved, else ``K``: levels
-    #: ``K+1..b`` are negligible at the requested precision.  On the supermarket's fast
+    #: The tail truncation, ``None`` when every level was solved, else ``K`` (levels
+    #: ``K+1..b`` are negligible at the requested precision).  On the supermarket's fast
     #: path ``J``, ``Q``, ``P`` and ``eigenvalues`` are then of size ``K`` while ``s_star``,
     #: ``V``, ``W`` and ``ftilde`` have all ``b`` entries; the general route's truncation
     #: pads ``s_star``, ``J``, ``Q``, ``P``, ``V``, ``W`` and ``ftilde`` to ``b`` (zeros

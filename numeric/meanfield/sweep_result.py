@@ -59,8 +59,8 @@ class SweepPoint:
     #: The sentence that refused the point (then every number is ``None``); ``None`` when the point
     #: was solved.
     refusal: str | None = None
-    #: The most significant digits any number of the point is written with: the requested digits,
-    #: or :data:`FLOAT64_DPS` at float64.
+    #: The most significant digits any number of the point is written with (the requested digits,
+    #: or :data:`FLOAT64_DPS` at float64).
     dps: int = FLOAT64_DPS
 
     @classmethod

@@ -166,7 +166,7 @@ class JSQSolution(Presentable):
 
     #: The number of servers.
     n: int
-    #: The heavy-traffic parameter: arrivals at rate ``lambda_n = n (1 - eps)``, ``rho = 1 - eps``.
+    #: The heavy-traffic parameter, arrivals at rate ``lambda_n = n (1 - eps)``, ``rho = 1 - eps``.
     eps: float
     #: Phase truncation (maximal spread).
     D: int
@@ -194,7 +194,7 @@ class JSQSolution(Presentable):
     perp_norm: np.ndarray
     #: The solve's wall-clock time in seconds, the spreads tried included.
     seconds: float
-    #: One dict per spread solved, in order: ``D``, ``phases``, ``boundary_mass`` and, when the
+    #: One dict per spread solved, in order, with ``D``, ``phases``, ``boundary_mass`` and, when the
     #: spread was chosen (no ``D`` given), ``change`` (the largest relative change of the checked
     #: statistics from the previous spread; ``inf`` for the first); one entry for a fixed ``D``.
     history: list[dict] = field(default_factory=list)

@@ -58,7 +58,7 @@ class TailReport(Presentable):
     model: str
     #: The number of servers (JSQ, M/M/n); for the SSQ the size of the default binomial family.
     n: int
-    #: ``1 - rho``: as given, or for the SSQ with explicit pmfs computed from them (``1 - E a / E
+    #: ``1 - rho``, as given, or for the SSQ with explicit pmfs computed from them (``1 - E a / E
     #: s``).
     eps: float
     #: The points ``x >= 0`` of ``tail``, as given.
@@ -67,27 +67,27 @@ class TailReport(Presentable):
     tail: list[float]
     #: ``E[eps X]``.
     scaled_mean: float
-    #: The mean ``m`` of the exponential heavy-traffic limit: 1 for JSQ and M/M/n, Kingman's ``(Var
+    #: The mean ``m`` of the exponential heavy-traffic limit, 1 for JSQ and M/M/n, Kingman's ``(Var
     #: a + Var s) / (2 E s)`` for the SSQ.
     limit_mean: float
     #: ``sup_x |P(eps X > x) - exp(-x / m)|``, the distance to the heavy-traffic limit.
     sup_distance: float
     #: A point ``x`` where ``sup_distance`` is attained.
     sup_distance_at: float
-    #: The tail decay factor ``r``, ``P(X = k + 1) ~ r P(X = k)``: ``rho`` for JSQ and M/M/n, the
+    #: The tail decay factor ``r`` of ``P(X = k + 1) ~ r P(X = k)``, ``rho`` for JSQ and M/M/n, the
     #: Cramér root for the SSQ.
     decay_factor: float
     #: ``-log(r) / eps`` (Theorem 2's exponent; it tends to 1 as ``eps -> 0``).
     scaled_decay_rate: float
-    #: JSQ only: the QBD's level decay factor ``sp(R)`` (equals ``rho^n``); ``None`` otherwise.
+    #: For JSQ, the QBD's level decay factor ``sp(R)`` (equals ``rho^n``); ``None`` otherwise.
     level_decay: float | None = None
-    #: JSQ only: ``E ||q_perp||_2^2`` (Proposition 3); ``None`` otherwise.
+    #: For JSQ, ``E ||q_perp||_2^2`` (Proposition 3); ``None`` otherwise.
     perp_second_moment: float | None = None
-    #: JSQ only: the points ``theta`` of ``perp_mgf``, as given; empty otherwise.
+    #: For JSQ, the points ``theta`` of ``perp_mgf``, as given; empty otherwise.
     thetas: list[float] = field(default_factory=list)
-    #: JSQ only: ``E exp(theta ||q_perp||_2)`` at each ``theta`` (Proposition 3).
+    #: For JSQ, ``E exp(theta ||q_perp||_2)`` at each ``theta`` (Proposition 3).
     perp_mgf: list[float] = field(default_factory=list)
-    #: How accurate the law is (the method and its checks: residuals, and for JSQ the phase
+    #: How accurate the law is (the method and its checks, residuals, and for JSQ the phase
     #: truncation's neglected mass and change); :meth:`accuracy_text` prints it.
     accuracy: dict[str, Any] = field(default_factory=dict)
     #: The law of ``X`` (:class:`numeric.tails.statistics.TotalQueueLaw`; left out of
