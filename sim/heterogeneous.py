@@ -135,8 +135,8 @@ class HeterogeneousSimulation(Presentable):
     #: The estimate of ``E[X_{k,s}]``, the time-averaged occupation (flat ``k*S + s``), the mean of
     #: ``batch_means``.
     mean: np.ndarray
-    #: The 95% half-width of each entry of ``mean``, Student t over the ``reps x batches`` batch
-    #: means.
+    #: The 95% half-width of each entry of ``mean`` (Student t over the ``reps x batches`` batch
+    #: means).
     ci95: np.ndarray
     #: The time-averaged occupation of each batch after the warm-up, one row per batch (``reps x
     #: batches`` rows, replication after replication; ``K S`` columns).

@@ -279,7 +279,7 @@ class JSQTailSimulation(Presentable):
 
     #: The number of servers.
     n: int
-    #: ``1 - rho``, arrivals at rate ``lambda = n (1 - eps)``.
+    #: ``1 - rho`` (arrivals at rate ``lambda = n (1 - eps)``).
     eps: float
     #: The points ``x >= 0`` of ``tail``, as given.
     x: list[float]

@@ -166,7 +166,8 @@ class JSQSolution(Presentable):
 
     #: The number of servers.
     n: int
-    #: The heavy-traffic parameter, arrivals at rate ``lambda_n = n (1 - eps)``, ``rho = 1 - eps``.
+    #: The heavy-traffic parameter (arrivals at rate ``lambda_n = n (1 - eps)``, ``rho = 1 -
+    #: eps``).
     eps: float
     #: Phase truncation (maximal spread).
     D: int

@@ -74,7 +74,7 @@ class TailReport(Presentable):
     sup_distance: float
     #: A point ``x`` where ``sup_distance`` is attained.
     sup_distance_at: float
-    #: The tail decay factor ``r`` of ``P(X = k + 1) ~ r P(X = k)``, ``rho`` for JSQ and M/M/n, the
+    #: The tail decay factor ``r`` of ``P(X = k + 1) ~ r P(X = k)``; ``rho`` for JSQ and M/M/n, the
     #: Cramér root for the SSQ.
     decay_factor: float
     #: ``-log(r) / eps`` (Theorem 2's exponent; it tends to 1 as ``eps -> 0``).
