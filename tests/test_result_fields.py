@@ -5,8 +5,8 @@ above the field (or at the end of its line), or from a string right after it; th
 pages list the fields with it.  The results are the dataclass subclasses of
 :class:`mfstein.ground.display.Presentable` in the library (found with :mod:`ast`:
 a class whose base is ``Presentable`` or such a class, by name), and the records are
-the public dataclasses their fields hold (:data:`RECORDS`).  Fields starting with
-``_`` and ``ClassVar`` annotations are not fields a user reads.
+public dataclasses: those the results' fields hold, and more (:data:`RECORDS`).
+Fields starting with ``_`` and ``ClassVar`` annotations are not fields a user reads.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("derive", "numeric", "sim", "mfstein")
 
-#: The public records held by the results' fields, ``module:Class``.
+#: Public records, ``module:Class``: those the results' fields hold, then others.
 RECORDS = (
     "sim.stats:Estimate",
     "numeric.meanfield.sweep_result:SweepPoint",
@@ -38,6 +38,23 @@ RECORDS = (
     "numeric.tails.qbd:QBDSolution",
     "numeric.exact.law_error:LawSystem",
     "numeric.exact.truncation:Cut",
+    # other public records: a model's parts, the runner's, the cache's
+    "derive.model:Transition",
+    "derive.spec:Parameter",
+    "derive.spec:StateSpace",
+    "derive.spec:Truncated",
+    "derive.observables:Observable",
+    "derive.heterogeneous_observables:Affine",
+    "derive.heterogeneous_observables:HeterogeneousObservable",
+    "derive.heterogeneous_population:HeterogeneousModel",
+    "sim.observables:SimObservable",
+    "sim.base:RunOptions",
+    "sim.runner:Plan",
+    "sim.runner:Replication",
+    "sim.runner:RunOutput",
+    "mfstein.ground.cache_contents:CachePart",
+    "numeric.precision:Earned",
+    "numeric.supermarket.member:Member",
 )
 
 
