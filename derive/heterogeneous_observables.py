@@ -24,7 +24,10 @@ class Affine:
     """``sum coefficients[i] X[i] + constant`` on the flat ``K*S`` coordinates
     (``coefficients``: ``(i, c)`` pairs, nonzero only)."""
 
+    #: The nonzero coefficients, ``(i, c)`` pairs of a flat index of ``X`` (``k*S + s``) and a
+    #: SymPy expression.
     coefficients: tuple[tuple[int, sp.Expr], ...]
+    #: The constant term (a SymPy expression).
     constant: sp.Expr = sp.S.Zero
 
 
@@ -33,9 +36,13 @@ class HeterogeneousObservable:
     """``E[numerator(X)] / E[denominator(X)]`` (``denominator`` ``None``: the mean of
     the numerator); ``doc`` says what it is in one phrase."""
 
+    #: The observable's name.
     name: str
+    #: The affine numerator ``n(X)``.
     numerator: Affine
+    #: The affine denominator ``d(X)``; ``None`` for the mean of the numerator.
     denominator: Affine | None = None
+    #: What the observable is, in one phrase.
     doc: str = ""
 
 

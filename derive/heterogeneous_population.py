@@ -74,17 +74,33 @@ class HeterogeneousModel:
     :class:`~derive.heterogeneous_observables.HeterogeneousObservable`.
     """
 
+    #: The population's name.
     name: str
+    #: The number of objects.
     K: int
+    #: The number of states of each object.
     S: int
+    #: ``(k, s, s', rate)`` of each nonzero move of one object whose rate does not depend on the
+    #: occupancy averages.
     unilateral: tuple[tuple[int, int, int, sp.Expr], ...]
+    #: ``(k, k1, s, s1, s', s1', rate)`` of each nonzero move of an ordered pair of distinct
+    #: objects.
     pairwise: tuple[tuple[int, int, int, int, int, int, sp.Expr], ...]
+    #: The parameter names.
     params: tuple[str, ...]
+    #: The names of the ``S`` states (default ``0..S-1``).
     state_names: tuple[str, ...]
+    #: The names of the ``K`` objects (default ``0..K-1``).
     object_names: tuple[str, ...]
+    #: The :class:`derive.spec.ModelInfo` holding the parameters (with their ranges).
     info: ModelInfo
+    #: Where the population comes from (a reference); ``""`` for none.
     citation: str = ""
+    #: ``(k, s, s', rate)`` of each nonzero move of one object whose rate depends on the occupancy
+    #: averages (:func:`occupancy`).
     averaged: tuple[tuple[int, int, int, sp.Expr], ...] = ()
+    #: The declared observables
+    #: (:class:`derive.heterogeneous_observables.HeterogeneousObservable`).
     observables: tuple[HeterogeneousObservable, ...] = ()
 
     @property

@@ -70,8 +70,12 @@ class Transition:
         A short human-readable name (used in LaTeX and in error messages).
     """
 
+    #: The integer jump vector ``l``; the state moves from ``s`` to ``s + l/N``.
     jump: tuple[int, ...]
+    #: The intensity ``beta_l(s)``, a SymPy expression (the finite-N chain makes the jump at rate
+    #: ``N * beta_l(s)``).
     rate: sp.Expr
+    #: A short human-readable name (used in LaTeX and in error messages); ``""`` for none.
     label: str = ""
 
     def __post_init__(self) -> None:

@@ -60,8 +60,13 @@ class Observable:
     ``name`` is the declared name, or the expression as text.
     """
 
+    #: The declared name, or the expression as text.
     name: str
+    #: A SymPy expression in ``model.states`` and ``model.params``; ``None`` for the quadratic
+    #: observable.
     expr: sp.Expr | None
+    #: The matrix ``M`` of the quadratic observable ``N E[(S - s*)^T M (S - s*)]``; ``None``
+    #: otherwise.
     M: Any = None
 
     @property

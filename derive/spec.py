@@ -39,12 +39,19 @@ class Parameter:
     servers ``N`` of an N-dependent model) must be whole numbers.
     """
 
+    #: The parameter's name, an identifier.
     name: str
+    #: The lower end of the allowed range; ``None`` for no lower bound.
     low: float | None = None
+    #: The upper end of the allowed range; ``None`` for no upper bound.
     high: float | None = None
+    #: Whether ``low`` itself is allowed (``low <= value``, else ``low < value``).
     low_inclusive: bool = False
+    #: Whether ``high`` itself is allowed (``value <= high``, else ``value < high``).
     high_inclusive: bool = False
+    #: Whether the value must be a whole number (such as the number of servers ``N``).
     integer: bool = False
+    #: What the parameter is, in one phrase (``mfstein models`` shows it); ``""`` for none.
     doc: str = ""
 
     def __post_init__(self) -> None:
@@ -131,7 +138,9 @@ class StateSpace:
         ``s >= 0``.
     """
 
+    #: ``"monotone"``, ``"simplex"``, ``"box"`` or ``"orthant"`` (class docstring).
     kind: str = "orthant"
+    #: The bound ``sum(s) <= total`` of a ``"simplex"`` (the sum's value when it is conserved).
     total: float = 1.0
     #: ``False`` for the default of a :class:`ModelInfo` that names no state space:
     #: :class:`derive.model.Model` then infers one from the jumps
@@ -214,10 +223,16 @@ class Truncated:
     e.g. an unstable load), and ``build(b)`` the model of that dimension.
     """
 
+    #: The family's name.
     name: str
+    #: ``build(b)``, the finite :class:`derive.model.Model` of dimension ``b``.
     build: Callable[[int], Any]
+    #: ``levels(params, digits)``, the dimension beyond which the neglected part of the fixed point
+    #: is below ``10^-digits``.
     levels: Callable[[Mapping[str, Any], int], int]
+    #: The family's parameter names.
     params: tuple[str, ...] = ()
+    #: The family's :class:`ModelInfo` (parameter ranges, state space, ...).
     info: ModelInfo = field(default_factory=ModelInfo)
 
     def __repr__(self) -> str:

@@ -285,10 +285,15 @@ class Earned(Generic[_Low, _High]):
     """The outcome of :func:`earn_digits`: both computations, the digits on which
     they agree and the two working precisions they ran at."""
 
+    #: The computation at the lower working precision ``wp_low``.
     low: _Low
+    #: The computation at the higher working precision ``wp_high``.
     high: _High
+    #: The digits on which the two agree.
     digits: int
+    #: The lower working precision, in decimal digits.
     wp_low: int
+    #: The higher working precision, in decimal digits.
     wp_high: int
 
     def errors(self, high: Sequence[Any], low: Sequence[Any]) -> list[Any]:

@@ -47,13 +47,23 @@ class AccuracyTable(Presentable):
     #: The columns of the text table (key, heading).
     _columns: ClassVar[tuple[tuple[str, str], ...]] = COLUMNS
 
+    #: The model's name.
     model: str
+    #: The observable's name (declared, or the expression's text).
     observable: str
+    #: The observable's expression as text; ``None`` for the quadratic observable and in a
+    #: heterogeneous population's table.
     expression: str | None
+    #: The expansion order asked for, 1 (``g0 + g1/N``) or 2 (also ``+ g2/N^2``).
     order: int
+    #: One dict per N, in the order of the sizes given (keys in the class docstring; also
+    #: ``expansion_note``, which expansion values earn no digit and how large they may be).
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: The simulation's seed, the same at each N; ``None`` without simulation.
     seed: int | None = None
+    #: The simulation's events per replication at each N; ``None`` without simulation.
     steps: int | None = None
+    #: The simulation's replications at each N; ``None`` without simulation.
     reps: int | None = None
 
     _MORE: ClassVar[str] = "rows in to_dict()"
@@ -201,6 +211,7 @@ class AccuracyTables(Presentable):
     the observable's name first.
     """
 
+    #: One :class:`AccuracyTable` per observable, in the order given.
     tables: tuple[AccuracyTable, ...]
 
     _MORE: ClassVar[str] = "tables in to_dict()"

@@ -334,6 +334,7 @@ class RunOptions:
     checkpoint: str | os.PathLike | None = None
     #: Batches per replication (batch-means confidence intervals).
     batches: int = 20
+    #: The fraction of each replication's events discarded as warm-up, in ``[0, 1)``.
     warmup_fraction: float = 0.1
     #: Whether to show a tqdm progress bar.
     progress: bool = False

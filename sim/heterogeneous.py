@@ -118,16 +118,31 @@ class HeterogeneousSimulation(Presentable):
     """Estimated ``E[X_{k,s}]`` (``mean``, flat ``k*S + s``) with 95% half-widths
     ``ci95`` over replications x batches (batch means, Student t)."""
 
+    #: The heterogeneous population's name.
     model: str
+    #: The number of objects.
     K: int
+    #: The number of states of each object.
     S: int
+    #: Every parameter of the model, as given, as strings.
     params: dict[str, str]
+    #: Events per replication (the first ``warmup_fraction`` of them discarded as warm-up).
     steps: int
+    #: The number of independent replications.
     reps: int
+    #: The seed of the replications' xoshiro256** streams (``SeedSequence(seed)``).
     seed: int
+    #: The estimate of ``E[X_{k,s}]``, the time-averaged occupation (flat ``k*S + s``), the mean of
+    #: ``batch_means``.
     mean: np.ndarray
+    #: The 95% half-width of each entry of ``mean`` (Student t over the ``reps x batches`` batch
+    #: means).
     ci95: np.ndarray
+    #: The time-averaged occupation of each batch after the warm-up, one row per batch (``reps x
+    #: batches`` rows, replication after replication; ``K S`` columns).
     batch_means: np.ndarray = field(repr=False)
+    #: Each requested observable of the model on this simulation, by name
+    #: (:class:`numeric.heterogeneous.observables.ObservableValue`); empty when none was asked for.
     observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"

@@ -30,7 +30,9 @@ class SimObservable:
     """An observable the simulator estimates: its name and its expression in the
     model's states and parameters (compiled into the event loop)."""
 
+    #: The observable's name (declared, or the expression's text).
     name: str
+    #: Its SymPy expression in the model's states and parameters.
     expr: sp.Expr
 
 

@@ -323,7 +323,7 @@ def probe_rule(rule: SplitRule, model: PIModel, seed: int = 0, trials: int = 200
 class PIResult(Presentable):
     """Estimates with 95% confidence half-widths (batch means over replications)."""
 
-    #: The Persistent-Idle model: batch law, servers' capacity laws, ``n``.
+    #: The Persistent-Idle model (batch law, servers' capacity laws, ``n``).
     model: PIModel
     #: The dispatch policy.
     policy: str
@@ -333,7 +333,7 @@ class PIResult(Presentable):
     slots: int
     #: The number of replications.
     reps: int
-    #: The seed: every number of the result is a function of it.
+    #: The seed; every number of the result is a function of it.
     seed: int
     #: Batches per replication.
     batches: int

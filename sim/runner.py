@@ -93,9 +93,13 @@ def check_run(
 class Plan:
     """How the events of one replication are split: warm-up, then equal batches."""
 
+    #: Events per replication, the warm-up included.
     steps: int
+    #: Batches per replication.
     batches: int
+    #: Events discarded first, ``steps - batches * batch_len``.
     warmup: int
+    #: Events per batch, as many as ``steps (1 - warmup_fraction) / batches`` allows.
     batch_len: int
 
     @classmethod
@@ -118,8 +122,12 @@ class Plan:
 class Replication:
     """One replication's state and the sums of its completed batches."""
 
+    #: The engine's state of the replication after its last completed unit (what the next unit
+    #: continues from).
     state: dict
+    #: Whether its warm-up ran.
     warm: bool = False
+    #: The engine's sums of each completed batch, in order.
     batches: list[dict] = field(default_factory=list)
 
 
@@ -129,10 +137,15 @@ class RunOutput:
     (``interrupted``: Ctrl-C or SIGTERM stopped it before its last unit; never with
     ``complete``)."""
 
+    #: Every replication, in order (:class:`Replication`).
     reps: list[Replication]
+    #: How each replication's events were split (:class:`Plan`).
     plan: Plan
+    #: Whether every unit (warm-ups and batches) of every replication ran.
     complete: bool
+    #: Whether Ctrl-C or SIGTERM stopped the run before its last unit (never with ``complete``).
     interrupted: bool
+    #: The run's elapsed (wall-clock) time in seconds.
     wall_seconds: float
     #: Whether the units ran in this process (no worker process was started).
     in_process: bool = False

@@ -30,7 +30,11 @@ class Estimate:
     ``mean`` and ``ci95`` are floats or arrays of the same shape.
     """
 
+    #: The point estimate, a float or an array; a ratio estimator over the pooled batches or the
+    #: mean of per-batch estimates (module docstring), NaN where an estimate is withheld.
     mean: np.ndarray | float
+    #: The half-width of the 95% confidence interval of ``mean`` (Student t over the pooled
+    #: batches), of its shape; NaN where withheld.
     ci95: np.ndarray | float
 
     def to_dict(self) -> dict:

@@ -29,20 +29,40 @@ from mfstein.ground.limits import (
 class Row(Presentable):
     """One column of the paper's table (one system size ``N``)."""
 
+    #: The system size (number of servers).
     N: int
+    #: The arrival rate ``lam = 1 - gamma / N^alpha`` (:func:`numeric.heavy_traffic_lambda`), a
+    #: decimal string of at most ``dps`` significant digits.
     lam: str
+    #: The buffer simulated, the one ``numeric.bound(b="auto")`` settles on, or the ``b`` given.
     b: int
+    #: The simulated ``N E||S - s*||^2`` (float64; :class:`sim.stats.Estimate`'s mean).
     sim_mean: float
+    #: The 95% confidence half-width of ``sim_mean`` (batch means).
     sim_ci95: float
+    #: The simulated fraction of arrivals blocked.
     sim_blocking: float
+    #: Theorem 1's constant ``c = tr(P Q)`` (:func:`numeric.bound`), the asymptotically tight bound
+    #: on ``N E||S - s*||^2``: a decimal string of its ``bound_digits`` digits.
     bound: str
+    #: The significant digits of ``bound`` that :func:`numeric.bound` earns.
     bound_digits: int
+    #: The exact finite-N ``N E||S - s*||^2`` (:func:`numeric.exact.solve_exact`) with the digits
+    #: its error estimate allows; ``None`` when not requested, above
+    #: :data:`mfstein.ground.limits.EXACT_MAX_STATES` states or refused.
     exact: str | None
+    #: The exact chain's number of states and residual, or why ``exact`` is ``None``.
     exact_note: str
+    #: The simulation's warnings, but for the withheld covariance (the table prints none).
     warnings: list[str]
+    #: The next term of the size expansion, ``N E||S - s*||^2 = c + c2/N + O(1/N^2)``
+    #: (:func:`numeric.second_order`): a decimal string of its ``c2_digits`` digits.
     c2: str = ""
+    #: The significant digits of ``c2`` that :func:`numeric.second_order` earns.
     c2_digits: int = 0
+    #: ``c + c2/N`` as a decimal string of the fewer of the two's digits (at least 1); not a bound.
     second_order: str = ""
+    #: The 95% confidence half-width of ``sim_blocking``; ``None`` when not given.
     sim_blocking_ci95: float | None = None
 
     _MORE: ClassVar[str] = "c2, notes and warnings in to_dict()"
@@ -81,12 +101,19 @@ class PaperTable(Presentable):
     """The whole table: the :class:`Row` of each ``N`` and the run's settings (the
     heavy-traffic ``gamma``, ``alpha``, ``d``, the seed, steps and replications)."""
 
+    #: One :class:`Row` per ``N``, in the order given (each ``N`` once).
     rows: list[Row]
+    #: The heavy-traffic ``gamma`` of ``lam = 1 - gamma / N^alpha``, as given.
     gamma: Any
+    #: The heavy-traffic ``alpha`` of ``lam = 1 - gamma / N^alpha``, as given.
     alpha: Any
+    #: The number of servers each arrival samples (the power of ``d`` choices).
     d: int
+    #: The simulation's seed, the same at each ``N``.
     seed: int
+    #: The simulation's events per replication at each ``N``.
     steps: int
+    #: The simulation's replications at each ``N``.
     reps: int
 
     _MORE: ClassVar[str] = "each N's Row in .rows; render(), to_csv() and plot(path)"

@@ -277,13 +277,22 @@ def advance(spec: TailsSpec, state: dict, steps: int) -> tuple[dict, dict]:
 class JSQTailSimulation(Presentable):
     """Simulated tail statistics of JSQ with 95% CIs over independent replications."""
 
+    #: The number of servers.
     n: int
+    #: ``1 - rho`` (arrivals at rate ``lambda = n (1 - eps)``).
     eps: float
+    #: The points ``x >= 0`` of ``tail``, as given.
     x: list[float]
+    #: The points ``theta >= 0`` of ``perp_mgf``, as given.
     thetas: list[float]
+    #: The seed; the replications' streams come from ``SeedSequence(seed).spawn(reps)``.
     seed: int
+    #: The replications asked for (``complete`` says whether all of them ran).
     reps: int
+    #: Recorded events per replication.
     events: int
+    #: Events discarded before recording, per replication (``events warmup_fraction / (1 -
+    #: warmup_fraction)``).
     warmup: int
     #: ``P(eps qbar > x)`` at each ``x``.
     tail: stats.Estimate
@@ -302,10 +311,18 @@ class JSQTailSimulation(Presentable):
     #: The pooled estimate of ``P(eps qbar > x)`` at the points of :attr:`grid`, for
     #: plots.
     survival: np.ndarray
+    #: The width in jobs of a bin of the histogram of ``qbar`` behind ``grid``, ``survival`` and
+    #: ``sup_distance``.
     bin_width: int
+    #: Recorded events per second of CPU time (the replications' events over their summed thread
+    #: time).
     events_per_second: float
+    #: The run's elapsed (wall-clock) time in seconds, workers included.
     wall_seconds: float
+    #: Whether every replication ran (and Ctrl-C did not stop the run).
     complete: bool
+    #: Why the estimates may be off (an incomplete run, or ``events`` not much longer than the
+    #: relaxation time ``~1/eps^2``); empty when none applies.
     warnings: list[str] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "every x and theta, grid and survival in to_dict() and attributes"

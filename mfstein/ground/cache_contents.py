@@ -57,8 +57,11 @@ class CachePart:
     ``"not mfstein's"``), how many files (folders counted by the files inside them)
     and their total size in bytes."""
 
+    #: One of :data:`PARTS`, or ``"not mfstein's"``.
     name: str
+    #: How many files (a folder counted by the files inside it).
     files: int
+    #: Their total size in bytes (``"bytes"`` in :meth:`to_dict`).
     size: int
 
     def to_dict(self) -> dict[str, object]:

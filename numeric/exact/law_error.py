@@ -90,9 +90,12 @@ class LawSystem:
     """``Q^T`` (CSR) and the pinned state ``r`` of an exact solve, kept to estimate the
     law's error when the result is first printed (:func:`condition`, cached)."""
 
+    #: ``Q^T`` of the exact solve (CSR).
     QT: Any
+    #: The pinned state, the system solved being ``Q^T`` with row ``r`` replaced by ``e_r``
+    #: (:func:`numeric.exact.solvers.pinned`).
     r: int
-    #: the index in the result's ``pi`` of each of ``QT``'s states (``None``: the same)
+    #: the index in the result's ``pi`` of each of ``QT``'s states (``None`` for the same)
     order: Any = None
     _kappa: float | None = field(default=None, repr=False)
     _estimated: bool = field(default=False, repr=False)

@@ -142,7 +142,14 @@ class ExactResult(Presentable):
     #: observables={g: r.expect(g)})``, as ``mfstein exact --observable`` does);
     #: ``to_dict()`` adds them under ``"observables"``.  Empty by default.
     observables: dict[str, Any] = field(default_factory=dict)
+    #: ``Q^T`` pinned at one state (:class:`numeric.exact.law_error.LawSystem`), the input of
+    #: :attr:`condition` and so of :attr:`law_error` and :meth:`errors`; ``None`` when not kept
+    #: (above :data:`numeric.exact.law_error.MAX_STATES` states, for one).
     law_system: Any = field(default=None, repr=False, compare=False)
+    #: Half the range over the states of ``up_rate``'s function of the state (the intensity of the
+    #: transitions with ``sum(l) > 0``; for the supermarket short form the arrival intensity):
+    #: :meth:`errors` multiplies it by :attr:`law_error` for ``up_rate`` and ``blocking``; ``None``
+    #: when not computed.
     up_rate_half_range: float | None = None
     _errors: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 

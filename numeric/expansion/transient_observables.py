@@ -32,10 +32,16 @@ class ObservableTrajectory:
     """``g(x(t))`` and the coefficient ``g1(t)`` of ``1/N`` at each time (``None``
     at order 0), float64."""
 
+    #: The observable's name (declared, or the expression's text).
     observable: str
+    #: The observable's expression as text.
     expression: str
+    #: The result's times ``t``.
     times: np.ndarray
+    #: ``g(x(t))`` at each time.
     mean_field: np.ndarray
+    #: The ``1/N`` coefficient ``g1(t) = sum_i d_i g V_i(t) + (1/2) sum_ij d_ij g W_ij(t)`` at each
+    #: time; ``None`` when the result has no ``V`` and ``W`` (order 0).
     g1: np.ndarray | None
 
     def value(self, N: float) -> np.ndarray:

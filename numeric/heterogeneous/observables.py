@@ -29,14 +29,28 @@ class ObservableValue:
     ``refined = g0 + g1/K`` as decimal strings of their earned digits),
     ``"exact"`` (``value``, float64) or ``"simulation"`` (``value`` and ``ci95``)."""
 
+    #: The observable's declared name.
     name: str
+    #: What it is, in one phrase (the declaration's ``doc``).
     doc: str
+    #: The kind of result it was computed on, ``"mean field"``, ``"exact"`` or ``"simulation"``.
     kind: str
+    #: The number of objects of the population.
     K: int
+    #: ``E[n(X)] / E[d(X)]`` (float64), the ratio of the exact means, or of the batch means;
+    #: ``None`` for ``"mean field"``.
     value: Any = None
+    #: For ``"simulation"``, the 95% half-width of ``value`` (delta method, Student t over the
+    #: batches); ``None`` otherwise.
     ci95: float | None = None
+    #: For ``"mean field"``, ``g0 = n(x*) / d(x*)`` as a decimal string of its earned digits;
+    #: ``None`` otherwise.
     g0: str | None = None
+    #: For ``"mean field"``, the ``1/K`` coefficient ``g1 = (n1 - g0 d1) / d0`` as a decimal string
+    #: of its earned digits; ``None`` otherwise.
     g1: str | None = None
+    #: For ``"mean field"``, ``g0 + g1/K`` as a decimal string of its earned digits; ``None``
+    #: otherwise.
     refined: str | None = None
 
     def text(self) -> str:

@@ -27,20 +27,44 @@ class HeterogeneousSolution(Presentable):
     absolute, per entry of ``s_star`` and ``V``) allows, at most ``digits``.
     """
 
+    #: The heterogeneous population's name.
     model: str
+    #: The number of objects.
     K: int
+    #: The number of states of each object.
     S: int
+    #: Every parameter of the model, as given, as strings.
     params: dict[str, str]
+    #: ``"float64"`` (one float64 solve) or ``"dps"`` (digits earned at two working precisions,
+    #: :func:`numeric.precision.earn_digits`).
     precision: str
+    #: The requested decimal digits (15 for ``"float64"``).
     dps: int
+    #: The digits earned, at most ``dps`` (for ``"float64"``, from the condition of the Jacobian
+    #: and the agreement of the float64 solve,
+    #: :func:`numeric.heterogeneous.steady.float64_digits`).
     digits: int
+    #: The fixed point ``x*`` of the mean-field ODE, ``K S`` entries in object-major order (index
+    #: ``k*S + s``): float64 numbers or ``mpf``.
     s_star: list[Any]
+    #: The refined term, ``E[X_{k,s}] = s_star[k*S+s] + V[k*S+s] / K + O(1/K^2)``, same order and
+    #: type as ``s_star``.
     V: list[Any]
+    #: ``Cov(X)`` to first order, a ``K S x K S`` array (its cross-object entries ``O(1/K)``).
     W: np.ndarray = field(repr=False)
+    #: The absolute error estimate of each entry of ``s_star`` and ``V`` (keys ``"s_star"`` and
+    #: ``"V"``): for ``"float64"`` ``10^-digits`` times the largest entry's magnitude, for
+    #: ``"dps"`` the difference of the values at the two working precisions, at least
+    #: ``|value| 10^-wp_low`` (:func:`numeric.precision.entry_errors`).
     errors: dict[str, list[Any]] = field(repr=False)
+    #: The condition number (2-norm) of the Jacobian on the reduced coordinates at ``x*``.
     condition: float = 1.0
+    #: The objects' names, in order (``K`` of them).
     object_names: tuple[str, ...] = ()
+    #: The states' names, in order (``S`` of them).
     state_names: tuple[str, ...] = ()
+    #: Each requested observable of the model on this steady state, by name
+    #: (:class:`numeric.heterogeneous.observables.ObservableValue`); empty when none was asked for.
     observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE = "all numbers: .s_star, .V, .W, .refined(), .by_object(); .to_dict() for JSON"
@@ -115,15 +139,27 @@ class HeterogeneousExact(Presentable):
     errors.
     """
 
+    #: The heterogeneous population's name.
     model: str
+    #: The number of objects.
     K: int
+    #: The number of states of each object.
     S: int
+    #: Every parameter of the model, as given, as strings.
     params: dict[str, str]
+    #: The number of states of the product chain, ``S^K``.
     states: int
+    #: ``||pi Q||_1`` of the computed law (float64).
     residual: float
+    #: ``P(object k in s)`` at index ``k*S + s``, ``K S`` float64 numbers.
     mean: np.ndarray
+    #: The ``K S x K S`` covariance of the indicators ``X_{k,s} = [object k in s]``.
     cov: np.ndarray = field(repr=False)
+    #: The stationary law, ``S^K`` float64 probabilities, one per state of the product chain.
     pi: np.ndarray = field(repr=False)
+    #: The pinned system the law's error is estimated from
+    #: (:class:`numeric.exact.law_error.LawSystem`); ``None`` when not kept (then :attr:`law_error`
+    #: is ``None``).
     system: Any = field(default=None, repr=False, compare=False)
 
     _MORE = "all numbers: .mean, .cov, .pi, .by_object(); .to_dict() for JSON"

@@ -49,8 +49,13 @@ VERDICTS = ("proved", "refuted", "not decided at this precision")
 class CertifiedPoint:
     """One claim at one grid point: margin ball and verdict."""
 
+    #: The margin, oriented as in :mod:`numeric.lemmas.registry` (non-negative exactly when the
+    #: claim holds): an Arb ball, an exact ``Fraction``/``int``, or ``None`` when not computed.
     margin: Any  # arb ball, Fraction (exact) or None
+    #: ``"proved"``, ``"refuted"`` or ``"not decided at this precision"`` (:data:`VERDICTS`).
     verdict: str
+    #: Why no margin was computed (no certified evaluator, objects not certified, ...), or
+    #: ``"exact arithmetic"`` for a claim decided by its exact function; ``""`` otherwise.
     note: str = ""
 
     def margin_strings(self, digits: int = 12) -> tuple[str, str] | None:
@@ -111,7 +116,13 @@ def evaluate(claim: Any, c: CertifiedContext | None, ctx: Any) -> CertifiedPoint
 class CertifiedReport(Presentable):
     """Certified verdicts of claims over a grid of N: a row per claim."""
 
+    #: The grid's parameters as :func:`numeric.lemmas.runner.grid_params` checked them (``gamma``,
+    #: ``alpha``, ``lam`` as strings, ``None`` when not given; ``xi`` as a string; ``b``, ``d``,
+    #: ``dps``) and an empty ``b_used``.
     params: dict[str, Any]
+    #: A row per claim, ``(claim, Ns, points, skipped)``; the claim, the grid's ``N`` (empty when
+    #: skipped), the :class:`CertifiedPoint` at each ``N`` and why the claim was skipped (``""``
+    #: when it ran).
     rows: list[tuple[Any, list[int], list[CertifiedPoint], str]] = field(default_factory=list)
 
     _MORE: ClassVar[str] = "every grid point's margin enclosure in to_dict()"

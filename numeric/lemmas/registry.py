@@ -104,16 +104,30 @@ class Claim:
         (``int``/``Fraction``): the function itself is then the certified check.
     """
 
+    #: Short identifier, dotted for sub-claims (``"lemma9.f1"``).
     id: str
+    #: The claim in words, written as ``lhs REL rhs``.
     statement: str
+    #: Where it is in the paper (``"Lemma 5"``, ``"eq. (17)"``), or ``""``.
     equation: str
+    #: ``function(ctx) -> (lhs, rhs)`` or ``-> Point``.
     function: ClaimFunction
+    #: One of :data:`RELATIONS`, how ``lhs`` and ``rhs`` must compare.
     relation: str = "<="
+    #: Parameters from :data:`REQUIREMENTS` the function reads (the claim is skipped when the user
+    #: gave ``lam`` directly).
     requires: tuple[str, ...] = ()
+    #: For a claim the paper gets wrong, the correct statement; ``None`` otherwise.
     corrected_statement: str | None = None
+    #: Whether the paper makes the claim only "for sufficiently large N".
     asymptotic: bool = False
+    #: Free labels of the claim (``mfstein lemmas --list --json`` lists them); empty by default.
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: The certified evaluator, ``certified(cctx) -> (lhs, rhs)`` as Arb balls (``(lhs, rhs, tol)``
+    #: for ``==``); ``None`` when the claim has none.
     certified: CertifiedFunction | None = None
+    #: Whether ``function`` computes both sides in exact arithmetic (``int``/``Fraction``), so that
+    #: it is the certified check itself.
     exact: bool = False
 
     def __post_init__(self) -> None:

@@ -31,9 +31,14 @@ DPS_RANGE = (15, 1000)
 class ClaimResult:
     """One claim over the grid."""
 
+    #: The claim (:class:`numeric.lemmas.registry.Claim`).
     claim: Claim
+    #: The grid's sizes ``N`` it was evaluated at, in order; empty when skipped.
     Ns: list[int]
+    #: Its :class:`numeric.lemmas.registry.Point` at each of ``Ns``.
     points: list[Point]
+    #: Why the claim was skipped (it needs ``gamma``/``alpha`` and ``lam`` was given); ``""`` when
+    #: it ran.
     skipped: str = ""
 
     @property
@@ -74,7 +79,13 @@ class ClaimResult:
 class Report(Presentable):
     """The results of :func:`check`: a row per claim (its verdict over the grid)."""
 
+    #: A :class:`ClaimResult` per claim, in :func:`numeric.lemmas.get_claims`'s order.
     results: list[ClaimResult]
+    #: The grid's parameters as :func:`grid_params` checked them (``gamma``, ``alpha``, ``lam`` as
+    #: strings, ``None`` when not given; ``xi`` as a string; ``b``, ``d``, ``dps``) and, keyed by
+    #: ``str(N)`` for each grid ``N`` whose claims solved the mean field, ``b_used`` (the buffer
+    #: size used), ``digits`` (the significant digits trusted) and ``lam_values`` (the arrival rate
+    #: at ``N``, ``dps`` digits).
     params: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "every grid point's lhs, rhs and margin in to_dict()"

@@ -83,6 +83,8 @@ class ObservableExpansion(Presentable):
     digits: dict[str, int]
     #: The solution's requested digits (the most any term claims).
     dps: int
+    #: Why a term is missing (the ``1/N^2`` term, or the quadratic observable's ``1/N`` term,
+    #: without a solution of ``order=2`` or without the third moment ``C``); empty when none is.
     notes: list[str] = field(default_factory=list)
     #: Term name -> the bound of its absolute error the digits come from
     #: (rounding in evaluating ``g`` and its derivatives included).
@@ -200,11 +202,18 @@ class ExactExpectation(Presentable):
     :data:`EXACT_DIGITS`; ``0`` when cancellation took them all).
     """
 
+    #: The observable's name (declared, the expression's text, or a function's ``__name__``).
     observable: str
+    #: The population size of the chain.
     N: int
+    #: ``E[g(S_N)]`` under the exact stationary law (float64).
     mean: float
+    #: ``Var g(S_N)`` under the exact stationary law (float64).
     variance: float
+    #: The chain's residual ``||pi Q||_1``; ``None`` when the result does not record it.
     residual: float | None = None
+    #: The bound of the absolute error of ``mean``, ``E|g|`` times half a unit in the
+    #: :data:`EXACT_DIGITS`-th digit, plus the rounding of ``g`` on the states (class docstring).
     error: float = 0.0
 
     _MORE: ClassVar[str] = "float64 under the exact stationary law"

@@ -187,8 +187,8 @@ class MeanFieldSolution(Presentable):
     fixed_points: list[list[float]] = field(default_factory=list)
     #: Remarks a reader of the numbers needs (truncations, fallbacks).
     notes: list[str] = field(default_factory=list)
-    #: The tail truncation, ``None`` when every level was solved, else ``K``: levels
-    #: ``K+1..b`` are negligible at the requested precision.  On the supermarket's fast
+    #: The tail truncation, ``None`` when every level was solved, else ``K`` (levels
+    #: ``K+1..b`` are negligible at the requested precision).  On the supermarket's fast
     #: path ``J``, ``Q``, ``P`` and ``eigenvalues`` are then of size ``K`` while ``s_star``,
     #: ``V``, ``W`` and ``ftilde`` have all ``b`` entries; the general route's truncation
     #: pads ``s_star``, ``J``, ``Q``, ``P``, ``V``, ``W`` and ``ftilde`` to ``b`` (zeros
@@ -233,6 +233,9 @@ class MeanFieldSolution(Presentable):
     #: ``{"lam": lam, "d": d}`` for the supermarket family (``lam`` at the working
     #: precision); empty for other models. Read through :attr:`lam` and :attr:`d`.
     family_fields: dict[str, Any] = field(default_factory=dict)
+    #: The model the solution was computed from (a :class:`derive.Model`, a model read from disk or
+    #: a factory called on first use); read it through :meth:`get_model`. ``None`` when the
+    #: solution was built by hand.
     source_model: Any = field(default=None, repr=False, compare=False)
     #: The parameter values the solution was computed from, as given (name -> value, exact
     #: where given exactly; ``params`` holds them as decimal strings); :meth:`certify`

@@ -31,17 +31,36 @@ class SweepPoint:
     the most digits any number is written with; ``refusal``: the sentence that
     refused the point (then every number is ``None``)."""
 
+    #: The point's parameter values, as strings.
     params: dict[str, str]
+    #: ``c = tr(P Q) = tr(M W)`` at the point
+    #: (:attr:`numeric.meanfield.solution.MeanFieldSolution.constant`); ``None`` when refused.
     c: Any = None
+    #: The correct significant digits claimed for ``c`` (0 when refused).
     digits: int = 0
+    #: The fixed point ``s*``.
     s_star: tuple[Any, ...] = ()
+    #: The refined bias ``V`` (``E[S] = s* + V/N + O(1/N^2)``).
     V: tuple[Any, ...] = ()
+    #: The absolute error of the entries of ``s_star`` and ``V`` (keys ``"s_star"`` and ``"V"``):
+    #: one per entry at ``dps`` digits, one number for all entries at float64 (the relative error
+    #: estimate times the largest entry's magnitude).
     errors: dict[str, Any] = field(default_factory=dict)
+    #: With ``order=2``, ``c2 = tr(M B)`` (``N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)``);
+    #: ``None`` otherwise.
     c2: Any = None
+    #: With ``order=2``, the digits claimed for ``c2``; ``None`` otherwise.
     digits2: int | None = None
+    #: Name -> :class:`numeric.meanfield.observables.ObservableExpansion` of each observable asked
+    #: for; empty when none was.
     observables: dict[str, Any] = field(default_factory=dict)
+    #: Remarks a reader of the numbers needs (truncations, fallbacks), as the solution gives them.
     notes: tuple[str, ...] = ()
+    #: The sentence that refused the point (then every number is ``None``); ``None`` when the point
+    #: was solved.
     refusal: str | None = None
+    #: The most significant digits any number of the point is written with (the requested digits,
+    #: or :data:`FLOAT64_DPS` at float64).
     dps: int = FLOAT64_DPS
 
     @classmethod

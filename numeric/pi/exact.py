@@ -81,7 +81,7 @@ class PIExactResult(Presentable):
     ``residual``, with 3 digits rounded up), beside.
     """
 
-    #: The Persistent-Idle model: batch law, servers' capacity laws, ``n``.
+    #: The Persistent-Idle model (batch law, servers' capacity laws, ``n``).
     model: PIModel
     #: The dispatch policy (one of :data:`POLICIES`).
     policy: str
@@ -111,10 +111,10 @@ class PIExactResult(Presentable):
     p_idle: np.ndarray
     #: The probability that some server is idle, ``P(min_i Q_i = 0)``.
     p_some_idle: float
-    #: Tokens sent per slot: a server sends one in each slot it had work in and ends
+    #: Tokens sent per slot; a server sends one in each slot it had work in and ends
     #: empty, whatever the policy; they are the messages of PI, PI-Split and JIQ.
     tokens_per_slot: float
-    #: Messages per slot: the tokens under PI, PI-Split and JIQ, ``n P(a > 0)`` under
+    #: Messages per slot, the tokens under PI, PI-Split and JIQ, ``n P(a > 0)`` under
     #: JSQ (every server polled per non-empty batch), none under Random.
     messages_per_slot: float
     #: :attr:`messages_per_slot` divided by ``E[a]``.

@@ -54,9 +54,14 @@ class Member:
     the ``d`` servers are sampled without replacement (``None`` with).
     """
 
+    #: The power-of-d family's model (:class:`derive.model.Model`, ``b = model.n`` levels).
     model: Any
+    #: The arrival rate per server.
     lam: mpf
+    #: The service rate (a free parameter of the model or built into it).
     mu: mpf
+    #: The number of servers when the ``d`` servers are sampled without replacement; ``None`` with
+    #: replacement.
     N: int | None = None
 
     @property

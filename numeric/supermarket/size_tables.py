@@ -26,7 +26,11 @@ class _SizeTable(Presentable):
     (:class:`numeric.meanfield.solution.MeanFieldSolution`; one object for sizes that share
     an arrival rate)."""
 
+    #: The system sizes ``N``, in the order given, each once.
     sizes: tuple[int, ...]
+    #: The supermarket solution at each size
+    #: (:class:`numeric.meanfield.solution.MeanFieldSolution`, in the order of ``sizes``; one
+    #: object for the sizes that share an arrival rate).
     solutions: tuple[Any, ...]
 
     def _pairs(self) -> list[tuple[int, Any]]:
@@ -53,6 +57,8 @@ class BoundTable(_SizeTable):
     ``certificates``: each size's :class:`numeric.certified.enclosures.CertifiedSolution`,
     or ``None`` when not asked."""
 
+    #: Each size's :class:`numeric.certified.enclosures.CertifiedSolution` (Arb enclosures of the
+    #: constant, in the order of ``sizes``); ``None`` when not asked for.
     certificates: tuple[Any, ...] | None = None
 
     _MORE: ClassVar[str] = "each size's solution in .solutions; .render() for the table"

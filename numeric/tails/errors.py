@@ -68,7 +68,9 @@ class LawError:
     """Estimates of ``sum_k |p_k - p_k^true|`` (``mass``) and ``sum_k k |p_k - p_k^true|``
     (``first``) of a law on ``{0, 1, ...}``; ``None`` for no estimate."""
 
+    #: The estimate of ``sum_k |p_k - p_k^true|``; ``None`` for no estimate.
     mass: float | None
+    #: The estimate of ``sum_k k |p_k - p_k^true|``; ``None`` for no estimate.
     first: float | None
 
 

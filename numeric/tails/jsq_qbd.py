@@ -164,7 +164,10 @@ def jsq_blocks(
 class JSQSolution(Presentable):
     """Exact (phase-truncated) stationary law of JSQ with ``n`` servers."""
 
+    #: The number of servers.
     n: int
+    #: The heavy-traffic parameter (arrivals at rate ``lambda_n = n (1 - eps)``, ``rho = 1 -
+    #: eps``).
     eps: float
     #: Phase truncation (maximal spread).
     D: int
@@ -190,7 +193,11 @@ class JSQSolution(Presentable):
     phase_marginal: np.ndarray
     #: ``||q_perp||_2`` in each phase.
     perp_norm: np.ndarray
+    #: The solve's wall-clock time in seconds, the spreads tried included.
     seconds: float
+    #: One dict per spread solved, in order, with ``D``, ``phases``, ``boundary_mass`` and, when the
+    #: spread was chosen (no ``D`` given), ``change`` (the largest relative change of the checked
+    #: statistics from the previous spread; ``inf`` for the first); one entry for a fixed ``D``.
     history: list[dict] = field(default_factory=list)
     #: The solves at the last two spreads tried before ``D`` (their ``law``,
     #: ``phase_marginal``, ``perp_norm``, ``D``; the latest first): the truncation's

@@ -54,23 +54,47 @@ class TailReport(Presentable):
     the absolute error of each number (``tail``: one for every ``x``; ``perp_mgf``:
     one per ``theta``; ``None`` where there is no estimate, a fixed truncation)."""
 
+    #: ``"jsq"``, ``"mmn"`` or ``"ssq"``.
     model: str
+    #: The number of servers (JSQ, M/M/n); for the SSQ the size of the default binomial family.
     n: int
+    #: ``1 - rho``, as given, or for the SSQ with explicit pmfs computed from them (``1 - E a / E
+    #: s``).
     eps: float
+    #: The points ``x >= 0`` of ``tail``, as given.
     x: list[float]
+    #: ``P(eps X > x)`` at each ``x`` (the quantity bounded in Theorem 2).
     tail: list[float]
+    #: ``E[eps X]``.
     scaled_mean: float
+    #: The mean ``m`` of the exponential heavy-traffic limit, 1 for JSQ and M/M/n, Kingman's ``(Var
+    #: a + Var s) / (2 E s)`` for the SSQ.
     limit_mean: float
+    #: ``sup_x |P(eps X > x) - exp(-x / m)|``, the distance to the heavy-traffic limit.
     sup_distance: float
+    #: A point ``x`` where ``sup_distance`` is attained.
     sup_distance_at: float
+    #: The tail decay factor ``r`` of ``P(X = k + 1) ~ r P(X = k)``; ``rho`` for JSQ and M/M/n, the
+    #: Cramér root for the SSQ.
     decay_factor: float
+    #: ``-log(r) / eps`` (Theorem 2's exponent; it tends to 1 as ``eps -> 0``).
     scaled_decay_rate: float
+    #: For JSQ, the QBD's level decay factor ``sp(R)`` (equals ``rho^n``); ``None`` otherwise.
     level_decay: float | None = None
+    #: For JSQ, ``E ||q_perp||_2^2`` (Proposition 3); ``None`` otherwise.
     perp_second_moment: float | None = None
+    #: For JSQ, the points ``theta`` of ``perp_mgf``, as given; empty otherwise.
     thetas: list[float] = field(default_factory=list)
+    #: For JSQ, ``E exp(theta ||q_perp||_2)`` at each ``theta`` (Proposition 3).
     perp_mgf: list[float] = field(default_factory=list)
+    #: How accurate the law is (the method and its checks, residuals, and for JSQ the phase
+    #: truncation's neglected mass and change); :meth:`accuracy_text` prints it.
     accuracy: dict[str, Any] = field(default_factory=dict)
+    #: The law of ``X`` (:class:`numeric.tails.statistics.TotalQueueLaw`; left out of
+    #: :meth:`to_dict`).
     law: Any = None
+    #: The absolute error of each number by field name (class docstring;
+    #: :mod:`numeric.tails.errors`).
     errors: dict[str, Any] = field(default_factory=dict)
 
     _MORE: ClassVar[str] = "every x and theta in to_dict(); describe() for the full text"

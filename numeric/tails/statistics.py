@@ -52,8 +52,12 @@ class TotalQueueLaw:
         ``p_{K+i} = Re sum_j a_j r_j^i``.  Empty arrays mean no tail.
     """
 
+    #: ``p_0, ..., p_K``, the explicit head of the pmf (float64, ``K = len(head) - 1 >= 0``).
     head: np.ndarray
+    #: The tail's complex coefficients ``a_j``, ``p_{K+i} = Re sum_j a_j r_j^i`` for ``i >= 1``;
+    #: empty for no tail.
     coef: np.ndarray = field(default_factory=lambda: np.zeros(0, complex))
+    #: The tail's complex ratios ``r_j`` (``|r_j| < 1``), one per entry of ``coef``.
     ratios: np.ndarray = field(default_factory=lambda: np.zeros(0, complex))
 
     def __post_init__(self) -> None:
@@ -170,7 +174,7 @@ class TotalQueueLaw:
 
         Returns
         -------
-        (distance, x):
+        ``(distance, x)``:
             ``x`` is the left end ``eps k`` (or ``eps (k + 1)``) of the gap.
         """
         k_exp = int(np.ceil(limit_mean * 700.0 / eps))  # exp(-eps k / m) < 1e-300
