@@ -263,9 +263,7 @@ def given_rates(lam: Any, mu: Any) -> Callable[[], tuple[mpf, mpf]]:
     return lambda: (to_mpf("lam", lam), to_mpf("mu", mu))
 
 
-def verified_shooting(
-    member: Member, rates: Callable[[], tuple[mpf, mpf]], dps: int
-) -> list[mpf]:
+def verified_shooting(member: Member, rates: Callable[[], tuple[mpf, mpf]], dps: int) -> list[mpf]:
     """``s*`` of a member sampling with replacement, to ``dps`` digits: the shooting
     at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu``, the rates
     ``rates()`` read at that precision (the rates as given, :func:`given_rates`, or
