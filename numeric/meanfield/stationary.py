@@ -1181,7 +1181,7 @@ def _make_base64(problem: Any, guess: np.ndarray | None) -> Base64:
     from numeric.prepared.problem import read_only64
 
     model = problem.model
-    s = fast_fixed_point(model, dict(problem.params)) if problem.start is None else None
+    s = fast_fixed_point(problem) if problem.start is None else None
     if s is not None:
         p = np.array(problem.p64)
         k64 = model.kernels("numba")

@@ -71,7 +71,7 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
     sysm = system64(problem)  # the problem's float64 system, kept with it
     # the family's own float64 fixed point when it has one (the supermarket's O(b)
     # shooting instead of the ODE on all b coordinates)
-    s = fast_fixed_point(model, params) if start is None else None
+    s = fast_fixed_point(problem) if start is None else None
     if s is None:
         s = fixed_point64(sysm, s0)
     F = list(sysm.red.free)
