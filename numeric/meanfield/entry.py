@@ -12,6 +12,14 @@ solver, :data:`mfstein.ground.fast_paths.FAST_PATHS`) is solved by it unless ``r
 or a
 ``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
 runs.
+
+The inputs are read once: the parameter point
+(:func:`numeric.prepared.parameters.prepare_params`: names, then values and declared
+ranges at ``dps + 20`` digits and at 30), then ``order`` and ``observables``, then
+the problem of that point and the start
+(:func:`numeric.prepared.problem.problem_at`), which every route takes
+(:func:`_solve_problem`, shared with :func:`solve_prepared`); ``M`` is checked by the
+route.  A warm call with the same inputs reads none of them again.
 """
 
 from __future__ import annotations

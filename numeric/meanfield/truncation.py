@@ -162,15 +162,8 @@ class _Restriction:
 
     @property
     def model(self) -> Any:
+        """The prepared problem's model."""
         return self.problem.model
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        return self.problem.params
-
-    @property
-    def start(self) -> Any:
-        return self.problem.start
 
     def _parts(self, kept: list[int]) -> tuple[Any, Any, Any]:
         """The restricted model (:func:`restricted`), observable and start on ``kept``."""
@@ -181,7 +174,7 @@ class _Restriction:
             Mb = quadratic_form(self.M)(self.model.n)
             Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
         sub_start = None
-        if self.start is not None:
+        if self.problem.start is not None:
             with mpmath.workdps(self.dps + 20):
                 full = self.problem.start_now()
             sub_start = [full[i] for i in kept]
@@ -204,7 +197,7 @@ class _Restriction:
         exceeds ``delta``."""
         sub, Msub, sub_start = self._parts(kept)
         try:
-            out = route(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
+            out = route(sub, self.problem.params, dps=self.dps, M=Msub, start=sub_start)
         except (ParameterError, NumericalError):
             return None
         bad = self._residual(kept, out.s_star)
