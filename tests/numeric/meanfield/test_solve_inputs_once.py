@@ -66,3 +66,24 @@ def test_a_warm_solve_reads_no_parameter_value_again(monkeypatch, precision: str
     again = numeric.solve(model, dict(params), dps=12, precision=precision)
     assert len(reads) == cold, reads[cold:]  # the warm call read none of them again
     assert again.constant == first.constant
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "params", "start"),
+    [
+        ("sir", {}, GOOD, None),
+        ("sir", {}, GOOD, ["0.9", "0.1", "0"]),
+        ("supermarket", {"b": 5}, {"lam": "0.7"}, None),  # the family's fast path
+    ],
+)
+def test_solve_prepared_is_solve_on_the_prepared_problem(name, options, params, start) -> None:
+    """The finite-N chain's centre (:func:`numeric.meanfield.entry.solve_prepared`) and
+    ``numeric.solve`` take one path: the same solution, inputs included."""
+    from numeric.meanfield.entry import solve_prepared
+    from numeric.prepared.problem import prepare_problem
+
+    model = load_model(name, **options)
+    one = solve_prepared(prepare_problem(model, params, start), dps=15)
+    other = numeric.solve(model, params, dps=15, start=start)
+    assert one == other and one.to_dict() == other.to_dict()
+    assert one.inputs == params and one.start == start and one.M is None
