@@ -262,8 +262,16 @@ def prepare_problem(
     parameter name or value the model does not take and for a start outside its
     state space.
     """
-    point = prepare_params(model, params)
-    key = inputs_key(model, point.params, _exact_key(start), None)
+    return problem_at(prepare_params(model, params), start)
+
+
+def problem_at(point: PreparedParams, start: Sequence[Any] | str | None = None) -> PreparedProblem:
+    """The :class:`PreparedProblem` of the parameter point ``point`` (names and values
+    already read, :func:`numeric.prepared.parameters.prepare_params`) from ``start``:
+    :func:`prepare_problem` without reading the parameters again (from this process's
+    cache when prepared before).  Raises ``ParameterError`` in one sentence for a start
+    outside the state space."""
+    key = inputs_key(point.model, point.params, _exact_key(start), None)
     return _PROBLEMS.get(key, lambda: _build(point, start, key))
 
 
