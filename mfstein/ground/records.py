@@ -226,14 +226,21 @@ def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
         offset += -(-a.nbytes // _ALIGN) * _ALIGN
     head = json.dumps(layout).encode()
     head += b" " * (-(8 + len(head)) % _ALIGN)
-    data = bytearray(len(head).to_bytes(8, "little") + head)
-    for a in blocks.values():
-        data += a.tobytes() + bytes(-a.nbytes % _ALIGN)
+    pieces = [len(head).to_bytes(8, "little") + head]
+    for a in blocks.values():  # each array's own buffer: no copy is made of the file
+        pieces += [a.reshape(-1).view(np.uint8), bytes(-a.nbytes % _ALIGN)]
+    h = hashlib.sha256()
+    for piece in pieces:
+        h.update(piece)
+
+    def fill(fh: Any) -> None:
+        fh.writelines(pieces)
+
     try:
-        atomic_write(_arrays_path(key), bytes(data), durable=False)
+        atomic_write(_arrays_path(key), fill, durable=False)
     except OSError:
         return None
-    return hashlib.sha256(data).hexdigest()
+    return h.hexdigest()
 
 
 def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
