@@ -32,6 +32,16 @@ the machine may be shared:
     residual, the iterations, and ``N E||S - s*||^2``.  Best of ``--repeat``
     children below ``--large`` states, one run above.
 
+Idle BLAS threads.  NumPy's and SciPy's OpenBLAS each start a worker thread at import
+(here, on 2 cores), which spins for a while before it sleeps (some 200 ms of CPU
+during the imports); a child's CPU counts every thread, so a call timed right after
+the imports is charged the end of that spin, 5-25 ms, in the solve's child and in the
+fresh spsolve's alike, and by chance.  Neither call wakes those threads.  So each
+SIR row has a second line, ``main thread``: the same calls timed by the calling
+thread's CPU (:func:`time.thread_time`), which does all their work.  (Waiting for the
+threads to sleep first is no cure: after an idle wait the first call is 5-15 ms
+slower, a cold core.)
+
 ``--before PATH`` runs the same children with ``PATH`` (another checkout of
 mfstein, e.g. ``git worktree add /tmp/before <rev>``) first on ``PYTHONPATH`` and
 prints its rows beside.
@@ -66,6 +76,13 @@ def _cpu() -> float:
     return u.ru_utime + u.ru_stime
 
 
+def _clocks() -> tuple[float, float]:
+    """The process's CPU (:func:`_cpu`) and the calling thread's, in seconds."""
+    import time
+
+    return _cpu(), time.thread_time()
+
+
 def _peak() -> int:
     import resource
 
@@ -91,9 +108,9 @@ def child_sir(N: int, save: str | None = None) -> dict:
     import numeric.exact
     from derive.models import load_model
 
-    t0 = _cpu()
+    t0, m0 = _clocks()
     r = numeric.exact.solve("sir", SIR, N=N)
-    t1 = _cpu()
+    t1, m1 = _clocks()
     numeric.exact.solve("sir", SIR, N=N)
     warm = _cpu() - t1
     from scipy.sparse.linalg import spsolve
@@ -115,6 +132,7 @@ def child_sir(N: int, save: str | None = None) -> dict:
     return {
         "states": r.states,
         "solve": t1 - t0,
+        "solve_main": m1 - m0,
         "imports": t0,
         "warm": warm,
         "spsolve": t3 - t2,
@@ -134,10 +152,14 @@ def child_spsolve(path: str) -> dict:
     with np.load(path) as z:
         A = sps.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
         rhs, x_warm = z["rhs"], z["x"]
-    t0 = _cpu()
+    t0, m0 = _clocks()
     x = spsolve(A, rhs)
-    t1 = _cpu()
-    return {"spsolve_fresh": t1 - t0, "same_x": bool(np.array_equal(x, x_warm))}
+    t1, m1 = _clocks()
+    return {
+        "spsolve_fresh": t1 - t0,
+        "spsolve_fresh_main": m1 - m0,
+        "same_x": bool(np.array_equal(x, x_warm)),
+    }
 
 
 def child_supermarket(N: int) -> dict:
@@ -233,6 +255,14 @@ def _sir_row(label: str, runs: list[dict | None], new: bool = False) -> str:
         if paired
         else ""
     )
+    main = (
+        f"\n{'':>7}  main thread, CPU s min / median: first solve "
+        f"{spread([g['solve_main'] for g in good])}; spsolve first in a fresh child "
+        f"{spread([g['spsolve_fresh_main'] for g in paired])}; first / fresh spsolve "
+        f"{spread([g['solve_main'] / g['spsolve_fresh_main'] for g in paired], 1)}x"
+        if paired
+        else ""
+    )
     return (
         f"{label:>7}  {what} ({r['states']:,} states), CPU s min / median of {len(good)}: "
         f"first solve {spread([g['solve'] for g in good])}; spsolve on the same generator "
@@ -240,7 +270,7 @@ def _sir_row(label: str, runs: list[dict | None], new: bool = False) -> str:
         f"{spread([g['solve'] / g['spsolve'] for g in good], 1)}x; {fresh}second solve "
         f"{spread([g['warm'] for g in good])}; interpreter and imports {r['imports']:.2f}; "
         f"residuals {r['residual']:.1e} / {r['spsolve_residual']:.1e}; max |pi - pi_spsolve| "
-        f"{r['max_diff']:.1e}"
+        f"{r['max_diff']:.1e}{main}"
     )
 
 

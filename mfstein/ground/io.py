@@ -62,6 +62,7 @@ def atomic_write(
     data: str | bytes | Callable[[IO], None],
     *,
     binary: bool | None = None,
+    durable: bool = True,
 ) -> Path:
     """Write ``data`` to ``path`` atomically and return the path.
 
@@ -76,6 +77,14 @@ def atomic_write(
     binary:
         Open the temporary file in binary mode; by default binary for bytes,
         text for str, and binary for a callable.
+    durable:
+        Flush the new content to disk (``fsync``) before it takes the name, so that
+        it survives a power loss or a system crash (the default).  ``False`` for a
+        file its reader checks (a record ending with its digest,
+        :mod:`mfstein.ground.records`): the rename is as atomic, but after a crash of
+        the system the file may be empty or torn, which the check turns into a
+        miss; the write then waits for no disk (for a 580 KB file some 1.5 ms of
+        CPU and 5-10 ms of wall time less).
     """
     target = write_target(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -90,7 +99,8 @@ def atomic_write(
             else:
                 fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
             os.chmod(fh.fileno(), 0o666 & ~_umask())
 
     fd = _unnamed_file(target.parent)

@@ -17,7 +17,10 @@ in the cache directory (:func:`mfstein.ground.cache.cache_dir`, folder
 Library models only: a model file may import other files, which no key would
 cover (:func:`library_name`).  Files end with the digest of their content
 (:func:`mfstein.ground.cache.with_check`); a damaged or unreadable file is a miss,
-and is written afresh.  A record may keep NumPy arrays beside it
+and is written afresh.  So the files are written atomically but not flushed to disk
+(``atomic_write(..., durable=False)``): a crash of the system may leave one empty
+or torn, which its check refuses, and the first call that writes a record waits for
+no disk.  A record may keep NumPy arrays beside it
 (:func:`save_arrays`, checked by their SHA-256 in the record).  Standard library
 only at import (NumPy is imported by the functions that keep arrays).
 """
@@ -111,7 +114,7 @@ def _keep_digest(stamp: str, digest: str) -> None:
     path = _stamp_path(stamp)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, digest)
+        atomic_write(path, digest, durable=False)
     except OSError:
         pass
 
@@ -223,14 +226,21 @@ def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
         offset += -(-a.nbytes // _ALIGN) * _ALIGN
     head = json.dumps(layout).encode()
     head += b" " * (-(8 + len(head)) % _ALIGN)
-    data = bytearray(len(head).to_bytes(8, "little") + head)
-    for a in blocks.values():
-        data += a.tobytes() + bytes(-a.nbytes % _ALIGN)
+    pieces = [len(head).to_bytes(8, "little") + head]
+    for a in blocks.values():  # each array's own buffer: no copy is made of the file
+        pieces += [a.reshape(-1).view(np.uint8), bytes(-a.nbytes % _ALIGN)]
+    h = hashlib.sha256()
+    for piece in pieces:
+        h.update(piece)
+
+    def fill(fh: Any) -> None:
+        fh.writelines(pieces)
+
     try:
-        atomic_write(_arrays_path(key), bytes(data))
+        atomic_write(_arrays_path(key), fill, durable=False)
     except OSError:
         return None
-    return hashlib.sha256(data).hexdigest()
+    return h.hexdigest()
 
 
 def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
@@ -277,4 +287,5 @@ def write(path: Path, record: dict, *, sort_keys: bool = True) -> None:
     from mfstein.ground.io import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, cache.with_check(json.dumps(record, sort_keys=sort_keys) + "\n"))
+    text = cache.with_check(json.dumps(record, sort_keys=sort_keys) + "\n")
+    atomic_write(path, text, durable=False)

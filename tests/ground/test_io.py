@@ -88,3 +88,25 @@ def test_without_unnamed_files_the_hidden_temporary_is_removed_on_error(
     assert os.listdir(tmp_path) == []
     atomic_write(target, "y")
     assert target.read_text() == "y" and os.listdir(tmp_path) == ["out.txt"]
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_write_flushes_to_disk_only_when_durable(tmp_path, monkeypatch, durable) -> None:
+    """``durable=False`` (a file its reader checks) writes the same file, atomically,
+    without waiting for the disk; the default waits (one ``fsync``)."""
+    flushed: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:  # the real flush, counted
+        flushed.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    target = tmp_path / "record.json"
+    target.write_text("old")
+    atomic_write(target, "new content", durable=durable)
+    assert target.read_text() == "new content" and os.listdir(tmp_path) == ["record.json"]
+    assert len(flushed) == (1 if durable else 0)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask

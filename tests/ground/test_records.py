@@ -1,7 +1,9 @@
 """The stamp of mfstein's code in the keys of kept records
 (:func:`mfstein.ground.records.code_digest`): the digest of the sources' contents,
 kept under a stamp of their sizes and times so that a new process does not hash
-them again; an edit gives a new stamp and a new digest."""
+them again; an edit gives a new stamp and a new digest.  The records are written
+without a flush to disk, so a crash may leave one empty or torn: it is read as a
+miss, never misread."""
 
 from __future__ import annotations
 
@@ -79,3 +81,58 @@ def test_arrays_kept_beside_a_record_come_back_only_with_their_digest(tree):
         assert np.array_equal(back[k], v) and back[k].flags.writeable, k
     assert records.load_arrays("k" * 64, "0" * 64) is None  # not the file the record names
     assert records.load_arrays("j" * 64, digest) is None  # none kept
+
+
+def _torn(text: bytes, changed: bool = True) -> dict[str, bytes]:
+    """What a crash may leave of a file whose content is ``text`` (written without a
+    flush to disk): nothing, a part (cut inside the final check), blocks of zeros;
+    and, with ``changed``, a changed byte (damage on the disk)."""
+    torn = {
+        "empty": b"",
+        "half": text[: len(text) // 2],
+        "cut in its check": text[:-3],
+        "zeros": bytes(len(text)),
+    }
+    if changed:
+        flipped = bytearray(text)
+        flipped[len(text) // 2] ^= 0x01
+        torn["one byte changed"] = bytes(flipped)
+    return torn
+
+
+def test_an_empty_or_torn_record_is_a_miss_and_is_written_afresh(tree):
+    key, record = "r" * 64, {"name": "sir", "values": [0.1, 3.0], "note": "é"}
+    records.save(key, record)
+    path = records._path(key)
+    whole = path.read_bytes()
+    assert records.load(key) == record
+    for what, text in _torn(whole).items():
+        path.write_bytes(text)
+        assert records.load(key) is None, what
+        records.save(key, record)  # the next call that makes it writes it again
+        assert path.read_bytes() == whole and records.load(key) == record, what
+
+
+def test_an_empty_or_torn_arrays_file_is_a_miss(tree):
+    import numpy as np
+
+    key = "a" * 64
+    arrays = {"states": np.arange(30, dtype=np.int64).reshape(10, 3), "q": np.linspace(0, 1, 10)}
+    digest = records.save_arrays(key, arrays)
+    path = records._arrays_path(key)
+    whole = path.read_bytes()
+    for what, text in _torn(whole).items():
+        path.write_bytes(text)
+        assert records.load_arrays(key, digest) is None, what
+    path.write_bytes(whole)
+    assert np.array_equal(records.load_arrays(key, digest)["states"], arrays["states"])
+
+
+def test_an_empty_or_torn_kept_digest_is_computed_again(tree):
+    first = _fresh()
+    kept = records._stamp_path(records.source_stamp())
+    # (a changed hex digit would be a digest still: new keys, never a misread record)
+    for what, text in _torn(kept.read_bytes(), changed=False).items():
+        kept.write_bytes(text)
+        assert _fresh() == first, what
+        assert kept.read_text() == first, what

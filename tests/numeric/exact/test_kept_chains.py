@@ -184,6 +184,30 @@ def test_a_damaged_or_missing_kept_generator_is_searched_again_and_kept_again():
     assert np.array_equal(records.load_arrays(key, healed)["states"], first.state_array)
 
 
+def test_a_torn_kept_record_is_a_miss_and_is_kept_again():
+    """A record left empty or torn (written without a flush to disk, then a crash of
+    the system) is never read: the call is answered as at a new N (from the record
+    of the call at any N), with the same numbers, and its record is written again."""
+    from mfstein.ground import records
+    from numeric.exact.kept import call_key
+
+    first = numeric.exact.solve("sir", SIR, N=24)
+    key = call_key("sir", SIR, 24, None, None, None, route="auto")
+    path = records._path(key)
+    whole = path.read_bytes()
+    for torn in (b"", whole[: len(whole) // 2], whole[:-3], bytes(len(whole))):
+        path.write_bytes(torn)
+        assert records.load(key) is None
+        again = numeric.exact.solve("sir", SIR, N=24)
+        assert _fields(again) == _fields(first)
+        for name in ("pi", "state_array", "s_star", "W", "mean", "n_cov", "n_mse"):
+            assert np.array_equal(getattr(again, name), getattr(first, name)), name
+        kept = records.load(key)  # written again, whole, with its generator
+        assert kept is not None and kept["start"] == first.start
+        arrays = records.load_arrays(key, kept["assembly"])
+        assert np.array_equal(arrays["states"], first.state_array)
+
+
 def test_a_kept_generator_larger_than_the_memory_limit_is_refused_as_before():
     from mfstein.ground.errors import ParameterError
 
