@@ -110,21 +110,30 @@ def tree_parser(doc: str) -> argparse.ArgumentParser:
     return ap
 
 
+def print_rows(
+    trees: list[str], runs: list[list[dict]], width: int = 28, cell: str = "{:8.3f} /{:7.3f}"
+) -> None:
+    """The table of :func:`tree_runs`' answers (each ``{"rows": {name: time}}``): one line
+    per row name, one column per tree, each cell ``cell`` of the min and median."""
+    column = len(cell.format(0, 0)) + 1
+    names = "".join(f"{os.path.basename(t.rstrip('/'))[:16]:>{column}s}" for t in trees)
+    print(f"  {'':{width}s}" + names)
+    for name in runs[0][0]["rows"]:
+        cells = []
+        for rs in runs:
+            times = [r["rows"][name] for r in rs]
+            cells.append(cell.format(min(times), statistics.median(times)))
+        print(f"  {name:{width}s}" + "".join(f"{c:>{column}s}" for c in cells))
+
+
 def main() -> None:
     ap = tree_parser(__doc__)
     ap.add_argument("--dps", type=int, default=30, help="digits (30)")
     args = ap.parse_args()
     trees = [*args.tree, ROOT]
     runs = tree_runs(trees, args.rounds, ["-c", CHILD.replace("DPS", str(args.dps))])
-    names = list(runs[0][0]["rows"])
     print(f"SIR at {args.dps} digits, CPU seconds per call (min / median of {args.rounds})")
-    print(f"  {'':28s}" + "".join(f"{os.path.basename(t.rstrip('/'))[:16]:>18s}" for t in trees))
-    for name in names:
-        cells = []
-        for rs in runs:
-            times = [r["rows"][name] for r in rs]
-            cells.append(f"{min(times):8.3f} /{statistics.median(times):7.3f}")
-        print(f"  {name:28s}" + "".join(f"{c:>18s}" for c in cells))
+    print_rows(trees, runs)
     for t, rs in zip(trees, runs, strict=True):
         name, r = os.path.basename(t.rstrip("/")), rs[0]
         print(f"  c2 ({name}): after order 1 {r['c2'][0]}, alone {r['c2'][1]}")

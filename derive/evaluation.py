@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import sympy as sp
@@ -41,12 +42,14 @@ SUPPORTED: dict[str, Any] = {
 class Arithmetic:
     """A back end of :func:`walk`: how to make a number and apply each operation.
 
-    ``number(q)`` turns a SymPy number (``Integer``, ``Rational``, ``Float``) into a
-    value; ``add(xs)``, ``mul(xs)``; ``power(x, e)`` with ``e`` the SymPy exponent
-    and ``x`` the base's value (``e`` a number) -- a symbolic exponent goes through
-    ``exp(e log x)``; ``functions`` maps each name of :data:`SUPPORTED` to a
-    function of the argument values (``Heaviside``/``DiracDelta`` also receive
-    their extra SymPy arguments: ``H(0)``, the derivative order).
+    ``number(q)`` turns a number into a value: a rational as a
+    :class:`fractions.Fraction`, any other one as its SymPy number (``Float``,
+    ``pi``, ``E``; :func:`exact_number`); ``add(xs)``, ``mul(xs)``; ``power(x, e)``
+    with ``e`` the exponent (a number, as ``number`` gets it) and ``x`` the base's
+    value -- a symbolic exponent goes through ``exp(e log x)``; ``functions`` maps
+    each name of :data:`SUPPORTED` to a function of the argument values
+    (``Heaviside``/``DiracDelta`` also receive their extra arguments, numbers as
+    ``number`` gets them: ``H(0)``, the derivative order).
     """
 
     number: Callable[[Any], Any]
@@ -77,11 +80,11 @@ def unsupported(expr: sp.Basic) -> list[str]:
     return sorted(bad)
 
 
-def _order(expr: sp.Basic) -> list[sp.Basic]:
-    """The distinct nodes of ``expr``, each after its arguments (no recursion)."""
+def _order(exprs: list[sp.Basic]) -> list[sp.Basic]:
+    """The distinct nodes of ``exprs``, each after its arguments (no recursion)."""
     done: set[sp.Basic] = set()
     out: list[sp.Basic] = []
-    stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
+    stack: list[tuple[sp.Basic, bool]] = [(e, False) for e in reversed(exprs)]
     while stack:
         node, ready = stack.pop()
         if node in done:
@@ -95,38 +98,96 @@ def _order(expr: sp.Basic) -> list[sp.Basic]:
     return out
 
 
-def walk(expr: sp.Basic, leaves: Mapping[sp.Symbol, Any], arith: Arithmetic) -> Any:
-    """The value of ``expr`` with each symbol replaced by ``leaves[symbol]``.
+def exact_number(q: Any) -> Any:
+    """A SymPy number as the back ends read it: a rational as a
+    :class:`fractions.Fraction` (read without SymPy), any other one (a ``Float``,
+    ``pi``, ``E``) as it is."""
+    if getattr(q, "is_Rational", False):
+        return Fraction(int(q.p), int(q.q))
+    return q
 
-    Raises :class:`KeyError` for a symbol without a value and :class:`ValueError`
-    naming a function outside :data:`SUPPORTED` (callers check both first).
-    """
-    values: dict[sp.Basic, Any] = {}
-    for node in _order(expr):
+
+@dataclass(frozen=True)
+class Plan:
+    """Expressions compiled for :func:`run`: the distinct nodes, each after its
+    arguments, as steps ``(kind, a, b)`` that hold no SymPy object but the numbers
+    that are not rational (:func:`exact_number`), so that evaluating a plan calls
+    no SymPy.  ``outputs``: the step of each expression; ``symbols``: the names of
+    the symbols it reads."""
+
+    steps: tuple[tuple[str, Any, Any], ...]
+    outputs: tuple[int, ...]
+    symbols: frozenset[str]
+
+
+def compile_plan(exprs: list[sp.Basic]) -> Plan:
+    """The :class:`Plan` of ``exprs`` (sub-expressions they share are one step).
+
+    Raises :class:`ValueError` naming a function outside :data:`SUPPORTED`
+    (callers refuse those first, :func:`unsupported`)."""
+    where: dict[sp.Basic, int] = {}
+    steps: list[tuple[str, Any, Any]] = []
+    for node in _order(exprs):
         if node.is_Symbol:
-            values[node] = leaves[node]
+            step: tuple[str, Any, Any] = ("symbol", node.name, None)
         elif node.is_Number or node in (sp.pi, sp.E):
-            values[node] = arith.number(node)
-        elif node.is_Add:
-            values[node] = arith.add([values[a] for a in node.args])
-        elif node.is_Mul:
-            values[node] = arith.mul([values[a] for a in node.args])
+            step = ("number", exact_number(node), None)
+        elif node.is_Add or node.is_Mul:
+            step = ("add" if node.is_Add else "mul", tuple(where[a] for a in node.args), None)
         elif node.is_Pow:
             base, e = node.args
             if e.is_Number:
-                values[node] = arith.power(values[base], e)
+                step = ("power", where[base], exact_number(e))
             else:
-                log = arith.functions["log"](values[base])
-                values[node] = arith.functions["exp"](arith.mul([values[e], log]))
+                step = ("exp_log", where[base], where[e])
         else:
             name = _name(node)
             if name is None:
                 raise ValueError(f"no back end evaluates {node.func}.")
-            args = [values[a] for a in node.args]
-            if name in ("Heaviside", "DiracDelta"):
-                args = [args[0], *node.args[1:]]
-            values[node] = arith.functions[name](*args)
-    return values[expr]
+            extra = tuple(exact_number(a) for a in node.args[1:])
+            if name not in ("Heaviside", "DiracDelta"):
+                step = ("function", name, tuple(where[a] for a in node.args))
+            else:
+                step = ("function", name, (where[node.args[0]], *[("value", v) for v in extra]))
+        where[node] = len(steps)
+        steps.append(step)
+    symbols = frozenset(a for kind, a, _ in steps if kind == "symbol")
+    return Plan(tuple(steps), tuple(where[e] for e in exprs), symbols)
+
+
+def run(plan: Plan, leaves: Mapping[str, Any], arith: Arithmetic) -> list[Any]:
+    """The value of each expression of ``plan`` with each symbol replaced by
+    ``leaves[name]`` (no SymPy: the steps hold none); :class:`KeyError` for a
+    symbol without a value."""
+    values: list[Any] = []
+    for kind, a, b in plan.steps:
+        if kind == "symbol":
+            values.append(leaves[a])
+        elif kind == "number":
+            values.append(arith.number(a))
+        elif kind == "add":
+            values.append(arith.add([values[i] for i in a]))
+        elif kind == "mul":
+            values.append(arith.mul([values[i] for i in a]))
+        elif kind == "power":
+            values.append(arith.power(values[a], b))
+        elif kind == "exp_log":
+            log = arith.functions["log"](values[a])
+            values.append(arith.functions["exp"](arith.mul([values[b], log])))
+        else:
+            args = [i[1] if isinstance(i, tuple) else values[i] for i in b]
+            values.append(arith.functions[a](*args))
+    return [values[i] for i in plan.outputs]
+
+
+def walk(expr: sp.Basic, leaves: Mapping[sp.Symbol, Any], arith: Arithmetic) -> Any:
+    """The value of ``expr`` with each symbol replaced by ``leaves[symbol]``
+    (:func:`run` of its :func:`compile_plan`).
+
+    Raises :class:`KeyError` for a symbol without a value and :class:`ValueError`
+    naming a function outside :data:`SUPPORTED` (callers check both first).
+    """
+    return run(compile_plan([expr]), {s.name: v for s, v in leaves.items()}, arith)[0]
 
 
 def _np_reduce(op: Callable[[Any, Any], Any]) -> Callable[[list[Any]], Any]:
@@ -146,22 +207,24 @@ def numpy_arithmetic(dtype: Any) -> Arithmetic:
 
     import numpy as np
 
-    def number(q: sp.Expr) -> Any:
-        if q.is_Rational:
-            return dtype(int(q.p)) / dtype(int(q.q))
+    def number(q: Any) -> Any:
+        q = exact_number(q)
+        if isinstance(q, Fraction):
+            return dtype(q.numerator) / dtype(q.denominator)
         return dtype(str(sp.Float(q, 25)))
 
     def heaviside(x: Any, h0: Any = None) -> Any:
-        at0 = number(sp.Rational(1, 2) if h0 is None else sp.sympify(h0))
+        at0 = number(Fraction(1, 2) if h0 is None else h0)
         return np.where(x > 0, dtype(1), np.where(x < 0, dtype(0), at0))
 
     def delta(x: Any, *order: Any) -> Any:
         return np.where(x != 0, dtype(0), dtype(np.nan))
 
-    def power(x: Any, e: sp.Expr) -> Any:
-        if e.is_Integer:
+    def power(x: Any, e: Any) -> Any:
+        e = exact_number(e)
+        if isinstance(e, Fraction) and e.denominator == 1:
             return x ** int(e) if int(e) >= 0 else 1 / x ** (-int(e))
-        if e == sp.Rational(1, 2):
+        if e == Fraction(1, 2):
             return np.sqrt(x)
         return np.power(x, number(e))
 

@@ -344,19 +344,38 @@ def evaluate(
     divides the columns ``g`` uses by ``N`` in that precision.  The tree is walked, not compiled
     (:mod:`derive.evaluation`): any length of sum, every function of
     :data:`derive.evaluation.SUPPORTED`."""
+    from derive.evaluation import compile_plan
+
+    return evaluate_plan(model, compile_plan([expr]), params, module, expr)
+
+
+def evaluate_plan(
+    model: Model, plan: Any, params: Mapping[str, Any], module: str = "numpy", what: Any = None
+) -> Any:
+    """:func:`evaluate` of the one expression ``what`` compiled as ``plan``
+    (:func:`derive.evaluation.compile_plan`, made once per observable): no SymPy."""
+    every = evaluate_all(model, plan, params, module, what)
+    return lambda X, divisor=None: every(X, divisor)[0]
+
+
+def evaluate_all(
+    model: Model, plan: Any, params: Mapping[str, Any], module: str = "numpy", what: Any = None
+) -> Any:
+    """:func:`evaluate_plan` of every expression of ``plan``: ``f(X)`` is the list of
+    their values (one array each, one value per state); no SymPy."""
     import numpy as np
 
-    from derive.evaluation import numpy_arithmetic, walk
+    from derive.evaluation import numpy_arithmetic, run
 
     dtype = {"numpy": np.float64, "longdouble": np.longdouble}[module]
-    used = [p for p in model.params if p in expr.free_symbols]
-    missing = [str(p) for p in used if str(p) not in params]
+    used = [p.name for p in model.params if p.name in plan.symbols]
+    missing = [name for name in used if name not in params]
     if missing:
-        raise ParameterError(f"observable {expr} needs a value of parameter {', '.join(missing)}.")
+        raise ParameterError(f"observable {what} needs a value of parameter {', '.join(missing)}.")
     arith = numpy_arithmetic(dtype)
-    bound = {p: arith.number(sp.Rational(str(params[str(p)]))) for p in used}
+    bound = {name: arith.number(_exact(params[name])) for name in used}
 
-    present = [(k, x) for k, x in enumerate(model.states) if x in expr.free_symbols]
+    present = [(k, x.name) for k, x in enumerate(model.states) if x.name in plan.symbols]
 
     def on_array(X: Any, divisor: int | None = None) -> Any:
         X = np.asarray(X)
@@ -365,7 +384,18 @@ def evaluate(
             col = np.asarray(X[:, k], dtype=dtype)
             leaves[x] = col if divisor is None else col / dtype(divisor)
         with np.errstate(all="ignore"):
-            val = walk(expr, leaves, arith)
-        return np.broadcast_to(np.asarray(val, dtype=dtype), (X.shape[0],))
+            vals = run(plan, leaves, arith)
+        return [np.broadcast_to(np.asarray(v, dtype=dtype), (X.shape[0],)) for v in vals]
 
     return on_array
+
+
+def _exact(value: Any) -> Any:
+    """A parameter value as the exact rational its text denotes (a
+    :class:`fractions.Fraction`, read without SymPy when it can be)."""
+    from fractions import Fraction
+
+    try:
+        return Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        return sp.Rational(str(value))

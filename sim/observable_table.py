@@ -227,7 +227,7 @@ def accuracy_tables(
                 row["simulation"], row["simulation_note"] = value, note
         for row, tab in zip(rows, tables, strict=True):
             tab["rows"].append(row)
-    name = getattr(model, "name", str(model))
+    name = model.name if hasattr(model, "name") else str(model)  # (no printing of a model)
     return [
         {
             "model": name,
@@ -243,10 +243,10 @@ def accuracy_tables(
 def _check_simulable(model: Any, params: Mapping[str, Any], g: Any, N: int, dps: int) -> None:
     """Raise the simulator's one sentence now if it cannot estimate ``g`` (a model
     family, whose dimension the solve fixes, is checked at its first row)."""
-    from derive.observables import observable
+    from numeric.prepared.observables import prepare_observable
     from sim.observables import prepare
 
-    if not hasattr(model, "states") or observable(model, g).quadratic:
+    if not hasattr(model, "states") or prepare_observable(model, g).quadratic:
         return
     prepare(model, g, {k: parameter_at(k, v, N, dps) for k, v in params.items()})
 
@@ -266,12 +266,12 @@ def _simulated(
     or why there is none (the simulator's one sentence: the table keeps the other
     columns).  One run estimates every observable; when it is refused and there are
     several, each is run alone, so that one observable's refusal is its own."""
-    from derive.observables import observable
+    from numeric.prepared.observables import prepare_observable
     from sim import simulate
     from sim.stats import Estimate
     from sim.summary import whole
 
-    parsed = [observable(model, g) for g in gs]
+    parsed = [prepare_observable(model, g).observable for g in gs]
     exprs = [
         None
         if o.quadratic and o.M is None

@@ -39,20 +39,18 @@ class SimObservable:
 def prepare(model: Any, g: Any, params: Mapping[str, Any]) -> SimObservable:
     """Parse ``g`` against ``model`` (one sentence if it is not an expression the
     simulator can evaluate, or needs a parameter that ``params`` does not give)."""
-    from derive.observables import observable
+    from numeric.prepared.observables import prepare_observable
 
-    obs = observable(model, g)
+    obs = prepare_observable(model, g)
     if obs.quadratic:
         raise ParameterError(
             "the quadratic observable is estimated by the simulator's own n_mse; give an "
             "expression in the state instead."
         )
-    missing = sorted(
-        str(p) for p in obs.expr.free_symbols & set(model.params) if str(p) not in params
-    )
+    missing = sorted(p for p in obs.used_params if p not in params)
     if missing:
         raise ParameterError(f"observable {obs.name!r} needs parameter {', '.join(missing)}.")
-    return SimObservable(name=obs.name, expr=obs.expr)
+    return SimObservable(name=obs.name, expr=obs.observable.expr)
 
 
 def estimate(

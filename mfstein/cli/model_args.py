@@ -92,11 +92,13 @@ def observables_from_args(args: argparse.Namespace) -> list[str]:
 
 def parse_observables(model: Any, texts: list[str], *, quadratic: bool = True) -> list[Any]:
     """The ``--observable`` texts parsed against ``model`` by the one parser
-    (:func:`derive.observables.observable`), before any work; ``quadratic`` false
-    refuses ``quadratic`` (a command that cannot evaluate it) in one sentence."""
-    from derive.observables import observable
+    (:func:`derive.observables.observable`, once per model and text:
+    :func:`numeric.prepared.observables.prepare_observable`, which the task's route then
+    reads), before any work; ``quadratic`` false refuses ``quadratic`` (a command that
+    cannot evaluate it) in one sentence."""
+    from numeric.prepared.observables import prepare_observable
 
-    out = [observable(model, t) for t in texts]
+    out = [prepare_observable(model, t) for t in texts]
     if not quadratic and any(g.quadratic for g in out):
         raise ParameterError(
             "--observable quadratic is not available here; give an expression in the state "

@@ -13,6 +13,8 @@ it is unbounded (``nan``), and of a ball away from zero it is exactly ``0``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import sympy as sp
@@ -47,15 +49,19 @@ def _int_power(x: Any, n: int) -> Any:
     return _span(arb(0), _int_power(top, n))
 
 
-def _power(x: Any, e: sp.Expr) -> Any:
-    """``x**e``: integer powers of any ball, other real powers of ``x >= 0`` only."""
+def _power(x: Any, e: Any) -> Any:
+    """``x**e``: integer powers of any ball, other real powers of ``x >= 0`` only
+    (``e`` a :class:`fractions.Fraction` or a SymPy number:
+    :func:`derive.evaluation.exact_number`)."""
     from flint import arb
 
-    if e.is_Integer:
+    if isinstance(e, Fraction) and e.denominator == 1:
+        return _int_power(x, int(e))
+    if not isinstance(e, Fraction) and e.is_Integer:
         return _int_power(x, int(e))
     if not x >= 0:
         return arb.nan()
-    if e == sp.Rational(1, 2):
+    if e == Fraction(1, 2):
         return x.sqrt()
     if x > 0:
         return x ** to_arb("exponent", e)
@@ -83,7 +89,7 @@ def _heaviside(x: Any, h0: Any = None) -> Any:
         return arb(1)
     if x < 0:
         return arb(0)
-    at0 = to_arb("Heaviside(0)", sp.Rational(1, 2) if h0 is None else h0)
+    at0 = to_arb("Heaviside(0)", Fraction(1, 2) if h0 is None else h0)
     if x == 0:
         return at0
     return _span(arb(0), arb(1)).union(at0)
@@ -160,7 +166,14 @@ def ball_arithmetic() -> Any:
 def ball_value(expr: sp.Expr, leaves: dict[sp.Symbol, Any]) -> Any:
     """The ``arb`` ball of ``expr`` at the balls ``leaves`` (symbol -> ``arb``), in
     the current ``flint.ctx.prec`` (``nan`` where it is not a finite real number)."""
-    from derive.evaluation import walk
+    from derive.evaluation import compile_plan
 
-    value = walk(expr, leaves, ball_arithmetic())
-    return value if value.is_finite() else value.nan()
+    return ball_values(compile_plan([expr]), {s.name: v for s, v in leaves.items()})[0]
+
+
+def ball_values(plan: Any, leaves: Mapping[str, Any]) -> list[Any]:
+    """The ``arb`` ball of each expression of ``plan`` (a :class:`derive.evaluation.Plan`)
+    at the balls ``leaves`` (symbol name -> ``arb``), as :func:`ball_value`; no SymPy."""
+    from derive.evaluation import run
+
+    return [v if v.is_finite() else v.nan() for v in run(plan, leaves, ball_arithmetic())]

@@ -368,12 +368,13 @@ class Chain:
     def of(cls, placement: Placement, memory_limit: float | None) -> Chain:
         """The chain of a model already prepared and placed on its lattice."""
         from numeric.exact.lattice import ExactRates
+        from numeric.params import parameter_names
 
         prepared, lattice = placement.prepared, placement.lattice
         model = prepared.model
         kern = model.kernels("numba")
         b, nt = model.n, int(kern.jumps.shape[0])
-        p64 = np.array([float(prepared.values[str(q)]) for q in model.params])
+        p64 = np.array([float(prepared.values[q]) for q in parameter_names(model)])
         exact = ExactRates(model, prepared.params)
         if all(f is not None for f in exact.fractions):
             p64 = np.array([float(f) for f in exact.fractions])

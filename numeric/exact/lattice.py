@@ -88,6 +88,8 @@ class ExactRates:
         import sympy as sp
         from sympy.printing.pycode import PythonCodePrinter
 
+        from numeric.params import parameter_names
+
         class _FractionPrinter(PythonCodePrinter):
             def _print_Rational(self, e: sp.Rational) -> str:
                 return f"Fraction({int(e.p)}, {int(e.q)})"
@@ -99,7 +101,7 @@ class ExactRates:
                 return f"Fraction({str(e)!r})"
 
         self.model = model
-        names = [str(q) for q in model.params]
+        names = parameter_names(model)
         self.fractions = [to_fraction(n, params[n]) for n in names]
         self.params = [params[n] for n in names]
         self._p60: list[Any] | None = None  # the values at 60 digits (:meth:`_mpmath`)

@@ -66,8 +66,9 @@ def trajectories(
     :class:`numeric.expansion.transient.TransientResult` of ``model`` with the
     parameter values ``params``); ``observables`` as :func:`derive.observables.observable`
     takes them (the quadratic one is refused: it is a statement about ``s*``)."""
-    from derive.observables import derivatives, evaluate, observable
+    from derive.observables import evaluate_all
     from numeric.meanfield.observables import resolve_model
+    from numeric.prepared.observables import prepare_observable
 
     model = resolve_model(model, len(result.states))
     x = np.asarray(result.x, dtype=float)
@@ -75,32 +76,30 @@ def trajectories(
     W = None if result.W is None else np.asarray(result.W, dtype=float)
     out: dict[str, ObservableTrajectory] = {}
     for g in observables:
-        obs = observable(model, g)
+        obs = prepare_observable(model, g)
         if obs.quadratic:
             raise ParameterError(
                 "the quadratic observable is defined at the fixed point s*, not along a "
                 "trajectory; give an expression in the state instead."
             )
         order = 0 if V is None else 2
-        tensors = derivatives(model, obs.expr, order)
-
-        def at(expr: Any) -> np.ndarray:
-            return np.asarray(evaluate(model, expr, params, "numpy")(x), dtype=float)
-
-        mean = at(tensors[0][()])
+        plan = obs.derivatives_to(order)
+        every = evaluate_all(model, plan.plan, params, "numpy", obs.observable.expr)(x)
+        tensors = plan.split([np.asarray(v, dtype=float) for v in every])
+        mean = tensors[0][()]
         g1 = None
         if V is not None and W is not None:
             g1 = np.zeros(len(x))
-            for (i,), e in tensors[1].items():
-                g1 += at(e) * V[:, i]
-            for (i, j), e in tensors[2].items():
+            for (i,), v in tensors[1].items():
+                g1 += v * V[:, i]
+            for (i, j), v in tensors[2].items():
                 weight = 0.5 if i == j else 1.0  # (i, j) and (j, i): one entry
-                g1 += weight * at(e) * W[:, i, j]
+                g1 += weight * v * W[:, i, j]
         if not np.all(np.isfinite(mean)) or (g1 is not None and not np.all(np.isfinite(g1))):
             raise ParameterError(
                 f"observable {obs.name!r} is not a finite real number along the trajectory."
             )
         out[obs.name] = ObservableTrajectory(
-            obs.name, str(obs.expr), np.asarray(result.times, dtype=float), mean, g1
+            obs.name, obs.text, np.asarray(result.times, dtype=float), mean, g1
         )
     return out

@@ -233,10 +233,11 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
 
 def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]:
     """The requested observables parsed against ``model`` (one sentence on a bad
-    one, before any work), without repeated names."""
+    one, before any work), without repeated names; each parsed once per model
+    (:func:`numeric.prepared.observables.prepare_observable`)."""
     if isinstance(observables, list | tuple) and not observables:
         return []
-    from derive.observables import observable
+    from numeric.prepared.observables import prepare_observable
 
     if isinstance(observables, str) or (
         isinstance(observables, tuple) and len(observables) == 2 and observables[0] == "quadratic"
@@ -248,7 +249,7 @@ def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]
         raise ParameterError(
             f"observables must be a list of names or expressions, got {type(observables).__name__}."
         ) from None
-    parsed = [observable(model, g) for g in items]
+    parsed = [prepare_observable(model, g) for g in items]
     names = [g.name for g in parsed]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

@@ -133,10 +133,11 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
             "Q, P and the eigenvalues of the kept block are reported."
         )
         truncated_at = nK
+    names = [getattr(x, "name", x) for x in model.states]  # (a Symbol's name: no printing)
     if red.laws:
         notes.append(
             f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
-            f"{', '.join(str(model.states[j]) for j in blk.F)}."
+            f"{', '.join(names[j] for j in blk.F)}."
         )
     # to 15 digits (mpmath.nstr reads the value, not the working precision)
     shown = {k: mpmath.nstr(v, 15) for k, v in values.items()}

@@ -159,10 +159,11 @@ def general_of(problem: PreparedProblem, *, dps: int = 30, M: Any = None) -> Mea
     ]
     notes = list(route.notes)
     notes.append("eigenvalues of J(s*) are float64 values (about 15 significant digits).")
+    names = [getattr(x, "name", x) for x in model.states]  # (a Symbol's name: no printing)
     if red.laws:
         notes.append(
             f"{len(red.laws)} conservation law(s) removed: solved on coordinates "
-            f"{', '.join(str(model.states[j]) for j in red.free)}; W and V are exact images in "
+            f"{', '.join(names[j] for j in red.free)}; W and V are exact images in "
             "all coordinates, P acts on the free ones."
         )
     methods = {"stein": to_str(ref, dps)}

@@ -29,11 +29,10 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
+from numeric.prepared.observables import ORDER  # the highest derivative order formed
 
 #: Most doublings of the ball precision while rounding still dominates.
 RAISES = 3
-#: Highest derivative order formed.
-ORDER = 4
 
 Index = tuple[int, ...]
 
@@ -77,20 +76,20 @@ def derivative_bounds(
     params: Mapping[str, Any],
     dps: int,
 ) -> DerivativeBounds:
-    """The derivatives of ``obs`` (a :class:`derive.observables.Observable`) at
-    ``s_star``, each with the error bound of the module docstring.
+    """The derivatives of ``obs`` (a :class:`numeric.prepared.observables.PreparedObservable`,
+    whose derivatives and their plan are made once) at ``s_star``, each with the error
+    bound of the module docstring.
 
     ``params`` are the parameter values (decimal strings or ``mpf``, read exactly);
     ``dps`` the digits requested of the expansion.  Raises
     :class:`mfstein.ground.errors.ParameterError` when ``g`` itself is not a finite real
     number at ``s*``.
     """
-    from derive.observables import derivatives
     from numeric.certified.arb import bits_for_digits, to_arb, working_precision
 
-    tensors = derivatives(model, obs.expr, ORDER)
-    used = obs.expr.free_symbols & set(model.params)
-    missing = sorted(str(p) for p in used if str(p) not in params)
+    tensors = obs.derivatives
+    used = obs.used_params
+    missing = sorted(p for p in used if p not in params)
     if missing:
         raise ParameterError(
             f"observable {obs.name!r} needs a value of parameter {', '.join(missing)}."
@@ -98,11 +97,11 @@ def derivative_bounds(
     bits = bits_for_digits(dps + 10)
     for attempt in range(RAISES + 1):
         with working_precision(bits):
-            fixed = {p: to_arb(str(p), params[str(p)]) for p in used}
-            at_s = zip(model.states, s_star, strict=True)
-            point = {**fixed, **{x: to_arb("s*", v) for x, v in at_s}}
+            fixed = {p: to_arb(p, params[p]) for p in used}
+            names = [x.name for x in model.states]
+            point = {**fixed, **{x: to_arb("s*", v) for x, v in zip(names, s_star, strict=True)}}
             spread = to_arb("error of s*", err_s) * to_arb("unit", 1).union(to_arb("-1", -1))
-            box = {**fixed, **{x: point[x] + spread for x in model.states}}
+            box = {**fixed, **{x: point[x] + spread for x in names}}
             bounds, rounding_dominates = _bounds(obs, tensors, point, box, err_s, dps, model.n)
         if not rounding_dominates or attempt == RAISES:
             return bounds
@@ -112,7 +111,7 @@ def derivative_bounds(
 
 def _bounds(
     obs: Any,
-    tensors: list[dict[Index, Any]],
+    tensors: Any,
     point: dict[Any, Any],
     box: dict[Any, Any],
     err_s: mpf,
@@ -122,10 +121,10 @@ def _bounds(
     """The bounds at the current ball precision, and whether rounding still costs
     digits (a value's rounding radius above both its requested last digit and
     its error from ``s*``)."""
-    from numeric.certified.expression import ball_value
+    from numeric.certified.expression import ball_values
 
-    at = [{idx: ball_value(e, point) for idx, e in t.items()} for t in tensors]
-    over = [{idx: ball_value(e, box) for idx, e in t.items()} for t in tensors]
+    at = tensors.split(ball_values(tensors.plan, point))
+    over = tensors.split(ball_values(tensors.plan, box))
     g0 = at[0][()]
     if not g0.is_finite():
         raise ParameterError(

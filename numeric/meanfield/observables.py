@@ -320,11 +320,24 @@ def resolve_model(model: Any, b: int) -> Any:
 
 
 def _param_values(model: Any, params: Mapping[str, Any] | None, fallback: Mapping[str, str]):
-    from numeric.params import parse_params
+    """The values of the model's parameters among ``params`` (default ``fallback``) at the
+    working precision, from their prepared point (:mod:`numeric.prepared.parameters`:
+    read once per point and precision)."""
+    from numeric.params import parameter_names
+    from numeric.prepared.parameters import prepare_params
 
     given = dict(fallback if params is None else params)
-    known = {str(p) for p in model.params}
-    return parse_params(model, {k: v for k, v in given.items() if k in known})
+    known = set(parameter_names(model))
+    return prepare_params(model, {k: v for k, v in given.items() if k in known}).values_now()
+
+
+def _prepared(model: Any, g: Any) -> Any:
+    """``g`` prepared on ``model`` (:func:`numeric.prepared.observables.prepare_observable`)."""
+    from numeric.prepared.observables import PreparedObservable, prepare_observable
+
+    if isinstance(g, PreparedObservable) and g.model is not model:
+        g = g.observable
+    return prepare_observable(model, g)
 
 
 def _quadratic_M(g: Any, b: int) -> mpmath.matrix:
@@ -358,15 +371,13 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     -------
     ObservableExpansion
     """
-    from derive.observables import observable
-
     model = resolve_model(model, solution.n)
 
     def read() -> tuple[dict[str, Any], dict[str, Any]]:
         given = dict(solution.params if params is None else params)
         return _param_values(model, params, solution.params), given
 
-    return _expansion(solution, model, observable(model, g), read)
+    return _expansion(solution, model, _prepared(model, g), read)
 
 
 def expand_prepared(solution: Any, problem: Any, g: Any) -> ObservableExpansion:
@@ -374,14 +385,12 @@ def expand_prepared(solution: Any, problem: Any, g: Any) -> ObservableExpansion:
     (:class:`numeric.prepared.problem.PreparedProblem`, ``numeric.solve``'s): its
     parameter values are the problem's, read at the expansion's precision without
     checking the names again."""
-    from derive.observables import observable
-
     model = resolve_model(problem.model, solution.n)
 
     def read() -> tuple[dict[str, Any], dict[str, Any]]:
         return problem.values_now(), dict(problem.params)
 
-    return _expansion(solution, model, observable(model, g), read)
+    return _expansion(solution, model, _prepared(model, g), read)
 
 
 def _expansion(solution: Any, model: Any, obs: Any, read: Any) -> ObservableExpansion:
@@ -389,7 +398,7 @@ def _expansion(solution: Any, model: Any, obs: Any, read: Any) -> ObservableExpa
     gives the parameter values (at the working precision, by name) and the values
     as given."""
     if obs.quadratic:
-        return _expand_quadratic(solution, model, obs)
+        return _expand_quadratic(solution, model, obs.observable)
     notes: list[str] = []
     with mpmath.workdps(solution.dps + 10):
         values, given = read()
@@ -410,7 +419,7 @@ def _expansion(solution: Any, model: Any, obs: Any, read: Any) -> ObservableExpa
             g2, digits["g2"], errors["g2"] = taylor.second_order()
     return ObservableExpansion(
         observable=obs.name,
-        expression=str(obs.expr),
+        expression=obs.text,
         model=model.name,
         params={k: mpmath.nstr(v, solution.dps) for k, v in values.items()},
         g0=g0,
@@ -627,7 +636,7 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
     """
     import numpy as np
 
-    from derive.observables import evaluate, observable
+    from derive.observables import evaluate_plan
 
     N = int(result.N)
     states = np.asarray(result.state_array)
@@ -639,18 +648,19 @@ def expect_exact(result: Any, g: Any, model: Any = None) -> ExactExpectation:
         name = getattr(g, "__name__", "g")
     else:
         model = _exact_model(result, model)
-        obs = observable(model, g)
+        obs = _prepared(model, g)
         name = obs.name
         if obs.quadratic:
-            M = _quadratic_M(obs, model.n)
+            M = _quadratic_M(obs.observable, model.n)
             Mf = np.array([[float(M[i, j]) for j in range(model.n)] for i in range(model.n)])
             Y = X - np.asarray(result.s_star, dtype=float)
             vals = N * np.einsum("ni,ij,nj->n", Y, Mf, Y)
         else:
             params = _exact_params(result)
-            vals = evaluate(model, obs.expr, params, "numpy")(X)
+            expr = obs.observable.expr
+            vals = evaluate_plan(model, obs.plan, params, "numpy", expr)(X)
             # the same states in longdouble: their disagreement is g's rounding error
-            wide = evaluate(model, obs.expr, params, "longdouble")(states, N)
+            wide = evaluate_plan(model, obs.plan, params, "longdouble", expr)(states, N)
             rounding = np.abs(vals.astype(np.longdouble) - wide).astype(float)
     if vals.shape != pi.shape or not np.all(np.isfinite(vals)):
         raise ParameterError(

@@ -253,7 +253,7 @@ def sweep(
         axes={k: [str(v) for v in vals] for k, vals in grid.axes.items()},
         order=order,
         precision="float64" if precision == "float64" else f"{dps} digits",
-        states=[str(s) for s in model.states],
+        states=[getattr(s, "name", s) for s in model.states],
         observables=wanted,
         rows=rows,
         seconds=time.perf_counter() - started,

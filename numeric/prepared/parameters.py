@@ -28,7 +28,7 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
-from numeric.params import check_names, read_values
+from numeric.params import check_names, parameter_names, read_values
 from numeric.prepared.cache import PreparedCache, inputs_key
 
 #: Parameter points kept in this process (least recently used dropped first).
@@ -94,7 +94,7 @@ def _with_population(model: Any, params: Mapping[str, Any] | None, N: int) -> di
     from mfstein.ground.numbers import parse_real
 
     given = dict(params or {})
-    if "N" in [str(q) for q in model.params]:
+    if "N" in parameter_names(model):
         if "N" in given and parse_real("N", given["N"]) != N:
             raise ParameterError(
                 f"the parameter N of model {model.name} must equal the lattice size N = {N}, "
