@@ -13,6 +13,7 @@ only the standard library.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from mfstein.ground.streams import write_json
@@ -87,9 +88,10 @@ def exact(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
 
     find(model, observables)
     r = exact_entry(model, params, N=N, start=args.start, truncation=args.truncation)
-    values = observe(model, params, r, observables)
+    r = dataclasses.replace(r, observables=observe(model, params, r, observables))
+    values = r.observables
     if args.json:
-        write_json({**r.to_dict(), "observables": {k: v.to_dict() for k, v in values.items()}})
+        write_json(r)
         return 0
     out = [_heading(r, model),
            f"exact product chain of the K = {r.K} objects (--N is K): {r.states:,} states, "

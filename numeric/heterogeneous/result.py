@@ -161,6 +161,11 @@ class HeterogeneousExact(Presentable):
     #: (:class:`numeric.exact.law_error.LawSystem`); ``None`` when not kept (then :attr:`law_error`
     #: is ``None``).
     system: Any = field(default=None, repr=False, compare=False)
+    #: Each requested observable of the model on this law, by name
+    #: (:class:`numeric.heterogeneous.observables.ObservableValue`; ``dataclasses.replace(r,
+    #: observables=observe(model, params, r, names))``, as ``mfstein exact --observable``
+    #: does); empty when none was asked for.
+    observables: dict[str, Any] = field(default_factory=dict)
 
     _MORE = "all numbers: .mean, .cov, .pi, .by_object(); .to_dict() for JSON"
 
@@ -200,6 +205,7 @@ class HeterogeneousExact(Presentable):
             "errors": error_figure(self.errors()),
             "mean": self.printed("mean"),
             "cov": self.printed("cov"),
+            "observables": {k: v.to_dict() for k, v in self.observables.items()},
         }
 
     def _rows(self) -> list[tuple[str, str]]:
