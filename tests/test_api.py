@@ -255,8 +255,8 @@ def _other_results() -> dict:
 
 def _listing_results(bd: object) -> dict:
     """The results of the commands that list or derive rather than compute numbers."""
-    from derive.derived_objects import derive_objects
     from derive.models.catalogue_view import library, model_entry
+    from derive.models.derived_objects import derive_objects
     from mfstein.ground.cache import configured_cache_dir
     from mfstein.ground.cache_contents import look
     from numeric.lemmas import registered_claims

@@ -62,8 +62,9 @@ class ModelEntry(Presentable):
     """One model in detail (``mfstein models NAME``): its catalogue entry
     (:func:`derive.models.catalogue.describe`) with its transitions."""
 
-    #: The entry: ``name``, ``factory``, ``summary``, ``options``, ``built_with``,
-    #: ``states``, ``parameters``, ``observables``, ``citation`` and ``transitions``.
+    #: The catalogue entry, with the keys ``name``, ``factory``, ``summary``, ``options``,
+    #: ``built_with``, ``states``, ``parameters``, ``observables``, ``citation`` and
+    #: ``transitions``.
     entry: dict[str, Any]
 
     _MORE = "all fields: .entry; .to_text() for the detail; .to_dict() for JSON"

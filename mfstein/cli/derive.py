@@ -129,8 +129,8 @@ def _parse_mu(text: str) -> object:
 
 def objects(model: Any, names: list[str]) -> dict[str, Any]:
     """The SymPy objects behind each ``--show`` name (dicts for composite ones):
-    :func:`derive.derived_objects.derive_objects`'s ``objects``."""
-    from derive.derived_objects import derive_objects
+    :func:`derive.models.derived_objects.derive_objects`'s ``objects``."""
+    from derive.models.derived_objects import derive_objects
 
     return derive_objects(model, names).objects
 
@@ -237,7 +237,7 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
             print(f"% {name}")
             print(text)
         return 0
-    from derive.derived_objects import derive_objects
+    from derive.models.derived_objects import derive_objects
 
     derived = derive_objects(model, names)
     if fmt == "json":

@@ -104,14 +104,14 @@ def _claims() -> object:
 
 def _derived_supermarket() -> object:
     from derive import supermarket
-    from derive.derived_objects import derive_objects
+    from derive.models.derived_objects import derive_objects
 
     return derive_objects(supermarket(2, 2), ["f", "J", "stein", "generator"])
 
 
 def _derived_file() -> object:
-    from derive.derived_objects import derive_objects
     from derive.models import load_model
+    from derive.models.derived_objects import derive_objects
     from derive.substitution import with_values
 
     model = with_values(load_model(BD_FILE), {"lam": "1/2"})
