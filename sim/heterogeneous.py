@@ -144,6 +144,10 @@ class HeterogeneousSimulation(Presentable):
     #: Each requested observable of the model on this simulation, by name
     #: (:class:`numeric.heterogeneous.observables.ObservableValue`); empty when none was asked for.
     observables: dict[str, Any] = field(default_factory=dict)
+    #: The objects' names, in order (``K`` of them).
+    object_names: tuple[str, ...] = ()
+    #: The states' names, in order (``S`` of them).
+    state_names: tuple[str, ...] = ()
 
     _MORE: ClassVar[str] = "all numbers: .mean, .ci95, .batch_means; .to_dict() for JSON"
 
@@ -167,6 +171,21 @@ class HeterogeneousSimulation(Presentable):
         for name, g in self.observables.items():
             rows.append((name, g.text().partition(" = ")[2]))
         return rows
+
+    def to_text(self) -> str:
+        """What ``mfstein simulate`` prints: the heading, the run, ``P(object k in s)``
+        by object with 95% CIs and the observables."""
+        from numeric.heterogeneous.text import heading, object_lines, observable_lines
+
+        out = [
+            heading(self),
+            f"simulation of the K = {self.K} objects (--N is K): seed {self.seed}, {self.reps} "
+            f"x {self.steps:,} events, 95% CIs over replications x batches",
+        ]
+        cells = [plus_minus(m, h) for m, h in zip(self.mean, self.ci95, strict=True)]
+        out += object_lines(self, cells, "P(in s) object")
+        out += observable_lines("observables:", self.observables)
+        return "\n".join(out)
 
 
 def plus_minus(m: float, h: float) -> str:
@@ -250,4 +269,6 @@ def simulate_heterogeneous(model: Any, params: Mapping[str, Any] | None, *, N: A
     n = means.shape[0]
     half = student.ppf(0.975, n - 1) * means.std(axis=0, ddof=1) / np.sqrt(n)
     return HeterogeneousSimulation(model.name, K, S, inputs, steps, reps, seed,
-                                   means.mean(axis=0), half, means)
+                                   means.mean(axis=0), half, means,
+                                   object_names=model.object_names,
+                                   state_names=model.state_names)

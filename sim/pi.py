@@ -460,6 +460,43 @@ class PIResult(Presentable):
         ]  # fmt: skip
         return rows + summary.status_rows(self.complete, self.warnings)
 
+    def to_text(self) -> str:
+        """What ``mfstein pi`` prints: the heading (:func:`numeric.pi.text.heading`), the
+        run, ``E[Q_i]`` and ``P(idle)`` per server and the totals with 95% CIs, the
+        path-bound and eq. (37) counters and the speed."""
+        from numeric.pi.text import heading
+
+        rule = f" (split rule {self.split_rule})" if self.split_rule else ""
+        out = [
+            heading(self.model, self.policy + rule),
+            f"seed = {self.seed}, {self.reps} replications x {self.slots:.3g} slots (warm-up "
+            f"{self.warmup:.3g}, {self.batches} batches), 95% CIs",
+            f"{'server':>6} {'E[Q_i]':>22} {'P(idle)':>22}",
+        ]
+        q, idle = self.mean_queue, self.p_idle
+        for i in range(self.model.n):
+            out.append(
+                f"{i + 1:>6} {q.mean[i]:>12.5f} ± {q.ci95[i]:<8.2g}"
+                f"{idle.mean[i]:>12.5f} ± {idle.ci95[i]:<8.2g}"
+            )
+        totals = (
+            ("E[Q_total]", self.mean_total),
+            ("mean delay (slots)", self.delay),
+            ("messages / job", self.messages_per_job),
+            ("messages / batch", self.messages_per_batch),
+            ("drift of Q_total", self.drift),
+        )
+        out += [f"{name:<18}= {float(e.mean):.6g} ± {float(e.ci95):.2g}" for name, e in totals]
+        out += [
+            f"path bound tau_0 <= max(1, max_(i != LI(1)) Q_i(0)): {self.bound_checks:,} "
+            f"origins, {self.bound_violations:,} violations",
+            f"eq. (37) as printed: {self.eq37_violations:,} violations "
+            f"({self.eq37_violations_proof_case:,} where no server but LI(0) is idle)",
+            f"jobs sent to a busy server while one was idle: {self.busy_while_idle:,} slots",
+            f"{self.server_slots_per_second:.3g} server-slots/s per core",
+        ]
+        return "\n".join(out)
+
 
 def summarise(spec: PISpec, out: runner.RunOutput, *, slots: int, seed: int) -> PIResult:
     """Pool the batches of every replication into :class:`PIResult`."""

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable, fields_dict
+from mfstein.ground.display import Presentable, estimate_text, fields_dict
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
 from sim import runner, stats, summary
@@ -347,6 +347,35 @@ class JSQTailSimulation(Presentable):
             ("run", f"seed {self.seed}, {self.reps} x {self.events:,} events"),
         ]
         return rows + summary.status_rows(self.complete, self.warnings)
+
+    def describe(self) -> str:
+        """Human-readable summary (``mfstein tail --simulate``'s text output, as
+        :meth:`numeric.tails.report.TailReport.describe` for the exact tails): each
+        estimate ``m ± h`` with its 95% CI (:func:`mfstein.ground.display.estimate_text`)."""
+        lines = [
+            f"JSQ simulation: n = {self.n}, eps = {self.eps:.6g}, seed = {self.seed}, "
+            f"{self.reps} replications x {self.events:.3g} events (warm-up {self.warmup:.3g}), "
+            "95% CIs",
+        ]
+        tail_m, tail_h = np.atleast_1d(self.tail.mean), np.atleast_1d(self.tail.ci95)
+        for i, x in enumerate(self.x):
+            lines.append(
+                f"P(eps qbar > {x:g}) = {estimate_text(tail_m[i], tail_h[i])}   "
+                f"(exp(-x) = {np.exp(-x):.6f})"
+            )
+        for label, e in (
+            ("E[eps qbar]", self.scaled_mean),
+            ("sup_x |P(eps qbar > x) - exp(-x)|", self.sup_distance),
+            ("E ||q_perp||^2", self.perp_second_moment),
+        ):
+            lines.append(f"{label} = {estimate_text(e.mean, e.ci95)}")
+        mgf_m, mgf_h = np.atleast_1d(self.perp_mgf.mean), np.atleast_1d(self.perp_mgf.ci95)
+        for i, th in enumerate(self.thetas):
+            lines.append(f"E exp({th:g} ||q_perp||) = {estimate_text(mgf_m[i], mgf_h[i])}")
+        lines.append(
+            f"{self.events_per_second:.3g} events/s per core, {self.wall_seconds:.1f} s wall"
+        )
+        return "\n".join(lines)
 
 
 def _survival(hist: np.ndarray, total: float) -> np.ndarray:

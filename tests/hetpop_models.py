@@ -26,6 +26,12 @@ def sis(K: int, speeds: tuple[str, ...] = ("1", "3/2")) -> object:
     return heterogeneous(A, B, name=f"sis-{K}")
 
 
+def sis_population(K: int = 3) -> object:
+    """:func:`sis` as a file factory (``--model tests/hetpop_models.py:sis_population``):
+    every argument with a default."""
+    return sis(K)
+
+
 def three_state(K: int) -> object:
     """A 3-state population with pairwise moves of both objects (a 'swap' that
     pushes a partner down), two replicated classes; numbers only."""

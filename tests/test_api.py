@@ -249,6 +249,24 @@ def _other_results() -> dict:
         "bound table": BoundTable((10, 20), (small, small)),
         "refined table": RefinedTable((10,), (small,)),
         **_heterogeneous_results(),
+        **_listing_results(bd),
+    }
+
+
+def _listing_results(bd: object) -> dict:
+    """The results of the commands that list or derive rather than compute numbers."""
+    from derive.models.catalogue_view import library, model_entry
+    from derive.models.derived_objects import derive_objects
+    from mfstein.ground.cache import configured_cache_dir
+    from mfstein.ground.cache_contents import look
+    from numeric.lemmas import registered_claims
+
+    return {
+        "cache survey": look(configured_cache_dir()),
+        "claim list": registered_claims(["lemma6"]),
+        "model library": library(),
+        "model entry": model_entry("sis"),
+        "derived objects": derive_objects(bd, ["f", "J", "lyapunov"]),
     }
 
 
@@ -298,6 +316,11 @@ KINDS = [
     "sweep",
     "heterogeneous mean field",
     "heterogeneous exact",
+    "cache survey",
+    "claim list",
+    "model library",
+    "model entry",
+    "derived objects",
     "heterogeneous simulation",
 ]
 

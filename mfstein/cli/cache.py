@@ -27,35 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handler of ``mfstein cache``."""
+    """Handler of ``mfstein cache``: prints :func:`mfstein.ground.cache_contents.look`'s
+    survey (its ``to_json()`` with ``--json``, else its ``to_text()``)."""
     from mfstein.ground.cache import configured_cache_dir
-    from mfstein.ground.cache_contents import clear, survey
-    from mfstein.ground.limits import human_bytes
+    from mfstein.ground.cache_contents import look
     from mfstein.ground.streams import write_json
 
-    directory = configured_cache_dir()
-    parts = clear(directory) if args.clear else survey(directory)
+    survey = look(configured_cache_dir(), clear_it=bool(args.clear))
     if args.json:
-        write_json(
-            {
-                "directory": str(directory),
-                "cleared": bool(args.clear),
-                "parts": [p.to_dict() for p in parts],
-            }
-        )
-        return 0
-    verb = "removed from" if args.clear else "in"
-    print(f"cache directory: {directory}" + ("" if directory.is_dir() else " (none yet)"))
-    width = max(len(p.name) for p in parts)
-    for part in parts:
-        what = f"{_files(part.files)}, {human_bytes(part.size)}"
-        kept = " (left alone)" if args.clear and part is parts[-1] else ""
-        print(f"  {part.name:<{width}}  {what}{kept}")
-    mine = parts[:-1]
-    total = f"{_files(sum(p.files for p in mine))}, {human_bytes(sum(p.size for p in mine))}"
-    print(f"mfstein's files {verb} it: {total}")
+        write_json(survey)
+    else:
+        print(survey.to_text())
     return 0
-
-
-def _files(n: int) -> str:
-    return f"{n:,} file" + ("" if n == 1 else "s")

@@ -8,7 +8,6 @@ expression: symbols whose names SymPy's parser would read as something else
 from __future__ import annotations
 
 import argparse
-import functools
 from typing import Any
 
 #: Every object ``--show`` accepts, in output order.
@@ -128,140 +127,12 @@ def _parse_mu(text: str) -> object:
     return sp.Rational(value.numerator, value.denominator)
 
 
-@functools.cache
-def _round_trip_printer():
-    """A StrPrinter that writes ``Symbol('N')`` for names sympify would misread."""
-    import sympy as sp
-    from sympy.printing.str import StrPrinter
+def objects(model: Any, names: list[str]) -> dict[str, Any]:
+    """The SymPy objects behind each ``--show`` name (dicts for composite ones):
+    :func:`derive.models.derived_objects.derive_objects`'s ``objects``."""
+    from derive.models.derived_objects import derive_objects
 
-    @functools.cache
-    def safe(name: str) -> bool:
-        try:
-            return sp.sympify(name) == sp.Symbol(name)
-        except (sp.SympifyError, TypeError, SyntaxError, ValueError):
-            return False
-
-    class _RoundTrip(StrPrinter):
-        def _print_Symbol(self, s: sp.Symbol) -> str:
-            return s.name if safe(s.name) else f"Symbol({s.name!r})"
-
-    return _RoundTrip()
-
-
-def to_string(expr: Any) -> str:
-    """A string that :func:`sympy.sympify` parses back to exactly ``expr``."""
-    import sympy as sp
-
-    if expr == 0:
-        return "0"
-    return _round_trip_printer().doprint(sp.sympify(expr))
-
-
-#: The objects that are vectors (a list in JSON); every other matrix is a list of
-#: rows, also when it is 1 x 1 (the Jacobian of a one-coordinate model).
-VECTORS = frozenset({"f", "ftilde", "linearised_drift", "vecP", "equilibrium", "s_star"})
-
-
-def _nested(obj: Any, key: str = "") -> Any:
-    """``obj`` as JSON-ready nested lists of expression strings; ``key`` is its name
-    (a column under a name of :data:`VECTORS` is a flat list)."""
-    import sympy as sp
-
-    if isinstance(obj, sp.MatrixBase):
-        if obj.shape[1] == 1 and (key in VECTORS or obj.shape[0] > 1):
-            return [to_string(e) for e in obj]
-        return [[to_string(e) for e in obj.row(i)] for i in range(obj.shape[0])]
-    if isinstance(obj, sp.NDimArray):
-        return _nested_array(obj.tolist())
-    if isinstance(obj, dict):
-        return {k: _nested(v, k) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_nested(v) for v in obj]
-    return to_string(obj)
-
-
-def _nested_array(x: Any) -> Any:
-    return [_nested_array(v) for v in x] if isinstance(x, list) else to_string(x)
-
-
-def objects(model, names: list[str]) -> dict[str, Any]:
-    """The SymPy objects behind each ``--show`` name (dicts for composite ones)."""
-    from derive import chain_operator, stein
-
-    out: dict[str, Any] = {}
-    for name in names:
-        if name == "f":
-            out[name] = model.drift
-        elif name == "J":
-            out[name] = model.jacobian
-        elif name == "hessian":
-            out[name] = model.hessian
-        elif name == "Q":
-            out[name] = model.diffusion
-        elif name == "ftilde":
-            out[name] = model.ftilde
-        elif name == "stein":
-            eq = stein.stein_equation(model)
-            out[name] = {
-                "equilibrium": [e.lhs for e in stein.equilibrium_equations(model)],
-                "J_star": stein.jacobian_at_equilibrium(model),
-                "linearised_drift": stein.linearised_drift(model),
-                "g": stein.stein_solution(model),
-                "P": stein.p_matrix(model.n),
-                "stein_lhs": eq.lhs,
-                "stein_rhs": eq.rhs,
-                "dominant_term": stein.dominant_term(model),
-            }
-        elif name == "lyapunov":
-            eq = stein.lyapunov_equation(model)
-            out[name] = {
-                "lhs": eq.lhs,
-                "rhs": eq.rhs,
-                "residual": stein.lyapunov_residual(model),
-            }
-        elif name == "kron":
-            ks = stein.kronecker_system(model)
-            out[name] = {"matrix": ks.matrix, "vecP": ks.unknowns, "rhs": ks.rhs}
-        elif name == "generator":
-            g = chain_operator.quadratic_test_function(model)
-            out[name] = {
-                "g": g,
-                "Gg": chain_operator.generator_apply(model, g),
-                "lemma7_rhs": chain_operator.lemma7_rhs(model, g),
-                "difference": chain_operator.lemma7_difference(model, g),
-            }
-        elif name == "closed-form":
-            from derive.models.closed_forms import closed_form
-
-            cf = closed_form(model.n)
-            out[name] = {
-                "s_star": list(cf.s_star),
-                "J": cf.J,
-                "P": cf.P,
-                "c": cf.c,
-                "P_in_sstar": cf.P_in_sstar,
-                "c_in_sstar": cf.c_in_sstar,
-            }
-    return out
-
-
-#: Expressions longer than this (as plain strings) are printed flat, not 2-D.
-PRETTY_LIMIT = 2000
-
-
-def _text(obj: Any, indent: str = "  ") -> list[str]:
-    import sympy as sp
-
-    if isinstance(obj, dict):
-        lines = []
-        for k, v in obj.items():
-            lines.append(f"{indent}{k}:")
-            lines += _text(v, indent + "  ")
-        return lines
-    flat = str(obj)
-    if len(flat) > PRETTY_LIMIT:  # 2-D layout of huge radicals is unreadable and slow
-        return [indent + flat]
-    return [indent + line for line in sp.pretty(obj, use_unicode=False).splitlines()]
+    return derive_objects(model, names).objects
 
 
 def run(args: argparse.Namespace) -> int:
@@ -366,70 +237,15 @@ def _print_objects(model: Any, names: list[str], fmt: str) -> int:
             print(f"% {name}")
             print(text)
         return 0
-    objs = objects(model, names)
+    from derive.models.derived_objects import derive_objects
+
+    derived = derive_objects(model, names)
     if fmt == "json":
         from mfstein.ground.streams import write_json
 
-        write_json({k: _nested(v, k) for k, v in objs.items()})
-        return 0
-    if fmt == "python":
-        print(python_source(objs))
-        return 0
-    for name, obj in objs.items():
-        print(f"{name}:")
-        print("\n".join(_text(obj)))
+        write_json(derived)
+    elif fmt == "python":
+        print(derived.to_python())
+    else:
+        print(derived.to_text())
     return 0
-
-
-def _python_value(obj: Any) -> str:
-    """Python source (SymPy names) that rebuilds ``obj``."""
-    import sympy as sp
-
-    if isinstance(obj, sp.MatrixBase):
-        return f"Matrix({_python_list(_nested(obj))})"
-    if isinstance(obj, sp.NDimArray):
-        return f"Array({_python_list(_nested(obj))})"
-    if isinstance(obj, dict):
-        inner = ", ".join(f"{k!r}: {_python_value(v)}" for k, v in obj.items())
-        return "{" + inner + "}"
-    if isinstance(obj, list | tuple):
-        return "[" + ", ".join(_python_value(v) for v in obj) + "]"
-    return to_string(obj)
-
-
-def _python_list(x: Any) -> str:
-    if isinstance(x, list):
-        return "[" + ", ".join(_python_list(v) for v in x) + "]"
-    return str(x)
-
-
-def python_source(objs: dict[str, Any]) -> str:
-    """A Python program defining each object as a SymPy object under its ``--show``
-    name (``hessian`` and the other names with a dash become identifiers): the
-    symbols first, then one assignment per object."""
-    import sympy as sp
-
-    symbols: set[sp.Symbol] = set()
-    for obj in objs.values():
-        symbols |= _free_symbols(obj)
-    printed = {s.name for s in symbols if to_string(s) == s.name}
-    lines = ["from sympy import *  # noqa: F403"]
-    for name in sorted(printed):
-        lines.append(f"{name} = Symbol({name!r})")
-    for name, obj in objs.items():
-        lines.append(f"{name.replace('-', '_')} = {_python_value(obj)}")
-    return "\n".join(lines)
-
-
-def _free_symbols(obj: Any) -> set[Any]:
-    import sympy as sp
-
-    if isinstance(obj, dict):
-        return set().union(*(_free_symbols(v) for v in obj.values()))
-    if isinstance(obj, list | tuple):
-        return set().union(*(_free_symbols(v) for v in obj)) if obj else set()
-    if isinstance(obj, sp.NDimArray):
-        return set().union(*(sp.sympify(e).free_symbols for e in obj))
-    if isinstance(obj, sp.Basic | sp.MatrixBase):
-        return set(obj.free_symbols)
-    return set()

@@ -13,6 +13,7 @@ only the standard library.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from mfstein.ground.streams import write_json
@@ -25,27 +26,9 @@ def is_heterogeneous(model: Any) -> bool:
     return test(model)
 
 
-def _object_lines(names: tuple[str, ...], cells: list[str], S: int, label: str) -> list[str]:
-    width = max(len(n) for n in names)
-    return [f"{label} {n:<{width}}  " + ", ".join(cells[k * S:(k + 1) * S])
-            for k, n in enumerate(names)]
-
-
-def _heading(r: Any, model: Any) -> str:
-    params = ", ".join(f"{k} = {v}" for k, v in r.params.items()) or "none"
-    return (f"model {r.model}: heterogeneous population of K = {r.K} objects with "
-            f"S = {r.S} states ({', '.join(model.state_names)}); {params}")
-
-
-def _observable_lines(values: dict[str, Any]) -> list[str]:
-    return [f"  {v.text()}" for v in values.values()]
-
-
 def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int,
           observables: list[str]) -> int:
     """``mfstein solve`` of a heterogeneous population."""
-    import mpmath
-
     from mfstein.cli.constant_options import precision_of
     from mfstein.ground.errors import ParameterError
     from numeric.meanfield.entry import solve as solve_entry
@@ -64,18 +47,8 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
                       observables=observables)
     if args.json:
         write_json(sol)
-        return 0
-    with mpmath.workdps(dps + 20):
-        s, v = sol.texts("s_star"), sol.texts("V")
-    out = [_heading(sol, model),
-           f"E[X_(k,s)] = s*_(k,s) + V_(k,s)/K + O(1/K^2) (K plays the role of N); "
-           f"{sol.precision}, {sol.digits} digits at most, each entry only its earned ones"]
-    out += _object_lines(model.object_names, s, model.S, "s* object")
-    out += _object_lines(model.object_names, v, model.S, "V  object")
-    if sol.observables:
-        out.append("observables (g0 + g1/K):")
-        out += _observable_lines(sol.observables)
-    print("\n".join(out))
+    else:
+        print(sol.to_text())
     return 0
 
 
@@ -87,19 +60,11 @@ def exact(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
 
     find(model, observables)
     r = exact_entry(model, params, N=N, start=args.start, truncation=args.truncation)
-    values = observe(model, params, r, observables)
+    r = dataclasses.replace(r, observables=observe(model, params, r, observables))
     if args.json:
-        write_json({**r.to_dict(), "observables": {k: v.to_dict() for k, v in values.items()}})
-        return 0
-    out = [_heading(r, model),
-           f"exact product chain of the K = {r.K} objects (--N is K): {r.states:,} states, "
-           f"||pi Q||_1 = {r.residual:.1e} (float64)"]
-    out += _object_lines(model.object_names, [f"{x:.10g}" for x in r.mean], model.S,
-                         "P(in s) object")
-    if values:
-        out.append("observables:")
-        out += _observable_lines(values)
-    print("\n".join(out))
+        write_json(r)
+    else:
+        print(r.to_text())
     return 0
 
 
@@ -110,21 +75,10 @@ def simulate(args: argparse.Namespace, model: Any, params: dict[str, str], N: in
 
     r = simulate_entry(model, params, N=N, start=args.start, steps=args.steps,
                        observables=observables, **keywords)
-    values = r.observables
     if args.json:
         write_json(r)
-        return 0
-    from sim.heterogeneous import plus_minus
-
-    out = [_heading(r, model),
-           f"simulation of the K = {r.K} objects (--N is K): seed {r.seed}, {r.reps} x "
-           f"{r.steps:,} events, 95% CIs over replications x batches"]
-    cells = [plus_minus(m, h) for m, h in zip(r.mean, r.ci95, strict=True)]
-    out += _object_lines(model.object_names, cells, model.S, "P(in s) object")
-    if values:
-        out.append("observables:")
-        out += _observable_lines(values)
-    print("\n".join(out))
+    else:
+        print(r.to_text())
     return 0
 
 

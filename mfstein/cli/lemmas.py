@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mfstein.ground.errors import ParameterError
     from mfstein.ground.streams import write_json
-    from numeric.lemmas import REGISTRY, check
+    from numeric.lemmas import check, registered_claims
     from numeric.lemmas.report import format_report
 
     if args.list:
@@ -68,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
 
         checking = ("N", "lam", "gamma", "alpha", "xi", "b", "d", "dps", "only", "certify")
         refuse_unused(args, checking, "to check claims (without --list)")
+        claims = registered_claims()
         if args.json:
-            write_json({"claims": [c.to_dict() for c in REGISTRY.values()]})
-            return 0
-        for c in REGISTRY.values():
-            print(f"{c.id:28s} [{c.equation}] {c.statement}")
+            write_json(claims)
+        else:
+            print(claims.to_text())
         return 0
     if args.N is None:
         raise ParameterError("--N is required: a comma-separated grid of sizes, e.g. 10,100.")

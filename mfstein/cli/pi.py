@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
             write_json(e)
         else:
-            print(_describe_exact(e))
+            print(e.to_text())
         return 0
     from sim.pi import simulate_pi
 
@@ -103,64 +103,5 @@ def run(args: argparse.Namespace) -> int:
         split_rule=args.split_rule,
         **run_keywords(args),
     )
-    return report("pi", r, None if args.json else _describe(r))
+    return report("pi", r, None if args.json else r.to_text())
 
-
-def _header(model, policy: str) -> list[str]:
-    return [
-        f"n = {model.n}, policy = {policy}, E[a] = {model.mean_arrival:.6g}, "
-        f"sum E[s_i] = {model.capacity:.6g}, load = {model.load:.6g}",
-    ]
-
-
-def _describe(r) -> str:
-    m = r.model
-    rule = f" (split rule {r.split_rule})" if r.split_rule else ""
-    out = [
-        *_header(m, r.policy + rule),
-        f"seed = {r.seed}, {r.reps} replications x {r.slots:.3g} slots (warm-up {r.warmup:.3g}, "
-        f"{r.batches} batches), 95% CIs",
-        f"{'server':>6} {'E[Q_i]':>22} {'P(idle)':>22}",
-    ]
-    for i in range(m.n):
-        out.append(
-            f"{i + 1:>6} {r.mean_queue.mean[i]:>12.5f} ± {r.mean_queue.ci95[i]:<8.2g}"
-            f"{r.p_idle.mean[i]:>12.5f} ± {r.p_idle.ci95[i]:<8.2g}"
-        )
-
-    def line(name: str, e) -> str:
-        return f"{name:<18}= {float(e.mean):.6g} ± {float(e.ci95):.2g}"
-
-    out += [
-        line("E[Q_total]", r.mean_total),
-        line("mean delay (slots)", r.delay),
-        line("messages / job", r.messages_per_job),
-        line("messages / batch", r.messages_per_batch),
-        line("drift of Q_total", r.drift),
-        f"path bound tau_0 <= max(1, max_(i != LI(1)) Q_i(0)): {r.bound_checks:,} origins, "
-        f"{r.bound_violations:,} violations",
-        f"eq. (37) as printed: {r.eq37_violations:,} violations "
-        f"({r.eq37_violations_proof_case:,} where no server but LI(0) is idle)",
-        f"jobs sent to a busy server while one was idle: {r.busy_while_idle:,} slots",
-        f"{r.server_slots_per_second:.3g} server-slots/s per core",
-    ]
-    return "\n".join(out)
-
-
-def _describe_exact(e) -> str:
-    m = e.model
-    out = [
-        *_header(m, e.policy),
-        f"exact truncated chain: cap {e.cap} (truncated mass {e.truncated_mass:.2e} per slot), "
-        f"{e.states:,} states, {e.solver}, residual ||pi (P - I)||_1 = {e.residual:.1e}",
-        f"{'server':>6} {'E[Q_i]':>14} {'P(idle)':>12}",
-    ]
-    for i in range(m.n):
-        out.append(f"{i + 1:>6} {e.mean_queue[i]:>14.8f} {e.p_idle[i]:>12.8f}")
-    out += [
-        f"E[Q_total]        = {e.mean_total:.10g}",
-        f"mean delay (slots)= {e.delay:.10g}",
-        f"messages / job    = {e.messages_per_job:.10g}",
-        f"messages / batch  = {e.messages_per_batch:.10g}",
-    ]
-    return "\n".join(out)

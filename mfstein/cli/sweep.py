@@ -106,36 +106,6 @@ def run(args: argparse.Namespace) -> int:
 
         write_json(result)
         return 0
-    _print_text(result)
+    print(result.to_text())
     return 0
 
-
-def _print_text(result) -> None:
-    """One line per point: the swept values, c with its digits (c2), or the refusal."""
-    from mfstein.ground.display import columns
-
-    head = [*result.axes, "c", "digits"] + (["c2", "digits2"] if result.order == 2 else [])
-    rows = []
-    refusals = []
-    for r in result.rows:
-        d = r.to_dict()
-        swept = [r.params[n] for n in result.axes]
-        if r.refusal:
-            rows.append([*swept, "refused", "-"] + (["-", "-"] if result.order == 2 else []))
-            refusals.append(f"{', '.join(swept)}: {r.refusal}")
-            continue
-        row = [*swept, d["c"], str(d["digits"])]
-        if result.order == 2:
-            row += [d.get("c2", "-"), str(d.get("digits2", "-"))]
-        rows.append(row)
-    from mfstein.ground.display import params_text
-
-    print(f"model {result.model}; fixed: {params_text(result.fixed)}")
-    print(columns(rows, head))
-    print(
-        f"({len(result.rows)} points, {result.precision}, order {result.order}, "
-        f"{result.seconds:.3g} s; c printed with the digits its point claims; --json or "
-        "--csv for s*, V and the observables)"
-    )
-    for text in refusals:  # part of the answer: on standard output
-        print(f"refused at {text}")

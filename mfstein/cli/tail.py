@@ -16,7 +16,6 @@ import sys
 from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
 from mfstein.cli.progress_options import add_progress_option, progress_wanted
-from mfstein.ground.display import estimate_text
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import (
     SIM_MAX_N,
@@ -159,7 +158,7 @@ def run_tail(args: argparse.Namespace) -> int:
         if args.json:
             write_json(r)
         else:
-            print(_describe_sim(r))
+            print(r.describe())
         return 0 if r.complete else 130
     from numeric.tails.report import exact_tails
 
@@ -176,27 +175,3 @@ def run_tail(args: argparse.Namespace) -> int:
         print(rep.describe())
     return 0
 
-
-def _describe_sim(r) -> str:
-    import numpy as np
-
-    lines = [
-        f"JSQ simulation: n = {r.n}, eps = {r.eps:.6g}, seed = {r.seed}, {r.reps} replications "
-        f"x {r.events:.3g} events (warm-up {r.warmup:.3g}), 95% CIs",
-    ]
-    for i, x in enumerate(r.x):
-        m, h = np.atleast_1d(r.tail.mean)[i], np.atleast_1d(r.tail.ci95)[i]
-        lines.append(f"P(eps qbar > {x:g}) = {estimate_text(m, h)}   (exp(-x) = {np.exp(-x):.6f})")
-    lines.append(f"E[eps qbar] = {estimate_text(r.scaled_mean.mean, r.scaled_mean.ci95)}")
-    lines.append(
-        "sup_x |P(eps qbar > x) - exp(-x)| = "
-        + estimate_text(r.sup_distance.mean, r.sup_distance.ci95)
-    )
-    lines.append(
-        "E ||q_perp||^2 = " + estimate_text(r.perp_second_moment.mean, r.perp_second_moment.ci95)
-    )
-    for i, th in enumerate(r.thetas):
-        m, h = np.atleast_1d(r.perp_mgf.mean)[i], np.atleast_1d(r.perp_mgf.ci95)[i]
-        lines.append(f"E exp({th:g} ||q_perp||) = {estimate_text(m, h)}")
-    lines.append(f"{r.events_per_second:.3g} events/s per core, {r.wall_seconds:.1f} s wall")
-    return "\n".join(lines)

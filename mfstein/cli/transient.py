@@ -189,97 +189,19 @@ def run(args: argparse.Namespace) -> int:
         observed = trajectories(res, model, texts, params)
     if plot is not None:
         _plot(res, plot, N)
-    if args.json:
+    if observed:
         from dataclasses import replace
 
+        res = replace(res, observables=observed)
+    if args.json:
         from mfstein.ground.streams import write_json
 
-        write_json(replace(res, observables=observed) if observed else res)
+        write_json(res)
         return 0
-    _print_text(res)
-    if observed:
-        _print_observables(res, observed)
+    print(res.to_text())
     if plot is not None:
         print(f"plot written to {plot}")
     return 0
-
-
-def _print_text(res: Any) -> None:
-    from mfstein.ground.display import columns
-
-    m = len(res.times)
-    rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
-    shown = res.states[:4]
-    header = ["t"] + [f"x[{s}]" for s in shown]
-    if res.V is not None:
-        header += [f"V[{s}]" for s in shown]
-    if res.A is not None:
-        header += [f"A[{s}]" for s in shown]
-    cols = {}
-    for name in ["x"] + (["V"] if res.V is not None else []) + (["A"] if res.A is not None else []):
-        a = getattr(res, name)
-        if res.route == "float64":  # down to the place of its stated error, as --json
-            printed = res.printed(name)
-            cols[name] = [[repr(v) for v in printed[k][: len(shown)]] for k in rows_idx]
-        else:
-            import mpmath
-
-            from numeric.precision import format_entries
-
-            n = len(shown)
-            with mpmath.workdps(res.dps + 20):
-                flat, _ = format_entries(
-                    [v for k in rows_idx for v in a[k][:n]],
-                    [e for k in rows_idx for e in res.errors[name][k][:n]],
-                    min(12, res.dps),
-                )
-            cols[name] = [flat[i * n : (i + 1) * n] for i in range(len(rows_idx))]
-    rows = []
-    for i, k in enumerate(rows_idx):
-        row = [f"{float(res.times[k]):.6g}"]
-        for name in cols:
-            row += cols[name][i]
-        rows.append(row)
-    params = ", ".join(f"{k} = {v}" for k, v in res.params.items()) or "none"
-    print(f"model {res.model} ({', '.join(res.states)}); {params}; order {res.order}")
-    print("E[S(t)] = x(t) + V(t)/N + A(t)/N^2 + O(1/N^3) from S(0) = x(0)")
-    print(columns(rows, header))
-    more = []
-    if m > len(rows):
-        more.append(f"{len(rows)} of {m} times")
-    if len(shown) < len(res.states):
-        more.append(f"{len(shown)} of {len(res.states)} states")
-    if more:
-        print(f"({' and '.join(more)} shown; --json prints all, with W and B)")
-    if res.limit is not None:
-        shown = ", ".join(repr(v) for v in res.printed_limit()[:8])
-        print(f"x(t) tends to the fixed point ({shown}{', ...' if len(res.limit) > 8 else ''})")
-    for note in res.notes:
-        print(f"note: {note}")
-
-
-def _print_observables(res: Any, observed: dict[str, Any]) -> None:
-    """Each ``--observable``'s mean-field value ``g(x(t))`` and ``1/N`` coefficient
-    ``g1(t)`` at the times the state table shows (float64, no digits claimed)."""
-    from mfstein.ground.display import columns
-
-    m = len(res.times)
-    rows_idx = sorted({round(k * (m - 1) / 10) for k in range(11)}) if m > 11 else range(m)
-    header = ["t"]
-    for name in observed:
-        header.append(f"g[{name}]")
-        if observed[name].g1 is not None:
-            header.append(f"g1[{name}]")
-    rows = []
-    for k in rows_idx:
-        row = [f"{float(res.times[k]):.6g}"]
-        for tr in observed.values():
-            row.append(f"{tr.mean_field[k]:.10g}")
-            if tr.g1 is not None:
-                row.append(f"{tr.g1[k]:.10g}")
-        rows.append(row)
-    print("E[g(S(t))] = g(x(t)) + g1(t)/N + O(1/N^2)  (observables in float64, no digits claimed)")
-    print(columns(rows, header))
 
 
 def _plot(res: Any, path: Path, N: int) -> None:

@@ -26,10 +26,22 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mfstein.ground.cache import CHECK_PREFIX
+from mfstein.ground.display import Presentable
+from mfstein.ground.limits import human_bytes
 
-__all__ = ["ENDINGS", "OTHER", "PARTS", "CachePart", "clear", "survey"]
+__all__ = [
+    "ENDINGS",
+    "OTHER",
+    "PARTS",
+    "CachePart",
+    "CacheSurvey",
+    "clear",
+    "look",
+    "survey",
+]
 
 #: The kinds of files, in the order they are listed: (name, top-level folders).
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -147,6 +159,69 @@ def clear(directory: Path) -> list[CachePart]:
             else:
                 entry.unlink(missing_ok=True)
     return parts
+
+
+@dataclass(frozen=True, repr=False)
+class CacheSurvey(Presentable):
+    """What the cache directory holds (``mfstein cache``), or held before ``--clear``
+    removed mfstein's parts of it (:func:`look`)."""
+
+    #: The cache directory (:func:`mfstein.ground.cache.configured_cache_dir`).
+    directory: Path
+    #: Whether mfstein's parts were removed (then :attr:`parts` is what was there).
+    cleared: bool
+    #: Each part (:data:`PARTS`, then what is not mfstein's, listed last), empty ones too.
+    parts: tuple[CachePart, ...]
+    #: Whether the directory exists (after the removal, with ``cleared``).
+    exists: bool = True
+
+    _MORE = "all parts: .parts; .to_dict() for JSON"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the directory, whether it was cleared, each part's
+        ``name``, ``files`` and ``bytes``."""
+        return {
+            "directory": str(self.directory),
+            "cleared": self.cleared,
+            "parts": [p.to_dict() for p in self.parts],
+        }
+
+    def _mine(self) -> str:
+        """mfstein's files, all parts but the last, as ``"N files, SIZE"``."""
+        mine = self.parts[:-1]
+        return f"{_files(sum(p.files for p in mine))}, {human_bytes(sum(p.size for p in mine))}"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [("directory", str(self.directory) + ("" if self.exists else " (none yet)"))]
+        rows += [(p.name, f"{_files(p.files)}, {human_bytes(p.size)}") for p in self.parts]
+        rows.append(("removed" if self.cleared else "mfstein's", self._mine()))
+        return rows
+
+    def to_text(self) -> str:
+        """The text ``mfstein cache`` prints: the directory, one line per part (the last,
+        what is not mfstein's, "left alone" by ``--clear``) and mfstein's total."""
+        lines = [f"cache directory: {self.directory}" + ("" if self.exists else " (none yet)")]
+        width = max(len(p.name) for p in self.parts)
+        for part in self.parts:
+            kept = " (left alone)" if self.cleared and part is self.parts[-1] else ""
+            what = f"{_files(part.files)}, {human_bytes(part.size)}"
+            lines.append(f"  {part.name:<{width}}  {what}{kept}")
+        verb = "removed from" if self.cleared else "in"
+        lines.append(f"mfstein's files {verb} it: {self._mine()}")
+        return "\n".join(lines)
+
+
+def _files(n: int) -> str:
+    """``"1 file"``, ``"1,234 files"``."""
+    return f"{n:,} file" + ("" if n == 1 else "s")
+
+
+def look(directory: Path, *, clear_it: bool = False) -> CacheSurvey:
+    """The :class:`CacheSurvey` of ``directory`` (:func:`survey`), after removing
+    mfstein's parts of it with ``clear_it`` (:func:`clear`; the parts are then what
+    was there)."""
+    parts = clear(directory) if clear_it else survey(directory)
+    return CacheSurvey(directory, clear_it, tuple(parts), directory.is_dir())
 
 
 def _measured(groups: dict[str, list[Path]]) -> list[CachePart]:

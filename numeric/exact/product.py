@@ -149,4 +149,5 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
     pi, digits, residual, system = stationary(R)
     mean, cov = moments(pi, digits, model.S)
     return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
-                              mean, cov, pi, system)
+                              mean, cov, pi, system, object_names=model.object_names,
+                              state_names=model.state_names)

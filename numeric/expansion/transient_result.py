@@ -229,6 +229,14 @@ class TransientResult(Presentable):
 
     _MORE = "arrays: .times, .x, .V, .W, .A, .B; .mean(N); .to_dict() for JSON"
 
+    def to_text(self) -> str:
+        """What ``mfstein transient`` prints: the table of ``x``, ``V`` (and ``A``) at up
+        to 11 times, the limit, the notes and the observables
+        (:func:`numeric.expansion.transient_text.transient_text`)."""
+        from numeric.expansion.transient_text import transient_text
+
+        return transient_text(self)
+
     def mean(self, N: float) -> np.ndarray:
         """The expansion of ``E[S(t)]`` for ``N`` objects: ``x + V/N (+ A/N^2)``."""
         if isinstance(N, bool) or not isinstance(N, numbers.Real) or not N > 0:

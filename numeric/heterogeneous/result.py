@@ -125,6 +125,23 @@ class HeterogeneousSolution(Presentable):
             rows.append((name, g.text().partition(" = ")[2]))
         return rows
 
+    def to_text(self) -> str:
+        """What ``mfstein solve`` prints: the heading, the expansion's line, ``s*`` and
+        ``V`` by object (each entry with its earned digits) and the observables."""
+        from numeric.heterogeneous.text import heading, object_lines, observable_lines
+
+        with mpmath.workdps(self.dps + 20):
+            s, v = self.texts("s_star"), self.texts("V")
+        out = [
+            heading(self),
+            f"E[X_(k,s)] = s*_(k,s) + V_(k,s)/K + O(1/K^2) (K plays the role of N); "
+            f"{self.precision}, {self.digits} digits at most, each entry only its earned ones",
+        ]
+        out += object_lines(self, s, "s* object")
+        out += object_lines(self, v, "V  object")
+        out += observable_lines("observables (g0 + g1/K):", self.observables)
+        return "\n".join(out)
+
 
 @dataclass(frozen=True, repr=False)
 class HeterogeneousExact(Presentable):
@@ -161,6 +178,15 @@ class HeterogeneousExact(Presentable):
     #: (:class:`numeric.exact.law_error.LawSystem`); ``None`` when not kept (then :attr:`law_error`
     #: is ``None``).
     system: Any = field(default=None, repr=False, compare=False)
+    #: Each requested observable of the model on this law, by name
+    #: (:class:`numeric.heterogeneous.observables.ObservableValue`; ``dataclasses.replace(r,
+    #: observables=observe(model, params, r, names))``, as ``mfstein exact --observable``
+    #: does); empty when none was asked for.
+    observables: dict[str, Any] = field(default_factory=dict)
+    #: The objects' names, in order (``K`` of them).
+    object_names: tuple[str, ...] = ()
+    #: The states' names, in order (``S`` of them).
+    state_names: tuple[str, ...] = ()
 
     _MORE = "all numbers: .mean, .cov, .pi, .by_object(); .to_dict() for JSON"
 
@@ -200,6 +226,7 @@ class HeterogeneousExact(Presentable):
             "errors": error_figure(self.errors()),
             "mean": self.printed("mean"),
             "cov": self.printed("cov"),
+            "observables": {k: v.to_dict() for k, v in self.observables.items()},
         }
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -212,3 +239,18 @@ class HeterogeneousExact(Presentable):
             m = mean[k * self.S:(k + 1) * self.S]
             rows.append((f"P(object {k} in s)", ", ".join(repr(x) for x in m)))
         return rows
+
+    def to_text(self) -> str:
+        """What ``mfstein exact`` prints: the heading, the chain's size and residual,
+        ``P(object k in s)`` by object and the observables."""
+        from numeric.heterogeneous.text import heading, object_lines, observable_lines
+
+        out = [
+            heading(self),
+            f"exact product chain of the K = {self.K} objects (--N is K): {self.states:,} "
+            f"states, ||pi Q||_1 = {self.residual:.1e} (float64)",
+        ]
+        cells = [f"{x:.10g}" for x in self.mean]
+        out += object_lines(self, cells, "P(in s) object")
+        out += observable_lines("observables:", self.observables)
+        return "\n".join(out)

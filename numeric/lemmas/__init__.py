@@ -90,6 +90,7 @@ def _register() -> None:
 __all__, __getattr__, __dir__ = lazy_package(
     __name__,
     {
+        "numeric.lemmas.claim_list": ("ClaimList", "registered_claims"),
         "numeric.lemmas.context": ("Context",),
         "numeric.lemmas.hessian": ("max_quadratic_ratio",),
         "numeric.lemmas.parameters": ("Lemma12Parameters", "lemma12_parameters", "xi_supremum"),

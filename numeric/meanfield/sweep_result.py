@@ -234,6 +234,35 @@ class SweepResult(Presentable):
         rows.append(("time", f"{self.seconds:.3g} s on {self.workers} worker(s)"))
         return rows
 
+    def to_text(self) -> str:
+        """What ``mfstein sweep`` prints: one line per point -- the swept values, ``c``
+        with the digits its point claims (``c2`` at order 2) or "refused" -- then the
+        summary and each refusal."""
+        from mfstein.ground.display import columns
+
+        order2 = self.order == 2
+        head = [*self.axes, "c", "digits"] + (["c2", "digits2"] if order2 else [])
+        rows, refusals = [], []
+        for r in self.rows:
+            d = r.to_dict()
+            swept = [r.params[n] for n in self.axes]
+            if r.refusal:
+                rows.append([*swept, "refused", "-"] + (["-", "-"] if order2 else []))
+                refusals.append(f"{', '.join(swept)}: {r.refusal}")
+                continue
+            row = [*swept, d["c"], str(d["digits"])]
+            if order2:
+                row += [d.get("c2", "-"), str(d.get("digits2", "-"))]
+            rows.append(row)
+        lines = [f"model {self.model}; fixed: {params_text(self.fixed)}", columns(rows, head)]
+        lines.append(
+            f"({len(self.rows)} points, {self.precision}, order {self.order}, "
+            f"{self.seconds:.3g} s; c printed with the digits its point claims; --json or "
+            "--csv for s*, V and the observables)"
+        )
+        lines += [f"refused at {text}" for text in refusals]
+        return "\n".join(lines)
+
     def _columns(self) -> list[str]:
         """The CSV header: swept parameters, c, digits (c2, digits2), s* and V per state,
         observables' terms, the refusal."""

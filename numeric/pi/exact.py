@@ -217,6 +217,12 @@ class PIExactResult(Presentable):
             ("law error", f"{error_figure(self.law_error)!r} (||pi - pi_true||_1, estimated)"),
         ]
 
+    def to_text(self) -> str:
+        """What ``mfstein pi --exact`` prints (:func:`numeric.pi.text.exact_text`)."""
+        from numeric.pi.text import exact_text
+
+        return exact_text(self)
+
 
 def _options_per_state(policy: str, n: int) -> int:
     """Most dispatch outcomes (new LI, allocation pattern) one state can have."""

@@ -9,6 +9,7 @@ between two runs; it is left out of the comparison and nothing else is.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,6 +75,75 @@ def _size_table(kind: str) -> Callable[[], object]:
     return compute
 
 
+def _cache() -> object:
+    from mfstein.ground.cache import configured_cache_dir
+    from mfstein.ground.cache_contents import look
+
+    return look(configured_cache_dir())
+
+
+def _library() -> object:
+    from derive.models.catalogue_view import library
+
+    return library()
+
+
+def _model_entry(name: str) -> Callable[[], object]:
+    def compute() -> object:
+        from derive.models.catalogue_view import model_entry
+
+        return model_entry(name)
+
+    return compute
+
+
+def _claims() -> object:
+    from numeric.lemmas import registered_claims
+
+    return registered_claims()
+
+
+def _derived_supermarket() -> object:
+    from derive import supermarket
+    from derive.models.derived_objects import derive_objects
+
+    return derive_objects(supermarket(2, 2), ["f", "J", "stein", "generator"])
+
+
+def _derived_file() -> object:
+    from derive.models import load_model
+    from derive.models.derived_objects import derive_objects
+    from derive.substitution import with_values
+
+    model = with_values(load_model(BD_FILE), {"lam": "1/2"})
+    return derive_objects(model, ["f", "J", "hessian", "Q", "lyapunov"])
+
+
+HET_LIBRARY = {"K": "4", "d": "3", "speed_classes": "1,2", "lam": "0.5"}
+HET_FILE = f"{ROOT}/tests/hetpop_models.py:sis_population"
+HET_SIS = {"K": "3", "beta": "1", "eps": "0.5", "gamma": "1"}
+
+
+def _pairs(params: dict[str, str]) -> list[str]:
+    return [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+
+
+def _het_exact(spec: str, params: dict[str, str], names: list[str]) -> Callable[[], object]:
+    def compute() -> object:
+        import dataclasses
+
+        import numeric.exact
+        from derive.models import load_model, split_values
+        from numeric.heterogeneous.observables import observe
+
+        options, values = split_values(spec, params)
+        model = load_model(spec, **options)
+        r = numeric.exact.solve(model, values, N=model.K)
+        return dataclasses.replace(r, observables=observe(model, values, r, names))
+
+    return compute
+
+
 #: name -> (argv, the same computation through the Python API)
 CASES: dict[str, tuple[list[str], Callable[[], object]]] = {
     "solve": (["solve", "--model", "sir", *SIR_ARGS, "--dps", "12"], _solve(dps=12)),
@@ -106,6 +176,36 @@ CASES: dict[str, tuple[list[str], Callable[[], object]]] = {
         ["refined", "--lam", "0.9", "--b", "3", "--N", "10", "--dps", "12"],
         _size_table("refined"),
     ),
+    "cache": (["cache"], _cache),
+    "models": (["models"], _library),
+    "models NAME": (["models", "sis"], _model_entry("sis")),
+    "models FILE:FACTORY": (["models", BD_FILE], _model_entry(BD_FILE)),
+    "lemmas --list": (["lemmas", "--list"], _claims),
+    "derive (short form)": (
+        ["derive", "--b", "2", "--show", "f,J,stein,generator"],
+        _derived_supermarket,
+    ),
+    "derive --model": (
+        ["derive", "--model", BD_FILE, "--param", "lam=1/2", "--show", "f,J,H,Q,lyapunov"],
+        _derived_file,
+    ),
+    "exact (heterogeneous) --observable": (
+        [
+            "exact",
+            "--model",
+            "power_of_d_heterogeneous",
+            *_pairs(HET_LIBRARY),
+            "--N",
+            "4",
+            "--observable",
+            "jobs",
+        ],
+        _het_exact("power_of_d_heterogeneous", HET_LIBRARY, ["jobs"]),
+    ),
+    "exact (heterogeneous) --model FILE": (
+        ["exact", "--model", HET_FILE, *_pairs(HET_SIS), "--N", "3"],
+        _het_exact(HET_FILE, HET_SIS, []),
+    ),
 }
 
 
@@ -134,3 +234,190 @@ def test_the_printed_json_is_the_results_to_json(name: str, capsys) -> None:
         assert _without_times(json.loads(out)) == _without_times(json.loads(expected))
     else:
         assert out == expected
+
+
+# -- the text form: what a command prints without --json is the result's own text --------
+def _text_of(compute: Callable[[], object], form: str = "to_text") -> Callable[[], str]:
+    return lambda: getattr(compute(), form)()
+
+
+def _solve_text() -> str:
+    from numeric.meanfield.solution_text import solution_text
+
+    return solution_text(_solve(dps=12, order=2)(), dps=12)
+
+
+def _transient_observed() -> object:
+    import dataclasses
+
+    import numeric
+    from derive.models import load_model
+    from numeric.expansion.transient_observables import trajectories
+
+    model = load_model(BD_FILE)
+    r = numeric.transient(model, {"lam": "0.5"}, times=[0.0, 0.5, 1.0])
+    return dataclasses.replace(r, observables=trajectories(r, model, ["x**2"], {"lam": "0.5"}))
+
+
+def _het_solve() -> object:
+    import numeric
+    from derive.models import load_model
+
+    model = load_model("power_of_d_heterogeneous", K=4, d=3, speed_classes="1,2")
+    return numeric.solve(model, {"lam": "0.5"}, precision="float64", observables=["utilisation"])
+
+
+def _pi_exact() -> object:
+    from numeric.pi.exact import solve_pi_exact
+
+    return solve_pi_exact("0:.5,1:.5", ["1:1", "1:1"])
+
+
+def _sweep() -> object:
+    import numeric
+
+    return numeric.sweep(BD_FILE, {"lam": ["0.4", "0.5"]}, precision="float64")
+
+
+def _pi_simulation() -> object:
+    from sim.pi import simulate_pi
+
+    return simulate_pi("0:.4,2:.2,4:.3,6:.1", "1:1", n=3, slots=20_000, reps=2, seed=3)
+
+
+def _tails_simulation() -> object:
+    from sim.tails import simulate_jsq_tails
+
+    return simulate_jsq_tails(3, 0.1, [1.0, 2.0], events=20_000, reps=2, seed=3)
+
+
+#: A wall time or a speed in a text: two runs of the same computation differ there only.
+TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|server-slots/s|events/s)")
+
+
+#: name -> (argv, the text the Python result writes for the same inputs)
+TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
+    "cache": (["cache"], _text_of(_cache)),
+    "models": (
+        ["models"],
+        lambda: (
+            _library().to_text()
+            + "\n\n(mfstein models NAME for one model in detail; --json for all fields)"
+        ),
+    ),
+    "models FILE:FACTORY": (["models", BD_FILE], _text_of(_model_entry(BD_FILE))),
+    "lemmas --list": (["lemmas", "--list"], _text_of(_claims)),
+    "derive (short form)": (
+        ["derive", "--b", "2", "--show", "f,J,stein,generator"],
+        _text_of(_derived_supermarket),
+    ),
+    "derive --model --format python": (
+        [
+            "derive",
+            "--model",
+            BD_FILE,
+            "--param",
+            "lam=1/2",
+            "--show",
+            "f,J,H,Q,lyapunov",
+            "--format",
+            "python",
+        ],
+        _text_of(_derived_file, "to_python"),
+    ),
+    "solve --order 2": (
+        ["solve", "--model", "sir", *SIR_ARGS, "--dps", "12", "--order", "2"],
+        _solve_text,
+    ),
+    "transient --observable": (
+        [
+            "transient",
+            "--model",
+            BD_FILE,
+            "--param",
+            "lam=0.5",
+            "--t",
+            "0:1:3",
+            "--observable",
+            "x**2",
+        ],
+        _text_of(_transient_observed),
+    ),
+    "solve (heterogeneous)": (
+        [
+            "solve",
+            "--model",
+            "power_of_d_heterogeneous",
+            *_pairs(HET_LIBRARY),
+            "--observable",
+            "utilisation",
+            "--float64",
+        ],
+        _text_of(_het_solve),
+    ),
+    "exact (heterogeneous) --model FILE": (
+        ["exact", "--model", HET_FILE, *_pairs(HET_SIS), "--N", "3"],
+        _text_of(_het_exact(HET_FILE, HET_SIS, [])),
+    ),
+    "pi --exact": (
+        ["pi", "--arrivals", "0:.5,1:.5", "--service", "1:1", "--service", "1:1", "--exact"],
+        _text_of(_pi_exact),
+    ),
+    "sweep": (
+        ["sweep", "--model", BD_FILE, "--param", "lam=0.4:0.5:2", "--float64"],
+        _text_of(_sweep),
+    ),
+    "pi (simulation)": (
+        [
+            "pi",
+            "--arrivals",
+            "0:.4,2:.2,4:.3,6:.1",
+            "--service",
+            "1:1",
+            "--n",
+            "3",
+            "--slots",
+            "20000",
+            "--reps",
+            "2",
+            "--seed",
+            "3",
+        ],
+        _text_of(_pi_simulation),
+    ),
+    "tail --simulate": (
+        [
+            "tail",
+            "--model",
+            "jsq",
+            "--n",
+            "3",
+            "--eps",
+            "0.1",
+            "--x",
+            "1,2",
+            "--simulate",
+            "--events",
+            "20000",
+            "--reps",
+            "2",
+            "--seed",
+            "3",
+        ],
+        _text_of(_tails_simulation, "describe"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TEXTS))
+def test_the_printed_text_is_the_results_own(name: str, capsys) -> None:
+    from numeric.meanfield.problem import forget
+
+    argv, text = TEXTS[name]
+    forget()  # as above: the same process state for both
+    capsys.readouterr()
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    forget()
+    assert TIMED.sub("(time)", out) == TIMED.sub("(time)", text() + "\n")
