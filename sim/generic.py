@@ -593,8 +593,9 @@ class SupermarketFastPath(Simulator):
 
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
-        st = model.info.structure
-        return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.n <= 200
+        from derive.models.supermarket import SupermarketStructure
+
+        return SupermarketStructure.declared(model.info.structure) and model.n <= 200
 
     def _prepare(self) -> None:
         import mpmath
@@ -606,24 +607,26 @@ class SupermarketFastPath(Simulator):
                 "the supermarket fast path starts at N s* and has no truncation; use "
                 "engine='generic' to give a start or a truncation."
             )
+        from derive.models.supermarket import SupermarketStructure
+
         model, values = self.model, self.values
-        st = model.info.structure
-        service = st.get("service")
+        st = SupermarketStructure.read(model.info.structure)
+        service = st.service
         with mpmath.workdps(40):
-            lam = values[st["arrival"]]
+            lam = values[st.arrival]
             if service:
                 mu = values[service]
             else:
-                f = to_fraction("mu", st["mu"])
+                f = to_fraction("mu", st.mu)
                 if f is None:
-                    raise ParameterError(f"mu must be a positive number, got {st['mu']!r}.")
+                    raise ParameterError(f"mu must be a positive number, got {st.mu!r}.")
                 mu = mpmath.mpf(f.numerator) / f.denominator
             if mu == 1 and not service:
-                self.lam_text = self.params[st["arrival"]]  # as given: no rescaling
+                self.lam_text = self.params[st.arrival]  # as given: no rescaling
             else:
                 self.lam_text = mpmath.nstr(lam / mu, 30)
-        self.d = int(st["d"])
-        self.replacement = bool(st["replacement"])
+        self.d = int(st.d)
+        self.replacement = bool(st.replacement)
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""

@@ -18,6 +18,7 @@ drift is ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})`` (eq. (1)).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from derive.models.occupancy_levels import (  # noqa: F401  (their old import pa
     levels_for,
     occupancy_exponent,
 )
-from derive.spec import ModelInfo, Parameter, StateSpace
+from derive.spec import ModelInfo, Parameter, StateSpace, Structure
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 
 CITATION = (
@@ -41,6 +42,27 @@ CITATION = (
 #: Part of every model key of this family: editing the family's transitions
 #: invalidates its cached kernels (and only its own).
 SOURCE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class SupermarketStructure(Structure):
+    """What the family's solvers read of a member (its ``ModelInfo.structure``): the
+    JSQ(d) chain of buffer ``b``, ``d`` servers sampled per arrival, at the arrival rate
+    named ``arrival`` and the service rate ``mu``."""
+
+    #: The buffer size (levels ``s_1 .. s_b``).
+    b: int
+    #: Servers sampled per arrival.
+    d: int
+    #: The service rate: a positive number (exact) or the symbol of a parameter.
+    mu: Any
+    #: ``True`` samples with replacement; ``False`` samples ``d`` distinct servers
+    #: (rates depending on ``N``).
+    replacement: bool
+    #: The name of the arrival-rate parameter (``"lam"``).
+    arrival: str
+    #: The name of the service-rate parameter when ``mu`` is one, else ``None``.
+    service: str | None = None
 
 
 class SupermarketModel(Model):
@@ -208,16 +230,16 @@ def supermarket(
 
 def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
     """The same power-of-d family member (name, d, rates, sampling) with buffer ``b``."""
-    st = model.info.structure
-    arrival = next(p for p in model.params if str(p) == st["arrival"])
+    st = SupermarketStructure.read(model.info.structure)
+    arrival = next(p for p in model.params if str(p) == st.arrival)
     key = (*model.key[:1], b, *model.key[2:])
     return queue_model(
         model.name,
         b,
-        st["d"],
+        st.d,
         arrival,
-        st["mu"],
-        st["replacement"],
+        st.mu,
+        st.replacement,
         key=key,
         citation=model.info.citation,
     )
@@ -254,14 +276,14 @@ def queue_model(
         state_space=StateSpace("monotone"),
         reference=None,
         fast_path="supermarket",
-        structure={
-            "b": b,
-            "d": d,
-            "mu": service,
-            "replacement": replacement,
-            "arrival": str(arrival),
-            "service": str(service) if isinstance(service, sp.Symbol) else None,
-        },
+        structure=SupermarketStructure(
+            b=b,
+            d=d,
+            mu=service,
+            replacement=replacement,
+            arrival=str(arrival),
+            service=str(service) if isinstance(service, sp.Symbol) else None,
+        ),
         citation=citation,
         # With replacement the fixed point is unique: summing f_k = 0 from level k to b
         # gives s_k = rho (s_{k-1}^d - s_b^d), s_0 = 1, so every s_k is a decreasing
