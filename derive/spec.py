@@ -19,6 +19,7 @@ Nothing here computes: the information is read by the numeric layers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from numbers import Real
@@ -171,6 +172,12 @@ class StateSpace:
         return True
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The field names of the dataclass ``cls``, in order (read once per class)."""
+    return tuple(f.name for f in fields(cls))
+
+
 @dataclass(frozen=True)
 class Structure(Mapping[str, Any]):
     """The base of a family's structural facts as a typed, frozen record (``ModelInfo.
@@ -181,19 +188,23 @@ class Structure(Mapping[str, Any]):
     declared as a plain mapping, alike."""
 
     def __getitem__(self, name: str) -> Any:
-        if name not in self._names():
+        if name not in _field_names(type(self)):
             raise KeyError(name)
         return getattr(self, name)
 
+    def get(self, name: str, default: Any = None) -> Any:
+        """The fact ``name``, or ``default`` when the record has no such field."""
+        return getattr(self, name) if name in _field_names(type(self)) else default
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
+        return iter(_field_names(type(self)))
 
     def __len__(self) -> int:
-        return len(self._names())
+        return len(_field_names(type(self)))
 
     @classmethod
     def _names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+        return _field_names(cls)
 
     @classmethod
     def declared(cls, structure: Mapping[str, Any]) -> bool:

@@ -593,7 +593,7 @@ class SupermarketFastPath(Simulator):
 
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
-        from derive.models.supermarket import SupermarketStructure
+        from derive.models.supermarket_structure import SupermarketStructure
 
         return SupermarketStructure.declared(model.info.structure) and model.n <= 200
 
@@ -607,7 +607,7 @@ class SupermarketFastPath(Simulator):
                 "the supermarket fast path starts at N s* and has no truncation; use "
                 "engine='generic' to give a start or a truncation."
             )
-        from derive.models.supermarket import SupermarketStructure
+        from derive.models.supermarket_structure import SupermarketStructure
 
         model, values = self.model, self.values
         st = SupermarketStructure.read(model.info.structure)

@@ -152,7 +152,8 @@ def test_jumps_are_rows_and_signs_of_each_move() -> None:
 
 def test_the_supermarket_declares_a_typed_structure_read_by_name_too() -> None:
     from derive.models import load_model
-    from derive.models.supermarket import SupermarketStructure, with_buffer
+    from derive.models.supermarket import with_buffer
+    from derive.models.supermarket_structure import SupermarketStructure
     from mfstein.ground.errors import ParameterError
 
     m = load_model("supermarket", b=4, d=3)

@@ -18,7 +18,6 @@ drift is ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})`` (eq. (1)).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,8 @@ from derive.models.occupancy_levels import (  # noqa: F401  (their old import pa
     levels_for,
     occupancy_exponent,
 )
-from derive.spec import ModelInfo, Parameter, StateSpace, Structure
+from derive.models.supermarket_structure import SupermarketStructure
+from derive.spec import ModelInfo, Parameter, StateSpace
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 
 CITATION = (
@@ -42,27 +42,6 @@ CITATION = (
 #: Part of every model key of this family: editing the family's transitions
 #: invalidates its cached kernels (and only its own).
 SOURCE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class SupermarketStructure(Structure):
-    """What the family's solvers read of a member (its ``ModelInfo.structure``): the
-    JSQ(d) chain of buffer ``b``, ``d`` servers sampled per arrival, at the arrival rate
-    named ``arrival`` and the service rate ``mu``."""
-
-    #: The buffer size (levels ``s_1 .. s_b``).
-    b: int
-    #: Servers sampled per arrival.
-    d: int
-    #: The service rate: a positive number (exact) or the symbol of a parameter.
-    mu: Any
-    #: ``True`` samples with replacement; ``False`` samples ``d`` distinct servers
-    #: (rates depending on ``N``).
-    replacement: bool
-    #: The name of the arrival-rate parameter (``"lam"``).
-    arrival: str
-    #: The name of the service-rate parameter when ``mu`` is one, else ``None``.
-    service: str | None = None
 
 
 class SupermarketModel(Model):

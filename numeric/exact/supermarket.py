@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from derive.models.supermarket import SupermarketStructure
+from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D

@@ -119,6 +119,6 @@ def supermarket_member(b: int, d: int, lam: mpf, mu: mpf, N: int | None = None) 
 def _structure(model: Any) -> Any:
     """The family's facts of ``model``
     (:class:`derive.models.supermarket.SupermarketStructure`)."""
-    from derive.models.supermarket import SupermarketStructure
+    from derive.models.supermarket_structure import SupermarketStructure
 
     return SupermarketStructure.read(model.info.structure)

@@ -91,7 +91,8 @@ import mpmath
 from mpmath import mpf
 
 from derive.models.open_buffers import buffer_levels
-from derive.models.supermarket import SupermarketStructure, occupancy_exponent
+from derive.models.supermarket import occupancy_exponent
+from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov

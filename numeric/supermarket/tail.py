@@ -30,7 +30,8 @@ def negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     there is none (sampling without replacement, or no level that small).  ``s*``
     comes from the family's O(b) shooting solver
     (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits."""
-    from derive.models.supermarket import SupermarketStructure, with_buffer
+    from derive.models.supermarket import with_buffer
+    from derive.models.supermarket_structure import SupermarketStructure
     from numeric.supermarket.equilibrium import equilibrium
 
     if not SupermarketStructure.declared(model.info.structure):
