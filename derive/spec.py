@@ -19,10 +19,11 @@ Nothing here computes: the information is read by the numeric layers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from numbers import Real
-from typing import Any
+from typing import Any, Self
 
 from mfstein.ground.errors import ParameterError
 
@@ -171,6 +172,66 @@ class StateSpace:
         return True
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The field names of the dataclass ``cls``, in order (read once per class)."""
+    return tuple(f.name for f in fields(cls))
+
+
+@dataclass(frozen=True)
+class Structure(Mapping[str, Any]):
+    """The base of a family's structural facts as a typed, frozen record (``ModelInfo.
+    structure``): a subclass declares its facts as dataclass fields, its solvers read
+    them as attributes.  It is also a read-only mapping of its fields (``st["d"]``,
+    ``st.get("d")``, ``dict(st)``), so general code reading a fact by name
+    (:meth:`derive.model.Model.structure`) reads it, and a user model's structure
+    declared as a plain mapping, alike."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in _field_names(type(self)):
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The fact ``name``, or ``default`` when the record has no such field."""
+        return getattr(self, name) if name in _field_names(type(self)) else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_field_names(type(self)))
+
+    def __len__(self) -> int:
+        return len(_field_names(type(self)))
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return _field_names(cls)
+
+    @classmethod
+    def declared(cls, structure: Mapping[str, Any]) -> bool:
+        """Whether ``structure`` declares this record's facts: an instance, or a mapping
+        holding every field without a default."""
+        if isinstance(structure, cls):
+            return True
+        needed = {f.name for f in fields(cls) if f.default is MISSING}
+        return needed <= set(structure)
+
+    @classmethod
+    def read(cls, structure: Mapping[str, Any]) -> Self:
+        """``structure`` as this record: itself, or the record of a mapping that declares
+        its facts (:meth:`declared`; other keys are ignored); one sentence naming the
+        missing facts otherwise."""
+        if isinstance(structure, cls):
+            return structure
+        if not cls.declared(structure):
+            needed = [f.name for f in fields(cls) if f.default is MISSING]
+            missing = ", ".join(n for n in needed if n not in structure)
+            raise ParameterError(
+                f"structure must declare {', '.join(needed)} for this fast path; "
+                f"missing {missing}."
+            )
+        return cls(**{n: structure[n] for n in cls._names() if n in structure})
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """Metadata of a model family, declared by its factory."""
@@ -189,7 +250,9 @@ class ModelInfo:
     reference: Sequence[Any] | Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
     #: Name of a structure-aware solver registered in :mod:`numeric`, or ``None``.
     fast_path: str | None = None
-    #: Structural facts that solver needs (e.g. ``{"d": 2, "replacement": True}``).
+    #: Structural facts that solver needs: a family's typed record (a :class:`Structure`,
+    #: e.g. :class:`derive.models.supermarket.SupermarketStructure`) or a plain mapping
+    #: (e.g. ``{"d": 2, "replacement": True}``); read by name either way.
     structure: Mapping[str, Any] = field(default_factory=dict)
     #: The paper the model comes from (authors and title), for reports.
     citation: str = ""

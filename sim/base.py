@@ -348,19 +348,12 @@ class RunOptions:
 
         from sim.runner import check_run
 
-        steps, reps, seed, batches, workers, fraction = check_run(
+        run = check_run(
             self.steps, self.reps, self.seed, self.workers, self.warmup_fraction,
             batches=self.batches,
         )  # fmt: skip
-        return dataclasses.replace(
-            self,
-            steps=steps,
-            reps=reps,
-            seed=seed,
-            batches=batches,
-            workers=workers,
-            warmup_fraction=fraction,
-        )
+        # CheckedRun's fields are options of the same names
+        return dataclasses.replace(self, **dataclasses.asdict(run))
 
     def runner_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`sim.runner.run` and :func:`sim.api.simulate`

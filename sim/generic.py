@@ -158,27 +158,45 @@ def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
 
 
 
-def loop_buffers(
-    spec: Any, state: dict
-) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`):
-    a copy of ``state`` and zeroed sums -- the correction of the time integral, the
-    thinned covariance, the histograms and the observables' integrals."""
+@dataclass(frozen=True)
+class LoopBuffers:
+    """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`),
+    made by :func:`loop_buffers`: the record is frozen, its arrays are written in place."""
+
+    #: A copy of the replication's state (``n``, ``rng``), advanced by the loop.
+    state: dict
+    #: The correction of the time integral (``b``): ``int n_k dt = n_k t - corr_k``.
+    corr: np.ndarray
+    #: The thinned covariance ``sum w n_j n_k`` (``b x b``, upper triangle).
+    cov: np.ndarray
+    #: The time at each value of each coordinate (``b x hist_len``).
+    hist: np.ndarray
+    #: The observables' integrals ``int g_j(S) dt`` (``n_obs``).
+    obs: np.ndarray
+
+
+def loop_buffers(spec: Any, state: dict) -> LoopBuffers:
+    """A copy of ``state`` and zeroed sums (:class:`LoopBuffers`) for one run of an
+    event loop."""
     b = spec.n
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-    return new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
+    return LoopBuffers(
+        new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
+    )
 
 
-def loop_sums(new: dict, scalars: np.ndarray, corr: np.ndarray, cov: np.ndarray,
-              hist: np.ndarray, obs: np.ndarray, seconds: float, refused: np.ndarray) -> dict:
-    """The sums an event loop returns, in the layout :func:`advance` documents
-    (``mean`` is ``int n_k dt``: the state times the elapsed time, less ``corr``)."""
+def loop_sums(
+    buf: LoopBuffers, scalars: np.ndarray, seconds: float, refused: np.ndarray
+) -> dict:
+    """The sums an event loop returns from its buffers, in the layout :func:`advance`
+    documents (``mean`` is ``int n_k dt``: the state times the elapsed time, less
+    ``corr``)."""
     return {
         "scalars": scalars,
-        "mean": new["n"] * scalars[0] - corr,
-        "cov": cov,
-        "hist": hist,
-        "obs": obs,
+        "mean": buf.state["n"] * scalars[0] - buf.corr,
+        "cov": buf.cov,
+        "hist": buf.hist,
+        "obs": buf.obs,
         "seconds": seconds,
         "refused": refused,
     }
@@ -197,7 +215,8 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     chain = load_chain(spec.update)
     p, jk, jv, jl, up, target = _loop_inputs(spec)
     b = spec.n
-    new, corr, cov, hist, obs = loop_buffers(spec, state)
+    buf = loop_buffers(spec, state)
+    new = buf.state
     t0 = time.thread_time()
     try:
         scalars = run_chain(
@@ -216,10 +235,10 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
             spec.kind,
             spec.upper,
             spec.total,
-            corr,
-            cov,
-            hist,
-            obs,
+            buf.corr,
+            buf.cov,
+            buf.hist,
+            buf.obs,
         )
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
         scalars = np.zeros(N_SCALARS)
@@ -227,7 +246,7 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     refused = np.full(b, -1.0)
     if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
         refused = new["n"].astype(float)
-    return new, loop_sums(new, scalars, corr, cov, hist, obs, seconds, refused)
+    return new, loop_sums(buf, scalars, seconds, refused)
 
 
 def _rates_finite(chain: Any, spec: GenericSpec, n: np.ndarray, p: np.ndarray) -> bool:
@@ -574,8 +593,9 @@ class SupermarketFastPath(Simulator):
 
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
-        st = model.info.structure
-        return {"b", "d", "replacement", "arrival", "mu"} <= set(st) and model.n <= 200
+        from derive.models.supermarket_structure import SupermarketStructure
+
+        return SupermarketStructure.declared(model.info.structure) and model.n <= 200
 
     def _prepare(self) -> None:
         import mpmath
@@ -587,24 +607,26 @@ class SupermarketFastPath(Simulator):
                 "the supermarket fast path starts at N s* and has no truncation; use "
                 "engine='generic' to give a start or a truncation."
             )
+        from derive.models.supermarket_structure import SupermarketStructure
+
         model, values = self.model, self.values
-        st = model.info.structure
-        service = st.get("service")
+        st = SupermarketStructure.read(model.info.structure)
+        service = st.service
         with mpmath.workdps(40):
-            lam = values[st["arrival"]]
+            lam = values[st.arrival]
             if service:
                 mu = values[service]
             else:
-                f = to_fraction("mu", st["mu"])
+                f = to_fraction("mu", st.mu)
                 if f is None:
-                    raise ParameterError(f"mu must be a positive number, got {st['mu']!r}.")
+                    raise ParameterError(f"mu must be a positive number, got {st.mu!r}.")
                 mu = mpmath.mpf(f.numerator) / f.denominator
             if mu == 1 and not service:
-                self.lam_text = self.params[st["arrival"]]  # as given: no rescaling
+                self.lam_text = self.params[st.arrival]  # as given: no rescaling
             else:
                 self.lam_text = mpmath.nstr(lam / mu, 30)
-        self.d = int(st["d"])
-        self.replacement = bool(st["replacement"])
+        self.d = int(st.d)
+        self.replacement = bool(st.replacement)
 
     def _run(self, options: RunOptions) -> SimulationResult:
         """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""

@@ -188,13 +188,14 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
 
     code, ptr, consts, aff_ptr, aff_idx, poly_tabs, p, jk, jv, jl, up, target = _tables(spec)
     b, nt = spec.n, len(spec.jumps)
-    new, corr, cov, hist, obs = loop_buffers(spec, state)
+    buf = loop_buffers(spec, state)
+    new = buf.state
     t0 = time.thread_time()
     scalars = run_table_chain(
         code, ptr, consts, spec.depth, nt, aff_ptr, aff_idx, poly_tabs, spec.coef_base, p,
         new["n"], spec.N, jk, jv,
         jl, up, target, new["rng"], int(steps), spec.thin_bits, spec.kind, spec.upper,
-        spec.total, corr, cov, hist, obs,
+        spec.total, buf.corr, buf.cov, buf.hist, buf.obs,
     )  # fmt: skip
     seconds = time.thread_time() - t0
     from sim.generic_kernels import EVENTS
@@ -206,7 +207,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
         rates_into(code, ptr, consts, spec.depth, nt, s, p, poly_tabs, spec.coef_base, R)
         if not np.all(np.isfinite(R)):
             refused = new["n"].astype(float)
-    return new, loop_sums(new, scalars, corr, cov, hist, obs, seconds, refused)
+    return new, loop_sums(buf, scalars, seconds, refused)
 
 
 #: Prepared runs kept per process (model key, N, parameters, start, truncation -> spec,

@@ -651,16 +651,17 @@ def simulate_pi(
 
     model = make_model(arrivals, services, n)
     check_load(model, allow_unstable)
-    slots, reps, seed, batches, workers, warmup_fraction = runner.check_run(
+    run = runner.check_run(
         slots, reps, seed, workers, warmup_fraction, batches=batches, steps_name="slots"
     )
+    slots, reps, seed, workers = run.steps, run.reps, run.seed, run.workers
     check_memory(
         f"simulating n = {model.n:,} servers ({reps} replications, {workers} workers)",
         simulation_bytes(model.n, 0, True, reps, workers)
         + reps * PENDING_CAPACITY * K.PENDING_COLUMNS * 8,
     )
     rule_name = "" if split_rule is None else _register_rule(split_rule, policy, model, seed)
-    plan = runner.Plan.make(slots, batches, float(warmup_fraction), "slots")
+    plan = runner.Plan.make(slots, run.batches, run.warmup_fraction, "slots")
     spec = PISpec(model, policy, bool(check_bound), rule_name)
     if progress:
         seconds = jit.first_compile_seconds(PI_COMPILE_SECONDS, K.run_slots)

@@ -52,6 +52,24 @@ POLL_SECONDS = 0.2
 INLINE_EVENTS = 1_000_000
 
 
+@dataclass(frozen=True)
+class CheckedRun:
+    """The run options every simulator shares, checked by :func:`check_run`."""
+
+    #: Events (or slots) per replication, the warm-up included (``steps_name``).
+    steps: int
+    #: Independent replications.
+    reps: int
+    #: The root seed of :func:`sim.rng.seed_states`.
+    seed: int
+    #: Batches per replication; ``None`` for a simulator without batches.
+    batches: int | None
+    #: Worker processes (the number of cores by default, at most ``reps``).
+    workers: int
+    #: The fraction of each replication's events discarded as warm-up, in ``[0, 1)``.
+    warmup_fraction: float
+
+
 def check_run(
     steps: Any,
     reps: Any,
@@ -62,13 +80,13 @@ def check_run(
     batches: Any = None,
     steps_name: str = "steps",
     min_reps: int = 1,
-) -> tuple[int, int, int, int | None, int, float]:
+) -> CheckedRun:
     """Check the run options every simulator shares against :mod:`mfstein.ground.limits`.
 
     One sentence (:class:`ParameterError`) per bad value, before any work.
-    Returns ``(steps, reps, seed, batches, workers, warmup_fraction)``;
-    ``workers`` defaults to the number of cores, at most ``reps``; ``batches``
-    stays ``None`` for a simulator without batches.
+    Returns them checked (:class:`CheckedRun`); ``workers`` defaults to the number
+    of cores, at most ``reps``; ``batches`` stays ``None`` for a simulator without
+    batches.
     """
     from mfstein.ground.limits import SIM_MAX_BATCHES, SIM_MAX_REPS, SIM_MAX_STEPS, SIM_MAX_WORKERS
 
@@ -86,7 +104,7 @@ def check_run(
         fraction = float("nan")
     if isinstance(warmup_fraction, bool) or not 0.0 <= fraction < 1.0:
         raise ParameterError(f"warmup_fraction must lie in [0, 1), got {warmup_fraction!r}.")
-    return steps, reps, seed, batches, workers, fraction
+    return CheckedRun(steps, reps, seed, batches, workers, fraction)
 
 
 @dataclass(frozen=True)

@@ -97,9 +97,8 @@ def check_inputs(
     N = check_int("N", N, 1, SIM_MAX_N)
     b = check_int("b", b, 1, MAX_B)
     d = check_int("d", d, 1, MAX_D)
-    steps, reps, seed, batches, workers, _ = runner.check_run(
-        steps, reps, seed, workers, 0.0, batches=batches
-    )
+    run = runner.check_run(steps, reps, seed, workers, 0.0, batches=batches)
+    steps, reps, seed, batches, workers = run.steps, run.reps, run.seed, run.batches, run.workers
     policy, engine = resolve_policy(policy, engine)
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} when sampling without replacement, got {N}.")

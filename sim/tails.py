@@ -462,14 +462,15 @@ def simulate_jsq_tails(
     eps = check_eps(eps)
     xs = check_nonnegative_list("x", x)
     ths = check_nonnegative_list("theta", thetas)
-    events, reps, seed, _, workers, warmup_fraction = runner.check_run(
+    run = runner.check_run(
         events, reps, seed, workers, warmup_fraction, steps_name="events", min_reps=2
     )
+    events, reps, seed, workers = run.steps, run.reps, run.seed, run.workers
     check_memory(
         f"simulating JSQ with n = {n:,} servers ({reps} replications, {workers} workers)",
         simulation_bytes(n, 0, True, reps, workers),
     )
-    plan = _plan(events, warmup_fraction)
+    plan = _plan(events, run.warmup_fraction)
     spec = _spec(n, eps, xs, ths, plan.warmup)
     return runner.run_and_pool(
         spec,

@@ -29,6 +29,7 @@ from derive.models.occupancy_levels import (  # noqa: F401  (their old import pa
     levels_for,
     occupancy_exponent,
 )
+from derive.models.supermarket_structure import SupermarketStructure
 from derive.spec import ModelInfo, Parameter, StateSpace
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 
@@ -208,16 +209,16 @@ def supermarket(
 
 def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
     """The same power-of-d family member (name, d, rates, sampling) with buffer ``b``."""
-    st = model.info.structure
-    arrival = next(p for p in model.params if str(p) == st["arrival"])
+    st = SupermarketStructure.read(model.info.structure)
+    arrival = next(p for p in model.params if str(p) == st.arrival)
     key = (*model.key[:1], b, *model.key[2:])
     return queue_model(
         model.name,
         b,
-        st["d"],
+        st.d,
         arrival,
-        st["mu"],
-        st["replacement"],
+        st.mu,
+        st.replacement,
         key=key,
         citation=model.info.citation,
     )
@@ -254,14 +255,14 @@ def queue_model(
         state_space=StateSpace("monotone"),
         reference=None,
         fast_path="supermarket",
-        structure={
-            "b": b,
-            "d": d,
-            "mu": service,
-            "replacement": replacement,
-            "arrival": str(arrival),
-            "service": str(service) if isinstance(service, sp.Symbol) else None,
-        },
+        structure=SupermarketStructure(
+            b=b,
+            d=d,
+            mu=service,
+            replacement=replacement,
+            arrival=str(arrival),
+            service=str(service) if isinstance(service, sp.Symbol) else None,
+        ),
         citation=citation,
         # With replacement the fixed point is unique: summing f_k = 0 from level k to b
         # gives s_k = rho (s_{k-1}^d - s_b^d), s_0 = 1, so every s_k is a decreasing

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D
@@ -196,10 +197,11 @@ def _lam_string(lam: Any) -> str:
 
 def _handles(model: Any) -> bool:
     """The unit-rate power-of-d chain, with or without replacement."""
-    st = model.info.structure
-    return model.name in ("supermarket", "supermarket-without-replacement") and (
-        st.get("service") is None and st.get("mu") == 1
-    )
+    declared = SupermarketStructure.declared(model.info.structure)
+    if model.name not in ("supermarket", "supermarket-without-replacement") or not declared:
+        return False
+    st = SupermarketStructure.read(model.info.structure)
+    return st.service is None and st.mu == 1
 
 
 def supermarket_fast(
@@ -234,8 +236,9 @@ def supermarket_fast(
     t0 = time.perf_counter()
     # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
     prepared = prepare(model, N, params)
-    model, N, st = prepared.model, prepared.N, model.info.structure
-    b, d, replacement = model.n, check_int("d", st["d"], 1, MAX_D), bool(st["replacement"])
+    model, N = prepared.model, prepared.N
+    st = SupermarketStructure.read(model.info.structure)
+    b, d, replacement = model.n, check_int("d", st.d, 1, MAX_D), bool(st.replacement)
     lam_text = _lam_string(prepared.params["lam"])
     tol = TOL if tol is None else tol
     if not (isinstance(tol, float | int) and tol > 0):

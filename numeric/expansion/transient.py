@@ -348,12 +348,10 @@ def transient(
         )
     else:
         check_taylor_cost(st, times, order, dps)
-        out, digits, (wp1, wp2), errors = integrate_mp(st, times, order, dps, bar)
+        mp = integrate_mp(st, times, order, dps, bar)
+        out, digits, errors = mp.out, mp.digits, mp.errors
         route, integrator = "mpmath", "taylor"
-        notes.append(
-            f"mpmath: odefun (Taylor) at {wp1} and {wp2} digits; they agree on "
-            f"{digits} significant digits (norm-wise for each of x, V, W (A, B) at each time)."
-        )
+        notes.append(mp.note())
     _check_path(st, times, out["x"])
     where = _fate(st, times, out["x"])
     return TransientResult(

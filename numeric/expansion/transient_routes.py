@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import mpmath
@@ -247,13 +248,38 @@ def _mp_run(
         return sys_.outputs(Y)
 
 
+@dataclass(frozen=True)
+class MpTrajectories:
+    """What the mpmath route (:func:`integrate_mp`) returns."""
+
+    #: The higher working precision's run: ``x, V, W (, A, B)`` by name, each an
+    #: object array of ``mpf`` with time last.
+    out: dict[str, np.ndarray]
+    #: The significant digits on which the two runs agree (at most ``dps``), norm-wise
+    #: for each object at each time.
+    digits: int
+    #: The two working precisions (decimal digits), lower first.
+    wp_low: int
+    wp_high: int
+    #: The per-entry errors (same names and shapes as ``out``,
+    #: :func:`numeric.precision.entry_errors`): what printing uses.
+    errors: dict[str, np.ndarray]
+
+    def note(self) -> str:
+        """The result's note on this route: the two precisions and their agreement."""
+        return (
+            f"mpmath: odefun (Taylor) at {self.wp_low} and {self.wp_high} digits; they agree on "
+            f"{self.digits} significant digits (norm-wise for each of x, V, W (A, B) at each "
+            "time)."
+        )
+
+
 def integrate_mp(
     st: TransientSetup, times: np.ndarray, order: int, dps: int, bar: Progress | None = None
-) -> tuple[dict, int, tuple[int, int], dict]:
-    """The mpmath route at two working precisions; ``digits`` is the smallest
-    number of significant digits on which the two runs agree, norm-wise for each
-    of ``x, V, W (, A, B)`` at each time; the per-entry errors (same shapes,
-    :func:`numeric.precision.entry_errors`) are what printing uses."""
+) -> MpTrajectories:
+    """The mpmath route at two working precisions (:class:`MpTrajectories`): the
+    digits are the smallest number of significant digits on which the two runs agree,
+    norm-wise for each of ``x, V, W (, A, B)`` at each time."""
     from numeric.precision import agreeing_digits, earn_digits
 
     limit = MP_ORDER2_MAX_N if order == 2 else MP_MAX_N
@@ -291,4 +317,4 @@ def integrate_mp(
         ).reshape(high[name].shape)
         for name in high
     }
-    return high, min(earned.digits, dps), (earned.wp_low, earned.wp_high), errors
+    return MpTrajectories(high, min(earned.digits, dps), earned.wp_low, earned.wp_high, errors)

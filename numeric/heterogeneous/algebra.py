@@ -23,6 +23,8 @@ Jacobian's extra term and their part of :func:`second_order`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mpmath
 import numpy as np
 
@@ -46,9 +48,35 @@ def _scatter(n: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(index, weights=values, minlength=n).astype(float)
 
 
-def jumps(R: Rates) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows and signs of every move's jump: ``(moves, 2 or 4)`` arrays."""
-    return R.uni, np.array([-1, 1]), R.pair, np.array([-1, -1, 1, 1])
+#: The signs of a unilateral move's jump on its rows ``(from, to)``: ``-e_from + e_to``.
+UNI_SIGNS = np.array([-1, 1])
+#: The signs of a pairwise move's jump on its rows ``(i1, i2, j1, j2)``:
+#: ``-e_i1 - e_i2 + e_j1 + e_j2``.
+PAIR_SIGNS = np.array([-1, -1, 1, 1])
+
+
+@dataclass(frozen=True)
+class Jumps:
+    """Rows and signs of every move's jump (:func:`jumps`): move ``m``'s jump is
+    ``sum_c signs[c] e_{rows[m, c]}``."""
+
+    #: The unilateral moves' rows ``(from, to)``, a ``(moves, 2)`` array.
+    uni: np.ndarray
+    #: Their signs, :data:`UNI_SIGNS`.
+    uni_signs: np.ndarray
+    #: The pairwise moves' rows ``(i1, i2, j1, j2)``, a ``(moves, 4)`` array.
+    pair: np.ndarray
+    #: Their signs, :data:`PAIR_SIGNS`.
+    pair_signs: np.ndarray
+
+
+UNI_SIGNS.setflags(write=False)
+PAIR_SIGNS.setflags(write=False)
+
+
+def jumps(R: Rates) -> Jumps:
+    """Rows and signs of every move's jump of ``R``."""
+    return Jumps(R.uni, UNI_SIGNS, R.pair, PAIR_SIGNS)
 
 
 def frozen(R: Rates, x: np.ndarray) -> Rates:
@@ -80,7 +108,8 @@ def drift(R: Rates, x: np.ndarray) -> np.ndarray:
 
 def apply_jumps(R: Rates, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
     """``sum_moves w * jump`` for weights ``wa`` (unilateral) and ``wb`` (pairwise)."""
-    uni, su, pair, sp_ = jumps(R)
+    jp = jumps(R)
+    uni, su, pair, sp_ = jp.uni, jp.uni_signs, jp.pair, jp.pair_signs
     idx = np.concatenate([uni.ravel(), pair.ravel()])
     vals = np.concatenate([(wa[:, None] * su).ravel(), (wb[:, None] * sp_).ravel()])
     return _scatter(R.n, idx, vals)
@@ -94,7 +123,8 @@ def jacobian(R: Rates, x: np.ndarray) -> np.ndarray:
         _r, grad, _h = derivatives(R.avg, x)
         return jacobian(frozen(R, x), x) + jacobian_term(R.avg, x, grad)
     n = R.n
-    uni, su, pair, sp_ = jumps(R)
+    jp = jumps(R)
+    uni, su, pair, sp_ = jp.uni, jp.uni_signs, jp.pair, jp.pair_signs
     # unilateral: d r / d x_from = a
     rows = [uni.ravel()]
     cols = [np.repeat(uni[:, 0], 2)]
@@ -113,7 +143,8 @@ def noise(R: Rates, x: np.ndarray) -> np.ndarray:
     """``Q(x) = sum_moves rate(x) jump jump^T``, an ``n x n`` array."""
     n = R.n
     ra, rb = move_rates(R, x)
-    uni, su, pair, sp_ = jumps(frozen(R, x))
+    jp = jumps(frozen(R, x))
+    uni, su, pair, sp_ = jp.uni, jp.uni_signs, jp.pair, jp.pair_signs
     flat, vals = [], []
     for rows, signs, r in ((uni, su, ra), (pair, sp_, rb)):
         flat.append((rows[:, :, None] * n + rows[:, None, :]).reshape(-1))

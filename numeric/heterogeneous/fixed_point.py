@@ -61,7 +61,8 @@ class FixedSystem:
         from numeric.heterogeneous.fixed_averaged import FixedAveraged
 
         R, P, n = self.R, self.P, self.R.n
-        _u, su, pair, sp_ = alg.jumps(R)
+        jp = alg.jumps(R)
+        su, pair, sp_ = jp.uni_signs, jp.pair, jp.pair_signs
         self.a = np.array([to_fixed(v, P) for v in R.a], dtype=object)
         self.avg = None if R.avg is None else FixedAveraged(R.avg, P)
         # the averaged moves follow the constant ones, with rates taken at each x

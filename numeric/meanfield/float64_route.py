@@ -262,21 +262,21 @@ def order2_point64(problem: Any, pt: Any, *, compiled: bool = False) -> Order2Po
     k2 = lambda_kernels(sub, "order2")
     # the two third-moment solvers share what comes before the third moment
     r1, r2 = second_order_float64_solvers(sub, base, ("schur", "trsyl"), k2=k2, compiled=compiled)
-    c2 = r1["c2"]
-    disagree = abs(r1["c2"] - r2["c2"]) / max(abs(c2), 1e-300)
-    scale = max(max_abs(r1["A"]), 1e-300)
-    disagree = max(disagree, max_abs(r1["A"] - r2["A"]) / scale)
+    c2 = r1.c2
+    disagree = abs(r1.c2 - r2.c2) / max(abs(c2), 1e-300)
+    scale = max(max_abs(r1.A), 1e-300)
+    disagree = max(disagree, max_abs(r1.A - r2.A) / scale)
     e = max(10 * e1, 10 * disagree)
     digits2 = int(min(MAX_DIGITS, max(0, math.floor(-math.log10(max(e, 1e-300))))))
     A, B = np.zeros(b), np.zeros((b, b))
-    A[kept] = r1["A"]
-    B[np.ix_(kept, kept)] = r1["B"]
+    A[kept] = r1.A
+    B[np.ix_(kept, kept)] = r1.B
     # B's bound, the same way: the two Sylvester solvers' disagreement relative to
     # B's largest entry, and never below ten times the order-1 error.
-    scale_b = max(max_abs(r1["B"]), 1e-300)
-    gap_b = max_abs(r1["B"] - r2["B"]) / scale_b
+    scale_b = max(max_abs(r1.B), 1e-300)
+    gap_b = max_abs(r1.B - r2.B) / scale_b
     return Order2Point64(
-        A, B, float(c2), float(r2["c2"]), digits2, e * scale, max(10 * e1, 10 * gap_b) * scale_b
+        A, B, float(c2), float(r2.c2), digits2, e * scale, max(10 * e1, 10 * gap_b) * scale_b
     )
 
 

@@ -40,7 +40,7 @@ Power-of-Two-Choices Mean-Field Model in Heavy-Traffic" (the generator, Lemma 7)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import permutations
 from typing import Any
 
@@ -988,6 +988,10 @@ def second_order_float64(
     ``eigen`` and ``schur`` read back only the rows ``C[k, l, :]`` that the
     ``B`` and ``A`` equations use.  The result's ``third_moment`` names the
     route that ran.
+
+    Returns the fields of :class:`Order2Float64` as a dict (its
+    :meth:`~Order2Float64.to_dict`; the public form, read by key by callers), with
+    ``truncated_at`` added when a smaller member of the family was solved.
     """
     if solver not in ("auto", "eigen", "schur", "trsyl"):
         raise ParameterError(f"solver must be auto, eigen, schur or trsyl, got {solver!r}.")
@@ -1028,7 +1032,41 @@ def second_order_float64_at(
     the generated numba ones; :class:`derive.sparse.LambdaKernels` avoids the
     compile); ``compiled``: the compiled third-moment kernel whatever the size
     (for callers that solve many points, e.g. a sweep)."""
-    return second_order_float64_solvers(model, base, (solver,), k2=k2, compiled=compiled)[0]
+    (one,) = second_order_float64_solvers(model, base, (solver,), k2=k2, compiled=compiled)
+    return one.to_dict()
+
+
+@dataclass(frozen=True)
+class Order2Float64:
+    """One float64 order-2 solution (:func:`second_order_float64_solvers`), on all ``b``
+    coordinates: ``E[S_N] = s* + V/N + A/N^2 + ...`` and ``N Cov(S_N) = W + B/N + ...``
+    (the expansion of the core paper's Theorem 1 to order 2), ``c = tr W``,
+    ``c2 = tr B``.  :func:`second_order_float64` returns its :meth:`to_dict`."""
+
+    #: The fixed point ``s*``.
+    s_star: np.ndarray
+    #: The ``1/N`` term of the mean.
+    V: np.ndarray
+    #: The ``1/N^2`` term of the mean.
+    A: np.ndarray
+    #: The covariance at order 1 (Lyapunov equation ``J W + W J^T + Q = 0``).
+    W: np.ndarray
+    #: The ``1/N`` term of ``N Cov``.
+    B: np.ndarray
+    #: ``tr W``.
+    c: float
+    #: ``tr B``.
+    c2: float
+    #: The number of free coordinates.
+    n: int
+    #: The number of coordinates.
+    b: int
+    #: The third-moment solver that ran (``"eigen"``, ``"schur"``, ``"trsyl"``).
+    third_moment: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name (the arrays themselves, not copies)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def second_order_float64_solvers(
@@ -1038,7 +1076,7 @@ def second_order_float64_solvers(
     *,
     k2: Any = None,
     compiled: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[Order2Float64]:
     """:func:`second_order_float64_at` with each third-moment solver of ``solvers``
     (``"schur"``, ``"trsyl"``, ``"eigen"``, ``"auto"``), one result each: what comes
     before the third moment -- the real Schur form of ``J``, ``W``, the order-2
@@ -1073,18 +1111,18 @@ def second_order_float64_solvers(
         else:
             Vf, Af, Wf, Bf = T @ V, T @ A, T @ W @ T.T, T @ B @ T.T
         out.append(
-            {
-                "s_star": np.array(base.s),  # the caller's own (the base is kept)
-                "V": Vf,
-                "A": Af,
-                "W": Wf,
-                "B": Bf,
-                "c": float(np.trace(Wf)),
-                "c2": float(np.trace(Bf)),
-                "n": n,
-                "b": model.n,
-                "third_moment": method,
-            }
+            Order2Float64(
+                s_star=np.array(base.s),  # the caller's own (the base is kept)
+                V=Vf,
+                A=Af,
+                W=Wf,
+                B=Bf,
+                c=float(np.trace(Wf)),
+                c2=float(np.trace(Bf)),
+                n=n,
+                b=model.n,
+                third_moment=method,
+            )
         )
     return out
 

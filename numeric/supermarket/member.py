@@ -72,7 +72,7 @@ class Member:
     @property
     def d(self) -> int:
         """Servers sampled per arrival."""
-        return self.model.info.structure["d"]
+        return _structure(self.model).d
 
     def rounded(self) -> Member:
         """The same member with ``lam`` and ``mu`` rounded to the current precision."""
@@ -85,10 +85,10 @@ class Member:
     def params(self) -> list[mpf]:
         """The parameter vector of the model's kernels: its ``params`` in order,
         the arrival rate ``lam``, the service rate ``mu`` where it is free, ``N``."""
-        st = self.model.info.structure
-        values: dict[str, mpf] = {st["arrival"]: self.lam}
-        if st.get("service"):
-            values[st["service"]] = self.mu
+        st = _structure(self.model)
+        values: dict[str, mpf] = {st.arrival: self.lam}
+        if st.service:
+            values[st.service] = self.mu
         if self.N is not None:
             values["N"] = mpf(self.N)
         try:
@@ -114,3 +114,11 @@ def supermarket_member(b: int, d: int, lam: mpf, mu: mpf, N: int | None = None) 
     other packages use, so generated kernels are shared); other rates keep ``mu``
     as a parameter; ``N`` given samples without replacement."""
     return Member(_supermarket(b, d, mu == 1, N is None), lam, mu, N)
+
+
+def _structure(model: Any) -> Any:
+    """The family's facts of ``model``
+    (:class:`derive.models.supermarket.SupermarketStructure`)."""
+    from derive.models.supermarket_structure import SupermarketStructure
+
+    return SupermarketStructure.read(model.info.structure)

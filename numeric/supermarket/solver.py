@@ -92,6 +92,7 @@ from mpmath import mpf
 
 from derive.models.open_buffers import buffer_levels
 from derive.models.supermarket import occupancy_exponent
+from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
@@ -666,13 +667,13 @@ def problem_member(problem: Any, dps: int) -> tuple[Member, int]:
     the same correctly rounded reading as parsing them afresh), validated as the short
     forms validate theirs; ``N`` (sampling without replacement) the integer given."""
     model = problem.model
-    st = model.info.structure
-    service, replacement = st.get("service"), st["replacement"]
+    st = SupermarketStructure.read(model.info.structure)
+    service, replacement = st.service, st.replacement
     with mpmath.workdps(check_dps(dps) + 20):
         values = problem.values_now()
-    mu = values[service] if service else str(st["mu"])
+    mu = values[service] if service else str(st.mu)
     N = None if replacement else problem.params["N"]
-    lam_, _, dps, mu_, N = _validate(values[st["arrival"]], st["d"], dps, mu, N, replacement)
+    lam_, _, dps, mu_, N = _validate(values[st.arrival], st.d, dps, mu, N, replacement)
     check_b(model.n)
     return Member(model, lam_, mu_, N), dps
 
@@ -684,12 +685,12 @@ def problem_rates(problem: Any) -> Callable[[], tuple[mpf, mpf]]:
     (:meth:`~numeric.prepared.problem.PreparedProblem.values_now`, the same correctly
     rounded reading as parsing the rates afresh), ``mu`` from the model's structure
     when it is built in."""
-    st = problem.model.info.structure
-    service = st.get("service")
+    st = SupermarketStructure.read(problem.model.info.structure)
+    service = st.service
 
     def now() -> tuple[mpf, mpf]:
         values = problem.values_now()
-        return values[st["arrival"]], values[service] if service else to_mpf("mu", str(st["mu"]))
+        return values[st.arrival], values[service] if service else to_mpf("mu", str(st.mu))
 
     return now
 
@@ -715,17 +716,17 @@ def shooting_point64(problem: Any, params: Mapping[str, Any] | None = None) -> A
             stacklevel=2,
         )
         problem = prepare_problem(problem, params)
-    st = problem.model.info.structure
-    if not st.get("replacement"):
+    st = SupermarketStructure.read(problem.model.info.structure)
+    if not st.replacement:
         return None
     rates = problem_rates(problem)
     with mpmath.workdps(30):
         lam, mu = rates()
         lam_ = parse_lam(lam)
     if mu <= 0:
-        service = st.get("service")
+        service = st.service
         raise ParameterError(
-            f"{service or 'mu'} must be > 0, got {problem.params.get(service, st['mu'])!r}."
+            f"{service or 'mu'} must be > 0, got {problem.params.get(service, st.mu)!r}."
         )
     s = verified_shooting(Member(problem.model, lam_, mu), rates, 20)
     return np.array([float(v) for v in s])

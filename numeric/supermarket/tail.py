@@ -31,14 +31,16 @@ def negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     comes from the family's O(b) shooting solver
     (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits."""
     from derive.models.supermarket import with_buffer
+    from derive.models.supermarket_structure import SupermarketStructure
     from numeric.supermarket.equilibrium import equilibrium
 
-    st = model.info.structure
-    if not st.get("replacement", False):
+    if not SupermarketStructure.declared(model.info.structure):
         return None
-    service = st.get("service")
-    mu = params[service] if service else str(st["mu"])
-    s = equilibrium(params[st["arrival"]], model.n, st["d"], dps=20, mu=mu)
+    st = SupermarketStructure.read(model.info.structure)
+    if not st.replacement:
+        return None
+    mu = params[st.service] if st.service else str(st.mu)
+    s = equilibrium(params[st.arrival], model.n, st.d, dps=20, mu=mu)
     small = [k for k, v in enumerate(s) if abs(v) < NEGLIGIBLE]
     if not small or small[0] + 3 >= model.n:
         return None
