@@ -367,6 +367,14 @@ def fields_dict(
     return out
 
 
+def family_fields(**values: Any) -> dict[str, Any]:
+    """A result's ``family_fields`` record of the given values (what only the model's
+    family defines, e.g. the supermarket's ``lam`` and ``d``), those that are ``None``
+    (the model has no such quantity) left out; the result reads them through
+    properties of the same names."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def params_text(params: Mapping[str, Any]) -> str:
     """A result's parameters as ``"k = v, ..."`` (``"none"`` for no parameters)."""
     return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"

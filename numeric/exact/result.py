@@ -127,14 +127,12 @@ class ExactResult(Presentable):
     #: given), which bounds the law's error in total variation beside the
     #: residual; ``None`` when nothing is cut.
     truncation: Any = None
-    #: The supermarket short form's arrival rate (decimal string as given); ``None`` for
-    #: other models.
-    lam: str | None = None
-    #: The supermarket short form's number of choices; ``None`` for other models.
-    d: int | None = None
-    #: The supermarket short form's sampling (whether the ``d`` servers are drawn with
-    #: replacement); ``None`` for other models.
-    replacement: bool | None = None
+    #: What only the model's family defines, name -> value.  For the supermarket short
+    #: form ``{"lam": lam, "d": d, "replacement": replacement}`` (the arrival rate as the
+    #: decimal string given, the number of choices, whether the ``d`` servers are drawn
+    #: with replacement); empty for other models.  Read through :attr:`lam`, :attr:`d`
+    #: and :attr:`replacement`.
+    family_fields: dict[str, Any] = field(default_factory=dict)
     #: The :class:`derive.Model` solved (for :meth:`expect`).
     source_model: Any = field(default=None, repr=False, compare=False)
     #: Name -> :class:`numeric.meanfield.observables.ExactExpectation` of the
@@ -155,6 +153,23 @@ class ExactResult(Presentable):
 
     b = renamed_attribute("ExactResult", "b", "n")
     method = renamed_attribute("ExactResult", "method", "solver")
+
+    @property
+    def lam(self) -> str | None:
+        """The family's arrival rate as given (:attr:`family_fields`), ``None`` when it has
+        none."""
+        return self.family_fields.get("lam")
+
+    @property
+    def d(self) -> int | None:
+        """The family's number of choices (:attr:`family_fields`), ``None`` when it has none."""
+        return self.family_fields.get("d")
+
+    @property
+    def replacement(self) -> bool | None:
+        """Whether the family's ``d`` servers are drawn with replacement
+        (:attr:`family_fields`), ``None`` when it has no such choice."""
+        return self.family_fields.get("replacement")
 
     def expect(self, g: Any, model: Any = None) -> Any:
         """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""

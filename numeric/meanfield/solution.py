@@ -11,6 +11,7 @@ from mpmath import mpf
 
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.display import Presentable, count_row, shape_text
+from mfstein.ground.display import family_fields as family_fields  # read from here too
 
 
 class Stated(mpf):
@@ -118,12 +119,6 @@ class ConvertedOnRead:
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self.name] = value
-
-
-def family_fields(**values: Any) -> dict[str, Any]:
-    """The :attr:`MeanFieldSolution.family_fields` of the given values, those that
-    are ``None`` (the model has no such quantity) left out."""
-    return {k: v for k, v in values.items() if v is not None}
 
 
 @dataclass(frozen=True, repr=False)
