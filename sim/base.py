@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import (
+    FamilyField,
     Presentable,
     count_row,
     heading_rows,
@@ -145,31 +146,13 @@ class SimulationResult(Presentable):
     simulator = renamed_attribute("SimulationResult", "simulator", "engine")
     b = renamed_attribute("SimulationResult", "b", "n")
 
-    @property
-    def lam(self) -> float | None:
-        """The family's arrival rate as a float (:attr:`family_fields`), else ``None``."""
-        return self.family_fields.get("lam")
-
-    @property
-    def lam_text(self) -> str | None:
-        """The family's arrival rate as given (:attr:`family_fields`), else ``None``."""
-        return self.family_fields.get("lam_text")
-
-    @property
-    def d(self) -> int | None:
-        """The family's servers sampled per arrival (:attr:`family_fields`), else ``None``."""
-        return self.family_fields.get("d")
-
-    @property
-    def replacement(self) -> bool | None:
-        """Whether the family samples its ``d`` servers with replacement
-        (:attr:`family_fields`), else ``None``."""
-        return self.family_fields.get("replacement")
-
-    @property
-    def policy(self) -> str | None:
-        """The family's dispatch policy (:attr:`family_fields`), else ``None``."""
-        return self.family_fields.get("policy")
+    lam = FamilyField("The family's arrival rate as a float (:attr:`family_fields`).")
+    lam_text = FamilyField("The family's arrival rate as given (:attr:`family_fields`).")
+    d = FamilyField("The family's servers sampled per arrival (:attr:`family_fields`).")
+    replacement = FamilyField(
+        "Whether the family samples its ``d`` servers with replacement (:attr:`family_fields`)."
+    )
+    policy = FamilyField("The family's dispatch policy (:attr:`family_fields`).")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as

@@ -10,6 +10,7 @@ import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import (
+    FamilyField,
     Presentable,
     count_row,
     error_figure,
@@ -154,22 +155,11 @@ class ExactResult(Presentable):
     b = renamed_attribute("ExactResult", "b", "n")
     method = renamed_attribute("ExactResult", "method", "solver")
 
-    @property
-    def lam(self) -> str | None:
-        """The family's arrival rate as given (:attr:`family_fields`), ``None`` when it has
-        none."""
-        return self.family_fields.get("lam")
-
-    @property
-    def d(self) -> int | None:
-        """The family's number of choices (:attr:`family_fields`), ``None`` when it has none."""
-        return self.family_fields.get("d")
-
-    @property
-    def replacement(self) -> bool | None:
-        """Whether the family's ``d`` servers are drawn with replacement
-        (:attr:`family_fields`), ``None`` when it has no such choice."""
-        return self.family_fields.get("replacement")
+    lam = FamilyField("The family's arrival rate as given (:attr:`family_fields`).")
+    d = FamilyField("The family's number of choices (:attr:`family_fields`).")
+    replacement = FamilyField(
+        "Whether the family draws its ``d`` servers with replacement (:attr:`family_fields`)."
+    )
 
     def expect(self, g: Any, model: Any = None) -> Any:
         """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""
