@@ -55,12 +55,12 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
-from mfstein.ground.display import agreement_digits, family_fields
+from mfstein.ground.display import agreement_digits
 from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
 from numeric.meanfield.problem import order1, system64
-from numeric.meanfield.solution import Deferred, MeanFieldSolution
+from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
 from numeric.prepared.problem import prepare_problem
 
 
