@@ -8,15 +8,26 @@ order 2, the transient, an observable, the certificate, the exact chain at ``N =
 and a short simulation at ``N = 50`` all run with the same parameters and start
 (``N s0`` is on both lattices, so the chain's start in fractions is the start
 itself); :data:`numeric.prepared.cache.COUNTS` counts the problems prepared.
+
+A library model's exact chain read back from its record (:mod:`numeric.exact.kept`,
+in this process and in a new one) reaches the problem its call prepared, and the
+supermarket's fast fixed point reads the problem the float64 route prepared.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import sympy as sp
+from deadlines import deadline
 
 import mfstein as mf
+import numeric.exact
 from derive import Model, Transition
+from numeric.exact import kept
 from numeric.exact.general import Chain
 from numeric.meanfield.problem import forget
 from numeric.prepared.cache import COUNTS
@@ -77,3 +88,95 @@ def test_the_chain_and_the_simulator_are_placed_from_the_prepared_problem():
     assert note is None
     assert list(sim.spec.s_star) == [float(v) for v in centre.s_star]
     assert centre.start == problem.start
+
+
+SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
+#: An N of these tests only: the first call prepares the chain and keeps its record.
+KEPT_N = 26
+
+CHILD = f"""
+import json
+import numeric.exact
+from numeric.exact import kept
+from numeric.exact.general import Chain
+from numeric.prepared.cache import COUNTS
+
+r = numeric.exact.solve("sir", {SIR!r}, N={KEPT_N})
+keys = kept.keys("sir", {SIR!r}, {KEPT_N}, None, None, None, route="auto")
+chain = Chain(*kept.load(keys, "sir", {SIR!r}, {KEPT_N}, None)[0])
+rates = chain.exact(chain.start, {KEPT_N})  # the evaluator of ambiguous intensities
+problem = chain.placement.prepared_problem()
+print(json.dumps({{"kept": type(r.source_model).__name__, "rates": [float(v) for v in rates],
+                  "problems": COUNTS["prepared:problem"], "points": COUNTS["prepared:params"],
+                  "same": problem is r.source_model.problem()}}))
+"""
+
+
+def _kept_chain(N):
+    """The chain the exact route builds from the record of the SIR call at ``N``."""
+    found = kept.load(kept.keys("sir", SIR, N, None, None, None, route="auto"), "sir", SIR, N, None)
+    assert found is not None, "no record kept"
+    return Chain(*found[0])
+
+
+def test_a_kept_exact_chain_reaches_the_problem_its_call_prepared(tmp_path, monkeypatch):
+    """The second call at the same N is read from the record; its chain's exact rates
+    and its problem are the ones the first call prepared: nothing is prepared again,
+    in this process; a new process prepares the call's problem once."""
+    from derive.models import load_model
+
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # no record of this call yet
+    before = dict(COUNTS)
+    first = numeric.exact.solve("sir", SIR, N=KEPT_N)
+    assert not isinstance(first.source_model, kept.KeptModel)  # prepared afresh
+    made = {k: COUNTS[k] - before.get(k, 0) for k in ("prepared:problem", "prepared:params")}
+    again = numeric.exact.solve("sir", SIR, N=KEPT_N)
+    assert isinstance(again.source_model, kept.KeptModel)  # read from the record
+    chain = _kept_chain(KEPT_N)
+    rates = chain.exact(chain.start, KEPT_N)  # the evaluator of ambiguous intensities
+    assert {k: COUNTS[k] - before.get(k, 0) for k in made} == made  # nothing prepared again
+    problem = chain.placement.prepared_problem()
+    assert problem is again.source_model.problem()  # one problem, however reached
+    assert problem.model is first.source_model and problem.start is None
+    assert {k: COUNTS[k] - before.get(k, 0) for k in made} == made
+    afresh = Chain.setup(load_model("sir"), KEPT_N, SIR, None, None, None)
+    assert rates == afresh.exact(afresh.start, KEPT_N)
+    child = [sys.executable, "-c", CHILD]  # the same cache directory (the environment's)
+    out = subprocess.run(child, capture_output=True, text=True, timeout=deadline(300), check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kept"] == "KeptModel" and got["same"]
+    assert got["problems"] == 1 and got["points"] == 1  # the call's problem, once
+    assert got["rates"] == [float(v) for v in rates]
+
+
+def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
+    """``numeric.solve`` in float64 and at working precision and the float64 order 2
+    of :mod:`numeric.meanfield.stationary` prepare one problem per model and
+    parameters, and the supermarket's fast fixed point is handed that problem (its
+    rates read there, not parsed from the parameters again)."""
+    from derive.models import load_model
+    from numeric.meanfield import fast_paths
+    from numeric.meanfield.stationary import second_order_float64
+    from numeric.supermarket.solver import shooting_point64
+
+    given = []
+
+    def shooting(*args):  # the family's own fixed point, its arguments recorded
+        given.append(args)
+        return shooting_point64(*args)
+
+    fast_paths.FAST_FIXED_POINTS["supermarket"] = shooting  # consulted before the table
+    try:
+        for b in (5, 8):
+            model = load_model("supermarket", b=b)
+            before = COUNTS["prepared:problem"]
+            mf.solve(model, {"lam": "0.95"}, order=2, precision="float64")
+            mf.solve(model, {"lam": "0.95"}, order=2)
+            base = second_order_float64(model, {"lam": "0.95"})
+            assert COUNTS["prepared:problem"] - before == 1
+            problem = prepare_problem(model, {"lam": "0.95"})
+            assert given == [(problem,)]
+            assert np.array_equal(base["s_star"], shooting_point64(problem))
+            given.clear()
+    finally:
+        fast_paths.FAST_FIXED_POINTS.pop("supermarket")

@@ -5,7 +5,8 @@ in :data:`FAST_PATHS` says where each task finds the family's structure-aware
 route, as ``"module:attribute"`` text:
 
 ``mean_field``   ``f(model, params, *, dps, M) -> MeanFieldSolution`` (``numeric.solve``)
-``fixed_point``  ``g(model, params) -> array | None``, the family's float64 fixed point
+``fixed_point``  ``g(problem) -> array | None``, the family's float64 fixed point of the
+                 prepared problem (its values read there, not from the parameters again)
 ``restriction``  ``r(model, kept) -> Model | None``, the member of the family on the
                  coordinates ``kept`` (the others zero), or ``None``
 ``exact``        ``f(model, params, *, N, method, tol, memory_limit, progress)

@@ -621,10 +621,8 @@ def solve(
     keys = kept.keys(model, params, N, start, truncation, truncation_tol, route=route)
     found = kept.load(keys, model, params, N, memory_limit)
     if found is None:  # not prepared by an earlier process: the model, its fast path
-        if isinstance(model, str):
-            from derive.models import as_model
-
-            model, params = as_model(model, params)
+        if isinstance(model, str):  # built once per call (a later kept call reaches it)
+            model, params = kept.build_model(keys, model, params)
         r = _elsewhere(model, params, N, start, truncation, route, solver, tol, memory_limit,
                        progress)  # fmt: skip
         if r is not None:
@@ -645,7 +643,7 @@ def solve(
         ch.notes.append(note)
     centre = ch.start.astype(np.float64) if mf is None else ch.N * _floats(mf.s_star)
     W = None if mf is None else _w64(mf)
-    ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol, memory_limit)
+    ch, solved, cut = _solved(ch, centre, (solver, tol, progress, W), cut_tol)
     if not chosen:  # kept for the next process (:mod:`numeric.exact.kept`)
         centre_fields = None if mf is None else _mean_field_fields(mf, ch.model.n)
         kept.save(keys, placed, centre_fields, note, _params_text(ch.params))
@@ -694,13 +692,13 @@ def _heterogeneous(model: Any, params: Any, N: int, start: Any, truncation: Any)
 
 
 def _solved(
-    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
+    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float
 ) -> tuple[Chain, SolvedChain, Cut | None]:
     """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
     ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
     orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
     if ch.lattice.kind == "orthant" and not ch.lattice.truncated:
-        return _truncated(ch, centre, how, cut_tol, memory_limit)
+        return _truncated(ch, centre, how, cut_tol)
     solved = ch.solve(centre, *how)
     if not ch.lattice.truncated:
         return ch, solved, None
@@ -711,7 +709,7 @@ def _solved(
 
 
 def _truncated(
-    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float, memory_limit: float | None
+    ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float
 ) -> tuple[Chain, SolvedChain, Cut | None]:
     """The chain ``ch`` on an unbounded orthant solved under the truncation
     :func:`numeric.exact.truncation.choose_level` picks (``how`` is
@@ -728,8 +726,10 @@ def _truncated(
     def solve_at(level: int) -> tuple[np.ndarray, np.ndarray]:
         lattice = make_lattice(ch.model, ch.N, Fraction(level, ch.N))
         lattice.values = ch.lattice.values
-        placed = Chain.of(replace(ch.placement, lattice=lattice), memory_limit)
-        placed.notes = list(ch.notes)
+        # the same chain under the level: its kernels, exact rates, p64 and state limit
+        # as prepared (not prepared again per level), nothing of a solve
+        placement = replace(ch.placement, lattice=lattice)
+        placed = replace(ch, placement=placement, notes=list(ch.notes), last=None, compiled=None)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)
         return solved.reach.states, solved.pi

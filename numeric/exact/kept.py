@@ -30,15 +30,20 @@ parameter ``N`` (its rates depend on ``N``) keeps no such record.
 What the record does not hold is built from the call's own arguments when it is
 first needed (:class:`KeptModel`): the :class:`derive.model.Model` itself (for
 :meth:`numeric.exact.result.ExactResult.expect`, or an attribute the exact route
-does not read), and the exact rate evaluator
-(:class:`numeric.exact.lattice.ExactRates`, for a state whose float64 intensities
-are ambiguous).  A record is written only after a general-route solve that
+does not read; the one this process built for the same call when it prepared it
+afresh, :func:`remember`), the call's prepared problem
+(:meth:`KeptModel.problem`, from the cache
+:func:`numeric.prepared.problem.prepare_problem`: the problem that call prepared,
+never a second one) and the exact rate evaluator
+(:class:`numeric.exact.lattice.ExactRates` on that problem's parameters, for a state
+whose float64 intensities are ambiguous).  A record is written only after a general-route solve that
 succeeded (a refusal is never kept), and never for a chain whose truncation was
 chosen (an unbounded orthant), a heterogeneous population or a family's fast path.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -56,6 +61,12 @@ VERSION = 2
 #: (:func:`assembly_arrays`: some 70 bytes per state for SIR), so that the next
 #: process at the same call skips the search and the closed classes.
 ASSEMBLY_STATES = 20_000
+#: Models this process built by name for an exact call, by the call's key at any ``N``
+#: (:func:`remember`; the most recent kept), so that a later call read from its record
+#: reaches the same model -- hence the same prepared problem -- instead of building
+#: and preparing it again.
+MODELS = 64
+_BUILT: OrderedDict[str, tuple[Any, dict[str, Any]]] = OrderedDict()
 
 
 def call_key(
@@ -126,18 +137,47 @@ class KeptKernels(SimpleNamespace):
         return getattr(self, name)
 
 
+def remember(keys: Keys, model: Any, rest: Mapping[str, Any]) -> None:
+    """Keep the model this process built by name for the exact call of ``keys``, and its
+    parameters ``rest`` (:func:`derive.models.as_model`), for :meth:`KeptModel.real`."""
+    if keys.any_n is None:
+        return
+    _BUILT[keys.any_n] = (model, dict(rest))
+    _BUILT.move_to_end(keys.any_n)
+    while len(_BUILT) > MODELS:
+        _BUILT.popitem(last=False)
+
+
+def build_model(
+    keys: Keys, spec: str, params: Mapping[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """The model named ``spec`` and its parameters (:func:`derive.models.as_model`), made
+    for the exact call of ``keys`` when it is prepared afresh and kept
+    (:func:`remember`) for a later call read from its record."""
+    from derive.models import as_model
+
+    model, rest = as_model(spec, params)
+    remember(keys, model, rest)
+    return model, rest
+
+
 class KeptModel:
     """What the exact route reads of a model (name, key, dimension, generated kernels,
     structure), from a record; anything else is read from the model itself, built on
-    first use from the call's arguments (:func:`derive.models.as_model`)."""
+    first use from the call's arguments (:func:`derive.models.as_model`) or the one
+    this process built for the same call (:func:`remember`)."""
 
-    def __init__(self, record: dict, spec: str, params: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, record: dict, spec: str, params: Mapping[str, Any] | None, keys: Keys, N: int
+    ) -> None:
         self.name = record["name"]
         self.key = _tuple(record["key"])
         self.n = int(record["b"])
         self._record, self._spec, self._params = record, spec, params
+        self._keys, self._N = keys, N
         self._kernels: Any = None
         self._real: Any = None
+        self._problem: Any = None
         #: whether the record's assembled generator was read (:func:`load`)
         self.assembled = False
         #: whether the record was made here for this ``N`` (:func:`at_size`) and is
@@ -149,10 +189,24 @@ class KeptModel:
         """The :class:`derive.model.Model` (built once; :attr:`rest` its parameters, the
         call's others being the factory's options)."""
         if self._real is None:
-            from derive.models import as_model
-
-            self._real, self.rest = as_model(self._spec, self._params)
+            known = _BUILT.get(self._keys.any_n)  # (never under None: remember)
+            made = known or build_model(self._keys, self._spec, self._params)
+            self._real, self.rest = made
         return self._real
+
+    def problem(self) -> Any:
+        """The prepared problem of the call this record answers
+        (:class:`numeric.prepared.problem.PreparedProblem` of the model, the parameters
+        with ``N`` filled in and the start as given): the chain's own steps,
+        :func:`numeric.exact.prepared.prepare` and
+        :meth:`~numeric.exact.prepared.PreparedModel.problem`, whose caches give the
+        problem this process prepared for the same call, else prepare it once."""
+        if self._problem is None:
+            from numeric.exact.prepared import prepare
+
+            prepared = prepare(self.real(), self._N, self.rest)
+            self._problem = prepared.problem(self._keys.start)
+        return self._problem
 
     def structure(self, name: str) -> Any:
         """The model's structural declaration ``name`` (the record holds ``arrival``)."""
@@ -188,19 +242,19 @@ class KeptModel:
 
 class KeptRates:
     """:class:`numeric.exact.lattice.ExactRates` of a kept chain, made when a state first
-    needs an exact evaluation (from the model and the parameters as the call gave them)."""
+    needs an exact evaluation: on the parameters of the call's prepared problem
+    (:meth:`KeptModel.problem`, names checked and ``N`` filled in), as a chain
+    prepared afresh makes them."""
 
-    def __init__(self, model: KeptModel, N: int) -> None:
-        self.model, self.N = model, N
+    def __init__(self, model: KeptModel) -> None:
+        self.model = model
         self._rates: Any = None
 
     def __call__(self, n: Any, N: int) -> Any:
         if self._rates is None:
             from numeric.exact.lattice import ExactRates
-            from numeric.exact.prepared import prepare
 
-            real = self.model.real()
-            self._rates = ExactRates(real, prepare(real, self.N, self.model.rest).params)
+            self._rates = ExactRates(self.model.real(), self.model.problem().params)
         return self._rates(n, N)
 
 
@@ -358,7 +412,7 @@ def load(
             return None
     from mfstein.ground.errors import ParameterError
 
-    model = KeptModel(rec, spec, params)
+    model = KeptModel(rec, spec, params, keys, N)
     model.unsaved = made  # written with its arrays after the solve (keep_assembly)
     try:
         kern = model.kernels("numba")
@@ -381,7 +435,7 @@ def load(
     nt = len(rec["jumps"])
     max_states = max(1, memory_limit_bytes(memory_limit) // bytes_per_state(model.n, nt))
     p64 = np.asarray(rec["p64"], dtype=np.float64)
-    chain = (placement, kern, KeptRates(model, N), p64, max_states,
+    chain = (placement, kern, KeptRates(model), p64, max_states,
              list(lattice.notes))  # fmt: skip
     mf = rec["mean_field"]
     if mf is not None:

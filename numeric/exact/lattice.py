@@ -102,6 +102,7 @@ class ExactRates:
         names = [str(q) for q in model.params]
         self.fractions = [to_fraction(n, params[n]) for n in names]
         self.params = [params[n] for n in names]
+        self._p60: list[Any] | None = None  # the values at 60 digits (:meth:`_mpmath`)
         exprs = [t.rate for t in model.transitions]
         self._fn = None
         if all(f is not None for f in self.fractions):
@@ -170,7 +171,10 @@ class ExactRates:
         kern = self.model.kernels("mpmath")
         with mpmath.workdps(60):
             s = [mpmath.mpf(int(x)) / N for x in n]
-            p = [to_mpf(str(q), v) for q, v in zip(self.model.params, self.params, strict=True)]
+            if self._p60 is None:  # the parameters read at 60 digits once, not per state
+                names = [str(q) for q in self.model.params]
+                self._p60 = [to_mpf(q, v) for q, v in zip(names, self.params, strict=True)]
+            p = self._p60
             try:
                 vals = list(kern.rates(s, p))
             except (ZeroDivisionError, ValueError, OverflowError):

@@ -101,8 +101,18 @@ class Placement:
     start_given: bool
     #: The prepared problem of the start as given
     #: (:meth:`PreparedModel.problem`; ``None`` for a chain read back from its record,
-    #: :mod:`numeric.exact.kept`).
+    #: :mod:`numeric.exact.kept`, which reaches it when first asked:
+    #: :meth:`prepared_problem`).
     problem: Any = None
+
+    def prepared_problem(self) -> Any:
+        """The prepared problem of the chain's call: :attr:`problem`, or for a chain read
+        back from its record the call's problem reached through its kept model
+        (:meth:`numeric.exact.kept.KeptModel.problem`: the one this process prepared
+        for the same call, else prepared now, once)."""
+        if self.problem is not None:
+            return self.problem
+        return self.prepared.model.problem()
 
     def mean_field(self) -> tuple[Any, str | None]:
         """The mean field with the chain's values of the conservation laws

@@ -12,6 +12,14 @@ solver, :data:`mfstein.ground.fast_paths.FAST_PATHS`) is solved by it unless ``r
 or a
 ``start`` is given; otherwise the general route of :mod:`numeric.meanfield.general`
 runs.
+
+The inputs are read once: the parameter point
+(:func:`numeric.prepared.parameters.prepare_params`: names, then values and declared
+ranges at ``dps + 20`` digits and at 30), then ``order`` and ``observables``, then
+the problem of that point and the start
+(:func:`numeric.prepared.problem.problem_at`), which every route takes
+(:func:`_solve_problem`, shared with :func:`solve_prepared`); ``M`` is checked by the
+route.  A warm call with the same inputs reads none of them again.
 """
 
 from __future__ import annotations
@@ -27,11 +35,12 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
 from numeric.meanfield.solution import MeanFieldSolution
-from numeric.params import check_names, parse_params, read_values
+from numeric.params import parse_params
 from numeric.precision import check_dps, check_precision
 
 if TYPE_CHECKING:
     from numeric.certified.enclosures import CertifiedSolution
+    from numeric.prepared.problem import PreparedProblem
 
 #: Values of ``route=`` (``method=`` before issue 31, still taken with a DeprecationWarning).
 ROUTES = ("auto", "general", "fast")
@@ -128,23 +137,25 @@ def solve(
         with mpmath.workdps(dps + 20):
             values = parse_params(model, params)
         model = model.resolve(values, dps)
-    params = check_names(model, params)
-    with mpmath.workdps(dps + 20):
-        read_values(model, params)  # numbers and declared ranges (names checked), before any work
+    from numeric.prepared.parameters import prepare_params
+    from numeric.prepared.problem import problem_at
+
+    # names, then values and declared ranges at dps + 20 and at 30 digits, read once
+    # (kept with the parameter point: a warm call reads nothing), before any work
+    point = prepare_params(model, params, at=dps + 20)
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")
     wanted = parse_observables(model, observables)
-    if precision == "float64":
-        from numeric.meanfield.float64_route import solve_float64
-
-        sol = solve_float64(model, params, M=M, start=start, order=order)  # with its inputs
-    else:
-        sol = _solve_working_precision(model, params, dps, order, M, start, route)
-        sol = replace(sol, source_model=model, inputs=dict(params), start=start, M=M)
+    fast = None
+    if precision != "float64":
+        fast = _working_checks(model, dps, order, start, route)  # before the start is read
+    problem = problem_at(point, start)  # the start read and checked, once
+    sol = _solve_problem(problem, dps, order, M, fast, precision)
     if wanted:
-        from numeric.meanfield.observables import expand
+        from numeric.meanfield.observables import expand_prepared
 
-        sol = replace(sol, observables={g.name: expand(sol, model, g, params) for g in wanted})
+        expanded = {g.name: expand_prepared(sol, problem, g) for g in wanted}
+        sol = replace(sol, observables=expanded)
     if save:
         from derive.models.stored import save as save_record
 
@@ -245,10 +256,10 @@ def parse_observables(model: Any, observables: Sequence[Any] | str) -> list[Any]
     return parsed
 
 
-def _solve_working_precision(
-    model: Any, params: Mapping[str, Any], dps: int, order: int, M: Any, start: Any, route: str
-) -> MeanFieldSolution:
-    """The fast path, the truncated general route or the general route (``dps`` digits)."""
+def _working_checks(model: Any, dps: int, order: int, start: Any, route: str) -> Any:
+    """The refusals of the working-precision routes that come before the start is read
+    (the order-2 cost of a model solved whole, a fast route asked of a model without
+    one), and the fast path to take (``None``: the general route)."""
     from numeric.meanfield.truncation import MIN_B
 
     if order == 2 and model.n < MIN_B:
@@ -260,31 +271,46 @@ def _solve_working_precision(
     fast = fast_path(model)
     if route == "fast" and fast is None:
         raise ParameterError(f"model {model.name} has no registered fast path; use route='auto'.")
-    if fast is not None and route != "general" and start is None:
-        sol = fast(model, params, dps=dps, M=M)
-    else:
-        from numeric.meanfield.general import solve_general
-        from numeric.meanfield.truncation import add_second_order, solve_truncated
+    return fast if route != "general" and start is None else None
 
-        cut = solve_truncated(model, params, dps=dps, M=M, start=start, order=order)
-        if cut is not None:
-            return cut
-        sol = solve_general(model, params, dps=dps, M=M, start=start)
+
+def _solve_problem(
+    problem: PreparedProblem, dps: int, order: int, M: Any, fast: Any, precision: str
+) -> MeanFieldSolution:
+    """The solution of a prepared problem, carrying its inputs: the float64 route, the
+    fast path ``fast`` (when not ``None``), the truncated general route or the general
+    route (``dps`` digits) -- the one path of :func:`solve` and :func:`solve_prepared`."""
+    if precision == "float64":
+        from numeric.meanfield.float64_route import float64_of
+
+        return float64_of(problem, M=M, order=order)  # with its inputs
+    model, start = problem.model, problem.start
+    if fast is not None:
+        sol = fast(model, dict(problem.params), dps=dps, M=M)
+    else:
+        from numeric.meanfield.general import general_of
+        from numeric.meanfield.truncation import solve_truncated
+
+        sol = solve_truncated(problem, dps=dps, M=M, order=order)
+        if sol is None:
+            sol = general_of(problem, dps=dps, M=M)
+        elif order == 2:
+            order = 1  # the truncated route's order 2 is in it
     if order == 2:
-        from numeric.meanfield.truncation import add_second_order
+        from numeric.meanfield.truncation import second_order_of
 
         stage("order 2")
-        sol = add_second_order(sol, model, params, dps=dps, M=M, start=start)
-    return sol
+        sol = second_order_of(sol, problem, dps=dps, M=M)
+    return replace(sol, source_model=model, inputs=dict(problem.params), start=start, M=M)
 
 
-def solve_prepared(problem: Any, *, dps: int = 30) -> MeanFieldSolution:
+def solve_prepared(problem: PreparedProblem, *, dps: int = 30) -> MeanFieldSolution:
     """``solve(problem.model, problem.params, dps=dps, start=problem.start)`` (order 1,
     the identity ``M``, route ``"auto"``) of a prepared problem
     (:class:`numeric.prepared.problem.PreparedProblem`), whose names and values were
     checked once when it was prepared: the same solution, without reading them again.
     The finite-N chain's and the simulators' centre
     (:func:`numeric.exact.prepared.mean_field`)."""
-    model, params, start = problem.model, dict(problem.params), problem.start
-    sol = _solve_working_precision(model, params, check_dps(dps), 1, None, start, "auto")
-    return replace(sol, source_model=model, inputs=params, start=start, M=None)
+    dps = check_dps(dps)
+    fast = _working_checks(problem.model, dps, 1, problem.start, "auto")
+    return _solve_problem(problem, dps, 1, None, fast, "dps")

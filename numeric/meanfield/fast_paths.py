@@ -7,9 +7,14 @@ it in :func:`numeric.solve` unless ``route="general"`` or a ``start`` is given
 ``f(model, params, *, dps, M) -> MeanFieldSolution``
 
 optionally with the family's own float64 fixed point
-``g(model, params) -> array | None`` (used by the float64 order 2 instead of
-the general ODE search; ``None`` for a member without a structured fixed
-point).  The exact task has the same registry for its chains
+``g(problem) -> array | None`` of the prepared problem
+(:class:`numeric.prepared.problem.PreparedProblem`: the family reads the values
+parsed once there, ``problem.values_now()`` at any precision, instead of parsing
+the parameters again), used by the float64 order 2 instead of the general ODE
+search; ``None`` for a member without a structured fixed point.  A fixed point
+registered in the old form ``g(model, params)`` still works (it is called with
+the problem's model and parameters, with a :class:`DeprecationWarning` when it
+is registered).  The exact task has the same registry for its chains
 (:mod:`numeric.exact.fast_paths`).
 
 The built-in ones are the ``mean_field``, ``fixed_point`` and ``restriction``
@@ -21,6 +26,8 @@ family and imports nothing heavy.
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,7 +36,7 @@ from mfstein.ground.fast_paths import load
 #: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
 FAST_PATHS: dict[str, Callable[..., Any]] = {}
 
-#: Optional float64 fixed points of the fast paths: ``g(model, params) -> array | None``.
+#: Optional float64 fixed points of the fast paths: ``g(problem) -> array | None``.
 FAST_FIXED_POINTS: dict[str, Callable[..., Any]] = {}
 
 #: Optional restrictions of the fast paths: ``r(model, kept) -> Model | None``, the
@@ -51,7 +58,7 @@ def register_fast_path(
     compiled kernels)."""
     FAST_PATHS[name] = solver
     if fixed_point is not None:
-        FAST_FIXED_POINTS[name] = fixed_point
+        FAST_FIXED_POINTS[name] = _of_problem(fixed_point)
     if restrict is not None:
         FAST_RESTRICTIONS[name] = restrict
 
@@ -71,11 +78,42 @@ def fast_path(model: Any) -> Callable[..., Any] | None:
     return _found(FAST_PATHS, model, "mean_field")
 
 
-def fast_fixed_point(model: Any, params: Mapping[str, Any]) -> Any:
-    """The fixed point of ``model`` from its family's fast path as a float64
-    array, or ``None`` when the model has none."""
-    g = _found(FAST_FIXED_POINTS, model, "fixed_point")
-    return None if g is None else g(model, params)
+def _of_problem(g: Callable[..., Any]) -> Callable[..., Any]:
+    """``g`` as a fixed point of the prepared problem: itself when it takes one
+    argument, else (the old form ``g(model, params)``) a wrapper, with a warning."""
+    try:
+        inspect.signature(g).bind(None)
+        return g
+    except TypeError:
+        pass
+    except ValueError:  # no signature to read: taken as written for the protocol
+        return g
+    warnings.warn(
+        "a fast fixed point g(model, params) is deprecated; register g(problem), which "
+        "reads the prepared problem (problem.model, problem.values).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return lambda problem: g(problem.model, dict(problem.params))
+
+
+def fast_fixed_point(problem: Any, params: Mapping[str, Any] | None = None) -> Any:
+    """The fixed point of the prepared problem ``problem``
+    (:class:`numeric.prepared.problem.PreparedProblem`) from its model's family's fast
+    path as a float64 array, or ``None`` when the model has none.
+    ``fast_fixed_point(model, params)`` (the old form) prepares the problem first
+    and warns."""
+    if params is not None:
+        from numeric.prepared.problem import prepare_problem
+
+        warnings.warn(
+            "fast_fixed_point(model, params) is deprecated; pass the prepared problem.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        problem = prepare_problem(problem, params)
+    g = _found(FAST_FIXED_POINTS, problem.model, "fixed_point")
+    return None if g is None else g(problem)
 
 
 def family_restriction(model: Any, kept: list[int]) -> Any:

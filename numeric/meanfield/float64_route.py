@@ -61,7 +61,7 @@ from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
 from numeric.meanfield.problem import order1, system64
 from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
-from numeric.prepared.problem import prepare_problem
+from numeric.prepared.problem import PreparedProblem, prepare_problem
 
 
 def solve_float64(
@@ -73,11 +73,16 @@ def solve_float64(
     order: int = 1,
 ) -> MeanFieldSolution:
     """The float64 route (module docstring) for a finite :class:`derive.model.Model`:
-    the prepared problem of these inputs
-    (:func:`numeric.prepared.problem.prepare_problem`), its order-1 answer for ``M``
+    :func:`float64_of` the prepared problem of these inputs
+    (:func:`numeric.prepared.problem.prepare_problem`)."""
+    return float64_of(prepare_problem(model, params, start), M=M, order=order)
+
+
+def float64_of(problem: PreparedProblem, *, M: Any = None, order: int = 1) -> MeanFieldSolution:
+    """The float64 route (module docstring) on a prepared problem (its names, values
+    and start read once, not again here): its order-1 answer for ``M``
     (:func:`numeric.meanfield.problem.order1`: kept from an earlier call with the same
     inputs) and, with ``order=2``, the order-2 terms extending it."""
-    problem = prepare_problem(model, params, start)
     pt = order1(problem, M)
     o2 = order2_point64(problem, pt) if order == 2 else None
     return record_float64(problem, pt, o2, M)

@@ -58,7 +58,7 @@ from numeric.meanfield.working_objects import KRONECKER_MAX_N as KRONECKER_MAX_N
 from numeric.meanfield.working_objects import Objects as Objects
 from numeric.meanfield.working_objects import congruence as congruence
 from numeric.meanfield.working_route import other_start_note as other_start_note
-from numeric.meanfield.working_route import working_route
+from numeric.meanfield.working_route import route_of
 from numeric.precision import (
     agreeing_digits,
     check_dps,
@@ -67,6 +67,7 @@ from numeric.precision import (
     row_major,
     to_str,
 )
+from numeric.prepared.problem import PreparedProblem, prepare_problem
 
 # the reading of a start moved to numeric.prepared.start; its names stay here for old imports
 from numeric.prepared.start import SNAP_ULPS as SNAP_ULPS
@@ -108,8 +109,15 @@ def solve_general(
         search and fixes the values of the conservation laws.
     """
     dps = check_dps(dps)
-    route = working_route(model, params, start, M)  # the prepared problem's (names checked)
-    problem = route.problem
+    return general_of(prepare_problem(model, params, start), dps=dps, M=M)
+
+
+def general_of(problem: PreparedProblem, *, dps: int = 30, M: Any = None) -> MeanFieldSolution:
+    """:func:`solve_general` of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`: its names, values and start
+    read once, not again here)."""
+    dps = check_dps(dps)
+    model, route = problem.model, route_of(problem, M)
 
     def agreement(low: Objects, high: Objects) -> int:
         values = _route_values(low, high)

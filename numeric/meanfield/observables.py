@@ -361,13 +361,38 @@ def expand(solution: Any, model: Any, g: Any, params: Mapping[str, Any] | None =
     from derive.observables import observable
 
     model = resolve_model(model, solution.n)
-    obs = observable(model, g)
+
+    def read() -> tuple[dict[str, Any], dict[str, Any]]:
+        given = dict(solution.params if params is None else params)
+        return _param_values(model, params, solution.params), given
+
+    return _expansion(solution, model, observable(model, g), read)
+
+
+def expand_prepared(solution: Any, problem: Any, g: Any) -> ObservableExpansion:
+    """:func:`expand` for the solution of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`, ``numeric.solve``'s): its
+    parameter values are the problem's, read at the expansion's precision without
+    checking the names again."""
+    from derive.observables import observable
+
+    model = resolve_model(problem.model, solution.n)
+
+    def read() -> tuple[dict[str, Any], dict[str, Any]]:
+        return problem.values_now(), dict(problem.params)
+
+    return _expansion(solution, model, observable(model, g), read)
+
+
+def _expansion(solution: Any, model: Any, obs: Any, read: Any) -> ObservableExpansion:
+    """The expansion of the observable ``obs`` of ``model`` at ``solution``; ``read()``
+    gives the parameter values (at the working precision, by name) and the values
+    as given."""
     if obs.quadratic:
         return _expand_quadratic(solution, model, obs)
     notes: list[str] = []
     with mpmath.workdps(solution.dps + 10):
-        values = _param_values(model, params, solution.params)
-        given = dict(solution.params if params is None else params)
+        values, given = read()
         exact = {  # decimal strings read exactly by the balls, not via mpf
             k: given[k] if isinstance(given.get(k), str | int) else v for k, v in values.items()
         }

@@ -887,11 +887,21 @@ def second_order(
 ) -> SecondOrder:
     """``A``, ``B`` and ``c2 = tr(M B)`` of ``model`` with ``digits`` earned by two
     working precisions (and the Kronecker route for small dimension)."""
-    from numeric.meanfield.working_route import working_route
+    from numeric.prepared.problem import prepare_problem
+
+    dps = check_dps(dps)
+    return order2_working(prepare_problem(model, params, start), dps=dps, M=M)
+
+
+def order2_working(problem: Any, *, dps: int = 30, M: Any = None) -> SecondOrder:
+    """:func:`second_order` of a prepared problem
+    (:class:`numeric.prepared.problem.PreparedProblem`, its inputs not read again): the
+    working-precision route's record of order 1 is read, not made again."""
+    from numeric.meanfield.working_route import route_of
     from numeric.precision import to_str
 
     dps = check_dps(dps)
-    prob = working_route(model, params, start, M)
+    model, prob = problem.model, route_of(problem, M)
     if prob.red.n > MAX_N:
         raise ParameterError(
             f"the order-2 expansion handles at most {MAX_N} free coordinates at high "
@@ -1181,7 +1191,7 @@ def _make_base64(problem: Any, guess: np.ndarray | None) -> Base64:
     from numeric.prepared.problem import read_only64
 
     model = problem.model
-    s = fast_fixed_point(model, dict(problem.params)) if problem.start is None else None
+    s = fast_fixed_point(problem) if problem.start is None else None
     if s is not None:
         p = np.array(problem.p64)
         k64 = model.kernels("numba")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -37,25 +37,35 @@ from numeric.meanfield.solution import MeanFieldSolution
 from numeric.params import kernel_vector
 from numeric.precision import row_major
 
+if TYPE_CHECKING:
+    from numeric.prepared.problem import PreparedProblem
+
 #: Models with fewer coordinates are always solved whole.
 MIN_B = 16
 
 
 def negligible_at(model: Any, params: Mapping[str, Any], dps: int, start: Any) -> tuple:
-    """``(dropped, delta)`` at ``dps`` digits (:func:`_negligible_for`), the truncation
-    rule of the prepared problem of these inputs: made once and kept with it
-    (:meth:`numeric.prepared.problem.PreparedProblem.derived`), so order 2 after
-    order 1 and a warm call read it instead of searching and solving in float64 again."""
+    """``(dropped, delta)`` at ``dps`` digits of the prepared problem of these inputs
+    (:func:`negligible_of`)."""
     from numeric.prepared.problem import prepare_problem
 
+    return negligible_of(prepare_problem(model, params, start), dps)
+
+
+def negligible_of(problem: PreparedProblem, dps: int) -> tuple:
+    """``(dropped, delta)`` at ``dps`` digits (:func:`_negligible_for`), the truncation
+    rule of a prepared problem: made once and kept with it
+    (:meth:`numeric.prepared.problem.PreparedProblem.derived`), so order 2 after
+    order 1 and a warm call read it instead of searching and solving in float64 again."""
+
     def rule() -> tuple[tuple[int, ...], float]:
-        dropped, delta = _negligible_for(model, params, dps, start)
+        dropped, delta = _negligible_for(problem, dps)
         return tuple(dropped), delta  # kept with the problem: never changed by a caller
 
-    return prepare_problem(model, params, start).derived(("truncation", dps), rule)
+    return problem.derived(("truncation", dps), rule)
 
 
-def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any) -> tuple:
+def _negligible_for(problem: PreparedProblem, dps: int) -> tuple:
     """``(dropped, delta)`` from the float64 structure -- the prepared problem's own
     float64 system (:func:`numeric.meanfield.problem.system64`, kept with it and read
     by the float64 route too) -- or ``([], 0)``."""
@@ -64,15 +74,14 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
     from numeric.meanfield.fast_paths import fast_fixed_point
     from numeric.meanfield.problem import system64
     from numeric.meanfield.structure import fixed_point64, negligible
-    from numeric.prepared.problem import prepare_problem
 
-    problem = prepare_problem(model, params, start)
+    model, params, start = problem.model, problem.params, problem.start
     s0 = np.array(problem.s64)
     problem.check_start_rates()  # the route's own check (30 digits) before the float64 one
     sysm = system64(problem)  # the problem's float64 system, kept with it
     # the family's own float64 fixed point when it has one (the supermarket's O(b)
     # shooting instead of the ODE on all b coordinates)
-    s = fast_fixed_point(model, params) if start is None else None
+    s = fast_fixed_point(problem) if start is None else None
     if s is None:
         s = fixed_point64(sysm, s0)
     F = list(sysm.red.free)
@@ -93,25 +102,20 @@ def _negligible_for(model: Any, params: Mapping[str, Any], dps: int, start: Any)
 
 
 def solve_truncated(
-    model: Any,
-    params: Mapping[str, Any],
-    *,
-    dps: int,
-    M: Any,
-    start: Sequence[Any] | str | None,
-    order: int,
+    problem: PreparedProblem, *, dps: int, M: Any, order: int
 ) -> MeanFieldSolution | None:
-    """The solution of ``model`` from its kept coordinates (module docstring), or
-    ``None`` when nothing is negligible or the check at working precision fails."""
-    found = _restriction(model, params, dps, M, start)
+    """The solution of the prepared problem's model from its kept coordinates (module
+    docstring), or ``None`` when nothing is negligible or the check at working
+    precision fails."""
+    found = _restriction(problem, dps, M)
     if found is None:
         return None
-    problem, kept = found
-    out = problem.solve(kept)
+    cut, kept = found
+    out = cut.solve(kept)
     if out is None:
         return None  # the whole model is solved instead, and answers for itself
     if order == 2:
-        second = _settle_second_order(problem, kept)
+        second = _settle_second_order(cut, kept)
         if second is None:
             return None
         out = second.attach(out)
@@ -119,47 +123,51 @@ def solve_truncated(
 
 
 def second_order_truncated(
-    model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
+    problem: PreparedProblem, *, dps: int, M: Any
 ) -> _SecondOrderPart | None:
-    """The order-2 terms of ``model`` on its kept coordinates grown until ``A`` and
-    ``B`` settle (:func:`_settle_second_order`; the first-order objects are not
-    recomputed), or ``None`` when nothing is negligible or a check fails."""
-    found = _restriction(model, params, dps, M, start)
+    """The order-2 terms of the prepared problem's model on its kept coordinates grown
+    until ``A`` and ``B`` settle (:func:`_settle_second_order`; the first-order objects
+    are not recomputed), or ``None`` when nothing is negligible or a check fails."""
+    found = _restriction(problem, dps, M)
     if found is None:
         return None
-    problem, kept = found
-    return _settle_second_order(problem, kept)
+    cut, kept = found
+    return _settle_second_order(cut, kept)
 
 
 def _restriction(
-    model: Any, params: Mapping[str, Any], dps: int, M: Any, start: Any
+    problem: PreparedProblem, dps: int, M: Any
 ) -> tuple[_Restriction, list[int]] | None:
     """The problem restricted to the coordinates not negligible at ``dps`` digits and
     those coordinates, or ``None`` when the model is solved whole."""
+    model = problem.model
     if model.n < MIN_B:
         return None
-    dropped, delta = negligible_at(model, params, dps, start)
+    dropped, delta = negligible_of(problem, dps)
     if not dropped:
         return None
     kept = [i for i in range(model.n) if i not in set(dropped)]
-    return _Restriction(model, params, dps, M, start, delta), kept
+    return _Restriction(problem, dps, M, delta), kept
 
 
 @dataclass(frozen=True)
 class _Restriction:
-    """One problem (``model`` at ``params``, ``dps`` digits, observable ``M``, start)
-    solved on a chosen set of kept coordinates, dropped with tolerance ``delta``."""
+    """One prepared problem (model, parameters, start) at ``dps`` digits with the
+    observable ``M``, solved on a chosen set of kept coordinates, dropped with
+    tolerance ``delta``."""
 
-    model: Any
-    params: Mapping[str, Any]
+    problem: PreparedProblem
     dps: int
     M: Any
-    start: Any
     delta: float
+
+    @property
+    def model(self) -> Any:
+        """The prepared problem's model."""
+        return self.problem.model
 
     def _parts(self, kept: list[int]) -> tuple[Any, Any, Any]:
         """The restricted model (:func:`restricted`), observable and start on ``kept``."""
-        from numeric.prepared.problem import prepare_problem
         from numeric.quadratic_form import quadratic_form
 
         Msub = None
@@ -167,9 +175,9 @@ class _Restriction:
             Mb = quadratic_form(self.M)(self.model.n)
             Msub = mpmath.matrix([[Mb[i, j] for j in kept] for i in kept])
         sub_start = None
-        if self.start is not None:
+        if self.problem.start is not None:
             with mpmath.workdps(self.dps + 20):
-                full = prepare_problem(self.model, self.params, self.start).start_now()
+                full = self.problem.start_now()
             sub_start = [full[i] for i in kept]
         return restricted(self.model, kept), Msub, sub_start
 
@@ -177,11 +185,9 @@ class _Restriction:
         """The padded residual (:func:`numeric.meanfield.structure.padded_residual`) of
         the restricted fixed point ``s_kept``, or ``None`` when it exceeds ``delta``."""
         from numeric.meanfield.structure import padded_residual
-        from numeric.prepared.problem import prepare_problem
 
-        problem = prepare_problem(self.model, self.params, self.start)
         with mpmath.workdps(self.dps + 20):
-            p = kernel_vector(self.model, problem.values_now())
+            p = kernel_vector(self.model, self.problem.values_now())
             bad = padded_residual(self.model, kept, s_kept, p)
         return None if bad > self.delta else bad
 
@@ -192,7 +198,7 @@ class _Restriction:
         exceeds ``delta``."""
         sub, Msub, sub_start = self._parts(kept)
         try:
-            out = route(sub, self.params, dps=self.dps, M=Msub, start=sub_start)
+            out = route(sub, self.problem.params, dps=self.dps, M=Msub, start=sub_start)
         except (ParameterError, NumericalError):
             return None
         bad = self._residual(kept, out.s_star)
@@ -498,15 +504,24 @@ def _note(model: Any, kept: list[int], bad: Any, delta: float) -> str:
 def add_second_order(
     sol: MeanFieldSolution, model: Any, params: Mapping[str, Any], *, dps: int, M: Any, start: Any
 ) -> MeanFieldSolution:
-    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` (:mod:`numeric.meanfield.stationary`;
-    on the coordinates that matter when some are negligible,
-    :func:`second_order_truncated`)."""
-    from numeric.meanfield.stationary import second_order
+    """:func:`second_order_of` the prepared problem of these inputs."""
+    from numeric.prepared.problem import prepare_problem
 
-    cut = second_order_truncated(model, params, dps=dps, M=M, start=start)
+    return second_order_of(sol, prepare_problem(model, params, start), dps=dps, M=M)
+
+
+def second_order_of(
+    sol: MeanFieldSolution, problem: PreparedProblem, *, dps: int, M: Any
+) -> MeanFieldSolution:
+    """Fill ``sol.A``, ``sol.B``, ``sol.c2``, ``sol.digits2`` of the prepared problem's
+    model (:mod:`numeric.meanfield.stationary`; on the coordinates that matter when
+    some are negligible, :func:`second_order_truncated`)."""
+    from numeric.meanfield.stationary import order2_working
+
+    cut = second_order_truncated(problem, dps=dps, M=M)
     if cut is not None:
         return cut.attach(sol)
-    return attach_second_order(sol, second_order(model, params, dps=dps, M=M, start=start))
+    return attach_second_order(sol, order2_working(problem, dps=dps, M=M))
 
 
 def attach_second_order(sol: MeanFieldSolution, so: Any) -> MeanFieldSolution:

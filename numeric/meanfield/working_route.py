@@ -201,7 +201,13 @@ def working_route(
     from the neighbour's; that record is kept apart from the one a single solve makes
     (its key holds the guess)."""
     problem = prepare_problem(model, params, start)  # names checked, values read once
-    key = inputs_key(model, problem.params, start, M)
+    return route_of(problem, M, extra_starts=extra_starts)
+
+
+def route_of(problem: PreparedProblem, M: Any, *, extra_starts: bool = True) -> WorkingRoute:
+    """:func:`working_route` of a prepared problem (its inputs not read again)."""
+    model = problem.model
+    key = inputs_key(model, problem.params, problem.start, M)
     guess = fp.neighbour(model)  # a sweep's continuation (kept apart from single solves)
     if key is not None:
         key = (*key, extra_starts, None if guess is None else guess.tobytes())

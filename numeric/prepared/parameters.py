@@ -66,11 +66,13 @@ _POINTS: PreparedCache[PreparedParams] = PreparedCache("prepared:params", POINTS
 
 
 def prepare_params(
-    model: Any, params: Mapping[str, Any] | None, N: int | None = None
+    model: Any, params: Mapping[str, Any] | None, N: int | None = None, *, at: int | None = None
 ) -> PreparedParams:
     """The :class:`PreparedParams` of ``model`` at ``params`` (from this process's cache
     when read before); ``N``: the population of a finite-N task, filled in as the
-    parameter ``N`` of an N-dependent model.
+    parameter ``N`` of an N-dependent model; ``at``: digits at which the values are
+    read too, and their ranges checked, before the 30-digit reading (``numeric.solve``
+    reads them at ``dps + 20``; kept with the record, so a warm call reads nothing).
 
     Raises :class:`mfstein.ground.errors.ParameterError` in one sentence for an
     unknown or missing name, a value outside its declared range, and a parameter
@@ -80,7 +82,11 @@ def prepare_params(
         params = _with_population(model, params, N)
     given = check_names(model, params)
     key = inputs_key(model, given, None, None)
-    return _POINTS.get(key, lambda: _build(model, given, key))
+    point = _POINTS.get(key, lambda: _build(model, given, key, at))
+    if at is not None:
+        with mpmath.workdps(at):
+            point.values_now()  # read and checked once per precision (at the build: first)
+    return point
 
 
 def _with_population(model: Any, params: Mapping[str, Any] | None, N: int) -> dict[str, Any]:
@@ -98,7 +104,13 @@ def _with_population(model: Any, params: Mapping[str, Any] | None, N: int) -> di
     return given
 
 
-def _build(model: Any, given: dict[str, Any], key: Hashable | None) -> PreparedParams:
+def _build(
+    model: Any, given: dict[str, Any], key: Hashable | None, at: int | None
+) -> PreparedParams:
+    now: dict[int, dict[str, mpf]] = {}
+    if at is not None:  # the caller's precision first: its refusal is the one a caller sees
+        with mpmath.workdps(at):
+            now[mpmath.mp.prec] = read_values(model, given)
     with mpmath.workdps(DPS):
         values = read_values(model, given)
     return PreparedParams(
@@ -106,4 +118,5 @@ def _build(model: Any, given: dict[str, Any], key: Hashable | None) -> PreparedP
         params=MappingProxyType(given),  # (check_names made it a new dict)
         values=MappingProxyType(values),
         key=key,
+        _now=now,
     )

@@ -55,7 +55,7 @@ from mpmath import mpf
 from mfstein.ground.errors import ParameterError
 from numeric.invariants import model_reduction
 from numeric.params import kernel_vector
-from numeric.prepared.cache import PreparedCache, inputs_key
+from numeric.prepared.cache import PreparedCache, inputs_key, start_key
 from numeric.prepared.parameters import PreparedParams, prepare_params
 from numeric.prepared.reduced import reduced_model
 from numeric.prepared.start import declared_fraction, start_point
@@ -262,9 +262,46 @@ def prepare_problem(
     parameter name or value the model does not take and for a start outside its
     state space.
     """
-    point = prepare_params(model, params)
-    key = inputs_key(model, point.params, exact_start(start), None)
+    return problem_at(prepare_params(model, params), start)
+
+
+def problem_at(point: PreparedParams, start: Sequence[Any] | str | None = None) -> PreparedProblem:
+    """The :class:`PreparedProblem` of the parameter point ``point`` (names and values
+    already read, :func:`numeric.prepared.parameters.prepare_params`) from ``start``:
+    :func:`prepare_problem` without reading the parameters again (from this process's
+    cache when prepared before).  Raises ``ParameterError`` in one sentence for a start
+    outside the state space."""
+    key = inputs_key(point.model, point.params, _exact_key(start), None)
     return _PROBLEMS.get(key, lambda: _build(point, start, key))
+
+
+#: The key of each start's exact value by the start as given (:func:`_exact_key`).
+_EXACT_KEYS: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+def _exact_key(start: Any) -> Any:
+    """The key of the start's exact value (:func:`exact_start`), a fraction as its
+    ``(numerator, denominator)`` in lowest terms (a tuple of ints hashes much faster
+    than one of fractions, and a warm call hashes its key at every cache it reads);
+    kept by the start as given, so a warm call reads no text again."""
+    try:
+        given = start_key(start)
+        hash(given)
+    except TypeError:
+        given = None
+    if given is not None:
+        seen = _EXACT_KEYS.get(given)
+        if seen is not None:
+            _EXACT_KEYS.move_to_end(given)
+            return seen
+    exact = exact_start(start)
+    if isinstance(exact, tuple) and all(isinstance(v, Fraction) for v in exact):
+        exact = ("fractions", tuple((v.numerator, v.denominator) for v in exact))
+    if given is not None:
+        _EXACT_KEYS[given] = exact
+        while len(_EXACT_KEYS) > PROBLEMS:
+            _EXACT_KEYS.popitem(last=False)
+    return exact
 
 
 def _build(point: PreparedParams, start: Any, key: Hashable | None) -> PreparedProblem:

@@ -25,6 +25,7 @@ on ``N``; its fixed point is found by Newton's method on derive's kernels.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import mpmath
@@ -253,21 +254,30 @@ def equilibrium(
         if not s:
             raise ParameterError(f"lam is so small that s*_1 < 10^-{dps}; raise lam or dps.")
         return s
-    return verified_shooting(supermarket_member(b, d, lam_, mu_), lam, mu, dps)
+    return verified_shooting(supermarket_member(b, d, lam_, mu_), given_rates(lam, mu), dps)
 
 
-def verified_shooting(member: Member, lam: Any, mu: Any, dps: int) -> list[mpf]:
+def given_rates(lam: Any, mu: Any) -> Callable[[], tuple[mpf, mpf]]:
+    """The rates ``(lam, mu)`` as given, read at the working precision of each call
+    (:func:`numeric.precision.to_mpf`: strings exactly, then rounded once)."""
+    return lambda: (to_mpf("lam", lam), to_mpf("mu", mu))
+
+
+def verified_shooting(member: Member, rates: Callable[[], tuple[mpf, mpf]], dps: int) -> list[mpf]:
     """``s*`` of a member sampling with replacement, to ``dps`` digits: the shooting
-    at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu`` read from the
-    rates as given (``lam``, ``mu``: strings are parsed at that precision), then
-    the drift residual checked on the member's kernels (:func:`verify_equilibrium`).
-    ``member.lam`` and ``member.mu`` are the rates at ``dps + 10`` digits."""
+    at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu``, the rates
+    ``rates()`` read at that precision (the rates as given, :func:`given_rates`, or
+    a prepared problem's values,
+    :func:`numeric.supermarket.solver.problem_rates`), then the drift residual
+    checked on the member's kernels (:func:`verify_equilibrium`).  ``member.lam``
+    and ``member.mu`` are the rates at ``dps + 10`` digits."""
     b, d = member.b, member.d
     with mpmath.workdps(dps + 10):
         rho = member.lam / member.mu
     guard = guard_digits(b, d, rho)
     with mpmath.workdps(dps + guard):
-        rho = to_mpf("lam", lam) / to_mpf("mu", mu)
+        lam, mu = rates()
+        rho = lam / mu
         s = _shooting(rho, b, d)
     verify_equilibrium(s, member, dps)
     return s

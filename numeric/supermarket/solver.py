@@ -82,6 +82,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -676,21 +677,55 @@ def problem_member(problem: Any, dps: int) -> tuple[Member, int]:
     return Member(model, lam_, mu_, N), dps
 
 
-def shooting_point64(model: Any, params: Mapping[str, Any]) -> Any:
-    """``s*`` of a supermarket-family model by the O(b) shooting
-    (:func:`numeric.supermarket.equilibrium.verified_shooting`, the residual checked on
-    the model's own kernels), 20 digits rounded to float64; ``None`` for sampling
-    without replacement."""
+def problem_rates(problem: Any) -> Callable[[], tuple[mpf, mpf]]:
+    """The arrival and service rates of a prepared problem of a supermarket-family
+    model (:class:`numeric.prepared.problem.PreparedProblem`), read at the working
+    precision of each call: the problem's values there
+    (:meth:`~numeric.prepared.problem.PreparedProblem.values_now`, the same correctly
+    rounded reading as parsing the rates afresh), ``mu`` from the model's structure
+    when it is built in."""
+    st = problem.model.info.structure
+    service = st.get("service")
+
+    def now() -> tuple[mpf, mpf]:
+        values = problem.values_now()
+        return values[st["arrival"]], values[service] if service else to_mpf("mu", str(st["mu"]))
+
+    return now
+
+
+def shooting_point64(problem: Any, params: Mapping[str, Any] | None = None) -> Any:
+    """``s*`` of the prepared problem of a supermarket-family model
+    (:class:`numeric.prepared.problem.PreparedProblem`, the fast fixed point's
+    protocol, :mod:`numeric.meanfield.fast_paths`) by the O(b) shooting
+    (:func:`numeric.supermarket.equilibrium.verified_shooting` on the problem's rates,
+    :func:`problem_rates`, the residual checked on the model's own kernels), 20 digits
+    rounded to float64; ``None`` for sampling without replacement.
+    ``shooting_point64(model, params)`` (the old protocol) prepares the problem first
+    and warns."""
     import numpy as np
 
-    st = model.info.structure
+    if params is not None:
+        from numeric.prepared.problem import prepare_problem
+
+        warnings.warn(
+            "shooting_point64(model, params) is deprecated; pass the prepared problem "
+            "(numeric.prepared.problem.prepare_problem(model, params)).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        problem = prepare_problem(problem, params)
+    st = problem.model.info.structure
     if not st.get("replacement"):
         return None
-    service = st.get("service")
-    lam, mu = params[st["arrival"]], params[service] if service else str(st["mu"])
+    rates = problem_rates(problem)
     with mpmath.workdps(30):
-        lam_, mu_ = parse_lam(lam), to_mpf("mu", mu)
-    if mu_ <= 0:
-        raise ParameterError(f"{service or 'mu'} must be > 0, got {mu!r}.")
-    s = verified_shooting(Member(model, lam_, mu_), lam, mu, 20)
+        lam, mu = rates()
+        lam_ = parse_lam(lam)
+    if mu <= 0:
+        service = st.get("service")
+        raise ParameterError(
+            f"{service or 'mu'} must be > 0, got {problem.params.get(service, st['mu'])!r}."
+        )
+    s = verified_shooting(Member(problem.model, lam_, mu), rates, 20)
     return np.array([float(v) for v in s])

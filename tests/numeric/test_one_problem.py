@@ -307,3 +307,27 @@ def test_the_supermarket_fast_path_reads_the_prepared_problem() -> None:
     with mpmath.workdps(40):
         assert dps == 20 and member.lam == mpmath.mpf("0.9") and member.mu == 1
     assert member.model is sup and sol.digits >= 20
+
+
+def test_the_key_of_a_text_start_holds_no_fraction() -> None:
+    """A warm call hashes the problem's key at every cache it reads: the exact start is
+    kept in it as integer pairs (a fraction's hash is a modular inverse each time),
+    and the same pairs for every spelling of one start."""
+    m = plain_model()
+
+    def leaves(key: object) -> list[object]:
+        if isinstance(key, tuple):
+            return [x for part in key for x in leaves(part)]
+        return [key]
+
+    keys = [prepare_problem(m, PARAMS, s).key for s in (START, ["9/10", "1/10"], "0.9, 0.1")]
+    assert keys[0] == keys[1] == keys[2]
+    assert not any(isinstance(v, Fraction) for v in leaves(keys[0]))
+    assert any((9, 10) in t for t in _tuples(keys[0]))  # the start 9/10, 1/10
+
+
+def _tuples(key: object) -> list[tuple]:
+    """Every tuple nested in a key."""
+    if not isinstance(key, tuple):
+        return []
+    return [key, *[t for part in key for t in _tuples(part)]]

@@ -131,3 +131,28 @@ def test_refusals_are_one_sentence(tandem, keywords, match):
     with pytest.raises(ParameterError, match=match) as info:
         solve(tandem, {"lam": "0.8", "c": 1}, N=1, **keywords)
     assert str(info.value).count("\n") == 0
+
+
+def test_the_levels_tried_share_the_chain_prepared_once(tandem, monkeypatch):
+    """Each level the search tries is the chain prepared once under another bound: its
+    exact rate evaluator (the parameters read as fractions) is made once per call, not
+    once per level, and the law is the one of a chain prepared at the chosen level."""
+    from numeric.exact import lattice
+    from numeric.exact.general import Chain
+
+    made = []
+
+    class Counted(lattice.ExactRates):
+        def __init__(self, *args, **kwargs):
+            made.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(lattice, "ExactRates", Counted)
+    r = solve(tandem, {"lam": "0.8", "c": 1}, N=3)
+    assert r.truncation.chosen and len(made) == 1
+    level = r.truncation.level
+    ch = Chain.setup(tandem, 3, {"lam": "0.8", "c": 1}, None, level / 3, None)
+    assert ch.lattice.upper == level
+    solved = ch.solve(np.asarray(r.s_star, dtype=float) * 3, "auto", r.tolerance, False)
+    assert np.array_equal(solved.reach.states, r.state_array)
+    assert np.array_equal(solved.pi, r.pi)

@@ -29,9 +29,9 @@ def test_truncated_order_2_matches_the_whole_model_at_twice_the_precision(monkey
     decided: list[int] = []
     real_negligible = truncation._negligible_for
 
-    def negligible(model, *args, **kwargs):
-        decided.append(model.n)
-        return real_negligible(model, *args, **kwargs)
+    def negligible(problem, *args, **kwargs):
+        decided.append(problem.model.n)
+        return real_negligible(problem, *args, **kwargs)
 
     monkeypatch.setattr(stationary, "second_order", counted)
     monkeypatch.setattr(truncation, "_negligible_for", negligible)

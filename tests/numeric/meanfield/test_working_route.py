@@ -102,9 +102,9 @@ def test_a_truncated_model_warm_or_at_order_2_searches_nothing_again(monkeypatch
     decided: list[int] = []
     real_rule = truncation._negligible_for
 
-    def rule(model, *args, **kwargs):
-        decided.append(model.n)
-        return real_rule(model, *args, **kwargs)
+    def rule(problem, *args, **kwargs):
+        decided.append(problem.model.n)
+        return real_rule(problem, *args, **kwargs)
 
     solves: list[int] = []
     real_second = stationary.second_order
