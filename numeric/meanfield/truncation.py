@@ -75,7 +75,7 @@ def _negligible_for(problem: PreparedProblem, dps: int) -> tuple:
     from numeric.meanfield.problem import system64
     from numeric.meanfield.structure import fixed_point64, negligible
 
-    model, params, start = problem.model, problem.params, problem.start
+    model, start = problem.model, problem.start
     s0 = np.array(problem.s64)
     problem.check_start_rates()  # the route's own check (30 digits) before the float64 one
     sysm = system64(problem)  # the problem's float64 system, kept with it
