@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import (
+    FamilyField,
     Presentable,
     count_row,
     heading_rows,
@@ -123,17 +124,12 @@ class SimulationResult(Presentable):
     #: batch means correlated at lag 1, a blocking fraction that distorts the
     #: comparison: :mod:`sim.summary`); printed under the table.
     warnings: list[str] = field(default_factory=list)
-    #: The supermarket engines' arrival rate as a float; ``None`` for other engines,
-    #: as are the four fields below.
-    lam: float | None = None
-    #: The arrival rate as given.
-    lam_text: str | None = None
-    #: The number of choices, the servers sampled per arrival.
-    d: int | None = None
-    #: Whether the ``d`` servers are sampled with replacement.
-    replacement: bool | None = None
-    #: The dispatch policy.
-    policy: str | None = None
+    #: What only the model's family defines, name -> value.  For the supermarket's
+    #: engines ``lam`` (the arrival rate as a float), ``lam_text`` (as given), ``d`` (the
+    #: servers sampled per arrival), ``replacement`` (whether they are sampled with
+    #: replacement) and ``policy`` (the dispatch policy); empty for other engines.  Read
+    #: through the properties of the same names (``None`` when absent).
+    family_fields: dict[str, Any] = field(default_factory=dict)
     #: The mean response time (CI), its quantiles and histogram, from the per-server
     #: engine only.
     response_time: dict | None = None
@@ -149,6 +145,14 @@ class SimulationResult(Presentable):
 
     simulator = renamed_attribute("SimulationResult", "simulator", "engine")
     b = renamed_attribute("SimulationResult", "b", "n")
+
+    lam = FamilyField("The family's arrival rate as a float (:attr:`family_fields`).")
+    lam_text = FamilyField("The family's arrival rate as given (:attr:`family_fields`).")
+    d = FamilyField("The family's servers sampled per arrival (:attr:`family_fields`).")
+    replacement = FamilyField(
+        "Whether the family samples its ``d`` servers with replacement (:attr:`family_fields`)."
+    )
+    policy = FamilyField("The family's dispatch policy (:attr:`family_fields`).")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of ``mfstein simulate --json`` (estimates as

@@ -26,6 +26,7 @@ import numpy as np
 import sim.engine  # its advance and fresh_state read at call time (tests replace them)
 from mfstein.ground import jit
 from mfstein.ground.arguments import renamed_keywords
+from mfstein.ground.display import family_fields
 from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
 from sim import aggregated, perserver, runner, stats, summary
 from sim.base import RunOptions, SimulationResult
@@ -234,12 +235,11 @@ def summarise(
         start=None,
         marginal_pmf=None,
         N=N,
-        lam=spec.lam,
-        lam_text=lam_text,
         n=b,
-        d=spec.d,
-        replacement=spec.replacement,
-        policy=spec.policy,
+        family_fields=family_fields(
+            lam=spec.lam, lam_text=lam_text, d=spec.d, replacement=spec.replacement,
+            policy=spec.policy,
+        ),
         engine=spec.engine,
         queue_length_pmf=pmf,
         blocking=blocking,

@@ -367,6 +367,35 @@ def fields_dict(
     return out
 
 
+def family_fields(**values: Any) -> dict[str, Any]:
+    """A result's ``family_fields`` record of the given values (what only the model's
+    family defines, e.g. the supermarket's ``lam`` and ``d``), those that are ``None``
+    (the model has no such quantity) left out; the result reads them through
+    properties of the same names."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+class FamilyField:
+    """A read-only attribute of a result read from its ``family_fields`` record (``None``
+    when the model's family has no such quantity): ``lam = FamilyField("The arrival
+    rate.")`` in the class body makes ``result.lam`` ``result.family_fields.get("lam")``."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.family_fields.get(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise AttributeError(f"{self.name} is read from family_fields and cannot be assigned.")
+
+
 def params_text(params: Mapping[str, Any]) -> str:
     """A result's parameters as ``"k = v, ..."`` (``"none"`` for no parameters)."""
     return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"

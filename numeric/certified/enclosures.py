@@ -130,6 +130,9 @@ class CertifiedSolution(Presentable):
     model: str
     #: The parameter values used (decimal strings of the balls).
     params: dict[str, str]
+    #: The start whose conserved values the enclosures hold for, as given, else the
+    #: solution's own; ``None`` for the model's reference point.
+    start: Any = field(default=None, kw_only=True, repr=False, compare=False)
     #: Dimension (``b`` is its deprecated name, warns).
     n: int
     #: Requested significant digits.
@@ -1097,4 +1100,4 @@ def certify_float_solution(
             f"the float route truncated levels {trunc + 1}..{model.n}; the enclosures are "
             f"for all {model.n} levels."
         )
-    return replace(best, notes=[*best.notes, *notes], solution=solution)
+    return replace(best, notes=[*best.notes, *notes], solution=solution, start=start)

@@ -10,6 +10,7 @@ import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute
 from mfstein.ground.display import (
+    FamilyField,
     Presentable,
     count_row,
     error_figure,
@@ -127,14 +128,12 @@ class ExactResult(Presentable):
     #: given), which bounds the law's error in total variation beside the
     #: residual; ``None`` when nothing is cut.
     truncation: Any = None
-    #: The supermarket short form's arrival rate (decimal string as given); ``None`` for
-    #: other models.
-    lam: str | None = None
-    #: The supermarket short form's number of choices; ``None`` for other models.
-    d: int | None = None
-    #: The supermarket short form's sampling (whether the ``d`` servers are drawn with
-    #: replacement); ``None`` for other models.
-    replacement: bool | None = None
+    #: What only the model's family defines, name -> value.  For the supermarket short
+    #: form ``{"lam": lam, "d": d, "replacement": replacement}`` (the arrival rate as the
+    #: decimal string given, the number of choices, whether the ``d`` servers are drawn
+    #: with replacement); empty for other models.  Read through :attr:`lam`, :attr:`d`
+    #: and :attr:`replacement`.
+    family_fields: dict[str, Any] = field(default_factory=dict)
     #: The :class:`derive.Model` solved (for :meth:`expect`).
     source_model: Any = field(default=None, repr=False, compare=False)
     #: Name -> :class:`numeric.meanfield.observables.ExactExpectation` of the
@@ -155,6 +154,12 @@ class ExactResult(Presentable):
 
     b = renamed_attribute("ExactResult", "b", "n")
     method = renamed_attribute("ExactResult", "method", "solver")
+
+    lam = FamilyField("The family's arrival rate as given (:attr:`family_fields`).")
+    d = FamilyField("The family's number of choices (:attr:`family_fields`).")
+    replacement = FamilyField(
+        "Whether the family draws its ``d`` servers with replacement (:attr:`family_fields`)."
+    )
 
     def expect(self, g: Any, model: Any = None) -> Any:
         """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""

@@ -51,6 +51,7 @@ import numpy as np
 
 from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.arguments import renamed_keywords
+from mfstein.ground.display import family_fields
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.exact.general import Chain, SolvedChain, law_moments, queue_length_pmf
@@ -289,9 +290,7 @@ def supermarket_fast(
         iterations=sol.iterations,
         tolerance=float(tol),
         notes=[note] if note else [],
-        lam=lam_text,
-        d=d,
-        replacement=replacement,
+        family_fields=family_fields(lam=lam_text, d=d, replacement=replacement),
         source_model=model,
         law_system=sol.system,
         up_rate_half_range=float(half_range(sol.arrival_intensity)),

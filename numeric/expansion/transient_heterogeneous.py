@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import mpmath
@@ -177,7 +177,7 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
     names = model.coordinate_names()
     K = model.K
     if dps is not None:
-        return transient_dps(model, params, x0, times, dps, order)
+        return replace(transient_dps(model, params, x0, times, dps, order), start=start)
     with mpmath.workdps(30):
         R, inputs = rates(model, params, float64=True)
     method = "LSODA" if integrator == "auto" else integrator
@@ -188,7 +188,7 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
         times=times, x=x, V=V if order else None, W=W if order else None, states=names,
         notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
                f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
-        order=order, route="float64", model=model.name, params=inputs, free=names,
+        order=order, route="float64", model=model.name, params=inputs, start=start, free=names,
         integrator=method, rtol=float(rtol),
     )
 

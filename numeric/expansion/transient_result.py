@@ -31,8 +31,19 @@ from mfstein.ground.errors import ParameterError
 
 @dataclass(frozen=True, repr=False)
 class TransientResult(Presentable):
-    """The transient expansion at the requested times, in the model's coordinates."""
+    """The transient expansion at the requested times, in the model's coordinates.
 
+    A frozen record (assigning a field raises ``dataclasses.FrozenInstanceError``);
+    its first fields are the task's inputs (model, parameters, start), keyword-only.
+    """
+
+    #: The model name.
+    model: str = field(default="", kw_only=True)
+    #: The parameter values as given.
+    params: dict[str, str] = field(default_factory=dict, kw_only=True)
+    #: The start the expansion began from, as given; ``None`` for the model's reference
+    #: point.
+    start: Any = field(default=None, kw_only=True, repr=False, compare=False)
     #: The requested times, shape ``(m,)``.
     times: np.ndarray
     #: Mean-field solution ``x(t)``, shape ``(m, b)``.
@@ -61,10 +72,6 @@ class TransientResult(Presentable):
     dps: int | None = None
     #: The digits earned (mpmath route), else ``None``.
     digits: int | None = None
-    #: The model name.
-    model: str = ""
-    #: The parameter values as given.
-    params: dict[str, str] = field(default_factory=dict)
     #: The free coordinates the ODEs were integrated on (conservation laws removed).
     free: list[str] = field(default_factory=list)
     #: The integrator that ran (a ``solve_ivp`` method, ``"taylor"`` for mpmath or

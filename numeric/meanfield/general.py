@@ -48,8 +48,9 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from mfstein.ground.display import family_fields
 from numeric.meanfield import fixed_point as fp
-from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.meanfield.solution import MeanFieldSolution
 
 # the objects at one precision moved to numeric.meanfield.working_objects and the
 # route's record to numeric.meanfield.working_route; their names stay here for old imports

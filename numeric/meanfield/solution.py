@@ -10,7 +10,8 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
-from mfstein.ground.display import Presentable, count_row, shape_text
+from mfstein.ground.display import FamilyField, Presentable, count_row, shape_text
+from mfstein.ground.display import family_fields as family_fields  # read from here too
 
 
 class Stated(mpf):
@@ -118,12 +119,6 @@ class ConvertedOnRead:
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self.name] = value
-
-
-def family_fields(**values: Any) -> dict[str, Any]:
-    """The :attr:`MeanFieldSolution.family_fields` of the given values, those that
-    are ``None`` (the model has no such quantity) left out."""
-    return {k: v for k, v in values.items() if v is not None}
 
 
 @dataclass(frozen=True, repr=False)
@@ -257,15 +252,8 @@ class MeanFieldSolution(Presentable):
 
     b = renamed_attribute("MeanFieldSolution", "b", "n")
 
-    @property
-    def lam(self) -> mpf | None:
-        """The family's arrival rate (:attr:`family_fields`), ``None`` when it has none."""
-        return self.family_fields.get("lam")
-
-    @property
-    def d(self) -> int | None:
-        """The family's number of choices (:attr:`family_fields`), ``None`` when it has none."""
-        return self.family_fields.get("d")
+    lam = FamilyField("The family's arrival rate (:attr:`family_fields`).")
+    d = FamilyField("The family's number of choices (:attr:`family_fields`).")
 
     # ------------------------------------------------------------------
     # the model it belongs to

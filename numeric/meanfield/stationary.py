@@ -65,7 +65,7 @@ KRONECKER_MAX_N = 4
 MAX_N = 120
 
 
-@dataclass
+@dataclass(frozen=True)
 class SecondOrder:
     """The 1/N^2 coefficients in the model's own coordinates."""
 

@@ -251,6 +251,7 @@ def sweep(
         model=model.name,
         fixed={k: str(v) for k, v in grid.fixed.items()},
         axes={k: [str(v) for v in vals] for k, vals in grid.axes.items()},
+        M=M,
         order=order,
         precision="float64" if precision == "float64" else f"{dps} digits",
         states=[getattr(s, "name", s) for s in model.states],

@@ -147,6 +147,9 @@ class SweepResult(Presentable):
     fixed: dict[str, str]
     #: The swept parameters (name -> values, as text).
     axes: dict[str, list[str]]
+    #: The quadratic observable ``M`` every point was solved with, as given (``None``
+    #: for the identity); each point's ``c = tr(M W)``.
+    M: Any = field(default=None, kw_only=True, repr=False, compare=False)
     #: The order of the expansion, ``1`` or ``2``.
     order: int
     #: The precision, ``"float64"`` or ``"<dps> digits"``.

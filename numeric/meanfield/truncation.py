@@ -31,8 +31,9 @@ import mpmath
 import numpy as np
 from mpmath import mpf
 
+from mfstein.ground.display import family_fields
 from mfstein.ground.errors import NumericalError, ParameterError
-from numeric.meanfield.solution import MeanFieldSolution, family_fields
+from numeric.meanfield.solution import MeanFieldSolution
 from numeric.params import kernel_vector
 from numeric.precision import row_major
 
