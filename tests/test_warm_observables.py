@@ -3,11 +3,15 @@ differentiated and compiled once per (model, observable); a second call reads wh
 made (:mod:`numeric.prepared.observables`) and gives the same values.
 
 The calls into SymPy are counted with ``sys.setprofile``: every Python frame whose
-code lives in a file under ``/sympy/``.
+code lives in a file under ``/sympy/``.  The garbage collector is run before and held
+during the counted call: collecting a generator SymPy left suspended in an earlier
+test's reference cycle resumes its frame (a "call" event) wherever the collection
+happens to run, which is no call the route makes.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -34,11 +38,14 @@ def sympy_calls(call: Callable[[], Any]) -> tuple[int, Any]:
         if event == "call" and "/sympy/" in frame.f_code.co_filename:
             calls += 1
 
+    gc.collect()
+    gc.disable()
     sys.setprofile(count)
     try:
         out = call()
     finally:
         sys.setprofile(None)
+        gc.enable()
     return calls, out
 
 
