@@ -2,21 +2,18 @@
 differentiated and compiled once per (model, observable); a second call reads what was
 made (:mod:`numeric.prepared.observables`) and gives the same values.
 
-The calls into SymPy are counted with ``sys.setprofile``: every Python frame whose
-code lives in a file under ``/sympy/``.  The garbage collector is run before and held
-during the counted call: collecting a generator SymPy left suspended in an earlier
-test's reference cycle resumes its frame (a "call" event) wherever the collection
-happens to run, which is no call the route makes.
+The calls into SymPy are counted by a profile hook (:func:`profiled.functions_called`,
+which also keeps the garbage collector from closing an earlier test's SymPy generator
+inside the counted call): every Python frame whose code lives in a file under ``/sympy/``.
 """
 
 from __future__ import annotations
 
-import gc
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from profiled import functions_called
 from test_one_journey import PARAMS, START, plain_sis
 
 import mfstein as mf
@@ -31,22 +28,8 @@ MODEL = plain_sis()
 
 def sympy_calls(call: Callable[[], Any]) -> tuple[int, Any]:
     """The number of Python calls into SymPy made by ``call()``, and its value."""
-    calls = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call" and "/sympy/" in frame.f_code.co_filename:
-            calls += 1
-
-    gc.collect()
-    gc.disable()
-    sys.setprofile(count)
-    try:
-        out = call()
-    finally:
-        sys.setprofile(None)
-        gc.enable()
-    return calls, out
+    out, seen = functions_called(call)
+    return sum("/sympy/" in f for f in seen), out
 
 
 def observed(sol: Any) -> dict[str, Any]:
