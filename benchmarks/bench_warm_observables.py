@@ -21,14 +21,10 @@ The ``g0`` of the first observable row is printed per tree to show the same numb
 
 from __future__ import annotations
 
-import os
-
-from bench_warm_routes import print_rows, tree_parser, tree_runs
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_warm_routes import median_table
 
 CHILD = """
-import json, statistics, time
+import json
 import numeric
 from numeric.exact import solve as exact
 from derive.models import load_model
@@ -36,41 +32,23 @@ from sim.accuracy import accuracy
 m = load_model("sir")
 p = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
 g = ["S*I"]
-calls = {
-    "solve": lambda: numeric.solve(m, p),
-    "solve + S*I": lambda: numeric.solve(m, p, observables=g),
-    "order 2 + S*I": lambda: numeric.solve(m, p, order=2, observables=g),
-    "float64 + S*I": lambda: numeric.solve(m, p, precision="float64", observables=g),
-    "exact N=20 E[S*I]": lambda: exact(m, p, N=20).expect("S*I", m),
-    "table N=10,20": lambda: accuracy(m, p, "S*I", [10, 20]),
-}
-rows, g0 = {}, None
-for name, call in calls.items():
-    out = call()  # warm-up
-    if name == "solve + S*I":
-        g0 = str(out.observables["S*I"].g0)
-    times = []
-    for _ in range(REPEAT):
-        t = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t)
-    rows[name] = 1e3 * statistics.median(times)
+rows, first = median_ms({
+    "solve": lambda k: numeric.solve(m, p),
+    "solve + S*I": lambda k: numeric.solve(m, p, observables=g),
+    "order 2 + S*I": lambda k: numeric.solve(m, p, order=2, observables=g),
+    "float64 + S*I": lambda k: numeric.solve(m, p, precision="float64", observables=g),
+    "exact N=20 E[S*I]": lambda k: exact(m, p, N=20).expect("S*I", m),
+    "table N=10,20": lambda k: accuracy(m, p, "S*I", [10, 20]),
+})
+g0 = str(first["solve + S*I"].observables["S*I"].g0)
 print(json.dumps({"rows": rows, "g0": g0}))
 """
 
 
 def main() -> None:
-    ap = tree_parser(__doc__)
-    ap.add_argument("--repeat", type=int, default=20, help="repeated calls per row (20)")
-    args = ap.parse_args()
-    trees = [*args.tree, ROOT]
-    child = CHILD.replace("REPEAT", str(args.repeat))
-    runs = tree_runs(trees, args.rounds, ["-c", child])
-    print(f"SIR, observable S*I: ms per warm call (median of {args.repeat} calls;")
-    print(f"min / median over {args.rounds} rounds, the trees alternating)")
-    print_rows(trees, runs, 22, "{:8.2f} /{:8.2f}")
-    for t, rs in zip(trees, runs, strict=True):
-        print(f"  g0 of S*I ({os.path.basename(t.rstrip('/'))}): {rs[0]['g0']}")
+    median_table(
+        __doc__, CHILD, "SIR, observable S*I, warm calls", "{:8.2f} /{:8.2f}", ("g0 of S*I", "g0")
+    )
 
 
 if __name__ == "__main__":

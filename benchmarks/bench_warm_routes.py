@@ -110,6 +110,54 @@ def tree_parser(doc: str) -> argparse.ArgumentParser:
     return ap
 
 
+#: Child code timing the calls of a dict ``calls`` (name -> ``call(k)``, ``k`` the
+#: repetition, ``-1`` the warm-up): ``rows`` (the median ms of ``REPEAT`` calls per name)
+#: and ``first`` (each warm-up's answer), for :func:`repeated_runs`' children.
+MEDIAN_MS = """
+import statistics, time
+def median_ms(calls):
+    rows, first = {}, {}
+    for name, call in calls.items():
+        first[name] = call(-1)
+        times = []
+        for k in range(REPEAT):
+            t = time.perf_counter()
+            call(k)
+            times.append(time.perf_counter() - t)
+        rows[name] = 1e3 * statistics.median(times)
+    return rows, first
+"""
+
+
+def repeated_runs(
+    doc: str, child: str, repeat: int
+) -> tuple[argparse.Namespace, list[str], list[list[dict]]]:
+    """``(args, trees, runs)`` of a script timing ``--repeat`` calls per row (default
+    ``repeat``, substituted for ``REPEAT`` in :data:`MEDIAN_MS` and the code ``child``,
+    run after it): its command line
+    (:func:`tree_parser`), the trees (``--tree`` ones, then this one) and
+    :func:`tree_runs` of ``child``."""
+    ap = tree_parser(doc)
+    ap.add_argument("--repeat", type=int, default=repeat, help=f"calls per row ({repeat})")
+    args = ap.parse_args()
+    trees = [*args.tree, ROOT]
+    code = (MEDIAN_MS + child).replace("REPEAT", str(args.repeat))
+    return args, trees, tree_runs(trees, args.rounds, ["-c", code])
+
+
+def median_table(doc: str, child: str, title: str, cell: str, shown: tuple[str, str]) -> None:
+    """Run ``child`` in each tree (:func:`repeated_runs`, 20 calls per row by default) and
+    print its table under ``title`` (:func:`print_rows`, cells ``cell``), then per tree
+    the value its first answer has under the key ``shown[1]``, labelled ``shown[0]``
+    (the same numbers in every tree)."""
+    args, trees, runs = repeated_runs(doc, child, 20)
+    print(f"{title}: ms per call (median of {args.repeat} calls;")
+    print(f"min / median over {args.rounds} rounds, the trees alternating)")
+    print_rows(trees, runs, 22, cell)
+    for t, rs in zip(trees, runs, strict=True):
+        print(f"  {shown[0]} ({os.path.basename(t.rstrip('/'))}): {rs[0][shown[1]]}")
+
+
 def print_rows(
     trees: list[str], runs: list[list[dict]], width: int = 28, cell: str = "{:8.3f} /{:7.3f}"
 ) -> None:

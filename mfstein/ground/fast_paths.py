@@ -4,7 +4,8 @@ A model family declares a name in ``ModelInfo.fast_path``; the entry of that nam
 in :data:`FAST_PATHS` says where each task finds the family's structure-aware
 route, as ``"module:attribute"`` text:
 
-``mean_field``   ``f(model, params, *, dps, M) -> MeanFieldSolution`` (``numeric.solve``)
+``mean_field``   ``f(problem, *, dps, M) -> MeanFieldSolution``, the family's solution of
+                 the problem ``numeric.solve`` prepared (its values read there)
 ``fixed_point``  ``g(problem) -> array | None``, the family's float64 fixed point of the
                  prepared problem (its values read there, not from the parameters again)
 ``restriction``  ``r(model, kept) -> Model | None``, the member of the family on the

@@ -287,7 +287,7 @@ def _solve_problem(
         return float64_of(problem, M=M, order=order)  # with its inputs
     model, start = problem.model, problem.start
     if fast is not None:
-        sol = fast(model, dict(problem.params), dps=dps, M=M)
+        sol = fast(problem, dps=dps, M=M)  # the family reads the problem prepared here
     else:
         from numeric.meanfield.general import general_of
         from numeric.meanfield.truncation import solve_truncated

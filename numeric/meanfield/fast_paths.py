@@ -4,9 +4,11 @@ A model family whose ``info.fast_path`` names a registered solver is solved by
 it in :func:`numeric.solve` unless ``route="general"`` or a ``start`` is given
 (the general route of :mod:`numeric.meanfield.general` runs otherwise).  A fast path is
 
-``f(model, params, *, dps, M) -> MeanFieldSolution``
+``f(problem, *, dps, M) -> MeanFieldSolution``
 
-optionally with the family's own float64 fixed point
+of the problem ``numeric.solve`` prepared
+(:class:`numeric.prepared.problem.PreparedProblem`: ``problem.model``, its values
+``problem.values``, read once), optionally with the family's own float64 fixed point
 ``g(problem) -> array | None`` of the prepared problem
 (:class:`numeric.prepared.problem.PreparedProblem`: the family reads the values
 parsed once there, ``problem.values_now()`` at any precision, instead of parsing
@@ -14,7 +16,8 @@ the parameters again), used by the float64 order 2 instead of the general ODE
 search; ``None`` for a member without a structured fixed point.  A fixed point
 registered in the old form ``g(model, params)`` still works (it is called with
 the problem's model and parameters, with a :class:`DeprecationWarning` when it
-is registered).  The exact task has the same registry for its chains
+is registered); so does a solver registered in the old form
+``f(model, params, *, dps, M)``.  The exact task has the same registry for its chains
 (:mod:`numeric.exact.fast_paths`).
 
 The built-in ones are the ``mean_field``, ``fixed_point`` and ``restriction``
@@ -33,7 +36,7 @@ from typing import Any
 
 from mfstein.ground.fast_paths import load
 
-#: Structure-aware solvers by name: ``f(model, params, dps=, M=) -> MeanFieldSolution``.
+#: Structure-aware solvers by name: ``f(problem, *, dps, M) -> MeanFieldSolution``.
 FAST_PATHS: dict[str, Callable[..., Any]] = {}
 
 #: Optional float64 fixed points of the fast paths: ``g(problem) -> array | None``.
@@ -56,7 +59,7 @@ def register_fast_path(
     subset of the coordinates (a member of the family, so that the truncated
     order 2 of :mod:`numeric.meanfield.truncation` keeps the fast path and its
     compiled kernels)."""
-    FAST_PATHS[name] = solver
+    FAST_PATHS[name] = _solver_of_problem(solver)
     if fixed_point is not None:
         FAST_FIXED_POINTS[name] = _of_problem(fixed_point)
     if restrict is not None:
@@ -78,15 +81,36 @@ def fast_path(model: Any) -> Callable[..., Any] | None:
     return _found(FAST_PATHS, model, "mean_field")
 
 
+def _takes_problem(f: Callable[..., Any], **keywords: Any) -> bool:
+    """Whether ``f`` takes the prepared problem alone (with ``keywords``); a callable
+    without a signature to read is taken as written for the protocol."""
+    try:
+        inspect.signature(f).bind(None, **keywords)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+def _solver_of_problem(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` as a solver of the prepared problem: itself when it takes the problem,
+    else (the old form ``f(model, params, *, dps, M)``) a wrapper, with a warning."""
+    if _takes_problem(f, dps=None, M=None):
+        return f
+    warnings.warn(
+        "a fast path f(model, params, *, dps, M) is deprecated; register f(problem, *, dps, M), "
+        "which reads the prepared problem (problem.model, problem.values).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return lambda problem, *, dps, M: f(problem.model, dict(problem.params), dps=dps, M=M)
+
+
 def _of_problem(g: Callable[..., Any]) -> Callable[..., Any]:
     """``g`` as a fixed point of the prepared problem: itself when it takes one
     argument, else (the old form ``g(model, params)``) a wrapper, with a warning."""
-    try:
-        inspect.signature(g).bind(None)
-        return g
-    except TypeError:
-        pass
-    except ValueError:  # no signature to read: taken as written for the protocol
+    if _takes_problem(g):
         return g
     warnings.warn(
         "a fast fixed point g(model, params) is deprecated; register g(problem), which "

@@ -642,15 +642,27 @@ def auto_buffer(lam: Any, d: int = 2, *, dps: int = 30, M: MSpec = None, mu: Any
     )
 
 
-def solve_model(model: Any, params: Mapping[str, Any], *, dps: int, M: MSpec) -> MeanFieldSolution:
-    """The fast path of the supermarket family (and JSQ(L)): :func:`solve` on the
-    rates the model's ``info.structure`` names, read from the prepared problem of
-    these inputs (:func:`numeric.prepared.problem.prepare_problem`: names checked and
-    values read once, :func:`problem_member`), reported in the model's terms
-    (registered in :mod:`numeric.meanfield.fast_paths`)."""
-    from numeric.prepared.problem import prepare_problem
+def solve_model(
+    problem: Any, params: Mapping[str, Any] | None = None, *, dps: int, M: MSpec
+) -> MeanFieldSolution:
+    """The mean-field fast path of the supermarket family (and JSQ(L)) on the prepared
+    problem ``numeric.solve`` gives it (:class:`numeric.prepared.problem.PreparedProblem`,
+    the protocol of :mod:`numeric.meanfield.fast_paths`): :func:`solve` on the rates
+    the model's ``info.structure`` names, read from the problem's values (names checked
+    and values read once there, :func:`problem_member`), reported in the model's terms.
+    ``solve_model(model, params, dps=, M=)`` (the old protocol) prepares the problem
+    first and warns."""
+    if params is not None:
+        from numeric.prepared.problem import prepare_problem
 
-    problem = prepare_problem(model, params)
+        warnings.warn(
+            "solve_model(model, params, ...) is deprecated; pass the prepared problem "
+            "(numeric.prepared.problem.prepare_problem(model, params)).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        problem = prepare_problem(problem, params)
+    model = problem.model
     member, dps = problem_member(problem, dps)
     sol = solve_member(member, dps=dps, M=M)
     with mpmath.workdps(dps + 10):

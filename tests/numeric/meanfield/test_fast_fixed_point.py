@@ -17,7 +17,7 @@ from numeric.meanfield import fast_paths
 from numeric.meanfield.stationary import second_order_float64
 
 
-def _solver(model, params, *, dps, M):  # the first-order route is not under test
+def _solver(problem, *, dps, M):  # the first-order route is not under test
     raise AssertionError("not used")
 
 
