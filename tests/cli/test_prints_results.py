@@ -242,9 +242,7 @@ def _text_of(compute: Callable[[], object], form: str = "to_text") -> Callable[[
 
 
 def _solve_text() -> str:
-    from numeric.meanfield.solution_text import solution_text
-
-    return solution_text(_solve(dps=12, order=2)(), dps=12)
+    return _solve(dps=12, order=2)().to_text(dps=12)
 
 
 def _transient_observed() -> object:
