@@ -289,8 +289,14 @@ def _tails_simulation() -> object:
     return simulate_jsq_tails(3, 0.1, [1.0, 2.0], events=20_000, reps=2, seed=3)
 
 
+def _exact_sir() -> object:
+    import numeric.exact
+
+    return numeric.exact.solve("sir", SIR, N=6)
+
+
 #: A wall time or a speed in a text: two runs of the same computation differ there only.
-TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|server-slots/s|events/s)")
+TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|s$|server-slots/s|events/s)", re.MULTILINE)
 
 
 #: name -> (argv, the text the Python result writes for the same inputs)
@@ -326,6 +332,15 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
     "solve --order 2": (
         ["solve", "--model", "sir", *SIR_ARGS, "--dps", "12", "--order", "2"],
         _solve_text,
+    ),
+    "exact (short form)": (
+        ["exact", "--N", "3", "--lam", "0.9", "--b", "2"],
+        lambda: _exact_short().to_text(short_form=True),
+    ),
+    "exact --model sir": (["exact", "--model", "sir", *SIR_ARGS, "--N", "6"], _text_of(_exact_sir)),
+    "exact --model FILE --observable": (
+        ["exact", "--model", BD_FILE, "--param", "lam=0.5", "--N", "4", "--observable", "x"],
+        _text_of(_exact_observed),
     ),
     "transient --observable": (
         [
@@ -419,3 +434,13 @@ def test_the_printed_text_is_the_results_own(name: str, capsys) -> None:
     assert status == 0, err
     forget()
     assert TIMED.sub("(time)", out) == TIMED.sub("(time)", text() + "\n")
+
+
+def test_a_short_form_text_needs_a_short_forms_result() -> None:
+    from mfstein.ground.errors import ParameterError
+
+    r = _exact_model()
+    assert not r.family_fields
+    with pytest.raises(ParameterError, match="short_form needs"):
+        r.to_text(short_form=True)
+    assert r.to_text().startswith("exact finite-N birth-death model: N = 4, lam = 0.5")
