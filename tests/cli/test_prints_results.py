@@ -295,6 +295,27 @@ def _exact_sir() -> object:
     return numeric.exact.solve("sir", SIR, N=6)
 
 
+RUN = {"steps": 20_000, "reps": 2, "seed": 3}
+RUN_ARGS = ["--steps", "20000", "--reps", "2", "--seed", "3"]
+SM = {"b": "3", "lam": "0.9"}
+BD = {"lam": "0.5"}
+
+
+def _simulated_short() -> object:
+    from sim.supermarket_short_form import simulate_supermarket
+
+    return simulate_supermarket(10, "0.9", 3, 2, **RUN)
+
+
+def _simulated(spec: str, params: dict[str, str], N: int, names: list[str]) -> Callable[[], str]:
+    def text() -> str:
+        import sim
+
+        return sim.simulate(spec, params, N=N, observables=names, **RUN).to_text()
+
+    return text
+
+
 #: A wall time or a speed in a text: two runs of the same computation differ there only.
 TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|s$|server-slots/s|events/s)", re.MULTILINE)
 
@@ -341,6 +362,22 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
     "exact --model FILE --observable": (
         ["exact", "--model", BD_FILE, "--param", "lam=0.5", "--N", "4", "--observable", "x"],
         _text_of(_exact_observed),
+    ),
+    "simulate (short form)": (
+        ["simulate", "--N", "10", "--lam", "0.9", "--b", "3", *RUN_ARGS],
+        lambda: _simulated_short().to_text(short_form=True),
+    ),
+    "simulate --model supermarket": (
+        ["simulate", "--model", "supermarket", *_pairs(SM), "--N", "10", *RUN_ARGS],
+        _simulated("supermarket", SM, 10, []),
+    ),
+    "simulate --model sir --observable": (
+        ["simulate", "--model", "sir", *SIR_ARGS, "--N", "20", "--observable", "I", *RUN_ARGS],
+        _simulated("sir", SIR, 20, ["I"]),
+    ),
+    "simulate --model FILE --observable": (
+        ["simulate", "--model", BD_FILE, *_pairs(BD), "--N", "10", "--observable", "x", *RUN_ARGS],
+        _simulated(BD_FILE, BD, 10, ["x"]),
     ),
     "transient --observable": (
         [
@@ -437,10 +474,14 @@ def test_the_printed_text_is_the_results_own(name: str, capsys) -> None:
 
 
 def test_a_short_form_text_needs_a_short_forms_result() -> None:
+    import sim
     from mfstein.ground.errors import ParameterError
 
     r = _exact_model()
-    assert not r.family_fields
-    with pytest.raises(ParameterError, match="short_form needs"):
-        r.to_text(short_form=True)
+    s = sim.simulate(BD_FILE, {"lam": "0.5"}, N=10, **RUN)
+    assert not r.family_fields and not s.family_fields
+    for result in (r, s):
+        with pytest.raises(ParameterError, match="short_form needs"):
+            result.to_text(short_form=True)
     assert r.to_text().startswith("exact finite-N birth-death model: N = 4, lam = 0.5")
+    assert s.to_text().startswith("birth-death model, N = 10, lam = 0.5 (")
