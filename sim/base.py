@@ -204,6 +204,17 @@ class SimulationResult(Presentable):
         out.update(events=self.events, events_per_second=measured(self.events_per_second))
         return out | status_fields(self)
 
+    def to_text(self, *, short_form: bool = False) -> str:
+        """What ``mfstein simulate`` prints (:func:`sim.result_text.simulation_text`): the
+        heading and the run, ``N E||S - s*||^2``, the queueing numbers, per coordinate
+        ``s*_k``, ``E[S_k]``, ``N(E[S_k] - s*_k)`` and ``N Var(S_k)`` with 95% CIs, the
+        :attr:`observables` and the speed.  ``short_form=True``: the layout of the
+        family's short form (``mfstein simulate --N --lam --b``), its heading from
+        :attr:`family_fields` (a :class:`ParameterError` when they are empty)."""
+        from sim.result_text import simulation_text
+
+        return simulation_text(self, short_form=short_form)
+
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
             *heading_rows(f"{self.model}, N = {self.N} ({self._engine_text()})", self.params),

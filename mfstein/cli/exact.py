@@ -90,29 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(r)
         return 0
-    sampling = "without" if args.without_replacement else "with"
-    out = [
-        f"exact finite-N supermarket model: N = {r.N}, lam = {r.lam}, b = {r.n}, d = {r.d} "
-        f"(sampling {sampling} replacement)",
-        f"states {r.states:,}   solver {r.solver} ({r.iterations} iterations)   "
-        f"residual ||pi Q||_1 = {r.residual:.2e}   {r.seconds:.2f} s",
-        "",
-        f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'N Var(S_k)':>12}",
-    ]
-    for k in range(r.n):
-        out.append(
-            f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
-            f"{r.n_cov[k, k]:>12.6g}"
-        )
-    out += [
-        "",
-        f"N E||S - s*||^2       = {r.printed('n_mse')!r}",
-        f"blocking probability  = {r.printed('blocking')!r}",
-        f"mean jobs per server  = {r.printed('mean_jobs')!r}",
-        "P(queue length = k)   = "
-        + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf)),
-    ]
-    print("\n".join(out))
+    print(r.to_text(short_form=True))
     return 0
 
 
@@ -145,62 +123,20 @@ def _run_model(args: argparse.Namespace) -> int:
     r = solve(
         model, params, **finite_n, truncation_tol=args.truncation_tol, **_solver_keywords(args)
     )
-    values = {t: r.expect(t) for t in texts}
-    if args.json:
+    if texts:
         from dataclasses import replace
 
-        write_json(replace(r, observables=values) if values else r)
+        r = replace(r, observables={t: r.expect(t) for t in texts})
+    if args.json:
+        write_json(r)
         return 0
-    print(_describe_model(r))
-    if values:
-        print(describe_observables(values))
+    print(r.to_text())
     return 0
 
 
 def describe_observables(values: dict[str, Any]) -> str:
-    """Lines ``E[g] = mean (digits)   N Var g = ...`` of each ``--observable`` under the
-    exact law (:class:`numeric.meanfield.observables.ExactExpectation`: the mean
-    with only the digits its error bound earns, a dash and the bound when none)."""
-    out = [""]
-    width = max(len(name) for name in values)
-    for name, e in values.items():
-        text = e.text()
-        mean = (
-            f"{text} ({e.digits} digits)" if text else f"- (|mean| <= {abs(e.mean) + e.error:.2g})"
-        )
-        out.append(f"E[{name}]{' ' * (width - len(name))} = {mean}   N Var = {e.n_variance:.6g}")
-    return "\n".join(out)
+    """Lines ``E[g] = mean (digits)   N Var = ...`` of each observable under the exact
+    law: :func:`numeric.exact.text.expectations_text` (kept for old callers)."""
+    from numeric.exact.text import expectations_text
 
-
-def _describe_model(r: Any) -> str:
-    """The human-readable report of a :class:`numeric.exact.ExactResult`."""
-    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
-    out = [
-        f"exact finite-N {r.model} model: N = {r.N}" + (f", {pv}" if pv else ""),
-        f"states {r.states:,}   solver {r.solver} ({r.iterations} iterations)   "
-        f"||pi Q||_1 / max q = {r.relative_residual:.1e} (tolerance {r.tolerance:.0e})   "
-        f"{r.seconds:.2f} s",
-        f"start n = {tuple(r.start)}"
-        + (f", conserved c.n = {r.law_values}" if r.law_values else ""),
-        "",
-        f"{'k':>3} {'s*_k':>12} {'E[S_k]':>12} {'N(E[S_k]-s*_k)':>16} {'V_k':>12} "
-        f"{'N Var(S_k)':>12} {'W_kk':>12}",
-    ]
-    for k in range(r.n):
-        out.append(
-            f"{k + 1:>3} {r.s_star[k]:>12.6g} {r.mean[k]:>12.6g} {r.n_bias[k]:>16.6g} "
-            f"{r.V[k]:>12.6g} {r.n_cov[k, k]:>12.6g} {r.W[k, k]:>12.6g}"
-        )
-    mse = f"{r.printed('n_mse')!r}   (mean field c = {r.constant:.10g})"
-    out += ["", f"N E||S - s*||^2       = {mse}"]
-    if r.blocking is not None:
-        out.append(f"blocking probability  = {r.printed('blocking')!r}")
-    if r.mean_jobs is not None:
-        out.append(f"mean jobs per server  = {r.printed('mean_jobs')!r}")
-    if r.queue_length_pmf is not None:
-        out.append(
-            "P(queue length = k)   = "
-            + ", ".join(f"{k}: {v:.4g}" for k, v in enumerate(r.queue_length_pmf))
-        )
-    out += [f"note: {n}" for n in r.notes]
-    return "\n".join(out)
+    return expectations_text(values)

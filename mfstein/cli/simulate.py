@@ -27,7 +27,6 @@ from mfstein.cli.progress_options import (
     add_scheduler_option,
     progress_wanted,
 )
-from mfstein.ground.display import estimate_text
 from mfstein.ground.limits import (
     MAX_D,
     SIM_MAX_B,
@@ -260,44 +259,7 @@ def _simulate(args) -> int:
         scheduler=args.scheduler,
         **run_keywords(args),
     )
-    return report("simulate", r, None if args.json else _describe(r))
-
-
-def _describe(r) -> str:
-    import numpy as np
-
-    scheme = "with" if r.replacement else "without"
-    lines = [
-        f"N = {r.N}, lam = {r.lam_text}, b = {r.n}, d = {r.d} ({scheme} replacement), "
-        f"policy = {r.policy} ({r.engine} simulator)",
-        f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
-        f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
-        f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
-        f"blocking        = {estimate_text(r.blocking.mean, r.blocking.ci95)}",
-        f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}",
-        "k   E[S_k]               N(E[S_k] - s*_k)      P(queue = k)",
-    ]
-    pmf = r.queue_length_pmf
-    lines.append(f"0   {'':20} {'':21} {estimate_text(pmf.mean[0], pmf.ci95[0])}")
-    for k in range(r.n):
-        lines.append(
-            f"{k + 1:<3} {estimate_text(r.mean.mean[k], r.mean.ci95[k]):<20} "
-            f"{estimate_text(r.n_bias.mean[k], r.n_bias.ci95[k]):<21} "
-            f"{estimate_text(pmf.mean[k + 1], pmf.ci95[k + 1])}"
-        )
-    diag = np.diag(r.n_cov.mean)
-    if np.isnan(diag).any():
-        lines.append("diag N Cov(S) = not reported (run too short, see the warning)")
-    else:
-        lines.append("diag N Cov(S) = " + ", ".join(f"{x:.4f}" for x in diag))
-    if r.response_time:
-        from sim.stats import printed_response_time
-
-        rt = printed_response_time(r.response_time)
-        qs = ", ".join(f"q{float(k):g} = {v!r}" for k, v in rt["quantiles"].items())
-        lines.append(f"response time = {estimate_text(rt['mean'], rt['ci95'])} ({qs})")
-    lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
-    return "\n".join(lines)
+    return report("simulate", r, None if args.json else r.to_text(short_form=True))
 
 
 def _table(args) -> int:
@@ -378,37 +340,4 @@ def _run_model(args: argparse.Namespace) -> int:
         observables=observables_from_args(args),
         **run_keywords(args),
     )
-    return report("simulate", r, None if args.json else _describe_model(r))
-
-
-def _describe_model(r: Any) -> str:
-    """The human-readable report of a :class:`sim.base.SimulationResult`."""
-    pv = ", ".join(f"{k} = {v}" for k, v in r.params.items())
-    lines = [
-        f"{r.model} model, N = {r.N}"
-        + (f", {pv}" if pv else "")
-        + f" ({r.engine} simulator{f', {r.loop} loop' if r.loop else ''})",
-        f"seed = {r.seed}, {r.reps} replications x {r.steps:.3g} events "
-        f"(warm-up {r.warmup:.3g}, {r.batches} batches), 95% CIs",
-        f"N E||S - s*||^2 = {estimate_text(r.n_mse.mean, r.n_mse.ci95)}",
-    ]
-    if r.blocking is not None:
-        lines.append(f"blocking        = {estimate_text(r.blocking.mean, r.blocking.ci95)}")
-    if r.mean_jobs is not None:
-        lines.append(f"mean jobs/server= {estimate_text(r.mean_jobs.mean, r.mean_jobs.ci95)}")
-    lines.append("k   s*_k       E[S_k]                N(E[S_k] - s*_k)     N Var(S_k)")
-    for k in range(r.n):
-        lines.append(
-            f"{k + 1:<3} {r.s_star[k]:<10.6f} {estimate_text(r.mean.mean[k], r.mean.ci95[k]):<21} "
-            f"{estimate_text(r.n_bias.mean[k], r.n_bias.ci95[k]):<20} "
-            + (
-                "not reported"
-                if r.n_cov.mean[k, k] != r.n_cov.mean[k, k]  # NaN: withheld
-                else estimate_text(r.n_cov.mean[k, k], r.n_cov.ci95[k, k])
-            )
-        )
-    width = max((len(name) for name in r.observables), default=0)
-    for name, e in r.observables.items():  # --observable: E[g(S_N)] with its 95% CI
-        lines.append(f"E[{name}]{' ' * (width - len(name))} = {e.text()}")
-    lines.append(f"{r.events:.3g} events, {r.events_per_second:.3g} events/s per core")
-    return "\n".join(lines)
+    return report("simulate", r, None if args.json else r.to_text())

@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from mfstein.cli.model_args import model_from_args, observables_from_args
     from mfstein.ground.progress import on_terminal, with_stages
     from numeric.meanfield.entry import solve
-    from numeric.meanfield.solution_text import solution_text
     from numeric.precision import check_dps
 
     dps = check_dps(args.dps)
@@ -99,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
             write_json(sol if cert is None else cert)  # a certificate holds its solution
             return 0
-        print(solution_text(sol, states, dps=dps, cert=cert))
+        print(sol.to_text(states, dps=dps, cert=cert))
     return 0
 
 

@@ -277,6 +277,17 @@ class ExactResult(Presentable):
             out["observables"] = {k: v.to_dict() for k, v in self.observables.items()}
         return out
 
+    def to_text(self, *, short_form: bool = False) -> str:
+        """What ``mfstein exact`` prints (:func:`numeric.exact.text.exact_text`): the
+        heading, the table of ``s*_k``, ``E[S_k]``, ``N(E[S_k] - s*_k)``, ``V_k``,
+        ``N Var(S_k)`` and ``W_kk``, ``N E||S - s*||^2`` beside ``c``, the queueing numbers
+        and the :attr:`observables`.  ``short_form=True``: the layout of the family's
+        short form (``mfstein exact --N --lam --b``), its heading from
+        :attr:`family_fields` (a :class:`ParameterError` when they are empty)."""
+        from numeric.exact.text import exact_text
+
+        return exact_text(self, short_form=short_form)
+
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
             *heading_rows(f"{self.model}, N = {self.N}", self.params),

@@ -384,6 +384,19 @@ class MeanFieldSolution(Presentable):
             "digits): N E[(S - s*)^T M (S - s*)] = c + c2/N + O(1/N^2)"
         )
 
+    def to_text(
+        self, states: list[str] | None = None, *, dps: int | None = None, cert: Any = None
+    ) -> str:
+        """What ``mfstein solve`` prints (:func:`numeric.meanfield.solution_text.solution_text`):
+        the table of ``s*``, ``V`` and ``W``'s diagonal per state, ``c = tr(P Q)`` with its
+        digits (core paper, Theorem 1), the ``1/N^2`` terms, the observables and, with
+        ``cert`` (this solution's :meth:`certify`), the enclosure of ``c``.  ``states``
+        names the coordinates (default :meth:`state_names`); ``dps`` is the precision
+        asked for (default ``self.dps``), which bounds the digits shown."""
+        from numeric.meanfield.solution_text import solution_text
+
+        return solution_text(self, states, dps=dps, cert=cert)
+
     def _rows(self) -> list[tuple[str, str]]:
         from numeric.precision import solution_entries, to_str
 

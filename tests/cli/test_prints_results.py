@@ -242,9 +242,7 @@ def _text_of(compute: Callable[[], object], form: str = "to_text") -> Callable[[
 
 
 def _solve_text() -> str:
-    from numeric.meanfield.solution_text import solution_text
-
-    return solution_text(_solve(dps=12, order=2)(), dps=12)
+    return _solve(dps=12, order=2)().to_text(dps=12)
 
 
 def _transient_observed() -> object:
@@ -291,8 +289,35 @@ def _tails_simulation() -> object:
     return simulate_jsq_tails(3, 0.1, [1.0, 2.0], events=20_000, reps=2, seed=3)
 
 
+def _exact_sir() -> object:
+    import numeric.exact
+
+    return numeric.exact.solve("sir", SIR, N=6)
+
+
+RUN = {"steps": 20_000, "reps": 2, "seed": 3}
+RUN_ARGS = ["--steps", "20000", "--reps", "2", "--seed", "3"]
+SM = {"b": "3", "lam": "0.9"}
+BD = {"lam": "0.5"}
+
+
+def _simulated_short() -> object:
+    from sim.supermarket_short_form import simulate_supermarket
+
+    return simulate_supermarket(10, "0.9", 3, 2, **RUN)
+
+
+def _simulated(spec: str, params: dict[str, str], N: int, names: list[str]) -> Callable[[], str]:
+    def text() -> str:
+        import sim
+
+        return sim.simulate(spec, params, N=N, observables=names, **RUN).to_text()
+
+    return text
+
+
 #: A wall time or a speed in a text: two runs of the same computation differ there only.
-TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|server-slots/s|events/s)")
+TIMED = re.compile(r"[0-9][0-9.e+-]* (s;|s wall|s$|server-slots/s|events/s)", re.MULTILINE)
 
 
 #: name -> (argv, the text the Python result writes for the same inputs)
@@ -328,6 +353,31 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
     "solve --order 2": (
         ["solve", "--model", "sir", *SIR_ARGS, "--dps", "12", "--order", "2"],
         _solve_text,
+    ),
+    "exact (short form)": (
+        ["exact", "--N", "3", "--lam", "0.9", "--b", "2"],
+        lambda: _exact_short().to_text(short_form=True),
+    ),
+    "exact --model sir": (["exact", "--model", "sir", *SIR_ARGS, "--N", "6"], _text_of(_exact_sir)),
+    "exact --model FILE --observable": (
+        ["exact", "--model", BD_FILE, "--param", "lam=0.5", "--N", "4", "--observable", "x"],
+        _text_of(_exact_observed),
+    ),
+    "simulate (short form)": (
+        ["simulate", "--N", "10", "--lam", "0.9", "--b", "3", *RUN_ARGS],
+        lambda: _simulated_short().to_text(short_form=True),
+    ),
+    "simulate --model supermarket": (
+        ["simulate", "--model", "supermarket", *_pairs(SM), "--N", "10", *RUN_ARGS],
+        _simulated("supermarket", SM, 10, []),
+    ),
+    "simulate --model sir --observable": (
+        ["simulate", "--model", "sir", *SIR_ARGS, "--N", "20", "--observable", "I", *RUN_ARGS],
+        _simulated("sir", SIR, 20, ["I"]),
+    ),
+    "simulate --model FILE --observable": (
+        ["simulate", "--model", BD_FILE, *_pairs(BD), "--N", "10", "--observable", "x", *RUN_ARGS],
+        _simulated(BD_FILE, BD, 10, ["x"]),
     ),
     "transient --observable": (
         [
@@ -421,3 +471,17 @@ def test_the_printed_text_is_the_results_own(name: str, capsys) -> None:
     assert status == 0, err
     forget()
     assert TIMED.sub("(time)", out) == TIMED.sub("(time)", text() + "\n")
+
+
+def test_a_short_form_text_needs_a_short_forms_result() -> None:
+    import sim
+    from mfstein.ground.errors import ParameterError
+
+    r = _exact_model()
+    s = sim.simulate(BD_FILE, {"lam": "0.5"}, N=10, **RUN)
+    assert not r.family_fields and not s.family_fields
+    for result in (r, s):
+        with pytest.raises(ParameterError, match="short_form needs"):
+            result.to_text(short_form=True)
+    assert r.to_text().startswith("exact finite-N birth-death model: N = 4, lam = 0.5")
+    assert s.to_text().startswith("birth-death model, N = 10, lam = 0.5 (")
