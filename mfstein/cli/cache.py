@@ -31,11 +31,7 @@ def run(args: argparse.Namespace) -> int:
     survey (its ``to_json()`` with ``--json``, else its ``to_text()``)."""
     from mfstein.ground.cache import configured_cache_dir
     from mfstein.ground.cache_contents import look
-    from mfstein.ground.streams import write_json
+    from mfstein.ground.streams import show
 
     survey = look(configured_cache_dir(), clear_it=bool(args.clear))
-    if args.json:
-        write_json(survey)
-    else:
-        print(survey.to_text())
-    return 0
+    return show(survey, args.json)

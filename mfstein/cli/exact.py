@@ -17,7 +17,7 @@ from mfstein.cli.option_scope import refuse_unused
 from mfstein.cli.option_types import integer, real
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import EXACT_MAX_STATES, TRUNCATION_TOL, TRUNCATION_TOL_RANGE
-from mfstein.ground.streams import write_json
+from mfstein.ground.streams import show
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,11 +87,7 @@ def run(args: argparse.Namespace) -> int:
     d = 2 if args.d is None else args.d
     replacement = not args.without_replacement
     r = solve_exact(N, lam, args.b, d, replacement=replacement, **_solver_keywords(args))
-    if args.json:
-        write_json(r)
-        return 0
-    print(r.to_text(short_form=True))
-    return 0
+    return show(r, args.json, short_form=True)
 
 
 def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,11 +123,7 @@ def _run_model(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         r = replace(r, observables={t: r.expect(t) for t in texts})
-    if args.json:
-        write_json(r)
-        return 0
-    print(r.to_text())
-    return 0
+    return show(r, args.json)
 
 
 def describe_observables(values: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-from mfstein.ground.streams import write_json
+from mfstein.ground.streams import show
 
 
 def is_heterogeneous(model: Any) -> bool:
@@ -45,11 +45,7 @@ def solve(args: argparse.Namespace, model: Any, params: dict[str, str], dps: int
     sol = solve_entry(model, params, dps=dps, order=int(args.order), start=args.start,
                       precision=precision_of(args),
                       observables=observables)
-    if args.json:
-        write_json(sol)
-    else:
-        print(sol.to_text())
-    return 0
+    return show(sol, args.json)
 
 
 def exact(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
@@ -61,11 +57,7 @@ def exact(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
     find(model, observables)
     r = exact_entry(model, params, N=N, start=args.start, truncation=args.truncation)
     r = dataclasses.replace(r, observables=observe(model, params, r, observables))
-    if args.json:
-        write_json(r)
-    else:
-        print(r.to_text())
-    return 0
+    return show(r, args.json)
 
 
 def simulate(args: argparse.Namespace, model: Any, params: dict[str, str], N: int,
@@ -75,11 +67,7 @@ def simulate(args: argparse.Namespace, model: Any, params: dict[str, str], N: in
 
     r = simulate_entry(model, params, N=N, start=args.start, steps=args.steps,
                        observables=observables, **keywords)
-    if args.json:
-        write_json(r)
-    else:
-        print(r.to_text())
-    return 0
+    return show(r, args.json)
 
 
 def table(args: argparse.Namespace, model: Any, params: dict[str, str], *, steps: int,

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from mfstein.ground.errors import ParameterError
-    from mfstein.ground.streams import write_json
+    from mfstein.ground.streams import show, write_json
     from numeric.lemmas import check, registered_claims
     from numeric.lemmas.report import format_report
 
@@ -69,11 +69,7 @@ def run(args: argparse.Namespace) -> int:
         checking = ("N", "lam", "gamma", "alpha", "xi", "b", "d", "dps", "only", "certify")
         refuse_unused(args, checking, "to check claims (without --list)")
         claims = registered_claims()
-        if args.json:
-            write_json(claims)
-        else:
-            print(claims.to_text())
-        return 0
+        return show(claims, args.json)
     if args.N is None:
         raise ParameterError("--N is required: a comma-separated grid of sizes, e.g. 10,100.")
     ids = None

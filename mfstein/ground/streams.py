@@ -2,7 +2,8 @@
 
 - :func:`write_json` is the one JSON writer of the command line: every ``--json``
   prints exactly one document, in one style (one line), strict JSON (no ``NaN``
-  or ``Infinity`` token: :func:`mfstein.ground.display.dumps`).
+  or ``Infinity`` token: :func:`mfstein.ground.display.dumps`); :func:`show` prints a
+  result as a command does, its JSON or its own text.
 - :func:`user_output_to_stderr` sends what a user's code (a model file when it is
   imported, its factory when it is called) prints to standard error, so that a
   ``print()`` in a model file cannot corrupt the answer on standard output.
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
-__all__ = ["stdout_closed", "user_output_to_stderr", "write_json"]
+__all__ = ["show", "stdout_closed", "user_output_to_stderr", "write_json"]
 
 
 def write_json(result: Any, stream: TextIO | None = None) -> None:
@@ -39,6 +40,17 @@ def write_json(result: Any, stream: TextIO | None = None) -> None:
     out = sys.stdout if stream is None else stream
     out.write(text + "\n")
     out.flush()
+
+
+def show(result: Any, as_json: bool, **options: Any) -> int:
+    """Print ``result`` as a command's answer -- its JSON (:func:`write_json`) when
+    ``as_json``, else its own text, ``result.to_text(**options)`` -- and return the
+    command's exit status, 0."""
+    if as_json:
+        write_json(result)
+    else:
+        print(result.to_text(**options))
+    return 0
 
 
 @contextlib.contextmanager
