@@ -106,6 +106,15 @@ def inputs_key(model: Any, params: Mapping[str, Any], start: Any, M: Any) -> Has
     return key
 
 
+def memo(store: dict[Hashable, Any], key: Hashable, make: Callable[[], Any]) -> Any:
+    """``store[key]``, made by ``make()`` on first use: what a prepared object derives
+    from itself once and keeps (its own ``store``; ``None`` is never kept)."""
+    hit = store.get(key)
+    if hit is None:
+        hit = store[key] = make()
+    return hit
+
+
 class PreparedCache(Generic[T]):
     """At most ``size`` prepared objects of one ``kind``, by the key of their inputs
     (least recently used dropped first); :data:`COUNTS` ``[kind]`` counts the ones

@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from numeric.prepared.cache import PreparedCache
+from numeric.prepared.cache import PreparedCache, memo
 
 #: Prepared observables kept in this process (least recently used dropped first).
 OBSERVABLES = 256
@@ -120,10 +120,7 @@ class PreparedObservable:
         return self._memo(("derivatives", order), make)
 
     def _memo(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        hit = self._now.get(key)
-        if hit is None:
-            hit = self._now[key] = make()
-        return hit
+        return memo(self._now, key, make)
 
 
 _OBSERVABLES: PreparedCache[PreparedObservable] = PreparedCache("prepared:observable", OBSERVABLES)

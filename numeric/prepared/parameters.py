@@ -29,7 +29,7 @@ from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
 from numeric.params import check_names, parameter_names, read_values
-from numeric.prepared.cache import PreparedCache, inputs_key
+from numeric.prepared.cache import PreparedCache, inputs_key, memo
 
 #: Parameter points kept in this process (least recently used dropped first).
 POINTS = 256
@@ -55,10 +55,7 @@ class PreparedParams:
     def values_now(self) -> dict[str, mpf]:
         """The values at the current working precision (read once per precision: the
         same correctly rounded reading of the same exact inputs)."""
-        prec = mpmath.mp.prec
-        hit = self._now.get(prec)
-        if hit is None:
-            hit = self._now[prec] = read_values(self.model, self.params)
+        hit = memo(self._now, mpmath.mp.prec, lambda: read_values(self.model, self.params))
         return dict(hit)
 
 

@@ -55,7 +55,7 @@ from mpmath import mpf
 from mfstein.ground.errors import ParameterError
 from numeric.invariants import model_reduction
 from numeric.params import kernel_vector
-from numeric.prepared.cache import PreparedCache, inputs_key, start_key
+from numeric.prepared.cache import PreparedCache, inputs_key, memo, start_key
 from numeric.prepared.parameters import PreparedParams, prepare_params
 from numeric.prepared.reduced import reduced_model
 from numeric.prepared.start import declared_fraction, start_point
@@ -229,10 +229,7 @@ class PreparedProblem:
         return self._memo(("derived", name), make)
 
     def _memo(self, key: tuple[str, Hashable], make: Any) -> Any:
-        hit = self._now.get(key)
-        if hit is None:
-            hit = self._now[key] = make()
-        return hit
+        return memo(self._now, key, make)
 
 
 def exact_start(start: Any) -> Any:
