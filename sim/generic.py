@@ -1,4 +1,4 @@
-"""Simulation of any model: the generic simulator and the supermarket fast path.
+"""Simulation of any model: the generic simulator.
 
 ``sim.simulate(model, params, N=N, ...)`` estimates the stationary statistics
 of the finite-N chain ``n -> n + l`` at rate ``N beta_l(n / N)`` (Section 3 of
@@ -14,13 +14,11 @@ Engines (:mod:`sim.base`):
 * :class:`GenericSimulator` runs the jump chain with exact holding-time
   weighting (:mod:`sim.generic_kernels`), compiled from the model's generated
   kernels (``jumps``, ``rates_into``);
-* :class:`SupermarketFastPath` runs the supermarket family (and JSQ(L) of C.
-  Graham, "Functional central limit theorems for a large network in which
-  customers join the shortest of several queues") on the aggregated simulator
-  :mod:`sim.aggregated`.  A service rate ``mu != 1`` only rescales time, so
-  the stationary law is that of the ``mu = 1`` chain with ``lam / mu``.
+* a family's registered simulator (``FAST_PATHS[...].simulation``, e.g. the
+  supermarket's :mod:`sim.supermarket_fast_path`) runs that family on engines of
+  its own.
 
-Both use the machinery of :mod:`sim.runner`: replications seeded from
+Both kinds use the machinery of :mod:`sim.runner`: replications seeded from
 ``SeedSequence(seed).spawn(reps)``, local workers or a Dask scheduler, a tqdm
 bar, Ctrl-C keeping completed batches, and ``checkpoint`` files from which a
 run resumes with the numbers of an uninterrupted run.  Workers find the
@@ -44,7 +42,6 @@ from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator
-from sim.supermarket import run_supermarket
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
@@ -568,81 +565,3 @@ class GenericSimulator(Simulator):
                 s_star=spec.s_star, steps=steps, reps=reps, seed=seed, warnings=warnings,
             ),
         )  # fmt: skip
-
-
-class SupermarketFastPath(Simulator):
-    """The supermarket family on its own engines (:func:`sim.supermarket.run_supermarket`).
-
-    Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
-    service rate or a service-rate parameter; runs the ``mu = 1`` chain with
-    arrival rate ``lam / mu`` (the same stationary law: the generator is
-    ``mu`` times that chain's generator).  As the registered fast path
-    (``engine="auto"`` or ``"fast"``) it runs the aggregated CTMC on the counts
-    and reports itself as ``"supermarket"``; :func:`sim.simulate` with
-    ``engine="aggregated"`` or ``"per-server"`` (and a ``policy``) sets
-    :attr:`engine` and :attr:`policy`, and the result names that engine.
-    """
-
-    name = "supermarket"
-    capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
-    engines = ("aggregated", "per-server")
-    policy_engine = "per-server"
-    #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
-    engine: str | None = None
-    policy: str = "pod"
-
-    @classmethod
-    def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
-        from derive.models.supermarket_structure import SupermarketStructure
-
-        return SupermarketStructure.declared(model.info.structure) and model.n <= 200
-
-    def _prepare(self) -> None:
-        import mpmath
-
-        from numeric.exact.lattice import to_fraction
-
-        if self.start is not None or self.truncation is not None:
-            raise ParameterError(
-                "the supermarket fast path starts at N s* and has no truncation; use "
-                "engine='generic' to give a start or a truncation."
-            )
-        from derive.models.supermarket_structure import SupermarketStructure
-
-        model, values = self.model, self.values
-        st = SupermarketStructure.read(model.info.structure)
-        service = st.service
-        with mpmath.workdps(40):
-            lam = values[st.arrival]
-            if service:
-                mu = values[service]
-            else:
-                f = to_fraction("mu", st.mu)
-                if f is None:
-                    raise ParameterError(f"mu must be a positive number, got {st.mu!r}.")
-                mu = mpmath.mpf(f.numerator) / f.denominator
-            if mu == 1 and not service:
-                self.lam_text = self.params[st.arrival]  # as given: no rescaling
-            else:
-                self.lam_text = mpmath.nstr(lam / mu, 30)
-        self.d = int(st.d)
-        self.replacement = bool(st.replacement)
-
-    def _run(self, options: RunOptions) -> SimulationResult:
-        """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""
-        import dataclasses
-
-        r = run_supermarket(
-            self.N, self.lam_text, self.model.n, self.d, options,
-            replacement=self.replacement, policy=self.policy,
-            engine=self.engine or "aggregated",
-        )  # fmt: skip
-        out = dataclasses.replace(
-            r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}
-        )
-        if self.engine is None:  # the fast path, as it has always reported itself
-            out = dataclasses.replace(
-                out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
-            )
-        return out
-

@@ -4,7 +4,7 @@ aggregated CTMC of the counts (:mod:`sim.aggregated`) or on explicit FIFO server
 
 :func:`run_supermarket` is what :func:`sim.simulate` runs for the supermarket
 family's fast path and its ``aggregated`` and ``per-server`` engines
-(:class:`sim.generic.SupermarketFastPath`), and what :func:`sim.simulate_supermarket`
+(:class:`sim.supermarket_fast_path.SupermarketFastPath`), and what :func:`sim.simulate_supermarket`
 reaches through it.
 
 References

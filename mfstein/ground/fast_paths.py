@@ -30,7 +30,7 @@ simulation ``sim`` ones.  A user's family registers at run time with
 >>> FAST_PATHS["supermarket"].exact
 'numeric.exact.supermarket:supermarket_fast'
 >>> route("supermarket", "simulation")
-'sim.generic:SupermarketFastPath'
+'sim.supermarket_fast_path:SupermarketFastPath'
 >>> route("sir", "exact") is None and route(None, "exact") is None
 True
 """
@@ -83,7 +83,7 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
             fixed_point="numeric.supermarket.solver:shooting_point64",
             restriction="derive.models.supermarket:first_levels",
             exact="numeric.exact.supermarket:supermarket_fast",
-            simulation="sim.generic:SupermarketFastPath",
+            simulation="sim.supermarket_fast_path:SupermarketFastPath",
             negligible_tail="numeric.supermarket.tail:negligible_tail",
         ),
     }
