@@ -18,9 +18,9 @@ Engines:
                  of the supermarket family in the one fast-path table
                  :data:`mfstein.ground.fast_paths.FAST_PATHS`.
 
-:func:`fast_simulator` finds a model's fast path (one added by
-:func:`register_simulator` first, then the table); :func:`sim.api.choose` picks
-the engine for a model.
+:func:`fast_simulator` finds a model's fast path (one registered at run time
+with :func:`mfstein.ground.fast_paths.register` first, then the built-in table);
+:func:`sim.api.choose` picks the engine for a model.
 """
 
 from __future__ import annotations
@@ -384,23 +384,39 @@ class RunOptions:
         }
 
 
-#: Fast paths registered at run time: ``ModelInfo.fast_path`` name -> simulator class.
-FAST_SIMULATORS: dict[str, type[Simulator]] = {}
-
-
 def register_simulator(fast_path: str, cls: type[Simulator]) -> None:
-    """Use ``cls`` for models whose ``info.fast_path`` is ``fast_path`` (when it accepts them)."""
-    if not issubclass(cls, Simulator):
+    """Deprecated: ``mfstein.ground.fast_paths.register(fast_path, FastPath(simulation=cls))``,
+    which registers every task of a family at once.  Uses ``cls`` for models whose
+    ``info.fast_path`` is ``fast_path`` (when it accepts them), keeping the other
+    tasks of an earlier registration of that name."""
+    import warnings
+    from dataclasses import replace
+
+    from mfstein.ground.fast_paths import register, registered
+
+    warnings.warn(
+        "sim.base.register_simulator is deprecated; use mfstein.ground.fast_paths.register("
+        "name, FastPath(simulation=cls)).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if not (isinstance(cls, type) and issubclass(cls, Simulator)):
         raise ParameterError(f"a simulator must subclass sim.base.Simulator, got {cls!r}.")
-    FAST_SIMULATORS[fast_path] = cls
+    register(fast_path, replace(registered(fast_path), simulation=cls))
 
 
 def simulator_of(family: str | None) -> type[Simulator] | None:
-    """The fast-path simulator of a family name: the one registered at run time,
-    else its ``simulation`` route in :data:`mfstein.ground.fast_paths.FAST_PATHS`, else ``None``."""
-    if family and family in FAST_SIMULATORS:
-        return FAST_SIMULATORS[family]
-    return load(family, "simulation")
+    """The fast-path simulator of a family name: its ``simulation`` route in the one
+    table (:mod:`mfstein.ground.fast_paths`: registered at run time, else built in),
+    else ``None``; a registered route that is not a :class:`Simulator` subclass is
+    refused in one sentence."""
+    cls = load(family, "simulation")
+    if cls is not None and not (isinstance(cls, type) and issubclass(cls, Simulator)):
+        raise ParameterError(
+            f"the simulation route of family {family!r} must subclass sim.base.Simulator, "
+            f"got {cls!r}."
+        )
+    return cls
 
 
 def fast_simulator(model: Any) -> type[Simulator] | None:
@@ -410,8 +426,7 @@ def fast_simulator(model: Any) -> type[Simulator] | None:
 
 def fast_simulators() -> dict[str, type[Simulator]]:
     """Every fast-path simulator by family: the table's, then the registered ones."""
-    named = [*families("simulation"), *FAST_SIMULATORS]
-    return {family: cls for family in named if (cls := simulator_of(family)) is not None}
+    return {family: cls for family in families("simulation") if (cls := simulator_of(family))}
 
 
 def _blocking(blocking: Any) -> dict[str, Any]:

@@ -155,7 +155,7 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
     parameters, and the supermarket's fast fixed point is handed that problem (its
     rates read there, not parsed from the parameters again)."""
     from derive.models import load_model
-    from numeric.meanfield import fast_paths
+    from mfstein.ground.fast_paths import FastPath, register, unregister
     from numeric.meanfield.stationary import second_order_float64
     from numeric.supermarket.solver import shooting_point64
 
@@ -165,7 +165,7 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
         given.append(args)
         return shooting_point64(*args)
 
-    fast_paths.FAST_FIXED_POINTS["supermarket"] = shooting  # consulted before the table
+    register("supermarket", FastPath(fixed_point=shooting))  # consulted before the table
     try:
         for b in (5, 8):
             model = load_model("supermarket", b=b)
@@ -179,4 +179,4 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
             assert np.array_equal(base["s_star"], shooting_point64(problem))
             given.clear()
     finally:
-        fast_paths.FAST_FIXED_POINTS.pop("supermarket")
+        unregister("supermarket")

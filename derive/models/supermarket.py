@@ -224,12 +224,25 @@ def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
     )
 
 
-def first_levels(model: SupermarketModel, kept: list[int]) -> SupermarketModel | None:
-    """The same member restricted to ``kept``: :func:`with_buffer` ``K`` when ``kept``
-    are the first ``K`` levels ``0 .. K-1`` (the levels above set to zero), else
-    ``None`` (no member of the family lives on other coordinates).  The family's
-    restriction in :data:`mfstein.ground.fast_paths.FAST_PATHS`, read by the truncated
-    order 2 (:mod:`numeric.meanfield.truncation`)."""
+def first_levels(problem: Any, kept: list[int]) -> SupermarketModel | None:
+    """The prepared problem's member (``problem.model``) restricted to ``kept``:
+    :func:`with_buffer` ``K`` when ``kept`` are the first ``K`` levels ``0 .. K-1``
+    (the levels above set to zero), else ``None`` (no member of the family lives on
+    other coordinates).  The family's restriction ``r(problem, kept)`` in
+    :data:`mfstein.ground.fast_paths.FAST_PATHS`, read by the truncated order 2
+    (:mod:`numeric.meanfield.truncation`); structural, it reads the model only.
+    ``first_levels(model, kept)`` (the older form) still works, with a
+    :class:`DeprecationWarning`."""
+    model = getattr(problem, "model", None)
+    if model is None:  # the older form: the model itself
+        import warnings
+
+        warnings.warn(
+            "first_levels(model, kept) is deprecated; pass the prepared problem.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        model = problem
     if not kept or list(kept) != list(range(len(kept))):
         return None
     return with_buffer(model, len(kept))

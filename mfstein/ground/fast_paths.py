@@ -1,31 +1,45 @@
 """The one table of fast paths: which model family each task solves its own way.
 
 A model family declares a name in ``ModelInfo.fast_path``; the entry of that name
-in :data:`FAST_PATHS` says where each task finds the family's structure-aware
-route, as ``"module:attribute"`` text:
+in :data:`FAST_PATHS` (built in) or :data:`REGISTERED` (added at run time by
+:func:`register`) says where each task finds the family's structure-aware route,
+as ``"module:attribute"`` text or, for a family registered at run time, the
+object itself.  Every route takes the prepared problem
+(:class:`numeric.prepared.problem.PreparedProblem`: ``problem.model``, the
+parameters as given ``problem.params``, their values ``problem.values`` read once):
 
 ``mean_field``   ``f(problem, *, dps, M) -> MeanFieldSolution``, the family's solution of
-                 the problem ``numeric.solve`` prepared (its values read there)
+                 the problem ``numeric.solve`` prepared
 ``fixed_point``  ``g(problem) -> array | None``, the family's float64 fixed point of the
-                 prepared problem (its values read there, not from the parameters again)
-``restriction``  ``r(model, kept) -> Model | None``, the member of the family on the
-                 coordinates ``kept`` (the others zero), or ``None``
-``exact``        ``f(model, params, *, N, method, tol, memory_limit, progress)
-                 -> ExactResult | None`` (``numeric.exact.solve``)
-``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``)
-``negligible_tail``  ``t(model, params) -> Model | None``, the family member on
-                 fewer coordinates that gives the same float64 order-2 numbers
-                 (the others negligible at the fixed point), or ``None``
+                 prepared problem
+``restriction``  ``r(problem, kept) -> Model | None``, the member of the family on the
+                 coordinates ``kept`` of ``problem.model`` (the others zero), or
+                 ``None``; structural, so it reads ``problem.model`` only (its answer
+                 is kept per model and shared by every parameter point)
+``exact``        ``f(problem, *, N, solver, tol, memory_limit, progress)
+                 -> ExactResult | None`` (``numeric.exact.solve``; the problem of the
+                 finite-N call: ``N`` filled in for a model with a parameter ``N``)
+``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``), built as
+                 every simulator is, ``cls(model, N, params, start=, truncation=)``
+``negligible_tail``  ``t(problem) -> Model | None``, the family member on fewer
+                 coordinates that gives the same float64 order-2 numbers (the
+                 others negligible at the fixed point), or ``None``
 
-Nothing is imported until a task asks (:func:`load`), so this module -- data and
-the standard library only -- is part of the ground that everything may import,
-and the general code of each task (``numeric.meanfield``, ``numeric.exact``,
-``sim.api``) finds a family here instead of naming it.  A route names a module
-of its task's layer or below (``tests/test_fast_paths.py`` checks it): the
-mean field and the exact chain load ``derive``/``numeric`` modules, the
-simulation ``sim`` ones.  A user's family registers at run time with
-``numeric.register_fast_path``, ``numeric.exact.register_fast_path`` or
-``sim.base.register_simulator``, which each task consults first.
+A route returning ``None`` declines that member of its family (the task's general
+route runs).  Nothing is imported until a task asks (:func:`load`), so this module
+-- data and the standard library only -- is part of the ground that everything may
+import, and the general code of each task (``numeric.meanfield``,
+``numeric.exact``, ``sim.api``) finds a family here instead of naming it.  A
+built-in route names a module of its task's layer or below
+(``tests/test_fast_paths.py`` checks it): the mean field and the exact chain load
+``derive``/``numeric`` modules, the simulation ``sim`` ones.
+
+A user's family registers once, for every task it serves, with
+:func:`register` ``(name, FastPath(...))`` and leaves with :func:`unregister`;
+a task its entry leaves ``None`` falls back to the built-in entry of the same
+name, if any.  The older ``numeric.register_fast_path``,
+``numeric.exact.register_fast_path`` and ``sim.base.register_simulator`` are
+deprecated wrappers onto :func:`register`.
 
 >>> FAST_PATHS["supermarket"].exact
 'numeric.exact.supermarket:supermarket_fast'
@@ -33,41 +47,56 @@ simulation ``sim`` ones.  A user's family registers at run time with
 'sim.supermarket_fast_path:SupermarketFastPath'
 >>> route("sir", "exact") is None and route(None, "exact") is None
 True
+>>> register("doc-family", FastPath(exact=len))
+>>> load("doc-family", "exact") is len and "doc-family" in families("exact")
+True
+>>> unregister("doc-family") == FastPath(exact=len)
+True
+>>> route("doc-family", "exact") is None
+True
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
-from mfstein.ground.errors import check_choice
+from mfstein.ground.errors import ParameterError, check_choice
 
 __all__ = [
     "FAST_PATHS",
+    "REGISTERED",
     "SHORT_FORMS",
     "TASKS",
     "FastPath",
     "families",
     "load",
+    "register",
+    "registered",
     "route",
     "short_forms",
+    "takes_problem",
+    "unregister",
 ]
 
 
 @dataclass(frozen=True)
 class FastPath:
-    """Where each task finds one family's own route (``"module:attribute"``;
-    ``None``: the task runs its general route for the family)."""
+    """Where each task finds one family's own route (``"module:attribute"``, or the
+    object itself for a family registered at run time; ``None``: the task runs its
+    general route for the family).  The protocol of each task is in the module
+    docstring."""
 
-    mean_field: str | None = None
-    fixed_point: str | None = None
-    restriction: str | None = None
-    exact: str | None = None
-    simulation: str | None = None
-    negligible_tail: str | None = None
+    mean_field: Any = None
+    fixed_point: Any = None
+    restriction: Any = None
+    exact: Any = None
+    simulation: Any = None
+    negligible_tail: Any = None
 
 
 #: The tasks a fast path may serve: the fields of :class:`FastPath`.
@@ -88,6 +117,57 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         ),
     }
 )
+
+
+_REGISTERED: dict[str, FastPath] = {}
+#: The families registered at run time (:func:`register`), read-only; consulted
+#: before :data:`FAST_PATHS`, task by task.
+REGISTERED: Mapping[str, FastPath] = MappingProxyType(_REGISTERED)
+
+
+def register(name: str, fast_path: FastPath) -> None:
+    """Solve the models whose ``info.fast_path`` is ``name`` by the routes of
+    ``fast_path`` (replacing an earlier registration of ``name``); a task it leaves
+    ``None`` keeps the built-in route of ``name``, if any.  The routes follow the
+    protocol of the module docstring."""
+    if not isinstance(name, str) or not name:
+        raise ParameterError(f"name must be a non-empty string, got {name!r}.")
+    if not isinstance(fast_path, FastPath):
+        raise ParameterError(
+            f"fast_path must be a mfstein.ground.fast_paths.FastPath, got {fast_path!r}."
+        )
+    _REGISTERED[name] = fast_path
+
+
+def unregister(name: str) -> FastPath | None:
+    """Remove the run-time registration of ``name`` and return it (``None`` when there
+    was none); the built-in table is unchanged."""
+    return _REGISTERED.pop(name, None)
+
+
+def registered(name: str) -> FastPath:
+    """The run-time registration of ``name``, or an empty :class:`FastPath`."""
+    return _REGISTERED.get(name, FastPath())
+
+
+def takes_problem(f: Callable[..., Any], **keywords: Any) -> bool:
+    """Whether ``f`` can be called with the prepared problem alone and ``keywords``
+    (the protocol of the module docstring), rather than an older form such as
+    ``f(model, params, ...)``; a callable without a signature to read is taken as
+    written for the protocol.
+
+    >>> takes_problem(lambda problem, *, N: None, N=1)
+    True
+    >>> takes_problem(lambda model, params, *, N: None, N=1)
+    False
+    """
+    try:
+        inspect.signature(f).bind(None, **keywords)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
 
 
 #: The public short forms a family adds to a package's lazy table (family ->
@@ -113,23 +193,31 @@ def short_forms(package: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def route(family: str | None, task: str) -> str | None:
-    """The ``"module:attribute"`` of ``family``'s route for ``task`` (one of
-    :data:`TASKS`), or ``None`` when the family has none (or no family is named)."""
+def route(family: str | None, task: str) -> Any:
+    """``family``'s route for ``task`` (one of :data:`TASKS`): the run-time
+    registration's (:data:`REGISTERED`), else the built-in ``"module:attribute"``
+    of :data:`FAST_PATHS`; ``None`` when the family has none (or no family is named)."""
     check_choice("task", task, TASKS)
-    entry = FAST_PATHS.get(family or "")
-    return None if entry is None else getattr(entry, task)
+    name = family or ""
+    for table in (_REGISTERED, FAST_PATHS):
+        entry = table.get(name)
+        if entry is not None and getattr(entry, task) is not None:
+            return getattr(entry, task)
+    return None
 
 
 def load(family: str | None, task: str) -> Any:
-    """The object :func:`route` names, imported now, or ``None``."""
+    """The object :func:`route` names, imported now (a registered object as it is), or
+    ``None``."""
     where = route(family, task)
-    if where is None:
-        return None
+    if not isinstance(where, str):
+        return where
     module, _, attribute = where.partition(":")
     return getattr(importlib.import_module(module), attribute)
 
 
 def families(task: str) -> tuple[str, ...]:
-    """The families with a built-in route for ``task``, in table order."""
-    return tuple(name for name in FAST_PATHS if route(name, task) is not None)
+    """The families with a route for ``task``: the built-in ones in table order, then
+    those registered at run time."""
+    names = dict.fromkeys([*FAST_PATHS, *_REGISTERED])
+    return tuple(name for name in names if route(name, task) is not None)

@@ -676,7 +676,7 @@ def _elsewhere(
     solver, tol, memory_limit, progress = options
     general_call = start is not None or truncation is not None
     return _by_fast_path(
-        model, params, N=N, route=route, general_call=general_call, method=solver,
+        model, params, N=N, route=route, general_call=general_call, solver=solver,
         tol=tol, memory_limit=memory_limit, progress=progress,
     )  # fmt: skip
 
@@ -794,13 +794,15 @@ def _law_system(ch: Chain, states: int) -> Any:
 def _by_fast_path(
     model: Any, params: Any, *, N: int, route: str, general_call: bool, **options: Any
 ) -> ExactResult | None:
-    """The answer of ``model``'s registered fast path (:mod:`numeric.exact.fast_paths`),
-    or ``None`` for the general chain: there is no fast path, the call asks for what
-    it cannot honour (``general_call``: a start or a truncation), or it declines this
-    member of its family.  With ``route="fast"`` the ``None`` cases are refused."""
+    """The answer of ``model``'s registered fast path (:mod:`numeric.exact.fast_paths`)
+    on the prepared problem of the call (:meth:`numeric.exact.prepared.PreparedModel.problem`,
+    ``N`` filled in), or ``None`` for the general chain: there is no fast path, the call
+    asks for what it cannot honour (``general_call``: a start or a truncation), or it
+    declines this member of its family.  With ``route="fast"`` the ``None`` cases are
+    refused."""
     fast = fast_path(model)
     if fast is not None and not general_call:
-        r = fast(model, params, N=N, **options)
+        r = fast(prepare(model, N, params).problem(), N=N, **options)
         if r is not None:
             return r
     if route == "fast":

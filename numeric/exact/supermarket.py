@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,17 +204,26 @@ def _handles(model: Any) -> bool:
     return st.service is None and st.mu == 1
 
 
+@renamed_keywords(method="solver")
 def supermarket_fast(
-    model: Any,
-    params: Mapping[str, Any] | None,
+    problem: Any,
+    params: Any = ...,
     *,
     N: int,
-    method: str = "auto",
+    solver: str = "auto",
     tol: float | None = None,
     memory_limit: float | None = None,
     progress: bool = False,
 ) -> ExactResult | None:
     """The exact task's fast path for the supermarket family (registered as ``"supermarket"``).
+
+    The protocol of :mod:`numeric.exact.fast_paths`: ``problem`` is the prepared
+    problem of the call (:meth:`numeric.exact.prepared.PreparedModel.problem`: the
+    model, its parameters as given with ``N`` filled in without replacement), from
+    which the model (``b``, ``d``, the sampling) and ``lam`` are read; ``solver`` is
+    the linear solver of :func:`numeric.exact.solve`.  The older form
+    ``supermarket_fast(model, params, *, N, method=...)`` prepares the problem first
+    and warns (``method=`` is ``solver``'s deprecated alias).
 
     The unit-rate power-of-d chain of the core paper (Section 3), with or without
     replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
@@ -232,11 +240,22 @@ def supermarket_fast(
     """
     from numeric.linalg.refinement import to_float64
 
-    if not _handles(model):
+    if params is not ...:  # the older form (model, params)
+        warnings.warn(
+            "supermarket_fast(model, params, ...) is deprecated; pass the prepared problem "
+            "(numeric.exact.prepared.prepare(model, N, params).problem()).",
+            DeprecationWarning,
+            stacklevel=3,  # the caller of the keyword wrapper (mfstein.ground.arguments)
+        )
+        if not _handles(problem):
+            return None
+        problem = prepare(problem, N, params).problem()
+    if not _handles(problem.model):
         return None
     t0 = time.perf_counter()
-    # the model's own checks and sentences (names, declared ranges, N >= d, N filled in)
-    prepared = prepare(model, N, params)
+    # the model's own checks and sentences (names, declared ranges, N >= d, N filled in):
+    # the problem's parameters read again for the lattice (kept per point: no work)
+    prepared = prepare(problem.model, N, problem.params)
     model, N = prepared.model, prepared.N
     st = SupermarketStructure.read(model.info.structure)
     b, d, replacement = model.n, check_int("d", st.d, 1, MAX_D), bool(st.replacement)
@@ -264,7 +283,7 @@ def supermarket_fast(
         prepared,
         # the lattice point nearest N s* carries much probability: a good reference
         np.clip(np.rint(N * s_star), 0, N).astype(np.int64),
-        method=method,
+        method=solver,
         tol=tol,
         memory_limit=memory_limit,
         spread=W if count_monotone(N, b) > GAUSSIAN_START_STATES else None,
@@ -373,11 +392,11 @@ def solve_exact(
     if not replacement and N < d:
         raise ParameterError(f"N must be >= d = {d} to sample {d} distinct servers, got N = {N}.")
     check_size(N, b, count_monotone(N, b), 2 * b, memory_limit)  # before any symbolic work
+    model = supermarket(b, d, replacement=replacement)
     r = supermarket_fast(
-        supermarket(b, d, replacement=replacement),
-        {"lam": lam} if replacement else {"lam": lam, "N": N},
+        prepare(model, N, {"lam": lam} if replacement else {"lam": lam, "N": N}).problem(),
         N=N,
-        method=solver,
+        solver=solver,
         tol=tol,
         memory_limit=memory_limit,
         progress=progress,

@@ -1,50 +1,40 @@
-"""Structure-aware mean-field solvers by family: the registry of fast paths.
+"""Structure-aware mean-field solvers by family: the mean field's fast paths.
 
-A model family whose ``info.fast_path`` names a registered solver is solved by
-it in :func:`numeric.solve` unless ``route="general"`` or a ``start`` is given
-(the general route of :mod:`numeric.meanfield.general` runs otherwise).  A fast path is
+A model family whose ``info.fast_path`` names a fast path in the one table
+(:mod:`mfstein.ground.fast_paths`: the built-in :data:`~mfstein.ground.fast_paths.FAST_PATHS`
+and the families registered at run time with
+:func:`mfstein.ground.fast_paths.register`) is solved by it in :func:`numeric.solve`
+unless ``route="general"`` or a ``start`` is given (the general route of
+:mod:`numeric.meanfield.general` runs otherwise).  Each route takes the problem
+``numeric.solve`` prepared (:class:`numeric.prepared.problem.PreparedProblem`:
+``problem.model``, its values ``problem.values``, read once):
 
-``f(problem, *, dps, M) -> MeanFieldSolution``
+``f(problem, *, dps, M) -> MeanFieldSolution`` (``mean_field``), optionally with
+the family's own float64 fixed point ``g(problem) -> array | None``
+(``fixed_point``: the family reads the values parsed once there,
+``problem.values_now()`` at any precision), used by the float64 order 2 instead of
+the general ODE search (``None`` for a member without a structured fixed point),
+and its restriction ``r(problem, kept) -> Model | None`` (``restriction``: the
+member of the family on the coordinates ``kept``, so that the truncated order 2 of
+:mod:`numeric.meanfield.truncation` keeps the fast path and its compiled kernels).
 
-of the problem ``numeric.solve`` prepared
-(:class:`numeric.prepared.problem.PreparedProblem`: ``problem.model``, its values
-``problem.values``, read once), optionally with the family's own float64 fixed point
-``g(problem) -> array | None`` of the prepared problem
-(:class:`numeric.prepared.problem.PreparedProblem`: the family reads the values
-parsed once there, ``problem.values_now()`` at any precision, instead of parsing
-the parameters again), used by the float64 order 2 instead of the general ODE
-search; ``None`` for a member without a structured fixed point.  A fixed point
-registered in the old form ``g(model, params)`` still works (it is called with
-the problem's model and parameters, with a :class:`DeprecationWarning` when it
-is registered); so does a solver registered in the old form
-``f(model, params, *, dps, M)``.  The exact task has the same registry for its chains
-(:mod:`numeric.exact.fast_paths`).
-
-The built-in ones are the ``mean_field``, ``fixed_point`` and ``restriction``
-routes of the one table :data:`mfstein.ground.fast_paths.FAST_PATHS`, imported on the
-first lookup of their name; a user's family registers here with
-:func:`register_fast_path`, which is consulted first.  This module names no
-family and imports nothing heavy.
+:func:`register_fast_path` (``numeric.register_fast_path``) is the older form of
+the registration, a deprecated wrapper onto :func:`mfstein.ground.fast_paths.register`;
+it still takes the older route forms ``f(model, params, *, dps, M)``,
+``g(model, params)`` and ``r(model, kept)`` (each wrapped, with a
+:class:`DeprecationWarning`).  The exact task has the same table for its chains
+(:mod:`numeric.exact.fast_paths`).  This module names no family and imports
+nothing heavy.
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from mfstein.ground.fast_paths import load
-
-#: Structure-aware solvers by name: ``f(problem, *, dps, M) -> MeanFieldSolution``.
-FAST_PATHS: dict[str, Callable[..., Any]] = {}
-
-#: Optional float64 fixed points of the fast paths: ``g(problem) -> array | None``.
-FAST_FIXED_POINTS: dict[str, Callable[..., Any]] = {}
-
-#: Optional restrictions of the fast paths: ``r(model, kept) -> Model | None``, the
-#: family member on the coordinates ``kept`` (the others set to zero), or ``None``.
-FAST_RESTRICTIONS: dict[str, Callable[..., Any]] = {}
+from mfstein.ground.fast_paths import load, register, registered, takes_problem
 
 
 def register_fast_path(
@@ -54,49 +44,40 @@ def register_fast_path(
     fixed_point: Callable[..., Any] | None = None,
     restrict: Callable[..., Any] | None = None,
 ) -> None:
-    """Register ``solver`` for models whose ``info.fast_path`` is ``name``, and
-    optionally the family's own float64 fixed point and its restriction to a
-    subset of the coordinates (a member of the family, so that the truncated
-    order 2 of :mod:`numeric.meanfield.truncation` keeps the fast path and its
-    compiled kernels)."""
-    FAST_PATHS[name] = _solver_of_problem(solver)
+    """Deprecated: ``mfstein.ground.fast_paths.register(name, FastPath(mean_field=solver,
+    fixed_point=fixed_point, restriction=...))``, which registers every task of a
+    family at once.  Registers ``solver`` (and optionally the family's float64 fixed
+    point and its restriction ``restrict(model, kept)``, the older form) for models
+    whose ``info.fast_path`` is ``name``, keeping the other tasks of an earlier
+    registration of ``name``."""
+    warnings.warn(
+        "numeric.register_fast_path is deprecated; use mfstein.ground.fast_paths.register("
+        "name, FastPath(mean_field=f, fixed_point=g, restriction=r)), whose routes take "
+        "the prepared problem.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    routes: dict[str, Any] = {"mean_field": _solver_of_problem(solver)}
     if fixed_point is not None:
-        FAST_FIXED_POINTS[name] = _of_problem(fixed_point)
+        routes["fixed_point"] = _of_problem(fixed_point)
     if restrict is not None:
-        FAST_RESTRICTIONS[name] = restrict
+        routes["restriction"] = lambda problem, kept: restrict(problem.model, kept)
+    register(name, replace(registered(name), **routes))
 
 
 def _name(model: Any) -> str:
     return getattr(getattr(model, "info", None), "fast_path", None) or ""
 
 
-def _found(registered: Mapping[str, Callable[..., Any]], model: Any, task: str) -> Any:
-    """The run-time registration of ``model``'s family for ``task``, else the table's."""
-    name = _name(model)
-    return registered[name] if name in registered else load(name, task)
-
-
 def fast_path(model: Any) -> Callable[..., Any] | None:
-    """The solver of ``model``'s family (registered, else built in), or ``None``."""
-    return _found(FAST_PATHS, model, "mean_field")
-
-
-def _takes_problem(f: Callable[..., Any], **keywords: Any) -> bool:
-    """Whether ``f`` takes the prepared problem alone (with ``keywords``); a callable
-    without a signature to read is taken as written for the protocol."""
-    try:
-        inspect.signature(f).bind(None, **keywords)
-    except TypeError:
-        return False
-    except ValueError:
-        return True
-    return True
+    """The mean-field solver of ``model``'s family (registered, else built in), or ``None``."""
+    return load(_name(model), "mean_field")
 
 
 def _solver_of_problem(f: Callable[..., Any]) -> Callable[..., Any]:
     """``f`` as a solver of the prepared problem: itself when it takes the problem,
     else (the old form ``f(model, params, *, dps, M)``) a wrapper, with a warning."""
-    if _takes_problem(f, dps=None, M=None):
+    if takes_problem(f, dps=None, M=None):
         return f
     warnings.warn(
         "a fast path f(model, params, *, dps, M) is deprecated; register f(problem, *, dps, M), "
@@ -110,7 +91,7 @@ def _solver_of_problem(f: Callable[..., Any]) -> Callable[..., Any]:
 def _of_problem(g: Callable[..., Any]) -> Callable[..., Any]:
     """``g`` as a fixed point of the prepared problem: itself when it takes one
     argument, else (the old form ``g(model, params)``) a wrapper, with a warning."""
-    if _takes_problem(g):
+    if takes_problem(g):
         return g
     warnings.warn(
         "a fast fixed point g(model, params) is deprecated; register g(problem), which "
@@ -136,12 +117,13 @@ def fast_fixed_point(problem: Any, params: Mapping[str, Any] | None = None) -> A
             stacklevel=2,
         )
         problem = prepare_problem(problem, params)
-    g = _found(FAST_FIXED_POINTS, problem.model, "fixed_point")
+    g = load(_name(problem.model), "fixed_point")
     return None if g is None else g(problem)
 
 
-def family_restriction(model: Any, kept: list[int]) -> Any:
-    """The member of ``model``'s family on the coordinates ``kept`` (the others zero)
-    from its family's restriction, or ``None``."""
-    r = _found(FAST_RESTRICTIONS, model, "restriction")
-    return None if r is None else r(model, kept)
+def family_restriction(problem: Any, kept: list[int]) -> Any:
+    """The member of the family of the prepared problem's model on the coordinates
+    ``kept`` (the others zero) from its family's restriction ``r(problem, kept)``, or
+    ``None``."""
+    r = load(_name(problem.model), "restriction")
+    return None if r is None else r(problem, kept)

@@ -995,15 +995,16 @@ def second_order_float64(
     """
     if solver not in ("auto", "eigen", "schur", "trsyl"):
         raise ParameterError(f"solver must be auto, eigen, schur or trsyl, got {solver!r}.")
-    smaller = _negligible_tail(model, params) if start is None else None
+    from numeric.prepared.problem import prepare_problem
+
+    problem = prepare_problem(model, params, start)
+    smaller = _negligible_tail(problem) if start is None else None
     if smaller is not None:
         # the family's coordinates beyond the smaller member's are negligible below
         # float64 resolution: it gives the same numbers (padded with zeros)
         small = second_order_float64(smaller, params, solver=solver)
         return _pad(small, model.n)
-    from numeric.prepared.problem import prepare_problem
-
-    return order2_float64(prepare_problem(model, params, start), solver=solver)
+    return order2_float64(problem, solver=solver)
 
 
 def order2_float64(problem: Any, *, solver: str = "auto") -> dict[str, Any]:
@@ -1295,14 +1296,15 @@ def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
     return objs
 
 
-def _negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
-    """The family member on fewer coordinates that gives the same float64 order-2
-    numbers (its ``negligible_tail`` route in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
-    e.g. :func:`numeric.supermarket.tail.negligible_tail`), or ``None``."""
+def _negligible_tail(problem: Any) -> Any:
+    """The member of the prepared problem's family on fewer coordinates that gives the
+    same float64 order-2 numbers (its ``negligible_tail`` route ``t(problem)`` in
+    :mod:`mfstein.ground.fast_paths`, e.g. :func:`numeric.supermarket.tail.negligible_tail`),
+    or ``None``."""
     from mfstein.ground.fast_paths import load
 
-    tail = load(model.info.fast_path, "negligible_tail")
-    return None if tail is None else tail(model, params)
+    tail = load(problem.model.info.fast_path, "negligible_tail")
+    return None if tail is None else tail(problem)
 
 
 def _pad(res: dict[str, Any], b: int) -> dict[str, Any]:

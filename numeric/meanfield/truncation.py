@@ -179,7 +179,7 @@ class _Restriction:
             with mpmath.workdps(self.dps + 20):
                 full = self.problem.start_now()
             sub_start = [full[i] for i in kept]
-        return restricted(self.model, kept), Msub, sub_start
+        return restricted(self.problem, kept), Msub, sub_start
 
     def _residual(self, kept: list[int], s_kept: Sequence[Any]) -> Any:
         """The padded residual (:func:`numeric.meanfield.structure.padded_residual`) of
@@ -281,21 +281,23 @@ class _SecondOrderPart:
         return _with_order2(sol, self, self.digits2, self.methods, [f"order 2: {self.note}"])
 
 
-def restricted(model: Any, kept: list[int]) -> Any:
-    """``model`` on the coordinates ``kept``, the others zero
+def restricted(problem: PreparedProblem, kept: list[int]) -> Any:
+    """The prepared problem's model on the coordinates ``kept``, the others zero
     (:func:`numeric.meanfield.structure.restricted_model`): the family's own member
-    when its fast path registers a restriction with the same transitions (whose
-    compiled kernels are then cached under the member's key), else the restricted
-    model itself."""
+    when its fast path has a restriction ``r(problem, kept)`` with the same transitions
+    (whose compiled kernels are then cached under the member's key), else the
+    restricted model itself.  A restriction is structural (the coordinates of the
+    model, not the parameter point), so the answer is kept per model object."""
     from numeric.meanfield.fast_paths import family_restriction
     from numeric.meanfield.structure import restricted_model
 
+    model = problem.model
     key = (id(model), tuple(kept))
     seen = _RESTRICTIONS.get(key)
     if seen is not None and seen[0] is model:  # the same model object: the same answer
         return seen[1]
     sub = restricted_model(model, [i for i in range(model.n) if i not in set(kept)])
-    member = family_restriction(model, kept)
+    member = family_restriction(problem, kept)
     out = member if member is not None and _same_transitions(member, sub) else sub
     _RESTRICTIONS[key] = (model, out)  # held with its model, so that its id is not reused
     while len(_RESTRICTIONS) > RESTRICTIONS:

@@ -24,16 +24,32 @@ from typing import Any
 NEGLIGIBLE = 1e-20
 
 
-def negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
+def negligible_tail(problem: Any, params: Mapping[str, Any] | None = None) -> Any:
     """The family member with the smallest buffer ``K < b`` beyond which every level's
     contribution is below :data:`NEGLIGIBLE` (module docstring), or ``None`` when
-    there is none (sampling without replacement, or no level that small).  ``s*``
+    there is none (sampling without replacement, or no level that small), for the
+    prepared problem ``problem`` (:class:`numeric.prepared.problem.PreparedProblem`:
+    its model, and its parameters as given, read as text by the shooting).  ``s*``
     comes from the family's O(b) shooting solver
-    (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits."""
+    (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits.
+    ``negligible_tail(model, params)`` (the older form) prepares the problem first
+    and warns."""
     from derive.models.supermarket import with_buffer
     from derive.models.supermarket_structure import SupermarketStructure
     from numeric.supermarket.equilibrium import equilibrium
 
+    if params is not None:
+        import warnings
+
+        from numeric.prepared.problem import prepare_problem
+
+        warnings.warn(
+            "negligible_tail(model, params) is deprecated; pass the prepared problem.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        problem = prepare_problem(problem, params)
+    model, params = problem.model, problem.params
     if not SupermarketStructure.declared(model.info.structure):
         return None
     st = SupermarketStructure.read(model.info.structure)

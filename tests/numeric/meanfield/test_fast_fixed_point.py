@@ -13,6 +13,7 @@ import sympy as sp
 
 from derive import Model, Transition
 from derive.spec import ModelInfo, Parameter, StateSpace
+from mfstein.ground.fast_paths import FastPath, register, unregister
 from numeric.meanfield import fast_paths
 from numeric.meanfield.stationary import second_order_float64
 
@@ -32,10 +33,9 @@ def registered():
         lam = float(problem.values["lam"])
         return np.array([lam * 2 / (1 + lam)])
 
-    fast_paths.register_fast_path("bd-closed-form", _solver, fixed_point=fixed_point)
+    register("bd-closed-form", FastPath(mean_field=_solver, fixed_point=fixed_point))
     yield calls
-    fast_paths.FAST_PATHS.pop("bd-closed-form")
-    fast_paths.FAST_FIXED_POINTS.pop("bd-closed-form")
+    unregister("bd-closed-form")
 
 
 def birth_death(fast_path=None):
@@ -84,12 +84,12 @@ def test_a_fixed_point_of_model_and_params_still_works_with_a_warning():
         return np.array([lam * 2 / (1 + lam)])
 
     with pytest.warns(DeprecationWarning, match="g\\(problem\\)"):
-        fast_paths.register_fast_path("bd-old-form", _solver, fixed_point=old_form)
+        with pytest.warns(DeprecationWarning, match="register_fast_path is deprecated"):
+            fast_paths.register_fast_path("bd-old-form", _solver, fixed_point=old_form)
     try:
         old = second_order_float64(birth_death("bd-old-form"), {"lam": "0.25"})
     finally:
-        fast_paths.FAST_PATHS.pop("bd-old-form")
-        fast_paths.FAST_FIXED_POINTS.pop("bd-old-form")
+        unregister("bd-old-form")
     assert seen == [{"lam": "0.25"}]
     general = second_order_float64(birth_death(), {"lam": "0.25"})
     np.testing.assert_allclose(old["s_star"], general["s_star"], rtol=1e-9, atol=1e-12)

@@ -17,6 +17,7 @@ import numeric
 import numeric.params as params_module
 import numeric.prepared.parameters as parameters_module
 from derive.models import load_model
+from mfstein.ground.fast_paths import FastPath, register, unregister
 from numeric.meanfield import fast_paths
 from numeric.prepared.cache import COUNTS
 from numeric.prepared.problem import prepare_problem
@@ -24,16 +25,18 @@ from numeric.supermarket.solver import solve_model
 
 
 @pytest.fixture
-def given(monkeypatch):
-    """The arguments the supermarket's fast path is called with (the real solver runs)."""
+def given():
+    """The arguments the supermarket's fast path is called with (the real solver runs),
+    registered at run time over the built-in route (its other tasks kept)."""
     calls: list[tuple] = []
 
     def recorded(*args, **kwargs):
         calls.append(args)
         return solve_model(*args, **kwargs)
 
-    monkeypatch.setitem(fast_paths.FAST_PATHS, "supermarket", recorded)
-    return calls
+    register("supermarket", FastPath(mean_field=recorded))
+    yield calls
+    unregister("supermarket")
 
 
 @pytest.mark.parametrize("order", [1, 2])
@@ -77,7 +80,7 @@ def test_names_are_checked_once_and_a_warm_call_reads_no_value(monkeypatch) -> N
     assert again == first
 
 
-def test_a_solver_of_model_and_params_still_works_with_a_warning(monkeypatch) -> None:
+def test_a_solver_of_model_and_params_still_works_with_a_warning() -> None:
     seen: list[dict] = []
 
     def old_form(model, params, *, dps, M):
@@ -86,12 +89,12 @@ def test_a_solver_of_model_and_params_still_works_with_a_warning(monkeypatch) ->
             return solve_model(model, params, dps=dps, M=M)
 
     with pytest.warns(DeprecationWarning, match=r"f\(problem, \*, dps, M\)"):
-        fast_paths.register_fast_path("supermarket-old-form", old_form)
-    monkeypatch.setitem(
-        fast_paths.FAST_PATHS, "supermarket", fast_paths.FAST_PATHS.pop("supermarket-old-form")
-    )
-    model = load_model("supermarket", b=5)
-    old = numeric.solve(model, {"lam": "0.7"}, dps=15)
+        with pytest.warns(DeprecationWarning, match="register_fast_path is deprecated"):
+            fast_paths.register_fast_path("supermarket", old_form)
+    try:
+        model = load_model("supermarket", b=5)
+        old = numeric.solve(model, {"lam": "0.7"}, dps=15)
+    finally:
+        unregister("supermarket")
     assert seen == [{"lam": "0.7"}]
-    monkeypatch.delitem(fast_paths.FAST_PATHS, "supermarket")  # the built-in route again
-    assert old == numeric.solve(model, {"lam": "0.7"}, dps=15)
+    assert old == numeric.solve(model, {"lam": "0.7"}, dps=15)  # the built-in route again
