@@ -109,14 +109,9 @@ def fast_fixed_point(problem: Any, params: Mapping[str, Any] | None = None) -> A
     ``fast_fixed_point(model, params)`` (the old form) prepares the problem first
     and warns."""
     if params is not None:
-        from numeric.prepared.problem import prepare_problem
+        from numeric.prepared.problem import problem_of_older_call
 
-        warnings.warn(
-            "fast_fixed_point(model, params) is deprecated; pass the prepared problem.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        problem = prepare_problem(problem, params)
+        problem = problem_of_older_call("fast_fixed_point", problem, params)
     g = load(_name(problem.model), "fixed_point")
     return None if g is None else g(problem)
 

@@ -262,6 +262,20 @@ def prepare_problem(
     return problem_at(prepare_params(model, params), start)
 
 
+def problem_of_older_call(name: str, model: Any, params: Mapping[str, Any]) -> PreparedProblem:
+    """The prepared problem of a call in an older form ``name(model, params)`` of a
+    route that now takes the problem (:mod:`mfstein.ground.fast_paths`): prepared
+    (:func:`prepare_problem`), with a :class:`DeprecationWarning` at the route's caller."""
+    import warnings
+
+    warnings.warn(
+        f"{name}(model, params) is deprecated; pass the prepared problem.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return prepare_problem(model, params)
+
+
 def problem_at(point: PreparedParams, start: Sequence[Any] | str | None = None) -> PreparedProblem:
     """The :class:`PreparedProblem` of the parameter point ``point`` (names and values
     already read, :func:`numeric.prepared.parameters.prepare_params`) from ``start``:

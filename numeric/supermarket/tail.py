@@ -39,16 +39,9 @@ def negligible_tail(problem: Any, params: Mapping[str, Any] | None = None) -> An
     from numeric.supermarket.equilibrium import equilibrium
 
     if params is not None:
-        import warnings
+        from numeric.prepared.problem import problem_of_older_call
 
-        from numeric.prepared.problem import prepare_problem
-
-        warnings.warn(
-            "negligible_tail(model, params) is deprecated; pass the prepared problem.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        problem = prepare_problem(problem, params)
+        problem = problem_of_older_call("negligible_tail", problem, params)
     model, params = problem.model, problem.params
     if not SupermarketStructure.declared(model.info.structure):
         return None
