@@ -131,6 +131,17 @@ def test_bad_registrations_are_refused_in_one_sentence(args, match):
         register(*args)
 
 
+def test_a_simulation_route_that_is_no_simulator_is_refused_when_looked_up():
+    from sim.base import fast_simulator
+
+    register("no-simulator", FastPath(simulation=int))
+    try:
+        with pytest.raises(ParameterError, match=r"must subclass sim\.base\.Simulator, got"):
+            fast_simulator(plain_si("no-simulator"))
+    finally:
+        unregister("no-simulator")
+
+
 def test_the_older_registrations_are_wrappers_onto_the_one_table():
     from numeric.meanfield.fast_paths import register_fast_path as register_mean_field
     from sim.base import fast_simulator, register_simulator
