@@ -336,6 +336,24 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
         ["derive", "--b", "2", "--show", "f,J,stein,generator"],
         _text_of(_derived_supermarket),
     ),
+    "derive --format latex": (
+        ["derive", "--b", "2", "--show", "f,J,stein,generator", "--format", "latex"],
+        _text_of(_derived_supermarket, "to_latex"),
+    ),
+    "derive --model --format latex": (
+        [
+            "derive",
+            "--model",
+            BD_FILE,
+            "--param",
+            "lam=1/2",
+            "--show",
+            "f,J,H,Q,lyapunov",
+            "--format",
+            "latex",
+        ],
+        _text_of(_derived_file, "to_latex"),
+    ),
     "derive --model --format python": (
         [
             "derive",
