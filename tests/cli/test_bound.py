@@ -81,7 +81,7 @@ def test_refined_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_commands_print_result_objects(capsys: pytest.CaptureFixture[str]) -> None:
-    """``bound`` and ``refined`` print a table result's ``to_json()`` or ``render()``:
+    """``bound`` and ``refined`` print a table result's ``to_json()`` or ``to_text()``:
     the same text a library caller gets from the result (issue 31)."""
     import dataclasses
 
