@@ -255,6 +255,12 @@ def _lemmas_certified() -> object:
     return check_certified(["lemma5"], N="10", lam="0.9", b="2")
 
 
+def _derive_file(form: str) -> list[str]:
+    """The command of :func:`_derived_file`, printed as ``form``."""
+    show = ["--show", "f,J,H,Q,lyapunov", "--format", form]
+    return ["derive", "--model", BD_FILE, "--param", "lam=1/2", *show]
+
+
 def _text_of(compute: Callable[[], object], form: str = "to_text") -> Callable[[], str]:
     return lambda: getattr(compute(), form)()
 
@@ -358,32 +364,9 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
         ["derive", "--b", "2", "--show", "f,J,stein,generator", "--format", "latex"],
         _text_of(_derived_supermarket, "to_latex"),
     ),
-    "derive --model --format latex": (
-        [
-            "derive",
-            "--model",
-            BD_FILE,
-            "--param",
-            "lam=1/2",
-            "--show",
-            "f,J,H,Q,lyapunov",
-            "--format",
-            "latex",
-        ],
-        _text_of(_derived_file, "to_latex"),
-    ),
+    "derive --model --format latex": (_derive_file("latex"), _text_of(_derived_file, "to_latex")),
     "derive --model --format python": (
-        [
-            "derive",
-            "--model",
-            BD_FILE,
-            "--param",
-            "lam=1/2",
-            "--show",
-            "f,J,H,Q,lyapunov",
-            "--format",
-            "python",
-        ],
+        _derive_file("python"),
         _text_of(_derived_file, "to_python"),
     ),
     "solve --order 2": (
