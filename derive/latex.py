@@ -4,19 +4,23 @@ Symbols are rendered as in the paper: ``s1 -> s_{1}``, ``sstar1 -> s^*_{1}``,
 ``lam -> \\lambda``, ``mu -> \\mu``, ``P_1_2 -> P_{12}`` (``P_{1,12}`` once an
 index has two digits), ``M_i_j``, ``A_i_j`` likewise, ``a_i -> a_{i}``.  Output
 uses only ``amsmath`` (``pmatrix``, ``aligned``), so it pastes into a paper.
-:func:`latex_objects` returns one display-ready string per object name.
+:func:`object_latex` writes one object as :mod:`derive.named_objects` derives it (the
+one writer of each object's LaTeX, also :meth:`DerivedObjects.to_latex
+<derive.models.derived_objects.DerivedObjects.to_latex>`'s); :func:`latex_objects`
+returns one display-ready string per object name of a model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from derive import chain_operator, stein
+from derive import stein
+from derive.named_objects import model_object
 
 if TYPE_CHECKING:
     from derive.model import Model
@@ -72,20 +76,9 @@ def _vector_rows(name: str, vec: sp.Matrix, arg: str = "(s)") -> list[str]:
     return [f"{name}_{{{i + 1}}}{arg} &= {latex(v)}" for i, v in enumerate(vec)]
 
 
-def drift_latex(model: Model) -> str:
-    """``f_k(s) = ...`` for ``k = 1..b``."""
-    return aligned(_vector_rows("f", model.drift))
-
-
-def jacobian_latex(model: Model) -> str:
-    """``J(s) = (...)``."""
-    return f"J(s) = {latex(model.jacobian)}"
-
-
-def hessian_latex(model: Model) -> str:
+def _hessian(H: sp.NDimArray) -> str:
     """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
-    b = model.n
-    H = model.hessian
+    b = H.shape[0]
     rows = []
     for i in range(b):
         Hi = sp.Matrix(b, b, lambda j, k, i=i: H[i, j, k])
@@ -93,93 +86,156 @@ def hessian_latex(model: Model) -> str:
     return aligned(rows)
 
 
+def _stein(parts: Mapping[str, Any], x: sp.Matrix, M: object = None) -> str:
+    """Equilibrium equations, linear model, Stein's equation (eq. (10)) and its quadratic
+    solution (Lemma 4), from the parts of :func:`derive.named_objects.model_object`'s
+    ``stein``; ``x = s - s^*``."""
+    P = parts["P"]
+    rows = [f"0 &= {latex(lhs)} \\quad (k = {k + 1})" for k, lhs in enumerate(parts["equilibrium"])]
+    rows.append(f"J(s^*) &= {latex(parts['J_star'])}")
+    rows.append(f"l(s) = J(s^*)(s - s^*) &= {latex(parts['linearised_drift'])}")
+    rows.append(f"g(s) = -(s - s^*)^\\top P (s - s^*) &= {latex(parts['g'])}")
+    rows.append(f"P &= {latex(P)}")
+    rows.append(
+        f"\\nabla g(s) \\cdot J(s^*)(s - s^*) &= (s - s^*)^\\top M (s - s^*), "
+        f"\\quad M = {latex(stein.weight_matrix(P.shape[0], M))}, \\quad s - s^* = {latex(x)}"
+    )
+    rows.append(f"{latex(parts['stein_lhs'])} &= {latex(parts['stein_rhs'])}")
+    return aligned(rows)
+
+
+def _dominant(term: object) -> str:
+    """``E[(S - s^*)^T M (S - s^*)] ~ tr(P Q(s^*)) / N``."""
+    return (
+        "\\mathbb{E}\\left[(S - s^*)^\\top M (S - s^*)\\right] \\approx "
+        f"\\frac{{\\operatorname{{tr}}(P Q(s^*))}}{{N}} = {latex(term)}"
+    )
+
+
+def _lyapunov(parts: Mapping[str, Any]) -> str:
+    """``P J(s^*) + J(s^*)^T P = -M`` written out entrywise (eq. (23))."""
+    return f"P J(s^*) + J(s^*)^\\top P = {latex(parts['lhs'])} = {latex(parts['rhs'])}"
+
+
+def _kronecker(parts: Mapping[str, Any]) -> str:
+    """``(J^T (x) I + I (x) J^T) vec P = -vec M`` with the matrices written out."""
+    return (
+        "\\left(J(s^*)^\\top \\otimes I + I \\otimes J(s^*)^\\top\\right) "
+        "\\operatorname{vec}(P) = -\\operatorname{vec}(M): \\quad "
+        f"{latex(parts['matrix'])} {latex(parts['vecP'])} = {latex(parts['rhs'])}"
+    )
+
+
+def _generator(parts: Mapping[str, Any]) -> str:
+    """Lemma 7 for a general quadratic ``g``: both sides and their difference."""
+    return aligned(
+        [
+            f"g(s) &= {latex(parts['g'])}",
+            "G g(s) = \\sum_\\ell N \\beta_\\ell(s)\\left[g(s + \\ell/N) - g(s)\\right] "
+            f"&= {latex(parts['Gg'])}",
+            "\\nabla g(s) \\cdot f(s) + \\frac{1}{2N} \\sum_{i,j} Q_{ij}(s) "
+            f"\\partial_{{ij}} g(s) &= {latex(parts['lemma7_rhs'])}",
+            f"G g(s) - \\nabla g(s) \\cdot f(s) - \\frac{{1}}{{2N}} \\sum_{{i,j}} Q_{{ij}}(s) "
+            f"\\partial_{{ij}} g(s) &= {latex(parts['difference'])}",
+        ]
+    )
+
+
+def _closed_form(parts: Mapping[str, Any]) -> str:
+    """``s^*_k(lam)``, ``J(s^*)``, ``P`` and ``c = 2 tr(P F~)`` of the supermarket with
+    ``b <= 2`` (:func:`derive.models.closed_forms.closed_form_parts`)."""
+    rows = [f"s^*_{{{k + 1}}} &= {latex(v)}" for k, v in enumerate(parts["s_star"])]
+    rows.append(f"J(s^*) &= {latex(parts['J'])}")
+    rows.append(f"P &= {latex(parts['P'])}")
+    rows.append(
+        f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(parts['c_in_sstar'])} = "
+        f"{latex(parts['c'])}"
+    )
+    return aligned(rows)
+
+
+def object_latex(name: str, obj: Any, x: sp.Matrix | None = None, M: object = None) -> str:
+    """LaTeX of the object ``obj`` that ``mfstein derive --show name`` names (as
+    :func:`derive.named_objects.model_object` and
+    :func:`derive.models.closed_forms.closed_form_parts` give it): the one writer of
+    each object's LaTeX.  ``stein`` also needs ``x = s - s^*``
+    (:func:`derive.stein.deviation`) and the weight ``M`` its parts were derived with,
+    and prints the dominant term under Stein's equation."""
+    if name == "f":
+        return aligned(_vector_rows("f", obj))
+    if name == "J":
+        return f"J(s) = {latex(obj)}"
+    if name == "hessian":
+        return _hessian(obj)
+    if name == "Q":
+        return f"Q(s) = \\sum_{{\\ell}} \\ell \\ell^\\top \\beta_\\ell(s) = {latex(obj)}"
+    if name == "ftilde":
+        return aligned(_vector_rows("\\tilde f", obj))
+    if name == "stein":
+        if x is None:
+            raise ValueError("the LaTeX of stein needs x = s - s^* (derive.stein.deviation).")
+        return _stein(obj, x, M) + "\n" + _dominant(obj["dominant_term"])
+    writers = {
+        "lyapunov": _lyapunov,
+        "kron": _kronecker,
+        "generator": _generator,
+        "closed-form": _closed_form,
+    }
+    return writers[name](obj)
+
+
+def drift_latex(model: Model) -> str:
+    """``f_k(s) = ...`` for ``k = 1..b``."""
+    return object_latex("f", model.drift)
+
+
+def jacobian_latex(model: Model) -> str:
+    """``J(s) = (...)``."""
+    return object_latex("J", model.jacobian)
+
+
+def hessian_latex(model: Model) -> str:
+    """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
+    return object_latex("hessian", model.hessian)
+
+
 def diffusion_latex(model: Model) -> str:
     """``Q(s) = sum_l l l^T beta_l(s) = (...)``."""
-    return f"Q(s) = \\sum_{{\\ell}} \\ell \\ell^\\top \\beta_\\ell(s) = {latex(model.diffusion)}"
+    return object_latex("Q", model.diffusion)
 
 
 def ftilde_latex(model: Model) -> str:
     """``\\tilde f_i(s) = ...`` (Theorem 1)."""
-    return aligned(_vector_rows("\\tilde f", model.ftilde))
+    return object_latex("ftilde", model.ftilde)
 
 
 def stein_latex(model: Model, M: object = None) -> str:
     """Equilibrium equations, linear model, Stein's equation and its quadratic solution."""
-    b = model.n
-    rows = [
-        f"0 &= {latex(eq.lhs)} \\quad (k = {k + 1})"
-        for k, eq in enumerate(stein.equilibrium_equations(model))
-    ]
-    x = latex(stein.deviation(model))
-    rows.append(f"J(s^*) &= {latex(stein.jacobian_at_equilibrium(model))}")
-    rows.append(f"l(s) = J(s^*)(s - s^*) &= {latex(stein.linearised_drift(model))}")
-    Mm = stein.weight_matrix(b, M)
-    eq = stein.stein_equation(model, M)
-    rows.append(f"g(s) = -(s - s^*)^\\top P (s - s^*) &= {latex(stein.stein_solution(model))}")
-    rows.append(f"P &= {latex(stein.p_matrix(b))}")
-    rows.append(
-        f"\\nabla g(s) \\cdot J(s^*)(s - s^*) &= (s - s^*)^\\top M (s - s^*), "
-        f"\\quad M = {latex(Mm)}, \\quad s - s^* = {x}"
-    )
-    rows.append(f"{latex(eq.lhs)} &= {latex(eq.rhs)}")
-    return aligned(rows)
+    return _stein(model_object(model, "stein", M), stein.deviation(model), M)
 
 
 def lyapunov_latex(model: Model, M: object = None) -> str:
     """``P J(s^*) + J(s^*)^T P = -M`` written out entrywise."""
-    eq = stein.lyapunov_equation(model, M)
-    return f"P J(s^*) + J(s^*)^\\top P = {latex(eq.lhs)} = {latex(eq.rhs)}"
+    return _lyapunov(model_object(model, "lyapunov", M))
 
 
 def kronecker_latex(model: Model, M: object = None) -> str:
     """``(J^T (x) I + I (x) J^T) vec P = -vec M`` with the matrices written out."""
-    ks = stein.kronecker_system(model, M)
-    return (
-        "\\left(J(s^*)^\\top \\otimes I + I \\otimes J(s^*)^\\top\\right) "
-        "\\operatorname{vec}(P) = -\\operatorname{vec}(M): \\quad "
-        f"{latex(ks.matrix)} {latex(ks.unknowns)} = {latex(ks.rhs)}"
-    )
+    return _kronecker(model_object(model, "kron", M))
 
 
 def dominant_latex(model: Model) -> str:
     """``E[(S - s^*)^T M (S - s^*)] ~ tr(P Q(s^*)) / N``."""
-    return (
-        "\\mathbb{E}\\left[(S - s^*)^\\top M (S - s^*)\\right] \\approx "
-        f"\\frac{{\\operatorname{{tr}}(P Q(s^*))}}{{N}} = {latex(stein.dominant_term(model))}"
-    )
+    return _dominant(stein.dominant_term(model))
 
 
 def generator_latex(model: Model) -> str:
     """Lemma 7 for a general quadratic ``g``: both sides and their difference."""
-    g = chain_operator.quadratic_test_function(model)
-    Gg = chain_operator.generator_apply(model, g)
-    rhs = chain_operator.lemma7_rhs(model, g)
-    diff = chain_operator.lemma7_difference(model, g)
-    return aligned(
-        [
-            f"g(s) &= {latex(g)}",
-            "G g(s) = \\sum_\\ell N \\beta_\\ell(s)\\left[g(s + \\ell/N) - g(s)\\right] "
-            f"&= {latex(Gg)}",
-            "\\nabla g(s) \\cdot f(s) + \\frac{1}{2N} \\sum_{i,j} Q_{ij}(s) "
-            f"\\partial_{{ij}} g(s) &= {latex(rhs)}",
-            f"G g(s) - \\nabla g(s) \\cdot f(s) - \\frac{{1}}{{2N}} \\sum_{{i,j}} Q_{{ij}}(s) "
-            f"\\partial_{{ij}} g(s) &= {latex(diff)}",
-        ]
-    )
+    return _generator(model_object(model, "generator"))
 
 
 def latex_objects(model: Model, names: Iterable[str], M: object = None) -> dict[str, str]:
     """LaTeX of each named object (names as in ``mfstein derive --show``, but the
     supermarket's ``closed-form``: :func:`derive.models.closed_forms.closed_form_latex`)."""
-    table = {
-        "f": drift_latex,
-        "J": jacobian_latex,
-        "hessian": hessian_latex,
-        "Q": diffusion_latex,
-        "ftilde": ftilde_latex,
-        "stein": lambda m: stein_latex(m, M) + "\n" + dominant_latex(m),
-        "lyapunov": lambda m: lyapunov_latex(m, M),
-        "kron": lambda m: kronecker_latex(m, M),
-        "generator": generator_latex,
-    }
-    return {name: table[name](model) for name in names}
+    x = stein.deviation(model)
+    return {name: object_latex(name, model_object(model, name, M), x, M) for name in names}

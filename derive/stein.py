@@ -22,6 +22,7 @@ The chain of facts implemented (with ``x = s - s^*``):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -88,7 +89,12 @@ def _star(model: Model) -> dict[sp.Symbol, sp.Symbol]:
 
 def deviation(model: Model) -> sp.Matrix:
     """``x = s - s^*`` as a ``b x 1`` matrix."""
-    return sp.Matrix(model.states) - sp.Matrix(sstar_symbols(model.n))
+    return deviation_of(model.states)
+
+
+def deviation_of(states: Sequence[sp.Symbol]) -> sp.Matrix:
+    """``x = s - s^*`` for the state symbols ``s`` (:func:`sstar_symbols` for ``s^*``)."""
+    return sp.Matrix(states) - sp.Matrix(sstar_symbols(len(states)))
 
 
 def equilibrium_equations(model: Model) -> list[sp.Equality]:

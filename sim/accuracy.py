@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable, estimate_text
+from mfstein.ground.display import Presentable, estimate_text, renamed_to_text
 
 #: The columns of the text and CSV forms, with their headers.
 COLUMNS = (
@@ -109,7 +109,9 @@ class AccuracyTable(Presentable):
                 out.append("-" if v is None else str(v))
         return out
 
-    def render(self) -> str:
+    render = renamed_to_text("render")
+
+    def to_text(self) -> str:
         """An aligned text table, the notes (why a value is absent) and the settings."""
         head = [h for _, h in self._columns]
         body = [self.cells(r) for r in self.rows]
@@ -234,10 +236,12 @@ class AccuracyTables(Presentable):
             (f"{t.observable}, {label}", text) for t in self.tables for label, text in t._rows()
         ]
 
-    def render(self) -> str:
+    render = renamed_to_text("render")
+
+    def to_text(self) -> str:
         """Each observable's aligned table with its notes, a blank line between them,
         then the simulation's settings."""
-        blocks = [t.render().rsplit("\n", 1)[0] for t in self.tables]
+        blocks = [t.to_text().rsplit("\n", 1)[0] for t in self.tables]
         return "\n\n".join(blocks) + "\n" + self.tables[0].settings_text()
 
     def to_csv(self) -> str:

@@ -42,9 +42,9 @@ class HeterogeneousTable(AccuracyTable):
         return (f"AccuracyTable: {self.observable}, {self.model} (heterogeneous population), "
                 "order 1")
 
-    def render(self) -> str:
+    def to_text(self) -> str:
         """The table with ``K`` for ``N`` and the sentence saying so."""
-        text = super().render()
+        text = super().to_text()
         head, _, rest = text.partition("\n")
         columns, _, body = rest.partition("\n")
         columns = columns.replace("N", "K", 1).replace("1/N", "1/K")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable, estimate_figures, estimate_text
+from mfstein.ground.display import Presentable, estimate_figures, estimate_text, renamed_to_text
 from mfstein.ground.limits import (
     EXACT_MAX_STATES,  # the exact solver's one limit (6 million states)
 )
@@ -135,7 +135,9 @@ class PaperTable(Presentable):
             for r in self.rows
         ]  # fmt: skip
 
-    def render(self) -> str:
+    render = renamed_to_text("render")
+
+    def to_text(self) -> str:
         """The paper's layout (:func:`render`)."""
         return render(self.rows, steps=self.steps, reps=self.reps, **self._meta())
 

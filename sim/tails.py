@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable, estimate_text, fields_dict
+from mfstein.ground.display import Presentable, estimate_text, fields_dict, renamed_to_text
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
 from sim import runner, stats, summary
@@ -348,9 +348,11 @@ class JSQTailSimulation(Presentable):
         ]
         return rows + summary.status_rows(self.complete, self.warnings)
 
-    def describe(self) -> str:
+    describe = renamed_to_text("describe")
+
+    def to_text(self) -> str:
         """Human-readable summary (``mfstein tail --simulate``'s text output, as
-        :meth:`numeric.tails.report.TailReport.describe` for the exact tails): each
+        :meth:`numeric.tails.report.TailReport.to_text` for the exact tails): each
         estimate ``m ± h`` with its 95% CI (:func:`mfstein.ground.display.estimate_text`)."""
         lines = [
             f"JSQ simulation: n = {self.n}, eps = {self.eps:.6g}, seed = {self.seed}, "

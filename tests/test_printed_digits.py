@@ -631,7 +631,7 @@ def test_a_tail_reports_numbers_hold_their_printed_claim(case) -> None:
         errs = np.broadcast_to(np.asarray(errors[key], dtype=float), len(held)).tolist()
         for p, v, e, w in zip(shown, held, errs, np.ravel(want).tolist(), strict=True):
             _holds(p, v, e, w, key)
-    text = rep.describe() + repr(rep)
+    text = rep.to_text() + repr(rep)
     assert repr(doc["scaled_mean"]) in text and all(repr(t) in text for t in doc["tail"])
     if model == "jsq":  # the solve's own document prints the same numbers
         sol_doc = json.loads(_jsq(n, eps, thetas).to_json())

@@ -201,6 +201,45 @@ def test_the_scan_finds_the_results_python_finds() -> None:
     assert python == {(c.module, c.name) for c in found}
 
 
+#: Names a result's text had before ``to_text`` was its one name; each is left only as
+#: the deprecated alias :func:`mfstein.ground.display.renamed_to_text` writes.  (``text()``
+#: is another thing: one value's decimal string, ``Estimate.text()``,
+#: ``ExactExpectation.text()``.)
+OLD_TEXT_NAMES = ("render", "describe", "format", "summary", "to_markdown")
+
+
+def test_every_result_has_the_presentation_protocol() -> None:
+    """Every result type answers ``to_text()`` (its text: what a command prints without
+    ``--json``), ``to_json()``, ``to_dict()``, ``repr`` and ``_repr_html_``, each callable
+    without arguments; an old name of its text is only a deprecated alias of
+    ``to_text``.  (``CertifiedReport.summary(claim, Ns, points)``, one claim's verdict
+    line, takes arguments: not the result's text.)"""
+    import inspect
+
+    from mfstein.ground import display
+
+    alias = getattr(display, "renamed_to_text", None)  # absent: no old name may be left
+    alias_code = alias("x").__code__ if alias else None
+    wrong = []
+    for c in results():
+        cls = getattr(importlib.import_module(c.module), c.name)
+        for name in ("to_text", "to_json", "to_dict", "__repr__", "_repr_html_"):
+            method = getattr(cls, name, None)
+            required = [
+                p
+                for p in list(inspect.signature(method).parameters.values())[1:]
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            ] if callable(method) else ["missing"]  # fmt: skip
+            if required:
+                wrong.append(f"{c.path} {c.name}.{name}: {required}")
+        for old in OLD_TEXT_NAMES:
+            method = getattr(cls, old, None)
+            takes_none = callable(method) and len(inspect.signature(method).parameters) == 1
+            if takes_none and getattr(method, "__code__", None) is not alias_code:
+                wrong.append(f"{c.path} {c.name}.{old}: a text method besides to_text")
+    assert not wrong, "results off the protocol:\n" + "\n".join(wrong)
+
+
 @pytest.mark.parametrize("record", RECORDS)
 def test_every_field_of_a_record_is_documented(record: str) -> None:
     module, _, name = record.partition(":")

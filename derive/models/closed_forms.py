@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath
 import sympy as sp
@@ -222,17 +223,23 @@ def closed_form(b: int) -> ClosedForm:
     )
 
 
+def closed_form_parts(b: int) -> dict[str, Any]:
+    """The closed forms of :func:`closed_form` that ``mfstein derive --show closed-form``
+    prints: ``s_star``, ``J``, ``P``, ``c``, ``P_in_sstar`` and ``c_in_sstar``."""
+    cf = closed_form(b)
+    return {
+        "s_star": list(cf.s_star),
+        "J": cf.J,
+        "P": cf.P,
+        "c": cf.c,
+        "P_in_sstar": cf.P_in_sstar,
+        "c_in_sstar": cf.c_in_sstar,
+    }
+
+
 def closed_form_latex(b: int) -> str:
     """``s^*_k(lam)``, ``J(s^*)``, ``P`` and ``c = 2 tr(P F~)`` for ``b`` in (1, 2), in
-    the paper's notation (:mod:`derive.latex`)."""
-    from derive.latex import aligned, latex
+    the paper's notation (:func:`derive.latex.object_latex`)."""
+    from derive.latex import object_latex
 
-    cf = closed_form(b)
-    rows = [f"s^*_{{{k + 1}}} &= {latex(v)}" for k, v in enumerate(cf.s_star)]
-    rows.append(f"J(s^*) &= {latex(cf.J)}")
-    rows.append(f"P &= {latex(cf.P)}")
-    rows.append(
-        f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(cf.c_in_sstar)} = {latex(cf.c)}"
-    )
-    return aligned(rows)
-
+    return object_latex("closed-form", closed_form_parts(b))

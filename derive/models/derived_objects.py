@@ -8,7 +8,9 @@ supermarket with ``b <= 2`` -- and returns a :class:`DerivedObjects`, which writ
 as JSON (expression strings that :func:`sympy.sympify` parses back to the identical
 expression: a symbol whose name SymPy's parser would read as something else, ``N``
 being SymPy's numeric-evaluation function, is written ``Symbol('N')``), as text
-(SymPy's 2-D layout) or as Python source that rebuilds them.
+(SymPy's 2-D layout), as LaTeX in the paper's notation (:mod:`derive.latex`) or as
+Python source that rebuilds them.  Which objects stand behind a name is
+:mod:`derive.named_objects`'s.
 """
 
 from __future__ import annotations
@@ -150,8 +152,10 @@ class DerivedObjects(Presentable):
     #: them for a composite object (``stein``, ``lyapunov``, ``kron``, ``generator``,
     #: ``closed-form``).
     objects: dict[str, Any]
+    #: The model's state symbols ``s`` in order (``s - s^*`` in the LaTeX of Stein's equation).
+    states: tuple[Any, ...] = ()
 
-    _MORE = "the objects: .objects; .to_text(), .to_python(); .to_dict() for JSON"
+    _MORE = "the objects: .objects; .to_text(), .to_latex(), .to_python(); .to_dict() for JSON"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: each object as nested lists of expression strings that
@@ -165,6 +169,17 @@ class DerivedObjects(Presentable):
         """Each object under its name, in SymPy's 2-D layout (flat beyond
         :data:`PRETTY_LIMIT` characters)."""
         return "\n".join(f"{name}:\n" + "\n".join(_text(obj)) for name, obj in self.objects.items())
+
+    def to_latex(self) -> str:
+        """Each object's LaTeX (:func:`derive.latex.object_latex`, the core paper's
+        notation, ``amsmath`` only) under a comment line ``% name``."""
+        from derive.latex import object_latex
+        from derive.stein import deviation_of
+
+        x = deviation_of(self.states) if "stein" in self.objects else None
+        return "\n".join(
+            f"% {name}\n{object_latex(name, obj, x)}" for name, obj in self.objects.items()
+        )
 
     def to_python(self) -> str:
         """A Python program defining each object as a SymPy object under its ``--show``
@@ -184,54 +199,18 @@ class DerivedObjects(Presentable):
 
 def _object(model: Any, name: str) -> Any:
     """The object ``name`` (one of :func:`derive_objects`'s names) of ``model``."""
-    from derive import chain_operator, stein
-
-    simple = {"f": "drift", "J": "jacobian", "hessian": "hessian", "Q": "diffusion"}
-    if name in simple or name == "ftilde":
-        return getattr(model, simple.get(name, name))
-    if name == "stein":
-        eq = stein.stein_equation(model)
-        return {
-            "equilibrium": [e.lhs for e in stein.equilibrium_equations(model)],
-            "J_star": stein.jacobian_at_equilibrium(model),
-            "linearised_drift": stein.linearised_drift(model),
-            "g": stein.stein_solution(model),
-            "P": stein.p_matrix(model.n),
-            "stein_lhs": eq.lhs,
-            "stein_rhs": eq.rhs,
-            "dominant_term": stein.dominant_term(model),
-        }
-    if name == "lyapunov":
-        eq = stein.lyapunov_equation(model)
-        return {"lhs": eq.lhs, "rhs": eq.rhs, "residual": stein.lyapunov_residual(model)}
-    if name == "kron":
-        ks = stein.kronecker_system(model)
-        return {"matrix": ks.matrix, "vecP": ks.unknowns, "rhs": ks.rhs}
-    if name == "generator":
-        g = chain_operator.quadratic_test_function(model)
-        return {
-            "g": g,
-            "Gg": chain_operator.generator_apply(model, g),
-            "lemma7_rhs": chain_operator.lemma7_rhs(model, g),
-            "difference": chain_operator.lemma7_difference(model, g),
-        }
     if name == "closed-form":
-        from derive.models.closed_forms import closed_form
+        from derive.models.closed_forms import closed_form_parts
 
-        cf = closed_form(model.n)
-        return {
-            "s_star": list(cf.s_star),
-            "J": cf.J,
-            "P": cf.P,
-            "c": cf.c,
-            "P_in_sstar": cf.P_in_sstar,
-            "c_in_sstar": cf.c_in_sstar,
-        }
-    raise KeyError(name)
+        return closed_form_parts(model.n)
+    from derive.named_objects import model_object
+
+    return model_object(model, name)
 
 
 def derive_objects(model: Any, names: Sequence[str]) -> DerivedObjects:
     """The symbolic objects ``names`` of ``model`` (``f``, ``J``, ``hessian``, ``Q``,
     ``ftilde``, ``stein``, ``lyapunov``, ``kron``, ``generator``, ``closed-form``;
     the composite ones as dicts, see :class:`DerivedObjects`), in the order given."""
-    return DerivedObjects(model.name, {name: _object(model, name) for name in names})
+    objects = {name: _object(model, name) for name in names}
+    return DerivedObjects(model.name, objects, tuple(model.states))

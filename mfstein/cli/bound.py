@@ -14,7 +14,7 @@ from typing import Any
 
 from mfstein.cli.constant_options import add_order_option
 from mfstein.ground.errors import ParameterError
-from mfstein.ground.streams import write_json
+from mfstein.ground.streams import show
 
 
 def _common(p: argparse.ArgumentParser, *, certify: bool) -> None:
@@ -121,11 +121,7 @@ def run_bound(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, table: Any) -> int:
     """Print ``table`` as one line of JSON (``--json``) or as its text."""
-    if args.json:
-        write_json(table)
-    else:
-        print(table.render())
-    return 0
+    return show(table, args.json)
 
 
 def run_refined(args: argparse.Namespace) -> int:

@@ -223,29 +223,13 @@ def _given_model(args: argparse.Namespace, names: list[str]) -> Any:
 
 
 def _print_objects(model: Any, names: list[str], fmt: str) -> int:
-    """Print the ``--show`` objects of ``model`` in ``fmt``; the exit status (0)."""
-    if fmt == "latex":
-        from derive.latex import latex_objects
-
-        texts = latex_objects(model, [n for n in names if n not in SUPERMARKET_ONLY])
-        if "closed-form" in names:
-            from derive.models.closed_forms import closed_form_latex
-
-            texts["closed-form"] = closed_form_latex(model.n)
-        for name in dict.fromkeys(names):
-            text = texts[name]
-            print(f"% {name}")
-            print(text)
-        return 0
+    """Print the ``--show`` objects of ``model`` in ``fmt``, as the result
+    (:class:`derive.models.derived_objects.DerivedObjects`) writes them; the exit status."""
     from derive.models.derived_objects import derive_objects
+    from mfstein.ground.streams import show
 
     derived = derive_objects(model, names)
-    if fmt == "json":
-        from mfstein.ground.streams import write_json
-
-        write_json(derived)
-    elif fmt == "python":
-        print(derived.to_python())
-    else:
-        print(derived.to_text())
-    return 0
+    if fmt in ("latex", "python"):
+        print(derived.to_latex() if fmt == "latex" else derived.to_python())
+        return 0
+    return show(derived, fmt == "json")

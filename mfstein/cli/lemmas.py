@@ -59,9 +59,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from mfstein.ground.errors import ParameterError
-    from mfstein.ground.streams import show, write_json
+    from mfstein.ground.streams import show
     from numeric.lemmas import check, registered_claims
-    from numeric.lemmas.report import format_report
 
     if args.list:
         from mfstein.cli.option_scope import refuse_unused
@@ -82,18 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "certify", False):
         from numeric.lemmas.certified_claims import check_certified
 
-        cert = check_certified(ids, **_grid(args))
-        if args.json:
-            write_json(cert)
-        else:
-            sys.stdout.write(cert.format() + "\n")
-        return 0
-    report = check(ids, **_grid(args), progress=sys.stderr.isatty())
-    if args.json:
-        write_json(report)
-    else:
-        sys.stdout.write(format_report(report))
-    return 0
+        return show(check_certified(ids, **_grid(args)), args.json)
+    return show(check(ids, **_grid(args), progress=sys.stderr.isatty()), args.json)
 
 
 def _grid(args: argparse.Namespace) -> dict[str, str]:

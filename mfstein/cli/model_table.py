@@ -128,7 +128,7 @@ def print_table(tab: Any, args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(tab.to_csv())
     else:
-        print(tab.render())
+        print(tab.to_text())
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein models``: prints :func:`derive.models.catalogue_view.library`
     or, with NAME, :func:`derive.models.catalogue_view.model_entry` (``to_json()`` with
     ``--json``, else ``to_text()``)."""
-    from mfstein.ground.streams import write_json
+    from mfstein.ground.streams import show, write_json
 
     if args.name is None:
         from derive.models.catalogue_view import library
@@ -46,9 +46,4 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from derive.models.catalogue_view import model_entry
 
-    entry = model_entry(args.name)
-    if args.json:
-        write_json(entry)
-    else:
-        print(entry.to_text())
-    return 0
+    return show(model_entry(args.name), args.json)

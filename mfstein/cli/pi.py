@@ -83,14 +83,10 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("allow-unstable is for simulation; --exact needs load < 1.")
         simulation = ("slots", "reps", "seed", "workers", "batches", "checkpoint", "no_progress")
         refuse_unused(args, simulation, "by the simulation (without --exact)")
-        e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
-        if args.json:
-            from mfstein.ground.streams import write_json
+        from mfstein.ground.streams import show
 
-            write_json(e)
-        else:
-            print(e.to_text())
-        return 0
+        e = solve_pi_exact(args.arrivals, args.service, policy=args.policy, n=args.n)
+        return show(e, args.json)
     from sim.pi import simulate_pi
 
     r = simulate_pi(
@@ -104,4 +100,3 @@ def run(args: argparse.Namespace) -> int:
         **run_keywords(args),
     )
     return report("pi", r, None if args.json else r.to_text())
-

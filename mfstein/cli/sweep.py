@@ -101,11 +101,6 @@ def run(args: argparse.Namespace) -> int:
         result.to_csv(csv_path)
     if plot_path is not None:
         result.plot(plot_path)
-    if args.json:
-        from mfstein.ground.streams import write_json
+    from mfstein.ground.streams import show
 
-        write_json(result)
-        return 0
-    print(result.to_text())
-    return 0
-
+    return show(result, args.json)

@@ -24,7 +24,7 @@ from mfstein.ground.limits import (
     SIM_MAX_STEPS,
     SIM_MAX_WORKERS,
 )
-from mfstein.ground.streams import write_json
+from mfstein.ground.streams import show
 
 #: ``--events`` and ``--reps`` when not given (with ``--simulate``).
 EVENTS = 10**6
@@ -155,10 +155,7 @@ def run_tail(args: argparse.Namespace) -> int:
         )
         for w in r.warnings:
             print(f"mfstein tail: warning: {w}", file=sys.stderr)
-        if args.json:
-            write_json(r)
-        else:
-            print(r.describe())
+        show(r, args.json)
         return 0 if r.complete else 130
     from numeric.tails.report import exact_tails
 
@@ -167,11 +164,6 @@ def run_tail(args: argparse.Namespace) -> int:
         kw = dict(
             arrival_pmf=_float_list(args.arrival_pmf), service_pmf=_float_list(args.service_pmf)
         )
-    show = model == "jsq" and progress_wanted(args)
-    rep = exact_tails(model, n, eps, xs, thetas=thetas, progress=show, **kw)
-    if args.json:
-        write_json(rep)
-    else:
-        print(rep.describe())
-    return 0
-
+    progress = model == "jsq" and progress_wanted(args)
+    rep = exact_tails(model, n, eps, xs, thetas=thetas, progress=progress, **kw)
+    return show(rep, args.json)

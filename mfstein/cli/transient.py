@@ -193,13 +193,10 @@ def run(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         res = replace(res, observables=observed)
-    if args.json:
-        from mfstein.ground.streams import write_json
+    from mfstein.ground.streams import show
 
-        write_json(res)
-        return 0
-    print(res.to_text())
-    if plot is not None:
+    show(res, args.json)
+    if plot is not None and not args.json:
         print(f"plot written to {plot}")
     return 0
 

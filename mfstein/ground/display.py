@@ -23,8 +23,9 @@ import html
 import json
 import math
 import numbers
+import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
 from typing import Any, ClassVar
 
@@ -422,10 +423,14 @@ class Presentable(ABC):
     - ``_MORE``: the footer line saying where the rest is;
     - ``_title()``, optionally: the heading (by default the class name).
 
-    and inherits ``to_json`` (:func:`dumps` of ``to_dict()``), ``repr`` (the
-    heading over the rows, :func:`text_block`) and ``_repr_html_``
-    (:func:`html_table`).  A ``@dataclass`` subclass is declared with
-    ``repr=False``, else the dataclass writes its own ``__repr__`` over this one.
+    and inherits ``to_json`` (:func:`dumps` of ``to_dict()``), ``to_text`` and
+    ``repr`` (the heading over the rows, :func:`text_block`) and ``_repr_html_``
+    (:func:`html_table`).  ``to_text()`` is the result's text, the one name of it
+    across every result (what a command prints without ``--json``,
+    :func:`mfstein.ground.streams.show`): a result with a longer text of its own
+    overrides it, and ``repr`` stays the short block.  A ``@dataclass`` subclass is
+    declared with ``repr=False``, else the dataclass writes its own ``__repr__`` over
+    this one.
     """
 
     #: The footer of ``repr`` and of the HTML table.
@@ -447,8 +452,12 @@ class Presentable(ABC):
         """:meth:`to_dict` as JSON text (``indent=None``: one line)."""
         return dumps(self.to_dict(), indent=indent)
 
-    def __repr__(self) -> str:
+    def to_text(self) -> str:
+        """The result's text: by default its ``repr``, the heading over the rows."""
         return text_block(self._title(), self._rows(), self._MORE)
+
+    def __repr__(self) -> str:
+        return Presentable.to_text(self)  # the short block, also where to_text is longer
 
     def _repr_html_(self) -> str:
         return html_table(self._title(), self._rows(), self._MORE)
@@ -460,3 +469,22 @@ def columns(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(lines)
+
+
+def renamed_to_text(old: str) -> Callable[..., str]:
+    """A result's method ``old`` kept as a deprecated alias of its ``to_text`` (the one
+    name of a result's text, :class:`Presentable`): ``render = renamed_to_text("render")``
+    in the class body; calling it warns with a :class:`DeprecationWarning`."""
+
+    def alias(self: Presentable, *args: Any, **kwargs: Any) -> str:
+        warnings.warn(
+            f"{type(self).__name__}.{old}() is deprecated; use .to_text(), which returns "
+            "the same text.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_text(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = "Deprecated name of ``to_text()`` (the same text); warns."
+    return alias

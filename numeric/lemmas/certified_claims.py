@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from mfstein.ground.display import Presentable, params_text
+from mfstein.ground.display import Presentable, params_text, renamed_to_text
 from mfstein.ground.errors import NumericalError
 from numeric.certified.arb import decimal_outward, working_precision
 from numeric.certified.claim_context import CertifiedContext
@@ -171,7 +171,9 @@ class CertifiedReport(Presentable):
             for claim, Ns, points, skipped in self.rows
         ]
 
-    def format(self) -> str:
+    format = renamed_to_text("format")
+
+    def to_text(self) -> str:
         """The report as text, one block per claim."""
         p = self.params
         head = (

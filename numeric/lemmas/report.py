@@ -3,19 +3,43 @@
 from __future__ import annotations
 
 import textwrap
+from fractions import Fraction
+from typing import Any
 
-from numeric.lemmas.runner import Report, decimal_string
+import mpmath
 
 #: Significant digits shown in the tables (JSON carries the full precision).
 SHOWN_DIGITS = 12
+
+
+def decimal_string(x: Any, digits: int | None = None) -> str:
+    """A decimal string for an mpf, int or Fraction (exact fractions keep ``p/q`` form too)."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return str(x.numerator)
+        dec = mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, digits or mpmath.mp.dps)
+        return dec
+    n = digits or mpmath.mp.dps
+    return mpmath.nstr(mpmath.mpf(x), n)
 
 
 def _cell(x) -> str:
     return decimal_string(x, SHOWN_DIGITS)
 
 
-def format_report(report: Report) -> str:
-    """One table per claim (N, lhs, rhs, margin, holds) and a one-line verdict each."""
+def format_report(report: Any) -> str:
+    """The text of :class:`~numeric.lemmas.runner.Report` ``report`` (its ``to_text()``)
+    and a newline."""
+    return report_text(report) + "\n"
+
+
+def report_text(report: Any) -> str:
+    """One table per claim (N, lhs, rhs, margin, holds) and a one-line verdict each,
+    of a :class:`~numeric.lemmas.runner.Report`."""
     p = report.params
     if p.get("lam") is not None:
         head = f"lam = {p['lam']}"
@@ -60,4 +84,4 @@ def format_report(report: Report) -> str:
                 )
             )
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines).removesuffix("\n")

@@ -22,6 +22,7 @@ from mfstein.ground.errors import ParameterError, check_int
 from numeric.lemmas.context import Context
 from numeric.lemmas.parameters import to_fraction
 from numeric.lemmas.registry import Claim, Point, get_claims
+from numeric.lemmas.report import decimal_string, report_text
 
 #: Working-precision range accepted by :func:`check`.
 DPS_RANGE = (15, 1000)
@@ -133,20 +134,10 @@ class Report(Presentable):
             (r.claim.id, r.verdict) for r in self.results
         ]
 
-
-def decimal_string(x: Any, digits: int | None = None) -> str:
-    """A decimal string for an mpf, int or Fraction (exact fractions keep ``p/q`` form too)."""
-    if isinstance(x, bool):
-        return str(x).lower()
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, Fraction):
-        if x.denominator == 1:
-            return str(x.numerator)
-        dec = mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, digits or mpmath.mp.dps)
-        return dec
-    n = digits or mpmath.mp.dps
-    return mpmath.nstr(mpmath.mpf(x), n)
+    def to_text(self) -> str:
+        """One table per claim (N, lhs, rhs, margin, holds) and a one-line verdict
+        each (:func:`numeric.lemmas.report.report_text`)."""
+        return report_text(self)
 
 
 def parse_grid(values: Any) -> list[int]:

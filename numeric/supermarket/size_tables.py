@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import mpmath
 
-from mfstein.ground.display import Presentable, columns
+from mfstein.ground.display import Presentable, columns, renamed_to_text
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,7 +61,7 @@ class BoundTable(_SizeTable):
     #: constant, in the order of ``sizes``); ``None`` when not asked for.
     certificates: tuple[Any, ...] | None = None
 
-    _MORE: ClassVar[str] = "each size's solution in .solutions; .render() for the table"
+    _MORE: ClassVar[str] = "each size's solution in .solutions; .to_text() for the table"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"results": [...]}``: per size ``N``, the solution's keys
@@ -77,7 +77,9 @@ class BoundTable(_SizeTable):
                 results.append({"N": n, **s.to_dict(), "bound": bound, **cert})
         return {"results": results}
 
-    def render(self) -> str:
+    render = renamed_to_text("render")
+
+    def to_text(self) -> str:
         """The table ``N, lam, b, constant, bound, digits``, the routes, and with
         certificates the certified interval of each size."""
         from numeric.precision import to_str
@@ -108,7 +110,7 @@ class RefinedTable(_SizeTable):
     """``mfstein refined``'s result: ``s*``, ``V``, ``s* + V/N`` and ``W`` at each size
     (module docstring), with the 1/N^2 terms when the solutions have them."""
 
-    _MORE: ClassVar[str] = "each size's solution in .solutions; .render() for the tables"
+    _MORE: ClassVar[str] = "each size's solution in .solutions; .to_text() for the tables"
 
     #: Significant digits the text shows at most.
     SHOWN: ClassVar[int] = 12
@@ -143,7 +145,9 @@ class RefinedTable(_SizeTable):
                 results.append(out)
         return {"results": results}
 
-    def render(self) -> str:
+    render = renamed_to_text("render")
+
+    def to_text(self) -> str:
         """Per size: its heading, the table ``k, s*_k, V_k, s*_k + V_k/N, W_kk`` and
         what the digits mean; with order 2 the 1/N^2 terms and ``c + c2/N``."""
         from numeric.precision import solution_entries, to_str

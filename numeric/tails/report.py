@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mfstein.ground.display import Presentable, error_figure, printed_to_error
+from mfstein.ground.display import Presentable, error_figure, printed_to_error, renamed_to_text
 from mfstein.ground.errors import ParameterError
 from numeric.tails.errors import (
     UNIT,
@@ -151,7 +151,9 @@ class TailReport(Presentable):
             for k, v in self.accuracy.items()
         )
 
-    def describe(self) -> str:
+    describe = renamed_to_text("describe")
+
+    def to_text(self) -> str:
         """Human-readable summary (the CLI's text output), each number as printed."""
         p, t = self.printed, self._text
         rho = f"{1 - self.eps:.6g}"

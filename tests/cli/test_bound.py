@@ -81,7 +81,7 @@ def test_refined_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_commands_print_result_objects(capsys: pytest.CaptureFixture[str]) -> None:
-    """``bound`` and ``refined`` print a table result's ``to_json()`` or ``render()``:
+    """``bound`` and ``refined`` print a table result's ``to_json()`` or ``to_text()``:
     the same text a library caller gets from the result (issue 31)."""
     import dataclasses
 
@@ -91,12 +91,12 @@ def test_the_commands_print_result_objects(capsys: pytest.CaptureFixture[str]) -
     sol = bound("0.9", 3, 2, dps=20)
     table = BoundTable((10, 20), (sol, sol))
     assert main(["bound", "--lam", "0.9", "--N", "10,20", "--b", "3", "--dps", "20"]) == 0
-    assert capsys.readouterr().out == table.render() + "\n"
+    assert capsys.readouterr().out == table.to_text() + "\n"
     assert main(["bound", "--lam", "0.9", "--N", "10,20", "--b", "3", "--dps", "20", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(table.to_json())
     refined = RefinedTable((10,), (sol,))
     assert main(["refined", "--lam", "0.9", "--N", "10", "--b", "3", "--dps", "20"]) == 0
-    assert capsys.readouterr().out == refined.render() + "\n"
+    assert capsys.readouterr().out == refined.to_text() + "\n"
     assert "N = 10" in repr(refined) and "N = 20" in repr(table)
     with pytest.raises(dataclasses.FrozenInstanceError):
         table.sizes = (30,)

@@ -237,6 +237,30 @@ def test_the_printed_json_is_the_results_to_json(name: str, capsys) -> None:
 
 
 # -- the text form: what a command prints without --json is the result's own text --------
+def _exact_tail() -> object:
+    from numeric.tails.report import exact_tails
+
+    return exact_tails("mmn", 2, 0.5, [1.0], thetas=[])
+
+
+def _lemmas() -> object:
+    from numeric.lemmas import check
+
+    return check(["lemma5"], N="10", lam="0.9", b="2")
+
+
+def _lemmas_certified() -> object:
+    from numeric.lemmas.certified_claims import check_certified
+
+    return check_certified(["lemma5"], N="10", lam="0.9", b="2")
+
+
+def _derive_file(form: str) -> list[str]:
+    """The command of :func:`_derived_file`, printed as ``form``."""
+    show = ["--show", "f,J,H,Q,lyapunov", "--format", form]
+    return ["derive", "--model", BD_FILE, "--param", "lam=1/2", *show]
+
+
 def _text_of(compute: Callable[[], object], form: str = "to_text") -> Callable[[], str]:
     return lambda: getattr(compute(), form)()
 
@@ -336,18 +360,13 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
         ["derive", "--b", "2", "--show", "f,J,stein,generator"],
         _text_of(_derived_supermarket),
     ),
+    "derive --format latex": (
+        ["derive", "--b", "2", "--show", "f,J,stein,generator", "--format", "latex"],
+        _text_of(_derived_supermarket, "to_latex"),
+    ),
+    "derive --model --format latex": (_derive_file("latex"), _text_of(_derived_file, "to_latex")),
     "derive --model --format python": (
-        [
-            "derive",
-            "--model",
-            BD_FILE,
-            "--param",
-            "lam=1/2",
-            "--show",
-            "f,J,H,Q,lyapunov",
-            "--format",
-            "python",
-        ],
+        _derive_file("python"),
         _text_of(_derived_file, "to_python"),
     ),
     "solve --order 2": (
@@ -435,6 +454,26 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
         ],
         _text_of(_pi_simulation),
     ),
+    "bound": (
+        ["bound", "--lam", "0.9", "--b", "3", "--N", "10,20", "--dps", "12"],
+        _text_of(_size_table("bound")),
+    ),
+    "refined": (
+        ["refined", "--lam", "0.9", "--b", "3", "--N", "10", "--dps", "12"],
+        _text_of(_size_table("refined")),
+    ),
+    "tail (exact)": (
+        ["tail", "--model", "mmn", "--n", "2", "--eps", "0.5"],
+        _text_of(_exact_tail),
+    ),
+    "lemmas": (
+        ["lemmas", "--N", "10", "--lam", "0.9", "--b", "2", "--only", "lemma5"],
+        _text_of(_lemmas),
+    ),
+    "lemmas --certify": (
+        ["lemmas", "--N", "10", "--lam", "0.9", "--b", "2", "--only", "lemma5", "--certify"],
+        _text_of(_lemmas_certified),
+    ),
     "tail --simulate": (
         [
             "tail",
@@ -454,7 +493,7 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
             "--seed",
             "3",
         ],
-        _text_of(_tails_simulation, "describe"),
+        _text_of(_tails_simulation),
     ),
 }
 

@@ -42,3 +42,26 @@ def test_every_object_renders_in_paper_notation(b: int) -> None:
 def test_matrix_latex() -> None:
     m = supermarket(2)
     assert latex(m.jacobian).startswith(r"\left(\begin{matrix}- 2 \lambda s_{1} - 1")
+
+
+def test_a_results_latex_is_each_objects_latex_under_its_name() -> None:
+    """``DerivedObjects.to_latex`` writes from the objects it holds what
+    :func:`latex_objects` writes from the model, each under ``% name``."""
+    from derive.models.derived_objects import derive_objects
+
+    model = supermarket(2, 3, mu="mu")
+    names = ["stein", "f", "hessian", "kron", "generator", "lyapunov"]
+    expected = latex_objects(model, names)
+    assert derive_objects(model, names).to_latex() == "\n".join(
+        f"% {name}\n{expected[name]}" for name in names
+    )
+    closed = derive_objects(supermarket(1), ["closed-form"]).to_latex()
+    assert closed == "% closed-form\n" + closed_form_latex(1)
+
+
+def test_stein_latex_needs_the_deviation() -> None:
+    from derive.latex import object_latex
+    from derive.named_objects import model_object
+
+    with pytest.raises(ValueError, match="needs x = s - s"):
+        object_latex("stein", model_object(supermarket(1), "stein"))

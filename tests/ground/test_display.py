@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from mfstein.ground.display import MAX_REPR_LINES, Presentable, count_row, params_text
+from mfstein.ground.display import (
+    MAX_REPR_LINES,
+    Presentable,
+    count_row,
+    params_text,
+    renamed_to_text,
+)
 
 
 @dataclass(repr=False)
@@ -40,6 +46,23 @@ def test_a_result_declares_rows_and_dict_and_inherits_the_rest() -> None:
     html = toy._repr_html_()
     assert html.startswith("<table>") and "<b>_Toy</b>" in html and "the rest: .notes" in html
     assert repr(_Toy()).splitlines()[1] == "  params  none"
+
+
+def test_the_text_is_the_repr_unless_a_result_writes_its_own() -> None:
+    toy = _Toy({"lam": "0.9"})
+    assert toy.to_text() == repr(toy)
+
+    @dataclass(repr=False)
+    class Long(_Toy):
+        render = renamed_to_text("render")
+
+        def to_text(self) -> str:
+            return "a long text"
+
+    long = Long({"lam": "0.9"})
+    assert repr(long) == repr(toy).replace("_Toy", "Long")  # repr stays the short block
+    with pytest.warns(DeprecationWarning, match=r"Long\.render\(\) is deprecated; use \.to_text"):
+        assert long.render() == "a long text"
 
 
 def test_repr_stays_short() -> None:
