@@ -20,8 +20,8 @@ of :mod:`derive.models` and every user model:
    stationary law and is refused (transient states are allowed and get
    probability zero).
 3. **Balance equations** ``pi Q = 0``, ``sum pi = 1``: sparse LU with
-   iterative refinement, or preconditioned BiCGSTAB / GMRES
-   (:mod:`numeric.exact.solvers`); if the relative residual
+   iterative refinement (:mod:`numeric.exact.pinned`), or preconditioned BiCGSTAB /
+   GMRES (:mod:`numeric.exact.solvers`, imported only when one runs); if the relative residual
    ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next method is tried,
    and if none reaches it :class:`mfstein.ground.errors.NumericalError` is raised:
    **a result is never returned with a residual above the tolerance**.
@@ -54,9 +54,9 @@ from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system, remember_factor
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
+from numeric.exact.pinned import DIRECT_ORDERING, METHODS
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
-from numeric.exact.solvers import DIRECT_ORDERING, METHODS
 
 if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
     from numeric.exact.truncation import Cut
@@ -124,7 +124,7 @@ def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float
     """Sparse LU on the pinned system with up to four steps of iterative refinement."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.solvers import normalise, pinned, residual
+    from numeric.exact.pinned import normalise, pinned, residual
 
     A = pinned(QT, r).tocsc()
     lu = spla.splu(A, permc_spec=DIRECT_ORDERING)

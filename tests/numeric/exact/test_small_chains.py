@@ -195,6 +195,7 @@ def test_a_lost_press_during_the_numpy_search_stops_it_at_the_next_layer(monkeyp
 
 CHILD = """
 import json
+import sys
 import numeric.exact
 from numeric.exact import lattice, rate_blocks
 
@@ -204,17 +205,21 @@ print(json.dumps({
     "method": r.solver,
     "explore": len(lattice.explore.overloads),
     "rate_loops": len(rate_blocks._MODULES),
+    "krylov": "numeric.exact.solvers" in sys.modules,
 }))
 """
 
 
 def test_a_new_process_solves_a_small_chain_without_the_compiled_search():
+    """A direct solve in a new process loads neither the compiled search and rate
+    loops nor the iterative solvers' module (:mod:`numeric.exact.pinned` is enough)."""
     out = subprocess.run(
         [sys.executable, "-c", CHILD],
         capture_output=True, text=True, env=dict(os.environ), timeout=deadline(300), check=True,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0}
+    assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0,
+                   "krylov": False}  # fmt: skip
 
 
 def test_a_solve_returns_a_frozen_record_of_the_law():
