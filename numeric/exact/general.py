@@ -97,22 +97,21 @@ def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
 
     State 0 is the search's start, from which every state is reachable; so when
     every state reaches it too (one compiled search against the jumps,
-    :func:`numeric.exact.assembly.all_reach`) the chain is irreducible: one closed
-    class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s).
+    :func:`numeric.exact.assembly.all_reach`, or its NumPy twin
+    :func:`numeric.exact.small.all_reach`) the chain is irreducible: one closed
+    class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s;
+    a small chain does not import :mod:`scipy.sparse.csgraph` for it).
     """
-    S = QT.shape[0]
-    if compiled:
-        from numeric.exact.assembly import all_reach
-
-        if all_reach(QT.indptr, QT.indices, 0):
-            return np.zeros(S, dtype=np.int32), 1
-    from scipy.sparse.csgraph import connected_components  # not for the check above
-
     from numeric.exact.small import routines
 
-    leaving = routines(compiled).leaving
+    S = QT.shape[0]
+    tools = routines(compiled)
+    if tools.all_reach(QT.indptr, QT.indices, 0):
+        return np.zeros(S, dtype=np.int32), 1
+    from scipy.sparse.csgraph import connected_components  # not for the check above
+
     n, labels = connected_components(QT, directed=True, connection="strong")
-    out_of = leaving(QT.indptr, QT.indices, labels, n)
+    out_of = tools.leaving(QT.indptr, QT.indices, labels, n)
     closed = np.flatnonzero(~out_of)
     out = np.full(S, -1, dtype=np.int32)
     for c, lab in enumerate(closed):
