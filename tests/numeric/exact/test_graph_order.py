@@ -47,7 +47,7 @@ def test_the_queue_meets_the_states_in_scipys_breadth_first_order(seed):
     to = _random_targets(rng, S, nt)
     head = int(rng.integers(0, S))
     want = breadth_first_order(_graph(to), head, directed=True, return_predecessors=False)
-    got = small.queue_order(to.tolist(), head)
+    got = small.queue_order(to, head)
     assert got == want.tolist()
     assert np.array_equal(small._breadth_first(to, to >= 0, head), want)
 
