@@ -728,7 +728,7 @@ def _truncated(
         lattice.values = ch.lattice.values
         # the same chain under the level: its kernels, exact rates, p64 and state limit
         # as prepared (not prepared again per level), nothing of a solve
-        placement = replace(ch.placement, lattice=lattice)
+        placement = ch.placement._replace(lattice=lattice)
         placed = replace(ch, placement=placement, notes=list(ch.notes), last=None, compiled=None)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)
