@@ -381,12 +381,13 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
     seen = bytearray(to.shape[0])
     seen[head] = 1
     order = [head]
+    push = order.append
     for i in order:  # the list is the queue: it grows while it is read
         for c in columns:
             j = c[i]
             if j >= 0 and not seen[j]:
                 seen[j] = 1
-                order.append(j)
+                push(j)
     return order
 
 
