@@ -20,8 +20,8 @@ of :mod:`derive.models` and every user model:
    stationary law and is refused (transient states are allowed and get
    probability zero).
 3. **Balance equations** ``pi Q = 0``, ``sum pi = 1``: sparse LU with
-   iterative refinement, or preconditioned BiCGSTAB / GMRES
-   (:mod:`numeric.exact.solvers`); if the relative residual
+   iterative refinement (:mod:`numeric.exact.pinned`), or preconditioned BiCGSTAB /
+   GMRES (:mod:`numeric.exact.solvers`, imported only when one runs); if the relative residual
    ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next method is tried,
    and if none reaches it :class:`mfstein.ground.errors.NumericalError` is raised:
    **a result is never returned with a residual above the tolerance**.
@@ -54,9 +54,9 @@ from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system, remember_factor
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
+from numeric.exact.pinned import DIRECT_ORDERING, METHODS
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
-from numeric.exact.solvers import DIRECT_ORDERING, METHODS
 
 if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
     from numeric.exact.truncation import Cut
@@ -97,22 +97,21 @@ def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
 
     State 0 is the search's start, from which every state is reachable; so when
     every state reaches it too (one compiled search against the jumps,
-    :func:`numeric.exact.assembly.all_reach`) the chain is irreducible: one closed
-    class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s).
+    :func:`numeric.exact.assembly.all_reach`, or its NumPy twin
+    :func:`numeric.exact.small.all_reach`) the chain is irreducible: one closed
+    class, found without the strong components (at 5.6e6 states 0.2 s against 1.9 s;
+    a small chain does not import :mod:`scipy.sparse.csgraph` for it).
     """
-    S = QT.shape[0]
-    if compiled:
-        from numeric.exact.assembly import all_reach
-
-        if all_reach(QT.indptr, QT.indices, 0):
-            return np.zeros(S, dtype=np.int32), 1
-    from scipy.sparse.csgraph import connected_components  # not for the check above
-
     from numeric.exact.small import routines
 
-    leaving = routines(compiled).leaving
+    S = QT.shape[0]
+    tools = routines(compiled)
+    if tools.all_reach(QT.indptr, QT.indices, 0):
+        return np.zeros(S, dtype=np.int32), 1
+    from scipy.sparse.csgraph import connected_components  # not for the check above
+
     n, labels = connected_components(QT, directed=True, connection="strong")
-    out_of = leaving(QT.indptr, QT.indices, labels, n)
+    out_of = tools.leaving(QT.indptr, QT.indices, labels, n)
     closed = np.flatnonzero(~out_of)
     out = np.full(S, -1, dtype=np.int32)
     for c, lab in enumerate(closed):
@@ -124,7 +123,7 @@ def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float
     """Sparse LU on the pinned system with up to four steps of iterative refinement."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.solvers import normalise, pinned, residual
+    from numeric.exact.pinned import normalise, pinned, residual
 
     A = pinned(QT, r).tocsc()
     lu = spla.splu(A, permc_spec=DIRECT_ORDERING)
@@ -729,7 +728,7 @@ def _truncated(
         lattice.values = ch.lattice.values
         # the same chain under the level: its kernels, exact rates, p64 and state limit
         # as prepared (not prepared again per level), nothing of a solve
-        placement = replace(ch.placement, lattice=lattice)
+        placement = ch.placement._replace(lattice=lattice)
         placed = replace(ch, placement=placement, notes=list(ch.notes), last=None, compiled=None)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)

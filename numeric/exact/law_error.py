@@ -126,7 +126,7 @@ def condition(QT: Any, r: int) -> float | None:
     else its own up to :data:`FACTOR_STATES` states; ``None`` above)."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.solvers import DIRECT_ORDERING, pinned
+    from numeric.exact.pinned import DIRECT_ORDERING, pinned
 
     S = QT.shape[0]
     if S <= 1:

@@ -34,15 +34,13 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 from mfstein.ground import signals
-
-#: SuperLU's column ordering: the minimum degree of ``A^T + A`` (measured against
-#: SciPy's default ``COLAMD``, factor and solve: SIR N = 100, 5,151 states, 11.5 ms
-#: against 14.0; N = 200 90 against 99; supermarket b = 3, N = 28, 22.5 against 36.2;
-#: b = 2, N = 300, 153 against 167).
-DIRECT_ORDERING = "MMD_AT_PLUS_A"
-
-#: Solver names accepted by the exact solve (:func:`numeric.exact.general.stationary_checked`).
-METHODS: tuple[str, ...] = ("auto", "direct", "bicgstab", "gmres")
+from numeric.exact.pinned import (  # noqa: F401  (the pinned system, re-exported here)
+    DIRECT_ORDERING,
+    METHODS,
+    normalise,
+    pinned,
+    residual,
+)
 
 
 @dataclass
@@ -58,36 +56,6 @@ class Stationary:
     #: Krylov iterations (0 for the direct solver).
     iterations: int = 0
     history: list[float] = field(default_factory=list)
-
-
-def residual(QT: sps.csr_matrix, pi: np.ndarray) -> float:
-    """``||pi Q||_1 = ||Q^T pi||_1``."""
-    return float(np.abs(QT @ pi).sum())
-
-
-def pinned(QT: sps.csr_matrix, r: int) -> sps.csr_matrix:
-    """``Q^T`` with row ``r`` replaced by ``e_r`` (sharing the index arrays).
-
-    An absorbing ``r`` (exit rate 0: the closed class is that one state) has no
-    stored diagonal entry, since SciPy drops the zero ``-q_r``; it is stored first,
-    so the pinned row really is ``e_r`` (it was a zero row: a singular system).
-    """
-    lo, hi = QT.indptr[r], QT.indptr[r + 1]
-    if not np.any(QT.indices[lo:hi] == r):
-        QT = (QT + sps.csr_matrix(([1.0], ([r], [r])), shape=QT.shape)).tocsr()
-        QT.sort_indices()
-        lo, hi = QT.indptr[r], QT.indptr[r + 1]
-    data = QT.data.copy()
-    cols = QT.indices[lo:hi]
-    data[lo:hi] = np.where(cols == r, 1.0, 0.0)
-    return sps.csr_matrix((data, QT.indices, QT.indptr), shape=QT.shape)
-
-
-def normalise(x: np.ndarray) -> np.ndarray:
-    """``x / sum(x)`` with the entries that are negative by rounding only (``|x|`` at
-    the level of the residual) set to zero."""
-    x = np.where(x < 0.0, 0.0, x)
-    return x / x.sum()
 
 
 def solve_direct(QT: sps.csr_matrix, r: int) -> Stationary:
@@ -319,7 +287,6 @@ class _Monitor:
         stalled = self.its - self.at_mark >= self.patience
         if res <= self.tol or self.its >= self.max_iter or stalled:
             raise _Done
-
 
     def _next_gap(self, res: float, steps: int) -> int:
         """Iterations to the next check: :attr:`check_every`, or fewer when the

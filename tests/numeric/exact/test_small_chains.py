@@ -195,6 +195,7 @@ def test_a_lost_press_during_the_numpy_search_stops_it_at_the_next_layer(monkeyp
 
 CHILD = """
 import json
+import sys
 import numeric.exact
 from numeric.exact import lattice, rate_blocks
 
@@ -204,17 +205,23 @@ print(json.dumps({
     "method": r.solver,
     "explore": len(lattice.explore.overloads),
     "rate_loops": len(rate_blocks._MODULES),
+    "krylov": "numeric.exact.solvers" in sys.modules,
+    "csgraph": "scipy.sparse.csgraph" in sys.modules,
 }))
 """
 
 
 def test_a_new_process_solves_a_small_chain_without_the_compiled_search():
+    """A direct solve in a new process loads neither the compiled search and rate
+    loops nor the iterative solvers' module (:mod:`numeric.exact.pinned` is enough),
+    nor SciPy's graph routines (the queue and the closed class in NumPy)."""
     out = subprocess.run(
         [sys.executable, "-c", CHILD],
         capture_output=True, text=True, env=dict(os.environ), timeout=deadline(300), check=True,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0}
+    assert got == {"states": 41 * 42 // 2, "method": "direct", "explore": 0, "rate_loops": 0,
+                   "krylov": False, "csgraph": False}  # fmt: skip
 
 
 def test_a_solve_returns_a_frozen_record_of_the_law():
@@ -248,13 +255,20 @@ def test_the_one_pass_search_is_the_layered_search_bit_for_bit(name, monkeypatch
     runs, passes = [], []
     real = small.one_pass
     monkeypatch.setattr(small, "one_pass", lambda *a: passes.append(real(*a)) or passes[-1])
-    for points in (small.ONE_PASS_POINTS, 0):  # one pass, then layer by layer
+    # one pass ordered by SciPy's graph routines, by the queue in Python, then layer by layer
+    for points, loaded in (
+        (small.ONE_PASS_POINTS, True),
+        (small.ONE_PASS_POINTS, False),
+        (0, True),
+    ):
         monkeypatch.setattr(small, "ONE_PASS_POINTS", points)
+        monkeypatch.setattr(small, "_graph_routines_loaded", lambda loaded=loaded: loaded)
         ch = Chain.setup(model, N, params, start, truncation, None)
         ch.compiled = False
         runs.append(ch._search())
-    assert passes[0] is not None and passes[1] is None  # each search ran as asked
-    one, layered = runs
-    for field in ("states", "rates", "target"):
-        assert np.array_equal(getattr(one, field), getattr(layered, field)), field
-    assert one.exact_states == layered.exact_states == 0
+    assert passes[0] is not None and passes[1] is not None and passes[2] is None  # as asked
+    layered = runs[-1]
+    for one in runs[:2]:
+        for field in ("states", "rates", "target"):
+            assert np.array_equal(getattr(one, field), getattr(layered, field)), field
+        assert one.exact_states == layered.exact_states == 0
