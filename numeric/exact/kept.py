@@ -429,7 +429,7 @@ def load(
         free=tuple(lat["free"]), values=tuple(map(Fraction, lat["values"])),
         notes=list(lat["notes"]),
     )  # fmt: skip
-    prepared = PreparedModel(model, N, dict(rec["params"]), dict(rec["values"]))
+    prepared = PreparedModel(model, N, _in_call_order(rec["params"], params), dict(rec["values"]))
     start = np.asarray(rec["start"], dtype=np.int64)
     placement = Placement(prepared, lattice, start, rec["start_given"])
     nt = len(rec["jumps"])
@@ -444,6 +444,13 @@ def load(
     arrays = records.load_arrays(keys.call, rec.get("assembly"))
     model.assembled = arrays is not None
     return chain, mf, rec["note"], arrays
+
+
+def _in_call_order(kept: Mapping[str, str], params: Mapping[str, Any] | None) -> dict:
+    """The record's parameter texts ``kept`` (written with sorted keys) in the order of the
+    call's ``params``, as the result of a call that found no record lists them."""
+    given = [str(k) for k in (params or {}) if str(k) in kept]
+    return {**{k: kept[k] for k in given}, **kept}
 
 
 def keep_assembly(keys: Keys, ch: Any) -> None:

@@ -214,3 +214,19 @@ def test_a_kept_generator_larger_than_the_memory_limit_is_refused_as_before():
     numeric.exact.solve("sir", SIR, N=22)  # keeps the generator of 276 states
     with pytest.raises(ParameterError, match="more than 100 states"):
         numeric.exact.solve("sir", SIR, N=22, memory_limit=100 * _per_state())
+
+
+def test_a_kept_record_gives_the_parameters_in_the_order_of_the_call():
+    """The record is written with its keys sorted; the result read from it lists the
+    parameters as the call gave them, as the first call's result did (its JSON is the
+    same whether the process found a record or not)."""
+    given = {"rho": "0.5", "gamma": "1", "beta": "3", "a": "0.1"}  # not sorted
+    first = numeric.exact.solve("sir", given, N=19)
+    again = numeric.exact.solve("sir", given, N=19)
+    assert isinstance(again.source_model, KeptModel)
+    assert list(first.params) == list(given) == list(again.params)
+    assert json.loads(again.to_json())["params"] == json.loads(first.to_json())["params"]
+    assert list(json.loads(again.to_json())["params"]) == list(given)
+    other = numeric.exact.solve("sir", dict(sorted(given.items())), N=19)  # the same record
+    assert isinstance(other.source_model, KeptModel)
+    assert list(other.params) == sorted(given)
