@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,22 +40,81 @@ MAX_B = 200
 QUANTILES = (0.5, 0.9, 0.99)
 
 
+#: The digits of the centre ``s*`` (:func:`numeric.reference_point`'s default ``dps``);
+#: it reads ``lam`` at :data:`READ_DPS` digits.
+CENTRE_DPS = 30
+#: The digits at which :func:`numeric.reference_point` (``dps`` = :data:`CENTRE_DPS`) reads
+#: ``lam``: ``dps + 10`` (:func:`numeric.supermarket.equilibrium.equilibrium`).
+READ_DPS = CENTRE_DPS + 10
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The arrival rate per server of the ``mu = 1`` chain the engines run, read once.
+
+    ``value`` is the rate the engines simulate (float64, correctly rounded) and ``at_read``
+    the one the centre ``s*`` is computed from (:data:`READ_DPS` digits, what
+    :func:`numeric.reference_point` reads a text at); ``text`` labels the result.
+    """
+
+    #: The rate as the result labels it (``lam_text``).
+    text: str
+    #: The rate in float64 (correctly rounded: the chain's ``lam``).
+    value: float
+    #: The rate at :data:`READ_DPS` digits (correctly rounded: the centre's ``lam``).
+    at_read: Any
+
+    @classmethod
+    def of(cls, lam: Any) -> Rate:
+        """The rate as given (str, int, float or mpf): read by
+        :func:`numeric.precision.parse_lam` at 53 bits and at :data:`READ_DPS` digits;
+        a number that is not text is labelled by its float's ``repr``."""
+        import mpmath
+
+        from numeric.precision import parse_lam
+
+        with mpmath.workprec(53):
+            value = float(parse_lam(lam))
+        text = lam if isinstance(lam, str) else repr(value)
+        with mpmath.workdps(READ_DPS):
+            at_read = parse_lam(text)
+        return cls(text, value, at_read)
+
+    @classmethod
+    def read(cls, text: str, now: Any) -> Rate:
+        """The rate of a prepared problem: ``now()`` is its value at the current working
+        precision (:meth:`numeric.prepared.problem.PreparedProblem.values_now`, the same
+        correctly rounded reading as parsing the exact input afresh), read at 53 bits
+        and at :data:`READ_DPS` digits; ``text`` labels it."""
+        import mpmath
+
+        with mpmath.workprec(53):
+            value = float(now())
+        with mpmath.workdps(READ_DPS):
+            at_read = now()
+        return cls(text, value, at_read)
+
+
 def reference_point(
-    lam_text: str, b: int, d: int, replacement: bool, policy: str, N: int
+    lam_text: Any, b: int, d: int, replacement: bool, policy: str, N: int
 ) -> list[float]:
     """``s*`` from :func:`numeric.equilibrium` (the N-dependent one without replacement).
 
-    JSQ has no power-of-d fixed point; its fluid limit for ``lam < 1`` puts every
-    busy server at one job, ``s* = (lam, 0, ..., 0)`` (the JSQ system of "Exponential
-    Tail Bounds on Queues: A Confluence of Non-Asymptotic Heavy Traffic and Large
-    Deviations"), used as the reference there.
+    ``lam_text`` is the rate as given, or its :class:`Rate`.  JSQ has no power-of-d
+    fixed point; its fluid limit for ``lam < 1`` puts every busy server at one job,
+    ``s* = (lam, 0, ..., 0)`` (the JSQ system of "Exponential Tail Bounds on Queues: A
+    Confluence of Non-Asymptotic Heavy Traffic and Large Deviations"), used as the
+    reference there.
     """
     import numeric
 
+    rate = lam_text if isinstance(lam_text, Rate) else Rate.of(lam_text)
     if policy == "jsq":
-        return [min(float(lam_text), 1.0)] + [0.0] * (b - 1)
+        return [min(rate.value, 1.0)] + [0.0] * (b - 1)
     dd = 1 if policy == "random" else d
-    s_star, note = numeric.reference_point(lam_text, b, dd, replacement=replacement, N=N)
+    s_star, note = numeric.reference_point(
+        rate.at_read, b, dd, replacement=replacement, N=N, dps=CENTRE_DPS
+    )
     if note:
         warnings.warn(note, stacklevel=caller_level())  # the user's line, past the wrappers
     return [float(x) for x in s_star]
@@ -122,7 +183,7 @@ SUPERMARKET_COMPILE_SECONDS = 5.0
 @renamed_keywords(simulator="engine")
 def run_supermarket(
     N: int, lam: Any, b: int, d: int, options: RunOptions, *, replacement: bool, policy: str,
-    engine: str,
+    engine: str, s_star: Sequence[float] | None = None,
 ) -> SimulationResult:
     """The supermarket engines: simulate the finite-N supermarket system.
 
@@ -134,7 +195,8 @@ def run_supermarket(
     N:
         Number of servers, ``1 <= N <= 2^31`` (``N >= d`` without replacement).
     lam:
-        Arrival rate per server, ``> 0`` (str, int, float or mpf).
+        Arrival rate per server, ``> 0`` (str, int, float or mpf), or its :class:`Rate`
+        read from a prepared problem.
     b:
         Buffer size per server, ``1 <= b <= 200``.
     d:
@@ -152,6 +214,10 @@ def run_supermarket(
         ``"aggregated"`` (the CTMC on the counts, fastest; power-of-``d`` only)
         or ``"per-server"`` (explicit FIFO servers, with response times);
         ``simulator=`` is its deprecated alias.
+    s_star:
+        The centre of ``N E||S - s*||^2`` (``b`` floats), when the caller has it (the
+        order-1 solution of the table, :mod:`sim.table`); default
+        :func:`reference_point` of ``lam``.
 
     Returns
     -------
@@ -162,20 +228,21 @@ def run_supermarket(
         N, b, d, o.reps, o.seed, o.batches, o.steps, o.workers, policy, engine, replacement
     )
     o = dataclasses.replace(o.checked(), workers=workers)
-    from numeric.precision import parse_lam
-
-    lam_mp = parse_lam(lam)
-    lam_text = lam if isinstance(lam, str) else repr(float(lam_mp))
+    rate = lam if isinstance(lam, Rate) else Rate.of(lam)
+    lam_text = rate.text
     plan = runner.Plan.make(steps, batches, o.warmup_fraction)
-    s_star = reference_point(lam_text, b, d, replacement, policy, N)
+    if s_star is None:
+        s_star = reference_point(rate, b, d, replacement, policy, N)
+    elif len(s_star) != b:
+        raise ParameterError(f"s_star must list b = {b} levels, got {len(s_star)}.")
     spec = Spec(
         N=N,
-        lam=float(lam_mp),
+        lam=rate.value,
         b=b,
         d=1 if policy == "random" else d,
         replacement=replacement,
         policy=policy,
-        s_star=tuple(s_star),
+        s_star=tuple(float(x) for x in s_star),
         engine=engine,
     )
     if o.progress:

@@ -15,7 +15,7 @@ from typing import Any
 
 from mfstein.ground.errors import ParameterError
 from sim.base import RunOptions, SimulationResult, Simulator
-from sim.supermarket import run_supermarket
+from sim.supermarket import Rate, run_supermarket
 
 
 class SupermarketFastPath(Simulator):
@@ -38,6 +38,9 @@ class SupermarketFastPath(Simulator):
     #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
     engine: str | None = None
     policy: str = "pod"
+    #: The centre ``s*`` (``b`` floats) when the caller has it (:func:`simulate_centred`);
+    #: ``None``: :func:`sim.supermarket.reference_point` of the problem's rate.
+    centre: tuple[float, ...] | None = None
 
     @classmethod
     def accepts(cls, model: Any, params: Mapping[str, Any]) -> bool:
@@ -49,6 +52,7 @@ class SupermarketFastPath(Simulator):
         import mpmath
 
         from numeric.exact.lattice import to_fraction
+        from numeric.supermarket.solver import problem_rates
 
         if self.start is not None or self.truncation is not None:
             raise ParameterError(
@@ -69,10 +73,18 @@ class SupermarketFastPath(Simulator):
                 if f is None:
                     raise ParameterError(f"mu must be a positive number, got {st.mu!r}.")
                 mu = mpmath.mpf(f.numerator) / f.denominator
-            if mu == 1 and not service:
-                self.lam_text = self.params[st.arrival]  # as given: no rescaling
-            else:
-                self.lam_text = mpmath.nstr(lam / mu, 30)
+            given = self.params[st.arrival]
+            if mu == 1 and not service and isinstance(given, str):
+                # no rescaling: the prepared problem's reading of the exact rate
+                rates = problem_rates(self.prepared.problem())
+                rate = Rate.read(given, lambda: rates()[0])
+            elif mu == 1 and not service:  # a number: read as its float's repr, as always
+                rate = Rate.of(given)
+            else:  # lam / mu of the 30-digit values, to 30 digits (as it always was)
+                rate = Rate.of(mpmath.nstr(lam / mu, 30))
+        #: The rate of the ``mu = 1`` chain run (:class:`sim.supermarket.Rate`).
+        self.rate = rate
+        self.lam_text = rate.text
         self.d = int(st.d)
         self.replacement = bool(st.replacement)
 
@@ -81,9 +93,9 @@ class SupermarketFastPath(Simulator):
         import dataclasses
 
         r = run_supermarket(
-            self.N, self.lam_text, self.model.n, self.d, options,
+            self.N, self.rate, self.model.n, self.d, options,
             replacement=self.replacement, policy=self.policy,
-            engine=self.engine or "aggregated",
+            engine=self.engine or "aggregated", s_star=self.centre,
         )  # fmt: skip
         out = dataclasses.replace(
             r, model=self.model.name, params={k: str(v) for k, v in self.params.items()}
@@ -93,3 +105,17 @@ class SupermarketFastPath(Simulator):
                 out, engine=self.name, start=[round(self.N * x) for x in r.s_star]
             )
         return out
+
+
+def simulate_centred(
+    model: Any, params: Mapping[str, Any], N: int, s_star: Any, **options: Any
+) -> SimulationResult:
+    """The aggregated engine of :class:`SupermarketFastPath` on ``model`` at ``params``
+    (what ``simulate_supermarket(N, lam, b, d)`` runs), centred at the caller's ``s*``
+    (the order-1 solution it already has, e.g. :mod:`sim.table`'s) instead of
+    :func:`sim.supermarket.reference_point` computed again; ``options`` are those of
+    :func:`sim.simulate` (``steps``, ``reps``, ``seed``, ``workers``, ...)."""
+    sim = SupermarketFastPath(model, N, params)
+    sim.engine = "aggregated"
+    sim.centre = tuple(float(x) for x in s_star)
+    return sim.run(**options)

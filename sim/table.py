@@ -150,19 +150,63 @@ class PaperTable(Presentable):
         plot(self.rows, path, **self._meta())
 
 
-def _exact(N: int, lam: str, b: int, d: int) -> tuple[str | None, str]:
+def _exact(model: Any, params: dict[str, Any], N: int) -> tuple[str | None, str]:
+    """The exact column of ``N``: :func:`numeric.exact.solve` of the row's model at its
+    parameters (the supermarket's exact fast path, reading the row's prepared problem),
+    or why not."""
+    b = model.n
     states = comb(N + b, b)
     if states > EXACT_MAX_STATES:
         size = f"{states:.3g}" if states < 10**300 else f"10^{len(str(states)) - 1}"
         return None, f"state space C(N+b, b) = {size} > {EXACT_MAX_STATES:,} states"
+    import numeric.exact
     from mfstein.ground.errors import NumericalError, ParameterError
-    from numeric.exact import solve_exact
 
     try:
-        r = solve_exact(N, lam, b, d)
+        r = numeric.exact.solve(model, params, N=N, route="fast")
     except (ParameterError, NumericalError) as exc:
         return None, str(exc)
     return repr(r.printed("n_mse")), f"{states:,} states, residual {float(r.residual):.1e}"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """What every column of one ``N`` reads: the row's supermarket model and parameters,
+    their one prepared problem and its mean-field solution (order 1 by the family's fast
+    path, extended by order 2)."""
+
+    #: The power-of-``d`` supermarket model with the row's buffer.
+    model: Any
+    #: ``{"lam": lam}``, the row's rate as decimal text.
+    params: dict[str, Any]
+    #: The :class:`numeric.prepared.problem.PreparedProblem` of (model, params): the one
+    #: set-up of the row.
+    problem: Any
+    #: The :class:`numeric.MeanFieldSolution` with ``c2`` and ``digits2`` filled in.
+    solution: Any
+
+
+def columns(lam: str, b: int | str, d: int, dps: int) -> Columns:
+    """The row's model at the buffer ``b`` (``"auto"``: the smallest at which ``c`` stops
+    changing, :func:`numeric.supermarket.solver.auto_buffer`, as ``numeric.bound`` finds
+    it), prepared once (:func:`numeric.prepared.problem.prepare_problem`) and solved on
+    that problem: order 1 by :func:`numeric.solve` (the family's fast path, what
+    ``numeric.bound(lam, b, d)`` runs), order 2 by
+    :func:`numeric.meanfield.stationary.order2_working` (what
+    ``numeric.second_order(model, params)`` runs) attached to it."""
+    import numeric
+    from numeric.meanfield.stationary import order2_working
+    from numeric.meanfield.truncation import attach_second_order
+    from numeric.prepared.problem import prepare_problem
+    from numeric.supermarket.short_form import supermarket_model
+    from numeric.supermarket.solver import auto_buffer
+
+    bb = auto_buffer(lam, d, dps=dps) if b == "auto" else int(b)
+    model, params = supermarket_model(bb, d, lam=lam)
+    problem = prepare_problem(model, params)
+    first = numeric.solve(model, params, dps=dps)  # reads `problem` (the same inputs)
+    solution = attach_second_order(first, order2_working(problem, dps=dps))
+    return Columns(model, params, problem, solution)
 
 
 def build(
@@ -181,7 +225,9 @@ def build(
     progress: bool = False,
     dps: int = 30,
 ) -> list[Row]:
-    """Compute the table's columns, one :class:`Row` per ``N``."""
+    """Compute the table's columns, one :class:`Row` per ``N``: each ``N``'s model is
+    prepared once (:func:`columns`) and the bound, ``c2``, the simulation (centred at
+    the order-1 ``s*``) and the exact chain all read it."""
     import mpmath
 
     import numeric
@@ -190,7 +236,7 @@ def build(
     from sim import stats
     from sim.summary import whole
     from sim.supermarket import MAX_B, check_inputs
-    from sim.supermarket_short_form import simulate_supermarket
+    from sim.supermarket_fast_path import simulate_centred
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -205,34 +251,24 @@ def build(
     for N in Ns:
         lam_mp = numeric.heavy_traffic_lambda(gamma, alpha, N, dps=dps)
         lam = mpmath.nstr(lam_mp, dps, strip_zeros=True)
-        sol = numeric.bound(lam, "auto" if b == "auto" else b, d, dps=dps)
-        bb = int(sol.n)
+        row = columns(lam, b, d, dps)
+        sol = row.solution
         # the 1/N^2 term of the size expansion: N E||S - s*||^2 = c + c2/N + O(1/N^2)
-        from numeric.supermarket.short_form import supermarket_model
-
-        model, params = supermarket_model(bb, d, lam=lam)
-        so = numeric.second_order(model, params, dps=dps)
-        digits2 = max(1, min(int(sol.digits), int(so.digits)))
+        digits2 = max(1, min(int(sol.digits), int(sol.digits2)))
         res = whole(
-            simulate_supermarket(
-                N,
-                lam,
-                bb,
-                d,
-                steps=steps,
-                reps=reps,
-                seed=seed,
-                workers=workers,
-                scheduler=scheduler,
-                progress=progress,
+            simulate_centred(
+                row.model, row.params, N, sol.s_star, steps=steps, reps=reps, seed=seed,
+                workers=workers, scheduler=scheduler, progress=progress,
             )
-        )
-        ex, note = _exact(N, lam, bb, d) if exact else (None, "not requested (--exact)")
+        )  # fmt: skip
+        ex, note = (None, "not requested (--exact)")
+        if exact:
+            ex, note = _exact(row.model, row.params, N)
         rows.append(
             Row(
                 N=N,
                 lam=lam,
-                b=bb,
+                b=row.model.n,
                 sim_mean=float(res.n_mse.mean),
                 sim_ci95=float(res.n_mse.ci95),
                 sim_blocking=float(res.blocking.mean),
@@ -243,9 +279,9 @@ def build(
                 exact_note=note,
                 # the table prints no covariance: its withholding is no news here
                 warnings=[w for w in res.warnings if stats.WITHHELD not in w],
-                c2=mpmath.nstr(so.c2, max(int(so.digits), 1)),
-                c2_digits=int(so.digits),
-                second_order=mpmath.nstr(sol.constant + so.c2 / N, digits2),
+                c2=mpmath.nstr(sol.c2, max(int(sol.digits2), 1)),
+                c2_digits=int(sol.digits2),
+                second_order=mpmath.nstr(sol.constant + sol.c2 / N, digits2),
             )
         )
     return rows
