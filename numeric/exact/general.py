@@ -57,6 +57,7 @@ from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_by
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import DIRECT_ORDERING, METHODS
+from numeric.meanfield.result_tasks import EXACT_TASKS
 
 if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
     from numeric.exact.truncation import Cut
@@ -775,6 +776,7 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
+        tasks=EXACT_TASKS,
         law_system=_law_system(ch, pi.shape[0]),
         up_rate_half_range=float(half_range(reach.up_rates)),
         **_mean_field_fields(mf, ch.model.n),

@@ -34,6 +34,7 @@ from mfstein.ground.arguments import check_keywords, check_params, check_start, 
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
+from numeric.meanfield.result_tasks import SOLUTION_TASKS
 from numeric.meanfield.solution import MeanFieldSolution
 from numeric.params import parse_params
 from numeric.precision import check_dps, check_precision
@@ -302,7 +303,8 @@ def _solve_problem(
 
         stage("order 2")
         sol = second_order_of(sol, problem, dps=dps, M=M)
-    return replace(sol, source_model=model, inputs=dict(problem.params), start=start, M=M)
+    inputs = dict(problem.params)
+    return replace(sol, source_model=model, inputs=inputs, start=start, M=M, tasks=SOLUTION_TASKS)
 
 
 def solve_prepared(problem: PreparedProblem, *, dps: int = 30) -> MeanFieldSolution:
