@@ -623,8 +623,10 @@ def solve(
     keys = kept.keys(model, params, N, start, truncation, truncation_tol, route=route)
     found = kept.load(keys, model, params, N, memory_limit)
     if found is None:  # not prepared by an earlier process: the model, its fast path
-        if isinstance(model, str):  # built once per call (a later kept call reaches it)
-            model, params = kept.build_model(keys, model, params)
+        if isinstance(model, str):  # the one model of that name (a later kept call reaches it)
+            from derive.models import as_model
+
+            model, params = as_model(model, params)
         r = _elsewhere(model, params, N, start, truncation, route, solver, tol, memory_limit,
                        progress)  # fmt: skip
         if r is not None:

@@ -202,15 +202,19 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     """``(model, params, save)``: a library model named without options read from disk
     when its record is there and the call is ``covered`` (the routes the record serves:
     the working precision and float64 at order 1 without observables;
-    :mod:`derive.models.stored`, no SymPy), else built (:func:`derive.models.as_model`),
+    :mod:`derive.models.stored`, no SymPy) and this process has not built it (the one
+    model of that name, :func:`derive.models.kept_model`, whose problem the first call
+    prepared), else built (:func:`derive.models.as_model`),
     ``save`` telling whether to write its record after the solve; ``(None, (model,
     params), False)`` for a heterogeneous population."""
-    from derive.models import as_model
+    from derive.models import as_model, kept_model
     from numeric.heterogeneous.entry import is_heterogeneous
 
     check_params(params)  # as as_model does first: a refusal is the same sentence
     named = isinstance(model, str)  # a model object: nothing read from disk or saved
     covered = covered and named and params is not None
+    # the model this process built by that name: its problem is prepared already
+    covered = covered and kept_model(model) is None
     if covered:
         from derive.models.stored import stored
 
