@@ -59,6 +59,7 @@ carries the command's answer only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -234,11 +235,18 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
 
 def factory_keywords(fn: Callable[..., Any]) -> set[str]:
     """Keyword arguments a factory accepts (its structural options, e.g. ``b``)."""
-    return {
+    return set(_keywords(fn))
+
+
+@functools.lru_cache(maxsize=128)
+def _keywords(fn: Callable[..., Any]) -> frozenset[str]:
+    """:func:`factory_keywords`, read once per factory (``inspect.signature`` costs some
+    10 us, and every task given a model by name asks it)."""
+    return frozenset(
         p.name
         for p in inspect.signature(fn).parameters.values()
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    }
+    )
 
 
 def options_text(spec: str, fn: Callable[..., Any], names: Any = None) -> str:

@@ -214,19 +214,23 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     named = isinstance(model, str)  # a model object: nothing read from disk or saved
     covered = covered and named and params is not None
     # the model this process built by that name: its problem is prepared already
-    covered = covered and kept_model(model) is None
-    if covered:
+    known = kept_model(model) if covered else None
+    if covered and known is None:
         from derive.models.stored import stored
 
         hit = stored(model, params)
         if hit is not None:
             return hit, dict(params), False
     given = set(map(str, params or {})) if named else set()
-    built, params = as_model(model, params)
+    names = {getattr(q, "name", q) for q in getattr(known, "params", ())}  # (str: SymPy's printer)
+    if known is not None and given <= names:
+        built, params = known, dict(params)  # as_model's answer, without its checks
+    else:
+        built, params = as_model(model, params)
     if is_heterogeneous(built):
         return None, (built, params), False
     save = False
-    if covered:
+    if covered and known is None:
         from numeric.meanfield.fixed_point import LAMBDA_MAX_B
 
         # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B
