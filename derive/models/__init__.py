@@ -358,14 +358,16 @@ def _by_name(spec: Any, options: Mapping[str, Any]) -> tuple[str, tuple, Any] | 
     if not isinstance(spec, str):
         return None
     spec = spec.strip()
-    items = tuple(sorted((str(k), type(v), v) for k, v in options.items()))
+    items = tuple(sorted((str(k), type(v), v) for k, v in options.items())) if options else ()
     try:
         hash(items)
     except TypeError:
         return None
+    if spec in MODELS:
+        return spec, items, None
     stamp = None
     path_text, sep, _ = spec.rpartition(":")
-    if spec not in MODELS and sep and path_text.endswith(".py"):
+    if sep and path_text.endswith(".py"):
         try:
             st = Path(path_text).resolve().stat()
         except OSError:
