@@ -588,7 +588,7 @@ class Model:
         exact conservation laws, which cost seconds for a thousand coordinates)."""
         if not self._info.state_space.declared and "_inferred" not in self.__dict__:
             space = infer_state_space(self.transitions, self.n)
-            self._info = replace(self._info, state_space=space)
+            self.__dict__["_info"] = replace(self._info, state_space=space)  # (inferred)
             self.__dict__["_inferred"] = True
         return self._info
 
@@ -609,6 +609,19 @@ class Model:
         return (
             f"<Model {self.name} n={self.n} params=({params}) transitions={len(self.transitions)}>"
         )
+
+    #: What a model is: set once, when it is built (its :attr:`key` names every cache
+    #: of what is derived from it, and :func:`derive.models.load_model` shares one
+    #: object between the calls that name it).
+    FIXED = ("name", "states", "params", "transitions", "key", "_info")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in Model.FIXED and name in self.__dict__:
+            raise AttributeError(
+                f"model {self.name}'s {name.lstrip('_')} is fixed once it is built; "
+                "build a new derive.Model instead."
+            )
+        object.__setattr__(self, name, value)
 
     def __hash__(self) -> int:
         return hash(self.key)

@@ -175,12 +175,15 @@ def test_the_graph_reads_imports_inside_functions() -> None:
     assert {"derive.model", "numeric.precision", "sim.api", "mfstein.cli.solve"} <= set(graph)
 
 
-def test_a_result_reaches_the_certifier_by_an_import_the_graph_sees() -> None:
-    """``MeanFieldSolution.certify`` imports the certifier (no run-time link through
-    ``numeric``'s lazy table), and the certifier reads no mean-field route: the link
-    points one way."""
+def test_a_result_reaches_the_certifier_through_the_tasks_its_entry_attached() -> None:
+    """``MeanFieldSolution.certify`` calls the ``certify`` of the tasks its entry attached
+    (``numeric.meanfield.result_tasks``, which imports the certifier where the graph sees
+    it): the record imports no route, and the certifier reads no mean-field route, so
+    the links point one way (``tests/test_result_imports.py``)."""
     graph = file_graph()
-    assert "numeric.certified.enclosures" in graph["numeric.meanfield.solution"]
+    assert "numeric.certified.enclosures" not in graph["numeric.meanfield.solution"]
+    assert "numeric.certified.enclosures" in graph["numeric.meanfield.result_tasks"]
+    assert "numeric.meanfield.result_tasks" in graph["numeric.meanfield.entry"]
     assert not any(t.startswith("numeric.meanfield") for t in graph["numeric.certified.enclosures"])
     # the finite-N model reaches the mean field it is centred at by an import, too
     assert "numeric.meanfield.entry" in graph["numeric.exact.prepared"]

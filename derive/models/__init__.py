@@ -59,12 +59,15 @@ carries the command's answer only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import re
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -232,11 +235,18 @@ def _run_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any)
 
 def factory_keywords(fn: Callable[..., Any]) -> set[str]:
     """Keyword arguments a factory accepts (its structural options, e.g. ``b``)."""
-    return {
+    return set(_keywords(fn))
+
+
+@functools.lru_cache(maxsize=128)
+def _keywords(fn: Callable[..., Any]) -> frozenset[str]:
+    """:func:`factory_keywords`, read once per factory (``inspect.signature`` costs some
+    10 us, and every task given a model by name asks it)."""
+    return frozenset(
         p.name
         for p in inspect.signature(fn).parameters.values()
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    }
+    )
 
 
 def options_text(spec: str, fn: Callable[..., Any], names: Any = None) -> str:
@@ -283,12 +293,91 @@ def parse_option(text: str) -> Any:
     return sp.Rational(exact.numerator, exact.denominator)
 
 
+#: Most models :func:`load_model` keeps by name in this process (least recently used
+#: dropped first), under :func:`_by_name`'s key.
+MODELS_KEPT = 64
+_KEPT: OrderedDict[tuple[str, tuple, Any], Any] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
+
+
 def load_model(spec: str, **options: Any) -> Any:
     """Build a model: ``load_model("supermarket", b=5, d=2)``, ``load_model("file.py:f")``.
 
     Returns a :class:`derive.model.Model` (or a :class:`derive.spec.Truncated`
     family); anything else returned by a factory is refused.
+
+    The same name and factory options give the same object in one process (the last
+    :data:`MODELS_KEPT` kept; a file's factory anew once the file changed), so every
+    task called by name reaches the caches its first call filled -- the prepared
+    problem (:mod:`numeric.prepared.cache`), the derived objects, an exact chain's
+    record -- instead of building and preparing the model again.  A model is not
+    changed once built (:class:`derive.model.Model` refuses a new name, states,
+    parameters, transitions or key), so sharing it is safe; :func:`clear_models`
+    forgets them (a benchmark's fresh object).  Options that do not hash (a list)
+    build a new model each call.
     """
+    key = _by_name(spec, options)
+    if key is None:
+        return _build(spec, options)
+    model = _kept_at(key)
+    if model is None:
+        model = _build(key[0], {name: value for name, _, value in key[1]})
+        with _KEPT_LOCK:
+            model = _KEPT.setdefault(key, model)  # (another thread's, when it was first)
+            while len(_KEPT) > MODELS_KEPT:
+                _KEPT.popitem(last=False)
+    return model
+
+
+def kept_model(spec: Any, **options: Any) -> Any:
+    """The model :func:`load_model` keeps for ``spec`` and ``options``, ``None`` when it
+    has built none (nothing is built here)."""
+    key = _by_name(spec, options)
+    return None if key is None else _kept_at(key)
+
+
+def clear_models() -> None:
+    """Forget the models :func:`load_model` kept by name: the next call builds anew."""
+    with _KEPT_LOCK:
+        _KEPT.clear()
+
+
+def _kept_at(key: tuple[str, tuple, Any]) -> Any:
+    with _KEPT_LOCK:
+        model = _KEPT.get(key)
+        if model is not None:
+            _KEPT.move_to_end(key)
+        return model
+
+
+def _by_name(spec: Any, options: Mapping[str, Any]) -> tuple[str, tuple, Any] | None:
+    """The key :func:`load_model` keeps a model under: the name, the options with their
+    types (``2`` and ``2.0`` are two keys) and, for ``file.py:factory``, the file's
+    path, size and modification time; ``None`` when it cannot be kept (not a name, an
+    option that does not hash, a file that is not there)."""
+    if not isinstance(spec, str):
+        return None
+    spec = spec.strip()
+    items = tuple(sorted((str(k), type(v), v) for k, v in options.items())) if options else ()
+    try:
+        hash(items)
+    except TypeError:
+        return None
+    if spec in MODELS:
+        return spec, items, None
+    stamp = None
+    path_text, sep, _ = spec.rpartition(":")
+    if sep and path_text.endswith(".py"):
+        try:
+            st = Path(path_text).resolve().stat()
+        except OSError:
+            return None
+        stamp = (str(Path(path_text).resolve()), st.st_size, st.st_mtime_ns)
+    return spec, items, stamp
+
+
+def _build(spec: str, options: Mapping[str, Any]) -> Any:
+    """A new model from the factory named ``spec`` (:func:`load_model`'s work)."""
     from derive.heterogeneous_population import HeterogeneousModel
     from derive.model import Model
     from derive.spec import Truncated

@@ -57,6 +57,7 @@ from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_by
 from numeric.exact.pinned import DIRECT_ORDERING, METHODS
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
+from numeric.meanfield.result_tasks import EXACT_TASKS
 
 if TYPE_CHECKING:  # the truncation module is imported where a truncation is asked for
     from numeric.exact.truncation import Cut
@@ -621,8 +622,10 @@ def solve(
     keys = kept.keys(model, params, N, start, truncation, truncation_tol, route=route)
     found = kept.load(keys, model, params, N, memory_limit)
     if found is None:  # not prepared by an earlier process: the model, its fast path
-        if isinstance(model, str):  # built once per call (a later kept call reaches it)
-            model, params = kept.build_model(keys, model, params)
+        if isinstance(model, str):  # the one model of that name (a later kept call reaches it)
+            from derive.models import as_model
+
+            model, params = as_model(model, params)
         r = _elsewhere(model, params, N, start, truncation, route, solver, tol, memory_limit,
                        progress)  # fmt: skip
         if r is not None:
@@ -774,6 +777,7 @@ def _result(
         notes=ch.notes,
         truncation=cut,
         source_model=ch.model,
+        tasks=EXACT_TASKS,
         law_system=_law_system(ch, pi.shape[0]),
         up_rate_half_range=float(half_range(reach.up_rates)),
         **_mean_field_fields(mf, ch.model.n),

@@ -30,8 +30,8 @@ parameter ``N`` (its rates depend on ``N``) keeps no such record.
 What the record does not hold is built from the call's own arguments when it is
 first needed (:class:`KeptModel`): the :class:`derive.model.Model` itself (for
 :meth:`numeric.exact.result.ExactResult.expect`, or an attribute the exact route
-does not read; the one this process built for the same call when it prepared it
-afresh, :func:`remember`), the call's prepared problem
+does not read; :func:`derive.models.as_model` gives the one this process built for
+the same name and options, when it prepared the call afresh), the call's prepared problem
 (:meth:`KeptModel.problem`, from the cache
 :func:`numeric.prepared.problem.prepare_problem`: the problem that call prepared,
 never a second one) and the exact rate evaluator
@@ -43,7 +43,6 @@ chosen (an unbounded orthant), a heterogeneous population or a family's fast pat
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -61,12 +60,6 @@ VERSION = 2
 #: (:func:`assembly_arrays`: some 70 bytes per state for SIR), so that the next
 #: process at the same call skips the search and the closed classes.
 ASSEMBLY_STATES = 20_000
-#: Models this process built by name for an exact call, by the call's key at any ``N``
-#: (:func:`remember`; the most recent kept), so that a later call read from its record
-#: reaches the same model -- hence the same prepared problem -- instead of building
-#: and preparing it again.
-MODELS = 64
-_BUILT: OrderedDict[str, tuple[Any, dict[str, Any]]] = OrderedDict()
 
 
 def call_key(
@@ -137,35 +130,12 @@ class KeptKernels(SimpleNamespace):
         return getattr(self, name)
 
 
-def remember(keys: Keys, model: Any, rest: Mapping[str, Any]) -> None:
-    """Keep the model this process built by name for the exact call of ``keys``, and its
-    parameters ``rest`` (:func:`derive.models.as_model`), for :meth:`KeptModel.real`."""
-    if keys.any_n is None:
-        return
-    _BUILT[keys.any_n] = (model, dict(rest))
-    _BUILT.move_to_end(keys.any_n)
-    while len(_BUILT) > MODELS:
-        _BUILT.popitem(last=False)
-
-
-def build_model(
-    keys: Keys, spec: str, params: Mapping[str, Any] | None
-) -> tuple[Any, dict[str, Any]]:
-    """The model named ``spec`` and its parameters (:func:`derive.models.as_model`), made
-    for the exact call of ``keys`` when it is prepared afresh and kept
-    (:func:`remember`) for a later call read from its record."""
-    from derive.models import as_model
-
-    model, rest = as_model(spec, params)
-    remember(keys, model, rest)
-    return model, rest
-
-
 class KeptModel:
     """What the exact route reads of a model (name, key, dimension, generated kernels,
     structure), from a record; anything else is read from the model itself, built on
-    first use from the call's arguments (:func:`derive.models.as_model`) or the one
-    this process built for the same call (:func:`remember`)."""
+    first use from the call's arguments by :func:`derive.models.as_model`, which gives
+    the model this process built for the same name and options, if any: so a call
+    read from its record reaches the problem an earlier call prepared."""
 
     def __init__(
         self, record: dict, spec: str, params: Mapping[str, Any] | None, keys: Keys, N: int
@@ -189,9 +159,9 @@ class KeptModel:
         """The :class:`derive.model.Model` (built once; :attr:`rest` its parameters, the
         call's others being the factory's options)."""
         if self._real is None:
-            known = _BUILT.get(self._keys.any_n)  # (never under None: remember)
-            made = known or build_model(self._keys, self._spec, self._params)
-            self._real, self.rest = made
+            from derive.models import as_model
+
+            self._real, self.rest = as_model(self._spec, self._params)
         return self._real
 
     def problem(self) -> Any:

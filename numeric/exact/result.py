@@ -19,6 +19,7 @@ from mfstein.ground.display import (
     printed_to_error,
     shape_text,
 )
+from mfstein.ground.result_tasks import ResultTasks, task
 from numeric.exact import law_error as claim
 
 
@@ -150,6 +151,10 @@ class ExactResult(Presentable):
     #: :meth:`errors` multiplies it by :attr:`law_error` for ``up_rate`` and ``blocking``; ``None``
     #: when not computed.
     up_rate_half_range: float | None = None
+    #: What :meth:`expect` asks of the routes, attached by the entry that built the result
+    #: (:data:`numeric.meanfield.result_tasks.EXACT_TASKS`); ``None`` when built by hand.
+    #: Not part of the JSON or of ``==``.
+    tasks: ResultTasks | None = field(default=None, repr=False, compare=False)
     _errors: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     b = renamed_attribute("ExactResult", "b", "n")
@@ -162,10 +167,10 @@ class ExactResult(Presentable):
     )
 
     def expect(self, g: Any, model: Any = None) -> Any:
-        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`)."""
-        from numeric.meanfield.observables import expect_exact
-
-        return expect_exact(self, g, model)
+        """``E[g(S_N)]``, ``Var g(S_N)`` (:func:`numeric.meanfield.observables.expect_exact`,
+        the ``expect`` of :attr:`tasks`)."""
+        instead = "numeric.exact.solve(model, params, N=...).expect(g)"
+        return task(self, "expect", instead)(self, g, model)
 
     @property
     def condition(self) -> float | None:

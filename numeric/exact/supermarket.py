@@ -60,6 +60,7 @@ from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_positions
+from numeric.meanfield.result_tasks import EXACT_TASKS
 from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
@@ -311,6 +312,7 @@ def supermarket_fast(
         notes=[note] if note else [],
         family_fields=family_fields(lam=lam_text, d=d, replacement=replacement),
         source_model=model,
+        tasks=EXACT_TASKS,
         law_system=sol.system,
         up_rate_half_range=float(half_range(sol.arrival_intensity)),
         **_moments(sol, N, s_star, float(lam_text)),

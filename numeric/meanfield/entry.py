@@ -34,6 +34,7 @@ from mfstein.ground.arguments import check_keywords, check_params, check_start, 
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.progress import stage
 from numeric.meanfield.fast_paths import fast_path
+from numeric.meanfield.result_tasks import SOLUTION_TASKS
 from numeric.meanfield.solution import MeanFieldSolution
 from numeric.params import parse_params
 from numeric.precision import check_dps, check_precision
@@ -201,27 +202,35 @@ def _model_of(model: Any, params: Any, covered: bool) -> tuple[Any, Any, bool]:
     """``(model, params, save)``: a library model named without options read from disk
     when its record is there and the call is ``covered`` (the routes the record serves:
     the working precision and float64 at order 1 without observables;
-    :mod:`derive.models.stored`, no SymPy), else built (:func:`derive.models.as_model`),
+    :mod:`derive.models.stored`, no SymPy) and this process has not built it (the one
+    model of that name, :func:`derive.models.kept_model`, whose problem the first call
+    prepared), else built (:func:`derive.models.as_model`),
     ``save`` telling whether to write its record after the solve; ``(None, (model,
     params), False)`` for a heterogeneous population."""
-    from derive.models import as_model
+    from derive.models import as_model, kept_model
     from numeric.heterogeneous.entry import is_heterogeneous
 
     check_params(params)  # as as_model does first: a refusal is the same sentence
     named = isinstance(model, str)  # a model object: nothing read from disk or saved
     covered = covered and named and params is not None
-    if covered:
+    # the model this process built by that name: its problem is prepared already
+    known = kept_model(model) if covered else None
+    if covered and known is None:
         from derive.models.stored import stored
 
         hit = stored(model, params)
         if hit is not None:
             return hit, dict(params), False
     given = set(map(str, params or {})) if named else set()
-    built, params = as_model(model, params)
+    names = {getattr(q, "name", q) for q in getattr(known, "params", ())}  # (str: SymPy's printer)
+    if known is not None and given <= names:
+        built, params = known, dict(params)  # as_model's answer, without its checks
+    else:
+        built, params = as_model(model, params)
     if is_heterogeneous(built):
         return None, (built, params), False
     save = False
-    if covered:
+    if covered and known is None:
         from numeric.meanfield.fixed_point import LAMBDA_MAX_B
 
         # the record keeps the lambdified float64 kernels, which serve up to LAMBDA_MAX_B
@@ -302,7 +311,8 @@ def _solve_problem(
 
         stage("order 2")
         sol = second_order_of(sol, problem, dps=dps, M=M)
-    return replace(sol, source_model=model, inputs=dict(problem.params), start=start, M=M)
+    inputs = dict(problem.params)
+    return replace(sol, source_model=model, inputs=inputs, start=start, M=M, tasks=SOLUTION_TASKS)
 
 
 def solve_prepared(problem: PreparedProblem, *, dps: int = 30) -> MeanFieldSolution:

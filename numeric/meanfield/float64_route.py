@@ -60,6 +60,7 @@ from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.float64_point import DELTA, MAX_DIGITS
 from numeric.meanfield.float64_values import Float64Matrix, mpf64, mpf64_list
 from numeric.meanfield.problem import order1, system64
+from numeric.meanfield.result_tasks import SOLUTION_TASKS
 from numeric.meanfield.solution import Deferred, MeanFieldSolution, family_fields
 from numeric.prepared.problem import PreparedProblem, prepare_problem
 
@@ -172,6 +173,7 @@ def _record(problem: Any, pt: Any, M: Any) -> MeanFieldSolution:
         },
         family_fields=family_fields(lam=values.get("lam"), d=model.structure("d")),
         source_model=model,
+        tasks=SOLUTION_TASKS,
         inputs=dict(problem.params),
         start=problem.start,
         M=M,

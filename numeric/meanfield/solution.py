@@ -12,6 +12,7 @@ from mpmath import mpf
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.display import FamilyField, Presentable, count_row, shape_text
 from mfstein.ground.display import family_fields as family_fields  # read from here too
+from mfstein.ground.result_tasks import ResultTasks, task
 
 
 class Stated(mpf):
@@ -242,6 +243,10 @@ class MeanFieldSolution(Presentable):
     #: The quadratic observable ``M`` the solution was computed from, as given (``None``
     #: for the identity); :meth:`certify` certifies exactly this ``M``.
     M: Any = field(default=None, repr=False, compare=False)
+    #: What :meth:`certify` and :meth:`observable` ask of the routes, attached by the
+    #: entry that built the solution (:data:`numeric.meanfield.result_tasks.SOLUTION_TASKS`);
+    #: ``None`` when the solution was built by hand.  Not part of the JSON or of ``==``.
+    tasks: ResultTasks | None = field(default=None, repr=False, compare=False)
 
     methods = renamed_attribute("MeanFieldSolution", "methods", "routes")
 
@@ -282,12 +287,10 @@ class MeanFieldSolution(Presentable):
         (:func:`numeric.certified.enclosures.certify_float_solution`; ``numeric.certify``
         solves and calls this): of the constant of the ``M`` it was computed with, at
         its own parameter values and start.  ``options``: ``params``, ``dps``, ``M``
-        (must equal the solution's), ``start``, ``model``.  The certifier reads the
-        model and this record only (never the mean-field routes), so this import
-        points one way."""
-        from numeric.certified.enclosures import certify_float_solution
-
-        return certify_float_solution(self, **options)
+        (must equal the solution's), ``start``, ``model``.  The certifier is the
+        ``certify`` of :attr:`tasks`, attached by the entry that built the solution
+        (this record imports no route)."""
+        return task(self, "certify", "numeric.certify(model, params)")(self, **options)
 
     # ------------------------------------------------------------------
     # presentation
@@ -435,10 +438,10 @@ class MeanFieldSolution(Presentable):
         return f"${text}$"
 
     def observable(self, model: Any, g: Any, params: Any = None) -> Any:
-        """The expansion of ``E[g(S_N)]`` (:func:`numeric.meanfield.observables.expand`)."""
-        from numeric.meanfield.observables import expand
-
-        return expand(self, model, g, params)
+        """The expansion of ``E[g(S_N)]`` (:func:`numeric.meanfield.observables.expand`,
+        the ``observable`` of :attr:`tasks`)."""
+        instead = "numeric.solve(model, params, observables=[g])"
+        return task(self, "observable", instead)(self, model, g, params)
 
 
 MeanFieldSolution.__init__ = renamed_keywords(methods="routes")(MeanFieldSolution.__init__)  # type: ignore[method-assign]

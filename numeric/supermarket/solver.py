@@ -96,6 +96,7 @@ from derive.models.supermarket_structure import SupermarketStructure
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
+from numeric.meanfield.result_tasks import SOLUTION_TASKS
 from numeric.meanfield.solution import MeanFieldSolution, family_fields
 from numeric.precision import (
     Earned,
@@ -511,6 +512,7 @@ def solve_member(
         errors=errors,
         family_fields=family_fields(lam=high["lam"], d=d),
         source_model=member.model,
+        tasks=SOLUTION_TASKS,
     )
 
 

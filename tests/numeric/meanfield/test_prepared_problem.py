@@ -76,7 +76,9 @@ def test_problem_is_immutable_and_cached_by_its_inputs():
     assert pp.prepare(m, {**SIR, "beta": "3.5"}) is not a
     # another model object with the same transitions (it may declare other ranges,
     # another reference point): another problem
-    narrow = load_model("sir")
+    from derive.models.sir import sir
+
+    narrow = sir()  # (load_model keeps one model per name: its factory makes another)
     assert narrow is not m and narrow.key == m.key and pp.prepare(narrow, SIR) is not a
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.p64 = np.zeros(4)  # type: ignore[misc]

@@ -58,7 +58,9 @@ def test_a_warm_solve_reads_no_parameter_value_again(monkeypatch, precision: str
         return real(name, raw)
 
     monkeypatch.setattr(params_module, "_read", counted)
-    model = load_model("sir")
+    from derive.models.sir import sir
+
+    model = sir()  # an object of its own (load_model("sir") is one object per process)
     params = {**GOOD, "a": "0.125"}  # a point no other test prepared
     first = numeric.solve(model, params, dps=12, precision=precision)
     assert reads  # the values were read (at dps + 20 digits and at 30)
