@@ -43,8 +43,8 @@ sums would (the thinning only adds variance, no bias), and the batch-means
 confidence interval accounts for that variance.  Accumulating a kept event
 costs ``b (b + 1) / 2`` multiply-adds, so a fixed ``t`` makes the average cost
 per event grow like ``b^2`` (3x slower at ``b = 50`` than at ``b = 10`` with
-``t = 6``).  :func:`thin_bits` therefore scales ``t`` with ``b``: the smallest
-``t >= 6`` with ``b (b + 1) / 2 <= 2^t`` (about one multiply-add per event),
+``t = 6``).  :func:`sim.thinning.thin_bits` therefore scales ``t`` with ``b``: the
+smallest ``t >= 6`` with ``b (b + 1) / 2 <= 2^t`` (about one multiply-add per event),
 capped at 11 to keep the keep bits disjoint from the event bits.  Second
 moments are a fraction ``2^-t`` of the events: at ``b = 50``, ``t = 11``, one
 event in 2048 -- still ~10^5 per 2 * 10^8-event run, far more than the batch
@@ -67,22 +67,6 @@ from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, n
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)
-
-#: Smallest thinning exponent: second moments use at most one event in 2^6.
-THIN_BITS = 6
-#: Largest thinning exponent: the keep bits must stay below the 11 bits that
-#: the event decision (top 53 bits of the same word) does not use.
-MAX_THIN_BITS = 11
-
-
-def thin_bits(b: int) -> int:
-    """Thinning exponent for buffer ``b``: smallest ``t >= THIN_BITS`` with
-    ``b (b + 1) / 2 <= 2^t``, at most :data:`MAX_THIN_BITS` (module docstring)."""
-    t = THIN_BITS
-    while t < MAX_THIN_BITS and b * (b + 1) // 2 > (1 << t):
-        t += 1
-    return t
-
 
 #: Indices into the scalar accumulator returned by :func:`run`.
 TIME, SUMSQ, THIN_TIME, ARRIVALS, BLOCKED, EVENTS = range(6)

@@ -17,8 +17,14 @@ from typing import Any
 
 from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.ground.errors import ParameterError, check_choice, check_int
-from sim.base import RunOptions, SimulationResult, Simulator, fast_simulator, fast_simulators
-from sim.engine import POLICIES
+from sim.base import (
+    POLICIES,
+    RunOptions,
+    SimulationResult,
+    Simulator,
+    fast_simulator,
+    fast_simulators,
+)
 from sim.generic import GenericSimulator
 
 #: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's fast path when

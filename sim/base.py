@@ -44,6 +44,10 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.fast_paths import families, load
 from sim.summary import status_fields, status_rows
 
+#: Dispatch policies ``simulate(policy=...)`` accepts: ``"pod"`` (the model's own
+#: transitions) and the rules a fast path's :attr:`Simulator.policy_engine` runs.
+POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
+
 #: Capabilities a simulator may declare.
 CAPABILITIES = (
     "any-model",  # runs any derive.Model

@@ -17,7 +17,8 @@ from typing import ClassVar
 import numpy as np
 
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
-from sim import aggregated, perserver
+from sim import aggregated, perserver, thinning
+from sim.base import POLICIES  # noqa: F401  (the engines' policies: their old import path)
 from sim.replication_json import (  # noqa: F401  (their old import path)
     state_from_json,
     state_to_json,
@@ -25,8 +26,6 @@ from sim.replication_json import (  # noqa: F401  (their old import path)
     sums_to_json,
 )
 
-#: Dispatch policies.
-POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
 #: Engines: the chain on the counts (power-of-d only, fastest) or explicit servers.
 ENGINES: tuple[str, ...] = ("aggregated", "per-server")
 #: The old name of :data:`ENGINES` (same tuple).
@@ -57,7 +56,7 @@ class Spec:
     #: ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
     engine: str = "aggregated"
     #: Second moments use one event in ``2^thin_bits``; ``None`` (default)
-    #: takes :func:`sim.aggregated.thin_bits` of ``b``.
+    #: takes :func:`sim.thinning.thin_bits` of ``b``.
     thin_bits: int | None = None
     #: The number of bins of the response-time histogram (per-server simulator).
     hist_bins: int = 400
@@ -75,7 +74,7 @@ class Spec:
     @property
     def thinning(self) -> int:
         """The thinning exponent in use (``thin_bits``, or the default for ``b``)."""
-        return aggregated.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
+        return thinning.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
 
     #: Keys of :meth:`config` by their old names, for checkpoints written before the
     #: rename (:func:`sim.runner.run` reads such a file as if written with the new key).

@@ -404,7 +404,7 @@ class GenericSimulator(Simulator):
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, round_to_lattice
-        from sim.aggregated import thin_bits
+        from sim.thinning import thin_bits
 
         model, N, values = self.model, self.N, self.values
         # the lattice, the start n0 and the centre as the exact chain's (one implementation)

@@ -292,7 +292,9 @@ def _table(args) -> int:
         check_int("N", n, 1)
     b: int | str = args.b  # "auto" or an integer 1..SIM_MAX_B, read while parsing
     if args.plot:
-        table.check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
+        from sim.figures import check_plot_path
+
+        check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     rows = table.build(
         args.gamma,
         args.alpha,
