@@ -93,8 +93,8 @@ def bench_exact(repeat: int) -> list[tuple[str, int, int, float]]:
     import numpy as np
 
     from derive.models import load_model
+    from mfstein.families.supermarket.exact import solve_exact
     from numeric.exact.general import solve
-    from numeric.exact.supermarket import solve_exact
 
     m = load_model("supermarket", b=10)
     p = np.array([0.9])

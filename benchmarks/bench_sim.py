@@ -36,9 +36,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from sim import aggregated, engine, perserver  # noqa: E402
+from mfstein.families.supermarket import aggregated, engine, perserver  # noqa: E402
+from mfstein.families.supermarket.simulate import reference_point  # noqa: E402
 from sim.rng import seed_states  # noqa: E402
-from sim.supermarket import reference_point  # noqa: E402
 
 
 @numba.njit(cache=True)

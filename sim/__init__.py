@@ -27,7 +27,7 @@ __all__, __getattr__, __dir__ = lazy_package(
         "sim.base": ("SimulationResult", "Simulator"),
         "sim.generic": ("GenericSimulator",),
         "sim.stats": ("Estimate",),
-        "sim.supermarket_short_form": ("simulate_supermarket",),
+        "mfstein.families.supermarket.simulate_short_form": ("simulate_supermarket",),
     },
     unlisted=VERSION,
 )

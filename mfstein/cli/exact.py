@@ -72,8 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
+    from mfstein.families.supermarket.exact import solve_exact
     from mfstein.ground.errors import check_int
-    from numeric.exact.supermarket import solve_exact
 
     if args.model is not None or args.mu is not None or args.observable:
         args.model = args.model or "supermarket"  # --observable: the supermarket as a model

@@ -232,7 +232,7 @@ def _engine(args: argparse.Namespace) -> str:
 
 
 def _simulate(args) -> int:
-    from sim.supermarket_short_form import simulate_supermarket
+    from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
 
     engine = _engine(args)
     if engine in ("generic", "fast", "interpreted") and args.model is None:
@@ -263,8 +263,8 @@ def _simulate(args) -> int:
 
 
 def _table(args) -> int:
+    from mfstein.families.supermarket import table
     from mfstein.ground.errors import ParameterError, check_int
-    from sim import table
 
     if args.model is not None:
         return model_table(args)

@@ -28,9 +28,9 @@ simulation ``sim`` ones.  A user's family registers at run time with
 ``sim.base.register_simulator``, which each task consults first.
 
 >>> FAST_PATHS["supermarket"].exact
-'numeric.exact.supermarket:supermarket_fast'
+'mfstein.families.supermarket.exact:supermarket_fast'
 >>> route("supermarket", "simulation")
-'sim.supermarket_fast_path:SupermarketFastPath'
+'mfstein.families.supermarket.fast_path:SupermarketFastPath'
 >>> route("sir", "exact") is None and route(None, "exact") is None
 True
 """
@@ -79,12 +79,12 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         # the power-of-d supermarket and its relabellings (JSQ(L), ...):
         # derive.models.supermarket.queue_model declares the name
         "supermarket": FastPath(
-            mean_field="numeric.supermarket.solver:solve_model",
-            fixed_point="numeric.supermarket.solver:shooting_point64",
+            mean_field="mfstein.families.supermarket.solver:solve_model",
+            fixed_point="mfstein.families.supermarket.solver:shooting_point64",
             restriction="derive.models.supermarket:first_levels",
-            exact="numeric.exact.supermarket:supermarket_fast",
-            simulation="sim.supermarket_fast_path:SupermarketFastPath",
-            negligible_tail="numeric.supermarket.tail:negligible_tail",
+            exact="mfstein.families.supermarket.exact:supermarket_fast",
+            simulation="mfstein.families.supermarket.fast_path:SupermarketFastPath",
+            negligible_tail="mfstein.families.supermarket.tail:negligible_tail",
         ),
     }
 )
@@ -94,7 +94,11 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
 #: package -> ``"module:attribute"``), so that the package itself names no family:
 #: the supermarket's ``numeric.exact.solve_exact(N, lam, b, d)``.
 SHORT_FORMS: Mapping[str, Mapping[str, str]] = MappingProxyType(
-    {"supermarket": MappingProxyType({"numeric.exact": "numeric.exact.supermarket:solve_exact"})}
+    {
+        "supermarket": MappingProxyType(
+            {"numeric.exact": "mfstein.families.supermarket.exact:solve_exact"}
+        )
+    }
 )
 
 
@@ -103,7 +107,7 @@ def short_forms(package: str) -> dict[str, tuple[str, ...]]:
     lazy table (:func:`mfstein.ground.lazy.lazy_package`) of ``package``.
 
     >>> short_forms("numeric.exact")
-    {'numeric.exact.supermarket': ('solve_exact',)}
+    {'mfstein.families.supermarket.exact': ('solve_exact',)}
     """
     out: dict[str, tuple[str, ...]] = {}
     for forms in SHORT_FORMS.values():

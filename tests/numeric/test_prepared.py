@@ -62,8 +62,8 @@ def test_builtin_fast_path_is_found_whatever_was_imported_before(monkeypatch) ->
     from numeric.exact import fast_paths
 
     monkeypatch.delitem(fast_paths.FAST_PATHS, "supermarket", raising=False)
-    monkeypatch.delitem(sys.modules, "numeric.exact.supermarket", raising=False)
+    monkeypatch.delitem(sys.modules, "mfstein.families.supermarket.exact", raising=False)
     solver = fast_paths.fast_path(load_model("supermarket", b=2))
     assert solver is not None and solver.__name__ == "supermarket_fast"
-    assert solver.__module__ == "numeric.exact.supermarket"
+    assert solver.__module__ == "mfstein.families.supermarket.exact"
     assert fast_paths.fast_path(load_model("sir")) is None

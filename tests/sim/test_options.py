@@ -9,10 +9,10 @@ import stat
 import pytest
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
+from mfstein.families.supermarket.simulate import resolve_policy
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.io import atomic_write
 from sim import thinning
-from sim.supermarket import resolve_policy
 
 
 def test_policy_and_simulator_choice() -> None:

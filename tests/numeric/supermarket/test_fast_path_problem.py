@@ -17,10 +17,10 @@ import numeric
 import numeric.params as params_module
 import numeric.prepared.parameters as parameters_module
 from derive.models import load_model
+from mfstein.families.supermarket.solver import solve_model
 from numeric.meanfield import fast_paths
 from numeric.prepared.cache import COUNTS
 from numeric.prepared.problem import prepare_problem
-from numeric.supermarket.solver import solve_model
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits."""
     from derive.models.supermarket import with_buffer
     from derive.models.supermarket_structure import SupermarketStructure
-    from numeric.supermarket.equilibrium import equilibrium
+    from mfstein.families.supermarket.equilibrium import equilibrium
 
     if not SupermarketStructure.declared(model.info.structure):
         return None

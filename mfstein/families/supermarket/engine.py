@@ -16,8 +16,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from mfstein.families.supermarket import aggregated, perserver
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
-from sim import aggregated, perserver, thinning
+from sim import thinning
 from sim.base import POLICIES  # noqa: F401  (the engines' policies: their old import path)
 from sim.replication_json import (  # noqa: F401  (their old import path)
     state_from_json,

@@ -183,12 +183,12 @@ def build(
     import mpmath
 
     import numeric
+    from mfstein.families.supermarket.simulate import MAX_B, check_inputs
+    from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
     from mfstein.ground.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
     from sim.summary import whole
-    from sim.supermarket import MAX_B, check_inputs
-    from sim.supermarket_short_form import simulate_supermarket
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -206,7 +206,7 @@ def build(
         sol = numeric.bound(lam, "auto" if b == "auto" else b, d, dps=dps)
         bb = int(sol.n)
         # the 1/N^2 term of the size expansion: N E||S - s*||^2 = c + c2/N + O(1/N^2)
-        from numeric.supermarket.short_form import supermarket_model
+        from mfstein.families.supermarket.short_form import supermarket_model
 
         model, params = supermarket_model(bb, d, lam=lam)
         so = numeric.second_order(model, params, dps=dps)

@@ -32,10 +32,10 @@ import mpmath
 from mpmath import mpf
 
 from derive.models.occupancy_levels import levels_above, occupancy_exponent
+from mfstein.families.supermarket.member import Member, supermarket_member
 from mfstein.ground.errors import ParameterError, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
-from numeric.supermarket.member import Member, supermarket_member
 
 #: Above this buffer size the drift residual is checked with the telescoped
 #: identity instead of derive's generated kernel (whose first symbolic

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mfstein.families.supermarket.simulate import check_inputs, resolve_policy
 from mfstein.ground.arguments import renamed_keywords
 from sim.api import simulate
 from sim.base import RunOptions, SimulationResult
-from sim.supermarket import check_inputs, resolve_policy
 
 __all__ = ["simulate_supermarket"]
 

@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
+from mfstein.families.supermarket.aggregated import second_moments
 from mfstein.ground.jit import numba
-from sim.aggregated import second_moments
 from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64

@@ -93,6 +93,14 @@ from mpmath import mpf
 from derive.models.open_buffers import buffer_levels
 from derive.models.supermarket import occupancy_exponent
 from derive.models.supermarket_structure import SupermarketStructure
+from mfstein.families.supermarket.equilibrium import (
+    check_b,
+    equilibrium,
+    fixed_point_at,
+    verified_shooting,
+)
+from mfstein.families.supermarket.member import Member, supermarket_member
+from mfstein.families.supermarket.refined import refined_bias
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
@@ -110,14 +118,6 @@ from numeric.precision import (
     to_str,
 )
 from numeric.quadratic_form import MSpec, quadratic_form
-from numeric.supermarket.equilibrium import (
-    check_b,
-    equilibrium,
-    fixed_point_at,
-    verified_shooting,
-)
-from numeric.supermarket.member import Member, supermarket_member
-from numeric.supermarket.refined import refined_bias
 
 #: The dense Kronecker route is run for b up to this size inside :func:`solve`.
 KRONECKER_MAX_B = 8

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from derive.models.supermarket_structure import SupermarketStructure
+from mfstein.families.supermarket.equilibrium import reference_point
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.display import family_fields
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
@@ -61,7 +62,6 @@ from numeric.exact.prepared import PreparedModel, mean_field, prepare
 from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_positions
-from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
 #: smaller: its residual is rounding, ~1e-16 times the largest rate times a
@@ -251,7 +251,7 @@ def supermarket_fast(
         # argument check, mfstein.ground.arguments, counts as inside)
         warnings.warn(
             reference_note,
-            stacklevel=caller_level(("numeric.exact", "mfstein.ground.arguments")),
+            stacklevel=caller_level((__name__, "numeric.exact", "mfstein.ground.arguments")),
         )
     s_star = np.array([float(v) for v in s_star_mp])
     mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}

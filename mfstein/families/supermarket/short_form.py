@@ -63,9 +63,9 @@ def bound(
     and ``N`` as in :func:`numeric.supermarket.solver.solve`; ``order=2`` adds the
     1/N^2 terms; ``truncate`` cuts negligible tail levels.
     """
+    from mfstein.families.supermarket.solver import auto_buffer, check_b
+    from mfstein.families.supermarket.solver import solve as supermarket_solve
     from numeric.meanfield.truncation import add_second_order
-    from numeric.supermarket.solver import auto_buffer, check_b
-    from numeric.supermarket.solver import solve as supermarket_solve
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mfstein.families.supermarket.simulate import run_supermarket
 from mfstein.ground.errors import ParameterError
 from sim.base import RunOptions, SimulationResult, Simulator
-from sim.supermarket import run_supermarket
 
 
 class SupermarketFastPath(Simulator):

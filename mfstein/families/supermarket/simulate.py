@@ -23,14 +23,16 @@ from typing import Any
 
 import numpy as np
 
-import sim.engine  # its advance and fresh_state read at call time (tests replace them)
+# its advance and fresh_state read at call time (tests replace them)
+import mfstein.families.supermarket.engine
+from mfstein.families.supermarket import aggregated, perserver
+from mfstein.families.supermarket.engine import ENGINES, POLICIES, Spec
 from mfstein.ground import jit
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.display import family_fields
 from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
-from sim import aggregated, perserver, runner, stats, summary
+from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult
-from sim.engine import ENGINES, POLICIES, Spec
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -187,8 +189,8 @@ def run_supermarket(
         plan,
         lambda out: summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed),
         **o.runner_kwargs(),
-        advance=sim.engine.advance,
-        fresh_state=sim.engine.fresh_state,
+        advance=mfstein.families.supermarket.engine.advance,
+        fresh_state=mfstein.families.supermarket.engine.fresh_state,
     )
 
 
