@@ -17,6 +17,7 @@ imported lazily so that ``mfstein --help`` does not load numba.
 
 from __future__ import annotations
 
+from mfstein.ground.fast_paths import short_forms
 from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
@@ -27,7 +28,7 @@ __all__, __getattr__, __dir__ = lazy_package(
         "sim.base": ("SimulationResult", "Simulator"),
         "sim.generic": ("GenericSimulator",),
         "sim.stats": ("Estimate",),
-        "mfstein.families.supermarket.simulate_short_form": ("simulate_supermarket",),
+        **short_forms(__name__),  # a family's own short form (simulate_supermarket)
     },
     unlisted=VERSION,
 )

@@ -192,14 +192,24 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
 
     from derive.models import MODELS
     from mfstein.cli.short_options import FAMILIES, declares, owner
-    from mfstein.ground.fast_paths import SHORT_FORMS
 
-    assert set(FAMILIES) <= set(MODELS) and set(SHORT_FORMS) <= set(MODELS)
-    for forms in SHORT_FORMS.values():
-        for package, where in forms.items():
+    assert set(FAMILIES) <= set(MODELS)
+    for family, entry in FAST_PATHS.items():
+        assert family in MODELS
+        for package, where in entry.short_forms:
             module, _, attribute = where.partition(":")
+            assert module.startswith(f"mfstein.families.{family}."), where
             pkg = importlib.import_module(package)
             assert attribute in pkg.__all__
             assert getattr(pkg, attribute) is getattr(importlib.import_module(module), attribute)
     assert declares("supermarket", "mu") and declares("supermarket", "without_replacement")
     assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"
+
+
+def test_short_forms_are_not_tasks() -> None:
+    """``short_forms`` is a field of the registration, not a task a route serves."""
+    from mfstein.ground.errors import ParameterError
+
+    assert "short_forms" not in TASKS and "exact" in TASKS
+    with pytest.raises(ParameterError, match="task must be one of"):
+        route("supermarket", "short_forms")
