@@ -5,7 +5,7 @@
 
 Simulation: the supermarket model (b = 10, d = 2, lam = 0.9, N = 1000) on the
 generic simulator (:mod:`sim.generic`, compiled from the model's generated
-kernels) and on the registered fast path (:mod:`sim.aggregated` through
+kernels) and on the registered fast path (:mod:`mfstein.families.supermarket.aggregated` through
 :func:`sim.api.simulate`); events per second *per core* (CPU time of the event
 loops, so a loaded machine still gives the per-core rate), best of
 ``--repeat`` runs after a warm-up run that compiles.

@@ -7,7 +7,7 @@ revision) runs in a fresh child interpreter (``PYTHONPATH`` set to it), the tree
 alternating ``--rounds`` times; min / median over the rounds are printed.  In the child
 each row is the median wall time (ms) of ``--repeat`` calls of
 ``numeric.solve(load_model("supermarket", b=b), {"lam": ...}, dps=30, order=order)``
-(the family's fast path, :func:`numeric.supermarket.solver.solve_model`):
+(the family's fast path, :func:`mfstein.families.supermarket.solver.solve_model`):
 
 * ``b=.. order .. warm``: the same inputs again (after one warm-up call);
 * ``b=5 order 1 new lam``: a new arrival rate at every call (a parameter point and a

@@ -4,7 +4,7 @@
 interface and finds a family's fast path in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
 :mod:`sim.generic` the engines).  No model family is named here: the
 supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
-:mod:`sim.supermarket_short_form` (``sim.simulate_supermarket``).
+:mod:`mfstein.families.supermarket.simulate_short_form` (``sim.simulate_supermarket``).
 """
 
 from __future__ import annotations

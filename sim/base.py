@@ -13,8 +13,9 @@ Engines:
 
 ``generic``      :class:`sim.generic.GenericSimulator`: any model, compiled
                  from its generated kernels (``jumps``, ``rates_into``);
-``supermarket``  :class:`sim.supermarket_fast_path.SupermarketFastPath`: the aggregated
-                 simulator of :mod:`sim.aggregated`, the ``simulation`` route
+``supermarket``  :class:`mfstein.families.supermarket.fast_path.SupermarketFastPath`: the aggregated
+                 simulator of :mod:`mfstein.families.supermarket.aggregated`, the ``simulation``
+                 route
                  of the supermarket family in the one fast-path table
                  :data:`mfstein.ground.fast_paths.FAST_PATHS`.
 

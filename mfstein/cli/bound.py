@@ -96,7 +96,7 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
 
 def run_bound(args: argparse.Namespace) -> int:
     """Handler of ``mfstein bound``: prints a
-    :class:`numeric.supermarket.size_tables.BoundTable`."""
+    :class:`mfstein.families.supermarket.size_tables.BoundTable`."""
     from mfstein.families.supermarket.size_tables import BoundTable
 
     sols = _solutions(args)
@@ -130,7 +130,7 @@ def _show(args: argparse.Namespace, table: Any) -> int:
 
 def run_refined(args: argparse.Namespace) -> int:
     """Handler of ``mfstein refined``: prints a
-    :class:`numeric.supermarket.size_tables.RefinedTable`."""
+    :class:`mfstein.families.supermarket.size_tables.RefinedTable`."""
     from mfstein.families.supermarket.size_tables import RefinedTable
 
     sols = _solutions(args)

@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
 def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
     """The exact solver's options as given (``--solver``, ``--memory-limit`` in GB,
     the progress bar unless ``--json`` or not on a terminal), as keywords of
-    :func:`numeric.exact.general.solve` and :func:`numeric.exact.supermarket.solve_exact`."""
+    :func:`numeric.exact.general.solve` and
+    :func:`mfstein.families.supermarket.exact.solve_exact`."""
     limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     return dict(
         solver=args.solver,

@@ -1298,7 +1298,7 @@ def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
 def _negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     """The family member on fewer coordinates that gives the same float64 order-2
     numbers (its ``negligible_tail`` route in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
-    e.g. :func:`numeric.supermarket.tail.negligible_tail`), or ``None``."""
+    e.g. :func:`mfstein.families.supermarket.tail.negligible_tail`), or ``None``."""
     from mfstein.ground.fast_paths import load
 
     tail = load(model.info.fast_path, "negligible_tail")

@@ -58,7 +58,7 @@ def test_chain_and_prepared_form_agree() -> None:
 def test_builtin_fast_path_is_found_whatever_was_imported_before(monkeypatch) -> None:
     """The supermarket's exact fast path registers itself when its module is imported;
     the registry imports it on the first lookup, so ``route="auto"`` does not depend
-    on the caller having imported numeric.exact.supermarket."""
+    on the caller having imported mfstein.families.supermarket.exact."""
     from numeric.exact import fast_paths
 
     monkeypatch.delitem(fast_paths.FAST_PATHS, "supermarket", raising=False)

@@ -221,7 +221,8 @@ def test_pi_exact_result_field_is_solver() -> None:
 
 
 def test_the_supermarket_spec_says_engine_and_simulator_warns() -> None:
-    """``sim.engine.Spec.engine`` (was ``simulator``): the keyword and the attribute
+    """``mfstein.families.supermarket.engine.Spec.engine`` (was ``simulator``): the keyword and
+    the attribute
     warn, pointing at the caller's line, and give the same spec."""
     from mfstein.families.supermarket.engine import Spec
     from mfstein.families.supermarket.simulate import run_supermarket

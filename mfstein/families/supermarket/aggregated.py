@@ -250,12 +250,14 @@ def _loop_any_d(
     n1 = n[1]
     n1f = float(n1)
     # The accumulators and the per-event accounting below are those of _loop_d2 (and
-    # of sim.perserver.run): each compiled loop keeps its own copies so that they
+    # of mfstein.families.supermarket.perserver.run): each compiled loop keeps its own copies so
+    # that they
     # stay in registers; what can be shared without that cost is (_start,
     # second_moments).  Measured (stop 43, benchmarks/bench_loop_versions.py): the
     # four accounting lines as one ``@njit(inline="always")`` helper returning
     # ``r, t, area, t_thin`` and the RNG words made this loop 3.2x slower per event
-    # (10.4 -> 33.1 ns, b = 10, N = 1000) and sim.perserver.run's 1.4x (46.8 -> 66.7).
+    # (10.4 -> 33.1 ns, b = 10, N = 1000) and mfstein.families.supermarket.perserver.run's 1.4x
+    # (46.8 -> 66.7).
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq

@@ -51,8 +51,8 @@ class Spec:
     policy: str
     #: The reference point ``s*`` (float64) for ``||S - s*||^2``.
     s_star: tuple[float, ...]
-    #: ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
-    #: (:mod:`sim.perserver`).  ``simulator`` is its deprecated name (the
+    #: ``"aggregated"`` (:mod:`mfstein.families.supermarket.aggregated`) or ``"per-server"``
+    #: (:mod:`mfstein.families.supermarket.perserver`).  ``simulator`` is its deprecated name (the
     #: keyword and the attribute warn); a checkpoint written with the old
     #: ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
     engine: str = "aggregated"
@@ -105,7 +105,8 @@ def fresh_state(spec: Spec, rng: np.ndarray) -> dict:
 def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` events from ``state`` (not modified); return ``(new_state, sums)``.
 
-    ``sums`` holds ``scalars`` (see :mod:`sim.aggregated` / :mod:`sim.perserver`
+    ``sums`` holds ``scalars`` (see :mod:`mfstein.families.supermarket.aggregated` /
+    :mod:`mfstein.families.supermarket.perserver`
     for the layout), ``mean`` (``sum w n_k``), ``cov`` (thinned ``sum w n_j n_k``,
     upper triangle), ``hist`` (response times, per-server only) and ``seconds``
     (CPU time of this unit, so the rate is per core even on a loaded machine).

@@ -268,7 +268,7 @@ def verified_shooting(member: Member, rates: Callable[[], tuple[mpf, mpf]], dps:
     at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu``, the rates
     ``rates()`` read at that precision (the rates as given, :func:`given_rates`, or
     a prepared problem's values,
-    :func:`numeric.supermarket.solver.problem_rates`), then the drift residual
+    :func:`mfstein.families.supermarket.solver.problem_rates`), then the drift residual
     checked on the member's kernels (:func:`verify_equilibrium`).  ``member.lam``
     and ``member.mu`` are the rates at ``dps + 10`` digits."""
     b, d = member.b, member.d

@@ -220,7 +220,7 @@ def supermarket_fast(
     The unit-rate power-of-d chain of the core paper (Section 3), with or without
     replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
     centred at the family's own fixed point
-    (:func:`numeric.supermarket.equilibrium.reference_point`),
+    (:func:`mfstein.families.supermarket.equilibrium.reference_point`),
     the balance equation of the state nearest ``N s*`` pinned, the iterative solvers
     started from the mean field's Gaussian above :data:`GAUSSIAN_START_STATES` states.
     ``tol`` is a target for the absolute residual ``||pi Q||_1`` (default :data:`TOL`);

@@ -4,7 +4,8 @@ Named by ``FAST_PATHS["supermarket"].simulation`` (:mod:`mfstein.ground.fast_pat
 general code reaches it only through that table.  It runs the supermarket family
 (and JSQ(L) of C. Graham, "Functional central limit theorems for a large network in
 which customers join the shortest of several queues") on the aggregated simulator
-:mod:`sim.aggregated`.  A service rate ``mu != 1`` only rescales time, so the
+:mod:`mfstein.families.supermarket.aggregated`.  A service rate ``mu != 1`` only rescales time,
+so the
 stationary law is that of the ``mu = 1`` chain with ``lam / mu``.
 """
 
@@ -19,7 +20,8 @@ from sim.base import RunOptions, SimulationResult, Simulator
 
 
 class SupermarketFastPath(Simulator):
-    """The supermarket family on its own engines (:func:`sim.supermarket.run_supermarket`).
+    """The supermarket family on its own engines
+    (:func:`mfstein.families.supermarket.simulate.run_supermarket`).
 
     Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
     service rate or a service-rate parameter; runs the ``mu = 1`` chain with
@@ -77,7 +79,8 @@ class SupermarketFastPath(Simulator):
         self.replacement = bool(st.replacement)
 
     def _run(self, options: RunOptions) -> SimulationResult:
-        """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""
+        """Run :func:`mfstein.families.supermarket.simulate.run_supermarket` and label the
+        result with the model."""
         import dataclasses
 
         r = run_supermarket(

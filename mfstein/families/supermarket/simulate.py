@@ -1,10 +1,12 @@
 """The supermarket family's own engines: the finite-N supermarket system on the
-aggregated CTMC of the counts (:mod:`sim.aggregated`) or on explicit FIFO servers
-(:mod:`sim.perserver`), with their estimates (95% CIs).
+aggregated CTMC of the counts (:mod:`mfstein.families.supermarket.aggregated`) or on explicit
+FIFO servers
+(:mod:`mfstein.families.supermarket.perserver`), with their estimates (95% CIs).
 
 :func:`run_supermarket` is what :func:`sim.simulate` runs for the supermarket
 family's fast path and its ``aggregated`` and ``per-server`` engines
-(:class:`sim.supermarket_fast_path.SupermarketFastPath`), and what :func:`sim.simulate_supermarket`
+(:class:`mfstein.families.supermarket.fast_path.SupermarketFastPath`), and what
+:func:`sim.simulate_supermarket`
 reaches through it.
 
 References

@@ -1,6 +1,7 @@
 """The paper's short form ``simulate_supermarket(N, lam, b, d)`` over :func:`sim.simulate`.
 
-It lives beside the supermarket family's engines (:mod:`sim.supermarket`), not in
+It lives beside the supermarket family's engines (:mod:`mfstein.families.supermarket.simulate`),
+not in
 the general entry :mod:`sim.api`, which names no model family (issue 31);
 import it as ``sim.simulate_supermarket``.
 """

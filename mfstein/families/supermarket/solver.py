@@ -672,7 +672,7 @@ def solve_model(
 
 
 def problem_member(problem: Any, dps: int) -> tuple[Member, int]:
-    """The :class:`numeric.supermarket.member.Member` of a prepared problem
+    """The :class:`mfstein.families.supermarket.member.Member` of a prepared problem
     (:class:`numeric.prepared.problem.PreparedProblem`) of a supermarket-family model,
     and ``dps`` checked: the arrival and service rates are the problem's values at
     ``dps + 20`` digits (:meth:`~numeric.prepared.problem.PreparedProblem.values_now`,
@@ -711,7 +711,7 @@ def shooting_point64(problem: Any, params: Mapping[str, Any] | None = None) -> A
     """``s*`` of the prepared problem of a supermarket-family model
     (:class:`numeric.prepared.problem.PreparedProblem`, the fast fixed point's
     protocol, :mod:`numeric.meanfield.fast_paths`) by the O(b) shooting
-    (:func:`numeric.supermarket.equilibrium.verified_shooting` on the problem's rates,
+    (:func:`mfstein.families.supermarket.equilibrium.verified_shooting` on the problem's rates,
     :func:`problem_rates`, the residual checked on the model's own kernels), 20 digits
     rounded to float64; ``None`` for sampling without replacement.
     ``shooting_point64(model, params)`` (the old protocol) prepares the problem first

@@ -29,7 +29,7 @@ def negligible_tail(model: Any, params: Mapping[str, Any]) -> Any:
     contribution is below :data:`NEGLIGIBLE` (module docstring), or ``None`` when
     there is none (sampling without replacement, or no level that small).  ``s*``
     comes from the family's O(b) shooting solver
-    (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits."""
+    (:func:`mfstein.families.supermarket.equilibrium.equilibrium`) at 20 digits."""
     from derive.models.supermarket import with_buffer
     from derive.models.supermarket_structure import SupermarketStructure
     from mfstein.families.supermarket.equilibrium import equilibrium
