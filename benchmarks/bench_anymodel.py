@@ -5,7 +5,7 @@
 
 Simulation: the supermarket model (b = 10, d = 2, lam = 0.9, N = 1000) on the
 generic simulator (:mod:`sim.generic`, compiled from the model's generated
-kernels) and on the registered fast path (:mod:`sim.aggregated` through
+kernels) and on the registered fast path (:mod:`mfstein.families.supermarket.aggregated` through
 :func:`sim.api.simulate`); events per second *per core* (CPU time of the event
 loops, so a loaded machine still gives the per-core rate), best of
 ``--repeat`` runs after a warm-up run that compiles.
@@ -93,8 +93,8 @@ def bench_exact(repeat: int) -> list[tuple[str, int, int, float]]:
     import numpy as np
 
     from derive.models import load_model
+    from mfstein.families.supermarket.exact import solve_exact
     from numeric.exact.general import solve
-    from numeric.exact.supermarket import solve_exact
 
     m = load_model("supermarket", b=10)
     p = np.array([0.9])

@@ -77,8 +77,8 @@ def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
 
 
 def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
+    from mfstein.families.supermarket.solver import solve
     from numeric.linalg.tridiagonal import shooting_growth_digits, solve_shooting, solve_vectorised
-    from numeric.supermarket.solver import solve
 
     rows = []
     t16 = None

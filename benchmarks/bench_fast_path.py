@@ -7,7 +7,7 @@ revision) runs in a fresh child interpreter (``PYTHONPATH`` set to it), the tree
 alternating ``--rounds`` times; min / median over the rounds are printed.  In the child
 each row is the median wall time (ms) of ``--repeat`` calls of
 ``numeric.solve(load_model("supermarket", b=b), {"lam": ...}, dps=30, order=order)``
-(the family's fast path, :func:`numeric.supermarket.solver.solve_model`):
+(the family's fast path, :func:`mfstein.families.supermarket.solver.solve_model`):
 
 * ``b=.. order .. warm``: the same inputs again (after one warm-up call);
 * ``b=5 order 1 new lam``: a new arrival rate at every call (a parameter point and a
@@ -15,11 +15,11 @@ each row is the median wall time (ms) of ``--repeat`` calls of
   second time, a cache hit that checked the names again);
 * ``exact b=3 N=20 warm``: ``numeric.exact.solve(load_model("supermarket", b=3),
   {"lam": "0.9"}, N=20)``, the exact task's fast path
-  (:func:`numeric.exact.supermarket.supermarket_fast`, on the prepared problem since
+  (:func:`mfstein.families.supermarket.exact.supermarket_fast`, on the prepared problem since
   stop 47);
 * ``b=60 float64 order 2 (tail)``: ``second_order_float64`` of b = 60 at lam = 0.7,
   which solves the family's smaller member its negligible tail names
-  (:func:`numeric.supermarket.tail.negligible_tail`, on the prepared problem since
+  (:func:`mfstein.families.supermarket.tail.negligible_tail`, on the prepared problem since
   stop 47).
 
 The constant of the first row is printed per tree to show the same numbers.

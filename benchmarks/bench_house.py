@@ -60,7 +60,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Child snippets; each prints one JSON object on its last line.
 BOUND = """
 import json, time
-from numeric.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve
 t, cpu = time.perf_counter(), time.process_time()
 r = solve({lam!r}, {b}, dps=50)
 out = {{"s": time.perf_counter() - t, "cpu": time.process_time() - cpu, "c": str(r.constant)}}
@@ -84,7 +84,7 @@ import json, sys
 import mpmath
 import numpy as np
 from numeric import equilibrium, sweep
-from numeric.supermarket.member import supermarket_member
+from mfstein.families.supermarket.member import supermarket_member
 from numeric.linalg.tridiagonal import float64_matrix
 from numeric.precision import limited_blas
 sweep._compiled_kernels()
@@ -109,8 +109,8 @@ print(json.dumps({"dense": dense, "banded": banded, "err": err}))
 SIM = """
 import json, time
 import numpy as np
-from sim import aggregated, engine
-from sim.supermarket import reference_point
+from mfstein.families.supermarket import aggregated, engine
+from mfstein.families.supermarket.simulate import reference_point
 from sim.rng import seed_states
 N, b, lam = 1000, 50, 0.95
 s_star = tuple(reference_point(repr(lam), b, 2, True, "pod", N))

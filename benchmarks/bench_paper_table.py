@@ -10,7 +10,8 @@ of a user's second run.  Two settings: the README's first command with a short
 simulation (``--sim-steps``, default 1e5), and the same with ``--exact`` at small N
 (N = 3, 5, 8: the exact chain runs too).  Prints min and median wall seconds of each
 tree, their ratio (tree / this tree), and whether the printed tables are identical;
-then the same for ``sim.table.build`` called again in a warm process (``--repeat``
+then the same for ``build`` of the paper table (:mod:`mfstein.families.supermarket.table`;
+``sim.table`` before stop 47) called again in a warm process (``--repeat``
 calls per child, the least kept: the table's own work, without imports and start-up).
 """
 
@@ -40,11 +41,14 @@ def settings(steps: str) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-#: The child of :func:`warm`: ``sim.table.build`` of the setting, once to warm, then
+#: The child of :func:`warm`: the table's ``build`` of the setting, once to warm, then
 #: ``repeat`` times; prints the least seconds.
 WARM = """
 import sys, time
-from sim import table
+try:
+    from mfstein.families.supermarket import table
+except ImportError:  # a tree before stop 47
+    from sim import table
 kw = eval(sys.argv[1])
 table.build(**kw)
 best = min(
@@ -56,7 +60,7 @@ print(best)
 
 
 def build_kwargs(args: list[str]) -> dict:
-    """The :func:`sim.table.build` keywords of a command line of :func:`settings`."""
+    """The keywords of the table's ``build`` for a command line of :func:`settings`."""
     flags = [a for a in args if a != "--exact"]
     opts = dict(zip(flags[::2], flags[1::2], strict=True))
     return {
@@ -68,7 +72,7 @@ def build_kwargs(args: list[str]) -> dict:
 
 
 def warm(tree: Path, args: list[str], repeat: int) -> float:
-    """The least seconds of ``sim.table.build`` of the setting in one process on ``tree``,
+    """The least seconds of the table's ``build`` of the setting in one process on ``tree``,
     after a first call (kernels compiled, modules imported): the per-N work alone."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(

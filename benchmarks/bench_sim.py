@@ -2,13 +2,14 @@
 
 Prints a table with:
 
-* the aggregated simulator (:mod:`sim.aggregated`) at N = 10 and N = 1000,
+* the aggregated simulator (:mod:`mfstein.families.supermarket.aggregated`) at N = 10 and N = 1000,
   b = 10, d = 2, lam = 1 - 0.1/N^0.05 (the core paper, Table 1), against a
   straightforward compiled simulator of the same chain (numba, NumPy's
   ``np.random`` inside njit, all 2b rates recomputed per event, an exponential
   holding time drawn per event, the event found by a linear scan of the
   cumulative rates, ``||S - s*||^2`` recomputed in O(b) per event);
-* the per-server simulator (:mod:`sim.perserver`, power-of-2, FIFO, response
+* the per-server simulator (:mod:`mfstein.families.supermarket.perserver`, power-of-2, FIFO,
+response
   times) at N = 1000;
 * optionally (``--table``) the wall time of ``mfstein table`` reproducing Table 1
   with ``--table-steps`` events per replication.
@@ -36,9 +37,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from sim import aggregated, engine, perserver  # noqa: E402
+from mfstein.families.supermarket import aggregated, engine, perserver  # noqa: E402
+from mfstein.families.supermarket.simulate import reference_point  # noqa: E402
 from sim.rng import seed_states  # noqa: E402
-from sim.supermarket import reference_point  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -144,7 +145,7 @@ def main() -> None:
     print(f"{'simulator':<34}{'N':>7}{'events/s (1 core)':>20}{'N E||S-s*||^2':>16}")
     for N in (10, 1000):
         fast, base, m_fast, m_base = bench_aggregated(N, events, args.repeat)
-        print(f"{'aggregated (sim.aggregated)':<34}{N:>7}{fast:>20.3e}{m_fast:>16.4f}")
+        print(f"{'aggregated (families.supermarket)':<34}{N:>7}{fast:>20.3e}{m_fast:>16.4f}")
         print(f"{'baseline (np.random, O(b)/event)':<34}{N:>7}{base:>20.3e}{m_base:>16.4f}")
         print(f"{'  speed-up':<34}{'':>7}{fast / base:>19.1f}x")
     ev, jobs = bench_per_server(1000, max(events // 5, 10**6), args.repeat)

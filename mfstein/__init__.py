@@ -1,7 +1,8 @@
 """mfstein: error analysis of mean-field load-balancing models by Stein's method.
 
 The work is split into three packages that depend on each other one way only,
-``sim -> numeric -> derive``:
+``sim -> numeric -> derive`` (with the model families solved their own way,
+``mfstein.families``, on top of ``sim``):
 
 * :mod:`derive`  -- symbolic models (SymPy), LaTeX, closed forms, generated kernels;
 * :mod:`numeric` -- equilibrium, Lyapunov/Stein solutions and the Theorem-1

@@ -7,6 +7,7 @@ plus a float64 fast path for sweeps.
 
 from __future__ import annotations
 
+from mfstein.ground.fast_paths import short_forms
 from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
@@ -26,10 +27,8 @@ __all__, __getattr__, __dir__ = lazy_package(
         "numeric.meanfield.sweep": ("sweep",),
         "numeric.meanfield.sweep_result": ("SweepResult",),
         "numeric.precision": ("IllConditionedWarning", "NumericalError", "heavy_traffic_lambda"),
-        "numeric.supermarket.equilibrium": ("equilibrium", "reference_point"),
-        "numeric.supermarket.short_form": ("bound",),
-        "numeric.supermarket.solver": ("auto_buffer",),
-        "numeric.supermarket.sweep": ("constant_float64",),
+        # a family's own short forms (bound, equilibrium, ...): its registration
+        **short_forms(__name__),
     },
     unlisted=VERSION,
 )

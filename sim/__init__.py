@@ -6,17 +6,18 @@ with confidence intervals.
 >>> r = simulate("supermarket", params, N=10, steps=10**6, reps=2, seed=1)  # doctest: +SKIP
 >>> r.n_mse.mean, r.n_mse.ci95                                   # doctest: +SKIP
 
-Modules: :mod:`sim.aggregated` (CTMC on counts), :mod:`sim.perserver` (explicit
-FIFO servers), :mod:`sim.generic` (any model), :mod:`sim.stats` (batch means),
+Modules: :mod:`sim.generic` (any model), :mod:`sim.stats` (batch means),
 :mod:`sim.runner` (replications, workers, checkpoints), :mod:`sim.api`
-(``simulate``), :mod:`sim.supermarket_short_form` (the short form
-``simulate_supermarket(N, lam, b, d)``),
-:mod:`sim.table` (the core paper's Tables 1 and 2).  The names below are
-imported lazily so that ``mfstein --help`` does not load numba.
+(``simulate``).  The supermarket's own engines (the CTMC on counts, explicit FIFO
+servers), its short form ``simulate_supermarket(N, lam, b, d)`` and the core paper's
+Tables 1 and 2 are the family's (:mod:`mfstein.families.supermarket`), reached through
+its registration.  The names below are imported lazily so that ``mfstein --help``
+does not load numba.
 """
 
 from __future__ import annotations
 
+from mfstein.ground.fast_paths import short_forms
 from mfstein.ground.lazy import VERSION, lazy_package
 
 __all__, __getattr__, __dir__ = lazy_package(
@@ -27,7 +28,7 @@ __all__, __getattr__, __dir__ = lazy_package(
         "sim.base": ("SimulationResult", "Simulator"),
         "sim.generic": ("GenericSimulator",),
         "sim.stats": ("Estimate",),
-        "sim.supermarket_short_form": ("simulate_supermarket",),
+        **short_forms(__name__),  # a family's own short form (simulate_supermarket)
     },
     unlisted=VERSION,
 )

@@ -166,7 +166,7 @@ class AccuracyTable(Presentable):
         """The observable against N (log x): the expansion orders as lines, exact
         values as markers, the simulation with its 95% CI as error bars.  Written
         atomically (:func:`mfstein.ground.io.atomic_write`)."""
-        from sim.table import new_figure, save_figure
+        from sim.figures import new_figure, save_figure
 
         Ns = [r["N"] for r in self.rows]
         fig, ax = new_figure()

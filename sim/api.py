@@ -4,7 +4,7 @@
 interface and finds a family's fast path in :data:`mfstein.ground.fast_paths.FAST_PATHS`,
 :mod:`sim.generic` the engines).  No model family is named here: the
 supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
-:mod:`sim.supermarket_short_form` (``sim.simulate_supermarket``).
+:mod:`mfstein.families.supermarket.simulate_short_form` (``sim.simulate_supermarket``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,14 @@ from typing import Any
 
 from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.ground.errors import ParameterError, check_choice, check_int
-from sim.base import RunOptions, SimulationResult, Simulator, fast_simulator, fast_simulators
-from sim.engine import POLICIES
+from sim.base import (
+    POLICIES,
+    RunOptions,
+    SimulationResult,
+    Simulator,
+    fast_simulator,
+    fast_simulators,
+)
 from sim.generic import GenericSimulator
 
 #: Values of ``engine=`` in :func:`simulate`: ``auto`` (the model's fast path when

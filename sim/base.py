@@ -13,8 +13,9 @@ Engines:
 
 ``generic``      :class:`sim.generic.GenericSimulator`: any model, compiled
                  from its generated kernels (``jumps``, ``rates_into``);
-``supermarket``  :class:`sim.supermarket_fast_path.SupermarketFastPath`: the aggregated
-                 simulator of :mod:`sim.aggregated`, the ``simulation`` route
+``supermarket``  :class:`mfstein.families.supermarket.fast_path.SupermarketFastPath`: the aggregated
+                 simulator of :mod:`mfstein.families.supermarket.aggregated`, the ``simulation``
+                 route
                  of the supermarket family in the one fast-path table
                  :data:`mfstein.ground.fast_paths.FAST_PATHS`.
 
@@ -43,6 +44,10 @@ from mfstein.ground.display import (
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.fast_paths import families, load
 from sim.summary import status_fields, status_rows
+
+#: Dispatch policies ``simulate(policy=...)`` accepts: ``"pod"`` (the model's own
+#: transitions) and the rules a fast path's :attr:`Simulator.policy_engine` runs.
+POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
 
 #: Capabilities a simulator may declare.
 CAPABILITIES = (

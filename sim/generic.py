@@ -15,7 +15,7 @@ Engines (:mod:`sim.base`):
   weighting (:mod:`sim.generic_kernels`), compiled from the model's generated
   kernels (``jumps``, ``rates_into``);
 * a family's registered simulator (``FAST_PATHS[...].simulation``, e.g. the
-  supermarket's :mod:`sim.supermarket_fast_path`) runs that family on engines of
+  supermarket's :mod:`mfstein.families.supermarket.fast_path`) runs that family on engines of
   its own.
 
 Both kinds use the machinery of :mod:`sim.runner`: replications seeded from
@@ -404,7 +404,7 @@ class GenericSimulator(Simulator):
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, round_to_lattice
-        from sim.aggregated import thin_bits
+        from sim.thinning import thin_bits
 
         model, N, values = self.model, self.N, self.values
         # the lattice, the start n0 and the centre as the exact chain's (one implementation)

@@ -78,7 +78,7 @@ Statistics, each updated in O(number of coordinates the jump moves):
 * second moments ``n_j n_k`` on a Bernoulli(``2^-thin``) thinning of the events
   whose keep bit is the low ``thin`` bits of the same word (independent of the
   top 53 bits that choose the event; Horvitz--Thompson, as in
-  :mod:`sim.aggregated`).
+  :mod:`mfstein.families.supermarket.aggregated`).
 
 Round-off and signs.  An intensity that is an exact zero may evaluate to
 ``+-1e-17``.  A negative value within its rounding allowance
@@ -288,7 +288,7 @@ def _move(k: Any, dv: Any, stats: bool) -> list[str]:
 # The generated event loop.  Its start, inversion, bounds check, thinned second
 # moments and end are the helpers above, shared with sim.table_loop; its
 # accumulators and per-event accounting (holding time, areas) are written out, as in
-# sim.table_loop and sim.aggregated.hold, so that they stay in registers.
+# sim.table_loop and mfstein.families.supermarket.aggregated.hold, so that they stay in registers.
 _LOOP = '''
 
 @numba.njit(cache=True, error_model="numpy")

@@ -1,7 +1,7 @@
 """A replication's state and batch sums as JSON and back, exactly: what a
 checkpoint of :mod:`sim.runner` holds, whatever the engine (NumPy arrays as dtype,
 shape and data; uint64 words as exact integers; floats round-trip through
-``repr``).  They were part of the supermarket's :mod:`sim.engine`, which
+``repr``).  They were part of the supermarket's :mod:`mfstein.families.supermarket.engine`, which
 re-exports them."""
 
 from __future__ import annotations

@@ -697,8 +697,8 @@ def run(
     advance, fresh_state:
         The engine's unit of work ``advance(spec, state, steps) -> (state, sums)``
         and initial state ``fresh_state(spec, rng) -> state`` (picklable
-        module-level functions, e.g. :func:`sim.engine.advance` and
-        :func:`sim.engine.fresh_state` of the supermarket's engines).
+        module-level functions, e.g. :func:`mfstein.families.supermarket.engine.advance` and
+        :func:`mfstein.families.supermarket.engine.fresh_state` of the supermarket's engines).
     desc:
         Label of the progress bar (default ``simulate N=<spec.N>``).
 

@@ -140,7 +140,7 @@ def batch_means(per_batch: np.ndarray) -> Estimate:
 
 
 #: How the sentence of a withheld covariance ends (:func:`covariance`): a report
-#: that prints no covariance (the Table 1 of ``sim.table``) leaves it out.
+#: that prints no covariance (the Table 1 of ``mfstein.families.supermarket.table``) leaves it out.
 WITHHELD = "is not reported: the run is too short for its second moments"
 
 
@@ -150,7 +150,8 @@ def covariance(
     """Batch means of per-batch covariance matrices, or nothing when they cannot be one.
 
     The second moments are accumulated on a thinning of the events and the means
-    on all of them (:mod:`sim.aggregated`): a batch in which no event was kept
+    on all of them (:mod:`mfstein.families.supermarket.aggregated`): a batch in which no event
+    was kept
     (``thin_time == 0``) has no second moment at all, and a short run can give a
     negative variance, which no covariance has.  Then the estimate is withheld:
     the returned :class:`Estimate` is all NaN (printed as "not reported",
@@ -189,7 +190,8 @@ def lag1_autocorrelation(num: np.ndarray, den: np.ndarray) -> float:
 
 
 def printed_response_time(response: dict | None) -> dict | None:
-    """A per-server run's response-time dict (:func:`sim.supermarket` keeps it) as
+    """A per-server run's response-time dict (:func:`mfstein.families.supermarket.simulate`
+    keeps it) as
     printed: each quantile down to the place its bin width allows
     (:func:`mfstein.ground.display.printed_to_error` with the error ``bin_width``: the
     interpolated quantile and the run's own sample quantile lie in one bin), and

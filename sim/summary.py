@@ -1,6 +1,6 @@
 """Pooling a run's batches into the estimates the chain simulators share.
 
-The supermarket engines (:mod:`sim.supermarket`), the generic engine
+The supermarket engines (:mod:`mfstein.families.supermarket.simulate`), the generic engine
 (:mod:`sim.generic`) and Persistent-Idle (:mod:`sim.pi`) each turn the batch
 sums of :func:`sim.runner.run` into a result; what they have in common lives
 here, once: the completed batches, the state moments (``N E||S - s*||^2``,

@@ -19,7 +19,7 @@ array sorted with one store each:
 
 Estimator.  The jump chain is walked and each visited state weighted by its
 expected holding time ``1 / (lambda + busy)`` (the Rao-Blackwellised time
-average, no exponential variates), as in :mod:`sim.aggregated`.  One 53-bit
+average, no exponential variates), as in :mod:`mfstein.families.supermarket.aggregated`.  One 53-bit
 uniform per event chooses arrival or departure and, for a departure, the busy
 index.  ``qbar`` and ``S2 = sum q_i^2`` are updated incrementally, so
 ``||q_perp||_2^2 = S2 - qbar^2 / n`` is O(1).

@@ -85,7 +85,7 @@ def test_bad_model_and_params_are_one_sentence() -> None:
 
 # -- the same numbers by other routes -------------------------------------------------
 def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
-    from numeric.supermarket.solver import solve as structured
+    from mfstein.families.supermarket.solver import solve as structured
 
     via_entry = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25)
     short = numeric.bound("0.9", 5, 2, dps=25)
@@ -128,8 +128,8 @@ def test_exact_entry_against_the_supermarket_solver_and_a_binomial() -> None:
 
 
 def test_simulation_engines_are_one_entry_with_the_same_numbers() -> None:
+    from mfstein.families.supermarket.simulate import run_supermarket
     from sim.base import RunOptions
-    from sim.supermarket import run_supermarket
 
     opts = RunOptions(**SIM)
     ref = run_supermarket(  # the aggregated engine itself
@@ -211,14 +211,14 @@ def _other_results() -> dict:
     """One of each remaining result type, from a cheap real computation."""
     from derive import stein_lyapunov_check, supermarket
     from derive.models import load_model
+    from mfstein.families.supermarket import table
+    from mfstein.families.supermarket.size_tables import BoundTable, RefinedTable
     from numeric.lemmas import check, lemma12_parameters
     from numeric.lemmas.certified_claims import check_certified
     from numeric.pi.exact import solve_pi_exact
-    from numeric.supermarket.size_tables import BoundTable, RefinedTable
     from numeric.tails.jsq_qbd import solve_jsq
     from numeric.tails.report import exact_tails
     from numeric.tails.ssq import binomial_pmfs, solve_ssq
-    from sim import table
     from sim.pi import simulate_pi
     from sim.tails import simulate_jsq_tails
 
@@ -470,10 +470,11 @@ def test_one_engine_option_on_the_command_line(capsys: pytest.CaptureFixture[str
 
 
 def test_the_library_does_not_import_the_command_line() -> None:
-    """Dependencies point one way: derive, numeric and sim never import mfstein.cli."""
+    """Dependencies point one way: derive, numeric, sim and the families never import
+    mfstein.cli."""
     import ast
 
-    for package in ("derive", "numeric", "sim"):
+    for package in ("derive", "numeric", "sim", "mfstein/families"):
         for path in (ROOT / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = []

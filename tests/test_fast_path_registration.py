@@ -179,8 +179,8 @@ def test_the_older_registrations_are_wrappers_onto_the_one_table():
 
 def test_the_supermarket_routes_take_the_problem_and_their_older_forms_warn():
     from derive.models.supermarket import first_levels
-    from numeric.exact.supermarket import supermarket_fast
-    from numeric.supermarket.tail import negligible_tail
+    from mfstein.families.supermarket.exact import supermarket_fast
+    from mfstein.families.supermarket.tail import negligible_tail
 
     model, params = load_model("supermarket", b=3), {"lam": "0.9"}
     problem = prepare(model, 10, params).problem()

@@ -35,8 +35,9 @@ GENERAL_FILES = (
     "mfstein/cli/option_types.py",
     "mfstein/cli/output_files.py",
 )
-#: A family's own files inside a general folder.
-FAMILY_FILES = ("numeric/exact/supermarket.py",)
+#: A family's own files inside a general folder (none: a family's files are its
+#: package under ``mfstein/families/``).
+FAMILY_FILES: tuple[str, ...] = ()
 
 #: Where a general module still names a family, with the reason (a ratchet: a
 #: new one fails, and so does a listed one that is gone).
@@ -117,7 +118,7 @@ def test_the_general_modules_are_there() -> None:
     files = general_files()
     assert all(f.is_file() for f in files)
     assert ROOT / "numeric/meanfield/general.py" in files
-    assert ROOT / "numeric/exact/supermarket.py" not in files
+    assert not [f for f in files if (ROOT / "mfstein" / "families") in f.parents]
     assert {"supermarket", "sir"} <= family_names()
 
 
@@ -130,20 +131,22 @@ def test_no_general_module_names_a_model_family_but_the_listed_ones() -> None:
 
 
 @pytest.mark.parametrize("family", sorted(FAST_PATHS))
-def test_every_route_of_the_table_loads_from_its_own_layer(family: str) -> None:
+def test_every_route_of_the_table_loads_from_the_familys_own_package(family: str) -> None:
+    """A route names a module of the family's package ``mfstein.families.<family>``
+    (the layer above ``sim``, which no task's general code imports), or, for the
+    restriction to fewer coordinates, the model's definition in ``derive``."""
     from sim.base import Simulator
 
-    highest = {"mean_field": "numeric", "fixed_point": "numeric", "exact": "numeric"}
-    highest["negligible_tail"] = "numeric"
-    highest["restriction"] = "derive"
-    highest["simulation"] = "sim"
-    ranks = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3}
+    own = f"mfstein.families.{family}."
     for task in TASKS:
         where = route(family, task)
         if where is None:
             continue
         module = where.partition(":")[0]
-        assert ranks[layer(module)] <= ranks[highest[task]], f"{family}.{task} = {where}"
+        if task == "restriction":
+            assert layer(module) == "derive", f"{family}.{task} = {where}"
+        else:
+            assert module.startswith(own) and layer(module) == "families", f"{family}.{task}"
         target = load(family, task)
         if task == "simulation":
             assert issubclass(target, Simulator)
@@ -189,14 +192,24 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
 
     from derive.models import MODELS
     from mfstein.cli.short_options import FAMILIES, declares, owner
-    from mfstein.ground.fast_paths import SHORT_FORMS
 
-    assert set(FAMILIES) <= set(MODELS) and set(SHORT_FORMS) <= set(MODELS)
-    for forms in SHORT_FORMS.values():
-        for package, where in forms.items():
+    assert set(FAMILIES) <= set(MODELS)
+    for family, entry in FAST_PATHS.items():
+        assert family in MODELS
+        for package, where in entry.short_forms:
             module, _, attribute = where.partition(":")
+            assert module.startswith(f"mfstein.families.{family}."), where
             pkg = importlib.import_module(package)
             assert attribute in pkg.__all__
             assert getattr(pkg, attribute) is getattr(importlib.import_module(module), attribute)
     assert declares("supermarket", "mu") and declares("supermarket", "without_replacement")
     assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"
+
+
+def test_short_forms_are_not_tasks() -> None:
+    """``short_forms`` is a field of the registration, not a task a route serves."""
+    from mfstein.ground.errors import ParameterError
+
+    assert "short_forms" not in TASKS and "exact" in TASKS
+    with pytest.raises(ParameterError, match="task must be one of"):
+        route("supermarket", "short_forms")

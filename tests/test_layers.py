@@ -4,6 +4,7 @@ From the bottom: the ground (``mfstein/ground/``: errors, limits, io, lazy expor
 signals, time limits, display, cache, jit, ...; its own folder, apart from the
 command line) imports nothing of the project; ``derive`` imports the ground;
 ``numeric`` imports ``derive`` and the ground; ``sim`` imports ``numeric`` too; the
+model families (``mfstein/families/``, one package each) import ``sim`` too; the
 command line ``mfstein/cli/`` sits on top.  ``mfstein/__init__.py`` (lazy string
 tables only) and ``mfstein/__main__.py`` are the two entries and are not checked.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("derive", "numeric", "sim", "mfstein")
-RANKS = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3, "cli": 4}
+RANKS = {"ground": 0, "derive": 1, "numeric": 2, "sim": 3, "families": 4, "cli": 5}
 ENTRIES = {"mfstein", "mfstein.__main__"}
 LONGEST = 120  # lines a function that numba does not compile may have (issue 21)
 
@@ -38,7 +39,10 @@ def layer(module: str) -> str | None:
     if top in ("derive", "numeric", "sim"):
         return top
     if top == "mfstein":
-        return "cli" if rest == "cli" or rest.startswith("cli.") else "ground"
+        for upper in ("cli", "families"):
+            if rest == upper or rest.startswith(upper + "."):
+                return upper
+        return "ground"
     return None
 
 
@@ -136,16 +140,26 @@ def test_the_walker_sees_imports_inside_functions_and_relative_ones() -> None:
     assert [u.split(" imports ")[1] for u in upward_imports(source, "sim.table")] == [
         "mfstein.cli (cli)"
     ]
+    # a family may import sim, not the command line, which may import anything
+    assert [
+        u.split(" imports ")[1]
+        for u in upward_imports(source, "mfstein.families.supermarket.table")
+    ] == ["mfstein.cli (cli)"]
+    assert upward_imports("import mfstein.families.supermarket\n", "sim.api") == [
+        "sim.api:1 (sim) imports mfstein.families.supermarket (families)"
+    ]
     # the command line may import anything; dunder names are not private
     assert upward_imports(source, "mfstein.cli.bound") == []
     assert private_imports("from mfstein import __version__\n", "numeric") == []
     assert layer("mfstein.ground.errors") == "ground" and layer("mfstein.cli.tail") == "cli"
+    assert layer("mfstein.families") == layer("mfstein.families.supermarket.solver") == "families"
     assert layer("numpy") is None
 
 
 def test_the_library_is_read_whole() -> None:
     names = {module_name(f) for f in library_files()}
     assert {"derive", "numeric", "sim", "mfstein.ground.errors", "mfstein.cli"} <= names
+    assert {"mfstein.families", "mfstein.families.supermarket.solver"} <= names
     assert not names & ENTRIES
 
 
@@ -181,14 +195,16 @@ def numeric_subpackages() -> list[str]:
 
 
 def test_the_ground_has_its_own_folder() -> None:
-    """Beside the two entries, ``mfstein/`` holds two folders: the ground and the
-    command line on top (issue 31)."""
+    """Beside the two entries, ``mfstein/`` holds three folders: the ground, the model
+    families and the command line on top (issue 31)."""
     loose = sorted(p.name for p in (ROOT / "mfstein").glob("*.py"))
     assert loose == ["__init__.py", "__main__.py"], loose
     ground = {module_name(p) for p in (ROOT / "mfstein" / "ground").glob("*.py")}
     assert {"mfstein.ground.errors", "mfstein.ground.limits", "mfstein.ground.jit"} <= ground
     assert all(layer(m) == "ground" for m in ground)
     assert all(layer(module_name(p)) == "cli" for p in (ROOT / "mfstein" / "cli").glob("*.py"))
+    families = (ROOT / "mfstein" / "families").rglob("*.py")
+    assert all(layer(module_name(p)) == "families" for p in families)
 
 
 def test_numeric_top_level_is_its_public_face() -> None:

@@ -155,9 +155,9 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
     parameters, and the supermarket's fast fixed point is handed that problem (its
     rates read there, not parsed from the parameters again)."""
     from derive.models import load_model
+    from mfstein.families.supermarket.solver import shooting_point64
     from mfstein.ground.fast_paths import FastPath, register, unregister
     from numeric.meanfield.stationary import second_order_float64
-    from numeric.supermarket.solver import shooting_point64
 
     given = []
 

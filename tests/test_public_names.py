@@ -20,7 +20,7 @@ PACKAGES = (
     "numeric.linalg",
     "numeric.meanfield",
     "numeric.pi",
-    "numeric.supermarket",
+    "mfstein.families.supermarket",
     "numeric.tails",
 )
 

@@ -54,7 +54,7 @@ RECORDS = (
     "sim.runner:RunOutput",
     "mfstein.ground.cache_contents:CachePart",
     "numeric.precision:Earned",
-    "numeric.supermarket.member:Member",
+    "mfstein.families.supermarket.member:Member",
 )
 
 

@@ -55,12 +55,7 @@ READABLE = {
 
 #: Engine imports of a result that remain, ``(result, engine) -> reason`` (a ratchet:
 #: the test fails when a listed one is gone, so the list only shrinks).
-KNOWN = {
-    ("sim.accuracy:AccuracyTable", "sim.table"): (
-        "plot() draws with the paper table's figure helpers (new_figure, save_figure), "
-        "which live beside the table's runs in sim.table"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 #: Engines the definition must classify as such (the routes the results used to import).
 NAMED_ENGINES = (
@@ -72,7 +67,6 @@ NAMED_ENGINES = (
     "numeric.prepared.problem",
     "derive.model",
     "sim.runner",
-    "sim.table",
 )
 
 

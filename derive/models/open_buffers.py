@@ -9,7 +9,7 @@ precision are known (as :func:`numeric.bound` does for ``b``):
             ``digits`` digits, predicted from the infinite-buffer fixed point: the
             first level ``k`` with ``s*_k <= rho^(e_k)`` below ``10^-(digits + 2)``
             (:func:`derive.models.occupancy_levels.levels_above`; the prediction
-            :func:`numeric.supermarket.solver.auto_levels` makes for its scan);
+            :func:`mfstein.families.supermarket.solver.auto_levels` makes for its scan);
 ``"inf"``   the infinite buffers, truncated two levels below ``10^-(digits + 10)``
             of the fixed point (:func:`derive.models.occupancy_levels.levels_for`).
 

@@ -65,11 +65,11 @@ def _parse_ns(text: str) -> list[int]:
 
 def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
     """(N, MeanFieldSolution) for each requested N, computing each lam once."""
+    from mfstein.families.supermarket.equilibrium import check_b
+    from mfstein.families.supermarket.short_form import bound
     from mfstein.ground.errors import check_int
     from mfstein.ground.limits import MAX_D
     from numeric.precision import arrival_rate, check_dps
-    from numeric.supermarket.equilibrium import check_b
-    from numeric.supermarket.short_form import bound
 
     dps = check_dps(args.dps)
     d = check_int("d", args.d, 1, MAX_D)
@@ -96,8 +96,8 @@ def _solutions(args: argparse.Namespace) -> list[tuple[int, Any]]:
 
 def run_bound(args: argparse.Namespace) -> int:
     """Handler of ``mfstein bound``: prints a
-    :class:`numeric.supermarket.size_tables.BoundTable`."""
-    from numeric.supermarket.size_tables import BoundTable
+    :class:`mfstein.families.supermarket.size_tables.BoundTable`."""
+    from mfstein.families.supermarket.size_tables import BoundTable
 
     sols = _solutions(args)
     certs = None
@@ -126,8 +126,8 @@ def _show(args: argparse.Namespace, table: Any) -> int:
 
 def run_refined(args: argparse.Namespace) -> int:
     """Handler of ``mfstein refined``: prints a
-    :class:`numeric.supermarket.size_tables.RefinedTable`."""
-    from numeric.supermarket.size_tables import RefinedTable
+    :class:`mfstein.families.supermarket.size_tables.RefinedTable`."""
+    from mfstein.families.supermarket.size_tables import RefinedTable
 
     sols = _solutions(args)
     if getattr(args, "order", "1") == "2":

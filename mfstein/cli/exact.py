@@ -72,8 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mfstein exact``."""
+    from mfstein.families.supermarket.exact import solve_exact
     from mfstein.ground.errors import check_int
-    from numeric.exact.supermarket import solve_exact
 
     if args.model is not None or args.mu is not None or args.observable:
         args.model = args.model or "supermarket"  # --observable: the supermarket as a model
@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
 def _solver_keywords(args: argparse.Namespace) -> dict[str, Any]:
     """The exact solver's options as given (``--solver``, ``--memory-limit`` in GB,
     the progress bar unless ``--json`` or not on a terminal), as keywords of
-    :func:`numeric.exact.general.solve` and :func:`numeric.exact.supermarket.solve_exact`."""
+    :func:`numeric.exact.general.solve` and
+    :func:`mfstein.families.supermarket.exact.solve_exact`."""
     limit = None if args.memory_limit is None else float(args.memory_limit) * 1e9
     return dict(
         solver=args.solver,

@@ -88,7 +88,7 @@ def model_table(args: argparse.Namespace) -> int:
     )
     reps = check_int("reps", args.reps, 2)
     if args.plot:
-        from sim.table import check_plot_path
+        from sim.figures import check_plot_path
 
         check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     model, params = model_from_args(args)

@@ -232,7 +232,7 @@ def _engine(args: argparse.Namespace) -> str:
 
 
 def _simulate(args) -> int:
-    from sim.supermarket_short_form import simulate_supermarket
+    from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
 
     engine = _engine(args)
     if engine in ("generic", "fast", "interpreted") and args.model is None:
@@ -263,8 +263,8 @@ def _simulate(args) -> int:
 
 
 def _table(args) -> int:
+    from mfstein.families.supermarket import table
     from mfstein.ground.errors import ParameterError, check_int
-    from sim import table
 
     if args.model is not None:
         return model_table(args)
@@ -292,7 +292,9 @@ def _table(args) -> int:
         check_int("N", n, 1)
     b: int | str = args.b  # "auto" or an integer 1..SIM_MAX_B, read while parsing
     if args.plot:
-        table.check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
+        from sim.figures import check_plot_path
+
+        check_plot_path(args.plot)  # before the run: no work lost to an unwritable path
     rows = table.build(
         args.gamma,
         args.alpha,

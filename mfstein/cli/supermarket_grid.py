@@ -5,7 +5,7 @@ A point of the power-of-d supermarket model is its arrival rate (``--lam``, or t
 core paper's heavy-traffic ``lam = 1 - gamma/N^alpha``, :mod:`mfstein.cli.arrival`),
 the system sizes ``--N``, the buffer ``--b`` and the number of servers sampled per
 arrival ``--d``.  The values are kept as given and checked by the command's task
-(:func:`numeric.supermarket.short_form.bound`, :func:`numeric.lemmas.check`).  Standard
+(:func:`mfstein.families.supermarket.short_form.bound`, :func:`numeric.lemmas.check`).  Standard
 library only: ``mfstein --help`` imports nothing heavy.
 """
 

@@ -69,7 +69,7 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> None:
 
 
 #: The packages whose frames a warning skips to name the caller's line.
-LIBRARY_PACKAGES = ("derive", "numeric", "sim", "mfstein.ground")
+LIBRARY_PACKAGES = ("derive", "numeric", "sim", "mfstein.families", "mfstein.ground")
 
 
 def caller_level(inside: tuple[str, ...] = LIBRARY_PACKAGES) -> int:

@@ -24,15 +24,21 @@ parameters as given ``problem.params``, their values ``problem.values`` read onc
 ``negligible_tail``  ``t(problem) -> Model | None``, the family member on fewer
                  coordinates that gives the same float64 order-2 numbers (the
                  others negligible at the fixed point), or ``None``
+``short_forms``  the public names the family adds to a package's lazy table, as
+                 ``(package, "module:attribute")`` pairs (:func:`short_forms`): the
+                 supermarket's ``numeric.bound``, ``numeric.exact.solve_exact``,
+                 ``sim.simulate_supermarket``, ...; the package itself names no family
 
 A route returning ``None`` declines that member of its family (the task's general
 route runs).  Nothing is imported until a task asks (:func:`load`), so this module
 -- data and the standard library only -- is part of the ground that everything may
 import, and the general code of each task (``numeric.meanfield``,
-``numeric.exact``, ``sim.api``) finds a family here instead of naming it.  A
-built-in route names a module of its task's layer or below
-(``tests/test_fast_paths.py`` checks it): the mean field and the exact chain load
-``derive``/``numeric`` modules, the simulation ``sim`` ones.
+``numeric.exact``, ``sim.api``) finds a family here instead of naming it.  The
+built-in entry is the whole registration of a family: its routes and short forms
+name modules of the family's own package ``mfstein.families.<family>`` (the layer
+above ``sim``, which no general module imports; ``tests/test_fast_paths.py`` checks
+it), but for the restriction to fewer coordinates, which is the model's definition
+in ``derive``.
 
 A user's family registers once, for every task it serves, with
 :func:`register` ``(name, FastPath(...))`` and leaves with :func:`unregister`;
@@ -42,9 +48,9 @@ name, if any.  The older ``numeric.register_fast_path``,
 deprecated wrappers onto :func:`register`.
 
 >>> FAST_PATHS["supermarket"].exact
-'numeric.exact.supermarket:supermarket_fast'
+'mfstein.families.supermarket.exact:supermarket_fast'
 >>> route("supermarket", "simulation")
-'sim.supermarket_fast_path:SupermarketFastPath'
+'mfstein.families.supermarket.fast_path:SupermarketFastPath'
 >>> route("sir", "exact") is None and route(None, "exact") is None
 True
 >>> register("doc-family", FastPath(exact=len))
@@ -70,7 +76,6 @@ from mfstein.ground.errors import ParameterError, check_choice
 __all__ = [
     "FAST_PATHS",
     "REGISTERED",
-    "SHORT_FORMS",
     "TASKS",
     "FastPath",
     "families",
@@ -97,10 +102,17 @@ class FastPath:
     exact: Any = None
     simulation: Any = None
     negligible_tail: Any = None
+    #: The public short forms: ``(package, "module:attribute")`` pairs, each added to
+    #: the package's lazy table under the attribute's name (:func:`short_forms`; read
+    #: from the built-in table only).
+    short_forms: tuple[tuple[str, str], ...] = ()
 
 
-#: The tasks a fast path may serve: the fields of :class:`FastPath`.
-TASKS: tuple[str, ...] = tuple(f.name for f in fields(FastPath))
+#: The tasks a fast path may serve: the routes of :class:`FastPath`.
+TASKS: tuple[str, ...] = tuple(f.name for f in fields(FastPath) if f.name != "short_forms")
+
+#: The package of the supermarket family (:mod:`mfstein.families.supermarket`).
+_SUPERMARKET = "mfstein.families.supermarket"
 
 #: The built-in fast paths, by the family's ``ModelInfo.fast_path`` name.
 FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
@@ -108,12 +120,21 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
         # the power-of-d supermarket and its relabellings (JSQ(L), ...):
         # derive.models.supermarket.queue_model declares the name
         "supermarket": FastPath(
-            mean_field="numeric.supermarket.solver:solve_model",
-            fixed_point="numeric.supermarket.solver:shooting_point64",
+            mean_field=f"{_SUPERMARKET}.solver:solve_model",
+            fixed_point=f"{_SUPERMARKET}.solver:shooting_point64",
             restriction="derive.models.supermarket:first_levels",
-            exact="numeric.exact.supermarket:supermarket_fast",
-            simulation="sim.supermarket_fast_path:SupermarketFastPath",
-            negligible_tail="numeric.supermarket.tail:negligible_tail",
+            exact=f"{_SUPERMARKET}.exact:supermarket_fast",
+            simulation=f"{_SUPERMARKET}.fast_path:SupermarketFastPath",
+            negligible_tail=f"{_SUPERMARKET}.tail:negligible_tail",
+            short_forms=(
+                ("numeric", f"{_SUPERMARKET}.equilibrium:equilibrium"),
+                ("numeric", f"{_SUPERMARKET}.equilibrium:reference_point"),
+                ("numeric", f"{_SUPERMARKET}.short_form:bound"),
+                ("numeric", f"{_SUPERMARKET}.solver:auto_buffer"),
+                ("numeric", f"{_SUPERMARKET}.sweep:constant_float64"),
+                ("numeric.exact", f"{_SUPERMARKET}.exact:solve_exact"),
+                ("sim", f"{_SUPERMARKET}.simulate_short_form:simulate_supermarket"),
+            ),
         ),
     }
 )
@@ -170,26 +191,20 @@ def takes_problem(f: Callable[..., Any], **keywords: Any) -> bool:
     return True
 
 
-#: The public short forms a family adds to a package's lazy table (family ->
-#: package -> ``"module:attribute"``), so that the package itself names no family:
-#: the supermarket's ``numeric.exact.solve_exact(N, lam, b, d)``.
-SHORT_FORMS: Mapping[str, Mapping[str, str]] = MappingProxyType(
-    {"supermarket": MappingProxyType({"numeric.exact": "numeric.exact.supermarket:solve_exact"})}
-)
-
-
 def short_forms(package: str) -> dict[str, tuple[str, ...]]:
-    """The entries ``{module: (attribute, ...)}`` the families' short forms add to the
-    lazy table (:func:`mfstein.ground.lazy.lazy_package`) of ``package``.
+    """The entries ``{module: (attribute, ...)}`` the families' short forms
+    (:attr:`FastPath.short_forms`) add to the lazy table
+    (:func:`mfstein.ground.lazy.lazy_package`) of ``package``.
 
     >>> short_forms("numeric.exact")
-    {'numeric.exact.supermarket': ('solve_exact',)}
+    {'mfstein.families.supermarket.exact': ('solve_exact',)}
     """
     out: dict[str, tuple[str, ...]] = {}
-    for forms in SHORT_FORMS.values():
-        if package in forms:
-            module, _, attribute = forms[package].partition(":")
-            out[module] = (*out.get(module, ()), attribute)
+    for entry in FAST_PATHS.values():
+        for target, where in entry.short_forms:
+            if target == package:
+                module, _, attribute = where.partition(":")
+                out[module] = (*out.get(module, ()), attribute)
     return out
 
 

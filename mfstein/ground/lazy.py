@@ -90,8 +90,8 @@ def _names(entries: Iterable[Export]) -> list[str]:
 
 def _export_preferring(exports: Mapping[str, tuple[str, str]]) -> type[types.ModuleType]:
     """A module class that keeps an exported function when a submodule of the same
-    name is imported (``numeric.equilibrium`` is the function, as with eager
-    imports, even after ``import numeric.supermarket.equilibrium`` bound the submodule)."""
+    name is imported (``derive.kernels`` is the function, as with eager
+    imports, even after ``import derive.kernels`` bound the submodule)."""
 
     class _Package(types.ModuleType):
         def __setattr__(self, name: str, value: Any) -> None:

@@ -3,11 +3,12 @@
 ``numeric.exact.solve(model, params, *, N, ...)`` for any model (``model`` a
 :class:`derive.Model` or a name :func:`derive.models.load_model` takes) is the
 one implementation; the supermarket family's fast path
-(:func:`numeric.exact.supermarket.supermarket_fast`, its ``exact`` route in
+(:func:`mfstein.families.supermarket.exact.supermarket_fast`, its ``exact`` route in
 :data:`mfstein.ground.fast_paths.FAST_PATHS`, found by :mod:`numeric.exact.fast_paths`)
 is chosen by it, and the paper's short form
-``solve_exact(N, lam, b, d)`` (added to this package by the family's entry in
-:data:`mfstein.ground.fast_paths.SHORT_FORMS`) builds the supermarket model and calls it.  Both
+``solve_exact(N, lam, b, d)`` (added to this package by the ``short_forms`` of the
+family's entry in :data:`mfstein.ground.fast_paths.FAST_PATHS`) builds the supermarket
+model and calls it.  Both
 return :class:`ExactResult`.
 
 >>> from numeric.exact import solve_exact

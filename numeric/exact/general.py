@@ -303,7 +303,7 @@ class Chain:
     that there is one closed class, assembles ``Q^T`` and solves the balance
     equations to the tolerance (:func:`stationary_checked`).  Used by
     :func:`solve` and by the supermarket's fast path
-    (:func:`numeric.exact.supermarket.supermarket_fast`).
+    (:func:`mfstein.families.supermarket.exact.supermarket_fast`).
     """
 
     placement: Placement
@@ -549,7 +549,7 @@ def solve(
 
     The one implementation of the exact task.  A model whose family registered
     an exact fast path (:mod:`numeric.exact.fast_paths`; the supermarket's,
-    :func:`numeric.exact.supermarket.supermarket_fast`, on its monotone space) is solved
+    :func:`mfstein.families.supermarket.exact.supermarket_fast`, on its monotone space) is solved
     by it when ``route`` is ``"auto"`` and neither ``start`` nor ``truncation``
     is given; otherwise the general chain below runs.
 

@@ -62,11 +62,11 @@ class Context:
     @cached_property
     def sol(self):
         """numeric's :class:`MeanFieldSolution` at this point (M = I)."""
-        from numeric.supermarket.short_form import bound
+        import numeric  # its public short form, the family's registration
 
         with mpmath.workdps(self.dps):
             # the claims use J and P of every level: no tail truncation
-            return bound(self.lam, self.b, self.d, dps=self.dps, truncate=False)
+            return numeric.bound(self.lam, self.b, self.d, dps=self.dps, truncate=False)
 
     @property
     def b_used(self) -> int:

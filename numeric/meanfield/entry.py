@@ -1,6 +1,6 @@
 """``numeric.solve``: the mean-field solution of any model (the paper's short form
 ``numeric.bound(lam, b, d)`` for the supermarket model is the family's own,
-:mod:`numeric.supermarket.short_form`), and ``numeric.certify``, that solution's
+:mod:`mfstein.families.supermarket.short_form`), and ``numeric.certify``, that solution's
 certificate (:meth:`MeanFieldSolution.certify`).
 
 ``solve(model, params, *, dps, order, M, start, route)`` takes a

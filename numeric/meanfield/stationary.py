@@ -1299,8 +1299,8 @@ def _objects64(model: Any, base: Base64, k2: Any = None) -> dict[str, list]:
 def _negligible_tail(problem: Any) -> Any:
     """The member of the prepared problem's family on fewer coordinates that gives the
     same float64 order-2 numbers (its ``negligible_tail`` route ``t(problem)`` in
-    :mod:`mfstein.ground.fast_paths`, e.g. :func:`numeric.supermarket.tail.negligible_tail`),
-    or ``None``."""
+    :mod:`mfstein.ground.fast_paths`, e.g.
+    :func:`mfstein.families.supermarket.tail.negligible_tail`), or ``None``."""
     from mfstein.ground.fast_paths import load
 
     tail = load(problem.model.info.fast_path, "negligible_tail")

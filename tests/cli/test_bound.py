@@ -85,8 +85,8 @@ def test_the_commands_print_result_objects(capsys: pytest.CaptureFixture[str]) -
     the same text a library caller gets from the result (issue 31)."""
     import dataclasses
 
-    from numeric.supermarket.short_form import bound
-    from numeric.supermarket.size_tables import BoundTable, RefinedTable
+    from mfstein.families.supermarket.short_form import bound
+    from mfstein.families.supermarket.size_tables import BoundTable, RefinedTable
 
     sol = bound("0.9", 3, 2, dps=20)
     table = BoundTable((10, 20), (sol, sol))

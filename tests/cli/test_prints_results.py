@@ -64,8 +64,8 @@ def _transient() -> object:
 
 def _size_table(kind: str) -> Callable[[], object]:
     def compute() -> object:
-        from numeric.supermarket.short_form import bound
-        from numeric.supermarket.size_tables import BoundTable, RefinedTable
+        from mfstein.families.supermarket.short_form import bound
+        from mfstein.families.supermarket.size_tables import BoundTable, RefinedTable
 
         sol = bound("0.9", 3, 2, dps=12)
         if kind == "bound":
@@ -326,7 +326,7 @@ BD = {"lam": "0.5"}
 
 
 def _simulated_short() -> object:
-    from sim.supermarket_short_form import simulate_supermarket
+    from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
 
     return simulate_supermarket(10, "0.9", 3, 2, **RUN)
 

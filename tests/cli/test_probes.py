@@ -227,10 +227,10 @@ def test_plot_into_unwritable_places_fails_before_the_run(tmp_path: Path, capsys
 def test_library_raises_parameter_error_not_value_error() -> None:
     import numpy as np
 
+    from mfstein.families.supermarket.sweep import constant_float64
     from mfstein.ground.errors import ParameterError
     from numeric import bound
     from numeric.lemmas import check
-    from numeric.supermarket.sweep import constant_float64
 
     with pytest.raises(ParameterError):
         constant_float64("abc", 5)
@@ -274,7 +274,7 @@ def test_exact_never_returns_a_result_that_failed_its_residual_check(monkeypatch
     from mfstein.ground.errors import NumericalError
 
     general = importlib.import_module("numeric.exact.general")
-    exact_solve = importlib.import_module("numeric.exact.supermarket")
+    exact_solve = importlib.import_module("mfstein.families.supermarket.exact")
     real = general.Chain.solve
 
     def stalled(self, *args, **kwargs):

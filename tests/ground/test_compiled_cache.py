@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("mfstein", "derive", "numeric", "sim")
 NUMBA_MODULES = (
     "sim.rng",
-    "sim.aggregated",
-    "sim.perserver",
+    "mfstein.families.supermarket.aggregated",
+    "mfstein.families.supermarket.perserver",
     "sim.pi_kernels",
     "sim.tails",
     "sim.generic_kernels",

@@ -301,7 +301,7 @@ def test_the_supermarket_fast_path_reads_the_prepared_problem() -> None:
     assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
     numeric.solve(sup, {"lam": "0.9"}, precision="float64")
     assert _new(before, "prepared:problem") == 1 and _new(before, "prepared:params") == 1
-    from numeric.supermarket.solver import problem_member
+    from mfstein.families.supermarket.solver import problem_member
 
     member, dps = problem_member(prepare_problem(sup, {"lam": "0.9"}), 20)
     with mpmath.workdps(40):

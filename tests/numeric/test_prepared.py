@@ -58,13 +58,13 @@ def test_chain_and_prepared_form_agree() -> None:
 def test_builtin_fast_path_is_found_whatever_was_imported_before(monkeypatch) -> None:
     """The supermarket's exact fast path registers itself when its module is imported;
     the registry imports it on the first lookup, so ``route="auto"`` does not depend
-    on the caller having imported numeric.exact.supermarket."""
+    on the caller having imported mfstein.families.supermarket.exact."""
     from mfstein.ground.fast_paths import REGISTERED
     from numeric.exact import fast_paths
 
     assert "supermarket" not in REGISTERED  # the built-in route, not a run-time one
-    monkeypatch.delitem(sys.modules, "numeric.exact.supermarket", raising=False)
+    monkeypatch.delitem(sys.modules, "mfstein.families.supermarket.exact", raising=False)
     solver = fast_paths.fast_path(load_model("supermarket", b=2))
     assert solver is not None and solver.__name__ == "supermarket_fast"
-    assert solver.__module__ == "numeric.exact.supermarket"
+    assert solver.__module__ == "mfstein.families.supermarket.exact"
     assert fast_paths.fast_path(load_model("sir")) is None

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from numeric.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve
 from sim import simulate_supermarket
 
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from derive.models import load_model
+from mfstein.families.supermarket.fast_path import SupermarketFastPath
 from mfstein.ground.errors import ParameterError
 from sim.api import choose, simulate
 from sim.base import CAPABILITIES, SimulationResult, Simulator
 from sim.generic import GenericSimulator
-from sim.supermarket_fast_path import SupermarketFastPath
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}
 

@@ -12,12 +12,12 @@ import time
 import pytest
 
 from derive.models import load_model
+from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.limits import SIM_MAX_BATCHES, SIM_MAX_N, SIM_MAX_REPS, SIM_MAX_STEPS
 from sim.api import simulate
 from sim.generic import GenericSimulator
 from sim.pi import simulate_pi
-from sim.supermarket_short_form import simulate_supermarket
 from sim.tails import simulate_jsq_tails
 
 SIR = {"beta": 3, "gamma": 1, "rho": "0.5", "a": "0.1"}

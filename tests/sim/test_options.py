@@ -9,10 +9,10 @@ import stat
 import pytest
 
 from mfstein.cli.arrival import add_arrival_rate, arrival_rate_text
+from mfstein.families.supermarket.simulate import resolve_policy
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.io import atomic_write
-from sim import aggregated
-from sim.supermarket import resolve_policy
+from sim import thinning
 
 
 def test_policy_and_simulator_choice() -> None:
@@ -28,13 +28,13 @@ def test_policy_and_simulator_choice() -> None:
 
 
 def test_thinning_grows_with_b_and_keeps_the_event_bits_free() -> None:
-    assert aggregated.thin_bits(1) == aggregated.THIN_BITS == 6
-    assert aggregated.thin_bits(10) == 6  # 55 <= 64
-    assert aggregated.thin_bits(11) == 7  # 66 > 64
-    assert aggregated.thin_bits(50) == 11  # 1275 <= 2048
-    assert aggregated.thin_bits(200) == aggregated.MAX_THIN_BITS == 11
+    assert thinning.thin_bits(1) == thinning.THIN_BITS == 6
+    assert thinning.thin_bits(10) == 6  # 55 <= 64
+    assert thinning.thin_bits(11) == 7  # 66 > 64
+    assert thinning.thin_bits(50) == 11  # 1275 <= 2048
+    assert thinning.thin_bits(200) == thinning.MAX_THIN_BITS == 11
     for b in range(1, 64):
-        t = aggregated.thin_bits(b)
+        t = thinning.thin_bits(b)
         assert t <= 11 and (b * (b + 1) // 2 <= 2**t or t == 11)
 
 

@@ -153,7 +153,7 @@ def test_ctrl_c_keeps_completed_batches(tmp_path, monkeypatch):
     """A KeyboardInterrupt in the middle of a run (here raised when the 6th unit starts)
     returns the completed batches, leaves every completed unit in the checkpoint, and
     resuming gives the uninterrupted numbers."""
-    from sim import engine
+    from mfstein.families.supermarket import engine
 
     full = simulate_supermarket(**ARGS, seed=8, workers=1, batches=4)
     calls = {"n": 0, "completed": 0}
@@ -214,7 +214,8 @@ def test_a_press_during_the_last_unit_is_a_late_press(monkeypatch) -> None:
     import os
     import signal
 
-    from sim import engine, runner
+    from mfstein.families.supermarket import engine
+    from sim import runner
 
     real = engine.advance
     units = 2 * (4 + 1)  # reps x (warm-up + batches)

@@ -53,7 +53,7 @@ def test_link_to_a_directory_is_not_a_file_path(tmp_path) -> None:
 
 
 def test_simulation_checkpoint_through_a_dangling_link(tmp_path) -> None:
-    from sim.supermarket_short_form import simulate_supermarket as simulate
+    from mfstein.families.supermarket.simulate_short_form import simulate_supermarket as simulate
 
     link = tmp_path / "ck.json"
     link.symlink_to(tmp_path / "real.json")

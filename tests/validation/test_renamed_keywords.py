@@ -221,11 +221,12 @@ def test_pi_exact_result_field_is_solver() -> None:
 
 
 def test_the_supermarket_spec_says_engine_and_simulator_warns() -> None:
-    """``sim.engine.Spec.engine`` (was ``simulator``): the keyword and the attribute
+    """``mfstein.families.supermarket.engine.Spec.engine`` (was ``simulator``): the keyword and
+    the attribute
     warn, pointing at the caller's line, and give the same spec."""
+    from mfstein.families.supermarket.engine import Spec
+    from mfstein.families.supermarket.simulate import run_supermarket
     from sim.base import RunOptions
-    from sim.engine import Spec
-    from sim.supermarket import run_supermarket
 
     fields = dict(N=10, lam=0.9, b=3, d=2, replacement=True, policy="pod", s_star=(0.9, 0.5, 0.2))
     new = _quiet(Spec, **fields, engine="per-server")

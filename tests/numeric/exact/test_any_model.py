@@ -120,7 +120,7 @@ def test_supermarket_service_rate_rescales_time_only():
     """mu != 1: the generator is mu times that of the chain with lam/mu, so the stationary
     laws agree (two different generators); solve_exact, now a wrapper of the same
     solver, reports the same law through its own statistics code."""
-    from numeric.exact.supermarket import solve_exact
+    from mfstein.families.supermarket.exact import solve_exact
 
     fast = solve(load_model("supermarket", b=4, mu="mu"), {"lam": "1.8", "mu": 2}, N=8)
     unit = solve(load_model("supermarket", b=4), {"lam": "0.9"}, N=8)

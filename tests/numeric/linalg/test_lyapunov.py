@@ -5,8 +5,8 @@ from __future__ import annotations
 import mpmath
 import pytest
 
+from mfstein.families.supermarket.solver import solve
 from numeric.linalg.tridiagonal import eigenvalues, kronecker_sum
-from numeric.supermarket.solver import solve
 
 
 @pytest.mark.parametrize(("lam", "b", "d"), [("0.9", 6, 2), ("0.99", 12, 2), ("0.6", 5, 3)])

@@ -4,8 +4,8 @@ Named by ``FAST_PATHS["supermarket"].simulation`` (:mod:`mfstein.ground.fast_pat
 general code reaches it only through that table.  It runs the supermarket family
 (and JSQ(L) of C. Graham, "Functional central limit theorems for a large network in
 which customers join the shortest of several queues") on the aggregated simulator
-:mod:`sim.aggregated`.  A service rate ``mu != 1`` only rescales time, so the
-stationary law is that of the ``mu = 1`` chain with ``lam / mu``.
+:mod:`mfstein.families.supermarket.aggregated`.  A service rate ``mu != 1`` only
+rescales time, so the stationary law is that of the ``mu = 1`` chain with ``lam / mu``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mfstein.families.supermarket.simulate import Rate, run_supermarket
 from mfstein.ground.errors import ParameterError
 from sim.base import RunOptions, SimulationResult, Simulator
-from sim.supermarket import Rate, run_supermarket
 
 
 class SupermarketFastPath(Simulator):
-    """The supermarket family on its own engines (:func:`sim.supermarket.run_supermarket`).
+    """The supermarket family on its own engines
+    (:func:`mfstein.families.supermarket.simulate.run_supermarket`).
 
     Accepts models whose ``info.fast_path`` is ``"supermarket"`` with a numeric
     service rate or a service-rate parameter; runs the ``mu = 1`` chain with
@@ -39,7 +40,8 @@ class SupermarketFastPath(Simulator):
     engine: str | None = None
     policy: str = "pod"
     #: The centre ``s*`` (``b`` floats) when the caller has it (:func:`simulate_centred`);
-    #: ``None``: :func:`sim.supermarket.reference_point` of the problem's rate.
+    #: ``None``: :func:`~mfstein.families.supermarket.simulate.reference_point` of the
+    #: problem's rate.
     centre: tuple[float, ...] | None = None
 
     @classmethod
@@ -51,8 +53,8 @@ class SupermarketFastPath(Simulator):
     def _prepare(self) -> None:
         import mpmath
 
+        from mfstein.families.supermarket.solver import problem_rates
         from numeric.exact.lattice import to_fraction
-        from numeric.supermarket.solver import problem_rates
 
         if self.start is not None or self.truncation is not None:
             raise ParameterError(
@@ -82,14 +84,16 @@ class SupermarketFastPath(Simulator):
                 rate = Rate.of(given)
             else:  # lam / mu of the 30-digit values, to 30 digits (as it always was)
                 rate = Rate.of(mpmath.nstr(lam / mu, 30))
-        #: The rate of the ``mu = 1`` chain run (:class:`sim.supermarket.Rate`).
+        #: The rate of the ``mu = 1`` chain run
+        #: (:class:`mfstein.families.supermarket.simulate.Rate`).
         self.rate = rate
         self.lam_text = rate.text
         self.d = int(st.d)
         self.replacement = bool(st.replacement)
 
     def _run(self, options: RunOptions) -> SimulationResult:
-        """Run :func:`sim.supermarket.run_supermarket` and label the result with the model."""
+        """Run :func:`mfstein.families.supermarket.simulate.run_supermarket` and label the
+        result with the model."""
         import dataclasses
 
         r = run_supermarket(
@@ -112,8 +116,9 @@ def simulate_centred(
 ) -> SimulationResult:
     """The aggregated engine of :class:`SupermarketFastPath` on ``model`` at ``params``
     (what ``simulate_supermarket(N, lam, b, d)`` runs), centred at the caller's ``s*``
-    (the order-1 solution it already has, e.g. :mod:`sim.table`'s) instead of
-    :func:`sim.supermarket.reference_point` computed again; ``options`` are those of
+    (the order-1 solution it already has, e.g. :mod:`mfstein.families.supermarket.table`'s)
+    instead of :func:`mfstein.families.supermarket.simulate.reference_point` computed again;
+    ``options`` are those of
     :func:`sim.simulate` (``steps``, ``reps``, ``seed``, ``workers``, ...)."""
     sim = SupermarketFastPath(model, N, params)
     sim.engine = "aggregated"

@@ -6,8 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 
+from mfstein.families.supermarket.solver import solve, truncation_level
 from numeric import bound, constant_float64
-from numeric.supermarket.solver import solve, truncation_level
 
 
 @pytest.mark.parametrize("b", [200, 1000])
@@ -60,7 +60,8 @@ def test_iterative_route_against_shooting_lam_above_one(monkeypatch) -> None:
     shooting routes forced on the same system."""
     import importlib
 
-    nb = importlib.import_module("numeric.supermarket.solver")  # the module, not the lazy export
+    # the module, not the lazy export
+    nb = importlib.import_module("mfstein.families.supermarket.solver")
 
     it = solve("1.2", 60, dps=40)
     assert set(it.routes) == {"iterative", "covariance"} and it.digits == 40

@@ -8,9 +8,9 @@ import mpmath
 import pytest
 
 from derive.models.supermarket import levels_above, levels_for, occupancy_exponent
+from mfstein.families.supermarket.equilibrium import INF_MAX_LEVELS, equilibrium
+from mfstein.families.supermarket.solver import auto_levels
 from mfstein.ground.errors import ParameterError
-from numeric.supermarket.equilibrium import INF_MAX_LEVELS, equilibrium
-from numeric.supermarket.solver import auto_levels
 
 
 def _count(rho: mpmath.mpf, d: int, digits: int) -> int:

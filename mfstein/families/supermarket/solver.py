@@ -93,6 +93,14 @@ from mpmath import mpf
 from derive.models.open_buffers import buffer_levels
 from derive.models.supermarket import occupancy_exponent
 from derive.models.supermarket_structure import SupermarketStructure
+from mfstein.families.supermarket.equilibrium import (
+    check_b,
+    equilibrium,
+    fixed_point_at,
+    verified_shooting,
+)
+from mfstein.families.supermarket.member import Member, supermarket_member
+from mfstein.families.supermarket.refined import refined_bias
 from mfstein.ground.errors import ParameterError, check_bool, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.linalg import tridiagonal as lyapunov
@@ -111,14 +119,6 @@ from numeric.precision import (
     to_str,
 )
 from numeric.quadratic_form import MSpec, quadratic_form
-from numeric.supermarket.equilibrium import (
-    check_b,
-    equilibrium,
-    fixed_point_at,
-    verified_shooting,
-)
-from numeric.supermarket.member import Member, supermarket_member
-from numeric.supermarket.refined import refined_bias
 
 #: The dense Kronecker route is run for b up to this size inside :func:`solve`.
 KRONECKER_MAX_B = 8
@@ -674,7 +674,7 @@ def solve_model(
 
 
 def problem_member(problem: Any, dps: int) -> tuple[Member, int]:
-    """The :class:`numeric.supermarket.member.Member` of a prepared problem
+    """The :class:`mfstein.families.supermarket.member.Member` of a prepared problem
     (:class:`numeric.prepared.problem.PreparedProblem`) of a supermarket-family model,
     and ``dps`` checked: the arrival and service rates are the problem's values at
     ``dps + 20`` digits (:meth:`~numeric.prepared.problem.PreparedProblem.values_now`,
@@ -713,7 +713,7 @@ def shooting_point64(problem: Any, params: Mapping[str, Any] | None = None) -> A
     """``s*`` of the prepared problem of a supermarket-family model
     (:class:`numeric.prepared.problem.PreparedProblem`, the fast fixed point's
     protocol, :mod:`numeric.meanfield.fast_paths`) by the O(b) shooting
-    (:func:`numeric.supermarket.equilibrium.verified_shooting` on the problem's rates,
+    (:func:`mfstein.families.supermarket.equilibrium.verified_shooting` on the problem's rates,
     :func:`problem_rates`, the residual checked on the model's own kernels), 20 digits
     rounded to float64; ``None`` for sampling without replacement.
     ``shooting_point64(model, params)`` (the old protocol) prepares the problem first

@@ -8,7 +8,7 @@ from mpmath import mpf
 import numeric
 from derive.models.jsq import jsq_L
 from derive.models.supermarket import supermarket
-from numeric.supermarket.member import Member, supermarket_member
+from mfstein.families.supermarket.member import Member, supermarket_member
 
 
 def test_parameter_vector_follows_the_models_params() -> None:

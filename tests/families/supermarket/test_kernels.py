@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from derive import supermarket
-from sim import aggregated, perserver
+from mfstein.families.supermarket import aggregated, perserver
 from sim.rng import seed_states, uniforms
 
 

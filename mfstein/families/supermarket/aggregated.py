@@ -43,8 +43,8 @@ sums would (the thinning only adds variance, no bias), and the batch-means
 confidence interval accounts for that variance.  Accumulating a kept event
 costs ``b (b + 1) / 2`` multiply-adds, so a fixed ``t`` makes the average cost
 per event grow like ``b^2`` (3x slower at ``b = 50`` than at ``b = 10`` with
-``t = 6``).  :func:`thin_bits` therefore scales ``t`` with ``b``: the smallest
-``t >= 6`` with ``b (b + 1) / 2 <= 2^t`` (about one multiply-add per event),
+``t = 6``).  :func:`sim.thinning.thin_bits` therefore scales ``t`` with ``b``: the
+smallest ``t >= 6`` with ``b (b + 1) / 2 <= 2^t`` (about one multiply-add per event),
 capped at 11 to keep the keep bits disjoint from the event bits.  Second
 moments are a fraction ``2^-t`` of the events: at ``b = 50``, ``t = 11``, one
 event in 2048 -- still ~10^5 per 2 * 10^8-event run, far more than the batch
@@ -67,22 +67,6 @@ from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, n
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)
-
-#: Smallest thinning exponent: second moments use at most one event in 2^6.
-THIN_BITS = 6
-#: Largest thinning exponent: the keep bits must stay below the 11 bits that
-#: the event decision (top 53 bits of the same word) does not use.
-MAX_THIN_BITS = 11
-
-
-def thin_bits(b: int) -> int:
-    """Thinning exponent for buffer ``b``: smallest ``t >= THIN_BITS`` with
-    ``b (b + 1) / 2 <= 2^t``, at most :data:`MAX_THIN_BITS` (module docstring)."""
-    t = THIN_BITS
-    while t < MAX_THIN_BITS and b * (b + 1) // 2 > (1 << t):
-        t += 1
-    return t
-
 
 #: Indices into the scalar accumulator returned by :func:`run`.
 TIME, SUMSQ, THIN_TIME, ARRIVALS, BLOCKED, EVENTS = range(6)
@@ -266,12 +250,14 @@ def _loop_any_d(
     n1 = n[1]
     n1f = float(n1)
     # The accumulators and the per-event accounting below are those of _loop_d2 (and
-    # of sim.perserver.run): each compiled loop keeps its own copies so that they
+    # of mfstein.families.supermarket.perserver.run): each compiled loop keeps its own copies so
+    # that they
     # stay in registers; what can be shared without that cost is (_start,
     # second_moments).  Measured (stop 43, benchmarks/bench_loop_versions.py): the
     # four accounting lines as one ``@njit(inline="always")`` helper returning
     # ``r, t, area, t_thin`` and the RNG words made this loop 3.2x slower per event
-    # (10.4 -> 33.1 ns, b = 10, N = 1000) and sim.perserver.run's 1.4x (46.8 -> 66.7).
+    # (10.4 -> 33.1 ns, b = 10, N = 1000) and mfstein.families.supermarket.perserver.run's 1.4x
+    # (46.8 -> 66.7).
     for _ in range(steps):
         w = inv_rate[n1]
         area += w * sumsq

@@ -2,7 +2,7 @@
 
 ``numeric.solve`` prepares one problem before any route
 (:func:`numeric.meanfield.entry._solve_problem`); the family's fast path
-(:func:`numeric.supermarket.solver.solve_model`) is given that problem and reads its
+(:func:`mfstein.families.supermarket.solver.solve_model`) is given that problem and reads its
 values there, so a call checks the parameter names once, prepares at most one
 parameter point and one problem per distinct input, and a warm call reads no
 parameter value.  A solver registered in the old form ``f(model, params, *, dps, M)``
@@ -17,11 +17,11 @@ import numeric
 import numeric.params as params_module
 import numeric.prepared.parameters as parameters_module
 from derive.models import load_model
+from mfstein.families.supermarket.solver import solve_model
 from mfstein.ground.fast_paths import FastPath, register, unregister
 from numeric.meanfield import fast_paths
 from numeric.prepared.cache import COUNTS
 from numeric.prepared.problem import prepare_problem
-from numeric.supermarket.solver import solve_model
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The paper's short form ``simulate_supermarket(N, lam, b, d)`` over :func:`sim.simulate`.
 
-It lives beside the supermarket family's engines (:mod:`sim.supermarket`), not in
+It lives beside the supermarket family's engines (:mod:`mfstein.families.supermarket.simulate`),
+not in
 the general entry :mod:`sim.api`, which names no model family (issue 31);
 import it as ``sim.simulate_supermarket``.
 """
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mfstein.families.supermarket.simulate import check_inputs, resolve_policy
 from mfstein.ground.arguments import renamed_keywords
 from sim.api import simulate
 from sim.base import RunOptions, SimulationResult
-from sim.supermarket import check_inputs, resolve_policy
 
 __all__ = ["simulate_supermarket"]
 

@@ -188,18 +188,18 @@ class Columns:
 
 def columns(lam: str, b: int | str, d: int, dps: int) -> Columns:
     """The row's model at the buffer ``b`` (``"auto"``: the smallest at which ``c`` stops
-    changing, :func:`numeric.supermarket.solver.auto_buffer`, as ``numeric.bound`` finds
+    changing, :func:`mfstein.families.supermarket.solver.auto_buffer`, as ``numeric.bound`` finds
     it), prepared once (:func:`numeric.prepared.problem.prepare_problem`) and solved on
     that problem: order 1 by :func:`numeric.solve` (the family's fast path, what
     ``numeric.bound(lam, b, d)`` runs), order 2 by
     :func:`numeric.meanfield.stationary.order2_working` (what
     ``numeric.second_order(model, params)`` runs) attached to it."""
     import numeric
+    from mfstein.families.supermarket.short_form import supermarket_model
+    from mfstein.families.supermarket.solver import auto_buffer
     from numeric.meanfield.stationary import order2_working
     from numeric.meanfield.truncation import attach_second_order
     from numeric.prepared.problem import prepare_problem
-    from numeric.supermarket.short_form import supermarket_model
-    from numeric.supermarket.solver import auto_buffer
 
     bb = auto_buffer(lam, d, dps=dps) if b == "auto" else int(b)
     model, params = supermarket_model(bb, d, lam=lam)
@@ -231,12 +231,12 @@ def build(
     import mpmath
 
     import numeric
+    from mfstein.families.supermarket.fast_path import simulate_centred
+    from mfstein.families.supermarket.simulate import MAX_B, check_inputs
     from mfstein.ground.errors import ParameterError, check_int
     from numeric.precision import check_dps
     from sim import stats
     from sim.summary import whole
-    from sim.supermarket import MAX_B, check_inputs
-    from sim.supermarket_fast_path import simulate_centred
 
     dps = check_dps(dps)
     Ns = list(dict.fromkeys(check_int("N", n, 1) for n in Ns))  # each N once, as lemmas does
@@ -355,48 +355,11 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def check_plot_path(path: str | os.PathLike) -> None:
-    """Refuse (ParameterError) a ``--plot`` path that cannot be written, before any work."""
-    from sim.runner import check_writable
-
-    check_writable(path, "--plot")
-
-
-def new_figure() -> tuple[Any, Any]:
-    """``(figure, axes)`` of a one-panel plot on matplotlib's Agg back end (no display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(6.4, 4.2))
-
-
-def save_figure(
-    fig: Any, ax: Any, path: str | os.PathLike, xlabel: str, ylabel: str, title: str
-) -> None:
-    """Finish a plot against ``N`` (log x, labels, legend, grid) and write it as PNG,
-    atomically (:func:`mfstein.ground.io.atomic_write`); the figure is closed either way."""
-    import matplotlib.pyplot as plt
-
-    from mfstein.ground.io import atomic_write
-
-    ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
-    finally:
-        plt.close(fig)
-
-
 def plot(rows: list[Row], path: str | os.PathLike, *, gamma, alpha, d: int, seed: int) -> None:
     """``N E||S - s*||^2`` against ``N`` (log x): simulation with 95% error bars, the
     bound, and exact values where present.  Written atomically (temp + rename)."""
+    from sim.figures import new_figure, save_figure
+
     Ns = [r.N for r in rows]
     bs = sorted({r.b for r in rows})
     fig, ax = new_figure()

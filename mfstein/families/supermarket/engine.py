@@ -16,8 +16,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from mfstein.families.supermarket import aggregated, perserver
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
-from sim import aggregated, perserver
+from sim import thinning
+from sim.base import POLICIES  # noqa: F401  (the engines' policies: their old import path)
 from sim.replication_json import (  # noqa: F401  (their old import path)
     state_from_json,
     state_to_json,
@@ -25,8 +27,6 @@ from sim.replication_json import (  # noqa: F401  (their old import path)
     sums_to_json,
 )
 
-#: Dispatch policies.
-POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
 #: Engines: the chain on the counts (power-of-d only, fastest) or explicit servers.
 ENGINES: tuple[str, ...] = ("aggregated", "per-server")
 #: The old name of :data:`ENGINES` (same tuple).
@@ -51,13 +51,13 @@ class Spec:
     policy: str
     #: The reference point ``s*`` (float64) for ``||S - s*||^2``.
     s_star: tuple[float, ...]
-    #: ``"aggregated"`` (:mod:`sim.aggregated`) or ``"per-server"``
-    #: (:mod:`sim.perserver`).  ``simulator`` is its deprecated name (the
+    #: ``"aggregated"`` (:mod:`mfstein.families.supermarket.aggregated`) or ``"per-server"``
+    #: (:mod:`mfstein.families.supermarket.perserver`).  ``simulator`` is its deprecated name (the
     #: keyword and the attribute warn); a checkpoint written with the old
     #: ``"simulator"`` key still loads (:attr:`RENAMED_CONFIG_KEYS`).
     engine: str = "aggregated"
     #: Second moments use one event in ``2^thin_bits``; ``None`` (default)
-    #: takes :func:`sim.aggregated.thin_bits` of ``b``.
+    #: takes :func:`sim.thinning.thin_bits` of ``b``.
     thin_bits: int | None = None
     #: The number of bins of the response-time histogram (per-server simulator).
     hist_bins: int = 400
@@ -75,7 +75,7 @@ class Spec:
     @property
     def thinning(self) -> int:
         """The thinning exponent in use (``thin_bits``, or the default for ``b``)."""
-        return aggregated.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
+        return thinning.thin_bits(self.b) if self.thin_bits is None else self.thin_bits
 
     #: Keys of :meth:`config` by their old names, for checkpoints written before the
     #: rename (:func:`sim.runner.run` reads such a file as if written with the new key).
@@ -105,7 +105,8 @@ def fresh_state(spec: Spec, rng: np.ndarray) -> dict:
 def advance(spec: Spec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` events from ``state`` (not modified); return ``(new_state, sums)``.
 
-    ``sums`` holds ``scalars`` (see :mod:`sim.aggregated` / :mod:`sim.perserver`
+    ``sums`` holds ``scalars`` (see :mod:`mfstein.families.supermarket.aggregated` /
+    :mod:`mfstein.families.supermarket.perserver`
     for the layout), ``mean`` (``sum w n_k``), ``cov`` (thinned ``sum w n_j n_k``,
     upper triangle), ``hist`` (response times, per-server only) and ``seconds``
     (CPU time of this unit, so the rate is per core even on a loaded machine).

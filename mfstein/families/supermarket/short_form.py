@@ -2,9 +2,10 @@
 
 ``bound(lam, b, d)`` is :func:`numeric.solve` for the power-of-``d`` supermarket
 model with buffer ``b``, run by the family's own solver
-(:func:`numeric.supermarket.solver.solve`), which also takes ``b = "auto"`` and
+(:func:`mfstein.families.supermarket.solver.solve`), which also takes ``b = "auto"`` and
 ``b = "inf"``; :func:`supermarket_model` is the model and parameter mapping behind
-it (used by :mod:`sim.table`).  They live beside the family, so that the general
+it (used by :mod:`mfstein.families.supermarket.table`).  They live beside the family, so that
+the general
 entry :mod:`numeric.meanfield.entry` names no family.
 """
 
@@ -57,15 +58,15 @@ def bound(
     model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
     Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Theorem 1 with the
     sign of the Kronecker form corrected: ``E||S - s*||^2 ~ c/N``), by the
-    family's own solver (:func:`numeric.supermarket.solver.solve`), which
+    family's own solver (:func:`mfstein.families.supermarket.solver.solve`), which
     also takes ``b = "auto"`` (the smallest buffer at which ``c`` stops
     changing, reported in ``.b``) and ``b = "inf"``.  ``mu``, ``replacement``
-    and ``N`` as in :func:`numeric.supermarket.solver.solve`; ``order=2`` adds the
+    and ``N`` as in :func:`mfstein.families.supermarket.solver.solve`; ``order=2`` adds the
     1/N^2 terms; ``truncate`` cuts negligible tail levels.
     """
+    from mfstein.families.supermarket.solver import auto_buffer, check_b
+    from mfstein.families.supermarket.solver import solve as supermarket_solve
     from numeric.meanfield.truncation import add_second_order
-    from numeric.supermarket.solver import auto_buffer, check_b
-    from numeric.supermarket.solver import solve as supermarket_solve
 
     if order not in (1, 2):
         raise ParameterError(f"order must be 1 or 2, got {order!r}.")

@@ -31,12 +31,12 @@ def negligible_tail(problem: Any, params: Mapping[str, Any] | None = None) -> An
     prepared problem ``problem`` (:class:`numeric.prepared.problem.PreparedProblem`:
     its model, and its parameters as given, read as text by the shooting).  ``s*``
     comes from the family's O(b) shooting solver
-    (:func:`numeric.supermarket.equilibrium.equilibrium`) at 20 digits.
+    (:func:`mfstein.families.supermarket.equilibrium.equilibrium`) at 20 digits.
     ``negligible_tail(model, params)`` (the older form) prepares the problem first
     and warns."""
     from derive.models.supermarket import with_buffer
     from derive.models.supermarket_structure import SupermarketStructure
-    from numeric.supermarket.equilibrium import equilibrium
+    from mfstein.families.supermarket.equilibrium import equilibrium
 
     if params is not None:
         from numeric.prepared.problem import problem_of_older_call

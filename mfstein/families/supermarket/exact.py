@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from derive.models.supermarket_structure import SupermarketStructure
+from mfstein.families.supermarket.equilibrium import reference_point
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.display import family_fields
 from mfstein.ground.errors import NumericalError, ParameterError, caller_level, check_int
@@ -61,7 +62,6 @@ from numeric.exact.result import ExactResult
 from numeric.exact.solvers import METHODS
 from numeric.exact.states import StateSpace, count_monotone, monotone_positions
 from numeric.meanfield.result_tasks import EXACT_TASKS
-from numeric.supermarket.equilibrium import reference_point
 
 #: A direct (LU) solve is accepted up to this residual even when ``tol`` is
 #: smaller: its residual is rounding, ~1e-16 times the largest rate times a
@@ -229,7 +229,7 @@ def supermarket_fast(
     The unit-rate power-of-d chain of the core paper (Section 3), with or without
     replacement, on its monotone space ``N >= n_1 >= ... >= n_b >= 0``: statistics
     centred at the family's own fixed point
-    (:func:`numeric.supermarket.equilibrium.reference_point`),
+    (:func:`mfstein.families.supermarket.equilibrium.reference_point`),
     the balance equation of the state nearest ``N s*`` pinned, the iterative solvers
     started from the mean field's Gaussian above :data:`GAUSSIAN_START_STATES` states.
     ``tol`` is a target for the absolute residual ``||pi Q||_1`` (default :data:`TOL`);
@@ -271,7 +271,7 @@ def supermarket_fast(
         # argument check, mfstein.ground.arguments, counts as inside)
         warnings.warn(
             reference_note,
-            stacklevel=caller_level(("numeric.exact", "mfstein.ground.arguments")),
+            stacklevel=caller_level((__name__, "numeric.exact", "mfstein.ground.arguments")),
         )
     s_star = np.array([float(v) for v in s_star_mp])
     mf_params = {"lam": lam_text} if replacement else {"lam": lam_text, "N": str(N)}

@@ -243,7 +243,7 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
         for t in np.flatnonzero(easy):
             out[t] = _one(float(flat[t]), beff, d, k, trace)
     if np.any(hard):
-        from numeric.supermarket.solver import solve
+        from mfstein.families.supermarket.solver import solve
 
         warnings.warn(
             f"{int(hard.sum())} arrival rate(s) within {ILL_CONDITIONED_GAP:g} of 1 (or above) "

@@ -1,6 +1,7 @@
 """The paper's table reads one prepared problem per ``N`` (issue 31).
 
-Each ``N`` of :func:`sim.table.build` builds one supermarket model and prepares it once
+Each ``N`` of :func:`mfstein.families.supermarket.table.build` builds one supermarket model
+and prepares it once
 (:func:`numeric.prepared.problem.prepare_problem`); the bound (order 1 by the family's
 fast path), ``c2`` (order 2, extending order 1 on the same problem), the simulation and
 the exact chain all read it, counted by :data:`numeric.prepared.cache.COUNTS`.  On
@@ -17,12 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 import numeric
+from mfstein.families.supermarket import table
+from mfstein.families.supermarket.fast_path import SupermarketFastPath, simulate_centred
+from mfstein.families.supermarket.simulate import Rate, reference_point
+from mfstein.families.supermarket.simulate_short_form import simulate_supermarket
 from numeric.meanfield.problem import forget
 from numeric.prepared.cache import COUNTS
-from sim import table
-from sim.supermarket import Rate, reference_point
-from sim.supermarket_fast_path import SupermarketFastPath, simulate_centred
-from sim.supermarket_short_form import simulate_supermarket
 
 RUN = {"steps": 4_000, "reps": 1, "seed": 5, "workers": 1}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mfstein.families.supermarket.solver import solve
 from numeric import IllConditionedWarning, constant_float64
-from numeric.supermarket.solver import solve
 
 
 @pytest.mark.parametrize(("b", "d"), [(20, 2), (6, 3)])

@@ -1,6 +1,6 @@
 """Per-server simulator: explicit FIFO queues, real clock, per-job response times.
 
-The same finite-N system as :mod:`sim.aggregated` (Poisson arrivals at rate
+The same finite-N system as :mod:`mfstein.families.supermarket.aggregated` (Poisson arrivals at rate
 ``lam N``, exponential services at rate 1, buffer ``b`` per server), but every
 server and every job is explicit, so the dispatch policy can be anything and
 each job's response time (waiting + service, FIFO) is recorded:
@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
+from mfstein.families.supermarket.aggregated import second_moments
 from mfstein.ground.jit import numba
-from sim.aggregated import second_moments
 from sim.rng import INV_2_53, draw_below, draw_distinct, load_state, low_bits, next_u64, store_state
 
 _U64 = np.uint64
@@ -140,7 +140,7 @@ def run(
         Number of events, arrival rate per server, servers sampled, sampling
         scheme (pod only), policy code from :data:`POLICIES`.
     s_star, inv_rate, thin_bits, mean_acc, cov_acc :
-        As in :func:`sim.aggregated.run`.
+        As in :func:`mfstein.families.supermarket.aggregated.run`.
     hist : float64[bins]
         Response-time histogram on ``[0, hist_max)`` (added to).
     hist_max : float
@@ -176,7 +176,8 @@ def run(
     resp_sum = 0.0
     resp_over = 0
     # The per-event accounting (holding time w, the areas, the thinned sample, the
-    # clock) is the one of sim.aggregated's loops and of sim.generic_kernels' template,
+    # clock) is the one of mfstein.families.supermarket.aggregated's loops and of
+    # sim.generic_kernels' template,
     # written out in each compiled loop on purpose: a helper would return nine
     # loop-carried scalars per event, and the accumulators must stay in registers.
     for _ in range(steps):

@@ -6,7 +6,7 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numeric.supermarket.solver import KRONECKER_MAX_B, solve
+from mfstein.families.supermarket.solver import KRONECKER_MAX_B, solve
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)

@@ -32,10 +32,10 @@ import mpmath
 from mpmath import mpf
 
 from derive.models.occupancy_levels import levels_above, occupancy_exponent
+from mfstein.families.supermarket.member import Member, supermarket_member
 from mfstein.ground.errors import ParameterError, check_int
 from mfstein.ground.limits import MAX_D
 from numeric.precision import NumericalError, check_dps, parse_lam, to_mpf
-from numeric.supermarket.member import Member, supermarket_member
 
 #: Above this buffer size the drift residual is checked with the telescoped
 #: identity instead of derive's generated kernel (whose first symbolic
@@ -268,7 +268,7 @@ def verified_shooting(member: Member, rates: Callable[[], tuple[mpf, mpf]], dps:
     at ``dps`` + :func:`guard_digits` digits on ``rho = lam / mu``, the rates
     ``rates()`` read at that precision (the rates as given, :func:`given_rates`, or
     a prepared problem's values,
-    :func:`numeric.supermarket.solver.problem_rates`), then the drift residual
+    :func:`mfstein.families.supermarket.solver.problem_rates`), then the drift residual
     checked on the member's kernels (:func:`verify_equilibrium`).  ``member.lam``
     and ``member.mu`` are the rates at ``dps + 10`` digits."""
     b, d = member.b, member.d

@@ -7,10 +7,10 @@ import pytest
 import sympy as sp
 
 from derive import supermarket
+from mfstein.families.supermarket.equilibrium import drift_residual, telescoped_residual
+from mfstein.families.supermarket.member import supermarket_member
+from mfstein.families.supermarket.solver import solve
 from numeric import equilibrium
-from numeric.supermarket.equilibrium import drift_residual, telescoped_residual
-from numeric.supermarket.member import supermarket_member
-from numeric.supermarket.solver import solve
 
 
 @pytest.mark.parametrize("b", [1, 10, 100])
@@ -109,7 +109,7 @@ def test_forward_shooting_converges_quadratically(monkeypatch, b: int, dps: int)
     derive's kernel vanishes at the result."""
     import importlib
 
-    eq = importlib.import_module("numeric.supermarket.equilibrium")
+    eq = importlib.import_module("mfstein.families.supermarket.equilibrium")
     shots = []
     shoot = eq._shoot
     monkeypatch.setattr(eq, "_shoot", lambda *a: shots.append(1) or shoot(*a))

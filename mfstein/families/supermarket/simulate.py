@@ -1,10 +1,12 @@
 """The supermarket family's own engines: the finite-N supermarket system on the
-aggregated CTMC of the counts (:mod:`sim.aggregated`) or on explicit FIFO servers
-(:mod:`sim.perserver`), with their estimates (95% CIs).
+aggregated CTMC of the counts (:mod:`mfstein.families.supermarket.aggregated`) or on explicit
+FIFO servers
+(:mod:`mfstein.families.supermarket.perserver`), with their estimates (95% CIs).
 
 :func:`run_supermarket` is what :func:`sim.simulate` runs for the supermarket
 family's fast path and its ``aggregated`` and ``per-server`` engines
-(:class:`sim.supermarket_fast_path.SupermarketFastPath`), and what :func:`sim.simulate_supermarket`
+(:class:`mfstein.families.supermarket.fast_path.SupermarketFastPath`), and what
+:func:`sim.simulate_supermarket`
 reaches through it.
 
 References
@@ -25,14 +27,16 @@ from typing import Any
 
 import numpy as np
 
-import sim.engine  # its advance and fresh_state read at call time (tests replace them)
+# its advance and fresh_state read at call time (tests replace them)
+import mfstein.families.supermarket.engine
+from mfstein.families.supermarket import aggregated, perserver
+from mfstein.families.supermarket.engine import ENGINES, POLICIES, Spec
 from mfstein.ground import jit
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.display import family_fields
 from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
-from sim import aggregated, perserver, runner, stats, summary
+from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult
-from sim.engine import ENGINES, POLICIES, Spec
 
 #: Largest buffer the simulators accept (queue lengths are stored as uint8).
 MAX_B = 200
@@ -44,7 +48,7 @@ QUANTILES = (0.5, 0.9, 0.99)
 #: it reads ``lam`` at :data:`READ_DPS` digits.
 CENTRE_DPS = 30
 #: The digits at which :func:`numeric.reference_point` (``dps`` = :data:`CENTRE_DPS`) reads
-#: ``lam``: ``dps + 10`` (:func:`numeric.supermarket.equilibrium.equilibrium`).
+#: ``lam``: ``dps + 10`` (:func:`mfstein.families.supermarket.equilibrium.equilibrium`).
 READ_DPS = CENTRE_DPS + 10
 
 
@@ -216,7 +220,7 @@ def run_supermarket(
         ``simulator=`` is its deprecated alias.
     s_star:
         The centre of ``N E||S - s*||^2`` (``b`` floats), when the caller has it (the
-        order-1 solution of the table, :mod:`sim.table`); default
+        order-1 solution of the table, :mod:`mfstein.families.supermarket.table`); default
         :func:`reference_point` of ``lam``.
 
     Returns
@@ -254,8 +258,8 @@ def run_supermarket(
         plan,
         lambda out: summarise(spec, out, lam_text=lam_text, steps=steps, reps=reps, seed=seed),
         **o.runner_kwargs(),
-        advance=sim.engine.advance,
-        fresh_state=sim.engine.fresh_state,
+        advance=mfstein.families.supermarket.engine.advance,
+        fresh_state=mfstein.families.supermarket.engine.fresh_state,
     )
 
 
