@@ -1,187 +1,51 @@
-"""LaTeX for every derived object, in the core paper's notation.
+"""LaTeX for every derived object of a model, in the core paper's notation.
 
-Symbols are rendered as in the paper: ``s1 -> s_{1}``, ``sstar1 -> s^*_{1}``,
-``lam -> \\lambda``, ``mu -> \\mu``, ``P_1_2 -> P_{12}`` (``P_{1,12}`` once an
-index has two digits), ``M_i_j``, ``A_i_j`` likewise, ``a_i -> a_{i}``.  Output
-uses only ``amsmath`` (``pmatrix``, ``aligned``), so it pastes into a paper.
-:func:`object_latex` writes one object as :mod:`derive.named_objects` derives it (the
-one writer of each object's LaTeX, also :meth:`DerivedObjects.to_latex
-<derive.models.derived_objects.DerivedObjects.to_latex>`'s); :func:`latex_objects`
-returns one display-ready string per object name of a model.
+The printing itself -- the paper's symbol names, ``amsmath`` only -- is
+:mod:`derive.latex_print` (:func:`object_latex`, :func:`latex`, :func:`symbol_latex`,
+re-exported here); the functions below derive the object of a model first
+(:mod:`derive.named_objects`) and print it.  :func:`latex_objects` returns one
+display-ready string per object name of a model.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
-
-import sympy as sp
-from sympy.printing.latex import LatexPrinter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from derive import stein
+from derive.latex_print import (
+    aligned,
+    dominant_block,
+    generator_block,
+    kronecker_block,
+    latex,
+    lyapunov_block,
+    object_latex,
+    stein_block,
+    symbol_latex,
+)
 from derive.named_objects import model_object
+
+__all__ = [
+    "aligned",
+    "diffusion_latex",
+    "dominant_latex",
+    "drift_latex",
+    "ftilde_latex",
+    "generator_latex",
+    "hessian_latex",
+    "jacobian_latex",
+    "kronecker_latex",
+    "latex",
+    "latex_objects",
+    "lyapunov_latex",
+    "object_latex",
+    "stein_latex",
+    "symbol_latex",
+]
 
 if TYPE_CHECKING:
     from derive.model import Model
-
-_INDEXED = re.compile(r"^([A-Za-z])_(\d+)_(\d+)$")
-_STATE = re.compile(r"^s(\d+)$")
-_STAR = re.compile(r"^sstar(\d+)$")
-_COEF = re.compile(r"^([a-z])_(\d+)$")
-_GREEK = {"lam": r"\lambda", "mu": r"\mu", "N": "N"}
-
-
-def symbol_latex(name: str) -> str:
-    """LaTeX of one mfstein symbol name (see the module docstring)."""
-    if name in _GREEK:
-        return _GREEK[name]
-    if m := _STATE.match(name):
-        return f"s_{{{m.group(1)}}}"
-    if m := _STAR.match(name):
-        return f"s^*_{{{m.group(1)}}}"
-    if m := _INDEXED.match(name):
-        letter, i, j = m.groups()
-        sep = "," if len(i) > 1 or len(j) > 1 else ""
-        return f"{letter}_{{{i}{sep}{j}}}"
-    if m := _COEF.match(name):
-        return f"{m.group(1)}_{{{m.group(2)}}}"
-    return LatexPrinter().doprint(sp.Symbol(name))
-
-
-def _names(objs: Iterable[object]) -> dict[sp.Symbol, str]:
-    syms: set[sp.Symbol] = set()
-    for o in objs:
-        if isinstance(o, sp.Basic | sp.MatrixBase):
-            syms |= o.free_symbols
-        elif isinstance(o, sp.NDimArray):
-            for e in o:
-                syms |= sp.sympify(e).free_symbols
-    return {s: symbol_latex(s.name) for s in syms}
-
-
-def latex(expr: object) -> str:
-    """LaTeX of a SymPy expression or matrix with the paper's symbol names."""
-    e = sp.sympify(expr) if not isinstance(expr, sp.MatrixBase) else expr
-    printer = LatexPrinter({"symbol_names": _names([e]), "mat_delim": "(", "mat_str": "matrix"})
-    return printer.doprint(e)
-
-
-def aligned(rows: list[str]) -> str:
-    """Rows ``left &= right`` as one ``aligned`` block."""
-    return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-
-def _vector_rows(name: str, vec: sp.Matrix, arg: str = "(s)") -> list[str]:
-    return [f"{name}_{{{i + 1}}}{arg} &= {latex(v)}" for i, v in enumerate(vec)]
-
-
-def _hessian(H: sp.NDimArray) -> str:
-    """``nabla^2 f_i(s)`` for each ``i`` (Section 6.3); entry ``(j, k)`` is ``d2 f_i/ds_j ds_k``."""
-    b = H.shape[0]
-    rows = []
-    for i in range(b):
-        Hi = sp.Matrix(b, b, lambda j, k, i=i: H[i, j, k])
-        rows.append(f"\\nabla^2 f_{{{i + 1}}}(s) &= {latex(Hi)}")
-    return aligned(rows)
-
-
-def _stein(parts: Mapping[str, Any], x: sp.Matrix, M: object = None) -> str:
-    """Equilibrium equations, linear model, Stein's equation (eq. (10)) and its quadratic
-    solution (Lemma 4), from the parts of :func:`derive.named_objects.model_object`'s
-    ``stein``; ``x = s - s^*``."""
-    P = parts["P"]
-    rows = [f"0 &= {latex(lhs)} \\quad (k = {k + 1})" for k, lhs in enumerate(parts["equilibrium"])]
-    rows.append(f"J(s^*) &= {latex(parts['J_star'])}")
-    rows.append(f"l(s) = J(s^*)(s - s^*) &= {latex(parts['linearised_drift'])}")
-    rows.append(f"g(s) = -(s - s^*)^\\top P (s - s^*) &= {latex(parts['g'])}")
-    rows.append(f"P &= {latex(P)}")
-    rows.append(
-        f"\\nabla g(s) \\cdot J(s^*)(s - s^*) &= (s - s^*)^\\top M (s - s^*), "
-        f"\\quad M = {latex(stein.weight_matrix(P.shape[0], M))}, \\quad s - s^* = {latex(x)}"
-    )
-    rows.append(f"{latex(parts['stein_lhs'])} &= {latex(parts['stein_rhs'])}")
-    return aligned(rows)
-
-
-def _dominant(term: object) -> str:
-    """``E[(S - s^*)^T M (S - s^*)] ~ tr(P Q(s^*)) / N``."""
-    return (
-        "\\mathbb{E}\\left[(S - s^*)^\\top M (S - s^*)\\right] \\approx "
-        f"\\frac{{\\operatorname{{tr}}(P Q(s^*))}}{{N}} = {latex(term)}"
-    )
-
-
-def _lyapunov(parts: Mapping[str, Any]) -> str:
-    """``P J(s^*) + J(s^*)^T P = -M`` written out entrywise (eq. (23))."""
-    return f"P J(s^*) + J(s^*)^\\top P = {latex(parts['lhs'])} = {latex(parts['rhs'])}"
-
-
-def _kronecker(parts: Mapping[str, Any]) -> str:
-    """``(J^T (x) I + I (x) J^T) vec P = -vec M`` with the matrices written out."""
-    return (
-        "\\left(J(s^*)^\\top \\otimes I + I \\otimes J(s^*)^\\top\\right) "
-        "\\operatorname{vec}(P) = -\\operatorname{vec}(M): \\quad "
-        f"{latex(parts['matrix'])} {latex(parts['vecP'])} = {latex(parts['rhs'])}"
-    )
-
-
-def _generator(parts: Mapping[str, Any]) -> str:
-    """Lemma 7 for a general quadratic ``g``: both sides and their difference."""
-    return aligned(
-        [
-            f"g(s) &= {latex(parts['g'])}",
-            "G g(s) = \\sum_\\ell N \\beta_\\ell(s)\\left[g(s + \\ell/N) - g(s)\\right] "
-            f"&= {latex(parts['Gg'])}",
-            "\\nabla g(s) \\cdot f(s) + \\frac{1}{2N} \\sum_{i,j} Q_{ij}(s) "
-            f"\\partial_{{ij}} g(s) &= {latex(parts['lemma7_rhs'])}",
-            f"G g(s) - \\nabla g(s) \\cdot f(s) - \\frac{{1}}{{2N}} \\sum_{{i,j}} Q_{{ij}}(s) "
-            f"\\partial_{{ij}} g(s) &= {latex(parts['difference'])}",
-        ]
-    )
-
-
-def _closed_form(parts: Mapping[str, Any]) -> str:
-    """``s^*_k(lam)``, ``J(s^*)``, ``P`` and ``c = 2 tr(P F~)`` of the supermarket with
-    ``b <= 2`` (:func:`derive.models.closed_forms.closed_form_parts`)."""
-    rows = [f"s^*_{{{k + 1}}} &= {latex(v)}" for k, v in enumerate(parts["s_star"])]
-    rows.append(f"J(s^*) &= {latex(parts['J'])}")
-    rows.append(f"P &= {latex(parts['P'])}")
-    rows.append(
-        f"c = 2 \\operatorname{{tr}}(P \\tilde F) &= {latex(parts['c_in_sstar'])} = "
-        f"{latex(parts['c'])}"
-    )
-    return aligned(rows)
-
-
-def object_latex(name: str, obj: Any, x: sp.Matrix | None = None, M: object = None) -> str:
-    """LaTeX of the object ``obj`` that ``mfstein derive --show name`` names (as
-    :func:`derive.named_objects.model_object` and
-    :func:`derive.models.closed_forms.closed_form_parts` give it): the one writer of
-    each object's LaTeX.  ``stein`` also needs ``x = s - s^*``
-    (:func:`derive.stein.deviation`) and the weight ``M`` its parts were derived with,
-    and prints the dominant term under Stein's equation."""
-    if name == "f":
-        return aligned(_vector_rows("f", obj))
-    if name == "J":
-        return f"J(s) = {latex(obj)}"
-    if name == "hessian":
-        return _hessian(obj)
-    if name == "Q":
-        return f"Q(s) = \\sum_{{\\ell}} \\ell \\ell^\\top \\beta_\\ell(s) = {latex(obj)}"
-    if name == "ftilde":
-        return aligned(_vector_rows("\\tilde f", obj))
-    if name == "stein":
-        if x is None:
-            raise ValueError("the LaTeX of stein needs x = s - s^* (derive.stein.deviation).")
-        return _stein(obj, x, M) + "\n" + _dominant(obj["dominant_term"])
-    writers = {
-        "lyapunov": _lyapunov,
-        "kron": _kronecker,
-        "generator": _generator,
-        "closed-form": _closed_form,
-    }
-    return writers[name](obj)
 
 
 def drift_latex(model: Model) -> str:
@@ -211,27 +75,27 @@ def ftilde_latex(model: Model) -> str:
 
 def stein_latex(model: Model, M: object = None) -> str:
     """Equilibrium equations, linear model, Stein's equation and its quadratic solution."""
-    return _stein(model_object(model, "stein", M), stein.deviation(model), M)
+    return stein_block(model_object(model, "stein", M), stein.deviation(model), M)
 
 
 def lyapunov_latex(model: Model, M: object = None) -> str:
     """``P J(s^*) + J(s^*)^T P = -M`` written out entrywise."""
-    return _lyapunov(model_object(model, "lyapunov", M))
+    return lyapunov_block(model_object(model, "lyapunov", M))
 
 
 def kronecker_latex(model: Model, M: object = None) -> str:
     """``(J^T (x) I + I (x) J^T) vec P = -vec M`` with the matrices written out."""
-    return _kronecker(model_object(model, "kron", M))
+    return kronecker_block(model_object(model, "kron", M))
 
 
 def dominant_latex(model: Model) -> str:
     """``E[(S - s^*)^T M (S - s^*)] ~ tr(P Q(s^*)) / N``."""
-    return _dominant(stein.dominant_term(model))
+    return dominant_block(stein.dominant_term(model))
 
 
 def generator_latex(model: Model) -> str:
     """Lemma 7 for a general quadratic ``g``: both sides and their difference."""
-    return _generator(model_object(model, "generator"))
+    return generator_block(model_object(model, "generator"))
 
 
 def latex_objects(model: Model, names: Iterable[str], M: object = None) -> dict[str, str]:

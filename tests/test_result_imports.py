@@ -42,6 +42,8 @@ RECORD_MODULES = (
 #: What a result may import beside the ground and the record modules, with the reason.
 READABLE = {
     "numeric.precision": "how a number prints with the digits claimed for it",
+    "derive.latex_print": "how a derived object prints in LaTeX (printing only, derives nothing)",
+    "sim.figures": "the figure helpers a result's plot() draws with (matplotlib, the file check)",
     "numeric.meanfield.solution_text": "MeanFieldSolution.to_text's layout",
     "numeric.exact.text": "ExactResult.to_text's layout",
     "numeric.exact.law_error": "the law's own error estimate, from the Q^T kept with it",

@@ -239,7 +239,7 @@ def closed_form_parts(b: int) -> dict[str, Any]:
 
 def closed_form_latex(b: int) -> str:
     """``s^*_k(lam)``, ``J(s^*)``, ``P`` and ``c = 2 tr(P F~)`` for ``b`` in (1, 2), in
-    the paper's notation (:func:`derive.latex.object_latex`)."""
-    from derive.latex import object_latex
+    the paper's notation (:func:`derive.latex_print.object_latex`)."""
+    from derive.latex_print import object_latex
 
     return object_latex("closed-form", closed_form_parts(b))

@@ -152,8 +152,9 @@ class DerivedObjects(Presentable):
     #: them for a composite object (``stein``, ``lyapunov``, ``kron``, ``generator``,
     #: ``closed-form``).
     objects: dict[str, Any]
-    #: The model's state symbols ``s`` in order (``s - s^*`` in the LaTeX of Stein's equation).
-    states: tuple[Any, ...] = ()
+    #: ``x = s - s^*`` of the model's state symbols (:func:`derive.stein.deviation`), which
+    #: the LaTeX of Stein's equation prints; ``None`` when ``stein`` is not derived.
+    deviation: Any = None
 
     _MORE = "the objects: .objects; .to_text(), .to_latex(), .to_python(); .to_dict() for JSON"
 
@@ -171,14 +172,13 @@ class DerivedObjects(Presentable):
         return "\n".join(f"{name}:\n" + "\n".join(_text(obj)) for name, obj in self.objects.items())
 
     def to_latex(self) -> str:
-        """Each object's LaTeX (:func:`derive.latex.object_latex`, the core paper's
+        """Each object's LaTeX (:func:`derive.latex_print.object_latex`, the core paper's
         notation, ``amsmath`` only) under a comment line ``% name``."""
-        from derive.latex import object_latex
-        from derive.stein import deviation_of
+        from derive.latex_print import object_latex
 
-        x = deviation_of(self.states) if "stein" in self.objects else None
         return "\n".join(
-            f"% {name}\n{object_latex(name, obj, x)}" for name, obj in self.objects.items()
+            f"% {name}\n{object_latex(name, obj, self.deviation)}"
+            for name, obj in self.objects.items()
         )
 
     def to_python(self) -> str:
@@ -213,4 +213,7 @@ def derive_objects(model: Any, names: Sequence[str]) -> DerivedObjects:
     ``ftilde``, ``stein``, ``lyapunov``, ``kron``, ``generator``, ``closed-form``;
     the composite ones as dicts, see :class:`DerivedObjects`), in the order given."""
     objects = {name: _object(model, name) for name in names}
-    return DerivedObjects(model.name, objects, tuple(model.states))
+    from derive.stein import deviation
+
+    x = deviation(model) if "stein" in objects else None
+    return DerivedObjects(model.name, objects, x)
