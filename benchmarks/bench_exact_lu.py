@@ -149,6 +149,7 @@ def _orderings(QT, r: int, qmax: float, tol: float, states: int) -> list[str]:
     rhs[r] = 1.0
     base, base_res = general._direct(QT, r, qmax, tol)
     err = law_error.law_error(base_res, law_error.condition(QT, r), states)
+    stated = "none made" if err is None else f"{err:.1e}"
     lines = []
     for perm, how in VARIANTS.items():
         lu = spla.splu(A, **how)
@@ -164,7 +165,7 @@ def _orderings(QT, r: int, qmax: float, tol: float, states: int) -> list[str]:
         d = float(np.abs(pi - base).sum())
         lines.append(
             f"    {perm:>17}: nnz(L+U) {lu.L.nnz + lu.U.nnz:>9,}  refinements {steps}  "
-            f"residual {res:.2e}  |pi - pi_MMD|_1 {d:.1e}  (law_error {err:.1e})"
+            f"residual {res:.2e}  |pi - pi_MMD|_1 {d:.1e}  (law_error {stated})"
         )
     return lines
 
