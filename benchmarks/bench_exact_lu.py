@@ -236,8 +236,8 @@ def main() -> int:
     ap.add_argument(
         "--cases",
         nargs="*",
-        default=["SIR N=50", "SIR N=100", "SIR N=200", "tandem N=20", "supermarket b=3 N=20",
-                 "supermarket b=3 N=40"],
+        default=["SIR N=50", "SIR N=100", "SIR N=200", "tandem N=20", "tandem N=40",
+                 "supermarket b=3 N=20", "supermarket b=3 N=40"],
     )  # fmt: skip
     ap.add_argument("--fresh", type=int, default=0, help="new processes per kind")
     args = ap.parse_args()
