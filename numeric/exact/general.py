@@ -54,7 +54,7 @@ from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system, remember_factor
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
-from numeric.exact.pinned import DIRECT_ORDERING, METHODS
+from numeric.exact.pinned import METHODS
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.meanfield.result_tasks import EXACT_TASKS
@@ -122,12 +122,9 @@ def _closed_classes(QT: Any, compiled: bool = True) -> tuple[np.ndarray, int]:
 
 def _direct(QT: Any, r: int, qmax: float, tol: float) -> tuple[np.ndarray, float]:
     """Sparse LU on the pinned system with up to four steps of iterative refinement."""
-    import scipy.sparse.linalg as spla
+    from numeric.exact.pinned import factor, normalise, residual
 
-    from numeric.exact.pinned import normalise, pinned, residual
-
-    A = pinned(QT, r).tocsc()
-    lu = spla.splu(A, permc_spec=DIRECT_ORDERING)
+    A, lu = factor(QT, r)
     remember_factor(QT, r, lu)  # the law's error estimate reads the same factor
     rhs = np.zeros(QT.shape[0])
     rhs[r] = 1.0

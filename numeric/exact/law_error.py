@@ -70,7 +70,7 @@ _FACTOR: tuple[Any, int, Any] | None = None
 
 def remember_factor(QT: Any, r: int, lu: Any) -> None:
     """Keep ``lu``, the sparse LU of ``Q^T`` pinned at ``r`` (the one :func:`condition`
-    makes: :data:`numeric.exact.solvers.DIRECT_ORDERING`), for the condition estimate
+    makes: :func:`numeric.exact.pinned.factor`), for the condition estimate
     of the law just solved; only the last is kept, and none above :data:`MAX_STATES`
     states."""
     global _FACTOR
@@ -126,7 +126,7 @@ def condition(QT: Any, r: int) -> float | None:
     else its own up to :data:`FACTOR_STATES` states; ``None`` above)."""
     import scipy.sparse.linalg as spla
 
-    from numeric.exact.pinned import DIRECT_ORDERING, pinned
+    from numeric.exact.pinned import factor
 
     S = QT.shape[0]
     if S <= 1:
@@ -135,7 +135,7 @@ def condition(QT: Any, r: int) -> float | None:
     if lu is None and S > FACTOR_STATES:
         return None
     if lu is None:
-        lu = spla.splu(pinned(QT, r).tocsc(), permc_spec=DIRECT_ORDERING)
+        lu = factor(QT, r)[1]
     inverse = spla.LinearOperator(
         (S, S),
         matvec=lu.solve,
