@@ -12,6 +12,7 @@ which they agree (:func:`agreeing_digits`); every working-precision route calls 
 
 from __future__ import annotations
 
+import copyreg
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -468,3 +469,24 @@ def row_major(X: Any) -> list[Any]:
 def matrix_rows(flat: Sequence[str], n: int) -> list[list[str]]:
     """A row-major flat list of ``n * n`` strings as ``n`` rows."""
     return [list(flat[i * n : (i + 1) * n]) for i in range(n)]
+
+
+def mp_matrix_from_entries(rows: int, cols: int, entries: Sequence[Any]) -> Any:
+    """The ``rows x cols`` mpmath matrix with ``entries`` in row-major order, each kept as it
+    is (an ``mpf``/``mpc`` is not rounded to the working precision): what a pickled mpmath
+    matrix is rebuilt with (:func:`_reduce_mp_matrix`)."""
+    m = mpmath.matrix(rows, cols)
+    for k, value in enumerate(entries):
+        m[k // cols, k % cols] = value
+    return m
+
+
+def _reduce_mp_matrix(m: Any) -> tuple:
+    """``pickle``'s reduction of an mpmath matrix: its shape and its entries (mpmath makes
+    its matrix class per context, which ``pickle`` cannot find by name; a solution at
+    working precision holds such matrices)."""
+    entries = [m[i, j] for i in range(m.rows) for j in range(m.cols)]
+    return mp_matrix_from_entries, (m.rows, m.cols, entries)
+
+
+copyreg.pickle(type(mpmath.matrix(1, 1)), _reduce_mp_matrix)
