@@ -304,6 +304,13 @@ class Simulator(ABC):
         A subclass with a constructor of its own (the class protocol before the
         prepared problem) is built by it, ``cls(model, N, params, start=,
         truncation=)``, with a :class:`DeprecationWarning`."""
+        from numeric.prepared.problem import PreparedProblem
+
+        if not isinstance(problem, PreparedProblem):
+            raise ParameterError(
+                "problem must be a prepared problem (sim.base.simulation_problem(model, N, "
+                f"params, start)), got {type(problem).__name__}."
+            )
         if cls.__init__ is not Simulator.__init__:
             import warnings
 

@@ -237,3 +237,9 @@ def test_a_simulator_with_a_constructor_of_its_own_is_built_by_it_with_a_warning
         unregister("old-form")
     assert run.engine == "old-form" and new.engine == "generic"
     assert run.n_mse.mean == new.n_mse.mean and run.s_star == new.s_star  # the same chain
+
+
+def test_a_simulator_of_something_else_than_a_prepared_problem_is_refused():
+    refusal = r"^problem must be a prepared problem .* got Model\.$"
+    with pytest.raises(ParameterError, match=refusal):
+        UserSimulator.from_problem(plain_si(), 20)
