@@ -331,9 +331,15 @@ class Simulator(ABC):
     def _take(self, problem: Any, N: int, truncation: Any) -> None:
         """Hold ``problem`` (:meth:`from_problem`), ``N`` and ``truncation``, then
         :meth:`_prepare`."""
-        # the finite model, N and the parameter N checked (the parameter point is the
-        # problem's own, read before: nothing is read again)
-        prepared = _finite_n(problem.model, N, problem.params)
+        from mfstein.ground.errors import check_int
+        from mfstein.ground.limits import SIM_MAX_N
+
+        # the finite model, N and the parameter N checked once per problem and N (the
+        # parameter point is the problem's own: nothing is read again), kept with it
+        N = check_int("N", N, 1, SIM_MAX_N)
+        prepared = problem.derived(
+            ("finite-N", N), lambda: _finite_n(problem.model, N, problem.params)
+        )
         #: The prepared problem (:class:`numeric.prepared.problem.PreparedProblem`) the
         #: simulator reads: its model, parameters, values and start.
         self.problem = problem
