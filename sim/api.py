@@ -9,11 +9,10 @@ supermarket's short form ``simulate_supermarket(N, lam, b, d)`` lives in
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.ground.errors import ParameterError, check_choice, check_int
@@ -24,6 +23,7 @@ from sim.base import (
     Simulator,
     fast_simulator,
     fast_simulators,
+    simulation_problem,
 )
 from sim.generic import GenericSimulator
 
@@ -215,7 +215,8 @@ def simulate(
     picked = _engine_for(model, engine, policy, given_start, bool(observables))
     prepared = _observables(model, params, observables)
     chosen = _simulator(model, params, (engine, picked), prepared, opts)
-    engine, sim = picked, chosen(model, N, params, start=start, truncation=truncation)
+    problem = simulation_problem(model, N, params, start)  # prepared once, read by the engine
+    engine, sim = picked, chosen.from_problem(problem, N, truncation=truncation)
     if engine in type(sim).engines:  # one of the fast path's own engines, by name
         sim.engine, sim.policy = engine, policy
     if prepared:
@@ -241,14 +242,21 @@ def _simulator(
     from sim.interpreted import pick_loop
 
     chosen, limit = pick_loop(model, [o.expr for o in prepared], opts)
-    return chosen if limit is None else functools.partial(_with_limit, chosen, limit)
+    return chosen if limit is None else _Limited(chosen, limit)
 
 
-def _with_limit(cls: type, limit: int, *args: Any, **kwargs: Any) -> Simulator:
-    """``cls(*args, **kwargs)`` with :attr:`sim.interpreted.InterpretedSimulator.max_events`."""
-    sim = cls(*args, **kwargs)
-    sim.max_events = limit
-    return sim
+class _Limited(NamedTuple):
+    """A simulator class whose simulators get
+    :attr:`sim.interpreted.InterpretedSimulator.max_events`."""
+
+    cls: type[Simulator]
+    limit: int
+
+    def from_problem(self, *args: Any, **kwargs: Any) -> Simulator:
+        """``cls.from_problem(*args, **kwargs)`` with ``max_events = limit``."""
+        sim = self.cls.from_problem(*args, **kwargs)
+        sim.max_events = self.limit
+        return sim
 
 
 def _compiled_since(chain: Any) -> bool:

@@ -251,8 +251,14 @@ class Simulator(ABC):
 
     Subclasses set :attr:`name` and :attr:`capabilities` and implement
     :meth:`_prepare` and :meth:`_run` (:meth:`run` checks the options first).
-    The constructor validates everything (one-sentence :class:`mfstein.ground.errors.ParameterError`
-    on bad input) so that ``run`` only simulates.
+    A simulator is built from the prepared problem, as every fast-path route takes it
+    (:meth:`from_problem`, the ``simulation`` route of
+    :mod:`mfstein.ground.fast_paths`; :func:`sim.simulate` prepares the problem once,
+    :func:`simulation_problem`); the constructor ``cls(model, N, params, start=,
+    truncation=)`` prepares it first (from this process's cache when prepared before).
+    Everything is validated before :meth:`run` (one-sentence
+    :class:`mfstein.ground.errors.ParameterError` on bad input) so that ``run`` only
+    simulates.
 
     Parameters
     ----------
@@ -285,20 +291,67 @@ class Simulator(ABC):
         start: Sequence[Any] | str | None = None,
         truncation: Any = None,
     ) -> None:
+        self._take(simulation_problem(model, N, params, start), N, truncation)
+
+    @classmethod
+    def from_problem(cls, problem: Any, N: int, *, truncation: Any = None) -> Simulator:
+        """The simulator of the prepared problem ``problem``
+        (:class:`numeric.prepared.problem.PreparedProblem`: the model, the parameters as
+        given and read, the start) at population ``N``, which reads the problem instead
+        of preparing it again; ``problem`` is that of the finite-N call
+        (:func:`simulation_problem`: ``N`` filled in for a model with a parameter ``N``).
+
+        A subclass with a constructor of its own (the class protocol before the
+        prepared problem) is built by it, ``cls(model, N, params, start=,
+        truncation=)``, with a :class:`DeprecationWarning`."""
+        from numeric.prepared.problem import PreparedProblem
+
+        if not isinstance(problem, PreparedProblem):
+            raise ParameterError(
+                "problem must be a prepared problem (sim.base.simulation_problem(model, N, "
+                f"params, start)), got {type(problem).__name__}."
+            )
+        if cls.__init__ is not Simulator.__init__:
+            import warnings
+
+            warnings.warn(
+                f"{cls.__name__}.__init__(model, N, params, start=, truncation=) is "
+                "deprecated; a simulator reads the prepared problem (sim.base.Simulator."
+                "from_problem, its _prepare reading self.problem).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return cls(
+                problem.model, N, dict(problem.params), start=problem.start, truncation=truncation
+            )
+        sim = cls.__new__(cls)
+        sim._take(problem, N, truncation)
+        return sim
+
+    def _take(self, problem: Any, N: int, truncation: Any) -> None:
+        """Hold ``problem`` (:meth:`from_problem`), ``N`` and ``truncation``, then
+        :meth:`_prepare`."""
         from mfstein.ground.errors import check_int
         from mfstein.ground.limits import SIM_MAX_N
-        from numeric.exact.prepared import prepare
 
-        prepared = prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
-        model, given, values = prepared.model, prepared.params, prepared.values
+        # the finite model, N and the parameter N checked once per problem and N (the
+        # parameter point is the problem's own: nothing is read again), kept with it
+        N = check_int("N", N, 1, SIM_MAX_N)
+        prepared = problem.derived(
+            ("finite-N", N), lambda: _finite_n(problem.model, N, problem.params)
+        )
+        #: The prepared problem (:class:`numeric.prepared.problem.PreparedProblem`) the
+        #: simulator reads: its model, parameters, values and start.
+        self.problem = problem
         #: The model prepared for ``N`` (:class:`numeric.exact.prepared.PreparedModel`):
-        #: a simulator's lattice, start and centre are placed from it.
+        #: a simulator's lattice, start and centre are placed from it
+        #: (:meth:`numeric.exact.prepared.PreparedModel.place_problem`).
         self.prepared = prepared
-        self.model = model
-        self.N = int(N)
-        self.params = given
-        self.values = values
-        self.start = start
+        self.model = problem.model
+        self.N = prepared.N
+        self.params = self.prepared.params
+        self.values = self.prepared.values
+        self.start = problem.start
         self.truncation = truncation
         self._prepare()
 
@@ -387,6 +440,28 @@ class RunOptions:
             "progress": self.progress,
             "max_units": self.max_units,
         }
+
+
+def simulation_problem(
+    model: Any, N: int, params: Mapping[str, Any] | None, start: Sequence[Any] | str | None = None
+) -> Any:
+    """The prepared problem of a simulation of ``model`` at ``params`` from ``start`` at
+    population ``N``, ``1 <= N <= 2^31 - 1`` (:data:`mfstein.ground.limits.SIM_MAX_N`):
+    the finite-N chain's (:func:`numeric.exact.prepared.prepare`, ``N`` filled in for a
+    model with a parameter ``N``; :meth:`numeric.exact.prepared.PreparedModel.problem`),
+    from this process's cache when prepared before."""
+    return _finite_n(model, N, params).problem(start)
+
+
+def _finite_n(model: Any, N: int, params: Mapping[str, Any] | None) -> Any:
+    """:func:`numeric.exact.prepared.prepare` of ``N`` checked against
+    :data:`mfstein.ground.limits.SIM_MAX_N` (the parameter point from this process's
+    cache when read before)."""
+    from mfstein.ground.errors import check_int
+    from mfstein.ground.limits import SIM_MAX_N
+    from numeric.exact.prepared import prepare
+
+    return prepare(model, check_int("N", N, 1, SIM_MAX_N), params)
 
 
 def register_simulator(fast_path: str, cls: type[Simulator]) -> None:

@@ -338,6 +338,7 @@ class GenericSimulator(Simulator):
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
             return None
         self.model, self.values, self.start, self.truncation = None, None, None, None
+        self.problem = None
         self._source = (model, dict(params or {}))
         return self
 
@@ -399,8 +400,9 @@ class GenericSimulator(Simulator):
         size, the parameter values, the mean-field centre ``s*`` (:data:`self.notes` gets
         its note), the start ``N s*`` on the lattice (:attr:`lattice`) and its bounds: the
         lattice and the centre are those of the finite-N chain,
-        :meth:`numeric.exact.prepared.PreparedModel.place` and
-        :meth:`numeric.exact.prepared.Placement.mean_field` (kept as :attr:`placement`)."""
+        :meth:`numeric.exact.prepared.PreparedModel.place_problem` of the simulator's
+        problem (:attr:`problem`) and :meth:`numeric.exact.prepared.Placement.centre`
+        (kept as :attr:`placement`)."""
         import mpmath
 
         from numeric.exact.lattice import KIND_CODES, round_to_lattice
@@ -408,9 +410,9 @@ class GenericSimulator(Simulator):
 
         model, N, values = self.model, self.N, self.values
         # the lattice, the start n0 and the centre as the exact chain's (one implementation)
-        self.placement = placement = self.prepared.place(self.start, self.truncation)
+        self.placement = placement = self.prepared.place_problem(self.problem, self.truncation)
         lattice = placement.lattice
-        mf, note = placement.mean_field()
+        mf, note = placement.centre()  # from the simulator's problem when it is the centre's
         self.notes = [note] if note else []
         s_star = [float(v) for v in mf.s_star]
         init = round_to_lattice(lattice, [Fraction(mpmath.nstr(v, 25)) for v in mf.s_star], "N s*")

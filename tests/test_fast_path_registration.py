@@ -199,3 +199,47 @@ def test_the_supermarket_routes_take_the_problem_and_their_older_forms_warn():
     assert smaller is not None and smaller.n < 40
     with pytest.warns(DeprecationWarning, match="pass the prepared problem"):
         assert negligible_tail(big, {"lam": "0.5"}).n == smaller.n
+
+
+class OldFormSimulator(InterpretedSimulator):
+    """A user's simulator written for the class protocol before the prepared problem: a
+    constructor of its own, ``cls(model, N, params, start=, truncation=)``."""
+
+    name = "old-form"
+
+    def __init__(self, model, N, params=None, *, start=None, truncation=None):
+        self.built_with = (model, N, dict(params or {}), start, truncation)
+        super().__init__(model, N, params, start=start, truncation=truncation)
+
+
+def test_the_simulation_route_is_handed_the_prepared_problem(user_family):
+    """``sim.simulate`` builds the registered simulator from the problem it prepared
+    (:meth:`sim.base.Simulator.from_problem`): the simulator holds that problem."""
+    from sim.base import simulation_problem
+
+    model = plain_si()
+    sim = UserSimulator.from_problem(simulation_problem(model, 20, PARAMS), 20)
+    assert sim.problem is prepare(model, 20, PARAMS).problem()
+    assert sim.problem is prepare_problem(model, PARAMS)  # no parameter N: the mean field's
+    assert (sim.model, sim.N, sim.start, sim.params) == (model, 20, None, PARAMS)
+    built = UserSimulator(model, 20, PARAMS)  # the constructor: the same problem, read again
+    assert built.problem is sim.problem and built.spec == sim.spec
+
+
+def test_a_simulator_with_a_constructor_of_its_own_is_built_by_it_with_a_warning():
+    register("old-form", FastPath(simulation=OldFormSimulator))
+    try:
+        model = plain_si("old-form")
+        with pytest.warns(DeprecationWarning, match=r"OldFormSimulator.__init__\(model, N"):
+            run = simulate(model, PARAMS, N=20, steps=2_000, reps=1, seed=3, workers=1)
+        new = simulate(plain_si(None), PARAMS, N=20, steps=2_000, reps=1, seed=3, workers=1)
+    finally:
+        unregister("old-form")
+    assert run.engine == "old-form" and new.engine == "generic"
+    assert run.n_mse.mean == new.n_mse.mean and run.s_star == new.s_star  # the same chain
+
+
+def test_a_simulator_of_something_else_than_a_prepared_problem_is_refused():
+    refusal = r"^problem must be a prepared problem .* got Model\.$"
+    with pytest.raises(ParameterError, match=refusal):
+        UserSimulator.from_problem(plain_si(), 20)

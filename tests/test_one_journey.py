@@ -180,3 +180,21 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
             given.clear()
     finally:
         unregister("supermarket")
+
+
+def test_a_simulation_prepares_one_problem_that_a_later_solve_reuses():
+    """``sim.simulate`` of a plain model (no start, no reference point: the simplex's
+    centre ``(1/2, 1/2)``, which ``N = 50`` puts on the lattice) prepares its problem
+    once -- the simulator and its mean-field centre read the same one -- and a later
+    ``numeric.solve`` of the model at those parameters reuses it, with the working
+    route its centre solved."""
+    model = plain_sis()  # a new model: nothing of it prepared yet
+    before = dict(COUNTS)
+    run = mf.simulate(model, PARAMS, N=50, steps=2_000, reps=1, seed=3, workers=1)
+    made = {k: COUNTS[k] - before.get(k, 0) for k in ("prepared:problem", "prepared:params")}
+    assert made == {"prepared:problem": 1, "prepared:params": 1}
+    before = dict(COUNTS)
+    sol = mf.solve(model, PARAMS, dps=20)
+    again = {k: COUNTS[k] - before.get(k, 0) for k in ("prepared:problem", "prepared:general")}
+    assert again == {"prepared:problem": 0, "prepared:general": 0}
+    assert run.s_star == [float(v) for v in sol.s_star]

@@ -19,8 +19,9 @@ parameters as given ``problem.params``, their values ``problem.values`` read onc
 ``exact``        ``f(problem, *, N, solver, tol, memory_limit, progress)
                  -> ExactResult | None`` (``numeric.exact.solve``; the problem of the
                  finite-N call: ``N`` filled in for a model with a parameter ``N``)
-``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``), built as
-                 every simulator is, ``cls(model, N, params, start=, truncation=)``
+``simulation``   a :class:`sim.base.Simulator` subclass (``sim.simulate``), built from
+                 the problem of the finite-N call, ``cls.from_problem(problem, N, *,
+                 truncation=)`` (a class with a constructor of its own: by it, warned)
 ``negligible_tail``  ``t(problem) -> Model | None``, the family member on fewer
                  coordinates that gives the same float64 order-2 numbers (the
                  others negligible at the fixed point), or ``None``

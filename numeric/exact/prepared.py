@@ -61,12 +61,17 @@ class PreparedModel(NamedTuple):
         ``start`` is in fractions (as in :func:`numeric.solve`); ``truncation``
         keeps ``n_k <= floor(N truncation)`` on an unbounded state space.
         """
+        return self.place_problem(self.problem(start), truncation)  # the start checked first
+
+    def place_problem(self, problem: Any, truncation: Any = None) -> Placement:
+        """:meth:`place` of a problem prepared already
+        (:class:`numeric.prepared.problem.PreparedProblem` of this model at these
+        parameters, its start as given in ``problem.start``): nothing is read again."""
         from numeric.exact.space import make_lattice, round_to_lattice
 
-        problem = self.problem(start)  # the start checked first
         lattice = make_lattice(self.model, self.N, truncation)
         n0 = round_to_lattice(lattice, problem.lattice_start())
-        return Placement(self, lattice, n0, start is not None, problem)
+        return Placement(self, lattice, n0, problem.start is not None, problem)
 
     def problem(self, start: Sequence[Any] | str | None = None) -> Any:
         """The problem every route starts from at these parameters (``N`` filled in) and
@@ -121,6 +126,41 @@ class Placement(NamedTuple):
         return mean_field(
             p.model, p.params, self.start, p.N, bool(self.lattice.laws), self.start_given
         )
+
+    def centre(self) -> tuple[Any, str | None]:
+        """:meth:`mean_field`, solved from the chain's own problem (:attr:`problem`) when
+        it is the problem :meth:`mean_field` would prepare but for its key: no start was
+        given, the model has no fast path (a start given or not takes the same route),
+        it is solved whole (fewer than
+        :data:`numeric.meanfield.truncation.MIN_B` coordinates, so no restriction reads
+        the start) and the start ``n0 / N`` handed to the mean field reads, at 30
+        digits, as the problem's start ``s0`` exactly.  The same numbers, one problem
+        prepared instead of two."""
+        problem = self.problem
+        if problem is None or problem.start is not None or not self.lattice.laws:
+            return self.mean_field()  # (mean_field prepares no second problem here)
+        from numeric.meanfield.truncation import MIN_B
+
+        model = problem.model
+        if model.info.fast_path is not None or model.n >= MIN_B:
+            return self.mean_field()
+        import mpmath
+
+        from numeric.prepared.problem import DPS
+        from numeric.prepared.start import start_point
+
+        N = self.prepared.N
+        frac = [str(Fraction(int(v), N)) for v in self.start]
+        with mpmath.workdps(DPS):  # as the problem of that start would read it
+            same = tuple(start_point(model, frac, dict(problem.values))) == problem.s0
+        if not same:
+            return self.mean_field()
+        from numeric.meanfield.entry import solve_prepared
+
+        try:
+            return solve_prepared(problem, dps=CENTRE_DPS), None
+        except ParameterError:  # mean_field's own answer (the limit model of an N-model)
+            return self.mean_field()
 
 
 def prepare(model: Any, N: int, params: Mapping[str, Any] | None) -> PreparedModel:

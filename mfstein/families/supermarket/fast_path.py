@@ -78,7 +78,7 @@ class SupermarketFastPath(Simulator):
             given = self.params[st.arrival]
             if mu == 1 and not service and isinstance(given, str):
                 # no rescaling: the prepared problem's reading of the exact rate
-                rates = problem_rates(self.prepared.problem())
+                rates = problem_rates(self.problem)
                 rate = Rate.read(given, lambda: rates()[0])
             elif mu == 1 and not service:  # a number: read as its float's repr, as always
                 rate = Rate.of(given)
