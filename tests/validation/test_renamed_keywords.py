@@ -70,6 +70,21 @@ def test_simulate_supermarket_simulator_is_a_deprecated_alias_of_engine() -> Non
         sim.simulate_supermarket(10, "0.9", 3, policy="jsq", engine="aggregated")
 
 
+def test_the_family_solve_is_named_solve_supermarket_and_solve_warns() -> None:
+    """Three ``solve`` became two: the supermarket's ``solve(lam, b, d)`` is
+    ``solve_supermarket``; the old name gives the same solution, with a warning that
+    points at the caller's line."""
+    from mfstein.families.supermarket import solver
+
+    new = _quiet(solver.solve_supermarket, "0.7", 3, dps=15, routes=("shooting",))
+    with pytest.warns(
+        DeprecationWarning, match=r"solver\.solve is deprecated; use solve_sup"
+    ) as rec:
+        old = solver.solve("0.7", 3, dps=15, routes=("shooting",))
+    assert rec[0].filename == __file__
+    assert old.constant == new.constant and old.s_star == new.s_star and old.n == new.n == 3
+
+
 @pytest.mark.parametrize(
     ("entry", "args", "kwargs"),
     [
