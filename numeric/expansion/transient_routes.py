@@ -171,9 +171,9 @@ def integrate64(
             integrator = "DOP853"
     if integrator in ("BDF", "Radau") and order == 2 and n > STIFF_ORDER2_MAX_N:
         raise ParameterError(
-            f"integrator {integrator} at order 2 needs a sparse LU of the n^3 third-moment block; it "
-            f"handles at most {STIFF_ORDER2_MAX_N} free coordinates (model {st.model.name} has "
-            f"{n}); use integrator auto or DOP853."
+            f"integrator {integrator} at order 2 needs a sparse LU of the n^3 third-moment "
+            f"block; it handles at most {STIFF_ORDER2_MAX_N} free coordinates (model "
+            f"{st.model.name} has {n}); use integrator auto or DOP853."
         )
     if tmax == 0.0:
         Y = y0[:, None].repeat(len(uniq), axis=1)
