@@ -223,6 +223,20 @@ def test_simulation_and_certified_results_name_the_dimension_n() -> None:
         assert cs.b == cs.n
 
 
+def test_the_stationary_record_says_solver_and_method_warns() -> None:
+    """``numeric.exact.solvers.Stationary.solver`` (was ``method``: the linear solver
+    that ran, as ``SolvedChain.solver`` and ``ExactResult.solver``)."""
+    import scipy.sparse as sps
+
+    from numeric.exact.solvers import solve_direct
+
+    QT = sps.csr_matrix(np.array([[-1.0, 2.0], [1.0, -2.0]]))  # Q^T of a two-state chain
+    sol = _quiet(solve_direct, QT, 0)
+    assert _quiet(lambda: sol.solver) == "direct" and np.allclose(sol.pi, [2 / 3, 1 / 3])
+    with pytest.warns(DeprecationWarning, match=r"Stationary: method is deprecated; use solver"):
+        assert sol.method == "direct"
+
+
 def test_pi_exact_result_field_is_solver() -> None:
     """``PIExactResult.solver`` (was ``method``); its JSON keeps ``"solver"`` for the
     solver and ``"method"`` for the route (``"exact"``, beside the simulation's)."""
