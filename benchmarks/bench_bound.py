@@ -77,7 +77,7 @@ def float64_rows(lam: float) -> list[tuple[str, str, str, str]]:
 
 
 def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
-    from mfstein.families.supermarket.solver import solve
+    from mfstein.families.supermarket.solver import solve_supermarket
     from numeric.linalg.tridiagonal import shooting_growth_digits, solve_shooting, solve_vectorised
 
     rows = []
@@ -111,7 +111,7 @@ def mp_rows(lam: str) -> list[tuple[str, str, str, str]]:
                 f"{t_kron / t_shoot:.0f}x",
             )
         )
-        t_full = _best(lambda b=b, dps=dps: solve(lam, b, dps=dps), repeat=1)
+        t_full = _best(lambda b=b, dps=dps: solve_supermarket(lam, b, dps=dps), repeat=1)
         rows.append((f"full solve(), b={b}, {dps} digits", f"{t_full:.2f} s", "-", "-"))
     return rows
 

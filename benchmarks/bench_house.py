@@ -60,9 +60,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Child snippets; each prints one JSON object on its last line.
 BOUND = """
 import json, time
-from mfstein.families.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve_supermarket
 t, cpu = time.perf_counter(), time.process_time()
-r = solve({lam!r}, {b}, dps=50)
+r = solve_supermarket({lam!r}, {b}, dps=50)
 out = {{"s": time.perf_counter() - t, "cpu": time.process_time() - cpu, "c": str(r.constant)}}
 print(json.dumps(out))
 """

@@ -67,9 +67,9 @@ def kronecker_table() -> None:
     for b in (4, 6, 8, 10):
         with mpmath.workdps(DPS + 10):
             sol_lam = heavy_traffic_lambda("0.1", ALPHA, 100, dps=DPS)
-            from mfstein.families.supermarket.solver import solve
+            from mfstein.families.supermarket.solver import solve_supermarket
 
-            J = mpmath.matrix(solve(sol_lam, b, dps=DPS).J)
+            J = mpmath.matrix(solve_supermarket(sol_lam, b, dps=DPS).J)
             t0 = time.perf_counter()
             x = kronecker_solve_identity(J)
             t1 = time.perf_counter()

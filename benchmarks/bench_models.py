@@ -1,8 +1,9 @@
 """The general (structure-free) route against the supermarket fast path.
 
 Both solve the same supermarket model (d = 2) to 30 digits; the fast path uses
-the tridiagonal structure (mfstein.families.supermarket.solver.solve), the general route knows only
-the transitions (ODE start, Newton, refined Lyapunov solves, numeric.meanfield.general).
+the tridiagonal structure (mfstein.families.supermarket.solver.solve_supermarket), the
+general route knows only the transitions (ODE start, Newton, refined Lyapunov solves,
+numeric.meanfield.general).
 Kernels are generated and compiled in a warm-up run first (their one-time cost
 is printed separately).  Run: .venv/bin/python benchmarks/bench_models.py
 """

@@ -66,7 +66,9 @@ def check_dps(dps: Any) -> int:
 
 #: Values of ``precision=`` in every task that has it (``solve``, ``sweep``,
 #: ``transient``, ``certify``): ``"dps"`` (``dps`` significant digits earned by two
-#: working precisions) or ``"float64"`` (machine numbers).
+#: working precisions) or ``"float64"`` (machine numbers; ``dps`` ignored).  The
+#: defaults: ``"dps"``, except the transient's ``None`` (``"dps"`` when ``dps`` is
+#: given, else ``"float64"``; ``docs/design.md``, "One rule for choosing float64").
 PRECISIONS = ("dps", "float64")
 
 

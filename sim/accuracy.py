@@ -65,12 +65,19 @@ class AccuracyTable(Presentable):
     steps: int | None = None
     #: The simulation's replications at each N; ``None`` without simulation.
     reps: int | None = None
+    #: The parameters as given (name -> value as text; a value may be an expression in
+    #: ``N``, each row's ``params`` holds its value at that N).
+    params: dict[str, str] = field(default_factory=dict, kw_only=True)
+    #: The start every column was computed from, as given (the initial state in
+    #: fractions, or a string such as ``"reference"``); ``None`` for the model's own.
+    start: Any = field(default=None, kw_only=True, repr=False, compare=False)
 
     _MORE: ClassVar[str] = "rows in to_dict()"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"model", "observable", "rows"}`` (the issue's JSON shape; numbers are
-        decimal strings with their claimed digits, simulations ``{"mean", "ci95"}``)."""
+        """``{"model", "observable", "rows"}`` (the issue's JSON shape, kept as it is:
+        each row carries its ``params`` at that N; numbers are decimal strings with
+        their claimed digits, simulations ``{"mean", "ci95"}``)."""
         return {"model": self.model, "observable": self.observable, "rows": list(self.rows)}
 
     def _title(self) -> str:
@@ -325,6 +332,8 @@ def accuracy(
                 seed=seed if simulate else None,
                 steps=steps if simulate else None,
                 reps=reps if simulate else None,
+                params={k: str(v) for k, v in (params or {}).items()},
+                start=start,
             )
         )
     return AccuracyTables(tuple(out)) if isinstance(g, list) else out[0]

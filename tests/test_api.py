@@ -85,7 +85,7 @@ def test_bad_model_and_params_are_one_sentence() -> None:
 
 # -- the same numbers by other routes -------------------------------------------------
 def test_supermarket_solve_is_its_fast_path_and_the_short_form() -> None:
-    from mfstein.families.supermarket.solver import solve as structured
+    from mfstein.families.supermarket.solver import solve_supermarket as structured
 
     via_entry = numeric.solve("supermarket", {"b": 5, "lam": "0.9"}, dps=25)
     short = numeric.bound("0.9", 5, 2, dps=25)

@@ -153,3 +153,35 @@ def test_the_supermarket_reads_its_fields_from_its_family_record() -> None:
     assert plain.family_fields == {} and plain.lam is None and plain.d is None
     with pytest.raises(AttributeError):
         exact.lam = "0.8"  # a read-only property
+
+
+def test_a_sweep_carries_its_params_and_start_and_solves_from_that_start() -> None:
+    """``numeric.sweep(..., start=)``: each row is what :func:`numeric.solve` answers
+    from that start (``s + i`` conserved at 4/5, not 1), and the result carries the
+    start as given and the parameters as swept; the JSON adds ``"start"`` last."""
+    start = ["3/5", "1/5"]
+    grid = {**PARAMS, "beta": ["2", "3"]}
+    swept = numeric.sweep(plain_sis(), grid, precision="float64", start=start)
+    assert swept.start == start and swept.params == {**PARAMS, "beta": ["2", "3"]}
+    for row, beta in zip(swept.rows, ("2", "3"), strict=True):
+        one = mf.solve(plain_sis(), {**PARAMS, "beta": beta}, start=start, precision="float64")
+        assert row.c == float(one.constant) and row.s_star == tuple(float(x) for x in one.s_star)
+        assert abs(sum(row.s_star) - 0.8) < 1e-12
+    own = numeric.sweep(plain_sis(), grid, precision="float64")
+    assert own.start is None and own.rows[0].c != swept.rows[0].c
+    data = swept.to_dict()
+    assert list(data)[-1] == "start" and data["start"] == start and own.to_dict()["start"] is None
+
+
+def test_an_accuracy_table_carries_its_params_and_start() -> None:
+    """``AccuracyTable.params`` and ``.start`` are the inputs as given; the table's
+    JSON keeps its documented keys (``tests/cli/test_model_table.py``)."""
+    from sim.accuracy import accuracy
+
+    start = ["3/5", "1/5"]
+    table = accuracy(plain_sis(), PARAMS, "i", [10], start=start, order=1, exact=False)
+    own = accuracy(plain_sis(), PARAMS, "i", [10], order=1, exact=False)
+    assert (table.params, table.start) == (PARAMS, start)
+    assert (own.params, own.start) == (PARAMS, None)
+    assert table.rows[0]["order1"] != own.rows[0]["order1"]  # the start was used
+    assert set(table.to_dict()) == {"model", "observable", "rows"}

@@ -38,6 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         param_help="a factory option (e.g. b=10), a model parameter (e.g. lam=0.9) or a "
         "swept one (lam=0.5:0.99:50); repeatable",
     )
+    p.add_argument(
+        "--start",
+        default=None,
+        metavar="X1,X2,...",
+        help="initial state in the model's coordinates, comma-separated, at every point "
+        "(fixes the conserved quantities; default the model's own)",
+    )
     add_order_option(p, "2: also c2 (N E||S-s*||^2 = c + c2/N + ...)")
     prec = p.add_mutually_exclusive_group()
     prec.add_argument(
@@ -93,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         precision=precision_of(args),
         observables=list(args.observable),
         M=args.M,
+        start=args.start,
         workers=args.workers,
         scheduler=args.scheduler,
         progress=False if args.no_progress else None,

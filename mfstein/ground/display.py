@@ -402,6 +402,19 @@ def params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
 
 
+def start_json(start: Any) -> str | list[str] | None:
+    """A task's ``start`` as given, JSON-ready: ``None`` (the model's own start), the
+    string given (``"reference"``), or each fraction of the initial state as text
+    (``[0.9, "1/10"]`` -> ``["0.9", "1/10"]``: written, never re-rounded).
+
+    >>> start_json([0.9, "1/10"]), start_json("reference"), start_json(None)
+    (['0.9', '1/10'], 'reference', None)
+    """
+    if start is None or isinstance(start, str):
+        return start
+    return [str(x) for x in start]
+
+
 def heading_rows(model: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The first rows of a result about one model: ``("model", model)`` and its
     parameters (:func:`params_text`)."""

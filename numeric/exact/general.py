@@ -22,7 +22,7 @@ of :mod:`derive.models` and every user model:
 3. **Balance equations** ``pi Q = 0``, ``sum pi = 1``: sparse LU with
    iterative refinement (:mod:`numeric.exact.pinned`), or preconditioned BiCGSTAB /
    GMRES (:mod:`numeric.exact.solvers`, imported only when one runs); if the relative residual
-   ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next method is tried,
+   ``||pi Q||_1 / max_i q_i`` is above the tolerance, the next solver is tried,
    and if none reaches it :class:`mfstein.ground.errors.NumericalError` is raised:
    **a result is never returned with a residual above the tolerance**.
 4. **Statistics**, centred at the mean-field fixed point ``s*`` of
@@ -148,13 +148,13 @@ def stationary_checked(
     r: int,
     *,
     free_dims: int,
-    method: str = "auto",
+    solver: str = "auto",
     tol: float = TOL,
     x0: np.ndarray | Callable[[], np.ndarray | None] | None = None,
     progress: bool = False,
     atol: float | None = None,
 ) -> tuple[np.ndarray, float, str, int, list[str]]:
-    """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying methods in turn.
+    """``pi`` with ``||pi Q||_1 <= tol * max_i q_i``, trying linear solvers in turn.
 
     ``"auto"`` tries sparse LU first for small or planar chains, then
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
@@ -163,31 +163,32 @@ def stationary_checked(
     once if an iterative solver runs (a direct solve never reads it).  ``atol``, when given, is an
     absolute target the iterative solvers run to as well (``||pi Q||_1 <= min(tol
     max_i q_i, atol)``: one run, where asking again once ``max_i q_i`` is known
-    restarted the Krylov space).  Returns ``(pi, residual, method, iterations,
-    notes)``.
+    restarted the Krylov space).  ``solver`` is ``"auto"`` or one linear solver
+    (``"direct"``, ``"bicgstab"``, ``"gmres"``).  Returns ``(pi, residual, solver,
+    iterations, notes)``, ``solver`` the one that reached the tolerance.
 
     Raises
     ------
     NumericalError
-        When no method reaches the tolerance (naming the best residual).
+        When no solver reaches the tolerance (naming the best residual).
     """
     S = QT.shape[0]
     qmax = float(-QT.diagonal().min()) if S else 0.0
     if S == 1 or qmax == 0.0:
         return np.ones(S) / S, 0.0, "trivial", 0, []
     small = S <= DIRECT_MAX_STATES or (free_dims <= 2 and S <= DIRECT_MAX_PLANAR)
-    if method == "auto":
+    if solver == "auto":
         order = ["direct", "bicgstab", "gmres"] if small else ["bicgstab", "gmres"]
         if not small and (free_dims <= 2 or S <= 20 * DIRECT_MAX_STATES):
             order.append("direct")  # the last resort: slow, but exact up to rounding
     else:
-        order = [method]
+        order = [solver]
     best: tuple[np.ndarray, float, str, int] | None = None
     notes: list[str] = []
     limited = False
     with ExitStack() as blas:
         for m in order:
-            signals.check()  # between methods: a Ctrl-C a library lost is raised here
+            signals.check()  # between solvers: a Ctrl-C a library lost is raised here
             if (m != "direct" or S > DIRECT_UNLIMITED) and not limited:
                 from mfstein.ground.blas import limited_blas  # not for a small direct solve
 
@@ -205,7 +206,7 @@ def stationary_checked(
                     sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
             except (MemoryError, RuntimeError) as exc:
-                notes.append(f"{m} failed ({type(exc).__name__}); trying the next method")
+                notes.append(f"{m} failed ({type(exc).__name__}); trying the next solver")
                 continue
             if not np.isfinite(res):
                 continue
@@ -219,7 +220,7 @@ def stationary_checked(
     got = "no finite residual" if best is None else f"{best[1] / qmax:.2e}"
     raise NumericalError(
         f"the balance equations of this chain ({S:,} states) reached a relative residual "
-        f"||pi Q||_1 / max q = {got}, above the tolerance {tol:.0e} (methods tried: "
+        f"||pi Q||_1 / max q = {got}, above the tolerance {tol:.0e} (solvers tried: "
         f"{', '.join(order)}); no result is returned."
     )
 
@@ -262,7 +263,7 @@ class SolvedChain:
     #: ``||pi Q||_1`` (absolute).
     residual: float
     #: The linear solver that reached the tolerance.
-    method: str
+    solver: str
     #: The linear solver's iterations (``0`` for a direct solve).
     iterations: int
     #: ``q_i = -Q_ii`` per state.
@@ -383,7 +384,7 @@ class Chain:
     def solve(
         self,
         centre: np.ndarray,
-        method: str,
+        solver: str,
         tol: float,
         progress: bool,
         spread: np.ndarray | None = None,
@@ -415,7 +416,7 @@ class Chain:
             QT,
             r,
             free_dims=len(self.lattice.free),
-            method=method,
+            solver=solver,
             tol=tol,
             x0=x0,
             progress=progress,
@@ -695,7 +696,7 @@ def _solved(
     ch: Chain, centre: np.ndarray, how: tuple, cut_tol: float
 ) -> tuple[Chain, SolvedChain, Cut | None]:
     """``(chain, solved, cut)``: ``ch`` solved (``how`` is :meth:`Chain.solve`'s
-    ``(method, tol, progress, spread)``), under a chosen truncation on an unbounded
+    ``(solver, tol, progress, spread)``), under a chosen truncation on an unbounded
     orthant (:func:`_truncated`), with the mass a given truncation cuts, or whole."""
     if ch.lattice.kind == "orthant" and not ch.lattice.truncated:
         return _truncated(ch, centre, how, cut_tol)
@@ -713,7 +714,7 @@ def _truncated(
 ) -> tuple[Chain, SolvedChain, Cut | None]:
     """The chain ``ch`` on an unbounded orthant solved under the truncation
     :func:`numeric.exact.truncation.choose_level` picks (``how`` is
-    :meth:`Chain.solve`'s ``(method, tol, progress, spread)``): ``(chain, solved,
+    :meth:`Chain.solve`'s ``(solver, tol, progress, spread)``): ``(chain, solved,
     cut)``, with ``cut`` ``None`` when the chain never reaches the level (its
     reachable set is finite by itself: nothing is cut)."""
     from dataclasses import replace
@@ -768,7 +769,7 @@ def _result(
         start=[int(x) for x in ch.start],
         law_values=[str(v) for v in ch.lattice.values],
         seconds=time.perf_counter() - t0,
-        solver=solved.method,
+        solver=solved.solver,
         iterations=solved.iterations,
         exact_states=reach.exact_states,
         notes=ch.notes,

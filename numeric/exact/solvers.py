@@ -34,6 +34,7 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 from mfstein.ground import signals
+from mfstein.ground.arguments import renamed_attribute
 from numeric.exact.pinned import (  # noqa: F401  (the pinned system, re-exported here)
     DIRECT_ORDERING,
     METHODS,
@@ -51,11 +52,15 @@ class Stationary:
     pi: np.ndarray
     #: ``||pi Q||_1``, recomputed from ``Q`` after solving.
     residual: float
-    #: The solver used.
-    method: str
+    #: The linear solver used (``"direct"``, ``"bicgstab"``, ``"gmres"``).
+    solver: str
     #: Krylov iterations (0 for the direct solver).
     iterations: int = 0
+    #: ``||pi Q||_1`` of the normalised iterate at the start and at each check of the
+    #: Krylov run (empty for the direct solver).
     history: list[float] = field(default_factory=list)
+
+    method = renamed_attribute("Stationary", "method", "solver")
 
 
 def solve_direct(QT: sps.csr_matrix, r: int) -> Stationary:
@@ -65,7 +70,7 @@ def solve_direct(QT: sps.csr_matrix, r: int) -> Stationary:
     rhs[r] = 1.0
     x = spla.spsolve(A, rhs)
     pi = normalise(x)
-    return Stationary(pi=pi, residual=residual(QT, pi), method="direct")
+    return Stationary(pi=pi, residual=residual(QT, pi), solver="direct")
 
 
 class _Done(Exception):
@@ -165,7 +170,7 @@ def solve_krylov(
             bar.close()
     pi = normalise(mon.x)
     return Stationary(
-        pi=pi, residual=residual(QT, pi), method=solver, iterations=mon.its, history=mon.history
+        pi=pi, residual=residual(QT, pi), solver=solver, iterations=mon.its, history=mon.history
     )
 
 

@@ -214,8 +214,11 @@ def _check_arguments(
     """``order``, ``times`` and ``dps`` validated (one sentence each otherwise), and
     ``integrator``, ``rtol``, ``atol`` checked.  ``dps`` comes back ``None`` for the
     float64 route: ``precision="float64"``, or no ``precision`` and no ``dps``;
-    ``precision="dps"`` without ``dps`` takes :data:`DEFAULT_DPS` digits."""
-    from numeric.precision import check_dps, check_precision
+    ``precision="dps"`` without ``dps`` takes :data:`DEFAULT_DPS` digits (the one rule
+    of every task, ``docs/design.md``, "One rule for choosing float64").  A ``dps``
+    out of ``MIN_DPS .. TRANSIENT_MAX_DPS`` is refused in the command line's sentence."""
+    from mfstein.ground.errors import check_int
+    from numeric.precision import MIN_DPS, check_precision
 
     order = _check_order(order)
     times = check_times(times)
@@ -228,12 +231,9 @@ def _check_arguments(
     if dps is not None:
         from mfstein.ground.limits import TRANSIENT_MAX_DPS
 
-        dps = check_dps(dps)
-        if dps > TRANSIENT_MAX_DPS:
-            raise ParameterError(
-                f"dps of transient must be at most {TRANSIENT_MAX_DPS} (the Taylor "
-                f"integration's cost grows like dps^2; see mfstein.ground.limits), got {dps}."
-            )
+        # the sentence of ``mfstein transient --dps`` (the Taylor route's cost grows
+        # like dps^2: mfstein.ground.limits.TRANSIENT_MAX_DPS)
+        dps = check_int("dps", dps, MIN_DPS, TRANSIENT_MAX_DPS)
     if integrator not in METHODS:
         raise ParameterError(
             f"integrator must be one of {', '.join(METHODS)}, got {integrator!r}."
@@ -292,10 +292,11 @@ def transient(
     precision:
         ``"float64"`` (SciPy's ``solve_ivp``) or ``"dps"``: the mpmath route (at
         most :data:`MP_MAX_N` free coordinates, :data:`MP_ORDER2_MAX_N` at order
-        2) with ``dps`` digits earned by two working precisions.  Default:
-        ``"dps"`` when ``dps`` is given, else ``"float64"``.
+        2) with ``dps`` digits earned by two working precisions.  Default ``None``:
+        ``"dps"`` when ``dps`` is given, else ``"float64"`` (kept: ``solve``'s is
+        ``"dps"``; ``docs/design.md``, "One rule for choosing float64").
     dps:
-        Significant digits of the mpmath route, an integer ``>= 5`` (default
+        Significant digits of the mpmath route, ``5 .. TRANSIENT_MAX_DPS`` (default
         :data:`DEFAULT_DPS` with ``precision="dps"``; ignored with ``"float64"``).
     integrator:
         ``solve_ivp`` method of the float64 route (one of :data:`METHODS`;

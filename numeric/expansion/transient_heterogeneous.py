@@ -180,16 +180,16 @@ def transient_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any]
         return replace(transient_dps(model, params, x0, times, dps, order), start=start)
     with mpmath.workdps(30):
         R, inputs = rates(model, params, float64=True)
-    method = "LSODA" if integrator == "auto" else integrator
-    x, V, W = integrate64(R, x0, times, rtol, atol, method)
-    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100, method)
+    integrator = "LSODA" if integrator == "auto" else integrator
+    x, V, W = integrate64(R, x0, times, rtol, atol, integrator)
+    x2, V2, _ = integrate64(R, x0, times, rtol / 100, atol / 100, integrator)
     digits = min(agreement64(x, x2), agreement64(V, V2))
     return TransientResult(
         times=times, x=x, V=V if order else None, W=W if order else None, states=names,
         notes=[f"float64 (solve_ivp, rtol {rtol:g} and {rtol / 100:g} agree to {digits} digits)",
                f"heterogeneous population of K = {K} objects: E[X] = x + V/K + O(1/K^2)"],
         order=order, route="float64", model=model.name, params=inputs, start=start, free=names,
-        integrator=method, rtol=float(rtol),
+        integrator=integrator, rtol=float(rtol),
     )
 
 

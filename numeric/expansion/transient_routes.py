@@ -147,7 +147,7 @@ def integrate64(
     st: TransientSetup,
     times: np.ndarray,
     order: int,
-    method: str,
+    integrator: str,
     rtol: float,
     atol: float,
     bar: Progress | None = None,
@@ -162,29 +162,29 @@ def integrate64(
     y0[:n] = st.s0_64[st.free]
     uniq, inverse = np.unique(times, return_inverse=True)
     tmax = float(uniq[-1])
-    if method == "auto":
+    if integrator == "auto":
         if sys_.size <= LSODA_MAX_STATE:
-            method = "LSODA"
+            integrator = "LSODA"
         elif order < 2 or n <= STIFF_ORDER2_MAX_N:
-            method = "BDF"
+            integrator = "BDF"
         else:
-            method = "DOP853"
-    if method in ("BDF", "Radau") and order == 2 and n > STIFF_ORDER2_MAX_N:
+            integrator = "DOP853"
+    if integrator in ("BDF", "Radau") and order == 2 and n > STIFF_ORDER2_MAX_N:
         raise ParameterError(
-            f"method {method} at order 2 needs a sparse LU of the n^3 third-moment block; it "
-            f"handles at most {STIFF_ORDER2_MAX_N} free coordinates (model {st.model.name} has "
-            f"{n}); use method auto or DOP853."
+            f"integrator {integrator} at order 2 needs a sparse LU of the n^3 third-moment "
+            f"block; it handles at most {STIFF_ORDER2_MAX_N} free coordinates (model "
+            f"{st.model.name} has {n}); use integrator auto or DOP853."
         )
     if tmax == 0.0:
         Y = y0[:, None].repeat(len(uniq), axis=1)
     else:
         kwargs: dict[str, Any] = {}
-        if method in ("BDF", "Radau"):
+        if integrator in ("BDF", "Radau"):
             kwargs["jac"] = sys_.jac
-        elif method == "LSODA":
+        elif integrator == "LSODA":
             if sys_.size > LSODA_MAX_STATE:
                 raise ParameterError(
-                    f"method LSODA needs a dense Jacobian; the state has {sys_.size} entries "
+                    f"integrator LSODA needs a dense Jacobian; the state has {sys_.size} entries "
                     f"(at most {LSODA_MAX_STATE}); use BDF."
                 )
             kwargs["jac"] = lambda t, y: sys_.jac(t, y).toarray()
@@ -194,7 +194,7 @@ def integrate64(
             kwargs["jac"] = lambda t, y: budget.guarded(jac, t, y)
         # An overflow is reported by _Budget in one sentence: NumPy's own
         # RuntimeWarning would only add a second line, so it is silenced here.
-        shown = bar.start(f"transient ({method})") if bar is not None else None
+        shown = bar.start(f"transient ({integrator})") if bar is not None else None
         budget.bar = shown
         with limited_blas(), np.errstate(over="ignore", invalid="ignore"):
             try:
@@ -202,7 +202,7 @@ def integrate64(
                     budget,
                     (0.0, tmax),
                     y0,
-                    method=method,
+                    method=integrator,
                     t_eval=uniq,
                     rtol=rtol,
                     atol=atol,
@@ -217,7 +217,7 @@ def integrate64(
                 f"t = {tmax:g} ({sol.message})."
             )
         Y = sol.y
-    return sys_.outputs(Y[:, inverse]), method
+    return sys_.outputs(Y[:, inverse]), integrator
 
 
 # --------------------------------------------------------------------------

@@ -48,8 +48,9 @@ def _rhs(R: Rates, z: np.ndarray) -> np.ndarray:
 
 
 def integrate64(R: Rates, x0: np.ndarray, times: np.ndarray, rtol: float,
-                atol: float, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``x(t)``, ``V(t) = K v(t)`` and ``W(t)`` at ``times`` (float64)."""
+                atol: float, integrator: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x(t)``, ``V(t) = K v(t)`` and ``W(t)`` at ``times`` (float64, by SciPy's
+    ``solve_ivp`` with the named ``integrator``)."""
     from scipy.integrate import solve_ivp
 
     n = R.n
@@ -58,7 +59,7 @@ def integrate64(R: Rates, x0: np.ndarray, times: np.ndarray, rtol: float,
         Z = np.repeat(z0[:, None], len(times), axis=1)
     else:
         sol = solve_ivp(lambda _t, z: _rhs(R, z), (0.0, float(times[-1])), z0,
-                        method=method, t_eval=times, rtol=rtol, atol=atol)
+                        method=integrator, t_eval=times, rtol=rtol, atol=atol)
         if not sol.success:
             from mfstein.ground.errors import NumericalError
 

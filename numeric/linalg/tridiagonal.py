@@ -531,8 +531,8 @@ def solve_iterative(
     the working precision), or when the geometric contraction of the last two
     corrections puts the next one below ``2^-(prec+8) max|X|``; if the
     corrections stop shrinking by half first, :class:`NumericalError` is
-    raised.  (:func:`mfstein.families.supermarket.solver.solve` checks the result independently: two
-    routes at two working precisions must agree.)
+    raised.  (:func:`mfstein.families.supermarket.solver.solve_supermarket` checks the result
+    independently: two routes at two working precisions must agree.)
 
     Parameters
     ----------

@@ -89,7 +89,9 @@ def solve(
         ``"dps"`` (default: ``dps`` digits earned by two working precisions) or
         ``"float64"``: the float64 route of :mod:`numeric.meanfield.float64_route` for any
         model (``dps`` is then ignored and ``digits`` is estimated from the
-        conditioning and two independent routes).
+        conditioning and two independent routes).  The same rule in every task
+        (``docs/design.md``, "One rule for choosing float64"); only
+        :func:`numeric.transient` defaults to float64 when ``dps`` is not given.
     observables:
         Observables ``g`` (a name the model declares, an expression in its
         state symbols and parameters, ``"quadratic"``; one or a list; see

@@ -1,6 +1,6 @@
 """``numeric.sweep``: the mean field of one model over a grid of parameter values.
 
-``sweep(model, params_grid, *, order, dps, precision, observables, M, workers,
+``sweep(model, params_grid, *, order, dps, precision, observables, M, start, workers,
 scheduler, progress)`` solves the model at every point of the grid and returns one
 :class:`numeric.meanfield.sweep_result.SweepResult` with the curves (``s*``, ``V``,
 ``c``, ``c2``, the observables' expansions and the digits of each point).
@@ -184,6 +184,7 @@ def sweep(
     precision: str = "dps",
     observables: Sequence[Any] | str = (),
     M: Any = None,
+    start: Sequence[Any] | str | None = None,
     workers: int = 1,
     scheduler: str | None = None,
     progress: bool | None = None,
@@ -198,8 +199,9 @@ def sweep(
         cannot be swept).
     params_grid:
         Parameter name -> a value, a list of values or ``"START:STOP:COUNT"``.
-    order, dps, precision, observables, M:
-        As in :func:`numeric.solve`, at every point.
+    order, dps, precision, observables, M, start:
+        As in :func:`numeric.solve`, at every point (``start``, the initial state in
+        fractions, fixes the conserved quantities; ``None``: the model's own start).
     workers:
         Local processes (default 1: this process).
     scheduler:
@@ -215,9 +217,11 @@ def sweep(
     """
     from derive.models import as_model
     from derive.spec import Truncated
+    from mfstein.ground.arguments import check_start
     from numeric.meanfield.entry import parse_observables
 
     dps, workers = _check_options(order, precision, dps, workers)
+    check_start(start)
     _check_factory_options(model, params_grid)
     name = model if isinstance(model, str) else None
     model, params = as_model(model, dict(params_grid) if isinstance(params_grid, Mapping) else {})
@@ -236,7 +240,8 @@ def sweep(
         from mfstein.ground.scheduler import check_scheduler_address
 
         check_scheduler_address(scheduler)
-    options = Options(order, dps, precision, tuple(observables_list(observables)), M, grid.size)
+    wanted_obs = tuple(observables_list(observables))
+    options = Options(order, dps, precision, wanted_obs, M, grid.size, start)
     pieces = _pieces(grid.points(), 1 if scheduler is None and workers == 1 else workers)
     started = time.perf_counter()
     if scheduler is not None:
@@ -252,6 +257,7 @@ def sweep(
         fixed={k: str(v) for k, v in grid.fixed.items()},
         axes={k: [str(v) for v in vals] for k, vals in grid.axes.items()},
         M=M,
+        start=start,
         order=order,
         precision="float64" if precision == "float64" else f"{dps} digits",
         states=[getattr(s, "name", s) for s in model.states],
@@ -314,6 +320,8 @@ class Options:
     observables: tuple[Any, ...]
     M: Any
     points: int = 1
+    #: The start of every point, as given (``None``: the model's own).
+    start: Any = None
 
 
 def _pieces(points: list[dict[str, Any]], count: int) -> list[list[dict[str, Any]]]:

@@ -81,7 +81,7 @@ class Float64Points:
         from numeric.prepared.problem import prepare_problem
 
         opts = self.options
-        problem = prepare_problem(self.model, params)
+        problem = prepare_problem(self.model, params, opts.start)
         pt = order1(problem, opts.M, M64=self.M64, first=self.predict(problem.p64))
         self.history = [*self.history[-1:], (problem.p64, pt.s)]
         o2 = None
@@ -138,6 +138,7 @@ class WorkingPrecisionPoints:
                     dps=opts.dps,
                     order=opts.order,
                     M=opts.M,
+                    start=opts.start,
                     observables=list(opts.observables),
                 )
         except (ParameterError, NumericalError) as exc:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mfstein.ground.display import Presentable, measured, params_text
+from mfstein.ground.display import Presentable, measured, params_text, start_json
 
 #: The significant digits a float64 number is written with (the value computed;
 #: ``digits`` says how many are correct), as the float64 route's solution does.
@@ -150,6 +150,9 @@ class SweepResult(Presentable):
     #: The quadratic observable ``M`` every point was solved with, as given (``None``
     #: for the identity); each point's ``c = tr(M W)``.
     M: Any = field(default=None, kw_only=True, repr=False, compare=False)
+    #: The start every point was solved from, as given (the initial state in fractions,
+    #: or a string such as ``"reference"``); ``None`` for the model's own start.
+    start: Any = field(default=None, kw_only=True, repr=False, compare=False)
     #: The order of the expansion, ``1`` or ``2``.
     order: int
     #: The precision, ``"float64"`` or ``"<dps> digits"``.
@@ -166,6 +169,12 @@ class SweepResult(Presentable):
     workers: int = 1
 
     _MORE = "all points: .rows, .curve(name), .to_csv(path), .plot()"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters as swept: the fixed ones (name -> value as text) and the
+        swept ones (name -> their values as text), in the order given."""
+        return {**self.fixed, **{k: list(v) for k, v in self.axes.items()}}
 
     @property
     def refused(self) -> list[SweepPoint]:
@@ -208,12 +217,15 @@ class SweepResult(Presentable):
             "refused": len(self.refused),
             "seconds": measured(self.seconds),
             "workers": self.workers,
+            "start": start_json(self.start),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
         from numeric.precision import to_str
 
         rows = [("model", self.model), ("fixed", params_text(self.fixed))]
+        if self.start is not None:
+            rows.append(("start", str(start_json(self.start))))
         for name, values in self.axes.items():
             rows.append((name, f"{len(values)} values from {values[0]} to {values[-1]}"))
         solved = [r for r in self.rows if not r.refusal]

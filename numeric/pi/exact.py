@@ -396,11 +396,11 @@ def _solve(P, level: np.ndarray, residual_tol: float, progress: bool):
     pi = np.empty(S)
     pi[order] = sol.pi
     QT0 = (P - sps.identity(S, format="csr")).T.tocsr()
-    sol = Stationary(pi=pi, residual=residual(QT0, pi), method=sol.method)
+    sol = Stationary(pi=pi, residual=residual(QT0, pi), solver=sol.solver)
     if not np.isfinite(sol.residual) or sol.residual > residual_tol:
         raise NumericalError(
             f"the residual ||pi (P - I)||_1 = {sol.residual:.3e} of the stationary solve "
-            f"({sol.method}, {S:,} states) exceeds the tolerance {residual_tol:.1e}; "
+            f"({sol.solver}, {S:,} states) exceeds the tolerance {residual_tol:.1e}; "
             "no result is returned."
         )
     return sol, kept_system(QT, reference, order)
@@ -424,7 +424,7 @@ def _at_cap(
         "truncated_mass": float(sol.pi @ clip),
         "dropped_jobs_per_slot": float(sol.pi @ drop),
         "residual": sol.residual,
-        "solver": sol.method,
+        "solver": sol.solver,
         "law_system": system,
         "ranges": {k: half_range(v) for k, v in (("tokens", tokens), ("drop", drop))},
         **_statistics(model, policy, pi, grid, float(sol.pi @ tokens)),

@@ -61,3 +61,25 @@ def test_working_precision_on_a_dask_scheduler(capsys: pytest.CaptureFixture[str
         assert main([*argv, "--workers", "2", "--scheduler", cl.scheduler_address]) == 0
     assert json.loads(capsys.readouterr().out)["points"] == here
     assert len(here) == 4 and all(p["digits"] == 15 for p in here)
+
+
+def test_start_is_every_point_s_and_the_json_says_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--start`` reaches every point: each row is what ``mfstein solve --start`` prints
+    (a start outside SIR's simplex refuses every point in the solve's sentence), and the
+    JSON's last key ``"start"`` is the start as given (``numeric.sweep(start=)``'s effect
+    on the numbers: ``tests/test_frozen_results.py``)."""
+    sir = ["--model", "sir", "--param", "gamma=1", "--param", "rho=0.5", "--param", "a=0.1"]
+    start = ["--start", "0.7,0.2,0.1"]
+    argv = ["sweep", *sir, "--param", "beta=2:3:2", "--dps", "20", "--no-progress", "--json"]
+    assert main([*argv, *start]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data)[-1] == "start" and data["start"] == "0.7,0.2,0.1"
+    assert main([*argv, "--start", "0.6,0.2,0"]) == 0
+    outside = json.loads(capsys.readouterr().out)
+    assert all("start must lie in the state space" in p["refused"] for p in outside["points"])
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["start"] is None
+    for point, beta in zip(data["points"], ("2", "3"), strict=True):
+        one = ["solve", *sir, "--param", f"beta={beta}", "--dps", "20", "--json", *start]
+        assert main(one) == 0
+        assert json.loads(capsys.readouterr().out)["constant"] == point["c"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mfstein.families.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve_supermarket
 from sim import simulate_supermarket
 
 
@@ -58,7 +58,7 @@ def test_light_traffic_large_N_approaches_constant():
     squared bias ||V||^2/N, and the remaining correction is O(1/N) with a coefficient
     of the order of c itself in light traffic, so we allow c/N on top of the 99% CI.
     """
-    sol = solve("0.5", 6)
+    sol = solve_supermarket("0.5", 6)
     c = float(sol.constant)
     V = np.array([float(v) for v in sol.V])
     N = 200

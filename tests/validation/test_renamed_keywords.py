@@ -70,6 +70,21 @@ def test_simulate_supermarket_simulator_is_a_deprecated_alias_of_engine() -> Non
         sim.simulate_supermarket(10, "0.9", 3, policy="jsq", engine="aggregated")
 
 
+def test_the_family_solve_is_named_solve_supermarket_and_solve_warns() -> None:
+    """Three ``solve`` became two: the supermarket's ``solve(lam, b, d)`` is
+    ``solve_supermarket``; the old name gives the same solution, with a warning that
+    points at the caller's line."""
+    from mfstein.families.supermarket import solver
+
+    new = _quiet(solver.solve_supermarket, "0.7", 3, dps=15, routes=("shooting",))
+    with pytest.warns(
+        DeprecationWarning, match=r"solver\.solve is deprecated; use solve_sup"
+    ) as rec:
+        old = solver.solve("0.7", 3, dps=15, routes=("shooting",))
+    assert rec[0].filename == __file__
+    assert old.constant == new.constant and old.s_star == new.s_star and old.n == new.n == 3
+
+
 @pytest.mark.parametrize(
     ("entry", "args", "kwargs"),
     [
@@ -206,6 +221,20 @@ def test_simulation_and_certified_results_name_the_dimension_n() -> None:
     assert cs.n == 1
     with pytest.warns(DeprecationWarning, match=r"CertifiedSolution: b is deprecated; use n"):
         assert cs.b == cs.n
+
+
+def test_the_stationary_record_says_solver_and_method_warns() -> None:
+    """``numeric.exact.solvers.Stationary.solver`` (was ``method``: the linear solver
+    that ran, as ``SolvedChain.solver`` and ``ExactResult.solver``)."""
+    import scipy.sparse as sps
+
+    from numeric.exact.solvers import solve_direct
+
+    QT = sps.csr_matrix(np.array([[-1.0, 2.0], [1.0, -2.0]]))  # Q^T of a two-state chain
+    sol = _quiet(solve_direct, QT, 0)
+    assert _quiet(lambda: sol.solver) == "direct" and np.allclose(sol.pi, [2 / 3, 1 / 3])
+    with pytest.warns(DeprecationWarning, match=r"Stationary: method is deprecated; use solver"):
+        assert sol.method == "direct"
 
 
 def test_pi_exact_result_field_is_solver() -> None:

@@ -90,7 +90,7 @@ class _MonotoneSolution:
     pi: np.ndarray
     residual: float
     arrival_intensity: np.ndarray
-    method: str
+    solver: str
     iterations: int
     max_exit_rate: float
     start: list[int]
@@ -101,7 +101,7 @@ def _solve_to_target(
     ch: Chain,
     centre: np.ndarray,
     *,
-    method: str,
+    solver: str,
     tol: float,
     spread: np.ndarray | None,
     progress: bool,
@@ -112,15 +112,15 @@ def _solve_to_target(
     known and if needed, for ``tol / max_i q_i``.  A result above the target raises
     :class:`mfstein.ground.errors.NumericalError`."""
     rel = min(float(tol), 1e-3)
-    solved = ch.solve(centre, method, rel, progress, spread, atol=float(tol))
-    target = max(tol, RESIDUAL_FLOOR) if solved.method == "direct" else tol
+    solved = ch.solve(centre, solver, rel, progress, spread, atol=float(tol))
+    target = max(tol, RESIDUAL_FLOOR) if solved.solver == "direct" else tol
     qmax = solved.max_exit_rate
     if solved.residual > target and qmax > 0:  # max q known: ask for the absolute target
-        solved = ch.solve(centre, method, tol / qmax, progress, spread)
-        target = max(tol, RESIDUAL_FLOOR) if solved.method == "direct" else tol
+        solved = ch.solve(centre, solver, tol / qmax, progress, spread)
+        target = max(tol, RESIDUAL_FLOOR) if solved.solver == "direct" else tol
     if not solved.residual <= target:
         raise NumericalError(
-            f"the {solved.method} solver stopped at residual ||pi Q||_1 = "
+            f"the {solved.solver} solver stopped at residual ||pi Q||_1 = "
             f"{solved.residual:.2e}, above its target {target:.0e} "
             f"({solved.reach.states.shape[0]:,} states); no result is reported: try "
             "solver='direct' or 'gmres', or a smaller N or b."
@@ -132,7 +132,7 @@ def _on_monotone_space(
     prepared: PreparedModel,
     reference: np.ndarray,
     *,
-    method: str,
+    solver: str,
     tol: float,
     memory_limit: float | None,
     spread: np.ndarray | None,
@@ -146,7 +146,7 @@ def _on_monotone_space(
     N, model = prepared.N, prepared.model
     ch = Chain.of(prepared.place(), memory_limit)
     solved = _solve_to_target(
-        ch, reference.astype(np.float64), method=method, tol=tol, spread=spread,
+        ch, reference.astype(np.float64), solver=solver, tol=tol, spread=spread,
         progress=progress,
     )  # fmt: skip
     reach, pi = solved.reach, solved.pi
@@ -173,7 +173,7 @@ def _on_monotone_space(
         pi=full,
         residual=float(solved.residual),
         arrival_intensity=arrivals,
-        method=solved.method,
+        solver=solved.solver,
         iterations=solved.iterations,
         max_exit_rate=solved.max_exit_rate,
         start=start,
@@ -284,7 +284,7 @@ def supermarket_fast(
         prepared,
         # the lattice point nearest N s* carries much probability: a good reference
         np.clip(np.rint(N * s_star), 0, N).astype(np.int64),
-        method=solver,
+        solver=solver,
         tol=tol,
         memory_limit=memory_limit,
         spread=W if count_monotone(N, b) > GAUSSIAN_START_STATES else None,
@@ -306,7 +306,7 @@ def supermarket_fast(
         W=W,
         constant=None if mf is None else float(mf.constant),
         seconds=time.perf_counter() - t0,
-        solver=sol.method,
+        solver=sol.solver,
         iterations=sol.iterations,
         tolerance=float(tol),
         notes=[note] if note else [],

@@ -3,7 +3,7 @@
 The fast path of :func:`numeric.solve` receives a derive model of the power-of-d
 family (the supermarket model with or without replacement, JSQ(L)) and its
 parameter values; the short forms (``numeric.bound(lam, b, d)``,
-:func:`mfstein.families.supermarket.solver.solve`) build that model once at their entry
+:func:`mfstein.families.supermarket.solver.solve_supermarket`) build that model once at their entry
 (:func:`supermarket_member`).  From there on a :class:`Member` travels down:
 
 * the shooting and the truncation estimates read its numbers ``lam``, ``mu``,

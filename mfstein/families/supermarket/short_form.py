@@ -2,7 +2,7 @@
 
 ``bound(lam, b, d)`` is :func:`numeric.solve` for the power-of-``d`` supermarket
 model with buffer ``b``, run by the family's own solver
-(:func:`mfstein.families.supermarket.solver.solve`), which also takes ``b = "auto"`` and
+(:func:`mfstein.families.supermarket.solver.solve_supermarket`), which also takes ``b = "auto"`` and
 ``b = "inf"``; :func:`supermarket_model` is the model and parameter mapping behind
 it (used by :mod:`mfstein.families.supermarket.table`).  They live beside the family, so that
 the general
@@ -58,14 +58,14 @@ def bound(
     model with buffer ``b`` ("Beyond Scaling: Calculable Error Bound of the
     Power-of-Two-Choices Mean-Field Model in Heavy-Traffic", Theorem 1 with the
     sign of the Kronecker form corrected: ``E||S - s*||^2 ~ c/N``), by the
-    family's own solver (:func:`mfstein.families.supermarket.solver.solve`), which
-    also takes ``b = "auto"`` (the smallest buffer at which ``c`` stops
-    changing, reported in ``.b``) and ``b = "inf"``.  ``mu``, ``replacement``
-    and ``N`` as in :func:`mfstein.families.supermarket.solver.solve`; ``order=2`` adds the
+    family's own solver
+    (:func:`mfstein.families.supermarket.solver.solve_supermarket`); ``b`` may also be
+    ``"auto"`` (the smallest buffer at which ``c`` stops changing, reported in ``.b``)
+    or ``"inf"``.  ``mu``, ``replacement`` and ``N`` as in
+    :func:`~mfstein.families.supermarket.solver.solve_supermarket`; ``order=2`` adds the
     1/N^2 terms; ``truncate`` cuts negligible tail levels.
     """
-    from mfstein.families.supermarket.solver import auto_buffer, check_b
-    from mfstein.families.supermarket.solver import solve as supermarket_solve
+    from mfstein.families.supermarket.solver import auto_buffer, check_b, solve_supermarket
     from numeric.meanfield.truncation import add_second_order
 
     if order not in (1, 2):
@@ -75,7 +75,7 @@ def bound(
     b = check_b(b, allow=("auto", "inf"))
     if b == "auto":
         b = auto_buffer(lam, d, dps=dps, M=M)
-    sol = supermarket_solve(
+    sol = solve_supermarket(
         lam, b, d, dps=dps, M=M, mu=mu, replacement=replacement, N=N, truncate=truncate
     )
     model = sol.get_model()  # built once by the short form, kept with the solution

@@ -1,6 +1,6 @@
 """Theorem 1's constant ``c`` (E||S - s*||^2 ~ c/N) at any precision and any buffer.
 
-:func:`solve` computes, for one buffer size, the fixed point ``s*``, ``J(s*)``,
+:func:`solve_supermarket` computes, for one buffer size, the fixed point ``s*``, ``J(s*)``,
 ``Q(s*)``, ``P`` (``P J + J^T P = -M``), ``W`` (``J W + W J^T + Q = 0``), the
 refined bias ``V`` and ``c = tr(P Q)`` by independent routes.  Up to
 :data:`DIRECT_MAX_B` levels:
@@ -67,8 +67,10 @@ were cut; ``J``, ``Q``, ``P`` and ``eigenvalues`` are those of the ``K``
 leading levels (``P``'s tail is not negligible -- it solves the tail's own
 equation -- but it does not enter ``c`` or ``V``).
 
-:func:`bound` adds ``b = "auto"`` (the smallest buffer beyond which ``c`` no
-longer changes at the requested precision) and ``b = "inf"``.
+:func:`solve_supermarket` also takes ``b = "inf"``, and the short form
+``numeric.bound`` (:func:`mfstein.families.supermarket.short_form.bound`) adds
+``b = "auto"`` (:func:`auto_buffer`: the smallest buffer beyond which ``c`` no longer
+changes at the requested precision).
 
 References
 ----------
@@ -120,7 +122,7 @@ from numeric.precision import (
 )
 from numeric.quadratic_form import MSpec, quadratic_form
 
-#: The dense Kronecker route is run for b up to this size inside :func:`solve`.
+#: The dense Kronecker route is run for b up to this size inside :func:`solve_supermarket`.
 KRONECKER_MAX_B = 8
 #: The spectral route is run when it needs at most this many extra digits ...
 SPECTRAL_MAX_GUARD = 400
@@ -246,7 +248,7 @@ def _coupling_log10(lam: mpf, mu: mpf, d: int, k: int) -> float:
 
 
 def coupled_levels(lam: mpf, mu: mpf, b: int, d: int, N: int | None, dps: int) -> int:
-    """A cheap estimate (no kernels, no solves) of the levels :func:`solve` will couple.
+    """A cheap estimate (no kernels, no solves) of the levels :func:`solve_supermarket` will couple.
 
     All ``b`` when nothing can be truncated (``N`` given, ``d = 1``, ``lam >= mu``),
     else the first level whose coupling is below the truncation target.
@@ -376,7 +378,7 @@ def _pad_errors(errors: dict, parts: dict, b: int, K: int, dps: int) -> dict:
     return {"s_star": s_err, "V": v_err, "W": w_err}
 
 
-def solve(
+def solve_supermarket(
     lam: Any,
     b: int | str,
     d: int = 2,
@@ -430,6 +432,19 @@ def solve(
     return replace(sol, M=M)
 
 
+def solve(*args: Any, **kwargs: Any) -> MeanFieldSolution:
+    """Deprecated name of :func:`solve_supermarket` (issue 31: ``numeric.solve`` and
+    ``numeric.exact.solve`` are the general entries; the family's own solver is named
+    for its family)."""
+    warnings.warn(
+        "mfstein.families.supermarket.solver.solve is deprecated; use solve_supermarket "
+        "(the same arguments).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return solve_supermarket(*args, **kwargs)
+
+
 def solve_member(
     member: Member,
     *,
@@ -438,7 +453,7 @@ def solve_member(
     routes: tuple[str, ...] = ALL_ROUTES,
     truncate: bool = True,
 ) -> MeanFieldSolution:
-    """:func:`solve` on a family member whose rates are validated (``dps`` checked):
+    """:func:`solve_supermarket` on a family member whose rates are validated (``dps`` checked):
     the model travels down to where its kernels are evaluated."""
     lam_, mu_, b, d, N = member.lam, member.mu, member.b, member.d, member.N
     unknown = set(routes) - set(ALL_ROUTES)
@@ -649,7 +664,7 @@ def solve_model(
 ) -> MeanFieldSolution:
     """The mean-field fast path of the supermarket family (and JSQ(L)) on the prepared
     problem ``numeric.solve`` gives it (:class:`numeric.prepared.problem.PreparedProblem`,
-    the protocol of :mod:`numeric.meanfield.fast_paths`): :func:`solve` on the rates
+    the protocol of :mod:`numeric.meanfield.fast_paths`): :func:`solve_supermarket` on the rates
     the model's ``info.structure`` names, read from the problem's values (names checked
     and values read once there, :func:`problem_member`), reported in the model's terms.
     ``solve_model(model, params, dps=, M=)`` (the old protocol) prepares the problem

@@ -243,7 +243,7 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
         for t in np.flatnonzero(easy):
             out[t] = _one(float(flat[t]), beff, d, k, trace)
     if np.any(hard):
-        from mfstein.families.supermarket.solver import solve
+        from mfstein.families.supermarket.solver import solve_supermarket
 
         warnings.warn(
             f"{int(hard.sum())} arrival rate(s) within {ILL_CONDITIONED_GAP:g} of 1 (or above) "
@@ -254,7 +254,7 @@ def constant_float64(lam: Any, b: int, d: int = 2) -> np.ndarray:
         )
         for t in np.flatnonzero(hard):
             out[t] = float(
-                solve(
+                solve_supermarket(
                     repr(float(flat[t])), b, d, dps=20, routes=("shooting", "covariance")
                 ).constant
             )

@@ -9,7 +9,7 @@ import sympy as sp
 from derive import supermarket
 from mfstein.families.supermarket.equilibrium import drift_residual, telescoped_residual
 from mfstein.families.supermarket.member import supermarket_member
-from mfstein.families.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve_supermarket
 from numeric import equilibrium
 
 
@@ -71,7 +71,7 @@ def test_closed_forms_from_derive(b: int) -> None:
 
     cf = closed_form(b)
     lam = sp.Rational(37, 50)
-    sol = solve("0.74", b, dps=30)
+    sol = solve_supermarket("0.74", b, dps=30)
     with mpmath.workdps(40):
         for k in range(b):
             exact = mpmath.mpmathify(sp.re(cf.s_star[k].subs("lam", lam).evalf(45)))
@@ -86,7 +86,7 @@ def test_b1_closed_form_with_sympy_d1() -> None:
     s = lam / (1 + lam)
     J = -(lam + 1)
     c = -2 * lam * (1 - s) / (2 * J)  # P = -1/(2J), c = P Q
-    sol = solve("0.3", 1, 1, dps=30)
+    sol = solve_supermarket("0.3", 1, 1, dps=30)
     with mpmath.workdps(40):
         assert abs(sol.s_star[0] - mpmath.mpf(sp.N(s, 45))) <= mpmath.mpf(10) ** -30
         assert abs(sol.constant - mpmath.mpf(sp.N(c, 45))) <= mpmath.mpf(10) ** -30

@@ -6,7 +6,7 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mfstein.families.supermarket.solver import KRONECKER_MAX_B, solve
+from mfstein.families.supermarket.solver import KRONECKER_MAX_B, solve_supermarket
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)
@@ -16,7 +16,7 @@ from mfstein.families.supermarket.solver import KRONECKER_MAX_B, solve
     d=st.integers(min_value=1, max_value=3),
 )
 def test_routes_agree_at_30_digits(lam, b, d) -> None:
-    sol = solve(str(lam), b, d, dps=30)
+    sol = solve_supermarket(str(lam), b, d, dps=30)
     assert sol.digits == 30
     assert {"shooting", "covariance"} <= set(sol.routes)
     if b <= KRONECKER_MAX_B:
@@ -28,7 +28,7 @@ def test_routes_agree_at_30_digits(lam, b, d) -> None:
 
 
 def test_duality_trace_P_Q_equals_trace_W_for_general_M() -> None:
-    sol = solve("0.8", 5, 2, dps=30, M="diag:1,0,2")
+    sol = solve_supermarket("0.8", 5, 2, dps=30, M="diag:1,0,2")
     with mpmath.workdps(40):
         M = mpmath.diag([1, 0, 2, 0, 0])
         n = sol.n
@@ -39,8 +39,8 @@ def test_duality_trace_P_Q_equals_trace_W_for_general_M() -> None:
 
 
 def test_claimed_digits_hold_against_a_higher_precision_run() -> None:
-    low = solve("0.9999", 30, dps=20)
-    high = solve("0.9999", 30, dps=45)
+    low = solve_supermarket("0.9999", 30, dps=20)
+    high = solve_supermarket("0.9999", 30, dps=45)
     assert low.digits == 20 and high.digits == 45
     with mpmath.workdps(60):
         err = abs(low.constant - high.constant) / high.constant

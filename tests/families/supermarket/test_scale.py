@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from mfstein.families.supermarket.solver import solve, truncation_level
+from mfstein.families.supermarket.solver import solve_supermarket, truncation_level
 from numeric import bound, constant_float64
 
 
@@ -16,7 +16,7 @@ def test_truncated_b_equals_auto_to_all_digits(lam: str, b: int) -> None:
     """Tail truncation is exact to the digits claimed: b = 200 and b = 1000 at 50
     digits give b = "auto"'s constant (a separate, untruncated solve of the
     smallest buffer beyond which c no longer changes)."""
-    r = solve(lam, b, dps=50)
+    r = solve_supermarket(lam, b, dps=50)
     a = bound(lam, "auto", dps=50)
     assert r.truncated_at is not None and r.truncated_at < b
     assert a.n < 200 and a.truncated_at is None
@@ -29,8 +29,8 @@ def test_truncated_b_equals_auto_to_all_digits(lam: str, b: int) -> None:
 @pytest.mark.parametrize("lam", ["0.9", "0.99"])
 def test_truncation_against_the_full_system(lam: str) -> None:
     """All 40 levels solved (shooting) against the truncated head: c, s*, W, V agree."""
-    full = solve(lam, 40, dps=40, truncate=False)
-    cut = solve(lam, 40, dps=40)
+    full = solve_supermarket(lam, 40, dps=40, truncate=False)
+    cut = solve_supermarket(lam, 40, dps=40)
     K = cut.truncated_at
     assert full.truncated_at is None and K is not None and K < 40
     with mpmath.workdps(50):
@@ -63,10 +63,10 @@ def test_iterative_route_against_shooting_lam_above_one(monkeypatch) -> None:
     # the module, not the lazy export
     nb = importlib.import_module("mfstein.families.supermarket.solver")
 
-    it = solve("1.2", 60, dps=40)
+    it = solve_supermarket("1.2", 60, dps=40)
     assert set(it.routes) == {"iterative", "covariance"} and it.digits == 40
     monkeypatch.setattr(nb, "DIRECT_MAX_B", 100)
-    sh = solve("1.2", 60, dps=40, routes=("shooting", "covariance"))
+    sh = solve_supermarket("1.2", 60, dps=40, routes=("shooting", "covariance"))
     assert set(sh.routes) == {"shooting", "covariance"}
     with mpmath.workdps(50):
         assert abs(it.constant - sh.constant) <= mpmath.mpf(10) ** -40 * sh.constant
@@ -79,7 +79,7 @@ def test_iterative_solver_residual_with_general_rates() -> None:
     """mu = 2 (super-diagonal 2, not 1) and a dense M: both equations solved to wp."""
     from numeric.linalg.tridiagonal import solve_iterative
 
-    sol = solve(
+    sol = solve_supermarket(
         "1.5",
         50,
         dps=30,
@@ -116,7 +116,7 @@ def test_float64_banded_path_at_b1000() -> None:
     lams = np.array([0.5, 0.9, 0.999])
     fast = constant_float64(lams, 1000)
     for lam, c in zip(lams, fast, strict=True):
-        ref = float(solve(repr(float(lam)), 1000, dps=20).constant)
+        ref = float(solve_supermarket(repr(float(lam)), 1000, dps=20).constant)
         assert abs(c - ref) <= 1e-10 * ref, lam
 
 

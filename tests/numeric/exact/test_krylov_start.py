@@ -92,9 +92,9 @@ def test_a_start_given_as_a_function_is_made_only_for_an_iterative_solver(chain)
         calls.append(1)
         return gaussian_start(states, centre, 40, W)
 
-    direct = stationary_checked(QT, r, free_dims=3, method="direct", x0=start)
+    direct = stationary_checked(QT, r, free_dims=3, solver="direct", x0=start)
     assert calls == [] and direct[2] == "direct"
-    lazy = stationary_checked(QT, r, free_dims=3, method="bicgstab", tol=1e-11, x0=start)
+    lazy = stationary_checked(QT, r, free_dims=3, solver="bicgstab", tol=1e-11, x0=start)
     assert calls == [1] and lazy[2] == "bicgstab"
-    given = stationary_checked(QT, r, free_dims=3, method="bicgstab", tol=1e-11, x0=start())
+    given = stationary_checked(QT, r, free_dims=3, solver="bicgstab", tol=1e-11, x0=start())
     assert np.array_equal(lazy[0], given[0]) and lazy[3] == given[3]

@@ -240,7 +240,7 @@ def test_a_solve_returns_a_frozen_record_of_the_law():
     with pytest.raises(dataclasses.FrozenInstanceError):
         solved.pi = None
     assert solved.pi.shape == (solved.reach.states.shape[0],)
-    assert solved.method == "direct" and solved.iterations == 0
+    assert solved.solver == "direct" and solved.iterations == 0
     assert solved.max_exit_rate == float(solved.exit_rate.max()) > 0
     assert ch.last.pi is solved.pi  # kept for a tighter solve of the same chain
 

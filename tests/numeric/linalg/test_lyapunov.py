@@ -5,13 +5,13 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from mfstein.families.supermarket.solver import solve
+from mfstein.families.supermarket.solver import solve_supermarket
 from numeric.linalg.tridiagonal import eigenvalues, kronecker_sum
 
 
 @pytest.mark.parametrize(("lam", "b", "d"), [("0.9", 6, 2), ("0.99", 12, 2), ("0.6", 5, 3)])
 def test_P_and_W_solve_their_equations(lam: str, b: int, d: int) -> None:
-    sol = solve(lam, b, d, dps=30)
+    sol = solve_supermarket(lam, b, d, dps=30)
     with mpmath.workdps(40):
         J, P, W, Q = sol.J, sol.P, sol.W, sol.Q
         assert mpmath.mnorm(P * J + J.T * P + mpmath.eye(b), 1) < 1e-28 * mpmath.mnorm(P, 1)
@@ -27,7 +27,7 @@ def test_P_and_W_solve_their_equations(lam: str, b: int, d: int) -> None:
 
 def test_lemma13_kronecker_sum_invertible() -> None:
     b = 4
-    sol = solve("0.95", b, dps=30)
+    sol = solve_supermarket("0.95", b, dps=30)
     with mpmath.workdps(40):
         mu = eigenvalues(sol.J)
         assert all(x < 0 for x in mu)
@@ -45,7 +45,7 @@ def test_refined_bias_solves_its_equation() -> None:
     from derive import supermarket
 
     b = 5
-    sol = solve("0.9", b, dps=30)
+    sol = solve_supermarket("0.9", b, dps=30)
     k = supermarket(b, 2).kernels("mpmath")
     with mpmath.workdps(40):
         H = k.hess(sol.s_star, [sol.lam])
