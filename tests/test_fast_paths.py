@@ -34,6 +34,7 @@ GENERAL_FILES = (
     "mfstein/cli/option_scope.py",
     "mfstein/cli/option_types.py",
     "mfstein/cli/output_files.py",
+    "mfstein/cli/short_options.py",
 )
 #: A family's own files inside a general folder (none: a family's files are its
 #: package under ``mfstein/families/``).
@@ -194,7 +195,14 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
     from mfstein.cli.short_options import FAMILIES, declares, owner
 
     assert set(FAMILIES) <= set(MODELS)
+    assert dict(FAMILIES) == {
+        f: e.short_options for f, e in FAST_PATHS.items() if e.short_options.dests
+    }
     for family, entry in FAST_PATHS.items():
+        if entry.short_options.check is not None:  # the family's own module, found by text
+            module, _, attribute = entry.short_options.check.partition(":")
+            assert module.startswith(f"mfstein.families.{family}."), entry.short_options
+            assert callable(getattr(importlib.import_module(module), attribute))
         assert family in MODELS
         for package, where in entry.short_forms:
             module, _, attribute = where.partition(":")
@@ -206,10 +214,68 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
     assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"
 
 
-def test_short_forms_are_not_tasks() -> None:
-    """``short_forms`` is a field of the registration, not a task a route serves."""
+def test_short_forms_and_short_options_are_not_tasks() -> None:
+    """``short_forms`` and ``short_options`` are fields of the registration, not tasks a
+    route serves."""
     from mfstein.ground.errors import ParameterError
 
-    assert "short_forms" not in TASKS and "exact" in TASKS
-    with pytest.raises(ParameterError, match="task must be one of"):
-        route("supermarket", "short_forms")
+    assert not {"short_forms", "short_options"} & set(TASKS) and "exact" in TASKS
+    for field in ("short_forms", "short_options"):
+        with pytest.raises(ParameterError, match="task must be one of"):
+            route("supermarket", field)
+
+
+def family_policies() -> dict[str, frozenset[str]]:
+    """Each fast-path simulator's own dispatch policies (``Simulator.policies``), but
+    ``"pod"``, the model's own transitions that every engine runs."""
+    from sim.base import Simulator, fast_simulators
+
+    return {
+        family: frozenset(cls.policies) - set(Simulator.policies)
+        for family, cls in fast_simulators().items()
+    }
+
+
+def named_policies(source: str, policies: frozenset[str]) -> list[str]:
+    """The string constants of ``source`` (docstrings aside) that are one of
+    ``policies``, with their line."""
+    tree = ast.parse(source)
+    skip = docstrings(tree)
+    return [
+        f"line {node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in policies and id(node) not in skip
+    ]
+
+
+def test_the_policy_scan_sees_a_general_tuple_of_a_familys_policies() -> None:
+    """The layout before stop 47: ``sim/base.py`` held ``POLICIES = ("pod", "jsq",
+    "random")`` and ``mfstein/cli/short_options.py`` a table keyed by the family."""
+    old_base = '"""Doc: jsq."""\nPOLICIES: tuple[str, ...] = ("pod", "jsq", "random")\n'
+    assert named_policies(old_base, frozenset({"jsq", "random"})) == [
+        "line 2: 'jsq'",
+        "line 2: 'random'",
+    ]
+    old_table = 'FAMILIES = {"supermarket": ShortOptions(dests=("lam", "d"))}\n'
+    names = frozenset({"supermarket"})
+    assert named_families(old_table, "mfstein.cli.short_options", names) == ["'supermarket'"]
+
+
+def test_each_family_declares_its_policies_and_no_general_module_holds_them() -> None:
+    """A fast path that runs dispatch rules of its own (``policy_engine``) declares them
+    on its simulator (``Simulator.policies``), where ``sim.simulate`` reads them; no
+    general module holds one of them as a string (a tuple of the supermarket's
+    ``"jsq"``, ``"random"`` in ``sim``, say)."""
+    from sim.base import Simulator, fast_simulators
+
+    own = family_policies()
+    for family, cls in fast_simulators().items():
+        assert "pod" in cls.policies
+        assert bool(own[family]) == (cls.policy_engine is not None), family
+    assert Simulator.policies == ("pod",) and own["supermarket"] == {"jsq", "random"}
+    found = [
+        f"{f.relative_to(ROOT)}: {where}"
+        for f in general_files()
+        for where in named_policies(f.read_text(), frozenset().union(*own.values()))
+    ]
+    assert not found, "\n".join(found)

@@ -6,15 +6,18 @@ core paper's heavy-traffic ``lam = 1 - gamma/N^alpha``, :mod:`mfstein.cli.arriva
 the system sizes ``--N``, the buffer ``--b`` and the number of servers sampled per
 arrival ``--d``.  The values are kept as given and checked by the command's task
 (:func:`mfstein.families.supermarket.short_form.bound`, :func:`numeric.lemmas.check`).  Standard
-library only: ``mfstein --help`` imports nothing heavy.
+library and the ground only: ``mfstein --help`` imports nothing heavy.  The size check of
+an exact run, ``check_exact_states``, is the family's own
+(:mod:`mfstein.families.supermarket.exact_size`, named by its registration); it is
+importable from here as before.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate
+from mfstein.families.supermarket.exact_size import check_exact_states  # (its old path)
 
 __all__ = ["add_supermarket_grid", "check_exact_states"]
 
@@ -58,25 +61,3 @@ def add_supermarket_grid(
         default=2,
         help="servers sampled per arrival, integer >= 1 (default 2, as in the core paper)",
     )
-
-
-def check_exact_states(N: Any, options: dict[str, Any]) -> None:
-    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
-    states (occupancy vectors): refuse more than the exact solver handles before
-    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
-    import math
-
-    from mfstein.ground.errors import ParameterError, check_int
-    from mfstein.ground.limits import EXACT_MAX_STATES
-
-    b = options.get("b")
-    if not isinstance(b, int) or isinstance(b, bool):
-        return
-    n = check_int("N", N, 1)
-    states = math.comb(n + b, b)
-    if states > EXACT_MAX_STATES:
-        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
-        raise ParameterError(
-            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
-            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
-        )
