@@ -210,6 +210,11 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
             pkg = importlib.import_module(package)
             assert attribute in pkg.__all__
             assert getattr(pkg, attribute) is getattr(importlib.import_module(module), attribute)
+    from mfstein.families.supermarket.exact_size import check_exact_states
+
+    with pytest.warns(DeprecationWarning, match="check_exact_states is deprecated"):
+        from mfstein.cli.supermarket_grid import check_exact_states as old_path
+    assert old_path is check_exact_states
     assert declares("supermarket", "mu") and declares("supermarket", "without_replacement")
     assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"
 

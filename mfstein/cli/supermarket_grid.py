@@ -8,18 +8,18 @@ arrival ``--d``.  The values are kept as given and checked by the command's task
 (:func:`mfstein.families.supermarket.short_form.bound`, :func:`numeric.lemmas.check`).  Standard
 library and the ground only: ``mfstein --help`` imports nothing heavy.  The size check of
 an exact run, ``check_exact_states``, is the family's own
-(:mod:`mfstein.families.supermarket.exact_size`, named by its registration); it is
-importable from here as before.
+(:mod:`mfstein.families.supermarket.exact_size`, named by its registration); its old
+path here still works and warns.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate
-from mfstein.families.supermarket.exact_size import check_exact_states  # (its old path)
 
-__all__ = ["add_supermarket_grid", "check_exact_states"]
+__all__ = ["add_supermarket_grid"]
 
 
 def add_supermarket_grid(
@@ -61,3 +61,15 @@ def add_supermarket_grid(
         default=2,
         help="servers sampled per arrival, integer >= 1 (default 2, as in the core paper)",
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``check_exact_states``: moved to :mod:`mfstein.families.supermarket.exact_size`
+    (the old path warns; imported only when asked for, not by ``mfstein --help``)."""
+    if name == "check_exact_states":
+        from mfstein.families.supermarket import exact_size
+        from mfstein.ground.arguments import warn_renamed
+
+        warn_renamed(__name__, name, f"{exact_size.__name__}.{name}")
+        return exact_size.check_exact_states
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
