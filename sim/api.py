@@ -17,10 +17,10 @@ from typing import Any, NamedTuple
 from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.ground.errors import ParameterError, check_choice, check_int
 from sim.base import (
-    POLICIES,
     RunOptions,
     SimulationResult,
     Simulator,
+    dispatch_policies,
     fast_simulator,
     fast_simulators,
     simulation_problem,
@@ -191,7 +191,8 @@ def simulate(
         max_units=max_units,
     ).checked()  # before any symbolic or compiled work
     check_choice("engine", engine, ENGINES)
-    check_choice("policy", policy, POLICIES)
+    if policy != "pod":  # every engine runs the model's own transitions: nothing to load
+        check_choice("policy", policy, dispatch_policies())
     key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables, opts)
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
         return kept._run(opts)

@@ -45,10 +45,6 @@ from mfstein.ground.errors import ParameterError
 from mfstein.ground.fast_paths import families, load
 from sim.summary import status_fields, status_rows
 
-#: Dispatch policies ``simulate(policy=...)`` accepts: ``"pod"`` (the model's own
-#: transitions) and the rules a fast path's :attr:`Simulator.policy_engine` runs.
-POLICIES: tuple[str, ...] = ("pod", "jsq", "random")
-
 #: Capabilities a simulator may declare.
 CAPABILITIES = (
     "any-model",  # runs any derive.Model
@@ -281,6 +277,11 @@ class Simulator(ABC):
     engines: ClassVar[tuple[str, ...]] = ()
     #: The engine of :attr:`engines` that runs dispatch policies other than ``"pod"``.
     policy_engine: ClassVar[str | None] = None
+    #: The dispatch policies ``simulate(policy=...)`` may name for this simulator:
+    #: ``"pod"`` (the model's own transitions, every engine) and the rules its
+    #: :attr:`policy_engine` runs (a fast path's, e.g. the supermarket's
+    #: ``("pod", "jsq", "random")``).
+    policies: ClassVar[tuple[str, ...]] = ("pod",)
 
     def __init__(
         self,
@@ -507,6 +508,26 @@ def fast_simulator(model: Any) -> type[Simulator] | None:
 def fast_simulators() -> dict[str, type[Simulator]]:
     """Every fast-path simulator by family: the table's, then the registered ones."""
     return {family: cls for family in families("simulation") if (cls := simulator_of(family))}
+
+
+def dispatch_policies() -> tuple[str, ...]:
+    """The policies ``simulate(policy=...)`` accepts: ``"pod"`` (the model's own
+    transitions), then those of every fast-path simulator (:attr:`Simulator.policies`,
+    in the order of :func:`fast_simulators`), each once."""
+    names = dict.fromkeys(Simulator.policies)
+    for cls in fast_simulators().values():
+        names.update(dict.fromkeys(cls.policies))
+    return tuple(names)
+
+
+def __getattr__(name: str) -> Any:
+    """``POLICIES``: the deprecated name of :func:`dispatch_policies` (warns)."""
+    if name == "POLICIES":
+        from mfstein.ground.arguments import warn_renamed
+
+        warn_renamed("sim.base", "POLICIES", "dispatch_policies()")
+        return dispatch_policies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _blocking(blocking: Any) -> dict[str, Any]:

@@ -34,6 +34,7 @@ GENERAL_FILES = (
     "mfstein/cli/option_scope.py",
     "mfstein/cli/option_types.py",
     "mfstein/cli/output_files.py",
+    "mfstein/cli/short_options.py",
 )
 #: A family's own files inside a general folder (none: a family's files are its
 #: package under ``mfstein/families/``).
@@ -42,6 +43,24 @@ FAMILY_FILES: tuple[str, ...] = ()
 #: Where a general module still names a family, with the reason (a ratchet: a
 #: new one fails, and so does a listed one that is gone).
 KNOWN: dict[str, str] = {}
+
+#: Where a general module still holds a table (tuple, list, set, dict keys) of two or
+#: more of a family's own command-line options (``FastPath.short_options.dests``), with
+#: the reason (a ratchet, as :data:`KNOWN`).
+KNOWN_OPTION_TABLES: dict[str, str] = {
+    "sim/base.py: ('lam', 'd', 'replacement', 'policy')": (
+        "the supermarket's keys of SimulationResult.to_dict, in the documented --json "
+        "order; the family's family_fields could carry them"
+    ),
+    "mfstein/cli/model_args.py: ('d', 'without_replacement', 'alpha')": (
+        "the options refused, in one sentence, for a model of another family; the "
+        "registration could say how each short option is refused"
+    ),
+    "mfstein/cli/model_args.py: ('lam', 'gamma')": (
+        "the arrival rate, refused for another family and turned into --param lam; the "
+        "registration could name the family's CLI hook that maps its options"
+    ),
+}
 
 
 @functools.cache
@@ -194,7 +213,14 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
     from mfstein.cli.short_options import FAMILIES, declares, owner
 
     assert set(FAMILIES) <= set(MODELS)
+    assert dict(FAMILIES) == {
+        f: e.short_options for f, e in FAST_PATHS.items() if e.short_options.dests
+    }
     for family, entry in FAST_PATHS.items():
+        if entry.short_options.check is not None:  # the family's own module, found by text
+            module, _, attribute = entry.short_options.check.partition(":")
+            assert module.startswith(f"mfstein.families.{family}."), entry.short_options
+            assert callable(getattr(importlib.import_module(module), attribute))
         assert family in MODELS
         for package, where in entry.short_forms:
             module, _, attribute = where.partition(":")
@@ -202,14 +228,116 @@ def test_a_family_declares_its_short_forms_and_short_options() -> None:
             pkg = importlib.import_module(package)
             assert attribute in pkg.__all__
             assert getattr(pkg, attribute) is getattr(importlib.import_module(module), attribute)
+    from mfstein.families.supermarket.exact_size import check_exact_states
+
+    with pytest.warns(DeprecationWarning, match="check_exact_states is deprecated"):
+        from mfstein.cli.supermarket_grid import check_exact_states as old_path
+    assert old_path is check_exact_states
     assert declares("supermarket", "mu") and declares("supermarket", "without_replacement")
     assert not declares("sir", "mu") and not declares(None, "d") and owner("lam") == "supermarket"
 
 
-def test_short_forms_are_not_tasks() -> None:
-    """``short_forms`` is a field of the registration, not a task a route serves."""
+def test_short_forms_and_short_options_are_not_tasks() -> None:
+    """``short_forms`` and ``short_options`` are fields of the registration, not tasks a
+    route serves."""
     from mfstein.ground.errors import ParameterError
 
-    assert "short_forms" not in TASKS and "exact" in TASKS
-    with pytest.raises(ParameterError, match="task must be one of"):
-        route("supermarket", "short_forms")
+    assert not {"short_forms", "short_options"} & set(TASKS) and "exact" in TASKS
+    for field in ("short_forms", "short_options"):
+        with pytest.raises(ParameterError, match="task must be one of"):
+            route("supermarket", field)
+
+
+def family_policies() -> dict[str, frozenset[str]]:
+    """Each fast-path simulator's own dispatch policies (``Simulator.policies``), but
+    ``"pod"``, the model's own transitions that every engine runs."""
+    from sim.base import Simulator, fast_simulators
+
+    return {
+        family: frozenset(cls.policies) - set(Simulator.policies)
+        for family, cls in fast_simulators().items()
+    }
+
+
+def named_policies(source: str, policies: frozenset[str]) -> list[str]:
+    """The string constants of ``source`` (docstrings aside) that are one of
+    ``policies``, with their line."""
+    tree = ast.parse(source)
+    skip = docstrings(tree)
+    return [
+        f"line {node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in policies and id(node) not in skip
+    ]
+
+
+def option_tables(source: str, dests: frozenset[str]) -> list[str]:
+    """The literal tuples, lists, sets and dict keys of ``source`` holding two or more
+    of ``dests`` (a family's own options), as their string elements."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        else:
+            continue
+        words = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+        if len(set(words) & dests) >= 2:
+            found.append(repr(tuple(words)))
+    return found
+
+
+def test_the_option_scan_sees_a_table_of_a_familys_options() -> None:
+    dests = frozenset({"lam", "d", "mu"})
+    source = 'A = ("lam", "d")\nB = {"mu": 1, "d": 2}\nC = ["lam", "b"]\nD = {"lam"}\n'
+    assert option_tables(source, dests) == ["('lam', 'd')", "('mu', 'd')"]
+
+
+def test_no_general_module_holds_a_table_of_a_familys_options_but_the_listed_ones() -> None:
+    """The family's command-line options are its registration's
+    (``FastPath.short_options``); a general module reads them there
+    (:mod:`mfstein.cli.short_options`) rather than listing them."""
+    dests = frozenset().union(*(e.short_options.dests for e in FAST_PATHS.values()))
+    assert {"lam", "d", "mu"} <= dests
+    found = [
+        f"{f.relative_to(ROOT)}: {table}"
+        for f in general_files()
+        for table in option_tables(f.read_text(), dests)
+    ]
+    bad = [f"new: {f}" for f in found if f not in KNOWN_OPTION_TABLES]
+    bad += [f"listed but gone: {k}" for k in KNOWN_OPTION_TABLES if k not in found]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_policy_scan_sees_a_general_tuple_of_a_familys_policies() -> None:
+    """The layout before stop 47: ``sim/base.py`` held ``POLICIES = ("pod", "jsq",
+    "random")`` and ``mfstein/cli/short_options.py`` a table keyed by the family."""
+    old_base = '"""Doc: jsq."""\nPOLICIES: tuple[str, ...] = ("pod", "jsq", "random")\n'
+    assert named_policies(old_base, frozenset({"jsq", "random"})) == [
+        "line 2: 'jsq'",
+        "line 2: 'random'",
+    ]
+    old_table = 'FAMILIES = {"supermarket": ShortOptions(dests=("lam", "d"))}\n'
+    names = frozenset({"supermarket"})
+    assert named_families(old_table, "mfstein.cli.short_options", names) == ["'supermarket'"]
+
+
+def test_each_family_declares_its_policies_and_no_general_module_holds_them() -> None:
+    """A fast path that runs dispatch rules of its own (``policy_engine``) declares them
+    on its simulator (``Simulator.policies``), where ``sim.simulate`` reads them; no
+    general module holds one of them as a string (a tuple of the supermarket's
+    ``"jsq"``, ``"random"`` in ``sim``, say)."""
+    from sim.base import Simulator, fast_simulators
+
+    own = family_policies()
+    for family, cls in fast_simulators().items():
+        assert "pod" in cls.policies
+        assert bool(own[family]) == (cls.policy_engine is not None), family
+    assert Simulator.policies == ("pod",) and own["supermarket"] == {"jsq", "random"}
+    found = [
+        f"{f.relative_to(ROOT)}: {where}"
+        for f in general_files()
+        for where in named_policies(f.read_text(), frozenset().union(*own.values()))
+    ]
+    assert not found, "\n".join(found)

@@ -1,43 +1,36 @@
 """The command-line options a model family declares as its own (issue 31).
 
-A family may take some of its values from short options instead of ``--param``:
-the supermarket's arrival rate ``--lam`` (or ``--gamma``/``--alpha``, the core
-paper's ``lam = 1 - gamma/N^alpha``), its choices ``--d`` and
-``--without-replacement`` and its service rate ``--mu``.  :data:`FAMILIES` is the
-one place that says which family owns which option; the general option code
-(:mod:`mfstein.cli.model_args`) asks :func:`declares` and :func:`owner` and names
-no family.  ``--b`` is not here: it is ``--param b=...`` for any model with a
-factory option ``b``.  Standard library only.
+A family may take some of its values from short options instead of ``--param``
+(the supermarket's arrival rate ``--lam``, its choices ``--d``, its service rate
+``--mu``, ...).  Which family owns which option is part of the family's one
+registration, :attr:`mfstein.ground.fast_paths.FastPath.short_options` of
+:data:`~mfstein.ground.fast_paths.FAST_PATHS`; this module reads it there, and the
+general option code (:mod:`mfstein.cli.model_args`) asks :func:`declares` and
+:func:`owner`.  Neither names a family.  ``--b`` is not a short option: it is
+``--param b=...`` for any model with a factory option ``b``.  Standard library and
+the ground only (``mfstein --help`` reads the registration as data).
+
+>>> owner("mu") in FAMILIES and declares(owner("mu"), "mu")
+True
+>>> declares(None, "mu")
+False
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from mfstein.ground.fast_paths import FAST_PATHS, ShortOptions
+
 __all__ = ["FAMILIES", "ShortOptions", "check_states", "declares", "owner"]
 
-
-@dataclass(frozen=True)
-class ShortOptions:
-    """One family's own options (``argparse`` destinations) and, optionally, its
-    check of a run's size before the model is built (``"module:function"``, called
-    as ``f(N, options)`` with the factory options)."""
-
-    dests: tuple[str, ...]
-    check: str | None = None
-
-
-#: Family name (as ``--model`` gives it) -> its own options.
-FAMILIES = MappingProxyType(
-    {
-        "supermarket": ShortOptions(
-            dests=("lam", "gamma", "alpha", "d", "without_replacement", "mu"),
-            check="mfstein.cli.supermarket_grid:check_exact_states",
-        ),
-    }
+#: Family name (as ``--model`` gives it) -> its own options: the families of the
+#: fast-path table that declare any (read from their registrations).
+FAMILIES: Mapping[str, ShortOptions] = MappingProxyType(
+    {name: entry.short_options for name, entry in FAST_PATHS.items() if entry.short_options.dests}
 )
 
 

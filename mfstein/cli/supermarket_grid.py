@@ -6,7 +6,10 @@ core paper's heavy-traffic ``lam = 1 - gamma/N^alpha``, :mod:`mfstein.cli.arriva
 the system sizes ``--N``, the buffer ``--b`` and the number of servers sampled per
 arrival ``--d``.  The values are kept as given and checked by the command's task
 (:func:`mfstein.families.supermarket.short_form.bound`, :func:`numeric.lemmas.check`).  Standard
-library only: ``mfstein --help`` imports nothing heavy.
+library and the ground only: ``mfstein --help`` imports nothing heavy.  The size check of
+an exact run, ``check_exact_states``, is the family's own
+(:mod:`mfstein.families.supermarket.exact_size`, named by its registration); its old
+path here still works and warns.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from mfstein.cli.arrival import add_arrival_rate
 
-__all__ = ["add_supermarket_grid", "check_exact_states"]
+__all__ = ["add_supermarket_grid"]
 
 
 def add_supermarket_grid(
@@ -60,23 +63,13 @@ def add_supermarket_grid(
     )
 
 
-def check_exact_states(N: Any, options: dict[str, Any]) -> None:
-    """The supermarket chain of ``N`` servers with buffer ``b`` has ``C(N + b, b)``
-    states (occupancy vectors): refuse more than the exact solver handles before
-    the model is built and its lattice set up (minutes for ``b`` in the thousands)."""
-    import math
+def __getattr__(name: str) -> Any:
+    """``check_exact_states``: moved to :mod:`mfstein.families.supermarket.exact_size`
+    (the old path warns; imported only when asked for, not by ``mfstein --help``)."""
+    if name == "check_exact_states":
+        from mfstein.families.supermarket import exact_size
+        from mfstein.ground.arguments import warn_renamed
 
-    from mfstein.ground.errors import ParameterError, check_int
-    from mfstein.ground.limits import EXACT_MAX_STATES
-
-    b = options.get("b")
-    if not isinstance(b, int) or isinstance(b, bool):
-        return
-    n = check_int("N", N, 1)
-    states = math.comb(n + b, b)
-    if states > EXACT_MAX_STATES:
-        shown = f"{states:,}" if states < 10**15 else f"{float(states):.3g}"
-        raise ParameterError(
-            f"N = {n}, b = {b} gives {shown} states; the exact solver handles at most "
-            f"{EXACT_MAX_STATES:,}: lower N or b, or simulate."
-        )
+        warn_renamed(__name__, name, f"{exact_size.__name__}.{name}")
+        return exact_size.check_exact_states
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,10 @@ parameters as given ``problem.params``, their values ``problem.values`` read onc
                  ``(package, "module:attribute")`` pairs (:func:`short_forms`): the
                  supermarket's ``numeric.bound``, ``numeric.exact.solve_exact``,
                  ``sim.simulate_supermarket``, ...; the package itself names no family
+``short_options``  the command-line options the family takes as its own
+                 (:class:`ShortOptions`: ``argparse`` destinations such as the
+                 supermarket's ``lam``, ``d``, ``mu``, and the size check of a run);
+                 :mod:`mfstein.cli.short_options` reads them and names no family
 
 A route returning ``None`` declines that member of its family (the task's general
 route runs).  Nothing is imported until a task asks (:func:`load`), so this module
@@ -50,6 +54,8 @@ deprecated wrappers onto :func:`register`.
 
 >>> FAST_PATHS["supermarket"].exact
 'mfstein.families.supermarket.exact:supermarket_fast'
+>>> "mu" in FAST_PATHS["supermarket"].short_options.dests
+True
 >>> route("supermarket", "simulation")
 'mfstein.families.supermarket.fast_path:SupermarketFastPath'
 >>> route("sir", "exact") is None and route(None, "exact") is None
@@ -79,6 +85,7 @@ __all__ = [
     "REGISTERED",
     "TASKS",
     "FastPath",
+    "ShortOptions",
     "families",
     "load",
     "register",
@@ -88,6 +95,17 @@ __all__ = [
     "takes_problem",
     "unregister",
 ]
+
+
+@dataclass(frozen=True)
+class ShortOptions:
+    """One family's own command-line options: their ``argparse`` destinations
+    (``dests``) and, optionally, its check of a run's size before the model is built
+    (``check``, ``"module:function"`` called as ``f(N, options)`` with the factory
+    options).  Plain data: ``mfstein --help`` reads it without importing the family."""
+
+    dests: tuple[str, ...] = ()
+    check: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,10 +125,15 @@ class FastPath:
     #: the package's lazy table under the attribute's name (:func:`short_forms`; read
     #: from the built-in table only).
     short_forms: tuple[tuple[str, str], ...] = ()
+    #: The family's own command-line options (:class:`ShortOptions`; read from the
+    #: built-in table only, by :mod:`mfstein.cli.short_options`).
+    short_options: ShortOptions = ShortOptions()
 
 
+#: The fields of :class:`FastPath` that declare rather than route.
+_DECLARATIONS = ("short_forms", "short_options")
 #: The tasks a fast path may serve: the routes of :class:`FastPath`.
-TASKS: tuple[str, ...] = tuple(f.name for f in fields(FastPath) if f.name != "short_forms")
+TASKS: tuple[str, ...] = tuple(f.name for f in fields(FastPath) if f.name not in _DECLARATIONS)
 
 #: The package of the supermarket family (:mod:`mfstein.families.supermarket`).
 _SUPERMARKET = "mfstein.families.supermarket"
@@ -135,6 +158,10 @@ FAST_PATHS: Mapping[str, FastPath] = MappingProxyType(
                 ("numeric", f"{_SUPERMARKET}.sweep:constant_float64"),
                 ("numeric.exact", f"{_SUPERMARKET}.exact:solve_exact"),
                 ("sim", f"{_SUPERMARKET}.simulate_short_form:simulate_supermarket"),
+            ),
+            short_options=ShortOptions(
+                dests=("lam", "gamma", "alpha", "d", "without_replacement", "mu"),
+                check=f"{_SUPERMARKET}.exact_size:check_exact_states",
             ),
         ),
     }

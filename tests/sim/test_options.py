@@ -27,6 +27,50 @@ def test_policy_and_simulator_choice() -> None:
         resolve_policy("aggregated", None)  # a simulator, not a dispatch policy
 
 
+def test_the_simulate_entry_reads_the_policies_of_the_registered_simulators() -> None:
+    """``sim.simulate(policy=...)`` checks the name against ``"pod"`` and the policies
+    each fast-path simulator declares (``Simulator.policies``), not a general tuple:
+    the refusal is the one sentence of every unknown option, and a family registered
+    at run time adds its own policies to it."""
+    import sim as sim_api
+    from mfstein.families.supermarket.fast_path import SupermarketFastPath
+    from mfstein.ground.fast_paths import FastPath, register, unregister
+    from sim.base import Simulator, dispatch_policies
+
+    assert SupermarketFastPath.policies == ("pod", "jsq", "random") == dispatch_policies()
+    run = dict(N=6, steps=10, reps=1, progress=False)
+    refusal = "policy must be one of pod, jsq, random, got 'fifo'."
+    with pytest.raises(ParameterError) as refused:
+        sim_api.simulate("supermarket", {"b": 3, "lam": "0.9"}, policy="fifo", **run)
+    assert str(refused.value) == refusal
+
+    class Fifo(Simulator):  # never built: the policy is refused before any model
+        policies = ("pod", "fifo", "lifo")
+
+        def _prepare(self) -> None: ...
+
+        def _run(self, opts: object) -> None:
+            raise AssertionError
+
+    register("c31-fifo-family", FastPath(simulation=Fifo))
+    try:
+        assert dispatch_policies() == ("pod", "jsq", "random", "fifo", "lifo")
+        with pytest.raises(
+            ParameterError, match=r"one of pod, jsq, random, fifo, lifo, got 'x'\.$"
+        ):
+            sim_api.simulate("supermarket", {"b": 3, "lam": "0.9"}, policy="x", **run)
+    finally:
+        unregister("c31-fifo-family")
+    assert dispatch_policies() == ("pod", "jsq", "random")
+
+
+def test_the_old_name_of_the_policies_warns() -> None:
+    import sim.base
+
+    with pytest.warns(DeprecationWarning, match="POLICIES is deprecated"):
+        assert sim.base.POLICIES == ("pod", "jsq", "random")
+
+
 def test_thinning_grows_with_b_and_keeps_the_event_bits_free() -> None:
     assert thinning.thin_bits(1) == thinning.THIN_BITS == 6
     assert thinning.thin_bits(10) == 6  # 55 <= 64

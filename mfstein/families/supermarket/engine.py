@@ -19,7 +19,6 @@ import numpy as np
 from mfstein.families.supermarket import aggregated, perserver
 from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from sim import thinning
-from sim.base import POLICIES  # noqa: F401  (the engines' policies: their old import path)
 from sim.replication_json import (  # noqa: F401  (their old import path)
     state_from_json,
     state_to_json,
@@ -27,6 +26,10 @@ from sim.replication_json import (  # noqa: F401  (their old import path)
     sums_to_json,
 )
 
+#: The dispatch policies of the per-server engine (the codes of
+#: :data:`mfstein.families.supermarket.perserver.POLICIES`): ``"pod"`` (power-of-d),
+#: ``"jsq"`` and ``"random"``; the aggregated engine runs ``"pod"`` only.
+POLICIES: tuple[str, ...] = tuple(perserver.POLICIES)
 #: Engines: the chain on the counts (power-of-d only, fastest) or explicit servers.
 ENGINES: tuple[str, ...] = ("aggregated", "per-server")
 #: The old name of :data:`ENGINES` (same tuple).

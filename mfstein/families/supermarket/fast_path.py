@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mfstein.families.supermarket.engine import POLICIES
 from mfstein.families.supermarket.simulate import Rate, run_supermarket
 from mfstein.ground.errors import ParameterError
 from sim.base import RunOptions, SimulationResult, Simulator
@@ -36,6 +37,7 @@ class SupermarketFastPath(Simulator):
     capabilities = frozenset({"workers", "dask", "checkpoint", "interrupt"})
     engines = ("aggregated", "per-server")
     policy_engine = "per-server"
+    policies = POLICIES
     #: ``None`` (the fast path), ``"aggregated"`` or ``"per-server"``.
     engine: str | None = None
     policy: str = "pod"
