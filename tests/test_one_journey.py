@@ -182,6 +182,28 @@ def test_the_supermarket_fast_fixed_point_reads_the_prepared_problem():
         unregister("supermarket")
 
 
+def test_an_exact_chain_prepares_one_problem_that_its_centre_and_a_later_solve_reuse():
+    """``numeric.exact.solve`` of a plain model (no start: the lattice point nearest the
+    simplex's centre, which ``N = 40`` reads exactly) prepares its problem once -- the
+    chain and its mean-field centre read the same one -- with the numbers of a centre
+    solved from the start ``n0 / N`` on a problem of its own (the route before), and a
+    later ``numeric.solve`` at those parameters reuses it."""
+    from numeric.exact.prepared import mean_field
+
+    model = plain_sis()  # a new model: nothing of it prepared yet
+    before = dict(COUNTS)
+    r = numeric.exact.solve(model, PARAMS, N=40)
+    made = {k: COUNTS[k] - before.get(k, 0) for k in ("prepared:problem", "prepared:params")}
+    assert made == {"prepared:problem": 1, "prepared:params": 1}
+    before = dict(COUNTS)
+    sol = mf.solve(model, PARAMS, dps=20)
+    assert COUNTS["prepared:problem"] - before.get("prepared:problem", 0) == 0
+    assert r.s_star.tolist() == [float(v) for v in sol.s_star]
+    own, _ = mean_field(model, PARAMS, np.asarray(r.start), 40, True, False)  # own problem
+    assert r.s_star.tolist() == [float(v) for v in own.s_star]
+    assert float(r.constant) == float(own.constant)
+
+
 def test_a_simulation_prepares_one_problem_that_a_later_solve_reuses():
     """``sim.simulate`` of a plain model (no start, no reference point: the simplex's
     centre ``(1/2, 1/2)``, which ``N = 50`` puts on the lattice) prepares its problem

@@ -829,14 +829,15 @@ def _w64(mf: Any) -> np.ndarray:
 
 
 def _centre(placement: Placement) -> tuple[Any, str | None]:
-    """The mean field the statistics are centred at (:meth:`Placement.mean_field`), or
+    """The mean field the statistics are centred at (:meth:`Placement.centre`: on the
+    chain's own prepared problem where that gives the same numbers), or
     ``None`` with a note when its fixed point is unstable, or lies on a kink of a
     piecewise rate (no expansion there), or when the expansion fails its own check
     (e.g. rates of size 1e-300, beyond float64's refinement): a finite chain has a
     stationary law even then (a limit cycle; the chain needs only the rates),
     reported without the statistics centred at ``s*``."""
     try:
-        return placement.mean_field()
+        return placement.centre()
     except ParameterError as exc:
         if not any(w in str(exc) for w in ("is not stable", "not hyperbolic", "on the kink")):
             raise
