@@ -178,18 +178,11 @@ def simulate(
     check_start(start)
     from mfstein.ground.limits import SIM_MAX_N
 
-    opts = RunOptions(
-        steps=steps,
-        reps=reps,
-        seed=seed,
-        workers=workers,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        batches=batches,
-        warmup_fraction=warmup_fraction,
-        progress=progress,
-        max_units=max_units,
-    ).checked()  # before any symbolic or compiled work
+    opts = RunOptions(  # checked before any symbolic or compiled work
+        steps=steps, reps=reps, seed=seed, workers=workers, scheduler=scheduler,
+        checkpoint=checkpoint, batches=batches, warmup_fraction=warmup_fraction,
+        progress=progress, max_units=max_units,
+    ).checked()  # fmt: skip
     check_choice("engine", engine, ENGINES)
     if policy != "pod":  # every engine runs the model's own transitions: nothing to load
         check_choice("policy", policy, dispatch_policies())

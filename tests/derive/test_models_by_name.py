@@ -26,6 +26,7 @@ def test_a_name_and_its_options_give_one_model() -> None:
 
 def test_the_cache_is_bounded_and_can_be_cleared(monkeypatch) -> None:
     monkeypatch.setattr(models, "MODELS_KEPT", 2)
+    clear_models()  # whatever the tests run before in this process kept
     first = load_model("sis")
     load_model("supermarket", b=2)
     load_model("supermarket", b=3)  # the least recently used, sis, is dropped
