@@ -9,25 +9,11 @@ import dataclasses
 import pickle
 
 import mpmath
-import sympy as sp
+from test_one_journey import PARAMS, START, plain_sis
 
 import numeric
-from derive import Model, Transition
 
 SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
-
-
-def _plain_sis() -> Model:
-    """A model as a researcher writes it: states ``s``, ``i``, transitions only, ``s + i``
-    conserved."""
-    s, i = sp.symbols("s i")
-    beta, gamma, eps = sp.symbols("beta gamma eps")
-    return Model(
-        "plain_sis",
-        (s, i),
-        (beta, gamma, eps),
-        [Transition((-1, 1), (beta * i + eps) * s), Transition((1, -1), gamma * i)],
-    )
 
 
 def _same(a, b) -> None:
@@ -51,10 +37,7 @@ def test_a_working_precision_solution_pickles_and_comes_back_digit_for_digit():
 
 
 def test_a_plain_models_order_2_solution_pickles():
-    sol = numeric.solve(
-        _plain_sis(), {"beta": "2", "gamma": "1", "eps": "1/10"}, start=["9/10", "1/10"],
-        dps=30, order=2,
-    )  # fmt: skip
+    sol = numeric.solve(plain_sis(), PARAMS, start=START, dps=30, order=2)
     back = pickle.loads(pickle.dumps(sol))
     _same(sol, back)
     assert back.to_json() == sol.to_json()
