@@ -213,10 +213,26 @@ def _without_times(data: dict) -> dict:
     return {k: v for k, v in data.items() if k not in TIMES}
 
 
+def _cache_of_its_own(name: str, monkeypatch, tmp_path) -> None:
+    """For ``mfstein cache``: a cache directory no other test writes into while the
+    command and the survey read it (the shared one changes under a parallel run),
+    holding one file of each kind and one that is not mfstein's."""
+    if name != "cache":
+        return
+    for rel in ("prepared/a.json", "prepared/a.arrays", "numba/k.nbi", "__pycache__/g.pyc"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x" * 10)
+    (tmp_path / "notes.txt").write_text("the user's")
+    monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_the_printed_json_is_the_results_to_json(name: str, capsys) -> None:
+def test_the_printed_json_is_the_results_to_json(
+    name: str, capsys, monkeypatch, tmp_path
+) -> None:
     from numeric.meanfield.problem import forget
 
+    _cache_of_its_own(name, monkeypatch, tmp_path)
     argv, compute = CASES[name]
     # Both from the same empty process state: a float64 solve of a model with a unique
     # fixed point (SIR) starts from the nearest point this process found before
@@ -499,9 +515,10 @@ TEXTS: dict[str, tuple[list[str], Callable[[], str]]] = {
 
 
 @pytest.mark.parametrize("name", list(TEXTS))
-def test_the_printed_text_is_the_results_own(name: str, capsys) -> None:
+def test_the_printed_text_is_the_results_own(name: str, capsys, monkeypatch, tmp_path) -> None:
     from numeric.meanfield.problem import forget
 
+    _cache_of_its_own(name, monkeypatch, tmp_path)
     argv, text = TEXTS[name]
     forget()  # as above: the same process state for both
     capsys.readouterr()
