@@ -200,18 +200,23 @@ def _vectorises(rates: Callable, scalar: Callable, kern: Any, nt: int) -> bool:
 
 def _status(cand: np.ndarray, kind: int, upper: int, total: int) -> np.ndarray:
     """:func:`numeric.exact.lattice._inside` of every candidate ``(..., b)``: 1 inside,
-    2 above the upper bound (at the first offending coordinate), 0 outside."""
-    low = cand < 0
-    high = cand > upper
-    viol = low | high
-    if kind == 0:  # monotone: n_k <= n_{k-1}
-        viol[..., 1:] |= cand[..., 1:] > cand[..., :-1]
-    first = np.argmax(viol, axis=-1)
-    any_viol = viol.any(axis=-1)
-    first_high = np.take_along_axis(high, first[..., None], axis=-1)[..., 0]
-    status = np.where(any_viol, np.where(first_high, 2, 0), 1)
+    2 above the upper bound (at the first offending coordinate), 0 outside.  The
+    coordinates are read last to first, so that the first offending one decides (one
+    pass of 2-D operations per coordinate: a third of the time of ``argmax`` over a
+    short last axis)."""
+    status = np.ones(cand.shape[:-1], dtype=np.int8)
+    total_of = None
+    for k in range(cand.shape[-1] - 1, -1, -1):
+        c = cand[..., k]
+        high = c > upper
+        off = high | (c < 0)
+        if kind == 0 and k:  # monotone: n_k <= n_{k-1}
+            off |= c > cand[..., k - 1]
+        status = np.where(off, np.where(high, np.int8(2), np.int8(0)), status)
+        if kind == 1:
+            total_of = c.copy() if total_of is None else total_of + c
     if kind == 1:
-        status[(status == 1) & (cand.sum(axis=-1) > total)] = 0
+        status[(status == 1) & (total_of > total)] = 0
     return status
 
 
@@ -332,21 +337,25 @@ def one_pass(
     free, base = list(lattice.free), lattice.upper + 1
     weights = base ** np.arange(len(free) - 1, -1, -1, dtype=np.int64)
     index = np.full(base ** len(free), -1, dtype=np.int64)
-    index[pts[:, free] @ weights] = np.arange(pts.shape[0])
+    codes_of = pts[:, free] @ weights
+    index[codes_of] = np.arange(pts.shape[0])
     R = rates(pts, float(lattice.N), p)
     cand, jump, bad = _layer(pts, R, jumps, lattice)
     signals.check()
-    to = np.full(R.shape, -1, dtype=np.int64)
-    to[jump] = index[cand[jump][:, free] @ weights]  # row-major: each row's in order
+    # the code of ``pts[i] + jumps[t]`` is code(pts[i]) + code(jumps[t]) (the code is
+    # linear), read where the jump stays on the lattice
+    codes = codes_of[:, None] + (jumps[:, free] @ weights)[None, :]
+    to = np.where(jump, index[np.where(jump, codes, 0)], -1)
     head = int(index[start[free] @ weights])
     order = _breadth_first(to, jump, head)
-    if order.shape[0] > max_states or bad[order].any() or _needs_exact(R[order]).any():
+    R = R[order]
+    if order.shape[0] > max_states or bad[order].any() or _needs_exact(R).any():
         return None
     renumber = np.full(pts.shape[0], -1, dtype=np.int32)
     renumber[order] = np.arange(order.shape[0], dtype=np.int32)
     to = to[order]
     target = np.where(to >= 0, renumber[to], -1).astype(np.int32)
-    return Reachable(states=pts[order], rates=R[order], target=target, exact_states=0)
+    return Reachable(states=pts[order], rates=R, target=target, exact_states=0)
 
 
 def _breadth_first(to: np.ndarray, jump: np.ndarray, head: int) -> np.ndarray:
@@ -377,15 +386,16 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
     and the compiled search's (:func:`numeric.exact.lattice.explore`).  The targets are
     read as one Python list per transition (some 2 ms at 15,000 jumps in a new process,
     against 3.3 ms by one list per point)."""
-    columns = [c.tolist() for c in to.T]
-    seen = bytearray(to.shape[0])
+    columns = [c.tolist() for c in np.ascontiguousarray(to.T)]
+    seen = bytearray(to.shape[0] + 1)
+    seen[-1] = 1  # the target -1 (none) reads this sentinel: seen, never pushed
     seen[head] = 1
     order = [head]
     push = order.append
     for i in order:  # the list is the queue: it grows while it is read
         for c in columns:
             j = c[i]
-            if j >= 0 and not seen[j]:
+            if not seen[j]:
                 seen[j] = 1
                 push(j)
     return order

@@ -122,6 +122,24 @@ def test_vectorised_rates_equal_the_kernel_point_by_point():
         assert np.allclose(row, kern.rates(n / 12, p), rtol=1e-15, atol=0.0)
 
 
+@pytest.mark.parametrize("kind", ["monotone", "simplex", "box", "orthant"])
+def test_the_status_of_a_block_is_the_compiled_searchs_point_by_point(kind):
+    """:func:`numeric.exact.small._status` (coordinates read last to first) says of every
+    candidate what the compiled search's ``_inside`` says of it: inside, above the upper
+    bound at the first offending coordinate, or outside."""
+    from numeric.exact.lattice import _inside
+    from numeric.exact.space import KIND_CODES
+
+    rng = np.random.default_rng(KIND_CODES[kind])
+    code, upper, total = KIND_CODES[kind], 5, 7
+    for b in (1, 2, 3, 4):
+        cand = rng.integers(-2, 8, size=(60, 3, b)).astype(np.int64)
+        got = small._status(cand, code, upper, total)
+        flat = cand.reshape(-1, b)
+        want = [_inside.py_func(flat, i, code, upper, total) for i in range(flat.shape[0])]
+        assert got.reshape(-1).tolist() == want
+
+
 def _refusals(model, N, params, start, max_states=None) -> list[str]:
     """The sentence each route (NumPy's, then the compiled one) refuses the chain with."""
     words = []
