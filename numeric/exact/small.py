@@ -340,7 +340,7 @@ def one_pass(
     codes_of = pts[:, free] @ weights
     index[codes_of] = np.arange(pts.shape[0])
     R = rates(pts, float(lattice.N), p)
-    cand, jump, bad = _layer(pts, R, jumps, lattice)
+    _, jump, bad = _layer(pts, R, jumps, lattice)
     signals.check()
     # the code of ``pts[i] + jumps[t]`` is code(pts[i]) + code(jumps[t]) (the code is
     # linear), read where the jump stays on the lattice
