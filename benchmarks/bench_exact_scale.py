@@ -90,12 +90,16 @@ def _peak() -> int:
 
 
 def _forget_call(N: int) -> None:
-    """Remove the record of the SIR call at ``N`` (:mod:`numeric.exact.kept`)."""
+    """Remove the record of the SIR call at ``N`` (:mod:`numeric.exact.kept`) and the
+    arrays kept beside it: the cache as a call at an ``N`` it has never seen finds it.
+    (Until stop 48 the arrays stayed, and the call's write replaced a 490 KB file: its
+    rename took some 0.25 ms more than a new file's, measured on ext4.)"""
     from mfstein.ground import records
     from numeric.exact.kept import call_key
 
     key = call_key("sir", SIR, N, None, None, None, route="auto")
     records._path(key).unlink(missing_ok=True)
+    records._arrays_path(key).unlink(missing_ok=True)
 
 
 def child_sir(N: int, save: str | None = None) -> dict:

@@ -247,13 +247,15 @@ def _announce_compile(model: Any) -> None:
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SolvedChain:
     """The stationary law of a chain, as :meth:`Chain.solve` found it.
 
     ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
     docstring, step 3) on the reachable states ``reach.states`` with
-    ``||pi Q||_1 = residual``.
+    ``||pi Q||_1 = residual``.  Compared by identity (``eq=False``): a comparison field
+    by field would ask NumPy for the truth of an array (an error), and the two methods it
+    generates cost a new process some 0.2 ms to create.
     """
 
     #: The reachable states (:class:`numeric.exact.lattice.Reachable`).
@@ -290,7 +292,7 @@ class _Assembled(NamedTuple):
     pi: np.ndarray
 
 
-@dataclass
+@dataclass(eq=False)  # by identity: its fields hold arrays (as SolvedChain)
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
 

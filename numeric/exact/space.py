@@ -199,7 +199,7 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
     return np.asarray(n, dtype=np.int64)
 
 
-@dataclass
+@dataclass(eq=False)  # by identity: its fields are arrays (as general.SolvedChain)
 class Reachable:
     """The reachable states and the generator's off-diagonal part."""
 

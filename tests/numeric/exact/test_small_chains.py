@@ -260,6 +260,9 @@ def test_a_solve_returns_a_frozen_record_of_the_law():
     assert solved.pi.shape == (solved.reach.states.shape[0],)
     assert solved.solver == "direct" and solved.iterations == 0
     assert solved.max_exit_rate == float(solved.exit_rate.max()) > 0
+    # compared by identity (its fields are arrays): a copy is another record
+    assert solved == solved and solved != dataclasses.replace(solved)
+    assert ch != dataclasses.replace(ch) and ch.last.reach != dataclasses.replace(ch.last.reach)
     assert ch.last.pi is solved.pi  # kept for a tighter solve of the same chain
 
 
