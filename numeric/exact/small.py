@@ -221,10 +221,17 @@ def _status(cand: np.ndarray, kind: int, upper: int, total: int) -> np.ndarray:
 
 
 def _needs_exact(R: np.ndarray) -> np.ndarray:
-    """Which rows of ``R`` the exact evaluation recomputes (:func:`_fix_rates`' rule)."""
-    m = np.abs(R).max(axis=1, initial=0.0)  # NaN in a row makes m NaN: the row is exact
-    clear = (R == 0.0) | (R > 1e-9 * m[:, None])  # NaN, -x, inf (against m = inf) fail
-    return ~clear.all(axis=1)
+    """Which rows of ``R`` the exact evaluation recomputes (:func:`_fix_rates`' rule).
+    Column by column (a reduction along a row of a few transitions costs NumPy some 6
+    times more: 0.3 against 0.05 ms at 5,151 states)."""
+    m = np.zeros(R.shape[0])
+    for c in R.T:  # NaN in a row makes m NaN: the row is exact
+        m = np.maximum(m, np.abs(c))
+    limit = 1e-9 * m
+    need = np.zeros(R.shape[0], dtype=bool)
+    for c in R.T:  # NaN, -x, inf (against m = inf) are not clear
+        need |= ~((c == 0.0) | (c > limit))
+    return need
 
 
 def _fix_rates(R: np.ndarray, states: np.ndarray, N: int, exact: Any) -> int:
@@ -349,7 +356,7 @@ def one_pass(
     head = int(index[start[free] @ weights])
     order = _breadth_first(to, jump, head)
     R = R[order]
-    if order.shape[0] > max_states or bad[order].any() or _needs_exact(R).any():
+    if order.shape[0] > max_states or (bad.any() and bad[order].any()) or _needs_exact(R).any():
         return None
     renumber = np.full(pts.shape[0], -1, dtype=np.int32)
     renumber[order] = np.arange(order.shape[0], dtype=np.int32)

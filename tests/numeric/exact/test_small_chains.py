@@ -140,6 +140,28 @@ def test_the_status_of_a_block_is_the_compiled_searchs_point_by_point(kind):
         assert got.reshape(-1).tolist() == want
 
 
+def test_the_rows_needing_exact_rates_are_the_compiled_searchs():
+    """:func:`numeric.exact.small._needs_exact` (column by column) marks the rows the
+    compiled search recomputes exactly (its loop in :func:`numeric.exact.lattice.explore`,
+    written out here): a nonzero rate that is not positive or at most ``1e-9`` of the
+    row's largest absolute rate; on rows with NaN, infinite, negative and tiny rates."""
+    rng = np.random.default_rng(7)
+    for nt in (0, 1, 2, 3, 5):
+        R = rng.standard_normal((80, nt)) * 10.0 ** rng.integers(-12, 3, size=(80, 1))
+        for value, share in ((0.0, 0.2), (np.nan, 0.04), (np.inf, 0.04), (-np.inf, 0.02)):
+            R[rng.random(R.shape) < share] = value
+        tiny = rng.random(R.shape) < 0.2  # near 1e-9 of the row's largest, on both sides
+        R[tiny] *= 10.0 ** rng.choice([-11.0, -9.5, -8.5, -7.0], size=int(tiny.sum()))
+        want = []
+        for row in R:
+            m = 0.0
+            for a in np.abs(row):
+                m = a if a > m else m
+            want.append(any(r != 0.0 and (not r > 0.0 or r <= 1e-9 * m) for r in row))
+        assert small._needs_exact(R).tolist() == want
+        assert 0 < sum(want) < len(want) or nt == 0
+
+
 def _refusals(model, N, params, start, max_states=None) -> list[str]:
     """The sentence each route (NumPy's, then the compiled one) refuses the chain with."""
     words = []
