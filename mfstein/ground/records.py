@@ -21,7 +21,7 @@ and is written afresh.  So the files are written atomically but not flushed to d
 (``atomic_write(..., durable=False)``): a crash of the system may leave one empty
 or torn, which its check refuses, and the first call that writes a record waits for
 no disk.  A record may keep NumPy arrays beside it
-(:func:`save_arrays`, checked by their SHA-256 in the record).  Standard library
+(:func:`save_arrays`, checked by their CRC-32 in the record).  Standard library
 only at import (NumPy is imported by the functions that keep arrays).
 """
 
@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -203,9 +204,9 @@ _ALIGN = 64
 
 def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
     """Keep NumPy ``arrays`` (numbers, no objects) beside the record ``key`` and return
-    the SHA-256 of the file, for the record to hold (:func:`load_arrays` checks it);
-    ``None`` when there is no key, an array holds objects or the cache cannot be
-    written.
+    the file's check (:func:`arrays_check`), for the record to hold (:func:`load_arrays`
+    compares it); ``None`` when there is no key, an array holds objects or the cache
+    cannot be written.
 
     The file is the length of a JSON header (8 bytes, little-endian), the header
     (each array's name, dtype, shape and offset) and the arrays' bytes in C order,
@@ -229,9 +230,6 @@ def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
     pieces = [len(head).to_bytes(8, "little") + head]
     for a in blocks.values():  # each array's own buffer: no copy is made of the file
         pieces += [a.reshape(-1).view(np.uint8), bytes(-a.nbytes % _ALIGN)]
-    h = hashlib.sha256()
-    for piece in pieces:
-        h.update(piece)
 
     def fill(fh: Any) -> None:
         fh.writelines(pieces)
@@ -240,14 +238,33 @@ def save_arrays(key: str | None, arrays: dict[str, Any]) -> str | None:
         atomic_write(_arrays_path(key), fill, durable=False)
     except OSError:
         return None
-    return h.hexdigest()
+    return arrays_check(pieces)
 
 
-def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
+#: The arrays file's check as a record holds it: ``"crc32:"`` and 8 hex digits (a record
+#: of stop 47 or before held a SHA-256 in 64, which no file matches now: a miss).
+_CRC_PREFIX = "crc32:"
+
+
+def arrays_check(pieces: Any) -> str:
+    """The check of an arrays file whose bytes are the buffers ``pieces`` in turn: their
+    CRC-32 (:func:`zlib.crc32`).  It finds the damage a crash or the disk leaves (a torn
+    end, blocks of zeros, changed bits) in a third of the time of a SHA-256 (0.08 against
+    0.27 ms for the 490 KB of SIR at N = 100: in the first call's write and in every later
+    call's read); the record that holds it ends with its own SHA-256
+    (:func:`mfstein.ground.cache.with_check`)."""
+    crc = 0
+    for piece in pieces:
+        crc = zlib.crc32(piece, crc)
+    return _CRC_PREFIX + format(crc, "08x")
+
+
+def load_arrays(key: str | None, check: Any) -> dict[str, Any] | None:
     """The arrays :func:`save_arrays` kept beside the record ``key`` (writable views of
-    one buffer), when the file's SHA-256 is ``sha256``; ``None`` when it is missing,
+    one buffer), when the file's check (:func:`arrays_check`) is ``check``; ``None``
+    when it is missing,
     unreadable or not that file."""
-    if key is None or not isinstance(sha256, str):
+    if key is None or not isinstance(check, str):
         return None
     import numpy as np
 
@@ -256,7 +273,7 @@ def load_arrays(key: str | None, sha256: Any) -> dict[str, Any] | None:
             data = bytearray(f.read())
     except OSError:
         return None
-    if hashlib.sha256(data).hexdigest() != sha256:
+    if arrays_check([data]) != check:
         return None
     size = int.from_bytes(data[:8], "little")
     base = 8 + size

@@ -54,8 +54,9 @@ import numpy as np
 from mfstein.ground import records
 from mfstein.ground.arguments import renamed_attribute
 
-#: Format of a record (part of the key: a new format never reads an old file).
-VERSION = 2
+#: Format of a record (part of the key: a new format never reads an old file).  3: the
+#: arrays file is checked by its CRC-32 (:func:`mfstein.ground.records.arrays_check`).
+VERSION = 3
 #: A chain of at most this many states keeps its assembled generator beside its record
 #: (:func:`assembly_arrays`: some 70 bytes per state for SIR), so that the next
 #: process at the same call skips the search and the closed classes.

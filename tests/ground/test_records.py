@@ -80,6 +80,11 @@ def test_arrays_kept_beside_a_record_come_back_only_with_their_digest(tree):
         assert back[k].shape == v.shape and back[k].dtype == v.dtype, k
         assert np.array_equal(back[k], v) and back[k].flags.writeable, k
     assert records.load_arrays("k" * 64, "0" * 64) is None  # not the file the record names
+    # a record of the first format held the file's SHA-256: a miss, never a misread
+    import hashlib
+
+    old = hashlib.sha256(records._arrays_path("k" * 64).read_bytes()).hexdigest()
+    assert records.load_arrays("k" * 64, old) is None
     assert records.load_arrays("j" * 64, digest) is None  # none kept
 
 

@@ -173,7 +173,7 @@ def test_a_damaged_or_missing_kept_generator_is_searched_again_and_kept_again():
     assert arrays is not None and arrays["states"].shape == (first.states, 3)
     assert np.array_equal(arrays["states"], first.state_array)
     path = records._arrays_path(key)
-    path.write_bytes(path.read_bytes()[:-10])  # damaged: its SHA-256 no longer matches
+    path.write_bytes(path.read_bytes()[:-10])  # damaged: its check no longer matches
     assert records.load_arrays(key, digest) is None
     again = numeric.exact.solve("sir", SIR, N=21)
     assert isinstance(again.source_model, KeptModel)  # the record served, the search ran
