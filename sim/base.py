@@ -426,8 +426,9 @@ class RunOptions:
             self.steps, self.reps, self.seed, self.workers, self.warmup_fraction,
             batches=self.batches,
         )  # fmt: skip
-        # CheckedRun's fields are options of the same names
-        return dataclasses.replace(self, **dataclasses.asdict(run))
+        # CheckedRun's fields are options of the same names (numbers: no deep copy needed)
+        fields = {f.name: getattr(run, f.name) for f in dataclasses.fields(run)}
+        return dataclasses.replace(self, **fields)
 
     def runner_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`sim.runner.run` and :func:`sim.api.simulate`

@@ -87,10 +87,13 @@ def limit_error(rm: Any, x: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
     or the float64 search's ``s*``) plus the rounding of ``f(x)``, ``8 u`` times the
     size of its terms (:func:`numeric.meanfield.acceptance.term_scale`), through
     ``|J^+|``; mapped to every coordinate by the conservation laws (``full`` is affine:
-    ``|d full / dx| e``).  First order in the residual."""
+    ``|d full / dx| e``).  First order in the residual.  The SVD of ``J^+`` runs on one
+    BLAS thread (:func:`numeric.precision.limited_blas`): threads waiting for busy cores
+    made it 70 ms instead of 0.3 ms at n = 50 on a shared 2-core machine."""
     from numeric.meanfield import acceptance
+    from numeric.precision import limited_blas
 
-    with np.errstate(all="ignore"):
+    with limited_blas(), np.errstate(all="ignore"):
         f, J = rm.f64(x, q, p), rm.jac64(x, q, p)
         pinv = np.abs(np.linalg.pinv(J))
         s = rm.full64(x, q)
