@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import html.parser
+import importlib
 import inspect
 import json
 import math
+import pkgutil
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -273,6 +275,8 @@ def _listing_results(bd: object) -> dict:
 def _heterogeneous_results() -> dict:
     """Two objects of different speeds, one infecting the other (issue 33)."""
     from derive.heterogeneous_population import heterogeneous
+    from derive.models import load_model
+    from sim.heterogeneous_table import heterogeneous_table
 
     A = np.zeros((2, 2, 2))
     A[:, 0, 1], A[:, 1, 0] = 0.5, [1.0, 2.0]
@@ -283,6 +287,18 @@ def _heterogeneous_results() -> dict:
         "heterogeneous mean field": numeric.solve(het, {}, dps=20),
         "heterogeneous exact": numeric.exact.solve(het, {}, N=2),
         "heterogeneous simulation": sim.simulate(het, {}, N=2, steps=2_000, reps=2, seed=1),
+        "heterogeneous transient": numeric.transient(het, {}, times=[0, 1], dps=10),
+        "heterogeneous table": heterogeneous_table(
+            lambda K: load_model("power_of_d_heterogeneous", K=K, d=2, speed_classes="1,2"),
+            {"lam": "0.5"},
+            "utilisation_class1",
+            [2],
+            exact=False,
+            simulate=False,
+            steps=1,
+            reps=1,
+            seed=1,
+        ),
     }
 
 
@@ -322,6 +338,8 @@ KINDS = [
     "model entry",
     "derived objects",
     "heterogeneous simulation",
+    "heterogeneous transient",
+    "heterogeneous table",
 ]
 
 
@@ -359,6 +377,13 @@ def test_every_result_type_presents_itself_through_one_base(results: dict) -> No
     def subclasses(cls: type) -> set[type]:
         return {c for s in cls.__subclasses__() for c in {s} | subclasses(s)}
 
+    # every module of the library, so that the survey does not depend on what the other
+    # tests of this worker happened to import (a type no test builds here is found)
+    for pkg in LIBRARY:
+        path = importlib.import_module(pkg).__path__
+        for info in pkgutil.walk_packages(path, f"{pkg}."):
+            if not info.name.endswith("__main__"):
+                importlib.import_module(info.name)
     library = {c for c in subclasses(Presentable) if c.__module__.split(".")[0] in LIBRARY}
     # a private base (``_SizeTable``) shares code between result types and is never built
     result_types = {c for c in library if not c.__name__.startswith("_")}
