@@ -18,6 +18,7 @@ drift is ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})`` (eq. (1)).
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -207,8 +208,35 @@ def supermarket(
     )
 
 
+#: Members kept by :func:`with_buffer` (least recently used dropped first).
+MEMBERS = 64
+_MEMBERS: OrderedDict[tuple[int, int], tuple[SupermarketModel, SupermarketModel]] = OrderedDict()
+
+
 def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
-    """The same power-of-d family member (name, d, rates, sampling) with buffer ``b``."""
+    """The same power-of-d family member (name, d, rates, sampling) with buffer ``b``.
+
+    Built once per ``(model, b)`` and shared, as :func:`derive.models.load_model`
+    shares one model between the calls that name it: what a later layer keeps by the
+    member's identity (its prepared problems and float64 fixed point,
+    :mod:`numeric.prepared`) then serves the next call with the same member -- e.g. the
+    float64 order 2 that solves a negligible tail's smaller member at every call
+    (:mod:`mfstein.families.supermarket.tail`).  Kept by the model's identity (and
+    holding it, so that identity is not reused), since what the member copies
+    (structure, parameters, citation) is more than the model's key."""
+    seen = _MEMBERS.get((id(model), b))
+    if seen is not None and seen[0] is model:
+        _MEMBERS.move_to_end((id(model), b))
+        return seen[1]
+    member = _with_buffer(model, b)
+    _MEMBERS[(id(model), b)] = (model, member)
+    while len(_MEMBERS) > MEMBERS:
+        _MEMBERS.popitem(last=False)
+    return member
+
+
+def _with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
+    """:func:`with_buffer` built."""
     st = SupermarketStructure.read(model.info.structure)
     arrival = next(p for p in model.params if str(p) == st.arrival)
     key = (*model.key[:1], b, *model.key[2:])
