@@ -18,6 +18,7 @@ drift is ``f_k(s) = lam (s_{k-1}^2 - s_k^2) - (s_k - s_{k+1})`` (eq. (1)).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,7 @@ def supermarket(
 #: Members kept by :func:`with_buffer` (least recently used dropped first).
 MEMBERS = 64
 _MEMBERS: OrderedDict[tuple[int, int], tuple[SupermarketModel, SupermarketModel]] = OrderedDict()
+_MEMBERS_LOCK = threading.Lock()
 
 
 def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
@@ -224,14 +226,20 @@ def with_buffer(model: SupermarketModel, b: int) -> SupermarketModel:
     (:mod:`mfstein.families.supermarket.tail`).  Kept by the model's identity (and
     holding it, so that identity is not reused), since what the member copies
     (structure, parameters, citation) is more than the model's key."""
-    seen = _MEMBERS.get((id(model), b))
-    if seen is not None and seen[0] is model:
-        _MEMBERS.move_to_end((id(model), b))
-        return seen[1]
+    key = (id(model), b)
+    with _MEMBERS_LOCK:
+        seen = _MEMBERS.get(key)
+        if seen is not None and seen[0] is model:
+            _MEMBERS.move_to_end(key)
+            return seen[1]
     member = _with_buffer(model, b)
-    _MEMBERS[(id(model), b)] = (model, member)
-    while len(_MEMBERS) > MEMBERS:
-        _MEMBERS.popitem(last=False)
+    with _MEMBERS_LOCK:  # (another thread's, when it was first)
+        seen = _MEMBERS.get(key)
+        if seen is not None and seen[0] is model:
+            return seen[1]
+        _MEMBERS[key] = (model, member)
+        while len(_MEMBERS) > MEMBERS:
+            _MEMBERS.popitem(last=False)
     return member
 
 
