@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import sympy as sp
 
 from derive import Model, Transition
@@ -59,3 +60,18 @@ def test_other_inputs_have_other_keys_and_a_model_without_fast_path_none():
     assert (
         warm_runs.run_key(plain, {"beta": "2", "gamma": "1"}, 40, None, None, "auto", "pod") is None
     )
+
+
+def test_a_kept_centre_still_warns_its_note_on_every_call():
+    """b = 5 is too large for the without-replacement mean field at N = 6: the centre
+    falls back (a note), and a warm call, which solves nothing, warns it again at the
+    caller's line."""
+    model = load_model("supermarket", b=5, replacement=False)
+    run = {**RUN, "N": 6}
+    with pytest.warns(UserWarning, match="too large for the without-replacement") as got:
+        first = simulate(model, PARAMS, **run)
+        before = {k: COUNTS[k] for k in KINDS}
+        again = simulate(model, PARAMS, **run)
+    assert {k: COUNTS[k] for k in KINDS} == before
+    assert [w.filename for w in got if "without-replacement" in str(w.message)] == [__file__] * 2
+    assert _numbers(again) == _numbers(first)
