@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from mfstein.ground.arguments import check_keywords, check_params, check_path, check_start
 from mfstein.ground.errors import ParameterError, check_choice, check_int
+from sim import warm_runs
 from sim.base import (
     RunOptions,
     SimulationResult,
@@ -190,6 +191,10 @@ def simulate(
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
         return kept._run(opts)
     from derive.model import Model
+
+    warm = warm_runs.run_key(model, params, N, start, truncation, engine, policy, observables)
+    if (hit := warm_runs.kept(warm)) is not None:  # prepared by an earlier call: one lookup
+        return hit._run(opts)
     from numeric.heterogeneous.entry import is_heterogeneous  # (mpmath: not on the kept path)
 
     if isinstance(model, str):
@@ -219,6 +224,7 @@ def simulate(
         from sim import prepared_runs
 
         prepared_runs.save(key, sim.record())
+    warm_runs.keep(warm, sim)
     return sim._run(opts)
 
 

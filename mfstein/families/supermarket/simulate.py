@@ -35,6 +35,7 @@ from mfstein.ground import jit
 from mfstein.ground.arguments import renamed_keywords
 from mfstein.ground.display import family_fields
 from mfstein.ground.errors import ParameterError, caller_level, check_choice, check_int
+from numeric.prepared.cache import PreparedCache
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult
 
@@ -110,18 +111,31 @@ def reference_point(
     Confluence of Non-Asymptotic Heavy Traffic and Large Deviations"), used as the
     reference there.
     """
-    import numeric
-
     rate = lam_text if isinstance(lam_text, Rate) else Rate.of(lam_text)
     if policy == "jsq":
         return [min(rate.value, 1.0)] + [0.0] * (b - 1)
     dd = 1 if policy == "random" else d
-    s_star, note = numeric.reference_point(
-        rate.at_read, b, dd, replacement=replacement, N=N, dps=CENTRE_DPS
-    )
-    if note:
+    key = ("mpf", rate.at_read._mpf_, b, dd, bool(replacement), N)
+    s_star, note = _CENTRES.get(key, lambda: _centre(rate.at_read, b, dd, replacement, N))
+    if note:  # on every call, kept or not
         warnings.warn(note, stacklevel=caller_level())  # the user's line, past the wrappers
-    return [float(x) for x in s_star]
+    return list(s_star)
+
+
+#: The centres of this process by their exact inputs (a warm call of the fast path
+#: solves no fixed point again; issue 31).
+_CENTRES: PreparedCache[tuple[tuple[float, ...], str | None]] = PreparedCache(
+    "prepared:centre", 256
+)
+
+
+def _centre(lam: Any, b: int, d: int, replacement: bool, N: int) -> tuple:
+    """``(s*, note)`` of :func:`numeric.reference_point` at ``lam`` (an mpf read at
+    :data:`READ_DPS` digits), ``s*`` as a tuple of floats."""
+    import numeric
+
+    s_star, note = numeric.reference_point(lam, b, d, replacement=replacement, N=N, dps=CENTRE_DPS)
+    return tuple(float(x) for x in s_star), note
 
 
 def resolve_policy(policy: str, engine: str | None) -> tuple[str, str]:
