@@ -66,10 +66,7 @@ def run_key(
 
 def kept(key: Hashable | None) -> Simulator | None:
     """The simulator kept for ``key`` (:func:`run_key`), else ``None``."""
-    hit = _KEPT.items.get(key) if key is not None else None
-    if hit is not None:
-        _KEPT.items.move_to_end(key)
-    return hit
+    return _KEPT.peek(key)
 
 
 def keep(key: Hashable | None, sim: Simulator) -> None:

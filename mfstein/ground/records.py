@@ -262,8 +262,7 @@ def arrays_check(pieces: Any) -> str:
 def load_arrays(key: str | None, check: Any) -> dict[str, Any] | None:
     """The arrays :func:`save_arrays` kept beside the record ``key`` (writable views of
     one buffer), when the file's check (:func:`arrays_check`) is ``check``; ``None``
-    when it is missing,
-    unreadable or not that file."""
+    when it is missing, unreadable or not that file."""
     if key is None or not isinstance(check, str):
         return None
     import numpy as np

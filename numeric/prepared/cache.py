@@ -126,12 +126,19 @@ class PreparedCache(Generic[T]):
         self.items: OrderedDict[Hashable, T] = OrderedDict()
         _CACHES.append(self)
 
-    def get(self, key: Hashable | None, build: Callable[[], T], keep: bool = True) -> T:
-        """The object of ``key``: kept from before, else ``build()`` (counted), kept
-        when ``keep`` and the key is not ``None``."""
+    def peek(self, key: Hashable | None) -> T | None:
+        """The object kept for ``key`` (now the most recently used), else ``None``:
+        nothing is built."""
         hit = self.items.get(key) if key is not None else None
         if hit is not None:
             self.items.move_to_end(key)
+        return hit
+
+    def get(self, key: Hashable | None, build: Callable[[], T], keep: bool = True) -> T:
+        """The object of ``key``: kept from before, else ``build()`` (counted), kept
+        when ``keep`` and the key is not ``None``."""
+        hit = self.peek(key)
+        if hit is not None:
             return hit
         made = build()
         COUNTS[self.kind] += 1

@@ -37,14 +37,6 @@ def _supermarket(b: int, d: int, unit_rate: bool, replacement: bool) -> Any:
     return supermarket(b, d, mu=1 if unit_rate else "mu", replacement=replacement)
 
 
-@functools.lru_cache(maxsize=64)
-def _head(model: Any, levels: int) -> Any:
-    """``model`` with buffer ``levels``, built once per (model, levels)."""
-    from derive.models.supermarket import with_buffer
-
-    return with_buffer(model, levels)
-
-
 @dataclass(frozen=True, eq=False)
 class Member:
     """A power-of-d family model with the values of its rates.
@@ -80,7 +72,9 @@ class Member:
 
     def head(self, levels: int) -> Any:
         """The model of the ``levels`` leading levels (the model itself for all ``b``)."""
-        return self.model if levels == self.model.n else _head(self.model, levels)
+        from derive.models.supermarket import with_buffer  # (kept once per model and levels)
+
+        return self.model if levels == self.model.n else with_buffer(self.model, levels)
 
     def params(self) -> list[mpf]:
         """The parameter vector of the model's kernels: its ``params`` in order,
