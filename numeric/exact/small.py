@@ -316,16 +316,22 @@ def lattice_points(lattice: Any, b: int, nt: int) -> np.ndarray | None:
     box = base ** len(free)
     if box * nt * b > ONE_PASS_POINTS or box > ONE_PASS_SPARE * lattice.count_bound(b):
         return None
-    pts = np.zeros((base ** len(free), b), dtype=np.int64)
-    pts[:, free] = np.indices((base,) * len(free)).reshape(len(free), -1).T
-    keep = np.ones(pts.shape[0], dtype=bool)
+    pts = np.zeros((box, b), dtype=np.int64)
+    code = np.arange(box, dtype=np.int64)
+    for k, j in enumerate(free):  # the digits of the code, the last free coordinate fastest
+        pts[:, j] = code // base ** (len(free) - 1 - k) % base
+    keep = np.ones(box, dtype=bool)
     for row, value in zip(lattice.laws, lattice.values, strict=True):
         d = next(j for j, c in enumerate(row) if c)
         scale = math.lcm(*(Fraction(c).denominator for c in (*row, value)))
         coef = [int(Fraction(c) * scale) for c in row]
-        rest = int(Fraction(value) * scale) - pts[:, free] @ np.array([coef[j] for j in free])
-        keep &= rest % coef[d] == 0
-        pts[:, d] = rest // coef[d]
+        rest = np.full(box, int(Fraction(value) * scale), dtype=np.int64)
+        for j in free:  # integers: the same sum in any order; a unit weight adds no product
+            if coef[j]:
+                rest -= pts[:, j] if coef[j] == 1 else coef[j] * pts[:, j]
+        if abs(coef[d]) != 1:  # a unit pivot divides every integer
+            keep &= rest % coef[d] == 0
+        pts[:, d] = rest if coef[d] == 1 else rest // coef[d]
     inside = _status(pts[:, None, :], KIND_CODES[lattice.kind], lattice.upper, lattice.total)
     return pts[keep & (inside[:, 0] == 1)]
 
@@ -395,12 +401,17 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
     the order :func:`scipy.sparse.csgraph.breadth_first_order` gives of the same graph,
     and the compiled search's (:func:`numeric.exact.lattice.explore`).  The targets are
     read as one Python list per transition (some 2 ms at 15,000 jumps in a new process,
-    against 3.3 ms by one list per point)."""
+    against 3.3 ms by one list per point); a graph of at most three transitions (SIR's)
+    by :func:`_queue_of_three`, the loop over the transitions written out."""
     columns = [c.tolist() for c in np.ascontiguousarray(to.T)]
     seen = bytearray(to.shape[0] + 1)
     seen[-1] = 1  # the target -1 (none) reads this sentinel: seen, never pushed
     seen[head] = 1
     order = [head]
+    if len(columns) <= 3:
+        columns += [[-1] * to.shape[0]] * (3 - len(columns))
+        _queue_of_three(*columns, seen, order)
+        return order
     push = order.append
     for i in order:  # the list is the queue: it grows while it is read
         for c in columns:
@@ -409,6 +420,28 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
                 seen[j] = 1
                 push(j)
     return order
+
+
+def _queue_of_three(
+    a: list[int], b: list[int], c: list[int], seen: bytearray, order: list[int]
+) -> None:
+    """:func:`queue_order`'s loop for three transitions (a missing one all ``-1``),
+    unrolled: the inner loop over the transitions cost a third of the time (SIR at
+    N = 100, 15,150 jumps: some 0.85 against 1.2 ms)."""
+    push = order.append
+    for i in order:  # the list is the queue: it grows while it is read
+        j = a[i]
+        if not seen[j]:
+            seen[j] = 1
+            push(j)
+        j = b[i]
+        if not seen[j]:
+            seen[j] = 1
+            push(j)
+        j = c[i]
+        if not seen[j]:
+            seen[j] = 1
+            push(j)
 
 
 def reachable(

@@ -91,3 +91,16 @@ def test_a_reducible_chain_keeps_its_closed_classes():
     count, comp = connected_components(QT, directed=True, connection="strong")
     assert n == 2 and labels[0] == -1 and sorted(labels[1:].tolist()) == [0, 1]
     assert count == 3 and len(set(comp.tolist())) == 3
+
+
+@pytest.mark.parametrize("nt", range(1, 7))
+def test_the_queue_of_any_number_of_transitions_is_scipys_order(nt):
+    """The queue's loop written out for at most three transitions (the missing ones read
+    as ``-1``) and its loop over the transitions for more give SciPy's order, on graphs
+    with repeated targets, self-loops, no targets and unreachable points."""
+    rng = np.random.default_rng(100 + nt)
+    for S in (1, 2, 7, 60, 350):
+        to = _random_targets(rng, S, nt)
+        head = int(rng.integers(0, S))
+        want = breadth_first_order(_graph(to), head, directed=True, return_predecessors=False)
+        assert small.queue_order(to, head) == want.tolist()
