@@ -54,6 +54,28 @@ def test_an_edit_gives_a_new_stamp_and_a_new_digest(tree):
     assert second != first and second == records.content_digest()
 
 
+def test_a_file_added_moved_or_renamed_gives_a_new_stamp(tree):
+    """The stamp lists every source file of every folder, each by its path: a new file
+    deep down, a file moved to another folder or renamed changes it (the files are
+    sorted once, so the listings' order does not); a tree left alone keeps it."""
+    stamp = records.source_stamp()
+    assert records.source_stamp() == stamp
+    deep = tree / "sim" / "sub" / "deeper"
+    deep.mkdir()
+    (deep / "new.py").write_text("")
+    assert records.source_stamp() != stamp
+    (deep / "new.py").unlink()
+    assert records.source_stamp() == stamp  # the same files, the same sizes and times
+    moved = tree / "derive" / "deep.py"
+    (tree / "derive" / "sub" / "deep.py").rename(moved)
+    assert records.source_stamp() != stamp
+    moved.rename(tree / "derive" / "sub" / "other.py")
+    assert records.source_stamp() != stamp
+    stamp = records.source_stamp()  # (a rename changes the file's change time, too)
+    (tree / "numeric" / "notes.txt").write_text("not a source")  # only .py files count
+    assert records.source_stamp() == stamp
+
+
 def test_a_damaged_kept_digest_is_computed_again(tree):
     first = _fresh()
     kept = records._stamp_path(records.source_stamp())
