@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import importlib
 import pickle
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,51 @@ def test_the_plain_records_keep_the_dataclasses_behaviour() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         del EXACT_TASKS.expect
     assert repr(ResultTasks()) == "ResultTasks(certify=None, observable=None, expect=None)"
+
+
+def _twin(cls: type) -> type:
+    """A dataclass of ``cls``'s fields with the ``__init__`` the decorator generates."""
+    fields = dataclasses.fields(cls)
+    space: dict[str, Any] = {"__annotations__": {f.name: f.type for f in fields}}
+    for f in fields:
+        space[f.name] = dataclasses.field(
+            default=f.default, default_factory=f.default_factory, init=f.init
+        )
+    frozen = cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    return dataclasses.dataclass(frozen=frozen)(type("Twin", (), space))
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_a_written_out_init_is_the_one_the_fields_generate(name: str) -> None:
+    """:class:`ExactResult` and :class:`LawSystem` write out their ``__init__``
+    (``init=False``): its parameters are those the dataclass would generate from the
+    fields (names, order, annotations, defaults, ``<factory>`` where a new list or dict is
+    made)."""
+    import inspect
+
+    module, _, key = name.rpartition(".")
+    cls = getattr(importlib.import_module(module), key)
+
+    def parameters(c: type) -> str:
+        return str(inspect.signature(c).replace(return_annotation=inspect.Signature.empty))
+
+    assert parameters(cls) == parameters(_twin(cls))
+
+
+def test_an_exact_result_gets_new_lists_and_dicts_of_its_own() -> None:
+    import numpy as np
+
+    from numeric.exact.result import ExactResult
+
+    fields = dataclasses.fields(ExactResult)
+    twin = _twin(ExactResult)
+    z = np.zeros(1)
+    given = (z, z, z, z, z, 0.0, z, 1.0, "direct", 0)
+    a, b = (ExactResult("m", 1, {}, 1, 1, 0.0, *given) for _ in range(2))
+    for name in ("law_values", "notes", "family_fields", "observables", "_errors"):
+        assert getattr(a, name) == getattr(twin("m", 1, {}, 1, 1, 0.0, *given), name)
+        assert getattr(a, name) is not getattr(b, name), name
+    assert list(vars(a)) == [f.name for f in fields]
+    assert dataclasses.replace(a, notes=["x"]).notes == ["x"] and a.notes == []
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.notes = []  # type: ignore[misc]
