@@ -21,26 +21,68 @@ result runs its tasks as before.  A result built by hand carries none:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 from mfstein.ground.exceptions import ParameterError
 
 
-@dataclass(frozen=True)
 class ResultTasks:
     """What a result may ask of the routes, each ``None`` when the result has no such
-    task (the callables are module-level functions: the record pickles by reference)."""
+    task (the callables are module-level functions: the record pickles by reference).
+
+    Read-only (an assignment raises :class:`dataclasses.FrozenInstanceError`, as the frozen
+    dataclass it was), equal when its tasks are, and pickled as the call that makes it.  A
+    plain class with slots: a dataclass costs every new process some 0.8 ms to create (its
+    methods compiled from text), and this record is made by the first call of every route.
+    """
+
+    __slots__ = ("certify", "expect", "observable")
 
     #: ``certify(solution, **options) -> CertifiedSolution``: the solution's rigorous
     #: enclosures (:func:`numeric.certified.enclosures.certify_float_solution`).
-    certify: Callable[..., Any] | None = None
+    certify: Callable[..., Any] | None
     #: ``observable(solution, model, g, params) -> ObservableExpansion``: the expansion
     #: of ``E[g(S_N)]`` (:func:`numeric.meanfield.observables.expand`).
-    observable: Callable[..., Any] | None = None
+    observable: Callable[..., Any] | None
     #: ``expect(result, g, model) -> ExactExpectation``: ``E[g(S_N)]`` and
     #: ``Var g(S_N)`` under an exact law (:func:`numeric.meanfield.observables.expect_exact`).
-    expect: Callable[..., Any] | None = None
+    expect: Callable[..., Any] | None
+
+    def __init__(
+        self,
+        certify: Callable[..., Any] | None = None,
+        observable: Callable[..., Any] | None = None,
+        expect: Callable[..., Any] | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "certify", certify)
+        put(self, "observable", observable)
+        put(self, "expect", expect)
+
+    def _tasks(self) -> tuple[Any, ...]:
+        return (self.certify, self.observable, self.expect)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._tasks() == other._tasks()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._tasks())
+
+    def __repr__(self) -> str:
+        c, o, e = self._tasks()
+        return f"ResultTasks(certify={c!r}, observable={o!r}, expect={e!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ResultTasks, self._tasks())
 
 
 def task(result: Any, name: str, instead: str) -> Callable[..., Any]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -247,16 +247,18 @@ def _announce_compile(model: Any) -> None:
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
-@dataclass(frozen=True, eq=False)
 class SolvedChain:
     """The stationary law of a chain, as :meth:`Chain.solve` found it.
 
     ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
     docstring, step 3) on the reachable states ``reach.states`` with
-    ``||pi Q||_1 = residual``.  Compared by identity (``eq=False``): a comparison field
-    by field would ask NumPy for the truth of an array (an error), and the two methods it
-    generates cost a new process some 0.2 ms to create.
+    ``||pi Q||_1 = residual``.  Read-only (an assignment raises
+    :class:`dataclasses.FrozenInstanceError`) and compared by identity: a comparison field
+    by field would ask NumPy for the truth of an array (an error).  A plain class with
+    slots: a dataclass costs every new process some 0.5 ms to create.
     """
+
+    __slots__ = ("exit_rate", "iterations", "pi", "reach", "residual", "solver")
 
     #: The reachable states (:class:`numeric.exact.lattice.Reachable`).
     reach: Any
@@ -270,6 +272,28 @@ class SolvedChain:
     iterations: int
     #: ``q_i = -Q_ii`` per state.
     exit_rate: np.ndarray
+
+    def __init__(
+        self, reach: Any, pi: np.ndarray, residual: float, solver: str, iterations: int,
+        exit_rate: np.ndarray,
+    ) -> None:  # fmt: skip
+        put = object.__setattr__
+        put(self, "reach", reach)
+        put(self, "pi", pi)
+        put(self, "residual", residual)
+        put(self, "solver", solver)
+        put(self, "iterations", iterations)
+        put(self, "exit_rate", exit_rate)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = (self.reach, self.pi, self.residual, self.solver, self.iterations)
+        return (SolvedChain, (*fields, self.exit_rate))
 
     @property
     def max_exit_rate(self) -> float:
@@ -293,7 +317,6 @@ class _Assembled:
         self.exit_rate, self.r, self.pi = exit_rate, r, pi
 
 
-@dataclass(eq=False)  # by identity: its fields hold arrays (as SolvedChain)
 class Chain:
     """The finite-N chain of a model on its lattice, before and after solving.
 
@@ -305,7 +328,14 @@ class Chain:
     equations to the tolerance (:func:`stationary_checked`).  Used by
     :func:`solve` and by the supermarket's fast path
     (:func:`mfstein.families.supermarket.exact.supermarket_fast`).
+
+    Compared by identity (its fields hold arrays, as :class:`SolvedChain`).  A plain
+    class with slots: a dataclass costs every new process some 0.3 ms to create.
     """
+
+    __slots__ = (
+        "compiled", "exact", "kept", "kern", "last", "max_states", "notes", "p64", "placement",
+    )  # fmt: skip
 
     placement: Placement
     kern: Any
@@ -314,13 +344,28 @@ class Chain:
     max_states: int
     notes: list[str]
     #: the last solve (:class:`_Assembled`), ``None`` before one or once released
-    last: _Assembled | None = field(default=None, repr=False)
+    last: _Assembled | None
     #: whether the search and the assembly are compiled (``None``: by the lattice
     #: bound, :data:`numeric.exact.small.SMALL_STATES`; set by :meth:`_assemble`)
-    compiled: bool | None = None
+    compiled: bool | None
     #: the assembly an earlier process kept (:func:`numeric.exact.kept.assembly_arrays`),
     #: used by the first :meth:`_assemble` instead of the search
-    kept: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    kept: dict[str, np.ndarray] | None
+
+    def __init__(
+        self, placement: Placement, kern: Any, exact: Any, p64: np.ndarray, max_states: int,
+        notes: list[str], last: _Assembled | None = None, compiled: bool | None = None,
+        kept: dict[str, np.ndarray] | None = None,
+    ) -> None:  # fmt: skip
+        self.placement, self.kern, self.exact, self.p64 = placement, kern, exact, p64
+        self.max_states, self.notes, self.last = max_states, notes, last
+        self.compiled, self.kept = compiled, kept
+
+    def on(self, placement: Placement) -> Chain:
+        """This chain on another placement (the automatic truncation's next lattice):
+        nothing solved yet, the notes copied, the kept assembly (if any) still offered."""
+        return Chain(placement, self.kern, self.exact, self.p64, self.max_states,
+                     list(self.notes), kept=self.kept)  # fmt: skip
 
     @property
     def model(self) -> Any:
@@ -720,8 +765,6 @@ def _truncated(
     :meth:`Chain.solve`'s ``(solver, tol, progress, spread)``): ``(chain, solved,
     cut)``, with ``cut`` ``None`` when the chain never reaches the level (its
     reachable set is finite by itself: nothing is cut)."""
-    from dataclasses import replace
-
     from numeric.exact.space import make_lattice
     from numeric.exact.truncation import choose_level, first_level
 
@@ -733,7 +776,7 @@ def _truncated(
         # the same chain under the level: its kernels, exact rates, p64 and state limit
         # as prepared (not prepared again per level), nothing of a solve
         placement = ch.placement._replace(lattice=lattice)
-        placed = replace(ch, placement=placement, notes=list(ch.notes), last=None, compiled=None)
+        placed = ch.on(placement)
         solved = placed.solve(centre, *how)
         runs[level] = (placed, solved)
         return solved.reach.states, solved.pi

@@ -85,7 +85,7 @@ def _remembered(QT: Any, r: int) -> Any:
     return _FACTOR[2]
 
 
-@dataclass
+@dataclass(init=False)
 class LawSystem:
     """``Q^T`` (CSR) and the pinned state ``r`` of an exact solve, kept to estimate the
     law's error when the result is first printed (:func:`condition`, cached)."""
@@ -99,6 +99,15 @@ class LawSystem:
     order: Any = None
     _kappa: float | None = field(default=None, repr=False)
     _estimated: bool = field(default=False, repr=False)
+
+    def __init__(
+        self, QT: Any, r: int, order: Any = None, _kappa: float | None = None,
+        _estimated: bool = False,
+    ) -> None:  # fmt: skip
+        # The dataclass's own __init__, written out (init=False): the generated one costs
+        # every new process some 0.2 ms to compile (tests/numeric/exact/test_route_classes.py
+        # checks it against the fields).
+        self.QT, self.r, self.order, self._kappa, self._estimated = QT, r, order, _kappa, _estimated
 
     def condition(self) -> float | None:
         """``||A^-1||_1`` of the pinned system (module docstring), estimated once;

@@ -38,7 +38,18 @@ def _head(v: Any, n: int = 4) -> str:
     return ", ".join(repr(x) for x in a[:n]) + (", ..." if len(a) > n else "")
 
 
-@dataclass(frozen=True, repr=False)
+class _Factory:
+    """The default of a field whose dataclass default is a factory (a new list or dict
+    per result), shown as the generated ``__init__`` shows it."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY: Any = _Factory()
+
+
+@dataclass(frozen=True, repr=False, init=False)
 class ExactResult(Presentable):
     """Exact finite-N results of a model (float64, each printed with its error estimate).
 
@@ -156,6 +167,66 @@ class ExactResult(Presentable):
     #: Not part of the JSON or of ``==``.
     tasks: ResultTasks | None = field(default=None, repr=False, compare=False)
     _errors: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __init__(
+        self,
+        model: str,
+        N: int,
+        params: dict[str, str],
+        n: int,
+        states: int,
+        residual: float,
+        pi: np.ndarray,
+        state_array: np.ndarray,
+        s_star: np.ndarray,
+        mean: np.ndarray,
+        n_bias: np.ndarray,
+        n_mse: float,
+        n_cov: np.ndarray,
+        seconds: float,
+        solver: str,
+        iterations: int,
+        relative_residual: float | None = None,
+        tolerance: float | None = None,
+        start: list[int] | None = None,
+        law_values: list[str] = _FACTORY,
+        V: np.ndarray | None = None,
+        W: np.ndarray | None = None,
+        constant: float | None = None,
+        marginal_pmf: list[np.ndarray] | None = None,
+        queue_length_pmf: np.ndarray | None = None,
+        mean_jobs: float | None = None,
+        blocking: float | None = None,
+        up_rate: float | None = None,
+        exact_states: int = 0,
+        notes: list[str] = _FACTORY,
+        truncation: Any = None,
+        family_fields: dict[str, Any] = _FACTORY,
+        source_model: Any = None,
+        observables: dict[str, Any] = _FACTORY,
+        law_system: Any = None,
+        up_rate_half_range: float | None = None,
+        tasks: ResultTasks | None = None,
+    ) -> None:
+        # The dataclass's own __init__, written out (init=False): the generated one, of 37
+        # arguments, costs every new process some 0.7-1.7 ms to compile.  The fields' names,
+        # order, annotations and defaults are the dataclass's (tests/numeric/exact/
+        # test_route_classes.py); a field whose default is a factory gets a new list or dict.
+        vars(self).update(
+            model=model, N=N, params=params, n=n, states=states, residual=residual, pi=pi,
+            state_array=state_array, s_star=s_star, mean=mean, n_bias=n_bias, n_mse=n_mse,
+            n_cov=n_cov, seconds=seconds, solver=solver, iterations=iterations,
+            relative_residual=relative_residual, tolerance=tolerance, start=start,
+            law_values=[] if law_values is _FACTORY else law_values, V=V, W=W,
+            constant=constant, marginal_pmf=marginal_pmf, queue_length_pmf=queue_length_pmf,
+            mean_jobs=mean_jobs, blocking=blocking, up_rate=up_rate, exact_states=exact_states,
+            notes=[] if notes is _FACTORY else notes, truncation=truncation,
+            family_fields={} if family_fields is _FACTORY else family_fields,
+            source_model=source_model,
+            observables={} if observables is _FACTORY else observables,
+            law_system=law_system, up_rate_half_range=up_rate_half_range, tasks=tasks,
+            _errors={},
+        )  # fmt: skip
 
     b = renamed_attribute("ExactResult", "b", "n")
     method = renamed_attribute("ExactResult", "method", "solver")

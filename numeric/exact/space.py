@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 from typing import Any
@@ -60,9 +59,16 @@ class TooManyStates(ParameterError):
     a caller that chose the lattice itself (an automatic truncation) words its own."""
 
 
-@dataclass
 class Lattice:
-    """Bounds of the lattice of one finite-N chain."""
+    """Bounds of the lattice of one finite-N chain.
+
+    Compared field by field (unhashable), as the dataclass it was.  A plain class with
+    slots: a dataclass costs every new process some 0.6 ms to create (its methods
+    compiled from text), and the first exact call makes this one."""
+
+    __slots__ = ("N", "free", "kind", "laws", "notes", "total", "truncated", "upper", "values")
+    #: The fields in the order of :meth:`__init__` (for ``==`` and ``repr``).
+    _FIELDS = ("N", "kind", "upper", "total", "truncated", "laws", "free", "values", "notes")
 
     #: Number of individuals (servers); ``s = n / N``.
     N: int
@@ -76,11 +82,35 @@ class Lattice:
     #: Whether jumps above ``upper`` are blocked (a declared truncation).
     truncated: bool
     #: Conservation laws (RREF rows of fractions).
-    laws: tuple[tuple[Fraction, ...], ...] = ()
-    free: tuple[int, ...] = ()
+    laws: tuple[tuple[Fraction, ...], ...]
+    free: tuple[int, ...]
     #: The conserved values ``c . n`` at the start, one per law.
-    values: tuple[Fraction, ...] = ()
-    notes: list[str] = field(default_factory=list)
+    values: tuple[Fraction, ...]
+    #: Remarks (a new empty list when not given).
+    notes: list[str]
+
+    def __init__(
+        self, N: int, kind: str, upper: int, total: int, truncated: bool,
+        laws: tuple[tuple[Fraction, ...], ...] = (), free: tuple[int, ...] = (),
+        values: tuple[Fraction, ...] = (), notes: list[str] | None = None,
+    ) -> None:  # fmt: skip
+        self.N, self.kind, self.upper, self.total, self.truncated = N, kind, upper, total, truncated
+        self.laws, self.free, self.values = laws, free, values
+        self.notes = [] if notes is None else notes
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"Lattice({inner})"
 
     def contains(self, n: Sequence[int]) -> bool:
         """Whether the integer vector ``n`` is a point of this lattice."""
@@ -199,9 +229,13 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
     return np.asarray(n, dtype=np.int64)
 
 
-@dataclass(eq=False)  # by identity: its fields are arrays (as general.SolvedChain)
 class Reachable:
-    """The reachable states and the generator's off-diagonal part."""
+    """The reachable states and the generator's off-diagonal part.
+
+    Compared by identity (its fields are arrays, as :class:`numeric.exact.general.SolvedChain`).
+    A plain class with slots: a dataclass costs every new process some 0.3 ms to create."""
+
+    __slots__ = ("exact_states", "rates", "states", "target", "up_rates")
 
     #: ``(S, b)`` int64, in breadth-first order from the start (index 0).
     states: np.ndarray
@@ -217,7 +251,14 @@ class Reachable:
     exact_states: int
     #: ``(S,)`` the sum of the intensities of the transitions that raise the total
     #: ``sum(n)``, kept by :meth:`release`.
-    up_rates: np.ndarray | None = None
+    up_rates: np.ndarray | None
+
+    def __init__(
+        self, states: np.ndarray, rates: np.ndarray | None, target: np.ndarray | None,
+        exact_states: int, up_rates: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
+        self.states, self.rates, self.target = states, rates, target
+        self.exact_states, self.up_rates = exact_states, up_rates
 
     def release(self, up: np.ndarray) -> None:
         """Keep the sum of the intensities of the transitions ``up`` (a mask) per state

@@ -268,7 +268,6 @@ def test_exact_refuses_sizes_it_cannot_solve_before_work() -> None:
 def test_exact_never_returns_a_result_that_failed_its_residual_check(monkeypatch) -> None:
     """The chain solver's answer is real; only its residual is made to miss the
     target (a stalled iterative solve cannot be produced cheaply on purpose)."""
-    import dataclasses
     import importlib
 
     from mfstein.ground.errors import NumericalError
@@ -278,7 +277,8 @@ def test_exact_never_returns_a_result_that_failed_its_residual_check(monkeypatch
     real = general.Chain.solve
 
     def stalled(self, *args, **kwargs):
-        return dataclasses.replace(real(self, *args, **kwargs), residual=1e-3)
+        s = real(self, *args, **kwargs)
+        return general.SolvedChain(s.reach, s.pi, 1e-3, s.solver, s.iterations, s.exit_rate)
 
     monkeypatch.setattr(general.Chain, "solve", stalled)
     with pytest.raises(NumericalError, match="residual"):

@@ -267,7 +267,9 @@ def test_a_new_process_solves_a_small_chain_without_the_compiled_search():
 def test_a_solve_returns_a_frozen_record_of_the_law():
     """Chain.solve returns a SolvedChain (not a tuple): fields by name, frozen, and its
     residual is the one of its law on its states."""
+    import copy
     import dataclasses
+    import pickle
 
     from numeric.exact.general import SolvedChain
 
@@ -282,9 +284,16 @@ def test_a_solve_returns_a_frozen_record_of_the_law():
     assert solved.pi.shape == (solved.reach.states.shape[0],)
     assert solved.solver == "direct" and solved.iterations == 0
     assert solved.max_exit_rate == float(solved.exit_rate.max()) > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del solved.residual
     # compared by identity (its fields are arrays): a copy is another record
-    assert solved == solved and solved != dataclasses.replace(solved)
-    assert ch != dataclasses.replace(ch) and ch.last.reach != dataclasses.replace(ch.last.reach)
+    assert solved == solved and solved != copy.copy(solved)
+    assert ch != copy.copy(ch) and ch.last.reach != copy.copy(ch.last.reach)
+    # a copy (and a pickle, which copies the same way) holds the same fields
+    again = pickle.loads(pickle.dumps(solved))
+    assert np.array_equal(again.pi, solved.pi) and again.residual == solved.residual
+    assert (again.solver, again.iterations) == (solved.solver, solved.iterations)
+    assert copy.copy(ch).placement is ch.placement and copy.copy(ch).last is ch.last
     assert ch.last.pi is solved.pi  # kept for a tighter solve of the same chain
 
 
