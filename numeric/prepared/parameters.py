@@ -30,9 +30,11 @@ from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
 from numeric.params import check_names, parameter_names, read_values
-from numeric.precision import _DOUBLE_BITS
 from numeric.prepared.cache import PreparedCache, inputs_key, memo
 
+#: The bits of a double's significand: at a working precision of this many bits or more
+#: :func:`numeric.precision.to_mpf` reads a finite float as its exact value.
+FLOAT_BITS = 53
 #: Parameter points kept in this process (least recently used dropped first).
 POINTS = 256
 #: Digits at which the values are read once (as every route did).
@@ -106,7 +108,7 @@ def _with_population(model: Any, params: Mapping[str, Any] | None, N: int) -> di
 def _exact_float(value: Any) -> bool:
     """Whether ``value`` is a finite Python float, which :func:`numeric.precision.to_mpf`
     reads as its exact binary value at every working precision of at least
-    :data:`numeric.precision._DOUBLE_BITS` (53) bits (the 30-digit reading is then
+    :data:`FLOAT_BITS` bits (the 30-digit reading is then
     the ``at``-digit one)."""
     return type(value) is float and math.isfinite(value)
 
@@ -123,7 +125,7 @@ def _build(
     if at is not None:  # the caller's precision first: its refusal is the one a caller sees
         with mpmath.workdps(at):
             first = now[mpmath.mp.prec] = read_values(model, given)
-            exact = mpmath.mp.prec >= _DOUBLE_BITS
+            exact = mpmath.mp.prec >= FLOAT_BITS
     if first is not None and exact and all(_exact_float(v) for v in given.values()):
         values = dict(first)  # the same exact values, so the same range checks
     else:
