@@ -319,6 +319,10 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     if whole:  # T is the identity: every row is reached and M's block is M
         R = list(range(len(F)))
         MK = M64.copy()
+    elif not sysm.red.laws:  # T is the identity: the rows reached are K, and M's block
+        # is M on them (TR is the identity, so TR^T M_RR TR is M_RR entry for entry)
+        R = list(K)
+        MK = square_part(M64, R)
     else:
         R = np.flatnonzero(TK.any(axis=1)).tolist()
         TR = TK[R]

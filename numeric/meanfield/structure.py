@@ -381,7 +381,7 @@ def fixed_point64(
     dense = len(free) <= DENSE_MAX
     solve = linear_solver(dense)
 
-    fr, jr, scale = _search_functions(system, q, dense)
+    fr, jr, scale, drift = _search_functions(system, q, dense)
 
     if near:
         with np.errstate(all="ignore"):
@@ -395,7 +395,7 @@ def fixed_point64(
                 f"Newton's method for the fixed point of model {system.model.name} did not "
                 "converge from the neighbouring fixed point."
             )
-    ptc = pseudo_transient(fr, jr, x, scale, solve, J0=jac_start if dense else None)
+    ptc = pseudo_transient(fr, jr, x, scale, solve, J0=jac_start if dense else None, drift=drift)
     bound = RUNAWAY * max(1.0, max_abs(x))
 
     def runaway(t: float, y: np.ndarray) -> float:
@@ -441,14 +441,18 @@ def fixed_point64(
     return system.full(newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x), q)
 
 
-def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple[Any, Any, Any]:
-    """``(fr, jr, scale)`` of :func:`fixed_point64` on the invariant set with the
-    conserved values ``q``: the drift and the reduced Jacobian on the free
-    coordinates as functions ``(t, y)`` (dense arrays or CSC), and
-    ``max(1, max |beta(y)|)``.  The last state each was evaluated at is kept with
-    its value: the drift and the scale of a state share one evaluation of the
-    rates, and the last implicit step's ``J`` is the first Newton step's (every
-    caller only reads them)."""
+def _search_functions(
+    system: SparseSystem, q: np.ndarray, dense: bool
+) -> tuple[Any, Any, Any, Any]:
+    """``(fr, jr, scale, drift)`` of :func:`fixed_point64` on the invariant set with
+    the conserved values ``q``: the drift and the reduced Jacobian on the free
+    coordinates as functions ``(t, y)`` (dense arrays or CSC), ``max(1, max
+    |beta(y)|)``, and ``y -> (fr(0, y), scale(y))`` from one evaluation of the rates
+    (:func:`pseudo_transient`'s step, which meets each state once: no look-up of
+    the last state).  The last state each was evaluated at is kept with its value:
+    the drift and the scale of a state share one evaluation of the rates, and the
+    last implicit step's drift and ``J`` are the first Newton step's (every caller
+    only reads them)."""
     red = system.red
     free = list(red.free)
     last: list[Any] = [None, None]
@@ -486,7 +490,14 @@ def _search_functions(system: SparseSystem, q: np.ndarray, dense: bool) -> tuple
     def scale(y: np.ndarray) -> float:
         return max(1.0, max_abs(rates(y, y.tobytes())))
 
-    return fr, jr, scale
+    def drift(y: np.ndarray) -> tuple[np.ndarray, float]:
+        key, r = y.tobytes(), rate_of(y if every else full(y), p)
+        f = times(r)
+        last[:] = [key, r]
+        last_f[:] = [key, f if every else f[free]]
+        return last_f[1], max(1.0, max_abs(r))
+
+    return fr, jr, scale, drift
 
 
 #: Newton polish: at most this many steps (a root where ``J`` is singular is
@@ -564,7 +575,7 @@ PTC_FIRST_STEP = 1.0
 
 
 def pseudo_transient(
-    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any, J0: Any = None
+    fr: Any, jr: Any, x0: np.ndarray, scale: Any, solve: Any, J0: Any = None, drift: Any = None
 ) -> np.ndarray | None:
     """Follow the mean-field ODE from ``x0`` by implicit Euler steps
     ``(I/h - J) dx = f`` whose length ``h`` grows as the drift falls (switched
@@ -574,9 +585,13 @@ def pseudo_transient(
     the largest intensity within :data:`PTC_STEPS` steps, or a step left the
     finite numbers (the caller then integrates with BDF).  ``jr`` gives dense or
     sparse matrices, ``solve`` solves with them (:func:`linear_solver`); ``J0``:
-    ``jr(0, x0)`` when the caller has it."""
+    ``jr(0, x0)`` when the caller has it; ``drift``: ``y -> (fr(0, y), scale(y))``
+    when the caller evaluates both at once (the same numbers; each state's scale is
+    then taken with its drift, not at the next step's start)."""
     x = np.array(x0, dtype=float)
-    f = fr(0, x)
+    if drift is None:
+        drift = partial(_drift_and_scale, fr, scale)
+    f, size = drift(x)  # size: scale(x)
     J = jr(0, x) if J0 is None else J0
     norm = max_abs(f)
     dense = isinstance(J, np.ndarray)
@@ -591,7 +606,7 @@ def pseudo_transient(
         ident = sps.identity(x.size, format="csc")
     with np.errstate(all="ignore"):
         for _ in range(PTC_STEPS):
-            if norm < 1e-8 * scale(x):
+            if norm < 1e-8 * size:
                 return x
             try:
                 dx = solve(ident / h - J, f)
@@ -599,15 +614,21 @@ def pseudo_transient(
                 h /= 4
                 continue
             y = x + dx
-            g = fr(0, y)
+            g, size_y = drift(y)
             new = max_abs(g)  # NaN when an entry is NaN, inf when one is infinite
             if not math.isfinite(new):
                 h /= 4
                 continue
             h = min(h * max(norm / max(new, 1e-300), 0.25), 1e12)
-            x, f, norm = y, g, new
+            x, f, norm, size = y, g, new, size_y
             J = jr(0, x)
     return None
+
+
+def _drift_and_scale(fr: Any, scale: Any, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(fr(0, y), scale(y))``: :func:`pseudo_transient`'s ``drift`` from its two
+    functions."""
+    return fr(0, y), scale(y)
 
 
 #: ``a.any()`` of a 1-d boolean array, the ufunc reduction without the method's wrapper.

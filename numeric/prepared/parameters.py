@@ -19,6 +19,7 @@ simulate and certify.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -31,6 +32,9 @@ from mfstein.ground.errors import ParameterError
 from numeric.params import check_names, parameter_names, read_values
 from numeric.prepared.cache import PreparedCache, inputs_key, memo
 
+#: The bits of a double's significand: at a working precision of this many bits or more
+#: :func:`numeric.precision.to_mpf` reads a finite float as its exact value.
+FLOAT_BITS = 53
 #: Parameter points kept in this process (least recently used dropped first).
 POINTS = 256
 #: Digits at which the values are read once (as every route did).
@@ -101,15 +105,32 @@ def _with_population(model: Any, params: Mapping[str, Any] | None, N: int) -> di
     return given
 
 
+def _exact_float(value: Any) -> bool:
+    """Whether ``value`` is a finite Python float, which :func:`numeric.precision.to_mpf`
+    reads as its exact binary value at every working precision of at least
+    :data:`FLOAT_BITS` bits (the 30-digit reading is then
+    the ``at``-digit one)."""
+    return type(value) is float and math.isfinite(value)
+
+
 def _build(
     model: Any, given: dict[str, Any], key: Hashable | None, at: int | None
 ) -> PreparedParams:
+    """The :class:`PreparedParams` of checked names ``given``: the values read at
+    ``at`` digits first (when given), then at :data:`DPS` digits -- the reading at
+    ``at`` digits itself when every value is a finite float (its exact value both
+    times, at least 53 bits each)."""
     now: dict[int, dict[str, mpf]] = {}
+    first, exact = None, False
     if at is not None:  # the caller's precision first: its refusal is the one a caller sees
         with mpmath.workdps(at):
-            now[mpmath.mp.prec] = read_values(model, given)
-    with mpmath.workdps(DPS):
-        values = read_values(model, given)
+            first = now[mpmath.mp.prec] = read_values(model, given)
+            exact = mpmath.mp.prec >= FLOAT_BITS
+    if first is not None and exact and all(_exact_float(v) for v in given.values()):
+        values = dict(first)  # the same exact values, so the same range checks
+    else:
+        with mpmath.workdps(DPS):
+            values = read_values(model, given)
     return PreparedParams(
         model=model,
         params=MappingProxyType(given),  # (check_names made it a new dict)

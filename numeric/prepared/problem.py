@@ -282,7 +282,10 @@ def problem_at(point: PreparedParams, start: Sequence[Any] | str | None = None) 
     :func:`prepare_problem` without reading the parameters again (from this process's
     cache when prepared before).  Raises ``ParameterError`` in one sentence for a start
     outside the state space."""
-    key = inputs_key(point.model, point.params, _exact_key(start), None)
+    if start is None:  # the inputs are the point's own: its key (the same tuple, made once)
+        key = point.key
+    else:
+        key = inputs_key(point.model, point.params, _exact_key(start), None)
     return _PROBLEMS.get(key, lambda: _build(point, start, key))
 
 

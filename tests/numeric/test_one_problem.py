@@ -331,3 +331,28 @@ def _tuples(key: object) -> list[tuple]:
     if not isinstance(key, tuple):
         return []
     return [key, *[t for part in key for t in _tuples(part)]]
+
+
+@pytest.mark.parametrize("a", [0.1, "0.1", Fraction(1, 10)])
+def test_the_parameter_record_reads_each_value_at_both_precisions(a: Any) -> None:
+    """A parameter point read at ``dps + 20`` digits first keeps, at 30 digits, each
+    value's own 30-digit reading: a float's exact binary value (the same number at
+    both precisions), but the text ``"0.1"`` and the fraction 1/10 rounded to 30
+    digits, not the 50-digit value; a value outside its range is refused either way;
+    and the problem of the point from the default start has the point's key."""
+    from derive.models import load_model
+    from numeric.params import read_values
+    from numeric.prepared.parameters import prepare_params
+    from numeric.prepared.problem import problem_at
+
+    model = load_model("sir")
+    point = prepare_params(model, {**SIR, "a": a}, at=50)
+    with mpmath.workdps(30):
+        assert point.values == read_values(model, point.params)
+        assert point.values["a"]._mpf_ == mpmath.mpf(a if type(a) is float else "0.1")._mpf_
+    with mpmath.workdps(50):
+        assert point.values_now() == read_values(model, point.params)
+    assert (point.values["a"] == point.values_now()["a"]) == (type(a) is float)
+    assert problem_at(point).key == point.key
+    with pytest.raises(ParameterError, match="gamma must be"):
+        prepare_params(model, {**SIR, "gamma": -1.0}, at=50)

@@ -305,7 +305,7 @@ def test_search_functions_evaluate_each_new_state(case):
     sysm, s0 = pp.system64(problem), np.array(problem.s64)
     free, q = list(sysm.red.free), sysm.laws64(s0)
     assert bool(sysm.red.laws) == (case == "sir")
-    fr, jr, scale = _search_functions(sysm, q, dense=True)
+    fr, jr, scale, drift = _search_functions(sysm, q, dense=True)
     rng = np.random.default_rng(3)
     ys = [s0[free] / 2 + rng.random(len(free)) / 4 for _ in range(2)]  # two states inside
     for y in (ys[0], ys[1], ys[0], ys[0].copy(), ys[1]):
@@ -313,3 +313,58 @@ def test_search_functions_evaluate_each_new_state(case):
         assert np.array_equal(fr(0, y), sysm.f(s)[free])
         assert np.array_equal(jr(0, y), sysm.jac_reduced_dense(s))
         assert scale(y) == max(1.0, float(np.abs(sysm.rates(s)).max()))
+    for y in (ys[0], ys[1], ys[1].copy(), ys[0]):  # drift: both at once, and kept for fr
+        s = sysm.full(y, q)
+        f, size = drift(y)
+        assert np.array_equal(f, sysm.f(s)[free])
+        assert size == max(1.0, float(np.abs(sysm.rates(s)).max()))
+        assert fr(0, y) is f and scale(y) == size
+
+
+@pytest.mark.parametrize("case", ["user", "sir"])
+def test_pseudo_transient_drift_gives_the_same_iterates(case):
+    """Pseudo-transient continuation with the search's ``drift`` (the drift and the
+    scale of a state from one evaluation of the rates) ends at the state it reaches
+    with ``fr`` and ``scale`` called apart, bit for bit, and leaves the drift there
+    kept for the first Newton step."""
+    from numeric.meanfield.structure import _search_functions, linear_solver, pseudo_transient
+
+    if case == "user":
+        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.93"})
+    else:
+        problem = pp.prepare(load_model("sir"), SIR)
+    sysm, s0 = pp.system64(problem), np.array(problem.s64)
+    free, q = list(sysm.red.free), sysm.laws64(s0)
+    fr, jr, scale, drift = _search_functions(sysm, q, dense=True)
+    solve = linear_solver(dense=True)
+    apart = pseudo_transient(fr, jr, s0[free], scale, solve)
+    fr, jr, scale, drift = _search_functions(sysm, q, dense=True)
+    calls = []
+    both = pseudo_transient(
+        fr, jr, s0[free], scale, solve, drift=lambda y: calls.append(1) or drift(y)
+    )
+    assert apart is not None and calls
+    assert np.array_equal(both, apart)
+    assert np.array_equal(fr(0, both), sysm.f(sysm.full(both, q))[free])
+
+
+@pytest.mark.parametrize("lam", ["0.5", "0.8"])
+def test_kept_block_of_a_model_without_laws_restricts_M(lam):
+    """Without a conservation law (``T`` the identity) the kept block's ``M`` is ``M``
+    on the kept coordinates, the same numbers as ``T_R^T M_RR T_R`` of the general
+    case, for an observable that couples neighbours; the rows reached are the kept
+    coordinates."""
+    from numeric.meanfield.float64_point import AtPoint, kept_block
+    from numeric.meanfield.structure import fixed_point64
+
+    problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": lam})
+    sysm = pp.system64(problem)
+    assert not sysm.red.laws
+    b = problem.model.n
+    M64 = np.eye(b) + np.diag(np.full(b - 1, -0.5), 1) + np.diag(np.full(b - 1, 0.25), -1)
+    at = AtPoint.of(sysm, fixed_point64(sysm, np.array(problem.s64)))
+    blk = kept_block(sysm, at, M64)
+    assert blk.dropped  # the tail is negligible: the block is not the whole state
+    assert blk.R == blk.K
+    TR = blk.TK[blk.R]
+    assert np.array_equal(blk.MK, TR.T @ M64[np.ix_(blk.R, blk.R)] @ TR)
