@@ -21,13 +21,13 @@ result runs its tasks as before.  A result built by hand carries none:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError
 from typing import Any
 
 from mfstein.ground.exceptions import ParameterError
+from mfstein.ground.read_only import ReadOnly
 
 
-class ResultTasks:
+class ResultTasks(ReadOnly):
     """What a result may ask of the routes, each ``None`` when the result has no such
     task (the callables are module-level functions: the record pickles by reference).
 
@@ -62,12 +62,6 @@ class ResultTasks:
 
     def _tasks(self) -> tuple[Any, ...]:
         return (self.certify, self.observable, self.expect)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:

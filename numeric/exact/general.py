@@ -40,7 +40,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import FrozenInstanceError
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,7 @@ from mfstein.ground import signals
 from mfstein.ground.arguments import check_keywords, check_params, check_start, renamed_keywords
 from mfstein.ground.errors import NumericalError, ParameterError
 from mfstein.ground.limits import TRUNCATION_TOL
+from mfstein.ground.read_only import ReadOnly
 from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system, remember_factor
@@ -247,7 +247,7 @@ def _announce_compile(model: Any) -> None:
     jit.announce_compile("the exact solver's kernels for this model", seconds)
 
 
-class SolvedChain:
+class SolvedChain(ReadOnly):
     """The stationary law of a chain, as :meth:`Chain.solve` found it.
 
     ``pi`` solves the balance equations ``pi Q = 0``, ``sum pi = 1`` (module
@@ -284,12 +284,6 @@ class SolvedChain:
         put(self, "solver", solver)
         put(self, "iterations", iterations)
         put(self, "exit_rate", exit_rate)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         fields = (self.reach, self.pi, self.residual, self.solver, self.iterations)

@@ -401,17 +401,12 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
     the order :func:`scipy.sparse.csgraph.breadth_first_order` gives of the same graph,
     and the compiled search's (:func:`numeric.exact.lattice.explore`).  The targets are
     read as one Python list per transition (some 2 ms at 15,000 jumps in a new process,
-    against 3.3 ms by one list per point); a graph of at most three transitions (SIR's)
-    by :func:`_queue_of_three`, the loop over the transitions written out."""
+    against 3.3 ms by one list per point)."""
     columns = [c.tolist() for c in np.ascontiguousarray(to.T)]
     seen = bytearray(to.shape[0] + 1)
     seen[-1] = 1  # the target -1 (none) reads this sentinel: seen, never pushed
     seen[head] = 1
     order = [head]
-    if len(columns) <= 3:
-        columns += [[-1] * to.shape[0]] * (3 - len(columns))
-        _queue_of_three(*columns, seen, order)
-        return order
     push = order.append
     for i in order:  # the list is the queue: it grows while it is read
         for c in columns:
@@ -420,28 +415,6 @@ def queue_order(to: np.ndarray, head: int) -> list[int]:
                 seen[j] = 1
                 push(j)
     return order
-
-
-def _queue_of_three(
-    a: list[int], b: list[int], c: list[int], seen: bytearray, order: list[int]
-) -> None:
-    """:func:`queue_order`'s loop for three transitions (a missing one all ``-1``),
-    unrolled: the inner loop over the transitions cost a third of the time (SIR at
-    N = 100, 15,150 jumps: some 0.85 against 1.2 ms)."""
-    push = order.append
-    for i in order:  # the list is the queue: it grows while it is read
-        j = a[i]
-        if not seen[j]:
-            seen[j] = 1
-            push(j)
-        j = b[i]
-        if not seen[j]:
-            seen[j] = 1
-            push(j)
-        j = c[i]
-        if not seen[j]:
-            seen[j] = 1
-            push(j)
 
 
 def reachable(

@@ -472,12 +472,14 @@ def _search_functions(
             last[:] = [key, rate_of(y if every else full(y), p)]
         return last[1]
 
-    def fr(t: float, y: np.ndarray) -> np.ndarray:
-        key = y.tobytes()
+    def drift_at(y: np.ndarray, key: bytes) -> np.ndarray:
         if last_f[0] != key:
             f = times(rates(y, key))
             last_f[:] = [key, f if every else f[free]]
         return last_f[1]
+
+    def fr(t: float, y: np.ndarray) -> np.ndarray:
+        return drift_at(y, y.tobytes())
 
     def jr(t: float, y: np.ndarray) -> Any:
         if jac_dense is None:
@@ -491,11 +493,8 @@ def _search_functions(
         return max(1.0, max_abs(rates(y, y.tobytes())))
 
     def drift(y: np.ndarray) -> tuple[np.ndarray, float]:
-        key, r = y.tobytes(), rate_of(y if every else full(y), p)
-        f = times(r)
-        last[:] = [key, r]
-        last_f[:] = [key, f if every else f[free]]
-        return last_f[1], max(1.0, max_abs(r))
+        key = y.tobytes()  # once for both: the drift and the scale share the rates
+        return drift_at(y, key), max(1.0, max_abs(rates(y, key)))
 
     return fr, jr, scale, drift
 

@@ -290,6 +290,17 @@ def test_the_profiled_call_is_not_charged_with_garbage_left_by_earlier_work():
     assert not [f for f in called if f.endswith(":__del__")], called[:5]
 
 
+def _search_system(case: str, lam: str) -> tuple:
+    """``(system, s0, free, q)`` of the fixed-point search: the user-written supermarket
+    (b = 10, no law) at ``lam`` or SIR (one conservation law)."""
+    if case == "user":
+        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": lam})
+    else:
+        problem = pp.prepare(load_model("sir"), SIR)
+    sysm, s0 = pp.system64(problem), np.array(problem.s64)
+    return sysm, s0, list(sysm.red.free), sysm.laws64(s0)
+
+
 @pytest.mark.parametrize("case", ["user", "sir"])
 def test_search_functions_evaluate_each_new_state(case):
     """The fixed-point search's drift, reduced Jacobian and scale keep their last
@@ -298,12 +309,7 @@ def test_search_functions_evaluate_each_new_state(case):
     (with a conservation law: on the free coordinates of the full state)."""
     from numeric.meanfield.structure import _search_functions
 
-    if case == "user":
-        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.8"})
-    else:
-        problem = pp.prepare(load_model("sir"), SIR)
-    sysm, s0 = pp.system64(problem), np.array(problem.s64)
-    free, q = list(sysm.red.free), sysm.laws64(s0)
+    sysm, s0, free, q = _search_system(case, "0.8")
     assert bool(sysm.red.laws) == (case == "sir")
     fr, jr, scale, drift = _search_functions(sysm, q, dense=True)
     rng = np.random.default_rng(3)
@@ -329,12 +335,7 @@ def test_pseudo_transient_drift_gives_the_same_iterates(case):
     kept for the first Newton step."""
     from numeric.meanfield.structure import _search_functions, linear_solver, pseudo_transient
 
-    if case == "user":
-        problem = pp.prepare(load_model(f"{USER}:supermarket_user", b=10), {"lam": "0.93"})
-    else:
-        problem = pp.prepare(load_model("sir"), SIR)
-    sysm, s0 = pp.system64(problem), np.array(problem.s64)
-    free, q = list(sysm.red.free), sysm.laws64(s0)
+    sysm, s0, free, q = _search_system(case, "0.93")
     fr, jr, scale, drift = _search_functions(sysm, q, dense=True)
     solve = linear_solver(dense=True)
     apart = pseudo_transient(fr, jr, s0[free], scale, solve)
