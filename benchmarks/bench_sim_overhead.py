@@ -62,6 +62,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from functools import partial
 
 import numba
 import numpy as np
@@ -169,11 +170,13 @@ def _hand_supermarket(steps: int, seed: int = 1):
     return supermarket_loop(n, lam, d, int(steps), seed)
 
 
-def _mf_sir(steps: int, seed: int = 1):
+def _mf_sir(steps: int, seed: int = 1, engine: str = "auto"):
     import sim
 
     params = {k: repr(v) for k, v in SIR.items()}
-    return sim.simulate("sir", params, N=SIR_N, steps=int(steps), reps=1, workers=1, seed=seed)
+    return sim.simulate(
+        "sir", params, N=SIR_N, steps=int(steps), reps=1, workers=1, seed=seed, engine=engine
+    )
 
 
 def _mf_supermarket(steps: int, seed: int = 1):
@@ -186,12 +189,23 @@ def _mf_supermarket(steps: int, seed: int = 1):
 
 def warm_table(small: int, repeat: int) -> list[tuple[str, float, float, float, float]]:
     """(case, hand-written wall and CPU seconds, mfstein wall and CPU seconds) for ``small``
-    events in a warm process."""
+    events in a warm process.  SIR runs three ways: ``engine="auto"`` (which loop it
+    takes depends on the cache: the interpreted one until the model's own loop has been
+    compiled, :func:`sim.interpreted.pick_loop`; the row names it), and each loop by
+    name, so that the table does not depend on the cache's state (the model's compiled
+    loop is compiled first when the cache lacks it: seconds, before any timing)."""
     rows = []
-    for name, hand, mf in (("SIR", _hand_sir, _mf_sir),
-                           ("supermarket b=10", _hand_supermarket, _mf_supermarket)):  # fmt: skip
+    cases = (
+        ("SIR, auto", _hand_sir, _mf_sir),
+        ("SIR, compiled", _hand_sir, partial(_mf_sir, engine="generic")),
+        ("SIR, interpreted", _hand_sir, partial(_mf_sir, engine="interpreted")),
+        ("supermarket b=10", _hand_supermarket, _mf_supermarket),
+    )
+    for name, hand, mf in cases:
         hand(1000)
-        mf(small)  # compiled, loaded and prepared: the warm process
+        loop = getattr(mf(small), "loop", None)  # compiled, loaded and prepared: warm
+        if name == "SIR, auto":
+            name = f"SIR, auto ({loop})"
         t_hand = best(lambda h=hand: h(small), repeat)
         rows.append((name, *t_hand, *best(lambda m=mf: m(small), repeat)))
     return rows
@@ -578,10 +592,10 @@ def main() -> None:
     if args.only in (None, "warm"):
         print(f"\n## warm process, {args.small:.0e} events, seconds per call (wall | CPU)")
         head = f"{'hand numba':>10} {'mfstein':>8} {'ratio':>5}"
-        print(f"{'case':<18} {head} | {head}")
+        print(f"{'case':<26} {head} | {head}")
         for name, hw, hc, mw, mc in warm_table(int(args.small), args.repeat):
             print(
-                f"{name:<18} {hw:10.4f} {mw:8.4f} {mw / hw:5.2f} | {hc:10.4f} {mc:8.4f} "
+                f"{name:<26} {hw:10.4f} {mw:8.4f} {mw / hw:5.2f} | {hc:10.4f} {mc:8.4f} "
                 f"{mc / hc:5.2f}"
             )
     if args.only in (None, "first"):
