@@ -26,8 +26,10 @@ import numbers
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
-from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # imported where a decimal string is rounded: a solve prints nothing
+    from decimal import Decimal
 
 #: Most lines a result's ``repr`` prints (its headline numbers; the rest is in
 #: ``to_dict()``).
@@ -223,6 +225,8 @@ def _claimed_float(x: float, digits: int, up: bool) -> float:
 
 def _rounded(x: Decimal, digits: int, up: bool) -> Decimal:
     """``x`` rounded to ``digits`` significant digits (0 when ``digits < 1``)."""
+    from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
+
     if digits < 1:
         return Decimal(0)
     rounding = ROUND_UP if up else ROUND_HALF_EVEN
@@ -231,6 +235,8 @@ def _rounded(x: Decimal, digits: int, up: bool) -> Decimal:
 
 def _claimed_text(text: str, digits: int, up: bool) -> str:
     """A decimal string rounded to ``digits`` significant digits (other text unchanged)."""
+    from decimal import Decimal
+
     try:
         x = Decimal(text)
     except ArithmeticError:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -759,6 +758,8 @@ def _truncated(
     :meth:`Chain.solve`'s ``(solver, tol, progress, spread)``): ``(chain, solved,
     cut)``, with ``cut`` ``None`` when the chain never reaches the level (its
     reachable set is finite by itself: nothing is cut)."""
+    from fractions import Fraction
+
     from numeric.exact.space import make_lattice
     from numeric.exact.truncation import choose_level, first_level
 

@@ -44,7 +44,6 @@ chosen (an unbounded orthant), a heterogeneous population or a family's fast pat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -256,6 +255,13 @@ def assembly_arrays(ch: Any) -> dict[str, np.ndarray] | None:
 
 
 def _fractions(v: Any) -> list[str]:
+    """``str(Fraction(x))`` of each ``x`` of ``v``: an int's own text (the same) without
+    importing :mod:`fractions` (a chain kept on disk reads and writes its laws' values as
+    ints, :func:`numeric.exact.space.ratio`)."""
+    if all(type(x) is int for x in v):
+        return [str(x) for x in v]
+    from fractions import Fraction
+
     return [str(Fraction(x)) for x in v]
 
 
@@ -334,25 +340,27 @@ def at_size(rec: dict | None, N: int) -> dict | None:
     none, no size-free part, the start off the lattice at ``N`` or the mean field
     possibly moved."""
     from mfstein.ground.errors import ParameterError
-    from numeric.exact.space import round_to_lattice, sized
+    from numeric.exact.space import rational, round_to_lattice, sized
 
     size_free = None if rec is None else rec.get("any_n")
     if size_free is None:
         return None
     lat = rec["lattice"]
-    laws = tuple(tuple(map(Fraction, r)) for r in lat["laws"])
+    laws = tuple(tuple(map(rational, r)) for r in lat["laws"])
     try:
         lattice = sized(
-            lat["kind"], Fraction(size_free["space_total"]), N, size_free["truncation"],
+            lat["kind"], rational(size_free["space_total"]), N, size_free["truncation"],
             laws, tuple(lat["free"]),
         )  # fmt: skip
-        n0 = round_to_lattice(lattice, [Fraction(v) for v in size_free["s0"]])
+        n0 = round_to_lattice(lattice, size_free["s0"])  # the texts "p/q", read in integers
     except ParameterError:  # the call prepared afresh says why, in its own words
         return None
     if rec["start_given"] or laws:  # the mean field was solved from the start n0 / N
-        was = size_free["N"]
-        same_start = [Fraction(int(n), N) for n in n0] == [Fraction(n, was) for n in rec["start"]]
-        same_laws = [v / N for v in lattice.values] == [Fraction(v) / was for v in lat["values"]]
+        was = size_free["N"]  # n / N == m / was, and v / N == u / was, cross-multiplied
+        same_start = all(int(n) * was == m * N for n, m in zip(n0, rec["start"], strict=True))
+        same_laws = all(
+            v * was == rational(u) * N for v, u in zip(lattice.values, lat["values"], strict=True)
+        )
         if not (same_start or (size_free["unique_fixed_point"] and same_laws)):
             return None
     out = dict(rec)
@@ -391,13 +399,13 @@ def load(
         return None
     from numeric.exact.memory import bytes_per_state, memory_limit_bytes
     from numeric.exact.prepared import Placement, PreparedModel
-    from numeric.exact.space import Lattice
+    from numeric.exact.space import Lattice, rational
 
     lat = rec["lattice"]
     lattice = Lattice(
         N=N, kind=lat["kind"], upper=lat["upper"], total=lat["total"],
-        truncated=lat["truncated"], laws=tuple(tuple(map(Fraction, r)) for r in lat["laws"]),
-        free=tuple(lat["free"]), values=tuple(map(Fraction, lat["values"])),
+        truncated=lat["truncated"], laws=tuple(tuple(map(rational, r)) for r in lat["laws"]),
+        free=tuple(lat["free"]), values=tuple(map(rational, lat["values"])),
         notes=list(lat["notes"]),
     )  # fmt: skip
     prepared = PreparedModel(model, N, _in_call_order(rec["params"], params), dict(rec["values"]))

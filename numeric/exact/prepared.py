@@ -29,12 +29,14 @@ imported when used.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from mfstein.ground.errors import ParameterError, check_int
+
+if TYPE_CHECKING:  # imported where used: a chain kept on disk needs no Fraction
+    from fractions import Fraction
 
 #: Digits of the mean-field solution used as the centre.
 CENTRE_DPS = 20
@@ -144,6 +146,8 @@ class Placement(NamedTuple):
         model = problem.model
         if model.info.fast_path is not None or model.n >= MIN_B:
             return self.mean_field()
+        from fractions import Fraction
+
         import mpmath
 
         from numeric.prepared.problem import DPS
@@ -208,6 +212,8 @@ def mean_field(
     when ``start / N`` is its start, :func:`numeric.meanfield.entry.solve_prepared`:
     no second reading of the names and values).
     """
+    from fractions import Fraction
+
     from numeric.meanfield.entry import solve, solve_prepared
     from numeric.prepared.problem import prepare_problem
 

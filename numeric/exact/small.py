@@ -41,7 +41,6 @@ import math
 import sys
 import types
 from collections.abc import Callable
-from fractions import Fraction
 from types import SimpleNamespace
 from typing import Any
 
@@ -323,9 +322,9 @@ def lattice_points(lattice: Any, b: int, nt: int) -> np.ndarray | None:
     keep = np.ones(box, dtype=bool)
     for row, value in zip(lattice.laws, lattice.values, strict=True):
         d = next(j for j, c in enumerate(row) if c)
-        scale = math.lcm(*(Fraction(c).denominator for c in (*row, value)))
-        coef = [int(Fraction(c) * scale) for c in row]
-        rest = np.full(box, int(Fraction(value) * scale), dtype=np.int64)
+        scale = math.lcm(*(c.denominator for c in (*row, value)))  # ints or Fractions
+        coef = [int(c * scale) for c in row]
+        rest = np.full(box, int(value * scale), dtype=np.int64)
         for j in free:  # integers: the same sum in any order; a unit weight adds no product
             if coef[j]:
                 rest -= pts[:, j] if coef[j] == 1 else coef[j] * pts[:, j]

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
-from math import comb
-from typing import Any
+from math import comb, lcm
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mfstein.ground.errors import ParameterError
+
+if TYPE_CHECKING:  # imported where a value needs it (module docstring)
+    from fractions import Fraction
 
 #: Kinds of state space, as the compiled search encodes them.
 KIND_CODES = {"monotone": 0, "simplex": 1, "box": 2, "orthant": 3}
@@ -35,6 +37,8 @@ GUARD = 1000
 def to_fraction(name: str, value: Any) -> Fraction | None:
     """A parameter value as an exact rational (decimal strings, ``p/q``, ints,
     floats by their shortest repr, SymPy rationals); ``None`` if not rational."""
+    from fractions import Fraction
+
     sp = sys.modules.get("sympy")  # a SymPy value exists only once SymPy is imported
     if sp is not None and isinstance(value, sp.Rational):
         return Fraction(int(value.p), int(value.q))
@@ -81,10 +85,11 @@ class Lattice:
     total: int
     #: Whether jumps above ``upper`` are blocked (a declared truncation).
     truncated: bool
-    #: Conservation laws (RREF rows of fractions).
+    #: Conservation laws (RREF rows of rationals: ints or Fractions).
     laws: tuple[tuple[Fraction, ...], ...]
     free: tuple[int, ...]
-    #: The conserved values ``c . n`` at the start, one per law.
+    #: The conserved values ``c . n`` at the start, one per law (an int when it is one,
+    #: :func:`round_to_lattice`).
     values: tuple[Fraction, ...]
     #: Remarks (a new empty list when not given).
     notes: list[str]
@@ -181,7 +186,7 @@ def sized(
                 f"truncation must be at least 1/N = 1/{N} to leave room for a jump, "
                 f"got {truncation!r}."
             )
-    total_frac = to_fraction("total", total) or Fraction(1)
+    total_frac = total if (type(total) is int and total) else (to_fraction("total", total) or 1)
     if kind == "orthant":
         upper = trunc if trunc is not None else GUARD * N
     elif kind == "simplex":
@@ -197,6 +202,50 @@ def sized(
     )
 
 
+def ratio(value: Any) -> tuple[int, int] | None:
+    """``value`` as integers ``(p, q)``, ``q > 0``, when it is an int, a
+    :class:`fractions.Fraction` or a text ``"p"`` or ``"p/q"`` of ASCII digits (as
+    ``str`` writes a Fraction, :mod:`numeric.exact.kept`'s records); ``None`` for
+    anything else (:func:`to_fraction` reads it).  Without :mod:`fractions`, whose
+    import (with :mod:`decimal`'s) costs a new process some 2 ms: a chain kept on disk
+    places its start at a new ``N`` in integers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, 1
+    fractions = sys.modules.get("fractions")  # a Fraction exists only once it is imported
+    if fractions is not None and isinstance(value, fractions.Fraction):
+        return value.numerator, value.denominator
+    if not isinstance(value, str) or not value.isascii():
+        return None
+    p, slash, q = value.partition("/")
+    if not p.removeprefix("-").isdigit() or (slash and not (q.isdigit() and int(q))):
+        return None
+    return int(p), int(q) if slash else 1
+
+
+def rational(value: Any) -> Any:
+    """An exact rational (:func:`ratio`, else :func:`to_fraction`) as an int when it is
+    one, else a :class:`fractions.Fraction` (imported then only)."""
+    pq = ratio(value)
+    return to_fraction("value", value) if pq is None else _of_ratio(*pq)
+
+
+def _of_ratio(p: int, q: int) -> Any:
+    """``p / q`` (``q > 0``) as an int when it is one, else a Fraction."""
+    if p % q == 0:
+        return p // q
+    from fractions import Fraction
+
+    return Fraction(p, q)
+
+
+def _round_div(a: int, b: int) -> int:
+    """``round(a / b)`` (``b != 0``), a half to even, as Python rounds a Fraction."""
+    if b < 0:
+        a, b = -a, -b
+    q, r = divmod(a, b)
+    return q + (2 * r > b or (2 * r == b and q % 2 == 1))
+
+
 def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") -> np.ndarray:
     """The lattice point nearest ``N s`` with the conservation laws kept.
 
@@ -204,27 +253,40 @@ def round_to_lattice(lattice: Lattice, s: Sequence[Any], what: str = "start") ->
     (the pivot of a law in reduced row echelon form) is then solved from its
     law, ``n_d = N (c . s) - sum_{j free} c_j n_j``, and rounded; so
     ``c . n = N c . s`` exactly whenever that is attainable on the lattice.
+    In integers (:func:`ratio`: ``s`` and each law over a common denominator), the
+    values of the laws an int each when they are integers.
     Raises :class:`ParameterError` if the point is not in the state space.
     """
     N = lattice.N
-    exact = [to_fraction(what, v) for v in s]
-    exact = [Fraction(str(float(v))) if e is None else e for e, v in zip(exact, s, strict=True)]
+    exact = [ratio(v) for v in s]
+    if None in exact:  # decimal strings, floats, SymPy numbers: as Fractions
+        from fractions import Fraction
+
+        fr = [to_fraction(what, v) for v in s]
+        fr = [Fraction(str(float(v))) if e is None else e for e, v in zip(fr, s, strict=True)]
+        exact = [(f.numerator, f.denominator) for f in fr]
     b = len(exact)
     n = [0] * b
     for j in lattice.free:
-        n[j] = round(exact[j] * N)
-    for row in lattice.laws:
-        d = next(j for j, c in enumerate(row) if c)
-        q = sum(c * exact[j] for j, c in enumerate(row) if c) * N
+        n[j] = _round_div(exact[j][0] * N, exact[j][1])
+    rows = []
+    for law in lattice.laws:
+        coef = [ratio(c) for c in law]
+        scale = lcm(*(q for _, q in coef))
+        row = [p * (scale // q) for p, q in coef]  # the law times its denominators: integers
+        rows.append((row, scale))
+        used = [j for j, c in enumerate(row) if c]
+        D = lcm(*(exact[j][1] for j in used))
+        cs = sum(row[j] * exact[j][0] * (D // exact[j][1]) for j in used)  # D (c . s)
         rest = sum(row[j] * n[j] for j in lattice.free if row[j])
-        n[d] = round((q - rest) / row[d])
+        n[used[0]] = _round_div(N * cs - D * rest, D * row[used[0]])
     if not lattice.contains(n):
         raise ParameterError(
             f"{what} rounds to the lattice point {tuple(n)} (N = {N}), outside the state space "
             f"{lattice.describe(b)}; give a {what} inside it."
         )
     lattice.values = tuple(
-        sum((c * n[j] for j, c in enumerate(row) if c), Fraction(0)) for row in lattice.laws
+        _of_ratio(sum(c * x for c, x in zip(row, n, strict=True)), scale) for row, scale in rows
     )
     return np.asarray(n, dtype=np.int64)
 
