@@ -88,7 +88,7 @@ def read_values(model: Any, given: Mapping[str, Any]) -> dict[str, mpf]:
     for name, raw in given.items():
         value = _read(name, raw)
         declared = model.info.parameter(name)
-        if declared is not None and not declared.contains(value):
+        if declared is not None and not _in_range(declared, raw, value):
             raise ParameterError(f"{name} must be {declared.describe()}, got {raw!r}.")
         out[name] = value
     return out
@@ -115,6 +115,30 @@ def _read(name: str, raw: Any) -> mpf:
             _READ.clear()
         _READ[key] = hit
     return hit
+
+
+#: The declared ranges each value read before was found in, by (id of the
+#: declaration, type, value as given, working precision in bits): a sweep checks
+#: each grid value when it reads the grid and again at its point.
+_IN_RANGE: dict[tuple[int, type, Any, int], Any] = {}
+
+
+def _in_range(declared: Any, raw: Any, value: mpf) -> bool:
+    """``declared.contains(value)`` for ``value``, ``raw`` read at the working
+    precision, remembered for text and Python numbers as :func:`_read` remembers
+    the reading (the verdict depends on nothing else; the entry holds the
+    declaration, so its id names no other one)."""
+    if type(raw) not in (str, int, float):
+        return declared.contains(value)
+    key = (id(declared), type(raw), raw, mpmath.mp.prec)
+    if _IN_RANGE.get(key) is declared:
+        return True
+    if not declared.contains(value):
+        return False
+    if len(_IN_RANGE) >= READ_MEMO:
+        _IN_RANGE.clear()
+    _IN_RANGE[key] = declared
+    return True
 
 
 def kernel_vector(model: Any, values: Mapping[str, mpf]) -> list[mpf]:

@@ -57,10 +57,12 @@ class AtPoint:
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, sysm: Any, s: np.ndarray) -> AtPoint:
+    def of(cls, sysm: Any, s: np.ndarray, rates: np.ndarray | None = None) -> AtPoint:
         """The objects at ``s``: dense arrays for a small system (at most
-        :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise."""
-        rates = sysm.rates(s)
+        :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise
+        (``rates``: the rates at ``s`` when the caller has evaluated them)."""
+        if rates is None:
+            rates = sysm.rates(s)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
             return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac_dense(J))
@@ -134,27 +136,28 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     (``jscale``: its largest entry at the start)."""
     s = at.s
     scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
+    jr_max = largest_entry(at.Jr)
     acceptance.check(
         model,
         s,
         sysm.p,
         residual=at.residual(sysm.red),
         scale=scale,
-        eig=_stability_eigenvalues(at),
-        jmax=max(largest_entry(at.Jr), jscale),
+        eig=_stability_eigenvalues(at, jr_max),
+        jmax=max(jr_max, jscale),
         has_laws=bool(sysm.red.laws),
         check_rates=lambda: check_values64(model, at.rates, s, sysm.p, "the fixed point"),
     )
 
 
-def _stability_eigenvalues(at: AtPoint) -> np.ndarray:
-    """:func:`eigenvalues_by_blocks` of ``at.Jr``, kept in ``at.seen`` with the dense
-    matrix they belong to (small systems), so that :func:`kept_block` does not
-    compute them again when its block is that matrix."""
+def _stability_eigenvalues(at: AtPoint, jr_max: float) -> np.ndarray:
+    """:func:`eigenvalues_by_blocks` of ``at.Jr`` (``jr_max``: its largest entry),
+    kept in ``at.seen`` with the dense matrix they belong to (small systems), so that
+    :func:`kept_block` does not compute them again when its block is that matrix."""
     if not at.dense:
         return eigenvalues_by_blocks(at.Jr)
     Jr = at.Jr
-    A = np.where(np.abs(Jr) <= DELTA * largest_entry(Jr), 0.0, Jr)
+    A = np.where(np.abs(Jr) <= DELTA * jr_max, 0.0, Jr)
     eig = _dense_eigenvalues(A)
     at.seen["stability"] = (A, eig)
     return eig
@@ -174,14 +177,16 @@ def _accepted_from(
     :func:`numeric.meanfield.structure.fixed_point64`; ``jac_start``: the reduced
     Jacobian at ``start``, when evaluated), refused in one sentence unless it passes
     :func:`accept`."""
+    evaluated: dict[str, Any] = {}
     s = fixed_point64(
         sysm,
         np.asarray(start, dtype=float),
         near=near,
         newton_only=newton_only,
         jac_start=jac_start,
+        evaluated=evaluated,
     )
-    at = AtPoint.of(sysm, s)
+    at = AtPoint.of(sysm, s, evaluated.get("rates"))
     accept(sysm, model, at, jscale)
     return at
 
@@ -277,6 +282,8 @@ class Block:
     stability: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     #: the eigenvalues once :attr:`eig` has been read
     known_eig: np.ndarray | None = field(default=None, repr=False)
+    #: ``max |J_ij|`` on the block once :func:`lyapunov` has taken it
+    jmax: float | None = field(default=None, repr=False)
 
     @property
     def eig(self) -> np.ndarray:
@@ -338,7 +345,7 @@ def lyapunov(blk: Block) -> tuple[float, float]:
         return 0.0, 0.0
     # both equations divided by a = max |J_ij| (W and a P are unchanged by the scale of
     # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
-    a = max_abs(blk.JK)
+    a = blk.jmax = max_abs(blk.JK)
     Ja = blk.JK / a
     WK = solve_lyapunov64(Ja, -blk.QK / a)
     blk.WK = (WK + WK.T) / 2
@@ -376,7 +383,7 @@ def accuracy(
     to the size of its terms, which moves ``s*`` by up to ``kappa_J`` times as much)."""
     JK, nK = blk.JK, len(blk.K)
     if nK:  # scale-free: with a = max |J_ij|, kappa_L = 2 ||J/a|| ||a P_I||
-        a = max_abs(JK)
+        a = max_abs(JK) if blk.jmax is None else blk.jmax
         aPI = a * blk.PK if M is None else solve_lyapunov64(JK.T / a, -np.eye(nK))
         sv = singular_values_quiet(JK)  # ||J||_2 and cond_2(J) from one SVD
         kappa_L = 2 * (sv[0] / a) * _norm2(aPI, symmetric=M is None)

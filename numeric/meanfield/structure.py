@@ -354,6 +354,7 @@ def fixed_point64(
     near: bool = False,
     newton_only: bool = False,
     jac_start: np.ndarray | None = None,
+    evaluated: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """The fixed point reached from ``start`` (full coordinates), float64.
 
@@ -373,22 +374,29 @@ def fixed_point64(
     SciPy's sparse matrices and SuperLU (the same iteration, without the sparse
     bookkeeping that dominates small systems).  ``jac_start``: the reduced
     Jacobian at ``start`` when the caller has evaluated it (dense, read only).
+    ``evaluated``: a dict that receives ``"rates"``, the rates at the returned
+    point, when the search's last evaluation was there (Newton's steps from a
+    neighbour end with the test of the drift at that point).
     """
     red = system.red
     free = list(red.free)
     q = system.laws64(start)
-    x = np.array(start, dtype=float)[free]
+    # the free coordinates (all of them, in order, without a conservation law)
+    x = np.array(start, dtype=float)[free] if red.laws else np.array(start, dtype=float)
     dense = len(free) <= DENSE_MAX
     solve = linear_solver(dense)
 
-    fr, jr, scale, drift = _search_functions(system, q, dense)
+    last: list[Any] = [None, None]  # the state whose rates were evaluated last, and them
+    fr, jr, scale, drift = _search_functions(system, q, dense, last)
 
     if near:
         with np.errstate(all="ignore"):
             y = newton_polish(lambda y: solve(jr(0, y), fr(0, y)), x)
-            if np.all(np.isfinite(y)) and max_abs(fr(0, y)) < (1e-8 * scale(y)):
+            if np.isfinite(y).all() and max_abs(fr(0, y)) < (1e-8 * scale(y)):
                 if newton_only:  # no trajectory kept the small coordinates near theirs
                     y = refine_small(lambda y: solve(jr(0, y), fr(0, y)), y)
+                if evaluated is not None and last[0] == y.tobytes():
+                    evaluated["rates"] = last[1]  # at system.full(y, q): the same numbers
                 return system.full(y, q)
         if newton_only:
             raise NumericalError(
@@ -442,7 +450,7 @@ def fixed_point64(
 
 
 def _search_functions(
-    system: SparseSystem, q: np.ndarray, dense: bool
+    system: SparseSystem, q: np.ndarray, dense: bool, last: list[Any] | None = None
 ) -> tuple[Any, Any, Any, Any]:
     """``(fr, jr, scale, drift)`` of :func:`fixed_point64` on the invariant set with
     the conserved values ``q``: the drift and the reduced Jacobian on the free
@@ -452,10 +460,12 @@ def _search_functions(
     the last state).  The last state each was evaluated at is kept with its value:
     the drift and the scale of a state share one evaluation of the rates, and the
     last implicit step's drift and ``J`` are the first Newton step's (every caller
-    only reads them)."""
+    only reads them).  ``last``: the caller's list that holds the last state's
+    key (``y.tobytes()``) and rates."""
     red = system.red
     free = list(red.free)
-    last: list[Any] = [None, None]
+    if last is None:
+        last = [None, None]
     last_f: list[Any] = [None, None]
     last_j: list[Any] = [None, None]
     every = not red.laws  # every coordinate free, in order: no selection needed

@@ -79,13 +79,38 @@ class Grid:
         return int(np.prod([len(v) for v in self.axes.values()], dtype=object))
 
 
+#: Significant digits of the decimal text of a grid value (else it is written ``p/q``).
+TEXT_DIGITS = 40
+
+
 def exact_value_text(x: Fraction) -> str:
     """``x`` as text the parameter parser reads exactly: a short decimal when ``x``
-    has one, else ``p/q``."""
+    has one (at most :data:`TEXT_DIGITS` significant digits), else ``p/q``."""
     from mfstein.ground.numbers import decimal_text
 
-    text = decimal_text(x)
-    return text if Fraction(text) == x else f"{x.numerator}/{x.denominator}"
+    if _short_decimal(x):
+        return decimal_text(x, TEXT_DIGITS)
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _short_decimal(x: Fraction) -> bool:
+    """Whether ``x`` is a decimal of at most :data:`TEXT_DIGITS` significant digits
+    (so its decimal text at that many digits reads back as ``x``): its denominator
+    is ``2^i 5^j`` and ``x 10^max(i, j)``, trailing zeros dropped, has that many
+    digits at most."""
+    q = x.denominator
+    twos = (q & -q).bit_length() - 1
+    q >>= twos
+    fives = 0
+    while q % 5 == 0:
+        q //= 5
+        fives += 1
+    if q != 1:
+        return False
+    digits = abs(x.numerator) * (10 ** max(twos, fives) // x.denominator)
+    while digits and digits % 10 == 0:
+        digits //= 10
+    return len(str(digits)) <= TEXT_DIGITS
 
 
 def parse_range(name: str, text: str) -> list[str]:
@@ -108,7 +133,13 @@ def parse_range(name: str, text: str) -> list[str]:
         raise ParameterError(msg) from None
     if a == b:
         raise ParameterError(msg)
-    return [exact_value_text(a + (b - a) * Fraction(i, n - 1)) for i in range(n)]
+    # a + (b - a) i / (n - 1) over one common denominator (each Fraction reduced
+    # to lowest terms: the same values as the Fraction arithmetic, made faster)
+    step = b - a
+    base = a.numerator * step.denominator * (n - 1)
+    inc = step.numerator * a.denominator
+    den = a.denominator * step.denominator * (n - 1)
+    return [exact_value_text(Fraction(base + inc * i, den)) for i in range(n)]
 
 
 def parse_grid(model: Any, params_grid: Any) -> Grid:
@@ -151,16 +182,17 @@ def _check_values(
     model: Any, fixed: dict[str, Any], first: dict[str, Any], axes: dict[str, list[Any]]
 ) -> None:
     """Every value of every axis read and compared with its declared range, before any
-    work (each value once: the ranges are per parameter)."""
+    work (each value once: the ranges are per parameter; the names were checked by
+    the caller, and each further value of an axis is read alone)."""
     import mpmath
 
-    from numeric.params import parse_params
+    from numeric.params import parse_params, read_values
 
     with mpmath.workdps(30):
         parse_params(model, {**fixed, **first})
         for name, values in axes.items():
             for v in values[1:]:
-                parse_params(model, {**fixed, **first, name: v})
+                read_values(model, {name: v})
 
 
 def _check_options(order: Any, precision: Any, dps: Any, workers: Any) -> tuple[int, int]:

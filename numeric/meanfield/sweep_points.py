@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mfstein.ground.errors import NumericalError, ParameterError
+from numeric.meanfield.acceptance import max_abs
 from numeric.meanfield.sweep_result import SweepPoint
 
 #: An order-2 float64 sweep of at least this many points uses the compiled
@@ -39,13 +40,30 @@ def predict(history: list[tuple[np.ndarray, np.ndarray]], p64: np.ndarray) -> np
     if len(history) < 2:
         return s1
     p0, s0 = history[-2]
-    d = p1 - p0
-    dd = float(d @ d)
-    t = float((p64 - p1) @ d) / dd if dd > 0 else 0.0
-    off = float(np.max(np.abs(p64 - p1 - t * d), initial=0.0))
-    if not 0.0 < t <= 2.0 or off > 1e-9 * float(np.max(np.abs(p64), initial=0.0)):
+    t = _along(p0, p1, p64)
+    if t is None:
         return s1  # not on the line of the last two points: no extrapolation
     return s1 + t * (s1 - s0)
+
+
+def _along(p0: np.ndarray, p1: np.ndarray, p64: np.ndarray) -> float | None:
+    """``t`` with ``p64 = p1 + t (p1 - p0)`` when ``0 < t <= 2`` and ``p64`` lies on
+    that line (up to ``1e-9`` of its largest entry), else ``None``.  A model of one
+    parameter computes on Python floats: a dot product of one entry is one rounded
+    product, so these are the same numbers as NumPy's, without its per-call cost."""
+    if p64.shape == (1,) and p0.shape == (1,) and p1.shape == (1,):
+        (a,), (b,), (c,) = p0.tolist(), p1.tolist(), p64.tolist()
+        d, ahead = b - a, c - b
+        dd = d * d
+        t = ahead * d / dd if dd > 0 else 0.0
+        off, top = abs(ahead - t * d), abs(c)
+    else:
+        d = p1 - p0
+        dd = float(d @ d)
+        ahead = p64 - p1
+        t = float(ahead @ d) / dd if dd > 0 else 0.0
+        off, top = max_abs(ahead - t * d), max_abs(p64)
+    return None if not 0.0 < t <= 2.0 or off > 1e-9 * top else t
 
 
 class Float64Points:
@@ -94,14 +112,14 @@ class Float64Points:
 
             sol = record_float64(problem, pt, o2, opts.M)  # carries the model and the inputs
             observables = {g.name: expand(sol, self.model, g, params) for g in self.wanted}
-        top = {"s": float(np.max(np.abs(pt.s), initial=0.0)), "V": np.max(np.abs(pt.V), initial=0)}
         return SweepPoint(
             params=_texts(params),
             c=pt.c_w,
             digits=pt.digits,
             s_star=tuple(pt.s.tolist()),
             V=tuple(pt.V.tolist()),
-            errors={"s_star": pt.error * top["s"], "V": pt.error * float(top["V"])},
+            # one error for all entries: the relative error times the largest entry
+            errors={"s_star": pt.error * max_abs(pt.s), "V": pt.error * max_abs(pt.V)},
             c2=None if o2 is None else o2.c2,
             digits2=None if o2 is None else o2.digits2,
             observables=observables,
