@@ -22,11 +22,12 @@ symmetric Gauss--Seidel preconditioner as a ``LinearOperator`` this saves
   methods", SIAM J. Sci. Stat. Comput. 2 (1981)): an iteration reads ``Q^T``
   twice, where the right-preconditioned ``A M^-1`` (two sweeps and two products,
   :func:`sgs_in_place` and :func:`matvec`, which GMRES still uses) read it four
-  times; each iteration's vector updates are fused with the inner products that
-  follow them.  The split operator is similar to ``A M^-1`` (the same spectrum),
-  so the iterations needed are about the same: the supermarket with ``b = 3`` at
-  ``N = 120`` (302,621 states) from all ones, 120 iterations and 1.45 s of CPU
-  against 133 and 2.51 s.
+  times; and the iteration's vector updates and inner products run inside the
+  operator's sweeps (:func:`split_step`: five passes over the vectors, not about
+  twelve, with the same bits).  The split operator is similar to ``A M^-1`` (the
+  same spectrum), so the iterations needed are about the same: the supermarket with
+  ``b = 3`` at ``N = 120`` (302,621 states) from all ones, 120 iterations and 1.45 s
+  of CPU against 133 and 2.51 s.
 
 The preconditioner is the one SciPy's run used before (``M = (D + L) D^-1 (D +
 U)``, here split into ``(D + L)`` on the left and ``D^-1 (D + U)`` on the right),
@@ -42,8 +43,9 @@ import numpy as np
 
 from mfstein.ground.jit import numba
 
-#: Indices into the scalar state of one run: ``rho``, ``alpha``, ``omega``.
-RHO, ALPHA, OMEGA = range(3)
+#: Indices into the scalar state of one run: ``rho``, ``alpha``, ``omega`` and the next
+#: iteration's ``rho`` (summed by the iteration before, :func:`split_step`).
+RHO, ALPHA, OMEGA, NEXT = range(4)
 #: ``rho`` or ``omega`` below this is a breakdown (SciPy's ``eps^2``).
 TINY = np.finfo(np.float64).eps ** 2
 
@@ -52,41 +54,8 @@ TINY = np.finfo(np.float64).eps ** 2
 def sgs_in_place(indptr, indices, data, r, v, out):
     """``out = M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of ``A`` (sorted rows; the
     diagonal is read where each row's entries cross it, ``1`` in the pinned row)."""
-    forward(indptr, indices, data, r, v, v, out, False)
+    forward(indptr, indices, data, r, v, out, out, v, v, False)
     unsplit(indptr, indices, data, r, out, out)  # in place: the backward sweep
-
-
-@numba.njit(cache=True)
-def forward(indptr, indices, data, r, v, t, out, split):
-    """The forward sweep (rows from the first; ``L`` the entries left of the diagonal,
-    none in the pinned row, whose diagonal is 1): ``out = (D + L)^-1 v``, the first
-    half of :func:`sgs_in_place`; with ``split``, ``out = (D + L)^-1 D (v - t)``, the
-    second half of :func:`split_apply` (``t`` is not read without it).
-
-    Each keeps the order of operations it had as a sweep of its own, so the bits are
-    those: ``v_i`` less each product in turn; ``D_ii (v_i - t_i)`` less the products'
-    sum.  Against the two sweeps written out (benchmarks/bench_forward_sweep.py, stop 44,
-    30,000 and 300,000 states, seven runs at load 2.3 to 4.3 on two cores): the same bits
-    and the same time within the noise (new / old 0.93 to 1.13 at the minimum, 0.94 to 1.09 at
-    the median); one row's products as a jitted helper (stop 43) had made both 1.6x
-    slower."""
-    for i in range(v.shape[0]):
-        if i == r:
-            out[i] = v[i] - t[i] if split else v[i]
-            continue
-        acc = 0.0 if split else v[i]
-        d = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j >= i:
-                if j == i:
-                    d = data[q]
-                break
-            if split:
-                acc += data[q] * out[j]
-            else:
-                acc -= data[q] * out[j]
-        out[i] = (d * (v[i] - t[i]) - acc if split else acc) / d
 
 
 @numba.njit(cache=True)
@@ -113,10 +82,47 @@ def _diagonal(indptr, indices, data, i):
 @numba.njit(cache=True)
 def unsplit(indptr, indices, data, r, v, t):
     """``t = (D + U)^-1 D v`` (rows from the last; ``U`` the entries right of the
-    diagonal, none in the pinned row, whose diagonal is 1): the iterate ``x`` of the
-    split system's ``z`` (:func:`split_step`), and the first half of
-    :func:`split_apply`."""
+    diagonal, none in the pinned row, whose diagonal is 1; ``t`` may be ``v``): the
+    iterate ``x`` of the split system's ``z`` (:func:`split_step`), and the first half
+    of :func:`split_apply`."""
+    _backward_updating(indptr, indices, data, r, v, t, 0, 0.0, 0.0, v, v, v)
+
+
+@numba.njit(cache=True)
+def split_apply(indptr, indices, data, r, v, out, t):
+    """``out = (D + L)^-1 A (D + U)^-1 D v`` in one pass over ``A`` (S. C. Eisenstat,
+    "Efficient implementation of a class of preconditioned conjugate gradient methods",
+    SIAM J. Sci. Stat. Comput. 2 (1981)): with ``A = (D + L) + (D + U) - D`` and
+    ``t = (D + U)^-1 D v`` it is ``t + (D + L)^-1 (D v - D t)``, a backward sweep over
+    the entries right of the diagonal and a forward one over those left of it, where
+    the preconditioned product ``A M^-1`` takes two sweeps and a product.  ``t`` is
+    scratch (it ends holding ``(D + L)^-1 D (v - t)``)."""
+    unsplit(indptr, indices, data, r, v, t)
+    forward(indptr, indices, data, r, v, t, out, v, v, True)
+
+
+@numba.njit(cache=True)
+def _backward_updating(indptr, indices, data, r, v, t, mode, c1, c2, a, b, z):
+    """``t = (D + U)^-1 D v`` (:func:`unsplit`, rows from the last) with the vector
+    update that precedes it in :func:`split_step` done at each row just before the
+    row reads ``v_i`` (row ``i`` reads ``v`` only at ``i`` and ``t`` only at ``j > i``,
+    so the update may run row by row; each entry is the same operations as the
+    update's own pass, so the same bits):
+
+    * ``mode == 1``, the direction: ``v_i = a_i + c1 (v_i - c2 b_i)`` (``v = p``,
+      ``a = res``, ``b`` the last operator image, ``c1 = beta``, ``c2 = omega``);
+    * ``mode == 2``, the half step: ``z_i += c1 b_i`` and ``v_i -= c1 a_i`` (``v =
+      res``, ``a`` the operator image of ``b = p``, ``c1 = alpha``);
+    * any other ``mode``: none (:func:`unsplit`).
+
+    The sweep waits on memory and on its division, so the update costs little more
+    than the vectors' reads, where its own pass read and wrote them all again."""
     for i in range(v.shape[0] - 1, -1, -1):
+        if mode == 1:
+            v[i] = a[i] + c1 * (v[i] - c2 * b[i])
+        elif mode == 2:
+            z[i] += c1 * b[i]
+            v[i] -= c1 * a[i]
         if i == r:
             t[i] = v[i]
             continue
@@ -133,25 +139,68 @@ def unsplit(indptr, indices, data, r, v, t):
 
 
 @numba.njit(cache=True)
-def split_apply(indptr, indices, data, r, v, out, t):
-    """``out = (D + L)^-1 A (D + U)^-1 D v`` in one pass over ``A`` (S. C. Eisenstat,
-    "Efficient implementation of a class of preconditioned conjugate gradient methods",
-    SIAM J. Sci. Stat. Comput. 2 (1981)): with ``A = (D + L) + (D + U) - D`` and
-    ``t = (D + U)^-1 D v`` it is ``t + (D + L)^-1 (D v - D t)``, a backward sweep over
-    the entries right of the diagonal and a forward one over those left of it, where
-    the preconditioned product ``A M^-1`` takes two sweeps and a product.  ``t`` is
-    scratch."""
-    n = v.shape[0]
-    unsplit(indptr, indices, data, r, v, t)
-    forward(indptr, indices, data, r, v, t, out, True)  # out = (D + L)^-1 D (v - t)
-    for i in range(n):
-        out[i] += t[i]
+def forward(indptr, indices, data, r, v, t, out, a, b, split):
+    """The forward sweep (rows from the first; ``L`` the entries left of the diagonal,
+    none in the pinned row, whose diagonal is 1).
+
+    Without ``split``: ``out = (D + L)^-1 v`` (``t`` must be ``out``; ``a``, ``b`` not
+    read), the first half of :func:`sgs_in_place`, ``v_i`` less each product in turn,
+    then divided by ``D_ii``.
+
+    With ``split``: ``out = t + (D + L)^-1 D (v - t)``, the second half of
+    :func:`split_apply` (``t = (D + U)^-1 D v`` on entry).  Row ``i`` reads ``t`` only
+    at ``i``, so the sweep's own value ``w_i = (D_ii (v_i - t_i) - sum_j L_ij w_j) /
+    D_ii`` (the products' sum subtracted at once) is kept in ``t_i``, where later rows
+    read it, and ``out_i = w_i + t_i`` written at once: no pass adding ``t``
+    afterwards.  Returns ``(sum_i out_i a_i, sum_i out_i b_i)``, summed from the first
+    row as the inner products' own passes summed them (the same bits); ``(0, 0)``
+    without ``split``."""
+    sa = 0.0
+    sb = 0.0
+    for i in range(v.shape[0]):
+        if i == r:
+            w = v[i] - t[i] if split else v[i]
+        else:
+            acc = 0.0 if split else v[i]
+            d = 0.0
+            for q in range(indptr[i], indptr[i + 1]):
+                j = indices[q]
+                if j >= i:
+                    if j == i:
+                        d = data[q]
+                    break
+                if split:
+                    acc += data[q] * t[j]
+                else:
+                    acc -= data[q] * t[j]
+            w = (d * (v[i] - t[i]) - acc if split else acc) / d
+        if split:
+            o = w + t[i]
+            t[i] = w
+            out[i] = o
+            sa += o * a[i]
+            sb += o * b[i]
+        else:
+            out[i] = w
+    return sa, sb
 
 
 @numba.njit(cache=True)
-def split_start(indptr, indices, data, r, x, z, res, rhat, p, v):
+def _dot(a, b):
+    """``sum_i a_i b_i`` from the first entry (not NumPy's pairwise sum: the bits of
+    the inner products :func:`split_step` keeps)."""
+    acc = 0.0
+    for i in range(a.shape[0]):
+        acc += a[i] * b[i]
+    return acc
+
+
+@numba.njit(cache=True)
+def split_start(indptr, indices, data, r, x, z, res, rhat, p, v, sc):
     """A run of :func:`split_step` from ``x``: ``z = D^-1 (D + U) x`` (so that ``x =
-    (D + U)^-1 D z``), ``res = (D + L)^-1 (e_r - A x)``, ``rhat = res``, ``p = v = 0``."""
+    (D + U)^-1 D z``), ``res = (D + L)^-1 (e_r - A x)``, ``rhat = res``, ``p = v = 0``;
+    ``sc`` the scalars of the run's start (``rho, alpha, omega = 1`` and the first
+    iteration's ``rhat . res``)."""
     n = x.shape[0]
     matvec(indptr, indices, data, r, x, res)
     for i in range(n):
@@ -175,47 +224,47 @@ def split_start(indptr, indices, data, r, x, z, res, rhat, p, v):
         z[i] = x[i] + up / d
         res[i] = (res[i] - acc) / d
     rhat[:] = res
+    sc[RHO] = sc[ALPHA] = sc[OMEGA] = 1.0
+    sc[NEXT] = _dot(rhat, res)
 
 
 @numba.njit(cache=True)
 def split_step(indptr, indices, data, r, z, res, rhat, p, v, t, tmp, sc):
     """One BiCGSTAB iteration on the split system ``(D + L)^-1 A (D + U)^-1 D z =
     (D + L)^-1 e_r`` (:func:`split_apply`), in place; ``sc`` holds ``rho, alpha,
-    omega`` between calls (``1, 1, 1`` at a run's start).  Returns the 2-norm of the
-    new recursive residual, or ``-1`` at a breakdown (the run must end)."""
+    omega`` and the next ``rho`` between calls (:func:`split_start`).  Returns the
+    2-norm of the new recursive residual, or ``-1`` at a breakdown (the run must end).
+
+    Five passes over the vectors, four of them the sweeps of the two operator
+    applications, into which the iteration's other work is fused (each value computed
+    by the same operations and each inner product summed in the same order as in the
+    textbook's separate passes, so the iterates are the same bits): the direction
+    update in the first backward sweep, the inner product ``rhat . v`` in the first
+    forward sweep, the half step in the second backward sweep, ``t . t`` and ``t . s``
+    in the second forward sweep; the last pass updates ``z`` and the residual and sums
+    the residual's norm and the next iteration's ``rho = rhat . res``."""
     n = z.shape[0]
-    rho = 0.0
-    for i in range(n):
-        rho += rhat[i] * res[i]
+    rho = sc[NEXT]
     if abs(rho) < TINY or abs(sc[OMEGA]) < TINY:
         return -1.0
     beta = (rho / sc[RHO]) * (sc[ALPHA] / sc[OMEGA])
-    om = sc[OMEGA]
-    for i in range(n):
-        p[i] = res[i] + beta * (p[i] - om * v[i])
-    split_apply(indptr, indices, data, r, p, v, tmp)
-    rv = 0.0
-    for i in range(n):
-        rv += rhat[i] * v[i]
+    _backward_updating(indptr, indices, data, r, p, tmp, 1, beta, sc[OMEGA], res, v, z)
+    rv = forward(indptr, indices, data, r, p, tmp, v, rhat, rhat, True)[0]
     if rv == 0.0:
         return -1.0
     alpha = rho / rv
-    for i in range(n):
-        z[i] += alpha * p[i]
-        res[i] -= alpha * v[i]  # res holds s from here
-    split_apply(indptr, indices, data, r, res, t, tmp)
-    tt = 0.0
-    ts = 0.0
-    for i in range(n):
-        tt += t[i] * t[i]
-        ts += t[i] * res[i]
+    # res holds s from here
+    _backward_updating(indptr, indices, data, r, res, tmp, 2, alpha, 0.0, v, p, z)
+    tt, ts = forward(indptr, indices, data, r, res, tmp, t, t, res, True)
     omega = ts / tt if tt > 0.0 else 0.0
     norm = 0.0
+    nxt = 0.0
     for i in range(n):
         z[i] += omega * res[i]
         res[i] -= omega * t[i]
         norm += res[i] * res[i]
-    sc[RHO], sc[ALPHA], sc[OMEGA] = rho, alpha, omega
+        nxt += rhat[i] * res[i]
+    sc[RHO], sc[ALPHA], sc[OMEGA], sc[NEXT] = rho, alpha, omega, nxt
     return np.sqrt(norm)
 
 

@@ -53,6 +53,7 @@ import numpy as np
 from mfstein.ground import signals
 from mfstein.ground.errors import ParameterError
 from mfstein.ground.jit import numba
+from numeric.exact.prefetch import prefetch
 from numeric.exact.space import (  # noqa: F401  (the lattice's names, kept here as before)
     GUARD,
     KIND_CODES,
@@ -201,15 +202,21 @@ DONE, AMBIG, FULL, OUTSIDE, UNBOUNDED, PAUSED, RATES = range(7)
 #: code does not see Ctrl-C, so the search hands control back to Python this often
 #: (a few milliseconds each) and an interruption takes effect at once.
 EXPLORE_CHUNK = 1 << 16
+#: States :func:`explore` looks ahead: it asks for the table slots of that state's jumps
+#: (:func:`numeric.exact.prefetch.prefetch`) while it handles the current one.
+AHEAD = 4
 #: Rows the search allocates at least (more when the lattice's bound is exact and larger).
 FIRST_ROWS = 1 << 21
 
 
 @numba.njit(inline="always", cache=True)
-def _hash(states, i, b, mask):
+def _hash(states, i, b, mask, jumps=None, t=0):
+    """The table slot of ``states[i]`` (FNV-1a of its coordinates), or of
+    ``states[i] + jumps[t]`` when ``jumps`` is given."""
     h = np.uint64(1469598103934665603)
     for k in range(b):
-        h = (h ^ np.uint64(states[i, k] & 0xFFFFFFFFFFFF)) * np.uint64(1099511628211)
+        v = states[i, k] if jumps is None else states[i, k] + jumps[t, k]
+        h = (h ^ np.uint64(v & 0xFFFFFFFFFFFF)) * np.uint64(1099511628211)
     h ^= h >> np.uint64(29)
     return np.int64(h & np.uint64(mask))
 
@@ -321,6 +328,11 @@ def explore(
         if tail + nt > cap or 2 * (tail + nt) > table.shape[0]:
             status = 2
             break
+        ahead = i + AHEAD
+        if ahead < rated and ahead < tail:
+            for t in range(nt):
+                if R[ahead, t] > 0.0:
+                    prefetch(table, _hash(states, ahead, b, mask, jumps, t))
         if done[i] == 0:
             m = 0.0
             for t in range(nt):

@@ -349,8 +349,8 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
     ip, ix, dx = sweep.arrays
     S, r = sweep.QT.shape[0], sweep.r
     z, res, rhat, p, v, t, tmp = (np.empty(S) for _ in range(7))
-    fused.split_start(ip, ix, dx, r, mon.x, z, res, rhat, p, v)
-    sc = np.ones(3)
+    sc = np.empty(4)
+    fused.split_start(ip, ix, dx, r, mon.x, z, res, rhat, p, v, sc)
     for _ in range(iterations):
         norm = fused.split_step(ip, ix, dx, r, z, res, rhat, p, v, t, tmp, sc)
         if norm < 0.0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sps
-from scipy.sparse.linalg import spsolve_triangular
+from scipy.sparse.linalg import spsolve, spsolve_triangular
 
 from numeric.exact import fused
 from numeric.exact.solvers import pinned
@@ -66,7 +66,7 @@ def test_the_split_operator_is_the_preconditioned_matrix_in_one_pass() -> None:
         assert np.allclose(x, back, rtol=1e-12, atol=1e-12 * np.abs(back).max())
     x = rng.random(n) + 0.5
     z, res, rhat, p, w = (np.empty(n) for _ in range(5))
-    fused.split_start(*arrays, x, z, res, rhat, p, w)
+    fused.split_start(*arrays, x, z, res, rhat, p, w, np.empty(4))
     again = np.empty(n)
     fused.unsplit(*arrays, z, again)
     assert np.allclose(again, x, rtol=1e-12, atol=0.0)
@@ -75,3 +75,68 @@ def test_the_split_operator_is_the_preconditioned_matrix_in_one_pass() -> None:
     want = spsolve_triangular(lower, e_r - A @ x)
     assert np.allclose(res, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
     assert np.array_equal(rhat, res) and not p.any() and not w.any()
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a . b`` summed from the first entry, one product at a time (as the compiled
+    loops sum; not NumPy's pairwise sum, nor Python's compensated ``sum``)."""
+    acc = 0.0
+    for x, y in zip(a.tolist(), b.tolist(), strict=True):
+        acc += x * y
+    return acc
+
+
+def test_the_fused_iteration_is_the_textbook_bicgstab_bit_for_bit() -> None:
+    """``split_step`` does BiCGSTAB's vector updates and inner products inside the
+    operator's sweeps; the iterates must be those of the textbook iteration written
+    as separate passes (each update in NumPy, each inner product summed from the first
+    entry, the operator ``split_apply``), to the last bit, and so must the norms."""
+    n, r = 400, 11
+    QT = _generator_transpose(n)
+    arrays = (QT.indptr, QT.indices, QT.data, r)
+    x = np.random.default_rng(6).random(n) + 0.5
+    z, res, rhat, p, v, t, tmp = (np.empty(n) for _ in range(7))
+    sc = np.empty(4)
+    fused.split_start(*arrays, x, z, res, rhat, p, v, sc)
+    Z, R, P, V, T = z.copy(), res.copy(), p.copy(), v.copy(), np.empty(n)
+    rho0, alpha, omega = 1.0, 1.0, 1.0
+    for _ in range(8):
+        norm = fused.split_step(*arrays, z, res, rhat, p, v, t, tmp, sc)
+        rho = _dot(rhat, R)
+        beta = (rho / rho0) * (alpha / omega)
+        P = R + beta * (P - omega * V)
+        fused.split_apply(*arrays, P, V, np.empty(n))
+        alpha = rho / _dot(rhat, V)
+        Z += alpha * P
+        R -= alpha * V
+        fused.split_apply(*arrays, R, T, np.empty(n))
+        omega = _dot(T, R) / _dot(T, T)
+        Z += omega * R
+        R -= omega * T
+        rho0 = rho
+        assert norm == np.sqrt(_dot(R, R))
+        for got, want in ((z, Z), (res, R), (p, P), (v, V), (t, T)):
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+        assert sc[3] == _dot(rhat, R)
+
+
+def test_the_fused_iteration_solves_the_pinned_system() -> None:
+    """Run to a small recursive residual, ``x = unsplit(z)`` solves ``A x = e_r``
+    (against SciPy's sparse LU)."""
+    n, r = 400, 7
+    QT, A, *_ = _parts(n, r)
+    arrays = (QT.indptr, QT.indices, QT.data, r)
+    z, res, rhat, p, v, t, tmp = (np.empty(n) for _ in range(7))
+    sc = np.empty(4)
+    fused.split_start(*arrays, np.ones(n), z, res, rhat, p, v, sc)
+    for _ in range(200):
+        norm = fused.split_step(*arrays, z, res, rhat, p, v, t, tmp, sc)
+        assert norm >= 0.0
+        if norm < 1e-14:
+            break
+    x = np.empty(n)
+    fused.unsplit(*arrays, z, x)
+    e_r = np.zeros(n)
+    e_r[r] = 1.0
+    want = spsolve(A.tocsc(), e_r)
+    assert np.allclose(x, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
