@@ -266,12 +266,12 @@ def html_table(title: str, rows: Sequence[tuple[str, str]], more: str = "") -> s
     """The same rows as a small HTML table (for Jupyter's ``_repr_html_``)."""
     esc = html.escape
     cells = "".join(
-        f"<tr><th style=\"text-align:left\">{esc(label)}</th><td>{esc(text)}</td></tr>"
+        f'<tr><th style="text-align:left">{esc(label)}</th><td>{esc(text)}</td></tr>'
         for label, text in rows
     )
-    foot = f"<tr><td colspan=\"2\"><i>{esc(more)}</i></td></tr>" if more else ""
+    foot = f'<tr><td colspan="2"><i>{esc(more)}</i></td></tr>' if more else ""
     return (
-        f"<table><caption style=\"text-align:left\"><b>{esc(title)}</b></caption>"
+        f'<table><caption style="text-align:left"><b>{esc(title)}</b></caption>'
         f"<tbody>{cells}{foot}</tbody></table>"
     )
 
