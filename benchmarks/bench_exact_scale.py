@@ -61,6 +61,8 @@ import tempfile
 from math import comb
 from pathlib import Path
 
+from trees import tree_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
 #: The supermarket's N of the warm-up: 5,456 states, above the direct solver's
@@ -190,7 +192,12 @@ PYCACHE = Path(tempfile.gettempdir()) / "mfstein-bench-pycache"
 
 
 def _run(tree: Path, case: str, N: int, timeout: float, *extra: str) -> dict | None:
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONPYCACHEPREFIX=str(PYCACHE / tree.name))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(tree),
+        PYTHONPYCACHEPREFIX=str(PYCACHE / tree.name),
+        MFSTEIN_CACHE_DIR=tree_cache(str(tree)),  # each tree its own compiled code
+    )
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         out = subprocess.run(

@@ -17,7 +17,7 @@ best of ``--repeat`` wall-clock runs of a fresh interpreter:
 * ``imports``: the heavy modules loaded by ``--help`` (should be none).
 
 ``--first`` (issue 34): the CPU and wall seconds of a fresh process (interpreter start
-included, warm cache: each tree has a cache of its own, :func:`tree_cache`, and each
+included, warm cache: each tree has a cache of its own, :func:`trees.tree_cache`, and each
 case runs once per tree before timing) making one first
 call -- bare ``import numpy, scipy``; the first ``mf.solve("sir", ...)`` at the default
 precision and with ``precision="float64"``; the first ``sim.simulate`` of SIR
@@ -35,6 +35,8 @@ import os
 import subprocess
 import sys
 import time
+
+from trees import tree_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -159,19 +161,6 @@ FIRST = {
 }
 #: The heavy modules a case is checked for (SciPy's subpackages each cost 0.1-0.3 s).
 HEAVY = ("sympy", "mpmath", "scipy", "scipy.linalg", "scipy.special", "scipy.sparse", "numba")
-
-
-def tree_cache(tree: str) -> str:
-    """The mfstein cache of ``tree``'s children, one per tree: two trees sharing one
-    cache would take turns recompiling what the other compiled (a compiled function's
-    cache stamp is the digest of its source files, :func:`mfstein.ground.jit.source_stamp`),
-    and each first call would time a compilation -- the first ``simulate`` took 6-8 s
-    in both trees that way, against about 1 s with a cache of its own."""
-    import hashlib
-    import tempfile
-
-    digest = hashlib.sha1(os.path.abspath(tree).encode()).hexdigest()[:12]
-    return os.path.join(tempfile.gettempdir(), "mfstein-bench-startup", digest)
 
 
 def _fresh(tree: str, code: str, bytecode: bool = True) -> tuple[float, float, str]:
