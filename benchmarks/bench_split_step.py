@@ -28,13 +28,14 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_forward_sweep import load_fused
+from bench_forward_sweep import arguments, load_fused
 
 from numeric.exact import fused
 
@@ -58,10 +59,12 @@ def chain(N: int) -> tuple[Any, int]:
 class Run:
     """One BiCGSTAB run of a ``fused`` module on ``Q^T``: its seven vectors and
     scalars, started from all ones (the old module's ``split_start`` has no ``sc``
-    and its ``sc`` three entries)."""
+    and its ``sc`` three entries; this checkout's kernels read a copy of ``Q^T`` in
+    the triangles' layout, :func:`bench_forward_sweep.arguments`, an older tree's the
+    CSR)."""
 
-    def __init__(self, module: Any, QT: Any, r: int) -> None:
-        self.module, self.args = module, (QT.indptr, QT.indices, QT.data, r)
+    def __init__(self, module: Any, QT: Any, r: int, stack: ExitStack) -> None:
+        self.module, self.args = module, arguments(module, QT, r, stack)
         n = QT.shape[0]
         self.vectors = [np.empty(n) for _ in range(7)]
         self.ones = np.ones(n)
@@ -92,8 +95,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7, help="repetitions (default 7)")
     a = ap.parse_args()
     QT, r = chain(a.N)
-    with tempfile.TemporaryDirectory(prefix="bench_split_step_") as into:
-        runs = {"old": Run(load_fused(a.tree, into), QT, r), "new": Run(fused, QT, r)}
+    with tempfile.TemporaryDirectory(prefix="bench_split_step_") as into, ExitStack() as stack:
+        runs = {
+            "old": Run(load_fused(a.tree, into), QT, r, stack),
+            "new": Run(fused, QT, r, stack),
+        }
         for run in runs.values():  # compiled (or loaded from the cache) before any timing
             run.start()
             run.steps(1)

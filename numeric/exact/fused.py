@@ -2,13 +2,15 @@
 
 The system is ``A x = e_r`` with ``A`` the transposed generator ``Q^T`` whose row
 ``r`` is replaced by ``e_r`` (:mod:`numeric.exact.solvers`).  Here ``A`` is never
-formed: the loops read ``Q^T`` itself (CSR, column indices sorted within each
-row, so the entries left of the diagonal come first) and treat row ``r`` as the
-unit row.  Against SciPy's :func:`~scipy.sparse.linalg.bicgstab` with the
+formed: the loops read ``Q^T``'s own arrays, rearranged in place into its
+triangles stored apart (:mod:`numeric.exact.triangles`: per block of rows the
+entries left of the diagonals, the diagonals, the entries right of them, each
+row's entries in their CSR order; the tuple ``m`` the kernels take), and treat
+row ``r`` as the unit row.  Against SciPy's :func:`~scipy.sparse.linalg.bicgstab` with the
 symmetric Gauss--Seidel preconditioner as a ``LinearOperator`` this saves
 
-* memory: no pinned copy of ``Q^T``'s values, no split triangles (the sorted
-  row is split at the diagonal on the fly, and the diagonal read there), a
+* memory: no pinned copy of ``Q^T``'s values, no copy of its triangles (they
+  are ``Q^T``'s arrays rearranged, two bytes per state besides), a
   preconditioner applied in place (its backward sweep overwrites the forward
   sweep's result entry by entry: the entries it reads are already final), no
   temporaries, and seven vectors (the iterate ``z``, the residual, the shadow
@@ -51,45 +53,46 @@ TINY = np.finfo(np.float64).eps ** 2
 
 
 @numba.njit(cache=True)
-def sgs_in_place(indptr, indices, data, r, v, out):
-    """``out = M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of ``A`` (sorted rows; the
-    diagonal is read where each row's entries cross it, ``1`` in the pinned row)."""
-    forward(indptr, indices, data, r, v, out, out, v, v, False)
-    unsplit(indptr, indices, data, r, out, out)  # in place: the backward sweep
+def sgs_in_place(m, r, v, out):
+    """``out = M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of ``A`` (``m`` the
+    triangles' layout, :mod:`numeric.exact.triangles`; ``1`` the pinned row's diagonal)."""
+    forward(m, r, v, out, out, v, v, False)
+    unsplit(m, r, out, out)  # in place: the backward sweep
 
 
 @numba.njit(cache=True)
-def matvec(indptr, indices, data, r, x, out):
-    """``out = A x``."""
-    n = x.shape[0]
-    for i in range(n):
-        acc = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            acc += data[q] * x[indices[q]]
-        out[i] = acc
+def matvec(m, r, x, out):
+    """``out = A x`` (each row's products summed in the row's order: left of the
+    diagonal, the diagonal, right of it)."""
+    indptr, indices, data, lower, upper, dstart, block = m
+    S = x.shape[0]
+    for k in range(dstart.shape[0]):
+        r0 = k * block
+        r1 = min(S, r0 + block)
+        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        for i in range(r0, r1):
+            acc = 0.0
+            for q in range(pl, pl + lower[i]):
+                acc += data[q] * x[indices[q]]
+            acc += data[pd] * x[indices[pd]]
+            for q in range(pu, pu + upper[i]):
+                acc += data[q] * x[indices[q]]
+            out[i] = acc
+            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     out[r] = x[r]
 
 
 @numba.njit(cache=True)
-def _diagonal(indptr, indices, data, i):
-    """``A_ii`` of a row ``i`` that is not the pinned one (``0`` when not stored)."""
-    for q in range(indptr[i], indptr[i + 1]):
-        if indices[q] >= i:
-            return data[q] if indices[q] == i else 0.0
-    return 0.0
-
-
-@numba.njit(cache=True)
-def unsplit(indptr, indices, data, r, v, t):
+def unsplit(m, r, v, t):
     """``t = (D + U)^-1 D v`` (rows from the last; ``U`` the entries right of the
     diagonal, none in the pinned row, whose diagonal is 1; ``t`` may be ``v``): the
     iterate ``x`` of the split system's ``z`` (:func:`split_step`), and the first half
     of :func:`split_apply`."""
-    _backward_updating(indptr, indices, data, r, v, t, 0, 0.0, 0.0, v, v, v)
+    _backward_updating(m, r, v, t, 0, 0.0, 0.0, v, v, v)
 
 
 @numba.njit(cache=True)
-def split_apply(indptr, indices, data, r, v, out, t):
+def split_apply(m, r, v, out, t):
     """``out = (D + L)^-1 A (D + U)^-1 D v`` in one pass over ``A`` (S. C. Eisenstat,
     "Efficient implementation of a class of preconditioned conjugate gradient methods",
     SIAM J. Sci. Stat. Comput. 2 (1981)): with ``A = (D + L) + (D + U) - D`` and
@@ -97,17 +100,18 @@ def split_apply(indptr, indices, data, r, v, out, t):
     the entries right of the diagonal and a forward one over those left of it, where
     the preconditioned product ``A M^-1`` takes two sweeps and a product.  ``t`` is
     scratch (it ends holding ``(D + L)^-1 D (v - t)``)."""
-    unsplit(indptr, indices, data, r, v, t)
-    forward(indptr, indices, data, r, v, t, out, v, v, True)
+    unsplit(m, r, v, t)
+    forward(m, r, v, t, out, v, v, True)
 
 
 @numba.njit(cache=True)
-def _backward_updating(indptr, indices, data, r, v, t, mode, c1, c2, a, b, z):
-    """``t = (D + U)^-1 D v`` (:func:`unsplit`, rows from the last) with the vector
-    update that precedes it in :func:`split_step` done at each row just before the
-    row reads ``v_i`` (row ``i`` reads ``v`` only at ``i`` and ``t`` only at ``j > i``,
-    so the update may run row by row; each entry is the same operations as the
-    update's own pass, so the same bits):
+def _backward_updating(m, r, v, t, mode, c1, c2, a, b, z):
+    """``t = (D + U)^-1 D v`` (:func:`unsplit`, rows from the last, each row's entries
+    right of the diagonal from the last, as in CSR) with the vector update that
+    precedes it in :func:`split_step` done at each row just before the row reads
+    ``v_i`` (row ``i`` reads ``v`` only at ``i`` and ``t`` only at ``j > i``, so the
+    update may run row by row; each entry is the same operations as the update's own
+    pass, so the same bits):
 
     * ``mode == 1``, the direction: ``v_i = a_i + c1 (v_i - c2 b_i)`` (``v = p``,
       ``a = res``, ``b`` the last operator image, ``c1 = beta``, ``c2 = omega``);
@@ -115,33 +119,40 @@ def _backward_updating(indptr, indices, data, r, v, t, mode, c1, c2, a, b, z):
       res``, ``a`` the operator image of ``b = p``, ``c1 = alpha``);
     * any other ``mode``: none (:func:`unsplit`).
 
-    The sweep waits on memory and on its division, so the update costs little more
-    than the vectors' reads, where its own pass read and wrote them all again."""
-    for i in range(v.shape[0] - 1, -1, -1):
-        if mode == 1:
-            v[i] = a[i] + c1 * (v[i] - c2 * b[i])
-        elif mode == 2:
-            z[i] += c1 * b[i]
-            v[i] -= c1 * a[i]
-        if i == r:
-            t[i] = v[i]
-            continue
-        acc = 0.0
-        d = 0.0
-        for q in range(indptr[i + 1] - 1, indptr[i] - 1, -1):
-            j = indices[q]
-            if j <= i:
-                if j == i:
-                    d = data[q]
-                break
-            acc += data[q] * t[j]
-        t[i] = (d * v[i] - acc) / d
+    The sweep reads the blocks' diagonals and upper triangles only
+    (:mod:`numeric.exact.triangles`); it waits on memory, so the update costs little
+    more than the vectors' reads, where its own pass read and wrote them all again."""
+    indptr, indices, data, _lower, upper, dstart, block = m
+    S = v.shape[0]
+    for k in range(dstart.shape[0] - 1, -1, -1):
+        r0 = k * block
+        r1 = min(S, r0 + block)
+        pu = indptr[r1]
+        d0 = dstart[k] - r0
+        for i in range(r1 - 1, r0 - 1, -1):
+            if mode == 1:
+                v[i] = a[i] + c1 * (v[i] - c2 * b[i])
+            elif mode == 2:
+                z[i] += c1 * b[i]
+                v[i] -= c1 * a[i]
+            s = pu - upper[i]
+            if i == r:
+                t[i] = v[i]
+                pu = s
+                continue
+            acc = 0.0
+            for q in range(pu - 1, s - 1, -1):
+                acc += data[q] * t[indices[q]]
+            d = data[d0 + i]
+            t[i] = (d * v[i] - acc) / d
+            pu = s
 
 
 @numba.njit(cache=True)
-def forward(indptr, indices, data, r, v, t, out, a, b, split):
-    """The forward sweep (rows from the first; ``L`` the entries left of the diagonal,
-    none in the pinned row, whose diagonal is 1).
+def forward(m, r, v, t, out, a, b, split):
+    """The forward sweep (rows from the first, each row's entries left of the
+    diagonal in order; ``L`` those entries, none in the pinned row, whose diagonal is
+    1; the blocks' lower triangles and diagonals only, :mod:`numeric.exact.triangles`).
 
     Without ``split``: ``out = (D + L)^-1 v`` (``t`` must be ``out``; ``a``, ``b`` not
     read), the first half of :func:`sgs_in_place`, ``v_i`` less each product in turn,
@@ -155,33 +166,37 @@ def forward(indptr, indices, data, r, v, t, out, a, b, split):
     afterwards.  Returns ``(sum_i out_i a_i, sum_i out_i b_i)``, summed from the first
     row as the inner products' own passes summed them (the same bits); ``(0, 0)``
     without ``split``."""
+    indptr, indices, data, lower, _upper, dstart, block = m
+    S = v.shape[0]
     sa = 0.0
     sb = 0.0
-    for i in range(v.shape[0]):
-        if i == r:
-            w = v[i] - t[i] if split else v[i]
-        else:
-            acc = 0.0 if split else v[i]
-            d = 0.0
-            for q in range(indptr[i], indptr[i + 1]):
-                j = indices[q]
-                if j >= i:
-                    if j == i:
-                        d = data[q]
-                    break
-                if split:
-                    acc += data[q] * t[j]
-                else:
-                    acc -= data[q] * t[j]
-            w = (d * (v[i] - t[i]) - acc if split else acc) / d
-        if split:
-            o = w + t[i]
-            t[i] = w
-            out[i] = o
-            sa += o * a[i]
-            sb += o * b[i]
-        else:
-            out[i] = w
+    for k in range(dstart.shape[0]):
+        r0 = k * block
+        r1 = min(S, r0 + block)
+        pl = indptr[r0]
+        d0 = dstart[k] - r0
+        for i in range(r0, r1):
+            e = pl + lower[i]
+            if i == r:
+                w = v[i] - t[i] if split else v[i]
+            else:
+                acc = 0.0 if split else v[i]
+                for q in range(pl, e):
+                    if split:
+                        acc += data[q] * t[indices[q]]
+                    else:
+                        acc -= data[q] * t[indices[q]]
+                d = data[d0 + i]
+                w = (d * (v[i] - t[i]) - acc if split else acc) / d
+            pl = e
+            if split:
+                o = w + t[i]
+                t[i] = w
+                out[i] = o
+                sa += o * a[i]
+                sb += o * b[i]
+            else:
+                out[i] = w
     return sa, sb
 
 
@@ -196,40 +211,42 @@ def _dot(a, b):
 
 
 @numba.njit(cache=True)
-def split_start(indptr, indices, data, r, x, z, res, rhat, p, v, sc):
+def split_start(m, r, x, z, res, rhat, p, v, sc):
     """A run of :func:`split_step` from ``x``: ``z = D^-1 (D + U) x`` (so that ``x =
     (D + U)^-1 D z``), ``res = (D + L)^-1 (e_r - A x)``, ``rhat = res``, ``p = v = 0``;
     ``sc`` the scalars of the run's start (``rho, alpha, omega = 1`` and the first
     iteration's ``rhat . res``)."""
+    indptr, indices, data, lower, upper, dstart, block = m
     n = x.shape[0]
-    matvec(indptr, indices, data, r, x, res)
+    matvec(m, r, x, res)
     for i in range(n):
         res[i] = -res[i]
         p[i] = 0.0
         v[i] = 0.0
         z[i] = x[i]
     res[r] += 1.0
-    for i in range(n):
-        if i == r:
-            continue
-        d = _diagonal(indptr, indices, data, i)
-        up = 0.0
-        acc = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            if j > i:
-                up += data[q] * x[j]
-            elif j < i:
-                acc += data[q] * res[j]
-        z[i] = x[i] + up / d
-        res[i] = (res[i] - acc) / d
+    for k in range(dstart.shape[0]):
+        r0 = k * block
+        r1 = min(n, r0 + block)
+        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        for i in range(r0, r1):
+            if i != r:
+                up = 0.0
+                acc = 0.0
+                for q in range(pl, pl + lower[i]):
+                    acc += data[q] * res[indices[q]]
+                for q in range(pu, pu + upper[i]):
+                    up += data[q] * x[indices[q]]
+                z[i] = x[i] + up / data[pd]
+                res[i] = (res[i] - acc) / data[pd]
+            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     rhat[:] = res
     sc[RHO] = sc[ALPHA] = sc[OMEGA] = 1.0
     sc[NEXT] = _dot(rhat, res)
 
 
 @numba.njit(cache=True)
-def split_step(indptr, indices, data, r, z, res, rhat, p, v, t, tmp, sc):
+def split_step(m, r, z, res, rhat, p, v, t, tmp, sc):
     """One BiCGSTAB iteration on the split system ``(D + L)^-1 A (D + U)^-1 D z =
     (D + L)^-1 e_r`` (:func:`split_apply`), in place; ``sc`` holds ``rho, alpha,
     omega`` and the next ``rho`` between calls (:func:`split_start`).  Returns the
@@ -248,14 +265,14 @@ def split_step(indptr, indices, data, r, z, res, rhat, p, v, t, tmp, sc):
     if abs(rho) < TINY or abs(sc[OMEGA]) < TINY:
         return -1.0
     beta = (rho / sc[RHO]) * (sc[ALPHA] / sc[OMEGA])
-    _backward_updating(indptr, indices, data, r, p, tmp, 1, beta, sc[OMEGA], res, v, z)
-    rv = forward(indptr, indices, data, r, p, tmp, v, rhat, rhat, True)[0]
+    _backward_updating(m, r, p, tmp, 1, beta, sc[OMEGA], res, v, z)
+    rv = forward(m, r, p, tmp, v, rhat, rhat, True)[0]
     if rv == 0.0:
         return -1.0
     alpha = rho / rv
     # res holds s from here
-    _backward_updating(indptr, indices, data, r, res, tmp, 2, alpha, 0.0, v, p, z)
-    tt, ts = forward(indptr, indices, data, r, res, tmp, t, t, res, True)
+    _backward_updating(m, r, res, tmp, 2, alpha, 0.0, v, p, z)
+    tt, ts = forward(m, r, res, tmp, t, t, res, True)
     omega = ts / tt if tt > 0.0 else 0.0
     norm = 0.0
     nxt = 0.0
@@ -269,21 +286,37 @@ def split_step(indptr, indices, data, r, z, res, rhat, p, v, t, tmp, sc):
 
 
 @numba.njit(cache=True)
-def normalised_residual(indptr, indices, data, x):
+def normalised_residual(m, x):
     """``||Q^T pi||_1`` of ``pi = max(x, 0) / sum(max(x, 0))`` (the residual of
-    :func:`numeric.exact.solvers.normalise` ``(x)``), with no temporary vector."""
+    :func:`numeric.exact.solvers.normalise` ``(x)``), with no temporary vector; each
+    row's terms summed in the row's order (left of the diagonal, the diagonal, right
+    of it), as on the CSR."""
+    indptr, indices, data, lower, upper, dstart, block = m
+    S = x.shape[0]
     total = 0.0
-    for i in range(x.shape[0]):
+    for i in range(S):
         if x[i] > 0.0:
             total += x[i]
     acc = 0.0
-    for i in range(indptr.shape[0] - 1):
-        row = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            v = x[indices[q]]
+    for k in range(dstart.shape[0]):
+        r0 = k * block
+        r1 = min(S, r0 + block)
+        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        for i in range(r0, r1):
+            row = 0.0
+            for q in range(pl, pl + lower[i]):
+                v = x[indices[q]]
+                if v > 0.0:
+                    row += data[q] * (v / total)
+            v = x[indices[pd]]
             if v > 0.0:
-                row += data[q] * (v / total)
-        acc += abs(row)
+                row += data[pd] * (v / total)
+            for q in range(pu, pu + upper[i]):
+                v = x[indices[q]]
+                if v > 0.0:
+                    row += data[q] * (v / total)
+            acc += abs(row)
+            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     return acc
 
 

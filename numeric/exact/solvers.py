@@ -146,9 +146,10 @@ def solve_krylov(
     """
     if solver not in ("bicgstab", "gmres"):
         raise ValueError(f"solver must be 'bicgstab' or 'gmres', got {solver!r}")
+    from numeric.exact import triangles
+
     QT = _sorted(QT)
     S = QT.shape[0]
-    sweep = _preconditioner(QT, r)
     x = np.ones(S)
     if x0 is not None:
         x0 = np.asarray(x0, dtype=np.float64).ravel()
@@ -161,10 +162,12 @@ def solve_krylov(
         from tqdm import tqdm
 
         bar = tqdm(desc=solver, unit="it", file=sys.stderr, leave=False)
-    mon = _Monitor(QT, x, tol, check_every, max_iter, patience, bar)
-    del x, x0  # the monitor holds the start: one vector less once it has a better one
     try:
-        _runs(solver, sweep, mon, max_iter)
+        with triangles.split(QT) as m:  # QT's arrays rearranged until the block ends
+            sweep = _preconditioner(m, r)
+            mon = _Monitor(m, x, tol, check_every, max_iter, patience, bar)
+            del x, x0  # the monitor holds the start: one vector less once it has a better one
+            _runs(solver, sweep, mon, max_iter)
     finally:
         if bar is not None:
             bar.close()
@@ -174,11 +177,12 @@ def solve_krylov(
     )
 
 
-def _normalised_residual(QT: sps.csr_matrix, x: np.ndarray) -> float:
-    """``residual(QT, normalise(x))`` in one compiled pass, with no temporary vector."""
+def _normalised_residual(m: tuple[Any, ...], x: np.ndarray) -> float:
+    """``residual(QT, normalise(x))`` in one compiled pass, with no temporary vector
+    (``m``: ``Q^T`` in the triangles' layout, :mod:`numeric.exact.triangles`)."""
     from numeric.exact import fused
 
-    return float(fused.normalised_residual(QT.indptr, QT.indices, QT.data, x))
+    return float(fused.normalised_residual(m, x))
 
 
 def _sorted(QT: sps.csr_matrix) -> sps.csr_matrix:
@@ -193,31 +197,32 @@ def _sorted(QT: sps.csr_matrix) -> sps.csr_matrix:
 
 @dataclass
 class _Sweep:
-    """The pinned system ``A x = e_r`` read from ``Q^T`` (:mod:`numeric.exact.fused`:
-    ``A`` is not formed) and its symmetric Gauss--Seidel preconditioner."""
+    """The pinned system ``A x = e_r`` read from ``Q^T`` in the triangles' layout
+    ``m`` (:mod:`numeric.exact.triangles`; :mod:`numeric.exact.fused`: ``A`` is not
+    formed) and its symmetric Gauss--Seidel preconditioner."""
 
-    QT: sps.csr_matrix
+    m: tuple[Any, ...]
     r: int
 
     @property
-    def arrays(self) -> tuple[Any, ...]:
-        """``(indptr, indices, data)`` of ``Q^T``."""
-        return self.QT.indptr, self.QT.indices, self.QT.data
+    def S(self) -> int:
+        """The number of states."""
+        return int(self.m[3].shape[0])
 
     def operators(self) -> tuple[spla.LinearOperator, spla.LinearOperator]:
         """``A`` and ``M^-1`` as SciPy operators (for GMRES)."""
         from numeric.exact import fused
 
-        S, (ip, ix, dx), r = self.QT.shape[0], self.arrays, self.r
+        S, m, r = self.S, self.m, self.r
 
         def apply(v: np.ndarray) -> np.ndarray:
             out = np.empty(S)
-            fused.matvec(ip, ix, dx, r, np.ascontiguousarray(v).ravel(), out)
+            fused.matvec(m, r, np.ascontiguousarray(v).ravel(), out)
             return out
 
         def precondition(v: np.ndarray) -> np.ndarray:
             out = np.empty(S)
-            fused.sgs_in_place(ip, ix, dx, r, np.ascontiguousarray(v).ravel(), out)
+            fused.sgs_in_place(m, r, np.ascontiguousarray(v).ravel(), out)
             return out
 
         return (
@@ -226,11 +231,12 @@ class _Sweep:
         )
 
 
-def _preconditioner(QT: sps.csr_matrix, r: int) -> _Sweep:
-    """The pinned system of ``QT`` (sorted rows) and its preconditioner ``M = (D + L)
-    D^-1 (D + U)`` of ``A``: one symmetric Gauss--Seidel sweep, forward along the
-    entries left of the diagonal, backward along those right of it."""
-    return _Sweep(QT, r)
+def _preconditioner(m: tuple[Any, ...], r: int) -> _Sweep:
+    """The pinned system of ``Q^T`` (the triangles' layout ``m``) and its
+    preconditioner ``M = (D + L) D^-1 (D + U)`` of ``A``: one symmetric Gauss--Seidel
+    sweep, forward along the entries left of the diagonal, backward along those right
+    of it."""
+    return _Sweep(m, r)
 
 
 class _Monitor:
@@ -245,7 +251,7 @@ class _Monitor:
 
     def __init__(
         self,
-        QT: sps.csr_matrix,
+        m: tuple[Any, ...],
         x: np.ndarray,
         tol: float,
         check_every: int,
@@ -253,9 +259,9 @@ class _Monitor:
         patience: int,
         bar: Any,
     ) -> None:
-        self.QT, self.tol, self.bar = QT, tol, bar
+        self.m, self.tol, self.bar = m, tol, bar
         self.check_every, self.max_iter, self.patience = check_every, max_iter, patience
-        res0 = _normalised_residual(QT, x)
+        res0 = _normalised_residual(m, x)
         # its: iterations so far; since: since the last check; best, x: the best iterate;
         # mark: a residual the run must halve, at_mark: the iteration it was set
         self.its, self.since, self.best, self.x = 0, 0, res0, x
@@ -276,7 +282,7 @@ class _Monitor:
         steps, self.since = self.since, 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
             raise _Done
-        res = _normalised_residual(self.QT, xk)
+        res = _normalised_residual(self.m, xk)
         self.history.append(res)
         if self.bar is not None:
             self.bar.set_postfix(residual=f"{res:.1e}")
@@ -321,7 +327,7 @@ def _runs(solver: str, sweep: _Sweep, mon: _Monitor, max_iter: int) -> None:
         try:
             if solver == "gmres":
                 A, M = sweep.operators()
-                rhs = np.zeros(sweep.QT.shape[0])
+                rhs = np.zeros(sweep.S)
                 rhs[sweep.r] = 1.0
                 x_new, _ = spla.gmres(
                     A, rhs, x0=mon.x, rtol=rtol, atol=0.0, restart=40,
@@ -346,21 +352,20 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
     or ``iterations``; returns the iterate."""
     from numeric.exact import fused
 
-    ip, ix, dx = sweep.arrays
-    S, r = sweep.QT.shape[0], sweep.r
+    m, S, r = sweep.m, sweep.S, sweep.r
     z, res, rhat, p, v, t, tmp = (np.empty(S) for _ in range(7))
     sc = np.empty(4)
-    fused.split_start(ip, ix, dx, r, mon.x, z, res, rhat, p, v, sc)
+    fused.split_start(m, r, mon.x, z, res, rhat, p, v, sc)
     for _ in range(iterations):
-        norm = fused.split_step(ip, ix, dx, r, z, res, rhat, p, v, t, tmp, sc)
+        norm = fused.split_step(m, r, z, res, rhat, p, v, t, tmp, sc)
         if norm < 0.0:
             break  # a breakdown: z is the last iterate
         if mon.since + 1 >= mon.gap:
-            fused.unsplit(ip, ix, dx, r, z, tmp)  # x, for the check
+            fused.unsplit(m, r, z, tmp)  # x, for the check
         mon.check(tmp, 1)
         if norm < rtol:
             break
-    fused.unsplit(ip, ix, dx, r, z, tmp)
+    fused.unsplit(m, r, z, tmp)
     return tmp
 
 

@@ -1,8 +1,10 @@
 """The symmetric Gauss--Seidel preconditioner of the iterative exact solver
-(numeric.exact.fused: the sweeps read Q^T's sorted rows in place, with the pinned
-row r taken as the unit row) is ``M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of
-the pinned matrix, computed here independently by two sparse triangular solves;
-and the fused matrix product is the pinned matrix's."""
+(numeric.exact.fused: the sweeps read Q^T's arrays rearranged in place into its
+triangles, numeric.exact.triangles, with the pinned row r taken as the unit row)
+is ``M^-1 v`` with ``M = (D + L) D^-1 (D + U)`` of the pinned matrix, computed
+here independently by two sparse triangular solves; and the fused matrix product
+is the pinned matrix's.  The layout's blocks are small here (``BLOCK`` rows, not
+dividing the states), so that the kernels cross blocks."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.sparse.linalg import spsolve, spsolve_triangular
 
-from numeric.exact import fused
+from numeric.exact import fused, triangles
 from numeric.exact.solvers import pinned
+
+#: Rows per block of the triangles' layout in these tests.
+BLOCK = 37
 
 
 def _generator_transpose(n: int) -> sps.csr_matrix:
@@ -25,7 +30,7 @@ def _generator_transpose(n: int) -> sps.csr_matrix:
 def _parts(n: int, r: int) -> tuple:
     """``Q^T``, the pinned matrix ``A``, its diagonal ``D``, ``D + L`` and ``D + U``."""
     QT = _generator_transpose(n)
-    A = pinned(QT, r)
+    A = pinned(QT, r).copy()  # not sharing QT's indices, which the layout rearranges
     D = sps.diags(A.diagonal())
     return QT, A, D, (sps.tril(A, k=-1) + D).tocsr(), (sps.triu(A, k=1) + D).tocsr()
 
@@ -37,11 +42,11 @@ def test_in_place_sweep_is_the_two_triangular_solves() -> None:
     for _ in range(3):
         v = rng.standard_normal(n)
         want = spsolve_triangular(upper, D @ spsolve_triangular(lower, v), lower=False)
-        got = np.empty(n)
-        fused.sgs_in_place(QT.indptr, QT.indices, QT.data, r, v, got)
+        got, out = np.empty(n), np.empty(n)
+        with triangles.split(QT, BLOCK) as m:
+            fused.sgs_in_place(m, r, v, got)
+            fused.matvec(m, r, v, out)
         assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
-        out = np.empty(n)
-        fused.matvec(QT.indptr, QT.indices, QT.data, r, v, out)
         assert np.allclose(out, A @ v, rtol=1e-13, atol=1e-13 * np.abs(A @ v).max())
 
 
@@ -53,7 +58,13 @@ def test_the_split_operator_is_the_preconditioned_matrix_in_one_pass() -> None:
     rng = np.random.default_rng(5)
     n, r = 400, 11
     QT, A, D, lower, upper = _parts(n, r)
-    arrays = (QT.indptr, QT.indices, QT.data, r)
+    with triangles.split(QT, BLOCK) as m:
+        _check_split_operator(m, r, A, D, lower, upper, rng)
+
+
+def _check_split_operator(m: tuple, r: int, A, D, lower, upper, rng) -> None:
+    n = A.shape[0]
+    arrays = (m, r)
     for _ in range(3):
         v = rng.standard_normal(n)
         want = spsolve_triangular(lower, A @ spsolve_triangular(upper, D @ v, lower=False))
@@ -92,8 +103,12 @@ def test_the_fused_iteration_is_the_textbook_bicgstab_bit_for_bit() -> None:
     as separate passes (each update in NumPy, each inner product summed from the first
     entry, the operator ``split_apply``), to the last bit, and so must the norms."""
     n, r = 400, 11
-    QT = _generator_transpose(n)
-    arrays = (QT.indptr, QT.indices, QT.data, r)
+    with triangles.split(_generator_transpose(n), BLOCK) as m:
+        _check_textbook(m, r, n)
+
+
+def _check_textbook(m: tuple, r: int, n: int) -> None:
+    arrays = (m, r)
     x = np.random.default_rng(6).random(n) + 0.5
     z, res, rhat, p, v, t, tmp = (np.empty(n) for _ in range(7))
     sc = np.empty(4)
@@ -125,17 +140,17 @@ def test_the_fused_iteration_solves_the_pinned_system() -> None:
     (against SciPy's sparse LU)."""
     n, r = 400, 7
     QT, A, *_ = _parts(n, r)
-    arrays = (QT.indptr, QT.indices, QT.data, r)
     z, res, rhat, p, v, t, tmp = (np.empty(n) for _ in range(7))
     sc = np.empty(4)
-    fused.split_start(*arrays, np.ones(n), z, res, rhat, p, v, sc)
-    for _ in range(200):
-        norm = fused.split_step(*arrays, z, res, rhat, p, v, t, tmp, sc)
-        assert norm >= 0.0
-        if norm < 1e-14:
-            break
     x = np.empty(n)
-    fused.unsplit(*arrays, z, x)
+    with triangles.split(QT, BLOCK) as m:
+        fused.split_start(m, r, np.ones(n), z, res, rhat, p, v, sc)
+        for _ in range(200):
+            norm = fused.split_step(m, r, z, res, rhat, p, v, t, tmp, sc)
+            assert norm >= 0.0
+            if norm < 1e-14:
+                break
+        fused.unsplit(m, r, z, x)
     e_r = np.zeros(n)
     e_r[r] = 1.0
     want = spsolve(A.tocsc(), e_r)
