@@ -286,17 +286,22 @@ def split_step(m, r, z, res, rhat, p, v, t, tmp, sc):
 
 
 @numba.njit(cache=True)
-def normalised_residual(m, x):
+def normalised_residual(m, x, pi):
     """``||Q^T pi||_1`` of ``pi = max(x, 0) / sum(max(x, 0))`` (the residual of
-    :func:`numeric.exact.solvers.normalise` ``(x)``), with no temporary vector; each
-    row's terms summed in the row's order (left of the diagonal, the diagonal, right
-    of it), as on the CSR."""
+    :func:`numeric.exact.solvers.normalise` ``(x)``), ``pi`` a scratch vector that
+    receives it; each row's terms summed in the row's order (left of the diagonal,
+    the diagonal, right of it), as on the CSR.  ``pi_j = x_j / total`` is the
+    division each term ``Q^T_ij pi_j`` made (once per state, not once per entry: the
+    same bits), and a term of ``x_j <= 0`` is ``Q^T_ij 0 = +-0``, which leaves the
+    row's sum as it was but for the sign of a zero sum, which ``abs`` drops."""
     indptr, indices, data, lower, upper, dstart, block = m
     S = x.shape[0]
     total = 0.0
     for i in range(S):
         if x[i] > 0.0:
             total += x[i]
+    for i in range(S):
+        pi[i] = x[i] / total if x[i] > 0.0 else 0.0
     acc = 0.0
     for k in range(dstart.shape[0]):
         r0 = k * block
@@ -305,16 +310,10 @@ def normalised_residual(m, x):
         for i in range(r0, r1):
             row = 0.0
             for q in range(pl, pl + lower[i]):
-                v = x[indices[q]]
-                if v > 0.0:
-                    row += data[q] * (v / total)
-            v = x[indices[pd]]
-            if v > 0.0:
-                row += data[pd] * (v / total)
+                row += data[q] * pi[indices[q]]
+            row += data[pd] * pi[indices[pd]]
             for q in range(pu, pu + upper[i]):
-                v = x[indices[q]]
-                if v > 0.0:
-                    row += data[q] * (v / total)
+                row += data[q] * pi[indices[q]]
             acc += abs(row)
             pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     return acc

@@ -177,12 +177,15 @@ def solve_krylov(
     )
 
 
-def _normalised_residual(m: tuple[Any, ...], x: np.ndarray) -> float:
-    """``residual(QT, normalise(x))`` in one compiled pass, with no temporary vector
-    (``m``: ``Q^T`` in the triangles' layout, :mod:`numeric.exact.triangles`)."""
+def _normalised_residual(
+    m: tuple[Any, ...], x: np.ndarray, scratch: np.ndarray | None = None
+) -> float:
+    """``residual(QT, normalise(x))`` in one compiled pass (``m``: ``Q^T`` in the
+    triangles' layout, :mod:`numeric.exact.triangles`), the normalised vector kept in
+    ``scratch`` (a vector of the caller's that is free, else a temporary one)."""
     from numeric.exact import fused
 
-    return float(fused.normalised_residual(m, x))
+    return float(fused.normalised_residual(m, x, np.empty_like(x) if scratch is None else scratch))
 
 
 def _sorted(QT: sps.csr_matrix) -> sps.csr_matrix:
@@ -271,7 +274,9 @@ class _Monitor:
         self.mark, self.at_mark = res0, 0
         self.history: list[float] = [res0]
 
-    def check(self, xk: np.ndarray, steps: int, now: bool = False) -> None:
+    def check(
+        self, xk: np.ndarray, steps: int, now: bool = False, scratch: np.ndarray | None = None
+    ) -> None:
         signals.check()  # every iteration: a Ctrl-C a library lost is raised again here
         self.its += steps
         self.since += steps
@@ -282,7 +287,7 @@ class _Monitor:
         steps, self.since = self.since, 0
         if not (np.all(np.isfinite(xk)) and xk.sum() > 0):
             raise _Done
-        res = _normalised_residual(self.m, xk)
+        res = _normalised_residual(self.m, xk, scratch)
         self.history.append(res)
         if self.bar is not None:
             self.bar.set_postfix(residual=f"{res:.1e}")
@@ -362,7 +367,7 @@ def _bicgstab(sweep: _Sweep, mon: _Monitor, rtol: float, iterations: int) -> np.
             break  # a breakdown: z is the last iterate
         if mon.since + 1 >= mon.gap:
             fused.unsplit(m, r, z, tmp)  # x, for the check
-        mon.check(tmp, 1)
+        mon.check(tmp, 1, scratch=t)  # t is free between iterations
         if norm < rtol:
             break
     fused.unsplit(m, r, z, tmp)

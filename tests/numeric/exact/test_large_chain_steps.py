@@ -101,10 +101,11 @@ def test_the_next_check_comes_when_the_rate_predicts_a_tenth_of_the_target() -> 
     iterations (``rho`` the residual's rate per iteration since the last check), at
     least 1 and at most ``check_every``; while the residual does not fall, or once it
     is at the target, it waits ``check_every``."""
+    from numeric.exact import triangles
     from numeric.exact.solvers import _Monitor
 
-    QT = _random_transposed_generator(50, 0.1, 1)
-    mon = _Monitor(QT, np.ones(50), 1e-11, 20, 1000, 400, None)
+    with triangles.split(_random_transposed_generator(50, 0.1, 1)) as m:
+        mon = _Monitor(m, np.ones(50), 1e-11, 20, 1000, 400, None)
     mon.last = 1e-4
     assert mon._next_gap(1e-9, 20) == 12  # 10^-0.25 per iteration, 10^-3 to go
     assert mon._next_gap(1e-10, 20) == 7  # 10^-0.3 per iteration, 10^-2 to go: 6.7
