@@ -71,15 +71,23 @@ def matvec(m, r, x, out):
         r1 = min(S, r0 + block)
         pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
         for i in range(r0, r1):
-            acc = 0.0
-            for q in range(pl, pl + lower[i]):
-                acc += data[q] * x[indices[q]]
-            acc += data[pd] * x[indices[pd]]
-            for q in range(pu, pu + upper[i]):
-                acc += data[q] * x[indices[q]]
-            out[i] = acc
+            out[i] = _row(indices, data, pl, pl + lower[i], pd, pu, pu + upper[i], x)
             pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     out[r] = x[r]
+
+
+@numba.njit(inline="always", cache=True)
+def _row(indices, data, l0, l1, d, u0, u1, x):
+    """``sum_j Q^T_ij x_j`` over a row of the triangles' layout, in the row's order:
+    its entries left of the diagonal (``l0`` to ``l1``), the diagonal (``d``), its
+    entries right of it (``u0`` to ``u1``)."""
+    acc = 0.0
+    for q in range(l0, l1):
+        acc += data[q] * x[indices[q]]
+    acc += data[d] * x[indices[d]]
+    for q in range(u0, u1):
+        acc += data[q] * x[indices[q]]
+    return acc
 
 
 @numba.njit(cache=True)
@@ -308,13 +316,7 @@ def normalised_residual(m, x, pi):
         r1 = min(S, r0 + block)
         pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
         for i in range(r0, r1):
-            row = 0.0
-            for q in range(pl, pl + lower[i]):
-                row += data[q] * pi[indices[q]]
-            row += data[pd] * pi[indices[pd]]
-            for q in range(pu, pu + upper[i]):
-                row += data[q] * pi[indices[q]]
-            acc += abs(row)
+            acc += abs(_row(indices, data, pl, pl + lower[i], pd, pu, pu + upper[i], pi))
             pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
     return acc
 

@@ -46,7 +46,7 @@ from mfstein.ground.jit import numba
 
 #: Rows per block: the ``L`` and ``U`` parts of a block are some 150 kB each on the
 #: supermarket's lattice, long enough streams for the hardware prefetcher, and a
-#: block's scratch copy (``_split_blocks``) small.
+#: block's scratch copy (``_rearrange``) small.
 BLOCK = 4096
 
 #: :func:`_count`'s answers.
@@ -72,10 +72,24 @@ def _count(indptr, indices, lower, upper, most):
     return FITS
 
 
+@numba.njit(inline="always", cache=True)
+def _put(data, indices, sd, si, base, q, p, apart):
+    """Entry ``q`` of a block in CSR order to place ``p`` of its layout (``apart``),
+    or back, from the block's scratch copy (both counted from the block's start
+    ``base``)."""
+    if apart:
+        data[base + p] = sd[q]
+        indices[base + p] = si[q]
+    else:
+        data[base + q] = sd[p]
+        indices[base + q] = si[p]
+
+
 @numba.njit(cache=True)
-def _split_blocks(indptr, indices, data, lower, upper, dstart, block, sd, si):
-    """CSR order to ``[L_b | D_b | U_b]`` per block (module docstring), in place
-    through the scratch ``sd``, ``si`` (one block's entries)."""
+def _rearrange(indptr, indices, data, lower, upper, dstart, block, sd, si, apart):
+    """CSR order to ``[L_b | D_b | U_b]`` per block (module docstring; ``apart``,
+    which sets ``dstart``) or back, in place through the scratch ``sd``, ``si`` (one
+    block's entries)."""
     S = lower.shape[0]
     for k in range(dstart.shape[0]):
         r0 = k * block
@@ -84,59 +98,22 @@ def _split_blocks(indptr, indices, data, lower, upper, dstart, block, sd, si):
         for q in range(indptr[r1] - base):
             sd[q] = data[base + q]
             si[q] = indices[base + q]
-        pl = base
+        pd = 0
         for i in range(r0, r1):
-            pl += lower[i]
-        pd = pl
-        pu = pd + (r1 - r0)
-        pl = base
-        dstart[k] = pd
+            pd += lower[i]
+        if apart:
+            dstart[k] = base + pd
+        pl, pu, q = 0, pd + (r1 - r0), 0
         for i in range(r0, r1):
-            q = indptr[i] - base
             for _ in range(lower[i]):
-                data[pl] = sd[q]
-                indices[pl] = si[q]
+                _put(data, indices, sd, si, base, q, pl, apart)
                 pl += 1
                 q += 1
-            data[pd] = sd[q]
-            indices[pd] = si[q]
+            _put(data, indices, sd, si, base, q, pd, apart)
             pd += 1
             q += 1
             for _ in range(upper[i]):
-                data[pu] = sd[q]
-                indices[pu] = si[q]
-                pu += 1
-                q += 1
-
-
-@numba.njit(cache=True)
-def _join_blocks(indptr, indices, data, lower, upper, dstart, block, sd, si):
-    """The inverse of :func:`_split_blocks`: the CSR order again."""
-    S = lower.shape[0]
-    for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        base = indptr[r0]
-        for q in range(indptr[r1] - base):
-            sd[q] = data[base + q]
-            si[q] = indices[base + q]
-        pl = 0
-        pd = dstart[k] - base
-        pu = pd + (r1 - r0)
-        q = base
-        for i in range(r0, r1):
-            for _ in range(lower[i]):
-                data[q] = sd[pl]
-                indices[q] = si[pl]
-                pl += 1
-                q += 1
-            data[q] = sd[pd]
-            indices[q] = si[pd]
-            pd += 1
-            q += 1
-            for _ in range(upper[i]):
-                data[q] = sd[pu]
-                indices[q] = si[pu]
+                _put(data, indices, sd, si, base, q, pu, apart)
                 pu += 1
                 q += 1
 
@@ -189,8 +166,8 @@ def split(QT: sps.csr_matrix, block: int = BLOCK) -> Iterator[tuple[Any, ...]]:
     sd, si = np.empty(longest), np.empty(longest, dtype=QT.indices.dtype)
     dstart = np.empty(-(-S // block), dtype=np.int64)
     layout = (ip, QT.indices, QT.data, lower, upper, dstart, block)
-    _split_blocks(*layout, sd, si)
+    _rearrange(*layout, sd, si, True)
     try:
         yield layout
     finally:
-        _join_blocks(*layout, sd, si)
+        _rearrange(*layout, sd, si, False)
