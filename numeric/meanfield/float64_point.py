@@ -39,6 +39,7 @@ DELTA = 1e-24
 MAX_DIGITS = 14
 _U = 2.0**-53
 _SUM = np.add.reduce
+_MAX = np.maximum.reduce
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ class AtPoint:
     #: What :func:`accept` computed here that later steps may read again, ``"stability"``
     #: (the dense matrix whose eigenvalues it took, and them; :func:`kept_block`),
     #: ``"scale"`` (the size of the drift's terms) and ``"residual"`` (``max |f|`` on
-    #: the free coordinates; both read by :func:`relative_residual`).
+    #: the free coordinates; both read by :func:`relative_residual`), and ``"absJ"``
+    #: (``|J|`` of a dense ``J`` that is its own reduced ``J``; read by
+    #: :func:`_stability_eigenvalues` and :func:`kept_block`).
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -141,8 +144,15 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
     (``jscale``: its largest entry at the start)."""
     s = at.s
-    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
-    jr_max = largest_entry(at.Jr)
+    # a dense J is its own reduced J without a law: |J| taken once for the scale of the
+    # drift's terms, the largest entry and the stability test's small entries
+    absJ = np.abs(at.J) if at.dense and at.Jr is at.J else None
+    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s, absJ)
+    if absJ is None:
+        jr_max = largest_entry(at.Jr)
+    else:  # max_abs's reduction of |J|
+        jr_max = float(_MAX(absJ, axis=None)) if absJ.size else 0.0
+        at.seen["absJ"] = absJ
     acceptance.check(
         model,
         s,
@@ -163,7 +173,8 @@ def _stability_eigenvalues(at: AtPoint, jr_max: float) -> np.ndarray:
     if not at.dense:
         return eigenvalues_by_blocks(at.Jr)
     Jr = at.Jr
-    A = np.where(np.abs(Jr) <= DELTA * jr_max, 0.0, Jr)
+    absJr = at.seen.get("absJ")  # |J| when J is the reduced J (accept)
+    A = np.where((np.abs(Jr) if absJr is None else absJr) <= DELTA * jr_max, 0.0, Jr)
     eig = _dense_eigenvalues(A)
     at.seen["stability"] = (A, eig)
     return eig
@@ -318,7 +329,7 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
     s = at.s
     F = list(sysm.red.free)
-    dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
+    dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates, absJ=at.seen.get("absJ")))
     kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
     K = [F[a] for a in kr]
     Qs = at.Q(sysm)

@@ -652,14 +652,22 @@ def _drift_and_scale(fr: Any, scale: Any, y: np.ndarray) -> tuple[np.ndarray, fl
 
 #: ``a.any()`` of a 1-d boolean array, the ufunc reduction without the method's wrapper.
 _ANY = np.logical_or.reduce
+_MAX = np.maximum.reduce
 
 
 def negligible(
-    system: SparseSystem, s: np.ndarray, delta: float, *, J: Any = None, rates: Any = None
+    system: SparseSystem,
+    s: np.ndarray,
+    delta: float,
+    *,
+    J: Any = None,
+    rates: Any = None,
+    absJ: np.ndarray | None = None,
 ) -> list[int]:
     """The free coordinates that can be dropped at ``s`` with tolerance ``delta``
     (the four conditions of the module docstring), ascending; ``J`` and ``rates``:
-    the Jacobian and the rates at ``s`` when the caller has evaluated them."""
+    the Jacobian and the rates at ``s`` when the caller has evaluated them (``absJ``:
+    ``|J|`` of a dense ``J``, when taken)."""
     b = system.model.n
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
@@ -684,8 +692,10 @@ def negligible(
         return []
     J = system.jac(s) if J is None else J
     if isinstance(J, np.ndarray):  # dense (a small system)
-        jmax = max(max_abs(J), 1e-300)
-        ii, jj = (np.abs(J) > delta * jmax).nonzero()
+        if absJ is None:  # max_abs(J)'s reduction on |J| taken once for both uses
+            absJ = np.abs(J)
+        jmax = max(float(_MAX(absJ, axis=None)) if J.size else 0.0, 1e-300)
+        ii, jj = (absJ > delta * jmax).nonzero()
     else:
         J = J.tocoo()
         jmax = max(max_abs(J.data), 1e-300)
