@@ -94,6 +94,28 @@ def read_values(model: Any, given: Mapping[str, Any]) -> dict[str, mpf]:
     return out
 
 
+def values_read(model: Any, given: Mapping[str, Any], prec: int) -> dict[str, mpf] | None:
+    """What :func:`read_values` returns at the working precision of ``prec`` bits when
+    every value has been read there before and found in its declared range (text and
+    Python numbers: the memos of :func:`_read` and :func:`_in_range`), else ``None``:
+    a sweep's point whose grid values were read when the grid was checked costs no
+    change of the working precision."""
+    out: dict[str, mpf] = {}
+    info = model.info
+    for name, raw in given.items():
+        kind = type(raw)
+        if kind not in (str, int, float):
+            return None
+        value = _READ.get((kind, raw, prec))
+        if value is None:
+            return None
+        declared = info.parameter(name)
+        if declared is not None and _IN_RANGE.get((id(declared), kind, raw, prec)) is not declared:
+            return None
+        out[name] = value
+    return out
+
+
 #: Values read before, by (type, value as given, working precision in bits): a sweep
 #: reads each grid value when it checks the grid and again at its point.
 _READ: dict[tuple[type, Any, int], mpf] = {}

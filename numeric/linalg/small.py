@@ -18,6 +18,7 @@ same ``L^T`` at every step).
 
 from __future__ import annotations
 
+import cmath
 import math
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,8 @@ except (ImportError, AttributeError):  # another NumPy: the public functions onl
     _SOLVE1 = _EIGVALS = _SVD = _EIGVALSH = None
 
 _F64 = np.dtype(np.float64)
+#: A result vector of at most this many entries is checked on Python numbers.
+SHORT = 64
 
 #: SciPy's ``csr_matvec`` once looked up (``False``: not yet, ``None``: not there).
 _CSR_MATVEC: Any = False
@@ -73,9 +76,11 @@ def solve_vector_quiet(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     ):
         return np.linalg.solve(A, b)
     x = _SOLVE1(A, b)  # float64 inputs: the loop "dd->d", found by the ufunc itself
-    # x @ x is not finite for a NaN or infinite entry (and for a huge one, which the
-    # wrapper then solves again: the same numbers)
-    return x if math.isfinite(x @ x) else np.linalg.solve(A, b)
+    # the sum of the entries (a short x: as Python floats) or x @ x is not finite for a
+    # NaN or infinite entry (and for a huge one, which the wrapper then solves again:
+    # the same numbers)
+    check = sum(x.tolist()) if x.shape[0] <= SHORT else x @ x
+    return x if math.isfinite(check) else np.linalg.solve(A, b)
 
 
 def _plain_square(A: Any) -> bool:
@@ -97,7 +102,12 @@ _ADD = np.add.reduce
 
 
 def _finite(x: np.ndarray) -> bool:
-    """Whether every entry of the float64 (or complex) result ``x`` is finite."""
+    """Whether every entry of the 1-d float64 (or complex) result ``x`` is finite: a
+    short one by the sum of its entries as Python numbers (finite only when every
+    entry is; a sum that overflows is looked at entry by entry), a longer one by
+    ``np.isfinite``."""
+    if x.shape[0] <= SHORT and cmath.isfinite(sum(x.tolist())):
+        return True
     return bool(np.isfinite(x).all())
 
 
@@ -105,10 +115,20 @@ def eigenvalues_quiet(A: np.ndarray) -> np.ndarray:
     """:func:`numpy.linalg.eigvals` of ``A`` (LAPACK ``dgeev`` by NumPy's own gufunc:
     the same numbers, real when every imaginary part is 0), without its per-call
     checks; anything unusual -- another dtype or shape, a non-finite entry, no
-    convergence (a NaN) -- is answered by :func:`numpy.linalg.eigvals` itself."""
+    convergence (a NaN) -- is answered by :func:`numpy.linalg.eigvals` itself.
+    A short result is read once as Python complex numbers: their sum says whether
+    every entry is finite (:func:`_finite`), their imaginary parts whether one is
+    not real (``w.imag.any()``)."""
     with np.errstate(all="ignore"):
         w = _EIGVALS(A) if _EIGVALS and _plain_square(A) else None
-    if w is None or not _finite(w):
+    if w is None:
+        return np.linalg.eigvals(A)
+    if w.shape[0] <= SHORT:
+        values = w.tolist()
+        if not cmath.isfinite(sum(values)) and not _finite(w):
+            return np.linalg.eigvals(A)
+        return w if any(z.imag for z in values) else w.real
+    if not _finite(w):
         return np.linalg.eigvals(A)
     return w if w.imag.any() else w.real
 

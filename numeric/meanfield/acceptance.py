@@ -62,12 +62,13 @@ def max_abs(a: np.ndarray) -> float:
     return float(_MAX(np.abs(a), axis=None)) if a.size else 0.0
 
 
-def term_scale(rates: Any, J: Any, s: Any) -> float:
+def term_scale(rates: Any, J: Any, s: Any, absJ: Any = None) -> float:
     """The size of the terms of the drift at ``s``: the largest intensity
     ``|beta_l(s)|`` and the largest ``sum_j |J_ij| |s_j|`` (dense or SciPy sparse
-    ``J``, float64 values)."""
+    ``J``, float64 values; ``absJ``: ``|J|`` when the caller has taken it)."""
     r = max_abs(np.asarray(rates, dtype=float))
-    absJ = abs(J) if not isinstance(J, np.ndarray) else np.abs(J)
+    if absJ is None:
+        absJ = abs(J) if not isinstance(J, np.ndarray) else np.abs(J)
     js = absJ @ np.abs(np.asarray(s, dtype=float))
     return max(r, max_abs(js))
 

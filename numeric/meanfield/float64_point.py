@@ -39,6 +39,7 @@ DELTA = 1e-24
 MAX_DIGITS = 14
 _U = 2.0**-53
 _SUM = np.add.reduce
+_MAX = np.maximum.reduce
 
 
 @dataclass(frozen=True)
@@ -52,22 +53,30 @@ class AtPoint:
     J: Any
     Jr: Any
     #: What :func:`accept` computed here that later steps may read again, ``"stability"``
-    #: (the dense matrix whose eigenvalues it took, and them; :func:`kept_block`) and
-    #: ``"scale"`` (the size of the drift's terms; :func:`relative_residual`).
+    #: (the dense matrix whose eigenvalues it took, and them; :func:`kept_block`),
+    #: ``"scale"`` (the size of the drift's terms) and ``"residual"`` (``max |f|`` on
+    #: the free coordinates; both read by :func:`relative_residual`), and ``"absJ"``
+    #: (``|J|`` of a dense ``J`` that is its own reduced ``J``; read by
+    #: :func:`_stability_eigenvalues` and :func:`kept_block`).
     seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, sysm: Any, s: np.ndarray, rates: np.ndarray | None = None) -> AtPoint:
+    def of(
+        cls, sysm: Any, s: np.ndarray, rates: np.ndarray | None = None, f: np.ndarray | None = None
+    ) -> AtPoint:
         """The objects at ``s``: dense arrays for a small system (at most
         :data:`numeric.meanfield.structure.DENSE_MAX` coordinates), sparse otherwise
-        (``rates``: the rates at ``s`` when the caller has evaluated them)."""
+        (``rates``, ``f``: the rates and the drift ``L^T rates`` at ``s`` when the
+        caller has evaluated them; ``f`` is read only with ``rates``)."""
         if rates is None:
-            rates = sysm.rates(s)
+            rates, f = sysm.rates(s), None
+        if f is None:
+            f = sysm.LT_times(rates)
         if len(s) <= DENSE_MAX:
             J = sysm.jac_dense(s)
-            return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac_dense(J))
+            return cls(s, rates, f, J, sysm.reduce_jac_dense(J))
         J = sysm.jac(s)
-        return cls(s, rates, sysm.LT_times(rates), J, sysm.reduce_jac(J))
+        return cls(s, rates, f, J, sysm.reduce_jac(J))
 
     @property
     def dense(self) -> bool:
@@ -135,13 +144,20 @@ def accept(sysm: Any, model: Any, at: AtPoint, jscale: float) -> None:
     space, finite rates >= 0, no kink, stability of the whole reduced Jacobian
     (``jscale``: its largest entry at the start)."""
     s = at.s
-    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s)
-    jr_max = largest_entry(at.Jr)
+    # a dense J is its own reduced J without a law: |J| taken once for the scale of the
+    # drift's terms, the largest entry and the stability test's small entries
+    absJ = np.abs(at.J) if at.dense and at.Jr is at.J else None
+    scale = at.seen["scale"] = acceptance.term_scale(at.rates, at.J, s, absJ)
+    if absJ is None:
+        jr_max = largest_entry(at.Jr)
+    else:  # max_abs's reduction of |J|
+        jr_max = float(_MAX(absJ, axis=None)) if absJ.size else 0.0
+        at.seen["absJ"] = absJ
     acceptance.check(
         model,
         s,
         sysm.p,
-        residual=at.residual(sysm.red),
+        residual=_residual(sysm, at),
         scale=scale,
         eig=_stability_eigenvalues(at, jr_max),
         jmax=max(jr_max, jscale),
@@ -157,7 +173,8 @@ def _stability_eigenvalues(at: AtPoint, jr_max: float) -> np.ndarray:
     if not at.dense:
         return eigenvalues_by_blocks(at.Jr)
     Jr = at.Jr
-    A = np.where(np.abs(Jr) <= DELTA * jr_max, 0.0, Jr)
+    absJr = at.seen.get("absJ")  # |J| when J is the reduced J (accept)
+    A = np.where((np.abs(Jr) if absJr is None else absJr) <= DELTA * jr_max, 0.0, Jr)
     eig = _dense_eigenvalues(A)
     at.seen["stability"] = (A, eig)
     return eig
@@ -186,7 +203,7 @@ def _accepted_from(
         jac_start=jac_start,
         evaluated=evaluated,
     )
-    at = AtPoint.of(sysm, s, evaluated.get("rates"))
+    at = AtPoint.of(sysm, s, evaluated.get("rates"), evaluated.get("f"))
     accept(sysm, model, at, jscale)
     return at
 
@@ -312,7 +329,7 @@ def kept_block(sysm: Any, at: AtPoint, M64: np.ndarray) -> Block:
     (``M64``: the observable's ``b x b`` matrix in float64) to the rest."""
     s = at.s
     F = list(sysm.red.free)
-    dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates))
+    dropped = set(negligible(sysm, s, DELTA, J=at.J, rates=at.rates, absJ=at.seen.get("absJ")))
     kr = [a for a, i in enumerate(F) if i not in dropped]  # kept, in reduced coordinates
     K = [F[a] for a in kr]
     Qs = at.Q(sysm)
@@ -347,13 +364,14 @@ def lyapunov(blk: Block) -> tuple[float, float]:
     # the rates; a J of size 1e-300 would otherwise leave the float64 range of the solver)
     a = blk.jmax = max_abs(blk.JK)
     Ja = blk.JK / a
-    WK = solve_lyapunov64(Ja, -blk.QK / a)
+    Qa = blk.QK / a  # -(Q/a) is (-Q)/a: a quotient's sign is its dividend's
+    WK = solve_lyapunov64(Ja, -Qa)
     blk.WK = (WK + WK.T) / 2
     PaK = solve_lyapunov64(Ja.T, -blk.MK)  # a P
     PaK = (PaK + PaK.T) / 2
     blk.PK = PaK / a
     # np.sum's reduction (the same pairwise sums) without its wrapper
-    return float(_SUM(blk.MK * blk.WK, axis=None)), float(_SUM(PaK * (blk.QK / a), axis=None))
+    return float(_SUM(blk.MK * blk.WK, axis=None)), float(_SUM(PaK * Qa, axis=None))
 
 
 def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
@@ -362,14 +380,17 @@ def bias(sysm: Any, s: np.ndarray, blk: Block) -> tuple[np.ndarray, np.ndarray]:
     TR = blk.TK[blk.R]
     W_full_R = TR @ blk.WK @ TR.T
     b = sysm.red.b
-    W = np.zeros((b, b))
-    R = np.asarray(blk.R, dtype=np.intp)
-    W[R[:, None], R] = W_full_R  # the rows and columns R (np.ix_'s selection)
+    if len(blk.R) == b:  # R is every row (ascending): the full W is W_R itself
+        W = W_full_R
+    else:
+        W = np.zeros((b, b))
+        R = np.asarray(blk.R, dtype=np.intp)
+        W[R[:, None], R] = W_full_R  # the rows and columns R (np.ix_'s selection)
     # entries j <= k of the Hessian, j < k counted twice (rows outside R carry W = 0)
     (i, j, k), weight = sysm.hess_layout
     # summed in order into zeros, as np.add.at sums (bincount is its fast form)
     h = np.bincount(i, weights=sysm.hess_values(s) * weight * W[j, k], minlength=b)
-    hK = h[blk.K]
+    hK = h if len(blk.K) == b else h[blk.K]  # K is every coordinate (ascending): h
     with np.errstate(all="ignore"):  # a singular J: numpy.linalg.solve's error, no warning
         VK = solve_vector_quiet(blk.JK, -hK) if blk.JK.size else np.zeros(0)
     return blk.TK @ VK, W_full_R
@@ -410,13 +431,23 @@ def _norm2(A: np.ndarray, symmetric: bool) -> float:
     return float(singular_values_quiet(A).max())
 
 
+def _residual(sysm: Any, at: AtPoint) -> float:
+    """``max |f(s)|`` on the free coordinates (:meth:`AtPoint.residual`), taken once
+    at a point and kept in ``at.seen`` (:func:`accept` and :func:`relative_residual`
+    both read it)."""
+    r = at.seen.get("residual")
+    if r is None:
+        r = at.seen["residual"] = at.residual(sysm.red)
+    return r
+
+
 def relative_residual(sysm: Any, at: AtPoint) -> float:
     """``max |f(s)|`` on the free coordinates over the size of the drift's terms
     (:func:`numeric.meanfield.acceptance.term_scale`)."""
     scale = at.seen.get("scale")  # computed by accept at this point
     if scale is None:
         scale = term_scale(at.rates, at.J, at.s)
-    return at.residual(sysm.red) / scale if scale > 0 else 0.0
+    return _residual(sysm, at) / scale if scale > 0 else 0.0
 
 
 @dataclass

@@ -171,9 +171,10 @@ def order1(
     kept from an earlier call when there was one, else solved (the fixed point
     searched from ``first``, a neighbour's ``s*``, when given, else from the
     problem's start) and kept."""
-    obs = _observable_key(M)
+    # a search from a neighbour's s* is neither looked up nor kept: no key
+    obs = _observable_key(M) if first is None else None
     key = None if problem.key is None or obs is None else (problem.key, obs)
-    hit = _POINTS.get(key) if key is not None and first is None else None
+    hit = _POINTS.get(key) if key is not None else None
     if hit is not None:
         _POINTS.move_to_end(key)
         return hit[1]

@@ -376,7 +376,9 @@ def fixed_point64(
     Jacobian at ``start`` when the caller has evaluated it (dense, read only).
     ``evaluated``: a dict that receives ``"rates"``, the rates at the returned
     point, when the search's last evaluation was there (Newton's steps from a
-    neighbour end with the test of the drift at that point).
+    neighbour end with the test of the drift at that point), and ``"f"``, the drift
+    ``L^T beta`` there, when every coordinate is free (the full drift is then the
+    one the test evaluated).
     """
     red = system.red
     free = list(red.free)
@@ -387,7 +389,8 @@ def fixed_point64(
     solve = linear_solver(dense)
 
     last: list[Any] = [None, None]  # the state whose rates were evaluated last, and them
-    fr, jr, scale, drift = _search_functions(system, q, dense, last)
+    last_f: list[Any] = [None, None]  # the state whose drift was evaluated last, and it
+    fr, jr, scale, drift = _search_functions(system, q, dense, last, last_f)
 
     if near:
         with np.errstate(all="ignore"):
@@ -397,6 +400,8 @@ def fixed_point64(
                     y = refine_small(lambda y: solve(jr(0, y), fr(0, y)), y)
                 if evaluated is not None and last[0] == y.tobytes():
                     evaluated["rates"] = last[1]  # at system.full(y, q): the same numbers
+                    if not red.laws and last_f[0] == last[0]:  # f = L^T beta, every
+                        evaluated["f"] = last_f[1]  # coordinate free: the full drift
                 return system.full(y, q)
         if newton_only:
             raise NumericalError(
@@ -450,7 +455,11 @@ def fixed_point64(
 
 
 def _search_functions(
-    system: SparseSystem, q: np.ndarray, dense: bool, last: list[Any] | None = None
+    system: SparseSystem,
+    q: np.ndarray,
+    dense: bool,
+    last: list[Any] | None = None,
+    last_f: list[Any] | None = None,
 ) -> tuple[Any, Any, Any, Any]:
     """``(fr, jr, scale, drift)`` of :func:`fixed_point64` on the invariant set with
     the conserved values ``q``: the drift and the reduced Jacobian on the free
@@ -460,13 +469,14 @@ def _search_functions(
     the last state).  The last state each was evaluated at is kept with its value:
     the drift and the scale of a state share one evaluation of the rates, and the
     last implicit step's drift and ``J`` are the first Newton step's (every caller
-    only reads them).  ``last``: the caller's list that holds the last state's
-    key (``y.tobytes()``) and rates."""
+    only reads them).  ``last``, ``last_f``: the caller's lists that hold the last
+    state's key (``y.tobytes()``) and rates, and the last drift's state and value."""
     red = system.red
     free = list(red.free)
     if last is None:
         last = [None, None]
-    last_f: list[Any] = [None, None]
+    if last_f is None:
+        last_f = [None, None]
     last_j: list[Any] = [None, None]
     every = not red.laws  # every coordinate free, in order: no selection needed
     times = system.LT_times  # f = L^T beta, the checks on L^T made once
@@ -642,14 +652,22 @@ def _drift_and_scale(fr: Any, scale: Any, y: np.ndarray) -> tuple[np.ndarray, fl
 
 #: ``a.any()`` of a 1-d boolean array, the ufunc reduction without the method's wrapper.
 _ANY = np.logical_or.reduce
+_MAX = np.maximum.reduce
 
 
 def negligible(
-    system: SparseSystem, s: np.ndarray, delta: float, *, J: Any = None, rates: Any = None
+    system: SparseSystem,
+    s: np.ndarray,
+    delta: float,
+    *,
+    J: Any = None,
+    rates: Any = None,
+    absJ: np.ndarray | None = None,
 ) -> list[int]:
     """The free coordinates that can be dropped at ``s`` with tolerance ``delta``
     (the four conditions of the module docstring), ascending; ``J`` and ``rates``:
-    the Jacobian and the rates at ``s`` when the caller has evaluated them."""
+    the Jacobian and the rates at ``s`` when the caller has evaluated them (``absJ``:
+    ``|J|`` of a dense ``J``, when taken)."""
     b = system.model.n
     red = system.red
     rates = np.abs(system.rates(s) if rates is None else rates)
@@ -670,10 +688,14 @@ def negligible(
     rows, cols, _ = system.sr.jumps
     moved[cols[big[rows]]] = True
     cand &= ~moved
+    if not _ANY(cand):  # every candidate is moved: the coupling test only removes
+        return []
     J = system.jac(s) if J is None else J
     if isinstance(J, np.ndarray):  # dense (a small system)
-        jmax = max(max_abs(J), 1e-300)
-        ii, jj = (np.abs(J) > delta * jmax).nonzero()
+        if absJ is None:  # max_abs(J)'s reduction on |J| taken once for both uses
+            absJ = np.abs(J)
+        jmax = max(float(_MAX(absJ, axis=None)) if J.size else 0.0, 1e-300)
+        ii, jj = (absJ > delta * jmax).nonzero()
     else:
         J = J.tocoo()
         jmax = max(max_abs(J.data), 1e-300)

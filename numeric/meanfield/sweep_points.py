@@ -71,8 +71,11 @@ class Float64Points:
 
     def __init__(self, model: Any, options: Any) -> None:
         from numeric.meanfield.entry import parse_observables
-        from numeric.meanfield.problem import observable_matrix64
+        from numeric.meanfield.problem import observable_matrix64, order1
+        from numeric.prepared.problem import prepare_problem
 
+        # the functions every point calls, looked up once (no import statement per point)
+        self._prepare, self._order1 = prepare_problem, order1
         self.model = model
         self.options = options
         self.M64 = observable_matrix64(options.M, model.n)
@@ -94,16 +97,15 @@ class Float64Points:
             return SweepPoint.refused(_texts(params), str(exc))
 
     def _solve(self, params: Mapping[str, Any]) -> SweepPoint:
-        from numeric.meanfield.float64_route import order2_point64
-        from numeric.meanfield.problem import order1
-        from numeric.prepared.problem import prepare_problem
-
         opts = self.options
-        problem = prepare_problem(self.model, params, opts.start)
-        pt = order1(problem, opts.M, M64=self.M64, first=self.predict(problem.p64))
-        self.history = [*self.history[-1:], (problem.p64, pt.s)]
+        problem = self._prepare(self.model, params, opts.start)
+        p64 = problem.p64
+        pt = self._order1(problem, opts.M, M64=self.M64, first=self.predict(p64))
+        self.history = [*self.history[-1:], (p64, pt.s)]
         o2 = None
         if opts.order == 2:
+            from numeric.meanfield.float64_route import order2_point64
+
             o2 = order2_point64(problem, pt, compiled=self.compiled)
         observables = {}
         if self.wanted:

@@ -29,7 +29,7 @@ import mpmath
 from mpmath import mpf
 
 from mfstein.ground.errors import ParameterError
-from numeric.params import check_names, parameter_names, read_values
+from numeric.params import check_names, parameter_names, read_values, values_read
 from numeric.prepared.cache import PreparedCache, inputs_key, memo
 
 #: The bits of a double's significand: at a working precision of this many bits or more
@@ -39,6 +39,8 @@ FLOAT_BITS = 53
 POINTS = 256
 #: Digits at which the values are read once (as every route did).
 DPS = 30
+#: :data:`DPS` in bits (mpmath's ``workdps(DPS)`` sets this precision).
+PREC = mpmath.libmp.dps_to_prec(DPS)
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,12 @@ def _build(
     if first is not None and exact and all(_exact_float(v) for v in given.values()):
         values = dict(first)  # the same exact values, so the same range checks
     else:
-        with mpmath.workdps(DPS):
-            values = read_values(model, given)
+        known = values_read(model, given, PREC)  # read and checked before at 30 digits
+        if known is not None:
+            values = known
+        else:
+            with mpmath.workdps(DPS):
+                values = read_values(model, given)
     return PreparedParams(
         model=model,
         params=MappingProxyType(given),  # (check_names made it a new dict)

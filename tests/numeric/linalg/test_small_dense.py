@@ -189,3 +189,31 @@ def test_max_abs_is_numpys_reduction() -> None:
         assert type(got) is float
         assert got == want or (np.isnan(got) and np.isnan(want)), a
     assert max_abs(np.zeros(0)) == 0.0
+
+
+def test_finite_entries_whose_sum_overflows_are_finite() -> None:
+    """The short checks read the sum of the entries; a sum that overflows is looked
+    at entry by entry, so finite entries still take the wrapper-free path (the same
+    numbers as NumPy's and SciPy's) and non-finite ones are still refused."""
+    from numeric.linalg.small import _finite
+
+    big = np.array([1e308, 1e308, -1.0])
+    assert _finite(big) and _finite(big.astype(complex))
+    assert not _finite(np.array([1.0, np.inf, -np.inf])) and not _finite(np.array([np.nan]))
+    assert not _finite(np.array([1.0, complex(0.0, np.nan)]))
+    A = np.diag([1e308, 1e308, 2.0])
+    A[0, 1] = -1e308
+    assert _same(eigenvalues_quiet(A), np.linalg.eigvals(A))
+    assert _same(singular_values_quiet(A), np.linalg.svd(A, compute_uv=False))
+    S = np.diag([1e308, 1e308, -3.0])
+    assert _same(symmetric_eigenvalues_quiet(S), np.linalg.eigvalsh(S))
+    T, Z = real_schur(A)
+    T0, Z0 = scipy.linalg.schur(A, output="real")
+    assert np.array_equal(T, T0) and np.array_equal(Z, Z0)
+    x = solve_vector_quiet(np.eye(3), np.array([1e308, 1e308, 1.0]))
+    assert _same(x, np.linalg.solve(np.eye(3), np.array([1e308, 1e308, 1.0])))
+    A[2, 2] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        real_schur(A)
+    with pytest.raises(np.linalg.LinAlgError):
+        eigenvalues_quiet(A)
