@@ -536,6 +536,32 @@ def _lean_init_all(init_all: Any) -> Any:
     return lean_init_all
 
 
+def _lean_typeof_ndarray(real: Any) -> Any:
+    """numba's type of an ``ndarray`` argument (``typeof_impl`` for ``np.ndarray``), which
+    first asks ``isinstance(val, np.ma.MaskedArray)`` -- importing ``numpy.ma``, some 15 ms
+    of CPU at a first call's first array.  For an exact ``ndarray`` while ``numpy.ma`` is
+    not imported the answer is known (no masked array exists), and the same three steps
+    follow (element type, layout, writeability); anything else -- ``numpy.ma`` imported,
+    a subclass, an unsupported element type -- is numba's own code (``real``)."""
+    import numpy as np
+    from numba.core import errors, types
+    from numba.np import numpy_support
+
+    @functools.wraps(real)
+    def typeof_ndarray(val: Any, c: Any) -> Any:
+        if type(val) is not np.ndarray or "numpy.ma" in sys.modules:
+            return real(val, c)
+        try:
+            dtype = numpy_support.from_dtype(val.dtype)
+        except errors.NumbaNotImplementedError:
+            return real(val, c)  # numba's own error
+        layout = numpy_support.map_layout(val)
+        return types.Array(dtype, val.ndim, layout, readonly=not val.flags.writeable)
+
+    typeof_ndarray.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return typeof_ndarray
+
+
 def _register() -> None:
     # numba >= 0.68 calls the class CacheImpl, earlier releases _CacheImpl
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
@@ -555,6 +581,12 @@ def _register() -> None:
 
     if not getattr(entrypoints.init_all, "__mfstein_guard__", False):
         entrypoints.init_all = _lean_init_all(entrypoints.init_all)
+    import numpy as np
+    from numba.core.typing import typeof
+
+    real = typeof.typeof_impl.dispatch(np.ndarray)
+    if not getattr(real, "__mfstein_guard__", False):
+        typeof.typeof_impl.register(np.ndarray)(_lean_typeof_ndarray(real))
     cpu = numba.core.cpu.CPUContext
     if not getattr(cpu.load_additional_registries, "__mfstein_guard__", False):
         cpu.load_additional_registries = _light_blas_check(cpu.load_additional_registries)
