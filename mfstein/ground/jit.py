@@ -320,10 +320,15 @@ def _light_load(load: Any, cache_: Any, sig: Any, target_context: Any) -> Any:
     ``numba.np.arraymath``, the random generators, typed containers...) and builds
     their templates, some 0.2 s of CPU in a first ``simulate`` -- none of which
     running compiled object code uses (its only part that does, the NRT's symbols,
-    is initialised here).  numba's compiler refreshes both contexts itself before
+    is initialised here).  One module of the refresh is imported here all the same:
+    ``numba.experimental.function_type`` registers the ``typeof`` of a ``cfunc``
+    (``CFunc``), which a call types before any compilation -- a ``cfunc`` loaded from
+    the cache and passed to a kernel (the PI simulator's split rule) was typed
+    ``pyobject`` without it.  numba's compiler refreshes both contexts itself before
     compiling (``CompilerBase.__init__``), so a later compilation in the process is
     unchanged; the object code rebuilt is the same bytes (issue 34)."""
     from numba.core.runtime import nrt
+    from numba.experimental import function_type  # noqa: F401  (see the docstring)
 
     nrt.rtsys.initialize(target_context)
     _LIGHT.on = True

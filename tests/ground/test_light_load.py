@@ -44,10 +44,15 @@ REGISTRIES = ("numba.core.typing.arraydecl", "numba.typed.typeddict",
               "numba.np.random.generator_methods", "numba.np.polynomial.polynomial_functions")
 refreshed = [m for m in REGISTRIES if m in sys.modules]
 from mfstein.ground.jit import numba
+from numba.core.typing.typeof import typeof_impl
+
+typed = set(typeof_impl.registry)  # what a call's arguments can be typed as, before ...
 h = numba.njit(lambda a: np.exp(a).sum())  # a compilation after the light loads
 later = float(h(np.arange(3.0))) == float(np.exp(np.arange(3.0)).sum())
+typed_after = set(typeof_impl.registry)  # ... and after the compilation's refresh
 print(json.dumps({"values": [v.hex() for v in values], "hits": hits, "refreshed": refreshed,
-                  "later": later, "after": [m for m in REGISTRIES if m in sys.modules]}))
+                  "later": later, "after": [m for m in REGISTRIES if m in sys.modules],
+                  "typeof_missing": sorted(str(t) for t in typed_after - typed)}))
 """
 
 
@@ -68,8 +73,9 @@ def test_cached_code_loads_without_the_context_refresh_and_later_compiles_work(
 ) -> None:
     """A fresh process loads both cached functions without numba's registries being
     installed (four of the modules numba's refresh imports stay unimported), gets
-    the same bits as the compiling process, and still compiles a new function
-    (numba's compiler refreshes the contexts itself, importing them)."""
+    the same bits as the compiling process, types every kind of argument the refresh
+    would teach numba (a ``cfunc`` was typed ``pyobject``), and still compiles a new
+    function (numba's compiler refreshes the contexts itself, importing them)."""
     first = _run(LOAD, tmp_path, TINY)
     assert first.returncode == 0, first.stderr[-2000:]
     compiled = json.loads(first.stdout.splitlines()[-1])
@@ -79,6 +85,7 @@ def test_cached_code_loads_without_the_context_refresh_and_later_compiles_work(
     loaded = json.loads(loaded_run.stdout.splitlines()[-1])
     assert loaded["hits"] == 2, loaded  # both from the cache
     assert loaded["refreshed"] == [], loaded  # no registries installed to load them
+    assert loaded["typeof_missing"] == [], loaded  # but every argument type is known
     assert loaded["values"] == compiled["values"], (loaded, compiled)
     assert loaded["later"] is True and compiled["later"] is True
     assert len(loaded["after"]) == 4 and len(compiled["refreshed"]) == 4
