@@ -58,12 +58,13 @@ import io
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numba
-from numba.core import caching
+from numba.core import caching, codegen
 
 from mfstein.ground import cache, signals
 
@@ -249,7 +250,7 @@ def _guarded_load(load: Any) -> Any:
         if not isinstance(getattr(self._impl, "locator", None), MfsteinCacheLocator):
             return load(self, sig, target_context)
         try:
-            return load(self, sig, target_context)
+            return _light_load(load, self, sig, target_context)
         except (KeyboardInterrupt, SystemExit, MemoryError):
             raise  # a sealed file that passed its digest needs no more than its size
         except Exception as exc:  # any damage: compile afresh
@@ -260,6 +261,85 @@ def _guarded_load(load: Any) -> Any:
 
     load_overload.__mfstein_guard__ = True  # type: ignore[attr-defined]
     return load_overload
+
+
+#: Set while :func:`_light_load` rebuilds cached code (read by :func:`_checked_finalize`).
+_LIGHT = threading.local()
+
+
+class _NeedsRefresh(Exception):
+    """Cached object code names a symbol that neither the process nor numba's JIT
+    defines yet: numba's full ``refresh`` may define it (numba's own load follows)."""
+
+
+def _unresolved(module: Any, engine: Any) -> list[str]:
+    """The symbols that the LLVM ``module`` declares (the external references of its
+    object code) and that are neither in LLVM's symbol table of the process
+    (``llvmlite.binding.address_of_symbol``: C helpers added by numba, the C
+    library) nor defined by a module of numba's JIT ``engine``; LLVM intrinsics
+    (``llvm.*``) are lowered by the compiler itself and skipped."""
+    import llvmlite.binding as ll
+
+    missing = []
+    for values in (module.functions, module.global_variables):
+        for gv in values:
+            name = gv.name
+            if not gv.is_declaration or name.startswith("llvm."):
+                continue
+            if not engine.is_symbol_defined(name) and ll.address_of_symbol(name) is None:
+                missing.append(name)
+    return missing
+
+
+def _checked_finalize(finalize: Any) -> Any:
+    """numba's ``CPUCodeLibrary._finalize_final_module``, which links object code
+    (an unresolved symbol there aborts the process inside LLVM), raising
+    :class:`_NeedsRefresh` first when a library that :func:`_light_load` rebuilds
+    refers to a symbol not defined yet (:func:`_unresolved`)."""
+
+    @functools.wraps(finalize)
+    def _finalize_final_module(self: Any) -> Any:
+        shared = getattr(self, "_shared_module", None)
+        if getattr(_LIGHT, "on", False) and shared is not None:
+            missing = _unresolved(shared, self._codegen._engine)
+            if missing:
+                raise _NeedsRefresh(missing)
+        return finalize(self)
+
+    _finalize_final_module.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return _finalize_final_module
+
+
+def _light_load(load: Any, cache_: Any, sig: Any, target_context: Any) -> Any:
+    """numba's ``Cache.load_overload`` (``load``) for one of mfstein's caches, without
+    the ``target_context.refresh()`` it starts with when every symbol the object code
+    needs is already defined (:func:`_checked_finalize`), and numba's own otherwise.
+
+    The refresh installs the typing and lowering registries that a *compilation*
+    needs: it imports some 60 modules of numba (``numba.np.linalg``,
+    ``numba.np.arraymath``, the random generators, typed containers...) and builds
+    their templates, some 0.2 s of CPU in a first ``simulate`` -- none of which
+    running compiled object code uses (its only part that does, the NRT's symbols,
+    is initialised here).  One module of the refresh is imported here all the same:
+    ``numba.experimental.function_type`` registers the ``typeof`` of a ``cfunc``
+    (``CFunc``), which a call types before any compilation -- a ``cfunc`` loaded from
+    the cache and passed to a kernel (the PI simulator's split rule) was typed
+    ``pyobject`` without it.  numba's compiler refreshes both contexts itself before
+    compiling (``CompilerBase.__init__``), so a later compilation in the process is
+    unchanged; the object code rebuilt is the same bytes (issue 34)."""
+    from numba.core.runtime import nrt
+    from numba.experimental import function_type  # noqa: F401  (see the docstring)
+
+    nrt.rtsys.initialize(target_context)
+    _LIGHT.on = True
+    try:
+        with cache_._guard_against_spurious_io_errors():
+            return cache_._load_overload(sig, target_context)
+    except _NeedsRefresh:
+        pass
+    finally:
+        _LIGHT.on = False
+    return load(cache_, sig, target_context)
 
 
 def _ours(py_file: str) -> bool:
@@ -427,6 +507,66 @@ def _light_blas_check(load: Any) -> Any:
     return load_additional_registries
 
 
+def _extensions_named() -> bool:
+    """Whether an installed distribution's ``entry_points.txt`` names numba's
+    ``numba_extensions`` group -- the same files :func:`importlib.metadata.entry_points`
+    reads, searched as text instead of parsed into every entry point of every
+    distribution (some 40 ms of CPU with a hundred distributions)."""
+    from importlib import metadata
+
+    for dist in metadata.distributions():
+        text = dist.read_text("entry_points.txt")
+        if text and "numba_extensions" in text:
+            return True
+    return False
+
+
+def _lean_init_all(init_all: Any) -> Any:
+    """numba's ``entrypoints.init_all`` (run before numba's first compilation or load of
+    a compiled function: the ``init`` entry points of the ``numba_extensions`` group),
+    left to numba whenever a distribution names that group (:func:`_extensions_named`)
+    and otherwise only marked as done: there is nothing to run."""
+    from numba.core import entrypoints
+
+    @functools.wraps(init_all)
+    def lean_init_all() -> None:
+        if entrypoints._already_initialized:
+            return
+        if _extensions_named():
+            init_all()
+        else:
+            entrypoints._already_initialized = True
+
+    lean_init_all.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return lean_init_all
+
+
+def _lean_typeof_ndarray(real: Any) -> Any:
+    """numba's type of an ``ndarray`` argument (``typeof_impl`` for ``np.ndarray``), which
+    first asks ``isinstance(val, np.ma.MaskedArray)`` -- importing ``numpy.ma``, some 15 ms
+    of CPU at a first call's first array.  For an exact ``ndarray`` while ``numpy.ma`` is
+    not imported the answer is known (no masked array exists), and the same three steps
+    follow (element type, layout, writeability); anything else -- ``numpy.ma`` imported,
+    a subclass, an unsupported element type -- is numba's own code (``real``)."""
+    import numpy as np
+    from numba.core import errors, types
+    from numba.np import numpy_support
+
+    @functools.wraps(real)
+    def typeof_ndarray(val: Any, c: Any) -> Any:
+        if type(val) is not np.ndarray or "numpy.ma" in sys.modules:
+            return real(val, c)
+        try:
+            dtype = numpy_support.from_dtype(val.dtype)
+        except errors.NumbaNotImplementedError:
+            return real(val, c)  # numba's own error
+        layout = numpy_support.map_layout(val)
+        return types.Array(dtype, val.ndim, layout, readonly=not val.flags.writeable)
+
+    typeof_ndarray.__mfstein_guard__ = True  # type: ignore[attr-defined]
+    return typeof_ndarray
+
+
 def _register() -> None:
     # numba >= 0.68 calls the class CacheImpl, earlier releases _CacheImpl
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
@@ -439,6 +579,19 @@ def _register() -> None:
         dispatcher.compile = _deferring_compile(dispatcher.compile)
     if not getattr(caching.Cache.load_overload, "__mfstein_guard__", False):
         caching.Cache.load_overload = _guarded_load(caching.Cache.load_overload)
+    library = codegen.CPUCodeLibrary
+    if not getattr(library._finalize_final_module, "__mfstein_guard__", False):
+        library._finalize_final_module = _checked_finalize(library._finalize_final_module)
+    from numba.core import entrypoints
+
+    if not getattr(entrypoints.init_all, "__mfstein_guard__", False):
+        entrypoints.init_all = _lean_init_all(entrypoints.init_all)
+    import numpy as np
+    from numba.core.typing import typeof
+
+    real = typeof.typeof_impl.dispatch(np.ndarray)
+    if not getattr(real, "__mfstein_guard__", False):
+        typeof.typeof_impl.register(np.ndarray)(_lean_typeof_ndarray(real))
     cpu = numba.core.cpu.CPUContext
     if not getattr(cpu.load_additional_registries, "__mfstein_guard__", False):
         cpu.load_additional_registries = _light_blas_check(cpu.load_additional_registries)
