@@ -56,7 +56,6 @@ def lyapunov_real_schur(T: np.ndarray, Z: np.ndarray, Q: np.ndarray) -> np.ndarr
 
 #: The optimal ``dgees`` workspace by matrix size (LAPACK's query depends on the size only).
 _GEES_LWORK: dict[int, int] = {}
-_ADD = np.add.reduce
 
 
 def _no_sort(x: float, y: float | None = None) -> None:
@@ -73,9 +72,10 @@ def real_schur(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = a.shape[0] if a.ndim == 2 else 0
     if a.dtype != np.float64 or n == 0 or a.shape != (n, n):
         return _scipy_schur(a)  # the general wrapper
-    # the sum of the entries is finite only when every entry is (one that overflows is
-    # looked at entry by entry)
-    if not math.isfinite(_ADD(a, axis=None)) and not np.isfinite(a).all():
+    # the sum of the entries (as Python floats: an overflow gives inf, not NumPy's
+    # warning) is finite only when every entry is (one that overflows is looked at
+    # entry by entry)
+    if not math.isfinite(sum(a.ravel().tolist())) and not np.isfinite(a).all():
         raise ValueError("array must not contain infs or NaNs")
     dgees = _lapack("dgees")
     lwork = _GEES_LWORK.get(n)

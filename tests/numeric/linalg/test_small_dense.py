@@ -38,6 +38,16 @@ def test_real_schur_refuses_what_scipy_refuses() -> None:
     assert T.shape == (0, 0) and Z.shape == (0, 0)
 
 
+def test_real_schur_of_huge_finite_entries_warns_of_nothing() -> None:
+    # entries whose sum overflows are finite: no error and no NumPy overflow warning
+    A = np.array([[1e308, 1e308], [0.0, 1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        T, Z = real_schur(A)
+    T0, Z0 = scipy.linalg.schur(A, output="real")
+    assert np.array_equal(T, T0) and np.array_equal(Z, Z0)
+
+
 def test_lyapunov_solves_its_equation() -> None:
     rng = np.random.default_rng(5)
     J = rng.standard_normal((8, 8)) - 6 * np.eye(8)
