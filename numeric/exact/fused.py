@@ -50,6 +50,10 @@ from mfstein.ground.jit import numba
 RHO, ALPHA, OMEGA, NEXT = range(4)
 #: ``rho`` or ``omega`` below this is a breakdown (SciPy's ``eps^2``).
 TINY = np.finfo(np.float64).eps ** 2
+#: The sweeps' type of positions: NumPy's indexing of a signed integer checks whether
+#: it counts from the end, and at ``N = 200`` (1.4e6 states) that check made a
+#: backward sweep some 40 % slower than with unsigned positions (same loads, same bits).
+U = np.uint64
 
 
 @numba.njit(cache=True)
@@ -65,14 +69,16 @@ def matvec(m, r, x, out):
     """``out = A x`` (each row's products summed in the row's order: left of the
     diagonal, the diagonal, right of it)."""
     indptr, indices, data, lower, upper, dstart, block = m
-    S = x.shape[0]
+    S, ub = U(x.shape[0]), U(block)
     for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        r0 = U(k) * ub
+        r1 = min(S, r0 + ub)
+        pl, pd = U(indptr[r0]), U(dstart[k])
+        pu = pd + (r1 - r0)
         for i in range(r0, r1):
-            out[i] = _row(indices, data, pl, pl + lower[i], pd, pu, pu + upper[i], x)
-            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
+            nl, nu = U(lower[i]), U(upper[i])
+            out[i] = _row(indices, data, pl, pl + nl, pd, pu, pu + nu, x)
+            pl, pd, pu = pl + nl, pd + U(1), pu + nu
     out[r] = x[r]
 
 
@@ -83,10 +89,10 @@ def _row(indices, data, l0, l1, d, u0, u1, x):
     entries right of it (``u0`` to ``u1``)."""
     acc = 0.0
     for q in range(l0, l1):
-        acc += data[q] * x[indices[q]]
-    acc += data[d] * x[indices[d]]
+        acc += data[q] * x[U(indices[q])]
+    acc += data[d] * x[U(indices[d])]
     for q in range(u0, u1):
-        acc += data[q] * x[indices[q]]
+        acc += data[q] * x[U(indices[q])]
     return acc
 
 
@@ -129,30 +135,37 @@ def _backward_updating(m, r, v, t, mode, c1, c2, a, b, z):
 
     The sweep reads the blocks' diagonals and upper triangles only
     (:mod:`numeric.exact.triangles`); it waits on memory, so the update costs little
-    more than the vectors' reads, where its own pass read and wrote them all again."""
+    more than the vectors' reads, where its own pass read and wrote them all again.
+    Every position is an unsigned integer (:data:`U`), so no index is checked for
+    wrapping around."""
     indptr, indices, data, _lower, upper, dstart, block = m
-    S = v.shape[0]
-    for k in range(dstart.shape[0] - 1, -1, -1):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        pu = indptr[r1]
-        d0 = dstart[k] - r0
-        for i in range(r1 - 1, r0 - 1, -1):
+    S, ur, ub = U(v.shape[0]), U(r), U(block)
+    k = U(dstart.shape[0])
+    while k > U(0):
+        k -= U(1)
+        r0 = k * ub
+        r1 = min(S, r0 + ub)
+        pu = U(indptr[r1])
+        d0 = U(dstart[k]) - r0
+        i = r1
+        while i > r0:
+            i -= U(1)
             if mode == 1:
                 v[i] = a[i] + c1 * (v[i] - c2 * b[i])
             elif mode == 2:
                 z[i] += c1 * b[i]
                 v[i] -= c1 * a[i]
-            s = pu - upper[i]
-            if i == r:
+            s = pu - U(upper[i])
+            if i == ur:
                 t[i] = v[i]
-                pu = s
-                continue
-            acc = 0.0
-            for q in range(pu - 1, s - 1, -1):
-                acc += data[q] * t[indices[q]]
-            d = data[d0 + i]
-            t[i] = (d * v[i] - acc) / d
+            else:
+                acc = 0.0
+                q = pu
+                while q > s:
+                    q -= U(1)
+                    acc += data[q] * t[U(indices[q])]
+                d = data[d0 + i]
+                t[i] = (d * v[i] - acc) / d
             pu = s
 
 
@@ -175,25 +188,28 @@ def forward(m, r, v, t, out, a, b, split):
     row as the inner products' own passes summed them (the same bits); ``(0, 0)``
     without ``split``."""
     indptr, indices, data, lower, _upper, dstart, block = m
-    S = v.shape[0]
+    S, ur, ub = U(v.shape[0]), U(r), U(block)
     sa = 0.0
     sb = 0.0
     for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        pl = indptr[r0]
-        d0 = dstart[k] - r0
-        for i in range(r0, r1):
-            e = pl + lower[i]
-            if i == r:
+        r0 = U(k) * ub
+        r1 = min(S, r0 + ub)
+        pl = U(indptr[r0])
+        d0 = U(dstart[k]) - r0
+        i = r0
+        while i < r1:
+            e = pl + U(lower[i])
+            if i == ur:
                 w = v[i] - t[i] if split else v[i]
             else:
                 acc = 0.0 if split else v[i]
-                for q in range(pl, e):
+                q = pl
+                while q < e:
                     if split:
-                        acc += data[q] * t[indices[q]]
+                        acc += data[q] * t[U(indices[q])]
                     else:
-                        acc -= data[q] * t[indices[q]]
+                        acc -= data[q] * t[U(indices[q])]
+                    q += U(1)
                 d = data[d0 + i]
                 w = (d * (v[i] - t[i]) - acc if split else acc) / d
             pl = e
@@ -205,6 +221,7 @@ def forward(m, r, v, t, out, a, b, split):
                 sb += o * b[i]
             else:
                 out[i] = w
+            i += U(1)
     return sa, sb
 
 
@@ -233,21 +250,24 @@ def split_start(m, r, x, z, res, rhat, p, v, sc):
         v[i] = 0.0
         z[i] = x[i]
     res[r] += 1.0
+    ub, ur = U(block), U(r)
     for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(n, r0 + block)
-        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        r0 = U(k) * ub
+        r1 = min(U(n), r0 + ub)
+        pl, pd = U(indptr[r0]), U(dstart[k])
+        pu = pd + (r1 - r0)
         for i in range(r0, r1):
-            if i != r:
+            nl, nu = U(lower[i]), U(upper[i])
+            if i != ur:
                 up = 0.0
                 acc = 0.0
-                for q in range(pl, pl + lower[i]):
-                    acc += data[q] * res[indices[q]]
-                for q in range(pu, pu + upper[i]):
-                    up += data[q] * x[indices[q]]
+                for q in range(pl, pl + nl):
+                    acc += data[q] * res[U(indices[q])]
+                for q in range(pu, pu + nu):
+                    up += data[q] * x[U(indices[q])]
                 z[i] = x[i] + up / data[pd]
                 res[i] = (res[i] - acc) / data[pd]
-            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
+            pl, pd, pu = pl + nl, pd + U(1), pu + nu
     rhat[:] = res
     sc[RHO] = sc[ALPHA] = sc[OMEGA] = 1.0
     sc[NEXT] = _dot(rhat, res)
@@ -284,7 +304,7 @@ def split_step(m, r, z, res, rhat, p, v, t, tmp, sc):
     omega = ts / tt if tt > 0.0 else 0.0
     norm = 0.0
     nxt = 0.0
-    for i in range(n):
+    for i in range(U(n)):
         z[i] += omega * res[i]
         res[i] -= omega * t[i]
         norm += res[i] * res[i]
@@ -311,13 +331,16 @@ def normalised_residual(m, x, pi):
     for i in range(S):
         pi[i] = x[i] / total if x[i] > 0.0 else 0.0
     acc = 0.0
+    ub = U(block)
     for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        pl, pd, pu = indptr[r0], dstart[k], dstart[k] + (r1 - r0)
+        r0 = U(k) * ub
+        r1 = min(U(S), r0 + ub)
+        pl, pd = U(indptr[r0]), U(dstart[k])
+        pu = pd + (r1 - r0)
         for i in range(r0, r1):
-            acc += abs(_row(indices, data, pl, pl + lower[i], pd, pu, pu + upper[i], pi))
-            pl, pd, pu = pl + lower[i], pd + 1, pu + upper[i]
+            nl, nu = U(lower[i]), U(upper[i])
+            acc += abs(_row(indices, data, pl, pl + nl, pd, pu, pu + nu, pi))
+            pl, pd, pu = pl + nl, pd + U(1), pu + nu
     return acc
 
 

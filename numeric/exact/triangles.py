@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mfstein.ground.jit import numba
+from numeric.exact.fused import U
 
 #: Rows per block: the ``L`` and ``U`` parts of a block are some 150 kB each on the
 #: supermarket's lattice, long enough streams for the hardware prefetcher, and a
@@ -76,7 +77,7 @@ def _count(indptr, indices, lower, upper, most):
 def _put(data, indices, sd, si, base, q, p, apart):
     """Entry ``q`` of a block in CSR order to place ``p`` of its layout (``apart``),
     or back, from the block's scratch copy (both counted from the block's start
-    ``base``)."""
+    ``base``; unsigned positions, :data:`numeric.exact.fused.U`)."""
     if apart:
         data[base + p] = sd[q]
         indices[base + p] = si[q]
@@ -89,33 +90,34 @@ def _put(data, indices, sd, si, base, q, p, apart):
 def _rearrange(indptr, indices, data, lower, upper, dstart, block, sd, si, apart):
     """CSR order to ``[L_b | D_b | U_b]`` per block (module docstring; ``apart``,
     which sets ``dstart``) or back, in place through the scratch ``sd``, ``si`` (one
-    block's entries)."""
-    S = lower.shape[0]
+    block's entries).  Positions are unsigned (:data:`U`): no index is checked for
+    counting from the end."""
+    S, ub = U(lower.shape[0]), U(block)
     for k in range(dstart.shape[0]):
-        r0 = k * block
-        r1 = min(S, r0 + block)
-        base = indptr[r0]
-        for q in range(indptr[r1] - base):
+        r0 = U(k) * ub
+        r1 = min(S, r0 + ub)
+        base = U(indptr[r0])
+        for q in range(U(indptr[r1]) - base):
             sd[q] = data[base + q]
             si[q] = indices[base + q]
-        pd = 0
+        pd = U(0)
         for i in range(r0, r1):
-            pd += lower[i]
+            pd += U(lower[i])
         if apart:
             dstart[k] = base + pd
-        pl, pu, q = 0, pd + (r1 - r0), 0
+        pl, pu, q = U(0), pd + (r1 - r0), U(0)
         for i in range(r0, r1):
-            for _ in range(lower[i]):
+            for _ in range(U(lower[i])):
                 _put(data, indices, sd, si, base, q, pl, apart)
-                pl += 1
-                q += 1
+                pl += U(1)
+                q += U(1)
             _put(data, indices, sd, si, base, q, pd, apart)
-            pd += 1
-            q += 1
-            for _ in range(upper[i]):
+            pd += U(1)
+            q += U(1)
+            for _ in range(U(upper[i])):
                 _put(data, indices, sd, si, base, q, pu, apart)
-                pu += 1
-                q += 1
+                pu += U(1)
+                q += U(1)
 
 
 def with_diagonal(QT: sps.csr_matrix) -> sps.csr_matrix:

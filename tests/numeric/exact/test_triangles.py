@@ -147,3 +147,52 @@ def test_the_kernels_sum_each_row_in_its_csr_order_bit_for_bit() -> None:
     for k, v in got.items():
         assert np.array_equal(_bits(v), _bits(want[k])), k
     assert residual == want["residual"]
+
+
+def _wide(QT: sps.csr_matrix, i: int) -> sps.csr_matrix:
+    """``QT`` with row ``i`` full (a value in every column): more than 255 entries on
+    each side of its diagonal, so the layout counts in int32, not in bytes."""
+    rng = np.random.default_rng(11)
+    n = QT.shape[0]
+    row = sps.csr_matrix((np.exp(rng.uniform(-8.0, 8.0, n)), ([i] * n, range(n))), shape=QT.shape)
+    out = (QT + row).tocsr()
+    out.sort_indices()
+    return out
+
+
+@pytest.mark.slow  # compiles every kernel for these types: some 15 s
+def test_the_kernels_read_the_layouts_other_index_types() -> None:
+    """The kernels index with unsigned positions (``fused.U``), converted from the
+    layout's integer types; besides the usual ones (32-bit columns, 64-bit row
+    pointers, byte counts, the test above) 64-bit columns and row pointers (a chain
+    of 2^31 entries or more) and int32 counts (a row with more than 255 entries on a
+    side).  Each result equals the plain loops' to the last bit, and a BiCGSTAB
+    run's vectors are the bits of the same run on 32-bit columns and row pointers."""
+    QT, r = _wide(_QT(600, seed=5), 300), 17
+    columns = np.int64
+    QT.indices, QT.indptr = QT.indices.astype(columns), QT.indptr.astype(columns)
+    n = QT.shape[0]
+    x = np.random.default_rng(8).uniform(-0.2, 1.0, n)
+    want = _plain(QT, r, x)
+    got = {k: np.empty(n) for k in ("matvec", "forward", "backward")}
+    vectors = [np.empty(n) for _ in range(7)]
+    with triangles.split(QT, BLOCK) as m:
+        assert m[1].dtype == columns and m[4].dtype == np.int32
+        fused.matvec(m, r, x, got["matvec"])
+        fused.forward(m, r, x, got["forward"], got["forward"], x, x, False)
+        fused.unsplit(m, r, x, got["backward"])
+        residual = fused.normalised_residual(m, x, np.empty(n))
+        sc = np.empty(4)
+        fused.split_start(m, r, np.ones(n), *vectors[:5], sc)
+        norms = [fused.split_step(m, r, *vectors, sc) for _ in range(3)]
+    for k, v in got.items():
+        assert np.array_equal(_bits(v), _bits(want[k])), k
+    assert residual == want["residual"]
+    QT.indices, QT.indptr = QT.indices.astype(np.int32), QT.indptr.astype(np.int32)
+    again = [np.empty(n) for _ in range(7)]
+    with triangles.split(QT, BLOCK) as m:
+        sc = np.empty(4)
+        fused.split_start(m, r, np.ones(n), *again[:5], sc)
+        assert [fused.split_step(m, r, *again, sc) for _ in range(3)] == norms
+    for a, b in zip(vectors[:6], again[:6], strict=True):
+        assert np.array_equal(_bits(a), _bits(b))
