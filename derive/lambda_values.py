@@ -98,13 +98,25 @@ def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
     raises or a value is complex, on the NumPy scalars as before."""
     plain = module == "numpy" and plain_arithmetic(raw)
     shape = (n,)
+    ndarray, array = np.ndarray, np.array
 
     def fn(s: Any, p: Any) -> Any:
         if n == 0:
             return np.zeros(0) if module == "numpy" else []
-        if plain and _float64_vector(s) and _float64_vector(p):
+        # both 1-d float64 arrays (tolist gives Python floats of the same values); NumPy's
+        # own float64 descriptor recognised by identity, the test inline (a point's
+        # search evaluates a dozen times)
+        if (
+            plain
+            and type(s) is ndarray
+            and type(p) is ndarray
+            and s.ndim == 1
+            and p.ndim == 1
+            and (s.dtype is _F64 or s.dtype == _F64)
+            and (p.dtype is _F64 or p.dtype == _F64)
+        ):
             try:
-                out = np.array(raw(*s.tolist(), *p.tolist()), dtype=float)
+                out = array(raw(*s.tolist(), *p.tolist()), dtype=float)
             except (ArithmeticError, TypeError):  # NumPy's inf or nan (or complex)
                 pass
             else:
@@ -118,12 +130,6 @@ def flat(raw: Callable[..., Any], n: int, module: str = "numpy") -> Callable:
 
 
 _F64 = np.dtype(np.float64)
-
-
-def _float64_vector(x: Any) -> bool:
-    """Whether ``x`` is a 1-d float64 NumPy array (its ``tolist`` gives Python floats
-    of the same values); NumPy's own float64 descriptor is recognised by identity."""
-    return type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F64 or x.dtype == np.float64)
 
 
 def _global_names(code: CodeType) -> set[str]:

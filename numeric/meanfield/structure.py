@@ -670,6 +670,9 @@ def negligible(
     ``|J|`` of a dense ``J``, when taken)."""
     b = system.model.n
     red = system.red
+    dense = isinstance(J, np.ndarray) and absJ is not None
+    if dense and _short64(s, SHORT) and _short64(rates, 4 * SHORT):
+        return _negligible_short(system, s.tolist(), delta, rates.tolist(), absJ)
     rates = np.abs(system.rates(s) if rates is None else rates)
     rmax = max(max_abs(rates), 1e-300)  # (0 without rates)
     smax = max(1.0, max_abs(s))
@@ -707,6 +710,72 @@ def negligible(
             break
         cand[ii[bad]] = False
     return cand.nonzero()[0].tolist()
+
+
+#: :func:`negligible` of a state of at most this many coordinates (with its rates and
+#: ``|J|`` at hand) is computed on Python floats: the same comparisons, without the
+#: fixed cost of about twenty NumPy calls on arrays of ten entries.
+SHORT = 64
+
+
+def _short64(x: Any, most: int) -> bool:
+    """Whether ``x`` is a 1-d float64 NumPy array of at most ``most`` entries."""
+    return type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.shape[0] <= most
+
+
+def _negligible_short(
+    system: SparseSystem, s: list[float], delta: float, rates: list[float], absJ: np.ndarray
+) -> list[int]:
+    """:func:`negligible` of a short state ``s`` with its ``rates`` (Python floats) and
+    ``|J|`` (dense): each test compares the same float64 numbers as the array form
+    (a comparison is exact, and false with a NaN), so the same coordinates.  A NaN
+    among the rates or in ``|J|`` makes the array form's largest entry NaN (no
+    intensity is large, no coupling strong); here the rates' is read from their sum,
+    NaN exactly when an entry is NaN (their absolute values have no ``-inf`` to meet
+    an ``inf``), and ``|J|``'s largest entry and strong couplings are the array
+    form's."""
+    red = system.red
+    r = list(map(abs, rates))
+    rmax = max(_nan_or_max(r), 1e-300)  # max_abs of the rates (0 without rates)
+    smax = max(1.0, _nan_or_max(list(map(abs, s))))
+    small = delta * smax
+    cand = [abs(v) <= small for v in s]
+    for row in red.laws:
+        for j, c in enumerate(row):
+            if c:
+                cand[j] = False
+    for j in red.dependent:
+        cand[j] = False
+    if not any(cand):
+        return []
+    rows, cols = system._shared(
+        "jump_lists", lambda: (system.sr.jumps[0].tolist(), system.sr.jumps[1].tolist())
+    )
+    big = delta * rmax
+    for row, col in zip(rows, cols, strict=True):
+        if r[row] > big:
+            cand[col] = False
+    if not any(cand):
+        return []
+    jmax = max(float(_MAX(absJ, axis=None)) if absJ.size else 0.0, 1e-300)
+    ii, jj = (absJ > delta * jmax).nonzero()  # row-major
+    edges = list(zip(ii.tolist(), jj.tolist(), strict=True))
+    while True:  # the array form's loop: every row driven by a kept column, then dropped
+        bad = [i for i, j in edges if cand[i] and not cand[j]]
+        if not bad:
+            break
+        for i in bad:
+            cand[i] = False
+    return [j for j, c in enumerate(cand) if c]
+
+
+def _nan_or_max(values: list[float]) -> float:
+    """``max(values)`` of non-negative floats (0 for none), NaN when one is NaN: the
+    value of NumPy's ``maximum`` reduction."""
+    if not values:
+        return 0.0
+    total = sum(values)
+    return total if total != total else max(values)
 
 
 #: Restricted models by (model key, dropped coordinates) (this process).

@@ -56,3 +56,19 @@ def test_plain_rates_of_other_inputs_are_computed_as_before() -> None:
     fn = flat(raw, 2)
     for s, q in (([1.5], [2.0]), (np.array([1, 2])[:1], np.array([3]))):
         assert np.array_equal(fn(s, q), np.array(raw(*s, *q), dtype=float))
+
+
+def test_plain_values_of_every_python_kind_are_float64() -> None:
+    """Ints alone, ints among floats and an int beyond int64 give NumPy's float64
+    conversion of the list (``dtype=float``)."""
+    raws = [
+        lambda a, b: [1, -2, 3],
+        lambda a, b: [a * b, 1, -1],
+        lambda a, b: [a, 2**70, b],
+        lambda a, b: [2**70, 3, -(2**70)],
+    ]
+    for raw in raws:
+        assert plain_arithmetic(raw)
+        got = flat(raw, 3)(np.array([0.5]), np.array([3.0]))
+        want = np.array(raw(0.5, 3.0), dtype=float)
+        assert got.dtype == np.float64 and np.array_equal(got, want), (got, want)
