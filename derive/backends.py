@@ -300,7 +300,13 @@ class NumbaBackend(Backend):
     """
 
     name = "numba"
-    imports = ("import math", "", "import numpy as np", "", "from mfstein.ground.jit import numba")
+    imports = (
+        "import math",
+        "",
+        "import numpy as np",
+        "",
+        "from mfstein.ground.jit import numba, reads_inputs",
+    )
     #: Most statements in one compiled function (None: never split).
     chunk_size: int | None = 150
 
@@ -377,6 +383,7 @@ class NumbaBackend(Backend):
     def _wrapper(self, name: str, dims: str, doc: str) -> list[str]:
         """``NAME(s, p)``: ``NAME_into`` on a fresh array."""
         return [
+            "@reads_inputs",
             "@numba.njit(cache=True)",
             f"def {name}(s, p):",
             f'    """{doc}"""',

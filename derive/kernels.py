@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Bump when the generated code changes shape, to invalidate disk caches.
-CODEGEN_VERSION = "4"
+CODEGEN_VERSION = "5"
 
 _memory_cache: dict[tuple, Kernels] = {}
 _lock = threading.Lock()

@@ -240,6 +240,11 @@ class _PlainNumba:
         return lambda fn: fn
 
 
+def _as_written(fn: Any) -> Any:
+    """:func:`mfstein.ground.jit.reads_inputs` as :func:`load_plain` shows it: no mark."""
+    return fn
+
+
 _plain: dict[str, ModuleType | None] = {}
 
 
@@ -262,13 +267,14 @@ def load_plain(name: str, path: Path) -> ModuleType | None:
 
 
 def _execute_plain(text: str, path: Path, name: str) -> ModuleType | None:
-    """``text`` executed as a module whose ``from mfstein.ground.jit import numba``
-    gives :class:`_PlainNumba` (not entered in ``sys.modules``)."""
+    """``text`` executed as a module whose ``from mfstein.ground.jit import numba,
+    reads_inputs`` gives :class:`_PlainNumba` and :func:`_as_written` (not entered in
+    ``sys.modules``)."""
     import builtins
 
     def importer(module: str, *args: Any, **kwargs: Any) -> Any:
         if module == "mfstein.ground.jit":
-            return SimpleNamespace(numba=_PlainNumba)
+            return SimpleNamespace(numba=_PlainNumba, reads_inputs=_as_written)
         return builtins.__import__(module, *args, **kwargs)
 
     plain = ModuleType(f"{_sys_name(name)}_plain")

@@ -66,7 +66,8 @@ from typing import Any
 import numba
 from numba.core import caching, codegen
 
-from mfstein.ground import cache, signals
+from mfstein.ground import cache, read_inputs, signals
+from mfstein.ground.read_inputs import reads_inputs
 
 __all__ = [
     "ANNOUNCE_SECONDS",
@@ -79,6 +80,7 @@ __all__ = [
     "import_closure",
     "is_compiled",
     "numba",
+    "reads_inputs",
     "source_stamp",
 ]
 
@@ -453,11 +455,15 @@ def announce_compile(what: str, seconds: float | None) -> bool:
 def _deferring_compile(compile_: Any) -> Any:
     """numba's ``Dispatcher.compile``, with Ctrl-C and SIGTERM held back until it
     returns (:func:`mfstein.ground.signals.deferred`): interrupted inside LLVM, numba left
-    tracebacks of ctypes callbacks and, at exit, a SIGSEGV."""
+    tracebacks of ctypes callbacks and, at exit, a SIGSEGV.  A kernel marked
+    :func:`mfstein.ground.read_inputs.reads_inputs` is compiled for read-only arrays
+    only (:func:`mfstein.ground.read_inputs.compile_read_only`)."""
 
     @functools.wraps(compile_)
     def compile(self: Any, sig: Any) -> Any:
         with signals.deferred():
+            if getattr(self, read_inputs.MARK, False):
+                return read_inputs.compile_read_only(compile_, self, sig)
             return compile_(self, sig)
 
     compile.__mfstein_guard__ = True  # type: ignore[attr-defined]

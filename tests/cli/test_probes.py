@@ -381,6 +381,10 @@ def test_checkpoint_in_unwritable_place_fails_before_any_batch(tmp_path, capsys)
 # ------------------------------------------------------------------------------ Ctrl-C
 LONG = ["simulate", "--N", "100", "--lam", "0.9", "--b", "8", "--steps", "4e9", "--reps", "2"]
 LONG += ["--batches", "400", "--no-progress"]
+#: LONG with a tenth of the events: the warm-up (a tenth of them, the first unit of work
+#: and the first checkpoint) takes a tenth of the time, and the batches still run for
+#: tens of seconds after it.
+SHORTER = [*LONG[: LONG.index("--steps") + 1], "4e8", *LONG[LONG.index("--steps") + 2 :]]
 
 
 def _interrupt(argv: list[str], cwd: Path, delay: float, presses: int, wait_for: Path | None):
@@ -415,7 +419,7 @@ def _interrupt(argv: list[str], cwd: Path, delay: float, presses: int, wait_for:
 def test_ctrl_c_twice_after_a_batch_ends_promptly_and_keeps_the_batches(workers, tmp_path):
     ck = tmp_path / "ck.json"
     rc, _out, err, seconds = _interrupt(
-        [*LONG, "--workers", workers, "--checkpoint", str(ck)], tmp_path, 0.3, 2, ck
+        [*SHORTER, "--workers", workers, "--checkpoint", str(ck)], tmp_path, 0.3, 2, ck
     )
     assert rc == 130, err
     assert "Traceback" not in err and "unlocked lock" not in err
@@ -579,9 +583,7 @@ def test_bound_numeric_options_never_break(lam, N, b, d, tmp_path_factory, capsy
     suppress_health_check=list(HealthCheck),
 )
 @given(N=_int_text, b=_int_text, d=_int_text, steps=_int_text, reps=_int_text, lam=_lam_text)
-def test_simulate_numeric_options_never_break(
-    N, b, d, steps, reps, lam, tmp_path_factory, capsys
-):
+def test_simulate_numeric_options_never_break(N, b, d, steps, reps, lam, tmp_path_factory, capsys):
     cwd = tmp_path_factory.mktemp("h")
     args = ["simulate", "--N", N, "--lam", lam, "--b", b, "--d", d, "--steps", steps]
     args += ["--reps", reps, "--workers", "1", "--no-progress", "--batches", "2"]
@@ -611,9 +613,7 @@ _fraction_text = st.one_of(
     suppress_health_check=list(HealthCheck),
 )
 @given(N=_int_text, b=_small_or_bad, d=_small_or_bad, xi=_fraction_text, gamma=_fraction_text)
-def test_lemmas_numeric_options_never_break(
-    N, b, d, xi, gamma, tmp_path_factory, capsys
-) -> None:
+def test_lemmas_numeric_options_never_break(N, b, d, xi, gamma, tmp_path_factory, capsys) -> None:
     cwd = tmp_path_factory.mktemp("h")
     args = ["lemmas", "--gamma", gamma, "--alpha", "0.5", "--N", N, "--b", b, "--d", d]
     args += ["--xi", xi, "--dps", "20", "--only", "lemma5"]

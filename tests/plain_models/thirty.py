@@ -8,13 +8,13 @@ from derive import Model, Transition
 SITES = 30
 
 
-def thirty():
-    x = sp.symbols(f"x0:{SITES}")
+def thirty(sites: int = SITES):
+    x = sp.symbols(f"x0:{sites}")
     lam = sp.Symbol("lam")
     transitions = []
-    for k in range(SITES):
-        up = tuple(1 if j == k else 0 for j in range(SITES))
-        down = tuple(-1 if j == k else 0 for j in range(SITES))
+    for k in range(sites):
+        up = tuple(1 if j == k else 0 for j in range(sites))
+        down = tuple(-1 if j == k else 0 for j in range(sites))
         transitions.append(Transition(up, lam * (1 - x[k])))
         transitions.append(Transition(down, x[k] * (1 + x[k - 1])))
-    return Model("thirty", x, (lam,), transitions)
+    return Model("thirty" if sites == SITES else f"ring{sites}", x, (lam,), transitions)
