@@ -463,7 +463,7 @@ def _deferring_compile(compile_: Any) -> Any:
     def compile(self: Any, sig: Any) -> Any:
         with signals.deferred():
             if getattr(self, read_inputs.MARK, False):
-                return read_inputs.compile_read_only(compile_, self, sig)
+                return read_inputs.compile_read_only(compile_, self, sig, numba)
             return compile_(self, sig)
 
     compile.__mfstein_guard__ = True  # type: ignore[attr-defined]

@@ -41,12 +41,13 @@ def reads_inputs(dispatcher: D) -> D:
     return dispatcher
 
 
-def compile_read_only(compile_: Callable[[Any, Any], Any], dispatcher: Any, sig: Any) -> Any:
+def compile_read_only(
+    compile_: Callable[[Any, Any], Any], dispatcher: Any, sig: Any, numba: Any
+) -> Any:
     """numba's ``compile_(dispatcher, sig)`` with every writable array argument of
-    ``sig`` typed read-only, and the conversion from the asked-for argument types to
-    the compiled ones recorded in numba's type manager."""
-    from mfstein.ground.jit import numba
-
+    ``sig`` typed read-only, the asked-for argument types entered as a second key of
+    the compiled code (``numba``: the module, handed over by :mod:`mfstein.ground.jit`,
+    the one place that imports it)."""
     sigutils, types = numba.core.sigutils, numba.core.types
     args, ret = sigutils.normalize_signature(sig)
     read_only = tuple(
