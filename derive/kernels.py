@@ -182,10 +182,7 @@ def kernels(model: ModelLike, backend: str = "numba", group: str = "base") -> Ke
     if group in _SUBSETS:
         with _lock:
             full = _memory_cache.get((model.key, backend))
-        if (
-            full is not None
-            or (cache_dir() / f"{module_name_of(model, backend)}.py").is_file()
-        ):
+        if full is not None or (cache_dir() / f"{module_name_of(model, backend)}.py").is_file():
             return kernels(model, backend, "base")
     with _lock:
         hit = _memory_cache.get(key)
