@@ -6,9 +6,10 @@ Run:  .venv/bin/python benchmarks/bench_startup.py [--before /tmp/before] [--rep
       .venv/bin/python benchmarks/bench_startup.py --first [--before /tmp/before] [--repeat 5]
           [--only simulate]
 
-"before" is the committed tree exported with
-``git -C /work/main archive HEAD | tar -x -C /tmp/before`` and run with
-``PYTHONPATH`` pointing at it; "after" is this working tree.  Each figure is the
+"before" (optional) is another tree, e.g. the committed one exported with
+``git -C /work/main archive HEAD | tar -x -C /tmp/before``, run with
+``PYTHONPATH`` pointing at it; "after" is this working tree (measured alone
+without ``--before``).  Each figure is the
 best of ``--repeat`` wall-clock runs of a fresh interpreter:
 
 * ``mfstein --help``: build the full parser (every subcommand registered);
@@ -220,7 +221,7 @@ def first_calls(
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--before", default="/tmp/before")
+    p.add_argument("--before", help="another tree, measured beside this one")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--sigint", action="store_true", help="sweep Ctrl-C over start-up")
     p.add_argument("--from", dest="start", type=int, default=0, help="first delay (ms)")
@@ -231,15 +232,17 @@ def main() -> None:
     p.add_argument("--no-bytecode", action="store_true", help="--first without .pyc files")
     p.add_argument("--only", default="", help="--first: the cases whose name contains this")
     a = p.parse_args()
+    if a.before is not None and not os.path.isdir(a.before):
+        p.error(f"--before must be a directory holding another tree; {a.before!r} is not one")
+    trees = ([("before", a.before)] if a.before else []) + [("after", ROOT)]
     if a.first:
-        trees = [("before", a.before), ("after", ROOT)]
         first_calls(trees, a.repeat, not a.no_bytecode, a.only)
         return
     if a.sigint:
         sigint_sweep(a.start, a.to, a.step, a.repeat, a.presses)
         return
     rows = []
-    for name, tree in (("before", a.before), ("after", ROOT)):
+    for name, tree in trees:
         t_help, _ = _run(tree, HELP, a.repeat)
         t_table, _ = _run(tree, TABLE, a.repeat)
         _, mods = _run(tree, MODS, 1)
