@@ -72,6 +72,16 @@ UNSTABLE_PROBE = 2
 #: integrator chatter there with ever smaller steps: without a bound, it never ends.
 #: Smooth models of the library use a few thousand.
 ODE_MAX_EVALUATIONS = 200_000
+#: A chattering integrator is usually caught much earlier: over each window of this
+#: many drift evaluations of one horizon, the ODE's time must advance by at least
+#: :data:`STALL_FRACTION` of the horizon.  Chattering at a jump of size ``j`` takes
+#: steps of about ``atol / j`` (``1e-8`` for ``x (1 + sign(x - 3))``: ``5e-5`` of time
+#: in 5,000 evaluations, where the test asks for ``1e-3``); a smooth flow, even stiff,
+#: takes steps that grow as it settles (LSODA switches to BDF with the Jacobian).  A
+#: jump too small to be caught this way still ends at :data:`ODE_MAX_EVALUATIONS`.
+STALL_WINDOW = 5_000
+#: See :data:`STALL_WINDOW`.
+STALL_FRACTION = 1e-4
 
 
 @dataclass
@@ -152,12 +162,10 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
 
     x = np.array(x0, dtype=float)
     unstable = None
-    calls = [0]
+    watch = _Watch()
 
     def drift(t: float, y: np.ndarray) -> np.ndarray:
-        calls[0] += 1
-        if calls[0] > ODE_MAX_EVALUATIONS:
-            raise _Chattering
+        watch(t)
         return rm.f64(y, q, p)
 
     for n_horizon, horizon in enumerate(HORIZONS):
@@ -169,6 +177,7 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
             probe = newton64(rm, x, q, p)
             if probe is not None and not stability(rm.jac64(probe, q, p))[1]:
                 unstable = probe
+        watch.start(horizon)
         try:
             sol = solve_ivp(
                 drift,
@@ -179,12 +188,12 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
                 rtol=1e-7,  # only the basin matters: Newton polishes below
                 atol=1e-10,
             )
-        except _Chattering:
+        except _Chattering as stuck:
             raise NumericalError(
                 f"the mean-field ODE of model {rm.model.name} did not settle within "
-                f"{ODE_MAX_EVALUATIONS:,} drift evaluations (a rate that jumps where the flow "
-                "would stop, such as sign or Heaviside at the fixed point, has no fixed point "
-                "the expansion can use); no result is returned."
+                f"{stuck} (a rate that jumps where the flow would stop, such as sign or "
+                "Heaviside at the fixed point, has no fixed point the expansion can use); "
+                "no result is returned."
             ) from None
         if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
             raise NumericalError(
@@ -200,7 +209,41 @@ def _ode(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.n
 
 
 class _Chattering(Exception):
-    """Raised inside :func:`_ode`'s right-hand side past :data:`ODE_MAX_EVALUATIONS`."""
+    """Raised inside :func:`_ode`'s right-hand side by :class:`_Watch`; its text says
+    what the search spent (it completes "did not settle within ...")."""
+
+
+class _Watch:
+    """Counts the drift evaluations of one ODE search and watches its time: raises
+    :class:`_Chattering` past :data:`ODE_MAX_EVALUATIONS` evaluations in all, or when a
+    window of :data:`STALL_WINDOW` evaluations of one horizon advanced the time by less
+    than :data:`STALL_FRACTION` of the horizon."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.horizon = 0.0
+        self.window_calls = 0
+        self.window_t = 0.0
+
+    def start(self, horizon: float) -> None:
+        """A new integration over ``[0, horizon]``."""
+        self.horizon, self.window_calls, self.window_t = horizon, 0, 0.0
+
+    def __call__(self, t: float) -> None:
+        self.calls += 1
+        if self.calls > ODE_MAX_EVALUATIONS:
+            raise _Chattering(f"{ODE_MAX_EVALUATIONS:,} drift evaluations")
+        self.window_calls += 1
+        if self.window_calls < STALL_WINDOW:
+            return
+        advanced = t - self.window_t
+        if advanced < STALL_FRACTION * self.horizon:
+            raise _Chattering(
+                f"{self.calls:,} drift evaluations: its time advanced by only {advanced:.1e} "
+                f"over the last {STALL_WINDOW:,}, at t = {t:.6g} of a horizon of "
+                f"{self.horizon:g}"
+            )
+        self.window_calls, self.window_t = 0, t
 
 
 def newton64(rm: ReducedModel, x0: np.ndarray, q: np.ndarray, p: np.ndarray) -> Any:

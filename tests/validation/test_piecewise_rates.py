@@ -162,12 +162,16 @@ def test_a_function_a_back_end_cannot_print_is_one_sentence(departure, words) ->
 
 def test_a_drift_that_jumps_where_the_flow_would_stop_is_refused_not_chased() -> None:
     """Deaths x (1 + sign(x - 3)): x' = lam < 3 below 3 and lam - 2x < 0 above it, so
-    the flow chatters at x = 3 and the ODE search never ended."""
+    the flow chatters at x = 3 and the ODE search never ended; its time stalls there
+    (steps of about 1e-8), which ends the search within 10,000 drift evaluations."""
     from mfstein.ground.errors import NumericalError
     from numeric.meanfield.entry import solve as solve_model
 
-    with pytest.raises(NumericalError, match="did not settle within"):
+    with pytest.raises(NumericalError, match="did not settle within") as refused:
         solve_model(_station(x * (1 + sp.sign(x - 3))), {"lam": "0.7"}, dps=15)
+    # caught by the stalled time (numeric.meanfield.fixed_point.STALL_WINDOW), some 1.5 s,
+    # not by the bound on all evaluations (ODE_MAX_EVALUATIONS, 20-40 s)
+    assert "its time advanced by only" in str(refused.value)
 
 
 def test_exact_answers_a_kink_at_the_fixed_point_without_the_expansion() -> None:
