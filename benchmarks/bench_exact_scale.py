@@ -27,8 +27,9 @@ the machine may be shared:
     seen (the cache holds the model's kernels and the records of other calls,
     e.g. at ``N = 6``).
 ``supermarket``
-    ``solve_exact(N, 0.9, b=3, d=2)`` at each ``--sizes`` N: the CPU of the call,
-    the child's peak resident memory (``ru_maxrss``) and bytes per state, the
+    ``solve_exact(N, 0.9, b=3, d=2)`` at each ``--sizes`` N (the only case with
+    ``--no-sir``; N = 420, 12,525,171 states, takes some 80 s of CPU and 2.5 GB):
+    the CPU of the call, the child's peak resident memory (``ru_maxrss``) and bytes per state, the
     residual, the iterations, and ``N E||S - s*||^2``.  Best of ``--repeat``
     children below ``--large`` states, one run above.
 
@@ -48,6 +49,7 @@ prints its rows beside.
 
     .venv/bin/python benchmarks/bench_exact_scale.py
     .venv/bin/python benchmarks/bench_exact_scale.py --sizes 100 320 420 --before /tmp/before
+    .venv/bin/python benchmarks/bench_exact_scale.py --no-sir --sizes 420  # 1.25e7 states
 """
 
 from __future__ import annotations
@@ -65,10 +67,13 @@ from trees import tree_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 SIR = {"beta": "3", "gamma": "1", "rho": "0.5", "a": "0.1"}
-#: The supermarket's N of the warm-up: 5,456 states, above the direct solver's
-#: 5,000, so that the compiled BiCGSTAB is in the cache too (at N = 6 it was not,
-#: and the first large size paid its compilation).
-WARM_KRYLOV = 30
+#: The supermarket's N of the warm-up: 234,136 states, above the direct solver's
+#: 5,000 (so that the compiled BiCGSTAB is in the cache too: at N = 6 it was not) and
+#: above :data:`numeric.exact.small.SMALL_STATES` (so that the compiled search and
+#: assembly are too: at N = 30, the warm-up until stop 53, the chain took the NumPy
+#: route, and the first large child compiled them, 6 s more CPU and some 48 MB more
+#: peak memory, numba's compiler state, than the children after it).
+WARM_LARGE = 110
 
 
 def _cpu() -> float:
@@ -305,6 +310,7 @@ def main() -> int:
     ap.add_argument("--large", type=int, default=10**6, help="one run above this many states")
     ap.add_argument("--before", type=Path, help="another checkout, run beside")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per child")
+    ap.add_argument("--no-sir", action="store_true", help="the supermarket's rows only")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -321,10 +327,11 @@ def main() -> int:
         return 0
     trees = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     for _, tree in trees:  # warm the kernel cache of both models, and of the Krylov solver
-        _run(tree, "sir", 6, args.timeout)
-        _run(tree, "sir", args.sir_N, args.timeout)  # and the call's own (numeric.exact.kept)
-        _run(tree, "supermarket", WARM_KRYLOV, args.timeout)
-    for case in ("sir", "sir-new"):
+        if not args.no_sir:
+            _run(tree, "sir", 6, args.timeout)
+            _run(tree, "sir", args.sir_N, args.timeout)  # and the call's own (numeric.exact.kept)
+        _run(tree, "supermarket", WARM_LARGE, args.timeout)
+    for case in () if args.no_sir else ("sir", "sir-new"):
         rows = _alternating(trees, case, args.sir_N, args.repeat, args.timeout)
         for label, _ in trees:
             print(_sir_row(label, rows[label], new=case == "sir-new"), flush=True)

@@ -8,7 +8,9 @@ writes ``Q^T`` in CSR form straight from them, with 32-bit column indices, the
 columns of each row ascending (so the sweeps of :mod:`numeric.exact.fused` split
 a row at its diagonal without a search), entries of two transitions between the
 same pair of states summed, and the diagonal ``-q_i`` (``q_i`` the exit rate,
-summed in transition order) stored in every row.  Before, the search wrote
+summed in transition order) stored in every row; the exit rates are not kept
+apart (:func:`numeric.exact.pinned.exit_rates` reads them off the diagonal once the
+solve is done: 8 bytes per state less at its peak).  Before, the search wrote
 (row, column, value) triples (24 bytes per entry) that SciPy transposed and
 added to the diagonal through intermediate matrices: about 3 times the memory of
 the result at the peak, and several passes.
@@ -46,7 +48,7 @@ def _row_lengths(target, counts):
 
 
 @numba.njit(cache=True)
-def _fill(target, R, N, indptr, indices, data, exit_rate):
+def _fill(target, R, N, indptr, indices, data):
     """Fill ``Q^T`` row by row in ascending columns (sources are visited in order),
     with ``indptr[j]`` as row ``j``'s cursor, shifted back to the row starts at the end."""
     S, nt = target.shape[0], target.shape[1]
@@ -55,7 +57,6 @@ def _fill(target, R, N, indptr, indices, data, exit_rate):
         for t in range(nt):
             if target[i, t] >= 0:
                 q += N * R[i, t]
-        exit_rate[i] = q
         d = indptr[i]
         indices[d] = i
         data[d] = -q
@@ -76,24 +77,25 @@ def _fill(target, R, N, indptr, indices, data, exit_rate):
     indptr[0] = 0
 
 
-def transposed_generator(
-    target: np.ndarray, R: np.ndarray, N: int
-) -> tuple[sps.csr_matrix, np.ndarray]:
-    """``(Q^T, q)``: the transposed generator (CSR, int32 columns ascending within
-    rows) and the exit rates ``q_i = sum_t N R[i, t]`` over the jumps that exist."""
-    S = target.shape[0]
-    indptr = np.zeros(S + 1, dtype=np.int64)
+def transposed_generator(target: np.ndarray, R: np.ndarray, N: int) -> sps.csr_matrix:
+    """``Q^T``: the transposed generator (CSR, int32 columns ascending within rows),
+    its diagonal ``-q_i`` with the exit rates ``q_i = sum_t N R[i, t]`` over the jumps
+    that exist (:func:`numeric.exact.pinned.exit_rates` reads them back)."""
+    S, nt = target.shape
+    # a row holds at most nt + 1 entries: with 32-bit positions when that bound fits,
+    # so that SciPy keeps this row pointer (before, an int64 one was converted to
+    # int32 when the matrix was made, 12 bytes per state at the assembly's peak)
+    index_type = np.int32 if S * (nt + 1) < 2**31 else np.int64
+    indptr = np.zeros(S + 1, dtype=index_type)
     _row_lengths(target, indptr)
-    np.cumsum(indptr, out=indptr)
+    np.cumsum(indptr, out=indptr, dtype=index_type)
     nnz = int(indptr[-1])
-    index_type = np.int32 if max(S, nnz) < 2**31 else np.int64
     indices = np.empty(nnz, dtype=index_type)
     data = np.empty(nnz)
-    exit_rate = np.empty(S)
-    _fill(target, R, float(N), indptr, indices, data, exit_rate)
+    _fill(target, R, float(N), indptr, indices, data)
     QT = sps.csr_matrix((data, indices, indptr), shape=(S, S), copy=False)
     QT.has_sorted_indices = True
-    return QT, exit_rate
+    return QT
 
 
 @numba.njit(cache=True)

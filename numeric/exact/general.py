@@ -53,7 +53,7 @@ from numeric.exact import kept
 from numeric.exact.fast_paths import fast_path
 from numeric.exact.law_error import half_range, kept_system, remember_factor
 from numeric.exact.memory import bytes_per_state, check_exact_N, memory_limit_bytes
-from numeric.exact.pinned import METHODS
+from numeric.exact.pinned import METHODS, exit_rates
 from numeric.exact.prepared import Placement, prepare
 from numeric.exact.result import ExactResult
 from numeric.meanfield.result_tasks import EXACT_TASKS
@@ -159,7 +159,9 @@ def stationary_checked(
     BiCGSTAB, then GMRES (and LU last if it was not first and the chain is not
     too large).  ``x0`` is the iterative solvers' start (a guess of ``pi``, e.g.
     :func:`numeric.exact.solvers.gaussian_start`), or a function making it, called
-    once if an iterative solver runs (a direct solve never reads it).  ``atol``, when given, is an
+    by each iterative solver that runs (a direct solve never reads it), which keeps
+    its best iterate in the start's buffer then: a vector of ``S`` floats less at the
+    solve's peak (issue 34).  ``atol``, when given, is an
     absolute target the iterative solvers run to as well (``||pi Q||_1 <= min(tol
     max_i q_i, atol)``: one run, where asking again once ``max_i q_i`` is known
     restarted the Krylov space).  ``solver`` is ``"auto"`` or one linear solver
@@ -199,8 +201,6 @@ def stationary_checked(
                 else:
                     from numeric.exact.solvers import solve_krylov
 
-                    if callable(x0):
-                        x0 = x0()
                     target = tol * qmax if atol is None else min(tol * qmax, atol)
                     sol = solve_krylov(QT, r, solver=m, tol=target, x0=x0, progress=progress)
                     pi, res, it = sol.pi, sol.residual, sol.iterations
@@ -442,11 +442,9 @@ class Chain:
         if self.last is not None and self.last.key == key:
             # asked again (a tighter target): the same chain, from the last answer
             last = self.last
-            reach, QT, classes, exit_rate, r, x0 = (
-                last.reach, last.QT, last.classes, last.exit_rate, last.r, last.pi
-            )  # fmt: skip
+            reach, QT, classes, r, x0 = last.reach, last.QT, last.classes, last.r, last.pi
         else:
-            reach, QT, classes, exit_rate, r = self._assemble(centre)
+            reach, QT, classes, r = self._assembled(centre)
             x0 = None
             if spread is not None:  # made only if an iterative solver runs
 
@@ -464,6 +462,7 @@ class Chain:
             atol=atol,
         )
         self.notes += more
+        exit_rate = exit_rates(QT)  # read off the diagonal now: not held during the solve
         self.last = _Assembled(key, reach, QT, classes, exit_rate, r, pi)
         return SolvedChain(reach, pi, res, used, iters, exit_rate)
 
@@ -484,7 +483,14 @@ class Chain:
 
     def _assemble(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
         """Reachable states, ``Q^T``, closed classes, exit rates and the pinned state
-        (the recurrent state nearest ``centre``)."""
+        (the recurrent state nearest ``centre``); :meth:`_assembled` and the exit rates
+        (:func:`~numeric.exact.pinned.exit_rates`)."""
+        reach, QT, classes, r = self._assembled(centre)
+        return reach, QT, classes, exit_rates(QT), r
+
+    def _assembled(self, centre: np.ndarray) -> tuple[Any, Any, np.ndarray, int]:
+        """Reachable states, ``Q^T``, closed classes and the pinned state (the recurrent
+        state nearest ``centre``)."""
         from numeric.exact.small import routines
 
         kept_arrays, self.kept = self.kept, None
@@ -493,7 +499,7 @@ class Chain:
                 return self._kept_assembly(kept_arrays, centre)
         reach = self._search()
         tools = routines(bool(self.compiled))
-        QT, exit_rate = tools.transposed_generator(reach.target, reach.rates, self.N)
+        QT = tools.transposed_generator(reach.target, reach.rates, self.N)
         reach.release(np.asarray(self.kern.jumps).sum(axis=1) > 0)
         signals.check()  # each phase below takes seconds at millions of states
         classes, n_closed = _closed_classes(QT, self.compiled)
@@ -507,7 +513,7 @@ class Chain:
                 f"classes (e.g. states {ex[0]} and {ex[1]}), so its stationary law is not "
                 "unique; change the parameters or the start."
             )
-        return reach, QT, classes, exit_rate, self._pinned(reach, classes, centre)
+        return reach, QT, classes, self._pinned(reach, classes, centre)
 
     def _pinned(self, reach: Any, classes: np.ndarray, centre: np.ndarray) -> int:
         """The state whose balance equation is pinned: the recurrent state nearest
@@ -521,8 +527,8 @@ class Chain:
 
     def _kept_assembly(
         self, a: dict[str, np.ndarray], centre: np.ndarray
-    ) -> tuple[Any, Any, np.ndarray, np.ndarray, int]:
-        """:meth:`_assemble`'s answer from the arrays an earlier process kept of this
+    ) -> tuple[Any, Any, np.ndarray, int]:
+        """:meth:`_assembled`'s answer from the arrays an earlier process kept of this
         chain (:func:`numeric.exact.kept.assembly_arrays`): no search, no classes (on
         the NumPy route only: where this process takes the compiled one, it searches)."""
         import scipy.sparse as sps
@@ -533,7 +539,7 @@ class Chain:
         reach = Reachable(a["states"], None, None, int(a["exact_states"]), a["up_rates"])
         QT = sps.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=(S, S))
         classes = a["classes"]
-        return reach, QT, classes, a["exit_rate"], self._pinned(reach, classes, centre)
+        return reach, QT, classes, self._pinned(reach, classes, centre)
 
     def _takes_compiled_route(self) -> bool:
         """Whether the search and the assembly run compiled (decided once per chain,

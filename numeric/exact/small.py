@@ -486,10 +486,8 @@ def reachable(
     )
 
 
-def transposed_generator(
-    target: np.ndarray, R: np.ndarray, N: int
-) -> tuple[sps.csr_matrix, np.ndarray]:
-    """``(Q^T, q)`` as :func:`numeric.exact.assembly.transposed_generator` writes them
+def transposed_generator(target: np.ndarray, R: np.ndarray, N: int) -> sps.csr_matrix:
+    """``Q^T`` as :func:`numeric.exact.assembly.transposed_generator` writes it
     (CSR, int32 columns ascending within rows, the diagonal ``-q_i`` in every row,
     two transitions between the same states summed), by :mod:`scipy.sparse`."""
     S = target.shape[0]
@@ -503,7 +501,7 @@ def transposed_generator(
     data = np.concatenate([NR[jump], -exit_rate])
     QT = sps.coo_matrix((data, (rows, cols)), shape=(S, S)).tocsr()
     QT.sum_duplicates()  # sorts the columns of each row, too
-    return QT, exit_rate
+    return QT
 
 
 def leaving(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray, n: int) -> np.ndarray:

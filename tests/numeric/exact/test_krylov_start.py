@@ -98,3 +98,42 @@ def test_a_start_given_as_a_function_is_made_only_for_an_iterative_solver(chain)
     assert calls == [1] and lazy[2] == "bicgstab"
     given = stationary_checked(QT, r, free_dims=3, solver="bicgstab", tol=1e-11, x0=start())
     assert np.array_equal(lazy[0], given[0]) and lazy[3] == given[3]
+
+
+def test_a_start_made_by_a_function_holds_the_best_iterate(chain, monkeypatch) -> None:
+    """At millions of states every vector the solve holds counts (issue 34): a start
+    the solver makes itself (from a function, as ``stationary_checked`` passes the
+    general chain's Gaussian start) is no one else's, so the best iterate is kept in
+    its buffer; a start given as an array is not written over (the iterate is copied).
+    Until stop 53 the best iterate was always a copy, a vector more at the peak."""
+    import weakref
+
+    from numeric.exact import solvers
+    from numeric.exact.general import stationary_checked
+
+    QT, states, centre, W, r = chain
+    made: list[weakref.ref] = []
+
+    def start() -> np.ndarray | None:
+        x0 = gaussian_start(states, centre, 40, W)
+        made.append(weakref.ref(x0))
+        return x0
+
+    shared: list[bool] = []
+    runs = solvers._runs
+
+    def watched(solver: str, sweep: object, mon: object, max_iter: int) -> None:
+        runs(solver, sweep, mon, max_iter)
+        buffer = made[-1]()
+        shared.append(mon.own and buffer is not None and np.shares_memory(mon.x, buffer))
+
+    monkeypatch.setattr(solvers, "_runs", watched)
+    lazy = stationary_checked(QT, r, free_dims=3, solver="bicgstab", tol=1e-11, x0=start)
+    assert lazy[2] == "bicgstab" and shared == [True]
+    given = gaussian_start(states, centre, 40, W)
+    made.append(weakref.ref(given))
+    kept = given.copy()
+    out = solve_krylov(QT, r, tol=1e-11, x0=given)
+    assert shared == [True, False]
+    assert np.array_equal(given, kept / kept[r])  # only scaled, as documented
+    assert np.array_equal(out.pi, lazy[0])
