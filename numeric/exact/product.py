@@ -63,8 +63,15 @@ def generator(R: Rates) -> tuple[object, np.ndarray]:
     return Q.tocsr(), digits
 
 
-def _averaged_moves(R: Rates, digits: np.ndarray, index: np.ndarray, power: np.ndarray,
-                    rows: list, cols: list, vals: list) -> None:
+def _averaged_moves(
+    R: Rates,
+    digits: np.ndarray,
+    index: np.ndarray,
+    power: np.ndarray,
+    rows: list,
+    cols: list,
+    vals: list,
+) -> None:
     """Append the averaged moves (rates functions of the occupancy averages,
     :mod:`numeric.heterogeneous.averaged`) of every state where they can fire."""
     av = R.avg
@@ -77,8 +84,9 @@ def _averaged_moves(R: Rates, digits: np.ndarray, index: np.ndarray, power: np.n
         mine = np.zeros(S)
         mine[s] = 1.0
         args = [*(c / K).T, *(((c - mine) / (K - 1)).T if K > 1 else np.zeros_like(c).T)]
-        rate = np.array(np.broadcast_to(
-            np.asarray(av.funcs[av.group[m]](*args)[0], dtype=float), hit.shape))
+        rate = np.array(
+            np.broadcast_to(np.asarray(av.funcs[av.group[m]](*args)[0], dtype=float), hit.shape)
+        )
         # a polynomial rate that vanishes at a state may round to -1e-17 there
         rate[(rate < 0) & (rate > -1e-12 * max(1.0, float(np.max(np.abs(rate), initial=0))))] = 0
         if np.any(~np.isfinite(rate)) or np.any(rate < 0):
@@ -131,8 +139,9 @@ def moments(pi: np.ndarray, digits: np.ndarray, S: int) -> tuple[np.ndarray, np.
     return mean, second - np.outer(mean, mean)
 
 
-def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | None, *,
-                        N: Any) -> HeterogeneousExact:
+def exact_heterogeneous(
+    model: HeterogeneousModel, params: Mapping[str, Any] | None, *, N: Any
+) -> HeterogeneousExact:
     """The product chain of the K objects; ``N`` must equal ``K``."""
     from mfstein.ground.errors import check_int
     from numeric.heterogeneous.entry import rates
@@ -148,6 +157,17 @@ def exact_heterogeneous(model: HeterogeneousModel, params: Mapping[str, Any] | N
         R, inputs = rates(model, params, float64=True)
     pi, digits, residual, system = stationary(R)
     mean, cov = moments(pi, digits, model.S)
-    return HeterogeneousExact(model.name, model.K, model.S, inputs, len(pi), residual,
-                              mean, cov, pi, system, object_names=model.object_names,
-                              state_names=model.state_names)
+    return HeterogeneousExact(
+        model.name,
+        model.K,
+        model.S,
+        inputs,
+        len(pi),
+        residual,
+        mean,
+        cov,
+        pi,
+        system,
+        object_names=model.object_names,
+        state_names=model.state_names,
+    )
