@@ -44,6 +44,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError
+from numeric.linalg.raw_mpf import exponent, float_of_scaled, mpf_of_int, scaled_int
 from numeric.precision import limited_blas
 
 try:  # gmpy2's integers multiply long operands faster than Python's
@@ -59,12 +60,6 @@ MAX_STEPS = 200
 KRONECKER_MAX_N = 12
 
 
-def _exponent(values) -> int:
-    """``floor(log2 max|v|)`` over ``values`` (``0`` if all vanish)."""
-    big = max((abs(v) for v in values), default=mpf(0))
-    return 0 if big == 0 else int(mpmath.floor(mpmath.log(big, 2)))
-
-
 class Fixed:
     """A matrix of integers ``M`` standing for ``M * 2^-F`` (exact products)."""
 
@@ -77,10 +72,10 @@ class Fixed:
         """Round ``A`` to ``bits`` bits below its largest entry."""
         rows = _rows(A)
         flat = [v for r in rows for v in r]
-        F = bits - _exponent(flat)
+        F = bits - exponent(flat)
         ints = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
         for i, r in enumerate(rows):
-            ints[i, :] = [_INT(int(mpmath.nint(mpmath.ldexp(v, F)))) if v else _INT(0) for v in r]
+            ints[i, :] = [_INT(scaled_int(v, F)) for v in r]
         return cls(ints, F)
 
     def matmul(self, other: Fixed) -> Fixed:
@@ -207,13 +202,13 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     bits = mpmath.mp.prec + 24
     solve64 = _solver64(_finite64(A, "the linear system"), "the linear system")
     Af = Fixed.from_mp(A, bits)
-    bscale = _exponent(rhs)
-    b64 = np.array([float(mpmath.ldexp(v, -bscale)) for v in rhs])
+    bscale = exponent(rhs)
+    b64 = np.array([float_of_scaled(v, -bscale) for v in rhs])
     x64 = solve64(b64)
     if not np.any(x64):
         return [mpf(0)] * n
     Fx = bits - (_scale_of(x64) + bscale)
-    bint = np.array([_INT(int(mpmath.nint(mpmath.ldexp(v, Af.F + Fx)))) for v in rhs], dtype=object)
+    bint = np.array([_INT(scaled_int(v, Af.F + Fx)) for v in rhs], dtype=object)
     x = np.zeros(n, dtype=object)
     x[:] = _INT(0)
     x = _refine(
@@ -223,7 +218,7 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
         Af.F,
         "a linear solve",
     )
-    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+    return [mpf_of_int(v, Fx) for v in x]
 
 
 def _refine(
@@ -286,5 +281,5 @@ def lyapunov_refined(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
     out = mpmath.matrix(n, n)
     for i in range(n):
         for j in range(n):
-            out[i, j] = mpmath.ldexp(mpf(int(X[i, j])), -Fx)
+            out[i, j] = mpf_of_int(X[i, j], Fx)
     return out
