@@ -37,7 +37,8 @@ multiply-adds in C loops rather than as many ``mpf`` objects.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -60,6 +61,13 @@ MAX_STEPS = 200
 KRONECKER_MAX_N = 12
 
 
+def _objects(values: Iterable[Any], count: int) -> np.ndarray:
+    """A 1-D object array of ``count`` integers.  Filled from an iterator: NumPy
+    converting a *list* of gmpy2 integers probes each one as a possible sequence
+    or buffer (about 3 us an entry, ten times the integer work here)."""
+    return np.fromiter(values, dtype=object, count=count)
+
+
 class Fixed:
     """A matrix of integers ``M`` standing for ``M * 2^-F`` (exact products)."""
 
@@ -73,9 +81,8 @@ class Fixed:
         rows = _rows(A)
         flat = [v for r in rows for v in r]
         F = bits - exponent(flat)
-        ints = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
-        for i, r in enumerate(rows):
-            ints[i, :] = [_INT(scaled_int(v, F)) for v in r]
+        shape = (len(rows), len(rows[0]) if rows else 0)
+        ints = _objects((_INT(scaled_int(v, F)) for v in flat), len(flat)).reshape(shape)
         return cls(ints, F)
 
     def matmul(self, other: Fixed) -> Fixed:
@@ -89,17 +96,26 @@ class Fixed:
 
 
 def _rows(A) -> list[list[mpf]]:
+    """The entries of an ``mpmath.matrix`` (or a list of rows) as lists of rows.
+
+    A matrix keeps its nonzero entries in a dict (``_matrix__data``, absent ones
+    are zero); read there, the rows cost one dict lookup per entry instead of a
+    checked ``A[i, j]`` each."""
     if isinstance(A, mpmath.matrix):
-        return [[A[i, j] for j in range(A.cols)] for i in range(A.rows)]
+        data = getattr(A, "_matrix__data", None)
+        if not isinstance(data, dict):  # another mpmath's layout: index the matrix
+            return [[A[i, j] for j in range(A.cols)] for i in range(A.rows)]
+        get, zero, cols = data.get, A.ctx.zero, range(A.cols)
+        return [[get((i, j), zero) for j in cols] for i in range(A.rows)]
     return [list(r) for r in A]
 
 
-def to_float64(A: mpmath.matrix) -> np.ndarray:
-    """``A`` rounded to float64."""
-    return np.array([[float(A[i, j]) for j in range(A.cols)] for i in range(A.rows)])
+def to_float64(A: mpmath.matrix | list) -> np.ndarray:
+    """``A`` (an ``mpmath.matrix`` or a list of rows of ``mpf``) rounded to float64."""
+    return np.array([[float(v) for v in r] for r in _rows(A)], dtype=float)
 
 
-def _finite64(A: mpmath.matrix, what: str) -> np.ndarray:
+def _finite64(A: mpmath.matrix | list, what: str) -> np.ndarray:
     """``A`` rounded to float64; :class:`NumericalError` if an entry overflows."""
     a = to_float64(A)
     if not np.isfinite(a).all():
@@ -153,28 +169,30 @@ def _lyapunov64(a: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _max_abs_int(a: np.ndarray) -> int:
-    return max((abs(int(v)) for v in a.flat), default=0)
+    """The largest ``|v|`` of an object array of integers (``0`` when empty), by
+    NumPy's loops over the objects."""
+    return int(np.abs(a).max()) if a.size else 0
 
 
 def scaled_float64(a: np.ndarray) -> tuple[np.ndarray, int]:
     """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits), for an object
-    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`."""
+    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`.
+
+    ``a >> top`` (floor) has at most 60 bits, so it is exact in int64, whose
+    conversion to float64 rounds to nearest as ``float(int)`` does."""
     top = max(_max_abs_int(a).bit_length() - 60, 0)
-    m = np.array([float(int(v) >> top) for v in a.flat], dtype=float).reshape(a.shape)
+    m = (a >> top if top else a).astype(np.int64).astype(float)
     return m, top
 
 
 def scaled_ints(x: np.ndarray, shift: int) -> np.ndarray:
     """``round(x * 2^shift)`` exactly, as integers (an object array): a float64
     correction brought into fixed point (the inverse of :func:`scaled_float64`)."""
-    out = np.empty(x.shape, dtype=object)
-    flat = out.reshape(-1)
-    for k, v in enumerate(x.flat):
-        mant, exp = math.frexp(float(v))
-        m = _INT(int(mant * 2**53))
-        e = exp - 53 + shift
-        flat[k] = m << e if e >= 0 else m >> (-e)
-    return out
+    mant, exp = np.frexp(np.asarray(x, dtype=float))
+    m = (mant * 2.0**53).astype(np.int64).ravel().tolist()  # exact: |mant| < 1
+    e = (exp - 53 + shift).ravel().tolist()
+    flat = (_INT(a) << b if b >= 0 else _INT(a) >> -b for a, b in zip(m, e, strict=True))
+    return _objects(flat, len(m)).reshape(x.shape)
 
 
 def _scale_of(values) -> int:
@@ -208,7 +226,7 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     if not np.any(x64):
         return [mpf(0)] * n
     Fx = bits - (_scale_of(x64) + bscale)
-    bint = np.array([_INT(scaled_int(v, Af.F + Fx)) for v in rhs], dtype=object)
+    bint = _objects((_INT(scaled_int(v, Af.F + Fx)) for v in rhs), len(rhs))
     x = np.zeros(n, dtype=object)
     x[:] = _INT(0)
     x = _refine(
@@ -244,9 +262,10 @@ def _refine(
             break
         corr = scaled_ints(solve64(r64), top - shift)
         x = x + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, what):
+        size = _max_abs_int(corr)
+        if _check_progress(size, _max_abs_int(x), prev, what):
             break
-        prev = _max_abs_int(corr)
+        prev = size
     else:
         raise NumericalError(f"iterative refinement of {what} did not converge.")
     return x

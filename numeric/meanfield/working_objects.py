@@ -24,9 +24,11 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
+from numeric.linalg.refinement import KRONECKER_MAX_N as REFINE_KRONECKER_MAX_N
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.params import kernel_vector
+from numeric.precision import limited_blas
 
 #: The dense Kronecker route runs for at most this many free coordinates.
 KRONECKER_MAX_N = 8
@@ -123,7 +125,11 @@ def objects_at(route: Any, wp: int, *, full: bool, kronecker: bool) -> Objects:
     problem = route.problem
     model, red, rm = problem.model, problem.reduction, problem.reduced
     out: dict[str, Any] = {}
-    with mpmath.workdps(wp):
+    if red.n > REFINE_KRONECKER_MAX_N:  # the Schur route's BLAS, loaded before the limit
+        import scipy.linalg  # noqa: F401
+    # one BLAS thread limit for the whole computation: the refined solves inside
+    # (about a dozen) nest in it instead of each setting and restoring it
+    with mpmath.workdps(wp), limited_blas():
         p = kernel_vector(model, problem.values_now())
         q = red.values(problem.start_now())
         s = fp.newton(rm, route.primary, q, p, wp)
