@@ -45,6 +45,7 @@ import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError
+from numeric.linalg.mp_entries import matrix_of, nonzero_entries
 from numeric.linalg.raw_mpf import exponent, float_of_scaled, mpf_of_int, scaled_int
 from numeric.precision import limited_blas
 
@@ -77,8 +78,17 @@ class Fixed:
 
     @classmethod
     def from_mp(cls, A: mpmath.matrix | list, bits: int) -> Fixed:
-        """Round ``A`` to ``bits`` bits below its largest entry."""
-        rows = _rows(A)
+        """Round ``A`` to ``bits`` bits below its largest entry (a matrix's zero
+        entries, absent from its entry dict, are zero integers)."""
+        if isinstance(A, mpmath.matrix):
+            entries = nonzero_entries(A)
+            F = bits - exponent(entries.values())
+            ints = np.empty((A.rows, A.cols), dtype=object)
+            ints[...] = _INT(0)
+            for key, v in entries.items():
+                ints[key] = _INT(scaled_int(v, F))
+            return cls(ints, F)
+        rows = [list(r) for r in A]
         flat = [v for r in rows for v in r]
         F = bits - exponent(flat)
         shape = (len(rows), len(rows[0]) if rows else 0)
@@ -95,27 +105,15 @@ class Fixed:
         return self.ints * (_INT(1) << d) if d >= 0 else self.ints >> (-d)
 
 
-def _rows(A) -> list[list[mpf]]:
-    """The entries of an ``mpmath.matrix`` (or a list of rows) as lists of rows.
-
-    A matrix keeps its nonzero entries in a dict (``_matrix__data``, absent ones
-    are zero); read there, the rows cost one dict lookup per entry instead of a
-    checked ``A[i, j]`` each."""
-    if isinstance(A, mpmath.matrix):
-        data = getattr(A, "_matrix__data", None)
-        if not isinstance(data, dict):  # another mpmath's layout: index the matrix
-            return [[A[i, j] for j in range(A.cols)] for i in range(A.rows)]
-        get, zero, cols = data.get, A.ctx.zero, range(A.cols)
-        return [[get((i, j), zero) for j in cols] for i in range(A.rows)]
-    return [list(r) for r in A]
+def to_float64(A: mpmath.matrix) -> np.ndarray:
+    """``A`` rounded to float64 (its nonzero entries converted, the rest zero)."""
+    out = np.zeros((A.rows, A.cols))
+    for key, v in nonzero_entries(A).items():
+        out[key] = float(v)
+    return out
 
 
-def to_float64(A: mpmath.matrix | list) -> np.ndarray:
-    """``A`` (an ``mpmath.matrix`` or a list of rows of ``mpf``) rounded to float64."""
-    return np.array([[float(v) for v in r] for r in _rows(A)], dtype=float)
-
-
-def _finite64(A: mpmath.matrix | list, what: str) -> np.ndarray:
+def _finite64(A: mpmath.matrix, what: str) -> np.ndarray:
     """``A`` rounded to float64; :class:`NumericalError` if an entry overflows."""
     a = to_float64(A)
     if not np.isfinite(a).all():
@@ -297,8 +295,7 @@ def lyapunov_refined(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
         return AX + AX.T + Cs
 
     X = _refine(X, residual, lyap64, Af.F, "a Lyapunov equation")
-    out = mpmath.matrix(n, n)
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = mpf_of_int(X[i, j], Fx)
-    return out
+    ints = X.tolist()
+    return matrix_of(
+        n, n, {(i, j): mpf_of_int(v, Fx) for i, r in enumerate(ints) for j, v in enumerate(r) if v}
+    )
