@@ -52,3 +52,10 @@ def matrix_of(rows: int, cols: int, entries: dict[tuple[int, int], Any]) -> mpma
         return out
     data.update((k, v) for k, v in entries.items() if v)
     return out
+
+
+def transposed(A: mpmath.matrix) -> mpmath.matrix:
+    """``A.T`` (the same entries, swapped)."""
+    if _store(A) is None:
+        return A.T
+    return matrix_of(A.cols, A.rows, {(j, i): v for (i, j), v in nonzero_entries(A).items()})
