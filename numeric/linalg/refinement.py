@@ -37,13 +37,16 @@ multiply-adds in C loops rather than as many ``mpf`` objects.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import mpmath
 import numpy as np
 from mpmath import mpf
 
 from mfstein.ground.errors import NumericalError
+from numeric.linalg.mp_entries import matrix_of, nonzero_entries
+from numeric.linalg.raw_mpf import exponent, float_of_scaled, mpf_of_int, scaled_int
 from numeric.precision import limited_blas
 
 try:  # gmpy2's integers multiply long operands faster than Python's
@@ -59,10 +62,11 @@ MAX_STEPS = 200
 KRONECKER_MAX_N = 12
 
 
-def _exponent(values) -> int:
-    """``floor(log2 max|v|)`` over ``values`` (``0`` if all vanish)."""
-    big = max((abs(v) for v in values), default=mpf(0))
-    return 0 if big == 0 else int(mpmath.floor(mpmath.log(big, 2)))
+def _objects(values: Iterable[Any], count: int) -> np.ndarray:
+    """A 1-D object array of ``count`` integers.  Filled from an iterator: NumPy
+    converting a *list* of gmpy2 integers probes each one as a possible sequence
+    or buffer (about 3 us an entry, ten times the integer work here)."""
+    return np.fromiter(values, dtype=object, count=count)
 
 
 class Fixed:
@@ -74,13 +78,21 @@ class Fixed:
 
     @classmethod
     def from_mp(cls, A: mpmath.matrix | list, bits: int) -> Fixed:
-        """Round ``A`` to ``bits`` bits below its largest entry."""
-        rows = _rows(A)
+        """Round ``A`` to ``bits`` bits below its largest entry (a matrix's zero
+        entries, absent from its entry dict, are zero integers)."""
+        if isinstance(A, mpmath.matrix):
+            entries = nonzero_entries(A)
+            F = bits - exponent(entries.values())
+            ints = np.empty((A.rows, A.cols), dtype=object)
+            ints[...] = _INT(0)
+            for key, v in entries.items():
+                ints[key] = _INT(scaled_int(v, F))
+            return cls(ints, F)
+        rows = [list(r) for r in A]
         flat = [v for r in rows for v in r]
-        F = bits - _exponent(flat)
-        ints = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
-        for i, r in enumerate(rows):
-            ints[i, :] = [_INT(int(mpmath.nint(mpmath.ldexp(v, F)))) if v else _INT(0) for v in r]
+        F = bits - exponent(flat)
+        shape = (len(rows), len(rows[0]) if rows else 0)
+        ints = _objects((_INT(scaled_int(v, F)) for v in flat), len(flat)).reshape(shape)
         return cls(ints, F)
 
     def matmul(self, other: Fixed) -> Fixed:
@@ -93,15 +105,12 @@ class Fixed:
         return self.ints * (_INT(1) << d) if d >= 0 else self.ints >> (-d)
 
 
-def _rows(A) -> list[list[mpf]]:
-    if isinstance(A, mpmath.matrix):
-        return [[A[i, j] for j in range(A.cols)] for i in range(A.rows)]
-    return [list(r) for r in A]
-
-
 def to_float64(A: mpmath.matrix) -> np.ndarray:
-    """``A`` rounded to float64."""
-    return np.array([[float(A[i, j]) for j in range(A.cols)] for i in range(A.rows)])
+    """``A`` rounded to float64 (its nonzero entries converted, the rest zero)."""
+    out = np.zeros((A.rows, A.cols))
+    for key, v in nonzero_entries(A).items():
+        out[key] = float(v)
+    return out
 
 
 def _finite64(A: mpmath.matrix, what: str) -> np.ndarray:
@@ -158,28 +167,30 @@ def _lyapunov64(a: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _max_abs_int(a: np.ndarray) -> int:
-    return max((abs(int(v)) for v in a.flat), default=0)
+    """The largest ``|v|`` of an object array of integers (``0`` when empty), by
+    NumPy's loops over the objects."""
+    return int(np.abs(a).max()) if a.size else 0
 
 
 def scaled_float64(a: np.ndarray) -> tuple[np.ndarray, int]:
     """``(m, top)``: float64 ``m`` with ``a = m * 2^top`` (to 53 bits), for an object
-    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`."""
+    array ``a`` of integers (a fixed-point residual); the inverse of :func:`scaled_ints`.
+
+    ``a >> top`` (floor) has at most 60 bits, so it is exact in int64, whose
+    conversion to float64 rounds to nearest as ``float(int)`` does."""
     top = max(_max_abs_int(a).bit_length() - 60, 0)
-    m = np.array([float(int(v) >> top) for v in a.flat], dtype=float).reshape(a.shape)
+    m = (a >> top if top else a).astype(np.int64).astype(float)
     return m, top
 
 
 def scaled_ints(x: np.ndarray, shift: int) -> np.ndarray:
     """``round(x * 2^shift)`` exactly, as integers (an object array): a float64
     correction brought into fixed point (the inverse of :func:`scaled_float64`)."""
-    out = np.empty(x.shape, dtype=object)
-    flat = out.reshape(-1)
-    for k, v in enumerate(x.flat):
-        mant, exp = math.frexp(float(v))
-        m = _INT(int(mant * 2**53))
-        e = exp - 53 + shift
-        flat[k] = m << e if e >= 0 else m >> (-e)
-    return out
+    mant, exp = np.frexp(np.asarray(x, dtype=float))
+    m = (mant * 2.0**53).astype(np.int64).ravel().tolist()  # exact: |mant| < 1
+    e = (exp - 53 + shift).ravel().tolist()
+    flat = (_INT(a) << b if b >= 0 else _INT(a) >> -b for a, b in zip(m, e, strict=True))
+    return _objects(flat, len(m)).reshape(x.shape)
 
 
 def _scale_of(values) -> int:
@@ -207,13 +218,13 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
     bits = mpmath.mp.prec + 24
     solve64 = _solver64(_finite64(A, "the linear system"), "the linear system")
     Af = Fixed.from_mp(A, bits)
-    bscale = _exponent(rhs)
-    b64 = np.array([float(mpmath.ldexp(v, -bscale)) for v in rhs])
+    bscale = exponent(rhs)
+    b64 = np.array([float_of_scaled(v, -bscale) for v in rhs])
     x64 = solve64(b64)
     if not np.any(x64):
         return [mpf(0)] * n
     Fx = bits - (_scale_of(x64) + bscale)
-    bint = np.array([_INT(int(mpmath.nint(mpmath.ldexp(v, Af.F + Fx)))) for v in rhs], dtype=object)
+    bint = _objects((_INT(scaled_int(v, Af.F + Fx)) for v in rhs), len(rhs))
     x = np.zeros(n, dtype=object)
     x[:] = _INT(0)
     x = _refine(
@@ -223,7 +234,7 @@ def solve_linear(A: mpmath.matrix, rhs: list[mpf]) -> list[mpf]:
         Af.F,
         "a linear solve",
     )
-    return [mpmath.ldexp(mpf(int(v)), -Fx) for v in x]
+    return [mpf_of_int(v, Fx) for v in x]
 
 
 def _refine(
@@ -249,9 +260,10 @@ def _refine(
             break
         corr = scaled_ints(solve64(r64), top - shift)
         x = x + corr
-        if _check_progress(_max_abs_int(corr), _max_abs_int(x), prev, what):
+        size = _max_abs_int(corr)
+        if _check_progress(size, _max_abs_int(x), prev, what):
             break
-        prev = _max_abs_int(corr)
+        prev = size
     else:
         raise NumericalError(f"iterative refinement of {what} did not converge.")
     return x
@@ -283,8 +295,7 @@ def lyapunov_refined(A: mpmath.matrix, C: mpmath.matrix) -> mpmath.matrix:
         return AX + AX.T + Cs
 
     X = _refine(X, residual, lyap64, Af.F, "a Lyapunov equation")
-    out = mpmath.matrix(n, n)
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = mpmath.ldexp(mpf(int(X[i, j])), -Fx)
-    return out
+    ints = X.tolist()
+    return matrix_of(
+        n, n, {(i, j): mpf_of_int(v, Fx) for i, r in enumerate(ints) for j, v in enumerate(r) if v}
+    )

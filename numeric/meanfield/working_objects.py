@@ -24,9 +24,12 @@ from typing import Any
 import mpmath
 from mpmath import mpf
 
+from numeric.linalg.mp_entries import matrix_of, rows_of, transposed
+from numeric.linalg.refinement import KRONECKER_MAX_N as REFINE_KRONECKER_MAX_N
 from numeric.linalg.refinement import lyapunov_refined, solve_linear
 from numeric.meanfield import fixed_point as fp
 from numeric.params import kernel_vector
+from numeric.precision import limited_blas
 
 #: The dense Kronecker route runs for at most this many free coordinates.
 KRONECKER_MAX_N = 8
@@ -34,8 +37,8 @@ KRONECKER_MAX_N = 8
 
 def trace_product(A: mpmath.matrix, B: mpmath.matrix) -> mpf:
     """``tr(A B)`` (exact sum of the products, :func:`mpmath.fsum`)."""
-    n = A.rows
-    return mpmath.fsum(A[i, j] * B[j, i] for i in range(n) for j in range(n) if A[i, j])
+    n, a, b = A.rows, rows_of(A), rows_of(B)
+    return mpmath.fsum(a[i][j] * b[j][i] for i in range(n) for j in range(n) if a[i][j])
 
 
 def _sparse_rows(T: list[list[mpf]]) -> list[list[tuple[int, mpf]]]:
@@ -44,29 +47,30 @@ def _sparse_rows(T: list[list[mpf]]) -> list[list[tuple[int, mpf]]]:
 
 def congruence(T: list[list[mpf]], X: mpmath.matrix) -> mpmath.matrix:
     """``T X T^T`` for the sparse ``b x n`` map ``T`` (free rows are unit vectors)."""
-    rows = _sparse_rows(T)
+    rows, x = _sparse_rows(T), rows_of(X)
     b = len(rows)
-    out = mpmath.matrix(b, b)
+    out = {}
     for i in range(b):
         for j in range(i + 1):
-            v = mpmath.fsum(t * u * X[a, c] for a, t in rows[i] for c, u in rows[j])
+            v = mpmath.fsum(t * u * x[a][c] for a, t in rows[i] for c, u in rows[j])
             out[i, j] = out[j, i] = v
-    return out
+    return matrix_of(b, b, out)
 
 
 def reduce_form(T: list[list[mpf]], M: mpmath.matrix, n: int) -> mpmath.matrix:
     """``T^T M T``: the quadratic form ``M`` on the free coordinates."""
-    rows = _sparse_rows(T)
+    rows, mm = _sparse_rows(T), rows_of(M)
     b = len(rows)
-    out = mpmath.matrix(n, n)
+    zero = mpmath.mp.zero
+    out: dict[tuple[int, int], mpf] = {}  # summed as ``out[a, c] += ...``
     for i in range(b):
         for j in range(b):
-            m = M[i, j]
+            m = mm[i][j]
             if m:
                 for a, t in rows[i]:
                     for c, u in rows[j]:
-                        out[a, c] += t * m * u
-    return out
+                        out[a, c] = out.get((a, c), zero) + t * m * u
+    return matrix_of(n, n, out)
 
 
 @dataclass(frozen=True)
@@ -123,14 +127,19 @@ def objects_at(route: Any, wp: int, *, full: bool, kronecker: bool) -> Objects:
     problem = route.problem
     model, red, rm = problem.model, problem.reduction, problem.reduced
     out: dict[str, Any] = {}
-    with mpmath.workdps(wp):
+    if red.n > REFINE_KRONECKER_MAX_N:  # the Schur route's BLAS, loaded before the limit
+        import scipy.linalg  # noqa: F401
+    # one BLAS thread limit for the whole computation: the refined solves inside
+    # (about a dozen) nest in it instead of each setting and restoring it
+    with mpmath.workdps(wp), limited_blas():
         p = kernel_vector(model, problem.values_now())
         q = red.values(problem.start_now())
         s = fp.newton(rm, route.primary, q, p, wp)
         F = list(red.free)
         Jr = rm.jac_mp(s, p)
         Q = rm.kmp.Q(s, p)
-        Qr = mpmath.matrix([[Q[i, j] for j in F] for i in F])
+        qs, k = rows_of(Q), len(F)
+        Qr = matrix_of(k, k, {(a, c): qs[i][j] for a, i in enumerate(F) for c, j in enumerate(F)})
         T = rm.Tmp
         M = route.M_of(model.n)
         Mr = reduce_form(T, M, red.n)
@@ -146,7 +155,7 @@ def objects_at(route: Any, wp: int, *, full: bool, kronecker: bool) -> Objects:
         Vr = solve_linear(Jr, [-h[i] for i in F])
         out["V"] = [mpmath.fsum(T[i][m] * Vr[m] for m in range(red.n)) for i in range(model.n)]
         if full:
-            Pr = lyapunov_refined(Jr.T, Mr)
+            Pr = lyapunov_refined(transposed(Jr), Mr)
             out["Pr"] = Pr
             out["stein"] = trace_product(Pr, Qr)
         if kronecker and red.n <= KRONECKER_MAX_N:

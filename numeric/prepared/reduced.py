@@ -21,6 +21,7 @@ import numpy as np
 from mpmath import mpf
 
 from numeric.invariants import Reduction
+from numeric.linalg.mp_entries import matrix_of
 
 #: Up to this many states the float64 kernels (``f``, ``J``, the rates, ``Q``) are
 #: lambdified NumPy code (:class:`derive.sparse.LambdaKernels`: milliseconds to
@@ -96,7 +97,8 @@ class ReducedModel:
         """Reduced Jacobian ``J_r = J[F, :] T`` at full state ``s`` (sparse evaluation)."""
         n = self.red.n
         pos = {j: i for i, j in enumerate(self.free)}
-        out = mpmath.matrix(n, n)
+        zero = mpmath.mp.zero
+        acc: dict[tuple[int, int], mpf] = {}  # the entries, summed as ``out[r, c] += v``
         vals = self.kmp.jac_values(s, p)
         for (i, j), v in zip(self.k64.jac_index.tolist(), vals, strict=True):
             r = pos.get(i)
@@ -104,13 +106,13 @@ class ReducedModel:
                 continue
             col = pos.get(j)
             if col is not None:
-                out[r, col] += v
+                acc[r, col] = acc.get((r, col), zero) + v
             else:
                 for m in range(n):
                     t = self.Tmp[j][m]
                     if t:
-                        out[r, m] += v * t
-        return out
+                        acc[r, m] = acc.get((r, m), zero) + v * t
+        return matrix_of(n, n, acc)
 
 
 #: Models whose :class:`ReducedModel` is kept (least recently used dropped first).
