@@ -7,8 +7,9 @@ chain, centre, lattice, statistics and result (``result.loop ==
 compiled once per installation) and no generated kernel module.  The loop
 costs more per event than the model's compiled one, so :func:`interpreted_pays`
 says when it is the quicker of the two: ``simulate(..., engine="auto")``
-takes it for a run short enough that compiling the model's loop would take
-longer than the run, ``engine="interpreted"`` always.
+takes it while the extra it costs, this run's and the earlier runs' in place of the
+same compiled loop (:mod:`sim.rent`), stays below the time compiling the model's
+loop would take (rent or buy), ``engine="interpreted"`` always.
 """
 
 from __future__ import annotations
