@@ -50,6 +50,8 @@ def fresh(tmp_path, monkeypatch):
     in this process."""
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(rent, "_SPENT", {})
+    monkeypatch.setattr(rent, "_WRITTEN", {})
+    monkeypatch.setattr(rent, "_UNWRITTEN", set())
     return tmp_path
 
 
@@ -81,13 +83,26 @@ def test_auto_rents_until_the_extra_paid_reaches_the_compile_time(fresh, monkeyp
 
 
 def test_the_rent_is_kept_for_a_new_process(fresh):
-    rent.pay("simchain_test_rent", 1234)
-    rent.pay("simchain_test_rent", 766)
-    code = "from sim import rent; print(rent.spent('simchain_test_rent'))"
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert json.loads(out) == 2000
+    """Each process (a shell loop of CLI runs) adds its payments to the count kept in
+    the cache directory: at once on its first, at exit for those that came within
+    :data:`sim.rent.WRITE_SECONDS` of a write."""
+
+    def process(code: str) -> str:
+        code = f"from sim import rent\n{code}"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    process("rent.pay('simchain_test_rent', 1234)")
+    process("rent.pay('simchain_test_rent', 700); rent.pay('simchain_test_rent', 66)")
+    assert json.loads(process("print(rent.spent('simchain_test_rent'))")) == 2000
+    assert rent.spent("simchain_test_rent") == 2000  # this process reads it too
+    rent.pay("simchain_test_rent", 1)
+    rent.pay("simchain_test_rent", 2)  # within the second: counted, written at exit
+    assert rent.spent("simchain_test_rent") == 2003
+    assert rent._UNWRITTEN == {"simchain_test_rent"}
+    rent.flush()
+    assert json.loads(process("print(rent.spent('simchain_test_rent'))")) == 2003
     assert rent.spent("simchain_other") == 0 and rent.spent(None) == 0
 
 
