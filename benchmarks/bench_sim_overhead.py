@@ -211,6 +211,77 @@ def warm_table(small: int, repeat: int) -> list[tuple[str, float, float, float, 
     return rows
 
 
+def _calls_code(calls: int, small: int) -> str:
+    """A new process making ``calls`` warm ``engine="auto"`` calls of SIR with ``small``
+    events each (seeds ``1..calls``, after an untimed call with seed 0 that prepares the
+    run): prints the CPU seconds of the process over the calls (numba's compilations
+    included) and how many calls ran on each loop."""
+    call = _mf_code("sir", small).splitlines()[1].replace("seed=1", "seed=k")
+    return textwrap.dedent(f"""
+        import collections, json, time
+        import sim
+        loops = collections.Counter()
+        k = 0
+        {call.strip()}
+        c0 = time.process_time()
+        for k in range(1, {calls} + 1):
+            {call.strip()}
+            assert r.complete
+            loops[r.loop] += 1
+        print(json.dumps({{"cpu": time.process_time() - c0, "loops": dict(loops)}}))
+        """)
+
+
+def calls_table(
+    calls: int, small: int, repeat: int, trees: list[tuple[str, str]]
+) -> list[tuple[str, float, float, dict]]:
+    """(tree, hand-written CPU seconds, mfstein CPU seconds, calls per loop) of ``calls``
+    warm ``engine="auto"`` calls of SIR with ``small`` events each, as a researcher's
+    notebook or shell loop makes them: in each of ``trees`` (alternating, best of
+    ``repeat``) a new process from a copy of a cache in which another model's run
+    compiled the interpreted loop (:func:`_loop_caches`; SIR's own loop is not
+    compiled), against ``calls`` calls of the hand-written loop in this process."""
+    import json
+
+    hand = min(
+        _cpu_of(lambda: [_hand_sir(small, seed) for seed in range(1, calls + 1)])
+        for _ in range(repeat)
+    )
+    bases = _loop_caches(trees)
+    runs: dict[str, list] = {tree: [] for _, tree in trees}
+    try:
+        for _ in range(repeat):
+            for _, tree in trees:
+                tmp = tempfile.mkdtemp(prefix="mfstein-calls-")
+                try:
+                    shutil.copytree(bases[tree], tmp, dirs_exist_ok=True)
+                    env = _env(tmp, tree)
+                    done = subprocess.run(
+                        [sys.executable, "-c", _calls_code(calls, small)], env=env, cwd=tree,
+                        capture_output=True, text=True,
+                    )  # fmt: skip
+                    if done.returncode != 0:
+                        raise SystemExit(f"a benchmark process failed:\n{done.stderr[-2000:]}")
+                    runs[tree].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        for tmp in bases.values():
+            shutil.rmtree(tmp, ignore_errors=True)
+    rows = []
+    for name, tree in trees:
+        cpus = sorted(r["cpu"] for r in runs[tree])
+        rows.append((name, hand, cpus[0], cpus[len(cpus) // 2], runs[tree][0]["loops"]))
+    return rows
+
+
+def _cpu_of(fn) -> float:
+    """CPU seconds of this process over one call of ``fn``."""
+    c0 = time.process_time()
+    fn()
+    return time.process_time() - c0
+
+
 def _child(code: str, env: dict | None = None, python: str = sys.executable) -> tuple[float, float]:
     """Wall and CPU seconds of a new process running ``code`` (fails loudly), in the tree
     its ``PYTHONPATH`` names (:func:`_env`)."""
@@ -552,6 +623,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--small", type=float, default=2e5)
     ap.add_argument("--events", type=float, default=1e7)
+    ap.add_argument(
+        "--calls",
+        type=int,
+        default=1000,
+        help="warm table: also this many auto calls of SIR in one new process per tree (0: skip)",
+    )
     ap.add_argument("--gillespy2-python", default="/tmp/gspvenv/bin/python")
     ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
     ap.add_argument(
@@ -598,6 +675,16 @@ def main() -> None:
                 f"{name:<26} {hw:10.4f} {mw:8.4f} {mw / hw:5.2f} | {hc:10.4f} {mc:8.4f} "
                 f"{mc / hc:5.2f}"
             )
+    if args.only in (None, "warm") and args.calls:
+        print(f"\n## {args.calls} auto calls of SIR, {args.small:.0e} events each, one new "
+              "process (SIR's loop not compiled), CPU seconds of the calls")  # fmt: skip
+        print(
+            f"{'tree':<8} {'hand numba':>10} {'mfstein min':>11} {'median':>8} {'ratio':>5}  loops"
+        )
+        for name, hand, low, mid, loops in calls_table(
+            args.calls, int(args.small), args.repeat, trees
+        ):
+            print(f"{name:<8} {hand:10.2f} {low:11.2f} {mid:8.2f} {low / hand:5.2f}  {loops}")
     if args.only in (None, "first"):
         print("\n## a new process, warm cache: whole process, seconds")
         print(f"{'first call':<49} {'wall':>7} {'CPU':>7}")

@@ -189,7 +189,7 @@ def simulate(
         check_choice("policy", policy, dispatch_policies())
     key, kept = _kept_run(model, params, N, start, truncation, engine, policy, observables, opts)
     if kept is not None:  # prepared by an earlier process: no SymPy, no mean-field solve
-        return kept._run(opts)
+        return _rented(kept, opts)._run(opts)
     from derive.model import Model
 
     warm = warm_runs.run_key(model, params, N, start, truncation, engine, policy, observables)
@@ -225,7 +225,19 @@ def simulate(
 
         prepared_runs.save(key, sim.record())
     warm_runs.keep(warm, sim)
-    return sim._run(opts)
+    return _rented(sim, opts)._run(opts)
+
+
+def _rented(sim: Simulator, opts: RunOptions) -> Simulator:
+    """``sim``, after counting its events when ``engine="auto"`` put the run on the
+    interpreted loop in place of the model's compiled one (:func:`sim.rent.pay`: the
+    rent that decides when ``auto`` compiles it, :func:`sim.interpreted.pick_loop`)."""
+    rented = getattr(sim, "rented_chain", None)
+    if rented is not None:
+        from sim import rent
+
+        rent.pay(rented(), opts.steps * opts.reps)
+    return sim
 
 
 def _simulator(
@@ -270,6 +282,15 @@ def _compiled_since(chain: Any) -> bool:
     return chain_compiled(chain)
 
 
+def _paid(record: dict) -> int:
+    """The events ``auto`` ran on the interpreted loop in place of the compiled loop the
+    kept ``record`` names (:func:`sim.rent.spent`)."""
+    from sim import rent
+
+    chain = record.get("chain")
+    return rent.spent(chain if isinstance(chain, str) else None)
+
+
 def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
     """Each observable prepared for the simulator (:func:`sim.observables.prepare`)."""
     if not observables:
@@ -280,8 +301,9 @@ def _observables(model: Any, params: Any, observables: Sequence[Any]) -> tuple:
     return tuple(prepare(model, g, values) for g in observables)
 
 
-def _heterogeneous(model: Any, params: Any, N: int, opts: RunOptions, start: Any,
-                   observables: Sequence[Any] | str) -> Any:
+def _heterogeneous(
+    model: Any, params: Any, N: int, opts: RunOptions, start: Any, observables: Sequence[Any] | str
+) -> Any:
     """:func:`simulate` of a heterogeneous population (:mod:`sim.heterogeneous`), with
     its declared ``observables`` (:mod:`numeric.heterogeneous.observables`)."""
     from numeric.heterogeneous.observables import find, observe
@@ -309,7 +331,8 @@ def _kept_run(
     """The key of a run of a model given by name on the generic engine
     (:mod:`sim.prepared_runs`; ``None`` for another run) and the simulator an
     earlier process prepared for it (``None`` when there is none, or when ``auto``
-    kept a run on the interpreted loop and this one is too long for it)."""
+    kept a run on the interpreted loop and this one, with the events run there before
+    in place of the model's compiled loop, is too long for it: :mod:`sim.rent`)."""
     if not isinstance(model, str) or observables:
         return None, None
     if policy != "pod" or engine not in ("auto", "generic", "interpreted"):
@@ -321,8 +344,10 @@ def _kept_run(
     record = prepared_runs.load(key)
     if isinstance(record, dict) and record.get("loop") == "interpreted":
         limit = record.get("max_events")
-        if engine == "auto" and not (isinstance(limit, int) and opts.steps * opts.reps <= limit):
-            return key, None
+        if engine == "auto" and not (
+            isinstance(limit, int) and _paid(record) + opts.steps * opts.reps <= limit
+        ):
+            return key, None  # rented long enough: choose afresh (sim.rent)
         if engine == "auto" and _compiled_since(record.get("chain")):
             return key, None  # the model's own loop is compiled now: choose afresh
         return key, InterpretedSimulator.from_record(record, model, params)

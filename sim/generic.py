@@ -154,7 +154,6 @@ def fresh_state(spec: GenericSpec, rng: np.ndarray) -> dict:
     }
 
 
-
 @dataclass(frozen=True)
 class LoopBuffers:
     """What an event loop writes into (:func:`advance`, :func:`sim.interpreted.advance`),
@@ -182,9 +181,7 @@ def loop_buffers(spec: Any, state: dict) -> LoopBuffers:
     )
 
 
-def loop_sums(
-    buf: LoopBuffers, scalars: np.ndarray, seconds: float, refused: np.ndarray
-) -> dict:
+def loop_sums(buf: LoopBuffers, scalars: np.ndarray, seconds: float, refused: np.ndarray) -> dict:
     """The sums an event loop returns from its buffers, in the layout :func:`advance`
     documents (``mean`` is ``int n_k dt``: the state times the elapsed time, less
     ``corr``)."""
@@ -197,6 +194,7 @@ def loop_sums(
         "seconds": seconds,
         "refused": refused,
     }
+
 
 def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
@@ -535,7 +533,7 @@ class GenericSimulator(Simulator):
         )  # fmt: skip
         marg = None
         if spec.hist_len:
-            marg = stats.ratio(np.array([s["hist"] for s in batches]), T)
+            marg = stats.sparse_ratio(np.array([s["hist"] for s in batches]), T)
         pmf = mean_jobs = None
         if spec.kind == 0:
             pmf, mean_jobs = summary.queue_length_pmf(batches, T, N)

@@ -7,8 +7,9 @@ chain, centre, lattice, statistics and result (``result.loop ==
 compiled once per installation) and no generated kernel module.  The loop
 costs more per event than the model's compiled one, so :func:`interpreted_pays`
 says when it is the quicker of the two: ``simulate(..., engine="auto")``
-takes it for a run short enough that compiling the model's loop would take
-longer than the run, ``engine="interpreted"`` always.
+takes it while the extra it costs, this run's and the earlier runs' in place of the
+same compiled loop (:mod:`sim.rent`), stays below the time compiling the model's
+loop would take (rent or buy), ``engine="interpreted"`` always.
 """
 
 from __future__ import annotations
@@ -220,9 +221,12 @@ class InterpretedSimulator(GenericSimulator):
 
     loop = "interpreted"
     _advance = staticmethod(advance)
-    #: The most events (``steps * reps``) for which ``engine="auto"`` picked this loop
+    #: The most events ``engine="auto"`` runs on this loop in place of the model's
+    #: compiled one, the earlier runs' (:mod:`sim.rent`) and this one's together
     #: (:func:`pick_loop`); ``None`` when it was asked for by name.
     max_events: int | None = None
+    #: The name of the compiled loop a run from a record stands in for (:meth:`record`).
+    chain: str | None = None
 
     def _prepare(self) -> None:
         params = tuple(sorted((str(k), repr(v)) for k, v in self.params.items()))
@@ -254,11 +258,20 @@ class InterpretedSimulator(GenericSimulator):
         loop, the most events ``engine="auto"`` runs on it (:attr:`max_events`) and the
         name of the model's compiled loop it stands in for (``chain``), whose compiled
         code, once there, makes ``auto`` choose afresh (:func:`sim.api.simulate`)."""
+        return {**super().record(), "loop": self.loop, "max_events": self.max_events,
+                "chain": self.rented_chain()}  # fmt: skip
+
+    def rented_chain(self) -> str | None:
+        """The name of the model's compiled loop (with the observables) this run stands in
+        for when ``engine="auto"`` picked it (:func:`sim.generic_kernels.chain_name`, the
+        key of :mod:`sim.rent`); ``None`` when the interpreted loop was asked for by name."""
+        if self.max_events is None:
+            return None
+        if self.model is None:  # from a record
+            return self.chain
         from sim.generic_kernels import chain_name
 
-        chain = None if self.max_events is None or self.model is None else chain_name(self.model)
-        return {**super().record(), "loop": self.loop, "max_events": self.max_events,
-                "chain": chain}  # fmt: skip
+        return chain_name(self.model, [o.expr for o in self.observables])
 
     @classmethod
     def from_record(
@@ -283,6 +296,8 @@ class InterpretedSimulator(GenericSimulator):
             self.params = {str(k): str(v) for k, v in record["params"].items()}
             self.arrival = record["arrival"]
             self.max_events = record.get("max_events")
+            chain = record.get("chain")
+            self.chain = chain if isinstance(chain, str) else None
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         self.model, self.values, self.start, self.truncation = None, None, None, None
@@ -321,20 +336,25 @@ def pick_loop(
     model: Any, observables: Sequence[Any], options: RunOptions
 ) -> tuple[type, int | None]:
     """The simulator ``engine="auto"`` runs a model on when the generic engine is chosen,
-    and the most events (``steps * reps``) for which that choice holds (``None``: any).
+    and the most events ``auto`` runs on the interpreted loop in place of the model's
+    compiled one, this run's and the earlier ones' together (``None``: any).
 
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
-    is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the run's
-    events cost less extra on the interpreted loop (:func:`extra_seconds`) than
-    compiling it would take; else :class:`sim.generic.GenericSimulator`.  When the
+    is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the extra
+    already paid on the interpreted loop in its place (:func:`sim.rent.spent`) plus
+    this run's (:func:`extra_seconds`) stays within the time compiling it would take;
+    else :class:`sim.generic.GenericSimulator`: rent or buy (:mod:`sim.rent`), within
+    about twice the best choice in hindsight.  When the
     loop was never compiled (:func:`sim.generic_kernels.chain_never_compiled`), a run
     within the limit of the least compile time is placed without generating the
     loop's source (:func:`_short_enough`).  A run resumed from a checkpoint continues
     on the loop it started with; a model the interpreter does not evaluate
     (:mod:`derive.rate_program`) runs compiled."""
+    from sim import rent
     from sim.generic_kernels import (
         MIN_COMPILE_SECONDS,
         chain_module,
+        chain_name,
         chain_never_compiled,
         compile_seconds,
     )
@@ -342,20 +362,22 @@ def pick_loop(
     resumed = _checkpoint_loop(options.checkpoint)
     if resumed is not None:
         return resumed, None
+    paid = rent.spent(chain_name(model, observables))
     if chain_never_compiled(model, observables):  # decided without printing its source
-        floor = _short_enough(model, observables, options, MIN_COMPILE_SECONDS)
+        floor = _short_enough(model, observables, options, MIN_COMPILE_SECONDS, paid)
         if floor is not None:
             return InterpretedSimulator, floor
     seconds = compile_seconds(chain_module(model, observables)[1])
-    limit = None if seconds is None else _short_enough(model, observables, options, seconds)
+    limit = None if seconds is None else _short_enough(model, observables, options, seconds, paid)
     return (GenericSimulator, None) if limit is None else (InterpretedSimulator, limit)
 
 
 def _short_enough(
-    model: Any, observables: Sequence[Any], options: RunOptions, seconds: float
+    model: Any, observables: Sequence[Any], options: RunOptions, seconds: float, paid: int = 0
 ) -> int | None:
     """The most events worth running on the interpreted loop when compiling the model's
-    loop takes at least ``seconds``, when the run's events are within it (``None``
+    loop takes at least ``seconds``, when the run's events and the ``paid`` events run
+    there before in its place (:mod:`sim.rent`) are within it together (``None``
     otherwise, or when the interpreter does not evaluate the model).
 
     Compiling takes at least :data:`sim.generic_kernels.MIN_COMPILE_SECONDS`, so a run
@@ -372,7 +394,7 @@ def _short_enough(
     except ParameterError:
         return None
     limit = int(seconds / per_event) if per_event > 0 else 2**62
-    return limit if options.steps * options.reps <= limit else None
+    return limit if paid + options.steps * options.reps <= limit else None
 
 
 def _checkpoint_loop(path: Any) -> type | None:

@@ -129,6 +129,32 @@ def ratio(num: np.ndarray, den: np.ndarray) -> Estimate:
     return Estimate(r, half)
 
 
+def sparse_ratio(num: np.ndarray, den: np.ndarray) -> Estimate:
+    """:func:`ratio` of ``num`` most of whose entries are zero in every batch (the time
+    a chain spent at each value of each coordinate: it visits a narrow window), with
+    the same bits, computed on the entries that are not ``+0.0`` in some batch only.
+
+    Every step of :func:`ratio` is entry by entry, its sums over the batches (axis 0)
+    included, so an entry's estimate does not depend on the others; an entry that is
+    ``+0.0`` in every batch has ``r = 0 / sum den = +0.0`` and residuals ``+0.0``, so
+    ``+0.0`` and a half-width ``+0.0`` (``-0.0`` entries take the full computation).
+    SIR at N = 1000 spends its time on some 100 of the 3 x 1001 values: 0.1 against
+    1 ms of a warm 2e5-event run's 8 ms."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    M = den.shape[0]
+    flat = num.reshape(M, -1) if num.ndim >= 2 else num
+    used = np.flatnonzero(((flat != 0) | np.signbit(flat)).any(axis=0)) if flat.ndim == 2 else ()
+    if M < 2 or flat.ndim != 2 or flat.shape[1] < 2 or len(used) < 2:
+        return ratio(num, den)
+    # C order, at least two entries a row: NumPy sums over the batches row after row, as
+    # for the whole array (one entry a row, or another layout, it sums in another order)
+    part = ratio(np.ascontiguousarray(flat[:, used]), den)
+    mean, half = np.zeros(flat.shape[1]), np.zeros(flat.shape[1])
+    mean[used], half[used] = part.mean, part.ci95
+    return Estimate(mean.reshape(num.shape[1:]), half.reshape(num.shape[1:]))
+
+
 def batch_means(per_batch: np.ndarray) -> Estimate:
     """Plain batch means: average of per-batch estimates (axis 0) with its 95% CI."""
     x = np.asarray(per_batch, dtype=float)
@@ -162,16 +188,14 @@ def covariance(
     if empty:
         nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
         return Estimate(nan, nan.copy()), (
-            f"{what} {WITHHELD} ({empty} of the batches kept no thinned sample); "
-            "increase steps."
+            f"{what} {WITHHELD} ({empty} of the batches kept no thinned sample); increase steps."
         )
     diag = np.diagonal(np.asarray(est.mean, dtype=float))
     if diag.size and (not np.isfinite(diag).all() or (diag < 0).any()):
         nan = np.full_like(np.asarray(est.mean, dtype=float), np.nan)
         worst = float(np.nanmin(diag)) if np.isfinite(diag).any() else float("nan")
         return Estimate(nan, nan.copy()), (
-            f"{what} {WITHHELD} (a variance estimate came out {worst:.3g} < 0); "
-            "increase steps."
+            f"{what} {WITHHELD} (a variance estimate came out {worst:.3g} < 0); increase steps."
         )
     return est, None
 

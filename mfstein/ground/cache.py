@@ -119,7 +119,38 @@ def cache_dir() -> Path:
     The configured directory (:func:`configured_cache_dir`) when it is writable;
     otherwise the process's one private temporary directory, created on the
     first call that needs it with one warning, and removed at exit.
+
+    On Linux the answer is kept by the environment variables it is read from
+    (:func:`_environment`): a warm call is one lookup (about 2 against 30 us; a
+    warm ``simulate`` asks several times).
     """
+    seen = _environment()
+    hit = _by_environment.get(seen) if seen is not None else None
+    if hit is not None:
+        return hit
+    found = _resolve()
+    if seen is not None:
+        _by_environment[seen] = found
+    return found
+
+
+#: :func:`cache_dir` by :func:`_environment` (Linux).
+_by_environment: dict[tuple[str | None, ...], Path] = {}
+
+
+def _environment() -> tuple[str | None, ...] | None:
+    """What :func:`configured_cache_dir` reads on Linux (``$MFSTEIN_CACHE_DIR``,
+    ``$XDG_CACHE_HOME``, ``$HOME``, ``$ANDROID_DATA``); ``None`` elsewhere, where
+    platformdirs may read more."""
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel"):
+        return None
+    env = os.environ
+    return (env.get(ENV_VAR), env.get("XDG_CACHE_HOME"), env.get("HOME"), env.get("ANDROID_DATA"))
+
+
+def _resolve() -> Path:
+    """:func:`cache_dir` found afresh: the configured directory, when writable (kept in
+    :data:`_resolved`), else the fallback."""
     wanted = configured_cache_dir()
     key = str(wanted)
     with _lock:

@@ -89,3 +89,28 @@ def test_the_t_quantile_is_scipys_kept_for_a_new_process(tmp_path, monkeypatch) 
     assert path.read_text() == intact
     stats.t_quantile.cache_clear()
     assert stats.t_quantile_key(19) != stats.t_quantile_key(18)
+
+
+def test_the_sparse_ratio_has_the_bits_of_the_ratio() -> None:
+    """:func:`sim.stats.sparse_ratio` (the marginals: a chain visits few values) gives
+    every entry the bits :func:`sim.stats.ratio` gives it, on sums with many, few, one or
+    no entries used, ``-0.0`` entries, one batch, and a generic run's time at each value."""
+    from sim import stats
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for _ in range(300):
+        M = int(rng.integers(1, 60))
+        shape = (M, *(int(rng.integers(1, 30)) for _ in range(int(rng.integers(0, 3)))))
+        x = rng.exponential(size=shape) * (rng.random(shape) < rng.random() ** 2)
+        if rng.random() < 0.3 and x.ndim > 1:
+            x.reshape(M, -1)[:, 0] = -0.0
+        cases.append((x, rng.exponential(size=M) + 0.1))
+    hist = np.zeros((20, 3, 101))  # a window of visited values, as SIR's
+    hist[:, :, 30:60] = rng.exponential(size=(20, 3, 30))
+    cases.append((hist, hist.sum(axis=(1, 2)) / 3))
+    for num, den in cases:
+        want, got = stats.ratio(num, den), stats.sparse_ratio(num, den)
+        for a, b in ((want.mean, got.mean), (want.ci95, got.ci95)):
+            a, b = np.asarray(a), np.asarray(b)
+            assert a.shape == b.shape and a.tobytes() == b.tobytes(), num.shape
