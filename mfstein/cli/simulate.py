@@ -168,7 +168,8 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         help="the simulator (as engine= of sim.simulate): auto (default: the model's "
         "registered fast path when it applies, for the supermarket the aggregated CTMC on "
         "the counts; per-server for --policy jsq or random; else generic, on the "
-        "interpreted loop for a run too short to pay for compiling the model's own), "
+        "interpreted loop until the runs put there have cost about what compiling the "
+        "model's own loop costs, then compiled), "
         "generic (compiled from the model's kernels), fast, the supermarket's aggregated "
         "or per-server (FIFO queues with response times) engine, or interpreted (any "
         "model on the event loop compiled once for every model)",
