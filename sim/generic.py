@@ -204,16 +204,11 @@ class LoopBuffers:
 
 def loop_buffers(spec: Any, state: dict) -> LoopBuffers:
     """A copy of ``state`` and zeroed sums (:class:`LoopBuffers`) for one run of an
-    event loop: the four sums are views of one zeroed block (one allocation a unit)."""
-    b, h = spec.n, spec.hist_len
+    event loop."""
+    b = spec.n
     new = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-    block = np.zeros(b * (1 + b + h) + spec.n_obs)
     return LoopBuffers(
-        new,
-        block[:b],
-        block[b : b * (1 + b)].reshape(b, b),
-        block[b * (1 + b) : b * (1 + b + h)].reshape(b, h),
-        block[b * (1 + b + h) :],
+        new, np.zeros(b), np.zeros((b, b)), np.zeros((b, spec.hist_len)), np.zeros(spec.n_obs)
     )
 
 
