@@ -317,7 +317,7 @@ def announce_compile(chain: Any) -> None:
 
 
 #: The specs whose event loop this process made ready (:meth:`GenericSimulator._make_ready`),
-#: by identity: ``id(spec) -> (spec, advance, the loop it loaded)``.
+#: by identity: ``id(spec) -> (spec, the loop it loaded)``.
 _READY: dict[int, tuple] = {}
 
 #: Prepared runs kept per process (:func:`_prepared_key` -> spec, lattice, notes): a
@@ -530,14 +530,14 @@ class GenericSimulator(Simulator):
         """Load (or compile) the event loop of :attr:`spec` by a unit of no event, unless
         this process ran one for the same spec and still holds the loop it loaded
         (:meth:`_loaded_loop`): a warm call skips it."""
-        spec, advance = self.spec, self._advance
+        spec = self.spec
         loop = self._loaded_loop()
-        if loop is not None and _READY.get(id(spec)) == (spec, advance, loop):
+        if loop is not None and _READY.get(id(spec)) == (spec, loop):
             return
-        advance(spec, fresh_state(spec, np.ones(4, dtype=np.uint64)), 0)
+        self._advance(spec, fresh_state(spec, np.ones(4, dtype=np.uint64)), 0)
         if len(_READY) >= MAX_SPECS:
             _READY.pop(next(iter(_READY)))
-        _READY[id(spec)] = (spec, advance, self._loaded_loop())
+        _READY[id(spec)] = (spec, self._loaded_loop())
 
     def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
         """``1 - (accepted arrival rate) / (offered rate)`` when the model names its
