@@ -353,4 +353,6 @@ def _kept_run(
         cls: type[GenericSimulator] = InterpretedSimulator
     else:
         cls = GenericSimulator
-    return key, prepared_runs.simulator(key, record, lambda r: cls.from_record(r, model, params))
+    return key, prepared_runs.simulator(
+        key, record, lambda r: cls.from_record(r, model, params), lambda s: s.loadable()
+    )

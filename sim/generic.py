@@ -365,7 +365,6 @@ class GenericSimulator(Simulator):
         if record is None:
             return None
         from mfstein.ground.errors import ParameterError
-        from sim.generic_kernels import load_chain
 
         try:
             raw = record["spec"]
@@ -382,14 +381,27 @@ class GenericSimulator(Simulator):
             self.spec, self.N, self.notes = spec, spec.N, [str(n) for n in record["notes"]]
             self.params = {str(k): str(v) for k, v in record["params"].items()}
             self.arrival = record["arrival"]
-            _kernel_module(spec.kernel)
-            load_chain(spec.update)
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return None
+        if not self.loadable():
             return None
         self.model, self.values, self.start, self.truncation = None, None, None, None
         self.problem = None
         self._source = (model, dict(params or {}))
         return self
+
+    def loadable(self) -> bool:
+        """Whether the generated modules :attr:`spec` names (kernels and event loops) are
+        held by this process or load from the kernel cache (a damaged or missing one: the
+        run is prepared afresh, which generates it again)."""
+        from sim.generic_kernels import load_chain
+
+        try:
+            _kernel_module(self.spec.kernel)
+            load_chain(self.spec.update)
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return False
+        return True
 
     def record(self) -> dict:
         """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`)."""
@@ -520,11 +532,12 @@ class GenericSimulator(Simulator):
         )
 
     def _loaded_loop(self) -> Any:
-        """The event loop of :attr:`spec` as this process holds it (its chain module,
-        :func:`sim.generic_kernels.loaded_chain`), ``None`` when it holds none."""
-        from sim.generic_kernels import loaded_chain
+        """The event loop of :attr:`spec` as this process holds it: its chain module
+        (:func:`sim.generic_kernels.load_chain`, which reads it from the cache when this
+        process holds none)."""
+        from sim.generic_kernels import load_chain
 
-        return loaded_chain(self.spec.update)
+        return load_chain(self.spec.update)
 
     def _make_ready(self) -> None:
         """Load (or compile) the event loop of :attr:`spec` by a unit of no event, unless

@@ -808,12 +808,6 @@ def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
     return not (cache.cache_dir() / f"{name}.py").is_file() and not chain_compiled(name)
 
 
-def loaded_chain(name: str) -> ModuleType | None:
-    """The chain module ``name`` as this process holds it (:func:`load_chain`), ``None``
-    when it holds none: nothing is read or generated."""
-    return _CHAINS.get(name)
-
-
 def load_chain(name: str, path: Path | None = None) -> ModuleType:
     """The generated chain module ``name`` in a worker process
     (:func:`mfstein.ground.generated.load_generated`: checked, one sentence when missing

@@ -248,6 +248,11 @@ class InterpretedSimulator(GenericSimulator):
         arrival = self.model.structure("arrival")
         self.arrival = str(arrival) if arrival and arrival in self.params else None
 
+    def loadable(self) -> bool:
+        """Always: the interpreted loop is compiled once for every model, and a run reads
+        no generated module."""
+        return True
+
     def _loaded_loop(self) -> Any:
         """The interpreted loop (:func:`sim.table_loop.run_table_chain`): one compiled
         function for every model, which a unit loads for good."""

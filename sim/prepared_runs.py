@@ -61,16 +61,20 @@ SIMULATORS = 64
 
 
 def simulator(
-    key: str | None, record: dict | None, build: Callable[[dict | None], S | None]
+    key: str | None,
+    record: dict | None,
+    build: Callable[[dict | None], S | None],
+    usable: Callable[[S], bool],
 ) -> S | None:
     """``build(record)``, the simulator of the run ``key`` made from its ``record`` (as
-    :func:`load` read it), once per process for a record of the same content: a warm
-    call runs the very simulator (and spec) of the call before, whose arrays and
-    compiled loop its units find by identity (:func:`sim.generic.by_spec`).  A record
-    that differs from the one kept (rewritten since, or damaged: ``None``) is built
-    afresh; a ``None`` built (an unusable record) is not kept."""
+    :func:`load` read it), once per process for a record of the same content while
+    ``usable(simulator)`` (the generated modules it names still load): a warm call runs
+    the very simulator (and spec) of the call before, whose arrays and compiled loop
+    its units find by identity (:func:`sim.generic.by_spec`).  A record that differs
+    from the one kept (rewritten since, or damaged: ``None``) is built afresh; a
+    ``None`` built (an unusable record) is not kept."""
     hit = _SIMULATORS.get(key)
-    if hit is not None and record is not None and hit[0] == record:
+    if hit is not None and record is not None and hit[0] == record and usable(hit[1]):
         return hit[1]
     made = build(record)
     if made is not None and record is not None:

@@ -186,3 +186,31 @@ def test_a_warm_call_runs_its_units_and_nothing_more(monkeypatch, engine):
     assert len(units) == run["reps"] * (run["batches"] + 1) and 0 not in units
     assert futures == []
     assert _numbers(second) == _numbers(first)
+
+
+def test_a_simulator_is_made_again_from_a_changed_record_or_unusable_modules():
+    """:func:`sim.prepared_runs.simulator` hands back the simulator it made while the record
+    read is the same and the simulator still usable; another record (rewritten, or
+    damaged: ``None``) or unusable modules make it again; an unusable record's ``None``
+    is not kept."""
+    from types import SimpleNamespace
+
+    from sim.prepared_runs import simulator
+
+    made = []
+
+    def build(record):
+        made.append(None if record is None or record.get("bad") else SimpleNamespace(ok=True))
+        return made[-1]
+
+    key = "test-calls54-" + "0" * 40
+    first = simulator(key, {"spec": [1, 2]}, build, lambda s: s.ok)
+    assert simulator(key, {"spec": [1, 2]}, build, lambda s: s.ok) is first
+    assert len(made) == 1
+    other = simulator(key, {"spec": [1, 3]}, build, lambda s: s.ok)
+    assert other is not first and len(made) == 2
+    other.ok = False  # say, its chain module damaged and no longer held
+    assert simulator(key, {"spec": [1, 3]}, build, lambda s: s.ok) is not other
+    assert simulator(key, None, build, lambda s: s.ok) is None
+    assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None
+    assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None and len(made) == 6
