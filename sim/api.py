@@ -350,5 +350,9 @@ def _kept_run(
             return key, None  # rented long enough: choose afresh (sim.rent)
         if engine == "auto" and _compiled_since(record.get("chain")):
             return key, None  # the model's own loop is compiled now: choose afresh
-        return key, InterpretedSimulator.from_record(record, model, params)
-    return key, GenericSimulator.from_record(record, model, params)
+        cls: type[GenericSimulator] = InterpretedSimulator
+    else:
+        cls = GenericSimulator
+    return key, prepared_runs.simulator(
+        key, record, lambda r: cls.from_record(r, model, params), lambda s: s.loadable()
+    )

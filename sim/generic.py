@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from mfstein.ground.arguments import renamed_attribute, renamed_keywords
 from mfstein.ground.errors import ParameterError
 from sim import runner, stats, summary
 from sim.base import RunOptions, SimulationResult, Simulator
+
+T = TypeVar("T")
 
 #: Largest ``b * (upper + 1)`` for which marginal pmfs are accumulated.
 MAX_HIST = 100_000
@@ -137,10 +139,39 @@ def sparse_jumps(jumps: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
     return jk, jv, jl, up
 
 
-@functools.lru_cache(maxsize=64)
+#: The most specs whose arrays a :func:`by_spec` function keeps (the oldest is dropped first).
+MAX_SPECS = 64
+
+
+def by_spec(build: Callable[[Any], T]) -> Callable[[Any], T]:
+    """``build(spec)`` made once per spec object and process: what an event loop reads of
+    its spec, for every unit of a run (each passes the same spec).
+
+    Found by the spec's identity, not its value: hashing and comparing a spec's fields,
+    as :func:`functools.lru_cache` does, costs more than the loop of a short unit.  An
+    entry holds its spec, so that no other object takes its ``id`` while it is kept; an
+    equal spec that is another object (a worker's unpickled copy) is built once more."""
+    kept: dict[int, tuple[Any, T]] = {}
+
+    @functools.wraps(build)
+    def get(spec: Any) -> T:
+        hit = kept.get(id(spec))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        value = build(spec)
+        if len(kept) >= MAX_SPECS:
+            kept.pop(next(iter(kept)))
+        kept[id(spec)] = (spec, value)
+        return value
+
+    return get
+
+
+@by_spec
 def _loop_inputs(spec: GenericSpec) -> tuple[np.ndarray, ...]:
     """The event loop's read-only arrays of ``spec``, built once per process for all its
-    units: the parameter values, the sparse jumps (:func:`sparse_jumps`) and ``N s*``."""
+    units (:func:`by_spec`): the parameter values, the sparse jumps (:func:`sparse_jumps`)
+    and ``N s*``."""
     p = np.asarray(spec.params, dtype=np.float64)
     target = spec.N * np.asarray(spec.s_star, dtype=np.float64)
     return (p, *sparse_jumps(spec.jumps), target)
@@ -196,26 +227,42 @@ def loop_sums(buf: LoopBuffers, scalars: np.ndarray, seconds: float, refused: np
     }
 
 
+@functools.cache
+def no_refusal(b: int) -> np.ndarray:
+    """The ``refused`` sum of a unit whose loop did not stop on a rate that is no jump
+    rate: ``-1`` in each of the ``b`` coordinates (one read-only array, shared by every
+    such unit of this process)."""
+    out = np.full(b, -1.0)
+    out.flags.writeable = False
+    return out
+
+
+@functools.cache
+def _kernels() -> Any:
+    """:mod:`sim.generic_kernels` (imported on the first unit: it imports numba)."""
+    import sim.generic_kernels
+
+    return sim.generic_kernels
+
+
 def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
     """Run ``steps`` jumps from ``state`` (not modified); return ``(new_state, sums)``.
 
     ``sums``: ``scalars`` (:mod:`sim.generic_kernels` layout), ``mean``
     (``int n_k dt``), ``cov`` (thinned ``sum w n_j n_k``, upper triangle),
     ``hist`` (time at each value of each coordinate), ``obs`` (``int g_j(S) dt``
-    of each observable) and ``seconds`` (CPU time).
+    of each observable), ``seconds`` (CPU time) and ``refused`` (the state at which
+    the loop stopped on a rate that is no jump rate, else ``-1`` each: :func:`no_refusal`).
     """
-    from sim.generic_kernels import EVENTS, N_SCALARS, load_chain, run_chain
-
+    gk = _kernels()
     _kernel_module(spec.kernel)  # the chain module takes rates_into from it
-    chain = load_chain(spec.update)
+    chain = gk.load_chain(spec.update)
     p, jk, jv, jl, up, target = _loop_inputs(spec)
-    b = spec.n
     buf = loop_buffers(spec, state)
     new = buf.state
     t0 = time.thread_time()
     try:
-        scalars = run_chain(
-            chain,
+        scalars = gk.event_loop(chain)(
             p,
             new["n"],
             spec.N,
@@ -236,10 +283,10 @@ def advance(spec: GenericSpec, state: dict, steps: int) -> tuple[dict, dict]:
             buf.obs,
         )
     except ZeroDivisionError:  # rates_into divided by zero at the state new["n"]
-        scalars = np.zeros(N_SCALARS)
+        scalars = np.zeros(gk.N_SCALARS)
     seconds = time.thread_time() - t0
-    refused = np.full(b, -1.0)
-    if scalars[EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
+    refused = no_refusal(spec.n)
+    if scalars[gk.EVENTS] < steps and not _rates_finite(chain, spec, new["n"], p):
         refused = new["n"].astype(float)
     return new, loop_sums(buf, scalars, seconds, refused)
 
@@ -268,6 +315,10 @@ def announce_compile(chain: Any) -> None:
 
     jit.announce_compile("the simulator for this model", compile_seconds(chain))
 
+
+#: The specs whose event loop this process made ready (:meth:`GenericSimulator._make_ready`),
+#: by identity: ``id(spec) -> (spec, the loop it loaded)``.
+_READY: dict[int, tuple] = {}
 
 #: Prepared runs kept per process (:func:`_prepared_key` -> spec, lattice, notes): a
 #: second ``simulate`` of the same model, parameters, ``N``, start and truncation
@@ -314,7 +365,6 @@ class GenericSimulator(Simulator):
         if record is None:
             return None
         from mfstein.ground.errors import ParameterError
-        from sim.generic_kernels import load_chain
 
         try:
             raw = record["spec"]
@@ -331,14 +381,27 @@ class GenericSimulator(Simulator):
             self.spec, self.N, self.notes = spec, spec.N, [str(n) for n in record["notes"]]
             self.params = {str(k): str(v) for k, v in record["params"].items()}
             self.arrival = record["arrival"]
-            _kernel_module(spec.kernel)
-            load_chain(spec.update)
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return None
+        if not self.loadable():
             return None
         self.model, self.values, self.start, self.truncation = None, None, None, None
         self.problem = None
         self._source = (model, dict(params or {}))
         return self
+
+    def loadable(self) -> bool:
+        """Whether the generated modules :attr:`spec` names (kernels and event loops) are
+        held by this process or load from the kernel cache (a damaged or missing one: the
+        run is prepared afresh, which generates it again)."""
+        from sim.generic_kernels import load_chain
+
+        try:
+            _kernel_module(self.spec.kernel)
+            load_chain(self.spec.update)
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return False
+        return True
 
     def record(self) -> dict:
         """What :meth:`from_record` needs, JSON-ready (:mod:`sim.prepared_runs`)."""
@@ -458,7 +521,7 @@ class GenericSimulator(Simulator):
         # compile the event loop here: worker processes forked from this one inherit it
         if o.progress:
             self._announce_compile()
-        self._advance(self.spec, fresh_state(self.spec, np.ones(4, dtype=np.uint64)), 0)
+        self._make_ready()
         return runner.run_and_pool(
             self.spec,
             plan,
@@ -467,6 +530,27 @@ class GenericSimulator(Simulator):
             advance=self._advance,
             fresh_state=fresh_state,
         )
+
+    def _loaded_loop(self) -> Any:
+        """The event loop of :attr:`spec` as this process holds it: its chain module
+        (:func:`sim.generic_kernels.load_chain`, which reads it from the cache when this
+        process holds none)."""
+        from sim.generic_kernels import load_chain
+
+        return load_chain(self.spec.update)
+
+    def _make_ready(self) -> None:
+        """Load (or compile) the event loop of :attr:`spec` by a unit of no event, unless
+        this process ran one for the same spec and still holds the loop it loaded
+        (:meth:`_loaded_loop`): a warm call skips it."""
+        spec = self.spec
+        loop = self._loaded_loop()
+        if loop is not None and _READY.get(id(spec)) == (spec, loop):
+            return
+        self._advance(spec, fresh_state(spec, np.ones(4, dtype=np.uint64)), 0)
+        if len(_READY) >= MAX_SPECS:
+            _READY.pop(next(iter(_READY)))
+        _READY[id(spec)] = (spec, self._loaded_loop())
 
     def _blocking(self, sc: np.ndarray, T: np.ndarray) -> stats.Estimate | None:
         """``1 - (accepted arrival rate) / (offered rate)`` when the model names its

@@ -15,7 +15,6 @@ loop would take (rent or buy), ``engine="interpreted"`` always.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,8 +27,10 @@ from sim.base import RunOptions
 from sim.generic import (
     GenericSimulator,
     GenericSpec,
+    by_spec,
     loop_buffers,
     loop_sums,
+    no_refusal,
     sparse_jumps,
 )
 
@@ -159,9 +160,10 @@ def interpreted_ops(tables: dict[str, Any]) -> float:
     return ops / nt
 
 
-@functools.lru_cache(maxsize=64)
+@by_spec
 def _tables(spec: TableSpec) -> tuple[np.ndarray, ...]:
-    """The loop's read-only arrays of ``spec``, built once per process."""
+    """The loop's read-only arrays of ``spec``, built once per process
+    (:func:`sim.generic.by_spec`)."""
     code = np.asarray(spec.code, dtype=np.int64).reshape(-1, 2)
     poly_tabs = (
         np.asarray(spec.poly, dtype=np.int64),
@@ -201,7 +203,7 @@ def advance(spec: TableSpec, state: dict, steps: int) -> tuple[dict, dict]:
     seconds = time.thread_time() - t0
     from sim.generic_kernels import EVENTS
 
-    refused = np.full(b, -1.0)
+    refused = no_refusal(b)
     if scalars[EVENTS] < steps:  # stopped: an absorbing state, or a rate that is no rate
         s = new["n"] / spec.N
         R = np.empty(nt)
@@ -245,6 +247,18 @@ class InterpretedSimulator(GenericSimulator):
             self.notes = list(notes)
         arrival = self.model.structure("arrival")
         self.arrival = str(arrival) if arrival and arrival in self.params else None
+
+    def loadable(self) -> bool:
+        """Always: the interpreted loop is compiled once for every model, and a run reads
+        no generated module."""
+        return True
+
+    def _loaded_loop(self) -> Any:
+        """The interpreted loop (:func:`sim.table_loop.run_table_chain`): one compiled
+        function for every model, which a unit loads for good."""
+        from sim.table_loop import run_table_chain
+
+        return run_table_chain
 
     def observe(self, observables: Sequence[Any]) -> None:
         """Estimate ``E[g(S_N)]`` of each of ``observables`` too: their programs follow

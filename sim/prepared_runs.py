@@ -27,12 +27,14 @@ library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from mfstein.ground.records import call_key, code_digest, load, save
 
-__all__ = ["VERSION", "code_digest", "load", "run_key", "save"]
+__all__ = ["VERSION", "code_digest", "load", "run_key", "save", "simulator"]
+
+S = TypeVar("S")
 
 #: Format of a record (part of the key: a new format never reads an old file).
 VERSION = 1
@@ -50,3 +52,33 @@ def run_key(
     cannot be cached: a model file (``file.py:factory`` may import other files, which no
     key would cover) or a value without a stable ``repr``."""
     return call_key([VERSION], model, params, [N, start, truncation], [engine])
+
+
+#: The simulators made from records in this process: ``key -> (record, simulator)``.
+_SIMULATORS: dict[str, tuple[dict, Any]] = {}
+#: The most simulators :func:`simulator` keeps (the oldest is dropped first).
+SIMULATORS = 64
+
+
+def simulator(
+    key: str | None,
+    record: dict | None,
+    build: Callable[[dict | None], S | None],
+    usable: Callable[[S], bool],
+) -> S | None:
+    """``build(record)``, the simulator of the run ``key`` made from its ``record`` (as
+    :func:`load` read it), once per process for a record of the same content while
+    ``usable(simulator)`` (the generated modules it names still load): a warm call runs
+    the very simulator (and spec) of the call before, whose arrays and compiled loop
+    its units find by identity (:func:`sim.generic.by_spec`).  A record that differs
+    from the one kept (rewritten since, or damaged: ``None``) is built afresh; a
+    ``None`` built (an unusable record) is not kept."""
+    hit = _SIMULATORS.get(key)
+    if hit is not None and record is not None and hit[0] == record and usable(hit[1]):
+        return hit[1]
+    made = build(record)
+    if made is not None and record is not None:
+        if len(_SIMULATORS) >= SIMULATORS:
+            _SIMULATORS.pop(next(iter(_SIMULATORS)))
+        _SIMULATORS[key] = (record, made)
+    return made

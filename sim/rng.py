@@ -30,9 +30,11 @@ def seed_states(seed: int, reps: int) -> list[np.ndarray]:
     Each state is four ``uint64`` words (not all zero) drawn from the child
     sequence's :meth:`~numpy.random.SeedSequence.generate_state`.
     """
-    children = np.random.SeedSequence(seed).spawn(reps)
     out = []
-    for child in children:
+    for i in range(reps):
+        # the i-th child of SeedSequence(seed).spawn(reps), made directly (spawn's own
+        # construction of it): the parent's entropy pool is never used, so not mixed
+        child = np.random.SeedSequence(seed, spawn_key=(i,))
         st = child.generate_state(4, dtype=np.uint64)
         if not st.any():  # the one forbidden state; probability 2^-256
             st[0] = 1

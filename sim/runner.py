@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -389,23 +390,6 @@ def _read_checkpoint(
     return out
 
 
-class _Inline:
-    """A serial stand-in for an executor (``workers=1``): runs each unit on submit."""
-
-    def submit(self, fn, *args):
-        from concurrent.futures import Future
-
-        fut: Future = Future()
-        try:
-            fut.set_result(fn(*args))
-        except BaseException as exc:  # delivered through the future, like a pool would
-            fut.set_exception(exc)
-        return fut
-
-    def shutdown(self, **_kw) -> None:
-        return None
-
-
 def _ignore_sigint() -> None:
     """Worker initialiser: Ctrl-C is handled by the parent, which keeps what is done."""
     import signal
@@ -484,13 +468,13 @@ def _check_scheduler_address(scheduler: str) -> None:
         )
 
 
-def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | None = None):
-    """Return ``(submit, wait_first, shutdown)`` for the chosen back end.
+def _executor(workers: int, scheduler: str | None, reps: int):
+    """Return ``(submit, wait_first, shutdown)`` for the chosen back end: the Dask
+    cluster at ``scheduler``, else a pool of local worker processes (a run in this
+    process has no executor: :meth:`_Units.drive_serial`).
 
     ``wait_first(futs, timeout=None)`` returns the finished futures (possibly
-    none when ``timeout`` seconds pass first).  ``inline`` forces (True) or
-    forbids (False) running units in this process; by default they run inline
-    for ``workers == 1`` or ``reps == 1``.
+    none when ``timeout`` seconds pass first).
     """
     import time
 
@@ -530,28 +514,21 @@ def _executor(workers: int, scheduler: str | None, reps: int, *, inline: bool | 
             client.close()
 
         return submit, wait_first, shutdown
-    from concurrent.futures import FIRST_COMPLETED
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
     from concurrent.futures import wait as cf_wait
 
-    if inline is None:
-        inline = workers == 1 or reps == 1
     processes: list = []
-    if inline:
-        pool = _Inline()  # imports no multiprocessing (some 4 ms of CPU of a first run)
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(
-            max_workers=max(1, min(workers, reps)),
-            initializer=_init_worker,
-            initargs=(os.getpid(),),
-        )
+    pool = ProcessPoolExecutor(
+        max_workers=max(1, min(workers, reps)),
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
+    )
 
     def wait_first(futs, timeout=None):
         return cf_wait(list(futs), timeout=timeout, return_when=FIRST_COMPLETED).done
 
     def shutdown(terminate: bool = False):
-        if terminate and not inline:
+        if terminate:
             # units in flight would otherwise run to their end (and the interpreter
             # waits for them at exit): stop the worker processes now
             processes.extend((getattr(pool, "_processes", None) or {}).values())
@@ -655,7 +632,7 @@ def run_and_pool(
     estimates being pooled, and one while a run that ended by itself is pooled ends
     the command as any other press (:func:`honour_late_interrupt`)."""
     with Interrupts() as sig:
-        out = run(spec, plan, **run_options)
+        out = run(spec, plan, **run_options, interrupts=sig)
         result = pool(out)
         honour_late_interrupt(sig, out)
         return result
@@ -685,6 +662,7 @@ def run(
     progress: bool = False,
     max_units: int | None = None,
     desc: str | None = None,
+    interrupts: Interrupts | None = None,
 ) -> RunOutput:
     """Run (or resume) ``reps`` replications of ``spec`` according to ``plan``.
 
@@ -701,6 +679,9 @@ def run(
         :func:`mfstein.families.supermarket.engine.fresh_state` of the supermarket's engines).
     desc:
         Label of the progress bar (default ``simulate N=<spec.N>``).
+    interrupts:
+        The caller's installed :class:`Interrupts` (:func:`run_and_pool`'s), read instead
+        of installing another one around the run (which would count the same presses).
 
     Notes
     -----
@@ -726,7 +707,7 @@ def run(
     state = _start(spec, plan, config, path, reps, seed, fresh_state)
     t0 = time.perf_counter()
     units = _Units(spec, plan, state, advance, path, config, max_units)
-    with Interrupts() as sig:
+    with Interrupts() if interrupts is None else nullcontext(interrupts) as sig:
         bar = _NoBar()
         if progress:  # (tqdm is imported only for a bar that shows)
             from tqdm import tqdm
@@ -740,22 +721,17 @@ def run(
             )
         units.bar = bar
         inline = _inline(scheduler, workers, reps, advance, units)
-        submit, wait_first, shutdown = _executor(workers, scheduler, reps, inline=inline)
-        units.submit = submit
         units.in_process = not scheduler and (
             inline if inline is not None else workers == 1 or reps == 1
         )
         try:
-            units.drive(sig, wait_first)
+            if units.in_process:
+                units.drive_serial(sig)
+            else:
+                _drive_pool(units, sig, workers, scheduler, reps)
         except KeyboardInterrupt:
             units.interrupted = True
         finally:
-            if units.interrupted:
-                units.keep_finished()
-            try:
-                shutdown(terminate=bool(units.running)) if not scheduler else shutdown()
-            except TypeError:  # pragma: no cover - a back end without terminate
-                shutdown()
             bar.close()
     complete = all(units.pending(r) is None for r in state)
     # a press after the last unit ended cut nothing short: the run is not interrupted,
@@ -763,6 +739,25 @@ def run(
     interrupted = units.interrupted and not complete
     wall = time.perf_counter() - t0
     return RunOutput(state, plan, complete, interrupted, wall, in_process=units.in_process)
+
+
+def _drive_pool(units: _Units, sig: Interrupts, workers: int, scheduler: str | None, reps: int):
+    """:meth:`_Units.drive` on worker processes or a Dask cluster (:func:`_executor`),
+    keeping the units that finished before an interruption and stopping the workers
+    whatever happens."""
+    submit, wait_first, shutdown = _executor(workers, scheduler, reps)
+    units.submit = submit
+    try:
+        units.drive(sig, wait_first)
+    except KeyboardInterrupt:
+        units.interrupted = True
+    finally:
+        if units.interrupted:
+            units.keep_finished()
+        try:
+            shutdown(terminate=bool(units.running)) if not scheduler else shutdown()
+        except TypeError:  # pragma: no cover - a back end without terminate
+            shutdown()
 
 
 class _NoBar:
@@ -849,8 +844,14 @@ class _Units:
         self.running[self.submit(self.advance, self.spec, self.state[i].state, steps)] = i
 
     def record(self, fut) -> None:
+        """Keep the result of the finished unit ``fut`` (its exception is raised)."""
         i = self.running.pop(fut)
         new_state, sums = fut.result()
+        self.keep(i, new_state, sums)
+
+    def keep(self, i: int, new_state: Any, sums: Any) -> None:
+        """Keep a unit's result: replication ``i``'s new state and, after its warm-up, the
+        batch's sums; then the checkpoint and the bar."""
         rep = self.state[i]
         if rep.warm:
             rep.batches.append(sums)
@@ -860,6 +861,31 @@ class _Units:
         if self.path is not None:
             _write_checkpoint(self.path, self.config, self.state)
         self.bar.update(1)
+
+    def drive_serial(self, sig: Interrupts) -> None:
+        """Run the units in this process, one after another in the order :meth:`drive`
+        runs them on one worker (each replication's next unit in turn), with no executor
+        or future: each ``advance`` is called directly and its result kept at once.
+        ``sig`` is read before each unit (Ctrl-C takes effect when the unit in progress
+        ends); a ``KeyboardInterrupt`` out of a unit keeps what was done before it."""
+        from collections import deque
+
+        spec, advance, state = self.spec, self.advance, self.state
+        turn = deque(range(len(state)))
+        while turn and not sig.stop:
+            i = turn.popleft()
+            steps = self.pending(state[i])
+            if steps is None or (self.max_units is not None and self.launched >= self.max_units):
+                continue
+            self.launched += 1
+            try:
+                new_state, sums = advance(spec, state[i].state, steps)
+            except KeyboardInterrupt:
+                self.interrupted = True
+                return
+            self.keep(i, new_state, sums)
+            turn.append(i)
+        self.interrupted = self.interrupted or sig.stop
 
     def drive(self, sig: Interrupts, wait_first) -> None:
         """Launch every replication's next unit, and another each time one ends, until all

@@ -14,6 +14,7 @@ estimate is a ratio of batch sums with its 95% batch-means interval
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,13 +95,26 @@ def moments(
     mean = stats.ratio(mean_n / N, T)
     n_bias = stats.Estimate(N * (mean.mean - s_star), N * mean.ci95)
     # every batch at once (the same operations, element by element, as one batch at a time)
-    upper = np.triu(np.array([s["cov"] for s in batches]))
+    cov = np.array([s["cov"] for s in batches])
+    zero = cov.dtype.type(0)
+    upper = np.where(_below(*cov.shape[-2:], 0), zero, cov)  # np.triu(cov), its bits
     weight = np.maximum(np.asarray(thin_time, dtype=float), np.finfo(float).tiny)
-    second = (upper + np.swapaxes(np.triu(upper, 1), 1, 2)) / weight[:, None, None]
+    strict = np.where(_below(*cov.shape[-2:], 1), zero, upper)  # np.triu(upper, 1)
+    second = (upper + np.swapaxes(strict, 1, 2)) / weight[:, None, None]
     m = mean_n / np.asarray(T)[:, None]
     covs = (second - m[:, :, None] * m[:, None, :]) / N
     n_cov, cov_note = stats.covariance(covs, thin_time, what)
     return Moments(n_mse, mean, n_bias, n_cov, cov_note)
+
+
+@functools.cache
+def _below(rows: int, cols: int, k: int) -> np.ndarray:
+    """The entries of a ``rows x cols`` matrix that :func:`numpy.triu` with offset ``k``
+    sets to ``0`` (below its ``k``-th diagonal), made once: ``np.where(mask, 0, a)`` is
+    ``np.triu(a, k)``, without making the mask again for every call."""
+    mask = ~np.triu(np.ones((rows, cols), dtype=bool), k)
+    mask.flags.writeable = False
+    return mask
 
 
 def queue_length_pmf(batches: list[dict], T: np.ndarray, N: int) -> tuple[Any, Any]:

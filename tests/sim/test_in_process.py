@@ -148,3 +148,69 @@ def test_the_key_of_a_prepared_run_covers_its_inputs(tmp_path):
     model.write_text("# one\n")
     assert run_key(f"{model}:f", {}, 40, None, None, "auto") is None  # may import files
     assert run_key("sir", {"a": object()}, 40, None, None, "auto") is None
+
+
+@pytest.mark.parametrize("engine", ["generic", "interpreted"])
+def test_a_warm_call_runs_its_units_and_nothing_more(monkeypatch, engine):
+    """A warm call of a run prepared by name runs the very simulator of the call before
+    (made from the run's record, unchanged) and only its own units: one ``advance`` per
+    warm-up and batch, no unit of no event to load a loop that is loaded, and no future
+    (the units of an in-process run are called directly); the numbers are the first
+    call's."""
+    import concurrent.futures
+
+    from sim import api
+
+    run = {**RUN, "N": 46, "reps": 2, "workers": 1, "engine": engine}
+    first = sim.simulate("sir", PARAMS, **run)  # prepares the run and saves its record
+    sim.simulate("sir", PARAMS, **run)  # the simulator made from the record
+    opts = sim.base.RunOptions(**{k: run[k] for k in ("steps", "reps", "batches")}).checked()
+    _, kept = api._kept_run("sir", PARAMS, 46, None, None, engine, "pod", (), opts)
+    assert kept is not None
+    assert api._kept_run("sir", PARAMS, 46, None, None, engine, "pod", (), opts)[1] is kept
+    units, futures = [], []
+    real_advance = type(kept)._advance
+
+    def counted(spec, state, steps):
+        units.append(steps)
+        return real_advance(spec, state, steps)
+
+    class Counted(concurrent.futures.Future):
+        def __init__(self) -> None:
+            futures.append(self)
+            super().__init__()
+
+    monkeypatch.setattr(type(kept), "_advance", staticmethod(counted))
+    monkeypatch.setattr(concurrent.futures, "Future", Counted)
+    second = sim.simulate("sir", PARAMS, **run)
+    assert len(units) == run["reps"] * (run["batches"] + 1) and 0 not in units
+    assert futures == []
+    assert _numbers(second) == _numbers(first)
+
+
+def test_a_simulator_is_made_again_from_a_changed_record_or_unusable_modules():
+    """:func:`sim.prepared_runs.simulator` hands back the simulator it made while the record
+    read is the same and the simulator still usable; another record (rewritten, or
+    damaged: ``None``) or unusable modules make it again; an unusable record's ``None``
+    is not kept."""
+    from types import SimpleNamespace
+
+    from sim.prepared_runs import simulator
+
+    made = []
+
+    def build(record):
+        made.append(None if record is None or record.get("bad") else SimpleNamespace(ok=True))
+        return made[-1]
+
+    key = "test-calls54-" + "0" * 40
+    first = simulator(key, {"spec": [1, 2]}, build, lambda s: s.ok)
+    assert simulator(key, {"spec": [1, 2]}, build, lambda s: s.ok) is first
+    assert len(made) == 1
+    other = simulator(key, {"spec": [1, 3]}, build, lambda s: s.ok)
+    assert other is not first and len(made) == 2
+    other.ok = False  # say, its chain module damaged and no longer held
+    assert simulator(key, {"spec": [1, 3]}, build, lambda s: s.ok) is not other
+    assert simulator(key, None, build, lambda s: s.ok) is None
+    assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None
+    assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None and len(made) == 6

@@ -114,3 +114,70 @@ def test_the_sparse_ratio_has_the_bits_of_the_ratio() -> None:
         for a, b in ((want.mean, got.mean), (want.ci95, got.ci95)):
             a, b = np.asarray(a), np.asarray(b)
             assert a.shape == b.shape and a.tobytes() == b.tobytes(), num.shape
+
+
+def _same_bits(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_the_pooling_has_the_bits_of_numpys_reductions() -> None:
+    """The estimates are formed with :meth:`numpy.ufunc.reduce` and
+    :func:`sim.stats.sample_sd` (cheaper on a short run's few batches); each has the bits
+    of the NumPy methods it stands for, written out here: ``sum``, ``mean`` and
+    ``std(ddof=1)`` over the batches, :func:`numpy.triu`, and the ratio estimator, the
+    batch means and the lag-1 autocorrelation as they were written with them."""
+    from sim import stats
+
+    def ratio(num, den):  # stats.ratio with NumPy's methods
+        M = den.shape[0]
+        r = num.sum(axis=0) / den.sum()
+        z = (num - r * den.reshape((M,) + (1,) * (num.ndim - 1))) / den.mean()
+        return r, stats.t_quantile(M) * z.std(axis=0, ddof=1) / np.sqrt(M)
+
+    def lag1(num, den):
+        z = num - num.sum() / den.sum() * den
+        z = z - z.mean()
+        return float(z[1:] @ z[:-1] / float(z @ z))
+
+    rng = np.random.default_rng(54)
+    for _ in range(400):
+        M = int(rng.integers(2, 70))
+        shape = (M, *(int(rng.integers(1, 12)) for _ in range(int(rng.integers(0, 3)))))
+        x = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 9)
+        if rng.random() < 0.3:
+            x = x + rng.standard_normal()  # a common offset: the two passes matter
+        den = rng.exponential(size=M) + 0.01
+        want = x.std(axis=0, ddof=1)
+        assert _same_bits(stats.sample_sd(x), want) and type(stats.sample_sd(x)) is type(want)
+        got, (r, half) = stats.ratio(x, den), ratio(x, den)
+        assert _same_bits(got.mean, r) and _same_bits(got.ci95, half), shape
+        means = stats.batch_means(x)
+        assert _same_bits(means.ci95, stats.t_quantile(M) * want / np.sqrt(M))
+        if M >= 3:
+            assert stats.lag1_autocorrelation(x.reshape(M, -1)[:, 0], den) == lag1(
+                x.reshape(M, -1)[:, 0], den
+            )
+
+
+def test_the_moments_have_the_bits_of_numpys_triu() -> None:
+    """:func:`sim.summary.moments` takes the upper triangles with a kept mask; ``N Cov(S)``
+    has the bits of the same formula written with :func:`numpy.triu`."""
+    from sim import stats
+
+    rng = np.random.default_rng(540)
+    for _ in range(100):
+        M, b, N = int(rng.integers(2, 40)), int(rng.integers(1, 6)), int(rng.integers(1, 999))
+        T, thin = rng.exponential(size=M) + 0.1, rng.exponential(size=M)
+        mean_n = rng.exponential(size=(M, b)) * T[:, None] * N
+        cov = rng.standard_normal((M, b, b)) * N**2  # the lower triangle is ignored
+        batches = [{"mean": m, "cov": c} for m, c in zip(mean_n, cov, strict=True)]
+        got = summary.moments(batches, rng.exponential(size=M), T, thin, N, np.zeros(b))
+        upper = np.triu(cov)
+        second = (upper + np.swapaxes(np.triu(upper, 1), 1, 2)) / thin[:, None, None]
+        m = mean_n / T[:, None]
+        want = stats.batch_means((second - m[:, :, None] * m[:, None, :]) / N)
+        if got.cov_note is None:
+            assert _same_bits(got.n_cov.mean, want.mean) and _same_bits(got.n_cov.ci95, want.ci95)
+        else:  # withheld: a variance came out negative
+            assert (np.diagonal(want.mean) < 0).any()
