@@ -56,6 +56,30 @@ def test_the_supermarket_in_process_gives_a_worker_runs_numbers(runs, monkeypatc
     assert _numbers(here) == _numbers(there)
 
 
+def test_the_short_form_reuses_its_first_calls_simulator(monkeypatch):
+    """``simulate_supermarket`` names its model (one object per process), so a second
+    call with other seeds finds the simulator the first prepared: no model built, no
+    simulator prepared again (a fresh model object each call missed every time)."""
+    from sim import warm_runs
+
+    made = []
+    real = warm_runs.keep
+
+    def counted(key, simulator):
+        made.append(key)
+        real(key, simulator)
+
+    monkeypatch.setattr(warm_runs, "keep", counted)
+    args = dict(N=37, lam="0.85", b=6, steps=2_000, reps=1, batches=4, workers=1)
+    first = sim.simulate_supermarket(**args, seed=1)
+    again = sim.simulate_supermarket(**args, seed=1)
+    sim.simulate_supermarket(**args, seed=2)
+    assert len(made) == 1  # prepared by the first call only
+    assert _numbers(first) == _numbers(again)
+    sim.simulate_supermarket(**{**args, "b": 7}, seed=1)  # another model: prepared afresh
+    assert len(made) == 2
+
+
 def test_a_second_call_neither_solves_nor_compiles_nor_loads_again(runs, monkeypatch):
     import numeric.exact.prepared
     from derive.models import load_model

@@ -41,7 +41,7 @@ def simulate_supermarket(
     :func:`simulate` (``steps``, ``reps``, ``seed``, ``workers``, ``scheduler``, ``checkpoint``,
     ``batches``, ``warmup_fraction``, ``progress``, ``max_units``).
     """
-    from derive.models.supermarket import supermarket
+    from derive.models import load_model
     from numeric.precision import parse_lam
 
     defaults = RunOptions()
@@ -52,5 +52,9 @@ def simulate_supermarket(
     )  # fmt: skip
     policy, engine = resolve_policy(policy, engine)
     parse_lam(lam)  # the same one-sentence refusal as before any model is built
-    model = supermarket(int(b), 1 if policy == "random" else int(d), replacement=replacement)
+    # by name: the same model object on every call of this process (load_model keeps
+    # it), so a warm call reaches the runs and simulators its first call prepared
+    model = load_model(
+        "supermarket", b=int(b), d=1 if policy == "random" else int(d), replacement=replacement
+    )
     return simulate(model, {"lam": lam}, N=N, engine=engine, policy=policy, **options)
