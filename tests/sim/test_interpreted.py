@@ -165,10 +165,18 @@ def test_auto_weighs_the_run_against_compiling_the_models_loop(tmp_path, monkeyp
     )
     from sim.interpreted import InterpretedSimulator, extra_seconds, model_tables, pick_loop
 
+    from sim import loop_prices
+
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
+    # the interpreted loop and the helpers compiled or not (the session's cache): their
+    # prices (sim.loop_prices, tests/sim/test_loop_prices.py) are left out here
+    monkeypatch.setattr(loop_prices, "INTERPRETED_SECONDS", 0.0)
+    monkeypatch.setattr(loop_prices, "HELPERS_SECONDS", 0.0)
     model = _queue("queue_auto")  # a model no other test loads
     per_event = extra_seconds(model_tables(model), 1)
-    floor = int(MIN_COMPILE_SECONDS / per_event)
+    generate = loop_prices.generate_seconds(model)  # neither module is in the cache
+    assert generate > 0
+    floor = int((MIN_COMPILE_SECONDS + generate) / per_event)
 
     def pick(events: int):
         return pick_loop(model, [], RunOptions(steps=events, reps=1).checked())
@@ -178,13 +186,17 @@ def test_auto_weighs_the_run_against_compiling_the_models_loop(tmp_path, monkeyp
     assert chain_never_compiled(model)
     assert pick(10**4) == (InterpretedSimulator, floor) and floor >= 10**4
     assert not list(tmp_path.glob("simchain_*.py"))
-    # a longer run weighs the loop's own compile time: generated now
+    # a longer run weighs the loop's own compile time and the generation: generated now
     cls, limit = pick(floor + 1)
-    exact = int(compile_seconds(chain_module(model)[1]) / per_event)
+    seconds = compile_seconds(chain_module(model)[1])
     assert list(tmp_path.glob("simchain_*.py")) and not chain_never_compiled(model)
-    assert (cls, limit) == (InterpretedSimulator, exact) and exact > floor
+    assert loop_prices.generate_seconds(model) == 0.0  # nothing left to generate
+    assert (cls, limit) == (InterpretedSimulator, int((seconds + generate) / per_event))
+    assert limit > floor
+    # the same choice, its exact limit: the generation is paid now
+    exact = int(seconds / per_event)
+    assert pick(10**4) == (InterpretedSimulator, exact)
     assert pick(exact + 1) == (GenericSimulator, None)
-    assert pick(10**4) == (InterpretedSimulator, exact)  # the same choice, its exact limit
 
 
 def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
