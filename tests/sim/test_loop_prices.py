@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sympy as sp
+from deadlines import deadline
 
 from derive import Model, Transition
 from sim import loop_prices
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _queue(name: str) -> Model:
@@ -122,8 +126,9 @@ def test_an_installations_first_run_takes_the_cheaper_loop(tmp_path):
 
     env = {**_environ(), ENV_VAR: str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-c", _FIRST_EVER], env=env, capture_output=True, text=True
-    )
+        [sys.executable, "-c", _FIRST_EVER],
+        env=env, capture_output=True, text=True, timeout=deadline(120), cwd=ROOT,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     pending = loop_prices.INTERPRETED_SECONDS + loop_prices.HELPERS_SECONDS
@@ -161,6 +166,9 @@ def test_an_installations_first_short_run_of_sir_runs_compiled(tmp_path):
         "print(r.loop, interpreted_seconds() > 0)\n"
     )
     env = {**_environ(), ENV_VAR: str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env, capture_output=True, text=True, timeout=deadline(300), cwd=ROOT,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["compiled", "True"]
