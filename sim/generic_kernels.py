@@ -922,10 +922,10 @@ def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
     against 2.74, SIS (129) 2.1-2.6 against 2.33, tandem lines of 2, 4 and 8 stations
     (173, 270, 495) 2.5-2.6, 3.5 and 7.1 against 2.60, 3.46 and 6.90 s of CPU time; a
     shared machine's wall time can be several times that.  The helpers every loop
-    calls, when not compiled yet, add :func:`sim.loop_prices.helpers_seconds`.
+    calls, when not compiled yet, add :func:`sim.loop_prices.helpers_seconds` (added by
+    the callers: :mod:`sim.loop_prices` reads this module).
     """
     from mfstein.ground.jit import is_compiled
-    from sim.loop_prices import helpers_seconds
 
     fn = event_loop(mod, unrolled)
     if is_compiled(fn):
@@ -940,4 +940,4 @@ def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
         except (OSError, TypeError):  # pragma: no cover - source not readable
             lines = 500
         _LINES[where] = lines
-    return MIN_COMPILE_SECONDS + 2e-5 * lines**2 + helpers_seconds()
+    return MIN_COMPILE_SECONDS + 2e-5 * lines**2

@@ -338,7 +338,8 @@ def pick_loop(
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
     is not compiled yet and the extra already paid on the interpreted loop in its place
     (:func:`sim.rent.spent`) plus this run's (:func:`extra_seconds`) stays within what
-    buying it still costs: compiling it (:func:`sim.generic_kernels.compile_seconds`)
+    buying it still costs: compiling it (:func:`sim.generic_kernels.compile_seconds`,
+    and the helpers while they are not compiled, :func:`sim.loop_prices.helpers_seconds`)
     and generating what the cache lacks of its source
     (:func:`sim.loop_prices.generate_seconds`); else
     :class:`sim.generic.GenericSimulator`: rent or buy (:mod:`sim.rent`), within about
@@ -377,7 +378,9 @@ def pick_loop(
     limit = (
         None
         if seconds is None
-        else _short_enough(model, observables, options, seconds + generate, paid, pending)
+        else _short_enough(
+            model, observables, options, seconds + helpers_seconds() + generate, paid, pending
+        )
     )
     return (GenericSimulator, None) if limit is None else (InterpretedSimulator, limit)
 

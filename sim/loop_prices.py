@@ -16,7 +16,8 @@ left counts (the rest is paid: it costs neither route anything):
   (:func:`generate_seconds`) when the cache does not hold them.
 
 The model's loop, with what numba compiles with it (``update_into``, ``clamp_rates``,
-the kernel module's ``rates_into``), is :func:`sim.generic_kernels.compile_seconds`.
+the kernel module's ``rates_into``), is :func:`sim.generic_kernels.compile_seconds`
+(which does not import this module: the helpers are added by its callers).
 
 Measured (CPU seconds of one core, numba 0.6x, ``benchmarks/bench_sim_overhead.py``
 and the per-function compile times of numba's ``_FunctionCompiler.compile``, stop 54):

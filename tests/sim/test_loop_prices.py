@@ -108,7 +108,7 @@ for name, model in (("sir", load_model("sir")),
                     ("tandem8", load_model("examples/tandem.py:tandem", stations=8))):
     generate = loop_prices.generate_seconds(model)  # nothing in the cache yet
     short = pick(model, 1000)  # generates the model's loop (its price is weighed)
-    buy = compile_seconds(chain_module(model)[1]) + generate
+    buy = compile_seconds(chain_module(model)[1]) + loop_prices.helpers_seconds() + generate
     per_event = extra_seconds(model_tables(model), 1)
     longer = pick(model, max(2000, int((buy - out["pending"]) / per_event) + 1000))
     out[name] = {"buy": buy, "per_event": per_event, "picks": [short, longer]}
