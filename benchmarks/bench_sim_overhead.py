@@ -12,12 +12,13 @@ Three tables, every figure the best of ``--repeat`` runs (the machine is shared)
    wall time from its start to its result: the hand-written loop (numba import,
    compile from numba's cache, loop), mfstein with a warm cache, mfstein with an
    empty cache (``XDG_CACHE_HOME`` a new temporary directory, ``MFSTEIN_CACHE_DIR``
-   unset; :data:`COLD_ROUTES`): ``engine="auto"`` the first time ever (it runs the
-   interpreted loop of :mod:`sim.table_loop`, which is compiled then too), the
-   interpreted loop once another model compiled it (a new model: no compilation), the
-   same with ``engine="auto"`` (which must place the run without printing the model's
-   own loop), and the model's own compiled loop (``engine="generic"``: generated and
-   compiled), and
+   unset; :data:`COLD_ROUTES`): ``engine="auto"`` the first time ever, on the table's
+   events and on ``--small`` events (each row names the loop it took: whichever of the
+   interpreted loop of :mod:`sim.table_loop`, compiled then too, and the model's own
+   costs less, :mod:`sim.loop_prices`), the interpreted loop once another model
+   compiled it (a new model: no compilation), the same with ``engine="auto"``, and the
+   model's own compiled loop (``engine="generic"``: generated and compiled; on both
+   sizes of run), and
    GillesPy2's C++ SSA
    (``SSACSolver``, its g++ build of the model included; it runs from a Python
    with GillesPy2 installed, ``--gillespy2-python``), on SIR and a tandem line.
@@ -285,6 +286,13 @@ def _cpu_of(fn) -> float:
 def _child(code: str, env: dict | None = None, python: str = sys.executable) -> tuple[float, float]:
     """Wall and CPU seconds of a new process running ``code`` (fails loudly), in the tree
     its ``PYTHONPATH`` names (:func:`_env`)."""
+    return _child_out(code, env, python)[:2]
+
+
+def _child_out(
+    code: str, env: dict | None = None, python: str = sys.executable
+) -> tuple[float, float, str]:
+    """:func:`_child`, with the last line the process printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     cwd = (env or {}).get(TREE_VAR, ROOT)
@@ -294,7 +302,8 @@ def _child(code: str, env: dict | None = None, python: str = sys.executable) -> 
     if done.returncode != 0:
         raise SystemExit(f"a benchmark process failed:\n{done.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    lines = done.stdout.strip().splitlines()
+    return wall, cpu, lines[-1] if lines else ""
 
 
 def _best_child(code: str, repeat: int, env: dict | None = None, **kw) -> tuple[float, float]:
@@ -341,7 +350,7 @@ def _mf_code(model: str, events: int, engine: str = "auto", loop: str | None = N
                 f"'mu': '{mu}'}}, N={N}, steps={events}, reps=1, workers=1, seed=1, "
                 f"engine={engine!r})")  # fmt: skip
     check = "" if loop is None else f"assert r.loop == {loop!r}, r.loop\n"
-    return f"import sim\nr = {call}\nassert r.complete\n{check}"
+    return f"import sim\nr = {call}\nassert r.complete\n{check}print(r.loop)\n"
 
 
 def _hand_code(model: str, events: int) -> str:
@@ -495,14 +504,20 @@ def _warm_rows(model: str, events: int, repeat: int, warm: dict) -> list[tuple]:
     ]  # fmt: skip
 
 
-#: The empty-cache routes of table 2: (label, engine, loop it must run on, whether the
-#: interpreted loop is compiled in the cache beforehand by a run of another model).
+#: The empty-cache routes of table 2: (label, engine, loop it must run on -- ``None``:
+#: the one ``auto`` picks, named in the row --, whether the interpreted loop is compiled
+#: in the cache beforehand by a run of another model, and whether the run has the
+#: table's events or ``--small``: an installation's first short run).
 COLD_ROUTES = (
-    ("mfstein auto, empty cache (first ever)", "auto", "interpreted", False),
-    ("mfstein interpreted, loop compiled", "interpreted", "interpreted", True),
-    ("mfstein auto, new model, loop compiled", "auto", "interpreted", True),
-    ("mfstein compiled loop, empty cache", "generic", "compiled", False),
+    ("mfstein auto, empty cache (first ever)", "auto", None, False, False),
+    ("mfstein auto, empty cache, short run (first ever)", "auto", None, False, True),
+    ("mfstein interpreted, loop compiled", "interpreted", "interpreted", True, False),
+    ("mfstein auto, new model, loop compiled", "auto", None, True, False),
+    ("mfstein compiled loop, empty cache", "generic", "compiled", False, False),
+    ("mfstein compiled loop, empty cache, short run", "generic", "compiled", False, True),
 )
+#: The events of the short runs of :data:`COLD_ROUTES` (``--small``).
+SHORT_EVENTS: list[int] = [200_000]
 
 
 #: Only the empty-cache routes whose label contains one of these (``--route``; all
@@ -529,7 +544,7 @@ def _cold_rows(
     ``repeat`` (the trees alternating), each run in a new cache (``XDG_CACHE_HOME``):
     empty, or a copy of the tree's ``bases`` cache (:func:`_loop_caches`)."""
     rows = []
-    for label, engine, loop, warm_loop in COLD_ROUTES:
+    for label, engine, loop, warm_loop, short in COLD_ROUTES:
         if ROUTES and not any(text in label for text in ROUTES):
             continue
         runs: dict[str, list] = {tree: [] for _, tree in trees}
@@ -539,13 +554,15 @@ def _cold_rows(
                 try:
                     if warm_loop:  # the loop (and the library) compiled by another model's run
                         shutil.copytree(bases[tree], tmp, dirs_exist_ok=True)
-                    code = _mf_code(model, events, engine, loop)
-                    runs[tree].append(_child(code, _env(tmp, tree)))
+                    code = _mf_code(model, SHORT_EVENTS[0] if short else events, engine, loop)
+                    runs[tree].append(_child_out(code, _env(tmp, tree)))
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
         for name, tree in trees:
             best = (min(r[0] for r in runs[tree]), min(r[1] for r in runs[tree]))
-            rows.append((model, _labelled(label, name, trees), *best))
+            taken = "/".join(sorted({r[2] for r in runs[tree]}))  # the loop each run named
+            text = f"{label} [{SHORT_EVENTS[0]:.0e}]" if short else label
+            rows.append((model, _labelled(f"{text} -> {taken}", name, trees), *best))
     return rows
 
 
@@ -655,6 +672,7 @@ def main() -> None:
     args = ap.parse_args()
     gsp = args.gillespy2_python if os.path.exists(args.gillespy2_python) else None
     ROUTES[:] = args.route
+    SHORT_EVENTS[:] = [int(args.small)]
     trees = [("after", ROOT)]
     if args.before:
         trees.insert(0, ("before", os.path.abspath(args.before)))
@@ -697,11 +715,12 @@ def main() -> None:
         rows = end_to_end(
             int(args.events), args.repeat, gsp, not args.no_cold, args.only != "cold", trees
         )
-        print(f"{'model':<7} {'route':<49} {'wall':>7} {'CPU':>7} {'vs GillesPy2 wall | CPU':>24}")
+        print(f"{'model':<7} {'route -> loop':<76} {'wall':>7} {'CPU':>7} "
+              f"{'vs GillesPy2 wall | CPU':>24}")  # fmt: skip
         for model, route, wall, cpu in rows:
             ref = [(w, c) for m, r, w, c in rows if m == model and r.startswith("GillesPy2")]
             ratio = f"{ref[0][0] / wall:10.2f}x | {ref[0][1] / cpu:.2f}x" if ref else ""
-            print(f"{model:<7} {route:<49} {wall:7.2f} {cpu:7.2f} {ratio:>24}")
+            print(f"{model:<7} {route:<76} {wall:7.2f} {cpu:7.2f} {ratio:>24}")
 
 
 if __name__ == "__main__":

@@ -312,8 +312,12 @@ def announce_compile(chain: Any) -> None:
     is not taken for a hang."""
     from mfstein.ground import jit
     from sim.generic_kernels import compile_seconds
+    from sim.loop_prices import helpers_seconds
 
-    jit.announce_compile("the simulator for this model", compile_seconds(chain))
+    seconds = compile_seconds(chain)
+    if seconds is not None:  # the helpers every loop calls, when not compiled yet
+        seconds += helpers_seconds()
+    jit.announce_compile("the simulator for this model", seconds)
 
 
 #: The specs whose event loop this process made ready (:meth:`GenericSimulator._make_ready`),

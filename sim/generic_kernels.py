@@ -740,7 +740,7 @@ _CHAINS: dict[str, ModuleType] = {}
 _REQUIRED = (
     "update_into", "clamp_rates", "observe_into", "run_chain_tables", "rates_into",
     "DEPS_PTR", "DEPS_IDX", "N_OBS",
-)
+)  # fmt: skip
 
 
 def chain_module(model: Any, observables: Sequence[Any] = ()) -> tuple[str, ModuleType]:
@@ -761,11 +761,30 @@ def chain_module(model: Any, observables: Sequence[Any] = ()) -> tuple[str, Modu
     return name, _CHAINS[name]
 
 
+#: :func:`_chain_key` and the kernel module's name, by model key and observables, for
+#: this process: the kernel module's name hashes the generator's files (some 0.7 ms).
+_KEYS: dict[tuple[Any, ...], tuple[tuple[Any, ...], str, str]] = {}
+
+
 def _chain_key(model: Any, observables: Sequence[Any]) -> tuple[tuple[Any, ...], str]:
     """The observables as SymPy expressions and the cache key of the chain module of
     ``model`` with them: the model's key, the name of its numba kernel module (computed,
     not generated: :func:`derive.kernels.module_name_of`), the generator's version and
     digest, SymPy's release and the observables' ``srepr``."""
+    exprs, key, _stem = _keys(model, observables)
+    return exprs, key
+
+
+def _keys(model: Any, observables: Sequence[Any]) -> tuple[tuple[Any, ...], str, str]:
+    """:func:`_chain_key` and the name of the model's numba kernel module, computed once
+    per process for a model key and observables (their SymPy expressions, or strings)."""
+    try:
+        memo: tuple[Any, ...] | None = (model.key, tuple(observables))
+        hit = _KEYS.get(memo)  # type: ignore[arg-type]
+    except TypeError:  # an observable that is not hashable
+        memo, hit = None, None
+    if hit is not None:
+        return hit
     import sympy as sp
 
     from derive.kernels import module_name_of
@@ -773,7 +792,20 @@ def _chain_key(model: Any, observables: Sequence[Any]) -> tuple[tuple[Any, ...],
     stem = module_name_of(model, "numba")
     exprs = tuple(sp.sympify(g) for g in observables)
     watched = tuple(sp.srepr(g) for g in exprs)
-    return exprs, repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST, watched))
+    key = repr((model.key, stem, CHAIN_VERSION, sp.__version__, _SELF_DIGEST, watched))
+    if memo is not None:
+        _KEYS[memo] = (exprs, key, stem)
+    return exprs, key, stem
+
+
+def chain_files(model: Any, observables: Sequence[Any] = ()) -> tuple[Path, Path]:
+    """Where the cache directory keeps the model's numba kernel module and its chain
+    module with ``observables`` (neither generated here)."""
+    from mfstein.ground import cache
+
+    _exprs, key, stem = _keys(model, observables)
+    folder = cache.cache_dir()
+    return folder / f"{stem}.py", folder / f"{_chain_name(key)}.py"
 
 
 def _chain_name(key: str) -> str:
@@ -788,12 +820,20 @@ def chain_name(model: Any, observables: Sequence[Any] = ()) -> str:
 
 
 def chain_compiled(name: str) -> bool:
-    """Whether the chain module ``name`` has compiled code: loaded in this process, or
-    an index of numba's for a function of it on disk (:func:`mfstein.ground.jit.has_index`)."""
+    """Whether the chain module ``name`` has compiled code: its event loop, when the
+    module is loaded in this process (:func:`mfstein.ground.jit.is_compiled`: compiled
+    here or indexed on disk), else an index of numba's for a function of it on disk
+    (:func:`mfstein.ground.jit.has_index`).  A module loaded only to price its loop
+    (:func:`sim.interpreted.pick_loop` generates it to measure it) is not compiled: taken
+    for compiled, it made every later ``auto`` run of the model in the process choose
+    afresh, re-preparing the run (some 6 ms of a 2e5-event SIR call, stop 54)."""
     from mfstein.ground import cache
-    from mfstein.ground.jit import has_index
+    from mfstein.ground.jit import has_index, is_compiled
 
-    return name in _CHAINS or has_index(cache.cache_dir() / f"{name}.py")
+    mod = _CHAINS.get(name)
+    if mod is not None:
+        return is_compiled(event_loop(mod))
+    return has_index(cache.cache_dir() / f"{name}.py")
 
 
 def chain_never_compiled(model: Any, observables: Sequence[Any] = ()) -> bool:
@@ -865,24 +905,39 @@ def event_loop(mod: ModuleType, unrolled: bool = True) -> Any:
 MIN_COMPILE_SECONDS = 2.0
 
 
+#: The lines of each event loop's source, by the loop's module and name, for this process.
+_LINES: dict[tuple[str, str], int] = {}
+
+
 def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
     """Estimated seconds of numba's first compilation of :func:`event_loop` of ``mod``
-    (``None`` when it is compiled already, in this process or in the on-disk cache).
+    and of what it calls (``None`` when the loop is compiled already, in this process
+    or in the on-disk cache).
 
     numba's typing and lowering grow faster than the function: with ``L`` the lines
-    of the loop's source, ``2 + 2e-5 L^2`` seconds of one core (tandem networks
-    of 2, 8 and 16 stations, loops of 197, 515 and 975 lines: 2.9, 7.5 and 22 s
-    of CPU time; a shared machine's wall time can be several times that).
+    of the loop's source, ``2 + 2e-5 L^2`` seconds of one core, the functions it calls
+    from its module and the kernel module included (``update_into``, ``clamp_rates``,
+    ``rates_into``: 0.5-0.7 s of it).  Measured at stop 54 in a cache holding the
+    interpreted loop, so that the helpers were compiled: SIR (L = 193) 2.9-3.0 s
+    against 2.74, SIS (129) 2.1-2.6 against 2.33, tandem lines of 2, 4 and 8 stations
+    (173, 270, 495) 2.5-2.6, 3.5 and 7.1 against 2.60, 3.46 and 6.90 s of CPU time; a
+    shared machine's wall time can be several times that.  The helpers every loop
+    calls, when not compiled yet, add :func:`sim.loop_prices.helpers_seconds` (added by
+    the callers: :mod:`sim.loop_prices` reads this module).
     """
-    import inspect
-
     from mfstein.ground.jit import is_compiled
 
     fn = event_loop(mod, unrolled)
     if is_compiled(fn):
         return None
-    try:
-        lines = len(inspect.getsource(fn.py_func).splitlines())
-    except (OSError, TypeError):  # pragma: no cover - source not readable
-        lines = 500
+    where = (mod.__name__, fn.__name__)
+    lines = _LINES.get(where)
+    if lines is None:
+        import inspect
+
+        try:
+            lines = len(inspect.getsource(fn.py_func).splitlines())
+        except (OSError, TypeError):  # pragma: no cover - source not readable
+            lines = 500
+        _LINES[where] = lines
     return MIN_COMPILE_SECONDS + 2e-5 * lines**2

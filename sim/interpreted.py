@@ -324,19 +324,15 @@ class InterpretedSimulator(GenericSimulator):
         announce_compile()
 
 
-#: Seconds of one core numba's first compilation of the interpreted loop takes
-#: (once per installation; measured at low load).
-LOOP_COMPILE_SECONDS = 8.0
-
-
 def announce_compile() -> None:
     """One line on standard error before the first compilation of the interpreted loop
-    (once per installation: :func:`mfstein.ground.jit.announce_compile`)."""
+    (once per installation: :func:`mfstein.ground.jit.announce_compile`), with its
+    estimate (:func:`sim.loop_prices.interpreted_seconds`)."""
     from mfstein.ground import jit
-    from sim.table_loop import run_table_chain
+    from sim.loop_prices import interpreted_seconds
 
-    seconds = jit.first_compile_seconds(LOOP_COMPILE_SECONDS, run_table_chain)
-    jit.announce_compile("the interpreted event loop (once for every model)", seconds)
+    seconds = interpreted_seconds()
+    jit.announce_compile("the interpreted event loop (once for every model)", seconds or None)
 
 
 def extra_seconds(tables: dict[str, Any], events: int) -> float:
@@ -354,16 +350,23 @@ def pick_loop(
     compiled one, this run's and the earlier ones' together (``None``: any).
 
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
-    is not compiled yet (:func:`sim.generic_kernels.compile_seconds`) and the extra
-    already paid on the interpreted loop in its place (:func:`sim.rent.spent`) plus
-    this run's (:func:`extra_seconds`) stays within the time compiling it would take;
-    else :class:`sim.generic.GenericSimulator`: rent or buy (:mod:`sim.rent`), within
-    about twice the best choice in hindsight.  When the
-    loop was never compiled (:func:`sim.generic_kernels.chain_never_compiled`), a run
-    within the limit of the least compile time is placed without generating the
-    loop's source (:func:`_short_enough`).  A run resumed from a checkpoint continues
-    on the loop it started with; a model the interpreter does not evaluate
-    (:mod:`derive.rate_program`) runs compiled."""
+    is not compiled yet and the extra already paid on the interpreted loop in its place
+    (:func:`sim.rent.spent`) plus this run's (:func:`extra_seconds`) stays within what
+    buying it still costs: compiling it (:func:`sim.generic_kernels.compile_seconds`,
+    and the helpers while they are not compiled, :func:`sim.loop_prices.helpers_seconds`)
+    and generating what the cache lacks of its source
+    (:func:`sim.loop_prices.generate_seconds`); else
+    :class:`sim.generic.GenericSimulator`: rent or buy (:mod:`sim.rent`), within about
+    twice the best choice in hindsight.  This run's rent includes the interpreted
+    loop's own compilation when it is not compiled yet
+    (:func:`sim.loop_prices.interpreted_seconds`: an installation's first run), so that
+    a first run in an empty cache takes the compiled loop when that costs less; the
+    limit returned is the one of later runs, which find the interpreted loop compiled.
+    When the loop was never compiled
+    (:func:`sim.generic_kernels.chain_never_compiled`), a run within the limit of the
+    least price is placed without generating the loop's source (:func:`_short_enough`).
+    A run resumed from a checkpoint continues on the loop it started with; a model the
+    interpreter does not evaluate (:mod:`derive.rate_program`) runs compiled."""
     from sim import rent
     from sim.generic_kernels import (
         MIN_COMPILE_SECONDS,
@@ -372,33 +375,51 @@ def pick_loop(
         chain_never_compiled,
         compile_seconds,
     )
+    from sim.loop_prices import generate_seconds, helpers_seconds, interpreted_seconds
 
     resumed = _checkpoint_loop(options.checkpoint)
     if resumed is not None:
         return resumed, None
     paid = rent.spent(chain_name(model, observables))
+    pending = interpreted_seconds()  # this run's, on the interpreted loop only
+    generate = generate_seconds(model, observables)  # before chain_module writes it
     if chain_never_compiled(model, observables):  # decided without printing its source
-        floor = _short_enough(model, observables, options, MIN_COMPILE_SECONDS, paid)
+        least = MIN_COMPILE_SECONDS + helpers_seconds() + generate
+        floor = _short_enough(model, observables, options, least, paid, pending)
         if floor is not None:
             return InterpretedSimulator, floor
     seconds = compile_seconds(chain_module(model, observables)[1])
-    limit = None if seconds is None else _short_enough(model, observables, options, seconds, paid)
+    limit = (
+        None
+        if seconds is None
+        else _short_enough(
+            model, observables, options, seconds + helpers_seconds() + generate, paid, pending
+        )
+    )
     return (GenericSimulator, None) if limit is None else (InterpretedSimulator, limit)
 
 
 def _short_enough(
-    model: Any, observables: Sequence[Any], options: RunOptions, seconds: float, paid: int = 0
+    model: Any,
+    observables: Sequence[Any],
+    options: RunOptions,
+    seconds: float,
+    paid: int = 0,
+    pending: float = 0.0,
 ) -> int | None:
-    """The most events worth running on the interpreted loop when compiling the model's
-    loop takes at least ``seconds``, when the run's events and the ``paid`` events run
-    there before in its place (:mod:`sim.rent`) are within it together (``None``
-    otherwise, or when the interpreter does not evaluate the model).
+    """The most events worth running on the interpreted loop when buying the model's
+    loop costs at least ``seconds``, when the run's events, the ``paid`` events run
+    there before in its place (:mod:`sim.rent`) and the ``pending`` seconds of the
+    interpreted loop's own compilation this run would pay are within it together
+    (``None`` otherwise, or when the interpreter does not evaluate the model).  The
+    limit does not count ``pending``: a later run finds the interpreted loop compiled.
 
-    Compiling takes at least :data:`sim.generic_kernels.MIN_COMPILE_SECONDS`, so a run
-    within that floor's limit is one :func:`pick_loop` puts on the interpreted loop
-    whatever the model's loop would cost to compile: the choice is made without
-    generating the loop's source (0.05-0.1 s of SymPy's CPU for SIR, 0.4 s for a model
-    of 20 transitions).  The floor's limit is kept with a prepared run
+    Buying costs at least :data:`sim.generic_kernels.MIN_COMPILE_SECONDS` and what
+    :func:`pick_loop` adds to it for the helpers and the generation, so a run within
+    that floor's limit is one :func:`pick_loop` puts on the interpreted loop whatever
+    the model's loop would cost to compile: the choice is made without generating the
+    loop's source (0.05-0.1 s of SymPy's CPU for SIR, 0.4 s for a model of 20
+    transitions).  The floor's limit is kept with a prepared run
     (:mod:`sim.prepared_runs`): never more than the exact one, so a later, longer run
     is chosen afresh."""
     from mfstein.ground.errors import ParameterError
@@ -407,8 +428,10 @@ def _short_enough(
         per_event = extra_seconds(model_tables(model, observables), 1)
     except ParameterError:
         return None
-    limit = int(seconds / per_event) if per_event > 0 else 2**62
-    return limit if paid + options.steps * options.reps <= limit else None
+    if per_event <= 0:  # no extra per event: only the interpreted loop's compilation
+        return 2**62 if pending <= seconds else None
+    limit = int(seconds / per_event)
+    return limit if paid + options.steps * options.reps + pending / per_event <= limit else None
 
 
 def _checkpoint_loop(path: Any) -> type | None:

@@ -87,6 +87,17 @@ def sir():
     return load_model("sir")
 
 
+@pytest.fixture(scope="module")
+def loop_compiled(sir):
+    """The interpreted loop compiled (by a short run on it, compiling it when the
+    session's cache lacks it): ``auto`` then weighs a model's loop against the events'
+    extra alone (:func:`sim.loop_prices.interpreted_seconds` is nothing)."""
+    from sim.loop_prices import interpreted_seconds
+
+    simulate(sir, SIR, N=10, steps=100, reps=1, seed=1, workers=1, engine="interpreted")
+    assert interpreted_seconds() == 0.0
+
+
 def test_interpreted_sir_agrees_with_exact(sir):
     from numeric.exact.general import solve
 
@@ -133,7 +144,7 @@ def test_non_polynomial_rates_and_observables_agree_with_exact():
     assert abs(float(r.mean.mean[0]) - float(exact.mean[0])) <= 2 * float(r.mean.ci95[0])
 
 
-def test_auto_runs_a_short_run_of_a_new_model_interpreted(sir):
+def test_auto_runs_a_short_run_of_a_new_model_interpreted(sir, loop_compiled):
     model = _queue()
     r = simulate(model, {"lam": "0.3"}, N=10, steps=2 * 10**4, reps=1, workers=1)
     assert r.loop == "interpreted"
@@ -155,20 +166,29 @@ def test_the_two_loops_agree(sir):
 
 
 def test_auto_weighs_the_run_against_compiling_the_models_loop(tmp_path, monkeypatch):
+    from sim import loop_prices
     from sim.base import RunOptions
     from sim.generic import GenericSimulator
     from sim.generic_kernels import (
         MIN_COMPILE_SECONDS,
+        chain_compiled,
         chain_module,
+        chain_name,
         chain_never_compiled,
         compile_seconds,
     )
     from sim.interpreted import InterpretedSimulator, extra_seconds, model_tables, pick_loop
 
     monkeypatch.setenv("MFSTEIN_CACHE_DIR", str(tmp_path))  # nothing generated here
+    # the interpreted loop and the helpers compiled or not (the session's cache): their
+    # prices (sim.loop_prices, tests/sim/test_loop_prices.py) are left out here
+    monkeypatch.setattr(loop_prices, "INTERPRETED_SECONDS", 0.0)
+    monkeypatch.setattr(loop_prices, "HELPERS_SECONDS", 0.0)
     model = _queue("queue_auto")  # a model no other test loads
     per_event = extra_seconds(model_tables(model), 1)
-    floor = int(MIN_COMPILE_SECONDS / per_event)
+    generate = loop_prices.generate_seconds(model)  # neither module is in the cache
+    assert generate > 0
+    floor = int((MIN_COMPILE_SECONDS + generate) / per_event)
 
     def pick(events: int):
         return pick_loop(model, [], RunOptions(steps=events, reps=1).checked())
@@ -178,13 +198,19 @@ def test_auto_weighs_the_run_against_compiling_the_models_loop(tmp_path, monkeyp
     assert chain_never_compiled(model)
     assert pick(10**4) == (InterpretedSimulator, floor) and floor >= 10**4
     assert not list(tmp_path.glob("simchain_*.py"))
-    # a longer run weighs the loop's own compile time: generated now
+    # a longer run weighs the loop's own compile time and the generation: generated now
     cls, limit = pick(floor + 1)
-    exact = int(compile_seconds(chain_module(model)[1]) / per_event)
+    seconds = compile_seconds(chain_module(model)[1])
     assert list(tmp_path.glob("simchain_*.py")) and not chain_never_compiled(model)
-    assert (cls, limit) == (InterpretedSimulator, exact) and exact > floor
+    # loaded to be priced, not compiled: a kept interpreted run stays kept (sim.api)
+    assert not chain_compiled(chain_name(model))
+    assert loop_prices.generate_seconds(model) == 0.0  # nothing left to generate
+    assert (cls, limit) == (InterpretedSimulator, int((seconds + generate) / per_event))
+    assert limit > floor
+    # the same choice, its exact limit: the generation is paid now
+    exact = int(seconds / per_event)
+    assert pick(10**4) == (InterpretedSimulator, exact)
     assert pick(exact + 1) == (GenericSimulator, None)
-    assert pick(10**4) == (InterpretedSimulator, exact)  # the same choice, its exact limit
 
 
 def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
@@ -202,7 +228,9 @@ def test_a_run_on_the_interpreted_loop_is_kept_for_a_new_process():
     np.testing.assert_array_equal(again.mean.mean, first.mean.mean)
 
 
-def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkeypatch, sir):
+def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(
+    tmp_path, monkeypatch, sir, loop_compiled
+):
     from numeric.exact import space
     from numeric.invariants import reduction
 
@@ -219,7 +247,9 @@ def test_a_short_auto_run_of_a_new_model_prints_no_float64_code(tmp_path, monkey
     assert (got.laws, got.free) == (want.laws, want.free) and len(want.laws) == 1
 
 
-def test_auto_leaves_the_interpreted_loop_once_the_models_loop_is_compiled(tmp_path, monkeypatch):
+def test_auto_leaves_the_interpreted_loop_once_the_models_loop_is_compiled(
+    tmp_path, monkeypatch, loop_compiled
+):
     """A short ``auto`` run of a model given by name is kept on the interpreted loop for
     later calls and processes (:mod:`sim.prepared_runs`); once the model's own loop is
     compiled (here by ``engine="generic"``), the kept choice is dropped and ``auto`` runs

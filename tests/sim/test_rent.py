@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from derive import Model, Transition
-from sim import generic_kernels, rent
+from sim import generic_kernels, loop_prices, rent
 from sim.api import simulate
 from sim.interpreted import extra_seconds, model_tables
 
@@ -33,7 +33,9 @@ def _price(monkeypatch, model: Model) -> None:
     """Make the compile-time estimate of every loop not compiled yet (the estimate only:
     :func:`sim.generic_kernels.compile_seconds` and its floor) the extra of
     ``RUNS * EVENTS - 1`` events of ``model`` on the interpreted loop: ``RUNS - 1`` runs
-    of ``EVENTS`` rent, the next one buys."""
+    of ``EVENTS`` rent, the next one buys.  The other one-time prices
+    (:mod:`sim.loop_prices`: the interpreted loop's compilation, the helpers', SymPy's
+    generation) are estimated as nothing, so that the price is that one alone."""
     price = extra_seconds(model_tables(model), RUNS * EVENTS - 1) * (1 + 1e-9)
     estimate = generic_kernels.compile_seconds
 
@@ -42,6 +44,11 @@ def _price(monkeypatch, model: Model) -> None:
 
     monkeypatch.setattr(generic_kernels, "compile_seconds", compile_seconds)
     monkeypatch.setattr(generic_kernels, "MIN_COMPILE_SECONDS", price)
+    for name in (
+        "INTERPRETED_SECONDS", "HELPERS_SECONDS", "KERNELS_SECONDS",
+        "KERNELS_SECONDS_PER_TRANSITION", "CHAIN_SECONDS_PER_TRANSITION",
+    ):  # fmt: skip
+        monkeypatch.setattr(loop_prices, name, 0.0)
 
 
 @pytest.fixture
