@@ -186,14 +186,15 @@ def _rendered(page: Path, tmp_path: Path) -> str:
 
 def test_front_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
     page = site / "index.html"
-    dom = _rendered(page, tmp_path)
+    # one browser run gives both the rendered DOM (stdout) and the screenshot (a file)
+    shot = tmp_path / "front.png"
+    done = _browse(page, tmp_path, "--dump-dom", f"--screenshot={shot}")
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    dom = done.stdout
     assert "<title>mfstein" in dom
     assert dom.count("<mjx-container") >= 1 and "<merror" not in dom  # MathJax typeset, offline
     assert 'src="_images/table1.png"' in dom
     # the figure is drawn: the screenshot holds the plot's coloured pixels
-    shot = tmp_path / "front.png"
-    done = _browse(page, tmp_path, f"--screenshot={shot}")
-    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
     import matplotlib.image
 
     rgb = matplotlib.image.imread(shot)[..., :3]
