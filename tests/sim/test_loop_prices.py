@@ -122,14 +122,7 @@ def test_an_installations_first_run_takes_the_cheaper_loop(tmp_path):
     stations' loop costs more, so a short run rents (its limit the later runs', the
     interpreted loop compiled by then) and a run whose extra passes the difference buys.
     Decided in a new process, compiling nothing (the cache is its own)."""
-    from mfstein.ground.cache import ENV_VAR
-
-    env = {**_environ(), ENV_VAR: str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", _FIRST_EVER],
-        env=env, capture_output=True, text=True, timeout=deadline(120), cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = _in_empty_cache(_FIRST_EVER, tmp_path, 120)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     pending = loop_prices.INTERPRETED_SECONDS + loop_prices.HELPERS_SECONDS
     assert out["pending"] == pending  # nothing of the interpreted loop compiled
@@ -146,10 +139,21 @@ def test_an_installations_first_run_takes_the_cheaper_loop(tmp_path):
     assert longer + pending / tandem["per_event"] > limit
 
 
-def _environ() -> dict[str, str]:
+def _in_empty_cache(code: str, cache: Path, seconds: float) -> subprocess.CompletedProcess:
+    """``code`` run by a new interpreter whose cache directory is ``cache`` (empty),
+    checked to have ended well."""
     import os
 
-    return {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR",)}
+    from mfstein.ground.cache import ENV_VAR
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env[ENV_VAR] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env, capture_output=True, text=True, timeout=deadline(seconds), cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 @pytest.mark.slow
@@ -157,18 +161,11 @@ def test_an_installations_first_short_run_of_sir_runs_compiled(tmp_path):
     """End to end (numba compiles SIR's loop: seconds): a first ``auto`` run of SIR in an
     empty cache runs on SIR's compiled loop, and compiles nothing of the interpreted
     loop."""
-    from mfstein.ground.cache import ENV_VAR
-
     code = (
         "import sim\nfrom sim.loop_prices import interpreted_seconds\n"
         "r = sim.simulate('sir', {'beta': 3, 'gamma': 1, 'rho': '0.5', 'a': '0.1'}, N=50, "
         "steps=1000, reps=1, workers=1, seed=1)\n"
         "print(r.loop, interpreted_seconds() > 0)\n"
     )
-    env = {**_environ(), ENV_VAR: str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env, capture_output=True, text=True, timeout=deadline(300), cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = _in_empty_cache(code, tmp_path, 300)
     assert done.stdout.split() == ["compiled", "True"]
