@@ -307,17 +307,13 @@ def _rates_finite(chain: Any, spec: GenericSpec, n: np.ndarray, p: np.ndarray) -
 
 def announce_compile(chain: Any) -> None:
     """One line on standard error before a first compilation of the event loop of
-    ``chain`` that takes more than a few seconds (:func:`sim.generic_kernels.compile_seconds`,
+    ``chain`` that takes more than a few seconds (:func:`sim.loop_prices.compile_seconds`,
     :func:`mfstein.ground.jit.announce_compile`), so that the wait before the progress bar
     is not taken for a hang."""
     from mfstein.ground import jit
-    from sim.generic_kernels import compile_seconds
-    from sim.loop_prices import helpers_seconds
+    from sim.loop_prices import compile_seconds
 
-    seconds = compile_seconds(chain)
-    if seconds is not None:  # the helpers every loop calls, when not compiled yet
-        seconds += helpers_seconds()
-    jit.announce_compile("the simulator for this model", seconds)
+    jit.announce_compile("the simulator for this model", compile_seconds(chain))
 
 
 #: The specs whose event loop this process made ready (:meth:`GenericSimulator._make_ready`),

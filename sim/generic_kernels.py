@@ -922,8 +922,8 @@ def compile_seconds(mod: ModuleType, unrolled: bool = True) -> float | None:
     against 2.74, SIS (129) 2.1-2.6 against 2.33, tandem lines of 2, 4 and 8 stations
     (173, 270, 495) 2.5-2.6, 3.5 and 7.1 against 2.60, 3.46 and 6.90 s of CPU time; a
     shared machine's wall time can be several times that.  The helpers every loop
-    calls, when not compiled yet, add :func:`sim.loop_prices.helpers_seconds` (added by
-    the callers: :mod:`sim.loop_prices` reads this module).
+    calls, when not compiled yet, add :func:`sim.loop_prices.helpers_seconds`
+    (:func:`sim.loop_prices.compile_seconds`, the price its callers read).
     """
     from mfstein.ground.jit import is_compiled
 

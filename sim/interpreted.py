@@ -352,9 +352,8 @@ def pick_loop(
     :class:`InterpretedSimulator` when the model's compiled loop (with ``observables``)
     is not compiled yet and the extra already paid on the interpreted loop in its place
     (:func:`sim.rent.spent`) plus this run's (:func:`extra_seconds`) stays within what
-    buying it still costs: compiling it (:func:`sim.generic_kernels.compile_seconds`,
-    and the helpers while they are not compiled, :func:`sim.loop_prices.helpers_seconds`)
-    and generating what the cache lacks of its source
+    buying it still costs: compiling it and the helpers while they are not compiled
+    (:func:`sim.loop_prices.compile_seconds`) and generating what the cache lacks of its source
     (:func:`sim.loop_prices.generate_seconds`); else
     :class:`sim.generic.GenericSimulator`: rent or buy (:mod:`sim.rent`), within about
     twice the best choice in hindsight.  This run's rent includes the interpreted
@@ -373,9 +372,13 @@ def pick_loop(
         chain_module,
         chain_name,
         chain_never_compiled,
-        compile_seconds,
     )
-    from sim.loop_prices import generate_seconds, helpers_seconds, interpreted_seconds
+    from sim.loop_prices import (
+        compile_seconds,
+        generate_seconds,
+        helpers_seconds,
+        interpreted_seconds,
+    )
 
     resumed = _checkpoint_loop(options.checkpoint)
     if resumed is not None:
@@ -388,13 +391,11 @@ def pick_loop(
         floor = _short_enough(model, observables, options, least, paid, pending)
         if floor is not None:
             return InterpretedSimulator, floor
-    seconds = compile_seconds(chain_module(model, observables)[1])
+    seconds = compile_seconds(chain_module(model, observables)[1])  # the helpers' too
     limit = (
         None
         if seconds is None
-        else _short_enough(
-            model, observables, options, seconds + helpers_seconds() + generate, paid, pending
-        )
+        else _short_enough(model, observables, options, seconds + generate, paid, pending)
     )
     return (GenericSimulator, None) if limit is None else (InterpretedSimulator, limit)
 

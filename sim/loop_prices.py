@@ -79,3 +79,13 @@ def generate_seconds(model: Any, observables: Sequence[Any] = ()) -> float:
     nt = len(model.transitions)
     seconds = 0.0 if kernels.is_file() else KERNELS_SECONDS + KERNELS_SECONDS_PER_TRANSITION * nt
     return seconds + (0.0 if chain.is_file() else CHAIN_SECONDS_PER_TRANSITION * nt)
+
+
+def compile_seconds(mod: Any) -> float | None:
+    """Seconds of one core still to compile the event loop of the chain module ``mod``:
+    :func:`sim.generic_kernels.compile_seconds` (the loop and what it calls from its
+    modules) and :func:`helpers_seconds`; ``None`` when the loop is compiled."""
+    from sim import generic_kernels
+
+    seconds = generic_kernels.compile_seconds(mod)
+    return None if seconds is None else seconds + helpers_seconds()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from mfstein.ground.records import call_key, code_digest, load, save
+from numeric.prepared.cache import PreparedCache
 
 __all__ = ["VERSION", "code_digest", "load", "run_key", "save", "simulator"]
 
@@ -54,10 +55,11 @@ def run_key(
     return call_key([VERSION], model, params, [N, start, truncation], [engine])
 
 
-#: The simulators made from records in this process: ``key -> (record, simulator)``.
-_SIMULATORS: dict[str, tuple[dict, Any]] = {}
-#: The most simulators :func:`simulator` keeps (the oldest is dropped first).
+#: The most simulators :func:`simulator` keeps (the least recently used dropped first).
 SIMULATORS = 64
+#: The simulators made from records in this process: ``key -> (record, simulator)``
+#: (emptied with the other prepared objects by :func:`numeric.prepared.cache.forget_all`).
+_SIMULATORS: PreparedCache[tuple[dict, Any]] = PreparedCache("prepared:run-record", SIMULATORS)
 
 
 def simulator(
@@ -73,12 +75,10 @@ def simulator(
     its units find by identity (:func:`sim.generic.by_spec`).  A record that differs
     from the one kept (rewritten since, or damaged: ``None``) is built afresh; a
     ``None`` built (an unusable record) is not kept."""
-    hit = _SIMULATORS.get(key)
+    hit = _SIMULATORS.peek(key)
     if hit is not None and record is not None and hit[0] == record and usable(hit[1]):
         return hit[1]
     made = build(record)
     if made is not None and record is not None:
-        if len(_SIMULATORS) >= SIMULATORS:
-            _SIMULATORS.pop(next(iter(_SIMULATORS)))
-        _SIMULATORS[key] = (record, made)
+        _SIMULATORS.put(key, (record, made))
     return made

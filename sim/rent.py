@@ -1,9 +1,9 @@
 """Rent or buy a model's compiled event loop under ``engine="auto"`` (ski rental).
 
 A run of the generic engine either pays numba's compilation of the model's own loop
-once (*buy*: :func:`sim.generic_kernels.compile_seconds`, at least
-:data:`sim.generic_kernels.MIN_COMPILE_SECONDS`) or runs on the interpreted loop,
-compiled once for every model, at an extra cost per event (*rent*:
+once (*buy*: :func:`sim.loop_prices.compile_seconds` and the generation the cache
+lacks, :mod:`sim.loop_prices`; at least :data:`sim.generic_kernels.MIN_COMPILE_SECONDS`)
+or runs on the interpreted loop, compiled once for every model, at an extra cost per event (*rent*:
 :func:`sim.interpreted.extra_seconds`).  Judged run by run, a researcher calling
 ``simulate`` a thousand times on short runs would rent for good: each run alone costs
 less extra than the compilation, their sum passes it after a few hundred calls.

@@ -142,11 +142,19 @@ class PreparedCache(Generic[T]):
             return hit
         made = build()
         COUNTS[self.kind] += 1
-        if key is not None and keep:
-            self.items[key] = made
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
+        if keep:
+            self.put(key, made)
         return made
+
+    def put(self, key: Hashable | None, value: T) -> None:
+        """Keep ``value`` for ``key`` (not for ``None``), in place of any kept before, as
+        the most recently used."""
+        if key is None:
+            return
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
 
     def clear(self) -> None:
         self.items.clear()

@@ -216,9 +216,10 @@ def test_a_simulator_is_made_again_from_a_changed_record_or_unusable_modules():
     """:func:`sim.prepared_runs.simulator` hands back the simulator it made while the record
     read is the same and the simulator still usable; another record (rewritten, or
     damaged: ``None``) or unusable modules make it again; an unusable record's ``None``
-    is not kept."""
+    is not kept; :func:`numeric.prepared.cache.forget_all` forgets them."""
     from types import SimpleNamespace
 
+    from numeric.prepared.cache import forget_all
     from sim.prepared_runs import simulator
 
     made = []
@@ -238,3 +239,7 @@ def test_a_simulator_is_made_again_from_a_changed_record_or_unusable_modules():
     assert simulator(key, None, build, lambda s: s.ok) is None
     assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None
     assert simulator(key, {"bad": 1}, build, lambda s: s.ok) is None and len(made) == 6
+    kept = simulator(key, {"spec": [1, 4]}, build, lambda s: s.ok)
+    assert simulator(key, {"spec": [1, 4]}, build, lambda s: s.ok) is kept
+    forget_all()  # with every prepared object of the process (a benchmark's fresh start)
+    assert simulator(key, {"spec": [1, 4]}, build, lambda s: s.ok) is not kept
